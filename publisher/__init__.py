@@ -1,0 +1,1 @@
+"""The Animals We Confuse publisher website (Reflex app)."""

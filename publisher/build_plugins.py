@@ -1,0 +1,72 @@
+"""Build-time additions to Reflex's static output.
+
+- robots.txt pointing to the sitemap (absolute URL from ``deploy_url``).
+- A prerendered not-found page: Reflex serves ``404.html`` (a copy of the SPA
+  fallback shell, empty until JavaScript runs) for unknown paths. We prerender the
+  catch-all route at a private path and make that the fallback, so a 404 response
+  already contains the page, its text and its ``noindex``.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+from typing import Any
+
+from reflex_base.plugins.base import Plugin
+
+logger = logging.getLogger(__name__)
+
+NOT_FOUND_PRERENDER_PATH = "/__not-found"
+SPA_FALLBACK = "__spa-fallback.html"
+REACT_ROUTER_CONFIG = "react-router.config.js"
+
+
+def robots_txt(site_url: str) -> str:
+    return f"User-agent: *\nAllow: /\n\nSitemap: {site_url}/sitemap.xml\n"
+
+
+def prerender_not_found(config_js: str) -> str:
+    """Rewrite react-router.config.js so the catch-all route is prerendered too."""
+    body = config_js.strip()
+    prefix = "export default "
+    if not body.startswith(prefix):
+        raise RuntimeError(f"Unexpected {REACT_ROUTER_CONFIG} layout: {body[:80]!r}")
+    config_object = body[len(prefix) :].rstrip(";")
+    return (
+        f"const config = {config_object};\n"
+        "if (config.prerender === true) {\n"
+        "  config.prerender = async ({ getStaticPaths }) => [\n"
+        f"    ...getStaticPaths(), {NOT_FOUND_PRERENDER_PATH!r},\n"
+        "  ];\n"
+        "}\n"
+        "export default config;\n"
+    )
+
+
+def use_prerendered_not_found(static_dir: Path) -> None:
+    """Make the prerendered catch-all page the SPA fallback (and so the 404.html)."""
+    name = NOT_FOUND_PRERENDER_PATH.strip("/")
+    rendered = static_dir / name / "index.html"
+    if not rendered.exists():
+        raise RuntimeError(f"The not-found page was not prerendered at {rendered}")
+    shutil.copyfile(rendered, static_dir / SPA_FALLBACK)
+    shutil.rmtree(static_dir / name)
+    (static_dir / f"{name}.html").unlink(missing_ok=True)
+
+
+class SiteFilesPlugin(Plugin):
+    """Adds robots.txt and the prerendered 404 page."""
+
+    def get_static_assets(self, **context: Any):
+        from publisher.settings import site_url
+
+        return [(Path("public") / "robots.txt", robots_txt(site_url()))]
+
+    def pre_compile(self, **context: Any) -> None:
+        context["add_modify_task"](REACT_ROUTER_CONFIG, prerender_not_found)
+
+    def post_build(self, **context: Any) -> None:
+        static_dir = Path(context["static_dir"])
+        use_prerendered_not_found(static_dir)

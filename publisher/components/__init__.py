@@ -1,0 +1,1 @@
+"""Small UI building blocks shared by the pages."""

@@ -1,0 +1,52 @@
+"""Author cards for the About page."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from publisher import content
+
+
+def author_card(author: content.Author) -> rx.Component:
+    heading_id = f"author-{author.slug}-name"
+    return rx.el.article(
+        rx.el.img(
+            src=author.author_image,
+            alt=author.image_alt,
+            custom_attrs={"width": str(author.image_width), "height": str(author.image_height)},
+            decoding="async",
+            class_name="h-40 w-40 shrink-0 rounded-full border-4 border-amber-100 bg-amber-50 sm:h-48 sm:w-48",
+        ),
+        rx.el.div(
+            rx.el.h2(author.name, id=heading_id, class_name="font-serif text-2xl font-bold text-stone-900"),
+            rx.el.p(author.role, class_name="text-sm font-semibold uppercase tracking-wide text-amber-900"),
+            *[
+                rx.el.p(paragraph, class_name="mt-3 text-base leading-relaxed text-stone-700")
+                for paragraph in author.author_bio
+            ],
+            rx.el.a(
+                "View on Amazon",
+                rx.el.span(f": {author.name} (opens in a new tab)", class_name="sr-only"),
+                href=str(author.amazon_url),
+                target="_blank",
+                rel="noopener noreferrer",
+                class_name=(
+                    "mt-5 inline-block rounded-lg bg-amber-800 px-5 py-3 text-base font-bold text-white "
+                    "shadow hover:bg-amber-900"
+                ),
+            ),
+        ),
+        id=author.slug,
+        aria_labelledby=heading_id,
+        class_name=(
+            "flex flex-col items-center gap-6 rounded-xl border border-amber-200 bg-white p-6 shadow-sm "
+            "sm:flex-row sm:items-start"
+        ),
+    )
+
+
+def author_list() -> rx.Component:
+    return rx.el.div(
+        *[author_card(author) for author in content.AUTHORS],
+        class_name="flex flex-col gap-8",
+    )

@@ -1,0 +1,1 @@
+"""One module per route; each page is thin and built from components."""

@@ -1,0 +1,29 @@
+"""The Reflex app: registers every route with its metadata."""
+
+import reflex as rx
+
+from publisher import seo, serving
+from publisher.pages.about import about
+from publisher.pages.contact import contact
+from publisher.pages.home import home
+from publisher.pages.not_found import not_found
+from publisher.pages.subscribe import subscribe
+
+app = rx.App(
+    html_lang="en",
+    api_transformer=serving.transform,
+    stylesheets=["/styles.css"],
+    head_components=[
+        rx.el.link(rel="icon", href="/favicon.ico", sizes="32x32"),
+        rx.el.link(rel="icon", href="/favicon.svg", type="image/svg+xml"),
+        rx.el.link(rel="apple-touch-icon", href="/apple-touch-icon.png"),
+        rx.el.meta(name="theme-color", content="#fffbeb"),
+        rx.el.script(src="/site.js", defer=True),
+    ],
+)
+
+app.add_page(home, route="/", **seo.page_args(seo.HOME))
+app.add_page(about, route="/about", **seo.page_args(seo.ABOUT))
+app.add_page(subscribe, route="/subscribe", **seo.page_args(seo.SUBSCRIBE))
+app.add_page(contact, route="/contact-us", **seo.page_args(seo.CONTACT))
+app.add_page(not_found, route="404", **seo.page_args(seo.NOT_FOUND))

@@ -1,0 +1,20 @@
+"""Reflex configuration. Runtime settings come from environment variables (see README)."""
+
+import reflex as rx
+
+from publisher.build_plugins import SiteFilesPlugin
+
+config = rx.Config(
+    app_name="publisher",
+    telemetry_enabled=False,
+    show_built_with_reflex=False,
+    # The public address of the site: canonical links, og:url, sitemap and robots.txt
+    # are built from it. Override with REFLEX_DEPLOY_URL in production.
+    deploy_url="http://localhost:3000",
+    # No RadixThemesPlugin: its stylesheet is ~80 KB of render-blocking CSS.
+    plugins=[
+        rx.plugins.SitemapPlugin(),
+        rx.plugins.TailwindV4Plugin(),
+        SiteFilesPlugin(),
+    ],
+)
