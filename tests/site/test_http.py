@@ -1,0 +1,56 @@
+"""What the production server answers, before any browser is involved."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from publisher import content
+
+ROUTES = [item.route for item in content.NAV_ITEMS]
+
+
+@pytest.fixture(scope="module")
+def client(base_url: str):
+    with httpx.Client(base_url=base_url, follow_redirects=False, timeout=10) as http:
+        yield http
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_each_route_is_served_at_its_canonical_url_without_redirect(client, route):
+    response = client.get(route)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    assert f'<link href="https://books.example.com{route}" rel="canonical"/>' in response.text
+
+
+@pytest.mark.parametrize("route", ROUTES[1:])
+def test_trailing_slash_form_is_served_too(client, route):
+    response = client.get(route + "/")
+    assert response.status_code == 200
+    assert f'href="https://books.example.com{route}" rel="canonical"' in response.text
+
+
+@pytest.mark.parametrize("path", ["/no-such-page", "/books/unknown/deep", "/__not-found", "/about/extra"])
+def test_unknown_paths_get_the_not_found_page_with_status_404(client, path):
+    response = client.get(path)
+    assert response.status_code == 404
+    assert "Oops! Page Not Found" in response.text
+    assert '<meta content="noindex" name="robots"/>' in response.text
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type"),
+    [
+        ("/sitemap.xml", "application/xml"),
+        ("/robots.txt", "text/plain"),
+        ("/favicon.ico", "image/"),
+        ("/logo.svg", "image/svg+xml"),
+        ("/images/og-default.png", "image/png"),
+        ("/site.js", "text/javascript"),
+    ],
+)
+def test_site_files_are_served(client, path, content_type):
+    response = client.get(path)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith(content_type)

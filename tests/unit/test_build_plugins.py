@@ -1,0 +1,187 @@
+"""Build-time additions: prerendered 404 page and robots.txt."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from publisher import build_plugins
+from publisher.build_plugins import prerender_not_found, robots_txt, use_prerendered_not_found
+
+REFLEX_CONFIG_JSON = '{"basename": "/", "ssr": false, "prerender": true, "build": "build"}'
+REFLEX_CONFIG_JS = f"export default {REFLEX_CONFIG_JSON};"
+NODE = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "node"
+
+needs_node = pytest.mark.skipif(
+    not (NODE.exists() or shutil.which("node")), reason="node is not available to evaluate the config"
+)
+
+
+def evaluate_config(tmp_path: Path, config_js: str) -> dict:
+    """Import the rewritten config with node; report its prerender paths and other keys."""
+    (tmp_path / "react-router.config.mjs").write_text(config_js, encoding="utf-8")
+    (tmp_path / "run.mjs").write_text(
+        'import config from "./react-router.config.mjs";\n'
+        "const result = { ...config };\n"
+        'if (typeof config.prerender === "function") {\n'
+        '  result.prerender = await config.prerender({ getStaticPaths: () => ["/", "/about"] });\n'
+        "}\n"
+        "console.log(JSON.stringify(result));\n",
+        encoding="utf-8",
+    )
+    node = str(NODE) if NODE.exists() else shutil.which("node")
+    completed = subprocess.run(
+        [node, str(tmp_path / "run.mjs")], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)
+
+
+# --- prerender_not_found --------------------------------------------------------------
+
+
+def test_prerender_not_found_keeps_the_config_and_adds_the_private_path():
+    output = prerender_not_found(REFLEX_CONFIG_JS)
+    assert "export default config" in output
+    assert REFLEX_CONFIG_JSON in output
+    assert "/__not-found" in output
+    assert output.count("export default") == 1
+
+
+def test_prerender_not_found_tolerates_surrounding_whitespace():
+    assert prerender_not_found(f"\n  {REFLEX_CONFIG_JS}\n\n") == prerender_not_found(REFLEX_CONFIG_JS)
+
+
+@needs_node
+def test_rewritten_config_prerenders_the_static_paths_and_the_not_found_page(tmp_path):
+    result = evaluate_config(tmp_path, prerender_not_found(REFLEX_CONFIG_JS))
+    assert result["prerender"] == ["/", "/about", "/__not-found"]
+    assert {key: result[key] for key in ("basename", "ssr", "build")} == {
+        "basename": "/",
+        "ssr": False,
+        "build": "build",
+    }
+
+
+@needs_node
+def test_rewritten_config_without_prerender_stays_without_prerender(tmp_path):
+    result = evaluate_config(tmp_path, prerender_not_found('export default {"basename": "/", "ssr": false};'))
+    assert result == {"basename": "/", "ssr": False}
+
+
+@needs_node
+def test_rewritten_config_with_prerender_disabled_stays_disabled(tmp_path):
+    config = 'export default {"basename": "/", "ssr": false, "prerender": false};'
+    result = evaluate_config(tmp_path, prerender_not_found(config))
+    assert result["prerender"] is False
+
+
+@needs_node
+def test_rewrites_the_config_reflex_actually_generates(tmp_path):
+    """Reflex's own generator output (nested "future" object, prerender on) still works."""
+    from types import SimpleNamespace
+
+    from reflex.utils.frontend_skeleton import _update_react_router_config
+
+    fake_config = SimpleNamespace(prepend_frontend_path=lambda path: path)
+    generated = _update_react_router_config(fake_config, prerender_routes=True)
+    result = evaluate_config(tmp_path, prerender_not_found(generated))
+    assert result["prerender"] == ["/", "/about", "/__not-found"]
+    assert result["future"] == {"unstable_optimizeDeps": True}
+    assert result["build"] == "build"
+
+
+@pytest.mark.parametrize(
+    "config_js",
+    [
+        "module.exports = {prerender: true};",
+        "const config = {}; export default config;",
+        "",
+    ],
+)
+def test_prerender_not_found_rejects_an_unexpected_layout(config_js):
+    with pytest.raises(RuntimeError, match="react-router.config.js"):
+        prerender_not_found(config_js)
+
+
+# --- use_prerendered_not_found --------------------------------------------------------
+
+
+@pytest.fixture
+def static_dir(tmp_path: Path) -> Path:
+    """A build output with the prerendered not-found page and the SPA shell."""
+    (tmp_path / "__not-found").mkdir()
+    (tmp_path / "__not-found" / "index.html").write_text("<html>Oops! Page Not Found</html>")
+    (tmp_path / "__not-found.html").write_text("<html>redirect</html>")
+    (tmp_path / "__spa-fallback.html").write_text("<html>empty shell</html>")
+    (tmp_path / "index.html").write_text("<html>home</html>")
+    (tmp_path / "about").mkdir()
+    (tmp_path / "about" / "index.html").write_text("<html>about</html>")
+    return tmp_path
+
+
+def test_use_prerendered_not_found_makes_the_not_found_page_the_fallback(static_dir):
+    use_prerendered_not_found(static_dir)
+    assert (static_dir / "__spa-fallback.html").read_text() == "<html>Oops! Page Not Found</html>"
+    assert not (static_dir / "__not-found").exists()
+    assert not (static_dir / "__not-found.html").exists()
+
+
+def test_use_prerendered_not_found_leaves_other_pages_alone(static_dir):
+    use_prerendered_not_found(static_dir)
+    assert sorted(p.relative_to(static_dir).as_posix() for p in static_dir.rglob("*")) == [
+        "__spa-fallback.html",
+        "about",
+        "about/index.html",
+        "index.html",
+    ]
+    assert (static_dir / "index.html").read_text() == "<html>home</html>"
+    assert (static_dir / "about" / "index.html").read_text() == "<html>about</html>"
+
+
+def test_use_prerendered_not_found_without_the_html_alias(static_dir):
+    (static_dir / "__not-found.html").unlink()
+    use_prerendered_not_found(static_dir)
+    assert (static_dir / "__spa-fallback.html").read_text() == "<html>Oops! Page Not Found</html>"
+
+
+def test_use_prerendered_not_found_fails_when_the_page_was_not_prerendered(static_dir):
+    shutil.rmtree(static_dir / "__not-found")
+    with pytest.raises(RuntimeError, match="not prerendered"):
+        use_prerendered_not_found(static_dir)
+    # Nothing was changed on the way to the error.
+    assert (static_dir / "__spa-fallback.html").read_text() == "<html>empty shell</html>"
+
+
+# --- robots.txt -----------------------------------------------------------------------
+
+
+def test_robots_txt():
+    assert robots_txt("https://books.example.com") == (
+        "User-agent: *\nAllow: /\n\nSitemap: https://books.example.com/sitemap.xml\n"
+    )
+
+
+# --- The plugin hooks -----------------------------------------------------------------
+
+
+def test_plugin_adds_robots_txt_for_the_configured_site(monkeypatch):
+    monkeypatch.setattr("publisher.settings.site_url", lambda: "https://books.example.com")
+    assets = build_plugins.SiteFilesPlugin().get_static_assets()
+    assert assets == [(Path("public") / "robots.txt", robots_txt("https://books.example.com"))]
+
+
+def test_plugin_registers_the_router_config_rewrite():
+    tasks = []
+    build_plugins.SiteFilesPlugin().pre_compile(add_modify_task=lambda *args: tasks.append(args))
+    assert tasks == [("react-router.config.js", prerender_not_found)]
+
+
+def test_plugin_post_build_installs_the_not_found_page(static_dir):
+    build_plugins.SiteFilesPlugin().post_build(static_dir=str(static_dir))
+    assert (static_dir / "__spa-fallback.html").read_text() == "<html>Oops! Page Not Found</html>"
+    assert not (static_dir / "__not-found").exists()

@@ -1,0 +1,61 @@
+"""Runtime settings: the site URL must be an absolute http(s) URL."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from publisher import settings
+from publisher.settings import ConfigurationError, _absolute_http_url
+
+VAR = "REFLEX_DEPLOY_URL"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("https://www.example.com/", "https://www.example.com"),
+        ("https://www.example.com", "https://www.example.com"),
+        ("http://localhost:3000", "http://localhost:3000"),
+        ("  https://books.example.com/shop/  ", "https://books.example.com/shop"),
+    ],
+)
+def test_accepts_absolute_http_urls_without_trailing_slash(value, expected):
+    assert _absolute_http_url(VAR, value) == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["", "   ", "example.com", "www.example.com/path", "ftp://x.org", "https://", "/about", "mailto:a@b.org"],
+)
+def test_rejects_values_that_are_not_absolute_http_urls(value):
+    with pytest.raises(ConfigurationError) as excinfo:
+        _absolute_http_url(VAR, value)
+    assert VAR in str(excinfo.value)
+
+
+@pytest.mark.parametrize("value", ["https://x.org/?a=1", "https://x.org/#top", "https://x.org?a=1#top"])
+def test_rejects_queries_and_fragments(value):
+    with pytest.raises(ConfigurationError) as excinfo:
+        _absolute_http_url(VAR, value)
+    assert VAR in str(excinfo.value)
+
+
+def test_configuration_error_names_whatever_variable_was_checked():
+    with pytest.raises(ConfigurationError, match="SOME_OTHER_URL"):
+        _absolute_http_url("SOME_OTHER_URL", "nope")
+
+
+def test_site_url_reads_reflex_deploy_url(monkeypatch):
+    monkeypatch.setattr(
+        "reflex_base.config.get_config", lambda: SimpleNamespace(deploy_url="https://books.example.com/")
+    )
+    assert settings.site_url() == "https://books.example.com"
+
+
+@pytest.mark.parametrize("deploy_url", [None, "", "books.example.com"])
+def test_site_url_fails_clearly_when_deploy_url_is_unusable(monkeypatch, deploy_url):
+    monkeypatch.setattr("reflex_base.config.get_config", lambda: SimpleNamespace(deploy_url=deploy_url))
+    with pytest.raises(ConfigurationError, match="REFLEX_DEPLOY_URL"):
+        settings.site_url()
