@@ -185,8 +185,7 @@ HOME = PageMeta(
     title=f"{content.BRAND_NAME}: Books About Look-Alike Animals",
     description=(
         "Picture books, coloring books and word search puzzles about the animals "
-        "people confuse, starting with Guinea Pig or Hamster?. See the latest "
-        "releases and get your copy today."
+        "people confuse, starting with Guinea Pig or Hamster? Get your copy today."
     ),
     keywords=(
         "guinea pig or hamster",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from publisher import content
+from publisher.components.links import external_button
 
 
 def author_card(author: content.Author) -> rx.Component:
@@ -24,17 +25,7 @@ def author_card(author: content.Author) -> rx.Component:
                 rx.el.p(paragraph, class_name="mt-3 text-base leading-relaxed text-stone-700")
                 for paragraph in author.author_bio
             ],
-            rx.el.a(
-                "View on Amazon",
-                rx.el.span(f": {author.name} (opens in a new tab)", class_name="sr-only"),
-                href=str(author.amazon_url),
-                target="_blank",
-                rel="noopener noreferrer",
-                class_name=(
-                    "mt-5 inline-block rounded-lg bg-amber-800 px-5 py-3 text-base font-bold text-white "
-                    "shadow hover:bg-amber-900"
-                ),
-            ),
+            external_button("View on Amazon", str(author.amazon_url), author.name),
         ),
         id=author.slug,
         aria_labelledby=heading_id,

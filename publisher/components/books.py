@@ -15,6 +15,7 @@ from reflex.utils.imports import ImportVar
 from reflex.vars.base import VarData
 
 from publisher import content
+from publisher.components.links import external_button
 
 SEARCH_PARAM = "q"
 
@@ -113,17 +114,7 @@ def book_card(book: content.Book, index: int) -> rx.Component:
             rx.el.h3(book.title, id=heading_id, class_name="mt-1 font-serif text-2xl font-bold text-stone-900"),
             rx.el.p(book.subtitle, class_name="mt-1 text-lg font-medium text-stone-700"),
             rx.el.p(book.description, class_name="mt-3 text-base leading-relaxed text-stone-700"),
-            rx.el.a(
-                "Get Your Copy Today",
-                rx.el.span(f": {book.title} (opens in a new tab)", class_name="sr-only"),
-                href=str(book.book_link),
-                target="_blank",
-                rel="noopener noreferrer",
-                class_name=(
-                    "mt-5 inline-block rounded-lg bg-amber-800 px-5 py-3 text-base font-bold text-white "
-                    "shadow hover:bg-amber-900 focus-visible:outline-offset-2"
-                ),
-            ),
+            external_button("Get Your Copy Today", str(book.book_link), book.title),
             class_name="flex flex-1 flex-col",
         ),
         id=book.slug,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import reflex as rx
 
 from publisher import content
+from publisher.components.links import external_link
 
 MOBILE_MENU_ID = "mobile-menu"
 MOBILE_MENU_TITLE_ID = "mobile-menu-title"
@@ -149,16 +150,11 @@ def site_footer() -> rx.Component:
                 rx.el.ul(
                     *[
                         rx.el.li(
-                            rx.el.a(
+                            external_link(
                                 link.name,
-                                rx.el.span(" (opens in a new tab)", class_name="sr-only"),
-                                href=str(link.url),
-                                target="_blank",
-                                rel="noopener noreferrer",
-                                class_name=(
-                                    "inline-block rounded-full border border-amber-200/60 px-4 py-2 "
-                                    "text-sm font-semibold text-amber-50 hover:bg-amber-50 hover:text-stone-900"
-                                ),
+                                str(link.url),
+                                "inline-block rounded-full border border-amber-200/60 px-4 py-2 "
+                                "text-sm font-semibold text-amber-50 hover:bg-amber-50 hover:text-stone-900",
                             )
                         )
                         for link in content.SOCIAL_LINKS

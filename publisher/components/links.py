@@ -1,0 +1,28 @@
+"""Links that leave the site: always a new tab, and screen readers are told so."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+NEW_TAB_NOTE = " (opens in a new tab)"
+BUTTON_CLASS = (
+    "mt-5 inline-block rounded-lg bg-amber-800 px-5 py-3 text-base font-bold text-white "
+    "shadow hover:bg-amber-900"
+)
+
+
+def external_link(label: str, href: str, class_name: str, context: str = "") -> rx.Component:
+    """A new-tab link; ``context`` (e.g. the book title) is added for screen readers only."""
+    hidden_text = f": {context}{NEW_TAB_NOTE}" if context else NEW_TAB_NOTE
+    return rx.el.a(
+        label,
+        rx.el.span(hidden_text, class_name="sr-only"),
+        href=href,
+        target="_blank",
+        rel="noopener noreferrer",
+        class_name=class_name,
+    )
+
+
+def external_button(label: str, href: str, context: str) -> rx.Component:
+    return external_link(label, href, BUTTON_CLASS, context)
