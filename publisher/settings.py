@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 
@@ -29,3 +31,31 @@ def site_url() -> str:
     from reflex_base.config import get_config
 
     return _absolute_http_url("REFLEX_DEPLOY_URL (deploy_url)", get_config().deploy_url or "")
+
+
+GATEWAY_URL_VAR = "PUBLISHER_GATEWAY_URL"
+GATEWAY_API_KEY_VAR = "PUBLISHER_GATEWAY_API_KEY"
+
+
+def gateway_url(environ: Mapping[str, str] | None = None) -> str | None:
+    """The cloud API gateway's base URL (scheme and host), or None when unset.
+
+    A malformed value stops start-up with an error naming the variable.
+    """
+    env = os.environ if environ is None else environ
+    value = env.get(GATEWAY_URL_VAR, "").strip()
+    if not value:
+        return None
+    url = _absolute_http_url(GATEWAY_URL_VAR, value)
+    if urlsplit(url).path not in ("", "/"):
+        raise ConfigurationError(
+            f"{GATEWAY_URL_VAR} must be only a scheme and host such as "
+            f"https://abc123.execute-api.us-east-1.amazonaws.com, got {value!r}"
+        )
+    return url
+
+
+def gateway_api_key(environ: Mapping[str, str] | None = None) -> str | None:
+    """Sent as x-api-key when set, so the cloud gateway can accept only this site."""
+    env = os.environ if environ is None else environ
+    return env.get(GATEWAY_API_KEY_VAR, "").strip() or None

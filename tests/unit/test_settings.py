@@ -59,3 +59,30 @@ def test_site_url_fails_clearly_when_deploy_url_is_unusable(monkeypatch, deploy_
     monkeypatch.setattr("reflex_base.config.get_config", lambda: SimpleNamespace(deploy_url=deploy_url))
     with pytest.raises(ConfigurationError, match="REFLEX_DEPLOY_URL"):
         settings.site_url()
+
+
+# --- Gateway settings -------------------------------------------------------------
+
+
+def test_gateway_url_unset_means_the_embedded_gateway():
+    assert settings.gateway_url({}) is None
+    assert settings.gateway_url({"PUBLISHER_GATEWAY_URL": "  "}) is None
+
+
+def test_gateway_url_accepts_scheme_and_host():
+    url = "https://abc123.execute-api.us-east-1.amazonaws.com"
+    assert settings.gateway_url({"PUBLISHER_GATEWAY_URL": url + "/"}) == url
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["abc123", "ftp://gateway.example.com", "https://gateway.example.com/prod", "https://gw.example.com/?x=1"],
+)
+def test_malformed_gateway_url_names_the_variable(value):
+    with pytest.raises(settings.ConfigurationError, match="PUBLISHER_GATEWAY_URL"):
+        settings.gateway_url({"PUBLISHER_GATEWAY_URL": value})
+
+
+def test_gateway_api_key_is_optional():
+    assert settings.gateway_api_key({}) is None
+    assert settings.gateway_api_key({"PUBLISHER_GATEWAY_API_KEY": " k-1 "}) == "k-1"

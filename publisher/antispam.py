@@ -1,0 +1,82 @@
+"""The contact form's security question and anti-spam checks (spec section 5), as pure rules.
+
+The correct answer and the time the form was shown are kept by the server in
+backend-only state; these functions only decide. Clocks and randomness are
+injected so the rules are tested without waiting or guessing.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from publisher.validation import parse_answer
+
+MIN_FILL_TIME_MS = 5000
+OPERAND_MIN = 1
+OPERAND_MAX = 10
+
+# Spec section 5, word for word.
+MATH_REQUIRED = "Please answer the math question"
+MATH_INCORRECT = "Incorrect answer"
+HONEYPOT_REJECTED = "Please try again."
+TOO_FAST_REJECTED = "Please take your time to fill out the form completely."
+MATH_REJECTED = "Incorrect answer to the math question. Please try again."
+
+
+@dataclass(frozen=True)
+class MathQuestion:
+    left: int
+    operator: str  # "+" or "-"
+    right: int
+
+    @property
+    def answer(self) -> int:
+        return self.left + self.right if self.operator == "+" else self.left - self.right
+
+    @property
+    def text(self) -> str:
+        """Shown as "What is X + Y" or "What is X - Y" (spec), as a question."""
+        return f"What is {self.left} {self.operator} {self.right}?"
+
+
+def new_question(rng: random.Random | None = None) -> MathQuestion:
+    """Operands 1 to 10; for subtraction the larger comes first, so the result is never negative."""
+    rng = rng or random.SystemRandom()
+    a = rng.randint(OPERAND_MIN, OPERAND_MAX)
+    b = rng.randint(OPERAND_MIN, OPERAND_MAX)
+    operator = rng.choice("+-")
+    if operator == "-" and b > a:
+        a, b = b, a
+    return MathQuestion(a, operator, b)
+
+
+def answer_field_error(answer: object, expected: int | None) -> str | None:
+    """The message beside the math field: required, then must equal the result."""
+    if not isinstance(answer, str) or not answer.strip():
+        return MATH_REQUIRED
+    if expected is None or parse_answer(answer) != expected:
+        return MATH_INCORRECT
+    return None
+
+
+def rejection(
+    *,
+    honeypot: object,
+    shown_at_ms: float | None,
+    now_ms: float,
+    answer: object,
+    expected: int | None,
+) -> str | None:
+    """Why a contact submission is refused, checked in the spec's order; None when it passes.
+
+    A missing ``shown_at_ms`` (the server never showed this visitor a form) counts
+    as too fast, so a forged or replayed submit cannot skip the fill-time rule.
+    """
+    if not isinstance(honeypot, str) or honeypot != "":
+        return HONEYPOT_REJECTED
+    if shown_at_ms is None or now_ms - shown_at_ms < MIN_FILL_TIME_MS:
+        return TOO_FAST_REJECTED
+    if expected is None or parse_answer(answer) != expected:
+        return MATH_REJECTED
+    return None

@@ -1,0 +1,163 @@
+"""Validation rules for the two forms (spec section 5), as pure functions.
+
+Each function takes what the visitor typed and returns either cleaned values or
+one message per invalid field, worded exactly as the spec says. Beyond the spec:
+surrounding whitespace is trimmed, control characters are refused in names and
+email (nothing can inject mail headers), and lengths are capped.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from email_validator import EmailNotValidError, validate_email
+
+NAME_MIN = 2
+MESSAGE_MIN = 10
+NAME_MAX = 100
+EMAIL_MAX = 254
+MESSAGE_MAX = 5000
+
+# Spec section 5, word for word.
+NAME_REQUIRED = "Please enter your name"
+NAME_TOO_SHORT = "Name must be at least 2 characters"
+EMAIL_REQUIRED = "Please enter your email"
+EMAIL_INVALID = "Please enter a valid email address"
+FIRST_NAME_REQUIRED = "Please enter your first name"
+FIRST_NAME_TOO_SHORT = "First name must be at least 2 characters"
+LAST_NAME_REQUIRED = "Please enter your last name"
+LAST_NAME_TOO_SHORT = "Last name must be at least 2 characters"
+MESSAGE_REQUIRED = "Please enter your message"
+MESSAGE_TOO_SHORT = "Message must be at least 10 characters"
+
+# Beyond the spec.
+NAME_TOO_LONG = f"Name must be at most {NAME_MAX} characters"
+FIRST_NAME_TOO_LONG = f"First name must be at most {NAME_MAX} characters"
+LAST_NAME_TOO_LONG = f"Last name must be at most {NAME_MAX} characters"
+EMAIL_TOO_LONG = f"Email must be at most {EMAIL_MAX} characters"
+MESSAGE_TOO_LONG = f"Message must be at most {MESSAGE_MAX} characters"
+NAME_CONTROL_CHARS = "Name must not contain line breaks or control characters"
+FIRST_NAME_CONTROL_CHARS = "First name must not contain line breaks or control characters"
+LAST_NAME_CONTROL_CHARS = "Last name must not contain line breaks or control characters"
+EMAIL_CONTROL_CHARS = EMAIL_INVALID
+MESSAGE_CONTROL_CHARS = "Message must not contain control characters"
+
+_MESSAGE_ALLOWED_CONTROLS = {"\n", "\r", "\t"}
+
+
+# Zero-width (non-)joiners are part of correct spelling in Persian and Indic names.
+_JOINERS = frozenset({"\u200c", "\u200d"})
+
+
+def has_control_characters(text: str, allowed: set[str] | frozenset[str] = frozenset()) -> bool:
+    """True when ``text`` holds a control or format character (CR, LF, NUL, bidi overrides...)."""
+    return any(
+        unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") and ch not in allowed and ch not in _JOINERS
+        for ch in text
+    )
+
+
+@dataclass(frozen=True)
+class _TextRule:
+    required: str
+    too_short: str
+    too_long: str
+    control_chars: str
+    minimum: int
+    maximum: int
+    allowed_controls: frozenset[str] = frozenset()
+
+
+def _check_text(value: object, rule: _TextRule) -> tuple[str, str | None]:
+    text = value.strip() if isinstance(value, str) else ""
+    if not text:
+        return text, rule.required
+    if has_control_characters(text, rule.allowed_controls):
+        return text, rule.control_chars
+    if len(text) < rule.minimum:
+        return text, rule.too_short
+    if len(text) > rule.maximum:
+        return text, rule.too_long
+    return text, None
+
+
+NAME = _TextRule(NAME_REQUIRED, NAME_TOO_SHORT, NAME_TOO_LONG, NAME_CONTROL_CHARS, NAME_MIN, NAME_MAX)
+FIRST_NAME = _TextRule(
+    FIRST_NAME_REQUIRED, FIRST_NAME_TOO_SHORT, FIRST_NAME_TOO_LONG, FIRST_NAME_CONTROL_CHARS, NAME_MIN, NAME_MAX
+)
+LAST_NAME = _TextRule(
+    LAST_NAME_REQUIRED, LAST_NAME_TOO_SHORT, LAST_NAME_TOO_LONG, LAST_NAME_CONTROL_CHARS, NAME_MIN, NAME_MAX
+)
+MESSAGE = _TextRule(
+    MESSAGE_REQUIRED,
+    MESSAGE_TOO_SHORT,
+    MESSAGE_TOO_LONG,
+    MESSAGE_CONTROL_CHARS,
+    MESSAGE_MIN,
+    MESSAGE_MAX,
+    frozenset(_MESSAGE_ALLOWED_CONTROLS),
+)
+
+
+def check_email(value: object) -> tuple[str, str | None]:
+    """Syntax only (no DNS): returns the normalized address or the spec's message."""
+    text = value.strip() if isinstance(value, str) else ""
+    if not text:
+        return text, EMAIL_REQUIRED
+    if has_control_characters(text):
+        return text, EMAIL_CONTROL_CHARS
+    if len(text) > EMAIL_MAX:
+        return text, EMAIL_TOO_LONG
+    try:
+        info = validate_email(text, check_deliverability=False)
+    except EmailNotValidError:
+        return text, EMAIL_INVALID
+    return info.normalized, None
+
+
+@dataclass(frozen=True)
+class Checked:
+    """Cleaned values (trimmed, email normalized) and the message for each invalid field."""
+
+    values: dict[str, str]
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def _collect(checks: dict[str, tuple[str, str | None]]) -> Checked:
+    values = {name: value for name, (value, _) in checks.items()}
+    errors = {name: error for name, (_, error) in checks.items() if error}
+    return Checked(values=values, errors=errors)
+
+
+def check_subscription(name: object, email: object) -> Checked:
+    """Subscribe form: fields ``name`` and ``email``, in the order they are shown."""
+    return _collect({"name": _check_text(name, NAME), "email": check_email(email)})
+
+
+def check_contact(first_name: object, last_name: object, email: object, message: object) -> Checked:
+    """Contact form: ``first_name``, ``last_name``, ``email``, ``message``, in display order."""
+    return _collect(
+        {
+            "first_name": _check_text(first_name, FIRST_NAME),
+            "last_name": _check_text(last_name, LAST_NAME),
+            "email": check_email(email),
+            "message": _check_text(message, MESSAGE),
+        }
+    )
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]{1,6}")
+
+
+def parse_answer(value: object) -> int | None:
+    """The visitor's math answer as an integer, or None when it is not a plain whole number."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    return int(text) if _INTEGER.fullmatch(text) else None

@@ -1,0 +1,173 @@
+"""The gateway client against a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from publisher.gateway import GatewayClient, GatewayError
+from tests.support import free_port
+
+
+class RecordingGateway:
+    """A tiny gateway whose answer a test chooses: a status, a delay, or a dropped connection."""
+
+    def __init__(self, port: int = 0):
+        self.requests: list[dict] = []
+        self.status = 200
+        self.delay_s = 0.0
+        self.drop_connection = False
+        self.release = threading.Event()
+        gateway = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server naming)
+                length = int(self.headers.get("Content-Length", 0))
+                body = self.rfile.read(length)
+                gateway.requests.append(
+                    {"method": "POST", "path": self.path, "headers": dict(self.headers), "body": body}
+                )
+                if gateway.delay_s:
+                    gateway.release.wait(gateway.delay_s)
+                if gateway.drop_connection:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                payload = json.dumps({"ok": gateway.status < 400}).encode()
+                self.send_response(gateway.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def gateway():
+    with RecordingGateway() as server:
+        yield server
+
+
+def client_for(url: str, **kwargs) -> GatewayClient:
+    return GatewayClient(base_url=url, **kwargs)
+
+
+@pytest.mark.asyncio
+async def test_subscribe_posts_the_spec_body_as_json(gateway):
+    client = client_for(gateway.url)
+    await client.subscribe(email="reader@example.com", name="Ada Reader")
+    await client.aclose()
+    [request] = gateway.requests
+    assert request["path"] == "/prod/subscribe"
+    assert request["headers"]["Content-Type"] == "application/json"
+    assert json.loads(request["body"]) == {"email": "reader@example.com", "name": "Ada Reader", "book_updates": "yes"}
+    assert "x-api-key" not in {k.lower() for k in request["headers"]}
+
+
+@pytest.mark.asyncio
+async def test_send_email_posts_sender_subject_and_message(gateway):
+    client = client_for(gateway.url, api_key="secret-key-123")
+    await client.send_email(first_name="Ada", last_name="Reader", email="ada@example.com", message="Hello there, books!")
+    await client.aclose()
+    [request] = gateway.requests
+    assert request["path"] == "/prod/send-email"
+    assert request["headers"]["Content-Type"] == "application/json"
+    assert request["headers"]["x-api-key"] == "secret-key-123"
+    assert json.loads(request["body"]) == {
+        "sender": {"name": "Ada Reader", "email": "ada@example.com"},
+        "subject": "Contact Form Submission from Ada Reader",
+        "message": "Hello there, books!",
+    }
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("status", [400, 404, 500, 502, 503])
+async def test_non_success_status_is_a_failure_logged_without_the_message(gateway, status, caplog):
+    gateway.status = status
+    client = client_for(gateway.url, api_key="secret-key-123")
+    with caplog.at_level(logging.WARNING, logger="publisher.gateway"), pytest.raises(GatewayError) as failure:
+        await client.send_email(first_name="Ada", last_name="Reader", email="ada@example.com", message="PRIVATE TEXT")
+    await client.aclose()
+    assert failure.value.cause == f"status {status}"
+    assert len(gateway.requests) == 1, "a request the gateway answered must not be sent again"
+    assert f"status {status}" in caplog.text
+    assert "PRIVATE TEXT" not in caplog.text and "secret-key-123" not in caplog.text
+
+
+@pytest.mark.asyncio
+async def test_slow_gateway_fails_within_the_timeout(gateway):
+    gateway.delay_s = 5
+    client = client_for(gateway.url, timeout_s=0.5)
+    started = time.monotonic()
+    with pytest.raises(GatewayError) as failure:
+        await client.subscribe(email="reader@example.com", name="Ada")
+    elapsed = time.monotonic() - started
+    await client.aclose()
+    assert "timed out" in failure.value.cause
+    assert elapsed < 2.0
+    assert len(gateway.requests) == 1
+
+
+@pytest.mark.asyncio
+async def test_connection_refused_is_a_failure():
+    client = client_for(f"http://127.0.0.1:{free_port()}", connect_attempts=2)
+    with pytest.raises(GatewayError) as failure:
+        await client.subscribe(email="reader@example.com", name="Ada")
+    await client.aclose()
+    assert failure.value.cause == "network error: ConnectError"
+
+
+@pytest.mark.asyncio
+async def test_dropped_connection_is_a_failure_and_is_not_retried(gateway):
+    gateway.drop_connection = True
+    client = client_for(gateway.url)
+    with pytest.raises(GatewayError) as failure:
+        await client.send_email(first_name="Ada", last_name="Reader", email="ada@example.com", message="Hello there!")
+    await client.aclose()
+    assert failure.value.cause.startswith("network error")
+    assert len(gateway.requests) == 1, "the gateway may have received it: never send a message twice"
+
+
+@pytest.mark.asyncio
+async def test_connect_retry_reaches_a_gateway_that_comes_up(monkeypatch):
+    """Only an unopened connection is retried; a gateway that starts meanwhile gets one request."""
+    port = free_port()
+    started: list[RecordingGateway] = []
+    real_sleep = asyncio.sleep
+
+    async def start_gateway_during_backoff(delay):
+        if not started:
+            started.append(RecordingGateway(port).__enter__())
+        await real_sleep(0)
+
+    monkeypatch.setattr("publisher.gateway.asyncio.sleep", start_gateway_during_backoff)
+    client = client_for(f"http://127.0.0.1:{port}", connect_attempts=3)
+    try:
+        await client.subscribe(email="reader@example.com", name="Ada")
+    finally:
+        await client.aclose()
+        for server in started:
+            server.__exit__(None, None, None)
+    assert len(started) == 1 and len(started[0].requests) == 1
