@@ -51,11 +51,16 @@ def new_question(rng: random.Random | None = None) -> MathQuestion:
     return MathQuestion(a, operator, b)
 
 
+def is_correct_answer(answer: object, expected: int | None) -> bool:
+    """True only when a question was asked and the visitor's answer equals its result."""
+    return expected is not None and parse_answer(answer) == expected
+
+
 def answer_field_error(answer: object, expected: int | None) -> str | None:
     """The message beside the math field: required, then must equal the result."""
     if not isinstance(answer, str) or not answer.strip():
         return MATH_REQUIRED
-    if expected is None or parse_answer(answer) != expected:
+    if not is_correct_answer(answer, expected):
         return MATH_INCORRECT
     return None
 
@@ -77,6 +82,6 @@ def rejection(
         return HONEYPOT_REJECTED
     if shown_at_ms is None or now_ms - shown_at_ms < MIN_FILL_TIME_MS:
         return TOO_FAST_REJECTED
-    if expected is None or parse_answer(answer) != expected:
+    if not is_correct_answer(answer, expected):
         return MATH_REJECTED
     return None

@@ -83,9 +83,7 @@ class GatewayClient:
         try:
             async with asyncio.timeout(self.timeout_s):
                 response = await self._post_once_connected(path, body)
-        except TimeoutError:
-            raise self._failure(path, f"timed out after {self.timeout_s:g} s") from None
-        except httpx.TimeoutException:
+        except (TimeoutError, httpx.TimeoutException):
             raise self._failure(path, f"timed out after {self.timeout_s:g} s") from None
         except httpx.HTTPError as exc:
             raise self._failure(path, f"network error: {type(exc).__name__}") from None

@@ -28,6 +28,17 @@ def open_page(page: Page, base_url: str, path: str) -> None:
     expect(page.locator("h1")).to_have_count(1)
 
 
+def expect_loaded_image(img, alt: str) -> None:
+    expect(img).to_have_attribute("alt", alt)
+    assert img.evaluate("img => img.complete && img.naturalWidth > 0"), f"image not loaded: {alt}"
+
+
+def expect_new_tab_link(link, href: str) -> None:
+    expect(link).to_have_attribute("href", href)
+    expect(link).to_have_attribute("target", "_blank")
+    expect(link).to_have_attribute("rel", "noopener noreferrer")
+
+
 def assert_no_console_errors(page: Page, allow_document_404: bool = False) -> None:
     errors = page.console.errors  # type: ignore[attr-defined]
     if allow_document_404:
@@ -55,13 +66,8 @@ def test_home_shows_three_book_cards_with_new_tab_buy_links(page: Page, base_url
         expect(card.get_by_role("heading", level=3)).to_have_text(book.title)
         for text in (book.subtitle, book.caption, book.description):
             expect(card).to_contain_text(text)
-        cover = card.get_by_role("img")
-        expect(cover).to_have_attribute("alt", book.image_alt)
-        assert cover.evaluate("img => img.complete && img.naturalWidth > 0")
-        buy = card.get_by_role("link", name=re.compile("^Get Your Copy Today"))
-        expect(buy).to_have_attribute("href", str(book.book_link))
-        expect(buy).to_have_attribute("target", "_blank")
-        expect(buy).to_have_attribute("rel", "noopener noreferrer")
+        expect_loaded_image(card.get_by_role("img"), book.image_alt)
+        expect_new_tab_link(card.get_by_role("link", name=re.compile("^Get Your Copy Today")), str(book.book_link))
 
 
 def test_about_shows_two_author_cards(page: Page, base_url: str):
@@ -72,12 +78,8 @@ def test_about_shows_two_author_cards(page: Page, base_url: str):
         expect(card.get_by_role("heading", level=2)).to_have_text(author.name)
         for paragraph in author.author_bio:
             expect(card).to_contain_text(paragraph)
-        photo = card.get_by_role("img")
-        expect(photo).to_have_attribute("alt", author.image_alt)
-        assert photo.evaluate("img => img.complete && img.naturalWidth > 0")
-        amazon = card.get_by_role("link", name=re.compile("^View on Amazon"))
-        expect(amazon).to_have_attribute("href", str(author.amazon_url))
-        expect(amazon).to_have_attribute("target", "_blank")
+        expect_loaded_image(card.get_by_role("img"), author.image_alt)
+        expect_new_tab_link(card.get_by_role("link", name=re.compile("^View on Amazon")), str(author.amazon_url))
 
 
 def test_navigation_moves_the_active_item(page: Page, base_url: str):
@@ -98,9 +100,7 @@ def test_footer_social_links_open_in_a_new_tab(page: Page, base_url: str):
     expect(links).to_have_count(len(content.SOCIAL_LINKS))
     for link, social in zip(links.all(), content.SOCIAL_LINKS, strict=True):
         expect(link).to_have_accessible_name(f"{social.name} (opens in a new tab)")
-        expect(link).to_have_attribute("href", str(social.url))
-        expect(link).to_have_attribute("target", "_blank")
-        expect(link).to_have_attribute("rel", "noopener noreferrer")
+        expect_new_tab_link(link, str(social.url))
     expect(footer).to_contain_text(content.AFFILIATE_NOTE)
     expect(footer).to_contain_text(f"© {datetime.date.today().year} Animals We Confuse.")
 

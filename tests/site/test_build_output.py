@@ -106,7 +106,8 @@ def test_structured_data_types(built, page: Expected):
 
 
 def test_home_structured_data_describes_publisher_search_and_books(built):
-    graph = {item["@type"]: item for item in json_ld_graph(soup_of(PAGES[0]))}
+    nodes = json_ld_graph(soup_of(PAGES[0]))
+    graph = {item["@type"]: item for item in nodes}
     organization, website = graph["Organization"], graph["WebSite"]
     assert organization["name"] == BRAND
     assert organization["url"] == f"{TEST_SITE_URL}/"
@@ -116,7 +117,7 @@ def test_home_structured_data_describes_publisher_search_and_books(built):
     assert action["@type"] == "SearchAction"
     assert action["target"]["urlTemplate"] == f"{TEST_SITE_URL}/?q={{search_term_string}}"
     assert action["query-input"] == "required name=search_term_string"
-    books = [item for item in json_ld_graph(soup_of(PAGES[0])) if item["@type"] == "Book"]
+    books = [item for item in nodes if item["@type"] == "Book"]
     assert [b["name"] for b in books] == [b.title for b in content.BOOKS]
     assert [b["offers"]["url"] for b in books] == [str(b.book_link) for b in content.BOOKS]
     assert all(b["image"].startswith(f"{TEST_SITE_URL}/images/covers/") for b in books)
