@@ -16,7 +16,7 @@ export REFLEX_TELEMETRY_ENABLED := false
 RUNTIME_STAMP := $(VENV)/.runtime-installed
 TEST_STAMP := $(VENV)/.test-installed
 
-.PHONY: help setup setup-test chromium run test test-unit test-site clean
+.PHONY: help setup setup-test chromium migrate run test test-unit test-site test-embedded clean
 
 help:
 	@echo "make run    set up, then serve the site in development mode on http://localhost:$(PORT)"
@@ -41,18 +41,27 @@ setup-test: $(TEST_STAMP) chromium
 chromium:
 	@scripts/ensure-chromium.sh
 
-run: setup
+# Creates or updates the embedded gateway's tables (database from REFLEX_DB_URL / rxconfig.py).
+migrate: setup
+	$(BIN)/reflex db migrate
+
+run: migrate
 	$(BIN)/reflex run --frontend-port $(PORT)
 
 test: setup-test
 	$(MAKE) test-unit
 	$(MAKE) test-site
+	$(MAKE) test-embedded
 
 test-unit:
 	$(BIN)/python -m pytest tests/unit
 
 test-site:
 	$(BIN)/python -m pytest tests/site
+
+# A second production server, with the embedded gateway (its own build: run after test-site).
+test-embedded:
+	$(BIN)/python -m pytest tests/embedded
 
 clean:
 	rm -rf .web .states $(VENV)

@@ -11,6 +11,9 @@ config = rx.Config(
     # The public address of the site: canonical links, og:url, sitemap and robots.txt
     # are built from it. Override with REFLEX_DEPLOY_URL in production.
     deploy_url="http://localhost:3000",
+    # Storage of the embedded local gateway (subscribers, contact messages); any
+    # SQLAlchemy URL. Override with REFLEX_DB_URL, e.g. postgresql+psycopg://...
+    db_url="sqlite:///publisher.db",
     # No RadixThemesPlugin: its stylesheet is ~80 KB of render-blocking CSS.
     plugins=[
         rx.plugins.SitemapPlugin(),

@@ -115,3 +115,41 @@ class GatewayClient:
             SEND_EMAIL_PATH,
             contact_body(first_name=first_name, last_name=last_name, email=email, message=message),
         )
+
+
+# --- The one client the site uses, chosen from the configuration. ---
+
+LOCAL_GATEWAY_BASE_URL = "http://local-gateway.invalid"
+
+_shared_client: GatewayClient | None = None
+
+
+def configured_client() -> GatewayClient:
+    """The cloud gateway when ``PUBLISHER_GATEWAY_URL`` is set, else the embedded local one.
+
+    The local gateway is reached through an in-process ASGI transport: it has no
+    public route, so only this backend (after the forms' checks) can post to it.
+    """
+    from publisher import settings
+
+    url = settings.gateway_url()
+    if url:
+        return GatewayClient(base_url=url, api_key=settings.gateway_api_key())
+    from publisher import local_gateway
+
+    transport = httpx.ASGITransport(app=local_gateway.create_app(), raise_app_exceptions=False)
+    return GatewayClient(base_url=LOCAL_GATEWAY_BASE_URL, transport=transport)
+
+
+def shared_client() -> GatewayClient:
+    """One client per process, so connections to the gateway are reused."""
+    global _shared_client
+    if _shared_client is None:
+        _shared_client = configured_client()
+    return _shared_client
+
+
+def use_client(client: GatewayClient | None) -> None:
+    """Replace the shared client (tests), or forget it so the next call re-reads the settings."""
+    global _shared_client
+    _shared_client = client

@@ -2,12 +2,17 @@
 
 import reflex as rx
 
-from publisher import seo, serving
+from publisher import local_gateway, seo, serving, settings  # local_gateway: its tables join the schema
+from publisher.forms.contact_state import ContactState
+from publisher.forms.subscribe_state import SubscribeState
 from publisher.pages.about import about
 from publisher.pages.contact import contact
 from publisher.pages.home import home
 from publisher.pages.not_found import not_found
 from publisher.pages.subscribe import subscribe
+
+# A malformed PUBLISHER_GATEWAY_URL stops start-up here, with an error naming the variable.
+settings.gateway_url()
 
 app = rx.App(
     html_lang="en",
@@ -24,6 +29,6 @@ app = rx.App(
 
 app.add_page(home, route="/", **seo.page_args(seo.HOME))
 app.add_page(about, route="/about", **seo.page_args(seo.ABOUT))
-app.add_page(subscribe, route="/subscribe", **seo.page_args(seo.SUBSCRIBE))
-app.add_page(contact, route="/contact-us", **seo.page_args(seo.CONTACT))
+app.add_page(subscribe, route="/subscribe", on_load=SubscribeState.start, **seo.page_args(seo.SUBSCRIBE))
+app.add_page(contact, route="/contact-us", on_load=ContactState.start, **seo.page_args(seo.CONTACT))
 app.add_page(not_found, route="404", **seo.page_args(seo.NOT_FOUND))

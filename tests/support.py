@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -58,6 +62,9 @@ class ProductionServer:
         }
         reflex = str(Path(venv_bin) / "reflex")
         log = self.log_path.open("wb")
+        # As `make run` does: bring the embedded gateway's database to the current schema.
+        subprocess.run([reflex, "db", "migrate"], cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                       check=True, timeout=300)
         self.process = subprocess.Popen(
             [reflex, "run", "--env", "prod", "--single-port", "--backend-host", "127.0.0.1",
              "--frontend-port", str(self.port)],
@@ -88,3 +95,74 @@ class ProductionServer:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
+
+
+@contextmanager
+def running_server(workdir: Path, extra_env: dict[str, str]) -> Iterator[ProductionServer]:
+    """A production server on a free port, with its log and any database under ``workdir``."""
+    prod = ProductionServer(free_port(), workdir / "reflex.log", extra_env=extra_env)
+    prod.start()
+    try:
+        yield prod
+    finally:
+        prod.stop()
+
+
+class RecordingGateway:
+    """A tiny gateway whose answer a test chooses: a status, a delay, or a dropped connection."""
+
+    def __init__(self, port: int = 0):
+        self.requests: list[dict] = []
+        self.status = 200
+        self.delay_s = 0.0
+        self.drop_connection = False
+        self.release = threading.Event()
+        gateway = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server naming)
+                length = int(self.headers.get("Content-Length", 0))
+                body = self.rfile.read(length)
+                gateway.requests.append(
+                    {"method": "POST", "path": self.path, "headers": dict(self.headers), "body": body}
+                )
+                if gateway.delay_s:
+                    gateway.release.wait(gateway.delay_s)
+                if gateway.drop_connection:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                payload = json.dumps({"ok": gateway.status < 400}).encode()
+                self.send_response(gateway.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    @property
+    def bodies(self) -> list[dict]:
+        return [json.loads(request["body"]) for request in self.requests]
+
+    def reset(self) -> None:
+        self.requests.clear()
+        self.status = 200
+        self.delay_s = 0.0
+        self.drop_connection = False
+        self.release.clear()
+
+    def __exit__(self, *exc):
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()

@@ -2,7 +2,6 @@
 
 import reflex as rx
 
-from publisher import content
 from publisher.components.books import latest_releases
 from publisher.components.layout import page_heading, page_layout
 

@@ -2,9 +2,37 @@
 
 import reflex as rx
 
+from publisher.components.forms import (
+    submit_button,
+    success_panel,
+    text_field,
+    toast_announcer,
+)
 from publisher.components.layout import page_heading, page_layout
+from publisher.forms.subscribe_state import FIELD_IDS, SUCCESS_ID, SUCCESS_TEXT, SUCCESS_TITLE, SubscribeState
 
 ROUTE = "/subscribe"
+
+
+def signup_form() -> rx.Component:
+    return rx.el.form(
+        text_field(FIELD_IDS["name"], "name", "Name", SubscribeState.name_error, autocomplete="name"),
+        text_field(
+            FIELD_IDS["email"],
+            "email",
+            "Email",
+            SubscribeState.email_error,
+            input_type="email",
+            autocomplete="email",
+            input_mode="email",
+            spell_check=False,
+        ),
+        submit_button("Subscribe", "Subscribing...", SubscribeState.submitting),
+        on_submit=SubscribeState.submit,
+        no_validate=True,
+        aria_label="Join the email list",
+        class_name="flex flex-col gap-2",
+    )
 
 
 def subscribe() -> rx.Component:
@@ -17,7 +45,12 @@ def subscribe() -> rx.Component:
             "the list at any time.",
         ),
         rx.el.section(
-            # The signup form (spec sections 4, 5, 7, 8) is built by the forms issue.
+            rx.cond(
+                SubscribeState.succeeded,
+                success_panel(SUCCESS_ID, SUCCESS_TITLE, SUCCESS_TEXT, "Subscribe another address", SubscribeState.start_over),
+                signup_form(),
+            ),
+            toast_announcer(SubscribeState.notice_id, SubscribeState.notice_kind, SubscribeState.notice_text),
             id="subscribe-form",
             aria_label="Email signup",
             class_name="max-w-xl",

@@ -6,11 +6,17 @@ import datetime
 import re
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 
 from publisher import content
 from publisher.pages.not_found import TIPS
+from tests.browser import (
+    assert_no_console_errors,
+    axe_violations,
+    expect_loaded_image,
+    expect_new_tab_link,
+    open_page,
+)
 
 HEADINGS = {
     "/": "Books about the animals we confuse",
@@ -19,31 +25,6 @@ HEADINGS = {
     "/contact-us": "Contact Us",
 }
 NAV_LABELS = {"/": "Home", "/about": "About", "/subscribe": "Subscribe", "/contact-us": "Contact Us"}
-WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
-
-
-def open_page(page: Page, base_url: str, path: str) -> None:
-    """Load a page and wait until the app has hydrated (the document is interactive)."""
-    page.goto(base_url + path, wait_until="networkidle")
-    expect(page.locator("h1")).to_have_count(1)
-
-
-def expect_loaded_image(img, alt: str) -> None:
-    expect(img).to_have_attribute("alt", alt)
-    assert img.evaluate("img => img.complete && img.naturalWidth > 0"), f"image not loaded: {alt}"
-
-
-def expect_new_tab_link(link, href: str) -> None:
-    expect(link).to_have_attribute("href", href)
-    expect(link).to_have_attribute("target", "_blank")
-    expect(link).to_have_attribute("rel", "noopener noreferrer")
-
-
-def assert_no_console_errors(page: Page, allow_document_404: bool = False) -> None:
-    errors = page.console.errors  # type: ignore[attr-defined]
-    if allow_document_404:
-        errors = [e for e in errors if "status of 404" not in e]
-    assert errors == []
 
 
 @pytest.mark.parametrize("route", list(HEADINGS))
@@ -224,14 +205,6 @@ def test_home_without_query_shows_every_book_and_no_search_status(page: Page, ba
 
 
 # --- Accessibility ------------------------------------------------------------------
-
-
-def axe_violations(page: Page) -> list[str]:
-    results = Axe().run(page, options={"runOnly": {"type": "tag", "values": WCAG_TAGS}})
-    return [
-        f"{v['id']}: {v['help']} ({', '.join(n['target'][0] for n in v['nodes'])})"
-        for v in results.response["violations"]
-    ]
 
 
 @pytest.mark.parametrize("path", [*HEADINGS, "/not-a-page", "/?q=hamster"])

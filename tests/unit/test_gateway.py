@@ -5,63 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from publisher.gateway import GatewayClient, GatewayError
-from tests.support import free_port
-
-
-class RecordingGateway:
-    """A tiny gateway whose answer a test chooses: a status, a delay, or a dropped connection."""
-
-    def __init__(self, port: int = 0):
-        self.requests: list[dict] = []
-        self.status = 200
-        self.delay_s = 0.0
-        self.drop_connection = False
-        self.release = threading.Event()
-        gateway = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 (http.server naming)
-                length = int(self.headers.get("Content-Length", 0))
-                body = self.rfile.read(length)
-                gateway.requests.append(
-                    {"method": "POST", "path": self.path, "headers": dict(self.headers), "body": body}
-                )
-                if gateway.delay_s:
-                    gateway.release.wait(gateway.delay_s)
-                if gateway.drop_connection:
-                    self.close_connection = True
-                    self.connection.shutdown(2)
-                    return
-                payload = json.dumps({"ok": gateway.status < 400}).encode()
-                self.send_response(gateway.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
+from tests.support import RecordingGateway, free_port
 
 
 @pytest.fixture

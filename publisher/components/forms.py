@@ -1,0 +1,166 @@
+"""Form building blocks on plain elements: labelled fields with their messages, buttons, alerts.
+
+Inputs are uncontrolled: nothing travels to the server while a visitor types,
+what they typed survives a failed submit, and the whole form is read on submit.
+Each field's message sits in a reserved line below it, so showing one moves
+nothing; the field is marked ``aria-invalid`` and points at it with
+``aria-describedby``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import reflex as rx
+from reflex.utils.imports import ImportVar
+from reflex.vars.base import VarData
+
+_INPUT = (
+    "mt-1 block rounded-md border border-stone-400 bg-white px-3 py-2 text-base text-stone-900 "
+    "shadow-sm focus:border-amber-700 focus:outline-none focus:ring-2 focus:ring-amber-600 "
+    "aria-invalid:border-red-700"
+)
+_LABEL = "block text-base font-semibold text-stone-900"
+_ERROR = "mt-1 min-h-6 text-sm font-medium text-red-800"
+
+
+def error_id(field_id: str) -> str:
+    return f"{field_id}-error"
+
+
+def _invalid_props(field_id: str, error: rx.Var[str]) -> dict:
+    has_error = error != ""
+    return {
+        "aria_invalid": rx.cond(has_error, "true", "false"),
+        "aria_describedby": rx.cond(has_error, error_id(field_id), ""),
+    }
+
+
+def field_message(field_id: str, error: rx.Var[str]) -> rx.Component:
+    return rx.el.p(error, id=error_id(field_id), class_name=_ERROR)
+
+
+def _field(field_id: str, label: str | rx.Component, error: rx.Var[str], control: rx.Component) -> rx.Component:
+    if isinstance(label, str):
+        label = rx.el.label(label, html_for=field_id, class_name=_LABEL)
+    return rx.el.div(label, control, field_message(field_id, error))
+
+
+def text_field(
+    field_id: str,
+    name: str,
+    label: str | rx.Component,
+    error: rx.Var[str],
+    *,
+    input_type: str = "text",
+    autocomplete: str = "off",
+    width_class: str = "w-full",
+    **input_props,
+) -> rx.Component:
+    """A labelled input; ``label`` may be a ready <label> when its text is not fixed."""
+    control = rx.el.input(
+        id=field_id,
+        name=name,
+        type=input_type,
+        auto_complete=autocomplete,
+        class_name=f"{_INPUT} {width_class}",
+        **_invalid_props(field_id, error),
+        **input_props,
+    )
+    return _field(field_id, label, error, control)
+
+
+def textarea_field(field_id: str, name: str, label: str, error: rx.Var[str], rows: int = 6) -> rx.Component:
+    control = rx.el.textarea(
+        id=field_id, name=name, rows=rows, class_name=f"{_INPUT} w-full", **_invalid_props(field_id, error)
+    )
+    return _field(field_id, label, error, control)
+
+
+def honeypot_field(field_id: str, name: str) -> rx.Component:
+    """A field people never see or reach; bots that fill every input give themselves away."""
+    return rx.el.div(
+        rx.el.label("Leave this field empty", html_for=field_id),
+        rx.el.input(id=field_id, name=name, type="text", tab_index=-1, auto_complete="off"),
+        aria_hidden="true",
+        class_name="absolute -left-[10000px] top-auto h-px w-px overflow-hidden",
+    )
+
+
+def submit_button(label: str, busy_label: str, busy: rx.Var[bool]) -> rx.Component:
+    return rx.el.button(
+        rx.cond(busy, busy_label, label),
+        type="submit",
+        disabled=busy,
+        aria_busy=rx.cond(busy, "true", "false"),
+        class_name=(
+            "inline-flex min-w-40 items-center justify-center rounded-md bg-amber-800 px-6 py-3 text-base "
+            "font-semibold text-white shadow-sm transition-colors hover:bg-amber-900 focus-visible:outline "
+            "focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-amber-800 "
+            "disabled:cursor-wait disabled:opacity-80"
+        ),
+    )
+
+
+def form_alert(message: rx.Var[str]) -> rx.Component:
+    """A message about the whole submission (anti-spam rejections), announced when it appears."""
+    return rx.el.div(
+        rx.cond(
+            message != "",
+            rx.el.p(message, class_name="rounded-md border border-red-300 bg-red-50 px-4 py-3 font-medium text-red-900"),
+        ),
+        role="alert",
+        class_name="mb-4",
+    )
+
+
+def success_panel(panel_id: str, title: str, text: str, again_label: str, on_again) -> rx.Component:
+    """Replaces the form after a success; focus moves here so keyboard users are not lost."""
+    return rx.el.div(
+        rx.el.h2(title, class_name="font-serif text-2xl font-bold text-emerald-900"),
+        rx.el.p(text, class_name="mt-2 text-base text-emerald-950"),
+        rx.el.button(
+            again_label,
+            type="button",
+            on_click=on_again,
+            class_name=(
+                "mt-4 rounded-md border border-emerald-800 px-4 py-2 font-semibold text-emerald-900 "
+                "hover:bg-emerald-100"
+            ),
+        ),
+        id=panel_id,
+        role="status",
+        tab_index=-1,
+        class_name="rounded-xl border border-emerald-300 bg-emerald-50 p-6 focus:outline-none",
+    )
+
+
+def toast_announcer(notice_id: rx.Var[str], kind: rx.Var[str], text: rx.Var[str]) -> rx.Component:
+    """Shows a form's latest toast with sonner (the app's toaster), once per notice.
+
+    Compiled into the page, so no server-sent script is evaluated; the id is kept
+    in sessionStorage so a reload or reconnect does not repeat a toast.
+    """
+    effect = f"""
+useEffect(() => {{
+  const noticeId = {notice_id!s};
+  if (!noticeId) return;
+  try {{
+    if (window.sessionStorage.getItem("publisher-last-toast") === noticeId) return;
+    window.sessionStorage.setItem("publisher-last-toast", noticeId);
+  }} catch (e) {{}}
+  const show = refs["__toast"]?.[{kind!s}] ?? refs["__toast"];
+  show?.({text!s});
+}}, [{notice_id!s}]);
+"""
+    hook_data = VarData.merge(
+        notice_id._get_all_var_data(),
+        kind._get_all_var_data(),
+        text._get_all_var_data(),
+        VarData(
+            imports={"react": [ImportVar(tag="useEffect")], "$/utils/state": [ImportVar(tag="refs")]},
+            hooks={effect: None},
+        ),
+    )
+    marker = rx.Var(json.dumps("toast"), _var_type=str, _var_data=hook_data)
+    return rx.el.span(hidden=True, custom_attrs={"data-announces": marker})

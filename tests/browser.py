@@ -1,0 +1,115 @@
+"""Browser helpers shared by the suites that drive Chromium against a running server."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+MIN_FILL_TIME_S = 5.0  # the contact form's minimum fill time (spec section 9)
+WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+DESKTOP = {"width": 1280, "height": 900}
+MOBILE = {"width": 375, "height": 740}
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+class ConsoleRecorder:
+    """Collects console errors and page errors so a test can assert there were none."""
+
+    def __init__(self, page: Page):
+        self.errors: list[str] = []
+        page.on("console", lambda msg: self.errors.append(msg.text) if msg.type == "error" else None)
+        page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+
+
+def new_page(browser: Browser, viewport: dict[str, int]) -> Iterator[Page]:
+    context = browser.new_context(viewport=viewport, base_url=None)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.console = ConsoleRecorder(page)  # type: ignore[attr-defined]
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    yield from new_page(browser, DESKTOP)
+
+
+@pytest.fixture
+def mobile_page(browser: Browser) -> Iterator[Page]:
+    yield from new_page(browser, MOBILE)
+
+
+def open_page(page: Page, base_url: str, path: str) -> None:
+    """Load a page and wait until the app has hydrated (the document is interactive)."""
+    page.goto(base_url + path, wait_until="networkidle")
+    expect(page.locator("h1")).to_have_count(1)
+
+
+def expect_loaded_image(img, alt: str) -> None:
+    expect(img).to_have_attribute("alt", alt)
+    assert img.evaluate("img => img.complete && img.naturalWidth > 0"), f"image not loaded: {alt}"
+
+
+def expect_new_tab_link(link, href: str) -> None:
+    expect(link).to_have_attribute("href", href)
+    expect(link).to_have_attribute("target", "_blank")
+    expect(link).to_have_attribute("rel", "noopener noreferrer")
+
+
+def assert_no_console_errors(page: Page, allow_document_404: bool = False) -> None:
+    errors = page.console.errors  # type: ignore[attr-defined]
+    if allow_document_404:
+        errors = [e for e in errors if "status of 404" not in e]
+    assert errors == []
+
+
+def axe_violations(page: Page) -> list[str]:
+    results = Axe().run(page, options={"runOnly": {"type": "tag", "values": WCAG_TAGS}})
+    return [
+        f"{v['id']}: {v['help']} ({', '.join(n['target'][0] for n in v['nodes'])})"
+        for v in results.response["violations"]
+    ]
+
+
+def submit_button(page: Page):
+    return page.locator("form button[type=submit]")
+
+
+def wait_for_question(page: Page) -> tuple[str, int]:
+    """The question shown to the visitor and its answer, worked out as a person would."""
+    label = page.locator("label[for=contact-answer]")
+    expect(label).to_contain_text(re.compile(r"What is \d+ [+-] \d+\?"))
+    left, operator, right = re.search(r"What is (\d+) ([+-]) (\d+)\?", label.inner_text()).groups()
+    answer = int(left) + int(right) if operator == "+" else int(left) - int(right)
+    return f"What is {left} {operator} {right}?", answer
+
+
+def fill_contact(page: Page, answer: int | str, message: str = "When is the next book coming out?") -> None:
+    page.fill("#contact-first-name", "Jo")
+    page.fill("#contact-last-name", "Reader")
+    page.fill("#contact-email", "jo@example.com")
+    page.fill("#contact-message", message)
+    page.fill("#contact-answer", str(answer))

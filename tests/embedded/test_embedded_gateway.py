@@ -1,0 +1,73 @@
+"""End to end with the embedded local gateway: forms store durably; outsiders cannot post."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from publisher import local_gateway
+from tests.browser import (
+    MIN_FILL_TIME_S,
+    assert_no_console_errors,
+    fill_contact,
+    open_page,
+    submit_button,
+    wait_for_question,
+)
+from tests.support import PROJECT_ROOT
+
+SUBSCRIPTION = {"email": "bot@example.com", "name": "Bot", "book_updates": "yes"}
+MESSAGE = {
+    "sender": {"name": "Bot Net", "email": "bot@example.com"},
+    "subject": "Contact Form Submission from Bot Net",
+    "message": "Buy cheap followers now!!!",
+}
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [("/prod/subscribe", SUBSCRIPTION), ("/prod/send-email", MESSAGE)],
+)
+def test_a_direct_outside_request_is_refused_and_not_stored(base_url: str, db_url: str, path: str, body: dict):
+    response = httpx.post(base_url + path, json=body, timeout=10)
+    assert response.status_code in (404, 405)
+    assert all(s.email != "bot@example.com" for s in local_gateway.list_subscribers(db_url))
+    assert all(m.sender_email != "bot@example.com" for m in local_gateway.list_messages(db_url))
+
+
+def test_subscribe_is_stored_and_a_repeat_is_a_success_without_a_duplicate(page: Page, base_url: str, db_url: str):
+    for attempt in range(2):
+        open_page(page, base_url, "/subscribe")
+        page.fill("#subscribe-name", "Jo Reader")
+        page.fill("#subscribe-email", "jo.reader@example.com" if attempt == 0 else "Jo.Reader@example.com")
+        submit_button(page).click()
+        expect(page.locator("#subscribe-success")).to_be_visible()
+    rows = [s for s in local_gateway.list_subscribers(db_url) if s.email_key == "jo.reader@example.com"]
+    assert [(s.email, s.name) for s in rows] == [("jo.reader@example.com", "Jo Reader")]
+    assert_no_console_errors(page)
+
+
+def test_contact_message_is_stored_and_listed_by_the_operator_command(page: Page, base_url: str, db_url: str):
+    open_page(page, base_url, "/contact-us")
+    _, answer = wait_for_question(page)
+    shown_at = time.monotonic()
+    fill_contact(page, answer, message="Do you do school visits in the spring?")
+    time.sleep(max(0.0, MIN_FILL_TIME_S + 0.5 - (time.monotonic() - shown_at)))
+    submit_button(page).click()
+    expect(page.locator("#contact-success")).to_be_visible()
+
+    env = {**os.environ, "REFLEX_DB_URL": db_url}
+    listed = subprocess.run(
+        [str(Path(sys.executable).parent / "publisher-gateway"), "messages"],
+        cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, check=True,
+    )
+    assert "From: Jo Reader <jo@example.com>" in listed.stdout
+    assert "Do you do school visits in the spring?" in listed.stdout
+    assert_no_console_errors(page)

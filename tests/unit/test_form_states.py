@@ -1,0 +1,415 @@
+"""The two forms' states, driven through their event handlers as the browser would drive them.
+
+The gateway is replaced by an httpx mock transport that records every request, so
+each test can say exactly what was sent, or that nothing was.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from reflex_base.utils.format import format_event_handler
+
+from publisher import antispam, gateway
+from publisher.antispam import MathQuestion
+from publisher.forms import contact_state, subscribe_state
+from publisher.forms.contact_state import ContactState
+from publisher.forms.feedback import EDITING, SUBMITTING, SUCCESS
+from publisher.forms.subscribe_state import SubscribeState
+
+
+class Gateway:
+    """Answers every request with ``status`` and keeps what it received."""
+
+    def __init__(self) -> None:
+        self.status = 200
+        self.requests: list[httpx.Request] = []
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        return httpx.Response(self.status, json={})
+
+    @property
+    def bodies(self) -> list[dict]:
+        return [json.loads(r.content) for r in self.requests]
+
+
+@pytest.fixture
+def gw() -> Iterator[Gateway]:
+    recorder = Gateway()
+    gateway.use_client(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder.handle)))
+    yield recorder
+    gateway.use_client(None)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now_ms = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now_ms
+
+
+@pytest.fixture
+def clock(monkeypatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(contact_state, "server_clock_ms", fake)
+    return fake
+
+
+@pytest.fixture
+def questions(monkeypatch) -> list[MathQuestion]:
+    """Questions are asked in this order: 3 + 4, then 9 - 1, then 5 + 5, then 6 - 3..."""
+    queue = [MathQuestion(3, "+", 4), MathQuestion(9, "-", 1), MathQuestion(5, "+", 5), MathQuestion(6, "-", 3)]
+    asked: list[MathQuestion] = []
+
+    def next_question(rng=None) -> MathQuestion:
+        question = queue[len(asked) % len(queue)]
+        asked.append(question)
+        return question
+
+    monkeypatch.setattr(antispam, "new_question", next_question)
+    return asked
+
+
+def new_state(cls):
+    return cls(_reflex_internal_init=True)
+
+
+async def submit(state, form_data) -> list:
+    """Run the submit handler to the end; returns the events it sent to the page."""
+    return [event async for event in type(state).submit.fn(state, form_data)]
+
+
+def described(events) -> list[tuple[str, ...]]:
+    """Events as (name, argument values...), e.g. ("_set_focus", "ref_subscribe_name")."""
+    return [
+        (format_event_handler(event.handler), *(value._var_value for _, value in event.args))
+        for event in events
+    ]
+
+
+# --- Subscribe ---
+
+
+SUBSCRIBER = {"name": "Jo Reader", "email": "jo@example.com"}
+
+
+@pytest.mark.asyncio
+async def test_subscribe_empty_form_shows_both_required_messages_and_focuses_name(gw):
+    state = new_state(SubscribeState)
+    events = await submit(state, {"name": "", "email": ""})
+    assert state.name_error == "Please enter your name"
+    assert state.email_error == "Please enter your email"
+    assert described(events) == [("_set_focus", "ref_subscribe_name")]
+    assert state.status == EDITING
+    assert gw.requests == []
+
+
+@pytest.mark.asyncio
+async def test_subscribe_focus_goes_to_the_first_invalid_field(gw):
+    state = new_state(SubscribeState)
+    events = await submit(state, {"name": "Jo", "email": "jo@example"})
+    assert state.name_error == ""
+    assert state.email_error == "Please enter a valid email address"
+    assert described(events) == [("_set_focus", "ref_subscribe_email")]
+    assert gw.requests == []
+
+
+@pytest.mark.asyncio
+async def test_subscribe_short_name(gw):
+    state = new_state(SubscribeState)
+    await submit(state, {"name": " J ", "email": "jo@example.com"})
+    assert state.name_error == "Name must be at least 2 characters"
+    assert gw.requests == []
+
+
+@pytest.mark.asyncio
+async def test_subscribe_refuses_header_injection_and_sends_nothing(gw):
+    state = new_state(SubscribeState)
+    await submit(state, {"name": "Jo\r\nBcc: victim@example.com", "email": "jo@example.com\nbcc:x@example.com"})
+    assert state.name_error == "Name must not contain line breaks or control characters"
+    assert state.email_error == "Please enter a valid email address"
+    assert gw.requests == []
+
+
+@pytest.mark.asyncio
+async def test_subscribe_success_sends_the_spec_body_and_shows_the_alert(gw):
+    state = new_state(SubscribeState)
+    await submit(state, {"name": "", "email": ""})
+    events = await submit(state, {"name": "  Jo Reader ", "email": " Jo@Example.COM "})
+
+    assert len(gw.requests) == 1
+    request = gw.requests[0]
+    assert (request.method, request.url.path) == ("POST", "/prod/subscribe")
+    assert request.headers["content-type"] == "application/json"
+    assert gw.bodies == [{"email": "Jo@example.com", "name": "Jo Reader", "book_updates": "yes"}]
+
+    assert state.status == SUCCESS and state.succeeded
+    assert (state.name_error, state.email_error) == ("", "")
+    assert (state.notice_kind, state.notice_text) == ("success", "Successfully subscribed to our email list!")
+    assert described(events) == [("_set_focus", "ref_subscribe_success")]
+
+
+@pytest.mark.asyncio
+async def test_subscribe_failure_keeps_the_form_and_says_so(gw):
+    gw.status = 500
+    state = new_state(SubscribeState)
+    await submit(state, SUBSCRIBER)
+    assert len(gw.requests) == 1
+    assert state.status == EDITING
+    assert (state.notice_kind, state.notice_text) == ("error", "Failed to subscribe. Please try again.")
+
+    first_notice = state.notice_id
+    await submit(state, SUBSCRIBER)  # the visitor retries; a second toast is a new notice
+    assert len(gw.requests) == 2
+    assert state.notice_id != first_notice
+
+
+@pytest.mark.asyncio
+async def test_subscribe_submit_while_one_is_in_flight_does_nothing(gw):
+    state = new_state(SubscribeState)
+    state.status = SUBMITTING
+    assert await submit(state, SUBSCRIBER) == []
+    assert gw.requests == []
+    assert state.status == SUBMITTING
+
+
+@pytest.mark.asyncio
+async def test_subscribe_after_success_a_replayed_submit_does_nothing_until_start_over(gw):
+    state = new_state(SubscribeState)
+    await submit(state, SUBSCRIBER)
+    await submit(state, SUBSCRIBER)
+    assert len(gw.requests) == 1
+
+    SubscribeState.start_over.fn(state)
+    assert state.status == EDITING
+    await submit(state, {"name": "Ann Other", "email": "ann@example.com"})
+    assert len(gw.requests) == 2
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("form_data", [None, "name=Jo", ["Jo", "jo@example.com"], {"name": 5, "email": None}])
+async def test_subscribe_malformed_form_data_is_a_validation_error(gw, form_data):
+    state = new_state(SubscribeState)
+    await submit(state, form_data)
+    assert state.name_error == "Please enter your name"
+    assert state.email_error == "Please enter your email"
+    assert gw.requests == []
+
+
+# --- Contact ---
+
+
+def contact_form(answer: str = "7", **overrides: str) -> dict[str, str]:
+    form = {
+        "first_name": "Jo",
+        "last_name": "Reader",
+        "email": "jo@example.com",
+        "message": "When is the next book coming out?",
+        "answer": answer,
+        "website": "",
+    }
+    form.update(overrides)
+    return form
+
+
+@pytest.fixture
+def shown(clock, questions, gw) -> ContactState:
+    """A contact form shown at the clock's time, asking 3 + 4."""
+    state = new_state(ContactState)
+    ContactState.start.fn(state)
+    return state
+
+
+def test_contact_start_asks_a_question_and_starts_the_fill_time_clock(clock, questions):
+    state = new_state(ContactState)
+    ContactState.start.fn(state)
+    assert state.question == "What is 3 + 4?"
+    assert state._answer == 7
+    assert state._shown_at_ms == clock.now_ms
+
+
+def test_contact_answer_and_shown_time_never_leave_the_server(clock, questions):
+    state = new_state(ContactState)
+    ContactState.start.fn(state)
+    assert state._answer == 7 and state._shown_at_ms == clock.now_ms
+    assert not {"_answer", "_shown_at_ms"} & set(ContactState.base_vars)
+    serialized = json.dumps(state.dict(), default=str)
+    assert "What is 3 + 4?" in serialized
+    assert "_answer" not in serialized and "shown_at" not in serialized
+    delta = json.dumps(state.get_delta(), default=str)
+    assert "_answer" not in delta and "shown_at" not in delta
+
+
+@pytest.mark.asyncio
+async def test_contact_empty_form_shows_every_required_message_and_focuses_first_name(shown, gw):
+    events = await submit(shown, contact_form(answer="", first_name="", last_name="", email="", message=""))
+    assert shown.first_name_error == "Please enter your first name"
+    assert shown.last_name_error == "Please enter your last name"
+    assert shown.email_error == "Please enter your email"
+    assert shown.message_error == "Please enter your message"
+    assert shown.answer_error == "Please answer the math question"
+    assert described(events) == [("_set_focus", "ref_contact_first_name")]
+    assert gw.requests == []
+
+
+@pytest.mark.asyncio
+async def test_contact_minimum_lengths(shown, gw, clock):
+    clock.now_ms += 6000
+    await submit(shown, contact_form(first_name="J", last_name="R", email="jo@", message="Too short"))
+    assert shown.first_name_error == "First name must be at least 2 characters"
+    assert shown.last_name_error == "Last name must be at least 2 characters"
+    assert shown.email_error == "Please enter a valid email address"
+    assert shown.message_error == "Message must be at least 10 characters"
+    assert gw.requests == []
+
+
+@pytest.mark.asyncio
+async def test_contact_honeypot_is_rejected_first(shown, gw, clock):
+    # Also too fast and a wrong answer: the honeypot is checked first.
+    events = await submit(shown, contact_form(answer="8", website="https://spam.example"))
+    assert shown.form_error == "Please try again."
+    assert events == []
+    assert shown.question == "What is 3 + 4?"
+    assert gw.requests == []
+
+
+@pytest.mark.asyncio
+async def test_contact_too_fast_is_rejected_before_the_math_check(shown, gw, clock):
+    clock.now_ms += 4999
+    await submit(shown, contact_form(answer="8"))
+    assert shown.form_error == "Please take your time to fill out the form completely."
+    assert shown.question == "What is 3 + 4?"  # the same question: the visitor only has to wait
+    assert gw.requests == []
+
+    clock.now_ms += 1  # 5000 ms after the form was shown
+    await submit(shown, contact_form(answer="7"))
+    assert shown.form_error == ""
+    assert len(gw.requests) == 1
+
+
+@pytest.mark.asyncio
+async def test_contact_wrong_answer_asks_a_new_question_and_clears_the_answer(shown, gw, clock):
+    clock.now_ms += 5000
+    events = await submit(shown, contact_form(answer="8"))
+    assert shown.form_error == "Incorrect answer to the math question. Please try again."
+    assert shown.answer_error == "Incorrect answer"
+    assert shown.question == "What is 9 - 1?"
+    assert described(events) == [("_set_value", "ref_contact_answer", ""), ("_set_focus", "ref_contact_answer")]
+    assert gw.requests == []
+
+    await submit(shown, contact_form(answer="7"))  # right for the old question, wrong for the new one
+    assert shown.form_error == "Incorrect answer to the math question. Please try again."
+    assert gw.requests == []
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("answer", ["seven", "7.0", "0x7", "7 7"])
+async def test_contact_non_numeric_answer_is_incorrect(shown, gw, clock, answer):
+    clock.now_ms += 5000
+    await submit(shown, contact_form(answer=answer))
+    assert shown.answer_error == "Incorrect answer"
+    assert gw.requests == []
+
+
+@pytest.mark.asyncio
+async def test_contact_without_a_shown_form_counts_as_too_fast(clock, questions, gw):
+    state = new_state(ContactState)  # a crafted submit: the page never loaded, no question asked
+    await submit(state, contact_form(answer="7"))
+    assert state.form_error == "Please take your time to fill out the form completely."
+    assert gw.requests == []
+
+
+@pytest.mark.asyncio
+async def test_contact_success_sends_the_spec_body(shown, gw, clock):
+    clock.now_ms += 5000
+    events = await submit(shown, contact_form(answer=" 7 ", first_name=" Jo ", message="Line one\nLine two."))
+
+    assert len(gw.requests) == 1
+    request = gw.requests[0]
+    assert (request.method, request.url.path) == ("POST", "/prod/send-email")
+    assert request.headers["content-type"] == "application/json"
+    assert gw.bodies == [
+        {
+            "sender": {"name": "Jo Reader", "email": "jo@example.com"},
+            "subject": "Contact Form Submission from Jo Reader",
+            "message": "Line one\nLine two.",
+        }
+    ]
+    assert "website" not in request.content.decode()
+    assert shown.status == SUCCESS
+    assert (shown.notice_kind, shown.notice_text) == ("success", "Your message has been sent successfully!")
+    assert shown.question == "What is 9 - 1?"
+    assert described(events) == [("_set_focus", "ref_contact_success")]
+
+
+@pytest.mark.asyncio
+async def test_contact_send_another_message_shows_a_fresh_form_and_restarts_the_clock(shown, gw, clock):
+    clock.now_ms += 5000
+    await submit(shown, contact_form())
+    clock.now_ms += 60_000
+    ContactState.start_over.fn(shown)
+    assert shown.status == EDITING
+    assert shown._shown_at_ms == clock.now_ms
+    assert shown.question == "What is 5 + 5?"
+    await submit(shown, contact_form(answer="10"))
+    assert shown.form_error == "Please take your time to fill out the form completely."
+    assert len(gw.requests) == 1
+
+
+@pytest.mark.asyncio
+async def test_contact_gateway_failure_asks_a_new_question_and_clears_the_answer(shown, gw, clock):
+    gw.status = 503
+    clock.now_ms += 5000
+    events = await submit(shown, contact_form())
+    assert len(gw.requests) == 1
+    assert shown.status == EDITING
+    assert (shown.notice_kind, shown.notice_text) == ("error", "Failed to send message. Please try again.")
+    assert shown.question == "What is 9 - 1?"
+    assert described(events) == [("_set_value", "ref_contact_answer", "")]
+
+    gw.status = 200
+    await submit(shown, contact_form(answer="7"))  # the same answer no longer fits
+    assert len(gw.requests) == 1
+    await submit(shown, contact_form(answer="10"))  # 5 + 5 after the wrong answer's new question
+    assert len(gw.requests) == 2
+    assert shown.status == SUCCESS
+
+
+@pytest.mark.asyncio
+async def test_contact_submit_while_one_is_in_flight_does_nothing(shown, gw, clock):
+    clock.now_ms += 5000
+    shown.status = SUBMITTING
+    assert await submit(shown, contact_form()) == []
+    assert gw.requests == []
+
+
+@pytest.mark.asyncio
+async def test_contact_visiting_again_restarts_the_clock_and_asks_again(shown, gw, clock):
+    clock.now_ms += 4000
+    ContactState.start.fn(shown)
+    assert shown.question == "What is 9 - 1?"
+    clock.now_ms += 4000  # 8 s after the first visit, 4 s after this one
+    await submit(shown, contact_form(answer="7"))
+    assert shown.form_error == "Please take your time to fill out the form completely."
+    assert gw.requests == []
+
+
+@pytest.mark.asyncio
+async def test_contact_message_limits_are_enforced(shown, gw, clock):
+    clock.now_ms += 5000
+    await submit(shown, contact_form(message="x" * 5001, first_name="J" * 101))
+    assert shown.message_error == "Message must be at most 5000 characters"
+    assert shown.first_name_error == "First name must be at most 100 characters"
+    assert gw.requests == []
+
+
+def test_success_texts_match_the_spec():
+    assert subscribe_state.SUCCESS_TITLE == "Thank you for joining our email list!"
+    assert "first to know" in subscribe_state.SUCCESS_TEXT and "new" in subscribe_state.SUCCESS_TEXT
+    assert contact_state.SUCCESS_TITLE == "Thank you for contacting us!"
+    assert "24-48 hours" in contact_state.SUCCESS_TEXT and "business days" in contact_state.SUCCESS_TEXT
