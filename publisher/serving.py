@@ -1,5 +1,12 @@
 """HTTP serving concerns of the single-port production server (Reflex's api_transformer).
 
+Response headers: every response carries the security headers and a cache
+policy for its kind (content-hashed build assets are immutable; pages, JSON and
+everything else are revalidated). The Content-Security-Policy allows only what
+the site uses: its own scripts (the prerendered pages' inline scripts by hash),
+its own images, styles (React/emotion and the toaster insert <style> elements),
+and its own websocket.
+
 Reflex prerenders ``/about`` as ``about/index.html``, and its static file server
 redirects ``/about`` to ``/about/``. Our published URLs have no trailing slash
 (links, canonical, sitemap), so this middleware serves them directly: the
@@ -8,9 +15,108 @@ request path is rewritten internally, with no redirect.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 from collections.abc import Iterable
+from pathlib import Path
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+BUILD_DIR = Path(".web") / "build" / "client"
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"
+IMAGE_CACHE = "public, max-age=86400"
+_IMAGE_SUFFIXES = (".svg", ".png", ".ico", ".jpg", ".jpeg", ".webp", ".avif")
+# Vite's output: /assets/<name>-<hash>.<ext>, content-addressed.
+_HASHED_ASSET = re.compile(r"^/assets/[^/]+-[A-Za-z0-9_-]{8,}\.(?:js|css|mjs|woff2?|svg|png|webp)$")
+_INLINE_SCRIPT = re.compile(r"<script(?P<attrs>[^>]*)>(?P<body>.*?)</script>", re.S)
+_SCRIPT_TYPE = re.compile(r"""\btype\s*=\s*["']?([^"'\s>]*)""", re.I)
+_JAVASCRIPT_TYPES = frozenset({"", "module", "text/javascript", "application/javascript"})
+
+
+def _is_executable(attrs: str) -> bool:
+    declared = _SCRIPT_TYPE.search(attrs)
+    return (declared.group(1).lower() if declared else "") in _JAVASCRIPT_TYPES
+
+
+def cache_control(path: str) -> str:
+    if _HASHED_ASSET.match(path):
+        return IMMUTABLE
+    if path.lower().endswith(_IMAGE_SUFFIXES):
+        return IMAGE_CACHE
+    return REVALIDATE
+
+
+def inline_script_hashes(build_dir: Path = BUILD_DIR) -> list[str]:
+    """CSP sources ('sha256-...') for every inline script in the prerendered pages."""
+    hashes: set[str] = set()
+    for html_file in sorted(build_dir.rglob("*.html")):
+        for match in _INLINE_SCRIPT.finditer(html_file.read_text(encoding="utf-8")):
+            attrs, body = match.group("attrs"), match.group("body")
+            if "src=" in attrs or not _is_executable(attrs) or not body:
+                continue  # external, or data such as application/ld+json (never executed)
+            digest = hashlib.sha256(body.encode("utf-8")).digest()
+            hashes.add(f"'sha256-{base64.b64encode(digest).decode()}'")
+    return sorted(hashes)
+
+
+def content_security_policy(host: str, https: bool, script_hashes: Iterable[str]) -> str:
+    websocket = f"wss://{host}" if https else f"ws://{host} wss://{host}"
+    directives = [
+        "default-src 'self'",
+        "script-src 'self' " + " ".join(script_hashes),
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",
+        "font-src 'self'",
+        f"connect-src 'self' {websocket}",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+    if https:
+        directives.append("upgrade-insecure-requests")
+    return "; ".join(d.strip() for d in directives)
+
+
+def is_https(scope: Scope) -> bool:
+    """HTTPS to the visitor: directly, or at a proxy that says so."""
+    forwarded = Headers(scope=scope).get("x-forwarded-proto", "").split(",")[0].strip().lower()
+    return scope.get("scheme") == "https" or forwarded == "https"
+
+
+class ResponseHeaders:
+    """Adds the security headers and the cache policy to every HTTP response."""
+
+    def __init__(self, app: ASGIApp, script_hashes: Iterable[str]):
+        self.app = app
+        self.script_hashes = tuple(script_hashes)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        https = is_https(scope)
+        host = Headers(scope=scope).get("host", "localhost")
+        policy = content_security_policy(host, https, self.script_hashes)
+        cache = cache_control(scope["path"])
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers["Content-Security-Policy"] = policy
+                headers["X-Content-Type-Options"] = "nosniff"
+                headers["Referrer-Policy"] = "strict-origin-when-cross-origin"
+                headers["Permissions-Policy"] = "camera=(), microphone=(), geolocation=()"
+                headers["X-Frame-Options"] = "DENY"
+                headers["Cache-Control"] = cache if message["status"] < 400 else REVALIDATE
+                if https:
+                    headers["Strict-Transport-Security"] = "max-age=31536000; includeSubDomains"
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 class CanonicalRouteRewrite:
@@ -31,4 +137,5 @@ class CanonicalRouteRewrite:
 def transform(app: ASGIApp) -> ASGIApp:
     from publisher import content
 
-    return CanonicalRouteRewrite(app, (item.route for item in content.NAV_ITEMS))
+    routes = CanonicalRouteRewrite(app, (item.route for item in content.NAV_ITEMS))
+    return ResponseHeaders(routes, inline_script_hashes())

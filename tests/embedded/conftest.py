@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.browser import browser, page  # noqa: F401 (fixtures)
-from tests.support import ProductionServer, running_server
+from tests.support import ProductionServer, build_site, running_server
 
 
 @pytest.fixture(scope="session")
@@ -20,7 +20,13 @@ def db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory, db_url: str) -> Iterator[ProductionServer]:
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """`make build` once per test session; servers only serve it."""
+    build_site(tmp_path_factory.mktemp("build") / "build.log")
+
+
+@pytest.fixture(scope="session")
+def server(built_site: None, tmp_path_factory: pytest.TempPathFactory, db_url: str) -> Iterator[ProductionServer]:
     env = {"PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}
     with running_server(tmp_path_factory.mktemp("server"), env) as prod:
         yield prod

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.browser import browser, mobile_page, page  # noqa: F401 (fixtures)
-from tests.support import ProductionServer, RecordingGateway, running_server
+from tests.support import ProductionServer, RecordingGateway, build_site, running_server
 
 
 @pytest.fixture(scope="session")
@@ -29,7 +29,13 @@ def gateway(test_gateway: RecordingGateway) -> Iterator[RecordingGateway]:
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory, test_gateway: RecordingGateway) -> Iterator[ProductionServer]:
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """`make build` once per test session; servers only serve it."""
+    build_site(tmp_path_factory.mktemp("build") / "build.log")
+
+
+@pytest.fixture(scope="session")
+def server(built_site: None, tmp_path_factory: pytest.TempPathFactory, test_gateway: RecordingGateway) -> Iterator[ProductionServer]:
     workdir = tmp_path_factory.mktemp("server")
     env = {"PUBLISHER_GATEWAY_URL": test_gateway.url, "REFLEX_DB_URL": f"sqlite:///{workdir / 'site.db'}"}
     with running_server(workdir, env) as prod:

@@ -175,13 +175,41 @@ def test_plugin_adds_robots_txt_for_the_configured_site(monkeypatch):
     assert assets == [(Path("public") / "robots.txt", robots_txt("https://books.example.com"))]
 
 
-def test_plugin_registers_the_router_config_rewrite():
+def test_plugin_registers_the_router_config_and_backend_url_rewrites():
     tasks = []
     build_plugins.SiteFilesPlugin().pre_compile(add_modify_task=lambda *args: tasks.append(args))
-    assert tasks == [("react-router.config.js", prerender_not_found)]
+    assert tasks == [
+        ("react-router.config.js", prerender_not_found),
+        ("utils/state.js", build_plugins.backend_at_page_origin),
+    ]
 
 
 def test_plugin_post_build_installs_the_not_found_page(static_dir):
     build_plugins.SiteFilesPlugin().post_build(static_dir=str(static_dir))
     assert (static_dir / "__spa-fallback.html").read_text() == "<html>Oops! Page Not Found</html>"
     assert not (static_dir / "__not-found").exists()
+
+
+# --- Same-origin backend URL ----------------------------------------------------------
+
+STATE_JS_EXCERPT = """  if (
+    typeof window !== "undefined" &&
+    SAME_DOMAIN_HOSTNAMES.includes(endpoint.hostname)
+  ) {
+    // Use the frontend domain to access the backend
+    const frontend_hostname = window.location.hostname;
+    endpoint.hostname = frontend_hostname;
+    if (window.location.protocol === "https:") {
+"""
+
+
+def test_backend_url_follows_the_page_host_and_port():
+    patched = build_plugins.backend_at_page_origin(STATE_JS_EXCERPT)
+    assert "endpoint.host = window.location.host;" in patched
+    assert "endpoint.hostname = frontend_hostname" not in patched
+    assert build_plugins.backend_at_page_origin(patched) == patched  # .web keeps the file between builds
+
+
+def test_backend_url_patch_refuses_an_unknown_layout():
+    with pytest.raises(RuntimeError, match="getBackendURL changed"):
+        build_plugins.backend_at_page_origin("export const getBackendURL = () => new URL(env.PING);")

@@ -1,4 +1,4 @@
-"""CanonicalRouteRewrite: slash-less page URLs are served in place, without a redirect."""
+"""The serving middleware: slash-less page URLs served in place; security and cache headers."""
 
 from __future__ import annotations
 
@@ -127,10 +127,114 @@ async def test_middleware_works_inside_a_running_event_loop():
     assert sent == [{"type": "test.called"}]
 
 
-def test_transform_covers_exactly_the_non_root_nav_routes():
+def test_transform_adds_headers_around_the_route_rewrite_for_exactly_the_non_root_nav_routes():
     inner = RecordingApp()
-    wrapped = serving.transform(inner)
+    outer = serving.transform(inner)
+    assert isinstance(outer, serving.ResponseHeaders)
+    wrapped = outer.app
     assert isinstance(wrapped, CanonicalRouteRewrite)
     assert wrapped.app is inner
     assert wrapped.routes == frozenset(item.route for item in content.NAV_ITEMS if item.route != "/")
     assert wrapped.routes == frozenset({"/about", "/subscribe", "/contact-us"})
+
+
+# --- Response headers -------------------------------------------------------------
+
+
+class RespondingApp:
+    def __init__(self, status: int = 200, headers: list | None = None):
+        self.status = status
+        self.headers = headers or [(b"content-type", b"text/html; charset=utf-8")]
+        self.scopes: list[dict] = []
+
+    async def __call__(self, scope, receive, send):
+        self.scopes.append(scope)
+        await send({"type": "http.response.start", "status": self.status, "headers": list(self.headers)})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
+def response_headers(scope: dict, status: int = 200, hashes=("'sha256-abc='",)) -> dict[str, str]:
+    middleware = serving.ResponseHeaders(RespondingApp(status), hashes)
+    _, sent = call(middleware, scope)
+    return {k.decode().lower(): v.decode() for k, v in sent[0]["headers"]}
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("/assets/root-CSsy5Cqn.js", "public, max-age=31536000, immutable"),
+        ("/assets/__reflex_global_styles-UvPD5Uoz.css", "public, max-age=31536000, immutable"),
+        ("/", "no-cache"),
+        ("/about", "no-cache"),
+        ("/sitemap.xml", "no-cache"),
+        ("/_health", "no-cache"),
+        ("/site.js", "no-cache"),  # not content-hashed: must be revalidated
+        ("/assets/unhashed.js", "no-cache"),
+        ("/logo.svg", "public, max-age=86400"),
+        ("/images/covers/coloring-book.svg", "public, max-age=86400"),
+    ],
+)
+def test_cache_policy_per_kind_of_response(path, expected):
+    assert serving.cache_control(path) == expected
+    assert response_headers(http_scope(path))["cache-control"] == expected
+
+
+def test_error_responses_are_never_cached_long():
+    assert response_headers(http_scope("/assets/gone-CSsy5Cqn.js"), status=404)["cache-control"] == "no-cache"
+
+
+def test_security_headers_on_every_response():
+    headers = response_headers(http_scope("/"))
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["referrer-policy"] == "strict-origin-when-cross-origin"
+    assert headers["permissions-policy"] == "camera=(), microphone=(), geolocation=()"
+    policy = dict(d.split(" ", 1) for d in headers["content-security-policy"].split("; ") if " " in d)
+    assert policy["default-src"] == "'self'"
+    assert policy["script-src"] == "'self' 'sha256-abc='"
+    assert policy["frame-ancestors"] == "'none'"
+    assert policy["object-src"] == "'none'"
+    assert policy["connect-src"] == "'self' ws://books.example.com wss://books.example.com"
+    assert "unsafe-eval" not in headers["content-security-policy"]
+    assert "strict-transport-security" not in headers
+
+
+@pytest.mark.parametrize(
+    "scope",
+    [
+        http_scope("/", scheme="https"),
+        http_scope("/", headers=[(b"host", b"books.example.com"), (b"x-forwarded-proto", b"https")]),
+    ],
+    ids=["direct", "behind a proxy"],
+)
+def test_https_adds_hsts_and_only_secure_websockets(scope):
+    headers = response_headers(scope)
+    assert headers["strict-transport-security"] == "max-age=31536000; includeSubDomains"
+    assert "connect-src 'self' wss://books.example.com;" in headers["content-security-policy"]
+    assert "upgrade-insecure-requests" in headers["content-security-policy"]
+
+
+def test_websocket_and_lifespan_scopes_pass_untouched():
+    app = RecordingApp()
+    middleware = serving.ResponseHeaders(app, ())
+    _, sent = call(middleware, {"type": "websocket", "path": "/_event", "headers": []})
+    assert sent == [{"type": "test.called"}]
+
+
+def test_inline_script_hashes_cover_executable_inline_scripts_only(tmp_path):
+    import base64
+    import hashlib
+
+    def sha(body: str) -> str:
+        return "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
+
+    (tmp_path / "about").mkdir()
+    (tmp_path / "index.html").write_text(
+        "<script>window.a = 1;</script>"
+        '<script type="module" async="">import "/assets/x.js";</script>'
+        '<script type="application/ld+json">{"@type": "Thing"}</script>'
+        '<script defer src="/site.js"></script>'
+    )
+    (tmp_path / "about" / "index.html").write_text("<script id=\"_R_\">go()</script><script>window.a = 1;</script>")
+    assert serving.inline_script_hashes(tmp_path) == sorted(
+        [sha("window.a = 1;"), sha('import "/assets/x.js";'), sha("go()")]
+    )

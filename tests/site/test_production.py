@@ -1,0 +1,137 @@
+"""The production server as the container starts it: start-up, headers, compression, health."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser import open_page
+from tests.support import BUILD_DIR, TEST_SITE_URL, ProductionServer, container_command
+
+PAGES = ["/", "/about", "/subscribe", "/contact-us"]
+SECURITY_HEADERS = {
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "strict-origin-when-cross-origin",
+    "permissions-policy": "camera=(), microphone=(), geolocation=()",
+}
+
+
+@pytest.fixture(scope="module")
+def client(base_url: str):
+    with httpx.Client(base_url=base_url, follow_redirects=False, timeout=10) as http:
+        yield http
+
+
+def hashed_asset(client: httpx.Client, suffix: str) -> str:
+    html = client.get("/").text
+    return re.search(rf'"(/assets/[^"]+-[A-Za-z0-9_-]{{8,}}\.{suffix})"', html).group(1)
+
+
+def assert_security_headers(response: httpx.Response) -> None:
+    for name, value in SECURITY_HEADERS.items():
+        assert response.headers[name] == value, name
+    policy = response.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in policy
+    assert "default-src 'self'" in policy
+    assert "unsafe-eval" not in policy
+    assert "strict-transport-security" not in response.headers  # plain HTTP here
+
+
+def test_the_container_command_serves_the_prebuilt_site_without_rebuilding(server: ProductionServer):
+    assert container_command() == ["publisher-serve"]
+    assert server.started_in_s is not None and server.started_in_s < 30, server.started_in_s
+    assert (BUILD_DIR / "index.html").stat().st_mtime < server.launched_at
+    assert "Compiling" not in server.log_path.read_text()
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_pages_are_revalidated_compressed_and_secured(client, path):
+    response = client.get(path, headers={"Accept-Encoding": "gzip"})
+    assert response.status_code == 200
+    assert response.headers["cache-control"] == "no-cache"
+    assert response.headers["content-encoding"] == "gzip"
+    assert "<h1" in response.text  # httpx decoded the gzip body
+    assert_security_headers(response)
+
+
+def test_pages_are_sent_uncompressed_to_clients_that_do_not_accept_gzip(client):
+    response = client.get("/", headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in response.headers
+    assert "<h1" in response.text
+
+
+def test_hashed_assets_are_immutable_and_compressed(client):
+    for suffix in ("js", "css"):
+        path = hashed_asset(client, suffix)
+        response = client.get(path, headers={"Accept-Encoding": "gzip"})
+        assert response.status_code == 200, path
+        assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
+        assert response.headers["content-encoding"] == "gzip"
+        assert_security_headers(response)
+
+
+def test_images_are_cached_for_a_day(client):
+    response = client.get("/logo.svg")
+    assert response.status_code == 200
+    assert response.headers["cache-control"] == "public, max-age=86400"
+
+
+def test_unknown_path_is_404_with_the_not_found_page(client):
+    response = client.get("/no/such/page", headers={"Accept-Encoding": "gzip"})
+    assert response.status_code == 404
+    assert "Oops! Page Not Found" in response.text
+    assert response.headers["cache-control"] == "no-cache"
+    assert_security_headers(response)
+
+
+@pytest.mark.parametrize("path", ["/", "/about", "/no/such/page"])
+def test_head_answers_like_get_without_a_body(client, path):
+    get = client.get(path)
+    head = client.head(path)
+    assert head.status_code == get.status_code
+    assert head.content == b""
+    assert head.headers["content-type"] == get.headers["content-type"]
+    assert head.headers["cache-control"] == get.headers["cache-control"]
+
+
+def test_health_endpoint(client):
+    response = client.get("/_health")
+    assert response.status_code == 200
+    assert response.json()["status"] is True
+    assert response.json()["db"] is True
+    assert response.headers["cache-control"] == "no-cache"
+    assert client.get("/ping").status_code == 200
+
+
+def test_hsts_when_the_proxy_says_https(client):
+    response = client.get("/", headers={"X-Forwarded-Proto": "https"})
+    assert response.headers["strict-transport-security"] == "max-age=31536000; includeSubDomains"
+
+
+def test_home_html_carries_content_and_metadata(client):
+    html = client.get("/").text
+    assert "<title>" in html and "Animals We Confuse" in html
+    assert f'<link href="{TEST_SITE_URL}/" rel="canonical"/>' in html
+    assert "Latest Releases" in html and "Get Your Copy Today" in html
+    assert 'type="application/ld+json"' in html
+
+
+CSP_LISTENER = """
+window.__cspViolations = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI);
+});
+"""
+
+
+@pytest.mark.parametrize("path", [*PAGES, "/no-such-page"])
+def test_every_page_loads_with_no_console_errors_or_csp_violations(page: Page, base_url: str, path: str):
+    page.add_init_script(CSP_LISTENER)
+    open_page(page, base_url, path)
+    expect(page.locator("footer")).to_be_visible()
+    assert page.evaluate("window.__cspViolations") == []
+    errors = [e for e in page.console.errors if "status of 404" not in e]  # type: ignore[attr-defined]
+    assert errors == []

@@ -1,0 +1,43 @@
+"""publisher-serve's start-up checks (the container's start command)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from publisher.serve import DEFAULT_HOST, DEFAULT_PORT, ServeError, listen_address
+
+SERVE = str(Path(sys.executable).parent / "publisher-serve")
+
+
+def test_defaults_bind_locally_on_8000():
+    assert listen_address({}) == (DEFAULT_HOST, DEFAULT_PORT) == ("127.0.0.1", 8000)
+
+
+def test_host_and_port_come_from_the_environment():
+    assert listen_address({"HOST": "0.0.0.0", "PORT": "9000"}) == ("0.0.0.0", 9000)
+
+
+@pytest.mark.parametrize("port", ["http", "0", "70000", "-1", "80.5"])
+def test_a_bad_port_is_refused_with_a_clear_message(port):
+    with pytest.raises(ServeError, match="PORT must be a TCP port number"):
+        listen_address({"PORT": port})
+
+
+def test_without_a_build_it_stops_and_says_how_to_build(tmp_path):
+    result = subprocess.run([SERVE], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "run `make build`" in result.stderr
+
+
+def test_a_malformed_gateway_url_stops_start_up_naming_the_variable(tmp_path):
+    build = tmp_path / ".web" / "build" / "client"
+    build.mkdir(parents=True)
+    (build / "index.html").write_text("<!doctype html>")
+    env = {"PATH": "/usr/bin:/bin", "PUBLISHER_GATEWAY_URL": "ftp://gateway"}
+    result = subprocess.run([SERVE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "PUBLISHER_GATEWAY_URL" in result.stderr
