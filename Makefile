@@ -51,7 +51,7 @@ build: setup
 	REFLEX_ENV_MODE=prod $(BIN)/reflex export --frontend-only --no-zip
 
 # Production: build, then serve pages, assets and backend from one process on $$PORT (default 8000).
-serve: build migrate
+serve: build
 	PORT=$${PORT:-8000} $(BIN)/publisher-serve
 
 run: migrate

@@ -1,5 +1,6 @@
 // Small browser-side behaviours that must not wait for the server:
-// the mobile menu drawer, the "Go Back" button and the footer's current year.
+// the mobile menu drawer, the "Go Back" button and the footer's current year,
+// and starting the app (hydration) once the prerendered page has loaded and painted.
 (function () {
   "use strict";
 
@@ -39,4 +40,41 @@
   }
   showCurrentYear();
   window.addEventListener("load", showCurrentYear);
+
+  // Forms only work through the app: before it has started, a submit does nothing
+  // (instead of a native GET that would put the visitor's email in the URL).
+  document.addEventListener(
+    "submit",
+    function (event) {
+      if (event.target instanceof HTMLFormElement && event.target.hasAttribute("data-app-form")) {
+        event.preventDefault();
+      }
+    },
+    true
+  );
+
+  // The build (publisher/build_plugins.py) makes React Router's boot module and its
+  // preloads inert; start them here, after the load event and the next paint.
+  function startApp() {
+    var boot = document.querySelector('script[data-app-boot]');
+    if (!boot || boot.hasAttribute("data-started")) return;
+    boot.setAttribute("data-started", "");
+    document.querySelectorAll('link[rel="x-app-modulepreload"]').forEach(function (link) {
+      var preload = document.createElement("link");
+      preload.rel = "modulepreload";
+      preload.href = link.getAttribute("href");
+      document.head.appendChild(preload);
+    });
+    var script = document.createElement("script");
+    script.type = "module";
+    script.textContent = boot.textContent;
+    document.body.appendChild(script);
+  }
+  function startAfterPaint() {
+    window.requestAnimationFrame(function () {
+      window.setTimeout(startApp, 0);
+    });
+  }
+  if (document.readyState === "complete") startAfterPaint();
+  else window.addEventListener("load", startAfterPaint, { once: true });
 })();

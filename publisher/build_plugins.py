@@ -3,6 +3,9 @@
 - robots.txt pointing to the sitemap (absolute URL from ``deploy_url``).
 - A portable build: the browser reaches the backend at the page's own origin
   (host and port), so one build serves on any port or host (container, tests).
+- The app's scripts start after the page has loaded and painted: the prerendered
+  HTML is complete without them, so on a slow connection the CSS, text and images
+  come first and hydration follows (assets/site.js starts it; see defer_app_boot).
 - A prerendered not-found page: Reflex serves ``404.html`` (a copy of the SPA
   fallback shell, empty until JavaScript runs) for unknown paths. We prerender the
   catch-all route at a private path and make that the fallback, so a 404 response
@@ -12,6 +15,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -79,6 +83,29 @@ def use_prerendered_not_found(static_dir: Path) -> None:
     (static_dir / f"{name}.html").unlink(missing_ok=True)
 
 
+BOOT_TYPE = "text/x-app-boot"
+DEFERRED_PRELOAD_REL = "x-app-modulepreload"
+_MODULEPRELOAD = re.compile(r'<link rel="modulepreload"')
+_BOOT_SCRIPT = re.compile(r'<script type="module"')
+
+
+def defer_app_boot(html: str) -> str:
+    """Keep the browser from fetching and running the app's modules while the page loads.
+
+    React Router's module preloads become inert links and its inline boot module an
+    inert script; assets/site.js re-creates both after the load event. Only
+    attributes change (no element is added or removed), so hydration sees the same
+    document structure.
+    """
+    html = _MODULEPRELOAD.sub(f'<link rel="{DEFERRED_PRELOAD_REL}"', html)
+    return _BOOT_SCRIPT.sub(f'<script type="{BOOT_TYPE}" data-app-boot=""', html)
+
+
+def defer_app_boot_in_pages(static_dir: Path) -> None:
+    for page in static_dir.rglob("*.html"):
+        page.write_text(defer_app_boot(page.read_text(encoding="utf-8")), encoding="utf-8")
+
+
 class SiteFilesPlugin(Plugin):
     """Adds robots.txt, the prerendered 404 page and the same-origin backend URL."""
 
@@ -94,3 +121,4 @@ class SiteFilesPlugin(Plugin):
     def post_build(self, **context: Any) -> None:
         static_dir = Path(context["static_dir"])
         use_prerendered_not_found(static_dir)
+        defer_app_boot_in_pages(static_dir)

@@ -1,7 +1,8 @@
 """HTTP serving concerns of the single-port production server (Reflex's api_transformer).
 
 Response headers: every response carries the security headers and a cache
-policy for its kind (content-hashed build assets are immutable; pages, JSON and
+policy for its kind (pages the full policy below, everything else the minimal
+"default-src 'none'") (content-hashed build assets are immutable; pages, JSON and
 everything else are revalidated). The Content-Security-Policy allows only what
 the site uses: its own scripts (the prerendered pages' inline scripts by hash),
 its own images, styles (React/emotion and the toaster insert <style> elements),
@@ -28,12 +29,16 @@ BUILD_DIR = Path(".web") / "build" / "client"
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
 IMAGE_CACHE = "public, max-age=86400"
+# Scripts, styles, images and JSON are never documents the site renders: if one is
+# opened directly, nothing in it may run or load.
+RESOURCE_POLICY = "default-src 'none'; frame-ancestors 'none'"
 _IMAGE_SUFFIXES = (".svg", ".png", ".ico", ".jpg", ".jpeg", ".webp", ".avif")
 # Vite's output: /assets/<name>-<hash>.<ext>, content-addressed.
 _HASHED_ASSET = re.compile(r"^/assets/[^/]+-[A-Za-z0-9_-]{8,}\.(?:js|css|mjs|woff2?|svg|png|webp)$")
 _INLINE_SCRIPT = re.compile(r"<script(?P<attrs>[^>]*)>(?P<body>.*?)</script>", re.S)
 _SCRIPT_TYPE = re.compile(r"""\btype\s*=\s*["']?([^"'\s>]*)""", re.I)
-_JAVASCRIPT_TYPES = frozenset({"", "module", "text/javascript", "application/javascript"})
+# text/x-app-boot: the inert boot module that assets/site.js re-inserts as a module.
+_JAVASCRIPT_TYPES = frozenset({"", "module", "text/javascript", "application/javascript", "text/x-app-boot"})
 
 
 def _is_executable(attrs: str) -> bool:
@@ -81,6 +86,16 @@ def content_security_policy(host: str, https: bool, script_hashes: Iterable[str]
     return "; ".join(d.strip() for d in directives)
 
 
+def is_page_path(path: str) -> bool:
+    """Pages (and the 404 page) are extension-less or .html paths; assets have extensions.
+
+    Decided from the request, not the response: a 304 revalidation carries no
+    Content-Type, yet the browser applies its CSP to the cached page.
+    """
+    last = path.rsplit("/", 1)[-1]
+    return "." not in last or last.endswith(".html")
+
+
 def is_https(scope: Scope) -> bool:
     """HTTPS to the visitor: directly, or at a proxy that says so."""
     forwarded = Headers(scope=scope).get("x-forwarded-proto", "").split(",")[0].strip().lower()
@@ -102,11 +117,12 @@ class ResponseHeaders:
         host = Headers(scope=scope).get("host", "localhost")
         policy = content_security_policy(host, https, self.script_hashes)
         cache = cache_control(scope["path"])
+        document = is_page_path(scope["path"])
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
-                headers["Content-Security-Policy"] = policy
+                headers["Content-Security-Policy"] = policy if document else RESOURCE_POLICY
                 headers["X-Content-Type-Options"] = "nosniff"
                 headers["Referrer-Policy"] = "strict-origin-when-cross-origin"
                 headers["Permissions-Policy"] = "camera=(), microphone=(), geolocation=()"

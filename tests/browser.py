@@ -66,6 +66,7 @@ def open_page(page: Page, base_url: str, path: str) -> None:
     """Load a page and wait until the app has hydrated (the document is interactive)."""
     page.goto(base_url + path, wait_until="networkidle")
     expect(page.locator("h1")).to_have_count(1)
+    expect(page.locator("main[data-hydrated=true]")).to_have_count(1)
 
 
 def expect_loaded_image(img, alt: str) -> None:

@@ -88,10 +88,11 @@ def honeypot_field(field_id: str, name: str) -> rx.Component:
 
 
 def submit_button(label: str, busy_label: str, busy: rx.Var[bool]) -> rx.Component:
+    """Disabled while a submit is in flight, and until the app has started (it sends the form)."""
     return rx.el.button(
         rx.cond(busy, busy_label, label),
         type="submit",
-        disabled=busy,
+        disabled=busy | ~rx.State.is_hydrated,
         aria_busy=rx.cond(busy, "true", "false"),
         class_name=(
             "inline-flex min-w-40 items-center justify-center rounded-md bg-amber-800 px-6 py-3 text-base "

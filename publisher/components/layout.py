@@ -182,6 +182,8 @@ def page_layout(active_route: str | None, *children: rx.Component) -> rx.Compone
         rx.el.main(
             *children,
             id=MAIN_CONTENT_ID,
+            # "true" once the app has started and the server has sent this visitor's state.
+            custom_attrs={"data-hydrated": rx.cond(rx.State.is_hydrated, "true", "false")},
             class_name="mx-auto w-full max-w-6xl flex-1 px-4 pt-8",
         ),
         site_footer(),

@@ -60,6 +60,7 @@ def contact_form() -> rx.Component:
         rx.el.div(submit_button("Send Message", "Sending...", ContactState.submitting)),
         on_submit=ContactState.submit,
         no_validate=True,
+        custom_attrs={"data-app-form": ""},
         aria_label="Send us a message",
         class_name="relative flex flex-col gap-2",
     )

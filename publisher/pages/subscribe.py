@@ -30,6 +30,7 @@ def signup_form() -> rx.Component:
         submit_button("Subscribe", "Subscribing...", SubscribeState.submitting),
         on_submit=SubscribeState.submit,
         no_validate=True,
+        custom_attrs={"data-app-form": ""},
         aria_label="Join the email list",
         class_name="flex flex-col gap-2",
     )

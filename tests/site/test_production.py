@@ -35,7 +35,11 @@ def assert_security_headers(response: httpx.Response) -> None:
         assert response.headers[name] == value, name
     policy = response.headers["content-security-policy"]
     assert "frame-ancestors 'none'" in policy
-    assert "default-src 'self'" in policy
+    if response.headers["content-type"].startswith("text/html"):
+        assert "default-src 'self'" in policy
+        assert "script-src 'self' 'sha256-" in policy
+    else:
+        assert policy == "default-src 'none'; frame-ancestors 'none'"
     assert "unsafe-eval" not in policy
     assert "strict-transport-security" not in response.headers  # plain HTTP here
 
@@ -57,6 +61,14 @@ def test_pages_are_revalidated_compressed_and_secured(client, path):
     assert_security_headers(response)
 
 
+@pytest.mark.parametrize("path", PAGES)
+def test_a_revalidated_page_keeps_its_policy(client, path):
+    first = client.get(path)
+    again = client.get(path, headers={"If-None-Match": first.headers["etag"]})
+    assert again.status_code == 304
+    assert again.headers["content-security-policy"] == first.headers["content-security-policy"]
+
+
 def test_pages_are_sent_uncompressed_to_clients_that_do_not_accept_gzip(client):
     response = client.get("/", headers={"Accept-Encoding": "identity"})
     assert "content-encoding" not in response.headers
@@ -71,6 +83,9 @@ def test_hashed_assets_are_immutable_and_compressed(client):
         assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
         assert response.headers["content-encoding"] == "gzip"
         assert_security_headers(response)
+        brotli = client.get(path, headers={"Accept-Encoding": "br, gzip"})
+        assert brotli.headers["content-encoding"] == "br"
+        assert int(brotli.headers["content-length"]) < int(response.headers["content-length"])
 
 
 def test_images_are_cached_for_a_day(client):

@@ -213,3 +213,31 @@ def test_backend_url_follows_the_page_host_and_port():
 def test_backend_url_patch_refuses_an_unknown_layout():
     with pytest.raises(RuntimeError, match="getBackendURL changed"):
         build_plugins.backend_at_page_origin("export const getBackendURL = () => new URL(env.PING);")
+
+
+# --- Deferred app start -------------------------------------------------------------------
+
+BOOT_HTML = (
+    '<head><link rel="modulepreload" href="/assets/entry.client-B1.js"/>'
+    '<link rel="modulepreload" href="/assets/root-C2.js"/>'
+    '<link rel="stylesheet" href="/assets/styles-D3.css"/></head>'
+    '<body><script>window.__reactRouterContext = {};</script>'
+    '<script type="module" async="">import "/assets/manifest-E4.js";</script></body>'
+)
+
+
+def test_app_boot_and_its_preloads_are_made_inert_without_changing_the_structure():
+    deferred = build_plugins.defer_app_boot(BOOT_HTML)
+    assert 'rel="modulepreload"' not in deferred
+    assert deferred.count('<link rel="x-app-modulepreload" href="/assets/') == 2
+    assert '<script type="text/x-app-boot" data-app-boot="" async="">import "/assets/manifest-E4.js";</script>' in deferred
+    assert '<link rel="stylesheet" href="/assets/styles-D3.css"/>' in deferred  # CSS still loads at once
+    assert "<script>window.__reactRouterContext = {};</script>" in deferred
+    assert deferred.count("<") == BOOT_HTML.count("<")  # same elements, only attributes differ
+    assert build_plugins.defer_app_boot(deferred) == deferred
+
+
+def test_site_js_starts_exactly_what_the_build_made_inert():
+    site_js = (Path(__file__).resolve().parents[2] / "assets" / "site.js").read_text()
+    assert f'link[rel="{build_plugins.DEFERRED_PRELOAD_REL}"]' in site_js
+    assert "script[data-app-boot]" in site_js

@@ -213,6 +213,24 @@ def test_https_adds_hsts_and_only_secure_websockets(scope):
     assert "upgrade-insecure-requests" in headers["content-security-policy"]
 
 
+@pytest.mark.parametrize("path", ["/assets/root-CSsy5Cqn.js", "/logo.svg", "/robots.txt", "/sitemap.xml"])
+def test_non_page_responses_get_the_minimal_policy(path):
+    middleware = serving.ResponseHeaders(RespondingApp(headers=[(b"content-type", b"text/javascript")]), ("'sha256-abc='",))
+    _, sent = call(middleware, http_scope(path))
+    headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}
+    assert headers["content-security-policy"] == "default-src 'none'; frame-ancestors 'none'"
+    assert headers["x-content-type-options"] == "nosniff"
+
+
+@pytest.mark.parametrize("path", ["/", "/about", "/about/", "/no-such-page", "/404.html"])
+def test_a_page_revalidation_304_keeps_the_page_policy(path):
+    # A 304 has no Content-Type, yet the browser applies its CSP to the cached page.
+    middleware = serving.ResponseHeaders(RespondingApp(status=304, headers=[]), ("'sha256-abc='",))
+    _, sent = call(middleware, http_scope(path))
+    headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}
+    assert "script-src 'self' 'sha256-abc='" in headers["content-security-policy"]
+
+
 def test_websocket_and_lifespan_scopes_pass_untouched():
     app = RecordingApp()
     middleware = serving.ResponseHeaders(app, ())

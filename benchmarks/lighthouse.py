@@ -1,0 +1,198 @@
+"""Page-load scores of the production site: Lighthouse (mobile preset) on every page.
+
+Builds the site (unless --no-build), starts `publisher-serve` on a free port of
+127.0.0.1 with a throwaway database, runs Lighthouse (npm package, installed on
+first use under benchmarks/.lighthouse) in the system Chromium on /, /about,
+/subscribe, /contact-us and an unknown path, and prints the four category scores,
+FCP, LCP, TBT, CLS and bytes transferred per page. JSON reports go to
+benchmarks/results/lighthouse/ (ignored by git).
+
+    .venv/bin/python benchmarks/lighthouse.py [--runs 3] [--no-build]
+
+With --runs N each page is audited N times and the median performance run is
+reported (Lighthouse's own advice for noisy machines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+LIGHTHOUSE_DIR = ROOT / "benchmarks" / ".lighthouse"
+LIGHTHOUSE = LIGHTHOUSE_DIR / "node_modules" / ".bin" / "lighthouse"
+LIGHTHOUSE_VERSION = "12"
+RESULTS = ROOT / "benchmarks" / "results" / "lighthouse"
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROME_FLAGS = (
+    "--headless=new --no-sandbox --disable-gpu --disable-background-networking "
+    "--disable-component-update --disable-sync --no-first-run"
+)
+PAGES = {"home": "/", "about": "/about", "subscribe": "/subscribe", "contact": "/contact-us", "not-found": "/no-such-page"}
+CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]
+
+
+def tool_env(**extra: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "REFLEX_USE_NPM": "1",
+        "REFLEX_CHECK_LATEST_VERSION": "false",
+        "REFLEX_TELEMETRY_ENABLED": "false",
+        **extra,
+    }
+
+
+def ensure_lighthouse() -> None:
+    if LIGHTHOUSE.exists():
+        return
+    print(f"Installing lighthouse@{LIGHTHOUSE_VERSION} into {LIGHTHOUSE_DIR.relative_to(ROOT)} ...", flush=True)
+    LIGHTHOUSE_DIR.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(LIGHTHOUSE_DIR), f"lighthouse@{LIGHTHOUSE_VERSION}"],
+        env=tool_env(),
+        check=True,
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(url: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise TimeoutError(f"{url} did not answer within {timeout_s:.0f} s")
+
+
+NOT_FOUND_NOTE = (
+    "The not-found page answers 404 by design: Lighthouse is told to audit it anyway, and Chrome's console\n"
+    "entry for that intended status ('Failed to load resource: ... status of 404') is not counted as an error."
+)
+
+
+def lighthouse_config(expects_404: bool) -> dict:
+    config: dict = {"extends": "lighthouse:default"}
+    if expects_404:
+        config["settings"] = {"ignoreStatusCode": True}
+        config["audits"] = [{"path": "errors-in-console", "options": {"ignoredPatterns": ["status of 404"]}}]
+    return config
+
+
+def audit(url: str, report: Path, expects_404: bool) -> dict:
+    config = report.with_suffix(".config.json")
+    config.write_text(json.dumps(lighthouse_config(expects_404)))
+    subprocess.run(
+        [
+            str(LIGHTHOUSE), url,
+            f"--config-path={config}",
+            "--output=json", f"--output-path={report}",
+            f"--chrome-flags={CHROME_FLAGS}",
+            "--quiet",
+        ],
+        env=tool_env(CHROME_PATH=CHROMIUM),
+        check=True,
+    )
+    config.unlink()
+    return json.loads(report.read_text())
+
+
+def summary(result: dict) -> dict:
+    audits = result["audits"]
+    scores = {c: result["categories"][c]["score"] for c in CATEGORIES}
+    return {
+        **{c: None if s is None else round(s * 100) for c, s in scores.items()},
+        "fcp_ms": audits["first-contentful-paint"]["numericValue"],
+        "lcp_ms": audits["largest-contentful-paint"]["numericValue"],
+        "tbt_ms": audits["total-blocking-time"]["numericValue"],
+        "cls": audits["cumulative-layout-shift"]["numericValue"],
+        "bytes": audits["total-byte-weight"]["numericValue"],
+        "failing": sorted(
+            a["id"]
+            for c in CATEGORIES
+            for ref in result["categories"][c]["auditRefs"]
+            if ref["weight"] > 0 and (a := audits[ref["id"]])["score"] is not None and a["score"] < 1
+        ),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1, help="audits per page; the median performance run is reported")
+    parser.add_argument("--no-build", action="store_true", help="serve the existing build")
+    args = parser.parse_args()
+
+    if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
+        print(f"Chromium not found at {CHROMIUM} (set CHROMIUM_PATH)", file=sys.stderr)
+        return 2
+    ensure_lighthouse()
+    if not args.no_build:
+        subprocess.run(
+            [str(VENV_BIN / "reflex"), "export", "--frontend-only", "--no-zip"],
+            cwd=ROOT, env=tool_env(REFLEX_ENV_MODE="prod"), check=True, stdout=subprocess.DEVNULL,
+        )
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    base = f"http://localhost:{port}"
+    with tempfile.TemporaryDirectory() as tmp:
+        server = subprocess.Popen(
+            [str(VENV_BIN / "publisher-serve")],
+            cwd=ROOT,
+            env=tool_env(HOST="127.0.0.1", PORT=str(port), REFLEX_DB_URL=f"sqlite:///{tmp}/bench.db"),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            wait_for(f"{base}/ping")
+            rows = {}
+            for name, path in PAGES.items():
+                expects_404 = name == "not-found"
+                runs = [
+                    summary(audit(base + path, RESULTS / f"{name}-{i + 1}.json", expects_404)) for i in range(args.runs)
+                ]
+                median_perf = statistics.median_low(r["performance"] for r in runs)
+                rows[name] = next(r for r in runs if r["performance"] == median_perf)
+        finally:
+            os.killpg(server.pid, 15)
+            server.wait(timeout=20)
+
+    print(f"\nLighthouse {LIGHTHOUSE_VERSION}, mobile preset, {platform.node()} ({os.cpu_count()} cores), {date.today()}")
+    print(f"{'page':<14}{'perf':>5}{'a11y':>5}{'bp':>5}{'seo':>5}{'FCP':>8}{'LCP':>8}{'TBT':>7}{'CLS':>7}{'KB':>7}")
+    for name, row in rows.items():
+        print(
+            f"{PAGES[name]:<14}{row['performance']:>5}{row['accessibility']:>5}{row['best-practices']:>5}{row['seo']:>5}"
+            f"{row['fcp_ms'] / 1000:>7.2f}s{row['lcp_ms'] / 1000:>7.2f}s{row['tbt_ms']:>5.0f}ms{row['cls']:>7.3f}"
+            f"{row['bytes'] / 1024:>7.1f}"
+        )
+    for name, row in rows.items():
+        if row["failing"]:
+            print(f"  {PAGES[name]}: below 100 on {', '.join(row['failing'])}")
+    print(NOT_FOUND_NOTE)
+    print(f"\nReports: {RESULTS.relative_to(ROOT)}/")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
