@@ -1,12 +1,11 @@
 """HTTP serving concerns of the single-port production server (Reflex's api_transformer).
 
-Response headers: every response carries the security headers and a cache
-policy for its kind (pages the full policy below, everything else the minimal
-"default-src 'none'") (content-hashed build assets are immutable; pages, JSON and
-everything else are revalidated). The Content-Security-Policy allows only what
-the site uses: its own scripts (the prerendered pages' inline scripts by hash),
-its own images, styles (React/emotion and the toaster insert <style> elements),
-and its own websocket.
+Response headers: every response carries the security headers and a cache policy
+for its kind (content-hashed build assets immutable, images a day, pages and JSON
+revalidated). A page's Content-Security-Policy allows only what the site uses:
+its own scripts (the prerendered pages' inline scripts by hash), its own images,
+styles (React/emotion and the toaster insert <style> elements) and its own
+websocket; every other response gets "default-src 'none'".
 
 Reflex prerenders ``/about`` as ``about/index.html``, and its static file server
 redirects ``/about`` to ``/about/``. Our published URLs have no trailing slash
@@ -67,8 +66,13 @@ def inline_script_hashes(build_dir: Path = BUILD_DIR) -> list[str]:
     return sorted(hashes)
 
 
+_HOST = re.compile(r"^[A-Za-z0-9.-]+(?::[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::[0-9]{1,5})?$")
+
+
 def content_security_policy(host: str, https: bool, script_hashes: Iterable[str]) -> str:
-    websocket = f"wss://{host}" if https else f"ws://{host} wss://{host}"
+    if not _HOST.match(host):
+        host = ""  # a malformed Host header must not write into the policy
+    websocket = "" if not host else f"wss://{host}" if https else f"ws://{host} wss://{host}"
     directives = [
         "default-src 'self'",
         "script-src 'self' " + " ".join(script_hashes),

@@ -256,3 +256,10 @@ def test_inline_script_hashes_cover_executable_inline_scripts_only(tmp_path):
     assert serving.inline_script_hashes(tmp_path) == sorted(
         [sha("window.a = 1;"), sha('import "/assets/x.js";'), sha("go()")]
     )
+
+
+@pytest.mark.parametrize("host", ["evil.example; script-src *", "a b", "x'y"])
+def test_a_malformed_host_header_cannot_write_into_the_policy(host):
+    policy = serving.content_security_policy(host, False, ())
+    assert "connect-src 'self';" in policy
+    assert "*" not in policy and "evil" not in policy
