@@ -16,7 +16,7 @@ export REFLEX_TELEMETRY_ENABLED := false
 RUNTIME_STAMP := $(VENV)/.runtime-installed
 TEST_STAMP := $(VENV)/.test-installed
 
-.PHONY: help setup setup-test chromium migrate build serve run test test-unit test-site test-embedded clean
+.PHONY: help setup setup-test system-packages migrate build serve run test test-unit test-site test-embedded clean
 
 help:
 	@echo "make run    set up, then serve the site in development mode on http://localhost:$(DEV_PORT)"
@@ -37,10 +37,10 @@ $(TEST_STAMP): pyproject.toml $(RUNTIME_STAMP)
 
 setup: $(RUNTIME_STAMP)
 
-setup-test: $(TEST_STAMP) chromium
+setup-test: $(TEST_STAMP) system-packages
 
-chromium:
-	@scripts/ensure-chromium.sh
+system-packages:
+	@scripts/ensure-system-packages.sh
 
 # Creates or updates the embedded gateway's tables (database from REFLEX_DB_URL / rxconfig.py).
 migrate: setup

@@ -133,12 +133,13 @@ def configured_client() -> GatewayClient:
     from publisher import settings
 
     url = settings.gateway_url()
+    timeout_s = settings.gateway_timeout_s()
     if url:
-        return GatewayClient(base_url=url, api_key=settings.gateway_api_key())
+        return GatewayClient(base_url=url, api_key=settings.gateway_api_key(), timeout_s=timeout_s)
     from publisher import local_gateway
 
     transport = httpx.ASGITransport(app=local_gateway.create_app(), raise_app_exceptions=False)
-    return GatewayClient(base_url=LOCAL_GATEWAY_BASE_URL, transport=transport)
+    return GatewayClient(base_url=LOCAL_GATEWAY_BASE_URL, transport=transport, timeout_s=timeout_s)
 
 
 def shared_client() -> GatewayClient:

@@ -2,7 +2,7 @@
 
 import reflex as rx
 
-from publisher import local_gateway, seo, serving, settings  # local_gateway: its tables join the schema
+from publisher import errors, local_gateway, seo, serving, settings  # local_gateway: its tables join the schema
 from publisher.forms.contact_state import ContactState
 from publisher.forms.subscribe_state import SubscribeState
 from publisher.pages.about import about
@@ -11,12 +11,15 @@ from publisher.pages.home import home
 from publisher.pages.not_found import not_found
 from publisher.pages.subscribe import subscribe
 
-# A malformed PUBLISHER_GATEWAY_URL stops start-up here, with an error naming the variable.
+# A malformed setting stops start-up here, with an error naming the variable.
 settings.gateway_url()
+settings.rate_limits()
+settings.gateway_timeout_s()
 
 app = rx.App(
     html_lang="en",
     api_transformer=serving.transform,
+    backend_exception_handler=errors.backend_exception_handler,
     stylesheets=["/styles.css"],
     head_components=[
         rx.el.link(rel="icon", href="/favicon.ico", sizes="32x32"),

@@ -19,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-from publisher.settings import ConfigurationError, gateway_url
+from publisher.settings import ConfigurationError, gateway_timeout_s, gateway_url, rate_limits
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -38,6 +38,31 @@ def listen_address(environ: dict[str, str] | os._Environ = os.environ) -> tuple[
     return host, int(raw_port)
 
 
+def check_redis(url: str | None) -> None:
+    """With Redis configured, it must answer before any worker starts."""
+    if not url:
+        return
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3).ping()
+    except (redis.RedisError, ValueError) as exc:
+        raise ServeError(
+            f"cannot reach Redis at REFLEX_REDIS_URL ({redact(url)}): {str(exc).rstrip('.')}. "
+            "Start Redis or unset REFLEX_REDIS_URL to run one worker with in-memory state."
+        ) from None
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        return url.replace(f":{parts.password}@", ":***@")
+    return url
+
+
 def main() -> int:
     try:
         host, port = listen_address()
@@ -47,6 +72,11 @@ def main() -> int:
                 "(reflex export --frontend-only --no-zip) first."
             )
         uses_local_gateway = gateway_url() is None
+        from reflex_base.config import get_config
+
+        check_redis(get_config().redis_url)
+        rate_limits()
+        gateway_timeout_s()
     except (ServeError, ConfigurationError) as exc:
         print(f"publisher-serve: {exc}", file=sys.stderr)
         return 2

@@ -135,6 +135,11 @@ def running_server(workdir: Path, extra_env: dict[str, str]) -> Iterator[Product
         prod.stop()
 
 
+class _BusyServer(ThreadingHTTPServer):
+    request_queue_size = 1024  # a burst of hundreds of connections must queue, not be refused
+    daemon_threads = True
+
+
 class RecordingGateway:
     """A tiny gateway whose answer a test chooses: a status, a delay, or a dropped connection."""
 
@@ -169,7 +174,7 @@ class RecordingGateway:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server = _BusyServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

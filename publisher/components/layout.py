@@ -175,6 +175,21 @@ def site_footer() -> rx.Component:
     )
 
 
+SITE_ERROR_ID = "site-error"
+
+
+def site_error_region() -> rx.Component:
+    """Where an unexpected server error is reported (publisher.errors); hidden while empty."""
+    return rx.el.output(
+        id=SITE_ERROR_ID,
+        role="alert",
+        class_name=(
+            "fixed inset-x-4 bottom-4 z-50 mx-auto max-w-md rounded-md border border-red-300 bg-red-50 "
+            "px-4 py-3 font-medium text-red-900 shadow-lg empty:hidden"
+        ),
+    )
+
+
 def page_layout(active_route: str | None, *children: rx.Component) -> rx.Component:
     """Wrap a page's content in the shared header and footer."""
     return rx.el.div(
@@ -187,6 +202,7 @@ def page_layout(active_route: str | None, *children: rx.Component) -> rx.Compone
             class_name="mx-auto w-full max-w-6xl flex-1 px-4 pt-8",
         ),
         site_footer(),
+        site_error_region(),
         class_name="flex min-h-screen flex-col bg-white text-stone-800",
     )
 

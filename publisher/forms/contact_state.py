@@ -13,7 +13,7 @@ from typing import Any
 
 import reflex as rx
 
-from publisher import antispam, gateway, validation
+from publisher import antispam, gateway, ratelimit, validation
 from publisher.forms.feedback import EDITING, SUBMITTING, SUCCESS, FormFeedback
 
 SUCCESS_TOAST = "Your message has been sent successfully!"
@@ -46,7 +46,8 @@ class ContactState(FormFeedback, rx.State):
     email_error: str = ""
     message_error: str = ""
     answer_error: str = ""
-    # Anti-spam rejections (honeypot, too fast, wrong answer), shown above the button.
+    # Anti-spam rejections (honeypot, too fast, wrong answer) and too many attempts,
+    # shown above the button.
     form_error: str = ""
 
     _answer: int | None = None
@@ -84,10 +85,14 @@ class ContactState(FormFeedback, rx.State):
             self._show_fresh_form()
 
     @rx.event(background=True)
-    async def submit(self, form_data: dict[str, Any]):
+    async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
         async with self:
             if self.status != EDITING:
                 return  # a second submit while one is in flight, or after success, does nothing
+            session = self.router.session
+            if not await ratelimit.shared_limiter().allow("contact", session.client_token, session.client_ip):
+                self.form_error = ratelimit.TOO_MANY_ATTEMPTS
+                return
             outcome = self._check(form_data if isinstance(form_data, dict) else {})
             if outcome.request is not None:
                 self.status = SUBMITTING

@@ -3,6 +3,7 @@
 import reflex as rx
 
 from publisher.components.forms import (
+    form_alert,
     submit_button,
     success_panel,
     text_field,
@@ -27,6 +28,7 @@ def signup_form() -> rx.Component:
             input_mode="email",
             spell_check=False,
         ),
+        form_alert(SubscribeState.form_error),
         submit_button("Subscribe", "Subscribing...", SubscribeState.submitting),
         on_submit=SubscribeState.submit,
         no_validate=True,

@@ -413,3 +413,55 @@ def test_success_texts_match_the_spec():
     assert "first to know" in subscribe_state.SUCCESS_TEXT and "new" in subscribe_state.SUCCESS_TEXT
     assert contact_state.SUCCESS_TITLE == "Thank you for contacting us!"
     assert "24-48 hours" in contact_state.SUCCESS_TEXT and "business days" in contact_state.SUCCESS_TEXT
+
+
+# --- Too many attempts ---
+
+
+@pytest.fixture
+def strict_limits():
+    """A fresh in-process limiter with the production limits."""
+    from publisher import ratelimit
+
+    limiter = ratelimit.Limiter(ratelimit.MemoryCounter())
+    ratelimit.use_limiter(limiter)
+    yield limiter
+    ratelimit.use_limiter(None)
+
+
+def visiting(state, token: str = "tab-1", ip: str = "10.0.0.1"):
+    from reflex.istate.data import RouterData
+
+    state.router = RouterData.from_router_data({"token": token, "ip": ip, "pathname": "/"})
+    return state
+
+
+@pytest.mark.asyncio
+async def test_repeated_subscribe_attempts_are_limited_with_a_clear_message(gw, strict_limits):
+    from publisher import ratelimit
+
+    state = visiting(new_state(SubscribeState))
+    for _ in range(ratelimit.PER_CLIENT.attempts):
+        await submit(state, {"name": "", "email": ""})
+    assert state.form_error == ""
+    await submit(state, SUBSCRIBER)
+    assert state.form_error == "Too many attempts. Please wait a few minutes and try again."
+    assert state.status == EDITING
+    assert gw.requests == []
+
+    other = visiting(new_state(SubscribeState), token="tab-2", ip="10.0.0.2")
+    await submit(other, SUBSCRIBER)  # another visitor is not slowed down
+    assert other.status == SUCCESS
+
+
+@pytest.mark.asyncio
+async def test_repeated_contact_attempts_are_limited_before_any_check(shown, gw, clock, strict_limits):
+    from publisher import ratelimit
+
+    visiting(shown)
+    clock.now_ms += 5000
+    for _ in range(ratelimit.PER_CLIENT.attempts):
+        await submit(shown, contact_form(answer="99"))  # a bot guessing answers
+    await submit(shown, contact_form(answer="7"))
+    assert shown.form_error == "Too many attempts. Please wait a few minutes and try again."
+    assert gw.requests == []

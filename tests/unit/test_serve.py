@@ -41,3 +41,20 @@ def test_a_malformed_gateway_url_stops_start_up_naming_the_variable(tmp_path):
     result = subprocess.run([SERVE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "PUBLISHER_GATEWAY_URL" in result.stderr
+
+
+def test_unreachable_redis_stops_start_up_naming_the_variable_without_the_password():
+    from publisher.serve import check_redis
+
+    with pytest.raises(ServeError) as error:
+        check_redis("redis://:s3cret@127.0.0.1:1/0")
+    message = str(error.value)
+    assert "cannot reach Redis at REFLEX_REDIS_URL (redis://:***@127.0.0.1:1/0)" in message
+    assert "s3cret" not in message
+
+
+def test_no_redis_configured_is_fine():
+    from publisher.serve import check_redis
+
+    check_redis(None)
+    check_redis("")

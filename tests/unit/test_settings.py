@@ -86,3 +86,29 @@ def test_malformed_gateway_url_names_the_variable(value):
 def test_gateway_api_key_is_optional():
     assert settings.gateway_api_key({}) is None
     assert settings.gateway_api_key({"PUBLISHER_GATEWAY_API_KEY": " k-1 "}) == "k-1"
+
+
+def test_rate_limit_overrides_default_to_none():
+    assert settings.rate_limits({}) == {"client": None, "address": None}
+
+
+def test_rate_limit_overrides_are_parsed():
+    env = {"PUBLISHER_RATE_LIMIT_CLIENT": "3/60", "PUBLISHER_RATE_LIMIT_ADDRESS": " 1000/600 "}
+    assert settings.rate_limits(env) == {"client": (3, 60), "address": (1000, 600)}
+
+
+@pytest.mark.parametrize("value", ["8", "8/", "/600", "0/600", "eight/600", "8/-1"])
+def test_malformed_rate_limit_names_the_variable(value):
+    with pytest.raises(settings.ConfigurationError, match="PUBLISHER_RATE_LIMIT_CLIENT"):
+        settings.rate_limits({"PUBLISHER_RATE_LIMIT_CLIENT": value})
+
+
+def test_gateway_timeout_defaults_to_ten_seconds():
+    assert settings.gateway_timeout_s({}) == 10.0
+    assert settings.gateway_timeout_s({"PUBLISHER_GATEWAY_TIMEOUT_S": "2.5"}) == 2.5
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "61", "soon"])
+def test_malformed_gateway_timeout_names_the_variable(value):
+    with pytest.raises(settings.ConfigurationError, match="PUBLISHER_GATEWAY_TIMEOUT_S"):
+        settings.gateway_timeout_s({"PUBLISHER_GATEWAY_TIMEOUT_S": value})

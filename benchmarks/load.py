@@ -1,0 +1,262 @@
+"""Load: N concurrent simulated visitors submitting both forms over Reflex's real websocket protocol.
+
+Starts a recording test gateway on 127.0.0.1 (answers 200 after a fixed delay,
+20 ms by default, and keeps every request), starts `publisher-serve` on the
+existing build (`make build` first) pointed at it, then:
+
+1. connects N visitors (half on /subscribe, half on /contact-us) and hydrates
+   their pages, as a browser does;
+2. all submit valid data, at moments spread uniformly over --spread-s seconds
+   (contact visitors no earlier than 5 s after their form appeared, the
+   fill-time rule); the submit latency is the time from sending the
+   event to receiving the toast's state change;
+3. disconnects everyone, waits until their states expire (--state-ttl-s), and
+   runs the next wave (--waves): memory must come back down, not pile up.
+
+Prints throughput, p50/p95/p99 submit latency, the backend's memory (idle,
+peak, per connected visitor, after everyone left), and submissions accepted by
+the site vs. received by the gateway (none lost, none duplicated).
+
+    .venv/bin/python benchmarks/load.py [--visitors 500] [--gateway-delay-ms 20] [--workers 1]
+        [--redis-url redis://127.0.0.1:6379/0]
+
+All visitors come from 127.0.0.1, so the per-address submission limit is raised
+for the run (PUBLISHER_RATE_LIMIT_ADDRESS); the per-client limit stays as is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from datetime import date
+from pathlib import Path
+
+import httpx
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support import RecordingGateway, free_port  # noqa: E402
+from tests.visitor import (  # noqa: E402
+    CONTACT_STATE,
+    SUBSCRIBE_STATE,
+    Visitor,
+    hydrated,
+    notice_changed,
+    question_answer,
+)
+
+VENV_BIN = Path(sys.executable).parent
+FILL_TIME_S = 5.0
+
+
+def server_rss_mb(root: psutil.Process) -> float:
+    processes = [root, *root.children(recursive=True)]
+    total = 0
+    for process in processes:
+        try:
+            total += process.memory_info().rss
+        except psutil.NoSuchProcess:
+            pass
+    return total / 2**20
+
+
+class Run:
+    def __init__(self, visitors: int, spread_s: float) -> None:
+        rng = random.Random(20261122)
+        self.wave_id = uuid.uuid4().hex[:8]
+        self.offsets = [rng.uniform(0, spread_s) for _ in range(visitors)]
+        self.latencies: list[float] = []
+        self.spans: list[tuple[float, float]] = []
+        self.outcomes: Counter[str] = Counter()
+        self.errors: list[str] = []
+
+
+async def visit(index: int, base_url: str, run: Run, connected: asyncio.Event, go: asyncio.Event,
+                done: asyncio.Event, connect_gate: asyncio.Semaphore, ready_count: list[int], total: int) -> None:
+    contact = index % 2 == 1
+    substate = CONTACT_STATE if contact else SUBSCRIBE_STATE
+    visitor = Visitor(base_url, "/contact-us" if contact else "/subscribe")
+    try:
+        async with connect_gate:
+            ready = (lambda v: bool(v.var(CONTACT_STATE, "question"))) if contact else hydrated
+            await visitor.open_page(ready, timeout_s=60)
+        shown_at = time.perf_counter()
+        ready_count[0] += 1
+        if ready_count[0] == total:
+            connected.set()
+        await go.wait()
+        # Visitors do not all press the button in the same millisecond: spread them out.
+        await asyncio.sleep(run.offsets[index])
+        if contact:
+            await asyncio.sleep(max(0.0, FILL_TIME_S + 0.2 - (time.perf_counter() - shown_at)))
+            answer = question_answer(visitor.var(CONTACT_STATE, "question"))
+            form = {
+                "first_name": "Load", "last_name": f"Visitor{index}", "email": f"visitor{index}-{run.wave_id}@example.com",
+                "message": f"Hello from simulated visitor {index}.", "answer": str(answer), "website": "",
+            }
+        else:
+            form = {"name": f"Visitor {index}", "email": f"visitor{index}-{run.wave_id}@example.com"}
+        before = visitor.var(substate, "notice_id", "")
+        started = time.perf_counter()
+        await visitor.send(f"{substate}.submit", {"form_data": form})
+        await visitor.wait_for(notice_changed(substate, before), timeout_s=60)
+        finished = time.perf_counter()
+        run.latencies.append(finished - started)
+        run.spans.append((started, finished))
+        run.outcomes[visitor.var(substate, "status")] += 1
+        await done.wait()
+    except Exception as exc:  # noqa: BLE001 - count every failure, keep the others going
+        if not connected.is_set():
+            ready_count[0] += 1
+            if ready_count[0] == total:
+                connected.set()
+        run.errors.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        await visitor.close()
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(pct / 100 * (len(ordered) - 1))))]
+
+
+async def wave(args: argparse.Namespace, base_url: str, root: psutil.Process) -> tuple[Run, dict[str, float]]:
+    """One wave of visitors: connect all, submit all, leave all."""
+    run = Run(args.visitors, args.spread_s)
+    connected, go, done = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    ready_count = [0]
+    gate = asyncio.Semaphore(args.connect_concurrency)
+    memory = {"before": server_rss_mb(root)}
+    connect_started = time.perf_counter()
+    tasks = [
+        asyncio.create_task(visit(i, base_url, run, connected, go, done, gate, ready_count, args.visitors))
+        for i in range(args.visitors)
+    ]
+    await connected.wait()
+    memory["connect_s"] = time.perf_counter() - connect_started
+    memory["connected"] = server_rss_mb(root)
+    go.set()
+    peak = memory["connected"]
+    while len(run.latencies) + len(run.errors) < args.visitors:
+        await asyncio.sleep(0.05)
+        peak = max(peak, server_rss_mb(root))
+    memory["peak"] = peak
+    done.set()
+    await asyncio.gather(*tasks)
+    return run, memory
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    gateway = RecordingGateway()
+    gateway.delay_s = args.gateway_delay_ms / 1000
+    port = free_port()
+    base_url = f"http://localhost:{port}"
+    waves: list[tuple[Run, dict[str, float]]] = []
+    with gateway, tempfile.TemporaryDirectory() as tmp:
+        env = {
+            **os.environ,
+            "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            "HOST": "127.0.0.1",
+            "PORT": str(port),
+            "PUBLISHER_GATEWAY_URL": gateway.url,
+            "REFLEX_DB_URL": f"sqlite:///{tmp}/load.db",
+            "PUBLISHER_RATE_LIMIT_ADDRESS": f"{args.visitors * args.waves * 4}/600",
+            # How long a departed visitor's state is kept (Reflex default: 1 hour).
+            "REFLEX_REDIS_TOKEN_EXPIRATION": str(args.state_ttl_s),
+            "GRANIAN_WORKERS": str(args.workers),
+            "LOGLEVEL": "warning",
+        }
+        if args.redis_url:
+            env["REFLEX_REDIS_URL"] = args.redis_url
+        server = subprocess.Popen(
+            [str(VENV_BIN / "publisher-serve")], cwd=ROOT, env=env,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+        try:
+            async with httpx.AsyncClient() as http:
+                for _ in range(300):
+                    try:
+                        if (await http.get(f"{base_url}/ping")).status_code == 200:
+                            break
+                    except httpx.HTTPError:
+                        pass
+                    await asyncio.sleep(0.1)
+            root = psutil.Process(server.pid)
+            idle_mb = server_rss_mb(root)
+            for number in range(args.waves):
+                waves.append(await wave(args, base_url, root))
+                # Let the departed visitors' states expire before the next wave (or the end).
+                await asyncio.sleep(args.state_ttl_s + args.settle_s)
+                waves[-1][1]["after"] = server_rss_mb(root)
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=30)
+        bodies = [json.loads(r["body"]) for r in gateway.requests]
+
+    received = Counter(body.get("email") or body["sender"]["email"] for body in bodies)
+    print(f"\nLoad, {date.today()}, {platform.node()} ({os.cpu_count()} cores), "
+          f"{args.workers} worker(s){', Redis' if args.redis_url else ', in-memory state'}")
+    contact_visitors = args.visitors // 2
+    print(f"{args.waves} wave(s) of {args.visitors} visitors ({args.visitors - contact_visitors} subscribe, "
+          f"{contact_visitors} contact), gateway delay {args.gateway_delay_ms} ms, "
+          f"submits spread over {args.spread_s:g} s; backend idle {idle_mb:.0f} MB")
+    failed = False
+    for number, (run, memory) in enumerate(waves, start=1):
+        print(f"wave {number}: connect + hydrate all {memory['connect_s']:.1f} s")
+        if run.latencies:
+            print(f"  submit latency: p50 {percentile(run.latencies, 50) * 1000:.0f} ms, "
+                  f"p95 {percentile(run.latencies, 95) * 1000:.0f} ms, "
+                  f"p99 {percentile(run.latencies, 99) * 1000:.0f} ms, max {max(run.latencies) * 1000:.0f} ms")
+            window = max(end for _, end in run.spans) - min(start for start, _ in run.spans)
+            print(f"  throughput: {len(run.spans) / window:.0f} submissions/s ({len(run.spans)} in {window:.2f} s)")
+        print(f"  backend memory: before {memory['before']:.0f} MB, all connected {memory['connected']:.0f} MB "
+              f"({(memory['connected'] - memory['before']) * 1024 / args.visitors:.0f} KB per visitor), "
+              f"peak {memory['peak']:.0f} MB, after the visitors left and their states expired "
+              f"({args.state_ttl_s} s) {memory['after']:.0f} MB")
+        print(f"  outcomes {dict(run.outcomes)}, visitor errors {len(run.errors)}")
+        for error, count in Counter(run.errors).most_common(5):
+            print(f"    {count} x {error}")
+        failed = failed or bool(run.errors)
+    accepted = sum(run.outcomes.get("success", 0) for run, _ in waves)
+    duplicates = sum(n - 1 for n in received.values() if n > 1)
+    lost = accepted - len(received)
+    print(f"accepted by the site: {accepted}; received by the gateway: {sum(received.values())} "
+          f"({len(received)} distinct); lost: {max(lost, 0)}, duplicated: {duplicates}")
+    return 0 if lost == 0 and duplicates == 0 and not failed else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--visitors", type=int, default=500)
+    parser.add_argument("--gateway-delay-ms", type=int, default=20)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--redis-url", default="")
+    parser.add_argument("--connect-concurrency", type=int, default=50)
+    parser.add_argument("--spread-s", type=float, default=2.0,
+                        help="submits start uniformly within this many seconds (0: all at once)")
+    parser.add_argument("--settle-s", type=float, default=3.0)
+    parser.add_argument("--waves", type=int, default=2, help="waves of visitors, one after another")
+    parser.add_argument("--state-ttl-s", type=int, default=10,
+                        help="how long the server keeps a departed visitor's state (Reflex's default is 3600)")
+    args = parser.parse_args()
+    if not (ROOT / ".web" / "build" / "client" / "index.html").exists():
+        print("No build: run `make build` first.", file=sys.stderr)
+        return 2
+    return asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,127 @@
+"""Per-visitor limits on form submissions (beyond the spec): one client or one address
+cannot hammer the forms or the gateway, and nobody else is slowed down.
+
+Fixed windows counted per form: each browser tab (Reflex's client token) and each
+network address (the client IP Reflex reports, proxies per its
+``trusted_proxy_hops``). Every submit attempt counts, accepted or not, so a bot
+guessing math answers is stopped too. Counters live in Redis when Reflex uses it
+(shared by every worker and host), else in this process (one worker).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+logger = logging.getLogger(__name__)
+
+TOO_MANY_ATTEMPTS = "Too many attempts. Please wait a few minutes and try again."
+
+
+@dataclass(frozen=True)
+class Limit:
+    attempts: int
+    window_s: int
+
+
+# A person fixing typos needs a few tries; a school or office shares one address.
+PER_CLIENT = Limit(attempts=8, window_s=600)
+PER_ADDRESS = Limit(attempts=40, window_s=600)
+
+
+def window_key(form: str, scope: str, identity: str, now_s: float, window_s: int) -> str:
+    return f"publisher:ratelimit:{form}:{scope}:{identity}:{int(now_s // window_s)}"
+
+
+class Counter(Protocol):
+    async def hit(self, key: str, ttl_s: int) -> int:
+        """Add one to ``key`` (expiring after ``ttl_s``) and return the new count."""
+
+
+class MemoryCounter:
+    """Counts in this process; expired windows are dropped as new ones start."""
+
+    def __init__(self, clock=time.monotonic):
+        self._counts: dict[str, tuple[int, float]] = {}
+        self._clock = clock
+
+    async def hit(self, key: str, ttl_s: int) -> int:
+        now = self._clock()
+        if len(self._counts) > 10_000:
+            self._counts = {k: v for k, v in self._counts.items() if v[1] > now}
+        count, expires = self._counts.get(key, (0, now + ttl_s))
+        if expires <= now:
+            count, expires = 0, now + ttl_s
+        self._counts[key] = (count + 1, expires)
+        return count + 1
+
+
+class RedisCounter:
+    """Counts in Redis, shared by every worker and host (INCR + EXPIRE in one round trip)."""
+
+    def __init__(self, redis):
+        self._redis = redis
+
+    async def hit(self, key: str, ttl_s: int) -> int:
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.incr(key)
+            pipe.expire(key, ttl_s, nx=True)
+            count, _ = await pipe.execute()
+        return int(count)
+
+
+class Limiter:
+    def __init__(self, counter: Counter, clock=time.time, per_client: Limit = PER_CLIENT, per_address: Limit = PER_ADDRESS):
+        self.counter = counter
+        self.clock = clock
+        self.per_client = per_client
+        self.per_address = per_address
+
+    async def allow(self, form: str, client: str, address: str) -> bool:
+        """Count one attempt; False when this client or address is over its limit.
+
+        If the counter store fails, the attempt is allowed (and logged): the limits
+        protect the gateway, they must not take the forms down with them.
+        """
+        now = self.clock()
+        checks = [("client", client, self.per_client), ("address", address, self.per_address)]
+        try:
+            for scope, identity, limit in checks:
+                if not identity:
+                    continue
+                key = window_key(form, scope, identity, now, limit.window_s)
+                if await self.counter.hit(key, limit.window_s) > limit.attempts:
+                    logger.info("Rate limit: %s %s over %d attempts on %s", scope, identity, limit.attempts, form)
+                    return False
+        except Exception as exc:  # noqa: BLE001 - any store failure: fail open
+            logger.warning("Rate limit store unavailable (%s); allowing the attempt", type(exc).__name__)
+        return True
+
+
+_shared: Limiter | None = None
+
+
+def shared_limiter() -> Limiter:
+    """Redis-backed when Reflex is configured with Redis, else in-process."""
+    global _shared
+    if _shared is None:
+        from reflex.utils import prerequisites
+
+        from publisher.settings import rate_limits
+
+        overrides = rate_limits()
+        redis = prerequisites.get_redis()
+        _shared = Limiter(
+            RedisCounter(redis) if redis is not None else MemoryCounter(),
+            per_client=Limit(*overrides["client"]) if overrides["client"] else PER_CLIENT,
+            per_address=Limit(*overrides["address"]) if overrides["address"] else PER_ADDRESS,
+        )
+    return _shared
+
+
+def use_limiter(limiter: Limiter | None) -> None:
+    """Replace the shared limiter (tests), or forget it."""
+    global _shared
+    _shared = limiter

@@ -1,0 +1,126 @@
+"""Scale-out on Redis: visitor state shared by every worker and every host.
+
+A real redis-server (Debian package) on a free 127.0.0.1 port; servers started
+with the container's command and REFLEX_REDIS_URL, on the session's build.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser import MIN_FILL_TIME_S, fill_contact, open_page, submit_button, wait_for_question
+from tests.support import ProductionServer, RecordingGateway, free_port, running_server, wait_until
+from tests.visitor import CONTACT_STATE, Visitor, question_answer, run_async
+
+
+class RedisServer:
+    def __init__(self, workdir: Path):
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process = subprocess.Popen(
+            [shutil.which("redis-server") or "redis-server", "--bind", "127.0.0.1", "--port", str(self.port),
+             "--save", "", "--appendonly", "no", "--dir", str(workdir)],
+            stdout=(workdir / "redis.log").open("wb"),
+            stderr=subprocess.STDOUT,
+        )
+        wait_until(self.answers, 15, f"redis-server on port {self.port}")
+
+    def answers(self) -> bool:
+        result = subprocess.run(["redis-cli", "-p", str(self.port), "ping"], capture_output=True, text=True)
+        return result.stdout.strip() == "PONG"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def redis(tmp_path_factory) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
+
+
+def redis_env(redis: RedisServer, gateway: RecordingGateway, workdir: Path, workers: int) -> dict[str, str]:
+    return {
+        "REFLEX_REDIS_URL": redis.url,
+        "GRANIAN_WORKERS": str(workers),
+        "PUBLISHER_GATEWAY_URL": gateway.url,
+        "REFLEX_DB_URL": f"sqlite:///{workdir / 'scale.db'}",
+    }
+
+
+@pytest.fixture(scope="module")
+def two_workers(built_site, redis, test_gateway, tmp_path_factory) -> Iterator[ProductionServer]:
+    workdir = tmp_path_factory.mktemp("two-workers")
+    with running_server(workdir, redis_env(redis, test_gateway, workdir, workers=2)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def second_host(built_site, redis, test_gateway, tmp_path_factory) -> Iterator[ProductionServer]:
+    workdir = tmp_path_factory.mktemp("second-host")
+    with running_server(workdir, redis_env(redis, test_gateway, workdir, workers=1)) as server:
+        yield server
+
+
+def test_the_server_runs_two_workers(two_workers: ProductionServer):
+    log = two_workers.log_path.read_text()
+    assert "Started worker-1" in log and "Started worker-2" in log
+    assert len(psutil.Process(two_workers.process.pid).children(recursive=True)) >= 2
+
+
+def test_forms_work_end_to_end_on_two_workers(page: Page, two_workers: ProductionServer, gateway: RecordingGateway):
+    open_page(page, two_workers.base_url, "/subscribe")
+    page.fill("#subscribe-name", "Jo Reader")
+    page.fill("#subscribe-email", "jo@example.com")
+    submit_button(page).click()
+    expect(page.locator("#subscribe-success")).to_be_visible()
+
+    open_page(page, two_workers.base_url, "/contact-us")
+    _, answer = wait_for_question(page)
+    shown_at = time.monotonic()
+    fill_contact(page, answer)
+    time.sleep(max(0.0, MIN_FILL_TIME_S + 0.5 - (time.monotonic() - shown_at)))
+    submit_button(page).click()
+    expect(page.locator("#contact-success")).to_be_visible()
+    assert [r["path"] for r in gateway.requests] == ["/prod/subscribe", "/prod/send-email"]
+
+
+def test_a_question_asked_on_one_host_is_checked_on_another(
+    two_workers: ProductionServer, second_host: ProductionServer, gateway: RecordingGateway
+):
+    async def journey() -> tuple[str, str]:
+        first = Visitor(two_workers.base_url, "/contact-us")
+        await first.open_page(lambda v: bool(v.var(CONTACT_STATE, "question")))
+        question = first.var(CONTACT_STATE, "question")
+        await first.close()
+        await asyncio.sleep(MIN_FILL_TIME_S + 0.2)
+
+        # The same tab reconnects to another host, which never saw this visitor.
+        second = Visitor(second_host.base_url, "/contact-us", token=first.token)
+        await second.connect()
+        await second.send(
+            f"{CONTACT_STATE}.submit",
+            {"form_data": {"first_name": "Jo", "last_name": "Reader", "email": "jo@example.com",
+                           "message": "Asked on one host, answered on another.",
+                           "answer": str(question_answer(question)), "website": ""}},
+        )
+        # Done when a toast is announced (sent or failed) or the submission is refused.
+        await second.wait_for(lambda v: bool(v.var(CONTACT_STATE, "notice_id") or v.var(CONTACT_STATE, "form_error")))
+        result = (second.var(CONTACT_STATE, "status"), second.var(CONTACT_STATE, "form_error", ""))
+        await second.close()
+        return result
+
+    status, form_error = run_async(journey())
+    assert (status, form_error) == ("success", "")
+    assert gateway.bodies[-1]["message"] == "Asked on one host, answered on another."

@@ -1,0 +1,122 @@
+"""A simulated visitor speaking Reflex's websocket protocol (socket.io at /_event).
+
+What the browser does, without a browser: connect with a fresh client token,
+hydrate the page (which runs its on_load handlers), send form submits as events,
+and keep the state deltas the server sends back. Used by the load benchmark and
+by tests that need many visitors or hand-crafted events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import socketio
+
+ROOT_STATE = "reflex___state____state"
+SUBSCRIBE_STATE = f"{ROOT_STATE}.publisher___forms___subscribe_state____subscribe_state"
+CONTACT_STATE = f"{ROOT_STATE}.publisher___forms___contact_state____contact_state"
+HYDRATE = f"{ROOT_STATE}.hydrate_and_load"
+VAR_SUFFIX = "_rx_state_"
+NAMESPACE = "/_event"  # socket.io namespace (and engine.io path) of Reflex's event channel
+
+
+class Visitor:
+    """One browser tab on one page."""
+
+    def __init__(self, base_url: str, path: str, token: str | None = None):
+        self.base_url = base_url
+        self.path = path
+        self.token = token or str(uuid.uuid4())
+        self.state: dict[str, dict[str, Any]] = {}
+        self.updates: list[dict[str, Any]] = []
+        self._changed = asyncio.Event()
+        self.sio = socketio.AsyncClient(reconnection=False)
+        self.sio.on("event", self._on_update, namespace=NAMESPACE)
+
+    async def _on_update(self, update: dict[str, Any]) -> None:
+        self.updates.append(update)
+        for substate, values in (update.get("delta") or {}).items():
+            self.state.setdefault(substate, {}).update(
+                {name.removesuffix(VAR_SUFFIX): value for name, value in values.items()}
+            )
+        for event in update.get("events") or []:
+            # Events the page would send back to the server (on_load, chained handlers);
+            # client-side ones (focus, set value) start with an underscore.
+            if not event.get("name", "").split(".")[-1].startswith("_"):
+                await self.send(event["name"], event.get("payload") or {})
+        self._changed.set()
+
+    async def connect(self, timeout_s: float = 10) -> None:
+        await self.sio.connect(
+            f"{self.base_url}?token={self.token}",
+            socketio_path="/_event",
+            transports=["websocket"],
+            namespaces=[NAMESPACE],
+            wait_timeout=timeout_s,
+        )
+
+    async def send(self, name: str, payload: dict[str, Any]) -> None:
+        await self.sio.emit(
+            "event",
+            {"name": name, "payload": payload, "router_data": {"pathname": self.path, "asPath": self.path}},
+            namespace=NAMESPACE,
+        )
+
+    async def open_page(self, ready: Callable[[Visitor], bool], timeout_s: float = 15) -> None:
+        """Connect and hydrate, as a page load does; wait until ``ready`` holds."""
+        await self.connect(timeout_s)
+        await self.send(HYDRATE, {})
+        await self.wait_for(ready, timeout_s)
+
+    def var(self, substate: str, name: str, default: Any = None) -> Any:
+        return self.state.get(substate, {}).get(name, default)
+
+    async def wait_for(self, condition: Callable[[Visitor], bool], timeout_s: float = 15) -> float:
+        """Wait until ``condition`` holds on the received state; returns the seconds waited."""
+        started = time.perf_counter()
+        deadline = started + timeout_s
+        while not condition(self):
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise TimeoutError(f"visitor {self.token[:8]} on {self.path}: condition not met in {timeout_s} s")
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), remaining)
+            except TimeoutError:
+                pass
+        return time.perf_counter() - started
+
+    async def close(self) -> None:
+        if self.sio.connected:
+            await self.sio.disconnect()
+
+
+def hydrated(visitor: Visitor) -> bool:
+    return visitor.var(ROOT_STATE, "is_hydrated") is True
+
+
+def question_answer(text: str) -> int:
+    """The answer to "What is X + Y?" / "What is X - Y?", as a person works it out."""
+    left, operator, right = text.removeprefix("What is ").removesuffix("?").split(" ")
+    return int(left) + int(right) if operator == "+" else int(left) - int(right)
+
+
+def notice_changed(substate: str, before: str) -> Callable[[Visitor], bool]:
+    """The form's toast changed: the submission reached an end (success or failure)."""
+    return lambda v: v.var(substate, "notice_id", "") not in ("", before)
+
+
+def run_async(coroutine):
+    """Run ``coroutine`` to the end in its own thread and event loop.
+
+    Playwright's sync API keeps an event loop running in the test thread, so
+    asyncio.run() cannot be used there.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
