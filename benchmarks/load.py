@@ -221,7 +221,10 @@ async def main_async(args: argparse.Namespace) -> int:
                   f"p95 {percentile(run.latencies, 95) * 1000:.0f} ms, "
                   f"p99 {percentile(run.latencies, 99) * 1000:.0f} ms, max {max(run.latencies) * 1000:.0f} ms")
             window = max(end for _, end in run.spans) - min(start for start, _ in run.spans)
-            print(f"  throughput: {len(run.spans) / window:.0f} submissions/s ({len(run.spans)} in {window:.2f} s)")
+            ends = sorted(end for _, end in run.spans)
+            busiest = max(sum(1 for e in ends[i:] if e - start < 1.0) for i, start in enumerate(ends))
+            print(f"  throughput: {len(run.spans) / window:.0f} submissions/s on average ({len(run.spans)} in "
+                  f"{window:.2f} s, paced by the spread and the 5 s fill time); busiest second: {busiest} answered")
         print(f"  backend memory: before {memory['before']:.0f} MB, all connected {memory['connected']:.0f} MB "
               f"({(memory['connected'] - memory['before']) * 1024 / args.visitors:.0f} KB per visitor), "
               f"peak {memory['peak']:.0f} MB, after the visitors left and their states expired "

@@ -19,6 +19,7 @@ MESSAGE_MIN = 10
 NAME_MAX = 100
 EMAIL_MAX = 254
 MESSAGE_MAX = 5000
+LOCAL_PART_MAX_OCTETS = 64
 
 # Spec section 5, word for word.
 NAME_REQUIRED = "Please enter your name"
@@ -114,6 +115,8 @@ def check_email(value: object) -> tuple[str, str | None]:
         info = validate_email(text, check_deliverability=False)
     except EmailNotValidError:
         return text, EMAIL_INVALID
+    if len(info.local_part.encode("utf-8")) > LOCAL_PART_MAX_OCTETS:
+        return text, EMAIL_INVALID  # RFC 5321: mail servers refuse longer local parts
     return info.normalized, None
 
 

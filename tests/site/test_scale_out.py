@@ -7,8 +7,6 @@ with the container's command and REFLEX_REDIS_URL, on the session's build.
 from __future__ import annotations
 
 import asyncio
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,29 +16,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser import MIN_FILL_TIME_S, fill_contact, open_page, submit_button, wait_for_question
-from tests.support import ProductionServer, RecordingGateway, free_port, running_server, wait_until
+from tests.support import ProductionServer, RecordingGateway, RedisServer, running_server
 from tests.visitor import CONTACT_STATE, Visitor, question_answer, run_async
-
-
-class RedisServer:
-    def __init__(self, workdir: Path):
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process = subprocess.Popen(
-            [shutil.which("redis-server") or "redis-server", "--bind", "127.0.0.1", "--port", str(self.port),
-             "--save", "", "--appendonly", "no", "--dir", str(workdir)],
-            stdout=(workdir / "redis.log").open("wb"),
-            stderr=subprocess.STDOUT,
-        )
-        wait_until(self.answers, 15, f"redis-server on port {self.port}")
-
-    def answers(self) -> bool:
-        result = subprocess.run(["redis-cli", "-p", str(self.port), "ping"], capture_output=True, text=True)
-        return result.stdout.strip() == "PONG"
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

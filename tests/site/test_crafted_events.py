@@ -1,0 +1,134 @@
+"""Events crafted to skip the UI, sent over the real websocket: refused clearly, nothing sent."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.browser import MIN_FILL_TIME_S
+from tests.support import RecordingGateway
+from tests.visitor import CONTACT_STATE, SUBSCRIBE_STATE, Visitor, hydrated, question_answer, run_async
+
+UNEXPECTED = "Something went wrong on our side. Please try again in a moment."
+VALID_CONTACT = {
+    "first_name": "Jo", "last_name": "Reader", "email": "jo@example.com",
+    "message": "A perfectly ordinary message.", "website": "",
+}
+
+
+def has_question(visitor: Visitor) -> bool:
+    return bool(visitor.var(CONTACT_STATE, "question"))
+
+
+async def send_and_wait(visitor: Visitor, name: str, payload: dict, done) -> list[dict]:
+    """Send one event and wait until ``done`` holds for what came back; return those updates."""
+    count = len(visitor.updates)
+    await visitor.send(name, payload)
+    await visitor.wait_for(lambda v: done(v.updates[count:], v), timeout_s=10)
+    return visitor.updates[count:]
+
+
+def site_error_event(updates: list[dict], _=None) -> list[str]:
+    return [e["payload"]["value"] for u in updates for e in (u.get("events") or []) if e["name"] == "_set_value"
+            and e["payload"].get("ref") == "ref_site_error"]
+
+
+def answer_refused(updates: list[dict], _=None) -> bool:
+    """The server refused the answer: it clears the field and focuses it (sent on every refusal)."""
+    return any(e["name"] == "_set_focus" and e["payload"].get("ref") == "ref_contact_answer"
+               for u in updates for e in (u.get("events") or []))
+
+
+CRAFTED_SUBMITS = {
+    "no form data": {},
+    "form data not an object": {"form_data": "name=Jo&email=jo@example.com"},
+    "form data a list": {"form_data": ["Jo", "jo@example.com"]},
+    "fields of the wrong type": {"form_data": {"name": 42, "email": ["jo@example.com"]}},
+    "extra arguments": {"form_data": {}, "is_admin": True},
+}
+
+
+@pytest.mark.parametrize("payload", CRAFTED_SUBMITS.values(), ids=CRAFTED_SUBMITS.keys())
+def test_malformed_subscribe_events_get_field_messages_and_send_nothing(base_url, gateway: RecordingGateway, payload):
+    async def craft():
+        visitor = Visitor(base_url, "/subscribe")
+        await visitor.open_page(hydrated)
+        await send_and_wait(visitor, f"{SUBSCRIBE_STATE}.submit", payload,
+                            lambda _, v: bool(v.var(SUBSCRIBE_STATE, "name_error")))
+        await visitor.close()
+        return visitor.var(SUBSCRIBE_STATE, "name_error"), visitor.var(SUBSCRIBE_STATE, "email_error")
+
+    assert run_async(craft()) == ("Please enter your name", "Please enter your email")
+    assert gateway.requests == []
+
+
+def test_extra_fields_in_the_form_are_ignored(base_url, gateway: RecordingGateway):
+    async def craft():
+        visitor = Visitor(base_url, "/subscribe")
+        await visitor.open_page(hydrated)
+        form = {"name": "Jo Reader", "email": "jo@example.com", "book_updates": "no", "bcc": "x@example.com"}
+        await send_and_wait(visitor, f"{SUBSCRIBE_STATE}.submit", {"form_data": form},
+                            lambda _, v: v.var(SUBSCRIBE_STATE, "status") == "success")
+        await visitor.close()
+
+    run_async(craft())
+    assert gateway.bodies == [{"email": "jo@example.com", "name": "Jo Reader", "book_updates": "yes"}]
+
+
+def test_forging_the_form_shown_time_is_refused(base_url, gateway: RecordingGateway):
+    async def craft():
+        visitor = Visitor(base_url, "/contact-us")
+        await visitor.open_page(has_question)
+        answer = str(question_answer(visitor.var(CONTACT_STATE, "question")))
+        forged = await send_and_wait(
+            visitor, f"{CONTACT_STATE}.setvar", {"var_name": "_shown_at_ms", "value": 0}, site_error_event
+        )
+        await send_and_wait(visitor, f"{CONTACT_STATE}.submit", {"form_data": {**VALID_CONTACT, "answer": answer}},
+                            lambda _, v: bool(v.var(CONTACT_STATE, "form_error")))
+        await visitor.close()
+        return site_error_event(forged), visitor.var(CONTACT_STATE, "form_error")
+
+    errors, form_error = run_async(craft())
+    assert errors == [UNEXPECTED]
+    assert form_error == "Please take your time to fill out the form completely."
+    assert gateway.requests == []
+
+
+def test_an_answer_for_another_question_is_incorrect(base_url, gateway: RecordingGateway):
+    async def craft():
+        visitor = Visitor(base_url, "/contact-us")
+        await visitor.open_page(has_question)
+        await asyncio.sleep(MIN_FILL_TIME_S + 0.2)
+        old_answer = question_answer(visitor.var(CONTACT_STATE, "question"))
+        # A wrong answer makes the server ask a new question; keep the old answer around.
+        for _ in range(3):
+            await send_and_wait(visitor, f"{CONTACT_STATE}.submit",
+                                {"form_data": {**VALID_CONTACT, "answer": str(old_answer + 100)}},
+                                answer_refused)
+            if question_answer(visitor.var(CONTACT_STATE, "question")) != old_answer:
+                break
+        await send_and_wait(visitor, f"{CONTACT_STATE}.submit",
+                            {"form_data": {**VALID_CONTACT, "answer": str(old_answer)}},
+                            answer_refused)
+        await visitor.close()
+        return visitor.var(CONTACT_STATE, "form_error"), visitor.var(CONTACT_STATE, "answer_error")
+
+    assert run_async(craft()) == ("Incorrect answer to the math question. Please try again.", "Incorrect answer")
+    assert gateway.requests == []
+
+
+def test_calling_an_unknown_handler_changes_nothing(base_url, gateway: RecordingGateway):
+    async def craft():
+        visitor = Visitor(base_url, "/contact-us")
+        await visitor.open_page(has_question)
+        question = visitor.var(CONTACT_STATE, "question")
+        await visitor.send(f"{CONTACT_STATE}.send_email_now", {"anything": 1})
+        await visitor.send(f"{CONTACT_STATE}._check", {"data": VALID_CONTACT})
+        await asyncio.sleep(1)
+        await visitor.close()
+        return question, visitor.var(CONTACT_STATE, "question"), visitor.var(CONTACT_STATE, "status")
+
+    before, after, status = run_async(craft())
+    assert (after, status) == (before, "editing")
+    assert gateway.requests == []
