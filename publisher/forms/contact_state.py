@@ -14,7 +14,7 @@ from typing import Any
 import reflex as rx
 
 from publisher import antispam, gateway, ratelimit, validation
-from publisher.forms.feedback import EDITING, SUBMITTING, SUCCESS, FormFeedback
+from publisher.forms.feedback import EDITING, SUCCESS, FormFeedback, deliver
 
 SUCCESS_TOAST = "Your message has been sent successfully!"
 FAILURE_TOAST = "Failed to send message. Please try again."
@@ -75,7 +75,7 @@ class ContactState(FormFeedback, rx.State):
     @rx.event
     def start(self):
         """On every visit: a new question, and the fill-time clock starts now."""
-        if self.status != SUBMITTING:
+        if not self._submit_in_flight():
             self._show_fresh_form()
 
     @rx.event
@@ -87,7 +87,7 @@ class ContactState(FormFeedback, rx.State):
     @rx.event(background=True)
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
         async with self:
-            if self.status != EDITING:
+            if not self._accepts_submit():
                 return  # a second submit while one is in flight, or after success, does nothing
             session = self.router.session
             if not await ratelimit.shared_limiter().allow("contact", session.client_token, session.client_ip):
@@ -95,17 +95,13 @@ class ContactState(FormFeedback, rx.State):
                 return
             outcome = self._check(form_data if isinstance(form_data, dict) else {})
             if outcome.request is not None:
-                self.status = SUBMITTING
+                self._begin_submit()
         for event in outcome.events:
             yield event
         if outcome.request is None:
             return
 
-        try:
-            await gateway.shared_client().send_email(**outcome.request)
-            delivered = True
-        except gateway.GatewayError:
-            delivered = False
+        delivered = await deliver(gateway.shared_client().send_email(**outcome.request))
 
         async with self:
             self._ask_new_question()

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+import time
 import uuid
 
 import reflex as rx
+
+from publisher import settings
+
+logger = logging.getLogger(__name__)
 
 EDITING = "editing"
 SUBMITTING = "submitting"
@@ -23,6 +29,21 @@ class FormFeedback(rx.State, mixin=True):
     notice_id: str = ""
     notice_kind: str = ""
     notice_text: str = ""
+    # When the submit in flight started (server clock), so a submit whose worker died
+    # mid-call (state shared in Redis) cannot leave the form "submitting" for good.
+    _submit_started_s: float = 0.0
+
+    def _begin_submit(self) -> None:
+        self.status = SUBMITTING
+        self._submit_started_s = time.time()
+
+    def _submit_in_flight(self) -> bool:
+        limit_s = settings.gateway_timeout_s() + 5
+        return self.status == SUBMITTING and time.time() - self._submit_started_s < limit_s
+
+    def _accepts_submit(self) -> bool:
+        """Editing, or a submit that was interrupted long ago; not after success or while in flight."""
+        return self.status == EDITING or (self.status == SUBMITTING and not self._submit_in_flight())
 
     def _notify(self, kind: str, text: str) -> None:
         self.notice_id = uuid.uuid4().hex
@@ -36,3 +57,21 @@ class FormFeedback(rx.State, mixin=True):
     @rx.var
     def succeeded(self) -> bool:
         return self.status == SUCCESS
+
+
+async def deliver(send) -> bool:
+    """Await one gateway call; True when the gateway accepted it.
+
+    Any failure, even an unexpected one, ends the submit (logged), so the form can
+    never stay "submitting".
+    """
+    from publisher.gateway import GatewayError
+
+    try:
+        await send
+    except GatewayError:
+        return False  # already logged with its cause by the gateway client
+    except Exception as exc:  # noqa: BLE001
+        logger.error("Gateway call failed unexpectedly: %s", type(exc).__name__, exc_info=exc)
+        return False
+    return True

@@ -7,7 +7,7 @@ from typing import Any
 import reflex as rx
 
 from publisher import gateway, ratelimit, validation
-from publisher.forms.feedback import EDITING, SUBMITTING, SUCCESS, FormFeedback
+from publisher.forms.feedback import EDITING, SUCCESS, FormFeedback, deliver
 
 SUCCESS_TOAST = "Successfully subscribed to our email list!"
 FAILURE_TOAST = "Failed to subscribe. Please try again."
@@ -32,7 +32,7 @@ class SubscribeState(FormFeedback, rx.State):
     @rx.event
     def start(self):
         """Each visit to the page shows a fresh form (unless a submit is still in flight)."""
-        if self.status != SUBMITTING:
+        if not self._submit_in_flight():
             self.status = EDITING
             self._show_errors({})
             self.form_error = ""
@@ -45,7 +45,7 @@ class SubscribeState(FormFeedback, rx.State):
     @rx.event(background=True)
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
         async with self:
-            if self.status != EDITING:
+            if not self._accepts_submit():
                 return  # a second submit while one is in flight, or after success, does nothing
             session = self.router.session
             if not await ratelimit.shared_limiter().allow("subscribe", session.client_token, session.client_ip):
@@ -56,16 +56,12 @@ class SubscribeState(FormFeedback, rx.State):
             checked = validation.check_subscription(data.get("name"), data.get("email"))
             self._show_errors(checked.errors)
             if checked.ok:
-                self.status = SUBMITTING
+                self._begin_submit()
         if not checked.ok:
             yield rx.set_focus(FIELD_IDS[next(iter(checked.errors))])
             return
 
-        try:
-            await gateway.shared_client().subscribe(**checked.values)
-            delivered = True
-        except gateway.GatewayError:
-            delivered = False
+        delivered = await deliver(gateway.shared_client().subscribe(**checked.values))
 
         async with self:
             if delivered:

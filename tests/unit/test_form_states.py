@@ -172,10 +172,44 @@ async def test_subscribe_failure_keeps_the_form_and_says_so(gw):
 @pytest.mark.asyncio
 async def test_subscribe_submit_while_one_is_in_flight_does_nothing(gw):
     state = new_state(SubscribeState)
-    state.status = SUBMITTING
+    state._begin_submit()
     assert await submit(state, SUBSCRIBER) == []
     assert gw.requests == []
     assert state.status == SUBMITTING
+    SubscribeState.start.fn(state)  # revisiting the page does not cancel it either
+    assert state.status == SUBMITTING
+
+
+@pytest.mark.asyncio
+async def test_a_submit_interrupted_long_ago_does_not_block_the_form(gw):
+    # e.g. the worker handling it died; with state in Redis the status would stay behind.
+    state = new_state(SubscribeState)
+    state._begin_submit()
+    state._submit_started_s -= 16  # longer than the 10 s gateway timeout plus margin
+    SubscribeState.start.fn(state)
+    assert state.status == EDITING
+    state._begin_submit()
+    state._submit_started_s -= 16
+    await submit(state, SUBSCRIBER)
+    assert state.status == SUCCESS
+    assert len(gw.requests) == 1
+
+
+@pytest.mark.asyncio
+async def test_an_unexpected_gateway_error_ends_the_submit_with_the_failure_toast(monkeypatch, caplog):
+    async def broken(self, **kwargs):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(gateway.GatewayClient, "subscribe", broken)
+    gateway.use_client(gateway.GatewayClient("https://gw.test"))
+    try:
+        state = new_state(SubscribeState)
+        await submit(state, SUBSCRIBER)
+    finally:
+        gateway.use_client(None)
+    assert state.status == EDITING
+    assert state.notice_text == "Failed to subscribe. Please try again."
+    assert "Gateway call failed unexpectedly: RuntimeError" in caplog.text
 
 
 @pytest.mark.asyncio
@@ -383,7 +417,7 @@ async def test_contact_gateway_failure_asks_a_new_question_and_clears_the_answer
 @pytest.mark.asyncio
 async def test_contact_submit_while_one_is_in_flight_does_nothing(shown, gw, clock):
     clock.now_ms += 5000
-    shown.status = SUBMITTING
+    shown._begin_submit()
     assert await submit(shown, contact_form()) == []
     assert gw.requests == []
 
