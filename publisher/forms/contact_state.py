@@ -13,7 +13,7 @@ from typing import Any
 
 import reflex as rx
 
-from publisher import antispam, gateway, ratelimit, validation
+from publisher import antispam, gateway, validation
 from publisher.forms.feedback import EDITING, SUCCESS, FormFeedback, deliver
 
 SUCCESS_TOAST = "Your message has been sent successfully!"
@@ -46,9 +46,6 @@ class ContactState(FormFeedback, rx.State):
     email_error: str = ""
     message_error: str = ""
     answer_error: str = ""
-    # Anti-spam rejections (honeypot, too fast, wrong answer) and too many attempts,
-    # shown above the button.
-    form_error: str = ""
 
     _answer: int | None = None
     _shown_at_ms: float | None = None
@@ -87,11 +84,7 @@ class ContactState(FormFeedback, rx.State):
     @rx.event(background=True)
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
         async with self:
-            if not self._accepts_submit():
-                return  # a second submit while one is in flight, or after success, does nothing
-            session = self.router.session
-            if not await ratelimit.shared_limiter().allow("contact", session.client_token, session.client_ip):
-                self.form_error = ratelimit.TOO_MANY_ATTEMPTS
+            if not await self._admit_submit("contact"):
                 return
             outcome = self._check(form_data if isinstance(form_data, dict) else {})
             if outcome.request is not None:
@@ -123,7 +116,6 @@ class ContactState(FormFeedback, rx.State):
         if antispam.answer_field_error(answer, self._answer) == antispam.MATH_REQUIRED:
             errors["answer"] = antispam.MATH_REQUIRED
         self._show_errors(errors)
-        self.form_error = ""
         if errors:
             return _Outcome(events=[rx.set_focus(FIELD_IDS[next(iter(errors))])])
 

@@ -8,7 +8,7 @@ import uuid
 
 import reflex as rx
 
-from publisher import settings
+from publisher import ratelimit, settings
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +26,9 @@ class FormFeedback(rx.State, mixin=True):
     """
 
     status: str = EDITING
+    # A message about the whole submission (too many attempts; for the contact form
+    # also the anti-spam rejections), shown above the button.
+    form_error: str = ""
     notice_id: str = ""
     notice_kind: str = ""
     notice_text: str = ""
@@ -44,6 +47,17 @@ class FormFeedback(rx.State, mixin=True):
     def _accepts_submit(self) -> bool:
         """Editing, or a submit that was interrupted long ago; not after success or while in flight."""
         return self.status == EDITING or (self.status == SUBMITTING and not self._submit_in_flight())
+
+    async def _admit_submit(self, form: str) -> bool:
+        """Whether this submit may be checked at all: not a duplicate, not over the visitor's limits."""
+        if not self._accepts_submit():
+            return False  # a second submit while one is in flight, or after success, does nothing
+        session = self.router.session
+        if not await ratelimit.shared_limiter().allow(form, session.client_token, session.client_ip):
+            self.form_error = ratelimit.TOO_MANY_ATTEMPTS
+            return False
+        self.form_error = ""
+        return True
 
     def _notify(self, kind: str, text: str) -> None:
         self.notice_id = uuid.uuid4().hex

@@ -6,7 +6,7 @@ from typing import Any
 
 import reflex as rx
 
-from publisher import gateway, ratelimit, validation
+from publisher import gateway, validation
 from publisher.forms.feedback import EDITING, SUCCESS, FormFeedback, deliver
 
 SUCCESS_TOAST = "Successfully subscribed to our email list!"
@@ -22,8 +22,6 @@ SUCCESS_ID = "subscribe-success"
 class SubscribeState(FormFeedback, rx.State):
     name_error: str = ""
     email_error: str = ""
-    # A message about the whole submission (too many attempts), shown above the button.
-    form_error: str = ""
 
     def _show_errors(self, errors: dict[str, str]) -> None:
         self.name_error = errors.get("name", "")
@@ -45,13 +43,8 @@ class SubscribeState(FormFeedback, rx.State):
     @rx.event(background=True)
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
         async with self:
-            if not self._accepts_submit():
-                return  # a second submit while one is in flight, or after success, does nothing
-            session = self.router.session
-            if not await ratelimit.shared_limiter().allow("subscribe", session.client_token, session.client_ip):
-                self.form_error = ratelimit.TOO_MANY_ATTEMPTS
+            if not await self._admit_submit("subscribe"):
                 return
-            self.form_error = ""
             data = form_data if isinstance(form_data, dict) else {}
             checked = validation.check_subscription(data.get("name"), data.get("email"))
             self._show_errors(checked.errors)
