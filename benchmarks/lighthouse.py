@@ -20,18 +20,18 @@ import json
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-VENV_BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support import build_site, running_server, tool_env  # noqa: E402
+
 LIGHTHOUSE_DIR = ROOT / "benchmarks" / ".lighthouse"
 LIGHTHOUSE = LIGHTHOUSE_DIR / "node_modules" / ".bin" / "lighthouse"
 LIGHTHOUSE_VERSION = "12"
@@ -45,17 +45,6 @@ PAGES = {"home": "/", "about": "/about", "subscribe": "/subscribe", "contact": "
 CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]
 
 
-def tool_env(**extra: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "REFLEX_USE_NPM": "1",
-        "REFLEX_CHECK_LATEST_VERSION": "false",
-        "REFLEX_TELEMETRY_ENABLED": "false",
-        **extra,
-    }
-
-
 def ensure_lighthouse() -> None:
     if LIGHTHOUSE.exists():
         return
@@ -66,23 +55,6 @@ def ensure_lighthouse() -> None:
         env=tool_env(),
         check=True,
     )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(url: str, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError(f"{url} did not answer within {timeout_s:.0f} s")
 
 
 NOT_FOUND_NOTE = (
@@ -146,37 +118,20 @@ def main() -> int:
         print(f"Chromium not found at {CHROMIUM} (set CHROMIUM_PATH)", file=sys.stderr)
         return 2
     ensure_lighthouse()
-    if not args.no_build:
-        subprocess.run(
-            [str(VENV_BIN / "reflex"), "export", "--frontend-only", "--no-zip"],
-            cwd=ROOT, env=tool_env(REFLEX_ENV_MODE="prod"), check=True, stdout=subprocess.DEVNULL,
-        )
-
     RESULTS.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    base = f"http://localhost:{port}"
-    with tempfile.TemporaryDirectory() as tmp:
-        server = subprocess.Popen(
-            [str(VENV_BIN / "publisher-serve")],
-            cwd=ROOT,
-            env=tool_env(HOST="127.0.0.1", PORT=str(port), REFLEX_DB_URL=f"sqlite:///{tmp}/bench.db"),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        try:
-            wait_for(f"{base}/ping")
-            rows = {}
-            for name, path in PAGES.items():
-                expects_404 = name == "not-found"
-                runs = [
-                    summary(audit(base + path, RESULTS / f"{name}-{i + 1}.json", expects_404)) for i in range(args.runs)
-                ]
-                median_perf = statistics.median_low(r["performance"] for r in runs)
-                rows[name] = next(r for r in runs if r["performance"] == median_perf)
-        finally:
-            os.killpg(server.pid, 15)
-            server.wait(timeout=20)
+    if not args.no_build:
+        build_site(RESULTS / "build.log", site_url=None)  # the configured site URL, as `make build`
+
+    with tempfile.TemporaryDirectory() as tmp, running_server(
+        Path(tmp), {"REFLEX_DB_URL": f"sqlite:///{tmp}/bench.db"}
+    ) as server:
+        base = server.base_url
+        rows = {}
+        for name, path in PAGES.items():
+            expects_404 = name == "not-found"
+            runs = [summary(audit(base + path, RESULTS / f"{name}-{i + 1}.json", expects_404)) for i in range(args.runs)]
+            median_perf = statistics.median_low(r["performance"] for r in runs)
+            rows[name] = next(r for r in runs if r["performance"] == median_perf)
 
     print(f"\nLighthouse {LIGHTHOUSE_VERSION}, mobile preset, {platform.node()} ({os.cpu_count()} cores), {date.today()}")
     print(f"{'page':<14}{'perf':>5}{'a11y':>5}{'bp':>5}{'seo':>5}{'FCP':>8}{'LCP':>8}{'TBT':>7}{'CLS':>7}{'KB':>7}")

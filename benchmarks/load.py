@@ -32,8 +32,6 @@ import json
 import os
 import platform
 import random
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,13 +40,12 @@ from collections import Counter
 from datetime import date
 from pathlib import Path
 
-import httpx
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support import RecordingGateway, free_port  # noqa: E402
+from tests.support import RecordingGateway, running_server  # noqa: E402
 from tests.visitor import (  # noqa: E402
     CONTACT_STATE,
     SUBSCRIBE_STATE,
@@ -58,7 +55,6 @@ from tests.visitor import (  # noqa: E402
     question_answer,
 )
 
-VENV_BIN = Path(sys.executable).parent
 FILL_TIME_S = 5.0
 
 
@@ -162,15 +158,9 @@ async def wave(args: argparse.Namespace, base_url: str, root: psutil.Process) ->
 async def main_async(args: argparse.Namespace) -> int:
     gateway = RecordingGateway()
     gateway.delay_s = args.gateway_delay_ms / 1000
-    port = free_port()
-    base_url = f"http://localhost:{port}"
     waves: list[tuple[Run, dict[str, float]]] = []
     with gateway, tempfile.TemporaryDirectory() as tmp:
         env = {
-            **os.environ,
-            "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-            "HOST": "127.0.0.1",
-            "PORT": str(port),
             "PUBLISHER_GATEWAY_URL": gateway.url,
             "REFLEX_DB_URL": f"sqlite:///{tmp}/load.db",
             "PUBLISHER_RATE_LIMIT_ADDRESS": f"{args.visitors * args.waves * 4}/600",
@@ -181,29 +171,14 @@ async def main_async(args: argparse.Namespace) -> int:
         }
         if args.redis_url:
             env["REFLEX_REDIS_URL"] = args.redis_url
-        server = subprocess.Popen(
-            [str(VENV_BIN / "publisher-serve")], cwd=ROOT, env=env,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        )
-        try:
-            async with httpx.AsyncClient() as http:
-                for _ in range(300):
-                    try:
-                        if (await http.get(f"{base_url}/ping")).status_code == 200:
-                            break
-                    except httpx.HTTPError:
-                        pass
-                    await asyncio.sleep(0.1)
-            root = psutil.Process(server.pid)
+        with running_server(Path(tmp), env) as server:
+            root = psutil.Process(server.process.pid)
             idle_mb = server_rss_mb(root)
-            for number in range(args.waves):
-                waves.append(await wave(args, base_url, root))
+            for _ in range(args.waves):
+                waves.append(await wave(args, server.base_url, root))
                 # Let the departed visitors' states expire before the next wave (or the end).
                 await asyncio.sleep(args.state_ttl_s + args.settle_s)
                 waves[-1][1]["after"] = server_rss_mb(root)
-        finally:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=30)
         bodies = [json.loads(r["body"]) for r in gateway.requests]
 
     received = Counter(body.get("email") or body["sender"]["email"] for body in bodies)
@@ -253,8 +228,11 @@ def main() -> int:
     parser.add_argument("--settle-s", type=float, default=3.0)
     parser.add_argument("--waves", type=int, default=2, help="waves of visitors, one after another")
     parser.add_argument("--state-ttl-s", type=int, default=10,
-                        help="how long the server keeps a departed visitor's state (Reflex's default is 3600)")
+                        help="how long the server keeps a visitor's idle state (Reflex's default is 3600)")
     args = parser.parse_args()
+    if args.state_ttl_s <= FILL_TIME_S:
+        # The state also expires while a visitor sits on the form: it must outlive the fill time.
+        parser.error(f"--state-ttl-s must be longer than the {FILL_TIME_S:g} s fill time")
     if not (ROOT / ".web" / "build" / "client" / "index.html").exists():
         print("No build: run `make build` first.", file=sys.stderr)
         return 2

@@ -55,13 +55,14 @@ def tool_env(**extra: str) -> dict[str, str]:
     }
 
 
-def build_site(log_path: Path) -> None:
-    """`make build` for the test site URL: the optimized frontend in .web/build/client."""
+def build_site(log_path: Path, site_url: str | None = TEST_SITE_URL) -> None:
+    """`make build`: the optimized frontend in .web/build/client (for ``site_url``, or the configured one)."""
+    deploy_url = {"REFLEX_DEPLOY_URL": site_url} if site_url else {}
     with log_path.open("wb") as log:
         subprocess.run(
             [str(VENV_BIN / "reflex"), "export", "--frontend-only", "--no-zip"],
             cwd=PROJECT_ROOT,
-            env=tool_env(REFLEX_ENV_MODE="prod", REFLEX_DEPLOY_URL=TEST_SITE_URL),
+            env=tool_env(REFLEX_ENV_MODE="prod", **deploy_url),
             stdout=log,
             stderr=subprocess.STDOUT,
             check=True,
