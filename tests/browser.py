@@ -10,6 +10,8 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from tests.visitor import question_answer
+
 MIN_FILL_TIME_S = 5.0  # the contact form's minimum fill time (spec section 9)
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
@@ -99,13 +101,15 @@ def submit_button(page: Page):
     return page.locator("form button[type=submit]")
 
 
+QUESTION = re.compile(r"What is \d+ [+-] \d+\?")
+
+
 def wait_for_question(page: Page) -> tuple[str, int]:
     """The question shown to the visitor and its answer, worked out as a person would."""
     label = page.locator("label[for=contact-answer]")
-    expect(label).to_contain_text(re.compile(r"What is \d+ [+-] \d+\?"))
-    left, operator, right = re.search(r"What is (\d+) ([+-]) (\d+)\?", label.inner_text()).groups()
-    answer = int(left) + int(right) if operator == "+" else int(left) - int(right)
-    return f"What is {left} {operator} {right}?", answer
+    expect(label).to_contain_text(QUESTION)
+    question = QUESTION.search(label.inner_text()).group(0)
+    return question, question_answer(question)
 
 
 def fill_contact(page: Page, answer: int | str, message: str = "When is the next book coming out?") -> None:
