@@ -3,6 +3,10 @@
 - robots.txt pointing to the sitemap (absolute URL from ``deploy_url``).
 - A portable build: the browser reaches the backend at the page's own origin
   (host and port), so one build serves on any port or host (container, tests).
+  The development server (``reflex run``) keeps Reflex's rule, because there the
+  frontend and the backend listen on different ports.
+- ``PUBLISHER_DEV_HOST`` limits the development server to one address (tests use
+  127.0.0.1); unset, it listens where Reflex makes it listen.
 - The app's scripts start after the page has loaded and painted: the prerendered
   HTML is complete without them, so on a slow connection the CSS, text and images
   come first and hydration follows (assets/site.js starts it; see defer_app_boot).
@@ -32,22 +36,69 @@ STATE_JS = "utils/state.js"
 _HOSTNAME_ONLY = """    const frontend_hostname = window.location.hostname;
     endpoint.hostname = frontend_hostname;
 """
-_SAME_ORIGIN = """    // Same origin as the page (host and port): the site and backend share one port.
+# Written by earlier versions of this plugin; .web keeps the file between builds.
+_SAME_ORIGIN_ALWAYS = """    // Same origin as the page (host and port): the site and backend share one port.
     endpoint.host = window.location.host;
+"""
+_SAME_ORIGIN_IN_BUILDS = """    // publisher: a production build is served with its backend on one origin, so it
+    // follows the page's host *and port* (one build serves on any host and port).
+    // The development server keeps Reflex's rule: the page's host, the backend's own
+    // port, because there the frontend and the backend listen on different ports.
+    if (import.meta.env.DEV) {
+      endpoint.hostname = window.location.hostname;
+    } else {
+      endpoint.host = window.location.host;
+    }
 """
 
 
 def backend_at_page_origin(state_js: str) -> str:
-    """Make Reflex's client reach a localhost-configured backend at the page's host *and port*.
+    """Make a production build reach a localhost-configured backend at the page's host *and port*.
 
-    Reflex already swaps the hostname; without the port, a build made for one port
-    only works when served on that same port.
+    Reflex only swaps the hostname, so a build made for one port only works when
+    served on that same port. Vite decides the branch (``import.meta.env.DEV``):
+    the dev server keeps Reflex's behaviour, ``reflex export`` / ``--env prod``
+    builds get the page's origin, whichever mode wrote ``.web`` last.
     """
-    if _SAME_ORIGIN in state_js:
-        return state_js  # .web keeps the file between builds
-    if _HOSTNAME_ONLY not in state_js:
-        raise RuntimeError(f"Unexpected {STATE_JS} layout: getBackendURL changed in this Reflex version")
-    return state_js.replace(_HOSTNAME_ONLY, _SAME_ORIGIN)
+    if _SAME_ORIGIN_IN_BUILDS in state_js:
+        return state_js
+    for original in (_HOSTNAME_ONLY, _SAME_ORIGIN_ALWAYS):
+        if original in state_js:
+            return state_js.replace(original, _SAME_ORIGIN_IN_BUILDS)
+    raise RuntimeError(f"Unexpected {STATE_JS} layout: getBackendURL changed in this Reflex version")
+
+
+VITE_CONFIG = "vite.config.js"
+DEV_HOST_VAR = "PUBLISHER_DEV_HOST"
+_DEV_HOST_PLUGIN = f"""// publisher: {DEV_HOST_VAR} makes the development server listen on that address only
+// (`react-router dev --host` listens on every interface). Unset: Reflex's behaviour.
+function publisherDevHost() {{
+  return {{
+    name: "publisher-dev-host",
+    apply: "serve",
+    config() {{
+      const host = process.env.{DEV_HOST_VAR};
+      return host ? {{ server: {{ host }} }} : undefined;
+    }},
+  }};
+}}
+
+"""
+_VITE_PLUGINS = "  plugins: [\n"
+
+
+def dev_host_from_environment(vite_config: str) -> str:
+    """Let ``PUBLISHER_DEV_HOST`` choose the dev server's listening address (tests: 127.0.0.1).
+
+    Reflex offers ``--backend-host`` but nothing for the frontend dev server.
+    """
+    if "publisherDevHost()" in vite_config:
+        return vite_config
+    export = "export default defineConfig("
+    if export not in vite_config or _VITE_PLUGINS not in vite_config:
+        raise RuntimeError(f"Unexpected {VITE_CONFIG} layout: no defineConfig with a plugins list")
+    vite_config = vite_config.replace(export, _DEV_HOST_PLUGIN + export, 1)
+    return vite_config.replace(_VITE_PLUGINS, _VITE_PLUGINS + "    publisherDevHost(),\n", 1)
 
 
 def robots_txt(site_url: str) -> str:
@@ -107,7 +158,7 @@ def defer_app_boot_in_pages(static_dir: Path) -> None:
 
 
 class SiteFilesPlugin(Plugin):
-    """Adds robots.txt, the prerendered 404 page and the same-origin backend URL."""
+    """Adds robots.txt, the prerendered 404 page, the same-origin backend URL and the dev host."""
 
     def get_static_assets(self, **context: Any):
         from publisher.settings import site_url
@@ -117,6 +168,7 @@ class SiteFilesPlugin(Plugin):
     def pre_compile(self, **context: Any) -> None:
         context["add_modify_task"](REACT_ROUTER_CONFIG, prerender_not_found)
         context["add_modify_task"](STATE_JS, backend_at_page_origin)
+        context["add_modify_task"](VITE_CONFIG, dev_host_from_environment)
 
     def post_build(self, **context: Any) -> None:
         static_dir = Path(context["static_dir"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -118,3 +119,33 @@ def fill_contact(page: Page, answer: int | str, message: str = "When is the next
     page.fill("#contact-email", "jo@example.com")
     page.fill("#contact-message", message)
     page.fill("#contact-answer", str(answer))
+
+
+def expect_toast(page: Page, text: str) -> None:
+    expect(page.locator("[data-sonner-toast]", has_text=text)).to_be_visible()
+
+
+SUBSCRIBE_SUCCESS_TOAST = "Successfully subscribed to our email list!"
+CONTACT_SUCCESS_TOAST = "Your message has been sent successfully!"
+
+
+def subscribe(page: Page, base_url: str, name: str, email: str) -> None:
+    """A visitor joins the list: the success alert and toast of spec section 8."""
+    open_page(page, base_url, "/subscribe")
+    page.fill("#subscribe-name", name)
+    page.fill("#subscribe-email", email)
+    submit_button(page).click()
+    expect(page.locator("#subscribe-success h2")).to_have_text("Thank you for joining our email list!")
+    expect_toast(page, SUBSCRIBE_SUCCESS_TOAST)
+
+
+def send_contact_message(page: Page, base_url: str, message: str) -> None:
+    """A visitor sends a message as a person would: answers the question, takes their time."""
+    open_page(page, base_url, "/contact-us")
+    _, answer = wait_for_question(page)
+    shown_at = time.monotonic()
+    fill_contact(page, answer, message=message)
+    time.sleep(max(0.0, MIN_FILL_TIME_S + 0.5 - (time.monotonic() - shown_at)))
+    submit_button(page).click()
+    expect(page.locator("#contact-success h2")).to_have_text("Thank you for contacting us!")
+    expect_toast(page, CONTACT_SUCCESS_TOAST)

@@ -10,6 +10,7 @@ from tests.browser import (
     MIN_FILL_TIME_S,
     assert_no_console_errors,
     axe_violations,
+    expect_toast,
     fill_contact,
     open_page,
     submit_button,
@@ -32,10 +33,6 @@ def expect_invalid(page: Page, field_id: str, message: str) -> None:
 def expect_valid(page: Page, field_id: str) -> None:
     expect(page.locator(f"#{field_id}")).to_have_attribute("aria-invalid", "false")
     expect(error_of(page, field_id)).to_have_text("")
-
-
-def expect_toast(page: Page, text: str) -> None:
-    expect(page.locator("[data-sonner-toast]", has_text=text)).to_be_visible()
 
 
 # --- Subscribe ---------------------------------------------------------------------

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+import reflex_base
 
 from publisher import build_plugins
 from publisher.build_plugins import prerender_not_found, robots_txt, use_prerendered_not_found
@@ -181,6 +183,7 @@ def test_plugin_registers_the_router_config_and_backend_url_rewrites():
     assert tasks == [
         ("react-router.config.js", prerender_not_found),
         ("utils/state.js", build_plugins.backend_at_page_origin),
+        ("vite.config.js", build_plugins.dev_host_from_environment),
     ]
 
 
@@ -190,29 +193,119 @@ def test_plugin_post_build_installs_the_not_found_page(static_dir):
     assert not (static_dir / "__not-found").exists()
 
 
-# --- Same-origin backend URL ----------------------------------------------------------
+# --- Backend URL: the page's origin in builds, Reflex's rule on the dev server ----------
 
-STATE_JS_EXCERPT = """  if (
-    typeof window !== "undefined" &&
-    SAME_DOMAIN_HOSTNAMES.includes(endpoint.hostname)
-  ) {
-    // Use the frontend domain to access the backend
-    const frontend_hostname = window.location.hostname;
-    endpoint.hostname = frontend_hostname;
-    if (window.location.protocol === "https:") {
-"""
+REFLEX_STATE_JS = (Path(reflex_base.__file__).parent / ".templates" / "web" / "utils" / "state.js").read_text()
 
 
-def test_backend_url_follows_the_page_host_and_port():
-    patched = build_plugins.backend_at_page_origin(STATE_JS_EXCERPT)
-    assert "endpoint.host = window.location.host;" in patched
-    assert "endpoint.hostname = frontend_hostname" not in patched
+def backend_url(tmp_path: Path, state_js: str, *, dev: bool, page: str, configured: str) -> str:
+    """Run getBackendURL from ``state_js`` in node, as a browser on ``page`` would (Vite's DEV flag set)."""
+    function = re.search(r"export const getBackendURL = .*?\n};\n", state_js, re.S).group(0)
+    hostnames = re.search(r"const SAME_DOMAIN_HOSTNAMES = \[.*?\];", state_js).group(0)
+    (tmp_path / "url.mjs").write_text(
+        f"import.meta.env = {{ DEV: {json.dumps(dev)} }};\n"
+        f"const window = {{ location: new URL({json.dumps(page)}) }};\n"
+        f"{hostnames}\n{function.replace('export const', 'const')}\n"
+        f"console.log(getBackendURL({json.dumps(configured)}).href);\n",
+        encoding="utf-8",
+    )
+    node = str(NODE) if NODE.exists() else shutil.which("node")
+    completed = subprocess.run([node, str(tmp_path / "url.mjs")], capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout.strip()
+
+
+@needs_node
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        ("http://127.0.0.1:41234/subscribe", "ws://127.0.0.1:41234/_event"),
+        ("http://books.example.com:8080/contact-us", "ws://books.example.com:8080/_event"),
+        ("https://books.example.com/subscribe", "wss://books.example.com/_event"),
+    ],
+)
+def test_a_build_reaches_the_backend_at_the_page_origin(tmp_path, page, expected):
+    patched = build_plugins.backend_at_page_origin(REFLEX_STATE_JS)
+    assert backend_url(tmp_path, patched, dev=False, page=page, configured="ws://localhost:8000/_event") == expected
+
+
+@needs_node
+def test_reflex_alone_would_keep_the_build_port(tmp_path):
+    # Why the rewrite exists: unpatched, a build served on 8080 looks for its backend on 8000.
+    url = backend_url(
+        tmp_path, REFLEX_STATE_JS, dev=False, page="http://books.example.com:8080/", configured="ws://localhost:8000/_event"
+    )
+    assert url == "ws://books.example.com:8000/_event"
+
+
+@needs_node
+@pytest.mark.parametrize(
+    ("page", "configured", "expected"),
+    [
+        ("http://localhost:3000/subscribe", "ws://localhost:8000/_event", "ws://localhost:8000/_event"),
+        ("http://127.0.0.1:41234/contact-us", "ws://localhost:41235/_event", "ws://127.0.0.1:41235/_event"),
+    ],
+)
+def test_the_dev_server_reaches_the_backend_on_its_own_port(tmp_path, page, configured, expected):
+    patched = build_plugins.backend_at_page_origin(REFLEX_STATE_JS)
+    assert backend_url(tmp_path, patched, dev=True, page=page, configured=configured) == expected
+
+
+def test_backend_url_rewrite_is_idempotent_and_upgrades_an_older_rewrite():
+    patched = build_plugins.backend_at_page_origin(REFLEX_STATE_JS)
     assert build_plugins.backend_at_page_origin(patched) == patched  # .web keeps the file between builds
+    older = REFLEX_STATE_JS.replace(build_plugins._HOSTNAME_ONLY, build_plugins._SAME_ORIGIN_ALWAYS)
+    assert build_plugins.backend_at_page_origin(older) == patched
 
 
 def test_backend_url_patch_refuses_an_unknown_layout():
     with pytest.raises(RuntimeError, match="getBackendURL changed"):
         build_plugins.backend_at_page_origin("export const getBackendURL = () => new URL(env.PING);")
+
+
+# --- The dev server's listening address ----------------------------------------------
+
+VITE_CONFIG_EXCERPT = """import { defineConfig } from "vite";
+
+export default defineConfig((config) => ({
+  base: "/",
+  plugins: [
+    alwaysUseReactDomServerNode(),
+    reactRouter(),
+  ].concat([]),
+  server: { port: process.env.PORT, hmr: true },
+}));
+"""
+
+
+@needs_node
+@pytest.mark.parametrize(("host", "expected"), [(None, "undefined"), ("127.0.0.1", '{"server":{"host":"127.0.0.1"}}')])
+def test_dev_host_plugin_sets_the_listening_address_only_when_asked(tmp_path, host, expected):
+    patched = build_plugins.dev_host_from_environment(VITE_CONFIG_EXCERPT)
+    assert "  plugins: [\n    publisherDevHost(),\n    alwaysUseReactDomServerNode()," in patched
+    assert build_plugins.dev_host_from_environment(patched) == patched
+    plugin = re.search(r"function publisherDevHost\(\) \{.*?\n\}\n", patched, re.S).group(0)
+    (tmp_path / "host.mjs").write_text(
+        f"{plugin}\nconst result = publisherDevHost().config();\n"
+        "console.log(result === undefined ? 'undefined' : JSON.stringify(result));\n"
+    )
+    env = {"PATH": "/usr/bin:/bin"} | ({build_plugins.DEV_HOST_VAR: host} if host else {})
+    node = str(NODE) if NODE.exists() else shutil.which("node")
+    completed = subprocess.run([node, str(tmp_path / "host.mjs")], capture_output=True, text=True, env=env, timeout=60)
+    assert completed.stdout.strip() == expected, completed.stderr
+
+
+def test_dev_host_plugin_applies_to_the_config_reflex_generates():
+    from reflex.utils import frontend_skeleton
+    from reflex_base.config import get_config
+
+    patched = build_plugins.dev_host_from_environment(frontend_skeleton._compile_vite_config(get_config()))
+    assert "publisherDevHost()," in patched and 'apply: "serve"' in patched
+
+
+def test_dev_host_plugin_refuses_an_unknown_layout():
+    with pytest.raises(RuntimeError, match="vite.config.js layout"):
+        build_plugins.dev_host_from_environment("export default {};")
 
 
 # --- Deferred app start -------------------------------------------------------------------

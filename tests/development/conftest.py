@@ -1,0 +1,85 @@
+"""The development server as a maintainer starts it: `make run`, on free ports, on loopback.
+
+No gateway URL, so the forms go to the embedded gateway, whose database is a
+temporary file. A separate pytest invocation: the dev server compiles into `.web`
+and reloads on file changes, so nothing else may build meanwhile.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.browser import browser, page  # noqa: F401 (fixtures)
+from tests.support import PROJECT_ROOT, free_port, tool_env, wait_until
+
+# A cold start compiles the app and starts Vite; the first page then compiles on demand.
+START_TIMEOUT_S = 180
+
+
+class DevServer:
+    """`make run DEV_PORT=… BACKEND_PORT=… DEV_HOST=127.0.0.1` in its own process group."""
+
+    def __init__(self, workdir: Path):
+        self.frontend_port = free_port()
+        self.backend_port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.frontend_port}"
+        self.backend_url = f"http://127.0.0.1:{self.backend_port}"
+        self.db_url = f"sqlite:///{workdir / 'dev.db'}"
+        self.log_path = workdir / "make-run.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        env = tool_env(REFLEX_DB_URL=self.db_url)
+        for inherited in ("PUBLISHER_GATEWAY_URL", "REFLEX_REDIS_URL", "REFLEX_ENV_MODE", "PUBLISHER_DEV_HOST"):
+            env.pop(inherited, None)
+        command = [
+            "make", "--no-print-directory", "run",
+            f"DEV_PORT={self.frontend_port}", f"BACKEND_PORT={self.backend_port}", "DEV_HOST=127.0.0.1",
+        ]
+        self.process = subprocess.Popen(
+            command, cwd=PROJECT_ROOT, env=env, stdout=self.log_path.open("wb"), stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        wait_until(self._serving, START_TIMEOUT_S, f"`make run` on ports {self.frontend_port}/{self.backend_port}")
+
+    def _serving(self) -> bool:
+        if self.process.poll() is not None:
+            raise RuntimeError(f"`make run` exited early; log:\n{self.log()[-4000:]}")
+        try:
+            return (
+                httpx.get(f"{self.backend_url}/ping", timeout=2).status_code == 200
+                and httpx.get(f"{self.base_url}/", timeout=30).status_code == 200
+            )
+        except httpx.HTTPError:
+            return False
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        """Ctrl-C in the maintainer's terminal: the whole process group (make, reflex, Vite)."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGINT)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+@pytest.fixture(scope="session")
+def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    server = DevServer(tmp_path_factory.mktemp("dev"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,0 +1,90 @@
+"""`make run` serves a working site: both forms end to end on the embedded gateway, hot reload.
+
+The development server keeps Reflex's own layout (Vite on one port, the backend on
+another), so the browser must reach the backend on its own port, not the page's.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+
+from playwright.sync_api import Page, expect
+
+from publisher import content, local_gateway
+from tests.browser import assert_no_console_errors, open_page, send_contact_message, subscribe
+from tests.development.conftest import DevServer
+from tests.support import PROJECT_ROOT, wait_until
+
+CONTENT_FILE = PROJECT_ROOT / "publisher" / "content.py"
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The local addresses something listens on for ``port`` (from /proc/net/tcp*)."""
+    addresses = set()
+    for table, family in (("/proc/net/tcp", socket.AF_INET), ("/proc/net/tcp6", socket.AF_INET6)):
+        with open(table) as rows:
+            next(rows)
+            for row in rows:
+                local, _, state = row.split()[1:4]
+                address, hex_port = local.split(":")
+                if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                    raw = bytes.fromhex(address)
+                    # /proc prints each 32-bit word in host (little-endian) order.
+                    raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+                    addresses.add(socket.inet_ntop(family, raw))
+    return addresses
+
+
+def test_both_servers_listen_on_loopback_only(dev_server: DevServer):
+    assert listening_addresses(dev_server.frontend_port) == {"127.0.0.1"}
+    assert listening_addresses(dev_server.backend_port) == {"127.0.0.1"}
+
+
+def test_the_page_connects_to_the_backend_on_its_own_port(page: Page, dev_server: DevServer):
+    sockets = []
+    page.on("websocket", lambda ws: sockets.append(ws.url))
+    open_page(page, dev_server.base_url, "/subscribe")
+    expect(page.locator("form button[type=submit]")).to_be_enabled()
+    app_sockets = [url for url in sockets if "/_event" in url]
+    assert app_sockets and all(
+        url.startswith(f"ws://127.0.0.1:{dev_server.backend_port}/_event/") for url in app_sockets
+    ), sockets
+
+
+def test_subscribe_is_stored_by_the_embedded_gateway(page: Page, dev_server: DevServer):
+    subscribe(page, dev_server.base_url, "Dev Reader", "dev.reader@example.com")
+    stored = [(s.email, s.name, s.book_updates) for s in local_gateway.list_subscribers(dev_server.db_url)]
+    assert stored == [("dev.reader@example.com", "Dev Reader", "yes")]
+    assert_no_console_errors(page)
+
+
+def test_contact_message_is_stored_by_the_embedded_gateway(page: Page, dev_server: DevServer):
+    send_contact_message(page, dev_server.base_url, "Sent from the development server.")
+    stored = [(m.sender_name, m.sender_email, m.subject, m.message) for m in local_gateway.list_messages(dev_server.db_url)]
+    assert stored == [
+        ("Jo Reader", "jo@example.com", "Contact Form Submission from Jo Reader", "Sent from the development server.")
+    ]
+    assert_no_console_errors(page)
+
+
+def test_editing_content_shows_after_a_reload(page: Page, dev_server: DevServer):
+    original = CONTENT_FILE.read_text()
+    edited_note = content.AFFILIATE_NOTE.replace("at no extra cost to you.", "at no extra cost to you (edited).")
+    assert edited_note != content.AFFILIATE_NOTE
+    old_source = '"earn a small commission at no extra cost to you."'
+    assert original.count(old_source) == 1
+    open_page(page, dev_server.base_url, "/about")
+    footer = page.locator("footer")
+    expect(footer).to_contain_text(content.AFFILIATE_NOTE)
+    try:
+        CONTENT_FILE.write_text(original.replace(old_source, '"earn a small commission at no extra cost to you (edited)."'))
+
+        def reloaded_with_the_edit() -> bool:
+            page.reload(wait_until="domcontentloaded")
+            return edited_note in re.sub(r"\s+", " ", footer.inner_text(timeout=30_000))
+
+        wait_until(reloaded_with_the_edit, 120, "the edited footer note after a reload", interval=2)
+    finally:
+        CONTENT_FILE.write_text(original)
+    assert CONTENT_FILE.read_text() == original
