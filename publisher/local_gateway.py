@@ -184,6 +184,26 @@ def list_messages(db_url: str | None = None) -> list[ContactMessage]:
         return list(session.exec(sqlmodel.select(ContactMessage).order_by(ContactMessage.id)))
 
 
+def migrate_on_development_start() -> None:
+    """`reflex run` on a fresh clone: the tables exist before the first submit.
+
+    Development server only (one backend process, migrated again on each reload, a
+    no-op when up to date). ``publisher-serve`` migrates once before its workers
+    start, and ``make run`` runs ``reflex db migrate`` first anyway.
+    """
+    from reflex_base import constants
+    from reflex_base.environment import environment
+
+    from publisher.settings import gateway_url
+
+    if environment.REFLEX_ENV_MODE.get() != constants.Env.DEV or gateway_url() is not None:
+        return
+    try:
+        rx_model.migrate()
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        logger.error("Could not bring the local gateway's database up to date: %s", type(exc).__name__)
+
+
 # --- The ASGI app. ---
 
 

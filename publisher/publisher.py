@@ -30,6 +30,8 @@ app = rx.App(
     ],
 )
 
+app.register_lifespan_task(local_gateway.migrate_on_development_start)
+
 app.add_page(home, route="/", **seo.page_args(seo.HOME))
 app.add_page(about, route="/about", **seo.page_args(seo.ABOUT))
 app.add_page(subscribe, route="/subscribe", on_load=SubscribeState.start, **seo.page_args(seo.SUBSCRIBE))

@@ -1,8 +1,11 @@
-"""The development server as a maintainer starts it: `make run`, on free ports, on loopback.
+"""The development server as a maintainer starts it, on free ports of 127.0.0.1.
 
-No gateway URL, so the forms go to the embedded gateway, whose database is a
-temporary file. A separate pytest invocation: the dev server compiles into `.web`
-and reloads on file changes, so nothing else may build meanwhile.
+Twice: `make run` (the README's command: migrates, then runs Reflex) and a bare
+`reflex run --frontend-port X --backend-port Y` on a database nobody migrated (what
+a maintainer with the venv active types). No gateway URL, so the forms go to the
+embedded gateway, whose database is a temporary file. A separate pytest invocation:
+the dev server compiles into `.web` and reloads on file changes, so nothing else
+may build meanwhile.
 """
 
 from __future__ import annotations
@@ -17,41 +20,49 @@ import httpx
 import pytest
 
 from tests.browser import browser, page  # noqa: F401 (fixtures)
-from tests.support import PROJECT_ROOT, free_port, tool_env, wait_until
+from tests.support import PROJECT_ROOT, VENV_BIN, free_port, tool_env, wait_until
 
 # A cold start compiles the app and starts Vite; the first page then compiles on demand.
 START_TIMEOUT_S = 180
 
 
 class DevServer:
-    """`make run DEV_PORT=… BACKEND_PORT=… DEV_HOST=127.0.0.1` in its own process group."""
+    """`make run` or `reflex run` in its own process group."""
 
-    def __init__(self, workdir: Path):
+    def __init__(self, workdir: Path, command: str):
+        self.command = command
         self.frontend_port = free_port()
         self.backend_port = free_port()
         self.base_url = f"http://127.0.0.1:{self.frontend_port}"
         self.backend_url = f"http://127.0.0.1:{self.backend_port}"
         self.db_url = f"sqlite:///{workdir / 'dev.db'}"
-        self.log_path = workdir / "make-run.log"
+        self.log_path = workdir / "dev-server.log"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         env = tool_env(REFLEX_DB_URL=self.db_url)
         for inherited in ("PUBLISHER_GATEWAY_URL", "REFLEX_REDIS_URL", "REFLEX_ENV_MODE", "PUBLISHER_DEV_HOST"):
             env.pop(inherited, None)
-        command = [
-            "make", "--no-print-directory", "run",
-            f"DEV_PORT={self.frontend_port}", f"BACKEND_PORT={self.backend_port}", "DEV_HOST=127.0.0.1",
-        ]
+        if self.command == "make run":
+            command = [
+                "make", "--no-print-directory", "run",
+                f"DEV_PORT={self.frontend_port}", f"BACKEND_PORT={self.backend_port}", "DEV_HOST=127.0.0.1",
+            ]
+        else:
+            env["PUBLISHER_DEV_HOST"] = "127.0.0.1"
+            command = [
+                str(VENV_BIN / "reflex"), "run", "--frontend-port", str(self.frontend_port),
+                "--backend-port", str(self.backend_port), "--backend-host", "127.0.0.1",
+            ]
         self.process = subprocess.Popen(
             command, cwd=PROJECT_ROOT, env=env, stdout=self.log_path.open("wb"), stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        wait_until(self._serving, START_TIMEOUT_S, f"`make run` on ports {self.frontend_port}/{self.backend_port}")
+        wait_until(self._serving, START_TIMEOUT_S, f"`{self.command}` on ports {self.frontend_port}/{self.backend_port}")
 
     def _serving(self) -> bool:
         if self.process.poll() is not None:
-            raise RuntimeError(f"`make run` exited early; log:\n{self.log()[-4000:]}")
+            raise RuntimeError(f"`{self.command}` exited early; log:\n{self.log()[-4000:]}")
         try:
             return (
                 httpx.get(f"{self.backend_url}/ping", timeout=2).status_code == 200
@@ -64,20 +75,31 @@ class DevServer:
         return self.log_path.read_text(errors="replace")
 
     def stop(self) -> None:
-        """Ctrl-C in the maintainer's terminal: the whole process group (make, reflex, Vite)."""
-        if self.process is None or self.process.poll() is not None:
+        """Ctrl-C in the maintainer's terminal: SIGINT to the whole process group (make, Reflex, Vite)."""
+        if self.process is None:
             return
-        os.killpg(self.process.pid, signal.SIGINT)
+        group = self.process.pid
+        if self.process.poll() is None:
+            os.killpg(group, signal.SIGINT)
+
+        def group_gone() -> bool:
+            self.process.poll()  # reap our own child, or its zombie keeps the group alive
+            try:
+                os.killpg(group, 0)
+            except ProcessLookupError:
+                return True
+            return False
+
         try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+            wait_until(group_gone, 30, "the development server's processes to exit")
+        except TimeoutError:
+            os.killpg(group, signal.SIGKILL)
+        self.process.wait(timeout=10)
 
 
-@pytest.fixture(scope="session")
-def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    server = DevServer(tmp_path_factory.mktemp("dev"))
+@pytest.fixture(scope="session", params=["make run", "reflex run"])
+def dev_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    server = DevServer(tmp_path_factory.mktemp("dev"), request.param)
     server.start()
     try:
         yield server

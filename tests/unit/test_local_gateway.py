@@ -240,3 +240,32 @@ def test_configured_client_uses_the_local_gateway_only_when_no_url_is_set(monkey
     assert cloud.base_url == "https://abc123.execute-api.us-east-1.amazonaws.com"
     assert cloud.api_key == "secret-key"
     assert cloud.transport is None
+
+
+# --- The development server's schema ---
+
+
+@pytest.mark.parametrize(
+    ("mode", "gateway_url", "migrates"),
+    [("dev", "", True), ("prod", "", False), ("dev", "https://gw.example.com", False)],
+)
+def test_only_the_development_server_with_the_local_gateway_migrates_at_start(monkeypatch, mode, gateway_url, migrates):
+    # `reflex run` on a fresh clone must not need `reflex db migrate` first; publisher-serve
+    # migrates before its workers fork, and a cloud gateway stores nothing here.
+    calls = []
+    monkeypatch.setattr(local_gateway.rx_model, "migrate", lambda: calls.append("migrate"))
+    monkeypatch.setenv("PUBLISHER_GATEWAY_URL", gateway_url)
+    monkeypatch.setenv("REFLEX_ENV_MODE", mode)
+    local_gateway.migrate_on_development_start()
+    assert calls == (["migrate"] if migrates else [])
+
+
+def test_a_database_error_at_start_is_logged_not_raised(monkeypatch, caplog):
+    def unreachable():
+        raise sqlalchemy.exc.OperationalError("connect", {}, Exception("refused"))
+
+    monkeypatch.setattr(local_gateway.rx_model, "migrate", unreachable)
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    monkeypatch.setenv("REFLEX_ENV_MODE", "dev")
+    local_gateway.migrate_on_development_start()
+    assert "Could not bring the local gateway's database up to date: OperationalError" in caplog.text
