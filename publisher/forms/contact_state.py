@@ -13,7 +13,7 @@ from typing import Any
 
 import reflex as rx
 
-from publisher import antispam, gateway, validation
+from publisher import antispam, gateway, graceful_stop, validation
 from publisher.forms.feedback import EDITING, SUCCESS, FormFeedback, deliver
 
 SUCCESS_TOAST = "Your message has been sent successfully!"
@@ -83,28 +83,29 @@ class ContactState(FormFeedback, rx.State):
 
     @rx.event(background=True)
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
-        async with self:
-            if not await self._admit_submit("contact"):
+        async with graceful_stop.submit_in_flight():
+            async with self:
+                if not await self._admit_submit("contact"):
+                    return
+                outcome = self._check(form_data if isinstance(form_data, dict) else {})
+                if outcome.request is not None:
+                    self._begin_submit()
+            for event in outcome.events:
+                yield event
+            if outcome.request is None:
                 return
-            outcome = self._check(form_data if isinstance(form_data, dict) else {})
-            if outcome.request is not None:
-                self._begin_submit()
-        for event in outcome.events:
-            yield event
-        if outcome.request is None:
-            return
 
-        delivered = await deliver(gateway.shared_client().send_email(**outcome.request))
+            delivered = await deliver(gateway.shared_client().send_email(**outcome.request))
 
-        async with self:
-            self._ask_new_question()
-            if delivered:
-                self.status = SUCCESS
-                self._notify("success", SUCCESS_TOAST)
-            else:
-                self.status = EDITING  # what was typed stays; only the answer is cleared
-                self._notify("error", FAILURE_TOAST)
-        yield rx.set_focus(SUCCESS_ID) if delivered else _clear_answer()
+            async with self:
+                self._ask_new_question()
+                if delivered:
+                    self.status = SUCCESS
+                    self._notify("success", SUCCESS_TOAST)
+                else:
+                    self.status = EDITING  # what was typed stays; only the answer is cleared
+                    self._notify("error", FAILURE_TOAST)
+            yield rx.set_focus(SUCCESS_ID) if delivered else _clear_answer()
 
     def _check(self, data: dict[str, Any]) -> _Outcome:
         """Field rules, then the anti-spam rules in the spec's order; no request unless all pass."""

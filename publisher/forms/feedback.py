@@ -8,7 +8,7 @@ import uuid
 
 import reflex as rx
 
-from publisher import ratelimit, settings
+from publisher import graceful_stop, ratelimit, settings
 
 logger = logging.getLogger(__name__)
 
@@ -77,12 +77,16 @@ async def deliver(send) -> bool:
     """Await one gateway call; True when the gateway accepted it.
 
     Any failure, even an unexpected one, ends the submit (logged), so the form can
-    never stay "submitting".
+    never stay "submitting". So does a server that is stopping (graceful_stop):
+    the call is not started, or cancelled at the stop limit.
     """
     from publisher.gateway import GatewayError
 
     try:
-        await send
+        await graceful_stop.gateway_call(send)
+    except graceful_stop.StopLimitReached as stop:
+        logger.warning("Submit not delivered: %s", stop)
+        return False
     except GatewayError:
         return False  # already logged with its cause by the gateway client
     except Exception as exc:  # noqa: BLE001

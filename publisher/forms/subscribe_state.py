@@ -6,7 +6,7 @@ from typing import Any
 
 import reflex as rx
 
-from publisher import gateway, validation
+from publisher import gateway, graceful_stop, validation
 from publisher.forms.feedback import EDITING, SUCCESS, FormFeedback, deliver
 
 SUCCESS_TOAST = "Successfully subscribed to our email list!"
@@ -42,26 +42,27 @@ class SubscribeState(FormFeedback, rx.State):
 
     @rx.event(background=True)
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
-        async with self:
-            if not await self._admit_submit("subscribe"):
+        async with graceful_stop.submit_in_flight():
+            async with self:
+                if not await self._admit_submit("subscribe"):
+                    return
+                data = form_data if isinstance(form_data, dict) else {}
+                checked = validation.check_subscription(data.get("name"), data.get("email"))
+                self._show_errors(checked.errors)
+                if checked.ok:
+                    self._begin_submit()
+            if not checked.ok:
+                yield rx.set_focus(FIELD_IDS[next(iter(checked.errors))])
                 return
-            data = form_data if isinstance(form_data, dict) else {}
-            checked = validation.check_subscription(data.get("name"), data.get("email"))
-            self._show_errors(checked.errors)
-            if checked.ok:
-                self._begin_submit()
-        if not checked.ok:
-            yield rx.set_focus(FIELD_IDS[next(iter(checked.errors))])
-            return
 
-        delivered = await deliver(gateway.shared_client().subscribe(**checked.values))
+            delivered = await deliver(gateway.shared_client().subscribe(**checked.values))
 
-        async with self:
+            async with self:
+                if delivered:
+                    self.status = SUCCESS
+                    self._notify("success", SUCCESS_TOAST)
+                else:
+                    self.status = EDITING  # the form, with what was typed, stays available
+                    self._notify("error", FAILURE_TOAST)
             if delivered:
-                self.status = SUCCESS
-                self._notify("success", SUCCESS_TOAST)
-            else:
-                self.status = EDITING  # the form, with what was typed, stays available
-                self._notify("error", FAILURE_TOAST)
-        if delivered:
-            yield rx.set_focus(SUCCESS_ID)
+                yield rx.set_focus(SUCCESS_ID)

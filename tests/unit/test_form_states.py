@@ -13,7 +13,7 @@ import httpx
 import pytest
 from reflex_base.utils.format import format_event_handler
 
-from publisher import antispam, gateway
+from publisher import antispam, gateway, graceful_stop
 from publisher.antispam import MathQuestion
 from publisher.forms import contact_state, subscribe_state
 from publisher.forms.contact_state import ContactState
@@ -440,6 +440,53 @@ async def test_contact_message_limits_are_enforced(shown, gw, clock):
     assert shown.message_error == "Message must be at most 5000 characters"
     assert shown.first_name_error == "First name must be at most 100 characters"
     assert gw.requests == []
+
+
+# --- A server that is stopping (publisher/graceful_stop.py) ---
+
+
+@pytest.fixture
+def stopping_worker() -> Iterator[None]:
+    graceful_stop._worker.reset()
+    graceful_stop._worker.stopping_since = 0.0
+    yield
+    graceful_stop._worker.reset()
+
+
+@pytest.mark.asyncio
+async def test_subscribe_while_the_server_stops_sends_nothing_and_shows_the_failure_toast(gw, stopping_worker):
+    state = new_state(SubscribeState)
+    await submit(state, SUBSCRIBER)
+    assert gw.requests == []
+    assert state.status == EDITING
+    assert (state.notice_kind, state.notice_text) == ("error", "Failed to subscribe. Please try again.")
+    assert graceful_stop.submits_in_flight() == 0
+
+
+@pytest.mark.asyncio
+async def test_contact_while_the_server_stops_sends_nothing_and_shows_the_failure_toast(
+    shown, gw, clock, stopping_worker
+):
+    clock.now_ms += 5000
+    events = await submit(shown, contact_form())
+    assert gw.requests == []
+    assert (shown.status, shown.notice_text) == (EDITING, "Failed to send message. Please try again.")
+    assert shown.question == "What is 9 - 1?"  # a new question, the answer cleared, as after any failure
+    assert described(events) == [("_set_value", "ref_contact_answer", "")]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("form", ["subscribe", "contact"])
+async def test_a_submit_holds_the_stop_until_its_last_event_is_sent(form, shown, gw, clock):
+    clock.now_ms += 5000
+    state, data = (new_state(SubscribeState), SUBSCRIBER) if form == "subscribe" else (shown, contact_form())
+    in_flight_during = []
+    handler = type(state).submit.fn(state, data)
+    async for _event in handler:
+        in_flight_during.append(graceful_stop.submits_in_flight())
+    assert state.status == SUCCESS
+    assert in_flight_during == [1]  # still counted while the page gets the result
+    assert graceful_stop.submits_in_flight() == 0
 
 
 def test_success_texts_match_the_spec():

@@ -1,0 +1,163 @@
+"""A clean stop: on SIGTERM the submits in flight finish before the server closes.
+
+Granian closes every websocket the moment a worker is told to stop, so a submit
+waiting on the gateway would never reach the visitor's page (its button would stay
+"Sending..."). ``publisher-serve`` therefore makes each worker take SIGTERM (and
+SIGINT) itself:
+
+1. The worker is *stopping*: a submit that reaches the gateway call now sends
+   nothing and ends with the form's failure toast, so the visitor can retry on the
+   next server.
+2. The submits already in flight finish, and their result reaches the page over
+   the still-open websocket.
+3. Then the worker stops as Granian would have (websockets closed, state flushed).
+
+A gateway call still running ``STOP_LIMIT_S`` after the signal is cancelled and
+its submit ends with the failure toast, so a stop takes at most about that long
+(inside the 10 s Docker and podman wait before they kill), and well under a
+second when nothing is in flight. Each worker counts its own submits: the state is
+per process, nothing is shared.
+
+Container runtimes signal only the main process; Granian then signals each worker.
+A worker that gets the signal directly (a process-group kill, systemd's default
+KillMode) behaves the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+STOP_LIMIT_S = 8.0
+# After the limit, the time a cancelled submit gets to show its failure toast.
+_SETTLE_S = 1.0
+_POLL_S = 0.05
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class StopLimitReached(Exception):
+    """The server stopped waiting for this gateway call."""
+
+
+class _WorkerStop:
+    """This process's submits in flight and whether it is stopping."""
+
+    def __init__(self) -> None:
+        self.submits_in_flight = 0
+        self.stopping_since: float | None = None
+        self.gateway_calls: set[asyncio.Task[Any]] = set()
+
+    def reset(self) -> None:
+        self.__init__()
+
+
+_worker = _WorkerStop()
+
+
+def stopping() -> bool:
+    return _worker.stopping_since is not None
+
+
+def submits_in_flight() -> int:
+    return _worker.submits_in_flight
+
+
+@asynccontextmanager
+async def submit_in_flight() -> AsyncIterator[None]:
+    """Hold the worker's stop until this submit has ended and its result was sent."""
+    _worker.submits_in_flight += 1
+    try:
+        yield
+    finally:
+        _worker.submits_in_flight -= 1
+
+
+async def gateway_call(call: Awaitable[Any]) -> Any:
+    """Await one gateway call, unless the worker is stopping or its stop limit passes first.
+
+    Raises StopLimitReached in both cases; nothing is sent in the first.
+    """
+    if stopping():
+        if asyncio.iscoroutine(call):
+            call.close()  # never started: nothing was sent
+        raise StopLimitReached("the server is stopping")
+    task = asyncio.ensure_future(call)
+    _worker.gateway_calls.add(task)
+    try:
+        await asyncio.wait({task})
+    except asyncio.CancelledError:
+        task.cancel()  # the submit itself was cancelled: take its call with it
+        raise
+    finally:
+        _worker.gateway_calls.discard(task)
+    if task.cancelled():
+        raise StopLimitReached(f"no answer within the {STOP_LIMIT_S:g} s stop limit")
+    return task.result()
+
+
+async def drain(stop: Callable[[], None], limit_s: float = STOP_LIMIT_S) -> None:
+    """Wait for the submits in flight (cancelling their gateway calls at ``limit_s``), then ``stop``."""
+    started = time.monotonic()
+    waiting = _worker.submits_in_flight
+    if waiting:
+        logger.info("Stopping: waiting for %d submit(s) in flight (at most %g s)", waiting, limit_s)
+    cancelled = False
+    while _worker.submits_in_flight:
+        elapsed = time.monotonic() - started
+        if not cancelled and elapsed >= limit_s:
+            cancelled = True
+            for task in list(_worker.gateway_calls):
+                task.cancel()
+            logger.warning("Stopping: cancelled %d gateway call(s) after %g s", len(_worker.gateway_calls), limit_s)
+        if elapsed >= limit_s + _SETTLE_S:
+            break
+        await asyncio.sleep(_POLL_S)
+    if waiting:
+        logger.info(
+            "Stopping after %.2f s; %d submit(s) still in flight",
+            time.monotonic() - started,
+            _worker.submits_in_flight,
+        )
+    stop()
+
+
+def handle_stop_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[], None]) -> None:
+    """Make SIGTERM/SIGINT drain this worker's submits before ``stop`` (Granian's own stop)."""
+
+    def on_signal() -> None:
+        if stopping():
+            return  # already draining; the drain is bounded
+        _worker.stopping_since = time.monotonic()
+        loop.create_task(drain(stop))
+
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, on_signal)
+
+
+def install_in_granian_workers() -> None:
+    """Have every Granian worker forked from this process stop through ``handle_stop_signals``.
+
+    Granian wires a worker's signals with ``granian._signals.set_loop_signals`` when
+    the worker starts; the replacement installs Granian's handlers, then ours over
+    them, stopping through Granian's own worker signal once the submits are done.
+    """
+    from granian import _signals
+
+    granian_set_loop_signals = _signals.set_loop_signals
+    if getattr(granian_set_loop_signals, "publisher_graceful_stop", False):
+        return
+
+    def set_loop_signals(loop):
+        worker_signal = granian_set_loop_signals(loop)
+        handle_stop_signals(loop, worker_signal.set)
+        return worker_signal
+
+    set_loop_signals.publisher_graceful_stop = True  # type: ignore[attr-defined]
+    _signals.set_loop_signals = set_loop_signals
