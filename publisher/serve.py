@@ -11,19 +11,30 @@ container built once therefore starts in seconds and needs no Node at run time.
 With the embedded local gateway (no PUBLISHER_GATEWAY_URL), it first brings the
 database to the current schema (Alembic, as `reflex db migrate`), once, before
 the workers start.
+
+At run time it writes only the SQLite database (REFLEX_DB_URL) and the visitors'
+form state (REFLEX_STATES_WORKDIR, `.states` by default): `publisher-serve
+--prepare` (run by `make build` and the Dockerfile) writes the backend's page
+markers next to the build beforehand, so the container runs with a read-only root
+filesystem. On SIGTERM the submits in flight finish first (graceful_stop.py).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import tempfile
 from pathlib import Path
 
+from publisher import graceful_stop
 from publisher.settings import ConfigurationError, gateway_timeout_s, gateway_url, rate_limits
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 BUILD_INDEX = Path(".web") / "build" / "client" / "index.html"
+# What a worker reads instead of evaluating the pages at start (and writes when missing).
+STATEFUL_PAGES_MARKER = Path(".web") / "backend" / "stateful_pages.json"
 
 
 class ServeError(RuntimeError):
@@ -63,7 +74,54 @@ def redact(url: str) -> str:
     return url
 
 
-def main() -> int:
+def _use_prebuilt_frontend() -> None:
+    from reflex_base import constants
+    from reflex_base.environment import environment
+
+    environment.REFLEX_ENV_MODE.set(constants.Env.PROD)
+    environment.REFLEX_SKIP_COMPILE.set(True)  # serve the build as it is; never recompile
+
+
+def prepare() -> int:
+    """Write the backend's page markers for the current build (``publisher-serve --prepare``).
+
+    A worker evaluates the pages and writes ``.web/backend/stateful_pages.json`` on
+    its first start when the file is missing, which a read-only filesystem refuses.
+    This does the same once, at build time.
+    """
+    if not BUILD_INDEX.exists():
+        print(f"publisher-serve: no production build at {BUILD_INDEX.parent}: run `make build` first.", file=sys.stderr)
+        return 2
+    from reflex_base.environment import environment
+
+    _use_prebuilt_frontend()
+    STATEFUL_PAGES_MARKER.unlink(missing_ok=True)  # never keep one from an older build
+    with tempfile.TemporaryDirectory() as states:
+        environment.REFLEX_STATES_WORKDIR.set(Path(states))  # importing the app creates it
+        from reflex.utils import prerequisites
+
+        prerequisites.get_app().app()  # what a worker does at start: evaluates pages, writes the marker
+    if not STATEFUL_PAGES_MARKER.exists():
+        print(f"publisher-serve: Reflex did not write {STATEFUL_PAGES_MARKER}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _exit_on_stop_signal(signum: int, _frame) -> None:
+    # Until Granian takes over the signals: as PID 1 in a container, a signal without a
+    # handler is ignored, and the runtime would wait its full timeout before killing.
+    raise SystemExit(128 + signum)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--prepare"]:
+        return prepare()
+    if args:
+        print("usage: publisher-serve [--prepare]", file=sys.stderr)
+        return 2
+    for stop_signal in graceful_stop.STOP_SIGNALS:
+        signal.signal(stop_signal, _exit_on_stop_signal)
     try:
         host, port = listen_address()
         if not BUILD_INDEX.exists():
@@ -84,12 +142,11 @@ def main() -> int:
     from reflex import model
     from reflex.utils import exec as reflex_exec
     from reflex_base import constants
-    from reflex_base.environment import environment
 
     if uses_local_gateway:
         model.migrate()
-    environment.REFLEX_ENV_MODE.set(constants.Env.PROD)
-    environment.REFLEX_SKIP_COMPILE.set(True)  # serve the build as it is; never recompile
+    _use_prebuilt_frontend()
+    graceful_stop.install_in_granian_workers()
     loglevel = constants.LogLevel(os.environ.get("LOGLEVEL", "info"))
     reflex_exec.run_backend_prod(host, port, loglevel.subprocess_level(), mount_frontend_compiled_app=True)
     return 0

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# The tests need Debian's Chromium (browser tests) and redis-server (scale-out tests):
-# install whichever is missing when we are root.
+# The tests need Debian's Chromium (browser tests), redis-server (scale-out tests), and
+# podman with runc and debootstrap (container tests: build and run the image; bootstrap
+# its base image where no registry is reachable): install whichever is missing as root.
 set -euo pipefail
 CHROMIUM="${CHROMIUM_PATH:-/usr/bin/chromium}"
+export PATH="$PATH:/usr/sbin:/sbin"  # runc and debootstrap live there
 missing=()
 [[ -x "$CHROMIUM" ]] || missing+=(chromium)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+for tool in podman runc debootstrap; do
+  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi

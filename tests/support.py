@@ -56,7 +56,7 @@ def tool_env(**extra: str) -> dict[str, str]:
 
 
 def build_site(log_path: Path, site_url: str | None = TEST_SITE_URL) -> None:
-    """`make build`: the optimized frontend in .web/build/client (for ``site_url``, or the configured one)."""
+    """`make build`: the optimized frontend in .web/build/client (for ``site_url``, or the configured one) and its backend markers."""
     deploy_url = {"REFLEX_DEPLOY_URL": site_url} if site_url else {}
     with log_path.open("wb") as log:
         subprocess.run(
@@ -67,6 +67,15 @@ def build_site(log_path: Path, site_url: str | None = TEST_SITE_URL) -> None:
             stderr=subprocess.STDOUT,
             check=True,
             timeout=600,
+        )
+        subprocess.run(
+            [str(VENV_BIN / "publisher-serve"), "--prepare"],
+            cwd=PROJECT_ROOT,
+            env=tool_env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            check=True,
+            timeout=120,
         )
 
 
@@ -116,8 +125,9 @@ class ProductionServer:
         self.started_in_s = time.monotonic() - started
 
     def stop(self) -> None:
+        """SIGTERM to the main process, as container runtimes send it; it stops its workers."""
         if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:

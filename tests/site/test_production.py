@@ -51,6 +51,15 @@ def test_the_container_command_serves_the_prebuilt_site_without_rebuilding(serve
     assert "Compiling" not in server.log_path.read_text()
 
 
+def test_the_server_writes_nothing_next_to_the_build(server: ProductionServer):
+    # `make build` wrote the backend's page markers, so a read-only image can start.
+    web = BUILD_DIR.parent.parent
+    marker = web / "backend" / "stateful_pages.json"
+    files = [path for part in ("backend", "build") for path in (web / part).rglob("*") if path.is_file()]
+    assert marker in files
+    assert [path for path in files if path.stat().st_mtime >= server.launched_at] == []
+
+
 @pytest.mark.parametrize("path", PAGES)
 def test_pages_are_revalidated_compressed_and_secured(client, path):
     response = client.get(path, headers={"Accept-Encoding": "gzip"})

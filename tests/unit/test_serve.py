@@ -33,6 +33,18 @@ def test_without_a_build_it_stops_and_says_how_to_build(tmp_path):
     assert "run `make build`" in result.stderr
 
 
+def test_prepare_without_a_build_says_how_to_build(tmp_path):
+    result = subprocess.run([SERVE, "--prepare"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "run `make build` first" in result.stderr
+
+
+def test_unknown_arguments_are_refused_with_the_usage(tmp_path):
+    result = subprocess.run([SERVE, "--port", "80"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "usage: publisher-serve [--prepare]"
+
+
 def test_a_malformed_gateway_url_stops_start_up_naming_the_variable(tmp_path):
     build = tmp_path / ".web" / "build" / "client"
     build.mkdir(parents=True)

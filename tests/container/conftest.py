@@ -1,0 +1,68 @@
+"""The image built from the Dockerfile, once per session, and containers of it run as built.
+
+Without podman (or root) the session stops with the install command; it never skips:
+a missing engine must not look like a passing run, on CI or anywhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from tests.browser import browser, page  # noqa: F401 (fixtures)
+from tests.containers import Container, Volume, build_image, engine_problem, image_config
+from tests.support import RecordingGateway
+
+IMAGE = "localhost/publisher:test"
+
+
+@pytest.fixture(scope="session")
+def image(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    problem = engine_problem()
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    seconds = build_image(IMAGE, tmp_path_factory.mktemp("image") / "build.log")
+    size_mb = image_config(IMAGE)["Size"] / 1e6
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter:
+        reporter.write_line(f"\nimage {IMAGE}: built in {seconds:.0f} s, {size_mb:.0f} MB")
+    return IMAGE
+
+
+@pytest.fixture(scope="session")
+def test_gateway() -> Iterator[RecordingGateway]:
+    with RecordingGateway() as recording:
+        yield recording
+
+
+@pytest.fixture
+def gateway(test_gateway: RecordingGateway) -> Iterator[RecordingGateway]:
+    test_gateway.reset()
+    yield test_gateway
+    test_gateway.release.set()  # a held request must not outlive its test
+    test_gateway.reset()
+
+
+@pytest.fixture
+def containers() -> Iterator[Callable[..., Container]]:
+    """Start containers of the image (removed after the test, with their logs on failure)."""
+    started: list[Container] = []
+
+    def start(image: str, **options) -> Container:
+        container = Container(image, **options)
+        started.append(container)
+        container.start()
+        return container
+
+    yield start
+    for container in started:
+        print(f"--- logs of {container.name} ---\n{container.logs()}")  # shown when the test failed
+        container.remove()
+
+
+@pytest.fixture
+def volume() -> Iterator[Volume]:
+    created = Volume()
+    yield created
+    created.remove()

@@ -1,0 +1,187 @@
+"""The image as an operator runs it: built from the Dockerfile, run as built, as its non-root
+user; health check; both forms end to end; data kept on the /data volume across a restart
+and a replacement; a read-only root filesystem; a clean, bounded stop on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from collections.abc import Callable
+
+from playwright.sync_api import Page, expect
+
+from publisher.graceful_stop import STOP_LIMIT_S
+from tests.browser import (
+    SUBSCRIBE_SUCCESS_TOAST,
+    expect_toast,
+    open_page,
+    send_contact_message,
+    submit_button,
+    subscribe,
+)
+from tests.containers import Container, Volume, image_config, podman
+from tests.support import RecordingGateway, wait_until
+
+SITE_UID = "10001"
+SUBSCRIBE_FAILURE_TOAST = "Failed to subscribe. Please try again."
+# What the container runtime itself writes into a container (its name resolution files).
+RUNTIME_MANAGED = {"/etc", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/run", "/run/.containerenv"}
+
+
+def stored_subscribers(container: Container) -> list[tuple[str, str]]:
+    """What the operator's command exports from the container's database: (email, name) rows."""
+    exported = container.exec("publisher-gateway", "subscribers").stdout
+    return [(row["email"], row["name"]) for row in csv.DictReader(io.StringIO(exported))]
+
+
+def stored_messages(container: Container) -> str:
+    return container.exec("publisher-gateway", "messages").stdout
+
+
+def start_subscribing(page: Page, base_url: str, name: str, email: str) -> None:
+    open_page(page, base_url, "/subscribe")
+    page.fill("#subscribe-name", name)
+    page.fill("#subscribe-email", email)
+    submit_button(page).click()
+
+
+# --- The image ---------------------------------------------------------------------------
+
+
+def test_the_image_runs_its_server_as_a_non_root_user_with_state_under_data(image: str):
+    config = image_config(image)
+    assert config["Config"]["User"] == f"{SITE_UID}:{SITE_UID}"
+    assert config["Config"]["Cmd"] == ["publisher-serve"]
+    assert list(config["Config"]["Volumes"]) == ["/data"]
+    assert config["Config"]["StopSignal"] == "SIGTERM"
+    env = dict(entry.split("=", 1) for entry in config["Config"]["Env"])
+    assert env["REFLEX_DB_URL"] == "sqlite:////data/publisher.db"
+    assert env["REFLEX_STATES_WORKDIR"] == "/data/states"
+    assert config["Healthcheck"]["Test"][0] == "CMD"
+
+
+def test_as_built_it_is_healthy_non_root_and_serves_both_forms(
+    image: str, containers: Callable[..., Container], gateway: RecordingGateway, page: Page
+):
+    site = containers(image, env={"PUBLISHER_GATEWAY_URL": gateway.url})
+
+    assert site.exec("id", "-u").stdout.strip() == SITE_UID
+    users = podman("top", site.name, "user").stdout.split()[1:]
+    assert users and set(users) == {"site"}, users
+    health = podman("healthcheck", "run", site.name, check=False)
+    assert health.returncode == 0, health.stdout + health.stderr
+
+    subscribe(page, site.base_url, "Jo Reader", "jo@example.com")
+    send_contact_message(page, site.base_url, "Sent through the container.")
+    assert gateway.bodies == [
+        {"email": "jo@example.com", "name": "Jo Reader", "book_updates": "yes"},
+        {
+            "sender": {"name": "Jo Reader", "email": "jo@example.com"},
+            "subject": "Contact Form Submission from Jo Reader",
+            "message": "Sent through the container.",
+        },
+    ]
+    # Logs go to the container's output; nothing was written outside its volume.
+    assert f"Listening at: http://127.0.0.1:{site.port}" in site.logs()
+    changes = [line.split(maxsplit=1)[1] for line in podman("diff", site.name).stdout.splitlines()]
+    assert [path for path in changes if path not in RUNTIME_MANAGED] == []
+
+
+# --- Data on the volume --------------------------------------------------------------------
+
+
+def test_embedded_gateway_data_survives_a_restart_a_replacement_and_a_stop_mid_submit(
+    image: str, containers: Callable[..., Container], volume: Volume, page: Page
+):
+    first = containers(image, volume=volume)  # no gateway URL: the embedded gateway stores in /data
+    subscribe(page, first.base_url, "Ann Reader", "ann@example.com")
+    send_contact_message(page, first.base_url, "Written before the restart.")
+
+    first.restart()
+    assert stored_subscribers(first) == [("ann@example.com", "Ann Reader")]
+    assert "Written before the restart." in stored_messages(first)
+
+    first.remove()
+    replacement = containers(image, volume=volume)
+    assert stored_subscribers(replacement) == [("ann@example.com", "Ann Reader")]
+    assert "Written before the restart." in stored_messages(replacement)
+
+    # SIGTERM right after the click: the visitor sees success and it is stored, or the
+    # failure toast and nothing is stored (if the stop came first). Never half of it.
+    start_subscribing(page, replacement.base_url, "Bo Reader", "bo@example.com")
+    replacement.send_sigterm()
+    success = page.locator("#subscribe-success")
+    expect(success.or_(page.locator("[data-sonner-toast]", has_text=SUBSCRIBE_FAILURE_TOAST))).to_be_visible()
+    shown = success.is_visible()
+    assert replacement.wait_exit() == 0
+    third = containers(image, volume=volume)
+    bo = [("bo@example.com", "Bo Reader")] if shown else []
+    assert stored_subscribers(third) == [("ann@example.com", "Ann Reader"), *bo]
+
+
+def test_read_only_root_filesystem_serves_both_forms(
+    image: str, containers: Callable[..., Container], volume: Volume, page: Page
+):
+    site = containers(image, volume=volume, read_only=True)
+    refused = site.exec("touch", "/app/probe", check=False)
+    assert refused.returncode != 0 and "Read-only file system" in refused.stderr
+
+    subscribe(page, site.base_url, "Cy Reader", "cy@example.com")
+    send_contact_message(page, site.base_url, "Sent to a read-only container.")
+    assert stored_subscribers(site) == [("cy@example.com", "Cy Reader")]
+    assert "Sent to a read-only container." in stored_messages(site)
+
+    written = site.exec("find", "/data", "/tmp", "-type", "f").stdout.split()
+    unexpected = [path for path in written if path != "/data/publisher.db" and not path.startswith("/data/states/")]
+    assert unexpected == []  # the database and visitors' form state; no log files
+
+
+# --- Stopping ------------------------------------------------------------------------------
+
+
+def test_sigterm_stops_a_container_with_a_visitor_connected_in_about_a_second(
+    image: str, containers: Callable[..., Container], gateway: RecordingGateway, page: Page
+):
+    site = containers(image, env={"PUBLISHER_GATEWAY_URL": gateway.url})
+    open_page(page, site.base_url, "/subscribe")  # an open websocket
+    sent_at = site.send_sigterm()
+    assert site.wait_exit() == 0
+    assert time.monotonic() - sent_at < 3
+    assert "Granian shutdown completed" in site.logs()
+
+
+def test_a_submit_in_flight_at_sigterm_finishes_before_the_container_stops(
+    image: str, containers: Callable[..., Container], gateway: RecordingGateway, page: Page
+):
+    site = containers(image, env={"PUBLISHER_GATEWAY_URL": gateway.url})
+    gateway.delay_s = 2.0  # the gateway takes its time to answer
+    start_subscribing(page, site.base_url, "Di Reader", "di@example.com")
+    wait_until(lambda: len(gateway.requests) == 1, 10, "the subscription at the gateway", interval=0.05)
+
+    sent_at = site.send_sigterm()
+    expect(page.locator("#subscribe-success h2")).to_have_text("Thank you for joining our email list!")
+    expect_toast(page, SUBSCRIBE_SUCCESS_TOAST)
+    assert site.wait_exit() == 0
+    assert time.monotonic() - sent_at < STOP_LIMIT_S
+    assert len(gateway.requests) == 1
+
+
+def test_a_submit_still_waiting_at_the_stop_limit_ends_with_the_failure_toast(
+    image: str, containers: Callable[..., Container], gateway: RecordingGateway, page: Page
+):
+    site = containers(image, env={"PUBLISHER_GATEWAY_URL": gateway.url})
+    gateway.delay_s = 60.0  # a gateway that hangs
+    start_subscribing(page, site.base_url, "Ed Reader", "ed@example.com")
+    wait_until(lambda: len(gateway.requests) == 1, 10, "the subscription at the gateway", interval=0.05)
+
+    sent_at = site.send_sigterm()
+    failure = page.locator("[data-sonner-toast]", has_text=SUBSCRIBE_FAILURE_TOAST)
+    expect(failure).to_be_visible(timeout=(STOP_LIMIT_S + 3) * 1000)
+    failed_after = time.monotonic() - sent_at
+    expect(page.locator("#subscribe-name")).to_have_value("Ed Reader")  # nothing typed is lost
+    assert site.wait_exit() == 0
+    stopped_after = time.monotonic() - sent_at
+    assert STOP_LIMIT_S - 0.5 <= failed_after <= stopped_after < STOP_LIMIT_S + 3
+    assert page.locator("#subscribe-success").count() == 0

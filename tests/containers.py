@@ -1,0 +1,137 @@
+"""The image, built from the Dockerfile with podman, and containers of it on 127.0.0.1.
+
+podman runs through ``scripts/podman``, which holds this machine's quirks; the base
+image comes from ``scripts/stand-in-base-image.sh`` when no registry is reachable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+from tests.support import PROJECT_ROOT, free_port, wait_until
+
+PODMAN = str(PROJECT_ROOT / "scripts" / "podman")
+STAND_IN_BASE_IMAGE = PROJECT_ROOT / "scripts" / "stand-in-base-image.sh"
+INSTALL_COMMAND = "apt-get update && apt-get install -y podman runc debootstrap"
+DATA_VOLUME_PATH = "/data"
+
+
+def engine_problem() -> str | None:
+    """Why the container tests cannot run here, with the command that fixes it; None when they can."""
+    missing = [tool for tool in ("podman", "runc", "debootstrap") if shutil.which(tool) is None]
+    if missing:
+        return f"The container tests need {', '.join(missing)}. Install them as root:\n  {INSTALL_COMMAND}"
+    if os.geteuid() != 0:
+        return "The container tests run podman as root (rootless podman needs user namespaces this machine lacks)."
+    return None
+
+
+def podman(*args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([PODMAN, *args], capture_output=True, text=True, timeout=timeout)
+    if check and result.returncode != 0:
+        raise RuntimeError(f"podman {' '.join(args)} failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    return result
+
+
+def build_image(tag: str, log_path: Path) -> float:
+    """Bootstrap the base image if missing, then build the Dockerfile as it is; returns seconds."""
+    with log_path.open("wb") as log:
+        subprocess.run([str(STAND_IN_BASE_IMAGE)], stdout=log, stderr=subprocess.STDOUT, check=True, timeout=900)
+        started = time.monotonic()
+        completed = subprocess.run(
+            [PODMAN, "build", "--tag", tag, str(PROJECT_ROOT)], stdout=log, stderr=subprocess.STDOUT, timeout=1200
+        )
+    if completed.returncode != 0:
+        raise RuntimeError(f"podman build failed; log:\n{log_path.read_text(errors='replace')[-4000:]}")
+    return time.monotonic() - started
+
+
+def image_config(tag: str) -> dict:
+    return json.loads(podman("image", "inspect", tag).stdout)[0]
+
+
+class Volume:
+    """A named podman volume, as an operator would create for /data."""
+
+    def __init__(self) -> None:
+        self.name = f"publisher-test-{uuid.uuid4().hex[:8]}"
+        podman("volume", "create", self.name)
+
+    def remove(self) -> None:
+        podman("volume", "rm", "--force", self.name, check=False)
+
+
+class Container:
+    """One container of the image, its server on a free port of 127.0.0.1 (host network)."""
+
+    def __init__(
+        self,
+        image: str,
+        env: dict[str, str] | None = None,
+        volume: Volume | None = None,
+        read_only: bool = False,
+    ):
+        self.image = image
+        self.name = f"publisher-test-{uuid.uuid4().hex[:8]}"
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.env = env or {}
+        self.volume = volume
+        self.read_only = read_only
+
+    def start(self, timeout: float = 90) -> None:
+        options = ["--detach", "--name", self.name, "--env", "HOST=127.0.0.1", "--env", f"PORT={self.port}"]
+        for key, value in self.env.items():
+            options += ["--env", f"{key}={value}"]
+        if self.volume:
+            options += ["--volume", f"{self.volume.name}:{DATA_VOLUME_PATH}"]
+        if self.read_only:
+            options += ["--read-only", "--tmpfs", "/tmp"]
+        podman("run", *options, self.image)
+        self.wait_ready(timeout)
+
+    def wait_ready(self, timeout: float = 90) -> None:
+        def ready() -> bool:
+            if self.state()["Status"] not in ("running", "created", "configured"):
+                raise RuntimeError(f"Container {self.name} exited; logs:\n{self.logs()[-4000:]}")
+            try:
+                return httpx.get(f"{self.base_url}/ping", timeout=2).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_until(ready, timeout, f"container {self.name} on port {self.port}", interval=0.2)
+
+    def state(self) -> dict:
+        return json.loads(podman("inspect", "--format", "{{json .State}}", self.name).stdout)
+
+    def exec(self, *command: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return podman("exec", self.name, *command, check=check)
+
+    def logs(self) -> str:
+        result = podman("logs", self.name, check=False)
+        return result.stdout + result.stderr
+
+    def restart(self) -> None:
+        podman("restart", "--time", "20", self.name)
+        self.wait_ready()
+
+    def send_sigterm(self) -> float:
+        """SIGTERM to the container's main process; returns when it was sent (monotonic)."""
+        podman("kill", "--signal", "TERM", self.name)
+        return time.monotonic()
+
+    def wait_exit(self, timeout: float = 30) -> int:
+        """Wait until the container has exited; returns its exit code."""
+        result = podman("wait", self.name, timeout=timeout)
+        return int(result.stdout.strip().splitlines()[-1])
+
+    def remove(self) -> None:
+        podman("rm", "--force", "--time", "0", self.name, check=False)
