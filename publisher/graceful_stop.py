@@ -18,9 +18,9 @@ its submit ends with the failure toast, so a stop takes at most about that long
 second when nothing is in flight. Each worker counts its own submits: the state is
 per process, nothing is shared.
 
-Container runtimes signal only the main process; Granian then signals each worker.
-A worker that gets the signal directly (a process-group kill, systemd's default
-KillMode) behaves the same.
+Container runtimes signal only the main process; Granian then signals each worker
+and waits for it. A worker that gets the signal directly (a process-group kill)
+drains the same way.
 """
 
 from __future__ import annotations

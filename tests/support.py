@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
+import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = PROJECT_ROOT / ".web" / "build" / "client"
@@ -244,3 +245,19 @@ class RecordingGateway:
         self.release.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+@pytest.fixture(scope="session")
+def test_gateway() -> Iterator[RecordingGateway]:
+    """One recording gateway on 127.0.0.1 for a test session (import into a conftest)."""
+    with RecordingGateway() as recording:
+        yield recording
+
+
+@pytest.fixture
+def gateway(test_gateway: RecordingGateway) -> Iterator[RecordingGateway]:
+    """The test gateway, answering 200 with nothing recorded yet; a held answer is let go after the test."""
+    test_gateway.reset()
+    yield test_gateway
+    test_gateway.release.set()
+    test_gateway.reset()

@@ -12,7 +12,7 @@ import pytest
 
 from tests.browser import browser, page  # noqa: F401 (fixtures)
 from tests.containers import Container, Volume, build_image, engine_problem, image_config
-from tests.support import RecordingGateway
+from tests.support import gateway, test_gateway  # noqa: F401 (fixtures)
 
 IMAGE = "localhost/publisher:test"
 
@@ -24,24 +24,9 @@ def image(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         pytest.fail(problem, pytrace=False)
     seconds = build_image(IMAGE, tmp_path_factory.mktemp("image") / "build.log")
     size_mb = image_config(IMAGE)["Size"] / 1e6
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter:
-        reporter.write_line(f"\nimage {IMAGE}: built in {seconds:.0f} s, {size_mb:.0f} MB")
+    with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
+        print(f"\nimage {IMAGE}: built in {seconds:.0f} s, {size_mb:.0f} MB")
     return IMAGE
-
-
-@pytest.fixture(scope="session")
-def test_gateway() -> Iterator[RecordingGateway]:
-    with RecordingGateway() as recording:
-        yield recording
-
-
-@pytest.fixture
-def gateway(test_gateway: RecordingGateway) -> Iterator[RecordingGateway]:
-    test_gateway.reset()
-    yield test_gateway
-    test_gateway.release.set()  # a held request must not outlive its test
-    test_gateway.reset()
 
 
 @pytest.fixture

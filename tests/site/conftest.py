@@ -11,21 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests.browser import browser, mobile_page, page  # noqa: F401 (fixtures)
+from tests.support import gateway, test_gateway  # noqa: F401 (fixtures)
 from tests.support import ProductionServer, RecordingGateway, build_site, running_server
-
-
-@pytest.fixture(scope="session")
-def test_gateway() -> Iterator[RecordingGateway]:
-    with RecordingGateway() as recording:
-        yield recording
-
-
-@pytest.fixture
-def gateway(test_gateway: RecordingGateway) -> Iterator[RecordingGateway]:
-    """The test gateway, answering 200 with nothing recorded yet."""
-    test_gateway.reset()
-    yield test_gateway
-    test_gateway.reset()
 
 
 @pytest.fixture(scope="session")

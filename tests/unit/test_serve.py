@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +72,25 @@ def test_no_redis_configured_is_fine():
 
     check_redis(None)
     check_redis("")
+
+
+def test_a_stop_signal_during_start_up_exits_at_once(tmp_path):
+    # As PID 1 in a container a signal without a handler is ignored, so a stop before
+    # Granian has started would wait for the runtime's kill timeout.
+    build = tmp_path / ".web" / "build" / "client"
+    build.mkdir(parents=True)
+    (build / "index.html").write_text("<!doctype html>")
+    with socket.socket() as silent_redis:  # accepts the connection, never answers the ping
+        silent_redis.bind(("127.0.0.1", 0))
+        silent_redis.listen()
+        silent_redis.settimeout(60)
+        env = {"PATH": "/usr/bin:/bin", "REFLEX_REDIS_URL": f"redis://127.0.0.1:{silent_redis.getsockname()[1]}/0"}
+        server = subprocess.Popen([SERVE], cwd=tmp_path, env=env, stderr=subprocess.PIPE)
+        try:
+            connection, _ = silent_redis.accept()  # start-up has reached its Redis check
+            server.send_signal(signal.SIGTERM)
+            assert server.wait(timeout=5) == 128 + signal.SIGTERM
+            connection.close()
+        finally:
+            server.kill()
+            server.wait()
