@@ -30,7 +30,10 @@ def engine_problem() -> str | None:
     if missing:
         return f"The container tests need {', '.join(missing)}. Install them as root:\n  {INSTALL_COMMAND}"
     if os.geteuid() != 0:
-        return "The container tests run podman as root (rootless podman needs user namespaces this machine lacks)."
+        return (
+            "The container tests build and run the image with podman as root (the way it is set up and "
+            "tested on this machine kind): run `make test` as root."
+        )
     return None
 
 
