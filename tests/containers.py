@@ -137,4 +137,4 @@ class Container:
         return int(result.stdout.strip().splitlines()[-1])
 
     def remove(self) -> None:
-        podman("rm", "--force", "--time", "0", self.name, check=False)
+        podman("rm", "--force", "--volumes", "--time", "0", self.name, check=False)  # and its anonymous /data
