@@ -51,7 +51,7 @@ class _WorkerStop:
 
     def __init__(self) -> None:
         self.submits_in_flight = 0
-        self.stopping_since: float | None = None
+        self.stopping = False
         self.gateway_calls: set[asyncio.Task[Any]] = set()
 
     def reset(self) -> None:
@@ -62,7 +62,7 @@ _worker = _WorkerStop()
 
 
 def stopping() -> bool:
-    return _worker.stopping_since is not None
+    return _worker.stopping
 
 
 def submits_in_flight() -> int:
@@ -134,7 +134,7 @@ def handle_stop_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[], None
     def on_signal() -> None:
         if stopping():
             return  # already draining; the drain is bounded
-        _worker.stopping_since = time.monotonic()
+        _worker.stopping = True
         loop.create_task(drain(stop))
 
     for sig in STOP_SIGNALS:

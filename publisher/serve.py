@@ -74,6 +74,14 @@ def redact(url: str) -> str:
     return url
 
 
+def require_build() -> None:
+    if not BUILD_INDEX.exists():
+        raise ServeError(
+            f"No production build at {BUILD_INDEX.parent}: run `make build` first "
+            "(reflex export --frontend-only --no-zip)."
+        )
+
+
 def _use_prebuilt_frontend() -> None:
     from reflex_base import constants
     from reflex_base.environment import environment
@@ -89,8 +97,10 @@ def prepare() -> int:
     its first start when the file is missing, which a read-only filesystem refuses.
     This does the same once, at build time.
     """
-    if not BUILD_INDEX.exists():
-        print(f"publisher-serve: no production build at {BUILD_INDEX.parent}: run `make build` first.", file=sys.stderr)
+    try:
+        require_build()
+    except ServeError as exc:
+        print(f"publisher-serve: {exc}", file=sys.stderr)
         return 2
     from reflex_base.environment import environment
 
@@ -124,11 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(stop_signal, _exit_on_stop_signal)
     try:
         host, port = listen_address()
-        if not BUILD_INDEX.exists():
-            raise ServeError(
-                f"No production build at {BUILD_INDEX.parent}: run `make build` "
-                "(reflex export --frontend-only --no-zip) first."
-            )
+        require_build()
         uses_local_gateway = gateway_url() is None
         from reflex_base.config import get_config
 

@@ -5,22 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page
 
 from publisher import local_gateway
-from tests.browser import (
-    MIN_FILL_TIME_S,
-    assert_no_console_errors,
-    fill_contact,
-    open_page,
-    submit_button,
-    wait_for_question,
-)
+from tests.browser import assert_no_console_errors, send_contact_message, subscribe
 from tests.support import PROJECT_ROOT
 
 SUBSCRIPTION = {"email": "bot@example.com", "name": "Bot", "book_updates": "yes"}
@@ -43,25 +35,15 @@ def test_a_direct_outside_request_is_refused_and_not_stored(base_url: str, db_ur
 
 
 def test_subscribe_is_stored_and_a_repeat_is_a_success_without_a_duplicate(page: Page, base_url: str, db_url: str):
-    for attempt in range(2):
-        open_page(page, base_url, "/subscribe")
-        page.fill("#subscribe-name", "Jo Reader")
-        page.fill("#subscribe-email", "jo.reader@example.com" if attempt == 0 else "Jo.Reader@example.com")
-        submit_button(page).click()
-        expect(page.locator("#subscribe-success")).to_be_visible()
+    for email in ("jo.reader@example.com", "Jo.Reader@example.com"):
+        subscribe(page, base_url, "Jo Reader", email)
     rows = [s for s in local_gateway.list_subscribers(db_url) if s.email_key == "jo.reader@example.com"]
     assert [(s.email, s.name) for s in rows] == [("jo.reader@example.com", "Jo Reader")]
     assert_no_console_errors(page)
 
 
 def test_contact_message_is_stored_and_listed_by_the_operator_command(page: Page, base_url: str, db_url: str):
-    open_page(page, base_url, "/contact-us")
-    _, answer = wait_for_question(page)
-    shown_at = time.monotonic()
-    fill_contact(page, answer, message="Do you do school visits in the spring?")
-    time.sleep(max(0.0, MIN_FILL_TIME_S + 0.5 - (time.monotonic() - shown_at)))
-    submit_button(page).click()
-    expect(page.locator("#contact-success")).to_be_visible()
+    send_contact_message(page, base_url, "Do you do school visits in the spring?")
 
     env = {**os.environ, "REFLEX_DB_URL": db_url}
     listed = subprocess.run(

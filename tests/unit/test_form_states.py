@@ -448,7 +448,7 @@ async def test_contact_message_limits_are_enforced(shown, gw, clock):
 @pytest.fixture
 def stopping_worker() -> Iterator[None]:
     graceful_stop._worker.reset()
-    graceful_stop._worker.stopping_since = 0.0
+    graceful_stop._worker.stopping = True
     yield
     graceful_stop._worker.reset()
 

@@ -68,7 +68,7 @@ async def test_the_stop_waits_for_a_submit_in_flight_to_end():
 
 @pytest.mark.asyncio
 async def test_a_gateway_call_after_the_stop_began_is_never_started():
-    graceful_stop._worker.stopping_since = time.monotonic()
+    graceful_stop._worker.stopping = True
     started = []
 
     async def call():
