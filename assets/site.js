@@ -1,6 +1,7 @@
-// Small browser-side behaviours that must not wait for the server:
-// the mobile menu drawer, the "Go Back" button and the footer's current year,
-// and starting the app (hydration) once the prerendered page has loaded and painted.
+// Small browser-side behaviours that must not wait for the server: the mobile menu
+// drawer, the "Go Back" button, the footer's current year and the home page's book
+// search (/?q=...). Pages without a form run nothing else (publisher/page_kinds.py);
+// on a page with a form this starts the app (hydration) once the page has painted.
 (function () {
   "use strict";
 
@@ -40,6 +41,38 @@
   }
   showCurrentYear();
   window.addEventListener("load", showCurrentYear);
+
+  // The book search (publisher/components/books.py): cards carry their searchable
+  // text, the status region its wording. A static page is searched at once; where
+  // the app renders the page (a form page, the development server), once it has
+  // rendered, so the app never finds a document it did not render.
+  function applyBookSearch() {
+    var status = document.querySelector("[data-book-search-status]");
+    if (!status || status.hasAttribute("data-searched")) return;
+    status.setAttribute("data-searched", "");
+    var param = status.getAttribute("data-book-search-status");
+    var query = (new URLSearchParams(window.location.search).get(param) || "").trim();
+    if (!query) return;
+    var terms = query.toLowerCase().split(/\s+/);
+    var cards = document.querySelectorAll("[data-book-search-text]");
+    var shown = 0;
+    cards.forEach(function (card) {
+      var text = card.getAttribute("data-book-search-text");
+      var matches = terms.every(function (term) { return text.indexOf(term) !== -1; });
+      card.hidden = !matches;
+      if (matches) shown += 1;
+    });
+    var values = { query: query, count: String(shown), total: String(cards.length) };
+    var template = status.getAttribute(shown ? "data-match" : "data-no-match");
+    status.querySelector("[data-book-search-message]").textContent = template.replace(
+      /\{(query|count|total)\}/g,
+      function (_, name) { return values[name]; }
+    );
+    status.querySelector("[data-book-search-result]").hidden = false;
+  }
+  var appRenders = !!document.querySelector("script[data-app-boot]");
+  if (!appRenders) applyBookSearch();
+  document.addEventListener("publisher:app-rendered", applyBookSearch);
 
   // Forms only work through the app: before it has started, a submit does nothing
   // (instead of a native GET that would put the visitor's email in the URL).

@@ -7,9 +7,12 @@
   frontend and the backend listen on different ports.
 - ``PUBLISHER_DEV_HOST`` limits the development server to one address (tests use
   127.0.0.1); unset, it listens where Reflex makes it listen.
-- The app's scripts start after the page has loaded and painted: the prerendered
-  HTML is complete without them, so on a slow connection the CSS, text and images
-  come first and hydration follows (assets/site.js starts it; see defer_app_boot).
+- Pages without a form never start the app (publisher/page_kinds.py decides from
+  the pages, at compile time, and writes the decision to .web/backend/page_kinds.json):
+  their HTML loses the app's scripts (strip_app). On the pages that start it, the
+  app's scripts start after the page has loaded and painted: the prerendered HTML
+  is complete without them, so on a slow connection the CSS, text and images come
+  first and hydration follows (assets/site.js starts it; see defer_app_boot).
 - A prerendered not-found page: Reflex serves ``404.html`` (a copy of the SPA
   fallback shell, empty until JavaScript runs) for unknown paths. We prerender the
   catch-all route at a private path and make that the fallback, so a 404 response
@@ -24,7 +27,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from bs4 import BeautifulSoup
 from reflex_base.plugins.base import Plugin
+
+from publisher import page_kinds
 
 logger = logging.getLogger(__name__)
 
@@ -152,9 +158,57 @@ def defer_app_boot(html: str) -> str:
     return _BOOT_SCRIPT.sub(f'<script type="{BOOT_TYPE}" data-app-boot=""', html)
 
 
-def defer_app_boot_in_pages(static_dir: Path) -> None:
-    for page in static_dir.rglob("*.html"):
-        page.write_text(defer_app_boot(page.read_text(encoding="utf-8")), encoding="utf-8")
+_APP_PRELOADS = {"modulepreload", DEFERRED_PRELOAD_REL}
+_SUSPENSE_MARKERS = {"$?", "$", "/$", "$!"}
+
+
+def strip_app(html: str) -> str:
+    """The page without the app: no module preloads, no boot module, no React Router scripts.
+
+    Kept: the stylesheet, site.js and the head's color-scheme script (every page
+    looks the same, with or without the app), and JSON-LD data. Removed with the
+    scripts: React's streaming placeholders (empty templates and the hidden
+    segments the removed scripts would have moved), which hold no page content.
+    """
+    soup = BeautifulSoup(html, "html.parser")
+    for link in soup.find_all("link"):
+        if _APP_PRELOADS.intersection(link.get("rel") or ()):
+            link.decompose()
+    for script in soup.find_all("script"):
+        kind = (script.get("type") or "").lower()
+        in_body = script.find_parent("body") is not None
+        if kind == BOOT_TYPE or kind == "module" or (in_body and kind != "application/ld+json"):
+            script.decompose()
+    for template in soup.find_all("template", id=re.compile(r"^B:\d+$")):
+        template.decompose()
+    for segment in soup.find_all("div", id=re.compile(r"^S:\d+$"), hidden=True):
+        segment.decompose()
+    for comment in soup.find_all(string=lambda text: text.__class__.__name__ == "Comment"):
+        if comment.strip() in _SUSPENSE_MARKERS:
+            comment.extract()
+    return str(soup)
+
+
+def html_route(static_dir: Path, page: Path) -> str:
+    """The route a prerendered file serves: index.html -> '/', about/index.html and about.html -> '/about'."""
+    relative = page.relative_to(static_dir).as_posix()
+    if relative == SPA_FALLBACK:
+        return page_kinds.NOT_FOUND_ROUTE
+    path = relative.removesuffix(".html").removesuffix("/index").removesuffix("index")
+    return "/" + path.strip("/")
+
+
+def finish_pages(static_dir: Path, kinds: dict[str, page_kinds.PageKind]) -> None:
+    """Static pages lose the app; pages with a form start it after paint."""
+    for page in sorted(static_dir.rglob("*.html")):
+        route = html_route(static_dir, page)
+        if route not in kinds:
+            raise RuntimeError(
+                f"{page.relative_to(static_dir)} serves {route!r}, which no page registered: "
+                f"no decision whether it starts the app (known: {', '.join(sorted(kinds))})"
+            )
+        html = page.read_text(encoding="utf-8")
+        page.write_text(defer_app_boot(html) if kinds[route].starts_app else strip_app(html), encoding="utf-8")
 
 
 class SiteFilesPlugin(Plugin):
@@ -166,6 +220,10 @@ class SiteFilesPlugin(Plugin):
         return [(Path("public") / "robots.txt", robots_txt(site_url()))]
 
     def pre_compile(self, **context: Any) -> None:
+        kinds = page_kinds.decide(context["unevaluated_pages"])
+        for kind in kinds.values():
+            logger.info("Page %s", kind.describe())
+        page_kinds.write_manifest(kinds)
         context["add_modify_task"](REACT_ROUTER_CONFIG, prerender_not_found)
         context["add_modify_task"](STATE_JS, backend_at_page_origin)
         context["add_modify_task"](VITE_CONFIG, dev_host_from_environment)
@@ -173,4 +231,4 @@ class SiteFilesPlugin(Plugin):
     def post_build(self, **context: Any) -> None:
         static_dir = Path(context["static_dir"])
         use_prerendered_not_found(static_dir)
-        defer_app_boot_in_pages(static_dir)
+        finish_pages(static_dir, page_kinds.read_manifest())

@@ -3,6 +3,7 @@
 import reflex as rx
 
 from publisher import errors, local_gateway, seo, serving, settings  # local_gateway: its tables join the schema
+from publisher.components import app_rendered
 from publisher.forms.contact_state import ContactState
 from publisher.forms.subscribe_state import SubscribeState
 from publisher.pages.about import about
@@ -21,6 +22,8 @@ app = rx.App(
     api_transformer=serving.transform,
     backend_exception_handler=errors.backend_exception_handler,
     stylesheets=["/styles.css"],
+    # The innermost wrap (lowest priority): its effect runs once the page has rendered.
+    extra_app_wraps={(1, "AppRendered"): app_rendered.app_wrap},
     head_components=[
         rx.el.link(rel="icon", href="/favicon.ico", sizes="32x32"),
         rx.el.link(rel="icon", href="/favicon.svg", type="image/svg+xml"),

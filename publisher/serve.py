@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from publisher import graceful_stop
+from publisher import graceful_stop, page_kinds
 from publisher.settings import ConfigurationError, gateway_timeout_s, gateway_url, rate_limits
 
 DEFAULT_HOST = "127.0.0.1"
@@ -80,6 +80,11 @@ def require_build() -> None:
             f"No production build at {BUILD_INDEX.parent}: run `make build` first "
             "(reflex export --frontend-only --no-zip)."
         )
+    if not page_kinds.MANIFEST.exists():
+        raise ServeError(
+            f"The build at {BUILD_INDEX.parent} has no {page_kinds.MANIFEST} (which pages start the app): "
+            "it is older than this code; run `make build` again."
+        )
 
 
 def _use_prebuilt_frontend() -> None:
@@ -114,6 +119,8 @@ def prepare() -> int:
     if not STATEFUL_PAGES_MARKER.exists():
         print(f"publisher-serve: Reflex did not write {STATEFUL_PAGES_MARKER}", file=sys.stderr)
         return 1
+    for kind in page_kinds.read_manifest().values():
+        print(f"Page {kind.describe()}")
     return 0
 
 

@@ -1,11 +1,13 @@
 """HTTP serving concerns of the single-port production server (Reflex's api_transformer).
 
 Response headers: every response carries the security headers and a cache policy
-for its kind (content-hashed build assets immutable, images a day, pages and JSON
-revalidated). A page's Content-Security-Policy allows only what the site uses:
-its own scripts (the prerendered pages' inline scripts by hash), its own images,
-styles (React/emotion and the toaster insert <style> elements) and its own
-websocket; every other response gets "default-src 'none'".
+for its kind: content-hashed build assets immutable, images a day, static pages
+(no app, publisher/page_kinds.py) five minutes in shared caches such as a CDN and
+revalidated by browsers, pages that start the app and JSON revalidated. A page's
+Content-Security-Policy allows only what the site uses: its own scripts (the
+prerendered pages' inline scripts by hash), its own images, styles (React/emotion
+and the toaster insert <style> elements) and, on pages that start the app, its
+own websocket; every other response gets "default-src 'none'".
 
 Reflex prerenders ``/about`` as ``about/index.html``, and its static file server
 redirects ``/about`` to ``/about/``. Our published URLs have no trailing slash
@@ -18,7 +20,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -28,6 +30,11 @@ BUILD_DIR = Path(".web") / "build" / "client"
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
 IMAGE_CACHE = "public, max-age=86400"
+# Static pages: a CDN may serve them for five minutes without asking (s-maxage),
+# browsers revalidate every time (a 304 while unchanged), so a deploy shows at once
+# to visitors and within five minutes through a CDN. Pages that start the app stay
+# "no-cache": their scripts must match the backend that answers them.
+STATIC_PAGE_CACHE = "public, max-age=0, s-maxage=300"
 # Scripts, styles, images and JSON are never documents the site renders: if one is
 # opened directly, nothing in it may run or load.
 RESOURCE_POLICY = "default-src 'none'; frame-ancestors 'none'"
@@ -69,17 +76,20 @@ def inline_script_hashes(build_dir: Path = BUILD_DIR) -> list[str]:
 _HOST = re.compile(r"^[A-Za-z0-9.-]+(?::[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::[0-9]{1,5})?$")
 
 
-def content_security_policy(host: str, https: bool, script_hashes: Iterable[str]) -> str:
+def content_security_policy(host: str, https: bool, script_hashes: Iterable[str], websocket: bool = True) -> str:
     if not _HOST.match(host):
         host = ""  # a malformed Host header must not write into the policy
-    websocket = "" if not host else f"wss://{host}" if https else f"ws://{host} wss://{host}"
+    if not websocket or not host:
+        websocket_sources = ""
+    else:
+        websocket_sources = f"wss://{host}" if https else f"ws://{host} wss://{host}"
     directives = [
         "default-src 'self'",
         "script-src 'self' " + " ".join(script_hashes),
         "style-src 'self' 'unsafe-inline'",
         "img-src 'self' data:",
         "font-src 'self'",
-        f"connect-src 'self' {websocket}",
+        f"connect-src 'self' {websocket_sources}",
         "object-src 'none'",
         "base-uri 'self'",
         "form-action 'self'",
@@ -100,6 +110,12 @@ def is_page_path(path: str) -> bool:
     return "." not in last or last.endswith(".html")
 
 
+def page_route(path: str) -> str:
+    """The route a page request asks for: '/about/', '/about.html', '/about/index.html' -> '/about'."""
+    path = path.removesuffix(".html").removesuffix("/index")
+    return "/" + path.strip("/") if path.strip("/") not in ("", "index") else "/"
+
+
 def is_https(scope: Scope) -> bool:
     """HTTPS to the visitor: directly, or at a proxy that says so."""
     forwarded = Headers(scope=scope).get("x-forwarded-proto", "").split(",")[0].strip().lower()
@@ -109,9 +125,11 @@ def is_https(scope: Scope) -> bool:
 class ResponseHeaders:
     """Adds the security headers and the cache policy to every HTTP response."""
 
-    def __init__(self, app: ASGIApp, script_hashes: Iterable[str]):
+    def __init__(self, app: ASGIApp, script_hashes: Iterable[str], starts_app: Mapping[str, bool] | None):
+        """``starts_app``: route -> whether its page starts the app; None (no build yet): every page may."""
         self.app = app
         self.script_hashes = tuple(script_hashes)
+        self.starts_app = None if starts_app is None else dict(starts_app)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -119,9 +137,13 @@ class ResponseHeaders:
             return
         https = is_https(scope)
         host = Headers(scope=scope).get("host", "localhost")
-        policy = content_security_policy(host, https, self.script_hashes)
-        cache = cache_control(scope["path"])
         document = is_page_path(scope["path"])
+        route = page_route(scope["path"]) if document else ""
+        starts_app = self.starts_app is None or self.starts_app.get(route, False)
+        policy = content_security_policy(host, https, self.script_hashes, websocket=starts_app)
+        cache = cache_control(scope["path"])
+        if document and self.starts_app is not None and self.starts_app.get(route) is False:
+            cache = STATIC_PAGE_CACHE
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -155,7 +177,7 @@ class CanonicalRouteRewrite:
 
 
 def transform(app: ASGIApp) -> ASGIApp:
-    from publisher import content
+    from publisher import content, page_kinds
 
     routes = CanonicalRouteRewrite(app, (item.route for item in content.NAV_ITEMS))
-    return ResponseHeaders(routes, inline_script_hashes())
+    return ResponseHeaders(routes, inline_script_hashes(), page_kinds.starts_app_by_route())

@@ -66,10 +66,14 @@ def mobile_page(browser: Browser) -> Iterator[Page]:
 
 
 def open_page(page: Page, base_url: str, path: str) -> None:
-    """Load a page and wait until the app has hydrated (the document is interactive)."""
+    """Load a page and, on a form page, wait until the app has the visitor's state.
+
+    Static pages have no app: nothing is marked ``data-hydrated``. A form's region is
+    "false" in the HTML and turns "true" once the app has connected and hydrated.
+    """
     page.goto(base_url + path, wait_until="networkidle")
     expect(page.locator("h1")).to_have_count(1)
-    expect(page.locator("main[data-hydrated=true]")).to_have_count(1)
+    expect(page.locator('[data-hydrated="false"]')).to_have_count(0, timeout=15_000)
 
 
 def expect_loaded_image(img, alt: str) -> None:

@@ -1,23 +1,24 @@
 """Book cards and the home page's book search (the target of the site's SearchAction).
 
 ``/?q=term`` shows only the books whose text contains every word of the term.
-The filter runs in the browser from the URL: the prerendered page lists every
-book (what crawlers and a first paint need), then an effect applies the query
-after hydration, so server and client markup always agree.
+The page is prerendered with every book (what crawlers and a first paint need)
+and runs no app: ``assets/site.js`` reads the query from the URL, hides the
+cards that do not match and fills the status line, whose wording and each
+card's searchable text come from here as data attributes.
 """
 
 from __future__ import annotations
 
-import json
-
 import reflex as rx
-from reflex.utils.imports import ImportVar
-from reflex.vars.base import VarData
 
 from publisher import content
-from publisher.components.links import external_button
+from publisher.components.links import external_button, site_link
 
 SEARCH_PARAM = "q"
+# {query}, {count} and {total} are filled in by assets/site.js.
+NO_MATCH_MESSAGE = "No books match “{query}”."
+MATCH_MESSAGE = "Showing {count} of {total} books matching “{query}”."
+SHOW_ALL_LABEL = "Show all books"
 
 
 def searchable_text(book: content.Book) -> str:
@@ -25,71 +26,30 @@ def searchable_text(book: content.Book) -> str:
     return " ".join((book.title, book.subtitle, book.caption, book.description)).lower()
 
 
-_HAYSTACKS = json.dumps([searchable_text(book) for book in content.BOOKS])
-
-# Declared once as a hook of the page component; every var below depends on it.
-_SEARCH_HOOK = f"""
-const bookSearchLocation = useLocation();
-const [bookQuery, setBookQuery] = useState("");
-useEffect(() => {{
-  setBookQuery((new URLSearchParams(bookSearchLocation.search).get({json.dumps(SEARCH_PARAM)}) ?? "").trim());
-}}, [bookSearchLocation.search]);
-const bookQueryTerms = bookQuery.toLowerCase().split(/\\s+/).filter(Boolean);
-const bookMatches = {_HAYSTACKS}.map((text) => bookQueryTerms.every((term) => text.includes(term)));
-const bookMatchCount = bookMatches.filter(Boolean).length;
-"""
-
-_SEARCH_DATA = VarData(
-    imports={
-        "react": [ImportVar(tag="useState"), ImportVar(tag="useEffect")],
-        "react-router": [ImportVar(tag="useLocation")],
-    },
-    hooks={_SEARCH_HOOK: None},
-)
-
-
-def _search_var(js: str, var_type: type) -> rx.Var:
-    return rx.Var(js, _var_type=var_type, _var_data=_SEARCH_DATA)
-
-
-QUERY = _search_var("bookQuery", str)
-HAS_QUERY = _search_var("(bookQuery !== '')", bool)
-MATCH_COUNT = _search_var("bookMatchCount", int)
-
-
-def book_is_hidden(index: int) -> rx.Var:
-    return _search_var(f"!bookMatches[{index}]", bool)
-
-
 def search_status() -> rx.Component:
-    """Says what the search shows and offers the way back to every book."""
+    """Says what the search shows and offers the way back to every book.
+
+    The live region is in the page from the start, empty, so screen readers
+    announce the line when the browser fills it in.
+    """
     return rx.el.div(
-        rx.cond(
-            HAS_QUERY,
-            rx.el.div(
-                rx.el.p(
-                    rx.cond(
-                        MATCH_COUNT == 0,
-                        rx.el.span("No books match “", QUERY, "”."),
-                        rx.el.span(
-                            "Showing ",
-                            MATCH_COUNT.to_string(),
-                            f" of {len(content.BOOKS)} books matching “",
-                            QUERY,
-                            "”.",
-                        ),
-                    ),
-                    class_name="font-semibold text-stone-900",
-                ),
-                rx.el.a(
-                    "Show all books",
-                    href="/",
-                    class_name="font-semibold text-amber-900 underline underline-offset-4 hover:text-amber-700",
-                ),
-                class_name="flex flex-wrap items-center gap-x-4 gap-y-2 rounded-lg bg-amber-50 px-4 py-3",
+        rx.el.div(
+            rx.el.p(custom_attrs={"data-book-search-message": ""}, class_name="font-semibold text-stone-900"),
+            site_link(
+                SHOW_ALL_LABEL,
+                href="/",
+                class_name="font-semibold text-amber-900 underline underline-offset-4 hover:text-amber-700",
             ),
+            hidden=True,
+            custom_attrs={"data-book-search-result": ""},
+            class_name="flex flex-wrap items-center gap-x-4 gap-y-2 rounded-lg bg-amber-50 px-4 py-3",
         ),
         role="status",
+        custom_attrs={
+            "data-book-search-status": SEARCH_PARAM,
+            "data-no-match": NO_MATCH_MESSAGE,
+            "data-match": MATCH_MESSAGE,
+        },
         class_name="mb-6",
     )
 
@@ -119,7 +79,7 @@ def book_card(book: content.Book, index: int) -> rx.Component:
         ),
         id=book.slug,
         aria_labelledby=heading_id,
-        hidden=book_is_hidden(index),
+        custom_attrs={"data-book-search-text": searchable_text(book)},
         class_name="flex flex-col gap-5 rounded-xl border border-amber-200 bg-white p-5 shadow-sm",
     )
 

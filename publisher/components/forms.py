@@ -165,3 +165,14 @@ useEffect(() => {{
     )
     marker = rx.Var(json.dumps("toast"), _var_type=str, _var_data=hook_data)
     return rx.el.span(hidden=True, custom_attrs={"data-announces": marker})
+
+
+def form_section(section_id: str, label: str, *children: rx.Component) -> rx.Component:
+    """The region holding a form; ``data-hydrated`` turns "true" once the app has the visitor's state."""
+    return rx.el.section(
+        *children,
+        id=section_id,
+        aria_label=label,
+        custom_attrs={"data-hydrated": rx.cond(rx.State.is_hydrated, "true", "false")},
+        class_name="max-w-xl",
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import reflex as rx
 
 from publisher import content
-from publisher.components.links import external_link
+from publisher.components.links import external_link, site_link
 
 MOBILE_MENU_ID = "mobile-menu"
 MOBILE_MENU_TITLE_ID = "mobile-menu-title"
@@ -25,7 +25,7 @@ _NAV_LINK_IDLE = "text-stone-800 hover:bg-amber-100 hover:text-amber-900"
 def nav_link(item: content.NavItem, active_route: str | None, extra_class: str = "") -> rx.Component:
     is_active = item.route == active_route
     return rx.el.li(
-        rx.el.a(
+        site_link(
             item.label,
             href=item.route,
             aria_current="page" if is_active else None,
@@ -92,7 +92,7 @@ def mobile_drawer(active_route: str | None) -> rx.Component:
 def site_header(active_route: str | None) -> rx.Component:
     return rx.el.header(
         rx.el.div(
-            rx.el.a(
+            site_link(
                 rx.el.img(
                     src=content.LOGO_IMAGE,
                     alt="",
@@ -197,8 +197,6 @@ def page_layout(active_route: str | None, *children: rx.Component) -> rx.Compone
         rx.el.main(
             *children,
             id=MAIN_CONTENT_ID,
-            # "true" once the app has started and the server has sent this visitor's state.
-            custom_attrs={"data-hydrated": rx.cond(rx.State.is_hydrated, "true", "false")},
             class_name="mx-auto w-full max-w-6xl flex-1 px-4 pt-8",
         ),
         site_footer(),

@@ -1,8 +1,16 @@
-"""Links that leave the site: always a new tab, and screen readers are told so."""
+"""Links: plain <a> elements, so every page works as a document on its own.
+
+``rx.el.a`` is React Router's Link, which on a page running the app would move to
+another page inside the app (keeping its websocket open while the visitor reads
+a page that needs none). A plain anchor loads the next page as a document: static
+pages stay static, and a form page's connection closes when the visitor leaves.
+Links that leave the site always open a new tab, and screen readers are told so.
+"""
 
 from __future__ import annotations
 
 import reflex as rx
+from reflex_components_core.el.elements.inline import A
 
 NEW_TAB_NOTE = " (opens in a new tab)"
 BUTTON_CLASS = (
@@ -14,7 +22,7 @@ BUTTON_CLASS = (
 def external_link(label: str, href: str, class_name: str, context: str = "") -> rx.Component:
     """A new-tab link; ``context`` (e.g. the book title) is added for screen readers only."""
     hidden_text = f": {context}{NEW_TAB_NOTE}" if context else NEW_TAB_NOTE
-    return rx.el.a(
+    return A.create(
         label,
         rx.el.span(hidden_text, class_name="sr-only"),
         href=href,
@@ -26,3 +34,8 @@ def external_link(label: str, href: str, class_name: str, context: str = "") -> 
 
 def external_button(label: str, href: str, context: str) -> rx.Component:
     return external_link(label, href, BUTTON_CLASS, context)
+
+
+def site_link(*children: rx.Component | str, href: str, **props) -> rx.Component:
+    """A link to a page of this site, followed as a document load."""
+    return A.create(*children, href=href, **props)

@@ -4,6 +4,7 @@ import reflex as rx
 
 from publisher.components.forms import (
     form_alert,
+    form_section,
     honeypot_field,
     submit_button,
     success_panel,
@@ -75,15 +76,14 @@ def contact() -> rx.Component:
             "Send us a message and we will get back to you, usually within 24-48 hours "
             "on business days.",
         ),
-        rx.el.section(
+        form_section(
+            "contact-form",
+            "Contact form",
             rx.cond(
                 ContactState.succeeded,
                 success_panel(SUCCESS_ID, SUCCESS_TITLE, SUCCESS_TEXT, "Send another message", ContactState.start_over),
                 contact_form(),
             ),
             toast_announcer(ContactState.notice_id, ContactState.notice_kind, ContactState.notice_text),
-            id="contact-form",
-            aria_label="Contact form",
-            class_name="max-w-xl",
         ),
     )

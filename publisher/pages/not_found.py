@@ -3,6 +3,7 @@
 import reflex as rx
 
 from publisher.components.layout import page_layout
+from publisher.components.links import site_link
 
 TIPS = (
     "Check the URL for typos.",
@@ -25,7 +26,7 @@ def not_found() -> rx.Component:
                 class_name="mt-4 text-lg text-stone-700",
             ),
             rx.el.div(
-                rx.el.a("Go Home", href="/", class_name=f"{_BUTTON} border-amber-800 bg-amber-800 text-white hover:bg-amber-900"),
+                site_link("Go Home", href="/", class_name=f"{_BUTTON} border-amber-800 bg-amber-800 text-white hover:bg-amber-900"),
                 rx.el.button(
                     "Go Back",
                     type="button",

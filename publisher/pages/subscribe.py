@@ -4,6 +4,7 @@ import reflex as rx
 
 from publisher.components.forms import (
     form_alert,
+    form_section,
     submit_button,
     success_panel,
     text_field,
@@ -47,15 +48,14 @@ def subscribe() -> rx.Component:
             "out. We write only when there is something new to share, and you can leave "
             "the list at any time.",
         ),
-        rx.el.section(
+        form_section(
+            "subscribe-form",
+            "Email signup",
             rx.cond(
                 SubscribeState.succeeded,
                 success_panel(SUCCESS_ID, SUCCESS_TITLE, SUCCESS_TEXT, "Subscribe another address", SubscribeState.start_over),
                 signup_form(),
             ),
             toast_announcer(SubscribeState.notice_id, SubscribeState.notice_kind, SubscribeState.notice_text),
-            id="subscribe-form",
-            aria_label="Email signup",
-            class_name="max-w-xl",
         ),
     )

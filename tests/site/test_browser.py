@@ -195,13 +195,20 @@ def test_search_without_matches_says_so_and_leads_back_to_all_books(page: Page, 
     status.get_by_role("link", name="Show all books").click()
     expect(page).to_have_url(base_url + "/")
     expect(page.locator("article:visible")).to_have_count(3)
-    expect(status).to_have_text("")
+    expect_empty_status(page)
 
 
 def test_home_without_query_shows_every_book_and_no_search_status(page: Page, base_url: str):
     open_page(page, base_url, "/")
     expect(page.locator("article:visible")).to_have_count(3)
-    expect(page.get_by_role("status")).to_have_text("")
+    expect_empty_status(page)
+
+
+def expect_empty_status(page: Page) -> None:
+    """Nothing shown or announced: the status line's text and link stay hidden until a search."""
+    status = page.get_by_role("status")
+    expect(status).to_have_text("", use_inner_text=True)
+    expect(status.get_by_role("link")).to_have_count(0)
 
 
 # --- Accessibility ------------------------------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import reflex_base
 
-from publisher import build_plugins
+from publisher import build_plugins, page_kinds
 from publisher.build_plugins import prerender_not_found, robots_txt, use_prerendered_not_found
 
 REFLEX_CONFIG_JSON = '{"basename": "/", "ssr": false, "prerender": true, "build": "build"}'
@@ -177,9 +177,16 @@ def test_plugin_adds_robots_txt_for_the_configured_site(monkeypatch):
     assert assets == [(Path("public") / "robots.txt", robots_txt("https://books.example.com"))]
 
 
-def test_plugin_registers_the_router_config_and_backend_url_rewrites():
+@pytest.fixture
+def manifest(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "backend" / "page_kinds.json"
+    monkeypatch.setattr(page_kinds, "MANIFEST", path)
+    return path
+
+
+def test_plugin_registers_the_router_config_and_backend_url_rewrites(manifest):
     tasks = []
-    build_plugins.SiteFilesPlugin().pre_compile(add_modify_task=lambda *args: tasks.append(args))
+    build_plugins.SiteFilesPlugin().pre_compile(add_modify_task=lambda *args: tasks.append(args), unevaluated_pages=[])
     assert tasks == [
         ("react-router.config.js", prerender_not_found),
         ("utils/state.js", build_plugins.backend_at_page_origin),
@@ -187,9 +194,10 @@ def test_plugin_registers_the_router_config_and_backend_url_rewrites():
     ]
 
 
-def test_plugin_post_build_installs_the_not_found_page(static_dir):
+def test_plugin_post_build_installs_the_not_found_page(static_dir, manifest):
+    page_kinds.write_manifest({route: page_kinds.PageKind(route, ()) for route in ("/", "/about", "404")})
     build_plugins.SiteFilesPlugin().post_build(static_dir=str(static_dir))
-    assert (static_dir / "__spa-fallback.html").read_text() == "<html>Oops! Page Not Found</html>"
+    assert "Oops! Page Not Found" in (static_dir / "__spa-fallback.html").read_text()
     assert not (static_dir / "__not-found").exists()
 
 
@@ -334,3 +342,109 @@ def test_site_js_starts_exactly_what_the_build_made_inert():
     site_js = (Path(__file__).resolve().parents[2] / "assets" / "site.js").read_text()
     assert f'link[rel="{build_plugins.DEFERRED_PRELOAD_REL}"]' in site_js
     assert "script[data-app-boot]" in site_js
+
+
+# --- Pages without a form lose the app ----------------------------------------------------
+
+PRERENDERED = (
+    '<!DOCTYPE html><html lang="en"><head><meta charSet="utf-8"/>'
+    '<link rel="modulepreload" href="/assets/entry.client-B1.js"/>'
+    '<link href="/assets/styles-D3.css" rel="stylesheet" type="text/css"/>'
+    "<script>document.documentElement.style.colorScheme = 'light';</script>"
+    '<script defer="" src="/site.js"></script></head>'
+    '<body><div><main id="main-content"><h1>Latest Releases</h1><p hidden="">kept as it is</p></main></div>'
+    '<script type="application/ld+json">{"@type": "WebSite"}</script>'
+    '<script>((storageKey, restoreKey) => {})("k", null)</script>'
+    "<script>window.__reactRouterContext = {};</script>"
+    '<script type="module" async="">import "/assets/manifest-E4.js";</script>'
+    '<!--$?--><template id="B:0"></template><!--/$-->'
+    '<script id="_R_">requestAnimationFrame(function(){$RT=performance.now()});</script>'
+    '<div hidden id="S:0"><script>window.__reactRouterContext.streamController.close();</script></div>'
+    '<script>$RC("B:0","S:0")</script></body></html>'
+)
+
+
+def test_a_static_page_keeps_its_content_styles_site_js_and_data_and_loses_the_app():
+    stripped = build_plugins.strip_app(PRERENDERED)
+    assert "modulepreload" not in stripped
+    assert "/assets/manifest-E4.js" not in stripped
+    assert "__reactRouterContext" not in stripped
+    assert "$RC" not in stripped and "_R_" not in stripped and "storageKey" not in stripped
+    assert 'id="B:0"' not in stripped and 'id="S:0"' not in stripped and "<!--$" not in stripped
+    assert '<main id="main-content"><h1>Latest Releases</h1><p hidden="">kept as it is</p></main>' in stripped
+    assert '<link href="/assets/styles-D3.css" rel="stylesheet" type="text/css"/>' in stripped
+    assert '<script defer="" src="/site.js"></script>' in stripped
+    assert '<script type="application/ld+json">{"@type": "WebSite"}</script>' in stripped
+    assert "<script>document.documentElement.style.colorScheme = 'light';</script>" in stripped
+    assert stripped.count("<script") == 3
+
+
+def test_the_deferred_boot_of_an_earlier_build_step_is_stripped_too():
+    stripped = build_plugins.strip_app(build_plugins.defer_app_boot(PRERENDERED))
+    assert "x-app-modulepreload" not in stripped and "data-app-boot" not in stripped
+
+
+@pytest.mark.parametrize(
+    ("file", "route"),
+    [("index.html", "/"), ("about.html", "/about"), ("about/index.html", "/about"),
+     ("contact-us/index.html", "/contact-us"), ("__spa-fallback.html", "404"), ("books/new/index.html", "/books/new")],
+)
+def test_each_prerendered_file_is_matched_to_its_route(tmp_path, file, route):
+    assert build_plugins.html_route(tmp_path, tmp_path / file) == route
+
+
+@pytest.fixture
+def built_pages(tmp_path) -> Path:
+    for file in ("index.html", "about.html", "about/index.html", "subscribe/index.html", "__spa-fallback.html"):
+        (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / file).write_text(PRERENDERED)
+    return tmp_path
+
+
+def kinds(**app_reasons: tuple[str, ...]) -> dict[str, page_kinds.PageKind]:
+    routes = {"/": "index", "/about": "about", "/subscribe": "subscribe", "404": "not_found"}
+    return {route: page_kinds.PageKind(route, app_reasons.get(name, ())) for route, name in routes.items()}
+
+
+def test_finishing_the_build_strips_static_pages_and_defers_the_app_on_the_others(built_pages):
+    build_plugins.finish_pages(built_pages, kinds(subscribe=("<form> handles on_submit",)))
+    for file in ("index.html", "about.html", "about/index.html", "__spa-fallback.html"):
+        assert (built_pages / file).read_text() == build_plugins.strip_app(PRERENDERED), file
+    assert (built_pages / "subscribe" / "index.html").read_text() == build_plugins.defer_app_boot(PRERENDERED)
+
+
+def test_a_prerendered_file_without_a_decision_fails_the_build_naming_it(built_pages):
+    (built_pages / "extra").mkdir()
+    (built_pages / "extra" / "index.html").write_text(PRERENDERED)
+    with pytest.raises(RuntimeError, match=r"extra/index.html serves '/extra', which no page registered"):
+        build_plugins.finish_pages(built_pages, kinds())
+
+
+def test_a_maintainer_who_adds_an_event_handler_to_home_gets_a_home_that_starts_the_app(built_pages, manifest):
+    """Through the plugin's hooks, as `reflex export` calls them: compile, then finish the build."""
+    import reflex as rx
+
+    from publisher.pages.about import about
+    from publisher.pages.home import home
+    from publisher.pages.not_found import not_found
+    from publisher.pages.subscribe import subscribe
+
+    from tests.unit.test_page_kinds import MaintainerState, Page
+
+    def home_with_a_button():
+        return rx.el.div(home(), rx.el.button("Wave", on_click=MaintainerState.wave))
+
+    pages = [Page("index", home_with_a_button), Page("about", about), Page("subscribe", subscribe),
+             Page("404", not_found)]
+    plugin = build_plugins.SiteFilesPlugin()
+    plugin.pre_compile(add_modify_task=lambda *args: None, unevaluated_pages=pages)
+    assert page_kinds.read_manifest(manifest)["/"].app_reasons == ("<button> handles on_click",)
+    assert not page_kinds.read_manifest(manifest)["/about"].starts_app
+
+    (built_pages / "__not-found").mkdir()
+    (built_pages / "__not-found" / "index.html").write_text(PRERENDERED)
+    plugin.post_build(static_dir=str(built_pages))
+    assert "data-app-boot" in (built_pages / "index.html").read_text()
+    assert "data-app-boot" in (built_pages / "subscribe" / "index.html").read_text()
+    assert "/assets/manifest-E4.js" not in (built_pages / "about" / "index.html").read_text()
+    assert "/assets/manifest-E4.js" not in (built_pages / "__spa-fallback.html").read_text()

@@ -29,6 +29,24 @@ def test_a_bad_port_is_refused_with_a_clear_message(port):
         listen_address({"PORT": port})
 
 
+def fake_build(root: Path, manifest: bool = True) -> None:
+    """What `make build` leaves for the server to check: a page, and which pages start the app."""
+    build = root / ".web" / "build" / "client"
+    build.mkdir(parents=True)
+    (build / "index.html").write_text("<!doctype html>")
+    if manifest:
+        (root / ".web" / "backend").mkdir(parents=True)
+        (root / ".web" / "backend" / "page_kinds.json").write_text('{"/": []}')
+
+
+def test_a_build_without_the_page_kinds_is_refused_with_how_to_rebuild(tmp_path):
+    fake_build(tmp_path, manifest=False)
+    result = subprocess.run([SERVE], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "has no .web/backend/page_kinds.json (which pages start the app)" in result.stderr
+    assert "run `make build` again" in result.stderr
+
+
 def test_without_a_build_it_stops_and_says_how_to_build(tmp_path):
     result = subprocess.run([SERVE], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
@@ -48,9 +66,7 @@ def test_unknown_arguments_are_refused_with_the_usage(tmp_path):
 
 
 def test_a_malformed_gateway_url_stops_start_up_naming_the_variable(tmp_path):
-    build = tmp_path / ".web" / "build" / "client"
-    build.mkdir(parents=True)
-    (build / "index.html").write_text("<!doctype html>")
+    fake_build(tmp_path)
     env = {"PATH": "/usr/bin:/bin", "PUBLISHER_GATEWAY_URL": "ftp://gateway"}
     result = subprocess.run([SERVE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
@@ -77,9 +93,7 @@ def test_no_redis_configured_is_fine():
 def test_a_stop_signal_during_start_up_exits_at_once(tmp_path):
     # As PID 1 in a container a signal without a handler is ignored, so a stop before
     # Granian has started would wait for the runtime's kill timeout.
-    build = tmp_path / ".web" / "build" / "client"
-    build.mkdir(parents=True)
-    (build / "index.html").write_text("<!doctype html>")
+    fake_build(tmp_path)
     with socket.socket() as silent_redis:  # accepts the connection, never answers the ping
         silent_redis.bind(("127.0.0.1", 0))
         silent_redis.listen()

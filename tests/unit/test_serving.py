@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from publisher import content, serving
+from publisher import content, page_kinds, serving
 from publisher.serving import CanonicalRouteRewrite
 
 ROUTES = ("/", "/about", "/subscribe", "/contact-us")
@@ -136,6 +136,7 @@ def test_transform_adds_headers_around_the_route_rewrite_for_exactly_the_non_roo
     assert wrapped.app is inner
     assert wrapped.routes == frozenset(item.route for item in content.NAV_ITEMS if item.route != "/")
     assert wrapped.routes == frozenset({"/about", "/subscribe", "/contact-us"})
+    assert outer.starts_app == page_kinds.starts_app_by_route()
 
 
 # --- Response headers -------------------------------------------------------------
@@ -153,10 +154,18 @@ class RespondingApp:
         await send({"type": "http.response.body", "body": b"ok"})
 
 
-def response_headers(scope: dict, status: int = 200, hashes=("'sha256-abc='",)) -> dict[str, str]:
-    middleware = serving.ResponseHeaders(RespondingApp(status), hashes)
+# What the build decides today (.web/backend/page_kinds.json).
+APP_ROUTES = {"/": False, "/about": False, "/subscribe": True, "/contact-us": True, "404": False}
+
+
+def response_headers(scope: dict, status: int = 200, hashes=("'sha256-abc='",), app_routes=APP_ROUTES) -> dict[str, str]:
+    middleware = serving.ResponseHeaders(RespondingApp(status), hashes, app_routes)
     _, sent = call(middleware, scope)
     return {k.decode().lower(): v.decode() for k, v in sent[0]["headers"]}
+
+
+def csp(headers: dict[str, str]) -> dict[str, str]:
+    return dict(d.split(" ", 1) for d in headers["content-security-policy"].split("; ") if " " in d)
 
 
 @pytest.mark.parametrize(
@@ -164,8 +173,6 @@ def response_headers(scope: dict, status: int = 200, hashes=("'sha256-abc='",)) 
     [
         ("/assets/root-CSsy5Cqn.js", "public, max-age=31536000, immutable"),
         ("/assets/__reflex_global_styles-UvPD5Uoz.css", "public, max-age=31536000, immutable"),
-        ("/", "no-cache"),
-        ("/about", "no-cache"),
         ("/sitemap.xml", "no-cache"),
         ("/_health", "no-cache"),
         ("/site.js", "no-cache"),  # not content-hashed: must be revalidated
@@ -179,8 +186,35 @@ def test_cache_policy_per_kind_of_response(path, expected):
     assert response_headers(http_scope(path))["cache-control"] == expected
 
 
+@pytest.mark.parametrize("path", ["/", "/index.html", "/about", "/about/", "/about.html", "/about/index.html"])
+def test_static_pages_may_be_kept_by_a_cdn_for_five_minutes_and_are_revalidated_by_browsers(path):
+    assert response_headers(http_scope(path))["cache-control"] == "public, max-age=0, s-maxage=300"
+
+
+@pytest.mark.parametrize("path", ["/subscribe", "/subscribe/", "/contact-us", "/contact-us.html"])
+def test_pages_that_start_the_app_are_revalidated_everywhere(path):
+    assert response_headers(http_scope(path))["cache-control"] == "no-cache"
+
+
+def test_before_any_build_every_page_is_treated_as_starting_the_app():
+    headers = response_headers(http_scope("/"), app_routes=None)
+    assert headers["cache-control"] == "no-cache"
+    assert csp(headers)["connect-src"] == "'self' ws://books.example.com wss://books.example.com"
+
+
+@pytest.mark.parametrize(
+    ("path", "route"),
+    [("/", "/"), ("/index.html", "/"), ("/about", "/about"), ("/about/", "/about"), ("/about.html", "/about"),
+     ("/about/index.html", "/about"), ("/contact-us/", "/contact-us"), ("/no/such/page", "/no/such/page")],
+)
+def test_page_route_names_the_page_a_request_asks_for(path, route):
+    assert serving.page_route(path) == route
+
+
 def test_error_responses_are_never_cached_long():
     assert response_headers(http_scope("/assets/gone-CSsy5Cqn.js"), status=404)["cache-control"] == "no-cache"
+    # The not-found page is static, but a path that is missing today may exist after a deploy.
+    assert response_headers(http_scope("/no-such-page"), status=404)["cache-control"] == "no-cache"
 
 
 def test_security_headers_on_every_response():
@@ -188,21 +222,29 @@ def test_security_headers_on_every_response():
     assert headers["x-content-type-options"] == "nosniff"
     assert headers["referrer-policy"] == "strict-origin-when-cross-origin"
     assert headers["permissions-policy"] == "camera=(), microphone=(), geolocation=()"
-    policy = dict(d.split(" ", 1) for d in headers["content-security-policy"].split("; ") if " " in d)
+    policy = csp(headers)
     assert policy["default-src"] == "'self'"
     assert policy["script-src"] == "'self' 'sha256-abc='"
     assert policy["frame-ancestors"] == "'none'"
     assert policy["object-src"] == "'none'"
-    assert policy["connect-src"] == "'self' ws://books.example.com wss://books.example.com"
     assert "unsafe-eval" not in headers["content-security-policy"]
     assert "strict-transport-security" not in headers
+
+
+def test_only_pages_that_start_the_app_may_open_a_websocket():
+    assert csp(response_headers(http_scope("/")))["connect-src"] == "'self'"
+    assert csp(response_headers(http_scope("/no-such-page")))["connect-src"] == "'self'"
+    for path in ("/subscribe", "/contact-us/"):
+        assert csp(response_headers(http_scope(path)))["connect-src"] == (
+            "'self' ws://books.example.com wss://books.example.com"
+        )
 
 
 @pytest.mark.parametrize(
     "scope",
     [
-        http_scope("/", scheme="https"),
-        http_scope("/", headers=[(b"host", b"books.example.com"), (b"x-forwarded-proto", b"https")]),
+        http_scope("/subscribe", scheme="https"),
+        http_scope("/subscribe", headers=[(b"host", b"books.example.com"), (b"x-forwarded-proto", b"https")]),
     ],
     ids=["direct", "behind a proxy"],
 )
@@ -215,7 +257,7 @@ def test_https_adds_hsts_and_only_secure_websockets(scope):
 
 @pytest.mark.parametrize("path", ["/assets/root-CSsy5Cqn.js", "/logo.svg", "/robots.txt", "/sitemap.xml"])
 def test_non_page_responses_get_the_minimal_policy(path):
-    middleware = serving.ResponseHeaders(RespondingApp(headers=[(b"content-type", b"text/javascript")]), ("'sha256-abc='",))
+    middleware = serving.ResponseHeaders(RespondingApp(headers=[(b"content-type", b"text/javascript")]), ("'sha256-abc='",), APP_ROUTES)
     _, sent = call(middleware, http_scope(path))
     headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}
     assert headers["content-security-policy"] == "default-src 'none'; frame-ancestors 'none'"
@@ -225,7 +267,7 @@ def test_non_page_responses_get_the_minimal_policy(path):
 @pytest.mark.parametrize("path", ["/", "/about", "/about/", "/no-such-page", "/404.html"])
 def test_a_page_revalidation_304_keeps_the_page_policy(path):
     # A 304 has no Content-Type, yet the browser applies its CSP to the cached page.
-    middleware = serving.ResponseHeaders(RespondingApp(status=304, headers=[]), ("'sha256-abc='",))
+    middleware = serving.ResponseHeaders(RespondingApp(status=304, headers=[]), ("'sha256-abc='",), APP_ROUTES)
     _, sent = call(middleware, http_scope(path))
     headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}
     assert "script-src 'self' 'sha256-abc='" in headers["content-security-policy"]
@@ -233,7 +275,7 @@ def test_a_page_revalidation_304_keeps_the_page_policy(path):
 
 def test_websocket_and_lifespan_scopes_pass_untouched():
     app = RecordingApp()
-    middleware = serving.ResponseHeaders(app, ())
+    middleware = serving.ResponseHeaders(app, (), APP_ROUTES)
     _, sent = call(middleware, {"type": "websocket", "path": "/_event", "headers": []})
     assert sent == [{"type": "test.called"}]
 

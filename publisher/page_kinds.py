@@ -1,0 +1,168 @@
+"""Which pages start the app, decided at build time from the pages themselves.
+
+A page that only shows prerendered HTML (Home, About, the not-found page) is
+served static: no app script, no websocket, no backend state per tab. Its few
+browser behaviours (drawer, Go Back, the year, the ``/?q=`` book filter) live in
+``assets/site.js``. A page starts the app when something in it needs React or
+the backend at run time:
+
+- an ``on_load`` event on its route;
+- an event trigger (``on_click``, ``on_submit``, ...) on any element;
+- a var bound to state (``SubscribeState.name_error``, ``rx.State.is_hydrated``);
+- React code: a hook or custom code beyond the ref Reflex declares for every ``id``;
+- a component from a React library other than render-only ones (icons).
+
+There is no list of page names to keep in step: a maintainer who adds an event
+handler or state to Home makes Home start the app, and the build says why.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from reflex_base.components.component import BaseComponent, Component
+
+# Written at compile time, read by the build's last step and by the server.
+MANIFEST = Path(".web") / "backend" / "page_kinds.json"
+NOT_FOUND_ROUTE = "404"
+
+# React components that render complete HTML at prerender time and need no
+# JavaScript afterwards: (library, tag), None for every tag of the library.
+# rx.icon draws an inline SVG; React Router's Link (what rx.el.a creates) is an
+# <a href> that a browser follows without the app.
+RENDER_ONLY_COMPONENTS = frozenset({("lucide-react", None), ("react", "Fragment"), ("react-router", "Link")})
+_STATE_CONTEXT_HOOK = re.compile(r'^const \w+ = useStateContext\("[\w.]+"\);?$')
+
+
+@dataclass(frozen=True)
+class PageKind:
+    route: str
+    app_reasons: tuple[str, ...]
+
+    @property
+    def starts_app(self) -> bool:
+        return bool(self.app_reasons)
+
+    def describe(self, limit: int = 4) -> str:
+        if not self.starts_app:
+            return f"{self.route}: static (no app, no websocket)"
+        shown = "; ".join(self.app_reasons[:limit])
+        more = len(self.app_reasons) - limit
+        return f"{self.route}: starts the app: {shown}" + (f"; and {more} more" if more > 0 else "")
+
+
+def walk(component: BaseComponent) -> Iterator[BaseComponent]:
+    yield component
+    for child in component.children:
+        yield from walk(child)
+
+
+def _element_name(component: BaseComponent) -> str:
+    tag = getattr(component, "tag", None) or type(component).__name__
+    element_id = getattr(component, "id", None)
+    return f"<{tag} id={element_id!r}>" if isinstance(element_id, str) else f"<{tag}>"
+
+
+def _library_name(library: str) -> str:
+    """'lucide-react@0.1' -> 'lucide-react', '@radix-ui/themes@3' -> '@radix-ui/themes'."""
+    head, _, _version = library[1:].partition("@")
+    return library[0] + head
+
+
+def _is_render_only(library: str, tag: object) -> bool:
+    name = _library_name(library)
+    return (name, None) in RENDER_ONLY_COMPONENTS or (name, tag) in RENDER_ONLY_COMPONENTS
+
+
+def _state_field(state: str, field: str) -> str:
+    """'reflex___state____state__publisher___forms___x_state____x_state', 'f' -> 'x_state.f'."""
+    return f"{state.rsplit('____', 1)[-1]}.{field}"
+
+
+def _reasons_in(component: BaseComponent) -> Iterator[str]:
+    name = _element_name(component)
+    if not isinstance(component, Component):
+        return
+    for trigger in component.event_triggers:
+        yield f"{name} handles {trigger}"
+    for var in component._get_vars():
+        var_data = var._get_all_var_data()
+        if var_data is None:
+            continue
+        for state, fields in var_data.field_dependencies.items():
+            for field in fields or ("",):
+                yield f"{name} reads {_state_field(state, field)}"
+    library = component.library
+    if library and not _is_render_only(library, component.tag):
+        yield f"{name} is the React component {component.tag} from {_library_name(library)}"
+    if component._get_custom_code() or component._get_dynamic_imports():
+        yield f"{name} brings its own JavaScript"
+
+
+def app_reasons(component: BaseComponent, on_load: object = None, head: Sequence[object] = ()) -> tuple[str, ...]:
+    """Why this page needs the app at run time; empty when it can be served static."""
+    reasons: dict[str, None] = {}
+    if on_load:
+        reasons["its route has on_load events"] = None
+    roots = [component, *(item for item in head if isinstance(item, BaseComponent))]
+    ref_hooks: set[str] = set()
+    for root in roots:
+        for element in walk(root):
+            reasons.update(dict.fromkeys(_reasons_in(element)))
+            if isinstance(element, Component) and (ref := element._get_ref_hook()) is not None:
+                ref_hooks.add(str(ref))
+    uses_state = any(" reads " in reason for reason in reasons)
+    for root in roots:
+        if not isinstance(root, Component):
+            continue
+        for hook in root._get_all_hooks():
+            code = hook.strip()
+            if code in ref_hooks or (uses_state and _STATE_CONTEXT_HOOK.match(code)):
+                continue
+            reasons[f"it runs the React hook `{_first_line(code)}`"] = None
+    return tuple(reasons)
+
+
+def _first_line(code: str, limit: int = 80) -> str:
+    line = code.splitlines()[0] if code else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def site_route(reflex_route: str) -> str:
+    """Reflex's route key ('index', 'about', '404') as the URL path the site serves."""
+    if reflex_route == NOT_FOUND_ROUTE:
+        return NOT_FOUND_ROUTE
+    return "/" if reflex_route in ("index", "/") else "/" + reflex_route.strip("/")
+
+
+def decide(pages: Iterable[object]) -> dict[str, PageKind]:
+    """The kind of every page, from Reflex's unevaluated pages (``app._unevaluated_pages``)."""
+    kinds: dict[str, PageKind] = {}
+    for page in pages:
+        component = page.component() if callable(page.component) else page.component
+        route = site_route(page.route)
+        kinds[route] = PageKind(route, app_reasons(component, page.on_load, getattr(page, "meta", ())))
+    return kinds
+
+
+def write_manifest(kinds: dict[str, PageKind], path: Path | None = None) -> None:
+    path = path or MANIFEST
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({route: list(kind.app_reasons) for route, kind in kinds.items()}, indent=2) + "\n")
+
+
+def read_manifest(path: Path | None = None) -> dict[str, PageKind]:
+    path = path or MANIFEST
+    return {route: PageKind(route, tuple(reasons)) for route, reasons in json.loads(path.read_text()).items()}
+
+
+def starts_app_by_route(path: Path | None = None) -> dict[str, bool] | None:
+    """Whether each page starts the app, as the last build decided; None before any build."""
+    path = path or MANIFEST
+    if not path.exists():
+        return None
+    return {route: kind.starts_app for route, kind in read_manifest(path).items()}
