@@ -17,8 +17,17 @@ Prints throughput, p50/p95/p99 submit latency, the backend's memory (idle,
 peak, per connected visitor, after everyone left), and submissions accepted by
 the site vs. received by the gateway (none lost, none duplicated).
 
+With --scenario readers, N readers of a book launch load Home (or --reader-path)
+instead, each as a browser's first visit does: the page, then every file it
+references (stylesheet, site.js, images, icons), at moments spread over
+--spread-s seconds. Prints the full-load latency, the bytes per reader, whether
+the page references any app script (it would open a websocket), the websockets
+the server holds afterwards, and the backend's memory before, at the peak and
+after: static pages cost the backend no connection and no state.
+
     .venv/bin/python benchmarks/load.py [--visitors 500] [--gateway-delay-ms 20] [--workers 1]
         [--redis-url redis://127.0.0.1:6379/0]
+    .venv/bin/python benchmarks/load.py --scenario readers [--visitors 500] [--reader-path /about]
 
 All visitors come from 127.0.0.1, so the per-address submission limit is raised
 for the run (PUBLISHER_RATE_LIMIT_ADDRESS); the per-client limit stays as is.
@@ -28,10 +37,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
 import json
 import os
 import platform
 import random
+import re
+import statistics
 import sys
 import tempfile
 import time
@@ -40,6 +52,7 @@ from collections import Counter
 from datetime import date
 from pathlib import Path
 
+import h11
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,6 +135,151 @@ async def visit(index: int, base_url: str, run: Run, connected: asyncio.Event, g
         run.errors.append(f"{type(exc).__name__}: {exc}")
     finally:
         await visitor.close()
+
+
+_REFERENCE = re.compile(r'<(?:link|script|img)\b[^>]*?\b(?:href|src)="(/[^"]*)"')
+
+
+def referenced_files(html: str) -> list[str]:
+    """The same-origin files a browser fetches for this page (stylesheet, scripts, images, icons)."""
+    return sorted(set(_REFERENCE.findall(html)))
+
+
+def server_cpu_s(root: psutil.Process) -> float:
+    total = 0.0
+    for process in [root, *root.children(recursive=True)]:
+        try:
+            times = process.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def server_websockets(root: psutil.Process, port: int) -> int:
+    """Connections the server holds open on its port (a form page's visitor holds one: its websocket)."""
+    count = 0
+    for process in [root, *root.children(recursive=True)]:
+        try:
+            count += sum(1 for c in process.net_connections("tcp")
+                         if c.status == psutil.CONN_ESTABLISHED and c.laddr.port == port)
+        except psutil.NoSuchProcess:
+            pass
+    return count
+
+
+async def _get(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, connection: h11.Connection,
+               host: str, path: str) -> tuple[int, int, bytes]:
+    """One GET on an open keep-alive connection: (status, bytes received, body)."""
+    writer.write(connection.send(h11.Request(method="GET", target=path, headers=[
+        ("Host", host), ("Accept-Encoding", "gzip"), ("User-Agent", "publisher-load-readers")])))
+    writer.write(connection.send(h11.EndOfMessage()))
+    await writer.drain()
+    status, received, body = 0, 0, bytearray()
+    while True:
+        event = connection.next_event()
+        if event is h11.NEED_DATA:
+            data = await reader.read(65536)
+            received += len(data)
+            connection.receive_data(data)
+        elif isinstance(event, h11.Response):
+            status = event.status_code
+        elif isinstance(event, h11.Data):
+            body += event.data
+        elif isinstance(event, h11.EndOfMessage):
+            connection.start_next_cycle()
+            return status, received, bytes(body)
+        elif isinstance(event, h11.ConnectionClosed):
+            raise ConnectionError(f"closed during GET {path}")
+
+
+async def read_page(base_url: str, path: str, delay_s: float, results: dict) -> None:
+    """One reader: the page, then what it references, over one keep-alive connection (h11 on asyncio
+    streams: a light client, so the load generator does not take the CPU the server needs)."""
+    await asyncio.sleep(delay_s)
+    host = base_url.split("://", 1)[1]
+    address, port = host.rsplit(":", 1)
+    started = time.perf_counter()
+    writer = None
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(address, int(port)), timeout=30)
+        connection = h11.Connection(h11.CLIENT)
+        status, total, page = await _get(reader, writer, connection, host, path)
+        if status != 200:
+            raise RuntimeError(f"GET {path}: {status}")
+        html = (gzip.decompress(page) if page[:2] == b"\x1f\x8b" else page).decode()
+        files = referenced_files(html)
+        for file in files:  # a browser would use several connections; one keeps the client cheap
+            status, received, _ = await _get(reader, writer, connection, host, file)
+            if status != 200:
+                raise RuntimeError(f"GET {file}: {status}")
+            total += received
+        results["latencies"].append(time.perf_counter() - started)
+        results["bytes"].append(total)
+        results["files"] = files
+    except Exception as exc:  # noqa: BLE001 - count every failure, keep the others going
+        results["errors"].append(f"{type(exc).__name__}: {exc}")
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+async def reader_wave(args: argparse.Namespace, base_url: str, root: psutil.Process, port: int) -> dict:
+    rng = random.Random(20261122)
+    results: dict = {"latencies": [], "bytes": [], "errors": [], "files": []}
+    before, cpu_before, own_cpu_before = server_rss_mb(root), server_cpu_s(root), time.process_time()
+    tasks = [asyncio.create_task(read_page(base_url, args.reader_path, rng.uniform(0, args.spread_s), results))
+             for _ in range(args.visitors)]
+    peak = before
+    started = time.perf_counter()
+    while not all(task.done() for task in tasks):
+        await asyncio.sleep(0.05)
+        peak = max(peak, server_rss_mb(root))
+    results["window_s"] = time.perf_counter() - started
+    results["server_cpu_s"] = server_cpu_s(root) - cpu_before
+    results["client_cpu_s"] = time.process_time() - own_cpu_before
+    results["held"] = server_websockets(root, port)
+    await asyncio.sleep(args.settle_s)
+    results["memory"] = (before, peak, server_rss_mb(root))
+    return results
+
+
+async def readers(args: argparse.Namespace) -> int:
+    """--scenario readers: waves of N readers of a static page, and what they cost the backend."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"REFLEX_DB_URL": f"sqlite:///{tmp}/load.db", "GRANIAN_WORKERS": str(args.workers), "LOGLEVEL": "warning"}
+        if args.redis_url:
+            env["REFLEX_REDIS_URL"] = args.redis_url
+        with running_server(Path(tmp), env) as server:
+            root = psutil.Process(server.process.pid)
+            await asyncio.sleep(args.settle_s)
+            idle = server_rss_mb(root)
+            waves = [await reader_wave(args, server.base_url, root, server.port) for _ in range(args.waves)]
+    files = waves[0]["files"]
+    app_scripts = [file for file in files if file.startswith("/assets/") and file.endswith(".js")]
+    print(f"\nReaders, {date.today()}, {platform.node()} ({os.cpu_count()} cores), {args.workers} worker(s); "
+          f"backend idle {idle:.0f} MB")
+    print(f"{args.waves} wave(s) of {args.visitors} readers of {args.reader_path} arriving over {args.spread_s:g} s, "
+          f"each fetching the page and its {len(files)} files ({', '.join(files)})")
+    print(f"  app scripts referenced: {len(app_scripts)} (a page that referenced one would open a websocket)")
+    failed = bool(app_scripts)
+    for number, wave in enumerate(waves, start=1):
+        before, peak, after = wave["memory"]
+        print(f"wave {number}:")
+        if wave["latencies"]:
+            lat = wave["latencies"]
+            print(f"  full load: p50 {percentile(lat, 50) * 1000:.0f} ms, p95 {percentile(lat, 95) * 1000:.0f} ms, "
+                  f"p99 {percentile(lat, 99) * 1000:.0f} ms; {len(lat)} readers in {wave['window_s']:.1f} s; "
+                  f"{statistics.mean(wave['bytes']) / 1024:.1f} KB per reader (gzip)")
+        print(f"  CPU: server {wave['server_cpu_s'] * 1000 / args.visitors:.1f} ms per reader, "
+              f"this load generator {wave['client_cpu_s'] * 1000 / args.visitors:.1f} ms per reader")
+        print(f"  connections the server holds once they have read: {wave['held']}")
+        print(f"  backend memory: before {before:.0f} MB, peak {peak:.0f} MB, after {after:.0f} MB")
+        print(f"  errors: {len(wave['errors'])}")
+        for error, count in Counter(wave["errors"]).most_common(5):
+            print(f"    {count} x {error}")
+        failed = failed or bool(wave["errors"]) or wave["held"] > 0
+    return 1 if failed else 0
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -218,6 +376,9 @@ async def main_async(args: argparse.Namespace) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenario", choices=("forms", "readers"), default="forms",
+                        help="forms: visitors submit both forms; readers: visitors read a static page")
+    parser.add_argument("--reader-path", default="/", help="the page readers load (readers scenario)")
     parser.add_argument("--visitors", type=int, default=500)
     parser.add_argument("--gateway-delay-ms", type=int, default=20)
     parser.add_argument("--workers", type=int, default=1)
@@ -236,6 +397,8 @@ def main() -> int:
     if not (ROOT / ".web" / "build" / "client" / "index.html").exists():
         print("No build: run `make build` first.", file=sys.stderr)
         return 2
+    if args.scenario == "readers":
+        return asyncio.run(readers(args))
     return asyncio.run(main_async(args))
 
 

@@ -1,0 +1,112 @@
+"""Pages without a form never start the app: no app script, no websocket, a small first load.
+
+Checked in Chromium at a phone's width against the production server, from the
+requests the browser makes. The pages with a form are the control: they do start it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+from playwright.sync_api import Browser, Page, Request, WebSocket, expect
+
+from tests.browser import MOBILE, assert_no_console_errors, new_page, open_page
+
+STATIC_PAGES = ["/", "/about", "/no-such-page"]
+FORM_PAGES = ["/subscribe", "/contact-us"]
+BYTE_BUDGET = 30 * 1024  # document, CSS, scripts and images of a first load, compressed, headers included
+APP_SCRIPT = re.compile(r"/assets/[^/]+\.m?js$")
+
+
+@dataclass
+class Traffic:
+    """What a page asked the network for."""
+
+    requests: list[Request] = field(default_factory=list)
+    websockets: list[WebSocket] = field(default_factory=list)
+
+    def app_scripts(self) -> list[str]:
+        return [r.url for r in self.requests if APP_SCRIPT.search(r.url.split("?")[0])]
+
+    def transferred_bytes(self) -> int:
+        total = 0
+        for request in self.requests:
+            sizes = request.sizes()
+            total += sizes["responseBodySize"] + sizes["responseHeadersSize"]
+        return total
+
+
+@pytest.fixture
+def phone(browser: Browser) -> Iterator[Page]:
+    yield from new_page(browser, MOBILE)
+
+
+def watch(page: Page) -> Traffic:
+    traffic = Traffic()
+    page.on("requestfinished", lambda request: traffic.requests.append(request))
+    page.on("websocket", lambda socket: traffic.websockets.append(socket))
+    return traffic
+
+
+def first_load(page: Page, base_url: str, path: str) -> Traffic:
+    """A first visit with an empty cache, until the network has been idle (site.js has run)."""
+    traffic = watch(page)
+    page.goto(base_url + path, wait_until="networkidle")
+    expect(page.locator("h1")).to_have_count(1)
+    return traffic
+
+
+@pytest.mark.parametrize("path", STATIC_PAGES)
+def test_a_static_page_requests_no_app_script_opens_no_websocket_and_fits_the_budget(phone: Page, base_url, path):
+    traffic = first_load(phone, base_url, path)
+    assert traffic.app_scripts() == []
+    assert traffic.websockets == []
+    assert phone.locator("script[type=module], script[data-app-boot], link[rel*=modulepreload]").count() == 0
+    total = traffic.transferred_bytes()
+    assert total <= BYTE_BUDGET, f"{path}: {total} bytes on a first load, over {BYTE_BUDGET}"
+    assert_no_console_errors(phone, allow_document_404=path == "/no-such-page")
+
+
+@pytest.mark.parametrize("path", FORM_PAGES)
+def test_a_form_page_starts_the_app_and_connects(phone: Page, base_url, path):
+    traffic = watch(phone)
+    open_page(phone, base_url, path)  # waits until the form has the visitor's state
+    assert traffic.app_scripts() != []
+    assert [socket.url.split("?")[0] for socket in traffic.websockets] == [f"{base_url.replace('http', 'ws')}/_event/"]
+    expect(phone.locator("form button[type=submit]")).to_be_enabled()
+
+
+def test_a_reader_searches_browses_and_goes_back_without_the_app(phone: Page, base_url):
+    """The book search, the drawer, links, the not-found page's Go Back and the year, all static."""
+    traffic = watch(phone)
+    phone.goto(base_url + "/?q=guinea%20PIG%20coloring", wait_until="networkidle")
+    status = phone.get_by_role("status")
+    expect(status).to_have_text(
+        "Showing 1 of 3 books matching “guinea PIG coloring”.Show all books", use_inner_text=False
+    )
+    expect(phone.locator("article:visible")).to_have_count(1)
+    assert phone.evaluate("document.activeElement === document.body")  # nothing focused was hidden
+
+    phone.get_by_role("button", name="Menu").click()
+    menu = phone.get_by_role("dialog", name="Menu")
+    expect(menu).to_be_visible()
+    menu.get_by_role("link", name="About").click()
+    expect(phone).to_have_url(base_url + "/about")
+    expect(phone.locator("[aria-current=page]").first).to_have_text("About")
+
+    phone.goto(base_url + "/no-such-page", wait_until="networkidle")
+    expect(phone.locator("footer [data-current-year]")).to_have_text(str(phone.evaluate("new Date().getFullYear()")))
+    phone.get_by_role("button", name="Go Back").click()
+    expect(phone).to_have_url(base_url + "/about")
+
+    assert traffic.app_scripts() == []
+    assert traffic.websockets == []
+
+
+def test_a_query_with_replacement_patterns_is_shown_as_typed(page: Page, base_url):
+    """The status line fills in the query literally: "$&" or "{count}" in it are not expanded."""
+    page.goto(base_url + "/?q=%24%26%20%7Bcount%7D", wait_until="networkidle")
+    expect(page.get_by_role("status").locator("p")).to_have_text("No books match “$& {count}”.")
