@@ -43,12 +43,14 @@
   window.addEventListener("load", showCurrentYear);
 
   // The book search (publisher/components/books.py): cards carry their searchable
-  // text, the status region its wording. A static page is searched at once; where
-  // the app renders the page (a form page, the development server), once it has
-  // rendered, so the app never finds a document it did not render.
+  // text, the status region its wording. A static page (the build marks its <html>)
+  // is searched at once. Where the app renders the page (a page that starts it, or
+  // any page on the development server) the search waits until the app has
+  // rendered, so React never finds a document it did not render, and runs again if
+  // the app renders the list afresh.
   function applyBookSearch() {
-    var status = document.querySelector("[data-book-search-status]");
-    if (!status || status.hasAttribute("data-searched")) return;
+    var status = document.querySelector("[data-book-search-status]:not([data-searched])");
+    if (!status) return;
     status.setAttribute("data-searched", "");
     var param = status.getAttribute("data-book-search-status");
     var query = (new URLSearchParams(window.location.search).get(param) || "").trim();
@@ -70,9 +72,14 @@
     );
     status.querySelector("[data-book-search-result]").hidden = false;
   }
-  var appRenders = !!document.querySelector("script[data-app-boot]");
-  if (!appRenders) applyBookSearch();
-  document.addEventListener("publisher:app-rendered", applyBookSearch);
+  function searchWhatTheAppRenders() {
+    applyBookSearch();
+    new MutationObserver(applyBookSearch).observe(document.body, { childList: true, subtree: true });
+  }
+  var root = document.documentElement;
+  if (root.hasAttribute("data-static-page")) applyBookSearch();
+  else if (root.hasAttribute("data-app-rendered")) searchWhatTheAppRenders();
+  else document.addEventListener("publisher:app-rendered", searchWhatTheAppRenders, { once: true });
 
   // Forms only work through the app: before it has started, a submit does nothing
   // (instead of a native GET that would put the visitor's email in the URL).

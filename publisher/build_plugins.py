@@ -159,6 +159,7 @@ def defer_app_boot(html: str) -> str:
 
 
 _APP_PRELOADS = {"modulepreload", DEFERRED_PRELOAD_REL}
+STATIC_PAGE_ATTRIBUTE = "data-static-page"
 _SUSPENSE_MARKERS = {"$?", "$", "/$", "$!"}
 
 
@@ -166,11 +167,14 @@ def strip_app(html: str) -> str:
     """The page without the app: no module preloads, no boot module, no React Router scripts.
 
     Kept: the stylesheet, site.js and the head's color-scheme script (every page
-    looks the same, with or without the app), and JSON-LD data. Removed with the
+    looks the same, with or without the app), and JSON-LD data. Added:
+    ``data-static-page`` on <html>, for site.js. Removed with the
     scripts: React's streaming placeholders (empty templates and the hidden
     segments the removed scripts would have moved), which hold no page content.
     """
     soup = BeautifulSoup(html, "html.parser")
+    if soup.html is not None:
+        soup.html[STATIC_PAGE_ATTRIBUTE] = ""  # assets/site.js: nothing here waits for the app
     for link in soup.find_all("link"):
         if _APP_PRELOADS.intersection(link.get("rel") or ()):
             link.decompose()

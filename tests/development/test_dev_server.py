@@ -52,6 +52,15 @@ def test_the_page_connects_to_the_backend_on_its_own_port(page: Page, dev_server
     ), sockets
 
 
+def test_the_book_search_runs_once_the_app_has_rendered_home(page: Page, dev_server: DevServer):
+    """The development server renders every page in the app; site.js searches after it has rendered."""
+    open_page(page, dev_server.base_url, "/?q=word%20search")
+    expect(page.get_by_role("status").locator("p")).to_have_text("Showing 1 of 3 books matching “word search”.")
+    expect(page.locator("article:visible")).to_have_count(1)
+    expect(page.locator("article:visible")).to_have_id("word-search-book")
+    assert_no_console_errors(page)
+
+
 def test_subscribe_is_stored_by_the_embedded_gateway(page: Page, dev_server: DevServer):
     subscribe(page, dev_server.base_url, "Dev Reader", "dev.reader@example.com")
     stored = [(s.email, s.name, s.book_updates) for s in local_gateway.list_subscribers(dev_server.db_url)]

@@ -340,6 +340,7 @@ def test_app_boot_and_its_preloads_are_made_inert_without_changing_the_structure
 
 def test_site_js_starts_exactly_what_the_build_made_inert():
     site_js = (Path(__file__).resolve().parents[2] / "assets" / "site.js").read_text()
+    assert f'hasAttribute("{build_plugins.STATIC_PAGE_ATTRIBUTE}")' in site_js
     assert f'link[rel="{build_plugins.DEFERRED_PRELOAD_REL}"]' in site_js
     assert "script[data-app-boot]" in site_js
 
@@ -377,6 +378,7 @@ def test_a_static_page_keeps_its_content_styles_site_js_and_data_and_loses_the_a
     assert '<script type="application/ld+json">{"@type": "WebSite"}</script>' in stripped
     assert "<script>document.documentElement.style.colorScheme = 'light';</script>" in stripped
     assert stripped.count("<script") == 3
+    assert '<html data-static-page="" lang="en">' in stripped
 
 
 def test_the_deferred_boot_of_an_earlier_build_step_is_stripped_too():
