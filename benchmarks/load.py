@@ -71,15 +71,19 @@ from tests.visitor import (  # noqa: E402
 FILL_TIME_S = 5.0
 
 
-def server_rss_mb(root: psutil.Process) -> float:
-    processes = [root, *root.children(recursive=True)]
-    total = 0
-    for process in processes:
+def _over_server(root: psutil.Process, measure) -> float:
+    """``measure`` summed over the server's main process and its workers (one may just have exited)."""
+    total = 0.0
+    for process in [root, *root.children(recursive=True)]:
         try:
-            total += process.memory_info().rss
+            total += measure(process)
         except psutil.NoSuchProcess:
             pass
-    return total / 2**20
+    return total
+
+
+def server_rss_mb(root: psutil.Process) -> float:
+    return _over_server(root, lambda process: process.memory_info().rss) / 2**20
 
 
 class Run:
@@ -146,26 +150,13 @@ def referenced_files(html: str) -> list[str]:
 
 
 def server_cpu_s(root: psutil.Process) -> float:
-    total = 0.0
-    for process in [root, *root.children(recursive=True)]:
-        try:
-            times = process.cpu_times()
-            total += times.user + times.system
-        except psutil.NoSuchProcess:
-            pass
-    return total
+    return _over_server(root, lambda process: process.cpu_times().user + process.cpu_times().system)
 
 
 def server_websockets(root: psutil.Process, port: int) -> int:
     """Connections the server holds open on its port (a form page's visitor holds one: its websocket)."""
-    count = 0
-    for process in [root, *root.children(recursive=True)]:
-        try:
-            count += sum(1 for c in process.net_connections("tcp")
-                         if c.status == psutil.CONN_ESTABLISHED and c.laddr.port == port)
-        except psutil.NoSuchProcess:
-            pass
-    return count
+    return int(_over_server(root, lambda process: sum(
+        1 for c in process.net_connections("tcp") if c.status == psutil.CONN_ESTABLISHED and c.laddr.port == port)))
 
 
 async def _get(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, connection: h11.Connection,

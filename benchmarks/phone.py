@@ -35,13 +35,9 @@ from playwright.sync_api import Page, sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.support import build_site, running_server  # noqa: E402
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-CHROME_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]
 PHONE = {"width": 375, "height": 812}
 # Lighthouse's mobile preset ("slow 4G"): the figures the targets use.
 CPU_SLOWDOWN = 4
@@ -155,7 +151,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, running_server(
         Path(tmp), {"REFLEX_DB_URL": f"sqlite:///{tmp}/bench.db"}
     ) as server, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROME_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         rows = {}
         for path, form in PAGES.items():
             runs = [load(browser, server.base_url + path, form, not args.no_throttle) for _ in range(args.runs)]

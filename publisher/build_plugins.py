@@ -27,7 +27,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, Comment
 from reflex_base.plugins.base import Plugin
 
 from publisher import page_kinds
@@ -187,7 +187,7 @@ def strip_app(html: str) -> str:
         template.decompose()
     for segment in soup.find_all("div", id=re.compile(r"^S:\d+$"), hidden=True):
         segment.decompose()
-    for comment in soup.find_all(string=lambda text: text.__class__.__name__ == "Comment"):
+    for comment in soup.find_all(string=lambda text: isinstance(text, Comment)):
         if comment.strip() in _SUSPENSE_MARKERS:
             comment.extract()
     return str(soup)
@@ -198,8 +198,7 @@ def html_route(static_dir: Path, page: Path) -> str:
     relative = page.relative_to(static_dir).as_posix()
     if relative == SPA_FALLBACK:
         return page_kinds.NOT_FOUND_ROUTE
-    path = relative.removesuffix(".html").removesuffix("/index").removesuffix("index")
-    return "/" + path.strip("/")
+    return page_kinds.page_route("/" + relative)
 
 
 def finish_pages(static_dir: Path, kinds: dict[str, page_kinds.PageKind]) -> None:

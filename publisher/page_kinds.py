@@ -139,6 +139,12 @@ def site_route(reflex_route: str) -> str:
     return "/" if reflex_route in ("index", "/") else "/" + reflex_route.strip("/")
 
 
+def page_route(path: str) -> str:
+    """The route a URL path or a prerendered file names: '/about/', '/about.html', '/about/index.html' -> '/about'."""
+    path = path.removesuffix(".html").removesuffix("/index")
+    return "/" + path.strip("/") if path.strip("/") not in ("", "index") else "/"
+
+
 def decide(pages: Iterable[object]) -> dict[str, PageKind]:
     """The kind of every page, from Reflex's unevaluated pages (``app._unevaluated_pages``)."""
     kinds: dict[str, PageKind] = {}

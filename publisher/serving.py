@@ -26,6 +26,8 @@ from pathlib import Path
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from publisher import page_kinds
+
 BUILD_DIR = Path(".web") / "build" / "client"
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
@@ -110,12 +112,6 @@ def is_page_path(path: str) -> bool:
     return "." not in last or last.endswith(".html")
 
 
-def page_route(path: str) -> str:
-    """The route a page request asks for: '/about/', '/about.html', '/about/index.html' -> '/about'."""
-    path = path.removesuffix(".html").removesuffix("/index")
-    return "/" + path.strip("/") if path.strip("/") not in ("", "index") else "/"
-
-
 def is_https(scope: Scope) -> bool:
     """HTTPS to the visitor: directly, or at a proxy that says so."""
     forwarded = Headers(scope=scope).get("x-forwarded-proto", "").split(",")[0].strip().lower()
@@ -138,7 +134,7 @@ class ResponseHeaders:
         https = is_https(scope)
         host = Headers(scope=scope).get("host", "localhost")
         document = is_page_path(scope["path"])
-        route = page_route(scope["path"]) if document else ""
+        route = page_kinds.page_route(scope["path"]) if document else ""
         starts_app = self.starts_app is None or self.starts_app.get(route, False)
         policy = content_security_policy(host, https, self.script_hashes, websocket=starts_app)
         cache = cache_control(scope["path"])
@@ -177,7 +173,7 @@ class CanonicalRouteRewrite:
 
 
 def transform(app: ASGIApp) -> ASGIApp:
-    from publisher import content, page_kinds
+    from publisher import content
 
     routes = CanonicalRouteRewrite(app, (item.route for item in content.NAV_ITEMS))
     return ResponseHeaders(routes, inline_script_hashes(), page_kinds.starts_app_by_route())

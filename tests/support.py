@@ -241,6 +241,14 @@ class RecordingGateway:
         self.drop_connection = False
         self.release.clear()
 
+    @contextmanager
+    def for_one_test(self) -> Iterator[RecordingGateway]:
+        """Answering 200 with nothing recorded; afterwards a held answer is let go and the state cleared."""
+        self.reset()
+        yield self
+        self.release.set()
+        self.reset()
+
     def __exit__(self, *exc):
         self.release.set()
         self.server.shutdown()
@@ -257,7 +265,5 @@ def test_gateway() -> Iterator[RecordingGateway]:
 @pytest.fixture
 def gateway(test_gateway: RecordingGateway) -> Iterator[RecordingGateway]:
     """The test gateway, answering 200 with nothing recorded yet; a held answer is let go after the test."""
-    test_gateway.reset()
-    yield test_gateway
-    test_gateway.release.set()
-    test_gateway.reset()
+    with test_gateway.for_one_test() as fresh:
+        yield fresh

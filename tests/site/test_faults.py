@@ -29,10 +29,8 @@ def fault_gateway() -> Iterator[RecordingGateway]:
 
 @pytest.fixture
 def faulty(fault_gateway: RecordingGateway) -> Iterator[RecordingGateway]:
-    fault_gateway.reset()
-    yield fault_gateway
-    fault_gateway.release.set()  # let a held answer go
-    fault_gateway.reset()
+    with fault_gateway.for_one_test() as fresh:
+        yield fresh
 
 
 def gateway_env(url: str, workdir) -> dict[str, str]:

@@ -143,6 +143,15 @@ def test_reflex_route_keys_become_the_paths_the_site_serves(reflex_route, route)
     assert page_kinds.site_route(reflex_route) == route
 
 
+@pytest.mark.parametrize(
+    ("path", "route"),
+    [("/", "/"), ("/index.html", "/"), ("/about", "/about"), ("/about/", "/about"), ("/about.html", "/about"),
+     ("/about/index.html", "/about"), ("/contact-us/", "/contact-us"), ("/no/such/page", "/no/such/page")],
+)
+def test_page_route_names_the_page_a_request_asks_for(path, route):
+    assert page_kinds.page_route(path) == route
+
+
 def test_the_manifest_round_trips_and_names_the_routes_that_start_the_app(tmp_path):
     kinds = {"/": page_kinds.PageKind("/", ()), "/subscribe": page_kinds.PageKind("/subscribe", ("a", "b"))}
     manifest = tmp_path / "backend" / "page_kinds.json"

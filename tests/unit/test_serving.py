@@ -202,15 +202,6 @@ def test_before_any_build_every_page_is_treated_as_starting_the_app():
     assert csp(headers)["connect-src"] == "'self' ws://books.example.com wss://books.example.com"
 
 
-@pytest.mark.parametrize(
-    ("path", "route"),
-    [("/", "/"), ("/index.html", "/"), ("/about", "/about"), ("/about/", "/about"), ("/about.html", "/about"),
-     ("/about/index.html", "/about"), ("/contact-us/", "/contact-us"), ("/no/such/page", "/no/such/page")],
-)
-def test_page_route_names_the_page_a_request_asks_for(path, route):
-    assert serving.page_route(path) == route
-
-
 def test_error_responses_are_never_cached_long():
     assert response_headers(http_scope("/assets/gone-CSsy5Cqn.js"), status=404)["cache-control"] == "no-cache"
     # The not-found page is static, but a path that is missing today may exist after a deploy.
