@@ -49,7 +49,7 @@ system-packages:
 
 # Creates or updates the embedded gateway's tables (database from REFLEX_DB_URL / rxconfig.py).
 migrate: setup
-	$(BIN)/reflex db migrate
+	$(BIN)/publisher-gateway migrate
 
 # The optimized production frontend (prerendered pages + hashed assets) in .web/build/client,
 # and the backend's page markers beside it (.web/backend), so the server writes nothing there.

@@ -7,10 +7,13 @@ no outside request can skip the forms' anti-spam checks by posting to it.
 
 Accepted requests are stored through Reflex's database layer (``db_url`` in
 rxconfig.py, ``REFLEX_DB_URL`` in the environment; SQLite by default). The schema
-comes from the Alembic migrations in ``alembic/`` (``reflex db migrate``).
+comes from the Alembic migrations in ``alembic/`` (``publisher-gateway migrate``,
+see database.py).
 
-Operators read what was stored with the ``publisher-gateway`` command::
+Operators bring the schema up to date and read what was stored with the
+``publisher-gateway`` command::
 
+    publisher-gateway migrate
     publisher-gateway subscribers > subscribers.csv
     publisher-gateway messages
 """
@@ -35,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from publisher import validation
+from publisher import database, validation
 from publisher.gateway import SEND_EMAIL_PATH, SUBSCRIBE_PATH
 
 logger = logging.getLogger(__name__)
@@ -146,17 +149,47 @@ def _session(db_url: str | None) -> sqlmodel.Session:
     return rx_model.session(db_url)
 
 
+def _insert_once(dialect: str):
+    """An INSERT that skips a row whose unique key exists (ON CONFLICT DO NOTHING), or None."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    elif dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    else:
+        return None
+    return insert
+
+
 def store_subscription(body: SubscribeRequest, db_url: str | None = None) -> bool:
-    """Store a subscriber; False when the address was already on the list (nothing changes)."""
-    row = Subscriber(
-        email=body.email, email_key=body.email.lower(), name=body.name, book_updates=body.book_updates
-    )
+    """Store a subscriber; False when the address was already on the list (nothing changes).
+
+    The unique ``email_key`` settles a repeat and two simultaneous subscriptions of
+    one address alike: on SQLite and PostgreSQL the second insert does nothing
+    (no error, no aborted transaction), elsewhere its IntegrityError is the answer.
+    """
+    values = {
+        "email": body.email,
+        "email_key": body.email.lower(),
+        "name": body.name,
+        "book_updates": body.book_updates,
+        "subscribed_at": datetime.now(UTC),
+    }
+    engine = rx_model.get_engine(db_url)
+    insert = _insert_once(engine.dialect.name)
+    if insert is not None:
+        statement = (
+            insert(Subscriber)
+            .values(**values)
+            .on_conflict_do_nothing(index_elements=["email_key"])
+            .returning(Subscriber.id)  # a row only when inserted (rowcount is not reliable here)
+        )
+        with engine.begin() as connection:
+            return connection.execute(statement).first() is not None
     with _session(db_url) as session:
-        session.add(row)
+        session.add(Subscriber(**values))
         try:
             session.commit()
         except sqlalchemy.exc.IntegrityError:
-            # The unique email_key also settles two simultaneous subscriptions of one address.
             session.rollback()
             return False
     return True
@@ -189,7 +222,7 @@ def migrate_on_development_start() -> None:
 
     Development server only (one backend process, migrated again on each reload, a
     no-op when up to date). ``publisher-serve`` migrates once before its workers
-    start, and ``make run`` runs ``reflex db migrate`` first anyway.
+    start, and ``make run`` runs ``publisher-gateway migrate`` first anyway.
     """
     from reflex_base import constants
     from reflex_base.environment import environment
@@ -199,8 +232,8 @@ def migrate_on_development_start() -> None:
     if environment.REFLEX_ENV_MODE.get() != constants.Env.DEV or gateway_url() is not None:
         return
     try:
-        rx_model.migrate()
-    except sqlalchemy.exc.SQLAlchemyError as exc:
+        database.migrate()
+    except (sqlalchemy.exc.SQLAlchemyError, database.DatabaseUnavailable) as exc:
         logger.error("Could not bring the local gateway's database up to date: %s", type(exc).__name__)
 
 
@@ -255,7 +288,7 @@ def create_app(db_url: str | None = None) -> Starlette:
             result = await run_in_threadpool(store, body, db_url)
         except sqlalchemy.exc.SQLAlchemyError as exc:
             logger.error(
-                "Local gateway could not store %s: %s (did `reflex db migrate` run?)",
+                "Local gateway could not store %s: %s (is the database up, and did `publisher-gateway migrate` run?)",
                 request.url.path,
                 type(exc).__name__,
             )
@@ -317,20 +350,32 @@ def write_messages(messages: list[ContactMessage], out) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="publisher-gateway",
-        description="Read what the embedded local gateway stored (database from REFLEX_DB_URL / rxconfig.py).",
+        description="The embedded local gateway's database (REFLEX_DB_URL / rxconfig.py): "
+        "bring its schema up to date, or read what was stored.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser(
+        "migrate",
+        help="create or update the tables (the release step; safe while other containers start or run)",
+    )
     commands.add_parser("subscribers", help="export the email list as CSV to standard output")
     commands.add_parser("messages", help="list the contact messages, oldest first")
     args = parser.parse_args(argv)
     try:
-        if args.command == "subscribers":
+        if args.command == "migrate":
+            database.check()
+            database.migrate()
+            print(f"publisher-gateway: the database at {database.redacted(database.configured_url())} is up to date.")
+        elif args.command == "subscribers":
             write_subscribers_csv(list_subscribers(), sys.stdout)
         else:
             write_messages(list_messages(), sys.stdout)
+    except database.DatabaseUnavailable as exc:
+        print(f"publisher-gateway: {exc}", file=sys.stderr)
+        return 1
     except sqlalchemy.exc.SQLAlchemyError as exc:
-        print(f"publisher-gateway: cannot read the database: {exc.__class__.__name__}. "
-              "Run `reflex db migrate` first.", file=sys.stderr)
+        print(f"publisher-gateway: cannot use the database: {exc.__class__.__name__}. "
+              "Run `publisher-gateway migrate` first.", file=sys.stderr)
         return 1
     return 0
 

@@ -8,9 +8,10 @@ container built once therefore starts in seconds and needs no Node at run time.
 
     HOST=0.0.0.0 PORT=8000 publisher-serve
 
-With the embedded local gateway (no PUBLISHER_GATEWAY_URL), it first brings the
-database to the current schema (Alembic, as `reflex db migrate`), once, before
-the workers start.
+With the embedded local gateway (no PUBLISHER_GATEWAY_URL), it first checks that
+the database (REFLEX_DB_URL) answers, then brings it to the current schema, once,
+before the workers start (database.py: under a lock on PostgreSQL, so containers
+starting together take turns).
 
 At run time it writes only the SQLite database (REFLEX_DB_URL) and the visitors'
 form state (REFLEX_STATES_WORKDIR, `.states` by default): `publisher-serve
@@ -152,12 +153,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"publisher-serve: {exc}", file=sys.stderr)
         return 2
 
-    from reflex import model
     from reflex.utils import exec as reflex_exec
     from reflex_base import constants
 
     if uses_local_gateway:
-        model.migrate()
+        from publisher import database
+
+        try:
+            database.check()
+            database.migrate()
+        except database.DatabaseUnavailable as exc:
+            print(f"publisher-serve: {exc}", file=sys.stderr)
+            return 2
     _use_prebuilt_frontend()
     graceful_stop.install_in_granian_workers()
     loglevel = constants.LogLevel(os.environ.get("LOGLEVEL", "info"))

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The tests need Debian's Chromium (browser tests), redis-server (scale-out tests), and
+# The tests need Debian's Chromium (browser tests), redis-server and PostgreSQL (scale-out
+# and storage tests; Debian keeps PostgreSQL's server programs in /usr/lib/postgresql), and
 # podman with runc and debootstrap (container tests: build and run the image; bootstrap
 # its base image where no registry is reachable): install whichever is missing as root.
 set -euo pipefail
@@ -8,6 +9,7 @@ export PATH="$PATH:/usr/sbin:/sbin"  # runc and debootstrap live there
 missing=()
 [[ -x "$CHROMIUM" ]] || missing+=(chromium)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 for tool in podman runc debootstrap; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done

@@ -9,13 +9,17 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 import sqlalchemy
 
+from reflex import model as rx_model
+
 from publisher import gateway, local_gateway
+from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -38,11 +42,41 @@ def template_db(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def postgres_template(postgres: PostgresServer) -> str:
+    """A migrated PostgreSQL database that each test copies (CREATE DATABASE ... TEMPLATE)."""
+    return postgres.migrated_database()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_kind(request) -> str:
+    return request.param
+
+
 @pytest.fixture
-def db_url(template_db, tmp_path) -> str:
-    path = tmp_path / "gateway.db"
-    path.write_bytes(template_db.read_bytes())
-    return f"sqlite:///{path}"
+def db_url(database_kind, request, tmp_path) -> Iterator[str]:
+    """A fresh, migrated database of each kind: the storage behaves the same on both."""
+    if database_kind == "sqlite":
+        path = tmp_path / "gateway.db"
+        path.write_bytes(request.getfixturevalue("template_db").read_bytes())
+        url = f"sqlite:///{path}"
+    else:
+        server = request.getfixturevalue("postgres")
+        url = server.url(server.create_database(template=request.getfixturevalue("postgres_template")))
+    yield url
+    rx_model.get_engine(url).dispose()  # each test's pool closes with it
+
+
+@pytest.fixture
+def empty_db_url(database_kind, request, tmp_path) -> Iterator[str]:
+    """A database of each kind that was never migrated."""
+    if database_kind == "sqlite":
+        url = f"sqlite:///{tmp_path / 'empty.db'}"
+    else:
+        server = request.getfixturevalue("postgres")
+        url = server.url(server.create_database())
+    yield url
+    rx_model.get_engine(url).dispose()
 
 
 def client_for(db_url: str) -> httpx.AsyncClient:
@@ -189,12 +223,11 @@ async def test_only_the_two_endpoints_exist_and_only_for_post(db_url):
 
 
 @pytest.mark.asyncio
-async def test_missing_tables_give_503_and_a_log_line_naming_the_fix(tmp_path, caplog):
-    empty = f"sqlite:///{tmp_path / 'empty.db'}"
-    async with client_for(empty) as client:
+async def test_missing_tables_give_503_and_a_log_line_naming_the_fix(empty_db_url, caplog):
+    async with client_for(empty_db_url) as client:
         response = await client.post("/prod/subscribe", json=SUBSCRIPTION)
     assert response.status_code == 503
-    assert "reflex db migrate" in caplog.text
+    assert "did `publisher-gateway migrate` run?" in caplog.text
 
 
 @pytest.mark.asyncio
@@ -219,13 +252,13 @@ async def test_stored_rows_survive_a_restart_and_the_command_exports_them(db_url
     assert "When is the next book out?\nThanks!" in listed.stdout
 
 
-def test_the_command_explains_a_database_without_tables(tmp_path):
-    env = {**os.environ, "REFLEX_DB_URL": f"sqlite:///{tmp_path / 'none.db'}"}
+def test_the_command_explains_a_database_without_tables(empty_db_url):
+    env = {**os.environ, "REFLEX_DB_URL": empty_db_url}
     result = subprocess.run(
         [str(BIN / "publisher-gateway"), "subscribers"], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert result.returncode == 1
-    assert "Run `reflex db migrate` first." in result.stderr
+    assert "Run `publisher-gateway migrate` first." in result.stderr
 
 
 def test_configured_client_uses_the_local_gateway_only_when_no_url_is_set(monkeypatch):
@@ -250,10 +283,10 @@ def test_configured_client_uses_the_local_gateway_only_when_no_url_is_set(monkey
     [("dev", "", True), ("prod", "", False), ("dev", "https://gw.example.com", False)],
 )
 def test_only_the_development_server_with_the_local_gateway_migrates_at_start(monkeypatch, mode, gateway_url, migrates):
-    # `reflex run` on a fresh clone must not need `reflex db migrate` first; publisher-serve
+    # `reflex run` on a fresh clone must not need `publisher-gateway migrate` first; publisher-serve
     # migrates before its workers fork, and a cloud gateway stores nothing here.
     calls = []
-    monkeypatch.setattr(local_gateway.rx_model, "migrate", lambda: calls.append("migrate"))
+    monkeypatch.setattr(local_gateway.database, "migrate", lambda: calls.append("migrate"))
     monkeypatch.setenv("PUBLISHER_GATEWAY_URL", gateway_url)
     monkeypatch.setenv("REFLEX_ENV_MODE", mode)
     local_gateway.migrate_on_development_start()
@@ -264,7 +297,7 @@ def test_a_database_error_at_start_is_logged_not_raised(monkeypatch, caplog):
     def unreachable():
         raise sqlalchemy.exc.OperationalError("connect", {}, Exception("refused"))
 
-    monkeypatch.setattr(local_gateway.rx_model, "migrate", unreachable)
+    monkeypatch.setattr(local_gateway.database, "migrate", unreachable)
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     monkeypatch.setenv("REFLEX_ENV_MODE", "dev")
     local_gateway.migrate_on_development_start()

@@ -1,0 +1,126 @@
+"""Debian's PostgreSQL for a test session: a throwaway cluster on a free 127.0.0.1 port.
+
+``initdb`` and ``pg_ctl`` refuse to run as root, so under root the cluster belongs
+to the ``postgres`` user the Debian package creates, in a directory made for it.
+The cluster takes passwords (scram-sha-256), as a real deployment does, so the
+URLs the tests use carry one.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support import PROJECT_ROOT, VENV_BIN, free_port
+
+INSTALL_COMMAND = "apt-get update && apt-get install -y postgresql"
+USER = "publisher"
+
+
+def server_bindir() -> Path:
+    """The newest installed PostgreSQL's programs (Debian keeps them out of PATH)."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(Path(p).parts[4]))
+    if found:
+        return Path(found[-1]).parent
+    on_path = shutil.which("pg_ctl")
+    if on_path:
+        return Path(on_path).parent
+    raise RuntimeError(f"PostgreSQL's server programs are missing. Install them as root:\n  {INSTALL_COMMAND}")
+
+
+class PostgresServer:
+    """One PostgreSQL cluster; ``url(name)`` for a database in it, ``stop()``/``start()`` for outages."""
+
+    def __init__(self) -> None:
+        self.bindir = server_bindir()
+        self.port = free_port()
+        self.password = f"pw-{uuid.uuid4().hex[:12]}"
+        self.owner = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
+        # Not under pytest's tmp_path: as root that is private to root, and the cluster is not.
+        self.root = Path(tempfile.mkdtemp(prefix="publisher-pg-"))
+        self.data = self.root / "data"
+        self.log = self.root / "server.log"
+        if self.owner:
+            os.chown(self.root, self.owner.pw_uid, self.owner.pw_gid)
+        password_file = self.root / "password"
+        password_file.write_text(self.password)
+        if self.owner:
+            os.chown(password_file, self.owner.pw_uid, self.owner.pw_gid)
+        self._run("initdb", "--pgdata", str(self.data), "--username", USER, "--pwfile", str(password_file),
+                  "--auth", "scram-sha-256", "--encoding", "UTF8", "--locale", "C.UTF-8")
+        password_file.unlink()
+        self.start()
+
+    def _run(self, program: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        owner = {"user": self.owner.pw_uid, "group": self.owner.pw_gid, "extra_groups": []} if self.owner else {}
+        result = subprocess.run([str(self.bindir / program), *args], capture_output=True, text=True,
+                                timeout=timeout, cwd=self.root, **owner)
+        if result.returncode != 0:
+            raise RuntimeError(f"{program} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+        return result
+
+    def start(self) -> None:
+        """Start (again, on the same port, after stop()); returns when it accepts connections."""
+        options = (f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} "
+                   "-c max_connections=300 -c fsync=off -c full_page_writes=off")
+        self._run("pg_ctl", "--pgdata", str(self.data), "--log", str(self.log), "--wait", "--timeout", "60",
+                  "--options", options, "start")
+
+    def stop(self) -> None:
+        """A fast shutdown: open connections are ended, committed data is kept."""
+        self._run("pg_ctl", "--pgdata", str(self.data), "--mode", "fast", "--wait", "stop")
+
+    def url(self, database: str = "postgres", driver: str = "postgresql+psycopg") -> str:
+        return f"{driver}://{USER}:{self.password}@127.0.0.1:{self.port}/{database}"
+
+    def execute(self, sql: str, database: str = "postgres") -> list[tuple]:
+        """One statement in autocommit mode (CREATE DATABASE needs it); the rows it returns."""
+        import psycopg
+
+        with psycopg.connect(self.url(database, driver="postgresql"), autocommit=True) as connection:
+            cursor = connection.execute(sql)
+            return cursor.fetchall() if cursor.description else []
+
+    def create_database(self, template: str | None = None) -> str:
+        """A new, empty (or copied from ``template``) database; its name."""
+        name = f"test_{uuid.uuid4().hex[:12]}"
+        self.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+        return name
+
+    def migrated_database(self) -> str:
+        """A new database brought to the schema by the operator's command; its name."""
+        name = self.create_database()
+        migrate(self.url(name))
+        return name
+
+    def close(self) -> None:
+        try:
+            self.stop()
+        except RuntimeError:
+            pass  # already stopped
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def migrate(db_url: str) -> subprocess.CompletedProcess[str]:
+    """`publisher-gateway migrate` on ``db_url``, from the project directory (its alembic.ini)."""
+    return subprocess.run(
+        [str(VENV_BIN / "publisher-gateway"), "migrate"], cwd=PROJECT_ROOT,
+        env={**os.environ, "REFLEX_DB_URL": db_url}, capture_output=True, text=True, timeout=120, check=True,
+    )
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL server for the whole test session (import into a conftest or test module)."""
+    server = PostgresServer()
+    yield server
+    server.close()

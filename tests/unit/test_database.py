@@ -1,0 +1,168 @@
+"""The database the embedded gateway stores into: the start-up check, the migration lock,
+and outages while running. On a real PostgreSQL (Debian's package, one per session)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from publisher import database
+from tests.postgres import PostgresServer, migrate, postgres  # noqa: F401 (fixture)
+from tests.support import PROJECT_ROOT, free_port, wait_until
+from tests.unit.test_serve import fake_build
+
+BIN = Path(sys.executable).parent
+SERVE = str(BIN / "publisher-serve")
+
+
+def serve_start_up(tmp_path: Path, db_url: str) -> subprocess.CompletedProcess[str]:
+    """publisher-serve's start-up with the embedded gateway on ``db_url`` (a fake build: it stops before serving)."""
+    fake_build(tmp_path)
+    env = {"PATH": "/usr/bin:/bin", "REFLEX_DB_URL": db_url}
+    return subprocess.run([SERVE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+
+
+# --- At start-up ---------------------------------------------------------------------------
+
+
+def test_a_database_that_does_not_answer_stops_start_up_naming_the_variable_without_the_password(tmp_path):
+    url = f"postgresql+psycopg://publisher:s3cret-pw@127.0.0.1:{free_port()}/site"
+    result = serve_start_up(tmp_path, url)
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        "publisher-serve: cannot reach the database at REFLEX_DB_URL "
+        f"(postgresql+psycopg://publisher:***@{url.split('@')[1]}): "
+    )
+    assert "Connection refused" in result.stderr
+    assert "Start the database or correct the URL." in result.stderr
+    assert "s3cret-pw" not in result.stderr + result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_a_wrong_password_is_reported_without_printing_it(tmp_path, postgres: PostgresServer):
+    url = postgres.url().replace(postgres.password, "wrong-s3cret")
+    result = serve_start_up(tmp_path, url)
+    assert result.returncode == 2
+    assert "cannot reach the database at REFLEX_DB_URL (postgresql+psycopg://publisher:***@" in result.stderr
+    assert 'password authentication failed for user "publisher"' in result.stderr
+    assert "wrong-s3cret" not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("not a url", "REFLEX_DB_URL is not a database URL"),
+        ("mysql+nodriver://u:pw@127.0.0.1/x", "REFLEX_DB_URL is not a database URL"),
+    ],
+)
+def test_a_malformed_url_is_explained(url, expected):
+    with pytest.raises(database.DatabaseUnavailable, match=expected):
+        database.check(url)
+
+
+def test_a_working_database_passes_the_check(postgres: PostgresServer, tmp_path):
+    database.check(postgres.url())
+    database.check(f"sqlite:///{tmp_path / 'site.db'}")
+
+
+# --- Migrations ----------------------------------------------------------------------------
+
+
+def tables(postgres: PostgresServer, name: str) -> list[str]:
+    rows = postgres.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1", name)
+    return [row[0] for row in rows]
+
+
+def migrate_process(db_url: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [str(BIN / "publisher-gateway"), "migrate"], cwd=PROJECT_ROOT, env={**os.environ, "REFLEX_DB_URL": db_url},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def test_containers_starting_together_migrate_once_and_all_start(postgres: PostgresServer):
+    name = postgres.create_database()
+    processes = [migrate_process(postgres.url(name)) for _ in range(4)]
+    outcomes = [(p.wait(timeout=120), p.stderr.read()) for p in processes]
+    assert [code for code, _ in outcomes] == [0] * 4, outcomes
+    assert tables(postgres, name) == ["alembic_version", "contact_message", "subscriber"]
+    assert postgres.execute("SELECT COUNT(*) FROM alembic_version", name) == [(1,)]
+
+
+def test_a_migration_waits_while_another_process_holds_the_lock(postgres: PostgresServer):
+    import psycopg
+
+    name = postgres.create_database()
+    with psycopg.connect(postgres.url(name, driver="postgresql"), autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", (database.MIGRATION_LOCK_KEY,))
+        waiting = migrate_process(postgres.url(name))
+
+        def blocked_on_the_lock() -> bool:
+            rows = holder.execute(
+                "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            ).fetchone()
+            return rows[0] == 1
+
+        wait_until(blocked_on_the_lock, 60, "the second migration to wait on the advisory lock", interval=0.05)
+        assert waiting.poll() is None
+        assert tables(postgres, name) == []  # it did not start migrating
+        holder.execute("SELECT pg_advisory_unlock(%s)", (database.MIGRATION_LOCK_KEY,))
+        assert waiting.wait(timeout=60) == 0
+    assert "Another process is migrating the database; waiting for it to finish" in waiting.stderr.read()
+    assert tables(postgres, name) == ["alembic_version", "contact_message", "subscriber"]
+
+
+def test_migrating_a_current_database_changes_nothing(postgres: PostgresServer):
+    name = postgres.migrated_database()
+    before = postgres.execute("SELECT version_num FROM alembic_version", name)
+    result = migrate(postgres.url(name))
+    assert "is up to date" in result.stdout
+    assert "publisher:***@" in result.stdout and postgres.password not in result.stdout
+    assert postgres.execute("SELECT version_num FROM alembic_version", name) == before
+    # The lock went with the process: the next container to start does not wait.
+    assert postgres.execute("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory'") == [(0,)]
+
+
+def test_the_migration_command_explains_a_database_that_does_not_answer():
+    url = f"postgresql+psycopg://publisher:s3cret-pw@127.0.0.1:{free_port()}/site"
+    result = subprocess.run(
+        [str(BIN / "publisher-gateway"), "migrate"], cwd=PROJECT_ROOT, env={**os.environ, "REFLEX_DB_URL": url},
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 1
+    assert "publisher-gateway: cannot reach the database at REFLEX_DB_URL (postgresql+psycopg://publisher:***@" \
+        in result.stderr
+    assert "s3cret-pw" not in result.stderr
+
+
+# --- While running -------------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_postgres_lost_while_running_gives_503_stores_nothing_and_recovers_when_it_returns(
+    postgres: PostgresServer,
+):
+    from publisher import local_gateway
+    from tests.unit.test_local_gateway import MESSAGE, SUBSCRIPTION, client_for
+
+    url = postgres.url(postgres.migrated_database())
+    async with client_for(url) as client:
+        before = await client.post("/prod/subscribe", json=SUBSCRIPTION)  # the pool now holds a connection
+        postgres.stop()
+        try:
+            lost_subscription = await client.post("/prod/subscribe", json={**SUBSCRIPTION, "email": "bo@example.com"})
+            lost_message = await client.post("/prod/send-email", json=MESSAGE)
+        finally:
+            postgres.start()
+        after = await client.post("/prod/subscribe", json={**SUBSCRIPTION, "email": "bo@example.com"})
+        message_after = await client.post("/prod/send-email", json=MESSAGE)
+    assert [before.status_code, lost_subscription.status_code, lost_message.status_code] == [200, 503, 503]
+    assert lost_subscription.json() == {"error": "Storage unavailable"}
+    assert (after.status_code, after.json()) == (200, {"status": "subscribed"})
+    assert message_after.status_code == 200
+    assert [s.email for s in local_gateway.list_subscribers(url)] == ["jo@example.com", "bo@example.com"]
+    assert len(local_gateway.list_messages(url)) == 1
