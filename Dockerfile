@@ -18,8 +18,9 @@ WORKDIR /app
 RUN python -m venv /venv
 # The dependencies alone first, so this layer is rebuilt only when pyproject.toml changes.
 COPY pyproject.toml ./
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
-        > /tmp/requirements.txt \
+# With the postgres extra: REFLEX_DB_URL=postgresql+psycopg://... works with nothing added.
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+print('\n'.join(p['dependencies'] + p['optional-dependencies']['postgres']))" > /tmp/requirements.txt \
     && pip install -r /tmp/requirements.txt
 COPY README.md ./
 COPY publisher ./publisher

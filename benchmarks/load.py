@@ -26,7 +26,10 @@ the server holds afterwards, and the backend's memory before, at the peak and
 after: static pages cost the backend no connection and no state.
 
     .venv/bin/python benchmarks/load.py [--visitors 500] [--gateway-delay-ms 20] [--workers 1]
-        [--redis-url redis://127.0.0.1:6379/0]
+        [--redis-url redis://127.0.0.1:6379/0 | --redis-url start] [--postgres]
+
+With --postgres the embedded gateway stores into a PostgreSQL started for the run
+(Debian's package, as in the tests) and lost/duplicated are counted in its tables.
     .venv/bin/python benchmarks/load.py --scenario readers [--visitors 500] [--reader-path /about]
 
 All visitors come from 127.0.0.1, so the per-address submission limit is raised
@@ -49,6 +52,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from contextlib import ExitStack
 from datetime import date
 from pathlib import Path
 
@@ -58,7 +62,8 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support import RecordingGateway, running_server  # noqa: E402
+from tests.postgres import PostgresServer  # noqa: E402
+from tests.support import RecordingGateway, RedisServer, running_server  # noqa: E402
 from tests.visitor import (  # noqa: E402
     CONTACT_STATE,
     SUBSCRIBE_STATE,
@@ -304,11 +309,19 @@ async def wave(args: argparse.Namespace, base_url: str, root: psutil.Process) ->
     return run, memory
 
 
+def stored_addresses(db_url: str) -> Counter[str]:
+    """Each address the embedded gateway stored, with how often (subscribers and message senders)."""
+    from publisher import local_gateway
+
+    return Counter([s.email for s in local_gateway.list_subscribers(db_url)]
+                   + [m.sender_email for m in local_gateway.list_messages(db_url)])
+
+
 async def main_async(args: argparse.Namespace) -> int:
     gateway = RecordingGateway()
     gateway.delay_s = args.gateway_delay_ms / 1000
     waves: list[tuple[Run, dict[str, float]]] = []
-    with gateway, tempfile.TemporaryDirectory() as tmp:
+    with ExitStack() as services, gateway, tempfile.TemporaryDirectory() as tmp:
         env = {
             "PUBLISHER_GATEWAY_URL": gateway.url,
             "REFLEX_DB_URL": f"sqlite:///{tmp}/load.db",
@@ -318,8 +331,19 @@ async def main_async(args: argparse.Namespace) -> int:
             "GRANIAN_WORKERS": str(args.workers),
             "LOGLEVEL": "warning",
         }
-        if args.redis_url:
-            env["REFLEX_REDIS_URL"] = args.redis_url
+        redis_url = args.redis_url
+        if redis_url == "start":
+            redis = RedisServer(Path(tmp))
+            services.callback(redis.stop)
+            redis_url = redis.url
+        if redis_url:
+            env["REFLEX_REDIS_URL"] = redis_url
+        if args.postgres:
+            # The embedded gateway stores into a PostgreSQL of its own: what is stored is counted there.
+            postgres = PostgresServer()
+            services.callback(postgres.close)
+            env["REFLEX_DB_URL"] = postgres.url(postgres.migrated_database())
+            env["PUBLISHER_GATEWAY_URL"] = ""
         with running_server(Path(tmp), env) as server:
             root = psutil.Process(server.process.pid)
             idle_mb = server_rss_mb(root)
@@ -328,11 +352,15 @@ async def main_async(args: argparse.Namespace) -> int:
                 # Let the departed visitors' states expire before the next wave (or the end).
                 await asyncio.sleep(args.state_ttl_s + args.settle_s)
                 waves[-1][1]["after"] = server_rss_mb(root)
-        bodies = [json.loads(r["body"]) for r in gateway.requests]
+        if args.postgres:
+            received = stored_addresses(env["REFLEX_DB_URL"])
+        else:
+            received = Counter(body.get("email") or body["sender"]["email"]
+                               for body in (json.loads(r["body"]) for r in gateway.requests))
 
-    received = Counter(body.get("email") or body["sender"]["email"] for body in bodies)
     print(f"\nLoad, {date.today()}, {platform.node()} ({os.cpu_count()} cores), "
-          f"{args.workers} worker(s){', Redis' if args.redis_url else ', in-memory state'}")
+          f"{args.workers} worker(s){', Redis' if args.redis_url else ', in-memory state'}"
+          f"{', embedded gateway on PostgreSQL' if args.postgres else ''}")
     contact_visitors = args.visitors // 2
     print(f"{args.waves} wave(s) of {args.visitors} visitors ({args.visitors - contact_visitors} subscribe, "
           f"{contact_visitors} contact), gateway delay {args.gateway_delay_ms} ms, "
@@ -360,7 +388,8 @@ async def main_async(args: argparse.Namespace) -> int:
     accepted = sum(run.outcomes.get("success", 0) for run, _ in waves)
     duplicates = sum(n - 1 for n in received.values() if n > 1)
     lost = accepted - len(received)
-    print(f"accepted by the site: {accepted}; received by the gateway: {sum(received.values())} "
+    where = "stored in PostgreSQL" if args.postgres else "received by the gateway"
+    print(f"accepted by the site: {accepted}; {where}: {sum(received.values())} "
           f"({len(received)} distinct); lost: {max(lost, 0)}, duplicated: {duplicates}")
     return 0 if lost == 0 and duplicates == 0 and not failed else 1
 
@@ -373,7 +402,9 @@ def main() -> int:
     parser.add_argument("--visitors", type=int, default=500)
     parser.add_argument("--gateway-delay-ms", type=int, default=20)
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--redis-url", default="")
+    parser.add_argument("--redis-url", default="", help="Redis for visitor state; 'start' runs a redis-server for the run")
+    parser.add_argument("--postgres", action="store_true",
+                        help="the embedded gateway stores into a PostgreSQL started for the run (counted there)")
     parser.add_argument("--connect-concurrency", type=int, default=50)
     parser.add_argument("--spread-s", type=float, default=2.0,
                         help="submits start uniformly within this many seconds (0: all at once)")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.compose import ServiceSpec
 from tests.support import PROJECT_ROOT, free_port, wait_until
 
 PODMAN = str(PROJECT_ROOT / "scripts" / "podman")
@@ -81,6 +82,8 @@ class Container:
         env: dict[str, str] | None = None,
         volume: Volume | None = None,
         read_only: bool = False,
+        command: list[str] | None = None,
+        tmpfs: list[str] | None = None,
     ):
         self.image = image
         self.name = f"publisher-test-{uuid.uuid4().hex[:8]}"
@@ -89,17 +92,34 @@ class Container:
         self.env = env or {}
         self.volume = volume
         self.read_only = read_only
+        self.command = command or []
+        self.tmpfs = tmpfs if tmpfs is not None else (["/tmp"] if read_only else [])
 
-    def start(self, timeout: float = 90) -> None:
-        options = ["--detach", "--name", self.name, "--env", "HOST=127.0.0.1", "--env", f"PORT={self.port}"]
+    @classmethod
+    def of_service(cls, spec: ServiceSpec) -> Container:
+        """A container of a compose.yaml service: its image, command, environment, read-only root and tmpfs."""
+        return cls(spec.image, env=spec.environment, read_only=spec.read_only, command=spec.command, tmpfs=spec.tmpfs)
+
+    def _options(self) -> list[str]:
+        options = ["--name", self.name, "--env", "HOST=127.0.0.1", "--env", f"PORT={self.port}"]
         for key, value in self.env.items():
             options += ["--env", f"{key}={value}"]
         if self.volume:
             options += ["--volume", f"{self.volume.name}:{DATA_VOLUME_PATH}"]
         if self.read_only:
-            options += ["--read-only", "--tmpfs", "/tmp"]
-        podman("run", *options, self.image)
-        self.wait_ready(timeout)
+            options.append("--read-only")
+        for path in self.tmpfs:
+            options += ["--tmpfs", path]
+        return options
+
+    def start(self, timeout: float = 90, wait: bool = True) -> None:
+        podman("run", "--detach", *self._options(), self.image, *self.command)
+        if wait:
+            self.wait_ready(timeout)
+
+    def run_to_completion(self, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """A one-shot container (a release step): runs its command, exits; its output and exit code."""
+        return podman("run", *self._options(), self.image, *self.command, timeout=timeout, check=False)
 
     def wait_ready(self, timeout: float = 90) -> None:
         def ready() -> bool:

@@ -36,6 +36,8 @@ class Visitor:
         self._changed = asyncio.Event()
         self.sio = socketio.AsyncClient(reconnection=False)
         self.sio.on("event", self._on_update, namespace=NAMESPACE)
+        # A server that goes away wakes anyone waiting, so they can see ``connected`` is False.
+        self.sio.on("disconnect", lambda *_reason: self._changed.set(), namespace=NAMESPACE)
 
     async def _on_update(self, update: dict[str, Any]) -> None:
         self.updates.append(update)
@@ -71,6 +73,10 @@ class Visitor:
         await self.connect(timeout_s)
         await self.send(HYDRATE, {})
         await self.wait_for(ready, timeout_s)
+
+    @property
+    def connected(self) -> bool:
+        return self.sio.connected
 
     def var(self, substate: str, name: str, default: Any = None) -> Any:
         return self.state.get(substate, {}).get(name, default)

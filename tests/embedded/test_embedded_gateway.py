@@ -1,10 +1,11 @@
-"""End to end with the embedded local gateway: forms store durably; outsiders cannot post."""
+"""End to end with the embedded local gateway: forms store durably (SQLite, and PostgreSQL); outsiders cannot post."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -13,7 +14,8 @@ from playwright.sync_api import Page
 
 from publisher import local_gateway
 from tests.browser import assert_no_console_errors, send_contact_message, subscribe
-from tests.support import PROJECT_ROOT
+from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
+from tests.support import PROJECT_ROOT, ProductionServer, running_server
 
 SUBSCRIPTION = {"email": "bot@example.com", "name": "Bot", "book_updates": "yes"}
 MESSAGE = {
@@ -52,4 +54,35 @@ def test_contact_message_is_stored_and_listed_by_the_operator_command(page: Page
     )
     assert "From: Jo Reader <jo@example.com>" in listed.stdout
     assert "Do you do school visits in the spring?" in listed.stdout
+    assert_no_console_errors(page)
+
+
+# --- The same production server on PostgreSQL ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def postgres_site(built_site, postgres: PostgresServer, tmp_path_factory) -> Iterator[tuple[ProductionServer, str]]:
+    """publisher-serve on the host with REFLEX_DB_URL on PostgreSQL: it migrates the empty database itself."""
+    db_url = postgres.url(postgres.create_database())
+    env = {"PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}
+    with running_server(tmp_path_factory.mktemp("postgres-site"), env) as prod:
+        yield prod, db_url
+
+
+def test_on_postgresql_both_forms_are_stored_and_the_commands_read_them(page: Page, postgres_site):
+    server, db_url = postgres_site
+    subscribe(page, server.base_url, "Pat Reader", "pat@example.com")
+    subscribe(page, server.base_url, "Pat Again", "PAT@example.com")  # a repeat: success, nothing changes
+    send_contact_message(page, server.base_url, "Stored in PostgreSQL.")
+
+    env = {**os.environ, "REFLEX_DB_URL": db_url}
+    command = [str(Path(sys.executable).parent / "publisher-gateway")]
+    exported = subprocess.run([*command, "subscribers"], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
+                              check=True).stdout
+    assert exported.splitlines()[0] == "email,name,book_updates,subscribed_at"
+    assert [line.rsplit(",", 1)[0] for line in exported.splitlines()[1:]] == ["pat@example.com,Pat Reader,yes"]
+    listed = subprocess.run([*command, "messages"], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
+                            check=True).stdout
+    assert "From: Jo Reader <jo@example.com>\nSubject: Contact Form Submission from Jo Reader\n\nStored in PostgreSQL." \
+        in listed
     assert_no_console_errors(page)

@@ -1,0 +1,263 @@
+"""Scale-out as compose.yaml describes it: two site containers of the image on one Redis and
+one PostgreSQL, after the migration step.
+
+The containers' image, command and environment are read from compose.yaml
+(tests/compose.py); Redis and PostgreSQL are Debian's servers on free 127.0.0.1
+ports, which the compose service names ``redis`` and ``postgres`` are pointed at.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import random
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests import compose
+from tests.browser import MIN_FILL_TIME_S, open_page, send_contact_message, submit_button, subscribe
+from tests.containers import Container
+from tests.postgres import USER as POSTGRES_USER
+from tests.postgres import PostgresServer
+from tests.support import PROJECT_ROOT, RedisServer
+from tests.visitor import CONTACT_STATE, SUBSCRIBE_STATE, Visitor, hydrated, notice_changed, question_answer, run_async
+
+SUBSCRIBE_FAILURE_TOAST = "Failed to subscribe. Please try again."
+# Every visitor of these tests comes from 127.0.0.1: the per-address limit is raised through
+# the compose file's own variable, as an operator behind one proxy address would.
+ADDRESS_LIMIT = "2000/600"
+
+
+@dataclass
+class Stack:
+    sites: list[Container]
+    postgres: PostgresServer
+    database: str
+    migration: str  # what the release step printed
+
+
+def container_of(name: str, variables: dict[str, str], services: dict[str, str]) -> Container:
+    spec = compose.service(name, variables)
+    spec.environment = compose.point_at(spec.environment, services)
+    return Container.of_service(spec)
+
+
+@pytest.fixture(scope="module")
+def stack(image: str, postgres: PostgresServer, tmp_path_factory) -> Iterator[Stack]:
+    postgres_service = compose.load()["services"]["postgres"]["environment"]
+    assert postgres_service["POSTGRES_USER"] == POSTGRES_USER  # the test cluster's user
+    database = postgres_service["POSTGRES_DB"]
+    postgres.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    postgres.execute(f'CREATE DATABASE "{database}"')
+    redis = RedisServer(tmp_path_factory.mktemp("redis"))
+    variables = {"PUBLISHER_IMAGE": image, "POSTGRES_PASSWORD": postgres.password,
+                 "PUBLISHER_RATE_LIMIT_ADDRESS": ADDRESS_LIMIT}
+    services = {"postgres": f"127.0.0.1:{postgres.port}", "redis": f"127.0.0.1:{redis.port}"}
+    started: list[Container] = []
+    try:
+        release = container_of("migrate", variables, services)
+        started.append(release)
+        migration = release.run_to_completion()
+        assert migration.returncode == 0, migration.stdout + migration.stderr
+        sites = [container_of("site", variables, services) for _ in range(compose.service("site", variables).replicas)]
+        started += sites
+        for site in sites:  # both start together, each migrating under the lock at its start
+            site.start(wait=False)
+        for site in sites:
+            site.wait_ready()
+        yield Stack(sites=sites, postgres=postgres, database=database, migration=migration.stdout)
+    finally:
+        for container in started:
+            print(f"--- logs of {container.name} ---\n{container.logs()}")
+            container.remove()
+        redis.stop()
+
+
+def stored_subscribers(site: Container) -> Counter[str]:
+    """Addresses (lower-cased) in the operator's CSV export, read through ``site``."""
+    exported = site.exec("publisher-gateway", "subscribers").stdout
+    return Counter(row["email"].lower() for row in csv.DictReader(io.StringIO(exported)))
+
+
+def stored_messages(site: Container) -> str:
+    return site.exec("publisher-gateway", "messages").stdout
+
+
+# --- The file ------------------------------------------------------------------------------
+
+
+def test_the_compose_file_migrates_first_then_runs_two_replicas_of_one_image_on_redis_and_postgres():
+    variables = {"POSTGRES_PASSWORD": "pw"}
+    site, release = compose.service("site", variables), compose.service("migrate", variables)
+    assert site.replicas == 2
+    assert site.command == ["publisher-serve"] and release.command == ["publisher-gateway", "migrate"]
+    assert site.image == release.image and site.environment == release.environment
+    assert site.depends_on == {"migrate": "service_completed_successfully", "redis": "service_healthy",
+                               "postgres": "service_healthy"}
+    assert site.environment["REFLEX_DB_URL"].startswith("postgresql+psycopg://publisher:pw@postgres:5432/")
+    assert site.environment["REFLEX_REDIS_URL"] == "redis://redis:6379/0"
+    assert site.read_only and site.tmpfs == ["/tmp"]
+    with pytest.raises(KeyError, match="POSTGRES_PASSWORD"):
+        compose.service("site", {})  # no default password
+
+
+def test_every_variable_the_compose_file_sets_is_documented_in_the_readme():
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    documented = set(re.findall(r"^\| `([A-Z_]+)`", readme, re.M)) | set(
+        re.findall(r"^\| `[A-Z_]+`, `([A-Z_]+)`", readme, re.M))
+    environment = compose.service("site", {"POSTGRES_PASSWORD": "pw"}).environment
+    assert sorted(set(environment) - documented) == []
+
+
+# --- The running stack ---------------------------------------------------------------------
+
+
+def test_the_release_step_migrated_and_both_replicas_started_healthy(stack: Stack):
+    assert "is up to date" in stack.migration
+    assert stack.postgres.password not in stack.migration
+    tables = stack.postgres.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+                                    stack.database)
+    assert [row[0] for row in tables] == ["alembic_version", "contact_message", "subscriber"]
+    for site in stack.sites:
+        assert httpx.get(f"{site.base_url}/_health", timeout=5).status_code == 200
+        assert "Started worker-2" in site.logs()  # GRANIAN_WORKERS from the file
+
+
+def test_both_forms_work_end_to_end_through_each_container(stack: Stack, page: Page):
+    first, second = stack.sites
+    for number, site in enumerate(stack.sites, start=1):
+        subscribe(page, site.base_url, f"Reader {number}", f"reader{number}@example.com")
+        send_contact_message(page, site.base_url, f"Sent through container {number}.")
+    # One storage: each container lists what the other stored.
+    for site in (first, second):
+        stored = stored_subscribers(site)
+        assert stored["reader1@example.com"] == stored["reader2@example.com"] == 1
+        messages = stored_messages(site)
+        assert "Sent through container 1." in messages and "Sent through container 2." in messages
+
+
+def test_a_question_asked_through_one_container_is_answered_through_the_other(stack: Stack):
+    first, second = stack.sites
+
+    async def journey() -> tuple[str, str]:
+        asked = Visitor(first.base_url, "/contact-us")
+        await asked.open_page(lambda v: bool(v.var(CONTACT_STATE, "question")))
+        question = asked.var(CONTACT_STATE, "question")
+        await asked.close()
+        await asyncio.sleep(MIN_FILL_TIME_S + 0.2)
+        # The same tab, reconnected by the load balancer to the other container.
+        answered = Visitor(second.base_url, "/contact-us", token=asked.token)
+        await answered.connect()
+        await answered.send(f"{CONTACT_STATE}.submit", {"form_data": {
+            "first_name": "Cross", "last_name": "Container", "email": "cross@example.com",
+            "message": "Asked on one container, answered on the other.",
+            "answer": str(question_answer(question)), "website": ""}})
+        await answered.wait_for(lambda v: bool(v.var(CONTACT_STATE, "notice_id") or v.var(CONTACT_STATE, "form_error")))
+        outcome = (answered.var(CONTACT_STATE, "status"), answered.var(CONTACT_STATE, "form_error", ""))
+        await answered.close()
+        return outcome
+
+    assert run_async(journey()) == ("success", "")
+    assert stored_messages(first).count("Asked on one container, answered on the other.") == 1
+
+
+async def subscribe_as_visitor(base_url: str, name: str, email: str) -> str:
+    """One visitor's subscription over the websocket: the form's status at the end ("success"/"error")."""
+    visitor = Visitor(base_url, "/subscribe")
+    try:
+        await visitor.open_page(hydrated, timeout_s=30)
+        before = visitor.var(SUBSCRIBE_STATE, "notice_id", "")
+        await visitor.send(f"{SUBSCRIBE_STATE}.submit", {"form_data": {"name": name, "email": email}})
+        await visitor.wait_for(lambda v: notice_changed(SUBSCRIBE_STATE, before)(v) or not v.connected, 30)
+        return visitor.var(SUBSCRIBE_STATE, "status") if visitor.connected else "disconnected"
+    finally:
+        await visitor.close()
+
+
+def test_one_address_subscribed_through_both_containers_at_once_is_stored_once(stack: Stack, page: Page):
+    first, second = stack.sites
+    subscribe(page, first.base_url, "Dup Reader", "dup@example.com")
+
+    async def together() -> list[str]:
+        return await asyncio.gather(*(
+            subscribe_as_visitor(stack.sites[i % 2].base_url, "Dup Reader", "Dup@Example.com" if i % 3 else "dup@example.com")
+            for i in range(20)
+        ))
+
+    assert run_async(together()) == ["success"] * 20  # a repeat is a success that changes nothing
+    subscribe(page, second.base_url, "Dup Again", "DUP@example.com")
+    assert stored_subscribers(second)["dup@example.com"] == 1
+    exported = second.exec("publisher-gateway", "subscribers").stdout
+    assert "dup@example.com,Dup Reader,yes," in exported  # the first subscription, unchanged
+
+
+def test_postgres_stopped_while_the_site_runs_gives_the_failure_toast_then_recovers(stack: Stack, page: Page):
+    site = stack.sites[0]
+    open_page(page, site.base_url, "/subscribe")
+    page.fill("#subscribe-name", "Outage Reader")
+    page.fill("#subscribe-email", "outage@example.com")
+    stack.postgres.stop()
+    try:
+        submit_button(page).click()
+        expect(page.locator("[data-sonner-toast]", has_text=SUBSCRIBE_FAILURE_TOAST)).to_be_visible(timeout=15_000)
+        expect(page.locator("#subscribe-email")).to_have_value("outage@example.com")  # nothing typed is lost
+        assert page.locator("#subscribe-success").count() == 0
+    finally:
+        stack.postgres.start()
+    # Once the database is back, the same press of the button succeeds, and it is stored once.
+    submit_button(page).click()
+    expect(page.locator("#subscribe-success h2")).to_have_text("Thank you for joining our email list!")
+    assert stored_subscribers(stack.sites[1])["outage@example.com"] == 1
+    for other in stack.sites:
+        assert httpx.get(f"{other.base_url}/_health", timeout=5).status_code == 200
+
+
+def test_one_container_stopped_during_a_load_run_the_other_keeps_serving_and_nothing_accepted_is_lost(stack: Stack):
+    stopping, surviving = stack.sites
+    visitors = 60
+    rng = random.Random(11)
+    offsets = [rng.uniform(0, 4.0) for _ in range(visitors)]
+
+    async def one(index: int, go: asyncio.Event) -> tuple[str, list[tuple[str, str]]]:
+        email = f"load{index}@example.com"
+        attempts = []
+        await go.wait()
+        await asyncio.sleep(offsets[index])
+        # Half start on the container that will stop; whoever loses it comes back through the
+        # other one, as a browser reconnecting through the load balancer does.
+        for site in ([stopping, surviving] if index % 2 == 0 else [surviving]):
+            try:
+                status = await subscribe_as_visitor(site.base_url, f"Load {index}", email)
+            except Exception as exc:  # noqa: BLE001 - a refused or dropped connection is an outcome here
+                status = type(exc).__name__
+            attempts.append((site.name, status))
+            if status == "success":
+                break
+        return email, attempts
+
+    async def run() -> list[tuple[str, list[tuple[str, str]]]]:
+        go = asyncio.Event()
+        tasks = [asyncio.create_task(one(i, go)) for i in range(visitors)]
+        go.set()
+        await asyncio.sleep(1.5)  # the run is under way
+        await asyncio.to_thread(stopping.send_sigterm)
+        return await asyncio.gather(*tasks)
+
+    results = run_async(run())
+    print("attempts:", Counter(tuple(status for _, status in attempts) for _, attempts in results))
+    assert stopping.wait_exit() == 0
+    accepted = {email for email, attempts in results if attempts[-1][1] == "success"}
+    assert len(accepted) == visitors, [r for r in results if r[1][-1][1] != "success"]
+    on_surviving = [status for _, attempts in results for name, status in attempts if name == surviving.name]
+    assert set(on_surviving) == {"success"}  # the other container answered every visitor it got
+    assert any(name == stopping.name and status == "success" for _, attempts in results for name, status in attempts)
+    stored = stored_subscribers(surviving)
+    assert {email: stored[email] for email in accepted} == dict.fromkeys(accepted, 1)  # none lost, none twice
+    assert httpx.get(f"{surviving.base_url}/", timeout=5).status_code == 200
