@@ -363,7 +363,8 @@ async def main_async(args: argparse.Namespace) -> int:
           f"{', embedded gateway on PostgreSQL' if args.postgres else ''}")
     contact_visitors = args.visitors // 2
     print(f"{args.waves} wave(s) of {args.visitors} visitors ({args.visitors - contact_visitors} subscribe, "
-          f"{contact_visitors} contact), gateway delay {args.gateway_delay_ms} ms, "
+          f"{contact_visitors} contact), "
+          f"{'stored by the embedded gateway' if args.postgres else f'gateway delay {args.gateway_delay_ms} ms'}, "
           f"submits spread over {args.spread_s:g} s; backend idle {idle_mb:.0f} MB")
     failed = False
     for number, (run, memory) in enumerate(waves, start=1):
