@@ -233,7 +233,9 @@ def migrate_on_development_start() -> None:
         return
     try:
         database.migrate()
-    except (sqlalchemy.exc.SQLAlchemyError, database.DatabaseUnavailable) as exc:
+    except database.DatabaseUnavailable as exc:
+        logger.error("Could not bring the local gateway's database up to date: %s", exc)  # password hidden
+    except sqlalchemy.exc.SQLAlchemyError as exc:
         logger.error("Could not bring the local gateway's database up to date: %s", type(exc).__name__)
 
 

@@ -302,3 +302,14 @@ def test_a_database_error_at_start_is_logged_not_raised(monkeypatch, caplog):
     monkeypatch.setenv("REFLEX_ENV_MODE", "dev")
     local_gateway.migrate_on_development_start()
     assert "Could not bring the local gateway's database up to date: OperationalError" in caplog.text
+
+
+def test_the_development_server_logs_why_the_database_cannot_be_migrated_without_the_password(monkeypatch, caplog):
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    monkeypatch.setenv("REFLEX_ENV_MODE", "dev")
+    monkeypatch.setattr(local_gateway.database, "configured_url",
+                        lambda: "postgresql+psycopg://publisher:s3cret@127.0.0.1:1/site")
+    local_gateway.migrate_on_development_start()
+    assert "could not migrate the database at REFLEX_DB_URL (postgresql+psycopg://publisher:***@127.0.0.1:1/site)" \
+        in caplog.text
+    assert "s3cret" not in caplog.text
