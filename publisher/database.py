@@ -97,9 +97,10 @@ def migrate() -> None:
     """
     from reflex_base.environment import environment
 
-    if not environment.ALEMBIC_CONFIG.get().exists():
+    alembic_config = environment.ALEMBIC_CONFIG.get()
+    if not alembic_config.exists():
         raise DatabaseUnavailable(
-            f"No {environment.ALEMBIC_CONFIG.get()} in {environment.ALEMBIC_CONFIG.get().absolute().parent}: "
+            f"No {alembic_config} in {alembic_config.absolute().parent}: "
             "run from the project directory (the image's is /app)"
         )
     url = configured_url()

@@ -6,6 +6,8 @@ image comes from ``scripts/stand-in-base-image.sh`` when no registry is reachabl
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import shutil
@@ -60,6 +62,17 @@ def build_image(tag: str, log_path: Path) -> float:
 
 def image_config(tag: str) -> dict:
     return json.loads(podman("image", "inspect", tag).stdout)[0]
+
+
+def stored_subscribers(container: Container) -> list[tuple[str, str]]:
+    """What the operator's command exports from the container's database: (email, name) rows."""
+    exported = container.exec("publisher-gateway", "subscribers").stdout
+    return [(row["email"], row["name"]) for row in csv.DictReader(io.StringIO(exported))]
+
+
+def stored_messages(container: Container) -> str:
+    """The operator's listing of the contact messages, as the container's command prints it."""
+    return container.exec("publisher-gateway", "messages").stdout
 
 
 class Volume:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import PROJECT_ROOT, VENV_BIN, free_port
+from tests.support import free_port, publisher_gateway
 
 INSTALL_COMMAND = "apt-get update && apt-get install -y postgresql"
 USER = "publisher"
@@ -99,7 +99,7 @@ class PostgresServer:
     def migrated_database(self) -> str:
         """A new database brought to the schema by the operator's command; its name."""
         name = self.create_database()
-        migrate(self.url(name))
+        publisher_gateway(self.url(name), "migrate")
         return name
 
     def close(self) -> None:
@@ -108,14 +108,6 @@ class PostgresServer:
         except RuntimeError:
             pass  # already stopped
         shutil.rmtree(self.root, ignore_errors=True)
-
-
-def migrate(db_url: str) -> subprocess.CompletedProcess[str]:
-    """`publisher-gateway migrate` on ``db_url``, from the project directory (its alembic.ini)."""
-    return subprocess.run(
-        [str(VENV_BIN / "publisher-gateway"), "migrate"], cwd=PROJECT_ROOT,
-        env={**os.environ, "REFLEX_DB_URL": db_url}, capture_output=True, text=True, timeout=120, check=True,
-    )
 
 
 @pytest.fixture(scope="session")

@@ -56,6 +56,14 @@ def tool_env(**extra: str) -> dict[str, str]:
     }
 
 
+def publisher_gateway(db_url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """The operator's `publisher-gateway` command on ``db_url``, from the project directory (its alembic.ini)."""
+    return subprocess.run(
+        [str(VENV_BIN / "publisher-gateway"), *args], cwd=PROJECT_ROOT, env={**os.environ, "REFLEX_DB_URL": db_url},
+        capture_output=True, text=True, timeout=120, check=check,
+    )
+
+
 def build_site(log_path: Path, site_url: str | None = TEST_SITE_URL) -> None:
     """`make build`: the optimized frontend in .web/build/client (for ``site_url``, or the configured one) and its backend markers."""
     deploy_url = {"REFLEX_DEPLOY_URL": site_url} if site_url else {}

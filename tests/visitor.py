@@ -116,6 +116,29 @@ def notice_changed(substate: str, before: str) -> Callable[[Visitor], bool]:
     return lambda v: v.var(substate, "notice_id", "") not in ("", before)
 
 
+async def ask_here_answer_there(ask_url: str, answer_url: str, sender: dict[str, str], message: str,
+                                 fill_time_s: float) -> tuple[str, str]:
+    """A contact question asked by one server, answered by the same tab through another one.
+
+    The tab reconnects (same token) to a server that never saw it, as after a load
+    balancer's switch; the answer is checked against the state they share (Redis).
+    Returns the form's (status, form_error) once a toast is announced or the submit refused.
+    """
+    asked = Visitor(ask_url, "/contact-us")
+    await asked.open_page(lambda v: bool(v.var(CONTACT_STATE, "question")))
+    question = asked.var(CONTACT_STATE, "question")
+    await asked.close()
+    await asyncio.sleep(fill_time_s + 0.2)
+    answered = Visitor(answer_url, "/contact-us", token=asked.token)
+    await answered.connect()
+    await answered.send(f"{CONTACT_STATE}.submit", {"form_data": {
+        **sender, "message": message, "answer": str(question_answer(question)), "website": ""}})
+    await answered.wait_for(lambda v: bool(v.var(CONTACT_STATE, "notice_id") or v.var(CONTACT_STATE, "form_error")))
+    outcome = (answered.var(CONTACT_STATE, "status"), answered.var(CONTACT_STATE, "form_error", ""))
+    await answered.close()
+    return outcome
+
+
 def run_async(coroutine):
     """Run ``coroutine`` to the end in its own thread and event loop.
 

@@ -5,8 +5,6 @@ and a replacement; a read-only root filesystem; a clean, bounded stop on SIGTERM
 
 from __future__ import annotations
 
-import csv
-import io
 import time
 from collections.abc import Callable
 
@@ -21,23 +19,13 @@ from tests.browser import (
     submit_button,
     subscribe,
 )
-from tests.containers import Container, Volume, image_config, podman
+from tests.containers import Container, Volume, image_config, podman, stored_messages, stored_subscribers
 from tests.support import RecordingGateway, wait_until
 
 SITE_UID = "10001"
 SUBSCRIBE_FAILURE_TOAST = "Failed to subscribe. Please try again."
 # What the container runtime itself writes into a container (its name resolution files).
 RUNTIME_MANAGED = {"/etc", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/run", "/run/.containerenv"}
-
-
-def stored_subscribers(container: Container) -> list[tuple[str, str]]:
-    """What the operator's command exports from the container's database: (email, name) rows."""
-    exported = container.exec("publisher-gateway", "subscribers").stdout
-    return [(row["email"], row["name"]) for row in csv.DictReader(io.StringIO(exported))]
-
-
-def stored_messages(container: Container) -> str:
-    return container.exec("publisher-gateway", "messages").stdout
 
 
 def start_subscribing(page: Page, base_url: str, name: str, email: str) -> None:

@@ -9,8 +9,6 @@ ports, which the compose service names ``redis`` and ``postgres`` are pointed at
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
 import random
 import re
 from collections import Counter
@@ -23,11 +21,11 @@ from playwright.sync_api import Page, expect
 
 from tests import compose
 from tests.browser import MIN_FILL_TIME_S, open_page, send_contact_message, submit_button, subscribe
-from tests.containers import Container
+from tests.containers import Container, stored_messages, stored_subscribers
 from tests.postgres import USER as POSTGRES_USER
 from tests.postgres import PostgresServer
 from tests.support import PROJECT_ROOT, RedisServer
-from tests.visitor import CONTACT_STATE, SUBSCRIBE_STATE, Visitor, hydrated, notice_changed, question_answer, run_async
+from tests.visitor import SUBSCRIBE_STATE, Visitor, ask_here_answer_there, hydrated, notice_changed, run_async
 
 SUBSCRIBE_FAILURE_TOAST = "Failed to subscribe. Please try again."
 # Every visitor of these tests comes from 127.0.0.1: the per-address limit is raised through
@@ -80,14 +78,9 @@ def stack(image: str, postgres: PostgresServer, tmp_path_factory) -> Iterator[St
         redis.stop()
 
 
-def stored_subscribers(site: Container) -> Counter[str]:
-    """Addresses (lower-cased) in the operator's CSV export, read through ``site``."""
-    exported = site.exec("publisher-gateway", "subscribers").stdout
-    return Counter(row["email"].lower() for row in csv.DictReader(io.StringIO(exported)))
-
-
-def stored_messages(site: Container) -> str:
-    return site.exec("publisher-gateway", "messages").stdout
+def stored_addresses(site: Container) -> Counter[str]:
+    """How often each address (lower-cased) is in the operator's CSV export, read through ``site``."""
+    return Counter(email.lower() for email, _ in stored_subscribers(site))
 
 
 # --- The file ------------------------------------------------------------------------------
@@ -137,7 +130,7 @@ def test_both_forms_work_end_to_end_through_each_container(stack: Stack, page: P
         send_contact_message(page, site.base_url, f"Sent through container {number}.")
     # One storage: each container lists what the other stored.
     for site in (first, second):
-        stored = stored_subscribers(site)
+        stored = stored_addresses(site)
         assert stored["reader1@example.com"] == stored["reader2@example.com"] == 1
         messages = stored_messages(site)
         assert "Sent through container 1." in messages and "Sent through container 2." in messages
@@ -146,25 +139,10 @@ def test_both_forms_work_end_to_end_through_each_container(stack: Stack, page: P
 def test_a_question_asked_through_one_container_is_answered_through_the_other(stack: Stack):
     first, second = stack.sites
 
-    async def journey() -> tuple[str, str]:
-        asked = Visitor(first.base_url, "/contact-us")
-        await asked.open_page(lambda v: bool(v.var(CONTACT_STATE, "question")))
-        question = asked.var(CONTACT_STATE, "question")
-        await asked.close()
-        await asyncio.sleep(MIN_FILL_TIME_S + 0.2)
-        # The same tab, reconnected by the load balancer to the other container.
-        answered = Visitor(second.base_url, "/contact-us", token=asked.token)
-        await answered.connect()
-        await answered.send(f"{CONTACT_STATE}.submit", {"form_data": {
-            "first_name": "Cross", "last_name": "Container", "email": "cross@example.com",
-            "message": "Asked on one container, answered on the other.",
-            "answer": str(question_answer(question)), "website": ""}})
-        await answered.wait_for(lambda v: bool(v.var(CONTACT_STATE, "notice_id") or v.var(CONTACT_STATE, "form_error")))
-        outcome = (answered.var(CONTACT_STATE, "status"), answered.var(CONTACT_STATE, "form_error", ""))
-        await answered.close()
-        return outcome
-
-    assert run_async(journey()) == ("success", "")
+    sender = {"first_name": "Cross", "last_name": "Container", "email": "cross@example.com"}
+    assert run_async(ask_here_answer_there(
+        first.base_url, second.base_url, sender, "Asked on one container, answered on the other.", MIN_FILL_TIME_S,
+    )) == ("success", "")
     assert stored_messages(first).count("Asked on one container, answered on the other.") == 1
 
 
@@ -193,7 +171,7 @@ def test_one_address_subscribed_through_both_containers_at_once_is_stored_once(s
 
     assert run_async(together()) == ["success"] * 20  # a repeat is a success that changes nothing
     subscribe(page, second.base_url, "Dup Again", "DUP@example.com")
-    assert stored_subscribers(second)["dup@example.com"] == 1
+    assert stored_addresses(second)["dup@example.com"] == 1
     exported = second.exec("publisher-gateway", "subscribers").stdout
     assert "dup@example.com,Dup Reader,yes," in exported  # the first subscription, unchanged
 
@@ -214,7 +192,7 @@ def test_postgres_stopped_while_the_site_runs_gives_the_failure_toast_then_recov
     # Once the database is back, the same press of the button succeeds, and it is stored once.
     submit_button(page).click()
     expect(page.locator("#subscribe-success h2")).to_have_text("Thank you for joining our email list!")
-    assert stored_subscribers(stack.sites[1])["outage@example.com"] == 1
+    assert stored_addresses(stack.sites[1])["outage@example.com"] == 1
     for other in stack.sites:
         assert httpx.get(f"{other.base_url}/_health", timeout=5).status_code == 200
 
@@ -258,6 +236,6 @@ def test_one_container_stopped_during_a_load_run_the_other_keeps_serving_and_not
     on_surviving = [status for _, attempts in results for name, status in attempts if name == surviving.name]
     assert set(on_surviving) == {"success"}  # the other container answered every visitor it got
     assert any(name == stopping.name and status == "success" for _, attempts in results for name, status in attempts)
-    stored = stored_subscribers(surviving)
+    stored = stored_addresses(surviving)
     assert {email: stored[email] for email in accepted} == dict.fromkeys(accepted, 1)  # none lost, none twice
     assert httpx.get(f"{surviving.base_url}/", timeout=5).status_code == 200

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -15,7 +11,7 @@ from playwright.sync_api import Page
 from publisher import local_gateway
 from tests.browser import assert_no_console_errors, send_contact_message, subscribe
 from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
-from tests.support import PROJECT_ROOT, ProductionServer, running_server
+from tests.support import ProductionServer, publisher_gateway, running_server
 
 SUBSCRIPTION = {"email": "bot@example.com", "name": "Bot", "book_updates": "yes"}
 MESSAGE = {
@@ -47,11 +43,7 @@ def test_subscribe_is_stored_and_a_repeat_is_a_success_without_a_duplicate(page:
 def test_contact_message_is_stored_and_listed_by_the_operator_command(page: Page, base_url: str, db_url: str):
     send_contact_message(page, base_url, "Do you do school visits in the spring?")
 
-    env = {**os.environ, "REFLEX_DB_URL": db_url}
-    listed = subprocess.run(
-        [str(Path(sys.executable).parent / "publisher-gateway"), "messages"],
-        cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, check=True,
-    )
+    listed = publisher_gateway(db_url, "messages")
     assert "From: Jo Reader <jo@example.com>" in listed.stdout
     assert "Do you do school visits in the spring?" in listed.stdout
     assert_no_console_errors(page)
@@ -75,14 +67,10 @@ def test_on_postgresql_both_forms_are_stored_and_the_commands_read_them(page: Pa
     subscribe(page, server.base_url, "Pat Again", "PAT@example.com")  # a repeat: success, nothing changes
     send_contact_message(page, server.base_url, "Stored in PostgreSQL.")
 
-    env = {**os.environ, "REFLEX_DB_URL": db_url}
-    command = [str(Path(sys.executable).parent / "publisher-gateway")]
-    exported = subprocess.run([*command, "subscribers"], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
-                              check=True).stdout
+    exported = publisher_gateway(db_url, "subscribers").stdout
     assert exported.splitlines()[0] == "email,name,book_updates,subscribed_at"
     assert [line.rsplit(",", 1)[0] for line in exported.splitlines()[1:]] == ["pat@example.com,Pat Reader,yes"]
-    listed = subprocess.run([*command, "messages"], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
-                            check=True).stdout
+    listed = publisher_gateway(db_url, "messages").stdout
     assert "From: Jo Reader <jo@example.com>\nSubject: Contact Form Submission from Jo Reader\n\nStored in PostgreSQL." \
         in listed
     assert_no_console_errors(page)

@@ -6,7 +6,6 @@ with the container's command and REFLEX_REDIS_URL, on the session's build.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,7 @@ from playwright.sync_api import Page, expect
 
 from tests.browser import MIN_FILL_TIME_S, fill_contact, open_page, submit_button, wait_for_question
 from tests.support import ProductionServer, RecordingGateway, RedisServer, running_server
-from tests.visitor import CONTACT_STATE, Visitor, question_answer, run_async
+from tests.visitor import ask_here_answer_there, run_async
 
 
 @pytest.fixture(scope="module")
@@ -76,28 +75,8 @@ def test_forms_work_end_to_end_on_two_workers(page: Page, two_workers: Productio
 def test_a_question_asked_on_one_host_is_checked_on_another(
     two_workers: ProductionServer, second_host: ProductionServer, gateway: RecordingGateway
 ):
-    async def journey() -> tuple[str, str]:
-        first = Visitor(two_workers.base_url, "/contact-us")
-        await first.open_page(lambda v: bool(v.var(CONTACT_STATE, "question")))
-        question = first.var(CONTACT_STATE, "question")
-        await first.close()
-        await asyncio.sleep(MIN_FILL_TIME_S + 0.2)
-
-        # The same tab reconnects to another host, which never saw this visitor.
-        second = Visitor(second_host.base_url, "/contact-us", token=first.token)
-        await second.connect()
-        await second.send(
-            f"{CONTACT_STATE}.submit",
-            {"form_data": {"first_name": "Jo", "last_name": "Reader", "email": "jo@example.com",
-                           "message": "Asked on one host, answered on another.",
-                           "answer": str(question_answer(question)), "website": ""}},
-        )
-        # Done when a toast is announced (sent or failed) or the submission is refused.
-        await second.wait_for(lambda v: bool(v.var(CONTACT_STATE, "notice_id") or v.var(CONTACT_STATE, "form_error")))
-        result = (second.var(CONTACT_STATE, "status"), second.var(CONTACT_STATE, "form_error", ""))
-        await second.close()
-        return result
-
-    status, form_error = run_async(journey())
+    sender = {"first_name": "Jo", "last_name": "Reader", "email": "jo@example.com"}
+    status, form_error = run_async(ask_here_answer_there(
+        two_workers.base_url, second_host.base_url, sender, "Asked on one host, answered on another.", MIN_FILL_TIME_S))
     assert (status, form_error) == ("success", "")
     assert gateway.bodies[-1]["message"] == "Asked on one host, answered on another."

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from publisher import database
-from tests.postgres import PostgresServer, migrate, postgres  # noqa: F401 (fixture)
-from tests.support import PROJECT_ROOT, free_port, wait_until
+from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
+from tests.support import PROJECT_ROOT, free_port, publisher_gateway, wait_until
 from tests.unit.test_serve import fake_build
 
 BIN = Path(sys.executable).parent
@@ -119,7 +119,7 @@ def test_a_migration_waits_while_another_process_holds_the_lock(postgres: Postgr
 def test_migrating_a_current_database_changes_nothing(postgres: PostgresServer):
     name = postgres.migrated_database()
     before = postgres.execute("SELECT version_num FROM alembic_version", name)
-    result = migrate(postgres.url(name))
+    result = publisher_gateway(postgres.url(name), "migrate")
     assert "is up to date" in result.stdout
     assert "publisher:***@" in result.stdout and postgres.password not in result.stdout
     assert postgres.execute("SELECT version_num FROM alembic_version", name) == before
@@ -129,10 +129,7 @@ def test_migrating_a_current_database_changes_nothing(postgres: PostgresServer):
 
 def test_the_migration_command_explains_a_database_that_does_not_answer():
     url = f"postgresql+psycopg://publisher:s3cret-pw@127.0.0.1:{free_port()}/site"
-    result = subprocess.run(
-        [str(BIN / "publisher-gateway"), "migrate"], cwd=PROJECT_ROOT, env={**os.environ, "REFLEX_DB_URL": url},
-        capture_output=True, text=True, timeout=60,
-    )
+    result = publisher_gateway(url, "migrate", check=False)
     assert result.returncode == 1
     assert "publisher-gateway: cannot reach the database at REFLEX_DB_URL (postgresql+psycopg://publisher:***@" \
         in result.stderr

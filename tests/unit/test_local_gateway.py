@@ -6,32 +6,23 @@ import asyncio
 import csv
 import io
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 import sqlalchemy
-
 from reflex import model as rx_model
 
 from publisher import gateway, local_gateway
 from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
-
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
+from tests.support import publisher_gateway
 
 
 def migrated_database(path: Path) -> str:
     """A fresh SQLite database with the schema from the committed Alembic migrations."""
     url = f"sqlite:///{path}"
-    env = {**os.environ, "REFLEX_DB_URL": url, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
-    subprocess.run(
-        [str(BIN / "reflex"), "db", "migrate"], cwd=ROOT, env=env, check=True, capture_output=True, timeout=120
-    )
+    publisher_gateway(url, "migrate")
     return url
 
 
@@ -238,25 +229,20 @@ async def test_stored_rows_survive_a_restart_and_the_command_exports_them(db_url
         await client.post("/prod/send-email", json=MESSAGE)
 
     # A new process (the operator's command) reads the same database file.
-    env = {**os.environ, "REFLEX_DB_URL": db_url}
-    command = [str(BIN / "publisher-gateway")]
-    exported = subprocess.run([*command, "subscribers"], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    exported = publisher_gateway(db_url, "subscribers")
     rows = list(csv.DictReader(io.StringIO(exported.stdout)))
     assert [(r["email"], r["name"], r["book_updates"]) for r in rows] == [
         ("jo@example.com", "'=HYPERLINK(\"x\")", "yes"),  # neutralized for spreadsheets
         ("ann@example.com", "Ann Other", "yes"),
     ]
-    listed = subprocess.run([*command, "messages"], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    listed = publisher_gateway(db_url, "messages")
     assert "From: Jo Reader <jo@example.com>" in listed.stdout
     assert "Subject: Contact Form Submission from Jo Reader" in listed.stdout
     assert "When is the next book out?\nThanks!" in listed.stdout
 
 
 def test_the_command_explains_a_database_without_tables(empty_db_url):
-    env = {**os.environ, "REFLEX_DB_URL": empty_db_url}
-    result = subprocess.run(
-        [str(BIN / "publisher-gateway"), "subscribers"], cwd=ROOT, env=env, capture_output=True, text=True
-    )
+    result = publisher_gateway(empty_db_url, "subscribers", check=False)
     assert result.returncode == 1
     assert "Run `publisher-gateway migrate` first." in result.stderr
 
