@@ -311,10 +311,10 @@ async def wave(args: argparse.Namespace, base_url: str, root: psutil.Process) ->
 
 def stored_addresses(db_url: str) -> Counter[str]:
     """Each address the embedded gateway stored, with how often (subscribers and message senders)."""
-    from publisher import local_gateway
+    from publisher.gateway import storage
 
-    return Counter([s.email for s in local_gateway.list_subscribers(db_url)]
-                   + [m.sender_email for m in local_gateway.list_messages(db_url)])
+    return Counter([s.email for s in storage.list_subscribers(db_url)]
+                   + [m.sender_email for m in storage.list_messages(db_url)])
 
 
 async def main_async(args: argparse.Namespace) -> int:

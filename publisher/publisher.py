@@ -2,7 +2,8 @@
 
 import reflex as rx
 
-from publisher import errors, local_gateway, seo, serving, settings  # local_gateway: its tables join the schema
+from publisher import errors, seo, serving, settings
+from publisher.gateway import embedded, outbox, storage  # noqa: F401 (storage: its tables join the schema)
 from publisher.components import app_rendered
 from publisher.forms.contact_state import ContactState
 from publisher.forms.subscribe_state import SubscribeState
@@ -16,6 +17,7 @@ from publisher.pages.subscribe import subscribe
 settings.gateway_url()
 settings.rate_limits()
 settings.gateway_timeout_s()
+settings.mail_settings()
 
 app = rx.App(
     html_lang="en",
@@ -33,7 +35,9 @@ app = rx.App(
     ],
 )
 
-app.register_lifespan_task(local_gateway.migrate_on_development_start)
+app.register_lifespan_task(embedded.migrate_on_development_start)
+# Emails the publisher from the outbox (embedded gateway with PUBLISHER_SMTP_URL only).
+app.register_lifespan_task(outbox.run_in_backend)
 
 app.add_page(home, route="/", **seo.page_args(seo.HOME))
 app.add_page(about, route="/about", **seo.page_args(seo.ABOUT))

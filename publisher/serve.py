@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 from publisher import graceful_stop, page_kinds
-from publisher.settings import ConfigurationError, gateway_timeout_s, gateway_url, rate_limits
+from publisher.settings import ConfigurationError, gateway_timeout_s, gateway_url, mail_settings, rate_limits
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         check_redis(get_config().redis_url)
         rate_limits()
         gateway_timeout_s()
+        mail_settings()
     except (ServeError, ConfigurationError) as exc:
         print(f"publisher-serve: {exc}", file=sys.stderr)
         return 2

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
-from urllib.parse import urlsplit
+from dataclasses import dataclass, field
+from urllib.parse import quote, unquote, urlsplit
+
+from publisher import validation
 
 
 class ConfigurationError(RuntimeError):
@@ -98,3 +102,163 @@ def gateway_timeout_s(environ: Mapping[str, str] | None = None) -> float:
     if not 0 < seconds <= 60:
         raise ConfigurationError(f"{GATEWAY_TIMEOUT_VAR} must be a number of seconds between 0 and 60, got {value!r}")
     return seconds
+
+
+# --- Mail from the embedded gateway (gateway/mailer.py, gateway/outbox.py). ---
+
+SMTP_URL_VAR = "PUBLISHER_SMTP_URL"
+NOTIFY_TO_VAR = "PUBLISHER_NOTIFY_TO"
+MAIL_FROM_VAR = "PUBLISHER_MAIL_FROM"
+NOTIFY_SUBSCRIBERS_VAR = "PUBLISHER_NOTIFY_SUBSCRIBERS"
+SMTP_CA_FILE_VAR = "PUBLISHER_SMTP_CA_FILE"
+_DEFAULT_SMTP_PORTS = {"smtps": 465, "smtp": 587}
+
+
+@dataclass(frozen=True)
+class SmtpServer:
+    """Where mail goes, and how the connection is protected.
+
+    ``smtps`` is TLS from the first byte. ``smtp`` upgrades with STARTTLS, which is
+    required unless the host is a loopback address (a local relay, or tests), where
+    it is used when offered. Certificates are always verified.
+    """
+
+    host: str
+    port: int
+    implicit_tls: bool
+    require_starttls: bool
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+
+    def describe(self) -> str:
+        """The server as it may be printed: the password never appears."""
+        scheme = "smtps" if self.implicit_tls else "smtp"
+        user = f"{quote(self.username, safe='')}:***@" if self.username else ""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{scheme}://{user}{host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class MailSettings:
+    server: SmtpServer
+    notify_to: tuple[str, ...]
+    mail_from: str
+    mail_from_name: str = ""
+    notify_subscribers: bool = False
+    ca_file: str | None = None
+
+    @property
+    def domain(self) -> str:
+        """The sender's domain, which the Message-IDs use."""
+        return self.mail_from.rpartition("@")[2]
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _smtp_server(value: str) -> SmtpServer:
+    example = "smtps://user:password@smtp.example.com:465 or smtp://user:password@smtp.example.com:587"
+    parts = urlsplit(value)
+    shown = value if not parts.password else value.replace(f":{parts.password}@", ":***@", 1)
+    if parts.scheme not in _DEFAULT_SMTP_PORTS:
+        raise ConfigurationError(f"{SMTP_URL_VAR} must start with smtps:// or smtp://, such as {example}; got {shown!r}")
+    if not parts.hostname:
+        raise ConfigurationError(f"{SMTP_URL_VAR} has no host, e.g. {example}; got {shown!r}")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ConfigurationError(f"{SMTP_URL_VAR} must be only scheme, user, password, host and port; got {shown!r}")
+    try:
+        port = parts.port or _DEFAULT_SMTP_PORTS[parts.scheme]
+    except ValueError:
+        raise ConfigurationError(f"{SMTP_URL_VAR} has an invalid port; got {shown!r}") from None
+    if parts.username is not None and parts.password is None:
+        raise ConfigurationError(f"{SMTP_URL_VAR} names a user but no password (user:password@host); got {shown!r}")
+    implicit_tls = parts.scheme == "smtps"
+    return SmtpServer(
+        host=parts.hostname,
+        port=port,
+        implicit_tls=implicit_tls,
+        require_starttls=not implicit_tls and not is_loopback(parts.hostname),
+        username=unquote(parts.username) if parts.username else None,
+        password=unquote(parts.password) if parts.password is not None else None,
+    )
+
+
+def _address(name: str, value: str) -> str:
+    import email_validator
+
+    try:
+        return email_validator.validate_email(value, check_deliverability=False).normalized
+    except email_validator.EmailNotValidError as exc:
+        raise ConfigurationError(f"{name}: {value!r} is not an email address ({exc})") from None
+
+
+def _mail_from(value: str) -> tuple[str, str]:
+    """``address`` or ``Display Name <address>``."""
+    name, bracket, rest = value.rpartition("<")
+    if not bracket:
+        return _address(MAIL_FROM_VAR, value), ""
+    if not rest.endswith(">"):
+        raise ConfigurationError(f"{MAIL_FROM_VAR} must be an address or Name <address>, got {value!r}")
+    display = name.strip().strip('"').strip()
+    if validation.has_control_characters(display) or '"' in display:
+        raise ConfigurationError(f"{MAIL_FROM_VAR}: the name must not contain quotes or control characters")
+    return _address(MAIL_FROM_VAR, rest[:-1].strip()), display
+
+
+def _flag(name: str, value: str) -> bool:
+    lowered = value.lower()
+    if lowered in ("", "0", "false", "no", "off"):
+        return False
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    raise ConfigurationError(f"{name} must be 1 (on) or 0 (off), got {value!r}")
+
+
+def _ca_file(value: str) -> str:
+    import ssl
+
+    try:
+        ssl.create_default_context().load_verify_locations(cafile=value)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigurationError(
+            f"{SMTP_CA_FILE_VAR} must be a readable PEM file of certificates to trust, got {value!r} ({exc})"
+        ) from None
+    return value
+
+
+def mail_settings(environ: Mapping[str, str] | None = None) -> MailSettings | None:
+    """How the embedded gateway emails the publisher, or None (store only) without an SMTP URL."""
+    env = os.environ if environ is None else environ
+    values = {var: env.get(var, "").strip() for var in (SMTP_URL_VAR, NOTIFY_TO_VAR, MAIL_FROM_VAR,
+                                                          NOTIFY_SUBSCRIBERS_VAR, SMTP_CA_FILE_VAR)}
+    if not values[SMTP_URL_VAR]:
+        stray = [var for var in (NOTIFY_TO_VAR, MAIL_FROM_VAR) if values[var]]
+        if stray:
+            raise ConfigurationError(
+                f"{' and '.join(stray)} {'is' if len(stray) == 1 else 'are'} set but {SMTP_URL_VAR} is not: "
+                f"set {SMTP_URL_VAR} to email the publisher, or unset {' and '.join(stray)}"
+            )
+        _flag(NOTIFY_SUBSCRIBERS_VAR, values[NOTIFY_SUBSCRIBERS_VAR])
+        return None
+    server = _smtp_server(values[SMTP_URL_VAR])
+    for var, shape in ((NOTIFY_TO_VAR, "one or more addresses, comma-separated"), (MAIL_FROM_VAR, "the sender address")):
+        if not values[var]:
+            raise ConfigurationError(f"{SMTP_URL_VAR} is set, so {var} is required: {shape}")
+    recipients = tuple(_address(NOTIFY_TO_VAR, part.strip()) for part in values[NOTIFY_TO_VAR].split(",") if part.strip())
+    if not recipients:
+        raise ConfigurationError(f"{NOTIFY_TO_VAR} must list at least one address")
+    mail_from, mail_from_name = _mail_from(values[MAIL_FROM_VAR])
+    return MailSettings(
+        server=server,
+        notify_to=recipients,
+        mail_from=mail_from,
+        mail_from_name=mail_from_name,
+        notify_subscribers=_flag(NOTIFY_SUBSCRIBERS_VAR, values[NOTIFY_SUBSCRIBERS_VAR]),
+        ca_file=_ca_file(values[SMTP_CA_FILE_VAR]) if values[SMTP_CA_FILE_VAR] else None,
+    )

@@ -11,7 +11,8 @@ import socket
 
 from playwright.sync_api import Page, expect
 
-from publisher import content, local_gateway
+from publisher import content
+from publisher.gateway import storage
 from tests.browser import assert_no_console_errors, open_page, send_contact_message, subscribe
 from tests.development.conftest import DevServer
 from tests.support import PROJECT_ROOT, wait_until
@@ -63,14 +64,14 @@ def test_the_book_search_runs_once_the_app_has_rendered_home(page: Page, dev_ser
 
 def test_subscribe_is_stored_by_the_embedded_gateway(page: Page, dev_server: DevServer):
     subscribe(page, dev_server.base_url, "Dev Reader", "dev.reader@example.com")
-    stored = [(s.email, s.name, s.book_updates) for s in local_gateway.list_subscribers(dev_server.db_url)]
+    stored = [(s.email, s.name, s.book_updates) for s in storage.list_subscribers(dev_server.db_url)]
     assert stored == [("dev.reader@example.com", "Dev Reader", "yes")]
     assert_no_console_errors(page)
 
 
 def test_contact_message_is_stored_by_the_embedded_gateway(page: Page, dev_server: DevServer):
     send_contact_message(page, dev_server.base_url, "Sent from the development server.")
-    stored = [(m.sender_name, m.sender_email, m.subject, m.message) for m in local_gateway.list_messages(dev_server.db_url)]
+    stored = [(m.sender_name, m.sender_email, m.subject, m.message) for m in storage.list_messages(dev_server.db_url)]
     assert stored == [
         ("Jo Reader", "jo@example.com", "Contact Form Submission from Jo Reader", "Sent from the development server.")
     ]

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page
 
-from publisher import local_gateway
+from publisher.gateway import storage
 from tests.browser import assert_no_console_errors, send_contact_message, subscribe
 from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
 from tests.support import ProductionServer, publisher_gateway, running_server
@@ -28,14 +28,14 @@ MESSAGE = {
 def test_a_direct_outside_request_is_refused_and_not_stored(base_url: str, db_url: str, path: str, body: dict):
     response = httpx.post(base_url + path, json=body, timeout=10)
     assert response.status_code in (404, 405)
-    assert all(s.email != "bot@example.com" for s in local_gateway.list_subscribers(db_url))
-    assert all(m.sender_email != "bot@example.com" for m in local_gateway.list_messages(db_url))
+    assert all(s.email != "bot@example.com" for s in storage.list_subscribers(db_url))
+    assert all(m.sender_email != "bot@example.com" for m in storage.list_messages(db_url))
 
 
 def test_subscribe_is_stored_and_a_repeat_is_a_success_without_a_duplicate(page: Page, base_url: str, db_url: str):
     for email in ("jo.reader@example.com", "Jo.Reader@example.com"):
         subscribe(page, base_url, "Jo Reader", email)
-    rows = [s for s in local_gateway.list_subscribers(db_url) if s.email_key == "jo.reader@example.com"]
+    rows = [s for s in storage.list_subscribers(db_url) if s.email_key == "jo.reader@example.com"]
     assert [(s.email, s.name) for s in rows] == [("jo.reader@example.com", "Jo Reader")]
     assert_no_console_errors(page)
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from publisher.gateway import GatewayClient, GatewayError
+from publisher.gateway.client import GatewayClient, GatewayError
 from tests.support import RecordingGateway, free_port
 
 
@@ -56,7 +56,7 @@ async def test_send_email_posts_sender_subject_and_message(gateway):
 async def test_non_success_status_is_a_failure_logged_without_the_message(gateway, status, caplog):
     gateway.status = status
     client = client_for(gateway.url, api_key="secret-key-123")
-    with caplog.at_level(logging.WARNING, logger="publisher.gateway"), pytest.raises(GatewayError) as failure:
+    with caplog.at_level(logging.WARNING, logger="publisher.gateway.client"), pytest.raises(GatewayError) as failure:
         await client.send_email(first_name="Ada", last_name="Reader", email="ada@example.com", message="PRIVATE TEXT")
     await client.aclose()
     assert failure.value.cause == f"status {status}"
@@ -111,7 +111,7 @@ async def test_connect_retry_reaches_a_gateway_that_comes_up(monkeypatch):
             started.append(RecordingGateway(port).__enter__())
         await real_sleep(0)
 
-    monkeypatch.setattr("publisher.gateway.asyncio.sleep", start_gateway_during_backoff)
+    monkeypatch.setattr("publisher.gateway.client.asyncio.sleep", start_gateway_during_backoff)
     client = client_for(f"http://127.0.0.1:{port}", connect_attempts=3)
     try:
         await client.subscribe(email="reader@example.com", name="Ada")

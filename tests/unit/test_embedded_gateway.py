@@ -14,7 +14,8 @@ import pytest
 import sqlalchemy
 from reflex import model as rx_model
 
-from publisher import gateway, local_gateway
+from publisher import gateway
+from publisher.gateway import embedded, storage
 from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
 from tests.support import publisher_gateway
 
@@ -71,7 +72,7 @@ def empty_db_url(database_kind, request, tmp_path) -> Iterator[str]:
 
 
 def client_for(db_url: str) -> httpx.AsyncClient:
-    transport = httpx.ASGITransport(app=local_gateway.create_app(db_url), raise_app_exceptions=False)
+    transport = httpx.ASGITransport(app=embedded.create_app(db_url), raise_app_exceptions=False)
     return httpx.AsyncClient(transport=transport, base_url=gateway.LOCAL_GATEWAY_BASE_URL)
 
 
@@ -96,15 +97,15 @@ MESSAGE = {
 async def test_the_site_client_delivers_both_requests_and_they_are_stored(db_url):
     client = gateway.GatewayClient(
         base_url=gateway.LOCAL_GATEWAY_BASE_URL,
-        transport=httpx.ASGITransport(app=local_gateway.create_app(db_url), raise_app_exceptions=False),
+        transport=httpx.ASGITransport(app=embedded.create_app(db_url), raise_app_exceptions=False),
     )
     await client.subscribe(email="jo@example.com", name="Jo Reader")
     await client.send_email(first_name="Jo", last_name="Reader", email="jo@example.com", message="Hello there, friends!")
     await client.aclose()
 
-    [subscriber] = local_gateway.list_subscribers(db_url)
+    [subscriber] = storage.list_subscribers(db_url)
     assert (subscriber.email, subscriber.name, subscriber.book_updates) == ("jo@example.com", "Jo Reader", "yes")
-    [message] = local_gateway.list_messages(db_url)
+    [message] = storage.list_messages(db_url)
     assert (message.sender_name, message.sender_email) == ("Jo Reader", "jo@example.com")
     assert message.subject == "Contact Form Submission from Jo Reader"
     assert message.message == "Hello there, friends!"
@@ -117,7 +118,7 @@ async def test_a_repeated_subscription_succeeds_without_a_duplicate_row(db_url):
         again = await client.post("/prod/subscribe", json={**SUBSCRIPTION, "email": "JO@example.com", "name": "Jo R"})
     assert (first.status_code, first.json()) == (200, {"status": "subscribed"})
     assert (again.status_code, again.json()) == (200, {"status": "already subscribed"})
-    [subscriber] = local_gateway.list_subscribers(db_url)
+    [subscriber] = storage.list_subscribers(db_url)
     assert subscriber.name == "Jo Reader"  # a repeat cannot overwrite the first subscription
 
 
@@ -193,7 +194,7 @@ async def test_a_wrong_content_type_is_415(db_url):
 
 @pytest.mark.asyncio
 async def test_an_oversized_body_is_413_whether_declared_or_streamed(db_url):
-    big = json.dumps({**MESSAGE, "message": "x" * (local_gateway.MAX_BODY_BYTES + 1)}).encode()
+    big = json.dumps({**MESSAGE, "message": "x" * (embedded.MAX_BODY_BYTES + 1)}).encode()
 
     async def stream():
         yield big  # no Content-Length: the size is only known while reading
@@ -272,10 +273,10 @@ def test_only_the_development_server_with_the_local_gateway_migrates_at_start(mo
     # `reflex run` on a fresh clone must not need `publisher-gateway migrate` first; publisher-serve
     # migrates before its workers fork, and a cloud gateway stores nothing here.
     calls = []
-    monkeypatch.setattr(local_gateway.database, "migrate", lambda: calls.append("migrate"))
+    monkeypatch.setattr(embedded.database, "migrate", lambda: calls.append("migrate"))
     monkeypatch.setenv("PUBLISHER_GATEWAY_URL", gateway_url)
     monkeypatch.setenv("REFLEX_ENV_MODE", mode)
-    local_gateway.migrate_on_development_start()
+    embedded.migrate_on_development_start()
     assert calls == (["migrate"] if migrates else [])
 
 
@@ -283,19 +284,19 @@ def test_a_database_error_at_start_is_logged_not_raised(monkeypatch, caplog):
     def unreachable():
         raise sqlalchemy.exc.OperationalError("connect", {}, Exception("refused"))
 
-    monkeypatch.setattr(local_gateway.database, "migrate", unreachable)
+    monkeypatch.setattr(embedded.database, "migrate", unreachable)
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     monkeypatch.setenv("REFLEX_ENV_MODE", "dev")
-    local_gateway.migrate_on_development_start()
+    embedded.migrate_on_development_start()
     assert "Could not bring the local gateway's database up to date: OperationalError" in caplog.text
 
 
 def test_the_development_server_logs_why_the_database_cannot_be_migrated_without_the_password(monkeypatch, caplog):
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     monkeypatch.setenv("REFLEX_ENV_MODE", "dev")
-    monkeypatch.setattr(local_gateway.database, "configured_url",
+    monkeypatch.setattr(embedded.database, "configured_url",
                         lambda: "postgresql+psycopg://publisher:s3cret@127.0.0.1:1/site")
-    local_gateway.migrate_on_development_start()
+    embedded.migrate_on_development_start()
     assert "could not migrate the database at REFLEX_DB_URL (postgresql+psycopg://publisher:***@127.0.0.1:1/site)" \
         in caplog.text
     assert "s3cret" not in caplog.text

@@ -16,10 +16,10 @@ from typing import Any
 
 import httpx
 
+from publisher.gateway.contract import SEND_EMAIL_PATH, SUBSCRIBE_PATH, contact_body, subscribe_body
+
 logger = logging.getLogger(__name__)
 
-SUBSCRIBE_PATH = "/prod/subscribe"
-SEND_EMAIL_PATH = "/prod/send-email"
 API_KEY_HEADER = "x-api-key"
 DEFAULT_TIMEOUT_S = 10.0
 CONNECT_ATTEMPTS = 3
@@ -33,19 +33,6 @@ class GatewayError(Exception):
         super().__init__(f"POST {path} failed: {cause}")
         self.path = path
         self.cause = cause
-
-
-def subscribe_body(*, email: str, name: str) -> dict[str, Any]:
-    return {"email": email, "name": name, "book_updates": "yes"}
-
-
-def contact_body(*, first_name: str, last_name: str, email: str, message: str) -> dict[str, Any]:
-    full_name = f"{first_name} {last_name}"
-    return {
-        "sender": {"name": full_name, "email": email},
-        "subject": f"Contact Form Submission from {full_name}",
-        "message": message,
-    }
 
 
 @dataclass
@@ -115,42 +102,3 @@ class GatewayClient:
             SEND_EMAIL_PATH,
             contact_body(first_name=first_name, last_name=last_name, email=email, message=message),
         )
-
-
-# --- The one client the site uses, chosen from the configuration. ---
-
-LOCAL_GATEWAY_BASE_URL = "http://local-gateway.invalid"
-
-_shared_client: GatewayClient | None = None
-
-
-def configured_client() -> GatewayClient:
-    """The cloud gateway when ``PUBLISHER_GATEWAY_URL`` is set, else the embedded local one.
-
-    The local gateway is reached through an in-process ASGI transport: it has no
-    public route, so only this backend (after the forms' checks) can post to it.
-    """
-    from publisher import settings
-
-    url = settings.gateway_url()
-    timeout_s = settings.gateway_timeout_s()
-    if url:
-        return GatewayClient(base_url=url, api_key=settings.gateway_api_key(), timeout_s=timeout_s)
-    from publisher import local_gateway
-
-    transport = httpx.ASGITransport(app=local_gateway.create_app(), raise_app_exceptions=False)
-    return GatewayClient(base_url=LOCAL_GATEWAY_BASE_URL, transport=transport, timeout_s=timeout_s)
-
-
-def shared_client() -> GatewayClient:
-    """One client per process, so connections to the gateway are reused."""
-    global _shared_client
-    if _shared_client is None:
-        _shared_client = configured_client()
-    return _shared_client
-
-
-def use_client(client: GatewayClient | None) -> None:
-    """Replace the shared client (tests), or forget it so the next call re-reads the settings."""
-    global _shared_client
-    _shared_client = client

@@ -1,0 +1,92 @@
+"""The two calls of spec section 7, seen from both sides: what the site sends, and
+what the embedded gateway accepts (checked strictly, so only the site's own
+requests are stored and mailed)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from publisher import validation
+
+SUBSCRIBE_PATH = "/prod/subscribe"
+SEND_EMAIL_PATH = "/prod/send-email"
+SUBJECT_MAX = 300
+
+
+def subscribe_body(*, email: str, name: str) -> dict[str, Any]:
+    return {"email": email, "name": name, "book_updates": "yes"}
+
+
+def contact_body(*, first_name: str, last_name: str, email: str, message: str) -> dict[str, Any]:
+    full_name = f"{first_name} {last_name}"
+    return {
+        "sender": {"name": full_name, "email": email},
+        "subject": f"Contact Form Submission from {full_name}",
+        "message": message,
+    }
+
+
+def _clean_text(value: str, *, maximum: int, allowed_controls: frozenset[str] = frozenset()) -> str:
+    text = value.strip()
+    if not text:
+        raise ValueError("must not be empty")
+    if len(text) > maximum:
+        raise ValueError(f"must be at most {maximum} characters")
+    if validation.has_control_characters(text, allowed_controls):
+        raise ValueError("must not contain control characters")
+    return text
+
+
+def _clean_email(value: str) -> str:
+    email, error = validation.check_email(value)
+    if error:
+        raise ValueError("must be a valid email address")
+    return email
+
+
+class RequestBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class _NameAndEmail(RequestBody):
+    name: str
+    email: str
+
+    name_max: ClassVar[int] = validation.NAME_MAX
+
+    @field_validator("email")
+    @classmethod
+    def _valid_email(cls, value: str) -> str:
+        return _clean_email(value)
+
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, value: str) -> str:
+        return _clean_text(value, maximum=cls.name_max)
+
+
+class SubscribeRequest(_NameAndEmail):
+    book_updates: Literal["yes"]
+
+
+class Sender(_NameAndEmail):
+    # "<first> <last>", each at most NAME_MAX characters.
+    name_max: ClassVar[int] = 2 * validation.NAME_MAX + 1
+
+
+class SendEmailRequest(RequestBody):
+    sender: Sender
+    subject: str
+    message: str
+
+    @field_validator("subject")
+    @classmethod
+    def _valid_subject(cls, value: str) -> str:
+        return _clean_text(value, maximum=SUBJECT_MAX)
+
+    @field_validator("message")
+    @classmethod
+    def _valid_message(cls, value: str) -> str:
+        return _clean_text(value, maximum=validation.MESSAGE_MAX, allowed_controls=frozenset("\n\r\t"))

@@ -1,0 +1,158 @@
+"""Emails to the publisher: built with the standard library, sent with aiosmtplib.
+
+``email.message.EmailMessage`` with the SMTP policy writes every header, so a
+visitor's name can never add one (CR/LF in a header value is refused) and a
+non-ASCII name is encoded as RFC 2047 words. The body is UTF-8 plain text in
+quoted-printable, which every server accepts.
+
+aiosmtplib rather than smtplib in a thread: the sender is a task on the backend's
+own event loop, so shutting down cancels it cleanly (a thread blocked in smtplib
+cannot be interrupted), timeouts cover connect, TLS and each command, and waiting
+on a slow server costs no thread from the pool the gateway's storage uses.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from dataclasses import dataclass
+from datetime import datetime
+from email import utils as email_utils
+from email.headerregistry import Address
+from email.message import EmailMessage
+from email.policy import SMTP
+
+import aiosmtplib
+
+from publisher.settings import MailSettings
+
+logger = logging.getLogger(__name__)
+
+# Connect, TLS handshake and each SMTP command: a server slower than this is retried later.
+SMTP_TIMEOUT_S = 30.0
+
+
+def new_message_id(settings: MailSettings) -> str:
+    """A Message-ID fixed when the job is stored, so every send of it carries the same one."""
+    return email_utils.make_msgid(idstring="publisher", domain=settings.domain)
+
+
+def _address(display_name: str, addr: str) -> Address:
+    username, _, domain = addr.rpartition("@")
+    return Address(display_name=display_name, username=username, domain=domain)
+
+
+def _sent_at(moment: datetime) -> str:
+    return moment.strftime("%A %-d %B %Y, %H:%M:%S UTC")
+
+
+def _base(settings: MailSettings, *, subject: str, reply_to: Address, moment: datetime, message_id: str) -> EmailMessage:
+    message = EmailMessage(policy=SMTP)
+    message["From"] = _address(settings.mail_from_name, settings.mail_from)
+    message["To"] = [_address("", recipient) for recipient in settings.notify_to]
+    message["Reply-To"] = reply_to
+    message["Subject"] = subject
+    message["Date"] = email_utils.format_datetime(moment)
+    message["Message-ID"] = message_id
+    return message
+
+
+def contact_email(
+    settings: MailSettings, *, sender_name: str, sender_email: str, subject: str, text: str,
+    received_at: datetime, message_id: str,
+) -> EmailMessage:
+    """A contact message as the publisher receives it: Reply answers the visitor."""
+    visitor = _address(sender_name, sender_email)
+    message = _base(settings, subject=subject, reply_to=visitor, moment=received_at, message_id=message_id)
+    message.set_content(
+        f"From: {sender_name} <{sender_email}>\n"
+        f"Sent: {_sent_at(received_at)}\n"
+        "\n"
+        f"{text}\n",
+        charset="utf-8",
+        cte="quoted-printable",
+    )
+    return message
+
+
+def subscriber_notice(
+    settings: MailSettings, *, name: str, email: str, subscribed_at: datetime, message_id: str,
+) -> EmailMessage:
+    """The optional notice of a new address on the new-release list."""
+    subscriber = _address(name, email)
+    message = _base(
+        settings, subject=f"New subscriber: {name}", reply_to=subscriber, moment=subscribed_at, message_id=message_id
+    )
+    message.set_content(
+        f"{name} <{email}> joined the new-release email list.\n"
+        f"Subscribed: {_sent_at(subscribed_at)}\n",
+        charset="utf-8",
+        cte="quoted-printable",
+    )
+    return message
+
+
+class DeliveryFailed(Exception):
+    """The server did not take the message. ``permanent``: a 5xx refusal, never retried."""
+
+    def __init__(self, reason: str, *, permanent: bool):
+        super().__init__(reason)
+        self.reason = reason
+        self.permanent = permanent
+
+
+def tls_context(settings: MailSettings) -> ssl.SSLContext:
+    """The system's trusted certificates, plus ``PUBLISHER_SMTP_CA_FILE`` (a relay's own)."""
+    context = ssl.create_default_context()
+    if settings.ca_file:
+        context.load_verify_locations(cafile=settings.ca_file)
+    return context
+
+
+def _reply(code: int, text: str) -> str:
+    return f"{code} {' '.join(text.split())}".strip()
+
+
+def _failure(exc: BaseException) -> DeliveryFailed:
+    """Classify what went wrong: a 5xx reply is permanent, anything else is worth retrying."""
+    if isinstance(exc, aiosmtplib.SMTPRecipientsRefused):
+        codes = [refusal.code for refusal in exc.recipients]
+        reason = "; ".join(f"{r.recipient}: {_reply(r.code, r.message)}" for r in exc.recipients)
+        return DeliveryFailed(f"recipients refused: {reason}", permanent=all(code >= 500 for code in codes))
+    if isinstance(exc, aiosmtplib.SMTPResponseException):
+        return DeliveryFailed(_reply(exc.code, exc.message), permanent=500 <= exc.code < 600)
+    if isinstance(exc, aiosmtplib.SMTPTimeoutError | TimeoutError):
+        return DeliveryFailed(f"timed out after {SMTP_TIMEOUT_S:g} s", permanent=False)
+    if isinstance(exc, aiosmtplib.SMTPConnectError):
+        return DeliveryFailed(f"cannot connect: {exc}", permanent=False)
+    text = str(exc).strip() or type(exc).__name__
+    return DeliveryFailed(f"{type(exc).__name__}: {text}", permanent=False)
+
+
+async def send(message: EmailMessage, settings: MailSettings) -> str | None:
+    """Hand ``message`` to the SMTP server; a note when some recipients were refused.
+
+    Raises DeliveryFailed. STARTTLS is required except on loopback (see settings.SmtpServer).
+    """
+    server = settings.server
+    try:
+        refused, _reply_text = await aiosmtplib.send(
+            message,
+            sender=settings.mail_from,
+            recipients=list(settings.notify_to),
+            hostname=server.host,
+            port=server.port,
+            username=server.username,
+            password=server.password,
+            use_tls=server.implicit_tls,
+            start_tls=None if server.implicit_tls else (True if server.require_starttls else None),
+            tls_context=tls_context(settings),
+            timeout=SMTP_TIMEOUT_S,
+        )
+    except (aiosmtplib.SMTPException, OSError, ssl.SSLError, TimeoutError) as exc:
+        raise _failure(exc) from None
+    if refused:
+        return "accepted, but refused for " + "; ".join(
+            f"{recipient}: {_reply(code, text)}" for recipient, (code, text) in refused.items()
+        )
+    return None

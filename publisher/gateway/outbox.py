@@ -1,0 +1,225 @@
+"""The durable outbox: every stored message is emailed to the publisher, eventually, once.
+
+The gateway stores a message and its delivery job in one transaction
+(storage.py), then wakes this process's sender. Each backend worker runs one
+sender (a lifespan task); a worker claims one job at a time with a lease
+(``FOR UPDATE SKIP LOCKED`` on PostgreSQL), so with several workers or
+containers each job is in one worker's hands. The visitor's success never waits
+for any of this.
+
+- A temporary failure (connection refused, timeout, TLS, a 4xx reply) is tried
+  again after 15 s, 1 min, 5 min, 15 min, 30 min, 1 h, then every 2 h, for three
+  days from when the job was stored; then it is marked failed.
+- A 5xx reply is final: the job is marked failed at once and logged as an error.
+- ``publisher-gateway outbox`` lists pending and failed jobs; ``--retry`` sends
+  the failed ones again.
+
+Where it can still send twice: the server accepted the message, and the worker
+died (or lost the database for longer than the lease) before recording it as
+sent. When the lease runs out another worker sends it again, with the same
+Message-ID, so mail clients show one message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+
+import sqlalchemy
+
+from publisher.gateway import mailer, storage
+from publisher.settings import MailSettings
+
+logger = logging.getLogger(__name__)
+
+RETRY_DELAYS = tuple(timedelta(seconds=s) for s in (15, 60, 300, 900, 1800, 3600, 7200))
+RETRY_FOR = timedelta(days=3)
+# Longer than any one send can take (connect, TLS, AUTH, DATA: SMTP_TIMEOUT_S each at worst).
+LEASE = timedelta(minutes=5)
+POLL_INTERVAL_S = 5.0
+# How long a worker keeps trying to record "sent" while the database is away (inside the lease).
+MARK_SENT_FOR_S = 120.0
+
+
+def retry_delay(failed_attempts: int) -> timedelta:
+    """The wait after the n-th failed attempt (1-based): short at first, then every two hours."""
+    return RETRY_DELAYS[min(failed_attempts, len(RETRY_DELAYS)) - 1]
+
+
+def next_attempt(failed_attempts: int, now: datetime, give_up_at: datetime) -> datetime | None:
+    """When to try again, or None once the retry window is over.
+
+    The last try falls on ``give_up_at`` itself, so a job is always tried at the end of its window.
+    """
+    if now >= give_up_at:
+        return None
+    return min(now + retry_delay(failed_attempts), give_up_at)
+
+
+def job_for(settings: MailSettings) -> storage.Job:
+    return storage.Job(message_id=mailer.new_message_id(settings), retry_for=RETRY_FOR)
+
+
+def email_for(delivery: storage.ClaimedDelivery, settings: MailSettings) -> EmailMessage:
+    source = delivery.source
+    if isinstance(source, storage.ContactMessage):
+        return mailer.contact_email(
+            settings,
+            sender_name=source.sender_name,
+            sender_email=source.sender_email,
+            subject=source.subject,
+            text=source.message,
+            received_at=source.received_at,
+            message_id=delivery.message_id,
+        )
+    if isinstance(source, storage.Subscriber):
+        return mailer.subscriber_notice(
+            settings, name=source.name, email=source.email, subscribed_at=source.subscribed_at,
+            message_id=delivery.message_id,
+        )
+    raise LookupError(f"the stored {delivery.kind} row it mails no longer exists")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    delivery_id: int
+    status: str  # storage.SENT, storage.PENDING (to retry) or storage.FAILED
+    detail: str | None = None
+
+
+def _worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"[:64]
+
+
+class Sender:
+    """Claims due jobs and sends them, one at a time. ``clock`` is injectable for tests."""
+
+    def __init__(
+        self,
+        settings: MailSettings,
+        db_url: str | None = None,
+        clock: Callable[[], datetime] = storage.utc_now,
+        worker: str | None = None,
+    ):
+        self.settings = settings
+        self.db_url = db_url
+        self.clock = clock
+        self.worker = worker or _worker_name()
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def send_next(self, only_ids: list[int] | None = None) -> Outcome | None:
+        """Claim and send one due job; None when nothing is due."""
+        delivery = await asyncio.to_thread(
+            storage.claim_due, self.worker, self.clock(), LEASE, self.db_url, only_ids
+        )
+        if delivery is None:
+            return None
+        try:
+            message = email_for(delivery, self.settings)
+            note = await mailer.send(message, self.settings)
+        except LookupError as exc:
+            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, str(exc), self.db_url)
+            logger.error("Outbox: delivery #%s failed: %s", delivery.id, exc)
+            return Outcome(delivery.id, storage.FAILED, str(exc))
+        except mailer.DeliveryFailed as failure:
+            return await self._failed(delivery, failure)
+        await self._record_sent(delivery.id, note)
+        if note:
+            logger.error("Outbox: delivery #%s (%s) %s", delivery.id, delivery.message_id, note)
+        else:
+            logger.info("Outbox: delivery #%s (%s) sent", delivery.id, delivery.message_id)
+        return Outcome(delivery.id, storage.SENT, note)
+
+    async def _failed(self, delivery: storage.ClaimedDelivery, failure: mailer.DeliveryFailed) -> Outcome:
+        when = None if failure.permanent else next_attempt(delivery.attempts, self.clock(), delivery.give_up_at)
+        if when is None:
+            reason = failure.reason if failure.permanent else (
+                f"gave up after {delivery.attempts} attempts over {RETRY_FOR.days} days: {failure.reason}"
+            )
+            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
+            logger.error(
+                "Outbox: delivery #%s failed and will not be retried: %s "
+                "(fix the cause, then `publisher-gateway outbox --retry`)", delivery.id, reason,
+            )
+            return Outcome(delivery.id, storage.FAILED, reason)
+        await asyncio.to_thread(storage.mark_retry, delivery.id, self.worker, when, failure.reason, self.db_url)
+        logger.warning(
+            "Outbox: delivery #%s not sent (%s); next attempt at %s", delivery.id, failure.reason, when.isoformat()
+        )
+        return Outcome(delivery.id, storage.PENDING, failure.reason)
+
+    async def _record_sent(self, delivery_id: int, note: str | None) -> None:
+        """The server has it: keep trying to record that, inside the lease, so it is not sent again."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + MARK_SENT_FOR_S
+        delay = 0.5
+        while True:
+            try:
+                await asyncio.to_thread(storage.mark_sent, delivery_id, self.clock(), note, self.db_url)
+                return
+            except sqlalchemy.exc.SQLAlchemyError as exc:
+                if loop.time() + delay > deadline:
+                    logger.error(
+                        "Outbox: delivery #%s was sent but could not be recorded (%s); "
+                        "it will be sent again when its lease ends", delivery_id, type(exc).__name__,
+                    )
+                    return
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
+
+    async def send_due(self) -> list[Outcome]:
+        """Send every job due now (what one wake-up does)."""
+        outcomes = []
+        while (outcome := await self.send_next()) is not None:
+            outcomes.append(outcome)
+        return outcomes
+
+    async def run(self) -> None:
+        """Until cancelled: send what is due, then sleep until woken or the next poll."""
+        logger.info("Outbox: emailing the publisher through %s", self.settings.server.describe())
+        while True:
+            self._wake.clear()
+            try:
+                await self.send_due()
+            except sqlalchemy.exc.SQLAlchemyError as exc:
+                logger.warning("Outbox: the database is unavailable (%s); trying again shortly", type(exc).__name__)
+            try:
+                await asyncio.wait_for(self._wake.wait(), POLL_INTERVAL_S)
+            except TimeoutError:
+                pass
+
+
+# --- The one sender of this backend process. ---
+
+_sender: Sender | None = None
+
+
+def wake() -> None:
+    """A job was just stored: this process's sender sends it now rather than at the next poll."""
+    if _sender is not None:
+        _sender.wake()
+
+
+async def run_in_backend() -> None:
+    """The backend's lifespan task: the sender, when the embedded gateway emails the publisher."""
+    global _sender
+    from publisher import settings
+
+    mail = settings.mail_settings()
+    if settings.gateway_url() is not None or mail is None:
+        return
+    _sender = Sender(mail)
+    try:
+        await _sender.run()
+    finally:
+        _sender = None
