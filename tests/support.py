@@ -56,10 +56,13 @@ def tool_env(**extra: str) -> dict[str, str]:
     }
 
 
-def publisher_gateway(db_url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def publisher_gateway(
+    db_url: str, *args: str, check: bool = True, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """The operator's `publisher-gateway` command on ``db_url``, from the project directory (its alembic.ini)."""
     return subprocess.run(
-        [str(VENV_BIN / "publisher-gateway"), *args], cwd=PROJECT_ROOT, env={**os.environ, "REFLEX_DB_URL": db_url},
+        [str(VENV_BIN / "publisher-gateway"), *args], cwd=PROJECT_ROOT,
+        env={**os.environ, **(env or {}), "REFLEX_DB_URL": db_url},
         capture_output=True, text=True, timeout=120, check=check,
     )
 

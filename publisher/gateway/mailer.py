@@ -34,7 +34,7 @@ SMTP_TIMEOUT_S = 30.0
 
 def new_message_id(settings: MailSettings) -> str:
     """A Message-ID fixed when the job is stored, so every send of it carries the same one."""
-    return email_utils.make_msgid(idstring="publisher", domain=settings.domain)
+    return email_utils.make_msgid(domain=settings.domain)
 
 
 def _address(display_name: str, addr: str) -> Address:
@@ -145,7 +145,7 @@ async def send(message: EmailMessage, settings: MailSettings) -> str | None:
             username=server.username,
             password=server.password,
             use_tls=server.implicit_tls,
-            start_tls=None if server.implicit_tls else (True if server.require_starttls else None),
+            start_tls=True if server.require_starttls else None,  # None: STARTTLS when offered
             tls_context=tls_context(settings),
             timeout=SMTP_TIMEOUT_S,
         )

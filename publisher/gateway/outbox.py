@@ -187,14 +187,20 @@ class Sender:
     async def run(self) -> None:
         """Until cancelled: send what is due, then sleep until woken or the next poll."""
         logger.info("Outbox: emailing the publisher through %s", self.settings.server.describe())
+        task = asyncio.current_task()
         while True:
             self._wake.clear()
             try:
                 await self.send_due()
             except sqlalchemy.exc.SQLAlchemyError as exc:
                 logger.warning("Outbox: the database is unavailable (%s); trying again shortly", type(exc).__name__)
+            if task is not None and task.cancelling():
+                # A cancel that arrived just as an SMTP reply did can be swallowed inside
+                # aiosmtplib (asyncio.wait_for on Python 3.11): stop here all the same.
+                raise asyncio.CancelledError
             try:
-                await asyncio.wait_for(self._wake.wait(), POLL_INTERVAL_S)
+                async with asyncio.timeout(POLL_INTERVAL_S):  # not wait_for: on 3.11 it can swallow a cancel
+                    await self._wake.wait()
             except TimeoutError:
                 pass
 
@@ -210,7 +216,7 @@ def wake() -> None:
         _sender.wake()
 
 
-async def run_in_backend() -> None:
+async def run_in_backend(db_url: str | None = None) -> None:
     """The backend's lifespan task: the sender, when the embedded gateway emails the publisher."""
     global _sender
     from publisher import settings
@@ -218,7 +224,7 @@ async def run_in_backend() -> None:
     mail = settings.mail_settings()
     if settings.gateway_url() is not None or mail is None:
         return
-    _sender = Sender(mail)
+    _sender = Sender(mail, db_url)
     try:
         await _sender.run()
     finally:

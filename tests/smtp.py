@@ -1,0 +1,134 @@
+"""A real SMTP server on 127.0.0.1 for the outbox tests (aiosmtpd, in its own thread).
+
+It records every message it accepts, can require AUTH, offer STARTTLS or speak
+TLS from the first byte with a certificate from a throwaway CA (trustme), answer
+DATA with a scripted 4xx/5xx, and stop and start again on the same port.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import ssl
+import threading
+import time
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from pathlib import Path
+
+import trustme
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
+
+from tests.support import free_port
+
+
+@dataclass
+class Received:
+    mail_from: str
+    rcpt_tos: list[str]
+    data: bytes
+    authenticated_as: str | None
+    tls: bool
+
+    @property
+    def message(self) -> EmailMessage:
+        return email.message_from_bytes(self.data, policy=email.policy.default)  # type: ignore[return-value]
+
+
+@dataclass
+class _Handler:
+    server: SmtpServer
+
+    async def handle_DATA(self, smtp, session, envelope) -> str:
+        return self.server._accept(session, envelope)
+
+
+class TestCertificates:
+    __test__ = False  # not a test class
+    """A throwaway CA and a certificate it issued for 127.0.0.1 and localhost."""
+
+    def __init__(self, directory: Path):
+        self.ca = trustme.CA()
+        self.leaf = self.ca.issue_cert("127.0.0.1", "localhost")
+        self.ca_file = directory / "smtp-ca.pem"
+        self.ca.cert_pem.write_to_path(str(self.ca_file))
+
+    def server_context(self) -> ssl.SSLContext:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.leaf.configure_cert(context)
+        return context
+
+
+@dataclass
+class SmtpServer:
+    """``credentials``: AUTH required with these; ``tls``: "starttls", "implicit" or None."""
+
+    credentials: tuple[str, str] | None = None
+    tls: str | None = None
+    certificates: TestCertificates | None = None
+    port: int = field(default_factory=free_port)
+    received: list[Received] = field(default_factory=list)
+    replies: list[str] = field(default_factory=list)  # the next DATA answers, e.g. "451 4.3.0 busy"
+    _controller: Controller | None = None
+    _changed: threading.Condition = field(default_factory=threading.Condition)
+
+    def url(self, scheme: str | None = None) -> str:
+        scheme = scheme or ("smtps" if self.tls == "implicit" else "smtp")
+        user = ""
+        if self.credentials:
+            from urllib.parse import quote
+
+            user = f"{quote(self.credentials[0], safe='')}:{quote(self.credentials[1], safe='')}@"
+        return f"{scheme}://{user}127.0.0.1:{self.port}"
+
+    def _accept(self, session, envelope) -> str:
+        with self._changed:
+            if self.replies:
+                return self.replies.pop(0)
+            self.received.append(Received(
+                mail_from=envelope.mail_from,
+                rcpt_tos=list(envelope.rcpt_tos),
+                data=envelope.original_content or envelope.content,
+                authenticated_as=session.auth_data.login.decode() if session.authenticated else None,
+                tls=session.ssl is not None,
+            ))
+            self._changed.notify_all()
+        return "250 2.0.0 OK: queued"
+
+    def _authenticate(self, server, session, envelope, mechanism, auth_data) -> AuthResult:
+        ok = (isinstance(auth_data, LoginPassword) and self.credentials is not None
+              and (auth_data.login.decode(), auth_data.password.decode()) == self.credentials)
+        return AuthResult(success=ok, handled=False, auth_data=auth_data)
+
+    def start(self) -> SmtpServer:
+        options: dict = {"hostname": "127.0.0.1", "port": self.port, "ready_timeout": 10}
+        if self.credentials:
+            options.update(authenticator=self._authenticate, auth_required=True,
+                           auth_require_tls=self.tls == "starttls")  # aiosmtpd: implicit TLS does not count
+        if self.tls == "starttls":
+            options.update(tls_context=self.certificates.server_context(), require_starttls=True)
+        elif self.tls == "implicit":
+            options.update(ssl_context=self.certificates.server_context())
+        self._controller = Controller(_Handler(self), **options)
+        self._controller.start()
+        return self
+
+    def stop(self) -> None:
+        if self._controller is not None:
+            self._controller.stop()
+            self._controller = None
+
+    def wait_for(self, count: int, timeout: float) -> list[Received]:
+        """Wait until ``count`` messages arrived (no sleeping beyond the moment they do)."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while len(self.received) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"{len(self.received)} of {count} messages arrived within {timeout:.0f}s")
+                self._changed.wait(left)
+            return list(self.received)
+
+    def message_ids(self) -> list[str]:
+        return [r.message["Message-ID"] for r in self.received]

@@ -1,0 +1,200 @@
+"""The publisher's emails, byte for byte, and how a real SMTP server (aiosmtpd) takes them."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime
+from email import message_from_bytes
+from email import policy as email_policy
+
+import pytest
+
+from publisher.gateway import mailer
+from publisher.settings import mail_settings
+from tests.smtp import SmtpServer, TestCertificates
+
+RECEIVED_AT = datetime(2026, 11, 22, 14, 3, 5, tzinfo=UTC)
+MESSAGE_ID = "<fixed.1@animals.example>"
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory) -> TestCertificates:
+    return TestCertificates(tmp_path_factory.mktemp("certs"))
+
+
+@pytest.fixture
+def smtp_server(request, certificates):
+    """A server per test; parametrise indirectly with (credentials, tls)."""
+    credentials, tls = getattr(request, "param", (None, None))
+    server = SmtpServer(credentials=credentials, tls=tls, certificates=certificates).start()
+    yield server
+    server.stop()
+
+
+def settings_for(url: str, **extra: str):
+    return mail_settings({
+        "PUBLISHER_SMTP_URL": url,
+        "PUBLISHER_NOTIFY_TO": "books@example.com,editor@example.org",
+        "PUBLISHER_MAIL_FROM": "Animals We Confuse <site@animals.example>",
+        **extra,
+    })
+
+
+def contact(settings, name="Ada Lovelace", email="ada@example.com", text="Do you ship to Canada?"):
+    return mailer.contact_email(
+        settings, sender_name=name, sender_email=email, subject=f"Contact Form Submission from {name}", text=text,
+        received_at=RECEIVED_AT, message_id=MESSAGE_ID,
+    )
+
+
+def head_and_body(raw: bytes) -> tuple[str, str]:
+    head, _, body = raw.decode("ascii").partition("\r\n\r\n")
+    return head, body
+
+
+def test_a_contact_email_has_exactly_these_headers_and_body():
+    head, body = head_and_body(bytes(contact(settings_for("smtp://127.0.0.1:25"))))
+    assert head.split("\r\n") == [
+        "From: Animals We Confuse <site@animals.example>",
+        "To: books@example.com, editor@example.org",
+        "Reply-To: Ada Lovelace <ada@example.com>",
+        "Subject: Contact Form Submission from Ada Lovelace",
+        "Date: Sun, 22 Nov 2026 14:03:05 +0000",
+        f"Message-ID: {MESSAGE_ID}",
+        'Content-Type: text/plain; charset="utf-8"',
+        "Content-Transfer-Encoding: quoted-printable",
+        "MIME-Version: 1.0",
+    ]
+    assert body == (
+        "From: Ada Lovelace <ada@example.com>\r\n"
+        "Sent: Sunday 22 November 2026, 14:03:05 UTC\r\n"
+        "\r\n"
+        "Do you ship to Canada?\r\n"
+    )
+
+
+def test_utf8_names_and_text_are_encoded_and_read_back_intact():
+    settings = settings_for("smtp://127.0.0.1:25")
+    email = contact(settings, name="Zoë Ångström", text="Ça va? Ünïcode ✓ and a long line " + "x" * 1200)
+    head, _ = head_and_body(bytes(email))  # every header is ASCII on the wire (RFC 2047 words)
+    assert "Reply-To: =?utf-8?" in head and "<zoe@example.com>" not in head
+    parsed = message_from_bytes(bytes(email), policy=email_policy.default)
+    assert str(parsed["Reply-To"]) == "Zoë Ångström <ada@example.com>"
+    assert parsed["Subject"] == "Contact Form Submission from Zoë Ångström"
+    assert parsed.get_content().endswith("Ça va? Ünïcode ✓ and a long line " + "x" * 1200 + "\r\n")
+    assert max(len(line) for line in bytes(email).split(b"\r\n")) <= 78
+
+
+@pytest.mark.parametrize("name", ["Ada\r\nBcc: victim@example.com", "Ada\nBcc: victim@example.com", "Ada\rX: 1"])
+def test_a_name_carrying_cr_or_lf_cannot_add_a_header(name):
+    settings = settings_for("smtp://127.0.0.1:25")
+    try:
+        raw = bytes(contact(settings, name=name))
+    except ValueError:
+        return  # refused outright: nothing is built, nothing is sent
+    head, _ = head_and_body(raw)
+    assert not any(line.lower().startswith(("bcc:", "x:")) for line in head.split("\r\n"))
+
+
+def test_the_subscriber_notice():
+    notice = mailer.subscriber_notice(
+        settings_for("smtp://127.0.0.1:25"), name="Jo Reader", email="jo@example.com",
+        subscribed_at=RECEIVED_AT, message_id=MESSAGE_ID,
+    )
+    head, body = head_and_body(bytes(notice))
+    assert "Subject: New subscriber: Jo Reader" in head.split("\r\n")
+    assert "Reply-To: Jo Reader <jo@example.com>" in head.split("\r\n")
+    assert body == "Jo Reader <jo@example.com> joined the new-release email list.\r\nSubscribed: Sunday 22 November 2026, 14:03:05 UTC\r\n"
+
+
+def test_message_ids_are_unique_and_on_the_senders_domain():
+    settings = settings_for("smtp://127.0.0.1:25")
+    ids = {mailer.new_message_id(settings) for _ in range(200)}
+    assert len(ids) == 200
+    assert all(i.startswith("<") and i.endswith("@animals.example>") for i in ids)
+
+
+@pytest.mark.asyncio
+async def test_delivered_to_every_recipient_from_the_sender(smtp_server):
+    settings = settings_for(smtp_server.url())
+    assert await mailer.send(contact(settings), settings) is None
+    [received] = smtp_server.wait_for(1, timeout=10)
+    assert received.mail_from == "site@animals.example"
+    assert received.rcpt_tos == ["books@example.com", "editor@example.org"]
+    assert received.message["Message-ID"] == MESSAGE_ID
+    assert received.data == bytes(contact(settings))
+
+
+@pytest.mark.parametrize("smtp_server", [(("pub@animals.example", "p@ss:wörd"), None)], indirect=True)
+@pytest.mark.asyncio
+async def test_auth_with_the_urls_user_and_password(smtp_server):
+    settings = settings_for(smtp_server.url())
+    await mailer.send(contact(settings), settings)
+    assert smtp_server.wait_for(1, timeout=10)[0].authenticated_as == "pub@animals.example"
+
+    wrong = dataclasses.replace(settings, server=dataclasses.replace(settings.server, password="wrong"))
+    with pytest.raises(mailer.DeliveryFailed) as refused:
+        await mailer.send(contact(wrong), wrong)
+    assert refused.value.permanent and refused.value.reason.startswith("535")
+    assert "wrong" not in refused.value.reason
+    assert len(smtp_server.received) == 1
+
+
+@pytest.mark.parametrize("smtp_server", [(("pub", "secret"), "starttls")], indirect=True)
+@pytest.mark.asyncio
+async def test_starttls_with_a_certificate_the_operator_trusts(smtp_server, certificates):
+    settings = settings_for(smtp_server.url(), PUBLISHER_SMTP_CA_FILE=str(certificates.ca_file))
+    await mailer.send(contact(settings), settings)
+    [received] = smtp_server.wait_for(1, timeout=10)
+    assert received.tls and received.authenticated_as == "pub"
+
+
+@pytest.mark.parametrize("smtp_server", [(("pub", "secret"), "starttls")], indirect=True)
+@pytest.mark.asyncio
+async def test_a_certificate_nobody_trusts_is_refused_before_the_password_is_sent(smtp_server):
+    settings = settings_for(smtp_server.url())
+    with pytest.raises(mailer.DeliveryFailed) as failed:
+        await mailer.send(contact(settings), settings)
+    assert not failed.value.permanent and "CERTIFICATE_VERIFY_FAILED" in failed.value.reason
+    assert smtp_server.received == []
+
+
+@pytest.mark.parametrize("smtp_server", [(("pub", "secret"), "implicit")], indirect=True)
+@pytest.mark.asyncio
+async def test_implicit_tls_with_smtps(smtp_server, certificates):
+    settings = settings_for(smtp_server.url(), PUBLISHER_SMTP_CA_FILE=str(certificates.ca_file))
+    assert settings.server.implicit_tls
+    await mailer.send(contact(settings), settings)
+    assert smtp_server.wait_for(1, timeout=10)[0].authenticated_as == "pub"
+
+
+@pytest.mark.asyncio
+async def test_a_server_that_does_not_offer_starttls_gets_nothing_when_it_is_required(smtp_server):
+    # What happens with smtp:// to any host that is not loopback (settings test: require_starttls).
+    settings = settings_for(smtp_server.url())
+    required = dataclasses.replace(settings, server=dataclasses.replace(settings.server, require_starttls=True))
+    with pytest.raises(mailer.DeliveryFailed) as failed:
+        await mailer.send(contact(required), required)
+    assert not failed.value.permanent and "STARTTLS" in failed.value.reason
+    assert smtp_server.received == []
+
+
+@pytest.mark.parametrize(
+    "reply, permanent", [("550 5.7.1 Message rejected as spam", True), ("451 4.3.0 Try again later", False)]
+)
+@pytest.mark.asyncio
+async def test_a_5xx_is_permanent_and_a_4xx_temporary(smtp_server, reply, permanent):
+    settings = settings_for(smtp_server.url())
+    smtp_server.replies.append(reply)
+    with pytest.raises(mailer.DeliveryFailed) as failed:
+        await mailer.send(contact(settings), settings)
+    assert (failed.value.permanent, failed.value.reason) == (permanent, reply)
+
+
+@pytest.mark.asyncio
+async def test_a_server_that_is_down_is_a_temporary_failure(smtp_server):
+    settings = settings_for(smtp_server.url())
+    smtp_server.stop()
+    with pytest.raises(mailer.DeliveryFailed) as failed:
+        await mailer.send(contact(settings), settings)
+    assert not failed.value.permanent

@@ -1,0 +1,334 @@
+"""The durable outbox on both databases, against a real SMTP server (aiosmtpd).
+
+The sender's clock is injected, so a retry "15 s later" or "three days later" is
+tested by moving the clock, not by waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+import sqlalchemy
+
+from publisher.gateway import embedded, outbox, storage
+from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
+from publisher.settings import mail_settings
+from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
+from tests.smtp import SmtpServer
+from tests.support import publisher_gateway
+from tests.unit.test_embedded_gateway import (  # noqa: F401 (fixtures)
+    MESSAGE,
+    SUBSCRIPTION,
+    client_for,
+    count_rows,
+    database_kind,
+    db_url,
+    postgres_template,
+    template_db,
+)
+
+
+@pytest.fixture
+def smtp_server():
+    server = SmtpServer().start()
+    yield server
+    server.stop()
+
+
+def mail_env(smtp: SmtpServer, **extra: str) -> dict[str, str]:
+    return {
+        "PUBLISHER_SMTP_URL": smtp.url(),
+        "PUBLISHER_NOTIFY_TO": "books@example.com",
+        "PUBLISHER_MAIL_FROM": "site@animals.example",
+        **extra,
+    }
+
+
+class Clock:
+    def __init__(self):
+        self.now = storage.utc_now()
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta) -> None:
+        self.now += timedelta(**delta)
+
+
+def contact_request(n: int = 0) -> SendEmailRequest:
+    return SendEmailRequest.model_validate({**MESSAGE, "message": f"Message number {n}"})
+
+
+def enqueue(db_url: str, mail, count: int = 1) -> list[int]:
+    return [storage.store_message(contact_request(n), db_url, outbox.job_for(mail)) for n in range(count)]
+
+
+def only(db_url: str) -> storage.Delivery:
+    [delivery] = storage.list_deliveries((storage.PENDING, storage.SENT, storage.FAILED), db_url)
+    return delivery
+
+
+# --- Pure rules. ---
+
+
+def test_retries_start_within_a_minute_and_end_after_three_days():
+    start = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+    give_up = start + outbox.RETRY_FOR
+    assert outbox.next_attempt(1, start, give_up) == start + timedelta(seconds=15)
+    assert [outbox.retry_delay(n).total_seconds() for n in range(1, 10)] == [15, 60, 300, 900, 1800, 3600, 7200, 7200, 7200]
+    # Attempts at those delays, each after the previous one: the last falls exactly on the deadline.
+    moment, attempts = start, 0
+    while moment is not None:
+        attempts += 1
+        last, moment = moment, outbox.next_attempt(attempts, moment, give_up)
+    assert last == give_up and outbox.RETRY_FOR == timedelta(days=3)
+    assert 30 < attempts < 50
+
+
+# --- Storage: one transaction. ---
+
+
+@pytest.mark.asyncio
+async def test_the_gateway_queues_an_email_with_each_stored_message_only_when_smtp_is_set(db_url, smtp_server):
+    async with client_for(db_url) as client:
+        await client.post("/prod/send-email", json=MESSAGE)  # no mail settings: stored only
+    assert count_rows(db_url, "contact_message") == 1 and count_rows(db_url, "outbox_delivery") == 0
+
+    mail = mail_settings(mail_env(smtp_server))
+    app = embedded.create_app(db_url, mail)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gw") as client:
+        answer = await client.post("/prod/send-email", json=MESSAGE)
+        assert answer.json() == {"status": "received"}
+        await client.post("/prod/subscribe", json=SUBSCRIPTION)  # notices are off by default
+    delivery = only(db_url)
+    assert (delivery.kind, delivery.status, delivery.attempts) == ("contact", "pending", 0)
+    assert delivery.source_id == storage.list_messages(db_url)[-1].id
+    assert delivery.message_id.endswith("@animals.example>")
+    assert smtp_server.received == []  # storing never waits for SMTP
+
+
+def test_a_message_is_never_stored_without_its_delivery(db_url, smtp_server):
+    mail = mail_settings(mail_env(smtp_server))
+    [first] = enqueue(db_url, mail)
+    duplicate_id = storage.Job(message_id=only(db_url).message_id, retry_for=outbox.RETRY_FOR)
+    with pytest.raises(sqlalchemy.exc.IntegrityError):
+        storage.store_message(contact_request(), db_url, duplicate_id)  # the job's insert fails...
+    assert [m.id for m in storage.list_messages(db_url)] == [first]  # ...so the message is not stored either
+
+
+def test_a_new_subscriber_notice_only_when_asked_and_only_for_a_new_address(db_url, smtp_server):
+    mail = mail_settings(mail_env(smtp_server, PUBLISHER_NOTIFY_SUBSCRIBERS="1"))
+    body = SubscribeRequest.model_validate(SUBSCRIPTION)
+    assert storage.store_subscription(body, db_url, outbox.job_for(mail)) is True
+    assert storage.store_subscription(body, db_url, outbox.job_for(mail)) is False
+    delivery = only(db_url)
+    assert (delivery.kind, delivery.source_id) == ("subscriber", storage.list_subscribers(db_url)[0].id)
+
+
+# --- The sender. ---
+
+
+@pytest.mark.asyncio
+async def test_due_messages_are_sent_once_and_marked_sent(db_url, smtp_server):
+    mail = mail_settings(mail_env(smtp_server, PUBLISHER_NOTIFY_SUBSCRIBERS="1"))
+    enqueue(db_url, mail, 2)
+    storage.store_subscription(SubscribeRequest.model_validate(SUBSCRIPTION), db_url, outbox.job_for(mail))
+    sender = outbox.Sender(mail, db_url)
+    outcomes = await sender.send_due()
+    assert [o.status for o in outcomes] == ["sent"] * 3
+    received = smtp_server.wait_for(3, timeout=10)
+    assert [r.message["Subject"] for r in received] == [
+        "Contact Form Submission from Jo Reader", "Contact Form Submission from Jo Reader", "New subscriber: Jo Reader",
+    ]
+    assert [r.message.get_content().splitlines()[-1] for r in received[:2]] == ["Message number 0", "Message number 1"]
+    assert await sender.send_due() == []
+    assert storage.list_deliveries(db_url=db_url) == []  # nothing pending or failed
+    assert len(smtp_server.received) == 3
+
+
+@pytest.mark.asyncio
+async def test_a_4xx_is_retried_after_15_seconds_then_delivered_once(db_url, smtp_server):
+    mail = mail_settings(mail_env(smtp_server))
+    enqueue(db_url, mail)
+    clock = Clock()
+    sender = outbox.Sender(mail, db_url, clock=clock)
+    smtp_server.replies.append("451 4.7.1 Greylisted, try again later")
+    [outcome] = await sender.send_due()
+    delivery = only(db_url)
+    assert (outcome.status, delivery.status, delivery.attempts) == ("pending", "pending", 1)
+    assert delivery.last_error == "451 4.7.1 Greylisted, try again later"
+    assert delivery.next_attempt_at == clock.now + timedelta(seconds=15)
+
+    clock.advance(seconds=14)
+    assert await sender.send_due() == []  # not yet due
+    clock.advance(seconds=1)
+    assert [o.status for o in await sender.send_due()] == ["sent"]
+    assert len(smtp_server.wait_for(1, timeout=10)) == 1
+    assert only(db_url).status == "sent"
+
+
+@pytest.mark.asyncio
+async def test_a_5xx_stops_retries_is_reported_and_the_operator_can_send_it_again(db_url, smtp_server, caplog):
+    mail = mail_settings(mail_env(smtp_server))
+    enqueue(db_url, mail)
+    clock = Clock()
+    sender = outbox.Sender(mail, db_url, clock=clock)
+    smtp_server.replies.append("550 5.1.1 <books@example.com>: Recipient address rejected")
+    with caplog.at_level(logging.ERROR, logger="publisher.gateway.outbox"):
+        [outcome] = await sender.send_due()
+    assert outcome.status == "failed"
+    assert "will not be retried: 550 5.1.1" in caplog.text and "publisher-gateway outbox --retry" in caplog.text
+    clock.advance(days=10)
+    assert await sender.send_due() == []
+    assert smtp_server.received == []
+
+    listed = publisher_gateway(db_url, "outbox")
+    delivery = only(db_url)
+    assert listed.stdout.splitlines() == [
+        f"#{delivery.id}  FAILED  contact message #{delivery.source_id}  queued {delivery.created_at.isoformat()}  1 attempt",
+        f"    Message-ID: {delivery.message_id}",
+        "    last error: 550 5.1.1 <books@example.com>: Recipient address rejected",
+        "0 pending, 1 failed. Send the failed ones again with `publisher-gateway outbox --retry`.",
+    ]
+    retried = publisher_gateway(db_url, "outbox", "--retry", env=mail_env(smtp_server))
+    assert retried.stdout == f"#{delivery.id}  sent\n"
+    [received] = smtp_server.wait_for(1, timeout=10)
+    assert received.message["Message-ID"] == delivery.message_id
+    assert publisher_gateway(db_url, "outbox").stdout == "Outbox: nothing pending or failed.\n"
+
+
+def test_retry_without_smtp_settings_says_why_nothing_can_send(db_url):
+    result = publisher_gateway(db_url, "outbox", "--retry", check=False)
+    assert result.returncode == 1
+    assert result.stderr == "publisher-gateway: PUBLISHER_SMTP_URL is not set, so nothing can send the outbox.\n"
+
+
+@pytest.mark.asyncio
+async def test_smtp_down_for_three_days_gives_up_and_reports(db_url, smtp_server, caplog):
+    mail = mail_settings(mail_env(smtp_server))
+    enqueue(db_url, mail)
+    smtp_server.stop()
+    clock = Clock()
+    sender = outbox.Sender(mail, db_url, clock=clock)
+    attempts = 0
+    with caplog.at_level(logging.WARNING, logger="publisher.gateway.outbox"):
+        while only(db_url).status == "pending":
+            clock.now = max(clock.now, only(db_url).next_attempt_at)
+            await sender.send_due()
+            attempts += 1
+    delivery = only(db_url)
+    assert delivery.status == "failed" and delivery.attempts == attempts
+    assert delivery.last_error.startswith(f"gave up after {attempts} attempts over 3 days: ")
+    assert clock.now == delivery.created_at + timedelta(days=3)
+    listed = publisher_gateway(db_url, "outbox").stdout
+    assert f"{attempts} attempts" in listed and "gave up after" in listed
+
+
+@pytest.mark.asyncio
+async def test_smtp_down_then_back_is_delivered_exactly_once(db_url, smtp_server):
+    mail = mail_settings(mail_env(smtp_server))
+    enqueue(db_url, mail)
+    smtp_server.stop()
+    clock = Clock()
+    sender = outbox.Sender(mail, db_url, clock=clock)
+    [down] = await sender.send_due()
+    assert down.status == "pending" and "connect" in down.detail.lower()
+    listed = publisher_gateway(db_url, "outbox").stdout
+    assert "pending, next attempt" in listed and "1 pending, 0 failed." in listed
+    smtp_server.start()
+    clock.advance(seconds=15)
+    assert [o.status for o in await sender.send_due()] == ["sent"]
+    clock.advance(days=1)
+    assert await sender.send_due() == []
+    assert len(smtp_server.wait_for(1, timeout=10)) == 1
+
+
+@pytest.mark.asyncio
+async def test_a_claimed_job_waits_for_its_lease_and_a_dead_workers_job_is_taken_over(db_url, smtp_server):
+    mail = mail_settings(mail_env(smtp_server))
+    enqueue(db_url, mail)
+    now = storage.utc_now()
+    claimed = storage.claim_due("worker-a", now, outbox.LEASE, db_url)  # then worker-a dies
+    assert claimed is not None and claimed.attempts == 1
+    assert storage.claim_due("worker-b", now + outbox.LEASE - timedelta(seconds=1), outbox.LEASE, db_url) is None
+    clock = Clock()
+    clock.now = now + outbox.LEASE + timedelta(seconds=1)
+    [outcome] = await outbox.Sender(mail, db_url, clock=clock, worker="worker-b").send_due()
+    assert outcome.status == "sent" and len(smtp_server.wait_for(1, timeout=10)) == 1
+    # The dead worker's late report cannot undo it.
+    assert storage.mark_retry(claimed.id, "worker-a", now, "late", db_url) is False
+    assert only(db_url).status == "sent"
+
+
+@pytest.mark.asyncio
+async def test_a_new_process_sends_what_an_old_one_left_pending(db_url, smtp_server):
+    mail = mail_settings(mail_env(smtp_server))
+    enqueue(db_url, mail, 3)
+    smtp_server.stop()
+    assert {o.status for o in await outbox.Sender(mail, db_url).send_due()} == {"pending"}
+    smtp_server.start()
+    restarted = outbox.Sender(mail, db_url, clock=lambda: storage.utc_now() + timedelta(seconds=15))
+    assert [o.status for o in await restarted.send_due()] == ["sent"] * 3
+    assert len(smtp_server.wait_for(3, timeout=10)) == 3
+
+
+@pytest.mark.asyncio
+async def test_two_workers_sending_at_once_send_each_message_once(db_url, smtp_server):
+    mail = mail_settings(mail_env(smtp_server))
+    enqueue(db_url, mail, 40)
+    workers = [outbox.Sender(mail, db_url, worker=name) for name in ("worker-a", "worker-b")]
+    results = await asyncio.gather(*(worker.send_due() for worker in workers))
+    assert sum(len(r) for r in results) == 40
+    received = smtp_server.wait_for(40, timeout=30)
+    assert len(received) == 40 and len(set(smtp_server.message_ids())) == 40
+    assert storage.list_deliveries((storage.PENDING, storage.FAILED), db_url) == []
+
+
+def test_on_postgresql_a_claim_skips_a_job_another_worker_has_locked(postgres, postgres_template, smtp_server):
+    name = postgres.create_database(template=postgres_template)
+    postgres.execute(f"ALTER DATABASE {name} SET lock_timeout = '5s'")  # waiting would fail, not hang
+    url = postgres.url(name)
+    mail = mail_settings(mail_env(smtp_server))
+    first, second = enqueue(url, mail, 2)
+    engine = sqlalchemy.create_engine(url)
+    with engine.connect() as other_worker:  # mid-claim: holds the first job's row lock
+        other_worker.execute(sqlalchemy.text("SELECT id FROM outbox_delivery ORDER BY id LIMIT 1 FOR UPDATE"))
+        claimed = storage.claim_due("worker-b", storage.utc_now(), outbox.LEASE, url)
+        assert claimed is not None and claimed.source.id == second  # skipped, not waited for
+        other_worker.rollback()
+    engine.dispose()
+    assert storage.claim_due("worker-b", storage.utc_now(), outbox.LEASE, url).source.id == first
+
+
+@pytest.mark.asyncio
+async def test_the_backends_sender_sends_a_new_message_at_once_not_at_the_next_poll(db_url, smtp_server, monkeypatch):
+    for name, value in mail_env(smtp_server).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    sender = asyncio.create_task(outbox.run_in_backend(db_url))
+    try:
+        app = embedded.create_app(db_url, mail_settings())
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gw") as client:
+            assert (await client.post("/prod/send-email", json=MESSAGE)).status_code == 200
+        # Woken by the store: well inside the 5 s poll interval.
+        await asyncio.to_thread(smtp_server.wait_for, 1, outbox.POLL_INTERVAL_S - 2)
+    finally:
+        sender.cancel()
+        stopped, _ = await asyncio.wait([sender], timeout=5)  # as the backend's shutdown does
+    assert sender in stopped and sender.cancelled()
+    assert outbox._sender is None
+
+
+@pytest.mark.asyncio
+async def test_no_sender_runs_without_smtp_or_with_the_cloud_gateway(monkeypatch):
+    monkeypatch.delenv("PUBLISHER_SMTP_URL", raising=False)
+    await asyncio.wait_for(outbox.run_in_backend(), 1)  # returns at once
+    monkeypatch.setenv("PUBLISHER_SMTP_URL", "smtp://127.0.0.1:25")
+    monkeypatch.setenv("PUBLISHER_NOTIFY_TO", "books@example.com")
+    monkeypatch.setenv("PUBLISHER_MAIL_FROM", "site@animals.example")
+    monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://gateway.example.com")
+    await asyncio.wait_for(outbox.run_in_backend(), 1)
