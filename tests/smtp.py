@@ -40,6 +40,12 @@ class Received:
 class _Handler:
     server: SmtpServer
 
+    async def handle_RCPT(self, smtp, session, envelope, address, options) -> str:
+        if address in self.server.refused_recipients:
+            return "550 5.1.1 No such user here"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
     async def handle_DATA(self, smtp, session, envelope) -> str:
         return self.server._accept(session, envelope)
 
@@ -70,6 +76,7 @@ class SmtpServer:
     port: int = field(default_factory=free_port)
     received: list[Received] = field(default_factory=list)
     replies: list[str] = field(default_factory=list)  # the next DATA answers, e.g. "451 4.3.0 busy"
+    refused_recipients: set[str] = field(default_factory=set)
     _controller: Controller | None = None
     _changed: threading.Condition = field(default_factory=threading.Condition)
 

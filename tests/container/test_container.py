@@ -20,6 +20,7 @@ from tests.browser import (
     subscribe,
 )
 from tests.containers import Container, Volume, image_config, podman, stored_messages, stored_subscribers
+from tests.smtp import SmtpServer
 from tests.support import RecordingGateway, wait_until
 
 SITE_UID = "10001"
@@ -112,14 +113,25 @@ def test_embedded_gateway_data_survives_a_restart_a_replacement_and_a_stop_mid_s
 def test_read_only_root_filesystem_serves_both_forms(
     image: str, containers: Callable[..., Container], volume: Volume, page: Page
 ):
-    site = containers(image, volume=volume, read_only=True)
-    refused = site.exec("touch", "/app/probe", check=False)
-    assert refused.returncode != 0 and "Read-only file system" in refused.stderr
+    smtp = SmtpServer(credentials=("site@animals.example", "relay password")).start()  # on the host network
+    mail = {"PUBLISHER_SMTP_URL": smtp.url(), "PUBLISHER_NOTIFY_TO": "books@animals.example",
+            "PUBLISHER_MAIL_FROM": "site@animals.example"}
+    try:
+        site = containers(image, volume=volume, read_only=True, env=mail)
+        refused = site.exec("touch", "/app/probe", check=False)
+        assert refused.returncode != 0 and "Read-only file system" in refused.stderr
 
-    subscribe(page, site.base_url, "Cy Reader", "cy@example.com")
-    send_contact_message(page, site.base_url, "Sent to a read-only container.")
-    assert stored_subscribers(site) == [("cy@example.com", "Cy Reader")]
-    assert "Sent to a read-only container." in stored_messages(site)
+        subscribe(page, site.base_url, "Cy Reader", "cy@example.com")
+        send_contact_message(page, site.base_url, "Sent to a read-only container.")
+        assert stored_subscribers(site) == [("cy@example.com", "Cy Reader")]
+        assert "Sent to a read-only container." in stored_messages(site)
+        [email] = smtp.wait_for(1, timeout=30)  # the outbox works in the image too
+        assert email.message["Subject"] == "Contact Form Submission from Jo Reader"
+        assert email.message.get_content().endswith("Sent to a read-only container.\r\n")
+        wait_until(lambda: site.exec("publisher-gateway", "outbox").stdout == "Outbox: nothing pending or failed.\n",
+                   10, "the outbox to record the delivery")
+    finally:
+        smtp.stop()
 
     written = site.exec("find", "/data", "/tmp", "-type", "f").stdout.split()
     unexpected = [path for path in written if path != "/data/publisher.db" and not path.startswith("/data/states/")]

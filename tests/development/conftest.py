@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from tests.browser import browser, page  # noqa: F401 (fixtures)
+from tests.smtp import SmtpServer
 from tests.support import PROJECT_ROOT, VENV_BIN, free_port, tool_env, wait_until
 
 # A cold start compiles the app and starts Vite; the first page then compiles on demand.
@@ -29,8 +30,9 @@ START_TIMEOUT_S = 180
 class DevServer:
     """`make run` or `reflex run` in its own process group."""
 
-    def __init__(self, workdir: Path, command: str):
+    def __init__(self, workdir: Path, command: str, extra_env: dict[str, str] | None = None):
         self.command = command
+        self.extra_env = extra_env or {}
         self.frontend_port = free_port()
         self.backend_port = free_port()
         self.base_url = f"http://127.0.0.1:{self.frontend_port}"
@@ -43,6 +45,7 @@ class DevServer:
         env = tool_env(REFLEX_DB_URL=self.db_url)
         for inherited in ("PUBLISHER_GATEWAY_URL", "REFLEX_REDIS_URL", "REFLEX_ENV_MODE", "PUBLISHER_DEV_HOST"):
             env.pop(inherited, None)
+        env.update(self.extra_env)
         if self.command == "make run":
             command = [
                 "make", "--no-print-directory", "run",
@@ -97,9 +100,24 @@ class DevServer:
         self.process.wait(timeout=10)
 
 
+@pytest.fixture(scope="session")
+def smtp() -> Iterator[SmtpServer]:
+    """The publisher's mail server: the development server emails contact messages too."""
+    server = SmtpServer().start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture(scope="session", params=["make run", "reflex run"])
-def dev_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    server = DevServer(tmp_path_factory.mktemp("dev"), request.param)
+def dev_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, smtp: SmtpServer
+) -> Iterator[DevServer]:
+    mail = {
+        "PUBLISHER_SMTP_URL": smtp.url(),
+        "PUBLISHER_NOTIFY_TO": "books@animals.example",
+        "PUBLISHER_MAIL_FROM": "site@animals.example",
+    }
+    server = DevServer(tmp_path_factory.mktemp("dev"), request.param, extra_env=mail)
     server.start()
     try:
         yield server

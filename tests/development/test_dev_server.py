@@ -69,8 +69,12 @@ def test_subscribe_is_stored_by_the_embedded_gateway(page: Page, dev_server: Dev
     assert_no_console_errors(page)
 
 
-def test_contact_message_is_stored_by_the_embedded_gateway(page: Page, dev_server: DevServer):
+def test_contact_message_is_stored_by_the_embedded_gateway_and_emailed(page: Page, dev_server: DevServer, smtp):
+    before = len(smtp.received)
     send_contact_message(page, dev_server.base_url, "Sent from the development server.")
+    [email] = smtp.wait_for(before + 1, timeout=30)[before:]  # the backend's sender, started with `reflex run`
+    assert email.message["Subject"] == "Contact Form Submission from Jo Reader"
+    assert email.message.get_content().endswith("Sent from the development server.\r\n")
     stored = [(m.sender_name, m.sender_email, m.subject, m.message) for m in storage.list_messages(dev_server.db_url)]
     assert stored == [
         ("Jo Reader", "jo@example.com", "Contact Form Submission from Jo Reader", "Sent from the development server.")

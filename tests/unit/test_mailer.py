@@ -198,3 +198,17 @@ async def test_a_server_that_is_down_is_a_temporary_failure(smtp_server):
     with pytest.raises(mailer.DeliveryFailed) as failed:
         await mailer.send(contact(settings), settings)
     assert not failed.value.permanent
+
+
+@pytest.mark.asyncio
+async def test_one_refused_recipient_of_two_is_a_note_not_a_failure(smtp_server):
+    # The other address got it: sending again would give them a second copy.
+    settings = settings_for(smtp_server.url())
+    smtp_server.refused_recipients.add("editor@example.org")
+    note = await mailer.send(contact(settings), settings)
+    assert note == "accepted, but refused for editor@example.org: 550 5.1.1 No such user here"
+    assert smtp_server.wait_for(1, timeout=10)[0].rcpt_tos == ["books@example.com"]
+    smtp_server.refused_recipients.add("books@example.com")
+    with pytest.raises(mailer.DeliveryFailed) as failed:  # every recipient refused: a permanent failure
+        await mailer.send(contact(settings), settings)
+    assert failed.value.permanent and failed.value.reason.startswith("recipients refused: books@example.com: 550")

@@ -1,0 +1,176 @@
+"""The embedded gateway emails the publisher: publisher-serve on the host, a real SMTP server (aiosmtpd).
+
+The visitor's flow never changes with SMTP: the same success alert and toast
+while it is down. What was stored is delivered once it is back, after a restart
+too, and exactly once with two workers sharing PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page
+
+from publisher.gateway import outbox, storage
+from tests.browser import assert_no_console_errors, send_contact_message, subscribe
+from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
+from tests.smtp import SmtpServer
+from tests.support import ProductionServer, RedisServer, publisher_gateway, running_server, wait_until
+from tests.visitor import ask_here_answer_there, run_async
+
+CREDENTIALS = ("site@animals.example", "relay password")
+# A stored message is delivered at once, or at the first retry (15 s) plus a poll (5 s) when SMTP was down.
+DELIVERY_TIMEOUT_S = outbox.RETRY_DELAYS[0].total_seconds() + outbox.POLL_INTERVAL_S + 20
+
+
+def mail_env(smtp: SmtpServer, **extra: str) -> dict[str, str]:
+    return {
+        "PUBLISHER_GATEWAY_URL": "",
+        "PUBLISHER_SMTP_URL": smtp.url(),
+        "PUBLISHER_NOTIFY_TO": "books@animals.example",
+        "PUBLISHER_MAIL_FROM": "Animals We Confuse <site@animals.example>",
+        **extra,
+    }
+
+
+@pytest.fixture(scope="module")
+def smtp() -> Iterator[SmtpServer]:
+    server = SmtpServer(credentials=CREDENTIALS).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def mail_site(built_site, smtp: SmtpServer, tmp_path_factory) -> Iterator[tuple[ProductionServer, str]]:
+    workdir = tmp_path_factory.mktemp("mail-site")
+    db_url = f"sqlite:///{workdir / 'mail.db'}"
+    env = {**mail_env(smtp, PUBLISHER_NOTIFY_SUBSCRIBERS="1"), "REFLEX_DB_URL": db_url}
+    with running_server(workdir, env) as server:
+        yield server, db_url
+
+
+def delivered(db_url: str) -> bool:
+    return storage.list_deliveries((storage.PENDING, storage.FAILED), db_url) == []
+
+
+def test_both_forms_reach_the_publishers_inbox(page: Page, mail_site, smtp: SmtpServer):
+    server, db_url = mail_site
+    before = len(smtp.received)
+    send_contact_message(page, server.base_url, "Do you ship to Canada?")
+    subscribe(page, server.base_url, "Zoë Ångström", "zoe@example.com")
+
+    contact, notice = smtp.wait_for(before + 2, timeout=DELIVERY_TIMEOUT_S)[before:]
+    assert contact.authenticated_as == "site@animals.example"
+    assert contact.rcpt_tos == ["books@animals.example"]
+    assert str(contact.message["From"]) == "Animals We Confuse <site@animals.example>"
+    assert str(contact.message["Reply-To"]) == "Jo Reader <jo@example.com>"
+    assert contact.message["Subject"] == "Contact Form Submission from Jo Reader"
+    assert contact.message.get_content().endswith("\r\n\r\nDo you ship to Canada?\r\n")
+    assert str(notice.message["Reply-To"]) == "Zoë Ångström <zoe@example.com>"
+    assert notice.message["Subject"] == "New subscriber: Zoë Ångström"
+    stored = storage.list_messages(db_url)[-1]
+    assert contact.message["Message-ID"] == next(
+        d.message_id for d in storage.list_deliveries((storage.SENT,), db_url) if d.source_id == stored.id
+        and d.kind == storage.CONTACT
+    )
+    assert_no_console_errors(page)
+
+
+def test_smtp_down_the_visitor_still_succeeds_and_the_message_arrives_once_when_it_is_back(
+    page: Page, mail_site, smtp: SmtpServer
+):
+    server, db_url = mail_site
+    smtp.stop()
+    try:
+        before = len(smtp.received)
+        send_contact_message(page, server.base_url, "Sent while the mail server was down.")  # alert and toast
+        wait_until(lambda: "last error: cannot connect" in publisher_gateway(db_url, "outbox").stdout, 20,
+                   "the outbox to show the failed attempt")
+    finally:
+        smtp.start()
+    [arrived] = smtp.wait_for(before + 1, timeout=DELIVERY_TIMEOUT_S)[before:]
+    assert arrived.message.get_content().endswith("Sent while the mail server was down.\r\n")
+    wait_until(lambda: delivered(db_url), 10, "the delivery to be recorded as sent")
+    assert len(smtp.received) == before + 1
+    assert publisher_gateway(db_url, "outbox").stdout == "Outbox: nothing pending or failed.\n"
+    assert_no_console_errors(page)
+
+
+def test_deliveries_pending_at_a_restart_are_sent_by_the_restarted_server(page: Page, mail_site, smtp: SmtpServer):
+    server, db_url = mail_site
+    smtp.stop()
+    before = len(smtp.received)
+    send_contact_message(page, server.base_url, "Pending across a restart.")
+    wait_until(lambda: "1 pending, 0 failed." in publisher_gateway(db_url, "outbox").stdout, 20,
+               "the message to wait in the outbox")
+    server.stop()
+    smtp.start()
+    server.start()
+    [arrived] = smtp.wait_for(before + 1, timeout=DELIVERY_TIMEOUT_S)[before:]
+    assert arrived.message.get_content().endswith("Pending across a restart.\r\n")
+    wait_until(lambda: delivered(db_url), 10, "the delivery to be recorded as sent")
+    assert len(smtp.received) == before + 1
+
+
+def test_a_refused_message_is_reported_and_the_operator_sends_it_again(page: Page, mail_site, smtp: SmtpServer):
+    server, db_url = mail_site
+    before = len(smtp.received)
+    smtp.replies.append("550 5.7.1 Message content rejected")
+    send_contact_message(page, server.base_url, "Refused once, then sent by the operator.")
+    wait_until(lambda: "0 pending, 1 failed." in publisher_gateway(db_url, "outbox").stdout, DELIVERY_TIMEOUT_S,
+               "the refusal to be reported")
+    listing = publisher_gateway(db_url, "outbox").stdout
+    assert "    last error: 550 5.7.1 Message content rejected\n" in listing
+    assert "Outbox: delivery #" in server.log_path.read_text()  # and in the server's log, as an error
+
+    retried = publisher_gateway(db_url, "outbox", "--retry", env=mail_env(smtp))
+    assert retried.stdout.endswith("  sent\n")
+    [arrived] = smtp.wait_for(before + 1, timeout=10)[before:]
+    assert arrived.message.get_content().endswith("Refused once, then sent by the operator.\r\n")
+
+
+# --- Two workers, PostgreSQL, Redis ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def redis(tmp_path_factory) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
+
+
+def test_two_workers_on_postgresql_send_each_message_once(
+    built_site, postgres: PostgresServer, redis: RedisServer, tmp_path_factory
+):
+    smtp = SmtpServer()  # down while the visitors send, so both workers' senders find them due together
+    db_url = postgres.url(postgres.create_database())
+    env = {
+        **mail_env(smtp), "REFLEX_DB_URL": db_url, "REFLEX_REDIS_URL": redis.url, "GRANIAN_WORKERS": "2",
+        "PUBLISHER_RATE_LIMIT_CLIENT": "100/60", "PUBLISHER_RATE_LIMIT_ADDRESS": "100/60",
+    }
+    visitors = 12
+    with running_server(tmp_path_factory.mktemp("two-workers-mail"), env) as server:
+
+        async def send_all() -> list[tuple[str, str]]:
+            return await asyncio.gather(*(
+                ask_here_answer_there(server.base_url, server.base_url,
+                                      {"first_name": "Visitor", "last_name": f"No{n}", "email": f"v{n}@example.com"},
+                                      f"Message {n} of {visitors}.", fill_time_s=5.0)
+                for n in range(visitors)
+            ))
+
+        outcomes = run_async(send_all())
+        assert [status for status, _ in outcomes] == ["success"] * visitors
+        smtp.start()
+        try:
+            received = smtp.wait_for(visitors, timeout=DELIVERY_TIMEOUT_S)
+            wait_until(lambda: delivered(db_url), 15, "every delivery to be recorded as sent")
+        finally:
+            smtp.stop()
+    assert len(smtp.received) == visitors
+    assert len(set(smtp.message_ids())) == visitors
+    assert sorted(r.message.get_content().splitlines()[-1] for r in received) == sorted(
+        f"Message {n} of {visitors}." for n in range(visitors)
+    )
