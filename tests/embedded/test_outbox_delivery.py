@@ -18,7 +18,8 @@ from tests.browser import assert_no_console_errors, send_contact_message, subscr
 from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
 from tests.smtp import SmtpServer
 from tests.support import ProductionServer, RedisServer, publisher_gateway, running_server, wait_until
-from tests.visitor import ask_here_answer_there, run_async
+from publisher.validation import FIRST_NAME_CONTROL_CHARS
+from tests.visitor import CONTACT_STATE, Visitor, ask_here_answer_there, question_answer, run_async
 
 CREDENTIALS = ("site@animals.example", "relay password")
 # A stored message is delivered at once, or at the first retry (15 s) plus a poll (5 s) when SMTP was down.
@@ -129,6 +130,31 @@ def test_a_refused_message_is_reported_and_the_operator_sends_it_again(page: Pag
     assert retried.stdout.endswith("  sent\n")
     [arrived] = smtp.wait_for(before + 1, timeout=10)[before:]
     assert arrived.message.get_content().endswith("Refused once, then sent by the operator.\r\n")
+
+
+def test_a_crafted_event_with_a_line_break_in_a_name_adds_no_header_and_sends_nothing(mail_site, smtp: SmtpServer):
+    server, db_url = mail_site
+    stored_before, received_before = len(storage.list_messages(db_url)), len(smtp.received)
+
+    async def crafted_submit() -> Visitor:
+        visitor = Visitor(server.base_url, "/contact-us")
+        await visitor.open_page(lambda v: bool(v.var(CONTACT_STATE, "question")))
+        await asyncio.sleep(5.2)  # past the minimum fill time
+        await visitor.send(f"{CONTACT_STATE}.submit", {"form_data": {
+            "first_name": "Jo\r\nBcc: victim@example.com", "last_name": "Reader", "email": "jo@example.com",
+            "message": "Injected?", "answer": str(question_answer(visitor.var(CONTACT_STATE, "question"))),
+            "website": "",
+        }})
+        await visitor.wait_for(lambda v: bool(v.var(CONTACT_STATE, "first_name_error")))
+        await visitor.close()
+        return visitor
+
+    visitor = run_async(crafted_submit())
+    assert visitor.var(CONTACT_STATE, "first_name_error") == FIRST_NAME_CONTROL_CHARS
+    assert len(storage.list_messages(db_url)) == stored_before
+    assert storage.list_deliveries((storage.PENDING, storage.FAILED), db_url) == []
+    assert len(smtp.received) == received_before
+    assert all("victim@example.com" not in r.data.decode("ascii", "replace") for r in smtp.received)
 
 
 # --- Two workers, PostgreSQL, Redis ------------------------------------------------------------

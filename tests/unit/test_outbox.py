@@ -332,3 +332,13 @@ async def test_no_sender_runs_without_smtp_or_with_the_cloud_gateway(monkeypatch
     monkeypatch.setenv("PUBLISHER_MAIL_FROM", "site@animals.example")
     monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://gateway.example.com")
     await asyncio.wait_for(outbox.run_in_backend(), 1)
+
+
+@pytest.mark.asyncio
+async def test_a_crafted_request_with_a_line_break_in_the_name_is_refused_and_queues_nothing(db_url, smtp_server):
+    app = embedded.create_app(db_url, mail_settings(mail_env(smtp_server)))
+    crafted = {**MESSAGE, "sender": {"name": "Jo Reader\r\nBcc: victim@example.com", "email": "jo@example.com"}}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gw") as client:
+        answer = await client.post("/prod/send-email", json=crafted)
+    assert answer.status_code == 422
+    assert count_rows(db_url, "contact_message") == 0 and count_rows(db_url, "outbox_delivery") == 0

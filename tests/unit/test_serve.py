@@ -108,3 +108,15 @@ def test_a_stop_signal_during_start_up_exits_at_once(tmp_path):
         finally:
             server.kill()
             server.wait()
+
+
+def test_a_malformed_smtp_setting_stops_start_up_naming_it_without_the_password(tmp_path):
+    fake_build(tmp_path)
+    env = {"PATH": "/usr/bin:/bin", "PUBLISHER_SMTP_URL": "smtp://site:hunter2@smtp.example.com:587",
+           "PUBLISHER_MAIL_FROM": "site@animals.example"}  # PUBLISHER_NOTIFY_TO missing
+    result = subprocess.run([SERVE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr == (
+        "publisher-serve: PUBLISHER_SMTP_URL is set, so PUBLISHER_NOTIFY_TO is required: "
+        "one or more addresses, comma-separated\n"
+    )
