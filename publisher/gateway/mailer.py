@@ -13,9 +13,7 @@ on a slow server costs no thread from the pool the gateway's storage uses.
 
 from __future__ import annotations
 
-import logging
 import ssl
-from dataclasses import dataclass
 from datetime import datetime
 from email import utils as email_utils
 from email.headerregistry import Address
@@ -25,8 +23,6 @@ from email.policy import SMTP
 import aiosmtplib
 
 from publisher.settings import MailSettings
-
-logger = logging.getLogger(__name__)
 
 # Connect, TLS handshake and each SMTP command: a server slower than this is retried later.
 SMTP_TIMEOUT_S = 30.0
