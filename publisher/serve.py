@@ -29,7 +29,14 @@ import tempfile
 from pathlib import Path
 
 from publisher import graceful_stop, page_kinds
-from publisher.settings import ConfigurationError, gateway_timeout_s, gateway_url, mail_settings, rate_limits
+from publisher.settings import (
+    ConfigurationError,
+    gateway_timeout_s,
+    gateway_url,
+    mail_settings,
+    rate_limits,
+    redact_url,
+)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -60,19 +67,9 @@ def check_redis(url: str | None) -> None:
         redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3).ping()
     except (redis.RedisError, ValueError) as exc:
         raise ServeError(
-            f"cannot reach Redis at REFLEX_REDIS_URL ({redact(url)}): {str(exc).rstrip('.')}. "
+            f"cannot reach Redis at REFLEX_REDIS_URL ({redact_url(url)}): {str(exc).rstrip('.')}. "
             "Start Redis or unset REFLEX_REDIS_URL to run one worker with in-memory state."
         ) from None
-
-
-def redact(url: str) -> str:
-    """The URL without its password, for messages."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    if parts.password:
-        return url.replace(f":{parts.password}@", ":***@")
-    return url
 
 
 def require_build() -> None:

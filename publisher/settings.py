@@ -15,6 +15,12 @@ class ConfigurationError(RuntimeError):
     """A setting is missing or malformed; the message names the variable."""
 
 
+def redact_url(url: str) -> str:
+    """The URL as it may be printed: its password replaced by ***."""
+    password = urlsplit(url).password
+    return url.replace(f":{password}@", ":***@") if password else url
+
+
 def _absolute_http_url(name: str, value: str) -> str:
     parts = urlsplit(value.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -165,7 +171,7 @@ def is_loopback(host: str) -> bool:
 def _smtp_server(value: str) -> SmtpServer:
     example = "smtps://user:password@smtp.example.com:465 or smtp://user:password@smtp.example.com:587"
     parts = urlsplit(value)
-    shown = value if not parts.password else value.replace(f":{parts.password}@", ":***@", 1)
+    shown = redact_url(value)
     if parts.scheme not in _DEFAULT_SMTP_PORTS:
         raise ConfigurationError(f"{SMTP_URL_VAR} must start with smtps:// or smtp://, such as {example}; got {shown!r}")
     if not parts.hostname:
