@@ -77,14 +77,6 @@ def write_deliveries(deliveries: list[storage.Delivery], out) -> None:
     out.write(" Send the failed ones again with `publisher-gateway outbox --retry`.\n" if failed else "\n")
 
 
-async def _send_again(mail: settings.MailSettings, ids: list[int]) -> list[outbox.Outcome]:
-    sender = outbox.Sender(mail)
-    outcomes = []
-    while (outcome := await sender.send_next(only_ids=ids)) is not None:
-        outcomes.append(outcome)
-    return outcomes
-
-
 def retry_failed(out) -> int:
     """Requeue the failed jobs and send them from this process; 1 if any still failed."""
     mail = settings.mail_settings()
@@ -96,7 +88,7 @@ def retry_failed(out) -> int:
     if not ids:
         out.write("Outbox: no failed deliveries to send again.\n")
         return 0
-    outcomes = asyncio.run(_send_again(mail, ids))
+    outcomes = asyncio.run(outbox.Sender(mail).send_due(only_ids=ids))
     for outcome in outcomes:
         if outcome.status == storage.SENT:
             out.write(f"#{outcome.delivery_id}  sent\n")

@@ -177,10 +177,10 @@ class Sender:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10.0)
 
-    async def send_due(self) -> list[Outcome]:
-        """Send every job due now (what one wake-up does)."""
+    async def send_due(self, only_ids: list[int] | None = None) -> list[Outcome]:
+        """Send every job due now (what one wake-up does), or only those of ``only_ids``."""
         outcomes = []
-        while (outcome := await self.send_next()) is not None:
+        while (outcome := await self.send_next(only_ids)) is not None:
             outcomes.append(outcome)
         return outcomes
 
