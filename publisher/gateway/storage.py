@@ -151,9 +151,7 @@ def store_subscription(body: SubscribeRequest, db_url: str | None = None, notice
                 )
                 new_id = connection.execute(statement).scalar_one_or_none()
             else:
-                new_id = connection.execute(
-                    sqlalchemy.insert(Subscriber).values(**values).returning(Subscriber.id)
-                ).scalar_one()
+                new_id = connection.execute(sqlalchemy.insert(Subscriber).values(**values)).inserted_primary_key[0]
             if new_id is not None and notice is not None:
                 connection.execute(sqlalchemy.insert(Delivery).values(**_delivery_values(SUBSCRIBER, new_id, notice, now)))
     except sqlalchemy.exc.IntegrityError:
@@ -168,16 +166,14 @@ def store_message(body: SendEmailRequest, db_url: str | None = None, job: Job | 
     now = utc_now()
     with _engine(db_url).begin() as connection:
         message_id = connection.execute(
-            sqlalchemy.insert(ContactMessage)
-            .values(
+            sqlalchemy.insert(ContactMessage).values(
                 sender_name=body.sender.name,
                 sender_email=body.sender.email,
                 subject=body.subject,
                 message=body.message,
                 received_at=now,
             )
-            .returning(ContactMessage.id)
-        ).scalar_one()
+        ).inserted_primary_key[0]  # not RETURNING: every dialect reports the new key
         if job is not None:
             connection.execute(sqlalchemy.insert(Delivery).values(**_delivery_values(CONTACT, message_id, job, now)))
     return message_id
