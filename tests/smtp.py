@@ -89,6 +89,15 @@ class SmtpServer:
             user = f"{quote(self.credentials[0], safe='')}:{quote(self.credentials[1], safe='')}@"
         return f"{scheme}://{user}127.0.0.1:{self.port}"
 
+    def mail_env(self, **extra: str) -> dict[str, str]:
+        """The site's mail settings for this server: the publisher's inbox and the sender."""
+        return {
+            "PUBLISHER_SMTP_URL": self.url(),
+            "PUBLISHER_NOTIFY_TO": "books@animals.example",
+            "PUBLISHER_MAIL_FROM": "Animals We Confuse <site@animals.example>",
+            **extra,
+        }
+
     def _accept(self, session, envelope) -> str:
         with self._changed:
             if self.replies:

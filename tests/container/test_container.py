@@ -114,10 +114,8 @@ def test_read_only_root_filesystem_serves_both_forms(
     image: str, containers: Callable[..., Container], volume: Volume, page: Page
 ):
     smtp = SmtpServer(credentials=("site@animals.example", "relay password")).start()  # on the host network
-    mail = {"PUBLISHER_SMTP_URL": smtp.url(), "PUBLISHER_NOTIFY_TO": "books@animals.example",
-            "PUBLISHER_MAIL_FROM": "site@animals.example"}
     try:
-        site = containers(image, volume=volume, read_only=True, env=mail)
+        site = containers(image, volume=volume, read_only=True, env=smtp.mail_env())
         refused = site.exec("touch", "/app/probe", check=False)
         assert refused.returncode != 0 and "Read-only file system" in refused.stderr
 

@@ -112,12 +112,7 @@ def smtp() -> Iterator[SmtpServer]:
 def dev_server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, smtp: SmtpServer
 ) -> Iterator[DevServer]:
-    mail = {
-        "PUBLISHER_SMTP_URL": smtp.url(),
-        "PUBLISHER_NOTIFY_TO": "books@animals.example",
-        "PUBLISHER_MAIL_FROM": "site@animals.example",
-    }
-    server = DevServer(tmp_path_factory.mktemp("dev"), request.param, extra_env=mail)
+    server = DevServer(tmp_path_factory.mktemp("dev"), request.param, extra_env=smtp.mail_env())
     server.start()
     try:
         yield server

@@ -26,16 +26,6 @@ CREDENTIALS = ("site@animals.example", "relay password")
 DELIVERY_TIMEOUT_S = outbox.RETRY_DELAYS[0].total_seconds() + outbox.POLL_INTERVAL_S + 20
 
 
-def mail_env(smtp: SmtpServer, **extra: str) -> dict[str, str]:
-    return {
-        "PUBLISHER_GATEWAY_URL": "",
-        "PUBLISHER_SMTP_URL": smtp.url(),
-        "PUBLISHER_NOTIFY_TO": "books@animals.example",
-        "PUBLISHER_MAIL_FROM": "Animals We Confuse <site@animals.example>",
-        **extra,
-    }
-
-
 @pytest.fixture(scope="module")
 def smtp() -> Iterator[SmtpServer]:
     server = SmtpServer(credentials=CREDENTIALS).start()
@@ -47,7 +37,7 @@ def smtp() -> Iterator[SmtpServer]:
 def mail_site(built_site, smtp: SmtpServer, tmp_path_factory) -> Iterator[tuple[ProductionServer, str]]:
     workdir = tmp_path_factory.mktemp("mail-site")
     db_url = f"sqlite:///{workdir / 'mail.db'}"
-    env = {**mail_env(smtp, PUBLISHER_NOTIFY_SUBSCRIBERS="1"), "REFLEX_DB_URL": db_url}
+    env = {**smtp.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1"), "PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}
     with running_server(workdir, env) as server:
         yield server, db_url
 
@@ -126,7 +116,7 @@ def test_a_refused_message_is_reported_and_the_operator_sends_it_again(page: Pag
     assert "    last error: 550 5.7.1 Message content rejected\n" in listing
     assert "Outbox: delivery #" in server.log_path.read_text()  # and in the server's log, as an error
 
-    retried = publisher_gateway(db_url, "outbox", "--retry", env=mail_env(smtp))
+    retried = publisher_gateway(db_url, "outbox", "--retry", env=smtp.mail_env())
     assert retried.stdout.endswith("  sent\n")
     [arrived] = smtp.wait_for(before + 1, timeout=10)[before:]
     assert arrived.message.get_content().endswith("Refused once, then sent by the operator.\r\n")
@@ -173,7 +163,7 @@ def test_two_workers_on_postgresql_send_each_message_once(
     smtp = SmtpServer()  # down while the visitors send, so both workers' senders find them due together
     db_url = postgres.url(postgres.create_database())
     env = {
-        **mail_env(smtp), "REFLEX_DB_URL": db_url, "REFLEX_REDIS_URL": redis.url, "GRANIAN_WORKERS": "2",
+        **smtp.mail_env(), "PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url, "REFLEX_REDIS_URL": redis.url, "GRANIAN_WORKERS": "2",
         "PUBLISHER_RATE_LIMIT_CLIENT": "100/60", "PUBLISHER_RATE_LIMIT_ADDRESS": "100/60",
     }
     visitors = 12

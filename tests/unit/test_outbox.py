@@ -39,15 +39,6 @@ def smtp_server():
     server.stop()
 
 
-def mail_env(smtp: SmtpServer, **extra: str) -> dict[str, str]:
-    return {
-        "PUBLISHER_SMTP_URL": smtp.url(),
-        "PUBLISHER_NOTIFY_TO": "books@example.com",
-        "PUBLISHER_MAIL_FROM": "site@animals.example",
-        **extra,
-    }
-
-
 class Clock:
     def __init__(self):
         self.now = storage.utc_now()
@@ -98,7 +89,7 @@ async def test_the_gateway_queues_an_email_with_each_stored_message_only_when_sm
         await client.post("/prod/send-email", json=MESSAGE)  # no mail settings: stored only
     assert count_rows(db_url, "contact_message") == 1 and count_rows(db_url, "outbox_delivery") == 0
 
-    mail = mail_settings(mail_env(smtp_server))
+    mail = mail_settings(smtp_server.mail_env())
     app = embedded.create_app(db_url, mail)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gw") as client:
         answer = await client.post("/prod/send-email", json=MESSAGE)
@@ -112,7 +103,7 @@ async def test_the_gateway_queues_an_email_with_each_stored_message_only_when_sm
 
 
 def test_a_message_is_never_stored_without_its_delivery(db_url, smtp_server):
-    mail = mail_settings(mail_env(smtp_server))
+    mail = mail_settings(smtp_server.mail_env())
     [first] = enqueue(db_url, mail)
     duplicate_id = storage.Job(message_id=only(db_url).message_id, retry_for=outbox.RETRY_FOR)
     with pytest.raises(sqlalchemy.exc.IntegrityError):
@@ -121,7 +112,7 @@ def test_a_message_is_never_stored_without_its_delivery(db_url, smtp_server):
 
 
 def test_a_new_subscriber_notice_only_when_asked_and_only_for_a_new_address(db_url, smtp_server):
-    mail = mail_settings(mail_env(smtp_server, PUBLISHER_NOTIFY_SUBSCRIBERS="1"))
+    mail = mail_settings(smtp_server.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1"))
     body = SubscribeRequest.model_validate(SUBSCRIPTION)
     assert storage.store_subscription(body, db_url, outbox.job_for(mail)) is True
     assert storage.store_subscription(body, db_url, outbox.job_for(mail)) is False
@@ -134,7 +125,7 @@ def test_a_new_subscriber_notice_only_when_asked_and_only_for_a_new_address(db_u
 
 @pytest.mark.asyncio
 async def test_due_messages_are_sent_once_and_marked_sent(db_url, smtp_server):
-    mail = mail_settings(mail_env(smtp_server, PUBLISHER_NOTIFY_SUBSCRIBERS="1"))
+    mail = mail_settings(smtp_server.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1"))
     enqueue(db_url, mail, 2)
     storage.store_subscription(SubscribeRequest.model_validate(SUBSCRIPTION), db_url, outbox.job_for(mail))
     sender = outbox.Sender(mail, db_url)
@@ -152,7 +143,7 @@ async def test_due_messages_are_sent_once_and_marked_sent(db_url, smtp_server):
 
 @pytest.mark.asyncio
 async def test_a_4xx_is_retried_after_15_seconds_then_delivered_once(db_url, smtp_server):
-    mail = mail_settings(mail_env(smtp_server))
+    mail = mail_settings(smtp_server.mail_env())
     enqueue(db_url, mail)
     clock = Clock()
     sender = outbox.Sender(mail, db_url, clock=clock)
@@ -173,11 +164,11 @@ async def test_a_4xx_is_retried_after_15_seconds_then_delivered_once(db_url, smt
 
 @pytest.mark.asyncio
 async def test_a_5xx_stops_retries_is_reported_and_the_operator_can_send_it_again(db_url, smtp_server, caplog):
-    mail = mail_settings(mail_env(smtp_server))
+    mail = mail_settings(smtp_server.mail_env())
     enqueue(db_url, mail)
     clock = Clock()
     sender = outbox.Sender(mail, db_url, clock=clock)
-    smtp_server.replies.append("550 5.1.1 <books@example.com>: Recipient address rejected")
+    smtp_server.replies.append("550 5.1.1 <books@animals.example>: Recipient address rejected")
     with caplog.at_level(logging.ERROR, logger="publisher.gateway.outbox"):
         [outcome] = await sender.send_due()
     assert outcome.status == "failed"
@@ -191,10 +182,10 @@ async def test_a_5xx_stops_retries_is_reported_and_the_operator_can_send_it_agai
     assert listed.stdout.splitlines() == [
         f"#{delivery.id}  FAILED  contact message #{delivery.source_id}  queued {delivery.created_at.isoformat()}  1 attempt",
         f"    Message-ID: {delivery.message_id}",
-        "    last error: 550 5.1.1 <books@example.com>: Recipient address rejected",
+        "    last error: 550 5.1.1 <books@animals.example>: Recipient address rejected",
         "0 pending, 1 failed. Send the failed ones again with `publisher-gateway outbox --retry`.",
     ]
-    retried = publisher_gateway(db_url, "outbox", "--retry", env=mail_env(smtp_server))
+    retried = publisher_gateway(db_url, "outbox", "--retry", env=smtp_server.mail_env())
     assert retried.stdout == f"#{delivery.id}  sent\n"
     [received] = smtp_server.wait_for(1, timeout=10)
     assert received.message["Message-ID"] == delivery.message_id
@@ -209,7 +200,7 @@ def test_retry_without_smtp_settings_says_why_nothing_can_send(db_url):
 
 @pytest.mark.asyncio
 async def test_smtp_down_for_three_days_gives_up_and_reports(db_url, smtp_server, caplog):
-    mail = mail_settings(mail_env(smtp_server))
+    mail = mail_settings(smtp_server.mail_env())
     enqueue(db_url, mail)
     smtp_server.stop()
     clock = Clock()
@@ -230,7 +221,7 @@ async def test_smtp_down_for_three_days_gives_up_and_reports(db_url, smtp_server
 
 @pytest.mark.asyncio
 async def test_smtp_down_then_back_is_delivered_exactly_once(db_url, smtp_server):
-    mail = mail_settings(mail_env(smtp_server))
+    mail = mail_settings(smtp_server.mail_env())
     enqueue(db_url, mail)
     smtp_server.stop()
     clock = Clock()
@@ -249,7 +240,7 @@ async def test_smtp_down_then_back_is_delivered_exactly_once(db_url, smtp_server
 
 @pytest.mark.asyncio
 async def test_a_claimed_job_waits_for_its_lease_and_a_dead_workers_job_is_taken_over(db_url, smtp_server):
-    mail = mail_settings(mail_env(smtp_server))
+    mail = mail_settings(smtp_server.mail_env())
     enqueue(db_url, mail)
     now = storage.utc_now()
     claimed = storage.claim_due("worker-a", now, outbox.LEASE, db_url)  # then worker-a dies
@@ -266,7 +257,7 @@ async def test_a_claimed_job_waits_for_its_lease_and_a_dead_workers_job_is_taken
 
 @pytest.mark.asyncio
 async def test_a_new_process_sends_what_an_old_one_left_pending(db_url, smtp_server):
-    mail = mail_settings(mail_env(smtp_server))
+    mail = mail_settings(smtp_server.mail_env())
     enqueue(db_url, mail, 3)
     smtp_server.stop()
     assert {o.status for o in await outbox.Sender(mail, db_url).send_due()} == {"pending"}
@@ -278,7 +269,7 @@ async def test_a_new_process_sends_what_an_old_one_left_pending(db_url, smtp_ser
 
 @pytest.mark.asyncio
 async def test_two_workers_sending_at_once_send_each_message_once(db_url, smtp_server):
-    mail = mail_settings(mail_env(smtp_server))
+    mail = mail_settings(smtp_server.mail_env())
     enqueue(db_url, mail, 40)
     workers = [outbox.Sender(mail, db_url, worker=name) for name in ("worker-a", "worker-b")]
     results = await asyncio.gather(*(worker.send_due() for worker in workers))
@@ -292,7 +283,7 @@ def test_on_postgresql_a_claim_skips_a_job_another_worker_has_locked(postgres, p
     name = postgres.create_database(template=postgres_template)
     postgres.execute(f"ALTER DATABASE {name} SET lock_timeout = '5s'")  # waiting would fail, not hang
     url = postgres.url(name)
-    mail = mail_settings(mail_env(smtp_server))
+    mail = mail_settings(smtp_server.mail_env())
     first, second = enqueue(url, mail, 2)
     engine = sqlalchemy.create_engine(url)
     with engine.connect() as other_worker:  # mid-claim: holds the first job's row lock
@@ -306,7 +297,7 @@ def test_on_postgresql_a_claim_skips_a_job_another_worker_has_locked(postgres, p
 
 @pytest.mark.asyncio
 async def test_the_backends_sender_sends_a_new_message_at_once_not_at_the_next_poll(db_url, smtp_server, monkeypatch):
-    for name, value in mail_env(smtp_server).items():
+    for name, value in smtp_server.mail_env().items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     sender = asyncio.create_task(outbox.run_in_backend(db_url))
@@ -336,7 +327,7 @@ async def test_no_sender_runs_without_smtp_or_with_the_cloud_gateway(monkeypatch
 
 @pytest.mark.asyncio
 async def test_a_crafted_request_with_a_line_break_in_the_name_is_refused_and_queues_nothing(db_url, smtp_server):
-    app = embedded.create_app(db_url, mail_settings(mail_env(smtp_server)))
+    app = embedded.create_app(db_url, mail_settings(smtp_server.mail_env()))
     crafted = {**MESSAGE, "sender": {"name": "Jo Reader\r\nBcc: victim@example.com", "email": "jo@example.com"}}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gw") as client:
         answer = await client.post("/prod/send-email", json=crafted)
