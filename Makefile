@@ -18,9 +18,12 @@ export REFLEX_TELEMETRY_ENABLED := false
 
 RUNTIME_STAMP := $(VENV)/.runtime-installed
 TEST_STAMP := $(VENV)/.test-installed
+RUFF_STAMP := $(VENV)/.ruff-installed
+# The pinned ruff of pyproject.toml's test extra, installed on its own so the style check runs first.
+RUFF_REQUIREMENT := $(shell sed -n 's/^ *"\(ruff==[^"]*\)".*/\1/p' pyproject.toml)
 
-.PHONY: help setup setup-test system-packages migrate build serve run image test test-setup test-unit test-site \
-	test-embedded test-development test-container clean
+.PHONY: help setup setup-test system-packages migrate build serve run image test test-lint test-setup test-unit \
+	test-site test-embedded test-development test-container clean
 
 help:
 	@echo "make run    set up, then serve the site in development mode on http://localhost:$(DEV_PORT)"
@@ -38,6 +41,10 @@ $(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
 
 $(TEST_STAMP): pyproject.toml $(RUNTIME_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+$(RUFF_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet "$(RUFF_REQUIREMENT)"
 	touch $@
 
 setup: $(RUNTIME_STAMP)
@@ -72,9 +79,14 @@ run: migrate
 	PUBLISHER_DEV_HOST=$(DEV_HOST) $(BIN)/reflex run --frontend-port $(DEV_PORT) --backend-port $(BACKEND_PORT) \
 		$(if $(DEV_HOST),--backend-host $(DEV_HOST))
 
-# Each stage's duration is printed at the end.
+# Each stage's duration is printed at the end. The style check comes first: a slip fails in seconds.
 test:
-	@scripts/test-stages.sh setup unit site embedded development container
+	@scripts/test-stages.sh lint setup unit site embedded development container
+
+# ruff with the project's settings (pyproject.toml): lint, then the formatting.
+test-lint: $(RUFF_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 test-setup: setup-test
 

@@ -2,7 +2,7 @@
 
 import reflex as rx
 
-from publisher.build_plugins import SiteFilesPlugin
+from publisher.hosting.build_plugins import SiteFilesPlugin
 
 config = rx.Config(
     app_name="publisher",

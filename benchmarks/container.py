@@ -111,8 +111,10 @@ def main() -> int:
     config = image_config(args.image)
     base = image_config(BASE_IMAGE)
     print(f"\n{date.today()}, {platform.node()}, {platform.processor() or platform.machine()}")
-    print(f"image {args.image}: {megabytes(config['Size'])} "
-          f"(base python:3.11-slim here: {megabytes(base['Size'])}, added: {megabytes(config['Size'] - base['Size'])})")
+    print(
+        f"image {args.image}: {megabytes(config['Size'])} "
+        f"(base python:3.11-slim here: {megabytes(base['Size'])}, added: {megabytes(config['Size'] - base['Size'])})"
+    )
     own_layers = layers(args.image)[: -len(layers(BASE_IMAGE))]  # newest first; the base's come last
     for size, created_by in sorted(own_layers, reverse=True)[:5]:
         print(f"  {megabytes(size):>7}  {created_by[:90]}")
@@ -127,8 +129,10 @@ def main() -> int:
     print(f"\n{args.runs} runs, medians:")
     print(f"  start to /ping answering:        {median('ready_s')} s")
     print(f"  start to /subscribe served:      {median('page_s')} s")
-    print(f"  memory with {VISITORS} visitors on the form: "
-          f"{megabytes(statistics.median(memories)) if memories else 'n/a (podman stats unavailable)'}")
+    print(
+        f"  memory with {VISITORS} visitors on the form: "
+        f"{megabytes(statistics.median(memories)) if memories else 'n/a (podman stats unavailable)'}"
+    )
     print(f"  SIGTERM to exit, visitors connected: {median('stop_s')} s")
     return 0
 

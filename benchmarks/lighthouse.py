@@ -41,7 +41,13 @@ CHROME_FLAGS = (
     "--headless=new --no-sandbox --disable-gpu --disable-background-networking "
     "--disable-component-update --disable-sync --no-first-run"
 )
-PAGES = {"home": "/", "about": "/about", "subscribe": "/subscribe", "contact": "/contact-us", "not-found": "/no-such-page"}
+PAGES = {
+    "home": "/",
+    "about": "/about",
+    "subscribe": "/subscribe",
+    "contact": "/contact-us",
+    "not-found": "/no-such-page",
+}
 CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]
 
 
@@ -51,7 +57,15 @@ def ensure_lighthouse() -> None:
     print(f"Installing lighthouse@{LIGHTHOUSE_VERSION} into {LIGHTHOUSE_DIR.relative_to(ROOT)} ...", flush=True)
     LIGHTHOUSE_DIR.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(LIGHTHOUSE_DIR), f"lighthouse@{LIGHTHOUSE_VERSION}"],
+        [
+            "npm",
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--prefix",
+            str(LIGHTHOUSE_DIR),
+            f"lighthouse@{LIGHTHOUSE_VERSION}",
+        ],
         env=tool_env(),
         check=True,
     )
@@ -76,9 +90,11 @@ def audit(url: str, report: Path, expects_404: bool) -> dict:
     config.write_text(json.dumps(lighthouse_config(expects_404)))
     subprocess.run(
         [
-            str(LIGHTHOUSE), url,
+            str(LIGHTHOUSE),
+            url,
             f"--config-path={config}",
-            "--output=json", f"--output-path={report}",
+            "--output=json",
+            f"--output-path={report}",
             f"--chrome-flags={CHROME_FLAGS}",
             "--quiet",
         ],
@@ -122,18 +138,23 @@ def main() -> int:
     if not args.no_build:
         build_site(RESULTS / "build.log", site_url=None)  # the configured site URL, as `make build`
 
-    with tempfile.TemporaryDirectory() as tmp, running_server(
-        Path(tmp), {"REFLEX_DB_URL": f"sqlite:///{tmp}/bench.db"}
-    ) as server:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        running_server(Path(tmp), {"REFLEX_DB_URL": f"sqlite:///{tmp}/bench.db"}) as server,
+    ):
         base = server.base_url
         rows = {}
         for name, path in PAGES.items():
             expects_404 = name == "not-found"
-            runs = [summary(audit(base + path, RESULTS / f"{name}-{i + 1}.json", expects_404)) for i in range(args.runs)]
+            runs = [
+                summary(audit(base + path, RESULTS / f"{name}-{i + 1}.json", expects_404)) for i in range(args.runs)
+            ]
             median_perf = statistics.median_low(r["performance"] for r in runs)
             rows[name] = next(r for r in runs if r["performance"] == median_perf)
 
-    print(f"\nLighthouse {LIGHTHOUSE_VERSION}, mobile preset, {platform.node()} ({os.cpu_count()} cores), {date.today()}")
+    print(
+        f"\nLighthouse {LIGHTHOUSE_VERSION}, mobile preset, {platform.node()} ({os.cpu_count()} cores), {date.today()}"
+    )
     print(f"{'page':<14}{'perf':>5}{'a11y':>5}{'bp':>5}{'seo':>5}{'FCP':>8}{'LCP':>8}{'TBT':>7}{'CLS':>7}{'KB':>7}")
     for name, row in rows.items():
         print(

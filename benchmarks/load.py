@@ -52,7 +52,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from datetime import date
 from pathlib import Path
 
@@ -80,10 +80,8 @@ def _over_server(root: psutil.Process, measure) -> float:
     """``measure`` summed over the server's main process and its workers (one may just have exited)."""
     total = 0.0
     for process in [root, *root.children(recursive=True)]:
-        try:
+        with suppress(psutil.NoSuchProcess):
             total += measure(process)
-        except psutil.NoSuchProcess:
-            pass
     return total
 
 
@@ -102,8 +100,17 @@ class Run:
         self.errors: list[str] = []
 
 
-async def visit(index: int, base_url: str, run: Run, connected: asyncio.Event, go: asyncio.Event,
-                done: asyncio.Event, connect_gate: asyncio.Semaphore, ready_count: list[int], total: int) -> None:
+async def visit(
+    index: int,
+    base_url: str,
+    run: Run,
+    connected: asyncio.Event,
+    go: asyncio.Event,
+    done: asyncio.Event,
+    connect_gate: asyncio.Semaphore,
+    ready_count: list[int],
+    total: int,
+) -> None:
     contact = index % 2 == 1
     substate = CONTACT_STATE if contact else SUBSCRIBE_STATE
     visitor = Visitor(base_url, "/contact-us" if contact else "/subscribe")
@@ -122,8 +129,12 @@ async def visit(index: int, base_url: str, run: Run, connected: asyncio.Event, g
             await asyncio.sleep(max(0.0, FILL_TIME_S + 0.2 - (time.perf_counter() - shown_at)))
             answer = question_answer(visitor.var(CONTACT_STATE, "question"))
             form = {
-                "first_name": "Load", "last_name": f"Visitor{index}", "email": f"visitor{index}-{run.wave_id}@example.com",
-                "message": f"Hello from simulated visitor {index}.", "answer": str(answer), "website": "",
+                "first_name": "Load",
+                "last_name": f"Visitor{index}",
+                "email": f"visitor{index}-{run.wave_id}@example.com",
+                "message": f"Hello from simulated visitor {index}.",
+                "answer": str(answer),
+                "website": "",
             }
         else:
             form = {"name": f"Visitor {index}", "email": f"visitor{index}-{run.wave_id}@example.com"}
@@ -160,15 +171,31 @@ def server_cpu_s(root: psutil.Process) -> float:
 
 def server_websockets(root: psutil.Process, port: int) -> int:
     """Connections the server holds open on its port (a form page's visitor holds one: its websocket)."""
-    return int(_over_server(root, lambda process: sum(
-        1 for c in process.net_connections("tcp") if c.status == psutil.CONN_ESTABLISHED and c.laddr.port == port)))
+    return int(
+        _over_server(
+            root,
+            lambda process: sum(
+                1
+                for c in process.net_connections("tcp")
+                if c.status == psutil.CONN_ESTABLISHED and c.laddr.port == port
+            ),
+        )
+    )
 
 
-async def _get(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, connection: h11.Connection,
-               host: str, path: str) -> tuple[int, int, bytes]:
+async def _get(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, connection: h11.Connection, host: str, path: str
+) -> tuple[int, int, bytes]:
     """One GET on an open keep-alive connection: (status, bytes received, body)."""
-    writer.write(connection.send(h11.Request(method="GET", target=path, headers=[
-        ("Host", host), ("Accept-Encoding", "gzip"), ("User-Agent", "publisher-load-readers")])))
+    writer.write(
+        connection.send(
+            h11.Request(
+                method="GET",
+                target=path,
+                headers=[("Host", host), ("Accept-Encoding", "gzip"), ("User-Agent", "publisher-load-readers")],
+            )
+        )
+    )
     writer.write(connection.send(h11.EndOfMessage()))
     await writer.drain()
     status, received, body = 0, 0, bytearray()
@@ -224,8 +251,10 @@ async def reader_wave(args: argparse.Namespace, base_url: str, root: psutil.Proc
     rng = random.Random(20261122)
     results: dict = {"latencies": [], "bytes": [], "errors": [], "files": []}
     before, cpu_before, own_cpu_before = server_rss_mb(root), server_cpu_s(root), time.process_time()
-    tasks = [asyncio.create_task(read_page(base_url, args.reader_path, rng.uniform(0, args.spread_s), results))
-             for _ in range(args.visitors)]
+    tasks = [
+        asyncio.create_task(read_page(base_url, args.reader_path, rng.uniform(0, args.spread_s), results))
+        for _ in range(args.visitors)
+    ]
     peak = before
     started = time.perf_counter()
     while not all(task.done() for task in tasks):
@@ -253,10 +282,14 @@ async def readers(args: argparse.Namespace) -> int:
             waves = [await reader_wave(args, server.base_url, root, server.port) for _ in range(args.waves)]
     files = waves[0]["files"]
     app_scripts = [file for file in files if file.startswith("/assets/") and file.endswith(".js")]
-    print(f"\nReaders, {date.today()}, {platform.node()} ({os.cpu_count()} cores), {args.workers} worker(s); "
-          f"backend idle {idle:.0f} MB")
-    print(f"{args.waves} wave(s) of {args.visitors} readers of {args.reader_path} arriving over {args.spread_s:g} s, "
-          f"each fetching the page and its {len(files)} files ({', '.join(files)})")
+    print(
+        f"\nReaders, {date.today()}, {platform.node()} ({os.cpu_count()} cores), {args.workers} worker(s); "
+        f"backend idle {idle:.0f} MB"
+    )
+    print(
+        f"{args.waves} wave(s) of {args.visitors} readers of {args.reader_path} arriving over {args.spread_s:g} s, "
+        f"each fetching the page and its {len(files)} files ({', '.join(files)})"
+    )
     print(f"  app scripts referenced: {len(app_scripts)} (a page that referenced one would open a websocket)")
     failed = bool(app_scripts)
     for number, wave in enumerate(waves, start=1):
@@ -264,11 +297,15 @@ async def readers(args: argparse.Namespace) -> int:
         print(f"wave {number}:")
         if wave["latencies"]:
             lat = wave["latencies"]
-            print(f"  full load: p50 {percentile(lat, 50) * 1000:.0f} ms, p95 {percentile(lat, 95) * 1000:.0f} ms, "
-                  f"p99 {percentile(lat, 99) * 1000:.0f} ms; {len(lat)} readers in {wave['window_s']:.1f} s; "
-                  f"{statistics.mean(wave['bytes']) / 1024:.1f} KB per reader (gzip)")
-        print(f"  CPU: server {wave['server_cpu_s'] * 1000 / args.visitors:.1f} ms per reader, "
-              f"this load generator {wave['client_cpu_s'] * 1000 / args.visitors:.1f} ms per reader")
+            print(
+                f"  full load: p50 {percentile(lat, 50) * 1000:.0f} ms, p95 {percentile(lat, 95) * 1000:.0f} ms, "
+                f"p99 {percentile(lat, 99) * 1000:.0f} ms; {len(lat)} readers in {wave['window_s']:.1f} s; "
+                f"{statistics.mean(wave['bytes']) / 1024:.1f} KB per reader (gzip)"
+            )
+        print(
+            f"  CPU: server {wave['server_cpu_s'] * 1000 / args.visitors:.1f} ms per reader, "
+            f"this load generator {wave['client_cpu_s'] * 1000 / args.visitors:.1f} ms per reader"
+        )
         print(f"  connections the server holds once they have read: {wave['held']}")
         print(f"  backend memory: before {before:.0f} MB, peak {peak:.0f} MB, after {after:.0f} MB")
         print(f"  errors: {len(wave['errors'])}")
@@ -313,8 +350,9 @@ def stored_addresses(db_url: str) -> Counter[str]:
     """Each address the embedded gateway stored, with how often (subscribers and message senders)."""
     from publisher.gateway import storage
 
-    return Counter([s.email for s in storage.list_subscribers(db_url)]
-                   + [m.sender_email for m in storage.list_messages(db_url)])
+    return Counter(
+        [s.email for s in storage.list_subscribers(db_url)] + [m.sender_email for m in storage.list_messages(db_url)]
+    )
 
 
 async def main_async(args: argparse.Namespace) -> int:
@@ -355,33 +393,45 @@ async def main_async(args: argparse.Namespace) -> int:
         if args.postgres:
             received = stored_addresses(env["REFLEX_DB_URL"])
         else:
-            received = Counter(body.get("email") or body["sender"]["email"]
-                               for body in (json.loads(r["body"]) for r in gateway.requests))
+            received = Counter(
+                body.get("email") or body["sender"]["email"]
+                for body in (json.loads(r["body"]) for r in gateway.requests)
+            )
 
-    print(f"\nLoad, {date.today()}, {platform.node()} ({os.cpu_count()} cores), "
-          f"{args.workers} worker(s){', Redis' if args.redis_url else ', in-memory state'}"
-          f"{', embedded gateway on PostgreSQL' if args.postgres else ''}")
+    print(
+        f"\nLoad, {date.today()}, {platform.node()} ({os.cpu_count()} cores), "
+        f"{args.workers} worker(s){', Redis' if args.redis_url else ', in-memory state'}"
+        f"{', embedded gateway on PostgreSQL' if args.postgres else ''}"
+    )
     contact_visitors = args.visitors // 2
-    print(f"{args.waves} wave(s) of {args.visitors} visitors ({args.visitors - contact_visitors} subscribe, "
-          f"{contact_visitors} contact), "
-          f"{'stored by the embedded gateway' if args.postgres else f'gateway delay {args.gateway_delay_ms} ms'}, "
-          f"submits spread over {args.spread_s:g} s; backend idle {idle_mb:.0f} MB")
+    print(
+        f"{args.waves} wave(s) of {args.visitors} visitors ({args.visitors - contact_visitors} subscribe, "
+        f"{contact_visitors} contact), "
+        f"{'stored by the embedded gateway' if args.postgres else f'gateway delay {args.gateway_delay_ms} ms'}, "
+        f"submits spread over {args.spread_s:g} s; backend idle {idle_mb:.0f} MB"
+    )
     failed = False
     for number, (run, memory) in enumerate(waves, start=1):
         print(f"wave {number}: connect + hydrate all {memory['connect_s']:.1f} s")
         if run.latencies:
-            print(f"  submit latency: p50 {percentile(run.latencies, 50) * 1000:.0f} ms, "
-                  f"p95 {percentile(run.latencies, 95) * 1000:.0f} ms, "
-                  f"p99 {percentile(run.latencies, 99) * 1000:.0f} ms, max {max(run.latencies) * 1000:.0f} ms")
+            print(
+                f"  submit latency: p50 {percentile(run.latencies, 50) * 1000:.0f} ms, "
+                f"p95 {percentile(run.latencies, 95) * 1000:.0f} ms, "
+                f"p99 {percentile(run.latencies, 99) * 1000:.0f} ms, max {max(run.latencies) * 1000:.0f} ms"
+            )
             window = max(end for _, end in run.spans) - min(start for start, _ in run.spans)
             ends = sorted(end for _, end in run.spans)
             busiest = max(sum(1 for e in ends[i:] if e - start < 1.0) for i, start in enumerate(ends))
-            print(f"  throughput: {len(run.spans) / window:.0f} submissions/s on average ({len(run.spans)} in "
-                  f"{window:.2f} s, paced by the spread and the 5 s fill time); busiest second: {busiest} answered")
-        print(f"  backend memory: before {memory['before']:.0f} MB, all connected {memory['connected']:.0f} MB "
-              f"({(memory['connected'] - memory['before']) * 1024 / args.visitors:.0f} KB per visitor), "
-              f"peak {memory['peak']:.0f} MB, after the visitors left and their states expired "
-              f"({args.state_ttl_s} s) {memory['after']:.0f} MB")
+            print(
+                f"  throughput: {len(run.spans) / window:.0f} submissions/s on average ({len(run.spans)} in "
+                f"{window:.2f} s, paced by the spread and the 5 s fill time); busiest second: {busiest} answered"
+            )
+        print(
+            f"  backend memory: before {memory['before']:.0f} MB, all connected {memory['connected']:.0f} MB "
+            f"({(memory['connected'] - memory['before']) * 1024 / args.visitors:.0f} KB per visitor), "
+            f"peak {memory['peak']:.0f} MB, after the visitors left and their states expired "
+            f"({args.state_ttl_s} s) {memory['after']:.0f} MB"
+        )
         print(f"  outcomes {dict(run.outcomes)}, visitor errors {len(run.errors)}")
         for error, count in Counter(run.errors).most_common(5):
             print(f"    {count} x {error}")
@@ -390,29 +440,45 @@ async def main_async(args: argparse.Namespace) -> int:
     duplicates = sum(n - 1 for n in received.values() if n > 1)
     lost = accepted - len(received)
     where = "stored in PostgreSQL" if args.postgres else "received by the gateway"
-    print(f"accepted by the site: {accepted}; {where}: {sum(received.values())} "
-          f"({len(received)} distinct); lost: {max(lost, 0)}, duplicated: {duplicates}")
+    print(
+        f"accepted by the site: {accepted}; {where}: {sum(received.values())} "
+        f"({len(received)} distinct); lost: {max(lost, 0)}, duplicated: {duplicates}"
+    )
     return 0 if lost == 0 and duplicates == 0 and not failed else 1
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", choices=("forms", "readers"), default="forms",
-                        help="forms: visitors submit both forms; readers: visitors read a static page")
+    parser.add_argument(
+        "--scenario",
+        choices=("forms", "readers"),
+        default="forms",
+        help="forms: visitors submit both forms; readers: visitors read a static page",
+    )
     parser.add_argument("--reader-path", default="/", help="the page readers load (readers scenario)")
     parser.add_argument("--visitors", type=int, default=500)
     parser.add_argument("--gateway-delay-ms", type=int, default=20)
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--redis-url", default="", help="Redis for visitor state; 'start' runs a redis-server for the run")
-    parser.add_argument("--postgres", action="store_true",
-                        help="the embedded gateway stores into a PostgreSQL started for the run (counted there)")
+    parser.add_argument(
+        "--redis-url", default="", help="Redis for visitor state; 'start' runs a redis-server for the run"
+    )
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="the embedded gateway stores into a PostgreSQL started for the run (counted there)",
+    )
     parser.add_argument("--connect-concurrency", type=int, default=50)
-    parser.add_argument("--spread-s", type=float, default=2.0,
-                        help="submits start uniformly within this many seconds (0: all at once)")
+    parser.add_argument(
+        "--spread-s", type=float, default=2.0, help="submits start uniformly within this many seconds (0: all at once)"
+    )
     parser.add_argument("--settle-s", type=float, default=3.0)
     parser.add_argument("--waves", type=int, default=2, help="waves of visitors, one after another")
-    parser.add_argument("--state-ttl-s", type=int, default=10,
-                        help="how long the server keeps a visitor's idle state (Reflex's default is 3600)")
+    parser.add_argument(
+        "--state-ttl-s",
+        type=int,
+        default=10,
+        help="how long the server keeps a visitor's idle state (Reflex's default is 3600)",
+    )
     args = parser.parse_args()
     if args.state_ttl_s <= FILL_TIME_S:
         # The state also expires while a visitor sits on the form: it must outlive the fill time.

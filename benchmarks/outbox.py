@@ -15,8 +15,8 @@ with a real SMTP server on 127.0.0.1 (aiosmtpd, the tests' one). It posts
 from __future__ import annotations
 
 import argparse
-import logging
 import asyncio
+import logging
 import os
 import statistics
 import sys
@@ -26,10 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import httpx  # noqa: E402
+import httpx
 
-from tests.smtp import SmtpServer  # noqa: E402
-from tests.support import publisher_gateway  # noqa: E402
+from tests.smtp import SmtpServer
+from tests.support import publisher_gateway
 
 MESSAGE = {
     "sender": {"name": "Jo Reader", "email": "jo@example.com"},
@@ -64,7 +64,7 @@ async def run(db_url: str, smtp: SmtpServer, count: int) -> None:
         summary("stored -> accepted by the SMTP server", inbox)
         smtp.stop()
         down = []
-        for n in range(count):
+        for _ in range(count):
             started = time.perf_counter()
             response = await client.post("/prod/send-email", json=MESSAGE)
             down.append(time.perf_counter() - started)
@@ -72,8 +72,10 @@ async def run(db_url: str, smtp: SmtpServer, count: int) -> None:
         summary("gateway answer, SMTP down", down)
     sender.cancel()
     await asyncio.gather(sender, return_exceptions=True)
-    print(f"received {len(smtp.received)} of {count}, {len(set(smtp.message_ids()))} distinct Message-IDs; "
-          f"{count} queued while SMTP was down")
+    print(
+        f"received {len(smtp.received)} of {count}, {len(set(smtp.message_ids()))} distinct Message-IDs; "
+        f"{count} queued while SMTP was down"
+    )
 
 
 def main() -> None:
@@ -83,8 +85,13 @@ def main() -> None:
     args = parser.parse_args()
     logging.disable(logging.WARNING)  # the sender logs every failed attempt while SMTP is down
     smtp = SmtpServer().start()
-    os.environ.update({"PUBLISHER_SMTP_URL": smtp.url(), "PUBLISHER_NOTIFY_TO": "books@example.com",
-                       "PUBLISHER_MAIL_FROM": "site@animals.example"})
+    os.environ.update(
+        {
+            "PUBLISHER_SMTP_URL": smtp.url(),
+            "PUBLISHER_NOTIFY_TO": "books@example.com",
+            "PUBLISHER_MAIL_FROM": "site@animals.example",
+        }
+    )
     os.environ.pop("PUBLISHER_GATEWAY_URL", None)
     server = None
     with tempfile.TemporaryDirectory() as workdir:

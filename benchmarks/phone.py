@@ -92,18 +92,28 @@ def load(browser, url: str, form: str | None, throttle: bool) -> dict:
     cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
     if throttle:
         cdp.send("Emulation.setCPUThrottlingRate", {"rate": CPU_SLOWDOWN})
-        cdp.send("Network.emulateNetworkConditions", {
-            "offline": False, "latency": ROUND_TRIP_MS,
-            "downloadThroughput": DOWN_BYTES_S, "uploadThroughput": UP_BYTES_S,
-        })
+        cdp.send(
+            "Network.emulateNetworkConditions",
+            {
+                "offline": False,
+                "latency": ROUND_TRIP_MS,
+                "downloadThroughput": DOWN_BYTES_S,
+                "uploadThroughput": UP_BYTES_S,
+            },
+        )
     requests: dict[str, dict] = {}
     sockets: list[str] = []
-    cdp.on("Network.requestWillBeSent", lambda e: requests.setdefault(
-        e["requestId"], {"url": e["request"]["url"], "type": e.get("type", "Other").lower(), "bytes": 0}))
-    cdp.on("Network.responseReceived", lambda e: requests.get(e["requestId"], {}).update(
-        type=e.get("type", "Other").lower()))
-    cdp.on("Network.loadingFinished", lambda e: requests.get(e["requestId"], {}).update(
-        bytes=e["encodedDataLength"]))
+    cdp.on(
+        "Network.requestWillBeSent",
+        lambda e: requests.setdefault(
+            e["requestId"], {"url": e["request"]["url"], "type": e.get("type", "Other").lower(), "bytes": 0}
+        ),
+    )
+    cdp.on(
+        "Network.responseReceived",
+        lambda e: requests.get(e["requestId"], {}).update(type=e.get("type", "Other").lower()),
+    )
+    cdp.on("Network.loadingFinished", lambda e: requests.get(e["requestId"], {}).update(bytes=e["encodedDataLength"]))
     cdp.on("Network.webSocketCreated", lambda e: sockets.append(e["url"]))
 
     page.goto(url, wait_until="load")
@@ -122,9 +132,13 @@ def load(browser, url: str, form: str | None, throttle: bool) -> dict:
         by_kind[kind] = by_kind.get(kind, 0) + request["bytes"]
     app_scripts = [r["url"] for r in requests.values() if "/assets/" in r["url"] and r["url"].endswith(".js")]
     return {
-        "bytes": by_kind, "total": sum(by_kind.values()), "app_scripts": len(app_scripts),
-        "websockets": len(sockets), "paint": marks.get("paint"),
-        "connected": marks.get("connected"), "ready": marks.get("ready"),
+        "bytes": by_kind,
+        "total": sum(by_kind.values()),
+        "app_scripts": len(app_scripts),
+        "websockets": len(sockets),
+        "paint": marks.get("paint"),
+        "connected": marks.get("connected"),
+        "ready": marks.get("ready"),
     }
 
 
@@ -148,9 +162,11 @@ def main() -> int:
     if not args.no_build:
         build_site(RESULTS / "phone-build.log", site_url=None)
 
-    with tempfile.TemporaryDirectory() as tmp, running_server(
-        Path(tmp), {"REFLEX_DB_URL": f"sqlite:///{tmp}/bench.db"}
-    ) as server, sync_playwright() as playwright:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        running_server(Path(tmp), {"REFLEX_DB_URL": f"sqlite:///{tmp}/bench.db"}) as server,
+        sync_playwright() as playwright,
+    ):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         rows = {}
         for path, form in PAGES.items():
@@ -158,17 +174,26 @@ def main() -> int:
             rows[path] = {**runs[0], **{key: median(runs, key) for key in ("paint", "connected", "ready")}}
         browser.close()
 
-    throttling = "no throttling" if args.no_throttle else (
-        f"{CPU_SLOWDOWN}x CPU, {ROUND_TRIP_MS} ms RTT, 1.6 Mbps down / 750 kbps up")
-    print(f"\nFirst visit at {PHONE['width']} px, empty cache, {throttling}; median of {args.runs}; "
-          f"{platform.node()} ({os.cpu_count()} cores), {date.today()}")
-    print(f"{'page':<15}{'KB':>7}{'doc':>6}{'css':>6}{'js':>7}{'img':>6}{'other':>6}{'app js':>7}{'ws':>4}"
-          f"{'first paint':>13}{'connected':>11}{'form ready':>12}")
+    throttling = (
+        "no throttling"
+        if args.no_throttle
+        else (f"{CPU_SLOWDOWN}x CPU, {ROUND_TRIP_MS} ms RTT, 1.6 Mbps down / 750 kbps up")
+    )
+    print(
+        f"\nFirst visit at {PHONE['width']} px, empty cache, {throttling}; median of {args.runs}; "
+        f"{platform.node()} ({os.cpu_count()} cores), {date.today()}"
+    )
+    print(
+        f"{'page':<15}{'KB':>7}{'doc':>6}{'css':>6}{'js':>7}{'img':>6}{'other':>6}{'app js':>7}{'ws':>4}"
+        f"{'first paint':>13}{'connected':>11}{'form ready':>12}"
+    )
     for path, row in rows.items():
         kb = {k: row["bytes"].get(k, 0) / 1024 for k in ("document", "css", "scripts", "images", "other")}
-        print(f"{path:<15}{row['total'] / 1024:>7.1f}{kb['document']:>6.1f}{kb['css']:>6.1f}{kb['scripts']:>7.1f}"
-              f"{kb['images']:>6.1f}{kb['other']:>6.1f}{row['app_scripts']:>7}{row['websockets']:>4}"
-              f"{seconds(row['paint']):>13}{seconds(row['connected']):>11}{seconds(row['ready']):>12}")
+        print(
+            f"{path:<15}{row['total'] / 1024:>7.1f}{kb['document']:>6.1f}{kb['css']:>6.1f}{kb['scripts']:>7.1f}"
+            f"{kb['images']:>6.1f}{kb['other']:>6.1f}{row['app_scripts']:>7}{row['websockets']:>4}"
+            f"{seconds(row['paint']):>13}{seconds(row['connected']):>11}{seconds(row['ready']):>12}"
+        )
     return 0
 
 

@@ -1,27 +1,20 @@
-"""The Reflex app: registers every route with its metadata."""
+"""The Reflex app: every declared page (pages/registry.py), with its metadata."""
 
 import reflex as rx
 
-from publisher import errors, seo, serving, settings
-from publisher.gateway import embedded, outbox, storage  # noqa: F401 (storage: its tables join the schema)
+from publisher import settings
 from publisher.components import app_rendered
-from publisher.forms.contact_state import ContactState
-from publisher.forms.subscribe_state import SubscribeState
-from publisher.pages.about import about
-from publisher.pages.contact import contact
-from publisher.pages.home import home
-from publisher.pages.not_found import not_found
-from publisher.pages.subscribe import subscribe
+from publisher.forms import errors
+from publisher.gateway import embedded, outbox, storage  # noqa: F401 (storage: its tables join the schema)
+from publisher.hosting import middleware
+from publisher.pages import PAGES
 
 # A malformed setting stops start-up here, with an error naming the variable.
-settings.gateway_url()
-settings.rate_limits()
-settings.gateway_timeout_s()
-settings.mail_settings()
+settings.check_at_start()
 
 app = rx.App(
     html_lang="en",
-    api_transformer=serving.transform,
+    api_transformer=middleware.transform,
     backend_exception_handler=errors.backend_exception_handler,
     stylesheets=["/styles.css"],
     # The innermost wrap (lowest priority): its effect runs once the page has rendered.
@@ -39,8 +32,4 @@ app.register_lifespan_task(embedded.migrate_on_development_start)
 # Emails the publisher from the outbox (embedded gateway with PUBLISHER_SMTP_URL only).
 app.register_lifespan_task(outbox.run_in_backend)
 
-app.add_page(home, route="/", **seo.page_args(seo.HOME))
-app.add_page(about, route="/about", **seo.page_args(seo.ABOUT))
-app.add_page(subscribe, route="/subscribe", on_load=SubscribeState.start, **seo.page_args(seo.SUBSCRIBE))
-app.add_page(contact, route="/contact-us", on_load=ContactState.start, **seo.page_args(seo.CONTACT))
-app.add_page(not_found, route="404", **seo.page_args(seo.NOT_FOUND))
+PAGES.add_to(app)

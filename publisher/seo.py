@@ -8,29 +8,18 @@ URL (Reflex's ``deploy_url``).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import reflex as rx
 
 from publisher import content
 from publisher.settings import site_url
 
+if TYPE_CHECKING:
+    from publisher.pages.registry import SitePage
+
 INDEX_FOLLOW = "index, follow"
 NOINDEX = "noindex"
-
-
-@dataclass(frozen=True)
-class PageMeta:
-    """What one page says about itself to search engines and social sites."""
-
-    route: str | None  # None for the not-found page, which has no URL of its own
-    title: str
-    description: str
-    keywords: tuple[str, ...]
-    breadcrumb_name: str | None = None
-    robots: str = INDEX_FOLLOW
-    extra_structured_data: tuple[dict[str, Any], ...] = field(default_factory=tuple)
 
 
 def full_title(title: str) -> str:
@@ -80,10 +69,11 @@ def website() -> dict[str, Any]:
     }
 
 
-def person(author: content.Author) -> dict[str, Any]:
+def person(author: content.Author, card_path: str) -> dict[str, Any]:
+    """An author, identified by their card on About (``card_path``, e.g. '/about#maya-lindqvist')."""
     return {
         "@type": "Person",
-        "@id": absolute_url(f"/about#{author.slug}"),
+        "@id": absolute_url(card_path),
         "name": author.name,
         "jobTitle": author.role,
         "description": author.author_bio[0],
@@ -118,14 +108,12 @@ def breadcrumbs(name: str, route: str) -> dict[str, Any]:
     }
 
 
-def structured_data(page: PageMeta) -> dict[str, Any]:
-    """The page's JSON-LD graph: home describes the publisher, the others their place."""
+def structured_data(page: SitePage) -> dict[str, Any]:
+    """The page's JSON-LD graph: every page with a URL below Home has its breadcrumbs, then its own nodes."""
     graph: list[dict[str, Any]] = []
-    if page.route == "/":
-        graph += [organization(), website()]
-    elif page.route is not None and page.breadcrumb_name:
-        graph.append(breadcrumbs(page.breadcrumb_name, page.route))
-    graph += list(page.extra_structured_data)
+    if page.has_url and not page.is_root:
+        graph.append(breadcrumbs(page.copy.short_name, page.route))
+    graph += list(page.structured_data())
     return {"@context": "https://schema.org", "@graph": graph}
 
 
@@ -139,28 +127,29 @@ def json_ld_text(data: dict[str, Any]) -> str:
     )
 
 
-def meta_tags(page: PageMeta) -> list[dict[str, str] | rx.Component]:
+def meta_tags(page: SitePage) -> list[dict[str, str] | rx.Component]:
     """Meta entries for ``app.add_page(meta=...)``; title, description and og:image go separately."""
-    title = full_title(page.title)
+    title = full_title(page.copy.title)
+    description = page.copy.description
     image = absolute_url(content.SHARE_IMAGE)
     tags: list[dict[str, str] | rx.Component] = [
-        {"name": "keywords", "content": ", ".join(page.keywords)},
-        {"name": "robots", "content": page.robots},
+        {"name": "keywords", "content": ", ".join(page.copy.keywords)},
+        {"name": "robots", "content": INDEX_FOLLOW if page.indexed else NOINDEX},
         {"property": "og:type", "content": "website"},
         {"property": "og:site_name", "content": content.BRAND_NAME},
         {"property": "og:locale", "content": "en_US"},
         {"property": "og:title", "content": title},
-        {"property": "og:description", "content": page.description},
+        {"property": "og:description", "content": description},
         {"property": "og:image:alt", "content": content.SHARE_IMAGE_ALT},
         {"property": "og:image:width", "content": str(content.SHARE_IMAGE_WIDTH)},
         {"property": "og:image:height", "content": str(content.SHARE_IMAGE_HEIGHT)},
         {"name": "twitter:card", "content": "summary_large_image"},
         {"name": "twitter:title", "content": title},
-        {"name": "twitter:description", "content": page.description},
+        {"name": "twitter:description", "content": description},
         {"name": "twitter:image", "content": image},
         {"name": "twitter:image:alt", "content": content.SHARE_IMAGE_ALT},
     ]
-    if page.route is not None:
+    if page.has_url:
         url = absolute_url(page.route)
         tags.append({"property": "og:url", "content": url})
         tags.append(rx.el.link(rel="canonical", href=url))
@@ -168,76 +157,11 @@ def meta_tags(page: PageMeta) -> list[dict[str, str] | rx.Component]:
     return tags
 
 
-def page_args(page: PageMeta) -> dict[str, Any]:
+def page_args(page: SitePage) -> dict[str, Any]:
     """Keyword arguments for ``app.add_page`` carrying all of the page's metadata."""
     return {
-        "title": full_title(page.title),
-        "description": page.description,
+        "title": full_title(page.copy.title),
+        "description": page.copy.description,
         "image": absolute_url(content.SHARE_IMAGE),
         "meta": meta_tags(page),
     }
-
-
-# --- The pages ----------------------------------------------------------------------
-
-HOME = PageMeta(
-    route="/",
-    title=f"{content.BRAND_NAME}: Books About Look-Alike Animals",
-    description=(
-        "Picture books, coloring books and word search puzzles about the animals "
-        "people confuse, starting with Guinea Pig or Hamster? Get your copy today."
-    ),
-    keywords=(
-        "guinea pig or hamster",
-        "children's books",
-        "look-alike animals",
-        "coloring book for adults and kids",
-        "word search book",
-        "animal picture book",
-    ),
-    extra_structured_data=tuple(book(item) for item in content.BOOKS),
-)
-
-ABOUT = PageMeta(
-    route="/about",
-    title="About the Authors",
-    description=(
-        "Meet author Maya Lindqvist and illustrator Oliver Brandt, the team behind "
-        "Guinea Pig or Hamster? and the Animals We Confuse books."
-    ),
-    keywords=("Maya Lindqvist", "Oliver Brandt", "children's book author", "illustrator"),
-    breadcrumb_name="About",
-    extra_structured_data=tuple(person(author) for author in content.AUTHORS),
-)
-
-SUBSCRIBE = PageMeta(
-    route="/subscribe",
-    title="Subscribe to New Releases",
-    description=(
-        "Join the Animals We Confuse email list and be the first to hear about new "
-        "books in the series."
-    ),
-    keywords=("new book releases", "email newsletter", "children's book series"),
-    breadcrumb_name="Subscribe",
-)
-
-CONTACT = PageMeta(
-    route="/contact-us",
-    title="Contact Us",
-    description=(
-        "Questions about our books, school visits or bulk orders? Send the Animals "
-        "We Confuse team a message; we usually reply within 24-48 hours on business days."
-    ),
-    keywords=("contact publisher", "school visits", "bulk book orders"),
-    breadcrumb_name="Contact Us",
-)
-
-NOT_FOUND = PageMeta(
-    route=None,
-    title="Page Not Found",
-    description="The page you were looking for could not be found.",
-    keywords=("page not found",),
-    robots=NOINDEX,
-)
-
-INDEXED_PAGES: tuple[PageMeta, ...] = (HOME, ABOUT, SUBSCRIBE, CONTACT)

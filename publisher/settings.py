@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote, urlsplit
 
-from publisher import validation
+import email_validator
+from reflex_base import config as reflex_config
+
+from publisher.forms import validation
 
 
 class ConfigurationError(RuntimeError):
@@ -16,9 +20,17 @@ class ConfigurationError(RuntimeError):
 
 
 def redact_url(url: str) -> str:
-    """The URL as it may be printed: its password replaced by ***."""
-    password = urlsplit(url).password
-    return url.replace(f":{password}@", ":***@") if password else url
+    """The URL as it may be printed (Redis, the database, SMTP): its password replaced by ***."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return "<not a URL>"
+    if password is None:
+        return url
+    user_info, _, host = parts.netloc.rpartition("@")
+    user = user_info.partition(":")[0]
+    return parts._replace(netloc=f"{user}:***@{host}").geturl()
 
 
 def _absolute_http_url(name: str, value: str) -> str:
@@ -38,9 +50,7 @@ def site_url() -> str:
     It is Reflex's ``deploy_url`` (``REFLEX_DEPLOY_URL`` in the environment), so the
     sitemap Reflex writes and our canonical links can never disagree.
     """
-    from reflex_base.config import get_config
-
-    return _absolute_http_url("REFLEX_DEPLOY_URL (deploy_url)", get_config().deploy_url or "")
+    return _absolute_http_url("REFLEX_DEPLOY_URL (deploy_url)", reflex_config.get_config().deploy_url or "")
 
 
 GATEWAY_URL_VAR = "PUBLISHER_GATEWAY_URL"
@@ -137,11 +147,11 @@ class SmtpServer:
     password: str | None = field(default=None, repr=False)
 
     def describe(self) -> str:
-        """The server as it may be printed: the password never appears."""
+        """The server as it may be printed: its URL with the password hidden."""
         scheme = "smtps" if self.implicit_tls else "smtp"
-        user = f"{quote(self.username, safe='')}:***@" if self.username else ""
+        user = f"{quote(self.username, safe='')}:{quote(self.password or '', safe='')}@" if self.username else ""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{scheme}://{user}{host}:{self.port}"
+        return redact_url(f"{scheme}://{user}{host}:{self.port}")
 
 
 @dataclass(frozen=True)
@@ -173,7 +183,9 @@ def _smtp_server(value: str) -> SmtpServer:
     parts = urlsplit(value)
     shown = redact_url(value)
     if parts.scheme not in _DEFAULT_SMTP_PORTS:
-        raise ConfigurationError(f"{SMTP_URL_VAR} must start with smtps:// or smtp://, such as {example}; got {shown!r}")
+        raise ConfigurationError(
+            f"{SMTP_URL_VAR} must start with smtps:// or smtp://, such as {example}; got {shown!r}"
+        )
     if not parts.hostname:
         raise ConfigurationError(f"{SMTP_URL_VAR} has no host, e.g. {example}; got {shown!r}")
     if parts.path not in ("", "/") or parts.query or parts.fragment:
@@ -196,8 +208,6 @@ def _smtp_server(value: str) -> SmtpServer:
 
 
 def _address(name: str, value: str) -> str:
-    import email_validator
-
     try:
         return email_validator.validate_email(value, check_deliverability=False).normalized
     except email_validator.EmailNotValidError as exc:
@@ -227,8 +237,6 @@ def _flag(name: str, value: str) -> bool:
 
 
 def _ca_file(value: str) -> str:
-    import ssl
-
     try:
         ssl.create_default_context().load_verify_locations(cafile=value)
     except (OSError, ssl.SSLError) as exc:
@@ -241,8 +249,10 @@ def _ca_file(value: str) -> str:
 def mail_settings(environ: Mapping[str, str] | None = None) -> MailSettings | None:
     """How the embedded gateway emails the publisher, or None (store only) without an SMTP URL."""
     env = os.environ if environ is None else environ
-    values = {var: env.get(var, "").strip() for var in (SMTP_URL_VAR, NOTIFY_TO_VAR, MAIL_FROM_VAR,
-                                                          NOTIFY_SUBSCRIBERS_VAR, SMTP_CA_FILE_VAR)}
+    values = {
+        var: env.get(var, "").strip()
+        for var in (SMTP_URL_VAR, NOTIFY_TO_VAR, MAIL_FROM_VAR, NOTIFY_SUBSCRIBERS_VAR, SMTP_CA_FILE_VAR)
+    }
     if not values[SMTP_URL_VAR]:
         stray = [var for var in (NOTIFY_TO_VAR, MAIL_FROM_VAR) if values[var]]
         if stray:
@@ -253,10 +263,15 @@ def mail_settings(environ: Mapping[str, str] | None = None) -> MailSettings | No
         _flag(NOTIFY_SUBSCRIBERS_VAR, values[NOTIFY_SUBSCRIBERS_VAR])
         return None
     server = _smtp_server(values[SMTP_URL_VAR])
-    for var, shape in ((NOTIFY_TO_VAR, "one or more addresses, comma-separated"), (MAIL_FROM_VAR, "the sender address")):
+    for var, shape in (
+        (NOTIFY_TO_VAR, "one or more addresses, comma-separated"),
+        (MAIL_FROM_VAR, "the sender address"),
+    ):
         if not values[var]:
             raise ConfigurationError(f"{SMTP_URL_VAR} is set, so {var} is required: {shape}")
-    recipients = tuple(_address(NOTIFY_TO_VAR, part.strip()) for part in values[NOTIFY_TO_VAR].split(",") if part.strip())
+    recipients = tuple(
+        _address(NOTIFY_TO_VAR, part.strip()) for part in values[NOTIFY_TO_VAR].split(",") if part.strip()
+    )
     if not recipients:
         raise ConfigurationError(f"{NOTIFY_TO_VAR} must list at least one address")
     mail_from, mail_from_name = _mail_from(values[MAIL_FROM_VAR])
@@ -268,3 +283,15 @@ def mail_settings(environ: Mapping[str, str] | None = None) -> MailSettings | No
         notify_subscribers=_flag(NOTIFY_SUBSCRIBERS_VAR, values[NOTIFY_SUBSCRIBERS_VAR]),
         ca_file=_ca_file(values[SMTP_CA_FILE_VAR]) if values[SMTP_CA_FILE_VAR] else None,
     )
+
+
+def check_at_start() -> None:
+    """Read every setting once, so a malformed one stops start-up with an error naming it.
+
+    Called by the app when it is imported (``reflex run``, every worker) and by
+    ``publisher-serve`` before any worker starts.
+    """
+    gateway_url()
+    rate_limits()
+    gateway_timeout_s()
+    mail_settings()

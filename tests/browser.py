@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.visitor import question_answer
 
-MIN_FILL_TIME_S = 5.0  # the contact form's minimum fill time (spec section 9)
+MIN_FILL_TIME_S = 5.0  # the contact form's minimum fill time (docs/product.md, Constants)
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -134,7 +134,7 @@ CONTACT_SUCCESS_TOAST = "Your message has been sent successfully!"
 
 
 def subscribe(page: Page, base_url: str, name: str, email: str) -> None:
-    """A visitor joins the list: the success alert and toast of spec section 8."""
+    """A visitor joins the list: the success alert and toast (docs/product.md, Forms)."""
     open_page(page, base_url, "/subscribe")
     page.fill("#subscribe-name", name)
     page.fill("#subscribe-email", email)

@@ -66,8 +66,10 @@ def service(name: str, variables: dict[str, str]) -> ServiceSpec:
         read_only=bool(spec.get("read_only", False)),
         tmpfs=list(spec.get("tmpfs") or []),
         replicas=int((spec.get("deploy") or {}).get("replicas", 1)),
-        depends_on={dep: (cond or {}).get("condition", "service_started")
-                    for dep, cond in (spec.get("depends_on") or {}).items()},
+        depends_on={
+            dep: (cond or {}).get("condition", "service_started")
+            for dep, cond in (spec.get("depends_on") or {}).items()
+        },
     )
 
 

@@ -8,6 +8,7 @@ URLs the tests use carry one.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -55,25 +56,52 @@ class PostgresServer:
         password_file.write_text(self.password)
         if self.owner:
             os.chown(password_file, self.owner.pw_uid, self.owner.pw_gid)
-        self._run("initdb", "--pgdata", str(self.data), "--username", USER, "--pwfile", str(password_file),
-                  "--auth", "scram-sha-256", "--encoding", "UTF8", "--locale", "C.UTF-8")
+        self._run(
+            "initdb",
+            "--pgdata",
+            str(self.data),
+            "--username",
+            USER,
+            "--pwfile",
+            str(password_file),
+            "--auth",
+            "scram-sha-256",
+            "--encoding",
+            "UTF8",
+            "--locale",
+            "C.UTF-8",
+        )
         password_file.unlink()
         self.start()
 
     def _run(self, program: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         owner = {"user": self.owner.pw_uid, "group": self.owner.pw_gid, "extra_groups": []} if self.owner else {}
-        result = subprocess.run([str(self.bindir / program), *args], capture_output=True, text=True,
-                                timeout=timeout, cwd=self.root, **owner)
+        result = subprocess.run(
+            [str(self.bindir / program), *args], capture_output=True, text=True, timeout=timeout, cwd=self.root, **owner
+        )
         if result.returncode != 0:
             raise RuntimeError(f"{program} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
         return result
 
     def start(self) -> None:
         """Start (again, on the same port, after stop()); returns when it accepts connections."""
-        options = (f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} "
-                   "-c max_connections=300 -c fsync=off -c full_page_writes=off")
-        self._run("pg_ctl", "--pgdata", str(self.data), "--log", str(self.log), "--wait", "--timeout", "60",
-                  "--options", options, "start")
+        options = (
+            f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} "
+            "-c max_connections=300 -c fsync=off -c full_page_writes=off"
+        )
+        self._run(
+            "pg_ctl",
+            "--pgdata",
+            str(self.data),
+            "--log",
+            str(self.log),
+            "--wait",
+            "--timeout",
+            "60",
+            "--options",
+            options,
+            "start",
+        )
 
     def stop(self) -> None:
         """A fast shutdown: open connections are ended, committed data is kept."""
@@ -103,10 +131,8 @@ class PostgresServer:
         return name
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # already stopped
             self.stop()
-        except RuntimeError:
-            pass  # already stopped
         shutil.rmtree(self.root, ignore_errors=True)
 
 

@@ -40,13 +40,13 @@ class Received:
 class _Handler:
     server: SmtpServer
 
-    async def handle_RCPT(self, smtp, session, envelope, address, options) -> str:
+    async def handle_RCPT(self, smtp, session, envelope, address, options) -> str:  # noqa: N802 (aiosmtpd's name)
         if address in self.server.refused_recipients:
             return "550 5.1.1 No such user here"
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
-    async def handle_DATA(self, smtp, session, envelope) -> str:
+    async def handle_DATA(self, smtp, session, envelope) -> str:  # noqa: N802 (aiosmtpd's name)
         return self.server._accept(session, envelope)
 
 
@@ -102,26 +102,32 @@ class SmtpServer:
         with self._changed:
             if self.replies:
                 return self.replies.pop(0)
-            self.received.append(Received(
-                mail_from=envelope.mail_from,
-                rcpt_tos=list(envelope.rcpt_tos),
-                data=envelope.original_content or envelope.content,
-                authenticated_as=session.auth_data.login.decode() if session.authenticated else None,
-                tls=session.ssl is not None,
-            ))
+            self.received.append(
+                Received(
+                    mail_from=envelope.mail_from,
+                    rcpt_tos=list(envelope.rcpt_tos),
+                    data=envelope.original_content or envelope.content,
+                    authenticated_as=session.auth_data.login.decode() if session.authenticated else None,
+                    tls=session.ssl is not None,
+                )
+            )
             self._changed.notify_all()
         return "250 2.0.0 OK: queued"
 
     def _authenticate(self, server, session, envelope, mechanism, auth_data) -> AuthResult:
-        ok = (isinstance(auth_data, LoginPassword) and self.credentials is not None
-              and (auth_data.login.decode(), auth_data.password.decode()) == self.credentials)
+        ok = (
+            isinstance(auth_data, LoginPassword)
+            and self.credentials is not None
+            and (auth_data.login.decode(), auth_data.password.decode()) == self.credentials
+        )
         return AuthResult(success=ok, handled=False, auth_data=auth_data)
 
     def start(self) -> SmtpServer:
         options: dict = {"hostname": "127.0.0.1", "port": self.port, "ready_timeout": 10}
         if self.credentials:
-            options.update(authenticator=self._authenticate, auth_required=True,
-                           auth_require_tls=self.tls == "starttls")  # aiosmtpd: implicit TLS does not count
+            options.update(
+                authenticator=self._authenticate, auth_required=True, auth_require_tls=self.tls == "starttls"
+            )  # aiosmtpd: implicit TLS does not count
         if self.tls == "starttls":
             options.update(tls_context=self.certificates.server_context(), require_starttls=True)
         elif self.tls == "implicit":

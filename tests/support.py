@@ -61,14 +61,21 @@ def publisher_gateway(
 ) -> subprocess.CompletedProcess[str]:
     """The operator's `publisher-gateway` command on ``db_url``, from the project directory (its alembic.ini)."""
     return subprocess.run(
-        [str(VENV_BIN / "publisher-gateway"), *args], cwd=PROJECT_ROOT,
+        [str(VENV_BIN / "publisher-gateway"), *args],
+        cwd=PROJECT_ROOT,
         env={**os.environ, **(env or {}), "REFLEX_DB_URL": db_url},
-        capture_output=True, text=True, timeout=120, check=check,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=check,
     )
 
 
 def build_site(log_path: Path, site_url: str | None = TEST_SITE_URL) -> None:
-    """`make build`: the optimized frontend in .web/build/client (for ``site_url``, or the configured one) and its backend markers."""
+    """`make build`: the optimized frontend in .web/build/client and its backend markers.
+
+    For ``site_url``, or, with None, the configured one.
+    """
     deploy_url = {"REFLEX_DEPLOY_URL": site_url} if site_url else {}
     with log_path.open("wb") as log:
         subprocess.run(
@@ -89,6 +96,12 @@ def build_site(log_path: Path, site_url: str | None = TEST_SITE_URL) -> None:
             check=True,
             timeout=120,
         )
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """`make build` once per test session; servers only serve it (import into a conftest)."""
+    build_site(tmp_path_factory.mktemp("build") / "build.log")
 
 
 def container_command() -> list[str]:
@@ -160,8 +173,19 @@ class RedisServer:
     def start(self) -> None:
         """Start (again, on the same port after stop())."""
         self.process = subprocess.Popen(
-            ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port),
-             "--save", "", "--appendonly", "no", "--dir", str(self.workdir)],
+            [
+                "redis-server",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.workdir),
+            ],
             stdout=(self.workdir / "redis.log").open("ab"),
             stderr=subprocess.STDOUT,
         )
@@ -210,7 +234,7 @@ class RecordingGateway:
         gateway = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 (http.server naming)
+            def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
                 body = self.rfile.read(length)
                 gateway.requests.append(

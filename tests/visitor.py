@@ -9,6 +9,7 @@ by tests that need many visitors or hand-crafted events.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Callable
@@ -90,10 +91,8 @@ class Visitor:
             if remaining <= 0:
                 raise TimeoutError(f"visitor {self.token[:8]} on {self.path}: condition not met in {timeout_s} s")
             self._changed.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
-            except TimeoutError:
-                pass
         return time.perf_counter() - started
 
     async def close(self) -> None:
@@ -116,8 +115,9 @@ def notice_changed(substate: str, before: str) -> Callable[[Visitor], bool]:
     return lambda v: v.var(substate, "notice_id", "") not in ("", before)
 
 
-async def ask_here_answer_there(ask_url: str, answer_url: str, sender: dict[str, str], message: str,
-                                 fill_time_s: float) -> tuple[str, str]:
+async def ask_here_answer_there(
+    ask_url: str, answer_url: str, sender: dict[str, str], message: str, fill_time_s: float
+) -> tuple[str, str]:
     """A contact question asked by one server, answered by the same tab through another one.
 
     The tab reconnects (same token) to a server that never saw it, as after a load
@@ -131,8 +131,10 @@ async def ask_here_answer_there(ask_url: str, answer_url: str, sender: dict[str,
     await asyncio.sleep(fill_time_s + 0.2)
     answered = Visitor(answer_url, "/contact-us", token=asked.token)
     await answered.connect()
-    await answered.send(f"{CONTACT_STATE}.submit", {"form_data": {
-        **sender, "message": message, "answer": str(question_answer(question)), "website": ""}})
+    await answered.send(
+        f"{CONTACT_STATE}.submit",
+        {"form_data": {**sender, "message": message, "answer": str(question_answer(question)), "website": ""}},
+    )
     await answered.wait_for(lambda v: bool(v.var(CONTACT_STATE, "notice_id") or v.var(CONTACT_STATE, "form_error")))
     outcome = (answered.var(CONTACT_STATE, "status"), answered.var(CONTACT_STATE, "form_error", ""))
     await answered.close()

@@ -6,6 +6,7 @@ import reflex as rx
 
 from publisher import content
 from publisher.components.links import external_button
+from publisher.content.authors import VIEW_ON_AMAZON
 
 
 def author_card(author: content.Author) -> rx.Component:
@@ -25,7 +26,7 @@ def author_card(author: content.Author) -> rx.Component:
                 rx.el.p(paragraph, class_name="mt-3 text-base leading-relaxed text-stone-700")
                 for paragraph in author.author_bio
             ],
-            external_button("View on Amazon", str(author.amazon_url), author.name),
+            external_button(VIEW_ON_AMAZON, str(author.amazon_url), author.name),
         ),
         id=author.slug,
         aria_labelledby=heading_id,

@@ -13,12 +13,9 @@ import reflex as rx
 
 from publisher import content
 from publisher.components.links import external_button, site_link
+from publisher.content import books as words
 
 SEARCH_PARAM = "q"
-# {query}, {count} and {total} are filled in by assets/site.js.
-NO_MATCH_MESSAGE = "No books match “{query}”."
-MATCH_MESSAGE = "Showing {count} of {total} books matching “{query}”."
-SHOW_ALL_LABEL = "Show all books"
 
 
 def searchable_text(book: content.Book) -> str:
@@ -36,7 +33,7 @@ def search_status() -> rx.Component:
         rx.el.div(
             rx.el.p(custom_attrs={"data-book-search-message": ""}, class_name="font-semibold text-stone-900"),
             site_link(
-                SHOW_ALL_LABEL,
+                words.SEARCH_SHOW_ALL,
                 href="/",
                 class_name="font-semibold text-amber-900 underline underline-offset-4 hover:text-amber-700",
             ),
@@ -47,8 +44,8 @@ def search_status() -> rx.Component:
         role="status",
         custom_attrs={
             "data-book-search-status": SEARCH_PARAM,
-            "data-no-match": NO_MATCH_MESSAGE,
-            "data-match": MATCH_MESSAGE,
+            "data-no-match": words.SEARCH_NO_MATCH,
+            "data-match": words.SEARCH_MATCH,
         },
         class_name="mb-6",
     )
@@ -74,7 +71,7 @@ def book_card(book: content.Book, index: int) -> rx.Component:
             rx.el.h3(book.title, id=heading_id, class_name="mt-1 font-serif text-2xl font-bold text-stone-900"),
             rx.el.p(book.subtitle, class_name="mt-1 text-lg font-medium text-stone-700"),
             rx.el.p(book.description, class_name="mt-3 text-base leading-relaxed text-stone-700"),
-            external_button("Get Your Copy Today", str(book.book_link), book.title),
+            external_button(words.GET_YOUR_COPY, str(book.book_link), book.title),
             class_name="flex flex-1 flex-col",
         ),
         id=book.slug,
@@ -86,7 +83,9 @@ def book_card(book: content.Book, index: int) -> rx.Component:
 
 def latest_releases() -> rx.Component:
     return rx.el.section(
-        rx.el.h2("Latest Releases", id="latest-releases", class_name="mb-4 font-serif text-3xl font-bold text-stone-900"),
+        rx.el.h2(
+            words.LATEST_RELEASES, id="latest-releases", class_name="mb-4 font-serif text-3xl font-bold text-stone-900"
+        ),
         search_status(),
         rx.el.div(
             *[book_card(book, index) for index, book in enumerate(content.BOOKS)],

@@ -10,10 +10,26 @@ nothing; the field is marked ``aria-invalid`` and points at it with
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import reflex as rx
 from reflex.utils.imports import ImportVar
 from reflex.vars.base import VarData
+
+from publisher.components.layout import page_heading
+from publisher.content import form_copy
+from publisher.content.models import PageCopy
+
+
+@dataclass(frozen=True)
+class SuccessCopy:
+    """The alert that replaces a form once it was sent, and its way back to a fresh form."""
+
+    panel_id: str
+    title: str
+    text: str
+    again_label: str
+
 
 _INPUT = (
     "mt-1 block rounded-md border border-stone-400 bg-white px-3 py-2 text-base text-stone-900 "
@@ -70,6 +86,20 @@ def text_field(
     return _field(field_id, label, error, control)
 
 
+def email_field(field_id: str, error: rx.Var[str]) -> rx.Component:
+    """The email field of both forms: the email keyboard on phones, autofill, no spell check."""
+    return text_field(
+        field_id,
+        "email",
+        form_copy.EMAIL_LABEL,
+        error,
+        input_type="email",
+        autocomplete="email",
+        input_mode="email",
+        spell_check=False,
+    )
+
+
 def textarea_field(field_id: str, name: str, label: str, error: rx.Var[str], rows: int = 6) -> rx.Component:
     control = rx.el.textarea(
         id=field_id, name=name, rows=rows, class_name=f"{_INPUT} w-full", **_invalid_props(field_id, error)
@@ -80,7 +110,7 @@ def textarea_field(field_id: str, name: str, label: str, error: rx.Var[str], row
 def honeypot_field(field_id: str, name: str) -> rx.Component:
     """A field people never see or reach; bots that fill every input give themselves away."""
     return rx.el.div(
-        rx.el.label("Leave this field empty", html_for=field_id),
+        rx.el.label(form_copy.HONEYPOT_LABEL, html_for=field_id),
         rx.el.input(id=field_id, name=name, type="text", tab_index=-1, auto_complete="off"),
         aria_hidden="true",
         class_name="absolute -left-[10000px] top-auto h-px w-px overflow-hidden",
@@ -108,7 +138,9 @@ def form_alert(message: rx.Var[str]) -> rx.Component:
     return rx.el.div(
         rx.cond(
             message != "",
-            rx.el.p(message, class_name="rounded-md border border-red-300 bg-red-50 px-4 py-3 font-medium text-red-900"),
+            rx.el.p(
+                message, class_name="rounded-md border border-red-300 bg-red-50 px-4 py-3 font-medium text-red-900"
+            ),
         ),
         role="alert",
         class_name="mb-4",
@@ -175,4 +207,51 @@ def form_section(section_id: str, label: str, *children: rx.Component) -> rx.Com
         aria_label=label,
         custom_attrs={"data-hydrated": rx.cond(rx.State.is_hydrated, "true", "false")},
         class_name="max-w-xl",
+    )
+
+
+def app_form(
+    state: type[rx.State], *fields: rx.Component, label: str, submit: rx.Component, class_name: str
+) -> rx.Component:
+    """A form the app sends to ``state.submit``: its fields, the message about the whole
+    submission, then its button. Until the app has started, assets/site.js keeps a press
+    from sending it natively (``data-app-form``)."""
+    return rx.el.form(
+        *fields,
+        form_alert(state.form_error),
+        submit,
+        on_submit=state.submit,
+        no_validate=True,
+        custom_attrs={"data-app-form": ""},
+        aria_label=label,
+        class_name=class_name,
+    )
+
+
+def form_page(
+    copy: PageCopy,
+    state: type[rx.State],
+    *,
+    section_id: str,
+    section_label: str,
+    success: SuccessCopy,
+    form: rx.Component,
+) -> tuple[rx.Component, ...]:
+    """A form page's content: its heading, then the form, replaced by the success alert once sent.
+
+    ``state`` is the form's state (forms/lifecycle.py: ``succeeded``, ``start_over``
+    and the toast it announces).
+    """
+    return (
+        page_heading(copy),
+        form_section(
+            section_id,
+            section_label,
+            rx.cond(
+                state.succeeded,
+                success_panel(success.panel_id, success.title, success.text, success.again_label, state.start_over),
+                form,
+            ),
+            toast_announcer(state.notice_id, state.notice_kind, state.notice_text),
+        ),
     )

@@ -8,10 +8,13 @@ Escape and focus return come from the browser.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import reflex as rx
 
 from publisher import content
 from publisher.components.links import external_link, site_link
+from publisher.content import site as words
 
 MOBILE_MENU_ID = "mobile-menu"
 MOBILE_MENU_TITLE_ID = "mobile-menu-title"
@@ -22,7 +25,13 @@ _NAV_LINK_ACTIVE = "bg-amber-800 text-white"
 _NAV_LINK_IDLE = "text-stone-800 hover:bg-amber-100 hover:text-amber-900"
 
 
-def nav_link(item: content.NavItem, active_route: str | None, extra_class: str = "") -> rx.Component:
+@dataclass(frozen=True)
+class NavItem:
+    label: str
+    route: str
+
+
+def nav_link(item: NavItem, active_route: str, extra_class: str = "") -> rx.Component:
     is_active = item.route == active_route
     return rx.el.li(
         site_link(
@@ -59,15 +68,15 @@ MENU_ICON = "M4 6h16M4 12h16M4 18h16"
 CLOSE_ICON = "M6 6l12 12M18 6L6 18"
 
 
-def mobile_drawer(active_route: str | None) -> rx.Component:
+def mobile_drawer(active_route: str, nav_items: tuple[NavItem, ...]) -> rx.Component:
     return rx.el.dialog(
         rx.el.div(
             rx.el.div(
-                rx.el.h2("Menu", id=MOBILE_MENU_TITLE_ID, class_name="text-xl font-bold text-stone-900"),
+                rx.el.h2(words.MENU_TITLE, id=MOBILE_MENU_TITLE_ID, class_name="text-xl font-bold text-stone-900"),
                 rx.el.button(
                     _svg_icon(CLOSE_ICON),
                     type="button",
-                    aria_label="Close menu",
+                    aria_label=words.CLOSE_MENU_LABEL,
                     custom_attrs={"data-drawer-close": ""},
                     class_name="rounded-md p-2 text-stone-800 hover:bg-amber-100",
                 ),
@@ -75,10 +84,10 @@ def mobile_drawer(active_route: str | None) -> rx.Component:
             ),
             rx.el.nav(
                 rx.el.ul(
-                    *[nav_link(item, active_route, "block") for item in content.NAV_ITEMS],
+                    *[nav_link(item, active_route, "block") for item in nav_items],
                     class_name="flex flex-col gap-1 p-3",
                 ),
-                aria_label="Main menu",
+                aria_label=words.DRAWER_NAV_LABEL,
             ),
             class_name="drawer-panel",
         ),
@@ -89,7 +98,7 @@ def mobile_drawer(active_route: str | None) -> rx.Component:
     )
 
 
-def site_header(active_route: str | None) -> rx.Component:
+def site_header(active_route: str, nav_items: tuple[NavItem, ...]) -> rx.Component:
     return rx.el.header(
         rx.el.div(
             site_link(
@@ -108,15 +117,15 @@ def site_header(active_route: str | None) -> rx.Component:
             ),
             rx.el.nav(
                 rx.el.ul(
-                    *[nav_link(item, active_route) for item in content.NAV_ITEMS],
+                    *[nav_link(item, active_route) for item in nav_items],
                     class_name="flex items-center gap-1",
                 ),
-                aria_label="Main",
+                aria_label=words.HEADER_NAV_LABEL,
                 class_name="hidden md:block",
             ),
             rx.el.button(
                 _svg_icon(MENU_ICON),
-                rx.el.span("Menu", class_name="sr-only"),
+                rx.el.span(words.MENU_TITLE, class_name="sr-only"),
                 type="button",
                 aria_haspopup="dialog",
                 aria_controls=MOBILE_MENU_ID,
@@ -125,7 +134,7 @@ def site_header(active_route: str | None) -> rx.Component:
             ),
             class_name="mx-auto flex max-w-6xl items-center justify-between gap-4 px-4 py-3",
         ),
-        mobile_drawer(active_route),
+        mobile_drawer(active_route, nav_items),
         class_name="border-b border-amber-200 bg-amber-50",
     )
 
@@ -146,7 +155,7 @@ def site_footer() -> rx.Component:
     return rx.el.footer(
         rx.el.div(
             rx.el.div(
-                rx.el.h2("Follow us on", class_name="text-base font-bold text-white"),
+                rx.el.h2(words.FOLLOW_US, class_name="text-base font-bold text-white"),
                 rx.el.ul(
                     *[
                         rx.el.li(
@@ -163,9 +172,9 @@ def site_footer() -> rx.Component:
                 ),
             ),
             rx.el.p(
-                "© ",
+                words.COPYRIGHT_SIGN,
                 current_year(),
-                f" {content.BRAND_NAME}. All rights reserved.",
+                words.COPYRIGHT_HOLDER,
                 class_name="text-sm text-stone-200",
             ),
             rx.el.p(content.AFFILIATE_NOTE, class_name="text-sm text-stone-300"),
@@ -179,7 +188,7 @@ SITE_ERROR_ID = "site-error"
 
 
 def site_error_region() -> rx.Component:
-    """Where an unexpected server error is reported (publisher.errors); hidden while empty."""
+    """Where an unexpected server error is reported (publisher/forms/errors.py); hidden while empty."""
     return rx.el.output(
         id=SITE_ERROR_ID,
         role="alert",
@@ -190,10 +199,10 @@ def site_error_region() -> rx.Component:
     )
 
 
-def page_layout(active_route: str | None, *children: rx.Component) -> rx.Component:
-    """Wrap a page's content in the shared header and footer."""
+def page_layout(active_route: str, nav_items: tuple[NavItem, ...], *children: rx.Component) -> rx.Component:
+    """Wrap a page's content in the shared header and footer; ``active_route``'s item is marked current."""
     return rx.el.div(
-        site_header(active_route),
+        site_header(active_route, nav_items),
         rx.el.main(
             *children,
             id=MAIN_CONTENT_ID,
@@ -205,12 +214,10 @@ def page_layout(active_route: str | None, *children: rx.Component) -> rx.Compone
     )
 
 
-def page_heading(title: str, intro: str | rx.Component) -> rx.Component:
-    """The heading block each page opens with."""
+def page_heading(copy: content.PageCopy) -> rx.Component:
+    """The heading block a page opens with: its heading and introduction."""
     return rx.el.div(
-        rx.el.h1(title, class_name="font-serif text-3xl font-bold text-stone-900 sm:text-4xl"),
-        rx.el.p(intro, class_name="mt-3 max-w-3xl text-lg text-stone-700")
-        if isinstance(intro, str)
-        else intro,
+        rx.el.h1(copy.heading, class_name="font-serif text-3xl font-bold text-stone-900 sm:text-4xl"),
+        rx.el.p(copy.intro, class_name="mt-3 max-w-3xl text-lg text-stone-700"),
         class_name="mb-8",
     )

@@ -12,10 +12,10 @@ from __future__ import annotations
 import reflex as rx
 from reflex_components_core.el.elements.inline import A
 
-NEW_TAB_NOTE = " (opens in a new tab)"
+from publisher.content.site import NEW_TAB_NOTE
+
 BUTTON_CLASS = (
-    "mt-5 inline-block rounded-lg bg-amber-800 px-5 py-3 text-base font-bold text-white "
-    "shadow hover:bg-amber-900"
+    "mt-5 inline-block rounded-lg bg-amber-800 px-5 py-3 text-base font-bold text-white shadow hover:bg-amber-900"
 )
 
 

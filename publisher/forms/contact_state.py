@@ -1,4 +1,4 @@
-"""The contact form (spec sections 4, 5, 7, 8), with its security question and anti-spam checks.
+"""The contact form, with its security question and anti-spam checks (docs/product.md, Forms: Contact).
 
 The question's answer and the time the form was shown are backend-only vars
 (leading underscore): Reflex never sends them to the browser. The time comes
@@ -8,20 +8,14 @@ from the server's clock, so a visitor cannot forge it.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import reflex as rx
 
-from publisher import antispam, gateway, graceful_stop, validation
-from publisher.forms.feedback import EDITING, SUCCESS, FormFeedback, deliver
-
-SUCCESS_TOAST = "Your message has been sent successfully!"
-FAILURE_TOAST = "Failed to send message. Please try again."
-SUCCESS_TITLE = "Thank you for contacting us!"
-SUCCESS_TEXT = (
-    "We have received your message. We typically reply within 24-48 hours during business days."
-)
+from publisher import gateway
+from publisher.content import form_copy
+from publisher.forms import antispam, validation
+from publisher.forms.lifecycle import EDITING, SUCCESS, FormLifecycle, Outcome, Toasts
 
 FIELD_IDS = {
     "first_name": "contact-first-name",
@@ -32,6 +26,7 @@ FIELD_IDS = {
 }
 SUCCESS_ID = "contact-success"
 HONEYPOT_FIELD = "website"
+TOASTS = Toasts(success=form_copy.CONTACT_SUCCESS_TOAST, failure=form_copy.CONTACT_FAILURE_TOAST)
 
 
 def server_clock_ms() -> float:
@@ -39,7 +34,7 @@ def server_clock_ms() -> float:
     return time.time() * 1000
 
 
-class ContactState(FormFeedback, rx.State):
+class ContactState(FormLifecycle, rx.State):
     question: str = ""
     first_name_error: str = ""
     last_name_error: str = ""
@@ -77,38 +72,19 @@ class ContactState(FormFeedback, rx.State):
 
     @rx.event
     def start_over(self):
-        """"Send another message" after a success."""
+        """ "Send another message" after a success."""
         if self.status == SUCCESS:
             self._show_fresh_form()
 
     @rx.event(background=True)
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
-        async with graceful_stop.submit_in_flight():
-            async with self:
-                if not await self._admit_submit("contact"):
-                    return
-                outcome = self._check(form_data if isinstance(form_data, dict) else {})
-                if outcome.request is not None:
-                    self._begin_submit()
-            for event in outcome.events:
-                yield event
-            if outcome.request is None:
-                return
+        async for event in self._run_submit(
+            "contact", form_data, self._check, self._send, TOASTS, self._after_delivery
+        ):
+            yield event
 
-            delivered = await deliver(gateway.shared_client().send_email(**outcome.request))
-
-            async with self:
-                self._ask_new_question()
-                if delivered:
-                    self.status = SUCCESS
-                    self._notify("success", SUCCESS_TOAST)
-                else:
-                    self.status = EDITING  # what was typed stays; only the answer is cleared
-                    self._notify("error", FAILURE_TOAST)
-            yield rx.set_focus(SUCCESS_ID) if delivered else _clear_answer()
-
-    def _check(self, data: dict[str, Any]) -> _Outcome:
-        """Field rules, then the anti-spam rules in the spec's order; no request unless all pass."""
+    def _check(self, data: dict[str, Any]) -> Outcome:
+        """Field rules, then the anti-spam rules in their order; no request unless all pass."""
         checked = validation.check_contact(
             data.get("first_name"), data.get("last_name"), data.get("email"), data.get("message")
         )
@@ -118,7 +94,7 @@ class ContactState(FormFeedback, rx.State):
             errors["answer"] = antispam.MATH_REQUIRED
         self._show_errors(errors)
         if errors:
-            return _Outcome(events=[rx.set_focus(FIELD_IDS[next(iter(errors))])])
+            return Outcome(events=[rx.set_focus(FIELD_IDS[next(iter(errors))])])
 
         rejection = antispam.rejection(
             honeypot=data.get(HONEYPOT_FIELD, ""),
@@ -131,19 +107,19 @@ class ContactState(FormFeedback, rx.State):
             self.form_error = rejection
             self.answer_error = antispam.MATH_INCORRECT
             self._ask_new_question()
-            return _Outcome(events=[_clear_answer(), rx.set_focus(FIELD_IDS["answer"])])
+            return Outcome(events=[_clear_answer(), rx.set_focus(FIELD_IDS["answer"])])
         if rejection is not None:
             self.form_error = rejection
-            return _Outcome()
-        return _Outcome(request=checked.values)
+            return Outcome()
+        return Outcome(request=checked.values)
 
+    async def _send(self, request: dict[str, str]) -> None:
+        await gateway.shared_client.get().send_email(**request)
 
-@dataclass
-class _Outcome:
-    """What a submit leads to: the gateway request to send, or events for the page."""
-
-    request: dict[str, str] | None = None
-    events: list[rx.event.EventSpec] = field(default_factory=list)
+    def _after_delivery(self, delivered: bool) -> list[rx.event.EventSpec]:
+        """A new question either way; what was typed stays after a failure, only the answer is cleared."""
+        self._ask_new_question()
+        return [rx.set_focus(SUCCESS_ID) if delivered else _clear_answer()]
 
 
 def _clear_answer():

@@ -1,4 +1,4 @@
-"""The new-release signup form (spec sections 4, 5, 7, 8)."""
+"""The new-release signup form (docs/product.md, Forms: Subscribe)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,18 @@ from typing import Any
 
 import reflex as rx
 
-from publisher import gateway, graceful_stop, validation
-from publisher.forms.feedback import EDITING, SUCCESS, FormFeedback, deliver
-
-SUCCESS_TOAST = "Successfully subscribed to our email list!"
-FAILURE_TOAST = "Failed to subscribe. Please try again."
-SUCCESS_TITLE = "Thank you for joining our email list!"
-SUCCESS_TEXT = "You will be the first to know when a new book in the Animals We Confuse series is released."
+from publisher import gateway
+from publisher.content import form_copy
+from publisher.forms import validation
+from publisher.forms.lifecycle import EDITING, FormLifecycle, Outcome, Toasts
 
 # Element ids, so the server can move focus to the first invalid field.
 FIELD_IDS = {"name": "subscribe-name", "email": "subscribe-email"}
 SUCCESS_ID = "subscribe-success"
+TOASTS = Toasts(success=form_copy.SUBSCRIBE_SUCCESS_TOAST, failure=form_copy.SUBSCRIBE_FAILURE_TOAST)
 
 
-class SubscribeState(FormFeedback, rx.State):
+class SubscribeState(FormLifecycle, rx.State):
     name_error: str = ""
     email_error: str = ""
 
@@ -37,32 +35,25 @@ class SubscribeState(FormFeedback, rx.State):
 
     @rx.event
     def start_over(self):
-        """"Subscribe another address" after a success."""
+        """ "Subscribe another address" after a success."""
         self.start()
 
     @rx.event(background=True)
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
-        async with graceful_stop.submit_in_flight():
-            async with self:
-                if not await self._admit_submit("subscribe"):
-                    return
-                data = form_data if isinstance(form_data, dict) else {}
-                checked = validation.check_subscription(data.get("name"), data.get("email"))
-                self._show_errors(checked.errors)
-                if checked.ok:
-                    self._begin_submit()
-            if not checked.ok:
-                yield rx.set_focus(FIELD_IDS[next(iter(checked.errors))])
-                return
+        async for event in self._run_submit(
+            "subscribe", form_data, self._check, self._send, TOASTS, self._after_delivery
+        ):
+            yield event
 
-            delivered = await deliver(gateway.shared_client().subscribe(**checked.values))
+    def _check(self, data: dict[str, Any]) -> Outcome:
+        checked = validation.check_subscription(data.get("name"), data.get("email"))
+        self._show_errors(checked.errors)
+        if not checked.ok:
+            return Outcome(events=[rx.set_focus(FIELD_IDS[next(iter(checked.errors))])])
+        return Outcome(request=checked.values)
 
-            async with self:
-                if delivered:
-                    self.status = SUCCESS
-                    self._notify("success", SUCCESS_TOAST)
-                else:
-                    self.status = EDITING  # the form, with what was typed, stays available
-                    self._notify("error", FAILURE_TOAST)
-            if delivered:
-                yield rx.set_focus(SUCCESS_ID)
+    async def _send(self, request: dict[str, str]) -> None:
+        await gateway.shared_client.get().subscribe(**request)
+
+    def _after_delivery(self, delivered: bool) -> list[rx.event.EventSpec]:
+        return [rx.set_focus(SUCCESS_ID)] if delivered else []  # on a failure the form stays as typed

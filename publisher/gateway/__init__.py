@@ -1,9 +1,10 @@
-"""The site's gateway (spec section 7): the client the forms call, and the embedded
-gateway that stands in for the cloud one when ``PUBLISHER_GATEWAY_URL`` is unset.
+"""The site's gateway (docs/product.md, The gateway): the client the forms call, and the
+embedded gateway that stands in for the cloud one when ``PUBLISHER_GATEWAY_URL`` is unset.
 
 - contract.py: the two calls' paths and bodies, from both sides;
 - client.py: the HTTP client (the only code that calls a gateway);
 - embedded.py: the embedded gateway's ASGI app;
+- database.py: its database (the start-up check, migrations under a lock);
 - storage.py: its tables and queries;
 - mailer.py and outbox.py: emailing the publisher, durably;
 - cli.py: ``publisher-gateway``, the operator's command.
@@ -13,13 +14,13 @@ from __future__ import annotations
 
 import httpx
 
+from publisher import settings
 from publisher.gateway.client import GatewayClient, GatewayError
+from publisher.per_process import PerProcess
 
-__all__ = ["GatewayClient", "GatewayError", "configured_client", "shared_client", "use_client"]
+__all__ = ["GatewayClient", "GatewayError", "configured_client", "shared_client"]
 
 LOCAL_GATEWAY_BASE_URL = "http://local-gateway.invalid"
-
-_shared_client: GatewayClient | None = None
 
 
 def configured_client() -> GatewayClient:
@@ -28,28 +29,18 @@ def configured_client() -> GatewayClient:
     The local gateway is reached through an in-process ASGI transport: it has no
     public route, so only this backend (after the forms' checks) can post to it.
     """
-    from publisher import settings
-
     url = settings.gateway_url()
     timeout_s = settings.gateway_timeout_s()
     if url:
         return GatewayClient(base_url=url, api_key=settings.gateway_api_key(), timeout_s=timeout_s)
-    from publisher.gateway import embedded
+    # Here, not at the top: the embedded gateway (its storage, SQLAlchemy models, outbox)
+    # is loaded only by a site that runs it, never with the cloud gateway.
+    from publisher.gateway import embedded  # noqa: PLC0415
 
     app = embedded.create_app(mail=settings.mail_settings())
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     return GatewayClient(base_url=LOCAL_GATEWAY_BASE_URL, transport=transport, timeout_s=timeout_s)
 
 
-def shared_client() -> GatewayClient:
-    """One client per process, so connections to the gateway are reused."""
-    global _shared_client
-    if _shared_client is None:
-        _shared_client = configured_client()
-    return _shared_client
-
-
-def use_client(client: GatewayClient | None) -> None:
-    """Replace the shared client (tests), or forget it so the next call re-reads the settings."""
-    global _shared_client
-    _shared_client = client
+# One client per process, so connections to the gateway are reused.
+shared_client: PerProcess[GatewayClient] = PerProcess(configured_client)

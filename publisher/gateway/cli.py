@@ -18,8 +18,8 @@ import sys
 
 import sqlalchemy
 
-from publisher import database, settings
-from publisher.gateway import outbox, storage
+from publisher import settings
+from publisher.gateway import database, outbox, storage
 
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -33,9 +33,7 @@ def write_subscribers_csv(subscribers: list[storage.Subscriber], out) -> None:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["email", "name", "book_updates", "subscribed_at"])
     for row in subscribers:
-        writer.writerow(
-            [_csv_safe(row.email), _csv_safe(row.name), row.book_updates, row.subscribed_at.isoformat()]
-        )
+        writer.writerow([_csv_safe(row.email), _csv_safe(row.name), row.book_updates, row.subscribed_at.isoformat()])
 
 
 def write_messages(messages: list[storage.ContactMessage], out) -> None:
@@ -60,9 +58,7 @@ def write_deliveries(deliveries: list[storage.Delivery], out) -> None:
     for row in deliveries:
         tries = f"{row.attempts} attempt{'' if row.attempts == 1 else 's'}"
         state = (
-            f"pending, next attempt {row.next_attempt_at.isoformat()}"
-            if row.status == storage.PENDING
-            else "FAILED"
+            f"pending, next attempt {row.next_attempt_at.isoformat()}" if row.status == storage.PENDING else "FAILED"
         )
         out.write(
             f"#{row.id}  {state}  {_WHAT.get(row.kind, row.kind)} #{row.source_id}  "
@@ -81,8 +77,9 @@ def retry_failed(out) -> int:
     """Requeue the failed jobs and send them from this process; 1 if any still failed."""
     mail = settings.mail_settings()
     if mail is None:
-        print(f"publisher-gateway: {settings.SMTP_URL_VAR} is not set, so nothing can send the outbox.",
-              file=sys.stderr)
+        print(
+            f"publisher-gateway: {settings.SMTP_URL_VAR} is not set, so nothing can send the outbox.", file=sys.stderr
+        )
         return 1
     ids = storage.requeue_failed(storage.utc_now(), outbox.RETRY_FOR)
     if not ids:
@@ -122,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "migrate":
             database.check()
             database.migrate()
-            print(f"publisher-gateway: the database at {database.redacted(database.configured_url())} is up to date.")
+            print(f"publisher-gateway: the database at {settings.redact_url(database.configured_url())} is up to date.")
         elif args.command == "subscribers":
             write_subscribers_csv(storage.list_subscribers(), sys.stdout)
         elif args.command == "messages":
@@ -138,8 +135,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"publisher-gateway: {exc}", file=sys.stderr)
         return 1
     except sqlalchemy.exc.SQLAlchemyError as exc:
-        print(f"publisher-gateway: cannot use the database: {exc.__class__.__name__}. "
-              "Run `publisher-gateway migrate` first.", file=sys.stderr)
+        print(
+            f"publisher-gateway: cannot use the database: {exc.__class__.__name__}. "
+            "Run `publisher-gateway migrate` first.",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

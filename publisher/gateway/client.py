@@ -1,4 +1,4 @@
-"""The client for the cloud API gateway (spec section 7): the only module that calls it.
+"""The client for the cloud API gateway (docs/product.md, The gateway): the only module that calls it.
 
 Two JSON POSTs: /prod/subscribe and /prod/send-email. Any non-2xx status, a
 timeout (bounded in total, not per read) or a network error is a failure; the
@@ -17,11 +17,11 @@ from typing import Any
 import httpx
 
 from publisher.gateway.contract import SEND_EMAIL_PATH, SUBSCRIBE_PATH, contact_body, subscribe_body
+from publisher.settings import DEFAULT_GATEWAY_TIMEOUT_S
 
 logger = logging.getLogger(__name__)
 
 API_KEY_HEADER = "x-api-key"
-DEFAULT_TIMEOUT_S = 10.0
 CONNECT_ATTEMPTS = 3
 CONNECT_RETRY_DELAY_S = 0.2
 
@@ -41,7 +41,7 @@ class GatewayClient:
 
     base_url: str
     api_key: str | None = None
-    timeout_s: float = DEFAULT_TIMEOUT_S
+    timeout_s: float = DEFAULT_GATEWAY_TIMEOUT_S
     transport: httpx.AsyncBaseTransport | None = None
     connect_attempts: int = CONNECT_ATTEMPTS
     _client: httpx.AsyncClient | None = None

@@ -1,4 +1,4 @@
-"""The two calls of spec section 7, seen from both sides: what the site sends, and
+"""The gateway's two calls (docs/product.md, The gateway), seen from both sides: what the site sends, and
 what the embedded gateway accepts (checked strictly, so only the site's own
 requests are stored and mailed)."""
 
@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from publisher import validation
+from publisher.forms import validation
 
 SUBSCRIBE_PATH = "/prod/subscribe"
 SEND_EMAIL_PATH = "/prod/send-email"

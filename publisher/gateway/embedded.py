@@ -19,14 +19,16 @@ from typing import Any
 
 import sqlalchemy
 from pydantic import ValidationError
+from reflex_base import constants
+from reflex_base.environment import environment
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from publisher import database
-from publisher.gateway import outbox, storage
+from publisher import settings
+from publisher.gateway import database, outbox, storage
 from publisher.gateway.contract import (
     SEND_EMAIL_PATH,
     SUBSCRIBE_PATH,
@@ -50,12 +52,7 @@ def migrate_on_development_start() -> None:
     no-op when up to date). ``publisher-serve`` migrates once before its workers
     start, and ``make run`` runs ``publisher-gateway migrate`` first anyway.
     """
-    from reflex_base import constants
-    from reflex_base.environment import environment
-
-    from publisher.settings import gateway_url
-
-    if environment.REFLEX_ENV_MODE.get() != constants.Env.DEV or gateway_url() is not None:
+    if environment.REFLEX_ENV_MODE.get() != constants.Env.DEV or settings.gateway_url() is not None:
         return
     try:
         database.migrate()

@@ -42,7 +42,9 @@ def _sent_at(moment: datetime) -> str:
     return moment.strftime("%A %-d %B %Y, %H:%M:%S UTC")
 
 
-def _base(settings: MailSettings, *, subject: str, reply_to: Address, moment: datetime, message_id: str) -> EmailMessage:
+def _base(
+    settings: MailSettings, *, subject: str, reply_to: Address, moment: datetime, message_id: str
+) -> EmailMessage:
     message = EmailMessage(policy=SMTP)
     message["From"] = _address(settings.mail_from_name, settings.mail_from)
     message["To"] = [_address("", recipient) for recipient in settings.notify_to]
@@ -54,17 +56,20 @@ def _base(settings: MailSettings, *, subject: str, reply_to: Address, moment: da
 
 
 def contact_email(
-    settings: MailSettings, *, sender_name: str, sender_email: str, subject: str, text: str,
-    received_at: datetime, message_id: str,
+    settings: MailSettings,
+    *,
+    sender_name: str,
+    sender_email: str,
+    subject: str,
+    text: str,
+    received_at: datetime,
+    message_id: str,
 ) -> EmailMessage:
     """A contact message as the publisher receives it: Reply answers the visitor."""
     visitor = _address(sender_name, sender_email)
     message = _base(settings, subject=subject, reply_to=visitor, moment=received_at, message_id=message_id)
     message.set_content(
-        f"From: {sender_name} <{sender_email}>\n"
-        f"Sent: {_sent_at(received_at)}\n"
-        "\n"
-        f"{text}\n",
+        f"From: {sender_name} <{sender_email}>\nSent: {_sent_at(received_at)}\n\n{text}\n",
         charset="utf-8",
         cte="quoted-printable",
     )
@@ -72,7 +77,12 @@ def contact_email(
 
 
 def subscriber_notice(
-    settings: MailSettings, *, name: str, email: str, subscribed_at: datetime, message_id: str,
+    settings: MailSettings,
+    *,
+    name: str,
+    email: str,
+    subscribed_at: datetime,
+    message_id: str,
 ) -> EmailMessage:
     """The optional notice of a new address on the new-release list."""
     subscriber = _address(name, email)
@@ -80,8 +90,7 @@ def subscriber_notice(
         settings, subject=f"New subscriber: {name}", reply_to=subscriber, moment=subscribed_at, message_id=message_id
     )
     message.set_content(
-        f"{name} <{email}> joined the new-release email list.\n"
-        f"Subscribed: {_sent_at(subscribed_at)}\n",
+        f"{name} <{email}> joined the new-release email list.\nSubscribed: {_sent_at(subscribed_at)}\n",
         charset="utf-8",
         cte="quoted-printable",
     )

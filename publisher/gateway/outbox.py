@@ -34,7 +34,9 @@ from email.message import EmailMessage
 
 import sqlalchemy
 
+from publisher import settings
 from publisher.gateway import mailer, storage
+from publisher.per_process import PerProcess
 from publisher.settings import MailSettings
 
 logger = logging.getLogger(__name__)
@@ -81,7 +83,10 @@ def email_for(delivery: storage.ClaimedDelivery, settings: MailSettings) -> Emai
         )
     if isinstance(source, storage.Subscriber):
         return mailer.subscriber_notice(
-            settings, name=source.name, email=source.email, subscribed_at=source.subscribed_at,
+            settings,
+            name=source.name,
+            email=source.email,
+            subscribed_at=source.subscribed_at,
             message_id=delivery.message_id,
         )
     raise LookupError(f"the stored {delivery.kind} row it mails no longer exists")
@@ -119,9 +124,7 @@ class Sender:
 
     async def send_next(self, only_ids: list[int] | None = None) -> Outcome | None:
         """Claim and send one due job; None when nothing is due."""
-        delivery = await asyncio.to_thread(
-            storage.claim_due, self.worker, self.clock(), LEASE, self.db_url, only_ids
-        )
+        delivery = await asyncio.to_thread(storage.claim_due, self.worker, self.clock(), LEASE, self.db_url, only_ids)
         if delivery is None:
             return None
         try:
@@ -143,13 +146,17 @@ class Sender:
     async def _failed(self, delivery: storage.ClaimedDelivery, failure: mailer.DeliveryFailed) -> Outcome:
         when = None if failure.permanent else next_attempt(delivery.attempts, self.clock(), delivery.give_up_at)
         if when is None:
-            reason = failure.reason if failure.permanent else (
-                f"gave up after {delivery.attempts} attempts over {RETRY_FOR.days} days: {failure.reason}"
+            reason = (
+                failure.reason
+                if failure.permanent
+                else (f"gave up after {delivery.attempts} attempts over {RETRY_FOR.days} days: {failure.reason}")
             )
             await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
             logger.error(
                 "Outbox: delivery #%s failed and will not be retried: %s "
-                "(fix the cause, then `publisher-gateway outbox --retry`)", delivery.id, reason,
+                "(fix the cause, then `publisher-gateway outbox --retry`)",
+                delivery.id,
+                reason,
             )
             return Outcome(delivery.id, storage.FAILED, reason)
         await asyncio.to_thread(storage.mark_retry, delivery.id, self.worker, when, failure.reason, self.db_url)
@@ -171,7 +178,9 @@ class Sender:
                 if loop.time() + delay > deadline:
                     logger.error(
                         "Outbox: delivery #%s was sent but could not be recorded (%s); "
-                        "it will be sent again when its lease ends", delivery_id, type(exc).__name__,
+                        "it will be sent again when its lease ends",
+                        delivery_id,
+                        type(exc).__name__,
                     )
                     return
                 await asyncio.sleep(delay)
@@ -207,25 +216,23 @@ class Sender:
 
 # --- The one sender of this backend process. ---
 
-_sender: Sender | None = None
+running_sender: PerProcess[Sender] = PerProcess()
 
 
 def wake() -> None:
     """A job was just stored: this process's sender sends it now rather than at the next poll."""
-    if _sender is not None:
-        _sender.wake()
+    if (sender := running_sender.peek()) is not None:
+        sender.wake()
 
 
 async def run_in_backend(db_url: str | None = None) -> None:
     """The backend's lifespan task: the sender, when the embedded gateway emails the publisher."""
-    global _sender
-    from publisher import settings
-
     mail = settings.mail_settings()
     if settings.gateway_url() is not None or mail is None:
         return
-    _sender = Sender(mail, db_url)
+    sender = Sender(mail, db_url)
+    running_sender.set(sender)
     try:
-        await _sender.run()
+        await sender.run()
     finally:
-        _sender = None
+        running_sender.set(None)

@@ -17,8 +17,9 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy
 import sqlmodel
 from reflex import model as rx_model
+from sqlalchemy.dialects import postgresql, sqlite
 
-from publisher import validation
+from publisher.forms import validation
 from publisher.gateway.contract import SUBJECT_MAX, SendEmailRequest, SubscribeRequest
 
 
@@ -92,13 +93,7 @@ def _session(db_url: str | None) -> sqlmodel.Session:
 
 def _insert_once(dialect: str):
     """An INSERT that skips a row whose unique key exists (ON CONFLICT DO NOTHING), or None."""
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    elif dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert
-    else:
-        return None
-    return insert
+    return {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
 
 
 @dataclass(frozen=True)
@@ -153,7 +148,9 @@ def store_subscription(body: SubscribeRequest, db_url: str | None = None, notice
             else:
                 new_id = connection.execute(sqlalchemy.insert(Subscriber).values(**values)).inserted_primary_key[0]
             if new_id is not None and notice is not None:
-                connection.execute(sqlalchemy.insert(Delivery).values(**_delivery_values(SUBSCRIBER, new_id, notice, now)))
+                connection.execute(
+                    sqlalchemy.insert(Delivery).values(**_delivery_values(SUBSCRIBER, new_id, notice, now))
+                )
     except sqlalchemy.exc.IntegrityError:
         if insert is not None:
             raise
@@ -225,8 +222,9 @@ def claim_due(
         sqlalchemy.update(Delivery)
         .where(Delivery.id == due.scalar_subquery())
         .values(lease_until=now + lease, claimed_by=worker, attempts=Delivery.attempts + 1)
-        .returning(Delivery.id, Delivery.kind, Delivery.source_id, Delivery.message_id,
-                   Delivery.attempts, Delivery.give_up_at)
+        .returning(
+            Delivery.id, Delivery.kind, Delivery.source_id, Delivery.message_id, Delivery.attempts, Delivery.give_up_at
+        )
     )
     with _session(db_url) as session:
         row = session.execute(claim).first()
@@ -265,18 +263,24 @@ def _clip(text: str | None) -> str | None:
 
 def list_deliveries(statuses: tuple[str, ...] = (PENDING, FAILED), db_url: str | None = None) -> list[Delivery]:
     with _session(db_url) as session:
-        return list(session.exec(
-            sqlmodel.select(Delivery).where(Delivery.status.in_(statuses)).order_by(Delivery.id)
-        ))
+        return list(session.exec(sqlmodel.select(Delivery).where(Delivery.status.in_(statuses)).order_by(Delivery.id)))
 
 
 def requeue_failed(now: datetime, retry_for: timedelta, db_url: str | None = None) -> list[int]:
     """Make every failed job due now, with a fresh retry window; their ids."""
     with _engine(db_url).begin() as connection:
-        return list(connection.execute(
-            sqlalchemy.update(Delivery)
-            .where(Delivery.status == FAILED)
-            .values(status=PENDING, attempts=0, next_attempt_at=now, give_up_at=now + retry_for,
-                    lease_until=None, claimed_by=None)
-            .returning(Delivery.id)
-        ).scalars())
+        return list(
+            connection.execute(
+                sqlalchemy.update(Delivery)
+                .where(Delivery.status == FAILED)
+                .values(
+                    status=PENDING,
+                    attempts=0,
+                    next_attempt_at=now,
+                    give_up_at=now + retry_for,
+                    lease_until=None,
+                    claimed_by=None,
+                )
+                .returning(Delivery.id)
+            ).scalars()
+        )

@@ -1,1 +1,9 @@
-"""One module per route; each page is thin and built from components."""
+"""The site's pages: one thin module per page, each declared once (registry.py).
+
+Importing this package declares every page, so ``registry.PAGES`` is complete.
+"""
+
+from publisher.pages import about, contact, home, not_found, subscribe  # noqa: F401 (each declares its page)
+from publisher.pages.registry import PAGES
+
+__all__ = ["PAGES"]

@@ -1,20 +1,21 @@
 """About: the two author cards."""
 
-import reflex as rx
-
+from publisher import content, seo
 from publisher.components.authors import author_list
-from publisher.components.layout import page_heading, page_layout
+from publisher.components.layout import page_heading
+from publisher.content import page_copy
+from publisher.pages.registry import site_page
 
-ROUTE = "/about"
+
+def author_card_path(author: content.Author) -> str:
+    """Where an author's card is: About, at the card's anchor."""
+    return f"{about.route}#{author.slug}"
 
 
-def about() -> rx.Component:
-    return page_layout(
-        ROUTE,
-        page_heading(
-            "About the Authors",
-            "Animals We Confuse is a small independent publisher run by a writer and an "
-            "illustrator who love the animals people mix up. Meet the people behind the books.",
-        ),
-        author_list(),
-    )
+def _structured_data():
+    return [seo.person(author, author_card_path(author)) for author in content.AUTHORS]
+
+
+@site_page(route="/about", copy=page_copy.ABOUT, nav_position=2, structured_data=_structured_data)
+def about():
+    return page_heading(page_copy.ABOUT), author_list()

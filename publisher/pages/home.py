@@ -1,21 +1,17 @@
 """Home: a page header and the latest releases."""
 
-import reflex as rx
-
+from publisher import content, seo
 from publisher.components.books import latest_releases
-from publisher.components.layout import page_heading, page_layout
+from publisher.components.layout import page_heading
+from publisher.content import page_copy
+from publisher.pages.registry import ROOT, site_page
 
-ROUTE = "/"
+
+def _structured_data():
+    """The publisher, the site with its book search, and every book."""
+    return [seo.organization(), seo.website(), *(seo.book(item) for item in content.BOOKS)]
 
 
-def home() -> rx.Component:
-    return page_layout(
-        ROUTE,
-        page_heading(
-            "Books about the animals we confuse",
-            "Is it a guinea pig or a hamster? A crocodile or an alligator? Our picture "
-            "books, coloring books and puzzle books help curious readers of every age "
-            "tell look-alike animals apart, one giggle at a time.",
-        ),
-        latest_releases(),
-    )
+@site_page(route=ROOT, copy=page_copy.HOME, nav_position=1, structured_data=_structured_data)
+def home():
+    return page_heading(page_copy.HOME), latest_releases()

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from playwright.sync_api import Page, expect
 
-from publisher.graceful_stop import STOP_LIMIT_S
+from publisher.hosting.graceful_stop import STOP_LIMIT_S
 from tests.browser import (
     SUBSCRIBE_SUCCESS_TOAST,
     expect_toast,
@@ -126,8 +126,11 @@ def test_read_only_root_filesystem_serves_both_forms(
         [email] = smtp.wait_for(1, timeout=30)  # the outbox works in the image too
         assert email.message["Subject"] == "Contact Form Submission from Jo Reader"
         assert email.message.get_content().endswith("Sent to a read-only container.\r\n")
-        wait_until(lambda: site.exec("publisher-gateway", "outbox").stdout == "Outbox: nothing pending or failed.\n",
-                   10, "the outbox to record the delivery")
+        wait_until(
+            lambda: site.exec("publisher-gateway", "outbox").stdout == "Outbox: nothing pending or failed.\n",
+            10,
+            "the outbox to record the delivery",
+        )
     finally:
         smtp.stop()
 

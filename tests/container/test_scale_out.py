@@ -55,8 +55,11 @@ def stack(image: str, postgres: PostgresServer, tmp_path_factory) -> Iterator[St
     postgres.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
     postgres.execute(f'CREATE DATABASE "{database}"')
     redis = RedisServer(tmp_path_factory.mktemp("redis"))
-    variables = {"PUBLISHER_IMAGE": image, "POSTGRES_PASSWORD": postgres.password,
-                 "PUBLISHER_RATE_LIMIT_ADDRESS": ADDRESS_LIMIT}
+    variables = {
+        "PUBLISHER_IMAGE": image,
+        "POSTGRES_PASSWORD": postgres.password,
+        "PUBLISHER_RATE_LIMIT_ADDRESS": ADDRESS_LIMIT,
+    }
     services = {"postgres": f"127.0.0.1:{postgres.port}", "redis": f"127.0.0.1:{redis.port}"}
     started: list[Container] = []
     try:
@@ -92,8 +95,11 @@ def test_the_compose_file_migrates_first_then_runs_two_replicas_of_one_image_on_
     assert site.replicas == 2
     assert site.command == ["publisher-serve"] and release.command == ["publisher-gateway", "migrate"]
     assert site.image == release.image and site.environment == release.environment
-    assert site.depends_on == {"migrate": "service_completed_successfully", "redis": "service_healthy",
-                               "postgres": "service_healthy"}
+    assert site.depends_on == {
+        "migrate": "service_completed_successfully",
+        "redis": "service_healthy",
+        "postgres": "service_healthy",
+    }
     assert site.environment["REFLEX_DB_URL"].startswith("postgresql+psycopg://publisher:pw@postgres:5432/")
     assert site.environment["REFLEX_REDIS_URL"] == "redis://redis:6379/0"
     assert site.read_only and site.tmpfs == ["/tmp"]
@@ -104,7 +110,8 @@ def test_the_compose_file_migrates_first_then_runs_two_replicas_of_one_image_on_
 def test_every_variable_the_compose_file_sets_is_documented_in_the_readme():
     readme = (PROJECT_ROOT / "README.md").read_text()
     documented = set(re.findall(r"^\| `([A-Z_]+)`", readme, re.M)) | set(
-        re.findall(r"^\| `[A-Z_]+`, `([A-Z_]+)`", readme, re.M))
+        re.findall(r"^\| `[A-Z_]+`, `([A-Z_]+)`", readme, re.M)
+    )
     environment = compose.service("site", {"POSTGRES_PASSWORD": "pw"}).environment
     assert sorted(set(environment) - documented) == []
 
@@ -115,8 +122,9 @@ def test_every_variable_the_compose_file_sets_is_documented_in_the_readme():
 def test_the_release_step_migrated_and_both_replicas_started_healthy(stack: Stack):
     assert "is up to date" in stack.migration
     assert stack.postgres.password not in stack.migration
-    tables = stack.postgres.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
-                                    stack.database)
+    tables = stack.postgres.execute(
+        "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1", stack.database
+    )
     assert [row[0] for row in tables] == ["alembic_version", "contact_message", "outbox_delivery", "subscriber"]
     for site in stack.sites:
         assert httpx.get(f"{site.base_url}/_health", timeout=5).status_code == 200
@@ -140,9 +148,15 @@ def test_a_question_asked_through_one_container_is_answered_through_the_other(st
     first, second = stack.sites
 
     sender = {"first_name": "Cross", "last_name": "Container", "email": "cross@example.com"}
-    assert run_async(ask_here_answer_there(
-        first.base_url, second.base_url, sender, "Asked on one container, answered on the other.", MIN_FILL_TIME_S,
-    )) == ("success", "")
+    assert run_async(
+        ask_here_answer_there(
+            first.base_url,
+            second.base_url,
+            sender,
+            "Asked on one container, answered on the other.",
+            MIN_FILL_TIME_S,
+        )
+    ) == ("success", "")
     assert stored_messages(first).count("Asked on one container, answered on the other.") == 1
 
 
@@ -164,10 +178,14 @@ def test_one_address_subscribed_through_both_containers_at_once_is_stored_once(s
     subscribe(page, first.base_url, "Dup Reader", "dup@example.com")
 
     async def together() -> list[str]:
-        return await asyncio.gather(*(
-            subscribe_as_visitor(stack.sites[i % 2].base_url, "Dup Reader", "Dup@Example.com" if i % 3 else "dup@example.com")
-            for i in range(20)
-        ))
+        return await asyncio.gather(
+            *(
+                subscribe_as_visitor(
+                    stack.sites[i % 2].base_url, "Dup Reader", "Dup@Example.com" if i % 3 else "dup@example.com"
+                )
+                for i in range(20)
+            )
+        )
 
     assert run_async(together()) == ["success"] * 20  # a repeat is a success that changes nothing
     subscribe(page, second.base_url, "Dup Again", "DUP@example.com")
@@ -210,7 +228,7 @@ def test_one_container_stopped_during_a_load_run_the_other_keeps_serving_and_not
         await asyncio.sleep(offsets[index])
         # Half start on the container that will stop; whoever loses it comes back through the
         # other one, as a browser reconnecting through the load balancer does.
-        for site in ([stopping, surviving] if index % 2 == 0 else [surviving]):
+        for site in [stopping, surviving] if index % 2 == 0 else [surviving]:
             try:
                 status = await subscribe_as_visitor(site.base_url, f"Load {index}", email)
             except Exception as exc:  # noqa: BLE001 - a refused or dropped connection is an outcome here

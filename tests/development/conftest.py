@@ -48,20 +48,36 @@ class DevServer:
         env.update(self.extra_env)
         if self.command == "make run":
             command = [
-                "make", "--no-print-directory", "run",
-                f"DEV_PORT={self.frontend_port}", f"BACKEND_PORT={self.backend_port}", "DEV_HOST=127.0.0.1",
+                "make",
+                "--no-print-directory",
+                "run",
+                f"DEV_PORT={self.frontend_port}",
+                f"BACKEND_PORT={self.backend_port}",
+                "DEV_HOST=127.0.0.1",
             ]
         else:
             env["PUBLISHER_DEV_HOST"] = "127.0.0.1"
             command = [
-                str(VENV_BIN / "reflex"), "run", "--frontend-port", str(self.frontend_port),
-                "--backend-port", str(self.backend_port), "--backend-host", "127.0.0.1",
+                str(VENV_BIN / "reflex"),
+                "run",
+                "--frontend-port",
+                str(self.frontend_port),
+                "--backend-port",
+                str(self.backend_port),
+                "--backend-host",
+                "127.0.0.1",
             ]
         self.process = subprocess.Popen(
-            command, cwd=PROJECT_ROOT, env=env, stdout=self.log_path.open("wb"), stderr=subprocess.STDOUT,
+            command,
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdout=self.log_path.open("wb"),
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        wait_until(self._serving, START_TIMEOUT_S, f"`{self.command}` on ports {self.frontend_port}/{self.backend_port}")
+        wait_until(
+            self._serving, START_TIMEOUT_S, f"`{self.command}` on ports {self.frontend_port}/{self.backend_port}"
+        )
 
     def _serving(self) -> bool:
         if self.process.poll() is not None:

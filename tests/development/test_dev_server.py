@@ -17,7 +17,7 @@ from tests.browser import assert_no_console_errors, open_page, send_contact_mess
 from tests.development.conftest import DevServer
 from tests.support import PROJECT_ROOT, wait_until
 
-CONTENT_FILE = PROJECT_ROOT / "publisher" / "content.py"
+CONTENT_FILE = PROJECT_ROOT / "publisher" / "content" / "site.py"  # where the footer note is written
 
 
 def listening_addresses(port: int) -> set[str]:
@@ -92,7 +92,9 @@ def test_editing_content_shows_after_a_reload(page: Page, dev_server: DevServer)
     footer = page.locator("footer")
     expect(footer).to_contain_text(content.AFFILIATE_NOTE)
     try:
-        CONTENT_FILE.write_text(original.replace(old_source, '"earn a small commission at no extra cost to you (edited)."'))
+        CONTENT_FILE.write_text(
+            original.replace(old_source, '"earn a small commission at no extra cost to you (edited)."')
+        )
 
         def reloaded_with_the_edit() -> bool:
             page.reload(wait_until="domcontentloaded")

@@ -11,18 +11,12 @@ from collections.abc import Iterator
 import pytest
 
 from tests.browser import browser, page  # noqa: F401 (fixtures)
-from tests.support import ProductionServer, build_site, running_server
+from tests.support import ProductionServer, built_site, running_server  # noqa: F401 (built_site: a fixture)
 
 
 @pytest.fixture(scope="session")
 def db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     return f"sqlite:///{tmp_path_factory.mktemp('db') / 'embedded.db'}"
-
-
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """`make build` once per test session; servers only serve it."""
-    build_site(tmp_path_factory.mktemp("build") / "build.log")
 
 
 @pytest.fixture(scope="session")

@@ -71,6 +71,8 @@ def test_on_postgresql_both_forms_are_stored_and_the_commands_read_them(page: Pa
     assert exported.splitlines()[0] == "email,name,book_updates,subscribed_at"
     assert [line.rsplit(",", 1)[0] for line in exported.splitlines()[1:]] == ["pat@example.com,Pat Reader,yes"]
     listed = publisher_gateway(db_url, "messages").stdout
-    assert "From: Jo Reader <jo@example.com>\nSubject: Contact Form Submission from Jo Reader\n\nStored in PostgreSQL." \
+    assert (
+        "From: Jo Reader <jo@example.com>\nSubject: Contact Form Submission from Jo Reader\n\nStored in PostgreSQL."
         in listed
+    )
     assert_no_console_errors(page)

@@ -13,12 +13,12 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page
 
+from publisher.forms.validation import FIRST_NAME_CONTROL_CHARS
 from publisher.gateway import outbox, storage
 from tests.browser import assert_no_console_errors, send_contact_message, subscribe
 from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
 from tests.smtp import SmtpServer
 from tests.support import ProductionServer, RedisServer, publisher_gateway, running_server, wait_until
-from publisher.validation import FIRST_NAME_CONTROL_CHARS
 from tests.visitor import CONTACT_STATE, Visitor, ask_here_answer_there, question_answer, run_async
 
 CREDENTIALS = ("site@animals.example", "relay password")
@@ -63,8 +63,9 @@ def test_both_forms_reach_the_publishers_inbox(page: Page, mail_site, smtp: Smtp
     assert notice.message["Subject"] == "New subscriber: Zoë Ångström"
     stored = storage.list_messages(db_url)[-1]
     assert contact.message["Message-ID"] == next(
-        d.message_id for d in storage.list_deliveries((storage.SENT,), db_url) if d.source_id == stored.id
-        and d.kind == storage.CONTACT
+        d.message_id
+        for d in storage.list_deliveries((storage.SENT,), db_url)
+        if d.source_id == stored.id and d.kind == storage.CONTACT
     )
     assert_no_console_errors(page)
 
@@ -77,8 +78,11 @@ def test_smtp_down_the_visitor_still_succeeds_and_the_message_arrives_once_when_
     try:
         before = len(smtp.received)
         send_contact_message(page, server.base_url, "Sent while the mail server was down.")  # alert and toast
-        wait_until(lambda: "last error: cannot connect" in publisher_gateway(db_url, "outbox").stdout, 20,
-                   "the outbox to show the failed attempt")
+        wait_until(
+            lambda: "last error: cannot connect" in publisher_gateway(db_url, "outbox").stdout,
+            20,
+            "the outbox to show the failed attempt",
+        )
     finally:
         smtp.start()
     [arrived] = smtp.wait_for(before + 1, timeout=DELIVERY_TIMEOUT_S)[before:]
@@ -94,8 +98,11 @@ def test_deliveries_pending_at_a_restart_are_sent_by_the_restarted_server(page: 
     smtp.stop()
     before = len(smtp.received)
     send_contact_message(page, server.base_url, "Pending across a restart.")
-    wait_until(lambda: "1 pending, 0 failed." in publisher_gateway(db_url, "outbox").stdout, 20,
-               "the message to wait in the outbox")
+    wait_until(
+        lambda: "1 pending, 0 failed." in publisher_gateway(db_url, "outbox").stdout,
+        20,
+        "the message to wait in the outbox",
+    )
     server.stop()
     smtp.start()
     server.start()
@@ -110,8 +117,11 @@ def test_a_refused_message_is_reported_and_the_operator_sends_it_again(page: Pag
     before = len(smtp.received)
     smtp.replies.append("550 5.7.1 Message content rejected")
     send_contact_message(page, server.base_url, "Refused once, then sent by the operator.")
-    wait_until(lambda: "0 pending, 1 failed." in publisher_gateway(db_url, "outbox").stdout, DELIVERY_TIMEOUT_S,
-               "the refusal to be reported")
+    wait_until(
+        lambda: "0 pending, 1 failed." in publisher_gateway(db_url, "outbox").stdout,
+        DELIVERY_TIMEOUT_S,
+        "the refusal to be reported",
+    )
     listing = publisher_gateway(db_url, "outbox").stdout
     assert "    last error: 550 5.7.1 Message content rejected\n" in listing
     assert "Outbox: delivery #" in server.log_path.read_text()  # and in the server's log, as an error
@@ -130,11 +140,19 @@ def test_a_crafted_event_with_a_line_break_in_a_name_adds_no_header_and_sends_no
         visitor = Visitor(server.base_url, "/contact-us")
         await visitor.open_page(lambda v: bool(v.var(CONTACT_STATE, "question")))
         await asyncio.sleep(5.2)  # past the minimum fill time
-        await visitor.send(f"{CONTACT_STATE}.submit", {"form_data": {
-            "first_name": "Jo\r\nBcc: victim@example.com", "last_name": "Reader", "email": "jo@example.com",
-            "message": "Injected?", "answer": str(question_answer(visitor.var(CONTACT_STATE, "question"))),
-            "website": "",
-        }})
+        await visitor.send(
+            f"{CONTACT_STATE}.submit",
+            {
+                "form_data": {
+                    "first_name": "Jo\r\nBcc: victim@example.com",
+                    "last_name": "Reader",
+                    "email": "jo@example.com",
+                    "message": "Injected?",
+                    "answer": str(question_answer(visitor.var(CONTACT_STATE, "question"))),
+                    "website": "",
+                }
+            },
+        )
         await visitor.wait_for(lambda v: bool(v.var(CONTACT_STATE, "first_name_error")))
         await visitor.close()
         return visitor
@@ -163,19 +181,30 @@ def test_two_workers_on_postgresql_send_each_message_once(
     smtp = SmtpServer()  # down while the visitors send, so both workers' senders find them due together
     db_url = postgres.url(postgres.create_database())
     env = {
-        **smtp.mail_env(), "PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url, "REFLEX_REDIS_URL": redis.url, "GRANIAN_WORKERS": "2",
-        "PUBLISHER_RATE_LIMIT_CLIENT": "100/60", "PUBLISHER_RATE_LIMIT_ADDRESS": "100/60",
+        **smtp.mail_env(),
+        "PUBLISHER_GATEWAY_URL": "",
+        "REFLEX_DB_URL": db_url,
+        "REFLEX_REDIS_URL": redis.url,
+        "GRANIAN_WORKERS": "2",
+        "PUBLISHER_RATE_LIMIT_CLIENT": "100/60",
+        "PUBLISHER_RATE_LIMIT_ADDRESS": "100/60",
     }
     visitors = 12
     with running_server(tmp_path_factory.mktemp("two-workers-mail"), env) as server:
 
         async def send_all() -> list[tuple[str, str]]:
-            return await asyncio.gather(*(
-                ask_here_answer_there(server.base_url, server.base_url,
-                                      {"first_name": "Visitor", "last_name": f"No{n}", "email": f"v{n}@example.com"},
-                                      f"Message {n} of {visitors}.", fill_time_s=5.0)
-                for n in range(visitors)
-            ))
+            return await asyncio.gather(
+                *(
+                    ask_here_answer_there(
+                        server.base_url,
+                        server.base_url,
+                        {"first_name": "Visitor", "last_name": f"No{n}", "email": f"v{n}@example.com"},
+                        f"Message {n} of {visitors}.",
+                        fill_time_s=5.0,
+                    )
+                    for n in range(visitors)
+                )
+            )
 
         outcomes = run_async(send_all())
         assert [status for status, _ in outcomes] == ["success"] * visitors

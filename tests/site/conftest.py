@@ -11,18 +11,13 @@ from collections.abc import Iterator
 import pytest
 
 from tests.browser import browser, mobile_page, page  # noqa: F401 (fixtures)
-from tests.support import gateway, test_gateway  # noqa: F401 (fixtures)
-from tests.support import ProductionServer, RecordingGateway, build_site, running_server
+from tests.support import ProductionServer, RecordingGateway, built_site, gateway, running_server, test_gateway  # noqa: F401 (fixtures)
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """`make build` once per test session; servers only serve it."""
-    build_site(tmp_path_factory.mktemp("build") / "build.log")
-
-
-@pytest.fixture(scope="session")
-def server(built_site: None, tmp_path_factory: pytest.TempPathFactory, test_gateway: RecordingGateway) -> Iterator[ProductionServer]:
+def server(
+    built_site: None, tmp_path_factory: pytest.TempPathFactory, test_gateway: RecordingGateway
+) -> Iterator[ProductionServer]:
     workdir = tmp_path_factory.mktemp("server")
     env = {"PUBLISHER_GATEWAY_URL": test_gateway.url, "REFLEX_DB_URL": f"sqlite:///{workdir / 'site.db'}"}
     with running_server(workdir, env) as prod:

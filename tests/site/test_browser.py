@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from publisher import content
-from publisher.pages.not_found import TIPS
+from publisher.content.page_copy import TIPS
 from tests.browser import (
     assert_no_console_errors,
     axe_violations,

@@ -10,6 +10,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from publisher import content
+from publisher.pages import PAGES as DECLARED_PAGES
 from tests.support import BUILD_DIR, TEST_SITE_URL
 
 BRAND = "Animals We Confuse"
@@ -26,8 +27,12 @@ class Expected:
 
 
 PAGES = (
-    Expected("index.html", "/", "Animals We Confuse: Books About Look-Alike Animals",
-             ("Organization", "WebSite", "Book", "Book", "Book")),
+    Expected(
+        "index.html",
+        "/",
+        "Animals We Confuse: Books About Look-Alike Animals",
+        ("Organization", "WebSite", "Book", "Book", "Book"),
+    ),
     Expected("about/index.html", "/about", f"About the Authors | {BRAND}", ("BreadcrumbList", "Person", "Person")),
     Expected("subscribe/index.html", "/subscribe", f"Subscribe to New Releases | {BRAND}", ("BreadcrumbList",)),
     Expected("contact-us/index.html", "/contact-us", f"Contact Us | {BRAND}", ("BreadcrumbList",)),
@@ -175,7 +180,7 @@ def test_sitemap_lists_the_four_routes_with_absolute_urls(built):
     tree = ET.parse(BUILD_DIR / "sitemap.xml")
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
     locs = [loc.text for loc in tree.getroot().findall("s:url/s:loc", ns)]
-    assert sorted(locs) == sorted(TEST_SITE_URL + item.route for item in content.NAV_ITEMS)
+    assert sorted(locs) == sorted(TEST_SITE_URL + item.route for item in DECLARED_PAGES.navigation())
 
 
 def test_robots_txt_points_to_the_sitemap(built):

@@ -12,8 +12,11 @@ from tests.visitor import CONTACT_STATE, SUBSCRIBE_STATE, Visitor, hydrated, que
 
 UNEXPECTED = "Something went wrong on our side. Please try again in a moment."
 VALID_CONTACT = {
-    "first_name": "Jo", "last_name": "Reader", "email": "jo@example.com",
-    "message": "A perfectly ordinary message.", "website": "",
+    "first_name": "Jo",
+    "last_name": "Reader",
+    "email": "jo@example.com",
+    "message": "A perfectly ordinary message.",
+    "website": "",
 }
 
 
@@ -30,14 +33,21 @@ async def send_and_wait(visitor: Visitor, name: str, payload: dict, done) -> lis
 
 
 def site_error_event(updates: list[dict], _=None) -> list[str]:
-    return [e["payload"]["value"] for u in updates for e in (u.get("events") or []) if e["name"] == "_set_value"
-            and e["payload"].get("ref") == "ref_site_error"]
+    return [
+        e["payload"]["value"]
+        for u in updates
+        for e in (u.get("events") or [])
+        if e["name"] == "_set_value" and e["payload"].get("ref") == "ref_site_error"
+    ]
 
 
 def answer_refused(updates: list[dict], _=None) -> bool:
     """The server refused the answer: it clears the field and focuses it (sent on every refusal)."""
-    return any(e["name"] == "_set_focus" and e["payload"].get("ref") == "ref_contact_answer"
-               for u in updates for e in (u.get("events") or []))
+    return any(
+        e["name"] == "_set_focus" and e["payload"].get("ref") == "ref_contact_answer"
+        for u in updates
+        for e in (u.get("events") or [])
+    )
 
 
 CRAFTED_SUBMITS = {
@@ -54,8 +64,9 @@ def test_malformed_subscribe_events_get_field_messages_and_send_nothing(base_url
     async def craft():
         visitor = Visitor(base_url, "/subscribe")
         await visitor.open_page(hydrated)
-        await send_and_wait(visitor, f"{SUBSCRIBE_STATE}.submit", payload,
-                            lambda _, v: bool(v.var(SUBSCRIBE_STATE, "name_error")))
+        await send_and_wait(
+            visitor, f"{SUBSCRIBE_STATE}.submit", payload, lambda _, v: bool(v.var(SUBSCRIBE_STATE, "name_error"))
+        )
         await visitor.close()
         return visitor.var(SUBSCRIBE_STATE, "name_error"), visitor.var(SUBSCRIBE_STATE, "email_error")
 
@@ -68,8 +79,12 @@ def test_extra_fields_in_the_form_are_ignored(base_url, gateway: RecordingGatewa
         visitor = Visitor(base_url, "/subscribe")
         await visitor.open_page(hydrated)
         form = {"name": "Jo Reader", "email": "jo@example.com", "book_updates": "no", "bcc": "x@example.com"}
-        await send_and_wait(visitor, f"{SUBSCRIBE_STATE}.submit", {"form_data": form},
-                            lambda _, v: v.var(SUBSCRIBE_STATE, "status") == "success")
+        await send_and_wait(
+            visitor,
+            f"{SUBSCRIBE_STATE}.submit",
+            {"form_data": form},
+            lambda _, v: v.var(SUBSCRIBE_STATE, "status") == "success",
+        )
         await visitor.close()
 
     run_async(craft())
@@ -84,8 +99,12 @@ def test_forging_the_form_shown_time_is_refused(base_url, gateway: RecordingGate
         forged = await send_and_wait(
             visitor, f"{CONTACT_STATE}.setvar", {"var_name": "_shown_at_ms", "value": 0}, site_error_event
         )
-        await send_and_wait(visitor, f"{CONTACT_STATE}.submit", {"form_data": {**VALID_CONTACT, "answer": answer}},
-                            lambda _, v: bool(v.var(CONTACT_STATE, "form_error")))
+        await send_and_wait(
+            visitor,
+            f"{CONTACT_STATE}.submit",
+            {"form_data": {**VALID_CONTACT, "answer": answer}},
+            lambda _, v: bool(v.var(CONTACT_STATE, "form_error")),
+        )
         await visitor.close()
         return site_error_event(forged), visitor.var(CONTACT_STATE, "form_error")
 
@@ -103,14 +122,20 @@ def test_an_answer_for_another_question_is_incorrect(base_url, gateway: Recordin
         old_answer = question_answer(visitor.var(CONTACT_STATE, "question"))
         # A wrong answer makes the server ask a new question; keep the old answer around.
         for _ in range(3):
-            await send_and_wait(visitor, f"{CONTACT_STATE}.submit",
-                                {"form_data": {**VALID_CONTACT, "answer": str(old_answer + 100)}},
-                                answer_refused)
+            await send_and_wait(
+                visitor,
+                f"{CONTACT_STATE}.submit",
+                {"form_data": {**VALID_CONTACT, "answer": str(old_answer + 100)}},
+                answer_refused,
+            )
             if question_answer(visitor.var(CONTACT_STATE, "question")) != old_answer:
                 break
-        await send_and_wait(visitor, f"{CONTACT_STATE}.submit",
-                            {"form_data": {**VALID_CONTACT, "answer": str(old_answer)}},
-                            answer_refused)
+        await send_and_wait(
+            visitor,
+            f"{CONTACT_STATE}.submit",
+            {"form_data": {**VALID_CONTACT, "answer": str(old_answer)}},
+            answer_refused,
+        )
         await visitor.close()
         return visitor.var(CONTACT_STATE, "form_error"), visitor.var(CONTACT_STATE, "answer_error")
 

@@ -1,6 +1,6 @@
 """Faults: a slow, failing, resetting or unreachable gateway; a backend restart; Redis lost.
 
-Each visitor must get the spec's failure message within the (shortened) gateway
+Each visitor must get the form's failure message within the (shortened) gateway
 timeout, be able to retry, and everyone else must keep being served.
 """
 
@@ -95,6 +95,7 @@ def test_an_unreachable_gateway_gives_the_failure_toast(built_site, tmp_path_fac
     workdir = tmp_path_factory.mktemp("unreachable")
     closed_port = free_port()  # nothing listens here
     with running_server(workdir, gateway_env(f"http://127.0.0.1:{closed_port}", workdir)) as prod:
+
         async def journey():
             visitor, seconds = await subscribe(prod.base_url, "jo@example.com")
             await visitor.close()
@@ -147,8 +148,13 @@ def test_the_form_survives_a_backend_restart(page: Page, built_site, tmp_path_fa
     # When the app has the visitor's state again: the frame that sets is_hydrated back to true
     # comes after the page's on_load delta (a fresh question), on every (re)connection.
     hydrated_at: list[float] = []
-    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: hydrated_at.append(time.monotonic())
-                                          if HYDRATED_FRAME in str(payload) else None))
+    page.on(
+        "websocket",
+        lambda ws: ws.on(
+            "framereceived",
+            lambda payload: hydrated_at.append(time.monotonic()) if HYDRATED_FRAME in str(payload) else None,
+        ),
+    )
     try:
         open_page(page, first.base_url, "/contact-us")
         wait_for_question(page)
@@ -181,10 +187,14 @@ def test_the_form_survives_a_backend_restart(page: Page, built_site, tmp_path_fa
 def test_redis_lost_during_operation_fails_clearly_and_recovers(built_site, test_gateway, tmp_path_factory):
     workdir = tmp_path_factory.mktemp("redis-lost")
     redis = RedisServer(workdir)
-    env = {"REFLEX_REDIS_URL": redis.url, "PUBLISHER_GATEWAY_URL": test_gateway.url,
-           "REFLEX_DB_URL": f"sqlite:///{workdir / 'lost.db'}"}
+    env = {
+        "REFLEX_REDIS_URL": redis.url,
+        "PUBLISHER_GATEWAY_URL": test_gateway.url,
+        "REFLEX_DB_URL": f"sqlite:///{workdir / 'lost.db'}",
+    }
     try:
         with running_server(workdir, env) as prod:
+
             async def before_during_after():
                 visitor, _ = await subscribe(prod.base_url, "before@example.com")
                 before = visitor.var(SUBSCRIBE_STATE, "status")
@@ -194,8 +204,9 @@ def test_redis_lost_during_operation_fails_clearly_and_recovers(built_site, test
                 await open_tab.open_page(hydrated)
                 redis.stop()
                 updates_before = len(open_tab.updates)
-                await open_tab.send(f"{SUBSCRIBE_STATE}.submit",
-                                    {"form_data": {"name": "Jo Reader", "email": "during@example.com"}})
+                await open_tab.send(
+                    f"{SUBSCRIBE_STATE}.submit", {"form_data": {"name": "Jo Reader", "email": "during@example.com"}}
+                )
                 await open_tab.wait_for(lambda v: len(v.updates) > updates_before, timeout_s=15)
                 seen = open_tab.updates[updates_before:]
                 await open_tab.close()
@@ -217,7 +228,9 @@ def test_redis_lost_during_operation_fails_clearly_and_recovers(built_site, test
     finally:
         redis.stop()
     assert before == "success"
-    error_values = [e["payload"].get("value") for u in seen for e in (u.get("events") or []) if e["name"] == "_set_value"]
+    error_values = [
+        e["payload"].get("value") for u in seen for e in (u.get("events") or []) if e["name"] == "_set_value"
+    ]
     assert error_values == ["Something went wrong on our side. Please try again in a moment."], seen
     assert new_visitor_connected is False
     assert recovered == "success"
@@ -231,7 +244,11 @@ def test_redis_unavailable_at_start_up_is_a_clear_error(built_site):
 
     closed = f"redis://:hunter2@127.0.0.1:{free_port()}/0"
     result = subprocess.run(
-        [str(VENV_BIN / "publisher-serve")], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60,
+        [str(VENV_BIN / "publisher-serve")],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env=tool_env(HOST="127.0.0.1", PORT=str(free_port()), REFLEX_REDIS_URL=closed),
     )
     assert result.returncode == 2

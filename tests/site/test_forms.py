@@ -18,6 +18,7 @@ from tests.browser import (
 )
 from tests.support import RecordingGateway
 
+
 def error_of(page: Page, field_id: str):
     return page.locator(f"#{field_id}-error")
 
@@ -237,4 +238,3 @@ def test_contact_journey_wrong_answer_then_gateway_failure_then_success(
     fill_contact(page, 1)
     submit_button(page).click()  # a fresh form restarts the fill-time clock
     expect(form_alert(page)).to_have_text("Please take your time to fill out the form completely.")
-

@@ -5,9 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from publisher import content
+from publisher.pages import PAGES
 
-ROUTES = [item.route for item in content.NAV_ITEMS]
+ROUTES = [page.route for page in PAGES.pages() if page.has_url]
 
 
 @pytest.fixture(scope="module")

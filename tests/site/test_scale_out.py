@@ -76,7 +76,14 @@ def test_a_question_asked_on_one_host_is_checked_on_another(
     two_workers: ProductionServer, second_host: ProductionServer, gateway: RecordingGateway
 ):
     sender = {"first_name": "Jo", "last_name": "Reader", "email": "jo@example.com"}
-    status, form_error = run_async(ask_here_answer_there(
-        two_workers.base_url, second_host.base_url, sender, "Asked on one host, answered on another.", MIN_FILL_TIME_S))
+    status, form_error = run_async(
+        ask_here_answer_there(
+            two_workers.base_url,
+            second_host.base_url,
+            sender,
+            "Asked on one host, answered on another.",
+            MIN_FILL_TIME_S,
+        )
+    )
     assert (status, form_error) == ("success", "")
     assert gateway.bodies[-1]["message"] == "Asked on one host, answered on another."

@@ -1,4 +1,4 @@
-"""Contact form security question and anti-spam rules (spec sections 5 and 9).
+"""Contact form security question and anti-spam rules (docs/product.md, Forms and Constants).
 
 Clocks and randomness are injected: no sleeping, no guessing. Spec messages are
 literals here on purpose, so a reworded message fails.
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from publisher import antispam
-from publisher.antispam import MathQuestion, answer_field_error, new_question, rejection
+from publisher.forms import antispam
+from publisher.forms.antispam import MathQuestion, answer_field_error, new_question, rejection
 
 QUESTION_TEXT = re.compile(r"What is (\d+) ([+-]) (\d+)\?")
 DRAWS = 5000
@@ -25,7 +25,7 @@ def draw_many(seed: int = 20240501, count: int = DRAWS) -> list[MathQuestion]:
     return [new_question(rng) for _ in range(count)]
 
 
-# --------------------------------------------------------------------------- constants (spec section 9)
+# --------------------------------------------------------------------------- constants (docs/product.md, Constants)
 
 
 def test_minimum_fill_time_is_5000_ms():

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from publisher import antispam, gateway, validation
+from publisher import gateway
+from publisher.forms import antispam, validation
 from publisher.forms.contact_state import ContactState
 from publisher.forms.subscribe_state import SubscribeState
 
@@ -98,11 +99,11 @@ class Recorder:
 @contextmanager
 def recording_gateway():
     recorder = Recorder()
-    gateway.use_client(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder)))
+    gateway.shared_client.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder)))
     try:
         yield recorder
     finally:
-        gateway.use_client(None)
+        gateway.shared_client.set(None)
 
 
 def drive(state, form_data) -> None:
@@ -131,8 +132,13 @@ def test_any_subscribe_submit_payload_is_answered_and_only_valid_data_is_sent(fo
     with recording_gateway() as recorder:
         state = SubscribeState(_reflex_internal_init=True)
         drive(state, form_data)
-    assert state.name_error in {"", validation.NAME_REQUIRED, validation.NAME_TOO_SHORT, validation.NAME_TOO_LONG,
-                                validation.NAME_CONTROL_CHARS}
+    assert state.name_error in {
+        "",
+        validation.NAME_REQUIRED,
+        validation.NAME_TOO_SHORT,
+        validation.NAME_TOO_LONG,
+        validation.NAME_CONTROL_CHARS,
+    }
     assert state.email_error in EMAIL_MESSAGES | {""}
     for request in recorder.requests:
         body = json.loads(request.content)

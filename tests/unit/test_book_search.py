@@ -42,5 +42,5 @@ def test_each_card_carries_its_searchable_text_for_the_browser_filter():
 def test_the_status_line_carries_its_wording_and_the_query_parameter():
     props = "".join(books.search_status().render()["props"])
     assert f'"data-book-search-status":{json.dumps(books.SEARCH_PARAM)}' in props
-    assert f'"data-no-match":{json.dumps(books.NO_MATCH_MESSAGE)}' in props
-    assert f'"data-match":{json.dumps(books.MATCH_MESSAGE)}' in props
+    assert f'"data-no-match":{json.dumps(content.books.SEARCH_NO_MATCH)}' in props
+    assert f'"data-match":{json.dumps(content.books.SEARCH_MATCH)}' in props

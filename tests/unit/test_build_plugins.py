@@ -6,13 +6,15 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import reflex_base
 
-from publisher import build_plugins, page_kinds
-from publisher.build_plugins import prerender_not_found, robots_txt, use_prerendered_not_found
+from publisher.hosting import build_plugins, static_or_app
+from publisher.hosting.build_plugins import prerender_not_found, robots_txt, use_prerendered_not_found
+from tests.support import PROJECT_ROOT
 
 REFLEX_CONFIG_JSON = '{"basename": "/", "ssr": false, "prerender": true, "build": "build"}'
 REFLEX_CONFIG_JS = f"export default {REFLEX_CONFIG_JSON};"
@@ -179,8 +181,8 @@ def test_plugin_adds_robots_txt_for_the_configured_site(monkeypatch):
 
 @pytest.fixture
 def manifest(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "backend" / "page_kinds.json"
-    monkeypatch.setattr(page_kinds, "MANIFEST", path)
+    path = tmp_path / "backend" / "static_or_app.json"
+    monkeypatch.setattr(static_or_app, "MANIFEST", path)
     return path
 
 
@@ -195,7 +197,7 @@ def test_plugin_registers_the_router_config_and_backend_url_rewrites(manifest):
 
 
 def test_plugin_post_build_installs_the_not_found_page(static_dir, manifest):
-    page_kinds.write_manifest({route: page_kinds.PageKind(route, ()) for route in ("/", "/about", "404")})
+    static_or_app.write_manifest({route: static_or_app.PageKind(route, ()) for route in ("/", "/about", "404")})
     build_plugins.SiteFilesPlugin().post_build(static_dir=str(static_dir))
     assert "Oops! Page Not Found" in (static_dir / "__spa-fallback.html").read_text()
     assert not (static_dir / "__not-found").exists()
@@ -241,7 +243,11 @@ def test_a_build_reaches_the_backend_at_the_page_origin(tmp_path, page, expected
 def test_reflex_alone_would_keep_the_build_port(tmp_path):
     # Why the rewrite exists: unpatched, a build served on 8080 looks for its backend on 8000.
     url = backend_url(
-        tmp_path, REFLEX_STATE_JS, dev=False, page="http://books.example.com:8080/", configured="ws://localhost:8000/_event"
+        tmp_path,
+        REFLEX_STATE_JS,
+        dev=False,
+        page="http://books.example.com:8080/",
+        configured="ws://localhost:8000/_event",
     )
     assert url == "ws://books.example.com:8000/_event"
 
@@ -322,7 +328,7 @@ BOOT_HTML = (
     '<head><link rel="modulepreload" href="/assets/entry.client-B1.js"/>'
     '<link rel="modulepreload" href="/assets/root-C2.js"/>'
     '<link rel="stylesheet" href="/assets/styles-D3.css"/></head>'
-    '<body><script>window.__reactRouterContext = {};</script>'
+    "<body><script>window.__reactRouterContext = {};</script>"
     '<script type="module" async="">import "/assets/manifest-E4.js";</script></body>'
 )
 
@@ -331,7 +337,9 @@ def test_app_boot_and_its_preloads_are_made_inert_without_changing_the_structure
     deferred = build_plugins.defer_app_boot(BOOT_HTML)
     assert 'rel="modulepreload"' not in deferred
     assert deferred.count('<link rel="x-app-modulepreload" href="/assets/') == 2
-    assert '<script type="text/x-app-boot" data-app-boot="" async="">import "/assets/manifest-E4.js";</script>' in deferred
+    assert (
+        '<script type="text/x-app-boot" data-app-boot="" async="">import "/assets/manifest-E4.js";</script>' in deferred
+    )
     assert '<link rel="stylesheet" href="/assets/styles-D3.css"/>' in deferred  # CSS still loads at once
     assert "<script>window.__reactRouterContext = {};</script>" in deferred
     assert deferred.count("<") == BOOT_HTML.count("<")  # same elements, only attributes differ
@@ -388,8 +396,14 @@ def test_the_deferred_boot_of_an_earlier_build_step_is_stripped_too():
 
 @pytest.mark.parametrize(
     ("file", "route"),
-    [("index.html", "/"), ("about.html", "/about"), ("about/index.html", "/about"),
-     ("contact-us/index.html", "/contact-us"), ("__spa-fallback.html", "404"), ("books/new/index.html", "/books/new")],
+    [
+        ("index.html", "/"),
+        ("about.html", "/about"),
+        ("about/index.html", "/about"),
+        ("contact-us/index.html", "/contact-us"),
+        ("__spa-fallback.html", "404"),
+        ("books/new/index.html", "/books/new"),
+    ],
 )
 def test_each_prerendered_file_is_matched_to_its_route(tmp_path, file, route):
     assert build_plugins.html_route(tmp_path, tmp_path / file) == route
@@ -403,9 +417,9 @@ def built_pages(tmp_path) -> Path:
     return tmp_path
 
 
-def kinds(**app_reasons: tuple[str, ...]) -> dict[str, page_kinds.PageKind]:
+def kinds(**app_reasons: tuple[str, ...]) -> dict[str, static_or_app.PageKind]:
     routes = {"/": "index", "/about": "about", "/subscribe": "subscribe", "404": "not_found"}
-    return {route: page_kinds.PageKind(route, app_reasons.get(name, ())) for route, name in routes.items()}
+    return {route: static_or_app.PageKind(route, app_reasons.get(name, ())) for route, name in routes.items()}
 
 
 def test_finishing_the_build_strips_static_pages_and_defers_the_app_on_the_others(built_pages):
@@ -430,18 +444,21 @@ def test_a_maintainer_who_adds_an_event_handler_to_home_gets_a_home_that_starts_
     from publisher.pages.home import home
     from publisher.pages.not_found import not_found
     from publisher.pages.subscribe import subscribe
-
-    from tests.unit.test_page_kinds import MaintainerState, Page
+    from tests.unit.test_static_or_app import MaintainerState, Page
 
     def home_with_a_button():
         return rx.el.div(home(), rx.el.button("Wave", on_click=MaintainerState.wave))
 
-    pages = [Page("index", home_with_a_button), Page("about", about), Page("subscribe", subscribe),
-             Page("404", not_found)]
+    pages = [
+        Page("index", home_with_a_button),
+        Page("about", about),
+        Page("subscribe", subscribe),
+        Page("404", not_found),
+    ]
     plugin = build_plugins.SiteFilesPlugin()
     plugin.pre_compile(add_modify_task=lambda *args: None, unevaluated_pages=pages)
-    assert page_kinds.read_manifest(manifest)["/"].app_reasons == ("<button> handles on_click",)
-    assert not page_kinds.read_manifest(manifest)["/about"].starts_app
+    assert static_or_app.read_manifest(manifest)["/"].app_reasons == ("<button> handles on_click",)
+    assert not static_or_app.read_manifest(manifest)["/about"].starts_app
 
     (built_pages / "__not-found").mkdir()
     (built_pages / "__not-found" / "index.html").write_text(PRERENDERED)
@@ -450,3 +467,25 @@ def test_a_maintainer_who_adds_an_event_handler_to_home_gets_a_home_that_starts_
     assert "data-app-boot" in (built_pages / "subscribe" / "index.html").read_text()
     assert "/assets/manifest-E4.js" not in (built_pages / "about" / "index.html").read_text()
     assert "/assets/manifest-E4.js" not in (built_pages / "__spa-fallback.html").read_text()
+
+
+def test_the_reflex_config_loads_none_of_the_sites_own_modules():
+    """Reflex's development supervisor imports rxconfig.py and its forked workers keep what it
+    imported: an edited sentence in publisher/content/ would not show after a hot reload."""
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, rxconfig; print(*sorted(m for m in sys.modules if m.split('.')[0] == 'publisher'))",
+        ],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert loaded == [
+        "publisher",
+        "publisher.hosting",
+        "publisher.hosting.build_plugins",
+        "publisher.hosting.static_or_app",
+    ]

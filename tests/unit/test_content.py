@@ -1,4 +1,4 @@
-"""Integrity of the static site content (spec sections 2 and 3)."""
+"""Integrity of the static site content (docs/product.md, Pages and Content)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from publisher import content
+from publisher.pages import PAGES
 
 ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -39,17 +40,17 @@ def svg_root(path: Path) -> ET.Element:
 
 
 def valid_book_kwargs(**overrides):
-    kwargs = dict(
-        slug="test-book",
-        title="A Title",
-        subtitle="A Subtitle",
-        caption="A caption",
-        description="A description.",
-        book_link="https://www.example.com/book",
-        cover_image="/images/covers/test.svg",
-        image_alt="Cover of a test book",
-        author_names=("Maya Lindqvist",),
-    )
+    kwargs = {
+        "slug": "test-book",
+        "title": "A Title",
+        "subtitle": "A Subtitle",
+        "caption": "A caption",
+        "description": "A description.",
+        "book_link": "https://www.example.com/book",
+        "cover_image": "/images/covers/test.svg",
+        "image_alt": "Cover of a test book",
+        "author_names": ("Maya Lindqvist",),
+    }
     kwargs.update(overrides)
     return kwargs
 
@@ -165,7 +166,7 @@ def test_social_links_are_https(link):
 
 
 def test_nav_items_match_spec():
-    assert [(item.label, item.route) for item in content.NAV_ITEMS] == [
+    assert [(item.label, item.route) for item in PAGES.navigation()] == [
         ("Home", "/"),
         ("About", "/about"),
         ("Subscribe", "/subscribe"),

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from publisher import database
+from publisher.gateway import database
 from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
 from tests.support import PROJECT_ROOT, free_port, publisher_gateway, wait_until
-from tests.unit.test_serve import fake_build
+from tests.unit.test_production import fake_build
 
 BIN = Path(sys.executable).parent
 SERVE = str(BIN / "publisher-serve")
@@ -79,8 +79,12 @@ def tables(postgres: PostgresServer, name: str) -> list[str]:
 
 def migrate_process(db_url: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [str(BIN / "publisher-gateway"), "migrate"], cwd=PROJECT_ROOT, env={**os.environ, "REFLEX_DB_URL": db_url},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [str(BIN / "publisher-gateway"), "migrate"],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "REFLEX_DB_URL": db_url},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -131,8 +135,10 @@ def test_the_migration_command_explains_a_database_that_does_not_answer():
     url = f"postgresql+psycopg://publisher:s3cret-pw@127.0.0.1:{free_port()}/site"
     result = publisher_gateway(url, "migrate", check=False)
     assert result.returncode == 1
-    assert "publisher-gateway: cannot reach the database at REFLEX_DB_URL (postgresql+psycopg://publisher:***@" \
+    assert (
+        "publisher-gateway: cannot reach the database at REFLEX_DB_URL (postgresql+psycopg://publisher:***@"
         in result.stderr
+    )
     assert "s3cret-pw" not in result.stderr
 
 

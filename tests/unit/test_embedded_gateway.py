@@ -100,7 +100,9 @@ async def test_the_site_client_delivers_both_requests_and_they_are_stored(db_url
         transport=httpx.ASGITransport(app=embedded.create_app(db_url), raise_app_exceptions=False),
     )
     await client.subscribe(email="jo@example.com", name="Jo Reader")
-    await client.send_email(first_name="Jo", last_name="Reader", email="jo@example.com", message="Hello there, friends!")
+    await client.send_email(
+        first_name="Jo", last_name="Reader", email="jo@example.com", message="Hello there, friends!"
+    )
     await client.aclose()
 
     [subscriber] = storage.list_subscribers(db_url)
@@ -176,7 +178,11 @@ async def test_a_bad_message_body_is_422_and_not_stored(db_url, body):
 @pytest.mark.asyncio
 @pytest.mark.parametrize(
     ("content", "error"),
-    [(b"{not json", "Body must be valid JSON"), (b"\xff\xfe", "Body must be valid JSON"), (b"[1, 2]", "Body must be a JSON object")],
+    [
+        (b"{not json", "Body must be valid JSON"),
+        (b"\xff\xfe", "Body must be valid JSON"),
+        (b"[1, 2]", "Body must be a JSON object"),
+    ],
 )
 async def test_a_body_that_is_not_a_json_object_is_422(db_url, content, error):
     async with client_for(db_url) as client:
@@ -225,7 +231,7 @@ async def test_missing_tables_give_503_and_a_log_line_naming_the_fix(empty_db_ur
 @pytest.mark.asyncio
 async def test_stored_rows_survive_a_restart_and_the_command_exports_them(db_url):
     async with client_for(db_url) as client:
-        await client.post("/prod/subscribe", json={**SUBSCRIPTION, "name": "=HYPERLINK(\"x\")"})
+        await client.post("/prod/subscribe", json={**SUBSCRIPTION, "name": '=HYPERLINK("x")'})
         await client.post("/prod/subscribe", json={**SUBSCRIPTION, "email": "ann@example.com", "name": "Ann Other"})
         await client.post("/prod/send-email", json=MESSAGE)
 
@@ -233,7 +239,7 @@ async def test_stored_rows_survive_a_restart_and_the_command_exports_them(db_url
     exported = publisher_gateway(db_url, "subscribers")
     rows = list(csv.DictReader(io.StringIO(exported.stdout)))
     assert [(r["email"], r["name"], r["book_updates"]) for r in rows] == [
-        ("jo@example.com", "'=HYPERLINK(\"x\")", "yes"),  # neutralized for spreadsheets
+        ("jo@example.com", '\'=HYPERLINK("x")', "yes"),  # neutralized for spreadsheets
         ("ann@example.com", "Ann Other", "yes"),
     ]
     listed = publisher_gateway(db_url, "messages")
@@ -294,9 +300,12 @@ def test_a_database_error_at_start_is_logged_not_raised(monkeypatch, caplog):
 def test_the_development_server_logs_why_the_database_cannot_be_migrated_without_the_password(monkeypatch, caplog):
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     monkeypatch.setenv("REFLEX_ENV_MODE", "dev")
-    monkeypatch.setattr(embedded.database, "configured_url",
-                        lambda: "postgresql+psycopg://publisher:s3cret@127.0.0.1:1/site")
+    monkeypatch.setattr(
+        embedded.database, "configured_url", lambda: "postgresql+psycopg://publisher:s3cret@127.0.0.1:1/site"
+    )
     embedded.migrate_on_development_start()
-    assert "could not migrate the database at REFLEX_DB_URL (postgresql+psycopg://publisher:***@127.0.0.1:1/site)" \
+    assert (
+        "could not migrate the database at REFLEX_DB_URL (postgresql+psycopg://publisher:***@127.0.0.1:1/site)"
         in caplog.text
+    )
     assert "s3cret" not in caplog.text

@@ -13,12 +13,14 @@ import httpx
 import pytest
 from reflex_base.utils.format import format_event_handler
 
-from publisher import antispam, gateway, graceful_stop
-from publisher.antispam import MathQuestion
-from publisher.forms import contact_state, subscribe_state
+from publisher import gateway
+from publisher.content import form_copy
+from publisher.forms import antispam, contact_state
+from publisher.forms.antispam import MathQuestion
 from publisher.forms.contact_state import ContactState
-from publisher.forms.feedback import EDITING, SUBMITTING, SUCCESS
+from publisher.forms.lifecycle import EDITING, SUBMITTING, SUCCESS
 from publisher.forms.subscribe_state import SubscribeState
+from publisher.hosting import graceful_stop
 
 
 class Gateway:
@@ -40,9 +42,9 @@ class Gateway:
 @pytest.fixture
 def gw() -> Iterator[Gateway]:
     recorder = Gateway()
-    gateway.use_client(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder.handle)))
+    gateway.shared_client.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder.handle)))
     yield recorder
-    gateway.use_client(None)
+    gateway.shared_client.set(None)
 
 
 class Clock:
@@ -86,10 +88,7 @@ async def submit(state, form_data) -> list:
 
 def described(events) -> list[tuple[str, ...]]:
     """Events as (name, argument values...), e.g. ("_set_focus", "ref_subscribe_name")."""
-    return [
-        (format_event_handler(event.handler), *(value._var_value for _, value in event.args))
-        for event in events
-    ]
+    return [(format_event_handler(event.handler), *(value._var_value for _, value in event.args)) for event in events]
 
 
 # --- Subscribe ---
@@ -201,12 +200,12 @@ async def test_an_unexpected_gateway_error_ends_the_submit_with_the_failure_toas
         raise RuntimeError("bug")
 
     monkeypatch.setattr(gateway.GatewayClient, "subscribe", broken)
-    gateway.use_client(gateway.GatewayClient("https://gw.test"))
+    gateway.shared_client.set(gateway.GatewayClient("https://gw.test"))
     try:
         state = new_state(SubscribeState)
         await submit(state, SUBSCRIBER)
     finally:
-        gateway.use_client(None)
+        gateway.shared_client.set(None)
     assert state.status == EDITING
     assert state.notice_text == "Failed to subscribe. Please try again."
     assert "Gateway call failed unexpectedly: RuntimeError" in caplog.text
@@ -447,10 +446,10 @@ async def test_contact_message_limits_are_enforced(shown, gw, clock):
 
 @pytest.fixture
 def stopping_worker() -> Iterator[None]:
-    graceful_stop._worker.reset()
-    graceful_stop._worker.stopping = True
+    graceful_stop.worker_stop.set(None)
+    graceful_stop.worker_stop.get().stopping = True
     yield
-    graceful_stop._worker.reset()
+    graceful_stop.worker_stop.set(None)
 
 
 @pytest.mark.asyncio
@@ -490,10 +489,10 @@ async def test_a_submit_holds_the_stop_until_its_last_event_is_sent(form, shown,
 
 
 def test_success_texts_match_the_spec():
-    assert subscribe_state.SUCCESS_TITLE == "Thank you for joining our email list!"
-    assert "first to know" in subscribe_state.SUCCESS_TEXT and "new" in subscribe_state.SUCCESS_TEXT
-    assert contact_state.SUCCESS_TITLE == "Thank you for contacting us!"
-    assert "24-48 hours" in contact_state.SUCCESS_TEXT and "business days" in contact_state.SUCCESS_TEXT
+    assert form_copy.SUBSCRIBE_SUCCESS_TITLE == "Thank you for joining our email list!"
+    assert "first to know" in form_copy.SUBSCRIBE_SUCCESS_TEXT and "new" in form_copy.SUBSCRIBE_SUCCESS_TEXT
+    assert form_copy.CONTACT_SUCCESS_TITLE == "Thank you for contacting us!"
+    assert "24-48 hours" in form_copy.CONTACT_SUCCESS_TEXT and "business days" in form_copy.CONTACT_SUCCESS_TEXT
 
 
 # --- Too many attempts ---
@@ -502,12 +501,12 @@ def test_success_texts_match_the_spec():
 @pytest.fixture
 def strict_limits():
     """A fresh in-process limiter with the production limits."""
-    from publisher import ratelimit
+    from publisher.forms import ratelimit
 
     limiter = ratelimit.Limiter(ratelimit.MemoryCounter())
-    ratelimit.use_limiter(limiter)
+    ratelimit.shared_limiter.set(limiter)
     yield limiter
-    ratelimit.use_limiter(None)
+    ratelimit.shared_limiter.set(None)
 
 
 def visiting(state, token: str = "tab-1", ip: str = "10.0.0.1"):
@@ -519,7 +518,7 @@ def visiting(state, token: str = "tab-1", ip: str = "10.0.0.1"):
 
 @pytest.mark.asyncio
 async def test_repeated_subscribe_attempts_are_limited_with_a_clear_message(gw, strict_limits):
-    from publisher import ratelimit
+    from publisher.forms import ratelimit
 
     state = visiting(new_state(SubscribeState))
     for _ in range(ratelimit.PER_CLIENT.attempts):
@@ -537,7 +536,7 @@ async def test_repeated_subscribe_attempts_are_limited_with_a_clear_message(gw, 
 
 @pytest.mark.asyncio
 async def test_repeated_contact_attempts_are_limited_before_any_check(shown, gw, clock, strict_limits):
-    from publisher import ratelimit
+    from publisher.forms import ratelimit
 
     visiting(shown)
     clock.now_ms += 5000

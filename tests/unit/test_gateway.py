@@ -38,7 +38,9 @@ async def test_subscribe_posts_the_spec_body_as_json(gateway):
 @pytest.mark.asyncio
 async def test_send_email_posts_sender_subject_and_message(gateway):
     client = client_for(gateway.url, api_key="secret-key-123")
-    await client.send_email(first_name="Ada", last_name="Reader", email="ada@example.com", message="Hello there, books!")
+    await client.send_email(
+        first_name="Ada", last_name="Reader", email="ada@example.com", message="Hello there, books!"
+    )
     await client.aclose()
     [request] = gateway.requests
     assert request["path"] == "/prod/send-email"

@@ -10,15 +10,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from publisher import graceful_stop
-from publisher.graceful_stop import StopLimitReached
+from publisher.hosting import graceful_stop
+from publisher.hosting.graceful_stop import StopLimitReached
 
 
 @pytest.fixture(autouse=True)
 def fresh_worker() -> Iterator[None]:
-    graceful_stop._worker.reset()
+    graceful_stop.worker_stop.set(None)
     yield
-    graceful_stop._worker.reset()
+    graceful_stop.worker_stop.set(None)
 
 
 class Stop:
@@ -68,7 +68,7 @@ async def test_the_stop_waits_for_a_submit_in_flight_to_end():
 
 @pytest.mark.asyncio
 async def test_a_gateway_call_after_the_stop_began_is_never_started():
-    graceful_stop._worker.stopping = True
+    graceful_stop.worker_stop.get().stopping = True
     started = []
 
     async def call():

@@ -21,11 +21,23 @@ def test_without_an_smtp_url_the_gateway_stores_only():
 @pytest.mark.parametrize(
     "url, expected",
     [
-        ("smtps://me%40example.com:p%40ss:word@smtp.example.com",
-         SmtpServer("smtp.example.com", 465, implicit_tls=True, require_starttls=False,
-                    username="me@example.com", password="p@ss:word")),
-        ("smtp://user:secret@smtp.example.com:587",
-         SmtpServer("smtp.example.com", 587, implicit_tls=False, require_starttls=True, username="user", password="secret")),
+        (
+            "smtps://me%40example.com:p%40ss:word@smtp.example.com",
+            SmtpServer(
+                "smtp.example.com",
+                465,
+                implicit_tls=True,
+                require_starttls=False,
+                username="me@example.com",
+                password="p@ss:word",
+            ),
+        ),
+        (
+            "smtp://user:secret@smtp.example.com:587",
+            SmtpServer(
+                "smtp.example.com", 587, implicit_tls=False, require_starttls=True, username="user", password="secret"
+            ),
+        ),
         ("smtp://smtp.example.com", SmtpServer("smtp.example.com", 587, implicit_tls=False, require_starttls=True)),
         # Plain SMTP (STARTTLS only when offered) is for a relay on this machine.
         ("smtp://127.0.0.1:25", SmtpServer("127.0.0.1", 25, implicit_tls=False, require_starttls=False)),
@@ -46,7 +58,11 @@ def test_addresses_and_flags_are_read():
         PUBLISHER_NOTIFY_SUBSCRIBERS="1",
     )
     assert mail.notify_to == ("books@example.com", "Editor@example.org")
-    assert (mail.mail_from, mail.mail_from_name, mail.domain) == ("site@animals.example", "Animals We Confuse", "animals.example")
+    assert (mail.mail_from, mail.mail_from_name, mail.domain) == (
+        "site@animals.example",
+        "Animals We Confuse",
+        "animals.example",
+    )
     assert mail.notify_subscribers is True
     assert settings_for("smtps://u:p@smtp.example.com").notify_subscribers is False
 
@@ -60,31 +76,65 @@ def test_describe_never_shows_the_password():
 @pytest.mark.parametrize(
     "env, message",
     [
-        ({"PUBLISHER_SMTP_URL": "https://user:hunter2@smtp.example.com"},
-         "PUBLISHER_SMTP_URL must start with smtps:// or smtp://"),
+        (
+            {"PUBLISHER_SMTP_URL": "https://user:hunter2@smtp.example.com"},
+            "PUBLISHER_SMTP_URL must start with smtps:// or smtp://",
+        ),
         ({"PUBLISHER_SMTP_URL": "smtp://user:hunter2@:587"}, "PUBLISHER_SMTP_URL has no host"),
-        ({"PUBLISHER_SMTP_URL": "smtp://user:hunter2@smtp.example.com:99999"}, "PUBLISHER_SMTP_URL has an invalid port"),
-        ({"PUBLISHER_SMTP_URL": "smtp://user:hunter2@smtp.example.com/inbox"},
-         "PUBLISHER_SMTP_URL must be only scheme, user, password, host and port"),
+        (
+            {"PUBLISHER_SMTP_URL": "smtp://user:hunter2@smtp.example.com:99999"},
+            "PUBLISHER_SMTP_URL has an invalid port",
+        ),
+        (
+            {"PUBLISHER_SMTP_URL": "smtp://user:hunter2@smtp.example.com/inbox"},
+            "PUBLISHER_SMTP_URL must be only scheme, user, password, host and port",
+        ),
         ({"PUBLISHER_SMTP_URL": "smtp://user@smtp.example.com"}, "PUBLISHER_SMTP_URL names a user but no password"),
-        ({"PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com", "PUBLISHER_NOTIFY_TO": ""},
-         "PUBLISHER_SMTP_URL is set, so PUBLISHER_NOTIFY_TO is required"),
-        ({"PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com", "PUBLISHER_MAIL_FROM": ""},
-         "PUBLISHER_SMTP_URL is set, so PUBLISHER_MAIL_FROM is required"),
-        ({"PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com", "PUBLISHER_NOTIFY_TO": "books@example.com, nobody"},
-         "PUBLISHER_NOTIFY_TO: 'nobody' is not an email address"),
-        ({"PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com", "PUBLISHER_NOTIFY_TO": " , "},
-         "PUBLISHER_NOTIFY_TO must list at least one address"),
-        ({"PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com", "PUBLISHER_MAIL_FROM": "Site <site@>"},
-         "PUBLISHER_MAIL_FROM: 'site@' is not an email address"),
-        ({"PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com", "PUBLISHER_MAIL_FROM": "Site <site@animals.example"},
-         "PUBLISHER_MAIL_FROM must be an address or Name <address>"),
-        ({"PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com", "PUBLISHER_NOTIFY_SUBSCRIBERS": "maybe"},
-         "PUBLISHER_NOTIFY_SUBSCRIBERS must be 1 (on) or 0 (off)"),
-        ({"PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com", "PUBLISHER_SMTP_CA_FILE": "/nonexistent/ca.pem"},
-         "PUBLISHER_SMTP_CA_FILE must be a readable PEM file"),
-        ({"PUBLISHER_SMTP_URL": "", "PUBLISHER_MAIL_FROM": ""},
-         "PUBLISHER_NOTIFY_TO is set but PUBLISHER_SMTP_URL is not"),
+        (
+            {"PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com", "PUBLISHER_NOTIFY_TO": ""},
+            "PUBLISHER_SMTP_URL is set, so PUBLISHER_NOTIFY_TO is required",
+        ),
+        (
+            {"PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com", "PUBLISHER_MAIL_FROM": ""},
+            "PUBLISHER_SMTP_URL is set, so PUBLISHER_MAIL_FROM is required",
+        ),
+        (
+            {
+                "PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com",
+                "PUBLISHER_NOTIFY_TO": "books@example.com, nobody",
+            },
+            "PUBLISHER_NOTIFY_TO: 'nobody' is not an email address",
+        ),
+        (
+            {"PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com", "PUBLISHER_NOTIFY_TO": " , "},
+            "PUBLISHER_NOTIFY_TO must list at least one address",
+        ),
+        (
+            {"PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com", "PUBLISHER_MAIL_FROM": "Site <site@>"},
+            "PUBLISHER_MAIL_FROM: 'site@' is not an email address",
+        ),
+        (
+            {
+                "PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com",
+                "PUBLISHER_MAIL_FROM": "Site <site@animals.example",
+            },
+            "PUBLISHER_MAIL_FROM must be an address or Name <address>",
+        ),
+        (
+            {"PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com", "PUBLISHER_NOTIFY_SUBSCRIBERS": "maybe"},
+            "PUBLISHER_NOTIFY_SUBSCRIBERS must be 1 (on) or 0 (off)",
+        ),
+        (
+            {
+                "PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com",
+                "PUBLISHER_SMTP_CA_FILE": "/nonexistent/ca.pem",
+            },
+            "PUBLISHER_SMTP_CA_FILE must be a readable PEM file",
+        ),
+        (
+            {"PUBLISHER_SMTP_URL": "", "PUBLISHER_MAIL_FROM": ""},
+            "PUBLISHER_NOTIFY_TO is set but PUBLISHER_SMTP_URL is not",
+        ),
     ],
 )
 def test_a_bad_setting_is_refused_naming_the_variable_without_the_password(env, message):

@@ -32,18 +32,25 @@ def smtp_server(request, certificates):
 
 
 def settings_for(url: str, **extra: str):
-    return mail_settings({
-        "PUBLISHER_SMTP_URL": url,
-        "PUBLISHER_NOTIFY_TO": "books@example.com,editor@example.org",
-        "PUBLISHER_MAIL_FROM": "Animals We Confuse <site@animals.example>",
-        **extra,
-    })
+    return mail_settings(
+        {
+            "PUBLISHER_SMTP_URL": url,
+            "PUBLISHER_NOTIFY_TO": "books@example.com,editor@example.org",
+            "PUBLISHER_MAIL_FROM": "Animals We Confuse <site@animals.example>",
+            **extra,
+        }
+    )
 
 
 def contact(settings, name="Ada Lovelace", email="ada@example.com", text="Do you ship to Canada?"):
     return mailer.contact_email(
-        settings, sender_name=name, sender_email=email, subject=f"Contact Form Submission from {name}", text=text,
-        received_at=RECEIVED_AT, message_id=MESSAGE_ID,
+        settings,
+        sender_name=name,
+        sender_email=email,
+        subject=f"Contact Form Submission from {name}",
+        text=text,
+        received_at=RECEIVED_AT,
+        message_id=MESSAGE_ID,
     )
 
 
@@ -98,13 +105,19 @@ def test_a_name_carrying_cr_or_lf_cannot_add_a_header(name):
 
 def test_the_subscriber_notice():
     notice = mailer.subscriber_notice(
-        settings_for("smtp://127.0.0.1:25"), name="Jo Reader", email="jo@example.com",
-        subscribed_at=RECEIVED_AT, message_id=MESSAGE_ID,
+        settings_for("smtp://127.0.0.1:25"),
+        name="Jo Reader",
+        email="jo@example.com",
+        subscribed_at=RECEIVED_AT,
+        message_id=MESSAGE_ID,
     )
     head, body = head_and_body(bytes(notice))
     assert "Subject: New subscriber: Jo Reader" in head.split("\r\n")
     assert "Reply-To: Jo Reader <jo@example.com>" in head.split("\r\n")
-    assert body == "Jo Reader <jo@example.com> joined the new-release email list.\r\nSubscribed: Sunday 22 November 2026, 14:03:05 UTC\r\n"
+    assert body == (
+        "Jo Reader <jo@example.com> joined the new-release email list.\r\n"
+        "Subscribed: Sunday 22 November 2026, 14:03:05 UTC\r\n"
+    )
 
 
 def test_message_ids_are_unique_and_on_the_senders_domain():

@@ -70,13 +70,23 @@ def test_retries_start_within_a_minute_and_end_after_three_days():
     start = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
     give_up = start + outbox.RETRY_FOR
     assert outbox.next_attempt(1, start, give_up) == start + timedelta(seconds=15)
-    assert [outbox.retry_delay(n).total_seconds() for n in range(1, 10)] == [15, 60, 300, 900, 1800, 3600, 7200, 7200, 7200]
+    assert [outbox.retry_delay(n).total_seconds() for n in range(1, 10)] == [
+        15,
+        60,
+        300,
+        900,
+        1800,
+        3600,
+        7200,
+        7200,
+        7200,
+    ]
     # Attempts at those delays, each after the previous one: the last falls exactly on the deadline.
     moment, attempts = start, 0
     while moment is not None:
         attempts += 1
         last, moment = moment, outbox.next_attempt(attempts, moment, give_up)
-    assert last == give_up and outbox.RETRY_FOR == timedelta(days=3)
+    assert last == give_up and timedelta(days=3) == outbox.RETRY_FOR
     assert 30 < attempts < 50
 
 
@@ -133,7 +143,9 @@ async def test_due_messages_are_sent_once_and_marked_sent(db_url, smtp_server):
     assert [o.status for o in outcomes] == ["sent"] * 3
     received = smtp_server.wait_for(3, timeout=10)
     assert [r.message["Subject"] for r in received] == [
-        "Contact Form Submission from Jo Reader", "Contact Form Submission from Jo Reader", "New subscriber: Jo Reader",
+        "Contact Form Submission from Jo Reader",
+        "Contact Form Submission from Jo Reader",
+        "New subscriber: Jo Reader",
     ]
     assert [r.message.get_content().splitlines()[-1] for r in received[:2]] == ["Message number 0", "Message number 1"]
     assert await sender.send_due() == []
@@ -180,7 +192,8 @@ async def test_a_5xx_stops_retries_is_reported_and_the_operator_can_send_it_agai
     listed = publisher_gateway(db_url, "outbox")
     delivery = only(db_url)
     assert listed.stdout.splitlines() == [
-        f"#{delivery.id}  FAILED  contact message #{delivery.source_id}  queued {delivery.created_at.isoformat()}  1 attempt",
+        f"#{delivery.id}  FAILED  contact message #{delivery.source_id}  "
+        f"queued {delivery.created_at.isoformat()}  1 attempt",
         f"    Message-ID: {delivery.message_id}",
         "    last error: 550 5.1.1 <books@animals.example>: Recipient address rejected",
         "0 pending, 1 failed. Send the failed ones again with `publisher-gateway outbox --retry`.",
@@ -311,7 +324,7 @@ async def test_the_backends_sender_sends_a_new_message_at_once_not_at_the_next_p
         sender.cancel()
         stopped, _ = await asyncio.wait([sender], timeout=5)  # as the backend's shutdown does
     assert sender in stopped and sender.cancelled()
-    assert outbox._sender is None
+    assert outbox.running_sender.peek() is None
 
 
 @pytest.mark.asyncio

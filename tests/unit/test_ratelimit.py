@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from publisher import ratelimit
-from publisher.ratelimit import PER_ADDRESS, PER_CLIENT, Limiter, MemoryCounter
+from publisher.forms import ratelimit
+from publisher.forms.ratelimit import PER_ADDRESS, PER_CLIENT, Limiter, MemoryCounter
 
 
 class Clock:
@@ -59,4 +59,6 @@ async def test_a_failing_store_allows_the_attempt_and_logs(caplog):
 
 
 def test_window_keys_name_form_scope_identity_and_window():
-    assert ratelimit.window_key("contact", "client", "tab-1", 1200.0, 600) == "publisher:ratelimit:contact:client:tab-1:2"
+    assert (
+        ratelimit.window_key("contact", "client", "tab-1", 1200.0, 600) == "publisher:ratelimit:contact:client:tab-1:2"
+    )

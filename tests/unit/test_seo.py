@@ -1,4 +1,4 @@
-"""Page metadata: titles, absolute URLs, meta tags and JSON-LD (spec section 2, Page metadata)."""
+"""Page metadata: titles, absolute URLs, meta tags and JSON-LD (docs/product.md, Page metadata)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,20 @@ import json
 import pytest
 
 from publisher import content, seo
+from publisher.pages import PAGES, about, contact, home, not_found, subscribe
+from publisher.pages.registry import SitePage
+
+HOME, ABOUT, SUBSCRIBE, CONTACT, NOT_FOUND = (
+    home.home,
+    about.about,
+    subscribe.subscribe,
+    contact.contact,
+    not_found.not_found,
+)
 
 SITE = "https://books.example.com"
-ALL_PAGES = (seo.HOME, seo.ABOUT, seo.SUBSCRIBE, seo.CONTACT, seo.NOT_FOUND)
+ALL_PAGES = (HOME, ABOUT, SUBSCRIBE, CONTACT, NOT_FOUND)
+INDEXED_PAGES = tuple(page for page in PAGES.pages() if page.indexed)
 SUFFIX = " | Animals We Confuse"
 
 
@@ -20,26 +31,26 @@ def site(monkeypatch):
     return SITE
 
 
-def page_id(page: seo.PageMeta) -> str:
-    return page.route or "not-found"
+def page_id(page: SitePage) -> str:
+    return page.route if page.has_url else "not-found"
 
 
 def by_type(graph: list[dict], type_name: str) -> list[dict]:
     return [node for node in graph if node.get("@type") == type_name]
 
 
-def dict_tags(page: seo.PageMeta) -> list[dict[str, str]]:
+def dict_tags(page: SitePage) -> list[dict[str, str]]:
     return [tag for tag in seo.meta_tags(page) if isinstance(tag, dict)]
 
 
-def tag_content(page: seo.PageMeta, key: str) -> str:
+def tag_content(page: SitePage, key: str) -> str:
     """The content of the one meta tag whose name or property is ``key``."""
     matches = [tag["content"] for tag in dict_tags(page) if tag.get("name") == key or tag.get("property") == key]
     assert len(matches) == 1, f"expected exactly one {key!r} tag, found {len(matches)}"
     return matches[0]
 
 
-def components(page: seo.PageMeta, type_name: str) -> list:
+def components(page: SitePage, type_name: str) -> list:
     return [tag for tag in seo.meta_tags(page) if not isinstance(tag, dict) and type(tag).__name__ == type_name]
 
 
@@ -73,18 +84,18 @@ def test_full_title_keeps_titles_that_already_name_the_brand(title):
 
 @pytest.mark.parametrize("page", ALL_PAGES, ids=page_id)
 def test_every_page_title_names_the_brand_exactly_once(page):
-    title = seo.full_title(page.title)
+    title = seo.full_title(page.copy.title)
     assert title.lower().count("animals we confuse") == 1
 
 
 def test_home_title_is_not_suffixed():
-    assert seo.full_title(seo.HOME.title) == seo.HOME.title
-    assert not seo.full_title(seo.HOME.title).endswith(SUFFIX)
+    assert seo.full_title(HOME.copy.title) == HOME.copy.title
+    assert not seo.full_title(HOME.copy.title).endswith(SUFFIX)
 
 
-@pytest.mark.parametrize("page", [seo.ABOUT, seo.SUBSCRIBE, seo.CONTACT, seo.NOT_FOUND], ids=page_id)
+@pytest.mark.parametrize("page", [ABOUT, SUBSCRIBE, CONTACT, NOT_FOUND], ids=page_id)
 def test_other_page_titles_are_suffixed(page):
-    assert seo.full_title(page.title) == page.title + SUFFIX
+    assert seo.full_title(page.copy.title) == page.copy.title + SUFFIX
 
 
 # --- absolute_url ---------------------------------------------------------------------
@@ -141,13 +152,13 @@ def test_json_ld_text_keeps_non_ascii_readable():
 
 
 def test_home_structured_data_context():
-    data = seo.structured_data(seo.HOME)
+    data = seo.structured_data(HOME)
     assert data["@context"] == "https://schema.org"
     assert isinstance(data["@graph"], list)
 
 
 def test_home_has_the_organization():
-    graph = seo.structured_data(seo.HOME)["@graph"]
+    graph = seo.structured_data(HOME)["@graph"]
     [org] = by_type(graph, "Organization")
     assert org["name"] == "Animals We Confuse"
     assert org["url"] == f"{SITE}/"
@@ -157,7 +168,7 @@ def test_home_has_the_organization():
 
 
 def test_home_has_the_website_with_a_search_action():
-    graph = seo.structured_data(seo.HOME)["@graph"]
+    graph = seo.structured_data(HOME)["@graph"]
     [site] = by_type(graph, "WebSite")
     assert site["url"] == f"{SITE}/"
     assert site["name"] == "Animals We Confuse"
@@ -168,14 +179,14 @@ def test_home_has_the_website_with_a_search_action():
 
 
 def test_website_publisher_refers_to_the_organization():
-    graph = seo.structured_data(seo.HOME)["@graph"]
+    graph = seo.structured_data(HOME)["@graph"]
     [org] = by_type(graph, "Organization")
     [site] = by_type(graph, "WebSite")
     assert site["publisher"] == {"@id": org["@id"]}
 
 
 def test_home_has_the_three_books_in_order():
-    graph = seo.structured_data(seo.HOME)["@graph"]
+    graph = seo.structured_data(HOME)["@graph"]
     books = by_type(graph, "Book")
     assert [entry["name"] for entry in books] == [book.title for book in content.BOOKS]
     for entry, book in zip(books, content.BOOKS, strict=True):
@@ -185,13 +196,13 @@ def test_home_has_the_three_books_in_order():
 
 
 def test_home_has_no_breadcrumbs_or_people():
-    graph = seo.structured_data(seo.HOME)["@graph"]
+    graph = seo.structured_data(HOME)["@graph"]
     assert by_type(graph, "BreadcrumbList") == []
     assert by_type(graph, "Person") == []
 
 
 def test_about_has_breadcrumbs_home_then_about():
-    graph = seo.structured_data(seo.ABOUT)["@graph"]
+    graph = seo.structured_data(ABOUT)["@graph"]
     [crumbs] = by_type(graph, "BreadcrumbList")
     items = crumbs["itemListElement"]
     assert [(i["position"], i["name"], i["item"]) for i in items] == [
@@ -202,7 +213,7 @@ def test_about_has_breadcrumbs_home_then_about():
 
 
 def test_about_has_one_person_per_author():
-    graph = seo.structured_data(seo.ABOUT)["@graph"]
+    graph = seo.structured_data(ABOUT)["@graph"]
     people = by_type(graph, "Person")
     assert [p["name"] for p in people] == [author.name for author in content.AUTHORS]
     assert len(people) == 2
@@ -212,14 +223,14 @@ def test_about_has_one_person_per_author():
 
 
 def test_about_has_no_organization_or_website():
-    graph = seo.structured_data(seo.ABOUT)["@graph"]
+    graph = seo.structured_data(ABOUT)["@graph"]
     assert by_type(graph, "Organization") == []
     assert by_type(graph, "WebSite") == []
 
 
 @pytest.mark.parametrize(
     ("page", "name", "route"),
-    [(seo.SUBSCRIBE, "Subscribe", "/subscribe"), (seo.CONTACT, "Contact Us", "/contact-us")],
+    [(SUBSCRIBE, "Subscribe", "/subscribe"), (CONTACT, "Contact Us", "/contact-us")],
     ids=["subscribe", "contact"],
 )
 def test_subscribe_and_contact_have_only_a_breadcrumb_list(page, name, route):
@@ -233,26 +244,25 @@ def test_subscribe_and_contact_have_only_a_breadcrumb_list(page, name, route):
 
 
 def test_not_found_has_no_breadcrumb():
-    graph = seo.structured_data(seo.NOT_FOUND)["@graph"]
+    graph = seo.structured_data(NOT_FOUND)["@graph"]
     assert by_type(graph, "BreadcrumbList") == []
 
 
 # --- Robots ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("page", seo.INDEXED_PAGES, ids=page_id)
+@pytest.mark.parametrize("page", INDEXED_PAGES, ids=page_id)
 def test_indexed_pages_are_index_follow(page):
-    assert page.robots == "index, follow"
     assert tag_content(page, "robots") == "index, follow"
 
 
 def test_not_found_is_noindex():
-    assert seo.NOT_FOUND.robots == "noindex"
-    assert tag_content(seo.NOT_FOUND, "robots") == "noindex"
+    assert not NOT_FOUND.indexed
+    assert tag_content(NOT_FOUND, "robots") == "noindex"
 
 
 def test_indexed_pages_are_the_four_nav_routes():
-    assert [page.route for page in seo.INDEXED_PAGES] == [item.route for item in content.NAV_ITEMS]
+    assert [page.route for page in INDEXED_PAGES] == [item.route for item in PAGES.navigation()]
 
 
 # --- meta_tags ------------------------------------------------------------------------
@@ -260,28 +270,28 @@ def test_indexed_pages_are_the_four_nav_routes():
 
 @pytest.mark.parametrize("page", ALL_PAGES, ids=page_id)
 def test_meta_tags_social_and_search_entries(page):
-    assert tag_content(page, "keywords") == ", ".join(page.keywords)
-    assert page.keywords
-    assert tag_content(page, "og:title") == seo.full_title(page.title)
-    assert tag_content(page, "og:description") == page.description
+    assert tag_content(page, "keywords") == ", ".join(page.copy.keywords)
+    assert page.copy.keywords
+    assert tag_content(page, "og:title") == seo.full_title(page.copy.title)
+    assert tag_content(page, "og:description") == page.copy.description
     assert tag_content(page, "og:type") == "website"
     assert tag_content(page, "og:site_name") == "Animals We Confuse"
     assert tag_content(page, "og:image:alt") == content.SHARE_IMAGE_ALT
     assert tag_content(page, "og:image:width") == "1200"
     assert tag_content(page, "og:image:height") == "630"
     assert tag_content(page, "twitter:card") == "summary_large_image"
-    assert tag_content(page, "twitter:title") == seo.full_title(page.title)
-    assert tag_content(page, "twitter:description") == page.description
+    assert tag_content(page, "twitter:title") == seo.full_title(page.copy.title)
+    assert tag_content(page, "twitter:description") == page.copy.description
     assert tag_content(page, "twitter:image") == f"{SITE}{content.SHARE_IMAGE}"
 
 
 @pytest.mark.parametrize(
     ("page", "url"),
     [
-        (seo.HOME, f"{SITE}/"),
-        (seo.ABOUT, f"{SITE}/about"),
-        (seo.SUBSCRIBE, f"{SITE}/subscribe"),
-        (seo.CONTACT, f"{SITE}/contact-us"),
+        (HOME, f"{SITE}/"),
+        (ABOUT, f"{SITE}/about"),
+        (SUBSCRIBE, f"{SITE}/subscribe"),
+        (CONTACT, f"{SITE}/contact-us"),
     ],
     ids=["home", "about", "subscribe", "contact"],
 )
@@ -294,9 +304,9 @@ def test_og_url_and_canonical_are_the_absolute_slashless_url(page, url):
 
 
 def test_not_found_has_no_url_of_its_own():
-    tags = dict_tags(seo.NOT_FOUND)
+    tags = dict_tags(NOT_FOUND)
     assert not [tag for tag in tags if tag.get("property") == "og:url"]
-    assert components(seo.NOT_FOUND, "Link") == []
+    assert components(NOT_FOUND, "Link") == []
 
 
 @pytest.mark.parametrize("page", ALL_PAGES, ids=page_id)
@@ -323,10 +333,9 @@ def test_each_meta_key_appears_once(page):
 def test_page_args(page):
     args = seo.page_args(page)
     assert set(args) == {"title", "description", "image", "meta"}
-    assert args["title"] == seo.full_title(page.title)
-    assert args["description"] == page.description
+    assert args["title"] == seo.full_title(page.copy.title)
+    assert args["description"] == page.copy.description
     assert args["image"] == f"{SITE}/images/og-default.png"
     meta = args["meta"]
     assert [tag for tag in meta if isinstance(tag, dict)] == dict_tags(page)
     assert len(meta) == len(seo.meta_tags(page))
-

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from publisher.serve import DEFAULT_HOST, DEFAULT_PORT, ServeError, listen_address
+from publisher.hosting.production import DEFAULT_HOST, DEFAULT_PORT, ServeError, listen_address
 
 SERVE = str(Path(sys.executable).parent / "publisher-serve")
 
@@ -74,7 +74,7 @@ def test_a_malformed_gateway_url_stops_start_up_naming_the_variable(tmp_path):
 
 
 def test_unreachable_redis_stops_start_up_naming_the_variable_without_the_password():
-    from publisher.serve import check_redis
+    from publisher.hosting.production import check_redis
 
     with pytest.raises(ServeError) as error:
         check_redis("redis://:s3cret@127.0.0.1:1/0")
@@ -84,7 +84,7 @@ def test_unreachable_redis_stops_start_up_naming_the_variable_without_the_passwo
 
 
 def test_no_redis_configured_is_fine():
-    from publisher.serve import check_redis
+    from publisher.hosting.production import check_redis
 
     check_redis(None)
     check_redis("")
@@ -112,8 +112,11 @@ def test_a_stop_signal_during_start_up_exits_at_once(tmp_path):
 
 def test_a_malformed_smtp_setting_stops_start_up_naming_it_without_the_password(tmp_path):
     fake_build(tmp_path)
-    env = {"PATH": "/usr/bin:/bin", "PUBLISHER_SMTP_URL": "smtp://site:hunter2@smtp.example.com:587",
-           "PUBLISHER_MAIL_FROM": "site@animals.example"}  # PUBLISHER_NOTIFY_TO missing
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PUBLISHER_SMTP_URL": "smtp://site:hunter2@smtp.example.com:587",
+        "PUBLISHER_MAIL_FROM": "site@animals.example",
+    }  # PUBLISHER_NOTIFY_TO missing
     result = subprocess.run([SERVE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert result.stderr == (

@@ -1,4 +1,4 @@
-"""Per-visitor limits on form submissions (beyond the spec): one client or one address
+"""Per-visitor limits on form submissions: one client or one address
 cannot hammer the forms or the gateway, and nobody else is slowed down.
 
 Fixed windows counted per form: each browser tab (Reflex's client token) and each
@@ -15,9 +15,15 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
+from reflex.utils import prerequisites
+
+from publisher import settings
+from publisher.content.form_copy import TOO_MANY_ATTEMPTS
+from publisher.per_process import PerProcess
+
 logger = logging.getLogger(__name__)
 
-TOO_MANY_ATTEMPTS = "Too many attempts. Please wait a few minutes and try again."
+__all__ = ["PER_ADDRESS", "PER_CLIENT", "TOO_MANY_ATTEMPTS", "Limit", "Limiter", "shared_limiter"]
 
 
 @dataclass(frozen=True)
@@ -73,7 +79,9 @@ class RedisCounter:
 
 
 class Limiter:
-    def __init__(self, counter: Counter, clock=time.time, per_client: Limit = PER_CLIENT, per_address: Limit = PER_ADDRESS):
+    def __init__(
+        self, counter: Counter, clock=time.time, per_client: Limit = PER_CLIENT, per_address: Limit = PER_ADDRESS
+    ):
         self.counter = counter
         self.clock = clock
         self.per_client = per_client
@@ -100,28 +108,15 @@ class Limiter:
         return True
 
 
-_shared: Limiter | None = None
+def configured_limiter() -> Limiter:
+    """Redis-backed when Reflex is configured with Redis, else in-process; limits from the settings."""
+    overrides = settings.rate_limits()
+    redis = prerequisites.get_redis()
+    return Limiter(
+        RedisCounter(redis) if redis is not None else MemoryCounter(),
+        per_client=Limit(*overrides["client"]) if overrides["client"] else PER_CLIENT,
+        per_address=Limit(*overrides["address"]) if overrides["address"] else PER_ADDRESS,
+    )
 
 
-def shared_limiter() -> Limiter:
-    """Redis-backed when Reflex is configured with Redis, else in-process."""
-    global _shared
-    if _shared is None:
-        from reflex.utils import prerequisites
-
-        from publisher.settings import rate_limits
-
-        overrides = rate_limits()
-        redis = prerequisites.get_redis()
-        _shared = Limiter(
-            RedisCounter(redis) if redis is not None else MemoryCounter(),
-            per_client=Limit(*overrides["client"]) if overrides["client"] else PER_CLIENT,
-            per_address=Limit(*overrides["address"]) if overrides["address"] else PER_ADDRESS,
-        )
-    return _shared
-
-
-def use_limiter(limiter: Limiter | None) -> None:
-    """Replace the shared limiter (tests), or forget it."""
-    global _shared
-    _shared = limiter
+shared_limiter: PerProcess[Limiter] = PerProcess(configured_limiter)

@@ -2,7 +2,7 @@
 
 Response headers: every response carries the security headers and a cache policy
 for its kind: content-hashed build assets immutable, images a day, static pages
-(no app, publisher/page_kinds.py) five minutes in shared caches such as a CDN and
+(no app, hosting/static_or_app.py) five minutes in shared caches such as a CDN and
 revalidated by browsers, pages that start the app and JSON revalidated. A page's
 Content-Security-Policy allows only what the site uses: its own scripts (the
 prerendered pages' inline scripts by hash), its own images, styles (React/emotion
@@ -11,8 +11,9 @@ own websocket; every other response gets "default-src 'none'".
 
 Reflex prerenders ``/about`` as ``about/index.html``, and its static file server
 redirects ``/about`` to ``/about/``. Our published URLs have no trailing slash
-(links, canonical, sitemap), so this middleware serves them directly: the
-request path is rewritten internally, with no redirect.
+(links, canonical, sitemap), so this middleware serves every declared page
+(pages/registry.py) there directly: the request path is rewritten internally,
+with no redirect.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from pathlib import Path
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from publisher import page_kinds
+from publisher.hosting import static_or_app
+from publisher.pages import PAGES
+from publisher.pages.registry import PageRegistry
 
 BUILD_DIR = Path(".web") / "build" / "client"
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -134,7 +137,7 @@ class ResponseHeaders:
         https = is_https(scope)
         host = Headers(scope=scope).get("host", "localhost")
         document = is_page_path(scope["path"])
-        route = page_kinds.page_route(scope["path"]) if document else ""
+        route = static_or_app.page_route(scope["path"]) if document else ""
         starts_app = self.starts_app is None or self.starts_app.get(route, False)
         policy = content_security_policy(host, https, self.script_hashes, websocket=starts_app)
         cache = cache_control(scope["path"])
@@ -172,8 +175,7 @@ class CanonicalRouteRewrite:
         await self.app(scope, receive, send)
 
 
-def transform(app: ASGIApp) -> ASGIApp:
-    from publisher import content
-
-    routes = CanonicalRouteRewrite(app, (item.route for item in content.NAV_ITEMS))
-    return ResponseHeaders(routes, inline_script_hashes(), page_kinds.starts_app_by_route())
+def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
+    """Reflex's ``api_transformer``: every declared page at its slash-less URL, with its headers."""
+    routes = CanonicalRouteRewrite(app, pages.slashless_routes())
+    return ResponseHeaders(routes, inline_script_hashes(), static_or_app.starts_app_by_route())

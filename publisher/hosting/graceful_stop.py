@@ -33,6 +33,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+from publisher.per_process import PerProcess
+
 logger = logging.getLogger(__name__)
 
 STOP_LIMIT_S = 8.0
@@ -46,7 +48,7 @@ class StopLimitReached(Exception):
     """The server stopped waiting for this gateway call."""
 
 
-class _WorkerStop:
+class WorkerStop:
     """This process's submits in flight and whether it is stopping."""
 
     def __init__(self) -> None:
@@ -54,29 +56,28 @@ class _WorkerStop:
         self.stopping = False
         self.gateway_calls: set[asyncio.Task[Any]] = set()
 
-    def reset(self) -> None:
-        self.__init__()
 
-
-_worker = _WorkerStop()
+# Tests start afresh with ``worker_stop.set(None)``.
+worker_stop: PerProcess[WorkerStop] = PerProcess(WorkerStop)
 
 
 def stopping() -> bool:
-    return _worker.stopping
+    return worker_stop.get().stopping
 
 
 def submits_in_flight() -> int:
-    return _worker.submits_in_flight
+    return worker_stop.get().submits_in_flight
 
 
 @asynccontextmanager
 async def submit_in_flight() -> AsyncIterator[None]:
     """Hold the worker's stop until this submit has ended and its result was sent."""
-    _worker.submits_in_flight += 1
+    worker = worker_stop.get()
+    worker.submits_in_flight += 1
     try:
         yield
     finally:
-        _worker.submits_in_flight -= 1
+        worker.submits_in_flight -= 1
 
 
 async def gateway_call(call: Awaitable[Any]) -> Any:
@@ -89,14 +90,15 @@ async def gateway_call(call: Awaitable[Any]) -> Any:
             call.close()  # never started: nothing was sent
         raise StopLimitReached("the server is stopping")
     task = asyncio.ensure_future(call)
-    _worker.gateway_calls.add(task)
+    calls = worker_stop.get().gateway_calls
+    calls.add(task)
     try:
         await asyncio.wait({task})
     except asyncio.CancelledError:
         task.cancel()  # the submit itself was cancelled: take its call with it
         raise
     finally:
-        _worker.gateway_calls.discard(task)
+        calls.discard(task)
     if task.cancelled():
         raise StopLimitReached(f"no answer within the {STOP_LIMIT_S:g} s stop limit")
     return task.result()
@@ -104,18 +106,19 @@ async def gateway_call(call: Awaitable[Any]) -> Any:
 
 async def drain(stop: Callable[[], None], limit_s: float = STOP_LIMIT_S) -> None:
     """Wait for the submits in flight (cancelling their gateway calls at ``limit_s``), then ``stop``."""
+    worker = worker_stop.get()
     started = time.monotonic()
-    waiting = _worker.submits_in_flight
+    waiting = worker.submits_in_flight
     if waiting:
         logger.info("Stopping: waiting for %d submit(s) in flight (at most %g s)", waiting, limit_s)
     cancelled = False
-    while _worker.submits_in_flight:
+    while worker.submits_in_flight:
         elapsed = time.monotonic() - started
         if not cancelled and elapsed >= limit_s:
             cancelled = True
-            for task in list(_worker.gateway_calls):
+            for task in list(worker.gateway_calls):
                 task.cancel()
-            logger.warning("Stopping: cancelled %d gateway call(s) after %g s", len(_worker.gateway_calls), limit_s)
+            logger.warning("Stopping: cancelled %d gateway call(s) after %g s", len(worker.gateway_calls), limit_s)
         if elapsed >= limit_s + _SETTLE_S:
             break
         await asyncio.sleep(_POLL_S)
@@ -123,7 +126,7 @@ async def drain(stop: Callable[[], None], limit_s: float = STOP_LIMIT_S) -> None
         logger.info(
             "Stopping after %.2f s; %d submit(s) still in flight",
             time.monotonic() - started,
-            _worker.submits_in_flight,
+            worker.submits_in_flight,
         )
     stop()
 
@@ -134,7 +137,7 @@ def handle_stop_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[], None
     def on_signal() -> None:
         if stopping():
             return  # already draining; the drain is bounded
-        _worker.stopping = True
+        worker_stop.get().stopping = True
         loop.create_task(drain(stop))
 
     for sig in STOP_SIGNALS:
@@ -148,7 +151,8 @@ def install_in_granian_workers() -> None:
     the worker starts; the replacement installs Granian's handlers, then ours over
     them, stopping through Granian's own worker signal once the submits are done.
     """
-    from granian import _signals
+    # Granian's private module: imported only by publisher-serve, which runs under Granian.
+    from granian import _signals  # noqa: PLC0415
 
     granian_set_loop_signals = _signals.set_loop_signals
     if getattr(granian_set_loop_signals, "publisher_graceful_stop", False):

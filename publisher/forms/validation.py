@@ -1,9 +1,10 @@
-"""Validation rules for the two forms (spec section 5), as pure functions.
+"""Validation rules for the two forms (docs/product.md, Forms), as pure functions.
 
 Each function takes what the visitor typed and returns either cleaned values or
-one message per invalid field, worded exactly as the spec says. Beyond the spec:
-surrounding whitespace is trimmed, control characters are refused in names and
-email (nothing can inject mail headers), and lengths are capped.
+one message per invalid field, worded exactly as the product describes
+(content/form_copy.py). Beyond that: surrounding whitespace is trimmed, control
+characters are refused in names and email (nothing can inject mail headers), and
+lengths are capped.
 """
 
 from __future__ import annotations
@@ -14,6 +15,21 @@ from dataclasses import dataclass, field
 
 from email_validator import EmailNotValidError, validate_email
 
+from publisher.content import form_copy as words
+from publisher.content.form_copy import (
+    EMAIL_INVALID,
+    EMAIL_REQUIRED,
+    FIRST_NAME_REQUIRED,
+    FIRST_NAME_TOO_SHORT,
+    LAST_NAME_REQUIRED,
+    LAST_NAME_TOO_SHORT,
+    MESSAGE_CONTROL_CHARS,
+    MESSAGE_REQUIRED,
+    MESSAGE_TOO_SHORT,
+    NAME_REQUIRED,
+    NAME_TOO_SHORT,
+)
+
 NAME_MIN = 2
 MESSAGE_MIN = 10
 NAME_MAX = 100
@@ -21,29 +37,15 @@ EMAIL_MAX = 254
 MESSAGE_MAX = 5000
 LOCAL_PART_MAX_OCTETS = 64
 
-# Spec section 5, word for word.
-NAME_REQUIRED = "Please enter your name"
-NAME_TOO_SHORT = "Name must be at least 2 characters"
-EMAIL_REQUIRED = "Please enter your email"
-EMAIL_INVALID = "Please enter a valid email address"
-FIRST_NAME_REQUIRED = "Please enter your first name"
-FIRST_NAME_TOO_SHORT = "First name must be at least 2 characters"
-LAST_NAME_REQUIRED = "Please enter your last name"
-LAST_NAME_TOO_SHORT = "Last name must be at least 2 characters"
-MESSAGE_REQUIRED = "Please enter your message"
-MESSAGE_TOO_SHORT = "Message must be at least 10 characters"
-
-# Beyond the spec.
-NAME_TOO_LONG = f"Name must be at most {NAME_MAX} characters"
-FIRST_NAME_TOO_LONG = f"First name must be at most {NAME_MAX} characters"
-LAST_NAME_TOO_LONG = f"Last name must be at most {NAME_MAX} characters"
-EMAIL_TOO_LONG = f"Email must be at most {EMAIL_MAX} characters"
-MESSAGE_TOO_LONG = f"Message must be at most {MESSAGE_MAX} characters"
-NAME_CONTROL_CHARS = "Name must not contain line breaks or control characters"
-FIRST_NAME_CONTROL_CHARS = "First name must not contain line breaks or control characters"
-LAST_NAME_CONTROL_CHARS = "Last name must not contain line breaks or control characters"
+NAME_TOO_LONG = words.too_long(words.NAME_LABEL, NAME_MAX)
+FIRST_NAME_TOO_LONG = words.too_long(words.FIRST_NAME_LABEL, NAME_MAX)
+LAST_NAME_TOO_LONG = words.too_long(words.LAST_NAME_LABEL, NAME_MAX)
+EMAIL_TOO_LONG = words.too_long(words.EMAIL_LABEL, EMAIL_MAX)
+MESSAGE_TOO_LONG = words.too_long(words.MESSAGE_LABEL, MESSAGE_MAX)
+NAME_CONTROL_CHARS = words.no_line_breaks(words.NAME_LABEL)
+FIRST_NAME_CONTROL_CHARS = words.no_line_breaks(words.FIRST_NAME_LABEL)
+LAST_NAME_CONTROL_CHARS = words.no_line_breaks(words.LAST_NAME_LABEL)
 EMAIL_CONTROL_CHARS = EMAIL_INVALID
-MESSAGE_CONTROL_CHARS = "Message must not contain control characters"
 
 _MESSAGE_ALLOWED_CONTROLS = {"\n", "\r", "\t"}
 
@@ -55,8 +57,7 @@ _JOINERS = frozenset({"\u200c", "\u200d"})
 def has_control_characters(text: str, allowed: set[str] | frozenset[str] = frozenset()) -> bool:
     """True when ``text`` holds a control or format character (CR, LF, NUL, bidi overrides...)."""
     return any(
-        unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") and ch not in allowed and ch not in _JOINERS
-        for ch in text
+        unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") and ch not in allowed and ch not in _JOINERS for ch in text
     )
 
 
@@ -103,7 +104,7 @@ MESSAGE = _TextRule(
 
 
 def check_email(value: object) -> tuple[str, str | None]:
-    """Syntax only (no DNS): returns the normalized address or the spec's message."""
+    """Syntax only (no DNS): returns the normalized address or the product's message."""
     text = value.strip() if isinstance(value, str) else ""
     if not text:
         return text, EMAIL_REQUIRED

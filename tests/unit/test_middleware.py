@@ -7,8 +7,9 @@ import copy
 
 import pytest
 
-from publisher import content, page_kinds, serving
-from publisher.serving import CanonicalRouteRewrite
+from publisher.hosting import middleware, static_or_app
+from publisher.hosting.middleware import CanonicalRouteRewrite
+from publisher.pages import PAGES
 
 ROUTES = ("/", "/about", "/subscribe", "/contact-us")
 
@@ -37,8 +38,8 @@ def http_scope(path: str, **extra) -> dict:
     }
 
 
-def call(middleware, scope: dict) -> tuple[dict, list[dict]]:
-    """Run one request through ``middleware``; return what the inner app saw and what was sent."""
+def call(asgi_app, scope: dict) -> tuple[dict, list[dict]]:
+    """Run one request through ``asgi_app``; return what the inner app saw and what was sent."""
     sent: list[dict] = []
 
     async def receive():
@@ -47,27 +48,27 @@ def call(middleware, scope: dict) -> tuple[dict, list[dict]]:
     async def send(message):
         sent.append(message)
 
-    asyncio.run(middleware(scope, receive, send))
-    [seen] = middleware.app.scopes
+    asyncio.run(asgi_app(scope, receive, send))
+    [seen] = asgi_app.app.scopes
     return seen, sent
 
 
 @pytest.fixture
-def middleware():
+def rewrite():
     return CanonicalRouteRewrite(RecordingApp(), ROUTES)
 
 
 @pytest.mark.parametrize("route", ["/about", "/subscribe", "/contact-us"])
-def test_slashless_routes_are_rewritten_in_place(middleware, route):
-    seen, sent = call(middleware, http_scope(route))
+def test_slashless_routes_are_rewritten_in_place(rewrite, route):
+    seen, sent = call(rewrite, http_scope(route))
     assert seen["path"] == route + "/"
     assert seen["raw_path"] == (route + "/").encode()
     assert sent == [{"type": "test.called"}]  # passed through, no redirect response
 
 
-def test_rewrite_keeps_the_rest_of_the_request(middleware):
+def test_rewrite_keeps_the_rest_of_the_request(rewrite):
     scope = http_scope("/about", query_string=b"ref=newsletter", method="HEAD")
-    seen, _ = call(middleware, scope)
+    seen, _ = call(rewrite, scope)
     assert seen["query_string"] == b"ref=newsletter"
     assert seen["method"] == "HEAD"
     assert seen["headers"] == scope["headers"]
@@ -76,34 +77,34 @@ def test_rewrite_keeps_the_rest_of_the_request(middleware):
     }
 
 
-def test_rewrite_does_not_mutate_the_callers_scope(middleware):
+def test_rewrite_does_not_mutate_the_callers_scope(rewrite):
     scope = http_scope("/about")
     original = copy.deepcopy(scope)
-    seen, _ = call(middleware, scope)
+    seen, _ = call(rewrite, scope)
     assert scope == original
     assert seen is not scope
 
 
 @pytest.mark.parametrize("path", ["/", "/about/", "/unknown", "/about/extra", "/About", "/_event"])
-def test_other_paths_pass_unchanged(middleware, path):
+def test_other_paths_pass_unchanged(rewrite, path):
     scope = http_scope(path)
-    seen, _ = call(middleware, scope)
+    seen, _ = call(rewrite, scope)
     assert seen is scope
     assert seen["path"] == path
     assert seen["raw_path"] == path.encode()
 
 
-def test_websocket_scopes_pass_unchanged(middleware):
+def test_websocket_scopes_pass_unchanged(rewrite):
     scope = {"type": "websocket", "path": "/about", "raw_path": b"/about", "query_string": b"", "headers": []}
     original = copy.deepcopy(scope)
-    seen, _ = call(middleware, scope)
+    seen, _ = call(rewrite, scope)
     assert seen is scope
     assert seen == original
 
 
-def test_lifespan_scopes_pass_unchanged(middleware):
+def test_lifespan_scopes_pass_unchanged(rewrite):
     scope = {"type": "lifespan", "asgi": {"version": "3.0"}}
-    seen, _ = call(middleware, scope)
+    seen, _ = call(rewrite, scope)
     assert seen is scope
 
 
@@ -129,14 +130,14 @@ async def test_middleware_works_inside_a_running_event_loop():
 
 def test_transform_adds_headers_around_the_route_rewrite_for_exactly_the_non_root_nav_routes():
     inner = RecordingApp()
-    outer = serving.transform(inner)
-    assert isinstance(outer, serving.ResponseHeaders)
+    outer = middleware.transform(inner)
+    assert isinstance(outer, middleware.ResponseHeaders)
     wrapped = outer.app
     assert isinstance(wrapped, CanonicalRouteRewrite)
     assert wrapped.app is inner
-    assert wrapped.routes == frozenset(item.route for item in content.NAV_ITEMS if item.route != "/")
+    assert wrapped.routes == frozenset(item.route for item in PAGES.navigation() if item.route != "/")
     assert wrapped.routes == frozenset({"/about", "/subscribe", "/contact-us"})
-    assert outer.starts_app == page_kinds.starts_app_by_route()
+    assert outer.starts_app == static_or_app.starts_app_by_route()
 
 
 # --- Response headers -------------------------------------------------------------
@@ -154,13 +155,15 @@ class RespondingApp:
         await send({"type": "http.response.body", "body": b"ok"})
 
 
-# What the build decides today (.web/backend/page_kinds.json).
+# What the build decides today (.web/backend/static_or_app.json).
 APP_ROUTES = {"/": False, "/about": False, "/subscribe": True, "/contact-us": True, "404": False}
 
 
-def response_headers(scope: dict, status: int = 200, hashes=("'sha256-abc='",), app_routes=APP_ROUTES) -> dict[str, str]:
-    middleware = serving.ResponseHeaders(RespondingApp(status), hashes, app_routes)
-    _, sent = call(middleware, scope)
+def response_headers(
+    scope: dict, status: int = 200, hashes=("'sha256-abc='",), app_routes=APP_ROUTES
+) -> dict[str, str]:
+    headers_middleware = middleware.ResponseHeaders(RespondingApp(status), hashes, app_routes)
+    _, sent = call(headers_middleware, scope)
     return {k.decode().lower(): v.decode() for k, v in sent[0]["headers"]}
 
 
@@ -182,7 +185,7 @@ def csp(headers: dict[str, str]) -> dict[str, str]:
     ],
 )
 def test_cache_policy_per_kind_of_response(path, expected):
-    assert serving.cache_control(path) == expected
+    assert middleware.cache_control(path) == expected
     assert response_headers(http_scope(path))["cache-control"] == expected
 
 
@@ -248,8 +251,10 @@ def test_https_adds_hsts_and_only_secure_websockets(scope):
 
 @pytest.mark.parametrize("path", ["/assets/root-CSsy5Cqn.js", "/logo.svg", "/robots.txt", "/sitemap.xml"])
 def test_non_page_responses_get_the_minimal_policy(path):
-    middleware = serving.ResponseHeaders(RespondingApp(headers=[(b"content-type", b"text/javascript")]), ("'sha256-abc='",), APP_ROUTES)
-    _, sent = call(middleware, http_scope(path))
+    headers_middleware = middleware.ResponseHeaders(
+        RespondingApp(headers=[(b"content-type", b"text/javascript")]), ("'sha256-abc='",), APP_ROUTES
+    )
+    _, sent = call(headers_middleware, http_scope(path))
     headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}
     assert headers["content-security-policy"] == "default-src 'none'; frame-ancestors 'none'"
     assert headers["x-content-type-options"] == "nosniff"
@@ -258,16 +263,18 @@ def test_non_page_responses_get_the_minimal_policy(path):
 @pytest.mark.parametrize("path", ["/", "/about", "/about/", "/no-such-page", "/404.html"])
 def test_a_page_revalidation_304_keeps_the_page_policy(path):
     # A 304 has no Content-Type, yet the browser applies its CSP to the cached page.
-    middleware = serving.ResponseHeaders(RespondingApp(status=304, headers=[]), ("'sha256-abc='",), APP_ROUTES)
-    _, sent = call(middleware, http_scope(path))
+    headers_middleware = middleware.ResponseHeaders(
+        RespondingApp(status=304, headers=[]), ("'sha256-abc='",), APP_ROUTES
+    )
+    _, sent = call(headers_middleware, http_scope(path))
     headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}
     assert "script-src 'self' 'sha256-abc='" in headers["content-security-policy"]
 
 
 def test_websocket_and_lifespan_scopes_pass_untouched():
     app = RecordingApp()
-    middleware = serving.ResponseHeaders(app, (), APP_ROUTES)
-    _, sent = call(middleware, {"type": "websocket", "path": "/_event", "headers": []})
+    headers_middleware = middleware.ResponseHeaders(app, (), APP_ROUTES)
+    _, sent = call(headers_middleware, {"type": "websocket", "path": "/_event", "headers": []})
     assert sent == [{"type": "test.called"}]
 
 
@@ -285,14 +292,14 @@ def test_inline_script_hashes_cover_executable_inline_scripts_only(tmp_path):
         '<script type="application/ld+json">{"@type": "Thing"}</script>'
         '<script defer src="/site.js"></script>'
     )
-    (tmp_path / "about" / "index.html").write_text("<script id=\"_R_\">go()</script><script>window.a = 1;</script>")
-    assert serving.inline_script_hashes(tmp_path) == sorted(
+    (tmp_path / "about" / "index.html").write_text('<script id="_R_">go()</script><script>window.a = 1;</script>')
+    assert middleware.inline_script_hashes(tmp_path) == sorted(
         [sha("window.a = 1;"), sha('import "/assets/x.js";'), sha("go()")]
     )
 
 
 @pytest.mark.parametrize("host", ["evil.example; script-src *", "a b", "x'y"])
 def test_a_malformed_host_header_cannot_write_into_the_policy(host):
-    policy = serving.content_security_policy(host, False, ())
+    policy = middleware.content_security_policy(host, False, ())
     assert "connect-src 'self';" in policy
     assert "*" not in policy and "evil" not in policy

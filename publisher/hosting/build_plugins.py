@@ -7,7 +7,7 @@
   frontend and the backend listen on different ports.
 - ``PUBLISHER_DEV_HOST`` limits the development server to one address (tests use
   127.0.0.1); unset, it listens where Reflex makes it listen.
-- Pages without a form never start the app (publisher/page_kinds.py decides from
+- Pages without a form never start the app (hosting/static_or_app.py decides from
   the pages, at compile time, and writes the decision to .web/backend/page_kinds.json):
   their HTML loses the app's scripts (strip_app). On the pages that start it, the
   app's scripts start after the page has loaded and painted: the prerendered HTML
@@ -30,7 +30,7 @@ from typing import Any
 from bs4 import BeautifulSoup, Comment
 from reflex_base.plugins.base import Plugin
 
-from publisher import page_kinds
+from publisher.hosting import static_or_app
 
 logger = logging.getLogger(__name__)
 
@@ -197,11 +197,11 @@ def html_route(static_dir: Path, page: Path) -> str:
     """The route a prerendered file serves: index.html -> '/', about/index.html and about.html -> '/about'."""
     relative = page.relative_to(static_dir).as_posix()
     if relative == SPA_FALLBACK:
-        return page_kinds.NOT_FOUND_ROUTE
-    return page_kinds.page_route("/" + relative)
+        return static_or_app.NOT_FOUND_ROUTE
+    return static_or_app.page_route("/" + relative)
 
 
-def finish_pages(static_dir: Path, kinds: dict[str, page_kinds.PageKind]) -> None:
+def finish_pages(static_dir: Path, kinds: dict[str, static_or_app.PageKind]) -> None:
     """Static pages lose the app; pages with a form start it after paint."""
     for page in sorted(static_dir.rglob("*.html")):
         route = html_route(static_dir, page)
@@ -218,15 +218,18 @@ class SiteFilesPlugin(Plugin):
     """Adds robots.txt, the prerendered 404 page, the same-origin backend URL and the dev host."""
 
     def get_static_assets(self, **context: Any):
-        from publisher.settings import site_url
+        # Here, not at the top: rxconfig.py imports this module into Reflex's long-lived
+        # development supervisor, whose forked workers would then keep the content that
+        # settings imports, and an edited sentence would not show after a hot reload.
+        from publisher import settings  # noqa: PLC0415
 
-        return [(Path("public") / "robots.txt", robots_txt(site_url()))]
+        return [(Path("public") / "robots.txt", robots_txt(settings.site_url()))]
 
     def pre_compile(self, **context: Any) -> None:
-        kinds = page_kinds.decide(context["unevaluated_pages"])
+        kinds = static_or_app.decide(context["unevaluated_pages"])
         for kind in kinds.values():
             logger.info("Page %s", kind.describe())
-        page_kinds.write_manifest(kinds)
+        static_or_app.write_manifest(kinds)
         context["add_modify_task"](REACT_ROUTER_CONFIG, prerender_not_found)
         context["add_modify_task"](STATE_JS, backend_at_page_origin)
         context["add_modify_task"](VITE_CONFIG, dev_host_from_environment)
@@ -234,4 +237,4 @@ class SiteFilesPlugin(Plugin):
     def post_build(self, **context: Any) -> None:
         static_dir = Path(context["static_dir"])
         use_prerendered_not_found(static_dir)
-        finish_pages(static_dir, page_kinds.read_manifest())
+        finish_pages(static_dir, static_or_app.read_manifest())

@@ -24,11 +24,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from reflex_base import constants
 from reflex_base.components.component import BaseComponent, Component
 
 # Written at compile time, read by the build's last step and by the server.
 MANIFEST = Path(".web") / "backend" / "page_kinds.json"
-NOT_FOUND_ROUTE = "404"
+NOT_FOUND_ROUTE = constants.Page404.SLUG  # Reflex's route for the not-found page
 
 # React components that render complete HTML at prerender time and need no
 # JavaScript afterwards: (library, tag), None for every tag of the library.

@@ -18,6 +18,10 @@ import logging
 
 import sqlalchemy
 from reflex import model as rx_model
+from reflex_base import config as reflex_config
+from reflex_base.environment import environment
+
+from publisher.settings import redact_url
 
 logger = logging.getLogger(__name__)
 
@@ -32,20 +36,10 @@ class DatabaseUnavailable(RuntimeError):
 
 
 def configured_url() -> str:
-    from reflex_base.config import get_config
-
-    url = get_config().db_url
+    url = reflex_config.get_config().db_url
     if not url:
         raise DatabaseUnavailable(f"{DB_URL_VAR} is empty: set it to a SQLAlchemy URL such as sqlite:///publisher.db")
     return url
-
-
-def redacted(url: str) -> str:
-    """The URL as it may be printed: the password replaced by ***."""
-    try:
-        return sqlalchemy.engine.make_url(url).render_as_string(hide_password=True)
-    except sqlalchemy.exc.ArgumentError:
-        return "<not a database URL>"
 
 
 def _reason(exc: BaseException, url: str) -> str:
@@ -74,7 +68,7 @@ def check(url: str | None = None) -> None:
         ) from None
     except ModuleNotFoundError as exc:
         raise DatabaseUnavailable(
-            f"{DB_URL_VAR} ({redacted(url)}) needs the database driver {exc.name!r}, which is not installed: "
+            f"{DB_URL_VAR} ({redact_url(url)}) needs the database driver {exc.name!r}, which is not installed: "
             "for PostgreSQL install the postgres extra (pip install 'publisher[postgres]'; the image has it)"
         ) from None
     try:
@@ -82,7 +76,7 @@ def check(url: str | None = None) -> None:
             connection.execute(sqlalchemy.text("SELECT 1"))
     except sqlalchemy.exc.SQLAlchemyError as exc:
         raise DatabaseUnavailable(
-            f"cannot reach the database at {DB_URL_VAR} ({redacted(url)}): {_reason(exc, url)}. "
+            f"cannot reach the database at {DB_URL_VAR} ({redact_url(url)}): {_reason(exc, url)}. "
             "Start the database or correct the URL."
         ) from None
     finally:
@@ -95,8 +89,6 @@ def migrate() -> None:
     On PostgreSQL one process at a time: a second container starting together
     waits on the advisory lock, then finds nothing to do.
     """
-    from reflex_base.environment import environment
-
     alembic_config = environment.ALEMBIC_CONFIG.get()
     if not alembic_config.exists():
         raise DatabaseUnavailable(
@@ -109,7 +101,7 @@ def migrate() -> None:
         _migrate_once(engine)
     except sqlalchemy.exc.SQLAlchemyError as exc:
         raise DatabaseUnavailable(
-            f"could not migrate the database at {DB_URL_VAR} ({redacted(url)}): {_reason(exc, url)}"
+            f"could not migrate the database at {DB_URL_VAR} ({redact_url(url)}): {_reason(exc, url)}"
         ) from None
     finally:
         # publisher-serve migrates before Granian forks its workers: none may inherit a pooled connection.

@@ -10,7 +10,7 @@ container built once therefore starts in seconds and needs no Node at run time.
 
 With the embedded local gateway (no PUBLISHER_GATEWAY_URL), it first checks that
 the database (REFLEX_DB_URL) answers, then brings it to the current schema, once,
-before the workers start (database.py: under a lock on PostgreSQL, so containers
+before the workers start (gateway/database.py: under a lock on PostgreSQL, so containers
 starting together take turns).
 
 At run time it writes only the SQLite database (REFLEX_DB_URL) and the visitors'
@@ -28,15 +28,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from publisher import graceful_stop, page_kinds
-from publisher.settings import (
-    ConfigurationError,
-    gateway_timeout_s,
-    gateway_url,
-    mail_settings,
-    rate_limits,
-    redact_url,
-)
+import redis
+from reflex.utils import exec as reflex_exec
+from reflex.utils import prerequisites
+from reflex_base import config as reflex_config
+from reflex_base import constants
+from reflex_base.environment import environment
+
+from publisher import settings
+from publisher.gateway import database
+from publisher.hosting import graceful_stop, static_or_app
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -61,13 +62,11 @@ def check_redis(url: str | None) -> None:
     """With Redis configured, it must answer before any worker starts."""
     if not url:
         return
-    import redis
-
     try:
         redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3).ping()
     except (redis.RedisError, ValueError) as exc:
         raise ServeError(
-            f"cannot reach Redis at REFLEX_REDIS_URL ({redact_url(url)}): {str(exc).rstrip('.')}. "
+            f"cannot reach Redis at REFLEX_REDIS_URL ({settings.redact_url(url)}): {str(exc).rstrip('.')}. "
             "Start Redis or unset REFLEX_REDIS_URL to run one worker with in-memory state."
         ) from None
 
@@ -78,17 +77,14 @@ def require_build() -> None:
             f"No production build at {BUILD_INDEX.parent}: run `make build` first "
             "(reflex export --frontend-only --no-zip)."
         )
-    if not page_kinds.MANIFEST.exists():
+    if not static_or_app.MANIFEST.exists():
         raise ServeError(
-            f"The build at {BUILD_INDEX.parent} has no {page_kinds.MANIFEST} (which pages start the app): "
+            f"The build at {BUILD_INDEX.parent} has no {static_or_app.MANIFEST} (which pages start the app): "
             "it is older than this code; run `make build` again."
         )
 
 
 def _use_prebuilt_frontend() -> None:
-    from reflex_base import constants
-    from reflex_base.environment import environment
-
     environment.REFLEX_ENV_MODE.set(constants.Env.PROD)
     environment.REFLEX_SKIP_COMPILE.set(True)  # serve the build as it is; never recompile
 
@@ -105,19 +101,15 @@ def prepare() -> int:
     except ServeError as exc:
         print(f"publisher-serve: {exc}", file=sys.stderr)
         return 2
-    from reflex_base.environment import environment
-
     _use_prebuilt_frontend()
     STATEFUL_PAGES_MARKER.unlink(missing_ok=True)  # never keep one from an older build
     with tempfile.TemporaryDirectory() as states:
         environment.REFLEX_STATES_WORKDIR.set(Path(states))  # importing the app creates it
-        from reflex.utils import prerequisites
-
         prerequisites.get_app().app()  # what a worker does at start: evaluates pages, writes the marker
     if not STATEFUL_PAGES_MARKER.exists():
         print(f"publisher-serve: Reflex did not write {STATEFUL_PAGES_MARKER}", file=sys.stderr)
         return 1
-    for kind in page_kinds.read_manifest().values():
+    for kind in static_or_app.read_manifest().values():
         print(f"Page {kind.describe()}")
     return 0
 
@@ -140,23 +132,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         host, port = listen_address()
         require_build()
-        uses_local_gateway = gateway_url() is None
-        from reflex_base.config import get_config
-
-        check_redis(get_config().redis_url)
-        rate_limits()
-        gateway_timeout_s()
-        mail_settings()
-    except (ServeError, ConfigurationError) as exc:
+        check_redis(reflex_config.get_config().redis_url)
+        settings.check_at_start()
+    except (ServeError, settings.ConfigurationError) as exc:
         print(f"publisher-serve: {exc}", file=sys.stderr)
         return 2
 
-    from reflex.utils import exec as reflex_exec
-    from reflex_base import constants
-
-    if uses_local_gateway:
-        from publisher import database
-
+    if settings.gateway_url() is None:  # the embedded gateway: its database first
         try:
             database.check()
             database.migrate()

@@ -1,4 +1,4 @@
-"""The contact form's security question and anti-spam checks (spec section 5), as pure rules.
+"""The contact form's security question and anti-spam checks (docs/product.md, Forms), as pure rules.
 
 The correct answer and the time the form was shown are kept by the server in
 backend-only state; these functions only decide. Clocks and randomness are
@@ -10,18 +10,31 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from publisher.validation import parse_answer
+from publisher.content import form_copy
+from publisher.content.form_copy import (
+    HONEYPOT_REJECTED,
+    MATH_INCORRECT,
+    MATH_REJECTED,
+    MATH_REQUIRED,
+    TOO_FAST_REJECTED,
+)
+from publisher.forms.validation import parse_answer
 
 MIN_FILL_TIME_MS = 5000
 OPERAND_MIN = 1
 OPERAND_MAX = 10
 
-# Spec section 5, word for word.
-MATH_REQUIRED = "Please answer the math question"
-MATH_INCORRECT = "Incorrect answer"
-HONEYPOT_REJECTED = "Please try again."
-TOO_FAST_REJECTED = "Please take your time to fill out the form completely."
-MATH_REJECTED = "Incorrect answer to the math question. Please try again."
+__all__ = [
+    "HONEYPOT_REJECTED",
+    "MATH_INCORRECT",
+    "MATH_REJECTED",
+    "MATH_REQUIRED",
+    "TOO_FAST_REJECTED",
+    "MathQuestion",
+    "answer_field_error",
+    "new_question",
+    "rejection",
+]
 
 
 @dataclass(frozen=True)
@@ -36,8 +49,7 @@ class MathQuestion:
 
     @property
     def text(self) -> str:
-        """Shown as "What is X + Y" or "What is X - Y" (spec), as a question."""
-        return f"What is {self.left} {self.operator} {self.right}?"
+        return form_copy.math_question(self.left, self.operator, self.right)
 
 
 def new_question(rng: random.Random | None = None) -> MathQuestion:
@@ -73,7 +85,7 @@ def rejection(
     answer: object,
     expected: int | None,
 ) -> str | None:
-    """Why a contact submission is refused, checked in the spec's order; None when it passes.
+    """Why a contact submission is refused, checked in the documented order; None when it passes.
 
     A missing ``shown_at_ms`` (the server never showed this visitor a form) counts
     as too fast, so a forged or replayed submit cannot skip the fill-time rule.

@@ -1,4 +1,4 @@
-"""What a visitor sees when an event handler fails unexpectedly.
+"""What a visitor sees when an event handler (a form's) fails unexpectedly.
 
 Reflex's default handler shows a toast through a server-sent script, which the
 site's Content-Security-Policy (no eval) blocks. This one logs the error for the
@@ -14,10 +14,9 @@ import logging
 import reflex as rx
 
 from publisher.components.layout import SITE_ERROR_ID
+from publisher.content.site import UNEXPECTED_ERROR
 
 logger = logging.getLogger(__name__)
-
-UNEXPECTED_ERROR = "Something went wrong on our side. Please try again in a moment."
 
 
 def backend_exception_handler(exception: Exception):

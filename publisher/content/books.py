@@ -1,0 +1,76 @@
+"""The books: their cards on Home, and the words of the book list and its search."""
+
+from __future__ import annotations
+
+from publisher.content.authors import MAYA, OLIVER
+from publisher.content.models import Book
+
+LATEST_RELEASES = "Latest Releases"
+GET_YOUR_COPY = "Get Your Copy Today"
+# The home page's search (/?q=term); {query}, {count} and {total} are filled in by assets/site.js.
+SEARCH_NO_MATCH = "No books match “{query}”."
+SEARCH_MATCH = "Showing {count} of {total} books matching “{query}”."
+SEARCH_SHOW_ALL = "Show all books"
+
+BOOKS: tuple[Book, ...] = (
+    Book(
+        slug="coloring-book",
+        title="Guinea Pig or Hamster? The Coloring Book",
+        subtitle="A Look-Alike Animals Coloring Book for Adults and Kids",
+        caption="Coloring book for adults and kids",
+        description=(
+            "Forty-five full-page illustrations of guinea pigs and hamsters at home, "
+            "in the garden and on grand adventures, printed on one side of the page "
+            "so markers never bleed through. Simple scenes for little hands sit next "
+            "to detailed patterns for grown-ups who color to unwind, and every page "
+            "hides one clue that tells the two animals apart."
+        ),
+        book_link="https://www.amazon.com/s?k=Guinea+Pig+or+Hamster+The+Coloring+Book",
+        cover_image="/images/covers/coloring-book.svg",
+        image_alt=(
+            "Cover of Guinea Pig or Hamster? The Coloring Book: line drawings of a "
+            "guinea pig and a hamster waiting to be colored"
+        ),
+        author_names=(MAYA.name, OLIVER.name),
+    ),
+    Book(
+        slug="guinea-pig-or-hamster",
+        title="Guinea Pig or Hamster?",
+        subtitle="An Illustrated Guide to Two Furry Friends People Confuse",
+        caption="Illustrated picture book, ages 5 and up",
+        description=(
+            "They are both small, round and fluffy, so which is which? Follow Pip the "
+            "guinea pig and Hazel the hamster through a busy week and discover why "
+            "one has no tail, why the other stuffs its cheeks, who squeaks for "
+            "breakfast and who stays up all night. A warm, funny and accurate first "
+            "guide for young animal lovers and the grown-ups reading with them."
+        ),
+        book_link="https://www.amazon.com/s?k=Guinea+Pig+or+Hamster+illustrated+book",
+        cover_image="/images/covers/guinea-pig-or-hamster.svg",
+        image_alt=(
+            "Cover of Guinea Pig or Hamster?: a round tailless guinea pig beside a "
+            "smaller hamster with full cheek pouches on a grassy hill"
+        ),
+        author_names=(MAYA.name, OLIVER.name),
+    ),
+    Book(
+        slug="word-search-book",
+        title="Guinea Pig or Hamster? Word Search",
+        subtitle="Puzzles Inspired by the Illustrated Book",
+        caption="Word search puzzle book, ages 7 and up",
+        description=(
+            "Sixty large-print word search puzzles built from the words in Guinea "
+            "Pig or Hamster?, from CAVY and BURROW to PELLETS and WHISKERS. Each "
+            "puzzle comes with a fun fact about the two animals, and the answers are "
+            "at the back for quick checking on car trips, rainy days and quiet "
+            "evenings."
+        ),
+        book_link="https://www.amazon.com/s?k=Guinea+Pig+or+Hamster+Word+Search",
+        cover_image="/images/covers/word-search-book.svg",
+        image_alt=(
+            "Cover of Guinea Pig or Hamster? Word Search: a letter grid with the "
+            "words hamster, cavy, pellet and hay circled"
+        ),
+        author_names=(MAYA.name,),
+    ),
+)

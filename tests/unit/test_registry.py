@@ -1,0 +1,93 @@
+"""Each page declared once: what the app, the navigation, the sitemap and the URL rule read."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import reflex as rx
+
+from publisher.content.models import PageCopy
+from publisher.hosting import middleware
+from publisher.pages import PAGES
+from publisher.pages.registry import PageRegistry, site_page
+
+FAQ = PageCopy(
+    title="Questions",
+    description="Answers to the questions readers ask.",
+    keywords=("faq",),
+    heading="Questions",
+    intro="Answers to the questions readers ask.",
+    short_name="Questions",
+)
+
+
+def faq_registry(**declaration) -> PageRegistry:
+    """A site of two pages: Home in the navigation, and /faq, declared with ``declaration``."""
+    registry = PageRegistry()
+    site_page(route="/", copy=FAQ, nav_position=1, registry=registry)(lambda: (rx.el.p("home"),))
+    site_page(route="/faq", copy=FAQ, registry=registry, **declaration)(lambda: (rx.el.p("faq"),))
+    return registry
+
+
+class RecordingApp:
+    def __init__(self):
+        self.pages: list[dict] = []
+        self.scopes: list[dict] = []
+
+    def add_page(self, component, **page):
+        self.pages.append({"component": component, **page})
+
+    async def __call__(self, scope, receive, send):
+        self.scopes.append(scope)
+
+
+def test_the_site_navigation_is_read_from_the_declarations_in_their_order():
+    assert [(item.label, item.route) for item in PAGES.navigation()] == [
+        ("Home", "/"),
+        ("About", "/about"),
+        ("Subscribe", "/subscribe"),
+        ("Contact Us", "/contact-us"),
+    ]
+
+
+def test_a_page_outside_the_navigation_is_not_listed_there():
+    assert [item.route for item in faq_registry().navigation()] == ["/"]
+
+
+def test_a_page_outside_the_navigation_is_served_at_its_slashless_url_without_a_redirect():
+    inner = RecordingApp()
+    app = middleware.transform(inner, pages=faq_registry())
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        pass
+
+    scope = {"type": "http", "method": "GET", "path": "/faq", "raw_path": b"/faq", "query_string": b"", "headers": []}
+    asyncio.run(app(scope, receive, send))
+    assert [seen["path"] for seen in inner.scopes] == ["/faq/"]  # the prerendered faq/index.html, in place
+
+
+def test_the_app_registers_every_page_with_its_metadata_and_its_place_in_the_sitemap():
+    app = RecordingApp()
+    faq_registry(in_sitemap=False).add_to(app)
+    assert [page["route"] for page in app.pages] == ["/", "/faq"]
+    assert [page["context"] for page in app.pages] == [{"sitemap": {}}, {"sitemap": None}]
+    assert app.pages[1]["title"] == "Questions | Animals We Confuse"
+    assert app.pages[1]["description"] == FAQ.description
+
+
+def test_a_registered_page_renders_inside_the_site_layout_and_keeps_its_module():
+    app = RecordingApp()
+    faq_registry().add_to(app)
+    render = app.pages[1]["component"]
+    assert render.__module__ == __name__  # Reflex places the page's compiled code by it
+    assert "faq" in str(render().render())
+
+
+def test_a_route_declared_twice_is_refused():
+    registry = faq_registry()
+    with pytest.raises(ValueError, match="the route '/faq' is declared twice"):
+        site_page(route="/faq", copy=FAQ, registry=registry)(lambda: ())
