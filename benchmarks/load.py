@@ -348,10 +348,11 @@ async def wave(args: argparse.Namespace, base_url: str, root: psutil.Process) ->
 
 def stored_addresses(db_url: str) -> Counter[str]:
     """Each address the embedded gateway stored, with how often (subscribers and message senders)."""
-    from publisher.gateway import storage
+    from publisher.gateway import mailing_list, storage
 
     return Counter(
-        [s.email for s in storage.list_subscribers(db_url)] + [m.sender_email for m in storage.list_messages(db_url)]
+        [s.email for s in mailing_list.list_subscribers(db_url=db_url)]
+        + [m.sender_email for m in storage.list_messages(db_url)]
     )
 
 

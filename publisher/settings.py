@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import ssl
@@ -127,6 +128,19 @@ NOTIFY_TO_VAR = "PUBLISHER_NOTIFY_TO"
 MAIL_FROM_VAR = "PUBLISHER_MAIL_FROM"
 NOTIFY_SUBSCRIBERS_VAR = "PUBLISHER_NOTIFY_SUBSCRIBERS"
 SMTP_CA_FILE_VAR = "PUBLISHER_SMTP_CA_FILE"
+LIST_SECRET_VAR = "PUBLISHER_LIST_SECRET"
+POSTAL_ADDRESS_VAR = "PUBLISHER_POSTAL_ADDRESS"
+LIST_SECRET_MIN = 32
+POSTAL_ADDRESS_MAX = 300
+_MAIL_VARS = (
+    SMTP_URL_VAR,
+    NOTIFY_TO_VAR,
+    MAIL_FROM_VAR,
+    NOTIFY_SUBSCRIBERS_VAR,
+    SMTP_CA_FILE_VAR,
+    LIST_SECRET_VAR,
+    POSTAL_ADDRESS_VAR,
+)
 _DEFAULT_SMTP_PORTS = {"smtps": 465, "smtp": 587}
 
 
@@ -162,6 +176,14 @@ class MailSettings:
     mail_from_name: str = ""
     notify_subscribers: bool = False
     ca_file: str | None = None
+    # Sign the list's confirmation and unsubscribe links: the first signs, all are accepted.
+    list_secrets: tuple[str, ...] = field(default=(), repr=False)
+    # Printed at the foot of every list email (the sender's postal address), when given.
+    postal_address: str | None = None
+
+    @property
+    def list_secret(self) -> str:
+        return self.list_secrets[0]
 
     @property
     def domain(self) -> str:
@@ -246,13 +268,44 @@ def _ca_file(value: str) -> str:
     return value
 
 
+def _list_secrets(value: str) -> tuple[str, ...]:
+    if not value:
+        raise ConfigurationError(
+            f"{SMTP_URL_VAR} is set, so {LIST_SECRET_VAR} is required: a random secret of at least "
+            f"{LIST_SECRET_MIN} characters that signs the list's confirmation and unsubscribe links "
+            "(for example the output of `openssl rand -hex 32`)"
+        )
+    secrets = tuple(value.split())
+    if any(len(secret) < LIST_SECRET_MIN for secret in secrets):
+        raise ConfigurationError(
+            f"{LIST_SECRET_VAR} must be at least {LIST_SECRET_MIN} characters (several: separated by spaces, "
+            "the first signs new links); got a shorter one"
+        )
+    return secrets
+
+
+def _postal_address(value: str) -> str | None:
+    address = value.replace("\\n", "\n").strip()
+    if not address:
+        return None
+    if len(address) > POSTAL_ADDRESS_MAX or validation.has_control_characters(address, frozenset("\n")):
+        raise ConfigurationError(
+            f"{POSTAL_ADDRESS_VAR} must be a postal address of at most {POSTAL_ADDRESS_MAX} characters "
+            "(lines separated by commas or \\n), without control characters"
+        )
+    return address
+
+
 def mail_settings(environ: Mapping[str, str] | None = None) -> MailSettings | None:
-    """How the embedded gateway emails the publisher, or None (store only) without an SMTP URL."""
+    """How the embedded gateway sends email, or None (store only) without an SMTP URL."""
     env = os.environ if environ is None else environ
-    values = {
-        var: env.get(var, "").strip()
-        for var in (SMTP_URL_VAR, NOTIFY_TO_VAR, MAIL_FROM_VAR, NOTIFY_SUBSCRIBERS_VAR, SMTP_CA_FILE_VAR)
-    }
+    return _read_mail_settings(tuple(env.get(var, "").strip() for var in _MAIL_VARS))
+
+
+@functools.lru_cache(maxsize=8)
+def _read_mail_settings(raw: tuple[str, ...]) -> MailSettings | None:
+    """Parsed once per distinct environment: the forms ask on every visit."""
+    values = dict(zip(_MAIL_VARS, raw, strict=True))
     if not values[SMTP_URL_VAR]:
         stray = [var for var in (NOTIFY_TO_VAR, MAIL_FROM_VAR) if values[var]]
         if stray:
@@ -282,7 +335,17 @@ def mail_settings(environ: Mapping[str, str] | None = None) -> MailSettings | No
         mail_from_name=mail_from_name,
         notify_subscribers=_flag(NOTIFY_SUBSCRIBERS_VAR, values[NOTIFY_SUBSCRIBERS_VAR]),
         ca_file=_ca_file(values[SMTP_CA_FILE_VAR]) if values[SMTP_CA_FILE_VAR] else None,
+        list_secrets=_list_secrets(values[LIST_SECRET_VAR]),
+        postal_address=_postal_address(values[POSTAL_ADDRESS_VAR]),
     )
+
+
+def list_emails_on(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether this site runs the list itself: the embedded gateway, with SMTP to confirm addresses.
+
+    With the cloud gateway the cloud keeps the list; without SMTP nothing can be confirmed.
+    """
+    return gateway_url(environ) is None and mail_settings(environ) is not None
 
 
 def check_at_start() -> None:
@@ -295,3 +358,14 @@ def check_at_start() -> None:
     rate_limits()
     gateway_timeout_s()
     mail_settings()
+
+
+def notes_at_start() -> list[str]:
+    """What an operator should hear at start-up although the site can run: settings it may want."""
+    mail = mail_settings()
+    if list_emails_on() and mail.postal_address is None:
+        return [
+            f"{POSTAL_ADDRESS_VAR} is not set: list emails (the welcome email) go out without the sender's "
+            "postal address, which the US CAN-SPAM Act asks of commercial email"
+        ]
+    return []

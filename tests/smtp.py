@@ -22,6 +22,9 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from tests.support import free_port
 
+# Signs the list's links in the tests (PUBLISHER_LIST_SECRET); a real site's comes from its configuration.
+LIST_SECRET = "test-list-secret-0123456789abcdef0123456789"
+
 
 @dataclass
 class Received:
@@ -90,11 +93,12 @@ class SmtpServer:
         return f"{scheme}://{user}127.0.0.1:{self.port}"
 
     def mail_env(self, **extra: str) -> dict[str, str]:
-        """The site's mail settings for this server: the publisher's inbox and the sender."""
+        """The site's mail settings for this server: the publisher's inbox, the sender, the list's secret."""
         return {
             "PUBLISHER_SMTP_URL": self.url(),
             "PUBLISHER_NOTIFY_TO": "books@animals.example",
             "PUBLISHER_MAIL_FROM": "Animals We Confuse <site@animals.example>",
+            "PUBLISHER_LIST_SECRET": LIST_SECRET,
             **extra,
         }
 

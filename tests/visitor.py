@@ -115,6 +115,20 @@ def notice_changed(substate: str, before: str) -> Callable[[Visitor], bool]:
     return lambda v: v.var(substate, "notice_id", "") not in ("", before)
 
 
+async def subscribe_over_websocket(
+    base_url: str, email: str, name: str = "Jo Reader", visitor: Visitor | None = None, timeout_s: float = 20
+) -> tuple[Visitor, float]:
+    """Submit the signup form as its page does; the visitor (still connected) and the seconds until its toast."""
+    if visitor is None:
+        visitor = Visitor(base_url, "/subscribe")
+        await visitor.open_page(hydrated)
+    before = visitor.var(SUBSCRIBE_STATE, "notice_id", "")
+    started = time.perf_counter()
+    await visitor.send(f"{SUBSCRIBE_STATE}.submit", {"form_data": {"name": name, "email": email}})
+    await visitor.wait_for(notice_changed(SUBSCRIBE_STATE, before), timeout_s=timeout_s)
+    return visitor, time.perf_counter() - started
+
+
 async def ask_here_answer_there(
     ask_url: str, answer_url: str, sender: dict[str, str], message: str, fill_time_s: float
 ) -> tuple[str, str]:

@@ -117,20 +117,29 @@ def honeypot_field(field_id: str, name: str) -> rx.Component:
     )
 
 
-def submit_button(label: str, busy_label: str, busy: rx.Var[bool]) -> rx.Component:
+_BUTTON = (
+    "inline-flex min-w-40 items-center justify-center rounded-md bg-amber-800 px-6 py-3 text-base "
+    "font-semibold text-white shadow-sm transition-colors hover:bg-amber-900 focus-visible:outline "
+    "focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-amber-800 "
+    "disabled:cursor-wait disabled:opacity-80"
+)
+
+
+def submit_button(label: str, busy_label: str, busy: rx.Var[bool], *, button_type: str = "submit", **props):
     """Disabled while a submit is in flight, and until the app has started (it sends the form)."""
     return rx.el.button(
         rx.cond(busy, busy_label, label),
-        type="submit",
+        type=button_type,
         disabled=busy | ~rx.State.is_hydrated,
         aria_busy=rx.cond(busy, "true", "false"),
-        class_name=(
-            "inline-flex min-w-40 items-center justify-center rounded-md bg-amber-800 px-6 py-3 text-base "
-            "font-semibold text-white shadow-sm transition-colors hover:bg-amber-900 focus-visible:outline "
-            "focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-amber-800 "
-            "disabled:cursor-wait disabled:opacity-80"
-        ),
+        class_name=_BUTTON,
+        **props,
     )
+
+
+def action_button(label: str, busy_label: str, busy: rx.Var[bool], on_click) -> rx.Component:
+    """A button the app answers (confirm, unsubscribe): like a form's, without a form."""
+    return submit_button(label, busy_label, busy, button_type="button", on_click=on_click)
 
 
 def form_alert(message: rx.Var[str]) -> rx.Component:
@@ -147,11 +156,17 @@ def form_alert(message: rx.Var[str]) -> rx.Component:
     )
 
 
-def success_panel(panel_id: str, title: str, text: str, again_label: str, on_again) -> rx.Component:
-    """Replaces the form after a success; focus moves here so keyboard users are not lost."""
+def success_panel(
+    panel_id: str, title: str, text: str, again_label: str, on_again, note: rx.Component | None = None
+) -> rx.Component:
+    """Replaces the form after a success; focus moves here so keyboard users are not lost.
+
+    ``note``: a sentence after the text that only some sites say (the list's confirmation).
+    """
     return rx.el.div(
         rx.el.h2(title, class_name="font-serif text-2xl font-bold text-emerald-900"),
         rx.el.p(text, class_name="mt-2 text-base text-emerald-950"),
+        note if note is not None else rx.fragment(),
         rx.el.button(
             again_label,
             type="button",
@@ -236,6 +251,7 @@ def form_page(
     section_label: str,
     success: SuccessCopy,
     form: rx.Component,
+    note: rx.Component | None = None,
 ) -> tuple[rx.Component, ...]:
     """A form page's content: its heading, then the form, replaced by the success alert once sent.
 
@@ -249,7 +265,9 @@ def form_page(
             section_label,
             rx.cond(
                 state.succeeded,
-                success_panel(success.panel_id, success.title, success.text, success.again_label, state.start_over),
+                success_panel(
+                    success.panel_id, success.title, success.text, success.again_label, state.start_over, note
+                ),
                 form,
             ),
             toast_announcer(state.notice_id, state.notice_kind, state.notice_text),

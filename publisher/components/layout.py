@@ -214,10 +214,10 @@ def page_layout(active_route: str, nav_items: tuple[NavItem, ...], *children: rx
     )
 
 
-def page_heading(copy: content.PageCopy) -> rx.Component:
-    """The heading block a page opens with: its heading and introduction."""
+def page_heading(copy: content.PageCopy, intro: bool = True) -> rx.Component:
+    """The heading block a page opens with: its heading, and its introduction unless the page says it itself."""
     return rx.el.div(
         rx.el.h1(copy.heading, class_name="font-serif text-3xl font-bold text-stone-900 sm:text-4xl"),
-        rx.el.p(copy.intro, class_name="mt-3 max-w-3xl text-lg text-stone-700"),
-        class_name="mb-8",
+        rx.el.p(copy.intro, class_name="mt-3 max-w-3xl text-lg text-stone-700") if intro else rx.fragment(),
+        class_name="mb-8" if intro else "mb-2",
     )

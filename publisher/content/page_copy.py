@@ -4,6 +4,7 @@ keywords for search engines and link previews."""
 from __future__ import annotations
 
 from publisher.content.form_copy import REPLY_TIME
+from publisher.content.list_copy import CONFIRM_CHECKING, LIST_NAME
 from publisher.content.models import PageCopy
 from publisher.content.site import BRAND_NAME
 
@@ -72,6 +73,24 @@ CONTACT = PageCopy(
         f"{REPLY_TIME} on business days."
     ),
     short_name="Contact Us",
+)
+
+CONFIRM = PageCopy(
+    title="Confirm Your Subscription",
+    description=f"Confirm your address for {LIST_NAME}.",
+    keywords=("confirm subscription",),
+    heading="Confirm your subscription",
+    intro=CONFIRM_CHECKING,
+    short_name="Confirm your subscription",
+)
+
+UNSUBSCRIBE = PageCopy(
+    title="Unsubscribe",
+    description=f"Leave {LIST_NAME}.",
+    keywords=("unsubscribe",),
+    heading="Unsubscribe",
+    intro=CONFIRM_CHECKING,
+    short_name="Unsubscribe",
 )
 
 NOT_FOUND = PageCopy(

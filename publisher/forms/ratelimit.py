@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
 from reflex.utils import prerequisites
+from reflex_base import config as reflex_config
 
 from publisher import settings
 from publisher.content.form_copy import TOO_MANY_ATTEMPTS
@@ -35,6 +37,21 @@ class Limit:
 # A person fixing typos needs a few tries; a school or office shares one address.
 PER_CLIENT = Limit(attempts=8, window_s=600)
 PER_ADDRESS = Limit(attempts=40, window_s=600)
+
+
+def client_address(scope: Mapping, trusted_proxy_hops: int | None = None) -> str:
+    """The visitor's address for an HTTP request, as Reflex resolves it for the websocket
+    (reflex/app.py): the peer, or behind ``REFLEX_TRUSTED_PROXY_HOPS`` proxies the
+    address that many hops back in X-Forwarded-For."""
+    hops = reflex_config.get_config().trusted_proxy_hops if trusted_proxy_hops is None else trusted_proxy_hops
+    address = (scope.get("client") or ("0.0.0.0", 0))[0]
+    if hops:
+        headers = dict(scope.get("headers") or [])
+        forwarded = [ip.strip() for ip in headers.get(b"x-forwarded-for", b"").decode("latin-1").split(",")]
+        forwarded = [ip for ip in forwarded if ip]
+        if len(forwarded) >= hops:
+            address = forwarded[-hops]
+    return address
 
 
 def window_key(form: str, scope: str, identity: str, now_s: float, window_s: int) -> str:

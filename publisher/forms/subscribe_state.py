@@ -6,7 +6,7 @@ from typing import Any
 
 import reflex as rx
 
-from publisher import gateway
+from publisher import gateway, settings
 from publisher.content import form_copy
 from publisher.forms import validation
 from publisher.forms.lifecycle import EDITING, FormLifecycle, Outcome, Toasts
@@ -20,6 +20,8 @@ TOASTS = Toasts(success=form_copy.SUBSCRIBE_SUCCESS_TOAST, failure=form_copy.SUB
 class SubscribeState(FormLifecycle, rx.State):
     name_error: str = ""
     email_error: str = ""
+    # The success alert then asks to confirm from the inbox: this site keeps the list itself.
+    asks_confirmation: bool = False
 
     def _show_errors(self, errors: dict[str, str]) -> None:
         self.name_error = errors.get("name", "")
@@ -28,6 +30,7 @@ class SubscribeState(FormLifecycle, rx.State):
     @rx.event
     def start(self):
         """Each visit to the page shows a fresh form (unless a submit is still in flight)."""
+        self.asks_confirmation = settings.list_emails_on()
         if not self._submit_in_flight():
             self.status = EDITING
             self._show_errors({})

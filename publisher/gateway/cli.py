@@ -1,7 +1,9 @@
 """``publisher-gateway``: the operator's command for the embedded gateway's database.
 
     publisher-gateway migrate                  # create or update the tables (the release step)
-    publisher-gateway subscribers > list.csv   # the email list as CSV
+    publisher-gateway subscribers > list.csv   # the email list as CSV (--status confirmed: only those)
+    publisher-gateway import list.csv          # add a list from elsewhere (--status confirmed if it has none)
+    publisher-gateway forget reader@example.com   # erase everything stored about an address
     publisher-gateway messages                 # the contact messages, oldest first
     publisher-gateway outbox                   # emails not yet sent: pending and failed, with the last error
     publisher-gateway outbox --retry           # send the failed ones again, now
@@ -15,11 +17,14 @@ import argparse
 import asyncio
 import csv
 import sys
+from datetime import datetime
+from pathlib import Path
 
 import sqlalchemy
 
 from publisher import settings
-from publisher.gateway import database, outbox, storage
+from publisher.gateway import database, mailing_list, outbox, storage
+from publisher.gateway.storage import ListStatus
 
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -29,11 +34,47 @@ def _csv_safe(value: str) -> str:
     return "'" + value if value.startswith(_FORMULA_PREFIXES) else value
 
 
+SUBSCRIBER_COLUMNS = ("email", "name", "book_updates", "subscribed_at", "status", "confirmed_at", "unsubscribed_at")
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.isoformat() if moment else ""
+
+
 def write_subscribers_csv(subscribers: list[storage.Subscriber], out) -> None:
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["email", "name", "book_updates", "subscribed_at"])
+    writer.writerow(SUBSCRIBER_COLUMNS)
     for row in subscribers:
-        writer.writerow([_csv_safe(row.email), _csv_safe(row.name), row.book_updates, row.subscribed_at.isoformat()])
+        writer.writerow(
+            [
+                _csv_safe(row.email),
+                _csv_safe(row.name),
+                row.book_updates,
+                row.subscribed_at.isoformat(),
+                row.status,
+                _when(row.confirmed_at),
+                _when(row.unsubscribed_at),
+            ]
+        )
+
+
+def import_file(path: str, status: str | None, out) -> int:
+    """``publisher-gateway import FILE``: the whole file or nothing; 1 with every bad line named."""
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"publisher-gateway: cannot read {path}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        rows = mailing_list.read_import(text, status)
+    except mailing_list.ImportRefused as refused:
+        for problem in refused.problems:
+            print(f"{path}: {problem}", file=sys.stderr)
+        print(f"publisher-gateway: nothing imported from {path}.", file=sys.stderr)
+        return 1
+    report = mailing_list.import_rows(rows, f"import of {Path(path).name}"[: storage.SOURCE_MAX - 16])
+    out.write(f"Imported {path}: {report} No email was sent.\n")
+    return 0
 
 
 def write_messages(messages: list[storage.ContactMessage], out) -> None:
@@ -47,7 +88,12 @@ def write_messages(messages: list[storage.ContactMessage], out) -> None:
         )
 
 
-_WHAT = {storage.CONTACT: "contact message", storage.SUBSCRIBER: "new-subscriber notice"}
+_WHAT = {
+    storage.CONTACT: "contact message",
+    storage.SUBSCRIBER: "new-subscriber notice",
+    storage.CONFIRMATION: "confirmation email to subscriber",
+    storage.WELCOME: "welcome email to subscriber",
+}
 
 
 def write_deliveries(deliveries: list[storage.Delivery], out) -> None:
@@ -110,7 +156,25 @@ def main(argv: list[str] | None = None) -> int:
         "migrate",
         help="create or update the tables (the release step; safe while other containers start or run)",
     )
-    commands.add_parser("subscribers", help="export the email list as CSV to standard output")
+    subscribers = commands.add_parser(
+        "subscribers", help="export the email list as CSV to standard output (the columns `import` reads)"
+    )
+    subscribers.add_argument("--status", choices=ListStatus.ALL, help="only the addresses with this status")
+    importing = commands.add_parser(
+        "import",
+        help="add a CSV list (the columns `subscribers` writes) in one transaction; sends no email",
+    )
+    importing.add_argument("file", help="a CSV file with email and name columns, and status unless --status is given")
+    importing.add_argument(
+        "--status",
+        choices=ListStatus.ALL,
+        help="the status of every address in a file without a status column: with confirmed you vouch "
+        "for consent given elsewhere",
+    )
+    forget = commands.add_parser(
+        "forget", help="erase everything stored about an address (its place on the list, messages, emails)"
+    )
+    forget.add_argument("email")
     commands.add_parser("messages", help="list the contact messages, oldest first")
     outbox_command = commands.add_parser("outbox", help="list the emails not yet sent (pending and failed)")
     outbox_command.add_argument("--retry", action="store_true", help="send the failed ones again, now")
@@ -121,7 +185,11 @@ def main(argv: list[str] | None = None) -> int:
             database.migrate()
             print(f"publisher-gateway: the database at {settings.redact_url(database.configured_url())} is up to date.")
         elif args.command == "subscribers":
-            write_subscribers_csv(storage.list_subscribers(), sys.stdout)
+            write_subscribers_csv(mailing_list.list_subscribers(args.status), sys.stdout)
+        elif args.command == "import":
+            return import_file(args.file, args.status, sys.stdout)
+        elif args.command == "forget":
+            print(f"{args.email}: {mailing_list.forget(args.email)}")
         elif args.command == "messages":
             write_messages(storage.list_messages(), sys.stdout)
         elif args.retry:

@@ -5,10 +5,11 @@ nothing else running. It is an ASGI app that is never mounted on the public
 server: the site's backend reaches it through an in-process httpx transport, so
 no outside request can skip the forms' anti-spam checks by posting to it.
 
-Accepted requests are stored (storage.py). With ``PUBLISHER_SMTP_URL`` set, each
-contact message (and, with ``PUBLISHER_NOTIFY_SUBSCRIBERS=1``, each new
-subscriber) is also queued in the same transaction for the outbox, which emails
-the publisher in the background (outbox.py): the answer never waits for SMTP.
+Accepted requests are stored (storage.py; a subscription joins the list as
+mailing_list.py describes). With ``PUBLISHER_SMTP_URL`` set, each contact message
+and each confirmation email is also queued in the same transaction for the
+outbox, which sends it in the background (outbox.py): the answer never waits for
+SMTP.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from publisher import settings
-from publisher.gateway import database, outbox, storage
+from publisher.gateway import database, mailing_list, outbox, storage
 from publisher.gateway.contract import (
     SEND_EMAIL_PATH,
     SUBSCRIBE_PATH,
@@ -127,9 +128,10 @@ def create_app(db_url: str | None = None, mail: MailSettings | None = None) -> S
 
     async def subscribe(request: Request) -> JSONResponse:
         def store(body: SubscribeRequest, url: str | None) -> dict[str, str]:
-            notice = outbox.job_for(mail) if mail is not None and mail.notify_subscribers else None
-            added = storage.store_subscription(body, url, notice)
-            return {"status": "subscribed" if added else "already subscribed"}
+            # The answer reaches only the site's backend; the visitor sees the same alert either way.
+            confirmation = outbox.job_for(mail) if mail is not None else None
+            outcome = mailing_list.subscribe(body, confirmation, url)
+            return {"status": "subscribed" if outcome in ("added", "rejoined") else "already subscribed"}
 
         return await handle(request, SubscribeRequest, store)
 

@@ -22,6 +22,8 @@ from email.policy import SMTP
 
 import aiosmtplib
 
+from publisher.content import list_copy
+from publisher.content.site import BRAND_NAME
 from publisher.settings import MailSettings
 
 # Connect, TLS handshake and each SMTP command: a server slower than this is retried later.
@@ -83,17 +85,90 @@ def subscriber_notice(
     email: str,
     subscribed_at: datetime,
     message_id: str,
+    confirmed_at: datetime | None = None,
 ) -> EmailMessage:
-    """The optional notice of a new address on the new-release list."""
+    """The optional notice of a new address on the new-release list (sent once it is confirmed)."""
     subscriber = _address(name, email)
+    moment = confirmed_at or subscribed_at
     message = _base(
-        settings, subject=f"New subscriber: {name}", reply_to=subscriber, moment=subscribed_at, message_id=message_id
+        settings, subject=f"New subscriber: {name}", reply_to=subscriber, moment=moment, message_id=message_id
     )
+    confirmed = f"Confirmed: {_sent_at(confirmed_at)}\n" if confirmed_at else ""
     message.set_content(
-        f"{name} <{email}> joined the new-release email list.\nSubscribed: {_sent_at(subscribed_at)}\n",
+        f"{name} <{email}> joined the new-release email list.\nSubscribed: {_sent_at(subscribed_at)}\n{confirmed}",
         charset="utf-8",
         cte="quoted-printable",
     )
+    return message
+
+
+def _to_subscriber(
+    settings: MailSettings, *, name: str, email: str, subject: str, moment: datetime, message_id: str
+) -> EmailMessage:
+    message = EmailMessage(policy=SMTP)
+    message["From"] = _address(settings.mail_from_name, settings.mail_from)
+    message["To"] = _address(name, email)
+    message["Subject"] = subject
+    message["Date"] = email_utils.format_datetime(moment)
+    message["Message-ID"] = message_id
+    return message
+
+
+def confirmation_email(
+    settings: MailSettings, *, name: str, email: str, link: str, site: str, sent_at: datetime, message_id: str
+) -> EmailMessage:
+    """Double opt-in: who writes and why, and the link to the page that confirms. Not a list email."""
+    message = _to_subscriber(
+        settings,
+        name=name,
+        email=email,
+        subject=list_copy.CONFIRMATION_SUBJECT,
+        moment=sent_at,
+        message_id=message_id,
+    )
+    body = list_copy.CONFIRMATION_TEXT.format(
+        name=name, list_name=list_copy.LIST_NAME, site=site, link=link, brand=BRAND_NAME
+    )
+    message.set_content(body, charset="utf-8", cte="quoted-printable")
+    return message
+
+
+def list_footer(settings: MailSettings, *, site: str, unsubscribe_link: str) -> str:
+    """The foot of every list email: why the reader gets it, the one-click way out, the postal address."""
+    lines = [
+        list_copy.LIST_EMAIL_WHY.format(list_name=list_copy.LIST_NAME, site=site),
+        list_copy.LIST_EMAIL_UNSUBSCRIBE.format(link=unsubscribe_link),
+    ]
+    if settings.postal_address:
+        lines.append(settings.postal_address)
+    return "\n".join(lines) + "\n"
+
+
+def add_list_headers(message: EmailMessage, settings: MailSettings, unsubscribe_link: str) -> None:
+    """RFC 8058 one-click unsubscribe (a mail provider's POST to the link), and RFC 2919's List-Id."""
+    message["List-Unsubscribe"] = f"<{unsubscribe_link}>"
+    message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    message["List-Id"] = f"{BRAND_NAME} new releases <new-releases.{settings.domain}>"
+
+
+def welcome_email(
+    settings: MailSettings,
+    *,
+    name: str,
+    email: str,
+    site: str,
+    unsubscribe_link: str,
+    confirmed_at: datetime,
+    message_id: str,
+) -> EmailMessage:
+    """The first list email: what the reader will get, and how often."""
+    message = _to_subscriber(
+        settings, name=name, email=email, subject=list_copy.WELCOME_SUBJECT, moment=confirmed_at, message_id=message_id
+    )
+    add_list_headers(message, settings, unsubscribe_link)
+    body = list_copy.WELCOME_TEXT.format(name=name, list_name=list_copy.LIST_NAME, brand=BRAND_NAME, site=site)
+    footer = list_footer(settings, site=site, unsubscribe_link=unsubscribe_link)
+    message.set_content(f"{body}\n--\n{footer}", charset="utf-8", cte="quoted-printable")
     return message
 
 
@@ -134,8 +209,9 @@ def _failure(exc: BaseException) -> DeliveryFailed:
     return DeliveryFailed(f"{type(exc).__name__}: {text}", permanent=False)
 
 
-async def send(message: EmailMessage, settings: MailSettings) -> str | None:
-    """Hand ``message`` to the SMTP server; a note when some recipients were refused.
+async def send(message: EmailMessage, settings: MailSettings, recipients: tuple[str, ...] = ()) -> str | None:
+    """Hand ``message`` to the SMTP server for ``recipients`` (the publisher's inbox when
+    none are given); a note when some recipients were refused.
 
     Raises DeliveryFailed. STARTTLS is required except on loopback (see settings.SmtpServer).
     """
@@ -144,7 +220,7 @@ async def send(message: EmailMessage, settings: MailSettings) -> str | None:
         refused, _reply_text = await aiosmtplib.send(
             message,
             sender=settings.mail_from,
-            recipients=list(settings.notify_to),
+            recipients=list(recipients or settings.notify_to),
             hostname=server.host,
             port=server.port,
             username=server.username,

@@ -1,7 +1,11 @@
-"""The durable outbox: every stored message is emailed to the publisher, eventually, once.
+"""The durable outbox: every email the site owes is sent, eventually, once.
 
-The gateway stores a message and its delivery job in one transaction
-(storage.py), then wakes this process's sender. Each backend worker runs one
+The publisher's emails (a contact message, a new-subscriber notice) and the
+list's emails to a subscriber (confirmation, welcome: mailing_list.py) are each
+a job, stored in the same transaction as the row it mails; the store then wakes
+this process's sender. A list email is built, and its subscriber's status
+checked, when its turn comes: an address that left in the meantime gets
+nothing (the job is ``skipped``). Each backend worker runs one
 sender (a lifespan task); a worker claims one job at a time with a lease
 (``FOR UPDATE SKIP LOCKED`` on PostgreSQL), so with several workers or
 containers each job is in one worker's hands. The visitor's success never waits
@@ -35,9 +39,10 @@ from email.message import EmailMessage
 import sqlalchemy
 
 from publisher import settings
-from publisher.gateway import mailer, storage
+from publisher.gateway import list_links, mailer, storage
+from publisher.gateway.storage import ListStatus
 from publisher.per_process import PerProcess
-from publisher.settings import MailSettings
+from publisher.settings import MailSettings, site_url
 
 logger = logging.getLogger(__name__)
 
@@ -69,10 +74,23 @@ def job_for(settings: MailSettings) -> storage.Job:
     return storage.Job(message_id=mailer.new_message_id(settings), retry_for=RETRY_FOR)
 
 
-def email_for(delivery: storage.ClaimedDelivery, settings: MailSettings) -> EmailMessage:
+class NoLongerWanted(Exception):
+    """The address's place on the list changed since the email was queued: it is not sent."""
+
+
+# The status a subscriber must still have when a list job's turn comes.
+_WANTED_WHILE = {storage.CONFIRMATION: ListStatus.PENDING, storage.WELCOME: ListStatus.CONFIRMED}
+
+
+def email_for(delivery: storage.ClaimedDelivery, settings: MailSettings) -> tuple[EmailMessage, tuple[str, ...]]:
+    """The email a job sends, and to whom (empty: the publisher's inbox).
+
+    Raises LookupError when the row it mails is gone, and NoLongerWanted when the
+    subscriber's status changed since it was queued: checked now, at sending time.
+    """
     source = delivery.source
     if isinstance(source, storage.ContactMessage):
-        return mailer.contact_email(
+        message = mailer.contact_email(
             settings,
             sender_name=source.sender_name,
             sender_email=source.sender_email,
@@ -81,21 +99,53 @@ def email_for(delivery: storage.ClaimedDelivery, settings: MailSettings) -> Emai
             received_at=source.received_at,
             message_id=delivery.message_id,
         )
-    if isinstance(source, storage.Subscriber):
-        return mailer.subscriber_notice(
+        return message, ()
+    if not isinstance(source, storage.Subscriber):
+        raise LookupError(f"the stored {delivery.kind} row it mails no longer exists")
+    if delivery.kind == storage.SUBSCRIBER:
+        message = mailer.subscriber_notice(
             settings,
             name=source.name,
             email=source.email,
             subscribed_at=source.subscribed_at,
+            confirmed_at=source.confirmed_at,
             message_id=delivery.message_id,
         )
-    raise LookupError(f"the stored {delivery.kind} row it mails no longer exists")
+        return message, ()
+    wanted = _WANTED_WHILE.get(delivery.kind)
+    if wanted is None:
+        raise LookupError(f"no email is known for a {delivery.kind!r} job")
+    if source.status != wanted:
+        raise NoLongerWanted(f"the address is {source.status} now, no longer {wanted}")
+    site = site_url()
+    if delivery.kind == storage.CONFIRMATION:
+        link = list_links.confirm_url(site, settings.list_secret, source.link_key, source.confirmation_sent_at)
+        message = mailer.confirmation_email(
+            settings,
+            name=source.name,
+            email=source.email,
+            link=link,
+            site=site,
+            sent_at=source.confirmation_sent_at,
+            message_id=delivery.message_id,
+        )
+    else:
+        message = mailer.welcome_email(
+            settings,
+            name=source.name,
+            email=source.email,
+            site=site,
+            unsubscribe_link=list_links.unsubscribe_url(site, settings.list_secret, source.link_key),
+            confirmed_at=source.confirmed_at,
+            message_id=delivery.message_id,
+        )
+    return message, (source.email,)
 
 
 @dataclass(frozen=True)
 class Outcome:
     delivery_id: int
-    status: str  # storage.SENT, storage.PENDING (to retry) or storage.FAILED
+    status: str  # storage.SENT, storage.PENDING (to retry), storage.FAILED or storage.SKIPPED
     detail: str | None = None
 
 
@@ -128,8 +178,12 @@ class Sender:
         if delivery is None:
             return None
         try:
-            message = email_for(delivery, self.settings)
-            note = await mailer.send(message, self.settings)
+            message, recipients = email_for(delivery, self.settings)
+            note = await mailer.send(message, self.settings, recipients)
+        except NoLongerWanted as reason:
+            await asyncio.to_thread(storage.mark_skipped, delivery.id, self.worker, str(reason), self.db_url)
+            logger.info("Outbox: delivery #%s (%s) not sent: %s", delivery.id, delivery.kind, reason)
+            return Outcome(delivery.id, storage.SKIPPED, str(reason))
         except LookupError as exc:
             await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, str(exc), self.db_url)
             logger.error("Outbox: delivery #%s failed: %s", delivery.id, exc)

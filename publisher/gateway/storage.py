@@ -20,15 +20,36 @@ from reflex import model as rx_model
 from sqlalchemy.dialects import postgresql, sqlite
 
 from publisher.forms import validation
-from publisher.gateway.contract import SUBJECT_MAX, SendEmailRequest, SubscribeRequest
+from publisher.gateway.contract import SUBJECT_MAX, SendEmailRequest
 
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+class ListStatus:
+    """Where an address stands on the list: pending, then confirmed, then possibly unsubscribed."""
+
+    PENDING = "pending"
+    CONFIRMED = "confirmed"
+    UNSUBSCRIBED = "unsubscribed"
+    ALL = (PENDING, CONFIRMED, UNSUBSCRIBED)
+
+
+SOURCE_MAX = 64
+LINK_KEY_MAX = 32
+
+
 class Subscriber(sqlmodel.SQLModel, table=True):
-    """One address on the new-release list; ``email_key`` makes a repeat a no-op."""
+    """One address on the new-release list, where it stands, and when it got there.
+
+    ``email_key`` (the address in lower case) makes a repeat find the same row.
+    ``link_key`` is random and secret: the confirmation and unsubscribe links name
+    the row by it, signed (mailing_list.py). ``subscribed_at`` and ``source``: when
+    and where the address last asked to join; ``confirmation_sent_at``: the last
+    confirmation email, which the 24-hour rule reads. Every change is also written
+    to ``subscription_event``, the record of consent.
+    """
 
     __tablename__ = "subscriber"
 
@@ -38,6 +59,24 @@ class Subscriber(sqlmodel.SQLModel, table=True):
     name: str = sqlmodel.Field(max_length=validation.NAME_MAX)
     book_updates: str = sqlmodel.Field(max_length=8)
     subscribed_at: datetime = sqlmodel.Field(default_factory=utc_now)
+    status: str = sqlmodel.Field(default=ListStatus.PENDING, max_length=16, index=True)
+    source: str = sqlmodel.Field(max_length=SOURCE_MAX)
+    link_key: str = sqlmodel.Field(max_length=LINK_KEY_MAX, unique=True, index=True)
+    confirmation_sent_at: datetime | None = None
+    confirmed_at: datetime | None = None
+    unsubscribed_at: datetime | None = None
+
+
+class SubscriptionEvent(sqlmodel.SQLModel, table=True):
+    """The record of consent: each time an address joined, confirmed, was imported or left, and how."""
+
+    __tablename__ = "subscription_event"
+
+    id: int | None = sqlmodel.Field(default=None, primary_key=True)
+    subscriber_id: int = sqlmodel.Field(index=True)
+    event: str = sqlmodel.Field(max_length=16)
+    at: datetime = sqlmodel.Field(default_factory=utc_now)
+    how: str = sqlmodel.Field(max_length=SOURCE_MAX)
 
 
 class ContactMessage(sqlmodel.SQLModel, table=True):
@@ -53,13 +92,19 @@ class ContactMessage(sqlmodel.SQLModel, table=True):
     received_at: datetime = sqlmodel.Field(default_factory=utc_now)
 
 
-PENDING, SENT, FAILED = "pending", "sent", "failed"
-CONTACT, SUBSCRIBER = "contact", "subscriber"
+PENDING, SENT, FAILED, SKIPPED = "pending", "sent", "failed", "skipped"
+# What a job emails: a contact message or a new-subscriber notice to the publisher, or a
+# confirmation or welcome email to a subscriber (source_id: the message or the subscriber).
+CONTACT, SUBSCRIBER, CONFIRMATION, WELCOME = "contact", "subscriber", "confirmation", "welcome"
+TO_SUBSCRIBER = (CONFIRMATION, WELCOME)
+ABOUT_SUBSCRIBER = (SUBSCRIBER, CONFIRMATION, WELCOME)  # source_id names a subscriber
 ERROR_MAX = 500
 
 
 class Delivery(sqlmodel.SQLModel, table=True):
-    """One email the outbox owes the publisher: a contact message, or a new-subscriber notice.
+    """One email the outbox owes: to the publisher (a contact message, a new-subscriber
+    notice) or to a subscriber (a confirmation or welcome email). ``skipped``: not
+    sent because, when its turn came, the address no longer wanted it.
 
     ``lease_until``/``claimed_by``: a worker that claims the job owns it until then,
     so two workers never send it at the same time. ``message_id`` is fixed when the
@@ -83,17 +128,36 @@ class Delivery(sqlmodel.SQLModel, table=True):
     sent_at: datetime | None = None
 
 
-def _engine(db_url: str | None) -> sqlalchemy.engine.Engine:
+def engine(db_url: str | None) -> sqlalchemy.engine.Engine:
     return rx_model.get_engine(db_url)
 
 
-def _session(db_url: str | None) -> sqlmodel.Session:
+def open_session(db_url: str | None) -> sqlmodel.Session:
     return rx_model.session(db_url)
 
 
-def _insert_once(dialect: str):
-    """An INSERT that skips a row whose unique key exists (ON CONFLICT DO NOTHING), or None."""
-    return {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
+def insert_once(connection, model: type[sqlmodel.SQLModel], unique_column: str, **values) -> int | None:
+    """Insert a row unless one with the same ``unique_column`` exists; the new id, or None.
+
+    On SQLite and PostgreSQL the insert skips a known key (ON CONFLICT DO NOTHING:
+    no error, and for two at once no aborted transaction); elsewhere a savepoint
+    takes the unique violation.
+    """
+    dialect = connection.dialect.name
+    insert = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
+    if insert is not None:
+        statement = (
+            insert(model)
+            .values(**values)
+            .on_conflict_do_nothing(index_elements=[unique_column])
+            .returning(model.id)  # a row only when inserted (rowcount is not reliable here)
+        )
+        return connection.execute(statement).scalar_one_or_none()
+    try:
+        with connection.begin_nested():
+            return connection.execute(sqlalchemy.insert(model).values(**values)).inserted_primary_key[0]
+    except sqlalchemy.exc.IntegrityError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -104,7 +168,7 @@ class Job:
     retry_for: timedelta
 
 
-def _delivery_values(kind: str, source_id: int, job: Job, now: datetime) -> dict:
+def delivery_values(kind: str, source_id: int, job: Job, now: datetime) -> dict:
     return {
         "kind": kind,
         "source_id": source_id,
@@ -117,51 +181,10 @@ def _delivery_values(kind: str, source_id: int, job: Job, now: datetime) -> dict
     }
 
 
-def store_subscription(body: SubscribeRequest, db_url: str | None = None, notice: Job | None = None) -> bool:
-    """Store a subscriber; False when the address was already on the list (nothing changes).
-
-    The unique ``email_key`` settles a repeat and two simultaneous subscriptions of
-    one address alike: on SQLite and PostgreSQL the second insert does nothing
-    (no error, no aborted transaction), elsewhere its IntegrityError is the answer.
-    ``notice``: also queue the new-subscriber email, only when the address is new.
-    """
-    now = utc_now()
-    values = {
-        "email": body.email,
-        "email_key": body.email.lower(),
-        "name": body.name,
-        "book_updates": body.book_updates,
-        "subscribed_at": now,
-    }
-    engine = _engine(db_url)
-    insert = _insert_once(engine.dialect.name)
-    try:
-        with engine.begin() as connection:
-            if insert is not None:
-                statement = (
-                    insert(Subscriber)
-                    .values(**values)
-                    .on_conflict_do_nothing(index_elements=["email_key"])
-                    .returning(Subscriber.id)  # a row only when inserted (rowcount is not reliable here)
-                )
-                new_id = connection.execute(statement).scalar_one_or_none()
-            else:
-                new_id = connection.execute(sqlalchemy.insert(Subscriber).values(**values)).inserted_primary_key[0]
-            if new_id is not None and notice is not None:
-                connection.execute(
-                    sqlalchemy.insert(Delivery).values(**_delivery_values(SUBSCRIBER, new_id, notice, now))
-                )
-    except sqlalchemy.exc.IntegrityError:
-        if insert is not None:
-            raise
-        return False
-    return new_id is not None
-
-
 def store_message(body: SendEmailRequest, db_url: str | None = None, job: Job | None = None) -> int:
     """Store a contact message (and its delivery job, in the same transaction); its id."""
     now = utc_now()
-    with _engine(db_url).begin() as connection:
+    with engine(db_url).begin() as connection:
         message_id = connection.execute(
             sqlalchemy.insert(ContactMessage).values(
                 sender_name=body.sender.name,
@@ -172,17 +195,12 @@ def store_message(body: SendEmailRequest, db_url: str | None = None, job: Job | 
             )
         ).inserted_primary_key[0]  # not RETURNING: every dialect reports the new key
         if job is not None:
-            connection.execute(sqlalchemy.insert(Delivery).values(**_delivery_values(CONTACT, message_id, job, now)))
+            connection.execute(sqlalchemy.insert(Delivery).values(**delivery_values(CONTACT, message_id, job, now)))
     return message_id
 
 
-def list_subscribers(db_url: str | None = None) -> list[Subscriber]:
-    with _session(db_url) as session:
-        return list(session.exec(sqlmodel.select(Subscriber).order_by(Subscriber.id)))
-
-
 def list_messages(db_url: str | None = None) -> list[ContactMessage]:
-    with _session(db_url) as session:
+    with open_session(db_url) as session:
         return list(session.exec(sqlmodel.select(ContactMessage).order_by(ContactMessage.id)))
 
 
@@ -226,7 +244,7 @@ def claim_due(
             Delivery.id, Delivery.kind, Delivery.source_id, Delivery.message_id, Delivery.attempts, Delivery.give_up_at
         )
     )
-    with _session(db_url) as session:
+    with open_session(db_url) as session:
         row = session.execute(claim).first()
         session.commit()
         if row is None:
@@ -240,7 +258,7 @@ def _finish(db_url: str | None, delivery_id: int, worker: str | None, **values) 
     statement = sqlalchemy.update(Delivery).where(Delivery.id == delivery_id, Delivery.status == PENDING)
     if worker is not None:
         statement = statement.where(Delivery.claimed_by == worker)
-    with _engine(db_url).begin() as connection:
+    with engine(db_url).begin() as connection:
         return connection.execute(statement.values(lease_until=None, **values)).rowcount == 1
 
 
@@ -253,6 +271,10 @@ def mark_retry(delivery_id: int, worker: str, when: datetime, error: str, db_url
     return _finish(db_url, delivery_id, worker, next_attempt_at=when, last_error=_clip(error))
 
 
+def mark_skipped(delivery_id: int, worker: str, reason: str, db_url: str | None = None) -> bool:
+    return _finish(db_url, delivery_id, worker, status=SKIPPED, last_error=_clip(reason))
+
+
 def mark_failed(delivery_id: int, worker: str, error: str, db_url: str | None = None) -> bool:
     return _finish(db_url, delivery_id, worker, status=FAILED, last_error=_clip(error))
 
@@ -262,13 +284,13 @@ def _clip(text: str | None) -> str | None:
 
 
 def list_deliveries(statuses: tuple[str, ...] = (PENDING, FAILED), db_url: str | None = None) -> list[Delivery]:
-    with _session(db_url) as session:
+    with open_session(db_url) as session:
         return list(session.exec(sqlmodel.select(Delivery).where(Delivery.status.in_(statuses)).order_by(Delivery.id)))
 
 
 def requeue_failed(now: datetime, retry_for: timedelta, db_url: str | None = None) -> list[int]:
     """Make every failed job due now, with a fresh retry window; their ids."""
-    with _engine(db_url).begin() as connection:
+    with engine(db_url).begin() as connection:
         return list(
             connection.execute(
                 sqlalchemy.update(Delivery)

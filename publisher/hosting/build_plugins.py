@@ -93,18 +93,53 @@ function publisherDevHost() {{
 _VITE_PLUGINS = "  plugins: [\n"
 
 
+_DEV_POSTS_PLUGIN = """// publisher: the development server hands every POST to the backend, as the production
+// server (one origin) does: a mail provider's one-click unsubscribe is a POST to a page's
+// address (publisher/gateway/list_http.py). Pages never take a POST; everything else stays.
+function publisherDevPosts() {
+  return {
+    name: "publisher-dev-posts",
+    apply: "serve",
+    async config() {
+      const { readFileSync } = await import("node:fs");
+      const env = JSON.parse(readFileSync(new URL("./env.json", import.meta.url), "utf8"));
+      const backend = new URL(env.PING);
+      if (backend.hostname === "localhost") backend.hostname = "127.0.0.1";
+      const bypass = (request) => (request.method === "POST" ? null : request.url);
+      return { server: { proxy: { "/": { target: backend.origin, bypass } } } };
+    },
+  };
+}
+
+"""
+
+
+def _with_vite_plugin(vite_config: str, call: str, source: str) -> str:
+    """``vite_config`` with a plugin defined before its config and listed first (once)."""
+    if call in vite_config:
+        return vite_config
+    export = "export default defineConfig("
+    if export not in vite_config or _VITE_PLUGINS not in vite_config:
+        raise RuntimeError(f"Unexpected {VITE_CONFIG} layout: no defineConfig with a plugins list")
+    vite_config = vite_config.replace(export, source + export, 1)
+    return vite_config.replace(_VITE_PLUGINS, f"{_VITE_PLUGINS}    {call},\n", 1)
+
+
 def dev_host_from_environment(vite_config: str) -> str:
     """Let ``PUBLISHER_DEV_HOST`` choose the dev server's listening address (tests: 127.0.0.1).
 
     Reflex offers ``--backend-host`` but nothing for the frontend dev server.
     """
-    if "publisherDevHost()" in vite_config:
-        return vite_config
-    export = "export default defineConfig("
-    if export not in vite_config or _VITE_PLUGINS not in vite_config:
-        raise RuntimeError(f"Unexpected {VITE_CONFIG} layout: no defineConfig with a plugins list")
-    vite_config = vite_config.replace(export, _DEV_HOST_PLUGIN + export, 1)
-    return vite_config.replace(_VITE_PLUGINS, _VITE_PLUGINS + "    publisherDevHost(),\n", 1)
+    return _with_vite_plugin(vite_config, "publisherDevHost()", _DEV_HOST_PLUGIN)
+
+
+def dev_posts_to_backend(vite_config: str) -> str:
+    """Let the development server pass POSTs (one-click unsubscribe) to the backend."""
+    return _with_vite_plugin(vite_config, "publisherDevPosts()", _DEV_POSTS_PLUGIN)
+
+
+def dev_server_plugins(vite_config: str) -> str:
+    return dev_posts_to_backend(dev_host_from_environment(vite_config))
 
 
 def robots_txt(site_url: str) -> str:
@@ -232,7 +267,7 @@ class SiteFilesPlugin(Plugin):
         static_or_app.write_manifest(kinds)
         context["add_modify_task"](REACT_ROUTER_CONFIG, prerender_not_found)
         context["add_modify_task"](STATE_JS, backend_at_page_origin)
-        context["add_modify_task"](VITE_CONFIG, dev_host_from_environment)
+        context["add_modify_task"](VITE_CONFIG, dev_server_plugins)
 
     def post_build(self, **context: Any) -> None:
         static_dir = Path(context["static_dir"])

@@ -27,6 +27,7 @@ from pathlib import Path
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from publisher.gateway.list_http import ListLinks
 from publisher.hosting import static_or_app
 from publisher.pages import PAGES
 from publisher.pages.registry import PageRegistry
@@ -178,4 +179,4 @@ class CanonicalRouteRewrite:
 def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
     """Reflex's ``api_transformer``: every declared page at its slash-less URL, with its headers."""
     routes = CanonicalRouteRewrite(app, pages.slashless_routes())
-    return ResponseHeaders(routes, inline_script_hashes(), static_or_app.starts_app_by_route())
+    return ResponseHeaders(ListLinks(routes), inline_script_hashes(), static_or_app.starts_app_by_route())

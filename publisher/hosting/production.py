@@ -137,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ServeError, settings.ConfigurationError) as exc:
         print(f"publisher-serve: {exc}", file=sys.stderr)
         return 2
+    for note in settings.notes_at_start():
+        print(f"publisher-serve: note: {note}", file=sys.stderr)
 
     if settings.gateway_url() is None:  # the embedded gateway: its database first
         try:

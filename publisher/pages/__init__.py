@@ -3,7 +3,15 @@
 Importing this package declares every page, so ``registry.PAGES`` is complete.
 """
 
-from publisher.pages import about, contact, home, not_found, subscribe  # noqa: F401 (each declares its page)
+from publisher.pages import (  # noqa: F401 (each declares its page)
+    about,
+    confirm,
+    contact,
+    home,
+    not_found,
+    subscribe,
+    unsubscribe,
+)
 from publisher.pages.registry import PAGES
 
 __all__ = ["PAGES"]

@@ -10,7 +10,7 @@ from publisher.components.forms import (
     submit_button,
     text_field,
 )
-from publisher.content import form_copy, page_copy
+from publisher.content import form_copy, list_copy, page_copy
 from publisher.forms.subscribe_state import FIELD_IDS, SUCCESS_ID, SubscribeState
 from publisher.pages.registry import site_page
 
@@ -40,4 +40,8 @@ def subscribe():
             form_copy.SUBSCRIBE_AGAIN,
         ),
         form=signup_form(),
+        note=rx.cond(
+            SubscribeState.asks_confirmation,
+            rx.el.p(list_copy.CONFIRM_FROM_INBOX, class_name="mt-2 text-base text-emerald-950"),
+        ),
     )

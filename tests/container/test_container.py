@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
+import httpx
 from playwright.sync_api import Page, expect
 
 from publisher.hosting.graceful_stop import STOP_LIMIT_S
@@ -123,13 +125,32 @@ def test_read_only_root_filesystem_serves_both_forms(
         send_contact_message(page, site.base_url, "Sent to a read-only container.")
         assert stored_subscribers(site) == [("cy@example.com", "Cy Reader")]
         assert "Sent to a read-only container." in stored_messages(site)
-        [email] = smtp.wait_for(1, timeout=30)  # the outbox works in the image too
+        received = smtp.wait_for(2, timeout=30)  # the outbox works in the image too
+        [email] = [r for r in received if r.rcpt_tos == ["books@animals.example"]]
         assert email.message["Subject"] == "Contact Form Submission from Jo Reader"
         assert email.message.get_content().endswith("Sent to a read-only container.\r\n")
+
+        # The list's links through the image: the confirmation page's button, then a one-click POST.
+        [confirmation] = [r for r in received if r.rcpt_tos == ["cy@example.com"]]
+        [link] = [w for w in confirmation.message.get_content().split() if "/subscribe/confirm?token=" in w]
+        page.goto(f"{site.base_url}{urlsplit(link).path}?{urlsplit(link).query}")
+        page.get_by_role("button", name="Confirm my subscription").click()
+        expect(page.locator("main section h2")).to_have_text("You are on the list")
+        welcome = smtp.wait_for(3, timeout=30)[2]
+        unsubscribe = urlsplit(welcome.message["List-Unsubscribe"].strip("<>"))
+        one_click = httpx.post(
+            f"{site.base_url}{unsubscribe.path}?{unsubscribe.query}",
+            content=b"List-Unsubscribe=One-Click",
+            headers={"content-type": "application/x-www-form-urlencoded"},
+            timeout=10,
+        )
+        assert (one_click.status_code, one_click.text) == (200, "Unsubscribed.")
+        statuses = site.exec("publisher-gateway", "subscribers", "--status", "unsubscribed").stdout
+        assert statuses.splitlines()[1].startswith("cy@example.com,Cy Reader,yes,")
         wait_until(
             lambda: site.exec("publisher-gateway", "outbox").stdout == "Outbox: nothing pending or failed.\n",
             10,
-            "the outbox to record the delivery",
+            "the outbox to record the deliveries",
         )
     finally:
         smtp.stop()

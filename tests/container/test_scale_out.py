@@ -125,7 +125,13 @@ def test_the_release_step_migrated_and_both_replicas_started_healthy(stack: Stac
     tables = stack.postgres.execute(
         "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1", stack.database
     )
-    assert [row[0] for row in tables] == ["alembic_version", "contact_message", "outbox_delivery", "subscriber"]
+    assert [row[0] for row in tables] == [
+        "alembic_version",
+        "contact_message",
+        "outbox_delivery",
+        "subscriber",
+        "subscription_event",
+    ]
     for site in stack.sites:
         assert httpx.get(f"{site.base_url}/_health", timeout=5).status_code == 200
         assert "Started worker-2" in site.logs()  # GRANIAN_WORKERS from the file

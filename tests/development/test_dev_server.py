@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import re
 import socket
+from urllib.parse import urlsplit
 
+import httpx
 from playwright.sync_api import Page, expect
 
 from publisher import content
-from publisher.gateway import storage
+from publisher.gateway import mailing_list, storage
 from tests.browser import assert_no_console_errors, open_page, send_contact_message, subscribe
 from tests.development.conftest import DevServer
 from tests.support import PROJECT_ROOT, wait_until
@@ -64,21 +66,57 @@ def test_the_book_search_runs_once_the_app_has_rendered_home(page: Page, dev_ser
 
 def test_subscribe_is_stored_by_the_embedded_gateway(page: Page, dev_server: DevServer):
     subscribe(page, dev_server.base_url, "Dev Reader", "dev.reader@example.com")
-    stored = [(s.email, s.name, s.book_updates) for s in storage.list_subscribers(dev_server.db_url)]
+    stored = [(s.email, s.name, s.book_updates) for s in mailing_list.list_subscribers(db_url=dev_server.db_url)]
     assert stored == [("dev.reader@example.com", "Dev Reader", "yes")]
     assert_no_console_errors(page)
 
 
+def emails_to(smtp, address: str, subject: str, count: int = 1, timeout: float = 30):
+    """The emails for ``address`` with ``subject``, once at least ``count`` have arrived."""
+
+    def matching():
+        return [r for r in smtp.received if address in r.rcpt_tos and r.message["Subject"] == subject]
+
+    wait_until(lambda: len(matching()) >= count, timeout, f"{count} x {subject!r} to {address}")
+    return matching()
+
+
 def test_contact_message_is_stored_by_the_embedded_gateway_and_emailed(page: Page, dev_server: DevServer, smtp):
-    before = len(smtp.received)
+    subject = "Contact Form Submission from Jo Reader"
+    before = len([r for r in smtp.received if r.message["Subject"] == subject])
     send_contact_message(page, dev_server.base_url, "Sent from the development server.")
-    [email] = smtp.wait_for(before + 1, timeout=30)[before:]  # the backend's sender, started with `reflex run`
-    assert email.message["Subject"] == "Contact Form Submission from Jo Reader"
+    # The backend's sender, started with `reflex run`:
+    [email] = emails_to(smtp, "books@animals.example", subject, count=before + 1)[before:]
     assert email.message.get_content().endswith("Sent from the development server.\r\n")
     stored = [(m.sender_name, m.sender_email, m.subject, m.message) for m in storage.list_messages(dev_server.db_url)]
     assert stored == [
         ("Jo Reader", "jo@example.com", "Contact Form Submission from Jo Reader", "Sent from the development server.")
     ]
+    assert_no_console_errors(page)
+
+
+def test_the_lists_links_work_on_the_development_server(page: Page, dev_server: DevServer, smtp):
+    """The confirmation page's button, and a mail provider's one-click POST to the page server's port."""
+    address = f"links.{dev_server.frontend_port}@example.com"
+    subscribe(page, dev_server.base_url, "Link Reader", address)
+    [confirmation] = emails_to(smtp, address, "Please confirm your subscription to Animals We Confuse")
+    [link] = [w for w in confirmation.message.get_content().split() if "/subscribe/confirm?token=" in w]
+    parts = urlsplit(link)
+    page.goto(f"{dev_server.base_url}{parts.path}?{parts.query}")
+    page.get_by_role("button", name="Confirm my subscription").click()
+    expect(page.locator("main section h2")).to_have_text("You are on the list")
+
+    [welcome] = emails_to(smtp, address, "Welcome to the Animals We Confuse new-release list")
+    unsubscribe = urlsplit(welcome.message["List-Unsubscribe"].strip("<>"))
+    answer = httpx.post(
+        f"{dev_server.base_url}{unsubscribe.path}?{unsubscribe.query}",
+        content=b"List-Unsubscribe=One-Click",
+        headers={"content-type": "application/x-www-form-urlencoded"},
+        timeout=30,
+    )
+    assert (answer.status_code, answer.text) == (200, "Unsubscribed.")
+    [stored] = [s for s in mailing_list.list_subscribers(db_url=dev_server.db_url) if s.email == address]
+    assert stored.status == "unsubscribed"
     assert_no_console_errors(page)
 
 

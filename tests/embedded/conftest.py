@@ -10,7 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from publisher.gateway import outbox, storage
 from tests.browser import browser, page  # noqa: F401 (fixtures)
+from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
+from tests.smtp import SmtpServer
 from tests.support import ProductionServer, built_site, running_server  # noqa: F401 (built_site: a fixture)
 
 
@@ -29,3 +32,42 @@ def server(built_site: None, tmp_path_factory: pytest.TempPathFactory, db_url: s
 @pytest.fixture(scope="session")
 def base_url(server: ProductionServer) -> str:
     return server.base_url
+
+
+CREDENTIALS = ("site@animals.example", "relay password")
+# A stored email is delivered at once, or at the first retry (15 s) plus a poll (5 s) when SMTP was down.
+DELIVERY_TIMEOUT_S = outbox.RETRY_DELAYS[0].total_seconds() + outbox.POLL_INTERVAL_S + 20
+
+
+@pytest.fixture(scope="session")
+def smtp() -> Iterator[SmtpServer]:
+    """The relay the sites with email use (AUTH required); a test that stops it starts it again."""
+    server = SmtpServer(credentials=CREDENTIALS).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def mail_site(built_site, smtp: SmtpServer, tmp_path_factory) -> Iterator[tuple[ProductionServer, str]]:
+    """publisher-serve emailing through ``smtp``, on SQLite, with the new-subscriber notice on."""
+    workdir = tmp_path_factory.mktemp("mail-site")
+    db_url = f"sqlite:///{workdir / 'mail.db'}"
+    env = {**smtp.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1"), "PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}
+    with running_server(workdir, env) as server:
+        yield server, db_url
+
+
+@pytest.fixture(scope="session")
+def postgres_site(
+    built_site, postgres: PostgresServer, smtp: SmtpServer, tmp_path_factory
+) -> Iterator[tuple[ProductionServer, str]]:
+    """publisher-serve on PostgreSQL (which it migrates itself, from empty), emailing through ``smtp``."""
+    db_url = postgres.url(postgres.create_database())
+    env = {**smtp.mail_env(), "PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}
+    with running_server(tmp_path_factory.mktemp("postgres-site"), env) as prod:
+        yield prod, db_url
+
+
+def delivered(db_url: str) -> bool:
+    """Nothing left to send: every email stored is sent (or no longer wanted)."""
+    return storage.list_deliveries((storage.PENDING, storage.FAILED), db_url) == []

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import csv
+import io
 
 import httpx
 import pytest
 from playwright.sync_api import Page
 
-from publisher.gateway import storage
+from publisher.gateway import mailing_list, storage
 from tests.browser import assert_no_console_errors, send_contact_message, subscribe
-from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
-from tests.support import ProductionServer, publisher_gateway, running_server
+from tests.support import publisher_gateway
 
 SUBSCRIPTION = {"email": "bot@example.com", "name": "Bot", "book_updates": "yes"}
 MESSAGE = {
@@ -28,14 +28,14 @@ MESSAGE = {
 def test_a_direct_outside_request_is_refused_and_not_stored(base_url: str, db_url: str, path: str, body: dict):
     response = httpx.post(base_url + path, json=body, timeout=10)
     assert response.status_code in (404, 405)
-    assert all(s.email != "bot@example.com" for s in storage.list_subscribers(db_url))
+    assert all(s.email != "bot@example.com" for s in mailing_list.list_subscribers(db_url=db_url))
     assert all(m.sender_email != "bot@example.com" for m in storage.list_messages(db_url))
 
 
 def test_subscribe_is_stored_and_a_repeat_is_a_success_without_a_duplicate(page: Page, base_url: str, db_url: str):
     for email in ("jo.reader@example.com", "Jo.Reader@example.com"):
         subscribe(page, base_url, "Jo Reader", email)
-    rows = [s for s in storage.list_subscribers(db_url) if s.email_key == "jo.reader@example.com"]
+    rows = [s for s in mailing_list.list_subscribers(db_url=db_url) if s.email_key == "jo.reader@example.com"]
     assert [(s.email, s.name) for s in rows] == [("jo.reader@example.com", "Jo Reader")]
     assert_no_console_errors(page)
 
@@ -52,15 +52,6 @@ def test_contact_message_is_stored_and_listed_by_the_operator_command(page: Page
 # --- The same production server on PostgreSQL ------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def postgres_site(built_site, postgres: PostgresServer, tmp_path_factory) -> Iterator[tuple[ProductionServer, str]]:
-    """publisher-serve on the host with REFLEX_DB_URL on PostgreSQL: it migrates the empty database itself."""
-    db_url = postgres.url(postgres.create_database())
-    env = {"PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}
-    with running_server(tmp_path_factory.mktemp("postgres-site"), env) as prod:
-        yield prod, db_url
-
-
 def test_on_postgresql_both_forms_are_stored_and_the_commands_read_them(page: Page, postgres_site):
     server, db_url = postgres_site
     subscribe(page, server.base_url, "Pat Reader", "pat@example.com")
@@ -68,8 +59,9 @@ def test_on_postgresql_both_forms_are_stored_and_the_commands_read_them(page: Pa
     send_contact_message(page, server.base_url, "Stored in PostgreSQL.")
 
     exported = publisher_gateway(db_url, "subscribers").stdout
-    assert exported.splitlines()[0] == "email,name,book_updates,subscribed_at"
-    assert [line.rsplit(",", 1)[0] for line in exported.splitlines()[1:]] == ["pat@example.com,Pat Reader,yes"]
+    assert exported.splitlines()[0] == "email,name,book_updates,subscribed_at,status,confirmed_at,unsubscribed_at"
+    rows = [(r["email"], r["name"], r["book_updates"], r["status"]) for r in csv.DictReader(io.StringIO(exported))]
+    assert rows == [("pat@example.com", "Pat Reader", "yes", "pending")]
     listed = publisher_gateway(db_url, "messages").stdout
     assert (
         "From: Jo Reader <jo@example.com>\nSubject: Contact Form Submission from Jo Reader\n\nStored in PostgreSQL."

@@ -14,36 +14,21 @@ import pytest
 from playwright.sync_api import Page
 
 from publisher.forms.validation import FIRST_NAME_CONTROL_CHARS
-from publisher.gateway import outbox, storage
+from publisher.gateway import storage
 from tests.browser import assert_no_console_errors, send_contact_message, subscribe
-from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
+from tests.embedded.conftest import DELIVERY_TIMEOUT_S, delivered
+from tests.postgres import PostgresServer
 from tests.smtp import SmtpServer
-from tests.support import ProductionServer, RedisServer, publisher_gateway, running_server, wait_until
-from tests.visitor import CONTACT_STATE, Visitor, ask_here_answer_there, question_answer, run_async
-
-CREDENTIALS = ("site@animals.example", "relay password")
-# A stored message is delivered at once, or at the first retry (15 s) plus a poll (5 s) when SMTP was down.
-DELIVERY_TIMEOUT_S = outbox.RETRY_DELAYS[0].total_seconds() + outbox.POLL_INTERVAL_S + 20
-
-
-@pytest.fixture(scope="module")
-def smtp() -> Iterator[SmtpServer]:
-    server = SmtpServer(credentials=CREDENTIALS).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def mail_site(built_site, smtp: SmtpServer, tmp_path_factory) -> Iterator[tuple[ProductionServer, str]]:
-    workdir = tmp_path_factory.mktemp("mail-site")
-    db_url = f"sqlite:///{workdir / 'mail.db'}"
-    env = {**smtp.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1"), "PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}
-    with running_server(workdir, env) as server:
-        yield server, db_url
-
-
-def delivered(db_url: str) -> bool:
-    return storage.list_deliveries((storage.PENDING, storage.FAILED), db_url) == []
+from tests.support import RedisServer, publisher_gateway, running_server, wait_until
+from tests.visitor import (
+    CONTACT_STATE,
+    SUBSCRIBE_STATE,
+    Visitor,
+    ask_here_answer_there,
+    question_answer,
+    run_async,
+    subscribe_over_websocket,
+)
 
 
 def test_both_forms_reach_the_publishers_inbox(page: Page, mail_site, smtp: SmtpServer):
@@ -52,15 +37,17 @@ def test_both_forms_reach_the_publishers_inbox(page: Page, mail_site, smtp: Smtp
     send_contact_message(page, server.base_url, "Do you ship to Canada?")
     subscribe(page, server.base_url, "Zoë Ångström", "zoe@example.com")
 
-    contact, notice = smtp.wait_for(before + 2, timeout=DELIVERY_TIMEOUT_S)[before:]
+    contact, confirmation = smtp.wait_for(before + 2, timeout=DELIVERY_TIMEOUT_S)[before:]
     assert contact.authenticated_as == "site@animals.example"
     assert contact.rcpt_tos == ["books@animals.example"]
     assert str(contact.message["From"]) == "Animals We Confuse <site@animals.example>"
     assert str(contact.message["Reply-To"]) == "Jo Reader <jo@example.com>"
     assert contact.message["Subject"] == "Contact Form Submission from Jo Reader"
     assert contact.message.get_content().endswith("\r\n\r\nDo you ship to Canada?\r\n")
-    assert str(notice.message["Reply-To"]) == "Zoë Ångström <zoe@example.com>"
-    assert notice.message["Subject"] == "New subscriber: Zoë Ångström"
+    # The new subscriber gets the confirmation email; the publisher's notice waits for the confirmation.
+    assert confirmation.rcpt_tos == ["zoe@example.com"]
+    assert str(confirmation.message["To"]) == "Zoë Ångström <zoe@example.com>"
+    assert confirmation.message["Subject"] == "Please confirm your subscription to Animals We Confuse"
     stored = storage.list_messages(db_url)[-1]
     assert contact.message["Message-ID"] == next(
         d.message_id
@@ -192,8 +179,13 @@ def test_two_workers_on_postgresql_send_each_message_once(
     visitors = 12
     with running_server(tmp_path_factory.mktemp("two-workers-mail"), env) as server:
 
+        async def join(n: int) -> str:
+            visitor, _seconds = await subscribe_over_websocket(server.base_url, f"reader{n}@example.com")
+            await visitor.close()
+            return visitor.var(SUBSCRIBE_STATE, "status")
+
         async def send_all() -> list[tuple[str, str]]:
-            return await asyncio.gather(
+            messages = asyncio.gather(
                 *(
                     ask_here_answer_there(
                         server.base_url,
@@ -205,17 +197,23 @@ def test_two_workers_on_postgresql_send_each_message_once(
                     for n in range(visitors)
                 )
             )
+            sign_ups = asyncio.gather(*(join(n) for n in range(visitors)))
+            return await messages, await sign_ups
 
-        outcomes = run_async(send_all())
+        outcomes, sign_ups = run_async(send_all())
         assert [status for status, _ in outcomes] == ["success"] * visitors
+        assert sign_ups == ["success"] * visitors
         smtp.start()
         try:
-            received = smtp.wait_for(visitors, timeout=DELIVERY_TIMEOUT_S)
+            received = smtp.wait_for(2 * visitors, timeout=DELIVERY_TIMEOUT_S)
             wait_until(lambda: delivered(db_url), 15, "every delivery to be recorded as sent")
         finally:
             smtp.stop()
-    assert len(smtp.received) == visitors
-    assert len(set(smtp.message_ids())) == visitors
-    assert sorted(r.message.get_content().splitlines()[-1] for r in received) == sorted(
+    assert len(smtp.received) == 2 * visitors
+    assert len(set(smtp.message_ids())) == 2 * visitors
+    contacts = [r for r in received if r.rcpt_tos == ["books@animals.example"]]
+    assert sorted(r.message.get_content().splitlines()[-1] for r in contacts) == sorted(
         f"Message {n} of {visitors}." for n in range(visitors)
     )
+    confirmations = sorted(r.rcpt_tos[0] for r in received if r not in contacts)
+    assert confirmations == sorted(f"reader{n}@example.com" for n in range(visitors))  # one each

@@ -37,6 +37,15 @@ PAGES = (
     Expected("subscribe/index.html", "/subscribe", f"Subscribe to New Releases | {BRAND}", ("BreadcrumbList",)),
     Expected("contact-us/index.html", "/contact-us", f"Contact Us | {BRAND}", ("BreadcrumbList",)),
     Expected("404.html", None, f"Page Not Found | {BRAND}", (), robots="noindex"),
+    # Where the list's emails lead: not for search engines.
+    Expected(
+        "subscribe/confirm/index.html",
+        "/subscribe/confirm",
+        f"Confirm Your Subscription | {BRAND}",
+        ("BreadcrumbList",),
+        robots="noindex",
+    ),
+    Expected("unsubscribe/index.html", "/unsubscribe", f"Unsubscribe | {BRAND}", ("BreadcrumbList",), robots="noindex"),
 )
 
 
@@ -85,7 +94,7 @@ def test_canonical_and_open_graph_urls_are_absolute(built, page: Expected):
 
 
 def test_not_found_page_has_no_canonical(built):
-    soup = soup_of(PAGES[-1])
+    soup = soup_of(PAGES[4])
     assert soup.find_all("link", rel="canonical") == []
     assert soup.find("meta", property="og:url") is None
 

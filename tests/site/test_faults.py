@@ -15,7 +15,14 @@ from playwright.sync_api import Page, expect
 
 from tests.browser import MIN_FILL_TIME_S, fill_contact, open_page, submit_button, wait_for_question
 from tests.support import ProductionServer, RecordingGateway, RedisServer, free_port, running_server
-from tests.visitor import CONTACT_STATE, SUBSCRIBE_STATE, Visitor, hydrated, notice_changed, run_async
+from tests.visitor import (
+    CONTACT_STATE,
+    SUBSCRIBE_STATE,
+    Visitor,
+    hydrated,
+    run_async,
+    subscribe_over_websocket,
+)
 
 GATEWAY_TIMEOUT_S = 2.0
 SUBSCRIBE_FAILED = "Failed to subscribe. Please try again."
@@ -50,14 +57,7 @@ def server(built_site, fault_gateway, tmp_path_factory) -> Iterator[ProductionSe
 
 async def subscribe(base_url: str, email: str, visitor: Visitor | None = None) -> tuple[Visitor, float]:
     """Submit the signup form; returns the visitor and the seconds until its toast."""
-    if visitor is None:
-        visitor = Visitor(base_url, "/subscribe")
-        await visitor.open_page(hydrated)
-    before = visitor.var(SUBSCRIBE_STATE, "notice_id", "")
-    started = time.perf_counter()
-    await visitor.send(f"{SUBSCRIBE_STATE}.submit", {"form_data": {"name": "Jo Reader", "email": email}})
-    await visitor.wait_for(notice_changed(SUBSCRIBE_STATE, before), timeout_s=GATEWAY_TIMEOUT_S + 10)
-    return visitor, time.perf_counter() - started
+    return await subscribe_over_websocket(base_url, email, visitor=visitor, timeout_s=GATEWAY_TIMEOUT_S + 10)
 
 
 FAULTS = {

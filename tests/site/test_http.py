@@ -7,7 +7,10 @@ import pytest
 
 from publisher.pages import PAGES
 
-ROUTES = [page.route for page in PAGES.pages() if page.has_url]
+ROUTES = [page.route for page in PAGES.pages() if page.in_sitemap]
+# Where the list's emails lead: a page each, which answers 404 to a link that leads nowhere
+# (here: no link at all, and this site, on the cloud gateway, keeps no list).
+LINK_PAGES = [page.route for page in PAGES.pages() if page.has_url and not page.in_sitemap]
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +32,19 @@ def test_trailing_slash_form_is_served_too(client, route):
     response = client.get(route + "/")
     assert response.status_code == 200
     assert f'href="https://books.example.com{route}" rel="canonical"' in response.text
+
+
+def test_the_list_pages_are_declared_outside_the_sitemap():
+    assert LINK_PAGES == ["/subscribe/confirm", "/unsubscribe"]
+
+
+@pytest.mark.parametrize("route", LINK_PAGES)
+@pytest.mark.parametrize("query", ["", "?token=not-a-token"])
+def test_a_list_page_without_a_working_link_answers_404_in_place_without_redirect(client, route, query):
+    response = client.get(route + query)
+    assert response.status_code == 404
+    assert f'<link href="https://books.example.com{route}" rel="canonical"/>' in response.text
+    assert '<meta content="noindex" name="robots"/>' in response.text
 
 
 @pytest.mark.parametrize("path", ["/no-such-page", "/books/unknown/deep", "/__not-found", "/about/extra"])

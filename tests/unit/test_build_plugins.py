@@ -192,7 +192,7 @@ def test_plugin_registers_the_router_config_and_backend_url_rewrites(manifest):
     assert tasks == [
         ("react-router.config.js", prerender_not_found),
         ("utils/state.js", build_plugins.backend_at_page_origin),
-        ("vite.config.js", build_plugins.dev_host_from_environment),
+        ("vite.config.js", build_plugins.dev_server_plugins),
     ]
 
 
@@ -315,6 +315,26 @@ def test_dev_host_plugin_applies_to_the_config_reflex_generates():
 
     patched = build_plugins.dev_host_from_environment(frontend_skeleton._compile_vite_config(get_config()))
     assert "publisherDevHost()," in patched and 'apply: "serve"' in patched
+
+
+def test_the_dev_server_hands_posts_to_the_backend_and_serves_everything_else_itself(tmp_path):
+    patched = build_plugins.dev_server_plugins(VITE_CONFIG_EXCERPT)
+    assert "    publisherDevPosts(),\n    publisherDevHost(),\n    alwaysUseReactDomServerNode()," in patched
+    assert build_plugins.dev_server_plugins(patched) == patched
+    plugin = re.search(r"function publisherDevPosts\(\) \{.*?\n\}\n", patched, re.S).group(0)
+    (tmp_path / "env.json").write_text(json.dumps({"PING": "http://localhost:8123/ping"}))
+    (tmp_path / "posts.mjs").write_text(
+        f"{plugin}\nconst rule = (await publisherDevPosts().config()).server.proxy['/'];\n"
+        "const ask = (method) => rule.bypass({ method, url: '/unsubscribe?token=x' });\n"
+        "console.log(JSON.stringify({ target: rule.target, post: ask('POST'), get: ask('GET') }));\n"
+    )
+    node = str(NODE) if NODE.exists() else shutil.which("node")
+    completed = subprocess.run([node, str(tmp_path / "posts.mjs")], capture_output=True, text=True, timeout=60)
+    assert json.loads(completed.stdout) == {
+        "target": "http://127.0.0.1:8123",  # the backend's own port; loopback by number (Node may try ::1 first)
+        "post": None,  # proxied
+        "get": "/unsubscribe?token=x",  # the page, from the dev server
+    }, completed.stderr
 
 
 def test_dev_host_plugin_refuses_an_unknown_layout():

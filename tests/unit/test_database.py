@@ -93,7 +93,13 @@ def test_containers_starting_together_migrate_once_and_all_start(postgres: Postg
     processes = [migrate_process(postgres.url(name)) for _ in range(4)]
     outcomes = [(p.wait(timeout=120), p.stderr.read()) for p in processes]
     assert [code for code, _ in outcomes] == [0] * 4, outcomes
-    assert tables(postgres, name) == ["alembic_version", "contact_message", "outbox_delivery", "subscriber"]
+    assert tables(postgres, name) == [
+        "alembic_version",
+        "contact_message",
+        "outbox_delivery",
+        "subscriber",
+        "subscription_event",
+    ]
     assert postgres.execute("SELECT COUNT(*) FROM alembic_version", name) == [(1,)]
 
 
@@ -117,7 +123,13 @@ def test_a_migration_waits_while_another_process_holds_the_lock(postgres: Postgr
         holder.execute("SELECT pg_advisory_unlock(%s)", (database.MIGRATION_LOCK_KEY,))
         assert waiting.wait(timeout=60) == 0
     assert "Another process is migrating the database; waiting for it to finish" in waiting.stderr.read()
-    assert tables(postgres, name) == ["alembic_version", "contact_message", "outbox_delivery", "subscriber"]
+    assert tables(postgres, name) == [
+        "alembic_version",
+        "contact_message",
+        "outbox_delivery",
+        "subscriber",
+        "subscription_event",
+    ]
 
 
 def test_migrating_a_current_database_changes_nothing(postgres: PostgresServer):
@@ -149,7 +161,7 @@ def test_the_migration_command_explains_a_database_that_does_not_answer():
 async def test_postgres_lost_while_running_gives_503_stores_nothing_and_recovers_when_it_returns(
     postgres: PostgresServer,
 ):
-    from publisher.gateway import storage
+    from publisher.gateway import mailing_list, storage
     from tests.unit.test_embedded_gateway import MESSAGE, SUBSCRIPTION, client_for
 
     url = postgres.url(postgres.migrated_database())
@@ -167,5 +179,5 @@ async def test_postgres_lost_while_running_gives_503_stores_nothing_and_recovers
     assert lost_subscription.json() == {"error": "Storage unavailable"}
     assert (after.status_code, after.json()) == (200, {"status": "subscribed"})
     assert message_after.status_code == 200
-    assert [s.email for s in storage.list_subscribers(url)] == ["jo@example.com", "bo@example.com"]
+    assert [s.email for s in mailing_list.list_subscribers(db_url=url)] == ["jo@example.com", "bo@example.com"]
     assert len(storage.list_messages(url)) == 1

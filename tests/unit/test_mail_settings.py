@@ -5,8 +5,13 @@ from __future__ import annotations
 import pytest
 
 from publisher.settings import ConfigurationError, SmtpServer, mail_settings
+from tests.smtp import LIST_SECRET
 
-BASE = {"PUBLISHER_NOTIFY_TO": "books@example.com", "PUBLISHER_MAIL_FROM": "site@animals.example"}
+BASE = {
+    "PUBLISHER_NOTIFY_TO": "books@example.com",
+    "PUBLISHER_MAIL_FROM": "site@animals.example",
+    "PUBLISHER_LIST_SECRET": LIST_SECRET,
+}
 
 
 def settings_for(url: str, **extra: str):
@@ -142,3 +147,37 @@ def test_a_bad_setting_is_refused_naming_the_variable_without_the_password(env, 
         mail_settings({**BASE, **env})
     assert str(refused.value).startswith(message)
     assert "hunter2" not in str(refused.value)
+
+
+def test_the_list_secret_signs_links_and_several_may_be_accepted():
+    mail = settings_for("smtps://u:p@smtp.example.com", PUBLISHER_LIST_SECRET=f" {LIST_SECRET}  {'o' * 40} ")
+    assert mail.list_secrets == (LIST_SECRET, "o" * 40)
+    assert mail.list_secret == LIST_SECRET  # the first signs new links
+    assert LIST_SECRET not in repr(mail)
+
+
+@pytest.mark.parametrize(
+    ("secret", "message"),
+    [
+        ("", "PUBLISHER_SMTP_URL is set, so PUBLISHER_LIST_SECRET is required: a random secret of at least 32"),
+        ("too-short", "PUBLISHER_LIST_SECRET must be at least 32 characters"),
+        (f"{LIST_SECRET} short", "PUBLISHER_LIST_SECRET must be at least 32 characters"),
+    ],
+)
+def test_a_missing_or_short_list_secret_stops_start_up_without_showing_it(secret, message):
+    with pytest.raises(ConfigurationError) as refused:
+        settings_for("smtps://u:p@smtp.example.com", PUBLISHER_LIST_SECRET=secret)
+    assert str(refused.value).startswith(message)
+    assert "too-short" not in str(refused.value)
+
+
+def test_the_postal_address_is_optional_and_may_span_lines():
+    assert settings_for("smtps://u:p@smtp.example.com").postal_address is None
+    mail = settings_for("smtps://u:p@smtp.example.com", PUBLISHER_POSTAL_ADDRESS="12 Harbour Lane\\nPortsmouth PO1 2AB")
+    assert mail.postal_address == "12 Harbour Lane\nPortsmouth PO1 2AB"
+
+
+@pytest.mark.parametrize("address", ["x" * 301, "12 Harbour Lane\x00"])
+def test_a_postal_address_too_long_or_with_control_characters_is_refused(address):
+    with pytest.raises(ConfigurationError, match="PUBLISHER_POSTAL_ADDRESS must be a postal address"):
+        settings_for("smtps://u:p@smtp.example.com", PUBLISHER_POSTAL_ADDRESS=address)

@@ -6,12 +6,13 @@ import dataclasses
 from datetime import UTC, datetime
 from email import message_from_bytes
 from email import policy as email_policy
+from email.message import EmailMessage
 
 import pytest
 
 from publisher.gateway import mailer
 from publisher.settings import mail_settings
-from tests.smtp import SmtpServer, TestCertificates
+from tests.smtp import LIST_SECRET, SmtpServer, TestCertificates
 
 RECEIVED_AT = datetime(2026, 11, 22, 14, 3, 5, tzinfo=UTC)
 MESSAGE_ID = "<fixed.1@animals.example>"
@@ -37,6 +38,7 @@ def settings_for(url: str, **extra: str):
             "PUBLISHER_SMTP_URL": url,
             "PUBLISHER_NOTIFY_TO": "books@example.com,editor@example.org",
             "PUBLISHER_MAIL_FROM": "Animals We Confuse <site@animals.example>",
+            "PUBLISHER_LIST_SECRET": LIST_SECRET,
             **extra,
         }
     )
@@ -118,6 +120,118 @@ def test_the_subscriber_notice():
         "Jo Reader <jo@example.com> joined the new-release email list.\r\n"
         "Subscribed: Sunday 22 November 2026, 14:03:05 UTC\r\n"
     )
+
+
+SITE = "https://books.example.com"
+CONFIRM_LINK = f"{SITE}/subscribe/confirm?token=AbCdEfGhIjKlMnOpQrStUv.69230b90.{'x' * 32}"
+UNSUBSCRIBE_LINK = f"{SITE}/unsubscribe?token=AbCdEfGhIjKlMnOpQrStUv.{'y' * 32}"
+POSTAL = "Animals We Confuse, 12 Harbour Lane, Portsmouth PO1 2AB, United Kingdom"
+
+
+def test_the_confirmation_email_says_who_writes_why_and_where_to_confirm():
+    email = mailer.confirmation_email(
+        settings_for("smtp://127.0.0.1:25"),
+        name="Jo Reader",
+        email="jo@example.com",
+        link=CONFIRM_LINK,
+        site=SITE,
+        sent_at=RECEIVED_AT,
+        message_id=MESSAGE_ID,
+    )
+    head, _ = head_and_body(bytes(email))
+    assert head.split("\r\n")[:5] == [
+        "From: Animals We Confuse <site@animals.example>",
+        "To: Jo Reader <jo@example.com>",
+        "Subject: Please confirm your subscription to Animals We Confuse",
+        "Date: Sun, 22 Nov 2026 14:03:05 +0000",
+        f"Message-ID: {MESSAGE_ID}",
+    ]
+    assert "List-Unsubscribe" not in head  # not a list email: the address is not on the list yet
+    assert text_of(email) == (
+        "Hello Jo Reader,\n"
+        "\n"
+        "Someone, hopefully you, asked to join the Animals We Confuse new-release list\n"
+        "with this address at https://books.example.com.\n"
+        "\n"
+        'To confirm, open this link and press "Confirm my subscription":\n'
+        f"{CONFIRM_LINK}\n"
+        "\n"
+        "The link works for 7 days. If you did not ask to join, ignore this\n"
+        "email: you will not hear from us again.\n"
+        "\n"
+        "Animals We Confuse\n"
+        "https://books.example.com\n"
+    )
+
+
+def text_of(email: EmailMessage) -> str:
+    """The text part as a mail client shows it, read back from the bytes on the wire."""
+    return message_from_bytes(bytes(email), policy=email_policy.default).get_content().replace("\r\n", "\n")
+
+
+def welcome(settings) -> EmailMessage:
+    return mailer.welcome_email(
+        settings,
+        name="Jo Reader",
+        email="jo@example.com",
+        site=SITE,
+        unsubscribe_link=UNSUBSCRIBE_LINK,
+        confirmed_at=RECEIVED_AT,
+        message_id=MESSAGE_ID,
+    )
+
+
+def test_the_welcome_email_is_a_list_email_with_one_click_unsubscribe_and_a_visible_way_out():
+    email = welcome(settings_for("smtp://127.0.0.1:25", PUBLISHER_POSTAL_ADDRESS=POSTAL))
+    parsed = message_from_bytes(bytes(email), policy=email_policy.default)
+    assert parsed["Subject"] == "Welcome to the Animals We Confuse new-release list"
+    assert parsed["To"] == "Jo Reader <jo@example.com>"
+    assert parsed["List-Unsubscribe"] == f"<{UNSUBSCRIBE_LINK}>"
+    assert parsed["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    assert parsed["List-Id"] == "Animals We Confuse new releases <new-releases.animals.example>"
+    assert text_of(email) == (
+        "Hello Jo Reader,\n"
+        "\n"
+        "Thank you for confirming: you are now on the Animals We Confuse new-release list.\n"
+        "\n"
+        "What you will receive: one email when a new book in the Animals We Confuse\n"
+        "series comes out, with what it is about and where to get it. That is a few\n"
+        "emails a year, never more than one a month, and we never share your address.\n"
+        "\n"
+        "Animals We Confuse\n"
+        "https://books.example.com\n"
+        "\n"
+        "--\n"
+        "You receive this email because you joined the Animals We Confuse new-release list "
+        "at https://books.example.com and confirmed your address.\n"
+        f"Unsubscribe with one click: {UNSUBSCRIBE_LINK}\n"
+        f"{POSTAL}\n"
+    )
+
+
+def test_without_a_postal_address_the_foot_says_why_and_how_to_leave():
+    text = text_of(welcome(settings_for("smtp://127.0.0.1:25")))
+    assert text.endswith(f"Unsubscribe with one click: {UNSUBSCRIBE_LINK}\n")
+
+
+@pytest.mark.parametrize("name", ["Jo\r\nBcc: victim@example.com", "Jo\nBcc: victim@example.com"])
+def test_a_subscribers_name_with_a_line_break_cannot_add_a_header(name):
+    try:
+        raw = bytes(
+            mailer.confirmation_email(
+                settings_for("smtp://127.0.0.1:25"),
+                name=name,
+                email="jo@example.com",
+                link=CONFIRM_LINK,
+                site=SITE,
+                sent_at=RECEIVED_AT,
+                message_id=MESSAGE_ID,
+            )
+        )
+    except ValueError:
+        return  # refused outright
+    head, _ = head_and_body(raw)
+    assert not any(line.lower().startswith("bcc:") for line in head.split("\r\n"))
 
 
 def test_message_ids_are_unique_and_on_the_senders_domain():

@@ -7,6 +7,7 @@ import copy
 
 import pytest
 
+from publisher.gateway.list_http import ListLinks
 from publisher.hosting import middleware, static_or_app
 from publisher.hosting.middleware import CanonicalRouteRewrite
 from publisher.pages import PAGES
@@ -128,15 +129,17 @@ async def test_middleware_works_inside_a_running_event_loop():
     assert sent == [{"type": "test.called"}]
 
 
-def test_transform_adds_headers_around_the_route_rewrite_for_exactly_the_non_root_nav_routes():
+def test_transform_adds_headers_and_the_list_links_around_the_route_rewrite_for_every_page_but_home():
     inner = RecordingApp()
     outer = middleware.transform(inner)
     assert isinstance(outer, middleware.ResponseHeaders)
-    wrapped = outer.app
+    assert isinstance(outer.app, ListLinks)
+    wrapped = outer.app.app
     assert isinstance(wrapped, CanonicalRouteRewrite)
     assert wrapped.app is inner
-    assert wrapped.routes == frozenset(item.route for item in PAGES.navigation() if item.route != "/")
-    assert wrapped.routes == frozenset({"/about", "/subscribe", "/contact-us"})
+    nav_routes = frozenset(item.route for item in PAGES.navigation() if item.route != "/")
+    assert nav_routes == frozenset({"/about", "/subscribe", "/contact-us"})
+    assert wrapped.routes == nav_routes | {"/subscribe/confirm", "/unsubscribe"}  # outside the navigation too
     assert outer.starts_app == static_or_app.starts_app_by_route()
 
 

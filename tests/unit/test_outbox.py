@@ -14,11 +14,11 @@ import httpx
 import pytest
 import sqlalchemy
 
-from publisher.gateway import embedded, outbox, storage
+from publisher.gateway import embedded, list_links, mailing_list, outbox, storage
 from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
 from publisher.settings import mail_settings
 from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
-from tests.smtp import SmtpServer
+from tests.smtp import LIST_SECRET, SmtpServer
 from tests.support import publisher_gateway
 from tests.unit.test_embedded_gateway import (  # noqa: F401 (fixtures)
     MESSAGE,
@@ -104,11 +104,15 @@ async def test_the_gateway_queues_an_email_with_each_stored_message_only_when_sm
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gw") as client:
         answer = await client.post("/prod/send-email", json=MESSAGE)
         assert answer.json() == {"status": "received"}
-        await client.post("/prod/subscribe", json=SUBSCRIPTION)  # notices are off by default
-    delivery = only(db_url)
+        await client.post("/prod/subscribe", json=SUBSCRIPTION)  # a confirmation email; no notice before that
+    delivery, confirmation = storage.list_deliveries(db_url=db_url)
     assert (delivery.kind, delivery.status, delivery.attempts) == ("contact", "pending", 0)
     assert delivery.source_id == storage.list_messages(db_url)[-1].id
     assert delivery.message_id.endswith("@animals.example>")
+    assert (confirmation.kind, confirmation.source_id) == (
+        "confirmation",
+        mailing_list.list_subscribers(db_url=db_url)[0].id,
+    )
     assert smtp_server.received == []  # storing never waits for SMTP
 
 
@@ -121,13 +125,26 @@ def test_a_message_is_never_stored_without_its_delivery(db_url, smtp_server):
     assert [m.id for m in storage.list_messages(db_url)] == [first]  # ...so the message is not stored either
 
 
-def test_a_new_subscriber_notice_only_when_asked_and_only_for_a_new_address(db_url, smtp_server):
-    mail = mail_settings(smtp_server.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1"))
-    body = SubscribeRequest.model_validate(SUBSCRIPTION)
-    assert storage.store_subscription(body, db_url, outbox.job_for(mail)) is True
-    assert storage.store_subscription(body, db_url, outbox.job_for(mail)) is False
-    delivery = only(db_url)
-    assert (delivery.kind, delivery.source_id) == ("subscriber", storage.list_subscribers(db_url)[0].id)
+def confirmed_subscriber(db_url: str, mail) -> storage.Subscriber:
+    """Jo Reader, subscribed and confirmed, with the publisher's notice queued when ``mail`` asks for it."""
+    mailing_list.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
+    [subscriber] = mailing_list.list_subscribers(db_url=db_url)
+    notice = outbox.job_for(mail) if mail.notify_subscribers else None
+    mailing_list.confirm(subscriber.link_key, outbox.job_for(mail), notice, db_url)
+    return subscriber
+
+
+@pytest.mark.parametrize("asked", [True, False], ids=["notices-on", "notices-off"])
+def test_the_publishers_new_subscriber_notice_comes_with_the_confirmation_and_only_when_asked(
+    db_url, smtp_server, asked
+):
+    mail = mail_settings(smtp_server.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1" if asked else "0"))
+    mailing_list.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
+    assert [d.kind for d in storage.list_deliveries(db_url=db_url)] == ["confirmation"]  # none at sign-up
+    subscriber = confirmed_subscriber(db_url, mail)
+    kinds = [(d.kind, d.source_id) for d in storage.list_deliveries(db_url=db_url)]
+    expected = [("confirmation", subscriber.id), ("welcome", subscriber.id)]
+    assert kinds == expected + ([("subscriber", subscriber.id)] if asked else [])
 
 
 # --- The sender. ---
@@ -137,7 +154,7 @@ def test_a_new_subscriber_notice_only_when_asked_and_only_for_a_new_address(db_u
 async def test_due_messages_are_sent_once_and_marked_sent(db_url, smtp_server):
     mail = mail_settings(smtp_server.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1"))
     enqueue(db_url, mail, 2)
-    storage.store_subscription(SubscribeRequest.model_validate(SUBSCRIPTION), db_url, outbox.job_for(mail))
+    mailing_list.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
     sender = outbox.Sender(mail, db_url)
     outcomes = await sender.send_due()
     assert [o.status for o in outcomes] == ["sent"] * 3
@@ -145,8 +162,9 @@ async def test_due_messages_are_sent_once_and_marked_sent(db_url, smtp_server):
     assert [r.message["Subject"] for r in received] == [
         "Contact Form Submission from Jo Reader",
         "Contact Form Submission from Jo Reader",
-        "New subscriber: Jo Reader",
+        "Please confirm your subscription to Animals We Confuse",
     ]
+    assert [r.rcpt_tos for r in received] == [["books@animals.example"]] * 2 + [["jo@example.com"]]
     assert [r.message.get_content().splitlines()[-1] for r in received[:2]] == ["Message number 0", "Message number 1"]
     assert await sender.send_due() == []
     assert storage.list_deliveries(db_url=db_url) == []  # nothing pending or failed
@@ -334,6 +352,7 @@ async def test_no_sender_runs_without_smtp_or_with_the_cloud_gateway(monkeypatch
     monkeypatch.setenv("PUBLISHER_SMTP_URL", "smtp://127.0.0.1:25")
     monkeypatch.setenv("PUBLISHER_NOTIFY_TO", "books@example.com")
     monkeypatch.setenv("PUBLISHER_MAIL_FROM", "site@animals.example")
+    monkeypatch.setenv("PUBLISHER_LIST_SECRET", LIST_SECRET)
     monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://gateway.example.com")
     await asyncio.wait_for(outbox.run_in_backend(), 1)
 
@@ -346,3 +365,39 @@ async def test_a_crafted_request_with_a_line_break_in_the_name_is_refused_and_qu
         answer = await client.post("/prod/send-email", json=crafted)
     assert answer.status_code == 422
     assert count_rows(db_url, "contact_message") == 0 and count_rows(db_url, "outbox_delivery") == 0
+
+
+@pytest.mark.asyncio
+async def test_list_emails_go_to_the_subscriber_with_links_that_name_them(db_url, smtp_server):
+    mail = mail_settings(smtp_server.mail_env())
+    sender = outbox.Sender(mail, db_url)
+    mailing_list.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
+    assert [o.status for o in await sender.send_due()] == ["sent"]
+    [confirmation] = smtp_server.wait_for(1, timeout=10)
+    assert confirmation.rcpt_tos == ["jo@example.com"]
+    [link] = [word for word in confirmation.message.get_content().split() if "/subscribe/confirm?token=" in word]
+    claim = list_links.read_confirm_token([LIST_SECRET], link.partition("token=")[2], storage.utc_now())
+    assert not claim.expired
+
+    assert mailing_list.confirm(claim.link_key, outbox.job_for(mail), None, db_url).outcome == "confirmed"
+    assert [o.status for o in await sender.send_due()] == ["sent"]
+    welcome = smtp_server.wait_for(2, timeout=10)[1]
+    assert welcome.rcpt_tos == ["jo@example.com"]
+    unsubscribe = welcome.message["List-Unsubscribe"].strip("<>").partition("token=")[2]
+    assert list_links.read_unsubscribe_token([LIST_SECRET], unsubscribe) == claim.link_key
+
+
+@pytest.mark.asyncio
+async def test_a_list_email_for_an_address_that_left_before_its_turn_is_skipped(db_url, smtp_server, caplog):
+    mail = mail_settings(smtp_server.mail_env())
+    subscriber = confirmed_subscriber(db_url, mail)
+    mailing_list.unsubscribe(subscriber.link_key, mailing_list.BY_ONE_CLICK, db_url)
+    with caplog.at_level(logging.INFO, logger="publisher.gateway.outbox"):
+        outcomes = await outbox.Sender(mail, db_url).send_due()
+    assert [(o.status, o.detail) for o in outcomes] == [
+        ("skipped", "the address is unsubscribed now, no longer pending"),
+        ("skipped", "the address is unsubscribed now, no longer confirmed"),
+    ]
+    assert smtp_server.received == []
+    assert storage.list_deliveries(db_url=db_url) == []  # nothing left pending or failed
+    assert "not sent: the address is unsubscribed now" in caplog.text

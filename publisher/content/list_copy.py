@@ -1,0 +1,81 @@
+"""What the new-release list says: its emails, and its confirmation and unsubscribe pages."""
+
+from __future__ import annotations
+
+from publisher.content.site import BRAND_NAME
+
+LIST_NAME = f"the {BRAND_NAME} new-release list"
+
+# --- The subscribe form, when the list confirms addresses ---------------------------
+
+# Added to the success alert: the form never says whether the address was new.
+CONFIRM_FROM_INBOX = "If this address is new to our list, please confirm it with the link we have just emailed you."
+
+# --- The confirmation email (plain text) ---------------------------------------------
+
+CONFIRMATION_SUBJECT = f"Please confirm your subscription to {BRAND_NAME}"
+CONFIRMATION_TEXT = """Hello {name},
+
+Someone, hopefully you, asked to join {list_name}
+with this address at {site}.
+
+To confirm, open this link and press "Confirm my subscription":
+{link}
+
+The link works for 7 days. If you did not ask to join, ignore this
+email: you will not hear from us again.
+
+{brand}
+{site}
+"""
+
+# --- The welcome email ---------------------------------------------------------------
+
+WELCOME_SUBJECT = f"Welcome to {LIST_NAME}"
+WELCOME_TEXT = """Hello {name},
+
+Thank you for confirming: you are now on {list_name}.
+
+What you will receive: one email when a new book in the {brand}
+series comes out, with what it is about and where to get it. That is a few
+emails a year, never more than one a month, and we never share your address.
+
+{brand}
+{site}
+"""
+# The foot of every list email: why the reader gets it, how to leave, who sends it.
+LIST_EMAIL_WHY = "You receive this email because you joined {list_name} at {site} and confirmed your address."
+LIST_EMAIL_UNSUBSCRIBE = "Unsubscribe with one click: {link}"
+
+# --- The confirmation page -------------------------------------------------------------
+
+CONFIRM_CHECKING = "Checking your link…"
+CONFIRM_ASK = "Press the button to add {address} to {list_name}."
+CONFIRM_BUTTON = "Confirm my subscription"
+CONFIRM_BUSY = "Confirming..."
+CONFIRM_DONE_TITLE = "You are on the list"
+CONFIRM_DONE = "Thank you! {address} is confirmed, and a welcome email is on its way."
+CONFIRM_ALREADY = "{address} is already confirmed: there is nothing more to do."
+CONFIRM_EXPIRED_TITLE = "This confirmation link has expired"
+CONFIRM_EXPIRED = "Confirmation links work for 7 days. Subscribe again and we will send you a new one."
+CONFIRM_LEFT = "{address} has left the list since this link was sent. Subscribe again to rejoin."
+
+# --- The unsubscribe page --------------------------------------------------------------
+
+UNSUBSCRIBE_ASK = "Press the button to remove {address} from {list_name}."
+UNSUBSCRIBE_BUTTON = "Unsubscribe"
+UNSUBSCRIBE_BUSY = "Unsubscribing..."
+UNSUBSCRIBE_DONE_TITLE = "You have been unsubscribed"
+UNSUBSCRIBE_DONE = "{address} will get no more emails from us."
+UNSUBSCRIBE_ONE_CLICK_DONE = "Unsubscribed."  # the answer to a mail provider's one-click request
+RESUBSCRIBE = "Changed your mind? Subscribe again"
+
+# --- Both pages ----------------------------------------------------------------------
+
+LINK_INVALID_TITLE = "This link is not valid"
+LINK_INVALID = (
+    "It may have been copied only in part, or it is no longer in use. "
+    "Please open the link from the email again, or subscribe again."
+)
+SUBSCRIBE_AGAIN = "Go to the subscribe page"
+LINK_TRY_LATER = "We could not check your link just now. Please try again in a moment."

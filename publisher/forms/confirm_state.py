@@ -1,0 +1,78 @@
+"""The confirmation page: a confirmation link opened, the address shown, confirmed on the press."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from publisher import settings
+from publisher.forms.list_link import (
+    ALREADY,
+    ASK,
+    DONE,
+    EXPIRED,
+    INVALID,
+    LEFT,
+    UNAVAILABLE,
+    ListLinkState,
+    StorageAway,
+    in_thread,
+    list_secrets,
+)
+from publisher.gateway import list_links, mailing_list, outbox, storage
+from publisher.gateway.storage import ListStatus
+
+_AFTER = {"confirmed": DONE, "already confirmed": ALREADY, ListStatus.UNSUBSCRIBED: LEFT}
+
+
+class ConfirmState(ListLinkState, rx.State):
+    @rx.event
+    async def open(self):
+        """On every visit: read the link; nothing changes yet."""
+        self.working = False
+        self._link_key = ""
+        if not await self._admitted("confirm"):
+            return
+        claim = list_links.read_confirm_token(list_secrets(), self._token(), storage.utc_now())
+        if claim is None:
+            self._show(INVALID)
+            return
+        try:
+            row = await in_thread(mailing_list.lookup, claim.link_key)
+        except StorageAway:
+            self._show(UNAVAILABLE)
+            return
+        if row is None:
+            self._show(INVALID)
+        elif row.status == ListStatus.CONFIRMED:
+            self._show(ALREADY, row.email)
+        elif row.status == ListStatus.UNSUBSCRIBED:
+            self._show(LEFT, row.email)
+        elif claim.expired:
+            self._show(EXPIRED, row.email)
+        else:
+            self._link_key = claim.link_key
+            self._show(ASK, row.email)
+
+    @rx.event
+    async def confirm(self):
+        """ "Confirm my subscription": the address joins, and the welcome email is queued."""
+        mail = settings.mail_settings()
+        if self.stage != ASK or self.working or mail is None:
+            return
+        if not await self._admitted("confirm"):
+            return
+        self.working = True
+        yield
+        notice = outbox.job_for(mail) if mail.notify_subscribers else None
+        try:
+            result = await in_thread(mailing_list.confirm, self._link_key, outbox.job_for(mail), notice)
+        except StorageAway:
+            self._show(UNAVAILABLE)
+            return
+        finally:
+            self.working = False
+        if result is None:
+            self._show(INVALID)
+            return
+        outbox.wake()
+        self._show(_AFTER[result.outcome], result.email)

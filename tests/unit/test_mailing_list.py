@@ -1,0 +1,410 @@
+"""The new-release list on both databases: every transition, the 24-hour rule, import and erasure."""
+
+from __future__ import annotations
+
+import csv
+import io
+import threading
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import sqlalchemy
+from alembic.config import Config
+
+from alembic import command
+from publisher.gateway import list_links, mailing_list, outbox, storage
+from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
+from publisher.gateway.mailing_list import ImportRefused, on_subscribe, read_import
+from publisher.gateway.storage import ListStatus
+from publisher.settings import mail_settings
+from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
+from tests.smtp import LIST_SECRET
+from tests.support import PROJECT_ROOT, publisher_gateway
+from tests.unit.test_embedded_gateway import (  # noqa: F401 (fixtures)
+    MESSAGE,
+    client_for,
+    count_rows,
+    database_kind,
+    db_url,
+    empty_db_url,
+    postgres_template,
+    template_db,
+)
+
+T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+PENDING, CONFIRMED, UNSUBSCRIBED = ListStatus.PENDING, ListStatus.CONFIRMED, ListStatus.UNSUBSCRIBED
+MAIL = mail_settings(
+    {
+        "PUBLISHER_SMTP_URL": "smtp://127.0.0.1:2525",
+        "PUBLISHER_NOTIFY_TO": "books@animals.example",
+        "PUBLISHER_MAIL_FROM": "site@animals.example",
+        "PUBLISHER_LIST_SECRET": LIST_SECRET,
+    }
+)
+
+
+def body(email: str = "jo@example.com", name: str = "Jo Reader") -> SubscribeRequest:
+    return SubscribeRequest.model_validate({"email": email, "name": name, "book_updates": "yes"})
+
+
+def job() -> storage.Job:
+    return outbox.job_for(MAIL)
+
+
+def row(db_url: str, email: str = "jo@example.com") -> storage.Subscriber:
+    return next(s for s in mailing_list.list_subscribers(db_url=db_url) if s.email_key == email.lower())
+
+
+def kinds(db_url: str) -> list[str]:
+    return [d.kind for d in storage.list_deliveries((storage.PENDING, storage.SENT, storage.FAILED), db_url)]
+
+
+def events(db_url: str, email: str = "jo@example.com") -> list[tuple[str, str]]:
+    return [(e.event, e.how) for e in mailing_list.consent_record(email, db_url)]
+
+
+# --- The rule, without a database -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("current", "last_email", "expected"),
+    [
+        (None, None, (PENDING, True, True)),
+        (PENDING, None, (PENDING, True, False)),
+        (PENDING, T0 - timedelta(hours=23, minutes=59), (PENDING, False, False)),
+        (PENDING, T0 - timedelta(hours=24), (PENDING, True, False)),
+        (CONFIRMED, T0 - timedelta(days=30), (CONFIRMED, False, False)),
+        (UNSUBSCRIBED, T0 - timedelta(hours=1), (PENDING, False, True)),
+        (UNSUBSCRIBED, T0 - timedelta(days=2), (PENDING, True, True)),
+    ],
+)
+def test_what_a_subscribe_request_does(current, last_email, expected):
+    step = on_subscribe(current, last_email, T0, emails_on=True)
+    assert (step.status, step.send_confirmation, step.joins) == expected
+
+
+@pytest.mark.parametrize("current", [None, PENDING, UNSUBSCRIBED])
+def test_without_smtp_nothing_is_ever_sent_and_addresses_stay_pending(current):
+    step = on_subscribe(current, None, T0, emails_on=False)
+    assert (step.status, step.send_confirmation) == (PENDING, False)
+
+
+# --- Subscribing -------------------------------------------------------------------------
+
+
+def test_a_new_address_is_pending_with_one_confirmation_email_and_its_consent_on_record(db_url):
+    assert mailing_list.subscribe(body(), job(), db_url, now=T0) == "added"
+    subscriber = row(db_url)
+    assert (subscriber.status, subscriber.source, subscriber.subscribed_at) == (PENDING, "subscribe form", T0)
+    assert subscriber.confirmation_sent_at == T0
+    assert kinds(db_url) == ["confirmation"]
+    assert events(db_url) == [("subscribed", "subscribe form")]
+
+
+def test_four_requests_within_a_day_send_one_email_and_the_next_day_one_more(db_url):
+    for minutes in (0, 1, 60, 23 * 60 + 59):
+        mailing_list.subscribe(body(), job(), db_url, now=T0 + timedelta(minutes=minutes))
+    assert kinds(db_url) == ["confirmation"]
+    mailing_list.subscribe(body(), job(), db_url, now=T0 + timedelta(hours=24))
+    assert kinds(db_url) == ["confirmation", "confirmation"]
+    assert row(db_url).confirmation_sent_at == T0 + timedelta(hours=24)
+    assert events(db_url) == [("subscribed", "subscribe form")]  # one subscription on record
+
+
+def test_the_same_address_in_other_case_is_the_same_subscriber(db_url):
+    mailing_list.subscribe(body("Jo@Example.com"), job(), db_url, now=T0)
+    mailing_list.subscribe(body("JO@EXAMPLE.COM"), job(), db_url, now=T0)
+    assert len(mailing_list.list_subscribers(db_url=db_url)) == 1
+    assert kinds(db_url) == ["confirmation"]
+
+
+def test_a_confirmed_address_that_asks_again_gets_no_email(db_url):
+    mailing_list.subscribe(body(), job(), db_url, now=T0)
+    mailing_list.confirm(row(db_url).link_key, job(), None, db_url, now=T0)
+    assert mailing_list.subscribe(body(), job(), db_url, now=T0 + timedelta(days=30)) == CONFIRMED
+    assert row(db_url).status == CONFIRMED
+    assert kinds(db_url) == ["confirmation", "welcome"]
+
+
+def test_twenty_requests_at_once_store_one_row_and_send_one_email(db_url):
+    barrier = threading.Barrier(20)
+
+    def ask():
+        barrier.wait()
+        mailing_list.subscribe(body(), job(), db_url)
+
+    threads = [threading.Thread(target=ask) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert count_rows(db_url, "subscriber") == 1
+    assert kinds(db_url) == ["confirmation"]
+
+
+def test_without_smtp_a_new_address_is_stored_pending_and_nothing_is_queued(db_url):
+    assert mailing_list.subscribe(body(), None, db_url, now=T0) == "added"
+    assert (row(db_url).status, row(db_url).confirmation_sent_at) == (PENDING, None)
+    assert kinds(db_url) == []
+
+
+# --- Confirming and leaving -------------------------------------------------------------
+
+
+def test_confirming_queues_the_welcome_and_the_publishers_notice_once(db_url):
+    mailing_list.subscribe(body(), job(), db_url, now=T0)
+    key = row(db_url).link_key
+    result = mailing_list.confirm(key, job(), job(), db_url, now=T0 + timedelta(hours=2))
+    assert result == mailing_list.LinkResult("confirmed", "jo@example.com")
+    assert (row(db_url).status, row(db_url).confirmed_at) == (CONFIRMED, T0 + timedelta(hours=2))
+    assert kinds(db_url) == ["confirmation", "welcome", "subscriber"]
+    assert mailing_list.confirm(key, job(), job(), db_url).outcome == "already confirmed"
+    assert kinds(db_url) == ["confirmation", "welcome", "subscriber"]
+    assert events(db_url) == [("subscribed", "subscribe form"), ("confirmed", "confirmation link")]
+
+
+def test_leaving_then_asking_again_is_pending_again_and_keeps_the_history(db_url):
+    mailing_list.subscribe(body(), job(), db_url, now=T0)
+    key = row(db_url).link_key
+    mailing_list.confirm(key, job(), None, db_url, now=T0)
+    result = mailing_list.unsubscribe(key, mailing_list.BY_ONE_CLICK, db_url, now=T0 + timedelta(days=3))
+    assert result.outcome == UNSUBSCRIBED
+    assert (row(db_url).status, row(db_url).unsubscribed_at) == (UNSUBSCRIBED, T0 + timedelta(days=3))
+    assert mailing_list.unsubscribe(key, mailing_list.BY_ONE_CLICK, db_url).outcome == "already unsubscribed"
+    assert mailing_list.confirm(key, job(), None, db_url).outcome == UNSUBSCRIBED  # an old confirmation link
+
+    assert mailing_list.subscribe(body(name="Jo R."), job(), db_url, now=T0 + timedelta(days=4)) == "rejoined"
+    again = row(db_url)
+    assert (again.status, again.name, again.confirmed_at, again.unsubscribed_at) == (PENDING, "Jo R.", None, None)
+    assert again.link_key == key  # links in emails already sent keep working
+    assert kinds(db_url) == ["confirmation", "welcome", "confirmation"]
+    assert events(db_url) == [
+        ("subscribed", "subscribe form"),
+        ("confirmed", "confirmation link"),
+        ("unsubscribed", "one-click unsubscribe"),
+        ("subscribed", "subscribe form"),
+    ]
+
+
+def test_coming_back_within_a_day_of_the_last_confirmation_email_sends_none(db_url):
+    mailing_list.subscribe(body(), job(), db_url, now=T0)
+    mailing_list.unsubscribe(row(db_url).link_key, mailing_list.BY_UNSUBSCRIBE_PAGE, db_url, now=T0)
+    mailing_list.subscribe(body(), job(), db_url, now=T0 + timedelta(hours=1))
+    assert (row(db_url).status, kinds(db_url)) == (PENDING, ["confirmation"])
+
+
+def test_an_unknown_link_key_changes_nothing(db_url):
+    mailing_list.subscribe(body(), job(), db_url, now=T0)
+    unknown = list_links.new_link_key()
+    assert mailing_list.confirm(unknown, job(), None, db_url) is None
+    assert mailing_list.unsubscribe(unknown, "test", db_url) is None
+    assert mailing_list.lookup(unknown, db_url) is None
+    assert row(db_url).status == PENDING
+
+
+# --- The operator's list -----------------------------------------------------------------
+
+
+# The command's own behaviour (columns, messages, exit codes) is the same on both databases;
+# what it reads and writes is tested on both above.
+ONE_DATABASE = pytest.mark.parametrize("database_kind", ["sqlite"])
+
+
+def exported(db_url: str, *args: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(publisher_gateway(db_url, "subscribers", *args).stdout)))
+
+
+@ONE_DATABASE
+def test_the_export_keeps_its_columns_and_adds_status_and_dates_after_them(db_url):
+    mailing_list.subscribe(body(), job(), db_url, now=T0)
+    mailing_list.subscribe(body("bo@example.com", "Bo"), job(), db_url, now=T0)
+    mailing_list.confirm(row(db_url, "bo@example.com").link_key, job(), None, db_url, now=T0)
+    header = publisher_gateway(db_url, "subscribers").stdout.splitlines()[0]
+    assert header == "email,name,book_updates,subscribed_at,status,confirmed_at,unsubscribed_at"
+    assert [(r["email"], r["status"], r["confirmed_at"]) for r in exported(db_url)] == [
+        ("jo@example.com", "pending", ""),
+        ("bo@example.com", "confirmed", T0.isoformat()),
+    ]
+    assert [r["email"] for r in exported(db_url, "--status", "confirmed")] == ["bo@example.com"]
+    assert [r["email"] for r in exported(db_url, "--status", "unsubscribed")] == []
+    refused = publisher_gateway(db_url, "subscribers", "--status", "maybe", check=False)
+    assert refused.returncode == 2 and "invalid choice: 'maybe'" in refused.stderr
+
+
+# --- Import -----------------------------------------------------------------------------
+
+
+def test_an_import_reads_what_the_export_writes_with_a_bom_quotes_and_a_repeated_address():
+    text = (
+        "\ufeffemail,name,book_updates,subscribed_at,status,confirmed_at,unsubscribed_at\r\n"
+        '"ann@example.com","Ann ""Annie"" Lee, PhD",yes,2026-01-01T00:00:00+00:00,confirmed,,\r\n'
+        "bo@example.com,Bo,yes,,pending,,\r\n"
+        "Ann@Example.com,Ann again,yes,,unsubscribed,,\r\n"  # the same address: the stronger word wins
+    )
+    rows = read_import(text)
+    assert [(r.email, r.name, r.status, r.line) for r in rows] == [
+        ("ann@example.com", 'Ann "Annie" Lee, PhD', "unsubscribed", 2),
+        ("bo@example.com", "Bo", "pending", 3),
+    ]
+
+
+def test_a_file_without_a_status_column_needs_the_operator_to_say_which():
+    text = "email,name\nann@example.com,Ann\n"
+    assert [r.status for r in read_import(text, "confirmed")] == ["confirmed"]
+    with pytest.raises(ImportRefused, match="no status column: say which with --status"):
+        read_import(text)
+    with pytest.raises(ImportRefused, match="--status is only for a file without one"):
+        read_import("email,name,status\nann@example.com,Ann,pending\n", "confirmed")
+    with pytest.raises(ImportRefused, match="the header has no email and no name column"):
+        read_import("address,who\nann@example.com,Ann\n", "confirmed")
+
+
+def test_every_bad_line_is_named_and_nothing_is_taken():
+    text = (
+        "email,name,status\n"
+        "good@example.com,Good,confirmed\n"
+        "not-an-address,Bad,confirmed\n"
+        "x@example.com,X,maybe\n"
+        f"y@example.com,{'N' * 101},pending\n"
+        "z@example.com,,pending\n"
+        f"{'a' * 250}@example.com,Long,pending\n"
+        "extra@example.com,Extra,pending,surplus\n"
+    )
+    with pytest.raises(ImportRefused) as refused:
+        read_import(text)
+    assert [problem.split(":")[0] for problem in refused.value.problems] == [f"line {n}" for n in range(3, 9)]
+    assert "'not-an-address' is not an email address" in refused.value.problems[0]
+    assert "unknown status 'maybe' (one of pending, confirmed, unsubscribed)" in refused.value.problems[1]
+    assert "the name is longer than 100 characters" in refused.value.problems[2]
+    assert "no name" in refused.value.problems[3]
+    assert "longer than 254 characters" in refused.value.problems[4]
+    assert "more fields than the header names" in refused.value.problems[5]
+
+
+def test_an_import_never_brings_back_someone_who_left_nor_unconfirms_anyone(db_url):
+    for email in ("left@example.com", "sure@example.com", "maybe@example.com"):
+        mailing_list.subscribe(body(email, "Reader"), job(), db_url, now=T0)
+    mailing_list.unsubscribe(row(db_url, "left@example.com").link_key, "test", db_url, now=T0)
+    mailing_list.confirm(row(db_url, "sure@example.com").link_key, job(), None, db_url, now=T0)
+    deliveries_before = kinds(db_url)
+    rows = read_import(
+        "email,name,status\n"
+        "left@example.com,Reader,confirmed\n"  # left: stays gone
+        "sure@example.com,Reader,pending\n"  # confirmed: not made pending again
+        "maybe@example.com,Reader,confirmed\n"  # pending -> confirmed: vouched for
+        "new@example.com,New Reader,confirmed\n"
+        "gone@example.com,Gone,unsubscribed\n"
+    )
+    report = mailing_list.import_rows(rows, "import of list.csv", db_url, now=T0 + timedelta(days=1))
+    assert str(report) == "2 added, 1 updated, 1 unchanged, 1 kept unsubscribed."
+    assert {s.email: s.status for s in mailing_list.list_subscribers(db_url=db_url)} == {
+        "left@example.com": UNSUBSCRIBED,
+        "sure@example.com": CONFIRMED,
+        "maybe@example.com": CONFIRMED,
+        "new@example.com": CONFIRMED,
+        "gone@example.com": UNSUBSCRIBED,
+    }
+    assert events(db_url, "new@example.com") == [("imported", "import of list.csv (confirmed)")]
+    assert kinds(db_url) == deliveries_before  # an import sends no email
+
+
+@ONE_DATABASE
+def test_the_import_command_takes_the_whole_file_or_nothing(db_url, tmp_path):
+    good = tmp_path / "list.csv"
+    good.write_text("\ufeffemail,name\nann@example.com,Ann\nbo@example.com,Bo\n", encoding="utf-8")
+    done = publisher_gateway(db_url, "import", str(good), "--status", "confirmed")
+    assert done.stdout == f"Imported {good}: 2 added, 0 updated, 0 unchanged, 0 kept unsubscribed. No email was sent.\n"
+    again = publisher_gateway(db_url, "import", str(good), "--status", "confirmed")
+    assert "0 added, 0 updated, 2 unchanged, 0 kept unsubscribed." in again.stdout
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("email,name\ncy@example.com,Cy\nnot-an-address,Dee\n", encoding="utf-8")
+    refused = publisher_gateway(db_url, "import", str(bad), "--status", "confirmed", check=False)
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines()[0].startswith(f"{bad}: line 3: 'not-an-address' is not an email address")
+    assert refused.stderr.splitlines()[-1] == f"publisher-gateway: nothing imported from {bad}."
+    assert [s.email for s in mailing_list.list_subscribers(db_url=db_url)] == ["ann@example.com", "bo@example.com"]
+
+
+@ONE_DATABASE
+def test_an_export_imported_into_another_site_keeps_every_status(db_url, tmp_path, template_db):
+    mailing_list.subscribe(body("ann@example.com", "Ann"), job(), db_url, now=T0)
+    mailing_list.subscribe(body("bo@example.com", "Bo"), job(), db_url, now=T0)
+    mailing_list.confirm(row(db_url, "bo@example.com").link_key, job(), None, db_url, now=T0)
+    export = tmp_path / "export.csv"
+    export.write_text(publisher_gateway(db_url, "subscribers").stdout)
+    other = tmp_path / "other.db"
+    other.write_bytes(template_db.read_bytes())
+    other_url = f"sqlite:///{other}"
+    publisher_gateway(other_url, "import", str(export))
+    assert {s.email: s.status for s in mailing_list.list_subscribers(db_url=other_url)} == {
+        "ann@example.com": PENDING,
+        "bo@example.com": CONFIRMED,
+    }
+
+
+# --- Erasure -------------------------------------------------------------------------------
+
+
+def test_forget_erases_the_address_its_messages_and_their_emails_and_nothing_else(db_url):
+    mailing_list.subscribe(body(), job(), db_url, now=T0)
+    key = row(db_url).link_key
+    mailing_list.confirm(key, job(), job(), db_url, now=T0)
+    mailing_list.subscribe(body("bo@example.com", "Bo"), job(), db_url, now=T0)
+    for sender in ("JO@example.com", "bo@example.com"):
+        message = SendEmailRequest.model_validate({**MESSAGE, "sender": {"name": "Jo Reader", "email": sender}})
+        storage.store_message(message, db_url, job())
+
+    forgotten = publisher_gateway(db_url, "forget", "Jo@Example.com")
+    assert forgotten.stdout == (
+        "Jo@Example.com: Removed its place on the list (confirmed) with 2 consent events, "
+        "1 contact message, 4 outbox emails.\n"
+    )
+    assert [s.email for s in mailing_list.list_subscribers(db_url=db_url)] == ["bo@example.com"]
+    assert [m.sender_email for m in storage.list_messages(db_url)] == ["bo@example.com"]
+    assert sorted(kinds(db_url)) == ["confirmation", "contact"]  # Bo's
+    assert mailing_list.consent_record("jo@example.com", db_url) == []
+    nothing = publisher_gateway(db_url, "forget", "jo@example.com")
+    assert nothing.stdout == "jo@example.com: Nothing is stored about that address.\n"
+
+    assert mailing_list.subscribe(body(), job(), db_url, now=T0 + timedelta(hours=1)) == "added"  # a stranger
+    assert row(db_url).link_key != key  # and the old links lead nowhere
+    assert mailing_list.unsubscribe(key, "test", db_url) is None
+
+
+# --- The schema --------------------------------------------------------------------------
+
+
+def test_subscribers_stored_before_the_list_kept_consent_become_pending_with_their_subscription_on_record(
+    empty_db_url,
+):
+    """The upgrade of a site that already has subscribers: nothing is sent until they confirm."""
+    alembic_config = Config()  # not alembic.ini: its logging set-up would silence this session's loggers
+    alembic_config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
+    alembic_config.set_main_option("sqlalchemy.url", empty_db_url)
+    command.upgrade(alembic_config, "b6ae782661cd")  # the schema before this revision
+    engine = sqlalchemy.create_engine(empty_db_url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                sqlalchemy.text(
+                    "INSERT INTO subscriber (email, email_key, name, book_updates, subscribed_at) "
+                    "VALUES ('Old@Example.com', 'old@example.com', 'Old Reader', 'yes', :at)"
+                ),
+                {"at": T0},
+            )
+    finally:
+        engine.dispose()
+    publisher_gateway(empty_db_url, "migrate")
+    old = row(empty_db_url, "old@example.com")
+    assert (old.status, old.source, old.confirmed_at, old.confirmation_sent_at) == (
+        PENDING,
+        "subscribe form",
+        None,
+        None,
+    )
+    assert 16 <= len(old.link_key) <= storage.LINK_KEY_MAX
+    assert [(e.event, e.how, e.at) for e in mailing_list.consent_record("old@example.com", empty_db_url)] == [
+        ("subscribed", "subscribe form", T0)
+    ]
+    assert kinds(empty_db_url) == []  # nothing is sent to them until they confirm
