@@ -117,7 +117,7 @@ def subscribe(
             return "added"
         row = _by_key(connection, Subscriber.email_key, key)
         step = on_subscribe(row.status, row.confirmation_sent_at, now, emails_on=job is not None)
-        changes: dict = {"status": step.status}
+        changes: dict = {"status": step.status} if step.status != row.status else {}
         if step.joins:
             changes |= {"subscribed_at": now, "source": source, "name": body.name}
             changes |= {"confirmed_at": None, "unsubscribed_at": None}
@@ -135,8 +135,9 @@ def subscribe(
             )
             if claimed.rowcount == 1:
                 _queue(connection, storage.CONFIRMATION, row.id, job, now)
-                return "rejoined" if step.joins else "pending"
-        connection.execute(update.values(**changes))
+                return "rejoined" if step.joins else step.status
+        if changes:
+            connection.execute(update.values(**changes))
         return "rejoined" if step.joins else step.status
 
 
@@ -325,7 +326,9 @@ class ImportReport:
         )
 
 
-def import_rows(rows: list[ImportRow], how: str, db_url: str | None = None, *, now: datetime | None = None):
+def import_rows(
+    rows: list[ImportRow], how: str, db_url: str | None = None, *, now: datetime | None = None
+) -> ImportReport:
     """Bring ``rows`` into the list in one transaction; it sends no email.
 
     An address that left stays unsubscribed whatever the file says; a confirmed one
