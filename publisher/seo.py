@@ -8,11 +8,15 @@ URL (Reflex's ``deploy_url``).
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import reflex as rx
 
 from publisher import content
+from publisher.hosting import images
 from publisher.settings import site_url
 
 if TYPE_CHECKING:
@@ -20,6 +24,21 @@ if TYPE_CHECKING:
 
 INDEX_FOLLOW = "index, follow"
 NOINDEX = "noindex"
+
+
+@dataclass(frozen=True)
+class ShareImage:
+    """The picture a link preview shows: a root-relative path, its text and its size."""
+
+    path: str
+    alt: str
+    width: int
+    height: int
+
+
+SITE_SHARE_IMAGE = ShareImage(
+    content.SHARE_IMAGE, content.SHARE_IMAGE_ALT, content.SHARE_IMAGE_WIDTH, content.SHARE_IMAGE_HEIGHT
+)
 
 
 def full_title(title: str) -> str:
@@ -83,19 +102,64 @@ def person(author: content.Author, card_path: str) -> dict[str, Any]:
     }
 
 
-def book(item: content.Book) -> dict[str, Any]:
-    return {
+BOOK_FORMATS = {  # schema.org's names of the formats a Book may give
+    "Paperback": "https://schema.org/Paperback",
+    "Hardcover": "https://schema.org/Hardcover",
+    "E-book": "https://schema.org/EBook",
+    "Audiobook": "https://schema.org/AudiobookFormat",
+}
+
+
+def typical_age_range(age_range: str | None) -> str | None:
+    """schema.org's form of an age range: '5 and up' -> '5-', '7-10' -> '7-10'; None when it has no such form."""
+    match = re.fullmatch(r"(\d+)\s*(?:and up|\+)|(\d+)\s*[-–]\s*(\d+)", (age_range or "").strip())
+    if match is None:
+        return None
+    return f"{match[1]}-" if match[1] else f"{match[2]}-{match[3]}"
+
+
+def book(item: content.Book, author_cards: Mapping[str, str]) -> dict[str, Any]:
+    """A book, identified by its page; ``author_cards``: author name -> the path of their card on About.
+
+    Only what the content gives: an edition (ISBN, format, date, pages) appears as
+    ``workExample`` when any of it is known.
+    """
+    url = absolute_url(item.page_path)
+    node: dict[str, Any] = {
         "@type": "Book",
-        "@id": absolute_url(f"/#{item.slug}"),
+        "@id": f"{url}#book",
         "name": item.title,
         "alternativeHeadline": item.subtitle,
         "description": item.description,
-        "image": absolute_url(item.cover_image),
-        "inLanguage": "en",
-        "author": [{"@type": "Person", "name": name} for name in item.author_names],
+        "url": url,
+        "image": absolute_url(images.largest_url(item.cover_image, images.COVER_WIDTHS)),
+        "inLanguage": item.language,
+        "author": [
+            {
+                "@type": "Person",
+                "name": name,
+                **({"url": absolute_url(author_cards[name])} if name in author_cards else {}),
+            }
+            for name in item.author_names
+        ],
         "publisher": {"@id": organization_id()},
         "offers": {"@type": "Offer", "url": str(item.book_link)},
     }
+    if age := typical_age_range(item.age_range):
+        node["typicalAgeRange"] = age
+    edition = {
+        key: value
+        for key, value in (
+            ("isbn", item.isbn13_digits),
+            ("bookFormat", BOOK_FORMATS.get(item.format or "")),
+            ("datePublished", item.publication_date.isoformat() if item.publication_date else None),
+            ("numberOfPages", item.page_count),
+        )
+        if value is not None
+    }
+    if edition:
+        node["workExample"] = [{"@type": "Book", "inLanguage": item.language, **edition}]
+    return node
 
 
 def breadcrumbs(name: str, route: str) -> dict[str, Any]:
@@ -127,27 +191,33 @@ def json_ld_text(data: dict[str, Any]) -> str:
     )
 
 
+def share_image(page: SitePage) -> ShareImage:
+    return page.share_image() if page.share_image else SITE_SHARE_IMAGE
+
+
 def meta_tags(page: SitePage) -> list[dict[str, str] | rx.Component]:
     """Meta entries for ``app.add_page(meta=...)``; title, description and og:image go separately."""
     title = full_title(page.copy.title)
     description = page.copy.description
-    image = absolute_url(content.SHARE_IMAGE)
+    picture = share_image(page)
+    image = absolute_url(picture.path)
     tags: list[dict[str, str] | rx.Component] = [
         {"name": "keywords", "content": ", ".join(page.copy.keywords)},
         {"name": "robots", "content": INDEX_FOLLOW if page.indexed else NOINDEX},
-        {"property": "og:type", "content": "website"},
+        {"property": "og:type", "content": page.og_type},
         {"property": "og:site_name", "content": content.BRAND_NAME},
         {"property": "og:locale", "content": "en_US"},
         {"property": "og:title", "content": title},
         {"property": "og:description", "content": description},
-        {"property": "og:image:alt", "content": content.SHARE_IMAGE_ALT},
-        {"property": "og:image:width", "content": str(content.SHARE_IMAGE_WIDTH)},
-        {"property": "og:image:height", "content": str(content.SHARE_IMAGE_HEIGHT)},
+        {"property": "og:image:alt", "content": picture.alt},
+        {"property": "og:image:width", "content": str(picture.width)},
+        {"property": "og:image:height", "content": str(picture.height)},
+        *({"property": name, "content": value} for name, value in page.open_graph()),
         {"name": "twitter:card", "content": "summary_large_image"},
         {"name": "twitter:title", "content": title},
         {"name": "twitter:description", "content": description},
         {"name": "twitter:image", "content": image},
-        {"name": "twitter:image:alt", "content": content.SHARE_IMAGE_ALT},
+        {"name": "twitter:image:alt", "content": picture.alt},
     ]
     if page.has_url:
         url = absolute_url(page.route)
@@ -162,6 +232,6 @@ def page_args(page: SitePage) -> dict[str, Any]:
     return {
         "title": full_title(page.copy.title),
         "description": page.copy.description,
-        "image": absolute_url(content.SHARE_IMAGE),
+        "image": absolute_url(share_image(page).path),
         "meta": meta_tags(page),
     }

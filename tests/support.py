@@ -71,17 +71,23 @@ def publisher_gateway(
     )
 
 
-def build_site(log_path: Path, site_url: str | None = TEST_SITE_URL) -> None:
+def project_path(root: Path) -> dict[str, str]:
+    """For a project elsewhere than this checkout: its own ``publisher`` package first on the path."""
+    return {} if root == PROJECT_ROOT else {"PYTHONPATH": str(root)}
+
+
+def build_site(log_path: Path, site_url: str | None = TEST_SITE_URL, root: Path = PROJECT_ROOT) -> None:
     """`make build`: the optimized frontend in .web/build/client and its backend markers.
 
-    For ``site_url``, or, with None, the configured one.
+    For ``site_url``, or, with None, the configured one; of the project at ``root``
+    (another one than this checkout: tests/print_covers.py).
     """
     deploy_url = {"REFLEX_DEPLOY_URL": site_url} if site_url else {}
     with log_path.open("wb") as log:
         subprocess.run(
             [str(VENV_BIN / "reflex"), "export", "--frontend-only", "--no-zip"],
-            cwd=PROJECT_ROOT,
-            env=tool_env(REFLEX_ENV_MODE="prod", **deploy_url),
+            cwd=root,
+            env=tool_env(REFLEX_ENV_MODE="prod", **deploy_url, **project_path(root)),
             stdout=log,
             stderr=subprocess.STDOUT,
             check=True,
@@ -89,8 +95,8 @@ def build_site(log_path: Path, site_url: str | None = TEST_SITE_URL) -> None:
         )
         subprocess.run(
             [str(VENV_BIN / "publisher-serve"), "--prepare"],
-            cwd=PROJECT_ROOT,
-            env=tool_env(),
+            cwd=root,
+            env=tool_env(**project_path(root)),
             stdout=log,
             stderr=subprocess.STDOUT,
             check=True,
@@ -116,7 +122,8 @@ def container_command() -> list[str]:
 class ProductionServer:
     """The container's start command on 127.0.0.1, serving the existing build (no rebuild)."""
 
-    def __init__(self, port: int, log_path: Path, extra_env: dict[str, str] | None = None):
+    def __init__(self, port: int, log_path: Path, extra_env: dict[str, str] | None = None, root: Path = PROJECT_ROOT):
+        self.root = root
         self.port = port
         self.base_url = f"http://localhost:{port}"
         self.log_path = log_path
@@ -128,12 +135,12 @@ class ProductionServer:
     def start(self, timeout: float = 120) -> None:
         command = container_command()
         command[0] = str(VENV_BIN / command[0])
-        env = tool_env(HOST="127.0.0.1", PORT=str(self.port), **self.extra_env)
+        env = tool_env(HOST="127.0.0.1", PORT=str(self.port), **project_path(self.root), **self.extra_env)
         log = self.log_path.open("wb")
         started = time.monotonic()
         self.launched_at = time.time()
         self.process = subprocess.Popen(
-            command, cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            command, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
 
         def ready() -> bool:
@@ -202,9 +209,9 @@ class RedisServer:
 
 
 @contextmanager
-def running_server(workdir: Path, extra_env: dict[str, str]) -> Iterator[ProductionServer]:
+def running_server(workdir: Path, extra_env: dict[str, str], root: Path = PROJECT_ROOT) -> Iterator[ProductionServer]:
     """A production server on a free port, with its log and any database under ``workdir``."""
-    prod = ProductionServer(free_port(), workdir / "reflex.log", extra_env=extra_env)
+    prod = ProductionServer(free_port(), workdir / "reflex.log", extra_env=extra_env, root=root)
     prod.start()
     try:
         yield prod

@@ -6,18 +6,22 @@ import reflex as rx
 
 from publisher import content
 from publisher.components.links import external_button
+from publisher.components.pictures import picture
 from publisher.content.authors import VIEW_ON_AMAZON
+from publisher.hosting import images
 
 
-def author_card(author: content.Author) -> rx.Component:
+def author_card(author: content.Author, index: int = 0) -> rx.Component:
     heading_id = f"author-{author.slug}-name"
     return rx.el.article(
-        rx.el.img(
-            src=author.author_image,
-            alt=author.image_alt,
-            custom_attrs={"width": str(author.image_width), "height": str(author.image_height)},
-            decoding="async",
-            class_name="h-40 w-40 shrink-0 rounded-full border-4 border-amber-100 bg-amber-50 sm:h-48 sm:w-48",
+        picture(
+            author.author_image,
+            author.image_alt,
+            widths=images.PORTRAIT_WIDTHS,
+            sizes="(min-width: 640px) 192px, 160px",  # h-40/w-40, sm:w-48
+            priority=index == 0,  # the first portrait is About's first image
+            class_name="h-40 w-40 shrink-0 rounded-full border-4 border-amber-100 bg-amber-50 object-cover "
+            "sm:h-48 sm:w-48",
         ),
         rx.el.div(
             rx.el.h2(author.name, id=heading_id, class_name="font-serif text-2xl font-bold text-stone-900"),
@@ -39,6 +43,6 @@ def author_card(author: content.Author) -> rx.Component:
 
 def author_list() -> rx.Component:
     return rx.el.div(
-        *[author_card(author) for author in content.AUTHORS],
+        *[author_card(author, index) for index, author in enumerate(content.AUTHORS)],
         class_name="flex flex-col gap-8",
     )

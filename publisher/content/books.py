@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from publisher.content.authors import MAYA, OLIVER
-from publisher.content.models import Book
+from publisher.content.models import Book, PageCopy
 
 LATEST_RELEASES = "Latest Releases"
 GET_YOUR_COPY = "Get Your Copy Today"
+# A book's page.
+BY = "By"
+DETAILS = "Book details"
+FORMAT = "Format"
+ISBN13 = "ISBN-13"
+PAGES = "Pages"
+AGES = "Ages"
+PUBLISHED = "Published"
+LANGUAGE = "Language"
+BREADCRUMB_LABEL = "Breadcrumb"
+COVER_ALT_PREFIX = "Cover of "  # the share image's alt text: "Cover of <title>"
+# The release feed (/releases.atom), the way to follow new books without an email address.
+AND = " and "
+LIST_SEPARATOR = ", "
+DATE_FORMAT = "%-d %B %Y"  # 12 March 2026
+FEED_TITLE = "Animals We Confuse: new releases"
+FEED_SUBTITLE = "New books in the Animals We Confuse series, as they come out."
+# When the book list last changed: the feed's date for a book without a publication date.
+CATALOGUE_UPDATED = date(2026, 11, 23)
 # The home page's search (/?q=term); {query}, {count} and {total} are filled in by assets/site.js.
 SEARCH_NO_MATCH = "No books match “{query}”."
 SEARCH_MATCH = "Showing {count} of {total} books matching “{query}”."
@@ -52,6 +73,7 @@ BOOKS: tuple[Book, ...] = (
             "smaller hamster with full cheek pouches on a grassy hill"
         ),
         author_names=(MAYA.name, OLIVER.name),
+        age_range="5 and up",
     ),
     Book(
         slug="word-search-book",
@@ -72,5 +94,44 @@ BOOKS: tuple[Book, ...] = (
             "words hamster, cavy, pellet and hay circled"
         ),
         author_names=(MAYA.name,),
+        age_range="7 and up",
     ),
 )
+
+
+def latest_first(books: tuple[Book, ...]) -> tuple[Book, ...]:
+    """Newest first where publication dates are given; the others after them, in the content's order."""
+    dated = sorted((b for b in books if b.publication_date), key=lambda b: b.publication_date, reverse=True)
+    return (*dated, *(b for b in books if not b.publication_date))
+
+
+def book_by_slug(slug: str) -> Book | None:
+    return next((book for book in BOOKS if book.slug == slug), None)
+
+
+SNIPPET_MAX = 160  # what search results show of a description
+
+
+def book_page_copy(book: Book) -> PageCopy:
+    """What a book's page says of itself: its title, and for search results the start of its description."""
+    return PageCopy(
+        title=book.title,
+        description=_snippet(book.description),
+        keywords=(book.title, book.caption, *book.author_names, "look-alike animals"),
+        heading=book.title,
+        intro=book.subtitle,
+        short_name=book.title,
+    )
+
+
+def _snippet(text: str) -> str:
+    """The first sentence when it fits, else as many whole words as fit, with an ellipsis."""
+    first = text.split(". ")[0].rstrip(".") + "."
+    if len(first) <= SNIPPET_MAX:
+        return first
+    return text[: SNIPPET_MAX - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+def joined(names: list[str]) -> list[str]:
+    """The separators between names as the page writes them: 'A', 'A and B', 'A, B and C'."""
+    return [LIST_SEPARATOR] * max(len(names) - 2, 0) + ([AND] if len(names) > 1 else [])

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator
 
 NonEmpty = Field(min_length=1)
 
@@ -13,34 +15,84 @@ class _Content(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
 
 
-class Book(_Content):
-    """A book: its card on Home."""
+def isbn13_problem(value: str) -> str | None:
+    """Why ``value`` is not an ISBN-13 (13 digits, hyphens or spaces allowed, check digit right); None if it is."""
+    digits = value.replace("-", "").replace(" ", "")
+    if len(digits) != 13 or not digits.isdigit():
+        return "an ISBN-13 has 13 digits (hyphens allowed)"
+    if not digits.startswith(("978", "979")):
+        return "an ISBN-13 starts with 978 or 979"
+    check = (10 - sum(int(d) * (3 if i % 2 else 1) for i, d in enumerate(digits[:12])) % 10) % 10
+    if int(digits[12]) != check:
+        return f"its check digit should be {check}, not {digits[12]}: a digit is mistyped"
+    return None
 
-    slug: str = NonEmpty
+
+Slug = Annotated[str, Field(min_length=1, pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")]
+BookFormat = Literal["Paperback", "Hardcover", "E-book", "Audiobook"]
+BOOK_PAGES = "/books"  # each book's page is /books/<slug>
+# Languages a book may be in: the code (BCP 47, for search engines) and the name the page shows.
+LANGUAGES = {"en": "English"}
+
+
+class Book(_Content):
+    """A book: its card on Home and its own page, /books/<slug>.
+
+    The edition details are optional: a field the publisher has not given is left
+    out of the page and its metadata, never filled in.
+    """
+
+    slug: Slug
     title: str = NonEmpty
     subtitle: str = NonEmpty
     caption: str = NonEmpty
     description: str = NonEmpty
     book_link: HttpUrl
-    cover_image: str = NonEmpty  # path under assets/, served from the site root
+    cover_image: str = NonEmpty  # under assets/: SVG, or a JPEG, PNG or WebP of any size
     image_alt: str = NonEmpty
-    cover_width: int = 400
-    cover_height: int = 600
     author_names: tuple[str, ...] = Field(min_length=1)
+    # The edition, as far as the publisher has given it.
+    format: BookFormat | None = None
+    isbn13: str | None = None  # checked, kept as written ("978-1-...")
+    page_count: int | None = Field(default=None, gt=0)
+    age_range: str | None = Field(default=None, min_length=1)  # "5 and up"
+    publication_date: date | None = None
+    language: str = "en"
+
+    @field_validator("isbn13")
+    @classmethod
+    def _valid_isbn13(cls, value: str | None) -> str | None:
+        if value is not None and (problem := isbn13_problem(value)):
+            raise ValueError(f"{value!r} is not a valid ISBN-13: {problem}")
+        return value
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, value: str) -> str:
+        if value not in LANGUAGES:
+            raise ValueError(f"{value!r} is not one of the languages the site names: {', '.join(LANGUAGES)}")
+        return value
+
+    @property
+    def page_path(self) -> str:
+        """Where the book's own page is."""
+        return f"{BOOK_PAGES}/{self.slug}"
+
+    @property
+    def isbn13_digits(self) -> str | None:
+        return None if self.isbn13 is None else self.isbn13.replace("-", "").replace(" ", "")
 
 
 class Author(_Content):
     """An author card on About."""
 
-    slug: str = NonEmpty
+    slug: Slug
     name: str = NonEmpty
     role: str = NonEmpty
     author_bio: tuple[str, ...] = Field(min_length=1)
-    author_image: str = NonEmpty
+    author_image: str = NonEmpty  # under assets/: SVG, or a JPEG, PNG or WebP of any size
     image_alt: str = NonEmpty
     amazon_url: HttpUrl
-    image_width: int = 400
-    image_height: int = 400
 
 
 class SocialLink(_Content):

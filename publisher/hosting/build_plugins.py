@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from bs4 import BeautifulSoup, Comment
+from reflex.utils import prerequisites
+from reflex_base import constants
 from reflex_base.plugins.base import Plugin
 
 from publisher.hosting import static_or_app
@@ -249,18 +251,39 @@ def finish_pages(static_dir: Path, kinds: dict[str, static_or_app.PageKind]) -> 
         page.write_text(defer_app_boot(html) if kinds[route].starts_app else strip_app(html), encoding="utf-8")
 
 
+def remove_originals(static_dir: Path, sources: list[str]) -> None:
+    """Raster images are served as their variants only: their originals (print size) leave the build."""
+    for src in sources:
+        for path in (static_dir / src.lstrip("/")).parent.glob(Path(src).name + "*"):  # with .gz/.br twins
+            path.unlink()
+
+
 class SiteFilesPlugin(Plugin):
-    """Adds robots.txt, the prerendered 404 page, the same-origin backend URL and the dev host."""
+    """Adds robots.txt, the release feed, the images' variants, the prerendered 404 page, the
+    same-origin backend URL and the dev server's settings.
+
+    The site's own modules (settings, the content, the images, the feed) are imported in
+    the hooks, not at the top: rxconfig.py imports this module into Reflex's long-lived
+    development supervisor, whose forked workers would then keep the content it imported,
+    and an edited sentence would not show after a hot reload.
+    """
 
     def get_static_assets(self, **context: Any):
-        # Here, not at the top: rxconfig.py imports this module into Reflex's long-lived
-        # development supervisor, whose forked workers would then keep the content that
-        # settings imports, and an edited sentence would not show after a hot reload.
         from publisher import settings  # noqa: PLC0415
+        from publisher.hosting import feed  # noqa: PLC0415
 
-        return [(Path("public") / "robots.txt", robots_txt(settings.site_url()))]
+        site = settings.site_url()
+        return [
+            (Path("public") / "robots.txt", robots_txt(site)),
+            (Path("public") / feed.FEED_PATH.lstrip("/"), feed.release_feed(site)),
+        ]
 
     def pre_compile(self, **context: Any) -> None:
+        from publisher.hosting import image_build, images  # noqa: PLC0415
+
+        wanted = images.site_images()
+        image_build.write_variants(prerequisites.get_web_dir() / constants.Dirs.PUBLIC, wanted)
+        images.write_manifest(item.info for item in wanted)
         kinds = static_or_app.decide(context["unevaluated_pages"])
         for kind in kinds.values():
             logger.info("Page %s", kind.describe())
@@ -270,6 +293,9 @@ class SiteFilesPlugin(Plugin):
         context["add_modify_task"](VITE_CONFIG, dev_server_plugins)
 
     def post_build(self, **context: Any) -> None:
+        from publisher.hosting import images  # noqa: PLC0415
+
         static_dir = Path(context["static_dir"])
         use_prerendered_not_found(static_dir)
         finish_pages(static_dir, static_or_app.read_manifest())
+        remove_originals(static_dir, [item.info.src for item in images.site_images() if not item.info.is_svg])

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import mimetypes
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -28,7 +29,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from publisher.gateway.list_http import ListLinks
-from publisher.hosting import static_or_app
+from publisher.hosting import feed, images, static_or_app
 from publisher.pages import PAGES
 from publisher.pages.registry import PageRegistry
 
@@ -44,6 +45,9 @@ STATIC_PAGE_CACHE = "public, max-age=0, s-maxage=300"
 # Scripts, styles, images and JSON are never documents the site renders: if one is
 # opened directly, nothing in it may run or load.
 RESOURCE_POLICY = "default-src 'none'; frame-ancestors 'none'"
+# The release feed: Python's table of types does not know .atom, and the static files
+# take the Content-Type from it.
+mimetypes.add_type(feed.CONTENT_TYPE, ".atom")
 _IMAGE_SUFFIXES = (".svg", ".png", ".ico", ".jpg", ".jpeg", ".webp", ".avif")
 # Vite's output: /assets/<name>-<hash>.<ext>, content-addressed.
 _HASHED_ASSET = re.compile(r"^/assets/[^/]+-[A-Za-z0-9_-]{8,}\.(?:js|css|mjs|woff2?|svg|png|webp)$")
@@ -58,8 +62,12 @@ def _is_executable(attrs: str) -> bool:
     return (declared.group(1).lower() if declared else "") in _JAVASCRIPT_TYPES
 
 
+# hosting/images.py: each name carries its source's content hash.
+_IMAGE_VARIANT = re.compile(rf"^{re.escape(images.VARIANTS_URL)}/[^/]+-[0-9a-f]{{12}}-(?:\d+w|share)\.[a-z]+$")
+
+
 def cache_control(path: str) -> str:
-    if _HASHED_ASSET.match(path):
+    if _HASHED_ASSET.match(path) or _IMAGE_VARIANT.match(path):
         return IMMUTABLE
     if path.lower().endswith(_IMAGE_SUFFIXES):
         return IMAGE_CACHE

@@ -5,6 +5,7 @@ Importing this package declares every page, so ``registry.PAGES`` is complete.
 
 from publisher.pages import (  # noqa: F401 (each declares its page)
     about,
+    book,
     confirm,
     contact,
     home,

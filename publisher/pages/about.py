@@ -12,6 +12,11 @@ def author_card_path(author: content.Author) -> str:
     return f"{about.route}#{author.slug}"
 
 
+def author_cards() -> dict[str, str]:
+    """Each author's name -> their card on About (for a book's credits)."""
+    return {author.name: author_card_path(author) for author in content.AUTHORS}
+
+
 def _structured_data():
     return [seo.person(author, author_card_path(author)) for author in content.AUTHORS]
 

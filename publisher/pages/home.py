@@ -4,12 +4,15 @@ from publisher import content, seo
 from publisher.components.books import latest_releases
 from publisher.components.layout import page_heading
 from publisher.content import page_copy
+from publisher.content.books import latest_first
+from publisher.pages.about import author_cards
 from publisher.pages.registry import ROOT, site_page
 
 
 def _structured_data():
     """The publisher, the site with its book search, and every book."""
-    return [seo.organization(), seo.website(), *(seo.book(item) for item in content.BOOKS)]
+    cards = author_cards()
+    return [seo.organization(), seo.website(), *(seo.book(item, cards) for item in latest_first(content.BOOKS))]
 
 
 @site_page(route=ROOT, copy=page_copy.HOME, nav_position=1, structured_data=_structured_data)

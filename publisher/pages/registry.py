@@ -48,6 +48,11 @@ class SitePage:
     indexed: bool = True  # robots "index, follow"; False: "noindex"
     # JSON-LD nodes beyond the breadcrumbs every page but Home gets (seo.structured_data).
     structured_data: Callable[[], Iterable[dict[str, Any]]] = field(default=_no_structured_data)
+    # Link previews: Open Graph's type, its properties beyond the common ones, and the image
+    # (None: the site's share image).
+    og_type: str = "website"
+    open_graph: Callable[[], Iterable[tuple[str, str]]] = field(default=_no_structured_data)
+    share_image: Callable[[], seo.ShareImage] | None = None
 
     @property
     def has_url(self) -> bool:
@@ -122,6 +127,9 @@ def site_page(
     in_sitemap: bool = True,
     indexed: bool = True,
     structured_data: Callable[[], Iterable[dict[str, Any]]] = _no_structured_data,
+    og_type: str = "website",
+    open_graph: Callable[[], Iterable[tuple[str, str]]] = _no_structured_data,
+    share_image: Callable[[], seo.ShareImage] | None = None,
     registry: PageRegistry = PAGES,
 ) -> Callable[[Callable[[], Iterable[rx.Component]]], SitePage]:
     """Declare a page: decorates the function that returns the page's content."""
@@ -138,6 +146,9 @@ def site_page(
                 in_sitemap=in_sitemap,
                 indexed=indexed,
                 structured_data=structured_data,
+                og_type=og_type,
+                open_graph=open_graph,
+                share_image=share_image,
             )
         )
 

@@ -185,11 +185,13 @@ def test_images_declare_their_size(built):
             assert img.has_attr("alt"), img
 
 
-def test_sitemap_lists_the_four_routes_with_absolute_urls(built):
+def test_sitemap_lists_every_page_with_absolute_urls(built):
     tree = ET.parse(BUILD_DIR / "sitemap.xml")
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
     locs = [loc.text for loc in tree.getroot().findall("s:url/s:loc", ns)]
-    assert sorted(locs) == sorted(TEST_SITE_URL + item.route for item in DECLARED_PAGES.navigation())
+    assert sorted(locs) == sorted(TEST_SITE_URL + page.route for page in DECLARED_PAGES.pages() if page.in_sitemap)
+    books = [f"{TEST_SITE_URL}/books/{book.slug}" for book in content.BOOKS]
+    assert sorted(locs) == sorted([TEST_SITE_URL + item.route for item in DECLARED_PAGES.navigation()] + books)
 
 
 def test_robots_txt_points_to_the_sitemap(built):

@@ -14,6 +14,7 @@ import reflex_base
 
 from publisher.hosting import build_plugins, static_or_app
 from publisher.hosting.build_plugins import prerender_not_found, robots_txt, use_prerendered_not_found
+from publisher.hosting.feed import release_feed
 from tests.support import PROJECT_ROOT
 
 REFLEX_CONFIG_JSON = '{"basename": "/", "ssr": false, "prerender": true, "build": "build"}'
@@ -176,7 +177,10 @@ def test_robots_txt():
 def test_plugin_adds_robots_txt_for_the_configured_site(monkeypatch):
     monkeypatch.setattr("publisher.settings.site_url", lambda: "https://books.example.com")
     assets = build_plugins.SiteFilesPlugin().get_static_assets()
-    assert assets == [(Path("public") / "robots.txt", robots_txt("https://books.example.com"))]
+    assert assets == [
+        (Path("public") / "robots.txt", robots_txt("https://books.example.com")),
+        (Path("public") / "releases.atom", release_feed("https://books.example.com")),
+    ]
 
 
 @pytest.fixture

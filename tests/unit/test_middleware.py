@@ -7,6 +7,7 @@ import copy
 
 import pytest
 
+from publisher import content
 from publisher.gateway.list_http import ListLinks
 from publisher.hosting import middleware, static_or_app
 from publisher.hosting.middleware import CanonicalRouteRewrite
@@ -139,7 +140,9 @@ def test_transform_adds_headers_and_the_list_links_around_the_route_rewrite_for_
     assert wrapped.app is inner
     nav_routes = frozenset(item.route for item in PAGES.navigation() if item.route != "/")
     assert nav_routes == frozenset({"/about", "/subscribe", "/contact-us"})
-    assert wrapped.routes == nav_routes | {"/subscribe/confirm", "/unsubscribe"}  # outside the navigation too
+    book_pages = {f"/books/{book.slug}" for book in content.BOOKS}
+    # Outside the navigation too: the list's pages and the books'.
+    assert wrapped.routes == nav_routes | {"/subscribe/confirm", "/unsubscribe"} | book_pages
     assert outer.starts_app == static_or_app.starts_app_by_route()
 
 

@@ -261,8 +261,9 @@ def test_not_found_is_noindex():
     assert tag_content(NOT_FOUND, "robots") == "noindex"
 
 
-def test_indexed_pages_are_the_four_nav_routes():
-    assert [page.route for page in INDEXED_PAGES] == [item.route for item in PAGES.navigation()]
+def test_indexed_pages_are_the_four_nav_routes_and_the_books_pages():
+    books = [f"/books/{book.slug}" for book in content.BOOKS]
+    assert [page.route for page in INDEXED_PAGES] == [item.route for item in PAGES.navigation()] + books
 
 
 # --- meta_tags ------------------------------------------------------------------------

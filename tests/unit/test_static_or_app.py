@@ -49,6 +49,9 @@ def test_the_site_today_pages_without_a_form_are_static_and_the_form_pages_start
         "/about": False,
         "/subscribe": True,
         "/contact-us": True,
+        "/books/coloring-book": False,  # a book's page is static, like Home
+        "/books/guinea-pig-or-hamster": False,
+        "/books/word-search-book": False,
         "/subscribe/confirm": True,  # the app reads the link and answers the button
         "/unsubscribe": True,
         "404": False,

@@ -1,0 +1,191 @@
+"""The site's images as the build serves them: a print-size cover becomes a few small files.
+
+A maintainer points ``cover_image`` (or ``author_image``) at a JPEG, PNG or WebP of
+any size under ``assets/``. The build (image_build.py, from build_plugins.py) makes,
+with Pillow, AVIF and WebP variants at the widths each place shows the image at, once
+and twice over, plus a JPEG fallback (PNG for an image with transparency), and a
+1200x630 share image of each cover for link previews. Every variant's name carries a hash
+of its source's content, so they are served as immutable files, and a variant
+whose file already exists is not encoded again: an unchanged image costs nothing
+on the next build. Their markup (components/pictures.py) names the same files,
+computed the same way from the same source.
+
+An SVG is served as it is (it scales by itself); only its share image is drawn
+(with libvips, which renders SVG; Pillow does not).
+
+Width, height and content hash come from the file; at run time in the image,
+where ``assets/`` is not copied, from the manifest the build writes beside the
+page markers (``.web/backend/images.json``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from publisher import content
+
+ASSETS_DIR = Path("assets")
+MANIFEST = Path(".web") / "backend" / "images.json"
+VARIANTS_URL = "/images/variants"  # under the build's root, and .web/public while building
+RASTER_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
+
+# The CSS widths each place shows an image at (components/pictures.py), 1x and 2x screens.
+COVER_WIDTHS = (240, 320, 480, 640)
+PORTRAIT_WIDTHS = (160, 192, 320, 384)
+SHARE_WIDTH, SHARE_HEIGHT = 1200, 630
+# Bumped when the encoding (image_build.py) changes, so every variant gets a new name.
+ENCODING = "1"
+MIME = {"avif": "image/avif", "webp": "image/webp", "jpg": "image/jpeg", "png": "image/png"}
+
+
+class ImageProblem(RuntimeError):
+    """An image the content names cannot be used; the message names it and says why."""
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    """What the markup and the build need to know of a source image."""
+
+    src: str  # as the content names it: "/images/covers/x.jpg", under assets/
+    width: int
+    height: int
+    digest: str  # of the file's bytes and ENCODING
+    alpha: bool = False
+
+    @property
+    def is_svg(self) -> bool:
+        return self.src.lower().endswith(".svg")
+
+    @property
+    def fallback(self) -> str:
+        """The format every browser shows: JPEG, or PNG to keep transparency."""
+        return "png" if self.alpha else "jpg"
+
+    @property
+    def stem(self) -> str:
+        return Path(self.src).stem
+
+    def widths(self, wanted: Iterable[int]) -> tuple[int, ...]:
+        """The variant widths of ``wanted`` that the source can give (never enlarged)."""
+        fitting = sorted({width for width in wanted if width <= self.width})
+        return tuple(fitting) or (self.width,)
+
+    def height_at(self, width: int) -> int:
+        return round(self.height * width / self.width)
+
+    def variant_url(self, width: int, fmt: str) -> str:
+        return f"{VARIANTS_URL}/{self.stem}-{self.digest}-{width}w.{fmt}"
+
+    @property
+    def share_url(self) -> str:
+        return f"{VARIANTS_URL}/{self.stem}-{self.digest}-share.jpg"
+
+
+def largest_url(src: str, widths: Iterable[int]) -> str:
+    """The biggest file the site serves of an image (structured data, the feed): its largest fallback."""
+    info = describe(src)
+    return src if info.is_svg else info.variant_url(info.widths(widths)[-1], info.fallback)
+
+
+def source_path(src: str) -> Path:
+    if not src.startswith("/"):
+        raise ImageProblem(f"{src!r}: an image path must start with / (a file under assets/)")
+    return ASSETS_DIR / src.lstrip("/")
+
+
+def describe(src: str) -> ImageInfo:
+    """The image's size and content hash: from its file, or from the build's manifest without one."""
+    path = source_path(src)
+    if path.exists():
+        stat = path.stat()
+        return _read(src, stat.st_mtime_ns, stat.st_size)
+    manifest = _manifest(MANIFEST.stat().st_mtime_ns) if MANIFEST.exists() else {}
+    if src in manifest:
+        return ImageInfo(**manifest[src])
+    raise ImageProblem(f"{src!r}: no such file under {ASSETS_DIR}/ (and the build's {MANIFEST} does not list it)")
+
+
+@lru_cache(maxsize=64)
+def _read(src: str, _mtime_ns: int, _size: int) -> ImageInfo:
+    """Read once per version of the file (its modification time and size are part of the key)."""
+    path = source_path(src)
+    data = path.read_bytes()
+    digest = hashlib.sha256(data + ENCODING.encode()).hexdigest()[:12]
+    suffix = path.suffix.lower()
+    if suffix == ".svg":
+        width, height = _svg_size(data, src)
+        return ImageInfo(src, width, height, digest)
+    if suffix not in RASTER_SUFFIXES:
+        raise ImageProblem(f"{src!r}: use a JPEG, PNG, WebP or SVG image")
+    # Pillow only here: sizes are read from files at build time; the container image has
+    # neither the files nor Pillow (Dockerfile), and reads them from the manifest.
+    from PIL import Image, ImageOps  # noqa: PLC0415
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image = ImageOps.exif_transpose(image)
+            alpha = image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info)
+            return ImageInfo(src, image.width, image.height, digest, alpha)
+    except (OSError, ValueError) as exc:
+        raise ImageProblem(f"{src!r}: not an image Pillow can read ({exc})") from None
+
+
+def _svg_size(data: bytes, src: str) -> tuple[int, int]:
+    root = ET.fromstring(data)
+    width, height = root.get("width", ""), root.get("height", "")
+    if width.replace(".", "", 1).isdigit() and height.replace(".", "", 1).isdigit():
+        return round(float(width)), round(float(height))
+    box = (root.get("viewBox") or "").replace(",", " ").split()
+    if len(box) == 4:
+        return round(float(box[2])), round(float(box[3]))
+    raise ImageProblem(f"{src!r}: an SVG needs width and height, or a viewBox")
+
+
+@lru_cache(maxsize=4)
+def _manifest(_mtime_ns: int) -> dict[str, dict]:
+    return json.loads(MANIFEST.read_text())
+
+
+def write_manifest(infos: Iterable[ImageInfo], path: Path | None = None) -> None:
+    path = path or MANIFEST
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({info.src: asdict(info) for info in infos}, indent=2) + "\n")
+
+
+# --- What the build makes ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """One source image and what the site shows it as."""
+
+    info: ImageInfo
+    widths: tuple[int, ...] = ()  # CSS-pixel widths at 1x and 2x: the variants
+    share: bool = False  # also a 1200x630 share image
+
+
+def site_images() -> list[Wanted]:
+    """Every image the site's pages show, and as what: the books' covers and the authors' portraits."""
+    covers = [Wanted(describe(book.cover_image), COVER_WIDTHS, share=True) for book in content.BOOKS]
+    return covers + [Wanted(describe(author.author_image), PORTRAIT_WIDTHS) for author in content.AUTHORS]
+
+
+def planned_files(wanted: Iterable[Wanted]) -> dict[str, tuple[Wanted, str, int | None]]:
+    """Every variant file name the markup uses: name -> (what, format, width; None for the share image)."""
+    files: dict[str, tuple[Wanted, str, int | None]] = {}
+    for item in wanted:
+        info = item.info
+        if not info.is_svg:
+            for width in info.widths(item.widths):
+                for fmt in ("avif", "webp", info.fallback):
+                    files[Path(info.variant_url(width, fmt)).name] = (item, fmt, width)
+        if item.share:
+            files[Path(info.share_url).name] = (item, "jpg", None)
+    return files

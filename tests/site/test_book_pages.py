@@ -1,0 +1,133 @@
+"""Every book's page in the browser, the release feed, and their metadata in the build."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import httpx
+import pytest
+from bs4 import BeautifulSoup
+from PIL import Image
+from playwright.sync_api import Browser, Page, expect
+
+from publisher import content
+from tests.browser import DESKTOP, MOBILE, assert_no_console_errors, axe_violations, expect_new_tab_link, new_page
+from tests.support import BUILD_DIR, TEST_SITE_URL
+
+BOOKS = content.BOOKS
+ATOM = "{http://www.w3.org/2005/Atom}"
+
+
+@pytest.fixture(params=[MOBILE, DESKTOP], ids=["375px", "1280px"])
+def viewer(browser: Browser, request) -> Page:
+    yield from new_page(browser, request.param)
+
+
+@pytest.mark.parametrize("book", BOOKS, ids=lambda b: b.slug)
+def test_a_books_page_shows_the_book_its_authors_the_buy_button_and_its_details(viewer: Page, base_url, book):
+    viewer.goto(f"{base_url}/books/{book.slug}", wait_until="networkidle")
+    expect(viewer.locator("h1")).to_have_count(1)
+    expect(viewer.locator("h1")).to_have_text(book.title)
+    main = viewer.locator("main")
+    for text in (book.subtitle, book.caption, book.description):
+        expect(main).to_contain_text(text)
+    cover = main.get_by_role("img", name=book.image_alt)
+    expect(cover).to_be_visible()
+    assert cover.evaluate("image => image.complete && image.naturalWidth > 0")
+    authors = {author.name: author for author in content.AUTHORS}
+    for name in book.author_names:
+        expect(main.get_by_role("link", name=name, exact=True)).to_have_attribute(
+            "href", f"/about#{authors[name].slug}"
+        )
+    expect_new_tab_link(main.get_by_role("link", name=re.compile("^Get Your Copy Today")), str(book.book_link))
+    details = main.get_by_role("region", name="Book details")
+    expect(details.locator("dt")).to_have_text(["Ages", "Language"] if book.age_range else ["Language"])
+    expect(viewer.get_by_role("navigation", name="Breadcrumb")).to_have_text(
+        re.compile(f"Home.*{re.escape(book.title)}")
+    )
+    if viewer.viewport_size["width"] > 768:  # the header's navigation: Home is where a book belongs
+        nav = viewer.get_by_role("navigation", name="Main", exact=True)
+        expect(nav.locator("a[aria-current=page]")).to_have_text(["Home"])
+    assert axe_violations(viewer) == []
+    assert_no_console_errors(viewer)
+
+
+@pytest.mark.parametrize("book", BOOKS, ids=lambda b: b.slug)
+def test_homes_title_and_cover_links_lead_to_the_books_page(page: Page, base_url, book):
+    page.goto(base_url + "/", wait_until="networkidle")
+    card = page.locator(f"article#{book.slug}")
+    expect(card.locator("a[tabindex='-1']")).to_have_attribute("href", f"/books/{book.slug}")  # the cover
+    card.get_by_role("heading", level=3).get_by_role("link", name=book.title).click()
+    expect(page).to_have_url(f"{base_url}/books/{book.slug}")
+    expect(page.locator("h1")).to_have_text(book.title)
+
+
+def test_an_authors_link_on_a_books_page_reaches_their_card_on_about(page: Page, base_url):
+    page.goto(f"{base_url}/books/{BOOKS[1].slug}", wait_until="networkidle")
+    page.locator("main").get_by_role("link", name="Oliver Brandt", exact=True).click()
+    expect(page).to_have_url(f"{base_url}/about#oliver-brandt")
+    expect(page.locator("article#oliver-brandt h2")).to_be_in_viewport()
+
+
+def test_the_release_feed_is_served_as_atom_and_parses(base_url):
+    answer = httpx.get(f"{base_url}/releases.atom", timeout=10)
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("application/atom+xml")
+    root = ET.fromstring(answer.content)
+    entries = root.findall(f"{ATOM}entry")
+    assert [entry.find(f"{ATOM}id").text for entry in entries] == [
+        f"{TEST_SITE_URL}/books/{book.slug}" for book in BOOKS
+    ]
+    for entry in entries:  # each entry's page and cover are on this site
+        for link in entry.findall(f"{ATOM}link"):
+            path = link.get("href").removeprefix(TEST_SITE_URL)
+            assert httpx.get(base_url + path, timeout=10).status_code == 200, path
+
+
+def test_every_page_announces_the_feed():
+    for page in sorted(BUILD_DIR.rglob("*.html")):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        [link] = soup.head.find_all("link", rel="alternate")
+        assert (link["type"], link["href"]) == ("application/atom+xml", "/releases.atom"), page
+
+
+@pytest.mark.parametrize("book", BOOKS, ids=lambda b: b.slug)
+def test_a_books_page_tells_search_engines_and_link_previews_what_it_is(book):
+    soup = BeautifulSoup((BUILD_DIR / "books" / book.slug / "index.html").read_text(encoding="utf-8"), "html.parser")
+    url = f"{TEST_SITE_URL}/books/{book.slug}"
+
+    def meta(**attrs) -> list[str]:
+        return [tag["content"] for tag in soup.head.find_all("meta", attrs=attrs)]
+
+    assert soup.title.text == f"{book.title} | Animals We Confuse"
+    assert [link["href"] for link in soup.head.find_all("link", rel="canonical")] == [url]
+    assert meta(property="og:type") == ["book"]
+    assert meta(property="og:url") == [url]
+    assert meta(property="book:author") == [f"{TEST_SITE_URL}/about#{slug}" for slug in author_slugs(book)]
+    assert meta(property="book:isbn") == meta(property="book:release_date") == []  # the content gives neither
+    [image] = meta(property="og:image")
+    assert image.startswith(f"{TEST_SITE_URL}/images/variants/{book.slug}-") and image.endswith("-share.jpg")
+    with Image.open(BUILD_DIR / image.removeprefix(TEST_SITE_URL + "/")) as share:
+        assert (share.format, share.size) == ("JPEG", (1200, 630))
+    assert meta(property="og:image:alt") == [f"Cover of {book.title}"]
+    [script] = soup.find_all("script", attrs={"type": "application/ld+json"})
+    graph = json.loads(script.string)["@graph"]
+    assert [node["@type"] for node in graph] == ["BreadcrumbList", "Book"]
+    crumbs = [(item["name"], item["item"]) for item in graph[0]["itemListElement"]]
+    assert crumbs == [("Home", f"{TEST_SITE_URL}/"), (book.title, url)]
+    node = graph[1]
+    assert (node["name"], node["url"], node["inLanguage"], node["description"]) == (
+        book.title,
+        url,
+        "en",
+        book.description,
+    )
+    assert [author["url"] for author in node["author"]] == [f"{TEST_SITE_URL}/about#{s}" for s in author_slugs(book)]
+    assert "workExample" not in node  # no edition detail is made up
+
+
+def author_slugs(book) -> list[str]:
+    slugs = {author.name: author.slug for author in content.AUTHORS}
+    return [slugs[name] for name in book.author_names]

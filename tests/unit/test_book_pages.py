@@ -1,0 +1,376 @@
+"""A page for every book: the edition's fields, its metadata, its images and the release feed."""
+
+from __future__ import annotations
+
+import io
+import json
+import xml.etree.ElementTree as ET
+from datetime import date
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from pydantic import ValidationError
+
+from publisher import content, seo
+from publisher.components import books as book_components
+from publisher.components.pictures import picture
+from publisher.content.books import book_page_copy, latest_first
+from publisher.hosting import feed, image_build, images, middleware
+from publisher.pages import PAGES, book
+from publisher.pages.registry import PageRegistry
+from tests.unit.test_content import valid_book_kwargs
+
+SITE = "https://books.example.com"
+CARDS = {"Maya Lindqvist": "/about#maya-lindqvist", "Oliver Brandt": "/about#oliver-brandt"}
+ATOM = "{http://www.w3.org/2005/Atom}"
+
+
+@pytest.fixture(autouse=True)
+def site(monkeypatch):
+    monkeypatch.setattr("publisher.seo.site_url", lambda: SITE)
+
+
+COVER_SVG = content.BOOKS[0].cover_image
+
+
+def full_book(**overrides) -> content.Book:
+    """A book with every optional field given."""
+    given = {
+        "slug": "full-book",
+        "cover_image": COVER_SVG,
+        "author_names": ("Maya Lindqvist", "A Guest"),
+        "format": "Paperback",
+        "isbn13": "978-0-306-40615-7",
+        "page_count": 48,
+        "age_range": "5 and up",
+        "publication_date": date(2026, 3, 12),
+    }
+    return content.Book(**valid_book_kwargs(**{**given, **overrides}))
+
+
+# --- The content ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("isbn", ["978-0-306-40615-7", "9780306406157", "979-10-90636-07-1", "978 0 306 40615 7"])
+def test_a_valid_isbn13_is_kept_as_written(isbn):
+    assert full_book(isbn13=isbn).isbn13 == isbn
+
+
+@pytest.mark.parametrize(
+    ("isbn", "why"),
+    [
+        ("978-0-306-40615-8", "its check digit should be 7, not 8: a digit is mistyped"),
+        ("978-0-360-40615-7", "its check digit should be 5, not 7"),  # two digits swapped
+        ("0-306-40615-2", "an ISBN-13 has 13 digits"),
+        ("978-0-306-40615-X", "an ISBN-13 has 13 digits"),
+        ("123-0-306-40615-7", "an ISBN-13 starts with 978 or 979"),
+    ],
+)
+def test_a_bad_isbn13_stops_the_content_from_loading_and_names_it(isbn, why):
+    with pytest.raises(ValidationError) as refused:
+        full_book(isbn13=isbn)
+    assert f"{isbn!r} is not a valid ISBN-13: {why}" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("format", "Scroll"), ("page_count", 0), ("language", "tlh"), ("age_range", ""), ("slug", "Not A Slug")],
+)
+def test_other_edition_fields_are_checked_too(field, value):
+    with pytest.raises(ValidationError):
+        full_book(**{field: value})
+
+
+def test_the_optional_fields_are_absent_unless_given():
+    bare = content.Book(**valid_book_kwargs())
+    assert (bare.format, bare.isbn13, bare.page_count, bare.age_range, bare.publication_date) == (None,) * 5
+    assert bare.language == "en"
+    assert bare.page_path == "/books/test-book"
+
+
+def test_latest_releases_are_newest_first_where_dates_are_given():
+    undated_a, undated_b = full_book(slug="a", publication_date=None), full_book(slug="b", publication_date=None)
+    old, new = full_book(slug="old", publication_date=date(2025, 1, 1)), full_book(slug="new")
+    assert [b.slug for b in latest_first((undated_a, old, undated_b, new))] == ["new", "old", "a", "b"]
+    assert latest_first(content.BOOKS) == content.BOOKS  # no dates yet: the content's order
+
+
+def test_a_books_page_describes_it_in_its_own_words():
+    copy = book_page_copy(content.BOOKS[2])
+    assert copy.title == copy.heading == copy.short_name == "Guinea Pig or Hamster? Word Search"
+    assert copy.description == content.BOOKS[2].description.split(". ")[0] + "."
+    long = book_page_copy(content.BOOKS[0]).description
+    assert len(long) <= 160 and long.endswith("…") and content.BOOKS[0].description.startswith(long[:-1])
+
+
+# --- Metadata --------------------------------------------------------------------------
+
+
+def test_the_json_ld_of_a_book_with_every_field():
+    node = seo.book(full_book(), CARDS)
+    url = f"{SITE}/books/full-book"
+    assert node["@id"] == f"{url}#book"
+    assert (node["name"], node["url"], node["inLanguage"]) == ("A Title", url, "en")
+    assert node["author"] == [
+        {"@type": "Person", "name": "Maya Lindqvist", "url": f"{SITE}/about#maya-lindqvist"},
+        {"@type": "Person", "name": "A Guest"},  # no card on About: a name only
+    ]
+    assert node["typicalAgeRange"] == "5-"
+    assert node["workExample"] == [
+        {
+            "@type": "Book",
+            "inLanguage": "en",
+            "isbn": "9780306406157",
+            "bookFormat": "https://schema.org/Paperback",
+            "datePublished": "2026-03-12",
+            "numberOfPages": 48,
+        }
+    ]
+
+
+def test_the_json_ld_of_a_book_without_the_optional_fields_invents_nothing():
+    node = seo.book(content.Book(**valid_book_kwargs(cover_image=COVER_SVG)), CARDS)
+    assert "workExample" not in node and "typicalAgeRange" not in node
+    assert not {"isbn", "datePublished", "numberOfPages", "bookFormat"} & set(json.dumps(node).split('"'))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("5 and up", "5-"), ("7+", "7-"), ("7-10", "7-10"), ("8 – 12", "8-12"), ("teens", None)]
+)
+def test_age_ranges_in_schema_orgs_form(text, expected):
+    assert seo.typical_age_range(text) == expected
+
+
+def declared(item: content.Book):
+    registry = PageRegistry()
+    return book.declare(item, registry)
+
+
+def meta(page, key: str) -> list[str]:
+    return [
+        tag["content"]
+        for tag in seo.meta_tags(page)
+        if isinstance(tag, dict) and key in (tag.get("property"), tag.get("name"))
+    ]
+
+
+def test_the_open_graph_of_a_book_with_every_field():
+    page = declared(full_book(author_names=("Maya Lindqvist", "Oliver Brandt"), cover_image=COVER_SVG))
+    assert meta(page, "og:type") == ["book"]
+    assert meta(page, "book:author") == [f"{SITE}/about#maya-lindqvist", f"{SITE}/about#oliver-brandt"]
+    assert meta(page, "book:isbn") == ["9780306406157"]
+    assert meta(page, "book:release_date") == ["2026-03-12"]
+    assert meta(page, "og:url") == [f"{SITE}/books/full-book"]
+    share = images.describe(COVER_SVG).share_url
+    assert seo.page_args(page)["image"] == f"{SITE}{share}"
+    assert (meta(page, "og:image:width"), meta(page, "og:image:height")) == (["1200"], ["630"])
+    assert meta(page, "og:image:alt") == ["Cover of A Title"]
+
+
+def test_the_open_graph_of_a_book_without_the_optional_fields():
+    page = declared(content.Book(**valid_book_kwargs(cover_image=COVER_SVG)))
+    assert meta(page, "og:type") == ["book"]
+    assert meta(page, "book:isbn") == meta(page, "book:release_date") == []
+    assert meta(page, "book:author") == [f"{SITE}/about#maya-lindqvist"]
+
+
+def test_every_book_has_its_page_in_the_sitemap_outside_the_navigation_with_home_active():
+    pages = {page.route: page for page in PAGES.pages()}
+    for item in content.BOOKS:
+        page = pages[f"/books/{item.slug}"]
+        assert page.in_sitemap and page.indexed and page.nav_position is None
+        assert page.active_nav == "/"
+        graph = seo.structured_data(page)["@graph"]
+        assert [node["@type"] for node in graph] == ["BreadcrumbList", "Book"]
+        assert [i["name"] for i in graph[0]["itemListElement"]] == ["Home", item.title]
+
+
+def rendered(component) -> str:
+    return json.dumps(component.render())
+
+
+def test_the_page_shows_edition_details_only_when_given():
+    full = rendered(book_components.edition_details(full_book()))
+    for label, value in [
+        ("Format", "Paperback"),
+        ("ISBN-13", "978-0-306-40615-7"),
+        ("Pages", "48"),
+        ("Ages", "5 and up"),
+        ("Published", "12 March 2026"),
+        ("Language", "English"),
+    ]:
+        assert f'\\"{label}\\"' in full and f'\\"{value}\\"' in full, label
+    bare = rendered(book_components.edition_details(content.Book(**valid_book_kwargs())))
+    assert all(f'\\"{label}\\"' not in bare for label in ("Format", "ISBN-13", "Pages", "Ages", "Published"))
+    assert '\\"Language\\"' in bare
+
+
+def test_the_credits_link_each_author_to_their_card():
+    credits = rendered(book_components.credits(full_book(author_names=("Maya Lindqvist", "A Guest")), CARDS))
+    assert 'href:\\"/about#maya-lindqvist\\"' in credits and '\\" and \\"' in credits and "A Guest" in credits
+
+
+# --- Images ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def assets(tmp_path, monkeypatch) -> Path:
+    """An assets/ folder of the test's own, and no build manifest."""
+    monkeypatch.setattr(images, "ASSETS_DIR", tmp_path / "assets")
+    monkeypatch.setattr(images, "MANIFEST", tmp_path / "backend" / "images.json")
+    images._read.cache_clear()
+    (tmp_path / "assets" / "covers").mkdir(parents=True)
+    yield tmp_path / "assets"
+    images._read.cache_clear()
+
+
+def photo(path: Path, size=(1200, 1800), mode="RGB", **save) -> None:
+    Image.new(mode, size, (180, 90, 40) if mode == "RGB" else (180, 90, 40, 128)).save(path, **save)
+
+
+def test_a_raster_cover_gets_variants_at_the_widths_it_can_give(assets):
+    photo(assets / "covers" / "big.jpg")
+    info = images.describe("/covers/big.jpg")
+    assert (info.width, info.height, info.alpha, info.fallback) == (1200, 1800, False, "jpg")
+    assert info.widths(images.COVER_WIDTHS) == (240, 320, 480, 640)
+    photo(assets / "covers" / "small.jpg", size=(300, 450))
+    assert images.describe("/covers/small.jpg").widths(images.COVER_WIDTHS) == (240,)  # never enlarged
+    photo(assets / "covers" / "tiny.jpg", size=(100, 150))
+    assert images.describe("/covers/tiny.jpg").widths(images.COVER_WIDTHS) == (100,)
+
+
+def test_the_markup_is_a_picture_with_srcset_sizes_and_the_files_size(assets):
+    photo(assets / "covers" / "big.jpg")
+    info = images.describe("/covers/big.jpg")
+    markup = rendered(
+        picture("/covers/big.jpg", "A cover", widths=images.COVER_WIDTHS, sizes="240px", class_name="c", priority=True)
+    )
+    for fmt in ("avif", "webp", "jpg"):
+        srcset = ", ".join(f"/images/variants/big-{info.digest}-{w}w.{fmt} {w}w" for w in (240, 320, 480, 640))
+        assert json.dumps(srcset) in markup.replace('\\"', '"')
+    assert '\\"image/avif\\"' in markup and '\\"image/webp\\"' in markup
+    assert 'width:\\"640\\"' in markup and 'height:\\"960\\"' in markup
+    assert 'fetchPriority:\\"high\\"' in markup and 'loading:\\"eager\\"' in markup
+    lazy = rendered(picture("/covers/big.jpg", "A cover", widths=(240,), sizes="240px", class_name="c"))
+    assert 'loading:\\"lazy\\"' in lazy and 'fetchPriority:\\"auto\\"' in lazy
+
+
+def test_an_svg_stays_one_img_with_its_own_size(assets):
+    (assets / "covers" / "art.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 600"/>')
+    markup = rendered(picture("/covers/art.svg", "Art", widths=images.COVER_WIDTHS, sizes="240px", class_name="c"))
+    assert '\\"picture\\"' not in markup and '\\"img\\"' in markup
+    assert 'src:\\"/covers/art.svg\\"' in markup and 'width:\\"400\\"' in markup and 'height:\\"600\\"' in markup
+
+
+def test_the_build_makes_each_variant_once_and_drops_the_ones_no_longer_named(assets, tmp_path):
+    photo(assets / "covers" / "big.jpg", quality=95)
+    photo(assets / "covers" / "clear.png", mode="RGBA")
+    public = tmp_path / "public"
+    wanted = [
+        images.Wanted(images.describe("/covers/big.jpg"), images.COVER_WIDTHS, share=True),
+        images.Wanted(images.describe("/covers/clear.png"), (160,)),
+    ]
+    assert image_build.write_variants(public, wanted) == (16, 0)  # 4 widths x 3 formats + share; 1 x 3
+    made = {path.name: path for path in (public / "images" / "variants").iterdir()}
+    digest = wanted[0].info.digest
+    for width in images.COVER_WIDTHS:
+        for fmt, kind in (("avif", "AVIF"), ("webp", "WEBP"), ("jpg", "JPEG")):
+            with Image.open(made[f"big-{digest}-{width}w.{fmt}"]) as variant:
+                assert (variant.format, variant.size) == (kind, (width, width * 3 // 2))
+    with Image.open(made[f"big-{digest}-share.jpg"]) as share:
+        assert (share.format, share.size) == ("JPEG", (1200, 630))
+    with Image.open(made[f"clear-{wanted[1].info.digest}-160w.png"]) as transparent:
+        assert transparent.mode == "RGBA"  # a PNG with transparency keeps it
+    before = {name: path.stat().st_mtime_ns for name, path in made.items()}
+
+    assert image_build.write_variants(public, wanted) == (0, 16)  # unchanged: nothing encoded again
+    assert {p.name: p.stat().st_mtime_ns for p in (public / "images" / "variants").iterdir()} == before
+
+    photo(assets / "covers" / "big.jpg", size=(1200, 1800), quality=60)  # the maintainer replaced it
+    images._read.cache_clear()
+    wanted[0] = images.Wanted(images.describe("/covers/big.jpg"), images.COVER_WIDTHS, share=True)
+    assert wanted[0].info.digest != digest
+    assert image_build.write_variants(public, wanted) == (13, 3)
+    assert not any(digest in name for name in (p.name for p in (public / "images" / "variants").iterdir()))
+
+
+def test_a_print_file_in_cmyk_turned_sideways_comes_out_srgb_and_upright(assets, tmp_path):
+    sideways = Image.new("CMYK", (1800, 1200), (0, 120, 200, 0))
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90 degrees to show upright
+    sideways.save(assets / "covers" / "print.jpg", "JPEG", exif=exif)
+    info = images.describe("/covers/print.jpg")
+    assert (info.width, info.height) == (1200, 1800)
+    image_build.write_variants(tmp_path / "public", [images.Wanted(info, (240,))])
+    with Image.open(tmp_path / "public" / "images" / "variants" / f"print-{info.digest}-240w.jpg") as variant:
+        assert (variant.mode, variant.size) == ("RGB", (240, 360))
+        assert "exif" not in variant.info  # no metadata leaves with a variant
+
+
+def test_without_the_file_the_size_and_hash_come_from_the_builds_manifest(assets):
+    photo(assets / "covers" / "big.jpg")
+    info = images.describe("/covers/big.jpg")
+    images.write_manifest([info])
+    (assets / "covers" / "big.jpg").unlink()  # the container image has no assets/
+    images._read.cache_clear()
+    assert images.describe("/covers/big.jpg") == info
+    with pytest.raises(images.ImageProblem, match="'/covers/other.jpg': no such file under"):
+        images.describe("/covers/other.jpg")
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "why"),
+    [("text.jpg", b"not a jpeg", "not an image Pillow can read"), ("anim.gif", b"GIF89a", "use a JPEG, PNG")],
+)
+def test_an_image_the_build_cannot_use_is_named_with_why(assets, name, data, why):
+    (assets / "covers" / name).write_bytes(data)
+    with pytest.raises(images.ImageProblem, match=f"'/covers/{name}': {why}"):
+        images.describe(f"/covers/{name}")
+
+
+def test_variants_are_served_as_immutable_files():
+    info = images.describe(COVER_SVG)
+    assert middleware.cache_control(info.share_url) == middleware.IMMUTABLE
+    assert middleware.cache_control(f"/images/variants/x-{'a' * 12}-480w.avif") == middleware.IMMUTABLE
+    assert middleware.cache_control("/images/variants/unhashed.avif") == middleware.IMAGE_CACHE
+
+
+# --- The release feed -----------------------------------------------------------------
+
+
+def test_the_feed_has_one_entry_per_book_with_its_page_summary_cover_and_date(monkeypatch):
+    dated = full_book(slug="newest", cover_image=COVER_SVG)
+    monkeypatch.setattr(content, "BOOKS", (*content.BOOKS, dated))
+    root = ET.fromstring(feed.release_feed(SITE))
+    assert root.tag == f"{ATOM}feed"
+    assert root.find(f"{ATOM}link[@rel='self']").get("href") == f"{SITE}/releases.atom"
+    entries = root.findall(f"{ATOM}entry")
+    assert [e.find(f"{ATOM}title").text for e in entries] == ["A Title", *(b.title for b in content.BOOKS[:3])]
+    newest = entries[0]
+    assert newest.find(f"{ATOM}id").text == f"{SITE}/books/newest"
+    assert newest.find(f"{ATOM}link[@rel='alternate']").get("href") == f"{SITE}/books/newest"
+    enclosure = newest.find(f"{ATOM}link[@rel='enclosure']")
+    assert (enclosure.get("href"), enclosure.get("type")) == (f"{SITE}{COVER_SVG}", "image/svg+xml")
+    assert newest.find(f"{ATOM}summary").text.startswith("A Subtitle. A description.")
+    assert newest.find(f"{ATOM}published").text == newest.find(f"{ATOM}updated").text == "2026-03-12T00:00:00+00:00"
+    undated = entries[1]
+    assert undated.find(f"{ATOM}published") is None  # no publication date is made up
+    assert undated.find(f"{ATOM}updated").text == "2026-11-23T00:00:00+00:00"  # the list's last change
+    assert root.find(f"{ATOM}updated").text == "2026-11-23T00:00:00+00:00"
+
+
+def test_a_raster_covers_enclosure_is_its_largest_jpeg(assets, monkeypatch):
+    photo(assets / "covers" / "big.jpg")
+    monkeypatch.setattr(content, "BOOKS", (full_book(cover_image="/covers/big.jpg"),))
+    entry = ET.fromstring(feed.release_feed(SITE)).find(f"{ATOM}entry")
+    enclosure = entry.find(f"{ATOM}link[@rel='enclosure']")
+    info = images.describe("/covers/big.jpg")
+    assert (enclosure.get("href"), enclosure.get("type")) == (f"{SITE}{info.variant_url(640, 'jpg')}", "image/jpeg")
+
+
+def test_pillow_reads_back_what_it_writes_in_avif():
+    """The build needs Pillow's AVIF encoder; a wheel without it fails here, not in a build."""
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8)).save(buffer, "AVIF")
+    assert Image.open(io.BytesIO(buffer.getvalue())).format == "AVIF"
