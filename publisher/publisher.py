@@ -6,7 +6,7 @@ from publisher import settings
 from publisher.components import app_rendered
 from publisher.content.books import FEED_TITLE
 from publisher.forms import errors
-from publisher.gateway import embedded, outbox, storage  # noqa: F401 (storage: its tables join the schema)
+from publisher.gateway import campaign, embedded, outbox, storage  # noqa: F401 (storage: its tables join the schema)
 from publisher.hosting import feed, middleware
 from publisher.pages import PAGES
 
@@ -33,5 +33,7 @@ app = rx.App(
 app.register_lifespan_task(embedded.migrate_on_development_start)
 # Emails the publisher from the outbox (embedded gateway with PUBLISHER_SMTP_URL only).
 app.register_lifespan_task(outbox.run_in_backend)
+# Sends release emails (gateway/campaign.py), with the same settings.
+app.register_lifespan_task(campaign.run_in_backend)
 
 PAGES.add_to(app)

@@ -8,6 +8,7 @@ import os
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
 import email_validator
@@ -130,7 +131,13 @@ NOTIFY_SUBSCRIBERS_VAR = "PUBLISHER_NOTIFY_SUBSCRIBERS"
 SMTP_CA_FILE_VAR = "PUBLISHER_SMTP_CA_FILE"
 LIST_SECRET_VAR = "PUBLISHER_LIST_SECRET"
 POSTAL_ADDRESS_VAR = "PUBLISHER_POSTAL_ADDRESS"
+SEND_RATE_VAR = "PUBLISHER_SEND_RATE"
+DKIM_SELECTOR_VAR = "PUBLISHER_DKIM_SELECTOR"
+DKIM_KEY_FILE_VAR = "PUBLISHER_DKIM_KEY_FILE"
 LIST_SECRET_MIN = 32
+# Emails per second for a release, all senders together: within a typical provider's starting
+# quota (Amazon SES allows 14 per second on a new production account, others similar or more).
+DEFAULT_SEND_RATE = 10.0
 POSTAL_ADDRESS_MAX = 300
 _MAIL_VARS = (
     SMTP_URL_VAR,
@@ -140,6 +147,9 @@ _MAIL_VARS = (
     SMTP_CA_FILE_VAR,
     LIST_SECRET_VAR,
     POSTAL_ADDRESS_VAR,
+    SEND_RATE_VAR,
+    DKIM_SELECTOR_VAR,
+    DKIM_KEY_FILE_VAR,
 )
 _DEFAULT_SMTP_PORTS = {"smtps": 465, "smtp": 587}
 
@@ -169,6 +179,15 @@ class SmtpServer:
 
 
 @dataclass(frozen=True)
+class DkimKey:
+    """A DKIM selector and its private key (PEM); the domain is the sender's."""
+
+    selector: str
+    domain: str
+    private_key: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
 class MailSettings:
     server: SmtpServer
     notify_to: tuple[str, ...]
@@ -180,6 +199,10 @@ class MailSettings:
     list_secrets: tuple[str, ...] = field(default=(), repr=False)
     # Printed at the foot of every list email (the sender's postal address), when given.
     postal_address: str | None = None
+    # A release's emails per second for the whole site (0: no limit); gateway/campaign.py.
+    send_rate: float = DEFAULT_SEND_RATE
+    # Signs every email when given (gateway/mailer.py).
+    dkim: DkimKey | None = field(default=None, repr=False)
 
     @property
     def list_secret(self) -> str:
@@ -296,6 +319,47 @@ def _postal_address(value: str) -> str | None:
     return address
 
 
+def _send_rate(value: str) -> float:
+    if not value:
+        return DEFAULT_SEND_RATE
+    try:
+        rate = float(value)
+    except ValueError:
+        rate = -1.0
+    if not 0 <= rate <= 10_000:
+        raise ConfigurationError(
+            f"{SEND_RATE_VAR} must be emails per second for the whole site, a number from 0 (no limit) "
+            f"to 10000, got {value!r}"
+        )
+    return rate
+
+
+def _dkim(selector: str, key_file: str, domain: str) -> DkimKey | None:
+    if not selector and not key_file:
+        return None
+    if not key_file:
+        raise ConfigurationError(
+            f"{DKIM_SELECTOR_VAR} is set, so {DKIM_KEY_FILE_VAR} is required: the private key (PEM)"
+        )
+    if not selector:
+        raise ConfigurationError(f"{DKIM_KEY_FILE_VAR} is set, so {DKIM_SELECTOR_VAR} is required: the DNS selector")
+    if not all(part and part.replace("-", "").replace("_", "").isalnum() for part in selector.split(".")):
+        raise ConfigurationError(f"{DKIM_SELECTOR_VAR} must be a DNS label such as mail2026, got {selector!r}")
+    try:
+        key = Path(key_file).read_bytes()
+    except OSError as exc:
+        raise ConfigurationError(f"{DKIM_KEY_FILE_VAR}: cannot read the private key {key_file!r} ({exc})") from None
+    try:
+        import dkim.crypto  # noqa: PLC0415 (only a site that signs needs it)
+
+        dkim.crypto.parse_pem_private_key(key)
+    except Exception as exc:  # noqa: BLE001 (dkimpy raises several kinds for a bad key)
+        raise ConfigurationError(
+            f"{DKIM_KEY_FILE_VAR}: {key_file!r} is not a PEM private key (RSA or Ed25519) ({exc})"
+        ) from None
+    return DkimKey(selector=selector, domain=domain, private_key=key)
+
+
 def mail_settings(environ: Mapping[str, str] | None = None) -> MailSettings | None:
     """How the embedded gateway sends email, or None (store only) without an SMTP URL."""
     env = os.environ if environ is None else environ
@@ -337,6 +401,8 @@ def _read_mail_settings(raw: tuple[str, ...]) -> MailSettings | None:
         ca_file=_ca_file(values[SMTP_CA_FILE_VAR]) if values[SMTP_CA_FILE_VAR] else None,
         list_secrets=_list_secrets(values[LIST_SECRET_VAR]),
         postal_address=_postal_address(values[POSTAL_ADDRESS_VAR]),
+        send_rate=_send_rate(values[SEND_RATE_VAR]),
+        dkim=_dkim(values[DKIM_SELECTOR_VAR], values[DKIM_KEY_FILE_VAR], mail_from.rpartition("@")[2]),
     )
 
 

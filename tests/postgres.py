@@ -38,6 +38,18 @@ def server_bindir() -> Path:
     raise RuntimeError(f"PostgreSQL's server programs are missing. Install them as root:\n  {INSTALL_COMMAND}")
 
 
+# The embedded gateway's tables after `publisher-gateway migrate`, as pg_tables lists them.
+GATEWAY_TABLES = [
+    "alembic_version",
+    "campaign",
+    "contact_message",
+    "outbox_delivery",
+    "send_throttle",
+    "subscriber",
+    "subscription_event",
+]
+
+
 class PostgresServer:
     """One PostgreSQL cluster; ``url(name)`` for a database in it, ``stop()``/``start()`` for outages."""
 

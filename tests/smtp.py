@@ -24,6 +24,8 @@ from tests.support import free_port
 
 # Signs the list's links in the tests (PUBLISHER_LIST_SECRET); a real site's comes from its configuration.
 LIST_SECRET = "test-list-secret-0123456789abcdef0123456789"
+# The test sites' PUBLISHER_POSTAL_ADDRESS (a release email needs one; with it, sites' workers send releases too).
+POSTAL_ADDRESS = "Animals We Confuse, 12 Harbour Lane, Portsmouth PO1 2AB, United Kingdom"
 
 
 @dataclass
@@ -43,9 +45,17 @@ class Received:
 class _Handler:
     server: SmtpServer
 
+    async def handle_EHLO(self, smtp, session, envelope, hostname, responses) -> list[str]:  # noqa: N802
+        session.host_name = hostname
+        with self.server._changed:
+            self.server.greetings += 1  # one per connection (two with STARTTLS)
+        return responses
+
     async def handle_RCPT(self, smtp, session, envelope, address, options) -> str:  # noqa: N802 (aiosmtpd's name)
         if address in self.server.refused_recipients:
             return "550 5.1.1 No such user here"
+        if address in self.server.deferred_recipients:
+            return "451 4.2.1 Mailbox busy, try again later"
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
@@ -80,6 +90,8 @@ class SmtpServer:
     received: list[Received] = field(default_factory=list)
     replies: list[str] = field(default_factory=list)  # the next DATA answers, e.g. "451 4.3.0 busy"
     refused_recipients: set[str] = field(default_factory=set)
+    deferred_recipients: set[str] = field(default_factory=set)  # answered 451 at RCPT
+    greetings: int = 0  # EHLOs received: the connections opened, without STARTTLS
     _controller: Controller | None = None
     _changed: threading.Condition = field(default_factory=threading.Condition)
 

@@ -64,6 +64,7 @@ def publisher_gateway(
         [str(VENV_BIN / "publisher-gateway"), *args],
         cwd=PROJECT_ROOT,
         env={**os.environ, **(env or {}), "REFLEX_DB_URL": db_url},
+        stdin=subprocess.DEVNULL,  # never the terminal `make test` runs in: nobody answers a question
         capture_output=True,
         text=True,
         timeout=120,

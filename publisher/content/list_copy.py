@@ -43,9 +43,21 @@ emails a year, never more than one a month, and we never share your address.
 {brand}
 {site}
 """
+# --- A release email (gateway/campaign.py; its layout: gateway/templates/release.*) ---
+
+RELEASE_SUBJECT = "New from {brand}: {title}"
+RELEASE_PREHEADER = "{subtitle}"
+RELEASE_GREETING = "Hello {name},"
+RELEASE_GREETING_NO_NAME = "Hello,"
+RELEASE_INTRO = "A new book in the {brand} series is out:"
+RELEASE_PAGE_LINK = "Read more about the book on our site"
+RELEASE_SIGN_OFF = "Happy reading,"
+RELEASE_TEST_NOTE = "This is a test copy of a release email: nobody on the list has received it."
+
 # The foot of every list email: why the reader gets it, how to leave, who sends it.
 LIST_EMAIL_WHY = "You receive this email because you joined {list_name} at {site} and confirmed your address."
 LIST_EMAIL_UNSUBSCRIBE = "Unsubscribe with one click: {link}"
+LIST_EMAIL_UNSUBSCRIBE_LINK = "Unsubscribe with one click"  # the HTML part's link text
 
 # --- The confirmation page -------------------------------------------------------------
 

@@ -7,6 +7,9 @@
     publisher-gateway messages                 # the contact messages, oldest first
     publisher-gateway outbox                   # emails not yet sent: pending and failed, with the last error
     publisher-gateway outbox --retry           # send the failed ones again, now
+    publisher-gateway announce SLUG            # email a new book to every confirmed reader (asks first)
+    publisher-gateway announce SLUG --test-to me@example.com   # one test copy, recorded nowhere
+    publisher-gateway campaigns                # every announced book, with its counts
 
 It reads the same configuration as the site (REFLEX_DB_URL, PUBLISHER_SMTP_URL, ...).
 """
@@ -23,7 +26,7 @@ from pathlib import Path
 import sqlalchemy
 
 from publisher import settings
-from publisher.gateway import database, mailing_list, outbox, storage
+from publisher.gateway import announce, database, mailing_list, outbox, storage
 from publisher.gateway.storage import ListStatus
 
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -178,6 +181,18 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("messages", help="list the contact messages, oldest first")
     outbox_command = commands.add_parser("outbox", help="list the emails not yet sent (pending and failed)")
     outbox_command.add_argument("--retry", action="store_true", help="send the failed ones again, now")
+    announcing = commands.add_parser(
+        "announce",
+        help="email a book to every confirmed reader, once (again: continues an unfinished campaign)",
+    )
+    announcing.add_argument("slug", help="the book's slug, as in its page's address /books/SLUG")
+    announcing.add_argument("--yes", action="store_true", help="send without asking (for scripts)")
+    announcing.add_argument(
+        "--test-to",
+        metavar="ADDRESS",
+        help="send one test copy to ADDRESS only (need not be on the list; not recorded)",
+    )
+    commands.add_parser("campaigns", help="list the announced books, with sent, failed and left")
     args = parser.parse_args(argv)
     try:
         if args.command == "migrate":
@@ -190,6 +205,10 @@ def main(argv: list[str] | None = None) -> int:
             return import_file(args.file, args.status, sys.stdout)
         elif args.command == "forget":
             print(f"{args.email}: {mailing_list.forget(args.email)}")
+        elif args.command == "announce":
+            return announce.announce(args.slug, yes=args.yes, test_to=args.test_to)
+        elif args.command == "campaigns":
+            announce.write_campaigns(sys.stdout)
         elif args.command == "messages":
             write_messages(storage.list_messages(), sys.stdout)
         elif args.retry:

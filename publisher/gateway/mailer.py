@@ -1,4 +1,6 @@
-"""Emails to the publisher: built with the standard library, sent with aiosmtplib.
+"""The site's emails: built with the standard library, sent with aiosmtplib, DKIM-signed when configured.
+
+(A release email's body is rendered from templates: release_email.py.)
 
 ``email.message.EmailMessage`` with the SMTP policy writes every header, so a
 visitor's name can never add one (CR/LF in a header value is refused) and a
@@ -13,6 +15,7 @@ on a slow server costs no thread from the pool the gateway's storage uses.
 
 from __future__ import annotations
 
+import contextlib
 import ssl
 from datetime import datetime
 from email import utils as email_utils
@@ -102,7 +105,7 @@ def subscriber_notice(
     return message
 
 
-def _to_subscriber(
+def to_subscriber(
     settings: MailSettings, *, name: str, email: str, subject: str, moment: datetime, message_id: str
 ) -> EmailMessage:
     message = EmailMessage(policy=SMTP)
@@ -118,7 +121,7 @@ def confirmation_email(
     settings: MailSettings, *, name: str, email: str, link: str, site: str, sent_at: datetime, message_id: str
 ) -> EmailMessage:
     """Double opt-in: who writes and why, and the link to the page that confirms. Not a list email."""
-    message = _to_subscriber(
+    message = to_subscriber(
         settings,
         name=name,
         email=email,
@@ -162,7 +165,7 @@ def welcome_email(
     message_id: str,
 ) -> EmailMessage:
     """The first list email: what the reader will get, and how often."""
-    message = _to_subscriber(
+    message = to_subscriber(
         settings, name=name, email=email, subject=list_copy.WELCOME_SUBJECT, moment=confirmed_at, message_id=message_id
     )
     add_list_headers(message, settings, unsubscribe_link)
@@ -209,31 +212,142 @@ def _failure(exc: BaseException) -> DeliveryFailed:
     return DeliveryFailed(f"{type(exc).__name__}: {text}", permanent=False)
 
 
+# What a DKIM signature covers (when configured): Gmail asks for the unsubscribe headers among them.
+DKIM_HEADERS = (
+    "From",
+    "To",
+    "Subject",
+    "Date",
+    "Message-ID",
+    "List-Unsubscribe",
+    "List-Unsubscribe-Post",
+    "MIME-Version",
+    "Content-Type",
+)
+
+
+def wire_bytes(message: EmailMessage, settings: MailSettings) -> bytes:
+    """The message as it goes on the wire (CRLF lines), with a DKIM-Signature first when a key is set."""
+    data = message.as_bytes(policy=SMTP)
+    if settings.dkim is None:
+        return data
+    import dkim  # noqa: PLC0415 (only a site that signs needs it)
+
+    present = {name.lower() for name in message}
+    headers = [name.encode() for name in DKIM_HEADERS if name.lower() in present]
+    signature = dkim.sign(
+        data,
+        settings.dkim.selector.encode(),
+        settings.dkim.domain.encode(),
+        settings.dkim.private_key,
+        include_headers=headers,
+        canonicalize=(b"relaxed", b"relaxed"),
+    )
+    return signature + data
+
+
+def _client(settings: MailSettings) -> aiosmtplib.SMTP:
+    server = settings.server
+    return aiosmtplib.SMTP(
+        hostname=server.host,
+        port=server.port,
+        username=server.username,
+        password=server.password,
+        use_tls=server.implicit_tls,
+        start_tls=True if server.require_starttls else None,  # None: STARTTLS when offered
+        tls_context=tls_context(settings),
+        timeout=SMTP_TIMEOUT_S,
+    )
+
+
+def _refusal_note(refused: dict) -> str | None:
+    if not refused:
+        return None
+    return "accepted, but refused for " + "; ".join(
+        f"{recipient}: {_reply(code, text)}" for recipient, (code, text) in refused.items()
+    )
+
+
+class ConnectionTrouble(DeliveryFailed):
+    """The server could not be reached, or refused the session itself (TLS, login): no
+    recipient's fault, so never final for one; the session must be opened afresh."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason, permanent=False)
+
+
+class SmtpSession:
+    """One SMTP connection for many messages (a release): opened on the first send, kept
+    while messages follow, opened again after the server drops it. ``close()`` ends it."""
+
+    def __init__(self, settings: MailSettings):
+        self.settings = settings
+        self._client: aiosmtplib.SMTP | None = None
+
+    async def _open(self) -> aiosmtplib.SMTP:
+        if self._client is not None and self._client.is_connected:
+            return self._client
+        client = _client(self.settings)
+        try:
+            await client.connect()
+        except (aiosmtplib.SMTPException, OSError, ssl.SSLError, TimeoutError) as exc:
+            client.close()
+            raise ConnectionTrouble(_failure(exc).reason) from None
+        self._client = client
+        return client
+
+    async def send(self, message: EmailMessage, recipient: str) -> str | None:
+        """Hand one message to the server for one recipient. Raises DeliveryFailed: a
+        ConnectionTrouble, or the server's answer to this message (5xx: permanent)."""
+        client = await self._open()
+        try:
+            refused, _reply_text = await client.sendmail(
+                self.settings.mail_from, [recipient], wire_bytes(message, self.settings)
+            )
+        except aiosmtplib.SMTPServerDisconnected as exc:
+            self._drop()
+            raise ConnectionTrouble(f"the server closed the connection: {exc}") from None
+        except (aiosmtplib.SMTPRecipientsRefused, aiosmtplib.SMTPResponseException) as exc:
+            await self._reset()
+            raise _failure(exc) from None
+        except (aiosmtplib.SMTPException, OSError, ssl.SSLError, TimeoutError) as exc:
+            self._drop()
+            raise ConnectionTrouble(_failure(exc).reason) from None
+        return _refusal_note(refused)
+
+    async def _reset(self) -> None:
+        """After a refused message the session goes on, from a clean state (RSET)."""
+        if self._client is None or not self._client.is_connected:
+            return
+        try:
+            await self._client.rset()
+        except (aiosmtplib.SMTPException, OSError, TimeoutError):
+            self._drop()
+
+    def _drop(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        self._client = None
+
+    async def close(self) -> None:
+        if self._client is not None and self._client.is_connected:
+            with contextlib.suppress(aiosmtplib.SMTPException, OSError, TimeoutError):
+                await self._client.quit()
+        self._drop()
+
+
 async def send(message: EmailMessage, settings: MailSettings, recipients: tuple[str, ...] = ()) -> str | None:
     """Hand ``message`` to the SMTP server for ``recipients`` (the publisher's inbox when
     none are given); a note when some recipients were refused.
 
     Raises DeliveryFailed. STARTTLS is required except on loopback (see settings.SmtpServer).
     """
-    server = settings.server
+    client = _client(settings)
     try:
-        refused, _reply_text = await aiosmtplib.send(
-            message,
-            sender=settings.mail_from,
-            recipients=list(recipients or settings.notify_to),
-            hostname=server.host,
-            port=server.port,
-            username=server.username,
-            password=server.password,
-            use_tls=server.implicit_tls,
-            start_tls=True if server.require_starttls else None,  # None: STARTTLS when offered
-            tls_context=tls_context(settings),
-            timeout=SMTP_TIMEOUT_S,
-        )
+        async with client:
+            refused, _reply_text = await client.sendmail(
+                settings.mail_from, list(recipients or settings.notify_to), wire_bytes(message, settings)
+            )
     except (aiosmtplib.SMTPException, OSError, ssl.SSLError, TimeoutError) as exc:
         raise _failure(exc) from None
-    if refused:
-        return "accepted, but refused for " + "; ".join(
-            f"{recipient}: {_reply(code, text)}" for recipient, (code, text) in refused.items()
-        )
-    return None
+    return _refusal_note(refused)

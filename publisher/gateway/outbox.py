@@ -31,7 +31,7 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
@@ -149,8 +149,33 @@ class Outcome:
     detail: str | None = None
 
 
-def _worker_name() -> str:
+def worker_name() -> str:
+    """``host:pid:tag``: campaign.py frees the leases of a dead process on the same host by it."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"[:64]
+
+
+async def record_sent(
+    delivery_id: int, note: str | None, clock: Callable[[], datetime], db_url: str | None = None
+) -> None:
+    """The server has it: keep trying to record that, inside the lease, so it is not sent again."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + MARK_SENT_FOR_S
+    delay = 0.5
+    while True:
+        try:
+            await asyncio.to_thread(storage.mark_sent, delivery_id, clock(), note, db_url)
+            return
+        except sqlalchemy.exc.SQLAlchemyError as exc:
+            if loop.time() + delay > deadline:
+                logger.error(
+                    "Outbox: delivery #%s was sent but could not be recorded (%s); "
+                    "it will be sent again when its lease ends",
+                    delivery_id,
+                    type(exc).__name__,
+                )
+                return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 10.0)
 
 
 class Sender:
@@ -166,7 +191,7 @@ class Sender:
         self.settings = settings
         self.db_url = db_url
         self.clock = clock
-        self.worker = worker or _worker_name()
+        self.worker = worker or worker_name()
         self._wake = asyncio.Event()
 
     def wake(self) -> None:
@@ -190,7 +215,7 @@ class Sender:
             return Outcome(delivery.id, storage.FAILED, str(exc))
         except mailer.DeliveryFailed as failure:
             return await self._failed(delivery, failure)
-        await self._record_sent(delivery.id, note)
+        await record_sent(delivery.id, note, self.clock, self.db_url)
         if note:
             logger.error("Outbox: delivery #%s (%s) %s", delivery.id, delivery.message_id, note)
         else:
@@ -219,27 +244,6 @@ class Sender:
         )
         return Outcome(delivery.id, storage.PENDING, failure.reason)
 
-    async def _record_sent(self, delivery_id: int, note: str | None) -> None:
-        """The server has it: keep trying to record that, inside the lease, so it is not sent again."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + MARK_SENT_FOR_S
-        delay = 0.5
-        while True:
-            try:
-                await asyncio.to_thread(storage.mark_sent, delivery_id, self.clock(), note, self.db_url)
-                return
-            except sqlalchemy.exc.SQLAlchemyError as exc:
-                if loop.time() + delay > deadline:
-                    logger.error(
-                        "Outbox: delivery #%s was sent but could not be recorded (%s); "
-                        "it will be sent again when its lease ends",
-                        delivery_id,
-                        type(exc).__name__,
-                    )
-                    return
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 10.0)
-
     async def send_due(self, only_ids: list[int] | None = None) -> list[Outcome]:
         """Send every job due now (what one wake-up does), or only those of ``only_ids``."""
         outcomes = []
@@ -250,22 +254,27 @@ class Sender:
     async def run(self) -> None:
         """Until cancelled: send what is due, then sleep until woken or the next poll."""
         logger.info("Outbox: emailing the publisher through %s", self.settings.server.describe())
-        task = asyncio.current_task()
-        while True:
-            self._wake.clear()
-            try:
-                await self.send_due()
-            except sqlalchemy.exc.SQLAlchemyError as exc:
-                logger.warning("Outbox: the database is unavailable (%s); trying again shortly", type(exc).__name__)
-            if task is not None and task.cancelling():
-                # A cancel that arrived just as an SMTP reply did can be swallowed inside
-                # aiosmtplib (asyncio.wait_for on Python 3.11): stop here all the same.
-                raise asyncio.CancelledError
-            try:
-                async with asyncio.timeout(POLL_INTERVAL_S):  # not wait_for: on 3.11 it can swallow a cancel
-                    await self._wake.wait()
-            except TimeoutError:
-                pass
+        await keep_sending(self.send_due, "Outbox", self._wake)
+
+
+async def keep_sending(send_due: Callable[[], Awaitable[object]], label: str, wake: asyncio.Event) -> None:
+    """Until cancelled: send what is due, then sleep until woken or the next poll (a worker's senders)."""
+    task = asyncio.current_task()
+    while True:
+        wake.clear()
+        try:
+            await send_due()
+        except sqlalchemy.exc.SQLAlchemyError as exc:
+            logger.warning("%s: the database is unavailable (%s); trying again shortly", label, type(exc).__name__)
+        if task is not None and task.cancelling():
+            # A cancel that arrived just as an SMTP reply did can be swallowed inside
+            # aiosmtplib (asyncio.wait_for on Python 3.11): stop here all the same.
+            raise asyncio.CancelledError
+        try:
+            async with asyncio.timeout(POLL_INTERVAL_S):  # not wait_for: on 3.11 it can swallow a cancel
+                await wake.wait()
+        except TimeoutError:
+            pass
 
 
 # --- The one sender of this backend process. ---

@@ -11,6 +11,7 @@ message is never stored without the job that emails it, nor the other way round.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -95,9 +96,10 @@ class ContactMessage(sqlmodel.SQLModel, table=True):
 PENDING, SENT, FAILED, SKIPPED = "pending", "sent", "failed", "skipped"
 # What a job emails: a contact message or a new-subscriber notice to the publisher, or a
 # confirmation or welcome email to a subscriber (source_id: the message or the subscriber).
-CONTACT, SUBSCRIBER, CONFIRMATION, WELCOME = "contact", "subscriber", "confirmation", "welcome"
-TO_SUBSCRIBER = (CONFIRMATION, WELCOME)
-ABOUT_SUBSCRIBER = (SUBSCRIBER, CONFIRMATION, WELCOME)  # source_id names a subscriber
+# A release job (campaign_id set) emails a new book to a confirmed reader (gateway/campaign.py).
+CONTACT, SUBSCRIBER, CONFIRMATION, WELCOME, RELEASE = "contact", "subscriber", "confirmation", "welcome", "release"
+TO_SUBSCRIBER = (CONFIRMATION, WELCOME, RELEASE)
+ABOUT_SUBSCRIBER = (SUBSCRIBER, CONFIRMATION, WELCOME, RELEASE)  # source_id names a subscriber
 ERROR_MAX = 500
 
 
@@ -112,8 +114,13 @@ class Delivery(sqlmodel.SQLModel, table=True):
     """
 
     __tablename__ = "outbox_delivery"
+    # A reader is queued at most once per campaign, whatever runs twice (NULLs, other jobs, never clash).
+    __table_args__ = (
+        sqlalchemy.UniqueConstraint("campaign_id", "source_id", name="uq_outbox_delivery_campaign_reader"),
+    )
 
     id: int | None = sqlmodel.Field(default=None, primary_key=True)
+    campaign_id: int | None = sqlmodel.Field(default=None, index=True)
     kind: str = sqlmodel.Field(max_length=16)
     source_id: int
     message_id: str = sqlmodel.Field(max_length=255, unique=True)
@@ -126,6 +133,39 @@ class Delivery(sqlmodel.SQLModel, table=True):
     claimed_by: str | None = sqlmodel.Field(default=None, max_length=64)
     last_error: str | None = sqlmodel.Field(default=None, max_length=ERROR_MAX)
     sent_at: datetime | None = None
+
+
+# A campaign: sending (its jobs are sent), paused (after repeated failures: announce resumes it),
+# finished (nothing left to send).
+SENDING, PAUSED, FINISHED = "sending", "paused", "finished"
+
+
+class Campaign(sqlmodel.SQLModel, table=True):
+    """One book announced to the list: its jobs are release deliveries with its id.
+
+    ``book_slug`` is unique: a book is announced once. ``recipients``: the readers
+    queued, all in the same transaction as this row.
+    """
+
+    __tablename__ = "campaign"
+
+    id: int | None = sqlmodel.Field(default=None, primary_key=True)
+    book_slug: str = sqlmodel.Field(max_length=120, unique=True)
+    subject: str = sqlmodel.Field(max_length=SUBJECT_MAX)
+    status: str = sqlmodel.Field(default=SENDING, max_length=16)
+    recipients: int = 0
+    created_at: datetime = sqlmodel.Field(default_factory=utc_now)
+    finished_at: datetime | None = None
+    paused_reason: str | None = sqlmodel.Field(default=None, max_length=500)
+
+
+class SendThrottle(sqlmodel.SQLModel, table=True):
+    """The next free sending slot of the whole site (one row): every sender reserves its emails here."""
+
+    __tablename__ = "send_throttle"
+
+    id: int | None = sqlmodel.Field(default=None, primary_key=True)
+    next_slot_at: datetime
 
 
 def engine(db_url: str | None) -> sqlalchemy.engine.Engine:
@@ -217,6 +257,7 @@ class ClaimedDelivery:
     attempts: int
     give_up_at: datetime
     source: ContactMessage | Subscriber | None
+    campaign_id: int | None = None
 
 
 def claim_due(
@@ -230,6 +271,7 @@ def claim_due(
     """
     due = sqlmodel.select(Delivery.id).where(
         Delivery.status == PENDING,
+        Delivery.campaign_id.is_(None),  # a release's jobs go in batches (claim_release_batch)
         Delivery.next_attempt_at <= now,
         sqlalchemy.or_(Delivery.lease_until.is_(None), Delivery.lease_until < now),
     )
@@ -284,8 +326,15 @@ def _clip(text: str | None) -> str | None:
 
 
 def list_deliveries(statuses: tuple[str, ...] = (PENDING, FAILED), db_url: str | None = None) -> list[Delivery]:
+    """The outbox's own jobs (a release's are counted by ``campaign_counts``)."""
     with open_session(db_url) as session:
-        return list(session.exec(sqlmodel.select(Delivery).where(Delivery.status.in_(statuses)).order_by(Delivery.id)))
+        return list(
+            session.exec(
+                sqlmodel.select(Delivery)
+                .where(Delivery.status.in_(statuses), Delivery.campaign_id.is_(None))
+                .order_by(Delivery.id)
+            )
+        )
 
 
 def requeue_failed(now: datetime, retry_for: timedelta, db_url: str | None = None) -> list[int]:
@@ -294,7 +343,7 @@ def requeue_failed(now: datetime, retry_for: timedelta, db_url: str | None = Non
         return list(
             connection.execute(
                 sqlalchemy.update(Delivery)
-                .where(Delivery.status == FAILED)
+                .where(Delivery.status == FAILED, Delivery.campaign_id.is_(None))
                 .values(
                     status=PENDING,
                     attempts=0,
@@ -306,3 +355,266 @@ def requeue_failed(now: datetime, retry_for: timedelta, db_url: str | None = Non
                 .returning(Delivery.id)
             ).scalars()
         )
+
+
+# --- A release's campaign (gateway/campaign.py). ---
+
+
+def get_campaign(campaign_id: int, db_url: str | None = None) -> Campaign | None:
+    with open_session(db_url) as session:
+        return session.get(Campaign, campaign_id)
+
+
+def find_campaign(book_slug: str, db_url: str | None = None) -> Campaign | None:
+    with open_session(db_url) as session:
+        return session.exec(sqlmodel.select(Campaign).where(Campaign.book_slug == book_slug)).first()
+
+
+def confirmed_count(db_url: str | None = None) -> int:
+    with engine(db_url).begin() as connection:
+        return connection.execute(
+            sqlalchemy.select(sqlalchemy.func.count()).where(Subscriber.status == ListStatus.CONFIRMED)
+        ).scalar_one()
+
+
+def create_campaign(
+    book_slug: str, subject: str, message_id: Callable[[int], str], now: datetime, retry_for: timedelta, db_url=None
+) -> Campaign | None:
+    """The campaign and one release job per confirmed reader, in one transaction; None if the book has one.
+
+    ``message_id(subscriber_id)`` names each job's email. The unique book slug and the
+    unique (campaign, reader) pair keep a second run, even a simultaneous one, from
+    queueing anyone twice.
+    """
+    with engine(db_url).begin() as connection:
+        campaign_id = insert_once(
+            connection, Campaign, "book_slug", book_slug=book_slug, subject=subject, status=SENDING, created_at=now
+        )
+        if campaign_id is None:
+            return None
+        readers = list(
+            connection.execute(
+                sqlalchemy.select(Subscriber.id)
+                .where(Subscriber.status == ListStatus.CONFIRMED)
+                .order_by(Subscriber.id)
+            ).scalars()
+        )
+        if readers:
+            connection.execute(
+                sqlalchemy.insert(Delivery),
+                [
+                    {
+                        "kind": RELEASE,
+                        "campaign_id": campaign_id,
+                        "source_id": reader,
+                        "message_id": message_id(reader),
+                        "status": PENDING,
+                        "attempts": 0,
+                        "created_at": now,
+                        "next_attempt_at": now,
+                        "give_up_at": now + retry_for,
+                    }
+                    for reader in readers
+                ],
+            )
+        connection.execute(
+            sqlalchemy.update(Campaign).where(Campaign.id == campaign_id).values(recipients=len(readers))
+        )
+    return find_campaign(book_slug, db_url)
+
+
+def list_campaigns(db_url: str | None = None) -> list[Campaign]:
+    with open_session(db_url) as session:
+        return list(session.exec(sqlmodel.select(Campaign).order_by(Campaign.id)))
+
+
+def campaign_counts(campaign_id: int, db_url: str | None = None) -> dict[str, int]:
+    """The campaign's jobs by status (pending, sent, failed, skipped)."""
+    with engine(db_url).begin() as connection:
+        rows = connection.execute(
+            sqlalchemy.select(Delivery.status, sqlalchemy.func.count())
+            .where(Delivery.campaign_id == campaign_id)
+            .group_by(Delivery.status)
+        ).all()
+    counts = dict.fromkeys((PENDING, SENT, FAILED, SKIPPED), 0)
+    counts.update(dict(rows))
+    return counts
+
+
+def set_campaign_status(
+    campaign_id: int, status: str, reason: str | None = None, now: datetime | None = None, db_url=None
+) -> bool:
+    """Move a campaign to ``status``; only from sending or paused (a finished one stays finished)."""
+    values = {"status": status, "paused_reason": _clip(reason)}
+    if status == FINISHED:
+        values["finished_at"] = now or utc_now()
+    with engine(db_url).begin() as connection:
+        updated = connection.execute(
+            sqlalchemy.update(Campaign)
+            .where(Campaign.id == campaign_id, Campaign.status.in_((SENDING, PAUSED)))
+            .values(**values)
+        ).rowcount
+        if status == SENDING and updated:
+            # Resumed: what was waiting to be retried goes now.
+            connection.execute(
+                sqlalchemy.update(Delivery)
+                .where(Delivery.campaign_id == campaign_id, Delivery.status == PENDING)
+                .values(next_attempt_at=now or utc_now())
+            )
+    return updated == 1
+
+
+def finish_if_done(campaign_id: int, now: datetime, db_url: str | None = None) -> bool:
+    """Mark a sending campaign finished once none of its jobs is pending; whether it was now."""
+    pending = (
+        sqlalchemy.select(Delivery.id).where(Delivery.campaign_id == campaign_id, Delivery.status == PENDING).exists()
+    )
+    with engine(db_url).begin() as connection:
+        return (
+            connection.execute(
+                sqlalchemy.update(Campaign)
+                .where(Campaign.id == campaign_id, Campaign.status == SENDING, ~pending)
+                .values(status=FINISHED, finished_at=now)
+            ).rowcount
+            == 1
+        )
+
+
+def claim_release_batch(
+    worker: str, now: datetime, lease: timedelta, limit: int, db_url: str | None = None
+) -> list[ClaimedDelivery]:
+    """Take up to ``limit`` due, unleased jobs of campaigns that are sending, oldest first, with their readers."""
+    sending = sqlalchemy.select(Campaign.id).where(Campaign.status == SENDING)
+    due = (
+        sqlmodel.select(Delivery.id)
+        .where(
+            Delivery.status == PENDING,
+            Delivery.campaign_id.in_(sending),
+            Delivery.next_attempt_at <= now,
+            sqlalchemy.or_(Delivery.lease_until.is_(None), Delivery.lease_until < now),
+        )
+        .order_by(Delivery.next_attempt_at, Delivery.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    claim = (
+        sqlalchemy.update(Delivery)
+        .where(Delivery.id.in_(due.scalar_subquery()))
+        .values(lease_until=now + lease, claimed_by=worker, attempts=Delivery.attempts + 1)
+        .returning(
+            Delivery.id,
+            Delivery.kind,
+            Delivery.source_id,
+            Delivery.message_id,
+            Delivery.attempts,
+            Delivery.give_up_at,
+            Delivery.campaign_id,
+        )
+    )
+    with open_session(db_url) as session:
+        rows = sorted(session.execute(claim).all(), key=lambda row: row.id)
+        session.commit()
+        readers = {
+            reader.id: reader
+            for reader in session.exec(
+                sqlmodel.select(Subscriber).where(Subscriber.id.in_([row.source_id for row in rows]))
+            )
+        }
+        return [
+            ClaimedDelivery(
+                row.id,
+                row.kind,
+                row.message_id,
+                row.attempts,
+                row.give_up_at,
+                readers.get(row.source_id),
+                row.campaign_id,
+            )
+            for row in rows
+        ]
+
+
+def subscriber_status(subscriber_id: int, db_url: str | None = None) -> str | None:
+    """Where the reader stands now (None: forgotten), read just before their email goes."""
+    with engine(db_url).begin() as connection:
+        return connection.execute(
+            sqlalchemy.select(Subscriber.status).where(Subscriber.id == subscriber_id)
+        ).scalar_one_or_none()
+
+
+def release_leases(delivery_ids: list[int], worker: str, db_url: str | None = None) -> int:
+    """Give back jobs this worker claimed but did not send (it stops), so others take them at once."""
+    if not delivery_ids:
+        return 0
+    with engine(db_url).begin() as connection:
+        return connection.execute(
+            sqlalchemy.update(Delivery)
+            .where(Delivery.id.in_(delivery_ids), Delivery.status == PENDING, Delivery.claimed_by == worker)
+            .values(lease_until=None, attempts=Delivery.attempts - 1)
+        ).rowcount
+
+
+def renew_leases(delivery_ids: list[int], worker: str, until: datetime, db_url: str | None = None) -> None:
+    """Keep the jobs of a batch still being sent in this worker's hands."""
+    if not delivery_ids:
+        return
+    with engine(db_url).begin() as connection:
+        connection.execute(
+            sqlalchemy.update(Delivery)
+            .where(Delivery.id.in_(delivery_ids), Delivery.status == PENDING, Delivery.claimed_by == worker)
+            .values(lease_until=until)
+        )
+
+
+def requeue(delivery_ids: list[int], now: datetime, retry_for: timedelta, db_url: str | None = None) -> None:
+    """These jobs (failed or waiting) are due again when sending resumes, with a fresh retry window."""
+    if not delivery_ids:
+        return
+    with engine(db_url).begin() as connection:
+        connection.execute(
+            sqlalchemy.update(Delivery)
+            .where(Delivery.id.in_(delivery_ids), Delivery.status.in_((PENDING, FAILED)))
+            .values(status=PENDING, attempts=0, next_attempt_at=now, give_up_at=now + retry_for, lease_until=None)
+        )
+
+
+def release_leases_of(workers: list[str], db_url: str | None = None) -> int:
+    """Free the leases of workers known to be dead (gateway/campaign.py finds them), so nobody waits."""
+    if not workers:
+        return 0
+    with engine(db_url).begin() as connection:
+        return connection.execute(
+            sqlalchemy.update(Delivery)
+            .where(Delivery.claimed_by.in_(workers), Delivery.status == PENDING, Delivery.lease_until.is_not(None))
+            .values(lease_until=None)
+        ).rowcount
+
+
+def lease_holders(db_url: str | None = None) -> list[str]:
+    with engine(db_url).begin() as connection:
+        return list(
+            connection.execute(
+                sqlalchemy.select(Delivery.claimed_by)
+                .where(Delivery.status == PENDING, Delivery.lease_until.is_not(None))
+                .distinct()
+            ).scalars()
+        )
+
+
+def reserve_send_slots(
+    count: int, reserve: Callable[[datetime | None, datetime], tuple[datetime, datetime]], now: datetime, db_url=None
+) -> datetime:
+    """Take ``count`` sending slots from the site's one throttle row; when the first is.
+
+    ``reserve(next_free, now)`` gives (first slot, next free after these): the rule
+    (gateway/campaign.py). The row is locked while it is read and moved, so two
+    senders never take the same slots.
+    """
+    with engine(db_url).begin() as connection:
+        insert_once(connection, SendThrottle, "id", id=1, next_slot_at=now)
+        next_free = connection.execute(
+            sqlalchemy.select(SendThrottle.next_slot_at).where(SendThrottle.id == 1).with_for_update()
+        ).scalar_one()
+        first, after = reserve(next_free, now)
+        connection.execute(sqlalchemy.update(SendThrottle).where(SendThrottle.id == 1).values(next_slot_at=after))
+    return first

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import httpx
 from playwright.sync_api import Page, expect
 
+from publisher import content
 from publisher.hosting.graceful_stop import STOP_LIMIT_S
 from tests.browser import (
     SUBSCRIBE_SUCCESS_TOAST,
@@ -22,7 +23,7 @@ from tests.browser import (
     subscribe,
 )
 from tests.containers import Container, Volume, image_config, podman, stored_messages, stored_subscribers
-from tests.smtp import SmtpServer
+from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import RecordingGateway, wait_until
 
 SITE_UID = "10001"
@@ -117,7 +118,9 @@ def test_read_only_root_filesystem_serves_both_forms(
 ):
     smtp = SmtpServer(credentials=("site@animals.example", "relay password")).start()  # on the host network
     try:
-        site = containers(image, volume=volume, read_only=True, env=smtp.mail_env())
+        site = containers(
+            image, volume=volume, read_only=True, env=smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS)
+        )
         refused = site.exec("touch", "/app/probe", check=False)
         assert refused.returncode != 0 and "Read-only file system" in refused.stderr
 
@@ -137,6 +140,16 @@ def test_read_only_root_filesystem_serves_both_forms(
         page.get_by_role("button", name="Confirm my subscription").click()
         expect(page.locator("main section h2")).to_have_text("You are on the list")
         welcome = smtp.wait_for(3, timeout=30)[2]
+
+        # A release announced from the image (read-only, its database under /data): one email to the reader.
+        book = content.BOOKS[0]
+        announced = site.exec("publisher-gateway", "announce", book.slug, "--yes")
+        assert "Recipients: 1 confirmed readers" in announced.stdout
+        assert "finished: 1 sent, 0 failed" in announced.stdout
+        release = smtp.wait_for(4, timeout=30)[3]
+        assert release.rcpt_tos == ["cy@example.com"] and book.title in release.message["Subject"]
+        assert POSTAL_ADDRESS in release.message.get_body(("plain",)).get_content()
+        assert release.message.get_body(("html",)) is not None
         unsubscribe = urlsplit(welcome.message["List-Unsubscribe"].strip("<>"))
         one_click = httpx.post(
             f"{site.base_url}{unsubscribe.path}?{unsubscribe.query}",
@@ -147,6 +160,7 @@ def test_read_only_root_filesystem_serves_both_forms(
         assert (one_click.status_code, one_click.text) == (200, "Unsubscribed.")
         statuses = site.exec("publisher-gateway", "subscribers", "--status", "unsubscribed").stdout
         assert statuses.splitlines()[1].startswith("cy@example.com,Cy Reader,yes,")
+        assert f"{book.slug}  FINISHED" in site.exec("publisher-gateway", "campaigns").stdout
         wait_until(
             lambda: site.exec("publisher-gateway", "outbox").stdout == "Outbox: nothing pending or failed.\n",
             10,

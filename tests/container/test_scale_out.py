@@ -22,8 +22,8 @@ from playwright.sync_api import Page, expect
 from tests import compose
 from tests.browser import MIN_FILL_TIME_S, open_page, send_contact_message, submit_button, subscribe
 from tests.containers import Container, stored_messages, stored_subscribers
+from tests.postgres import GATEWAY_TABLES, PostgresServer
 from tests.postgres import USER as POSTGRES_USER
-from tests.postgres import PostgresServer
 from tests.support import PROJECT_ROOT, RedisServer
 from tests.visitor import SUBSCRIBE_STATE, Visitor, ask_here_answer_there, hydrated, notice_changed, run_async
 
@@ -125,13 +125,7 @@ def test_the_release_step_migrated_and_both_replicas_started_healthy(stack: Stac
     tables = stack.postgres.execute(
         "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1", stack.database
     )
-    assert [row[0] for row in tables] == [
-        "alembic_version",
-        "contact_message",
-        "outbox_delivery",
-        "subscriber",
-        "subscription_event",
-    ]
+    assert [row[0] for row in tables] == GATEWAY_TABLES
     for site in stack.sites:
         assert httpx.get(f"{site.base_url}/_health", timeout=5).status_code == 200
         assert "Started worker-2" in site.logs()  # GRANIAN_WORKERS from the file

@@ -13,7 +13,7 @@ import pytest
 from publisher.gateway import outbox, storage
 from tests.browser import browser, page  # noqa: F401 (fixtures)
 from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
-from tests.smtp import SmtpServer
+from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import ProductionServer, built_site, running_server  # noqa: F401 (built_site: a fixture)
 
 
@@ -52,7 +52,11 @@ def mail_site(built_site, smtp: SmtpServer, tmp_path_factory) -> Iterator[tuple[
     """publisher-serve emailing through ``smtp``, on SQLite, with the new-subscriber notice on."""
     workdir = tmp_path_factory.mktemp("mail-site")
     db_url = f"sqlite:///{workdir / 'mail.db'}"
-    env = {**smtp.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1"), "PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}
+    env = {
+        **smtp.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1", PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS),
+        "PUBLISHER_GATEWAY_URL": "",
+        "REFLEX_DB_URL": db_url,
+    }
     with running_server(workdir, env) as server:
         yield server, db_url
 
@@ -63,7 +67,11 @@ def postgres_site(
 ) -> Iterator[tuple[ProductionServer, str]]:
     """publisher-serve on PostgreSQL (which it migrates itself, from empty), emailing through ``smtp``."""
     db_url = postgres.url(postgres.create_database())
-    env = {**smtp.mail_env(), "PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}
+    env = {
+        **smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS),
+        "PUBLISHER_GATEWAY_URL": "",
+        "REFLEX_DB_URL": db_url,
+    }
     with running_server(tmp_path_factory.mktemp("postgres-site"), env) as prod:
         yield prod, db_url
 

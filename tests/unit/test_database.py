@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from publisher.gateway import database
-from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
+from tests.postgres import GATEWAY_TABLES, PostgresServer, postgres  # noqa: F401 (fixture)
 from tests.support import PROJECT_ROOT, free_port, publisher_gateway, wait_until
 from tests.unit.test_production import fake_build
 
@@ -93,13 +93,7 @@ def test_containers_starting_together_migrate_once_and_all_start(postgres: Postg
     processes = [migrate_process(postgres.url(name)) for _ in range(4)]
     outcomes = [(p.wait(timeout=120), p.stderr.read()) for p in processes]
     assert [code for code, _ in outcomes] == [0] * 4, outcomes
-    assert tables(postgres, name) == [
-        "alembic_version",
-        "contact_message",
-        "outbox_delivery",
-        "subscriber",
-        "subscription_event",
-    ]
+    assert tables(postgres, name) == GATEWAY_TABLES
     assert postgres.execute("SELECT COUNT(*) FROM alembic_version", name) == [(1,)]
 
 
@@ -123,13 +117,7 @@ def test_a_migration_waits_while_another_process_holds_the_lock(postgres: Postgr
         holder.execute("SELECT pg_advisory_unlock(%s)", (database.MIGRATION_LOCK_KEY,))
         assert waiting.wait(timeout=60) == 0
     assert "Another process is migrating the database; waiting for it to finish" in waiting.stderr.read()
-    assert tables(postgres, name) == [
-        "alembic_version",
-        "contact_message",
-        "outbox_delivery",
-        "subscriber",
-        "subscription_event",
-    ]
+    assert tables(postgres, name) == GATEWAY_TABLES
 
 
 def test_migrating_a_current_database_changes_nothing(postgres: PostgresServer):

@@ -1,0 +1,303 @@
+"""A release told to the list: one campaign per book, one email per confirmed reader.
+
+``publisher-gateway announce SLUG`` (cli.py) creates the campaign and one outbox
+job per confirmed reader in one transaction (unique per campaign and reader), then
+follows it. Every backend worker's release sender (``run_in_backend``) and the
+command itself send its jobs, in batches, each batch over one SMTP connection:
+
+- **Once per reader.** A job is claimed with a short lease (``LEASE``, renewed
+  while its batch is sent) and marked sent as soon as the server accepts it. A
+  dead sender's jobs go to another after its lease; on the same machine the
+  command frees them at once (a dead process id). The one duplicate: the server
+  accepted an email and its sender died before recording it. That is at most one
+  email per sender killed (it sends one at a time), and it carries the same
+  Message-ID, so mail clients show it once.
+- **Checked at sending time.** Just before each email the reader's status is
+  read again: a reader who left, or was forgotten, gets nothing (``skipped``).
+- **One throttle for the site.** ``PUBLISHER_SEND_RATE`` emails per second, for
+  all workers and the command together: each batch reserves its sending slots in
+  one database row (``reserve_slots``), so two senders never share a slot.
+- **Errors.** A 4xx or a connection problem is retried with the outbox's backoff;
+  a 5xx for a recipient marks that job failed and the campaign goes on.
+  ``PAUSE_AFTER`` failures in a row (a wrong password, an exhausted quota) pause
+  the campaign with one log line; those jobs are queued again, and
+  ``announce SLUG`` resumes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+
+from publisher import settings
+from publisher.content import books as book_words
+from publisher.gateway import list_links, mailer, outbox, release_email, storage
+from publisher.gateway.storage import ListStatus
+from publisher.settings import MailSettings
+
+logger = logging.getLogger(__name__)
+
+# A dead sender's jobs wait at most this long for another (renewed while a batch is sent).
+LEASE = timedelta(seconds=60)
+# Failures in a row that pause a campaign: a provider refusing everything, not a few bad addresses.
+PAUSE_AFTER = 10
+BATCH_MAX = 50
+BATCH_SECONDS = 5.0  # a batch is about this long at the throttle's pace
+
+
+# --- The rules (pure, with the clock given). ---
+
+
+def reserve_slots(next_free: datetime | None, now: datetime, count: int, rate: float) -> tuple[datetime, datetime]:
+    """``count`` sending slots from the site's next free one: (the first, the next free after them).
+
+    Slots never lie in the past (an idle site does not save up a burst). With
+    ``rate`` 0 there is no limit: every slot is now.
+    """
+    if rate <= 0:
+        return now, now
+    first = max(next_free or now, now)
+    return first, first + timedelta(seconds=count / rate)
+
+
+def slot_time(first: datetime, index: int, rate: float) -> datetime:
+    return first if rate <= 0 else first + timedelta(seconds=index / rate)
+
+
+def batch_size(rate: float) -> int:
+    """About ``BATCH_SECONDS`` of sending, at most ``BATCH_MAX`` (the most a dead sender holds)."""
+    if rate <= 0:
+        return BATCH_MAX
+    return max(1, min(BATCH_MAX, int(rate * BATCH_SECONDS)))
+
+
+@dataclass
+class FailureStreak:
+    """Failures since the last success; ``record`` says when the campaign must pause."""
+
+    limit: int = PAUSE_AFTER
+    ids: list[int] = field(default_factory=list)
+
+    def success(self) -> None:
+        self.ids.clear()
+
+    def failure(self, delivery_id: int) -> bool:
+        self.ids.append(delivery_id)
+        return len(self.ids) >= self.limit
+
+
+def dead_workers(holders: list[str], host: str, alive: Callable[[int], bool]) -> list[str]:
+    """The lease holders that ran on this machine and whose process is gone (``host:pid:tag``)."""
+    dead = []
+    for holder in holders:
+        holder_host, _, rest = holder.partition(":")
+        pid = rest.partition(":")[0]
+        if holder_host == host and pid.isdigit() and not alive(int(pid)):
+            dead.append(holder)
+    return dead
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def free_dead_leases(db_url: str | None = None) -> int:
+    """Jobs held by a sender killed on this machine go back now, not when their lease ends."""
+    dead = dead_workers(storage.lease_holders(db_url), socket.gethostname(), process_alive)
+    return storage.release_leases_of(dead, db_url)
+
+
+# --- Sending. ---
+
+
+class Paused(Exception):
+    """The campaign was paused: too many failures in a row."""
+
+
+class ReleaseSender:
+    """Sends due release jobs in batches over one SMTP connection, at the site's pace.
+
+    ``clock`` and ``sleep`` are injectable for tests.
+    """
+
+    def __init__(
+        self,
+        mail: MailSettings,
+        db_url: str | None = None,
+        *,
+        clock: Callable[[], datetime] = storage.utc_now,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        worker: str | None = None,
+        site: str | None = None,
+    ):
+        self.mail = mail
+        self.db_url = db_url
+        self.clock = clock
+        self.sleep = sleep
+        self.worker = worker or outbox.worker_name()
+        self.site = site or settings.site_url()
+        self.session = mailer.SmtpSession(mail)
+        self.streak = FailureStreak()
+        self._campaigns: dict[int, storage.Campaign] = {}
+        self._held: list[int] = []
+        self._lease_until: datetime | None = None
+
+    async def send_batch(self) -> int:
+        """Claim and send one batch; how many jobs it held (0: nothing due)."""
+        now = self.clock()
+        batch = await asyncio.to_thread(
+            storage.claim_release_batch, self.worker, now, LEASE, batch_size(self.mail.send_rate), self.db_url
+        )
+        if not batch:
+            return 0
+        self._held = [delivery.id for delivery in batch]
+        self._lease_until = now + LEASE
+        rate = self.mail.send_rate
+        try:
+            first = await asyncio.to_thread(
+                storage.reserve_send_slots,
+                len(batch),
+                lambda next_free, at: reserve_slots(next_free, at, len(batch), rate),
+                self.clock(),
+                self.db_url,
+            )
+            for index, delivery in enumerate(batch):
+                await self._wait_until(slot_time(first, index, rate))
+                await self._renew_lease()
+                await self._send_one(delivery)
+                self._held.remove(delivery.id)
+        except Paused:
+            pass
+        finally:
+            if self._held:  # stopped early: the rest go back at once
+                storage.release_leases(self._held, self.worker, self.db_url)
+                self._held = []
+        for campaign_id in {delivery.campaign_id for delivery in batch}:
+            await asyncio.to_thread(storage.finish_if_done, campaign_id, self.clock(), self.db_url)
+        return len(batch)
+
+    async def send_due(self) -> int:
+        """Every batch due now; how many jobs were handled."""
+        handled = 0
+        try:
+            while count := await self.send_batch():
+                handled += count
+        finally:
+            await self.session.close()
+        return handled
+
+    async def _wait_until(self, moment: datetime) -> None:
+        delay = (moment - self.clock()).total_seconds()
+        if delay > 0:
+            await self.sleep(delay)
+
+    async def _renew_lease(self) -> None:
+        now = self.clock()
+        if self._lease_until is not None and self._lease_until - now > LEASE / 2:
+            return
+        self._lease_until = now + LEASE
+        await asyncio.to_thread(storage.renew_leases, self._held, self.worker, self._lease_until, self.db_url)
+
+    def _campaign(self, campaign_id: int) -> storage.Campaign | None:
+        if campaign_id not in self._campaigns:
+            found = storage.get_campaign(campaign_id, self.db_url)
+            if found is None:
+                return None
+            self._campaigns[campaign_id] = found
+        return self._campaigns[campaign_id]
+
+    async def _status(self, delivery: storage.ClaimedDelivery) -> str | None:
+        if delivery.source is None:
+            return None
+        return await asyncio.to_thread(storage.subscriber_status, delivery.source.id, self.db_url)
+
+    def _build(self, delivery: storage.ClaimedDelivery) -> EmailMessage | None:
+        """The reader's email (None: its book is no longer in the content)."""
+        campaign = self._campaign(delivery.campaign_id)
+        book = book_words.book_by_slug(campaign.book_slug) if campaign else None
+        reader = delivery.source
+        if book is None or reader is None:
+            return None
+        return release_email.release_email(
+            self.mail,
+            book,
+            site=self.site,
+            name=reader.name,
+            email=reader.email,
+            unsubscribe_link=list_links.unsubscribe_url(self.site, self.mail.list_secret, reader.link_key),
+            moment=self.clock(),
+            message_id=delivery.message_id,
+        )
+
+    async def _send_one(self, delivery: storage.ClaimedDelivery) -> None:
+        """Send one email if its reader still wants it (read now, not when it was queued), then record it."""
+        status = await self._status(delivery)
+        if status != ListStatus.CONFIRMED:
+            reason = "the reader was forgotten" if status is None else f"the reader is {status} now"
+            await asyncio.to_thread(storage.mark_skipped, delivery.id, self.worker, reason, self.db_url)
+            return
+        message = self._build(delivery)
+        if message is None:
+            await asyncio.to_thread(
+                storage.mark_failed, delivery.id, self.worker, "the book is no longer in the content", self.db_url
+            )
+            return
+        try:
+            note = await self.session.send(message, delivery.source.email)
+        except mailer.DeliveryFailed as failure:
+            await self._failed(delivery, failure, self._campaign(delivery.campaign_id))
+            return
+        # Recorded before the next send: at most one accepted email is ever unrecorded.
+        await outbox.record_sent(delivery.id, note, self.clock, self.db_url)
+        self.streak.success()
+
+    async def _failed(
+        self, delivery: storage.ClaimedDelivery, failure: mailer.DeliveryFailed, campaign: storage.Campaign
+    ) -> None:
+        when = None if failure.permanent else outbox.next_attempt(delivery.attempts, self.clock(), delivery.give_up_at)
+        if when is None:
+            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, failure.reason, self.db_url)
+            logger.warning("Campaign #%s: delivery #%s failed: %s", campaign.id, delivery.id, failure.reason)
+        else:
+            await asyncio.to_thread(storage.mark_retry, delivery.id, self.worker, when, failure.reason, self.db_url)
+        if self.streak.failure(delivery.id):
+            await asyncio.to_thread(self._pause, campaign, failure.reason)
+            raise Paused
+
+    def _pause(self, campaign: storage.Campaign, reason: str) -> None:
+        streak = list(self.streak.ids)
+        self.streak.success()
+        paused = storage.set_campaign_status(
+            campaign.id, storage.PAUSED, f"{len(streak)} failures in a row, the last: {reason}", db_url=self.db_url
+        )
+        storage.requeue(streak, self.clock(), outbox.RETRY_FOR, self.db_url)  # not the readers' fault
+        if paused:
+            logger.error(
+                "Campaign #%s (%s) paused after %s failures in a row; the last: %s. "
+                "Fix the cause, then `publisher-gateway announce %s` resumes it.",
+                campaign.id,
+                campaign.book_slug,
+                len(streak),
+                reason,
+                campaign.book_slug,
+            )
+
+
+async def run_in_backend(db_url: str | None = None) -> None:
+    """The backend's lifespan task: each worker sends release jobs too (embedded gateway with SMTP)."""
+    mail = settings.mail_settings()
+    if settings.gateway_url() is not None or mail is None or mail.postal_address is None:
+        return  # without the postal address, only the command (which refuses) could start a release
+    await outbox.keep_sending(ReleaseSender(mail, db_url).send_due, "Campaign", asyncio.Event())

@@ -1,0 +1,190 @@
+"""`publisher-gateway announce`: a release told to the list, as the operator runs it, against aiosmtpd.
+
+On SQLite and on PostgreSQL: the refusals, a test copy, the campaign reaching every
+confirmed reader once (the running site's workers sending beside the command), a
+one-click unsubscribe from a release email, a repeat that sends nothing, the
+command killed mid-campaign and run again, and two commands sending one campaign.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from publisher import content
+from tests.postgres import PostgresServer
+from tests.smtp import POSTAL_ADDRESS, Received, SmtpServer
+from tests.support import PROJECT_ROOT, VENV_BIN, ProductionServer, publisher_gateway, running_server, wait_until
+
+POSTAL = POSTAL_ADDRESS
+FORM = {"content-type": "application/x-www-form-urlencoded"}
+SLUGS = [book.slug for book in content.BOOKS]
+
+
+def list_csv(path: Path, domain: str, confirmed: int, pending: int = 0, unsubscribed: int = 0) -> Path:
+    lines = ["email,name,status"]
+    for status, count in (("confirmed", confirmed), ("pending", pending), ("unsubscribed", unsubscribed)):
+        lines += [f"{status}{n}@{domain},Reader {n},{status}" for n in range(count)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def to_domain(smtp: SmtpServer, domain: str) -> list[Received]:
+    return [r for r in smtp.received if any(a.endswith(f"@{domain}") for a in r.rcpt_tos)]
+
+
+def addresses(received: list[Received]) -> list[str]:
+    return [address for r in received for address in r.rcpt_tos]
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def list_site(request, built_site, smtp, tmp_path_factory) -> Iterator[tuple[ProductionServer, str, str]]:
+    """A running site of its own that keeps the list (its workers send releases too), its database,
+    and the domain of this test's readers."""
+    workdir = tmp_path_factory.mktemp(f"campaign-{request.param}")
+    if request.param == "sqlite":
+        db_url = f"sqlite:///{workdir / 'campaign.db'}"
+    else:
+        server: PostgresServer = request.getfixturevalue("postgres")
+        db_url = server.url(server.create_database())
+    env = {**smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL), "PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}
+    with running_server(workdir, env) as site:
+        yield site, db_url, f"{request.param}.campaign.example"
+
+
+def test_announce_refuses_then_tests_then_reaches_every_confirmed_reader_once(list_site, smtp, tmp_path):
+    server, db_url, domain = list_site
+    env = smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL)
+    book = content.BOOKS[0]
+    imported = publisher_gateway(db_url, "import", str(list_csv(tmp_path / "list.csv", domain, 25, 3, 2)), env=env)
+    assert "No email was sent." in imported.stdout
+
+    # Refusals: nothing is sent, and each says why.
+    no_postal = publisher_gateway(db_url, "announce", book.slug, "--yes", check=False, env=smtp.mail_env())
+    assert no_postal.returncode == 2
+    assert "PUBLISHER_POSTAL_ADDRESS is not set" in no_postal.stderr and "Nothing was sent." in no_postal.stderr
+    unknown = publisher_gateway(db_url, "announce", "no-such-book", "--yes", check=False, env=env)
+    assert unknown.returncode == 2
+    assert f"no book 'no-such-book' in the content. Known books: {', '.join(sorted(SLUGS))}." in unknown.stderr
+    unasked = publisher_gateway(db_url, "announce", book.slug, check=False, env=env)  # no terminal, no --yes
+    assert unasked.returncode == 2 and "add --yes to send" in unasked.stderr
+    assert "Recipients:" in unasked.stdout
+    assert to_domain(smtp, domain) == []
+
+    # A test copy: one email, to an address off the list, recorded nowhere.
+    test_copy = publisher_gateway(db_url, "announce", book.slug, "--test-to", f"editor@{domain}", env=env)
+    assert f"Sent a test copy of 'New from Animals We Confuse: {book.title}' to editor@{domain}" in test_copy.stdout
+    [copy] = to_domain(smtp, domain)
+    assert copy.rcpt_tos == [f"editor@{domain}"]
+    assert "This is a test copy of a release email" in copy.message.get_body(("plain",)).get_content()
+    assert "No campaigns yet." in publisher_gateway(db_url, "campaigns", env=env).stdout
+
+    confirmed = publisher_gateway(db_url, "subscribers", "--status", "confirmed").stdout.count("\n") - 1
+    assert confirmed == 25  # this site's list is this test's
+    sent = publisher_gateway(db_url, "announce", book.slug, "--yes", env=env)
+    assert f"Recipients: {confirmed} confirmed readers" in sent.stdout
+    assert f"finished: {confirmed} sent, 0 failed" in sent.stdout
+    releases = [r for r in to_domain(smtp, domain) if r.rcpt_tos != [f"editor@{domain}"]]
+    assert sorted(addresses(releases)) == sorted(f"confirmed{n}@{domain}" for n in range(25))  # once each
+    campaigns = publisher_gateway(db_url, "campaigns", env=env).stdout
+    assert f"{book.slug}  FINISHED" in campaigns and f"{confirmed} recipients: {confirmed} sent, 0 failed" in campaigns
+
+    # As a reader's mail client sees it: two parts, the one-click header, the footer.
+    message = releases[0].message
+    assert message["Subject"] == f"New from Animals We Confuse: {book.title}"
+    assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    text = message.get_body(("plain",)).get_content()
+    assert POSTAL in text and f"{book.book_link}" in text
+    assert message.get_body(("html",)) is not None
+
+    # The mail provider's one-click unsubscribe, from the release email, on the running site.
+    link = message["List-Unsubscribe"].removeprefix("<").removesuffix(">")
+    assert link in text
+    path = link.split("://", 1)[1].split("/", 1)[1]
+    with httpx.Client(timeout=10) as provider:
+        answer = provider.post(f"{server.base_url}/{path}", content=b"List-Unsubscribe=One-Click", headers=FORM)
+    assert (answer.status_code, answer.text) == (200, "Unsubscribed.")
+    reader = releases[0].rcpt_tos[0]
+    statuses = publisher_gateway(db_url, "subscribers", "--status", "unsubscribed").stdout
+    assert reader in statuses
+
+    # Again: the book was announced; nothing more goes out.
+    count = len(smtp.received)
+    again = publisher_gateway(db_url, "announce", book.slug, "--yes", env=env)
+    assert f"{book.title} was already announced on " in again.stdout
+    assert f"{confirmed} emails went out. Nothing was sent." in again.stdout
+    assert len(smtp.received) == count
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def fresh_db(request, tmp_path) -> str:
+    """An empty, migrated database of each kind, for one test's campaign alone."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'campaign.db'}"
+    else:
+        server: PostgresServer = request.getfixturevalue("postgres")
+        url = server.url(server.create_database())
+    publisher_gateway(url, "migrate")
+    return url
+
+
+@pytest.fixture
+def relay():
+    server = SmtpServer().start()
+    yield server
+    server.stop()
+
+
+def announce_process(db_url: str, env: dict[str, str], slug: str, log: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [str(VENV_BIN / "publisher-gateway"), "announce", slug, "--yes"],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, **env, "REFLEX_DB_URL": db_url},
+        stdin=subprocess.DEVNULL,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def test_killed_mid_campaign_then_run_again_nobody_is_missed(fresh_db, relay, tmp_path):
+    readers = 300
+    publisher_gateway(fresh_db, "import", str(list_csv(tmp_path / "list.csv", "kill.example", readers)))
+    env = relay.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL, PUBLISHER_SEND_RATE="60")
+    command = announce_process(fresh_db, env, SLUGS[1], tmp_path / "first.log")
+    try:
+        relay.wait_for(60, timeout=60)
+    finally:
+        command.send_signal(signal.SIGKILL)
+        command.wait(timeout=10)
+    assert len(relay.received) < readers  # killed mid-campaign
+    again = publisher_gateway(fresh_db, "announce", SLUGS[1], "--yes", env=env)
+    assert "Continuing campaign #1" in again.stdout and f"finished: {readers} sent, 0 failed" in again.stdout
+    counts = collections.Counter(addresses(relay.received))
+    assert set(counts) == {f"confirmed{n}@kill.example" for n in range(readers)}  # nobody missed
+    doubled = [address for address, times in counts.items() if times > 1]
+    assert len(doubled) <= 1  # at most the one the server took in the instant of the kill
+    for address in doubled:  # and it carries the same Message-ID, so it shows once
+        assert len({r.message["Message-ID"] for r in relay.received if address in r.rcpt_tos}) == 1
+
+
+def test_two_commands_sending_one_campaign_send_each_reader_once(fresh_db, relay, tmp_path):
+    readers = 400
+    publisher_gateway(fresh_db, "import", str(list_csv(tmp_path / "list.csv", "two.example", readers)))
+    env = relay.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL, PUBLISHER_SEND_RATE="0")
+    commands = [announce_process(fresh_db, env, SLUGS[2], tmp_path / f"command{n}.log") for n in range(2)]
+    for command in commands:
+        assert command.wait(timeout=120) == 0, (tmp_path / "command0.log").read_text()
+    wait_until(lambda: len(relay.received) >= readers, 30, "every reader's email")
+    counts = collections.Counter(addresses(relay.received))
+    assert len(counts) == readers and max(counts.values()) == 1
+    logs = [(tmp_path / f"command{n}.log").read_text() for n in range(2)]
+    assert sum("emails queued" in log for log in logs) == 1  # one created it, the other continued it
+    assert all(f"finished: {readers} sent" in log for log in logs)

@@ -1,0 +1,366 @@
+"""A release campaign: its rules, its email, and its sending on both databases against aiosmtpd.
+
+The senders' clock and sleep are injected, so the throttle's pace and a lease that
+runs out are tested by moving the clock, not by waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import re
+import socket
+from datetime import UTC, datetime, timedelta
+
+import dkim
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from publisher import content, settings
+from publisher.content import list_copy
+from publisher.content.site import BRAND_NAME
+from publisher.gateway import campaign, mailer, mailing_list, outbox, release_email, storage
+from publisher.settings import ConfigurationError, mail_settings
+from tests.postgres import postgres  # noqa: F401 (fixture)
+from tests.smtp import POSTAL_ADDRESS, SmtpServer
+from tests.unit.test_embedded_gateway import (  # noqa: F401 (fixtures)
+    database_kind,
+    db_url,
+    postgres_template,
+    template_db,
+)
+
+SITE = "https://animals.example"
+POSTAL = POSTAL_ADDRESS
+BOOK = content.BOOKS[0]
+T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+
+
+class Clock:
+    """A clock that only moves when told, or when a sender sleeps."""
+
+    def __init__(self, start: datetime | None = None):
+        self.now = start or storage.utc_now()
+        self.slept: list[float] = []
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def smtp_server():
+    server = SmtpServer().start()
+    yield server
+    server.stop()
+
+
+def mail_for(server: SmtpServer, **extra: str):
+    return mail_settings(server.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL, **extra))
+
+
+def readers(db_url: str, count: int, status: str = "confirmed", start: int = 0) -> None:
+    rows = [
+        mailing_list.ImportRow(n, f"reader{n}@readers.example", f"Reader {n}", status)
+        for n in range(start, start + count)
+    ]
+    mailing_list.import_rows(rows, "test", db_url)
+
+
+def start_campaign(db_url: str, mail, slug: str = BOOK.slug) -> storage.Campaign:
+    book = content.books.book_by_slug(slug)
+    return storage.create_campaign(
+        slug,
+        release_email.subject(book),
+        lambda _reader: mailer.new_message_id(mail),
+        storage.utc_now(),
+        outbox.RETRY_FOR,
+        db_url,
+    )
+
+
+def sender_for(mail, db_url: str, clock: Clock, worker: str | None = None) -> campaign.ReleaseSender:
+    return campaign.ReleaseSender(mail, db_url, clock=clock, sleep=clock.sleep, site=SITE, worker=worker)
+
+
+def recipients(server: SmtpServer) -> list[str]:
+    return [address for received in server.received for address in received.rcpt_tos]
+
+
+# --- The rules. ---
+
+
+def test_slots_follow_each_other_at_the_rate_and_never_lie_in_the_past():
+    assert campaign.reserve_slots(None, T0, 10, 5.0) == (T0, T0 + timedelta(seconds=2))
+    # An idle site saves up no burst: a slot from long ago starts now.
+    assert campaign.reserve_slots(T0 - timedelta(hours=1), T0, 5, 5.0) == (T0, T0 + timedelta(seconds=1))
+    # Another sender's reservation ends later: this one starts where that one ends.
+    later = T0 + timedelta(seconds=3)
+    assert campaign.reserve_slots(later, T0, 5, 5.0) == (later, later + timedelta(seconds=1))
+    assert campaign.slot_time(later, 3, 5.0) == later + timedelta(seconds=0.6)
+    assert campaign.reserve_slots(later, T0, 50, 0) == (T0, T0)  # 0: no limit
+
+
+def test_a_batch_is_a_few_seconds_of_sending_and_a_dead_sender_holds_at_most_fifty():
+    assert campaign.batch_size(10) == 50
+    assert campaign.batch_size(2) == 10
+    assert campaign.batch_size(0.1) == 1
+    assert campaign.batch_size(0) == campaign.BATCH_MAX == 50
+
+
+def test_failures_in_a_row_pause_and_a_success_resets_the_count():
+    streak = campaign.FailureStreak(limit=3)
+    assert not streak.failure(1) and not streak.failure(2)
+    streak.success()
+    assert not streak.failure(3) and not streak.failure(4)
+    assert streak.failure(5) and streak.ids == [3, 4, 5]
+
+
+def test_only_leases_of_dead_processes_on_this_machine_are_freed():
+    holders = ["here:100:aa", "here:200:bb", "there:100:cc", "odd"]
+    assert campaign.dead_workers(holders, "here", alive=lambda pid: pid == 200) == ["here:100:aa"]
+
+
+# --- The email. ---
+
+
+def jo_email(mail, name: str = "Jo Reader", message_id: str | None = None):
+    return release_email.release_email(
+        mail,
+        BOOK,
+        site=SITE,
+        name=name,
+        email="jo@readers.example",
+        unsubscribe_link=f"{SITE}/unsubscribe?t=abc",
+        moment=T0,
+        message_id=message_id or mailer.new_message_id(mail),
+    )
+
+
+def test_the_email_has_a_text_and_an_html_part_that_say_the_same_with_absolute_links(smtp_server):
+    mail = mail_for(smtp_server)
+    message = jo_email(mail, name="Jo Reader", message_id="<m1@animals.example>")
+    assert message.get_content_type() == "multipart/alternative"
+    text = message.get_body(("plain",)).get_content()
+    html = message.get_body(("html",)).get_content()
+    for part in (text, html):
+        assert BOOK.subtitle in part and "Hello Jo Reader," in part
+        assert list_copy.LIST_EMAIL_WHY.format(list_name=list_copy.LIST_NAME, site=SITE) in part
+        assert "Get Your Copy Today" in part
+    assert f"{BOOK.title}\n{BOOK.subtitle}\n\n{BOOK.description}" in text
+    assert f"Get Your Copy Today: {BOOK.book_link}" in text
+    assert f"{list_copy.RELEASE_PAGE_LINK}: {SITE}/books/{BOOK.slug}" in text
+    assert f"Unsubscribe with one click: {SITE}/unsubscribe?t=abc" in text and POSTAL in text
+    assert POSTAL in html
+    links = re.findall(r'(?:href|src)="([^"]+)"', html)
+    assert links and all(link.startswith(("https://", "http://")) for link in links), links
+    assert f'href="{SITE}/unsubscribe?t=abc"' in html and f'href="{BOOK.book_link}"' in html
+    [cover] = re.findall(r"<img [^>]*>", html)
+    assert re.search(rf'src="{SITE}/images/variants/[^"]+-share\.jpg"', cover)
+    assert f'alt="{BOOK.image_alt}"' in cover
+    # What mail clients need: CSS in the elements, tables at most 600 px wide, nothing remote or active.
+    assert "<style" not in html and 'style="' in html
+    assert "max-width: 600px" in html and 'role="presentation"' in html
+    assert "<script" not in html.lower() and "@import" not in html and "fonts.g" not in html
+    assert 'name="viewport" content="width=device-width' in html
+    # A sane balance: the text part is a real letter, not a stub.
+    assert len(text) > 0.25 * len(re.sub(r"<[^>]+>", "", html))
+
+
+def test_the_books_words_are_escaped_in_html_and_kept_in_text(smtp_server):
+    book = BOOK.model_copy(update={"title": 'Toad <b>or</b> "Frog" & co', "description": "<script>x</script>"})
+    text, html = release_email.render(
+        book, site=SITE, name="<Jo>", unsubscribe_link=f"{SITE}/u?t=1", postal_address=POSTAL
+    )
+    assert "&lt;b&gt;or&lt;/b&gt;" in html and "&amp; co" in html and "<script>" not in html
+    assert "Hello &lt;Jo&gt;," in html
+    assert 'Toad <b>or</b> "Frog" & co' in text and "Hello <Jo>," in text
+
+
+def test_the_headers_name_the_sender_the_reader_and_the_one_click_unsubscribe(smtp_server):
+    mail = mail_for(smtp_server)
+    message = jo_email(mail, name="Jo Reader")
+    assert message["From"] == "Animals We Confuse <site@animals.example>"
+    assert message["To"] == "Jo Reader <jo@readers.example>"
+    assert message["Subject"] == f"New from {BRAND_NAME}: {BOOK.title}"
+    assert message["Subject"] != message["Subject"].upper()  # no shouting
+    assert message["Date"] == "Mon, 23 Nov 2026 12:00:00 +0000"
+    assert message["Message-ID"].endswith("@animals.example>")
+    assert message["List-Unsubscribe"] == f"<{SITE}/unsubscribe?t=abc>"
+    assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    assert message["List-Id"] == f"{BRAND_NAME} new releases <new-releases.animals.example>"
+
+
+def _dkim_key(tmp_path) -> tuple[str, str]:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    path = tmp_path / "dkim.pem"
+    path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+        )
+    )
+    public = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return str(path), base64.b64encode(public).decode()
+
+
+def test_a_dkim_signature_covers_the_unsubscribe_headers_and_verifies_against_the_public_key(tmp_path, smtp_server):
+    key_file, public = _dkim_key(tmp_path)
+    mail = mail_for(smtp_server, PUBLISHER_DKIM_SELECTOR="mail2026", PUBLISHER_DKIM_KEY_FILE=key_file)
+    message = jo_email(mail, name="Jo")
+    data = mailer.wire_bytes(message, mail)
+    signature = data.split(b"\r\n\r\n", 1)[0].decode()
+    assert signature.startswith("DKIM-Signature:") and "d=animals.example" in signature and "s=mail2026" in signature
+    signed = re.search(r"h=([^;]+);", signature.replace("\r\n", "").replace(" ", "")).group(1).lower().split(":")
+    for header in ("from", "to", "subject", "date", "message-id", "list-unsubscribe", "list-unsubscribe-post"):
+        assert header in signed
+
+    def dns(name, timeout=5):
+        assert name == b"mail2026._domainkey.animals.example."
+        return f"v=DKIM1; k=rsa; p={public}".encode()
+
+    assert dkim.verify(data, dnsfunc=dns)
+    assert not dkim.verify(data.replace(b"List-Unsubscribe-Post: List", b"List-Unsubscribe-Post:  Lost"), dnsfunc=dns)
+
+
+def test_dkim_settings_are_checked_at_start_up(tmp_path, smtp_server):
+    key_file, _ = _dkim_key(tmp_path)
+    settings._read_mail_settings.cache_clear()
+    with pytest.raises(ConfigurationError, match="PUBLISHER_DKIM_SELECTOR is set, so PUBLISHER_DKIM_KEY_FILE"):
+        mail_for(smtp_server, PUBLISHER_DKIM_SELECTOR="mail2026")
+    with pytest.raises(ConfigurationError, match="PUBLISHER_DKIM_KEY_FILE is set, so PUBLISHER_DKIM_SELECTOR"):
+        mail_for(smtp_server, PUBLISHER_DKIM_KEY_FILE=key_file)
+    with pytest.raises(ConfigurationError, match="PUBLISHER_DKIM_KEY_FILE: cannot read"):
+        mail_for(smtp_server, PUBLISHER_DKIM_SELECTOR="s", PUBLISHER_DKIM_KEY_FILE=str(tmp_path / "missing.pem"))
+    (tmp_path / "bad.pem").write_text("not a key")
+    with pytest.raises(ConfigurationError, match="is not a PEM private key"):
+        mail_for(smtp_server, PUBLISHER_DKIM_SELECTOR="s", PUBLISHER_DKIM_KEY_FILE=str(tmp_path / "bad.pem"))
+    with pytest.raises(ConfigurationError, match="PUBLISHER_SEND_RATE must be emails per second"):
+        mail_for(smtp_server, PUBLISHER_SEND_RATE="fast")
+    assert mail_for(smtp_server).send_rate == settings.DEFAULT_SEND_RATE
+    assert mail_for(smtp_server, PUBLISHER_SEND_RATE="0").send_rate == 0
+
+
+# --- Sending, on SQLite and PostgreSQL, to aiosmtpd. ---
+
+
+@pytest.mark.asyncio
+async def test_every_confirmed_reader_gets_one_email_over_one_connection_and_nobody_else(db_url, smtp_server):
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+    readers(db_url, 60)
+    readers(db_url, 3, "pending", start=100)
+    readers(db_url, 2, "unsubscribed", start=200)
+    item = start_campaign(db_url, mail)
+    assert item.recipients == 60 and item.status == storage.SENDING
+    assert start_campaign(db_url, mail) is None  # the book has its campaign: nobody is queued twice
+
+    await sender_for(mail, db_url, Clock()).send_due()
+    assert sorted(recipients(smtp_server)) == sorted(f"reader{n}@readers.example" for n in range(60))
+    assert smtp_server.greetings == 1  # one SMTP connection carried all 60
+    assert len(set(smtp_server.message_ids())) == 60
+    assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 60, "failed": 0, "skipped": 0}
+    assert storage.get_campaign(item.id, db_url).status == storage.FINISHED
+    assert storage.list_deliveries(db_url=db_url) == []  # the outbox's own listing stays about its own jobs
+
+
+@pytest.mark.asyncio
+async def test_a_reader_who_leaves_after_queueing_gets_nothing(db_url, smtp_server):
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+    readers(db_url, 3)
+    item = start_campaign(db_url, mail)
+    [leaving, forgotten, staying] = mailing_list.list_subscribers(db_url=db_url)
+    mailing_list.unsubscribe(leaving.link_key, "test", db_url)
+    mailing_list.forget(forgotten.email, db_url)
+    await sender_for(mail, db_url, Clock()).send_due()
+    assert recipients(smtp_server) == [staying.email]
+    assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 1, "failed": 0, "skipped": 1}
+
+
+@pytest.mark.asyncio
+async def test_the_throttle_paces_every_sender_together(db_url, smtp_server):
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="4")
+    readers(db_url, 8)
+    start_campaign(db_url, mail)
+    clock = Clock()
+    one, two = sender_for(mail, db_url, clock), sender_for(mail, db_url, clock)
+    assert campaign.batch_size(4) == 20
+    # Each sender reserves its slots in the one throttle row: the second's start where the first's end.
+    first = storage.reserve_send_slots(3, lambda n, at: campaign.reserve_slots(n, at, 3, 4), clock(), db_url)
+    second = storage.reserve_send_slots(3, lambda n, at: campaign.reserve_slots(n, at, 3, 4), clock(), db_url)
+    assert (second - first).total_seconds() == pytest.approx(0.75)
+    started = clock()
+    await one.send_due()
+    await two.send_due()
+    assert len(smtp_server.received) == 8
+    # 8 emails at 4 per second after the 6 slots reserved above: the last about 3.25 s later.
+    assert (clock() - started).total_seconds() == pytest.approx(1.5 + 7 / 4, abs=0.05)
+
+
+@pytest.mark.asyncio
+async def test_a_dead_senders_batch_goes_to_the_next_sender_and_nobody_is_doubled(db_url, smtp_server):
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+    readers(db_url, 30)
+    item = start_campaign(db_url, mail)
+    clock = Clock()
+    # A sender on another machine claimed 20 and died; one on this machine claimed 5 and died.
+    storage.claim_release_batch("elsewhere:1:dead", clock(), campaign.LEASE, 20, db_url)
+    storage.claim_release_batch(f"{socket.gethostname()}:999999999:dead", clock(), campaign.LEASE, 5, db_url)
+    assert campaign.free_dead_leases(db_url) == 5  # this machine's dead process: freed at once
+    await sender_for(mail, db_url, clock).send_due()
+    assert len(smtp_server.received) == 10
+    clock.now += campaign.LEASE + timedelta(seconds=1)  # the other machine's lease ran out
+    await sender_for(mail, db_url, clock).send_due()
+    assert sorted(recipients(smtp_server)) == sorted(f"reader{n}@readers.example" for n in range(30))
+    assert storage.get_campaign(item.id, db_url).status == storage.FINISHED
+
+
+@pytest.mark.asyncio
+async def test_two_senders_at_once_send_each_reader_once(db_url, smtp_server):
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+    readers(db_url, 120)
+    start_campaign(db_url, mail)
+    await asyncio.gather(*(sender_for(mail, db_url, Clock()).send_due() for _ in range(2)))
+    sent = recipients(smtp_server)
+    assert len(sent) == 120 and len(set(sent)) == 120
+
+
+@pytest.mark.asyncio
+async def test_a_refused_reader_fails_alone_and_a_deferred_one_is_retried_later(db_url, smtp_server):
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+    readers(db_url, 5)
+    item = start_campaign(db_url, mail)
+    smtp_server.refused_recipients.add("reader1@readers.example")
+    smtp_server.deferred_recipients.add("reader3@readers.example")
+    clock = Clock()
+    await sender_for(mail, db_url, clock).send_due()
+    assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in (0, 2, 4)]
+    assert storage.campaign_counts(item.id, db_url) == {"pending": 1, "sent": 3, "failed": 1, "skipped": 0}
+    assert storage.get_campaign(item.id, db_url).status == storage.SENDING
+    smtp_server.deferred_recipients.clear()
+    clock.now += timedelta(seconds=16)  # the outbox's first retry delay
+    await sender_for(mail, db_url, clock).send_due()
+    assert recipients(smtp_server)[-1] == "reader3@readers.example"
+    assert storage.get_campaign(item.id, db_url).status == storage.FINISHED
+
+
+@pytest.mark.asyncio
+async def test_many_failures_in_a_row_pause_the_campaign_and_announce_resumes_it(db_url, smtp_server, caplog):
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+    readers(db_url, 15)
+    item = start_campaign(db_url, mail)
+    smtp_server.replies.extend(["554 5.7.0 Daily sending quota exceeded"] * campaign.PAUSE_AFTER)
+    clock = Clock()
+    await sender_for(mail, db_url, clock).send_due()
+    state = storage.get_campaign(item.id, db_url)
+    assert state.status == storage.PAUSED and "Daily sending quota exceeded" in state.paused_reason
+    [line] = [r for r in caplog.records if "paused" in r.getMessage()]
+    assert f"publisher-gateway announce {BOOK.slug}` resumes it" in line.getMessage()
+    # The refused ones were not the readers' fault: they wait, with the rest, for the resume.
+    assert storage.campaign_counts(item.id, db_url) == {"pending": 15, "sent": 0, "failed": 0, "skipped": 0}
+    assert smtp_server.received == []
+    assert storage.set_campaign_status(item.id, storage.SENDING, now=clock(), db_url=db_url)
+    await sender_for(mail, db_url, clock).send_due()
+    assert len(smtp_server.received) == 15 and storage.get_campaign(item.id, db_url).status == storage.FINISHED
