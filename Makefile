@@ -21,6 +21,11 @@ TEST_STAMP := $(VENV)/.test-installed
 RUFF_STAMP := $(VENV)/.ruff-installed
 # The pinned ruff of pyproject.toml's test extra, installed on its own so the style check runs first.
 RUFF_REQUIREMENT := $(shell sed -n 's/^ *"\(ruff==[^"]*\)".*/\1/p' pyproject.toml)
+# The W3C Nu HTML checker (tests/site/test_valid_html.py): npm's vnu-jar, in a cache folder
+# outside the checkout (fetched once per machine), run with the machine's Java.
+VNU_VERSION := 26.9.27
+VNU_DIR := $(HOME)/.cache/publisher/vnu-jar-$(VNU_VERSION)
+export VNU_JAR := $(VNU_DIR)/node_modules/vnu-jar/build/dist/vnu.jar
 
 .PHONY: help setup setup-test system-packages migrate build serve run image test test-lint test-setup test-unit \
 	test-site test-embedded test-development test-container clean
@@ -49,7 +54,13 @@ $(RUFF_STAMP): pyproject.toml | $(BIN)/python
 
 setup: $(RUNTIME_STAMP)
 
-setup-test: $(TEST_STAMP) system-packages
+setup-test: $(TEST_STAMP) system-packages $(VNU_JAR)
+
+# --ignore-scripts: its postinstall would download a Java; Debian's is used (system-packages).
+$(VNU_JAR): | $(RUNTIME_STAMP)
+	$(BIN)/npm install --prefix $(VNU_DIR) --no-save --no-audit --no-fund --ignore-scripts --loglevel=error \
+		vnu-jar@$(VNU_VERSION)
+	test -f $@
 
 system-packages:
 	@scripts/ensure-system-packages.sh

@@ -2,7 +2,8 @@
 # The tests need Debian's Chromium (browser tests), redis-server and PostgreSQL (scale-out
 # and storage tests; Debian keeps PostgreSQL's server programs in /usr/lib/postgresql), and
 # podman with runc and debootstrap (container tests: build and run the image; bootstrap
-# its base image where no registry is reachable): install whichever is missing as root.
+# its base image where no registry is reachable), and Java for the W3C Nu HTML checker:
+# install whichever is missing as root.
 set -euo pipefail
 CHROMIUM="${CHROMIUM_PATH:-/usr/bin/chromium}"
 export PATH="$PATH:/usr/sbin:/sbin"  # runc and debootstrap live there
@@ -10,6 +11,7 @@ missing=()
 [[ -x "$CHROMIUM" ]] || missing+=(chromium)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 for tool in podman runc debootstrap; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done

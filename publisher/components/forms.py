@@ -3,8 +3,9 @@
 Inputs are uncontrolled: nothing travels to the server while a visitor types,
 what they typed survives a failed submit, and the whole form is read on submit.
 Each field's message sits in a reserved line below it, so showing one moves
-nothing; the field is marked ``aria-invalid`` and points at it with
-``aria-describedby``.
+nothing; the field points at it with ``aria-describedby`` (it always exists,
+empty while there is no message: an empty attribute is invalid HTML) and is
+marked ``aria-invalid`` while it shows one.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def _invalid_props(field_id: str, error: rx.Var[str]) -> dict:
     has_error = error != ""
     return {
         "aria_invalid": rx.cond(has_error, "true", "false"),
-        "aria_describedby": rx.cond(has_error, error_id(field_id), ""),
+        "aria_describedby": error_id(field_id),  # field_message's element, always there
     }
 
 

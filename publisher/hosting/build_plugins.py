@@ -180,19 +180,44 @@ def use_prerendered_not_found(static_dir: Path) -> None:
 BOOT_TYPE = "text/x-app-boot"
 DEFERRED_PRELOAD_REL = "x-app-modulepreload"
 _MODULEPRELOAD = re.compile(r'<link rel="modulepreload"')
-_BOOT_SCRIPT = re.compile(r'<script type="module"')
+# React Router's boot module is `<script type="module" async="">`: a data block may not be async.
+_BOOT_SCRIPT = re.compile(r'<script type="module"(?: async(?:="")?)?(?=[\s>])')
+_EMOTION_STYLE = re.compile(r'<style data-emotion="[^"<>]*">[^<]*</style>')
 
 
 def defer_app_boot(html: str) -> str:
     """Keep the browser from fetching and running the app's modules while the page loads.
 
     React Router's module preloads become inert links and its inline boot module an
-    inert script; assets/site.js re-creates both after the load event. Only
-    attributes change (no element is added or removed), so hydration sees the same
-    document structure.
+    inert script (a data block, without ``async``); assets/site.js re-creates both
+    after the load event, as a new module script. Only attributes change (no element
+    is added or removed), so hydration sees the same document structure.
     """
     html = _MODULEPRELOAD.sub(f'<link rel="{DEFERRED_PRELOAD_REL}"', html)
     return _BOOT_SCRIPT.sub(f'<script type="{BOOT_TYPE}" data-app-boot=""', html)
+
+
+def hoist_emotion_styles(html: str) -> str:
+    """Move the <style data-emotion> rules React streamed into <body> to the end of <head>.
+
+    Emotion's server rendering puts each rule just before its element (here Reflex's
+    connection pulser: ``position:fixed;width:100vw;height:0``), which HTML allows
+    only as a parent's first child. In the browser, emotion moves these same elements
+    into <head> before the app hydrates, so the page the app finds is the same.
+    """
+    head_end = html.find("</head>")
+    if head_end == -1:
+        return html
+    body = html[head_end:]
+    styles = _EMOTION_STYLE.findall(body)
+    if not styles:
+        return html
+    return html[:head_end] + "".join(styles) + _EMOTION_STYLE.sub("", body)
+
+
+def finish_page(html: str, starts_app: bool) -> str:
+    """A prerendered page as it is served: valid HTML, and the app deferred or removed."""
+    return hoist_emotion_styles(defer_app_boot(html) if starts_app else strip_app(html))
 
 
 _APP_PRELOADS = {"modulepreload", DEFERRED_PRELOAD_REL}
@@ -248,7 +273,7 @@ def finish_pages(static_dir: Path, kinds: dict[str, static_or_app.PageKind]) -> 
                 f"no decision whether it starts the app (known: {', '.join(sorted(kinds))})"
             )
         html = page.read_text(encoding="utf-8")
-        page.write_text(defer_app_boot(html) if kinds[route].starts_app else strip_app(html), encoding="utf-8")
+        page.write_text(finish_page(html, kinds[route].starts_app), encoding="utf-8")
 
 
 def remove_originals(static_dir: Path, sources: list[str]) -> None:

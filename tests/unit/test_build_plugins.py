@@ -361,9 +361,7 @@ def test_app_boot_and_its_preloads_are_made_inert_without_changing_the_structure
     deferred = build_plugins.defer_app_boot(BOOT_HTML)
     assert 'rel="modulepreload"' not in deferred
     assert deferred.count('<link rel="x-app-modulepreload" href="/assets/') == 2
-    assert (
-        '<script type="text/x-app-boot" data-app-boot="" async="">import "/assets/manifest-E4.js";</script>' in deferred
-    )
+    assert '<script type="text/x-app-boot" data-app-boot="">import "/assets/manifest-E4.js";</script>' in deferred
     assert '<link rel="stylesheet" href="/assets/styles-D3.css"/>' in deferred  # CSS still loads at once
     assert "<script>window.__reactRouterContext = {};</script>" in deferred
     assert deferred.count("<") == BOOT_HTML.count("<")  # same elements, only attributes differ
@@ -449,8 +447,28 @@ def kinds(**app_reasons: tuple[str, ...]) -> dict[str, static_or_app.PageKind]:
 def test_finishing_the_build_strips_static_pages_and_defers_the_app_on_the_others(built_pages):
     build_plugins.finish_pages(built_pages, kinds(subscribe=("<form> handles on_submit",)))
     for file in ("index.html", "about.html", "about/index.html", "__spa-fallback.html"):
-        assert (built_pages / file).read_text() == build_plugins.strip_app(PRERENDERED), file
-    assert (built_pages / "subscribe" / "index.html").read_text() == build_plugins.defer_app_boot(PRERENDERED)
+        assert (built_pages / file).read_text() == build_plugins.finish_page(PRERENDERED, starts_app=False), file
+    subscribe = (built_pages / "subscribe" / "index.html").read_text()
+    assert subscribe == build_plugins.finish_page(PRERENDERED, starts_app=True)
+    assert subscribe == build_plugins.hoist_emotion_styles(build_plugins.defer_app_boot(PRERENDERED))
+
+
+EMOTION_RULE = '<style data-emotion="css 17rg0dp">.css-17rg0dp{position:fixed;width:100vw;height:0;}</style>'
+
+
+def test_emotion_rules_streamed_into_the_body_move_to_the_head_unchanged():
+    html = (
+        '<html><head><link rel="stylesheet" href="/styles.css"/></head><body><div id="root">'
+        f'<main>Hi</main>{EMOTION_RULE}<div class="css-17rg0dp" title="x"></div></div></body></html>'
+    )
+    hoisted = build_plugins.hoist_emotion_styles(html)
+    assert hoisted == (
+        f'<html><head><link rel="stylesheet" href="/styles.css"/>{EMOTION_RULE}</head><body><div id="root">'
+        '<main>Hi</main><div class="css-17rg0dp" title="x"></div></div></body></html>'
+    )
+    assert build_plugins.hoist_emotion_styles(hoisted) == hoisted  # nothing left to move
+    no_emotion = "<html><head></head><body><style>p{}</style></body></html>"
+    assert build_plugins.hoist_emotion_styles(no_emotion) == no_emotion  # only emotion's own rules
 
 
 def test_a_prerendered_file_without_a_decision_fails_the_build_naming_it(built_pages):

@@ -1,0 +1,86 @@
+"""Every prerendered page is valid HTML: the W3C Nu checker (vnu-jar) finds no error.
+
+It runs over every HTML file of the production build (the pages, their
+``about/index.html``-style copies, the book pages, the list's pages, the
+not-found page). Errors fail the test, each named by file, line and message;
+warnings are listed. ``make test`` installs the checker (npm ``vnu-jar``, into a
+cache folder: ``VNU_JAR``) and Java (Debian's ``default-jre-headless``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support import BUILD_DIR
+
+VNU_VERSION = "26.9.27"
+DEFAULT_JAR = Path.home() / ".cache" / "publisher" / f"vnu-jar-{VNU_VERSION}" / "node_modules" / "vnu-jar" / "build"
+VNU_JAR = Path(os.environ.get("VNU_JAR") or DEFAULT_JAR / "dist" / "vnu.jar")
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int | None
+    kind: str  # "error" or "warning"
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line or '?'}: {self.kind}: {self.message}"
+
+
+def nu_check(files: list[Path], root: Path) -> list[Finding]:
+    """The checker's errors and warnings for ``files`` (paths shown relative to ``root``)."""
+    if not VNU_JAR.exists():
+        pytest.fail(f"The Nu checker is not installed at {VNU_JAR}: run `make test-setup` (or set VNU_JAR)")
+    result = subprocess.run(
+        ["java", "-Xss4m", "-jar", str(VNU_JAR), "--format", "json", "--exit-zero-always", *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    findings = []
+    for message in json.loads(result.stderr or result.stdout)["messages"]:
+        kind = "error" if message["type"] in ("error", "non-document-error") else message.get("subType", "info")
+        if kind not in ("error", "warning"):
+            continue  # "info": notes such as trailing slashes on void elements
+        path = message.get("url", "").removeprefix("file:")
+        shown = str(Path(path).relative_to(root)) if path.startswith(str(root)) else path
+        findings.append(Finding(shown, message.get("lastLine"), kind, message["message"]))
+    return findings
+
+
+def prerendered_pages() -> list[Path]:
+    return sorted(BUILD_DIR.rglob("*.html"))
+
+
+def test_every_prerendered_page_has_no_nu_checker_error(built_site, capsys):
+    pages = prerendered_pages()
+    # The five navigation pages, the list's two, every book's, the not-found page, and their copies.
+    assert len(pages) >= 17 and (BUILD_DIR / "books").is_dir() and (BUILD_DIR / "unsubscribe.html").exists()
+    findings = nu_check(pages, BUILD_DIR)
+    warnings = [str(f) for f in findings if f.kind == "warning"]
+    if warnings:
+        with capsys.disabled():
+            print(f"\nNu checker warnings ({len(warnings)}, not failed):\n" + "\n".join(warnings))
+    errors = [str(f) for f in findings if f.kind == "error"]
+    assert errors == [], f"{len(errors)} Nu checker errors in {len(pages)} pages:\n" + "\n".join(errors)
+
+
+def test_a_page_that_regresses_fails_naming_its_file_line_and_message(built_site, tmp_path):
+    page = (BUILD_DIR / "subscribe.html").read_text(encoding="utf-8")
+    broken = page.replace("<main", '<main aria-describedby=""', 1).replace("<main", "\n<main", 1)
+    (tmp_path / "subscribe.html").write_text(broken, encoding="utf-8")
+    line = broken[: broken.index('aria-describedby=""')].count("\n") + 1
+    errors = [str(f) for f in nu_check([tmp_path / "subscribe.html"], tmp_path) if f.kind == "error"]
+    assert errors == [
+        f"subscribe.html:{line}: error: Bad value “” for attribute “aria-describedby” on element “main”: "
+        "An IDREFS value must contain at least one non-whitespace character."
+    ]
