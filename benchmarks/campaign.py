@@ -77,11 +77,20 @@ def command(db_url: str, env: dict[str, str], slug: str, log: Path) -> subproces
 
 
 def finish(process: subprocess.Popen, log: Path) -> float:
-    """Wait for the command; its peak memory (maximum resident set) in MB."""
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
+    """Wait for the command; its own peak memory in MB (VmHWM, read until it exits).
+
+    Not wait4's ru_maxrss, which also counts the largest process it ever waited for.
+    """
+    peak = 0
+    while process.poll() is None:
+        try:
+            status = Path(f"/proc/{process.pid}/status").read_text()
+            peak = max(peak, int(next(line for line in status.splitlines() if line.startswith("VmHWM")).split()[1]))
+        except (OSError, StopIteration):
+            pass
+        time.sleep(0.2)
     assert process.returncode == 0, log.read_text()
-    return usage.ru_maxrss / 1024
+    return peak / 1024
 
 
 def outcome(smtp: SmtpServer, readers: int) -> str:
