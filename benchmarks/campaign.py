@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
-from tests.support import PROJECT_ROOT, VENV_BIN, publisher_gateway
+from tests.support import announce_process, publisher_gateway
 
 
 class Arrivals:
@@ -63,17 +63,6 @@ def readers_csv(path: Path, count: int) -> Path:
     lines = ["email,name,status", *(f"reader{n}@readers.example,Reader {n},confirmed" for n in range(count))]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
-
-
-def command(db_url: str, env: dict[str, str], slug: str, log: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [str(VENV_BIN / "publisher-gateway"), "announce", slug, "--yes"],
-        cwd=PROJECT_ROOT,
-        env={**os.environ, **env, "REFLEX_DB_URL": db_url},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("w"),
-    )
 
 
 def finish(process: subprocess.Popen, log: Path) -> float:
@@ -138,7 +127,7 @@ def run_kind(kind: str, readers: int, workdir: Path, postgres, env: dict[str, st
         arrivals = Arrivals(smtp)
         started = time.perf_counter()
         log = workdir / "announce.log"
-        running = [command(db_url, run_env, slugs[0], log) for _ in range(processes)]
+        running = [announce_process(db_url, run_env, slugs[0], log) for _ in range(processes)]
         peak = max(finish(process, log) for process in running)
         elapsed = time.perf_counter() - started
         rate = arrivals.stop()
@@ -156,13 +145,13 @@ def run_kind(kind: str, readers: int, workdir: Path, postgres, env: dict[str, st
     db_url = fresh(kind, workdir, f"{kind}-kill", postgres)
     publisher_gateway(db_url, "import", str(readers_csv(workdir / "readers.csv", readers)))
     log = workdir / "announce.log"
-    first = command(db_url, run_env, slugs[1], log)
+    first = announce_process(db_url, run_env, slugs[1], log)
     smtp.wait_for(readers // 2, timeout=600)
     first.send_signal(signal.SIGKILL)
     first.wait()
     at_kill = len(smtp.received)
     started = time.perf_counter()
-    resumed = command(db_url, run_env, slugs[1], log)
+    resumed = announce_process(db_url, run_env, slugs[1], log)
     finish(resumed, log)
     print(
         f"{label:<10} killed at {at_kill} of {readers}, resumed in {time.perf_counter() - started:5.1f} s   "

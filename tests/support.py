@@ -72,6 +72,18 @@ def publisher_gateway(
     )
 
 
+def announce_process(db_url: str, env: dict[str, str], slug: str, log: Path) -> subprocess.Popen:
+    """`publisher-gateway announce SLUG --yes` left running (to kill it, or to run two), its output in ``log``."""
+    return subprocess.Popen(
+        [str(VENV_BIN / "publisher-gateway"), "announce", slug, "--yes"],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, **env, "REFLEX_DB_URL": db_url},
+        stdin=subprocess.DEVNULL,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
+
+
 def project_path(root: Path) -> dict[str, str]:
     """For a project elsewhere than this checkout: its own ``publisher`` package first on the path."""
     return {} if root == PROJECT_ROOT else {"PYTHONPATH": str(root)}

@@ -266,10 +266,10 @@ class ReleaseSender:
     async def _failed(
         self, delivery: storage.ClaimedDelivery, failure: mailer.DeliveryFailed, campaign: storage.Campaign
     ) -> None:
-        when = None if failure.permanent else outbox.next_attempt(delivery.attempts, self.clock(), delivery.give_up_at)
+        when, reason = outbox.after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)
         if when is None:
-            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, failure.reason, self.db_url)
-            logger.warning("Campaign #%s: delivery #%s failed: %s", campaign.id, delivery.id, failure.reason)
+            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
+            logger.warning("Campaign #%s: delivery #%s failed: %s", campaign.id, delivery.id, reason)
         else:
             await asyncio.to_thread(storage.mark_retry, delivery.id, self.worker, when, failure.reason, self.db_url)
         if self.streak.failure(delivery.id):
@@ -297,7 +297,9 @@ class ReleaseSender:
 
 async def run_in_backend(db_url: str | None = None) -> None:
     """The backend's lifespan task: each worker sends release jobs too (embedded gateway with SMTP)."""
+    if not settings.list_emails_on():
+        return
     mail = settings.mail_settings()
-    if settings.gateway_url() is not None or mail is None or mail.postal_address is None:
+    if mail.postal_address is None:
         return  # without the postal address, only the command (which refuses) could start a release
     await outbox.keep_sending(ReleaseSender(mail, db_url).send_due, "Campaign", asyncio.Event())

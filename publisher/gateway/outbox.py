@@ -70,6 +70,16 @@ def next_attempt(failed_attempts: int, now: datetime, give_up_at: datetime) -> d
     return min(now + retry_delay(failed_attempts), give_up_at)
 
 
+def after_failure(
+    failure: mailer.DeliveryFailed, attempts: int, now: datetime, give_up_at: datetime
+) -> tuple[datetime | None, str]:
+    """When to try a job again (None: never) and the reason to record for it."""
+    when = None if failure.permanent else next_attempt(attempts, now, give_up_at)
+    if when is None and not failure.permanent:
+        return None, f"gave up after {attempts} attempts over {RETRY_FOR.days} days: {failure.reason}"
+    return when, failure.reason
+
+
 def job_for(settings: MailSettings) -> storage.Job:
     return storage.Job(message_id=mailer.new_message_id(settings), retry_for=RETRY_FOR)
 
@@ -223,13 +233,8 @@ class Sender:
         return Outcome(delivery.id, storage.SENT, note)
 
     async def _failed(self, delivery: storage.ClaimedDelivery, failure: mailer.DeliveryFailed) -> Outcome:
-        when = None if failure.permanent else next_attempt(delivery.attempts, self.clock(), delivery.give_up_at)
+        when, reason = after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)
         if when is None:
-            reason = (
-                failure.reason
-                if failure.permanent
-                else (f"gave up after {delivery.attempts} attempts over {RETRY_FOR.days} days: {failure.reason}")
-            )
             await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
             logger.error(
                 "Outbox: delivery #%s failed and will not be retried: %s "

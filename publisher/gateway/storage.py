@@ -542,28 +542,26 @@ def subscriber_status(subscriber_id: int, db_url: str | None = None) -> str | No
         ).scalar_one_or_none()
 
 
-def release_leases(delivery_ids: list[int], worker: str, db_url: str | None = None) -> int:
-    """Give back jobs this worker claimed but did not send (it stops), so others take them at once."""
+def _update_held(delivery_ids: list[int], worker: str, db_url: str | None, **values) -> int:
+    """Change the jobs of ``delivery_ids`` that ``worker`` still holds (pending, claimed by it)."""
     if not delivery_ids:
         return 0
     with engine(db_url).begin() as connection:
         return connection.execute(
             sqlalchemy.update(Delivery)
             .where(Delivery.id.in_(delivery_ids), Delivery.status == PENDING, Delivery.claimed_by == worker)
-            .values(lease_until=None, attempts=Delivery.attempts - 1)
+            .values(**values)
         ).rowcount
+
+
+def release_leases(delivery_ids: list[int], worker: str, db_url: str | None = None) -> int:
+    """Give back jobs this worker claimed but did not send (it stops), so others take them at once."""
+    return _update_held(delivery_ids, worker, db_url, lease_until=None, attempts=Delivery.attempts - 1)
 
 
 def renew_leases(delivery_ids: list[int], worker: str, until: datetime, db_url: str | None = None) -> None:
     """Keep the jobs of a batch still being sent in this worker's hands."""
-    if not delivery_ids:
-        return
-    with engine(db_url).begin() as connection:
-        connection.execute(
-            sqlalchemy.update(Delivery)
-            .where(Delivery.id.in_(delivery_ids), Delivery.status == PENDING, Delivery.claimed_by == worker)
-            .values(lease_until=until)
-        )
+    _update_held(delivery_ids, worker, db_url, lease_until=until)
 
 
 def requeue(delivery_ids: list[int], now: datetime, retry_for: timedelta, db_url: str | None = None) -> None:

@@ -9,9 +9,7 @@ command killed mid-campaign and run again, and two commands sending one campaign
 from __future__ import annotations
 
 import collections
-import os
 import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +19,7 @@ import pytest
 from publisher import content
 from tests.postgres import PostgresServer
 from tests.smtp import POSTAL_ADDRESS, Received, SmtpServer
-from tests.support import PROJECT_ROOT, VENV_BIN, ProductionServer, publisher_gateway, running_server, wait_until
+from tests.support import ProductionServer, announce_process, publisher_gateway, running_server, wait_until
 
 POSTAL = POSTAL_ADDRESS
 FORM = {"content-type": "application/x-www-form-urlencoded"}
@@ -140,18 +138,6 @@ def relay():
     server = SmtpServer().start()
     yield server
     server.stop()
-
-
-def announce_process(db_url: str, env: dict[str, str], slug: str, log: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [str(VENV_BIN / "publisher-gateway"), "announce", slug, "--yes"],
-        cwd=PROJECT_ROOT,
-        env={**os.environ, **env, "REFLEX_DB_URL": db_url},
-        stdin=subprocess.DEVNULL,
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
 
 
 def test_killed_mid_campaign_then_run_again_nobody_is_missed(fresh_db, relay, tmp_path):
