@@ -12,6 +12,7 @@ import email.policy
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
@@ -92,6 +93,8 @@ class SmtpServer:
     refused_recipients: set[str] = field(default_factory=set)
     deferred_recipients: set[str] = field(default_factory=set)  # answered 451 at RCPT
     greetings: int = 0  # EHLOs received: the connections opened, without STARTTLS
+    # Called with the recipients when a message's data arrives, before it is taken (in the server's thread).
+    on_data: Callable[[list[str]], None] | None = None
     _controller: Controller | None = None
     _changed: threading.Condition = field(default_factory=threading.Condition)
 
@@ -115,6 +118,8 @@ class SmtpServer:
         }
 
     def _accept(self, session, envelope) -> str:
+        if self.on_data is not None:
+            self.on_data(list(envelope.rcpt_tos))
         with self._changed:
             if self.replies:
                 return self.replies.pop(0)

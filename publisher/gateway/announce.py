@@ -64,22 +64,18 @@ def find_book(slug: str) -> content.Book:
     return book
 
 
-async def send_test(mail: MailSettings, book: content.Book, address: str) -> str | None:
+async def send_test(mail: MailSettings, book: content.Book, address: str) -> None:
     site = settings.site_url()
-    message = release_email.release_email(
-        mail,
-        book,
-        site=site,
+    message = release_email.PreparedRelease(mail, book, site=site, test=True).message(
         name="",
         email=address,
         unsubscribe_link=list_links.unsubscribe_url(site, mail.list_secret, TEST_LINK_KEY),
         moment=storage.utc_now(),
         message_id=mailer.new_message_id(mail),
-        test=True,
     )
     session = mailer.SmtpSession(mail)
     try:
-        return await session.send(message, address)
+        await session.send(message, address)
     finally:
         await session.close()
 
@@ -194,13 +190,11 @@ def announce(
             print(f"publisher-gateway: --test-to {test_to!r} is not an email address ({exc})", file=sys.stderr)
             return 2
         try:
-            note = asyncio.run(send_test(mail, book, address))
+            asyncio.run(send_test(mail, book, address))
         except mailer.DeliveryFailed as failure:
             print(f"publisher-gateway: the test copy was not sent: {failure.reason}", file=sys.stderr)
             return 1
-        out.write(
-            f"Sent a test copy of {subject!r} to {address}{f' ({note})' if note else ''}. Nothing was recorded.\n"
-        )
+        out.write(f"Sent a test copy of {subject!r} to {address}. Nothing was recorded.\n")
         return 0
     item = storage.find_campaign(slug)
     if item is None:

@@ -43,6 +43,14 @@ def _address(display_name: str, addr: str) -> Address:
     return Address(display_name=display_name, username=username, domain=domain)
 
 
+def sender_address(settings: MailSettings) -> Address:
+    return _address(settings.mail_from_name, settings.mail_from)
+
+
+def recipient_address(name: str, email: str) -> Address:
+    return _address(name, email)
+
+
 def _sent_at(moment: datetime) -> str:
     return moment.strftime("%A %-d %B %Y, %H:%M:%S UTC")
 
@@ -51,7 +59,7 @@ def _base(
     settings: MailSettings, *, subject: str, reply_to: Address, moment: datetime, message_id: str
 ) -> EmailMessage:
     message = EmailMessage(policy=SMTP)
-    message["From"] = _address(settings.mail_from_name, settings.mail_from)
+    message["From"] = sender_address(settings)
     message["To"] = [_address("", recipient) for recipient in settings.notify_to]
     message["Reply-To"] = reply_to
     message["Subject"] = subject
@@ -109,7 +117,7 @@ def to_subscriber(
     settings: MailSettings, *, name: str, email: str, subject: str, moment: datetime, message_id: str
 ) -> EmailMessage:
     message = EmailMessage(policy=SMTP)
-    message["From"] = _address(settings.mail_from_name, settings.mail_from)
+    message["From"] = sender_address(settings)
     message["To"] = _address(name, email)
     message["Subject"] = subject
     message["Date"] = email_utils.format_datetime(moment)
@@ -147,11 +155,19 @@ def list_footer(settings: MailSettings, *, site: str, unsubscribe_link: str) -> 
     return "\n".join(lines) + "\n"
 
 
+# RFC 8058: a mail provider's POST to the List-Unsubscribe link unsubscribes at once.
+ONE_CLICK = "List-Unsubscribe=One-Click"
+
+
+def list_id(settings: MailSettings) -> str:
+    """RFC 2919's List-Id: lets a reader's client file and filter the list's emails."""
+    return f"{BRAND_NAME} new releases <new-releases.{settings.domain}>"
+
+
 def add_list_headers(message: EmailMessage, settings: MailSettings, unsubscribe_link: str) -> None:
-    """RFC 8058 one-click unsubscribe (a mail provider's POST to the link), and RFC 2919's List-Id."""
     message["List-Unsubscribe"] = f"<{unsubscribe_link}>"
-    message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
-    message["List-Id"] = f"{BRAND_NAME} new releases <new-releases.{settings.domain}>"
+    message["List-Unsubscribe-Post"] = ONE_CLICK
+    message["List-Id"] = list_id(settings)
 
 
 def welcome_email(
@@ -228,12 +244,17 @@ DKIM_HEADERS = (
 
 def wire_bytes(message: EmailMessage, settings: MailSettings) -> bytes:
     """The message as it goes on the wire (CRLF lines), with a DKIM-Signature first when a key is set."""
-    data = message.as_bytes(policy=SMTP)
+    return signed(message.as_bytes(policy=SMTP), settings)
+
+
+def signed(data: bytes, settings: MailSettings) -> bytes:
+    """``data`` (a whole message, CRLF lines) with a DKIM-Signature first when a key is set."""
     if settings.dkim is None:
         return data
     import dkim  # noqa: PLC0415 (only a site that signs needs it)
 
-    present = {name.lower() for name in message}
+    head = data.split(b"\r\n\r\n", 1)[0].decode("ascii")
+    present = {line.partition(":")[0].lower() for line in head.split("\r\n") if line[:1] not in (" ", "\t")}
     headers = [name.encode() for name in DKIM_HEADERS if name.lower() in present]
     signature = dkim.sign(
         data,
@@ -296,14 +317,39 @@ class SmtpSession:
         self._client = client
         return client
 
-    async def send(self, message: EmailMessage, recipient: str) -> str | None:
-        """Hand one message to the server for one recipient. Raises DeliveryFailed: a
-        ConnectionTrouble, or the server's answer to this message (5xx: permanent)."""
+    async def send(self, message: bytes, recipient: str) -> None:
+        """Hand one message (as it goes on the wire: ``signed`` is applied here) to the server
+        for one recipient. Raises DeliveryFailed: a ConnectionTrouble, or the server's answer
+        to this message (5xx: permanent)."""
+        await self.begin(recipient)
+        await self.finish(message)
+
+    async def begin(self, recipient: str) -> None:
+        """The envelope of the next message (MAIL FROM, RCPT TO); nothing is delivered before
+        ``finish``, and ``abandon`` drops it. A campaign opens the next envelope while the
+        previous email is still being recorded. Raises DeliveryFailed as ``send``."""
         client = await self._open()
+        await self._command(client.mail(self.settings.mail_from))
         try:
-            refused, _reply_text = await client.sendmail(
-                self.settings.mail_from, [recipient], wire_bytes(message, self.settings)
-            )
+            await self._command(client.rcpt(recipient))
+        except aiosmtplib.SMTPRecipientRefused as refused:
+            await self._reset()
+            raise _failure(aiosmtplib.SMTPRecipientsRefused([refused])) from None
+
+    async def finish(self, message: bytes) -> None:
+        """DATA: the server takes the message for the envelope ``begin`` opened."""
+        client = await self._open()
+        await self._command(client.data(signed(message, self.settings)))
+
+    async def abandon(self) -> None:
+        """Drop the envelope ``begin`` opened (the reader left the list meanwhile)."""
+        await self._reset()
+
+    async def _command(self, command):
+        try:
+            return await command
+        except aiosmtplib.SMTPRecipientRefused:
+            raise
         except aiosmtplib.SMTPServerDisconnected as exc:
             self._drop()
             raise ConnectionTrouble(f"the server closed the connection: {exc}") from None
@@ -313,7 +359,6 @@ class SmtpSession:
         except (aiosmtplib.SMTPException, OSError, ssl.SSLError, TimeoutError) as exc:
             self._drop()
             raise ConnectionTrouble(_failure(exc).reason) from None
-        return _refusal_note(refused)
 
     async def _reset(self) -> None:
         """After a refused message the session goes on, from a clean state (RSET)."""

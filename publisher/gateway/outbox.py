@@ -165,16 +165,24 @@ def worker_name() -> str:
 
 
 async def record_sent(
-    delivery_id: int, note: str | None, clock: Callable[[], datetime], db_url: str | None = None
-) -> None:
-    """The server has it: keep trying to record that, inside the lease, so it is not sent again."""
+    delivery_id: int,
+    note: str | None,
+    clock: Callable[[], datetime],
+    db_url: str | None = None,
+    *,
+    then_read: int | None = None,
+) -> str | None:
+    """The server has it: keep trying to record that, inside the lease, so it is not sent again.
+
+    ``then_read``: a subscriber whose status is read with the record (storage.mark_sent);
+    ``storage.NOT_READ`` when it was not.
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + MARK_SENT_FOR_S
     delay = 0.5
     while True:
         try:
-            await asyncio.to_thread(storage.mark_sent, delivery_id, clock(), note, db_url)
-            return
+            return await asyncio.to_thread(storage.mark_sent, delivery_id, clock(), note, db_url, then_read=then_read)
         except sqlalchemy.exc.SQLAlchemyError as exc:
             if loop.time() + delay > deadline:
                 logger.error(
@@ -183,7 +191,7 @@ async def record_sent(
                     delivery_id,
                     type(exc).__name__,
                 )
-                return
+                return storage.NOT_READ
             await asyncio.sleep(delay)
             delay = min(delay * 2, 10.0)
 

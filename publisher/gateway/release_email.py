@@ -10,10 +10,16 @@ text against HTML finds a real letter in both.
 
 from __future__ import annotations
 
+import binascii
+import re
+import secrets
 from datetime import datetime
-from email.message import EmailMessage
+from email import utils as email_utils
+from email.policy import SMTP
 from functools import cache
 from urllib.parse import urlsplit
+
+from markupsafe import escape
 
 from publisher.content import books as book_words
 from publisher.content import list_copy
@@ -41,22 +47,32 @@ def _templates():
     return html.get_template("release.html"), text.get_template("release.txt")
 
 
+def greeting(name: str) -> str:
+    return list_copy.RELEASE_GREETING.format(name=name) if name else list_copy.RELEASE_GREETING_NO_NAME
+
+
 def image_url(book: Book, site: str) -> str:
     """The cover as every mail client shows it: the JPEG share image the build makes (SVG is not shown by most)."""
     return f"{site}{images.describe(book.cover_image).share_url}"
 
 
 def render(
-    book: Book, *, site: str, name: str, unsubscribe_link: str, postal_address: str | None, test: bool = False
+    book: Book,
+    *,
+    site: str,
+    greeting: str,
+    unsubscribe_link: str,
+    postal_address: str | None,
+    test: bool = False,
 ) -> tuple[str, str]:
-    """The (text, HTML) of the email for one reader. Every link is absolute."""
+    """The (text, HTML) of the email. Every link is absolute."""
     import css_inline  # noqa: PLC0415
 
     values = {
         "book": book,
         "subject": subject(book),
         "preheader": list_copy.RELEASE_PREHEADER.format(subtitle=book.subtitle),
-        "greeting": list_copy.RELEASE_GREETING.format(name=name) if name else list_copy.RELEASE_GREETING_NO_NAME,
+        "greeting": greeting,
         "intro": list_copy.RELEASE_INTRO.format(brand=BRAND_NAME),
         "buy_label": book_words.GET_YOUR_COPY,
         "page_label": list_copy.RELEASE_PAGE_LINK,
@@ -79,31 +95,104 @@ def render(
     return text_template.render(values), html
 
 
-def release_email(
-    settings: MailSettings,
-    book: Book,
-    *,
-    site: str,
-    name: str,
-    email: str,
-    unsubscribe_link: str,
-    moment: datetime,
-    message_id: str,
-    test: bool = False,
-) -> EmailMessage:
-    """The whole message: headers (with one-click unsubscribe), then text and HTML alternatives."""
-    message = mailer.to_subscriber(
-        settings, name=name, email=email, subject=subject(book), moment=moment, message_id=message_id
-    )
-    mailer.add_list_headers(message, settings, unsubscribe_link)
-    text, html = render(
-        book,
-        site=site,
-        name=name,
-        unsubscribe_link=unsubscribe_link,
-        postal_address=settings.postal_address,
-        test=test,
-    )
-    message.set_content(text, charset="utf-8", cte="quoted-printable")
-    message.add_alternative(html, subtype="html", charset="utf-8", cte="quoted-printable")
-    return message
+class PreparedRelease:
+    """One book's email, rendered and inlined once; each reader's copy only fills in their
+    greeting and unsubscribe link, then encodes.
+
+    Templates, css-inline and Python's ``email`` package cost about 3 ms an email,
+    more than the rest of a send: a campaign renders once and fills in placeholders
+    (random, so no book's words can hold one). The copy a client reads is the same
+    as the email package would make: headers folded by its SMTP policy (the reader's
+    name RFC 2047-encoded when it must be), parts in UTF-8 quoted-printable, CRLF lines.
+    """
+
+    def __init__(self, settings: MailSettings, book: Book, *, site: str, test: bool = False):
+        self.settings = settings
+        self._greeting = f"greeting{secrets.token_hex(8)}"
+        self._link = f"link{secrets.token_hex(8)}"
+        text, html = render(
+            book,
+            site=site,
+            greeting=self._greeting,
+            unsubscribe_link=self._link,
+            postal_address=settings.postal_address,
+            test=test,
+        )
+        for part in (text, html):
+            if self._greeting not in part or self._link not in part:
+                raise RuntimeError("the release templates lost the greeting or the unsubscribe link")
+        self._text, self._html = text, html
+        self._boundary = f"==============={secrets.randbelow(10**19):019d}=="
+        self._from = _header("From", mailer.sender_address(settings))
+        self._subject = _header("Subject", subject(book))
+        self._rest = b"".join(
+            (
+                _header("List-Unsubscribe-Post", mailer.ONE_CLICK),
+                _header("List-Id", mailer.list_id(settings)),
+                b"MIME-Version: 1.0\r\n",
+                f'Content-Type: multipart/alternative;\r\n boundary="{self._boundary}"\r\n'.encode(),
+            )
+        )
+
+    def message(self, *, name: str, email: str, unsubscribe_link: str, moment: datetime, message_id: str) -> bytes:
+        """The reader's copy as it goes on the wire (before any DKIM signature)."""
+        hello = greeting(name)
+        text = self._text.replace(self._greeting, hello).replace(self._link, unsubscribe_link)
+        html = self._html.replace(self._greeting, str(escape(hello))).replace(self._link, str(escape(unsubscribe_link)))
+        boundary = self._boundary.encode()
+        return b"".join(
+            (
+                self._from,
+                _to_header(name, email),
+                self._subject,
+                _short_header("Date", email_utils.format_datetime(moment)),
+                _short_header("Message-ID", message_id),
+                _short_header("List-Unsubscribe", f"<{unsubscribe_link}>"),
+                self._rest,
+                b"\r\n--",
+                boundary,
+                b"\r\n",
+                _part("plain", text),
+                b"\r\n--",  # the CRLF before a boundary belongs to the boundary
+                boundary,
+                b"\r\n",
+                _part("html", html),
+                b"\r\n--",
+                boundary,
+                b"--\r\n",
+            )
+        )
+
+
+def _header(name: str, value) -> bytes:
+    """One header, as the email package's SMTP policy writes it (a CR or LF in it is refused)."""
+    return SMTP.fold_binary(name, SMTP.header_factory(name, value))
+
+
+# Written directly when the email package would write them unchanged (most readers); else folded by it.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9]+(?: [A-Za-z0-9]+)*")
+_PLAIN_ADDRESS = re.compile(r"[A-Za-z0-9._+-]+@[A-Za-z0-9.-]+")
+
+
+def _short_header(name: str, value: str) -> bytes:
+    line = f"{name}: {value}"
+    if len(line) <= SMTP.max_line_length and line.isascii() and line.isprintable():
+        return f"{line}\r\n".encode()
+    return _header(name, value)
+
+
+def _to_header(name: str, email: str) -> bytes:
+    if _PLAIN_ADDRESS.fullmatch(email) and (not name or _PLAIN_NAME.fullmatch(name)):
+        line = f"To: {name} <{email}>" if name else f"To: {email}"
+        if len(line) <= SMTP.max_line_length:
+            return f"{line}\r\n".encode()
+    return _header("To", mailer.recipient_address(name, email))
+
+
+def _part(subtype: str, content: str) -> bytes:
+    body = binascii.b2a_qp(content.encode("utf-8"), istext=True).replace(b"\n", b"\r\n")
+    if not body.endswith(b"\r\n"):
+        body += b"\r\n"
+    return (
+        f'Content-Type: text/{subtype}; charset="utf-8"\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n'
+    ).encode() + body

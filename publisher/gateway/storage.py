@@ -17,10 +17,10 @@ from datetime import UTC, datetime, timedelta
 
 import sqlalchemy
 import sqlmodel
-from reflex import model as rx_model
 from sqlalchemy.dialects import postgresql, sqlite
 
 from publisher.forms import validation
+from publisher.gateway import database
 from publisher.gateway.contract import SUBJECT_MAX, SendEmailRequest
 
 
@@ -94,6 +94,8 @@ class ContactMessage(sqlmodel.SQLModel, table=True):
 
 
 PENDING, SENT, FAILED, SKIPPED = "pending", "sent", "failed", "skipped"
+# What mark_sent returns when it read no subscriber's status (not a status: none is ever stored).
+NOT_READ = "not read"
 # What a job emails: a contact message or a new-subscriber notice to the publisher, or a
 # confirmation or welcome email to a subscriber (source_id: the message or the subscriber).
 # A release job (campaign_id set) emails a new book to a confirmed reader (gateway/campaign.py).
@@ -169,11 +171,11 @@ class SendThrottle(sqlmodel.SQLModel, table=True):
 
 
 def engine(db_url: str | None) -> sqlalchemy.engine.Engine:
-    return rx_model.get_engine(db_url)
+    return database.engine(db_url)
 
 
 def open_session(db_url: str | None) -> sqlmodel.Session:
-    return rx_model.session(db_url)
+    return sqlmodel.Session(engine(db_url))
 
 
 def insert_once(connection, model: type[sqlmodel.SQLModel], unique_column: str, **values) -> int | None:
@@ -304,9 +306,25 @@ def _finish(db_url: str | None, delivery_id: int, worker: str | None, **values) 
         return connection.execute(statement.values(lease_until=None, **values)).rowcount == 1
 
 
-def mark_sent(delivery_id: int, now: datetime, note: str | None = None, db_url: str | None = None) -> bool:
-    # Whoever holds the lease by now: the server accepted it, so it is sent.
-    return _finish(db_url, delivery_id, None, status=SENT, sent_at=now, last_error=_clip(note))
+def mark_sent(
+    delivery_id: int, now: datetime, note: str | None = None, db_url: str | None = None, *, then_read: int | None = None
+) -> str | None:
+    """Record the send (whoever holds the lease by now: the server accepted it, so it is sent).
+
+    ``then_read``: a subscriber whose status is read in the same transaction and
+    returned (a campaign's next reader: one round trip an email instead of two);
+    without it, ``NOT_READ``.
+    """
+    statement = (
+        sqlalchemy.update(Delivery)
+        .where(Delivery.id == delivery_id, Delivery.status == PENDING)
+        .values(lease_until=None, status=SENT, sent_at=now, last_error=_clip(note))
+    )
+    with engine(db_url).begin() as connection:
+        connection.execute(statement)
+        if then_read is None:
+            return NOT_READ
+        return _status_of(connection, then_read)
 
 
 def mark_retry(delivery_id: int, worker: str, when: datetime, error: str, db_url: str | None = None) -> bool:
@@ -537,9 +555,13 @@ def claim_release_batch(
 def subscriber_status(subscriber_id: int, db_url: str | None = None) -> str | None:
     """Where the reader stands now (None: forgotten), read just before their email goes."""
     with engine(db_url).begin() as connection:
-        return connection.execute(
-            sqlalchemy.select(Subscriber.status).where(Subscriber.id == subscriber_id)
-        ).scalar_one_or_none()
+        return _status_of(connection, subscriber_id)
+
+
+def _status_of(connection, subscriber_id: int) -> str | None:
+    return connection.execute(
+        sqlalchemy.select(Subscriber.status).where(Subscriber.id == subscriber_id)
+    ).scalar_one_or_none()
 
 
 def _update_held(delivery_ids: list[int], worker: str, db_url: str | None, **values) -> int:

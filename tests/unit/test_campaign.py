@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import email
+import email.policy
 import re
 import socket
 from datetime import UTC, datetime, timedelta
+from email.message import EmailMessage
 
 import dkim
 import pytest
@@ -128,25 +131,33 @@ def test_only_leases_of_dead_processes_on_this_machine_are_freed():
 # --- The email. ---
 
 
-def jo_email(mail, name: str = "Jo Reader", message_id: str | None = None):
-    return release_email.release_email(
-        mail,
-        BOOK,
-        site=SITE,
+def jo_bytes(mail, name: str = "Jo Reader", message_id: str | None = None, book=BOOK) -> bytes:
+    """Jo's copy as it goes on the wire (before any DKIM signature)."""
+    return release_email.PreparedRelease(mail, book, site=SITE).message(
         name=name,
         email="jo@readers.example",
-        unsubscribe_link=f"{SITE}/unsubscribe?t=abc",
+        unsubscribe_link=f"{SITE}/unsubscribe?t=abc&x=1",
         moment=T0,
         message_id=message_id or mailer.new_message_id(mail),
     )
+
+
+def jo_email(mail, name: str = "Jo Reader", message_id: str | None = None, book=BOOK) -> EmailMessage:
+    """Jo's copy as a mail client reads it."""
+    return email.message_from_bytes(jo_bytes(mail, name, message_id, book), policy=email.policy.default)
+
+
+def body(message: EmailMessage, subtype: str) -> str:
+    """A part's text with the wire's CRLF line ends read as newlines, as a mail client shows it."""
+    return message.get_body((subtype,)).get_content().replace("\r\n", "\n")
 
 
 def test_the_email_has_a_text_and_an_html_part_that_say_the_same_with_absolute_links(smtp_server):
     mail = mail_for(smtp_server)
     message = jo_email(mail, name="Jo Reader", message_id="<m1@animals.example>")
     assert message.get_content_type() == "multipart/alternative"
-    text = message.get_body(("plain",)).get_content()
-    html = message.get_body(("html",)).get_content()
+    text = body(message, "plain")
+    html = body(message, "html")
     for part in (text, html):
         assert BOOK.subtitle in part and "Hello Jo Reader," in part
         assert list_copy.LIST_EMAIL_WHY.format(list_name=list_copy.LIST_NAME, site=SITE) in part
@@ -154,11 +165,11 @@ def test_the_email_has_a_text_and_an_html_part_that_say_the_same_with_absolute_l
     assert f"{BOOK.title}\n{BOOK.subtitle}\n\n{BOOK.description}" in text
     assert f"Get Your Copy Today: {BOOK.book_link}" in text
     assert f"{list_copy.RELEASE_PAGE_LINK}: {SITE}/books/{BOOK.slug}" in text
-    assert f"Unsubscribe with one click: {SITE}/unsubscribe?t=abc" in text and POSTAL in text
+    assert f"Unsubscribe with one click: {SITE}/unsubscribe?t=abc&x=1" in text and POSTAL in text
     assert POSTAL in html
     links = re.findall(r'(?:href|src)="([^"]+)"', html)
     assert links and all(link.startswith(("https://", "http://")) for link in links), links
-    assert f'href="{SITE}/unsubscribe?t=abc"' in html and f'href="{BOOK.book_link}"' in html
+    assert f'href="{SITE}/unsubscribe?t=abc&amp;x=1"' in html and f'href="{BOOK.book_link}"' in html
     [cover] = re.findall(r"<img [^>]*>", html)
     assert re.search(rf'src="{SITE}/images/variants/[^"]+-share\.jpg"', cover)
     assert f'alt="{BOOK.image_alt}"' in cover
@@ -173,12 +184,27 @@ def test_the_email_has_a_text_and_an_html_part_that_say_the_same_with_absolute_l
 
 def test_the_books_words_are_escaped_in_html_and_kept_in_text(smtp_server):
     book = BOOK.model_copy(update={"title": 'Toad <b>or</b> "Frog" & co', "description": "<script>x</script>"})
-    text, html = release_email.render(
-        book, site=SITE, name="<Jo>", unsubscribe_link=f"{SITE}/u?t=1", postal_address=POSTAL
-    )
+    message = jo_email(mail_for(smtp_server), name='Zoë <Jo> & "co"', book=book)
+    text = body(message, "plain")
+    html = body(message, "html")
     assert "&lt;b&gt;or&lt;/b&gt;" in html and "&amp; co" in html and "<script>" not in html
-    assert "Hello &lt;Jo&gt;," in html
-    assert 'Toad <b>or</b> "Frog" & co' in text and "Hello <Jo>," in text
+    assert "Hello Zoë &lt;Jo&gt; &amp; &#34;co&#34;," in html
+    assert 'Toad <b>or</b> "Frog" & co' in text and 'Hello Zoë <Jo> & "co",' in text
+    assert f'href="{SITE}/unsubscribe?t=abc&amp;x=1"' in html and f"{SITE}/unsubscribe?t=abc&x=1" in text
+    assert message["To"].addresses[0].display_name == 'Zoë <Jo> & "co"'
+
+
+def test_every_copy_is_what_the_wire_allows_and_a_name_cannot_add_a_header(smtp_server):
+    mail = mail_for(smtp_server)
+    for name in ("Jo Reader", "", "Zoë Ŝmith, Jr.", "Ann-Marie O'Neil", "Reader 12"):
+        data = jo_bytes(mail, name=name)
+        assert b"\n" not in data.replace(b"\r\n", b"") and data.isascii()
+        assert all(len(line) <= 78 for line in data.split(b"\r\n")), name
+        message = email.message_from_bytes(data, policy=email.policy.default)
+        assert message["To"].addresses[0].display_name == name
+        assert body(message, "plain").startswith(f"Hello {name},\n" if name else "Hello,\n")
+    with pytest.raises(ValueError, match="CR or LF"):
+        jo_bytes(mail, name="Jo\r\nBcc: everyone@example.com")
 
 
 def test_the_headers_name_the_sender_the_reader_and_the_one_click_unsubscribe(smtp_server):
@@ -190,7 +216,7 @@ def test_the_headers_name_the_sender_the_reader_and_the_one_click_unsubscribe(sm
     assert message["Subject"] != message["Subject"].upper()  # no shouting
     assert message["Date"] == "Mon, 23 Nov 2026 12:00:00 +0000"
     assert message["Message-ID"].endswith("@animals.example>")
-    assert message["List-Unsubscribe"] == f"<{SITE}/unsubscribe?t=abc>"
+    assert message["List-Unsubscribe"] == f"<{SITE}/unsubscribe?t=abc&x=1>"
     assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
     assert message["List-Id"] == f"{BRAND_NAME} new releases <new-releases.animals.example>"
 
@@ -210,8 +236,7 @@ def _dkim_key(tmp_path) -> tuple[str, str]:
 def test_a_dkim_signature_covers_the_unsubscribe_headers_and_verifies_against_the_public_key(tmp_path, smtp_server):
     key_file, public = _dkim_key(tmp_path)
     mail = mail_for(smtp_server, PUBLISHER_DKIM_SELECTOR="mail2026", PUBLISHER_DKIM_KEY_FILE=key_file)
-    message = jo_email(mail, name="Jo")
-    data = mailer.wire_bytes(message, mail)
+    data = mailer.signed(jo_bytes(mail, name="Jo"), mail)
     signature = data.split(b"\r\n\r\n", 1)[0].decode()
     assert signature.startswith("DKIM-Signature:") and "d=animals.example" in signature and "s=mail2026" in signature
     signed = re.search(r"h=([^;]+);", signature.replace("\r\n", "").replace(" ", "")).group(1).lower().split(":")
@@ -277,6 +302,31 @@ async def test_a_reader_who_leaves_after_queueing_gets_nothing(db_url, smtp_serv
     await sender_for(mail, db_url, Clock()).send_due()
     assert recipients(smtp_server) == [staying.email]
     assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 1, "failed": 0, "skipped": 1}
+
+
+@pytest.mark.asyncio
+async def test_every_email_is_recorded_before_the_next_goes_and_a_reader_leaving_meanwhile_gets_nothing(
+    db_url, smtp_server
+):
+    """The one-duplicate window, seen by the server: when it takes an email, every earlier one is
+    recorded as sent. And the status is read at sending time: a reader who leaves while the
+    email before theirs is being taken gets nothing."""
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+    readers(db_url, 40)
+    item = start_campaign(db_url, mail)
+    leaving = next(r for r in mailing_list.list_subscribers(db_url=db_url) if r.email == "reader10@readers.example")
+    seen: list[tuple[int, int]] = []
+
+    def taking(rcpt_tos: list[str]) -> None:
+        seen.append((len(smtp_server.received), storage.campaign_counts(item.id, db_url)[storage.SENT]))
+        if rcpt_tos == ["reader9@readers.example"]:
+            mailing_list.unsubscribe(leaving.link_key, "test", db_url)
+
+    smtp_server.on_data = taking
+    await sender_for(mail, db_url, Clock()).send_due()
+    assert len(seen) == 39 and all(recorded == taken for taken, recorded in seen), seen
+    assert leaving.email not in recipients(smtp_server) and len(recipients(smtp_server)) == 39
+    assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 39, "failed": 0, "skipped": 1}
 
 
 @pytest.mark.asyncio
