@@ -32,8 +32,9 @@ With --postgres the embedded gateway stores into a PostgreSQL started for the ru
 (Debian's package, as in the tests) and lost/duplicated are counted in its tables.
     .venv/bin/python benchmarks/load.py --scenario readers [--visitors 500] [--reader-path /about]
 
-All visitors come from 127.0.0.1, so the per-address submission limit is raised
-for the run (PUBLISHER_RATE_LIMIT_ADDRESS); the per-client limit stays as is.
+Each form visitor connects from a loopback address of its own (127.0.0.2, .3, ...,
+127.0.1.2, ...), as visitors arrive from many addresses, so the per-address limits
+(open tabs, new tabs a minute, submissions) apply as they would to real visitors.
 """
 
 from __future__ import annotations
@@ -100,6 +101,11 @@ class Run:
         self.errors: list[str] = []
 
 
+def loopback_address(index: int) -> str:
+    """Visitor ``index``'s own address in 127.0.0.0/8 (all of it is this machine's loopback)."""
+    return f"127.0.{index // 250}.{index % 250 + 2}"
+
+
 async def visit(
     index: int,
     base_url: str,
@@ -113,7 +119,7 @@ async def visit(
 ) -> None:
     contact = index % 2 == 1
     substate = CONTACT_STATE if contact else SUBSCRIBE_STATE
-    visitor = Visitor(base_url, "/contact-us" if contact else "/subscribe")
+    visitor = Visitor(base_url, "/contact-us" if contact else "/subscribe", source=loopback_address(index))
     try:
         async with connect_gate:
             ready = (lambda v: bool(v.var(CONTACT_STATE, "question"))) if contact else hydrated
@@ -364,7 +370,6 @@ async def main_async(args: argparse.Namespace) -> int:
         env = {
             "PUBLISHER_GATEWAY_URL": gateway.url,
             "REFLEX_DB_URL": f"sqlite:///{tmp}/load.db",
-            "PUBLISHER_RATE_LIMIT_ADDRESS": f"{args.visitors * args.waves * 4}/600",
             # How long a departed visitor's state is kept (Reflex default: 1 hour).
             "REFLEX_REDIS_TOKEN_EXPIRATION": str(args.state_ttl_s),
             "GRANIAN_WORKERS": str(args.workers),

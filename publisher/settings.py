@@ -103,6 +103,42 @@ def rate_limits(environ: Mapping[str, str] | None = None) -> dict[str, tuple[int
     }
 
 
+MAX_TABS_PER_ADDRESS_VAR = "PUBLISHER_MAX_TABS_PER_ADDRESS"
+NEW_TABS_PER_MINUTE_VAR = "PUBLISHER_NEW_TABS_PER_MINUTE"
+MAX_TABS_VAR = "PUBLISHER_MAX_TABS"
+# A class of 30 pupils behind one school router, each with the form open in two tabs.
+DEFAULT_MAX_TABS_PER_ADDRESS = 60
+# The same class opening the page at once, and reconnecting once.
+DEFAULT_NEW_TABS_PER_MINUTE = 60
+# A worker's open tabs: 2,000 at the measured ~190 KB each (benchmarks/flood.py) is about 380 MB
+# above a worker's ~240 MB, so a one-worker container stays under 700 MB.
+DEFAULT_MAX_TABS = 2000
+
+
+def _positive_count(name: str, value: str, default: int) -> int:
+    if not value.strip():
+        return default
+    if not value.strip().isdigit() or int(value) < 1:
+        raise ConfigurationError(f"{name} must be a whole number of at least 1, got {value!r}")
+    return int(value)
+
+
+def tab_limits(environ: Mapping[str, str] | None = None):
+    """The event channel's limits (hosting/tabs.py): open tabs per address, new ones a minute, per worker."""
+    from publisher.hosting.tabs import TabLimits  # noqa: PLC0415 (settings import nothing of the app at load)
+
+    env = os.environ if environ is None else environ
+    return TabLimits(
+        per_address=_positive_count(
+            MAX_TABS_PER_ADDRESS_VAR, env.get(MAX_TABS_PER_ADDRESS_VAR, ""), DEFAULT_MAX_TABS_PER_ADDRESS
+        ),
+        new_per_minute=_positive_count(
+            NEW_TABS_PER_MINUTE_VAR, env.get(NEW_TABS_PER_MINUTE_VAR, ""), DEFAULT_NEW_TABS_PER_MINUTE
+        ),
+        per_worker=_positive_count(MAX_TABS_VAR, env.get(MAX_TABS_VAR, ""), DEFAULT_MAX_TABS),
+    )
+
+
 GATEWAY_TIMEOUT_VAR = "PUBLISHER_GATEWAY_TIMEOUT_S"
 DEFAULT_GATEWAY_TIMEOUT_S = 10.0
 
@@ -422,6 +458,7 @@ def check_at_start() -> None:
     """
     gateway_url()
     rate_limits()
+    tab_limits()
     gateway_timeout_s()
     mail_settings()
 

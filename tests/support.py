@@ -44,6 +44,29 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str, interva
 VENV_BIN = Path(sys.executable).parent
 
 
+# Every tab a suite opens comes from 127.0.0.1: its servers raise the per-address tab limits
+# (hosting/tabs.py) so a busy suite is never refused by accident. tests/site/test_tab_limits.py
+# sets small limits of its own and spreads its tabs over 127.0.0.x.
+MANY_TABS_ENV = {"PUBLISHER_MAX_TABS_PER_ADDRESS": "1000", "PUBLISHER_NEW_TABS_PER_MINUTE": "10000"}
+
+
+def event_channel_upgrade(
+    port: int, source: str = "127.0.0.1", token: str = "raw-upgrade"
+) -> tuple[int, socket.socket]:
+    """A websocket upgrade of Reflex's event channel from ``source``, as a browser tab starts:
+    the HTTP status (101: accepted, 429: refused at the door) and the connection, which the
+    caller closes (an accepted one counts as an open tab until then)."""
+    conn = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+    conn.sendall(
+        (
+            f"GET /_event/?EIO=4&transport=websocket&token={token} HTTP/1.1\r\n"
+            f"Host: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
+    return int(conn.recv(1024).split(b" ", 2)[1]), conn
+
+
 def tool_env(**extra: str) -> dict[str, str]:
     """The environment the Makefile gives Reflex: Node from the venv, npm, no telemetry."""
     return {
@@ -148,7 +171,9 @@ class ProductionServer:
     def start(self, timeout: float = 120) -> None:
         command = container_command()
         command[0] = str(VENV_BIN / command[0])
-        env = tool_env(HOST="127.0.0.1", PORT=str(self.port), **project_path(self.root), **self.extra_env)
+        env = tool_env(
+            HOST="127.0.0.1", PORT=str(self.port), **project_path(self.root), **{**MANY_TABS_ENV, **self.extra_env}
+        )
         log = self.log_path.open("wb")
         started = time.monotonic()
         self.launched_at = time.time()

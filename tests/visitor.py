@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import aiohttp
 import socketio
 
 ROOT_STATE = "reflex___state____state"
@@ -28,14 +29,20 @@ NAMESPACE = "/_event"  # socket.io namespace (and engine.io path) of Reflex's ev
 class Visitor:
     """One browser tab on one page."""
 
-    def __init__(self, base_url: str, path: str, token: str | None = None):
+    def __init__(self, base_url: str, path: str, token: str | None = None, source: str | None = None):
+        """``source``: the loopback address the tab connects from (127.0.0.2, ...), as visitors arrive
+        from many addresses; the server limits open tabs per address (hosting/tabs.py)."""
         self.base_url = base_url
         self.path = path
         self.token = token or str(uuid.uuid4())
+        self.source = source
+        self._http: aiohttp.ClientSession | None = None
         self.state: dict[str, dict[str, Any]] = {}
         self.updates: list[dict[str, Any]] = []
         self._changed = asyncio.Event()
-        self.sio = socketio.AsyncClient(reconnection=False)
+        if source is not None:
+            self._http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=(source, 0)))
+        self.sio = socketio.AsyncClient(reconnection=False, http_session=self._http)
         self.sio.on("event", self._on_update, namespace=NAMESPACE)
         # A server that goes away wakes anyone waiting, so they can see ``connected`` is False.
         self.sio.on("disconnect", lambda *_reason: self._changed.set(), namespace=NAMESPACE)
@@ -98,6 +105,8 @@ class Visitor:
     async def close(self) -> None:
         if self.sio.connected:
             await self.sio.disconnect()
+        if self._http is not None:
+            await self._http.close()
 
 
 def hydrated(visitor: Visitor) -> bool:

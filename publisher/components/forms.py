@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 
 import reflex as rx
+from reflex.components.core.banner import has_connection_errors
 from reflex.utils.imports import ImportVar
 from reflex.vars.base import VarData
 
@@ -215,9 +216,27 @@ useEffect(() => {{
     return rx.el.span(hidden=True, custom_attrs={"data-announces": marker})
 
 
+# The page has tried to connect to the site and could not yet (refused at the door: hosting/tabs.py,
+# or the site is restarting): Reflex's list of connection errors, while the app has no state.
+cannot_connect = has_connection_errors & ~rx.State.is_hydrated
+
+
+def unavailable_notice(section_id: str) -> rx.Component:
+    """Instead of a form that would never become ready: the form is unavailable for the moment."""
+    return rx.cond(
+        cannot_connect,
+        rx.el.p(
+            form_copy.FORM_UNAVAILABLE,
+            id=f"{section_id}-unavailable",
+            class_name="mb-4 rounded-md border border-amber-300 bg-amber-50 px-4 py-3 font-medium text-amber-950",
+        ),
+    )
+
+
 def form_section(section_id: str, label: str, *children: rx.Component) -> rx.Component:
     """The region holding a form; ``data-hydrated`` turns "true" once the app has the visitor's state."""
     return rx.el.section(
+        rx.el.div(unavailable_notice(section_id), role="status"),
         *children,
         id=section_id,
         aria_label=label,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from publisher.components.forms import cannot_connect
 from publisher.components.links import site_link
 from publisher.content import list_copy
 
@@ -40,7 +41,7 @@ def outcome_panel(stage: rx.Var[str], outcomes: dict[str, tuple[rx.Component, ..
         rx.match(
             stage,
             *[(name, rx.fragment(*children)) for name, children in outcomes.items()],
-            text(list_copy.CONFIRM_CHECKING),
+            rx.cond(cannot_connect, text(list_copy.LINK_UNAVAILABLE), text(list_copy.CONFIRM_CHECKING)),
         ),
         role="status",
         class_name="min-h-40",

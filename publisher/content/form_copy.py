@@ -50,6 +50,9 @@ def math_question(left: int, operator: str, right: int) -> str:
 
 
 TOO_MANY_ATTEMPTS = "Too many attempts. Please wait a few minutes and try again."
+# When the page cannot connect to the site (too many open pages from the visitor's network, or the
+# site restarting): shown instead of a form that never becomes ready. The page keeps trying.
+FORM_UNAVAILABLE = "This form is unavailable for the moment. Please try again in a few minutes."
 
 # --- Subscribe ------------------------------------------------------------------------
 

@@ -59,7 +59,7 @@ class ConfirmState(ListLinkState, rx.State):
         mail = settings.mail_settings()
         if self.stage != ASK or self.working or mail is None:
             return
-        if not await self._admitted("confirm"):
+        if not await self._admitted("confirm", press=True):
             return
         self.working = True
         yield

@@ -19,7 +19,7 @@ import reflex as rx
 
 from publisher import gateway, settings
 from publisher.forms import ratelimit
-from publisher.hosting import graceful_stop
+from publisher.hosting import graceful_stop, tab_states
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +82,7 @@ class FormLifecycle(rx.State, mixin=True):
             self.form_error = ratelimit.TOO_MANY_ATTEMPTS
             return False
         self.form_error = ""
+        await tab_states.engage(session.client_token)  # keep this tab's state (and its success) the usual time
         return True
 
     def _notify(self, kind: str, text: str) -> None:

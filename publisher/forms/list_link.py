@@ -20,6 +20,7 @@ import sqlalchemy
 from publisher import settings
 from publisher.forms import ratelimit
 from publisher.gateway.list_links import TOKEN_PARAM, mask_address
+from publisher.hosting import tab_states
 
 logger = logging.getLogger(__name__)
 
@@ -63,10 +64,16 @@ class ListLinkState(rx.State, mixin=True):
     def _token(self) -> str:
         return self.router.url.query_parameters.get(TOKEN_PARAM, "")
 
-    async def _admitted(self, action: str) -> bool:
-        """Within the visitor's limits (per tab and per address); else the page says to wait."""
+    async def _admitted(self, action: str, press: bool = False) -> bool:
+        """Within the visitor's limits (per tab and per address); else the page says to wait.
+
+        ``press``: the visitor pressed the page's button, so the tab's state is kept
+        as long as Reflex keeps any (hosting/tab_states.py).
+        """
         session = self.router.session
         if await ratelimit.shared_limiter.get().allow(action, session.client_token, session.client_ip):
+            if press:
+                await tab_states.engage(session.client_token)
             return True
         self.stage = LIMITED
         return False

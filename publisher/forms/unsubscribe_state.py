@@ -52,7 +52,7 @@ class UnsubscribeState(ListLinkState, rx.State):
         """ "Unsubscribe": the address leaves the list at once."""
         if self.stage != ASK or self.working:
             return
-        if not await self._admitted("unsubscribe"):
+        if not await self._admitted("unsubscribe", press=True):
             return
         self.working = True
         yield

@@ -29,7 +29,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from publisher.gateway.list_http import ListLinks
-from publisher.hosting import feed, images, static_or_app
+from publisher.hosting import feed, images, static_or_app, tab_states, tabs
 from publisher.pages import PAGES
 from publisher.pages.registry import PageRegistry
 
@@ -185,6 +185,9 @@ class CanonicalRouteRewrite:
 
 
 def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
-    """Reflex's ``api_transformer``: every declared page at its slash-less URL, with its headers."""
-    routes = CanonicalRouteRewrite(app, pages.slashless_routes())
+    """Reflex's ``api_transformer``: every declared page at its slash-less URL, with its headers,
+    and the event channel open only within the tab limits (hosting/tabs.py)."""
+    tab_states.check_reflex_internals()
+    door = tabs.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
+    routes = CanonicalRouteRewrite(door, pages.slashless_routes())
     return ResponseHeaders(ListLinks(routes), inline_script_hashes(), static_or_app.starts_app_by_route())

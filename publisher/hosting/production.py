@@ -114,6 +114,15 @@ def prepare() -> int:
     return 0
 
 
+# Granian's Rust side (its websocket buffers among others) allocates with jemalloc, which by
+# default keeps freed pages until it allocates again: after a flood of tabs an idle worker
+# stayed at its peak (benchmarks/flood.py: about 300 MB kept for 2,000 tabs). With a background
+# thread it hands them back within seconds. Read by each worker Granian starts; an operator's own
+# setting wins. tests/unit/test_production.py fails if Granian stops reading this variable.
+JEMALLOC_CONF_VAR = "_RJEM_MALLOC_CONF"
+JEMALLOC_CONF = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0"
+
+
 def _exit_on_stop_signal(signum: int, _frame) -> None:
     # Until Granian takes over the signals: as PID 1 in a container, a signal without a
     # handler is ignored, and the runtime would wait its full timeout before killing.
@@ -148,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"publisher-serve: {exc}", file=sys.stderr)
             return 2
     _use_prebuilt_frontend()
+    os.environ.setdefault(JEMALLOC_CONF_VAR, JEMALLOC_CONF)
     graceful_stop.install_in_granian_workers()
     loglevel = constants.LogLevel(os.environ.get("LOGLEVEL", "info"))
     reflex_exec.run_backend_prod(host, port, loglevel.subprocess_level(), mount_frontend_compiled_app=True)

@@ -24,7 +24,7 @@ from tests.browser import (
 )
 from tests.containers import Container, Volume, image_config, podman, stored_messages, stored_subscribers
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
-from tests.support import RecordingGateway, wait_until
+from tests.support import RecordingGateway, event_channel_upgrade, wait_until
 
 SITE_UID = "10001"
 SUBSCRIBE_FAILURE_TOAST = "Failed to subscribe. Please try again."
@@ -221,3 +221,24 @@ def test_a_submit_still_waiting_at_the_stop_limit_ends_with_the_failure_toast(
     stopped_after = time.monotonic() - sent_at
     assert STOP_LIMIT_S - 0.5 <= failed_after <= stopped_after < STOP_LIMIT_S + 3
     assert page.locator("#subscribe-success").count() == 0
+
+
+def test_the_open_tab_limit_holds_in_the_image(image: str, containers: Callable[..., Container]):
+    site = containers(image, env={"PUBLISHER_MAX_TABS_PER_ADDRESS": "2"})
+    port = urlsplit(site.base_url).port
+    opened = [event_channel_upgrade(port) for _ in range(2)]
+    try:
+        assert [status for status, _ in opened] == [101, 101]
+        status, refused = event_channel_upgrade(port)
+        refused.close()
+        assert status == 429
+    finally:
+        for _, conn in opened:
+            conn.close()
+
+    def place_free() -> bool:
+        status, conn = event_channel_upgrade(port)
+        conn.close()
+        return status == 101
+
+    wait_until(place_free, 10, "a closed tab's place to come back")

@@ -21,7 +21,7 @@ import pytest
 
 from tests.browser import browser, page  # noqa: F401 (fixtures)
 from tests.smtp import SmtpServer
-from tests.support import PROJECT_ROOT, VENV_BIN, free_port, tool_env, wait_until
+from tests.support import MANY_TABS_ENV, PROJECT_ROOT, VENV_BIN, free_port, tool_env, wait_until
 
 # A cold start compiles the app and starts Vite; the first page then compiles on demand.
 START_TIMEOUT_S = 180
@@ -42,7 +42,7 @@ class DevServer:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        env = tool_env(REFLEX_DB_URL=self.db_url)
+        env = tool_env(REFLEX_DB_URL=self.db_url, **MANY_TABS_ENV)
         for inherited in ("PUBLISHER_GATEWAY_URL", "REFLEX_REDIS_URL", "REFLEX_ENV_MODE", "PUBLISHER_DEV_HOST"):
             env.pop(inherited, None)
         env.update(self.extra_env)

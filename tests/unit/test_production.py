@@ -123,3 +123,15 @@ def test_a_malformed_smtp_setting_stops_start_up_naming_it_without_the_password(
         "publisher-serve: PUBLISHER_SMTP_URL is set, so PUBLISHER_NOTIFY_TO is required: "
         "one or more addresses, comma-separated\n"
     )
+
+
+def test_granian_still_reads_the_allocator_setting_publisher_serve_gives_its_workers():
+    """publisher-serve sets jemalloc's background purge for Granian's workers (memory back after a
+    flood of tabs); if Granian stops building with this jemalloc, the setting would do nothing."""
+    import granian
+
+    from publisher.hosting import production
+
+    [binary] = Path(granian.__file__).parent.glob("_granian*.so")
+    assert production.JEMALLOC_CONF_VAR.encode() in binary.read_bytes()
+    assert "background_thread:true" in production.JEMALLOC_CONF

@@ -1,0 +1,311 @@
+"""Who may open the event channel: a flood of tabs from one address cannot exhaust the server.
+
+Every page with a form opens one websocket per tab (Reflex's event channel,
+``/_event``), and the backend keeps a state for each tab. A script that opens
+thousands of tabs and never submits would fill a worker's memory (or Redis) while
+the submit limits never see it. So, at the websocket's upgrade, before Reflex
+creates anything for it (``EventChannelDoor``):
+
+- from one address (the one the submit limits use: ``ratelimit.client_address``,
+  ``REFLEX_TRUSTED_PROXY_HOPS`` behind a proxy), at most
+  ``PUBLISHER_MAX_TABS_PER_ADDRESS`` tabs open at once, and at most
+  ``PUBLISHER_NEW_TABS_PER_MINUTE`` new ones a minute;
+- in one worker, at most ``PUBLISHER_MAX_TABS`` open tabs.
+
+A refused upgrade is answered HTTP 429; the page's form then says it is
+unavailable for the moment (components/forms.py) while the page retries.
+
+The per-address counts live in Redis when the site has one (shared by every
+worker and container), else in the process. An open tab is an entry that expires
+after ``ENTRY_TTL_S`` unless its worker renews it (every ``HEARTBEAT_S``), so
+the places of a crashed worker's tabs come back within a minute. If Redis fails,
+the per-address limits let tabs in (logged) and the per-worker cap still holds.
+
+When a tab closes without ever having submitted, its state is kept only briefly
+(tab_states.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+from urllib.parse import parse_qs
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from publisher import settings
+from publisher.forms import ratelimit
+from publisher.per_process import PerProcess
+
+logger = logging.getLogger(__name__)
+
+EVENT_PATH = "/_event"
+# An open tab's entry lives this long unless its worker renews it.
+ENTRY_TTL_S = 60
+HEARTBEAT_S = 20
+RATE_WINDOW_S = 60
+
+# Why a tab was refused (logged; the page shows one notice for all).
+WORKER_FULL = "this worker has its most open tabs"
+ADDRESS_FULL = "too many open tabs from this address"
+TOO_FAST = "too many new tabs from this address this minute"
+
+
+@dataclass(frozen=True)
+class TabLimits:
+    per_address: int
+    new_per_minute: int
+    per_worker: int
+
+
+class OpenTabs(Protocol):
+    """The per-address counts, in the process or in Redis."""
+
+    async def open(self, address: str, tab: str, now: float, limits: TabLimits) -> str | None:
+        """Count the tab as open unless a limit refuses it; the refusal, or None."""
+
+    async def close(self, address: str, tab: str) -> None: ...
+
+    async def renew(self, tabs: Mapping[str, str], now: float) -> None:
+        """Keep these open tabs (tab -> address) counted for another ``ENTRY_TTL_S``."""
+
+    async def engage(self, token: str, now: float, keep_s: float) -> None:
+        """Remember that this tab submitted something (its state is kept normally)."""
+
+    async def engaged(self, token: str, now: float) -> bool: ...
+
+
+def _window(now: float) -> int:
+    return int(now // RATE_WINDOW_S)
+
+
+@dataclass
+class MemoryTabs:
+    """The counts of this process: open tabs by address (each entry expiring), new tabs by minute."""
+
+    open_tabs: dict[str, dict[str, float]] = field(default_factory=dict)
+    new_tabs: dict[str, tuple[int, int]] = field(default_factory=dict)  # address -> (window, count)
+    engaged_until: dict[str, float] = field(default_factory=dict)
+
+    async def open(self, address: str, tab: str, now: float, limits: TabLimits) -> str | None:
+        entries = {other: until for other, until in self.open_tabs.get(address, {}).items() if until > now}
+        if len(entries) >= limits.per_address:
+            self.open_tabs[address] = entries
+            return ADDRESS_FULL
+        window, count = self.new_tabs.get(address, (_window(now), 0))
+        if window != _window(now):
+            window, count = _window(now), 0
+        if count >= limits.new_per_minute:
+            return TOO_FAST
+        self.new_tabs[address] = (window, count + 1)
+        entries[tab] = now + ENTRY_TTL_S
+        self.open_tabs[address] = entries
+        return None
+
+    async def close(self, address: str, tab: str) -> None:
+        entries = self.open_tabs.get(address)
+        if entries is not None:
+            entries.pop(tab, None)
+            if not entries:
+                del self.open_tabs[address]
+
+    async def renew(self, tabs: Mapping[str, str], now: float) -> None:
+        for tab, address in tabs.items():
+            self.open_tabs.setdefault(address, {})[tab] = now + ENTRY_TTL_S
+        current = _window(now)
+        self.new_tabs = {address: value for address, value in self.new_tabs.items() if value[0] == current}
+        self.engaged_until = {token: until for token, until in self.engaged_until.items() if until > now}
+
+    async def engage(self, token: str, now: float, keep_s: float) -> None:
+        self.engaged_until[token] = now + keep_s
+
+    async def engaged(self, token: str, now: float) -> bool:
+        return self.engaged_until.get(token, 0) > now
+
+
+# One round trip, atomic: drop expired entries, check both limits, then count the tab.
+_OPEN_SCRIPT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 1 end
+if tonumber(redis.call('GET', KEYS[2]) or '0') >= tonumber(ARGV[5]) then return 2 end
+redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[6])
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[7])
+return 0
+"""
+
+
+class RedisTabs:
+    """The counts in Redis, shared by every worker and container.
+
+    ``publisher:tabs:open:ADDRESS`` is a sorted set of tab -> expiry time (the
+    entries a worker renews); ``publisher:tabs:new:ADDRESS:MINUTE`` counts new tabs.
+    Every key expires by itself when nobody renews it.
+    """
+
+    def __init__(self, redis):
+        self._redis = redis
+        self._open = redis.register_script(_OPEN_SCRIPT)
+
+    @staticmethod
+    def _open_key(address: str) -> str:
+        return f"publisher:tabs:open:{address}"
+
+    async def open(self, address: str, tab: str, now: float, limits: TabLimits) -> str | None:
+        answer = await self._open(
+            keys=[self._open_key(address), f"publisher:tabs:new:{address}:{_window(now)}"],
+            args=[now, now + ENTRY_TTL_S, tab, limits.per_address, limits.new_per_minute, RATE_WINDOW_S, ENTRY_TTL_S],
+        )
+        return {0: None, 1: ADDRESS_FULL, 2: TOO_FAST}[int(answer)]
+
+    async def close(self, address: str, tab: str) -> None:
+        await self._redis.zrem(self._open_key(address), tab)
+
+    async def renew(self, tabs: Mapping[str, str], now: float) -> None:
+        by_address: dict[str, dict[str, float]] = {}
+        for tab, address in tabs.items():
+            by_address.setdefault(address, {})[tab] = now + ENTRY_TTL_S
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for address, entries in by_address.items():
+                pipe.zadd(self._open_key(address), entries)
+                pipe.expire(self._open_key(address), ENTRY_TTL_S)
+            await pipe.execute()
+
+    async def engage(self, token: str, now: float, keep_s: float) -> None:
+        await self._redis.set(f"publisher:tabs:engaged:{token}", 1, ex=int(keep_s))
+
+    async def engaged(self, token: str, now: float) -> bool:
+        return bool(await self._redis.exists(f"publisher:tabs:engaged:{token}"))
+
+
+class TabGate:
+    """One worker's door: its open tabs, the shared counts, the heartbeat that renews them."""
+
+    def __init__(self, store: OpenTabs, limits: TabLimits, clock: Callable[[], float] = time.time):
+        self.store = store
+        self.limits = limits
+        self.clock = clock
+        self.open_here: dict[str, str] = {}  # tab -> address, this worker's open tabs
+        self.tokens: dict[str, str] = {}  # tab -> the token of the tab's page (states are by token)
+        self._heartbeat: asyncio.Task | None = None
+
+    def token_open(self, token: str) -> bool:
+        return token in self.tokens.values()
+
+    async def admit(self, address: str, token: str = "") -> tuple[str | None, str | None]:
+        """(the tab's id, None) when it may open, else (None, why not)."""
+        if len(self.open_here) >= self.limits.per_worker:
+            return None, WORKER_FULL
+        tab = secrets.token_hex(8)
+        try:
+            refusal = await self.store.open(address, tab, self.clock(), self.limits)
+        except Exception as exc:  # noqa: BLE001 - the shared counts are down: the worker's cap still holds
+            logger.warning("Open-tab counts unavailable (%s); letting the tab in", type(exc).__name__)
+            refusal = None
+        if refusal is not None:
+            return None, refusal
+        self.open_here[tab] = address
+        self.tokens[tab] = token
+        self._keep_renewing()
+        return tab, None
+
+    async def release(self, tab: str) -> None:
+        address = self.open_here.pop(tab, None)
+        self.tokens.pop(tab, None)
+        if address is None:
+            return
+        try:
+            await self.store.close(address, tab)
+        except Exception as exc:  # noqa: BLE001 - its entry expires by itself
+            logger.warning("Open-tab counts unavailable (%s) closing a tab", type(exc).__name__)
+
+    async def renew_now(self) -> None:
+        if self.open_here:
+            await self.store.renew(dict(self.open_here), self.clock())
+
+    def _keep_renewing(self) -> None:
+        if self._heartbeat is None or self._heartbeat.done():
+            self._heartbeat = asyncio.create_task(self._renew_forever(), name="publisher-open-tabs-heartbeat")
+
+    async def _renew_forever(self) -> None:
+        while self.open_here:
+            await asyncio.sleep(HEARTBEAT_S)
+            try:
+                await self.renew_now()
+            except Exception as exc:  # noqa: BLE001 - try again at the next beat
+                logger.warning("Open-tab counts unavailable (%s); renewing at the next beat", type(exc).__name__)
+
+
+def configured_gate() -> TabGate:
+    from reflex.utils import prerequisites  # noqa: PLC0415 (the app's Redis, as the submit limits use it)
+
+    redis = prerequisites.get_redis()
+    return TabGate(RedisTabs(redis) if redis is not None else MemoryTabs(), settings.tab_limits())
+
+
+shared_gate: PerProcess[TabGate] = PerProcess(configured_gate)
+
+
+def _token(scope: Scope) -> str:
+    values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token") or [""]
+    return values[0]
+
+
+class EventChannelDoor:
+    """Counts each event-channel websocket while it is open; refuses one over a limit with 429."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        gate: PerProcess[TabGate] = shared_gate,
+        on_open: Callable[[str], Awaitable[None]] | None = None,
+        on_close: Callable[[str], Awaitable[None]] | None = None,
+    ):
+        """``on_open``/``on_close``: told the tab's token once it is admitted, and once it closed."""
+        self.app = app
+        self.gate = gate
+        self.on_open = on_open
+        self.on_close = on_close
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "websocket" or not scope["path"].rstrip("/").endswith(EVENT_PATH):
+            await self.app(scope, receive, send)
+            return
+        gate = self.gate.get()
+        address = ratelimit.client_address(scope)
+        token = _token(scope)
+        tab, refusal = await gate.admit(address, token)
+        if tab is None:
+            logger.info("Event channel refused for %s: %s", address, refusal)
+            await refuse(scope, send)
+            return
+        try:
+            if self.on_open is not None:
+                await self.on_open(token)
+            await self.app(scope, receive, send)
+        finally:
+            await gate.release(tab)
+            if self.on_close is not None:
+                await self.on_close(token)
+
+
+async def refuse(scope: Scope, send: Send) -> None:
+    """HTTP 429 instead of the upgrade (ASGI's websocket denial response), else a plain close (403)."""
+    if "websocket.http.response" in scope.get("extensions", {}):
+        body = b"Too many open pages; try again in a few minutes.\n"
+        await send(
+            {
+                "type": "websocket.http.response.start",
+                "status": 429,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"retry-after", b"60")],
+            }
+        )
+        await send({"type": "websocket.http.response.body", "body": body})
+        return
+    await send({"type": "websocket.close", "code": 1008})

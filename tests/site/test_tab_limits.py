@@ -1,0 +1,215 @@
+"""A flood of tabs from one address cannot exhaust the server (hosting/tabs.py, hosting/tab_states.py).
+
+Tabs are simulated visitors on the event channel, each from a loopback address of
+its own choosing (127.0.0.2, .3, ...), as visitors arrive; small limits are set
+for these servers so a handful of tabs reaches them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import socketio
+from playwright.sync_api import Page, expect
+
+from publisher.content import form_copy
+from tests.support import (
+    ProductionServer,
+    RecordingGateway,
+    RedisServer,
+    event_channel_upgrade,
+    running_server,
+    wait_until,
+)
+from tests.visitor import CONTACT_STATE, Visitor, hydrated, question_answer
+
+PER_ADDRESS = 4
+PER_WORKER = 8
+
+
+class Loop:
+    """An event loop in a thread, so tabs stay open while a (sync) browser test runs."""
+
+    def __init__(self):
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coroutine, timeout_s: float = 60):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout_s)
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+@pytest.fixture
+def loop() -> Iterator[Loop]:
+    running = Loop()
+    yield running
+    running.stop()
+
+
+def limits_env(workdir: Path, gateway: RecordingGateway, **extra: str) -> dict[str, str]:
+    return {
+        "PUBLISHER_GATEWAY_URL": gateway.url,
+        "REFLEX_DB_URL": f"sqlite:///{workdir / 'tabs.db'}",
+        "PUBLISHER_MAX_TABS_PER_ADDRESS": str(PER_ADDRESS),
+        "PUBLISHER_NEW_TABS_PER_MINUTE": "1000",
+        "PUBLISHER_MAX_TABS": str(PER_WORKER),
+        **extra,
+    }
+
+
+@pytest.fixture(scope="module")
+def one_worker(built_site, test_gateway, tmp_path_factory) -> Iterator[ProductionServer]:
+    workdir = tmp_path_factory.mktemp("tab-limits")
+    with running_server(workdir, limits_env(workdir, test_gateway)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def redis(tmp_path_factory) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path_factory.mktemp("redis-tabs"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def two_workers_on_redis(built_site, redis, test_gateway, tmp_path_factory) -> Iterator[ProductionServer]:
+    workdir = tmp_path_factory.mktemp("tab-limits-redis")
+    env = limits_env(workdir, test_gateway, REFLEX_REDIS_URL=redis.url, GRANIAN_WORKERS="2")
+    with running_server(workdir, env) as server:
+        yield server
+
+
+def url(server: ProductionServer) -> str:
+    return f"http://127.0.0.1:{server.port}"
+
+
+def upgrade_status(server: ProductionServer, source: str, token: str = "raw-upgrade") -> int:
+    """The HTTP status a websocket upgrade of the event channel gets from ``source`` (101: accepted)."""
+    status, conn = event_channel_upgrade(server.port, source, token)
+    conn.close()
+    return status
+
+
+async def open_tabs(server: ProductionServer, source: str, count: int, path: str = "/contact-us") -> list[Visitor]:
+    tabs = [Visitor(url(server), path, source=source) for _ in range(count)]
+    for tab in tabs:
+        await tab.open_page(hydrated)
+    return tabs
+
+
+async def refused(server: ProductionServer, source: str, token: str | None = None) -> bool:
+    tab = Visitor(url(server), "/contact-us", token=token, source=source)
+    try:
+        await tab.connect()
+    except socketio.exceptions.ConnectionError:
+        return True
+    finally:
+        await tab.close()
+    return False
+
+
+async def close_all(tabs: list[Visitor]) -> None:
+    for tab in tabs:
+        await tab.close()
+
+
+def test_one_address_gets_its_tabs_the_next_is_refused_others_are_served_and_closing_frees_places(
+    one_worker: ProductionServer, loop: Loop
+):
+    flood = loop.run(open_tabs(one_worker, "127.0.0.3", PER_ADDRESS))
+    assert all(tab.var(CONTACT_STATE, "question") for tab in flood)  # hydrated: each has its question
+    assert upgrade_status(one_worker, "127.0.0.3") == 429
+    assert loop.run(refused(one_worker, "127.0.0.3"))
+    neighbour = loop.run(open_tabs(one_worker, "127.0.0.2", 1))  # another visitor is served throughout
+    loop.run(close_all(flood[:2]))
+    again = loop.run(open_tabs(one_worker, "127.0.0.3", 2))  # the places the closed tabs left
+    assert loop.run(refused(one_worker, "127.0.0.3"))
+    loop.run(close_all(flood[2:] + again + neighbour))
+    assert upgrade_status(one_worker, "127.0.0.3") == 101
+
+
+def test_a_form_page_refused_by_the_workers_cap_says_so_and_works_once_a_place_is_free(
+    one_worker: ProductionServer, loop: Loop, page: Page
+):
+    full = []
+    for n in range(PER_WORKER // 2):
+        full += loop.run(open_tabs(one_worker, f"127.0.0.{10 + n}", 2))
+    page.goto(f"{url(one_worker)}/contact-us")
+    notice = page.locator("#contact-form-unavailable")
+    expect(notice).to_have_text(form_copy.FORM_UNAVAILABLE)
+    expect(page.locator("section[data-hydrated]")).to_have_attribute("data-hydrated", "false")
+    expect(page.get_by_role("button", name="Send Message")).to_be_disabled()
+    loop.run(close_all(full[:1]))  # a place frees: the page, still trying, connects
+    expect(page.locator("section[data-hydrated]")).to_have_attribute("data-hydrated", "true", timeout=20_000)
+    expect(notice).to_have_count(0)
+    expect(page.get_by_role("button", name="Send Message")).to_be_enabled()
+    loop.run(close_all(full[1:]))
+
+
+def redis_keys(redis: RedisServer, pattern: str) -> list[str]:
+    found = subprocess.run(
+        ["redis-cli", "-p", str(redis.port), "--scan", "--pattern", pattern], capture_output=True, text=True, check=True
+    )
+    return found.stdout.split()
+
+
+def redis_ttl(redis: RedisServer, key: str) -> int:
+    answer = subprocess.run(["redis-cli", "-p", str(redis.port), "ttl", key], capture_output=True, text=True)
+    return int(answer.stdout.strip())
+
+
+def test_two_workers_on_redis_share_the_count_and_a_refused_tab_leaves_no_state(
+    two_workers_on_redis: ProductionServer, redis: RedisServer, loop: Loop
+):
+    server = two_workers_on_redis
+    flood = loop.run(open_tabs(server, "127.0.0.4", PER_ADDRESS))  # spread over both workers
+    assert upgrade_status(server, "127.0.0.4") == 429
+    assert loop.run(refused(server, "127.0.0.4", token="refused-tab-token"))
+    assert redis_keys(redis, "*refused-tab-token*") == []  # refused at the upgrade: no state, no record
+    assert loop.run(open_tabs(server, "127.0.0.5", 1))
+    loop.run(close_all(flood[:1]))
+    assert loop.run(open_tabs(server, "127.0.0.4", 1))
+
+
+def test_a_closed_tab_that_never_submitted_keeps_its_state_briefly_and_one_that_submitted_an_hour(
+    two_workers_on_redis: ProductionServer, redis: RedisServer, gateway: RecordingGateway, loop: Loop
+):
+    server = two_workers_on_redis
+    idle, submitting = loop.run(open_tabs(server, "127.0.0.6", 2))
+
+    async def submit(tab: Visitor) -> None:
+        question = tab.var(CONTACT_STATE, "question")
+        await asyncio.sleep(5.2)  # the contact form's minimum fill time
+        await tab.send(
+            f"{CONTACT_STATE}.submit",
+            {
+                "form_data": {
+                    "first_name": "Jo",
+                    "last_name": "Reader",
+                    "email": "jo@example.com",
+                    "message": "A perfectly ordinary message.",
+                    "answer": str(question_answer(question)),
+                    "website": "",
+                }
+            },
+        )
+        await tab.wait_for(lambda v: v.var(CONTACT_STATE, "status") == "success", 30)
+
+    loop.run(submit(submitting))
+    loop.run(close_all([idle, submitting]))
+
+    def ttls(tab: Visitor) -> list[int]:
+        return [redis_ttl(redis, key) for key in redis_keys(redis, f"{tab.token}_*")]
+
+    # The server shortens the idle tab's state once it sees the tab close.
+    wait_until(lambda: ttls(idle) and all(0 < ttl <= 180 for ttl in ttls(idle)), 15, "the idle tab's short expiry")
+    assert ttls(submitting) and all(ttl > 3000 for ttl in ttls(submitting)), ttls(submitting)

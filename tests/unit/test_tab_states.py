@@ -1,0 +1,46 @@
+"""What a closed tab leaves behind (hosting/tab_states.py), on Reflex's own state managers."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from reflex.istate.manager.disk import StateManagerDisk
+from reflex.istate.manager.memory import StateManagerMemory
+from reflex.istate.manager.token import BaseStateToken
+from reflex.state import State
+
+from publisher.hosting import tab_states
+
+
+def test_the_reflex_internals_it_relies_on_are_there():
+    tab_states.check_reflex_internals()
+
+
+@pytest.mark.asyncio
+async def test_in_memory_a_closed_tab_is_dropped_after_the_short_time_not_the_hour():
+    manager = StateManagerMemory(token_expiration=3600)
+    await manager.get_state(BaseStateToken(ident="idle-tab", cls=State))
+    await manager.get_state(BaseStateToken(ident="other-tab", cls=State))
+    tab_states._expire_in_memory(manager, "idle-tab", 0.2)
+    tab_states._expire_in_memory(manager, "never-seen", 0.2)  # refused at the door: nothing to do
+    deadline = time.monotonic() + 5
+    while "idle-tab" in manager.states and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert "idle-tab" not in manager.states and "other-tab" in manager.states
+    await manager.close()
+
+
+@pytest.mark.asyncio
+async def test_on_disk_a_closed_tab_is_due_after_the_short_time_and_never_later_than_reflexs(tmp_path, monkeypatch):
+    monkeypatch.setenv("REFLEX_STATES_WORKDIR", str(tmp_path))
+    manager = StateManagerDisk(token_expiration=3600)
+    await manager.get_state(BaseStateToken(ident="idle-tab", cls=State))
+    tab_states._expire_on_disk(manager, "idle-tab", 180)
+    touched, _ = manager._token_last_touched["idle-tab"]
+    # Reflex drops it token_expiration after "touched": 180 s from now.
+    assert touched + manager.token_expiration == pytest.approx(time.time() + 180, abs=2)
+    tab_states._expire_on_disk(manager, "idle-tab", 600)  # never later than already due
+    assert manager._token_last_touched["idle-tab"][0] == touched
+    await manager.close()
