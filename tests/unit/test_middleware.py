@@ -11,6 +11,7 @@ from publisher import content
 from publisher.gateway.list_http import ListLinks
 from publisher.hosting import middleware, static_or_app
 from publisher.hosting.middleware import CanonicalRouteRewrite
+from publisher.hosting.tabs import EventChannelDoor
 from publisher.pages import PAGES
 
 ROUTES = ("/", "/about", "/subscribe", "/contact-us")
@@ -137,7 +138,8 @@ def test_transform_adds_headers_and_the_list_links_around_the_route_rewrite_for_
     assert isinstance(outer.app, ListLinks)
     wrapped = outer.app.app
     assert isinstance(wrapped, CanonicalRouteRewrite)
-    assert wrapped.app is inner
+    # Innermost, around the app: the event channel's door (hosting/tabs.py).
+    assert isinstance(wrapped.app, EventChannelDoor) and wrapped.app.app is inner
     nav_routes = frozenset(item.route for item in PAGES.navigation() if item.route != "/")
     assert nav_routes == frozenset({"/about", "/subscribe", "/contact-us"})
     book_pages = {f"/books/{book.slug}" for book in content.BOOKS}
