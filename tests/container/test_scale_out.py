@@ -160,9 +160,11 @@ def test_a_question_asked_through_one_container_is_answered_through_the_other(st
     assert stored_messages(first).count("Asked on one container, answered on the other.") == 1
 
 
-async def subscribe_as_visitor(base_url: str, name: str, email: str) -> str:
-    """One visitor's subscription over the websocket: the form's status at the end ("success"/"error")."""
-    visitor = Visitor(base_url, "/subscribe")
+async def subscribe_as_visitor(base_url: str, name: str, email: str, source: str | None = None) -> str:
+    """One visitor's subscription over the websocket: the form's status at the end ("success"/"error").
+
+    ``source``: the visitor's own loopback address (the site limits open tabs per address)."""
+    visitor = Visitor(base_url, "/subscribe", source=source)
     try:
         await visitor.open_page(hydrated, timeout_s=30)
         before = visitor.var(SUBSCRIBE_STATE, "notice_id", "")
@@ -230,7 +232,7 @@ def test_one_container_stopped_during_a_load_run_the_other_keeps_serving_and_not
         # other one, as a browser reconnecting through the load balancer does.
         for site in [stopping, surviving] if index % 2 == 0 else [surviving]:
             try:
-                status = await subscribe_as_visitor(site.base_url, f"Load {index}", email)
+                status = await subscribe_as_visitor(site.base_url, f"Load {index}", email, f"127.0.1.{index + 2}")
             except Exception as exc:  # noqa: BLE001 - a refused or dropped connection is an outcome here
                 status = type(exc).__name__
             attempts.append((site.name, status))
