@@ -298,12 +298,17 @@ def claim_due(
         return ClaimedDelivery(row.id, row.kind, row.message_id, row.attempts, row.give_up_at, source)
 
 
-def _finish(db_url: str | None, delivery_id: int, worker: str | None, **values) -> bool:
+def _finishing(delivery_id: int, worker: str | None, **values):
+    """The update that ends a pending job's attempt (``worker``: only while it still holds it)."""
     statement = sqlalchemy.update(Delivery).where(Delivery.id == delivery_id, Delivery.status == PENDING)
     if worker is not None:
         statement = statement.where(Delivery.claimed_by == worker)
+    return statement.values(lease_until=None, **values)
+
+
+def _finish(db_url: str | None, delivery_id: int, worker: str | None, **values) -> bool:
     with engine(db_url).begin() as connection:
-        return connection.execute(statement.values(lease_until=None, **values)).rowcount == 1
+        return connection.execute(_finishing(delivery_id, worker, **values)).rowcount == 1
 
 
 def mark_sent(
@@ -315,13 +320,8 @@ def mark_sent(
     returned (a campaign's next reader: one round trip an email instead of two);
     without it, ``NOT_READ``.
     """
-    statement = (
-        sqlalchemy.update(Delivery)
-        .where(Delivery.id == delivery_id, Delivery.status == PENDING)
-        .values(lease_until=None, status=SENT, sent_at=now, last_error=_clip(note))
-    )
     with engine(db_url).begin() as connection:
-        connection.execute(statement)
+        connection.execute(_finishing(delivery_id, None, status=SENT, sent_at=now, last_error=_clip(note)))
         if then_read is None:
             return NOT_READ
         return _status_of(connection, then_read)
