@@ -113,12 +113,12 @@ def subscriber_notice(
     return message
 
 
-def to_subscriber(
+def _to_subscriber(
     settings: MailSettings, *, name: str, email: str, subject: str, moment: datetime, message_id: str
 ) -> EmailMessage:
     message = EmailMessage(policy=SMTP)
     message["From"] = sender_address(settings)
-    message["To"] = _address(name, email)
+    message["To"] = recipient_address(name, email)
     message["Subject"] = subject
     message["Date"] = email_utils.format_datetime(moment)
     message["Message-ID"] = message_id
@@ -129,7 +129,7 @@ def confirmation_email(
     settings: MailSettings, *, name: str, email: str, link: str, site: str, sent_at: datetime, message_id: str
 ) -> EmailMessage:
     """Double opt-in: who writes and why, and the link to the page that confirms. Not a list email."""
-    message = to_subscriber(
+    message = _to_subscriber(
         settings,
         name=name,
         email=email,
@@ -181,7 +181,7 @@ def welcome_email(
     message_id: str,
 ) -> EmailMessage:
     """The first list email: what the reader will get, and how often."""
-    message = to_subscriber(
+    message = _to_subscriber(
         settings, name=name, email=email, subject=list_copy.WELCOME_SUBJECT, moment=confirmed_at, message_id=message_id
     )
     add_list_headers(message, settings, unsubscribe_link)
@@ -337,9 +337,14 @@ class SmtpSession:
             raise _failure(aiosmtplib.SMTPRecipientsRefused([refused])) from None
 
     async def finish(self, message: bytes) -> None:
-        """DATA: the server takes the message for the envelope ``begin`` opened."""
-        client = await self._open()
-        await self._command(client.data(signed(message, self.settings)))
+        """DATA: the server takes the message for the envelope ``begin`` opened.
+
+        On the same connection only: a new one would carry no envelope, and its
+        refusal of the data would read as the recipient's permanent failure.
+        """
+        if self._client is None or not self._client.is_connected:
+            raise ConnectionTrouble("the server closed the connection after the envelope")
+        await self._command(self._client.data(signed(message, self.settings)))
 
     async def abandon(self) -> None:
         """Drop the envelope ``begin`` opened (the reader left the list meanwhile)."""

@@ -330,6 +330,18 @@ async def test_every_email_is_recorded_before_the_next_goes_and_a_reader_leaving
 
 
 @pytest.mark.asyncio
+async def test_an_envelope_whose_connection_was_lost_is_retried_not_failed_for_the_reader(smtp_server):
+    mail = mail_for(smtp_server)
+    session = mailer.SmtpSession(mail)
+    await session.begin("jo@readers.example")
+    session._client.close()  # the connection drops between the envelope and the data
+    with pytest.raises(mailer.DeliveryFailed) as failed:
+        await session.finish(jo_bytes(mail))
+    assert not failed.value.permanent and smtp_server.received == []
+    await session.close()
+
+
+@pytest.mark.asyncio
 async def test_the_throttle_paces_every_sender_together(db_url, smtp_server):
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="4")
     readers(db_url, 8)
