@@ -123,10 +123,17 @@ def _positive_count(name: str, value: str, default: int) -> int:
     return int(value)
 
 
-def tab_limits(environ: Mapping[str, str] | None = None):
-    """The event channel's limits (hosting/tabs.py): open tabs per address, new ones a minute, per worker."""
-    from publisher.hosting.tabs import TabLimits  # noqa: PLC0415 (settings import nothing of the app at load)
+@dataclass(frozen=True)
+class TabLimits:
+    """The event channel's limits (hosting/tabs.py)."""
 
+    per_address: int
+    new_per_minute: int
+    per_worker: int
+
+
+def tab_limits(environ: Mapping[str, str] | None = None) -> TabLimits:
+    """Open tabs per address, new ones a minute per address, open tabs per worker."""
     env = os.environ if environ is None else environ
     return TabLimits(
         per_address=_positive_count(

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import functools
 import gc
 import logging
 import time
@@ -100,9 +101,9 @@ async def opened(token: str) -> None:
 
 async def closed(token: str) -> None:
     """The tab's event channel closed: a tab that never submitted keeps its state briefly."""
-    if not token or tabs.shared_gate.get().token_open(token):
-        return  # the same tab is connected again here
     gate = tabs.shared_gate.get()
+    if not token or gate.token_open(token):
+        return  # the same tab is connected again here
     try:
         if await gate.store.engaged(token, time.time()):
             return
@@ -190,7 +191,9 @@ def _expire_in_memory(manager: StateManagerMemory, token: str, seconds: float) -
     manager._ensure_expiration_task()
 
 
-def _state_classes() -> list[type]:
+@functools.cache
+def _state_classes() -> tuple[type, ...]:
+    """Every state class of the app (fixed once the app is imported): one Redis key each per tab."""
     from reflex.state import State  # noqa: PLC0415
 
     classes, stack = [], [State]
@@ -198,7 +201,7 @@ def _state_classes() -> list[type]:
         cls = stack.pop()
         classes.append(cls)
         stack.extend(cls.get_substates())
-    return classes
+    return tuple(classes)
 
 
 async def _expire_keys(manager: StateManagerRedis, token: str, seconds: int) -> None:

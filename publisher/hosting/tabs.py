@@ -41,6 +41,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from publisher import settings
 from publisher.forms import ratelimit
 from publisher.per_process import PerProcess
+from publisher.settings import TabLimits
 
 logger = logging.getLogger(__name__)
 
@@ -54,13 +55,6 @@ RATE_WINDOW_S = 60
 WORKER_FULL = "this worker has its most open tabs"
 ADDRESS_FULL = "too many open tabs from this address"
 TOO_FAST = "too many new tabs from this address this minute"
-
-
-@dataclass(frozen=True)
-class TabLimits:
-    per_address: int
-    new_per_minute: int
-    per_worker: int
 
 
 class OpenTabs(Protocol):
