@@ -233,14 +233,10 @@ class ReleaseSender:
 
     def _read_status(self, delivery: storage.ClaimedDelivery | None) -> asyncio.Future:
         """The reader's status, read now (None: forgotten; ``storage.NOT_READ``: no reader)."""
-        if delivery is None:
-            done = asyncio.get_running_loop().create_future()
-            done.set_result(storage.NOT_READ)
-            return done
-        if delivery.source is None:
-            done = asyncio.get_running_loop().create_future()
-            done.set_result(None)
-            return done
+        if delivery is None or delivery.source is None:
+            known = asyncio.get_running_loop().create_future()
+            known.set_result(storage.NOT_READ if delivery is None else None)
+            return known
         return asyncio.ensure_future(asyncio.to_thread(storage.subscriber_status, delivery.source.id, self.db_url))
 
     def _prepared(self, campaign_id: int) -> release_email.PreparedRelease | None:
