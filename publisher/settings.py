@@ -106,6 +106,7 @@ def rate_limits(environ: Mapping[str, str] | None = None) -> dict[str, tuple[int
 MAX_TABS_PER_ADDRESS_VAR = "PUBLISHER_MAX_TABS_PER_ADDRESS"
 NEW_TABS_PER_MINUTE_VAR = "PUBLISHER_NEW_TABS_PER_MINUTE"
 MAX_TABS_VAR = "PUBLISHER_MAX_TABS"
+MAX_TAB_LIFETIME_VAR = "PUBLISHER_MAX_TAB_LIFETIME_S"
 # A class of 30 pupils behind one school router, each with the form open in two tabs.
 DEFAULT_MAX_TABS_PER_ADDRESS = 60
 # The same class opening the page at once, and reconnecting once.
@@ -113,6 +114,9 @@ DEFAULT_NEW_TABS_PER_MINUTE = 60
 # A worker's open tabs: 2,000 at the measured ~190 KB each (benchmarks/flood.py) is about 380 MB
 # above a worker's ~240 MB, so a one-worker container stays under 700 MB.
 DEFAULT_MAX_TABS = 2000
+# How long one websocket may stay open (the page then reconnects by itself): a tab left open
+# for days is counted again at its reconnect, and a connection's state is let go regularly.
+DEFAULT_MAX_TAB_LIFETIME_S = 7200
 
 
 def _positive_count(name: str, value: str, default: int) -> int:
@@ -130,10 +134,12 @@ class TabLimits:
     per_address: int
     new_per_minute: int
     per_worker: int
+    # Seconds (tests give fractions); from the environment a whole number of at least 1.
+    max_lifetime_s: float = DEFAULT_MAX_TAB_LIFETIME_S
 
 
 def tab_limits(environ: Mapping[str, str] | None = None) -> TabLimits:
-    """Open tabs per address, new ones a minute per address, open tabs per worker."""
+    """Open tabs per address, new ones a minute per address, open tabs per worker, a tab's longest connection."""
     env = os.environ if environ is None else environ
     return TabLimits(
         per_address=_positive_count(
@@ -143,6 +149,9 @@ def tab_limits(environ: Mapping[str, str] | None = None) -> TabLimits:
             NEW_TABS_PER_MINUTE_VAR, env.get(NEW_TABS_PER_MINUTE_VAR, ""), DEFAULT_NEW_TABS_PER_MINUTE
         ),
         per_worker=_positive_count(MAX_TABS_VAR, env.get(MAX_TABS_VAR, ""), DEFAULT_MAX_TABS),
+        max_lifetime_s=_positive_count(
+            MAX_TAB_LIFETIME_VAR, env.get(MAX_TAB_LIFETIME_VAR, ""), DEFAULT_MAX_TAB_LIFETIME_S
+        ),
     )
 
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -51,17 +51,26 @@ MANY_TABS_ENV = {"PUBLISHER_MAX_TABS_PER_ADDRESS": "1000", "PUBLISHER_NEW_TABS_P
 
 
 def event_channel_upgrade(
-    port: int, source: str = "127.0.0.1", token: str = "raw-upgrade"
+    port: int,
+    source: str = "127.0.0.1",
+    token: str = "raw-upgrade",
+    path: str = "/_event/",
+    headers: Mapping[str, str] | None = None,
 ) -> tuple[int, socket.socket]:
     """A websocket upgrade of Reflex's event channel from ``source``, as a browser tab starts:
     the HTTP status (101: accepted, 429: refused at the door) and the connection, which the
-    caller closes (an accepted one counts as an open tab until then)."""
+    caller closes (an accepted one counts as an open tab until then).
+
+    ``path``: the channel's own (``/_event/``, as Reflex's client asks) or another spelling;
+    ``headers``: more request headers (``Origin``, ``X-Forwarded-For``), as a browser or a
+    proxy adds them."""
     conn = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+    extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
     conn.sendall(
         (
-            f"GET /_event/?EIO=4&transport=websocket&token={token} HTTP/1.1\r\n"
+            f"GET {path}?EIO=4&transport=websocket&token={token} HTTP/1.1\r\n"
             f"Host: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n{extra}\r\n"
         ).encode()
     )
     return int(conn.recv(1024).split(b" ", 2)[1]), conn

@@ -6,10 +6,18 @@ network address (the client IP Reflex reports, proxies per its
 ``trusted_proxy_hops``). Every submit attempt counts, accepted or not, so a bot
 guessing math answers is stopped too. Counters live in Redis when Reflex uses it
 (shared by every worker and host), else in this process (one worker).
+
+An IPv6 visitor is counted by the /64 block their address is in (``address_key``):
+one subscriber line or host gets a whole /64 and can pick a fresh address for every
+attempt. IPv4 stays per address.
+
+Nothing that grants access is logged: a tab's client token is the key to its state,
+so a refusal names the scope, the form and the address, never the token.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import time
 from collections.abc import Mapping
@@ -25,7 +33,7 @@ from publisher.per_process import PerProcess
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PER_ADDRESS", "PER_CLIENT", "TOO_MANY_ATTEMPTS", "Limit", "Limiter", "shared_limiter"]
+__all__ = ["PER_ADDRESS", "PER_CLIENT", "TOO_MANY_ATTEMPTS", "Limit", "Limiter", "address_key", "shared_limiter"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,29 @@ def client_address(scope: Mapping, trusted_proxy_hops: int | None = None) -> str
         if len(forwarded) >= hops:
             address = forwarded[-hops]
     return address
+
+
+IPV6_BLOCK_PREFIX = 64
+
+
+def address_key(address: str) -> str:
+    """Whom a per-address limit counts: an IPv4 address itself, an IPv6 address's /64 block.
+
+    A /64 is what one subscriber line or one host is given, and any address in it is
+    theirs to use, so keying by the full IPv6 address would let one visitor be
+    countless "addresses". An IPv4-mapped IPv6 address (``::ffff:203.0.113.7``, as a
+    dual-stack socket reports an IPv4 peer) is that IPv4 address. Anything that is
+    not an address is kept as it is (it still identifies a client to count).
+    """
+    try:
+        ip = ipaddress.ip_address(address.strip())
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip.packed, IPV6_BLOCK_PREFIX), strict=False))
+    return str(ip)
 
 
 def window_key(form: str, scope: str, identity: str, now_s: float, window_s: int) -> str:
@@ -111,14 +142,16 @@ class Limiter:
         protect the gateway, they must not take the forms down with them.
         """
         now = self.clock()
-        checks = [("client", client, self.per_client), ("address", address, self.per_address)]
+        checks = [("client", client, self.per_client), ("address", address_key(address), self.per_address)]
         try:
             for scope, identity, limit in checks:
                 if not identity:
                     continue
                 key = window_key(form, scope, identity, now, limit.window_s)
                 if await self.counter.hit(key, limit.window_s) > limit.attempts:
-                    logger.info("Rate limit: %s %s over %d attempts on %s", scope, identity, limit.attempts, form)
+                    # Never the client token: it is the key to the tab's state.
+                    shown = identity if scope == "address" else "(its tab)"
+                    logger.info("Rate limit: %s %s over %d attempts on %s", scope, shown, limit.attempts, form)
                     return False
         except Exception as exc:  # noqa: BLE001 - any store failure: fail open
             logger.warning("Rate limit store unavailable (%s); allowing the attempt", type(exc).__name__)

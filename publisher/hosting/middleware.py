@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from reflex_base import config as reflex_config
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -124,10 +125,22 @@ def is_page_path(path: str) -> bool:
     return "." not in last or last.endswith(".html")
 
 
-def is_https(scope: Scope) -> bool:
-    """HTTPS to the visitor: directly, or at a proxy that says so."""
-    forwarded = Headers(scope=scope).get("x-forwarded-proto", "").split(",")[0].strip().lower()
-    return scope.get("scheme") == "https" or forwarded == "https"
+def is_https(scope: Scope, trusted_proxy_hops: int | None = None) -> bool:
+    """HTTPS to the visitor: directly, or at a trusted proxy that says so.
+
+    X-Forwarded-Proto is believed through the same hop count as X-Forwarded-For
+    (``REFLEX_TRUSTED_PROXY_HOPS``, ratelimit.client_address): the value written that
+    many proxies back. With no trusted proxy anyone could send it, and it would turn on
+    HSTS and wss-only policies for a plain-HTTP site, so it is ignored.
+    """
+    if scope.get("scheme") in ("https", "wss"):
+        return True
+    hops = reflex_config.get_config().trusted_proxy_hops if trusted_proxy_hops is None else trusted_proxy_hops
+    if not hops:
+        return False
+    values = ",".join(Headers(scope=scope).getlist("x-forwarded-proto")).split(",")
+    values = [value.strip().lower() for value in values if value.strip()]
+    return len(values) >= hops and values[-hops] == "https"
 
 
 class ResponseHeaders:

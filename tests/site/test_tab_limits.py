@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import socketio
 from playwright.sync_api import Page, expect
@@ -55,9 +56,13 @@ def loop() -> Iterator[Loop]:
     running.stop()
 
 
+SITE_URL = "https://books.example.com"
+
+
 def limits_env(workdir: Path, gateway: RecordingGateway, **extra: str) -> dict[str, str]:
     return {
         "PUBLISHER_GATEWAY_URL": gateway.url,
+        "REFLEX_DEPLOY_URL": SITE_URL,
         "REFLEX_DB_URL": f"sqlite:///{workdir / 'tabs.db'}",
         "PUBLISHER_MAX_TABS_PER_ADDRESS": str(PER_ADDRESS),
         "PUBLISHER_NEW_TABS_PER_MINUTE": "1000",
@@ -88,13 +93,37 @@ def two_workers_on_redis(built_site, redis, test_gateway, tmp_path_factory) -> I
         yield server
 
 
+@pytest.fixture(scope="module")
+def behind_a_proxy(built_site, test_gateway, tmp_path_factory) -> Iterator[ProductionServer]:
+    """One proxy hop in front (REFLEX_TRUSTED_PROXY_HOPS=1): every visitor's peer is the proxy."""
+    workdir = tmp_path_factory.mktemp("tab-limits-proxy")
+    env = limits_env(workdir, test_gateway, REFLEX_TRUSTED_PROXY_HOPS="1", PUBLISHER_MAX_TABS_PER_ADDRESS="2")
+    with running_server(workdir, env) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def short_lived_tabs(built_site, test_gateway, tmp_path_factory) -> Iterator[ProductionServer]:
+    """Tabs that live two seconds on the channel, one at a time per address."""
+    workdir = tmp_path_factory.mktemp("tab-lifetime")
+    env = limits_env(workdir, test_gateway, PUBLISHER_MAX_TAB_LIFETIME_S="2", PUBLISHER_MAX_TABS_PER_ADDRESS="1")
+    with running_server(workdir, env) as server:
+        yield server
+
+
 def url(server: ProductionServer) -> str:
     return f"http://127.0.0.1:{server.port}"
 
 
-def upgrade_status(server: ProductionServer, source: str, token: str = "raw-upgrade") -> int:
+def upgrade_status(
+    server: ProductionServer,
+    source: str,
+    token: str = "raw-upgrade",
+    path: str = "/_event/",
+    headers: dict[str, str] | None = None,
+) -> int:
     """The HTTP status a websocket upgrade of the event channel gets from ``source`` (101: accepted)."""
-    status, conn = event_channel_upgrade(server.port, source, token)
+    status, conn = event_channel_upgrade(server.port, source, token, path=path, headers=headers)
     conn.close()
     return status
 
@@ -213,3 +242,84 @@ def test_a_closed_tab_that_never_submitted_keeps_its_state_briefly_and_one_that_
     # The server shortens the idle tab's state once it sees the tab close.
     wait_until(lambda: ttls(idle) and all(0 < ttl <= 180 for ttl in ttls(idle)), 15, "the idle tab's short expiry")
     assert ttls(submitting) and all(ttl > 3000 for ttl in ttls(submitting)), ttls(submitting)
+
+
+# Starlette's mount is case-sensitive: /_EVENT/ never reached socket.io; the door answers 404 for it too.
+NOT_THE_CHANNEL = ("/_event/x/", "/_event//", "/_event/x", "/_event/_event/", "/_EVENT/", "/_EVENT", "/_Event/x/")
+
+
+def test_every_path_that_reaches_the_event_channel_is_counted_and_any_other_below_it_is_not_found(
+    one_worker: ProductionServer,
+):
+    source = "127.0.0.40"
+    for path in NOT_THE_CHANNEL:  # more than an address may hold: none of them is counted
+        for _ in range(PER_ADDRESS + 1):
+            assert upgrade_status(one_worker, source, path=path) == 404, path
+        polling = httpx.get(f"{url(one_worker)}{path}?EIO=4&transport=polling", timeout=10)
+        assert polling.status_code == 404, path
+    held = []
+    for path in ("/_event", "/_event/") * (PER_ADDRESS // 2):  # both spellings of the channel's own path
+        status, conn = event_channel_upgrade(one_worker.port, source, path=path)
+        held.append(conn)
+        assert status == 101, path
+    try:
+        for path in ("/_event", "/_event/"):
+            assert upgrade_status(one_worker, source, path=path) == 429, path
+    finally:
+        for conn in held:
+            conn.close()
+
+
+def test_the_event_channel_refuses_other_sites_pages_and_serves_its_own_and_clients_without_an_origin(
+    one_worker: ProductionServer,
+):
+    source, port = "127.0.0.41", one_worker.port
+    assert upgrade_status(one_worker, source) == 101  # no Origin: a non-browser client
+    for own in (f"http://127.0.0.1:{port}", f"https://127.0.0.1:{port}", SITE_URL):  # the request's host, the site
+        assert upgrade_status(one_worker, source, headers={"Origin": own}) == 101, own
+    for foreign in (
+        "https://evil.example",
+        f"http://localhost:{port}",  # another host than the request's
+        f"http://127.0.0.1:{port + 1}",  # another port
+        "http://localhost:3000",  # the development server's, in production
+        "null",
+        "https://books.example.com.evil.example",
+    ):
+        assert upgrade_status(one_worker, source, headers={"Origin": foreign}) == 403, foreign
+    polling = httpx.get(
+        f"{url(one_worker)}/_event/?EIO=4&transport=polling", headers={"Origin": "https://evil.example"}, timeout=10
+    )
+    assert polling.status_code == 403
+
+
+def test_behind_one_proxy_hop_each_visitor_has_their_own_tab_limit(behind_a_proxy: ProductionServer):
+    """Every connection comes from the proxy (127.0.0.1); X-Forwarded-For tells the visitors apart."""
+    visitor_a, visitor_b = {"X-Forwarded-For": "203.0.113.10"}, {"X-Forwarded-For": "198.51.100.10"}
+    held = []
+    try:
+        for _ in range(2):
+            status, conn = event_channel_upgrade(behind_a_proxy.port, "127.0.0.1", headers=visitor_a)
+            held.append(conn)
+            assert status == 101
+        assert upgrade_status(behind_a_proxy, "127.0.0.1", headers=visitor_a) == 429
+        assert upgrade_status(behind_a_proxy, "127.0.0.1", headers=visitor_b) == 101
+    finally:
+        for conn in held:
+            conn.close()
+
+
+def test_a_tab_is_closed_after_its_lifetime_frees_its_place_and_its_page_reconnects(
+    short_lived_tabs: ProductionServer, loop: Loop
+):
+    [tab] = loop.run(open_tabs(short_lived_tabs, "127.0.0.42", 1))  # this address's one place
+    loop.run(tab.wait_for(lambda visitor: not visitor.connected, 20))  # the server closed it
+
+    async def reconnect() -> Visitor:
+        # As Reflex's client does: the same page (token) connects again, in the place its tab left.
+        again = Visitor(url(short_lived_tabs), "/contact-us", token=tab.token, source="127.0.0.42")
+        await again.open_page(hydrated)
+        return again
+
+    again = loop.run(reconnect())
+    assert again.connected and again.var(CONTACT_STATE, "question")
+    loop.run(close_all([tab, again]))

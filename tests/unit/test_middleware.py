@@ -6,10 +6,11 @@ import asyncio
 import copy
 
 import pytest
+from reflex_base import config as reflex_config
 
 from publisher import content
 from publisher.gateway.list_http import ListLinks
-from publisher.hosting import middleware, static_or_app
+from publisher.hosting import middleware, static_or_app, tabs
 from publisher.hosting.middleware import CanonicalRouteRewrite
 from publisher.hosting.tabs import EventChannelDoor
 from publisher.pages import PAGES
@@ -250,7 +251,8 @@ def test_only_pages_that_start_the_app_may_open_a_websocket():
     ],
     ids=["direct", "behind a proxy"],
 )
-def test_https_adds_hsts_and_only_secure_websockets(scope):
+def test_https_adds_hsts_and_only_secure_websockets(scope, monkeypatch):
+    monkeypatch.setattr(reflex_config.get_config(), "trusted_proxy_hops", 1)  # one proxy in front, trusted
     headers = response_headers(scope)
     assert headers["strict-transport-security"] == "max-age=31536000; includeSubDomains"
     assert "connect-src 'self' wss://books.example.com;" in headers["content-security-policy"]
@@ -311,3 +313,127 @@ def test_a_malformed_host_header_cannot_write_into_the_policy(host):
     policy = middleware.content_security_policy(host, False, ())
     assert "connect-src 'self';" in policy
     assert "*" not in policy and "evil" not in policy
+
+
+def proto_scope(forwarded: str, scheme: str = "http") -> dict:
+    headers = [(b"host", b"books.example.com"), (b"x-forwarded-proto", forwarded.encode())]
+    return http_scope("/subscribe", scheme=scheme, headers=headers)
+
+
+def test_x_forwarded_proto_counts_only_through_the_trusted_proxy_hops(monkeypatch):
+    # Without a trusted proxy anyone can send the header: it says nothing.
+    assert not middleware.is_https(proto_scope("https"), trusted_proxy_hops=0)
+    assert middleware.is_https(proto_scope("http", scheme="https"), trusted_proxy_hops=0)  # TLS to us directly
+    assert middleware.is_https(proto_scope("https"), trusted_proxy_hops=1)
+    # Each proxy appends what it saw: the value our trusted proxy wrote is the last one (with one hop).
+    assert not middleware.is_https(proto_scope("https, http"), trusted_proxy_hops=1)
+    assert middleware.is_https(proto_scope("http, https"), trusted_proxy_hops=1)
+    assert middleware.is_https(proto_scope("https, http"), trusted_proxy_hops=2)
+    assert not middleware.is_https(proto_scope("https"), trusted_proxy_hops=2)  # fewer values than hops: not ours
+    # The hop count Reflex is configured with (REFLEX_TRUSTED_PROXY_HOPS), by default.
+    monkeypatch.setattr(reflex_config.get_config(), "trusted_proxy_hops", 0)
+    headers = response_headers(proto_scope("https"))
+    assert (
+        "strict-transport-security" not in headers
+        and "upgrade-insecure-requests" not in headers["content-security-policy"]
+    )
+    monkeypatch.setattr(reflex_config.get_config(), "trusted_proxy_hops", 1)
+    assert "strict-transport-security" in response_headers(proto_scope("https"))
+
+
+# --- The event channel's door, driven by crafted clients ----------------------------
+
+
+class ChannelApp:
+    """Stands in for socket.io: records each request that reaches it and how many tabs were open then."""
+
+    def __init__(self, gate: tabs.TabGate):
+        self.gate = gate
+        self.seen: list[tuple[str, str, int]] = []
+
+    async def __call__(self, scope, receive, send):
+        self.seen.append((scope["type"], scope["path"], len(self.gate.open_here)))
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1000})
+        else:
+            await send({"type": "http.response.start", "status": 400, "headers": []})
+            await send({"type": "http.response.body", "body": b"Invalid transport"})
+
+
+class OneGate:
+    def __init__(self, gate: tabs.TabGate):
+        self.gate = gate
+
+    def get(self) -> tabs.TabGate:
+        return self.gate
+
+
+def crafted(path: str, kind: str = "websocket", denial: bool = True, origin: str | None = None) -> dict:
+    transport = "websocket" if kind == "websocket" else "polling"
+    headers = [(b"host", b"books.example.com")] + ([(b"origin", origin.encode())] if origin else [])
+    return {
+        "type": kind,
+        "method": "GET",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": f"EIO=4&transport={transport}&token=crafted".encode(),
+        "headers": headers,
+        "client": ("198.51.100.70", 40000),
+        "extensions": {"websocket.http.response": {}} if denial else {},
+    }
+
+
+def through_the_door(scope: dict) -> tuple[ChannelApp, list[dict]]:
+    gate = tabs.TabGate(tabs.MemoryTabs(), tabs.TabLimits(per_address=5, new_per_minute=50, per_worker=50))
+    channel = ChannelApp(gate)
+    door = EventChannelDoor(channel, OneGate(gate), origins=tabs.OriginRule(site_origin="https://books.example.com"))
+    sent: list[dict] = []
+    incoming = [{"type": "websocket.connect"} if scope["type"] == "websocket" else {"type": "http.request"}]
+
+    async def receive():
+        return incoming.pop(0) if incoming else {"type": "websocket.disconnect", "code": 1000}
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(door(scope, receive, send))
+    assert gate.open_here == {}  # whatever was counted was given back
+    return channel, sent
+
+
+NOT_THE_CHANNEL = ["/_event/x/", "/_event//", "/_event/x", "/_event/_event/", "/_EVENT/", "/_EVENT", "/_Event/x/"]
+
+
+@pytest.mark.parametrize("path", NOT_THE_CHANNEL)
+@pytest.mark.parametrize("kind", ["websocket", "http"])
+def test_a_path_below_the_event_channel_other_than_its_own_is_not_found_before_socketio_sees_it(path, kind):
+    channel, sent = through_the_door(crafted(path, kind))
+    assert channel.seen == []
+    start = "websocket.http.response.start" if kind == "websocket" else "http.response.start"
+    assert sent[0]["type"] == start and sent[0]["status"] == 404
+
+
+def test_without_the_denial_response_a_path_that_is_not_the_channel_is_closed():
+    channel, sent = through_the_door(crafted("/_event/x/", denial=False))
+    assert channel.seen == [] and sent == [{"type": "websocket.close", "code": 1008}]
+
+
+@pytest.mark.parametrize("path", ["/_event", "/_event/"])
+@pytest.mark.parametrize("kind", ["websocket", "http"])
+def test_the_channels_own_path_reaches_socketio_counted_as_an_open_tab(path, kind):
+    channel, _ = through_the_door(crafted(path, kind))
+    assert channel.seen == [(kind, "/_event/", 1)]  # one spelling for socket.io, one tab while it is open
+
+
+@pytest.mark.parametrize("kind", ["websocket", "http"])
+def test_a_request_from_another_sites_page_is_refused_403_before_socketio(kind):
+    channel, sent = through_the_door(crafted("/_event/", kind, origin="https://evil.example"))
+    assert channel.seen == []
+    assert sent[0]["status"] == 403
+
+
+@pytest.mark.parametrize("path", ["/", "/contact-us", "/_events", "/_eventually/", "/assets/_event/x"])
+def test_other_paths_pass_the_door_uncounted(path):
+    channel, _ = through_the_door(crafted(path, "http"))
+    assert channel.seen == [("http", path, 0)]

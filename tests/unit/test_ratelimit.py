@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from publisher.forms import ratelimit
@@ -62,3 +64,47 @@ def test_window_keys_name_form_scope_identity_and_window():
     assert (
         ratelimit.window_key("contact", "client", "tab-1", 1200.0, 600) == "publisher:ratelimit:contact:client:tab-1:2"
     )
+
+
+@pytest.mark.parametrize(
+    ("address", "key"),
+    [
+        ("203.0.113.7", "203.0.113.7"),  # IPv4: per address
+        ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"),  # IPv6: its /64, the block one subscriber gets
+        ("2001:DB8:1:2::ffff", "2001:db8:1:2::/64"),
+        ("2001:db8:1:3::1", "2001:db8:1:3::/64"),
+        ("::ffff:203.0.113.7", "203.0.113.7"),  # IPv4-mapped: the IPv4 address
+        ("fe80::1%eth0", "fe80::/64"),
+        ("::1", "::/64"),
+        ("not-an-address", "not-an-address"),
+        ("", ""),
+    ],
+)
+def test_addresses_are_keyed_per_ipv4_address_and_per_ipv6_64_block(address, key):
+    assert ratelimit.address_key(address) == key
+
+
+@pytest.mark.asyncio
+async def test_the_addresses_of_one_ipv6_64_block_share_one_limit():
+    limits, _ = limiter()
+    results = [
+        await limits.allow("subscribe", f"tab-{i}", f"2001:db8:aa:bb::{i:x}") for i in range(PER_ADDRESS.attempts + 1)
+    ]
+    assert results == [True] * PER_ADDRESS.attempts + [False]
+    assert await limits.allow("subscribe", "tab-x", "2001:db8:aa:bc::1")  # the next /64 is someone else
+    for i in range(PER_ADDRESS.attempts):
+        assert await limits.allow("contact", f"tab-{i}", "203.0.113.8")
+    assert not await limits.allow("contact", "tab-y", "::ffff:203.0.113.8")  # IPv4-mapped: the same address
+
+
+@pytest.mark.asyncio
+async def test_a_refusal_is_logged_without_the_tabs_client_token(caplog):
+    caplog.set_level(logging.DEBUG)
+    secret = "4d7c1f0e-secret-client-token"
+    limits, _ = limiter()
+    for _ in range(PER_CLIENT.attempts + 1):
+        await limits.allow("contact", secret, "10.0.0.1")
+    for i in range(PER_ADDRESS.attempts + 1):
+        await limits.allow("contact", f"{secret}-{i}", "10.0.0.2")
+    assert "Rate limit" in caplog.text
+    assert secret not in caplog.text

@@ -3,12 +3,15 @@ minute, entries that expire unless renewed; in the process and in Redis, with an
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections.abc import Iterator
 
 import pytest
 import pytest_asyncio
 import redis.asyncio
+from reflex_base import config as reflex_config
 
 from publisher import settings
 from publisher.hosting import tabs
@@ -156,3 +159,339 @@ def test_the_limits_come_from_the_environment_with_clear_errors():
             settings.tab_limits({name: "0"})
         with pytest.raises(ConfigurationError, match=name):
             settings.tab_limits({name: "many"})
+
+
+# --- The door in front of the event channel, as an ASGI server drives it (crafted clients). ---
+
+
+class Gate:
+    """What ``EventChannelDoor`` takes: the worker's gate (``PerProcess`` in the app)."""
+
+    def __init__(self, gate: tabs.TabGate):
+        self.gate = gate
+
+    def get(self) -> tabs.TabGate:
+        return self.gate
+
+
+class Channel:
+    """A stand-in for socket.io's websocket handling: accept, read until the client is gone, then close."""
+
+    def __init__(self):
+        self.scopes: list[dict] = []
+        self.received: list[dict] = []
+        self.accepted = asyncio.Event()
+        self.ended = asyncio.Event()
+
+    async def __call__(self, scope, receive, send):
+        self.scopes.append(scope)
+        await receive()  # websocket.connect
+        await send({"type": "websocket.accept"})
+        self.accepted.set()
+        while True:
+            message = await receive()
+            self.received.append(message)
+            if message["type"] == "websocket.disconnect":
+                break
+        await send({"type": "websocket.close", "code": 1000})  # as engine.io does once its socket is gone
+        self.ended.set()
+
+
+class Client:
+    """The browser's side of one websocket: what it sent (the upgrade) and what the server sent it."""
+
+    def __init__(self):
+        self.incoming: asyncio.Queue = asyncio.Queue()
+        self.incoming.put_nowait({"type": "websocket.connect"})
+        self.sent: list[dict] = []
+
+    async def receive(self) -> dict:
+        return await self.incoming.get()
+
+    async def send(self, message: dict) -> None:
+        self.sent.append(message)
+        if message["type"] == "websocket.close":
+            self.incoming.put_nowait({"type": "websocket.disconnect", "code": message.get("code", 1000)})
+
+    def leave(self) -> None:
+        self.incoming.put_nowait({"type": "websocket.disconnect", "code": 1001})
+
+
+def ws_scope(
+    path: str = "/_event/", client: str = "198.51.100.7", token: str = "tab-token", headers: dict | None = None
+) -> dict:
+    return {
+        "type": "websocket",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": f"EIO=4&transport=websocket&token={token}".encode(),
+        "headers": [(b"host", b"books.example.com")]
+        + [(name.lower().encode(), value.encode()) for name, value in (headers or {}).items()],
+        "client": (client, 40000),
+        "extensions": {"websocket.http.response": {}},
+    }
+
+
+async def wait_for(condition, timeout_s: float = 5) -> None:
+    """Let the event loop run until ``condition`` holds."""
+    async with asyncio.timeout(timeout_s):
+        while not condition():
+            await asyncio.sleep(0.005)
+
+
+def door_for(gate_: tabs.TabGate, app=None, **kwargs) -> tabs.EventChannelDoor:
+    origins = kwargs.pop("origins", tabs.OriginRule(site_origin="https://books.example.com"))
+    return tabs.EventChannelDoor(app or Channel(), Gate(gate_), origins=origins, **kwargs)
+
+
+def status_of(client: Client) -> int | None:
+    starts = [m for m in client.sent if m["type"] == "websocket.http.response.start"]
+    return starts[0]["status"] if starts else None
+
+
+@pytest.mark.asyncio
+async def test_a_tab_is_closed_after_its_lifetime_and_the_channel_behind_the_door_sees_it_go():
+    limits = tabs.TabLimits(per_address=3, new_per_minute=5, per_worker=10, max_lifetime_s=0.05)
+    the_gate, channel, client = gate(tabs.MemoryTabs(), Clock(), limits), Channel(), Client()
+    door = door_for(the_gate, channel)
+    await asyncio.wait_for(door(ws_scope(), client.receive, client.send), 5)  # the door closes it by itself
+    closes = [m for m in client.sent if m["type"] == "websocket.close"]
+    assert closes == [{"type": "websocket.close", "code": 1001}]  # once: the channel's own close is not sent on
+    assert channel.received[-1]["type"] == "websocket.disconnect" and channel.ended.is_set()
+    assert the_gate.open_here == {}  # its place is free; the page reconnects as a new tab
+
+
+@pytest.mark.asyncio
+async def test_a_tab_within_its_lifetime_stays_open_until_it_leaves():
+    limits = tabs.TabLimits(per_address=3, new_per_minute=5, per_worker=10, max_lifetime_s=3600)
+    the_gate, channel, client = gate(tabs.MemoryTabs(), Clock(), limits), Channel(), Client()
+    running = asyncio.create_task(door_for(the_gate, channel)(ws_scope(), client.receive, client.send))
+    await asyncio.wait_for(channel.accepted.wait(), 5)
+    assert len(the_gate.open_here) == 1 and not running.done()
+    client.leave()
+    await asyncio.wait_for(running, 5)
+    assert [m["type"] for m in client.sent] == ["websocket.accept", "websocket.close"]
+    assert the_gate.open_here == {}
+
+
+def test_the_tab_lifetime_comes_from_the_environment_with_clear_errors():
+    assert settings.tab_limits({}).max_lifetime_s == settings.DEFAULT_MAX_TAB_LIFETIME_S == 7200
+    assert settings.tab_limits({"PUBLISHER_MAX_TAB_LIFETIME_S": "600"}).max_lifetime_s == 600
+    for bad in ("0", "-5", "two hours", "1.5"):
+        with pytest.raises(ConfigurationError, match="PUBLISHER_MAX_TAB_LIFETIME_S"):
+            settings.tab_limits({"PUBLISHER_MAX_TAB_LIFETIME_S": bad})
+
+
+@pytest.mark.asyncio
+async def test_concurrent_admits_never_take_more_than_the_workers_cap_and_a_refusal_gives_its_place_back():
+    class Blocking(tabs.MemoryTabs):
+        def __init__(self):
+            super().__init__()
+            self.release = asyncio.Event()
+            self.waiting = 0
+
+        async def open(self, *args):
+            self.waiting += 1
+            await self.release.wait()
+            return await super().open(*args)
+
+    store = Blocking()
+    door = gate(store, Clock(), tabs.TabLimits(per_address=1, new_per_minute=100, per_worker=4))
+    addresses = ["192.0.2.1", "192.0.2.1"] + [f"192.0.2.{n}" for n in range(2, 10)]
+    admits = [asyncio.create_task(door.admit(address)) for address in addresses]
+    await wait_for(lambda: store.waiting + sum(task.done() for task in admits) == len(admits))
+    store.release.set()
+    answers = await asyncio.gather(*admits)
+    admitted = [tab for tab, _ in answers if tab is not None]
+    # Four places reserved before the store answered; the store refused one (an address's second tab).
+    assert store.waiting == 4 and len(admitted) == 3
+    assert sorted(why for _, why in answers if why) == sorted([tabs.ADDRESS_FULL] + [tabs.WORKER_FULL] * 6)
+    assert len(door.open_here) == 3
+    assert (await door.admit("192.0.2.50"))[0] is not None  # the refused tab's place came back
+
+
+def test_near_its_cap_a_worker_refuses_an_address_holding_more_than_its_share_before_a_newcomer():
+    # 34 addresses with 60 tabs each would fill a worker's 2,000: near the cap, they stop there.
+    assert tabs.fair_refusal(held=60, open_here=1799, addresses_here=34, per_worker=2000) is None  # not near yet
+    assert tabs.fair_refusal(held=60, open_here=1800, addresses_here=34, per_worker=2000) == tabs.MORE_THAN_SHARE
+    assert tabs.fair_refusal(held=58, open_here=1950, addresses_here=34, per_worker=2000) is None  # within its share
+    assert tabs.fair_refusal(held=0, open_here=1999, addresses_here=34, per_worker=2000) is None  # a newcomer
+    assert tabs.fair_refusal(held=0, open_here=2000, addresses_here=34, per_worker=2000) == tabs.WORKER_FULL
+    assert tabs.fair_refusal(held=1990, open_here=1990, addresses_here=1, per_worker=2000) is None  # one school
+    # A small worker: nobody is held below the floor of a few tabs.
+    assert tabs.fair_refusal(held=3, open_here=9, addresses_here=5, per_worker=10) is None
+    assert tabs.fair_refusal(held=tabs.FAIR_FLOOR, open_here=9, addresses_here=5, per_worker=10) == (
+        tabs.MORE_THAN_SHARE
+    )
+
+
+@pytest.mark.asyncio
+async def test_a_worker_near_its_cap_still_lets_newcomers_in_and_stops_the_address_holding_most():
+    door = gate(tabs.MemoryTabs(), Clock(), tabs.TabLimits(per_address=100, new_per_minute=100, per_worker=100))
+    for _ in range(80):
+        assert (await door.admit("203.0.113.1"))[0] is not None
+    for _ in range(10):
+        assert (await door.admit("203.0.113.2"))[0] is not None
+    assert await door.admit("203.0.113.1") == (None, tabs.MORE_THAN_SHARE)  # 80 of 100, with 2 addresses here
+    assert (await door.admit("203.0.113.2"))[0] is not None  # 10: within its share
+    for n in range(9):
+        assert (await door.admit(f"198.51.100.{n}"))[0] is not None  # newcomers, up to the hard cap
+    assert await door.admit("198.51.100.99") == (None, tabs.WORKER_FULL)
+
+
+@pytest.mark.asyncio
+async def test_ipv6_tabs_are_counted_by_their_64_block_and_ipv4_mapped_addresses_as_ipv4():
+    the_gate = gate(tabs.MemoryTabs(), Clock())  # 3 open tabs per address
+    door = door_for(the_gate)
+    clients = []
+    for address in ("2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:ffff::3"):
+        client = Client()
+        clients.append((client, asyncio.create_task(door(ws_scope(client=address), client.receive, client.send))))
+    await wait_for(lambda: len(the_gate.open_here) == 3)
+    refused = Client()
+    await door(ws_scope(client="2001:db8:1:2::4"), refused.receive, refused.send)
+    assert status_of(refused) == 429  # the same /64
+    other = Client()
+    clients.append((other, asyncio.create_task(door(ws_scope(client="2001:db8:1:3::1"), other.receive, other.send))))
+    await wait_for(lambda: len(the_gate.open_here) == 4)  # another /64 is served
+    for address in ("203.0.113.9", "::ffff:203.0.113.9", "203.0.113.9"):
+        client = Client()
+        clients.append((client, asyncio.create_task(door(ws_scope(client=address), client.receive, client.send))))
+    await wait_for(lambda: len(the_gate.open_here) == 7)
+    mapped = Client()
+    await door(ws_scope(client="::ffff:203.0.113.9"), mapped.receive, mapped.send)
+    assert status_of(mapped) == 429  # IPv4-mapped: the same IPv4 address
+    for client, task in clients:
+        client.leave()
+        await asyncio.wait_for(task, 5)
+
+
+@pytest.mark.asyncio
+async def test_nothing_that_opens_a_tabs_state_is_logged(caplog):
+    caplog.set_level(logging.DEBUG)
+    secret = "4d7c1f0e-secret-client-token"
+    limits = tabs.TabLimits(per_address=1, new_per_minute=5, per_worker=10, max_lifetime_s=0.05)
+    the_gate = gate(tabs.MemoryTabs(), Clock(), limits)
+    door = door_for(the_gate)
+    first, second = Client(), Client()
+    running = asyncio.create_task(door(ws_scope(token=secret), first.receive, first.send))
+    await wait_for(lambda: len(the_gate.open_here) == 1)
+    await door(ws_scope(token=secret), second.receive, second.send)  # refused: logged
+    assert status_of(second) == 429
+    await asyncio.wait_for(running, 5)  # closed at the end of its lifetime
+    foreign = Client()
+    await door(ws_scope(token=secret, headers={"Origin": "https://evil.example"}), foreign.receive, foreign.send)
+    assert status_of(foreign) == 403
+    assert "Event channel refused" in caplog.text
+    assert secret not in caplog.text
+
+
+@pytest.mark.asyncio
+async def test_a_websocket_from_another_sites_page_is_refused_403_and_not_counted():
+    the_gate = gate(tabs.MemoryTabs(), Clock())
+    channel = Channel()
+    door = door_for(the_gate, channel)
+    foreign = Client()
+    await door(ws_scope(headers={"Origin": "https://evil.example"}), foreign.receive, foreign.send)
+    assert status_of(foreign) == 403 and channel.scopes == [] and the_gate.open_here == {}
+    for origin in ("https://books.example.com", None):  # the site's own page; a client without an Origin
+        client = Client()
+        headers = {"Origin": origin} if origin else {}
+        running = asyncio.create_task(door(ws_scope(headers=headers), client.receive, client.send))
+        await wait_for(lambda: the_gate.open_here)
+        client.leave()
+        await asyncio.wait_for(running, 5)
+        assert client.sent[0] == {"type": "websocket.accept"}
+
+
+def test_an_origin_is_the_site_itself_the_configured_site_or_in_development_the_development_server():
+    rule = tabs.OriginRule(site_origin="https://books.example.com")
+    assert rule.allows(None, "books.example.com")  # no Origin: not a browser page
+    assert rule.allows("https://books.example.com", "127.0.0.1:8000")  # the configured site, any Host
+    assert rule.allows("http://127.0.0.1:8000", "127.0.0.1:8000")  # the page's own host and port
+    assert rule.allows("https://Shop.Example.org", "shop.example.org")  # one build serves on any host
+    assert rule.allows("https://shop.example.org:443", "shop.example.org")
+    assert rule.allows("http://[::1]:8000", "[::1]:8000")
+    for foreign, host in (
+        ("https://evil.example", "books.example.com"),
+        ("null", "books.example.com"),
+        ("http://books.example.com:8080", "books.example.com"),
+        ("https://books.example.com.evil.example", "books.example.com"),
+        ("http://localhost:3000", "localhost:8000"),  # a development server's page, in production
+        ("chrome-extension://abcdef", "books.example.com"),
+        ("https://shop.example.org", None),
+        ("not a url", "books.example.com"),
+        ("http://127.0.0.1:8000", "127.0.0.1:8000, evil"),
+    ):
+        assert not rule.allows(foreign, host or ""), (foreign, host)
+    development = tabs.OriginRule(site_origin="http://localhost:3000", dev_port=3100, dev_hosts=("192.168.1.5",))
+    assert development.allows("http://localhost:3100", "localhost:8100")
+    assert development.allows("http://127.0.0.1:3100", "localhost:8100")
+    assert development.allows("http://192.168.1.5:3100", "192.168.1.5:8100")
+    assert development.allows("http://devbox.lan:3100", "devbox.lan:8100")  # the page's host, the dev port
+    assert not development.allows("http://evil.example:3100", "localhost:8100")
+    assert not development.allows("http://localhost:3101", "localhost:8100")
+
+
+class WallClock:
+    def __init__(self, now: float = T0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_one_private_address_for_every_recent_tab_without_trusted_proxies_is_reported_hourly():
+    clock = WallClock()
+    watch = tabs.OneAddressWatch(clock=clock)
+    assert [watch.seen("10.0.0.2", hops=0) for _ in range(20)] == [False] * 19 + [True]
+    assert not any(watch.seen("10.0.0.2", hops=0) for _ in range(100))  # at most hourly
+    clock.now += 1800
+    assert not any(watch.seen("10.0.0.2", hops=0) for _ in range(30))
+    clock.now += 1800
+    assert watch.seen("10.0.0.2", hops=0)  # an hour later, the tabs of the last hour: still one address
+    clock.now += 7200  # nothing seen for two hours: the earlier tabs no longer say anything
+    assert not any(watch.seen("127.0.0.1", hops=0) for _ in range(19))
+    assert watch.seen("127.0.0.1", hops=0)
+    for address, hops in (("93.184.215.14", 0), ("10.0.0.2", 1)):  # a public address; a proxy hop is set
+        quiet = tabs.OneAddressWatch(clock=WallClock())
+        assert not any(quiet.seen(address, hops=hops) for _ in range(60))
+    mixed = tabs.OneAddressWatch(clock=WallClock())
+    assert not any(mixed.seen(f"10.0.0.{n % 2}", hops=0) for n in range(60))
+    # The last 50 decide: one visitor among 49 proxied ones no longer hides the proxy once it is out of them.
+    recent = tabs.OneAddressWatch(clock=WallClock())
+    assert not recent.seen("198.51.100.1", hops=0)
+    assert [recent.seen("10.0.0.2", hops=0) for _ in range(50)][-1]
+
+
+@pytest.mark.asyncio
+async def test_the_door_warns_once_when_every_tab_comes_from_one_private_address_and_no_proxy_is_trusted(
+    caplog, monkeypatch
+):
+    caplog.set_level(logging.WARNING, logger="publisher.hosting.tabs")
+    monkeypatch.setattr(reflex_config.get_config(), "trusted_proxy_hops", 0)
+    the_gate = gate(tabs.MemoryTabs(), Clock(), tabs.TabLimits(per_address=100, new_per_minute=100, per_worker=100))
+    door = door_for(the_gate, watch=tabs.OneAddressWatch(clock=WallClock()))
+    for _ in range(25):
+        client = Client()
+        client.leave()
+        await door(ws_scope(client="172.18.0.3"), client.receive, client.send)
+    warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+    assert warnings == ["the site sees every visitor as one address: set REFLEX_TRUSTED_PROXY_HOPS"]
+
+
+def test_the_origins_come_from_the_deploy_url_and_in_development_from_the_development_servers_port(monkeypatch):
+    config = reflex_config.get_config()
+    monkeypatch.setattr(config, "deploy_url", "https://books.example.com")
+    monkeypatch.setattr(config, "frontend_port", 3100)  # `reflex run --frontend-port 3100` sets it for its backend
+    monkeypatch.setenv("PUBLISHER_DEV_HOST", "192.168.1.5")
+    monkeypatch.setenv("REFLEX_ENV_MODE", "prod")
+    assert tabs.OriginRule.configured() == tabs.OriginRule(site_origin="https://books.example.com")
+    monkeypatch.setenv("REFLEX_ENV_MODE", "dev")
+    assert tabs.OriginRule.configured() == tabs.OriginRule(
+        site_origin="https://books.example.com", dev_port=3100, dev_hosts=("192.168.1.5",)
+    )
+    monkeypatch.setattr(config, "frontend_port", None)  # Reflex's default port, when none was given
+    monkeypatch.delenv("PUBLISHER_DEV_HOST")
+    assert tabs.OriginRule.configured().dev_port == 3000
