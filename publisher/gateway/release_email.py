@@ -103,7 +103,10 @@ class PreparedRelease:
     more than the rest of a send: a campaign renders once and fills in placeholders
     (random, so no book's words can hold one). The copy a client reads is the same
     as the email package would make: headers folded by its SMTP policy (the reader's
-    name RFC 2047-encoded when it must be), parts in UTF-8 quoted-printable, CRLF lines.
+    name RFC 2047-encoded when it must be), parts in UTF-8 quoted-printable, CRLF lines;
+    except the headers that carry a URL or a token (List-Unsubscribe, List-Id,
+    Message-ID), which mailer.verbatim_header writes exactly as they are, never as
+    encoded-words, just as it does for the welcome email.
     """
 
     def __init__(self, settings: MailSettings, book: Book, *, site: str, test: bool = False):
@@ -127,8 +130,8 @@ class PreparedRelease:
         self._subject = _header("Subject", subject(book))
         self._rest = b"".join(
             (
-                _header("List-Unsubscribe-Post", mailer.ONE_CLICK),
-                _header("List-Id", mailer.list_id(settings)),
+                mailer.verbatim_header("List-Unsubscribe-Post", mailer.ONE_CLICK),
+                mailer.verbatim_header("List-Id", mailer.list_id(settings)),
                 b"MIME-Version: 1.0\r\n",
                 f'Content-Type: multipart/alternative;\r\n boundary="{self._boundary}"\r\n'.encode(),
             )
@@ -146,8 +149,8 @@ class PreparedRelease:
                 _to_header(name, email),
                 self._subject,
                 _short_header("Date", email_utils.format_datetime(moment)),
-                _short_header("Message-ID", message_id),
-                _short_header("List-Unsubscribe", f"<{unsubscribe_link}>"),
+                mailer.verbatim_header("Message-ID", message_id),
+                mailer.verbatim_header("List-Unsubscribe", mailer.list_unsubscribe(unsubscribe_link)),
                 self._rest,
                 b"\r\n--",
                 boundary,
@@ -170,6 +173,7 @@ def _header(name: str, value) -> bytes:
 
 
 # Written directly when the email package would write them unchanged (most readers); else folded by it.
+# (Never a header carrying a URL or a token: mailer.verbatim_header writes those.)
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9]+(?: [A-Za-z0-9]+)*")
 _PLAIN_ADDRESS = re.compile(r"[A-Za-z0-9._+-]+@[A-Za-z0-9.-]+")
 

@@ -339,3 +339,30 @@ async def test_one_refused_recipient_of_two_is_a_note_not_a_failure(smtp_server)
     with pytest.raises(mailer.DeliveryFailed) as failed:  # every recipient refused: a permanent failure
         await mailer.send(contact(settings), settings)
     assert failed.value.permanent and failed.value.reason.startswith("recipients refused: books@example.com: 550")
+
+
+LONG_UNSUBSCRIBE_LINK = (
+    "https://www.animalsweconfuse-books-for-curious-readers.example.com/unsubscribe"
+    f"?token=AbCdEfGhIjKlMnOpQrStUv.{'y' * 32}"
+)
+
+
+def test_a_long_unsubscribe_link_is_written_as_one_line_never_as_encoded_words():
+    # The email package folds a word longer than 78 characters into =?utf-8?q?...?= words, which
+    # it reads back intact but Gmail and Yahoo do not: so this reads the bytes, not the parsed view.
+    settings = settings_for("smtp://127.0.0.1:25")
+    email = mailer.welcome_email(
+        settings,
+        name="Jo Reader",
+        email="jo@example.com",
+        site=SITE,
+        unsubscribe_link=LONG_UNSUBSCRIBE_LINK,
+        confirmed_at=RECEIVED_AT,
+        message_id=MESSAGE_ID,
+    )
+    for raw in (mailer.wire_bytes(email, settings), bytes(email)):
+        head, _ = head_and_body(raw)
+        assert f"List-Unsubscribe: <{LONG_UNSUBSCRIBE_LINK}>" in head.split("\r\n")
+        assert "List-Unsubscribe-Post: List-Unsubscribe=One-Click" in head.split("\r\n")
+        assert "=?" not in head
+    assert email["List-Unsubscribe"] == f"<{LONG_UNSUBSCRIBE_LINK}>"
