@@ -11,30 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
-import email_validator
 from reflex_base import config as reflex_config
 
 from publisher.forms import validation
+from publisher.secret_files import ConfigurationError, from_env_or_file, redact_url
 
 
-class ConfigurationError(RuntimeError):
-    """A setting is missing or malformed; the message names the variable."""
-
-
-def redact_url(url: str) -> str:
-    """The URL as it may be printed (Redis, the database, SMTP): its password replaced by ***."""
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return "<not a URL>"
-    if password is None:
-        return url
-    user_info, _, host = parts.netloc.rpartition("@")
-    user = user_info.partition(":")[0]
-    return parts._replace(netloc=f"{user}:***@{host}").geturl()
-
-
+# ConfigurationError and redact_url live with the secret files (rxconfig.py reads those before
+# anything of the site is imported); the settings' readers find them here as before.
 def _absolute_http_url(name: str, value: str) -> str:
     parts = urlsplit(value.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -80,7 +64,7 @@ def gateway_url(environ: Mapping[str, str] | None = None) -> str | None:
 def gateway_api_key(environ: Mapping[str, str] | None = None) -> str | None:
     """Sent as x-api-key when set, so the cloud gateway can accept only this site."""
     env = os.environ if environ is None else environ
-    return env.get(GATEWAY_API_KEY_VAR, "").strip() or None
+    return from_env_or_file(env, GATEWAY_API_KEY_VAR) or None
 
 
 RATE_LIMIT_CLIENT_VAR = "PUBLISHER_RATE_LIMIT_CLIENT"
@@ -186,6 +170,11 @@ POSTAL_ADDRESS_VAR = "PUBLISHER_POSTAL_ADDRESS"
 SEND_RATE_VAR = "PUBLISHER_SEND_RATE"
 DKIM_SELECTOR_VAR = "PUBLISHER_DKIM_SELECTOR"
 DKIM_KEY_FILE_VAR = "PUBLISHER_DKIM_KEY_FILE"
+CONFIRMATIONS_PER_HOUR_VAR = "PUBLISHER_CONFIRMATIONS_PER_HOUR"
+# The site's confirmation emails in any hour (README: the ceiling and why this default):
+# far above a small publisher's busiest hour of real sign-ups, and a bound on what a bot
+# typing strangers' addresses can make the publisher's domain send (2,880 a day at most).
+DEFAULT_CONFIRMATIONS_PER_HOUR = 120
 LIST_SECRET_MIN = 32
 # Emails per second for a release, all senders together: within a typical provider's starting
 # quota (Amazon SES allows 14 per second on a new production account, others similar or more).
@@ -202,8 +191,11 @@ _MAIL_VARS = (
     SEND_RATE_VAR,
     DKIM_SELECTOR_VAR,
     DKIM_KEY_FILE_VAR,
+    CONFIRMATIONS_PER_HOUR_VAR,
 )
 _DEFAULT_SMTP_PORTS = {"smtps": 465, "smtp": 587}
+# The mail settings that may come from a file (NAME_FILE): the SMTP URL carries a password.
+_SECRET_VARS = frozenset({SMTP_URL_VAR, LIST_SECRET_VAR})
 
 
 @dataclass(frozen=True)
@@ -255,6 +247,8 @@ class MailSettings:
     send_rate: float = DEFAULT_SEND_RATE
     # Signs every email when given (gateway/mailer.py).
     dkim: DkimKey | None = field(default=None, repr=False)
+    # At most this many confirmation emails in any hour; the rest wait in the outbox (gateway/outbox.py).
+    confirmations_per_hour: int = DEFAULT_CONFIRMATIONS_PER_HOUR
 
     @property
     def list_secret(self) -> str:
@@ -306,9 +300,9 @@ def _smtp_server(value: str) -> SmtpServer:
 
 def _address(name: str, value: str) -> str:
     try:
-        return email_validator.validate_email(value, check_deliverability=False).normalized
-    except email_validator.EmailNotValidError as exc:
-        raise ConfigurationError(f"{name}: {value!r} is not an email address ({exc})") from None
+        return validation.sendable_address(value)
+    except validation.NotSendable as exc:
+        raise ConfigurationError(f"{name}: {exc}") from None
 
 
 def _mail_from(value: str) -> tuple[str, str]:
@@ -415,7 +409,9 @@ def _dkim(selector: str, key_file: str, domain: str) -> DkimKey | None:
 def mail_settings(environ: Mapping[str, str] | None = None) -> MailSettings | None:
     """How the embedded gateway sends email, or None (store only) without an SMTP URL."""
     env = os.environ if environ is None else environ
-    return _read_mail_settings(tuple(env.get(var, "").strip() for var in _MAIL_VARS))
+    return _read_mail_settings(
+        tuple(from_env_or_file(env, var) if var in _SECRET_VARS else env.get(var, "").strip() for var in _MAIL_VARS)
+    )
 
 
 @functools.lru_cache(maxsize=8)
@@ -455,6 +451,9 @@ def _read_mail_settings(raw: tuple[str, ...]) -> MailSettings | None:
         postal_address=_postal_address(values[POSTAL_ADDRESS_VAR]),
         send_rate=_send_rate(values[SEND_RATE_VAR]),
         dkim=_dkim(values[DKIM_SELECTOR_VAR], values[DKIM_KEY_FILE_VAR], mail_from.rpartition("@")[2]),
+        confirmations_per_hour=_positive_count(
+            CONFIRMATIONS_PER_HOUR_VAR, values[CONFIRMATIONS_PER_HOUR_VAR], DEFAULT_CONFIRMATIONS_PER_HOUR
+        ),
     )
 
 

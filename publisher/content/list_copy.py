@@ -14,7 +14,9 @@ CONFIRM_FROM_INBOX = "If this address is new to our list, please confirm it with
 # --- The confirmation email (plain text) ---------------------------------------------
 
 CONFIRMATION_SUBJECT = f"Please confirm your subscription to {BRAND_NAME}"
-CONFIRMATION_TEXT = """Hello {name},
+# Nothing the visitor typed appears in it (no name in the greeting or in To): a stranger who
+# types someone else's address cannot make the publisher's signed email carry their words.
+CONFIRMATION_TEXT = """Hello,
 
 Someone, hopefully you, asked to join {list_name}
 with this address at {site}.
@@ -72,6 +74,11 @@ CONFIRM_DONE = "Thank you! {address} is confirmed, and a welcome email is on its
 CONFIRM_ALREADY = "{address} is already confirmed: there is nothing more to do."
 CONFIRM_EXPIRED_TITLE = "This confirmation link has expired"
 CONFIRM_EXPIRED = "Confirmation links work for 7 days. Subscribe again and we will send you a new one."
+CONFIRM_REPLACED_TITLE = "This confirmation link has been replaced"
+CONFIRM_REPLACED = (
+    "We have sent a newer confirmation email to this address since. "
+    "Please use the link in the latest one, or subscribe again."
+)
 CONFIRM_LEFT = "{address} has left the list since this link was sent. Subscribe again to rejoin."
 
 # --- The unsubscribe page --------------------------------------------------------------

@@ -21,10 +21,13 @@ from publisher.content.form_copy import (
 from publisher.forms.validation import parse_answer
 
 MIN_FILL_TIME_MS = 5000
+# Both forms' hidden field: people never see or reach it, bots that fill every input do.
+HONEYPOT_FIELD = "website"
 OPERAND_MIN = 1
 OPERAND_MAX = 10
 
 __all__ = [
+    "HONEYPOT_FIELD",
     "HONEYPOT_REJECTED",
     "MATH_INCORRECT",
     "MATH_REJECTED",
@@ -34,6 +37,7 @@ __all__ = [
     "answer_field_error",
     "new_question",
     "rejection",
+    "subscribe_rejection",
 ]
 
 
@@ -77,6 +81,22 @@ def answer_field_error(answer: object, expected: int | None) -> str | None:
     return None
 
 
+def honeypot_filled(honeypot: object) -> bool:
+    """True when the hidden field holds anything (or is not text): a bot filled the form."""
+    return not isinstance(honeypot, str) or honeypot != ""
+
+
+def subscribe_rejection(*, honeypot: object) -> str | None:
+    """Why a subscribe submission is refused; None when it passes.
+
+    Only the honeypot: no minimum fill time (browsers autofill both fields at once, and a
+    person may press Subscribe within a second) and no question (the spec shows none).
+    The list's own rules carry the rest: one confirmation a day per mailbox, a site-wide
+    hourly ceiling, and nothing the visitor typed in the confirmation email.
+    """
+    return HONEYPOT_REJECTED if honeypot_filled(honeypot) else None
+
+
 def rejection(
     *,
     honeypot: object,
@@ -90,7 +110,7 @@ def rejection(
     A missing ``shown_at_ms`` (the server never showed this visitor a form) counts
     as too fast, so a forged or replayed submit cannot skip the fill-time rule.
     """
-    if not isinstance(honeypot, str) or honeypot != "":
+    if honeypot_filled(honeypot):
         return HONEYPOT_REJECTED
     if shown_at_ms is None or now_ms - shown_at_ms < MIN_FILL_TIME_MS:
         return TOO_FAST_REJECTED

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+from datetime import datetime
+
 import reflex as rx
 
 from publisher import settings
@@ -12,6 +15,7 @@ from publisher.forms.list_link import (
     EXPIRED,
     INVALID,
     LEFT,
+    REPLACED,
     UNAVAILABLE,
     ListLinkState,
     StorageAway,
@@ -21,10 +25,12 @@ from publisher.forms.list_link import (
 from publisher.gateway import list_links, mailing_list, outbox, storage
 from publisher.gateway.storage import ListStatus
 
-_AFTER = {"confirmed": DONE, "already confirmed": ALREADY, ListStatus.UNSUBSCRIBED: LEFT}
+_AFTER = {"confirmed": DONE, "already confirmed": ALREADY, ListStatus.UNSUBSCRIBED: LEFT, "replaced": REPLACED}
 
 
 class ConfirmState(ListLinkState, rx.State):
+    _issued_at: datetime | None = None  # the link's date: only the latest confirmation's link confirms
+
     @rx.event
     async def open(self):
         """On every visit: read the link; nothing changes yet."""
@@ -49,8 +55,11 @@ class ConfirmState(ListLinkState, rx.State):
             self._show(LEFT, row.email)
         elif claim.expired:
             self._show(EXPIRED, row.email)
+        elif not mailing_list.is_latest_confirmation(row, claim.issued_at):
+            self._show(REPLACED, row.email)  # a newer confirmation was sent since: only its link confirms
         else:
             self._link_key = claim.link_key
+            self._issued_at = claim.issued_at
             self._show(ASK, row.email)
 
     @rx.event
@@ -65,7 +74,12 @@ class ConfirmState(ListLinkState, rx.State):
         yield
         notice = outbox.job_for(mail) if mail.notify_subscribers else None
         try:
-            result = await in_thread(mailing_list.confirm, self._link_key, outbox.job_for(mail), notice)
+            result = await in_thread(
+                functools.partial(mailing_list.confirm, issued_at=self._issued_at),
+                self._link_key,
+                outbox.job_for(mail),
+                notice,
+            )
         except StorageAway:
             self._show(UNAVAILABLE)
             return

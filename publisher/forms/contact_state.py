@@ -25,7 +25,7 @@ FIELD_IDS = {
     "answer": "contact-answer",
 }
 SUCCESS_ID = "contact-success"
-HONEYPOT_FIELD = "website"
+HONEYPOT_FIELD = antispam.HONEYPOT_FIELD
 TOASTS = Toasts(success=form_copy.CONTACT_SUCCESS_TOAST, failure=form_copy.CONTACT_FAILURE_TOAST)
 
 

@@ -29,6 +29,7 @@ ASK = "ask"
 DONE = "done"
 ALREADY = "already"
 EXPIRED = "expired"
+REPLACED = "replaced"  # a confirmation link older than the latest one sent to the address
 LEFT = "left"
 INVALID = "invalid"
 LIMITED = "limited"

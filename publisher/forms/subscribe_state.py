@@ -8,11 +8,12 @@ import reflex as rx
 
 from publisher import gateway, settings
 from publisher.content import form_copy
-from publisher.forms import validation
+from publisher.forms import antispam, validation
 from publisher.forms.lifecycle import EDITING, FormLifecycle, Outcome, Toasts
 
 # Element ids, so the server can move focus to the first invalid field.
 FIELD_IDS = {"name": "subscribe-name", "email": "subscribe-email"}
+HONEYPOT_ID = "subscribe-website"
 SUCCESS_ID = "subscribe-success"
 TOASTS = Toasts(success=form_copy.SUBSCRIBE_SUCCESS_TOAST, failure=form_copy.SUBSCRIBE_FAILURE_TOAST)
 
@@ -49,10 +50,15 @@ class SubscribeState(FormLifecycle, rx.State):
             yield event
 
     def _check(self, data: dict[str, Any]) -> Outcome:
+        """Field rules, then the honeypot; no request unless both pass."""
         checked = validation.check_subscription(data.get("name"), data.get("email"))
         self._show_errors(checked.errors)
         if not checked.ok:
             return Outcome(events=[rx.set_focus(FIELD_IDS[next(iter(checked.errors))])])
+        rejection = antispam.subscribe_rejection(honeypot=data.get(antispam.HONEYPOT_FIELD, ""))
+        if rejection is not None:
+            self.form_error = rejection  # "Please try again.": nothing is stored or sent
+            return Outcome()
         return Outcome(request=checked.values)
 
     async def _send(self, request: dict[str, str]) -> None:

@@ -103,8 +103,54 @@ MESSAGE = _TextRule(
 )
 
 
+class NotSendable(ValueError):
+    """An address no email can be sent to from this site; the message says why (for an operator)."""
+
+
+def sendable_address(text: str) -> str:
+    """The address as every SMTP server takes it: its domain in ASCII (IDNA, "punycode").
+
+    ``a@bücher.de`` and ``a@xn--bcher-kva.de`` are one address, stored and sent as
+    the second: a server that does not offer SMTPUTF8 refuses the first, and
+    Python's SMTP client cannot even write it. A local part that is not ASCII
+    (``ü@example.com``) needs SMTPUTF8 on every server on the way, which the site
+    does not speak: such an address is refused here, at the door, rather than
+    failing later in the outbox. Syntax only (no DNS). Raises NotSendable.
+    """
+    try:
+        info = validate_email(text, check_deliverability=False)
+    except EmailNotValidError as exc:
+        raise NotSendable(f"{text!r} is not an email address ({exc})") from None
+    if info.ascii_email is None:
+        raise NotSendable(f"{text!r} has a local part that is not ASCII, which needs SMTPUTF8 (not supported)")
+    if len(info.local_part.encode("utf-8")) > LOCAL_PART_MAX_OCTETS:
+        raise NotSendable(f"{text!r} has a local part longer than {LOCAL_PART_MAX_OCTETS} octets (RFC 5321)")
+    if len(info.ascii_email) > EMAIL_MAX:
+        raise NotSendable(f"{text!r} is longer than {EMAIL_MAX} characters with its domain in ASCII")
+    return info.ascii_email
+
+
+def address_key(text: str) -> str:
+    """How an address typed by an operator (or stored before the ASCII rule) finds its row:
+    its sendable form in lower case, or the text itself in lower case if it has none."""
+    try:
+        return sendable_address(text.strip()).lower()
+    except NotSendable:
+        return text.strip().lower()
+
+
+def mailbox_key(address: str) -> str:
+    """The mailbox an address reaches, whatever its spelling: lower case, without a ``+tag``.
+
+    ``Victim+1@Example.com`` and ``victim+2@example.com`` reach one inbox: the list's
+    rules against mail bombing (one confirmation a day) count per mailbox, not per spelling.
+    """
+    local, _, domain = address.strip().lower().rpartition("@")
+    return f"{local.partition('+')[0] or local}@{domain}"
+
+
 def check_email(value: object) -> tuple[str, str | None]:
-    """Syntax only (no DNS): returns the normalized address or the product's message."""
+    """Syntax only (no DNS): returns the address as it is stored and sent, or the product's message."""
     text = value.strip() if isinstance(value, str) else ""
     if not text:
         return text, EMAIL_REQUIRED
@@ -113,12 +159,9 @@ def check_email(value: object) -> tuple[str, str | None]:
     if len(text) > EMAIL_MAX:
         return text, EMAIL_TOO_LONG
     try:
-        info = validate_email(text, check_deliverability=False)
-    except EmailNotValidError:
+        return sendable_address(text), None
+    except NotSendable:
         return text, EMAIL_INVALID
-    if len(info.local_part.encode("utf-8")) > LOCAL_PART_MAX_OCTETS:
-        return text, EMAIL_INVALID  # RFC 5321: mail servers refuse longer local parts
-    return info.normalized, None
 
 
 @dataclass(frozen=True)

@@ -131,6 +131,10 @@ class Paused(Exception):
     """The campaign was paused: too many failures in a row."""
 
 
+class LeaseLost(Exception):
+    """Some of the batch's jobs went to another sender (their lease ran out): stop, or both would send."""
+
+
 class ReleaseSender:
     """Sends due release jobs in batches over one SMTP connection, at the site's pace.
 
@@ -168,6 +172,10 @@ class ReleaseSender:
         )
         if not batch:
             return 0
+        claimed = len(batch)
+        batch = await self._give_up_stalled(batch)
+        if not batch:
+            return claimed
         self._held = [delivery.id for delivery in batch]
         self._lease_until = now + LEASE
         rate = self.mail.send_rate
@@ -190,16 +198,30 @@ class ReleaseSender:
             await reading
         except Paused:
             pass
+        except LeaseLost as lost:
+            logger.warning("Campaign: batch stopped: %s", lost)
         finally:
             if reading is not None and not reading.done():  # the last record lands before the leases go back
                 with contextlib.suppress(Exception):
                     await asyncio.shield(reading)
             if self._held:  # stopped early: the rest go back at once
-                storage.release_leases(self._held, self.worker, self.db_url)
-                self._held = []
+                held, self._held = self._held, []
+                await asyncio.shield(asyncio.to_thread(storage.release_leases, held, self.worker, self.db_url))
         for campaign_id in {delivery.campaign_id for delivery in batch}:
             await asyncio.to_thread(storage.finish_if_done, campaign_id, self.clock(), self.db_url)
-        return len(batch)
+        return claimed
+
+    async def _give_up_stalled(self, batch: list[storage.ClaimedDelivery]) -> list[storage.ClaimedDelivery]:
+        """The batch without the jobs whose senders stopped too often while sending them (failed, with why)."""
+        for delivery in batch:
+            if delivery.stalled_too_often:
+                await asyncio.to_thread(
+                    storage.mark_failed, delivery.id, self.worker, delivery.stalled_reason, self.db_url
+                )
+                logger.error(
+                    "Campaign #%s: delivery #%s %s", delivery.campaign_id, delivery.id, delivery.stalled_reason
+                )
+        return [delivery for delivery in batch if not delivery.stalled_too_often]
 
     async def send_due(self) -> int:
         """Every batch due now; how many jobs were handled."""
@@ -212,16 +234,25 @@ class ReleaseSender:
         return handled
 
     async def _wait_until(self, moment: datetime) -> None:
-        delay = (moment - self.clock()).total_seconds()
-        if delay > 0:
-            await self.sleep(delay)
+        """Sleep until the slot, never longer than half a lease at a time: the lease is renewed
+        between, so a long wait for the throttle cannot hand the batch to another sender."""
+        while (delay := (moment - self.clock()).total_seconds()) > 0:
+            await self.sleep(min(delay, LEASE.total_seconds() / 2))
+            await self._renew_lease()
 
     async def _renew_lease(self) -> None:
+        """Keep the batch's jobs (when less than half the lease is left); LeaseLost when some were
+        no longer ours to renew: another sender has them now, and this batch must stop."""
         now = self.clock()
         if self._lease_until is not None and self._lease_until - now > LEASE / 2:
             return
         self._lease_until = now + LEASE
-        await asyncio.to_thread(storage.renew_leases, self._held, self.worker, self._lease_until, self.db_url)
+        held = list(self._held)
+        renewed = await asyncio.to_thread(storage.renew_leases, held, self.worker, self._lease_until, self.db_url)
+        if renewed < len(held):
+            raise LeaseLost(
+                f"{len(held) - renewed} of its {len(held)} jobs are no longer this sender's (lease ran out)"
+            )
 
     def _campaign(self, campaign_id: int) -> storage.Campaign | None:
         if campaign_id not in self._campaigns:
@@ -273,13 +304,16 @@ class ReleaseSender:
         so at most one accepted email is ever unrecorded, and the status is the one
         at sending time, not at queueing time.
         """
-        message = self._build(delivery)
+        message: bytes | None = None
         opening: mailer.DeliveryFailed | None = None
-        if message is not None:
-            try:
+        try:
+            message = self._build(delivery)
+            if message is not None:
                 await self.session.begin(delivery.source.email)
-            except mailer.DeliveryFailed as failure:
-                opening = failure
+        except mailer.DeliveryFailed as failure:
+            opening = failure
+        except Exception as exc:  # noqa: BLE001 - this reader's email fails, the campaign goes on
+            opening = self._unexpected(exc)
         status = await reading
         if status == storage.NOT_READ:  # the record could not read it
             status = await self._read_status(delivery)
@@ -289,7 +323,7 @@ class ReleaseSender:
             reason = "the reader was forgotten" if status is None else f"the reader is {status} now"
             await asyncio.to_thread(storage.mark_skipped, delivery.id, self.worker, reason, self.db_url)
             return self._read_status(following)
-        if message is None:
+        if message is None and opening is None:
             await asyncio.to_thread(
                 storage.mark_failed, delivery.id, self.worker, "the book is no longer in the content", self.db_url
             )
@@ -301,12 +335,23 @@ class ReleaseSender:
         except mailer.DeliveryFailed as failure:
             await self._failed(delivery, failure, self._campaign(delivery.campaign_id))
             return self._read_status(following)
+        except Exception as exc:  # noqa: BLE001 - as above
+            await self._failed(delivery, self._unexpected(exc), self._campaign(delivery.campaign_id))
+            return self._read_status(following)
         self.streak.success()
         # Recorded before the next message goes: at most one accepted email is ever unrecorded.
         following_reader = following.source.id if following is not None and following.source is not None else None
         return asyncio.ensure_future(
             outbox.record_sent(delivery.id, None, self.clock, self.db_url, then_read=following_reader)
         )
+
+    def _unexpected(self, exc: Exception) -> mailer.DeliveryFailed:
+        """An error no rule foresaw, building or sending one email: that email fails for good,
+        with the reason, and the connection (in an unknown state) is dropped. Ten in a row
+        pause the campaign like any other failures (a bug then fails nobody for good)."""
+        logger.error("Campaign: unexpected error building or sending an email", exc_info=exc)
+        self.session.discard()
+        return mailer.DeliveryFailed(outbox.unexpected(exc), permanent=True)
 
     async def _failed(
         self, delivery: storage.ClaimedDelivery, failure: mailer.DeliveryFailed, campaign: storage.Campaign

@@ -2,10 +2,14 @@
 
 (A release email's body is rendered from templates: release_email.py.)
 
-``email.message.EmailMessage`` with the SMTP policy writes every header, so a
+``email.message.EmailMessage`` with the SMTP policy writes the headers, so a
 visitor's name can never add one (CR/LF in a header value is refused) and a
-non-ASCII name is encoded as RFC 2047 words. The body is UTF-8 plain text in
-quoted-printable, which every server accepts.
+non-ASCII name is encoded as RFC 2047 words. The headers that carry a URL or a
+token (List-Unsubscribe, List-Id, Message-ID) are the exception: the email
+package would fold a long one into encoded-words, which no mail provider reads as
+a link, so ``verbatim_header`` writes them exactly as they are (the WIRE policy).
+Every address goes out with its domain in ASCII (``envelope_address``). The body
+is UTF-8 plain text in quoted-printable, which every server accepts.
 
 aiosmtplib rather than smtplib in a thread: the sender is a task on the backend's
 own event loop, so shutting down cancels it cleanly (a thread blocked in smtplib
@@ -50,7 +54,22 @@ def sender_address(settings: MailSettings) -> Address:
 
 
 def recipient_address(name: str, email: str) -> Address:
-    return _address(name, email)
+    return _address(name, envelope_address(email))
+
+
+def envelope_address(email: str) -> str:
+    """The address as the SMTP envelope carries it: its domain in ASCII.
+
+    Stored addresses already are (forms/validation.py); one stored before that rule
+    is mended here too. One that cannot be sent without SMTPUTF8 fails its own
+    email, permanently, with the reason: never the sender.
+    """
+    if email.isascii():
+        return email
+    try:
+        return validation.sendable_address(email)
+    except validation.NotSendable as exc:
+        raise DeliveryFailed(str(exc), permanent=True) from None
 
 
 def _sent_at(moment: datetime) -> str:
@@ -128,20 +147,22 @@ def _to_subscriber(
 
 
 def confirmation_email(
-    settings: MailSettings, *, name: str, email: str, link: str, site: str, sent_at: datetime, message_id: str
+    settings: MailSettings, *, email: str, link: str, site: str, sent_at: datetime, message_id: str
 ) -> EmailMessage:
-    """Double opt-in: who writes and why, and the link to the page that confirms. Not a list email."""
+    """Double opt-in: who writes and why, and the link to the page that confirms. Not a list email.
+
+    Addressed to the bare address, with no name: until the reader confirms, whatever was
+    typed into the form is a stranger's words, and must not ride in the publisher's email.
+    """
     message = _to_subscriber(
         settings,
-        name=name,
+        name="",
         email=email,
         subject=list_copy.CONFIRMATION_SUBJECT,
         moment=sent_at,
         message_id=message_id,
     )
-    body = list_copy.CONFIRMATION_TEXT.format(
-        name=name, list_name=list_copy.LIST_NAME, site=site, link=link, brand=BRAND_NAME
-    )
+    body = list_copy.CONFIRMATION_TEXT.format(list_name=list_copy.LIST_NAME, site=site, link=link, brand=BRAND_NAME)
     message.set_content(body, charset="utf-8", cte="quoted-printable")
     return message
 
@@ -449,6 +470,7 @@ class SmtpSession:
         ``finish``, and ``abandon`` drops it. A campaign opens the next envelope while the
         previous email is still being recorded. Raises DeliveryFailed as ``send``."""
         client = await self._open()
+        recipient = envelope_address(recipient)
         await self._command(client.mail(self.settings.mail_from))
         try:
             await self._command(client.rcpt(recipient))
@@ -499,6 +521,11 @@ class SmtpSession:
             self._client.close()
         self._client = None
 
+    def discard(self) -> None:
+        """Forget the connection without a word to the server: after an error no rule
+        foresaw, its state is unknown; the next message opens a new one."""
+        self._drop()
+
     async def close(self) -> None:
         if self._client is not None and self._client.is_connected:
             with contextlib.suppress(aiosmtplib.SMTPException, OSError, TimeoutError):
@@ -512,12 +539,12 @@ async def send(message: EmailMessage, settings: MailSettings, recipients: tuple[
 
     Raises DeliveryFailed. STARTTLS is required except on loopback (see settings.SmtpServer).
     """
+    envelope = [envelope_address(recipient) for recipient in recipients or settings.notify_to]
+    data = wire_bytes(message, settings)
     client = _client(settings)
     try:
         async with client:
-            refused, _reply_text = await client.sendmail(
-                settings.mail_from, list(recipients or settings.notify_to), wire_bytes(message, settings)
-            )
+            refused, _reply_text = await client.sendmail(settings.mail_from, envelope, data)
     except (aiosmtplib.SMTPException, OSError, ssl.SSLError, TimeoutError) as exc:
         raise _failure(exc) from None
     return _refusal_note(refused)

@@ -20,11 +20,10 @@ import csv
 import io
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import sqlalchemy
 import sqlmodel
-from email_validator import EmailNotValidError, validate_email
 
 from publisher.forms import validation
 from publisher.gateway import storage
@@ -94,29 +93,34 @@ def subscribe(
     """
     now = now or storage.utc_now()
     key = body.email.lower()
+    mailbox = validation.mailbox_key(body.email)
     engine = _engine(db_url)
     with engine.begin() as connection:
+        storage.lock_mailbox(connection, mailbox)
+        last_to_mailbox = storage.last_confirmation_to(connection, mailbox)
+        send_new = job is not None and (last_to_mailbox is None or now - last_to_mailbox >= CONFIRMATION_EVERY)
         new_id = storage.insert_once(
             connection,
             Subscriber,
             "email_key",
             email=body.email,
             email_key=key,
+            mailbox_key=mailbox,
             name=body.name,
             book_updates=body.book_updates,
             subscribed_at=now,
             status=ListStatus.PENDING,
             source=source,
             link_key=new_link_key(),
-            confirmation_sent_at=now if job is not None else None,
+            confirmation_sent_at=now if send_new else None,
         )
         if new_id is not None:
             _record(connection, new_id, SUBSCRIBED, source, now)
-            if job is not None:
+            if send_new:
                 _queue(connection, storage.CONFIRMATION, new_id, job, now)
             return "added"
         row = _by_key(connection, Subscriber.email_key, key)
-        step = on_subscribe(row.status, row.confirmation_sent_at, now, emails_on=job is not None)
+        step = on_subscribe(row.status, last_to_mailbox, now, emails_on=job is not None)
         changes: dict = {"status": step.status} if step.status != row.status else {}
         if step.joins:
             changes |= {"subscribed_at": now, "source": source, "name": body.name}
@@ -146,6 +150,25 @@ def lookup(link_key: str, db_url: str | None = None) -> Subscriber | None:
         return session.exec(sqlmodel.select(Subscriber).where(Subscriber.link_key == link_key)).first()
 
 
+def _seconds(moment: datetime) -> int:
+    return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
+
+
+def is_latest_confirmation(row: Subscriber, issued_at: datetime) -> bool:
+    """Whether a confirmation link is the one of the latest confirmation sent to its row,
+    for the row's latest sign-up.
+
+    An older link must not confirm: one from before the reader left and was signed up
+    again (that sign-up's consent is not the old email's), or one replaced by a newer
+    confirmation. Only the email the address most recently received can. Compared to
+    the second, as the link carries its date.
+    """
+    if row.confirmation_sent_at is None:
+        return False
+    issued = _seconds(issued_at)
+    return issued == _seconds(row.confirmation_sent_at) and issued >= _seconds(row.subscribed_at)
+
+
 @dataclass(frozen=True)
 class LinkResult:
     """What a link's button did, and to which address (for the page)."""
@@ -161,12 +184,14 @@ def confirm(
     db_url: str | None = None,
     *,
     now: datetime | None = None,
+    issued_at: datetime | None = None,
 ) -> LinkResult | None:
     """The confirmation page's button; None for an address the list no longer has.
 
     Outcomes: 'confirmed' (and the welcome email, and the publisher's notice, are
-    queued), 'already confirmed', or 'unsubscribed' (the address left since the
-    email was sent: it must ask again).
+    queued), 'already confirmed', 'unsubscribed' (the address left since the
+    email was sent: it must ask again), or 'replaced' (``issued_at``, the link's
+    date, is not that of the latest confirmation sent to the address).
     """
     now = now or storage.utc_now()
     with _engine(db_url).begin() as connection:
@@ -176,6 +201,8 @@ def confirm(
         if row.status != ListStatus.PENDING:
             outcome = "already confirmed" if row.status == ListStatus.CONFIRMED else ListStatus.UNSUBSCRIBED
             return LinkResult(outcome, row.email)
+        if issued_at is not None and not is_latest_confirmation(row, issued_at):
+            return LinkResult("replaced", row.email)
         connection.execute(
             sqlalchemy.update(Subscriber)
             .where(Subscriber.id == row.id)
@@ -222,7 +249,9 @@ def list_subscribers(status: str | None = None, db_url: str | None = None) -> li
 def consent_record(email: str, db_url: str | None = None) -> list[SubscriptionEvent]:
     """Every event on record for an address, oldest first."""
     with storage.open_session(db_url) as session:
-        row = session.exec(sqlmodel.select(Subscriber).where(Subscriber.email_key == email.strip().lower())).first()
+        row = session.exec(
+            sqlmodel.select(Subscriber).where(Subscriber.email_key == validation.address_key(email))
+        ).first()
         if row is None:
             return []
         events = sqlmodel.select(SubscriptionEvent).where(SubscriptionEvent.subscriber_id == row.id)
@@ -300,9 +329,9 @@ def _import_row(line: int, fields: dict[str, str], status: str | None) -> tuple[
     if len(email) > validation.EMAIL_MAX:
         return None, f"the email address is longer than {validation.EMAIL_MAX} characters"
     try:
-        email = validate_email(email, check_deliverability=False).normalized
-    except EmailNotValidError as exc:
-        return None, f"{email!r} is not an email address ({exc})"
+        email = validation.sendable_address(email)
+    except validation.NotSendable as exc:
+        return None, str(exc)
     if not name:
         return None, "no name"
     if len(name) > validation.NAME_MAX:
@@ -349,6 +378,7 @@ def _import_one(connection, row: ImportRow, how: str, now: datetime) -> str:
             sqlalchemy.insert(Subscriber).values(
                 email=row.email,
                 email_key=row.email.lower(),
+                mailbox_key=validation.mailbox_key(row.email),
                 name=row.name,
                 book_updates="yes",
                 subscribed_at=now,
@@ -411,7 +441,7 @@ def _count(number: int, noun: str) -> str:
 def forget(email: str, db_url: str | None = None) -> Erased:
     """Erase everything stored about ``email``: its row and record of consent, its contact
     messages, and every outbox email about them. It may later subscribe like a stranger."""
-    key = email.strip().lower()
+    key = validation.address_key(email)
     with _engine(db_url).begin() as connection:
         subscriber = _by_key(connection, Subscriber.email_key, key)
         message_ids = list(

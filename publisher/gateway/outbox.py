@@ -80,8 +80,32 @@ def after_failure(
     return when, failure.reason
 
 
+CONFIRMATION_WINDOW = timedelta(hours=1)
+
+
+def confirmations_held(sent_in_the_last_hour: int, per_hour: int) -> bool:
+    """The site-wide ceiling on confirmation emails (``PUBLISHER_CONFIRMATIONS_PER_HOUR``).
+
+    A bot typing strangers' addresses into the form, from many networks, could otherwise
+    make the publisher's domain mail thousands of people who never asked. Past the
+    ceiling the confirmations wait in the outbox, due as soon as the hour's count drops.
+    """
+    return sent_in_the_last_hour >= per_hour
+
+
+def unexpected(exc: BaseException) -> str:
+    """The reason recorded for a job that failed in a way no rule foresaw (a bug, a bad row)."""
+    return f"could not be built or sent: {type(exc).__name__}: {str(exc).strip() or 'no details'}"
+
+
 def job_for(settings: MailSettings) -> storage.Job:
     return storage.Job(message_id=mailer.new_message_id(settings), retry_for=RETRY_FOR)
+
+
+class NothingToSend(Exception):
+    """The job names no email that can be built (its row is gone): it fails, with why.
+
+    Not LookupError: a KeyError from a bug while building must read as unexpected."""
 
 
 class NoLongerWanted(Exception):
@@ -95,7 +119,7 @@ _WANTED_WHILE = {storage.CONFIRMATION: ListStatus.PENDING, storage.WELCOME: List
 def email_for(delivery: storage.ClaimedDelivery, settings: MailSettings) -> tuple[EmailMessage, tuple[str, ...]]:
     """The email a job sends, and to whom (empty: the publisher's inbox).
 
-    Raises LookupError when the row it mails is gone, and NoLongerWanted when the
+    Raises NothingToSend when the row it mails is gone, and NoLongerWanted when the
     subscriber's status changed since it was queued: checked now, at sending time.
     """
     source = delivery.source
@@ -111,7 +135,7 @@ def email_for(delivery: storage.ClaimedDelivery, settings: MailSettings) -> tupl
         )
         return message, ()
     if not isinstance(source, storage.Subscriber):
-        raise LookupError(f"the stored {delivery.kind} row it mails no longer exists")
+        raise NothingToSend(f"the stored {delivery.kind} row it mails no longer exists")
     if delivery.kind == storage.SUBSCRIBER:
         message = mailer.subscriber_notice(
             settings,
@@ -124,7 +148,7 @@ def email_for(delivery: storage.ClaimedDelivery, settings: MailSettings) -> tupl
         return message, ()
     wanted = _WANTED_WHILE.get(delivery.kind)
     if wanted is None:
-        raise LookupError(f"no email is known for a {delivery.kind!r} job")
+        raise NothingToSend(f"no email is known for a {delivery.kind!r} job")
     if source.status != wanted:
         raise NoLongerWanted(f"the address is {source.status} now, no longer {wanted}")
     site = site_url()
@@ -132,7 +156,6 @@ def email_for(delivery: storage.ClaimedDelivery, settings: MailSettings) -> tupl
         link = list_links.confirm_url(site, settings.list_secret, source.link_key, source.confirmation_sent_at)
         message = mailer.confirmation_email(
             settings,
-            name=source.name,
             email=source.email,
             link=link,
             site=site,
@@ -217,9 +240,15 @@ class Sender:
 
     async def send_next(self, only_ids: list[int] | None = None) -> Outcome | None:
         """Claim and send one due job; None when nothing is due."""
-        delivery = await asyncio.to_thread(storage.claim_due, self.worker, self.clock(), LEASE, self.db_url, only_ids)
+        now = self.clock()
+        held = await asyncio.to_thread(self._held_kinds, now)
+        delivery = await asyncio.to_thread(storage.claim_due, self.worker, now, LEASE, self.db_url, only_ids, held)
         if delivery is None:
             return None
+        if delivery.stalled_too_often:
+            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, delivery.stalled_reason, self.db_url)
+            logger.error("Outbox: delivery #%s %s", delivery.id, delivery.stalled_reason)
+            return Outcome(delivery.id, storage.FAILED, delivery.stalled_reason)
         try:
             message, recipients = email_for(delivery, self.settings)
             note = await mailer.send(message, self.settings, recipients)
@@ -227,18 +256,28 @@ class Sender:
             await asyncio.to_thread(storage.mark_skipped, delivery.id, self.worker, str(reason), self.db_url)
             logger.info("Outbox: delivery #%s (%s) not sent: %s", delivery.id, delivery.kind, reason)
             return Outcome(delivery.id, storage.SKIPPED, str(reason))
-        except LookupError as exc:
+        except NothingToSend as exc:
             await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, str(exc), self.db_url)
             logger.error("Outbox: delivery #%s failed: %s", delivery.id, exc)
             return Outcome(delivery.id, storage.FAILED, str(exc))
         except mailer.DeliveryFailed as failure:
             return await self._failed(delivery, failure)
+        except Exception as exc:
+            reason = unexpected(exc)
+            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
+            logger.error("Outbox: delivery #%s failed: %s", delivery.id, reason, exc_info=exc)
+            return Outcome(delivery.id, storage.FAILED, reason)
         await record_sent(delivery.id, note, self.clock, self.db_url)
         if note:
             logger.error("Outbox: delivery #%s (%s) %s", delivery.id, delivery.message_id, note)
         else:
             logger.info("Outbox: delivery #%s (%s) sent", delivery.id, delivery.message_id)
         return Outcome(delivery.id, storage.SENT, note)
+
+    def _held_kinds(self, now: datetime) -> tuple[str, ...]:
+        """Confirmations wait while the site's hourly ceiling is reached (stored, never lost)."""
+        sent = storage.sent_since(storage.CONFIRMATION, now - CONFIRMATION_WINDOW, self.db_url)
+        return (storage.CONFIRMATION,) if confirmations_held(sent, self.settings.confirmations_per_hour) else ()
 
     async def _failed(self, delivery: storage.ClaimedDelivery, failure: mailer.DeliveryFailed) -> Outcome:
         when, reason = after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)
@@ -270,15 +309,44 @@ class Sender:
         await keep_sending(self.send_due, "Outbox", self._wake)
 
 
-async def keep_sending(send_due: Callable[[], Awaitable[object]], label: str, wake: asyncio.Event) -> None:
-    """Until cancelled: send what is due, then sleep until woken or the next poll (a worker's senders)."""
+# After an unexpected error a sender loop waits this long, doubling up to the most.
+TROUBLE_BACKOFF_S = (POLL_INTERVAL_S, 300.0)
+
+
+def trouble_delay(failures_in_a_row: int) -> float:
+    """The wait after the n-th round in a row that ended in an unexpected error: 5 s doubling to 5 min."""
+    first, most = TROUBLE_BACKOFF_S
+    return min(first * 2 ** max(failures_in_a_row - 1, 0), most)
+
+
+async def keep_sending(
+    send_due: Callable[[], Awaitable[object]],
+    label: str,
+    wake: asyncio.Event,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> None:
+    """Until cancelled: send what is due, then sleep until woken or the next poll (a worker's senders).
+
+    Nothing but a cancel ends it: the loop is the only thing that sends this worker's
+    mail, so a database away, or an error no rule foresaw, is logged and the loop
+    goes on (after a growing pause, so a persistent fault does not spin).
+    """
     task = asyncio.current_task()
+    troubles = 0
     while True:
         wake.clear()
         try:
             await send_due()
+            troubles = 0
         except sqlalchemy.exc.SQLAlchemyError as exc:
             logger.warning("%s: the database is unavailable (%s); trying again shortly", label, type(exc).__name__)
+        except Exception as exc:
+            troubles += 1
+            delay = trouble_delay(troubles)
+            logger.error(
+                "%s: unexpected error (%s); going on in %.0f s", label, type(exc).__name__, delay, exc_info=exc
+            )
+            await sleep(delay)
         if task is not None and task.cancelling():
             # A cancel that arrived just as an SMTP reply did can be swallowed inside
             # aiosmtplib (asyncio.wait_for on Python 3.11): stop here all the same.

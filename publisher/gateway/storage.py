@@ -44,6 +44,7 @@ LINK_KEY_MAX = 32
 class Subscriber(sqlmodel.SQLModel, table=True):
     """One address on the new-release list, where it stands, and when it got there.
 
+    ``email`` is stored as it is sent (its domain in ASCII: forms/validation.py);
     ``email_key`` (the address in lower case) makes a repeat find the same row.
     ``link_key`` is random and secret: the confirmation and unsubscribe links name
     the row by it, signed (mailing_list.py). ``subscribed_at`` and ``source``: when
@@ -57,6 +58,9 @@ class Subscriber(sqlmodel.SQLModel, table=True):
     id: int | None = sqlmodel.Field(default=None, primary_key=True)
     email: str = sqlmodel.Field(max_length=validation.EMAIL_MAX)
     email_key: str = sqlmodel.Field(max_length=validation.EMAIL_MAX, unique=True, index=True)
+    # The mailbox the address reaches (validation.mailbox_key: no +tag, lower case): the
+    # 24-hour confirmation rule counts per mailbox, so spellings cannot multiply the emails.
+    mailbox_key: str = sqlmodel.Field(max_length=validation.EMAIL_MAX, index=True)
     name: str = sqlmodel.Field(max_length=validation.NAME_MAX)
     book_updates: str = sqlmodel.Field(max_length=8)
     subscribed_at: datetime = sqlmodel.Field(default_factory=utc_now)
@@ -94,6 +98,7 @@ class ContactMessage(sqlmodel.SQLModel, table=True):
 
 
 PENDING, SENT, FAILED, SKIPPED = "pending", "sent", "failed", "skipped"
+MAX_STALLED_CLAIMS = 3
 # What mark_sent returns when it read no subscriber's status (not a status: none is ever stored).
 NOT_READ = "not read"
 # What a job emails: a contact message or a new-subscriber notice to the publisher, or a
@@ -135,6 +140,9 @@ class Delivery(sqlmodel.SQLModel, table=True):
     claimed_by: str | None = sqlmodel.Field(default=None, max_length=64)
     last_error: str | None = sqlmodel.Field(default=None, max_length=ERROR_MAX)
     sent_at: datetime | None = None
+    # Claims that ended with no outcome (the sender died, or its lease ran out, mid-send):
+    # past MAX_STALLED_CLAIMS the job is given up instead of taking down sender after sender.
+    stalled_claims: int = sqlmodel.Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 
 # A campaign: sending (its jobs are sent), paused (after repeated failures: announce resumes it),
@@ -202,6 +210,27 @@ def insert_once(connection, model: type[sqlmodel.SQLModel], unique_column: str, 
         return None
 
 
+def lock_mailbox(connection, mailbox_key: str) -> None:
+    """Serialise sign-ups to one mailbox until the transaction ends (PostgreSQL: an advisory
+    lock on its key), so two spellings at once cannot both earn a confirmation. On SQLite a
+    write that changes nothing takes the database's one write lock before anything is read."""
+    if connection.dialect.name == "sqlite":
+        connection.execute(sqlalchemy.update(Subscriber).where(sqlalchemy.false()).values(id=Subscriber.id))
+    elif connection.dialect.name == "postgresql":
+        connection.execute(
+            sqlalchemy.select(sqlalchemy.func.pg_advisory_xact_lock(sqlalchemy.func.hashtext(mailbox_key)))
+        )
+
+
+def last_confirmation_to(connection, mailbox_key: str) -> datetime | None:
+    """When a confirmation email last went to this mailbox, under any of its spellings."""
+    return connection.execute(
+        sqlalchemy.select(sqlalchemy.func.max(Subscriber.confirmation_sent_at)).where(
+            Subscriber.mailbox_key == mailbox_key
+        )
+    ).scalar_one_or_none()
+
+
 @dataclass(frozen=True)
 class Job:
     """A delivery to create with the row it mails: the Message-ID and how long to keep trying."""
@@ -260,12 +289,53 @@ class ClaimedDelivery:
     give_up_at: datetime
     source: ContactMessage | Subscriber | None
     campaign_id: int | None = None
+    stalled_claims: int = 0
+
+    @property
+    def stalled_too_often(self) -> bool:
+        return self.stalled_claims >= MAX_STALLED_CLAIMS
+
+    @property
+    def stalled_reason(self) -> str:
+        return (
+            f"given up: claimed {self.stalled_claims} times without an outcome "
+            "(its sender stopped each time while sending it)"
+        )
+
+
+def _claiming(now: datetime, lease: timedelta, worker: str) -> dict:
+    """What a claim writes: the lease, one more attempt, and one more stalled claim when the
+    previous holder's lease ran out with no outcome recorded (an outcome clears the lease)."""
+    stalled = sqlalchemy.case(
+        (Delivery.lease_until.is_not(None), Delivery.stalled_claims + 1), else_=Delivery.stalled_claims
+    )
+    return {
+        "lease_until": now + lease,
+        "claimed_by": worker,
+        "attempts": Delivery.attempts + 1,
+        "stalled_claims": stalled,
+    }
+
+
+def sent_since(kind: str, since: datetime, db_url: str | None = None) -> int:
+    """How many emails of ``kind`` went out since ``since`` (the confirmation ceiling reads it)."""
+    with engine(db_url).begin() as connection:
+        return connection.execute(
+            sqlalchemy.select(sqlalchemy.func.count()).where(
+                Delivery.kind == kind, Delivery.status == SENT, Delivery.sent_at >= since
+            )
+        ).scalar_one()
 
 
 def claim_due(
-    worker: str, now: datetime, lease: timedelta, db_url: str | None = None, only_ids: list[int] | None = None
+    worker: str,
+    now: datetime,
+    lease: timedelta,
+    db_url: str | None = None,
+    only_ids: list[int] | None = None,
+    held_kinds: tuple[str, ...] = (),
 ) -> ClaimedDelivery | None:
-    """Take the oldest due, unleased pending job for ``worker``, or None.
+    """Take the oldest due, unleased pending job for ``worker``, or None; none of ``held_kinds``.
 
     One statement: ``UPDATE ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED)``.
     On PostgreSQL a job another worker is claiming at this instant is skipped, not
@@ -279,13 +349,21 @@ def claim_due(
     )
     if only_ids is not None:
         due = due.where(Delivery.id.in_(only_ids))
+    if held_kinds:
+        due = due.where(Delivery.kind.not_in(held_kinds))
     due = due.order_by(Delivery.next_attempt_at, Delivery.id).limit(1).with_for_update(skip_locked=True)
     claim = (
         sqlalchemy.update(Delivery)
         .where(Delivery.id == due.scalar_subquery())
-        .values(lease_until=now + lease, claimed_by=worker, attempts=Delivery.attempts + 1)
+        .values(**_claiming(now, lease, worker))
         .returning(
-            Delivery.id, Delivery.kind, Delivery.source_id, Delivery.message_id, Delivery.attempts, Delivery.give_up_at
+            Delivery.id,
+            Delivery.kind,
+            Delivery.source_id,
+            Delivery.message_id,
+            Delivery.attempts,
+            Delivery.give_up_at,
+            Delivery.stalled_claims,
         )
     )
     with open_session(db_url) as session:
@@ -295,7 +373,9 @@ def claim_due(
             return None
         model = ContactMessage if row.kind == CONTACT else Subscriber
         source = session.get(model, row.source_id)
-        return ClaimedDelivery(row.id, row.kind, row.message_id, row.attempts, row.give_up_at, source)
+        return ClaimedDelivery(
+            row.id, row.kind, row.message_id, row.attempts, row.give_up_at, source, stalled_claims=row.stalled_claims
+        )
 
 
 def _finishing(delivery_id: int, worker: str | None, **values):
@@ -303,7 +383,7 @@ def _finishing(delivery_id: int, worker: str | None, **values):
     statement = sqlalchemy.update(Delivery).where(Delivery.id == delivery_id, Delivery.status == PENDING)
     if worker is not None:
         statement = statement.where(Delivery.claimed_by == worker)
-    return statement.values(lease_until=None, **values)
+    return statement.values(lease_until=None, stalled_claims=0, **values)
 
 
 def _finish(db_url: str | None, delivery_id: int, worker: str | None, **values) -> bool:
@@ -518,7 +598,7 @@ def claim_release_batch(
     claim = (
         sqlalchemy.update(Delivery)
         .where(Delivery.id.in_(due.scalar_subquery()))
-        .values(lease_until=now + lease, claimed_by=worker, attempts=Delivery.attempts + 1)
+        .values(**_claiming(now, lease, worker))
         .returning(
             Delivery.id,
             Delivery.kind,
@@ -527,6 +607,7 @@ def claim_release_batch(
             Delivery.attempts,
             Delivery.give_up_at,
             Delivery.campaign_id,
+            Delivery.stalled_claims,
         )
     )
     with open_session(db_url) as session:
@@ -547,6 +628,7 @@ def claim_release_batch(
                 row.give_up_at,
                 readers.get(row.source_id),
                 row.campaign_id,
+                row.stalled_claims,
             )
             for row in rows
         ]
@@ -581,9 +663,9 @@ def release_leases(delivery_ids: list[int], worker: str, db_url: str | None = No
     return _update_held(delivery_ids, worker, db_url, lease_until=None, attempts=Delivery.attempts - 1)
 
 
-def renew_leases(delivery_ids: list[int], worker: str, until: datetime, db_url: str | None = None) -> None:
-    """Keep the jobs of a batch still being sent in this worker's hands."""
-    _update_held(delivery_ids, worker, db_url, lease_until=until)
+def renew_leases(delivery_ids: list[int], worker: str, until: datetime, db_url: str | None = None) -> int:
+    """Keep the jobs of a batch still being sent in this worker's hands; how many still were."""
+    return _update_held(delivery_ids, worker, db_url, lease_until=until)
 
 
 def requeue(delivery_ids: list[int], now: datetime, retry_for: timedelta, db_url: str | None = None) -> None:
@@ -606,7 +688,7 @@ def release_leases_of(workers: list[str], db_url: str | None = None) -> int:
         return connection.execute(
             sqlalchemy.update(Delivery)
             .where(Delivery.claimed_by.in_(workers), Delivery.status == PENDING, Delivery.lease_until.is_not(None))
-            .values(lease_until=None)
+            .values(lease_until=None, stalled_claims=Delivery.stalled_claims + 1)  # its sender died mid-send
         ).rowcount
 
 

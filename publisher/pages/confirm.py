@@ -38,6 +38,7 @@ def confirm():
                 ),
                 stage.ALREADY: (with_address(list_copy.CONFIRM_ALREADY, ConfirmState.address),),
                 stage.EXPIRED: (title(list_copy.CONFIRM_EXPIRED_TITLE), text(list_copy.CONFIRM_EXPIRED), again),
+                stage.REPLACED: (title(list_copy.CONFIRM_REPLACED_TITLE), text(list_copy.CONFIRM_REPLACED), again),
                 stage.LEFT: (with_address(list_copy.CONFIRM_LEFT, ConfirmState.address), again),
                 stage.INVALID: (title(list_copy.LINK_INVALID_TITLE), text(list_copy.LINK_INVALID), again),
                 stage.LIMITED: (text(form_copy.TOO_MANY_ATTEMPTS),),

@@ -7,11 +7,13 @@ from publisher.components.forms import (
     app_form,
     email_field,
     form_page,
+    honeypot_field,
     submit_button,
     text_field,
 )
 from publisher.content import form_copy, list_copy, page_copy
-from publisher.forms.subscribe_state import FIELD_IDS, SUCCESS_ID, SubscribeState
+from publisher.forms.antispam import HONEYPOT_FIELD
+from publisher.forms.subscribe_state import FIELD_IDS, HONEYPOT_ID, SUCCESS_ID, SubscribeState
 from publisher.pages.registry import site_page
 
 
@@ -20,9 +22,10 @@ def signup_form() -> rx.Component:
         SubscribeState,
         text_field(FIELD_IDS["name"], "name", form_copy.NAME_LABEL, SubscribeState.name_error, autocomplete="name"),
         email_field(FIELD_IDS["email"], SubscribeState.email_error),
+        honeypot_field(HONEYPOT_ID, HONEYPOT_FIELD),
         label=form_copy.SUBSCRIBE_FORM_LABEL,
         submit=submit_button(form_copy.SUBSCRIBE_BUTTON, form_copy.SUBSCRIBE_BUSY, SubscribeState.submitting),
-        class_name="flex flex-col gap-2",
+        class_name="relative flex flex-col gap-2",
     )
 
 

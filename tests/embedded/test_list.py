@@ -21,7 +21,7 @@ from tests.browser import assert_no_console_errors, axe_violations, open_page, s
 from tests.embedded.conftest import DELIVERY_TIMEOUT_S, delivered
 from tests.smtp import Received, SmtpServer
 from tests.support import ProductionServer, publisher_gateway, wait_until
-from tests.visitor import SUBSCRIBE_STATE, run_async, subscribe_over_websocket
+from tests.visitor import SUBSCRIBE_STATE, Visitor, hydrated, run_async, subscribe_over_websocket
 
 CONFIRM_FROM_INBOX = "If this address is new to our list, please confirm it with the link we have just emailed you."
 
@@ -190,3 +190,47 @@ def test_four_sign_ups_of_one_address_send_one_email(site, smtp: SmtpServer):
     wait_for_email(smtp, email, "Please confirm your subscription to Animals We Confuse")
     wait_until(lambda: delivered(db_url), DELIVERY_TIMEOUT_S, "the outbox to be empty")
     assert len(emails_to(smtp, email)) == 1
+
+
+def test_tag_spellings_of_one_mailbox_send_one_email(site, smtp: SmtpServer):
+    """``victim+1@``, ``Victim+2@``...: one inbox, so one confirmation, whatever the spelling."""
+    server, db_url, email = site.server, site.db_url, site.email
+    local, _, domain = email.partition("@")
+    spellings = [f"{local}+{n}@{domain}" if n % 2 else f"{local.upper()}+{n}@{domain}" for n in range(20)]
+
+    async def sign_up_all() -> list[str]:
+        outcomes = []
+        for n, spelling in enumerate(spellings):  # each from its own address, as a bot spreads them
+            visitor = Visitor(server.base_url, "/subscribe", source=f"127.0.3.{n + 1}")
+            await visitor.open_page(hydrated)
+            visitor, _seconds = await subscribe_over_websocket(server.base_url, spelling, visitor=visitor)
+            outcomes.append(visitor.var(SUBSCRIBE_STATE, "status"))
+            await visitor.close()
+        return outcomes
+
+    assert run_async(sign_up_all()) == ["success"] * 20
+    wait_until(lambda: delivered(db_url), DELIVERY_TIMEOUT_S, "the outbox to be empty")
+    to_mailbox = [
+        r
+        for r in smtp.received
+        if any(a.lower().endswith(f"@{domain}") and a.lower().startswith(f"{local}+") for a in r.rcpt_tos)
+    ]
+    assert len(to_mailbox) == 1
+
+
+def test_a_bot_that_fills_the_honeypot_is_told_to_try_again_and_nothing_is_stored_or_sent(site, smtp: SmtpServer):
+    server, db_url, email = site.server, site.db_url, site.email
+
+    async def as_a_bot() -> tuple[str, str]:
+        visitor = Visitor(server.base_url, "/subscribe")
+        await visitor.open_page(hydrated)
+        form = {"name": "Cheap Pills", "email": email, "website": "https://pills.example"}
+        await visitor.send(f"{SUBSCRIBE_STATE}.submit", {"form_data": form})
+        await visitor.wait_for(lambda v: v.var(SUBSCRIBE_STATE, "form_error") == "Please try again.")
+        outcome = (visitor.var(SUBSCRIBE_STATE, "status"), visitor.var(SUBSCRIBE_STATE, "notice_text"))
+        await visitor.close()
+        return outcome
+
+    assert run_async(as_a_bot()) == ("editing", "")
+    assert email not in publisher_gateway(db_url, "subscribers").stdout
+    assert emails_to(smtp, email) == []

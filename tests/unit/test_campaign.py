@@ -15,8 +15,10 @@ import socket
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 
+import aiosmtplib
 import dkim
 import pytest
+import sqlalchemy
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -426,3 +428,115 @@ async def test_many_failures_in_a_row_pause_the_campaign_and_announce_resumes_it
     assert storage.set_campaign_status(item.id, storage.SENDING, now=clock(), db_url=db_url)
     await sender_for(mail, db_url, clock).send_due()
     assert len(smtp_server.received) == 15 and storage.get_campaign(item.id, db_url).status == storage.FINISHED
+
+
+def test_a_long_unsubscribe_link_is_one_line_in_the_copy_never_encoded_words(smtp_server):
+    # Read as bytes: the email package would decode =?utf-8?q?...?= words and hide the fault.
+    mail = mail_for(smtp_server)
+    link = f"https://www.animalsweconfuse-books-for-curious-readers.example.com/unsubscribe?token={'A' * 22}.{'y' * 32}"
+    data = release_email.PreparedRelease(mail, BOOK, site=SITE).message(
+        name="Jo", email="jo@readers.example", unsubscribe_link=link, moment=T0, message_id="<m1@animals.example>"
+    )
+    head = data.split(b"\r\n\r\n", 1)[0].split(b"\r\n")
+    assert f"List-Unsubscribe: <{link}>".encode() in head
+    assert b"=?" not in b"\r\n".join(line for line in head if not line.startswith((b"To:", b"Subject:")))
+
+
+# --- One bad email never stops a campaign; a lease never outlives its batch. ---
+
+
+@pytest.mark.asyncio
+async def test_an_error_building_one_readers_email_fails_that_reader_alone(db_url, smtp_server, monkeypatch, caplog):
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+    readers(db_url, 4)
+    item = start_campaign(db_url, mail)
+    real = release_email.PreparedRelease.message
+
+    def message_that_breaks_for_reader_1(self, **kwargs):
+        if kwargs["email"] == "reader1@readers.example":
+            raise KeyError("greeting")
+        return real(self, **kwargs)
+
+    monkeypatch.setattr(release_email.PreparedRelease, "message", message_that_breaks_for_reader_1)
+    await sender_for(mail, db_url, Clock()).send_due()
+    assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in (0, 2, 3)]
+    assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 3, "failed": 1, "skipped": 0}
+    assert storage.get_campaign(item.id, db_url).status == storage.FINISHED
+    with storage.engine(db_url).begin() as connection:
+        reasons = connection.execute(
+            sqlalchemy.select(storage.Delivery.last_error).where(storage.Delivery.status == storage.FAILED)
+        ).scalars()
+        assert list(reasons) == ["could not be built or sent: KeyError: 'greeting'"]
+
+
+@pytest.mark.asyncio
+async def test_an_error_inside_the_smtp_client_fails_that_reader_alone(db_url, smtp_server, monkeypatch):
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+    readers(db_url, 4)
+    item = start_campaign(db_url, mail)
+    real_rcpt = aiosmtplib.SMTP.rcpt
+
+    async def rcpt_that_breaks_for_reader_2(self, recipient, *args, **kwargs):
+        if recipient == "reader2@readers.example":
+            "\u00fc".encode("ascii")  # UnicodeEncodeError, as aiosmtplib raised for a Unicode domain
+        return await real_rcpt(self, recipient, *args, **kwargs)
+
+    monkeypatch.setattr(aiosmtplib.SMTP, "rcpt", rcpt_that_breaks_for_reader_2)
+    await sender_for(mail, db_url, Clock()).send_due()
+    assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in (0, 1, 3)]
+    assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 3, "failed": 1, "skipped": 0}
+
+
+@pytest.mark.asyncio
+async def test_a_long_wait_for_the_throttle_keeps_the_batch_and_nobody_is_sent_twice(db_url, smtp_server):
+    """Many senders sharing a low rate: the first slot lies beyond the batch's lease. The
+    lease is renewed while the sender waits, so nobody else can take the batch meanwhile."""
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="1")
+    readers(db_url, 3)
+    start_campaign(db_url, mail)
+    clock = Clock()
+    # Other senders took the next 150 seconds of slots.
+    storage.reserve_send_slots(150, lambda n, at: campaign.reserve_slots(n, at, 150, 1), clock(), db_url)
+    taken_by_another: list[int] = []
+
+    async def sleep_while_another_sender_looks(seconds: float) -> None:
+        await clock.sleep(seconds)
+        stolen = storage.claim_release_batch("another:1:x", clock(), campaign.LEASE, 50, db_url)
+        taken_by_another.extend(job.id for job in stolen)
+
+    sender = campaign.ReleaseSender(
+        mail, db_url, clock=clock, sleep=sleep_while_another_sender_looks, site=SITE, worker="this:1:x"
+    )
+    await sender.send_due()
+    assert taken_by_another == []
+    assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in range(3)]
+    assert max(clock.slept) <= campaign.LEASE.total_seconds() / 2
+
+
+@pytest.mark.asyncio
+async def test_a_batch_whose_lease_was_lost_stops_and_sends_nothing_more(db_url, smtp_server, caplog):
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="1")
+    readers(db_url, 4)
+    start_campaign(db_url, mail)
+    clock = Clock()
+    stole = []
+
+    async def sleep_then_lose_the_lease(seconds: float) -> None:
+        await clock.sleep(seconds)
+        if not stole:  # another sender holds the rest now (say this one was stalled past its lease)
+            with storage.engine(db_url).begin() as connection:
+                connection.execute(
+                    sqlalchemy.update(storage.Delivery)
+                    .where(storage.Delivery.claimed_by == "this:1:x", storage.Delivery.status == storage.PENDING)
+                    .values(claimed_by="another:1:x")
+                )
+            stole.append(True)
+            clock.now += campaign.LEASE  # so this sender renews before its next email
+
+    sender = campaign.ReleaseSender(
+        mail, db_url, clock=clock, sleep=sleep_then_lose_the_lease, site=SITE, worker="this:1:x"
+    )
+    await sender.send_batch()
+    assert recipients(smtp_server) == ["reader0@readers.example"]  # sent before the lease was lost
+    assert "batch stopped" in caplog.text
+    await sender.session.close()

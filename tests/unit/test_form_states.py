@@ -136,6 +136,28 @@ async def test_subscribe_refuses_header_injection_and_sends_nothing(gw):
 
 
 @pytest.mark.asyncio
+async def test_subscribe_a_filled_honeypot_says_please_try_again_and_sends_nothing(gw):
+    state = new_state(SubscribeState)
+    events = await submit(state, {"name": "Jo Reader", "email": "jo@example.com", "website": "http://spam.example"})
+    assert state.form_error == "Please try again."
+    assert (state.status, state.notice_text) == (EDITING, "")
+    assert events == [] and gw.requests == []
+    # A person (the hidden field empty, as the page sends it) is not affected.
+    await submit(state, {"name": "Jo Reader", "email": "jo@example.com", "website": ""})
+    assert state.status == SUCCESS and len(gw.requests) == 1
+
+
+@pytest.mark.asyncio
+async def test_subscribe_an_international_domain_is_sent_in_ascii_and_a_non_ascii_mailbox_refused(gw):
+    state = new_state(SubscribeState)
+    await submit(state, {"name": "Jo Reader", "email": "ünal@example.com"})
+    assert state.email_error == "Please enter a valid email address"
+    assert gw.requests == []
+    await submit(state, {"name": "Jo Reader", "email": "Leser@Bücher.example"})
+    assert gw.bodies == [{"email": "Leser@xn--bcher-kva.example", "name": "Jo Reader", "book_updates": "yes"}]
+
+
+@pytest.mark.asyncio
 async def test_subscribe_success_sends_the_spec_body_and_shows_the_alert(gw):
     state = new_state(SubscribeState)
     await submit(state, {"name": "", "email": ""})

@@ -382,3 +382,47 @@ def test_the_visitors_address_behind_trusted_proxies():
     assert ratelimit.client_address(scope, trusted_proxy_hops=1) == "203.0.113.1"
     assert ratelimit.client_address(scope, trusted_proxy_hops=2) == "198.51.100.7"
     assert ratelimit.client_address(scope, trusted_proxy_hops=3) == "10.0.0.2"  # fewer hops than trusted
+
+
+@pytest.mark.asyncio
+async def test_only_the_latest_confirmations_link_confirms(list_site):
+    """A link from before the reader left and was signed up again, or one a newer
+    confirmation replaced, confirms nothing: that sign-up's consent is not the old email's."""
+    first = joined(list_site)
+    old_link = list_links.confirm_token(SECRET, first.link_key, first.confirmation_sent_at)
+    mailing_list.unsubscribe(first.link_key, "test")
+    body = SubscribeRequest.model_validate({"email": first.email, "name": "Jo Reader", "book_updates": "yes"})
+    mailing_list.subscribe(body, outbox.job_for(list_site), now=first.confirmation_sent_at + timedelta(hours=25))
+    again = mailing_list.lookup(first.link_key)
+    assert again.status == ListStatus.PENDING and again.confirmation_sent_at > first.confirmation_sent_at
+
+    state = on_page(ConfirmState, "/subscribe/confirm", old_link)
+    await run(ConfirmState.open, state)
+    assert state.stage == list_link.REPLACED
+    await run(ConfirmState.confirm, state)  # a crafted press changes nothing either
+    assert mailing_list.lookup(first.link_key).status == ListStatus.PENDING
+    result = mailing_list.confirm(first.link_key, outbox.job_for(list_site), None, issued_at=first.confirmation_sent_at)
+    assert result.outcome == "replaced"
+    assert mailing_list.lookup(first.link_key).status == ListStatus.PENDING
+
+    new_link = list_links.confirm_token(SECRET, again.link_key, again.confirmation_sent_at)
+    state = on_page(ConfirmState, "/subscribe/confirm", new_link, tab="tab-2")
+    await run(ConfirmState.open, state)
+    assert state.stage == list_link.ASK
+    await run(ConfirmState.confirm, state)
+    assert state.stage == list_link.DONE
+
+
+@pytest.mark.asyncio
+async def test_a_link_older_than_a_rejoin_within_the_day_does_not_confirm(list_site):
+    """Left and signed up again within 24 hours: no new confirmation yet, and the old one's
+    link no longer confirms (the new sign-up may be a stranger's)."""
+    first = joined(list_site)
+    old_link = list_links.confirm_token(SECRET, first.link_key, first.confirmation_sent_at)
+    mailing_list.unsubscribe(first.link_key, "test")
+    body = SubscribeRequest.model_validate({"email": first.email, "name": "Someone Else", "book_updates": "yes"})
+    mailing_list.subscribe(body, outbox.job_for(list_site), now=first.confirmation_sent_at + timedelta(hours=2))
+    state = on_page(ConfirmState, "/subscribe/confirm", old_link)
+    await run(ConfirmState.open, state)
+    assert state.stage == list_link.REPLACED
+    assert mailing_list.lookup(first.link_key).status == ListStatus.PENDING

@@ -408,3 +408,109 @@ def test_subscribers_stored_before_the_list_kept_consent_become_pending_with_the
         ("subscribed", "subscribe form", T0)
     ]
     assert kinds(empty_db_url) == []  # nothing is sent to them until they confirm
+
+
+# --- Mail bombing: one mailbox, many spellings ----------------------------------------
+
+
+def test_twenty_tag_spellings_of_one_mailbox_get_one_confirmation(db_url):
+    """``victim+1@``, ``Victim+2@`` ... reach one inbox: the 24-hour rule counts per mailbox."""
+    spellings = [f"{'Victim' if n % 2 else 'victim'}+{n}@Example.com" for n in range(20)]
+    for n, email in enumerate(spellings):
+        mailing_list.subscribe(body(email), job(), db_url, now=T0 + timedelta(minutes=n))
+    assert kinds(db_url) == ["confirmation"]
+    assert len(mailing_list.list_subscribers(db_url=db_url)) == 20  # every request is on record, pending
+    # A day after the confirmation, the mailbox may get the next one.
+    mailing_list.subscribe(body("victim+late@example.com"), job(), db_url, now=T0 + timedelta(hours=24))
+    assert kinds(db_url) == ["confirmation", "confirmation"]
+
+
+def test_letter_case_is_one_address_and_one_mailbox(db_url):
+    assert mailing_list.subscribe(body("Jo@Example.com"), job(), db_url, now=T0) == "added"
+    assert mailing_list.subscribe(body("jo@example.com"), job(), db_url, now=T0 + timedelta(hours=1)) == "pending"
+    assert kinds(db_url) == ["confirmation"]
+
+
+def test_spellings_of_one_mailbox_at_once_send_one_confirmation(db_url):
+    errors = []
+
+    def sign_up(n: int) -> None:
+        try:
+            mailing_list.subscribe(body(f"victim+{n}@example.com"), job(), db_url, now=T0)
+        except sqlalchemy.exc.OperationalError as exc:  # SQLite's one writer: a lost race is refused, not doubled
+            errors.append(exc)
+
+    threads = [threading.Thread(target=sign_up, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert kinds(db_url) == ["confirmation"]
+
+
+# --- Addresses as every SMTP server takes them -----------------------------------------
+
+
+def test_an_international_domain_is_stored_in_ascii_and_found_by_either_spelling(db_url):
+    mailing_list.subscribe(body("Leser@Bücher.example"), job(), db_url, now=T0)
+    [stored] = mailing_list.list_subscribers(db_url=db_url)
+    assert (stored.email, stored.email_key, stored.mailbox_key) == (
+        "Leser@xn--bcher-kva.example",
+        "leser@xn--bcher-kva.example",
+        "leser@xn--bcher-kva.example",
+    )
+    assert events(db_url, "leser@bücher.example") == [("subscribed", "subscribe form")]
+    assert mailing_list.subscribe(body("leser@xn--bcher-kva.example"), job(), db_url, now=T0) == "pending"
+
+
+def test_an_import_refuses_an_address_that_needs_smtputf8_naming_the_line():
+    text = "email,name,status\nok@example.com,Ok,confirmed\nünal@example.com,Ünal,confirmed\n"
+    with pytest.raises(ImportRefused) as refused:
+        read_import(text)
+    assert refused.value.problems == [
+        "line 3: 'ünal@example.com' has a local part that is not ASCII, which needs SMTPUTF8 (not supported)"
+    ]
+    [row] = read_import("email,name,status\nleser@bücher.example,Leser,confirmed\n")
+    assert row.email == "leser@xn--bcher-kva.example"
+
+
+def test_the_migration_mends_stored_addresses_and_fills_the_mailbox(empty_db_url):
+    alembic_config = Config()
+    alembic_config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
+    alembic_config.set_main_option("sqlalchemy.url", empty_db_url)
+    command.upgrade(alembic_config, "c41d7a2e9b10")  # the schema before this revision
+    engine = sqlalchemy.create_engine(empty_db_url)
+    insert = (
+        "INSERT INTO subscriber (email, email_key, name, book_updates, subscribed_at, status, source, link_key) "
+        "VALUES (:email, :key, 'Reader', 'yes', :at, 'confirmed', 'form', :link)"
+    )
+    try:
+        with engine.begin() as connection:
+            for n, email in enumerate(
+                ["a@bücher.example", "B+news@Example.com", "c@xn--caf-dma.example", "c@café.example"]
+            ):
+                connection.execute(
+                    sqlalchemy.text(insert),
+                    {"email": email, "key": email.lower(), "at": T0, "link": f"link-key-{n:08d}"},
+                )
+            connection.execute(
+                sqlalchemy.text(
+                    "INSERT INTO contact_message (sender_name, sender_email, subject, message, received_at) "
+                    "VALUES ('Jo', 'jo@bücher.example', 'Hi', 'Hello there', :at)"
+                ),
+                {"at": T0},
+            )
+    finally:
+        engine.dispose()
+    publisher_gateway(empty_db_url, "migrate")
+    stored = {
+        s.link_key: (s.email, s.email_key, s.mailbox_key) for s in mailing_list.list_subscribers(db_url=empty_db_url)
+    }
+    assert stored == {
+        "link-key-00000000": ("a@xn--bcher-kva.example", "a@xn--bcher-kva.example", "a@xn--bcher-kva.example"),
+        "link-key-00000001": ("B+news@Example.com", "b+news@example.com", "b@example.com"),
+        "link-key-00000002": ("c@xn--caf-dma.example", "c@xn--caf-dma.example", "c@xn--caf-dma.example"),
+        # Its ASCII spelling is another row's: kept as it was (the mailer still sends it in ASCII).
+        "link-key-00000003": ("c@café.example", "c@café.example", "c@café.example"),
+    }
+    assert [m.sender_email for m in storage.list_messages(empty_db_url)] == ["jo@xn--bcher-kva.example"]

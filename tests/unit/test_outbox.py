@@ -10,11 +10,12 @@ import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
 
+import aiosmtplib
 import httpx
 import pytest
 import sqlalchemy
 
-from publisher.gateway import embedded, list_links, mailing_list, outbox, storage
+from publisher.gateway import embedded, list_links, mailer, mailing_list, outbox, storage
 from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
 from publisher.settings import mail_settings
 from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
@@ -401,3 +402,172 @@ async def test_a_list_email_for_an_address_that_left_before_its_turn_is_skipped(
     assert smtp_server.received == []
     assert storage.list_deliveries(db_url=db_url) == []  # nothing left pending or failed
     assert "not sent: the address is unsubscribed now" in caplog.text
+
+
+# --- One bad email never stops the sender. ---
+
+
+@pytest.mark.asyncio
+async def test_an_error_inside_the_smtp_client_fails_that_job_alone_and_the_next_is_sent(
+    db_url, smtp_server, monkeypatch, caplog
+):
+    """An exception from inside aiosmtplib (as UnicodeEncodeError was for an international address)."""
+    mail = mail_settings(smtp_server.mail_env())
+    first, second = enqueue(db_url, mail, 2)
+    real_sendmail = aiosmtplib.SMTP.sendmail
+    calls = []
+
+    async def sendmail_that_breaks_once(self, *args, **kwargs):
+        calls.append(args)
+        if len(calls) == 1:
+            "\u00fc".encode("ascii")  # raises UnicodeEncodeError, as aiosmtplib did
+        return await real_sendmail(self, *args, **kwargs)
+
+    monkeypatch.setattr(aiosmtplib.SMTP, "sendmail", sendmail_that_breaks_once)
+    outcomes = await outbox.Sender(mail, db_url).send_due()
+    assert [o.status for o in outcomes] == ["failed", "sent"]
+    assert len(smtp_server.wait_for(1, timeout=10)) == 1
+    [failed] = storage.list_deliveries((storage.FAILED,), db_url)
+    assert failed.last_error.startswith("could not be built or sent: UnicodeEncodeError: 'ascii' codec")
+    assert failed.lease_until is None  # not left leased for the next worker to trip over
+    assert "Outbox: delivery #" in caplog.text
+
+
+@pytest.mark.asyncio
+async def test_an_error_building_one_message_fails_that_job_alone(db_url, smtp_server, monkeypatch):
+    mail = mail_settings(smtp_server.mail_env())
+    enqueue(db_url, mail, 2)
+    real = mailer.contact_email
+    built = []
+
+    def contact_email_that_breaks_once(*args, **kwargs):
+        built.append(1)
+        if len(built) == 1:
+            raise KeyError("a template placeholder")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mailer, "contact_email", contact_email_that_breaks_once)
+    outcomes = await outbox.Sender(mail, db_url).send_due()
+    assert [o.status for o in outcomes] == ["failed", "sent"]
+    [failed] = storage.list_deliveries((storage.FAILED,), db_url)
+    assert failed.last_error == "could not be built or sent: KeyError: 'a template placeholder'"
+
+
+@pytest.mark.asyncio
+async def test_an_address_stored_with_a_unicode_domain_is_sent_in_ascii(db_url, smtp_server):
+    """A row stored before the ASCII rule (or by hand) is mended at sending time."""
+    mail = mail_settings(smtp_server.mail_env())
+    mailing_list.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
+    with storage.engine(db_url).begin() as connection:
+        connection.execute(sqlalchemy.update(storage.Subscriber).values(email="jo@bücher.example"))
+    [outcome] = await outbox.Sender(mail, db_url).send_due()
+    assert outcome.status == "sent"
+    [received] = smtp_server.wait_for(1, timeout=10)
+    assert received.rcpt_tos == ["jo@xn--bcher-kva.example"]
+    assert b"\r\nTo: jo@xn--bcher-kva.example\r\n" in received.data
+
+
+@pytest.mark.asyncio
+async def test_an_address_that_needs_smtputf8_fails_its_own_email_with_the_reason(db_url, smtp_server):
+    mail = mail_settings(smtp_server.mail_env())
+    mailing_list.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
+    with storage.engine(db_url).begin() as connection:
+        connection.execute(sqlalchemy.update(storage.Subscriber).values(email="jö@example.com"))
+    enqueue(db_url, mail)
+    outcomes = await outbox.Sender(mail, db_url).send_due()
+    assert [o.status for o in outcomes] == ["failed", "sent"]
+    assert "needs SMTPUTF8" in outcomes[0].detail
+
+
+@pytest.mark.asyncio
+async def test_the_sender_loop_survives_any_error_and_backs_off():
+    rounds: list[int] = []
+    pauses: list[float] = []
+    done = asyncio.Event()
+
+    async def send_due():
+        rounds.append(1)
+        if len(rounds) <= 3:
+            raise RuntimeError("a bug in one round")
+        done.set()
+
+    async def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+
+    wake = asyncio.Event()
+    loop = asyncio.create_task(outbox.keep_sending(send_due, "Test", wake, sleep=sleep))
+    for _ in range(3):
+        await asyncio.sleep(0)
+        wake.set()
+    async with asyncio.timeout(30):
+        while not done.is_set():
+            wake.set()
+            await asyncio.sleep(0.01)
+    assert not loop.done()  # still running
+    loop.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await loop
+    assert pauses == [5.0, 10.0, 20.0]
+    assert [outbox.trouble_delay(n) for n in (1, 2, 7, 8, 20)] == [5.0, 10.0, 300.0, 300.0, 300.0]
+
+
+@pytest.mark.asyncio
+async def test_a_job_whose_senders_keep_dying_is_given_up_with_the_reason(db_url, smtp_server):
+    mail = mail_settings(smtp_server.mail_env())
+    enqueue(db_url, mail)
+    clock = Clock()
+    for worker in ("a", "b", "c"):  # each claims it, then dies before any outcome
+        assert storage.claim_due(worker, clock(), outbox.LEASE, db_url) is not None
+        clock.advance(seconds=outbox.LEASE.total_seconds() + 1)
+    [outcome] = await outbox.Sender(mail, db_url, clock=clock, worker="d").send_due()
+    assert outcome.status == "failed"
+    assert outcome.detail == (
+        "given up: claimed 3 times without an outcome (its sender stopped each time while sending it)"
+    )
+    assert smtp_server.received == []
+
+
+@pytest.mark.asyncio
+async def test_a_claim_that_ends_with_an_outcome_is_not_counted_as_stalled(db_url, smtp_server):
+    mail = mail_settings(smtp_server.mail_env())
+    enqueue(db_url, mail)
+    clock = Clock()
+    for _ in range(4):  # four retries, each with an outcome recorded
+        smtp_server.replies.append("451 4.3.0 busy")
+        [outcome] = await outbox.Sender(mail, db_url, clock=clock).send_due()
+        assert outcome.status == "pending"
+        clock.advance(hours=3)
+    [outcome] = await outbox.Sender(mail, db_url, clock=clock).send_due()
+    assert outcome.status == "sent"
+
+
+# --- The site-wide ceiling on confirmation emails. ---
+
+
+@pytest.mark.asyncio
+async def test_a_burst_of_sign_ups_past_the_ceiling_waits_and_all_go_out_later(db_url, smtp_server):
+    mail = mail_settings(smtp_server.mail_env(PUBLISHER_CONFIRMATIONS_PER_HOUR="3"))
+    enqueue(db_url, mail)  # a contact message does not wait behind them
+    clock = Clock()
+    for n in range(5):
+        request = SubscribeRequest.model_validate({**SUBSCRIPTION, "email": f"reader{n}@example.com"})
+        mailing_list.subscribe(request, outbox.job_for(mail), db_url, now=clock())
+    sender = outbox.Sender(mail, db_url, clock=clock)
+    sent_now = await sender.send_due()
+    assert sorted(o.status for o in sent_now) == ["sent"] * 4
+    assert len(smtp_server.wait_for(4, timeout=10)) == 4
+    waiting = storage.list_deliveries((storage.PENDING,), db_url)
+    assert [d.kind for d in waiting] == ["confirmation", "confirmation"]
+    clock.advance(minutes=30)
+    assert await sender.send_due() == []  # still within the hour
+    clock.advance(minutes=31)
+    assert [o.status for o in await sender.send_due()] == ["sent", "sent"]
+    received = smtp_server.wait_for(6, timeout=10)
+    assert sorted(r.rcpt_tos[0] for r in received if r.rcpt_tos != ["books@animals.example"]) == [
+        f"reader{n}@example.com" for n in range(5)
+    ]
+
+
+def test_the_confirmation_ceiling_rule():
+    assert outbox.confirmations_held(119, 120) is False
+    assert outbox.confirmations_held(120, 120) is True

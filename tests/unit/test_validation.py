@@ -766,3 +766,34 @@ def test_zero_width_joiners_in_real_names_are_accepted():
     persian = "\u0645\u06cc\u200c\u0631\u0627"  # "Mi-ra" written with a zero-width non-joiner
     checked = check_contact(persian, "Nik\u200dita", "reader@example.com", "Hello, a question about books.")
     assert checked.errors == {}
+
+
+@pytest.mark.parametrize(
+    ("typed", "stored"),
+    [
+        ("a@xn--bcher-kva.de", "a@xn--bcher-kva.de"),
+        ("a@bücher.de", "a@xn--bcher-kva.de"),
+        ("A@Bücher.DE", "A@xn--bcher-kva.de"),
+        ("jo@example.com", "jo@example.com"),
+    ],
+)
+def test_an_address_is_stored_as_every_smtp_server_takes_it_its_domain_in_ascii(typed, stored):
+    assert validation.check_email(typed) == (stored, None)
+
+
+@pytest.mark.parametrize("typed", ["ünal@example.com", "用户@例子.广告"])
+def test_a_local_part_that_needs_smtputf8_is_refused_with_the_specs_message(typed):
+    assert validation.check_email(typed) == (typed, "Please enter a valid email address")
+
+
+@pytest.mark.parametrize(
+    ("address", "mailbox"),
+    [
+        ("Victim+1@Example.com", "victim@example.com"),
+        ("victim+news+2@example.com", "victim@example.com"),
+        ("victim@example.com", "victim@example.com"),
+        ("+only@example.com", "+only@example.com"),
+    ],
+)
+def test_tag_suffixes_and_letter_case_are_one_mailbox(address, mailbox):
+    assert validation.mailbox_key(address) == mailbox

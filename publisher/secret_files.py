@@ -1,0 +1,81 @@
+"""Configuration that must be readable before anything of the site is imported: the
+errors that name a variable, secrets given as files, and the database password that
+rxconfig.py puts into ``REFLEX_DB_URL`` before Reflex reads it.
+
+Standard library only: Reflex's development supervisor imports rxconfig.py, and its
+workers keep whatever that imported (an edited sentence in content/ would not show
+after a hot reload: tests/unit/test_build_plugins.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import quote, urlsplit
+
+
+class ConfigurationError(RuntimeError):
+    """A setting is missing or malformed; the message names the variable."""
+
+
+def redact_url(url: str) -> str:
+    """The URL as it may be printed (Redis, the database, SMTP): its password replaced by ***."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return "<not a URL>"
+    if password is None:
+        return url
+    user_info, _, host = parts.netloc.rpartition("@")
+    user = user_info.partition(":")[0]
+    return parts._replace(netloc=f"{user}:***@{host}").geturl()
+
+
+# Secrets an operator may give as a file instead (``NAME_FILE``: a path, e.g. a compose or
+# Kubernetes secret mounted under /run/secrets): a value in the environment shows in
+# ``docker inspect`` and in /proc/PID/environ of every process that inherits it.
+FILE_SUFFIX = "_FILE"
+
+
+def from_env_or_file(env: Mapping[str, str], name: str) -> str:
+    """``name``'s value: from the environment, or read from the file ``NAME_FILE`` names
+    (surrounding whitespace dropped, so a trailing newline does not count). Both set, or
+    a file that cannot be read, stops start-up with an error naming the variable."""
+    value = env.get(name, "").strip()
+    path = env.get(name + FILE_SUFFIX, "").strip()
+    if not path:
+        return value
+    if value:
+        raise ConfigurationError(f"{name} and {name}{FILE_SUFFIX} are both set: keep one")
+    try:
+        return Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"{name}{FILE_SUFFIX}: cannot read {path!r} ({type(exc).__name__})") from None
+
+
+DB_URL_VAR = "REFLEX_DB_URL"
+DB_PASSWORD_FILE_VAR = "PUBLISHER_DB_PASSWORD_FILE"
+
+
+def put_database_password(environ: dict[str, str] | os._Environ) -> None:
+    """Fill ``REFLEX_DB_URL``'s password from ``PUBLISHER_DB_PASSWORD_FILE`` (rxconfig.py, before
+    Reflex reads its configuration), so the password is in no container's environment: the
+    file is the database server's own ``POSTGRES_PASSWORD_FILE`` secret."""
+    path = environ.get(DB_PASSWORD_FILE_VAR, "").strip()
+    if not path:
+        return
+    url = environ.get(DB_URL_VAR, "").strip()
+    parts = urlsplit(url)
+    if not parts.username or parts.password is not None or not parts.hostname:
+        raise ConfigurationError(
+            f"{DB_PASSWORD_FILE_VAR} is set, so {DB_URL_VAR} must name a user and a host but no password, "
+            f"e.g. postgresql+psycopg://publisher@postgres:5432/publisher; got {redact_url(url)!r}"
+        )
+    try:
+        password = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"{DB_PASSWORD_FILE_VAR}: cannot read {path!r} ({type(exc).__name__})") from None
+    user, _, host = parts.netloc.rpartition("@")
+    environ[DB_URL_VAR] = parts._replace(netloc=f"{user}:{quote(password, safe='')}@{host}").geturl()
