@@ -1,8 +1,15 @@
 """Reflex configuration. Runtime settings come from environment variables (see README)."""
 
+import os
+
 import reflex as rx
 
 from publisher.hosting.build_plugins import SiteFilesPlugin
+from publisher.secret_files import put_database_password
+
+# PUBLISHER_DB_PASSWORD_FILE: the database password from a file (a compose secret), put into
+# REFLEX_DB_URL before Reflex reads it, so no container's environment carries it.
+put_database_password(os.environ)
 
 config = rx.Config(
     app_name="publisher",

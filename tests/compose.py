@@ -1,6 +1,6 @@
 """The containers the operator's compose.yaml describes, read so the tests start exactly those.
 
-Image, command, environment, read-only root and tmpfs come from the file, with its
+Image, command, environment, secrets, capabilities, read-only root and tmpfs come from the file, with its
 ``${VAR}``, ``${VAR:-default}`` and ``${VAR:?message}`` references filled in as
 Compose does. What the tests must change is done in the open, by name:
 ``point_at(env, services)`` aims the URLs that name a compose service (``postgres``,
@@ -53,9 +53,20 @@ class ServiceSpec:
     tmpfs: list[str] = field(default_factory=list)
     replicas: int = 1
     depends_on: dict[str, str] = field(default_factory=dict)
+    # Mounted at /run/secrets/NAME: each secret's value, from the variable compose takes it from.
+    secrets: dict[str, str] = field(default_factory=dict)
+    cap_drop: list[str] = field(default_factory=list)
+    security_opt: list[str] = field(default_factory=list)
+
+
+def secret_values(names: list[str], variables: dict[str, str]) -> dict[str, str]:
+    """The secrets' contents, as Compose takes them from the variables (``environment:`` sources)."""
+    declared = load()["secrets"]
+    return {name: variables.get(declared[name]["environment"], "") for name in names}
 
 
 def service(name: str, variables: dict[str, str]) -> ServiceSpec:
+    interpolate(str(load().get("x-required", "")), variables)  # Compose checks the whole file
     spec = load()["services"][name]
     environment = {key: interpolate(str(value), variables) for key, value in (spec.get("environment") or {}).items()}
     return ServiceSpec(
@@ -70,6 +81,9 @@ def service(name: str, variables: dict[str, str]) -> ServiceSpec:
             dep: (cond or {}).get("condition", "service_started")
             for dep, cond in (spec.get("depends_on") or {}).items()
         },
+        secrets=secret_values(list(spec.get("secrets") or []), variables),
+        cap_drop=list(spec.get("cap_drop") or []),
+        security_opt=list(spec.get("security_opt") or []),
     )
 
 

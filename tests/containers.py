@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -97,6 +98,9 @@ class Container:
         read_only: bool = False,
         command: list[str] | None = None,
         tmpfs: list[str] | None = None,
+        secrets: dict[str, str] | None = None,
+        cap_drop: list[str] | None = None,
+        security_opt: list[str] | None = None,
     ):
         self.image = image
         self.name = f"publisher-test-{uuid.uuid4().hex[:8]}"
@@ -107,11 +111,27 @@ class Container:
         self.read_only = read_only
         self.command = command or []
         self.tmpfs = tmpfs if tmpfs is not None else (["/tmp"] if read_only else [])
+        self.cap_drop = cap_drop or []
+        self.security_opt = security_opt or []
+        self.secrets_dir: Path | None = None
+        if secrets:  # as Compose mounts them: one read-only file each under /run/secrets
+            self.secrets_dir = Path(tempfile.mkdtemp(prefix="publisher-secrets-"))
+            for name, value in secrets.items():
+                (self.secrets_dir / name).write_text(value)
 
     @classmethod
     def of_service(cls, spec: ServiceSpec) -> Container:
         """A container of a compose.yaml service: its image, command, environment, read-only root and tmpfs."""
-        return cls(spec.image, env=spec.environment, read_only=spec.read_only, command=spec.command, tmpfs=spec.tmpfs)
+        return cls(
+            spec.image,
+            env=spec.environment,
+            read_only=spec.read_only,
+            command=spec.command,
+            tmpfs=spec.tmpfs,
+            secrets=spec.secrets,
+            cap_drop=spec.cap_drop,
+            security_opt=spec.security_opt,
+        )
 
     def _options(self) -> list[str]:
         options = ["--name", self.name, "--env", "HOST=127.0.0.1", "--env", f"PORT={self.port}"]
@@ -123,6 +143,13 @@ class Container:
             options.append("--read-only")
         for path in self.tmpfs:
             options += ["--tmpfs", path]
+        if self.secrets_dir is not None:
+            for secret in sorted(self.secrets_dir.iterdir()):
+                options += ["--volume", f"{secret}:/run/secrets/{secret.name}:ro"]
+        for capability in self.cap_drop:
+            options += ["--cap-drop", capability]
+        for option in self.security_opt:
+            options += ["--security-opt", option]
         return options
 
     def start(self, timeout: float = 90, wait: bool = True) -> None:
@@ -171,3 +198,5 @@ class Container:
 
     def remove(self) -> None:
         podman("rm", "--force", "--volumes", "--time", "0", self.name, check=False)  # and its anonymous /data
+        if self.secrets_dir is not None:
+            shutil.rmtree(self.secrets_dir, ignore_errors=True)

@@ -28,11 +28,10 @@ from reflex import model as rx_model
 from reflex_base import config as reflex_config
 from reflex_base.environment import environment
 
-from publisher.settings import redact_url
+from publisher.secret_files import DB_URL_VAR, redact_url
 
 logger = logging.getLogger(__name__)
 
-DB_URL_VAR = "REFLEX_DB_URL"
 # The advisory lock's key: any 64-bit number the application reserves ("publ" + "migr").
 MIGRATION_LOCK_KEY = 0x7075626C_6D696772
 CONNECT_TIMEOUT_S = 5

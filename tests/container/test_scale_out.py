@@ -24,7 +24,7 @@ from tests.browser import MIN_FILL_TIME_S, open_page, send_contact_message, subm
 from tests.containers import Container, stored_messages, stored_subscribers
 from tests.postgres import GATEWAY_TABLES, PostgresServer
 from tests.postgres import USER as POSTGRES_USER
-from tests.support import PROJECT_ROOT, RedisServer
+from tests.support import PROJECT_ROOT, RedisServer, event_channel_upgrade
 from tests.visitor import SUBSCRIBE_STATE, Visitor, ask_here_answer_there, hydrated, notice_changed, run_async
 
 SUBSCRIBE_FAILURE_TOAST = "Failed to subscribe. Please try again."
@@ -100,11 +100,47 @@ def test_the_compose_file_migrates_first_then_runs_two_replicas_of_one_image_on_
         "redis": "service_healthy",
         "postgres": "service_healthy",
     }
-    assert site.environment["REFLEX_DB_URL"].startswith("postgresql+psycopg://publisher:pw@postgres:5432/")
+    assert site.environment["REFLEX_DB_URL"].startswith("postgresql+psycopg://publisher@postgres:5432/")
     assert site.environment["REFLEX_REDIS_URL"] == "redis://redis:6379/0"
     assert site.read_only and site.tmpfs == ["/tmp"]
     with pytest.raises(KeyError, match="POSTGRES_PASSWORD"):
         compose.service("site", {})  # no default password
+
+
+def test_the_compose_file_keeps_secrets_out_of_the_environment_and_drops_every_privilege():
+    """``docker inspect`` shows a container's environment: no secret may be there."""
+    secrets = {
+        "POSTGRES_PASSWORD": "pg-secret-value",
+        "PUBLISHER_LIST_SECRET": "list-secret-value-0123456789abcdef0123",
+        "PUBLISHER_SMTP_URL": "smtps://site:smtp-secret-value@smtp.example.com",
+        "PUBLISHER_GATEWAY_API_KEY": "api-key-secret-value",
+    }
+    for name in ("site", "migrate"):
+        spec = compose.service(name, secrets)
+        shown = "\n".join(f"{key}={value}" for key, value in spec.environment.items())
+        assert not [value for value in secrets.values() if value in shown]
+        assert spec.secrets == {
+            "postgres_password": "pg-secret-value",
+            "list_secret": "list-secret-value-0123456789abcdef0123",
+            "smtp_url": "smtps://site:smtp-secret-value@smtp.example.com",
+            "gateway_api_key": "api-key-secret-value",
+        }
+        assert spec.environment["PUBLISHER_DB_PASSWORD_FILE"] == "/run/secrets/postgres_password"
+        assert spec.environment["PUBLISHER_LIST_SECRET_FILE"] == "/run/secrets/list_secret"
+        assert spec.environment["PUBLISHER_SMTP_URL_FILE"] == "/run/secrets/smtp_url"
+        assert spec.environment["PUBLISHER_GATEWAY_API_KEY_FILE"] == "/run/secrets/gateway_api_key"
+        assert spec.cap_drop == ["ALL"] and spec.security_opt == ["no-new-privileges:true"]
+    database = compose.load()["services"]["postgres"]
+    assert database["environment"]["POSTGRES_PASSWORD_FILE"] == "/run/secrets/postgres_password"
+    assert "POSTGRES_PASSWORD" not in database["environment"]
+
+
+def test_behind_the_documented_proxy_the_replicas_trust_one_hop_and_redis_never_drops_a_counter():
+    site = compose.service("site", {"POSTGRES_PASSWORD": "pw"})
+    assert site.environment["REFLEX_TRUSTED_PROXY_HOPS"] == "1"
+    redis = compose.load()["services"]["redis"]["command"]
+    assert redis[redis.index("--maxmemory-policy") + 1] == "noeviction"
+    assert compose.interpolate(redis[redis.index("--maxmemory") + 1], {}) == "512mb"
 
 
 def test_every_variable_the_compose_file_sets_is_documented_in_the_readme():
@@ -259,3 +295,25 @@ def test_one_container_stopped_during_a_load_run_the_other_keeps_serving_and_not
     stored = stored_addresses(surviving)
     assert {email: stored[email] for email in accepted} == dict.fromkeys(accepted, 1)  # none lost, none twice
     assert httpx.get(f"{surviving.base_url}/", timeout=5).status_code == 200
+
+
+def test_behind_one_proxy_hop_two_visitors_have_limits_of_their_own(stack: Stack):
+    """As compose.yaml deploys it, behind the reverse proxy: every connection comes from the
+    proxy's address, and each visitor is told apart by X-Forwarded-For (one trusted hop)."""
+    site = next(site for site in stack.sites if site.state()["Status"] == "running")  # one may be stopped
+    per_address = 60  # the site's default PUBLISHER_MAX_TABS_PER_ADDRESS, which the file leaves as it is
+    opened = []
+    try:
+        for _ in range(per_address):
+            status, conn = event_channel_upgrade(site.port, headers={"X-Forwarded-For": "203.0.113.10"})
+            opened.append(conn)
+            assert status == 101
+        refused, conn = event_channel_upgrade(site.port, headers={"X-Forwarded-For": "203.0.113.10"})
+        conn.close()
+        assert refused == 429  # the first visitor is at their limit...
+        other, conn = event_channel_upgrade(site.port, headers={"X-Forwarded-For": "203.0.113.20"})
+        opened.append(conn)
+        assert other == 101  # ...and the second, through the same proxy, is not
+    finally:
+        for conn in opened:
+            conn.close()

@@ -530,4 +530,5 @@ def test_the_reflex_config_loads_none_of_the_sites_own_modules():
         "publisher.hosting",
         "publisher.hosting.build_plugins",
         "publisher.hosting.static_or_app",
+        "publisher.secret_files",  # the standard library only: no content
     ]

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from publisher import settings
+from publisher import secret_files, settings
 from publisher.settings import ConfigurationError, _absolute_http_url
 
 VAR = "REFLEX_DEPLOY_URL"
@@ -112,3 +112,55 @@ def test_gateway_timeout_defaults_to_ten_seconds():
 def test_malformed_gateway_timeout_names_the_variable(value):
     with pytest.raises(settings.ConfigurationError, match="PUBLISHER_GATEWAY_TIMEOUT_S"):
         settings.gateway_timeout_s({"PUBLISHER_GATEWAY_TIMEOUT_S": value})
+
+
+# --- Secrets from files (compose secrets: not in `docker inspect`). ---
+
+
+def test_a_secret_can_come_from_a_file_and_its_trailing_newline_does_not_count(tmp_path):
+    secret = tmp_path / "list_secret"
+    secret.write_text("s" * 40 + "\n")
+    smtp = tmp_path / "smtp_url"
+    smtp.write_text("smtps://site:p%40ss@smtp.example.com:465\n")
+    mail = settings.mail_settings(
+        {
+            "PUBLISHER_SMTP_URL_FILE": str(smtp),
+            "PUBLISHER_NOTIFY_TO": "books@animals.example",
+            "PUBLISHER_MAIL_FROM": "site@animals.example",
+            "PUBLISHER_LIST_SECRET_FILE": str(secret),
+        }
+    )
+    assert mail.list_secrets == ("s" * 40,)
+    assert (mail.server.host, mail.server.password) == ("smtp.example.com", "p@ss")
+    key = tmp_path / "api_key"
+    key.write_text("key-from-a-file\n")
+    assert settings.gateway_api_key({"PUBLISHER_GATEWAY_API_KEY_FILE": str(key)}) == "key-from-a-file"
+
+
+def test_a_secret_file_that_cannot_be_read_or_given_twice_names_the_variable(tmp_path):
+    with pytest.raises(settings.ConfigurationError, match=r"^PUBLISHER_LIST_SECRET_FILE: cannot read '/nowhere'"):
+        settings.from_env_or_file({"PUBLISHER_LIST_SECRET_FILE": "/nowhere"}, "PUBLISHER_LIST_SECRET")
+    both = {"PUBLISHER_LIST_SECRET": "x", "PUBLISHER_LIST_SECRET_FILE": str(tmp_path)}
+    with pytest.raises(settings.ConfigurationError, match="PUBLISHER_LIST_SECRET and PUBLISHER_LIST_SECRET_FILE"):
+        settings.from_env_or_file(both, "PUBLISHER_LIST_SECRET")
+
+
+def test_the_database_password_from_a_file_goes_into_the_url_and_nowhere_else(tmp_path):
+    password = tmp_path / "postgres_password"
+    password.write_text("p@ss:word/1\n")
+    environ = {
+        "REFLEX_DB_URL": "postgresql+psycopg://publisher@postgres:5432/publisher?connect_timeout=5",
+        "PUBLISHER_DB_PASSWORD_FILE": str(password),
+    }
+    secret_files.put_database_password(environ)
+    assert environ["REFLEX_DB_URL"] == (
+        "postgresql+psycopg://publisher:p%40ss%3Aword%2F1@postgres:5432/publisher?connect_timeout=5"
+    )
+    with pytest.raises(settings.ConfigurationError, match=r"^PUBLISHER_DB_PASSWORD_FILE is set, so REFLEX_DB_URL") as e:
+        secret_files.put_database_password(
+            {"REFLEX_DB_URL": "postgresql+psycopg://publisher:other@postgres/db", "PUBLISHER_DB_PASSWORD_FILE": "/x"}
+        )
+    assert "other" not in str(e.value)
+    untouched = {"REFLEX_DB_URL": "sqlite:///publisher.db"}
+    secret_files.put_database_password(untouched)
+    assert untouched == {"REFLEX_DB_URL": "sqlite:///publisher.db"}
