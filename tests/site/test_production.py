@@ -137,9 +137,12 @@ def test_health_endpoint(client):
     assert client.get("/ping").status_code == 200
 
 
-def test_hsts_when_the_proxy_says_https(client):
+def test_without_a_trusted_proxy_a_forwarded_proto_is_not_believed(client):
+    """Anyone can send X-Forwarded-Proto: only a trusted proxy hop (REFLEX_TRUSTED_PROXY_HOPS) is
+    believed (tests/site/test_tab_limits.py: HSTS behind one)."""
     response = client.get("/", headers={"X-Forwarded-Proto": "https"})
-    assert response.headers["strict-transport-security"] == "max-age=31536000; includeSubDomains"
+    assert "strict-transport-security" not in response.headers
+    assert "upgrade-insecure-requests" not in response.headers["content-security-policy"]
 
 
 def test_home_html_carries_content_and_metadata(client):

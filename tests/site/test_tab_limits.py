@@ -323,3 +323,13 @@ def test_a_tab_is_closed_after_its_lifetime_frees_its_place_and_its_page_reconne
     again = loop.run(reconnect())
     assert again.connected and again.var(CONTACT_STATE, "question")
     loop.run(close_all([tab, again]))
+
+
+def test_behind_a_trusted_proxy_hop_https_at_the_proxy_brings_hsts(behind_a_proxy: ProductionServer):
+    response = httpx.get(
+        f"{url(behind_a_proxy)}/",
+        headers={"X-Forwarded-For": "203.0.113.7", "X-Forwarded-Proto": "https"},
+        timeout=10,
+    )
+    assert response.headers["strict-transport-security"] == "max-age=31536000; includeSubDomains"
+    assert "upgrade-insecure-requests" in response.headers["content-security-policy"]
