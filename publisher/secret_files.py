@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 
 class ConfigurationError(RuntimeError):
@@ -68,14 +68,16 @@ def put_database_password(environ: dict[str, str] | os._Environ) -> None:
         return
     url = environ.get(DB_URL_VAR, "").strip()
     parts = urlsplit(url)
+    try:
+        password = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"{DB_PASSWORD_FILE_VAR}: cannot read {path!r} ({type(exc).__name__})") from None
+    if parts.password is not None and unquote(parts.password) == password:
+        return  # filled already: rxconfig.py read again, or a process started by one that filled it
     if not parts.username or parts.password is not None or not parts.hostname:
         raise ConfigurationError(
             f"{DB_PASSWORD_FILE_VAR} is set, so {DB_URL_VAR} must name a user and a host but no password, "
             f"e.g. postgresql+psycopg://publisher@postgres:5432/publisher; got {redact_url(url)!r}"
         )
-    try:
-        password = Path(path).read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigurationError(f"{DB_PASSWORD_FILE_VAR}: cannot read {path!r} ({type(exc).__name__})") from None
     user, _, host = parts.netloc.rpartition("@")
     environ[DB_URL_VAR] = parts._replace(netloc=f"{user}:{quote(password, safe='')}@{host}").geturl()

@@ -156,9 +156,16 @@ def test_the_database_password_from_a_file_goes_into_the_url_and_nowhere_else(tm
     assert environ["REFLEX_DB_URL"] == (
         "postgresql+psycopg://publisher:p%40ss%3Aword%2F1@postgres:5432/publisher?connect_timeout=5"
     )
+    secret_files.put_database_password(environ)  # read again (a reload, a child process): unchanged
+    assert environ["REFLEX_DB_URL"] == (
+        "postgresql+psycopg://publisher:p%40ss%3Aword%2F1@postgres:5432/publisher?connect_timeout=5"
+    )
     with pytest.raises(settings.ConfigurationError, match=r"^PUBLISHER_DB_PASSWORD_FILE is set, so REFLEX_DB_URL") as e:
         secret_files.put_database_password(
-            {"REFLEX_DB_URL": "postgresql+psycopg://publisher:other@postgres/db", "PUBLISHER_DB_PASSWORD_FILE": "/x"}
+            {
+                "REFLEX_DB_URL": "postgresql+psycopg://publisher:other@postgres/db",
+                "PUBLISHER_DB_PASSWORD_FILE": str(password),
+            }
         )
     assert "other" not in str(e.value)
     untouched = {"REFLEX_DB_URL": "sqlite:///publisher.db"}
