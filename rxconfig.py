@@ -4,8 +4,8 @@ import os
 
 import reflex as rx
 
-from publisher.hosting.build_plugins import SiteFilesPlugin
-from publisher.secret_files import put_database_password
+from publisher.build.plugins import SiteFilesPlugin
+from publisher.config.secret_files import put_database_password
 
 # PUBLISHER_DB_PASSWORD_FILE: the database password from a file (a compose secret), put into
 # REFLEX_DB_URL before Reflex reads it, so no container's environment carries it.

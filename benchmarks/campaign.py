@@ -90,9 +90,10 @@ def outcome(smtp: SmtpServer, readers: int) -> str:
 
 
 def queue(db_url: str, slug: str) -> float:
+    from publisher.config.settings import mail_settings
     from publisher.content import books
-    from publisher.gateway import mailer, outbox, release_email, storage
-    from publisher.settings import mail_settings
+    from publisher.mail import mailer, outbox, release_email
+    from publisher.storage import tables as storage
 
     mail = mail_settings()
     started = time.perf_counter()

@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from load import server_rss_mb
 
-from publisher import settings
-from publisher.hosting import tab_states
+from publisher.config import settings
+from publisher.web import tab_states
 from tests.support import RecordingGateway, RedisServer, running_server
 from tests.visitor import Visitor, hydrated
 

@@ -45,8 +45,9 @@ def summary(label: str, seconds: list[float]) -> None:
 
 
 async def run(db_url: str, smtp: SmtpServer, count: int) -> None:
-    from publisher.gateway import embedded, outbox
-    from publisher.settings import mail_settings
+    from publisher.config.settings import mail_settings
+    from publisher.gateway import embedded
+    from publisher.mail import outbox
 
     sender = asyncio.create_task(outbox.run_in_backend(db_url))
     app = embedded.create_app(db_url, mail_settings())

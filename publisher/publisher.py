@@ -2,13 +2,15 @@
 
 import reflex as rx
 
-from publisher import settings
-from publisher.components import app_rendered
+from publisher.config import settings
 from publisher.content.books import FEED_TITLE
-from publisher.forms import errors
-from publisher.gateway import campaign, embedded, outbox, storage  # noqa: F401 (storage: its tables join the schema)
-from publisher.hosting import feed, middleware
-from publisher.pages import PAGES
+from publisher.gateway import embedded
+from publisher.mail import campaign, outbox
+from publisher.server import middleware
+from publisher.storage import tables as storage  # noqa: F401 (storage: its tables join the schema)
+from publisher.web import errors, feed
+from publisher.web.components import app_rendered
+from publisher.web.pages import PAGES
 
 # A malformed setting stops start-up here, with an error naming the variable.
 settings.check_at_start()

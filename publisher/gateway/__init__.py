@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import httpx
 
-from publisher import settings
+from publisher.config import settings
 from publisher.gateway.client import GatewayClient, GatewayError
 from publisher.per_process import PerProcess
 

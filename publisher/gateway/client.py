@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
+from publisher.config.settings import DEFAULT_GATEWAY_TIMEOUT_S
 from publisher.gateway.contract import SEND_EMAIL_PATH, SUBSCRIBE_PATH, contact_body, subscribe_body
-from publisher.settings import DEFAULT_GATEWAY_TIMEOUT_S
 
 logger = logging.getLogger(__name__)
 

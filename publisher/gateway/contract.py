@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from publisher.forms import validation
+from publisher.rules import validation
 
 SUBSCRIBE_PATH = "/prod/subscribe"
 SEND_EMAIL_PATH = "/prod/send-email"

@@ -28,8 +28,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from publisher import settings
-from publisher.gateway import database, mailing_list, outbox, storage
+from publisher.config import settings
+from publisher.config.settings import MailSettings
 from publisher.gateway.contract import (
     SEND_EMAIL_PATH,
     SUBSCRIBE_PATH,
@@ -37,7 +37,10 @@ from publisher.gateway.contract import (
     SendEmailRequest,
     SubscribeRequest,
 )
-from publisher.settings import MailSettings
+from publisher.mail import outbox
+from publisher.storage import database
+from publisher.storage import subscribers as mailing_list
+from publisher.storage import tables as storage
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ import httpx
 from playwright.sync_api import Page, expect
 
 from publisher import content
-from publisher.hosting.graceful_stop import STOP_LIMIT_S
+from publisher.web.graceful_stop import STOP_LIMIT_S
 from tests.browser import (
     SUBSCRIBE_SUCCESS_TOAST,
     expect_toast,

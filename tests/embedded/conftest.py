@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from publisher.gateway import outbox, storage
+from publisher.mail import outbox
+from publisher.storage import tables as storage
 from tests.browser import browser, page  # noqa: F401 (fixtures)
 from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
 from tests.smtp import POSTAL_ADDRESS, SmtpServer

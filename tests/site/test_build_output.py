@@ -10,7 +10,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from publisher import content
-from publisher.pages import PAGES as DECLARED_PAGES
+from publisher.web.pages import PAGES as DECLARED_PAGES
 from tests.support import BUILD_DIR, TEST_SITE_URL
 
 BRAND = "Animals We Confuse"

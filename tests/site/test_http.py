@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from publisher.pages import PAGES
+from publisher.web.pages import PAGES
 
 ROUTES = [page.route for page in PAGES.pages() if page.in_sitemap]
 # Where the list's emails lead: a page each, which answers 404 to a link that leads nowhere

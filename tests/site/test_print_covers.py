@@ -16,7 +16,7 @@ from PIL import Image
 from playwright.sync_api import Browser, Request, expect
 
 from publisher import content
-from publisher.hosting import images
+from publisher.content import images
 from tests.print_covers import make_project
 from tests.support import ProductionServer, RecordingGateway, build_site, running_server
 

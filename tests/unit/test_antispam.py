@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from publisher.forms import antispam
-from publisher.forms.antispam import MathQuestion, answer_field_error, new_question, rejection
+from publisher.rules import antispam
+from publisher.rules.antispam import MathQuestion, answer_field_error, new_question, rejection
 
 QUESTION_TEXT = re.compile(r"What is (\d+) ([+-]) (\d+)\?")
 DRAWS = 5000

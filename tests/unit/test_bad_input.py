@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from publisher import gateway
-from publisher.forms import antispam, validation
-from publisher.forms.contact_state import ContactState
-from publisher.forms.subscribe_state import SubscribeState
+from publisher.rules import antispam, validation
+from publisher.web.states.contact import ContactState
+from publisher.web.states.subscribe import SubscribeState
 
 EMAIL_MESSAGES = {validation.EMAIL_REQUIRED, validation.EMAIL_INVALID, validation.EMAIL_TOO_LONG}
 

@@ -12,13 +12,16 @@ import pytest
 from PIL import Image
 from pydantic import ValidationError
 
-from publisher import content, seo
-from publisher.components import books as book_components
-from publisher.components.pictures import picture
+from publisher import content
+from publisher.build import images as image_build
+from publisher.content import images
 from publisher.content.books import book_page_copy, latest_first
-from publisher.hosting import feed, image_build, images, middleware
-from publisher.pages import PAGES, book
-from publisher.pages.registry import PageRegistry
+from publisher.server import middleware
+from publisher.web import feed, seo
+from publisher.web.components import books as book_components
+from publisher.web.components.pictures import picture
+from publisher.web.pages import PAGES, book
+from publisher.web.pages.registry import PageRegistry
 from tests.unit.test_content import valid_book_kwargs
 
 SITE = "https://books.example.com"
@@ -28,7 +31,7 @@ ATOM = "{http://www.w3.org/2005/Atom}"
 
 @pytest.fixture(autouse=True)
 def site(monkeypatch):
-    monkeypatch.setattr("publisher.seo.site_url", lambda: SITE)
+    monkeypatch.setattr("publisher.web.seo.site_url", lambda: SITE)
 
 
 COVER_SVG = content.BOOKS[0].cover_image

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from publisher import content
-from publisher.components import books
+from publisher.web.components import books
 
 
 @pytest.mark.parametrize("book", content.BOOKS, ids=lambda b: b.slug)

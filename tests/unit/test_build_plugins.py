@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 import reflex_base
 
-from publisher.hosting import build_plugins, static_or_app
-from publisher.hosting.build_plugins import prerender_not_found, robots_txt, use_prerendered_not_found
-from publisher.hosting.feed import release_feed
+from publisher.build import plugins as build_plugins
+from publisher.build.plugins import prerender_not_found, robots_txt, use_prerendered_not_found
+from publisher.web import page_kinds as static_or_app
+from publisher.web.feed import release_feed
 from tests.support import PROJECT_ROOT
 
 REFLEX_CONFIG_JSON = '{"basename": "/", "ssr": false, "prerender": true, "build": "build"}'
@@ -175,7 +176,7 @@ def test_robots_txt():
 
 
 def test_plugin_adds_robots_txt_for_the_configured_site(monkeypatch):
-    monkeypatch.setattr("publisher.settings.site_url", lambda: "https://books.example.com")
+    monkeypatch.setattr("publisher.config.settings.site_url", lambda: "https://books.example.com")
     assets = build_plugins.SiteFilesPlugin().get_static_assets()
     assert assets == [
         (Path("public") / "robots.txt", robots_txt("https://books.example.com")),
@@ -482,10 +483,10 @@ def test_a_maintainer_who_adds_an_event_handler_to_home_gets_a_home_that_starts_
     """Through the plugin's hooks, as `reflex export` calls them: compile, then finish the build."""
     import reflex as rx
 
-    from publisher.pages.about import about
-    from publisher.pages.home import home
-    from publisher.pages.not_found import not_found
-    from publisher.pages.subscribe import subscribe
+    from publisher.web.pages.about import about
+    from publisher.web.pages.home import home
+    from publisher.web.pages.not_found import not_found
+    from publisher.web.pages.subscribe import subscribe
     from tests.unit.test_static_or_app import MaintainerState, Page
 
     def home_with_a_button():
@@ -527,8 +528,10 @@ def test_the_reflex_config_loads_none_of_the_sites_own_modules():
     ).stdout.split()
     assert loaded == [
         "publisher",
-        "publisher.hosting",
-        "publisher.hosting.build_plugins",
-        "publisher.hosting.static_or_app",
-        "publisher.secret_files",  # the standard library only: no content
+        "publisher.build",
+        "publisher.build.plugins",
+        "publisher.config",
+        "publisher.config.secret_files",  # the standard library only: no content
+        "publisher.web",
+        "publisher.web.page_kinds",
     ]

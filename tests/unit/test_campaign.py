@@ -22,11 +22,14 @@ import sqlalchemy
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from publisher import content, settings
+from publisher import content
+from publisher.config import settings
+from publisher.config.settings import ConfigurationError, mail_settings
 from publisher.content import list_copy
 from publisher.content.site import BRAND_NAME
-from publisher.gateway import campaign, mailer, mailing_list, outbox, release_email, storage
-from publisher.settings import ConfigurationError, mail_settings
+from publisher.mail import campaign, mailer, outbox, release_email
+from publisher.storage import subscribers as mailing_list
+from publisher.storage import tables as storage
 from tests.postgres import postgres  # noqa: F401 (fixture)
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.unit.test_embedded_gateway import (  # noqa: F401 (fixtures)

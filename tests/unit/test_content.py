@@ -10,8 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from publisher import content
-from publisher.hosting import images
-from publisher.pages import PAGES
+from publisher.content import images
+from publisher.web.pages import PAGES
 
 ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"
 SVG_NS = "{http://www.w3.org/2000/svg}"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from publisher.gateway import database
+from publisher.storage import database
 from tests.postgres import GATEWAY_TABLES, PostgresServer, postgres  # noqa: F401 (fixture)
 from tests.support import PROJECT_ROOT, free_port, publisher_gateway, wait_until
 from tests.unit.test_production import fake_build
@@ -149,7 +149,8 @@ def test_the_migration_command_explains_a_database_that_does_not_answer():
 async def test_postgres_lost_while_running_gives_503_stores_nothing_and_recovers_when_it_returns(
     postgres: PostgresServer,
 ):
-    from publisher.gateway import mailing_list, storage
+    from publisher.storage import subscribers as mailing_list
+    from publisher.storage import tables as storage
     from tests.unit.test_embedded_gateway import MESSAGE, SUBSCRIPTION, client_for
 
     url = postgres.url(postgres.migrated_database())

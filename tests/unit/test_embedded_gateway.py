@@ -15,7 +15,9 @@ import sqlalchemy
 from reflex import model as rx_model
 
 from publisher import gateway
-from publisher.gateway import embedded, mailing_list, storage
+from publisher.gateway import embedded
+from publisher.storage import subscribers as mailing_list
+from publisher.storage import tables as storage
 from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
 from tests.support import publisher_gateway
 

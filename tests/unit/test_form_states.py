@@ -15,12 +15,13 @@ from reflex_base.utils.format import format_event_handler
 
 from publisher import gateway
 from publisher.content import form_copy
-from publisher.forms import antispam, contact_state
-from publisher.forms.antispam import MathQuestion
-from publisher.forms.contact_state import ContactState
-from publisher.forms.lifecycle import EDITING, SUBMITTING, SUCCESS
-from publisher.forms.subscribe_state import SubscribeState
-from publisher.hosting import graceful_stop
+from publisher.rules import antispam
+from publisher.rules.antispam import MathQuestion
+from publisher.web import graceful_stop
+from publisher.web.states import contact as contact_state
+from publisher.web.states.contact import ContactState
+from publisher.web.states.lifecycle import EDITING, SUBMITTING, SUCCESS
+from publisher.web.states.subscribe import SubscribeState
 
 
 class Gateway:
@@ -523,7 +524,7 @@ def test_success_texts_match_the_spec():
 @pytest.fixture
 def strict_limits():
     """A fresh in-process limiter with the production limits."""
-    from publisher.forms import ratelimit
+    from publisher.limits import submits as ratelimit
 
     limiter = ratelimit.Limiter(ratelimit.MemoryCounter())
     ratelimit.shared_limiter.set(limiter)
@@ -540,7 +541,7 @@ def visiting(state, token: str = "tab-1", ip: str = "10.0.0.1"):
 
 @pytest.mark.asyncio
 async def test_repeated_subscribe_attempts_are_limited_with_a_clear_message(gw, strict_limits):
-    from publisher.forms import ratelimit
+    from publisher.limits import submits as ratelimit
 
     state = visiting(new_state(SubscribeState))
     for _ in range(ratelimit.PER_CLIENT.attempts):
@@ -558,7 +559,7 @@ async def test_repeated_subscribe_attempts_are_limited_with_a_clear_message(gw, 
 
 @pytest.mark.asyncio
 async def test_repeated_contact_attempts_are_limited_before_any_check(shown, gw, clock, strict_limits):
-    from publisher.forms import ratelimit
+    from publisher.limits import submits as ratelimit
 
     visiting(shown)
     clock.now_ms += 5000
@@ -567,3 +568,11 @@ async def test_repeated_contact_attempts_are_limited_before_any_check(shown, gw,
     await submit(shown, contact_form(answer="7"))
     assert shown.form_error == "Too many attempts. Please wait a few minutes and try again."
     assert gw.requests == []
+
+
+def test_the_simulated_visitors_name_the_forms_states_as_reflex_does():
+    """tests/visitor.py speaks Reflex's event protocol with the states' full names."""
+    from tests import visitor
+
+    assert SubscribeState.get_full_name() == visitor.SUBSCRIBE_STATE
+    assert ContactState.get_full_name() == visitor.CONTACT_STATE

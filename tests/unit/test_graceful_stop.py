@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from publisher.hosting import graceful_stop
-from publisher.hosting.graceful_stop import StopLimitReached
+from publisher.web import graceful_stop
+from publisher.web.graceful_stop import StopLimitReached
 
 
 @pytest.fixture(autouse=True)

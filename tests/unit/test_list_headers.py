@@ -21,9 +21,12 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from reflex_base import config as reflex_config
 
 from publisher import content
-from publisher.gateway import announce, campaign, list_links, mailer, mailing_list, outbox, release_email, storage
+from publisher.config.settings import mail_settings
 from publisher.gateway.contract import SubscribeRequest
-from publisher.settings import mail_settings
+from publisher.mail import announce, campaign, mailer, outbox, release_email
+from publisher.rules import list_links
+from publisher.storage import subscribers as mailing_list
+from publisher.storage import tables as storage
 from tests.smtp import LIST_SECRET, POSTAL_ADDRESS, SmtpServer
 from tests.unit.test_embedded_gateway import SUBSCRIPTION, db_url, template_db  # noqa: F401 (fixtures)
 

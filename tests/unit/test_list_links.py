@@ -10,16 +10,21 @@ import pytest
 from reflex.istate.data import RouterData
 from reflex_base import constants
 
+from publisher.config.settings import mail_settings
 from publisher.content import list_copy
-from publisher.forms import list_link, ratelimit
-from publisher.forms.confirm_state import ConfirmState
-from publisher.forms.ratelimit import Limit, Limiter, MemoryCounter
-from publisher.forms.subscribe_state import SubscribeState
-from publisher.forms.unsubscribe_state import UnsubscribeState
-from publisher.gateway import list_http, list_links, mailing_list, outbox, storage
 from publisher.gateway.contract import SubscribeRequest
-from publisher.gateway.storage import ListStatus
-from publisher.settings import mail_settings
+from publisher.limits import submits as ratelimit
+from publisher.limits.submits import Limit, Limiter, MemoryCounter
+from publisher.mail import outbox
+from publisher.rules import list_links
+from publisher.server import list_links as list_http
+from publisher.storage import subscribers as mailing_list
+from publisher.storage import tables as storage
+from publisher.storage.tables import ListStatus
+from publisher.web.states import list_link
+from publisher.web.states.confirm import ConfirmState
+from publisher.web.states.subscribe import SubscribeState
+from publisher.web.states.unsubscribe import UnsubscribeState
 from tests.postgres import postgres  # noqa: F401 (fixture)
 from tests.smtp import LIST_SECRET
 from tests.unit.test_embedded_gateway import (  # noqa: F401 (fixtures)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from publisher.settings import ConfigurationError, SmtpServer, mail_settings
+from publisher.config.settings import ConfigurationError, SmtpServer, mail_settings
 from tests.smtp import LIST_SECRET
 
 BASE = {

@@ -10,8 +10,8 @@ from email.message import EmailMessage
 
 import pytest
 
-from publisher.gateway import mailer
-from publisher.settings import mail_settings
+from publisher.config.settings import mail_settings
+from publisher.mail import mailer
 from tests.smtp import LIST_SECRET, SmtpServer, TestCertificates
 
 RECEIVED_AT = datetime(2026, 11, 22, 14, 3, 5, tzinfo=UTC)

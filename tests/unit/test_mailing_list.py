@@ -12,11 +12,14 @@ import sqlalchemy
 from alembic.config import Config
 
 from alembic import command
-from publisher.gateway import list_links, mailing_list, outbox, storage
+from publisher.config.settings import mail_settings
 from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
-from publisher.gateway.mailing_list import ImportRefused, on_subscribe, read_import
-from publisher.gateway.storage import ListStatus
-from publisher.settings import mail_settings
+from publisher.mail import outbox
+from publisher.rules import list_links
+from publisher.storage import subscribers as mailing_list
+from publisher.storage import tables as storage
+from publisher.storage.subscribers import ImportRefused, on_subscribe, read_import
+from publisher.storage.tables import ListStatus
 from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
 from tests.smtp import LIST_SECRET
 from tests.support import PROJECT_ROOT, publisher_gateway

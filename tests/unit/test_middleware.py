@@ -9,11 +9,13 @@ import pytest
 from reflex_base import config as reflex_config
 
 from publisher import content
-from publisher.gateway.list_http import ListLinks
-from publisher.hosting import middleware, static_or_app, tabs
-from publisher.hosting.middleware import CanonicalRouteRewrite
-from publisher.hosting.tabs import EventChannelDoor
-from publisher.pages import PAGES
+from publisher.limits import tabs
+from publisher.limits.tabs import EventChannelDoor
+from publisher.server import middleware
+from publisher.server.list_links import ListLinks
+from publisher.server.middleware import CanonicalRouteRewrite
+from publisher.web import page_kinds as static_or_app
+from publisher.web.pages import PAGES
 
 ROUTES = ("/", "/about", "/subscribe", "/contact-us")
 

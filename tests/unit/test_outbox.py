@@ -15,9 +15,13 @@ import httpx
 import pytest
 import sqlalchemy
 
-from publisher.gateway import embedded, list_links, mailer, mailing_list, outbox, storage
+from publisher.config.settings import mail_settings
+from publisher.gateway import embedded
 from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
-from publisher.settings import mail_settings
+from publisher.mail import mailer, outbox
+from publisher.rules import list_links
+from publisher.storage import subscribers as mailing_list
+from publisher.storage import tables as storage
 from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
 from tests.smtp import LIST_SECRET, SmtpServer
 from tests.support import publisher_gateway
@@ -200,7 +204,7 @@ async def test_a_5xx_stops_retries_is_reported_and_the_operator_can_send_it_agai
     clock = Clock()
     sender = outbox.Sender(mail, db_url, clock=clock)
     smtp_server.replies.append("550 5.1.1 <books@animals.example>: Recipient address rejected")
-    with caplog.at_level(logging.ERROR, logger="publisher.gateway.outbox"):
+    with caplog.at_level(logging.ERROR, logger="publisher.mail.outbox"):
         [outcome] = await sender.send_due()
     assert outcome.status == "failed"
     assert "will not be retried: 550 5.1.1" in caplog.text and "publisher-gateway outbox --retry" in caplog.text
@@ -238,7 +242,7 @@ async def test_smtp_down_for_three_days_gives_up_and_reports(db_url, smtp_server
     clock = Clock()
     sender = outbox.Sender(mail, db_url, clock=clock)
     attempts = 0
-    with caplog.at_level(logging.WARNING, logger="publisher.gateway.outbox"):
+    with caplog.at_level(logging.WARNING, logger="publisher.mail.outbox"):
         while only(db_url).status == "pending":
             clock.now = max(clock.now, only(db_url).next_attempt_at)
             await sender.send_due()
@@ -393,7 +397,7 @@ async def test_a_list_email_for_an_address_that_left_before_its_turn_is_skipped(
     mail = mail_settings(smtp_server.mail_env())
     subscriber = confirmed_subscriber(db_url, mail)
     mailing_list.unsubscribe(subscriber.link_key, mailing_list.BY_ONE_CLICK, db_url)
-    with caplog.at_level(logging.INFO, logger="publisher.gateway.outbox"):
+    with caplog.at_level(logging.INFO, logger="publisher.mail.outbox"):
         outcomes = await outbox.Sender(mail, db_url).send_due()
     assert [(o.status, o.detail) for o in outcomes] == [
         ("skipped", "the address is unsubscribed now, no longer pending"),

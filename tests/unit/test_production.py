@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from publisher.hosting.production import DEFAULT_HOST, DEFAULT_PORT, ServeError, listen_address
+from publisher.server.production import DEFAULT_HOST, DEFAULT_PORT, ServeError, listen_address
 
 SERVE = str(Path(sys.executable).parent / "publisher-serve")
 
@@ -74,7 +74,7 @@ def test_a_malformed_gateway_url_stops_start_up_naming_the_variable(tmp_path):
 
 
 def test_unreachable_redis_stops_start_up_naming_the_variable_without_the_password():
-    from publisher.hosting.production import check_redis
+    from publisher.server.production import check_redis
 
     with pytest.raises(ServeError) as error:
         check_redis("redis://:s3cret@127.0.0.1:1/0")
@@ -84,7 +84,7 @@ def test_unreachable_redis_stops_start_up_naming_the_variable_without_the_passwo
 
 
 def test_no_redis_configured_is_fine():
-    from publisher.hosting.production import check_redis
+    from publisher.server.production import check_redis
 
     check_redis(None)
     check_redis("")
@@ -130,7 +130,7 @@ def test_granian_still_reads_the_allocator_setting_publisher_serve_gives_its_wor
     flood of tabs); if Granian stops building with this jemalloc, the setting would do nothing."""
     import granian
 
-    from publisher.hosting import production
+    from publisher.server import production
 
     [binary] = Path(granian.__file__).parent.glob("_granian*.so")
     assert production.JEMALLOC_CONF_VAR.encode() in binary.read_bytes()

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from publisher.forms import ratelimit
-from publisher.forms.ratelimit import PER_ADDRESS, PER_CLIENT, Limiter, MemoryCounter
+from publisher.limits import submits as ratelimit
+from publisher.limits.submits import PER_ADDRESS, PER_CLIENT, Limiter, MemoryCounter
 
 
 class Clock:

@@ -8,9 +8,9 @@ import pytest
 import reflex as rx
 
 from publisher.content.models import PageCopy
-from publisher.hosting import middleware
-from publisher.pages import PAGES
-from publisher.pages.registry import PageRegistry, site_page
+from publisher.server import middleware
+from publisher.web.pages import PAGES
+from publisher.web.pages.registry import PageRegistry, site_page
 
 FAQ = PageCopy(
     title="Questions",

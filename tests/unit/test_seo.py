@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from publisher import content, seo
-from publisher.pages import PAGES, about, contact, home, not_found, subscribe
-from publisher.pages.registry import SitePage
+from publisher import content
+from publisher.web import seo
+from publisher.web.pages import PAGES, about, contact, home, not_found, subscribe
+from publisher.web.pages.registry import SitePage
 
 HOME, ABOUT, SUBSCRIBE, CONTACT, NOT_FOUND = (
     home.home,
@@ -27,7 +28,7 @@ SUFFIX = " | Animals We Confuse"
 @pytest.fixture(autouse=True)
 def site(monkeypatch):
     """Every absolute URL is built from this site address."""
-    monkeypatch.setattr("publisher.seo.site_url", lambda: SITE)
+    monkeypatch.setattr("publisher.web.seo.site_url", lambda: SITE)
     return SITE
 
 
@@ -115,7 +116,7 @@ def test_absolute_url_uses_the_configured_site(path, expected):
 
 
 def test_absolute_url_follows_the_site_setting(monkeypatch):
-    monkeypatch.setattr("publisher.seo.site_url", lambda: "https://other.example.org")
+    monkeypatch.setattr("publisher.web.seo.site_url", lambda: "https://other.example.org")
     assert seo.absolute_url("/about") == "https://other.example.org/about"
 
 

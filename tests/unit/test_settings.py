@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from publisher import secret_files, settings
-from publisher.settings import ConfigurationError, _absolute_http_url
+from publisher.config import secret_files, settings
+from publisher.config.settings import ConfigurationError, _absolute_http_url
 
 VAR = "REFLEX_DEPLOY_URL"
 

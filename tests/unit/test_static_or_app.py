@@ -9,11 +9,11 @@ import reflex as rx
 from reflex.utils.imports import ImportVar
 from reflex.vars.base import VarData
 
-from publisher.components.layout import page_heading, page_layout
 from publisher.content.models import PageCopy
-from publisher.hosting import static_or_app
-from publisher.pages import PAGES
-from publisher.pages.home import home
+from publisher.web import page_kinds as static_or_app
+from publisher.web.components.layout import page_heading, page_layout
+from publisher.web.pages import PAGES
+from publisher.web.pages.home import home
 
 
 class MaintainerState(rx.State):

@@ -11,7 +11,7 @@ from reflex.istate.manager.memory import StateManagerMemory
 from reflex.istate.manager.token import BaseStateToken
 from reflex.state import State
 
-from publisher.hosting import tab_states
+from publisher.web import tab_states
 
 
 def test_the_reflex_internals_it_relies_on_are_there():

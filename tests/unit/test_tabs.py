@@ -13,9 +13,9 @@ import pytest_asyncio
 import redis.asyncio
 from reflex_base import config as reflex_config
 
-from publisher import settings
-from publisher.hosting import tabs
-from publisher.settings import ConfigurationError
+from publisher.config import settings
+from publisher.config.settings import ConfigurationError
+from publisher.limits import tabs
 from tests.support import RedisServer
 
 LIMITS = tabs.TabLimits(per_address=3, new_per_minute=5, per_worker=10)
@@ -469,7 +469,7 @@ def test_one_private_address_for_every_recent_tab_without_trusted_proxies_is_rep
 async def test_the_door_warns_once_when_every_tab_comes_from_one_private_address_and_no_proxy_is_trusted(
     caplog, monkeypatch
 ):
-    caplog.set_level(logging.WARNING, logger="publisher.hosting.tabs")
+    caplog.set_level(logging.WARNING, logger="publisher.limits.tabs")
     monkeypatch.setattr(reflex_config.get_config(), "trusted_proxy_hops", 0)
     the_gate = gate(tabs.MemoryTabs(), Clock(), tabs.TabLimits(per_address=100, new_per_minute=100, per_worker=100))
     door = door_for(the_gate, watch=tabs.OneAddressWatch(clock=WallClock()))

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from publisher.forms import validation
-from publisher.forms.validation import check_contact, check_subscription, parse_answer
+from publisher.rules import validation
+from publisher.rules.validation import check_contact, check_subscription, parse_answer
 
 GOOD_EMAIL = "reader@example.com"
 GOOD_MESSAGE = "Hello, I loved the book."

@@ -1,0 +1,327 @@
+"""Build-time additions to Reflex's static output.
+
+- robots.txt pointing to the sitemap (absolute URL from ``deploy_url``).
+- A portable build: the browser reaches the backend at the page's own origin
+  (host and port), so one build serves on any port or host (container, tests).
+  The development server (``reflex run``) keeps Reflex's rule, because there the
+  frontend and the backend listen on different ports.
+- ``PUBLISHER_DEV_HOST`` limits the development server to one address (tests use
+  127.0.0.1); unset, it listens where Reflex makes it listen.
+- Pages without a form never start the app (hosting/static_or_app.py decides from
+  the pages, at compile time, and writes the decision to .web/backend/page_kinds.json):
+  their HTML loses the app's scripts (strip_app). On the pages that start it, the
+  app's scripts start after the page has loaded and painted: the prerendered HTML
+  is complete without them, so on a slow connection the CSS, text and images come
+  first and hydration follows (assets/site.js starts it; see defer_app_boot).
+- A prerendered not-found page: Reflex serves ``404.html`` (a copy of the SPA
+  fallback shell, empty until JavaScript runs) for unknown paths. We prerender the
+  catch-all route at a private path and make that the fallback, so a 404 response
+  already contains the page, its text and its ``noindex``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from bs4 import BeautifulSoup, Comment
+from reflex.utils import prerequisites
+from reflex_base import constants
+from reflex_base.plugins.base import Plugin
+
+from publisher.web import page_kinds as static_or_app
+
+logger = logging.getLogger(__name__)
+
+NOT_FOUND_PRERENDER_PATH = "/__not-found"
+SPA_FALLBACK = "__spa-fallback.html"
+REACT_ROUTER_CONFIG = "react-router.config.js"
+STATE_JS = "utils/state.js"
+
+_HOSTNAME_ONLY = """    const frontend_hostname = window.location.hostname;
+    endpoint.hostname = frontend_hostname;
+"""
+# Written by earlier versions of this plugin; .web keeps the file between builds.
+_SAME_ORIGIN_ALWAYS = """    // Same origin as the page (host and port): the site and backend share one port.
+    endpoint.host = window.location.host;
+"""
+_SAME_ORIGIN_IN_BUILDS = """    // publisher: a production build is served with its backend on one origin, so it
+    // follows the page's host *and port* (one build serves on any host and port).
+    // The development server keeps Reflex's rule: the page's host, the backend's own
+    // port, because there the frontend and the backend listen on different ports.
+    if (import.meta.env.DEV) {
+      endpoint.hostname = window.location.hostname;
+    } else {
+      endpoint.host = window.location.host;
+    }
+"""
+
+
+def backend_at_page_origin(state_js: str) -> str:
+    """Make a production build reach a localhost-configured backend at the page's host *and port*.
+
+    Reflex only swaps the hostname, so a build made for one port only works when
+    served on that same port. Vite decides the branch (``import.meta.env.DEV``):
+    the dev server keeps Reflex's behaviour, ``reflex export`` / ``--env prod``
+    builds get the page's origin, whichever mode wrote ``.web`` last.
+    """
+    if _SAME_ORIGIN_IN_BUILDS in state_js:
+        return state_js
+    for original in (_HOSTNAME_ONLY, _SAME_ORIGIN_ALWAYS):
+        if original in state_js:
+            return state_js.replace(original, _SAME_ORIGIN_IN_BUILDS)
+    raise RuntimeError(f"Unexpected {STATE_JS} layout: getBackendURL changed in this Reflex version")
+
+
+VITE_CONFIG = "vite.config.js"
+DEV_HOST_VAR = "PUBLISHER_DEV_HOST"
+_DEV_HOST_PLUGIN = f"""// publisher: {DEV_HOST_VAR} makes the development server listen on that address only
+// (`react-router dev --host` listens on every interface). Unset: Reflex's behaviour.
+function publisherDevHost() {{
+  return {{
+    name: "publisher-dev-host",
+    apply: "serve",
+    config() {{
+      const host = process.env.{DEV_HOST_VAR};
+      return host ? {{ server: {{ host }} }} : undefined;
+    }},
+  }};
+}}
+
+"""
+_VITE_PLUGINS = "  plugins: [\n"
+
+
+_DEV_POSTS_PLUGIN = """// publisher: the development server hands every POST to the backend, as the production
+// server (one origin) does: a mail provider's one-click unsubscribe is a POST to a page's
+// address (publisher/gateway/list_http.py). Pages never take a POST; everything else stays.
+function publisherDevPosts() {
+  return {
+    name: "publisher-dev-posts",
+    apply: "serve",
+    async config() {
+      const { readFileSync } = await import("node:fs");
+      const env = JSON.parse(readFileSync(new URL("./env.json", import.meta.url), "utf8"));
+      const backend = new URL(env.PING);
+      if (backend.hostname === "localhost") backend.hostname = "127.0.0.1";
+      const bypass = (request) => (request.method === "POST" ? null : request.url);
+      return { server: { proxy: { "/": { target: backend.origin, bypass } } } };
+    },
+  };
+}
+
+"""
+
+
+def _with_vite_plugin(vite_config: str, call: str, source: str) -> str:
+    """``vite_config`` with a plugin defined before its config and listed first (once)."""
+    if call in vite_config:
+        return vite_config
+    export = "export default defineConfig("
+    if export not in vite_config or _VITE_PLUGINS not in vite_config:
+        raise RuntimeError(f"Unexpected {VITE_CONFIG} layout: no defineConfig with a plugins list")
+    vite_config = vite_config.replace(export, source + export, 1)
+    return vite_config.replace(_VITE_PLUGINS, f"{_VITE_PLUGINS}    {call},\n", 1)
+
+
+def dev_host_from_environment(vite_config: str) -> str:
+    """Let ``PUBLISHER_DEV_HOST`` choose the dev server's listening address (tests: 127.0.0.1).
+
+    Reflex offers ``--backend-host`` but nothing for the frontend dev server.
+    """
+    return _with_vite_plugin(vite_config, "publisherDevHost()", _DEV_HOST_PLUGIN)
+
+
+def dev_posts_to_backend(vite_config: str) -> str:
+    """Let the development server pass POSTs (one-click unsubscribe) to the backend."""
+    return _with_vite_plugin(vite_config, "publisherDevPosts()", _DEV_POSTS_PLUGIN)
+
+
+def dev_server_plugins(vite_config: str) -> str:
+    return dev_posts_to_backend(dev_host_from_environment(vite_config))
+
+
+def robots_txt(site_url: str) -> str:
+    return f"User-agent: *\nAllow: /\n\nSitemap: {site_url}/sitemap.xml\n"
+
+
+def prerender_not_found(config_js: str) -> str:
+    """Rewrite react-router.config.js so the catch-all route is prerendered too."""
+    body = config_js.strip()
+    prefix = "export default "
+    if not body.startswith(prefix):
+        raise RuntimeError(f"Unexpected {REACT_ROUTER_CONFIG} layout: {body[:80]!r}")
+    config_object = body[len(prefix) :].rstrip(";")
+    return (
+        f"const config = {config_object};\n"
+        "if (config.prerender === true) {\n"
+        "  config.prerender = async ({ getStaticPaths }) => [\n"
+        f"    ...getStaticPaths(), {NOT_FOUND_PRERENDER_PATH!r},\n"
+        "  ];\n"
+        "}\n"
+        "export default config;\n"
+    )
+
+
+def use_prerendered_not_found(static_dir: Path) -> None:
+    """Make the prerendered catch-all page the SPA fallback (and so the 404.html)."""
+    name = NOT_FOUND_PRERENDER_PATH.strip("/")
+    rendered = static_dir / name / "index.html"
+    if not rendered.exists():
+        raise RuntimeError(f"The not-found page was not prerendered at {rendered}")
+    shutil.copyfile(rendered, static_dir / SPA_FALLBACK)
+    shutil.rmtree(static_dir / name)
+    (static_dir / f"{name}.html").unlink(missing_ok=True)
+
+
+BOOT_TYPE = "text/x-app-boot"
+DEFERRED_PRELOAD_REL = "x-app-modulepreload"
+_MODULEPRELOAD = re.compile(r'<link rel="modulepreload"')
+# React Router's boot module is `<script type="module" async="">`: a data block may not be async.
+_BOOT_SCRIPT = re.compile(r'<script type="module"(?: async(?:="")?)?(?=[\s>])')
+_EMOTION_STYLE = re.compile(r'<style data-emotion="[^"<>]*">[^<]*</style>')
+
+
+def defer_app_boot(html: str) -> str:
+    """Keep the browser from fetching and running the app's modules while the page loads.
+
+    React Router's module preloads become inert links and its inline boot module an
+    inert script (a data block, without ``async``); assets/site.js re-creates both
+    after the load event, as a new module script. Only attributes change (no element
+    is added or removed), so hydration sees the same document structure.
+    """
+    html = _MODULEPRELOAD.sub(f'<link rel="{DEFERRED_PRELOAD_REL}"', html)
+    return _BOOT_SCRIPT.sub(f'<script type="{BOOT_TYPE}" data-app-boot=""', html)
+
+
+def hoist_emotion_styles(html: str) -> str:
+    """Move the <style data-emotion> rules React streamed into <body> to the end of <head>.
+
+    Emotion's server rendering puts each rule just before its element (here Reflex's
+    connection pulser: ``position:fixed;width:100vw;height:0``), which HTML allows
+    only as a parent's first child. In the browser, emotion moves these same elements
+    into <head> before the app hydrates, so the page the app finds is the same.
+    """
+    head_end = html.find("</head>")
+    if head_end == -1:
+        return html
+    body = html[head_end:]
+    styles = _EMOTION_STYLE.findall(body)
+    if not styles:
+        return html
+    return html[:head_end] + "".join(styles) + _EMOTION_STYLE.sub("", body)
+
+
+def finish_page(html: str, starts_app: bool) -> str:
+    """A prerendered page as it is served: valid HTML, and the app deferred or removed."""
+    return hoist_emotion_styles(defer_app_boot(html) if starts_app else strip_app(html))
+
+
+_APP_PRELOADS = {"modulepreload", DEFERRED_PRELOAD_REL}
+STATIC_PAGE_ATTRIBUTE = "data-static-page"
+_SUSPENSE_MARKERS = {"$?", "$", "/$", "$!"}
+
+
+def strip_app(html: str) -> str:
+    """The page without the app: no module preloads, no boot module, no React Router scripts.
+
+    Kept: the stylesheet, site.js and the head's color-scheme script (every page
+    looks the same, with or without the app), and JSON-LD data. Added:
+    ``data-static-page`` on <html>, for site.js. Removed with the
+    scripts: React's streaming placeholders (empty templates and the hidden
+    segments the removed scripts would have moved), which hold no page content.
+    """
+    soup = BeautifulSoup(html, "html.parser")
+    if soup.html is not None:
+        soup.html[STATIC_PAGE_ATTRIBUTE] = ""  # assets/site.js: nothing here waits for the app
+    for link in soup.find_all("link"):
+        if _APP_PRELOADS.intersection(link.get("rel") or ()):
+            link.decompose()
+    for script in soup.find_all("script"):
+        kind = (script.get("type") or "").lower()
+        in_body = script.find_parent("body") is not None
+        if kind == BOOT_TYPE or kind == "module" or (in_body and kind != "application/ld+json"):
+            script.decompose()
+    for template in soup.find_all("template", id=re.compile(r"^B:\d+$")):
+        template.decompose()
+    for segment in soup.find_all("div", id=re.compile(r"^S:\d+$"), hidden=True):
+        segment.decompose()
+    for comment in soup.find_all(string=lambda text: isinstance(text, Comment)):
+        if comment.strip() in _SUSPENSE_MARKERS:
+            comment.extract()
+    return str(soup)
+
+
+def html_route(static_dir: Path, page: Path) -> str:
+    """The route a prerendered file serves: index.html -> '/', about/index.html and about.html -> '/about'."""
+    relative = page.relative_to(static_dir).as_posix()
+    if relative == SPA_FALLBACK:
+        return static_or_app.NOT_FOUND_ROUTE
+    return static_or_app.page_route("/" + relative)
+
+
+def finish_pages(static_dir: Path, kinds: dict[str, static_or_app.PageKind]) -> None:
+    """Static pages lose the app; pages with a form start it after paint."""
+    for page in sorted(static_dir.rglob("*.html")):
+        route = html_route(static_dir, page)
+        if route not in kinds:
+            raise RuntimeError(
+                f"{page.relative_to(static_dir)} serves {route!r}, which no page registered: "
+                f"no decision whether it starts the app (known: {', '.join(sorted(kinds))})"
+            )
+        html = page.read_text(encoding="utf-8")
+        page.write_text(finish_page(html, kinds[route].starts_app), encoding="utf-8")
+
+
+def remove_originals(static_dir: Path, sources: list[str]) -> None:
+    """Raster images are served as their variants only: their originals (print size) leave the build."""
+    for src in sources:
+        for path in (static_dir / src.lstrip("/")).parent.glob(Path(src).name + "*"):  # with .gz/.br twins
+            path.unlink()
+
+
+class SiteFilesPlugin(Plugin):
+    """Adds robots.txt, the release feed, the images' variants, the prerendered 404 page, the
+    same-origin backend URL and the dev server's settings.
+
+    The site's own modules (settings, the content, the images, the feed) are imported in
+    the hooks, not at the top: rxconfig.py imports this module into Reflex's long-lived
+    development supervisor, whose forked workers would then keep the content it imported,
+    and an edited sentence would not show after a hot reload.
+    """
+
+    def get_static_assets(self, **context: Any):
+        from publisher.config import settings  # noqa: PLC0415
+        from publisher.web import feed  # noqa: PLC0415
+
+        site = settings.site_url()
+        return [
+            (Path("public") / "robots.txt", robots_txt(site)),
+            (Path("public") / feed.FEED_PATH.lstrip("/"), feed.release_feed(site)),
+        ]
+
+    def pre_compile(self, **context: Any) -> None:
+        from publisher.build import images as image_build
+        from publisher.content import images  # noqa: PLC0415
+
+        wanted = images.site_images()
+        image_build.write_variants(prerequisites.get_web_dir() / constants.Dirs.PUBLIC, wanted)
+        images.write_manifest(item.info for item in wanted)
+        kinds = static_or_app.decide(context["unevaluated_pages"])
+        for kind in kinds.values():
+            logger.info("Page %s", kind.describe())
+        static_or_app.write_manifest(kinds)
+        context["add_modify_task"](REACT_ROUTER_CONFIG, prerender_not_found)
+        context["add_modify_task"](STATE_JS, backend_at_page_origin)
+        context["add_modify_task"](VITE_CONFIG, dev_server_plugins)
+
+    def post_build(self, **context: Any) -> None:
+        from publisher.content import images  # noqa: PLC0415
+
+        static_dir = Path(context["static_dir"])
+        use_prerendered_not_found(static_dir)
+        finish_pages(static_dir, static_or_app.read_manifest())
+        remove_originals(static_dir, [item.info.src for item in images.site_images() if not item.info.is_svg])

@@ -1,0 +1,238 @@
+"""``publisher-gateway``: the operator's command for the embedded gateway's database.
+
+    publisher-gateway migrate                  # create or update the tables (the release step)
+    publisher-gateway subscribers > list.csv   # the email list as CSV (--status confirmed: only those)
+    publisher-gateway import list.csv          # add a list from elsewhere (--status confirmed if it has none)
+    publisher-gateway forget reader@example.com   # erase everything stored about an address
+    publisher-gateway messages                 # the contact messages, oldest first
+    publisher-gateway outbox                   # emails not yet sent: pending and failed, with the last error
+    publisher-gateway outbox --retry           # send the failed ones again, now
+    publisher-gateway announce SLUG            # email a new book to every confirmed reader (asks first)
+    publisher-gateway announce SLUG --test-to me@example.com   # one test copy, recorded nowhere
+    publisher-gateway campaigns                # every announced book, with its counts
+
+It reads the same configuration as the site (REFLEX_DB_URL, PUBLISHER_SMTP_URL, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import sqlalchemy
+
+from publisher.config import settings
+from publisher.mail import announce, outbox
+from publisher.storage import database
+from publisher.storage import subscribers as mailing_list
+from publisher.storage import tables as storage
+from publisher.storage.tables import ListStatus
+
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_safe(value: str) -> str:
+    """Keep spreadsheet programs from running a subscriber's name as a formula."""
+    return "'" + value if value.startswith(_FORMULA_PREFIXES) else value
+
+
+SUBSCRIBER_COLUMNS = ("email", "name", "book_updates", "subscribed_at", "status", "confirmed_at", "unsubscribed_at")
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.isoformat() if moment else ""
+
+
+def write_subscribers_csv(subscribers: list[storage.Subscriber], out) -> None:
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(SUBSCRIBER_COLUMNS)
+    for row in subscribers:
+        writer.writerow(
+            [
+                _csv_safe(row.email),
+                _csv_safe(row.name),
+                row.book_updates,
+                row.subscribed_at.isoformat(),
+                row.status,
+                _when(row.confirmed_at),
+                _when(row.unsubscribed_at),
+            ]
+        )
+
+
+def import_file(path: str, status: str | None, out) -> int:
+    """``publisher-gateway import FILE``: the whole file or nothing; 1 with every bad line named."""
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"publisher-gateway: cannot read {path}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        rows = mailing_list.read_import(text, status)
+    except mailing_list.ImportRefused as refused:
+        for problem in refused.problems:
+            print(f"{path}: {problem}", file=sys.stderr)
+        print(f"publisher-gateway: nothing imported from {path}.", file=sys.stderr)
+        return 1
+    report = mailing_list.import_rows(rows, f"import of {Path(path).name}"[: storage.SOURCE_MAX - 16])
+    out.write(f"Imported {path}: {report} No email was sent.\n")
+    return 0
+
+
+def write_messages(messages: list[storage.ContactMessage], out) -> None:
+    if not messages:
+        out.write("No messages.\n")
+    for row in messages:
+        out.write(
+            f"#{row.id}  {row.received_at.isoformat()}\n"
+            f"From: {row.sender_name} <{row.sender_email}>\n"
+            f"Subject: {row.subject}\n\n{row.message}\n\n"
+        )
+
+
+_WHAT = {
+    storage.CONTACT: "contact message",
+    storage.SUBSCRIBER: "new-subscriber notice",
+    storage.CONFIRMATION: "confirmation email to subscriber",
+    storage.WELCOME: "welcome email to subscriber",
+}
+
+
+def write_deliveries(deliveries: list[storage.Delivery], out) -> None:
+    """One block per email not yet sent, then a count; failed ones say what to do."""
+    if not deliveries:
+        out.write("Outbox: nothing pending or failed.\n")
+        return
+    for row in deliveries:
+        tries = f"{row.attempts} attempt{'' if row.attempts == 1 else 's'}"
+        state = (
+            f"pending, next attempt {row.next_attempt_at.isoformat()}" if row.status == storage.PENDING else "FAILED"
+        )
+        out.write(
+            f"#{row.id}  {state}  {_WHAT.get(row.kind, row.kind)} #{row.source_id}  "
+            f"queued {row.created_at.isoformat()}  {tries}\n"
+            f"    Message-ID: {row.message_id}\n"
+        )
+        if row.last_error:
+            out.write(f"    last error: {row.last_error}\n")
+    pending = sum(row.status == storage.PENDING for row in deliveries)
+    failed = len(deliveries) - pending
+    out.write(f"{pending} pending, {failed} failed.")
+    out.write(" Send the failed ones again with `publisher-gateway outbox --retry`.\n" if failed else "\n")
+
+
+def retry_failed(out) -> int:
+    """Requeue the failed jobs and send them from this process; 1 if any still failed."""
+    mail = settings.mail_settings()
+    if mail is None:
+        print(
+            f"publisher-gateway: {settings.SMTP_URL_VAR} is not set, so nothing can send the outbox.", file=sys.stderr
+        )
+        return 1
+    ids = storage.requeue_failed(storage.utc_now(), outbox.RETRY_FOR)
+    if not ids:
+        out.write("Outbox: no failed deliveries to send again.\n")
+        return 0
+    outcomes = asyncio.run(outbox.Sender(mail).send_due(only_ids=ids))
+    for outcome in outcomes:
+        if outcome.status == storage.SENT:
+            out.write(f"#{outcome.delivery_id}  sent\n")
+        elif outcome.status == storage.PENDING:
+            out.write(f"#{outcome.delivery_id}  not sent ({outcome.detail}); the site will retry it\n")
+        else:
+            out.write(f"#{outcome.delivery_id}  FAILED again: {outcome.detail}\n")
+    taken = {outcome.delivery_id for outcome in outcomes}
+    for left in sorted(set(ids) - taken):  # a running site's sender got there first
+        out.write(f"#{left}  queued; the running site is sending it\n")
+    return 1 if any(outcome.status == storage.FAILED for outcome in outcomes) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="publisher-gateway",
+        description="The embedded local gateway's database (REFLEX_DB_URL / rxconfig.py): "
+        "bring its schema up to date, read what was stored, and look after the outbox.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser(
+        "migrate",
+        help="create or update the tables (the release step; safe while other containers start or run)",
+    )
+    subscribers = commands.add_parser(
+        "subscribers", help="export the email list as CSV to standard output (the columns `import` reads)"
+    )
+    subscribers.add_argument("--status", choices=ListStatus.ALL, help="only the addresses with this status")
+    importing = commands.add_parser(
+        "import",
+        help="add a CSV list (the columns `subscribers` writes) in one transaction; sends no email",
+    )
+    importing.add_argument("file", help="a CSV file with email and name columns, and status unless --status is given")
+    importing.add_argument(
+        "--status",
+        choices=ListStatus.ALL,
+        help="the status of every address in a file without a status column: with confirmed you vouch "
+        "for consent given elsewhere",
+    )
+    forget = commands.add_parser(
+        "forget", help="erase everything stored about an address (its place on the list, messages, emails)"
+    )
+    forget.add_argument("email")
+    commands.add_parser("messages", help="list the contact messages, oldest first")
+    outbox_command = commands.add_parser("outbox", help="list the emails not yet sent (pending and failed)")
+    outbox_command.add_argument("--retry", action="store_true", help="send the failed ones again, now")
+    announcing = commands.add_parser(
+        "announce",
+        help="email a book to every confirmed reader, once (again: continues an unfinished campaign)",
+    )
+    announcing.add_argument("slug", help="the book's slug, as in its page's address /books/SLUG")
+    announcing.add_argument("--yes", action="store_true", help="send without asking (for scripts)")
+    announcing.add_argument(
+        "--test-to",
+        metavar="ADDRESS",
+        help="send one test copy to ADDRESS only (need not be on the list; not recorded)",
+    )
+    commands.add_parser("campaigns", help="list the announced books, with sent, failed and left")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "migrate":
+            database.check()
+            database.migrate()
+            print(f"publisher-gateway: the database at {settings.redact_url(database.configured_url())} is up to date.")
+        elif args.command == "subscribers":
+            write_subscribers_csv(mailing_list.list_subscribers(args.status), sys.stdout)
+        elif args.command == "import":
+            return import_file(args.file, args.status, sys.stdout)
+        elif args.command == "forget":
+            print(f"{args.email}: {mailing_list.forget(args.email)}")
+        elif args.command == "announce":
+            return announce.announce(args.slug, yes=args.yes, test_to=args.test_to)
+        elif args.command == "campaigns":
+            announce.write_campaigns(sys.stdout)
+        elif args.command == "messages":
+            write_messages(storage.list_messages(), sys.stdout)
+        elif args.retry:
+            return retry_failed(sys.stdout)
+        else:
+            write_deliveries(storage.list_deliveries(), sys.stdout)
+    except settings.ConfigurationError as exc:
+        print(f"publisher-gateway: {exc}", file=sys.stderr)
+        return 2
+    except database.DatabaseUnavailable as exc:
+        print(f"publisher-gateway: {exc}", file=sys.stderr)
+        return 1
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        print(
+            f"publisher-gateway: cannot use the database: {exc.__class__.__name__}. "
+            "Run `publisher-gateway migrate` first.",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

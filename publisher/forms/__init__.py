@@ -1,1 +1,0 @@
-"""The two forms' states: each wires the pure rules to the UI and the gateway."""

@@ -1,0 +1,172 @@
+"""Per-visitor limits on form submissions: one client or one address
+cannot hammer the forms or the gateway, and nobody else is slowed down.
+
+Fixed windows counted per form: each browser tab (Reflex's client token) and each
+network address (the client IP Reflex reports, proxies per its
+``trusted_proxy_hops``). Every submit attempt counts, accepted or not, so a bot
+guessing math answers is stopped too. Counters live in Redis when Reflex uses it
+(shared by every worker and host), else in this process (one worker).
+
+An IPv6 visitor is counted by the /64 block their address is in (``address_key``):
+one subscriber line or host gets a whole /64 and can pick a fresh address for every
+attempt. IPv4 stays per address.
+
+Nothing that grants access is logged: a tab's client token is the key to its state,
+so a refusal names the scope, the form and the address, never the token.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from reflex.utils import prerequisites
+from reflex_base import config as reflex_config
+
+from publisher.config import settings
+from publisher.content.form_copy import TOO_MANY_ATTEMPTS
+from publisher.per_process import PerProcess
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["PER_ADDRESS", "PER_CLIENT", "TOO_MANY_ATTEMPTS", "Limit", "Limiter", "address_key", "shared_limiter"]
+
+
+@dataclass(frozen=True)
+class Limit:
+    attempts: int
+    window_s: int
+
+
+# A person fixing typos needs a few tries; a school or office shares one address.
+PER_CLIENT = Limit(attempts=8, window_s=600)
+PER_ADDRESS = Limit(attempts=40, window_s=600)
+
+
+def client_address(scope: Mapping, trusted_proxy_hops: int | None = None) -> str:
+    """The visitor's address for an HTTP request, as Reflex resolves it for the websocket
+    (reflex/app.py): the peer, or behind ``REFLEX_TRUSTED_PROXY_HOPS`` proxies the
+    address that many hops back in X-Forwarded-For."""
+    hops = reflex_config.get_config().trusted_proxy_hops if trusted_proxy_hops is None else trusted_proxy_hops
+    address = (scope.get("client") or ("0.0.0.0", 0))[0]
+    if hops:
+        headers = dict(scope.get("headers") or [])
+        forwarded = [ip.strip() for ip in headers.get(b"x-forwarded-for", b"").decode("latin-1").split(",")]
+        forwarded = [ip for ip in forwarded if ip]
+        if len(forwarded) >= hops:
+            address = forwarded[-hops]
+    return address
+
+
+IPV6_BLOCK_PREFIX = 64
+
+
+def address_key(address: str) -> str:
+    """Whom a per-address limit counts: an IPv4 address itself, an IPv6 address's /64 block.
+
+    A /64 is what one subscriber line or one host is given, and any address in it is
+    theirs to use, so keying by the full IPv6 address would let one visitor be
+    countless "addresses". An IPv4-mapped IPv6 address (``::ffff:203.0.113.7``, as a
+    dual-stack socket reports an IPv4 peer) is that IPv4 address. Anything that is
+    not an address is kept as it is (it still identifies a client to count).
+    """
+    try:
+        ip = ipaddress.ip_address(address.strip())
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip.packed, IPV6_BLOCK_PREFIX), strict=False))
+    return str(ip)
+
+
+def window_key(form: str, scope: str, identity: str, now_s: float, window_s: int) -> str:
+    return f"publisher:ratelimit:{form}:{scope}:{identity}:{int(now_s // window_s)}"
+
+
+class Counter(Protocol):
+    async def hit(self, key: str, ttl_s: int) -> int:
+        """Add one to ``key`` (expiring after ``ttl_s``) and return the new count."""
+
+
+class MemoryCounter:
+    """Counts in this process; expired windows are dropped as new ones start."""
+
+    def __init__(self, clock=time.monotonic):
+        self._counts: dict[str, tuple[int, float]] = {}
+        self._clock = clock
+
+    async def hit(self, key: str, ttl_s: int) -> int:
+        now = self._clock()
+        if len(self._counts) > 10_000:
+            self._counts = {k: v for k, v in self._counts.items() if v[1] > now}
+        count, expires = self._counts.get(key, (0, now + ttl_s))
+        if expires <= now:
+            count, expires = 0, now + ttl_s
+        self._counts[key] = (count + 1, expires)
+        return count + 1
+
+
+class RedisCounter:
+    """Counts in Redis, shared by every worker and host (INCR + EXPIRE in one round trip)."""
+
+    def __init__(self, redis):
+        self._redis = redis
+
+    async def hit(self, key: str, ttl_s: int) -> int:
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.incr(key)
+            pipe.expire(key, ttl_s, nx=True)
+            count, _ = await pipe.execute()
+        return int(count)
+
+
+class Limiter:
+    def __init__(
+        self, counter: Counter, clock=time.time, per_client: Limit = PER_CLIENT, per_address: Limit = PER_ADDRESS
+    ):
+        self.counter = counter
+        self.clock = clock
+        self.per_client = per_client
+        self.per_address = per_address
+
+    async def allow(self, form: str, client: str, address: str) -> bool:
+        """Count one attempt; False when this client or address is over its limit.
+
+        If the counter store fails, the attempt is allowed (and logged): the limits
+        protect the gateway, they must not take the forms down with them.
+        """
+        now = self.clock()
+        checks = [("client", client, self.per_client), ("address", address_key(address), self.per_address)]
+        try:
+            for scope, identity, limit in checks:
+                if not identity:
+                    continue
+                key = window_key(form, scope, identity, now, limit.window_s)
+                if await self.counter.hit(key, limit.window_s) > limit.attempts:
+                    # Never the client token: it is the key to the tab's state.
+                    shown = identity if scope == "address" else "(its tab)"
+                    logger.info("Rate limit: %s %s over %d attempts on %s", scope, shown, limit.attempts, form)
+                    return False
+        except Exception as exc:  # noqa: BLE001 - any store failure: fail open
+            logger.warning("Rate limit store unavailable (%s); allowing the attempt", type(exc).__name__)
+        return True
+
+
+def configured_limiter() -> Limiter:
+    """Redis-backed when Reflex is configured with Redis, else in-process; limits from the settings."""
+    overrides = settings.rate_limits()
+    redis = prerequisites.get_redis()
+    return Limiter(
+        RedisCounter(redis) if redis is not None else MemoryCounter(),
+        per_client=Limit(*overrides["client"]) if overrides["client"] else PER_CLIENT,
+        per_address=Limit(*overrides["address"]) if overrides["address"] else PER_ADDRESS,
+    )
+
+
+shared_limiter: PerProcess[Limiter] = PerProcess(configured_limiter)

@@ -1,0 +1,643 @@
+"""Who may open the event channel: a flood of tabs from one address cannot exhaust the server.
+
+Every page with a form opens one websocket per tab (Reflex's event channel,
+``/_event``), and the backend keeps a state for each tab. A script that opens
+thousands of tabs and never submits would fill a worker's memory (or Redis) while
+the submit limits never see it. So, at the websocket's upgrade, before Reflex
+creates anything for it (``EventChannelDoor``):
+
+- only the channel's own path reaches socket.io. Reflex mounts socket.io at
+  ``/_event`` with an empty socket.io path, so every path below ``/_event/`` would
+  reach it; the door answers 404 for any of them but ``/_event`` and ``/_event/``
+  (and for other spellings such as ``/_EVENT/``, which Starlette's case-sensitive
+  mount never sent there), so nothing reaches the channel uncounted. HTTP requests
+  to the channel (socket.io's polling) pass the same door;
+- only the site's own pages: a request whose ``Origin`` is another website is
+  refused 403 (``OriginRule``), since Reflex's default CORS rule ("*") would let any
+  site open our channel from its visitors' browsers. A client without an Origin
+  (not a browser page) is let in;
+- from one address (the one the submit limits use: ``ratelimit.client_address``,
+  ``REFLEX_TRUSTED_PROXY_HOPS`` behind a proxy; an IPv6 address counts as its /64,
+  ``ratelimit.address_key``), at most ``PUBLISHER_MAX_TABS_PER_ADDRESS`` tabs open
+  at once, and at most ``PUBLISHER_NEW_TABS_PER_MINUTE`` new ones a minute;
+- in one worker, at most ``PUBLISHER_MAX_TABS`` open tabs, shared fairly: near
+  that cap, an address holding more than its share waits before a newcomer does
+  (``fair_refusal``).
+
+A refused upgrade is answered HTTP 429; the page's form then says it is
+unavailable for the moment (components/forms.py) while the page retries.
+
+An open tab's websocket is closed after ``PUBLISHER_MAX_TAB_LIFETIME_S`` (two
+hours by default); Reflex's client reconnects by itself, through the door again, so
+a tab never holds its place for days without being counted anew.
+
+The per-address counts live in Redis when the site has one (shared by every
+worker and container), else in the process. An open tab is an entry that expires
+after ``ENTRY_TTL_S`` unless its worker renews it (every ``HEARTBEAT_S``), so
+the places of a crashed worker's tabs come back within a minute. If Redis fails,
+the per-address limits let tabs in (logged) and the per-worker cap still holds.
+
+Nothing that grants access is logged: a tab's client token (the key to its state)
+never appears in a log line; refusals name the address and the reason.
+
+When every recent tab comes from one private or loopback address while no proxy
+hop is trusted, the site is most likely behind a reverse proxy that it takes for
+the only visitor (``OneAddressWatch``): it says so in the log, at most hourly.
+
+When a tab closes without ever having submitted, its state is kept only briefly
+(tab_states.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import os
+import secrets
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+from urllib.parse import parse_qs, urlsplit
+
+from reflex_base import config as reflex_config
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from publisher.config import settings
+from publisher.config.settings import ConfigurationError, TabLimits
+from publisher.limits import submits as ratelimit
+from publisher.per_process import PerProcess
+
+logger = logging.getLogger(__name__)
+
+EVENT_PATH = "/_event"
+# An open tab's entry lives this long unless its worker renews it.
+ENTRY_TTL_S = 60
+HEARTBEAT_S = 20
+RATE_WINDOW_S = 60
+
+# Why a tab was refused (logged; the page shows one notice for all).
+WORKER_FULL = "this worker has its most open tabs"
+MORE_THAN_SHARE = "this worker is nearly full and this address holds more than its share"
+ADDRESS_FULL = "too many open tabs from this address"
+TOO_FAST = "too many new tabs from this address this minute"
+FOREIGN_ORIGIN = "a page of another website"
+
+# Fair sharing of a worker's cap: from this share of it on, an address holding at least
+# cap / (addresses holding tabs here), and at least FAIR_FLOOR, waits; a newcomer does not.
+NEAR_FULL = 0.9
+FAIR_FLOOR = 4
+
+ONE_ADDRESS_WARNING = "the site sees every visitor as one address: set REFLEX_TRUSTED_PROXY_HOPS"
+
+
+class OpenTabs(Protocol):
+    """The per-address counts, in the process or in Redis."""
+
+    async def open(self, address: str, tab: str, now: float, limits: TabLimits) -> str | None:
+        """Count the tab as open unless a limit refuses it; the refusal, or None."""
+
+    async def close(self, address: str, tab: str) -> None: ...
+
+    async def renew(self, tabs: Mapping[str, str], now: float) -> None:
+        """Keep these open tabs (tab -> address) counted for another ``ENTRY_TTL_S``."""
+
+    async def engage(self, token: str, now: float, keep_s: float) -> None:
+        """Remember that this tab submitted something (its state is kept normally)."""
+
+    async def engaged(self, token: str, now: float) -> bool: ...
+
+
+def _window(now: float) -> int:
+    return int(now // RATE_WINDOW_S)
+
+
+def fair_refusal(held: int, open_here: int, addresses_here: int, per_worker: int) -> str | None:
+    """Whether a worker refuses one more tab of an address that holds ``held`` of its ``open_here``.
+
+    Without this, 34 addresses with 60 tabs each fill a 2,000-tab worker and everyone
+    after them is told "unavailable". Near the cap (``NEAR_FULL``), an address that
+    already holds its share (the cap divided among the addresses holding tabs here,
+    never less than ``FAIR_FLOOR``) is refused first; one with no tab here still gets
+    in until the hard cap. A single address (a school behind one router) may still
+    fill the worker: its share is all of it.
+    """
+    if open_here >= per_worker:
+        return WORKER_FULL
+    if held and open_here >= NEAR_FULL * per_worker:
+        share = max(FAIR_FLOOR, per_worker / max(addresses_here, 1))
+        if held >= share:
+            return MORE_THAN_SHARE
+    return None
+
+
+@dataclass
+class MemoryTabs:
+    """The counts of this process: open tabs by address (each entry expiring), new tabs by minute."""
+
+    open_tabs: dict[str, dict[str, float]] = field(default_factory=dict)
+    new_tabs: dict[str, tuple[int, int]] = field(default_factory=dict)  # address -> (window, count)
+    engaged_until: dict[str, float] = field(default_factory=dict)
+
+    async def open(self, address: str, tab: str, now: float, limits: TabLimits) -> str | None:
+        entries = {other: until for other, until in self.open_tabs.get(address, {}).items() if until > now}
+        if len(entries) >= limits.per_address:
+            self.open_tabs[address] = entries
+            return ADDRESS_FULL
+        window, count = self.new_tabs.get(address, (_window(now), 0))
+        if window != _window(now):
+            window, count = _window(now), 0
+        if count >= limits.new_per_minute:
+            return TOO_FAST
+        self.new_tabs[address] = (window, count + 1)
+        entries[tab] = now + ENTRY_TTL_S
+        self.open_tabs[address] = entries
+        return None
+
+    async def close(self, address: str, tab: str) -> None:
+        entries = self.open_tabs.get(address)
+        if entries is not None:
+            entries.pop(tab, None)
+            if not entries:
+                del self.open_tabs[address]
+
+    async def renew(self, tabs: Mapping[str, str], now: float) -> None:
+        for tab, address in tabs.items():
+            self.open_tabs.setdefault(address, {})[tab] = now + ENTRY_TTL_S
+        current = _window(now)
+        self.new_tabs = {address: value for address, value in self.new_tabs.items() if value[0] == current}
+        self.engaged_until = {token: until for token, until in self.engaged_until.items() if until > now}
+
+    async def engage(self, token: str, now: float, keep_s: float) -> None:
+        self.engaged_until[token] = now + keep_s
+
+    async def engaged(self, token: str, now: float) -> bool:
+        return self.engaged_until.get(token, 0) > now
+
+
+# One round trip, atomic: drop expired entries, check both limits, then count the tab.
+_OPEN_SCRIPT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 1 end
+if tonumber(redis.call('GET', KEYS[2]) or '0') >= tonumber(ARGV[5]) then return 2 end
+redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[6])
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[7])
+return 0
+"""
+
+
+class RedisTabs:
+    """The counts in Redis, shared by every worker and container.
+
+    ``publisher:tabs:open:ADDRESS`` is a sorted set of tab -> expiry time (the
+    entries a worker renews); ``publisher:tabs:new:ADDRESS:MINUTE`` counts new tabs.
+    Every key expires by itself when nobody renews it.
+    """
+
+    def __init__(self, redis):
+        self._redis = redis
+        self._open = redis.register_script(_OPEN_SCRIPT)
+
+    @staticmethod
+    def _open_key(address: str) -> str:
+        return f"publisher:tabs:open:{address}"
+
+    async def open(self, address: str, tab: str, now: float, limits: TabLimits) -> str | None:
+        answer = await self._open(
+            keys=[self._open_key(address), f"publisher:tabs:new:{address}:{_window(now)}"],
+            args=[now, now + ENTRY_TTL_S, tab, limits.per_address, limits.new_per_minute, RATE_WINDOW_S, ENTRY_TTL_S],
+        )
+        return {0: None, 1: ADDRESS_FULL, 2: TOO_FAST}[int(answer)]
+
+    async def close(self, address: str, tab: str) -> None:
+        await self._redis.zrem(self._open_key(address), tab)
+
+    async def renew(self, tabs: Mapping[str, str], now: float) -> None:
+        by_address: dict[str, dict[str, float]] = {}
+        for tab, address in tabs.items():
+            by_address.setdefault(address, {})[tab] = now + ENTRY_TTL_S
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for address, entries in by_address.items():
+                pipe.zadd(self._open_key(address), entries)
+                pipe.expire(self._open_key(address), ENTRY_TTL_S)
+            await pipe.execute()
+
+    async def engage(self, token: str, now: float, keep_s: float) -> None:
+        await self._redis.set(f"publisher:tabs:engaged:{token}", 1, ex=int(keep_s))
+
+    async def engaged(self, token: str, now: float) -> bool:
+        return bool(await self._redis.exists(f"publisher:tabs:engaged:{token}"))
+
+
+class TabGate:
+    """One worker's door: its open tabs, the shared counts, the heartbeat that renews them."""
+
+    def __init__(self, store: OpenTabs, limits: TabLimits, clock: Callable[[], float] = time.time):
+        self.store = store
+        self.limits = limits
+        self.clock = clock
+        self.open_here: dict[str, str] = {}  # tab -> address, this worker's open tabs
+        self.tokens: dict[str, str] = {}  # tab -> the token of the tab's page (states are by token)
+        self._held: dict[str, int] = {}  # address -> its open and reserved tabs here
+        self._reserved = 0  # places taken by admits still waiting for the shared counts
+        self._heartbeat: asyncio.Task | None = None
+
+    def token_open(self, token: str) -> bool:
+        return token in self.tokens.values()
+
+    async def admit(self, address: str, token: str = "") -> tuple[str | None, str | None]:
+        """(the tab's id, None) when it may open, else (None, why not).
+
+        The worker's place is reserved before the shared counts are asked (an await),
+        and given back if they refuse: otherwise admits waiting there together would
+        all see the same free places and overshoot the cap.
+        """
+        refusal = fair_refusal(
+            self._held.get(address, 0), len(self.open_here) + self._reserved, len(self._held), self.limits.per_worker
+        )
+        if refusal is not None:
+            return None, refusal
+        tab = secrets.token_hex(8)
+        self._reserved += 1
+        self._held[address] = self._held.get(address, 0) + 1
+        try:
+            try:
+                refusal = await self.store.open(address, tab, self.clock(), self.limits)
+            except Exception as exc:  # noqa: BLE001 - the shared counts are down: the worker's cap still holds
+                logger.warning("Open-tab counts unavailable (%s); letting the tab in", type(exc).__name__)
+                refusal = None
+        except BaseException:  # cancelled while waiting: the place goes back
+            self._reserved -= 1
+            self._give_back(address)
+            raise
+        self._reserved -= 1
+        if refusal is not None:
+            self._give_back(address)
+            return None, refusal
+        self.open_here[tab] = address
+        self.tokens[tab] = token
+        self._keep_renewing()
+        return tab, None
+
+    def _give_back(self, address: str) -> None:
+        left = self._held.get(address, 0) - 1
+        if left > 0:
+            self._held[address] = left
+        else:
+            self._held.pop(address, None)
+
+    async def release(self, tab: str) -> None:
+        address = self.open_here.pop(tab, None)
+        self.tokens.pop(tab, None)
+        if address is None:
+            return
+        self._give_back(address)
+        try:
+            await self.store.close(address, tab)
+        except Exception as exc:  # noqa: BLE001 - its entry expires by itself
+            logger.warning("Open-tab counts unavailable (%s) closing a tab", type(exc).__name__)
+
+    async def renew_now(self) -> None:
+        if self.open_here:
+            await self.store.renew(dict(self.open_here), self.clock())
+
+    def _keep_renewing(self) -> None:
+        if self._heartbeat is None or self._heartbeat.done():
+            self._heartbeat = asyncio.create_task(self._renew_forever(), name="publisher-open-tabs-heartbeat")
+
+    async def _renew_forever(self) -> None:
+        while self.open_here:
+            await asyncio.sleep(HEARTBEAT_S)
+            try:
+                await self.renew_now()
+            except Exception as exc:  # noqa: BLE001 - try again at the next beat
+                logger.warning("Open-tab counts unavailable (%s); renewing at the next beat", type(exc).__name__)
+
+
+def configured_gate() -> TabGate:
+    from reflex.utils import prerequisites  # noqa: PLC0415 (the app's Redis, as the submit limits use it)
+
+    redis = prerequisites.get_redis()
+    return TabGate(RedisTabs(redis) if redis is not None else MemoryTabs(), settings.tab_limits())
+
+
+shared_gate: PerProcess[TabGate] = PerProcess(configured_gate)
+
+
+def _token(scope: Scope) -> str:
+    values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token") or [""]
+    return values[0]
+
+
+# Where a request goes (``channel_route``).
+CHANNEL, NOT_FOUND, ELSEWHERE = "channel", "not found", "elsewhere"
+
+
+def channel_route(path: str, event_path: str = EVENT_PATH) -> str:
+    """The channel's own path (``/_event``, ``/_event/``), another below it (not found), or elsewhere.
+
+    socket.io is mounted at ``/_event`` with an empty path of its own, so it would
+    answer ``/_event/anything`` as the channel. Any other spelling in any letter
+    case is not found either: Starlette's mount is case-sensitive, so ``/_EVENT/``
+    never reached socket.io, and it is no page of the site.
+    """
+    if path in (event_path, event_path + "/"):
+        return CHANNEL
+    lowered, base = path.lower(), event_path.lower()
+    if lowered == base or lowered.startswith(base + "/"):
+        return NOT_FOUND
+    return ELSEWHERE
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# build_plugins.DEV_HOST_VAR: the address the development server listens on (tests, `make run DEV_HOST=`).
+DEV_HOST_VAR = "PUBLISHER_DEV_HOST"
+_DEV_LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+def _origin(value: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an Origin header or a site URL, or None when it is no http(s) origin."""
+    try:
+        parts = urlsplit(value.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname or parts.username or parts.query:
+        return None
+    return parts.scheme, parts.hostname.lower(), port or _DEFAULT_PORTS[parts.scheme]
+
+
+def _authority(host: str) -> tuple[str, int | None] | None:
+    """(host, port or None) of a Host header, or None when it is malformed."""
+    try:
+        parts = urlsplit("//" + host.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.hostname or parts.path or parts.query or parts.username:
+        return None
+    return parts.hostname.lower(), port
+
+
+@dataclass(frozen=True)
+class OriginRule:
+    """Which pages may open the event channel: the site's own, wherever it is served.
+
+    One build serves on any host and port, so "the site itself" is the host and port
+    the request was sent to (its Host header), whatever the scheme a proxy in front
+    terminated. Also the configured public address (``REFLEX_DEPLOY_URL``), for a
+    proxy or CDN that rewrites the Host. In development (``dev_port`` set: not prod
+    mode) the pages come from the development server at another port than the
+    backend: that port on a loopback name, on ``PUBLISHER_DEV_HOST``, or on the
+    request's own host.
+    """
+
+    site_origin: str | None = None
+    dev_port: int | None = None
+    dev_hosts: tuple[str, ...] = ()
+
+    def allows(self, origin: str | None, host: str) -> bool:
+        """``origin``: the request's Origin header (None: not sent, a non-browser client)."""
+        if origin is None:
+            return True
+        seen = _origin(origin)
+        if seen is None:  # "null" (a sandboxed frame, a file), an extension, garbage
+            return False
+        scheme, hostname, port = seen
+        if self.site_origin is not None and seen == _origin(self.site_origin):
+            return True
+        own = _authority(host)
+        if own is not None and own[0] == hostname and (own[1] or _DEFAULT_PORTS[scheme]) == port:
+            return True
+        if self.dev_port is not None and scheme == "http" and port == self.dev_port:
+            hosts = {*_DEV_LOOPBACK_HOSTS, *(h.lower() for h in self.dev_hosts)}
+            return hostname in hosts or (own is not None and own[0] == hostname)
+        return False
+
+    @classmethod
+    def configured(cls) -> OriginRule:
+        """From the deploy URL, and in development (not ``REFLEX_ENV_MODE=prod``) the dev server's port."""
+        from reflex.utils import exec as reflex_exec  # noqa: PLC0415 (Reflex's own notion of prod mode)
+        from reflex_base import constants  # noqa: PLC0415
+
+        try:
+            site = settings.site_url()
+        except ConfigurationError:
+            site = None
+        if reflex_exec.is_prod_mode():
+            return cls(site)
+        config = reflex_config.get_config()
+        port = int(config.frontend_port or constants.DefaultPorts.FRONTEND_PORT)
+        dev_host = os.environ.get(DEV_HOST_VAR, "").strip()
+        return cls(site, dev_port=port, dev_hosts=(dev_host,) if dev_host else ())
+
+
+def _private_or_loopback(address: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_private or ip.is_loopback
+
+
+class OneAddressWatch:
+    """Notices a site behind a reverse proxy that trusts no proxy hop: every visitor is one address.
+
+    Then the per-address limits are one limit for everyone. When the recent
+    event-channel connections (the last ``RECENT``, of the last ``WINDOW_S``; at least
+    ``AT_LEAST``) all came from one private or loopback address while
+    ``REFLEX_TRUSTED_PROXY_HOPS`` is 0, ``seen`` says to warn: from start-up on, and
+    then at most every ``EVERY_S``.
+    """
+
+    RECENT = 50
+    AT_LEAST = 20
+    WINDOW_S = 3600
+    EVERY_S = 3600
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self.clock = clock
+        self.recent: deque[tuple[float, str]] = deque(maxlen=self.RECENT)
+        self.warned_at: float | None = None
+
+    def seen(self, address: str, hops: int) -> bool:
+        """One connection from ``address`` (the peer, with no hop trusted); True: warn now."""
+        if hops:
+            return False
+        now = self.clock()
+        self.recent.append((now, address))
+        while self.recent and self.recent[0][0] <= now - self.WINDOW_S:
+            self.recent.popleft()
+        if len(self.recent) < self.AT_LEAST:
+            return False
+        if self.warned_at is not None and now - self.warned_at < self.EVERY_S:
+            return False
+        if any(other != address for _, other in self.recent) or not _private_or_loopback(address):
+            return False
+        self.warned_at = now
+        return True
+
+
+def _as_channel(scope: Scope, event_path: str = EVENT_PATH) -> Scope:
+    """The channel's one spelling for socket.io (``/_event/``), which Starlette's mount routes to it."""
+    if scope["path"] == event_path + "/":
+        return scope
+    scope = dict(scope)
+    scope["path"] = event_path + "/"
+    scope["raw_path"] = scope["path"].encode()
+    return scope
+
+
+class EventChannelDoor:
+    """Lets a request reach the event channel only on its own path, from the site's pages, within the limits.
+
+    Each websocket is counted while it is open and closed after the tab lifetime; a
+    refused one is answered 429 (over a limit), 403 (another site's page) or 404
+    (a path that is not the channel's).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        gate: PerProcess[TabGate] = shared_gate,
+        on_open: Callable[[str], Awaitable[None]] | None = None,
+        on_close: Callable[[str], Awaitable[None]] | None = None,
+        origins: OriginRule | None = None,
+        watch: OneAddressWatch | None = None,
+    ):
+        """``on_open``/``on_close``: told the tab's token once it is admitted, and once it closed.
+
+        ``origins``: None reads them from the configuration at the first request (each
+        worker knows its mode by then).
+        """
+        self.app = app
+        self.gate = gate
+        self.on_open = on_open
+        self.on_close = on_close
+        self._origins = origins
+        self.watch = watch or OneAddressWatch()
+
+    def origins(self) -> OriginRule:
+        if self._origins is None:
+            self._origins = OriginRule.configured()
+        return self._origins
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        route = channel_route(scope["path"])
+        if route == ELSEWHERE:
+            await self.app(scope, receive, send)
+            return
+        if route == NOT_FOUND:
+            await answer(scope, send, 404, b"Not found.\n")
+            return
+        address = ratelimit.client_address(scope)
+        headers = Headers(scope=scope)
+        origins = headers.getlist("origin")
+        if len(origins) > 1 or not self.origins().allows(origins[0] if origins else None, headers.get("host", "")):
+            logger.info("Event channel refused for %s: %s", address, FOREIGN_ORIGIN)
+            await answer(scope, send, 403, b"This page may only be used from the site itself.\n")
+            return
+        scope = _as_channel(scope)
+        websocket = scope["type"] == "websocket"
+        if websocket and self.watch.seen(address, reflex_config.get_config().trusted_proxy_hops):
+            logger.warning(ONE_ADDRESS_WARNING)
+        gate = self.gate.get()
+        token = _token(scope) if websocket else ""
+        tab, refusal = await gate.admit(ratelimit.address_key(address), token)
+        if tab is None:
+            logger.info("Event channel refused for %s: %s", address, refusal)
+            await refuse(scope, send)
+            return
+        try:
+            if not websocket:  # socket.io's polling: counted while it runs, no tab of its own
+                await self.app(scope, receive, send)
+                return
+            if self.on_open is not None:
+                await self.on_open(token)
+            await self._serve(scope, receive, send, gate.limits.max_lifetime_s)
+        finally:
+            await gate.release(tab)
+            if websocket and self.on_close is not None:
+                await self.on_close(token)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, lifetime_s: float) -> None:
+        """The websocket, closed by the door ``lifetime_s`` after it was accepted.
+
+        Then the client gets a close (going away; its socket.io client reconnects by
+        itself) and socket.io a ``websocket.disconnect`` from its next receive, so it
+        ends the connection as if the client had left; what it sends afterwards goes
+        nowhere, since the connection is over.
+        """
+        loop = asyncio.get_running_loop()
+        expired: asyncio.Future[None] = loop.create_future()
+        closing: list[asyncio.Task] = []
+        timer: list[asyncio.TimerHandle] = []
+        pending: list[asyncio.Future] = []  # the client's receive in progress (kept across calls)
+
+        async def close_client() -> None:
+            with contextlib.suppress(Exception):  # the client may be gone already
+                await send({"type": "websocket.close", "code": 1001})
+
+        def expire() -> None:
+            if not expired.done():
+                expired.set_result(None)
+                # The client's receive in progress is given up first: Granian sends a close only
+                # once nobody waits on the connection (with a receive pending it never goes out).
+                for task in pending:
+                    task.cancel()
+                closing.append(asyncio.ensure_future(close_client()))
+
+        async def send_until_closed(message: Message) -> None:
+            if expired.done():
+                return
+            if message["type"] == "websocket.accept" and not timer:
+                timer.append(loop.call_later(lifetime_s, expire))
+            await send(message)
+
+        async def receive_until_closed() -> Message:
+            if not expired.done():
+                if not pending:
+                    pending.append(asyncio.ensure_future(receive()))
+                await asyncio.wait((pending[0], expired), return_when=asyncio.FIRST_COMPLETED)
+                if pending[0].done() and not pending[0].cancelled():
+                    return pending.pop().result()
+            return {"type": "websocket.disconnect", "code": 1001}
+
+        try:
+            await self.app(scope, receive_until_closed, send_until_closed)
+        finally:
+            for handle in timer:
+                handle.cancel()
+            for task in closing:
+                await task
+            for task in pending:
+                task.cancel()
+
+
+async def answer(scope: Scope, send: Send, status: int, body: bytes, headers: list | None = None) -> None:
+    """An HTTP response instead of what was asked: for a websocket, ASGI's denial response (else a close)."""
+    head = [(b"content-type", b"text/plain; charset=utf-8"), *(headers or [])]
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": status, "headers": head})
+        await send({"type": "http.response.body", "body": body})
+    elif "websocket.http.response" in scope.get("extensions", {}):
+        await send({"type": "websocket.http.response.start", "status": status, "headers": head})
+        await send({"type": "websocket.http.response.body", "body": body})
+    else:
+        await send({"type": "websocket.close", "code": 1008})
+
+
+async def refuse(scope: Scope, send: Send) -> None:
+    """HTTP 429 instead of the upgrade (ASGI's websocket denial response), else a plain close (403)."""
+    await answer(scope, send, 429, b"Too many open pages; try again in a few minutes.\n", [(b"retry-after", b"60")])

@@ -1,0 +1,268 @@
+"""``publisher-gateway announce SLUG`` and ``campaigns``: what the operator sees of a campaign.
+
+The sending itself is campaign.py's; this module checks the settings, asks before
+anything goes out, creates the campaign, and follows it with a progress bar
+while this process sends too (so it works with no site running). Ctrl-C stops
+the following: jobs this process held go back at once, and the campaign stays
+as it is, for the site's workers or the next ``announce SLUG``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable
+from typing import TextIO
+from urllib.parse import urlsplit
+
+import email_validator
+
+from publisher import content
+from publisher.config import settings
+from publisher.config.settings import MailSettings
+from publisher.content import books as book_words
+from publisher.mail import campaign, mailer, outbox, release_email
+from publisher.rules import list_links
+from publisher.storage import tables as storage
+
+FOLLOW_POLL_S = 0.5
+# A test copy's unsubscribe link names no reader: it shows the "link not valid" page.
+TEST_LINK_KEY = "test-copy"
+
+
+class Refused(Exception):
+    """The command will not send: the message says why and what to do."""
+
+
+def _when(moment) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def required_settings() -> MailSettings:
+    """Every setting a release email needs, or Refused naming what is missing."""
+    mail = settings.mail_settings()
+    if settings.gateway_url() is not None:
+        raise Refused(
+            f"{settings.GATEWAY_URL_VAR} is set: the cloud gateway keeps the list and sends its emails, not this site."
+        )
+    if mail is None:
+        raise Refused(
+            f"{settings.SMTP_URL_VAR} is not set: release emails need an SMTP server "
+            f"(and {settings.MAIL_FROM_VAR}, {settings.POSTAL_ADDRESS_VAR})."
+        )
+    if mail.postal_address is None:
+        raise Refused(
+            f"{settings.POSTAL_ADDRESS_VAR} is not set: every release email carries the sender's postal address "
+            "(the US CAN-SPAM Act asks for it in commercial email). Nothing was sent."
+        )
+    return mail
+
+
+def find_book(slug: str) -> content.Book:
+    book = book_words.book_by_slug(slug)
+    if book is None:
+        known = ", ".join(sorted(item.slug for item in content.BOOKS))
+        raise Refused(f"no book {slug!r} in the content. Known books: {known}.")
+    return book
+
+
+async def send_test(mail: MailSettings, book: content.Book, address: str) -> None:
+    site = settings.site_url()
+    message = release_email.PreparedRelease(mail, book, site=site, test=True).message(
+        name="",
+        email=address,
+        unsubscribe_link=list_links.unsubscribe_url(site, mail.list_secret, TEST_LINK_KEY),
+        moment=storage.utc_now(),
+        message_id=mailer.new_message_id(mail),
+    )
+    session = mailer.SmtpSession(mail)
+    try:
+        await session.send(message, address)
+    finally:
+        await session.close()
+
+
+def describe_counts(counts: dict[str, int]) -> str:
+    return (
+        f"{counts[storage.SENT]} sent, {counts[storage.FAILED]} failed, "
+        f"{counts[storage.SKIPPED]} skipped (left the list), {counts[storage.PENDING]} left"
+    )
+
+
+def _progress():
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("sent {task.fields[sent]}, failed {task.fields[failed]}, left {task.fields[left]}"),
+        TextColumn("{task.fields[rate]:.1f}/s"),
+        TimeRemainingColumn(),
+        transient=False,
+    )
+
+
+async def follow(item: storage.Campaign, mail: MailSettings, out: TextIO) -> int:
+    """Send and watch until the campaign is finished or paused; 0 when finished, 1 when paused."""
+    sender = campaign.ReleaseSender(mail)
+    sending = asyncio.create_task(_keep_sending(sender, item.id))
+    started, first_done = time.monotonic(), None
+    progress = _progress()
+    task = progress.add_task(item.book_slug, total=item.recipients, sent=0, failed=0, left=item.recipients, rate=0.0)
+    try:
+        with progress:
+            while True:
+                counts = await asyncio.to_thread(storage.campaign_counts, item.id)
+                done = counts[storage.SENT] + counts[storage.FAILED] + counts[storage.SKIPPED]
+                first_done = done if first_done is None else first_done
+                elapsed = time.monotonic() - started
+                rate = (done - first_done) / elapsed if elapsed > 0 else 0.0
+                progress.update(
+                    task,
+                    completed=done,
+                    sent=counts[storage.SENT],
+                    failed=counts[storage.FAILED],
+                    left=counts[storage.PENDING],
+                    rate=rate,
+                )
+                state = await asyncio.to_thread(storage.get_campaign, item.id)
+                if state.status != storage.SENDING or sending.done():
+                    break
+                await asyncio.sleep(FOLLOW_POLL_S)
+    finally:
+        sending.cancel()
+        await asyncio.gather(sending, return_exceptions=True)
+    counts = storage.campaign_counts(item.id)
+    if state.status == storage.PAUSED:
+        out.write(
+            f"Campaign #{item.id} ({item.book_slug}) is PAUSED: {state.paused_reason}\n"
+            f"{describe_counts(counts)}. Fix the cause, then run `publisher-gateway announce {item.book_slug}` "
+            "to resume it.\n"
+        )
+        return 1
+    if sending.done() and not sending.cancelled() and sending.exception() is not None:
+        raise sending.exception()
+    out.write(f"Campaign #{item.id} ({item.book_slug}) finished: {describe_counts(counts)}.\n")
+    return 0
+
+
+async def _keep_sending(sender: campaign.ReleaseSender, campaign_id: int) -> None:
+    """This process sends too, until the campaign ends (jobs waiting for a retry included)."""
+    while True:
+        await sender.send_due()
+        state = await asyncio.to_thread(storage.get_campaign, campaign_id)
+        if state.status != storage.SENDING:
+            return
+        if await asyncio.to_thread(storage.finish_if_done, campaign_id, storage.utc_now()):
+            return
+        await asyncio.sleep(FOLLOW_POLL_S)
+
+
+def announce(
+    slug: str,
+    *,
+    yes: bool,
+    test_to: str | None,
+    out: TextIO = sys.stdout,
+    ask: Callable[[str], str] = input,
+    interactive: bool | None = None,
+) -> int:
+    """The command: 0 sent (or already announced), 1 not sent or paused, 2 refused."""
+    try:
+        mail = required_settings()
+        book = find_book(slug)
+    except Refused as refused:
+        print(f"publisher-gateway: {refused}", file=sys.stderr)
+        return 2
+    subject = release_email.subject(book)
+    site = settings.site_url()
+    if settings.is_loopback(urlsplit(site).hostname or ""):
+        out.write(f"Note: REFLEX_DEPLOY_URL is {site}: the links in these emails lead to this machine.\n")
+    if test_to is not None:
+        try:
+            address = email_validator.validate_email(test_to, check_deliverability=False).normalized
+        except email_validator.EmailNotValidError as exc:
+            print(f"publisher-gateway: --test-to {test_to!r} is not an email address ({exc})", file=sys.stderr)
+            return 2
+        try:
+            asyncio.run(send_test(mail, book, address))
+        except mailer.DeliveryFailed as failure:
+            print(f"publisher-gateway: the test copy was not sent: {failure.reason}", file=sys.stderr)
+            return 1
+        out.write(f"Sent a test copy of {subject!r} to {address}. Nothing was recorded.\n")
+        return 0
+    item = storage.find_campaign(slug)
+    if item is None:
+        readers = storage.confirmed_count()
+        out.write(
+            f"Book:       {book.title}: {book.subtitle}\n"
+            f"Subject:    {subject}\n"
+            f"Recipients: {readers} confirmed readers\n"
+        )
+        if readers == 0:
+            out.write("Nobody has confirmed a subscription yet: nothing to send, and nothing was recorded.\n")
+            return 1
+        if not yes:
+            if not (sys.stdin.isatty() if interactive is None else interactive):
+                print("publisher-gateway: not a terminal, so nobody can answer: add --yes to send.", file=sys.stderr)
+                return 2
+            if ask(f"Send it to {readers} readers? [y/N] ").strip().lower() not in ("y", "yes"):
+                out.write("Nothing was sent.\n")
+                return 1
+        created = storage.create_campaign(
+            slug, subject, lambda _reader: mailer.new_message_id(mail), storage.utc_now(), outbox.RETRY_FOR
+        )
+        if created is None:  # another run created it a moment ago: follow that one
+            item = storage.find_campaign(slug)
+            out.write(f"Continuing campaign #{item.id}, which another run has just started.\n")
+        else:
+            item = created
+            out.write(f"Campaign #{item.id}: {item.recipients} emails queued.\n")
+    elif item.status == storage.FINISHED:
+        counts = storage.campaign_counts(item.id)
+        out.write(
+            f"{book.title} was already announced on {_when(item.created_at)} "
+            f"(finished {_when(item.finished_at)}): {counts[storage.SENT]} emails went out. Nothing was sent.\n"
+        )
+        return 0
+    else:
+        if item.status == storage.PAUSED:
+            storage.set_campaign_status(item.id, storage.SENDING)
+            out.write(f"Campaign #{item.id} resumed (it was paused: {item.paused_reason}).\n")
+        out.write(
+            f"Continuing campaign #{item.id} of {_when(item.created_at)}: "
+            f"{describe_counts(storage.campaign_counts(item.id))}.\n"
+        )
+    campaign.free_dead_leases()
+    try:
+        return asyncio.run(follow(item, mail, out))
+    except KeyboardInterrupt:
+        out.write(
+            "\nStopped following. The campaign goes on: running sites send the rest, and "
+            f"`publisher-gateway announce {slug}` continues and follows it.\n"
+        )
+        return 130
+
+
+def write_campaigns(out: TextIO) -> None:
+    items = storage.list_campaigns()
+    if not items:
+        out.write("No campaigns yet. `publisher-gateway announce SLUG` announces a book.\n")
+        return
+    for item in items:
+        counts = storage.campaign_counts(item.id)
+        finished = f", finished {_when(item.finished_at)}" if item.finished_at else ""
+        out.write(
+            f"#{item.id}  {item.book_slug}  {item.status.upper()}  started {_when(item.created_at)}{finished}\n"
+            f"    {item.recipients} recipients: {describe_counts(counts)}\n"
+        )
+        if item.status == storage.PAUSED:
+            out.write(f"    paused: {item.paused_reason}\n")

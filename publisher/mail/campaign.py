@@ -1,0 +1,397 @@
+"""A release told to the list: one campaign per book, one email per confirmed reader.
+
+``publisher-gateway announce SLUG`` (cli.py) creates the campaign and one outbox
+job per confirmed reader in one transaction (unique per campaign and reader), then
+follows it. Every backend worker's release sender (``run_in_backend``) and the
+command itself send its jobs, in batches, each batch over one SMTP connection:
+
+- **Once per reader.** A job is claimed with a short lease (``LEASE``, renewed
+  while its batch is sent) and marked sent as soon as the server accepts it. A
+  dead sender's jobs go to another after its lease; on the same machine the
+  command frees them at once (a dead process id). The one duplicate: the server
+  accepted an email and its sender died before recording it. That is at most one
+  email per sender killed (it sends one at a time), and it carries the same
+  Message-ID, so mail clients show it once.
+- **Checked at sending time.** Each reader's status is read again in the
+  transaction that records the email before theirs, a moment before theirs
+  goes: a reader who left, or was forgotten, gets nothing (``skipped``).
+- **Fast.** The email is rendered once per campaign (release_email.PreparedRelease),
+  and the next email's envelope (MAIL, RCPT) is opened while the previous one is
+  recorded; its data goes only after the record. Over 200 emails a second on
+  loopback (benchmarks/campaign.py).
+- **One throttle for the site.** ``PUBLISHER_SEND_RATE`` emails per second, for
+  all workers and the command together: each batch reserves its sending slots in
+  one database row (``reserve_slots``), so two senders never share a slot.
+- **Errors.** A 4xx or a connection problem is retried with the outbox's backoff;
+  a 5xx for a recipient marks that job failed and the campaign goes on.
+  ``PAUSE_AFTER`` failures in a row (a wrong password, an exhausted quota) pause
+  the campaign with one log line; those jobs are queued again, and
+  ``announce SLUG`` resumes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from publisher.config import settings
+from publisher.config.settings import MailSettings
+from publisher.content import books as book_words
+from publisher.mail import mailer, outbox, release_email
+from publisher.rules import list_links
+from publisher.storage import tables as storage
+from publisher.storage.tables import ListStatus
+
+logger = logging.getLogger(__name__)
+
+# A dead sender's jobs wait at most this long for another (renewed while a batch is sent).
+LEASE = timedelta(seconds=60)
+# Failures in a row that pause a campaign: a provider refusing everything, not a few bad addresses.
+PAUSE_AFTER = 10
+BATCH_MAX = 50
+BATCH_SECONDS = 5.0  # a batch is about this long at the throttle's pace
+
+
+# --- The rules (pure, with the clock given). ---
+
+
+def reserve_slots(next_free: datetime | None, now: datetime, count: int, rate: float) -> tuple[datetime, datetime]:
+    """``count`` sending slots from the site's next free one: (the first, the next free after them).
+
+    Slots never lie in the past (an idle site does not save up a burst). With
+    ``rate`` 0 there is no limit: every slot is now.
+    """
+    if rate <= 0:
+        return now, now
+    first = max(next_free or now, now)
+    return first, first + timedelta(seconds=count / rate)
+
+
+def slot_time(first: datetime, index: int, rate: float) -> datetime:
+    return first if rate <= 0 else first + timedelta(seconds=index / rate)
+
+
+def batch_size(rate: float) -> int:
+    """About ``BATCH_SECONDS`` of sending, at most ``BATCH_MAX`` (the most a dead sender holds)."""
+    if rate <= 0:
+        return BATCH_MAX
+    return max(1, min(BATCH_MAX, int(rate * BATCH_SECONDS)))
+
+
+@dataclass
+class FailureStreak:
+    """Failures since the last success; ``record`` says when the campaign must pause."""
+
+    limit: int = PAUSE_AFTER
+    ids: list[int] = field(default_factory=list)
+
+    def success(self) -> None:
+        self.ids.clear()
+
+    def failure(self, delivery_id: int) -> bool:
+        self.ids.append(delivery_id)
+        return len(self.ids) >= self.limit
+
+
+def dead_workers(holders: list[str], host: str, alive: Callable[[int], bool]) -> list[str]:
+    """The lease holders that ran on this machine and whose process is gone (``host:pid:tag``)."""
+    dead = []
+    for holder in holders:
+        holder_host, _, rest = holder.partition(":")
+        pid = rest.partition(":")[0]
+        if holder_host == host and pid.isdigit() and not alive(int(pid)):
+            dead.append(holder)
+    return dead
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def free_dead_leases(db_url: str | None = None) -> int:
+    """Jobs held by a sender killed on this machine go back now, not when their lease ends."""
+    dead = dead_workers(storage.lease_holders(db_url), socket.gethostname(), process_alive)
+    return storage.release_leases_of(dead, db_url)
+
+
+# --- Sending. ---
+
+
+class Paused(Exception):
+    """The campaign was paused: too many failures in a row."""
+
+
+class LeaseLost(Exception):
+    """Some of the batch's jobs went to another sender (their lease ran out): stop, or both would send."""
+
+
+class ReleaseSender:
+    """Sends due release jobs in batches over one SMTP connection, at the site's pace.
+
+    ``clock`` and ``sleep`` are injectable for tests.
+    """
+
+    def __init__(
+        self,
+        mail: MailSettings,
+        db_url: str | None = None,
+        *,
+        clock: Callable[[], datetime] = storage.utc_now,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        worker: str | None = None,
+        site: str | None = None,
+    ):
+        self.mail = mail
+        self.db_url = db_url
+        self.clock = clock
+        self.sleep = sleep
+        self.worker = worker or outbox.worker_name()
+        self.site = site or settings.site_url()
+        self.session = mailer.SmtpSession(mail)
+        self.streak = FailureStreak()
+        self._campaigns: dict[int, storage.Campaign] = {}
+        self._emails: dict[int, release_email.PreparedRelease | None] = {}
+        self._held: list[int] = []
+        self._lease_until: datetime | None = None
+
+    async def send_batch(self) -> int:
+        """Claim and send one batch; how many jobs it held (0: nothing due)."""
+        now = self.clock()
+        batch = await asyncio.to_thread(
+            storage.claim_release_batch, self.worker, now, LEASE, batch_size(self.mail.send_rate), self.db_url
+        )
+        if not batch:
+            return 0
+        claimed = len(batch)
+        batch = await self._give_up_stalled(batch)
+        if not batch:
+            return claimed
+        self._held = [delivery.id for delivery in batch]
+        self._lease_until = now + LEASE
+        rate = self.mail.send_rate
+        reading: asyncio.Future | None = None  # the next reader's status (with the last record, if any)
+        try:
+            first = await asyncio.to_thread(
+                storage.reserve_send_slots,
+                len(batch),
+                lambda next_free, at: reserve_slots(next_free, at, len(batch), rate),
+                self.clock(),
+                self.db_url,
+            )
+            reading = self._read_status(batch[0])
+            for index, delivery in enumerate(batch):
+                await self._wait_until(slot_time(first, index, rate))
+                await self._renew_lease()
+                following = batch[index + 1] if index + 1 < len(batch) else None
+                reading = await self._send_one(delivery, reading, following)
+                self._held.remove(delivery.id)
+            await reading
+        except Paused:
+            pass
+        except LeaseLost as lost:
+            logger.warning("Campaign: batch stopped: %s", lost)
+        finally:
+            if reading is not None and not reading.done():  # the last record lands before the leases go back
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(reading)
+            if self._held:  # stopped early: the rest go back at once
+                held, self._held = self._held, []
+                await asyncio.shield(asyncio.to_thread(storage.release_leases, held, self.worker, self.db_url))
+        for campaign_id in {delivery.campaign_id for delivery in batch}:
+            await asyncio.to_thread(storage.finish_if_done, campaign_id, self.clock(), self.db_url)
+        return claimed
+
+    async def _give_up_stalled(self, batch: list[storage.ClaimedDelivery]) -> list[storage.ClaimedDelivery]:
+        """The batch without the jobs whose senders stopped too often while sending them (failed, with why)."""
+        for delivery in batch:
+            if delivery.stalled_too_often:
+                await asyncio.to_thread(
+                    storage.mark_failed, delivery.id, self.worker, delivery.stalled_reason, self.db_url
+                )
+                logger.error(
+                    "Campaign #%s: delivery #%s %s", delivery.campaign_id, delivery.id, delivery.stalled_reason
+                )
+        return [delivery for delivery in batch if not delivery.stalled_too_often]
+
+    async def send_due(self) -> int:
+        """Every batch due now; how many jobs were handled."""
+        handled = 0
+        try:
+            while count := await self.send_batch():
+                handled += count
+        finally:
+            await self.session.close()
+        return handled
+
+    async def _wait_until(self, moment: datetime) -> None:
+        """Sleep until the slot, never longer than half a lease at a time: the lease is renewed
+        between, so a long wait for the throttle cannot hand the batch to another sender."""
+        while (delay := (moment - self.clock()).total_seconds()) > 0:
+            await self.sleep(min(delay, LEASE.total_seconds() / 2))
+            await self._renew_lease()
+
+    async def _renew_lease(self) -> None:
+        """Keep the batch's jobs (when less than half the lease is left); LeaseLost when some were
+        no longer ours to renew: another sender has them now, and this batch must stop."""
+        now = self.clock()
+        if self._lease_until is not None and self._lease_until - now > LEASE / 2:
+            return
+        self._lease_until = now + LEASE
+        held = list(self._held)
+        renewed = await asyncio.to_thread(storage.renew_leases, held, self.worker, self._lease_until, self.db_url)
+        if renewed < len(held):
+            raise LeaseLost(
+                f"{len(held) - renewed} of its {len(held)} jobs are no longer this sender's (lease ran out)"
+            )
+
+    def _campaign(self, campaign_id: int) -> storage.Campaign | None:
+        if campaign_id not in self._campaigns:
+            found = storage.get_campaign(campaign_id, self.db_url)
+            if found is None:
+                return None
+            self._campaigns[campaign_id] = found
+        return self._campaigns[campaign_id]
+
+    def _read_status(self, delivery: storage.ClaimedDelivery | None) -> asyncio.Future:
+        """The reader's status, read now (None: forgotten; ``storage.NOT_READ``: no reader)."""
+        if delivery is None or delivery.source is None:
+            known = asyncio.get_running_loop().create_future()
+            known.set_result(storage.NOT_READ if delivery is None else None)
+            return known
+        return asyncio.ensure_future(asyncio.to_thread(storage.subscriber_status, delivery.source.id, self.db_url))
+
+    def _prepared(self, campaign_id: int) -> release_email.PreparedRelease | None:
+        if campaign_id not in self._emails:
+            campaign = self._campaign(campaign_id)
+            book = book_words.book_by_slug(campaign.book_slug) if campaign else None
+            self._emails[campaign_id] = (
+                None if book is None else release_email.PreparedRelease(self.mail, book, site=self.site)
+            )
+        return self._emails[campaign_id]
+
+    def _build(self, delivery: storage.ClaimedDelivery) -> bytes | None:
+        """The reader's email (None: its book is no longer in the content)."""
+        prepared = self._prepared(delivery.campaign_id)
+        reader = delivery.source
+        if prepared is None or reader is None:
+            return None
+        return prepared.message(
+            name=reader.name,
+            email=reader.email,
+            unsubscribe_link=list_links.unsubscribe_url(self.site, self.mail.list_secret, reader.link_key),
+            moment=self.clock(),
+            message_id=delivery.message_id,
+        )
+
+    async def _send_one(
+        self, delivery: storage.ClaimedDelivery, reading: asyncio.Future, following: storage.ClaimedDelivery | None
+    ) -> asyncio.Future:
+        """Send one email if its reader still wants it; what reads the following reader's status.
+
+        ``reading`` is the previous email's record, which also reads this reader's
+        status (one transaction: storage.mark_sent). This email's envelope (MAIL,
+        RCPT) is opened while it runs; the message itself goes only once it is done:
+        so at most one accepted email is ever unrecorded, and the status is the one
+        at sending time, not at queueing time.
+        """
+        message: bytes | None = None
+        opening: mailer.DeliveryFailed | None = None
+        try:
+            message = self._build(delivery)
+            if message is not None:
+                await self.session.begin(delivery.source.email)
+        except mailer.DeliveryFailed as failure:
+            opening = failure
+        except Exception as exc:  # noqa: BLE001 - this reader's email fails, the campaign goes on
+            opening = self._unexpected(exc)
+        status = await reading
+        if status == storage.NOT_READ:  # the record could not read it
+            status = await self._read_status(delivery)
+        if status != ListStatus.CONFIRMED:
+            if message is not None and opening is None:
+                await self.session.abandon()
+            reason = "the reader was forgotten" if status is None else f"the reader is {status} now"
+            await asyncio.to_thread(storage.mark_skipped, delivery.id, self.worker, reason, self.db_url)
+            return self._read_status(following)
+        if message is None and opening is None:
+            await asyncio.to_thread(
+                storage.mark_failed, delivery.id, self.worker, "the book is no longer in the content", self.db_url
+            )
+            return self._read_status(following)
+        try:
+            if opening is not None:
+                raise opening
+            await self.session.finish(message)
+        except mailer.DeliveryFailed as failure:
+            await self._failed(delivery, failure, self._campaign(delivery.campaign_id))
+            return self._read_status(following)
+        except Exception as exc:  # noqa: BLE001 - as above
+            await self._failed(delivery, self._unexpected(exc), self._campaign(delivery.campaign_id))
+            return self._read_status(following)
+        self.streak.success()
+        # Recorded before the next message goes: at most one accepted email is ever unrecorded.
+        following_reader = following.source.id if following is not None and following.source is not None else None
+        return asyncio.ensure_future(
+            outbox.record_sent(delivery.id, None, self.clock, self.db_url, then_read=following_reader)
+        )
+
+    def _unexpected(self, exc: Exception) -> mailer.DeliveryFailed:
+        """An error no rule foresaw, building or sending one email: that email fails for good,
+        with the reason, and the connection (in an unknown state) is dropped. Ten in a row
+        pause the campaign like any other failures (a bug then fails nobody for good)."""
+        logger.error("Campaign: unexpected error building or sending an email", exc_info=exc)
+        self.session.discard()
+        return mailer.DeliveryFailed(outbox.unexpected(exc), permanent=True)
+
+    async def _failed(
+        self, delivery: storage.ClaimedDelivery, failure: mailer.DeliveryFailed, campaign: storage.Campaign
+    ) -> None:
+        when, reason = outbox.after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)
+        if when is None:
+            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
+            logger.warning("Campaign #%s: delivery #%s failed: %s", campaign.id, delivery.id, reason)
+        else:
+            await asyncio.to_thread(storage.mark_retry, delivery.id, self.worker, when, failure.reason, self.db_url)
+        if self.streak.failure(delivery.id):
+            await asyncio.to_thread(self._pause, campaign, failure.reason)
+            raise Paused
+
+    def _pause(self, campaign: storage.Campaign, reason: str) -> None:
+        streak = list(self.streak.ids)
+        self.streak.success()
+        paused = storage.set_campaign_status(
+            campaign.id, storage.PAUSED, f"{len(streak)} failures in a row, the last: {reason}", db_url=self.db_url
+        )
+        storage.requeue(streak, self.clock(), outbox.RETRY_FOR, self.db_url)  # not the readers' fault
+        if paused:
+            logger.error(
+                "Campaign #%s (%s) paused after %s failures in a row; the last: %s. "
+                "Fix the cause, then `publisher-gateway announce %s` resumes it.",
+                campaign.id,
+                campaign.book_slug,
+                len(streak),
+                reason,
+                campaign.book_slug,
+            )
+
+
+async def run_in_backend(db_url: str | None = None) -> None:
+    """The backend's lifespan task: each worker sends release jobs too (embedded gateway with SMTP)."""
+    if not settings.list_emails_on():
+        return
+    mail = settings.mail_settings()
+    if mail.postal_address is None:
+        return  # without the postal address, only the command (which refuses) could start a release
+    await outbox.keep_sending(ReleaseSender(mail, db_url).send_due, "Campaign", asyncio.Event())

@@ -1,0 +1,550 @@
+"""The site's emails: built with the standard library, sent with aiosmtplib, DKIM-signed when configured.
+
+(A release email's body is rendered from templates: release_email.py.)
+
+``email.message.EmailMessage`` with the SMTP policy writes the headers, so a
+visitor's name can never add one (CR/LF in a header value is refused) and a
+non-ASCII name is encoded as RFC 2047 words. The headers that carry a URL or a
+token (List-Unsubscribe, List-Id, Message-ID) are the exception: the email
+package would fold a long one into encoded-words, which no mail provider reads as
+a link, so ``verbatim_header`` writes them exactly as they are (the WIRE policy).
+Every address goes out with its domain in ASCII (``envelope_address``). The body
+is UTF-8 plain text in quoted-printable, which every server accepts.
+
+aiosmtplib rather than smtplib in a thread: the sender is a task on the backend's
+own event loop, so shutting down cancels it cleanly (a thread blocked in smtplib
+cannot be interrupted), timeouts cover connect, TLS and each command, and waiting
+on a slow server costs no thread from the pool the gateway's storage uses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import ssl
+from datetime import datetime
+from email import utils as email_utils
+from email.headerregistry import Address
+from email.message import EmailMessage
+from email.policy import SMTP, EmailPolicy
+
+import aiosmtplib
+
+from publisher.config.settings import MailSettings
+from publisher.content import list_copy
+from publisher.content.site import BRAND_NAME
+from publisher.rules import validation
+
+# Connect, TLS handshake and each SMTP command: a server slower than this is retried later.
+SMTP_TIMEOUT_S = 30.0
+
+
+def new_message_id(settings: MailSettings) -> str:
+    """A Message-ID fixed when the job is stored, so every send of it carries the same one."""
+    return email_utils.make_msgid(domain=settings.domain)
+
+
+def _address(display_name: str, addr: str) -> Address:
+    username, _, domain = addr.rpartition("@")
+    return Address(display_name=display_name, username=username, domain=domain)
+
+
+def sender_address(settings: MailSettings) -> Address:
+    return _address(settings.mail_from_name, settings.mail_from)
+
+
+def recipient_address(name: str, email: str) -> Address:
+    return _address(name, envelope_address(email))
+
+
+def envelope_address(email: str) -> str:
+    """The address as the SMTP envelope carries it: its domain in ASCII.
+
+    Stored addresses already are (forms/validation.py); one stored before that rule
+    is mended here too. One that cannot be sent without SMTPUTF8 fails its own
+    email, permanently, with the reason: never the sender.
+    """
+    if email.isascii():
+        return email
+    try:
+        return validation.sendable_address(email)
+    except validation.NotSendable as exc:
+        raise DeliveryFailed(str(exc), permanent=True) from None
+
+
+def _sent_at(moment: datetime) -> str:
+    return moment.strftime("%A %-d %B %Y, %H:%M:%S UTC")
+
+
+def _base(
+    settings: MailSettings, *, subject: str, reply_to: Address, moment: datetime, message_id: str
+) -> EmailMessage:
+    message = EmailMessage(policy=SMTP)
+    message["From"] = sender_address(settings)
+    message["To"] = [_address("", recipient) for recipient in settings.notify_to]
+    message["Reply-To"] = reply_to
+    message["Subject"] = subject
+    message["Date"] = email_utils.format_datetime(moment)
+    message["Message-ID"] = message_id
+    return message
+
+
+def contact_email(
+    settings: MailSettings,
+    *,
+    sender_name: str,
+    sender_email: str,
+    subject: str,
+    text: str,
+    received_at: datetime,
+    message_id: str,
+) -> EmailMessage:
+    """A contact message as the publisher receives it: Reply answers the visitor."""
+    visitor = _address(sender_name, sender_email)
+    message = _base(settings, subject=subject, reply_to=visitor, moment=received_at, message_id=message_id)
+    message.set_content(
+        f"From: {sender_name} <{sender_email}>\nSent: {_sent_at(received_at)}\n\n{text}\n",
+        charset="utf-8",
+        cte="quoted-printable",
+    )
+    return message
+
+
+def subscriber_notice(
+    settings: MailSettings,
+    *,
+    name: str,
+    email: str,
+    subscribed_at: datetime,
+    message_id: str,
+    confirmed_at: datetime | None = None,
+) -> EmailMessage:
+    """The optional notice of a new address on the new-release list (sent once it is confirmed)."""
+    subscriber = _address(name, email)
+    moment = confirmed_at or subscribed_at
+    message = _base(
+        settings, subject=f"New subscriber: {name}", reply_to=subscriber, moment=moment, message_id=message_id
+    )
+    confirmed = f"Confirmed: {_sent_at(confirmed_at)}\n" if confirmed_at else ""
+    message.set_content(
+        f"{name} <{email}> joined the new-release email list.\nSubscribed: {_sent_at(subscribed_at)}\n{confirmed}",
+        charset="utf-8",
+        cte="quoted-printable",
+    )
+    return message
+
+
+def _to_subscriber(
+    settings: MailSettings, *, name: str, email: str, subject: str, moment: datetime, message_id: str
+) -> EmailMessage:
+    message = EmailMessage(policy=SMTP)
+    message["From"] = sender_address(settings)
+    message["To"] = recipient_address(name, email)
+    message["Subject"] = subject
+    message["Date"] = email_utils.format_datetime(moment)
+    message["Message-ID"] = message_id
+    return message
+
+
+def confirmation_email(
+    settings: MailSettings, *, email: str, link: str, site: str, sent_at: datetime, message_id: str
+) -> EmailMessage:
+    """Double opt-in: who writes and why, and the link to the page that confirms. Not a list email.
+
+    Addressed to the bare address, with no name: until the reader confirms, whatever was
+    typed into the form is a stranger's words, and must not ride in the publisher's email.
+    """
+    message = _to_subscriber(
+        settings,
+        name="",
+        email=email,
+        subject=list_copy.CONFIRMATION_SUBJECT,
+        moment=sent_at,
+        message_id=message_id,
+    )
+    body = list_copy.CONFIRMATION_TEXT.format(list_name=list_copy.LIST_NAME, site=site, link=link, brand=BRAND_NAME)
+    message.set_content(body, charset="utf-8", cte="quoted-printable")
+    return message
+
+
+def list_footer(settings: MailSettings, *, site: str, unsubscribe_link: str) -> str:
+    """The foot of every list email: why the reader gets it, the one-click way out, the postal address."""
+    lines = [
+        list_copy.LIST_EMAIL_WHY.format(list_name=list_copy.LIST_NAME, site=site),
+        list_copy.LIST_EMAIL_UNSUBSCRIBE.format(link=unsubscribe_link),
+    ]
+    if settings.postal_address:
+        lines.append(settings.postal_address)
+    return "\n".join(lines) + "\n"
+
+
+# RFC 8058: a mail provider's POST to the List-Unsubscribe link unsubscribes at once.
+ONE_CLICK = "List-Unsubscribe=One-Click"
+
+
+def list_id(settings: MailSettings) -> str:
+    """RFC 2919's List-Id: lets a reader's client file and filter the list's emails."""
+    return f"{BRAND_NAME} new releases <new-releases.{settings.domain}>"
+
+
+# RFC 5322 2.1.1: a line MUST be at most 998 characters (without its CRLF), and SHOULD be at most 78.
+MAX_LINE_LENGTH = 998
+FOLD_AT = 78
+# The headers that carry a URL or a token: written by verbatim_header, whatever builds the email.
+VERBATIM_HEADERS = ("Message-ID", "List-Unsubscribe", "List-Unsubscribe-Post", "List-Id")
+_FIELD_NAME = re.compile(r"[!-9;-~]+")  # RFC 5322 ftext
+
+
+def verbatim_header(name: str, value: str) -> bytes:
+    """``name: value`` and CRLF, the value exactly as given: how a header carrying a URL or a
+    token (List-Unsubscribe, List-Id, Message-ID) must reach the receiving server.
+
+    The email package folds any word longer than a line into RFC 2047 encoded-words
+    (``=?utf-8?q?=3Chttps=3A//...?=``): the package reads those back, a mail provider
+    looking for RFC 2369's ``<https://...>`` does not (no unsubscribe button, no
+    RFC 8058 one-click). Here a line is folded only at a space outside ``<...>`` (never
+    inside a URL, never right after the colon), and only to keep lines within 78
+    characters where such a space allows; otherwise the value stays on one line of up to
+    998. A value that holds CR, LF or another control character, or anything non-ASCII,
+    or that cannot fit 998 characters a line, raises ValueError: nothing broken is written.
+    """
+    if not _FIELD_NAME.fullmatch(name):
+        raise ValueError(f"not a header name: {name!r}")
+    if not (value.isascii() and value.isprintable()):
+        raise ValueError(
+            f"{name}: a header that carries a URL or a token must be printable ASCII on one line "
+            f"(no CR, LF or other control character, nothing non-ASCII), got {value!r}"
+        )
+    lines = _fold_outside_brackets(f"{name}: {value}", first_fold=len(name) + 2)
+    if (longest := max(len(line) for line in lines)) > MAX_LINE_LENGTH:
+        raise ValueError(
+            f"{name}: a line of {longest} characters is longer than RFC 5322's {MAX_LINE_LENGTH}, "
+            "and it cannot be folded outside its <...>; it is not sent broken"
+        )
+    return ("\r\n".join(lines) + "\r\n").encode("ascii")
+
+
+def _fold_outside_brackets(line: str, first_fold: int) -> list[str]:
+    """``line`` cut before single spaces outside ``<...>`` (from ``first_fold`` on), each piece
+    at most FOLD_AT long where the spaces allow. Unfolding (taking out each CRLF) gives ``line`` back."""
+    depth = 0
+    spaces = []
+    for index, char in enumerate(line):
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth = max(depth - 1, 0)
+        elif (
+            char == " "
+            and depth == 0
+            and index >= first_fold
+            and line[index - 1] != " "
+            and index + 1 < len(line)
+            and line[index + 1] != " "
+        ):
+            spaces.append(index)
+    lines, start = [], 0
+    while len(line) - start > FOLD_AT:
+        fitting = [space for space in spaces if start < space <= start + FOLD_AT]
+        later = [space for space in spaces if space > start]
+        if not later:
+            break
+        cut = fitting[-1] if fitting else later[0]
+        lines.append(line[start:cut])
+        start = cut  # the continuation line starts with the space
+    lines.append(line[start:])
+    return lines
+
+
+def list_unsubscribe(link: str) -> str:
+    """RFC 2369's List-Unsubscribe value for one link: ``<link>``. A link that is not one URL
+    (a space, an angle bracket, a quote, a control or non-ASCII character) raises ValueError."""
+    if not (link.isascii() and link.isprintable()) or any(char in link for char in ' <>"'):
+        raise ValueError(f"List-Unsubscribe: not one URL: {link!r}")
+    return f"<{link}>"
+
+
+def add_list_headers(message: EmailMessage, settings: MailSettings, unsubscribe_link: str) -> None:
+    """RFC 2369's List-Unsubscribe, RFC 8058's one-click, RFC 2919's List-Id.
+
+    The message takes the WIRE policy: these headers are kept as given and leave as
+    verbatim_header writes them (however the message is turned into bytes), and one
+    that cannot be written right raises ValueError here, before the email is built.
+    """
+    message.policy = WIRE
+    message["List-Unsubscribe"] = list_unsubscribe(unsubscribe_link)
+    message["List-Unsubscribe-Post"] = ONE_CLICK
+    message["List-Id"] = list_id(settings)
+
+
+def welcome_email(
+    settings: MailSettings,
+    *,
+    name: str,
+    email: str,
+    site: str,
+    unsubscribe_link: str,
+    confirmed_at: datetime,
+    message_id: str,
+) -> EmailMessage:
+    """The first list email: what the reader will get, and how often."""
+    message = _to_subscriber(
+        settings, name=name, email=email, subject=list_copy.WELCOME_SUBJECT, moment=confirmed_at, message_id=message_id
+    )
+    add_list_headers(message, settings, unsubscribe_link)
+    body = list_copy.WELCOME_TEXT.format(name=name, list_name=list_copy.LIST_NAME, brand=BRAND_NAME, site=site)
+    footer = list_footer(settings, site=site, unsubscribe_link=unsubscribe_link)
+    message.set_content(f"{body}\n--\n{footer}", charset="utf-8", cte="quoted-printable")
+    return message
+
+
+class DeliveryFailed(Exception):
+    """The server did not take the message. ``permanent``: a 5xx refusal, never retried."""
+
+    def __init__(self, reason: str, *, permanent: bool):
+        super().__init__(reason)
+        self.reason = reason
+        self.permanent = permanent
+
+
+def tls_context(settings: MailSettings) -> ssl.SSLContext:
+    """The system's trusted certificates, plus ``PUBLISHER_SMTP_CA_FILE`` (a relay's own)."""
+    context = ssl.create_default_context()
+    if settings.ca_file:
+        context.load_verify_locations(cafile=settings.ca_file)
+    return context
+
+
+def _reply(code: int, text: str) -> str:
+    return f"{code} {' '.join(text.split())}".strip()
+
+
+def _failure(exc: BaseException) -> DeliveryFailed:
+    """Classify what went wrong: a 5xx reply is permanent, anything else is worth retrying."""
+    if isinstance(exc, aiosmtplib.SMTPRecipientsRefused):
+        codes = [refusal.code for refusal in exc.recipients]
+        reason = "; ".join(f"{r.recipient}: {_reply(r.code, r.message)}" for r in exc.recipients)
+        return DeliveryFailed(f"recipients refused: {reason}", permanent=all(code >= 500 for code in codes))
+    if isinstance(exc, aiosmtplib.SMTPResponseException):
+        return DeliveryFailed(_reply(exc.code, exc.message), permanent=500 <= exc.code < 600)
+    if isinstance(exc, aiosmtplib.SMTPTimeoutError | TimeoutError):
+        return DeliveryFailed(f"timed out after {SMTP_TIMEOUT_S:g} s", permanent=False)
+    if isinstance(exc, aiosmtplib.SMTPConnectError):
+        return DeliveryFailed(f"cannot connect: {exc}", permanent=False)
+    text = str(exc).strip() or type(exc).__name__
+    return DeliveryFailed(f"{type(exc).__name__}: {text}", permanent=False)
+
+
+# What a DKIM signature covers (when configured): Gmail asks for the unsubscribe headers among them.
+DKIM_HEADERS = (
+    "From",
+    "To",
+    "Subject",
+    "Date",
+    "Message-ID",
+    "List-Unsubscribe",
+    "List-Unsubscribe-Post",
+    "List-Id",
+    "MIME-Version",
+    "Content-Type",
+)
+
+
+class _WirePolicy(EmailPolicy):
+    """The SMTP policy, except that the VERBATIM_HEADERS are written by verbatim_header: one
+    set with this policy is kept as the very string given (checked as it is set), not parsed
+    (which would decode anything that looks like an encoded-word)."""
+
+    def header_store_parse(self, name, value):
+        if name.lower() not in _VERBATIM or hasattr(value, "name"):
+            return super().header_store_parse(name, value)
+        verbatim_header(name, value)  # raises ValueError when it cannot be written right
+        return (name, value)
+
+    def _verbatim(self, name: str, value) -> str | None:
+        if name.lower() not in _VERBATIM:
+            return None
+        # A header object (set under another policy) as it reads; a stored string as it is, unfolded.
+        text = str(value) if hasattr(value, "name") else re.sub(r"[\r\n]", "", value)
+        return verbatim_header(name, text).decode("ascii").replace("\r\n", self.linesep)
+
+    def fold(self, name, value):
+        folded = self._verbatim(name, value)
+        return super().fold(name, value) if folded is None else folded
+
+    def fold_binary(self, name, value):
+        folded = self._verbatim(name, value)
+        return super().fold_binary(name, value) if folded is None else folded.encode("ascii")
+
+
+_VERBATIM = {name.lower() for name in VERBATIM_HEADERS}
+# How the site's emails are written: the SMTP policy (CRLF), URL and token headers verbatim.
+WIRE = _WirePolicy(linesep="\r\n")
+
+
+def wire_bytes(message: EmailMessage, settings: MailSettings) -> bytes:
+    """The message as it goes on the wire (CRLF lines; URL and token headers as verbatim_header
+    writes them), with a DKIM-Signature first when a key is set."""
+    return signed(message.as_bytes(policy=WIRE), settings)
+
+
+def signed(data: bytes, settings: MailSettings) -> bytes:
+    """``data`` (a whole message, CRLF lines) with a DKIM-Signature first when a key is set."""
+    if settings.dkim is None:
+        return data
+    import dkim  # noqa: PLC0415 (only a site that signs needs it)
+
+    head = data.split(b"\r\n\r\n", 1)[0].decode("ascii")
+    present = {line.partition(":")[0].lower() for line in head.split("\r\n") if line[:1] not in (" ", "\t")}
+    headers = [name.encode() for name in DKIM_HEADERS if name.lower() in present]
+    signature = dkim.sign(
+        data,
+        settings.dkim.selector.encode(),
+        settings.dkim.domain.encode(),
+        settings.dkim.private_key,
+        include_headers=headers,
+        canonicalize=(b"relaxed", b"relaxed"),
+    )
+    return signature + data
+
+
+def _client(settings: MailSettings) -> aiosmtplib.SMTP:
+    server = settings.server
+    return aiosmtplib.SMTP(
+        hostname=server.host,
+        port=server.port,
+        username=server.username,
+        password=server.password,
+        use_tls=server.implicit_tls,
+        start_tls=True if server.require_starttls else None,  # None: STARTTLS when offered
+        tls_context=tls_context(settings),
+        timeout=SMTP_TIMEOUT_S,
+    )
+
+
+def _refusal_note(refused: dict) -> str | None:
+    if not refused:
+        return None
+    return "accepted, but refused for " + "; ".join(
+        f"{recipient}: {_reply(code, text)}" for recipient, (code, text) in refused.items()
+    )
+
+
+class ConnectionTrouble(DeliveryFailed):
+    """The server could not be reached, or refused the session itself (TLS, login): no
+    recipient's fault, so never final for one; the session must be opened afresh."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason, permanent=False)
+
+
+class SmtpSession:
+    """One SMTP connection for many messages (a release): opened on the first send, kept
+    while messages follow, opened again after the server drops it. ``close()`` ends it."""
+
+    def __init__(self, settings: MailSettings):
+        self.settings = settings
+        self._client: aiosmtplib.SMTP | None = None
+
+    async def _open(self) -> aiosmtplib.SMTP:
+        if self._client is not None and self._client.is_connected:
+            return self._client
+        client = _client(self.settings)
+        try:
+            await client.connect()
+        except (aiosmtplib.SMTPException, OSError, ssl.SSLError, TimeoutError) as exc:
+            client.close()
+            raise ConnectionTrouble(_failure(exc).reason) from None
+        self._client = client
+        return client
+
+    async def send(self, message: bytes, recipient: str) -> None:
+        """Hand one message (as it goes on the wire: ``signed`` is applied here) to the server
+        for one recipient. Raises DeliveryFailed: a ConnectionTrouble, or the server's answer
+        to this message (5xx: permanent)."""
+        await self.begin(recipient)
+        await self.finish(message)
+
+    async def begin(self, recipient: str) -> None:
+        """The envelope of the next message (MAIL FROM, RCPT TO); nothing is delivered before
+        ``finish``, and ``abandon`` drops it. A campaign opens the next envelope while the
+        previous email is still being recorded. Raises DeliveryFailed as ``send``."""
+        client = await self._open()
+        recipient = envelope_address(recipient)
+        await self._command(client.mail(self.settings.mail_from))
+        try:
+            await self._command(client.rcpt(recipient))
+        except aiosmtplib.SMTPRecipientRefused as refused:
+            await self._reset()
+            raise _failure(aiosmtplib.SMTPRecipientsRefused([refused])) from None
+
+    async def finish(self, message: bytes) -> None:
+        """DATA: the server takes the message for the envelope ``begin`` opened.
+
+        On the same connection only: a new one would carry no envelope, and its
+        refusal of the data would read as the recipient's permanent failure.
+        """
+        if self._client is None or not self._client.is_connected:
+            raise ConnectionTrouble("the server closed the connection after the envelope")
+        await self._command(self._client.data(signed(message, self.settings)))
+
+    async def abandon(self) -> None:
+        """Drop the envelope ``begin`` opened (the reader left the list meanwhile)."""
+        await self._reset()
+
+    async def _command(self, command):
+        try:
+            return await command
+        except aiosmtplib.SMTPRecipientRefused:
+            raise
+        except aiosmtplib.SMTPServerDisconnected as exc:
+            self._drop()
+            raise ConnectionTrouble(f"the server closed the connection: {exc}") from None
+        except (aiosmtplib.SMTPRecipientsRefused, aiosmtplib.SMTPResponseException) as exc:
+            await self._reset()
+            raise _failure(exc) from None
+        except (aiosmtplib.SMTPException, OSError, ssl.SSLError, TimeoutError) as exc:
+            self._drop()
+            raise ConnectionTrouble(_failure(exc).reason) from None
+
+    async def _reset(self) -> None:
+        """After a refused message the session goes on, from a clean state (RSET)."""
+        if self._client is None or not self._client.is_connected:
+            return
+        try:
+            await self._client.rset()
+        except (aiosmtplib.SMTPException, OSError, TimeoutError):
+            self._drop()
+
+    def _drop(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        self._client = None
+
+    def discard(self) -> None:
+        """Forget the connection without a word to the server: after an error no rule
+        foresaw, its state is unknown; the next message opens a new one."""
+        self._drop()
+
+    async def close(self) -> None:
+        if self._client is not None and self._client.is_connected:
+            with contextlib.suppress(aiosmtplib.SMTPException, OSError, TimeoutError):
+                await self._client.quit()
+        self._drop()
+
+
+async def send(message: EmailMessage, settings: MailSettings, recipients: tuple[str, ...] = ()) -> str | None:
+    """Hand ``message`` to the SMTP server for ``recipients`` (the publisher's inbox when
+    none are given); a note when some recipients were refused.
+
+    Raises DeliveryFailed. STARTTLS is required except on loopback (see settings.SmtpServer).
+    """
+    envelope = [envelope_address(recipient) for recipient in recipients or settings.notify_to]
+    data = wire_bytes(message, settings)
+    client = _client(settings)
+    try:
+        async with client:
+            refused, _reply_text = await client.sendmail(settings.mail_from, envelope, data)
+    except (aiosmtplib.SMTPException, OSError, ssl.SSLError, TimeoutError) as exc:
+        raise _failure(exc) from None
+    return _refusal_note(refused)

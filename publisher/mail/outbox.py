@@ -1,0 +1,384 @@
+"""The durable outbox: every email the site owes is sent, eventually, once.
+
+The publisher's emails (a contact message, a new-subscriber notice) and the
+list's emails to a subscriber (confirmation, welcome: mailing_list.py) are each
+a job, stored in the same transaction as the row it mails; the store then wakes
+this process's sender. A list email is built, and its subscriber's status
+checked, when its turn comes: an address that left in the meantime gets
+nothing (the job is ``skipped``). Each backend worker runs one
+sender (a lifespan task); a worker claims one job at a time with a lease
+(``FOR UPDATE SKIP LOCKED`` on PostgreSQL), so with several workers or
+containers each job is in one worker's hands. The visitor's success never waits
+for any of this.
+
+- A temporary failure (connection refused, timeout, TLS, a 4xx reply) is tried
+  again after 15 s, 1 min, 5 min, 15 min, 30 min, 1 h, then every 2 h, for three
+  days from when the job was stored; then it is marked failed.
+- A 5xx reply is final: the job is marked failed at once and logged as an error.
+- ``publisher-gateway outbox`` lists pending and failed jobs; ``--retry`` sends
+  the failed ones again.
+
+Where it can still send twice: the server accepted the message, and the worker
+died (or lost the database for longer than the lease) before recording it as
+sent. When the lease runs out another worker sends it again, with the same
+Message-ID, so mail clients show one message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+
+import sqlalchemy
+
+from publisher.config import settings
+from publisher.config.settings import MailSettings, site_url
+from publisher.mail import mailer
+from publisher.per_process import PerProcess
+from publisher.rules import list_links
+from publisher.storage import tables as storage
+from publisher.storage.tables import ListStatus
+
+logger = logging.getLogger(__name__)
+
+RETRY_DELAYS = tuple(timedelta(seconds=s) for s in (15, 60, 300, 900, 1800, 3600, 7200))
+RETRY_FOR = timedelta(days=3)
+# Longer than any one send can take (connect, TLS, AUTH, DATA: SMTP_TIMEOUT_S each at worst).
+LEASE = timedelta(minutes=5)
+POLL_INTERVAL_S = 5.0
+# How long a worker keeps trying to record "sent" while the database is away (inside the lease).
+MARK_SENT_FOR_S = 120.0
+
+
+def retry_delay(failed_attempts: int) -> timedelta:
+    """The wait after the n-th failed attempt (1-based): short at first, then every two hours."""
+    return RETRY_DELAYS[min(failed_attempts, len(RETRY_DELAYS)) - 1]
+
+
+def next_attempt(failed_attempts: int, now: datetime, give_up_at: datetime) -> datetime | None:
+    """When to try again, or None once the retry window is over.
+
+    The last try falls on ``give_up_at`` itself, so a job is always tried at the end of its window.
+    """
+    if now >= give_up_at:
+        return None
+    return min(now + retry_delay(failed_attempts), give_up_at)
+
+
+def after_failure(
+    failure: mailer.DeliveryFailed, attempts: int, now: datetime, give_up_at: datetime
+) -> tuple[datetime | None, str]:
+    """When to try a job again (None: never) and the reason to record for it."""
+    when = None if failure.permanent else next_attempt(attempts, now, give_up_at)
+    if when is None and not failure.permanent:
+        return None, f"gave up after {attempts} attempts over {RETRY_FOR.days} days: {failure.reason}"
+    return when, failure.reason
+
+
+CONFIRMATION_WINDOW = timedelta(hours=1)
+
+
+def confirmations_held(sent_in_the_last_hour: int, per_hour: int) -> bool:
+    """The site-wide ceiling on confirmation emails (``PUBLISHER_CONFIRMATIONS_PER_HOUR``).
+
+    A bot typing strangers' addresses into the form, from many networks, could otherwise
+    make the publisher's domain mail thousands of people who never asked. Past the
+    ceiling the confirmations wait in the outbox, due as soon as the hour's count drops.
+    """
+    return sent_in_the_last_hour >= per_hour
+
+
+def unexpected(exc: BaseException) -> str:
+    """The reason recorded for a job that failed in a way no rule foresaw (a bug, a bad row)."""
+    return f"could not be built or sent: {type(exc).__name__}: {str(exc).strip() or 'no details'}"
+
+
+def job_for(settings: MailSettings) -> storage.Job:
+    return storage.Job(message_id=mailer.new_message_id(settings), retry_for=RETRY_FOR)
+
+
+class NothingToSend(Exception):
+    """The job names no email that can be built (its row is gone): it fails, with why.
+
+    Not LookupError: a KeyError from a bug while building must read as unexpected."""
+
+
+class NoLongerWanted(Exception):
+    """The address's place on the list changed since the email was queued: it is not sent."""
+
+
+# The status a subscriber must still have when a list job's turn comes.
+_WANTED_WHILE = {storage.CONFIRMATION: ListStatus.PENDING, storage.WELCOME: ListStatus.CONFIRMED}
+
+
+def email_for(delivery: storage.ClaimedDelivery, settings: MailSettings) -> tuple[EmailMessage, tuple[str, ...]]:
+    """The email a job sends, and to whom (empty: the publisher's inbox).
+
+    Raises NothingToSend when the row it mails is gone, and NoLongerWanted when the
+    subscriber's status changed since it was queued: checked now, at sending time.
+    """
+    source = delivery.source
+    if isinstance(source, storage.ContactMessage):
+        message = mailer.contact_email(
+            settings,
+            sender_name=source.sender_name,
+            sender_email=source.sender_email,
+            subject=source.subject,
+            text=source.message,
+            received_at=source.received_at,
+            message_id=delivery.message_id,
+        )
+        return message, ()
+    if not isinstance(source, storage.Subscriber):
+        raise NothingToSend(f"the stored {delivery.kind} row it mails no longer exists")
+    if delivery.kind == storage.SUBSCRIBER:
+        message = mailer.subscriber_notice(
+            settings,
+            name=source.name,
+            email=source.email,
+            subscribed_at=source.subscribed_at,
+            confirmed_at=source.confirmed_at,
+            message_id=delivery.message_id,
+        )
+        return message, ()
+    wanted = _WANTED_WHILE.get(delivery.kind)
+    if wanted is None:
+        raise NothingToSend(f"no email is known for a {delivery.kind!r} job")
+    if source.status != wanted:
+        raise NoLongerWanted(f"the address is {source.status} now, no longer {wanted}")
+    site = site_url()
+    if delivery.kind == storage.CONFIRMATION:
+        link = list_links.confirm_url(site, settings.list_secret, source.link_key, source.confirmation_sent_at)
+        message = mailer.confirmation_email(
+            settings,
+            email=source.email,
+            link=link,
+            site=site,
+            sent_at=source.confirmation_sent_at,
+            message_id=delivery.message_id,
+        )
+    else:
+        message = mailer.welcome_email(
+            settings,
+            name=source.name,
+            email=source.email,
+            site=site,
+            unsubscribe_link=list_links.unsubscribe_url(site, settings.list_secret, source.link_key),
+            confirmed_at=source.confirmed_at,
+            message_id=delivery.message_id,
+        )
+    return message, (source.email,)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    delivery_id: int
+    status: str  # storage.SENT, storage.PENDING (to retry), storage.FAILED or storage.SKIPPED
+    detail: str | None = None
+
+
+def worker_name() -> str:
+    """``host:pid:tag``: campaign.py frees the leases of a dead process on the same host by it."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"[:64]
+
+
+async def record_sent(
+    delivery_id: int,
+    note: str | None,
+    clock: Callable[[], datetime],
+    db_url: str | None = None,
+    *,
+    then_read: int | None = None,
+) -> str | None:
+    """The server has it: keep trying to record that, inside the lease, so it is not sent again.
+
+    ``then_read``: a subscriber whose status is read with the record (storage.mark_sent);
+    ``storage.NOT_READ`` when it was not.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + MARK_SENT_FOR_S
+    delay = 0.5
+    while True:
+        try:
+            return await asyncio.to_thread(storage.mark_sent, delivery_id, clock(), note, db_url, then_read=then_read)
+        except sqlalchemy.exc.SQLAlchemyError as exc:
+            if loop.time() + delay > deadline:
+                logger.error(
+                    "Outbox: delivery #%s was sent but could not be recorded (%s); "
+                    "it will be sent again when its lease ends",
+                    delivery_id,
+                    type(exc).__name__,
+                )
+                return storage.NOT_READ
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 10.0)
+
+
+class Sender:
+    """Claims due jobs and sends them, one at a time. ``clock`` is injectable for tests."""
+
+    def __init__(
+        self,
+        settings: MailSettings,
+        db_url: str | None = None,
+        clock: Callable[[], datetime] = storage.utc_now,
+        worker: str | None = None,
+    ):
+        self.settings = settings
+        self.db_url = db_url
+        self.clock = clock
+        self.worker = worker or worker_name()
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def send_next(self, only_ids: list[int] | None = None) -> Outcome | None:
+        """Claim and send one due job; None when nothing is due."""
+        now = self.clock()
+        held = await asyncio.to_thread(self._held_kinds, now)
+        delivery = await asyncio.to_thread(storage.claim_due, self.worker, now, LEASE, self.db_url, only_ids, held)
+        if delivery is None:
+            return None
+        if delivery.stalled_too_often:
+            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, delivery.stalled_reason, self.db_url)
+            logger.error("Outbox: delivery #%s %s", delivery.id, delivery.stalled_reason)
+            return Outcome(delivery.id, storage.FAILED, delivery.stalled_reason)
+        try:
+            message, recipients = email_for(delivery, self.settings)
+            note = await mailer.send(message, self.settings, recipients)
+        except NoLongerWanted as reason:
+            await asyncio.to_thread(storage.mark_skipped, delivery.id, self.worker, str(reason), self.db_url)
+            logger.info("Outbox: delivery #%s (%s) not sent: %s", delivery.id, delivery.kind, reason)
+            return Outcome(delivery.id, storage.SKIPPED, str(reason))
+        except NothingToSend as exc:
+            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, str(exc), self.db_url)
+            logger.error("Outbox: delivery #%s failed: %s", delivery.id, exc)
+            return Outcome(delivery.id, storage.FAILED, str(exc))
+        except mailer.DeliveryFailed as failure:
+            return await self._failed(delivery, failure)
+        except Exception as exc:
+            reason = unexpected(exc)
+            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
+            logger.error("Outbox: delivery #%s failed: %s", delivery.id, reason, exc_info=exc)
+            return Outcome(delivery.id, storage.FAILED, reason)
+        await record_sent(delivery.id, note, self.clock, self.db_url)
+        if note:
+            logger.error("Outbox: delivery #%s (%s) %s", delivery.id, delivery.message_id, note)
+        else:
+            logger.info("Outbox: delivery #%s (%s) sent", delivery.id, delivery.message_id)
+        return Outcome(delivery.id, storage.SENT, note)
+
+    def _held_kinds(self, now: datetime) -> tuple[str, ...]:
+        """Confirmations wait while the site's hourly ceiling is reached (stored, never lost)."""
+        sent = storage.sent_since(storage.CONFIRMATION, now - CONFIRMATION_WINDOW, self.db_url)
+        return (storage.CONFIRMATION,) if confirmations_held(sent, self.settings.confirmations_per_hour) else ()
+
+    async def _failed(self, delivery: storage.ClaimedDelivery, failure: mailer.DeliveryFailed) -> Outcome:
+        when, reason = after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)
+        if when is None:
+            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
+            logger.error(
+                "Outbox: delivery #%s failed and will not be retried: %s "
+                "(fix the cause, then `publisher-gateway outbox --retry`)",
+                delivery.id,
+                reason,
+            )
+            return Outcome(delivery.id, storage.FAILED, reason)
+        await asyncio.to_thread(storage.mark_retry, delivery.id, self.worker, when, failure.reason, self.db_url)
+        logger.warning(
+            "Outbox: delivery #%s not sent (%s); next attempt at %s", delivery.id, failure.reason, when.isoformat()
+        )
+        return Outcome(delivery.id, storage.PENDING, failure.reason)
+
+    async def send_due(self, only_ids: list[int] | None = None) -> list[Outcome]:
+        """Send every job due now (what one wake-up does), or only those of ``only_ids``."""
+        outcomes = []
+        while (outcome := await self.send_next(only_ids)) is not None:
+            outcomes.append(outcome)
+        return outcomes
+
+    async def run(self) -> None:
+        """Until cancelled: send what is due, then sleep until woken or the next poll."""
+        logger.info("Outbox: emailing the publisher through %s", self.settings.server.describe())
+        await keep_sending(self.send_due, "Outbox", self._wake)
+
+
+# After an unexpected error a sender loop waits this long, doubling up to the most.
+TROUBLE_BACKOFF_S = (POLL_INTERVAL_S, 300.0)
+
+
+def trouble_delay(failures_in_a_row: int) -> float:
+    """The wait after the n-th round in a row that ended in an unexpected error: 5 s doubling to 5 min."""
+    first, most = TROUBLE_BACKOFF_S
+    return min(first * 2 ** max(failures_in_a_row - 1, 0), most)
+
+
+async def keep_sending(
+    send_due: Callable[[], Awaitable[object]],
+    label: str,
+    wake: asyncio.Event,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> None:
+    """Until cancelled: send what is due, then sleep until woken or the next poll (a worker's senders).
+
+    Nothing but a cancel ends it: the loop is the only thing that sends this worker's
+    mail, so a database away, or an error no rule foresaw, is logged and the loop
+    goes on (after a growing pause, so a persistent fault does not spin).
+    """
+    task = asyncio.current_task()
+    troubles = 0
+    while True:
+        wake.clear()
+        try:
+            await send_due()
+            troubles = 0
+        except sqlalchemy.exc.SQLAlchemyError as exc:
+            logger.warning("%s: the database is unavailable (%s); trying again shortly", label, type(exc).__name__)
+        except Exception as exc:
+            troubles += 1
+            delay = trouble_delay(troubles)
+            logger.error(
+                "%s: unexpected error (%s); going on in %.0f s", label, type(exc).__name__, delay, exc_info=exc
+            )
+            await sleep(delay)
+        if task is not None and task.cancelling():
+            # A cancel that arrived just as an SMTP reply did can be swallowed inside
+            # aiosmtplib (asyncio.wait_for on Python 3.11): stop here all the same.
+            raise asyncio.CancelledError
+        try:
+            async with asyncio.timeout(POLL_INTERVAL_S):  # not wait_for: on 3.11 it can swallow a cancel
+                await wake.wait()
+        except TimeoutError:
+            pass
+
+
+# --- The one sender of this backend process. ---
+
+running_sender: PerProcess[Sender] = PerProcess()
+
+
+def wake() -> None:
+    """A job was just stored: this process's sender sends it now rather than at the next poll."""
+    if (sender := running_sender.peek()) is not None:
+        sender.wake()
+
+
+async def run_in_backend(db_url: str | None = None) -> None:
+    """The backend's lifespan task: the sender, when the embedded gateway emails the publisher."""
+    mail = settings.mail_settings()
+    if settings.gateway_url() is not None or mail is None:
+        return
+    sender = Sender(mail, db_url)
+    running_sender.set(sender)
+    try:
+        await sender.run()
+    finally:
+        running_sender.set(None)

@@ -1,0 +1,119 @@
+"""The contact form's security question and anti-spam checks (docs/product.md, Forms), as pure rules.
+
+The correct answer and the time the form was shown are kept by the server in
+backend-only state; these functions only decide. Clocks and randomness are
+injected so the rules are tested without waiting or guessing.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from publisher.content import form_copy
+from publisher.content.form_copy import (
+    HONEYPOT_REJECTED,
+    MATH_INCORRECT,
+    MATH_REJECTED,
+    MATH_REQUIRED,
+    TOO_FAST_REJECTED,
+)
+from publisher.rules.validation import parse_answer
+
+MIN_FILL_TIME_MS = 5000
+# Both forms' hidden field: people never see or reach it, bots that fill every input do.
+HONEYPOT_FIELD = "website"
+OPERAND_MIN = 1
+OPERAND_MAX = 10
+
+__all__ = [
+    "HONEYPOT_FIELD",
+    "HONEYPOT_REJECTED",
+    "MATH_INCORRECT",
+    "MATH_REJECTED",
+    "MATH_REQUIRED",
+    "TOO_FAST_REJECTED",
+    "MathQuestion",
+    "answer_field_error",
+    "new_question",
+    "rejection",
+    "subscribe_rejection",
+]
+
+
+@dataclass(frozen=True)
+class MathQuestion:
+    left: int
+    operator: str  # "+" or "-"
+    right: int
+
+    @property
+    def answer(self) -> int:
+        return self.left + self.right if self.operator == "+" else self.left - self.right
+
+    @property
+    def text(self) -> str:
+        return form_copy.math_question(self.left, self.operator, self.right)
+
+
+def new_question(rng: random.Random | None = None) -> MathQuestion:
+    """Operands 1 to 10; for subtraction the larger comes first, so the result is never negative."""
+    rng = rng or random.SystemRandom()
+    a = rng.randint(OPERAND_MIN, OPERAND_MAX)
+    b = rng.randint(OPERAND_MIN, OPERAND_MAX)
+    operator = rng.choice("+-")
+    if operator == "-" and b > a:
+        a, b = b, a
+    return MathQuestion(a, operator, b)
+
+
+def is_correct_answer(answer: object, expected: int | None) -> bool:
+    """True only when a question was asked and the visitor's answer equals its result."""
+    return expected is not None and parse_answer(answer) == expected
+
+
+def answer_field_error(answer: object, expected: int | None) -> str | None:
+    """The message beside the math field: required, then must equal the result."""
+    if not isinstance(answer, str) or not answer.strip():
+        return MATH_REQUIRED
+    if not is_correct_answer(answer, expected):
+        return MATH_INCORRECT
+    return None
+
+
+def honeypot_filled(honeypot: object) -> bool:
+    """True when the hidden field holds anything (or is not text): a bot filled the form."""
+    return not isinstance(honeypot, str) or honeypot != ""
+
+
+def subscribe_rejection(*, honeypot: object) -> str | None:
+    """Why a subscribe submission is refused; None when it passes.
+
+    Only the honeypot: no minimum fill time (browsers autofill both fields at once, and a
+    person may press Subscribe within a second) and no question (the spec shows none).
+    The list's own rules carry the rest: one confirmation a day per mailbox, a site-wide
+    hourly ceiling, and nothing the visitor typed in the confirmation email.
+    """
+    return HONEYPOT_REJECTED if honeypot_filled(honeypot) else None
+
+
+def rejection(
+    *,
+    honeypot: object,
+    shown_at_ms: float | None,
+    now_ms: float,
+    answer: object,
+    expected: int | None,
+) -> str | None:
+    """Why a contact submission is refused, checked in the documented order; None when it passes.
+
+    A missing ``shown_at_ms`` (the server never showed this visitor a form) counts
+    as too fast, so a forged or replayed submit cannot skip the fill-time rule.
+    """
+    if honeypot_filled(honeypot):
+        return HONEYPOT_REJECTED
+    if shown_at_ms is None or now_ms - shown_at_ms < MIN_FILL_TIME_MS:
+        return TOO_FAST_REJECTED
+    if not is_correct_answer(answer, expected):
+        return MATH_REJECTED
+    return None

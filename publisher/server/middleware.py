@@ -1,0 +1,209 @@
+"""HTTP serving concerns of the single-port production server (Reflex's api_transformer).
+
+Response headers: every response carries the security headers and a cache policy
+for its kind: content-hashed build assets immutable, images a day, static pages
+(no app, hosting/static_or_app.py) five minutes in shared caches such as a CDN and
+revalidated by browsers, pages that start the app and JSON revalidated. A page's
+Content-Security-Policy allows only what the site uses: its own scripts (the
+prerendered pages' inline scripts by hash), its own images, styles (React/emotion
+and the toaster insert <style> elements) and, on pages that start the app, its
+own websocket; every other response gets "default-src 'none'".
+
+Reflex prerenders ``/about`` as ``about/index.html``, and its static file server
+redirects ``/about`` to ``/about/``. Our published URLs have no trailing slash
+(links, canonical, sitemap), so this middleware serves every declared page
+(pages/registry.py) there directly: the request path is rewritten internally,
+with no redirect.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import mimetypes
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from reflex_base import config as reflex_config
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from publisher.content import images
+from publisher.limits import tabs
+from publisher.server.list_links import ListLinks
+from publisher.web import feed, tab_states
+from publisher.web import page_kinds as static_or_app
+from publisher.web.pages import PAGES
+from publisher.web.pages.registry import PageRegistry
+
+BUILD_DIR = Path(".web") / "build" / "client"
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"
+IMAGE_CACHE = "public, max-age=86400"
+# Static pages: a CDN may serve them for five minutes without asking (s-maxage),
+# browsers revalidate every time (a 304 while unchanged), so a deploy shows at once
+# to visitors and within five minutes through a CDN. Pages that start the app stay
+# "no-cache": their scripts must match the backend that answers them.
+STATIC_PAGE_CACHE = "public, max-age=0, s-maxage=300"
+# Scripts, styles, images and JSON are never documents the site renders: if one is
+# opened directly, nothing in it may run or load.
+RESOURCE_POLICY = "default-src 'none'; frame-ancestors 'none'"
+# The release feed: Python's table of types does not know .atom, and the static files
+# take the Content-Type from it.
+mimetypes.add_type(feed.CONTENT_TYPE, ".atom")
+_IMAGE_SUFFIXES = (".svg", ".png", ".ico", ".jpg", ".jpeg", ".webp", ".avif")
+# Vite's output: /assets/<name>-<hash>.<ext>, content-addressed.
+_HASHED_ASSET = re.compile(r"^/assets/[^/]+-[A-Za-z0-9_-]{8,}\.(?:js|css|mjs|woff2?|svg|png|webp)$")
+_INLINE_SCRIPT = re.compile(r"<script(?P<attrs>[^>]*)>(?P<body>.*?)</script>", re.S)
+_SCRIPT_TYPE = re.compile(r"""\btype\s*=\s*["']?([^"'\s>]*)""", re.I)
+# text/x-app-boot: the inert boot module that assets/site.js re-inserts as a module.
+_JAVASCRIPT_TYPES = frozenset({"", "module", "text/javascript", "application/javascript", "text/x-app-boot"})
+
+
+def _is_executable(attrs: str) -> bool:
+    declared = _SCRIPT_TYPE.search(attrs)
+    return (declared.group(1).lower() if declared else "") in _JAVASCRIPT_TYPES
+
+
+# hosting/images.py: each name carries its source's content hash.
+_IMAGE_VARIANT = re.compile(rf"^{re.escape(images.VARIANTS_URL)}/[^/]+-[0-9a-f]{{12}}-(?:\d+w|share)\.[a-z]+$")
+
+
+def cache_control(path: str) -> str:
+    if _HASHED_ASSET.match(path) or _IMAGE_VARIANT.match(path):
+        return IMMUTABLE
+    if path.lower().endswith(_IMAGE_SUFFIXES):
+        return IMAGE_CACHE
+    return REVALIDATE
+
+
+def inline_script_hashes(build_dir: Path = BUILD_DIR) -> list[str]:
+    """CSP sources ('sha256-...') for every inline script in the prerendered pages."""
+    hashes: set[str] = set()
+    for html_file in sorted(build_dir.rglob("*.html")):
+        for match in _INLINE_SCRIPT.finditer(html_file.read_text(encoding="utf-8")):
+            attrs, body = match.group("attrs"), match.group("body")
+            if "src=" in attrs or not _is_executable(attrs) or not body:
+                continue  # external, or data such as application/ld+json (never executed)
+            digest = hashlib.sha256(body.encode("utf-8")).digest()
+            hashes.add(f"'sha256-{base64.b64encode(digest).decode()}'")
+    return sorted(hashes)
+
+
+_HOST = re.compile(r"^[A-Za-z0-9.-]+(?::[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::[0-9]{1,5})?$")
+
+
+def content_security_policy(host: str, https: bool, script_hashes: Iterable[str], websocket: bool = True) -> str:
+    if not _HOST.match(host):
+        host = ""  # a malformed Host header must not write into the policy
+    if not websocket or not host:
+        websocket_sources = ""
+    else:
+        websocket_sources = f"wss://{host}" if https else f"ws://{host} wss://{host}"
+    directives = [
+        "default-src 'self'",
+        "script-src 'self' " + " ".join(script_hashes),
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",
+        "font-src 'self'",
+        f"connect-src 'self' {websocket_sources}",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+    if https:
+        directives.append("upgrade-insecure-requests")
+    return "; ".join(d.strip() for d in directives)
+
+
+def is_page_path(path: str) -> bool:
+    """Pages (and the 404 page) are extension-less or .html paths; assets have extensions.
+
+    Decided from the request, not the response: a 304 revalidation carries no
+    Content-Type, yet the browser applies its CSP to the cached page.
+    """
+    last = path.rsplit("/", 1)[-1]
+    return "." not in last or last.endswith(".html")
+
+
+def is_https(scope: Scope, trusted_proxy_hops: int | None = None) -> bool:
+    """HTTPS to the visitor: directly, or at a trusted proxy that says so.
+
+    X-Forwarded-Proto is believed through the same hop count as X-Forwarded-For
+    (``REFLEX_TRUSTED_PROXY_HOPS``, ratelimit.client_address): the value written that
+    many proxies back. With no trusted proxy anyone could send it, and it would turn on
+    HSTS and wss-only policies for a plain-HTTP site, so it is ignored.
+    """
+    if scope.get("scheme") in ("https", "wss"):
+        return True
+    hops = reflex_config.get_config().trusted_proxy_hops if trusted_proxy_hops is None else trusted_proxy_hops
+    if not hops:
+        return False
+    values = ",".join(Headers(scope=scope).getlist("x-forwarded-proto")).split(",")
+    values = [value.strip().lower() for value in values if value.strip()]
+    return len(values) >= hops and values[-hops] == "https"
+
+
+class ResponseHeaders:
+    """Adds the security headers and the cache policy to every HTTP response."""
+
+    def __init__(self, app: ASGIApp, script_hashes: Iterable[str], starts_app: Mapping[str, bool] | None):
+        """``starts_app``: route -> whether its page starts the app; None (no build yet): every page may."""
+        self.app = app
+        self.script_hashes = tuple(script_hashes)
+        self.starts_app = None if starts_app is None else dict(starts_app)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        https = is_https(scope)
+        host = Headers(scope=scope).get("host", "localhost")
+        document = is_page_path(scope["path"])
+        route = static_or_app.page_route(scope["path"]) if document else ""
+        starts_app = self.starts_app is None or self.starts_app.get(route, False)
+        policy = content_security_policy(host, https, self.script_hashes, websocket=starts_app)
+        cache = cache_control(scope["path"])
+        if document and self.starts_app is not None and self.starts_app.get(route) is False:
+            cache = STATIC_PAGE_CACHE
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers["Content-Security-Policy"] = policy if document else RESOURCE_POLICY
+                headers["X-Content-Type-Options"] = "nosniff"
+                headers["Referrer-Policy"] = "strict-origin-when-cross-origin"
+                headers["Permissions-Policy"] = "camera=(), microphone=(), geolocation=()"
+                headers["X-Frame-Options"] = "DENY"
+                headers["Cache-Control"] = cache if message["status"] < 400 else REVALIDATE
+                if https:
+                    headers["Strict-Transport-Security"] = "max-age=31536000; includeSubDomains"
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class CanonicalRouteRewrite:
+    """Serve each prerendered route at its slash-less canonical URL without a redirect."""
+
+    def __init__(self, app: ASGIApp, routes: Iterable[str]):
+        self.app = app
+        self.routes = frozenset(route for route in routes if route != "/")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] in self.routes:
+            scope = dict(scope)
+            scope["path"] = scope["path"] + "/"
+            scope["raw_path"] = scope["path"].encode()
+        await self.app(scope, receive, send)
+
+
+def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
+    """Reflex's ``api_transformer``: every declared page at its slash-less URL, with its headers,
+    and the event channel open only within the tab limits (hosting/tabs.py)."""
+    tab_states.check_reflex_internals()
+    door = tabs.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
+    routes = CanonicalRouteRewrite(door, pages.slashless_routes())
+    return ResponseHeaders(ListLinks(routes), inline_script_hashes(), static_or_app.starts_app_by_route())

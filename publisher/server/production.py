@@ -1,0 +1,169 @@
+"""Production serving: the prebuilt site and the backend from one process on one port.
+
+`reflex run --env prod` rebuilds the frontend on every start. This command never
+builds: it serves the output of `make build` (`reflex export --frontend-only
+--no-zip`) through Reflex's own production backend runner (Granian), with the
+compiled frontend mounted into the backend, exactly as `--single-port` does. A
+container built once therefore starts in seconds and needs no Node at run time.
+
+    HOST=0.0.0.0 PORT=8000 publisher-serve
+
+With the embedded local gateway (no PUBLISHER_GATEWAY_URL), it first checks that
+the database (REFLEX_DB_URL) answers, then brings it to the current schema, once,
+before the workers start (gateway/database.py: under a lock on PostgreSQL, so containers
+starting together take turns).
+
+At run time it writes only the SQLite database (REFLEX_DB_URL) and the visitors'
+form state (REFLEX_STATES_WORKDIR, `.states` by default): `publisher-serve
+--prepare` (run by `make build` and the Dockerfile) writes the backend's page
+markers next to the build beforehand, so the container runs with a read-only root
+filesystem. On SIGTERM the submits in flight finish first (graceful_stop.py).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+import redis
+from reflex.utils import exec as reflex_exec
+from reflex.utils import prerequisites
+from reflex_base import config as reflex_config
+from reflex_base import constants
+from reflex_base.environment import environment
+
+from publisher.config import settings
+from publisher.storage import database
+from publisher.web import graceful_stop
+from publisher.web import page_kinds as static_or_app
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+BUILD_INDEX = Path(".web") / "build" / "client" / "index.html"
+# What a worker reads instead of evaluating the pages at start (and writes when missing).
+STATEFUL_PAGES_MARKER = Path(".web") / "backend" / "stateful_pages.json"
+
+
+class ServeError(RuntimeError):
+    """The server cannot start; the message says what to do."""
+
+
+def listen_address(environ: dict[str, str] | os._Environ = os.environ) -> tuple[str, int]:
+    host = environ.get("HOST", "").strip() or DEFAULT_HOST
+    raw_port = environ.get("PORT", "").strip() or str(DEFAULT_PORT)
+    if not raw_port.isdigit() or not 0 < int(raw_port) < 65536:
+        raise ServeError(f"PORT must be a TCP port number (1-65535), got {raw_port!r}")
+    return host, int(raw_port)
+
+
+def check_redis(url: str | None) -> None:
+    """With Redis configured, it must answer before any worker starts."""
+    if not url:
+        return
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3).ping()
+    except (redis.RedisError, ValueError) as exc:
+        raise ServeError(
+            f"cannot reach Redis at REFLEX_REDIS_URL ({settings.redact_url(url)}): {str(exc).rstrip('.')}. "
+            "Start Redis or unset REFLEX_REDIS_URL to run one worker with in-memory state."
+        ) from None
+
+
+def require_build() -> None:
+    if not BUILD_INDEX.exists():
+        raise ServeError(
+            f"No production build at {BUILD_INDEX.parent}: run `make build` first "
+            "(reflex export --frontend-only --no-zip)."
+        )
+    if not static_or_app.MANIFEST.exists():
+        raise ServeError(
+            f"The build at {BUILD_INDEX.parent} has no {static_or_app.MANIFEST} (which pages start the app): "
+            "it is older than this code; run `make build` again."
+        )
+
+
+def _use_prebuilt_frontend() -> None:
+    environment.REFLEX_ENV_MODE.set(constants.Env.PROD)
+    environment.REFLEX_SKIP_COMPILE.set(True)  # serve the build as it is; never recompile
+
+
+def prepare() -> int:
+    """Write the backend's page markers for the current build (``publisher-serve --prepare``).
+
+    A worker evaluates the pages and writes ``.web/backend/stateful_pages.json`` on
+    its first start when the file is missing, which a read-only filesystem refuses.
+    This does the same once, at build time.
+    """
+    try:
+        require_build()
+    except ServeError as exc:
+        print(f"publisher-serve: {exc}", file=sys.stderr)
+        return 2
+    _use_prebuilt_frontend()
+    STATEFUL_PAGES_MARKER.unlink(missing_ok=True)  # never keep one from an older build
+    with tempfile.TemporaryDirectory() as states:
+        environment.REFLEX_STATES_WORKDIR.set(Path(states))  # importing the app creates it
+        prerequisites.get_app().app()  # what a worker does at start: evaluates pages, writes the marker
+    if not STATEFUL_PAGES_MARKER.exists():
+        print(f"publisher-serve: Reflex did not write {STATEFUL_PAGES_MARKER}", file=sys.stderr)
+        return 1
+    for kind in static_or_app.read_manifest().values():
+        print(f"Page {kind.describe()}")
+    return 0
+
+
+# Granian's Rust side (its websocket buffers among others) allocates with jemalloc, which by
+# default keeps freed pages until it allocates again: after a flood of tabs an idle worker
+# stayed at its peak (benchmarks/flood.py: about 300 MB kept for 2,000 tabs). With a background
+# thread it hands them back within seconds. Read by each worker Granian starts; an operator's own
+# setting wins. tests/unit/test_production.py fails if Granian stops reading this variable.
+JEMALLOC_CONF_VAR = "_RJEM_MALLOC_CONF"
+JEMALLOC_CONF = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0"
+
+
+def _exit_on_stop_signal(signum: int, _frame) -> None:
+    # Until Granian takes over the signals: as PID 1 in a container, a signal without a
+    # handler is ignored, and the runtime would wait its full timeout before killing.
+    raise SystemExit(128 + signum)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--prepare"]:
+        return prepare()
+    if args:
+        print("usage: publisher-serve [--prepare]", file=sys.stderr)
+        return 2
+    for stop_signal in graceful_stop.STOP_SIGNALS:
+        signal.signal(stop_signal, _exit_on_stop_signal)
+    try:
+        host, port = listen_address()
+        require_build()
+        check_redis(reflex_config.get_config().redis_url)
+        settings.check_at_start()
+    except (ServeError, settings.ConfigurationError) as exc:
+        print(f"publisher-serve: {exc}", file=sys.stderr)
+        return 2
+    for note in settings.notes_at_start():
+        print(f"publisher-serve: note: {note}", file=sys.stderr)
+
+    if settings.gateway_url() is None:  # the embedded gateway: its database first
+        try:
+            database.check()
+            database.migrate()
+        except database.DatabaseUnavailable as exc:
+            print(f"publisher-serve: {exc}", file=sys.stderr)
+            return 2
+    _use_prebuilt_frontend()
+    os.environ.setdefault(JEMALLOC_CONF_VAR, JEMALLOC_CONF)
+    graceful_stop.install_in_granian_workers()
+    loglevel = constants.LogLevel(os.environ.get("LOGLEVEL", "info"))
+    reflex_exec.run_backend_prod(host, port, loglevel.subprocess_level(), mount_frontend_compiled_app=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,145 @@
+"""The embedded gateway's database: which one, whether it answers, and its migration.
+
+SQLite by default (one host); PostgreSQL when several containers share the storage
+(``REFLEX_DB_URL=postgresql+psycopg://...``, the ``postgres`` extra). The engine
+and its connection pool are Reflex's (``rx_model.get_engine``): one pool per
+worker process, sized by Reflex's ``SQLALCHEMY_POOL_SIZE`` /
+``SQLALCHEMY_MAX_OVERFLOW`` and checked before each use (``pool_pre_ping``), so a
+database that comes back after an outage is used again without a restart.
+
+A SQLite file is switched to write-ahead logging (``engine``): readers no longer
+wait for a writer, and a commit costs one sync of the log instead of a rollback
+journal's several (a release campaign records every email as it goes). The file
+keeps the mode; it adds ``-wal`` and ``-shm`` files beside the database, so copy
+all three, or use ``sqlite3 publisher.db .backup``, for a backup of a running site.
+
+Migrations (the committed Alembic revisions) are safe when several containers
+start at once: on PostgreSQL they run under a session-level advisory lock, so one
+process migrates while the others wait, then find the schema current.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+
+import sqlalchemy
+from reflex import model as rx_model
+from reflex_base import config as reflex_config
+from reflex_base.environment import environment
+
+from publisher.config.secret_files import DB_URL_VAR, redact_url
+
+logger = logging.getLogger(__name__)
+
+# The advisory lock's key: any 64-bit number the application reserves ("publ" + "migr").
+MIGRATION_LOCK_KEY = 0x7075626C_6D696772
+CONNECT_TIMEOUT_S = 5
+
+
+class DatabaseUnavailable(RuntimeError):
+    """The database cannot be used; the message names REFLEX_DB_URL (password hidden) and the fix."""
+
+
+def engine(url: str | None = None) -> sqlalchemy.engine.Engine:
+    """Reflex's engine (and pool) for ``url``; for a SQLite file, in write-ahead-log mode."""
+    found = rx_model.get_engine(url)
+    if found.dialect.name == "sqlite" and not sqlalchemy.event.contains(found, "connect", _write_ahead_log):
+        sqlalchemy.event.listen(found, "connect", _write_ahead_log)
+    return found
+
+
+def _write_ahead_log(dbapi_connection, _record) -> None:
+    try:
+        dbapi_connection.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.OperationalError as exc:  # busy: another connection switches it, or already has
+        logger.debug("SQLite journal mode left as it is: %s", exc)
+
+
+def configured_url() -> str:
+    url = reflex_config.get_config().db_url
+    if not url:
+        raise DatabaseUnavailable(f"{DB_URL_VAR} is empty: set it to a SQLAlchemy URL such as sqlite:///publisher.db")
+    return url
+
+
+def _reason(exc: BaseException, url: str) -> str:
+    """The driver's own first line (e.g. "Connection refused"), never carrying the password."""
+    original = getattr(exc, "orig", None) or exc
+    lines = [line.strip() for line in str(original).splitlines() if line.strip()]
+    text = lines[0] if lines else type(original).__name__
+    password = sqlalchemy.engine.make_url(url).password
+    return text.replace(password, "***") if password else text
+
+
+def _connect_args(url: str) -> dict:
+    # PostgreSQL: a host that does not answer must not hold start-up for the TCP timeout.
+    return {"connect_timeout": CONNECT_TIMEOUT_S} if url.startswith("postgresql") else {}
+
+
+def check(url: str | None = None) -> None:
+    """Connect once before any worker starts; raise DatabaseUnavailable saying what is wrong."""
+    url = url or configured_url()
+    try:
+        engine = sqlalchemy.create_engine(url, poolclass=sqlalchemy.pool.NullPool, connect_args=_connect_args(url))
+    except sqlalchemy.exc.ArgumentError:
+        raise DatabaseUnavailable(
+            f"{DB_URL_VAR} is not a database URL: use sqlite:///path/publisher.db or "
+            "postgresql+psycopg://user:password@host:5432/name"
+        ) from None
+    except ModuleNotFoundError as exc:
+        raise DatabaseUnavailable(
+            f"{DB_URL_VAR} ({redact_url(url)}) needs the database driver {exc.name!r}, which is not installed: "
+            "for PostgreSQL install the postgres extra (pip install 'publisher[postgres]'; the image has it)"
+        ) from None
+    try:
+        with engine.connect() as connection:
+            connection.execute(sqlalchemy.text("SELECT 1"))
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        raise DatabaseUnavailable(
+            f"cannot reach the database at {DB_URL_VAR} ({redact_url(url)}): {_reason(exc, url)}. "
+            "Start the database or correct the URL."
+        ) from None
+    finally:
+        engine.dispose()
+
+
+def migrate() -> None:
+    """Bring the schema to the committed head (a no-op when it is there already).
+
+    On PostgreSQL one process at a time: a second container starting together
+    waits on the advisory lock, then finds nothing to do.
+    """
+    alembic_config = environment.ALEMBIC_CONFIG.get()
+    if not alembic_config.exists():
+        raise DatabaseUnavailable(
+            f"No {alembic_config} in {alembic_config.absolute().parent}: "
+            "run from the project directory (the image's is /app)"
+        )
+    url = configured_url()
+    migrating = engine(url)
+    try:
+        _migrate_once(migrating)
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        raise DatabaseUnavailable(
+            f"could not migrate the database at {DB_URL_VAR} ({redact_url(url)}): {_reason(exc, url)}"
+        ) from None
+    finally:
+        # publisher-serve migrates before Granian forks its workers: none may inherit a pooled connection.
+        migrating.dispose()
+
+
+def _migrate_once(engine: sqlalchemy.engine.Engine) -> None:
+    if engine.dialect.name != "postgresql":
+        rx_model.migrate()
+        return
+    with engine.connect() as lock:
+        key = {"key": MIGRATION_LOCK_KEY}
+        if not lock.execute(sqlalchemy.text("SELECT pg_try_advisory_lock(:key)"), key).scalar_one():
+            logger.warning("Another process is migrating the database; waiting for it to finish")
+            lock.execute(sqlalchemy.text("SELECT pg_advisory_lock(:key)"), key)
+        try:
+            rx_model.migrate()
+        finally:
+            lock.execute(sqlalchemy.text("SELECT pg_advisory_unlock(:key)"), key)
+            lock.commit()

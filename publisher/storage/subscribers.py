@@ -1,0 +1,466 @@
+"""The new-release list: who is on it, with their consent, and the emails that come with it.
+
+An address is ``pending``, then ``confirmed``, then possibly ``unsubscribed``;
+asking to join again makes it ``pending`` again. With SMTP configured a new or
+returning address gets a confirmation email (double opt-in), at most one per
+address per 24 hours whatever happens, and confirming sends the welcome email.
+A confirmed address that asks again gets nothing, and the form shows the same
+answer either way, so it never tells who is on the list. Every change is also
+written to ``subscription_event``: the record of who consented, when and how,
+and when they left.
+
+Every function is one transaction and synchronous (the gateway, the pages and
+the command call them from a thread). Rules that need no database are plain
+functions with the clock passed in.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import sqlalchemy
+import sqlmodel
+
+from publisher.gateway.contract import SubscribeRequest
+from publisher.rules import validation
+from publisher.rules.list_links import new_link_key
+from publisher.storage import tables as storage
+from publisher.storage.tables import Delivery, ListStatus, Subscriber, SubscriptionEvent
+
+CONFIRMATION_EVERY = timedelta(hours=24)
+
+# What the record of consent says happened, and how.
+SUBSCRIBED, CONFIRMED, UNSUBSCRIBED, IMPORTED = "subscribed", "confirmed", "unsubscribed", "imported"
+FROM_THE_FORM = "subscribe form"
+BY_CONFIRMATION_LINK = "confirmation link"
+BY_UNSUBSCRIBE_PAGE = "unsubscribe page"
+BY_ONE_CLICK = "one-click unsubscribe"
+
+
+@dataclass(frozen=True)
+class Step:
+    """What a subscribe request does to an address."""
+
+    status: str
+    send_confirmation: bool
+    joins: bool  # new to the list, or back after leaving: a new subscription on record
+
+
+def on_subscribe(current: str | None, last_confirmation_at: datetime | None, now: datetime, emails_on: bool) -> Step:
+    """The rule for the subscribe form: ``current`` is None for an address the list has never seen."""
+    if current == ListStatus.CONFIRMED:
+        return Step(ListStatus.CONFIRMED, send_confirmation=False, joins=False)
+    due = last_confirmation_at is None or now - last_confirmation_at >= CONFIRMATION_EVERY
+    joins = current in (None, ListStatus.UNSUBSCRIBED)
+    return Step(ListStatus.PENDING, send_confirmation=emails_on and due, joins=joins)
+
+
+def _engine(db_url: str | None) -> sqlalchemy.engine.Engine:
+    return storage.engine(db_url)
+
+
+def _record(connection, subscriber_id: int, event: str, how: str, now: datetime) -> None:
+    connection.execute(
+        sqlalchemy.insert(SubscriptionEvent).values(subscriber_id=subscriber_id, event=event, at=now, how=how)
+    )
+
+
+def _queue(connection, kind: str, subscriber_id: int, job: storage.Job, now: datetime) -> None:
+    connection.execute(sqlalchemy.insert(Delivery).values(**storage.delivery_values(kind, subscriber_id, job, now)))
+
+
+def _by_key(connection, column, value: str) -> Subscriber | None:
+    row = connection.execute(sqlmodel.select(Subscriber).where(column == value).with_for_update()).first()
+    return None if row is None else Subscriber.model_validate(dict(row._mapping))
+
+
+def subscribe(
+    body: SubscribeRequest,
+    job: storage.Job | None,
+    db_url: str | None = None,
+    *,
+    now: datetime | None = None,
+    source: str = FROM_THE_FORM,
+) -> str:
+    """The subscribe form's request; what it did: 'added', 'rejoined', 'pending' or 'confirmed'.
+
+    ``job``: the confirmation email to queue when the rule says to send one (None:
+    no SMTP, nothing can be confirmed; the address is stored ``pending``).
+    """
+    now = now or storage.utc_now()
+    key = body.email.lower()
+    mailbox = validation.mailbox_key(body.email)
+    engine = _engine(db_url)
+    with engine.begin() as connection:
+        storage.lock_mailbox(connection, mailbox)
+        last_to_mailbox = storage.last_confirmation_to(connection, mailbox)
+        send_new = job is not None and (last_to_mailbox is None or now - last_to_mailbox >= CONFIRMATION_EVERY)
+        new_id = storage.insert_once(
+            connection,
+            Subscriber,
+            "email_key",
+            email=body.email,
+            email_key=key,
+            mailbox_key=mailbox,
+            name=body.name,
+            book_updates=body.book_updates,
+            subscribed_at=now,
+            status=ListStatus.PENDING,
+            source=source,
+            link_key=new_link_key(),
+            confirmation_sent_at=now if send_new else None,
+        )
+        if new_id is not None:
+            _record(connection, new_id, SUBSCRIBED, source, now)
+            if send_new:
+                _queue(connection, storage.CONFIRMATION, new_id, job, now)
+            return "added"
+        row = _by_key(connection, Subscriber.email_key, key)
+        step = on_subscribe(row.status, last_to_mailbox, now, emails_on=job is not None)
+        changes: dict = {"status": step.status} if step.status != row.status else {}
+        if step.joins:
+            changes |= {"subscribed_at": now, "source": source, "name": body.name}
+            changes |= {"confirmed_at": None, "unsubscribed_at": None}
+            _record(connection, row.id, SUBSCRIBED, source, now)
+        update = sqlalchemy.update(Subscriber).where(Subscriber.id == row.id)
+        if step.send_confirmation:
+            # The 24-hour rule, kept by the row itself: of two requests at once, one sends.
+            earlier = now - CONFIRMATION_EVERY
+            claimed = connection.execute(
+                update.where(
+                    sqlalchemy.or_(
+                        Subscriber.confirmation_sent_at.is_(None), Subscriber.confirmation_sent_at <= earlier
+                    )
+                ).values(confirmation_sent_at=now, **changes)
+            )
+            if claimed.rowcount == 1:
+                _queue(connection, storage.CONFIRMATION, row.id, job, now)
+                return "rejoined" if step.joins else step.status
+        if changes:
+            connection.execute(update.values(**changes))
+        return "rejoined" if step.joins else step.status
+
+
+def lookup(link_key: str, db_url: str | None = None) -> Subscriber | None:
+    with storage.open_session(db_url) as session:
+        return session.exec(sqlmodel.select(Subscriber).where(Subscriber.link_key == link_key)).first()
+
+
+def _seconds(moment: datetime) -> int:
+    return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
+
+
+def is_latest_confirmation(row: Subscriber, issued_at: datetime) -> bool:
+    """Whether a confirmation link is the one of the latest confirmation sent to its row,
+    for the row's latest sign-up.
+
+    An older link must not confirm: one from before the reader left and was signed up
+    again (that sign-up's consent is not the old email's), or one replaced by a newer
+    confirmation. Only the email the address most recently received can. Compared to
+    the second, as the link carries its date.
+    """
+    if row.confirmation_sent_at is None:
+        return False
+    issued = _seconds(issued_at)
+    return issued == _seconds(row.confirmation_sent_at) and issued >= _seconds(row.subscribed_at)
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    """What a link's button did, and to which address (for the page)."""
+
+    outcome: str
+    email: str
+
+
+def confirm(
+    link_key: str,
+    welcome: storage.Job | None,
+    notice: storage.Job | None,
+    db_url: str | None = None,
+    *,
+    now: datetime | None = None,
+    issued_at: datetime | None = None,
+) -> LinkResult | None:
+    """The confirmation page's button; None for an address the list no longer has.
+
+    Outcomes: 'confirmed' (and the welcome email, and the publisher's notice, are
+    queued), 'already confirmed', 'unsubscribed' (the address left since the
+    email was sent: it must ask again), or 'replaced' (``issued_at``, the link's
+    date, is not that of the latest confirmation sent to the address).
+    """
+    now = now or storage.utc_now()
+    with _engine(db_url).begin() as connection:
+        row = _by_key(connection, Subscriber.link_key, link_key)
+        if row is None:
+            return None
+        if row.status != ListStatus.PENDING:
+            outcome = "already confirmed" if row.status == ListStatus.CONFIRMED else ListStatus.UNSUBSCRIBED
+            return LinkResult(outcome, row.email)
+        if issued_at is not None and not is_latest_confirmation(row, issued_at):
+            return LinkResult("replaced", row.email)
+        connection.execute(
+            sqlalchemy.update(Subscriber)
+            .where(Subscriber.id == row.id)
+            .values(status=ListStatus.CONFIRMED, confirmed_at=now)
+        )
+        _record(connection, row.id, CONFIRMED, BY_CONFIRMATION_LINK, now)
+        for kind, job in ((storage.WELCOME, welcome), (storage.SUBSCRIBER, notice)):
+            if job is not None:
+                _queue(connection, kind, row.id, job, now)
+        return LinkResult("confirmed", row.email)
+
+
+def unsubscribe(
+    link_key: str, how: str, db_url: str | None = None, *, now: datetime | None = None
+) -> LinkResult | None:
+    """The unsubscribe page's button, or a mail provider's one-click POST; None for an unknown address.
+
+    Outcomes: 'unsubscribed', or 'already unsubscribed' (nothing changes).
+    """
+    now = now or storage.utc_now()
+    with _engine(db_url).begin() as connection:
+        row = _by_key(connection, Subscriber.link_key, link_key)
+        if row is None:
+            return None
+        if row.status == ListStatus.UNSUBSCRIBED:
+            return LinkResult("already unsubscribed", row.email)
+        connection.execute(
+            sqlalchemy.update(Subscriber)
+            .where(Subscriber.id == row.id)
+            .values(status=ListStatus.UNSUBSCRIBED, unsubscribed_at=now)
+        )
+        _record(connection, row.id, UNSUBSCRIBED, how, now)
+        return LinkResult(ListStatus.UNSUBSCRIBED, row.email)
+
+
+def list_subscribers(status: str | None = None, db_url: str | None = None) -> list[Subscriber]:
+    statement = sqlmodel.select(Subscriber).order_by(Subscriber.id)
+    if status is not None:
+        statement = statement.where(Subscriber.status == status)
+    with storage.open_session(db_url) as session:
+        return list(session.exec(statement))
+
+
+def consent_record(email: str, db_url: str | None = None) -> list[SubscriptionEvent]:
+    """Every event on record for an address, oldest first."""
+    with storage.open_session(db_url) as session:
+        row = session.exec(
+            sqlmodel.select(Subscriber).where(Subscriber.email_key == validation.address_key(email))
+        ).first()
+        if row is None:
+            return []
+        events = sqlmodel.select(SubscriptionEvent).where(SubscriptionEvent.subscriber_id == row.id)
+        return list(session.exec(events.order_by(SubscriptionEvent.id)))
+
+
+# --- Import: a list gathered elsewhere. ---
+
+
+class ImportRefused(Exception):
+    """The file cannot be imported; ``problems`` name each line and why. Nothing was imported."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class ImportRow:
+    line: int
+    email: str
+    name: str
+    status: str
+
+
+# An address seen twice in one file keeps the strongest word on consent: someone who
+# left stays gone, a confirmation outweighs a pending request.
+_STRENGTH = {ListStatus.PENDING: 0, ListStatus.CONFIRMED: 1, ListStatus.UNSUBSCRIBED: 2}
+
+
+def read_import(text: str, status: str | None = None) -> list[ImportRow]:
+    """The rows of a CSV file with the columns ``subscribers`` writes; raises ImportRefused.
+
+    ``email`` and ``name`` are required; ``status`` comes from the file's column, or
+    from ``status`` for a file without one. A byte-order mark and quoted fields are
+    read as any spreadsheet writes them; an address repeated in the file is one row.
+    """
+    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff")))
+    columns = [name.strip().lower() for name in reader.fieldnames or ()]
+    missing = [name for name in ("email", "name") if name not in columns]
+    if missing:
+        raise ImportRefused([f"line 1: the header has no {' and no '.join(missing)} column"])
+    has_status = "status" in columns
+    if has_status and status is not None:
+        raise ImportRefused(["line 1: the file has a status column; --status is only for a file without one"])
+    if not has_status and status is None:
+        raise ImportRefused(["line 1: the file has no status column: say which with --status confirmed (or pending)"])
+    problems: list[str] = []
+    rows: dict[str, ImportRow] = {}
+    for raw in reader:
+        line = reader.line_num
+        fields = {key.strip().lower(): (value or "").strip() for key, value in raw.items() if key is not None}
+        if None in raw:
+            problems.append(f"line {line}: more fields than the header names")
+            continue
+        row, problem = _import_row(line, fields, status)
+        if problem:
+            problems.append(f"line {line}: {problem}")
+            continue
+        earlier = rows.get(row.email.lower())
+        if earlier is None:
+            rows[row.email.lower()] = row
+        elif _STRENGTH[row.status] > _STRENGTH[earlier.status]:
+            rows[row.email.lower()] = ImportRow(earlier.line, earlier.email, earlier.name, row.status)
+    if problems:
+        raise ImportRefused(problems)
+    return list(rows.values())
+
+
+def _import_row(line: int, fields: dict[str, str], status: str | None) -> tuple[ImportRow | None, str | None]:
+    email, name = fields.get("email", ""), fields.get("name", "")
+    row_status = (fields.get("status") if status is None else status) or ""
+    if not email:
+        return None, "no email address"
+    if len(email) > validation.EMAIL_MAX:
+        return None, f"the email address is longer than {validation.EMAIL_MAX} characters"
+    try:
+        email = validation.sendable_address(email)
+    except validation.NotSendable as exc:
+        return None, str(exc)
+    if not name:
+        return None, "no name"
+    if len(name) > validation.NAME_MAX:
+        return None, f"the name is longer than {validation.NAME_MAX} characters"
+    if validation.has_control_characters(name):
+        return None, "the name holds a line break or control character"
+    if row_status not in ListStatus.ALL:
+        return None, f"unknown status {row_status!r} (one of {', '.join(ListStatus.ALL)})"
+    return ImportRow(line, email, name, row_status), None
+
+
+@dataclass
+class ImportReport:
+    counts: Counter = field(default_factory=Counter)
+
+    def __str__(self) -> str:
+        c = self.counts
+        return (
+            f"{c['added']} added, {c['updated']} updated, {c['unchanged']} unchanged, "
+            f"{c['kept unsubscribed']} kept unsubscribed."
+        )
+
+
+def import_rows(
+    rows: list[ImportRow], how: str, db_url: str | None = None, *, now: datetime | None = None
+) -> ImportReport:
+    """Bring ``rows`` into the list in one transaction; it sends no email.
+
+    An address that left stays unsubscribed whatever the file says; a confirmed one
+    is not made pending again.
+    """
+    now = now or storage.utc_now()
+    report = ImportReport()
+    with _engine(db_url).begin() as connection:
+        for row in rows:
+            report.counts[_import_one(connection, row, how, now)] += 1
+    return report
+
+
+def _import_one(connection, row: ImportRow, how: str, now: datetime) -> str:
+    existing = _by_key(connection, Subscriber.email_key, row.email.lower())
+    if existing is None:
+        new_id = connection.execute(
+            sqlalchemy.insert(Subscriber).values(
+                email=row.email,
+                email_key=row.email.lower(),
+                mailbox_key=validation.mailbox_key(row.email),
+                name=row.name,
+                book_updates="yes",
+                subscribed_at=now,
+                status=row.status,
+                source=how,
+                link_key=new_link_key(),
+                confirmed_at=now if row.status == ListStatus.CONFIRMED else None,
+                unsubscribed_at=now if row.status == ListStatus.UNSUBSCRIBED else None,
+            )
+        ).inserted_primary_key[0]
+        _record(connection, new_id, IMPORTED, f"{how} ({row.status})", now)
+        return "added"
+    if existing.status == ListStatus.UNSUBSCRIBED:
+        return "kept unsubscribed"
+    changes: dict = {}
+    if row.status == ListStatus.UNSUBSCRIBED or (
+        row.status == ListStatus.CONFIRMED and existing.status == ListStatus.PENDING
+    ):
+        at = "unsubscribed_at" if row.status == ListStatus.UNSUBSCRIBED else "confirmed_at"
+        changes |= {"status": row.status, at: now}
+    if row.name != existing.name:
+        changes["name"] = row.name
+    if not changes:
+        return "unchanged"
+    connection.execute(sqlalchemy.update(Subscriber).where(Subscriber.id == existing.id).values(**changes))
+    if "status" in changes:
+        _record(connection, existing.id, IMPORTED, f"{how} ({row.status})", now)
+    return "updated"
+
+
+# --- Erasure. ---
+
+
+@dataclass(frozen=True)
+class Erased:
+    """What ``forget`` removed."""
+
+    subscriber_status: str | None
+    events: int
+    messages: int
+    deliveries: int
+
+    def __str__(self) -> str:
+        if not (self.subscriber_status or self.messages or self.deliveries):
+            return "Nothing is stored about that address."
+        parts = []
+        if self.subscriber_status:
+            parts.append(
+                f"its place on the list ({self.subscriber_status}) with {_count(self.events, 'consent event')}"
+            )
+        parts.append(_count(self.messages, "contact message"))
+        parts.append(_count(self.deliveries, "outbox email"))
+        return "Removed " + ", ".join(parts) + "."
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def forget(email: str, db_url: str | None = None) -> Erased:
+    """Erase everything stored about ``email``: its row and record of consent, its contact
+    messages, and every outbox email about them. It may later subscribe like a stranger."""
+    key = validation.address_key(email)
+    with _engine(db_url).begin() as connection:
+        subscriber = _by_key(connection, Subscriber.email_key, key)
+        message_ids = list(
+            connection.execute(
+                sqlalchemy.select(storage.ContactMessage.id).where(
+                    sqlalchemy.func.lower(storage.ContactMessage.sender_email) == key
+                )
+            ).scalars()
+        )
+        jobs = sqlalchemy.and_(Delivery.kind == storage.CONTACT, Delivery.source_id.in_(message_ids))
+        events = 0
+        if subscriber is not None:
+            jobs = sqlalchemy.or_(
+                jobs, sqlalchemy.and_(Delivery.kind.in_(storage.ABOUT_SUBSCRIBER), Delivery.source_id == subscriber.id)
+            )
+            events = connection.execute(
+                sqlalchemy.delete(SubscriptionEvent).where(SubscriptionEvent.subscriber_id == subscriber.id)
+            ).rowcount
+            connection.execute(sqlalchemy.delete(Subscriber).where(Subscriber.id == subscriber.id))
+        deliveries = connection.execute(sqlalchemy.delete(Delivery).where(jobs)).rowcount
+        connection.execute(sqlalchemy.delete(storage.ContactMessage).where(storage.ContactMessage.id.in_(message_ids)))
+        return Erased(subscriber.status if subscriber else None, events, len(message_ids), deliveries)

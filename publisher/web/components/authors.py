@@ -1,0 +1,48 @@
+"""Author cards for the About page."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from publisher import content
+from publisher.content import images
+from publisher.content.authors import VIEW_ON_AMAZON
+from publisher.web.components.links import external_button
+from publisher.web.components.pictures import picture
+
+
+def author_card(author: content.Author, index: int = 0) -> rx.Component:
+    heading_id = f"author-{author.slug}-name"
+    return rx.el.article(
+        picture(
+            author.author_image,
+            author.image_alt,
+            widths=images.PORTRAIT_WIDTHS,
+            sizes="(min-width: 640px) 192px, 160px",  # h-40/w-40, sm:w-48
+            priority=index == 0,  # the first portrait is About's first image
+            class_name="h-40 w-40 shrink-0 rounded-full border-4 border-amber-100 bg-amber-50 object-cover "
+            "sm:h-48 sm:w-48",
+        ),
+        rx.el.div(
+            rx.el.h2(author.name, id=heading_id, class_name="font-serif text-2xl font-bold text-stone-900"),
+            rx.el.p(author.role, class_name="text-sm font-semibold uppercase tracking-wide text-amber-900"),
+            *[
+                rx.el.p(paragraph, class_name="mt-3 text-base leading-relaxed text-stone-700")
+                for paragraph in author.author_bio
+            ],
+            external_button(VIEW_ON_AMAZON, str(author.amazon_url), author.name),
+        ),
+        id=author.slug,
+        aria_labelledby=heading_id,
+        class_name=(
+            "flex flex-col items-center gap-6 rounded-xl border border-amber-200 bg-white p-6 shadow-sm "
+            "sm:flex-row sm:items-start"
+        ),
+    )
+
+
+def author_list() -> rx.Component:
+    return rx.el.div(
+        *[author_card(author, index) for index, author in enumerate(content.AUTHORS)],
+        class_name="flex flex-col gap-8",
+    )

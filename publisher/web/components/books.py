@@ -1,0 +1,194 @@
+"""Book cards and the home page's book search (the target of the site's SearchAction).
+
+``/?q=term`` shows only the books whose text contains every word of the term.
+The page is prerendered with every book (what crawlers and a first paint need)
+and runs no app: ``assets/site.js`` reads the query from the URL, hides the
+cards that do not match and fills the status line, whose wording and each
+card's searchable text come from here as data attributes.
+"""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from publisher import content
+from publisher.content import books as words
+from publisher.content import images, page_copy
+from publisher.content.models import LANGUAGES
+from publisher.web.components.links import external_button, site_link
+from publisher.web.components.pictures import picture
+
+SEARCH_PARAM = "q"
+
+
+def searchable_text(book: content.Book) -> str:
+    """The lower-cased text a search term is matched against."""
+    return " ".join((book.title, book.subtitle, book.caption, book.description)).lower()
+
+
+def search_status() -> rx.Component:
+    """Says what the search shows and offers the way back to every book.
+
+    The live region is in the page from the start, empty, so screen readers
+    announce the line when the browser fills it in.
+    """
+    return rx.el.div(
+        rx.el.div(
+            rx.el.p(custom_attrs={"data-book-search-message": ""}, class_name="font-semibold text-stone-900"),
+            site_link(
+                words.SEARCH_SHOW_ALL,
+                href="/",
+                class_name="font-semibold text-amber-900 underline underline-offset-4 hover:text-amber-700",
+            ),
+            hidden=True,
+            custom_attrs={"data-book-search-result": ""},
+            class_name="flex flex-wrap items-center gap-x-4 gap-y-2 rounded-lg bg-amber-50 px-4 py-3",
+        ),
+        role="status",
+        custom_attrs={
+            "data-book-search-status": SEARCH_PARAM,
+            "data-no-match": words.SEARCH_NO_MATCH,
+            "data-match": words.SEARCH_MATCH,
+        },
+        class_name="mb-6",
+    )
+
+
+CARD_COVER_SIZES = "240px"  # max-w-[240px] below
+_TITLE_LINK = "rounded-sm hover:text-amber-900 hover:underline underline-offset-4"
+_TEXT_LINK = "font-semibold text-amber-900 underline underline-offset-4 hover:text-amber-700"
+
+
+def book_card(book: content.Book, index: int) -> rx.Component:
+    """A book on Home: its title and cover lead to its page, the button to the shop."""
+    heading_id = f"book-{book.slug}-title"
+    cover = picture(
+        book.cover_image,
+        book.image_alt,
+        widths=images.COVER_WIDTHS,
+        sizes=CARD_COVER_SIZES,
+        priority=index == 0,
+        class_name="h-auto w-full rounded-md shadow-md",
+    )
+    return rx.el.article(
+        # The title's link is the card's link for keyboards; the cover's leads to the same
+        # page for a pointer, so it stays out of the tab order (its image keeps its text).
+        site_link(cover, href=book.page_path, tab_index=-1, class_name="mx-auto block w-full max-w-[240px]"),
+        rx.el.div(
+            rx.el.p(book.caption, class_name="text-sm font-semibold uppercase tracking-wide text-amber-900"),
+            rx.el.h3(
+                site_link(book.title, href=book.page_path, class_name=_TITLE_LINK),
+                id=heading_id,
+                class_name="mt-1 font-serif text-2xl font-bold text-stone-900",
+            ),
+            rx.el.p(book.subtitle, class_name="mt-1 text-lg font-medium text-stone-700"),
+            rx.el.p(book.description, class_name="mt-3 text-base leading-relaxed text-stone-700"),
+            external_button(words.GET_YOUR_COPY, str(book.book_link), book.title),
+            class_name="flex flex-1 flex-col",
+        ),
+        id=book.slug,
+        aria_labelledby=heading_id,
+        custom_attrs={"data-book-search-text": searchable_text(book)},
+        class_name="flex flex-col gap-5 rounded-xl border border-amber-200 bg-white p-5 shadow-sm",
+    )
+
+
+def latest_releases() -> rx.Component:
+    return rx.el.section(
+        rx.el.h2(
+            words.LATEST_RELEASES, id="latest-releases", class_name="mb-4 font-serif text-3xl font-bold text-stone-900"
+        ),
+        search_status(),
+        rx.el.div(
+            *[book_card(book, index) for index, book in enumerate(words.latest_first(content.BOOKS))],
+            class_name="grid gap-6 md:grid-cols-2 lg:grid-cols-3",
+        ),
+        aria_labelledby="latest-releases",
+    )
+
+
+# --- A book's own page ----------------------------------------------------------------
+
+PAGE_COVER_SIZES = "(max-width: 352px) calc(100vw - 2rem), 320px"  # w-80, or the screen's width
+
+
+def breadcrumb(book: content.Book, home: str) -> rx.Component:
+    """Home > the book: where the page sits, as its structured data says too."""
+    return rx.el.nav(
+        rx.el.ol(
+            rx.el.li(site_link(page_copy.HOME.short_name, href=home, class_name="hover:underline")),
+            rx.el.li("›", aria_hidden="true"),
+            rx.el.li(book.title, aria_current="page", class_name="font-semibold text-stone-800"),
+            class_name="flex flex-wrap gap-2 text-sm text-stone-700",
+        ),
+        aria_label=words.BREADCRUMB_LABEL,
+        class_name="mb-6",
+    )
+
+
+def credits(book: content.Book, author_cards: dict[str, str]) -> rx.Component:
+    """By the authors, each linked to their card on About when there is one."""
+    names = list(book.author_names)
+    parts: list[rx.Component | str] = [f"{words.BY} "]
+    for name, separator in zip(names, [*words.joined(names), ""], strict=True):
+        card = author_cards.get(name)
+        parts.append(site_link(name, href=card, class_name=_TEXT_LINK) if card else name)
+        if separator:
+            parts.append(separator)
+    return rx.el.p(*parts, class_name="mt-4 text-base text-stone-800")
+
+
+def edition_details(book: content.Book) -> rx.Component:
+    """The edition as far as the content gives it: nothing made up, nothing left blank."""
+    given = [
+        (words.FORMAT, book.format),
+        (words.ISBN13, book.isbn13),
+        (words.PAGES, str(book.page_count) if book.page_count else None),
+        (words.AGES, book.age_range),
+        (words.PUBLISHED, book.publication_date.strftime(words.DATE_FORMAT) if book.publication_date else None),
+        (words.LANGUAGE, LANGUAGES[book.language]),
+    ]
+    return rx.el.section(
+        rx.el.h2(words.DETAILS, id="book-details", class_name="font-serif text-xl font-bold text-stone-900"),
+        rx.el.dl(
+            *[
+                rx.el.div(
+                    rx.el.dt(label, class_name="font-semibold text-stone-900"),
+                    rx.el.dd(value, class_name="text-stone-700"),
+                    class_name="flex gap-2",
+                )
+                for label, value in given
+                if value
+            ],
+            class_name="mt-3 grid gap-1",
+        ),
+        aria_labelledby="book-details",
+        class_name="mt-8 border-t border-amber-200 pt-6",
+    )
+
+
+def book_page(book: content.Book, author_cards: dict[str, str], home: str) -> tuple[rx.Component, ...]:
+    """A book's page: the title as its one h1, its words in full, a large cover, its credits and details."""
+    return (
+        breadcrumb(book, home),
+        rx.el.article(
+            picture(
+                book.cover_image,
+                book.image_alt,
+                widths=images.COVER_WIDTHS,
+                sizes=PAGE_COVER_SIZES,
+                priority=True,
+                class_name="mx-auto h-auto w-full max-w-80 rounded-md shadow-lg",
+            ),
+            rx.el.div(
+                rx.el.p(book.caption, class_name="text-sm font-semibold uppercase tracking-wide text-amber-900"),
+                rx.el.h1(book.title, class_name="mt-1 font-serif text-3xl font-bold text-stone-900 sm:text-4xl"),
+                rx.el.p(book.subtitle, class_name="mt-2 text-xl font-medium text-stone-700"),
+                credits(book, author_cards),
+                rx.el.p(book.description, class_name="mt-4 max-w-prose text-lg leading-relaxed text-stone-700"),
+                external_button(words.GET_YOUR_COPY, str(book.book_link), book.title),
+                edition_details(book),
+            ),
+            class_name="grid items-start gap-8 md:grid-cols-[20rem_1fr]",
+        ),
+    )

@@ -1,0 +1,295 @@
+"""Form building blocks on plain elements: labelled fields with their messages, buttons, alerts.
+
+Inputs are uncontrolled: nothing travels to the server while a visitor types,
+what they typed survives a failed submit, and the whole form is read on submit.
+Each field's message sits in a reserved line below it, so showing one moves
+nothing; the field points at it with ``aria-describedby`` (it always exists,
+empty while there is no message: an empty attribute is invalid HTML) and is
+marked ``aria-invalid`` while it shows one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import reflex as rx
+from reflex.components.core.banner import has_connection_errors
+from reflex.utils.imports import ImportVar
+from reflex.vars.base import VarData
+
+from publisher.content import form_copy
+from publisher.content.models import PageCopy
+from publisher.web.components.layout import page_heading
+
+
+@dataclass(frozen=True)
+class SuccessCopy:
+    """The alert that replaces a form once it was sent, and its way back to a fresh form."""
+
+    panel_id: str
+    title: str
+    text: str
+    again_label: str
+
+
+_INPUT = (
+    "mt-1 block rounded-md border border-stone-400 bg-white px-3 py-2 text-base text-stone-900 "
+    "shadow-sm focus:border-amber-700 focus:outline-none focus:ring-2 focus:ring-amber-600 "
+    "aria-invalid:border-red-700"
+)
+_LABEL = "block text-base font-semibold text-stone-900"
+_ERROR = "mt-1 min-h-6 text-sm font-medium text-red-800"
+
+
+def error_id(field_id: str) -> str:
+    return f"{field_id}-error"
+
+
+def _invalid_props(field_id: str, error: rx.Var[str]) -> dict:
+    has_error = error != ""
+    return {
+        "aria_invalid": rx.cond(has_error, "true", "false"),
+        "aria_describedby": error_id(field_id),  # field_message's element, always there
+    }
+
+
+def field_message(field_id: str, error: rx.Var[str]) -> rx.Component:
+    return rx.el.p(error, id=error_id(field_id), class_name=_ERROR)
+
+
+def _field(field_id: str, label: str | rx.Component, error: rx.Var[str], control: rx.Component) -> rx.Component:
+    if isinstance(label, str):
+        label = rx.el.label(label, html_for=field_id, class_name=_LABEL)
+    return rx.el.div(label, control, field_message(field_id, error))
+
+
+def text_field(
+    field_id: str,
+    name: str,
+    label: str | rx.Component,
+    error: rx.Var[str],
+    *,
+    input_type: str = "text",
+    autocomplete: str = "off",
+    width_class: str = "w-full",
+    **input_props,
+) -> rx.Component:
+    """A labelled input; ``label`` may be a ready <label> when its text is not fixed."""
+    control = rx.el.input(
+        id=field_id,
+        name=name,
+        type=input_type,
+        auto_complete=autocomplete,
+        class_name=f"{_INPUT} {width_class}",
+        **_invalid_props(field_id, error),
+        **input_props,
+    )
+    return _field(field_id, label, error, control)
+
+
+def email_field(field_id: str, error: rx.Var[str]) -> rx.Component:
+    """The email field of both forms: the email keyboard on phones, autofill, no spell check."""
+    return text_field(
+        field_id,
+        "email",
+        form_copy.EMAIL_LABEL,
+        error,
+        input_type="email",
+        autocomplete="email",
+        input_mode="email",
+        spell_check=False,
+    )
+
+
+def textarea_field(field_id: str, name: str, label: str, error: rx.Var[str], rows: int = 6) -> rx.Component:
+    control = rx.el.textarea(
+        id=field_id, name=name, rows=rows, class_name=f"{_INPUT} w-full", **_invalid_props(field_id, error)
+    )
+    return _field(field_id, label, error, control)
+
+
+def honeypot_field(field_id: str, name: str) -> rx.Component:
+    """A field people never see or reach; bots that fill every input give themselves away."""
+    return rx.el.div(
+        rx.el.label(form_copy.HONEYPOT_LABEL, html_for=field_id),
+        rx.el.input(id=field_id, name=name, type="text", tab_index=-1, auto_complete="off"),
+        aria_hidden="true",
+        class_name="absolute -left-[10000px] top-auto h-px w-px overflow-hidden",
+    )
+
+
+_BUTTON = (
+    "inline-flex min-w-40 items-center justify-center rounded-md bg-amber-800 px-6 py-3 text-base "
+    "font-semibold text-white shadow-sm transition-colors hover:bg-amber-900 focus-visible:outline "
+    "focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-amber-800 "
+    "disabled:cursor-wait disabled:opacity-80"
+)
+
+
+def submit_button(label: str, busy_label: str, busy: rx.Var[bool], *, button_type: str = "submit", **props):
+    """Disabled while a submit is in flight, and until the app has started (it sends the form)."""
+    return rx.el.button(
+        rx.cond(busy, busy_label, label),
+        type=button_type,
+        disabled=busy | ~rx.State.is_hydrated,
+        aria_busy=rx.cond(busy, "true", "false"),
+        class_name=_BUTTON,
+        **props,
+    )
+
+
+def action_button(label: str, busy_label: str, busy: rx.Var[bool], on_click) -> rx.Component:
+    """A button the app answers (confirm, unsubscribe): like a form's, without a form."""
+    return submit_button(label, busy_label, busy, button_type="button", on_click=on_click)
+
+
+def form_alert(message: rx.Var[str]) -> rx.Component:
+    """A message about the whole submission (anti-spam rejections), announced when it appears."""
+    return rx.el.div(
+        rx.cond(
+            message != "",
+            rx.el.p(
+                message, class_name="rounded-md border border-red-300 bg-red-50 px-4 py-3 font-medium text-red-900"
+            ),
+        ),
+        role="alert",
+        class_name="mb-4",
+    )
+
+
+def success_panel(
+    panel_id: str, title: str, text: str, again_label: str, on_again, note: rx.Component | None = None
+) -> rx.Component:
+    """Replaces the form after a success; focus moves here so keyboard users are not lost.
+
+    ``note``: a sentence after the text that only some sites say (the list's confirmation).
+    """
+    return rx.el.div(
+        rx.el.h2(title, class_name="font-serif text-2xl font-bold text-emerald-900"),
+        rx.el.p(text, class_name="mt-2 text-base text-emerald-950"),
+        note if note is not None else rx.fragment(),
+        rx.el.button(
+            again_label,
+            type="button",
+            on_click=on_again,
+            class_name=(
+                "mt-4 rounded-md border border-emerald-800 px-4 py-2 font-semibold text-emerald-900 "
+                "hover:bg-emerald-100"
+            ),
+        ),
+        id=panel_id,
+        role="status",
+        tab_index=-1,
+        class_name="rounded-xl border border-emerald-300 bg-emerald-50 p-6 focus:outline-none",
+    )
+
+
+def toast_announcer(notice_id: rx.Var[str], kind: rx.Var[str], text: rx.Var[str]) -> rx.Component:
+    """Shows a form's latest toast with sonner (the app's toaster), once per notice.
+
+    Compiled into the page, so no server-sent script is evaluated; the id is kept
+    in sessionStorage so a reload or reconnect does not repeat a toast.
+    """
+    effect = f"""
+useEffect(() => {{
+  const noticeId = {notice_id!s};
+  if (!noticeId) return;
+  try {{
+    if (window.sessionStorage.getItem("publisher-last-toast") === noticeId) return;
+    window.sessionStorage.setItem("publisher-last-toast", noticeId);
+  }} catch (e) {{}}
+  const show = refs["__toast"]?.[{kind!s}] ?? refs["__toast"];
+  show?.({text!s});
+}}, [{notice_id!s}]);
+"""
+    hook_data = VarData.merge(
+        notice_id._get_all_var_data(),
+        kind._get_all_var_data(),
+        text._get_all_var_data(),
+        VarData(
+            imports={"react": [ImportVar(tag="useEffect")], "$/utils/state": [ImportVar(tag="refs")]},
+            hooks={effect: None},
+        ),
+    )
+    marker = rx.Var(json.dumps("toast"), _var_type=str, _var_data=hook_data)
+    return rx.el.span(hidden=True, custom_attrs={"data-announces": marker})
+
+
+# The page has tried to connect to the site and could not yet (refused at the door: hosting/tabs.py,
+# or the site is restarting): Reflex's list of connection errors, while the app has no state.
+cannot_connect = has_connection_errors & ~rx.State.is_hydrated
+
+
+def unavailable_notice(section_id: str) -> rx.Component:
+    """Instead of a form that would never become ready: the form is unavailable for the moment."""
+    return rx.cond(
+        cannot_connect,
+        rx.el.p(
+            form_copy.FORM_UNAVAILABLE,
+            id=f"{section_id}-unavailable",
+            class_name="mb-4 rounded-md border border-amber-300 bg-amber-50 px-4 py-3 font-medium text-amber-950",
+        ),
+    )
+
+
+def form_section(section_id: str, label: str, *children: rx.Component) -> rx.Component:
+    """The region holding a form; ``data-hydrated`` turns "true" once the app has the visitor's state."""
+    return rx.el.section(
+        rx.el.div(unavailable_notice(section_id), role="status"),
+        *children,
+        id=section_id,
+        aria_label=label,
+        custom_attrs={"data-hydrated": rx.cond(rx.State.is_hydrated, "true", "false")},
+        class_name="max-w-xl",
+    )
+
+
+def app_form(
+    state: type[rx.State], *fields: rx.Component, label: str, submit: rx.Component, class_name: str
+) -> rx.Component:
+    """A form the app sends to ``state.submit``: its fields, the message about the whole
+    submission, then its button. Until the app has started, assets/site.js keeps a press
+    from sending it natively (``data-app-form``)."""
+    return rx.el.form(
+        *fields,
+        form_alert(state.form_error),
+        submit,
+        on_submit=state.submit,
+        no_validate=True,
+        custom_attrs={"data-app-form": ""},
+        aria_label=label,
+        class_name=class_name,
+    )
+
+
+def form_page(
+    copy: PageCopy,
+    state: type[rx.State],
+    *,
+    section_id: str,
+    section_label: str,
+    success: SuccessCopy,
+    form: rx.Component,
+    note: rx.Component | None = None,
+) -> tuple[rx.Component, ...]:
+    """A form page's content: its heading, then the form, replaced by the success alert once sent.
+
+    ``state`` is the form's state (forms/lifecycle.py: ``succeeded``, ``start_over``
+    and the toast it announces).
+    """
+    return (
+        page_heading(copy),
+        form_section(
+            section_id,
+            section_label,
+            rx.cond(
+                state.succeeded,
+                success_panel(
+                    success.panel_id, success.title, success.text, success.again_label, state.start_over, note
+                ),
+                form,
+            ),
+            toast_announcer(state.notice_id, state.notice_kind, state.notice_text),
+        ),
+    )

@@ -1,0 +1,223 @@
+"""The shared page shell: header with navigation, mobile drawer, main area and footer.
+
+The active navigation item is decided in Python from the route each page passes
+in, so it is already right in the prerendered HTML (no flash after hydration).
+The drawer is a native <dialog> opened by assets/site.js: no server round trip,
+Escape and focus return come from the browser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import reflex as rx
+
+from publisher import content
+from publisher.content import site as words
+from publisher.web.components.links import external_link, site_link
+
+MOBILE_MENU_ID = "mobile-menu"
+MOBILE_MENU_TITLE_ID = "mobile-menu-title"
+MAIN_CONTENT_ID = "main-content"
+
+_NAV_LINK = "rounded-md px-3 py-2 text-base font-semibold transition-colors"
+_NAV_LINK_ACTIVE = "bg-amber-800 text-white"
+_NAV_LINK_IDLE = "text-stone-800 hover:bg-amber-100 hover:text-amber-900"
+
+
+@dataclass(frozen=True)
+class NavItem:
+    label: str
+    route: str
+
+
+def nav_link(item: NavItem, active_route: str, extra_class: str = "") -> rx.Component:
+    is_active = item.route == active_route
+    return rx.el.li(
+        site_link(
+            item.label,
+            href=item.route,
+            aria_current="page" if is_active else None,
+            class_name=" ".join(
+                filter(None, (_NAV_LINK, _NAV_LINK_ACTIVE if is_active else _NAV_LINK_IDLE, extra_class))
+            ),
+        )
+    )
+
+
+def _svg_icon(path_d: str) -> rx.Component:
+    """A 24px stroke icon drawn inline, so the header needs no icon library."""
+    return rx.el.svg(
+        rx.el.path(d=path_d),
+        view_box="0 0 24 24",
+        aria_hidden="true",
+        custom_attrs={
+            "width": "24",
+            "height": "24",
+            "fill": "none",
+            "stroke": "currentColor",
+            "strokeWidth": "2",
+            "strokeLinecap": "round",
+            "strokeLinejoin": "round",
+            "focusable": "false",
+        },
+    )
+
+
+MENU_ICON = "M4 6h16M4 12h16M4 18h16"
+CLOSE_ICON = "M6 6l12 12M18 6L6 18"
+
+
+def mobile_drawer(active_route: str, nav_items: tuple[NavItem, ...]) -> rx.Component:
+    return rx.el.dialog(
+        rx.el.div(
+            rx.el.div(
+                rx.el.h2(words.MENU_TITLE, id=MOBILE_MENU_TITLE_ID, class_name="text-xl font-bold text-stone-900"),
+                rx.el.button(
+                    _svg_icon(CLOSE_ICON),
+                    type="button",
+                    aria_label=words.CLOSE_MENU_LABEL,
+                    custom_attrs={"data-drawer-close": ""},
+                    class_name="rounded-md p-2 text-stone-800 hover:bg-amber-100",
+                ),
+                class_name="flex items-center justify-between border-b border-amber-200 px-4 py-3",
+            ),
+            rx.el.nav(
+                rx.el.ul(
+                    *[nav_link(item, active_route, "block") for item in nav_items],
+                    class_name="flex flex-col gap-1 p-3",
+                ),
+                aria_label=words.DRAWER_NAV_LABEL,
+            ),
+            class_name="drawer-panel",
+        ),
+        id=MOBILE_MENU_ID,
+        aria_labelledby=MOBILE_MENU_TITLE_ID,
+        custom_attrs={"data-drawer": ""},
+        class_name="drawer",
+    )
+
+
+def site_header(active_route: str, nav_items: tuple[NavItem, ...]) -> rx.Component:
+    return rx.el.header(
+        rx.el.div(
+            site_link(
+                rx.el.img(
+                    src=content.LOGO_IMAGE,
+                    alt="",
+                    custom_attrs={"width": "48", "height": "48"},
+                    class_name="h-12 w-12",
+                ),
+                rx.el.span(
+                    content.TAGLINE,
+                    class_name="font-serif text-xl font-bold tracking-tight text-amber-900 sm:text-2xl",
+                ),
+                href="/",
+                class_name="flex items-center gap-3 rounded-md",
+            ),
+            rx.el.nav(
+                rx.el.ul(
+                    *[nav_link(item, active_route) for item in nav_items],
+                    class_name="flex items-center gap-1",
+                ),
+                aria_label=words.HEADER_NAV_LABEL,
+                class_name="hidden md:block",
+            ),
+            rx.el.button(
+                _svg_icon(MENU_ICON),
+                rx.el.span(words.MENU_TITLE, class_name="sr-only"),
+                type="button",
+                aria_haspopup="dialog",
+                aria_controls=MOBILE_MENU_ID,
+                custom_attrs={"data-drawer-open": MOBILE_MENU_ID},
+                class_name="rounded-md p-2 text-stone-900 hover:bg-amber-100 md:hidden",
+            ),
+            class_name="mx-auto flex max-w-6xl items-center justify-between gap-4 px-4 py-3",
+        ),
+        mobile_drawer(active_route, nav_items),
+        class_name="border-b border-amber-200 bg-amber-50",
+    )
+
+
+def current_year() -> rx.Component:
+    """The visitor's current year (not the build year).
+
+    The prerendered HTML carries the build year; the browser's clock replaces it on
+    hydration, and site.js sets it too, so a stale build never shows an old year.
+    """
+    return rx.el.span(
+        rx.Var("new Date().getFullYear()"),
+        custom_attrs={"data-current-year": "", "suppressHydrationWarning": True},
+    )
+
+
+def site_footer() -> rx.Component:
+    return rx.el.footer(
+        rx.el.div(
+            rx.el.div(
+                rx.el.h2(words.FOLLOW_US, class_name="text-base font-bold text-white"),
+                rx.el.ul(
+                    *[
+                        rx.el.li(
+                            external_link(
+                                link.name,
+                                str(link.url),
+                                "inline-block rounded-full border border-amber-200/60 px-4 py-2 "
+                                "text-sm font-semibold text-amber-50 hover:bg-amber-50 hover:text-stone-900",
+                            )
+                        )
+                        for link in content.SOCIAL_LINKS
+                    ],
+                    class_name="mt-3 flex flex-wrap gap-2",
+                ),
+            ),
+            rx.el.p(
+                words.COPYRIGHT_SIGN,
+                current_year(),
+                words.COPYRIGHT_HOLDER,
+                class_name="text-sm text-stone-200",
+            ),
+            rx.el.p(content.AFFILIATE_NOTE, class_name="text-sm text-stone-300"),
+            class_name="mx-auto flex max-w-6xl flex-col gap-5 px-4 py-8",
+        ),
+        class_name="mt-16 bg-stone-900",
+    )
+
+
+SITE_ERROR_ID = "site-error"
+
+
+def site_error_region() -> rx.Component:
+    """Where an unexpected server error is reported (publisher/forms/errors.py); hidden while empty."""
+    return rx.el.output(
+        id=SITE_ERROR_ID,
+        role="alert",
+        class_name=(
+            "fixed inset-x-4 bottom-4 z-50 mx-auto max-w-md rounded-md border border-red-300 bg-red-50 "
+            "px-4 py-3 font-medium text-red-900 shadow-lg empty:hidden"
+        ),
+    )
+
+
+def page_layout(active_route: str, nav_items: tuple[NavItem, ...], *children: rx.Component) -> rx.Component:
+    """Wrap a page's content in the shared header and footer; ``active_route``'s item is marked current."""
+    return rx.el.div(
+        site_header(active_route, nav_items),
+        rx.el.main(
+            *children,
+            id=MAIN_CONTENT_ID,
+            class_name="mx-auto w-full max-w-6xl flex-1 px-4 pt-8",
+        ),
+        site_footer(),
+        site_error_region(),
+        class_name="flex min-h-screen flex-col bg-white text-stone-800",
+    )
+
+
+def page_heading(copy: content.PageCopy, intro: bool = True) -> rx.Component:
+    """The heading block a page opens with: its heading, and its introduction unless the page says it itself."""
+    return rx.el.div(
+        rx.el.h1(copy.heading, class_name="font-serif text-3xl font-bold text-stone-900 sm:text-4xl"),
+        rx.el.p(copy.intro, class_name="mt-3 max-w-3xl text-lg text-stone-700") if intro else rx.fragment(),
+        class_name="mb-8" if intro else "mb-2",
+    )

@@ -1,0 +1,60 @@
+"""The release feed: an Atom feed of the books, made at build time (feedgen).
+
+The way to follow new releases without an email address: a feed reader polls
+``/releases.atom`` and shows each book once, by its page's address. Every page
+announces it (``<link rel="alternate">``, publisher.py).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time
+
+from publisher import content
+from publisher.content import books as words
+from publisher.content import images
+
+FEED_PATH = "/releases.atom"
+CONTENT_TYPE = "application/atom+xml"
+
+
+def _moment(day) -> datetime:
+    return datetime.combine(day, time(0, 0), tzinfo=UTC)
+
+
+def release_feed(site_url: str) -> str:
+    """The feed's XML: one entry per book, newest first, each with its page, summary, cover and date.
+
+    The date is the book's publication date when the content gives one; else the
+    day the book list last changed (``CATALOGUE_UPDATED``): when the entry last changed.
+    """
+    # feedgen only here: the feed is made at build time, and the container image leaves it out.
+    from feedgen.feed import FeedGenerator  # noqa: PLC0415
+
+    feed = FeedGenerator()
+    feed.id(f"{site_url}{FEED_PATH}")
+    feed.title(words.FEED_TITLE)
+    feed.subtitle(words.FEED_SUBTITLE)
+    feed.link(href=f"{site_url}{FEED_PATH}", rel="self", type=CONTENT_TYPE)
+    feed.link(href=f"{site_url}/", rel="alternate", type="text/html")
+    feed.author({"name": content.BRAND_NAME, "uri": f"{site_url}/"})
+    feed.logo(f"{site_url}{content.LOGO_IMAGE}")
+    feed.language("en")
+    books = words.latest_first(content.BOOKS)
+    dates = {book.slug: _moment(book.publication_date or words.CATALOGUE_UPDATED) for book in books}
+    feed.updated(max(dates.values()))
+    for book in reversed(books):  # feedgen puts the last added first
+        entry = feed.add_entry()
+        url = f"{site_url}{book.page_path}"
+        entry.id(url)
+        entry.title(book.title)
+        entry.link(href=url, rel="alternate", type="text/html")
+        entry.summary(f"{book.subtitle}. {book.description}")
+        cover = images.largest_url(book.cover_image, images.COVER_WIDTHS)
+        mime = images.MIME.get(cover.rsplit(".", 1)[-1], "image/svg+xml")
+        entry.link(href=f"{site_url}{cover}", rel="enclosure", type=mime, title=book.image_alt)
+        for name in book.author_names:
+            entry.author({"name": name})
+        entry.updated(dates[book.slug])
+        if book.publication_date:
+            entry.published(dates[book.slug])
+    return feed.atom_str(pretty=True).decode("utf-8")

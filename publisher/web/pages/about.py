@@ -1,0 +1,27 @@
+"""About: the two author cards."""
+
+from publisher import content
+from publisher.content import page_copy
+from publisher.web import seo
+from publisher.web.components.authors import author_list
+from publisher.web.components.layout import page_heading
+from publisher.web.pages.registry import site_page
+
+
+def author_card_path(author: content.Author) -> str:
+    """Where an author's card is: About, at the card's anchor."""
+    return f"{about.route}#{author.slug}"
+
+
+def author_cards() -> dict[str, str]:
+    """Each author's name -> their card on About (for a book's credits)."""
+    return {author.name: author_card_path(author) for author in content.AUTHORS}
+
+
+def _structured_data():
+    return [seo.person(author, author_card_path(author)) for author in content.AUTHORS]
+
+
+@site_page(route="/about", copy=page_copy.ABOUT, nav_position=2, structured_data=_structured_data)
+def about():
+    return page_heading(page_copy.ABOUT), author_list()

@@ -1,0 +1,53 @@
+"""A page for every book in the content: /books/<slug>, static like Home (docs/product.md, Pages)."""
+
+from publisher import content
+from publisher.content import images
+from publisher.content.books import COVER_ALT_PREFIX, book_page_copy
+from publisher.web import seo
+from publisher.web.components.books import book_page
+from publisher.web.pages.about import author_cards
+from publisher.web.pages.registry import PAGES, ROOT, PageRegistry, SitePage, site_page
+
+
+def _structured_data(book: content.Book):
+    return [seo.book(book, author_cards())]
+
+
+def _open_graph(book: content.Book):
+    """og:type book's own properties: its authors' pages, and the ISBN and release date when given."""
+    cards = author_cards()
+    tags = [("book:author", seo.absolute_url(cards[name])) for name in book.author_names if name in cards]
+    if book.isbn13_digits:
+        tags.append(("book:isbn", book.isbn13_digits))
+    if book.publication_date:
+        tags.append(("book:release_date", book.publication_date.isoformat()))
+    return tags
+
+
+def _share_image(book: content.Book) -> seo.ShareImage:
+    """The 1200x630 picture the build makes of the cover (hosting/images.py)."""
+    cover = images.describe(book.cover_image)
+    alt = f"{COVER_ALT_PREFIX}{book.title}"
+    return seo.ShareImage(cover.share_url, alt, images.SHARE_WIDTH, images.SHARE_HEIGHT)
+
+
+def declare(book: content.Book, registry: PageRegistry = PAGES) -> SitePage:
+    """The page of ``book``, in ``registry`` (the site's, unless a test gives its own)."""
+
+    @site_page(
+        route=book.page_path,
+        copy=book_page_copy(book),
+        active_nav=ROOT,  # a book belongs to Home's list
+        structured_data=lambda: _structured_data(book),
+        og_type="book",
+        open_graph=lambda: _open_graph(book),
+        share_image=lambda: _share_image(book),
+        registry=registry,
+    )
+    def book_content():
+        return book_page(book, author_cards(), ROOT)
+
+    return book_content
+
+
+BOOK_PAGES = tuple(declare(book) for book in content.BOOKS)

@@ -1,0 +1,155 @@
+"""Every page of the site, each declared once.
+
+A page module puts ``@site_page(...)`` on the function that builds the page's
+content. The declaration carries the route, what the page says (a ``PageCopy``
+from the content package: title, description, keywords, heading, name in the
+navigation), its structured data, its ``on_load``, its place in the navigation
+and whether it is in the sitemap. Everything that needs to know the pages reads
+the declarations: the app's registration (``add_to``), the metadata (seo.py), the
+sitemap, the slash-less URL rule (hosting/middleware.py) and the navigation.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import reflex as rx
+
+from publisher.content.models import PageCopy
+from publisher.web import seo
+from publisher.web.components.layout import NavItem, page_layout
+from publisher.web.page_kinds import NOT_FOUND_ROUTE
+
+ROOT = "/"  # Home
+
+__all__ = ["NOT_FOUND_ROUTE", "PAGES", "ROOT", "PageRegistry", "SitePage", "site_page"]
+
+
+def _no_structured_data() -> Iterable[dict[str, Any]]:
+    return ()
+
+
+@dataclass(frozen=True)
+class SitePage:
+    """One page: where it lives, what it says and how it is listed. Calling it builds the page."""
+
+    route: str
+    copy: PageCopy
+    content: Callable[[], Iterable[rx.Component]]
+    on_load: Any = None
+    # Its place in the header and the menu drawer (1 is first); None: not listed there.
+    nav_position: int | None = None
+    # The navigation item marked as the current one; None: this page's own.
+    active_nav: str | None = None
+    in_sitemap: bool = True
+    indexed: bool = True  # robots "index, follow"; False: "noindex"
+    # JSON-LD nodes beyond the breadcrumbs every page but Home gets (seo.structured_data).
+    structured_data: Callable[[], Iterable[dict[str, Any]]] = field(default=_no_structured_data)
+    # Link previews: Open Graph's type, its properties beyond the common ones, and the image
+    # (None: the site's share image).
+    og_type: str = "website"
+    open_graph: Callable[[], Iterable[tuple[str, str]]] = field(default=_no_structured_data)
+    share_image: Callable[[], seo.ShareImage] | None = None
+
+    @property
+    def has_url(self) -> bool:
+        """False for the not-found page, which answers at every unknown path and has no URL of its own."""
+        return self.route != NOT_FOUND_ROUTE
+
+    @property
+    def is_root(self) -> bool:
+        return self.route == ROOT
+
+    def __call__(self) -> rx.Component:
+        """The whole page: its content inside the shared header and footer."""
+        active = self.route if self.active_nav is None else self.active_nav
+        return page_layout(active, PAGES.navigation(), *self.content())
+
+    def render_function(self) -> Callable[[], rx.Component]:
+        """The page as Reflex wants it: a function named after, and in the module of, its content.
+
+        Reflex places a page's compiled code by the function's module: each page keeps a
+        script chunk of its own, as a plain page function would.
+        """
+        return functools.update_wrapper(lambda: self(), self.content)
+
+
+class PageRegistry:
+    def __init__(self) -> None:
+        self._pages: dict[str, SitePage] = {}
+
+    def add(self, page: SitePage) -> SitePage:
+        if page.route in self._pages:
+            raise ValueError(f"the route {page.route!r} is declared twice")
+        self._pages[page.route] = page
+        return page
+
+    def pages(self) -> tuple[SitePage, ...]:
+        """Every page: those in the navigation in its order, then the others as declared."""
+        unlisted = len(self._pages)
+        return tuple(sorted(self._pages.values(), key=lambda page: page.nav_position or unlisted))
+
+    def navigation(self) -> tuple[NavItem, ...]:
+        """The header's and the drawer's items, in their declared order."""
+        return tuple(
+            NavItem(label=page.copy.short_name, route=page.route) for page in self.pages() if page.nav_position
+        )
+
+    def slashless_routes(self) -> frozenset[str]:
+        """The routes served at their URL as declared, although Reflex writes them as ``route/index.html``."""
+        return frozenset(page.route for page in self._pages.values() if page.has_url and not page.is_root)
+
+    def add_to(self, app: rx.App) -> None:
+        """Register every page with the app, with its metadata and its place in the sitemap."""
+        for page in self.pages():
+            app.add_page(
+                page.render_function(),
+                route=page.route,
+                on_load=page.on_load,
+                context={"sitemap": {} if page.in_sitemap else None},
+                **seo.page_args(page),
+            )
+
+
+PAGES = PageRegistry()
+
+
+def site_page(
+    *,
+    route: str,
+    copy: PageCopy,
+    on_load: Any = None,
+    nav_position: int | None = None,
+    active_nav: str | None = None,
+    in_sitemap: bool = True,
+    indexed: bool = True,
+    structured_data: Callable[[], Iterable[dict[str, Any]]] = _no_structured_data,
+    og_type: str = "website",
+    open_graph: Callable[[], Iterable[tuple[str, str]]] = _no_structured_data,
+    share_image: Callable[[], seo.ShareImage] | None = None,
+    registry: PageRegistry = PAGES,
+) -> Callable[[Callable[[], Iterable[rx.Component]]], SitePage]:
+    """Declare a page: decorates the function that returns the page's content."""
+
+    def declare(content: Callable[[], Iterable[rx.Component]]) -> SitePage:
+        return registry.add(
+            SitePage(
+                route=route,
+                copy=copy,
+                content=content,
+                on_load=on_load,
+                nav_position=nav_position,
+                active_nav=active_nav,
+                in_sitemap=in_sitemap,
+                indexed=indexed,
+                structured_data=structured_data,
+                og_type=og_type,
+                open_graph=open_graph,
+                share_image=share_image,
+            )
+        )
+
+    return declare

@@ -1,0 +1,237 @@
+"""Page metadata: titles, descriptions, canonical URLs, social tags and JSON-LD.
+
+Everything here lands in the prerendered HTML, so crawlers and link previews see
+it before any JavaScript runs. Absolute URLs are built from the configured site
+URL (Reflex's ``deploy_url``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import reflex as rx
+
+from publisher import content
+from publisher.config.settings import site_url
+from publisher.content import images
+
+if TYPE_CHECKING:
+    from publisher.web.pages.registry import SitePage
+
+INDEX_FOLLOW = "index, follow"
+NOINDEX = "noindex"
+
+
+@dataclass(frozen=True)
+class ShareImage:
+    """The picture a link preview shows: a root-relative path, its text and its size."""
+
+    path: str
+    alt: str
+    width: int
+    height: int
+
+
+SITE_SHARE_IMAGE = ShareImage(
+    content.SHARE_IMAGE, content.SHARE_IMAGE_ALT, content.SHARE_IMAGE_WIDTH, content.SHARE_IMAGE_HEIGHT
+)
+
+
+def full_title(title: str) -> str:
+    """Suffix the brand unless the title already names it."""
+    if content.BRAND_NAME.lower() in title.lower():
+        return title
+    return f"{title} | {content.BRAND_NAME}"
+
+
+def absolute_url(path: str) -> str:
+    """An absolute URL on this site for a root-relative path."""
+    if not path.startswith("/"):
+        raise ValueError(f"expected a root-relative path, got {path!r}")
+    return site_url() + path
+
+
+def organization_id() -> str:
+    return absolute_url("/#organization")
+
+
+def organization() -> dict[str, Any]:
+    return {
+        "@type": "Organization",
+        "@id": organization_id(),
+        "name": content.BRAND_NAME,
+        "url": absolute_url("/"),
+        "logo": absolute_url(content.LOGO_IMAGE),
+        "sameAs": [str(link.url) for link in content.SOCIAL_LINKS],
+    }
+
+
+def website() -> dict[str, Any]:
+    return {
+        "@type": "WebSite",
+        "@id": absolute_url("/#website"),
+        "name": content.BRAND_NAME,
+        "url": absolute_url("/"),
+        "publisher": {"@id": organization_id()},
+        "potentialAction": {
+            "@type": "SearchAction",
+            "target": {
+                "@type": "EntryPoint",
+                "urlTemplate": absolute_url("/?q={search_term_string}"),
+            },
+            "query-input": "required name=search_term_string",
+        },
+    }
+
+
+def person(author: content.Author, card_path: str) -> dict[str, Any]:
+    """An author, identified by their card on About (``card_path``, e.g. '/about#maya-lindqvist')."""
+    return {
+        "@type": "Person",
+        "@id": absolute_url(card_path),
+        "name": author.name,
+        "jobTitle": author.role,
+        "description": author.author_bio[0],
+        "image": absolute_url(author.author_image),
+        "url": str(author.amazon_url),
+        "sameAs": [str(author.amazon_url)],
+    }
+
+
+BOOK_FORMATS = {  # schema.org's names of the formats a Book may give
+    "Paperback": "https://schema.org/Paperback",
+    "Hardcover": "https://schema.org/Hardcover",
+    "E-book": "https://schema.org/EBook",
+    "Audiobook": "https://schema.org/AudiobookFormat",
+}
+
+
+def typical_age_range(age_range: str | None) -> str | None:
+    """schema.org's form of an age range: '5 and up' -> '5-', '7-10' -> '7-10'; None when it has no such form."""
+    match = re.fullmatch(r"(\d+)\s*(?:and up|\+)|(\d+)\s*[-–]\s*(\d+)", (age_range or "").strip())
+    if match is None:
+        return None
+    return f"{match[1]}-" if match[1] else f"{match[2]}-{match[3]}"
+
+
+def book(item: content.Book, author_cards: Mapping[str, str]) -> dict[str, Any]:
+    """A book, identified by its page; ``author_cards``: author name -> the path of their card on About.
+
+    Only what the content gives: an edition (ISBN, format, date, pages) appears as
+    ``workExample`` when any of it is known.
+    """
+    url = absolute_url(item.page_path)
+    node: dict[str, Any] = {
+        "@type": "Book",
+        "@id": f"{url}#book",
+        "name": item.title,
+        "alternativeHeadline": item.subtitle,
+        "description": item.description,
+        "url": url,
+        "image": absolute_url(images.largest_url(item.cover_image, images.COVER_WIDTHS)),
+        "inLanguage": item.language,
+        "author": [
+            {
+                "@type": "Person",
+                "name": name,
+                **({"url": absolute_url(author_cards[name])} if name in author_cards else {}),
+            }
+            for name in item.author_names
+        ],
+        "publisher": {"@id": organization_id()},
+        "offers": {"@type": "Offer", "url": str(item.book_link)},
+    }
+    if age := typical_age_range(item.age_range):
+        node["typicalAgeRange"] = age
+    edition = {
+        key: value
+        for key, value in (
+            ("isbn", item.isbn13_digits),
+            ("bookFormat", BOOK_FORMATS.get(item.format or "")),
+            ("datePublished", item.publication_date.isoformat() if item.publication_date else None),
+            ("numberOfPages", item.page_count),
+        )
+        if value is not None
+    }
+    if edition:
+        node["workExample"] = [{"@type": "Book", "inLanguage": item.language, **edition}]
+    return node
+
+
+def breadcrumbs(name: str, route: str) -> dict[str, Any]:
+    return {
+        "@type": "BreadcrumbList",
+        "itemListElement": [
+            {"@type": "ListItem", "position": 1, "name": "Home", "item": absolute_url("/")},
+            {"@type": "ListItem", "position": 2, "name": name, "item": absolute_url(route)},
+        ],
+    }
+
+
+def structured_data(page: SitePage) -> dict[str, Any]:
+    """The page's JSON-LD graph: every page with a URL below Home has its breadcrumbs, then its own nodes."""
+    graph: list[dict[str, Any]] = []
+    if page.has_url and not page.is_root:
+        graph.append(breadcrumbs(page.copy.short_name, page.route))
+    graph += list(page.structured_data())
+    return {"@context": "https://schema.org", "@graph": graph}
+
+
+def json_ld_text(data: dict[str, Any]) -> str:
+    """JSON safe to embed in a <script> element (no '</script>' can close it early)."""
+    return (
+        json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+    )
+
+
+def share_image(page: SitePage) -> ShareImage:
+    return page.share_image() if page.share_image else SITE_SHARE_IMAGE
+
+
+def meta_tags(page: SitePage) -> list[dict[str, str] | rx.Component]:
+    """Meta entries for ``app.add_page(meta=...)``; title, description and og:image go separately."""
+    title = full_title(page.copy.title)
+    description = page.copy.description
+    picture = share_image(page)
+    image = absolute_url(picture.path)
+    tags: list[dict[str, str] | rx.Component] = [
+        {"name": "keywords", "content": ", ".join(page.copy.keywords)},
+        {"name": "robots", "content": INDEX_FOLLOW if page.indexed else NOINDEX},
+        {"property": "og:type", "content": page.og_type},
+        {"property": "og:site_name", "content": content.BRAND_NAME},
+        {"property": "og:locale", "content": "en_US"},
+        {"property": "og:title", "content": title},
+        {"property": "og:description", "content": description},
+        {"property": "og:image:alt", "content": picture.alt},
+        {"property": "og:image:width", "content": str(picture.width)},
+        {"property": "og:image:height", "content": str(picture.height)},
+        *({"property": name, "content": value} for name, value in page.open_graph()),
+        {"name": "twitter:card", "content": "summary_large_image"},
+        {"name": "twitter:title", "content": title},
+        {"name": "twitter:description", "content": description},
+        {"name": "twitter:image", "content": image},
+        {"name": "twitter:image:alt", "content": picture.alt},
+    ]
+    if page.has_url:
+        url = absolute_url(page.route)
+        tags.append({"property": "og:url", "content": url})
+        tags.append(rx.el.link(rel="canonical", href=url))
+    tags.append(rx.el.script(json_ld_text(structured_data(page)), type="application/ld+json"))
+    return tags
+
+
+def page_args(page: SitePage) -> dict[str, Any]:
+    """Keyword arguments for ``app.add_page`` carrying all of the page's metadata."""
+    return {
+        "title": full_title(page.copy.title),
+        "description": page.copy.description,
+        "image": absolute_url(share_image(page).path),
+        "meta": meta_tags(page),
+    }

@@ -1,0 +1,161 @@
+"""What both forms share: their lifecycle (docs/product.md, Forms) and the toast they announce.
+
+editing -> submitting -> success, or back to editing on a failure. A submit is
+admitted (not a duplicate, within the visitor's limits), checked by the form's
+own rules, sent to the gateway, and answered with a toast; each form says only
+how it checks, what it sends and what follows.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import reflex as rx
+
+from publisher import gateway
+from publisher.config import settings
+from publisher.limits import submits as ratelimit
+from publisher.web import graceful_stop, tab_states
+
+logger = logging.getLogger(__name__)
+
+EDITING = "editing"
+SUBMITTING = "submitting"
+SUCCESS = "success"
+
+
+@dataclass
+class Outcome:
+    """What a form's check leads to: the gateway request to send, or events for the page."""
+
+    request: dict[str, str] | None = None
+    events: list[rx.event.EventSpec] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Toasts:
+    success: str
+    failure: str
+
+
+class FormLifecycle(rx.State, mixin=True):
+    """A form's status, its latest toast, and the one way a submit runs.
+
+    The toast is state, not a server-sent script, so it is shown by code compiled
+    into the page (no eval, a strict Content-Security-Policy holds); ``notice_id``
+    lets the page show each toast once even if the state is sent again on reconnect.
+    """
+
+    status: str = EDITING
+    # A message about the whole submission (too many attempts; for the contact form
+    # also the anti-spam rejections), shown above the button.
+    form_error: str = ""
+    notice_id: str = ""
+    notice_kind: str = ""
+    notice_text: str = ""
+    # When the submit in flight started (server clock), so a submit whose worker died
+    # mid-call (state shared in Redis) cannot leave the form "submitting" for good.
+    _submit_started_s: float = 0.0
+
+    def _begin_submit(self) -> None:
+        self.status = SUBMITTING
+        self._submit_started_s = time.time()
+
+    def _submit_in_flight(self) -> bool:
+        limit_s = settings.gateway_timeout_s() + 5
+        return self.status == SUBMITTING and time.time() - self._submit_started_s < limit_s
+
+    def _accepts_submit(self) -> bool:
+        """Editing, or a submit that was interrupted long ago; not after success or while in flight."""
+        return self.status == EDITING or (self.status == SUBMITTING and not self._submit_in_flight())
+
+    async def _admit_submit(self, form: str) -> bool:
+        """Whether this submit may be checked at all: not a duplicate, not over the visitor's limits."""
+        if not self._accepts_submit():
+            return False  # a second submit while one is in flight, or after success, does nothing
+        session = self.router.session
+        if not await ratelimit.shared_limiter.get().allow(form, session.client_token, session.client_ip):
+            self.form_error = ratelimit.TOO_MANY_ATTEMPTS
+            return False
+        self.form_error = ""
+        await tab_states.engage(session.client_token)  # keep this tab's state (and its success) the usual time
+        return True
+
+    def _notify(self, kind: str, text: str) -> None:
+        self.notice_id = uuid.uuid4().hex
+        self.notice_kind = kind
+        self.notice_text = text
+
+    async def _run_submit(
+        self,
+        form: str,
+        form_data: object,
+        check: Callable[[dict[str, Any]], Outcome],
+        send: Callable[[dict[str, str]], Awaitable[None]],
+        toasts: Toasts,
+        after: Callable[[bool], list[rx.event.EventSpec]],
+    ) -> AsyncIterator[rx.event.EventSpec]:
+        """One submit, from the press to the toast; the events the page gets on the way.
+
+        ``check`` turns the form's fields into an Outcome (inside the state lock),
+        ``send`` delivers its request to the gateway, and ``after`` (inside the lock
+        again) updates the form once the gateway answered, returning the events
+        that follow, for either answer.
+        """
+        async with graceful_stop.submit_in_flight():
+            async with self:
+                if not await self._admit_submit(form):
+                    return
+                outcome = check(form_data if isinstance(form_data, dict) else {})
+                if outcome.request is not None:
+                    self._begin_submit()
+            for event in outcome.events:
+                yield event
+            if outcome.request is None:
+                return
+
+            delivered = await deliver(send(outcome.request))
+
+            async with self:
+                if delivered:
+                    self.status = SUCCESS
+                    self._notify("success", toasts.success)
+                else:
+                    self.status = EDITING  # what was typed stays in the form
+                    self._notify("error", toasts.failure)
+                events = after(delivered)
+            for event in events:
+                yield event
+
+    @rx.var
+    def submitting(self) -> bool:
+        return self.status == SUBMITTING
+
+    @rx.var
+    def succeeded(self) -> bool:
+        return self.status == SUCCESS
+
+
+async def deliver(send: Awaitable[None]) -> bool:
+    """Await one gateway call; True when the gateway accepted it.
+
+    Any failure, even an unexpected one, ends the submit (logged), so the form can
+    never stay "submitting". So does a server that is stopping (graceful_stop):
+    the call is not started, or cancelled at the stop limit.
+    """
+    try:
+        await graceful_stop.gateway_call(send)
+    except graceful_stop.StopLimitReached as stop:
+        logger.warning("Submit not delivered: %s", stop)
+        return False
+    except gateway.GatewayError:
+        return False  # already logged with its cause by the gateway client
+    except Exception as exc:
+        logger.error("Gateway call failed unexpectedly: %s", type(exc).__name__, exc_info=exc)
+        return False
+    return True
