@@ -27,12 +27,13 @@ VNU_VERSION := 26.9.27
 VNU_DIR := $(HOME)/.cache/publisher/vnu-jar-$(VNU_VERSION)
 export VNU_JAR := $(VNU_DIR)/node_modules/vnu-jar/build/dist/vnu.jar
 
-.PHONY: help setup setup-test system-packages migrate build serve run image test test-lint test-setup test-unit \
-	test-site test-embedded test-development test-container clean
+.PHONY: help setup setup-test system-packages migrate build serve run image check test test-lint test-setup test-unit \
+	test-services test-site test-embedded test-development test-container clean
 
 help:
 	@echo "make run    set up, then serve the site in development mode on http://localhost:$(DEV_PORT)"
-	@echo "make test   set up, then run every test (unit, build, browser, dev server, container image)"
+	@echo "make test   set up, then run every test (unit, services, build, browser, dev server, container image)"
+	@echo "make check  the developer's loop, in about a minute: lint, layer contracts, types, unit tests"
 	@echo "make serve  production: build once, then serve everything on one port (PORT, default 8000; HOST, default 127.0.0.1)"
 	@echo "make image  the container image, with podman (IMAGE, default publisher; REFLEX_DEPLOY_URL)"
 
@@ -40,8 +41,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The site and what its build needs (the build extra: Node, the image tools, the feed); the
+# container image's runtime stage installs the site alone (Dockerfile).
 $(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[build]'
 	touch $@
 
 $(TEST_STAMP): pyproject.toml $(RUNTIME_STAMP)
@@ -92,17 +95,30 @@ run: migrate
 
 # Each stage's duration is printed at the end. The style check comes first: a slip fails in seconds.
 test:
-	@scripts/test-stages.sh lint setup unit site embedded development container
+	@scripts/test-stages.sh lint setup unit services site embedded development container
 
-# ruff with the project's settings (pyproject.toml): lint, then the formatting.
+# The developer's loop, in about a minute: no build, no server, no process (tests/unit).
+check: test-lint test-unit
+
+# ruff with the project's settings (pyproject.toml): lint, then the formatting; then the layer
+# contracts (import-linter, pyproject.toml) and the types (mypy), which need the test extra.
 test-lint: $(RUFF_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	@$(MAKE) --no-print-directory $(TEST_STAMP)
+	$(BIN)/lint-imports
+	$(BIN)/mypy publisher
 
 test-setup: setup-test
 
+# No process, no socket (tests/unit/conftest.py refuses both): seconds.
 test-unit:
 	$(BIN)/python -m pytest tests/unit
+
+# What needs PostgreSQL, Redis, SMTP or a subprocess (publisher-gateway, publisher-serve, node),
+# started by the tests themselves; the storage on both SQLite and PostgreSQL.
+test-services:
+	$(BIN)/python -m pytest tests/services
 
 test-site:
 	$(BIN)/python -m pytest tests/site

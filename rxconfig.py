@@ -1,4 +1,4 @@
-"""Reflex configuration. Runtime settings come from environment variables (see README)."""
+"""Reflex configuration. Runtime settings come from environment variables (docs/configuration.md)."""
 
 import os
 

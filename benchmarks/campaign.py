@@ -90,10 +90,10 @@ def outcome(smtp: SmtpServer, readers: int) -> str:
 
 
 def queue(db_url: str, slug: str) -> float:
+    from publisher import storage
     from publisher.config.settings import mail_settings
     from publisher.content import books
     from publisher.mail import mailer, outbox, release_email
-    from publisher.storage import tables as storage
 
     mail = mail_settings()
     started = time.perf_counter()

@@ -1,19 +1,26 @@
-"""The Reflex app: every declared page (pages/registry.py), with its metadata."""
+"""The Reflex app: every declared page (web/pages/registry.py), with its metadata.
+
+The entry point: the only module that imports the app object's makers together and
+the only one that holds the app. What needs the app is wired from here (``install``).
+"""
 
 import reflex as rx
 
+from publisher import reflex_internals
 from publisher.config import settings
 from publisher.content.books import FEED_TITLE
 from publisher.gateway import embedded
 from publisher.mail import campaign, outbox
 from publisher.server import middleware
-from publisher.storage import tables as storage  # noqa: F401 (storage: its tables join the schema)
-from publisher.web import errors, feed
+from publisher.storage import tables  # noqa: F401 (its tables join the schema Reflex knows)
+from publisher.web import errors, feed, tab_states
 from publisher.web.components import app_rendered
 from publisher.web.pages import PAGES
 
-# A malformed setting stops start-up here, with an error naming the variable.
+# A malformed setting stops start-up here, with an error naming the variable; so does a
+# Reflex or Granian upgrade that moved an internal the site relies on.
 settings.check_at_start()
+reflex_internals.check()
 
 app = rx.App(
     html_lang="en",
@@ -39,3 +46,5 @@ app.register_lifespan_task(outbox.run_in_backend)
 app.register_lifespan_task(campaign.run_in_backend)
 
 PAGES.add_to(app)
+# A closed tab's state is let go early through the app's own state manager (web/tab_states.py).
+tab_states.install(app)

@@ -72,7 +72,10 @@ def _open_rgb(info: ImageInfo) -> Image.Image:
     if profile:
         try:
             source = ImageCms.ImageCmsProfile(io.BytesIO(profile))
-            return ImageCms.profileToProfile(image, source, ImageCms.createProfile("sRGB"), outputMode=mode)
+            # Pillow types it as possibly None, which it is only with inPlace=True.
+            return ImageCms.profileToProfile(  # type: ignore[return-value]
+                image, source, ImageCms.createProfile("sRGB"), outputMode=mode
+            )
         except ImageCms.PyCMSError:
             logger.warning("Images: %s has a colour profile Pillow cannot read; used as it is", info.src)
     return image.convert(mode)

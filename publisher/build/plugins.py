@@ -32,138 +32,24 @@ from reflex.utils import prerequisites
 from reflex_base import constants
 from reflex_base.plugins.base import Plugin
 
+from publisher.reflex_internals.frontend_files import (
+    NOT_FOUND_PRERENDER_PATH,
+    REACT_ROUTER_CONFIG,
+    STATE_JS,
+    VITE_CONFIG,
+    backend_at_page_origin,
+    dev_server_plugins,
+    prerender_not_found,
+)
 from publisher.web import page_kinds as static_or_app
 
 logger = logging.getLogger(__name__)
 
-NOT_FOUND_PRERENDER_PATH = "/__not-found"
 SPA_FALLBACK = "__spa-fallback.html"
-REACT_ROUTER_CONFIG = "react-router.config.js"
-STATE_JS = "utils/state.js"
-
-_HOSTNAME_ONLY = """    const frontend_hostname = window.location.hostname;
-    endpoint.hostname = frontend_hostname;
-"""
-# Written by earlier versions of this plugin; .web keeps the file between builds.
-_SAME_ORIGIN_ALWAYS = """    // Same origin as the page (host and port): the site and backend share one port.
-    endpoint.host = window.location.host;
-"""
-_SAME_ORIGIN_IN_BUILDS = """    // publisher: a production build is served with its backend on one origin, so it
-    // follows the page's host *and port* (one build serves on any host and port).
-    // The development server keeps Reflex's rule: the page's host, the backend's own
-    // port, because there the frontend and the backend listen on different ports.
-    if (import.meta.env.DEV) {
-      endpoint.hostname = window.location.hostname;
-    } else {
-      endpoint.host = window.location.host;
-    }
-"""
-
-
-def backend_at_page_origin(state_js: str) -> str:
-    """Make a production build reach a localhost-configured backend at the page's host *and port*.
-
-    Reflex only swaps the hostname, so a build made for one port only works when
-    served on that same port. Vite decides the branch (``import.meta.env.DEV``):
-    the dev server keeps Reflex's behaviour, ``reflex export`` / ``--env prod``
-    builds get the page's origin, whichever mode wrote ``.web`` last.
-    """
-    if _SAME_ORIGIN_IN_BUILDS in state_js:
-        return state_js
-    for original in (_HOSTNAME_ONLY, _SAME_ORIGIN_ALWAYS):
-        if original in state_js:
-            return state_js.replace(original, _SAME_ORIGIN_IN_BUILDS)
-    raise RuntimeError(f"Unexpected {STATE_JS} layout: getBackendURL changed in this Reflex version")
-
-
-VITE_CONFIG = "vite.config.js"
-DEV_HOST_VAR = "PUBLISHER_DEV_HOST"
-_DEV_HOST_PLUGIN = f"""// publisher: {DEV_HOST_VAR} makes the development server listen on that address only
-// (`react-router dev --host` listens on every interface). Unset: Reflex's behaviour.
-function publisherDevHost() {{
-  return {{
-    name: "publisher-dev-host",
-    apply: "serve",
-    config() {{
-      const host = process.env.{DEV_HOST_VAR};
-      return host ? {{ server: {{ host }} }} : undefined;
-    }},
-  }};
-}}
-
-"""
-_VITE_PLUGINS = "  plugins: [\n"
-
-
-_DEV_POSTS_PLUGIN = """// publisher: the development server hands every POST to the backend, as the production
-// server (one origin) does: a mail provider's one-click unsubscribe is a POST to a page's
-// address (publisher/gateway/list_http.py). Pages never take a POST; everything else stays.
-function publisherDevPosts() {
-  return {
-    name: "publisher-dev-posts",
-    apply: "serve",
-    async config() {
-      const { readFileSync } = await import("node:fs");
-      const env = JSON.parse(readFileSync(new URL("./env.json", import.meta.url), "utf8"));
-      const backend = new URL(env.PING);
-      if (backend.hostname === "localhost") backend.hostname = "127.0.0.1";
-      const bypass = (request) => (request.method === "POST" ? null : request.url);
-      return { server: { proxy: { "/": { target: backend.origin, bypass } } } };
-    },
-  };
-}
-
-"""
-
-
-def _with_vite_plugin(vite_config: str, call: str, source: str) -> str:
-    """``vite_config`` with a plugin defined before its config and listed first (once)."""
-    if call in vite_config:
-        return vite_config
-    export = "export default defineConfig("
-    if export not in vite_config or _VITE_PLUGINS not in vite_config:
-        raise RuntimeError(f"Unexpected {VITE_CONFIG} layout: no defineConfig with a plugins list")
-    vite_config = vite_config.replace(export, source + export, 1)
-    return vite_config.replace(_VITE_PLUGINS, f"{_VITE_PLUGINS}    {call},\n", 1)
-
-
-def dev_host_from_environment(vite_config: str) -> str:
-    """Let ``PUBLISHER_DEV_HOST`` choose the dev server's listening address (tests: 127.0.0.1).
-
-    Reflex offers ``--backend-host`` but nothing for the frontend dev server.
-    """
-    return _with_vite_plugin(vite_config, "publisherDevHost()", _DEV_HOST_PLUGIN)
-
-
-def dev_posts_to_backend(vite_config: str) -> str:
-    """Let the development server pass POSTs (one-click unsubscribe) to the backend."""
-    return _with_vite_plugin(vite_config, "publisherDevPosts()", _DEV_POSTS_PLUGIN)
-
-
-def dev_server_plugins(vite_config: str) -> str:
-    return dev_posts_to_backend(dev_host_from_environment(vite_config))
 
 
 def robots_txt(site_url: str) -> str:
     return f"User-agent: *\nAllow: /\n\nSitemap: {site_url}/sitemap.xml\n"
-
-
-def prerender_not_found(config_js: str) -> str:
-    """Rewrite react-router.config.js so the catch-all route is prerendered too."""
-    body = config_js.strip()
-    prefix = "export default "
-    if not body.startswith(prefix):
-        raise RuntimeError(f"Unexpected {REACT_ROUTER_CONFIG} layout: {body[:80]!r}")
-    config_object = body[len(prefix) :].rstrip(";")
-    return (
-        f"const config = {config_object};\n"
-        "if (config.prerender === true) {\n"
-        "  config.prerender = async ({ getStaticPaths }) => [\n"
-        f"    ...getStaticPaths(), {NOT_FOUND_PRERENDER_PATH!r},\n"
-        "  ];\n"
-        "}\n"
-        "export default config;\n"
-    )
 
 
 def use_prerendered_not_found(static_dir: Path) -> None:
@@ -241,7 +127,8 @@ def strip_app(html: str) -> str:
         if _APP_PRELOADS.intersection(link.get("rel") or ()):
             link.decompose()
     for script in soup.find_all("script"):
-        kind = (script.get("type") or "").lower()
+        # str(): an attribute is typed as possibly a list of values, as only class, rel and the like are.
+        kind = str(script.get("type") or "").lower()
         in_body = script.find_parent("body") is not None
         if kind == BOOT_TYPE or kind == "module" or (in_body and kind != "application/ld+json"):
             script.decompose()
@@ -294,8 +181,8 @@ class SiteFilesPlugin(Plugin):
     """
 
     def get_static_assets(self, **context: Any):
-        from publisher.config import settings  # noqa: PLC0415
-        from publisher.web import feed  # noqa: PLC0415
+        from publisher.config import settings  # noqa: PLC0415 - here, not at the top: see the class docstring (hot reload)
+        from publisher.web import feed  # noqa: PLC0415 - here, not at the top: see the class docstring (hot reload)
 
         site = settings.site_url()
         return [
@@ -304,8 +191,8 @@ class SiteFilesPlugin(Plugin):
         ]
 
     def pre_compile(self, **context: Any) -> None:
-        from publisher.build import images as image_build
-        from publisher.content import images  # noqa: PLC0415
+        from publisher.build import images as image_build  # noqa: PLC0415 - here, not at the top: see the class docstring (hot reload)
+        from publisher.content import images  # noqa: PLC0415 - here, not at the top: see the class docstring (hot reload)
 
         wanted = images.site_images()
         image_build.write_variants(prerequisites.get_web_dir() / constants.Dirs.PUBLIC, wanted)
@@ -319,7 +206,7 @@ class SiteFilesPlugin(Plugin):
         context["add_modify_task"](VITE_CONFIG, dev_server_plugins)
 
     def post_build(self, **context: Any) -> None:
-        from publisher.content import images  # noqa: PLC0415
+        from publisher.content import images  # noqa: PLC0415 - here, not at the top: see the class docstring (hot reload)
 
         static_dir = Path(context["static_dir"])
         use_prerendered_not_found(static_dir)

@@ -1,33 +1,76 @@
-"""Runtime configuration, read from the environment in one place and checked at start-up."""
+"""Runtime configuration: one object, read from the environment once and checked at start-up.
+
+``Settings`` holds every variable the site reads, each field under the variable's exact
+name (its ``validation_alias``); docs/configuration.md lists the same set
+(tests/unit/test_configuration_docs.py). ``current()`` is this process's object and
+``from_environ(mapping)`` the one a test builds. A malformed value stops start-up with a
+ConfigurationError naming the variable, a password never shown.
+
+Reflex reads its own variables (``REFLEX_DEPLOY_URL``, ``REFLEX_DB_URL``, ``REFLEX_REDIS_URL``...)
+into its config, over rxconfig.py's values; the site reads them there
+(``Settings.REFLEX_VARIABLES``), so Reflex and the site can never disagree.
+
+The functions below the class (``gateway_url()``, ``mail_settings()``...) are readers of the
+object, each taking the mapping a test passes.
+"""
 
 from __future__ import annotations
 
 import functools
-import ipaddress
 import os
-import ssl
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from urllib.parse import quote, unquote, urlsplit
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar
+from urllib.parse import urlsplit
 
+from pydantic import BeforeValidator, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 from reflex_base import config as reflex_config
+from reflex_base import constants
 
-from publisher.config.secret_files import ConfigurationError, from_env_or_file, redact_url
-from publisher.rules import validation
+from publisher.config import mail
+from publisher.config.checks import absolute_http_url as _absolute_http_url
+from publisher.config.checks import positive_count
+from publisher.config.mail import (
+    DEFAULT_SEND_RATE,
+    MAIL_FROM_VAR,
+    POSTAL_ADDRESS_VAR,
+    SMTP_URL_VAR,
+    DkimKey,
+    MailSettings,
+    SmtpServer,
+    is_loopback,
+)
+from publisher.config.secret_files import (
+    DB_PASSWORD_FILE_VAR,
+    FILE_SUFFIX,
+    ConfigurationError,
+    from_env_or_file,
+    redact_url,
+)
 
-
-# ConfigurationError and redact_url live with the secret files (rxconfig.py reads those before
-# anything of the site is imported); the settings' readers find them here as before.
-def _absolute_http_url(name: str, value: str) -> str:
-    parts = urlsplit(value.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigurationError(
-            f"{name} must be an absolute http(s) URL such as https://www.example.com, got {value!r}"
-        )
-    if parts.query or parts.fragment:
-        raise ConfigurationError(f"{name} must not contain a query or fragment, got {value!r}")
-    return value.strip().rstrip("/")
+# The rest of the site imports these from here: the object, its readers, and the typed results.
+__all__ = [
+    "DEFAULT_SEND_RATE",
+    "MAIL_FROM_VAR",
+    "POSTAL_ADDRESS_VAR",
+    "SMTP_URL_VAR",
+    "ConfigurationError",
+    "DkimKey",
+    "MailSettings",
+    "Settings",
+    "SmtpServer",
+    "TabLimits",
+    "current",
+    "from_env_or_file",
+    "from_environ",
+    "is_loopback",
+    "redact_url",
+    "reload",
+    "site_url",
+]
 
 
 def site_url() -> str:
@@ -39,54 +82,20 @@ def site_url() -> str:
     return _absolute_http_url("REFLEX_DEPLOY_URL (deploy_url)", reflex_config.get_config().deploy_url or "")
 
 
+HOST_VAR = "HOST"
+PORT_VAR = "PORT"
+LOGLEVEL_VAR = "LOGLEVEL"
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+# The development server's address (`make run DEV_HOST=`); Vite's config reads it too
+# (reflex_internals/frontend_files.py: JavaScript, process.env).
+DEV_HOST_VAR = "PUBLISHER_DEV_HOST"
 GATEWAY_URL_VAR = "PUBLISHER_GATEWAY_URL"
 GATEWAY_API_KEY_VAR = "PUBLISHER_GATEWAY_API_KEY"
-
-
-def gateway_url(environ: Mapping[str, str] | None = None) -> str | None:
-    """The cloud API gateway's base URL (scheme and host), or None when unset.
-
-    A malformed value stops start-up with an error naming the variable.
-    """
-    env = os.environ if environ is None else environ
-    value = env.get(GATEWAY_URL_VAR, "").strip()
-    if not value:
-        return None
-    url = _absolute_http_url(GATEWAY_URL_VAR, value)
-    if urlsplit(url).path not in ("", "/"):
-        raise ConfigurationError(
-            f"{GATEWAY_URL_VAR} must be only a scheme and host such as "
-            f"https://abc123.execute-api.us-east-1.amazonaws.com, got {value!r}"
-        )
-    return url
-
-
-def gateway_api_key(environ: Mapping[str, str] | None = None) -> str | None:
-    """Sent as x-api-key when set, so the cloud gateway can accept only this site."""
-    env = os.environ if environ is None else environ
-    return from_env_or_file(env, GATEWAY_API_KEY_VAR) or None
-
-
+GATEWAY_TIMEOUT_VAR = "PUBLISHER_GATEWAY_TIMEOUT_S"
+DEFAULT_GATEWAY_TIMEOUT_S = 10.0
 RATE_LIMIT_CLIENT_VAR = "PUBLISHER_RATE_LIMIT_CLIENT"
 RATE_LIMIT_ADDRESS_VAR = "PUBLISHER_RATE_LIMIT_ADDRESS"
-
-
-def _attempts_per_window(name: str, value: str) -> tuple[int, int]:
-    attempts, _, window = value.partition("/")
-    if not (attempts.strip().isdigit() and window.strip().isdigit() and int(attempts) > 0 and int(window) > 0):
-        raise ConfigurationError(f"{name} must look like ATTEMPTS/SECONDS, e.g. 8/600, got {value!r}")
-    return int(attempts), int(window)
-
-
-def rate_limits(environ: Mapping[str, str] | None = None) -> dict[str, tuple[int, int] | None]:
-    """Overrides of the per-client and per-address submission limits, as (attempts, seconds)."""
-    env = os.environ if environ is None else environ
-    return {
-        scope: _attempts_per_window(var, env[var].strip()) if env.get(var, "").strip() else None
-        for scope, var in (("client", RATE_LIMIT_CLIENT_VAR), ("address", RATE_LIMIT_ADDRESS_VAR))
-    }
-
-
 MAX_TABS_PER_ADDRESS_VAR = "PUBLISHER_MAX_TABS_PER_ADDRESS"
 NEW_TABS_PER_MINUTE_VAR = "PUBLISHER_NEW_TABS_PER_MINUTE"
 MAX_TABS_VAR = "PUBLISHER_MAX_TABS"
@@ -103,17 +112,9 @@ DEFAULT_MAX_TABS = 2000
 DEFAULT_MAX_TAB_LIFETIME_S = 7200
 
 
-def _positive_count(name: str, value: str, default: int) -> int:
-    if not value.strip():
-        return default
-    if not value.strip().isdigit() or int(value) < 1:
-        raise ConfigurationError(f"{name} must be a whole number of at least 1, got {value!r}")
-    return int(value)
-
-
 @dataclass(frozen=True)
 class TabLimits:
-    """The event channel's limits (hosting/tabs.py)."""
+    """The event channel's limits (limits/tabs.py)."""
 
     per_address: int
     new_per_minute: int
@@ -122,347 +123,289 @@ class TabLimits:
     max_lifetime_s: float = DEFAULT_MAX_TAB_LIFETIME_S
 
 
+def _var(name: str, default: Any, **kwargs: Any) -> Any:
+    """A field read from the variable ``name``, exactly as spelt."""
+    return Field(default, validation_alias=name, **kwargs)
+
+
+# The mapping ``from_environ`` reads instead of the process's environment.
+_ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("publisher_settings_environ", default=None)
+
+
+class _Variables(PydanticBaseSettingsSource):
+    """Each field's variable under its exact name, as the string it is: no prefix, no .env
+    file, no JSON decoding (``8/600`` is a rate limit, not a number divided)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]):
+        super().__init__(settings_cls)
+        self.environ = environ
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self.environ.get(str(field.validation_alias)), str(field.validation_alias), False
+
+    def __call__(self) -> dict[str, Any]:
+        names = (str(field.validation_alias) for field in self.settings_cls.model_fields.values())
+        return {name: self.environ[name] for name in names if name in self.environ}
+
+
+# A variable's text as given, surrounding whitespace dropped.
+Text = Annotated[str, BeforeValidator(str.strip)]
+
+
+class Settings(BaseSettings):
+    """Every variable the site reads, parsed and checked; frozen."""
+
+    # validate_default=False: a default is the value itself, not a string to parse.
+    model_config = SettingsConfigDict(frozen=True, extra="ignore", case_sensitive=True, validate_default=False)
+
+    # Read by Reflex into its config (over rxconfig.py's values); the site reads them there:
+    # variable -> the attribute of ``reflex_base.config.get_config()``.
+    REFLEX_VARIABLES: ClassVar[Mapping[str, str]] = {
+        "REFLEX_DEPLOY_URL": "deploy_url",  # site_url()
+        "REFLEX_DB_URL": "db_url",  # storage/database.py (rxconfig.py fills in PUBLISHER_DB_PASSWORD_FILE)
+        "REFLEX_REDIS_URL": "redis_url",  # server/production.py checks it answers
+        "REFLEX_TRUSTED_PROXY_HOPS": "trusted_proxy_hops",  # the per-address limits
+        "REFLEX_REDIS_TOKEN_EXPIRATION": "redis_token_expiration",  # web/tab_states.py
+    }
+
+    # publisher-serve (server/production.py).
+    host: str = _var(HOST_VAR, DEFAULT_HOST)
+    port: int = _var(PORT_VAR, DEFAULT_PORT)
+    loglevel: constants.LogLevel = _var(LOGLEVEL_VAR, constants.LogLevel.INFO)
+    # The development server's address besides loopback (server/event_channel.py).
+    dev_host: Text = _var(DEV_HOST_VAR, "")
+    # The gateway the forms post to.
+    gateway_url: str | None = _var(GATEWAY_URL_VAR, None)
+    gateway_api_key: str | None = _var(GATEWAY_API_KEY_VAR, None, repr=False)
+    gateway_api_key_file: Text = _var(GATEWAY_API_KEY_VAR + FILE_SUFFIX, "")
+    gateway_timeout_s: float = _var(GATEWAY_TIMEOUT_VAR, DEFAULT_GATEWAY_TIMEOUT_S)
+    # Overrides of the submit limits, (attempts, seconds); None: the form's own.
+    rate_limit_client: tuple[int, int] | None = _var(RATE_LIMIT_CLIENT_VAR, None)
+    rate_limit_address: tuple[int, int] | None = _var(RATE_LIMIT_ADDRESS_VAR, None)
+    # The event channel's limits (the ``tabs`` property).
+    max_tabs_per_address: int = _var(MAX_TABS_PER_ADDRESS_VAR, DEFAULT_MAX_TABS_PER_ADDRESS)
+    new_tabs_per_minute: int = _var(NEW_TABS_PER_MINUTE_VAR, DEFAULT_NEW_TABS_PER_MINUTE)
+    max_tabs: int = _var(MAX_TABS_VAR, DEFAULT_MAX_TABS)
+    max_tab_lifetime_s: int = _var(MAX_TAB_LIFETIME_VAR, DEFAULT_MAX_TAB_LIFETIME_S)
+    # Mail from the embedded gateway, as given: checked together into the ``mail`` property.
+    smtp_url: Text = _var(mail.SMTP_URL_VAR, "", repr=False)
+    smtp_url_file: Text = _var(mail.SMTP_URL_VAR + FILE_SUFFIX, "")
+    notify_to: Text = _var(mail.NOTIFY_TO_VAR, "")
+    mail_from: Text = _var(mail.MAIL_FROM_VAR, "")
+    notify_subscribers: Text = _var(mail.NOTIFY_SUBSCRIBERS_VAR, "")
+    smtp_ca_file: Text = _var(mail.SMTP_CA_FILE_VAR, "")
+    list_secret: Text = _var(mail.LIST_SECRET_VAR, "", repr=False)
+    list_secret_file: Text = _var(mail.LIST_SECRET_VAR + FILE_SUFFIX, "")
+    postal_address: Text = _var(mail.POSTAL_ADDRESS_VAR, "")
+    send_rate: Text = _var(mail.SEND_RATE_VAR, "")
+    dkim_selector: Text = _var(mail.DKIM_SELECTOR_VAR, "")
+    dkim_key_file: Text = _var(mail.DKIM_KEY_FILE_VAR, "")
+    confirmations_per_hour: Text = _var(mail.CONFIRMATIONS_PER_HOUR_VAR, "")
+    # Used by rxconfig.py before anything else (secret_files.put_database_password): the
+    # password it puts into REFLEX_DB_URL. Listed here with every other variable.
+    db_password_file: Text = _var(DB_PASSWORD_FILE_VAR, "")
+
+    _mail: MailSettings | None = PrivateAttr(None)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The environment only (``from_environ``: a test's mapping), read by ``_Variables``."""
+        environ = _ENVIRON.get()
+        return (_Variables(settings_cls, os.environ if environ is None else environ),)
+
+    @classmethod
+    def variables(cls) -> Iterator[str]:
+        """The name of every variable the object reads, ``_FILE`` variants included."""
+        return (str(field.validation_alias) for field in cls.model_fields.values())
+
+    @classmethod
+    def _name(cls, info: ValidationInfo) -> str:
+        return str(cls.model_fields[str(info.field_name)].validation_alias)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _secrets_from_files(cls, data: Any) -> Any:
+        """``NAME_FILE`` instead of ``NAME`` for a secret: a mounted file, in no container's environment."""
+        values = dict(data)
+        for name in (GATEWAY_API_KEY_VAR, *mail.SECRET_VARS):
+            if name in values or name + FILE_SUFFIX in values:
+                values[name] = from_env_or_file(values, name)
+        return values
+
+    @field_validator("host", mode="before")
+    @classmethod
+    def _host(cls, value: str) -> str:
+        return value.strip() or DEFAULT_HOST
+
+    @field_validator("port", mode="before")
+    @classmethod
+    def _port(cls, value: str) -> int:
+        raw = value.strip() or str(DEFAULT_PORT)
+        if not raw.isdigit() or not 0 < int(raw) < 65536:
+            raise ConfigurationError(f"{PORT_VAR} must be a TCP port number (1-65535), got {raw!r}")
+        return int(raw)
+
+    @field_validator("loglevel", mode="before")
+    @classmethod
+    def _loglevel(cls, value: str) -> constants.LogLevel:
+        try:
+            return constants.LogLevel(value.strip() or constants.LogLevel.INFO)
+        except ValueError:
+            names = ", ".join(level.value for level in constants.LogLevel)
+            raise ConfigurationError(f"{LOGLEVEL_VAR} must be one of {names}, got {value!r}") from None
+
+    @field_validator("gateway_url", mode="before")
+    @classmethod
+    def _gateway_url(cls, value: str) -> str | None:
+        value = value.strip()
+        if not value:
+            return None
+        url = _absolute_http_url(GATEWAY_URL_VAR, value)
+        if urlsplit(url).path not in ("", "/"):
+            raise ConfigurationError(
+                f"{GATEWAY_URL_VAR} must be only a scheme and host such as "
+                f"https://abc123.execute-api.us-east-1.amazonaws.com, got {value!r}"
+            )
+        return url
+
+    @field_validator("gateway_api_key", mode="before")
+    @classmethod
+    def _optional(cls, value: str) -> str | None:
+        return value.strip() or None
+
+    @field_validator("gateway_timeout_s", mode="before")
+    @classmethod
+    def _gateway_timeout_s(cls, value: str) -> float:
+        value = value.strip()
+        if not value:
+            return DEFAULT_GATEWAY_TIMEOUT_S
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = -1.0
+        if not 0 < seconds <= 60:
+            raise ConfigurationError(
+                f"{GATEWAY_TIMEOUT_VAR} must be a number of seconds between 0 and 60, got {value!r}"
+            )
+        return seconds
+
+    @field_validator("rate_limit_client", "rate_limit_address", mode="before")
+    @classmethod
+    def _attempts_per_window(cls, value: str, info: ValidationInfo) -> tuple[int, int] | None:
+        value = value.strip()
+        if not value:
+            return None
+        attempts, _, window = value.partition("/")
+        if not (attempts.strip().isdigit() and window.strip().isdigit() and int(attempts) > 0 and int(window) > 0):
+            raise ConfigurationError(f"{cls._name(info)} must look like ATTEMPTS/SECONDS, e.g. 8/600, got {value!r}")
+        return int(attempts), int(window)
+
+    @field_validator("max_tabs_per_address", "new_tabs_per_minute", "max_tabs", "max_tab_lifetime_s", mode="before")
+    @classmethod
+    def _count(cls, value: str, info: ValidationInfo) -> int:
+        return positive_count(cls._name(info), value, cls.model_fields[str(info.field_name)].default)
+
+    @model_validator(mode="after")
+    def _mail_checked(self) -> Settings:
+        """The mail variables depend on each other (an SMTP URL requires a sender...): checked together."""
+        fields = type(self).model_fields
+        self._mail = mail.read({str(fields[name].validation_alias): getattr(self, name) for name in _MAIL_FIELDS})
+        return self
+
+    @property
+    def mail(self) -> MailSettings | None:
+        """How the embedded gateway sends email, or None (store only) without an SMTP URL."""
+        return self._mail
+
+    @property
+    def tabs(self) -> TabLimits:
+        return TabLimits(self.max_tabs_per_address, self.new_tabs_per_minute, self.max_tabs, self.max_tab_lifetime_s)
+
+    @property
+    def list_emails_on(self) -> bool:
+        """Whether this site runs the list itself: the embedded gateway, with SMTP to confirm addresses.
+
+        With the cloud gateway the cloud keeps the list; without SMTP nothing can be confirmed.
+        """
+        return self.gateway_url is None and self.mail is not None
+
+
+# The fields of the mail variables, which ``mail.read`` checks together.
+_MAIL_FIELDS = tuple(name for name, field in Settings.model_fields.items() if field.validation_alias in mail.MAIL_VARS)
+# Every variable, in a fixed order: current()'s cache is keyed on their values.
+VARIABLES = tuple(Settings.variables())
+
+
+def from_environ(environ: Mapping[str, str]) -> Settings:
+    """The settings ``environ`` gives (a test's mapping), the process's environment not looked at."""
+    token = _ENVIRON.set(environ)
+    try:
+        return Settings()
+    finally:
+        _ENVIRON.reset(token)
+
+
+def current() -> Settings:
+    """This process's settings: read once, and again only when one of its variables changed
+    (which only a test does, with monkeypatch.setenv)."""
+    return _read(tuple(os.environ.get(name) for name in VARIABLES))
+
+
+@functools.lru_cache(maxsize=8)
+def _read(values: tuple[str | None, ...]) -> Settings:
+    return from_environ({name: value for name, value in zip(VARIABLES, values, strict=True) if value is not None})
+
+
+def reload() -> None:
+    """Forget the settings read, so the next ``current()`` reads the environment again."""
+    _read.cache_clear()
+
+
+def _settings(environ: Mapping[str, str] | None) -> Settings:
+    return current() if environ is None else from_environ(environ)
+
+
+def gateway_url(environ: Mapping[str, str] | None = None) -> str | None:
+    """The cloud API gateway's base URL (scheme and host), or None when unset."""
+    return _settings(environ).gateway_url
+
+
+def gateway_api_key(environ: Mapping[str, str] | None = None) -> str | None:
+    """Sent as x-api-key when set, so the cloud gateway can accept only this site."""
+    return _settings(environ).gateway_api_key
+
+
+def rate_limits(environ: Mapping[str, str] | None = None) -> dict[str, tuple[int, int] | None]:
+    """Overrides of the per-client and per-address submission limits, as (attempts, seconds)."""
+    values = _settings(environ)
+    return {"client": values.rate_limit_client, "address": values.rate_limit_address}
+
+
 def tab_limits(environ: Mapping[str, str] | None = None) -> TabLimits:
     """Open tabs per address, new ones a minute per address, open tabs per worker, a tab's longest connection."""
-    env = os.environ if environ is None else environ
-    return TabLimits(
-        per_address=_positive_count(
-            MAX_TABS_PER_ADDRESS_VAR, env.get(MAX_TABS_PER_ADDRESS_VAR, ""), DEFAULT_MAX_TABS_PER_ADDRESS
-        ),
-        new_per_minute=_positive_count(
-            NEW_TABS_PER_MINUTE_VAR, env.get(NEW_TABS_PER_MINUTE_VAR, ""), DEFAULT_NEW_TABS_PER_MINUTE
-        ),
-        per_worker=_positive_count(MAX_TABS_VAR, env.get(MAX_TABS_VAR, ""), DEFAULT_MAX_TABS),
-        max_lifetime_s=_positive_count(
-            MAX_TAB_LIFETIME_VAR, env.get(MAX_TAB_LIFETIME_VAR, ""), DEFAULT_MAX_TAB_LIFETIME_S
-        ),
-    )
-
-
-GATEWAY_TIMEOUT_VAR = "PUBLISHER_GATEWAY_TIMEOUT_S"
-DEFAULT_GATEWAY_TIMEOUT_S = 10.0
+    return _settings(environ).tabs
 
 
 def gateway_timeout_s(environ: Mapping[str, str] | None = None) -> float:
     """Total time allowed for one gateway call (connect, send, answer), in seconds."""
-    env = os.environ if environ is None else environ
-    value = env.get(GATEWAY_TIMEOUT_VAR, "").strip()
-    if not value:
-        return DEFAULT_GATEWAY_TIMEOUT_S
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds <= 60:
-        raise ConfigurationError(f"{GATEWAY_TIMEOUT_VAR} must be a number of seconds between 0 and 60, got {value!r}")
-    return seconds
-
-
-# --- Mail from the embedded gateway (gateway/mailer.py, gateway/outbox.py). ---
-
-SMTP_URL_VAR = "PUBLISHER_SMTP_URL"
-NOTIFY_TO_VAR = "PUBLISHER_NOTIFY_TO"
-MAIL_FROM_VAR = "PUBLISHER_MAIL_FROM"
-NOTIFY_SUBSCRIBERS_VAR = "PUBLISHER_NOTIFY_SUBSCRIBERS"
-SMTP_CA_FILE_VAR = "PUBLISHER_SMTP_CA_FILE"
-LIST_SECRET_VAR = "PUBLISHER_LIST_SECRET"
-POSTAL_ADDRESS_VAR = "PUBLISHER_POSTAL_ADDRESS"
-SEND_RATE_VAR = "PUBLISHER_SEND_RATE"
-DKIM_SELECTOR_VAR = "PUBLISHER_DKIM_SELECTOR"
-DKIM_KEY_FILE_VAR = "PUBLISHER_DKIM_KEY_FILE"
-CONFIRMATIONS_PER_HOUR_VAR = "PUBLISHER_CONFIRMATIONS_PER_HOUR"
-# The site's confirmation emails in any hour (README: the ceiling and why this default):
-# far above a small publisher's busiest hour of real sign-ups, and a bound on what a bot
-# typing strangers' addresses can make the publisher's domain send (2,880 a day at most).
-DEFAULT_CONFIRMATIONS_PER_HOUR = 120
-LIST_SECRET_MIN = 32
-# Emails per second for a release, all senders together: within a typical provider's starting
-# quota (Amazon SES allows 14 per second on a new production account, others similar or more).
-DEFAULT_SEND_RATE = 10.0
-POSTAL_ADDRESS_MAX = 300
-_MAIL_VARS = (
-    SMTP_URL_VAR,
-    NOTIFY_TO_VAR,
-    MAIL_FROM_VAR,
-    NOTIFY_SUBSCRIBERS_VAR,
-    SMTP_CA_FILE_VAR,
-    LIST_SECRET_VAR,
-    POSTAL_ADDRESS_VAR,
-    SEND_RATE_VAR,
-    DKIM_SELECTOR_VAR,
-    DKIM_KEY_FILE_VAR,
-    CONFIRMATIONS_PER_HOUR_VAR,
-)
-_DEFAULT_SMTP_PORTS = {"smtps": 465, "smtp": 587}
-# The mail settings that may come from a file (NAME_FILE): the SMTP URL carries a password.
-_SECRET_VARS = frozenset({SMTP_URL_VAR, LIST_SECRET_VAR})
-
-
-@dataclass(frozen=True)
-class SmtpServer:
-    """Where mail goes, and how the connection is protected.
-
-    ``smtps`` is TLS from the first byte. ``smtp`` upgrades with STARTTLS, which is
-    required unless the host is a loopback address (a local relay, or tests), where
-    it is used when offered. Certificates are always verified.
-    """
-
-    host: str
-    port: int
-    implicit_tls: bool
-    require_starttls: bool
-    username: str | None = None
-    password: str | None = field(default=None, repr=False)
-
-    def describe(self) -> str:
-        """The server as it may be printed: its URL with the password hidden."""
-        scheme = "smtps" if self.implicit_tls else "smtp"
-        user = f"{quote(self.username, safe='')}:{quote(self.password or '', safe='')}@" if self.username else ""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return redact_url(f"{scheme}://{user}{host}:{self.port}")
-
-
-@dataclass(frozen=True)
-class DkimKey:
-    """A DKIM selector and its private key (PEM); the domain is the sender's."""
-
-    selector: str
-    domain: str
-    private_key: bytes = field(repr=False)
-
-
-@dataclass(frozen=True)
-class MailSettings:
-    server: SmtpServer
-    notify_to: tuple[str, ...]
-    mail_from: str
-    mail_from_name: str = ""
-    notify_subscribers: bool = False
-    ca_file: str | None = None
-    # Sign the list's confirmation and unsubscribe links: the first signs, all are accepted.
-    list_secrets: tuple[str, ...] = field(default=(), repr=False)
-    # Printed at the foot of every list email (the sender's postal address), when given.
-    postal_address: str | None = None
-    # A release's emails per second for the whole site (0: no limit); gateway/campaign.py.
-    send_rate: float = DEFAULT_SEND_RATE
-    # Signs every email when given (gateway/mailer.py).
-    dkim: DkimKey | None = field(default=None, repr=False)
-    # At most this many confirmation emails in any hour; the rest wait in the outbox (gateway/outbox.py).
-    confirmations_per_hour: int = DEFAULT_CONFIRMATIONS_PER_HOUR
-
-    @property
-    def list_secret(self) -> str:
-        return self.list_secrets[0]
-
-    @property
-    def domain(self) -> str:
-        """The sender's domain, which the Message-IDs use."""
-        return self.mail_from.rpartition("@")[2]
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _smtp_server(value: str) -> SmtpServer:
-    example = "smtps://user:password@smtp.example.com:465 or smtp://user:password@smtp.example.com:587"
-    parts = urlsplit(value)
-    shown = redact_url(value)
-    if parts.scheme not in _DEFAULT_SMTP_PORTS:
-        raise ConfigurationError(
-            f"{SMTP_URL_VAR} must start with smtps:// or smtp://, such as {example}; got {shown!r}"
-        )
-    if not parts.hostname:
-        raise ConfigurationError(f"{SMTP_URL_VAR} has no host, e.g. {example}; got {shown!r}")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ConfigurationError(f"{SMTP_URL_VAR} must be only scheme, user, password, host and port; got {shown!r}")
-    try:
-        port = parts.port or _DEFAULT_SMTP_PORTS[parts.scheme]
-    except ValueError:
-        raise ConfigurationError(f"{SMTP_URL_VAR} has an invalid port; got {shown!r}") from None
-    if parts.username is not None and parts.password is None:
-        raise ConfigurationError(f"{SMTP_URL_VAR} names a user but no password (user:password@host); got {shown!r}")
-    implicit_tls = parts.scheme == "smtps"
-    return SmtpServer(
-        host=parts.hostname,
-        port=port,
-        implicit_tls=implicit_tls,
-        require_starttls=not implicit_tls and not is_loopback(parts.hostname),
-        username=unquote(parts.username) if parts.username else None,
-        password=unquote(parts.password) if parts.password is not None else None,
-    )
-
-
-def _address(name: str, value: str) -> str:
-    try:
-        return validation.sendable_address(value)
-    except validation.NotSendable as exc:
-        raise ConfigurationError(f"{name}: {exc}") from None
-
-
-def _mail_from(value: str) -> tuple[str, str]:
-    """``address`` or ``Display Name <address>``."""
-    name, bracket, rest = value.rpartition("<")
-    if not bracket:
-        return _address(MAIL_FROM_VAR, value), ""
-    if not rest.endswith(">"):
-        raise ConfigurationError(f"{MAIL_FROM_VAR} must be an address or Name <address>, got {value!r}")
-    display = name.strip().strip('"').strip()
-    if validation.has_control_characters(display) or '"' in display:
-        raise ConfigurationError(f"{MAIL_FROM_VAR}: the name must not contain quotes or control characters")
-    return _address(MAIL_FROM_VAR, rest[:-1].strip()), display
-
-
-def _flag(name: str, value: str) -> bool:
-    lowered = value.lower()
-    if lowered in ("", "0", "false", "no", "off"):
-        return False
-    if lowered in ("1", "true", "yes", "on"):
-        return True
-    raise ConfigurationError(f"{name} must be 1 (on) or 0 (off), got {value!r}")
-
-
-def _ca_file(value: str) -> str:
-    try:
-        ssl.create_default_context().load_verify_locations(cafile=value)
-    except (OSError, ssl.SSLError) as exc:
-        raise ConfigurationError(
-            f"{SMTP_CA_FILE_VAR} must be a readable PEM file of certificates to trust, got {value!r} ({exc})"
-        ) from None
-    return value
-
-
-def _list_secrets(value: str) -> tuple[str, ...]:
-    if not value:
-        raise ConfigurationError(
-            f"{SMTP_URL_VAR} is set, so {LIST_SECRET_VAR} is required: a random secret of at least "
-            f"{LIST_SECRET_MIN} characters that signs the list's confirmation and unsubscribe links "
-            "(for example the output of `openssl rand -hex 32`)"
-        )
-    secrets = tuple(value.split())
-    if any(len(secret) < LIST_SECRET_MIN for secret in secrets):
-        raise ConfigurationError(
-            f"{LIST_SECRET_VAR} must be at least {LIST_SECRET_MIN} characters (several: separated by spaces, "
-            "the first signs new links); got a shorter one"
-        )
-    return secrets
-
-
-def _postal_address(value: str) -> str | None:
-    address = value.replace("\\n", "\n").strip()
-    if not address:
-        return None
-    if len(address) > POSTAL_ADDRESS_MAX or validation.has_control_characters(address, frozenset("\n")):
-        raise ConfigurationError(
-            f"{POSTAL_ADDRESS_VAR} must be a postal address of at most {POSTAL_ADDRESS_MAX} characters "
-            "(lines separated by commas or \\n), without control characters"
-        )
-    return address
-
-
-def _send_rate(value: str) -> float:
-    if not value:
-        return DEFAULT_SEND_RATE
-    try:
-        rate = float(value)
-    except ValueError:
-        rate = -1.0
-    if not 0 <= rate <= 10_000:
-        raise ConfigurationError(
-            f"{SEND_RATE_VAR} must be emails per second for the whole site, a number from 0 (no limit) "
-            f"to 10000, got {value!r}"
-        )
-    return rate
-
-
-def _dkim(selector: str, key_file: str, domain: str) -> DkimKey | None:
-    if not selector and not key_file:
-        return None
-    if not key_file:
-        raise ConfigurationError(
-            f"{DKIM_SELECTOR_VAR} is set, so {DKIM_KEY_FILE_VAR} is required: the private key (PEM)"
-        )
-    if not selector:
-        raise ConfigurationError(f"{DKIM_KEY_FILE_VAR} is set, so {DKIM_SELECTOR_VAR} is required: the DNS selector")
-    if not all(part and part.replace("-", "").replace("_", "").isalnum() for part in selector.split(".")):
-        raise ConfigurationError(f"{DKIM_SELECTOR_VAR} must be a DNS label such as mail2026, got {selector!r}")
-    try:
-        key = Path(key_file).read_bytes()
-    except OSError as exc:
-        raise ConfigurationError(f"{DKIM_KEY_FILE_VAR}: cannot read the private key {key_file!r} ({exc})") from None
-    try:
-        import dkim.crypto  # noqa: PLC0415 (only a site that signs needs it)
-
-        dkim.crypto.parse_pem_private_key(key)
-    except Exception as exc:  # noqa: BLE001 (dkimpy raises several kinds for a bad key)
-        raise ConfigurationError(
-            f"{DKIM_KEY_FILE_VAR}: {key_file!r} is not a PEM private key (RSA or Ed25519) ({exc})"
-        ) from None
-    return DkimKey(selector=selector, domain=domain, private_key=key)
+    return _settings(environ).gateway_timeout_s
 
 
 def mail_settings(environ: Mapping[str, str] | None = None) -> MailSettings | None:
     """How the embedded gateway sends email, or None (store only) without an SMTP URL."""
-    env = os.environ if environ is None else environ
-    return _read_mail_settings(
-        tuple(from_env_or_file(env, var) if var in _SECRET_VARS else env.get(var, "").strip() for var in _MAIL_VARS)
-    )
-
-
-@functools.lru_cache(maxsize=8)
-def _read_mail_settings(raw: tuple[str, ...]) -> MailSettings | None:
-    """Parsed once per distinct environment: the forms ask on every visit."""
-    values = dict(zip(_MAIL_VARS, raw, strict=True))
-    if not values[SMTP_URL_VAR]:
-        stray = [var for var in (NOTIFY_TO_VAR, MAIL_FROM_VAR) if values[var]]
-        if stray:
-            raise ConfigurationError(
-                f"{' and '.join(stray)} {'is' if len(stray) == 1 else 'are'} set but {SMTP_URL_VAR} is not: "
-                f"set {SMTP_URL_VAR} to email the publisher, or unset {' and '.join(stray)}"
-            )
-        _flag(NOTIFY_SUBSCRIBERS_VAR, values[NOTIFY_SUBSCRIBERS_VAR])
-        return None
-    server = _smtp_server(values[SMTP_URL_VAR])
-    for var, shape in (
-        (NOTIFY_TO_VAR, "one or more addresses, comma-separated"),
-        (MAIL_FROM_VAR, "the sender address"),
-    ):
-        if not values[var]:
-            raise ConfigurationError(f"{SMTP_URL_VAR} is set, so {var} is required: {shape}")
-    recipients = tuple(
-        _address(NOTIFY_TO_VAR, part.strip()) for part in values[NOTIFY_TO_VAR].split(",") if part.strip()
-    )
-    if not recipients:
-        raise ConfigurationError(f"{NOTIFY_TO_VAR} must list at least one address")
-    mail_from, mail_from_name = _mail_from(values[MAIL_FROM_VAR])
-    return MailSettings(
-        server=server,
-        notify_to=recipients,
-        mail_from=mail_from,
-        mail_from_name=mail_from_name,
-        notify_subscribers=_flag(NOTIFY_SUBSCRIBERS_VAR, values[NOTIFY_SUBSCRIBERS_VAR]),
-        ca_file=_ca_file(values[SMTP_CA_FILE_VAR]) if values[SMTP_CA_FILE_VAR] else None,
-        list_secrets=_list_secrets(values[LIST_SECRET_VAR]),
-        postal_address=_postal_address(values[POSTAL_ADDRESS_VAR]),
-        send_rate=_send_rate(values[SEND_RATE_VAR]),
-        dkim=_dkim(values[DKIM_SELECTOR_VAR], values[DKIM_KEY_FILE_VAR], mail_from.rpartition("@")[2]),
-        confirmations_per_hour=_positive_count(
-            CONFIRMATIONS_PER_HOUR_VAR, values[CONFIRMATIONS_PER_HOUR_VAR], DEFAULT_CONFIRMATIONS_PER_HOUR
-        ),
-    )
+    return _settings(environ).mail
 
 
 def list_emails_on(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether this site runs the list itself: the embedded gateway, with SMTP to confirm addresses.
-
-    With the cloud gateway the cloud keeps the list; without SMTP nothing can be confirmed.
-    """
-    return gateway_url(environ) is None and mail_settings(environ) is not None
+    """Whether this site runs the list itself: the embedded gateway, with SMTP to confirm addresses."""
+    return _settings(environ).list_emails_on
 
 
 def check_at_start() -> None:
@@ -471,17 +414,13 @@ def check_at_start() -> None:
     Called by the app when it is imported (``reflex run``, every worker) and by
     ``publisher-serve`` before any worker starts.
     """
-    gateway_url()
-    rate_limits()
-    tab_limits()
-    gateway_timeout_s()
-    mail_settings()
+    current()
 
 
 def notes_at_start() -> list[str]:
     """What an operator should hear at start-up although the site can run: settings it may want."""
-    mail = mail_settings()
-    if list_emails_on() and mail.postal_address is None:
+    values = current()
+    if values.list_emails_on and values.mail is not None and values.mail.postal_address is None:
         return [
             f"{POSTAL_ADDRESS_VAR} is not set: list emails (the welcome email) go out without the sender's "
             "postal address, which the US CAN-SPAM Act asks of commercial email"

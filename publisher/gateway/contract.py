@@ -12,7 +12,7 @@ from publisher.rules import validation
 
 SUBSCRIBE_PATH = "/prod/subscribe"
 SEND_EMAIL_PATH = "/prod/send-email"
-SUBJECT_MAX = 300
+SUBJECT_MAX = validation.SUBJECT_MAX
 
 
 def subscribe_body(*, email: str, name: str) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from publisher import storage
 from publisher.config import settings
 from publisher.config.settings import MailSettings
 from publisher.gateway.contract import (
@@ -40,7 +41,6 @@ from publisher.gateway.contract import (
 from publisher.mail import outbox
 from publisher.storage import database
 from publisher.storage import subscribers as mailing_list
-from publisher.storage import tables as storage
 
 logger = logging.getLogger(__name__)
 

@@ -17,76 +17,20 @@ so a refusal names the scope, the form and the address, never the token.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Protocol
 
 from reflex.utils import prerequisites
-from reflex_base import config as reflex_config
 
 from publisher.config import settings
 from publisher.content.form_copy import TOO_MANY_ATTEMPTS
 from publisher.per_process import PerProcess
+from publisher.rules.limits import PER_ADDRESS, PER_CLIENT, Limit, address_key, window_key
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["PER_ADDRESS", "PER_CLIENT", "TOO_MANY_ATTEMPTS", "Limit", "Limiter", "address_key", "shared_limiter"]
-
-
-@dataclass(frozen=True)
-class Limit:
-    attempts: int
-    window_s: int
-
-
-# A person fixing typos needs a few tries; a school or office shares one address.
-PER_CLIENT = Limit(attempts=8, window_s=600)
-PER_ADDRESS = Limit(attempts=40, window_s=600)
-
-
-def client_address(scope: Mapping, trusted_proxy_hops: int | None = None) -> str:
-    """The visitor's address for an HTTP request, as Reflex resolves it for the websocket
-    (reflex/app.py): the peer, or behind ``REFLEX_TRUSTED_PROXY_HOPS`` proxies the
-    address that many hops back in X-Forwarded-For."""
-    hops = reflex_config.get_config().trusted_proxy_hops if trusted_proxy_hops is None else trusted_proxy_hops
-    address = (scope.get("client") or ("0.0.0.0", 0))[0]
-    if hops:
-        headers = dict(scope.get("headers") or [])
-        forwarded = [ip.strip() for ip in headers.get(b"x-forwarded-for", b"").decode("latin-1").split(",")]
-        forwarded = [ip for ip in forwarded if ip]
-        if len(forwarded) >= hops:
-            address = forwarded[-hops]
-    return address
-
-
-IPV6_BLOCK_PREFIX = 64
-
-
-def address_key(address: str) -> str:
-    """Whom a per-address limit counts: an IPv4 address itself, an IPv6 address's /64 block.
-
-    A /64 is what one subscriber line or one host is given, and any address in it is
-    theirs to use, so keying by the full IPv6 address would let one visitor be
-    countless "addresses". An IPv4-mapped IPv6 address (``::ffff:203.0.113.7``, as a
-    dual-stack socket reports an IPv4 peer) is that IPv4 address. Anything that is
-    not an address is kept as it is (it still identifies a client to count).
-    """
-    try:
-        ip = ipaddress.ip_address(address.strip())
-    except ValueError:
-        return address
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.IPv6Network((ip.packed, IPV6_BLOCK_PREFIX), strict=False))
-    return str(ip)
-
-
-def window_key(form: str, scope: str, identity: str, now_s: float, window_s: int) -> str:
-    return f"publisher:ratelimit:{form}:{scope}:{identity}:{int(now_s // window_s)}"
 
 
 class Counter(Protocol):

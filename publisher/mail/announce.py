@@ -5,6 +5,10 @@ anything goes out, creates the campaign, and follows it with a progress bar
 while this process sends too (so it works with no site running). Ctrl-C stops
 the following: jobs this process held go back at once, and the campaign stays
 as it is, for the site's workers or the next ``announce SLUG``.
+
+Everything ``announce`` says is a message, not data: the summary, the question, the
+progress and the outcome go to standard error (``out``), so nothing of it lands in a
+file or a pipe that its standard output was sent to.
 """
 
 from __future__ import annotations
@@ -18,13 +22,12 @@ from urllib.parse import urlsplit
 
 import email_validator
 
-from publisher import content
+from publisher import content, storage
 from publisher.config import settings
 from publisher.config.settings import MailSettings
 from publisher.content import books as book_words
 from publisher.mail import campaign, mailer, outbox, release_email
 from publisher.rules import list_links
-from publisher.storage import tables as storage
 
 FOLLOW_POLL_S = 0.5
 # A test copy's unsubscribe link names no reader: it shows the "link not valid" page.
@@ -91,7 +94,8 @@ def describe_counts(counts: dict[str, int]) -> str:
 
 
 def _progress():
-    from rich.progress import (  # noqa: PLC0415
+    from rich.console import Console  # noqa: PLC0415 - with rich.progress, only for `announce`
+    from rich.progress import (  # noqa: PLC0415 - only `announce` shows progress; the site never loads rich's UI
         BarColumn,
         MofNCompleteColumn,
         Progress,
@@ -106,12 +110,14 @@ def _progress():
         TextColumn("sent {task.fields[sent]}, failed {task.fields[failed]}, left {task.fields[left]}"),
         TextColumn("{task.fields[rate]:.1f}/s"),
         TimeRemainingColumn(),
+        console=Console(stderr=True),  # progress is a message: never on standard output
         transient=False,
     )
 
 
 async def follow(item: storage.Campaign, mail: MailSettings, out: TextIO) -> int:
     """Send and watch until the campaign is finished or paused; 0 when finished, 1 when paused."""
+    assert item.id is not None  # a stored row has its id (the model's None is before the insert)
     sender = campaign.ReleaseSender(mail)
     sending = asyncio.create_task(_keep_sending(sender, item.id))
     started, first_done = time.monotonic(), None
@@ -134,6 +140,7 @@ async def follow(item: storage.Campaign, mail: MailSettings, out: TextIO) -> int
                     rate=rate,
                 )
                 state = await asyncio.to_thread(storage.get_campaign, item.id)
+                assert state is not None  # a campaign is never deleted
                 if state.status != storage.SENDING or sending.done():
                     break
                 await asyncio.sleep(FOLLOW_POLL_S)
@@ -148,8 +155,8 @@ async def follow(item: storage.Campaign, mail: MailSettings, out: TextIO) -> int
             "to resume it.\n"
         )
         return 1
-    if sending.done() and not sending.cancelled() and sending.exception() is not None:
-        raise sending.exception()
+    if sending.done() and not sending.cancelled() and (error := sending.exception()) is not None:
+        raise error
     out.write(f"Campaign #{item.id} ({item.book_slug}) finished: {describe_counts(counts)}.\n")
     return 0
 
@@ -159,6 +166,7 @@ async def _keep_sending(sender: campaign.ReleaseSender, campaign_id: int) -> Non
     while True:
         await sender.send_due()
         state = await asyncio.to_thread(storage.get_campaign, campaign_id)
+        assert state is not None  # a campaign is never deleted
         if state.status != storage.SENDING:
             return
         if await asyncio.to_thread(storage.finish_if_done, campaign_id, storage.utc_now()):
@@ -166,16 +174,27 @@ async def _keep_sending(sender: campaign.ReleaseSender, campaign_id: int) -> Non
         await asyncio.sleep(FOLLOW_POLL_S)
 
 
+def ask_on_stderr(question: str) -> str:
+    """``input``, with the question on standard error (``input`` writes it to standard output)."""
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    return input()
+
+
 def announce(
     slug: str,
     *,
     yes: bool,
     test_to: str | None,
-    out: TextIO = sys.stdout,
-    ask: Callable[[str], str] = input,
+    out: TextIO | None = None,
+    ask: Callable[[str], str] = ask_on_stderr,
     interactive: bool | None = None,
 ) -> int:
-    """The command: 0 sent (or already announced), 1 not sent or paused, 2 refused."""
+    """The command: 0 sent (or already announced), 1 not sent or paused, 2 refused; 130 Ctrl-C while following.
+
+    What it says goes to ``out``, standard error unless given: all of it is messages.
+    """
+    out = sys.stderr if out is None else out
     try:
         mail = required_settings()
         book = find_book(slug)
@@ -222,12 +241,13 @@ def announce(
         )
         if created is None:  # another run created it a moment ago: follow that one
             item = storage.find_campaign(slug)
+            assert item is not None  # its insert, which ours found, is committed
             out.write(f"Continuing campaign #{item.id}, which another run has just started.\n")
         else:
             item = created
             out.write(f"Campaign #{item.id}: {item.recipients} emails queued.\n")
     elif item.status == storage.FINISHED:
-        counts = storage.campaign_counts(item.id)
+        counts = _counts(item)
         out.write(
             f"{book.title} was already announced on {_when(item.created_at)} "
             f"(finished {_when(item.finished_at)}): {counts[storage.SENT]} emails went out. Nothing was sent.\n"
@@ -235,12 +255,9 @@ def announce(
         return 0
     else:
         if item.status == storage.PAUSED:
-            storage.set_campaign_status(item.id, storage.SENDING)
+            storage.set_campaign_status(_id(item), storage.SENDING)
             out.write(f"Campaign #{item.id} resumed (it was paused: {item.paused_reason}).\n")
-        out.write(
-            f"Continuing campaign #{item.id} of {_when(item.created_at)}: "
-            f"{describe_counts(storage.campaign_counts(item.id))}.\n"
-        )
+        out.write(f"Continuing campaign #{item.id} of {_when(item.created_at)}: {describe_counts(_counts(item))}.\n")
     campaign.free_dead_leases()
     try:
         return asyncio.run(follow(item, mail, out))
@@ -252,13 +269,22 @@ def announce(
         return 130
 
 
+def _id(item: storage.Campaign) -> int:
+    assert item.id is not None  # a stored row has its id (the model's None is before the insert)
+    return item.id
+
+
+def _counts(item: storage.Campaign) -> dict[str, int]:
+    return storage.campaign_counts(_id(item))
+
+
 def write_campaigns(out: TextIO) -> None:
     items = storage.list_campaigns()
     if not items:
         out.write("No campaigns yet. `publisher-gateway announce SLUG` announces a book.\n")
         return
     for item in items:
-        counts = storage.campaign_counts(item.id)
+        counts = _counts(item)
         finished = f", finished {_when(item.finished_at)}" if item.finished_at else ""
         out.write(
             f"#{item.id}  {item.book_slug}  {item.status.upper()}  started {_when(item.created_at)}{finished}\n"

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -40,13 +41,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from publisher import storage
 from publisher.config import settings
 from publisher.config.settings import MailSettings
 from publisher.content import books as book_words
 from publisher.mail import mailer, outbox, release_email
 from publisher.rules import list_links
-from publisher.storage import tables as storage
-from publisher.storage.tables import ListStatus
+from publisher.rules.list_rules import ListStatus
 
 logger = logging.getLogger(__name__)
 
@@ -165,6 +166,8 @@ class ReleaseSender:
         self._emails: dict[int, release_email.PreparedRelease | None] = {}
         self._held: list[int] = []
         self._lease_until: datetime | None = None
+        self._lease_lost: str | None = None
+        self._marked: int | None = None  # the job marked in flight (storage.begin_sending), not yet finished
 
     async def send_batch(self) -> int:
         """Claim and send one batch; how many jobs it held (0: nothing due)."""
@@ -180,8 +183,10 @@ class ReleaseSender:
             return claimed
         self._held = [delivery.id for delivery in batch]
         self._lease_until = now + LEASE
+        self._lease_lost = None
         rate = self.mail.send_rate
         reading: asyncio.Future | None = None  # the next reader's status (with the last record, if any)
+        keeping = asyncio.create_task(self._keep_lease(), name="publisher-campaign-lease")
         try:
             first = await asyncio.to_thread(
                 storage.reserve_send_slots,
@@ -194,6 +199,8 @@ class ReleaseSender:
             for index, delivery in enumerate(batch):
                 await self._wait_until(slot_time(first, index, rate))
                 await self._renew_lease()
+                if self._lease_lost is not None:
+                    raise LeaseLost(self._lease_lost)
                 following = batch[index + 1] if index + 1 < len(batch) else None
                 reading = await self._send_one(delivery, reading, following)
                 self._held.remove(delivery.id)
@@ -203,13 +210,17 @@ class ReleaseSender:
         except LeaseLost as lost:
             logger.warning("Campaign: batch stopped: %s", lost)
         finally:
+            keeping.cancel()
             if reading is not None and not reading.done():  # the last record lands before the leases go back
                 with contextlib.suppress(Exception):
                     await asyncio.shield(reading)
             if self._held:  # stopped early: the rest go back at once
                 held, self._held = self._held, []
-                await asyncio.shield(asyncio.to_thread(storage.release_leases, held, self.worker, self.db_url))
-        for campaign_id in {delivery.campaign_id for delivery in batch}:
+                release = functools.partial(storage.release_leases, marked=self._marked)
+                await asyncio.shield(asyncio.to_thread(release, held, self.worker, self.db_url))
+            self._marked = None
+        # A release job (claim_release_batch) always names its campaign.
+        for campaign_id in {delivery.campaign_id for delivery in batch if delivery.campaign_id is not None}:
             await asyncio.to_thread(storage.finish_if_done, campaign_id, self.clock(), self.db_url)
         return claimed
 
@@ -242,6 +253,21 @@ class ReleaseSender:
             await self.sleep(min(delay, LEASE.total_seconds() / 2))
             await self._renew_lease()
 
+    async def _keep_lease(self) -> None:
+        """While the batch is held, renew its lease every quarter lease, whatever one email takes
+        (a slow server can take SMTP_TIMEOUT_S per command). A lost lease stops the batch before
+        its next email (LeaseLost)."""
+        while True:
+            await asyncio.sleep(LEASE.total_seconds() / 4)
+            try:
+                self._lease_until = None  # due now
+                await self._renew_lease()
+            except LeaseLost as lost:
+                self._lease_lost = str(lost)
+                return
+            except Exception as exc:  # noqa: BLE001 - the next renewal (or the one before each email) tries again
+                logger.warning("Campaign: could not renew a batch's lease (%s)", type(exc).__name__)
+
     async def _renew_lease(self) -> None:
         """Keep the batch's jobs (when less than half the lease is left); LeaseLost when some were
         no longer ours to renew: another sender has them now, and this batch must stop."""
@@ -251,7 +277,8 @@ class ReleaseSender:
         self._lease_until = now + LEASE
         held = list(self._held)
         renewed = await asyncio.to_thread(storage.renew_leases, held, self.worker, self._lease_until, self.db_url)
-        if renewed < len(held):
+        # Jobs finished meanwhile (the background renewal runs beside the sending) are not lost.
+        if renewed < len(set(held) & set(self._held)):
             raise LeaseLost(
                 f"{len(held) - renewed} of its {len(held)} jobs are no longer this sender's (lease ran out)"
             )
@@ -270,7 +297,10 @@ class ReleaseSender:
             known = asyncio.get_running_loop().create_future()
             known.set_result(storage.NOT_READ if delivery is None else None)
             return known
-        return asyncio.ensure_future(asyncio.to_thread(storage.subscriber_status, delivery.source.id, self.db_url))
+        self._marked = delivery.id  # in flight from now: a sender that dies sending it leaves it counted
+        reader_id = delivery.source.id
+        assert reader_id is not None  # a stored row has its id (the model's None is before the insert)
+        return asyncio.ensure_future(asyncio.to_thread(storage.begin_sending, delivery.id, reader_id, self.db_url))
 
     def _prepared(self, campaign_id: int) -> release_email.PreparedRelease | None:
         if campaign_id not in self._emails:
@@ -283,9 +313,10 @@ class ReleaseSender:
 
     def _build(self, delivery: storage.ClaimedDelivery) -> bytes | None:
         """The reader's email (None: its book is no longer in the content)."""
+        assert delivery.campaign_id is not None  # a release job always names its campaign
         prepared = self._prepared(delivery.campaign_id)
         reader = delivery.source
-        if prepared is None or reader is None:
+        if prepared is None or not isinstance(reader, storage.Subscriber):  # a release's source: its reader, or None
             return None
         return prepared.message(
             name=reader.name,
@@ -311,6 +342,7 @@ class ReleaseSender:
         try:
             message = self._build(delivery)
             if message is not None:
+                assert isinstance(delivery.source, storage.Subscriber)  # _build found the reader
                 await self.session.begin(delivery.source.email)
         except mailer.DeliveryFailed as failure:
             opening = failure
@@ -333,18 +365,23 @@ class ReleaseSender:
         try:
             if opening is not None:
                 raise opening
+            assert message is not None  # no message and no error returned above
             await self.session.finish(message)
         except mailer.DeliveryFailed as failure:
-            await self._failed(delivery, failure, self._campaign(delivery.campaign_id))
+            await self._failed(delivery, failure)
             return self._read_status(following)
         except Exception as exc:  # noqa: BLE001 - as above
-            await self._failed(delivery, self._unexpected(exc), self._campaign(delivery.campaign_id))
+            await self._failed(delivery, self._unexpected(exc))
             return self._read_status(following)
         self.streak.success()
         # Recorded before the next message goes: at most one accepted email is ever unrecorded.
         following_reader = following.source.id if following is not None and following.source is not None else None
+        following_job = following.id if following is not None and following_reader is not None else None
+        self._marked = following_job
         return asyncio.ensure_future(
-            outbox.record_sent(delivery.id, None, self.clock, self.db_url, then_read=following_reader)
+            outbox.record_sent(
+                delivery.id, None, self.clock, self.db_url, then_read=following_reader, then_sending=following_job
+            )
         )
 
     def _unexpected(self, exc: Exception) -> mailer.DeliveryFailed:
@@ -355,9 +392,10 @@ class ReleaseSender:
         self.session.discard()
         return mailer.DeliveryFailed(outbox.unexpected(exc), permanent=True)
 
-    async def _failed(
-        self, delivery: storage.ClaimedDelivery, failure: mailer.DeliveryFailed, campaign: storage.Campaign
-    ) -> None:
+    async def _failed(self, delivery: storage.ClaimedDelivery, failure: mailer.DeliveryFailed) -> None:
+        assert delivery.campaign_id is not None  # a release job always names its campaign
+        campaign = self._campaign(delivery.campaign_id)
+        assert campaign is not None  # a campaign is never deleted
         when, reason = outbox.after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)
         if when is None:
             await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
@@ -369,6 +407,7 @@ class ReleaseSender:
             raise Paused
 
     def _pause(self, campaign: storage.Campaign, reason: str) -> None:
+        assert campaign.id is not None  # a stored row has its id (the model's None is before the insert)
         streak = list(self.streak.ids)
         self.streak.success()
         paused = storage.set_campaign_status(
@@ -392,6 +431,6 @@ async def run_in_backend(db_url: str | None = None) -> None:
     if not settings.list_emails_on():
         return
     mail = settings.mail_settings()
-    if mail.postal_address is None:
+    if mail is None or mail.postal_address is None:  # (None: list_emails_on() has just said there is one)
         return  # without the postal address, only the command (which refuses) could start a release
     await outbox.keep_sending(ReleaseSender(mail, db_url).send_due, "Campaign", asyncio.Event())

@@ -27,24 +27,25 @@ Message-ID, so mail clients show one message.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 
 import sqlalchemy
 
+from publisher import storage
 from publisher.config import settings
 from publisher.config.settings import MailSettings, site_url
 from publisher.mail import mailer
 from publisher.per_process import PerProcess
 from publisher.rules import list_links
-from publisher.storage import tables as storage
-from publisher.storage.tables import ListStatus
+from publisher.rules.list_rules import ListStatus
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +119,9 @@ class NoLongerWanted(Exception):
 _WANTED_WHILE = {storage.CONFIRMATION: ListStatus.PENDING, storage.WELCOME: ListStatus.CONFIRMED}
 
 
-def email_for(delivery: storage.ClaimedDelivery, settings: MailSettings) -> tuple[EmailMessage, tuple[str, ...]]:
+def email_for(
+    delivery: storage.ClaimedDelivery, settings: MailSettings, now: datetime | None = None
+) -> tuple[EmailMessage, tuple[str, ...]]:
     """The email a job sends, and to whom (empty: the publisher's inbox).
 
     Raises NothingToSend when the row it mails is gone, and NoLongerWanted when the
@@ -153,18 +156,23 @@ def email_for(delivery: storage.ClaimedDelivery, settings: MailSettings) -> tupl
         raise NothingToSend(f"no email is known for a {delivery.kind!r} job")
     if source.status != wanted:
         raise NoLongerWanted(f"the address is {source.status} now, no longer {wanted}")
+    if delivery.kind == storage.CONFIRMATION:
+        confirmation_still_due(delivery, source, now or storage.utc_now())
     site = site_url()
     if delivery.kind == storage.CONFIRMATION:
-        link = list_links.confirm_url(site, settings.list_secret, source.link_key, source.confirmation_sent_at)
+        sent_at = source.confirmation_sent_at
+        assert sent_at is not None  # confirmation_still_due refused a row without one
+        link = list_links.confirm_url(site, settings.list_secret, source.link_key, sent_at)
         message = mailer.confirmation_email(
             settings,
             email=source.email,
             link=link,
             site=site,
-            sent_at=source.confirmation_sent_at,
+            sent_at=sent_at,
             message_id=delivery.message_id,
         )
     else:
+        assert source.confirmed_at is not None  # a confirmed row (checked above) has its time
         message = mailer.welcome_email(
             settings,
             name=source.name,
@@ -175,6 +183,21 @@ def email_for(delivery: storage.ClaimedDelivery, settings: MailSettings) -> tupl
             message_id=delivery.message_id,
         )
     return message, (source.email,)
+
+
+def _second(moment: datetime) -> int:
+    return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
+
+
+def confirmation_still_due(delivery: storage.ClaimedDelivery, row: storage.Subscriber, now: datetime) -> None:
+    """A confirmation that waited (the hourly ceiling) is sent only while it is still the row's
+    latest and its link still works; else NoLongerWanted. Its link carries the row's last
+    confirmation time, which is when its job was queued."""
+    sent_at = row.confirmation_sent_at
+    if sent_at is None or (delivery.created_at is not None and _second(delivery.created_at) != _second(sent_at)):
+        raise NoLongerWanted("a newer confirmation for the address replaced it")
+    if _second(now) - _second(sent_at) >= list_links.CONFIRM_LINK_VALID_FOR.total_seconds():
+        raise NoLongerWanted("its link expired while it waited (the site's hourly ceiling on confirmations)")
 
 
 @dataclass(frozen=True)
@@ -196,18 +219,25 @@ async def record_sent(
     db_url: str | None = None,
     *,
     then_read: int | None = None,
+    then_sending: int | None = None,
 ) -> str | None:
     """The server has it: keep trying to record that, inside the lease, so it is not sent again.
 
-    ``then_read``: a subscriber whose status is read with the record (storage.mark_sent);
-    ``storage.NOT_READ`` when it was not.
+    ``then_read``: a subscriber whose status is read with the record, and ``then_sending``
+    their job, marked in flight (storage.mark_sent); ``storage.NOT_READ`` when it was not read.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + MARK_SENT_FOR_S
     delay = 0.5
     while True:
         try:
-            return await asyncio.to_thread(storage.mark_sent, delivery_id, clock(), note, db_url, then_read=then_read)
+            return await asyncio.to_thread(
+                functools.partial(storage.mark_sent, then_read=then_read, then_sending=then_sending),
+                delivery_id,
+                clock(),
+                note,
+                db_url,
+            )
         except sqlalchemy.exc.SQLAlchemyError as exc:
             if loop.time() + delay > deadline:
                 logger.error(
@@ -252,7 +282,7 @@ class Sender:
             logger.error("Outbox: delivery #%s %s", delivery.id, delivery.stalled_reason)
             return Outcome(delivery.id, storage.FAILED, delivery.stalled_reason)
         try:
-            message, recipients = email_for(delivery, self.settings)
+            message, recipients = email_for(delivery, self.settings, now)
             note = await mailer.send(message, self.settings, recipients)
         except NoLongerWanted as reason:
             await asyncio.to_thread(storage.mark_skipped, delivery.id, self.worker, str(reason), self.db_url)
@@ -265,10 +295,10 @@ class Sender:
         except mailer.DeliveryFailed as failure:
             return await self._failed(delivery, failure)
         except Exception as exc:
-            reason = unexpected(exc)
-            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
-            logger.error("Outbox: delivery #%s failed: %s", delivery.id, reason, exc_info=exc)
-            return Outcome(delivery.id, storage.FAILED, reason)
+            why = unexpected(exc)  # not `reason`: the except above binds (and then deletes) that name
+            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, why, self.db_url)
+            logger.error("Outbox: delivery #%s failed: %s", delivery.id, why, exc_info=exc)
+            return Outcome(delivery.id, storage.FAILED, why)
         await record_sent(delivery.id, note, self.clock, self.db_url)
         if note:
             logger.error("Outbox: delivery #%s (%s) %s", delivery.id, delivery.message_id, note)

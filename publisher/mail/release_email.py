@@ -26,7 +26,7 @@ from publisher.content import books as book_words
 from publisher.content import images, list_copy
 from publisher.content.models import Book
 from publisher.content.site import BRAND_NAME
-from publisher.mail import mailer
+from publisher.mail import headers, mailer
 
 
 def subject(book: Book) -> str:
@@ -104,7 +104,7 @@ class PreparedRelease:
     as the email package would make: headers folded by its SMTP policy (the reader's
     name RFC 2047-encoded when it must be), parts in UTF-8 quoted-printable, CRLF lines;
     except the headers that carry a URL or a token (List-Unsubscribe, List-Id,
-    Message-ID), which mailer.verbatim_header writes exactly as they are, never as
+    Message-ID), which headers.verbatim_header writes exactly as they are, never as
     encoded-words, just as it does for the welcome email.
     """
 
@@ -129,8 +129,8 @@ class PreparedRelease:
         self._subject = _header("Subject", subject(book))
         self._rest = b"".join(
             (
-                mailer.verbatim_header("List-Unsubscribe-Post", mailer.ONE_CLICK),
-                mailer.verbatim_header("List-Id", mailer.list_id(settings)),
+                headers.verbatim_header("List-Unsubscribe-Post", mailer.ONE_CLICK),
+                headers.verbatim_header("List-Id", mailer.list_id(settings)),
                 b"MIME-Version: 1.0\r\n",
                 f'Content-Type: multipart/alternative;\r\n boundary="{self._boundary}"\r\n'.encode(),
             )
@@ -148,8 +148,8 @@ class PreparedRelease:
                 _to_header(name, email),
                 self._subject,
                 _short_header("Date", email_utils.format_datetime(moment)),
-                mailer.verbatim_header("Message-ID", message_id),
-                mailer.verbatim_header("List-Unsubscribe", mailer.list_unsubscribe(unsubscribe_link)),
+                headers.verbatim_header("Message-ID", message_id),
+                headers.verbatim_header("List-Unsubscribe", headers.list_unsubscribe(unsubscribe_link)),
                 self._rest,
                 b"\r\n--",
                 boundary,
@@ -172,14 +172,16 @@ def _header(name: str, value) -> bytes:
 
 
 # Written directly when the email package would write them unchanged (most readers); else folded by it.
-# (Never a header carrying a URL or a token: mailer.verbatim_header writes those.)
+# (Never a header carrying a URL or a token: headers.verbatim_header writes those.)
+# The SMTP policy's longest line: 78 (typed optional, since a policy may set no limit; this one does).
+_LINE_MAX: int = SMTP.max_line_length or 78
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9]+(?: [A-Za-z0-9]+)*")
 _PLAIN_ADDRESS = re.compile(r"[A-Za-z0-9._+-]+@[A-Za-z0-9.-]+")
 
 
 def _short_header(name: str, value: str) -> bytes:
     line = f"{name}: {value}"
-    if len(line) <= SMTP.max_line_length and line.isascii() and line.isprintable():
+    if len(line) <= _LINE_MAX and line.isascii() and line.isprintable():
         return f"{line}\r\n".encode()
     return _header(name, value)
 
@@ -187,7 +189,7 @@ def _short_header(name: str, value: str) -> bytes:
 def _to_header(name: str, email: str) -> bytes:
     if _PLAIN_ADDRESS.fullmatch(email) and (not name or _PLAIN_NAME.fullmatch(name)):
         line = f"To: {name} <{email}>" if name else f"To: {email}"
-        if len(line) <= SMTP.max_line_length:
+        if len(line) <= _LINE_MAX:
             return f"{line}\r\n".encode()
     return _header("To", mailer.recipient_address(name, email))
 

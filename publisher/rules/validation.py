@@ -35,6 +35,8 @@ MESSAGE_MIN = 10
 NAME_MAX = 100
 EMAIL_MAX = 254
 MESSAGE_MAX = 5000
+# The subject the gateway writes ("Contact Form Submission from First Last"), as stored.
+SUBJECT_MAX = 300
 LOCAL_PART_MAX_OCTETS = 64
 
 NAME_TOO_LONG = words.too_long(words.NAME_LABEL, NAME_MAX)

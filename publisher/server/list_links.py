@@ -27,12 +27,13 @@ import sqlalchemy
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from publisher import storage
 from publisher.content import list_copy
 from publisher.limits import submits as ratelimit
+from publisher.rules import limits as limit_rules
 from publisher.rules import list_links
+from publisher.rules.list_rules import ListStatus
 from publisher.storage import subscribers as mailing_list
-from publisher.storage import tables as storage
-from publisher.storage.tables import ListStatus
 from publisher.web.states.list_link import list_secrets
 
 logger = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ class ListLinks:
 
     @staticmethod
     async def _within_limits(scope: Scope) -> bool:
-        address = ratelimit.client_address(scope)
+        address = limit_rules.client_address(scope)
         return await ratelimit.shared_limiter.get().allow(_FAILURES, "", address)
 
 

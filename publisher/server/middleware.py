@@ -30,7 +30,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from publisher.content import images
-from publisher.limits import tabs
+from publisher.server import event_channel
 from publisher.server.list_links import ListLinks
 from publisher.web import feed, tab_states
 from publisher.web import page_kinds as static_or_app
@@ -132,9 +132,11 @@ def is_https(scope: Scope, trusted_proxy_hops: int | None = None) -> bool:
     """HTTPS to the visitor: directly, or at a trusted proxy that says so.
 
     X-Forwarded-Proto is believed through the same hop count as X-Forwarded-For
-    (``REFLEX_TRUSTED_PROXY_HOPS``, ratelimit.client_address): the value written that
-    many proxies back. With no trusted proxy anyone could send it, and it would turn on
-    HSTS and wss-only policies for a plain-HTTP site, so it is ignored.
+    (``REFLEX_TRUSTED_PROXY_HOPS``, rules/limits.client_address): the value written that
+    many proxies back. Fewer values than hops could be the visitor's own: not believed (then
+    no HSTS from here; the outer proxy may send its own). With no trusted proxy anyone could
+    send it, and it would turn on HSTS and wss-only policies for a plain-HTTP site, so it is
+    ignored.
     """
     if scope.get("scheme") in ("https", "wss"):
         return True
@@ -203,7 +205,6 @@ class CanonicalRouteRewrite:
 def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
     """Reflex's ``api_transformer``: every declared page at its slash-less URL, with its headers,
     and the event channel open only within the tab limits (hosting/tabs.py)."""
-    tab_states.check_reflex_internals()
-    door = tabs.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
+    door = event_channel.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
     routes = CanonicalRouteRewrite(door, pages.slashless_routes())
     return ResponseHeaders(ListLinks(routes), inline_script_hashes(), static_or_app.starts_app_by_route())

@@ -26,6 +26,7 @@ import os
 import signal
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import redis
@@ -40,8 +41,8 @@ from publisher.storage import database
 from publisher.web import graceful_stop
 from publisher.web import page_kinds as static_or_app
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8000
+DEFAULT_HOST = settings.DEFAULT_HOST
+DEFAULT_PORT = settings.DEFAULT_PORT
 BUILD_INDEX = Path(".web") / "build" / "client" / "index.html"
 # What a worker reads instead of evaluating the pages at start (and writes when missing).
 STATEFUL_PAGES_MARKER = Path(".web") / "backend" / "stateful_pages.json"
@@ -51,12 +52,13 @@ class ServeError(RuntimeError):
     """The server cannot start; the message says what to do."""
 
 
-def listen_address(environ: dict[str, str] | os._Environ = os.environ) -> tuple[str, int]:
-    host = environ.get("HOST", "").strip() or DEFAULT_HOST
-    raw_port = environ.get("PORT", "").strip() or str(DEFAULT_PORT)
-    if not raw_port.isdigit() or not 0 < int(raw_port) < 65536:
-        raise ServeError(f"PORT must be a TCP port number (1-65535), got {raw_port!r}")
-    return host, int(raw_port)
+def listen_address(environ: Mapping[str, str] | None = None) -> tuple[str, int]:
+    """HOST and PORT (``environ``: a test's mapping instead of the settings read at start)."""
+    try:
+        values = settings.current() if environ is None else settings.from_environ(environ)
+    except settings.ConfigurationError as exc:
+        raise ServeError(str(exc)) from None
+    return values.host, values.port
 
 
 def check_redis(url: str | None) -> None:
@@ -160,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     _use_prebuilt_frontend()
     os.environ.setdefault(JEMALLOC_CONF_VAR, JEMALLOC_CONF)
     graceful_stop.install_in_granian_workers()
-    loglevel = constants.LogLevel(os.environ.get("LOGLEVEL", "info"))
+    loglevel = settings.current().loglevel
     reflex_exec.run_backend_prod(host, port, loglevel.subprocess_level(), mount_frontend_compiled_app=True)
     return 0
 

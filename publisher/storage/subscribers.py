@@ -16,22 +16,34 @@ functions with the clock passed in.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
+from typing import Protocol
 
 import sqlalchemy
 import sqlmodel
+from sqlmodel import col
 
-from publisher.gateway.contract import SubscribeRequest
+from publisher import storage
 from publisher.rules import validation
 from publisher.rules.list_links import new_link_key
-from publisher.storage import tables as storage
-from publisher.storage.tables import Delivery, ListStatus, Subscriber, SubscriptionEvent
+from publisher.rules.list_rules import CONFIRMATION_EVERY, ImportRow, ListStatus, on_subscribe
+from publisher.storage import tables
+from publisher.storage.tables import Delivery, Subscriber, SubscriptionEvent
 
-CONFIRMATION_EVERY = timedelta(hours=24)
+
+class SignUp(Protocol):
+    """A subscribe request as the gateway checked it (gateway/contract.py's SubscribeRequest)."""
+
+    # Read-only (properties): the request is a frozen pydantic model.
+    @property
+    def email(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def book_updates(self) -> str: ...
+
 
 # What the record of consent says happened, and how.
 SUBSCRIBED, CONFIRMED, UNSUBSCRIBED, IMPORTED = "subscribed", "confirmed", "unsubscribed", "imported"
@@ -41,26 +53,8 @@ BY_UNSUBSCRIBE_PAGE = "unsubscribe page"
 BY_ONE_CLICK = "one-click unsubscribe"
 
 
-@dataclass(frozen=True)
-class Step:
-    """What a subscribe request does to an address."""
-
-    status: str
-    send_confirmation: bool
-    joins: bool  # new to the list, or back after leaving: a new subscription on record
-
-
-def on_subscribe(current: str | None, last_confirmation_at: datetime | None, now: datetime, emails_on: bool) -> Step:
-    """The rule for the subscribe form: ``current`` is None for an address the list has never seen."""
-    if current == ListStatus.CONFIRMED:
-        return Step(ListStatus.CONFIRMED, send_confirmation=False, joins=False)
-    due = last_confirmation_at is None or now - last_confirmation_at >= CONFIRMATION_EVERY
-    joins = current in (None, ListStatus.UNSUBSCRIBED)
-    return Step(ListStatus.PENDING, send_confirmation=emails_on and due, joins=joins)
-
-
 def _engine(db_url: str | None) -> sqlalchemy.engine.Engine:
-    return storage.engine(db_url)
+    return tables.engine(db_url)
 
 
 def _record(connection, subscriber_id: int, event: str, how: str, now: datetime) -> None:
@@ -79,7 +73,7 @@ def _by_key(connection, column, value: str) -> Subscriber | None:
 
 
 def subscribe(
-    body: SubscribeRequest,
+    body: SignUp,
     job: storage.Job | None,
     db_url: str | None = None,
     *,
@@ -116,24 +110,26 @@ def subscribe(
         )
         if new_id is not None:
             _record(connection, new_id, SUBSCRIBED, source, now)
-            if send_new:
+            if send_new and job is not None:  # send_new is only ever true with a job
                 _queue(connection, storage.CONFIRMATION, new_id, job, now)
             return "added"
-        row = _by_key(connection, Subscriber.email_key, key)
+        row = _by_key(connection, col(Subscriber.email_key), key)
+        # The insert found the key taken, so the row is there (locked now, until the transaction ends).
+        assert row is not None and row.id is not None
         step = on_subscribe(row.status, last_to_mailbox, now, emails_on=job is not None)
         changes: dict = {"status": step.status} if step.status != row.status else {}
         if step.joins:
             changes |= {"subscribed_at": now, "source": source, "name": body.name}
             changes |= {"confirmed_at": None, "unsubscribed_at": None}
             _record(connection, row.id, SUBSCRIBED, source, now)
-        update = sqlalchemy.update(Subscriber).where(Subscriber.id == row.id)
-        if step.send_confirmation:
+        update = sqlalchemy.update(Subscriber).where(col(Subscriber.id) == row.id)
+        if step.send_confirmation and job is not None:  # it is only ever true with a job (emails_on)
             # The 24-hour rule, kept by the row itself: of two requests at once, one sends.
             earlier = now - CONFIRMATION_EVERY
             claimed = connection.execute(
                 update.where(
                     sqlalchemy.or_(
-                        Subscriber.confirmation_sent_at.is_(None), Subscriber.confirmation_sent_at <= earlier
+                        col(Subscriber.confirmation_sent_at).is_(None), col(Subscriber.confirmation_sent_at) <= earlier
                     )
                 ).values(confirmation_sent_at=now, **changes)
             )
@@ -146,8 +142,8 @@ def subscribe(
 
 
 def lookup(link_key: str, db_url: str | None = None) -> Subscriber | None:
-    with storage.open_session(db_url) as session:
-        return session.exec(sqlmodel.select(Subscriber).where(Subscriber.link_key == link_key)).first()
+    with tables.open_session(db_url) as session:
+        return session.exec(sqlmodel.select(Subscriber).where(col(Subscriber.link_key) == link_key)).first()
 
 
 def _seconds(moment: datetime) -> int:
@@ -195,7 +191,7 @@ def confirm(
     """
     now = now or storage.utc_now()
     with _engine(db_url).begin() as connection:
-        row = _by_key(connection, Subscriber.link_key, link_key)
+        row = _by_key(connection, col(Subscriber.link_key), link_key)
         if row is None:
             return None
         if row.status != ListStatus.PENDING:
@@ -203,9 +199,10 @@ def confirm(
             return LinkResult(outcome, row.email)
         if issued_at is not None and not is_latest_confirmation(row, issued_at):
             return LinkResult("replaced", row.email)
+        assert row.id is not None  # a stored row has its id (the model's None is before the insert)
         connection.execute(
             sqlalchemy.update(Subscriber)
-            .where(Subscriber.id == row.id)
+            .where(col(Subscriber.id) == row.id)
             .values(status=ListStatus.CONFIRMED, confirmed_at=now)
         )
         _record(connection, row.id, CONFIRMED, BY_CONFIRMATION_LINK, now)
@@ -224,14 +221,15 @@ def unsubscribe(
     """
     now = now or storage.utc_now()
     with _engine(db_url).begin() as connection:
-        row = _by_key(connection, Subscriber.link_key, link_key)
+        row = _by_key(connection, col(Subscriber.link_key), link_key)
         if row is None:
             return None
         if row.status == ListStatus.UNSUBSCRIBED:
             return LinkResult("already unsubscribed", row.email)
+        assert row.id is not None  # a stored row has its id (the model's None is before the insert)
         connection.execute(
             sqlalchemy.update(Subscriber)
-            .where(Subscriber.id == row.id)
+            .where(col(Subscriber.id) == row.id)
             .values(status=ListStatus.UNSUBSCRIBED, unsubscribed_at=now)
         )
         _record(connection, row.id, UNSUBSCRIBED, how, now)
@@ -239,108 +237,26 @@ def unsubscribe(
 
 
 def list_subscribers(status: str | None = None, db_url: str | None = None) -> list[Subscriber]:
-    statement = sqlmodel.select(Subscriber).order_by(Subscriber.id)
+    statement = sqlmodel.select(Subscriber).order_by(col(Subscriber.id))
     if status is not None:
-        statement = statement.where(Subscriber.status == status)
-    with storage.open_session(db_url) as session:
+        statement = statement.where(col(Subscriber.status) == status)
+    with tables.open_session(db_url) as session:
         return list(session.exec(statement))
 
 
 def consent_record(email: str, db_url: str | None = None) -> list[SubscriptionEvent]:
     """Every event on record for an address, oldest first."""
-    with storage.open_session(db_url) as session:
+    with tables.open_session(db_url) as session:
         row = session.exec(
-            sqlmodel.select(Subscriber).where(Subscriber.email_key == validation.address_key(email))
+            sqlmodel.select(Subscriber).where(col(Subscriber.email_key) == validation.address_key(email))
         ).first()
         if row is None:
             return []
-        events = sqlmodel.select(SubscriptionEvent).where(SubscriptionEvent.subscriber_id == row.id)
-        return list(session.exec(events.order_by(SubscriptionEvent.id)))
+        events = sqlmodel.select(SubscriptionEvent).where(col(SubscriptionEvent.subscriber_id) == row.id)
+        return list(session.exec(events.order_by(col(SubscriptionEvent.id))))
 
 
-# --- Import: a list gathered elsewhere. ---
-
-
-class ImportRefused(Exception):
-    """The file cannot be imported; ``problems`` name each line and why. Nothing was imported."""
-
-    def __init__(self, problems: list[str]):
-        super().__init__("\n".join(problems))
-        self.problems = problems
-
-
-@dataclass(frozen=True)
-class ImportRow:
-    line: int
-    email: str
-    name: str
-    status: str
-
-
-# An address seen twice in one file keeps the strongest word on consent: someone who
-# left stays gone, a confirmation outweighs a pending request.
-_STRENGTH = {ListStatus.PENDING: 0, ListStatus.CONFIRMED: 1, ListStatus.UNSUBSCRIBED: 2}
-
-
-def read_import(text: str, status: str | None = None) -> list[ImportRow]:
-    """The rows of a CSV file with the columns ``subscribers`` writes; raises ImportRefused.
-
-    ``email`` and ``name`` are required; ``status`` comes from the file's column, or
-    from ``status`` for a file without one. A byte-order mark and quoted fields are
-    read as any spreadsheet writes them; an address repeated in the file is one row.
-    """
-    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff")))
-    columns = [name.strip().lower() for name in reader.fieldnames or ()]
-    missing = [name for name in ("email", "name") if name not in columns]
-    if missing:
-        raise ImportRefused([f"line 1: the header has no {' and no '.join(missing)} column"])
-    has_status = "status" in columns
-    if has_status and status is not None:
-        raise ImportRefused(["line 1: the file has a status column; --status is only for a file without one"])
-    if not has_status and status is None:
-        raise ImportRefused(["line 1: the file has no status column: say which with --status confirmed (or pending)"])
-    problems: list[str] = []
-    rows: dict[str, ImportRow] = {}
-    for raw in reader:
-        line = reader.line_num
-        fields = {key.strip().lower(): (value or "").strip() for key, value in raw.items() if key is not None}
-        if None in raw:
-            problems.append(f"line {line}: more fields than the header names")
-            continue
-        row, problem = _import_row(line, fields, status)
-        if problem:
-            problems.append(f"line {line}: {problem}")
-            continue
-        earlier = rows.get(row.email.lower())
-        if earlier is None:
-            rows[row.email.lower()] = row
-        elif _STRENGTH[row.status] > _STRENGTH[earlier.status]:
-            rows[row.email.lower()] = ImportRow(earlier.line, earlier.email, earlier.name, row.status)
-    if problems:
-        raise ImportRefused(problems)
-    return list(rows.values())
-
-
-def _import_row(line: int, fields: dict[str, str], status: str | None) -> tuple[ImportRow | None, str | None]:
-    email, name = fields.get("email", ""), fields.get("name", "")
-    row_status = (fields.get("status") if status is None else status) or ""
-    if not email:
-        return None, "no email address"
-    if len(email) > validation.EMAIL_MAX:
-        return None, f"the email address is longer than {validation.EMAIL_MAX} characters"
-    try:
-        email = validation.sendable_address(email)
-    except validation.NotSendable as exc:
-        return None, str(exc)
-    if not name:
-        return None, "no name"
-    if len(name) > validation.NAME_MAX:
-        return None, f"the name is longer than {validation.NAME_MAX} characters"
-    if validation.has_control_characters(name):
-        return None, "the name holds a line break or control character"
-    if row_status not in ListStatus.ALL:
-        return None, f"unknown status {row_status!r} (one of {', '.join(ListStatus.ALL)})"
-    return ImportRow(line, email, name, row_status), None
+# --- Import: a list gathered elsewhere (the file is read by rules/list_rules.py). ---
 
 
 @dataclass
@@ -372,7 +288,7 @@ def import_rows(
 
 
 def _import_one(connection, row: ImportRow, how: str, now: datetime) -> str:
-    existing = _by_key(connection, Subscriber.email_key, row.email.lower())
+    existing = _by_key(connection, col(Subscriber.email_key), row.email.lower())
     if existing is None:
         new_id = connection.execute(
             sqlalchemy.insert(Subscriber).values(
@@ -393,6 +309,7 @@ def _import_one(connection, row: ImportRow, how: str, now: datetime) -> str:
         return "added"
     if existing.status == ListStatus.UNSUBSCRIBED:
         return "kept unsubscribed"
+    assert existing.id is not None  # a stored row has its id (the model's None is before the insert)
     changes: dict = {}
     if row.status == ListStatus.UNSUBSCRIBED or (
         row.status == ListStatus.CONFIRMED and existing.status == ListStatus.PENDING
@@ -403,7 +320,7 @@ def _import_one(connection, row: ImportRow, how: str, now: datetime) -> str:
         changes["name"] = row.name
     if not changes:
         return "unchanged"
-    connection.execute(sqlalchemy.update(Subscriber).where(Subscriber.id == existing.id).values(**changes))
+    connection.execute(sqlalchemy.update(Subscriber).where(col(Subscriber.id) == existing.id).values(**changes))
     if "status" in changes:
         _record(connection, existing.id, IMPORTED, f"{how} ({row.status})", now)
     return "updated"
@@ -443,24 +360,29 @@ def forget(email: str, db_url: str | None = None) -> Erased:
     messages, and every outbox email about them. It may later subscribe like a stranger."""
     key = validation.address_key(email)
     with _engine(db_url).begin() as connection:
-        subscriber = _by_key(connection, Subscriber.email_key, key)
+        subscriber = _by_key(connection, col(Subscriber.email_key), key)
         message_ids = list(
             connection.execute(
-                sqlalchemy.select(storage.ContactMessage.id).where(
-                    sqlalchemy.func.lower(storage.ContactMessage.sender_email) == key
+                sqlalchemy.select(col(storage.ContactMessage.id)).where(
+                    sqlalchemy.func.lower(col(storage.ContactMessage.sender_email)) == key
                 )
             ).scalars()
         )
-        jobs = sqlalchemy.and_(Delivery.kind == storage.CONTACT, Delivery.source_id.in_(message_ids))
+        jobs = sqlalchemy.and_(col(Delivery.kind) == storage.CONTACT, col(Delivery.source_id).in_(message_ids))
         events = 0
         if subscriber is not None:
             jobs = sqlalchemy.or_(
-                jobs, sqlalchemy.and_(Delivery.kind.in_(storage.ABOUT_SUBSCRIBER), Delivery.source_id == subscriber.id)
+                jobs,
+                sqlalchemy.and_(
+                    col(Delivery.kind).in_(storage.ABOUT_SUBSCRIBER), col(Delivery.source_id) == subscriber.id
+                ),
             )
             events = connection.execute(
-                sqlalchemy.delete(SubscriptionEvent).where(SubscriptionEvent.subscriber_id == subscriber.id)
+                sqlalchemy.delete(SubscriptionEvent).where(col(SubscriptionEvent.subscriber_id) == subscriber.id)
             ).rowcount
-            connection.execute(sqlalchemy.delete(Subscriber).where(Subscriber.id == subscriber.id))
+            connection.execute(sqlalchemy.delete(Subscriber).where(col(Subscriber.id) == subscriber.id))
         deliveries = connection.execute(sqlalchemy.delete(Delivery).where(jobs)).rowcount
-        connection.execute(sqlalchemy.delete(storage.ContactMessage).where(storage.ContactMessage.id.in_(message_ids)))
+        connection.execute(
+            sqlalchemy.delete(storage.ContactMessage).where(col(storage.ContactMessage.id).in_(message_ids))
+        )
         return Erased(subscriber.status if subscriber else None, events, len(message_ids), deliveries)

@@ -27,8 +27,8 @@ def release_feed(site_url: str) -> str:
     The date is the book's publication date when the content gives one; else the
     day the book list last changed (``CATALOGUE_UPDATED``): when the entry last changed.
     """
-    # feedgen only here: the feed is made at build time, and the container image leaves it out.
-    from feedgen.feed import FeedGenerator  # noqa: PLC0415
+    # feedgen only here: the feed is written at build time; the server imports this module for FEED_PATH.
+    from feedgen.feed import FeedGenerator  # noqa: PLC0415 - build-only dependency, absent from the image
 
     feed = FeedGenerator()
     feed.id(f"{site_url}{FEED_PATH}")

@@ -34,6 +34,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from publisher.per_process import PerProcess
+from publisher.reflex_internals import granian_signals
 
 logger = logging.getLogger(__name__)
 
@@ -145,23 +146,6 @@ def handle_stop_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[], None
 
 
 def install_in_granian_workers() -> None:
-    """Have every Granian worker forked from this process stop through ``handle_stop_signals``.
-
-    Granian wires a worker's signals with ``granian._signals.set_loop_signals`` when
-    the worker starts; the replacement installs Granian's handlers, then ours over
-    them, stopping through Granian's own worker signal once the submits are done.
-    """
-    # Granian's private module: imported only by publisher-serve, which runs under Granian.
-    from granian import _signals  # noqa: PLC0415
-
-    granian_set_loop_signals = _signals.set_loop_signals
-    if getattr(granian_set_loop_signals, "publisher_graceful_stop", False):
-        return
-
-    def set_loop_signals(loop):
-        worker_signal = granian_set_loop_signals(loop)
-        handle_stop_signals(loop, worker_signal.set)
-        return worker_signal
-
-    set_loop_signals.publisher_graceful_stop = True  # type: ignore[attr-defined]
-    _signals.set_loop_signals = set_loop_signals
+    """Have every Granian worker forked from this process stop through ``handle_stop_signals``
+    (reflex_internals/granian_signals.py wraps Granian's own wiring of a worker's signals)."""
+    granian_signals.wrap_worker_signals(handle_stop_signals)

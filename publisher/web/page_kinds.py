@@ -23,9 +23,12 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from reflex_base import constants
-from reflex_base.components.component import BaseComponent, Component
+
+from publisher.reflex_internals import components
+from publisher.reflex_internals.components import BaseComponent, Component
 
 # Written at compile time, read by the build's last step and by the server.
 MANIFEST = Path(".web") / "backend" / "page_kinds.json"
@@ -90,17 +93,12 @@ def _reasons_in(component: BaseComponent) -> Iterator[str]:
         return
     for trigger in component.event_triggers:
         yield f"{name} handles {trigger}"
-    for var in component._get_vars():
-        var_data = var._get_all_var_data()
-        if var_data is None:
-            continue
-        for state, fields in var_data.field_dependencies.items():
-            for field in fields or ("",):
-                yield f"{name} reads {_state_field(state, field)}"
+    for state, field in components.state_fields_read(component):
+        yield f"{name} reads {_state_field(state, field)}"
     library = component.library
     if library and not _is_render_only(library, component.tag):
         yield f"{name} is the React component {component.tag} from {_library_name(library)}"
-    if component._get_custom_code() or component._get_dynamic_imports():
+    if components.brings_javascript(component):
         yield f"{name} brings its own JavaScript"
 
 
@@ -114,14 +112,13 @@ def app_reasons(component: BaseComponent, on_load: object = None, head: Sequence
     for root in roots:
         for element in walk(root):
             reasons.update(dict.fromkeys(_reasons_in(element)))
-            if isinstance(element, Component) and (ref := element._get_ref_hook()) is not None:
-                ref_hooks.add(str(ref))
+            if isinstance(element, Component) and (ref := components.ref_hook(element)) is not None:
+                ref_hooks.add(ref)
     uses_state = any(" reads " in reason for reason in reasons)
     for root in roots:
         if not isinstance(root, Component):
             continue
-        for hook in root._get_all_hooks():
-            code = hook.strip()
+        for code in components.hooks(root):
             if code in ref_hooks or (uses_state and _STATE_CONTEXT_HOOK.match(code)):
                 continue
             reasons[f"it runs the React hook `{_first_line(code)}`"] = None
@@ -146,8 +143,19 @@ def page_route(path: str) -> str:
     return "/" + path.strip("/") if path.strip("/") not in ("", "index") else "/"
 
 
-def decide(pages: Iterable[object]) -> dict[str, PageKind]:
-    """The kind of every page, from Reflex's unevaluated pages (``app._unevaluated_pages``)."""
+class _Page(Protocol):
+    """What is read of a page Reflex hands a build plugin (``unevaluated_pages``)."""
+
+    @property
+    def component(self) -> Any: ...  # the component, or the function that makes it
+    @property
+    def route(self) -> str: ...
+    @property
+    def on_load(self) -> Any: ...
+
+
+def decide(pages: Iterable[_Page]) -> dict[str, PageKind]:
+    """The kind of every page, from the pages Reflex hands a build plugin (``unevaluated_pages``)."""
     kinds: dict[str, PageKind] = {}
     for page in pages:
         component = page.component() if callable(page.component) else page.component

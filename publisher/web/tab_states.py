@@ -3,69 +3,50 @@
 Reflex keeps every tab's state for its token expiration (an hour), whether or
 not the tab ever did anything; a flood of tabs that never submit would hold
 memory (or Redis) for that hour. When a tab's event channel closes
-(tabs.EventChannelDoor) and the tab never submitted (``engage`` was never
+(server/event_channel.py) and the tab never submitted (``engage`` was never
 called for it), its state is kept ``CLOSED_TAB_KEEP_S`` instead: its question
 is asked afresh on the next visit anyway. A tab that submitted (mid-submit, or
 succeeded) keeps Reflex's expiry, so a returning tab still finds its success
 alert. A tab that connects again before then carries on with its state.
 
-Reflex 0.10 has no per-tab expiry, so this is the one place that reaches into
-its state managers; ``check_reflex_internals`` runs at start-up and names what
-changed if an upgrade moved them:
-
-- disk (one worker, Reflex's default: states in memory, copied to files): the
-  time ``StateManagerDisk._token_last_touched`` records is moved back, so its
-  write-queue loop (every 2 s) drops the state from memory when the short time is
-  up (the file stays on disk for Reflex's hour; a tab that returns reloads it);
-- memory: the deadline in ``StateManagerMemory._token_expires_at``, then its
-  expiration task is restarted, since it sleeps until the earliest deadline it knew;
-- Redis: EXPIRE on the tab's state keys, which Reflex names
-  ``BaseStateToken._state_key`` ("TOKEN_full.state.name"), one per state class.
+Reflex 0.10 has no per-tab expiry: how each of its state managers is made to let a
+state go early is reflex_internals/state_managers.py's, the only place that reaches
+into them. Which manager: the app's, given by the app's entry point (``install``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import ctypes
-import functools
 import gc
 import logging
 import time
+from typing import TYPE_CHECKING
 
-from reflex.istate.manager.disk import StateManagerDisk
-from reflex.istate.manager.memory import StateManagerMemory
-from reflex.istate.manager.redis import StateManagerRedis
-from reflex.istate.manager.token import BaseStateToken
 from reflex_base import config as reflex_config
 
 from publisher.limits import tabs
+from publisher.per_process import PerProcess
+from publisher.reflex_internals import state_managers
+
+if TYPE_CHECKING:
+    from reflex.app import App
 
 logger = logging.getLogger(__name__)
 
 CLOSED_TAB_KEEP_S = 180
 
+# The app (publisher.py installs it), whose state manager holds the tabs: never imported here.
+installed_app: PerProcess[App] = PerProcess()
 
-def check_reflex_internals() -> None:
-    """Fail loudly at start-up if a Reflex upgrade moved what ``closed`` relies on."""
-    missing = [
-        name
-        for name, present in (
-            ("StateManagerMemory._token_expires_at", "_token_expires_at" in StateManagerMemory.__dataclass_fields__),
-            ("StateManagerMemory._expiration_task", "_expiration_task" in StateManagerMemory.__dataclass_fields__),
-            ("StateManagerMemory._ensure_expiration_task", hasattr(StateManagerMemory, "_ensure_expiration_task")),
-            ("StateManagerDisk._token_last_touched", "_token_last_touched" in StateManagerDisk.__dataclass_fields__),
-            ("StateManagerDisk.token_expiration", "token_expiration" in StateManagerDisk.__dataclass_fields__),
-            ("StateManagerRedis.redis", "redis" in StateManagerRedis.__dataclass_fields__),
-            ("BaseStateToken._state_key", hasattr(BaseStateToken, "_state_key")),
-        )
-        if not present
-    ]
-    if missing:
-        raise RuntimeError(
-            "publisher/hosting/tab_states.py relies on Reflex internals that this Reflex no longer has: "
-            + ", ".join(missing)
-            + ". Adapt it to the new state managers before upgrading."
-        )
+
+def install(app) -> None:
+    """Wire the closed-tab rule to ``app``'s state manager (called by the app's entry point)."""
+    installed_app.set(app)
+
+
+def _state_manager():
+    return installed_app.get().state_manager
 
 
 def keep_s() -> int:
@@ -83,18 +64,12 @@ async def engage(token: str) -> None:
         logger.warning("Could not mark a tab as engaged (%s)", type(exc).__name__)
 
 
-def _state_manager():
-    from publisher.publisher import app  # noqa: PLC0415 (the app imports this module's users)
-
-    return app.state_manager
-
-
 async def opened(token: str) -> None:
     """A tab connects (again): in Redis its state keys get Reflex's expiry back."""
     manager = _state_manager()
-    if token and isinstance(manager, StateManagerRedis):
+    if token and isinstance(manager, state_managers.StateManagerRedis):
         try:
-            await _expire_keys(manager, token, keep_s())
+            await state_managers.expire_keys(manager, token, keep_s())
         except Exception as exc:  # noqa: BLE001 - Reflex's own writes still set its expiry on each change
             logger.warning("Could not restore a tab's state expiry (%s)", type(exc).__name__)
 
@@ -107,15 +82,8 @@ async def closed(token: str) -> None:
     try:
         if await gate.store.engaged(token, time.time()):
             return
-        manager = _state_manager()
-        if isinstance(manager, StateManagerDisk):
-            _expire_on_disk(manager, token, CLOSED_TAB_KEEP_S)
+        if await state_managers.expire_soon(_state_manager(), token, CLOSED_TAB_KEEP_S):
             memory_back.after(CLOSED_TAB_KEEP_S + HAND_BACK_AFTER_S)
-        elif isinstance(manager, StateManagerMemory):
-            _expire_in_memory(manager, token, CLOSED_TAB_KEEP_S)
-            memory_back.after(CLOSED_TAB_KEEP_S + HAND_BACK_AFTER_S)
-        elif isinstance(manager, StateManagerRedis):
-            await _expire_keys(manager, token, CLOSED_TAB_KEEP_S)
     except Exception as exc:  # noqa: BLE001 - the state then expires at Reflex's time
         logger.warning("Could not shorten a closed tab's state (%s)", type(exc).__name__)
 
@@ -163,52 +131,3 @@ def _malloc_trim():
 memory_back = MemoryBack()
 # The disk manager's loop drops an expired state within its 2 s debounce.
 HAND_BACK_AFTER_S = 5
-
-
-def _expire_on_disk(manager: StateManagerDisk, token: str, seconds: float) -> None:
-    tracked = manager._token_last_touched.get(token)
-    if tracked is None:
-        return  # no state was ever made for it (refused, or never hydrated)
-    # Reflex drops a state token_expiration after it was last touched: as if touched long ago.
-    backdated = time.time() - manager.token_expiration + seconds
-    if tracked[0] > backdated:
-        manager._token_last_touched[token] = (backdated, tracked[1])
-
-
-def _expire_in_memory(manager: StateManagerMemory, token: str, seconds: float) -> None:
-    tracked = manager._token_expires_at.get(token)
-    if tracked is None:
-        return  # no state was ever made for it (refused, or never hydrated)
-    deadline = time.time() + seconds
-    if tracked[0] <= deadline:
-        return
-    manager._token_expires_at[token] = (deadline, tracked[1])
-    # The expiration task sleeps until the earliest deadline it saw: wake it for this one.
-    task = manager._expiration_task
-    manager._expiration_task = None
-    if task is not None and not task.done():
-        task.cancel()
-    manager._ensure_expiration_task()
-
-
-@functools.cache
-def _state_classes() -> tuple[type, ...]:
-    """Every state class of the app (fixed once the app is imported): one Redis key each per tab."""
-    from reflex.state import State  # noqa: PLC0415
-
-    classes, stack = [], [State]
-    while stack:
-        cls = stack.pop()
-        classes.append(cls)
-        stack.extend(cls.get_substates())
-    return tuple(classes)
-
-
-async def _expire_keys(manager: StateManagerRedis, token: str, seconds: int) -> None:
-    from reflex.state import State  # noqa: PLC0415
-
-    key = BaseStateToken(ident=token, cls=State)
-    async with manager.redis.pipeline(transaction=False) as pipe:
-        for cls in _state_classes():
-            pipe.expire(key._state_key(cls), int(seconds))
-        await pipe.execute()

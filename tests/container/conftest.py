@@ -10,10 +10,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tests.browser import browser, page  # noqa: F401 (fixtures)
 from tests.containers import Container, Volume, build_image, engine_problem, image_config
-from tests.postgres import postgres  # noqa: F401 (fixture)
-from tests.support import gateway, test_gateway  # noqa: F401 (fixtures)
 
 IMAGE = "localhost/publisher:test"
 

@@ -19,7 +19,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.browser import browser, page  # noqa: F401 (fixtures)
 from tests.smtp import SmtpServer
 from tests.support import MANY_TABS_ENV, PROJECT_ROOT, VENV_BIN, free_port, tool_env, wait_until
 

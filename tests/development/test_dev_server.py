@@ -13,9 +13,8 @@ from urllib.parse import urlsplit
 import httpx
 from playwright.sync_api import Page, expect
 
-from publisher import content
+from publisher import content, storage
 from publisher.storage import subscribers as mailing_list
-from publisher.storage import tables as storage
 from tests.browser import assert_no_console_errors, open_page, send_contact_message, subscribe
 from tests.development.conftest import DevServer
 from tests.support import PROJECT_ROOT, wait_until

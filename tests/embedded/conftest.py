@@ -10,12 +10,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from publisher import storage
 from publisher.mail import outbox
-from publisher.storage import tables as storage
-from tests.browser import browser, page  # noqa: F401 (fixtures)
-from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
+from tests.postgres import PostgresServer
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
-from tests.support import ProductionServer, built_site, running_server  # noqa: F401 (built_site: a fixture)
+from tests.support import ProductionServer, running_server
 
 
 @pytest.fixture(scope="session")

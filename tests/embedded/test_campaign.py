@@ -62,7 +62,7 @@ def test_announce_refuses_then_tests_then_reaches_every_confirmed_reader_once(li
     env = smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL)
     book = content.BOOKS[0]
     imported = publisher_gateway(db_url, "import", str(list_csv(tmp_path / "list.csv", domain, 25, 3, 2)), env=env)
-    assert "No email was sent." in imported.stdout
+    assert "No email was sent." in imported.stderr
 
     # Refusals: nothing is sent, and each says why.
     no_postal = publisher_gateway(db_url, "announce", book.slug, "--yes", check=False, env=smtp.mail_env())
@@ -73,12 +73,12 @@ def test_announce_refuses_then_tests_then_reaches_every_confirmed_reader_once(li
     assert f"no book 'no-such-book' in the content. Known books: {', '.join(sorted(SLUGS))}." in unknown.stderr
     unasked = publisher_gateway(db_url, "announce", book.slug, check=False, env=env)  # no terminal, no --yes
     assert unasked.returncode == 2 and "add --yes to send" in unasked.stderr
-    assert "Recipients:" in unasked.stdout
+    assert "Recipients:" in unasked.stderr
     assert to_domain(smtp, domain) == []
 
     # A test copy: one email, to an address off the list, recorded nowhere.
     test_copy = publisher_gateway(db_url, "announce", book.slug, "--test-to", f"editor@{domain}", env=env)
-    assert f"Sent a test copy of 'New from Animals We Confuse: {book.title}' to editor@{domain}" in test_copy.stdout
+    assert f"Sent a test copy of 'New from Animals We Confuse: {book.title}' to editor@{domain}" in test_copy.stderr
     [copy] = to_domain(smtp, domain)
     assert copy.rcpt_tos == [f"editor@{domain}"]
     assert "This is a test copy of a release email" in copy.message.get_body(("plain",)).get_content()
@@ -87,8 +87,8 @@ def test_announce_refuses_then_tests_then_reaches_every_confirmed_reader_once(li
     confirmed = publisher_gateway(db_url, "subscribers", "--status", "confirmed").stdout.count("\n") - 1
     assert confirmed == 25  # this site's list is this test's
     sent = publisher_gateway(db_url, "announce", book.slug, "--yes", env=env)
-    assert f"Recipients: {confirmed} confirmed readers" in sent.stdout
-    assert f"finished: {confirmed} sent, 0 failed" in sent.stdout
+    assert f"Recipients: {confirmed} confirmed readers" in sent.stderr
+    assert f"finished: {confirmed} sent, 0 failed" in sent.stderr
     releases = [r for r in to_domain(smtp, domain) if r.rcpt_tos != [f"editor@{domain}"]]
     assert sorted(addresses(releases)) == sorted(f"confirmed{n}@{domain}" for n in range(25))  # once each
     campaigns = publisher_gateway(db_url, "campaigns", env=env).stdout
@@ -116,8 +116,8 @@ def test_announce_refuses_then_tests_then_reaches_every_confirmed_reader_once(li
     # Again: the book was announced; nothing more goes out.
     count = len(smtp.received)
     again = publisher_gateway(db_url, "announce", book.slug, "--yes", env=env)
-    assert f"{book.title} was already announced on " in again.stdout
-    assert f"{confirmed} emails went out. Nothing was sent." in again.stdout
+    assert f"{book.title} was already announced on " in again.stderr
+    assert f"{confirmed} emails went out. Nothing was sent." in again.stderr
     assert len(smtp.received) == count
 
 
@@ -152,7 +152,7 @@ def test_killed_mid_campaign_then_run_again_nobody_is_missed(fresh_db, relay, tm
         command.wait(timeout=10)
     assert len(relay.received) < readers  # killed mid-campaign
     again = publisher_gateway(fresh_db, "announce", SLUGS[1], "--yes", env=env)
-    assert "Continuing campaign #1" in again.stdout and f"finished: {readers} sent, 0 failed" in again.stdout
+    assert "Continuing campaign #1" in again.stderr and f"finished: {readers} sent, 0 failed" in again.stderr
     counts = collections.Counter(addresses(relay.received))
     assert set(counts) == {f"confirmed{n}@kill.example" for n in range(readers)}  # nobody missed
     doubled = [address for address, times in counts.items() if times > 1]

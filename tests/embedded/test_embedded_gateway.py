@@ -9,8 +9,8 @@ import httpx
 import pytest
 from playwright.sync_api import Page
 
+from publisher import storage
 from publisher.storage import subscribers as mailing_list
-from publisher.storage import tables as storage
 from tests.browser import assert_no_console_errors, send_contact_message, subscribe
 from tests.support import publisher_gateway
 

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page
 
+from publisher import storage
 from publisher.rules.validation import FIRST_NAME_CONTROL_CHARS
 from publisher.storage import subscribers as mailing_list
-from publisher.storage import tables as storage
 from tests.browser import assert_no_console_errors, send_contact_message, subscribe
 from tests.embedded.conftest import DELIVERY_TIMEOUT_S, delivered
 from tests.postgres import PostgresServer

@@ -10,8 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.browser import browser, mobile_page, page  # noqa: F401 (fixtures)
-from tests.support import ProductionServer, RecordingGateway, built_site, gateway, running_server, test_gateway  # noqa: F401 (fixtures)
+from tests.support import ProductionServer, RecordingGateway, running_server
 
 
 @pytest.fixture(scope="session")

@@ -1,12 +1,9 @@
-"""Build-time additions: prerendered 404 page and robots.txt."""
+"""Build-time additions: prerendered 404 page and robots.txt. The rewritten frontend files run
+in node, and the Reflex config's imports in a fresh interpreter, in tests/services/test_build_plugins.py."""
 
 from __future__ import annotations
 
-import json
-import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,37 +11,12 @@ import reflex_base
 
 from publisher.build import plugins as build_plugins
 from publisher.build.plugins import prerender_not_found, robots_txt, use_prerendered_not_found
+from publisher.reflex_internals import frontend_files
 from publisher.web import page_kinds as static_or_app
 from publisher.web.feed import release_feed
-from tests.support import PROJECT_ROOT
 
 REFLEX_CONFIG_JSON = '{"basename": "/", "ssr": false, "prerender": true, "build": "build"}'
 REFLEX_CONFIG_JS = f"export default {REFLEX_CONFIG_JSON};"
-NODE = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "node"
-
-needs_node = pytest.mark.skipif(
-    not (NODE.exists() or shutil.which("node")), reason="node is not available to evaluate the config"
-)
-
-
-def evaluate_config(tmp_path: Path, config_js: str) -> dict:
-    """Import the rewritten config with node; report its prerender paths and other keys."""
-    (tmp_path / "react-router.config.mjs").write_text(config_js, encoding="utf-8")
-    (tmp_path / "run.mjs").write_text(
-        'import config from "./react-router.config.mjs";\n'
-        "const result = { ...config };\n"
-        'if (typeof config.prerender === "function") {\n'
-        '  result.prerender = await config.prerender({ getStaticPaths: () => ["/", "/about"] });\n'
-        "}\n"
-        "console.log(JSON.stringify(result));\n",
-        encoding="utf-8",
-    )
-    node = str(NODE) if NODE.exists() else shutil.which("node")
-    completed = subprocess.run(
-        [node, str(tmp_path / "run.mjs")], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert completed.returncode == 0, completed.stderr
-    return json.loads(completed.stdout)
 
 
 # --- prerender_not_found --------------------------------------------------------------
@@ -60,45 +32,6 @@ def test_prerender_not_found_keeps_the_config_and_adds_the_private_path():
 
 def test_prerender_not_found_tolerates_surrounding_whitespace():
     assert prerender_not_found(f"\n  {REFLEX_CONFIG_JS}\n\n") == prerender_not_found(REFLEX_CONFIG_JS)
-
-
-@needs_node
-def test_rewritten_config_prerenders_the_static_paths_and_the_not_found_page(tmp_path):
-    result = evaluate_config(tmp_path, prerender_not_found(REFLEX_CONFIG_JS))
-    assert result["prerender"] == ["/", "/about", "/__not-found"]
-    assert {key: result[key] for key in ("basename", "ssr", "build")} == {
-        "basename": "/",
-        "ssr": False,
-        "build": "build",
-    }
-
-
-@needs_node
-def test_rewritten_config_without_prerender_stays_without_prerender(tmp_path):
-    result = evaluate_config(tmp_path, prerender_not_found('export default {"basename": "/", "ssr": false};'))
-    assert result == {"basename": "/", "ssr": False}
-
-
-@needs_node
-def test_rewritten_config_with_prerender_disabled_stays_disabled(tmp_path):
-    config = 'export default {"basename": "/", "ssr": false, "prerender": false};'
-    result = evaluate_config(tmp_path, prerender_not_found(config))
-    assert result["prerender"] is False
-
-
-@needs_node
-def test_rewrites_the_config_reflex_actually_generates(tmp_path):
-    """Reflex's own generator output (nested "future" object, prerender on) still works."""
-    from types import SimpleNamespace
-
-    from reflex.utils.frontend_skeleton import _update_react_router_config
-
-    fake_config = SimpleNamespace(prepend_frontend_path=lambda path: path)
-    generated = _update_react_router_config(fake_config, prerender_routes=True)
-    result = evaluate_config(tmp_path, prerender_not_found(generated))
-    assert result["prerender"] == ["/", "/about", "/__not-found"]
-    assert result["future"] == {"unstable_optimizeDeps": True}
-    assert result["build"] == "build"
 
 
 @pytest.mark.parametrize(
@@ -196,8 +129,8 @@ def test_plugin_registers_the_router_config_and_backend_url_rewrites(manifest):
     build_plugins.SiteFilesPlugin().pre_compile(add_modify_task=lambda *args: tasks.append(args), unevaluated_pages=[])
     assert tasks == [
         ("react-router.config.js", prerender_not_found),
-        ("utils/state.js", build_plugins.backend_at_page_origin),
-        ("vite.config.js", build_plugins.dev_server_plugins),
+        ("utils/state.js", frontend_files.backend_at_page_origin),
+        ("vite.config.js", frontend_files.dev_server_plugins),
     ]
 
 
@@ -213,73 +146,16 @@ def test_plugin_post_build_installs_the_not_found_page(static_dir, manifest):
 REFLEX_STATE_JS = (Path(reflex_base.__file__).parent / ".templates" / "web" / "utils" / "state.js").read_text()
 
 
-def backend_url(tmp_path: Path, state_js: str, *, dev: bool, page: str, configured: str) -> str:
-    """Run getBackendURL from ``state_js`` in node, as a browser on ``page`` would (Vite's DEV flag set)."""
-    function = re.search(r"export const getBackendURL = .*?\n};\n", state_js, re.S).group(0)
-    hostnames = re.search(r"const SAME_DOMAIN_HOSTNAMES = \[.*?\];", state_js).group(0)
-    (tmp_path / "url.mjs").write_text(
-        f"import.meta.env = {{ DEV: {json.dumps(dev)} }};\n"
-        f"const window = {{ location: new URL({json.dumps(page)}) }};\n"
-        f"{hostnames}\n{function.replace('export const', 'const')}\n"
-        f"console.log(getBackendURL({json.dumps(configured)}).href);\n",
-        encoding="utf-8",
-    )
-    node = str(NODE) if NODE.exists() else shutil.which("node")
-    completed = subprocess.run([node, str(tmp_path / "url.mjs")], capture_output=True, text=True, timeout=60)
-    assert completed.returncode == 0, completed.stderr
-    return completed.stdout.strip()
-
-
-@needs_node
-@pytest.mark.parametrize(
-    ("page", "expected"),
-    [
-        ("http://127.0.0.1:41234/subscribe", "ws://127.0.0.1:41234/_event"),
-        ("http://books.example.com:8080/contact-us", "ws://books.example.com:8080/_event"),
-        ("https://books.example.com/subscribe", "wss://books.example.com/_event"),
-    ],
-)
-def test_a_build_reaches_the_backend_at_the_page_origin(tmp_path, page, expected):
-    patched = build_plugins.backend_at_page_origin(REFLEX_STATE_JS)
-    assert backend_url(tmp_path, patched, dev=False, page=page, configured="ws://localhost:8000/_event") == expected
-
-
-@needs_node
-def test_reflex_alone_would_keep_the_build_port(tmp_path):
-    # Why the rewrite exists: unpatched, a build served on 8080 looks for its backend on 8000.
-    url = backend_url(
-        tmp_path,
-        REFLEX_STATE_JS,
-        dev=False,
-        page="http://books.example.com:8080/",
-        configured="ws://localhost:8000/_event",
-    )
-    assert url == "ws://books.example.com:8000/_event"
-
-
-@needs_node
-@pytest.mark.parametrize(
-    ("page", "configured", "expected"),
-    [
-        ("http://localhost:3000/subscribe", "ws://localhost:8000/_event", "ws://localhost:8000/_event"),
-        ("http://127.0.0.1:41234/contact-us", "ws://localhost:41235/_event", "ws://127.0.0.1:41235/_event"),
-    ],
-)
-def test_the_dev_server_reaches_the_backend_on_its_own_port(tmp_path, page, configured, expected):
-    patched = build_plugins.backend_at_page_origin(REFLEX_STATE_JS)
-    assert backend_url(tmp_path, patched, dev=True, page=page, configured=configured) == expected
-
-
 def test_backend_url_rewrite_is_idempotent_and_upgrades_an_older_rewrite():
-    patched = build_plugins.backend_at_page_origin(REFLEX_STATE_JS)
-    assert build_plugins.backend_at_page_origin(patched) == patched  # .web keeps the file between builds
-    older = REFLEX_STATE_JS.replace(build_plugins._HOSTNAME_ONLY, build_plugins._SAME_ORIGIN_ALWAYS)
-    assert build_plugins.backend_at_page_origin(older) == patched
+    patched = frontend_files.backend_at_page_origin(REFLEX_STATE_JS)
+    assert frontend_files.backend_at_page_origin(patched) == patched  # .web keeps the file between builds
+    older = REFLEX_STATE_JS.replace(frontend_files._HOSTNAME_ONLY, frontend_files._SAME_ORIGIN_ALWAYS)
+    assert frontend_files.backend_at_page_origin(older) == patched
 
 
 def test_backend_url_patch_refuses_an_unknown_layout():
     with pytest.raises(RuntimeError, match="getBackendURL changed"):
-        build_plugins.backend_at_page_origin("export const getBackendURL = () => new URL(env.PING);")
+        frontend_files.backend_at_page_origin("export const getBackendURL = () => new URL(env.PING);")
 
 
 # --- The dev server's listening address ----------------------------------------------
@@ -297,54 +173,17 @@ export default defineConfig((config) => ({
 """
 
 
-@needs_node
-@pytest.mark.parametrize(("host", "expected"), [(None, "undefined"), ("127.0.0.1", '{"server":{"host":"127.0.0.1"}}')])
-def test_dev_host_plugin_sets_the_listening_address_only_when_asked(tmp_path, host, expected):
-    patched = build_plugins.dev_host_from_environment(VITE_CONFIG_EXCERPT)
-    assert "  plugins: [\n    publisherDevHost(),\n    alwaysUseReactDomServerNode()," in patched
-    assert build_plugins.dev_host_from_environment(patched) == patched
-    plugin = re.search(r"function publisherDevHost\(\) \{.*?\n\}\n", patched, re.S).group(0)
-    (tmp_path / "host.mjs").write_text(
-        f"{plugin}\nconst result = publisherDevHost().config();\n"
-        "console.log(result === undefined ? 'undefined' : JSON.stringify(result));\n"
-    )
-    env = {"PATH": "/usr/bin:/bin"} | ({build_plugins.DEV_HOST_VAR: host} if host else {})
-    node = str(NODE) if NODE.exists() else shutil.which("node")
-    completed = subprocess.run([node, str(tmp_path / "host.mjs")], capture_output=True, text=True, env=env, timeout=60)
-    assert completed.stdout.strip() == expected, completed.stderr
-
-
 def test_dev_host_plugin_applies_to_the_config_reflex_generates():
     from reflex.utils import frontend_skeleton
     from reflex_base.config import get_config
 
-    patched = build_plugins.dev_host_from_environment(frontend_skeleton._compile_vite_config(get_config()))
+    patched = frontend_files.dev_host_from_environment(frontend_skeleton._compile_vite_config(get_config()))
     assert "publisherDevHost()," in patched and 'apply: "serve"' in patched
-
-
-def test_the_dev_server_hands_posts_to_the_backend_and_serves_everything_else_itself(tmp_path):
-    patched = build_plugins.dev_server_plugins(VITE_CONFIG_EXCERPT)
-    assert "    publisherDevPosts(),\n    publisherDevHost(),\n    alwaysUseReactDomServerNode()," in patched
-    assert build_plugins.dev_server_plugins(patched) == patched
-    plugin = re.search(r"function publisherDevPosts\(\) \{.*?\n\}\n", patched, re.S).group(0)
-    (tmp_path / "env.json").write_text(json.dumps({"PING": "http://localhost:8123/ping"}))
-    (tmp_path / "posts.mjs").write_text(
-        f"{plugin}\nconst rule = (await publisherDevPosts().config()).server.proxy['/'];\n"
-        "const ask = (method) => rule.bypass({ method, url: '/unsubscribe?token=x' });\n"
-        "console.log(JSON.stringify({ target: rule.target, post: ask('POST'), get: ask('GET') }));\n"
-    )
-    node = str(NODE) if NODE.exists() else shutil.which("node")
-    completed = subprocess.run([node, str(tmp_path / "posts.mjs")], capture_output=True, text=True, timeout=60)
-    assert json.loads(completed.stdout) == {
-        "target": "http://127.0.0.1:8123",  # the backend's own port; loopback by number (Node may try ::1 first)
-        "post": None,  # proxied
-        "get": "/unsubscribe?token=x",  # the page, from the dev server
-    }, completed.stderr
 
 
 def test_dev_host_plugin_refuses_an_unknown_layout():
     with pytest.raises(RuntimeError, match="vite.config.js layout"):
-        build_plugins.dev_host_from_environment("export default {};")
+        frontend_files.dev_host_from_environment("export default {};")
 
 
 # --- Deferred app start -------------------------------------------------------------------
@@ -510,28 +349,3 @@ def test_a_maintainer_who_adds_an_event_handler_to_home_gets_a_home_that_starts_
     assert "data-app-boot" in (built_pages / "subscribe" / "index.html").read_text()
     assert "/assets/manifest-E4.js" not in (built_pages / "about" / "index.html").read_text()
     assert "/assets/manifest-E4.js" not in (built_pages / "__spa-fallback.html").read_text()
-
-
-def test_the_reflex_config_loads_none_of_the_sites_own_modules():
-    """Reflex's development supervisor imports rxconfig.py and its forked workers keep what it
-    imported: an edited sentence in publisher/content/ would not show after a hot reload."""
-    loaded = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys, rxconfig; print(*sorted(m for m in sys.modules if m.split('.')[0] == 'publisher'))",
-        ],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    assert loaded == [
-        "publisher",
-        "publisher.build",
-        "publisher.build.plugins",
-        "publisher.config",
-        "publisher.config.secret_files",  # the standard library only: no content
-        "publisher.web",
-        "publisher.web.page_kinds",
-    ]

@@ -1,157 +1,27 @@
-"""The headers that carry a URL or a token, as the receiving server reads them: the raw bytes.
-
-A long public address made the email package fold List-Unsubscribe into RFC 2047
-encoded-words (``=?utf-8?q?=3Chttps=3A//...?=``): the email package reads them back
-intact, so a test reading headers through it sees nothing wrong, but Gmail and Yahoo
-read garbage (no unsubscribe button, no one-click POST). So every assertion here is on
-``Received.data``, the bytes aiosmtpd took, never on the decoded ``Received.message``.
-"""
+"""The one writer of a header that carries a URL or a token (headers.verbatim_header): one line,
+never RFC 2047 encoded-words, folded only outside the angle brackets. Each list email as a real
+SMTP server receives it, byte for byte, is in tests/services/test_list_headers.py."""
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import quopri
-import re
-
-import dkim
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from reflex_base import config as reflex_config
 
-from publisher import content
-from publisher.config.settings import mail_settings
-from publisher.gateway.contract import SubscribeRequest
-from publisher.mail import announce, campaign, mailer, outbox, release_email
+from publisher.mail import headers
 from publisher.rules import list_links
-from publisher.storage import subscribers as mailing_list
-from publisher.storage import tables as storage
-from tests.smtp import LIST_SECRET, POSTAL_ADDRESS, SmtpServer
-from tests.unit.test_embedded_gateway import SUBSCRIPTION, db_url, template_db  # noqa: F401 (fixtures)
+from tests.smtp import LIST_SECRET
 
 # A real deployment's address, long enough that "List-Unsubscribe: <...>" passes 78 characters.
 LONG_SITE = "https://www.animalsweconfuse-books-for-curious-readers.example.com"
-# A site served under a long path: its List-Unsubscribe line is between 200 and 998 characters.
-LONGER_SITE = LONG_SITE + "".join(f"/shelf-{n:02d}" for n in range(80))
 LONG_DOMAIN = "mail.animalsweconfuse-books-for-curious-readers.example.com"  # Message-ID and List-Id carry it
-SELECTOR = "mail2026"
-BOOK = content.BOOKS[0]
-# The headers that carry a URL or a token: never RFC 2047 words.
-VERBATIM = (b"List-Unsubscribe", b"List-Unsubscribe-Post", b"List-Id", b"Message-ID")
-
-
-@pytest.fixture
-def database_kind() -> str:
-    return "sqlite"  # what is checked is the bytes on the wire, the same on both databases
-
-
-@pytest.fixture
-def smtp_server():
-    server = SmtpServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def dkim_key(tmp_path_factory) -> tuple[str, str]:
-    """A private key file, and the public key as its DNS record's p= holds it."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    path = tmp_path_factory.mktemp("dkim") / "dkim.pem"
-    path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
-        )
-    )
-    public = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    return str(path), base64.b64encode(public).decode()
-
-
-def deployed_at(monkeypatch, site: str) -> None:
-    """REFLEX_DEPLOY_URL as the site reads it: Reflex's config's deploy_url (settings.site_url)."""
-    monkeypatch.setattr(reflex_config.get_config(), "deploy_url", site)
-
-
-def mail_for(server: SmtpServer, dkim_key, **extra: str):
-    key_file, _ = dkim_key
-    return mail_settings(
-        server.mail_env(
-            PUBLISHER_MAIL_FROM=f"Animals We Confuse <site@{LONG_DOMAIN}>",
-            PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS,
-            PUBLISHER_DKIM_SELECTOR=SELECTOR,
-            PUBLISHER_DKIM_KEY_FILE=key_file,
-            PUBLISHER_SEND_RATE="0",
-            **extra,
-        )
-    )
-
-
-def verifies(raw: bytes, dkim_key) -> bool:
-    _, public = dkim_key
-
-    def dns(name, timeout=5):
-        assert name == f"{SELECTOR}._domainkey.{LONG_DOMAIN}.".encode()
-        return f"v=DKIM1; k=rsa; p={public}".encode()
-
-    return dkim.verify(raw, dnsfunc=dns)
-
-
-def head_lines(raw: bytes) -> list[bytes]:
-    """The header block's physical lines, as the server received them."""
-    return raw.split(b"\r\n\r\n", 1)[0].split(b"\r\n")
-
-
-def fields(raw: bytes) -> dict[bytes, list[bytes]]:
-    """Each header field's physical lines (the first, then its folded continuations), by lower-case name."""
-    found: dict[bytes, list[bytes]] = {}
-    current: list[bytes] = []
-    for line in head_lines(raw):
-        if line[:1] in (b" ", b"\t"):
-            current.append(line)
-        else:
-            current = [line]
-            found.setdefault(line.partition(b":")[0].lower(), current)
-    return found
-
-
-def folded_outside_brackets(lines: list[bytes]) -> bool:
-    """Each fold (a CRLF before a continuation line's leading space) lies outside any <...>."""
-    unfolded = lines[0]
-    for line in lines[1:]:
-        if not line.startswith(b" ") or unfolded.count(b"<") != unfolded.count(b">"):
-            return False
-        unfolded += line
-    return True
-
-
-def assert_written_as_rfc_2369_asks(raw: bytes, unsubscribe_link: str) -> None:
-    """The exact unfolded List-Unsubscribe line, no encoded-word in any header carrying a URL or a
-    token, every line within RFC 5322's 998, the header block ASCII."""
-    head = head_lines(raw)
-    assert all(line.isascii() for line in head)
-    assert max(len(line) for line in raw.split(b"\r\n")) <= 998
-    assert fields(raw)[b"list-unsubscribe"] == [f"List-Unsubscribe: <{unsubscribe_link}>".encode()]
-    assert fields(raw)[b"list-unsubscribe-post"] == [b"List-Unsubscribe-Post: List-Unsubscribe=One-Click"]
-    assert fields(raw)[b"list-id"][0].startswith(b"List-Id: ")
-    for name in VERBATIM:
-        text = b"".join(fields(raw)[name.lower()])
-        assert b"=?" not in text, text
-    for name in VERBATIM:
-        assert folded_outside_brackets(fields(raw)[name.lower()]), name
-    list_id = b"".join(fields(raw)[b"list-id"])
-    assert list_id == f"List-Id: Animals We Confuse new releases <new-releases.{LONG_DOMAIN}>".encode()
 
 
 def unsubscribe_link_for(site: str, link_key: str) -> str:
     return list_links.unsubscribe_url(site, LIST_SECRET, link_key)
 
 
-# --- The one writer of such a header. ---
-
-
 def test_a_long_url_is_one_line_never_encoded_words():
     link = unsubscribe_link_for(LONG_SITE, "AbCdEfGhIjKlMnOpQrStUv")
-    line = mailer.verbatim_header("List-Unsubscribe", f"<{link}>")
+    line = headers.verbatim_header("List-Unsubscribe", f"<{link}>")
     assert line == f"List-Unsubscribe: <{link}>\r\n".encode()
     assert len(line) > 80
 
@@ -159,9 +29,9 @@ def test_a_long_url_is_one_line_never_encoded_words():
 def test_a_header_line_may_be_998_characters_and_not_one_more():
     start = "<https://books.example.com/"
     value = start + "x" * (998 - len("List-Unsubscribe: ") - len(start) - 1) + ">"
-    assert len(mailer.verbatim_header("List-Unsubscribe", value)) == 998 + 2
+    assert len(headers.verbatim_header("List-Unsubscribe", value)) == 998 + 2
     with pytest.raises(ValueError, match="998"):
-        mailer.verbatim_header("List-Unsubscribe", value[:-1] + "x>")
+        headers.verbatim_header("List-Unsubscribe", value[:-1] + "x>")
 
 
 @pytest.mark.parametrize(
@@ -169,149 +39,22 @@ def test_a_header_line_may_be_998_characters_and_not_one_more():
 )
 def test_a_line_break_or_a_non_ascii_character_is_refused(value):
     with pytest.raises(ValueError):
-        mailer.verbatim_header("List-Unsubscribe", value)
+        headers.verbatim_header("List-Unsubscribe", value)
 
 
 def test_a_long_value_is_folded_only_at_whitespace_outside_the_angle_brackets():
     value = f"Animals We Confuse new releases and other news <new-releases.{LONG_DOMAIN}>"
-    line = mailer.verbatim_header("List-Id", value)
+    line = headers.verbatim_header("List-Id", value)
     assert line == (
         f"List-Id: Animals We Confuse new releases and other news\r\n <new-releases.{LONG_DOMAIN}>\r\n".encode()
     )
     # Unfolding (taking out each CRLF) gives back the value, byte for byte.
     assert line.replace(b"\r\n ", b" ") == f"List-Id: {value}\r\n".encode()
-    both = mailer.verbatim_header("List-Unsubscribe", f"<mailto:out@{LONG_DOMAIN}>, <{LONG_SITE}/unsubscribe?x>")
+    both = headers.verbatim_header("List-Unsubscribe", f"<mailto:out@{LONG_DOMAIN}>, <{LONG_SITE}/unsubscribe?x>")
     assert both == f"List-Unsubscribe: <mailto:out@{LONG_DOMAIN}>,\r\n <{LONG_SITE}/unsubscribe?x>\r\n".encode()
 
 
 def test_an_unsubscribe_link_that_is_not_one_url_is_refused():
     for link in ("https://a.example/x y", "https://a.example/x>, <https://evil.example/", "https://a.example/\r\n"):
         with pytest.raises(ValueError):
-            mailer.list_unsubscribe(link)
-
-
-# --- Each list email, as the server received it. ---
-
-
-def confirmed_reader(db_url: str, mail) -> storage.Subscriber:
-    mailing_list.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
-    [subscriber] = mailing_list.list_subscribers(db_url=db_url)
-    return subscriber
-
-
-@pytest.mark.parametrize("site", [LONG_SITE, LONGER_SITE], ids=["long-site", "very-long-site"])
-@pytest.mark.asyncio
-async def test_the_confirmation_and_the_welcome_as_the_server_received_them(
-    db_url, smtp_server, dkim_key, monkeypatch, site
-):
-    deployed_at(monkeypatch, site)
-    mail = mail_for(smtp_server, dkim_key)
-    sender = outbox.Sender(mail, db_url)
-    subscriber = confirmed_reader(db_url, mail)
-    assert [o.status for o in await sender.send_due()] == ["sent"]
-    [confirmation] = smtp_server.wait_for(1, timeout=10)
-    # Not a list email: no List-Unsubscribe, and no encoded-word in a header whose value is ASCII.
-    assert b"list-unsubscribe" not in fields(confirmation.data)
-    assert b"=?" not in b"\r\n".join(head_lines(confirmation.data))
-    assert f"{site}/subscribe/confirm?token=".encode() in quopri.decodestring(confirmation.data)
-    assert verifies(confirmation.data, dkim_key)
-
-    mailing_list.confirm(subscriber.link_key, outbox.job_for(mail), None, db_url)
-    assert [o.status for o in await sender.send_due()] == ["sent"]
-    welcome = smtp_server.wait_for(2, timeout=10)[1]
-    link = unsubscribe_link_for(site, subscriber.link_key)
-    line = f"List-Unsubscribe: <{link}>"
-    assert len(line) > 78 if site == LONG_SITE else 200 < len(line) <= 998
-    assert_written_as_rfc_2369_asks(welcome.data, link)
-    assert verifies(welcome.data, dkim_key)
-    assert not verifies(welcome.data.replace(b"unsubscribe?token=", b"unsubscribe?token=x"), dkim_key)
-
-
-def start_campaign(db_url: str, mail) -> storage.Campaign:
-    return storage.create_campaign(
-        BOOK.slug,
-        release_email.subject(BOOK),
-        lambda _reader: mailer.new_message_id(mail),
-        storage.utc_now(),
-        outbox.RETRY_FOR,
-        db_url,
-    )
-
-
-@pytest.mark.parametrize("site", [LONG_SITE, LONGER_SITE], ids=["long-site", "very-long-site"])
-@pytest.mark.asyncio
-async def test_a_release_email_as_the_server_received_it(db_url, smtp_server, dkim_key, monkeypatch, site):
-    deployed_at(monkeypatch, site)
-    mail = mail_for(smtp_server, dkim_key)
-    rows = [
-        mailing_list.ImportRow(n, f"reader{n}@readers.example", name, "confirmed")
-        for n, name in enumerate(("Reader Zero", "Zoë Ŝmith, Jr.", ""))
-    ]
-    mailing_list.import_rows(rows, "test", db_url)
-    start_campaign(db_url, mail)
-    await campaign.ReleaseSender(mail, db_url).send_due()
-    keys = {r.email: r.link_key for r in mailing_list.list_subscribers(db_url=db_url)}
-    received = smtp_server.wait_for(3, timeout=10)
-    assert len(received) == 3
-    for copy in received:
-        [reader] = copy.rcpt_tos
-        assert_written_as_rfc_2369_asks(copy.data, unsubscribe_link_for(site, keys[reader]))
-        assert verifies(copy.data, dkim_key)
-
-
-@pytest.mark.parametrize("site", [LONG_SITE, LONGER_SITE], ids=["long-site", "very-long-site"])
-def test_the_release_test_copy_as_the_server_received_it(smtp_server, dkim_key, monkeypatch, site):
-    deployed_at(monkeypatch, site)
-    mail = mail_for(smtp_server, dkim_key)
-    asyncio.run(announce.send_test(mail, BOOK, "editor@readers.example"))
-    [copy] = smtp_server.wait_for(1, timeout=10)
-    assert copy.rcpt_tos == ["editor@readers.example"]
-    assert_written_as_rfc_2369_asks(copy.data, unsubscribe_link_for(site, announce.TEST_LINK_KEY))
-    assert verifies(copy.data, dkim_key)
-
-
-# --- What cannot be written right is not written at all. ---
-
-
-def test_a_link_too_long_for_one_line_is_refused_not_sent_broken(smtp_server, dkim_key):
-    mail = mail_for(smtp_server, dkim_key)
-    site = LONG_SITE + "/x" * 500
-    link = unsubscribe_link_for(site, "AbCdEfGhIjKlMnOpQrStUv")
-    with pytest.raises(ValueError, match="998"):
-        mailer.wire_bytes(
-            mailer.welcome_email(
-                mail,
-                name="Jo Reader",
-                email="jo@example.com",
-                site=site,
-                unsubscribe_link=link,
-                confirmed_at=storage.utc_now(),
-                message_id=mailer.new_message_id(mail),
-            ),
-            mail,
-        )
-    with pytest.raises(ValueError, match="998"):
-        release_email.PreparedRelease(mail, BOOK, site=site).message(
-            name="Jo",
-            email="jo@example.com",
-            unsubscribe_link=link,
-            moment=storage.utc_now(),
-            message_id=mailer.new_message_id(mail),
-        )
-
-
-def test_the_dkim_signature_covers_the_list_headers(smtp_server, dkim_key):
-    mail = mail_for(smtp_server, dkim_key)
-    data = mailer.signed(
-        release_email.PreparedRelease(mail, BOOK, site=LONG_SITE).message(
-            name="Jo",
-            email="jo@example.com",
-            unsubscribe_link=unsubscribe_link_for(LONG_SITE, "AbCdEfGhIjKlMnOpQrStUv"),
-            moment=storage.utc_now(),
-            message_id=mailer.new_message_id(mail),
-        ),
-        mail,
-    )
-    signature = b"".join(fields(data)[b"dkim-signature"]).decode()
-    signed = re.search(r"h=([^;]+);", signature.replace(" ", "")).group(1).lower().split(":")
-    assert {"list-unsubscribe", "list-unsubscribe-post", "list-id", "message-id"} <= set(signed)
+            headers.list_unsubscribe(link)

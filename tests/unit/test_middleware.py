@@ -10,8 +10,8 @@ from reflex_base import config as reflex_config
 
 from publisher import content
 from publisher.limits import tabs
-from publisher.limits.tabs import EventChannelDoor
-from publisher.server import middleware
+from publisher.server import event_channel, middleware
+from publisher.server.event_channel import EventChannelDoor
 from publisher.server.list_links import ListLinks
 from publisher.server.middleware import CanonicalRouteRewrite
 from publisher.web import page_kinds as static_or_app
@@ -389,7 +389,9 @@ def crafted(path: str, kind: str = "websocket", denial: bool = True, origin: str
 def through_the_door(scope: dict) -> tuple[ChannelApp, list[dict]]:
     gate = tabs.TabGate(tabs.MemoryTabs(), tabs.TabLimits(per_address=5, new_per_minute=50, per_worker=50))
     channel = ChannelApp(gate)
-    door = EventChannelDoor(channel, OneGate(gate), origins=tabs.OriginRule(site_origin="https://books.example.com"))
+    door = EventChannelDoor(
+        channel, OneGate(gate), origins=event_channel.OriginRule(site_origin="https://books.example.com")
+    )
     sent: list[dict] = []
     incoming = [{"type": "websocket.connect"} if scope["type"] == "websocket" else {"type": "http.request"}]
 

@@ -1,4 +1,4 @@
-"""What a closed tab leaves behind (hosting/tab_states.py), on Reflex's own state managers."""
+"""What a closed tab leaves behind (web/tab_states.py, reflex_internals/state_managers.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from reflex.istate.manager.memory import StateManagerMemory
 from reflex.istate.manager.token import BaseStateToken
 from reflex.state import State
 
-from publisher.web import tab_states
+from publisher import reflex_internals
+from publisher.reflex_internals import state_managers
 
 
 def test_the_reflex_internals_it_relies_on_are_there():
-    tab_states.check_reflex_internals()
+    reflex_internals.check()  # raises, naming what moved, when an upgrade moved one
 
 
 @pytest.mark.asyncio
@@ -23,8 +24,8 @@ async def test_in_memory_a_closed_tab_is_dropped_after_the_short_time_not_the_ho
     manager = StateManagerMemory(token_expiration=3600)
     await manager.get_state(BaseStateToken(ident="idle-tab", cls=State))
     await manager.get_state(BaseStateToken(ident="other-tab", cls=State))
-    tab_states._expire_in_memory(manager, "idle-tab", 0.2)
-    tab_states._expire_in_memory(manager, "never-seen", 0.2)  # refused at the door: nothing to do
+    assert await state_managers.expire_soon(manager, "idle-tab", 0.2)
+    await state_managers.expire_soon(manager, "never-seen", 0.2)  # refused at the door: nothing to do
     deadline = time.monotonic() + 5
     while "idle-tab" in manager.states and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
@@ -37,10 +38,10 @@ async def test_on_disk_a_closed_tab_is_due_after_the_short_time_and_never_later_
     monkeypatch.setenv("REFLEX_STATES_WORKDIR", str(tmp_path))
     manager = StateManagerDisk(token_expiration=3600)
     await manager.get_state(BaseStateToken(ident="idle-tab", cls=State))
-    tab_states._expire_on_disk(manager, "idle-tab", 180)
+    assert await state_managers.expire_soon(manager, "idle-tab", 180)
     touched, _ = manager._token_last_touched["idle-tab"]
     # Reflex drops it token_expiration after "touched": 180 s from now.
     assert touched + manager.token_expiration == pytest.approx(time.time() + 180, abs=2)
-    tab_states._expire_on_disk(manager, "idle-tab", 600)  # never later than already due
+    await state_managers.expire_soon(manager, "idle-tab", 600)  # never later than already due
     assert manager._token_last_touched["idle-tab"][0] == touched
     await manager.close()

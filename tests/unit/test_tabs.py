@@ -1,22 +1,19 @@
 """The event channel's limits (hosting/tabs.py): open tabs per address and per worker, new tabs a
-minute, entries that expire unless renewed; in the process and in Redis, with an injected clock."""
+minute, entries that expire unless renewed; with an injected clock. The same rules in each store
+(in the process and in a real Redis) are in tests/services/test_tabs.py."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Iterator
 
 import pytest
-import pytest_asyncio
-import redis.asyncio
 from reflex_base import config as reflex_config
 
 from publisher.config import settings
 from publisher.config.settings import ConfigurationError
 from publisher.limits import tabs
-from tests.support import RedisServer
+from publisher.server import event_channel
 
 LIMITS = tabs.TabLimits(per_address=3, new_per_minute=5, per_worker=10)
 T0 = 1_800_000_000.0  # a minute's start (divisible by 60)
@@ -30,108 +27,8 @@ class Clock:
         return self.now
 
 
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    yield server
-    server.stop()
-
-
-@pytest_asyncio.fixture(params=["memory", "redis"])
-async def store(request, redis_server):
-    if request.param == "memory":
-        yield tabs.MemoryTabs()
-        return
-    client = redis.asyncio.Redis.from_url(redis_server.url)
-    await client.flushdb()
-    yield tabs.RedisTabs(client)
-    await client.aclose()
-
-
 def gate(store, clock: Clock, limits: tabs.TabLimits = LIMITS) -> tabs.TabGate:
     return tabs.TabGate(store, limits, clock=clock)
-
-
-@pytest.mark.asyncio
-async def test_an_address_gets_its_open_tabs_and_no_more_and_closing_one_frees_its_place(store):
-    door = gate(store, Clock())
-    opened = [await door.admit("198.51.100.7") for _ in range(3)]
-    assert all(tab is not None and why is None for tab, why in opened)
-    assert await door.admit("198.51.100.7") == (None, tabs.ADDRESS_FULL)
-    assert (await door.admit("198.51.100.8"))[0] is not None  # another address is served throughout
-    await door.release(opened[0][0])
-    assert (await door.admit("198.51.100.7"))[0] is not None
-
-
-@pytest.mark.asyncio
-async def test_new_tabs_from_an_address_are_limited_per_minute_and_refusals_do_not_count(store):
-    clock = Clock()
-    door = gate(store, clock, tabs.TabLimits(per_address=100, new_per_minute=5, per_worker=100))
-    for _ in range(5):
-        tab, _ = await door.admit("203.0.113.9")
-        await door.release(tab)  # closed at once: only the rate limits it
-    assert await door.admit("203.0.113.9") == (None, tabs.TOO_FAST)
-    assert await door.admit("203.0.113.9") == (None, tabs.TOO_FAST)
-    clock.now += 60  # the next minute
-    assert (await door.admit("203.0.113.9"))[0] is not None
-
-
-@pytest.mark.asyncio
-async def test_a_worker_takes_at_most_its_cap_of_tabs_from_everyone(store):
-    door = gate(store, Clock(), tabs.TabLimits(per_address=100, new_per_minute=100, per_worker=4))
-    admitted = [await door.admit(f"192.0.2.{n}") for n in range(4)]
-    assert all(tab is not None for tab, _ in admitted)
-    assert await door.admit("192.0.2.99") == (None, tabs.WORKER_FULL)
-    await door.release(admitted[0][0])
-    assert (await door.admit("192.0.2.99"))[0] is not None
-
-
-@pytest.mark.asyncio
-async def test_a_crashed_workers_tabs_free_their_places_when_their_entries_expire(store):
-    clock = Clock()
-    crashed, other = gate(store, clock), gate(store, clock)
-    for _ in range(3):
-        await crashed.admit("198.51.100.20")
-    assert await other.admit("198.51.100.20") == (None, tabs.ADDRESS_FULL)
-    clock.now += tabs.ENTRY_TTL_S + 1  # nobody renewed them: the worker is gone
-    assert (await other.admit("198.51.100.20"))[0] is not None
-
-
-@pytest.mark.asyncio
-async def test_a_live_workers_heartbeat_keeps_its_tabs_counted(store):
-    clock = Clock()
-    live, other = gate(store, clock), gate(store, clock)
-    for _ in range(3):
-        await live.admit("198.51.100.30")
-    for _ in range(3):  # three heartbeats: longer than an entry lives without one
-        clock.now += tabs.HEARTBEAT_S
-        await live.renew_now()
-    assert await other.admit("198.51.100.30") == (None, tabs.ADDRESS_FULL)
-
-
-@pytest.mark.asyncio
-async def test_a_tab_that_submitted_is_remembered_for_the_time_given(store):
-    clock = Clock()
-    assert not await store.engaged("token-1", clock.now)
-    await store.engage("token-1", clock.now, 3600)
-    assert await store.engaged("token-1", clock.now + 10)
-    if isinstance(store, tabs.MemoryTabs):  # Redis expires by its own clock: checked with a short time below
-        assert not await store.engaged("token-1", clock.now + 3601)
-
-
-@pytest.mark.asyncio
-async def test_redis_entries_expire_by_themselves(redis_server):
-    client = redis.asyncio.Redis.from_url(redis_server.url)
-    await client.flushdb()
-    store = tabs.RedisTabs(client)
-    door = gate(store, Clock(time.time()))
-    await door.admit("198.51.100.40")
-    await store.engage("token-2", 0, 1)
-    keys = sorted(key.decode() for key in await client.keys("publisher:tabs:*"))
-    assert keys[0] == "publisher:tabs:engaged:token-2" and "publisher:tabs:open:198.51.100.40" in keys
-    for key in keys:
-        assert 0 < await client.ttl(key) <= max(tabs.ENTRY_TTL_S, tabs.RATE_WINDOW_S)
-    await client.aclose()
 
 
 @pytest.mark.asyncio
@@ -240,9 +137,9 @@ async def wait_for(condition, timeout_s: float = 5) -> None:
             await asyncio.sleep(0.005)
 
 
-def door_for(gate_: tabs.TabGate, app=None, **kwargs) -> tabs.EventChannelDoor:
-    origins = kwargs.pop("origins", tabs.OriginRule(site_origin="https://books.example.com"))
-    return tabs.EventChannelDoor(app or Channel(), Gate(gate_), origins=origins, **kwargs)
+def door_for(gate_: tabs.TabGate, app=None, **kwargs) -> event_channel.EventChannelDoor:
+    origins = kwargs.pop("origins", event_channel.OriginRule(site_origin="https://books.example.com"))
+    return event_channel.EventChannelDoor(app or Channel(), Gate(gate_), origins=origins, **kwargs)
 
 
 def status_of(client: Client) -> int | None:
@@ -406,7 +303,7 @@ async def test_a_websocket_from_another_sites_page_is_refused_403_and_not_counte
 
 
 def test_an_origin_is_the_site_itself_the_configured_site_or_in_development_the_development_server():
-    rule = tabs.OriginRule(site_origin="https://books.example.com")
+    rule = event_channel.OriginRule(site_origin="https://books.example.com")
     assert rule.allows(None, "books.example.com")  # no Origin: not a browser page
     assert rule.allows("https://books.example.com", "127.0.0.1:8000")  # the configured site, any Host
     assert rule.allows("http://127.0.0.1:8000", "127.0.0.1:8000")  # the page's own host and port
@@ -425,7 +322,9 @@ def test_an_origin_is_the_site_itself_the_configured_site_or_in_development_the_
         ("http://127.0.0.1:8000", "127.0.0.1:8000, evil"),
     ):
         assert not rule.allows(foreign, host or ""), (foreign, host)
-    development = tabs.OriginRule(site_origin="http://localhost:3000", dev_port=3100, dev_hosts=("192.168.1.5",))
+    development = event_channel.OriginRule(
+        site_origin="http://localhost:3000", dev_port=3100, dev_hosts=("192.168.1.5",)
+    )
     assert development.allows("http://localhost:3100", "localhost:8100")
     assert development.allows("http://127.0.0.1:3100", "localhost:8100")
     assert development.allows("http://192.168.1.5:3100", "192.168.1.5:8100")
@@ -444,7 +343,7 @@ class WallClock:
 
 def test_one_private_address_for_every_recent_tab_without_trusted_proxies_is_reported_hourly():
     clock = WallClock()
-    watch = tabs.OneAddressWatch(clock=clock)
+    watch = event_channel.OneAddressWatch(clock=clock)
     assert [watch.seen("10.0.0.2", hops=0) for _ in range(20)] == [False] * 19 + [True]
     assert not any(watch.seen("10.0.0.2", hops=0) for _ in range(100))  # at most hourly
     clock.now += 1800
@@ -455,12 +354,12 @@ def test_one_private_address_for_every_recent_tab_without_trusted_proxies_is_rep
     assert not any(watch.seen("127.0.0.1", hops=0) for _ in range(19))
     assert watch.seen("127.0.0.1", hops=0)
     for address, hops in (("93.184.215.14", 0), ("10.0.0.2", 1)):  # a public address; a proxy hop is set
-        quiet = tabs.OneAddressWatch(clock=WallClock())
+        quiet = event_channel.OneAddressWatch(clock=WallClock())
         assert not any(quiet.seen(address, hops=hops) for _ in range(60))
-    mixed = tabs.OneAddressWatch(clock=WallClock())
+    mixed = event_channel.OneAddressWatch(clock=WallClock())
     assert not any(mixed.seen(f"10.0.0.{n % 2}", hops=0) for n in range(60))
     # The last 50 decide: one visitor among 49 proxied ones no longer hides the proxy once it is out of them.
-    recent = tabs.OneAddressWatch(clock=WallClock())
+    recent = event_channel.OneAddressWatch(clock=WallClock())
     assert not recent.seen("198.51.100.1", hops=0)
     assert [recent.seen("10.0.0.2", hops=0) for _ in range(50)][-1]
 
@@ -472,7 +371,7 @@ async def test_the_door_warns_once_when_every_tab_comes_from_one_private_address
     caplog.set_level(logging.WARNING, logger="publisher.limits.tabs")
     monkeypatch.setattr(reflex_config.get_config(), "trusted_proxy_hops", 0)
     the_gate = gate(tabs.MemoryTabs(), Clock(), tabs.TabLimits(per_address=100, new_per_minute=100, per_worker=100))
-    door = door_for(the_gate, watch=tabs.OneAddressWatch(clock=WallClock()))
+    door = door_for(the_gate, watch=event_channel.OneAddressWatch(clock=WallClock()))
     for _ in range(25):
         client = Client()
         client.leave()
@@ -487,11 +386,11 @@ def test_the_origins_come_from_the_deploy_url_and_in_development_from_the_develo
     monkeypatch.setattr(config, "frontend_port", 3100)  # `reflex run --frontend-port 3100` sets it for its backend
     monkeypatch.setenv("PUBLISHER_DEV_HOST", "192.168.1.5")
     monkeypatch.setenv("REFLEX_ENV_MODE", "prod")
-    assert tabs.OriginRule.configured() == tabs.OriginRule(site_origin="https://books.example.com")
+    assert event_channel.OriginRule.configured() == event_channel.OriginRule(site_origin="https://books.example.com")
     monkeypatch.setenv("REFLEX_ENV_MODE", "dev")
-    assert tabs.OriginRule.configured() == tabs.OriginRule(
+    assert event_channel.OriginRule.configured() == event_channel.OriginRule(
         site_origin="https://books.example.com", dev_port=3100, dev_hosts=("192.168.1.5",)
     )
     monkeypatch.setattr(config, "frontend_port", None)  # Reflex's default port, when none was given
     monkeypatch.delenv("PUBLISHER_DEV_HOST")
-    assert tabs.OriginRule.configured().dev_port == 3000
+    assert event_channel.OriginRule.configured().dev_port == 3000

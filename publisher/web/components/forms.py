@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import reflex as rx
 from reflex.components.core.banner import has_connection_errors
@@ -21,6 +22,9 @@ from reflex.vars.base import VarData
 from publisher.content import form_copy
 from publisher.content.models import PageCopy
 from publisher.web.components.layout import page_heading
+
+if TYPE_CHECKING:
+    from publisher.web.states.lifecycle import FormLifecycle
 
 
 @dataclass(frozen=True)
@@ -212,7 +216,7 @@ useEffect(() => {{
             hooks={effect: None},
         ),
     )
-    marker = rx.Var(json.dumps("toast"), _var_type=str, _var_data=hook_data)
+    marker: rx.Var[str] = rx.Var(json.dumps("toast"), _var_type=str, _var_data=hook_data)
     return rx.el.span(hidden=True, custom_attrs={"data-announces": marker})
 
 
@@ -246,7 +250,7 @@ def form_section(section_id: str, label: str, *children: rx.Component) -> rx.Com
 
 
 def app_form(
-    state: type[rx.State], *fields: rx.Component, label: str, submit: rx.Component, class_name: str
+    state: type[FormLifecycle], *fields: rx.Component, label: str, submit: rx.Component, class_name: str
 ) -> rx.Component:
     """A form the app sends to ``state.submit``: its fields, the message about the whole
     submission, then its button. Until the app has started, assets/site.js keeps a press
@@ -255,7 +259,7 @@ def app_form(
         *fields,
         form_alert(state.form_error),
         submit,
-        on_submit=state.submit,
+        on_submit=state.submit,  # type: ignore[attr-defined]  # each form's state has its own submit
         no_validate=True,
         custom_attrs={"data-app-form": ""},
         aria_label=label,
@@ -265,7 +269,7 @@ def app_form(
 
 def form_page(
     copy: PageCopy,
-    state: type[rx.State],
+    state: type[FormLifecycle],
     *,
     section_id: str,
     section_label: str,
@@ -286,7 +290,12 @@ def form_page(
             rx.cond(
                 state.succeeded,
                 success_panel(
-                    success.panel_id, success.title, success.text, success.again_label, state.start_over, note
+                    success.panel_id,
+                    success.title,
+                    success.text,
+                    success.again_label,
+                    state.start_over,  # type: ignore[attr-defined]  # each form's state has its own
+                    note,
                 ),
                 form,
             ),

@@ -28,7 +28,7 @@ ROOT = "/"  # Home
 __all__ = ["NOT_FOUND_ROUTE", "PAGES", "ROOT", "PageRegistry", "SitePage", "site_page"]
 
 
-def _no_structured_data() -> Iterable[dict[str, Any]]:
+def _no_structured_data() -> tuple[()]:  # nothing: no JSON-LD nodes, no Open Graph properties
     return ()
 
 

@@ -7,12 +7,12 @@ from datetime import datetime
 
 import reflex as rx
 
+from publisher import storage
 from publisher.config import settings
 from publisher.mail import outbox
 from publisher.rules import list_links
+from publisher.rules.list_rules import ListStatus
 from publisher.storage import subscribers as mailing_list
-from publisher.storage import tables as storage
-from publisher.storage.tables import ListStatus
 from publisher.web.states.list_link import (
     ALREADY,
     ASK,

@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 import reflex as rx
+from reflex_base.event import EventSpec
 
 from publisher import gateway
 from publisher.content import form_copy
@@ -35,12 +36,12 @@ def server_clock_ms() -> float:
 
 
 class ContactState(FormLifecycle, rx.State):
-    question: str = ""
-    first_name_error: str = ""
-    last_name_error: str = ""
-    email_error: str = ""
-    message_error: str = ""
-    answer_error: str = ""
+    question: rx.Field[str] = rx.field("")
+    first_name_error: rx.Field[str] = rx.field("")
+    last_name_error: rx.Field[str] = rx.field("")
+    email_error: rx.Field[str] = rx.field("")
+    message_error: rx.Field[str] = rx.field("")
+    answer_error: rx.Field[str] = rx.field("")
 
     _answer: int | None = None
     _shown_at_ms: float | None = None
@@ -76,7 +77,8 @@ class ContactState(FormLifecycle, rx.State):
         if self.status == SUCCESS:
             self._show_fresh_form()
 
-    @rx.event(background=True)
+    # Reflex types a handler without **kwargs, which this one takes (an event may carry more).
+    @rx.event(background=True)  # type: ignore[arg-type]
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
         async for event in self._run_submit(
             "contact", form_data, self._check, self._send, TOASTS, self._after_delivery
@@ -116,7 +118,7 @@ class ContactState(FormLifecycle, rx.State):
     async def _send(self, request: dict[str, str]) -> None:
         await gateway.shared_client.get().send_email(**request)
 
-    def _after_delivery(self, delivered: bool) -> list[rx.event.EventSpec]:
+    def _after_delivery(self, delivered: bool) -> list[EventSpec]:
         """A new question either way; what was typed stays after a failure, only the answer is cleared."""
         self._ask_new_question()
         return [rx.set_focus(SUCCESS_ID) if delivered else _clear_answer()]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import reflex as rx
+from reflex_base.event import EventSpec
 
 from publisher import gateway
 from publisher.config import settings
@@ -34,7 +35,7 @@ class Outcome:
     """What a form's check leads to: the gateway request to send, or events for the page."""
 
     request: dict[str, str] | None = None
-    events: list[rx.event.EventSpec] = field(default_factory=list)
+    events: list[EventSpec] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -51,13 +52,13 @@ class FormLifecycle(rx.State, mixin=True):
     lets the page show each toast once even if the state is sent again on reconnect.
     """
 
-    status: str = EDITING
+    status: rx.Field[str] = rx.field(EDITING)
     # A message about the whole submission (too many attempts; for the contact form
     # also the anti-spam rejections), shown above the button.
-    form_error: str = ""
-    notice_id: str = ""
-    notice_kind: str = ""
-    notice_text: str = ""
+    form_error: rx.Field[str] = rx.field("")
+    notice_id: rx.Field[str] = rx.field("")
+    notice_kind: rx.Field[str] = rx.field("")
+    notice_text: rx.Field[str] = rx.field("")
     # When the submit in flight started (server clock), so a submit whose worker died
     # mid-call (state shared in Redis) cannot leave the form "submitting" for good.
     _submit_started_s: float = 0.0
@@ -98,8 +99,8 @@ class FormLifecycle(rx.State, mixin=True):
         check: Callable[[dict[str, Any]], Outcome],
         send: Callable[[dict[str, str]], Awaitable[None]],
         toasts: Toasts,
-        after: Callable[[bool], list[rx.event.EventSpec]],
-    ) -> AsyncIterator[rx.event.EventSpec]:
+        after: Callable[[bool], list[EventSpec]],
+    ) -> AsyncIterator[EventSpec]:
         """One submit, from the press to the toast; the events the page gets on the way.
 
         ``check`` turns the form's fields into an Outcome (inside the state lock),

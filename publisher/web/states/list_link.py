@@ -56,9 +56,9 @@ async def in_thread(function: Callable[..., Any], *args: Any) -> Any:
 
 
 class ListLinkState(rx.State, mixin=True):
-    stage: str = CHECKING
-    address: str = ""  # partly masked
-    working: bool = False
+    stage: rx.Field[str] = rx.field(CHECKING)
+    address: rx.Field[str] = rx.field("")  # partly masked
+    working: rx.Field[bool] = rx.field(False)
 
     _link_key: str = ""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import reflex as rx
+from reflex_base.event import EventSpec
 
 from publisher import gateway
 from publisher.config import settings
@@ -20,10 +21,10 @@ TOASTS = Toasts(success=form_copy.SUBSCRIBE_SUCCESS_TOAST, failure=form_copy.SUB
 
 
 class SubscribeState(FormLifecycle, rx.State):
-    name_error: str = ""
-    email_error: str = ""
+    name_error: rx.Field[str] = rx.field("")
+    email_error: rx.Field[str] = rx.field("")
     # The success alert then asks to confirm from the inbox: this site keeps the list itself.
-    asks_confirmation: bool = False
+    asks_confirmation: rx.Field[bool] = rx.field(False)
 
     def _show_errors(self, errors: dict[str, str]) -> None:
         self.name_error = errors.get("name", "")
@@ -41,9 +42,10 @@ class SubscribeState(FormLifecycle, rx.State):
     @rx.event
     def start_over(self):
         """ "Subscribe another address" after a success."""
-        self.start()
+        self.start()  # type: ignore[operator]  # an event handler, called on the state: Reflex types it as its decorator
 
-    @rx.event(background=True)
+    # Reflex types a handler without **kwargs, which this one takes (an event may carry more).
+    @rx.event(background=True)  # type: ignore[arg-type]
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
         async for event in self._run_submit(
             "subscribe", form_data, self._check, self._send, TOASTS, self._after_delivery
@@ -65,5 +67,5 @@ class SubscribeState(FormLifecycle, rx.State):
     async def _send(self, request: dict[str, str]) -> None:
         await gateway.shared_client.get().subscribe(**request)
 
-    def _after_delivery(self, delivered: bool) -> list[rx.event.EventSpec]:
+    def _after_delivery(self, delivered: bool) -> list[EventSpec]:
         return [rx.set_focus(SUCCESS_ID)] if delivered else []  # on a failure the form stays as typed

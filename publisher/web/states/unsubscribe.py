@@ -9,8 +9,8 @@ from __future__ import annotations
 import reflex as rx
 
 from publisher.rules import list_links
+from publisher.rules.list_rules import ListStatus
 from publisher.storage import subscribers as mailing_list
-from publisher.storage.tables import ListStatus
 from publisher.web.states.list_link import (
     ASK,
     DONE,

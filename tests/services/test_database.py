@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from publisher.storage import database
-from tests.postgres import GATEWAY_TABLES, PostgresServer, postgres  # noqa: F401 (fixture)
+from tests.postgres import GATEWAY_TABLES, PostgresServer
+from tests.services.test_production import fake_build
 from tests.support import PROJECT_ROOT, free_port, publisher_gateway, wait_until
-from tests.unit.test_production import fake_build
 
 BIN = Path(sys.executable).parent
 SERVE = str(BIN / "publisher-serve")
@@ -124,8 +124,8 @@ def test_migrating_a_current_database_changes_nothing(postgres: PostgresServer):
     name = postgres.migrated_database()
     before = postgres.execute("SELECT version_num FROM alembic_version", name)
     result = publisher_gateway(postgres.url(name), "migrate")
-    assert "is up to date" in result.stdout
-    assert "publisher:***@" in result.stdout and postgres.password not in result.stdout
+    assert "is up to date" in result.stderr
+    assert "publisher:***@" in result.stderr and postgres.password not in result.stderr
     assert postgres.execute("SELECT version_num FROM alembic_version", name) == before
     # The lock went with the process: the next container to start does not wait.
     assert postgres.execute("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory'") == [(0,)]
@@ -149,9 +149,9 @@ def test_the_migration_command_explains_a_database_that_does_not_answer():
 async def test_postgres_lost_while_running_gives_503_stores_nothing_and_recovers_when_it_returns(
     postgres: PostgresServer,
 ):
+    from publisher import storage
     from publisher.storage import subscribers as mailing_list
-    from publisher.storage import tables as storage
-    from tests.unit.test_embedded_gateway import MESSAGE, SUBSCRIPTION, client_for
+    from tests.services.test_embedded_gateway import MESSAGE, SUBSCRIPTION, client_for
 
     url = postgres.url(postgres.migrated_database())
     async with client_for(url) as client:

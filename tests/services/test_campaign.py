@@ -22,22 +22,14 @@ import sqlalchemy
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from publisher import content
+from publisher import content, storage
 from publisher.config import settings
 from publisher.config.settings import ConfigurationError, mail_settings
 from publisher.content import list_copy
 from publisher.content.site import BRAND_NAME
 from publisher.mail import campaign, mailer, outbox, release_email
 from publisher.storage import subscribers as mailing_list
-from publisher.storage import tables as storage
-from tests.postgres import postgres  # noqa: F401 (fixture)
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
-from tests.unit.test_embedded_gateway import (  # noqa: F401 (fixtures)
-    database_kind,
-    db_url,
-    postgres_template,
-    template_db,
-)
 
 SITE = "https://animals.example"
 POSTAL = POSTAL_ADDRESS
@@ -258,7 +250,7 @@ def test_a_dkim_signature_covers_the_unsubscribe_headers_and_verifies_against_th
 
 def test_dkim_settings_are_checked_at_start_up(tmp_path, smtp_server):
     key_file, _ = _dkim_key(tmp_path)
-    settings._read_mail_settings.cache_clear()
+    settings.reload()
     with pytest.raises(ConfigurationError, match="PUBLISHER_DKIM_SELECTOR is set, so PUBLISHER_DKIM_KEY_FILE"):
         mail_for(smtp_server, PUBLISHER_DKIM_SELECTOR="mail2026")
     with pytest.raises(ConfigurationError, match="PUBLISHER_DKIM_KEY_FILE is set, so PUBLISHER_DKIM_SELECTOR"):
@@ -543,3 +535,33 @@ async def test_a_batch_whose_lease_was_lost_stops_and_sends_nothing_more(db_url,
     assert recipients(smtp_server) == ["reader0@readers.example"]  # sent before the lease was lost
     assert "batch stopped" in caplog.text
     await sender.session.close()
+
+
+@pytest.mark.asyncio
+async def test_senders_that_die_mid_batch_count_only_the_email_they_were_sending(db_url, smtp_server):
+    """A batch holds 50 jobs, one of which is in flight: three crashes give up that one
+    reader's email (claimed 3 times without an outcome), never the 49 it was not sending."""
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+    readers(db_url, 5)
+    item = start_campaign(db_url, mail)
+    clock = Clock()
+    for n in range(3):  # a sender claims the batch, starts its first email, and is killed
+        batch = storage.claim_release_batch(f"elsewhere:{n}:dead", clock(), campaign.LEASE, 50, db_url)
+        assert storage.begin_sending(batch[0].id, batch[0].source.id, db_url) == "confirmed"
+        clock.now += campaign.LEASE + timedelta(seconds=1)
+    await sender_for(mail, db_url, clock).send_due()
+    assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in (1, 2, 3, 4)]
+    assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 4, "failed": 1, "skipped": 0}
+
+
+@pytest.mark.asyncio
+async def test_a_batch_stopped_before_its_next_email_takes_that_emails_mark_back(db_url, smtp_server):
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+    readers(db_url, 3)
+    start_campaign(db_url, mail)
+    clock = Clock()
+    batch = storage.claim_release_batch("this:1:x", clock(), campaign.LEASE, 50, db_url)
+    storage.begin_sending(batch[0].id, batch[0].source.id, db_url)
+    storage.release_leases([job.id for job in batch], "this:1:x", db_url, marked=batch[0].id)
+    again = storage.claim_release_batch("this:1:y", clock(), campaign.LEASE, 50, db_url)
+    assert [job.stalled_claims for job in again] == [0, 0, 0]

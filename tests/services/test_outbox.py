@@ -15,26 +15,16 @@ import httpx
 import pytest
 import sqlalchemy
 
+from publisher import storage
 from publisher.config.settings import mail_settings
 from publisher.gateway import embedded
 from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
 from publisher.mail import mailer, outbox
 from publisher.rules import list_links
 from publisher.storage import subscribers as mailing_list
-from publisher.storage import tables as storage
-from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
+from tests.services.test_embedded_gateway import MESSAGE, SUBSCRIPTION, client_for, count_rows
 from tests.smtp import LIST_SECRET, SmtpServer
 from tests.support import publisher_gateway
-from tests.unit.test_embedded_gateway import (  # noqa: F401 (fixtures)
-    MESSAGE,
-    SUBSCRIPTION,
-    client_for,
-    count_rows,
-    database_kind,
-    db_url,
-    postgres_template,
-    template_db,
-)
 
 
 @pytest.fixture
@@ -575,3 +565,43 @@ async def test_a_burst_of_sign_ups_past_the_ceiling_waits_and_all_go_out_later(d
 def test_the_confirmation_ceiling_rule():
     assert outbox.confirmations_held(119, 120) is False
     assert outbox.confirmations_held(120, 120) is True
+
+
+@pytest.mark.asyncio
+async def test_a_confirmation_that_waited_past_its_links_life_is_not_sent(db_url, smtp_server):
+    """Behind the hourly ceiling a confirmation may wait; once its link (7 days) has expired
+    it is not sent (skipped, with why): the reader would find a dead link."""
+    mail = mail_settings(smtp_server.mail_env(PUBLISHER_CONFIRMATIONS_PER_HOUR="1"))
+    clock = Clock()
+    for n in range(2):
+        request = SubscribeRequest.model_validate({**SUBSCRIPTION, "email": f"reader{n}@example.com"})
+        mailing_list.subscribe(request, outbox.job_for(mail), db_url, now=clock())
+    sender = outbox.Sender(mail, db_url, clock=clock)
+    assert [o.status for o in await sender.send_due()] == ["sent"]
+    clock.advance(days=8)
+    [outcome] = await sender.send_due()
+    assert outcome.status == "skipped"
+    assert outcome.detail == "its link expired while it waited (the site's hourly ceiling on confirmations)"
+    assert len(smtp_server.wait_for(1, timeout=10)) == 1
+
+
+@pytest.mark.asyncio
+async def test_a_waiting_confirmation_replaced_by_a_newer_one_is_not_sent_twice(db_url, smtp_server):
+    mail = mail_settings(smtp_server.mail_env(PUBLISHER_CONFIRMATIONS_PER_HOUR="1"))
+    clock = Clock()
+    first, second = (
+        SubscribeRequest.model_validate({**SUBSCRIPTION, "email": f"reader{n}@example.com"}) for n in range(2)
+    )
+    mailing_list.subscribe(first, outbox.job_for(mail), db_url, now=clock())
+    mailing_list.subscribe(second, outbox.job_for(mail), db_url, now=clock())
+    sender = outbox.Sender(mail, db_url, clock=clock)
+    assert [o.status for o in await sender.send_due()] == ["sent"]  # the second waits
+    clock.advance(hours=25)
+    mailing_list.subscribe(second, outbox.job_for(mail), db_url, now=clock())  # asks again: a newer confirmation
+    outcomes = await sender.send_due()
+    assert [(o.status, o.detail) for o in outcomes] == [
+        ("skipped", "a newer confirmation for the address replaced it"),
+        ("sent", None),
+    ]
+    received = smtp_server.wait_for(2, timeout=10)
+    assert [r.rcpt_tos for r in received] == [["reader0@example.com"], ["reader1@example.com"]]

@@ -12,27 +12,16 @@ import sqlalchemy
 from alembic.config import Config
 
 from alembic import command
+from publisher import storage
 from publisher.config.settings import mail_settings
 from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
 from publisher.mail import outbox
 from publisher.rules import list_links
+from publisher.rules.list_rules import ImportRefused, ListStatus, on_subscribe, read_import
 from publisher.storage import subscribers as mailing_list
-from publisher.storage import tables as storage
-from publisher.storage.subscribers import ImportRefused, on_subscribe, read_import
-from publisher.storage.tables import ListStatus
-from tests.postgres import PostgresServer, postgres  # noqa: F401 (fixture)
+from tests.services.test_embedded_gateway import MESSAGE, count_rows
 from tests.smtp import LIST_SECRET
 from tests.support import PROJECT_ROOT, publisher_gateway
-from tests.unit.test_embedded_gateway import (  # noqa: F401 (fixtures)
-    MESSAGE,
-    client_for,
-    count_rows,
-    database_kind,
-    db_url,
-    empty_db_url,
-    postgres_template,
-    template_db,
-)
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 PENDING, CONFIRMED, UNSUBSCRIBED = ListStatus.PENDING, ListStatus.CONFIRMED, ListStatus.UNSUBSCRIBED
@@ -316,9 +305,9 @@ def test_the_import_command_takes_the_whole_file_or_nothing(db_url, tmp_path):
     good = tmp_path / "list.csv"
     good.write_text("\ufeffemail,name\nann@example.com,Ann\nbo@example.com,Bo\n", encoding="utf-8")
     done = publisher_gateway(db_url, "import", str(good), "--status", "confirmed")
-    assert done.stdout == f"Imported {good}: 2 added, 0 updated, 0 unchanged, 0 kept unsubscribed. No email was sent.\n"
+    assert done.stderr == f"Imported {good}: 2 added, 0 updated, 0 unchanged, 0 kept unsubscribed. No email was sent.\n"
     again = publisher_gateway(db_url, "import", str(good), "--status", "confirmed")
-    assert "0 added, 0 updated, 2 unchanged, 0 kept unsubscribed." in again.stdout
+    assert "0 added, 0 updated, 2 unchanged, 0 kept unsubscribed." in again.stderr
 
     bad = tmp_path / "bad.csv"
     bad.write_text("email,name\ncy@example.com,Cy\nnot-an-address,Dee\n", encoding="utf-8")
@@ -359,7 +348,7 @@ def test_forget_erases_the_address_its_messages_and_their_emails_and_nothing_els
         storage.store_message(message, db_url, job())
 
     forgotten = publisher_gateway(db_url, "forget", "Jo@Example.com")
-    assert forgotten.stdout == (
+    assert forgotten.stderr == (
         "Jo@Example.com: Removed its place on the list (confirmed) with 2 consent events, "
         "1 contact message, 4 outbox emails.\n"
     )
@@ -368,7 +357,7 @@ def test_forget_erases_the_address_its_messages_and_their_emails_and_nothing_els
     assert sorted(kinds(db_url)) == ["confirmation", "contact"]  # Bo's
     assert mailing_list.consent_record("jo@example.com", db_url) == []
     nothing = publisher_gateway(db_url, "forget", "jo@example.com")
-    assert nothing.stdout == "jo@example.com: Nothing is stored about that address.\n"
+    assert nothing.stderr == "jo@example.com: Nothing is stored about that address.\n"
 
     assert mailing_list.subscribe(body(), job(), db_url, now=T0 + timedelta(hours=1)) == "added"  # a stranger
     assert row(db_url).link_key != key  # and the old links lead nowhere

@@ -1,0 +1,28 @@
+"""Checks the settings share: each returns the value it accepts, or raises ConfigurationError naming the variable."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from publisher.config.secret_files import ConfigurationError
+
+
+def absolute_http_url(name: str, value: str) -> str:
+    """An absolute http(s) URL without a query, fragment or trailing slash."""
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(
+            f"{name} must be an absolute http(s) URL such as https://www.example.com, got {value!r}"
+        )
+    if parts.query or parts.fragment:
+        raise ConfigurationError(f"{name} must not contain a query or fragment, got {value!r}")
+    return value.strip().rstrip("/")
+
+
+def positive_count(name: str, value: str, default: int) -> int:
+    """A whole number of at least 1; ``default`` when the value is empty."""
+    if not value.strip():
+        return default
+    if not value.strip().isdigit() or int(value) < 1:
+        raise ConfigurationError(f"{name} must be a whole number of at least 1, got {value!r}")
+    return int(value)

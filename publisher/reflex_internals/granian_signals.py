@@ -1,0 +1,36 @@
+"""Granian's worker signals: the one place the site reaches into Granian's private module.
+
+Granian wires each worker's SIGTERM/SIGINT in ``granian._signals.set_loop_signals``
+when the worker starts, and stops the worker at once. The site wants its submits in
+flight to finish first (web/graceful_stop.py), so the function is wrapped: Granian's
+handlers are installed, then ``on_worker_loop(loop, granian_stop)`` puts ours over
+them, and ours stop the worker through Granian's own signal once the drain is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from granian import _signals
+
+_MARK = "publisher_graceful_stop"
+
+
+def wrap_worker_signals(on_worker_loop: Callable[[asyncio.AbstractEventLoop, Callable[[], None]], None]) -> None:
+    """Call ``on_worker_loop(loop, stop)`` in every Granian worker started from now on (once)."""
+    granian_set_loop_signals = _signals.set_loop_signals
+    if getattr(granian_set_loop_signals, _MARK, False):
+        return
+
+    def set_loop_signals(loop):
+        worker_signal = granian_set_loop_signals(loop)
+        on_worker_loop(loop, worker_signal.set)
+        return worker_signal
+
+    setattr(set_loop_signals, _MARK, True)
+    _signals.set_loop_signals = set_loop_signals
+
+
+def what_moved() -> list[str]:
+    return [] if callable(getattr(_signals, "set_loop_signals", None)) else ["granian._signals.set_loop_signals"]

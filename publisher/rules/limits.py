@@ -1,0 +1,68 @@
+"""The per-visitor limits' rules, without a store: what a limit is, who a visitor is, and
+the key each attempt is counted under (limits/submits.py and limits/tabs.py count them).
+
+A visitor is their network address (behind ``REFLEX_TRUSTED_PROXY_HOPS`` proxies, the
+address that many hops back in X-Forwarded-For); an IPv6 address counts by its /64,
+which is what one home or server gets.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from reflex_base import config as reflex_config
+
+
+@dataclass(frozen=True)
+class Limit:
+    attempts: int
+    window_s: int
+
+
+# A person fixing typos needs a few tries; a school or office shares one address.
+PER_CLIENT = Limit(attempts=8, window_s=600)
+PER_ADDRESS = Limit(attempts=40, window_s=600)
+
+
+def client_address(scope: Mapping, trusted_proxy_hops: int | None = None) -> str:
+    """The visitor's address for an HTTP request, as Reflex resolves it for the websocket
+    (reflex/app.py): the peer, or behind ``REFLEX_TRUSTED_PROXY_HOPS`` proxies the
+    address that many hops back in X-Forwarded-For."""
+    hops = reflex_config.get_config().trusted_proxy_hops if trusted_proxy_hops is None else trusted_proxy_hops
+    address = (scope.get("client") or ("0.0.0.0", 0))[0]
+    if hops:
+        headers = dict(scope.get("headers") or [])
+        forwarded = [ip.strip() for ip in headers.get(b"x-forwarded-for", b"").decode("latin-1").split(",")]
+        forwarded = [ip for ip in forwarded if ip]
+        if len(forwarded) >= hops:
+            address = forwarded[-hops]
+    return address
+
+
+IPV6_BLOCK_PREFIX = 64
+
+
+def address_key(address: str) -> str:
+    """Whom a per-address limit counts: an IPv4 address itself, an IPv6 address's /64 block.
+
+    A /64 is what one subscriber line or one host is given, and any address in it is
+    theirs to use, so keying by the full IPv6 address would let one visitor be
+    countless "addresses". An IPv4-mapped IPv6 address (``::ffff:203.0.113.7``, as a
+    dual-stack socket reports an IPv4 peer) is that IPv4 address. Anything that is
+    not an address is kept as it is (it still identifies a client to count).
+    """
+    try:
+        ip = ipaddress.ip_address(address.strip())
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip.packed, IPV6_BLOCK_PREFIX), strict=False))
+    return str(ip)
+
+
+def window_key(form: str, scope: str, identity: str, now_s: float, window_s: int) -> str:
+    return f"publisher:ratelimit:{form}:{scope}:{identity}:{int(now_s // window_s)}"

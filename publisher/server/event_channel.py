@@ -1,0 +1,353 @@
+"""The door of Reflex's event channel: which requests reach it, from which pages, and when a tab's time is up.
+
+Reflex mounts socket.io at ``/_event``, and socket.io answers every path below it. The
+door (``EventChannelDoor``, an ASGI middleware around the app: server/middleware.py)
+takes every request that reaches the channel, websocket or HTTP polling: only
+``/_event`` and ``/_event/`` go on, counted as open tabs by the per-address and
+per-worker limits (limits/tabs.py); any other path below it answers 404 before
+socket.io sees it. A browser's page from another website (its ``Origin``) is refused,
+a tab's life on the channel is capped, and a site behind a proxy it does not trust
+is told so (``OneAddressWatch``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from urllib.parse import parse_qs, urlsplit
+
+from reflex.utils import exec as reflex_exec
+from reflex_base import config as reflex_config
+from reflex_base import constants
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from publisher.config import settings
+from publisher.config.settings import ConfigurationError
+from publisher.limits import submits as ratelimit
+from publisher.limits.tabs import (
+    EVENT_PATH,
+    FOREIGN_ORIGIN,
+    ONE_ADDRESS_WARNING,
+    TabGate,
+    shared_gate,
+)
+from publisher.per_process import PerProcess
+from publisher.rules import limits as limit_rules
+
+logger = logging.getLogger(__name__)
+
+
+def _token(scope: Scope) -> str:
+    values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token") or [""]
+    return values[0]
+
+
+# Where a request goes (``channel_route``).
+CHANNEL, NOT_FOUND, ELSEWHERE = "channel", "not found", "elsewhere"
+
+
+def channel_route(path: str, event_path: str = EVENT_PATH) -> str:
+    """The channel's own path (``/_event``, ``/_event/``), another below it (not found), or elsewhere.
+
+    socket.io is mounted at ``/_event`` with an empty path of its own, so it would
+    answer ``/_event/anything`` as the channel. Any other spelling in any letter
+    case is not found either: Starlette's mount is case-sensitive, so ``/_EVENT/``
+    never reached socket.io, and it is no page of the site.
+    """
+    if path in (event_path, event_path + "/"):
+        return CHANNEL
+    lowered, base = path.lower(), event_path.lower()
+    if lowered == base or lowered.startswith(base + "/"):
+        return NOT_FOUND
+    return ELSEWHERE
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_DEV_LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+def _origin(value: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an Origin header or a site URL, or None when it is no http(s) origin."""
+    try:
+        parts = urlsplit(value.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname or parts.username or parts.query:
+        return None
+    return parts.scheme, parts.hostname.lower(), port or _DEFAULT_PORTS[parts.scheme]
+
+
+def _authority(host: str) -> tuple[str, int | None] | None:
+    """(host, port or None) of a Host header, or None when it is malformed."""
+    try:
+        parts = urlsplit("//" + host.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.hostname or parts.path or parts.query or parts.username:
+        return None
+    return parts.hostname.lower(), port
+
+
+@dataclass(frozen=True)
+class OriginRule:
+    """Which pages may open the event channel: the site's own, wherever it is served.
+
+    One build serves on any host and port, so "the site itself" is the host and port
+    the request was sent to (its Host header), whatever the scheme a proxy in front
+    terminated. Also the configured public address (``REFLEX_DEPLOY_URL``), for a
+    proxy or CDN that rewrites the Host. In development (``dev_port`` set: not prod
+    mode) the pages come from the development server at another port than the
+    backend: that port on a loopback name, on ``PUBLISHER_DEV_HOST``, or on the
+    request's own host.
+    """
+
+    site_origin: str | None = None
+    dev_port: int | None = None
+    dev_hosts: tuple[str, ...] = ()
+
+    def allows(self, origin: str | None, host: str) -> bool:
+        """``origin``: the request's Origin header (None: not sent, a non-browser client)."""
+        if origin is None:
+            return True
+        seen = _origin(origin)
+        if seen is None:  # "null" (a sandboxed frame, a file), an extension, garbage
+            return False
+        scheme, hostname, port = seen
+        if self.site_origin is not None and seen == _origin(self.site_origin):
+            return True
+        own = _authority(host)
+        if own is not None and own[0] == hostname and (own[1] or _DEFAULT_PORTS[scheme]) == port:
+            return True
+        if self.dev_port is not None and scheme == "http" and port == self.dev_port:
+            hosts = {*_DEV_LOOPBACK_HOSTS, *(h.lower() for h in self.dev_hosts)}
+            return hostname in hosts or (own is not None and own[0] == hostname)
+        return False
+
+    @classmethod
+    def configured(cls) -> OriginRule:
+        """From the deploy URL, and in development (not ``REFLEX_ENV_MODE=prod``) the dev server's port."""
+
+        try:
+            site = settings.site_url()
+        except ConfigurationError:
+            site = None
+        if reflex_exec.is_prod_mode():
+            return cls(site)
+        config = reflex_config.get_config()
+        port = int(config.frontend_port or constants.DefaultPorts.FRONTEND_PORT)
+        dev_host = settings.current().dev_host
+        return cls(site, dev_port=port, dev_hosts=(dev_host,) if dev_host else ())
+
+
+def _private_or_loopback(address: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_private or ip.is_loopback
+
+
+class OneAddressWatch:
+    """Notices a site behind a reverse proxy that trusts no proxy hop: every visitor is one address.
+
+    Then the per-address limits are one limit for everyone. When the recent
+    event-channel connections (the last ``RECENT``, of the last ``WINDOW_S``; at least
+    ``AT_LEAST``) all came from one private or loopback address while
+    ``REFLEX_TRUSTED_PROXY_HOPS`` is 0, ``seen`` says to warn: from start-up on, and
+    then at most every ``EVERY_S``.
+    """
+
+    RECENT = 50
+    AT_LEAST = 20
+    WINDOW_S = 3600
+    EVERY_S = 3600
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self.clock = clock
+        self.recent: deque[tuple[float, str]] = deque(maxlen=self.RECENT)
+        self.warned_at: float | None = None
+
+    def seen(self, address: str, hops: int) -> bool:
+        """One connection from ``address`` (the peer, with no hop trusted); True: warn now."""
+        if hops:
+            return False
+        now = self.clock()
+        self.recent.append((now, address))
+        while self.recent and self.recent[0][0] <= now - self.WINDOW_S:
+            self.recent.popleft()
+        if len(self.recent) < self.AT_LEAST:
+            return False
+        if self.warned_at is not None and now - self.warned_at < self.EVERY_S:
+            return False
+        if any(other != address for _, other in self.recent) or not _private_or_loopback(address):
+            return False
+        self.warned_at = now
+        return True
+
+
+def _as_channel(scope: Scope, event_path: str = EVENT_PATH) -> Scope:
+    """The channel's one spelling for socket.io (``/_event/``), which Starlette's mount routes to it."""
+    if scope["path"] == event_path + "/":
+        return scope
+    scope = dict(scope)
+    scope["path"] = event_path + "/"
+    scope["raw_path"] = scope["path"].encode()
+    return scope
+
+
+class EventChannelDoor:
+    """Lets a request reach the event channel only on its own path, from the site's pages, within the limits.
+
+    Each websocket is counted while it is open and closed after the tab lifetime; a
+    refused one is answered 429 (over a limit), 403 (another site's page) or 404
+    (a path that is not the channel's).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        gate: PerProcess[TabGate] = shared_gate,
+        on_open: Callable[[str], Awaitable[None]] | None = None,
+        on_close: Callable[[str], Awaitable[None]] | None = None,
+        origins: OriginRule | None = None,
+        watch: OneAddressWatch | None = None,
+    ):
+        """``on_open``/``on_close``: told the tab's token once it is admitted, and once it closed.
+
+        ``origins``: None reads them from the configuration at the first request (each
+        worker knows its mode by then).
+        """
+        self.app = app
+        self.gate = gate
+        self.on_open = on_open
+        self.on_close = on_close
+        self._origins = origins
+        self.watch = watch or OneAddressWatch()
+
+    def origins(self) -> OriginRule:
+        if self._origins is None:
+            self._origins = OriginRule.configured()
+        return self._origins
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        route = channel_route(scope["path"])
+        if route == ELSEWHERE:
+            await self.app(scope, receive, send)
+            return
+        if route == NOT_FOUND:
+            await answer(scope, send, 404, b"Not found.\n")
+            return
+        address = limit_rules.client_address(scope)
+        headers = Headers(scope=scope)
+        origins = headers.getlist("origin")
+        if len(origins) > 1 or not self.origins().allows(origins[0] if origins else None, headers.get("host", "")):
+            logger.info("Event channel refused for %s: %s", address, FOREIGN_ORIGIN)
+            await answer(scope, send, 403, b"This page may only be used from the site itself.\n")
+            return
+        scope = _as_channel(scope)
+        websocket = scope["type"] == "websocket"
+        if websocket and self.watch.seen(address, reflex_config.get_config().trusted_proxy_hops):
+            logger.warning(ONE_ADDRESS_WARNING)
+        gate = self.gate.get()
+        token = _token(scope) if websocket else ""
+        tab, refusal = await gate.admit(ratelimit.address_key(address), token)
+        if tab is None:
+            logger.info("Event channel refused for %s: %s", address, refusal)
+            await refuse(scope, send)
+            return
+        try:
+            if not websocket:  # socket.io's polling: counted while it runs, no tab of its own
+                await self.app(scope, receive, send)
+                return
+            if self.on_open is not None:
+                await self.on_open(token)
+            await self._serve(scope, receive, send, gate.limits.max_lifetime_s)
+        finally:
+            await gate.release(tab)
+            if websocket and self.on_close is not None:
+                await self.on_close(token)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, lifetime_s: float) -> None:
+        """The websocket, closed by the door ``lifetime_s`` after it was accepted.
+
+        Then the client gets a close (going away; its socket.io client reconnects by
+        itself) and socket.io a ``websocket.disconnect`` from its next receive, so it
+        ends the connection as if the client had left; what it sends afterwards goes
+        nowhere, since the connection is over.
+        """
+        loop = asyncio.get_running_loop()
+        expired: asyncio.Future[None] = loop.create_future()
+        closing: list[asyncio.Task] = []
+        timer: list[asyncio.TimerHandle] = []
+        pending: list[asyncio.Future] = []  # the client's receive in progress (kept across calls)
+
+        async def close_client() -> None:
+            with contextlib.suppress(Exception):  # the client may be gone already
+                await send({"type": "websocket.close", "code": 1001})
+
+        def expire() -> None:
+            if not expired.done():
+                expired.set_result(None)
+                # The client's receive in progress is given up first: Granian sends a close only
+                # once nobody waits on the connection (with a receive pending it never goes out).
+                for task in pending:
+                    task.cancel()
+                closing.append(asyncio.ensure_future(close_client()))
+
+        async def send_until_closed(message: Message) -> None:
+            if expired.done():
+                return
+            if message["type"] == "websocket.accept" and not timer:
+                timer.append(loop.call_later(lifetime_s, expire))
+            await send(message)
+
+        async def receive_until_closed() -> Message:
+            if not expired.done():
+                if not pending:
+                    pending.append(asyncio.ensure_future(receive()))
+                await asyncio.wait((pending[0], expired), return_when=asyncio.FIRST_COMPLETED)
+                if pending[0].done() and not pending[0].cancelled():
+                    return pending.pop().result()
+            return {"type": "websocket.disconnect", "code": 1001}
+
+        try:
+            await self.app(scope, receive_until_closed, send_until_closed)
+        finally:
+            for handle in timer:
+                handle.cancel()
+            for task in closing:
+                await task
+            for receiving in pending:
+                receiving.cancel()
+
+
+async def answer(scope: Scope, send: Send, status: int, body: bytes, headers: list | None = None) -> None:
+    """An HTTP response instead of what was asked: for a websocket, ASGI's denial response (else a close)."""
+    head = [(b"content-type", b"text/plain; charset=utf-8"), *(headers or [])]
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": status, "headers": head})
+        await send({"type": "http.response.body", "body": body})
+    elif "websocket.http.response" in scope.get("extensions", {}):
+        await send({"type": "websocket.http.response.start", "status": status, "headers": head})
+        await send({"type": "websocket.http.response.body", "body": body})
+    else:
+        await send({"type": "websocket.close", "code": 1008})
+
+
+async def refuse(scope: Scope, send: Send) -> None:
+    """HTTP 429 instead of the upgrade (ASGI's websocket denial response), else a plain close (403)."""
+    await answer(scope, send, 429, b"Too many open pages; try again in a few minutes.\n", [(b"retry-after", b"60")])

@@ -1,0 +1,337 @@
+"""The outbox's queue: claiming a job with a lease, and recording what became of it.
+
+Every statement on ``outbox_delivery`` that the senders (mail/outbox.py, mail/campaign.py)
+run; a job is claimed with a lease so that, across workers and containers, one sender at
+a time holds it. All functions are synchronous: the senders call them from a thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import cast
+
+import sqlalchemy
+import sqlmodel
+from sqlmodel import col
+
+from publisher.storage import tables
+from publisher.storage.tables import (
+    CONTACT,
+    ERROR_MAX,
+    FAILED,
+    MAX_STALLED_CLAIMS,
+    NOT_READ,
+    PENDING,
+    SENT,
+    SKIPPED,
+    ContactMessage,
+    Delivery,
+    Subscriber,
+)
+
+
+@dataclass(frozen=True)
+class ClaimedDelivery:
+    """A job this worker holds until ``lease_until``, with the row it mails."""
+
+    id: int
+    kind: str
+    message_id: str
+    attempts: int
+    give_up_at: datetime
+    source: ContactMessage | Subscriber | None
+    campaign_id: int | None = None
+    stalled_claims: int = 0
+    created_at: datetime | None = None  # when the job was queued (a confirmation's: its sign-up)
+
+    @property
+    def stalled_too_often(self) -> bool:
+        return self.stalled_claims >= MAX_STALLED_CLAIMS
+
+    @property
+    def stalled_reason(self) -> str:
+        return (
+            f"given up: claimed {self.stalled_claims} times without an outcome "
+            "(its sender stopped each time while sending it)"
+        )
+
+
+def _claiming(now: datetime, lease: timedelta, worker: str, *, one_job: bool) -> dict:
+    """What a claim writes: the lease and one more attempt.
+
+    ``one_job`` (the outbox claims one job and sends it at once): also one more stalled
+    claim when the previous holder's lease ran out with no outcome recorded (an outcome
+    clears the lease), since that job was being sent. A campaign's batch holds 50 jobs of
+    which one at a time is in flight: it marks that one itself (``begin_sending``).
+    """
+    values: dict = {"lease_until": now + lease, "claimed_by": worker, "attempts": col(Delivery.attempts) + 1}
+    if one_job:
+        values["stalled_claims"] = sqlalchemy.case(
+            (col(Delivery.lease_until).is_not(None), col(Delivery.stalled_claims) + 1),
+            else_=col(Delivery.stalled_claims),
+        )
+    return values
+
+
+def sent_since(kind: str, since: datetime, db_url: str | None = None) -> int:
+    """How many emails of ``kind`` went out since ``since`` (the confirmation ceiling reads it)."""
+    with tables.engine(db_url).begin() as connection:
+        return connection.execute(
+            sqlalchemy.select(sqlalchemy.func.count()).where(
+                col(Delivery.kind) == kind, col(Delivery.status) == SENT, col(Delivery.sent_at) >= since
+            )
+        ).scalar_one()
+
+
+def claim_due(
+    worker: str,
+    now: datetime,
+    lease: timedelta,
+    db_url: str | None = None,
+    only_ids: list[int] | None = None,
+    held_kinds: tuple[str, ...] = (),
+) -> ClaimedDelivery | None:
+    """Take the oldest due, unleased pending job for ``worker``, or None; none of ``held_kinds``.
+
+    One statement: ``UPDATE ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED)``.
+    On PostgreSQL a job another worker is claiming at this instant is skipped, not
+    waited for; SQLite runs one writer at a time anyway (and has no FOR UPDATE).
+    """
+    due = sqlmodel.select(col(Delivery.id)).where(
+        col(Delivery.status) == PENDING,
+        col(Delivery.campaign_id).is_(None),  # a release's jobs go in batches (claim_release_batch)
+        col(Delivery.next_attempt_at) <= now,
+        sqlalchemy.or_(col(Delivery.lease_until).is_(None), col(Delivery.lease_until) < now),
+    )
+    if only_ids is not None:
+        due = due.where(col(Delivery.id).in_(only_ids))
+    if held_kinds:
+        due = due.where(col(Delivery.kind).not_in(held_kinds))
+    due = due.order_by(col(Delivery.next_attempt_at), col(Delivery.id)).limit(1).with_for_update(skip_locked=True)
+    claim = (
+        sqlalchemy.update(Delivery)
+        .where(col(Delivery.id) == due.scalar_subquery())
+        .values(**_claiming(now, lease, worker, one_job=True))
+        .returning(
+            col(Delivery.id),
+            col(Delivery.kind),
+            col(Delivery.source_id),
+            col(Delivery.message_id),
+            col(Delivery.attempts),
+            col(Delivery.give_up_at),
+            col(Delivery.stalled_claims),
+            col(Delivery.created_at),
+        )
+    )
+    with tables.open_session(db_url) as session:
+        row = session.execute(claim).first()
+        session.commit()
+        if row is None:
+            return None
+        source: ContactMessage | Subscriber | None
+        if row.kind == CONTACT:
+            source = session.get(ContactMessage, row.source_id)
+        else:
+            source = session.get(Subscriber, row.source_id)
+        return ClaimedDelivery(
+            row.id,
+            row.kind,
+            row.message_id,
+            row.attempts,
+            row.give_up_at,
+            source,
+            stalled_claims=row.stalled_claims,
+            created_at=row.created_at,
+        )
+
+
+def _finishing(delivery_id: int, worker: str | None, **values):
+    """The update that ends a pending job's attempt (``worker``: only while it still holds it)."""
+    statement = sqlalchemy.update(Delivery).where(col(Delivery.id) == delivery_id, col(Delivery.status) == PENDING)
+    if worker is not None:
+        statement = statement.where(col(Delivery.claimed_by) == worker)
+    return statement.values(lease_until=None, stalled_claims=0, **values)
+
+
+def _finish(db_url: str | None, delivery_id: int, worker: str | None, **values) -> bool:
+    with tables.engine(db_url).begin() as connection:
+        return connection.execute(_finishing(delivery_id, worker, **values)).rowcount == 1
+
+
+def mark_sent(
+    delivery_id: int,
+    now: datetime,
+    note: str | None = None,
+    db_url: str | None = None,
+    *,
+    then_read: int | None = None,
+    then_sending: int | None = None,
+) -> str | None:
+    """Record the send (whoever holds the lease by now: the server accepted it, so it is sent).
+
+    ``then_read``: a subscriber whose status is read in the same transaction and
+    returned (a campaign's next reader: one round trip an email instead of two);
+    without it, ``NOT_READ``. ``then_sending``: that reader's job, marked in flight
+    (``begin_sending``) in the same transaction.
+    """
+    with tables.engine(db_url).begin() as connection:
+        connection.execute(_finishing(delivery_id, None, status=SENT, sent_at=now, last_error=_clip(note)))
+        if then_sending is not None:
+            connection.execute(_in_flight(then_sending))
+        if then_read is None:
+            return NOT_READ
+        return _status_of(connection, then_read)
+
+
+def _in_flight(delivery_id: int):
+    """One more stalled claim for a job about to be sent: its outcome clears it (``_finishing``),
+    and a sender that dies while sending it leaves it counted."""
+    return (
+        sqlalchemy.update(Delivery)
+        .where(col(Delivery.id) == delivery_id, col(Delivery.status) == PENDING)
+        .values(stalled_claims=col(Delivery.stalled_claims) + 1)
+    )
+
+
+def begin_sending(delivery_id: int, subscriber_id: int, db_url: str | None = None) -> str | None:
+    """Mark a campaign's job in flight and read its reader's status (None: forgotten), in one transaction."""
+    with tables.engine(db_url).begin() as connection:
+        connection.execute(_in_flight(delivery_id))
+        return _status_of(connection, subscriber_id)
+
+
+def mark_retry(delivery_id: int, worker: str, when: datetime, error: str, db_url: str | None = None) -> bool:
+    return _finish(db_url, delivery_id, worker, next_attempt_at=when, last_error=_clip(error))
+
+
+def mark_skipped(delivery_id: int, worker: str, reason: str, db_url: str | None = None) -> bool:
+    return _finish(db_url, delivery_id, worker, status=SKIPPED, last_error=_clip(reason))
+
+
+def mark_failed(delivery_id: int, worker: str, error: str, db_url: str | None = None) -> bool:
+    return _finish(db_url, delivery_id, worker, status=FAILED, last_error=_clip(error))
+
+
+def _clip(text: str | None) -> str | None:
+    return None if text is None else text[:ERROR_MAX]
+
+
+def list_deliveries(statuses: tuple[str, ...] = (PENDING, FAILED), db_url: str | None = None) -> list[Delivery]:
+    """The outbox's own jobs (a release's are counted by ``campaign_counts``)."""
+    with tables.open_session(db_url) as session:
+        return list(
+            session.exec(
+                sqlmodel.select(Delivery)
+                .where(col(Delivery.status).in_(statuses), col(Delivery.campaign_id).is_(None))
+                .order_by(col(Delivery.id))
+            )
+        )
+
+
+def requeue_failed(now: datetime, retry_for: timedelta, db_url: str | None = None) -> list[int]:
+    """Make every failed job due now, with a fresh retry window; their ids."""
+    with tables.engine(db_url).begin() as connection:
+        ids = connection.execute(
+            sqlalchemy.update(Delivery)
+            .where(col(Delivery.status) == FAILED, col(Delivery.campaign_id).is_(None))
+            .values(
+                status=PENDING,
+                attempts=0,
+                next_attempt_at=now,
+                give_up_at=now + retry_for,
+                lease_until=None,
+                claimed_by=None,
+            )
+            .returning(col(Delivery.id))
+        ).scalars()
+        # The model types an id optional (None before the insert): a stored row's never is.
+        return cast(list[int], list(ids))
+
+
+def subscriber_status(subscriber_id: int, db_url: str | None = None) -> str | None:
+    """Where the reader stands now (None: forgotten), read just before their email goes."""
+    with tables.engine(db_url).begin() as connection:
+        return _status_of(connection, subscriber_id)
+
+
+def _status_of(connection, subscriber_id: int) -> str | None:
+    return connection.execute(
+        sqlalchemy.select(col(Subscriber.status)).where(col(Subscriber.id) == subscriber_id)
+    ).scalar_one_or_none()
+
+
+def _update_held(delivery_ids: list[int], worker: str, db_url: str | None, **values) -> int:
+    """Change the jobs of ``delivery_ids`` that ``worker`` still holds (pending, claimed by it)."""
+    if not delivery_ids:
+        return 0
+    with tables.engine(db_url).begin() as connection:
+        return connection.execute(
+            sqlalchemy.update(Delivery)
+            .where(
+                col(Delivery.id).in_(delivery_ids), col(Delivery.status) == PENDING, col(Delivery.claimed_by) == worker
+            )
+            .values(**values)
+        ).rowcount
+
+
+def release_leases(
+    delivery_ids: list[int], worker: str, db_url: str | None = None, *, marked: int | None = None
+) -> int:
+    """Give back jobs this worker claimed but did not send (it stops), so others take them at once.
+
+    ``marked``: the one among them already marked in flight (``begin_sending``) but not sent:
+    its mark is taken back, since it was not being sent when the sender stopped.
+    """
+    if marked is not None and marked in delivery_ids:
+        with tables.engine(db_url).begin() as connection:
+            connection.execute(
+                sqlalchemy.update(Delivery)
+                .where(col(Delivery.id) == marked, col(Delivery.claimed_by) == worker, col(Delivery.stalled_claims) > 0)
+                .values(stalled_claims=col(Delivery.stalled_claims) - 1)
+            )
+    return _update_held(delivery_ids, worker, db_url, lease_until=None, attempts=col(Delivery.attempts) - 1)
+
+
+def renew_leases(delivery_ids: list[int], worker: str, until: datetime, db_url: str | None = None) -> int:
+    """Keep the jobs of a batch still being sent in this worker's hands; how many still were."""
+    return _update_held(delivery_ids, worker, db_url, lease_until=until)
+
+
+def requeue(delivery_ids: list[int], now: datetime, retry_for: timedelta, db_url: str | None = None) -> None:
+    """These jobs (failed or waiting) are due again when sending resumes, with a fresh retry window."""
+    if not delivery_ids:
+        return
+    with tables.engine(db_url).begin() as connection:
+        connection.execute(
+            sqlalchemy.update(Delivery)
+            .where(col(Delivery.id).in_(delivery_ids), col(Delivery.status).in_((PENDING, FAILED)))
+            .values(status=PENDING, attempts=0, next_attempt_at=now, give_up_at=now + retry_for, lease_until=None)
+        )
+
+
+def release_leases_of(workers: list[str], db_url: str | None = None) -> int:
+    """Free the leases of workers known to be dead (gateway/campaign.py finds them), so nobody waits."""
+    if not workers:
+        return 0
+    with tables.engine(db_url).begin() as connection:
+        return connection.execute(
+            sqlalchemy.update(Delivery)
+            .where(
+                col(Delivery.claimed_by).in_(workers),
+                col(Delivery.status) == PENDING,
+                col(Delivery.lease_until).is_not(None),
+            )
+            .values(lease_until=None)  # the job it was sending carries its own mark (begin_sending)
+        ).rowcount
+
+
+def lease_holders(db_url: str | None = None) -> list[str]:
+    with tables.engine(db_url).begin() as connection:
+        holders = connection.execute(
+            sqlalchemy.select(col(Delivery.claimed_by))
+            .where(col(Delivery.status) == PENDING, col(Delivery.lease_until).is_not(None))
+            .distinct()
+        ).scalars()
+        # A claim writes its lease and its worker together: a leased job has a claimed_by.
+        return cast(list[str], list(holders))

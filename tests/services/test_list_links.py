@@ -1,0 +1,311 @@
+"""What a list link's page and a one-click POST answer, on a database of each kind (the tokens
+and the masked address alone are in tests/unit/test_list_links.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from reflex.istate.data import RouterData
+from reflex_base import constants
+
+from publisher import storage
+from publisher.config.settings import mail_settings
+from publisher.content import list_copy
+from publisher.gateway.contract import SubscribeRequest
+from publisher.limits import submits as ratelimit
+from publisher.limits.submits import Limit, Limiter, MemoryCounter
+from publisher.mail import outbox
+from publisher.rules import list_links
+from publisher.rules.list_rules import ListStatus
+from publisher.server import list_links as list_http
+from publisher.storage import subscribers as mailing_list
+from publisher.storage import tables
+from publisher.web.states import list_link
+from publisher.web.states.confirm import ConfirmState
+from publisher.web.states.subscribe import SubscribeState
+from publisher.web.states.unsubscribe import UnsubscribeState
+from tests.unit.test_list_links import MAIL_ENV, OTHER_SECRET, SECRET, flip
+
+# --- The pages' states (the app's side) -------------------------------------------
+
+
+@pytest.fixture
+def list_site(db_url, monkeypatch):
+    """This process as a site that keeps the list: the embedded gateway with SMTP, on ``db_url``."""
+    for name, value in MAIL_ENV.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    # Every storage module reaches the database through these two (publisher/storage/tables.py).
+    monkeypatch.setattr(tables, "engine", lambda _url, real=tables.engine: real(db_url))
+    monkeypatch.setattr(tables, "open_session", lambda _url, real=tables.open_session: real(db_url))
+    ratelimit.shared_limiter.set(Limiter(MemoryCounter()))
+    yield mail_settings()
+    ratelimit.shared_limiter.set(None)
+
+
+def joined(mail, email: str = "jo@example.com") -> storage.Subscriber:
+    """A subscriber who asked to join (pending, confirmation queued)."""
+    body = SubscribeRequest.model_validate({"email": email, "name": "Jo Reader", "book_updates": "yes"})
+    mailing_list.subscribe(body, outbox.job_for(mail))
+    return next(s for s in mailing_list.list_subscribers() if s.email == email)
+
+
+def on_page(state_class, path: str, token: str, tab: str = "tab-1", address: str = "198.51.100.7"):
+    state = state_class(_reflex_internal_init=True)
+    state.router = RouterData.from_router_data(
+        {
+            constants.RouteVar.HEADERS: {"origin": "https://books.example.com"},
+            constants.RouteVar.ORIGIN: f"{path}?token={token}",
+            constants.RouteVar.CLIENT_TOKEN: tab,
+            constants.RouteVar.CLIENT_IP: address,
+        }
+    )
+    return state
+
+
+async def run(handler, state) -> None:
+    result = handler.fn(state)
+    if hasattr(result, "__aiter__"):
+        async for _ in result:
+            pass
+    else:
+        await result
+
+
+@pytest.mark.asyncio
+async def test_opening_a_confirmation_link_shows_the_masked_address_and_confirms_nothing(list_site):
+    subscriber = joined(list_site)
+    token = list_links.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
+    state = on_page(ConfirmState, "/subscribe/confirm", token)
+    await run(ConfirmState.open, state)
+    assert (state.stage, state.address) == (list_link.ASK, "j*@e******.com")
+    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.PENDING
+
+    await run(ConfirmState.confirm, state)
+    assert state.stage == list_link.DONE
+    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.CONFIRMED
+    assert [d.kind for d in storage.list_deliveries()] == ["confirmation", "welcome"]
+
+    await run(ConfirmState.confirm, state)  # a second press does nothing more
+    assert [d.kind for d in storage.list_deliveries()] == ["confirmation", "welcome"]
+    again = on_page(ConfirmState, "/subscribe/confirm", token, tab="tab-2")
+    await run(ConfirmState.open, again)
+    assert again.stage == list_link.ALREADY
+
+
+@pytest.mark.asyncio
+async def test_an_expired_a_tampered_and_another_sites_confirmation_link(list_site, monkeypatch):
+    subscriber = joined(list_site)
+    old = list_links.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at - timedelta(days=8))
+    state = on_page(ConfirmState, "/subscribe/confirm", old)
+    await run(ConfirmState.open, state)
+    assert state.stage == list_link.EXPIRED
+    await run(ConfirmState.confirm, state)  # the button is not there; a crafted press changes nothing
+    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.PENDING
+
+    forged = list_links.confirm_token(OTHER_SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
+    for token in (forged, "nonsense", ""):
+        state = on_page(ConfirmState, "/subscribe/confirm", token)
+        await run(ConfirmState.open, state)
+        assert (state.stage, state.address) == (list_link.INVALID, "")
+
+    monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://gateway.example.com")  # the cloud keeps the list
+    good = list_links.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
+    state = on_page(ConfirmState, "/subscribe/confirm", good)
+    await run(ConfirmState.open, state)
+    assert state.stage == list_link.INVALID
+    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.PENDING
+
+
+@pytest.mark.asyncio
+async def test_the_unsubscribe_page_removes_the_address_only_when_the_button_is_pressed(list_site):
+    subscriber = joined(list_site)
+    token = list_links.unsubscribe_token(SECRET, subscriber.link_key)
+    state = on_page(UnsubscribeState, "/unsubscribe", token)
+    await run(UnsubscribeState.open, state)
+    assert (state.stage, state.address) == (list_link.ASK, "j*@e******.com")
+    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.PENDING
+    await run(UnsubscribeState.unsubscribe, state)
+    assert state.stage == list_link.DONE
+    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.UNSUBSCRIBED
+    [event] = [e for e in mailing_list.consent_record("jo@example.com") if e.event == "unsubscribed"]
+    assert event.how == "unsubscribe page"
+
+
+@pytest.mark.asyncio
+async def test_opening_links_counts_against_the_visitors_limits(list_site):
+    ratelimit.shared_limiter.set(Limiter(MemoryCounter(), per_client=Limit(2, 600), per_address=Limit(40, 600)))
+    for expected in (list_link.INVALID, list_link.INVALID, list_link.LIMITED):
+        state = on_page(UnsubscribeState, "/unsubscribe", "guess")
+        await run(UnsubscribeState.open, state)
+        assert state.stage == expected
+
+
+@pytest.mark.asyncio
+async def test_the_subscribe_forms_alert_asks_for_confirmation_only_where_the_site_keeps_the_list(
+    list_site, monkeypatch
+):
+    state = SubscribeState(_reflex_internal_init=True)
+    state.start()
+    assert state.asks_confirmation
+    monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://gateway.example.com")
+    state.start()
+    assert not state.asks_confirmation
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL")
+    monkeypatch.delenv("PUBLISHER_SMTP_URL")
+    monkeypatch.delenv("PUBLISHER_NOTIFY_TO")
+    monkeypatch.delenv("PUBLISHER_MAIL_FROM")
+    state.start()
+    assert not state.asks_confirmation
+    assert list_copy.CONFIRM_FROM_INBOX == (
+        "If this address is new to our list, please confirm it with the link we have just emailed you."
+    )
+
+
+# --- HTTP: the status of a link's page, and one-click unsubscribe ---------------------
+
+
+class Page:
+    """The prerendered page behind the middleware: answers 200 and records what it was asked."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+
+    async def __call__(self, scope, receive, send):
+        self.paths.append(scope["path"])
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/html")]})
+        await send({"type": "http.response.body", "body": b"<html>the page</html>"})
+
+
+def request(method: str, path: str, token: str, body: bytes = b"", content_type: str = "", client="203.0.113.9"):
+    """One request through the middleware: (status, body, whether the page was served)."""
+    page = Page()
+    app = list_http.ListLinks(page)
+    scope = {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": f"token={token}".encode(),
+        "headers": [(b"content-type", content_type.encode())] if content_type else [],
+        "client": (client, 5000),
+    }
+    sent: list[dict] = []
+    chunks = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive():
+        return chunks.pop(0) if chunks else {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    body_out = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return sent[0]["status"], body_out.decode(), bool(page.paths)
+
+
+ONE_CLICK = b"List-Unsubscribe=One-Click"
+FORM = "application/x-www-form-urlencoded"
+
+
+def test_a_links_page_answers_200_404_or_410(list_site):
+    subscriber = joined(list_site)
+    now = storage.utc_now()
+    fresh = list_links.confirm_token(SECRET, subscriber.link_key, now)
+    expired = list_links.confirm_token(SECRET, subscriber.link_key, now - timedelta(days=8))
+    assert request("GET", "/subscribe/confirm", fresh)[::2] == (200, True)
+    assert request("GET", "/subscribe/confirm", expired)[::2] == (410, True)
+    assert request("GET", "/subscribe/confirm", flip(fresh, -1))[::2] == (404, True)  # tampered
+    assert request("GET", "/unsubscribe", list_links.unsubscribe_token(SECRET, subscriber.link_key))[0] == 200
+    assert request("GET", "/unsubscribe", list_links.unsubscribe_token(OTHER_SECRET, subscriber.link_key))[0] == 404
+    mailing_list.forget("jo@example.com")  # a genuine link whose address is gone: the same 404
+    assert request("GET", "/unsubscribe", list_links.unsubscribe_token(SECRET, subscriber.link_key))[0] == 404
+    assert request("GET", "/about", "x")[::2] == (200, True)  # other paths pass untouched
+
+
+def test_a_one_click_post_unsubscribes_at_once_without_a_cookie(list_site):
+    subscriber = joined(list_site)
+    token = list_links.unsubscribe_token(SECRET, subscriber.link_key)
+    assert request("GET", "/unsubscribe", token)[0] == 200
+    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.PENDING  # the GET changed nothing
+    assert request("POST", "/unsubscribe", token, ONE_CLICK, FORM) == (200, "Unsubscribed.", False)
+    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.UNSUBSCRIBED
+    assert request("POST", "/unsubscribe", token, ONE_CLICK, FORM)[:2] == (200, "Unsubscribed.")  # again: the same
+    [event] = [e for e in mailing_list.consent_record("jo@example.com") if e.event == "unsubscribed"]
+    assert event.how == "one-click unsubscribe"
+
+
+def test_a_one_click_post_as_multipart_form_data_is_understood(list_site):
+    subscriber = joined(list_site)
+    token = list_links.unsubscribe_token(SECRET, subscriber.link_key)
+    body = b'--b\r\nContent-Disposition: form-data; name="List-Unsubscribe"\r\n\r\nOne-Click\r\n--b--\r\n'
+    assert request("POST", "/unsubscribe", token, body, "multipart/form-data; boundary=b")[0] == 200
+    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.UNSUBSCRIBED
+
+
+def test_a_post_that_is_not_one_click_or_whose_token_is_not_ours_changes_nothing(list_site):
+    subscriber = joined(list_site)
+    token = list_links.unsubscribe_token(SECRET, subscriber.link_key)
+    assert request("POST", "/unsubscribe", token, b"", FORM)[0] == 400
+    assert request("POST", "/unsubscribe", token, b"x" * 5000, FORM)[0] == 400
+    assert request("POST", "/unsubscribe", flip(token, -1), ONE_CLICK, FORM)[:2] == (404, "This link is not valid")
+    assert request("POST", "/subscribe/confirm", token, ONE_CLICK, FORM)[0] == 405
+    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.PENDING
+
+
+def test_only_wrong_links_count_against_an_address(list_site):
+    ratelimit.shared_limiter.set(Limiter(MemoryCounter(), per_address=Limit(3, 600)))
+    subscriber = joined(list_site)
+    good = list_links.unsubscribe_token(SECRET, subscriber.link_key)
+    for _ in range(5):  # a mail provider unsubscribing many readers from one address is never held up
+        assert request("GET", "/unsubscribe", good)[0] == 200
+    assert [request("GET", "/unsubscribe", "guess")[0] for _ in range(4)] == [404, 404, 404, 429]
+    assert request("POST", "/unsubscribe", "guess", ONE_CLICK, FORM)[0] == 429
+    assert request("GET", "/unsubscribe", "guess", client="192.0.2.1")[0] == 404  # another address
+    assert request("POST", "/unsubscribe", good, ONE_CLICK, FORM)[0] == 200
+
+
+@pytest.mark.asyncio
+async def test_only_the_latest_confirmations_link_confirms(list_site):
+    """A link from before the reader left and was signed up again, or one a newer
+    confirmation replaced, confirms nothing: that sign-up's consent is not the old email's."""
+    first = joined(list_site)
+    old_link = list_links.confirm_token(SECRET, first.link_key, first.confirmation_sent_at)
+    mailing_list.unsubscribe(first.link_key, "test")
+    body = SubscribeRequest.model_validate({"email": first.email, "name": "Jo Reader", "book_updates": "yes"})
+    mailing_list.subscribe(body, outbox.job_for(list_site), now=first.confirmation_sent_at + timedelta(hours=25))
+    again = mailing_list.lookup(first.link_key)
+    assert again.status == ListStatus.PENDING and again.confirmation_sent_at > first.confirmation_sent_at
+
+    state = on_page(ConfirmState, "/subscribe/confirm", old_link)
+    await run(ConfirmState.open, state)
+    assert state.stage == list_link.REPLACED
+    await run(ConfirmState.confirm, state)  # a crafted press changes nothing either
+    assert mailing_list.lookup(first.link_key).status == ListStatus.PENDING
+    result = mailing_list.confirm(first.link_key, outbox.job_for(list_site), None, issued_at=first.confirmation_sent_at)
+    assert result.outcome == "replaced"
+    assert mailing_list.lookup(first.link_key).status == ListStatus.PENDING
+
+    new_link = list_links.confirm_token(SECRET, again.link_key, again.confirmation_sent_at)
+    state = on_page(ConfirmState, "/subscribe/confirm", new_link, tab="tab-2")
+    await run(ConfirmState.open, state)
+    assert state.stage == list_link.ASK
+    await run(ConfirmState.confirm, state)
+    assert state.stage == list_link.DONE
+
+
+@pytest.mark.asyncio
+async def test_a_link_older_than_a_rejoin_within_the_day_does_not_confirm(list_site):
+    """Left and signed up again within 24 hours: no new confirmation yet, and the old one's
+    link no longer confirms (the new sign-up may be a stranger's)."""
+    first = joined(list_site)
+    old_link = list_links.confirm_token(SECRET, first.link_key, first.confirmation_sent_at)
+    mailing_list.unsubscribe(first.link_key, "test")
+    body = SubscribeRequest.model_validate({"email": first.email, "name": "Someone Else", "book_updates": "yes"})
+    mailing_list.subscribe(body, outbox.job_for(list_site), now=first.confirmation_sent_at + timedelta(hours=2))
+    state = on_page(ConfirmState, "/subscribe/confirm", old_link)
+    await run(ConfirmState.open, state)
+    assert state.stage == list_link.REPLACED
+    assert mailing_list.lookup(first.link_key).status == ListStatus.PENDING

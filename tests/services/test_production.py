@@ -1,0 +1,105 @@
+"""publisher-serve's start-up checks (the container's start command), as the process that runs
+them: its exit status and what it writes. The checks without a process are in tests/unit."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from publisher.server.production import ServeError
+
+SERVE = str(Path(sys.executable).parent / "publisher-serve")
+
+
+def fake_build(root: Path, manifest: bool = True) -> None:
+    """What `make build` leaves for the server to check: a page, and which pages start the app."""
+    build = root / ".web" / "build" / "client"
+    build.mkdir(parents=True)
+    (build / "index.html").write_text("<!doctype html>")
+    if manifest:
+        (root / ".web" / "backend").mkdir(parents=True)
+        (root / ".web" / "backend" / "page_kinds.json").write_text('{"/": []}')
+
+
+def test_a_build_without_the_page_kinds_is_refused_with_how_to_rebuild(tmp_path):
+    fake_build(tmp_path, manifest=False)
+    result = subprocess.run([SERVE], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "has no .web/backend/page_kinds.json (which pages start the app)" in result.stderr
+    assert "run `make build` again" in result.stderr
+
+
+def test_without_a_build_it_stops_and_says_how_to_build(tmp_path):
+    result = subprocess.run([SERVE], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "run `make build`" in result.stderr
+
+
+def test_prepare_without_a_build_says_how_to_build(tmp_path):
+    result = subprocess.run([SERVE, "--prepare"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "run `make build` first" in result.stderr
+
+
+def test_unknown_arguments_are_refused_with_the_usage(tmp_path):
+    result = subprocess.run([SERVE, "--port", "80"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "usage: publisher-serve [--prepare]"
+
+
+def test_a_malformed_gateway_url_stops_start_up_naming_the_variable(tmp_path):
+    fake_build(tmp_path)
+    env = {"PATH": "/usr/bin:/bin", "PUBLISHER_GATEWAY_URL": "ftp://gateway"}
+    result = subprocess.run([SERVE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "PUBLISHER_GATEWAY_URL" in result.stderr
+
+
+def test_unreachable_redis_stops_start_up_naming_the_variable_without_the_password():
+    from publisher.server.production import check_redis
+
+    with pytest.raises(ServeError) as error:
+        check_redis("redis://:s3cret@127.0.0.1:1/0")
+    message = str(error.value)
+    assert "cannot reach Redis at REFLEX_REDIS_URL (redis://:***@127.0.0.1:1/0)" in message
+    assert "s3cret" not in message
+
+
+def test_a_stop_signal_during_start_up_exits_at_once(tmp_path):
+    # As PID 1 in a container a signal without a handler is ignored, so a stop before
+    # Granian has started would wait for the runtime's kill timeout.
+    fake_build(tmp_path)
+    with socket.socket() as silent_redis:  # accepts the connection, never answers the ping
+        silent_redis.bind(("127.0.0.1", 0))
+        silent_redis.listen()
+        silent_redis.settimeout(60)
+        env = {"PATH": "/usr/bin:/bin", "REFLEX_REDIS_URL": f"redis://127.0.0.1:{silent_redis.getsockname()[1]}/0"}
+        server = subprocess.Popen([SERVE], cwd=tmp_path, env=env, stderr=subprocess.PIPE)
+        try:
+            connection, _ = silent_redis.accept()  # start-up has reached its Redis check
+            server.send_signal(signal.SIGTERM)
+            assert server.wait(timeout=5) == 128 + signal.SIGTERM
+            connection.close()
+        finally:
+            server.kill()
+            server.wait()
+
+
+def test_a_malformed_smtp_setting_stops_start_up_naming_it_without_the_password(tmp_path):
+    fake_build(tmp_path)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PUBLISHER_SMTP_URL": "smtp://site:hunter2@smtp.example.com:587",
+        "PUBLISHER_MAIL_FROM": "site@animals.example",
+    }  # PUBLISHER_NOTIFY_TO missing
+    result = subprocess.run([SERVE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr == (
+        "publisher-serve: PUBLISHER_SMTP_URL is set, so PUBLISHER_NOTIFY_TO is required: "
+        "one or more addresses, comma-separated\n"
+    )

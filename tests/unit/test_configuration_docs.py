@@ -1,0 +1,91 @@
+"""The settings object and docs/configuration.md name the same variables: a variable the site
+starts reading without its row in the table (or a row for one it stopped reading) fails here."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+from reflex_base import config as reflex_config
+
+from publisher.config import mail, settings
+from publisher.config.secret_files import FILE_SUFFIX
+
+CONFIGURATION = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+
+# Documented, but read by Reflex or Granian themselves (the site reads Reflex's through its config).
+READ_BY_THE_FRAMEWORK = {
+    "REFLEX_DEPLOY_URL",
+    "REFLEX_API_URL",
+    "REFLEX_TRUSTED_PROXY_HOPS",
+    "REFLEX_REDIS_URL",
+    "REFLEX_REDIS_TOKEN_EXPIRATION",
+    "REFLEX_DB_URL",
+    "REFLEX_STATES_WORKDIR",
+    "GRANIAN_WORKERS",
+    "SQLALCHEMY_POOL_SIZE",
+    "SQLALCHEMY_MAX_OVERFLOW",
+}
+# Documented, but variables of the Makefile (make VAR=...), compose.yaml or the tests.
+READ_BY_THE_MAKEFILE_COMPOSE_OR_TESTS = {
+    "DEV_PORT",
+    "BACKEND_PORT",
+    "DEV_HOST",
+    "IMAGE",
+    "VENV",
+    "PYTHON",
+    "REDIS_MAXMEMORY",
+    "CHROMIUM_PATH",
+}
+
+
+def documented() -> set[str]:
+    """The variables in the first cell of each row of the table: `| `VAR` |` or `| `A`, `B` (note) |`."""
+    names = set()
+    for line in CONFIGURATION.read_text(encoding="utf-8").splitlines():
+        if line.startswith("| `"):
+            names.update(re.findall(r"`([A-Z][A-Z0-9_]*)`", line.split("|")[1]))
+    return names
+
+
+def test_the_table_lists_every_variable_the_settings_read_and_nothing_else():
+    read_by_the_site = set(settings.Settings.variables())
+    assert read_by_the_site, "the settings object reads no variable?"
+    others = READ_BY_THE_FRAMEWORK | READ_BY_THE_MAKEFILE_COMPOSE_OR_TESTS
+    assert not read_by_the_site & others, "a variable is listed both as the site's and as another's"
+    missing = read_by_the_site - documented()
+    assert not missing, f"read by publisher/config/settings.py but not in docs/configuration.md: {sorted(missing)}"
+    unread = documented() - read_by_the_site - others
+    assert not unread, (
+        f"in docs/configuration.md but read by nobody: {sorted(unread)} "
+        "(read it in Settings, or list it here as the framework's, the Makefile's or compose's)"
+    )
+
+
+def test_every_field_is_read_from_its_variable_by_its_exact_name():
+    for name, field in settings.Settings.model_fields.items():
+        assert isinstance(field.validation_alias, str), f"Settings.{name} names no variable"
+        assert re.fullmatch(r"[A-Z][A-Z0-9_]*", field.validation_alias), field.validation_alias
+    assert settings.Settings.model_config["case_sensitive"] is True
+    assert settings.Settings.model_config["frozen"] is True
+
+
+def test_the_secrets_read_from_files_have_their_file_variable_too():
+    variables = set(settings.Settings.variables())
+    for secret in (settings.GATEWAY_API_KEY_VAR, *mail.SECRET_VARS):
+        assert {secret, secret + FILE_SUFFIX} <= variables
+
+
+def test_the_mail_fields_are_the_mail_variables():
+    fields = settings.Settings.model_fields
+    assert {fields[name].validation_alias for name in settings._MAIL_FIELDS} == set(mail.MAIL_VARS)
+
+
+def test_the_framework_variables_the_site_reads_are_reflexs_config_fields():
+    """Reflex reads REFLEX_<FIELD> into its config's field; the site reads the field."""
+    config_fields = {field.name for field in dataclasses.fields(reflex_config.get_config())}
+    for variable, attribute in settings.Settings.REFLEX_VARIABLES.items():
+        assert variable == "REFLEX_" + attribute.upper()
+        assert attribute in config_fields, f"Reflex's config has no {attribute} (for {variable}) any more"
+        assert variable in READ_BY_THE_FRAMEWORK
