@@ -11,7 +11,10 @@
     publisher-gateway announce SLUG --test-to me@example.com   # one test copy, recorded nowhere
     publisher-gateway campaigns                # every announced book, with its counts
 
-It reads the same configuration as the site (REFLEX_DB_URL, PUBLISHER_SMTP_URL, ...).
+It reads the same configuration as the site (REFLEX_DB_URL, PUBLISHER_SMTP_URL, ...), and runs
+from any directory: it finds the project's alembic.ini by the package's path (storage/database.py).
+Like any Unix tool, it writes data to standard output and messages to standard error, ends quietly
+when its reader stops early (``| head``), and says how it ended in its exit status (EPILOG).
 """
 
 from __future__ import annotations
@@ -19,18 +22,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
 
 import sqlalchemy
 
+from publisher import storage
 from publisher.config import settings
 from publisher.mail import announce, outbox
+from publisher.rules import list_rules
+from publisher.rules.list_rules import ListStatus
 from publisher.storage import database
 from publisher.storage import subscribers as mailing_list
-from publisher.storage import tables as storage
-from publisher.storage.tables import ListStatus
 
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -64,22 +69,25 @@ def write_subscribers_csv(subscribers: list[storage.Subscriber], out) -> None:
         )
 
 
-def import_file(path: str, status: str | None, out) -> int:
-    """``publisher-gateway import FILE``: the whole file or nothing; 1 with every bad line named."""
+def import_file(path: str, status: str | None, messages) -> int:
+    """``publisher-gateway import FILE``: the whole file or nothing; 1 with every bad line named.
+
+    What it did is a message (``messages``, standard error): the command's output carries no data.
+    """
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         print(f"publisher-gateway: cannot read {path}: {exc}", file=sys.stderr)
         return 1
     try:
-        rows = mailing_list.read_import(text, status)
-    except mailing_list.ImportRefused as refused:
+        rows = list_rules.read_import(text, status)
+    except list_rules.ImportRefused as refused:
         for problem in refused.problems:
             print(f"{path}: {problem}", file=sys.stderr)
         print(f"publisher-gateway: nothing imported from {path}.", file=sys.stderr)
         return 1
     report = mailing_list.import_rows(rows, f"import of {Path(path).name}"[: storage.SOURCE_MAX - 16])
-    out.write(f"Imported {path}: {report} No email was sent.\n")
+    messages.write(f"Imported {path}: {report} No email was sent.\n")
     return 0
 
 
@@ -126,7 +134,10 @@ def write_deliveries(deliveries: list[storage.Delivery], out) -> None:
 
 
 def retry_failed(out) -> int:
-    """Requeue the failed jobs and send them from this process; 1 if any still failed."""
+    """Requeue the failed jobs and send them from this process; 1 if any still failed.
+
+    The outcome of each delivery is the command's output (``out``); that there was none to send, a message.
+    """
     mail = settings.mail_settings()
     if mail is None:
         print(
@@ -135,7 +146,7 @@ def retry_failed(out) -> int:
         return 1
     ids = storage.requeue_failed(storage.utc_now(), outbox.RETRY_FOR)
     if not ids:
-        out.write("Outbox: no failed deliveries to send again.\n")
+        print("Outbox: no failed deliveries to send again.", file=sys.stderr)
         return 0
     outcomes = asyncio.run(outbox.Sender(mail).send_due(only_ids=ids))
     for outcome in outcomes:
@@ -151,11 +162,55 @@ def retry_failed(out) -> int:
     return 1 if any(outcome.status == storage.FAILED for outcome in outcomes) else 0
 
 
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer whose reader went away
+
+EPILOG = f"""\
+Data (the CSV of `subscribers`, the listings of `messages`, `outbox` and `campaigns`, the
+outcome of each delivery of `outbox --retry`) goes to standard output; messages (what
+`migrate`, `import`, `forget` and `announce` did, progress, questions, warnings, errors) go
+to standard error. It runs from any directory: it finds the project's alembic.ini beside
+the installed package (the image sets ALEMBIC_CONFIG=/app/alembic.ini).
+
+exit status:
+  {EXIT_OK:<4} done (`announce`: sent, or announced before)
+  {EXIT_FAILED:<4} it ran and failed: the database is unreachable or not migrated, a file cannot be
+       read or is refused (`import`), an email was not sent, a campaign paused or was not
+       started (nobody confirmed, or the answer was no), `outbox --retry` without SMTP
+  {EXIT_USAGE:<4} it cannot run as asked: a usage error, a setting missing or invalid, `announce`
+       refused (unknown book, mail settings missing, no --yes where nobody can answer)
+  {EXIT_INTERRUPTED:<4} interrupted (Ctrl-C); a transaction under way is rolled back
+  {EXIT_BROKEN_PIPE:<4} its reader stopped early (`| head`): the rest was not written
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The command, with a reader that stops early and Ctrl-C ending it quietly, as Unix tools do."""
+    try:
+        status = run(argv)
+        sys.stdout.flush()  # the last of the output: a reader that went away shows here too
+    except BrokenPipeError:
+        # Python's advice (signal module docs): what is left in the buffer goes to /dev/null,
+        # so the flush at exit raises nothing either.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        print(file=sys.stderr)  # after the terminal's ^C, the prompt on a line of its own
+        return EXIT_INTERRUPTED
+    return status
+
+
+def run(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="publisher-gateway",
         description="The embedded local gateway's database (REFLEX_DB_URL / rxconfig.py): "
         "bring its schema up to date, read what was stored, and look after the outbox.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser(
@@ -201,15 +256,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "migrate":
             database.check()
             database.migrate()
-            print(f"publisher-gateway: the database at {settings.redact_url(database.configured_url())} is up to date.")
+            print(
+                f"publisher-gateway: the database at {settings.redact_url(database.configured_url())} is up to date.",
+                file=sys.stderr,
+            )
         elif args.command == "subscribers":
             write_subscribers_csv(mailing_list.list_subscribers(args.status), sys.stdout)
         elif args.command == "import":
-            return import_file(args.file, args.status, sys.stdout)
+            return import_file(args.file, args.status, sys.stderr)
         elif args.command == "forget":
-            print(f"{args.email}: {mailing_list.forget(args.email)}")
+            print(f"{args.email}: {mailing_list.forget(args.email)}", file=sys.stderr)
         elif args.command == "announce":
-            return announce.announce(args.slug, yes=args.yes, test_to=args.test_to)
+            return announce.announce(args.slug, yes=args.yes, test_to=args.test_to, out=sys.stderr)
         elif args.command == "campaigns":
             announce.write_campaigns(sys.stdout)
         elif args.command == "messages":
@@ -220,18 +278,18 @@ def main(argv: list[str] | None = None) -> int:
             write_deliveries(storage.list_deliveries(), sys.stdout)
     except settings.ConfigurationError as exc:
         print(f"publisher-gateway: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except database.DatabaseUnavailable as exc:
         print(f"publisher-gateway: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     except sqlalchemy.exc.SQLAlchemyError as exc:
         print(
             f"publisher-gateway: cannot use the database: {exc.__class__.__name__}. "
             "Run `publisher-gateway migrate` first.",
             file=sys.stderr,
         )
-        return 1
-    return 0
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from pathlib import Path
 
 import sqlalchemy
 from reflex import model as rx_model
@@ -41,8 +42,25 @@ class DatabaseUnavailable(RuntimeError):
     """The database cannot be used; the message names REFLEX_DB_URL (password hidden) and the fix."""
 
 
+# alembic.ini beside the package (a checkout, an editable install); its script_location is
+# %(here)s/alembic. The image installs the package into its venv and sets ALEMBIC_CONFIG=/app/alembic.ini.
+PROJECT_ALEMBIC_INI = Path(__file__).resolve().parents[2] / "alembic.ini"
+
+
+def alembic_config() -> Path:
+    """The project's alembic.ini, wherever the process runs from (a cron job, a shell in $HOME).
+
+    Reflex's database layer reads ``ALEMBIC_CONFIG``, by default ``alembic.ini`` in the working
+    directory: an operator's ALEMBIC_CONFIG wins; else the one beside the package is set in it.
+    """
+    if not environment.ALEMBIC_CONFIG.is_set() and PROJECT_ALEMBIC_INI.is_file():
+        environment.ALEMBIC_CONFIG.set(PROJECT_ALEMBIC_INI)
+    return environment.ALEMBIC_CONFIG.get()
+
+
 def engine(url: str | None = None) -> sqlalchemy.engine.Engine:
     """Reflex's engine (and pool) for ``url``; for a SQLite file, in write-ahead-log mode."""
+    alembic_config()  # before Reflex looks for it (and warns "Database is not initialized")
     found = rx_model.get_engine(url)
     if found.dialect.name == "sqlite" and not sqlalchemy.event.contains(found, "connect", _write_ahead_log):
         sqlalchemy.event.listen(found, "connect", _write_ahead_log)
@@ -110,11 +128,11 @@ def migrate() -> None:
     On PostgreSQL one process at a time: a second container starting together
     waits on the advisory lock, then finds nothing to do.
     """
-    alembic_config = environment.ALEMBIC_CONFIG.get()
-    if not alembic_config.exists():
+    config = alembic_config()
+    if not config.is_file():
         raise DatabaseUnavailable(
-            f"No {alembic_config} in {alembic_config.absolute().parent}: "
-            "run from the project directory (the image's is /app)"
+            f"No Alembic configuration at {config.absolute()}: set ALEMBIC_CONFIG to the project's alembic.ini "
+            "(the image's is /app/alembic.ini)"
         )
     url = configured_url()
     migrating = engine(url)

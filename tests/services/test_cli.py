@@ -1,0 +1,200 @@
+"""``publisher-gateway`` as a Unix tool: run from any directory (a cron job, a shell in $HOME), data on
+standard output and messages on standard error, quiet when its reader stops early, documented exit codes.
+
+Every command here runs as the installed command, from a directory that is not the project's
+(``cwd=tmp_path``), on a SQLite database of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from publisher import content
+from tests.support import VENV_BIN, publisher_gateway
+
+# What Reflex says when it finds no alembic.ini in the working directory.
+NOT_INITIALIZED = "Database is not initialized"
+
+
+def elsewhere(tmp_path: Path, db_path_url: str, *args: str, env: dict[str, str] | None = None, **options):
+    """``publisher-gateway ARGS`` run from ``tmp_path``, with no terminal on standard input."""
+    environment = {key: value for key, value in os.environ.items() if key != "ALEMBIC_CONFIG"}
+    return subprocess.run(
+        [str(VENV_BIN / "publisher-gateway"), *args],
+        cwd=tmp_path,
+        env={**environment, **(env or {}), "REFLEX_DB_URL": db_path_url},
+        stdin=options.pop("stdin", subprocess.DEVNULL),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **options,
+    )
+
+
+def started_elsewhere(tmp_path: Path, db_path_url: str, *args: str, **pipes) -> subprocess.Popen:
+    environment = {key: value for key, value in os.environ.items() if key != "ALEMBIC_CONFIG"}
+    return subprocess.Popen(
+        [str(VENV_BIN / "publisher-gateway"), *args],
+        cwd=tmp_path,
+        env={**environment, "REFLEX_DB_URL": db_path_url},
+        stderr=subprocess.PIPE,
+        **pipes,
+    )
+
+
+def subscriber_csv(path: Path, readers: int) -> Path:
+    rows = "".join(f"reader{n}@readers.example,Reader {n},confirmed\n" for n in range(readers))
+    path.write_text("email,name,status\n" + rows)
+    return path
+
+
+@pytest.fixture
+def db_path_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'elsewhere' / 'publisher.db'}"
+
+
+@pytest.fixture
+def migrated(tmp_path: Path, db_path_url: str) -> str:
+    """A database migrated the way that has always worked, from the project directory."""
+    (tmp_path / "elsewhere").mkdir()
+    publisher_gateway(db_path_url, "migrate")
+    return db_path_url
+
+
+# --- From any directory -------------------------------------------------------------------
+
+
+def test_migrate_from_another_directory_creates_the_tables_and_says_so_on_stderr(tmp_path, db_path_url):
+    (tmp_path / "elsewhere").mkdir()
+    migrated = elsewhere(tmp_path, db_path_url, "migrate")
+
+    assert (migrated.returncode, migrated.stdout) == (0, ""), migrated.stderr
+    assert "publisher-gateway: the database at " in migrated.stderr and "is up to date." in migrated.stderr
+    assert NOT_INITIALIZED not in migrated.stderr
+    again = elsewhere(tmp_path, db_path_url, "migrate")  # the committed head: nothing left to do
+    assert again.returncode == 0 and NOT_INITIALIZED not in again.stderr
+    listed = elsewhere(tmp_path, db_path_url, "subscribers")
+    assert listed.stdout.splitlines() == ["email,name,book_updates,subscribed_at,status,confirmed_at,unsubscribed_at"]
+
+
+def test_import_subscribers_and_forget_from_another_directory_keep_data_and_messages_apart(tmp_path, migrated):
+    subscriber_csv(tmp_path / "list.csv", 2)
+
+    imported = elsewhere(tmp_path, migrated, "import", "list.csv")  # a path relative to where it runs
+    assert (imported.returncode, imported.stdout) == (0, "")
+    assert imported.stderr == (
+        "Imported list.csv: 2 added, 0 updated, 0 unchanged, 0 kept unsubscribed. No email was sent.\n"
+    )
+
+    exported = elsewhere(tmp_path, migrated, "subscribers")
+    assert (exported.returncode, exported.stderr) == (0, "")
+    assert [line.split(",")[0] for line in exported.stdout.splitlines()] == [
+        "email",
+        "reader0@readers.example",
+        "reader1@readers.example",
+    ]
+
+    forgotten = elsewhere(tmp_path, migrated, "forget", "reader0@readers.example")
+    assert (forgotten.returncode, forgotten.stdout) == (0, "")
+    assert forgotten.stderr.startswith("reader0@readers.example: ")
+    listing = elsewhere(tmp_path, migrated, "messages")
+    assert (listing.returncode, listing.stdout, listing.stderr) == (0, "No messages.\n", "")
+
+
+def test_announce_from_another_directory_asks_on_stderr_and_writes_nothing_to_stdout(tmp_path, migrated):
+    mail = {
+        "PUBLISHER_GATEWAY_URL": "",
+        "PUBLISHER_SMTP_URL": "smtp://127.0.0.1:9",  # never reached: nobody is on the list
+        "PUBLISHER_MAIL_FROM": "books@animals.example",
+        "PUBLISHER_NOTIFY_TO": "books@animals.example",
+        "PUBLISHER_POSTAL_ADDRESS": "1 Printing Lane, Booktown",
+        "PUBLISHER_LIST_SECRET": "s" * 32,
+    }
+    announced = elsewhere(tmp_path, migrated, "announce", content.BOOKS[0].slug, "--yes", env=mail)
+
+    assert (announced.returncode, announced.stdout) == (1, ""), announced.stderr
+    assert "Recipients: 0 confirmed readers" in announced.stderr
+    assert "nothing to send, and nothing was recorded" in announced.stderr
+    assert NOT_INITIALIZED not in announced.stderr
+
+
+# --- Pipes and signals ----------------------------------------------------------------------
+
+
+def test_subscribers_into_a_reader_that_stops_after_one_line_ends_quietly(tmp_path, migrated):
+    # More than a pipe holds (64 KiB), so the command is still writing when its reader goes.
+    publisher_gateway(migrated, "import", str(subscriber_csv(tmp_path / "list.csv", 2000)))
+    command = started_elsewhere(tmp_path, migrated, "subscribers", stdout=subprocess.PIPE)
+
+    header = command.stdout.readline()  # `publisher-gateway subscribers | head -1`
+    command.stdout.close()
+    stderr = command.stderr.read().decode()
+    command.wait(timeout=60)
+
+    assert header.startswith(b"email,name,")
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
+    assert (command.returncode, stderr) == (141, "")
+
+
+def _reading_its_file(pid: int) -> bool:
+    """Whether the process has opened its FILE argument (here its standard input, a pipe)."""
+    fds = Path(f"/proc/{pid}/fd")
+    stdin = os.readlink(fds / "0")
+    return any(os.readlink(fd) == stdin for fd in fds.iterdir() if int(fd.name) > 2)
+
+
+def test_interrupted_it_exits_130_without_a_traceback(tmp_path, db_path_url):
+    command = started_elsewhere(tmp_path, db_path_url, "import", "/dev/stdin", stdin=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not _reading_its_file(command.pid):  # blocked reading a file nobody finishes writing
+        assert time.monotonic() < deadline and command.poll() is None, command.stderr.read()
+        time.sleep(0.05)
+
+    command.send_signal(signal.SIGINT)  # Ctrl-C
+    stderr = command.stderr.read().decode()
+    command.wait(timeout=60)
+    command.stdin.close()
+
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
+    assert command.returncode == 130
+
+
+# --- Exit codes -----------------------------------------------------------------------------
+
+
+def test_help_from_another_directory_documents_the_streams_and_every_exit_status(tmp_path, db_path_url):
+    helped = elsewhere(tmp_path, db_path_url, "--help")
+
+    assert (helped.returncode, helped.stderr) == (0, "")
+    assert "exit status:" in helped.stdout
+    for status in ("0", "1", "2", "130", "141"):
+        assert any(line.split()[:1] == [status] for line in helped.stdout.splitlines()), status
+    assert "standard output" in helped.stdout and "standard error" in helped.stdout
+    for command in ("migrate", "import", "subscribers", "forget", "messages", "outbox", "announce", "campaigns"):
+        sub = elsewhere(tmp_path, db_path_url, command, "--help")
+        assert (sub.returncode, sub.stderr) == (0, ""), command
+        assert sub.stdout.startswith(f"usage: publisher-gateway {command}"), command
+
+
+def test_exit_status_1_when_the_command_fails_and_2_when_it_cannot_run_as_asked(tmp_path, migrated):
+    (tmp_path / "bad.csv").write_text("email,name,status\nnot-an-address,Nobody,confirmed\n")
+
+    usage = elsewhere(tmp_path, migrated, "subscribers", "--status", "maybe")
+    assert (usage.returncode, usage.stdout) == (2, "") and "usage: publisher-gateway" in usage.stderr
+    refused = elsewhere(tmp_path, migrated, "import", "bad.csv")
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert "publisher-gateway: nothing imported from bad.csv." in refused.stderr
+    unreadable = elsewhere(tmp_path, migrated, "import", "missing.csv")
+    assert (unreadable.returncode, unreadable.stdout) == (1, "") and "cannot read missing.csv" in unreadable.stderr
+    unreachable = elsewhere(tmp_path, "postgresql+psycopg://reader:secret@127.0.0.1:9/none", "subscribers")
+    assert (unreachable.returncode, unreachable.stdout) == (1, "") and "secret" not in unreachable.stderr
+    unknown = elsewhere(tmp_path, migrated, "announce", "no-such-book", "--yes", env={"PUBLISHER_GATEWAY_URL": ""})
+    assert (unknown.returncode, unknown.stdout) == (2, "")
+    for result in (usage, refused, unreadable, unreachable, unknown):
+        assert NOT_INITIALIZED not in result.stderr and "Traceback" not in result.stderr
