@@ -38,7 +38,7 @@ class Stack:
     sites: list[Container]
     postgres: PostgresServer
     database: str
-    migration: str  # what the release step printed
+    migration: str  # what the release step said (its messages: stderr)
 
 
 def container_of(name: str, variables: dict[str, str], services: dict[str, str]) -> Container:
@@ -73,7 +73,7 @@ def stack(image: str, postgres: PostgresServer, tmp_path_factory) -> Iterator[St
             site.start(wait=False)
         for site in sites:
             site.wait_ready()
-        yield Stack(sites=sites, postgres=postgres, database=database, migration=migration.stdout)
+        yield Stack(sites=sites, postgres=postgres, database=database, migration=migration.stderr)
     finally:
         for container in started:
             print(f"--- logs of {container.name} ---\n{container.logs()}")
