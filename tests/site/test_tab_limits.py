@@ -191,6 +191,17 @@ def redis_keys(redis: RedisServer, pattern: str) -> list[str]:
     return found.stdout.split()
 
 
+def open_tabs_counted(redis: RedisServer, address: str) -> int:
+    """The open tabs Redis counts for ``address`` (limits/tabs.py: a sorted set per address)."""
+    found = subprocess.run(
+        ["redis-cli", "-p", str(redis.port), "zcard", f"publisher:tabs:open:{address}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(found.stdout.strip() or 0)
+
+
 def redis_ttl(redis: RedisServer, key: str) -> int:
     answer = subprocess.run(["redis-cli", "-p", str(redis.port), "ttl", key], capture_output=True, text=True)
     return int(answer.stdout.strip())
@@ -206,6 +217,8 @@ def test_two_workers_on_redis_share_the_count_and_a_refused_tab_leaves_no_state(
     assert redis_keys(redis, "*refused-tab-token*") == []  # refused at the upgrade: no state, no record
     assert loop.run(open_tabs(server, "127.0.0.5", 1))
     loop.run(close_all(flood[:1]))
+    # The place comes back once the worker has seen the tab close, a moment after the client did.
+    wait_until(lambda: open_tabs_counted(redis, "127.0.0.4") < PER_ADDRESS, 15, "the closed tab's place to come back")
     assert loop.run(open_tabs(server, "127.0.0.4", 1))
 
 
