@@ -1,0 +1,151 @@
+"""What comes back from the list's emails, as rules without a server (issue 30).
+
+- **VERP.** Every list email's envelope sender is ``bounces+TOKEN@domain`` (from
+  ``PUBLISHER_BOUNCE_ADDRESS``), where TOKEN names the email (its outbox job, hence
+  reader and campaign), signed with the list secret: a forged bounce cannot name
+  someone else's email. The token is lower-case hex, since some servers fold the case
+  of a local part, and short enough for RFC 5321's 64-octet local part.
+- **Kinds.** A delivery status 5.x.x is a hard bounce, 4.x.x (``delayed``) a soft one.
+- **Soft bounces.** Three soft bounces from three different emails, with no delivery
+  in between that was not later bounced, make the reader ``bounced``; an email that
+  does not bounce resets the count. An email counts as delivered once ``DELIVERED_AFTER``
+  has passed since it was sent without a bounce (a bounce can arrive days later).
+- **Pausing a campaign.** Past ``PUBLISHER_PAUSE_BOUNCE_RATE`` % hard bounces (once at
+  least ``PAUSE_MIN_SENT`` emails were sent) or ``PUBLISHER_PAUSE_COMPLAINT_RATE`` %
+  complaints, a campaign pauses itself.
+
+The clocks are passed in; storage and mail wire these rules to the outbox.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+HARD, SOFT, COMPLAINT = "hard", "soft", "complaint"
+KINDS = (HARD, SOFT, COMPLAINT)
+
+# Soft bounces in a row (from different emails) that make a reader bounced.
+SOFT_BOUNCES_TO_BOUNCED = 3
+# An email that has not bounced this long after it was sent counts as delivered.
+DELIVERED_AFTER = timedelta(days=3)
+# A campaign pauses on its bounce rate only once this many of its emails were sent.
+PAUSE_MIN_SENT = 100
+DEFAULT_PAUSE_BOUNCE_RATE = 5.0  # % of emails sent (Amazon SES reviews an account above 5 %)
+DEFAULT_PAUSE_COMPLAINT_RATE = 0.3  # % (Gmail and Yahoo: never reach 0.3 %)
+
+_MAC_HEX = 20  # 80 bits: no forgery by guessing
+_VERP_TOKEN = re.compile(rf"^(?P<job>[0-9a-f]{{1,12}})-(?P<mac>[0-9a-f]{{{_MAC_HEX}}})$")
+_STATUS = re.compile(r"^\s*(?P<class>[245])\.(?P<subject>\d{1,3})\.(?P<detail>\d{1,3})\b")
+
+
+def _mac(secret: str, job: str) -> str:
+    return hmac.new(secret.encode(), f"bounce\n{job}".encode(), hashlib.sha256).hexdigest()[:_MAC_HEX]
+
+
+def verp_token(secret: str, delivery_id: int) -> str:
+    """The token that names one email (its outbox job) in its envelope sender."""
+    job = format(delivery_id, "x")
+    return f"{job}-{_mac(secret, job)}"
+
+
+def verp_address(bounce_address: str, secret: str, delivery_id: int) -> str:
+    """``bounces@example.com`` -> ``bounces+<token>@example.com``, the email's Return-Path."""
+    local, _, domain = bounce_address.rpartition("@")
+    return f"{local}+{verp_token(secret, delivery_id)}@{domain}"
+
+
+def read_verp(list_secrets: Sequence[str], address: str, bounce_address: str) -> int | None:
+    """The job a bounce is addressed to (``bounces+TOKEN@...``), when we signed its token; else None.
+
+    Any secret of ``PUBLISHER_LIST_SECRET`` is accepted (the first signs), so replacing
+    the secret does not orphan the bounces of emails already sent.
+    """
+    local, _, domain = address.strip().strip("<>").lower().rpartition("@")
+    base_local, _, base_domain = bounce_address.lower().rpartition("@")
+    base, plus, token = local.partition("+")
+    if not plus or base != base_local or domain != base_domain:
+        return None
+    match = _VERP_TOKEN.match(token)
+    if match is None:
+        return None
+    if not any(hmac.compare_digest(_mac(secret, match["job"]), match["mac"]) for secret in list_secrets):
+        return None
+    return int(match["job"], 16)
+
+
+def kind_of_status(status: str, action: str = "") -> str | None:
+    """RFC 3464's Status (and Action) of one recipient: hard, soft, or None (delivered, relayed,
+    expanded, or not a status at all)."""
+    match = _STATUS.match(status or "")
+    action = (action or "").strip().lower()
+    if match is None:
+        return SOFT if action == "delayed" else None
+    if match["class"] == "5":
+        return HARD
+    if match["class"] == "4" or action == "delayed":
+        return SOFT
+    return None
+
+
+def kind_of_smtp_reply(code: int) -> str | None:
+    """A reply to RCPT or DATA while sending: 5xx is a hard bounce; a 4xx is retried (a soft
+    bounce only once the retries give up)."""
+    return HARD if 500 <= code < 600 else None
+
+
+@dataclass(frozen=True)
+class SentEmail:
+    """One list email to a reader, as the soft-bounce rule sees it."""
+
+    delivery_id: int
+    sent_at: datetime
+    bounce: str | None = None  # HARD, SOFT, COMPLAINT, or None while none came back
+
+
+def soft_bounces_in_a_row(emails: Iterable[SentEmail], now: datetime) -> int:
+    """Soft bounces from different emails since the last email that was delivered.
+
+    Newest first: a soft bounce counts; an email delivered (``DELIVERED_AFTER`` without
+    a bounce) ends the run; an email too recent to tell neither counts nor ends it.
+    """
+    count = 0
+    seen: set[int] = set()
+    for email in sorted(emails, key=lambda item: item.sent_at, reverse=True):
+        if email.bounce == SOFT:
+            if email.delivery_id not in seen:
+                count += 1
+                seen.add(email.delivery_id)
+        elif email.bounce is None and now - email.sent_at >= DELIVERED_AFTER:
+            break
+    return count
+
+
+def becomes_bounced(kind: str, emails: Iterable[SentEmail], now: datetime) -> bool:
+    """Whether this bounce makes the reader ``bounced``: a hard one at once, soft ones three in a row."""
+    if kind == HARD:
+        return True
+    return kind == SOFT and soft_bounces_in_a_row(emails, now) >= SOFT_BOUNCES_TO_BOUNCED
+
+
+def pause_reason(
+    sent: int,
+    hard_bounces: int,
+    complaints: int,
+    bounce_rate: float = DEFAULT_PAUSE_BOUNCE_RATE,
+    complaint_rate: float = DEFAULT_PAUSE_COMPLAINT_RATE,
+) -> str | None:
+    """Why a running campaign must pause now (its rates, in % of emails sent), or None."""
+    if sent <= 0:
+        return None
+    hard_pct = 100 * hard_bounces / sent
+    complaint_pct = 100 * complaints / sent
+    if sent >= PAUSE_MIN_SENT and hard_pct > bounce_rate:
+        return f"hard bounces at {hard_pct:.1f} % of {sent} emails sent, above {bounce_rate:g} %"
+    if complaint_pct > complaint_rate:
+        return f"complaints at {complaint_pct:.2f} % of {sent} emails sent, above {complaint_rate:g} %"
+    return None

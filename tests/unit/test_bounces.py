@@ -1,0 +1,140 @@
+"""The bounce rules (rules/bounces.py), without a server: VERP, kinds, soft bounces, pausing."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from publisher.rules import bounces
+from publisher.rules.bounces import HARD, SOFT, SentEmail
+
+SECRET = "a-list-secret-0123456789abcdef0123456789"
+OLD_SECRET = "an-older-list-secret-0123456789abcdef01234"
+BOUNCES = "bounces@animals.example"
+NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
+
+
+# --- VERP ---------------------------------------------------------------------------------
+
+
+def test_an_emails_return_path_names_its_job_and_reads_back():
+    address = bounces.verp_address(BOUNCES, SECRET, 48213)
+    local, _, domain = address.rpartition("@")
+    assert domain == "animals.example" and local.startswith("bounces+")
+    assert len(local) <= 64  # RFC 5321's local part
+    assert local == local.lower()  # some servers fold the case of a local part
+    assert bounces.read_verp([SECRET], address, BOUNCES) == 48213
+    assert bounces.read_verp([SECRET], f"<{address.upper()}>", BOUNCES) == 48213
+
+
+def test_a_forged_or_changed_token_names_nobody():
+    address = bounces.verp_address(BOUNCES, SECRET, 7)
+    local, _, domain = address.rpartition("@")
+    job, _, mac = local.removeprefix("bounces+").partition("-")
+    other_job = f"bounces+{format(8, 'x')}-{mac}@{domain}"  # someone else's job, this job's signature
+    changed_mac = f"bounces+{job}-{'0' * len(mac)}@{domain}"
+    for forged in (other_job, changed_mac, "bounces+7@animals.example", "bounces@animals.example"):
+        assert bounces.read_verp([SECRET], forged, BOUNCES) is None, forged
+    assert bounces.read_verp(["another-secret-entirely-0123456789abcd"], address, BOUNCES) is None
+    assert bounces.read_verp([SECRET], address.replace("animals.example", "other.example"), BOUNCES) is None
+    assert bounces.read_verp([SECRET], address.replace("bounces+", "post+"), BOUNCES) is None
+
+
+def test_a_bounce_of_an_email_signed_under_the_previous_secret_still_reads():
+    address = bounces.verp_address(BOUNCES, OLD_SECRET, 99)
+    assert bounces.read_verp([SECRET, OLD_SECRET], address, BOUNCES) == 99
+    assert bounces.read_verp([SECRET], address, BOUNCES) is None
+
+
+# --- Kinds --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "action", "kind"),
+    [
+        ("5.1.1", "failed", HARD),  # unknown mailbox
+        ("5.4.4", "failed", HARD),  # domain without mail
+        ("5.7.1 (delivery not authorized)", "failed", HARD),
+        ("4.2.2", "failed", SOFT),  # mailbox full
+        ("4.4.7", "delayed", SOFT),
+        ("", "delayed", SOFT),
+        ("2.0.0", "delivered", None),
+        ("2.0.0", "relayed", None),
+        ("not a status", "failed", None),
+    ],
+)
+def test_a_recipients_status_is_hard_soft_or_nothing(status, action, kind):
+    assert bounces.kind_of_status(status, action) == kind
+
+
+def test_a_5xx_while_sending_is_hard_and_a_4xx_is_left_to_the_retries():
+    assert bounces.kind_of_smtp_reply(550) == HARD
+    assert bounces.kind_of_smtp_reply(554) == HARD
+    assert bounces.kind_of_smtp_reply(451) is None
+    assert bounces.kind_of_smtp_reply(250) is None
+
+
+# --- Soft bounces -------------------------------------------------------------------------
+
+
+def sent(delivery_id: int, days_ago: float, bounce: str | None = None) -> SentEmail:
+    return SentEmail(delivery_id, NOW - timedelta(days=days_ago), bounce)
+
+
+def test_a_hard_bounce_makes_the_reader_bounced_at_once():
+    assert bounces.becomes_bounced(HARD, [sent(1, 0, HARD)], NOW)
+
+
+def test_three_soft_bounces_from_three_emails_make_the_reader_bounced():
+    history = [sent(1, 60, SOFT), sent(2, 30, SOFT)]
+    assert not bounces.becomes_bounced(SOFT, history, NOW)
+    assert bounces.becomes_bounced(SOFT, [*history, sent(3, 0, SOFT)], NOW)
+
+
+def test_soft_bounces_of_one_email_count_once():
+    history = [sent(1, 2, SOFT), sent(1, 1, SOFT), sent(1, 0, SOFT)]  # "delayed" reports, one email
+    assert bounces.soft_bounces_in_a_row(history, NOW) == 1
+    assert not bounces.becomes_bounced(SOFT, history, NOW)
+
+
+def test_a_delivered_email_in_between_resets_the_count():
+    history = [sent(1, 90, SOFT), sent(2, 60, SOFT), sent(3, 30), sent(4, 0, SOFT)]
+    assert bounces.soft_bounces_in_a_row(history, NOW) == 1
+    assert not bounces.becomes_bounced(SOFT, history, NOW)
+
+
+def test_an_email_too_recent_to_tell_neither_counts_nor_resets():
+    history = [sent(1, 60, SOFT), sent(2, 30, SOFT), sent(3, 1), sent(4, 0, SOFT)]
+    assert bounces.soft_bounces_in_a_row(history, NOW) == 3  # email 3 may still bounce
+    assert bounces.becomes_bounced(SOFT, history, NOW)
+    later = NOW + bounces.DELIVERED_AFTER  # email 3 has not bounced since: it was delivered
+    assert bounces.soft_bounces_in_a_row([*history, sent(5, -3, SOFT)], later) == 2
+
+
+def test_a_complaint_is_not_a_bounce():
+    assert not bounces.becomes_bounced(bounces.COMPLAINT, [sent(1, 0, bounces.COMPLAINT)], NOW)
+
+
+# --- Pausing a campaign -------------------------------------------------------------------
+
+
+def test_a_campaign_pauses_past_five_percent_hard_bounces_once_a_hundred_were_sent():
+    assert bounces.pause_reason(sent=99, hard_bounces=50, complaints=0) is None  # too few to judge
+    assert bounces.pause_reason(sent=100, hard_bounces=5, complaints=0) is None  # 5 %: not past it
+    assert bounces.pause_reason(sent=100, hard_bounces=6, complaints=0) == (
+        "hard bounces at 6.0 % of 100 emails sent, above 5 %"
+    )
+
+
+def test_a_campaign_pauses_past_three_tenths_of_a_percent_complaints():
+    assert bounces.pause_reason(sent=1000, hard_bounces=0, complaints=3) is None
+    assert bounces.pause_reason(sent=1000, hard_bounces=0, complaints=4) == (
+        "complaints at 0.40 % of 1000 emails sent, above 0.3 %"
+    )
+    assert bounces.pause_reason(sent=0, hard_bounces=0, complaints=0) is None
+
+
+def test_the_thresholds_are_settings():
+    assert bounces.pause_reason(sent=200, hard_bounces=6, complaints=0, bounce_rate=2.0) is not None
+    assert bounces.pause_reason(sent=200, hard_bounces=0, complaints=1, complaint_rate=1.0) is None
