@@ -34,7 +34,7 @@ import socket
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from email.message import EmailMessage
 
 import sqlalchemy
@@ -45,7 +45,7 @@ from publisher.config.settings import MailSettings, site_url
 from publisher.mail import mailer
 from publisher.per_process import PerProcess
 from publisher.rules import list_links
-from publisher.rules.list_rules import ListStatus
+from publisher.rules.list_rules import ListStatus, link_second
 
 logger = logging.getLogger(__name__)
 
@@ -185,18 +185,16 @@ def email_for(
     return message, (source.email,)
 
 
-def _second(moment: datetime) -> int:
-    return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
-
-
 def confirmation_still_due(delivery: storage.ClaimedDelivery, row: storage.Subscriber, now: datetime) -> None:
     """A confirmation that waited (the hourly ceiling) is sent only while it is still the row's
     latest and its link still works; else NoLongerWanted. Its link carries the row's last
     confirmation time, which is when its job was queued."""
     sent_at = row.confirmation_sent_at
-    if sent_at is None or (delivery.created_at is not None and _second(delivery.created_at) != _second(sent_at)):
+    if sent_at is None or (
+        delivery.created_at is not None and link_second(delivery.created_at) != link_second(sent_at)
+    ):
         raise NoLongerWanted("a newer confirmation for the address replaced it")
-    if _second(now) - _second(sent_at) >= list_links.CONFIRM_LINK_VALID_FOR.total_seconds():
+    if link_second(now) - link_second(sent_at) >= list_links.CONFIRM_LINK_VALID_FOR.total_seconds():
         raise NoLongerWanted("its link expired while it waited (the site's hourly ceiling on confirmations)")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from publisher.rules import validation
 
@@ -24,6 +24,12 @@ class ListStatus:
 
 
 CONFIRMATION_EVERY = timedelta(hours=24)
+
+
+def link_second(moment: datetime) -> int:
+    """``moment`` to the second, as a confirmation link carries its date (a stored time without
+    a zone is UTC): a link and the row it confirms are compared on this."""
+    return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Protocol
 
 import sqlalchemy
@@ -28,7 +28,7 @@ from sqlmodel import col
 from publisher import storage
 from publisher.rules import validation
 from publisher.rules.list_links import new_link_key
-from publisher.rules.list_rules import CONFIRMATION_EVERY, ImportRow, ListStatus, on_subscribe
+from publisher.rules.list_rules import CONFIRMATION_EVERY, ImportRow, ListStatus, link_second, on_subscribe
 from publisher.storage import tables
 from publisher.storage.tables import Delivery, Subscriber, SubscriptionEvent
 
@@ -146,10 +146,6 @@ def lookup(link_key: str, db_url: str | None = None) -> Subscriber | None:
         return session.exec(sqlmodel.select(Subscriber).where(col(Subscriber.link_key) == link_key)).first()
 
 
-def _seconds(moment: datetime) -> int:
-    return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
-
-
 def is_latest_confirmation(row: Subscriber, issued_at: datetime) -> bool:
     """Whether a confirmation link is the one of the latest confirmation sent to its row,
     for the row's latest sign-up.
@@ -161,8 +157,8 @@ def is_latest_confirmation(row: Subscriber, issued_at: datetime) -> bool:
     """
     if row.confirmation_sent_at is None:
         return False
-    issued = _seconds(issued_at)
-    return issued == _seconds(row.confirmation_sent_at) and issued >= _seconds(row.subscribed_at)
+    issued = link_second(issued_at)
+    return issued == link_second(row.confirmation_sent_at) and issued >= link_second(row.subscribed_at)
 
 
 @dataclass(frozen=True)
