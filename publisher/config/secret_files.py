@@ -49,10 +49,16 @@ def from_env_or_file(env: Mapping[str, str], name: str) -> str:
         return value
     if value:
         raise ConfigurationError(f"{name} and {name}{FILE_SUFFIX} are both set: keep one")
+    return _read_secret(name + FILE_SUFFIX, path)
+
+
+def _read_secret(variable: str, path: str) -> str:
+    """The secret in the file ``variable`` names, without surrounding whitespace; an error naming
+    the variable (never the content) when it cannot be read."""
     try:
         return Path(path).read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigurationError(f"{name}{FILE_SUFFIX}: cannot read {path!r} ({type(exc).__name__})") from None
+        raise ConfigurationError(f"{variable}: cannot read {path!r} ({type(exc).__name__})") from None
 
 
 DB_URL_VAR = "REFLEX_DB_URL"
@@ -68,10 +74,7 @@ def put_database_password(environ: dict[str, str] | os._Environ) -> None:
         return
     url = environ.get(DB_URL_VAR, "").strip()
     parts = urlsplit(url)
-    try:
-        password = Path(path).read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigurationError(f"{DB_PASSWORD_FILE_VAR}: cannot read {path!r} ({type(exc).__name__})") from None
+    password = _read_secret(DB_PASSWORD_FILE_VAR, path)
     if parts.password is not None and unquote(parts.password) == password:
         return  # filled already: rxconfig.py read again, or a process started by one that filled it
     if not parts.username or parts.password is not None or not parts.hostname:
