@@ -260,21 +260,20 @@ class ReleaseSender:
         while True:
             await asyncio.sleep(LEASE.total_seconds() / 4)
             try:
-                self._lease_until = None  # due now
-                await self._renew_lease()
+                await self._renew_lease(now=True)
             except LeaseLost as lost:
                 self._lease_lost = str(lost)
                 return
             except Exception as exc:  # noqa: BLE001 - the next renewal (or the one before each email) tries again
                 logger.warning("Campaign: could not renew a batch's lease (%s)", type(exc).__name__)
 
-    async def _renew_lease(self) -> None:
-        """Keep the batch's jobs (when less than half the lease is left); LeaseLost when some were
-        no longer ours to renew: another sender has them now, and this batch must stop."""
-        now = self.clock()
-        if self._lease_until is not None and self._lease_until - now > LEASE / 2:
+    async def _renew_lease(self, *, now: bool = False) -> None:
+        """Keep the batch's jobs (when less than half the lease is left, or ``now``); LeaseLost when
+        some were no longer ours to renew: another sender has them now, and this batch must stop."""
+        moment = self.clock()
+        if not now and self._lease_until is not None and self._lease_until - moment > LEASE / 2:
             return
-        self._lease_until = now + LEASE
+        self._lease_until = moment + LEASE
         held = list(self._held)
         renewed = await asyncio.to_thread(storage.renew_leases, held, self.worker, self._lease_until, self.db_url)
         # Jobs finished meanwhile (the background renewal runs beside the sending) are not lost.
