@@ -1,0 +1,578 @@
+"""What arrives in the list's bounce mailbox, classified without a server (issue 30).
+
+Every list email's envelope sender is a VERP address (``rules/bounces.py``), so whatever a
+server sends back about it lands in one mailbox: delivery reports, complaints, vacation
+replies, and now and then a person who answered the wrong address. Only the first two may
+change a reader's status, so this module says which is which, and names the failed
+recipients, the reason a person can read, and the original email the report is about.
+
+- **Standards first.** An RFC 3464 delivery report and an RFC 5965 feedback report say
+  what they are in their structure; they are read field by field, and no heuristic can
+  overrule them.
+- **Then the many other formats.** qmail, Exim, old Postfix, Microsoft and the rest write
+  bounces as prose; ``flufl.bounce`` (Mailman's detectors) finds their failed recipients,
+  so no hand-written copy of its heuristics lives here. This module only looks for the
+  reason next to the address it found.
+- **Auto-replies last.** Exim and Postfix mark their bounces ``Auto-Submitted:
+  auto-replied`` too, so that header alone must not win over a bounce. A reply that says
+  plainly it is a vacation reply (its subject, ``X-Autoreply``) wins over the prose
+  heuristics, though: a vacation reply that happens to quote a failure is not a bounce.
+- **Never guess.** What fits none of these is unclassified (``kind=None``) for a person to
+  read; a wrong "hard bounce" would unsubscribe a reader who did nothing.
+- **Never raise.** The mailbox reader classifies message after message in one loop: a
+  garbage, truncated or hostile email is unclassified, never an exception.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from email.message import EmailMessage, Message
+from email.parser import HeaderParser
+from email.utils import getaddresses, parseaddr
+
+from flufl.bounce import all_failures
+
+from publisher.rules.bounces import COMPLAINT, HARD, SOFT, kind_of_status
+
+BOUNCE, COMPLAINT_REPORT, AUTO_REPLY = "bounce", "complaint", "auto-reply"
+
+REASON_MAX = 300
+SUBJECT_MAX = 200
+PERMANENT_REASON = "permanent failure reported by the receiving server"
+TEMPORARY_REASON = "temporary failure reported by the receiving server"
+
+# Feedback types (RFC 5965) of a complaint; "" is a report that names none. The others are no
+# complaint: "not-spam" (RFC 6430, a reader took a list email back out of the spam folder),
+# "auth-failure" (RFC 6591, a DMARC failure report), or a type cut off or unknown.
+_COMPLAINT_TYPES = frozenset({"abuse", "fraud", "virus", "other", ""})
+# Subjects of auto-responders: RFC 3834 suggests "Auto:"; the rest are what Outlook, Exchange,
+# Gmail and the common vacation programs write (Outlook's in the languages of most readers).
+_AUTO_SUBJECT = re.compile(
+    r"^\s*(out of (the )?office|automatic reply|auto:|auto[- ]?reply|autoresponse|vacation"
+    r"|automatische antwort|abwesenheitsnotiz|r[ée]ponse automatique|respuesta autom[áa]tica"
+    r"|risposta automatica|resposta autom[áa]tica)",
+    re.IGNORECASE,
+)
+# Where the envelope recipient of the report is written, most trustworthy first.
+_ENVELOPE_HEADERS = ("delivered-to", "x-original-to", "envelope-to", "to")
+# A line that starts a header, as in a quoted original's header block.
+_HEADER_LINE = re.compile(r"^[!-9;-~]+:")
+_QUOTED_MESSAGE_ID = re.compile(r"^\s*message-id:\s*(?P<id><[^<>\s]+>|\S+)", re.IGNORECASE | re.MULTILINE)
+# Header lines in a bounce's prose that name the address but are no diagnostic.
+_ADDRESS_HEADER_LINE = re.compile(
+    r"^\s*(to|cc|from|delivered-to|x-original-to|envelope-to|x-failed-recipients|return-path"
+    r"|final-recipient|original-recipient):",
+    re.IGNORECASE,
+)
+# A line holding one address and nothing else, as a qmail or Exim recipient paragraph starts.
+_ADDRESS_ALONE = re.compile(r"^\s*<?[^\s<>@]+@[^\s<>@]+>?:?\s*$")
+# The senders of a mail server's own emails (RFC 5321's postmaster, and the usual daemons).
+_MAIL_SYSTEMS = frozenset({"mailer-daemon", "mail-daemon", "postmaster", "mailerdaemon"})
+_ORIGINAL_TYPES = frozenset({"message/rfc822", "message/global"})
+_ORIGINAL_HEADER_TYPES = frozenset({"text/rfc822-headers", "message/rfc822-headers", "message/global-headers"})
+_STATUS_TYPES = frozenset({"message/delivery-status", "message/global-delivery-status"})
+_MAX_DEPTH = 20  # MIME nesting followed; a hostile email could nest far deeper
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One recipient a report is about: who, how bad, and why in the server's words."""
+
+    address: str  # lower-cased, without <> or an "rfc822;" address type
+    kind: str  # bounces.HARD or bounces.SOFT; bounces.COMPLAINT for a complaint
+    reason: str  # one line, at most REASON_MAX characters
+
+
+@dataclass(frozen=True)
+class Report:
+    """One email of the bounce mailbox, as the mailbox reader needs it.
+
+    The mailbox reader finds the email a report is about by the VERP address in ``envelope_to``
+    (or ``original_return_path`` for a complaint sent to a feedback address), and checks
+    it against ``original_message_id`` when the report quoted the original.
+    """
+
+    kind: str | None  # BOUNCE, COMPLAINT_REPORT, AUTO_REPLY, or None: unclassified
+    failures: tuple[Failure, ...] = ()
+    envelope_to: tuple[str, ...] = ()
+    original_message_id: str | None = None  # with <>
+    original_return_path: str | None = None
+    original_to: tuple[str, ...] = ()
+    subject: str = ""
+
+
+@dataclass(frozen=True)
+class _Original:
+    message_id: str | None = None
+    return_path: str | None = None
+    to: tuple[str, ...] = ()
+
+
+def classify(raw: bytes) -> Report:
+    """The kind of one email of the bounce mailbox, its failed recipients and its original.
+
+    Never raises: what cannot be parsed is unclassified.
+    """
+    try:
+        msg = email.message_from_bytes(raw, policy=email.policy.default)
+    except Exception:  # noqa: BLE001 - any email, however broken, is a report, never an error
+        return Report(kind=None)
+    try:
+        envelope_to = _envelope_to(msg)
+        subject = _one_line(_header(msg, "subject"), SUBJECT_MAX)
+    except Exception:  # noqa: BLE001 - the headers of a hostile email, unreadable: unclassified
+        return Report(kind=None)
+    try:
+        kind, failures, original = _classify(msg)
+    except Exception:  # noqa: BLE001 - one broken email must not stop the mailbox loop
+        return Report(kind=None, envelope_to=envelope_to, subject=subject)
+    return Report(
+        kind=kind,
+        failures=failures,
+        envelope_to=envelope_to,
+        original_message_id=original.message_id,
+        original_return_path=original.return_path,
+        original_to=original.to,
+        subject=subject,
+    )
+
+
+def _classify(msg: Message) -> tuple[str | None, tuple[Failure, ...], _Original]:
+    """Standards first, then flufl.bounce's heuristics, then auto-replies (module docstring)."""
+    parts = list(_parts(msg))
+    if _is_report_of(msg, "feedback-report") or _first_of(parts, {"message/feedback-report"}) is not None:
+        return _feedback_report(msg, parts)
+    if _is_report_of(msg, "delivery-status") or _first_of(parts, _STATUS_TYPES) is not None:
+        failures = _delivery_status(parts)
+        if failures is None:  # declared a DSN, but its status part is missing (truncated)
+            failures = _flufl_failures(msg, parts)
+        return BOUNCE, failures, _original(msg, parts)
+    if _says_auto_reply(msg):
+        return AUTO_REPLY, (), _original(msg, parts, replied_to=True)
+    failures = _flufl_failures(msg, parts)
+    if failures:
+        return BOUNCE, failures, _original(msg, parts)
+    if _is_auto_submitted(msg) and not _from_mail_system(msg):
+        return AUTO_REPLY, (), _original(msg, parts, replied_to=True)
+    return None, (), _Original()
+
+
+# --- RFC 3464 delivery reports ------------------------------------------------------------
+
+
+def _delivery_status(parts: list[Message]) -> tuple[Failure, ...] | None:
+    """The failed recipients of a DSN's status part(s); None when it has none to read.
+
+    Delivered, relayed and expanded recipients are no failures: a DSN with only those is
+    still a delivery report, with nothing to act on.
+    """
+    found = False
+    failures: list[Failure] = []
+    for part in parts:
+        if part.get_content_type() not in _STATUS_TYPES:
+            continue
+        found = True
+        # The first block is about the message, and names no recipient; some servers leave it out.
+        for block in _status_blocks(part):
+            failure = _recipient_failure(block)
+            if failure is not None:
+                failures.append(failure)
+    return _unique(failures) if found else None
+
+
+def _status_blocks(part: Message) -> list[Message]:
+    """The header blocks of a status part, however the parser left them.
+
+    The standard library splits ``message/delivery-status`` into blocks, but reads
+    ``message/global-delivery-status`` (RFC 6533) as one message whose body holds the other
+    blocks, and a string payload when the part is broken.
+    """
+    payload = part.get_payload()
+    texts: list[str] = []
+    blocks: list[Message] = []
+    if isinstance(payload, str):
+        texts.append(_utf8_payload(part))
+    elif isinstance(payload, list):
+        for block in payload:
+            if not isinstance(block, Message):
+                continue
+            blocks.append(block)
+            if isinstance(block.get_payload(), str):
+                texts.append(_utf8_payload(block))
+    for text in texts:
+        for chunk in re.split(r"\r?\n\s*\r?\n", text.strip()):
+            if chunk.strip():
+                blocks.append(HeaderParser(policy=email.policy.default).parsestr(chunk.strip() + "\n"))
+    return blocks
+
+
+def _utf8_payload(part: Message) -> str:
+    """A status part's text as its bytes, in UTF-8 (RFC 6533): ``get_payload()`` would decode
+    an address like ``léa@example.org`` as ASCII, replacing its ``é``."""
+    payload = part.get_payload(decode=True)
+    return payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
+
+
+def _recipient_failure(block: Message) -> Failure | None:
+    address = _address(_header(block, "final-recipient")) or _address(_header(block, "original-recipient"))
+    if address is None:
+        return None
+    action = _header(block, "action").strip().lower()
+    status = _header(block, "status").strip()
+    kind = kind_of_status(status, action)
+    if kind is None and not status and action == "failed":
+        # A status part cut off before its mandatory Status: "failed" alone is RFC 3464's
+        # "could not be delivered", and no retry will follow.
+        kind = HARD
+    if kind is None:
+        return None
+    diagnostic = _header(block, "diagnostic-code")
+    reason = " ".join(item for item in (status, diagnostic or action) if item)
+    return Failure(address=address, kind=kind, reason=_one_line(reason, REASON_MAX))
+
+
+# --- RFC 5965 feedback reports --------------------------------------------------------------
+
+
+def _feedback_report(msg: Message, parts: list[Message]) -> tuple[str | None, tuple[Failure, ...], _Original]:
+    """A complaint, naming the reporting reader when the provider left the address in.
+
+    A provider that redacts the recipient still returns the original's Message-ID and
+    Return-Path, which name the email, hence the reader.
+    """
+    fields = _feedback_fields(parts)
+    original = _original(msg, parts)
+    if fields is None or not any(_header(fields, name) for name in ("feedback-type", "user-agent", "version")):
+        # Declared, but cut off before its (mandatory) fields: not-spam and abuse look alike.
+        return None, (), original
+    feedback_type = _one_line(_header(fields, "feedback-type"), 100).lower()
+    if feedback_type not in _COMPLAINT_TYPES:
+        return None, (), original
+    if original.return_path is None:
+        # The envelope sender the provider saw is the original's Return-Path by definition.
+        original = _Original(original.message_id, _address(_header(fields, "original-mail-from")), original.to)
+    reported = _addresses(_all_headers(fields, "original-rcpt-to")) or list(original.to)
+    user_agent = _one_line(_header(fields, "user-agent"), 100)
+    reason = f"complaint (Feedback-Type: {feedback_type or 'missing'})"
+    if user_agent:
+        reason += f" from {user_agent}"
+    failures = tuple(
+        Failure(address=address, kind=COMPLAINT, reason=_one_line(reason, REASON_MAX))
+        for address in reported
+        if "redacted" not in address.partition("@")[0]
+    )
+    return COMPLAINT_REPORT, _unique(failures), original
+
+
+def _feedback_fields(parts: list[Message]) -> Message | None:
+    """The machine-readable fields of a feedback report (the parser reads the part as an email)."""
+    part = _first_of(parts, {"message/feedback-report"})
+    if part is None:
+        return None
+    payload = part.get_payload()
+    if isinstance(payload, list) and payload and isinstance(payload[0], Message):
+        return payload[0]
+    if isinstance(payload, str):
+        return HeaderParser(policy=email.policy.default).parsestr(payload.strip() + "\n")
+    return None
+
+
+# --- Other bounces: flufl.bounce ------------------------------------------------------------
+
+
+def _flufl_failures(msg: Message, parts: list[Message]) -> tuple[Failure, ...]:
+    """The failures flufl.bounce's detectors find, with the reason written next to each.
+
+    It gets the message as parsed here (policy.default), not a compat32 parse: on every
+    sample both find the same, but compat32 hands a header with 8-bit bytes over as a
+    ``Header`` object, on which its Sina detector raises. Its detectors raise on some broken
+    emails (and ``all_failures`` then stops): that is "no bounce found".
+    """
+    try:
+        temporary, permanent = all_failures(msg)
+    except Exception:  # noqa: BLE001 - a detector failing on a broken email finds no bounce
+        return ()
+    lines = _prose_lines(parts)
+    failures: list[Failure] = []
+    for kind, found, fallback in ((HARD, permanent, PERMANENT_REASON), (SOFT, temporary, TEMPORARY_REASON)):
+        for item in sorted(found):
+            address = _address(item.decode("ascii", "replace"))
+            if address is not None:
+                reason = _reason_near(lines, address) or fallback
+                failures.append(Failure(address=address, kind=kind, reason=_one_line(reason, REASON_MAX)))
+    return _unique(failures)
+
+
+def _prose_lines(parts: list[Message]) -> list[str]:
+    """The lines of a bounce's text, up to where it quotes the original (whose headers and
+    footer name the reader too, but say nothing about why the email failed)."""
+    lines: list[str] = []
+    for part in parts:
+        if part.get_content_type() != "text/plain":
+            continue
+        text = _text(part)
+        lines.extend(text.splitlines())
+    start = _quoted_headers_start(lines)
+    return lines if start is None else lines[:start]
+
+
+def _reason_near(lines: list[str], address: str) -> str:
+    """The diagnostic a bounce writes with an address.
+
+    qmail and Exim write the address alone, then the server's words on the following lines
+    (Exim indented under it); Postfix writes them after the address on the same line, with
+    indented continuation lines.
+    """
+    named = re.compile(rf"(?<![\w.+-]){re.escape(address)}(?![\w-])", re.IGNORECASE)
+    for index, line in enumerate(lines):
+        found = named.search(line)
+        if found is None or _ADDRESS_HEADER_LINE.match(line):
+            continue
+        indent = len(line) - len(line.lstrip())
+        collected: list[str] = []
+        if _ADDRESS_ALONE.match(line):
+            for following in lines[index + 1 :]:
+                following_indent = len(following) - len(following.lstrip())
+                if not following.strip() or _ADDRESS_ALONE.match(following):
+                    break
+                if indent and following_indent <= indent:
+                    break
+                collected.append(following.strip())
+        else:
+            collected.append(line[found.end() :].lstrip(">").lstrip(":").strip())
+            for following in lines[index + 1 :]:
+                if not following.strip() or len(following) - len(following.lstrip()) <= indent:
+                    break
+                collected.append(following.strip())
+        reason = " ".join(item for item in collected if item)
+        if reason:
+            return reason
+    return ""
+
+
+# --- Auto-replies (RFC 3834) ----------------------------------------------------------------
+
+
+def _says_auto_reply(msg: Message) -> bool:
+    """An auto-responder's own words for what it sent; no bounce writes these."""
+    if _AUTO_SUBJECT.match(_one_line(_header(msg, "subject"), SUBJECT_MAX)):
+        return True
+    if _all_headers(msg, "x-autoreply") or _all_headers(msg, "x-autorespond"):
+        return True
+    return _header(msg, "precedence").strip().lower() == "auto_reply"
+
+
+def _is_auto_submitted(msg: Message) -> bool:
+    """RFC 3834's mark, which mail servers put on their bounces as well (hence checked last)."""
+    value = _header(msg, "auto-submitted")
+    keyword = re.split(r"[\s;(]", value.strip(), maxsplit=1)[0].lower()
+    return bool(keyword) and keyword != "no"
+
+
+def _from_mail_system(msg: Message) -> bool:
+    """A mail server's own email: marked Auto-Submitted, but a bounce flufl.bounce could not
+    read is no auto-reply, and is left unclassified for a person to read."""
+    sender = _addresses(_all_headers(msg, "from"))
+    return bool(sender) and sender[0].partition("@")[0] in _MAIL_SYSTEMS
+
+
+# --- The original email ---------------------------------------------------------------------
+
+
+def _original(msg: Message, parts: list[Message], *, replied_to: bool = False) -> _Original:
+    """The email a report is about: attached whole or as headers, or quoted in the text.
+
+    An auto-reply rarely quotes it, but names it in In-Reply-To (RFC 3834 asks for that).
+    """
+    headers: Message | None = None
+    part = _first_of(parts, _ORIGINAL_TYPES | _ORIGINAL_HEADER_TYPES)
+    if part is not None:
+        headers = _attached_headers(part)
+    if headers is None:
+        headers = _quoted_headers(parts)
+    if headers is not None:
+        message_id = _message_id(_header(headers, "message-id"))
+        if message_id is None:
+            message_id = _quoted_message_id(parts)
+        to = tuple(_addresses(_all_headers(headers, "to")))
+        return _Original(message_id, _address(_header(headers, "return-path")), to)
+    if replied_to:
+        return _Original(message_id=_message_id(_header(msg, "in-reply-to")))
+    return _Original(message_id=_quoted_message_id(parts))
+
+
+def _attached_headers(part: Message) -> Message | None:
+    payload = part.get_payload()
+    if isinstance(payload, list) and payload and isinstance(payload[0], Message):
+        return payload[0]
+    if isinstance(payload, str):
+        return HeaderParser(policy=email.policy.default).parsestr(_text(part).lstrip())
+    return None
+
+
+def _quoted_headers(parts: list[Message]) -> Message | None:
+    """The header block of an original quoted in a bounce's text (qmail, Exim)."""
+    for part in parts:
+        if part.get_content_type() != "text/plain":
+            continue
+        lines = _text(part).splitlines()
+        start = _quoted_headers_start(lines)
+        if start is None:
+            continue
+        end = start
+        while end < len(lines) and lines[end].strip():
+            end += 1
+        return HeaderParser(policy=email.policy.default).parsestr("\n".join(lines[start:end]) + "\n")
+    return None
+
+
+def _quoted_headers_start(lines: list[str]) -> int | None:
+    """Where the header block holding a quoted ``Message-ID:`` starts: the block runs up
+    from that line to the blank line before it."""
+    for index, line in enumerate(lines):
+        if line.lower().startswith("message-id:"):
+            start = index
+            while (
+                start > 0
+                and lines[start - 1].strip()
+                and (_HEADER_LINE.match(lines[start - 1]) or lines[start - 1][0] in " \t")
+            ):
+                start -= 1
+            return start
+    return None
+
+
+def _quoted_message_id(parts: list[Message]) -> str | None:
+    for part in parts:
+        if part.get_content_type() == "text/plain":
+            match = _QUOTED_MESSAGE_ID.search(_text(part))
+            if match is not None:
+                return _message_id(match["id"])
+    return None
+
+
+# --- Reading an email safely ----------------------------------------------------------------
+
+
+def _parts(msg: Message, depth: int = 0) -> Iterator[Message]:
+    """The report's own parts, not those of an email it carries (a returned original may be a
+    report itself), and not deeper than _MAX_DEPTH."""
+    yield msg
+    if depth >= _MAX_DEPTH or msg.get_content_maintype() != "multipart":
+        return
+    payload = msg.get_payload()
+    if isinstance(payload, list):
+        for part in payload:
+            if isinstance(part, Message):
+                yield from _parts(part, depth + 1)
+
+
+def _first_of(parts: Iterable[Message], types: Iterable[str]) -> Message | None:
+    wanted = set(types)
+    return next((part for part in parts if part.get_content_type() in wanted), None)
+
+
+def _is_report_of(msg: Message, report_type: str) -> bool:
+    if msg.get_content_type() != "multipart/report":
+        return False
+    return str(msg.get_param("report-type", "")).strip().lower() == report_type
+
+
+def _text(part: Message) -> str:
+    """A text part's content; an unknown charset or a broken encoding reads as UTF-8, replaced."""
+    if isinstance(part, EmailMessage):
+        try:
+            content = part.get_content()
+            if isinstance(content, str):
+                return content
+        except Exception:  # noqa: BLE001 - fall back to the bytes, decoded leniently
+            pass
+    payload = part.get_payload(decode=True)
+    if isinstance(payload, bytes):
+        return payload.decode("utf-8", "replace")
+    return ""
+
+
+def _all_headers(msg: Message, name: str) -> list[str]:
+    """A header's values; a value the policy cannot parse is read raw rather than raising."""
+    try:
+        return [str(value) for value in msg.get_all(name) or []]
+    except Exception:  # noqa: BLE001 - the default policy's parsers raise on some hostile values
+        return [str(value) for key, value in msg.raw_items() if key.lower() == name]
+
+
+def _header(msg: Message, name: str) -> str:
+    values = _all_headers(msg, name)
+    return values[0] if values else ""
+
+
+def _envelope_to(msg: Message) -> tuple[str, ...]:
+    found: list[str] = []
+    for name in _ENVELOPE_HEADERS:
+        for address in _addresses(_all_headers(msg, name)):
+            if address not in found:
+                found.append(address)
+    return tuple(found)
+
+
+def _addresses(values: list[str]) -> list[str]:
+    found: list[str] = []
+    for _name, value in getaddresses(values):
+        address = _address(value)
+        if address is not None and address not in found:
+            found.append(address)
+    return found
+
+
+def _address(value: str) -> str | None:
+    """``rfc822; <Reader@Example.org>`` -> ``reader@example.org``; None when it is no address."""
+    value = _one_line(value, 1000)
+    kind, semicolon, rest = value.partition(";")
+    if semicolon and "@" not in kind:
+        value = rest.strip()
+    address = parseaddr(value)[1] or value
+    address = address.strip().strip("<>").strip().lower()
+    local, at, domain = address.rpartition("@")
+    if not at or not local or not domain or " " in address:
+        return None
+    return address
+
+
+def _message_id(value: str) -> str | None:
+    value = _one_line(value, 1000)
+    match = re.search(r"<[^<>\s]+>", value)
+    if match is not None:
+        return match[0]
+    # Some servers drop the brackets; a bare id still has its "@" (RFC 5322's id-left@id-right).
+    token = value.split(" ")[0] if value else ""
+    return f"<{token}>" if "@" in token else None
+
+
+def _one_line(text: str, limit: int) -> str:
+    """Whitespace folded to single spaces, control characters replaced: what a report says is
+    stored and shown as text.
+
+    Raw 8-bit bytes (an SMTPUTF8 address, a server's Latin-1) reach here as lone surrogates;
+    they are read back as UTF-8 where they are, else replaced, so nothing unencodable is kept.
+    """
+    try:
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    text = " ".join(re.sub(r"[\x00-\x1f\x7f]", " ", text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _unique(failures: Iterable[Failure]) -> tuple[Failure, ...]:
+    """One failure per address, the first (hard before soft, as they are gathered)."""
+    seen: set[str] = set()
+    unique: list[Failure] = []
+    for failure in failures:
+        if failure.address not in seen:
+            seen.add(failure.address)
+            unique.append(failure)
+    return tuple(unique)

@@ -1,0 +1,470 @@
+"""The bounce mailbox's classifier (rules/reports.py), on emails as real servers write them."""
+
+from __future__ import annotations
+
+import email
+import re
+
+import pytest
+from flufl.bounce import all_failures
+
+from publisher.rules import bounces
+from publisher.rules.bounces import COMPLAINT, HARD, SOFT
+from publisher.rules.reports import AUTO_REPLY, BOUNCE, COMPLAINT_REPORT, REASON_MAX, SUBJECT_MAX, Report, classify
+from tests.samples import BOUNCES, bounce_sample
+
+SECRET = "a-list-secret-0123456789abcdef0123456789"
+BOUNCE_ADDRESS = "bounces@example.com"
+JOB = 0x1A
+VERP = bounces.verp_address(BOUNCE_ADDRESS, SECRET, JOB)
+READER = "reader@example.org"
+MESSAGE_ID = "<177314404512.3141.5926535@example.com>"
+
+KINDS = {
+    "dsn-postfix-hard": BOUNCE,
+    "dsn-gmail-soft": BOUNCE,
+    "qmail-hard": BOUNCE,
+    "exim-hard": BOUNCE,
+    "arf-complaint": COMPLAINT_REPORT,
+    "arf-redacted": COMPLAINT_REPORT,
+    "auto-reply": AUTO_REPLY,
+    "auto-reply-outlook": AUTO_REPLY,
+    "stranger": None,
+    "not-spam-arf": None,
+}
+
+
+def sample(name: str, **values: str) -> bytes:
+    """A sample addressed to this module's VERP address, reader and Message-ID, unless told otherwise."""
+    filled = {"verp": VERP, "reader": READER, "message_id": MESSAGE_ID} | values
+    return bounce_sample(name, **filled)
+
+
+def only_failure(report: Report):
+    assert len(report.failures) == 1, report.failures
+    return report.failures[0]
+
+
+# --- Every sample ---------------------------------------------------------------------------
+
+
+def test_every_sample_file_has_an_expected_kind():
+    assert sorted(path.stem for path in BOUNCES.glob("*.eml")) == sorted(KINDS)
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_each_sample_is_classified_and_names_the_verp_address_it_came_back_to(name):
+    report = classify(sample(name))
+    assert report.kind == KINDS[name]
+    assert VERP in report.envelope_to
+    assert [bounces.read_verp([SECRET], address, BOUNCE_ADDRESS) for address in report.envelope_to].count(JOB) == 1
+    assert report.subject and "\n" not in report.subject
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_the_samples_are_filled_in_and_use_documentation_addresses_only(name):
+    text = sample(name).decode()
+    assert "@@" not in text
+    for domain in re.findall(r"[\w.+-]+@([\w-]+(?:\.[\w-]+)+)", text):
+        assert domain.lower().endswith(("example.com", "example.org", "example.net")), domain
+    for address in re.findall(r"(?<![\d.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.])", text):
+        assert address.startswith("192.0.2."), address
+    assert re.search(r"^Date: .*2026", text, re.MULTILINE | re.IGNORECASE)
+
+
+def test_the_loader_takes_a_name_with_or_without_its_suffix_and_a_message_id_without_brackets():
+    values = {"verp": VERP, "reader": READER}
+    assert bounce_sample("qmail-hard.eml", message_id=MESSAGE_ID, **values) == bounce_sample(
+        "qmail-hard", message_id=MESSAGE_ID.strip("<>"), **values
+    )
+    assert b"From: Animals We Confuse <news@example.net>" in bounce_sample(
+        "qmail-hard", message_id=MESSAGE_ID, sender="news@example.net", **values
+    )
+
+
+# --- RFC 3464 delivery reports --------------------------------------------------------------
+
+
+def test_a_postfix_report_is_a_hard_bounce_with_the_servers_words_and_the_original():
+    raw = sample("dsn-postfix-hard")
+    assert b"\nAuto-Submitted: auto-replied\n" in raw  # Postfix marks its bounces too
+    report = classify(raw)
+    assert report.kind == BOUNCE
+    failure = only_failure(report)
+    assert (failure.address, failure.kind) == (READER, HARD)
+    assert failure.reason == (
+        "5.1.1 smtp; 550 5.1.1 <reader@example.org>: Recipient address rejected: User unknown in virtual mailbox table"
+    )
+    assert report.original_message_id == MESSAGE_ID
+    assert report.original_return_path == VERP
+    assert report.original_to == (READER,)
+    assert report.subject == "Undelivered Mail Returned to Sender"
+
+
+def test_a_delayed_report_is_a_soft_bounce():
+    report = classify(sample("dsn-gmail-soft"))
+    assert report.kind == BOUNCE
+    failure = only_failure(report)
+    assert (failure.address, failure.kind) == (READER, SOFT)
+    assert failure.reason.startswith("4.2.2 smtp; 452 4.2.2 The recipient's inbox is out of storage space")
+    assert report.original_message_id == MESSAGE_ID
+    assert report.original_return_path == VERP
+    assert report.original_to == (READER,)
+
+
+def test_the_reader_and_message_id_are_read_whatever_their_case_and_brackets():
+    report = classify(sample("dsn-postfix-hard", reader="Robin.Reader@Example.ORG", message_id="AbC.123@example.com"))
+    assert only_failure(report).address == "robin.reader@example.org"
+    assert report.original_message_id == "<AbC.123@example.com>"
+
+
+def dsn(recipients: str, *, headers: str = "", original: bool = True) -> bytes:
+    """A delivery report with these recipient blocks (blank-line separated)."""
+    returned = (
+        "--B\nContent-Type: text/rfc822-headers\n\n"
+        f"Return-Path: <{VERP}>\nTo: {READER}, friend@example.net\nMessage-ID: {MESSAGE_ID}\n\n"
+    )
+    return (
+        f"From: MAILER-DAEMON@mx.example.org (Mail Delivery System)\nTo: {VERP}\n"
+        "Subject: Delivery Status Notification\nAuto-Submitted: auto-replied\n"
+        f"{headers}MIME-Version: 1.0\n"
+        'Content-Type: multipart/report; report-type=delivery-status; boundary="B"\n\n'
+        "--B\nContent-Type: text/plain\n\nThe mail system\n\n"
+        "--B\nContent-Type: message/delivery-status\n\nReporting-MTA: dns; mx.example.org\n\n"
+        f"{recipients}\n\n" + (returned if original else "") + "--B--\n"
+    ).encode()
+
+
+def test_only_the_recipients_that_failed_are_failures():
+    report = classify(
+        dsn(
+            f"Final-Recipient: rfc822; {READER}\nAction: delivered\nStatus: 2.0.0\n\n"
+            "Final-Recipient: rfc822; relayed@example.net\nAction: relayed\nStatus: 2.0.0\n\n"
+            "Final-Recipient: rfc822; expanded@example.net\nAction: expanded\nStatus: 2.0.0\n\n"
+            "Original-Recipient: rfc822; friend@example.net\nAction: failed\nStatus: 5.2.1\n"
+            "Diagnostic-Code: smtp; 550 5.2.1 The email account that you tried to reach is disabled"
+        )
+    )
+    assert report.kind == BOUNCE
+    failure = only_failure(report)
+    assert (failure.address, failure.kind) == ("friend@example.net", HARD)
+    assert "5.2.1" in failure.reason and "account that you tried to reach is disabled" in failure.reason
+    assert report.original_to == (READER, "friend@example.net")
+
+
+def test_a_report_that_everything_was_delivered_is_a_bounce_report_with_no_failures():
+    report = classify(dsn(f"Final-Recipient: rfc822; {READER}\nAction: delivered\nStatus: 2.0.0"))
+    assert report.kind == BOUNCE
+    assert report.failures == ()
+    assert report.original_message_id == MESSAGE_ID
+
+
+def test_a_report_that_gave_up_after_temporary_failures_is_a_soft_bounce():
+    report = classify(
+        dsn(
+            f"Final-Recipient: rfc822; {READER}\nAction: failed\nStatus: 4.4.7\n"
+            "Diagnostic-Code: X-Postfix; delivery temporarily suspended: connect to\n"
+            "    mx.example.org[192.0.2.25]:25: Connection timed out"
+        )
+    )
+    failure = only_failure(report)
+    assert failure.kind == SOFT
+    assert failure.reason == (
+        "4.4.7 X-Postfix; delivery temporarily suspended: connect to mx.example.org[192.0.2.25]:25: "
+        "Connection timed out"
+    )
+
+
+def test_an_internationalized_report_is_read_too():
+    raw = dsn(
+        "Final-Recipient: utf-8; léa@example.org\nAction: failed\nStatus: 5.1.1\n"
+        "Diagnostic-Code: smtp; 550 5.1.1 No such user"
+    ).replace(b"message/delivery-status", b"message/global-delivery-status")
+    failure = only_failure(classify(raw))
+    assert (failure.address, failure.kind) == ("léa@example.org", HARD)
+    assert failure.reason == "5.1.1 smtp; 550 5.1.1 No such user"
+
+
+def test_a_report_without_its_per_message_block_still_names_the_recipient():
+    raw = dsn(f"Final-Recipient: rfc822; {READER}\nAction: failed\nStatus: 5.1.1").replace(
+        b"Reporting-MTA: dns; mx.example.org\n\n", b""
+    )
+    assert only_failure(classify(raw)).address == READER
+
+
+def test_a_bounce_marked_auto_submitted_is_still_a_bounce():
+    for name in ("dsn-postfix-hard", "exim-hard"):
+        raw = sample(name)
+        assert re.search(rb"^Auto-Submitted: auto-replied", raw, re.MULTILINE | re.IGNORECASE)
+        assert classify(raw).kind == BOUNCE, name
+
+
+# --- Truncated and broken emails ------------------------------------------------------------
+
+
+def test_a_truncated_report_gives_what_it_still_holds():
+    raw = sample("dsn-postfix-hard")
+    before_original = raw[: raw.index(b"Content-Description: Undelivered Message Headers")]
+    report = classify(before_original)
+    assert report.kind == BOUNCE
+    assert only_failure(report).kind == HARD
+    assert report.original_message_id is None
+
+    # Cut after the Action, before the (mandatory) Status: RFC 3464's "failed" is final.
+    after_action = raw[: raw.index(b"Action: failed\n") + len(b"Action: failed\n")]
+    assert only_failure(classify(after_action)).kind == HARD
+
+    # Cut before the status part: still a report, with nothing to act on.
+    before_status = raw[: raw.index(b"Content-Description: Delivery report")]
+    report = classify(before_status)
+    assert (report.kind, report.failures) == (BOUNCE, ())
+    assert VERP in report.envelope_to
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_every_truncation_of_a_sample_is_classified_without_raising(name):
+    raw = sample(name)
+    for cut in range(0, len(raw), 23):
+        report = classify(raw[:cut])
+        assert report.kind in (KINDS[name], None), (cut, report)
+        for failure in report.failures:
+            assert failure.kind in (HARD, SOFT, COMPLAINT)
+            assert "@" in failure.address and len(failure.reason) <= REASON_MAX
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"\x00\xff\xfe garbage \x80\x81" * 50,
+        bytes(range(256)) * 4,
+        b"not an email at all",
+        b"Content-Type: multipart/report; report-type=delivery-status; boundary=x\n\n--x\n",
+        b"Content-Type: message/delivery-status\n\n\xff\xfe",
+        b"Content-Type: multipart/report; report-type=feedback-report; boundary=x\n\n--x\n"
+        b"Content-Type: message/feedback-report\n\n",
+        b"Subject: =?utf-8?b?////?= \xff\nFrom: <<<@@@>>>\nTo: ,,,;;;\n\nHi. This is the\n\n<\xff@\xfe>:\n",
+        b"From:\nTo:\nSubject:\nMessage-ID:\nContent-Type:\n\n",
+    ],
+)
+def test_garbage_is_unclassified_or_an_empty_report_never_an_exception(raw):
+    report = classify(raw)
+    assert report.failures == ()
+    assert report.kind in (None, BOUNCE)
+    report.subject.encode("utf-8")  # no lone surrogates from undecodable bytes
+
+
+def test_an_empty_message_is_unclassified():
+    assert classify(b"") == Report(kind=None)
+
+
+def test_a_deeply_nested_email_does_not_exhaust_the_stack():
+    depth = 5000
+    parts = "".join(f'Content-Type: multipart/mixed; boundary="b{i}"\n\n--b{i}\n' for i in range(depth))
+    raw = f"From: someone@example.net\nSubject: nested\nMIME-Version: 1.0\n{parts}\nhello\n".encode()
+    assert classify(raw).kind is None
+
+
+def test_a_reason_and_a_subject_are_one_short_line():
+    long_diagnostic = "smtp; 550 5.7.1 " + "blocked by policy " * 40
+    raw = dsn(
+        f"Final-Recipient: rfc822; {READER}\nAction: failed\nStatus: 5.7.1\nDiagnostic-Code: {long_diagnostic}",
+        headers="",
+    ).replace(b"Subject: Delivery Status Notification", b"Subject: " + b"Undelivered\n " * 60 + b"end")
+    report = classify(raw)
+    reason = only_failure(report).reason
+    assert len(reason) <= REASON_MAX and "\n" not in reason and reason.startswith("5.7.1 smtp; 550 5.7.1 blocked")
+    assert len(report.subject) <= SUBJECT_MAX and "\n" not in report.subject
+
+
+# --- Other bounces: flufl.bounce ------------------------------------------------------------
+
+
+def test_a_qmail_bounce_is_a_hard_bounce_with_its_reason_and_the_quoted_original():
+    report = classify(sample("qmail-hard"))
+    assert report.kind == BOUNCE
+    failure = only_failure(report)
+    assert (failure.address, failure.kind) == (READER, HARD)
+    assert failure.reason == "Sorry, no mailbox here by that name. (#5.1.1)"
+    assert report.original_message_id == MESSAGE_ID
+    assert report.original_return_path == VERP
+    assert report.original_to == (READER,)
+
+
+def test_an_exim_bounce_is_a_hard_bounce_with_the_remote_servers_reply():
+    report = classify(sample("exim-hard"))
+    assert report.kind == BOUNCE
+    failure = only_failure(report)
+    assert (failure.address, failure.kind) == (READER, HARD)
+    assert failure.reason.endswith("RCPT TO:<reader@example.org>: 550 5.1.1 User unknown")
+    assert report.envelope_to == (VERP,)  # Exim's Envelope-to, and the To
+    assert report.original_message_id == MESSAGE_ID
+    assert report.original_return_path == VERP
+
+
+def test_an_exim_bounce_without_its_failed_recipients_header_is_still_read():
+    raw = sample("exim-hard").replace(f"X-Failed-Recipients: {READER}\n".encode(), b"")
+    failure = only_failure(classify(raw))
+    assert (failure.address, failure.kind) == (READER, HARD)
+    assert "550 5.1.1 User unknown" in failure.reason
+
+
+def test_a_postfix_plain_bounce_reason_is_the_line_after_the_address_and_its_continuation():
+    raw = (
+        f"From: MAILER-DAEMON@mx.example.org (Mail Delivery System)\nTo: {VERP}\n"
+        f"Subject: Undelivered Mail Returned to Sender\nX-Failed-Recipients: {READER}\n\n"
+        "This is the mail system at host mx.example.org.\n\n"
+        f"<{READER}>: host mailbox.example.org[192.0.2.30] said: 550 5.1.1\n"
+        f"    <{READER}>: Recipient address rejected: User unknown (in reply to RCPT TO\n"
+        "    command)\n\n"
+    ).encode()
+    failure = only_failure(classify(raw))
+    assert failure.reason == (
+        "host mailbox.example.org[192.0.2.30] said: 550 5.1.1 <reader@example.org>: "
+        "Recipient address rejected: User unknown (in reply to RCPT TO command)"
+    )
+
+
+def test_a_bounce_whose_reason_cannot_be_found_says_so_plainly():
+    raw = (f"From: Mailer-Daemon@mx.example.net\nTo: {VERP}\nX-Failed-Recipients: {READER}\n\nNo.\n").encode()
+    assert only_failure(classify(raw)).reason == "permanent failure reported by the receiving server"
+
+
+def test_a_mail_servers_email_that_no_detector_reads_is_unclassified_not_an_auto_reply():
+    raw = (
+        f"From: Mail Delivery System <MAILER-DAEMON@mx.example.net>\nTo: {VERP}\n"
+        "Subject: Warning: could not send message for past 4 hours\nAuto-Submitted: auto-replied\n\n"
+        "Something happened to your message, in words no detector knows.\n"
+    ).encode()
+    assert classify(raw).kind is None
+
+
+# --- RFC 5965 feedback reports --------------------------------------------------------------
+
+
+def test_a_feedback_report_is_a_complaint_naming_the_reader_and_the_email():
+    report = classify(sample("arf-complaint"))
+    assert report.kind == COMPLAINT_REPORT
+    failure = only_failure(report)
+    assert (failure.address, failure.kind) == (READER, COMPLAINT)
+    assert "abuse" in failure.reason and "Feedback-Loop/2.0" in failure.reason
+    assert report.original_message_id == MESSAGE_ID
+    assert report.original_return_path == VERP
+    assert report.original_to == (READER,)
+
+
+def test_a_redacted_feedback_report_is_a_complaint_known_by_its_original():
+    report = classify(sample("arf-redacted"))
+    assert report.kind == COMPLAINT_REPORT
+    assert report.failures == ()
+    assert report.original_message_id == MESSAGE_ID
+    assert report.original_return_path == VERP
+    assert report.original_to == ()
+
+
+def test_a_feedback_report_without_its_recipient_field_names_the_originals_to():
+    raw = sample("arf-complaint").replace(f"Original-Rcpt-To: {READER}\n".encode(), b"")
+    assert only_failure(classify(raw)).address == READER
+
+
+def test_a_feedback_report_without_the_original_takes_the_return_path_from_its_fields():
+    raw = sample("arf-redacted")
+    raw = raw[: raw.index(b"Content-Type: message/rfc822")]
+    report = classify(raw)
+    assert report.kind == COMPLAINT_REPORT
+    assert report.original_return_path == VERP
+    assert report.original_message_id is None
+
+
+@pytest.mark.parametrize(
+    ("feedback_type", "kind"),
+    [
+        ("abuse", COMPLAINT_REPORT),
+        ("fraud", COMPLAINT_REPORT),
+        ("virus", COMPLAINT_REPORT),
+        ("other", COMPLAINT_REPORT),
+        ("Abuse", COMPLAINT_REPORT),
+        (None, COMPLAINT_REPORT),
+        ("not-spam", None),
+        ("auth-failure", None),  # a DMARC failure report (RFC 6591), no reader complained
+    ],
+)
+def test_which_feedback_types_are_complaints(feedback_type, kind):
+    replacement = b"" if feedback_type is None else f"Feedback-Type: {feedback_type}\n".encode()
+    raw = sample("arf-complaint").replace(b"Feedback-Type: abuse\n", replacement)
+    report = classify(raw)
+    assert report.kind == kind
+    assert bool(report.failures) == (kind == COMPLAINT_REPORT)
+
+
+def test_not_spam_feedback_is_unclassified():
+    report = classify(sample("not-spam-arf"))
+    assert (report.kind, report.failures) == (None, ())
+
+
+# --- Auto-replies ---------------------------------------------------------------------------
+
+
+def test_a_vacation_reply_is_an_auto_reply_naming_the_email_it_answered():
+    report = classify(sample("auto-reply"))
+    assert report.kind == AUTO_REPLY
+    assert report.failures == ()
+    assert report.original_message_id == MESSAGE_ID  # its In-Reply-To
+
+
+def test_an_exchange_automatic_reply_is_an_auto_reply():
+    report = classify(sample("auto-reply-outlook"))
+    assert report.kind == AUTO_REPLY
+    assert report.subject == "Automatic reply: New release: The Pangolin Who Thought It Was an Artichoke"
+    assert report.original_message_id == MESSAGE_ID
+
+
+def test_an_auto_reply_is_never_a_bounce_even_when_it_quotes_a_failure():
+    raw = sample("auto-reply") + (
+        b"\nPS: my last reply to you failed, the server said:\n\n"
+        b"Delivery to the following recipient failed permanently:\n\n     friend@example.net\n\n"
+        b"----- Original message -----\n"
+    )
+    assert all_failures(email.message_from_bytes(raw)) != (frozenset(), frozenset())  # flufl.bounce sees one
+    report = classify(raw)
+    assert (report.kind, report.failures) == (AUTO_REPLY, ())
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Auto-Submitted: auto-generated",
+        "Auto-Submitted: auto-replied (vacation)",
+        "Auto-Submitted: auto-notified; owner-email=reader@example.org",
+        "X-Autoreply: yes",
+        "X-Autorespond: Robin is away",
+        "Precedence: auto_reply",
+        "Subject: Auto: New release",
+        "Subject: AutoReply: New release",
+        "Subject: Out of Office: New release",
+        "Subject: Vacation reply",
+    ],
+)
+def test_what_marks_an_auto_reply(header):
+    raw = f"From: Robin <{READER}>\nTo: {VERP}\n{header}\n\nI am away.\n".encode()
+    assert classify(raw).kind == AUTO_REPLY
+
+
+def test_a_persons_email_is_unclassified():
+    report = classify(sample("stranger"))
+    assert (report.kind, report.failures) == (None, ())
+    assert report.original_message_id is None
+    assert report.subject == "Re: New release: The Pangolin Who Thought It Was an Artichoke"
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Auto-Submitted: no",
+        "X-Auto-Response-Suppress: All",  # on many an ordinary Outlook email
+        "Precedence: bulk",
+        "Subject: Re: I got an automatic reply from you",
+    ],
+)
+def test_what_does_not_mark_an_auto_reply(header):
+    raw = f"From: Robin <{READER}>\nTo: {VERP}\n{header}\n\nHi, when is the next book?\n".encode()
+    assert classify(raw).kind is None
