@@ -10,6 +10,7 @@ site, embedded, development, container.
 pytest_plugins = [
     "tests.support",  # built_site, test_gateway, gateway
     "tests.postgres",  # postgres
+    "tests.imap",  # dovecot, mailbox
     "tests.databases",  # database_kind, db_url, empty_db_url, template_db, postgres_template
     "tests.browser",  # browser, page, mobile_page
 ]

@@ -1,0 +1,372 @@
+"""Debian's Dovecot for a test session: a real IMAP server on free 127.0.0.1 ports, for the
+bounce mailbox's client (publisher/mail/bounce_mailbox_client.py).
+
+A real server rather than a fake one because what the client must get right is what real
+servers do: capabilities that change after STARTTLS and LOGIN, UID MOVE and UIDPLUS, folder
+names quoted and in modified UTF-7, \\Seen left alone by BODY.PEEK. Dovecot reads only the
+configuration written here (``-c``), keeps its sockets, state, log and maildirs in a
+temporary directory, and has two listeners: plain IMAP offering STARTTLS (plaintext logins
+allowed, as on loopback the site allows them) and IMAPS, with a certificate from a throwaway
+CA (trustme) whose PEM is ``ca_file``. Dovecot never runs mail processes as root, so under
+root the mail belongs to the ``dovecot`` user the Debian package creates (``nobody`` if it is
+missing), in a directory made for it; under another user everything runs as that user.
+
+The helpers (``append``, ``messages``, ``folders``, ``empty``) talk to the server with the
+standard imaplib over the plain listener, each on a connection of its own, so a test sees the
+mailbox as another mail client would.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import grp
+import imaplib
+import os
+import pwd
+import re
+import secrets
+import shutil
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+import trustme
+
+from tests.support import free_port
+
+INSTALL_COMMAND = "apt-get update && apt-get install -y dovecot-imapd"
+DOVECOT = "/usr/sbin/dovecot"
+USER = "bounces"
+START_TIMEOUT_S = 20.0
+
+
+def dovecot_program() -> str:
+    """Dovecot's master program (Debian keeps it in /usr/sbin, often outside PATH)."""
+    if os.access(DOVECOT, os.X_OK):
+        return DOVECOT
+    on_path = shutil.which("dovecot")
+    if on_path:
+        return on_path
+    raise RuntimeError(
+        f"Dovecot is missing (the IMAP server of the bounce mailbox tests). Install it as root:\n  {INSTALL_COMMAND}"
+    )
+
+
+def imap_utf7(name: str) -> str:
+    """A folder name as IMAP writes it (RFC 3501 §5.1.3); Dovecot speaks no UTF8=ACCEPT."""
+    out: list[str] = []
+    pending: list[str] = []
+
+    def flush() -> None:
+        if pending:
+            encoded = base64.b64encode("".join(pending).encode("utf-16-be")).decode("ascii")
+            out.append("&" + encoded.rstrip("=").replace("/", ",") + "-")
+            pending.clear()
+
+    for character in name:
+        if " " <= character <= "~":
+            flush()
+            out.append("&-" if character == "&" else character)
+        else:
+            pending.append(character)
+    flush()
+    return "".join(out)
+
+
+def imap_utf7_decode(name: str) -> str:
+    def decode(match: re.Match[str]) -> str:
+        encoded = match.group(1)
+        if not encoded:
+            return "&"
+        encoded = encoded.replace(",", "/")
+        return base64.b64decode(encoded + "=" * (-len(encoded) % 4)).decode("utf-16-be")
+
+    return re.sub(r"&([A-Za-z0-9+,]*)-", decode, name)
+
+
+def quoted(name: str) -> str:
+    """A folder name as an IMAP quoted string (imaplib sends arguments as they are)."""
+    encoded = imap_utf7(name).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{encoded}"'
+
+
+_LIST_LINE = re.compile(rb'^\((?P<flags>[^)]*)\) (?:"(?:[^"\\]|\\.)*"|NIL) (?P<name>.*)$')
+
+
+def _listed_names(data: list) -> list[str]:
+    """The folder names in a LIST response: atoms, quoted strings or literals."""
+    names = []
+    for item in data:
+        if item is None:
+            continue
+        if isinstance(item, tuple):  # the name came as a literal: (b'(...) "/" {N}', b'name')
+            names.append(item[1].decode("ascii"))
+            continue
+        match = _LIST_LINE.match(item)
+        if match is None:
+            raise AssertionError(f"unexpected LIST line {item!r}")
+        name = match.group("name").decode("ascii")
+        if name.startswith('"'):
+            name = re.sub(r"\\(.)", r"\1", name[1:-1])
+        names.append(name)
+    return [imap_utf7_decode(name) for name in names]
+
+
+def _check(result: tuple[str, list], what: str) -> list:
+    typ, data = result
+    if typ != "OK":
+        raise AssertionError(f"Dovecot refused {what}: {typ} {data!r}")
+    return data
+
+
+def _client_context(ca_file: str) -> ssl.SSLContext:
+    context = ssl.create_default_context()
+    context.load_verify_locations(ca_file)
+    return context
+
+
+class DovecotServer:
+    """One Dovecot; ``url()`` for the site's settings, the rest to fill and inspect its mailbox."""
+
+    def __init__(self) -> None:
+        self.program = dovecot_program()
+        self.port = free_port()
+        self.tls_port = free_port()
+        self.user = USER
+        self.password = f"pw-{secrets.token_hex(8)}"
+        # Not under pytest's tmp_path: as root that is private to root, and the mail is not.
+        self.root = Path(tempfile.mkdtemp(prefix="publisher-dovecot-"))
+        self.root.chmod(0o755)  # the mail processes reach their maildirs through it
+        self.config = self.root / "dovecot.conf"
+        self.log = self.root / "dovecot.log"
+        self.output = self.root / "dovecot.out"
+        self.mail = self.root / "mail"
+        self.process: subprocess.Popen[bytes] | None = None
+        try:
+            self._write_files()
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _write_files(self) -> None:
+        ca = trustme.CA()
+        leaf = ca.issue_cert("127.0.0.1", "localhost")
+        self.ca_file = str(self.root / "imap-ca.pem")
+        ca.cert_pem.write_to_path(self.ca_file)
+        certificate = self.root / "imap-cert.pem"
+        certificate.write_bytes(b"".join(blob.bytes() for blob in leaf.cert_chain_pems))
+        key = self.root / "imap-key.pem"
+        key.touch(mode=0o600)
+        leaf.private_key_pem.write_to_path(str(key))
+        passwd = self.root / "passwd"
+        passwd.write_text(f"{self.user}:{{PLAIN}}{self.password}::::::\n")
+
+        if os.geteuid() == 0:
+            # Dovecot refuses to run a mail process as root.
+            try:
+                owner = pwd.getpwnam("dovecot")
+            except KeyError:
+                owner = pwd.getpwnam("nobody")
+            no_chroot = ""
+            users = ""
+        else:
+            # Everything as this user: no chroot, no switching users or groups.
+            owner = pwd.getpwuid(os.geteuid())
+            group = grp.getgrgid(owner.pw_gid).gr_name
+            no_chroot = "  chroot =\n"
+            users = (
+                f"default_internal_user = {owner.pw_name}\n"
+                f"default_internal_group = {group}\n"
+                f"default_login_user = {owner.pw_name}\n"
+            )
+        self.mail.mkdir(mode=0o700)
+        os.chown(self.mail, owner.pw_uid, owner.pw_gid)
+
+        self.config.write_text(
+            f"""# Written by tests/imap.py for one test session; no system configuration is read.
+base_dir = {self.root}/run
+state_dir = {self.root}/state
+instance_name = publisher-tests-{self.port}
+log_path = {self.log}
+protocols = imap
+listen = 127.0.0.1
+{users}
+ssl = yes
+ssl_cert = <{certificate}
+ssl_key = <{key}
+
+# LOGIN without TLS, as the site may on loopback (Dovecot counts 127.0.0.1 as secure anyway).
+disable_plaintext_auth = no
+auth_mechanisms = plain login
+# The pause after a refused login would only slow the tests, and so would anvil's penalty
+# (the next login from the same address waits 4 s, up to 15 s): no one may use its socket,
+# so the auth process, failing to reach it, keeps no penalties.
+auth_failure_delay = 0
+service anvil {{
+{no_chroot}  unix_listener anvil-auth-penalty {{
+    mode = 0
+  }}
+}}
+
+first_valid_uid = {owner.pw_uid}
+last_valid_uid = {owner.pw_uid}
+first_valid_gid = {owner.pw_gid}
+last_valid_gid = {owner.pw_gid}
+# LAYOUT=fs: "/" between levels, so a "." in a folder name is only a dot; INBOX in a
+# directory of its own, so no folder's name can clash with its cur, new and tmp.
+mail_location = maildir:~/Maildir:LAYOUT=fs:INBOX=~/Maildir/INBOX
+namespace inbox {{
+  inbox = yes
+  separator = /
+}}
+passdb {{
+  driver = passwd-file
+  args = scheme=PLAIN username_format=%u {passwd}
+}}
+userdb {{
+  driver = static
+  args = uid={owner.pw_uid} gid={owner.pw_gid} home={self.mail}/%u
+}}
+
+service imap-login {{
+{no_chroot}  inet_listener imap {{
+    address = 127.0.0.1
+    port = {self.port}
+  }}
+  inet_listener imaps {{
+    address = 127.0.0.1
+    port = {self.tls_port}
+    ssl = yes
+  }}
+}}
+"""
+        )
+
+    def _start(self) -> None:
+        with self.output.open("wb") as output:
+            self.process = subprocess.Popen(
+                [self.program, "-F", "-c", str(self.config)],
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                cwd=self.root,
+            )
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not (self._greets(self.port) and self._greets(self.tls_port, tls=True)):
+            if self.process.poll() is not None:
+                raise RuntimeError(f"Dovecot exited with {self.process.returncode}:\n{self._logs()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Dovecot did not accept connections within {START_TIMEOUT_S:.0f}s:\n{self._logs()}")
+            time.sleep(0.05)
+
+    def _greets(self, port: int, tls: bool = False) -> bool:
+        """Whether the listener answers with an IMAP greeting (on IMAPS, after the handshake)."""
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+                if not tls:
+                    return sock.recv(64).startswith(b"* OK")
+                context = _client_context(self.ca_file)
+                with context.wrap_socket(sock, server_hostname="127.0.0.1") as secure:
+                    return secure.recv(64).startswith(b"* OK")
+        except OSError:
+            return False
+
+    def _logs(self) -> str:
+        parts = []
+        for path in (self.output, self.log):
+            with contextlib.suppress(OSError):
+                parts.append(f"--- {path.name}\n{path.read_text(errors='replace')}")
+        return "\n".join(parts)
+
+    def url(self, folder: str = "INBOX", tls: bool = False) -> str:
+        """The site's ``PUBLISHER_BOUNCE_MAILBOX`` for this server."""
+        scheme, port = ("imaps", self.tls_port) if tls else ("imap", self.port)
+        return f"{scheme}://{self.user}:{quote(self.password, safe='')}@127.0.0.1:{port}/{quote(folder, safe='')}"
+
+    @contextlib.contextmanager
+    def _session(self) -> Iterator[imaplib.IMAP4]:
+        connection = imaplib.IMAP4("127.0.0.1", self.port, timeout=10)
+        try:
+            _check(connection.login(self.user, self.password), "the test login")
+            yield connection
+        finally:
+            with contextlib.suppress(imaplib.IMAP4.error, OSError):
+                connection.logout()
+
+    def append(self, raw: bytes, folder: str = "INBOX", flags: Iterable[str] = ()) -> None:
+        """Deliver ``raw`` into ``folder`` (created when missing), as a mail server would; imaplib
+        sends its line endings as CRLF, the only ones IMAP has."""
+        with self._session() as imap:
+            if folder.upper() != "INBOX" and folder not in _listed_names(_check(imap.list(), "LIST")):
+                _check(imap.create(quoted(folder)), f"CREATE {folder!r}")
+            flag_list = f"({' '.join(flags)})" if flags else None
+            _check(imap.append(quoted(folder), flag_list, None, raw), f"APPEND to {folder!r}")
+
+    def messages(self, folder: str = "INBOX") -> list[tuple[frozenset[str], bytes]]:
+        """Each message's flags and raw bytes, oldest first, read without marking it \\Seen.
+
+        \\Recent is left out: it says only which session saw the message first."""
+        with self._session() as imap:
+            _check(imap.select(quoted(folder), readonly=True), f"EXAMINE {folder!r}")
+            uids = sorted(int(uid) for uid in _check(imap.uid("SEARCH", "ALL"), "SEARCH")[0].split())
+            found = []
+            for uid in uids:
+                data = _check(imap.uid("FETCH", str(uid), "(FLAGS BODY.PEEK[])"), f"FETCH {uid}")
+                header, body = next(
+                    item for item in data if isinstance(item, tuple) and re.search(rb"\bUID %d\b" % uid, item[0])
+                )
+                flags = re.search(rb"FLAGS \(([^)]*)\)", header)
+                names = flags.group(1).decode("ascii").split() if flags else []
+                found.append((frozenset(name for name in names if name != "\\Recent"), body))
+            return found
+
+    def folders(self) -> list[str]:
+        """Every folder's name, sorted (decoded from modified UTF-7)."""
+        with self._session() as imap:
+            return sorted(_listed_names(_check(imap.list(), "LIST")))
+
+    def empty(self) -> None:
+        """No message anywhere and no folder but INBOX, as at the start."""
+        with self._session() as imap:
+            # The deepest first: Dovecot keeps a parent with children as a \Noselect folder.
+            names = _listed_names(_check(imap.list(), "LIST"))
+            for name in sorted(names, key=lambda name: name.count("/"), reverse=True):
+                if name.upper() != "INBOX":
+                    _check(imap.delete(quoted(name)), f"DELETE {name!r}")
+            _check(imap.select("INBOX"), "SELECT INBOX")
+            if _check(imap.uid("SEARCH", "ALL"), "SEARCH")[0]:
+                _check(imap.uid("STORE", "1:*", "+FLAGS.SILENT", "(\\Deleted)"), "STORE \\Deleted")
+                _check(imap.expunge(), "EXPUNGE")
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()  # Dovecot's master stops its processes on SIGTERM
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def dovecot() -> Iterator[DovecotServer]:
+    """A Dovecot IMAP server for the whole test session."""
+    server = DovecotServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def mailbox(dovecot: DovecotServer) -> DovecotServer:
+    """The session's Dovecot with every message and folder of earlier tests gone."""
+    dovecot.empty()
+    return dovecot

@@ -1,0 +1,323 @@
+"""The bounce mailbox's IMAP client against a real Dovecot (tests/imap.py): TLS, logins,
+reading without marking, moving one message out, folder names; and against a tiny fake
+server for what Dovecot never does (no STARTTLS, echoing a password, never greeting)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import socket
+import ssl
+import threading
+import time
+
+import pytest
+
+from publisher.config.bounces import imap_server
+from publisher.mail import bounce_mailbox_client
+from publisher.mail.bounce_mailbox_client import MailboxClient, MailboxTrouble, imap_utf7
+from tests.imap import DovecotServer, imap_utf7_decode
+from tests.support import free_port
+
+
+def bounce(number: int) -> bytes:
+    return (
+        f"From: MAILER-DAEMON@example.net\r\nTo: bounces+tok{number}@books.example.com\r\n"
+        f"Subject: Undelivered Mail Returned to Sender {number}\r\nMessage-ID: <bounce-{number}@example.net>\r\n"
+        f"\r\nThis is bounce number {number}.\r\n"
+    ).encode()
+
+
+def client(mailbox: DovecotServer, folder: str = "INBOX", tls: bool = False, **options) -> MailboxClient:
+    options.setdefault("ca_file", mailbox.ca_file)
+    return MailboxClient(imap_server(mailbox.url(folder, tls=tls)), timeout=10, **options)
+
+
+def uses_tls(session: MailboxClient) -> bool:
+    return isinstance(session._connection.sock, ssl.SSLSocket)
+
+
+def test_reads_every_message_oldest_first_over_plain_imap_on_loopback(mailbox):
+    for number in (1, 2, 3):
+        mailbox.append(bounce(number))
+    server = imap_server(mailbox.url())
+    assert not server.require_starttls  # loopback: STARTTLS only because Dovecot offers it
+    with MailboxClient(server, ca_file=mailbox.ca_file, timeout=10) as session:
+        uids = session.uids()
+        assert [session.fetch(uid) for uid in uids] == [bounce(1), bounce(2), bounce(3)]
+        assert uids == sorted(uids)
+        assert uses_tls(session)
+
+
+def test_an_empty_folder_has_no_uids(mailbox):
+    with client(mailbox) as session:
+        assert session.uids() == []
+
+
+def test_imaps_with_the_ca_file(mailbox):
+    mailbox.append(bounce(1))
+    with client(mailbox, tls=True) as session:
+        assert uses_tls(session)
+        assert [session.fetch(uid) for uid in session.uids()] == [bounce(1)]
+
+
+def test_a_certificate_from_an_unknown_ca_is_refused_with_a_hint(mailbox):
+    for tls in (True, False):  # imaps, and STARTTLS on loopback
+        with pytest.raises(MailboxTrouble) as caught, client(mailbox, tls=tls, ca_file=None):
+            pass
+        assert "not trusted" in caught.value.reason
+        assert "PUBLISHER_BOUNCE_CA_FILE" in caught.value.reason
+
+
+@pytest.mark.parametrize("password", ["wrong-password", "wrong-pässword"])  # LOGIN; AUTHENTICATE PLAIN
+def test_a_wrong_password_is_a_refused_login_that_never_shows_the_password(mailbox, password):
+    server = dataclasses.replace(imap_server(mailbox.url()), password=password)
+    with pytest.raises(MailboxTrouble) as caught, MailboxClient(server, ca_file=mailbox.ca_file, timeout=10):
+        pass
+    reason = caught.value.reason
+    assert reason.startswith(f"login refused for imap://bounces:***@127.0.0.1:{mailbox.port}/INBOX: ")
+    assert "AUTHENTICATIONFAILED" in reason
+    assert password not in reason and password not in str(caught.value)
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+
+
+def test_a_closed_port_fails_at_once():
+    server = imap_server(f"imap://bounces:secret@127.0.0.1:{free_port()}/INBOX")
+    started = time.monotonic()
+    with pytest.raises(MailboxTrouble) as caught, MailboxClient(server, timeout=2):
+        pass
+    assert time.monotonic() - started < 2
+    where = f"imap://bounces:***@127.0.0.1:{server.port}/INBOX"
+    assert caught.value.reason == f"cannot connect to {where}: Connection refused"
+
+
+def test_a_missing_folder_is_trouble(mailbox):
+    with pytest.raises(MailboxTrouble) as caught, client(mailbox, folder="Nowhere"):
+        pass
+    assert caught.value.reason.startswith("cannot open the folder 'Nowhere' of imap://bounces:***@")
+
+
+def test_fetch_leaves_a_message_unread(mailbox):
+    mailbox.append(bounce(1))
+    mailbox.append(bounce(2), flags=["\\Flagged"])
+    with client(mailbox) as session:
+        for uid in session.uids():
+            assert session.fetch(uid) is not None
+    assert mailbox.messages() == [(frozenset(), bounce(1)), (frozenset({"\\Flagged"}), bounce(2))]
+
+
+def test_fetch_of_a_message_gone_meanwhile_is_none(mailbox):
+    mailbox.append(bounce(1))
+    with client(mailbox) as session:
+        [uid] = session.uids()
+        mailbox.empty()  # another client expunges it
+        assert session.fetch(uid) is None
+        assert session.fetch(uid + 100) is None
+
+
+def test_move_creates_the_folder_and_moves_only_that_message(mailbox):
+    mailbox.append(bounce(1))
+    mailbox.append(bounce(2))
+    mailbox.append(bounce(3), flags=["\\Deleted"])  # someone else's, not yet expunged
+    with client(mailbox) as session:
+        assert {"MOVE", "UIDPLUS"} <= session._capabilities  # read again after LOGIN, as Dovecot names them then
+        first, second, third = session.uids()
+        session.move(second, "Processed")
+        assert session.uids() == [first, third]
+        session.move(first, "Processed")  # the folder exists now
+        assert session.uids() == [third]
+    assert mailbox.folders() == ["INBOX", "Processed"]
+    assert mailbox.messages() == [(frozenset({"\\Deleted"}), bounce(3))]
+    assert mailbox.messages("Processed") == [(frozenset(), bounce(2)), (frozenset(), bounce(1))]
+
+
+def test_move_of_a_message_gone_meanwhile_is_no_error(mailbox):
+    mailbox.append(bounce(1))
+    with client(mailbox) as session:
+        [uid] = session.uids()
+        mailbox.empty()
+        session.move(uid, "Processed")
+    assert mailbox.messages("Processed") == []
+
+
+def test_move_into_a_folder_another_client_created(mailbox):
+    mailbox.append(bounce(1), folder="Processed")
+    mailbox.append(bounce(2))
+    with client(mailbox) as session:
+        [uid] = session.uids()
+        session.move(uid, "Processed")
+    assert [raw for _, raw in mailbox.messages("Processed")] == [bounce(1), bounce(2)]
+
+
+def test_without_move_a_copy_then_an_expunge_of_that_message_only(mailbox):
+    mailbox.append(bounce(1))
+    mailbox.append(bounce(2), flags=["\\Deleted"])
+    with client(mailbox) as session:
+        # As a server without RFC 6851's MOVE (Dovecot has it; the client reads the list after LOGIN).
+        session._capabilities = session._capabilities - {"MOVE"}
+        first, second = session.uids()
+        session.move(first, "Processed")
+        assert session.uids() == [second]
+    assert mailbox.messages() == [(frozenset({"\\Deleted"}), bounce(2))]
+    assert mailbox.messages("Processed") == [(frozenset(), bounce(1))]
+
+
+def test_without_move_or_uidplus_nothing_is_touched(mailbox):
+    mailbox.append(bounce(1))
+    mailbox.append(bounce(2), flags=["\\Deleted"])
+    with client(mailbox) as session:
+        session._capabilities = session._capabilities - {"MOVE", "UIDPLUS"}
+        first, _ = session.uids()
+        with pytest.raises(MailboxTrouble, match="neither MOVE nor UIDPLUS"):
+            session.move(first, "Processed")
+    assert [raw for _, raw in mailbox.messages()] == [bounce(1), bounce(2)]
+    assert mailbox.folders() == ["INBOX"]
+
+
+@pytest.mark.parametrize("folder", ["Bounces In", 'Rückläufer & "Co"', "Отказы"])
+def test_folder_names_with_spaces_quotes_and_any_letters(mailbox, folder):
+    mailbox.append(bounce(1), folder=folder)
+    mailbox.append(bounce(2), folder=folder)
+    done = f"{folder} done"
+    with client(mailbox, folder=folder) as session:
+        first, _ = session.uids()
+        session.move(first, done)
+    assert mailbox.folders() == sorted(["INBOX", folder, done])
+    assert [raw for _, raw in mailbox.messages(folder)] == [bounce(2)]
+    assert [raw for _, raw in mailbox.messages(done)] == [bounce(1)]
+
+
+def test_modified_utf7_as_rfc_3501_writes_it():
+    assert imap_utf7("INBOX") == "INBOX"
+    assert imap_utf7("Tom & Jerry") == "Tom &- Jerry"
+    assert imap_utf7("~peter/mail/台北/日本語") == "~peter/mail/&U,BTFw-/&ZeVnLIqe-"  # RFC 3501 §5.1.3
+    assert imap_utf7_decode(imap_utf7("Rückläufer & Co")) == "Rückläufer & Co"
+
+
+def test_starttls_required_is_used_with_dovecot(mailbox):
+    mailbox.append(bounce(1))
+    server = dataclasses.replace(imap_server(mailbox.url()), require_starttls=True)
+    with MailboxClient(server, ca_file=mailbox.ca_file, timeout=10) as session:
+        assert uses_tls(session)
+        assert [session.fetch(uid) for uid in session.uids()] == [bounce(1)]
+
+
+class FakeImapServer:
+    """A scripted IMAP server on 127.0.0.1 that records what it is sent: no STARTTLS, a LOGIN
+    answer of the test's choosing (``{args}`` is what the client sent), or no greeting at all."""
+
+    def __init__(self, login_reply: str = "OK LOGIN completed", greet: bool = True):
+        self.login_reply = login_reply
+        self.greet = greet
+        self.commands: list[str] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.1)
+        self.port = self._listener.getsockname()[1]
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def url(self, password: str = "secret") -> str:
+        return f"imap://bounces:{password}@127.0.0.1:{self.port}/INBOX"
+
+    def _serve(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                connection.settimeout(10)
+                with contextlib.suppress(OSError):  # the client hung up
+                    self._session(connection)
+
+    def _session(self, connection: socket.socket) -> None:
+        if not self.greet:
+            while connection.recv(1024):  # until the client gives up
+                pass
+            return
+        connection.sendall(b"* OK IMAP4rev1 ready\r\n")
+        for line in connection.makefile("rb"):
+            text = line.decode().rstrip("\r\n")
+            self.commands.append(text)
+            tag, _, rest = text.partition(" ")
+            command, _, args = rest.partition(" ")
+            replies = {
+                "CAPABILITY": f"* CAPABILITY IMAP4rev1 AUTH=PLAIN\r\n{tag} OK done",
+                "LOGIN": f"{tag} {self.login_reply.format(args=args)}",
+                "SELECT": f"* 0 EXISTS\r\n* OK [UIDVALIDITY 1] ok\r\n{tag} OK [READ-WRITE] selected",
+                "UID": f"* SEARCH\r\n{tag} OK searched",
+                "LOGOUT": f"* BYE bye\r\n{tag} OK logged out",
+            }
+            connection.sendall((replies.get(command.upper(), f"{tag} BAD unknown command") + "\r\n").encode())
+            if command.upper() == "LOGOUT":
+                return
+
+    def close(self) -> None:
+        self._stopping.set()
+        self._thread.join(timeout=5)
+        self._listener.close()
+
+
+@pytest.fixture
+def fake_server():
+    servers: list[FakeImapServer] = []
+
+    def start(**options) -> FakeImapServer:
+        servers.append(FakeImapServer(**options))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def test_starttls_required_but_not_offered_is_refused_before_the_password_is_sent(fake_server):
+    fake = fake_server()
+    server = dataclasses.replace(imap_server(fake.url()), require_starttls=True)
+    with pytest.raises(MailboxTrouble) as caught, MailboxClient(server, timeout=5):
+        pass
+    assert caught.value.reason.startswith(
+        f"imap://bounces:***@127.0.0.1:{fake.port}/INBOX does not offer STARTTLS, so the password would go out"
+    )
+    assert not any(" LOGIN " in command for command in fake.commands)
+
+
+def test_a_host_not_on_loopback_needs_starttls(fake_server, monkeypatch):
+    fake = fake_server()
+    # The settings always ask for STARTTLS off loopback; a server made by hand must not get around it.
+    server = dataclasses.replace(imap_server(fake.url()), require_starttls=False)
+    monkeypatch.setattr(bounce_mailbox_client, "is_loopback", lambda host: False)  # as if 127.0.0.1 were remote
+    with pytest.raises(MailboxTrouble, match="does not offer STARTTLS"), MailboxClient(server, timeout=5):
+        pass
+    assert not any(" LOGIN " in command for command in fake.commands)
+
+
+def test_plain_imap_without_starttls_on_loopback_logs_in(fake_server):
+    fake = fake_server()
+    with MailboxClient(imap_server(fake.url()), timeout=5) as session:
+        assert session.uids() == []
+    assert ' LOGIN "bounces" "secret"' in "\n".join(fake.commands)
+
+
+def test_a_password_the_server_echoes_is_hidden(fake_server):
+    password = 'se"cr\\et'
+    fake = fake_server(login_reply="NO [AUTHENTICATIONFAILED] no user with {args}")
+    server = imap_server(fake.url(password="se%22cr%5Cet"))
+    assert server.password == password
+    with pytest.raises(MailboxTrouble) as caught, MailboxClient(server, timeout=5):
+        pass
+    reason = caught.value.reason
+    assert reason.startswith("login refused for imap://bounces:***@")
+    assert "no user with" in reason and "***" in reason.partition("no user with")[2]
+    for spelling in (password, 'se\\"cr\\\\et', "cr"):
+        assert spelling not in reason
+
+
+def test_a_server_that_never_greets_times_out(fake_server):
+    fake = fake_server(greet=False)
+    started = time.monotonic()
+    with pytest.raises(MailboxTrouble) as caught, MailboxClient(imap_server(fake.url()), timeout=0.5):
+        pass
+    assert time.monotonic() - started < 3
+    assert caught.value.reason.endswith(": timed out")
