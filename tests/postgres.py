@@ -41,8 +41,11 @@ def server_bindir() -> Path:
 # The embedded gateway's tables after `publisher-gateway migrate`, as pg_tables lists them.
 GATEWAY_TABLES = [
     "alembic_version",
+    "bounce",
     "campaign",
     "contact_message",
+    "job_lease",
+    "mailbox_message",
     "outbox_delivery",
     "send_throttle",
     "subscriber",

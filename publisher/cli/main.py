@@ -9,7 +9,9 @@
     publisher-gateway outbox --retry           # send the failed ones again, now
     publisher-gateway announce SLUG            # email a new book to every confirmed reader (asks first)
     publisher-gateway announce SLUG --test-to me@example.com   # one test copy, recorded nowhere
-    publisher-gateway campaigns                # every announced book, with its counts
+    publisher-gateway campaigns                # every announced book, with its counts, bounces and complaints
+    publisher-gateway bounces --since 7d       # the latest bounces and complaints, and what was left unread
+    publisher-gateway bounces --check          # read the bounce mailbox once, now
 
 It reads the same configuration as the site (REFLEX_DB_URL, PUBLISHER_SMTP_URL, ...), and runs
 from any directory: it finds the project's alembic.ini by the package's path (storage/database.py).
@@ -24,17 +26,18 @@ import asyncio
 import csv
 import os
 import sys
-from datetime import datetime
+from collections import Counter
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import sqlalchemy
 
 from publisher import storage
 from publisher.config import settings
-from publisher.mail import announce, outbox
+from publisher.mail import announce, bounce_mailbox, outbox
 from publisher.rules import list_rules
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import database
+from publisher.storage import bounce_records, database
 from publisher.storage import subscribers as mailing_list
 
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -162,6 +165,74 @@ def retry_failed(out) -> int:
     return 1 if any(outcome.status == storage.FAILED for outcome in outcomes) else 0
 
 
+_PERIODS = {"d": "days", "h": "hours", "m": "minutes"}
+
+
+def _since(text: str) -> datetime:
+    """``--since``: a date, a date and time (UTC unless it says), or a period back from now."""
+    value = text.strip()
+    unit = _PERIODS.get(value[-1:].lower())
+    if unit and value[:-1].isdigit():
+        return storage.utc_now() - timedelta(**{unit: int(value[:-1])})
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a date (2026-11-01), a date and time (2026-11-01T09:00) or a period (7d, 24h, 30m)"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def write_bounces(since: datetime | None, out) -> int:
+    """``publisher-gateway bounces``: newest first, then what the mailbox reader left unclassified."""
+    lines = bounce_records.list_bounces(since)
+    for line in lines:
+        campaign = f"  campaign {line.campaign}" if line.campaign else ""
+        out.write(f"{line.at.isoformat()}  {line.email}  {line.kind}  ({line.source}){campaign}\n    {line.reason}\n")
+    kinds = Counter(line.kind for line in lines)
+    period = f" since {since.isoformat()}" if since else ""
+    out.write(
+        f"{len(lines)} bounces and complaints{period}: {kinds['hard']} hard, {kinds['soft']} soft, "
+        f"{kinds['complaint']} complaints.\n"
+    )
+    left = bounce_records.unclassified_messages(since)
+    if left:
+        out.write(
+            f"{len(left)} messages in the bounce mailbox could not be classified and were left where they are "
+            "(read them there):\n"
+        )
+        for message in left:
+            out.write(
+                f"    {message.seen_at.isoformat()}  from {message.sender or '(no sender)'}  {message.subject!r}\n"
+            )
+    return EXIT_OK
+
+
+def check_bounce_mailbox(messages) -> int:
+    """``publisher-gateway bounces --check``: read the bounce mailbox once, now; 1 if it cannot be read."""
+    values = settings.current()
+    if values.mail is None or values.bounces.mailbox is None:
+        print(
+            f"publisher-gateway: {settings.BOUNCE_MAILBOX_VAR} is not set (and {settings.SMTP_URL_VAR} with it), "
+            "so there is no bounce mailbox to read.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    try:
+        reading = bounce_mailbox.read_once(values.bounces, values.mail)
+    except bounce_mailbox.MailboxTrouble as trouble:
+        print(f"publisher-gateway: {trouble}", file=sys.stderr)
+        return EXIT_FAILED
+    if reading is None:
+        print(
+            "Bounce mailbox: a running site's worker is reading it right now; its findings are in `bounces`.",
+            file=messages,
+        )
+        return EXIT_OK
+    print(f"Bounce mailbox {values.bounces.mailbox.describe()}: {reading}.", file=messages)
+    return EXIT_FAILED if reading.troubles else EXIT_OK
+
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -169,17 +240,19 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer whose reader went away
 
 EPILOG = f"""\
-Data (the CSV of `subscribers`, the listings of `messages`, `outbox` and `campaigns`, the
-outcome of each delivery of `outbox --retry`) goes to standard output; messages (what
-`migrate`, `import`, `forget` and `announce` did, progress, questions, warnings, errors) go
-to standard error. It runs from any directory: it finds the project's alembic.ini beside
-the installed package (the image sets ALEMBIC_CONFIG=/app/alembic.ini).
+Data (the CSV of `subscribers`, the listings of `messages`, `outbox`, `campaigns` and
+`bounces`, the outcome of each delivery of `outbox --retry`) goes to standard output;
+messages (what `migrate`, `import`, `forget`, `announce` and `bounces --check` did,
+progress, questions, warnings, errors) go to standard error. It runs from any directory:
+it finds the project's alembic.ini beside the installed package (the image sets
+ALEMBIC_CONFIG=/app/alembic.ini).
 
 exit status:
   {EXIT_OK:<4} done (`announce`: sent, or announced before)
   {EXIT_FAILED:<4} it ran and failed: the database is unreachable or not migrated, a file cannot be
        read or is refused (`import`), an email was not sent, a campaign paused or was not
-       started (nobody confirmed, or the answer was no), `outbox --retry` without SMTP
+       started (nobody confirmed, or the answer was no), `outbox --retry` without SMTP,
+       the bounce mailbox cannot be read (`bounces --check`)
   {EXIT_USAGE:<4} it cannot run as asked: a usage error, a setting missing or invalid, `announce`
        refused (unknown book, mail settings missing, no --yes where nobody can answer)
   {EXIT_INTERRUPTED:<4} interrupted (Ctrl-C); a transaction under way is rolled back
@@ -250,7 +323,22 @@ def run(argv: list[str] | None = None) -> int:
         metavar="ADDRESS",
         help="send one test copy to ADDRESS only (need not be on the list; not recorded)",
     )
-    commands.add_parser("campaigns", help="list the announced books, with sent, failed and left")
+    commands.add_parser(
+        "campaigns", help="list the announced books, with sent, failed and left, bounces and complaints"
+    )
+    bounces_command = commands.add_parser(
+        "bounces",
+        help="list the latest bounces and complaints, and the bounce mailbox's messages left unclassified",
+    )
+    bounces_command.add_argument(
+        "--since",
+        type=_since,
+        metavar="WHEN",
+        help="only those since WHEN: a date (2026-11-01), a date and time, or a period back from now (7d, 24h, 30m)",
+    )
+    bounces_command.add_argument(
+        "--check", action="store_true", help="read the bounce mailbox (PUBLISHER_BOUNCE_MAILBOX) once, now"
+    )
     args = parser.parse_args(argv)
     try:
         if args.command == "migrate":
@@ -270,6 +358,8 @@ def run(argv: list[str] | None = None) -> int:
             return announce.announce(args.slug, yes=args.yes, test_to=args.test_to, out=sys.stderr)
         elif args.command == "campaigns":
             announce.write_campaigns(sys.stdout)
+        elif args.command == "bounces":
+            return check_bounce_mailbox(sys.stderr) if args.check else write_bounces(args.since, sys.stdout)
         elif args.command == "messages":
             write_messages(storage.list_messages(), sys.stdout)
         elif args.retry:

@@ -16,6 +16,7 @@ object, each taking the mapping a test passes.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Iterator, Mapping
@@ -30,7 +31,8 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from reflex_base import config as reflex_config
 from reflex_base import constants
 
-from publisher.config import mail
+from publisher.config import bounces, mail
+from publisher.config.bounces import BOUNCE_MAILBOX_VAR, BounceSettings, ImapServer
 from publisher.config.checks import absolute_http_url as _absolute_http_url
 from publisher.config.checks import positive_count
 from publisher.config.mail import (
@@ -53,7 +55,10 @@ from publisher.config.secret_files import (
 
 # The rest of the site imports these from here: the object, its readers, and the typed results.
 __all__ = [
+    "BOUNCE_MAILBOX_VAR",
     "DEFAULT_SEND_RATE",
+    "BounceSettings",
+    "ImapServer",
     "MAIL_FROM_VAR",
     "POSTAL_ADDRESS_VAR",
     "SMTP_URL_VAR",
@@ -201,11 +206,23 @@ class Settings(BaseSettings):
     dkim_selector: Text = _var(mail.DKIM_SELECTOR_VAR, "")
     dkim_key_file: Text = _var(mail.DKIM_KEY_FILE_VAR, "")
     confirmations_per_hour: Text = _var(mail.CONFIRMATIONS_PER_HOUR_VAR, "")
+    # What comes back from the list's emails (config/bounces.py), checked together into ``bounces``.
+    bounce_address: Text = _var(bounces.BOUNCE_ADDRESS_VAR, "")
+    bounce_mailbox: Text = _var(bounces.BOUNCE_MAILBOX_VAR, "", repr=False)
+    bounce_mailbox_file: Text = _var(bounces.BOUNCE_MAILBOX_VAR + FILE_SUFFIX, "")
+    bounce_ca_file: Text = _var(bounces.BOUNCE_CA_FILE_VAR, "")
+    bounce_poll_s: Text = _var(bounces.BOUNCE_POLL_VAR, "")
+    bounce_done_folder: Text = _var(bounces.BOUNCE_DONE_FOLDER_VAR, "")
+    bounce_webhook_secret: Text = _var(bounces.BOUNCE_WEBHOOK_SECRET_VAR, "", repr=False)
+    bounce_webhook_secret_file: Text = _var(bounces.BOUNCE_WEBHOOK_SECRET_VAR + FILE_SUFFIX, "")
+    pause_bounce_rate: Text = _var(bounces.PAUSE_BOUNCE_RATE_VAR, "")
+    pause_complaint_rate: Text = _var(bounces.PAUSE_COMPLAINT_RATE_VAR, "")
     # Used by rxconfig.py before anything else (secret_files.put_database_password): the
     # password it puts into REFLEX_DB_URL. Listed here with every other variable.
     db_password_file: Text = _var(DB_PASSWORD_FILE_VAR, "")
 
     _mail: MailSettings | None = PrivateAttr(None)
+    _bounces: BounceSettings = PrivateAttr(default_factory=BounceSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -234,7 +251,7 @@ class Settings(BaseSettings):
     def _secrets_from_files(cls, data: Any) -> Any:
         """``NAME_FILE`` instead of ``NAME`` for a secret: a mounted file, in no container's environment."""
         values = dict(data)
-        for name in (GATEWAY_API_KEY_VAR, *mail.SECRET_VARS):
+        for name in (GATEWAY_API_KEY_VAR, *mail.SECRET_VARS, *bounces.SECRET_VARS):
             if name in values or name + FILE_SUFFIX in values:
                 values[name] = from_env_or_file(values, name)
         return values
@@ -317,12 +334,23 @@ class Settings(BaseSettings):
         """The mail variables depend on each other (an SMTP URL requires a sender...): checked together."""
         fields = type(self).model_fields
         self._mail = mail.read({str(fields[name].validation_alias): getattr(self, name) for name in _MAIL_FIELDS})
+        self._bounces = bounces.read(
+            {str(fields[name].validation_alias): getattr(self, name) for name in _BOUNCE_FIELDS},
+            None if self._mail is None else self._mail.mail_from,
+        )
+        if self._mail is not None and self._bounces.address is not None:
+            self._mail = dataclasses.replace(self._mail, bounce_address=self._bounces.address)
         return self
 
     @property
     def mail(self) -> MailSettings | None:
         """How the embedded gateway sends email, or None (store only) without an SMTP URL."""
         return self._mail
+
+    @property
+    def bounces(self) -> BounceSettings:
+        """Where bounces and complaints arrive (a mailbox, a webhook) and when a campaign pauses on them."""
+        return self._bounces
 
     @property
     def tabs(self) -> TabLimits:
@@ -339,6 +367,9 @@ class Settings(BaseSettings):
 
 # The fields of the mail variables, which ``mail.read`` checks together.
 _MAIL_FIELDS = tuple(name for name, field in Settings.model_fields.items() if field.validation_alias in mail.MAIL_VARS)
+_BOUNCE_FIELDS = tuple(
+    name for name, field in Settings.model_fields.items() if field.validation_alias in bounces.BOUNCE_VARS
+)
 # Every variable, in a fixed order: current()'s cache is keyed on their values.
 VARIABLES = tuple(Settings.variables())
 
@@ -401,6 +432,11 @@ def gateway_timeout_s(environ: Mapping[str, str] | None = None) -> float:
 def mail_settings(environ: Mapping[str, str] | None = None) -> MailSettings | None:
     """How the embedded gateway sends email, or None (store only) without an SMTP URL."""
     return _settings(environ).mail
+
+
+def bounce_settings(environ: Mapping[str, str] | None = None) -> BounceSettings:
+    """Where bounces and complaints arrive, and when a campaign pauses on them."""
+    return _settings(environ).bounces
 
 
 def list_emails_on(environ: Mapping[str, str] | None = None) -> bool:

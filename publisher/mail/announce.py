@@ -28,6 +28,7 @@ from publisher.config.settings import MailSettings
 from publisher.content import books as book_words
 from publisher.mail import campaign, mailer, outbox, release_email
 from publisher.rules import list_links
+from publisher.storage import bounce_records
 
 FOLLOW_POLL_S = 0.5
 # A test copy's unsubscribe link names no reader: it shows the "link not valid" page.
@@ -255,6 +256,20 @@ def announce(
         return 0
     else:
         if item.status == storage.PAUSED:
+            out.write(
+                f"Campaign #{item.id} is PAUSED: {item.paused_reason}\n"
+                f"    {describe_counts(_counts(item))}; {describe_returns(_id(item))}\n"
+            )
+            if not yes:
+                if not (sys.stdin.isatty() if interactive is None else interactive):
+                    print(
+                        "publisher-gateway: not a terminal, so nobody can answer: add --yes to resume it.",
+                        file=sys.stderr,
+                    )
+                    return 2
+                if ask("Resume it? [y/N] ").strip().lower() not in ("y", "yes"):
+                    out.write("It stays paused. Nothing was sent.\n")
+                    return 1
             storage.set_campaign_status(_id(item), storage.SENDING)
             out.write(f"Campaign #{item.id} resumed (it was paused: {item.paused_reason}).\n")
         out.write(f"Continuing campaign #{item.id} of {_when(item.created_at)}: {describe_counts(_counts(item))}.\n")
@@ -278,6 +293,19 @@ def _counts(item: storage.Campaign) -> dict[str, int]:
     return storage.campaign_counts(_id(item))
 
 
+def describe_returns(campaign_id: int) -> str:
+    """What came back from a campaign's emails, and its rates (in % of the emails sent)."""
+    returns = bounce_records.campaign_returns(campaign_id)
+
+    def rate(count: int) -> str:
+        return f"{100 * count / returns.sent:.2f} %" if returns.sent else "-"
+
+    return (
+        f"{returns.hard} hard bounces, {returns.soft} soft bounces, {returns.complaints} complaints "
+        f"(bounce rate {rate(returns.hard)}, complaint rate {rate(returns.complaints)})"
+    )
+
+
 def write_campaigns(out: TextIO) -> None:
     items = storage.list_campaigns()
     if not items:
@@ -289,6 +317,7 @@ def write_campaigns(out: TextIO) -> None:
         out.write(
             f"#{item.id}  {item.book_slug}  {item.status.upper()}  started {_when(item.created_at)}{finished}\n"
             f"    {item.recipients} recipients: {describe_counts(counts)}\n"
+            f"    {describe_returns(_id(item))}\n"
         )
         if item.status == storage.PAUSED:
             out.write(f"    paused: {item.paused_reason}\n")

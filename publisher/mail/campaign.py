@@ -45,9 +45,10 @@ from publisher import storage
 from publisher.config import settings
 from publisher.config.settings import MailSettings
 from publisher.content import books as book_words
-from publisher.mail import mailer, outbox, release_email
+from publisher.mail import mailer, outbox, release_email, returns
 from publisher.rules import list_links
 from publisher.rules.list_rules import ListStatus
+from publisher.storage import bounce_records
 
 logger = logging.getLogger(__name__)
 
@@ -87,17 +88,37 @@ def batch_size(rate: float) -> int:
 
 @dataclass
 class FailureStreak:
-    """Failures since the last success; ``record`` says when the campaign must pause."""
+    """Failures since the last success; ``failure`` says when the campaign must pause.
+
+    The bounces among them wait here (``bounces``) until a success shows the server takes
+    mail: a streak that pauses the campaign is the server's fault (a refused relay answers
+    550 to every reader), and its readers must not be marked bounced for it.
+    """
 
     limit: int = PAUSE_AFTER
     ids: list[int] = field(default_factory=list)
+    bounces: list[bounce_records.Report] = field(default_factory=list)
 
-    def success(self) -> None:
+    def success(self) -> list[bounce_records.Report]:
+        """The streak ends; its bounces, now believed, to record."""
         self.ids.clear()
+        return self.believe()
 
-    def failure(self, delivery_id: int) -> bool:
+    def believe(self) -> list[bounce_records.Report]:
+        """The bounces so far, to record now (the sender stops: they must not be lost)."""
+        believed, self.bounces = self.bounces, []
+        return believed
+
+    def failure(self, delivery_id: int, bounce: bounce_records.Report | None = None) -> bool:
         self.ids.append(delivery_id)
+        if bounce is not None:
+            self.bounces.append(bounce)
         return len(self.ids) >= self.limit
+
+    def forget(self) -> None:
+        """The campaign paused on the streak: its failures were not the readers'."""
+        self.ids.clear()
+        self.bounces.clear()
 
 
 def dead_workers(holders: list[str], host: str, alive: Callable[[int], bool]) -> list[str]:
@@ -167,6 +188,7 @@ class ReleaseSender:
         self._held: list[int] = []
         self._lease_until: datetime | None = None
         self._lease_lost: str | None = None
+        self._paused = False  # the bounces just recorded paused the campaign
         self._marked: int | None = None  # the job marked in flight (storage.begin_sending), not yet finished
 
     async def send_batch(self) -> int:
@@ -204,6 +226,9 @@ class ReleaseSender:
                 following = batch[index + 1] if index + 1 < len(batch) else None
                 reading = await self._send_one(delivery, reading, following)
                 self._held.remove(delivery.id)
+                if self._paused:  # its bounces paused the campaign (mail/returns.py)
+                    self._paused = False
+                    raise Paused
             await reading
         except Paused:
             pass
@@ -244,7 +269,25 @@ class ReleaseSender:
                 handled += count
         finally:
             await self.session.close()
+            # Nothing more to send: the refusals of a streak too short to pause are believed.
+            await asyncio.shield(self._take_bounces(self.streak.believe()))
         return handled
+
+    async def _take_bounces(self, reports: list[bounce_records.Report], *, stop_if_paused: bool = False) -> None:
+        """Record the readers' bounces at sending time, and pause the campaign past its threshold:
+        then (``stop_if_paused``) this batch stops too, before its next email."""
+        if not reports:
+            return
+        try:
+            recorded = await asyncio.to_thread(returns.take, reports, self.db_url)
+        except Exception as exc:  # noqa: BLE001 - the emails' outcomes are recorded; a lost bounce is logged
+            logger.error("Campaign: %s bounces could not be recorded (%s)", len(reports), type(exc).__name__)
+            return
+        if stop_if_paused:
+            for campaign_id in {item.campaign_id for item in recorded if item.campaign_id is not None}:
+                found = await asyncio.to_thread(storage.get_campaign, campaign_id, self.db_url)
+                if found is not None and found.status == storage.PAUSED:
+                    self._paused = True  # send_batch stops once this email's record is under way
 
     async def _wait_until(self, moment: datetime) -> None:
         """Sleep until the slot, never longer than half a lease at a time: the lease is renewed
@@ -342,7 +385,7 @@ class ReleaseSender:
             message = self._build(delivery)
             if message is not None:
                 assert isinstance(delivery.source, storage.Subscriber)  # _build found the reader
-                await self.session.begin(delivery.source.email)
+                await self.session.begin(delivery.source.email, mailer.return_path(self.mail, delivery.id))
         except mailer.DeliveryFailed as failure:
             opening = failure
         except Exception as exc:  # noqa: BLE001 - this reader's email fails, the campaign goes on
@@ -372,16 +415,18 @@ class ReleaseSender:
         except Exception as exc:  # noqa: BLE001 - as above
             await self._failed(delivery, self._unexpected(exc))
             return self._read_status(following)
-        self.streak.success()
         # Recorded before the next message goes: at most one accepted email is ever unrecorded.
         following_reader = following.source.id if following is not None and following.source is not None else None
         following_job = following.id if following is not None and following_reader is not None else None
         self._marked = following_job
-        return asyncio.ensure_future(
+        recording = asyncio.ensure_future(
             outbox.record_sent(
                 delivery.id, None, self.clock, self.db_url, then_read=following_reader, then_sending=following_job
             )
         )
+        # A success: the refusals before it were the readers' own (FailureStreak), so they are bounces.
+        await self._take_bounces(self.streak.success(), stop_if_paused=True)
+        return recording
 
     def _unexpected(self, exc: Exception) -> mailer.DeliveryFailed:
         """An error no rule foresaw, building or sending one email: that email fails for good,
@@ -396,19 +441,21 @@ class ReleaseSender:
         campaign = self._campaign(delivery.campaign_id)
         assert campaign is not None  # a campaign is never deleted
         when, reason = outbox.after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)
+        bounce = None
         if when is None:
             await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
             logger.warning("Campaign #%s: delivery #%s failed: %s", campaign.id, delivery.id, reason)
+            bounce = returns.at_sending(delivery.id, failure, given_up=True)
         else:
             await asyncio.to_thread(storage.mark_retry, delivery.id, self.worker, when, failure.reason, self.db_url)
-        if self.streak.failure(delivery.id):
+        if self.streak.failure(delivery.id, bounce):
             await asyncio.to_thread(self._pause, campaign, failure.reason)
             raise Paused
 
     def _pause(self, campaign: storage.Campaign, reason: str) -> None:
         assert campaign.id is not None  # a stored row has its id (the model's None is before the insert)
         streak = list(self.streak.ids)
-        self.streak.success()
+        self.streak.forget()
         paused = storage.set_campaign_status(
             campaign.id, storage.PAUSED, f"{len(streak)} failures in a row, the last: {reason}", db_url=self.db_url
         )

@@ -33,10 +33,19 @@ from publisher.config.settings import MailSettings
 from publisher.content import list_copy
 from publisher.content.site import BRAND_NAME
 from publisher.mail.headers import WIRE, list_unsubscribe
-from publisher.rules import validation
+from publisher.rules import bounces, validation
 
 # Connect, TLS handshake and each SMTP command: a server slower than this is retried later.
 SMTP_TIMEOUT_S = 30.0
+
+
+def return_path(settings: MailSettings, delivery_id: int) -> str | None:
+    """A list email's envelope sender: ``bounces+TOKEN@domain`` (VERP, rules/bounces.py) when
+    ``PUBLISHER_BOUNCE_ADDRESS`` is set, so whatever comes back names the email it is about;
+    None (the From address) otherwise."""
+    if settings.bounce_address is None:
+        return None
+    return bounces.verp_address(settings.bounce_address, settings.list_secret, delivery_id)
 
 
 def new_message_id(settings: MailSettings) -> str:
@@ -222,12 +231,18 @@ def welcome_email(
 
 
 class DeliveryFailed(Exception):
-    """The server did not take the message. ``permanent``: a 5xx refusal, never retried."""
+    """The server did not take the message. ``permanent``: a 5xx refusal, never retried.
 
-    def __init__(self, reason: str, *, permanent: bool):
+    ``about_recipient``: the server refused this recipient (at RCPT) or this message for them
+    (at DATA), rather than the session (connection, TLS, login, the sender): for a list email
+    that is a bounce of the reader's address (mail/returns.py), hard when permanent.
+    """
+
+    def __init__(self, reason: str, *, permanent: bool, about_recipient: bool = False):
         super().__init__(reason)
         self.reason = reason
         self.permanent = permanent
+        self.about_recipient = about_recipient
 
 
 def tls_context(settings: MailSettings) -> ssl.SSLContext:
@@ -247,9 +262,15 @@ def _failure(exc: BaseException) -> DeliveryFailed:
     if isinstance(exc, aiosmtplib.SMTPRecipientsRefused):
         codes = [refusal.code for refusal in exc.recipients]
         reason = "; ".join(f"{r.recipient}: {_reply(r.code, r.message)}" for r in exc.recipients)
-        return DeliveryFailed(f"recipients refused: {reason}", permanent=all(code >= 500 for code in codes))
+        return DeliveryFailed(
+            f"recipients refused: {reason}", permanent=all(code >= 500 for code in codes), about_recipient=True
+        )
     if isinstance(exc, aiosmtplib.SMTPResponseException):
-        return DeliveryFailed(_reply(exc.code, exc.message), permanent=500 <= exc.code < 600)
+        return DeliveryFailed(
+            _reply(exc.code, exc.message),
+            permanent=500 <= exc.code < 600,
+            about_recipient=isinstance(exc, aiosmtplib.SMTPDataError),
+        )
     if isinstance(exc, aiosmtplib.SMTPTimeoutError | TimeoutError):
         return DeliveryFailed(f"timed out after {SMTP_TIMEOUT_S:g} s", permanent=False)
     if isinstance(exc, aiosmtplib.SMTPConnectError):
@@ -349,20 +370,23 @@ class SmtpSession:
         self._client = client
         return client
 
-    async def send(self, message: bytes, recipient: str) -> None:
+    async def send(self, message: bytes, recipient: str, envelope_from: str | None = None) -> None:
         """Hand one message (as it goes on the wire: ``signed`` is applied here) to the server
         for one recipient. Raises DeliveryFailed: a ConnectionTrouble, or the server's answer
         to this message (5xx: permanent)."""
-        await self.begin(recipient)
+        await self.begin(recipient, envelope_from)
         await self.finish(message)
 
-    async def begin(self, recipient: str) -> None:
+    async def begin(self, recipient: str, envelope_from: str | None = None) -> None:
         """The envelope of the next message (MAIL FROM, RCPT TO); nothing is delivered before
         ``finish``, and ``abandon`` drops it. A campaign opens the next envelope while the
-        previous email is still being recorded. Raises DeliveryFailed as ``send``."""
+        previous email is still being recorded. Raises DeliveryFailed as ``send``.
+
+        ``envelope_from``: the Return-Path (a list email's VERP address); the From address when None.
+        """
         client = await self._open()
         recipient = envelope_address(recipient)
-        await self._command(client.mail(self.settings.mail_from))
+        await self._command(client.mail(envelope_from or self.settings.mail_from))
         try:
             await self._command(client.rcpt(recipient))
         except aiosmtplib.SMTPRecipientRefused as refused:
@@ -424,9 +448,15 @@ class SmtpSession:
         self._drop()
 
 
-async def send(message: EmailMessage, settings: MailSettings, recipients: tuple[str, ...] = ()) -> str | None:
+async def send(
+    message: EmailMessage,
+    settings: MailSettings,
+    recipients: tuple[str, ...] = (),
+    envelope_from: str | None = None,
+) -> str | None:
     """Hand ``message`` to the SMTP server for ``recipients`` (the publisher's inbox when
-    none are given); a note when some recipients were refused.
+    none are given); a note when some recipients were refused. ``envelope_from``: the
+    Return-Path (a list email's VERP address); the From address when None.
 
     Raises DeliveryFailed. STARTTLS is required except on loopback (see settings.SmtpServer).
     """
@@ -435,7 +465,7 @@ async def send(message: EmailMessage, settings: MailSettings, recipients: tuple[
     client = _client(settings)
     try:
         async with client:
-            refused, _reply_text = await client.sendmail(settings.mail_from, envelope, data)
+            refused, _reply_text = await client.sendmail(envelope_from or settings.mail_from, envelope, data)
     except (aiosmtplib.SMTPException, OSError, ssl.SSLError, TimeoutError) as exc:
         raise _failure(exc) from None
     return _refusal_note(refused)

@@ -42,7 +42,7 @@ import sqlalchemy
 from publisher import storage
 from publisher.config import settings
 from publisher.config.settings import MailSettings, site_url
-from publisher.mail import mailer
+from publisher.mail import mailer, returns
 from publisher.per_process import PerProcess
 from publisher.rules import list_links
 from publisher.rules.list_rules import ListStatus, link_second
@@ -281,7 +281,9 @@ class Sender:
             return Outcome(delivery.id, storage.FAILED, delivery.stalled_reason)
         try:
             message, recipients = email_for(delivery, self.settings, now)
-            note = await mailer.send(message, self.settings, recipients)
+            # A list email's Return-Path names it (VERP), so a bounce arriving later finds its reader.
+            envelope_from = mailer.return_path(self.settings, delivery.id) if recipients else None
+            note = await mailer.send(message, self.settings, recipients, envelope_from)
         except NoLongerWanted as reason:
             await asyncio.to_thread(storage.mark_skipped, delivery.id, self.worker, str(reason), self.db_url)
             logger.info("Outbox: delivery #%s (%s) not sent: %s", delivery.id, delivery.kind, reason)
@@ -313,6 +315,8 @@ class Sender:
         when, reason = after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)
         if when is None:
             await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
+            if delivery.kind in storage.TO_SUBSCRIBER:
+                await take_bounce(delivery.id, failure, self.db_url)
             logger.error(
                 "Outbox: delivery #%s failed and will not be retried: %s "
                 "(fix the cause, then `publisher-gateway outbox --retry`)",
@@ -337,6 +341,18 @@ class Sender:
         """Until cancelled: send what is due, then sleep until woken or the next poll."""
         logger.info("Outbox: emailing the publisher through %s", self.settings.server.describe())
         await keep_sending(self.send_due, "Outbox", self._wake)
+
+
+async def take_bounce(delivery_id: int, failure: mailer.DeliveryFailed, db_url: str | None) -> None:
+    """A list email that failed for good: a bounce of its reader when the server refused them
+    (mail/returns.py). Never fails the sender: a bounce not recorded is logged."""
+    report = returns.at_sending(delivery_id, failure, given_up=True)
+    if report is None:
+        return
+    try:
+        await asyncio.to_thread(returns.take, [report], db_url)
+    except Exception as exc:  # noqa: BLE001 - the email's outcome is recorded; its bounce is the lesser loss
+        logger.error("Outbox: the bounce of delivery #%s could not be recorded (%s)", delivery_id, type(exc).__name__)
 
 
 # After an unexpected error a sender loop waits this long, doubling up to the most.

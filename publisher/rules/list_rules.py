@@ -15,12 +15,16 @@ from publisher.rules import validation
 
 
 class ListStatus:
-    """Where an address stands on the list: pending, then confirmed, then possibly unsubscribed."""
+    """Where an address stands on the list: pending, then confirmed, then possibly unsubscribed
+    (the reader left, or complained) or bounced (the address stopped taking mail)."""
 
     PENDING = "pending"
     CONFIRMED = "confirmed"
     UNSUBSCRIBED = "unsubscribed"
-    ALL = (PENDING, CONFIRMED, UNSUBSCRIBED)
+    BOUNCED = "bounced"
+    ALL = (PENDING, CONFIRMED, UNSUBSCRIBED, BOUNCED)
+    # The import never brings these back: only the reader, through the form, can (a fresh consent).
+    GONE = (UNSUBSCRIBED, BOUNCED)
 
 
 CONFIRMATION_EVERY = timedelta(hours=24)
@@ -42,11 +46,15 @@ class Step:
 
 
 def on_subscribe(current: str | None, last_confirmation_at: datetime | None, now: datetime, emails_on: bool) -> Step:
-    """The rule for the subscribe form: ``current`` is None for an address the list has never seen."""
+    """The rule for the subscribe form: ``current`` is None for an address the list has never seen.
+
+    An address that left, complained or bounced joins afresh: pending, with a new confirmation,
+    so its consent is given again and the reader proves the address takes mail again.
+    """
     if current == ListStatus.CONFIRMED:
         return Step(ListStatus.CONFIRMED, send_confirmation=False, joins=False)
     due = last_confirmation_at is None or now - last_confirmation_at >= CONFIRMATION_EVERY
-    joins = current in (None, ListStatus.UNSUBSCRIBED)
+    joins = current is None or current in ListStatus.GONE
     return Step(ListStatus.PENDING, send_confirmation=emails_on and due, joins=joins)
 
 
@@ -70,8 +78,25 @@ class ImportRow:
 
 
 # An address seen twice in one file keeps the strongest word on consent: someone who
-# left stays gone, a confirmation outweighs a pending request.
-_STRENGTH = {ListStatus.PENDING: 0, ListStatus.CONFIRMED: 1, ListStatus.UNSUBSCRIBED: 2}
+# left (or whose address bounced) stays gone, a confirmation outweighs a pending request.
+_STRENGTH = {ListStatus.PENDING: 0, ListStatus.CONFIRMED: 1, ListStatus.UNSUBSCRIBED: 2, ListStatus.BOUNCED: 2}
+
+
+def import_step(current: str | None, imported: str) -> str | None:
+    """The status an imported row gives an address the list has as ``current`` (None: new to it),
+    or None to leave it as it is.
+
+    A file never brings back an address that left, complained or bounced (only the reader can,
+    through the form); a confirmed one is not made pending again; a file may say an address
+    left or bounced.
+    """
+    if current is None:
+        return imported
+    if current in ListStatus.GONE or imported == current:
+        return None
+    if imported in ListStatus.GONE or (imported == ListStatus.CONFIRMED and current == ListStatus.PENDING):
+        return imported
+    return None
 
 
 def read_import(text: str, status: str | None = None) -> list[ImportRow]:

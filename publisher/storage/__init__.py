@@ -44,11 +44,14 @@ from publisher.storage.queue import (
 )
 from publisher.storage.tables import (
     ABOUT_SUBSCRIBER,
+    AT_SENDING,
     CONFIRMATION,
     CONTACT,
     ERROR_MAX,
     FAILED,
     FINISHED,
+    FROM_MAILBOX,
+    FROM_WEBHOOK,
     LINK_KEY_MAX,
     MAX_STALLED_CLAIMS,
     NOT_READ,
@@ -84,6 +87,9 @@ from publisher.storage.tables import (
 
 __all__ = [
     "ABOUT_SUBSCRIBER",
+    "AT_SENDING",
+    "FROM_MAILBOX",
+    "FROM_WEBHOOK",
     "CONFIRMATION",
     "CONTACT",
     "Campaign",

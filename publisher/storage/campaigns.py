@@ -13,7 +13,7 @@ import sqlalchemy
 import sqlmodel
 from sqlmodel import col
 
-from publisher.storage import tables
+from publisher.storage import bounce_records, tables
 from publisher.storage.queue import ClaimedDelivery, _claiming, _clip
 from publisher.storage.tables import (
     FAILED,
@@ -123,13 +123,19 @@ def set_campaign_status(
     if status == FINISHED:
         values["finished_at"] = now or utc_now()
     with tables.engine(db_url).begin() as connection:
+        before = connection.execute(
+            sqlalchemy.select(col(Campaign.status)).where(col(Campaign.id) == campaign_id).with_for_update()
+        ).scalar()
         updated = connection.execute(
             sqlalchemy.update(Campaign)
             .where(col(Campaign.id) == campaign_id, col(Campaign.status).in_((SENDING, PAUSED)))
             .values(**values)
         ).rowcount
+        if status == SENDING and before == PAUSED and updated:
+            # Resumed: the pause thresholds judge only what comes after.
+            bounce_records.reset_baseline(connection, campaign_id)
         if status == SENDING and updated:
-            # Resumed: what was waiting to be retried goes now.
+            # What was waiting to be retried goes now.
             connection.execute(
                 sqlalchemy.update(Delivery)
                 .where(col(Delivery.campaign_id) == campaign_id, col(Delivery.status) == PENDING)

@@ -28,7 +28,14 @@ from sqlmodel import col
 from publisher import storage
 from publisher.rules import validation
 from publisher.rules.list_links import new_link_key
-from publisher.rules.list_rules import CONFIRMATION_EVERY, ImportRow, ListStatus, link_second, on_subscribe
+from publisher.rules.list_rules import (
+    CONFIRMATION_EVERY,
+    ImportRow,
+    ListStatus,
+    import_step,
+    link_second,
+    on_subscribe,
+)
 from publisher.storage import tables
 from publisher.storage.tables import Delivery, Subscriber, SubscriptionEvent
 
@@ -57,9 +64,11 @@ def _engine(db_url: str | None) -> sqlalchemy.engine.Engine:
     return tables.engine(db_url)
 
 
-def _record(connection, subscriber_id: int, event: str, how: str, now: datetime) -> None:
+def _record(connection, subscriber_id: int, event: str, how: str, now: datetime, detail: str | None = None) -> None:
     connection.execute(
-        sqlalchemy.insert(SubscriptionEvent).values(subscriber_id=subscriber_id, event=event, at=now, how=how)
+        sqlalchemy.insert(SubscriptionEvent).values(
+            subscriber_id=subscriber_id, event=event, at=now, how=how, detail=detail
+        )
     )
 
 
@@ -120,7 +129,7 @@ def subscribe(
         changes: dict = {"status": step.status} if step.status != row.status else {}
         if step.joins:
             changes |= {"subscribed_at": now, "source": source, "name": body.name}
-            changes |= {"confirmed_at": None, "unsubscribed_at": None}
+            changes |= {"confirmed_at": None, "unsubscribed_at": None, "bounced_at": None}
             _record(connection, row.id, SUBSCRIBED, source, now)
         update = sqlalchemy.update(Subscriber).where(col(Subscriber.id) == row.id)
         if step.send_confirmation and job is not None:  # it is only ever true with a job (emails_on)
@@ -263,7 +272,7 @@ class ImportReport:
         c = self.counts
         return (
             f"{c['added']} added, {c['updated']} updated, {c['unchanged']} unchanged, "
-            f"{c['kept unsubscribed']} kept unsubscribed."
+            f"{c['kept unsubscribed']} kept unsubscribed, {c['kept bounced']} kept bounced."
         )
 
 
@@ -272,8 +281,8 @@ def import_rows(
 ) -> ImportReport:
     """Bring ``rows`` into the list in one transaction; it sends no email.
 
-    An address that left stays unsubscribed whatever the file says; a confirmed one
-    is not made pending again.
+    An address that left, complained or bounced stays so whatever the file says
+    (rules/list_rules.import_step); a confirmed one is not made pending again.
     """
     now = now or storage.utc_now()
     report = ImportReport()
@@ -297,21 +306,16 @@ def _import_one(connection, row: ImportRow, how: str, now: datetime) -> str:
                 status=row.status,
                 source=how,
                 link_key=new_link_key(),
-                confirmed_at=now if row.status == ListStatus.CONFIRMED else None,
-                unsubscribed_at=now if row.status == ListStatus.UNSUBSCRIBED else None,
+                **_status_times(row.status, now),
             )
         ).inserted_primary_key[0]
         _record(connection, new_id, IMPORTED, f"{how} ({row.status})", now)
         return "added"
-    if existing.status == ListStatus.UNSUBSCRIBED:
-        return "kept unsubscribed"
     assert existing.id is not None  # a stored row has its id (the model's None is before the insert)
-    changes: dict = {}
-    if row.status == ListStatus.UNSUBSCRIBED or (
-        row.status == ListStatus.CONFIRMED and existing.status == ListStatus.PENDING
-    ):
-        at = "unsubscribed_at" if row.status == ListStatus.UNSUBSCRIBED else "confirmed_at"
-        changes |= {"status": row.status, at: now}
+    status = import_step(existing.status, row.status)
+    if status is None and existing.status in ListStatus.GONE:
+        return f"kept {existing.status}"
+    changes: dict = {"status": status, **_status_times(status, now)} if status is not None else {}
     if row.name != existing.name:
         changes["name"] = row.name
     if not changes:
@@ -320,6 +324,16 @@ def _import_one(connection, row: ImportRow, how: str, now: datetime) -> str:
     if "status" in changes:
         _record(connection, existing.id, IMPORTED, f"{how} ({row.status})", now)
     return "updated"
+
+
+def _status_times(status: str, now: datetime) -> dict[str, datetime]:
+    """The time column a status sets: when the address was confirmed, left or bounced."""
+    column = {
+        ListStatus.CONFIRMED: "confirmed_at",
+        ListStatus.UNSUBSCRIBED: "unsubscribed_at",
+        ListStatus.BOUNCED: "bounced_at",
+    }.get(status)
+    return {column: now} if column else {}
 
 
 # --- Erasure. ---

@@ -63,6 +63,9 @@ class Subscriber(sqlmodel.SQLModel, table=True):
     confirmation_sent_at: datetime | None = None
     confirmed_at: datetime | None = None
     unsubscribed_at: datetime | None = None
+    # When the address stopped taking mail (a hard bounce, or soft ones in a row): no list email
+    # goes to it until it signs up again (storage/bounces.py).
+    bounced_at: datetime | None = None
 
 
 class SubscriptionEvent(sqlmodel.SQLModel, table=True):
@@ -75,6 +78,8 @@ class SubscriptionEvent(sqlmodel.SQLModel, table=True):
     event: str = sqlmodel.Field(max_length=16)
     at: datetime = sqlmodel.Field(default_factory=utc_now)
     how: str = sqlmodel.Field(max_length=SOURCE_MAX)
+    # Why, in the words of what came back (a bounce's reason); None for the reader's own acts.
+    detail: str | None = sqlmodel.Field(default=None, max_length=500)
 
 
 class ContactMessage(sqlmodel.SQLModel, table=True):
@@ -160,6 +165,65 @@ class Campaign(sqlmodel.SQLModel, table=True):
     created_at: datetime = sqlmodel.Field(default_factory=utc_now)
     finished_at: datetime | None = None
     paused_reason: str | None = sqlmodel.Field(default=None, max_length=500)
+    # The counts when the publisher last resumed it (announce): the pause thresholds judge what
+    # came after, so a campaign resumed on purpose is not paused again by the bounces already seen.
+    baseline_sent: int = sqlmodel.Field(default=0, sa_column_kwargs={"server_default": "0"})
+    baseline_hard: int = sqlmodel.Field(default=0, sa_column_kwargs={"server_default": "0"})
+    baseline_complaints: int = sqlmodel.Field(default=0, sa_column_kwargs={"server_default": "0"})
+
+
+# Where a bounce or complaint came from.
+AT_SENDING, FROM_MAILBOX, FROM_WEBHOOK = "sending", "mailbox", "webhook"
+REASON_MAX = 500
+
+
+class Bounce(sqlmodel.SQLModel, table=True):
+    """A bounce or complaint about one reader: at sending time (a 5xx, retries given up), from the
+    bounce mailbox, or from a provider's webhook. ``kind``: hard, soft or complaint (rules/bounces.py).
+
+    ``delivery_id``: the email it is about (the VERP token's, or the reader's latest list email when
+    the report does not say), so soft bounces count per email and a campaign counts its own.
+    Only readers on the list get a row: a report about a stranger is not kept.
+    """
+
+    __tablename__ = "bounce"
+
+    id: int | None = sqlmodel.Field(default=None, primary_key=True)
+    at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
+    subscriber_id: int = sqlmodel.Field(index=True)
+    email: str = sqlmodel.Field(max_length=validation.EMAIL_MAX)
+    kind: str = sqlmodel.Field(max_length=16)
+    reason: str = sqlmodel.Field(max_length=REASON_MAX)
+    source: str = sqlmodel.Field(max_length=16)
+    delivery_id: int | None = sqlmodel.Field(default=None, index=True)
+    campaign_id: int | None = sqlmodel.Field(default=None, index=True)
+
+
+class MailboxMessage(sqlmodel.SQLModel, table=True):
+    """A message seen in the bounce mailbox, by the SHA-256 of its bytes: one processed is never
+    processed again (a reader that died between recording it and moving it away), and one that
+    could not be classified is counted once, however often it is seen where it was left."""
+
+    __tablename__ = "mailbox_message"
+
+    id: int | None = sqlmodel.Field(default=None, primary_key=True)
+    digest: str = sqlmodel.Field(max_length=64, unique=True)
+    outcome: str = sqlmodel.Field(max_length=16, index=True)
+    subject: str = sqlmodel.Field(max_length=200)
+    sender: str = sqlmodel.Field(max_length=validation.EMAIL_MAX)
+    seen_at: datetime = sqlmodel.Field(default_factory=utc_now)
+
+
+class JobLease(sqlmodel.SQLModel, table=True):
+    """A job only one worker of the site may do at a time (reading the bounce mailbox), across
+    containers: whoever holds ``until`` in the future has it."""
+
+    __tablename__ = "job_lease"
+
+    id: int | None = sqlmodel.Field(default=None, primary_key=True)
+    name: str = sqlmodel.Field(max_length=32, unique=True)
+    holder: str = sqlmodel.Field(max_length=64)
+    until: datetime
 
 
 class SendThrottle(sqlmodel.SQLModel, table=True):

@@ -89,7 +89,7 @@ def test_import_subscribers_and_forget_from_another_directory_keep_data_and_mess
     imported = elsewhere(tmp_path, migrated, "import", "list.csv")  # a path relative to where it runs
     assert (imported.returncode, imported.stdout) == (0, "")
     assert imported.stderr == (
-        "Imported list.csv: 2 added, 0 updated, 0 unchanged, 0 kept unsubscribed. No email was sent.\n"
+        "Imported list.csv: 2 added, 0 updated, 0 unchanged, 0 kept unsubscribed, 0 kept bounced. No email was sent.\n"
     )
 
     exported = elsewhere(tmp_path, migrated, "subscribers")

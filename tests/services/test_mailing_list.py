@@ -288,7 +288,7 @@ def test_an_import_never_brings_back_someone_who_left_nor_unconfirms_anyone(db_u
         "gone@example.com,Gone,unsubscribed\n"
     )
     report = mailing_list.import_rows(rows, "import of list.csv", db_url, now=T0 + timedelta(days=1))
-    assert str(report) == "2 added, 1 updated, 1 unchanged, 1 kept unsubscribed."
+    assert str(report) == "2 added, 1 updated, 1 unchanged, 1 kept unsubscribed, 0 kept bounced."
     assert {s.email: s.status for s in mailing_list.list_subscribers(db_url=db_url)} == {
         "left@example.com": UNSUBSCRIBED,
         "sure@example.com": CONFIRMED,
@@ -305,9 +305,11 @@ def test_the_import_command_takes_the_whole_file_or_nothing(db_url, tmp_path):
     good = tmp_path / "list.csv"
     good.write_text("\ufeffemail,name\nann@example.com,Ann\nbo@example.com,Bo\n", encoding="utf-8")
     done = publisher_gateway(db_url, "import", str(good), "--status", "confirmed")
-    assert done.stderr == f"Imported {good}: 2 added, 0 updated, 0 unchanged, 0 kept unsubscribed. No email was sent.\n"
+    assert done.stderr == (
+        f"Imported {good}: 2 added, 0 updated, 0 unchanged, 0 kept unsubscribed, 0 kept bounced. No email was sent.\n"
+    )
     again = publisher_gateway(db_url, "import", str(good), "--status", "confirmed")
-    assert "0 added, 0 updated, 2 unchanged, 0 kept unsubscribed." in again.stderr
+    assert "0 added, 0 updated, 2 unchanged, 0 kept unsubscribed, 0 kept bounced." in again.stderr
 
     bad = tmp_path / "bad.csv"
     bad.write_text("email,name\ncy@example.com,Cy\nnot-an-address,Dee\n", encoding="utf-8")

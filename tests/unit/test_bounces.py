@@ -6,8 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from publisher.mail.campaign import FailureStreak
 from publisher.rules import bounces
 from publisher.rules.bounces import HARD, SOFT, SentEmail
+from publisher.rules.list_rules import ListStatus, Step, import_step, on_subscribe, read_import
+from publisher.storage.bounce_records import Report
 
 SECRET = "a-list-secret-0123456789abcdef0123456789"
 OLD_SECRET = "an-older-list-secret-0123456789abcdef01234"
@@ -138,3 +141,50 @@ def test_a_campaign_pauses_past_three_tenths_of_a_percent_complaints():
 def test_the_thresholds_are_settings():
     assert bounces.pause_reason(sent=200, hard_bounces=6, complaints=0, bounce_rate=2.0) is not None
     assert bounces.pause_reason(sent=200, hard_bounces=0, complaints=1, complaint_rate=1.0) is None
+
+
+# --- The list's rules for bounced and complained addresses. ---
+
+
+@pytest.mark.parametrize(
+    ("current", "imported", "expected"),
+    [
+        (None, ListStatus.CONFIRMED, ListStatus.CONFIRMED),
+        (None, ListStatus.BOUNCED, ListStatus.BOUNCED),
+        (ListStatus.BOUNCED, ListStatus.CONFIRMED, None),  # never brought back by a file
+        (ListStatus.BOUNCED, ListStatus.PENDING, None),
+        (ListStatus.UNSUBSCRIBED, ListStatus.CONFIRMED, None),  # complained or left
+        (ListStatus.CONFIRMED, ListStatus.BOUNCED, ListStatus.BOUNCED),  # a file may say it bounced elsewhere
+        (ListStatus.CONFIRMED, ListStatus.PENDING, None),
+        (ListStatus.PENDING, ListStatus.CONFIRMED, ListStatus.CONFIRMED),
+        (ListStatus.CONFIRMED, ListStatus.CONFIRMED, None),
+    ],
+)
+def test_the_import_never_brings_back_an_address_that_left_complained_or_bounced(current, imported, expected):
+    assert import_step(current, imported) == expected
+
+
+def test_a_bounced_address_signing_up_again_gives_a_fresh_consent_by_double_opt_in():
+    step = on_subscribe(ListStatus.BOUNCED, None, NOW, emails_on=True)
+    assert step == Step(ListStatus.PENDING, send_confirmation=True, joins=True)
+    assert read_import("email,name,status\na@example.com,A,bounced\n")[0].status == ListStatus.BOUNCED
+
+
+def test_refusals_in_a_streak_become_bounces_only_once_a_success_shows_the_server_takes_mail():
+    streak = FailureStreak(limit=3)
+    hard = Report(HARD, "550 5.1.1", "sending", delivery_id=1)
+    assert not streak.failure(1, hard)
+    assert streak.success() == [hard]  # believed: the server took the next email
+    assert not streak.failure(2, Report(HARD, "550", "sending", delivery_id=2))
+    assert not streak.failure(3, Report(HARD, "550", "sending", delivery_id=3))
+    assert streak.failure(4)  # the campaign pauses: a server refusing everyone
+    streak.forget()
+    assert streak.success() == []  # nobody is bounced for the server's refusals
+
+
+def test_an_address_with_a_token_is_told_from_the_plain_bounce_address_signed_or_not():
+    assert bounces.has_verp_token(bounces.verp_address(BOUNCES, SECRET, 7), BOUNCES)
+    assert bounces.has_verp_token("<bounces+1-00000000000000000000@animals.example>", BOUNCES)  # forged, still a token
+    assert not bounces.has_verp_token(BOUNCES, BOUNCES)
+    assert not bounces.has_verp_token("bounces+x@elsewhere.example", BOUNCES)
+    assert not bounces.has_verp_token("reader+tag@animals.example", BOUNCES)

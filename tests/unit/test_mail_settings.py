@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from publisher.config.settings import ConfigurationError, SmtpServer, mail_settings
+from publisher.config.settings import BounceSettings, ConfigurationError, SmtpServer, bounce_settings, mail_settings
 from tests.smtp import LIST_SECRET
 
 BASE = {
@@ -181,3 +181,110 @@ def test_the_postal_address_is_optional_and_may_span_lines():
 def test_a_postal_address_too_long_or_with_control_characters_is_refused(address):
     with pytest.raises(ConfigurationError, match="PUBLISHER_POSTAL_ADDRESS must be a postal address"):
         settings_for("smtps://u:p@smtp.example.com", PUBLISHER_POSTAL_ADDRESS=address)
+
+
+# --- The bounce settings (PUBLISHER_BOUNCE_* and the pause thresholds). ---
+
+SMTP = {"PUBLISHER_SMTP_URL": "smtps://u:p@smtp.example.com", **BASE}
+
+
+def test_the_bounce_settings_have_their_defaults_and_the_list_emails_get_the_bounce_address():
+    values = bounce_settings(SMTP)
+    assert values == BounceSettings()
+    assert (values.poll_s, values.done_folder, values.pause_bounce_rate, values.pause_complaint_rate) == (
+        300,
+        "Processed",
+        5.0,
+        0.3,
+    )
+    assert mail_settings(SMTP).bounce_address is None
+    assert mail_settings({**SMTP, "PUBLISHER_BOUNCE_ADDRESS": "bounces@animals.example"}).bounce_address == (
+        "bounces@animals.example"
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("imaps://bounces:s%40cret@imap.example.com/INBOX", ("imap.example.com", 993, True, False, "INBOX")),
+        ("imaps://bounces:s%40cret@imap.example.com", ("imap.example.com", 993, True, False, "INBOX")),
+        (
+            "imap://bounces:s%40cret@imap.example.com:143/Bounces%20In",
+            ("imap.example.com", 143, False, True, "Bounces In"),
+        ),
+        ("imap://bounces:s%40cret@127.0.0.1:1143/INBOX", ("127.0.0.1", 1143, False, False, "INBOX")),
+    ],
+)
+def test_the_mailbox_url_says_how_to_reach_and_protect_the_mailbox(url, expected):
+    mailbox = bounce_settings({**SMTP, "PUBLISHER_BOUNCE_MAILBOX": url}).mailbox
+    assert (mailbox.host, mailbox.port, mailbox.implicit_tls, mailbox.require_starttls, mailbox.folder) == expected
+    assert (mailbox.username, mailbox.password) == ("bounces", "s@cret")
+    assert "s@cret" not in repr(mailbox) and "cret" not in mailbox.describe()
+    assert mailbox.describe().endswith(f"@{expected[0]}:{expected[1]}/{expected[4].replace(' ', '%20')}")
+
+
+def test_the_webhook_secret_and_the_mailbox_may_come_from_files(tmp_path):
+    (tmp_path / "mailbox").write_text("imaps://bounces:hunter2@imap.example.com/INBOX\n")
+    (tmp_path / "hook").write_text("w" * 40 + "\n")
+    values = bounce_settings(
+        {
+            **SMTP,
+            "PUBLISHER_BOUNCE_MAILBOX_FILE": str(tmp_path / "mailbox"),
+            "PUBLISHER_BOUNCE_WEBHOOK_SECRET_FILE": str(tmp_path / "hook"),
+        }
+    )
+    assert values.mailbox.password == "hunter2" and values.webhook_secret == "w" * 40
+    assert "w" * 40 not in repr(values) and "hunter2" not in repr(values)
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"PUBLISHER_BOUNCE_MAILBOX": "pop3://u:hunter2@mail.example.com"},
+            "PUBLISHER_BOUNCE_MAILBOX must start with imaps:// or imap://",
+        ),
+        (
+            {"PUBLISHER_BOUNCE_MAILBOX": "imaps://mail.example.com/INBOX"},
+            "PUBLISHER_BOUNCE_MAILBOX must name the mailbox's user and password",
+        ),
+        ({"PUBLISHER_BOUNCE_MAILBOX": "imaps://u:hunter2@/INBOX"}, "PUBLISHER_BOUNCE_MAILBOX has no host"),
+        (
+            {"PUBLISHER_BOUNCE_MAILBOX": "imaps://u:hunter2@mail.example.com:99999"},
+            "PUBLISHER_BOUNCE_MAILBOX has an invalid port",
+        ),
+        (
+            {"PUBLISHER_BOUNCE_MAILBOX": "imaps://u:hunter2@mail.example.com/INBOX?x=1"},
+            "PUBLISHER_BOUNCE_MAILBOX must be only",
+        ),
+        ({"PUBLISHER_BOUNCE_ADDRESS": "bounces+x@animals.example"}, "PUBLISHER_BOUNCE_ADDRESS must be a plain address"),
+        ({"PUBLISHER_BOUNCE_ADDRESS": "not an address"}, "PUBLISHER_BOUNCE_ADDRESS: "),
+        (
+            {"PUBLISHER_BOUNCE_ADDRESS": f"{'b' * 40}@animals.example"},
+            "PUBLISHER_BOUNCE_ADDRESS: the part before @ must be at most",
+        ),
+        (
+            {"PUBLISHER_BOUNCE_WEBHOOK_SECRET": "short"},
+            "PUBLISHER_BOUNCE_WEBHOOK_SECRET must be at least 32 characters",
+        ),
+        ({"PUBLISHER_BOUNCE_POLL_S": "often"}, "PUBLISHER_BOUNCE_POLL_S"),
+        ({"PUBLISHER_PAUSE_BOUNCE_RATE": "0"}, "PUBLISHER_PAUSE_BOUNCE_RATE must be a percentage"),
+        ({"PUBLISHER_PAUSE_COMPLAINT_RATE": "lots"}, "PUBLISHER_PAUSE_COMPLAINT_RATE must be a percentage"),
+        ({"PUBLISHER_BOUNCE_CA_FILE": "/nonexistent/ca.pem"}, "PUBLISHER_BOUNCE_CA_FILE must be a readable PEM file"),
+    ],
+)
+def test_a_bad_bounce_setting_is_refused_naming_the_variable_without_the_password(env, message):
+    with pytest.raises(ConfigurationError) as refused:
+        bounce_settings({**SMTP, **env})
+    assert str(refused.value).startswith(message)
+    assert "hunter2" not in str(refused.value)
+
+
+def test_a_bounce_mailbox_or_address_without_smtp_is_refused():
+    for name in ("PUBLISHER_BOUNCE_MAILBOX", "PUBLISHER_BOUNCE_ADDRESS"):
+        value = "imaps://u:hunter2@imap.example.com" if name.endswith("MAILBOX") else "bounces@animals.example"
+        with pytest.raises(ConfigurationError) as refused:
+            bounce_settings({name: value})
+        assert str(refused.value) == (
+            f"{name} is set but PUBLISHER_SMTP_URL is not: bounces come back only from emails the site sends"
+        )

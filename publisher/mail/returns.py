@@ -1,0 +1,83 @@
+"""What comes back from the list's emails, taken in: from the SMTP server while sending, from
+the bounce mailbox (mail/bounce_mailbox.py) and from a provider's webhook (server/bounce_hook.py).
+
+Each report is recorded with its reader in one transaction (storage/bounce_records.py);
+then every campaign it touched is checked against the pause thresholds
+(``PUBLISHER_PAUSE_BOUNCE_RATE``, ``PUBLISHER_PAUSE_COMPLAINT_RATE``), so a release that
+turns out to reach dead addresses or annoyed readers stops itself, whichever way the
+news came. Synchronous: callers on the event loop run it in a thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime
+
+from publisher import storage
+from publisher.config import settings
+from publisher.config.settings import BounceSettings
+from publisher.mail import mailer
+from publisher.rules import bounces
+from publisher.storage import bounce_records
+from publisher.storage.bounce_records import Recorded, Report
+
+logger = logging.getLogger(__name__)
+
+
+def at_sending(delivery_id: int, failure: mailer.DeliveryFailed, given_up: bool) -> Report | None:
+    """The bounce a failed list email is: a permanent refusal of the reader (at RCPT or DATA)
+    is hard; a temporary one the retries gave up on is one soft bounce. A failure of the
+    session (connection, TLS, login, our sender refused) is no bounce of the reader's."""
+    if not failure.about_recipient:
+        return None
+    if failure.permanent:
+        return Report(bounces.HARD, failure.reason, storage.AT_SENDING, delivery_id=delivery_id)
+    if given_up:
+        return Report(bounces.SOFT, failure.reason, storage.AT_SENDING, delivery_id=delivery_id)
+    return None
+
+
+def take(
+    reports: Iterable[Report],
+    db_url: str | None = None,
+    *,
+    limits: BounceSettings | None = None,
+    now: datetime | None = None,
+) -> list[Recorded]:
+    """Record ``reports`` (one transaction) and pause the campaigns they push past a threshold."""
+    recorded = bounce_records.record_all(list(reports), db_url, now=now)
+    log(recorded)
+    try:
+        pause_campaigns({item.campaign_id for item in recorded if item.campaign_id is not None}, db_url, limits=limits)
+    except Exception as exc:  # noqa: BLE001 - recorded is recorded: a caller retrying would count it twice
+        logger.error("Campaigns: the pause thresholds could not be checked (%s); the next report checks them", exc)
+    return recorded
+
+
+def log(recorded: Iterable[Recorded]) -> None:
+    """One line per reader whose place on the list changed (the address, as the operator must act on it)."""
+    for item in recorded:
+        if item.outcome in (bounce_records.MADE_BOUNCED, bounce_records.MADE_UNSUBSCRIBED):
+            logger.warning("List: %s is %s now", item.email, item.outcome)
+
+
+def pause_campaigns(
+    campaign_ids: Iterable[int], db_url: str | None = None, *, limits: BounceSettings | None = None
+) -> None:
+    limits = limits or settings.bounce_settings()
+    for campaign_id in sorted(campaign_ids):
+        reason = bounce_records.pause_on_returns(
+            campaign_id, limits.pause_bounce_rate, limits.pause_complaint_rate, db_url
+        )
+        if reason is not None:
+            campaign = storage.get_campaign(campaign_id, db_url)
+            slug = campaign.book_slug if campaign else "SLUG"
+            logger.error(
+                "Campaign #%s (%s) paused: %s. Look at `publisher-gateway bounces`; "
+                "`publisher-gateway announce %s` resumes it.",
+                campaign_id,
+                slug,
+                reason,
+                slug,
+            )

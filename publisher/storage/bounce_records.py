@@ -1,0 +1,448 @@
+"""What came back from the list's emails, kept: each bounce and complaint, what it did to its
+reader, the bounce mailbox's messages already handled, and the lease on reading it.
+
+The rules (what is hard, when soft ones add up, when a campaign pauses) are in
+rules/bounces.py; here they run inside the transaction that records a report, with the
+reader's row locked, so two reports about one reader at once (two workers, the webhook
+and the mailbox) never both count on a stale history.
+
+- A **hard bounce** makes a pending or confirmed reader ``bounced`` at once; **soft**
+  ones do once three different emails in a row came back; a **complaint** makes the
+  reader ``unsubscribed``. The record of consent says when and why, with the reason.
+- A report about an email sent before the reader's latest sign-up changes nothing: that
+  sign-up, and its confirmation, proved the address again.
+- A report about an address the list does not have is not kept (no stranger's address is
+  stored because someone reported it), and it answers the same as any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import sqlalchemy
+import sqlmodel
+from sqlmodel import col
+
+from publisher.rules import bounces, validation
+from publisher.rules.list_rules import ListStatus
+from publisher.storage import tables
+from publisher.storage.tables import (
+    FAILED,
+    SENT,
+    TO_SUBSCRIBER,
+    Bounce,
+    Campaign,
+    Delivery,
+    JobLease,
+    MailboxMessage,
+    Subscriber,
+    SubscriptionEvent,
+    insert_once,
+    utc_now,
+)
+
+# What the record of consent says happened, and how.
+BOUNCED = "bounced"
+UNSUBSCRIBED = "unsubscribed"
+BY_HARD_BOUNCE = "hard bounce"
+BY_SOFT_BOUNCES = "soft bounces"
+BY_COMPLAINT = "complaint"
+
+# What recording a report did (Recorded.outcome).
+MADE_BOUNCED, MADE_UNSUBSCRIBED, COUNTED, ALREADY_KNOWN, NOT_ON_THE_LIST = (
+    "bounced",
+    "unsubscribed",
+    "counted",
+    "already known",
+    "not on the list",
+)
+
+# A bounce mailbox message's outcome (MailboxMessage.outcome).
+PROCESSED, AUTO_REPLY, UNCLASSIFIED = "processed", "auto-reply", "unclassified"
+
+
+@dataclass(frozen=True)
+class Report:
+    """One bounce or complaint to record: about an email (``delivery_id``, from a VERP token or
+    a Message-ID) or, when the report does not say which, about an address."""
+
+    kind: str
+    reason: str
+    source: str
+    delivery_id: int | None = None
+    email: str | None = None
+
+
+@dataclass(frozen=True)
+class Recorded:
+    outcome: str
+    email: str | None = None
+    campaign_id: int | None = None
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _clip(text: str, most: int = tables.REASON_MAX) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def record(report: Report, db_url: str | None = None, *, now: datetime | None = None) -> Recorded:
+    """Keep one bounce or complaint and apply it to its reader, in one transaction."""
+    with tables.engine(db_url).begin() as connection:
+        return _record(connection, report, now or utc_now())
+
+
+def record_all(reports: Iterable[Report], db_url: str | None = None, *, now: datetime | None = None) -> list[Recorded]:
+    """Several reports (a webhook's list) in one transaction: all kept, or none."""
+    moment = now or utc_now()
+    with tables.engine(db_url).begin() as connection:
+        return [_record(connection, report, moment) for report in reports]
+
+
+def delivery_by_message_id(message_id: str, db_url: str | None = None) -> int | None:
+    """The list email that carried this Message-ID (a complaint's or a bounce's quoted original)."""
+    with tables.engine(db_url).begin() as connection:
+        return connection.execute(
+            sqlalchemy.select(col(Delivery.id)).where(
+                col(Delivery.message_id) == message_id.strip(), col(Delivery.kind).in_(TO_SUBSCRIBER)
+            )
+        ).scalar()
+
+
+def _reader(connection, column, value) -> Subscriber | None:
+    row = connection.execute(sqlmodel.select(Subscriber).where(column == value).with_for_update()).first()
+    return None if row is None else Subscriber.model_validate(dict(row._mapping))
+
+
+def _record(connection, report: Report, now: datetime) -> Recorded:
+    delivery = None
+    if report.delivery_id is not None:
+        delivery = connection.execute(
+            sqlalchemy.select(Delivery).where(
+                col(Delivery.id) == report.delivery_id, col(Delivery.kind).in_(TO_SUBSCRIBER)
+            )
+        ).first()
+        reader = None if delivery is None else _reader(connection, col(Subscriber.id), delivery.source_id)
+    elif report.email:
+        reader = _reader(connection, col(Subscriber.email_key), validation.address_key(report.email))
+        if reader is not None:
+            delivery = _latest_email_to(connection, reader)
+    else:
+        reader = None
+    if reader is None or reader.id is None:
+        return Recorded(NOT_ON_THE_LIST)
+    campaign_id = None if delivery is None else delivery.campaign_id
+    if (
+        delivery is not None
+        and connection.execute(
+            sqlalchemy.select(col(Bounce.id)).where(
+                col(Bounce.delivery_id) == delivery.id, col(Bounce.kind) == report.kind
+            )
+        ).first()
+    ):
+        return Recorded(ALREADY_KNOWN, reader.email, campaign_id)
+    reason = _clip(report.reason or report.kind)
+    connection.execute(
+        sqlalchemy.insert(Bounce).values(
+            at=now,
+            subscriber_id=reader.id,
+            email=reader.email,
+            kind=report.kind,
+            reason=reason,
+            source=report.source,
+            delivery_id=None if delivery is None else delivery.id,
+            campaign_id=campaign_id,
+        )
+    )
+    emailed_at = now if delivery is None else _utc(delivery.sent_at or delivery.created_at)
+    if emailed_at < _utc(reader.subscribed_at):
+        return Recorded(COUNTED, reader.email, campaign_id)  # an email from before the latest sign-up
+    outcome = _apply(connection, reader, report.kind, reason, now)
+    return Recorded(outcome, reader.email, campaign_id)
+
+
+def _apply(connection, reader: Subscriber, kind: str, reason: str, now: datetime) -> str:
+    """What a new bounce or complaint does to its reader's place on the list."""
+    assert reader.id is not None  # a stored row has its id
+    update = sqlalchemy.update(Subscriber).where(col(Subscriber.id) == reader.id)
+    if kind == bounces.COMPLAINT:
+        if reader.status == ListStatus.UNSUBSCRIBED:
+            return COUNTED
+        connection.execute(update.values(status=ListStatus.UNSUBSCRIBED, unsubscribed_at=now))
+        _event(connection, reader.id, UNSUBSCRIBED, BY_COMPLAINT, now, reason)
+        return MADE_UNSUBSCRIBED
+    if reader.status not in (ListStatus.PENDING, ListStatus.CONFIRMED):
+        return COUNTED
+    if kind == bounces.SOFT:
+        history = _sent_emails(connection, reader.id, _utc(reader.subscribed_at))
+        if not bounces.becomes_bounced(kind, history, now):
+            return COUNTED
+        how = BY_SOFT_BOUNCES
+        reason = _clip(f"{bounces.SOFT_BOUNCES_TO_BOUNCED} soft bounces in a row, the last: {reason}")
+    elif kind == bounces.HARD:
+        how = BY_HARD_BOUNCE
+    else:
+        return COUNTED
+    connection.execute(update.values(status=ListStatus.BOUNCED, bounced_at=now))
+    _event(connection, reader.id, BOUNCED, how, now, reason)
+    return MADE_BOUNCED
+
+
+def _event(connection, subscriber_id: int, event: str, how: str, now: datetime, detail: str) -> None:
+    connection.execute(
+        sqlalchemy.insert(SubscriptionEvent).values(
+            subscriber_id=subscriber_id, event=event, at=now, how=how, detail=detail
+        )
+    )
+
+
+def _latest_email_to(connection, reader: Subscriber):
+    """The list email a report that names only the address is most likely about: the latest sent."""
+    return connection.execute(
+        sqlalchemy.select(Delivery)
+        .where(
+            col(Delivery.kind).in_(TO_SUBSCRIBER),
+            col(Delivery.source_id) == reader.id,
+            col(Delivery.status) == SENT,
+        )
+        .order_by(col(Delivery.sent_at).desc(), col(Delivery.id).desc())
+        .limit(1)
+    ).first()
+
+
+_SEVERITY = {bounces.SOFT: 0, bounces.COMPLAINT: 1, bounces.HARD: 2}
+
+
+def _sent_emails(connection, subscriber_id: int, since: datetime) -> list[bounces.SentEmail]:
+    """The reader's list emails since their latest sign-up, each with what came back (the worst)."""
+    rows = connection.execute(
+        sqlalchemy.select(
+            col(Delivery.id), col(Delivery.sent_at), col(Delivery.created_at), col(Delivery.status)
+        ).where(
+            col(Delivery.kind).in_(TO_SUBSCRIBER),
+            col(Delivery.source_id) == subscriber_id,
+            col(Delivery.status).in_((SENT, FAILED)),
+        )
+    ).all()
+    came_back: dict[int, str] = {}
+    loose: list[bounces.SentEmail] = []
+    for bounce_id, delivery_id, kind, at in connection.execute(
+        sqlalchemy.select(col(Bounce.id), col(Bounce.delivery_id), col(Bounce.kind), col(Bounce.at)).where(
+            col(Bounce.subscriber_id) == subscriber_id
+        )
+    ).all():
+        if delivery_id is None:
+            loose.append(bounces.SentEmail(-bounce_id, _utc(at), kind))
+        elif _SEVERITY.get(kind, 0) >= _SEVERITY.get(came_back.get(delivery_id, ""), -1):
+            came_back[delivery_id] = kind
+    emails = []
+    for delivery_id, sent_at, created_at, status in rows:
+        moment = _utc(sent_at or created_at)
+        kind = came_back.get(delivery_id)
+        if moment < since or (status == FAILED and kind is None):  # a failure no bounce explains says nothing
+            continue
+        emails.append(bounces.SentEmail(delivery_id, moment, kind))
+    return emails + [email for email in loose if email.sent_at >= since]
+
+
+# --- Listing and counting. ---
+
+
+@dataclass(frozen=True)
+class BounceLine:
+    at: datetime
+    email: str
+    kind: str
+    reason: str
+    source: str
+    campaign: str | None  # the announced book's slug
+
+
+def list_bounces(since: datetime | None = None, db_url: str | None = None, limit: int = 1000) -> list[BounceLine]:
+    """The latest bounces and complaints, newest first (``publisher-gateway bounces``)."""
+    statement = (
+        sqlalchemy.select(
+            col(Bounce.at),
+            col(Bounce.email),
+            col(Bounce.kind),
+            col(Bounce.reason),
+            col(Bounce.source),
+            col(Campaign.book_slug),
+        )
+        .select_from(Bounce)
+        .outerjoin(Campaign, col(Campaign.id) == col(Bounce.campaign_id))
+        .order_by(col(Bounce.at).desc(), col(Bounce.id).desc())
+        .limit(limit)
+    )
+    if since is not None:
+        statement = statement.where(col(Bounce.at) >= since)
+    with tables.engine(db_url).begin() as connection:
+        return [
+            BounceLine(_utc(at), email, kind, reason, source, slug)
+            for at, email, kind, reason, source, slug in connection.execute(statement)
+        ]
+
+
+@dataclass(frozen=True)
+class CampaignReturns:
+    """A campaign's emails sent and what came back (each email counted once per kind)."""
+
+    sent: int
+    hard: int
+    soft: int
+    complaints: int
+
+
+def campaign_returns(campaign_id: int, db_url: str | None = None) -> CampaignReturns:
+    with tables.engine(db_url).begin() as connection:
+        return _campaign_returns(connection, campaign_id)
+
+
+def _campaign_returns(connection, campaign_id: int) -> CampaignReturns:
+    sent = connection.execute(
+        sqlalchemy.select(sqlalchemy.func.count()).where(
+            col(Delivery.campaign_id) == campaign_id, col(Delivery.status).in_((SENT, FAILED))
+        )
+    ).scalar_one()
+    # A failure at sending time is a bounce too, so an email refused outright counts as sent.
+    kinds = dict(
+        connection.execute(
+            sqlalchemy.select(col(Bounce.kind), sqlalchemy.func.count(sqlalchemy.distinct(col(Bounce.delivery_id))))
+            .where(col(Bounce.campaign_id) == campaign_id)
+            .group_by(col(Bounce.kind))
+        ).all()
+    )
+    return CampaignReturns(
+        sent, kinds.get(bounces.HARD, 0), kinds.get(bounces.SOFT, 0), kinds.get(bounces.COMPLAINT, 0)
+    )
+
+
+def pause_on_returns(
+    campaign_id: int, bounce_rate: float, complaint_rate: float, db_url: str | None = None
+) -> str | None:
+    """Pause a sending campaign whose bounces or complaints since it was last resumed pass the
+    thresholds (rules/bounces.pause_reason); the reason when it was paused now, else None."""
+    with tables.engine(db_url).begin() as connection:
+        campaign = connection.execute(
+            sqlalchemy.select(Campaign).where(col(Campaign.id) == campaign_id).with_for_update()
+        ).first()
+        if campaign is None or campaign.status != tables.SENDING:
+            return None
+        counts = _campaign_returns(connection, campaign_id)
+        reason = bounces.pause_reason(
+            counts.sent - campaign.baseline_sent,
+            counts.hard - campaign.baseline_hard,
+            counts.complaints - campaign.baseline_complaints,
+            bounce_rate,
+            complaint_rate,
+        )
+        if reason is None:
+            return None
+        connection.execute(
+            sqlalchemy.update(Campaign)
+            .where(col(Campaign.id) == campaign_id)
+            .values(status=tables.PAUSED, paused_reason=_clip(reason))
+        )
+        return reason
+
+
+def reset_baseline(connection, campaign_id: int) -> None:
+    """On resuming: the thresholds judge only what comes after (storage/campaigns.set_campaign_status)."""
+    counts = _campaign_returns(connection, campaign_id)
+    connection.execute(
+        sqlalchemy.update(Campaign)
+        .where(col(Campaign.id) == campaign_id)
+        .values(baseline_sent=counts.sent, baseline_hard=counts.hard, baseline_complaints=counts.complaints)
+    )
+
+
+# --- The bounce mailbox. ---
+
+
+def message_outcome(digest: str, db_url: str | None = None) -> str | None:
+    """What was done with a mailbox message before (None: never seen)."""
+    with tables.engine(db_url).begin() as connection:
+        return connection.execute(
+            sqlalchemy.select(col(MailboxMessage.outcome)).where(col(MailboxMessage.digest) == digest)
+        ).scalar()
+
+
+def record_message(
+    digest: str,
+    outcome: str,
+    subject: str,
+    sender: str,
+    reports: Iterable[Report] = (),
+    db_url: str | None = None,
+    *,
+    now: datetime | None = None,
+) -> list[Recorded] | None:
+    """A mailbox message and the reports it carries, in one transaction; None when it was
+    recorded before (by another worker, or by this one before it died): nothing is counted twice."""
+    moment = now or utc_now()
+    with tables.engine(db_url).begin() as connection:
+        new = insert_once(
+            connection,
+            MailboxMessage,
+            "digest",
+            digest=digest,
+            outcome=outcome,
+            subject=_clip(subject, 200),
+            sender=_clip(sender, validation.EMAIL_MAX),
+            seen_at=moment,
+        )
+        if new is None:
+            return None
+        return [_record(connection, report, moment) for report in reports]
+
+
+@dataclass(frozen=True)
+class LeftMessage:
+    seen_at: datetime
+    sender: str
+    subject: str
+
+
+def unclassified_messages(since: datetime | None = None, db_url: str | None = None) -> list[LeftMessage]:
+    """The mailbox messages the reader could not classify and left where they were, newest first."""
+    statement = (
+        sqlalchemy.select(col(MailboxMessage.seen_at), col(MailboxMessage.sender), col(MailboxMessage.subject))
+        .where(col(MailboxMessage.outcome) == UNCLASSIFIED)
+        .order_by(col(MailboxMessage.seen_at).desc(), col(MailboxMessage.id).desc())
+    )
+    if since is not None:
+        statement = statement.where(col(MailboxMessage.seen_at) >= since)
+    with tables.engine(db_url).begin() as connection:
+        return [LeftMessage(_utc(at), sender, subject) for at, sender, subject in connection.execute(statement)]
+
+
+def take_lease(name: str, holder: str, now: datetime, until: datetime, db_url: str | None = None) -> bool:
+    """Hold job ``name`` until ``until`` unless another holder's lease is still running; whether we hold it."""
+    with tables.engine(db_url).begin() as connection:
+        insert_once(connection, JobLease, "name", name=name, holder=holder, until=until)
+        return (
+            connection.execute(
+                sqlalchemy.update(JobLease)
+                .where(
+                    col(JobLease.name) == name,
+                    sqlalchemy.or_(col(JobLease.holder) == holder, col(JobLease.until) < now),
+                )
+                .values(holder=holder, until=until)
+            ).rowcount
+            == 1
+        )
+
+
+def give_back_lease(name: str, holder: str, db_url: str | None = None) -> None:
+    """Let the next worker take the job at once (the holder finished, or stops)."""
+    with tables.engine(db_url).begin() as connection:
+        connection.execute(
+            sqlalchemy.update(JobLease)
+            .where(col(JobLease.name) == name, col(JobLease.holder) == holder)
+            .values(until=datetime(1970, 1, 1, tzinfo=UTC))
+        )

@@ -1,0 +1,337 @@
+"""Bounces and complaints on both databases: at sending time against aiosmtpd, and what each
+kind does to a reader, a campaign and the import (the mailbox: test_bounce_mailbox.py).
+
+The senders' clock is injected, so retries that give up and soft bounces days apart are
+tested by moving the clock, not by waiting.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import sqlalchemy
+import sqlmodel
+
+from publisher import content, storage
+from publisher.gateway.contract import SubscribeRequest
+from publisher.mail import mailer, outbox, returns
+from publisher.rules import bounces
+from publisher.rules.list_rules import ListStatus
+from publisher.storage import bounce_records
+from publisher.storage import subscribers as mailing_list
+from publisher.storage.bounce_records import Report
+from tests.services.test_campaign import Clock, mail_for, readers, sender_for, start_campaign
+from tests.smtp import LIST_SECRET, SmtpServer
+from tests.support import publisher_gateway
+
+BOUNCE_ADDRESS = "bounces@animals.example"
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def smtp_server():
+    server = SmtpServer().start()
+    yield server
+    server.stop()
+
+
+def status_of(db_url: str, email: str) -> str:
+    [row] = [row for row in mailing_list.list_subscribers(db_url=db_url) if row.email == email]
+    return row.status
+
+
+def events(db_url: str, email: str) -> list[tuple[str, str, str | None]]:
+    return [(event.event, event.how, event.detail) for event in mailing_list.consent_record(email, db_url)]
+
+
+def jobs(db_url: str, status: str) -> list[storage.Delivery]:
+    """Every outbox job with ``status``, a release's too (``list_deliveries`` lists the outbox's own)."""
+    with storage.open_session(db_url) as session:
+        statement = sqlmodel.select(storage.Delivery).where(storage.Delivery.status == status)
+        return list(session.exec(statement.order_by(storage.Delivery.id)))
+
+
+def sign_up(email: str) -> SubscribeRequest:
+    return SubscribeRequest.model_validate({"email": email, "name": "Jo Reader", "book_updates": "yes"})
+
+
+# --- At sending time: a campaign. ---
+
+
+@pytest.mark.asyncio
+async def test_a_reader_refused_with_550_5_1_1_is_bounced_and_the_next_campaign_reaches_only_the_confirmed(
+    db_url, smtp_server
+):
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0", PUBLISHER_BOUNCE_ADDRESS=BOUNCE_ADDRESS)
+    readers(db_url, 5)
+    smtp_server.refused_recipients.add("reader2@readers.example")
+    first = start_campaign(db_url, mail)
+    await sender_for(mail, db_url, Clock()).send_due()
+
+    assert status_of(db_url, "reader2@readers.example") == ListStatus.BOUNCED
+    [(event, how, detail)] = [item for item in events(db_url, "reader2@readers.example") if item[0] == "bounced"]
+    assert how == "hard bounce" and "550 5.1.1 No such user here" in detail
+    # Every email went out with its own VERP Return-Path, naming its job, signed with the list secret.
+    deliveries = {row.id: row for row in jobs(db_url, storage.SENT)}
+    for received in smtp_server.received:
+        job = bounces.read_verp((LIST_SECRET,), received.mail_from, BOUNCE_ADDRESS)
+        assert job in deliveries and received.mail_from.startswith("bounces+")
+        assert received.message["From"].addresses[0].addr_spec == "site@animals.example"  # From is unchanged
+    assert bounce_records.campaign_returns(first.id, db_url) == bounce_records.CampaignReturns(5, 1, 0, 0)
+
+    second = start_campaign(db_url, mail, slug=content.BOOKS[1].slug)
+    assert second.recipients == 4
+    smtp_server.received.clear()
+    await sender_for(mail, db_url, Clock()).send_due()
+    assert sorted(address for item in smtp_server.received for address in item.rcpt_tos) == [
+        f"reader{n}@readers.example" for n in (0, 1, 3, 4)
+    ]
+
+
+@pytest.mark.asyncio
+async def test_a_server_refusing_everyone_pauses_the_campaign_and_bounces_nobody(db_url, smtp_server):
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+    readers(db_url, 12)
+    smtp_server.refused_recipients.update(f"reader{n}@readers.example" for n in range(12))
+    item = start_campaign(db_url, mail)
+    await sender_for(mail, db_url, Clock()).send_due()
+    assert storage.get_campaign(item.id, db_url).status == storage.PAUSED
+    assert {row.status for row in mailing_list.list_subscribers(db_url=db_url)} == {ListStatus.CONFIRMED}
+    assert bounce_records.list_bounces(db_url=db_url) == []
+
+
+@pytest.mark.asyncio
+async def test_a_campaign_pauses_itself_past_the_bounce_threshold_and_resuming_judges_what_follows(
+    db_url, smtp_server, caplog
+):
+    caplog.set_level(logging.INFO)
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+    readers(db_url, 130)
+    # One in twelve refused (never in a row): 9 of the first 104 emails, 8.7 %, past 5 % once 100 went out.
+    refused = [f"reader{n}@readers.example" for n in range(5, 130, 12)]
+    smtp_server.refused_recipients.update(refused)
+    item = start_campaign(db_url, mail)
+    await sender_for(mail, db_url, Clock()).send_due()
+
+    state = storage.get_campaign(item.id, db_url)
+    assert state.status == storage.PAUSED
+    assert state.paused_reason.startswith("hard bounces at ") and "above 5 %" in state.paused_reason
+    counts = storage.campaign_counts(item.id, db_url)
+    assert 100 <= counts[storage.SENT] + counts[storage.FAILED] < 130 and counts[storage.PENDING] > 0
+    [line] = [record.getMessage() for record in caplog.records if " paused: hard bounces" in record.getMessage()]
+    assert f"`publisher-gateway announce {item.book_slug}` resumes it" in line
+    returned = bounce_records.campaign_returns(item.id, db_url)
+    assert returned.hard == len([r for r in refused if status_of(db_url, r) == ListStatus.BOUNCED]) >= 9
+
+    # Resumed on purpose: the bounces already seen do not pause it again; the rest go out.
+    assert storage.set_campaign_status(item.id, storage.SENDING, db_url=db_url)
+    await sender_for(mail, db_url, Clock()).send_due()
+    assert storage.get_campaign(item.id, db_url).status == storage.FINISHED
+
+
+def test_campaigns_shows_each_campaigns_bounces_complaints_and_rates(db_url):
+    readers(db_url, 4)
+    item = storage.create_campaign("a-book", "s", lambda _r: f"<{_r}@m.example>", T0, outbox.RETRY_FOR, db_url)
+    queued = jobs(db_url, storage.PENDING)
+    _mark_sent(db_url, [job.id for job in queued], T0)
+    bounce_records.record(Report(bounces.HARD, "550 5.1.1 unknown", storage.FROM_MAILBOX, queued[0].id), db_url)
+    bounce_records.record(Report(bounces.COMPLAINT, "abuse", storage.FROM_WEBHOOK, queued[1].id), db_url)
+    out = publisher_gateway(db_url, "campaigns").stdout
+    assert f"#{item.id}  a-book  SENDING" in out
+    assert "    1 hard bounces, 0 soft bounces, 1 complaints (bounce rate 25.00 %, complaint rate 25.00 %)" in out
+
+
+# --- At sending time: the outbox's confirmation and welcome emails. ---
+
+
+@pytest.mark.asyncio
+async def test_a_confirmation_refused_for_good_bounces_the_address_and_a_new_sign_up_starts_afresh(db_url, smtp_server):
+    mail = mail_for(smtp_server, PUBLISHER_BOUNCE_ADDRESS=BOUNCE_ADDRESS)
+    smtp_server.refused_recipients.add("gone@readers.example")
+    assert mailing_list.subscribe(sign_up("gone@readers.example"), outbox.job_for(mail), db_url, now=T0) == "added"
+    clock = Clock(T0)
+    [outcome] = await outbox.Sender(mail, db_url, clock=clock).send_due()
+    assert outcome.status == storage.FAILED
+    assert status_of(db_url, "gone@readers.example") == ListStatus.BOUNCED
+    assert smtp_server.received == []
+
+    # The reader proves the address works again: a fresh sign-up, a fresh confirmation.
+    smtp_server.refused_recipients.clear()
+    later = T0 + timedelta(days=2)
+    assert (
+        mailing_list.subscribe(sign_up("gone@readers.example"), outbox.job_for(mail), db_url, now=later) == "rejoined"
+    )
+    assert status_of(db_url, "gone@readers.example") == ListStatus.PENDING
+    clock.now = later
+    [outcome] = await outbox.Sender(mail, db_url, clock=clock).send_due()
+    assert outcome.status == storage.SENT
+    [received] = smtp_server.received
+    assert received.mail_from.startswith("bounces+") and received.rcpt_tos == ["gone@readers.example"]
+
+
+@pytest.mark.asyncio
+async def test_a_4xx_is_retried_and_only_the_retries_giving_up_count_one_soft_bounce(db_url, smtp_server):
+    mail = mail_for(smtp_server)
+    smtp_server.deferred_recipients.add("full@readers.example")
+    mailing_list.subscribe(sign_up("full@readers.example"), outbox.job_for(mail), db_url, now=T0)
+    clock = Clock(T0)
+    sender = outbox.Sender(mail, db_url, clock=clock)
+    [outcome] = await sender.send_due()
+    assert outcome.status == storage.PENDING  # a retry, no bounce yet
+    assert bounce_records.list_bounces(db_url=db_url) == []
+    clock.now = T0 + outbox.RETRY_FOR + timedelta(minutes=1)
+    [outcome] = await sender.send_due()
+    assert outcome.status == storage.FAILED
+    [line] = bounce_records.list_bounces(db_url=db_url)
+    assert (line.email, line.kind, line.source) == ("full@readers.example", bounces.SOFT, storage.AT_SENDING)
+    assert "451 4.2.1" in line.reason
+    assert status_of(db_url, "full@readers.example") == ListStatus.PENDING  # one soft bounce is not three
+
+
+@pytest.mark.asyncio
+async def test_the_publishers_own_emails_keep_their_envelope_sender(db_url, smtp_server):
+    mail = mail_for(smtp_server, PUBLISHER_BOUNCE_ADDRESS=BOUNCE_ADDRESS)
+    message = mailer.contact_email(
+        mail,
+        sender_name="Jo",
+        sender_email="jo@example.org",
+        subject="Hi",
+        text="Hello",
+        received_at=T0,
+        message_id="<c1@animals.example>",
+    )
+    await mailer.send(message, mail)
+    [received] = smtp_server.received
+    assert received.mail_from == "site@animals.example"
+
+
+# --- What each kind does to a reader. ---
+
+
+def _mark_sent(db_url: str, ids: list[int], at: datetime) -> None:
+    with storage.database.engine(db_url).begin() as connection:
+        connection.execute(
+            sqlalchemy.update(storage.Delivery)
+            .where(storage.Delivery.id.in_(ids))
+            .values(status=storage.SENT, sent_at=at, lease_until=None, claimed_by=None)
+        )
+
+
+def _release_to(db_url: str, email: str, slug: str, at: datetime) -> int:
+    """One sent release email to ``email`` (a campaign of its own), as the sender records it."""
+    item = storage.create_campaign(slug, "s", lambda _r: f"<{slug}.{_r}@m.example>", at, outbox.RETRY_FOR, db_url)
+    [job] = [
+        row
+        for row in jobs(db_url, storage.PENDING)
+        if row.campaign_id == item.id and row.source_id == _id_of(db_url, email)
+    ]
+    _mark_sent(db_url, [job.id], at)
+    return job.id
+
+
+def _id_of(db_url: str, email: str) -> int:
+    [row] = [row for row in mailing_list.list_subscribers(db_url=db_url) if row.email == email]
+    return row.id
+
+
+def _soft(db_url: str, delivery_id: int, at: datetime) -> bounce_records.Recorded:
+    return bounce_records.record(
+        Report(bounces.SOFT, "452 4.2.2 mailbox full", storage.FROM_MAILBOX, delivery_id), db_url, now=at
+    )
+
+
+def test_three_soft_bounces_from_three_emails_bounce_a_reader_and_a_delivered_email_between_resets(db_url):
+    readers(db_url, 1)
+    T0 = storage.utc_now() + timedelta(minutes=1)  # noqa: N806 - after the import (its sign-up)
+    reader = "reader0@readers.example"
+    day = timedelta(days=10)
+    one = _release_to(db_url, reader, "book-1", T0)
+    assert _soft(db_url, one, T0 + timedelta(hours=1)).outcome == bounce_records.COUNTED
+    assert _soft(db_url, one, T0 + timedelta(hours=5)).outcome == bounce_records.ALREADY_KNOWN  # the same email
+    two = _release_to(db_url, reader, "book-2", T0 + day)
+    assert _soft(db_url, two, T0 + day).outcome == bounce_records.COUNTED
+    three = _release_to(db_url, reader, "book-3", T0 + 2 * day)  # delivered: nothing comes back for days
+    four = _release_to(db_url, reader, "book-4", T0 + 3 * day)
+    # Three soft bounces, but the third email was delivered between them: the count starts again.
+    assert _soft(db_url, four, T0 + 3 * day).outcome == bounce_records.COUNTED
+    assert status_of(db_url, reader) == ListStatus.CONFIRMED
+    # The third email's bounce comes late: it was not delivered after all, so four, three, two are in a row.
+    assert _soft(db_url, three, T0 + 3 * day + timedelta(hours=1)).outcome == bounce_records.MADE_BOUNCED
+    assert status_of(db_url, reader) == ListStatus.BOUNCED
+    [(event, how, detail)] = [item for item in events(db_url, reader) if item[0] == "bounced"]
+    assert how == "soft bounces" and detail.startswith("3 soft bounces in a row, the last: 452 4.2.2")
+
+
+def test_a_complaint_unsubscribes_at_once_and_the_record_says_complaint(db_url):
+    readers(db_url, 1)
+    T0 = storage.utc_now() + timedelta(minutes=1)  # noqa: N806 - after the import (its sign-up)
+    reader = "reader0@readers.example"
+    job = _release_to(db_url, reader, "book-1", T0)
+    recorded = bounce_records.record(Report(bounces.COMPLAINT, "abuse report", storage.FROM_MAILBOX, job), db_url)
+    assert recorded.outcome == bounce_records.MADE_UNSUBSCRIBED
+    assert status_of(db_url, reader) == ListStatus.UNSUBSCRIBED
+    assert events(db_url, reader)[-1] == ("unsubscribed", "complaint", "abuse report")
+
+
+def test_the_import_never_brings_back_a_bounced_or_complained_address_but_the_form_does(db_url, smtp_server):
+    readers(db_url, 2)
+    bounce_records.record(
+        Report(bounces.HARD, "550 5.1.1", storage.FROM_WEBHOOK, email="reader0@readers.example"), db_url
+    )
+    bounce_records.record(
+        Report(bounces.COMPLAINT, "spam", storage.FROM_WEBHOOK, email="reader1@readers.example"), db_url
+    )
+    report = mailing_list.import_rows(
+        [
+            mailing_list.ImportRow(2, "reader0@readers.example", "Reader 0", ListStatus.CONFIRMED),
+            mailing_list.ImportRow(3, "reader1@readers.example", "Reader 1", ListStatus.CONFIRMED),
+        ],
+        "old list",
+        db_url,
+    )
+    assert str(report) == "0 added, 0 updated, 0 unchanged, 1 kept unsubscribed, 1 kept bounced."
+    assert status_of(db_url, "reader0@readers.example") == ListStatus.BOUNCED
+    assert status_of(db_url, "reader1@readers.example") == ListStatus.UNSUBSCRIBED
+    mail = mail_for(smtp_server)
+    assert mailing_list.subscribe(sign_up("reader0@readers.example"), outbox.job_for(mail), db_url) == "rejoined"
+    assert status_of(db_url, "reader0@readers.example") == ListStatus.PENDING
+
+
+def test_a_late_bounce_of_an_email_from_before_a_new_sign_up_changes_nothing(db_url, smtp_server):
+    readers(db_url, 1)
+    T0 = storage.utc_now() + timedelta(minutes=1)  # noqa: N806 - after the import (its sign-up)
+    reader = "reader0@readers.example"
+    old = _release_to(db_url, reader, "book-1", T0)
+    bounce_records.record(Report(bounces.HARD, "550", storage.FROM_MAILBOX, old), db_url, now=T0 + timedelta(hours=1))
+    assert status_of(db_url, reader) == ListStatus.BOUNCED
+    mail = mail_for(smtp_server)
+    mailing_list.subscribe(sign_up(reader), outbox.job_for(mail), db_url, now=T0 + timedelta(days=1))
+    again = bounce_records.record(
+        Report(bounces.COMPLAINT, "late report", storage.FROM_MAILBOX, old), db_url, now=T0 + timedelta(days=2)
+    )
+    assert again.outcome == bounce_records.COUNTED
+    assert status_of(db_url, reader) == ListStatus.PENDING
+
+
+def test_a_report_about_a_stranger_is_not_kept(db_url):
+    recorded = returns.take([Report(bounces.HARD, "550", storage.FROM_WEBHOOK, email="stranger@example.net")], db_url)
+    assert [item.outcome for item in recorded] == [bounce_records.NOT_ON_THE_LIST]
+    assert bounce_records.list_bounces(db_url=db_url) == []
+
+
+def test_the_commands_list_bounced_readers_and_the_latest_bounces(db_url):
+    readers(db_url, 3)
+    bounce_records.record(
+        Report(bounces.HARD, "550 5.1.1 no such user", storage.FROM_WEBHOOK, email="reader1@readers.example"), db_url
+    )
+    listed = publisher_gateway(db_url, "subscribers", "--status", "bounced").stdout.splitlines()
+    assert len(listed) == 2 and listed[1].startswith("reader1@readers.example,") and ",bounced," in listed[1]
+    shown = publisher_gateway(db_url, "bounces", "--since", "1d").stdout
+    assert "reader1@readers.example  hard  (webhook)" in shown and "550 5.1.1 no such user" in shown
+    assert "1 bounces and complaints since " in shown and ": 1 hard, 0 soft, 0 complaints." in shown
+    future = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
+    assert publisher_gateway(db_url, "bounces", "--since", future).stdout.startswith("0 bounces and complaints since")
+    wrong = publisher_gateway(db_url, "bounces", "--since", "last week", check=False)
+    assert wrong.returncode == 2 and "is not a date (2026-11-01)" in wrong.stderr
