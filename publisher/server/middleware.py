@@ -31,6 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from publisher.content import images
 from publisher.server import event_channel
+from publisher.server.bounce_hook import BounceHook
 from publisher.server.list_links import ListLinks
 from publisher.web import feed, tab_states
 from publisher.web import page_kinds as static_or_app
@@ -207,4 +208,4 @@ def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
     and the event channel open only within the tab limits (hosting/tabs.py)."""
     door = event_channel.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
     routes = CanonicalRouteRewrite(door, pages.slashless_routes())
-    return ResponseHeaders(ListLinks(routes), inline_script_hashes(), static_or_app.starts_app_by_route())
+    return ResponseHeaders(BounceHook(ListLinks(routes)), inline_script_hashes(), static_or_app.starts_app_by_route())

@@ -11,6 +11,7 @@ from reflex_base import config as reflex_config
 from publisher import content
 from publisher.limits import tabs
 from publisher.server import event_channel, middleware
+from publisher.server.bounce_hook import BounceHook
 from publisher.server.event_channel import EventChannelDoor
 from publisher.server.list_links import ListLinks
 from publisher.server.middleware import CanonicalRouteRewrite
@@ -138,8 +139,9 @@ def test_transform_adds_headers_and_the_list_links_around_the_route_rewrite_for_
     inner = RecordingApp()
     outer = middleware.transform(inner)
     assert isinstance(outer, middleware.ResponseHeaders)
-    assert isinstance(outer.app, ListLinks)
-    wrapped = outer.app.app
+    assert isinstance(outer.app, BounceHook)  # POST /hooks/bounce (server/bounce_hook.py)
+    assert isinstance(outer.app.app, ListLinks)
+    wrapped = outer.app.app.app
     assert isinstance(wrapped, CanonicalRouteRewrite)
     # Innermost, around the app: the event channel's door (hosting/tabs.py).
     assert isinstance(wrapped.app, EventChannelDoor) and wrapped.app.app is inner

@@ -1,0 +1,253 @@
+"""``POST /hooks/bounce``: bounces and complaints as a mail provider reports them over HTTP.
+
+A provider (or a relay in front of it) that cannot send its reports to the bounce mailbox
+posts them here, authenticated by ``PUBLISHER_BOUNCE_WEBHOOK_SECRET`` as a bearer token.
+They are taken the way every report is (mail/returns.py): recorded with their readers in
+one transaction, all or none, then the campaigns they push past a threshold pause.
+
+- Without a secret the endpoint does not exist (404): nothing can be reported to a site that
+  did not ask for reports, and nothing tells a scanner the path means anything.
+- Only failures count against the client address's limit (as for the list's links): a bot
+  guessing the secret is stopped, a provider reporting ten thousand bounces after a release
+  is not.
+- The answer to a good body is the same whoever its addresses are (``{"accepted": N}``), so
+  even the holder of the secret cannot learn from it who is on the list.
+- The body is bounded before it is read, and a body with one bad item takes nothing: the
+  provider learns which item is wrong and can send the batch again, whole.
+- A database error is 503 with ``Retry-After``: providers retry, and a batch that was not
+  recorded is recorded then.
+
+Every answer is JSON for the provider's logs, except the 404, which must look like every
+other path the site does not have.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import unicodedata
+from collections import Counter
+from typing import Any
+
+import sqlalchemy
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from publisher.config import settings
+from publisher.limits import submits as ratelimit
+from publisher.mail import returns
+from publisher.rules import bounces, validation
+from publisher.rules import limits as limit_rules
+from publisher.storage.bounce_records import Report
+from publisher.storage.tables import FROM_WEBHOOK, REASON_MAX
+
+logger = logging.getLogger(__name__)
+
+PATH = "/hooks/bounce"
+MAX_BODY_BYTES = 256 * 1024
+MAX_ITEMS = 10_000
+_FAILURES = "bounce-hook"  # the limiter's name for wrong secrets from one address
+
+# What the hook answers: for the provider's logs and its operator, not for readers.
+NOT_FOUND = "Not found"
+ONLY_POST = "Only POST is allowed here"
+NEEDS_TOKEN = "A valid bearer token is required"
+TOO_MANY = "Too many failed attempts; try again later"
+TOO_LARGE = f"The body must be at most {MAX_BODY_BYTES} bytes"
+NOT_JSON = "The body is not JSON"
+WRONG_SHAPE = "The body must be a JSON object or a list of them"
+EMPTY_LIST = "The list is empty"
+TOO_MANY_ITEMS = f"At most {MAX_ITEMS} items at once"
+TRY_LATER = "The reports could not be recorded now; try again later"
+KINDS_TEXT = ", ".join(bounces.KINDS)
+
+
+class Item(BaseModel):
+    """One report as a provider writes it. Keys this hook does not know are ignored: relays
+    add their own (timestamps, ids) and a batch must not fail on them."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    email: str = Field(min_length=1, max_length=validation.EMAIL_MAX)
+    kind: str = Field(alias="type")
+    reason: str | None = None
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        if value not in bounces.KINDS:
+            raise ValueError("unknown kind")
+        return value
+
+    @field_validator("email")
+    @classmethod
+    def _no_control_characters(cls, value: str) -> str:
+        # PostgreSQL refuses NUL in text: that would be a 503 the provider retries forever.
+        if validation.has_control_characters(value):
+            raise ValueError("control characters")
+        return value
+
+    @field_validator("reason")
+    @classmethod
+    def _clipped(cls, value: str | None) -> str | None:
+        """A provider's reason can be a whole SMTP transcript: kept short, on one line, without NUL."""
+        if value is None:
+            return None
+        text = "".join(" " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch for ch in value)
+        return text[:REASON_MAX]
+
+    def report(self) -> Report:
+        return Report(self.kind, self.reason or self.kind, FROM_WEBHOOK, email=self.email)
+
+
+class BodyRefused(ValueError):
+    """A body this hook takes nothing from; its message names the first problem."""
+
+
+def read_reports(body: bytes) -> list[Report]:
+    """The reports in a body, all of them or, if one is bad, none (BodyRefused)."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):  # bad JSON, bad UTF-8, or nesting deeper than the parser goes
+        raise BodyRefused(NOT_JSON) from None
+    if isinstance(data, dict):
+        return [_item(data, None).report()]
+    if not isinstance(data, list):
+        raise BodyRefused(WRONG_SHAPE)
+    if not data:
+        raise BodyRefused(EMPTY_LIST)
+    if len(data) > MAX_ITEMS:
+        raise BodyRefused(TOO_MANY_ITEMS)
+    return [_item(value, number).report() for number, value in enumerate(data, start=1)]
+
+
+def _item(value: Any, number: int | None) -> Item:
+    """``number``: the item's place in the list, counted from 1 (None: the body is one object)."""
+    where = "" if number is None else f"item {number}: "
+    if not isinstance(value, dict):
+        raise BodyRefused(f"{where}must be an object")
+    try:
+        return Item.model_validate(value)
+    except ValidationError as exc:
+        raise BodyRefused(where + _problem(exc.errors(include_input=False)[0])) from None
+
+
+def _problem(error: ErrorDetails) -> str:
+    """Pydantic's error in words that name the key and never echo the value (it may be an address)."""
+    field = str(error["loc"][0]) if error["loc"] else "the item"
+    kind = error["type"]
+    if kind == "missing":
+        return f"{field} is required"
+    if field == "type":
+        return f"type must be one of {KINDS_TEXT}"
+    if kind in ("string_type", "str_type"):
+        return f"{field} must be a string"
+    if kind == "string_too_short":
+        return f"{field} must not be empty"
+    if kind == "string_too_long":
+        return f"{field} must be at most {error.get('ctx', {}).get('max_length', validation.EMAIL_MAX)} characters"
+    if field == "email" and kind == "value_error":
+        return "email must not hold control characters"
+    return f"{field} is not valid"
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Disconnected(Exception):
+    pass
+
+
+async def read_body(receive: Receive, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The request body, read no further than ``limit`` (then _TooLarge)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def bearer_matches(authorization: str | None, secret: str) -> bool:
+    """Whether ``Authorization`` carries the secret as a bearer token (RFC 6750: the scheme's
+    case does not matter). Compared in constant time, so the answer's timing says nothing."""
+    if not authorization:
+        return False
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(token.strip().encode("latin-1", "replace"), secret.encode("utf-8"))
+
+
+def _error(status: int, text: str, headers: dict[str, str] | None = None) -> Response:
+    return JSONResponse({"error": text}, status_code=status, headers=headers)
+
+
+class BounceHook:
+    """In front of the app on every worker; ``db_url`` only for tests (None: the site's database)."""
+
+    def __init__(self, app: ASGIApp, db_url: str | None = None):
+        self.app = app
+        self.db_url = db_url
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or (scope.get("path", "").rstrip("/") or "/") != PATH:
+            await self.app(scope, receive, send)
+            return
+        try:
+            response, detail = await self._answer(scope, receive)
+        except _Disconnected:
+            logger.info("Bounce hook: the client left before its body was read")
+            return
+        # One line per request: the counts and the problem, never the secret nor an address.
+        level = logging.WARNING if response.status_code >= 500 else logging.INFO
+        logger.log(level, "Bounce hook: %s %s", response.status_code, detail)
+        await response(scope, receive, send)
+
+    async def _answer(self, scope: Scope, receive: Receive) -> tuple[Response, str]:
+        """The answer, and what the log says about it."""
+        secret = settings.bounce_settings().webhook_secret
+        if secret is None:
+            return PlainTextResponse(NOT_FOUND, status_code=404), "(no webhook secret is configured)"
+        if scope["method"] != "POST":
+            return _error(405, ONLY_POST, {"Allow": "POST"}), f"({scope['method']})"
+        headers = Headers(scope=scope)
+        if not bearer_matches(headers.get("authorization"), secret):
+            if not await self._within_limits(scope):
+                return _error(429, TOO_MANY), "(too many wrong tokens from this address)"
+            return _error(401, NEEDS_TOKEN, {"WWW-Authenticate": "Bearer"}), "(no valid bearer token)"
+        declared = headers.get("content-length", "").strip()
+        if declared.isascii() and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            return _error(413, TOO_LARGE), f"(Content-Length {declared})"
+        try:
+            reports = read_reports(await read_body(receive))
+        except _TooLarge:
+            return _error(413, TOO_LARGE), "(the body went past the limit)"
+        except BodyRefused as exc:
+            return _error(422, str(exc)), f"({exc})"
+        try:
+            recorded = await asyncio.to_thread(returns.take, reports, self.db_url)
+        except sqlalchemy.exc.SQLAlchemyError as exc:
+            detail = f"({len(reports)} report(s) not recorded: the database is unavailable, {type(exc).__name__})"
+            return _error(503, TRY_LATER, {"Retry-After": "60"}), detail
+        outcomes = Counter(item.outcome for item in recorded)
+        tally = ", ".join(f"{count} {outcome}" for outcome, count in sorted(outcomes.items()))
+        return JSONResponse({"accepted": len(reports)}), f"{len(reports)} report(s) taken ({tally})"
+
+    @staticmethod
+    async def _within_limits(scope: Scope) -> bool:
+        address = limit_rules.client_address(scope)
+        return await ratelimit.shared_limiter.get().allow(_FAILURES, "", address)

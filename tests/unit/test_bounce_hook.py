@@ -1,0 +1,386 @@
+"""``POST /hooks/bounce`` by crafted ASGI calls, the database replaced by a recorder. What the
+reports do to readers on each database is in tests/services/test_bounce_hook.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+import pytest
+import sqlalchemy
+
+from publisher.limits import submits as ratelimit
+from publisher.limits.submits import Limit, Limiter, MemoryCounter
+from publisher.mail import returns
+from publisher.server import bounce_hook
+from publisher.server.bounce_hook import MAX_BODY_BYTES, BounceHook
+from publisher.storage import bounce_records
+from publisher.storage.bounce_records import Recorded, Report
+
+SECRET = "0123456789abcdef0123456789abcdef-hook"
+SECRET_VAR = "PUBLISHER_BOUNCE_WEBHOOK_SECRET"
+
+
+class Inner:
+    """The app behind the hook: answers 200 "app" and remembers the paths it saw."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+
+    async def __call__(self, scope, receive, send):
+        self.paths.append(scope["path"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"app"})
+
+
+class Answer:
+    def __init__(self, sent: list[dict], inner: Inner, chunks_read: int) -> None:
+        start = sent[0] if sent else {"status": None, "headers": []}
+        self.status = start["status"]
+        self.headers = {name.decode().lower(): value.decode() for name, value in start["headers"]}
+        self.body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+        self.passed = bool(inner.paths)
+        self.chunks_read = chunks_read
+
+    def json(self):
+        return json.loads(self.body)
+
+
+def call(
+    body: bytes | list[bytes] = b"",
+    *,
+    method: str = "POST",
+    path: str = "/hooks/bounce",
+    authorization: str | None = f"Bearer {SECRET}",
+    content_length: int | str | None | bool = True,
+    client: str = "203.0.113.9",
+    kind: str = "http",
+) -> Answer:
+    """One request through BounceHook; ``body`` as one chunk or as several (streamed).
+    ``content_length``: True, the body's length; None, no header; a number, that number."""
+    chunks = [body] if isinstance(body, bytes) else list(body)
+    headers = [(b"host", b"books.example.com"), (b"content-type", b"application/json")]
+    if authorization is not None:
+        headers.append((b"authorization", authorization.encode("latin-1")))
+    if content_length is True:
+        headers.append((b"content-length", str(sum(map(len, chunks))).encode()))
+    elif content_length is not None:
+        headers.append((b"content-length", str(content_length).encode("latin-1")))
+    scope = {
+        "type": kind,
+        "method": method,
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "headers": headers,
+        "client": (client, 5000),
+    }
+    messages = [
+        {"type": "http.request", "body": chunk, "more_body": number < len(chunks) - 1}
+        for number, chunk in enumerate(chunks)
+    ]
+    read = 0
+
+    async def receive():
+        nonlocal read
+        if read < len(messages):
+            read += 1
+            return messages[read - 1]
+        return {"type": "http.disconnect"}
+
+    sent: list[dict] = []
+
+    async def send(message):
+        sent.append(message)
+
+    inner = Inner()
+    asyncio.run(BounceHook(inner)(scope, receive, send))
+    return Answer(sent, inner, read)
+
+
+def body_of(value) -> bytes:
+    return json.dumps(value).encode()
+
+
+@pytest.fixture
+def taken(monkeypatch) -> list[list[Report]]:
+    """The hook with a secret, a fresh limiter, and ``returns.take`` recording what it was given."""
+    monkeypatch.setenv(SECRET_VAR, SECRET)
+    calls: list[list[Report]] = []
+
+    def take(reports, db_url=None, **_):
+        reports = list(reports)
+        calls.append(reports)
+        return [Recorded(bounce_records.NOT_ON_THE_LIST) for _ in reports]
+
+    monkeypatch.setattr(returns, "take", take)
+    ratelimit.shared_limiter.set(Limiter(MemoryCounter()))
+    yield calls
+    ratelimit.shared_limiter.set(None)
+
+
+HARD = {"email": "jo@example.com", "type": "hard", "reason": "550 5.1.1 no such user"}
+
+
+# --- Where the hook is, and who may use it ----------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["POST", "GET", "PUT"])
+def test_without_a_secret_the_hook_does_not_exist(monkeypatch, taken, method):
+    monkeypatch.delenv(SECRET_VAR)
+    answer = call(body_of(HARD), method=method)
+    assert (answer.status, answer.body, answer.passed) == (404, b"Not found", False)
+    assert answer.headers["content-type"].startswith("text/plain")
+    assert taken == []
+
+
+@pytest.mark.parametrize("path", ["/hooks/bounce", "/hooks/bounce/"])
+def test_the_path_with_or_without_a_slash(taken, path):
+    assert call(body_of(HARD), path=path).status == 200
+
+
+@pytest.mark.parametrize("path", ["/", "/hooks", "/hooks/bounces", "/hooks/bounce/x", "/unsubscribe"])
+def test_other_paths_pass_through_untouched(taken, path):
+    answer = call(body_of(HARD), path=path)
+    assert (answer.status, answer.body, answer.passed) == (200, b"app", True)
+    assert taken == []
+
+
+def test_websocket_scopes_pass_through(taken):
+    assert call(kind="websocket").passed
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD", "PUT", "DELETE", "OPTIONS"])
+def test_only_post(taken, method):
+    answer = call(body_of(HARD), method=method)
+    assert (answer.status, answer.headers["allow"]) == (405, "POST")
+    assert not answer.passed and taken == []
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [
+        None,
+        "",
+        "Bearer",
+        "Bearer ",
+        "Bearer wrong-secret-of-some-length-0123456789",
+        f"Bearer {SECRET}x",
+        f"Bearer {SECRET[:-1]}",
+        f"Basic {SECRET}",
+        SECRET,
+        f"Bearer {SECRET.upper()}",
+        "Bearer é",
+    ],
+)
+def test_a_missing_or_wrong_token_is_401_and_takes_nothing(taken, authorization):
+    answer = call(body_of(HARD), authorization=authorization)
+    assert (answer.status, answer.headers["www-authenticate"]) == (401, "Bearer")
+    assert answer.json() == {"error": bounce_hook.NEEDS_TOKEN}
+    assert answer.chunks_read == 0  # the body of a stranger is not even read
+    assert taken == []
+
+
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER", "bEaReR"])
+def test_the_schemes_case_does_not_matter(taken, scheme):
+    assert call(body_of(HARD), authorization=f"{scheme} {SECRET}").status == 200
+
+
+def test_the_secret_is_compared_in_constant_time(taken, monkeypatch):
+    compared: list[tuple[bytes, bytes]] = []
+    real = bounce_hook.hmac.compare_digest
+
+    def spy(a, b):
+        compared.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(bounce_hook.hmac, "compare_digest", spy)
+    call(body_of(HARD), authorization="Bearer guess")
+    assert compared == [(b"guess", SECRET.encode())]
+
+
+def test_wrong_tokens_from_one_address_are_stopped_and_the_right_one_never_is(taken):
+    ratelimit.shared_limiter.set(Limiter(MemoryCounter(), per_address=Limit(3, 600)))
+    statuses = [call(body_of(HARD), authorization="Bearer guess").status for _ in range(5)]
+    assert statuses == [401, 401, 401, 429, 429]
+    assert call(body_of(HARD), authorization="Bearer guess", client="198.51.100.1").status == 401  # another address
+    # The provider, from the address that is over its limit, with ten thousand reports in a row.
+    assert [call(body_of(HARD)).status for _ in range(50)] == [200] * 50
+    assert len(taken) == 50
+
+
+# --- The body -----------------------------------------------------------------------
+
+
+def test_a_declared_length_above_the_limit_is_refused_before_reading(taken):
+    answer = call(b"[]", content_length=MAX_BODY_BYTES + 1)
+    assert answer.status == 413 and answer.chunks_read == 0 and taken == []
+
+
+@pytest.mark.parametrize("declared", ["\xb2", "-1", "lots"])
+def test_a_content_length_that_is_not_a_number_is_left_to_the_streamed_limit(taken, declared):
+    assert call(body_of(HARD), content_length=declared).status == 200
+
+
+def test_a_streamed_body_is_read_no_further_than_the_limit(taken):
+    chunk = b" " * 65536
+    answer = call([chunk] * 10, content_length=None)  # 640 KB, no Content-Length
+    assert answer.status == 413
+    assert answer.chunks_read == 5  # 5 x 64 KB is the first to pass 256 KB
+    assert taken == []
+
+
+def test_a_body_of_exactly_the_limit_is_read(taken):
+    item = body_of(HARD)
+    padded = item + b" " * (MAX_BODY_BYTES - len(item))
+    assert call([padded[:1000], padded[1000:]], content_length=None).status == 200
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (b"", bounce_hook.NOT_JSON),
+        (b"{not json", bounce_hook.NOT_JSON),
+        (b"\xff\xfe\xfa", bounce_hook.NOT_JSON),
+        (b"[" * 100_000, bounce_hook.NOT_JSON),
+        (b'"jo@example.com"', bounce_hook.WRONG_SHAPE),
+        (b"null", bounce_hook.WRONG_SHAPE),
+        (b"42", bounce_hook.WRONG_SHAPE),
+        (b"[]", bounce_hook.EMPTY_LIST),
+        (body_of([{}] * 10_001), bounce_hook.TOO_MANY_ITEMS),
+        (body_of({"type": "hard"}), "email is required"),
+        (body_of({"email": "jo@example.com"}), "type is required"),
+        (body_of({"email": "jo@example.com", "type": "bounce"}), "type must be one of hard, soft, complaint"),
+        (body_of({"email": "jo@example.com", "type": "Hard"}), "type must be one of hard, soft, complaint"),
+        (body_of({"email": "jo@example.com", "type": 1}), "type must be one of hard, soft, complaint"),
+        (body_of({"email": 42, "type": "hard"}), "email must be a string"),
+        (body_of({"email": "", "type": "hard"}), "email must not be empty"),
+        (body_of({"email": "a" * 243 + "@example.com", "type": "hard"}), "email must be at most 254 characters"),
+        (body_of({"email": "jo@example.com\x00", "type": "hard"}), "email must not hold control characters"),
+        (body_of({"email": "jo@example.com", "type": "hard", "reason": 5}), "reason must be a string"),
+        (body_of([HARD, HARD, {**HARD, "type": "gone"}]), "item 3: type must be one of hard, soft, complaint"),
+        (body_of([HARD, "jo@example.com"]), "item 2: must be an object"),
+        (body_of([HARD, {"type": "soft"}, {}]), "item 2: email is required"),
+    ],
+)
+def test_a_bad_body_is_422_naming_the_first_problem_and_takes_nothing(taken, body, problem):
+    answer = call(body)
+    assert (answer.status, answer.json()) == (422, {"error": problem})
+    assert taken == []
+
+
+def test_the_messages_never_echo_what_was_sent(taken):
+    answer = call(body_of({"email": ["secret@example.com"], "type": "hard"}))
+    assert answer.status == 422 and b"secret@example.com" not in answer.body
+
+
+# --- Good bodies ----------------------------------------------------------------------
+
+
+def test_one_object_is_one_report(taken):
+    answer = call(body_of(HARD))
+    assert (answer.status, answer.json()) == (200, {"accepted": 1})
+    assert answer.headers["content-type"] == "application/json"
+    assert taken == [[Report("hard", "550 5.1.1 no such user", "webhook", email="jo@example.com")]]
+
+
+def test_a_list_is_taken_in_one_call_in_its_order(taken):
+    items = [
+        HARD,
+        {"email": "bo@example.com", "type": "soft"},
+        {"email": "al@example.com", "type": "complaint", "reason": "abuse", "provider_id": "x1", "at": 17},
+    ]
+    answer = call(body_of(items))
+    assert (answer.status, answer.json()) == (200, {"accepted": 3})
+    assert taken == [
+        [
+            Report("hard", "550 5.1.1 no such user", "webhook", email="jo@example.com"),
+            Report("soft", "soft", "webhook", email="bo@example.com"),  # no reason: the kind
+            Report("complaint", "abuse", "webhook", email="al@example.com"),  # unknown keys ignored
+        ]
+    ]
+
+
+def test_a_null_reason_is_the_kind_and_a_long_one_is_clipped_to_one_line(taken):
+    call(body_of([{**HARD, "reason": None}, {**HARD, "reason": "line one\r\nline two\x00" + "x" * 1000}]))
+    [[first, second]] = taken
+    assert first.reason == "hard"
+    assert second.reason.startswith("line one  line two ") and len(second.reason) == 500
+
+
+def test_the_answer_is_the_same_whether_the_address_is_on_the_list_or_not(taken, monkeypatch):
+    def on_the_list(reports, db_url=None, **_):
+        return [Recorded(bounce_records.MADE_BOUNCED, "jo@example.com", 7) for _ in reports]
+
+    known = call(body_of(HARD))
+    monkeypatch.setattr(returns, "take", on_the_list)
+    unknown = call(body_of({**HARD, "email": "nobody@example.com"}))
+    assert (known.status, known.headers, known.body) == (unknown.status, unknown.headers, unknown.body)
+
+
+def test_a_full_body_of_short_items_is_taken_in_one_call(taken):
+    # 256 KB holds some 7,500 such items: below MAX_ITEMS, which only bounds lists of nothing (``[{}, ...]``).
+    items = [{"email": f"r{n}@e.x", "type": "soft"} for n in range(7_000)]
+    body = json.dumps(items, separators=(",", ":")).encode()
+    assert len(body) <= MAX_BODY_BYTES
+    assert call(body).json() == {"accepted": 7_000}
+    assert len(taken[0]) == 7_000
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        sqlalchemy.exc.OperationalError("SELECT", {}, Exception("database is locked")),
+        sqlalchemy.exc.DataError("INSERT", {}, Exception("bad")),
+    ],
+)
+def test_a_database_error_is_503_to_retry_in_a_minute(taken, monkeypatch, error):
+    def broken(reports, db_url=None, **_):
+        raise error
+
+    monkeypatch.setattr(returns, "take", broken)
+    answer = call(body_of(HARD))
+    assert (answer.status, answer.headers["retry-after"]) == (503, "60")
+    assert answer.json() == {"error": bounce_hook.TRY_LATER}
+
+
+def test_one_info_line_per_request_without_the_secret_or_an_address(taken, caplog):
+    caplog.set_level(logging.INFO, logger="publisher.server.bounce_hook")
+    call(body_of([HARD, {**HARD, "email": "bo@example.com"}]))
+    call(body_of(HARD), authorization="Bearer guess")
+    call(body_of({**HARD, "type": "x"}))
+    lines = [record.getMessage() for record in caplog.records if record.name == "publisher.server.bounce_hook"]
+    assert lines == [
+        "Bounce hook: 200 2 report(s) taken (2 not on the list)",
+        "Bounce hook: 401 (no valid bearer token)",
+        "Bounce hook: 422 (type must be one of hard, soft, complaint)",
+    ]
+    assert all(record.levelno == logging.INFO for record in caplog.records)
+    text = caplog.text
+    assert SECRET not in text and "guess" not in text and "example.com" not in text
+
+
+def test_a_client_that_leaves_mid_body_gets_no_answer_and_takes_nothing(taken):
+    answer = call([b'[{"email": "jo@ex'], content_length=None)  # more_body False: complete, but bad
+    assert answer.status == 422
+    streamed = call([b'[{"email": "jo@ex', b"ample.com"], content_length=None)
+    assert streamed.status == 422  # both chunks read: still not JSON
+
+    sent: list[dict] = []
+
+    async def receive():
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/hooks/bounce",
+        "headers": [(b"authorization", f"Bearer {SECRET}".encode())],
+        "client": ("203.0.113.9", 1),
+    }
+    asyncio.run(BounceHook(Inner())(scope, receive, send))
+    assert sent == [] and taken == []
