@@ -114,6 +114,8 @@ def test_the_compose_file_keeps_secrets_out_of_the_environment_and_drops_every_p
         "PUBLISHER_LIST_SECRET": "list-secret-value-0123456789abcdef0123",
         "PUBLISHER_SMTP_URL": "smtps://site:smtp-secret-value@smtp.example.com",
         "PUBLISHER_GATEWAY_API_KEY": "api-key-secret-value",
+        "PUBLISHER_BOUNCE_MAILBOX": "imaps://bounces:imap-secret-value@imap.example.com/INBOX",
+        "PUBLISHER_BOUNCE_WEBHOOK_SECRET": "hook-secret-value-0123456789abcdef0123",
     }
     for name in ("site", "migrate"):
         spec = compose.service(name, secrets)
@@ -124,11 +126,15 @@ def test_the_compose_file_keeps_secrets_out_of_the_environment_and_drops_every_p
             "list_secret": "list-secret-value-0123456789abcdef0123",
             "smtp_url": "smtps://site:smtp-secret-value@smtp.example.com",
             "gateway_api_key": "api-key-secret-value",
+            "bounce_mailbox": "imaps://bounces:imap-secret-value@imap.example.com/INBOX",
+            "bounce_webhook_secret": "hook-secret-value-0123456789abcdef0123",
         }
         assert spec.environment["PUBLISHER_DB_PASSWORD_FILE"] == "/run/secrets/postgres_password"
         assert spec.environment["PUBLISHER_LIST_SECRET_FILE"] == "/run/secrets/list_secret"
         assert spec.environment["PUBLISHER_SMTP_URL_FILE"] == "/run/secrets/smtp_url"
         assert spec.environment["PUBLISHER_GATEWAY_API_KEY_FILE"] == "/run/secrets/gateway_api_key"
+        assert spec.environment["PUBLISHER_BOUNCE_MAILBOX_FILE"] == "/run/secrets/bounce_mailbox"
+        assert spec.environment["PUBLISHER_BOUNCE_WEBHOOK_SECRET_FILE"] == "/run/secrets/bounce_webhook_secret"
         assert spec.cap_drop == ["ALL"] and spec.security_opt == ["no-new-privileges:true"]
     database = compose.load()["services"]["postgres"]
     assert database["environment"]["POSTGRES_PASSWORD_FILE"] == "/run/secrets/postgres_password"
