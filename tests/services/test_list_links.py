@@ -17,11 +17,12 @@ from publisher.gateway.contract import SubscribeRequest
 from publisher.limits import submits as ratelimit
 from publisher.limits.submits import Limit, Limiter, MemoryCounter
 from publisher.mail import outbox
-from publisher.rules import list_links
+from publisher.rules import bounces, list_links
 from publisher.rules.list_rules import ListStatus
 from publisher.server import list_links as list_http
+from publisher.storage import bounce_records, tables
 from publisher.storage import subscribers as mailing_list
-from publisher.storage import tables
+from publisher.storage.bounce_records import Report
 from publisher.web.states import list_link
 from publisher.web.states.confirm import ConfirmState
 from publisher.web.states.subscribe import SubscribeState
@@ -93,6 +94,18 @@ async def test_opening_a_confirmation_link_shows_the_masked_address_and_confirms
     again = on_page(ConfirmState, "/subscribe/confirm", token, tab="tab-2")
     await run(ConfirmState.open, again)
     assert again.stage == list_link.ALREADY
+
+
+@pytest.mark.asyncio
+async def test_the_confirmation_link_of_an_address_that_bounced_asks_for_a_new_sign_up(list_site):
+    subscriber = joined(list_site, "gone@example.com")
+    bounce_records.record(Report(bounces.HARD, "550 5.1.1", storage.FROM_WEBHOOK, email="gone@example.com"))
+    token = list_links.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
+    state = on_page(ConfirmState, "/subscribe/confirm", token)
+    await run(ConfirmState.open, state)
+    assert (state.stage, state.address) == (list_link.LEFT, "g**e@e******.com")
+    await run(ConfirmState.confirm, state)  # no button; a crafted press changes nothing
+    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.BOUNCED
 
 
 @pytest.mark.asyncio

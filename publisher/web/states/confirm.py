@@ -54,7 +54,7 @@ class ConfirmState(ListLinkState, rx.State):
             self._show(INVALID)
         elif row.status == ListStatus.CONFIRMED:
             self._show(ALREADY, row.email)
-        elif row.status == ListStatus.UNSUBSCRIBED:
+        elif row.status in ListStatus.GONE:  # left, complained or bounced: only a new sign-up brings it back
             self._show(LEFT, row.email)
         elif claim.expired:
             self._show(EXPIRED, row.email)
