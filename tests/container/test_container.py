@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -24,6 +25,8 @@ from tests.browser import (
     subscribe,
 )
 from tests.containers import Container, Volume, image_config, podman, stored_messages, stored_subscribers
+from tests.imap import DovecotServer
+from tests.samples import bounce_sample
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import RecordingGateway, event_channel_upgrade, wait_until
 
@@ -213,6 +216,72 @@ def test_read_only_root_filesystem_serves_both_forms(
     database = {"/data/publisher.db", "/data/publisher.db-wal", "/data/publisher.db-shm"}  # SQLite's write-ahead log
     unexpected = [path for path in written if path not in database and not path.startswith("/data/states/")]
     assert unexpected == []  # the database and visitors' form state; no log files
+
+
+def test_the_read_only_image_reads_a_bounce_mailbox_and_takes_the_webhook(
+    image: str, containers: Callable[..., Container], volume: Volume, mailbox: DovecotServer
+):
+    smtp = SmtpServer().start()  # on the host network, as Dovecot is
+    hook_secret = "bounce-hook-secret-0123456789abcdef0123"
+    try:
+        site = containers(
+            image,
+            volume=volume,
+            read_only=True,
+            env=smtp.mail_env(
+                PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS,
+                PUBLISHER_BOUNCE_ADDRESS="bounces@animals.example",
+                PUBLISHER_BOUNCE_POLL_S="1",
+                PUBLISHER_BOUNCE_MAILBOX_FILE="/run/secrets/bounce_mailbox",
+                PUBLISHER_BOUNCE_CA_FILE="/run/secrets/bounce_ca",
+                PUBLISHER_BOUNCE_WEBHOOK_SECRET_FILE="/run/secrets/bounce_webhook_secret",
+            ),
+            secrets={
+                "bounce_mailbox": mailbox.url(),
+                "bounce_ca": Path(mailbox.ca_file).read_text(),
+                "bounce_webhook_secret": hook_secret,
+            },
+        )
+        site.exec(
+            "sh",
+            "-c",
+            "printf 'email,name,status\\nann@example.org,Ann,confirmed\\nbo@example.org,Bo,confirmed\\n' "
+            "> /tmp/list.csv",
+        )
+        site.exec("publisher-gateway", "import", "/tmp/list.csv")
+        site.exec("publisher-gateway", "announce", content.BOOKS[0].slug, "--yes")
+        sent = {item.rcpt_tos[0]: item for item in smtp.wait_for(2, timeout=30)}
+        assert all(item.mail_from.startswith("bounces+") for item in sent.values())
+
+        # A bounce arrives in the mailbox: one of the container's workers reads it within its poll.
+        ann = sent["ann@example.org"]
+        mailbox.append(
+            bounce_sample(
+                "dsn-postfix-hard", verp=ann.mail_from, reader="ann@example.org", message_id=ann.message["Message-ID"]
+            )
+        )
+
+        def bounced() -> list[str]:
+            listed = site.exec("publisher-gateway", "subscribers", "--status", "bounced").stdout.splitlines()
+            return [line.split(",")[0] for line in listed[1:]]
+
+        wait_until(lambda: bounced() == ["ann@example.org"], 30, "the container to read the bounce mailbox")
+        assert len(mailbox.messages("Processed")) == 1 and mailbox.messages("INBOX") == []
+
+        # A provider's webhook: the right secret is taken, a wrong one changes nothing.
+        hook = f"{site.base_url}/hooks/bounce"
+        report = {"email": "bo@example.org", "type": "complaint", "reason": "feedback loop"}
+        wrong = httpx.post(hook, json=report, headers={"Authorization": "Bearer not-the-secret"}, timeout=10)
+        assert wrong.status_code == 401
+        taken = httpx.post(hook, json=report, headers={"Authorization": f"Bearer {hook_secret}"}, timeout=10)
+        assert (taken.status_code, taken.json()) == (200, {"accepted": 1})
+        left = site.exec("publisher-gateway", "subscribers", "--status", "unsubscribed").stdout.splitlines()
+        assert [line.split(",")[0] for line in left[1:]] == ["bo@example.org"]
+        shown = site.exec("publisher-gateway", "bounces").stdout
+        assert "ann@example.org  hard  (mailbox)" in shown and "bo@example.org  complaint  (webhook)" in shown
+        assert mailbox.password not in site.logs()
+    finally:
+        smtp.stop()
 
 
 # --- Stopping ------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.imap import DovecotServer
 from tests.smtp import SmtpServer
 from tests.support import MANY_TABS_ENV, PROJECT_ROOT, VENV_BIN, free_port, tool_env, wait_until
 
@@ -36,6 +37,7 @@ class DevServer:
         self.backend_port = free_port()
         self.base_url = f"http://127.0.0.1:{self.frontend_port}"
         self.backend_url = f"http://127.0.0.1:{self.backend_port}"
+        self.bounce_folder = "INBOX"  # the folder of the tests' Dovecot it reads (dev_server sets it)
         self.db_url = f"sqlite:///{workdir / 'dev.db'}"
         self.log_path = workdir / "dev-server.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -123,11 +125,24 @@ def smtp() -> Iterator[SmtpServer]:
     server.stop()
 
 
+BOUNCE_HOOK_SECRET = "bounce-hook-secret-for-the-dev-server-0123"
+
+
 @pytest.fixture(scope="session", params=["make run", "reflex run"])
 def dev_server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, smtp: SmtpServer
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, smtp: SmtpServer, dovecot: DovecotServer
 ) -> Iterator[DevServer]:
-    server = DevServer(tmp_path_factory.mktemp("dev"), request.param, extra_env=smtp.mail_env())
+    folder = f"Bounces {request.param}"  # each command's own: a report names a job of its own database
+    dovecot.append(b"From: jo@example.org\r\nSubject: Hi\r\n\r\nHello\r\n", folder)  # makes the folder
+    bounces = {
+        "PUBLISHER_BOUNCE_ADDRESS": "bounces@animals.example",
+        "PUBLISHER_BOUNCE_MAILBOX": dovecot.url(folder),
+        "PUBLISHER_BOUNCE_CA_FILE": str(dovecot.ca_file),
+        "PUBLISHER_BOUNCE_POLL_S": "1",
+        "PUBLISHER_BOUNCE_WEBHOOK_SECRET": BOUNCE_HOOK_SECRET,
+    }
+    server = DevServer(tmp_path_factory.mktemp("dev"), request.param, extra_env={**smtp.mail_env(), **bounces})
+    server.bounce_folder = folder
     server.start()
     try:
         yield server

@@ -16,8 +16,10 @@ from playwright.sync_api import Page, expect
 from publisher import content, storage
 from publisher.storage import subscribers as mailing_list
 from tests.browser import assert_no_console_errors, open_page, send_contact_message, subscribe
-from tests.development.conftest import DevServer
-from tests.support import PROJECT_ROOT, wait_until
+from tests.development.conftest import BOUNCE_HOOK_SECRET, DevServer
+from tests.imap import DovecotServer
+from tests.samples import bounce_sample
+from tests.support import PROJECT_ROOT, publisher_gateway, wait_until
 
 CONTENT_FILE = PROJECT_ROOT / "publisher" / "content" / "site.py"  # where the footer note is written
 
@@ -118,6 +120,35 @@ def test_the_lists_links_work_on_the_development_server(page: Page, dev_server: 
     [stored] = [s for s in mailing_list.list_subscribers(db_url=dev_server.db_url) if s.email == address]
     assert stored.status == "unsubscribed"
     assert_no_console_errors(page)
+
+
+def test_the_development_server_reads_the_bounce_mailbox_and_serves_the_bounce_webhook(
+    dev_server: DevServer, dovecot: DovecotServer, tmp_path
+):
+    readers = [f"{name}.{dev_server.frontend_port}@example.com" for name in ("gone", "annoyed")]
+    listing = tmp_path / "list.csv"
+    listing.write_text("email,name,status\n" + "".join(f"{address},Reader,confirmed\n" for address in readers))
+    publisher_gateway(dev_server.db_url, "import", str(listing))
+
+    def status(address: str) -> str:
+        [row] = [row for row in mailing_list.list_subscribers(db_url=dev_server.db_url) if row.email == address]
+        return row.status
+
+    # A bounce without a token (sent to the plain bounce address): matched by the failed address.
+    dovecot.append(
+        bounce_sample("qmail-hard", verp="bounces@animals.example", reader=readers[0], message_id="<m@example.net>"),
+        dev_server.bounce_folder,
+    )
+    wait_until(lambda: status(readers[0]) == "bounced", 30, "the development backend to read the bounce mailbox")
+    # The provider's POST reaches the backend through the page server's port, as on one origin.
+    answer = httpx.post(
+        f"{dev_server.base_url}/hooks/bounce",
+        json={"email": readers[1], "type": "complaint"},
+        headers={"Authorization": f"Bearer {BOUNCE_HOOK_SECRET}"},
+        timeout=30,
+    )
+    assert (answer.status_code, answer.json()) == (200, {"accepted": 1})
+    assert status(readers[1]) == "unsubscribed"
 
 
 def test_editing_content_shows_after_a_reload(page: Page, dev_server: DevServer):

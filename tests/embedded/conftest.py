@@ -12,6 +12,7 @@ import pytest
 
 from publisher import storage
 from publisher.mail import outbox
+from tests.imap import DovecotServer
 from tests.postgres import PostgresServer
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import ProductionServer, running_server
@@ -47,13 +48,36 @@ def smtp() -> Iterator[SmtpServer]:
     server.stop()
 
 
+# What comes back: each site reads a folder of its own in the tests' Dovecot (their VERP tokens,
+# signed with the same secret, would name a job of the other's database), every second.
+BOUNCE_FOLDERS = {"sqlite": "Bounces SQLite", "postgresql": "Bounces PostgreSQL"}
+BOUNCE_HOOK_SECRET = "bounce-hook-secret-for-the-tests-0123456789"
+
+
+def bounce_env(dovecot: DovecotServer, kind: str) -> dict[str, str]:
+    folder = BOUNCE_FOLDERS[kind]
+    # A reader's own email in the folder, which the site must leave alone (and which makes the folder).
+    dovecot.append(b"From: Jo <jo@example.org>\r\nSubject: Hello\r\n\r\nWhen is the next book out?\r\n", folder)
+    return {
+        "PUBLISHER_BOUNCE_ADDRESS": "bounces@animals.example",
+        "PUBLISHER_BOUNCE_MAILBOX": dovecot.url(folder),
+        "PUBLISHER_BOUNCE_CA_FILE": str(dovecot.ca_file),
+        "PUBLISHER_BOUNCE_POLL_S": "1",
+        "PUBLISHER_BOUNCE_WEBHOOK_SECRET": BOUNCE_HOOK_SECRET,
+    }
+
+
 @pytest.fixture(scope="session")
-def mail_site(built_site, smtp: SmtpServer, tmp_path_factory) -> Iterator[tuple[ProductionServer, str]]:
-    """publisher-serve emailing through ``smtp``, on SQLite, with the new-subscriber notice on."""
+def mail_site(
+    built_site, smtp: SmtpServer, dovecot: DovecotServer, tmp_path_factory
+) -> Iterator[tuple[ProductionServer, str]]:
+    """publisher-serve emailing through ``smtp``, on SQLite, with the new-subscriber notice on,
+    reading its bounce folder in ``dovecot``."""
     workdir = tmp_path_factory.mktemp("mail-site")
     db_url = f"sqlite:///{workdir / 'mail.db'}"
     env = {
         **smtp.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1", PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS),
+        **bounce_env(dovecot, "sqlite"),
         "PUBLISHER_GATEWAY_URL": "",
         "REFLEX_DB_URL": db_url,
     }
@@ -63,12 +87,14 @@ def mail_site(built_site, smtp: SmtpServer, tmp_path_factory) -> Iterator[tuple[
 
 @pytest.fixture(scope="session")
 def postgres_site(
-    built_site, postgres: PostgresServer, smtp: SmtpServer, tmp_path_factory
+    built_site, postgres: PostgresServer, smtp: SmtpServer, dovecot: DovecotServer, tmp_path_factory
 ) -> Iterator[tuple[ProductionServer, str]]:
-    """publisher-serve on PostgreSQL (which it migrates itself, from empty), emailing through ``smtp``."""
+    """publisher-serve on PostgreSQL (which it migrates itself, from empty), emailing through ``smtp``,
+    reading its bounce folder in ``dovecot``."""
     db_url = postgres.url(postgres.create_database())
     env = {
         **smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS),
+        **bounce_env(dovecot, "postgresql"),
         "PUBLISHER_GATEWAY_URL": "",
         "REFLEX_DB_URL": db_url,
     }

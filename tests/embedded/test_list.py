@@ -18,7 +18,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser import assert_no_console_errors, axe_violations, open_page, submit_button
-from tests.embedded.conftest import DELIVERY_TIMEOUT_S, delivered
+from tests.embedded.conftest import BOUNCE_FOLDERS, BOUNCE_HOOK_SECRET, DELIVERY_TIMEOUT_S, delivered
+from tests.imap import DovecotServer
+from tests.samples import bounce_sample
 from tests.smtp import Received, SmtpServer
 from tests.support import ProductionServer, publisher_gateway, wait_until
 from tests.visitor import SUBSCRIBE_STATE, Visitor, hydrated, run_async, subscribe_over_websocket
@@ -32,6 +34,7 @@ class ListSite:
     db_url: str
     email: str  # this test's own reader
     notifies: bool  # PUBLISHER_NOTIFY_SUBSCRIBERS=1
+    bounce_folder: str  # the folder of the tests' Dovecot its workers read
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -40,7 +43,7 @@ def site(request) -> ListSite:
     sqlite = request.param == "sqlite"
     server, db_url = request.getfixturevalue("mail_site" if sqlite else "postgres_site")
     email = f"{request.node.name.split('[')[0][5:29]}.{request.param}@example.com".lower()
-    return ListSite(server, db_url, email, notifies=sqlite)
+    return ListSite(server, db_url, email, notifies=sqlite, bounce_folder=BOUNCE_FOLDERS[request.param])
 
 
 def notices_about(smtp: SmtpServer, email: str) -> list[Received]:
@@ -234,3 +237,33 @@ def test_a_bot_that_fills_the_honeypot_is_told_to_try_again_and_nothing_is_store
     assert run_async(as_a_bot()) == ("editing", "")
     assert email not in publisher_gateway(db_url, "subscribers").stdout
     assert emails_to(smtp, email) == []
+
+
+def test_a_confirmation_that_bounces_later_bounces_the_address_and_a_providers_complaint_is_taken(
+    page: Page, site: ListSite, smtp: SmtpServer, dovecot: DovecotServer
+):
+    """What comes back, through publisher-serve's workers: the bounce mailbox read in the
+    background, and POST /hooks/bounce."""
+    join(page, site.server, site.email)
+    confirmation = wait_for_email(smtp, site.email, "Please confirm your subscription to Animals We Confuse")
+    assert confirmation.mail_from.startswith("bounces+") and confirmation.mail_from.endswith("@animals.example")
+    report = bounce_sample(
+        "dsn-postfix-hard",
+        verp=confirmation.mail_from,
+        reader=site.email,
+        message_id=confirmation.message["Message-ID"],
+    )
+    dovecot.append(report, site.bounce_folder)
+    wait_until(lambda: status_of(site.db_url, site.email) == "bounced", 30, "the site to read its bounce mailbox")
+    # The reader's own email in the folder is left where it is; the report went to Processed.
+    assert [raw for _flags, raw in dovecot.messages(site.bounce_folder) if b"next book" in raw]
+    assert not [raw for _flags, raw in dovecot.messages(site.bounce_folder) if site.email.encode() in raw]
+
+    hook = f"{site.server.base_url}/hooks/bounce"
+    complaint = {"email": site.email, "type": "complaint", "reason": "feedback loop report"}
+    assert httpx.post(hook, json=complaint, headers={"Authorization": "Bearer wrong"}, timeout=10).status_code == 401
+    taken = httpx.post(hook, json=complaint, headers={"Authorization": f"Bearer {BOUNCE_HOOK_SECRET}"}, timeout=10)
+    assert (taken.status_code, taken.json()) == (200, {"accepted": 1})
+    assert status_of(site.db_url, site.email) == "unsubscribed"
+    shown = publisher_gateway(site.db_url, "bounces").stdout
+    assert f"{site.email}  hard  (mailbox)" in shown and f"{site.email}  complaint  (webhook)" in shown
