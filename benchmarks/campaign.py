@@ -6,13 +6,19 @@ For each database: --readers confirmed readers are imported, then
 - one process: `publisher-gateway announce SLUG --yes` sends them all to aiosmtpd on
   127.0.0.1 (the tests' server), PUBLISHER_SEND_RATE=0 (no limit);
 - two processes: two such commands on one campaign at once;
-- killed and resumed: one command killed (SIGKILL) halfway, then run again.
+- killed and resumed: one command killed (SIGKILL) halfway, then run again;
+- with VERP: one process again, each email with its own Return-Path
+  (PUBLISHER_BOUNCE_ADDRESS), to show the send rate does not change;
+- the bounce mailbox: --reports delivery status notifications (one per reader of the
+  VERP run, addressed to its Return-Path) put into Dovecot (tests/imap.py), then read
+  once by the site's reader (bounce_mailbox.read_once: fetch, classify, record, move).
 
 Each run prints emails per second (first to last arrival at the SMTP server), the
 peak memory of the sending process (its maximum resident set), and the readers
-missing and doubled, which must be 0/0 (a kill may double at most one).
+missing and doubled, which must be 0/0 (a kill may double at most one); the mailbox
+run prints reports per second and how many readers it made bounced.
 
-    .venv/bin/python benchmarks/campaign.py [--readers 10000] [--only sqlite|postgresql]
+    .venv/bin/python benchmarks/campaign.py [--readers 10000] [--reports 1000] [--only sqlite|postgresql]
 """
 
 from __future__ import annotations
@@ -116,13 +122,47 @@ def fresh(kind: str, workdir: Path, name: str, postgres) -> str:
     return postgres.url(postgres.migrated_database())
 
 
-def run_kind(kind: str, readers: int, workdir: Path, postgres, env: dict[str, str], slugs: list[str]) -> None:
+def read_bounces(label: str, db_url: str, smtp: SmtpServer, dovecot, env: dict[str, str], reports: int) -> None:
+    """``reports`` bounce reports, one per reader of the campaign ``smtp`` received, read from the mailbox once."""
+    from publisher.config.settings import bounce_settings, mail_settings
+    from publisher.mail import bounce_mailbox
+    from tests.samples import bounce_sample
+
+    dovecot.empty()
+    for item in smtp.received[:reports]:
+        reader = item.rcpt_tos[0]
+        report = bounce_sample(
+            "dsn-postfix-hard", verp=item.mail_from, reader=reader, message_id=item.message["Message-ID"]
+        )
+        dovecot.append(report)
+    read_env = {
+        **env,
+        "PUBLISHER_SMTP_URL": smtp.url(),
+        "PUBLISHER_BOUNCE_MAILBOX": dovecot.url(),
+        "PUBLISHER_BOUNCE_CA_FILE": str(dovecot.ca_file),
+    }
+    started = time.perf_counter()
+    reading = bounce_mailbox.read_once(bounce_settings(read_env), mail_settings(read_env), db_url)
+    elapsed = time.perf_counter() - started
+    bounced = publisher_gateway(db_url, "subscribers", "--status", "bounced").stdout.count("\n") - 1
+    print(
+        f"{label:<10} bounce mailbox: {reading.bounces} reports read in {elapsed:5.1f} s "
+        f"({reading.bounces / elapsed:5.0f} reports/s), {bounced} readers bounced, {reading.moved} moved",
+        flush=True,
+    )
+
+
+def run_kind(
+    kind: str, readers: int, workdir: Path, postgres, env: dict[str, str], slugs: list[str], dovecot, reports: int
+) -> None:
     label = "SQLite" if kind == "sqlite" else "PostgreSQL"
-    for processes in (1, 2):
+    for processes, verp in ((1, False), (2, False), (1, True)):
         smtp = SmtpServer().start()
         run_env = {**env, "PUBLISHER_SMTP_URL": smtp.url()}
+        if verp:
+            run_env["PUBLISHER_BOUNCE_ADDRESS"] = "bounces@animals.example"
         os.environ.update(run_env)
-        db_url = fresh(kind, workdir, f"{kind}-{processes}", postgres)
+        db_url = fresh(kind, workdir, f"{kind}-{processes}{'-verp' if verp else ''}", postgres)
         publisher_gateway(db_url, "import", str(readers_csv(workdir / "readers.csv", readers)))
         queued = queue(db_url, slugs[0])
         arrivals = Arrivals(smtp)
@@ -133,11 +173,15 @@ def run_kind(kind: str, readers: int, workdir: Path, postgres, env: dict[str, st
         elapsed = time.perf_counter() - started
         rate = arrivals.stop()
         print(
-            f"{label:<10} {processes} process{'es' if processes > 1 else '  '}  queue {readers} in {queued:5.2f} s   "
+            f"{label:<10} {processes} process{'es' if processes > 1 else '  '}{' VERP' if verp else '     '}  "
+            f"queue {readers} in {queued:5.2f} s   "
             f"send {rate:6.0f} emails/s ({elapsed:5.1f} s with start-up)   peak {peak:4.0f} MB   "
             f"{outcome(smtp, readers)}",
             flush=True,
         )
+        if verp:
+            read_bounces(label, db_url, smtp, dovecot, run_env, reports)
+        os.environ.pop("PUBLISHER_BOUNCE_ADDRESS", None)
         smtp.stop()
 
     smtp = SmtpServer().start()
@@ -165,6 +209,7 @@ def run_kind(kind: str, readers: int, workdir: Path, postgres, env: dict[str, st
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--readers", type=int, default=10_000)
+    parser.add_argument("--reports", type=int, default=1000)
     parser.add_argument("--only", choices=("sqlite", "postgresql"))
     args = parser.parse_args()
     logging.disable(logging.WARNING)
@@ -178,7 +223,10 @@ def main() -> None:
         "PUBLISHER_SEND_RATE": "0",
         "PUBLISHER_GATEWAY_URL": "",
     }
+    from tests.imap import DovecotServer
+
     postgres = None
+    dovecot = DovecotServer()
     with tempfile.TemporaryDirectory() as workdir:
         try:
             for kind in ("sqlite", "postgresql"):
@@ -188,8 +236,10 @@ def main() -> None:
                     from tests.postgres import PostgresServer
 
                     postgres = PostgresServer()
-                run_kind(kind, args.readers, Path(workdir), postgres, env, [book.slug for book in BOOKS])
+                slugs = [book.slug for book in BOOKS]
+                run_kind(kind, args.readers, Path(workdir), postgres, env, slugs, dovecot, args.reports)
         finally:
+            dovecot.close()
             if postgres is not None:
                 postgres.close()
 
