@@ -7,6 +7,7 @@ tested by moving the clock, not by waiting.
 
 from __future__ import annotations
 
+import io
 import logging
 from datetime import UTC, datetime, timedelta
 
@@ -16,14 +17,14 @@ import sqlmodel
 
 from publisher import content, storage
 from publisher.gateway.contract import SubscribeRequest
-from publisher.mail import mailer, outbox, returns
+from publisher.mail import announce, mailer, outbox, returns
 from publisher.rules import bounces
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records
 from publisher.storage import subscribers as mailing_list
 from publisher.storage.bounce_records import Report
 from tests.services.test_campaign import Clock, mail_for, readers, sender_for, start_campaign
-from tests.smtp import LIST_SECRET, SmtpServer
+from tests.smtp import LIST_SECRET, POSTAL_ADDRESS, SmtpServer
 from tests.support import publisher_gateway
 
 BOUNCE_ADDRESS = "bounces@animals.example"
@@ -335,3 +336,38 @@ def test_the_commands_list_bounced_readers_and_the_latest_bounces(db_url):
     assert publisher_gateway(db_url, "bounces", "--since", future).stdout.startswith("0 bounces and complaints since")
     wrong = publisher_gateway(db_url, "bounces", "--since", "last week", check=False)
     assert wrong.returncode == 2 and "is not a date (2026-11-01)" in wrong.stderr
+
+
+def test_announce_shows_why_a_campaign_paused_and_asks_before_resuming_it(db_url, smtp_server, monkeypatch):
+    env = smtp_server.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS, PUBLISHER_SEND_RATE="0")
+    mail = mail_for(smtp_server)
+    readers(db_url, 3)
+    item = start_campaign(db_url, mail)
+    why = "hard bounces at 8.0 % of 120 emails sent, above 5 %"
+    assert storage.set_campaign_status(item.id, storage.PAUSED, why, db_url=db_url)
+
+    nobody = publisher_gateway(db_url, "announce", item.book_slug, env=env, check=False)
+    assert nobody.returncode == 2
+    assert f"Campaign #{item.id} is PAUSED: {why}\n" in nobody.stderr
+    assert "0 hard bounces, 0 soft bounces, 0 complaints" in nobody.stderr
+    assert "not a terminal, so nobody can answer: add --yes to resume it." in nobody.stderr
+
+    # Asked, the publisher says no: it stays paused.
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(storage.tables, "engine", lambda _url=None, real=storage.tables.engine: real(db_url))
+    monkeypatch.setattr(
+        storage.tables, "open_session", lambda _url=None, real=storage.tables.open_session: real(db_url)
+    )
+    out = io.StringIO()
+    questions: list[str] = []
+    answer = announce.announce(
+        item.book_slug, yes=False, test_to=None, out=out, ask=lambda q: questions.append(q) or "n", interactive=True
+    )
+    assert answer == 1 and questions == ["Resume it? [y/N] "]
+    assert "It stays paused. Nothing was sent." in out.getvalue()
+    assert storage.get_campaign(item.id, db_url).status == storage.PAUSED and smtp_server.received == []
+
+    resumed = publisher_gateway(db_url, "announce", item.book_slug, "--yes", env=env)
+    assert f"Campaign #{item.id} resumed (it was paused: {why})." in resumed.stderr
+    assert len(smtp_server.received) == 3 and storage.get_campaign(item.id, db_url).status == storage.FINISHED
