@@ -266,7 +266,7 @@ def test_every_bad_line_is_named_and_nothing_is_taken():
         read_import(text)
     assert [problem.split(":")[0] for problem in refused.value.problems] == [f"line {n}" for n in range(3, 9)]
     assert "'not-an-address' is not an email address" in refused.value.problems[0]
-    assert "unknown status 'maybe' (one of pending, confirmed, unsubscribed)" in refused.value.problems[1]
+    assert "unknown status 'maybe' (one of pending, confirmed, unsubscribed, bounced)" in refused.value.problems[1]
     assert "the name is longer than 100 characters" in refused.value.problems[2]
     assert "no name" in refused.value.problems[3]
     assert "longer than 254 characters" in refused.value.problems[4]
