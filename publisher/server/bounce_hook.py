@@ -6,7 +6,8 @@ They are taken the way every report is (mail/returns.py): recorded with their re
 one transaction, all or none, then the campaigns they push past a threshold pause.
 
 - Without a secret the endpoint does not exist (404): nothing can be reported to a site that
-  did not ask for reports, and nothing tells a scanner the path means anything.
+  did not ask for reports, and nothing tells a scanner the path means anything. Nor with
+  ``PUBLISHER_GATEWAY_URL``: the cloud gateway keeps the list, not this site's database.
 - Only failures count against the client address's limit (as for the list's links): a bot
   guessing the secret is stopped, a provider reporting ten thousand bounces after a release
   is not.
@@ -219,9 +220,14 @@ class BounceHook:
 
     async def _answer(self, scope: Scope, receive: Receive) -> tuple[Response, str]:
         """The answer, and what the log says about it."""
-        secret = settings.bounce_settings().webhook_secret
+        values = settings.current()
+        secret = values.bounces.webhook_secret
         if secret is None:
             return PlainTextResponse(NOT_FOUND, status_code=404), "(no webhook secret is configured)"
+        if values.gateway_url is not None:  # the cloud keeps the list: there is nothing here to suppress
+            return PlainTextResponse(
+                NOT_FOUND, status_code=404
+            ), "(PUBLISHER_GATEWAY_URL is set: the cloud keeps the list)"
         if scope["method"] != "POST":
             return _error(405, ONLY_POST, {"Allow": "POST"}), f"({scope['method']})"
         headers = Headers(scope=scope)

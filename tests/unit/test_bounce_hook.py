@@ -126,6 +126,13 @@ HARD = {"email": "jo@example.com", "type": "hard", "reason": "550 5.1.1 no such 
 # --- Where the hook is, and who may use it ----------------------------------------------
 
 
+def test_with_the_cloud_gateway_keeping_the_list_the_hook_does_not_exist(monkeypatch, taken):
+    monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://gateway.example.com")
+    answer = call(body_of(HARD))
+    assert (answer.status, answer.body, answer.passed) == (404, b"Not found", False)
+    assert taken == []
+
+
 @pytest.mark.parametrize("method", ["POST", "GET", "PUT"])
 def test_without_a_secret_the_hook_does_not_exist(monkeypatch, taken, method):
     monkeypatch.delenv(SECRET_VAR)
