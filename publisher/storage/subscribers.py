@@ -347,9 +347,10 @@ class Erased:
     events: int
     messages: int
     deliveries: int
+    returns: int = 0  # bounces and complaints about it, and its own emails to the bounce address
 
     def __str__(self) -> str:
-        if not (self.subscriber_status or self.messages or self.deliveries):
+        if not (self.subscriber_status or self.messages or self.deliveries or self.returns):
             return "Nothing is stored about that address."
         parts = []
         if self.subscriber_status:
@@ -358,16 +359,20 @@ class Erased:
             )
         parts.append(_count(self.messages, "contact message"))
         parts.append(_count(self.deliveries, "outbox email"))
+        if self.returns:
+            parts.append(_count(self.returns, "record of mail that came back", plural="records of mail that came back"))
         return "Removed " + ", ".join(parts) + "."
 
 
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
+def _count(number: int, noun: str, plural: str | None = None) -> str:
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
 def forget(email: str, db_url: str | None = None) -> Erased:
     """Erase everything stored about ``email``: its row and record of consent, its contact
-    messages, and every outbox email about them. It may later subscribe like a stranger."""
+    messages, every outbox email about them, the bounces and complaints about it, and the
+    emails it sent to the bounce address (their sender and subject are kept while they wait
+    there). It may later subscribe like a stranger."""
     key = validation.address_key(email)
     with _engine(db_url).begin() as connection:
         subscriber = _by_key(connection, col(Subscriber.email_key), key)
@@ -380,7 +385,15 @@ def forget(email: str, db_url: str | None = None) -> Erased:
         )
         jobs = sqlalchemy.and_(col(Delivery.kind) == storage.CONTACT, col(Delivery.source_id).in_(message_ids))
         events = 0
+        returns = connection.execute(
+            sqlalchemy.delete(storage.MailboxMessage).where(
+                sqlalchemy.func.lower(col(storage.MailboxMessage.sender)) == key
+            )
+        ).rowcount
         if subscriber is not None:
+            returns += connection.execute(
+                sqlalchemy.delete(storage.Bounce).where(col(storage.Bounce.subscriber_id) == subscriber.id)
+            ).rowcount
             jobs = sqlalchemy.or_(
                 jobs,
                 sqlalchemy.and_(
@@ -395,4 +408,4 @@ def forget(email: str, db_url: str | None = None) -> Erased:
         connection.execute(
             sqlalchemy.delete(storage.ContactMessage).where(col(storage.ContactMessage.id).in_(message_ids))
         )
-        return Erased(subscriber.status if subscriber else None, events, len(message_ids), deliveries)
+        return Erased(subscriber.status if subscriber else None, events, len(message_ids), deliveries, returns)

@@ -371,3 +371,24 @@ def test_announce_shows_why_a_campaign_paused_and_asks_before_resuming_it(db_url
     resumed = publisher_gateway(db_url, "announce", item.book_slug, "--yes", env=env)
     assert f"Campaign #{item.id} resumed (it was paused: {why})." in resumed.stderr
     assert len(smtp_server.received) == 3 and storage.get_campaign(item.id, db_url).status == storage.FINISHED
+
+
+def test_forget_erases_the_bounces_about_an_address_and_its_emails_to_the_bounce_address(db_url):
+    readers(db_url, 2)
+    for n in (0, 1):
+        bounce_records.record(
+            Report(bounces.HARD, "550 5.1.1", storage.FROM_WEBHOOK, email=f"reader{n}@readers.example"), db_url
+        )
+    bounce_records.record_message(
+        "d1", bounce_records.UNCLASSIFIED, "Out of the list?", "Reader0@Readers.example", (), db_url
+    )
+    bounce_records.record_message("d2", bounce_records.UNCLASSIFIED, "Hello", "someone@example.net", (), db_url)
+    forgotten = publisher_gateway(db_url, "forget", "reader0@readers.example")
+    assert forgotten.stderr == (
+        "reader0@readers.example: Removed its place on the list (bounced) with 2 consent events, "
+        "0 contact messages, 0 outbox emails, 2 records of mail that came back.\n"
+    )
+    assert [line.email for line in bounce_records.list_bounces(db_url=db_url)] == ["reader1@readers.example"]
+    assert [message.sender for message in bounce_records.unclassified_messages(db_url=db_url)] == [
+        "someone@example.net"
+    ]
