@@ -17,7 +17,8 @@ storage/bounce_records.take_lease) reads ``PUBLISHER_BOUNCE_MAILBOX`` over IMAP:
   lists what was left.
 
 One message that cannot be handled (a bug, a row that will not store) is logged and
-skipped; the mailbox going away ends this read, and the next one tries again.
+left where it is; the mailbox or the database going away ends this read (every other
+message would fail the same way), and the next one tries again.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+
+import sqlalchemy
 
 from publisher import storage
 from publisher.config import settings
@@ -150,9 +153,9 @@ def read_once(
                     renewed_at = clock()
                 try:
                     _handle(box, uid, bounce, mail, db_url, reading, clock)
-                except MailboxTrouble:
-                    raise
-                except Exception as exc:
+                except (MailboxTrouble, sqlalchemy.exc.SQLAlchemyError):
+                    raise  # the mailbox or the database is away: no other message would fare better
+                except Exception as exc:  # one message never stops the others
                     reading.troubles += 1
                     logger.error(
                         "Bounce mailbox: message UID %s could not be handled (%s: %s); it stays where it is",

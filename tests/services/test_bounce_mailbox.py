@@ -12,6 +12,7 @@ import concurrent.futures
 import dataclasses
 
 import pytest
+import sqlalchemy
 
 from publisher import content
 from publisher.config.settings import bounce_settings, mail_settings
@@ -233,3 +234,25 @@ async def test_the_sites_workers_read_the_mailbox_every_poll(db_url, smtp_server
 def test_settings_in_the_tests_are_what_the_site_reads(mailbox, smtp_server):
     values = bounce_settings(env_for(smtp_server, mailbox))
     assert values.mailbox.port == mailbox.port and dataclasses.replace(values, mailbox=None).address == BOUNCE_ADDRESS
+
+
+@pytest.mark.asyncio
+async def test_the_database_away_ends_the_read_and_leaves_every_message_for_the_next(
+    db_url, smtp_server, mailbox, monkeypatch
+):
+    env = env_for(smtp_server, mailbox)
+    sent = await send_release(db_url, env, smtp_server, 3)
+    for address, item in sent.items():
+        put(mailbox, "dsn-postfix-hard", item, address)
+    tried: list[str] = []
+
+    def database_away(digest, *args, **kwargs):
+        tried.append(digest)
+        raise sqlalchemy.exc.OperationalError("INSERT", {}, Exception("connection refused"))
+
+    monkeypatch.setattr(bounce_records, "record_message", database_away)
+    with pytest.raises(sqlalchemy.exc.OperationalError):
+        read(env, db_url)
+    assert len(tried) == 1 and len(mailbox.messages("INBOX")) == 3  # not three failures in a row
+    monkeypatch.undo()
+    assert read(env, db_url).bounces == 3
