@@ -9,12 +9,11 @@ either without ``PUBLISHER_SMTP_URL`` is an error, as the other mail variables a
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote, urlsplit
 
-from publisher.config.checks import positive_count
+from publisher.config.checks import ca_file, positive_count
 from publisher.config.mail import SMTP_URL_VAR, is_loopback
 from publisher.config.secret_files import ConfigurationError, redact_url
 from publisher.rules import bounces, validation
@@ -143,16 +142,6 @@ def _bounce_address(value: str) -> str:
     return address
 
 
-def _ca_file(value: str) -> str:
-    try:
-        ssl.create_default_context().load_verify_locations(cafile=value)
-    except (OSError, ssl.SSLError) as exc:
-        raise ConfigurationError(
-            f"{BOUNCE_CA_FILE_VAR} must be a readable PEM file of certificates to trust, got {value!r} ({exc})"
-        ) from None
-    return value
-
-
 def _folder(value: str) -> str:
     folder = value or DEFAULT_DONE_FOLDER
     if validation.has_control_characters(folder) or len(folder) > 200:
@@ -203,7 +192,7 @@ def read(values: Mapping[str, str], mail_from: str | None) -> BounceSettings:
     return BounceSettings(
         address=_bounce_address(values[BOUNCE_ADDRESS_VAR]) if values[BOUNCE_ADDRESS_VAR] else None,
         mailbox=imap_server(values[BOUNCE_MAILBOX_VAR]) if values[BOUNCE_MAILBOX_VAR] else None,
-        ca_file=_ca_file(values[BOUNCE_CA_FILE_VAR]) if values[BOUNCE_CA_FILE_VAR] else None,
+        ca_file=ca_file(BOUNCE_CA_FILE_VAR, values[BOUNCE_CA_FILE_VAR]),
         poll_s=positive_count(BOUNCE_POLL_VAR, values[BOUNCE_POLL_VAR], DEFAULT_POLL_S),
         done_folder=_folder(values[BOUNCE_DONE_FOLDER_VAR]),
         webhook_secret=_webhook_secret(values[BOUNCE_WEBHOOK_SECRET_VAR]),

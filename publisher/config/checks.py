@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 from urllib.parse import urlsplit
 
 from publisher.config.secret_files import ConfigurationError
@@ -26,3 +27,16 @@ def positive_count(name: str, value: str, default: int) -> int:
     if not value.strip().isdigit() or int(value) < 1:
         raise ConfigurationError(f"{name} must be a whole number of at least 1, got {value!r}")
     return int(value)
+
+
+def ca_file(name: str, value: str) -> str | None:
+    """A readable PEM file of extra certificates to trust (a server with its own CA); None when empty."""
+    if not value:
+        return None
+    try:
+        ssl.create_default_context().load_verify_locations(cafile=value)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigurationError(
+            f"{name} must be a readable PEM file of certificates to trust, got {value!r} ({exc})"
+        ) from None
+    return value

@@ -7,13 +7,12 @@
 from __future__ import annotations
 
 import ipaddress
-import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
-from publisher.config.checks import positive_count
+from publisher.config.checks import ca_file, positive_count
 from publisher.config.secret_files import ConfigurationError, redact_url
 from publisher.rules import validation
 
@@ -187,16 +186,6 @@ def _flag(name: str, value: str) -> bool:
     raise ConfigurationError(f"{name} must be 1 (on) or 0 (off), got {value!r}")
 
 
-def _ca_file(value: str) -> str:
-    try:
-        ssl.create_default_context().load_verify_locations(cafile=value)
-    except (OSError, ssl.SSLError) as exc:
-        raise ConfigurationError(
-            f"{SMTP_CA_FILE_VAR} must be a readable PEM file of certificates to trust, got {value!r} ({exc})"
-        ) from None
-    return value
-
-
 def _list_secrets(value: str) -> tuple[str, ...]:
     if not value:
         raise ConfigurationError(
@@ -299,7 +288,7 @@ def read(values: Mapping[str, str]) -> MailSettings | None:
         mail_from=mail_from,
         mail_from_name=mail_from_name,
         notify_subscribers=_flag(NOTIFY_SUBSCRIBERS_VAR, values[NOTIFY_SUBSCRIBERS_VAR]),
-        ca_file=_ca_file(values[SMTP_CA_FILE_VAR]) if values[SMTP_CA_FILE_VAR] else None,
+        ca_file=ca_file(SMTP_CA_FILE_VAR, values[SMTP_CA_FILE_VAR]),
         list_secrets=_list_secrets(values[LIST_SECRET_VAR]),
         postal_address=_postal_address(values[POSTAL_ADDRESS_VAR]),
         send_rate=_send_rate(values[SEND_RATE_VAR]),
