@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import sqlalchemy
-import sqlmodel
 from sqlmodel import col
 
 from publisher.rules import bounces, validation
@@ -38,8 +37,9 @@ from publisher.storage.tables import (
     JobLease,
     MailboxMessage,
     Subscriber,
-    SubscriptionEvent,
     insert_once,
+    locked_subscriber,
+    record_event,
     utc_now,
 )
 
@@ -114,11 +114,6 @@ def delivery_by_message_id(message_id: str, db_url: str | None = None) -> int | 
         ).scalar()
 
 
-def _reader(connection, column, value) -> Subscriber | None:
-    row = connection.execute(sqlmodel.select(Subscriber).where(column == value).with_for_update()).first()
-    return None if row is None else Subscriber.model_validate(dict(row._mapping))
-
-
 def _record(connection, report: Report, now: datetime) -> Recorded:
     delivery = None
     if report.delivery_id is not None:
@@ -127,9 +122,9 @@ def _record(connection, report: Report, now: datetime) -> Recorded:
                 col(Delivery.id) == report.delivery_id, col(Delivery.kind).in_(TO_SUBSCRIBER)
             )
         ).first()
-        reader = None if delivery is None else _reader(connection, col(Subscriber.id), delivery.source_id)
+        reader = None if delivery is None else locked_subscriber(connection, col(Subscriber.id), delivery.source_id)
     elif report.email:
-        reader = _reader(connection, col(Subscriber.email_key), validation.address_key(report.email))
+        reader = locked_subscriber(connection, col(Subscriber.email_key), validation.address_key(report.email))
         if reader is not None:
             delivery = _latest_email_to(connection, reader)
     else:
@@ -174,7 +169,7 @@ def _apply(connection, reader: Subscriber, kind: str, reason: str, now: datetime
         if reader.status == ListStatus.UNSUBSCRIBED:
             return COUNTED
         connection.execute(update.values(status=ListStatus.UNSUBSCRIBED, unsubscribed_at=now))
-        _event(connection, reader.id, UNSUBSCRIBED, BY_COMPLAINT, now, reason)
+        record_event(connection, reader.id, UNSUBSCRIBED, BY_COMPLAINT, now, reason)
         return MADE_UNSUBSCRIBED
     if reader.status not in (ListStatus.PENDING, ListStatus.CONFIRMED):
         return COUNTED
@@ -189,16 +184,8 @@ def _apply(connection, reader: Subscriber, kind: str, reason: str, now: datetime
     else:
         return COUNTED
     connection.execute(update.values(status=ListStatus.BOUNCED, bounced_at=now))
-    _event(connection, reader.id, BOUNCED, how, now, reason)
+    record_event(connection, reader.id, BOUNCED, how, now, reason)
     return MADE_BOUNCED
-
-
-def _event(connection, subscriber_id: int, event: str, how: str, now: datetime, detail: str) -> None:
-    connection.execute(
-        sqlalchemy.insert(SubscriptionEvent).values(
-            subscriber_id=subscriber_id, event=event, at=now, how=how, detail=detail
-        )
-    )
 
 
 def _latest_email_to(connection, reader: Subscriber):

@@ -37,7 +37,7 @@ from publisher.rules.list_rules import (
     on_subscribe,
 )
 from publisher.storage import tables
-from publisher.storage.tables import Delivery, Subscriber, SubscriptionEvent
+from publisher.storage.tables import Delivery, Subscriber, SubscriptionEvent, locked_subscriber, record_event
 
 
 class SignUp(Protocol):
@@ -64,21 +64,8 @@ def _engine(db_url: str | None) -> sqlalchemy.engine.Engine:
     return tables.engine(db_url)
 
 
-def _record(connection, subscriber_id: int, event: str, how: str, now: datetime, detail: str | None = None) -> None:
-    connection.execute(
-        sqlalchemy.insert(SubscriptionEvent).values(
-            subscriber_id=subscriber_id, event=event, at=now, how=how, detail=detail
-        )
-    )
-
-
 def _queue(connection, kind: str, subscriber_id: int, job: storage.Job, now: datetime) -> None:
     connection.execute(sqlalchemy.insert(Delivery).values(**storage.delivery_values(kind, subscriber_id, job, now)))
-
-
-def _by_key(connection, column, value: str) -> Subscriber | None:
-    row = connection.execute(sqlmodel.select(Subscriber).where(column == value).with_for_update()).first()
-    return None if row is None else Subscriber.model_validate(dict(row._mapping))
 
 
 def subscribe(
@@ -118,11 +105,11 @@ def subscribe(
             confirmation_sent_at=now if send_new else None,
         )
         if new_id is not None:
-            _record(connection, new_id, SUBSCRIBED, source, now)
+            record_event(connection, new_id, SUBSCRIBED, source, now)
             if send_new and job is not None:  # send_new is only ever true with a job
                 _queue(connection, storage.CONFIRMATION, new_id, job, now)
             return "added"
-        row = _by_key(connection, col(Subscriber.email_key), key)
+        row = locked_subscriber(connection, col(Subscriber.email_key), key)
         # The insert found the key taken, so the row is there (locked now, until the transaction ends).
         assert row is not None and row.id is not None
         step = on_subscribe(row.status, last_to_mailbox, now, emails_on=job is not None)
@@ -130,7 +117,7 @@ def subscribe(
         if step.joins:
             changes |= {"subscribed_at": now, "source": source, "name": body.name}
             changes |= {"confirmed_at": None, "unsubscribed_at": None, "bounced_at": None}
-            _record(connection, row.id, SUBSCRIBED, source, now)
+            record_event(connection, row.id, SUBSCRIBED, source, now)
         update = sqlalchemy.update(Subscriber).where(col(Subscriber.id) == row.id)
         if step.send_confirmation and job is not None:  # it is only ever true with a job (emails_on)
             # The 24-hour rule, kept by the row itself: of two requests at once, one sends.
@@ -196,7 +183,7 @@ def confirm(
     """
     now = now or storage.utc_now()
     with _engine(db_url).begin() as connection:
-        row = _by_key(connection, col(Subscriber.link_key), link_key)
+        row = locked_subscriber(connection, col(Subscriber.link_key), link_key)
         if row is None:
             return None
         if row.status != ListStatus.PENDING:
@@ -210,7 +197,7 @@ def confirm(
             .where(col(Subscriber.id) == row.id)
             .values(status=ListStatus.CONFIRMED, confirmed_at=now)
         )
-        _record(connection, row.id, CONFIRMED, BY_CONFIRMATION_LINK, now)
+        record_event(connection, row.id, CONFIRMED, BY_CONFIRMATION_LINK, now)
         for kind, job in ((storage.WELCOME, welcome), (storage.SUBSCRIBER, notice)):
             if job is not None:
                 _queue(connection, kind, row.id, job, now)
@@ -226,7 +213,7 @@ def unsubscribe(
     """
     now = now or storage.utc_now()
     with _engine(db_url).begin() as connection:
-        row = _by_key(connection, col(Subscriber.link_key), link_key)
+        row = locked_subscriber(connection, col(Subscriber.link_key), link_key)
         if row is None:
             return None
         if row.status == ListStatus.UNSUBSCRIBED:
@@ -237,7 +224,7 @@ def unsubscribe(
             .where(col(Subscriber.id) == row.id)
             .values(status=ListStatus.UNSUBSCRIBED, unsubscribed_at=now)
         )
-        _record(connection, row.id, UNSUBSCRIBED, how, now)
+        record_event(connection, row.id, UNSUBSCRIBED, how, now)
         return LinkResult(ListStatus.UNSUBSCRIBED, row.email)
 
 
@@ -293,7 +280,7 @@ def import_rows(
 
 
 def _import_one(connection, row: ImportRow, how: str, now: datetime) -> str:
-    existing = _by_key(connection, col(Subscriber.email_key), row.email.lower())
+    existing = locked_subscriber(connection, col(Subscriber.email_key), row.email.lower())
     if existing is None:
         new_id = connection.execute(
             sqlalchemy.insert(Subscriber).values(
@@ -309,7 +296,7 @@ def _import_one(connection, row: ImportRow, how: str, now: datetime) -> str:
                 **_status_times(row.status, now),
             )
         ).inserted_primary_key[0]
-        _record(connection, new_id, IMPORTED, f"{how} ({row.status})", now)
+        record_event(connection, new_id, IMPORTED, f"{how} ({row.status})", now)
         return "added"
     assert existing.id is not None  # a stored row has its id (the model's None is before the insert)
     status = import_step(existing.status, row.status)
@@ -322,7 +309,7 @@ def _import_one(connection, row: ImportRow, how: str, now: datetime) -> str:
         return "unchanged"
     connection.execute(sqlalchemy.update(Subscriber).where(col(Subscriber.id) == existing.id).values(**changes))
     if "status" in changes:
-        _record(connection, existing.id, IMPORTED, f"{how} ({row.status})", now)
+        record_event(connection, existing.id, IMPORTED, f"{how} ({row.status})", now)
     return "updated"
 
 
@@ -375,7 +362,7 @@ def forget(email: str, db_url: str | None = None) -> Erased:
     there). It may later subscribe like a stranger."""
     key = validation.address_key(email)
     with _engine(db_url).begin() as connection:
-        subscriber = _by_key(connection, col(Subscriber.email_key), key)
+        subscriber = locked_subscriber(connection, col(Subscriber.email_key), key)
         message_ids = list(
             connection.execute(
                 sqlalchemy.select(col(storage.ContactMessage.id)).where(

@@ -273,6 +273,24 @@ def insert_once(connection, model: type[sqlmodel.SQLModel], unique_column: str, 
         return None
 
 
+def locked_subscriber(connection, column, value) -> Subscriber | None:
+    """The subscriber whose ``column`` is ``value``, its row locked until the transaction ends
+    (every change to a reader's place on the list reads it this way first)."""
+    row = connection.execute(sqlmodel.select(Subscriber).where(column == value).with_for_update()).first()
+    return None if row is None else Subscriber.model_validate(dict(row._mapping))
+
+
+def record_event(
+    connection, subscriber_id: int, event: str, how: str, now: datetime, detail: str | None = None
+) -> None:
+    """One line of the record of consent (``subscription_event``), in the transaction that made the change."""
+    connection.execute(
+        sqlalchemy.insert(SubscriptionEvent).values(
+            subscriber_id=subscriber_id, event=event, at=now, how=how, detail=detail
+        )
+    )
+
+
 def lock_mailbox(connection, mailbox_key: str) -> None:
     """Serialise sign-ups to one mailbox until the transaction ends (PostgreSQL: an advisory
     lock on its key), so two spellings at once cannot both earn a confirmation. On SQLite a
