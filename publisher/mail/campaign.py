@@ -276,13 +276,7 @@ class ReleaseSender:
     async def _take_bounces(self, reports: list[bounce_records.Report], *, stop_if_paused: bool = False) -> None:
         """Record the readers' bounces at sending time, and pause the campaign past its threshold:
         then (``stop_if_paused``) this batch stops too, before its next email."""
-        if not reports:
-            return
-        try:
-            recorded = await asyncio.to_thread(returns.take, reports, self.db_url)
-        except Exception as exc:  # noqa: BLE001 - the emails' outcomes are recorded; a lost bounce is logged
-            logger.error("Campaign: %s bounces could not be recorded (%s)", len(reports), type(exc).__name__)
-            return
+        recorded = await returns.take_at_sending(reports, self.db_url, "Campaign")
         if stop_if_paused:
             for campaign_id in {item.campaign_id for item in recorded if item.campaign_id is not None}:
                 found = await asyncio.to_thread(storage.get_campaign, campaign_id, self.db_url)

@@ -347,12 +347,8 @@ async def take_bounce(delivery_id: int, failure: mailer.DeliveryFailed, db_url: 
     """A list email that failed for good: a bounce of its reader when the server refused them
     (mail/returns.py). Never fails the sender: a bounce not recorded is logged."""
     report = returns.at_sending(delivery_id, failure, given_up=True)
-    if report is None:
-        return
-    try:
-        await asyncio.to_thread(returns.take, [report], db_url)
-    except Exception as exc:  # noqa: BLE001 - the email's outcome is recorded; its bounce is the lesser loss
-        logger.error("Outbox: the bounce of delivery #%s could not be recorded (%s)", delivery_id, type(exc).__name__)
+    if report is not None:
+        await returns.take_at_sending([report], db_url, "Outbox")
 
 
 # After an unexpected error a sender loop waits this long, doubling up to the most.

@@ -10,6 +10,7 @@ news came. Synchronous: callers on the event loop run it in a thread.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable
 from datetime import datetime
@@ -36,6 +37,19 @@ def at_sending(delivery_id: int, failure: mailer.DeliveryFailed, given_up: bool)
     if given_up:
         return Report(bounces.SOFT, failure.reason, storage.AT_SENDING, delivery_id=delivery_id)
     return None
+
+
+async def take_at_sending(reports: list[Report], db_url: str | None, label: str) -> list[Recorded]:
+    """``take`` for a sender, off its event loop; never fails it: the emails' outcomes are
+    recorded already, so bounces that could not be are logged (and none is returned)."""
+    if not reports:
+        return []
+    try:
+        return await asyncio.to_thread(take, reports, db_url)
+    except Exception as exc:  # noqa: BLE001 - a lost bounce is the lesser loss; the sender goes on
+        jobs = ", ".join(f"#{report.delivery_id}" for report in reports)
+        logger.error("%s: the bounces of deliveries %s could not be recorded (%s)", label, jobs, type(exc).__name__)
+        return []
 
 
 def take(
