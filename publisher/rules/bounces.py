@@ -59,18 +59,23 @@ def verp_address(bounce_address: str, secret: str, delivery_id: int) -> str:
     return f"{local}+{verp_token(secret, delivery_id)}@{domain}"
 
 
+def _verp_token(address: str, bounce_address: str) -> str | None:
+    """The ``+token`` of ``address`` when it is the bounce address with one (signed or not), else None."""
+    local, _, domain = address.strip().strip("<>").lower().rpartition("@")
+    base_local, _, base_domain = bounce_address.lower().rpartition("@")
+    base, plus, token = local.partition("+")
+    if not plus or not token or base != base_local or domain != base_domain:
+        return None
+    return token
+
+
 def read_verp(list_secrets: Sequence[str], address: str, bounce_address: str) -> int | None:
     """The job a bounce is addressed to (``bounces+TOKEN@...``), when we signed its token; else None.
 
     Any secret of ``PUBLISHER_LIST_SECRET`` is accepted (the first signs), so replacing
     the secret does not orphan the bounces of emails already sent.
     """
-    local, _, domain = address.strip().strip("<>").lower().rpartition("@")
-    base_local, _, base_domain = bounce_address.lower().rpartition("@")
-    base, plus, token = local.partition("+")
-    if not plus or base != base_local or domain != base_domain:
-        return None
-    match = _VERP_TOKEN.match(token)
+    match = _VERP_TOKEN.match(_verp_token(address, bounce_address) or "")
     if match is None:
         return None
     if not any(hmac.compare_digest(_mac(secret, match["job"]), match["mac"]) for secret in list_secrets):
@@ -81,10 +86,7 @@ def read_verp(list_secrets: Sequence[str], address: str, bounce_address: str) ->
 def has_verp_token(address: str, bounce_address: str) -> bool:
     """Whether ``address`` is the bounce address with a ``+token``, signed or not: a report
     sent to one that does not verify is forged, and must not fall back to naming anyone."""
-    local, _, domain = address.strip().strip("<>").lower().rpartition("@")
-    base_local, _, base_domain = bounce_address.lower().rpartition("@")
-    base, plus, token = local.partition("+")
-    return bool(plus and token) and base == base_local and domain == base_domain
+    return _verp_token(address, bounce_address) is not None
 
 
 def kind_of_status(status: str, action: str = "") -> str | None:
