@@ -39,6 +39,7 @@ from urllib.parse import quote
 import pytest
 import trustme
 
+from publisher.mail.bounce_mailbox_client import imap_utf7  # the site's encoder; its RFC 3501 example is tested
 from tests.support import free_port
 
 INSTALL_COMMAND = "apt-get update && apt-get install -y dovecot-imapd"
@@ -57,27 +58,6 @@ def dovecot_program() -> str:
     raise RuntimeError(
         f"Dovecot is missing (the IMAP server of the bounce mailbox tests). Install it as root:\n  {INSTALL_COMMAND}"
     )
-
-
-def imap_utf7(name: str) -> str:
-    """A folder name as IMAP writes it (RFC 3501 §5.1.3); Dovecot speaks no UTF8=ACCEPT."""
-    out: list[str] = []
-    pending: list[str] = []
-
-    def flush() -> None:
-        if pending:
-            encoded = base64.b64encode("".join(pending).encode("utf-16-be")).decode("ascii")
-            out.append("&" + encoded.rstrip("=").replace("/", ",") + "-")
-            pending.clear()
-
-    for character in name:
-        if " " <= character <= "~":
-            flush()
-            out.append("&-" if character == "&" else character)
-        else:
-            pending.append(character)
-    flush()
-    return "".join(out)
 
 
 def imap_utf7_decode(name: str) -> str:
