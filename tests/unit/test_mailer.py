@@ -3,6 +3,10 @@ tests/services/test_mailer.py."""
 
 from __future__ import annotations
 
+import random
+import re
+import secrets
+import time
 from datetime import UTC, datetime
 from email import message_from_bytes
 from email import policy as email_policy
@@ -224,6 +228,67 @@ def test_message_ids_are_unique_and_on_the_senders_domain():
     ids = {mailer.new_message_id(settings) for _ in range(200)}
     assert len(ids) == 200
     assert all(i.startswith("<") and i.endswith("@animals.example>") for i in ids)
+
+
+# RFC 5322 msg-id as the site writes it: "<" dot-atom-text "@" domain ">".
+MSG_ID = re.compile(r"<[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@animals\.example>")
+
+
+def test_two_processes_with_the_same_random_state_issue_different_message_ids(monkeypatch):
+    # Two workers forked with the same seed, the same pid and at the same clock tick: what a
+    # generator seeded from `random` would repeat. A bounce is matched to its email by this ID.
+    settings = settings_for("smtp://127.0.0.1:25")
+    monkeypatch.setattr(time, "time", lambda: 1_795_000_000.0)
+    state = random.getstate()
+    try:
+        random.seed(0)
+        first = mailer.new_message_id(settings)
+        random.seed(0)
+        second = mailer.new_message_id(settings)
+    finally:
+        random.setstate(state)  # the other tests' randomness as it was
+    assert first != second
+    assert MSG_ID.fullmatch(first) and MSG_ID.fullmatch(second)
+
+
+def test_a_message_id_owes_nothing_to_random(monkeypatch):
+    def refuse(name):
+        def refused(*args, **kwargs):
+            raise AssertionError(f"random.{name} used for a Message-ID")
+
+        return refused
+
+    for name in dir(random):
+        owner = getattr(getattr(random, name), "__self__", None)
+        if isinstance(owner, random.Random) and not isinstance(owner, random.SystemRandom):
+            monkeypatch.setattr(random, name, refuse(name))
+    assert MSG_ID.fullmatch(mailer.new_message_id(settings_for("smtp://127.0.0.1:25")))
+
+
+def test_every_one_of_128_bits_from_secrets_shows_in_the_message_id(monkeypatch):
+    # secrets.token_bytes hands out the OS's randomness (token_hex and token_urlsafe go
+    # through it): flipping any one of the first 128 bits it gives must change the ID.
+    settings = settings_for("smtp://127.0.0.1:25")
+    flipped: list[int | None] = [None]
+
+    def token_bytes(nbytes=None):
+        data = bytearray(nbytes or 32)
+        bit = flipped[0]
+        if bit is not None and bit < 8 * len(data):
+            data[bit // 8] ^= 1 << (bit % 8)
+        return bytes(data)
+
+    def ids_per_flipped_bit() -> list[str]:
+        ids = []
+        for bit in [None, *range(128)]:
+            flipped[0] = bit
+            ids.append(mailer.new_message_id(settings))
+        return ids
+
+    monkeypatch.setattr(secrets, "token_bytes", token_bytes)
+    ids = ids_per_flipped_bit()
+    assert len(set(ids)) == 129
+    assert ids_per_flipped_bit() == ids  # and nothing but those bits: no clock, no counter, no `random`
 
 
 LONG_UNSUBSCRIBE_LINK = (
