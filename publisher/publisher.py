@@ -42,7 +42,7 @@ app = rx.App(
 app.register_lifespan_task(embedded.migrate_on_development_start)
 # Emails the publisher from the outbox (embedded gateway with PUBLISHER_SMTP_URL only).
 app.register_lifespan_task(outbox.run_in_backend)
-# Sends release emails (gateway/campaign.py), with the same settings.
+# Sends release emails (mail/campaign.py), with the same settings.
 app.register_lifespan_task(campaign.run_in_backend)
 # Reads the bounce mailbox (PUBLISHER_BOUNCE_MAILBOX), one worker of the site at a time.
 app.register_lifespan_task(bounce_mailbox.run_in_backend)

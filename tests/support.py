@@ -45,7 +45,7 @@ VENV_BIN = Path(sys.executable).parent
 
 
 # Every tab a suite opens comes from 127.0.0.1: its servers raise the per-address tab limits
-# (hosting/tabs.py) so a busy suite is never refused by accident. tests/site/test_tab_limits.py
+# (limits/tabs.py) so a busy suite is never refused by accident. tests/site/test_tab_limits.py
 # sets small limits of its own and spreads its tabs over 127.0.0.x.
 MANY_TABS_ENV = {"PUBLISHER_MAX_TABS_PER_ADDRESS": "1000", "PUBLISHER_NEW_TABS_PER_MINUTE": "10000"}
 

@@ -31,7 +31,7 @@ class Visitor:
 
     def __init__(self, base_url: str, path: str, token: str | None = None, source: str | None = None):
         """``source``: the loopback address the tab connects from (127.0.0.2, ...), as visitors arrive
-        from many addresses; the server limits open tabs per address (hosting/tabs.py)."""
+        from many addresses; the server limits open tabs per address (limits/tabs.py)."""
         self.base_url = base_url
         self.path = path
         self.token = token or str(uuid.uuid4())

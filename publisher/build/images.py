@@ -1,4 +1,4 @@
-"""The build's side of the site's images: encoding the variants and share images hosting/images.py plans.
+"""The build's side of the site's images: encoding the variants and share images content/images.py plans.
 
 Build time only (``make build``, the container's build stage, the development
 server): the container image leaves Pillow and libvips out.

@@ -7,7 +7,7 @@
   frontend and the backend listen on different ports.
 - ``PUBLISHER_DEV_HOST`` limits the development server to one address (tests use
   127.0.0.1); unset, it listens where Reflex makes it listen.
-- Pages without a form never start the app (hosting/static_or_app.py decides from
+- Pages without a form never start the app (web/page_kinds.py decides from
   the pages, at compile time, and writes the decision to .web/backend/page_kinds.json):
   their HTML loses the app's scripts (strip_app). On the pages that start it, the
   app's scripts start after the page has loaded and painted: the prerendered HTML

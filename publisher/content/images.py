@@ -7,7 +7,7 @@ and twice over, plus a JPEG fallback (PNG for an image with transparency), and a
 1200x630 share image of each cover for link previews. Every variant's name carries a hash
 of its source's content, so they are served as immutable files, and a variant
 whose file already exists is not encoded again: an unchanged image costs nothing
-on the next build. Their markup (components/pictures.py) names the same files,
+on the next build. Their markup (web/components/pictures.py) names the same files,
 computed the same way from the same source.
 
 An SVG is served as it is (it scales by itself); only its share image is drawn
@@ -36,7 +36,7 @@ MANIFEST = Path(".web") / "backend" / "images.json"
 VARIANTS_URL = "/images/variants"  # under the build's root, and .web/public while building
 RASTER_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
 
-# The CSS widths each place shows an image at (components/pictures.py), 1x and 2x screens.
+# The CSS widths each place shows an image at (web/components/pictures.py), 1x and 2x screens.
 COVER_WIDTHS = (240, 320, 480, 640)
 PORTRAIT_WIDTHS = (160, 192, 320, 384)
 SHARE_WIDTH, SHARE_HEIGHT = 1200, 630

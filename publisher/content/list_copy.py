@@ -45,7 +45,7 @@ emails a year, never more than one a month, and we never share your address.
 {brand}
 {site}
 """
-# --- A release email (gateway/campaign.py; its layout: gateway/templates/release.*) ---
+# --- A release email (mail/campaign.py; its layout: mail/templates/release.*) ---
 
 RELEASE_SUBJECT = "New from {brand}: {title}"
 RELEASE_PREHEADER = "{subtitle}"

@@ -4,10 +4,12 @@ embedded gateway that stands in for the cloud one when ``PUBLISHER_GATEWAY_URL``
 - contract.py: the two calls' paths and bodies, from both sides;
 - client.py: the HTTP client (the only code that calls a gateway);
 - embedded.py: the embedded gateway's ASGI app;
-- database.py: its database (the start-up check, migrations under a lock);
-- storage.py: its tables and queries;
-- mailer.py and outbox.py: emailing the publisher, durably;
-- cli.py: ``publisher-gateway``, the operator's command.
+- this module: the choice between the cloud gateway and the embedded one.
+
+What the embedded gateway stands on lives in the layers below: its database and
+tables in storage/ (storage/database.py: the start-up check, migrations under a
+lock), emailing the publisher durably in mail/ (mail/mailer.py, mail/outbox.py);
+``publisher-gateway``, the operator's command, is cli/main.py.
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@ nothing else running. It is an ASGI app that is never mounted on the public
 server: the site's backend reaches it through an in-process httpx transport, so
 no outside request can skip the forms' anti-spam checks by posting to it.
 
-Accepted requests are stored (storage.py; a subscription joins the list as
-mailing_list.py describes). With ``PUBLISHER_SMTP_URL`` set, each contact message
+Accepted requests are stored (storage/; a subscription joins the list as
+storage/subscribers.py describes). With ``PUBLISHER_SMTP_URL`` set, each contact message
 and each confirmation email is also queued in the same transaction for the
-outbox, which sends it in the background (outbox.py): the answer never waits for
+outbox, which sends it in the background (mail/outbox.py): the answer never waits for
 SMTP.
 """
 

@@ -25,7 +25,7 @@ creates anything for it (``EventChannelDoor``):
   (``fair_refusal``).
 
 A refused upgrade is answered HTTP 429; the page's form then says it is
-unavailable for the moment (components/forms.py) while the page retries.
+unavailable for the moment (web/components/forms.py) while the page retries.
 
 An open tab's websocket is closed after ``PUBLISHER_MAX_TAB_LIFETIME_S`` (two
 hours by default); Reflex's client reconnects by itself, through the door again, so
@@ -45,7 +45,7 @@ hop is trusted, the site is most likely behind a reverse proxy that it takes for
 the only visitor (``OneAddressWatch``): it says so in the log, at most hourly.
 
 When a tab closes without ever having submitted, its state is kept only briefly
-(tab_states.py).
+(web/tab_states.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A release told to the list: one campaign per book, one email per confirmed reader.
 
-``publisher-gateway announce SLUG`` (cli.py) creates the campaign and one outbox
+``publisher-gateway announce SLUG`` (cli/main.py) creates the campaign and one outbox
 job per confirmed reader in one transaction (unique per campaign and reader), then
 follows it. Every backend worker's release sender (``run_in_backend``) and the
 command itself send its jobs, in batches, each batch over one SMTP connection:

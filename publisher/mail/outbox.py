@@ -1,7 +1,7 @@
 """The durable outbox: every email the site owes is sent, eventually, once.
 
 The publisher's emails (a contact message, a new-subscriber notice) and the
-list's emails to a subscriber (confirmation, welcome: mailing_list.py) are each
+list's emails to a subscriber (confirmation, welcome: storage/subscribers.py) are each
 a job, stored in the same transaction as the row it mails; the store then wakes
 this process's sender. A list email is built, and its subscriber's status
 checked, when its turn comes: an address that left in the meantime gets

@@ -2,7 +2,7 @@
 
 Response headers: every response carries the security headers and a cache policy
 for its kind: content-hashed build assets immutable, images a day, static pages
-(no app, hosting/static_or_app.py) five minutes in shared caches such as a CDN and
+(no app, web/page_kinds.py) five minutes in shared caches such as a CDN and
 revalidated by browsers, pages that start the app and JSON revalidated. A page's
 Content-Security-Policy allows only what the site uses: its own scripts (the
 prerendered pages' inline scripts by hash), its own images, styles (React/emotion
@@ -12,7 +12,7 @@ own websocket; every other response gets "default-src 'none'".
 Reflex prerenders ``/about`` as ``about/index.html``, and its static file server
 redirects ``/about`` to ``/about/``. Our published URLs have no trailing slash
 (links, canonical, sitemap), so this middleware serves every declared page
-(pages/registry.py) there directly: the request path is rewritten internally,
+(web/pages/registry.py) there directly: the request path is rewritten internally,
 with no redirect.
 """
 
@@ -67,7 +67,7 @@ def _is_executable(attrs: str) -> bool:
     return (declared.group(1).lower() if declared else "") in _JAVASCRIPT_TYPES
 
 
-# hosting/images.py: each name carries its source's content hash.
+# content/images.py: each name carries its source's content hash.
 _IMAGE_VARIANT = re.compile(rf"^{re.escape(images.VARIANTS_URL)}/[^/]+-[0-9a-f]{{12}}-(?:\d+w|share)\.[a-z]+$")
 
 
@@ -205,7 +205,7 @@ class CanonicalRouteRewrite:
 
 def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
     """Reflex's ``api_transformer``: every declared page at its slash-less URL, with its headers,
-    and the event channel open only within the tab limits (hosting/tabs.py)."""
+    and the event channel open only within the tab limits (limits/tabs.py)."""
     door = event_channel.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
     routes = CanonicalRouteRewrite(door, pages.slashless_routes())
     return ResponseHeaders(BounceHook(ListLinks(routes)), inline_script_hashes(), static_or_app.starts_app_by_route())

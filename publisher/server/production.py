@@ -10,14 +10,14 @@ container built once therefore starts in seconds and needs no Node at run time.
 
 With the embedded local gateway (no PUBLISHER_GATEWAY_URL), it first checks that
 the database (REFLEX_DB_URL) answers, then brings it to the current schema, once,
-before the workers start (gateway/database.py: under a lock on PostgreSQL, so containers
+before the workers start (storage/database.py: under a lock on PostgreSQL, so containers
 starting together take turns).
 
 At run time it writes only the SQLite database (REFLEX_DB_URL) and the visitors'
 form state (REFLEX_STATES_WORKDIR, `.states` by default): `publisher-serve
 --prepare` (run by `make build` and the Dockerfile) writes the backend's page
 markers next to the build beforehand, so the container runs with a read-only root
-filesystem. On SIGTERM the submits in flight finish first (graceful_stop.py).
+filesystem. On SIGTERM the submits in flight finish first (web/graceful_stop.py).
 """
 
 from __future__ import annotations
@@ -65,6 +65,11 @@ def check_redis(url: str | None) -> None:
     """With Redis configured, it must answer before any worker starts."""
     if not url:
         return
+    if settings.has_unencoded_delimiter(url):  # redis-py's error would quote a piece of the password
+        raise ServeError(
+            f"REFLEX_REDIS_URL ({settings.redact_url(url)}): percent-encode / ? # [ ] and @ in the user and "
+            "password (%2F %3F %23 %5B %5D %40)."
+        )
     try:
         redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3).ping()
     except (redis.RedisError, ValueError) as exc:

@@ -224,7 +224,7 @@ def reserve_send_slots(
     """Take ``count`` sending slots from the site's one throttle row; when the first is.
 
     ``reserve(next_free, now)`` gives (first slot, next free after these): the rule
-    (gateway/campaign.py). The row is locked while it is read and moved, so two
+    (mail/campaign.py: ``reserve_slots``). The row is locked while it is read and moved, so two
     senders never take the same slots.
     """
     with tables.engine(db_url).begin() as connection:

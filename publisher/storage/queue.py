@@ -311,7 +311,7 @@ def requeue(delivery_ids: list[int], now: datetime, retry_for: timedelta, db_url
 
 
 def release_leases_of(workers: list[str], db_url: str | None = None) -> int:
-    """Free the leases of workers known to be dead (gateway/campaign.py finds them), so nobody waits."""
+    """Free the leases of workers known to be dead (mail/campaign.py finds them), so nobody waits."""
     if not workers:
         return 0
     with tables.engine(db_url).begin() as connection:

@@ -1,4 +1,4 @@
-"""The event channel's limits (hosting/tabs.py) in each store, in the process and in a real Redis
+"""The event channel's limits (limits/tabs.py) in each store, in the process and in a real Redis
 (tests/support.RedisServer): the same behaviour from both. The limits' rules alone, with an
 injected clock, are in tests/unit/test_tabs.py."""
 

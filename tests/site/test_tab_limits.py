@@ -1,4 +1,4 @@
-"""A flood of tabs from one address cannot exhaust the server (hosting/tabs.py, hosting/tab_states.py).
+"""A flood of tabs from one address cannot exhaust the server (limits/tabs.py, web/tab_states.py).
 
 Tabs are simulated visitors on the event channel, each from a loopback address of
 its own choosing (127.0.0.2, .3, ...), as visitors arrive; small limits are set

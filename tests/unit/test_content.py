@@ -200,7 +200,7 @@ def test_svg_images_parse_as_svg(url_path):
 
 @pytest.mark.parametrize("src", [b.cover_image for b in content.BOOKS] + [a.author_image for a in content.AUTHORS])
 def test_the_size_the_pages_declare_is_the_images_own(src):
-    """Width and height come from the file (hosting/images.py), not from numbers typed beside it."""
+    """Width and height come from the file (content/images.py), not from numbers typed beside it."""
     info = images.describe(src)
     root = svg_root(asset_path(src))
     assert (str(info.width), str(info.height)) == (root.get("width"), root.get("height"))

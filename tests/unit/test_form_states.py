@@ -464,7 +464,7 @@ async def test_contact_message_limits_are_enforced(shown, gw, clock):
     assert gw.requests == []
 
 
-# --- A server that is stopping (publisher/graceful_stop.py) ---
+# --- A server that is stopping (publisher/web/graceful_stop.py) ---
 
 
 @pytest.fixture

@@ -143,7 +143,7 @@ def test_transform_adds_headers_and_the_list_links_around_the_route_rewrite_for_
     assert isinstance(outer.app.app, ListLinks)
     wrapped = outer.app.app.app
     assert isinstance(wrapped, CanonicalRouteRewrite)
-    # Innermost, around the app: the event channel's door (hosting/tabs.py).
+    # Innermost, around the app: the event channel's door (limits/tabs.py).
     assert isinstance(wrapped.app, EventChannelDoor) and wrapped.app.app is inner
     nav_routes = frozenset(item.route for item in PAGES.navigation() if item.route != "/")
     assert nav_routes == frozenset({"/about", "/subscribe", "/contact-us"})

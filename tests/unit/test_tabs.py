@@ -1,4 +1,4 @@
-"""The event channel's limits (hosting/tabs.py): open tabs per address and per worker, new tabs a
+"""The event channel's limits (limits/tabs.py): open tabs per address and per worker, new tabs a
 minute, entries that expire unless renewed; with an injected clock. The same rules in each store
 (in the process and in a real Redis) are in tests/services/test_tabs.py."""
 

@@ -220,7 +220,7 @@ useEffect(() => {{
     return rx.el.span(hidden=True, custom_attrs={"data-announces": marker})
 
 
-# The page has tried to connect to the site and could not yet (refused at the door: hosting/tabs.py,
+# The page has tried to connect to the site and could not yet (refused at the door: limits/tabs.py,
 # or the site is restarting): Reflex's list of connection errors, while the app has no state.
 cannot_connect = has_connection_errors & ~rx.State.is_hydrated
 
@@ -279,7 +279,7 @@ def form_page(
 ) -> tuple[rx.Component, ...]:
     """A form page's content: its heading, then the form, replaced by the success alert once sent.
 
-    ``state`` is the form's state (forms/lifecycle.py: ``succeeded``, ``start_over``
+    ``state`` is the form's state (web/states/lifecycle.py: ``succeeded``, ``start_over``
     and the toast it announces).
     """
     return (

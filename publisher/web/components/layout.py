@@ -188,7 +188,7 @@ SITE_ERROR_ID = "site-error"
 
 
 def site_error_region() -> rx.Component:
-    """Where an unexpected server error is reported (publisher/forms/errors.py); hidden while empty."""
+    """Where an unexpected server error is reported (publisher/web/errors.py); hidden while empty."""
     return rx.el.output(
         id=SITE_ERROR_ID,
         role="alert",

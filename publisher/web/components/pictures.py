@@ -3,7 +3,7 @@
 The browser picks the smallest variant that covers the width the image is shown
 at (``sizes``) on its screen; width and height come from the file, so the page
 keeps its layout while images load. An SVG stays one <img>: it scales itself.
-Which files exist, and their names, is decided in hosting/images.py.
+Which files exist, and their names, is decided in content/images.py.
 """
 
 from __future__ import annotations

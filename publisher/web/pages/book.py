@@ -25,7 +25,7 @@ def _open_graph(book: content.Book):
 
 
 def _share_image(book: content.Book) -> seo.ShareImage:
-    """The 1200x630 picture the build makes of the cover (hosting/images.py)."""
+    """The 1200x630 picture the build makes of the cover (content/images.py)."""
     cover = images.describe(book.cover_image)
     alt = f"{COVER_ALT_PREFIX}{book.title}"
     return seo.ShareImage(cover.share_url, alt, images.SHARE_WIDTH, images.SHARE_HEIGHT)

@@ -1,6 +1,6 @@
 """The unsubscribe page, where the link at the foot of every list email leads (docs/product.md, The new-release list).
 
-A mail provider's one-click request is a POST to the same address (gateway/list_http.py).
+A mail provider's one-click request is a POST to the same address (server/list_links.py).
 """
 
 from publisher.content import form_copy, list_copy, page_copy

@@ -69,7 +69,7 @@ class ListLinkState(rx.State, mixin=True):
         """Within the visitor's limits (per tab and per address); else the page says to wait.
 
         ``press``: the visitor pressed the page's button, so the tab's state is kept
-        as long as Reflex keeps any (hosting/tab_states.py).
+        as long as Reflex keeps any (web/tab_states.py).
         """
         session = self.router.session
         if await ratelimit.shared_limiter.get().allow(action, session.client_token, session.client_ip):

@@ -1,7 +1,7 @@
 """The unsubscribe page: an unsubscribe link opened, the address shown, removed on the press.
 
 A mail provider's one-click request (RFC 8058) does not come here: it is a POST
-to the same address, answered by gateway/list_http.py.
+to the same address, answered by server/list_links.py.
 """
 
 from __future__ import annotations
