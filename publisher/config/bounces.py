@@ -15,7 +15,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from publisher.config.checks import ca_file, positive_count
 from publisher.config.mail import SMTP_URL_VAR, is_loopback
-from publisher.config.secret_files import ConfigurationError, redact_url
+from publisher.config.secret_files import ConfigurationError, has_unencoded_delimiter, redact_url
 from publisher.rules import bounces, validation
 
 BOUNCE_ADDRESS_VAR = "PUBLISHER_BOUNCE_ADDRESS"
@@ -86,8 +86,16 @@ class BounceSettings:
 def imap_server(value: str) -> ImapServer:
     """``PUBLISHER_BOUNCE_MAILBOX``: ``imaps://user:password@host:993/INBOX`` or ``imap://...:143/INBOX``."""
     example = "imaps://user:password@imap.example.com:993/INBOX or imap://user:password@imap.example.com:143/INBOX"
-    parts = urlsplit(value)
     shown = redact_url(value)
+    if has_unencoded_delimiter(value):
+        raise ConfigurationError(
+            f"{BOUNCE_MAILBOX_VAR}: percent-encode / ? # [ ] and @ in the user and password, and @ in the "
+            f"folder (%2F %3F %23 %5B %5D %40); got {shown!r}"
+        )
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        raise ConfigurationError(f"{BOUNCE_MAILBOX_VAR} is not a URL such as {example}; got {shown!r}") from None
     if parts.scheme not in _DEFAULT_IMAP_PORTS:
         raise ConfigurationError(
             f"{BOUNCE_MAILBOX_VAR} must start with imaps:// or imap://, such as {example}; got {shown!r}"

@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
 from publisher.config.checks import ca_file, positive_count
-from publisher.config.secret_files import ConfigurationError, redact_url
+from publisher.config.secret_files import ConfigurationError, has_unencoded_delimiter, redact_url
 from publisher.rules import validation
 
 SMTP_URL_VAR = "PUBLISHER_SMTP_URL"
@@ -130,8 +130,16 @@ def is_loopback(host: str) -> bool:
 
 def _smtp_server(value: str) -> SmtpServer:
     example = "smtps://user:password@smtp.example.com:465 or smtp://user:password@smtp.example.com:587"
-    parts = urlsplit(value)
     shown = redact_url(value)
+    if has_unencoded_delimiter(value):
+        raise ConfigurationError(
+            f"{SMTP_URL_VAR}: percent-encode / ? # [ ] and @ in the user and password "
+            f"(%2F %3F %23 %5B %5D %40); got {shown!r}"
+        )
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        raise ConfigurationError(f"{SMTP_URL_VAR} is not a URL such as {example}; got {shown!r}") from None
     if parts.scheme not in _DEFAULT_SMTP_PORTS:
         raise ConfigurationError(
             f"{SMTP_URL_VAR} must start with smtps:// or smtp://, such as {example}; got {shown!r}"

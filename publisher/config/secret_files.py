@@ -20,17 +20,38 @@ class ConfigurationError(RuntimeError):
 
 
 def redact_url(url: str) -> str:
-    """The URL as it may be printed (Redis, the database, SMTP): its password replaced by ***."""
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return "<not a URL>"
-    if password is None:
+    """The URL as it may be printed (Redis, the database, SMTP, IMAP): its password replaced by ***.
+
+    By position, not by parsing: the password is whatever follows the user's ``:`` up to the
+    last ``@`` after ``//``. A password holding an unencoded ``/``, ``?``, ``#`` or ``@`` breaks
+    a URL parser's idea of where the host begins (``urlsplit`` then finds no password at all),
+    and it is exactly such a URL that stops start-up with an error quoting it. An ``@`` later
+    in the URL (a folder, a query) hides more than the password, never less."""
+    start = url.find("//")
+    at = url.rfind("@")
+    if start < 0:
+        return url if at < 0 else f"***{url[at:]}"  # no authority to find the user in: all of it
+    start += 2
+    if at < start:
         return url
-    user_info, _, host = parts.netloc.rpartition("@")
-    user = user_info.partition(":")[0]
-    return parts._replace(netloc=f"{user}:***@{host}").geturl()
+    user, colon, _ = url[start:at].partition(":")
+    if not colon:
+        return url
+    return f"{url[:start]}{user}:***{url[at:]}"
+
+
+# What a URL's user and password must percent-encode, or a parser cuts them elsewhere.
+URL_DELIMITERS = "/?#[]"
+
+
+def has_unencoded_delimiter(url: str) -> bool:
+    """Whether the user and password (everything between ``//`` and the last ``@``) hold one of
+    ``/ ? # [ ]``: unencoded there, a URL parser takes a piece of the password for the host, the
+    port, the path or the query (or refuses the URL). An ``@`` after the host looks the same,
+    so it must be encoded too (``%40``)."""
+    start = url.find("//")
+    at = url.rfind("@")
+    return 0 <= start < at and any(delimiter in url[start + 2 : at] for delimiter in URL_DELIMITERS)
 
 
 # Secrets an operator may give as a file instead (``NAME_FILE``: a path, e.g. a compose or

@@ -50,6 +50,7 @@ from publisher.config.secret_files import (
     FILE_SUFFIX,
     ConfigurationError,
     from_env_or_file,
+    has_unencoded_delimiter,
     redact_url,
 )
 
@@ -71,6 +72,7 @@ __all__ = [
     "current",
     "from_env_or_file",
     "from_environ",
+    "has_unencoded_delimiter",
     "is_loopback",
     "redact_url",
     "reload",

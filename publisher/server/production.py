@@ -65,6 +65,11 @@ def check_redis(url: str | None) -> None:
     """With Redis configured, it must answer before any worker starts."""
     if not url:
         return
+    if settings.has_unencoded_delimiter(url):  # redis-py's error would quote a piece of the password
+        raise ServeError(
+            f"REFLEX_REDIS_URL ({settings.redact_url(url)}): percent-encode / ? # [ ] and @ in the user and "
+            "password (%2F %3F %23 %5B %5D %40)."
+        )
     try:
         redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3).ping()
     except (redis.RedisError, ValueError) as exc:

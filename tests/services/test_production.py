@@ -103,3 +103,36 @@ def test_a_malformed_smtp_setting_stops_start_up_naming_it_without_the_password(
         "publisher-serve: PUBLISHER_SMTP_URL is set, so PUBLISHER_NOTIFY_TO is required: "
         "one or more addresses, comma-separated\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("variable", "url", "shown"),
+    [
+        (
+            "PUBLISHER_SMTP_URL",
+            "smtps://site:Ali@Baba/Open?Sesame#Now@smtp.example.com:465",
+            "PUBLISHER_SMTP_URL: percent-encode / ? # [ ] and @ in the user and password "
+            "(%2F %3F %23 %5B %5D %40); got 'smtps://site:***@smtp.example.com:465'",
+        ),
+        (
+            "PUBLISHER_BOUNCE_MAILBOX",
+            "imaps://bounces:Ali@Baba/Open?Sesame#Now@imap.example.com:993/INBOX",
+            "PUBLISHER_BOUNCE_MAILBOX: percent-encode / ? # [ ] and @ in the user and password, and @ in the "
+            "folder (%2F %3F %23 %5B %5D %40); got 'imaps://bounces:***@imap.example.com:993/INBOX'",
+        ),
+    ],
+)
+def test_a_password_that_breaks_its_url_stops_start_up_without_a_piece_of_it(tmp_path, variable, url, shown):
+    fake_build(tmp_path)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PUBLISHER_SMTP_URL": "smtps://site:hunter2@smtp.example.com:465",
+        "PUBLISHER_NOTIFY_TO": "books@animals.example",
+        "PUBLISHER_MAIL_FROM": "site@animals.example",
+        "PUBLISHER_LIST_SECRET": "s" * 40,
+        variable: url,
+    }
+    result = subprocess.run([SERVE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr == f"publisher-serve: {shown}\n"
+    assert not [piece for piece in ("Ali", "Baba", "Open", "Sesame", "Now") if piece in result.stderr + result.stdout]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from publisher.config.settings import BounceSettings, ConfigurationError, SmtpServer, bounce_settings, mail_settings
@@ -278,6 +280,56 @@ def test_a_bad_bounce_setting_is_refused_naming_the_variable_without_the_passwor
         bounce_settings({**SMTP, **env})
     assert str(refused.value).startswith(message)
     assert "hunter2" not in str(refused.value)
+
+
+# Passwords a provider may hand out, unencoded: each holds a character that ends a URL's user
+# information for a URL parser, which then finds no password and the URL was printed whole.
+BREAKING_PASSWORDS = [
+    "Open/Sesame",
+    "Open?Sesame",
+    "Open#Sesame",
+    "Ali@Baba/Open?Sesame#Now",
+    "Open[Sesame",
+    "1234/Sesame",
+]
+
+
+def pieces(password: str) -> list[str]:
+    return [piece for piece in re.split(r"[/?#@\[\]]", password) if piece]
+
+
+@pytest.mark.parametrize("password", BREAKING_PASSWORDS)
+@pytest.mark.parametrize(
+    ("variable", "url", "shown"),
+    [
+        (
+            "PUBLISHER_SMTP_URL",
+            "smtps://site:{}@smtp.example.com:465",
+            "PUBLISHER_SMTP_URL: percent-encode / ? # [ ] and @ in the user and password "
+            "(%2F %3F %23 %5B %5D %40); got 'smtps://site:***@smtp.example.com:465'",
+        ),
+        (
+            "PUBLISHER_BOUNCE_MAILBOX",
+            "imaps://bounces:{}@imap.example.com:993/INBOX",
+            "PUBLISHER_BOUNCE_MAILBOX: percent-encode / ? # [ ] and @ in the user and password, and @ in the "
+            "folder (%2F %3F %23 %5B %5D %40); got 'imaps://bounces:***@imap.example.com:993/INBOX'",
+        ),
+    ],
+)
+def test_an_unencoded_password_is_refused_saying_how_without_showing_any_of_it(password, variable, url, shown):
+    with pytest.raises(ConfigurationError) as refused:
+        mail_settings({**SMTP, variable: url.format(password)})
+    assert str(refused.value) == shown
+    assert not [piece for piece in pieces(password) if piece in str(refused.value)]
+
+
+def test_describe_hides_a_password_whatever_it_holds():
+    password = "Op%40en%2FSes%3Fam%23e%5B"  # Op@en/Ses?am#e[, encoded as it must be
+    server = mail_settings({**BASE, "PUBLISHER_SMTP_URL": f"smtps://site:{password}@smtp.example.com"}).server
+    mailbox = bounce_settings({**SMTP, "PUBLISHER_BOUNCE_MAILBOX": f"imaps://bounces:{password}@imap.example.com"})
+    assert (server.password, mailbox.mailbox.password) == ("Op@en/Ses?am#e[", "Op@en/Ses?am#e[")
+    assert server.describe() == "smtps://site:***@smtp.example.com:465"
+    assert mailbox.mailbox.describe() == "imaps://bounces:***@imap.example.com:993/INBOX"
 
 
 def test_a_bounce_mailbox_or_address_without_smtp_is_refused():

@@ -31,6 +31,18 @@ def test_no_redis_configured_is_fine():
     check_redis("")
 
 
+def test_a_redis_password_that_breaks_the_url_is_never_quoted():
+    # redis-py's own error quoted what it took for the port: "Open", the password's first piece.
+    from publisher.server.production import check_redis
+
+    with pytest.raises(ServeError) as refused:
+        check_redis("redis://:Open/Sesame@127.0.0.1:6379/0")
+    assert str(refused.value) == (
+        "REFLEX_REDIS_URL (redis://:***@127.0.0.1:6379/0): percent-encode / ? # [ ] and @ in the user and password "
+        "(%2F %3F %23 %5B %5D %40)."
+    )
+
+
 def test_granian_still_reads_the_allocator_setting_publisher_serve_gives_its_workers():
     """publisher-serve sets jemalloc's background purge for Granian's workers (memory back after a
     flood of tabs); if Granian stops building with this jemalloc, the setting would do nothing."""

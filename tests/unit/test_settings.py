@@ -137,6 +137,32 @@ def test_a_secret_can_come_from_a_file_and_its_trailing_newline_does_not_count(t
     assert settings.gateway_api_key({"PUBLISHER_GATEWAY_API_KEY_FILE": str(key)}) == "key-from-a-file"
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("smtps://site:Open/Sesame@smtp.example.com:465", "smtps://site:***@smtp.example.com:465"),
+        ("smtps://site:Open?Sesame@smtp.example.com:465", "smtps://site:***@smtp.example.com:465"),
+        ("smtps://site:Open#Sesame@smtp.example.com:465", "smtps://site:***@smtp.example.com:465"),
+        ("imaps://bounces:Op@en/Ses?am#e@imap.example.com:993/INBOX", "imaps://bounces:***@imap.example.com:993/INBOX"),
+        ("redis://:Open[Sesame@127.0.0.1:6379/0", "redis://:***@127.0.0.1:6379/0"),
+        (
+            "postgresql+psycopg://publisher:Open/Sesame@db:5432/books",
+            "postgresql+psycopg://publisher:***@db:5432/books",
+        ),
+        ("smtps://me%40example.com:hunter2@smtp.example.com:465", "smtps://me%40example.com:***@smtp.example.com:465"),
+        # An @ after the host: more is hidden, never less.
+        ("imaps://u:Open/Sesame@imap.example.com/Bounces@x", "imaps://u:***@x"),
+        ("smtp:site:Open/Sesame@smtp.example.com", "***@smtp.example.com"),
+        # Nothing to hide.
+        ("smtp://site@smtp.example.com:587", "smtp://site@smtp.example.com:587"),
+        ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
+        ("sqlite:///publisher.db", "sqlite:///publisher.db"),
+    ],
+)
+def test_a_url_is_printed_with_its_password_hidden_whatever_the_password_holds(url, shown):
+    assert settings.redact_url(url) == shown
+
+
 def test_a_secret_file_that_cannot_be_read_or_given_twice_names_the_variable(tmp_path):
     with pytest.raises(settings.ConfigurationError, match=r"^PUBLISHER_LIST_SECRET_FILE: cannot read '/nowhere'"):
         settings.from_env_or_file({"PUBLISHER_LIST_SECRET_FILE": "/nowhere"}, "PUBLISHER_LIST_SECRET")
