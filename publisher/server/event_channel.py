@@ -251,7 +251,8 @@ class EventChannelDoor:
         if route == NOT_FOUND:
             await answer(scope, send, 404, b"Not found.\n")
             return
-        address = limit_rules.client_address(scope)
+        hops = reflex_config.get_config().trusted_proxy_hops
+        address = limit_rules.client_address(scope, hops)
         headers = Headers(scope=scope)
         origins = headers.getlist("origin")
         if len(origins) > 1 or not self.origins().allows(origins[0] if origins else None, headers.get("host", "")):
@@ -260,7 +261,7 @@ class EventChannelDoor:
             return
         scope = _as_channel(scope)
         websocket = scope["type"] == "websocket"
-        if websocket and self.watch.seen(address, reflex_config.get_config().trusted_proxy_hops):
+        if websocket and self.watch.seen(address, hops):
             logger.warning(ONE_ADDRESS_WARNING)
         gate = self.gate.get()
         token = _token(scope) if websocket else ""

@@ -24,6 +24,7 @@ import logging
 from urllib.parse import parse_qs
 
 import sqlalchemy
+from reflex_base import config as reflex_config
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -117,7 +118,7 @@ class ListLinks:
 
     @staticmethod
     async def _within_limits(scope: Scope) -> bool:
-        address = limit_rules.client_address(scope)
+        address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
         return await ratelimit.shared_limiter.get().allow(_FAILURES, "", address)
 
 
