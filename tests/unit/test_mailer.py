@@ -87,12 +87,9 @@ def test_utf8_names_and_text_are_encoded_and_read_back_intact():
 @pytest.mark.parametrize("name", ["Ada\r\nBcc: victim@example.com", "Ada\nBcc: victim@example.com", "Ada\rX: 1"])
 def test_a_name_carrying_cr_or_lf_cannot_add_a_header(name):
     settings = settings_for("smtp://127.0.0.1:25")
-    try:
-        raw = bytes(contact(settings, name=name))
-    except ValueError:
-        return  # refused outright: nothing is built, nothing is sent
-    head, _ = head_and_body(raw)
-    assert not any(line.lower().startswith(("bcc:", "x:")) for line in head.split("\r\n"))
+    # Refused outright by the email package's address header: nothing is built, nothing is sent.
+    with pytest.raises(ValueError, match="cannot contain CR or LF"):
+        contact(settings, name=name)
 
 
 def test_the_subscriber_notice():
@@ -205,22 +202,17 @@ def test_without_a_postal_address_the_foot_says_why_and_how_to_leave():
 
 @pytest.mark.parametrize("name", ["Jo\r\nBcc: victim@example.com", "Jo\nBcc: victim@example.com"])
 def test_a_subscribers_name_with_a_line_break_cannot_add_a_header(name):
-    try:
-        raw = bytes(
-            mailer.welcome_email(
-                settings_for("smtp://127.0.0.1:25"),
-                name=name,
-                email="jo@example.com",
-                site=SITE,
-                unsubscribe_link=UNSUBSCRIBE_LINK,
-                confirmed_at=RECEIVED_AT,
-                message_id=MESSAGE_ID,
-            )
+    # Refused outright by the email package's address header: nothing is built, nothing is sent.
+    with pytest.raises(ValueError, match="cannot contain CR or LF"):
+        mailer.welcome_email(
+            settings_for("smtp://127.0.0.1:25"),
+            name=name,
+            email="jo@example.com",
+            site=SITE,
+            unsubscribe_link=UNSUBSCRIBE_LINK,
+            confirmed_at=RECEIVED_AT,
+            message_id=MESSAGE_ID,
         )
-    except ValueError:
-        return  # refused outright
-    head, _ = head_and_body(raw)
-    assert not any(line.lower().startswith("bcc:") for line in head.split("\r\n"))
 
 
 def test_message_ids_are_unique_and_on_the_senders_domain():
