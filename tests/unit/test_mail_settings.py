@@ -163,14 +163,14 @@ def test_the_list_secret_signs_links_and_several_may_be_accepted():
     [
         ("", "PUBLISHER_SMTP_URL is set, so PUBLISHER_LIST_SECRET is required: a random secret of at least 32"),
         ("too-short", "PUBLISHER_LIST_SECRET must be at least 32 characters"),
-        (f"{LIST_SECRET} short", "PUBLISHER_LIST_SECRET must be at least 32 characters"),
+        (f"{LIST_SECRET} tiny-one", "PUBLISHER_LIST_SECRET must be at least 32 characters"),
     ],
 )
 def test_a_missing_or_short_list_secret_stops_start_up_without_showing_it(secret, message):
     with pytest.raises(ConfigurationError) as refused:
         settings_for("smtps://u:p@smtp.example.com", PUBLISHER_LIST_SECRET=secret)
     assert str(refused.value).startswith(message)
-    assert "too-short" not in str(refused.value)
+    assert [part for part in secret.split() if part in str(refused.value)] == []  # no secret, long or short
 
 
 def test_the_postal_address_is_optional_and_may_span_lines():
