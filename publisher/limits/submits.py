@@ -37,6 +37,9 @@ class Counter(Protocol):
     async def hit(self, key: str, ttl_s: int) -> int:
         """Add one to ``key`` (expiring after ``ttl_s``) and return the new count."""
 
+    async def count(self, key: str) -> int:
+        """``key``'s count in its window, adding nothing (0 when it has none)."""
+
 
 class MemoryCounter:
     """Counts in this process; expired windows are dropped as new ones start."""
@@ -55,6 +58,10 @@ class MemoryCounter:
         self._counts[key] = (count + 1, expires)
         return count + 1
 
+    async def count(self, key: str) -> int:
+        count, expires = self._counts.get(key, (0, 0.0))
+        return count if expires > self._clock() else 0
+
 
 class RedisCounter:
     """Counts in Redis, shared by every worker and host (INCR + EXPIRE in one round trip)."""
@@ -68,6 +75,9 @@ class RedisCounter:
             pipe.expire(key, ttl_s, nx=True)
             count, _ = await pipe.execute()
         return int(count)
+
+    async def count(self, key: str) -> int:
+        return int(await self._redis.get(key) or 0)
 
 
 class Limiter:
@@ -100,6 +110,25 @@ class Limiter:
         except Exception as exc:  # noqa: BLE001 - any store failure: fail open
             logger.warning("Rate limit store unavailable (%s); allowing the attempt", type(exc).__name__)
         return True
+
+    async def exhausted(self, form: str, client: str, address: str) -> bool:
+        """Whether this client or address has used all its attempts in the current window,
+        counting nothing. For a check made before an attempt is judged: a refusal then says
+        nothing about the attempt, so a guesser over the limit cannot tell a right guess from
+        a wrong one. A failing store says no (logged), as ``allow`` lets the attempt in."""
+        now = self.clock()
+        checks = [("client", client, self.per_client), ("address", address_key(address), self.per_address)]
+        try:
+            for scope, identity, limit in checks:
+                if not identity:
+                    continue
+                if await self.counter.count(window_key(form, scope, identity, now, limit.window_s)) >= limit.attempts:
+                    shown = identity if scope == "address" else "(its tab)"
+                    logger.info("Rate limit: %s %s has used its %d attempts on %s", scope, shown, limit.attempts, form)
+                    return True
+        except Exception as exc:  # noqa: BLE001 - any store failure: fail open
+            logger.warning("Rate limit store unavailable (%s); not counted as over the limit", type(exc).__name__)
+        return False
 
 
 def configured_limiter() -> Limiter:

@@ -10,7 +10,11 @@ one transaction, all or none, then the campaigns they push past a threshold paus
   ``PUBLISHER_GATEWAY_URL``: the cloud gateway keeps the list, not this site's database.
 - Only failures count against the client address's limit (as for the list's links): a bot
   guessing the secret is stopped, a provider reporting ten thousand bounces after a release
-  is not.
+  is not. The limit is checked before the secret is compared: an address that has used its
+  failures gets 429 whatever it sends, so a guesser cannot learn which guess was right, and
+  nothing it sends is read or recorded. (The other side: a provider sharing that address,
+  behind the same proxy without ``REFLEX_TRUSTED_PROXY_HOPS``, waits out the window, then
+  sends again, as providers do after a 429.)
 - The answer to a good body is the same whoever its addresses are (``{"accepted": N}``), so
   even the holder of the secret cannot learn from it who is on the list.
 - The body is bounded before it is read, and a body with one bad item takes nothing: the
@@ -230,9 +234,13 @@ class BounceHook:
             ), "(PUBLISHER_GATEWAY_URL is set: the cloud keeps the list)"
         if scope["method"] != "POST":
             return _error(405, ONLY_POST, {"Allow": "POST"}), f"({scope['method']})"
+        address = limit_rules.client_address(scope)
+        limiter = ratelimit.shared_limiter.get()
+        if await limiter.exhausted(_FAILURES, "", address):  # before the secret: a right guess looks the same
+            return _error(429, TOO_MANY), "(too many wrong tokens from this address; the token was not looked at)"
         headers = Headers(scope=scope)
         if not bearer_matches(headers.get("authorization"), secret):
-            if not await self._within_limits(scope):
+            if not await limiter.allow(_FAILURES, "", address):
                 return _error(429, TOO_MANY), "(too many wrong tokens from this address)"
             return _error(401, NEEDS_TOKEN, {"WWW-Authenticate": "Bearer"}), "(no valid bearer token)"
         declared = headers.get("content-length", "").strip()
@@ -252,8 +260,3 @@ class BounceHook:
         outcomes = Counter(item.outcome for item in recorded)
         tally = ", ".join(f"{count} {outcome}" for outcome, count in sorted(outcomes.items()))
         return JSONResponse({"accepted": len(reports)}), f"{len(reports)} report(s) taken ({tally})"
-
-    @staticmethod
-    async def _within_limits(scope: Scope) -> bool:
-        address = limit_rules.client_address(scope)
-        return await ratelimit.shared_limiter.get().allow(_FAILURES, "", address)

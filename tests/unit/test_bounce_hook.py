@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy
 
 from publisher.limits import submits as ratelimit
-from publisher.limits.submits import Limit, Limiter, MemoryCounter
+from publisher.limits.submits import Limit, Limiter, MemoryCounter, shared_limiter
 from publisher.mail import returns
 from publisher.server import bounce_hook
 from publisher.server.bounce_hook import MAX_BODY_BYTES, BounceHook
@@ -207,14 +207,30 @@ def test_the_secret_is_compared_in_constant_time(taken, monkeypatch):
     assert compared == [(b"guess", SECRET.encode())]
 
 
-def test_wrong_tokens_from_one_address_are_stopped_and_the_right_one_never_is(taken):
-    ratelimit.shared_limiter.set(Limiter(MemoryCounter(), per_address=Limit(3, 600)))
+def test_wrong_tokens_from_one_address_are_stopped_and_a_provider_is_never_counted(taken):
+    shared_limiter.set(Limiter(MemoryCounter(), per_address=Limit(3, 600)))
+    # The provider, with ten thousand reports in a row: only wrong tokens count.
+    assert [call(body_of(HARD)).status for _ in range(50)] == [200] * 50
+    assert len(taken) == 50
     statuses = [call(body_of(HARD), authorization="Bearer guess").status for _ in range(5)]
     assert statuses == [401, 401, 401, 429, 429]
     assert call(body_of(HARD), authorization="Bearer guess", client="198.51.100.1").status == 401  # another address
-    # The provider, from the address that is over its limit, with ten thousand reports in a row.
-    assert [call(body_of(HARD)).status for _ in range(50)] == [200] * 50
-    assert len(taken) == 50
+
+
+def test_once_limited_the_right_secret_gets_the_same_429_and_nothing_is_read_or_recorded(taken, monkeypatch):
+    # Were the secret compared first, a guesser over the limit would still see its right guess
+    # answered differently (200, 422) from the wrong ones (429).
+    shared_limiter.set(Limiter(MemoryCounter(), per_address=Limit(3, 600)))
+    assert [call(body_of(HARD), authorization="Bearer guess").status for _ in range(3)] == [401] * 3
+    compared: list[bytes] = []
+    real = bounce_hook.hmac.compare_digest
+    monkeypatch.setattr(bounce_hook.hmac, "compare_digest", lambda a, b: compared.append(a) or real(a, b))
+    wrong = call(body_of(HARD), authorization="Bearer guess")
+    right = call(body_of(HARD))
+    assert (right.status, right.headers, right.body) == (wrong.status, wrong.headers, wrong.body)
+    assert right.status == 429 and right.json() == {"error": bounce_hook.TOO_MANY}
+    assert (right.chunks_read, compared, taken) == (0, [], [])  # not read, not compared, nothing recorded
+    assert call(body_of(HARD), client="198.51.100.1").status == 200  # the provider elsewhere
 
 
 # --- The body -----------------------------------------------------------------------

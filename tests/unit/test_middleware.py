@@ -224,18 +224,47 @@ def test_error_responses_are_never_cached_long():
     assert response_headers(http_scope("/no-such-page"), status=404)["cache-control"] == "no-cache"
 
 
-def test_security_headers_on_every_response():
-    headers = response_headers(http_scope("/"))
+HTML = "text/html; charset=utf-8"
+# Each kind of response the site sends: pages (static, starting the app, not found, revalidated),
+# errors, hashed and unhashed files, the health check; to GET, HEAD and POST.
+EVERY_KIND_OF_RESPONSE = {
+    "static page": ("GET", "/", 200, HTML),
+    "page that starts the app": ("GET", "/subscribe", 200, HTML),
+    "not-found page": ("GET", "/no-such-page", 404, HTML),
+    "page revalidated": ("GET", "/about", 304, None),
+    "HEAD of a page": ("HEAD", "/contact-us", 200, HTML),
+    "hashed script": ("GET", "/assets/root-CSsy5Cqn.js", 200, "text/javascript"),
+    "sitemap": ("GET", "/sitemap.xml", 200, "application/xml"),
+    "health": ("GET", "/_health", 200, "application/json"),
+    "a POST refused": ("POST", "/unsubscribe", 410, "text/plain"),
+    "server error": ("GET", "/assets/root-CSsy5Cqn.js", 500, "text/plain"),
+}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "content_type"), EVERY_KIND_OF_RESPONSE.values(), ids=EVERY_KIND_OF_RESPONSE.keys()
+)
+def test_security_headers_on_every_response(method, path, status, content_type):
+    answer = [(b"content-type", content_type.encode())] if content_type else [(b"etag", b'"v1"')]
+    headers_middleware = middleware.ResponseHeaders(RespondingApp(status, answer), ("'sha256-abc='",), APP_ROUTES)
+    _, sent = call(headers_middleware, http_scope(path, method=method))
+    headers = {k.decode().lower(): v.decode() for k, v in sent[0]["headers"]}
     assert headers["x-content-type-options"] == "nosniff"
     assert headers["referrer-policy"] == "strict-origin-when-cross-origin"
     assert headers["permissions-policy"] == "camera=(), microphone=(), geolocation=()"
+    assert headers["x-frame-options"] == "DENY"
     policy = csp(headers)
+    assert policy["frame-ancestors"] == "'none'"
+    assert policy["default-src"] in ("'self'", "'none'")  # a page's own, or nothing for anything else
+    assert "unsafe-eval" not in headers["content-security-policy"]
+    assert "strict-transport-security" not in headers  # plain HTTP: only HTTPS brings HSTS
+
+
+def test_a_pages_policy_allows_its_own_scripts_and_nothing_else():
+    policy = csp(response_headers(http_scope("/")))
     assert policy["default-src"] == "'self'"
     assert policy["script-src"] == "'self' 'sha256-abc='"
-    assert policy["frame-ancestors"] == "'none'"
     assert policy["object-src"] == "'none'"
-    assert "unsafe-eval" not in headers["content-security-policy"]
-    assert "strict-transport-security" not in headers
 
 
 def test_only_pages_that_start_the_app_may_open_a_websocket():

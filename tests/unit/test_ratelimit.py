@@ -108,3 +108,28 @@ async def test_a_refusal_is_logged_without_the_tabs_client_token(caplog):
         await limits.allow("contact", f"{secret}-{i}", "10.0.0.2")
     assert "Rate limit" in caplog.text
     assert secret not in caplog.text
+
+
+@pytest.mark.asyncio
+async def test_exhausted_says_whether_the_limit_is_used_up_and_counts_nothing():
+    limits, clock = limiter()
+    for _ in range(PER_ADDRESS.attempts - 1):
+        await limits.allow("bounce-hook", "", "203.0.113.9")
+    for _ in range(3):  # asking never counts
+        assert not await limits.exhausted("bounce-hook", "", "203.0.113.9")
+    assert await limits.allow("bounce-hook", "", "203.0.113.9")  # the last attempt is still allowed
+    assert await limits.exhausted("bounce-hook", "", "203.0.113.9")
+    assert not await limits.exhausted("bounce-hook", "", "203.0.113.10")  # another address
+    assert not await limits.exhausted("contact", "", "203.0.113.9")  # another form
+    clock.now += PER_ADDRESS.window_s
+    assert not await limits.exhausted("bounce-hook", "", "203.0.113.9")  # the next window
+
+
+@pytest.mark.asyncio
+async def test_exhausted_with_a_failing_store_says_no_and_logs(caplog):
+    class Broken:
+        async def count(self, key):
+            raise ConnectionError("redis is down")
+
+    assert not await Limiter(Broken()).exhausted("bounce-hook", "", "10.0.0.1")
+    assert "Rate limit store unavailable (ConnectionError)" in caplog.text
