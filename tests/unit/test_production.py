@@ -25,10 +25,14 @@ def test_a_bad_port_is_refused_with_a_clear_message(port):
 
 
 def test_no_redis_configured_is_fine():
+    """Unset or empty: start-up goes on without looking for a Redis (tests/unit refuses any
+    connection, so a look would raise here, as it does for a configured one)."""
     from publisher.server.production import check_redis
 
-    check_redis(None)
-    check_redis("")
+    assert check_redis(None) is None
+    assert check_redis("") is None
+    with pytest.raises(RuntimeError, match="tests/unit starts no process and opens no socket"):
+        check_redis("redis://127.0.0.1:6379/0")
 
 
 def test_a_redis_password_that_breaks_the_url_is_never_quoted():
