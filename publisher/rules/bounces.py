@@ -12,7 +12,8 @@
   has passed since it was sent without a bounce (a bounce can arrive days later).
 - **Pausing a campaign.** Past ``PUBLISHER_PAUSE_BOUNCE_RATE`` % hard bounces (once at
   least ``PAUSE_MIN_SENT`` emails were sent) or ``PUBLISHER_PAUSE_COMPLAINT_RATE`` %
-  complaints, a campaign pauses itself.
+  complaints (once at least ``PAUSE_MIN_COMPLAINTS`` emails drew one), a campaign
+  pauses itself.
 
 The clocks are passed in; storage and mail wire these rules to the outbox.
 """
@@ -35,6 +36,11 @@ SOFT_BOUNCES_TO_BOUNCED = 3
 DELIVERED_AFTER = timedelta(days=3)
 # A campaign pauses on its bounce rate only once this many of its emails were sent.
 PAUSE_MIN_SENT = 100
+# A campaign pauses on its complaint rate only once this many of its emails drew a complaint
+# (each email counted once, so as many readers): one reader, or one forged report, stops no
+# release, however small the list (1 in 300 is already past 0.3 %). Three is a signal, and
+# from 1,000 emails sent the rate itself asks for more.
+PAUSE_MIN_COMPLAINTS = 3
 DEFAULT_PAUSE_BOUNCE_RATE = 5.0  # % of emails sent (Amazon SES reviews an account above 5 %)
 DEFAULT_PAUSE_COMPLAINT_RATE = 0.3  # % (Gmail and Yahoo: never reach 0.3 %)
 
@@ -157,6 +163,6 @@ def pause_reason(
     complaint_pct = 100 * complaints / sent
     if sent >= PAUSE_MIN_SENT and hard_pct > bounce_rate:
         return f"hard bounces at {hard_pct:.1f} % of {sent} emails sent, above {bounce_rate:g} %"
-    if complaint_pct > complaint_rate:
+    if complaints >= PAUSE_MIN_COMPLAINTS and complaint_pct > complaint_rate:
         return f"complaints at {complaint_pct:.2f} % of {sent} emails sent, above {complaint_rate:g} %"
     return None

@@ -138,9 +138,22 @@ def test_a_campaign_pauses_past_three_tenths_of_a_percent_complaints():
     assert bounces.pause_reason(sent=0, hard_bounces=0, complaints=0) is None
 
 
+def test_complaints_pause_a_campaign_only_once_three_of_its_emails_drew_one():
+    # A small publisher's release: one reader's report (or one forged one) is already 0.33 % of
+    # 300 emails, and stops nothing; the third reader's does.
+    assert bounces.PAUSE_MIN_COMPLAINTS == 3
+    assert bounces.pause_reason(sent=300, hard_bounces=0, complaints=1) is None
+    assert bounces.pause_reason(sent=300, hard_bounces=0, complaints=2) is None
+    assert bounces.pause_reason(sent=300, hard_bounces=0, complaints=3) == (
+        "complaints at 1.00 % of 300 emails sent, above 0.3 %"
+    )
+    assert bounces.pause_reason(sent=2, hard_bounces=0, complaints=2) is None  # 100 %, but two readers
+
+
 def test_the_thresholds_are_settings():
     assert bounces.pause_reason(sent=200, hard_bounces=6, complaints=0, bounce_rate=2.0) is not None
-    assert bounces.pause_reason(sent=200, hard_bounces=0, complaints=1, complaint_rate=1.0) is None
+    assert bounces.pause_reason(sent=200, hard_bounces=0, complaints=3) is not None  # 1.5 %
+    assert bounces.pause_reason(sent=200, hard_bounces=0, complaints=3, complaint_rate=2.0) is None
 
 
 # --- The list's rules for bounced and complained addresses. ---
