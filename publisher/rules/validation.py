@@ -63,6 +63,42 @@ def has_control_characters(text: str, allowed: set[str] | frozenset[str] = froze
     )
 
 
+def one_line(text: str, limit: int) -> str:
+    """Text from outside (a bounce's subject, sender, reason), as it may be stored and shown:
+    on one line, without control or format characters, at most ``limit`` characters.
+
+    A NUL reaching PostgreSQL fails the whole transaction, and an escape sequence reaching
+    an operator's terminal is run by it (issue 34): every control (Cc), format (Cf) and line
+    or paragraph separator becomes a space, whitespace folds to one space, and the result is
+    cut with an ellipsis. Raw 8-bit bytes (an SMTPUTF8 address, a server's Latin-1) reach
+    here as lone surrogates; they are read back as UTF-8 where they are, else replaced, so
+    nothing unencodable is kept.
+    """
+    try:
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    cleaned = "".join(
+        " " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") and ch not in _JOINERS else ch for ch in text
+    )
+    folded = " ".join(cleaned.split())
+    return folded if len(folded) <= limit else folded[: limit - 1] + "…"
+
+
+def for_terminal(text: str, *, keep_lines: bool = False) -> str:
+    """Stored text as the operator's terminal may print it: every control or format character
+    written as an escape (``\\x1b``, ``\\u202e``), so an escape sequence in a bounce's ``From:``
+    or a contact message is shown, never run by the terminal (issue 34). ``keep_lines``: line
+    feeds and tabs stay as they are (a contact message's paragraphs)."""
+    kept = {"\n", "\t"} if keep_lines else set()
+    return "".join(
+        ch
+        if ch in kept or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp") or ch in _JOINERS
+        else (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        for ch in text
+    )
+
+
 @dataclass(frozen=True)
 class _TextRule:
     required: str
