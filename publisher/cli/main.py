@@ -37,8 +37,8 @@ from publisher.config import settings
 from publisher.mail import announce, bounce_mailbox, outbox
 from publisher.rules import list_rules
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import bounce_records, database
-from publisher.storage import subscribers as mailing_list
+from publisher.rules.validation import for_terminal
+from publisher.storage import bounce_records, database, subscribers
 
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -55,10 +55,10 @@ def _when(moment: datetime | None) -> str:
     return moment.isoformat() if moment else ""
 
 
-def write_subscribers_csv(subscribers: list[storage.Subscriber], out) -> None:
+def write_subscribers_csv(rows: list[storage.Subscriber], out) -> None:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(SUBSCRIBER_COLUMNS)
-    for row in subscribers:
+    for row in rows:
         writer.writerow(
             [
                 _csv_safe(row.email),
@@ -89,7 +89,7 @@ def import_file(path: str, status: str | None, messages) -> int:
             print(f"{path}: {problem}", file=sys.stderr)
         print(f"publisher-gateway: nothing imported from {path}.", file=sys.stderr)
         return 1
-    report = mailing_list.import_rows(rows, f"import of {Path(path).name}"[: storage.SOURCE_MAX - 16])
+    report = subscribers.import_rows(rows, f"import of {Path(path).name}"[: storage.SOURCE_MAX - 16])
     messages.write(f"Imported {path}: {report} No email was sent.\n")
     return 0
 
@@ -100,8 +100,8 @@ def write_messages(messages: list[storage.ContactMessage], out) -> None:
     for row in messages:
         out.write(
             f"#{row.id}  {row.received_at.isoformat()}\n"
-            f"From: {row.sender_name} <{row.sender_email}>\n"
-            f"Subject: {row.subject}\n\n{row.message}\n\n"
+            f"From: {for_terminal(row.sender_name)} <{for_terminal(row.sender_email)}>\n"
+            f"Subject: {for_terminal(row.subject)}\n\n{for_terminal(row.message, keep_lines=True)}\n\n"
         )
 
 
@@ -126,10 +126,10 @@ def write_deliveries(deliveries: list[storage.Delivery], out) -> None:
         out.write(
             f"#{row.id}  {state}  {_WHAT.get(row.kind, row.kind)} #{row.source_id}  "
             f"queued {row.created_at.isoformat()}  {tries}\n"
-            f"    Message-ID: {row.message_id}\n"
+            f"    Message-ID: {for_terminal(row.message_id)}\n"
         )
         if row.last_error:
-            out.write(f"    last error: {row.last_error}\n")
+            out.write(f"    last error: {for_terminal(row.last_error)}\n")
     pending = sum(row.status == storage.PENDING for row in deliveries)
     failed = len(deliveries) - pending
     out.write(f"{pending} pending, {failed} failed.")
@@ -183,27 +183,44 @@ def _since(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+_LEFT_WHY = {
+    bounce_records.UNCLASSIFIED: "could not be classified",
+    bounce_records.UNPROVEN: "a report that names no email this site sent",
+    bounce_records.TOO_LARGE: "too large to read",
+    bounce_records.UNHANDLED: "could not be handled",
+}
+
+
 def write_bounces(since: datetime | None, out) -> int:
-    """``publisher-gateway bounces``: newest first, then what the mailbox reader left unclassified."""
+    """``publisher-gateway bounces``: newest first, then what the mailbox reader left in the
+    mailbox, and why. Everything stored came from outside: printed with control characters escaped."""
     lines = bounce_records.list_bounces(since)
     for line in lines:
         campaign = f"  campaign {line.campaign}" if line.campaign else ""
-        out.write(f"{line.at.isoformat()}  {line.email}  {line.kind}  ({line.source}){campaign}\n    {line.reason}\n")
+        out.write(
+            f"{line.at.isoformat()}  {for_terminal(line.email)}  {line.kind}  ({line.source}){campaign}\n"
+            f"    {for_terminal(line.reason)}\n"
+        )
     kinds = Counter(line.kind for line in lines)
     period = f" since {since.isoformat()}" if since else ""
     out.write(
         f"{len(lines)} bounces and complaints{period}: {kinds['hard']} hard, {kinds['soft']} soft, "
         f"{kinds['complaint']} complaints.\n"
     )
-    left = bounce_records.unclassified_messages(since)
-    if left:
+    left, counts = bounce_records.left_messages(since)
+    total = sum(counts.values())
+    if total:
+        why = ", ".join(f"{counts[outcome]} {_LEFT_WHY[outcome]}" for outcome in _LEFT_WHY if counts.get(outcome))
+        shown = "" if len(left) == total else f"; the latest {len(left)} below"
         out.write(
-            f"{len(left)} messages in the bounce mailbox could not be classified and were left where they are "
-            "(read them there):\n"
+            f"{total} messages in the bounce mailbox were left where they are ({why}){shown}; "
+            "read them there. None of them changed a reader:\n"
         )
         for message in left:
+            note = message.note or _LEFT_WHY.get(message.outcome, message.outcome)
             out.write(
-                f"    {message.seen_at.isoformat()}  from {message.sender or '(no sender)'}  {message.subject!r}\n"
+                f"    {message.seen_at.isoformat()}  from {for_terminal(message.sender) or '(no sender)'}  "
+                f"{for_terminal(message.subject)!r}  ({for_terminal(note)})\n"
             )
     return EXIT_OK
 
@@ -290,10 +307,10 @@ def run(argv: list[str] | None = None) -> int:
         "migrate",
         help="create or update the tables (the release step; safe while other containers start or run)",
     )
-    subscribers = commands.add_parser(
+    subscribers_command = commands.add_parser(
         "subscribers", help="export the email list as CSV to standard output (the columns `import` reads)"
     )
-    subscribers.add_argument("--status", choices=ListStatus.ALL, help="only the addresses with this status")
+    subscribers_command.add_argument("--status", choices=ListStatus.ALL, help="only the addresses with this status")
     importing = commands.add_parser(
         "import",
         help="add a CSV list (the columns `subscribers` writes) in one transaction; sends no email",
@@ -349,11 +366,11 @@ def run(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
         elif args.command == "subscribers":
-            write_subscribers_csv(mailing_list.list_subscribers(args.status), sys.stdout)
+            write_subscribers_csv(subscribers.list_subscribers(args.status), sys.stdout)
         elif args.command == "import":
             return import_file(args.file, args.status, sys.stderr)
         elif args.command == "forget":
-            print(f"{args.email}: {mailing_list.forget(args.email)}", file=sys.stderr)
+            print(f"{args.email}: {subscribers.forget(args.email)}", file=sys.stderr)
         elif args.command == "announce":
             return announce.announce(args.slug, yes=args.yes, test_to=args.test_to, out=sys.stderr)
         elif args.command == "campaigns":

@@ -215,6 +215,7 @@ class Settings(BaseSettings):
     bounce_ca_file: Text = _var(bounces.BOUNCE_CA_FILE_VAR, "")
     bounce_poll_s: Text = _var(bounces.BOUNCE_POLL_VAR, "")
     bounce_done_folder: Text = _var(bounces.BOUNCE_DONE_FOLDER_VAR, "")
+    bounce_max_bytes: Text = _var(bounces.BOUNCE_MAX_BYTES_VAR, "")
     bounce_webhook_secret: Text = _var(bounces.BOUNCE_WEBHOOK_SECRET_VAR, "", repr=False)
     bounce_webhook_secret_file: Text = _var(bounces.BOUNCE_WEBHOOK_SECRET_VAR + FILE_SUFFIX, "")
     pause_bounce_rate: Text = _var(bounces.PAUSE_BOUNCE_RATE_VAR, "")

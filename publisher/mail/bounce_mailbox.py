@@ -2,23 +2,33 @@
 complaints (docs/mailing-list.md#bounces-and-complaints).
 
 Every ``PUBLISHER_BOUNCE_POLL_S`` one worker of the whole site (a lease in the database,
-storage/bounce_records.take_lease) reads ``PUBLISHER_BOUNCE_MAILBOX`` over IMAP:
+storage/bounce_records.take_lease, renewed while it reads) reads ``PUBLISHER_BOUNCE_MAILBOX``
+over IMAP:
 
+- the reader remembers each message by folder, UIDVALIDITY and UID, so it fetches a message
+  once: one it left in the mailbox costs nothing on the next polls; and it asks a new
+  message's size first, so one above ``PUBLISHER_BOUNCE_MAX_BYTES`` is never downloaded;
 - each message is classified (rules/reports.py): a delivery status notification, a
   feedback report (a complaint), an auto-reply, or none of these;
-- a report is matched to its email by the VERP token it was sent to (signed: a forged
-  one matches nothing), else by the Message-ID of the original it quotes, else by the
-  failed recipient's address;
-- a report is recorded with the message's digest in one transaction, then moved to
-  ``PUBLISHER_BOUNCE_DONE_FOLDER``: a reader that dies between the two finds the digest
-  next time and only moves it, so nothing is counted twice;
+- **a report changes a reader only when it proves which email of ours it is about**: the
+  VERP token it was sent to (an HMAC: a stranger cannot make one), or the Message-ID of the
+  original it quotes (128 random bits, mail/mailer.new_message_id) when that email went to
+  the address the report names. Anyone can send any report to the bounce address; one
+  that proves nothing is left in the mailbox for the publisher to read, and changes nobody;
+- a report is recorded in one transaction, then moved to ``PUBLISHER_BOUNCE_DONE_FOLDER``:
+  a reader that dies between the two finds it recorded next time and only moves it, so
+  nothing is counted twice;
 - an auto-reply, or a message it cannot classify, is left where it is, its unread state
   unchanged (it is read with BODY.PEEK), never deleted; ``publisher-gateway bounces``
-  lists what was left.
+  lists what was left, and why.
 
-One message that cannot be handled (a bug, a row that will not store) is logged and
-left where it is; the mailbox or the database going away ends this read (every other
-message would fail the same way), and the next one tries again.
+One message that cannot be handled (a bug, a row the database refuses) is recorded as
+failed, with the reason, and left where it is; the reader goes on with the next. Only the
+mailbox or the database connection going away ends a read (every other message would fail
+the same way), and the next poll tries again.
+
+The read runs in a thread of its own, so the worker's event loop keeps answering visitors;
+on shutdown it stops between two messages, and the thread never holds the worker's exit.
 """
 
 from __future__ import annotations
@@ -30,9 +40,11 @@ import email.policy
 import email.utils
 import hashlib
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 import sqlalchemy
 
@@ -41,9 +53,9 @@ from publisher.config import settings
 from publisher.config.settings import BounceSettings, MailSettings
 from publisher.mail import outbox, returns
 from publisher.mail.bounce_mailbox_client import MailboxClient, MailboxTrouble
-from publisher.rules import bounces, reports
+from publisher.rules import bounces, reports, validation
 from publisher.storage import bounce_records
-from publisher.storage.bounce_records import Recorded, Report
+from publisher.storage.bounce_records import MailboxPlace, Recorded, Report
 
 logger = logging.getLogger(__name__)
 # flufl.bounce logs each detector that cannot read a message at ERROR, with a traceback; for
@@ -51,11 +63,13 @@ logger = logging.getLogger(__name__)
 logging.getLogger("flufl.bounce").setLevel(logging.CRITICAL)
 
 LEASE_NAME = "bounce-mailbox"
-# Longer than one read takes (IMAP_TIMEOUT_S per command at worst); renewed while it reads.
+# Longer than one message takes, many times over; renewed every quarter of it while a read goes on.
 LEASE = timedelta(minutes=10)
 IMAP_TIMEOUT_S = 30.0
+# Why a message was left: shown by `publisher-gateway bounces`.
+NAMES_NO_EMAIL_OF_OURS = "names no email this site sent"
 
-__all__ = ["LEASE_NAME", "MailboxTrouble", "Reading", "read_once", "run_in_backend"]
+__all__ = ["LEASE_NAME", "NAMES_NO_EMAIL_OF_OURS", "MailboxTrouble", "Reading", "read_once", "run_in_backend"]
 
 
 @dataclass
@@ -67,16 +81,23 @@ class Reading:
     complaints: int = 0
     auto_replies: int = 0
     unclassified: int = 0
+    unproven: int = 0
+    too_large: int = 0
     moved: int = 0
     troubles: int = 0
+    already_met: int = 0
+    stopped: bool = False
     recorded: list[Recorded] = field(default_factory=list)
 
     def __str__(self) -> str:
         return (
-            f"{self.messages} messages: {self.bounces} bounce reports and {self.complaints} complaints "
-            f"recorded and moved ({self.moved} moved in all), {self.auto_replies} auto-replies and "
-            f"{self.unclassified} unclassified left where they are"
-            + (f", {self.troubles} could not be handled (see the log)" if self.troubles else "")
+            f"{self.messages} new messages: {self.bounces} bounce reports and {self.complaints} complaints "
+            f"recorded and moved ({self.moved} moved in all), {self.auto_replies} auto-replies, "
+            f"{self.unclassified} unclassified, {self.unproven} that name no email this site sent and "
+            f"{self.too_large} too large left where they are"
+            + (f", {self.troubles} could not be handled (see `bounces`)" if self.troubles else "")
+            + (f"; {self.already_met} met before and not fetched again" if self.already_met else "")
+            + ("; stopped before the end (the site is stopping)" if self.stopped else "")
         )
 
 
@@ -85,34 +106,33 @@ def digest(raw: bytes) -> str:
 
 
 def _sender(raw: bytes) -> str:
+    """The ``From:`` address of a message, as text to store (cleaned by the storage layer)."""
     head = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(raw)
-    return email.utils.parseaddr(str(head.get("From", "")))[1] or str(head.get("From", ""))[:254]
+    written = str(head.get("From", ""))
+    return email.utils.parseaddr(written)[1] or written[: validation.EMAIL_MAX]
 
 
 def reports_in(report: reports.Report, mail: MailSettings, db_url: str | None = None) -> list[Report]:
-    """The bounces or complaint a classified message reports, each tied to the email it is about
-    when the report says which: the VERP token (trusted only when its signature holds), else the
-    Message-ID of the quoted original; else by the address reported."""
-    delivery_id, forged = _verp_delivery(report, mail)
-    if forged:  # addressed to a token we never signed: it names no email of ours, nor anyone
-        return []
+    """The bounce or complaint a classified message proves, tied to the email it is about; none
+    when it proves no email of ours (module docstring).
+
+    The proof is the VERP token (trusted only when its signature holds), else the Message-ID of
+    the quoted original, when that email went to an address the report names. What a report
+    merely names (an address in Final-Recipient, in the text) proves nothing: anyone can write it.
+    """
+    delivery_id, _forged = _verp_delivery(report, mail)
     if delivery_id is None and report.original_message_id:
-        delivery_id = bounce_records.delivery_by_message_id(report.original_message_id, db_url)
+        named = [failure.address for failure in report.failures] or list(report.original_to)
+        delivery_id = bounce_records.delivery_by_message_id(report.original_message_id, named, db_url)
+    if delivery_id is None:
+        return []
     if report.kind == reports.BOUNCE:
         if not report.failures:
             return []
-        if delivery_id is not None:
-            failure = max(report.failures, key=lambda item: item.kind == bounces.HARD)
-            return [Report(failure.kind, failure.reason, storage.FROM_MAILBOX, delivery_id=delivery_id)]
-        return [
-            Report(failure.kind, failure.reason, storage.FROM_MAILBOX, email=failure.address)
-            for failure in report.failures
-        ]
+        failure = max(report.failures, key=lambda item: item.kind == bounces.HARD)
+        return [Report(failure.kind, failure.reason, storage.FROM_MAILBOX, delivery_id=delivery_id)]
     reason = "complaint: the reader reported the email as spam"
-    if delivery_id is not None:
-        return [Report(bounces.COMPLAINT, reason, storage.FROM_MAILBOX, delivery_id=delivery_id)]
-    addresses = [failure.address for failure in report.failures] or list(report.original_to)
-    return [Report(bounces.COMPLAINT, reason, storage.FROM_MAILBOX, email=address) for address in addresses]
+    return [Report(bounces.COMPLAINT, reason, storage.FROM_MAILBOX, delivery_id=delivery_id)]
 
 
 def _verp_delivery(report: reports.Report, mail: MailSettings) -> tuple[int | None, bool]:
@@ -135,35 +155,38 @@ def read_once(
     *,
     worker: str | None = None,
     clock: Callable[[], datetime] = storage.utc_now,
+    stop: threading.Event | None = None,
 ) -> Reading | None:
-    """Read the mailbox once, now; None when another worker is reading it. Raises MailboxTrouble."""
+    """Read the mailbox once, now; None when another worker is reading it. Raises MailboxTrouble
+    (the mailbox is away), or the database's error when its connection is.
+
+    ``stop``: set when the site stops; the read ends after the message in hand.
+    """
     assert bounce.mailbox is not None  # callers read only a configured mailbox
     holder = worker or outbox.worker_name()
     if not bounce_records.take_lease(LEASE_NAME, holder, clock(), clock() + LEASE, db_url):
         return None
     reading = Reading()
     try:
-        with MailboxClient(bounce.mailbox, ca_file=bounce.ca_file, timeout=IMAP_TIMEOUT_S) as box:
-            renewed_at = clock()
-            for uid in box.uids():
-                if clock() - renewed_at > LEASE / 4:
-                    if not bounce_records.take_lease(LEASE_NAME, holder, clock(), clock() + LEASE, db_url):
+        with _LeaseKeeper(holder, db_url, clock) as lease:
+            with MailboxClient(bounce.mailbox, ca_file=bounce.ca_file, timeout=IMAP_TIMEOUT_S) as box:
+                place = MailboxPlace(bounce.mailbox.folder, box.uidvalidity)
+                uids = box.uids()
+                known = bounce_records.known_messages(place, uids, db_url, now=clock())
+                reading.already_met = sum(outcome != bounce_records.PROCESSED for outcome in known.values())
+                new = [uid for uid in uids if uid not in known]
+                sizes = box.sizes(new)
+                # Recorded before, but the reader stopped before moving it: only the move is left to do.
+                unmoved = [uid for uid, outcome in known.items() if outcome == bounce_records.PROCESSED]
+                for uid in sorted(unmoved + [uid for uid in new if uid in sizes]):
+                    if stop is not None and stop.is_set():
+                        reading.stopped = True
+                        break
+                    if lease.lost:
                         logger.warning("Bounce mailbox: another worker took over the reading")
                         break
-                    renewed_at = clock()
-                try:
-                    _handle(box, uid, bounce, mail, db_url, reading, clock)
-                except (MailboxTrouble, sqlalchemy.exc.SQLAlchemyError):
-                    raise  # the mailbox or the database is away: no other message would fare better
-                except Exception as exc:  # one message never stops the others
-                    reading.troubles += 1
-                    logger.error(
-                        "Bounce mailbox: message UID %s could not be handled (%s: %s); it stays where it is",
-                        uid,
-                        type(exc).__name__,
-                        exc,
-                        exc_info=exc,
-                    )
+                    _handle_one(box, place, uid, sizes.get(uid), bounce, mail, db_url, reading, clock)
+            bounce_records.prune_messages(clock(), db_url)
     finally:
         with contextlib.suppress(Exception):
             bounce_records.give_back_lease(LEASE_NAME, holder, db_url)
@@ -173,33 +196,114 @@ def read_once(
     return reading
 
 
-def _handle(
+def _connection_lost(exc: sqlalchemy.exc.SQLAlchemyError) -> bool:
+    """Whether a database error means the database is away (every message would fail alike),
+    rather than that it refused what this one message brought (DataError, IntegrityError...)."""
+    if isinstance(exc, sqlalchemy.exc.DBAPIError) and exc.connection_invalidated:
+        return True
+    return isinstance(
+        exc, (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError, sqlalchemy.exc.TimeoutError)
+    )
+
+
+def _handle_one(
     box: MailboxClient,
+    place: MailboxPlace,
     uid: int,
+    size: int | None,
     bounce: BounceSettings,
     mail: MailSettings,
     db_url: str | None,
     reading: Reading,
     clock: Callable[[], datetime],
 ) -> None:
-    raw = box.fetch(uid)
-    if raw is None:  # gone meanwhile (someone else moved it)
-        return
-    reading.messages += 1
-    key = digest(raw)
-    before = bounce_records.message_outcome(key, db_url)
-    if before in (bounce_records.AUTO_REPLY, bounce_records.UNCLASSIFIED):
-        _left(reading, before)
-        return
-    if before == bounce_records.PROCESSED:  # recorded, then the reader stopped before moving it
+    """One message, whatever it holds: what fails here fails this message alone, recorded with
+    its reason and left in the mailbox, unless the mailbox or the database is away."""
+    try:
+        _handle(box, place, uid, size, bounce, mail, db_url, reading, clock)
+    except MailboxTrouble:
+        raise  # the mailbox is away: no other message would fare better
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        if _connection_lost(exc):
+            raise
+        _failed(place, uid, size, exc, db_url, reading, clock)
+    except Exception as exc:  # noqa: BLE001 - one message never stops the others
+        _failed(place, uid, size, exc, db_url, reading, clock)
+
+
+def _failed(
+    place: MailboxPlace,
+    uid: int,
+    size: int | None,
+    exc: Exception,
+    db_url: str | None,
+    reading: Reading,
+    clock: Callable[[], datetime],
+) -> None:
+    reading.troubles += 1
+    reason = f"could not be handled ({type(exc).__name__}); it stays where it is"
+    logger.error("Bounce mailbox: message UID %s %s", uid, reason, exc_info=exc)
+    try:  # only what the site wrote itself: the message's own text may be what was refused
+        bounce_records.record_message(
+            place, uid, bounce_records.UNHANDLED, size=size, note=reason, db_url=db_url, now=clock()
+        )
+    except sqlalchemy.exc.SQLAlchemyError as again:
+        if _connection_lost(again):
+            raise
+        logger.error("Bounce mailbox: message UID %s could not be recorded as failed either", uid, exc_info=again)
+
+
+def _handle(
+    box: MailboxClient,
+    place: MailboxPlace,
+    uid: int,
+    size: int | None,
+    bounce: BounceSettings,
+    mail: MailSettings,
+    db_url: str | None,
+    reading: Reading,
+    clock: Callable[[], datetime],
+) -> None:
+    if size is None:  # recorded as processed by an earlier read that stopped before moving it
         box.move(uid, bounce.done_folder)
         reading.moved += 1
         return
+    reading.messages += 1
+    if size > bounce.max_bytes:
+        note = f"too large to read: {size:,} bytes, above PUBLISHER_BOUNCE_MAX_BYTES ({bounce.max_bytes:,})"
+        bounce_records.record_message(
+            place, uid, bounce_records.TOO_LARGE, size=size, note=note, db_url=db_url, now=clock()
+        )
+        reading.too_large += 1
+        return
+    raw = box.fetch(uid)
+    if raw is None:  # gone meanwhile (someone else moved it)
+        return
     report = reports.classify(raw)
+    about = bounce_records.Fetched(digest(raw), len(raw), report.subject, _sender(raw))
     if report.kind in (reports.BOUNCE, reports.COMPLAINT_REPORT):
         items = reports_in(report, mail, db_url)
+        left_out = (
+            f"named {report.recipients_named:,} recipients; the first {len(report.failures)} were read"
+            if report.recipients_left_out
+            else ""
+        )
+        if not items:
+            note = NAMES_NO_EMAIL_OF_OURS + (f"; {left_out}" if left_out else "")
+            bounce_records.record_message(
+                place, uid, bounce_records.UNPROVEN, note=note, db_url=db_url, now=clock(), fetched=about
+            )
+            reading.unproven += 1
+            return
         recorded = bounce_records.record_message(
-            key, bounce_records.PROCESSED, report.subject, _sender(raw), items, db_url, now=clock()
+            place,
+            uid,
+            bounce_records.PROCESSED,
+            note=left_out,
+            reports=items,
+            db_url=db_url,
+            now=clock(),
+            fetched=about,
         )
         if recorded is not None:
             reading.recorded.extend(recorded)
@@ -210,16 +314,75 @@ def _handle(
         box.move(uid, bounce.done_folder)
         reading.moved += 1
         return
-    outcome = bounce_records.AUTO_REPLY if report.kind == reports.AUTO_REPLY else bounce_records.UNCLASSIFIED
-    bounce_records.record_message(key, outcome, report.subject, _sender(raw), (), db_url, now=clock())
-    _left(reading, outcome)
-
-
-def _left(reading: Reading, outcome: str) -> None:
-    if outcome == bounce_records.AUTO_REPLY:
+    if report.kind == reports.AUTO_REPLY:
+        bounce_records.record_message(place, uid, bounce_records.AUTO_REPLY, db_url=db_url, now=clock(), fetched=about)
         reading.auto_replies += 1
     else:
+        bounce_records.record_message(
+            place, uid, bounce_records.UNCLASSIFIED, db_url=db_url, now=clock(), fetched=about
+        )
         reading.unclassified += 1
+
+
+class _LeaseKeeper:
+    """Renews the reading's lease every quarter of LEASE from a thread of its own, so that a
+    read that takes long (a slow server, many messages) keeps it, and another worker never
+    starts on the same messages; ``lost`` once another worker holds it."""
+
+    def __init__(self, holder: str, db_url: str | None, clock: Callable[[], datetime]) -> None:
+        self._holder, self._db_url, self._clock = holder, db_url, clock
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._renew, name="bounce-mailbox-lease", daemon=True)
+        self.lost = False
+
+    def __enter__(self) -> _LeaseKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._done.set()
+
+    def _renew(self) -> None:
+        while not self._done.wait((LEASE / 4).total_seconds()):
+            try:
+                now = self._clock()
+                if not bounce_records.take_lease(LEASE_NAME, self._holder, now, now + LEASE, self._db_url):
+                    self.lost = True
+                    return
+            except Exception as exc:  # noqa: BLE001 - the database away: the read itself will say so
+                logger.warning("Bounce mailbox: the lease could not be renewed (%s)", type(exc).__name__)
+
+
+_Result = TypeVar("_Result")
+
+
+async def _in_own_thread(function: Callable[..., _Result], *args: Any, **kwargs: Any) -> _Result:
+    """``function`` in a daemon thread of its own, awaited.
+
+    Not asyncio.to_thread: the loop's default executor is joined when the worker exits, so a
+    read in progress held a stopping site past its 10-second window (issue 34). A daemon thread
+    is told to stop (``stop``) and never holds the exit.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[_Result] = loop.create_future()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not future.done():
+            outcome()
+
+    def run() -> None:
+        try:
+            result = function(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task, whatever it is
+            failure = exc
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(settle, lambda: future.set_exception(failure))
+        else:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(settle, lambda: future.set_result(result))
+
+    threading.Thread(target=run, name="bounce-mailbox", daemon=True).start()
+    return await future
 
 
 async def run_in_backend(db_url: str | None = None) -> None:
@@ -230,18 +393,22 @@ async def run_in_backend(db_url: str | None = None) -> None:
     if not values.list_emails_on or mail is None or bounce.mailbox is None:
         return
     logger.info("Bounce mailbox: reading %s every %s s", bounce.mailbox.describe(), bounce.poll_s)
-    while True:
-        try:
-            reading = await asyncio.to_thread(read_once, bounce, mail, db_url)
-            if reading is not None and reading.messages:
-                logger.info("Bounce mailbox: %s", reading)
-        except MailboxTrouble as trouble:
-            logger.warning("Bounce mailbox: %s; trying again in %s s", trouble, bounce.poll_s)
-        except Exception as exc:
-            logger.error(
-                "Bounce mailbox: the read failed (%s); trying again in %s s",
-                type(exc).__name__,
-                bounce.poll_s,
-                exc_info=exc,
-            )
-        await asyncio.sleep(bounce.poll_s)
+    stop = threading.Event()
+    try:
+        while True:
+            try:
+                reading = await _in_own_thread(read_once, bounce, mail, db_url, stop=stop)
+                if reading is not None and (reading.messages or reading.moved):
+                    logger.info("Bounce mailbox: %s", reading)
+            except MailboxTrouble as trouble:
+                logger.warning("Bounce mailbox: %s; trying again in %s s", trouble, bounce.poll_s)
+            except Exception as exc:
+                logger.error(
+                    "Bounce mailbox: the read failed (%s); trying again in %s s",
+                    type(exc).__name__,
+                    bounce.poll_s,
+                    exc_info=exc,
+                )
+            await asyncio.sleep(bounce.poll_s)
+    finally:
+        stop.set()  # cancelled: the site is stopping, so the read in progress ends after its message

@@ -37,6 +37,8 @@ from publisher.config.mail import is_loopback
 
 # Connect, TLS handshake and each command: a server slower than this is tried at the next poll.
 IMAP_TIMEOUT_S = 30.0
+# UIDs named in one FETCH of sizes: a command line of a few kilobytes, which every server takes.
+_UIDS_PER_COMMAND = 500
 
 
 class MailboxTrouble(Exception):
@@ -120,6 +122,7 @@ class MailboxClient:
         # After LOGIN: many servers (Dovecot) name MOVE and UIDPLUS only to a logged-in client.
         self._capabilities: frozenset[str] = frozenset()
         self._created: set[str] = set()
+        self._uidvalidity: int | None = None
         # The connection failed under a command: LOGOUT would only wait out the timeout again.
         self._broken = False
 
@@ -141,6 +144,31 @@ class MailboxClient:
         with self._guard("cannot list the messages of"):
             data = _ok(self._connection.uid("SEARCH", "ALL"))
         return sorted({int(uid) for line in data if isinstance(line, bytes) for uid in line.split()})
+
+    @property
+    def uidvalidity(self) -> int:
+        """The selected folder's UIDVALIDITY: its UIDs name the same messages while it stays the same."""
+        if self._uidvalidity is None:
+            raise RuntimeError("MailboxClient is used inside a with block")
+        return self._uidvalidity
+
+    def sizes(self, uids: list[int]) -> dict[int, int]:
+        """Each message's size in bytes (RFC822.SIZE), read before its body is fetched: a message
+        above the site's limit is never downloaded. A message gone meanwhile is not in the answer."""
+        sizes: dict[int, int] = {}
+        for first in range(0, len(uids), _UIDS_PER_COMMAND):
+            chunk = ",".join(str(uid) for uid in uids[first : first + _UIDS_PER_COMMAND])
+            with self._guard("cannot read the sizes of the messages of"):
+                data = _ok(self._connection.uid("FETCH", chunk, "(RFC822.SIZE)"))
+            for item in data:
+                line = item[0] if isinstance(item, tuple) else item
+                if not isinstance(line, bytes):
+                    continue
+                uid = re.search(rb"\bUID (\d+)", line, re.IGNORECASE)
+                size = re.search(rb"\bRFC822\.SIZE (\d+)", line, re.IGNORECASE)
+                if uid and size:
+                    sizes[int(uid.group(1))] = int(size.group(1))
+        return sizes
 
     def fetch(self, uid: int) -> bytes | None:
         """The raw message, unmarked; None when it is gone (someone else handled or deleted it meanwhile)."""
@@ -228,6 +256,11 @@ class MailboxClient:
             )
         with self._guard(f"cannot open the folder {server.folder!r} of"):
             _ok(imap.select(_mailbox(server.folder)))
+            _code, values = imap.response("UIDVALIDITY")
+            found = [int(value) for value in values if isinstance(value, bytes) and value.strip().isdigit()]
+            if not found:
+                raise MailboxTrouble(f"{server.describe()} did not say the UIDVALIDITY of {server.folder!r}")
+            self._uidvalidity = found[-1]
 
     def _login(self, imap: imaplib.IMAP4) -> None:
         user, password = self.server.username, self.server.password

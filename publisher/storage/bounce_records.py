@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import sqlalchemy
 from sqlmodel import col
@@ -59,8 +59,18 @@ MADE_BOUNCED, MADE_UNSUBSCRIBED, COUNTED, ALREADY_KNOWN, NOT_ON_THE_LIST = (
     "not on the list",
 )
 
-# A bounce mailbox message's outcome (MailboxMessage.outcome).
-PROCESSED, AUTO_REPLY, UNCLASSIFIED = "processed", "auto-reply", "unclassified"
+# A bounce mailbox message's outcome (MailboxMessage.outcome): a report recorded and moved to
+# the done folder, or left in the mailbox: an auto-reply, a message that is no report, a report
+# that proves no email of ours (a stranger can write any report), one too large to fetch, and
+# one that could not be handled (its note says why).
+PROCESSED, AUTO_REPLY, UNCLASSIFIED, UNPROVEN, TOO_LARGE, UNHANDLED = (
+    "processed",
+    "auto-reply",
+    "unclassified",
+    "unproven",
+    "too large",
+    "unhandled",
+)
 
 
 @dataclass(frozen=True)
@@ -87,8 +97,7 @@ def _utc(moment: datetime) -> datetime:
 
 
 def _clip(text: str, most: int = tables.REASON_MAX) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= most else text[: most - 1] + "…"
+    return validation.one_line(text, most)
 
 
 def record(report: Report, db_url: str | None = None, *, now: datetime | None = None) -> Recorded:
@@ -104,14 +113,26 @@ def record_all(reports: Iterable[Report], db_url: str | None = None, *, now: dat
         return [_record(connection, report, moment) for report in reports]
 
 
-def delivery_by_message_id(message_id: str, db_url: str | None = None) -> int | None:
-    """The list email that carried this Message-ID (a complaint's or a bounce's quoted original)."""
+def delivery_by_message_id(message_id: str, addresses: Iterable[str], db_url: str | None = None) -> int | None:
+    """The list email that carried this Message-ID (a report's quoted original), when it went to
+    one of ``addresses`` (those the report names); when the report names none (a complaint with
+    the recipient redacted), the Message-ID alone.
+
+    The site's Message-IDs carry 128 random bits (mail/mailer.new_message_id), so quoting one
+    is proof of having seen the email; checking the address as well keeps a reader who quotes
+    their own email's Message-ID from reporting somebody else.
+    """
     with tables.engine(db_url).begin() as connection:
-        return connection.execute(
-            sqlalchemy.select(col(Delivery.id)).where(
-                col(Delivery.message_id) == message_id.strip(), col(Delivery.kind).in_(TO_SUBSCRIBER)
-            )
-        ).scalar()
+        row = connection.execute(
+            sqlalchemy.select(col(Delivery.id), col(Subscriber.email_key))
+            .join(Subscriber, col(Subscriber.id) == col(Delivery.source_id))
+            .where(col(Delivery.message_id) == message_id.strip(), col(Delivery.kind).in_(TO_SUBSCRIBER))
+        ).first()
+    if row is None:
+        return None
+    delivery_id, email_key = row
+    keys = {validation.address_key(address) for address in addresses}
+    return delivery_id if not keys or email_key in keys else None
 
 
 def _record(connection, report: Report, now: datetime) -> Recorded:
@@ -351,41 +372,119 @@ def reset_baseline(connection, campaign_id: int) -> None:
 # --- The bounce mailbox. ---
 
 
-def message_outcome(digest: str, db_url: str | None = None) -> str | None:
-    """What was done with a mailbox message before (None: never seen)."""
+@dataclass(frozen=True)
+class MailboxPlace:
+    """A folder of the bounce mailbox as IMAP names it for this session: its UIDs are unique
+    and never reused while its UIDVALIDITY stays the same (RFC 3501 §2.3.1.1)."""
+
+    folder: str
+    uidvalidity: int
+
+
+# The mailbox reader's memory of a message no longer in the mailbox is kept this long.
+MAILBOX_MEMORY = timedelta(days=90)
+# What one listing of the mailbox's left messages shows at most.
+LEFT_LISTED_MAX = 200
+_UIDS_PER_QUERY = 500
+
+
+def known_messages(
+    place: MailboxPlace, uids: Iterable[int], db_url: str | None = None, *, now: datetime | None = None
+) -> dict[int, str]:
+    """The outcome of each of ``uids`` already met in ``place``; those are marked seen ``now``
+    (so the memory of a message still in the mailbox is never pruned)."""
+    moment = now or utc_now()
+    wanted = sorted(set(uids))
+    known: dict[int, str] = {}
     with tables.engine(db_url).begin() as connection:
-        return connection.execute(
-            sqlalchemy.select(col(MailboxMessage.outcome)).where(col(MailboxMessage.digest) == digest)
-        ).scalar()
+        for first in range(0, len(wanted), _UIDS_PER_QUERY):
+            chunk = wanted[first : first + _UIDS_PER_QUERY]
+            where = (
+                col(MailboxMessage.folder) == place.folder,
+                col(MailboxMessage.uidvalidity) == place.uidvalidity,
+                col(MailboxMessage.uid).in_(chunk),
+            )
+            rows = connection.execute(
+                sqlalchemy.select(col(MailboxMessage.uid), col(MailboxMessage.outcome)).where(*where)
+            ).all()
+            if rows:
+                connection.execute(sqlalchemy.update(MailboxMessage).where(*where).values(last_seen_at=moment))
+            known.update((int(uid), outcome) for uid, outcome in rows)
+    return known
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What is kept of a mailbox message that was downloaded: its digest, size, subject and
+    sender as the message wrote them (cleaned when stored)."""
+
+    digest: str
+    size: int
+    subject: str
+    sender: str
 
 
 def record_message(
-    digest: str,
+    place: MailboxPlace,
+    uid: int,
     outcome: str,
-    subject: str,
-    sender: str,
+    *,
+    fetched: Fetched | None = None,
+    size: int | None = None,
+    note: str = "",
     reports: Iterable[Report] = (),
     db_url: str | None = None,
-    *,
     now: datetime | None = None,
 ) -> list[Recorded] | None:
     """A mailbox message and the reports it carries, in one transaction; None when it was
-    recorded before (by another worker, or by this one before it died): nothing is counted twice."""
+    recorded before (by another worker, or by this one before it died), or when a copy of it
+    (the same ``digest``) was processed before: nothing is counted twice.
+
+    Everything stored from the message is cleaned first (validation.one_line): a NUL in a
+    ``From:`` would make PostgreSQL refuse the row, and the reader meet the message forever.
+    """
     moment = now or utc_now()
+    digest = fetched.digest if fetched else None
     with tables.engine(db_url).begin() as connection:
+        copy_processed = (
+            digest is not None
+            and outcome == PROCESSED
+            and connection.execute(
+                sqlalchemy.select(col(MailboxMessage.id)).where(
+                    col(MailboxMessage.digest) == digest, col(MailboxMessage.outcome) == PROCESSED
+                )
+            ).first()
+            is not None
+        )
         new = insert_once(
             connection,
             MailboxMessage,
-            "digest",
+            ("folder", "uidvalidity", "uid"),
+            folder=place.folder,
+            uidvalidity=place.uidvalidity,
+            uid=uid,
             digest=digest,
+            size=fetched.size if fetched else size,
             outcome=outcome,
-            subject=_clip(subject, 200),
-            sender=_clip(sender, validation.EMAIL_MAX),
+            subject=_clip(fetched.subject if fetched else "", 200),
+            sender=_clip(fetched.sender if fetched else "", validation.EMAIL_MAX),
+            note=_clip(note),
             seen_at=moment,
+            last_seen_at=moment,
         )
-        if new is None:
+        if new is None or copy_processed:
             return None
         return [_record(connection, report, moment) for report in reports]
+
+
+def prune_messages(now: datetime | None = None, db_url: str | None = None) -> int:
+    """Forget the mailbox messages no read has seen for MAILBOX_MEMORY (moved out, or deleted
+    by a person); how many were forgotten."""
+    moment = now or utc_now()
+    with tables.engine(db_url).begin() as connection:
+        return connection.execute(
+            sqlalchemy.delete(MailboxMessage).where(col(MailboxMessage.last_seen_at) < moment - MAILBOX_MEMORY)
+        ).rowcount
 
 
 @dataclass(frozen=True)
@@ -393,19 +492,40 @@ class LeftMessage:
     seen_at: datetime
     sender: str
     subject: str
+    outcome: str
+    note: str
 
 
-def unclassified_messages(since: datetime | None = None, db_url: str | None = None) -> list[LeftMessage]:
-    """The mailbox messages the reader could not classify and left where they were, newest first."""
-    statement = (
-        sqlalchemy.select(col(MailboxMessage.seen_at), col(MailboxMessage.sender), col(MailboxMessage.subject))
-        .where(col(MailboxMessage.outcome) == UNCLASSIFIED)
-        .order_by(col(MailboxMessage.seen_at).desc(), col(MailboxMessage.id).desc())
+def left_messages(
+    since: datetime | None = None, db_url: str | None = None, limit: int = LEFT_LISTED_MAX
+) -> tuple[list[LeftMessage], dict[str, int]]:
+    """The mailbox messages the reader left where they were (all but auto-replies and the
+    processed reports), newest first, at most ``limit``; and how many there are of each outcome."""
+    listed = (
+        col(MailboxMessage.outcome).notin_((PROCESSED, AUTO_REPLY)),
+        *((col(MailboxMessage.seen_at) >= since,) if since is not None else ()),
     )
-    if since is not None:
-        statement = statement.where(col(MailboxMessage.seen_at) >= since)
     with tables.engine(db_url).begin() as connection:
-        return [LeftMessage(_utc(at), sender, subject) for at, sender, subject in connection.execute(statement)]
+        counts = dict(
+            connection.execute(
+                sqlalchemy.select(col(MailboxMessage.outcome), sqlalchemy.func.count())
+                .where(*listed)
+                .group_by(col(MailboxMessage.outcome))
+            ).all()
+        )
+        rows = connection.execute(
+            sqlalchemy.select(
+                col(MailboxMessage.seen_at),
+                col(MailboxMessage.sender),
+                col(MailboxMessage.subject),
+                col(MailboxMessage.outcome),
+                col(MailboxMessage.note),
+            )
+            .where(*listed)
+            .order_by(col(MailboxMessage.seen_at).desc(), col(MailboxMessage.id).desc())
+            .limit(limit)
+        ).all()
+    return [LeftMessage(_utc(at), *rest) for at, *rest in rows], counts
 
 
 def take_lease(name: str, holder: str, now: datetime, until: datetime, db_url: str | None = None) -> bool:

@@ -175,6 +175,7 @@ class Campaign(sqlmodel.SQLModel, table=True):
 # Where a bounce or complaint came from.
 AT_SENDING, FROM_MAILBOX, FROM_WEBHOOK = "sending", "mailbox", "webhook"
 REASON_MAX = 500
+MAILBOX_FOLDER_MAX = 200
 
 
 class Bounce(sqlmodel.SQLModel, table=True):
@@ -200,18 +201,31 @@ class Bounce(sqlmodel.SQLModel, table=True):
 
 
 class MailboxMessage(sqlmodel.SQLModel, table=True):
-    """A message seen in the bounce mailbox, by the SHA-256 of its bytes: one processed is never
-    processed again (a reader that died between recording it and moving it away), and one that
-    could not be classified is counted once, however often it is seen where it was left."""
+    """A message seen in the bounce mailbox, by where it is (folder, UIDVALIDITY, UID): the
+    reader fetches each message once, and one it left in the mailbox (an auto-reply, one it
+    could not classify, one too large, one that names no email of ours) is never fetched again.
+
+    ``digest`` (the SHA-256 of its bytes, for a message that was fetched): a report processed
+    once is never processed again, even as a copy under another UID. ``last_seen_at``: when a
+    read last saw it in the mailbox; a row not seen for 90 days is pruned.
+    """
 
     __tablename__ = "mailbox_message"
+    __table_args__ = (sqlalchemy.UniqueConstraint("folder", "uidvalidity", "uid", name="uq_mailbox_message_place"),)
 
     id: int | None = sqlmodel.Field(default=None, primary_key=True)
-    digest: str = sqlmodel.Field(max_length=64, unique=True)
+    folder: str = sqlmodel.Field(max_length=MAILBOX_FOLDER_MAX)
+    uidvalidity: int = sqlmodel.Field(sa_type=sqlalchemy.BigInteger)
+    uid: int = sqlmodel.Field(sa_type=sqlalchemy.BigInteger)
+    digest: str | None = sqlmodel.Field(default=None, max_length=64, index=True)
+    size: int | None = None
     outcome: str = sqlmodel.Field(max_length=16, index=True)
     subject: str = sqlmodel.Field(max_length=200)
     sender: str = sqlmodel.Field(max_length=validation.EMAIL_MAX)
+    # Why it was left, or what was not read of it ("names no email this site sent").
+    note: str = sqlmodel.Field(default="", max_length=REASON_MAX)
     seen_at: datetime = sqlmodel.Field(default_factory=utc_now)
+    last_seen_at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
 
 
 class JobLease(sqlmodel.SQLModel, table=True):
@@ -243,8 +257,10 @@ def open_session(db_url: str | None) -> sqlmodel.Session:
     return sqlmodel.Session(engine(db_url))
 
 
-def insert_once(connection, model: type[sqlmodel.SQLModel], unique_column: str, **values) -> int | None:
-    """Insert a row unless one with the same ``unique_column`` exists; the new id, or None.
+def insert_once(
+    connection, model: type[sqlmodel.SQLModel], unique_column: str | tuple[str, ...], **values
+) -> int | None:
+    """Insert a row unless one with the same ``unique_column`` (or columns) exists; the new id, or None.
 
     On SQLite and PostgreSQL the insert skips a known key (ON CONFLICT DO NOTHING:
     no error, and for two at once no aborted transaction); elsewhere a savepoint
@@ -260,7 +276,9 @@ def insert_once(connection, model: type[sqlmodel.SQLModel], unique_column: str, 
         statement = (
             insert(model)
             .values(**values)
-            .on_conflict_do_nothing(index_elements=[unique_column])
+            .on_conflict_do_nothing(
+                index_elements=[unique_column] if isinstance(unique_column, str) else list(unique_column)
+            )
             # A row only when inserted (rowcount is not reliable here). Every table passed has an
             # id column; SQLModel's base class declares none.
             .returning(model.id)  # type: ignore[attr-defined]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+from datetime import timedelta
 
 import pytest
 import sqlalchemy
@@ -19,8 +20,8 @@ from publisher.config.settings import bounce_settings, mail_settings
 from publisher.mail import bounce_mailbox
 from publisher.mail.bounce_mailbox_client import MailboxClient
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import bounce_records
-from publisher.storage import subscribers as mailing_list
+from publisher.storage import bounce_records, subscribers
+from publisher.storage import utc_now as storage_now
 from tests.imap import DovecotServer
 from tests.samples import bounce_sample
 from tests.services.test_campaign import Clock, readers, sender_for, start_campaign
@@ -50,7 +51,7 @@ def env_for(smtp: SmtpServer, mailbox: DovecotServer, **extra: str) -> dict[str,
 
 
 def status_of(db_url: str, email: str) -> str:
-    [row] = [row for row in mailing_list.list_subscribers(db_url=db_url) if row.email == email]
+    [row] = [row for row in subscribers.list_subscribers(db_url=db_url) if row.email == email]
     return row.status
 
 
@@ -124,12 +125,12 @@ async def test_reports_and_a_complaint_are_recorded_once_and_moved_and_the_rest_
     assert [flags for flags, _raw in left] == [frozenset(), frozenset(), frozenset({"\\Seen"})]
     assert len(mailbox.messages("Processed")) == 5
 
-    # Read again: nothing is counted twice, nothing more is moved.
+    # Read again: nothing is fetched again, counted twice or moved.
     again = read(env, db_url)
-    assert (again.messages, again.bounces, again.complaints, again.moved) == (3, 0, 0, 0)
+    assert (again.messages, again.already_met, again.bounces, again.complaints, again.moved) == (0, 3, 0, 0, 0)
     assert len(bounce_records.list_bounces(db_url=db_url)) == 5
     shown = publisher_gateway(db_url, "bounces").stdout
-    assert "2 messages in the bounce mailbox could not be classified and were left where they are" in shown
+    assert "2 messages in the bounce mailbox were left where they are (2 could not be classified)" in shown
 
     # A second release reaches only the readers still confirmed.
     second = await send_release(db_url, env, smtp_server, slug=content.BOOKS[1].slug)
@@ -137,7 +138,7 @@ async def test_reports_and_a_complaint_are_recorded_once_and_moved_and_the_rest_
 
 
 @pytest.mark.asyncio
-async def test_a_forged_token_suppresses_nobody_and_a_report_without_one_names_the_failed_address(
+async def test_a_forged_token_or_a_report_without_proof_changes_nobody_and_is_left_for_the_publisher(
     db_url, smtp_server, mailbox
 ):
     env = env_for(smtp_server, mailbox)
@@ -146,11 +147,58 @@ async def test_a_forged_token_suppresses_nobody_and_a_report_without_one_names_t
     verp, message_id = sent[victim]
     forged = verp.replace(verp.split("-")[-1].split("@")[0], "0" * 20)
     put(mailbox, "dsn-postfix-hard", (forged, "<forged@example.net>"), victim)
+    # No token, and a Message-ID the site never issued: it names the reader, and proves nothing.
     put(mailbox, "dsn-postfix-hard", (BOUNCE_ADDRESS, "<unknown@example.net>"), other)
+    # A genuine Message-ID, but of an email to somebody else: a reader reporting another one.
+    put(mailbox, "qmail-hard", (BOUNCE_ADDRESS, message_id), other)
     reading = read(env, db_url)
-    assert reading.bounces == 2 and reading.moved == 2
-    assert status_of(db_url, victim) == ListStatus.CONFIRMED
-    assert status_of(db_url, other) == ListStatus.BOUNCED
+    assert (reading.bounces, reading.unproven, reading.moved) == (0, 3, 0)
+    assert [status_of(db_url, victim), status_of(db_url, other)] == [ListStatus.CONFIRMED, ListStatus.CONFIRMED]
+    assert bounce_records.list_bounces(db_url=db_url) == []
+    assert len(mailbox.messages("INBOX")) == 3  # kept for the publisher, never deleted
+    shown = publisher_gateway(db_url, "bounces").stdout
+    assert "3 messages in the bounce mailbox were left where they are (3 a report that names no email" in shown
+    assert shown.count("(names no email this site sent)") == 3
+
+
+@pytest.mark.asyncio
+async def test_a_strangers_dsn_arf_and_qmail_bounce_to_the_plain_address_change_no_reader(db_url, smtp_server, mailbox):
+    """Issue 34: one forged report to bounces@ made confirmed readers bounced or unsubscribed."""
+    env = env_for(smtp_server, mailbox)
+    await send_release(db_url, env, smtp_server, 3)
+    readers(db_url, 3, status="pending", start=3)
+    everyone = [f"reader{n}@readers.example" for n in range(6)]
+    before = {address: status_of(db_url, address) for address in everyone}
+    for n, address in enumerate(everyone):
+        sample = ("dsn-postfix-hard", "arf-complaint", "qmail-hard")[n % 3]
+        put(mailbox, sample, (BOUNCE_ADDRESS, f"<made-up-{n}@animals.example>"), address)
+    # One DSN naming every reader at once, as a stranger would write it.
+    mailbox.append(forged_dsn(everyone))
+
+    reading = read(env, db_url)
+    assert (reading.messages, reading.unproven, reading.bounces, reading.complaints) == (7, 7, 0, 0)
+    assert {address: status_of(db_url, address) for address in everyone} == before
+    assert set(before.values()) == {ListStatus.CONFIRMED, ListStatus.PENDING}
+    assert bounce_records.list_bounces(db_url=db_url) == []
+    assert len(mailbox.messages("INBOX")) == 7 and "Processed" not in mailbox.folders()
+
+
+def forged_dsn(addresses: list[str], extra_header: bytes = b"") -> bytes:
+    """An RFC 3464 report naming ``addresses``, sent by a stranger to the plain bounce address."""
+    blocks = b"".join(
+        b"Final-Recipient: rfc822; %s\r\nAction: failed\r\nStatus: 5.1.1\r\n"
+        b"Diagnostic-Code: smtp; 550 5.1.1 no such user\r\n\r\n" % address.encode()
+        for address in addresses
+    )
+    return (
+        b"From: MAILER-DAEMON@stranger.example\r\nTo: " + BOUNCE_ADDRESS.encode() + b"\r\n"
+        b"Subject: Undelivered Mail Returned to Sender\r\n" + extra_header + b"MIME-Version: 1.0\r\n"
+        b'Content-Type: multipart/report; report-type=delivery-status; boundary="b"\r\n\r\n'
+        b"--b\r\nContent-Type: text/plain\r\n\r\nYour message could not be delivered.\r\n"
+        b"--b\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; stranger.example\r\n\r\n"
+        + blocks
+        + b"--b--\r\n"
+    )
 
 
 @pytest.mark.asyncio
@@ -200,9 +248,9 @@ def test_the_command_reads_the_mailbox_once_and_a_mailbox_it_cannot_reach_is_exp
     mailbox.append(bounce_sample("stranger", verp=BOUNCE_ADDRESS, reader="r@example.org", message_id="<x@y>"))
     done = publisher_gateway(db_url, "bounces", "--check", env=env)
     assert done.stderr.startswith(
-        f"Bounce mailbox imap://{mailbox.user}:***@127.0.0.1:{mailbox.port}/INBOX: 1 messages"
+        f"Bounce mailbox imap://{mailbox.user}:***@127.0.0.1:{mailbox.port}/INBOX: 1 new messages"
     )
-    assert "1 unclassified left where they are" in done.stderr
+    assert "1 unclassified" in done.stderr
     wrong = {**env, "PUBLISHER_BOUNCE_MAILBOX": mailbox.url().replace(mailbox.password, "not-the-password")}
     refused = publisher_gateway(db_url, "bounces", "--check", env=wrong, check=False)
     assert refused.returncode == 1 and "not-the-password" not in refused.stderr
@@ -256,3 +304,133 @@ async def test_the_database_away_ends_the_read_and_leaves_every_message_for_the_
     assert len(tried) == 1 and len(mailbox.messages("INBOX")) == 3  # not three failures in a row
     monkeypatch.undo()
     assert read(env, db_url).bounces == 3
+
+
+# --- A hostile message fails alone; the reader goes on ------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_a_nul_in_every_header_the_reader_stores_is_cleaned_and_the_bounce_behind_it_is_read(
+    db_url, smtp_server, mailbox
+):
+    """Issue 34: a NUL in From: made PostgreSQL refuse the row, and the reader met the same
+    oldest message on every poll, forever; a genuine bounce behind it was never read."""
+    env = env_for(smtp_server, mailbox)
+    sent = await send_release(db_url, env, smtp_server, 2)
+    first, second = "reader0@readers.example", "reader1@readers.example"
+    poisoned = put(mailbox, "dsn-postfix-hard", sent[first], first)
+    mailbox.empty()
+    nul = "=?utf-8?q?=00?="  # an encoded-word: the only way a NUL survives IMAP, and decoded by the parser
+    poisoned = (
+        poisoned.replace(b"From: MAILER-DAEMON@mx.example.org (Mail Delivery System)", f"From: a{nul}b".encode())
+        .replace(b"Subject: Undelivered Mail Returned to Sender", f"Subject: Undelivered{nul} Mail".encode())
+        .replace(b"Diagnostic-Code: smtp;", f"Diagnostic-Code: smtp; {nul}".encode())
+    )
+    mailbox.append(poisoned)
+    mailbox.append(f"From: Someone {nul} <x{nul}y@example.net>\r\nSubject: hi{nul}\r\n\r\nhello\r\n".encode())
+    put(mailbox, "qmail-hard", sent[second], second)
+
+    reading = read(env, db_url)
+    assert (reading.bounces, reading.unclassified, reading.troubles) == (2, 1, 0)
+    assert [status_of(db_url, first), status_of(db_url, second)] == [ListStatus.BOUNCED, ListStatus.BOUNCED]
+    stored = [line.reason for line in bounce_records.list_bounces(db_url=db_url)]
+    left, _counts = bounce_records.left_messages(db_url=db_url)
+    texts = [*stored, *(text for message in left for text in (message.sender, message.subject))]
+    assert texts and not any("\x00" in text for text in texts)
+
+
+@pytest.mark.asyncio
+async def test_a_message_the_database_refuses_fails_alone_and_the_next_is_read(
+    db_url, smtp_server, mailbox, monkeypatch
+):
+    env = env_for(smtp_server, mailbox)
+    sent = await send_release(db_url, env, smtp_server, 2)
+    first, second = "reader0@readers.example", "reader1@readers.example"
+    put(mailbox, "dsn-postfix-hard", sent[first], first)
+    put(mailbox, "qmail-hard", sent[second], second)
+    real = bounce_records.record_message
+
+    def refuses_the_first(place, uid, outcome, **kwargs):
+        fetched = kwargs.get("fetched")
+        if fetched is not None and fetched.subject == "Undelivered Mail Returned to Sender":
+            raise sqlalchemy.exc.DataError("INSERT", {}, Exception("invalid byte sequence"))
+        return real(place, uid, outcome, **kwargs)
+
+    monkeypatch.setattr(bounce_records, "record_message", refuses_the_first)
+    reading = read(env, db_url)
+    assert (reading.bounces, reading.troubles) == (1, 1)
+    assert [status_of(db_url, first), status_of(db_url, second)] == [ListStatus.CONFIRMED, ListStatus.BOUNCED]
+    assert len(mailbox.messages("INBOX")) == 1  # left where it was
+    monkeypatch.undo()
+    again = read(env, db_url)
+    assert (again.messages, again.troubles, again.already_met) == (0, 0, 1)  # failed once, not every poll
+    shown = publisher_gateway(db_url, "bounces").stdout
+    assert "(1 could not be handled)" in shown and "could not be handled (DataError)" in shown
+
+
+@pytest.mark.asyncio
+async def test_a_message_above_the_size_limit_is_never_downloaded_and_the_bounce_after_it_is_read(
+    db_url, smtp_server, mailbox, monkeypatch
+):
+    env = env_for(smtp_server, mailbox, PUBLISHER_BOUNCE_MAX_BYTES="50000")
+    sent = await send_release(db_url, env, smtp_server, 1)
+    huge = forged_dsn([f"reader{n}@readers.example" for n in range(1000)])
+    assert len(huge) > 50_000
+    mailbox.append(huge)
+    put(mailbox, "dsn-postfix-hard", sent["reader0@readers.example"], "reader0@readers.example")
+    fetched = count_fetches(monkeypatch)
+
+    reading = read(env, db_url)
+    assert (reading.too_large, reading.bounces, len(fetched)) == (1, 1, 1)
+    assert status_of(db_url, "reader0@readers.example") == ListStatus.BOUNCED
+    [(flags, _raw)] = mailbox.messages("INBOX")
+    assert flags == frozenset()  # left unread
+    shown = publisher_gateway(db_url, "bounces").stdout
+    assert f"too large to read: {len(huge):,} bytes" in shown  # its lines end in CRLF, as IMAP counts them
+    assert "above PUBLISHER_BOUNCE_MAX_BYTES (50,000)" in shown
+
+
+def count_fetches(monkeypatch) -> list[int]:
+    """The UIDs whose body the reader downloads, in order (the real fetch still runs)."""
+    fetched: list[int] = []
+    real = MailboxClient.fetch
+
+    def counting(self, uid):
+        fetched.append(uid)
+        return real(self, uid)
+
+    monkeypatch.setattr(MailboxClient, "fetch", counting)
+    return fetched
+
+
+def test_a_poll_over_200_messages_it_left_fetches_no_body(db_url, smtp_server, mailbox, monkeypatch):
+    """Issue 34: every poll downloaded every message left in the mailbox again."""
+    env = env_for(smtp_server, mailbox)
+    mailbox.append_many(
+        f"From: person{n}@example.net\r\nSubject: hello {n}\r\n\r\nA letter, not a report.\r\n".encode()
+        for n in range(200)
+    )
+    assert read(env, db_url).unclassified == 200
+    fetched = count_fetches(monkeypatch)
+    again = read(env, db_url)
+    assert (again.messages, again.already_met, fetched) == (0, 200, [])
+    left, counts = bounce_records.left_messages(db_url=db_url, limit=50)
+    assert (len(left), counts) == (50, {bounce_records.UNCLASSIFIED: 200})
+
+
+def test_what_the_reader_remembers_of_a_message_gone_from_the_mailbox_is_pruned_after_90_days(
+    db_url, smtp_server, mailbox
+):
+    env = env_for(smtp_server, mailbox)
+    mailbox.append(b"From: a@example.net\r\nSubject: stays\r\n\r\nhello\r\n")
+    mailbox.append(b"From: b@example.net\r\nSubject: goes\r\n\r\nhello\r\n")
+    read(env, db_url)
+    [(_flags, _raw), _] = mailbox.messages("INBOX")
+    mailbox.empty()
+    mailbox.append(b"From: a@example.net\r\nSubject: stays\r\n\r\nhello\r\n")  # a new UID: met anew
+    later = storage_now() + bounce_records.MAILBOX_MEMORY
+    read(env, db_url, clock=lambda: later - timedelta(days=1))
+    assert bounce_records.left_messages(db_url=db_url)[1] == {bounce_records.UNCLASSIFIED: 3}
+    read(env, db_url, clock=lambda: later + timedelta(days=1))
+    left, counts = bounce_records.left_messages(db_url=db_url)
+    assert counts == {bounce_records.UNCLASSIFIED: 1} and [message.subject for message in left] == ["stays"]

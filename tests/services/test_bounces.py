@@ -20,8 +20,7 @@ from publisher.gateway.contract import SubscribeRequest
 from publisher.mail import announce, mailer, outbox, returns
 from publisher.rules import bounces
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import bounce_records
-from publisher.storage import subscribers as mailing_list
+from publisher.storage import bounce_records, subscribers
 from publisher.storage.bounce_records import Report
 from tests.services.test_campaign import Clock, mail_for, readers, sender_for, start_campaign
 from tests.smtp import LIST_SECRET, POSTAL_ADDRESS, SmtpServer
@@ -39,12 +38,12 @@ def smtp_server():
 
 
 def status_of(db_url: str, email: str) -> str:
-    [row] = [row for row in mailing_list.list_subscribers(db_url=db_url) if row.email == email]
+    [row] = [row for row in subscribers.list_subscribers(db_url=db_url) if row.email == email]
     return row.status
 
 
 def events(db_url: str, email: str) -> list[tuple[str, str, str | None]]:
-    return [(event.event, event.how, event.detail) for event in mailing_list.consent_record(email, db_url)]
+    return [(event.event, event.how, event.detail) for event in subscribers.consent_record(email, db_url)]
 
 
 def jobs(db_url: str, status: str) -> list[storage.Delivery]:
@@ -99,7 +98,7 @@ async def test_a_server_refusing_everyone_pauses_the_campaign_and_bounces_nobody
     item = start_campaign(db_url, mail)
     await sender_for(mail, db_url, Clock()).send_due()
     assert storage.get_campaign(item.id, db_url).status == storage.PAUSED
-    assert {row.status for row in mailing_list.list_subscribers(db_url=db_url)} == {ListStatus.CONFIRMED}
+    assert {row.status for row in subscribers.list_subscribers(db_url=db_url)} == {ListStatus.CONFIRMED}
     assert bounce_records.list_bounces(db_url=db_url) == []
 
 
@@ -151,7 +150,7 @@ def test_campaigns_shows_each_campaigns_bounces_complaints_and_rates(db_url):
 async def test_a_confirmation_refused_for_good_bounces_the_address_and_a_new_sign_up_starts_afresh(db_url, smtp_server):
     mail = mail_for(smtp_server, PUBLISHER_BOUNCE_ADDRESS=BOUNCE_ADDRESS)
     smtp_server.refused_recipients.add("gone@readers.example")
-    assert mailing_list.subscribe(sign_up("gone@readers.example"), outbox.job_for(mail), db_url, now=T0) == "added"
+    assert subscribers.subscribe(sign_up("gone@readers.example"), outbox.job_for(mail), db_url, now=T0) == "added"
     clock = Clock(T0)
     [outcome] = await outbox.Sender(mail, db_url, clock=clock).send_due()
     assert outcome.status == storage.FAILED
@@ -161,9 +160,7 @@ async def test_a_confirmation_refused_for_good_bounces_the_address_and_a_new_sig
     # The reader proves the address works again: a fresh sign-up, a fresh confirmation.
     smtp_server.refused_recipients.clear()
     later = T0 + timedelta(days=2)
-    assert (
-        mailing_list.subscribe(sign_up("gone@readers.example"), outbox.job_for(mail), db_url, now=later) == "rejoined"
-    )
+    assert subscribers.subscribe(sign_up("gone@readers.example"), outbox.job_for(mail), db_url, now=later) == "rejoined"
     assert status_of(db_url, "gone@readers.example") == ListStatus.PENDING
     clock.now = later
     [outcome] = await outbox.Sender(mail, db_url, clock=clock).send_due()
@@ -176,7 +173,7 @@ async def test_a_confirmation_refused_for_good_bounces_the_address_and_a_new_sig
 async def test_a_4xx_is_retried_and_only_the_retries_giving_up_count_one_soft_bounce(db_url, smtp_server):
     mail = mail_for(smtp_server)
     smtp_server.deferred_recipients.add("full@readers.example")
-    mailing_list.subscribe(sign_up("full@readers.example"), outbox.job_for(mail), db_url, now=T0)
+    subscribers.subscribe(sign_up("full@readers.example"), outbox.job_for(mail), db_url, now=T0)
     clock = Clock(T0)
     sender = outbox.Sender(mail, db_url, clock=clock)
     [outcome] = await sender.send_due()
@@ -233,7 +230,7 @@ def _release_to(db_url: str, email: str, slug: str, at: datetime) -> int:
 
 
 def _id_of(db_url: str, email: str) -> int:
-    [row] = [row for row in mailing_list.list_subscribers(db_url=db_url) if row.email == email]
+    [row] = [row for row in subscribers.list_subscribers(db_url=db_url) if row.email == email]
     return row.id
 
 
@@ -284,10 +281,10 @@ def test_the_import_never_brings_back_a_bounced_or_complained_address_but_the_fo
     bounce_records.record(
         Report(bounces.COMPLAINT, "spam", storage.FROM_WEBHOOK, email="reader1@readers.example"), db_url
     )
-    report = mailing_list.import_rows(
+    report = subscribers.import_rows(
         [
-            mailing_list.ImportRow(2, "reader0@readers.example", "Reader 0", ListStatus.CONFIRMED),
-            mailing_list.ImportRow(3, "reader1@readers.example", "Reader 1", ListStatus.CONFIRMED),
+            subscribers.ImportRow(2, "reader0@readers.example", "Reader 0", ListStatus.CONFIRMED),
+            subscribers.ImportRow(3, "reader1@readers.example", "Reader 1", ListStatus.CONFIRMED),
         ],
         "old list",
         db_url,
@@ -296,7 +293,7 @@ def test_the_import_never_brings_back_a_bounced_or_complained_address_but_the_fo
     assert status_of(db_url, "reader0@readers.example") == ListStatus.BOUNCED
     assert status_of(db_url, "reader1@readers.example") == ListStatus.UNSUBSCRIBED
     mail = mail_for(smtp_server)
-    assert mailing_list.subscribe(sign_up("reader0@readers.example"), outbox.job_for(mail), db_url) == "rejoined"
+    assert subscribers.subscribe(sign_up("reader0@readers.example"), outbox.job_for(mail), db_url) == "rejoined"
     assert status_of(db_url, "reader0@readers.example") == ListStatus.PENDING
 
 
@@ -308,7 +305,7 @@ def test_a_late_bounce_of_an_email_from_before_a_new_sign_up_changes_nothing(db_
     bounce_records.record(Report(bounces.HARD, "550", storage.FROM_MAILBOX, old), db_url, now=T0 + timedelta(hours=1))
     assert status_of(db_url, reader) == ListStatus.BOUNCED
     mail = mail_for(smtp_server)
-    mailing_list.subscribe(sign_up(reader), outbox.job_for(mail), db_url, now=T0 + timedelta(days=1))
+    subscribers.subscribe(sign_up(reader), outbox.job_for(mail), db_url, now=T0 + timedelta(days=1))
     again = bounce_records.record(
         Report(bounces.COMPLAINT, "late report", storage.FROM_MAILBOX, old), db_url, now=T0 + timedelta(days=2)
     )
@@ -379,16 +376,16 @@ def test_forget_erases_the_bounces_about_an_address_and_its_emails_to_the_bounce
         bounce_records.record(
             Report(bounces.HARD, "550 5.1.1", storage.FROM_WEBHOOK, email=f"reader{n}@readers.example"), db_url
         )
-    bounce_records.record_message(
-        "d1", bounce_records.UNCLASSIFIED, "Out of the list?", "Reader0@Readers.example", (), db_url
-    )
-    bounce_records.record_message("d2", bounce_records.UNCLASSIFIED, "Hello", "someone@example.net", (), db_url)
+    place = bounce_records.MailboxPlace("INBOX", 1)
+    for uid, (subject, sender) in enumerate(
+        [("Out of the list?", "Reader0@Readers.example"), ("Hello", "someone@example.net")], start=1
+    ):
+        fetched = bounce_records.Fetched(f"d{uid}", 100, subject, sender)
+        bounce_records.record_message(place, uid, bounce_records.UNCLASSIFIED, fetched=fetched, db_url=db_url)
     forgotten = publisher_gateway(db_url, "forget", "reader0@readers.example")
     assert forgotten.stderr == (
         "reader0@readers.example: Removed its place on the list (bounced) with 2 consent events, "
         "0 contact messages, 0 outbox emails, 2 records of mail that came back.\n"
     )
     assert [line.email for line in bounce_records.list_bounces(db_url=db_url)] == ["reader1@readers.example"]
-    assert [message.sender for message in bounce_records.unclassified_messages(db_url=db_url)] == [
-        "someone@example.net"
-    ]
+    assert [message.sender for message in bounce_records.left_messages(db_url=db_url)[0]] == ["someone@example.net"]
