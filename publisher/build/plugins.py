@@ -41,7 +41,7 @@ from publisher.reflex_internals.frontend_files import (
     dev_server_plugins,
     prerender_not_found,
 )
-from publisher.web import page_kinds as static_or_app
+from publisher.web import page_kinds
 
 logger = logging.getLogger(__name__)
 
@@ -146,11 +146,11 @@ def html_route(static_dir: Path, page: Path) -> str:
     """The route a prerendered file serves: index.html -> '/', about/index.html and about.html -> '/about'."""
     relative = page.relative_to(static_dir).as_posix()
     if relative == SPA_FALLBACK:
-        return static_or_app.NOT_FOUND_ROUTE
-    return static_or_app.page_route("/" + relative)
+        return page_kinds.NOT_FOUND_ROUTE
+    return page_kinds.page_route("/" + relative)
 
 
-def finish_pages(static_dir: Path, kinds: dict[str, static_or_app.PageKind]) -> None:
+def finish_pages(static_dir: Path, kinds: dict[str, page_kinds.PageKind]) -> None:
     """Static pages lose the app; pages with a form start it after paint."""
     for page in sorted(static_dir.rglob("*.html")):
         route = html_route(static_dir, page)
@@ -197,10 +197,10 @@ class SiteFilesPlugin(Plugin):
         wanted = images.site_images()
         image_build.write_variants(prerequisites.get_web_dir() / constants.Dirs.PUBLIC, wanted)
         images.write_manifest(item.info for item in wanted)
-        kinds = static_or_app.decide(context["unevaluated_pages"])
+        kinds = page_kinds.decide(context["unevaluated_pages"])
         for kind in kinds.values():
             logger.info("Page %s", kind.describe())
-        static_or_app.write_manifest(kinds)
+        page_kinds.write_manifest(kinds)
         context["add_modify_task"](REACT_ROUTER_CONFIG, prerender_not_found)
         context["add_modify_task"](STATE_JS, backend_at_page_origin)
         context["add_modify_task"](VITE_CONFIG, dev_server_plugins)
@@ -210,5 +210,5 @@ class SiteFilesPlugin(Plugin):
 
         static_dir = Path(context["static_dir"])
         use_prerendered_not_found(static_dir)
-        finish_pages(static_dir, static_or_app.read_manifest())
+        finish_pages(static_dir, page_kinds.read_manifest())
         remove_originals(static_dir, [item.info.src for item in images.site_images() if not item.info.is_svg])

@@ -39,8 +39,7 @@ from publisher.gateway.contract import (
     SubscribeRequest,
 )
 from publisher.mail import outbox
-from publisher.storage import database
-from publisher.storage import subscribers as mailing_list
+from publisher.storage import database, subscribers
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +132,7 @@ def create_app(db_url: str | None = None, mail: MailSettings | None = None) -> S
         def store(body: SubscribeRequest, url: str | None) -> dict[str, str]:
             # The answer reaches only the site's backend; the visitor sees the same alert either way.
             confirmation = outbox.job_for(mail) if mail is not None else None
-            outcome = mailing_list.subscribe(body, confirmation, url)
+            outcome = subscribers.subscribe(body, confirmation, url)
             return {"status": "subscribed" if outcome in ("added", "rejoined") else "already subscribed"}
 
         return await handle(request, SubscribeRequest, store)

@@ -30,7 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from publisher.config import settings
 from publisher.config.settings import ConfigurationError
-from publisher.limits import submits as ratelimit
+from publisher.limits import submits
 from publisher.limits.tabs import (
     EVENT_PATH,
     FOREIGN_ORIGIN,
@@ -265,7 +265,7 @@ class EventChannelDoor:
             logger.warning(ONE_ADDRESS_WARNING)
         gate = self.gate.get()
         token = _token(scope) if websocket else ""
-        tab, refusal = await gate.admit(ratelimit.address_key(address), token)
+        tab, refusal = await gate.admit(submits.address_key(address), token)
         if tab is None:
             logger.info("Event channel refused for %s: %s", address, refusal)
             await refuse(scope, send)

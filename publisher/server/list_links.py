@@ -30,11 +30,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from publisher import storage
 from publisher.content import list_copy
-from publisher.limits import submits as ratelimit
+from publisher.limits import submits
 from publisher.rules import limits as limit_rules
 from publisher.rules import list_links
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import subscribers as mailing_list
+from publisher.storage import subscribers
 from publisher.web.states.list_link import list_secrets
 
 logger = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ class ListLinks:
         if link_key is None:
             return 404
         try:
-            row = await asyncio.to_thread(mailing_list.lookup, link_key)
+            row = await asyncio.to_thread(subscribers.lookup, link_key)
         except sqlalchemy.exc.SQLAlchemyError as exc:
             logger.warning("List link: the database is unavailable (%s)", type(exc).__name__)
             return 503
@@ -106,7 +106,7 @@ class ListLinks:
             result = (
                 None
                 if link_key is None
-                else await asyncio.to_thread(mailing_list.unsubscribe, link_key, mailing_list.BY_ONE_CLICK)
+                else await asyncio.to_thread(subscribers.unsubscribe, link_key, subscribers.BY_ONE_CLICK)
             )
         except sqlalchemy.exc.SQLAlchemyError as exc:
             logger.warning("One-click unsubscribe: the database is unavailable (%s)", type(exc).__name__)
@@ -119,7 +119,7 @@ class ListLinks:
     @staticmethod
     async def _within_limits(scope: Scope) -> bool:
         address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
-        return await ratelimit.shared_limiter.get().allow(_FAILURES, "", address)
+        return await submits.shared_limiter.get().allow(_FAILURES, "", address)
 
 
 async def _read_body(receive: Receive) -> bytes | None:

@@ -33,8 +33,7 @@ from publisher.content import images
 from publisher.server import event_channel
 from publisher.server.bounce_hook import BounceHook
 from publisher.server.list_links import ListLinks
-from publisher.web import feed, tab_states
-from publisher.web import page_kinds as static_or_app
+from publisher.web import feed, page_kinds, tab_states
 from publisher.web.pages import PAGES
 from publisher.web.pages.registry import PageRegistry
 
@@ -165,7 +164,7 @@ class ResponseHeaders:
         https = is_https(scope)
         host = Headers(scope=scope).get("host", "localhost")
         document = is_page_path(scope["path"])
-        route = static_or_app.page_route(scope["path"]) if document else ""
+        route = page_kinds.page_route(scope["path"]) if document else ""
         starts_app = self.starts_app is None or self.starts_app.get(route, False)
         policy = content_security_policy(host, https, self.script_hashes, websocket=starts_app)
         cache = cache_control(scope["path"])
@@ -208,4 +207,4 @@ def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
     and the event channel open only within the tab limits (limits/tabs.py)."""
     door = event_channel.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
     routes = CanonicalRouteRewrite(door, pages.slashless_routes())
-    return ResponseHeaders(BounceHook(ListLinks(routes)), inline_script_hashes(), static_or_app.starts_app_by_route())
+    return ResponseHeaders(BounceHook(ListLinks(routes)), inline_script_hashes(), page_kinds.starts_app_by_route())

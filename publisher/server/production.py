@@ -38,8 +38,7 @@ from reflex_base.environment import environment
 
 from publisher.config import settings
 from publisher.storage import database
-from publisher.web import graceful_stop
-from publisher.web import page_kinds as static_or_app
+from publisher.web import graceful_stop, page_kinds
 
 DEFAULT_HOST = settings.DEFAULT_HOST
 DEFAULT_PORT = settings.DEFAULT_PORT
@@ -85,9 +84,9 @@ def require_build() -> None:
             f"No production build at {BUILD_INDEX.parent}: run `make build` first "
             "(reflex export --frontend-only --no-zip)."
         )
-    if not static_or_app.MANIFEST.exists():
+    if not page_kinds.MANIFEST.exists():
         raise ServeError(
-            f"The build at {BUILD_INDEX.parent} has no {static_or_app.MANIFEST} (which pages start the app): "
+            f"The build at {BUILD_INDEX.parent} has no {page_kinds.MANIFEST} (which pages start the app): "
             "it is older than this code; run `make build` again."
         )
 
@@ -117,7 +116,7 @@ def prepare() -> int:
     if not STATEFUL_PAGES_MARKER.exists():
         print(f"publisher-serve: Reflex did not write {STATEFUL_PAGES_MARKER}", file=sys.stderr)
         return 1
-    for kind in static_or_app.read_manifest().values():
+    for kind in page_kinds.read_manifest().values():
         print(f"Page {kind.describe()}")
     return 0
 

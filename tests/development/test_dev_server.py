@@ -14,7 +14,7 @@ import httpx
 from playwright.sync_api import Page, expect
 
 from publisher import content, storage
-from publisher.storage import subscribers as mailing_list
+from publisher.storage import subscribers
 from tests.browser import assert_no_console_errors, open_page, send_contact_message, subscribe
 from tests.development.conftest import BOUNCE_HOOK_SECRET, DevServer
 from tests.imap import DovecotServer
@@ -68,7 +68,7 @@ def test_the_book_search_runs_once_the_app_has_rendered_home(page: Page, dev_ser
 
 def test_subscribe_is_stored_by_the_embedded_gateway(page: Page, dev_server: DevServer):
     subscribe(page, dev_server.base_url, "Dev Reader", "dev.reader@example.com")
-    stored = [(s.email, s.name, s.book_updates) for s in mailing_list.list_subscribers(db_url=dev_server.db_url)]
+    stored = [(s.email, s.name, s.book_updates) for s in subscribers.list_subscribers(db_url=dev_server.db_url)]
     assert stored == [("dev.reader@example.com", "Dev Reader", "yes")]
     assert_no_console_errors(page)
 
@@ -117,7 +117,7 @@ def test_the_lists_links_work_on_the_development_server(page: Page, dev_server: 
         timeout=30,
     )
     assert (answer.status_code, answer.text) == (200, "Unsubscribed.")
-    [stored] = [s for s in mailing_list.list_subscribers(db_url=dev_server.db_url) if s.email == address]
+    [stored] = [s for s in subscribers.list_subscribers(db_url=dev_server.db_url) if s.email == address]
     assert stored.status == "unsubscribed"
     assert_no_console_errors(page)
 
@@ -131,7 +131,7 @@ def test_the_development_server_reads_the_bounce_mailbox_and_serves_the_bounce_w
     publisher_gateway(dev_server.db_url, "import", str(listing))
 
     def status(address: str) -> str:
-        [row] = [row for row in mailing_list.list_subscribers(db_url=dev_server.db_url) if row.email == address]
+        [row] = [row for row in subscribers.list_subscribers(db_url=dev_server.db_url) if row.email == address]
         return row.status
 
     # A bounce without a token (sent to the plain bounce address): matched by the failed address.

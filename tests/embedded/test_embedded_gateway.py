@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page
 
 from publisher import storage
-from publisher.storage import subscribers as mailing_list
+from publisher.storage import subscribers
 from tests.browser import assert_no_console_errors, send_contact_message, subscribe
 from tests.support import publisher_gateway
 
@@ -29,14 +29,14 @@ MESSAGE = {
 def test_a_direct_outside_request_is_refused_and_not_stored(base_url: str, db_url: str, path: str, body: dict):
     response = httpx.post(base_url + path, json=body, timeout=10)
     assert response.status_code in (404, 405)
-    assert all(s.email != "bot@example.com" for s in mailing_list.list_subscribers(db_url=db_url))
+    assert all(s.email != "bot@example.com" for s in subscribers.list_subscribers(db_url=db_url))
     assert all(m.sender_email != "bot@example.com" for m in storage.list_messages(db_url))
 
 
 def test_subscribe_is_stored_and_a_repeat_is_a_success_without_a_duplicate(page: Page, base_url: str, db_url: str):
     for email in ("jo.reader@example.com", "Jo.Reader@example.com"):
         subscribe(page, base_url, "Jo Reader", email)
-    rows = [s for s in mailing_list.list_subscribers(db_url=db_url) if s.email_key == "jo.reader@example.com"]
+    rows = [s for s in subscribers.list_subscribers(db_url=db_url) if s.email_key == "jo.reader@example.com"]
     assert [(s.email, s.name) for s in rows] == [("jo.reader@example.com", "Jo Reader")]
     assert_no_console_errors(page)
 

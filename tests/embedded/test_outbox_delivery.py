@@ -15,7 +15,7 @@ from playwright.sync_api import Page
 
 from publisher import storage
 from publisher.rules.validation import FIRST_NAME_CONTROL_CHARS
-from publisher.storage import subscribers as mailing_list
+from publisher.storage import subscribers
 from tests.browser import assert_no_console_errors, send_contact_message, subscribe
 from tests.embedded.conftest import DELIVERY_TIMEOUT_S, delivered
 from tests.postgres import PostgresServer
@@ -72,7 +72,7 @@ def test_an_international_address_is_sent_in_ascii_and_the_site_keeps_delivering
     [confirmation] = smtp.wait_for(before + 1, timeout=DELIVERY_TIMEOUT_S)[before:]
     assert confirmation.rcpt_tos == ["leser@xn--bcher-kva.example"]
     assert b"\r\nTo: leser@xn--bcher-kva.example\r\n" in confirmation.data
-    assert [row.email for row in mailing_list.list_subscribers(db_url=db_url)][-1] == "leser@xn--bcher-kva.example"
+    assert [row.email for row in subscribers.list_subscribers(db_url=db_url)][-1] == "leser@xn--bcher-kva.example"
     send_contact_message(page, server.base_url, "Still delivered after an international address.")
     [contact] = smtp.wait_for(before + 2, timeout=DELIVERY_TIMEOUT_S)[before + 1 :]
     assert contact.message.get_content().endswith("Still delivered after an international address.\r\n")

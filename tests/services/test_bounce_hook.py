@@ -7,12 +7,11 @@ import httpx
 import pytest
 
 from publisher.gateway.contract import SubscribeRequest
-from publisher.limits import submits as ratelimit
+from publisher.limits import submits
 from publisher.limits.submits import Limiter, MemoryCounter
 from publisher.rules.list_rules import ListStatus
 from publisher.server.bounce_hook import BounceHook
-from publisher.storage import bounce_records
-from publisher.storage import subscribers as mailing_list
+from publisher.storage import bounce_records, subscribers
 from tests.services.test_mailing_list import job
 from tests.unit.test_bounce_hook import SECRET, SECRET_VAR
 
@@ -29,30 +28,30 @@ async def page(scope, receive, send):
 def site(db_url, monkeypatch):
     """The hook on ``db_url``, with a secret and a fresh limiter; yields a client for it."""
     monkeypatch.setenv(SECRET_VAR, SECRET)
-    ratelimit.shared_limiter.set(Limiter(MemoryCounter()))
+    submits.shared_limiter.set(Limiter(MemoryCounter()))
     yield lambda: httpx.AsyncClient(
         transport=httpx.ASGITransport(app=BounceHook(page, db_url=db_url)), base_url="https://books.example.com"
     )
-    ratelimit.shared_limiter.set(None)
+    submits.shared_limiter.set(None)
 
 
 def confirmed(db_url: str, email: str = "jo@example.com") -> str:
     """A reader who joined and confirmed; their link key."""
     request = SubscribeRequest.model_validate({"email": email, "name": "Jo Reader", "book_updates": "yes"})
-    mailing_list.subscribe(request, job(), db_url)
-    key = next(s.link_key for s in mailing_list.list_subscribers(db_url=db_url) if s.email_key == email)
-    mailing_list.confirm(key, job(), None, db_url)
+    subscribers.subscribe(request, job(), db_url)
+    key = next(s.link_key for s in subscribers.list_subscribers(db_url=db_url) if s.email_key == email)
+    subscribers.confirm(key, job(), None, db_url)
     return key
 
 
 def status(db_url: str, key: str) -> str:
-    row = mailing_list.lookup(key, db_url)
+    row = subscribers.lookup(key, db_url)
     assert row is not None
     return row.status
 
 
 def events(db_url: str, email: str = "jo@example.com") -> list[tuple[str, str, str | None]]:
-    return [(e.event, e.how, e.detail) for e in mailing_list.consent_record(email, db_url)]
+    return [(e.event, e.how, e.detail) for e in subscribers.consent_record(email, db_url)]
 
 
 @pytest.mark.asyncio
@@ -93,7 +92,7 @@ async def test_an_unknown_address_changes_nothing_and_gets_the_same_answer(site,
     assert [line.email for line in bounce_records.list_bounces(db_url=db_url)] == ["jo@example.com"]  # no stranger
     assert status(db_url, key) == ListStatus.CONFIRMED  # one soft bounce is not enough
     assert events(db_url) == before
-    assert mailing_list.consent_record("nobody@example.com", db_url) == []
+    assert subscribers.consent_record("nobody@example.com", db_url) == []
 
 
 @pytest.mark.asyncio

@@ -28,7 +28,7 @@ from publisher.config.settings import ConfigurationError, mail_settings
 from publisher.content import list_copy
 from publisher.content.site import BRAND_NAME
 from publisher.mail import campaign, mailer, outbox, release_email
-from publisher.storage import subscribers as mailing_list
+from publisher.storage import subscribers
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 
 SITE = "https://animals.example"
@@ -65,10 +65,10 @@ def mail_for(server: SmtpServer, **extra: str):
 
 def readers(db_url: str, count: int, status: str = "confirmed", start: int = 0) -> None:
     rows = [
-        mailing_list.ImportRow(n, f"reader{n}@readers.example", f"Reader {n}", status)
+        subscribers.ImportRow(n, f"reader{n}@readers.example", f"Reader {n}", status)
         for n in range(start, start + count)
     ]
-    mailing_list.import_rows(rows, "test", db_url)
+    subscribers.import_rows(rows, "test", db_url)
 
 
 def start_campaign(db_url: str, mail, slug: str = BOOK.slug) -> storage.Campaign:
@@ -293,9 +293,9 @@ async def test_a_reader_who_leaves_after_queueing_gets_nothing(db_url, smtp_serv
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
     readers(db_url, 3)
     item = start_campaign(db_url, mail)
-    [leaving, forgotten, staying] = mailing_list.list_subscribers(db_url=db_url)
-    mailing_list.unsubscribe(leaving.link_key, "test", db_url)
-    mailing_list.forget(forgotten.email, db_url)
+    [leaving, forgotten, staying] = subscribers.list_subscribers(db_url=db_url)
+    subscribers.unsubscribe(leaving.link_key, "test", db_url)
+    subscribers.forget(forgotten.email, db_url)
     await sender_for(mail, db_url, Clock()).send_due()
     assert recipients(smtp_server) == [staying.email]
     assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 1, "failed": 0, "skipped": 1}
@@ -311,13 +311,13 @@ async def test_every_email_is_recorded_before_the_next_goes_and_a_reader_leaving
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
     readers(db_url, 40)
     item = start_campaign(db_url, mail)
-    leaving = next(r for r in mailing_list.list_subscribers(db_url=db_url) if r.email == "reader10@readers.example")
+    leaving = next(r for r in subscribers.list_subscribers(db_url=db_url) if r.email == "reader10@readers.example")
     seen: list[tuple[int, int]] = []
 
     def taking(rcpt_tos: list[str]) -> None:
         seen.append((len(smtp_server.received), storage.campaign_counts(item.id, db_url)[storage.SENT]))
         if rcpt_tos == ["reader9@readers.example"]:
-            mailing_list.unsubscribe(leaving.link_key, "test", db_url)
+            subscribers.unsubscribe(leaving.link_key, "test", db_url)
 
     smtp_server.on_data = taking
     await sender_for(mail, db_url, Clock()).send_due()

@@ -150,7 +150,7 @@ async def test_postgres_lost_while_running_gives_503_stores_nothing_and_recovers
     postgres: PostgresServer,
 ):
     from publisher import storage
-    from publisher.storage import subscribers as mailing_list
+    from publisher.storage import subscribers
     from tests.services.test_embedded_gateway import MESSAGE, SUBSCRIPTION, client_for
 
     url = postgres.url(postgres.migrated_database())
@@ -168,7 +168,7 @@ async def test_postgres_lost_while_running_gives_503_stores_nothing_and_recovers
     assert lost_subscription.json() == {"error": "Storage unavailable"}
     assert (after.status_code, after.json()) == (200, {"status": "subscribed"})
     assert message_after.status_code == 200
-    assert [s.email for s in mailing_list.list_subscribers(db_url=url)] == ["jo@example.com", "bo@example.com"]
+    assert [s.email for s in subscribers.list_subscribers(db_url=url)] == ["jo@example.com", "bo@example.com"]
     assert len(storage.list_messages(url)) == 1
 
 

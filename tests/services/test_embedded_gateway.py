@@ -13,7 +13,7 @@ import sqlalchemy
 
 from publisher import gateway, storage
 from publisher.gateway import embedded
-from publisher.storage import subscribers as mailing_list
+from publisher.storage import subscribers
 from tests.support import publisher_gateway
 
 
@@ -51,7 +51,7 @@ async def test_the_site_client_delivers_both_requests_and_they_are_stored(db_url
     )
     await client.aclose()
 
-    [subscriber] = mailing_list.list_subscribers(db_url=db_url)
+    [subscriber] = subscribers.list_subscribers(db_url=db_url)
     assert (subscriber.email, subscriber.name, subscriber.book_updates) == ("jo@example.com", "Jo Reader", "yes")
     [message] = storage.list_messages(db_url)
     assert (message.sender_name, message.sender_email) == ("Jo Reader", "jo@example.com")
@@ -66,7 +66,7 @@ async def test_a_repeated_subscription_succeeds_without_a_duplicate_row(db_url):
         again = await client.post("/prod/subscribe", json={**SUBSCRIPTION, "email": "JO@example.com", "name": "Jo R"})
     assert (first.status_code, first.json()) == (200, {"status": "subscribed"})
     assert (again.status_code, again.json()) == (200, {"status": "already subscribed"})
-    [subscriber] = mailing_list.list_subscribers(db_url=db_url)
+    [subscriber] = subscribers.list_subscribers(db_url=db_url)
     assert subscriber.name == "Jo Reader"  # a repeat cannot overwrite the first subscription
 
 

@@ -24,7 +24,7 @@ from publisher import content, storage
 from publisher.config.settings import mail_settings
 from publisher.gateway.contract import SubscribeRequest
 from publisher.mail import announce, campaign, mailer, outbox, release_email
-from publisher.storage import subscribers as mailing_list
+from publisher.storage import subscribers
 from tests.services.test_embedded_gateway import SUBSCRIPTION
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.unit.test_list_headers import LONG_DOMAIN, LONG_SITE, unsubscribe_link_for
@@ -142,8 +142,8 @@ def assert_written_as_rfc_2369_asks(raw: bytes, unsubscribe_link: str) -> None:
 
 
 def confirmed_reader(db_url: str, mail) -> storage.Subscriber:
-    mailing_list.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
-    [subscriber] = mailing_list.list_subscribers(db_url=db_url)
+    subscribers.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
+    [subscriber] = subscribers.list_subscribers(db_url=db_url)
     return subscriber
 
 
@@ -164,7 +164,7 @@ async def test_the_confirmation_and_the_welcome_as_the_server_received_them(
     assert f"{site}/subscribe/confirm?token=".encode() in quopri.decodestring(confirmation.data)
     assert verifies(confirmation.data, dkim_key)
 
-    mailing_list.confirm(subscriber.link_key, outbox.job_for(mail), None, db_url)
+    subscribers.confirm(subscriber.link_key, outbox.job_for(mail), None, db_url)
     assert [o.status for o in await sender.send_due()] == ["sent"]
     welcome = smtp_server.wait_for(2, timeout=10)[1]
     link = unsubscribe_link_for(site, subscriber.link_key)
@@ -192,13 +192,13 @@ async def test_a_release_email_as_the_server_received_it(db_url, smtp_server, dk
     deployed_at(monkeypatch, site)
     mail = mail_for(smtp_server, dkim_key)
     rows = [
-        mailing_list.ImportRow(n, f"reader{n}@readers.example", name, "confirmed")
+        subscribers.ImportRow(n, f"reader{n}@readers.example", name, "confirmed")
         for n, name in enumerate(("Reader Zero", "Zoë Ŝmith, Jr.", ""))
     ]
-    mailing_list.import_rows(rows, "test", db_url)
+    subscribers.import_rows(rows, "test", db_url)
     start_campaign(db_url, mail)
     await campaign.ReleaseSender(mail, db_url).send_due()
-    keys = {r.email: r.link_key for r in mailing_list.list_subscribers(db_url=db_url)}
+    keys = {r.email: r.link_key for r in subscribers.list_subscribers(db_url=db_url)}
     received = smtp_server.wait_for(3, timeout=10)
     assert len(received) == 3
     for copy in received:

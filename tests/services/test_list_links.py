@@ -14,14 +14,13 @@ from publisher import storage
 from publisher.config.settings import mail_settings
 from publisher.content import list_copy
 from publisher.gateway.contract import SubscribeRequest
-from publisher.limits import submits as ratelimit
+from publisher.limits import submits
 from publisher.limits.submits import Limit, Limiter, MemoryCounter
 from publisher.mail import outbox
 from publisher.rules import bounces, list_links
 from publisher.rules.list_rules import ListStatus
-from publisher.server import list_links as list_http
-from publisher.storage import bounce_records, tables
-from publisher.storage import subscribers as mailing_list
+from publisher.server.list_links import ListLinks
+from publisher.storage import bounce_records, subscribers, tables
 from publisher.storage.bounce_records import Report
 from publisher.web.states import list_link
 from publisher.web.states.confirm import ConfirmState
@@ -41,16 +40,16 @@ def list_site(db_url, monkeypatch):
     # Every storage module reaches the database through these two (publisher/storage/tables.py).
     monkeypatch.setattr(tables, "engine", lambda _url, real=tables.engine: real(db_url))
     monkeypatch.setattr(tables, "open_session", lambda _url, real=tables.open_session: real(db_url))
-    ratelimit.shared_limiter.set(Limiter(MemoryCounter()))
+    submits.shared_limiter.set(Limiter(MemoryCounter()))
     yield mail_settings()
-    ratelimit.shared_limiter.set(None)
+    submits.shared_limiter.set(None)
 
 
 def joined(mail, email: str = "jo@example.com") -> storage.Subscriber:
     """A subscriber who asked to join (pending, confirmation queued)."""
     body = SubscribeRequest.model_validate({"email": email, "name": "Jo Reader", "book_updates": "yes"})
-    mailing_list.subscribe(body, outbox.job_for(mail))
-    return next(s for s in mailing_list.list_subscribers() if s.email == email)
+    subscribers.subscribe(body, outbox.job_for(mail))
+    return next(s for s in subscribers.list_subscribers() if s.email == email)
 
 
 def on_page(state_class, path: str, token: str, tab: str = "tab-1", address: str = "198.51.100.7"):
@@ -82,11 +81,11 @@ async def test_opening_a_confirmation_link_shows_the_masked_address_and_confirms
     state = on_page(ConfirmState, "/subscribe/confirm", token)
     await run(ConfirmState.open, state)
     assert (state.stage, state.address) == (list_link.ASK, "j*@e******.com")
-    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.PENDING
+    assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
 
     await run(ConfirmState.confirm, state)
     assert state.stage == list_link.DONE
-    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.CONFIRMED
+    assert subscribers.lookup(subscriber.link_key).status == ListStatus.CONFIRMED
     assert [d.kind for d in storage.list_deliveries()] == ["confirmation", "welcome"]
 
     await run(ConfirmState.confirm, state)  # a second press does nothing more
@@ -105,7 +104,7 @@ async def test_the_confirmation_link_of_an_address_that_bounced_asks_for_a_new_s
     await run(ConfirmState.open, state)
     assert (state.stage, state.address) == (list_link.LEFT, "g**e@e******.com")
     await run(ConfirmState.confirm, state)  # no button; a crafted press changes nothing
-    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.BOUNCED
+    assert subscribers.lookup(subscriber.link_key).status == ListStatus.BOUNCED
 
 
 @pytest.mark.asyncio
@@ -116,7 +115,7 @@ async def test_an_expired_a_tampered_and_another_sites_confirmation_link(list_si
     await run(ConfirmState.open, state)
     assert state.stage == list_link.EXPIRED
     await run(ConfirmState.confirm, state)  # the button is not there; a crafted press changes nothing
-    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.PENDING
+    assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
 
     forged = list_links.confirm_token(OTHER_SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
     for token in (forged, "nonsense", ""):
@@ -129,7 +128,7 @@ async def test_an_expired_a_tampered_and_another_sites_confirmation_link(list_si
     state = on_page(ConfirmState, "/subscribe/confirm", good)
     await run(ConfirmState.open, state)
     assert state.stage == list_link.INVALID
-    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.PENDING
+    assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
 
 
 @pytest.mark.asyncio
@@ -139,17 +138,17 @@ async def test_the_unsubscribe_page_removes_the_address_only_when_the_button_is_
     state = on_page(UnsubscribeState, "/unsubscribe", token)
     await run(UnsubscribeState.open, state)
     assert (state.stage, state.address) == (list_link.ASK, "j*@e******.com")
-    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.PENDING
+    assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
     await run(UnsubscribeState.unsubscribe, state)
     assert state.stage == list_link.DONE
-    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.UNSUBSCRIBED
-    [event] = [e for e in mailing_list.consent_record("jo@example.com") if e.event == "unsubscribed"]
+    assert subscribers.lookup(subscriber.link_key).status == ListStatus.UNSUBSCRIBED
+    [event] = [e for e in subscribers.consent_record("jo@example.com") if e.event == "unsubscribed"]
     assert event.how == "unsubscribe page"
 
 
 @pytest.mark.asyncio
 async def test_opening_links_counts_against_the_visitors_limits(list_site):
-    ratelimit.shared_limiter.set(Limiter(MemoryCounter(), per_client=Limit(2, 600), per_address=Limit(40, 600)))
+    submits.shared_limiter.set(Limiter(MemoryCounter(), per_client=Limit(2, 600), per_address=Limit(40, 600)))
     for expected in (list_link.INVALID, list_link.INVALID, list_link.LIMITED):
         state = on_page(UnsubscribeState, "/unsubscribe", "guess")
         await run(UnsubscribeState.open, state)
@@ -195,7 +194,7 @@ class Page:
 def request(method: str, path: str, token: str, body: bytes = b"", content_type: str = "", client="203.0.113.9"):
     """One request through the middleware: (status, body, whether the page was served)."""
     page = Page()
-    app = list_http.ListLinks(page)
+    app = ListLinks(page)
     scope = {
         "type": "http",
         "method": method,
@@ -233,7 +232,7 @@ def test_a_links_page_answers_200_404_or_410(list_site):
     assert request("GET", "/subscribe/confirm", flip(fresh, -1))[::2] == (404, True)  # tampered
     assert request("GET", "/unsubscribe", list_links.unsubscribe_token(SECRET, subscriber.link_key))[0] == 200
     assert request("GET", "/unsubscribe", list_links.unsubscribe_token(OTHER_SECRET, subscriber.link_key))[0] == 404
-    mailing_list.forget("jo@example.com")  # a genuine link whose address is gone: the same 404
+    subscribers.forget("jo@example.com")  # a genuine link whose address is gone: the same 404
     assert request("GET", "/unsubscribe", list_links.unsubscribe_token(SECRET, subscriber.link_key))[0] == 404
     assert request("GET", "/about", "x")[::2] == (200, True)  # other paths pass untouched
 
@@ -242,11 +241,11 @@ def test_a_one_click_post_unsubscribes_at_once_without_a_cookie(list_site):
     subscriber = joined(list_site)
     token = list_links.unsubscribe_token(SECRET, subscriber.link_key)
     assert request("GET", "/unsubscribe", token)[0] == 200
-    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.PENDING  # the GET changed nothing
+    assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING  # the GET changed nothing
     assert request("POST", "/unsubscribe", token, ONE_CLICK, FORM) == (200, "Unsubscribed.", False)
-    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.UNSUBSCRIBED
+    assert subscribers.lookup(subscriber.link_key).status == ListStatus.UNSUBSCRIBED
     assert request("POST", "/unsubscribe", token, ONE_CLICK, FORM)[:2] == (200, "Unsubscribed.")  # again: the same
-    [event] = [e for e in mailing_list.consent_record("jo@example.com") if e.event == "unsubscribed"]
+    [event] = [e for e in subscribers.consent_record("jo@example.com") if e.event == "unsubscribed"]
     assert event.how == "one-click unsubscribe"
 
 
@@ -255,7 +254,7 @@ def test_a_one_click_post_as_multipart_form_data_is_understood(list_site):
     token = list_links.unsubscribe_token(SECRET, subscriber.link_key)
     body = b'--b\r\nContent-Disposition: form-data; name="List-Unsubscribe"\r\n\r\nOne-Click\r\n--b--\r\n'
     assert request("POST", "/unsubscribe", token, body, "multipart/form-data; boundary=b")[0] == 200
-    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.UNSUBSCRIBED
+    assert subscribers.lookup(subscriber.link_key).status == ListStatus.UNSUBSCRIBED
 
 
 def test_a_post_that_is_not_one_click_or_whose_token_is_not_ours_changes_nothing(list_site):
@@ -265,11 +264,11 @@ def test_a_post_that_is_not_one_click_or_whose_token_is_not_ours_changes_nothing
     assert request("POST", "/unsubscribe", token, b"x" * 5000, FORM)[0] == 400
     assert request("POST", "/unsubscribe", flip(token, -1), ONE_CLICK, FORM)[:2] == (404, "This link is not valid")
     assert request("POST", "/subscribe/confirm", token, ONE_CLICK, FORM)[0] == 405
-    assert mailing_list.lookup(subscriber.link_key).status == ListStatus.PENDING
+    assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
 
 
 def test_only_wrong_links_count_against_an_address(list_site):
-    ratelimit.shared_limiter.set(Limiter(MemoryCounter(), per_address=Limit(3, 600)))
+    submits.shared_limiter.set(Limiter(MemoryCounter(), per_address=Limit(3, 600)))
     subscriber = joined(list_site)
     good = list_links.unsubscribe_token(SECRET, subscriber.link_key)
     for _ in range(5):  # a mail provider unsubscribing many readers from one address is never held up
@@ -286,20 +285,20 @@ async def test_only_the_latest_confirmations_link_confirms(list_site):
     confirmation replaced, confirms nothing: that sign-up's consent is not the old email's."""
     first = joined(list_site)
     old_link = list_links.confirm_token(SECRET, first.link_key, first.confirmation_sent_at)
-    mailing_list.unsubscribe(first.link_key, "test")
+    subscribers.unsubscribe(first.link_key, "test")
     body = SubscribeRequest.model_validate({"email": first.email, "name": "Jo Reader", "book_updates": "yes"})
-    mailing_list.subscribe(body, outbox.job_for(list_site), now=first.confirmation_sent_at + timedelta(hours=25))
-    again = mailing_list.lookup(first.link_key)
+    subscribers.subscribe(body, outbox.job_for(list_site), now=first.confirmation_sent_at + timedelta(hours=25))
+    again = subscribers.lookup(first.link_key)
     assert again.status == ListStatus.PENDING and again.confirmation_sent_at > first.confirmation_sent_at
 
     state = on_page(ConfirmState, "/subscribe/confirm", old_link)
     await run(ConfirmState.open, state)
     assert state.stage == list_link.REPLACED
     await run(ConfirmState.confirm, state)  # a crafted press changes nothing either
-    assert mailing_list.lookup(first.link_key).status == ListStatus.PENDING
-    result = mailing_list.confirm(first.link_key, outbox.job_for(list_site), None, issued_at=first.confirmation_sent_at)
+    assert subscribers.lookup(first.link_key).status == ListStatus.PENDING
+    result = subscribers.confirm(first.link_key, outbox.job_for(list_site), None, issued_at=first.confirmation_sent_at)
     assert result.outcome == "replaced"
-    assert mailing_list.lookup(first.link_key).status == ListStatus.PENDING
+    assert subscribers.lookup(first.link_key).status == ListStatus.PENDING
 
     new_link = list_links.confirm_token(SECRET, again.link_key, again.confirmation_sent_at)
     state = on_page(ConfirmState, "/subscribe/confirm", new_link, tab="tab-2")
@@ -315,10 +314,10 @@ async def test_a_link_older_than_a_rejoin_within_the_day_does_not_confirm(list_s
     link no longer confirms (the new sign-up may be a stranger's)."""
     first = joined(list_site)
     old_link = list_links.confirm_token(SECRET, first.link_key, first.confirmation_sent_at)
-    mailing_list.unsubscribe(first.link_key, "test")
+    subscribers.unsubscribe(first.link_key, "test")
     body = SubscribeRequest.model_validate({"email": first.email, "name": "Someone Else", "book_updates": "yes"})
-    mailing_list.subscribe(body, outbox.job_for(list_site), now=first.confirmation_sent_at + timedelta(hours=2))
+    subscribers.subscribe(body, outbox.job_for(list_site), now=first.confirmation_sent_at + timedelta(hours=2))
     state = on_page(ConfirmState, "/subscribe/confirm", old_link)
     await run(ConfirmState.open, state)
     assert state.stage == list_link.REPLACED
-    assert mailing_list.lookup(first.link_key).status == ListStatus.PENDING
+    assert subscribers.lookup(first.link_key).status == ListStatus.PENDING

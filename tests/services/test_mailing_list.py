@@ -18,7 +18,7 @@ from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
 from publisher.mail import outbox
 from publisher.rules import list_links
 from publisher.rules.list_rules import ImportRefused, ListStatus, on_subscribe, read_import
-from publisher.storage import subscribers as mailing_list
+from publisher.storage import subscribers
 from tests.services.test_embedded_gateway import MESSAGE, count_rows
 from tests.smtp import LIST_SECRET
 from tests.support import PROJECT_ROOT, publisher_gateway
@@ -44,7 +44,7 @@ def job() -> storage.Job:
 
 
 def row(db_url: str, email: str = "jo@example.com") -> storage.Subscriber:
-    return next(s for s in mailing_list.list_subscribers(db_url=db_url) if s.email_key == email.lower())
+    return next(s for s in subscribers.list_subscribers(db_url=db_url) if s.email_key == email.lower())
 
 
 def kinds(db_url: str) -> list[str]:
@@ -52,7 +52,7 @@ def kinds(db_url: str) -> list[str]:
 
 
 def events(db_url: str, email: str = "jo@example.com") -> list[tuple[str, str]]:
-    return [(e.event, e.how) for e in mailing_list.consent_record(email, db_url)]
+    return [(e.event, e.how) for e in subscribers.consent_record(email, db_url)]
 
 
 # --- The rule, without a database -----------------------------------------------------
@@ -85,7 +85,7 @@ def test_without_smtp_nothing_is_ever_sent_and_addresses_stay_pending(current):
 
 
 def test_a_new_address_is_pending_with_one_confirmation_email_and_its_consent_on_record(db_url):
-    assert mailing_list.subscribe(body(), job(), db_url, now=T0) == "added"
+    assert subscribers.subscribe(body(), job(), db_url, now=T0) == "added"
     subscriber = row(db_url)
     assert (subscriber.status, subscriber.source, subscriber.subscribed_at) == (PENDING, "subscribe form", T0)
     assert subscriber.confirmation_sent_at == T0
@@ -95,25 +95,25 @@ def test_a_new_address_is_pending_with_one_confirmation_email_and_its_consent_on
 
 def test_four_requests_within_a_day_send_one_email_and_the_next_day_one_more(db_url):
     for minutes in (0, 1, 60, 23 * 60 + 59):
-        mailing_list.subscribe(body(), job(), db_url, now=T0 + timedelta(minutes=minutes))
+        subscribers.subscribe(body(), job(), db_url, now=T0 + timedelta(minutes=minutes))
     assert kinds(db_url) == ["confirmation"]
-    mailing_list.subscribe(body(), job(), db_url, now=T0 + timedelta(hours=24))
+    subscribers.subscribe(body(), job(), db_url, now=T0 + timedelta(hours=24))
     assert kinds(db_url) == ["confirmation", "confirmation"]
     assert row(db_url).confirmation_sent_at == T0 + timedelta(hours=24)
     assert events(db_url) == [("subscribed", "subscribe form")]  # one subscription on record
 
 
 def test_the_same_address_in_other_case_is_the_same_subscriber(db_url):
-    mailing_list.subscribe(body("Jo@Example.com"), job(), db_url, now=T0)
-    mailing_list.subscribe(body("JO@EXAMPLE.COM"), job(), db_url, now=T0)
-    assert len(mailing_list.list_subscribers(db_url=db_url)) == 1
+    subscribers.subscribe(body("Jo@Example.com"), job(), db_url, now=T0)
+    subscribers.subscribe(body("JO@EXAMPLE.COM"), job(), db_url, now=T0)
+    assert len(subscribers.list_subscribers(db_url=db_url)) == 1
     assert kinds(db_url) == ["confirmation"]
 
 
 def test_a_confirmed_address_that_asks_again_gets_no_email(db_url):
-    mailing_list.subscribe(body(), job(), db_url, now=T0)
-    mailing_list.confirm(row(db_url).link_key, job(), None, db_url, now=T0)
-    assert mailing_list.subscribe(body(), job(), db_url, now=T0 + timedelta(days=30)) == CONFIRMED
+    subscribers.subscribe(body(), job(), db_url, now=T0)
+    subscribers.confirm(row(db_url).link_key, job(), None, db_url, now=T0)
+    assert subscribers.subscribe(body(), job(), db_url, now=T0 + timedelta(days=30)) == CONFIRMED
     assert row(db_url).status == CONFIRMED
     assert kinds(db_url) == ["confirmation", "welcome"]
 
@@ -123,7 +123,7 @@ def test_twenty_requests_at_once_store_one_row_and_send_one_email(db_url):
 
     def ask():
         barrier.wait()
-        mailing_list.subscribe(body(), job(), db_url)
+        subscribers.subscribe(body(), job(), db_url)
 
     threads = [threading.Thread(target=ask) for _ in range(20)]
     for thread in threads:
@@ -135,7 +135,7 @@ def test_twenty_requests_at_once_store_one_row_and_send_one_email(db_url):
 
 
 def test_without_smtp_a_new_address_is_stored_pending_and_nothing_is_queued(db_url):
-    assert mailing_list.subscribe(body(), None, db_url, now=T0) == "added"
+    assert subscribers.subscribe(body(), None, db_url, now=T0) == "added"
     assert (row(db_url).status, row(db_url).confirmation_sent_at) == (PENDING, None)
     assert kinds(db_url) == []
 
@@ -144,28 +144,28 @@ def test_without_smtp_a_new_address_is_stored_pending_and_nothing_is_queued(db_u
 
 
 def test_confirming_queues_the_welcome_and_the_publishers_notice_once(db_url):
-    mailing_list.subscribe(body(), job(), db_url, now=T0)
+    subscribers.subscribe(body(), job(), db_url, now=T0)
     key = row(db_url).link_key
-    result = mailing_list.confirm(key, job(), job(), db_url, now=T0 + timedelta(hours=2))
-    assert result == mailing_list.LinkResult("confirmed", "jo@example.com")
+    result = subscribers.confirm(key, job(), job(), db_url, now=T0 + timedelta(hours=2))
+    assert result == subscribers.LinkResult("confirmed", "jo@example.com")
     assert (row(db_url).status, row(db_url).confirmed_at) == (CONFIRMED, T0 + timedelta(hours=2))
     assert kinds(db_url) == ["confirmation", "welcome", "subscriber"]
-    assert mailing_list.confirm(key, job(), job(), db_url).outcome == "already confirmed"
+    assert subscribers.confirm(key, job(), job(), db_url).outcome == "already confirmed"
     assert kinds(db_url) == ["confirmation", "welcome", "subscriber"]
     assert events(db_url) == [("subscribed", "subscribe form"), ("confirmed", "confirmation link")]
 
 
 def test_leaving_then_asking_again_is_pending_again_and_keeps_the_history(db_url):
-    mailing_list.subscribe(body(), job(), db_url, now=T0)
+    subscribers.subscribe(body(), job(), db_url, now=T0)
     key = row(db_url).link_key
-    mailing_list.confirm(key, job(), None, db_url, now=T0)
-    result = mailing_list.unsubscribe(key, mailing_list.BY_ONE_CLICK, db_url, now=T0 + timedelta(days=3))
+    subscribers.confirm(key, job(), None, db_url, now=T0)
+    result = subscribers.unsubscribe(key, subscribers.BY_ONE_CLICK, db_url, now=T0 + timedelta(days=3))
     assert result.outcome == UNSUBSCRIBED
     assert (row(db_url).status, row(db_url).unsubscribed_at) == (UNSUBSCRIBED, T0 + timedelta(days=3))
-    assert mailing_list.unsubscribe(key, mailing_list.BY_ONE_CLICK, db_url).outcome == "already unsubscribed"
-    assert mailing_list.confirm(key, job(), None, db_url).outcome == UNSUBSCRIBED  # an old confirmation link
+    assert subscribers.unsubscribe(key, subscribers.BY_ONE_CLICK, db_url).outcome == "already unsubscribed"
+    assert subscribers.confirm(key, job(), None, db_url).outcome == UNSUBSCRIBED  # an old confirmation link
 
-    assert mailing_list.subscribe(body(name="Jo R."), job(), db_url, now=T0 + timedelta(days=4)) == "rejoined"
+    assert subscribers.subscribe(body(name="Jo R."), job(), db_url, now=T0 + timedelta(days=4)) == "rejoined"
     again = row(db_url)
     assert (again.status, again.name, again.confirmed_at, again.unsubscribed_at) == (PENDING, "Jo R.", None, None)
     assert again.link_key == key  # links in emails already sent keep working
@@ -179,18 +179,18 @@ def test_leaving_then_asking_again_is_pending_again_and_keeps_the_history(db_url
 
 
 def test_coming_back_within_a_day_of_the_last_confirmation_email_sends_none(db_url):
-    mailing_list.subscribe(body(), job(), db_url, now=T0)
-    mailing_list.unsubscribe(row(db_url).link_key, mailing_list.BY_UNSUBSCRIBE_PAGE, db_url, now=T0)
-    mailing_list.subscribe(body(), job(), db_url, now=T0 + timedelta(hours=1))
+    subscribers.subscribe(body(), job(), db_url, now=T0)
+    subscribers.unsubscribe(row(db_url).link_key, subscribers.BY_UNSUBSCRIBE_PAGE, db_url, now=T0)
+    subscribers.subscribe(body(), job(), db_url, now=T0 + timedelta(hours=1))
     assert (row(db_url).status, kinds(db_url)) == (PENDING, ["confirmation"])
 
 
 def test_an_unknown_link_key_changes_nothing(db_url):
-    mailing_list.subscribe(body(), job(), db_url, now=T0)
+    subscribers.subscribe(body(), job(), db_url, now=T0)
     unknown = list_links.new_link_key()
-    assert mailing_list.confirm(unknown, job(), None, db_url) is None
-    assert mailing_list.unsubscribe(unknown, "test", db_url) is None
-    assert mailing_list.lookup(unknown, db_url) is None
+    assert subscribers.confirm(unknown, job(), None, db_url) is None
+    assert subscribers.unsubscribe(unknown, "test", db_url) is None
+    assert subscribers.lookup(unknown, db_url) is None
     assert row(db_url).status == PENDING
 
 
@@ -208,9 +208,9 @@ def exported(db_url: str, *args: str) -> list[dict[str, str]]:
 
 @ONE_DATABASE
 def test_the_export_keeps_its_columns_and_adds_status_and_dates_after_them(db_url):
-    mailing_list.subscribe(body(), job(), db_url, now=T0)
-    mailing_list.subscribe(body("bo@example.com", "Bo"), job(), db_url, now=T0)
-    mailing_list.confirm(row(db_url, "bo@example.com").link_key, job(), None, db_url, now=T0)
+    subscribers.subscribe(body(), job(), db_url, now=T0)
+    subscribers.subscribe(body("bo@example.com", "Bo"), job(), db_url, now=T0)
+    subscribers.confirm(row(db_url, "bo@example.com").link_key, job(), None, db_url, now=T0)
     header = publisher_gateway(db_url, "subscribers").stdout.splitlines()[0]
     assert header == "email,name,book_updates,subscribed_at,status,confirmed_at,unsubscribed_at"
     assert [(r["email"], r["status"], r["confirmed_at"]) for r in exported(db_url)] == [
@@ -275,9 +275,9 @@ def test_every_bad_line_is_named_and_nothing_is_taken():
 
 def test_an_import_never_brings_back_someone_who_left_nor_unconfirms_anyone(db_url):
     for email in ("left@example.com", "sure@example.com", "maybe@example.com"):
-        mailing_list.subscribe(body(email, "Reader"), job(), db_url, now=T0)
-    mailing_list.unsubscribe(row(db_url, "left@example.com").link_key, "test", db_url, now=T0)
-    mailing_list.confirm(row(db_url, "sure@example.com").link_key, job(), None, db_url, now=T0)
+        subscribers.subscribe(body(email, "Reader"), job(), db_url, now=T0)
+    subscribers.unsubscribe(row(db_url, "left@example.com").link_key, "test", db_url, now=T0)
+    subscribers.confirm(row(db_url, "sure@example.com").link_key, job(), None, db_url, now=T0)
     deliveries_before = kinds(db_url)
     rows = read_import(
         "email,name,status\n"
@@ -287,9 +287,9 @@ def test_an_import_never_brings_back_someone_who_left_nor_unconfirms_anyone(db_u
         "new@example.com,New Reader,confirmed\n"
         "gone@example.com,Gone,unsubscribed\n"
     )
-    report = mailing_list.import_rows(rows, "import of list.csv", db_url, now=T0 + timedelta(days=1))
+    report = subscribers.import_rows(rows, "import of list.csv", db_url, now=T0 + timedelta(days=1))
     assert str(report) == "2 added, 1 updated, 1 unchanged, 1 kept unsubscribed, 0 kept bounced."
-    assert {s.email: s.status for s in mailing_list.list_subscribers(db_url=db_url)} == {
+    assert {s.email: s.status for s in subscribers.list_subscribers(db_url=db_url)} == {
         "left@example.com": UNSUBSCRIBED,
         "sure@example.com": CONFIRMED,
         "maybe@example.com": CONFIRMED,
@@ -317,21 +317,21 @@ def test_the_import_command_takes_the_whole_file_or_nothing(db_url, tmp_path):
     assert refused.returncode == 1
     assert refused.stderr.splitlines()[0].startswith(f"{bad}: line 3: 'not-an-address' is not an email address")
     assert refused.stderr.splitlines()[-1] == f"publisher-gateway: nothing imported from {bad}."
-    assert [s.email for s in mailing_list.list_subscribers(db_url=db_url)] == ["ann@example.com", "bo@example.com"]
+    assert [s.email for s in subscribers.list_subscribers(db_url=db_url)] == ["ann@example.com", "bo@example.com"]
 
 
 @ONE_DATABASE
 def test_an_export_imported_into_another_site_keeps_every_status(db_url, tmp_path, template_db):
-    mailing_list.subscribe(body("ann@example.com", "Ann"), job(), db_url, now=T0)
-    mailing_list.subscribe(body("bo@example.com", "Bo"), job(), db_url, now=T0)
-    mailing_list.confirm(row(db_url, "bo@example.com").link_key, job(), None, db_url, now=T0)
+    subscribers.subscribe(body("ann@example.com", "Ann"), job(), db_url, now=T0)
+    subscribers.subscribe(body("bo@example.com", "Bo"), job(), db_url, now=T0)
+    subscribers.confirm(row(db_url, "bo@example.com").link_key, job(), None, db_url, now=T0)
     export = tmp_path / "export.csv"
     export.write_text(publisher_gateway(db_url, "subscribers").stdout)
     other = tmp_path / "other.db"
     other.write_bytes(template_db.read_bytes())
     other_url = f"sqlite:///{other}"
     publisher_gateway(other_url, "import", str(export))
-    assert {s.email: s.status for s in mailing_list.list_subscribers(db_url=other_url)} == {
+    assert {s.email: s.status for s in subscribers.list_subscribers(db_url=other_url)} == {
         "ann@example.com": PENDING,
         "bo@example.com": CONFIRMED,
     }
@@ -341,10 +341,10 @@ def test_an_export_imported_into_another_site_keeps_every_status(db_url, tmp_pat
 
 
 def test_forget_erases_the_address_its_messages_and_their_emails_and_nothing_else(db_url):
-    mailing_list.subscribe(body(), job(), db_url, now=T0)
+    subscribers.subscribe(body(), job(), db_url, now=T0)
     key = row(db_url).link_key
-    mailing_list.confirm(key, job(), job(), db_url, now=T0)
-    mailing_list.subscribe(body("bo@example.com", "Bo"), job(), db_url, now=T0)
+    subscribers.confirm(key, job(), job(), db_url, now=T0)
+    subscribers.subscribe(body("bo@example.com", "Bo"), job(), db_url, now=T0)
     for sender in ("JO@example.com", "bo@example.com"):
         message = SendEmailRequest.model_validate({**MESSAGE, "sender": {"name": "Jo Reader", "email": sender}})
         storage.store_message(message, db_url, job())
@@ -354,16 +354,16 @@ def test_forget_erases_the_address_its_messages_and_their_emails_and_nothing_els
         "Jo@Example.com: Removed its place on the list (confirmed) with 2 consent events, "
         "1 contact message, 4 outbox emails.\n"
     )
-    assert [s.email for s in mailing_list.list_subscribers(db_url=db_url)] == ["bo@example.com"]
+    assert [s.email for s in subscribers.list_subscribers(db_url=db_url)] == ["bo@example.com"]
     assert [m.sender_email for m in storage.list_messages(db_url)] == ["bo@example.com"]
     assert sorted(kinds(db_url)) == ["confirmation", "contact"]  # Bo's
-    assert mailing_list.consent_record("jo@example.com", db_url) == []
+    assert subscribers.consent_record("jo@example.com", db_url) == []
     nothing = publisher_gateway(db_url, "forget", "jo@example.com")
     assert nothing.stderr == "jo@example.com: Nothing is stored about that address.\n"
 
-    assert mailing_list.subscribe(body(), job(), db_url, now=T0 + timedelta(hours=1)) == "added"  # a stranger
+    assert subscribers.subscribe(body(), job(), db_url, now=T0 + timedelta(hours=1)) == "added"  # a stranger
     assert row(db_url).link_key != key  # and the old links lead nowhere
-    assert mailing_list.unsubscribe(key, "test", db_url) is None
+    assert subscribers.unsubscribe(key, "test", db_url) is None
 
 
 # --- The schema --------------------------------------------------------------------------
@@ -398,7 +398,7 @@ def test_subscribers_stored_before_the_list_kept_consent_become_pending_with_the
         None,
     )
     assert 16 <= len(old.link_key) <= storage.LINK_KEY_MAX
-    assert [(e.event, e.how, e.at) for e in mailing_list.consent_record("old@example.com", empty_db_url)] == [
+    assert [(e.event, e.how, e.at) for e in subscribers.consent_record("old@example.com", empty_db_url)] == [
         ("subscribed", "subscribe form", T0)
     ]
     assert kinds(empty_db_url) == []  # nothing is sent to them until they confirm
@@ -411,17 +411,17 @@ def test_twenty_tag_spellings_of_one_mailbox_get_one_confirmation(db_url):
     """``victim+1@``, ``Victim+2@`` ... reach one inbox: the 24-hour rule counts per mailbox."""
     spellings = [f"{'Victim' if n % 2 else 'victim'}+{n}@Example.com" for n in range(20)]
     for n, email in enumerate(spellings):
-        mailing_list.subscribe(body(email), job(), db_url, now=T0 + timedelta(minutes=n))
+        subscribers.subscribe(body(email), job(), db_url, now=T0 + timedelta(minutes=n))
     assert kinds(db_url) == ["confirmation"]
-    assert len(mailing_list.list_subscribers(db_url=db_url)) == 20  # every request is on record, pending
+    assert len(subscribers.list_subscribers(db_url=db_url)) == 20  # every request is on record, pending
     # A day after the confirmation, the mailbox may get the next one.
-    mailing_list.subscribe(body("victim+late@example.com"), job(), db_url, now=T0 + timedelta(hours=24))
+    subscribers.subscribe(body("victim+late@example.com"), job(), db_url, now=T0 + timedelta(hours=24))
     assert kinds(db_url) == ["confirmation", "confirmation"]
 
 
 def test_letter_case_is_one_address_and_one_mailbox(db_url):
-    assert mailing_list.subscribe(body("Jo@Example.com"), job(), db_url, now=T0) == "added"
-    assert mailing_list.subscribe(body("jo@example.com"), job(), db_url, now=T0 + timedelta(hours=1)) == "pending"
+    assert subscribers.subscribe(body("Jo@Example.com"), job(), db_url, now=T0) == "added"
+    assert subscribers.subscribe(body("jo@example.com"), job(), db_url, now=T0 + timedelta(hours=1)) == "pending"
     assert kinds(db_url) == ["confirmation"]
 
 
@@ -430,7 +430,7 @@ def test_spellings_of_one_mailbox_at_once_send_one_confirmation(db_url):
 
     def sign_up(n: int) -> None:
         try:
-            mailing_list.subscribe(body(f"victim+{n}@example.com"), job(), db_url, now=T0)
+            subscribers.subscribe(body(f"victim+{n}@example.com"), job(), db_url, now=T0)
         except sqlalchemy.exc.OperationalError as exc:  # SQLite's one writer: a lost race is refused, not doubled
             errors.append(exc)
 
@@ -446,15 +446,15 @@ def test_spellings_of_one_mailbox_at_once_send_one_confirmation(db_url):
 
 
 def test_an_international_domain_is_stored_in_ascii_and_found_by_either_spelling(db_url):
-    mailing_list.subscribe(body("Leser@Bücher.example"), job(), db_url, now=T0)
-    [stored] = mailing_list.list_subscribers(db_url=db_url)
+    subscribers.subscribe(body("Leser@Bücher.example"), job(), db_url, now=T0)
+    [stored] = subscribers.list_subscribers(db_url=db_url)
     assert (stored.email, stored.email_key, stored.mailbox_key) == (
         "Leser@xn--bcher-kva.example",
         "leser@xn--bcher-kva.example",
         "leser@xn--bcher-kva.example",
     )
     assert events(db_url, "leser@bücher.example") == [("subscribed", "subscribe form")]
-    assert mailing_list.subscribe(body("leser@xn--bcher-kva.example"), job(), db_url, now=T0) == "pending"
+    assert subscribers.subscribe(body("leser@xn--bcher-kva.example"), job(), db_url, now=T0) == "pending"
 
 
 def test_an_import_refuses_an_address_that_needs_smtputf8_naming_the_line():
@@ -498,7 +498,7 @@ def test_the_migration_mends_stored_addresses_and_fills_the_mailbox(empty_db_url
         engine.dispose()
     publisher_gateway(empty_db_url, "migrate")
     stored = {
-        s.link_key: (s.email, s.email_key, s.mailbox_key) for s in mailing_list.list_subscribers(db_url=empty_db_url)
+        s.link_key: (s.email, s.email_key, s.mailbox_key) for s in subscribers.list_subscribers(db_url=empty_db_url)
     }
     assert stored == {
         "link-key-00000000": ("a@xn--bcher-kva.example", "a@xn--bcher-kva.example", "a@xn--bcher-kva.example"),

@@ -21,7 +21,7 @@ from publisher.gateway import embedded
 from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
 from publisher.mail import mailer, outbox
 from publisher.rules import list_links
-from publisher.storage import subscribers as mailing_list
+from publisher.storage import subscribers
 from tests.services.test_embedded_gateway import MESSAGE, SUBSCRIPTION, client_for, count_rows
 from tests.smtp import LIST_SECRET, SmtpServer
 from tests.support import publisher_gateway
@@ -106,7 +106,7 @@ async def test_the_gateway_queues_an_email_with_each_stored_message_only_when_sm
     assert delivery.message_id.endswith("@animals.example>")
     assert (confirmation.kind, confirmation.source_id) == (
         "confirmation",
-        mailing_list.list_subscribers(db_url=db_url)[0].id,
+        subscribers.list_subscribers(db_url=db_url)[0].id,
     )
     assert smtp_server.received == []  # storing never waits for SMTP
 
@@ -122,10 +122,10 @@ def test_a_message_is_never_stored_without_its_delivery(db_url, smtp_server):
 
 def confirmed_subscriber(db_url: str, mail) -> storage.Subscriber:
     """Jo Reader, subscribed and confirmed, with the publisher's notice queued when ``mail`` asks for it."""
-    mailing_list.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
-    [subscriber] = mailing_list.list_subscribers(db_url=db_url)
+    subscribers.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
+    [subscriber] = subscribers.list_subscribers(db_url=db_url)
     notice = outbox.job_for(mail) if mail.notify_subscribers else None
-    mailing_list.confirm(subscriber.link_key, outbox.job_for(mail), notice, db_url)
+    subscribers.confirm(subscriber.link_key, outbox.job_for(mail), notice, db_url)
     return subscriber
 
 
@@ -134,7 +134,7 @@ def test_the_publishers_new_subscriber_notice_comes_with_the_confirmation_and_on
     db_url, smtp_server, asked
 ):
     mail = mail_settings(smtp_server.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1" if asked else "0"))
-    mailing_list.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
+    subscribers.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
     assert [d.kind for d in storage.list_deliveries(db_url=db_url)] == ["confirmation"]  # none at sign-up
     subscriber = confirmed_subscriber(db_url, mail)
     kinds = [(d.kind, d.source_id) for d in storage.list_deliveries(db_url=db_url)]
@@ -149,7 +149,7 @@ def test_the_publishers_new_subscriber_notice_comes_with_the_confirmation_and_on
 async def test_due_messages_are_sent_once_and_marked_sent(db_url, smtp_server):
     mail = mail_settings(smtp_server.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1"))
     enqueue(db_url, mail, 2)
-    mailing_list.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
+    subscribers.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
     sender = outbox.Sender(mail, db_url)
     outcomes = await sender.send_due()
     assert [o.status for o in outcomes] == ["sent"] * 3
@@ -366,7 +366,7 @@ async def test_a_crafted_request_with_a_line_break_in_the_name_is_refused_and_qu
 async def test_list_emails_go_to_the_subscriber_with_links_that_name_them(db_url, smtp_server):
     mail = mail_settings(smtp_server.mail_env())
     sender = outbox.Sender(mail, db_url)
-    mailing_list.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
+    subscribers.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
     assert [o.status for o in await sender.send_due()] == ["sent"]
     [confirmation] = smtp_server.wait_for(1, timeout=10)
     assert confirmation.rcpt_tos == ["jo@example.com"]
@@ -374,7 +374,7 @@ async def test_list_emails_go_to_the_subscriber_with_links_that_name_them(db_url
     claim = list_links.read_confirm_token([LIST_SECRET], link.partition("token=")[2], storage.utc_now())
     assert not claim.expired
 
-    assert mailing_list.confirm(claim.link_key, outbox.job_for(mail), None, db_url).outcome == "confirmed"
+    assert subscribers.confirm(claim.link_key, outbox.job_for(mail), None, db_url).outcome == "confirmed"
     assert [o.status for o in await sender.send_due()] == ["sent"]
     welcome = smtp_server.wait_for(2, timeout=10)[1]
     assert welcome.rcpt_tos == ["jo@example.com"]
@@ -386,7 +386,7 @@ async def test_list_emails_go_to_the_subscriber_with_links_that_name_them(db_url
 async def test_a_list_email_for_an_address_that_left_before_its_turn_is_skipped(db_url, smtp_server, caplog):
     mail = mail_settings(smtp_server.mail_env())
     subscriber = confirmed_subscriber(db_url, mail)
-    mailing_list.unsubscribe(subscriber.link_key, mailing_list.BY_ONE_CLICK, db_url)
+    subscribers.unsubscribe(subscriber.link_key, subscribers.BY_ONE_CLICK, db_url)
     with caplog.at_level(logging.INFO, logger="publisher.mail.outbox"):
         outcomes = await outbox.Sender(mail, db_url).send_due()
     assert [(o.status, o.detail) for o in outcomes] == [
@@ -451,7 +451,7 @@ async def test_an_error_building_one_message_fails_that_job_alone(db_url, smtp_s
 async def test_an_address_stored_with_a_unicode_domain_is_sent_in_ascii(db_url, smtp_server):
     """A row stored before the ASCII rule (or by hand) is mended at sending time."""
     mail = mail_settings(smtp_server.mail_env())
-    mailing_list.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
+    subscribers.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
     with storage.engine(db_url).begin() as connection:
         connection.execute(sqlalchemy.update(storage.Subscriber).values(email="jo@bücher.example"))
     [outcome] = await outbox.Sender(mail, db_url).send_due()
@@ -464,7 +464,7 @@ async def test_an_address_stored_with_a_unicode_domain_is_sent_in_ascii(db_url, 
 @pytest.mark.asyncio
 async def test_an_address_that_needs_smtputf8_fails_its_own_email_with_the_reason(db_url, smtp_server):
     mail = mail_settings(smtp_server.mail_env())
-    mailing_list.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
+    subscribers.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
     with storage.engine(db_url).begin() as connection:
         connection.execute(sqlalchemy.update(storage.Subscriber).values(email="jö@example.com"))
     enqueue(db_url, mail)
@@ -545,7 +545,7 @@ async def test_a_burst_of_sign_ups_past_the_ceiling_waits_and_all_go_out_later(d
     clock = Clock()
     for n in range(5):
         request = SubscribeRequest.model_validate({**SUBSCRIPTION, "email": f"reader{n}@example.com"})
-        mailing_list.subscribe(request, outbox.job_for(mail), db_url, now=clock())
+        subscribers.subscribe(request, outbox.job_for(mail), db_url, now=clock())
     sender = outbox.Sender(mail, db_url, clock=clock)
     sent_now = await sender.send_due()
     assert sorted(o.status for o in sent_now) == ["sent"] * 4
@@ -575,7 +575,7 @@ async def test_a_confirmation_that_waited_past_its_links_life_is_not_sent(db_url
     clock = Clock()
     for n in range(2):
         request = SubscribeRequest.model_validate({**SUBSCRIPTION, "email": f"reader{n}@example.com"})
-        mailing_list.subscribe(request, outbox.job_for(mail), db_url, now=clock())
+        subscribers.subscribe(request, outbox.job_for(mail), db_url, now=clock())
     sender = outbox.Sender(mail, db_url, clock=clock)
     assert [o.status for o in await sender.send_due()] == ["sent"]
     clock.advance(days=8)
@@ -592,12 +592,12 @@ async def test_a_waiting_confirmation_replaced_by_a_newer_one_is_not_sent_twice(
     first, second = (
         SubscribeRequest.model_validate({**SUBSCRIPTION, "email": f"reader{n}@example.com"}) for n in range(2)
     )
-    mailing_list.subscribe(first, outbox.job_for(mail), db_url, now=clock())
-    mailing_list.subscribe(second, outbox.job_for(mail), db_url, now=clock())
+    subscribers.subscribe(first, outbox.job_for(mail), db_url, now=clock())
+    subscribers.subscribe(second, outbox.job_for(mail), db_url, now=clock())
     sender = outbox.Sender(mail, db_url, clock=clock)
     assert [o.status for o in await sender.send_due()] == ["sent"]  # the second waits
     clock.advance(hours=25)
-    mailing_list.subscribe(second, outbox.job_for(mail), db_url, now=clock())  # asks again: a newer confirmation
+    subscribers.subscribe(second, outbox.job_for(mail), db_url, now=clock())  # asks again: a newer confirmation
     outcomes = await sender.send_due()
     assert [(o.status, o.detail) for o in outcomes] == [
         ("skipped", "a newer confirmation for the address replaced it"),

@@ -10,7 +10,7 @@ import logging
 import pytest
 import sqlalchemy
 
-from publisher.limits import submits as ratelimit
+from publisher.limits import submits
 from publisher.limits.submits import Limit, Limiter, MemoryCounter, shared_limiter
 from publisher.mail import returns
 from publisher.server import bounce_hook
@@ -115,9 +115,9 @@ def taken(monkeypatch) -> list[list[Report]]:
         return [Recorded(bounce_records.NOT_ON_THE_LIST) for _ in reports]
 
     monkeypatch.setattr(returns, "take", take)
-    ratelimit.shared_limiter.set(Limiter(MemoryCounter()))
+    submits.shared_limiter.set(Limiter(MemoryCounter()))
     yield calls
-    ratelimit.shared_limiter.set(None)
+    submits.shared_limiter.set(None)
 
 
 HARD = {"email": "jo@example.com", "type": "hard", "reason": "550 5.1.1 no such user"}

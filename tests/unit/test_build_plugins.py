@@ -12,7 +12,7 @@ import reflex_base
 from publisher.build import plugins as build_plugins
 from publisher.build.plugins import prerender_not_found, robots_txt, use_prerendered_not_found
 from publisher.reflex_internals import frontend_files
-from publisher.web import page_kinds as static_or_app
+from publisher.web import page_kinds
 from publisher.web.feed import release_feed
 
 REFLEX_CONFIG_JSON = '{"basename": "/", "ssr": false, "prerender": true, "build": "build"}'
@@ -119,8 +119,8 @@ def test_plugin_adds_robots_txt_for_the_configured_site(monkeypatch):
 
 @pytest.fixture
 def manifest(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "backend" / "static_or_app.json"
-    monkeypatch.setattr(static_or_app, "MANIFEST", path)
+    path = tmp_path / "backend" / "page_kinds.json"
+    monkeypatch.setattr(page_kinds, "MANIFEST", path)
     return path
 
 
@@ -135,7 +135,7 @@ def test_plugin_registers_the_router_config_and_backend_url_rewrites(manifest):
 
 
 def test_plugin_post_build_installs_the_not_found_page(static_dir, manifest):
-    static_or_app.write_manifest({route: static_or_app.PageKind(route, ()) for route in ("/", "/about", "404")})
+    page_kinds.write_manifest({route: page_kinds.PageKind(route, ()) for route in ("/", "/about", "404")})
     build_plugins.SiteFilesPlugin().post_build(static_dir=str(static_dir))
     assert "Oops! Page Not Found" in (static_dir / "__spa-fallback.html").read_text()
     assert not (static_dir / "__not-found").exists()
@@ -279,9 +279,9 @@ def built_pages(tmp_path) -> Path:
     return tmp_path
 
 
-def kinds(**app_reasons: tuple[str, ...]) -> dict[str, static_or_app.PageKind]:
+def kinds(**app_reasons: tuple[str, ...]) -> dict[str, page_kinds.PageKind]:
     routes = {"/": "index", "/about": "about", "/subscribe": "subscribe", "404": "not_found"}
-    return {route: static_or_app.PageKind(route, app_reasons.get(name, ())) for route, name in routes.items()}
+    return {route: page_kinds.PageKind(route, app_reasons.get(name, ())) for route, name in routes.items()}
 
 
 def test_finishing_the_build_strips_static_pages_and_defers_the_app_on_the_others(built_pages):
@@ -339,8 +339,8 @@ def test_a_maintainer_who_adds_an_event_handler_to_home_gets_a_home_that_starts_
     ]
     plugin = build_plugins.SiteFilesPlugin()
     plugin.pre_compile(add_modify_task=lambda *args: None, unevaluated_pages=pages)
-    assert static_or_app.read_manifest(manifest)["/"].app_reasons == ("<button> handles on_click",)
-    assert not static_or_app.read_manifest(manifest)["/about"].starts_app
+    assert page_kinds.read_manifest(manifest)["/"].app_reasons == ("<button> handles on_click",)
+    assert not page_kinds.read_manifest(manifest)["/about"].starts_app
 
     (built_pages / "__not-found").mkdir()
     (built_pages / "__not-found" / "index.html").write_text(PRERENDERED)

@@ -524,12 +524,12 @@ def test_success_texts_match_the_spec():
 @pytest.fixture
 def strict_limits():
     """A fresh in-process limiter with the production limits."""
-    from publisher.limits import submits as ratelimit
+    from publisher.limits import submits
 
-    limiter = ratelimit.Limiter(ratelimit.MemoryCounter())
-    ratelimit.shared_limiter.set(limiter)
+    limiter = submits.Limiter(submits.MemoryCounter())
+    submits.shared_limiter.set(limiter)
     yield limiter
-    ratelimit.shared_limiter.set(None)
+    submits.shared_limiter.set(None)
 
 
 def visiting(state, token: str = "tab-1", ip: str = "10.0.0.1"):
@@ -541,10 +541,10 @@ def visiting(state, token: str = "tab-1", ip: str = "10.0.0.1"):
 
 @pytest.mark.asyncio
 async def test_repeated_subscribe_attempts_are_limited_with_a_clear_message(gw, strict_limits):
-    from publisher.limits import submits as ratelimit
+    from publisher.limits import submits
 
     state = visiting(new_state(SubscribeState))
-    for _ in range(ratelimit.PER_CLIENT.attempts):
+    for _ in range(submits.PER_CLIENT.attempts):
         await submit(state, {"name": "", "email": ""})
     assert state.form_error == ""
     await submit(state, SUBSCRIBER)
@@ -559,11 +559,11 @@ async def test_repeated_subscribe_attempts_are_limited_with_a_clear_message(gw, 
 
 @pytest.mark.asyncio
 async def test_repeated_contact_attempts_are_limited_before_any_check(shown, gw, clock, strict_limits):
-    from publisher.limits import submits as ratelimit
+    from publisher.limits import submits
 
     visiting(shown)
     clock.now_ms += 5000
-    for _ in range(ratelimit.PER_CLIENT.attempts):
+    for _ in range(submits.PER_CLIENT.attempts):
         await submit(shown, contact_form(answer="99"))  # a bot guessing answers
     await submit(shown, contact_form(answer="7"))
     assert shown.form_error == "Too many attempts. Please wait a few minutes and try again."

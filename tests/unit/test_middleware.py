@@ -15,7 +15,7 @@ from publisher.server.bounce_hook import BounceHook
 from publisher.server.event_channel import EventChannelDoor
 from publisher.server.list_links import ListLinks
 from publisher.server.middleware import CanonicalRouteRewrite
-from publisher.web import page_kinds as static_or_app
+from publisher.web import page_kinds
 from publisher.web.pages import PAGES
 
 ROUTES = ("/", "/about", "/subscribe", "/contact-us")
@@ -150,7 +150,7 @@ def test_transform_adds_headers_and_the_list_links_around_the_route_rewrite_for_
     book_pages = {f"/books/{book.slug}" for book in content.BOOKS}
     # Outside the navigation too: the list's pages and the books'.
     assert wrapped.routes == nav_routes | {"/subscribe/confirm", "/unsubscribe"} | book_pages
-    assert outer.starts_app == static_or_app.starts_app_by_route()
+    assert outer.starts_app == page_kinds.starts_app_by_route()
 
 
 # --- Response headers -------------------------------------------------------------
@@ -168,7 +168,7 @@ class RespondingApp:
         await send({"type": "http.response.body", "body": b"ok"})
 
 
-# What the build decides today (.web/backend/static_or_app.json).
+# What the build decides today (.web/backend/page_kinds.json).
 APP_ROUTES = {"/": False, "/about": False, "/subscribe": True, "/contact-us": True, "404": False}
 
 

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from publisher.limits import submits as ratelimit
+from publisher.limits import submits
 from publisher.limits.submits import PER_ADDRESS, PER_CLIENT, Limiter, MemoryCounter
 
 
@@ -61,9 +61,7 @@ async def test_a_failing_store_allows_the_attempt_and_logs(caplog):
 
 
 def test_window_keys_name_form_scope_identity_and_window():
-    assert (
-        ratelimit.window_key("contact", "client", "tab-1", 1200.0, 600) == "publisher:ratelimit:contact:client:tab-1:2"
-    )
+    assert submits.window_key("contact", "client", "tab-1", 1200.0, 600) == "publisher:ratelimit:contact:client:tab-1:2"
 
 
 @pytest.mark.parametrize(
@@ -81,7 +79,7 @@ def test_window_keys_name_form_scope_identity_and_window():
     ],
 )
 def test_addresses_are_keyed_per_ipv4_address_and_per_ipv6_64_block(address, key):
-    assert ratelimit.address_key(address) == key
+    assert submits.address_key(address) == key
 
 
 @pytest.mark.asyncio

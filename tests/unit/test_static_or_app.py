@@ -10,7 +10,7 @@ from reflex.utils.imports import ImportVar
 from reflex.vars.base import VarData
 
 from publisher.content.models import PageCopy
-from publisher.web import page_kinds as static_or_app
+from publisher.web import page_kinds
 from publisher.web.components.layout import page_heading, page_layout
 from publisher.web.pages import PAGES
 from publisher.web.pages.home import home
@@ -43,7 +43,7 @@ def registered_pages() -> dict[str, object]:
 
 
 def test_the_site_today_pages_without_a_form_are_static_and_the_form_pages_start_the_app():
-    kinds = static_or_app.decide(registered_pages().values())
+    kinds = page_kinds.decide(registered_pages().values())
     assert {route: kind.starts_app for route, kind in kinds.items()} == {
         "/": False,
         "/about": False,
@@ -60,7 +60,7 @@ def test_the_site_today_pages_without_a_form_are_static_and_the_form_pages_start
 
 @pytest.mark.parametrize("route", ["/subscribe", "/contact-us"])
 def test_a_form_page_is_told_apart_by_its_load_event_its_form_and_its_state(route):
-    reasons = static_or_app.decide(registered_pages().values())[route].app_reasons
+    reasons = page_kinds.decide(registered_pages().values())[route].app_reasons
     assert "its route has on_load events" in reasons
     assert "<form> handles on_submit" in reasons
     assert any(" reads state.is_hydrated" in reason for reason in reasons)
@@ -70,7 +70,7 @@ def test_a_maintainer_who_adds_an_event_handler_to_home_gets_a_home_that_starts_
     def home_with_a_button():
         return rx.el.div(home(), rx.el.button("Wave", on_click=MaintainerState.wave))
 
-    [kind] = static_or_app.decide([Page("index", home_with_a_button)]).values()
+    [kind] = page_kinds.decide([Page("index", home_with_a_button)]).values()
     assert kind.route == "/"
     assert kind.starts_app
     assert kind.app_reasons == ("<button> handles on_click",)
@@ -96,13 +96,13 @@ def test_a_temporary_page_that_shows_state_starts_the_app_and_names_the_field():
             rx.el.p(MaintainerState.greeting, id="greeting"),
         )
 
-    [kind] = static_or_app.decide([Page("temporary", temporary)]).values()
+    [kind] = page_kinds.decide([Page("temporary", temporary)]).values()
     assert kind.route == "/temporary"
     assert kind.app_reasons[0] == "<Bare> reads maintainer_state.greeting"
 
 
 def test_an_on_load_event_alone_starts_the_app():
-    [kind] = static_or_app.decide(
+    [kind] = page_kinds.decide(
         [Page("about", lambda: page_layout("/about", PAGES.navigation()), on_load=MaintainerState.wave)]
     ).values()
     assert kind.app_reasons == ("its route has on_load events",)
@@ -117,7 +117,7 @@ def test_react_code_on_a_page_starts_the_app():
             hooks={'const [bookQuery, setBookQuery] = useState("");': None},
         ),
     )
-    [kind] = static_or_app.decide([Page("index", lambda: rx.el.p(search_hook))]).values()
+    [kind] = page_kinds.decide([Page("index", lambda: rx.el.p(search_hook))]).values()
     assert kind.app_reasons == ('it runs the React hook `const [bookQuery, setBookQuery] = useState("");`',)
 
 
@@ -127,7 +127,7 @@ class Carousel(rx.Component):
 
 
 def test_a_react_component_from_a_library_starts_the_app():
-    [kind] = static_or_app.decide([Page("index", lambda: rx.el.div(Carousel.create()))]).values()
+    [kind] = page_kinds.decide([Page("index", lambda: rx.el.div(Carousel.create()))]).values()
     assert kind.app_reasons == ("<Carousel> is the React component Carousel from some-carousel",)
 
 
@@ -145,19 +145,19 @@ def test_what_renders_completely_at_build_time_stays_static():
             rx.cond(True, rx.el.p("yes"), rx.el.p("no")),
         )
 
-    [kind] = static_or_app.decide([Page("index", page)]).values()
+    [kind] = page_kinds.decide([Page("index", page)]).values()
     assert kind.app_reasons == ()
     assert kind.describe() == "/: static (no app, no websocket)"
 
 
 def test_head_components_are_part_of_the_page():
     meta = [{"name": "robots", "content": "index"}, rx.el.title(MaintainerState.greeting)]
-    [kind] = static_or_app.decide([Page("index", lambda: rx.el.p("x"), meta=meta)]).values()
+    [kind] = page_kinds.decide([Page("index", lambda: rx.el.p("x"), meta=meta)]).values()
     assert kind.app_reasons == ("<Bare> reads maintainer_state.greeting",)
 
 
 def test_a_long_list_of_reasons_is_shortened_when_described():
-    kind = static_or_app.PageKind("/x", tuple(f"reason {n}" for n in range(7)))
+    kind = page_kinds.PageKind("/x", tuple(f"reason {n}" for n in range(7)))
     assert kind.describe(limit=2) == "/x: starts the app: reason 0; reason 1; and 5 more"
 
 
@@ -166,7 +166,7 @@ def test_a_long_list_of_reasons_is_shortened_when_described():
     [("index", "/"), ("about", "/about"), ("contact-us", "/contact-us"), ("404", "404"), ("books/new", "/books/new")],
 )
 def test_reflex_route_keys_become_the_paths_the_site_serves(reflex_route, route):
-    assert static_or_app.site_route(reflex_route) == route
+    assert page_kinds.site_route(reflex_route) == route
 
 
 @pytest.mark.parametrize(
@@ -183,13 +183,13 @@ def test_reflex_route_keys_become_the_paths_the_site_serves(reflex_route, route)
     ],
 )
 def test_page_route_names_the_page_a_request_asks_for(path, route):
-    assert static_or_app.page_route(path) == route
+    assert page_kinds.page_route(path) == route
 
 
 def test_the_manifest_round_trips_and_names_the_routes_that_start_the_app(tmp_path):
-    kinds = {"/": static_or_app.PageKind("/", ()), "/subscribe": static_or_app.PageKind("/subscribe", ("a", "b"))}
-    manifest = tmp_path / "backend" / "static_or_app.json"
-    static_or_app.write_manifest(kinds, manifest)
-    assert static_or_app.read_manifest(manifest) == kinds
-    assert static_or_app.starts_app_by_route(manifest) == {"/": False, "/subscribe": True}
-    assert static_or_app.starts_app_by_route(tmp_path / "missing.json") is None
+    kinds = {"/": page_kinds.PageKind("/", ()), "/subscribe": page_kinds.PageKind("/subscribe", ("a", "b"))}
+    manifest = tmp_path / "backend" / "page_kinds.json"
+    page_kinds.write_manifest(kinds, manifest)
+    assert page_kinds.read_manifest(manifest) == kinds
+    assert page_kinds.starts_app_by_route(manifest) == {"/": False, "/subscribe": True}
+    assert page_kinds.starts_app_by_route(tmp_path / "missing.json") is None

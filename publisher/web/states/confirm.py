@@ -12,7 +12,7 @@ from publisher.config import settings
 from publisher.mail import outbox
 from publisher.rules import list_links
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import subscribers as mailing_list
+from publisher.storage import subscribers
 from publisher.web.states.list_link import (
     ALREADY,
     ASK,
@@ -46,7 +46,7 @@ class ConfirmState(ListLinkState, rx.State):
             self._show(INVALID)
             return
         try:
-            row = await in_thread(mailing_list.lookup, claim.link_key)
+            row = await in_thread(subscribers.lookup, claim.link_key)
         except StorageAway:
             self._show(UNAVAILABLE)
             return
@@ -58,7 +58,7 @@ class ConfirmState(ListLinkState, rx.State):
             self._show(LEFT, row.email)
         elif claim.expired:
             self._show(EXPIRED, row.email)
-        elif not mailing_list.is_latest_confirmation(row, claim.issued_at):
+        elif not subscribers.is_latest_confirmation(row, claim.issued_at):
             self._show(REPLACED, row.email)  # a newer confirmation was sent since: only its link confirms
         else:
             self._link_key = claim.link_key
@@ -78,7 +78,7 @@ class ConfirmState(ListLinkState, rx.State):
         notice = outbox.job_for(mail) if mail.notify_subscribers else None
         try:
             result = await in_thread(
-                functools.partial(mailing_list.confirm, issued_at=self._issued_at),
+                functools.partial(subscribers.confirm, issued_at=self._issued_at),
                 self._link_key,
                 outbox.job_for(mail),
                 notice,

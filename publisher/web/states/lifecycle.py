@@ -20,7 +20,7 @@ from reflex_base.event import EventSpec
 
 from publisher import gateway
 from publisher.config import settings
-from publisher.limits import submits as ratelimit
+from publisher.limits import submits
 from publisher.web import graceful_stop, tab_states
 
 logger = logging.getLogger(__name__)
@@ -80,8 +80,8 @@ class FormLifecycle(rx.State, mixin=True):
         if not self._accepts_submit():
             return False  # a second submit while one is in flight, or after success, does nothing
         session = self.router.session
-        if not await ratelimit.shared_limiter.get().allow(form, session.client_token, session.client_ip):
-            self.form_error = ratelimit.TOO_MANY_ATTEMPTS
+        if not await submits.shared_limiter.get().allow(form, session.client_token, session.client_ip):
+            self.form_error = submits.TOO_MANY_ATTEMPTS
             return False
         self.form_error = ""
         await tab_states.engage(session.client_token)  # keep this tab's state (and its success) the usual time

@@ -18,7 +18,7 @@ import reflex as rx
 import sqlalchemy
 
 from publisher.config import settings
-from publisher.limits import submits as ratelimit
+from publisher.limits import submits
 from publisher.rules.list_links import TOKEN_PARAM, mask_address
 from publisher.web import tab_states
 
@@ -72,7 +72,7 @@ class ListLinkState(rx.State, mixin=True):
         as long as Reflex keeps any (web/tab_states.py).
         """
         session = self.router.session
-        if await ratelimit.shared_limiter.get().allow(action, session.client_token, session.client_ip):
+        if await submits.shared_limiter.get().allow(action, session.client_token, session.client_ip):
             if press:
                 await tab_states.engage(session.client_token)
             return True

@@ -10,7 +10,7 @@ import reflex as rx
 
 from publisher.rules import list_links
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import subscribers as mailing_list
+from publisher.storage import subscribers
 from publisher.web.states.list_link import (
     ASK,
     DONE,
@@ -36,7 +36,7 @@ class UnsubscribeState(ListLinkState, rx.State):
             self._show(INVALID)
             return
         try:
-            row = await in_thread(mailing_list.lookup, link_key)
+            row = await in_thread(subscribers.lookup, link_key)
         except StorageAway:
             self._show(UNAVAILABLE)
             return
@@ -58,7 +58,7 @@ class UnsubscribeState(ListLinkState, rx.State):
         self.working = True
         yield
         try:
-            result = await in_thread(mailing_list.unsubscribe, self._link_key, mailing_list.BY_UNSUBSCRIBE_PAGE)
+            result = await in_thread(subscribers.unsubscribe, self._link_key, subscribers.BY_UNSUBSCRIBE_PAGE)
         except StorageAway:
             self._show(UNAVAILABLE)
             return
