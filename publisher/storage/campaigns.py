@@ -14,7 +14,7 @@ import sqlmodel
 from sqlmodel import col
 
 from publisher.storage import bounce_records, tables
-from publisher.storage.queue import ClaimedDelivery, _claiming, _clip
+from publisher.storage.queue import ClaimedDelivery, claim_values, clipped
 from publisher.storage.tables import (
     FAILED,
     FINISHED,
@@ -119,7 +119,7 @@ def set_campaign_status(
     campaign_id: int, status: str, reason: str | None = None, now: datetime | None = None, db_url=None
 ) -> bool:
     """Move a campaign to ``status``; only from sending or paused (a finished one stays finished)."""
-    values: dict[str, str | datetime | None] = {"status": status, "paused_reason": _clip(reason)}
+    values: dict[str, str | datetime | None] = {"status": status, "paused_reason": clipped(reason)}
     if status == FINISHED:
         values["finished_at"] = now or utc_now()
     with tables.engine(db_url).begin() as connection:
@@ -182,7 +182,7 @@ def claim_release_batch(
     claim = (
         sqlalchemy.update(Delivery)
         .where(col(Delivery.id).in_(due.scalar_subquery()))
-        .values(**_claiming(now, lease, worker, one_job=False))
+        .values(**claim_values(now, lease, worker, one_job=False))
         .returning(
             col(Delivery.id),
             col(Delivery.kind),

@@ -57,8 +57,8 @@ class ClaimedDelivery:
         )
 
 
-def _claiming(now: datetime, lease: timedelta, worker: str, *, one_job: bool) -> dict:
-    """What a claim writes: the lease and one more attempt.
+def claim_values(now: datetime, lease: timedelta, worker: str, *, one_job: bool) -> dict:
+    """What a claim writes: the lease and one more attempt (the outbox's and a campaign's claims).
 
     ``one_job`` (the outbox claims one job and sends it at once): also one more stalled
     claim when the previous holder's lease ran out with no outcome recorded (an outcome
@@ -112,7 +112,7 @@ def claim_due(
     claim = (
         sqlalchemy.update(Delivery)
         .where(col(Delivery.id) == due.scalar_subquery())
-        .values(**_claiming(now, lease, worker, one_job=True))
+        .values(**claim_values(now, lease, worker, one_job=True))
         .returning(
             col(Delivery.id),
             col(Delivery.kind),
@@ -176,7 +176,7 @@ def mark_sent(
     (``begin_sending``) in the same transaction.
     """
     with tables.engine(db_url).begin() as connection:
-        connection.execute(_finishing(delivery_id, None, status=SENT, sent_at=now, last_error=_clip(note)))
+        connection.execute(_finishing(delivery_id, None, status=SENT, sent_at=now, last_error=clipped(note)))
         if then_sending is not None:
             connection.execute(_in_flight(then_sending))
         if then_read is None:
@@ -202,18 +202,20 @@ def begin_sending(delivery_id: int, subscriber_id: int, db_url: str | None = Non
 
 
 def mark_retry(delivery_id: int, worker: str, when: datetime, error: str, db_url: str | None = None) -> bool:
-    return _finish(db_url, delivery_id, worker, next_attempt_at=when, last_error=_clip(error))
+    return _finish(db_url, delivery_id, worker, next_attempt_at=when, last_error=clipped(error))
 
 
 def mark_skipped(delivery_id: int, worker: str, reason: str, db_url: str | None = None) -> bool:
-    return _finish(db_url, delivery_id, worker, status=SKIPPED, last_error=_clip(reason))
+    return _finish(db_url, delivery_id, worker, status=SKIPPED, last_error=clipped(reason))
 
 
 def mark_failed(delivery_id: int, worker: str, error: str, db_url: str | None = None) -> bool:
-    return _finish(db_url, delivery_id, worker, status=FAILED, last_error=_clip(error))
+    return _finish(db_url, delivery_id, worker, status=FAILED, last_error=clipped(error))
 
 
-def _clip(text: str | None) -> str | None:
+def clipped(text: str | None) -> str | None:
+    """A note as its column holds it, at most ``ERROR_MAX`` characters (a job's last error, a
+    campaign's paused reason)."""
     return None if text is None else text[:ERROR_MAX]
 
 
