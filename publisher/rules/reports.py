@@ -201,7 +201,7 @@ def _delivery_status(parts: list[Message]) -> tuple[tuple[Failure, ...], int] | 
             if len(failures) >= RECIPIENTS_MAX:
                 # Only counted, by the names of its fields: reading a block's values costs
                 # a hundred times more, and a report may hold tens of thousands.
-                not_read += any(key.lower() in _RECIPIENT_FIELDS for key in block.keys())
+                not_read += any(key.lower() in _RECIPIENT_FIELDS for key in block)
                 continue
             failure = _recipient_failure(block)
             if failure is not None and all(failure.address != other.address for other in failures):
