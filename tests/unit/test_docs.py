@@ -1,7 +1,12 @@
 """The docs stay true to the tree: the layout names only paths that exist, the README stays a
-front door, and every relative link in the docs leads to a file."""
+front door, every relative link in the docs leads to a file, and every path a comment, a
+docstring or a doc names is in the tree."""
 
+import ast
+import io
 import re
+import tokenize
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +18,7 @@ README_MAX_LINES = 200
 
 # A backticked path under one of these folders names a part of the layout.
 LAYOUT_FOLDERS = ("publisher/", "tests/", "benchmarks/", "scripts/", "docs/", "assets/", "alembic/")
-# Folders searched for a bare file name (`tabs.py`) that is not at the top level.
+# Folders searched for a bare file name (a module named by its file alone) not at the top level.
 SEARCHED_FOLDERS = ("publisher", "tests", "benchmarks", "scripts", "docs", "assets", "alembic")
 BARE_FILE = re.compile(r"^(Makefile|Dockerfile|Containerfile|[\w.-]+\.[A-Za-z0-9]+|[\w.-]+/)$")
 PLACEHOLDER = re.compile(r"[*<>{}\[\]$]|\.\.\.")
@@ -144,3 +149,146 @@ def test_the_checks_see_what_they_check(tmp_path):
     assert [path for path in sorted(named_paths(layout)) if not exists(path)] == ["publisher/no_such.py"]
     links = MARKDOWN_LINK.findall("[a](docs/x.md#y) ![b](docs/home.png) [c](https://reflex.dev)")
     assert links == ["docs/x.md#y", "docs/home.png", "https://reflex.dev"]
+
+
+# --- Every path a comment, a docstring or a doc names (the rule: the test's docstring) ------
+
+# Folders whose Python files' comments and docstrings are read, with the top level's (rxconfig.py).
+CHECKED_CODE = ("publisher", "tests", "benchmarks", "scripts", "alembic")
+PATH_SUFFIXES = ("py", "md", "sh", "toml", "ini", "yaml", "txt", "eml")
+NAMED_PATH = re.compile(
+    r"(?<![\w./~:@*$\"'-])"
+    r"([\w.-]+(?:/[\w.-]+)*\.(?:" + "|".join(PATH_SUFFIXES) + r")"
+    r"|(?:" + "|".join(SEARCHED_FOLDERS) + r")/(?:[\w.-]+/)*)"
+    r"(?![\w/*-])"
+)
+# Written by the build into .web/, served by the site: not files of the repository.
+BUILT_FILES = frozenset({"robots.txt"})
+# (file, path) of stale paths in modules others are rewriting as this check lands (issue 34,
+# item 7): they go with that rewrite. An entry no longer needed fails the check: the set shrinks.
+BEING_REWRITTEN = frozenset(
+    {
+        ("publisher/mail/mailer.py", "forms/validation.py"),
+        ("publisher/storage/tables.py", "forms/validation.py"),
+        ("publisher/storage/tables.py", "mailing_list.py"),
+        ("publisher/storage/tables.py", "storage/bounces.py"),
+        ("publisher/storage/tables.py", "gateway/campaign.py"),
+    }
+)
+
+
+def ignored_folders() -> tuple[str, ...]:
+    """The plain folders .gitignore lists (`benchmarks/results/`): what is there is output."""
+    lines = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    return tuple(line.strip("/") + "/" for line in lines if line.endswith("/") and not PLACEHOLDER.search(line))
+
+
+def comment_and_docstring_lines(source: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of every comment and every docstring line of a module, as written."""
+    docstrings = {
+        (node.value.lineno, node.value.col_offset)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    }
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.string
+        elif token.type == tokenize.STRING and token.start in docstrings:
+            for offset, line in enumerate(token.string.splitlines()):
+                yield token.start[0] + offset, line
+
+
+def paths_named_in(text: str) -> list[str]:
+    """The paths of this repository a line of text names (the rule: the test below)."""
+    ignored = ignored_folders()
+    return [
+        path for path in NAMED_PATH.findall(text) if path not in BUILT_FILES and not (path + "/").startswith(ignored)
+    ]
+
+
+def named_path_exists(path: str, named_in: Path) -> bool:
+    """Whether a path named in a file is there, from the root, from publisher/ or beside that file."""
+    for base in (ROOT, ROOT / "publisher", named_in.parent):
+        target = base / path
+        if target.is_dir() if path.endswith("/") else target.is_file():
+            return True
+    return named_in.suffix == ".md" and "/" not in path and exists(path)
+
+
+def naming_files() -> list[Path]:
+    code = [*ROOT.glob("*.py"), *(path for folder in CHECKED_CODE for path in (ROOT / folder).rglob("*.py"))]
+    return markdown_files() + sorted(code)
+
+
+def missing_named_paths(path: Path) -> list[str]:
+    """`file:line: path` for each path the file's prose names that is not in the tree."""
+    source = path.read_text(encoding="utf-8")
+    lines = enumerate(source.splitlines(), 1) if path.suffix == ".md" else comment_and_docstring_lines(source)
+    return [
+        f"{path.relative_to(ROOT)}:{number}: {named}"
+        for number, line in lines
+        for named in paths_named_in(line)
+        if not named_path_exists(named, path)
+    ]
+
+
+def entry_key(entry: str) -> tuple[str, str]:
+    """(file, path) of a `file:line: path` entry."""
+    location, path = entry.split(": ", 1)
+    return location.rsplit(":", 1)[0], path
+
+
+def test_every_path_a_comment_or_a_doc_names_exists():
+    """README.md, docs/*.md (every line) and the comments and docstrings of every Python file
+    at the top level and under CHECKED_CODE name only paths that are in the tree. The rule,
+    kept explicit so a reader can predict it:
+
+    - A path is a word ending in .py .md .sh .toml .ini .yaml .txt or .eml
+      (`server/middleware.py`, `alembic.ini`), or a top-level folder of the repo written with
+      its slash (`publisher/web/pages/`). Other words (`site.js`, `Node.js`) are not paths.
+    - Not a path: a word starting with `/`, `~`, `.` or `$` (`/proc/...`, `~/.cache/...`,
+      `.web/build/client`); a part of a URL; a word in quotes (a value, `"qmail-hard.eml"`); a
+      glob (`*_copy.py`); what the build writes (BUILT_FILES); what lies under a folder
+      .gitignore lists (`benchmarks/results/`).
+    - It must exist from the repo's root, from publisher/ (`rules/bounces.py`), or from the
+      folder of the module naming it (a package's docstring naming its own modules). In the
+      docs, a bare file name may also be anywhere in the layout: a sentence names its folder
+      (docs/architecture.md's row of `publisher/server/` names its modules by file name).
+    - Another project's file is named by its module (`reflex.app`), not by a path.
+
+    Each path missing is named with the file and line that name it.
+    """
+    missing = [entry for path in naming_files() for entry in missing_named_paths(path)]
+    waiting = [entry for entry in missing if entry_key(entry) in BEING_REWRITTEN]
+    unexpected = [entry for entry in missing if entry not in waiting]
+    assert not unexpected, "paths named that are not in the tree:\n" + "\n".join(unexpected)
+    done = BEING_REWRITTEN - {entry_key(entry) for entry in waiting}
+    assert not done, f"fixed: remove {sorted(done)} from BEING_REWRITTEN"
+
+
+def test_the_path_check_sees_what_it_checks():
+    line = (
+        "see server/middleware.py and `publisher/web/pages/` and tests/unit/test_docs.py::test_x, "
+        "then alembic.ini; not /proc/self/status, ~/.cache/x.py, .web/build/client, site.js, "
+        'https://example.com/a/b.py, "qmail-hard.eml", *_copy.py, robots.txt, benchmarks/results/x/'
+    )
+    assert paths_named_in(line) == [
+        "server/middleware.py",
+        "publisher/web/pages/",
+        "tests/unit/test_docs.py",
+        "alembic.ini",
+    ]
+    module = ROOT / "publisher" / "gateway" / "__init__.py"
+    assert named_path_exists("server/middleware.py", module)
+    assert named_path_exists("publisher/web/", module)
+    assert named_path_exists("client.py", module)  # beside the module
+    assert not named_path_exists("database.py", module)  # it is in publisher/storage/
+    assert not named_path_exists("hosting/tabs.py", module)
+    assert named_path_exists("production.py", DOCS / "architecture.md")
+    source = '"""Names a/one.py\n\nand b/two.py."""\n\nX = "c/three.py"  # d/four.py\n'
+    assert list(comment_and_docstring_lines(source)) == [
+        (1, '"""Names a/one.py'),
+        (2, ""),
+        (3, 'and b/two.py."""'),
+        (5, "# d/four.py"),
+    ]
