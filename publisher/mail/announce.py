@@ -28,6 +28,7 @@ from publisher.config.settings import MailSettings
 from publisher.content import books as book_words
 from publisher.mail import campaign, mailer, outbox, release_email
 from publisher.rules import list_links
+from publisher.rules.validation import for_terminal
 from publisher.storage import bounce_records
 
 FOLLOW_POLL_S = 0.5
@@ -151,7 +152,7 @@ async def follow(item: storage.Campaign, mail: MailSettings, out: TextIO) -> int
     counts = storage.campaign_counts(item.id)
     if state.status == storage.PAUSED:
         out.write(
-            f"Campaign #{item.id} ({item.book_slug}) is PAUSED: {state.paused_reason}\n"
+            f"Campaign #{item.id} ({item.book_slug}) is PAUSED: {for_terminal(state.paused_reason or '')}\n"
             f"{describe_counts(counts)}. Fix the cause, then run `publisher-gateway announce {item.book_slug}` "
             "to resume it.\n"
         )
@@ -257,7 +258,7 @@ def announce(
     else:
         if item.status == storage.PAUSED:
             out.write(
-                f"Campaign #{item.id} is PAUSED: {item.paused_reason}\n"
+                f"Campaign #{item.id} is PAUSED: {for_terminal(item.paused_reason or '')}\n"
                 f"    {describe_counts(_counts(item))}; {describe_returns(_id(item))}\n"
             )
             if not yes:
@@ -271,7 +272,7 @@ def announce(
                     out.write("It stays paused. Nothing was sent.\n")
                     return 1
             storage.set_campaign_status(_id(item), storage.SENDING)
-            out.write(f"Campaign #{item.id} resumed (it was paused: {item.paused_reason}).\n")
+            out.write(f"Campaign #{item.id} resumed (it was paused: {for_terminal(item.paused_reason or '')}).\n")
         out.write(f"Continuing campaign #{item.id} of {_when(item.created_at)}: {describe_counts(_counts(item))}.\n")
     campaign.free_dead_leases()
     try:
@@ -320,4 +321,4 @@ def write_campaigns(out: TextIO) -> None:
             f"    {describe_returns(_id(item))}\n"
         )
         if item.status == storage.PAUSED:
-            out.write(f"    paused: {item.paused_reason}\n")
+            out.write(f"    paused: {for_terminal(item.paused_reason or '')}\n")

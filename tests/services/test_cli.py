@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+import sqlalchemy
 
-from publisher import content
+from publisher import content, storage
 from tests.support import VENV_BIN, publisher_gateway
 
 # What Reflex says when it finds no alembic.ini in the working directory.
@@ -143,10 +144,25 @@ def test_subscribers_into_a_reader_that_stops_after_one_line_ends_quietly(tmp_pa
 
 
 def _reading_its_file(pid: int) -> bool:
-    """Whether the process has opened its FILE argument (here its standard input, a pipe)."""
+    """Whether the process has opened its FILE argument (here its standard input, a pipe).
+
+    Its descriptors come and go while it starts (Python opens and closes files as it imports):
+    one listed but closed before it is read is not the one sought, and no error (issue 34:
+    a FileNotFoundError here failed the services stage on a loaded machine).
+    """
     fds = Path(f"/proc/{pid}/fd")
-    stdin = os.readlink(fds / "0")
-    return any(os.readlink(fd) == stdin for fd in fds.iterdir() if int(fd.name) > 2)
+    try:
+        stdin = os.readlink(fds / "0")
+        listed = [fd for fd in fds.iterdir() if int(fd.name) > 2]
+    except FileNotFoundError:  # the process is gone: the caller's poll() says so
+        return False
+    for fd in listed:
+        try:
+            if os.readlink(fd) == stdin:
+                return True
+        except FileNotFoundError:
+            continue
+    return False
 
 
 def test_interrupted_it_exits_130_without_a_traceback(tmp_path, db_path_url):
@@ -198,3 +214,68 @@ def test_exit_status_1_when_the_command_fails_and_2_when_it_cannot_run_as_asked(
     assert (unknown.returncode, unknown.stdout) == (2, "")
     for result in (usage, refused, unreadable, unreachable, unknown):
         assert NOT_INITIALIZED not in result.stderr and "Traceback" not in result.stderr
+
+
+# --- Stored text reaches a terminal as text -------------------------------------------------
+
+ESCAPE = "\x1b]0;owned\x07\x1b[2J\u202e"
+
+
+def test_stored_text_with_terminal_escapes_is_printed_escaped_by_every_listing(tmp_path, migrated):
+    """Issue 34: `bounces` printed a stored From: as it was, and the operator's terminal ran the
+    escape sequence in it. Rows written by an older version, or by hand, hold anything."""
+    engine = sqlalchemy.create_engine(migrated)
+    now = storage.utc_now()
+    with engine.begin() as connection:
+        connection.execute(
+            sqlalchemy.insert(storage.ContactMessage).values(
+                sender_name=f"Eve{ESCAPE}",
+                sender_email="eve@example.org",
+                subject=f"Hi{ESCAPE}",
+                message=f"line one\nline two{ESCAPE}",
+                received_at=now,
+            )
+        )
+        connection.execute(
+            sqlalchemy.insert(storage.Bounce).values(
+                at=now,
+                subscriber_id=1,
+                email="reader@example.org",
+                kind="hard",
+                reason=f"550{ESCAPE}",
+                source="webhook",
+            )
+        )
+        connection.execute(
+            sqlalchemy.insert(storage.MailboxMessage).values(
+                folder="INBOX",
+                uidvalidity=1,
+                uid=1,
+                outcome="unclassified",
+                subject=f"S{ESCAPE}",
+                sender=f"x{ESCAPE}@example.org",
+                note="",
+                seen_at=now,
+                last_seen_at=now,
+            )
+        )
+        connection.execute(
+            sqlalchemy.insert(storage.Delivery).values(
+                kind=storage.CONTACT,
+                source_id=1,
+                message_id="<m@example.org>",
+                status=storage.FAILED,
+                attempts=3,
+                created_at=now,
+                next_attempt_at=now,
+                give_up_at=now,
+                last_error=f"554{ESCAPE}",
+            )
+        )
+    engine.dispose()
+    for command in ("messages", "bounces", "outbox"):
+        shown = elsewhere(tmp_path, migrated, command)
+        assert shown.returncode == 0, shown.stderr
+        assert not any(character in shown.stdout for character in "\x1b\x07\u202e"), command
+        assert "\\x1b]0;owned\\x07\\x1b[2J\\u202e" in shown.stdout, command
+    assert "line one\nline two" in elsewhere(tmp_path, migrated, "messages").stdout  # paragraphs stay
