@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -19,6 +21,7 @@ from publisher import content
 from publisher.config.settings import bounce_settings, mail_settings
 from publisher.mail import bounce_mailbox
 from publisher.mail.bounce_mailbox_client import MailboxClient
+from publisher.rules import reports
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records, subscribers
 from publisher.storage import utc_now as storage_now
@@ -434,3 +437,32 @@ def test_what_the_reader_remembers_of_a_message_gone_from_the_mailbox_is_pruned_
     read(env, db_url, clock=lambda: later + timedelta(days=1))
     left, counts = bounce_records.left_messages(db_url=db_url)
     assert counts == {bounce_records.UNCLASSIFIED: 1} and [message.subject for message in left] == ["stays"]
+
+
+@pytest.mark.asyncio
+async def test_the_lease_is_renewed_while_one_message_takes_longer_than_it(db_url, smtp_server, mailbox, monkeypatch):
+    """Issue 34: the lease was renewed only between messages, so one message handled for longer
+    than the lease let a second worker start on the same mailbox."""
+    env = env_for(smtp_server, mailbox)
+    sent = await send_release(db_url, env, smtp_server, 1)
+    put(mailbox, "dsn-postfix-hard", sent["reader0@readers.example"], "reader0@readers.example")
+    lease = timedelta(seconds=2)
+    monkeypatch.setattr(bounce_mailbox, "LEASE", lease)
+    inside, done = threading.Event(), threading.Event()
+    real_classify = reports.classify
+
+    def slow_classify(raw: bytes):
+        inside.set()
+        assert done.wait(30)  # held until the other worker has tried
+        return real_classify(raw)
+
+    monkeypatch.setattr(reports, "classify", slow_classify)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        first = pool.submit(read, env, db_url, worker="worker-a")
+        assert inside.wait(30)
+        time.sleep(lease.total_seconds() * 1.5)  # the lease taken at the start would have run out
+        try:
+            assert read(env, db_url, worker="worker-b") is None  # worker-a still holds it
+        finally:
+            done.set()
+        assert first.result(timeout=60).bounces == 1
