@@ -78,7 +78,7 @@ def recipient_address(name: str, email: str) -> Address:
 def envelope_address(email: str) -> str:
     """The address as the SMTP envelope carries it: its domain in ASCII.
 
-    Stored addresses already are (forms/validation.py); one stored before that rule
+    Stored addresses already are (rules/validation.py); one stored before that rule
     is mended here too. One that cannot be sent without SMTPUTF8 fails its own
     email, permanently, with the reason: never the sender.
     """

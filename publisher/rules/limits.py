@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 # Only for the one caller that does not pass trusted_proxy_hops yet (client_address).
-from reflex_base import config as reflex_config
 
 
 @dataclass(frozen=True)
@@ -27,19 +26,16 @@ PER_CLIENT = Limit(attempts=8, window_s=600)
 PER_ADDRESS = Limit(attempts=40, window_s=600)
 
 
-def client_address(scope: Mapping, trusted_proxy_hops: int | None = None) -> str:
+def client_address(scope: Mapping, trusted_proxy_hops: int) -> str:
     """The visitor's address for an HTTP request, as Reflex resolves it for the websocket
     (``reflex.app``): the peer, or behind ``trusted_proxy_hops`` proxies the address that
     many hops back in X-Forwarded-For.
 
     ``trusted_proxy_hops`` is ``REFLEX_TRUSTED_PROXY_HOPS``, which the caller reads from
     Reflex's configuration (server/), so the rule is tested with any value and reads no
-    configuration. None still reads Reflex's configuration for the one caller that passes
-    nothing yet, server/bounce_hook.py; once it passes the value, the parameter becomes
-    required and the ignored import in pyproject.toml's contract "The rules import no Reflex"
-    goes, with the import here.
+    configuration.
     """
-    hops = reflex_config.get_config().trusted_proxy_hops if trusted_proxy_hops is None else trusted_proxy_hops
+    hops = trusted_proxy_hops
     address = (scope.get("client") or ("0.0.0.0", 0))[0]
     if hops:
         headers = dict(scope.get("headers") or [])

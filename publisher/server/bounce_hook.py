@@ -32,19 +32,19 @@ import asyncio
 import hmac
 import json
 import logging
-import unicodedata
 from collections import Counter
 from typing import Any
 
 import sqlalchemy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
+from reflex_base import config as reflex_config
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from publisher.config import settings
-from publisher.limits import submits as ratelimit
+from publisher.limits import submits
 from publisher.mail import returns
 from publisher.rules import bounces, validation
 from publisher.rules import limits as limit_rules
@@ -103,8 +103,7 @@ class Item(BaseModel):
         """A provider's reason can be a whole SMTP transcript: kept short, on one line, without NUL."""
         if value is None:
             return None
-        text = "".join(" " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch for ch in value)
-        return text[:REASON_MAX]
+        return validation.one_line(value, REASON_MAX)
 
     def report(self) -> Report:
         return Report(self.kind, self.reason or self.kind, FROM_WEBHOOK, email=self.email)
@@ -234,8 +233,8 @@ class BounceHook:
             ), "(PUBLISHER_GATEWAY_URL is set: the cloud keeps the list)"
         if scope["method"] != "POST":
             return _error(405, ONLY_POST, {"Allow": "POST"}), f"({scope['method']})"
-        address = limit_rules.client_address(scope)
-        limiter = ratelimit.shared_limiter.get()
+        address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+        limiter = submits.shared_limiter.get()
         if await limiter.exhausted(_FAILURES, "", address):  # before the secret: a right guess looks the same
             return _error(429, TOO_MANY), "(too many wrong tokens from this address; the token was not looked at)"
         headers = Headers(scope=scope)

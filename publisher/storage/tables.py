@@ -37,10 +37,10 @@ LINK_KEY_MAX = 32
 class Subscriber(sqlmodel.SQLModel, table=True):
     """One address on the new-release list, where it stands, and when it got there.
 
-    ``email`` is stored as it is sent (its domain in ASCII: forms/validation.py);
+    ``email`` is stored as it is sent (its domain in ASCII: rules/validation.py);
     ``email_key`` (the address in lower case) makes a repeat find the same row.
     ``link_key`` is random and secret: the confirmation and unsubscribe links name
-    the row by it, signed (mailing_list.py). ``subscribed_at`` and ``source``: when
+    the row by it, signed (storage/subscribers.py). ``subscribed_at`` and ``source``: when
     and where the address last asked to join; ``confirmation_sent_at``: the last
     confirmation email, which the 24-hour rule reads. Every change is also written
     to ``subscription_event``, the record of consent.
@@ -64,7 +64,7 @@ class Subscriber(sqlmodel.SQLModel, table=True):
     confirmed_at: datetime | None = None
     unsubscribed_at: datetime | None = None
     # When the address stopped taking mail (a hard bounce, or soft ones in a row): no list email
-    # goes to it until it signs up again (storage/bounces.py).
+    # goes to it until it signs up again (storage/bounce_records.py).
     bounced_at: datetime | None = None
 
 
@@ -101,7 +101,7 @@ MAX_STALLED_CLAIMS = 3
 NOT_READ = "not read"
 # What a job emails: a contact message or a new-subscriber notice to the publisher, or a
 # confirmation or welcome email to a subscriber (source_id: the message or the subscriber).
-# A release job (campaign_id set) emails a new book to a confirmed reader (gateway/campaign.py).
+# A release job (campaign_id set) emails a new book to a confirmed reader (mail/campaign.py).
 CONTACT, SUBSCRIBER, CONFIRMATION, WELCOME, RELEASE = "contact", "subscriber", "confirmation", "welcome", "release"
 TO_SUBSCRIBER = (CONFIRMATION, WELCOME, RELEASE)
 ABOUT_SUBSCRIBER = (SUBSCRIBER, CONFIRMATION, WELCOME, RELEASE)  # source_id names a subscriber
@@ -164,7 +164,7 @@ class Campaign(sqlmodel.SQLModel, table=True):
     recipients: int = 0
     created_at: datetime = sqlmodel.Field(default_factory=utc_now)
     finished_at: datetime | None = None
-    paused_reason: str | None = sqlmodel.Field(default=None, max_length=500)
+    paused_reason: str | None = sqlmodel.Field(default=None, max_length=ERROR_MAX)
     # The counts when the publisher last resumed it (announce): the pause thresholds judge what
     # came after, so a campaign resumed on purpose is not paused again by the bounces already seen.
     baseline_sent: int = sqlmodel.Field(default=0, sa_column_kwargs={"server_default": "0"})

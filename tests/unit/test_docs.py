@@ -164,17 +164,6 @@ NAMED_PATH = re.compile(
 )
 # Written by the build into .web/, served by the site: not files of the repository.
 BUILT_FILES = frozenset({"robots.txt"})
-# (file, path) of stale paths in modules others are rewriting as this check lands (issue 34,
-# item 7): they go with that rewrite. An entry no longer needed fails the check: the set shrinks.
-BEING_REWRITTEN = frozenset(
-    {
-        ("publisher/mail/mailer.py", "forms/validation.py"),
-        ("publisher/storage/tables.py", "forms/validation.py"),
-        ("publisher/storage/tables.py", "mailing_list.py"),
-        ("publisher/storage/tables.py", "storage/bounces.py"),
-        ("publisher/storage/tables.py", "gateway/campaign.py"),
-    }
-)
 
 
 def ignored_folders() -> tuple[str, ...]:
@@ -232,12 +221,6 @@ def missing_named_paths(path: Path) -> list[str]:
     ]
 
 
-def entry_key(entry: str) -> tuple[str, str]:
-    """(file, path) of a `file:line: path` entry."""
-    location, path = entry.split(": ", 1)
-    return location.rsplit(":", 1)[0], path
-
-
 def test_every_path_a_comment_or_a_doc_names_exists():
     """README.md, docs/*.md (every line) and the comments and docstrings of every Python file
     at the top level and under CHECKED_CODE name only paths that are in the tree. The rule,
@@ -259,11 +242,7 @@ def test_every_path_a_comment_or_a_doc_names_exists():
     Each path missing is named with the file and line that name it.
     """
     missing = [entry for path in naming_files() for entry in missing_named_paths(path)]
-    waiting = [entry for entry in missing if entry_key(entry) in BEING_REWRITTEN]
-    unexpected = [entry for entry in missing if entry not in waiting]
-    assert not unexpected, "paths named that are not in the tree:\n" + "\n".join(unexpected)
-    done = BEING_REWRITTEN - {entry_key(entry) for entry in waiting}
-    assert not done, f"fixed: remove {sorted(done)} from BEING_REWRITTEN"
+    assert not missing, "paths named that are not in the tree:\n" + "\n".join(missing)
 
 
 def test_the_path_check_sees_what_it_checks():
