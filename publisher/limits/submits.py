@@ -89,23 +89,31 @@ class Limiter:
         self.per_client = per_client
         self.per_address = per_address
 
+    def _windows(self, form: str, client: str, address: str) -> list[tuple[str, str, Limit]]:
+        """The counter key of this client's and this address's current window, how a log line
+        names each (never the client token: it is the key to the tab's state), and its limit."""
+        now = self.clock()
+        checks = [("client", client, self.per_client), ("address", address_key(address), self.per_address)]
+        return [
+            (
+                window_key(form, scope, identity, now, limit.window_s),
+                f"address {identity}" if scope == "address" else "client (its tab)",
+                limit,
+            )
+            for scope, identity, limit in checks
+            if identity
+        ]
+
     async def allow(self, form: str, client: str, address: str) -> bool:
         """Count one attempt; False when this client or address is over its limit.
 
         If the counter store fails, the attempt is allowed (and logged): the limits
         protect the gateway, they must not take the forms down with them.
         """
-        now = self.clock()
-        checks = [("client", client, self.per_client), ("address", address_key(address), self.per_address)]
         try:
-            for scope, identity, limit in checks:
-                if not identity:
-                    continue
-                key = window_key(form, scope, identity, now, limit.window_s)
+            for key, shown, limit in self._windows(form, client, address):
                 if await self.counter.hit(key, limit.window_s) > limit.attempts:
-                    # Never the client token: it is the key to the tab's state.
-                    shown = identity if scope == "address" else "(its tab)"
-                    logger.info("Rate limit: %s %s over %d attempts on %s", scope, shown, limit.attempts, form)
+                    logger.info("Rate limit: %s over %d attempts on %s", shown, limit.attempts, form)
                     return False
         except Exception as exc:  # noqa: BLE001 - any store failure: fail open
             logger.warning("Rate limit store unavailable (%s); allowing the attempt", type(exc).__name__)
@@ -116,15 +124,10 @@ class Limiter:
         counting nothing. For a check made before an attempt is judged: a refusal then says
         nothing about the attempt, so a guesser over the limit cannot tell a right guess from
         a wrong one. A failing store says no (logged), as ``allow`` lets the attempt in."""
-        now = self.clock()
-        checks = [("client", client, self.per_client), ("address", address_key(address), self.per_address)]
         try:
-            for scope, identity, limit in checks:
-                if not identity:
-                    continue
-                if await self.counter.count(window_key(form, scope, identity, now, limit.window_s)) >= limit.attempts:
-                    shown = identity if scope == "address" else "(its tab)"
-                    logger.info("Rate limit: %s %s has used its %d attempts on %s", scope, shown, limit.attempts, form)
+            for key, shown, limit in self._windows(form, client, address):
+                if await self.counter.count(key) >= limit.attempts:
+                    logger.info("Rate limit: %s has used its %d attempts on %s", shown, limit.attempts, form)
                     return True
         except Exception as exc:  # noqa: BLE001 - any store failure: fail open
             logger.warning("Rate limit store unavailable (%s); not counted as over the limit", type(exc).__name__)

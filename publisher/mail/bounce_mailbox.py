@@ -171,6 +171,7 @@ def read_once(
         with _LeaseKeeper(holder, db_url, clock) as lease:
             with MailboxClient(bounce.mailbox, ca_file=bounce.ca_file, timeout=IMAP_TIMEOUT_S) as box:
                 place = MailboxPlace(bounce.mailbox.folder, box.uidvalidity)
+                read = _Read(box, place, bounce, mail, db_url, reading, clock)
                 uids = box.uids()
                 known = bounce_records.known_messages(place, uids, db_url, now=clock())
                 reading.already_met = sum(outcome != bounce_records.PROCESSED for outcome in known.values())
@@ -185,7 +186,7 @@ def read_once(
                     if lease.lost:
                         logger.warning("Bounce mailbox: another worker took over the reading")
                         break
-                    _handle_one(box, place, uid, sizes.get(uid), bounce, mail, db_url, reading, clock)
+                    _handle_one(read, uid, sizes.get(uid))
             bounce_records.prune_messages(clock(), db_url)
     finally:
         with contextlib.suppress(Exception):
@@ -206,83 +207,69 @@ def _connection_lost(exc: sqlalchemy.exc.SQLAlchemyError) -> bool:
     )
 
 
-def _handle_one(
-    box: MailboxClient,
-    place: MailboxPlace,
-    uid: int,
-    size: int | None,
-    bounce: BounceSettings,
-    mail: MailSettings,
-    db_url: str | None,
-    reading: Reading,
-    clock: Callable[[], datetime],
-) -> None:
+@dataclass(frozen=True)
+class _Read:
+    """What every message of one read shares: the open mailbox and folder, the settings, the
+    database, the tally and the clock."""
+
+    box: MailboxClient
+    place: MailboxPlace
+    bounce: BounceSettings
+    mail: MailSettings
+    db_url: str | None
+    reading: Reading
+    clock: Callable[[], datetime]
+
+    def record(self, uid: int, outcome: str, **details: Any) -> list[Recorded] | None:
+        return bounce_records.record_message(self.place, uid, outcome, db_url=self.db_url, now=self.clock(), **details)
+
+
+def _handle_one(read: _Read, uid: int, size: int | None) -> None:
     """One message, whatever it holds: what fails here fails this message alone, recorded with
     its reason and left in the mailbox, unless the mailbox or the database is away."""
     try:
-        _handle(box, place, uid, size, bounce, mail, db_url, reading, clock)
+        _handle(read, uid, size)
     except MailboxTrouble:
         raise  # the mailbox is away: no other message would fare better
     except sqlalchemy.exc.SQLAlchemyError as exc:
         if _connection_lost(exc):
             raise
-        _failed(place, uid, size, exc, db_url, reading, clock)
+        _failed(read, uid, size, exc)
     except Exception as exc:  # noqa: BLE001 - one message never stops the others
-        _failed(place, uid, size, exc, db_url, reading, clock)
+        _failed(read, uid, size, exc)
 
 
-def _failed(
-    place: MailboxPlace,
-    uid: int,
-    size: int | None,
-    exc: Exception,
-    db_url: str | None,
-    reading: Reading,
-    clock: Callable[[], datetime],
-) -> None:
-    reading.troubles += 1
+def _failed(read: _Read, uid: int, size: int | None, exc: Exception) -> None:
+    read.reading.troubles += 1
     reason = f"could not be handled ({type(exc).__name__}); it stays where it is"
     logger.error("Bounce mailbox: message UID %s %s", uid, reason, exc_info=exc)
     try:  # only what the site wrote itself: the message's own text may be what was refused
-        bounce_records.record_message(
-            place, uid, bounce_records.UNHANDLED, size=size, note=reason, db_url=db_url, now=clock()
-        )
+        read.record(uid, bounce_records.UNHANDLED, size=size, note=reason)
     except sqlalchemy.exc.SQLAlchemyError as again:
         if _connection_lost(again):
             raise
         logger.error("Bounce mailbox: message UID %s could not be recorded as failed either", uid, exc_info=again)
 
 
-def _handle(
-    box: MailboxClient,
-    place: MailboxPlace,
-    uid: int,
-    size: int | None,
-    bounce: BounceSettings,
-    mail: MailSettings,
-    db_url: str | None,
-    reading: Reading,
-    clock: Callable[[], datetime],
-) -> None:
+def _handle(read: _Read, uid: int, size: int | None) -> None:
+    reading, box = read.reading, read.box
     if size is None:  # recorded as processed by an earlier read that stopped before moving it
-        box.move(uid, bounce.done_folder)
+        box.move(uid, read.bounce.done_folder)
         reading.moved += 1
         return
     reading.messages += 1
-    if size > bounce.max_bytes:
-        note = f"too large to read: {size:,} bytes, above PUBLISHER_BOUNCE_MAX_BYTES ({bounce.max_bytes:,})"
-        bounce_records.record_message(
-            place, uid, bounce_records.TOO_LARGE, size=size, note=note, db_url=db_url, now=clock()
-        )
+    if size > read.bounce.max_bytes:
+        note = f"too large to read: {size:,} bytes, above PUBLISHER_BOUNCE_MAX_BYTES ({read.bounce.max_bytes:,})"
+        read.record(uid, bounce_records.TOO_LARGE, size=size, note=note)
         reading.too_large += 1
         return
     raw = box.fetch(uid)
     if raw is None:  # gone meanwhile (someone else moved it)
         return
     report = reports.classify(raw)
-    about = bounce_records.Fetched(digest(raw), len(raw), report.subject, _sender(raw))
+    fetched = bounce_records.Fetched(digest(raw), len(raw), report.subject, _sender(raw))
     if report.kind in (reports.BOUNCE, reports.COMPLAINT_REPORT):
-        items = reports_in(report, mail, db_url)
+        items = reports_in(report, read.mail, read.db_url)
         left_out = (
             f"named {report.recipients_named:,} recipients; the first {len(report.failures)} were read"
             if report.recipients_left_out
@@ -290,37 +277,24 @@ def _handle(
         )
         if not items:
             note = NAMES_NO_EMAIL_OF_OURS + (f"; {left_out}" if left_out else "")
-            bounce_records.record_message(
-                place, uid, bounce_records.UNPROVEN, note=note, db_url=db_url, now=clock(), fetched=about
-            )
+            read.record(uid, bounce_records.UNPROVEN, fetched=fetched, note=note)
             reading.unproven += 1
             return
-        recorded = bounce_records.record_message(
-            place,
-            uid,
-            bounce_records.PROCESSED,
-            note=left_out,
-            reports=items,
-            db_url=db_url,
-            now=clock(),
-            fetched=about,
-        )
+        recorded = read.record(uid, bounce_records.PROCESSED, fetched=fetched, note=left_out, reports=items)
         if recorded is not None:
             reading.recorded.extend(recorded)
             if report.kind == reports.BOUNCE:
                 reading.bounces += 1
             else:
                 reading.complaints += 1
-        box.move(uid, bounce.done_folder)
+        box.move(uid, read.bounce.done_folder)
         reading.moved += 1
         return
     if report.kind == reports.AUTO_REPLY:
-        bounce_records.record_message(place, uid, bounce_records.AUTO_REPLY, db_url=db_url, now=clock(), fetched=about)
+        read.record(uid, bounce_records.AUTO_REPLY, fetched=fetched)
         reading.auto_replies += 1
     else:
-        bounce_records.record_message(
-            place, uid, bounce_records.UNCLASSIFIED, db_url=db_url, now=clock(), fetched=about
-        )
+        read.record(uid, bounce_records.UNCLASSIFIED, fetched=fetched)
         reading.unclassified += 1
 
 
