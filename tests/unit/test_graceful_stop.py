@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -22,30 +23,39 @@ def fresh_worker() -> Iterator[None]:
 
 
 class Stop:
-    """Stands in for Granian's worker stop; records when it was called."""
+    """Stands in for Granian's worker stop; records when it was called, and each call in ``events``."""
 
-    def __init__(self) -> None:
+    def __init__(self, events: list[str] | None = None) -> None:
         self.called_at: float | None = None
         self.called = asyncio.Event()
+        self.events = events if events is not None else []
 
     def __call__(self) -> None:
         self.called_at = time.monotonic()
+        self.events.append("stopped")
         self.called.set()
 
 
-@pytest.mark.asyncio
-async def test_nothing_in_flight_stops_at_once():
+async def until(condition: Callable[[], bool], timeout_s: float = 10) -> None:
+    """Let the event loop run until ``condition`` holds (the timeout only ends a broken test)."""
+    async with asyncio.timeout(timeout_s):
+        while not condition():
+            await asyncio.sleep(0.005)
+
+
+def test_nothing_in_flight_stops_at_once():
     stop = Stop()
-    started = time.monotonic()
-    await graceful_stop.drain(stop)
-    assert stop.called_at is not None and stop.called_at - started < 0.1
+    # One step of the coroutine: it stops without ever waiting (a wait would suspend it here).
+    with pytest.raises(StopIteration):
+        graceful_stop.drain(stop).send(None)
+    assert stop.events == ["stopped"]
 
 
 @pytest.mark.asyncio
-async def test_the_stop_waits_for_a_submit_in_flight_to_end():
-    stop = Stop()
-    answer = asyncio.Event()
+async def test_the_stop_waits_for_a_submit_in_flight_to_end(caplog):
     events: list[str] = []
+    stop = Stop(events)
+    answer = asyncio.Event()
 
     async def submit():
         async with graceful_stop.submit_in_flight():
@@ -53,15 +63,15 @@ async def test_the_stop_waits_for_a_submit_in_flight_to_end():
             events.append("result shown")
 
     visitor = asyncio.create_task(submit())
-    await asyncio.sleep(0.05)
-    assert graceful_stop.submits_in_flight() == 1
-    draining = asyncio.create_task(graceful_stop.drain(stop, limit_s=5))
-    await asyncio.sleep(0.2)
+    await until(lambda: graceful_stop.submits_in_flight() == 1)
+    with caplog.at_level(logging.INFO, logger=graceful_stop.__name__):
+        draining = asyncio.create_task(graceful_stop.drain(stop, limit_s=5))
+        await until(lambda: "waiting for 1 submit(s) in flight" in caplog.text)  # the drain is waiting
     assert not stop.called.is_set()  # still waiting for the gateway
     answer.set()
-    await asyncio.wait_for(stop.called.wait(), 2)
+    await asyncio.wait_for(stop.called.wait(), 10)
     await visitor
-    assert events == ["result shown"]
+    assert events == ["result shown", "stopped"]  # the stop came after the result, not before
     assert graceful_stop.submits_in_flight() == 0
     await draining
 
@@ -80,7 +90,7 @@ async def test_a_gateway_call_after_the_stop_began_is_never_started():
 
 
 @pytest.mark.asyncio
-async def test_a_call_still_running_at_the_limit_is_cancelled_and_the_stop_follows():
+async def test_a_call_still_running_at_the_limit_is_cancelled_and_the_stop_follows(monkeypatch):
     stop = Stop()
     outcome: list[str] = []
 
@@ -95,19 +105,23 @@ async def test_a_call_still_running_at_the_limit_is_cancelled_and_the_stop_follo
                 outcome.append("failure toast")
 
     visitor = asyncio.create_task(submit())
-    await asyncio.sleep(0.05)
+    await until(lambda: len(graceful_stop.worker_stop.get().gateway_calls) == 1)
+    # A settling time no busy machine reaches: stopping once the cancelled submit ended, not after it.
+    monkeypatch.setattr(graceful_stop, "_SETTLE_S", 60.0)
     started = time.monotonic()
     await graceful_stop.drain(stop, limit_s=0.3)
-    await visitor
+    await asyncio.wait_for(visitor, 30)  # its call was cancelled: it ends
     assert outcome == ["failure toast"]
-    assert 0.3 <= stop.called_at - started < 1.0  # cancelled at the limit, then stopped without waiting more
+    assert 0.3 <= stop.called_at - started < 30  # cancelled at the limit, not before; stopped without waiting more
 
 
 @pytest.mark.asyncio
 async def test_cancelling_the_submit_cancels_its_gateway_call():
+    call_started = asyncio.Event()
     call_cancelled = asyncio.Event()
 
     async def slow_gateway():
+        call_started.set()
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
@@ -115,38 +129,46 @@ async def test_cancelling_the_submit_cancels_its_gateway_call():
             raise
 
     submit = asyncio.create_task(graceful_stop.gateway_call(slow_gateway()))
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(call_started.wait(), 10)
     submit.cancel()
     with pytest.raises(asyncio.CancelledError):
         await submit
-    await asyncio.wait_for(call_cancelled.wait(), 1)
+    await asyncio.wait_for(call_cancelled.wait(), 10)
 
 
 @pytest.mark.asyncio
 async def test_sigterm_drains_then_stops_and_a_second_signal_changes_nothing():
     loop = asyncio.get_running_loop()
-    stop = Stop()
+    events: list[str] = []
+    stop = Stop(events)
     answer = asyncio.Event()
+    handled = asyncio.Event()
 
     async def submit():
         async with graceful_stop.submit_in_flight():
             await graceful_stop.gateway_call(answer.wait())
+            events.append("result shown")
 
     graceful_stop.handle_stop_signals(loop, stop)
+    # Signals reach the loop's handlers in the order they were sent: once this one has run, so has SIGINT's.
+    loop.add_signal_handler(signal.SIGUSR1, handled.set)
     try:
         visitor = asyncio.create_task(submit())
-        await asyncio.sleep(0.05)
+        await until(lambda: len(graceful_stop.worker_stop.get().gateway_calls) == 1)
         os.kill(os.getpid(), signal.SIGTERM)
-        await asyncio.sleep(0.1)
-        assert graceful_stop.stopping()
+        await until(graceful_stop.stopping)
         os.kill(os.getpid(), signal.SIGINT)  # e.g. Granian's supervisor forwarding the stop
-        await asyncio.sleep(0.1)
+        os.kill(os.getpid(), signal.SIGUSR1)
+        await asyncio.wait_for(handled.wait(), 10)
         assert not stop.called.is_set()
         answer.set()
-        await asyncio.wait_for(stop.called.wait(), 2)
+        await asyncio.wait_for(stop.called.wait(), 10)
         await visitor
+        # Every drain has ended: a second one (started by SIGINT) would have stopped a second time.
+        await asyncio.gather(*(task for task in asyncio.all_tasks() if task.get_coro().__name__ == "drain"))
+        assert events == ["result shown", "stopped"]
     finally:
-        for sig in graceful_stop.STOP_SIGNALS:
+        for sig in (*graceful_stop.STOP_SIGNALS, signal.SIGUSR1):
             loop.remove_signal_handler(sig)
 
 
@@ -170,7 +192,7 @@ def test_granian_workers_get_the_draining_handlers(monkeypatch):
 
         async def signalled():
             os.kill(os.getpid(), signal.SIGTERM)
-            deadline = time.monotonic() + 2
+            deadline = time.monotonic() + 10
             while not drained_with and time.monotonic() < deadline:
                 await asyncio.sleep(0.02)
 
