@@ -226,7 +226,7 @@ def main() -> None:
     from tests.imap import DovecotServer
 
     postgres = None
-    dovecot = DovecotServer()
+    dovecot = DovecotServer.on_free_ports()
     with tempfile.TemporaryDirectory() as workdir:
         try:
             for kind in ("sqlite", "postgresql"):

@@ -10,17 +10,19 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 import time
 import uuid
+from datetime import datetime
 from pathlib import Path
 
 import httpx
 
 from tests.compose import ServiceSpec
-from tests.support import PROJECT_ROOT, free_port, wait_until
+from tests.support import PROJECT_ROOT, log_excerpt, start_on_free_ports, wait_until
 
 PODMAN = str(PROJECT_ROOT / "scripts" / "podman")
 STAND_IN_BASE_IMAGE = PROJECT_ROOT / "scripts" / "stand-in-base-image.sh"
@@ -88,7 +90,7 @@ class Volume:
 
 
 class Container:
-    """One container of the image, its server on a free port of 127.0.0.1 (host network)."""
+    """One container of the image, its server on a free port of 127.0.0.1 (host network), chosen at start()."""
 
     def __init__(
         self,
@@ -104,8 +106,7 @@ class Container:
     ):
         self.image = image
         self.name = f"publisher-test-{uuid.uuid4().hex[:8]}"
-        self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.port: int | None = None
         self.env = env or {}
         self.volume = volume
         self.read_only = read_only
@@ -133,8 +134,14 @@ class Container:
             security_opt=spec.security_opt,
         )
 
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
     def _options(self) -> list[str]:
-        options = ["--name", self.name, "--env", "HOST=127.0.0.1", "--env", f"PORT={self.port}"]
+        options = ["--name", self.name, "--env", "HOST=127.0.0.1"]
+        if self.port is not None:  # a one-shot container (run_to_completion) serves nothing
+            options += ["--env", f"PORT={self.port}"]
         for key, value in self.env.items():
             options += ["--env", f"{key}={value}"]
         if self.volume:
@@ -152,10 +159,19 @@ class Container:
             options += ["--security-opt", option]
         return options
 
-    def start(self, timeout: float = 90, wait: bool = True) -> None:
+    def start(self, timeout: float = 90) -> None:
+        """Run it on a free port of the host network (on another if that one was taken before its
+        server listened); returns once it answers."""
+        start_on_free_ports(lambda port: self._start_on(port, timeout))
+
+    def _start_on(self, port: int, timeout: float) -> None:
+        self.port = port
         podman("run", "--detach", *self._options(), self.image, *self.command)
-        if wait:
+        try:
             self.wait_ready(timeout)
+        except BaseException:
+            podman("rm", "--force", "--time", "0", self.name, check=False)  # its name is free for the next try
+            raise
 
     def run_to_completion(self, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         """A one-shot container (a release step): runs its command, exits; its output and exit code."""
@@ -164,7 +180,7 @@ class Container:
     def wait_ready(self, timeout: float = 90) -> None:
         def ready() -> bool:
             if self.state()["Status"] not in ("running", "created", "configured"):
-                raise RuntimeError(f"Container {self.name} exited; logs:\n{self.logs()[-4000:]}")
+                raise RuntimeError(f"Container {self.name} exited; logs:\n{log_excerpt(self.logs())}")
             try:
                 return httpx.get(f"{self.base_url}/ping", timeout=2).status_code == 200
             except httpx.HTTPError:
@@ -187,9 +203,21 @@ class Container:
         self.wait_ready()
 
     def send_sigterm(self) -> float:
-        """SIGTERM to the container's main process; returns when it was sent (monotonic)."""
+        """SIGTERM to the container's main process; returns the moment just before it was sent
+        (monotonic), so whatever the signal causes comes after it."""
+        sent_at = time.monotonic()
         podman("kill", "--signal", "TERM", self.name)
-        return time.monotonic()
+        return sent_at
+
+    def finished_at(self) -> float:
+        """When its main process exited (wall clock, as podman recorded it): a moment no podman
+        command's own start-up time is in, unlike the return of wait_exit()."""
+        stamp = self.state()["FinishedAt"]  # RFC 3339 with nanoseconds, e.g. 2026-11-25T06:10:42.123456789Z
+        found = re.fullmatch(r"(.+[T ]\d\d:\d\d:\d\d)(\.\d+)? ?(Z|[+-]\d\d:?\d\d)(?: \S+)?", stamp)
+        if found is None:
+            raise ValueError(f"podman's FinishedAt is not a time: {stamp!r}")
+        whole = datetime.fromisoformat(found[1] + found[3].replace("Z", "+00:00"))
+        return whole.timestamp() + float(found[2] or 0)
 
     def wait_exit(self, timeout: float = 30) -> int:
         """Wait until the container has exited; returns its exit code."""

@@ -40,7 +40,7 @@ import pytest
 import trustme
 
 from publisher.mail.bounce_mailbox_client import imap_utf7  # the site's encoder; its RFC 3501 example is tested
-from tests.support import free_port
+from tests.support import start_on_free_ports
 
 INSTALL_COMMAND = "apt-get update && apt-get install -y dovecot-imapd"
 DOVECOT = "/usr/sbin/dovecot"
@@ -115,10 +115,10 @@ def _client_context(ca_file: str) -> ssl.SSLContext:
 class DovecotServer:
     """One Dovecot; ``url()`` for the site's settings, the rest to fill and inspect its mailbox."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int, tls_port: int) -> None:
         self.program = dovecot_program()
-        self.port = free_port()
-        self.tls_port = free_port()
+        self.port = port
+        self.tls_port = tls_port
         self.user = USER
         self.password = f"pw-{secrets.token_hex(8)}"
         # Not under pytest's tmp_path: as root that is private to root, and the mail is not.
@@ -135,6 +135,11 @@ class DovecotServer:
         except BaseException:
             self.close()
             raise
+
+    @classmethod
+    def on_free_ports(cls) -> DovecotServer:
+        """On two free ports of 127.0.0.1, or two others if one was taken before Dovecot listened."""
+        return start_on_free_ports(cls, count=2)
 
     def _write_files(self) -> None:
         ca = trustme.CA()
@@ -354,7 +359,7 @@ service imap-login {{
 @pytest.fixture(scope="session")
 def dovecot() -> Iterator[DovecotServer]:
     """A Dovecot IMAP server for the whole test session."""
-    server = DovecotServer()
+    server = DovecotServer.on_free_ports()
     yield server
     server.close()
 

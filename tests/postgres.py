@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import free_port, publisher_gateway
+from tests.support import log_excerpt, publisher_gateway, start_on_free_ports
 
 INSTALL_COMMAND = "apt-get update && apt-get install -y postgresql"
 USER = "publisher"
@@ -58,7 +58,7 @@ class PostgresServer:
 
     def __init__(self) -> None:
         self.bindir = server_bindir()
-        self.port = free_port()
+        self.port = 0  # chosen at the first start
         self.password = f"pw-{uuid.uuid4().hex[:12]}"
         self.owner = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
         # Not under pytest's tmp_path: as root that is private to root, and the cluster is not.
@@ -87,7 +87,7 @@ class PostgresServer:
             "C.UTF-8",
         )
         password_file.unlink()
-        self.start()
+        start_on_free_ports(self._start_on)
 
     def _run(self, program: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         owner = {"user": self.owner.pw_uid, "group": self.owner.pw_gid, "extra_groups": []} if self.owner else {}
@@ -99,24 +99,33 @@ class PostgresServer:
         return result
 
     def start(self) -> None:
-        """Start (again, on the same port, after stop()); returns when it accepts connections."""
+        """Start again, on the same port, after stop(); returns when it accepts connections."""
+        self._start_on(self.port)
+
+    def _start_on(self, port: int) -> None:
+        self.port = port
         options = (
-            f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} "
+            f"-c listen_addresses=127.0.0.1 -p {port} -k {self.root} "
             "-c max_connections=300 -c fsync=off -c full_page_writes=off"
         )
-        self._run(
-            "pg_ctl",
-            "--pgdata",
-            str(self.data),
-            "--log",
-            str(self.log),
-            "--wait",
-            "--timeout",
-            "60",
-            "--options",
-            options,
-            "start",
-        )
+        logged_before = self.log.stat().st_size if self.log.exists() else 0
+        try:
+            self._run(
+                "pg_ctl",
+                "--pgdata",
+                str(self.data),
+                "--log",
+                str(self.log),
+                "--wait",
+                "--timeout",
+                "60",
+                "--options",
+                options,
+                "start",
+            )
+        except RuntimeError as failure:  # the reason is in the server's log, not in pg_ctl's words
+            log = self.log.read_bytes()[logged_before:].decode(errors="replace") if self.log.exists() else ""
+            raise RuntimeError(f"{failure}\nserver log:\n{log_excerpt(log)}") from None
 
     def stop(self) -> None:
         """A fast shutdown: open connections are ended, committed data is kept."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import socket
 import ssl
 import threading
 import time
@@ -21,7 +22,7 @@ import trustme
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-from tests.support import free_port
+from tests.support import held_port
 
 # Signs the list's links in the tests (PUBLISHER_LIST_SECRET); a real site's comes from its configuration.
 LIST_SECRET = "test-list-secret-0123456789abcdef0123456789"
@@ -64,6 +65,18 @@ class _Handler:
         return self.server._accept(session, envelope)
 
 
+class _ControllerOnHeldSocket(Controller):
+    """aiosmtpd's threaded controller listening on a socket the test already holds, so the port
+    it reports is the one it has (tests/support.py, held_port)."""
+
+    def __init__(self, handler: _Handler, sock: socket.socket, **options):
+        super().__init__(handler, hostname="127.0.0.1", port=sock.getsockname()[1], **options)
+        self._sock = sock
+
+    def _create_server(self):
+        return self.loop.create_server(self._factory_invoker, sock=self._sock, ssl=self.ssl_context)
+
+
 class TestCertificates:
     __test__ = False  # not a test class
     """A throwaway CA and a certificate it issued for 127.0.0.1 and localhost."""
@@ -87,7 +100,10 @@ class SmtpServer:
     credentials: tuple[str, str] | None = None
     tls: str | None = None
     certificates: TestCertificates | None = None
-    port: int = field(default_factory=free_port)
+    # Bound from the start, listening while started: until start() and after stop() (the server
+    # down) a connection is refused, and no other process can take the port meanwhile.
+    _held: socket.socket | None = field(default_factory=held_port, repr=False)
+    port: int = field(init=False, default=0)
     received: list[Received] = field(default_factory=list)
     replies: list[str] = field(default_factory=list)  # the next DATA answers, e.g. "451 4.3.0 busy"
     refused_recipients: set[str] = field(default_factory=set)
@@ -97,6 +113,9 @@ class SmtpServer:
     on_data: Callable[[list[str]], None] | None = None
     _controller: Controller | None = None
     _changed: threading.Condition = field(default_factory=threading.Condition)
+
+    def __post_init__(self) -> None:
+        self.port = self._held.getsockname()[1]
 
     def url(self, scheme: str | None = None) -> str:
         scheme = scheme or ("smtps" if self.tls == "implicit" else "smtp")
@@ -144,7 +163,7 @@ class SmtpServer:
         return AuthResult(success=ok, handled=False, auth_data=auth_data)
 
     def start(self) -> SmtpServer:
-        options: dict = {"hostname": "127.0.0.1", "port": self.port, "ready_timeout": 10}
+        options: dict = {"ready_timeout": 10}
         if self.credentials:
             options.update(
                 authenticator=self._authenticate, auth_required=True, auth_require_tls=self.tls == "starttls"
@@ -153,14 +172,20 @@ class SmtpServer:
             options.update(tls_context=self.certificates.server_context(), require_starttls=True)
         elif self.tls == "implicit":
             options.update(ssl_context=self.certificates.server_context())
-        self._controller = Controller(_Handler(self), **options)
-        self._controller.start()
+        sock, self._held = self._held or held_port(self.port), None
+        # Its connections inherit the option, and so do their TIME_WAIT remains once it stops:
+        # without it they would keep stop() from holding the port again (EADDRINUSE).
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._controller = _ControllerOnHeldSocket(_Handler(self), sock, **options)
+        self._controller.start()  # the server now owns the socket, and closes it when it stops
         return self
 
     def stop(self) -> None:
+        """Down, as a relay that went away: its port is held again at once (connections refused)."""
         if self._controller is not None:
             self._controller.stop()
             self._controller = None
+            self._held = held_port(self.port)
 
     def wait_for(self, count: int, timeout: float) -> list[Received]:
         """Wait until ``count`` messages arrived (no sleeping beyond the moment they do)."""

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 import pytest
@@ -24,11 +25,61 @@ BUILD_DIR = PROJECT_ROOT / ".web" / "build" / "client"
 ASSETS_DIR = PROJECT_ROOT / "assets"
 TEST_SITE_URL = "https://books.example.com"
 
+T = TypeVar("T")
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+
+def held_port(port: int = 0) -> socket.socket:
+    """A TCP socket bound to a free port of 127.0.0.1 (or to ``port``), not listening; the caller
+    closes it.
+
+    While it is held no other process can take the port, and a connection to it is refused
+    at once: the closed port a test aims a client at. A server the test runs itself
+    (aiosmtpd, http.server) is handed it and listens on it, so the port it reports is the
+    one it has. A given ``port`` is bound again the moment the server that had it stopped:
+    with ``SO_REUSEADDR``, as the server's closed connections linger (TIME_WAIT) on it; a free
+    port without, so no other socket, even one with ``SO_REUSEADDR``, can share it.
+    """
+    sock = socket.socket()
+    if port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    return sock
+
+
+# What a program says when the port it was told is taken: the system's EADDRINUSE message,
+# or Reflex's and Vite's "Port N is already in use".
+PORT_TAKEN = re.compile(r"already in use", re.IGNORECASE)
+PORT_TRIES = 5
+
+
+def start_on_free_ports(start: Callable[..., T], count: int = 1, tries: int = PORT_TRIES) -> T:
+    """``start(*ports)`` for a program that must be told its ports (PostgreSQL, Redis, Dovecot,
+    publisher-serve, reflex, a container), on ``count`` ports of 127.0.0.1 that were free a
+    moment before; what ``start`` returns.
+
+    Another process may take a port in that moment. The program then fails to listen, and
+    ``start`` raises an error that carries what the program said (its log); when that says
+    the address is already in use, the program is started again on other ports, ``tries``
+    times in all. ``start`` cleans up after itself before it raises.
+    """
+    for attempt in range(1, tries + 1):
+        held = [held_port() for _ in range(count)]  # all at once: ``count`` different ports
+        ports = [sock.getsockname()[1] for sock in held]
+        for sock in held:
+            sock.close()
+        try:
+            return start(*ports)
+        except Exception as failure:
+            if attempt == tries or not PORT_TAKEN.search(str(failure)):
+                raise
+    raise AssertionError("unreachable")
+
+
+def log_excerpt(log: str, tail: int = 4000) -> str:
+    """The end of a program's log for an error message, after any line that says its port was
+    taken: a long traceback can push that line out of the end, and start_on_free_ports reads it."""
+    taken = [line for line in log.splitlines() if PORT_TAKEN.search(line)]
+    return "\n".join([*taken, "...", log[-tail:]]) if taken else log[-tail:]
 
 
 def wait_until(condition: Callable[[], bool], timeout: float, what: str, interval: float = 0.25) -> None:
@@ -167,21 +218,40 @@ def container_command() -> list[str]:
 class ProductionServer:
     """The container's start command on 127.0.0.1, serving the existing build (no rebuild)."""
 
-    def __init__(self, port: int, log_path: Path, extra_env: dict[str, str] | None = None, root: Path = PROJECT_ROOT):
+    def __init__(
+        self,
+        log_path: Path,
+        extra_env: dict[str, str] | None = None,
+        root: Path = PROJECT_ROOT,
+        port: int | None = None,
+    ):
+        """``port``: where to serve (another server's, to restart it under an open page); by
+        default a free one, chosen at the first start."""
         self.root = root
         self.port = port
-        self.base_url = f"http://localhost:{port}"
         self.log_path = log_path
         self.extra_env = extra_env or {}
         self.process: subprocess.Popen[bytes] | None = None
         self.started_in_s: float | None = None
         self.launched_at: float | None = None  # wall clock, to compare with file times
 
+    @property
+    def base_url(self) -> str:
+        return f"http://localhost:{self.port}"
+
     def start(self, timeout: float = 120) -> None:
+        """Serve on a free port (another one if it was taken meanwhile); after stop(), on the same port."""
+        if self.port is None:
+            start_on_free_ports(lambda port: self._start_on(port, timeout))
+        else:
+            self._start_on(self.port, timeout)
+
+    def _start_on(self, port: int, timeout: float) -> None:
+        self.port = port
         command = container_command()
         command[0] = str(VENV_BIN / command[0])
         env = tool_env(
-            HOST="127.0.0.1", PORT=str(self.port), **project_path(self.root), **{**MANY_TABS_ENV, **self.extra_env}
+            HOST="127.0.0.1", PORT=str(port), **project_path(self.root), **{**MANY_TABS_ENV, **self.extra_env}
         )
         log = self.log_path.open("wb")
         started = time.monotonic()
@@ -192,7 +262,7 @@ class ProductionServer:
 
         def ready() -> bool:
             if self.process.poll() is not None:
-                raise RuntimeError(f"Server exited early; log:\n{self.log_path.read_text()[-4000:]}")
+                raise RuntimeError(f"Server exited early; log:\n{log_excerpt(self.log_path.read_text())}")
             try:
                 return httpx.get(f"{self.base_url}/ping", timeout=2).status_code == 200 and (
                     httpx.get(self.base_url + "/", timeout=5).status_code == 200
@@ -200,7 +270,11 @@ class ProductionServer:
             except httpx.HTTPError:
                 return False
 
-        wait_until(ready, timeout, f"the production server on port {self.port}", interval=0.1)
+        try:
+            wait_until(ready, timeout, f"the production server on port {port}", interval=0.1)
+        except BaseException:
+            self.stop()
+            raise
         self.started_in_s = time.monotonic() - started
 
     def stop(self) -> None:
@@ -218,21 +292,29 @@ class RedisServer:
     """Debian's redis-server on a free 127.0.0.1 port, without persistence."""
 
     def __init__(self, workdir: Path):
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
         self.workdir = workdir
+        self.log_path = workdir / "redis.log"
         self.process: subprocess.Popen[bytes] | None = None
-        self.start()
+        self.port: int = start_on_free_ports(self._start_on)
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        """Start (again, on the same port after stop())."""
+        """Start again, on the same port, after stop()."""
+        self._start_on(self.port)
+
+    def _start_on(self, port: int) -> int:
+        self.port = port
+        logged_before = self.log_path.stat().st_size if self.log_path.exists() else 0
         self.process = subprocess.Popen(
             [
                 "redis-server",
                 "--bind",
                 "127.0.0.1",
                 "--port",
-                str(self.port),
+                str(port),
                 "--save",
                 "",
                 "--appendonly",
@@ -240,13 +322,28 @@ class RedisServer:
                 "--dir",
                 str(self.workdir),
             ],
-            stdout=(self.workdir / "redis.log").open("ab"),
+            stdout=self.log_path.open("ab"),
             stderr=subprocess.STDOUT,
         )
-        wait_until(self.answers, 15, f"redis-server on port {self.port}")
+
+        def ready() -> bool:
+            if self.process.poll() is not None:
+                log = self.log_path.read_bytes()[logged_before:].decode(errors="replace")
+                raise RuntimeError(f"redis-server exited with {self.process.returncode}; log:\n{log_excerpt(log)}")
+            return self.answers()
+
+        wait_until(ready, 15, f"redis-server on port {port}")
+        return port
 
     def answers(self) -> bool:
-        result = subprocess.run(["redis-cli", "-p", str(self.port), "ping"], capture_output=True, text=True)
+        """True when Redis answers a PING on its port. Whatever else listens there (another
+        process that took the port first) may accept and never answer: that is a no, in seconds."""
+        try:
+            result = subprocess.run(
+                ["redis-cli", "-p", str(self.port), "ping"], capture_output=True, text=True, timeout=5
+            )
+        except subprocess.TimeoutExpired:
+            return False
         return result.stdout.strip() == "PONG"
 
     def stop(self) -> None:
@@ -258,7 +355,7 @@ class RedisServer:
 @contextmanager
 def running_server(workdir: Path, extra_env: dict[str, str], root: Path = PROJECT_ROOT) -> Iterator[ProductionServer]:
     """A production server on a free port, with its log and any database under ``workdir``."""
-    prod = ProductionServer(free_port(), workdir / "reflex.log", extra_env=extra_env, root=root)
+    prod = ProductionServer(workdir / "reflex.log", extra_env=extra_env, root=root)
     prod.start()
     try:
         yield prod
@@ -277,9 +374,13 @@ class _BusyServer(ThreadingHTTPServer):
 
 
 class RecordingGateway:
-    """A tiny gateway whose answer a test chooses: a status, a delay, or a dropped connection."""
+    """A tiny gateway whose answer a test chooses: a status, a delay, or a dropped connection.
 
-    def __init__(self, port: int = 0):
+    It listens on a port of its own, or on ``sock`` (a held_port() the test aimed a client at
+    before the gateway was up).
+    """
+
+    def __init__(self, sock: socket.socket | None = None):
         self.requests: list[dict] = []
         self.status = 200
         self.delay_s = 0.0
@@ -310,7 +411,14 @@ class RecordingGateway:
             def log_message(self, *args):
                 pass
 
-        self.server = _BusyServer(("127.0.0.1", port), Handler)
+        if sock is None:
+            self.server = _BusyServer(("127.0.0.1", 0), Handler)
+        else:
+            self.server = _BusyServer(sock.getsockname(), Handler, bind_and_activate=False)
+            self.server.socket.close()
+            self.server.socket = sock
+            self.server.server_address = sock.getsockname()
+            self.server.server_activate()  # listens on the socket the test held
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

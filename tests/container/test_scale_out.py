@@ -13,6 +13,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import httpx
@@ -69,10 +70,8 @@ def stack(image: str, postgres: PostgresServer, tmp_path_factory) -> Iterator[St
         assert migration.returncode == 0, migration.stdout + migration.stderr
         sites = [container_of("site", variables, services) for _ in range(compose.service("site", variables).replicas)]
         started += sites
-        for site in sites:  # both start together, each migrating under the lock at its start
-            site.start(wait=False)
-        for site in sites:
-            site.wait_ready()
+        with ThreadPoolExecutor(len(sites)) as together:  # each migrating under the lock at its start
+            list(together.map(Container.start, sites))
         yield Stack(sites=sites, postgres=postgres, database=database, migration=migration.stderr)
     finally:
         for container in started:
@@ -265,7 +264,7 @@ def test_one_container_stopped_during_a_load_run_the_other_keeps_serving_and_not
     rng = random.Random(11)
     offsets = [rng.uniform(0, 4.0) for _ in range(visitors)]
 
-    async def one(index: int, go: asyncio.Event) -> tuple[str, list[tuple[str, str]]]:
+    async def one(index: int, go: asyncio.Event, served_there: asyncio.Event) -> tuple[str, list[tuple[str, str]]]:
         email = f"load{index}@example.com"
         attempts = []
         await go.wait()
@@ -279,14 +278,18 @@ def test_one_container_stopped_during_a_load_run_the_other_keeps_serving_and_not
                 status = type(exc).__name__
             attempts.append((site.name, status))
             if status == "success":
+                if site is stopping:
+                    served_there.set()
                 break
         return email, attempts
 
     async def run() -> list[tuple[str, list[tuple[str, str]]]]:
-        go = asyncio.Event()
-        tasks = [asyncio.create_task(one(i, go)) for i in range(visitors)]
+        go, served_there = asyncio.Event(), asyncio.Event()
+        tasks = [asyncio.create_task(one(i, go, served_there)) for i in range(visitors)]
         go.set()
-        await asyncio.sleep(1.5)  # the run is under way
+        # The run is under way: the container to be stopped has served a visitor (the others keep
+        # arriving over four seconds).
+        await asyncio.wait_for(served_there.wait(), 120)
         await asyncio.to_thread(stopping.send_sigterm)
         return await asyncio.gather(*tasks)
 

@@ -21,28 +21,48 @@ import pytest
 
 from tests.imap import DovecotServer
 from tests.smtp import SmtpServer
-from tests.support import MANY_TABS_ENV, PROJECT_ROOT, VENV_BIN, free_port, tool_env, wait_until
+from tests.support import (
+    MANY_TABS_ENV,
+    PORT_TAKEN,
+    PROJECT_ROOT,
+    VENV_BIN,
+    log_excerpt,
+    start_on_free_ports,
+    tool_env,
+    wait_until,
+)
 
 # A cold start compiles the app and starts Vite; the first page then compiles on demand.
 START_TIMEOUT_S = 180
 
 
 class DevServer:
-    """`make run` or `reflex run` in its own process group."""
+    """`make run` or `reflex run` in its own process group, on two free ports chosen at start()."""
 
     def __init__(self, workdir: Path, command: str, extra_env: dict[str, str] | None = None):
         self.command = command
         self.extra_env = extra_env or {}
-        self.frontend_port = free_port()
-        self.backend_port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.frontend_port}"
-        self.backend_url = f"http://127.0.0.1:{self.backend_port}"
+        self.frontend_port: int | None = None
+        self.backend_port: int | None = None
         self.bounce_folder = "INBOX"  # the folder of the tests' Dovecot it reads (dev_server sets it)
         self.db_url = f"sqlite:///{workdir / 'dev.db'}"
         self.log_path = workdir / "dev-server.log"
         self.process: subprocess.Popen[bytes] | None = None
 
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.frontend_port}"
+
+    @property
+    def backend_url(self) -> str:
+        return f"http://127.0.0.1:{self.backend_port}"
+
     def start(self) -> None:
+        """Serve on two free ports (two others if one was taken before the server listened)."""
+        start_on_free_ports(self._start_on, count=2)
+
+    def _start_on(self, frontend_port: int, backend_port: int) -> None:
+        self.frontend_port, self.backend_port = frontend_port, backend_port
         env = tool_env(REFLEX_DB_URL=self.db_url, **MANY_TABS_ENV)
         for inherited in ("PUBLISHER_GATEWAY_URL", "REFLEX_REDIS_URL", "REFLEX_ENV_MODE", "PUBLISHER_DEV_HOST"):
             env.pop(inherited, None)
@@ -76,13 +96,18 @@ class DevServer:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        wait_until(
-            self._serving, START_TIMEOUT_S, f"`{self.command}` on ports {self.frontend_port}/{self.backend_port}"
-        )
+        try:
+            wait_until(
+                self._serving, START_TIMEOUT_S, f"`{self.command}` on ports {self.frontend_port}/{self.backend_port}"
+            )
+        except BaseException:
+            self.stop()
+            raise
 
     def _serving(self) -> bool:
-        if self.process.poll() is not None:
-            raise RuntimeError(f"`{self.command}` exited early; log:\n{self.log()[-4000:]}")
+        # Reflex stops when a port it was told is taken; Vite or the backend may fail alone.
+        if self.process.poll() is not None or PORT_TAKEN.search(self.log()):
+            raise RuntimeError(f"`{self.command}` did not start; log:\n{log_excerpt(self.log())}")
         try:
             return (
                 httpx.get(f"{self.backend_url}/ping", timeout=2).status_code == 200

@@ -17,7 +17,7 @@ from publisher.config.bounces import imap_server
 from publisher.mail import bounce_mailbox_client
 from publisher.mail.bounce_mailbox_client import MailboxClient, MailboxTrouble, imap_utf7
 from tests.imap import DovecotServer, imap_utf7_decode
-from tests.support import free_port
+from tests.support import held_port
 
 
 def bounce(number: int) -> bytes:
@@ -82,11 +82,13 @@ def test_a_wrong_password_is_a_refused_login_that_never_shows_the_password(mailb
 
 
 def test_a_closed_port_fails_at_once():
-    server = imap_server(f"imap://bounces:secret@127.0.0.1:{free_port()}/INBOX")
-    started = time.monotonic()
-    with pytest.raises(MailboxTrouble) as caught, MailboxClient(server, timeout=2):
-        pass
-    assert time.monotonic() - started < 2
+    with held_port() as closed:  # bound, not listening: refused, and no other process can take it
+        server = imap_server(f"imap://bounces:secret@127.0.0.1:{closed.getsockname()[1]}/INBOX")
+        started = time.monotonic()
+        with pytest.raises(MailboxTrouble) as caught, MailboxClient(server, timeout=60):
+            pass
+    # Refused, not given up on: far sooner than the timeout, whatever else the machine is doing.
+    assert time.monotonic() - started < 30
     where = f"imap://bounces:***@127.0.0.1:{server.port}/INBOX"
     assert caught.value.reason == f"cannot connect to {where}: Connection refused"
 
@@ -319,5 +321,6 @@ def test_a_server_that_never_greets_times_out(fake_server):
     started = time.monotonic()
     with pytest.raises(MailboxTrouble) as caught, MailboxClient(imap_server(fake.url()), timeout=0.5):
         pass
-    assert time.monotonic() - started < 3
+    # At the client's timeout, not when the server gives up on the client (10 s).
+    assert 0.5 <= time.monotonic() - started < 8
     assert caught.value.reason.endswith(": timed out")

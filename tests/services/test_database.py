@@ -13,7 +13,7 @@ import pytest
 from publisher.storage import database
 from tests.postgres import GATEWAY_TABLES, PostgresServer
 from tests.services.test_production import fake_build
-from tests.support import PROJECT_ROOT, free_port, publisher_gateway, wait_until
+from tests.support import PROJECT_ROOT, held_port, publisher_gateway, wait_until
 
 BIN = Path(sys.executable).parent
 SERVE = str(BIN / "publisher-serve")
@@ -30,8 +30,9 @@ def serve_start_up(tmp_path: Path, db_url: str) -> subprocess.CompletedProcess[s
 
 
 def test_a_database_that_does_not_answer_stops_start_up_naming_the_variable_without_the_password(tmp_path):
-    url = f"postgresql+psycopg://publisher:s3cret-pw@127.0.0.1:{free_port()}/site"
-    result = serve_start_up(tmp_path, url)
+    with held_port() as closed:  # bound, not listening: refused, and no other process can take it
+        url = f"postgresql+psycopg://publisher:s3cret-pw@127.0.0.1:{closed.getsockname()[1]}/site"
+        result = serve_start_up(tmp_path, url)
     assert result.returncode == 2
     assert result.stderr.startswith(
         "publisher-serve: cannot reach the database at REFLEX_DB_URL "
@@ -132,8 +133,9 @@ def test_migrating_a_current_database_changes_nothing(postgres: PostgresServer):
 
 
 def test_the_migration_command_explains_a_database_that_does_not_answer():
-    url = f"postgresql+psycopg://publisher:s3cret-pw@127.0.0.1:{free_port()}/site"
-    result = publisher_gateway(url, "migrate", check=False)
+    with held_port() as closed:  # bound, not listening: refused, and no other process can take it
+        url = f"postgresql+psycopg://publisher:s3cret-pw@127.0.0.1:{closed.getsockname()[1]}/site"
+        result = publisher_gateway(url, "migrate", check=False)
     assert result.returncode == 1
     assert (
         "publisher-gateway: cannot reach the database at REFLEX_DB_URL (postgresql+psycopg://publisher:***@"

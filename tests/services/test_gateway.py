@@ -10,7 +10,7 @@ import time
 import pytest
 
 from publisher.gateway.client import GatewayClient, GatewayError
-from tests.support import RecordingGateway, free_port
+from tests.support import RecordingGateway, held_port
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ async def test_non_success_status_is_a_failure_logged_without_the_message(gatewa
 
 @pytest.mark.asyncio
 async def test_slow_gateway_fails_within_the_timeout(gateway):
-    gateway.delay_s = 5
+    gateway.delay_s = 120  # answers only when the test ends
     client = client_for(gateway.url, timeout_s=0.5)
     started = time.monotonic()
     with pytest.raises(GatewayError) as failure:
@@ -77,16 +77,18 @@ async def test_slow_gateway_fails_within_the_timeout(gateway):
     elapsed = time.monotonic() - started
     await client.aclose()
     assert "timed out" in failure.value.cause
-    assert elapsed < 2.0
+    # Not before the timeout; and at it, not when the gateway answers (a wide margin for a busy machine).
+    assert 0.5 <= elapsed < 30
     assert len(gateway.requests) == 1
 
 
 @pytest.mark.asyncio
 async def test_connection_refused_is_a_failure():
-    client = client_for(f"http://127.0.0.1:{free_port()}", connect_attempts=2)
-    with pytest.raises(GatewayError) as failure:
-        await client.subscribe(email="reader@example.com", name="Ada")
-    await client.aclose()
+    with held_port() as closed:  # bound, not listening: refused, and no other process can take it
+        client = client_for(f"http://127.0.0.1:{closed.getsockname()[1]}", connect_attempts=2)
+        with pytest.raises(GatewayError) as failure:
+            await client.subscribe(email="reader@example.com", name="Ada")
+        await client.aclose()
     assert failure.value.cause == "network error: ConnectError"
 
 
@@ -104,21 +106,23 @@ async def test_dropped_connection_is_a_failure_and_is_not_retried(gateway):
 @pytest.mark.asyncio
 async def test_connect_retry_reaches_a_gateway_that_comes_up(monkeypatch):
     """Only an unopened connection is retried; a gateway that starts meanwhile gets one request."""
-    port = free_port()
+    closed = held_port()  # refused until the gateway listens on it, and nobody else's meanwhile
     started: list[RecordingGateway] = []
     real_sleep = asyncio.sleep
 
     async def start_gateway_during_backoff(delay):
         if not started:
-            started.append(RecordingGateway(port).__enter__())
+            started.append(RecordingGateway(closed).__enter__())
         await real_sleep(0)
 
     monkeypatch.setattr("publisher.gateway.client.asyncio.sleep", start_gateway_during_backoff)
-    client = client_for(f"http://127.0.0.1:{port}", connect_attempts=3)
+    client = client_for(f"http://127.0.0.1:{closed.getsockname()[1]}", connect_attempts=3)
     try:
         await client.subscribe(email="reader@example.com", name="Ada")
     finally:
         await client.aclose()
         for server in started:
-            server.__exit__(None, None, None)
+            server.__exit__(None, None, None)  # closes the socket it listened on
+        if not started:
+            closed.close()
     assert len(started) == 1 and len(started[0].requests) == 1
