@@ -286,15 +286,21 @@ def test_the_read_only_image_reads_a_bounce_mailbox_and_takes_the_webhook(
 
 # --- Stopping ------------------------------------------------------------------------------
 
+# What Docker and podman wait between SIGTERM and SIGKILL by default: a stop must end within it.
+RUNTIME_STOP_WAIT_S = 10
+
 
 def test_sigterm_stops_a_container_with_a_visitor_connected_in_about_a_second(
     image: str, containers: Callable[..., Container], gateway: RecordingGateway, page: Page
 ):
     site = containers(image, env={"PUBLISHER_GATEWAY_URL": gateway.url})
     open_page(page, site.base_url, "/subscribe")  # an open websocket
-    sent_at = site.send_sigterm()
+    sent = time.time()
+    site.send_sigterm()
     assert site.wait_exit() == 0
-    assert time.monotonic() - sent_at < 3
+    # About a second: an open page is nothing to wait for, so the stop limit is never reached (the
+    # limit as the bound: a busy machine's slowness is far below it, a wait on the page reaches it).
+    assert site.finished_at() - sent < STOP_LIMIT_S
     assert "Granian shutdown completed" in site.logs()
 
 
@@ -306,11 +312,12 @@ def test_a_submit_in_flight_at_sigterm_finishes_before_the_container_stops(
     start_subscribing(page, site.base_url, "Di Reader", "di@example.com")
     wait_until(lambda: len(gateway.requests) == 1, 10, "the subscription at the gateway", interval=0.05)
 
-    sent_at = site.send_sigterm()
+    sent = time.time()
+    site.send_sigterm()
     expect(page.locator("#subscribe-success h2")).to_have_text("Thank you for joining our email list!")
     expect_toast(page, SUBSCRIBE_SUCCESS_TOAST)
     assert site.wait_exit() == 0
-    assert time.monotonic() - sent_at < STOP_LIMIT_S
+    assert site.finished_at() - sent < STOP_LIMIT_S  # once the submit ended (2 s), not at the limit
     assert len(gateway.requests) == 1
 
 
@@ -322,14 +329,18 @@ def test_a_submit_still_waiting_at_the_stop_limit_ends_with_the_failure_toast(
     start_subscribing(page, site.base_url, "Ed Reader", "ed@example.com")
     wait_until(lambda: len(gateway.requests) == 1, 10, "the subscription at the gateway", interval=0.05)
 
-    sent_at = site.send_sigterm()
+    sent = time.time()
+    site.send_sigterm()
     failure = page.locator("[data-sonner-toast]", has_text=SUBSCRIBE_FAILURE_TOAST)
-    expect(failure).to_be_visible(timeout=(STOP_LIMIT_S + 3) * 1000)
-    failed_after = time.monotonic() - sent_at
+    expect(failure).to_be_visible(timeout=(RUNTIME_STOP_WAIT_S + 10) * 1000)
+    failed_after = time.time() - sent  # seen after it happened: never less than the time it took
     expect(page.locator("#subscribe-name")).to_have_value("Ed Reader")  # nothing typed is lost
     assert site.wait_exit() == 0
-    stopped_after = time.monotonic() - sent_at
-    assert STOP_LIMIT_S - 0.5 <= failed_after <= stopped_after < STOP_LIMIT_S + 3
+    stopped_after = site.finished_at() - sent
+    # At the stop limit, not before; stopped by itself before the runtime would kill it, not
+    # when the hanging gateway (60 s) answers.
+    assert failed_after >= STOP_LIMIT_S
+    assert STOP_LIMIT_S <= stopped_after < RUNTIME_STOP_WAIT_S
     assert page.locator("#subscribe-success").count() == 0
 
 

@@ -86,15 +86,19 @@ def test_the_release_feed_is_served_as_atom_and_parses(base_url):
             assert httpx.get(base_url + path, timeout=10).status_code == 200, path
 
 
-def test_every_page_announces_the_feed():
-    for page in sorted(BUILD_DIR.rglob("*.html")):
+def test_every_page_announces_the_feed(built_site):
+    pages = sorted(BUILD_DIR.rglob("*.html"))
+    found = {page.relative_to(BUILD_DIR).as_posix() for page in pages}
+    # This build's pages, not whatever is there: home, about, the not-found page and every book's.
+    assert {"index.html", "about/index.html", "404.html"} | {f"books/{b.slug}/index.html" for b in BOOKS} <= found
+    for page in pages:
         soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
         [link] = soup.head.find_all("link", rel="alternate")
         assert (link["type"], link["href"]) == ("application/atom+xml", "/releases.atom"), page
 
 
 @pytest.mark.parametrize("book", BOOKS, ids=lambda b: b.slug)
-def test_a_books_page_tells_search_engines_and_link_previews_what_it_is(book):
+def test_a_books_page_tells_search_engines_and_link_previews_what_it_is(built_site, book):
     soup = BeautifulSoup((BUILD_DIR / "books" / book.slug / "index.html").read_text(encoding="utf-8"), "html.parser")
     url = f"{TEST_SITE_URL}/books/{book.slug}"
 

@@ -7,14 +7,25 @@ timeout, be able to retry, and everyone else must keep being served.
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
+import socketio
 from playwright.sync_api import Page, expect
 
 from tests.browser import MIN_FILL_TIME_S, fill_contact, open_page, submit_button, wait_for_question
-from tests.support import ProductionServer, RecordingGateway, RedisServer, free_port, running_server
+from tests.support import (
+    PROJECT_ROOT,
+    VENV_BIN,
+    ProductionServer,
+    RecordingGateway,
+    RedisServer,
+    held_port,
+    running_server,
+    tool_env,
+)
 from tests.visitor import (
     CONTACT_STATE,
     SUBSCRIBE_STATE,
@@ -25,6 +36,8 @@ from tests.visitor import (
 )
 
 GATEWAY_TIMEOUT_S = 2.0
+# What a loaded 2-core machine may add to a submit's round trip: far less than the gateway's hang.
+SLACK_S = 5.0
 SUBSCRIBE_FAILED = "Failed to subscribe. Please try again."
 
 
@@ -86,15 +99,17 @@ def test_a_gateway_fault_gives_the_failure_toast_in_time_and_a_retry_works(serve
 
     (status, text, seconds), retried = run_async(journey())
     assert (status, text) == ("editing", SUBSCRIBE_FAILED)
-    assert seconds < GATEWAY_TIMEOUT_S + 1.5, seconds
+    assert seconds < GATEWAY_TIMEOUT_S + SLACK_S, seconds  # the timeout's answer, not the 30 s hang's
     assert retried == "success"
     assert len(faulty.requests) == 1  # the failed call was not silently repeated
 
 
 def test_an_unreachable_gateway_gives_the_failure_toast(built_site, tmp_path_factory):
     workdir = tmp_path_factory.mktemp("unreachable")
-    closed_port = free_port()  # nothing listens here
-    with running_server(workdir, gateway_env(f"http://127.0.0.1:{closed_port}", workdir)) as prod:
+    with (
+        held_port() as closed,  # bound, not listening: refused, and no other process can take it
+        running_server(workdir, gateway_env(f"http://127.0.0.1:{closed.getsockname()[1]}", workdir)) as prod,
+    ):
 
         async def journey():
             visitor, seconds = await subscribe(prod.base_url, "jo@example.com")
@@ -103,37 +118,63 @@ def test_an_unreachable_gateway_gives_the_failure_toast(built_site, tmp_path_fac
 
         text, seconds = run_async(journey())
     assert text == SUBSCRIBE_FAILED
-    assert seconds < GATEWAY_TIMEOUT_S + 1.5
+    assert seconds < GATEWAY_TIMEOUT_S + SLACK_S
 
 
-def test_a_hanging_gateway_does_not_slow_anyone_else(server, faulty):
-    faulty.delay_s = 30.0
+async def until(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+    """Let the event loop run until ``condition`` holds; fail naming ``what`` after ``timeout_s``."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            while not condition():
+                await asyncio.sleep(0.05)
+    except TimeoutError:
+        raise TimeoutError(f"no {what} within {timeout_s:g} s") from None
+
+
+@pytest.fixture(scope="module")
+def patient_server(built_site, fault_gateway, tmp_path_factory) -> Iterator[ProductionServer]:
+    """Waits on the gateway for a minute: a hang lasts until the test ends it."""
+    workdir = tmp_path_factory.mktemp("patient")
+    with running_server(
+        workdir, {**gateway_env(fault_gateway.url, workdir), "PUBLISHER_GATEWAY_TIMEOUT_S": "60"}
+    ) as prod:
+        yield prod
+
+
+def test_a_hanging_gateway_does_not_slow_anyone_else(patient_server, faulty):
+    """Thirty other visitors load their pages while twenty submits hang on the gateway, and the
+    submits end only when the gateway answers: nobody waited for the hang to end."""
+    faulty.delay_s = 60.0  # each submit waits until the gateway is let go (faulty.release)
 
     async def load():
-        stuck = [Visitor(server.base_url, "/subscribe") for _ in range(20)]
+        stuck = [Visitor(patient_server.base_url, "/subscribe") for _ in range(20)]
         await asyncio.gather(*(v.open_page(hydrated) for v in stuck))
-        submits = asyncio.gather(*(subscribe(server.base_url, f"stuck{i}@example.com", v) for i, v in enumerate(stuck)))
-        await asyncio.sleep(0.3)  # every stuck submit is now waiting on the gateway
+        submits = asyncio.gather(
+            *(
+                subscribe_over_websocket(patient_server.base_url, f"stuck{i}@example.com", visitor=v, timeout_s=120)
+                for i, v in enumerate(stuck)
+            )
+        )
+        await until(lambda: len(faulty.requests) == 20, 30, "20 submits waiting on the gateway")
 
-        async def other_visitor(path: str) -> float:
-            visitor = Visitor(server.base_url, path)
-            started = time.perf_counter()
+        async def other_visitor(path: str) -> None:
+            visitor = Visitor(patient_server.base_url, path)
             ready = (lambda v: bool(v.var(CONTACT_STATE, "question"))) if path == "/contact-us" else hydrated
-            await visitor.open_page(ready)
-            seconds = time.perf_counter() - started
+            await visitor.open_page(ready, timeout_s=30)
             await visitor.close()
-            return seconds
 
-        others = await asyncio.gather(*(other_visitor(p) for p in ["/about", "/contact-us", "/"] * 10))
+        await asyncio.gather(*(other_visitor(p) for p in ["/about", "/contact-us", "/"] * 10))
+        hanging = [v.var(SUBSCRIBE_STATE, "status") for v in stuck]  # all served, and the hang goes on
+        faulty.status = 503
+        faulty.release.set()  # the gateway answers at last: with an error
         stuck_results = await submits
         for visitor in stuck:
             await visitor.close()
-        return others, [(v.var(SUBSCRIBE_STATE, "notice_text"), s) for v, s in stuck_results]
+        return hanging, [v.var(SUBSCRIBE_STATE, "notice_text") for v, _ in stuck_results]
 
-    others, stuck = run_async(load())
-    assert max(others) < 1.5, sorted(others)[-5:]
-    assert all(text == SUBSCRIBE_FAILED for text, _ in stuck)
-    assert max(seconds for _, seconds in stuck) < GATEWAY_TIMEOUT_S + 2
+    hanging, stuck = run_async(load())
+    assert hanging == ["submitting"] * 20
+    assert stuck == [SUBSCRIBE_FAILED] * 20
 
 
 HYDRATED_FRAME = '"is_hydrated_rx_state_":true'
@@ -141,9 +182,8 @@ HYDRATED_FRAME = '"is_hydrated_rx_state_":true'
 
 def test_the_form_survives_a_backend_restart(page: Page, built_site, tmp_path_factory):
     workdir = tmp_path_factory.mktemp("restart")
-    port = free_port()
     env = {"REFLEX_DB_URL": f"sqlite:///{workdir / 'restart.db'}", "PUBLISHER_GATEWAY_URL": ""}
-    first = ProductionServer(port, workdir / "first.log", extra_env=env)
+    first = ProductionServer(workdir / "first.log", extra_env=env)
     first.start()
     # When the app has the visitor's state again: the frame that sets is_hydrated back to true
     # comes after the page's on_load delta (a fresh question), on every (re)connection.
@@ -162,7 +202,8 @@ def test_the_form_survives_a_backend_restart(page: Page, built_site, tmp_path_fa
     finally:
         first.stop()
 
-    second = ProductionServer(port, workdir / "second.log", extra_env=env)
+    # On the port the page knows; nothing can hold it for the moment between the two processes.
+    second = ProductionServer(workdir / "second.log", extra_env=env, port=first.port)
     second.start()
     restarted_at = time.monotonic()
     try:
@@ -210,21 +251,22 @@ def test_redis_lost_during_operation_fails_clearly_and_recovers(built_site, test
                 await open_tab.wait_for(lambda v: len(v.updates) > updates_before, timeout_s=15)
                 seen = open_tab.updates[updates_before:]
                 await open_tab.close()
+                refused = Visitor(prod.base_url, "/subscribe")
                 try:  # a new visitor cannot even connect; the page shows "Cannot connect to server"
-                    refused = Visitor(prod.base_url, "/subscribe")
                     await refused.connect(timeout_s=5)
-                    new_visitor_connected = True
+                    connect_error = None
+                except socketio.exceptions.ConnectionError as error:
+                    connect_error = str(error)
+                finally:
                     await refused.close()
-                except Exception:  # noqa: BLE001 - socketio's ConnectionError
-                    new_visitor_connected = False
 
                 redis.start()
                 after, _ = await subscribe(prod.base_url, "after@example.com")
                 recovered = after.var(SUBSCRIBE_STATE, "status")
                 await after.close()
-                return before, seen, new_visitor_connected, recovered
+                return before, seen, connect_error, recovered
 
-            before, seen, new_visitor_connected, recovered = run_async(before_during_after())
+            before, seen, connect_error, recovered = run_async(before_during_after())
     finally:
         redis.stop()
     assert before == "success"
@@ -232,25 +274,25 @@ def test_redis_lost_during_operation_fails_clearly_and_recovers(built_site, test
         e["payload"].get("value") for u in seen for e in (u.get("events") or []) if e["name"] == "_set_value"
     ]
     assert error_values == ["Something went wrong on our side. Please try again in a moment."], seen
-    assert new_visitor_connected is False
+    # The connection itself was refused (socket.io's ConnectionError: at the handshake or at the
+    # namespace, depending on where Redis was first needed), not some other failure.
+    assert connect_error is not None
     assert recovered == "success"
     assert "during@example.com" not in [b.get("email") for b in test_gateway.bodies]
 
 
 def test_redis_unavailable_at_start_up_is_a_clear_error(built_site):
-    import subprocess
-
-    from tests.support import PROJECT_ROOT, VENV_BIN, tool_env
-
-    closed = f"redis://:hunter2@127.0.0.1:{free_port()}/0"
-    result = subprocess.run(
-        [str(VENV_BIN / "publisher-serve")],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=tool_env(HOST="127.0.0.1", PORT=str(free_port()), REFLEX_REDIS_URL=closed),
-    )
+    # Both bound, not listening: Redis's is refused, and the site's is never reached (it stops before).
+    with held_port() as closed_redis, held_port() as site_port:
+        closed = f"redis://:hunter2@127.0.0.1:{closed_redis.getsockname()[1]}/0"
+        result = subprocess.run(
+            [str(VENV_BIN / "publisher-serve")],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=tool_env(HOST="127.0.0.1", PORT=str(site_port.getsockname()[1]), REFLEX_REDIS_URL=closed),
+        )
     assert result.returncode == 2
     assert "cannot reach Redis at REFLEX_REDIS_URL" in result.stderr
     assert "hunter2" not in result.stderr + result.stdout
