@@ -165,17 +165,32 @@ def _reading_its_file(pid: int) -> bool:
     return False
 
 
+def _as_from_a_terminal() -> None:
+    """In the child: Ctrl-C's default disposition, as a shell at a terminal gives its commands.
+    A test suite started in the background (``make test &``, nohup, some CI runners) passes
+    SIGINT on as ignored, and Python then never raises KeyboardInterrupt: the command would
+    read its input forever and the test would hang."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_interrupted_it_exits_130_without_a_traceback(tmp_path, db_path_url):
-    command = started_elsewhere(tmp_path, db_path_url, "import", "/dev/stdin", stdin=subprocess.PIPE)
+    command = started_elsewhere(
+        tmp_path, db_path_url, "import", "/dev/stdin", stdin=subprocess.PIPE, preexec_fn=_as_from_a_terminal
+    )
     deadline = time.monotonic() + 60
     while not _reading_its_file(command.pid):  # blocked reading a file nobody finishes writing
         assert time.monotonic() < deadline and command.poll() is None, command.stderr.read()
         time.sleep(0.05)
 
     command.send_signal(signal.SIGINT)  # Ctrl-C
+    try:
+        command.wait(timeout=60)  # its standard input stays open: only the signal can end it
+    except subprocess.TimeoutExpired:
+        command.kill()
+        raise AssertionError("the command went on reading after Ctrl-C") from None
+    finally:
+        command.stdin.close()
     stderr = command.stderr.read().decode()
-    command.wait(timeout=60)
-    command.stdin.close()
 
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
     assert command.returncode == 130
