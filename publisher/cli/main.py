@@ -12,6 +12,9 @@
     publisher-gateway campaigns                # every announced book, with its counts, bounces and complaints
     publisher-gateway bounces --since 7d       # the latest bounces and complaints, and what was left unread
     publisher-gateway bounces --check          # read the bounce mailbox once, now
+    publisher-gateway admin invite NAME        # a one-time link that lets NAME create a passkey for /admin
+    publisher-gateway admin list               # the admins and their passkeys
+    publisher-gateway admin revoke NAME        # remove NAME's passkeys and end their sessions, at once
 
 It reads the same configuration as the site (REFLEX_DB_URL, PUBLISHER_SMTP_URL, ...), and runs
 from any directory: it finds the project's alembic.ini by the package's path (storage/database.py).
@@ -35,10 +38,10 @@ import sqlalchemy
 from publisher import storage
 from publisher.config import settings
 from publisher.mail import announce, bounce_mailbox, outbox
-from publisher.rules import list_rules
+from publisher.rules import admin_access, list_rules
 from publisher.rules.list_rules import ListStatus
 from publisher.rules.validation import for_terminal
-from publisher.storage import bounce_records, database, subscribers
+from publisher.storage import admins, bounce_records, database, subscribers
 
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -277,6 +280,61 @@ exit status:
 """
 
 
+def run_admin(args: argparse.Namespace, out, messages) -> int:
+    """``admin invite|list|revoke``: the dashboard's admins (server/admin_sign_in.py)."""
+    values = settings.current()
+    if not values.dashboard_on:
+        print(
+            f"publisher-gateway: this site has no dashboard: {settings.GATEWAY_URL_VAR} is set, so the cloud "
+            "gateway keeps the list and this site stores nothing to show (/admin is 404).",
+            file=messages,
+        )
+        return EXIT_USAGE
+    if args.admin_action == "invite":
+        problem = admin_access.check_admin_name(args.name)
+        if problem is not None:
+            print(f"publisher-gateway: {problem}", file=messages)
+            return EXIT_USAGE
+        name = args.name.strip()
+        token = admin_access.new_token()
+        invitation = admins.invite(name, admin_access.token_hash(token), admin_access.new_user_handle())
+        print(admin_access.enrolment_url(settings.site_url(), token), file=out)
+        who = "a new admin" if invitation.created else "an admin already (their passkeys stay; earlier links end)"
+        print(
+            f"publisher-gateway: {for_terminal(name)} is {who}. The link above works once, until "
+            f"{invitation.expires_at:%Y-%m-%d %H:%M} UTC; open it on the device that will hold the passkey.",
+            file=messages,
+        )
+    elif args.admin_action == "list":
+        write_admins(admins.list_admins(), out)
+    else:
+        try:
+            revoked = admins.revoke(args.name.strip())
+        except admins.UnknownAdmin:
+            print(f"publisher-gateway: no admin is named {for_terminal(args.name)!r}", file=messages)
+            return EXIT_FAILED
+        print(
+            f"publisher-gateway: {for_terminal(args.name.strip())}: {revoked.passkeys} passkey(s) removed, "
+            f"{revoked.sessions} session(s) ended. `publisher-gateway admin invite NAME` lets them in again.",
+            file=messages,
+        )
+    return EXIT_OK
+
+
+def write_admins(rows: list[admins.PasskeyListing], out) -> None:
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["admin", "passkey", "created", "last_used"])
+    for row in rows:
+        writer.writerow(
+            [
+                for_terminal(row.admin),
+                row.passkey or "(none)",
+                _when(row.created_at) if row.created_at else "",
+                _when(row.last_used_at) if row.last_used_at else "never" if row.passkey else "",
+            ]
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command, with a reader that stops early and Ctrl-C ending it quietly, as Unix tools do."""
     try:
@@ -356,6 +414,19 @@ def run(argv: list[str] | None = None) -> int:
     bounces_command.add_argument(
         "--check", action="store_true", help="read the bounce mailbox (PUBLISHER_BOUNCE_MAILBOX) once, now"
     )
+    admin_command = commands.add_parser(
+        "admin", help="the dashboard's admins (/admin): invite one, list them, revoke one's passkeys"
+    )
+    admin_actions = admin_command.add_subparsers(dest="admin_action", required=True)
+    inviting = admin_actions.add_parser(
+        "invite",
+        help="print a link, valid 24 hours and once, with which NAME creates a passkey "
+        "(also the way back for an admin who lost every passkey)",
+    )
+    inviting.add_argument("name", help="the admin's name, as the dashboard and the audit log show it")
+    admin_actions.add_parser("list", help="list the admins and their passkeys (name, created, last used)")
+    revoking = admin_actions.add_parser("revoke", help="remove NAME's passkeys and end their sessions at once")
+    revoking.add_argument("name")
     args = parser.parse_args(argv)
     try:
         if args.command == "migrate":
@@ -377,6 +448,8 @@ def run(argv: list[str] | None = None) -> int:
             announce.write_campaigns(sys.stdout)
         elif args.command == "bounces":
             return check_bounce_mailbox(sys.stderr) if args.check else write_bounces(args.since, sys.stdout)
+        elif args.command == "admin":
+            return run_admin(args, sys.stdout, sys.stderr)
         elif args.command == "messages":
             write_messages(storage.list_messages(), sys.stdout)
         elif args.retry:

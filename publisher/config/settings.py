@@ -22,6 +22,7 @@ import os
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Annotated, Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -53,6 +54,7 @@ from publisher.config.secret_files import (
     has_unencoded_delimiter,
     redact_url,
 )
+from publisher.rules import admin_access
 
 # The rest of the site imports these from here: the object, its readers, and the typed results.
 __all__ = [
@@ -107,6 +109,8 @@ MAX_TABS_PER_ADDRESS_VAR = "PUBLISHER_MAX_TABS_PER_ADDRESS"
 NEW_TABS_PER_MINUTE_VAR = "PUBLISHER_NEW_TABS_PER_MINUTE"
 MAX_TABS_VAR = "PUBLISHER_MAX_TABS"
 MAX_TAB_LIFETIME_VAR = "PUBLISHER_MAX_TAB_LIFETIME_S"
+# The dashboard's sign-in (rules/admin_access.py): minutes without an action before a session ends.
+ADMIN_IDLE_VAR = "PUBLISHER_ADMIN_IDLE_MIN"
 # A class of 30 pupils behind one school router, each with the form open in two tabs.
 DEFAULT_MAX_TABS_PER_ADDRESS = 60
 # The same class opening the page at once, and reconnecting once.
@@ -194,6 +198,7 @@ class Settings(BaseSettings):
     new_tabs_per_minute: int = _var(NEW_TABS_PER_MINUTE_VAR, DEFAULT_NEW_TABS_PER_MINUTE)
     max_tabs: int = _var(MAX_TABS_VAR, DEFAULT_MAX_TABS)
     max_tab_lifetime_s: int = _var(MAX_TAB_LIFETIME_VAR, DEFAULT_MAX_TAB_LIFETIME_S)
+    admin_idle_min: int = _var(ADMIN_IDLE_VAR, admin_access.DEFAULT_IDLE_MINUTES)
     # Mail from the embedded gateway, as given: checked together into the ``mail`` property.
     smtp_url: Text = _var(mail.SMTP_URL_VAR, "", repr=False)
     smtp_url_file: Text = _var(mail.SMTP_URL_VAR + FILE_SUFFIX, "")
@@ -327,7 +332,9 @@ class Settings(BaseSettings):
             raise ConfigurationError(f"{cls._name(info)} must look like ATTEMPTS/SECONDS, e.g. 8/600, got {value!r}")
         return int(attempts), int(window)
 
-    @field_validator("max_tabs_per_address", "new_tabs_per_minute", "max_tabs", "max_tab_lifetime_s", mode="before")
+    @field_validator(
+        "max_tabs_per_address", "new_tabs_per_minute", "max_tabs", "max_tab_lifetime_s", "admin_idle_min", mode="before"
+    )
     @classmethod
     def _count(cls, value: str, info: ValidationInfo) -> int:
         return positive_count(cls._name(info), value, cls.model_fields[str(info.field_name)].default)
@@ -358,6 +365,17 @@ class Settings(BaseSettings):
     @property
     def tabs(self) -> TabLimits:
         return TabLimits(self.max_tabs_per_address, self.new_tabs_per_minute, self.max_tabs, self.max_tab_lifetime_s)
+
+    @property
+    def admin_idle(self) -> timedelta:
+        """How long a dashboard session lasts without its admin doing anything."""
+        return admin_access.idle_limit(self.admin_idle_min)
+
+    @property
+    def dashboard_on(self) -> bool:
+        """Whether this site has a dashboard: only where it keeps the list itself (embedded
+        gateway). With the cloud gateway it stores nothing to show."""
+        return self.gateway_url is None
 
     @property
     def list_emails_on(self) -> bool:

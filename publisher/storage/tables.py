@@ -249,6 +249,79 @@ class SendThrottle(sqlmodel.SQLModel, table=True):
     next_slot_at: datetime
 
 
+ADMIN_NAME_MAX = 64
+TOKEN_HASH_MAX = 64  # a SHA-256 in hex (rules/admin_access.token_hash)
+# A WebAuthn credential id is at most 1,023 bytes: 1,364 characters of base64url.
+CREDENTIAL_ID_MAX = 1400
+
+
+class Admin(sqlmodel.SQLModel, table=True):
+    """Someone who may open the dashboard, by the name ``admin invite`` gave them.
+
+    ``user_handle``: the random WebAuthn user id their passkeys carry (base64url of 32 bytes),
+    never their name, so an authenticator learns nothing about them from it.
+    """
+
+    __tablename__ = "admin"
+
+    id: int | None = sqlmodel.Field(default=None, primary_key=True)
+    name: str = sqlmodel.Field(max_length=ADMIN_NAME_MAX, unique=True)
+    user_handle: str = sqlmodel.Field(max_length=64, unique=True)
+    created_at: datetime = sqlmodel.Field(default_factory=utc_now)
+
+
+class AdminPasskey(sqlmodel.SQLModel, table=True):
+    """One passkey of an admin: the public key their authenticator made at enrolment, and its
+    signature counter (a counter that goes backwards is a cloned key: refused)."""
+
+    __tablename__ = "admin_passkey"
+
+    id: int | None = sqlmodel.Field(default=None, primary_key=True)
+    admin_id: int = sqlmodel.Field(index=True)
+    credential_id: str = sqlmodel.Field(max_length=CREDENTIAL_ID_MAX, unique=True)
+    public_key: bytes = sqlmodel.Field(sa_type=sqlalchemy.LargeBinary)
+    sign_count: int = sqlmodel.Field(default=0, sa_type=sqlalchemy.BigInteger)
+    name: str = sqlmodel.Field(max_length=ADMIN_NAME_MAX)
+    created_at: datetime = sqlmodel.Field(default_factory=utc_now)
+    last_used_at: datetime | None = None
+
+
+class AdminEnrolment(sqlmodel.SQLModel, table=True):
+    """An enrolment link not yet used: the SHA-256 of its token, whose it is, until when. Used once: deleted."""
+
+    __tablename__ = "admin_enrolment"
+
+    token_hash: str = sqlmodel.Field(max_length=TOKEN_HASH_MAX, primary_key=True)
+    admin_id: int = sqlmodel.Field(index=True)
+    created_at: datetime = sqlmodel.Field(default_factory=utc_now)
+    expires_at: datetime = sqlmodel.Field(index=True)
+
+
+class AdminSession(sqlmodel.SQLModel, table=True):
+    """A signed-in browser, by the SHA-256 of its cookie's token: rows, so every worker and
+    container sees a sign-out or a revoke at once."""
+
+    __tablename__ = "admin_session"
+
+    token_hash: str = sqlmodel.Field(max_length=TOKEN_HASH_MAX, primary_key=True)
+    admin_id: int = sqlmodel.Field(index=True)
+    created_at: datetime = sqlmodel.Field(default_factory=utc_now)
+    last_active_at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
+
+
+class AdminCeremony(sqlmodel.SQLModel, table=True):
+    """A WebAuthn ceremony under way: the challenge the browser was given, kept until its answer
+    comes back (to any worker) or five minutes pass. ``enrolment_hash``: the enrolment it is for
+    (None: a sign-in)."""
+
+    __tablename__ = "admin_ceremony"
+
+    id_hash: str = sqlmodel.Field(max_length=TOKEN_HASH_MAX, primary_key=True)
+    challenge: bytes = sqlmodel.Field(sa_type=sqlalchemy.LargeBinary)
+    enrolment_hash: str | None = sqlmodel.Field(default=None, max_length=TOKEN_HASH_MAX)
+    expires_at: datetime = sqlmodel.Field(index=True)
+
+
 def engine(db_url: str | None) -> sqlalchemy.engine.Engine:
     return database.engine(db_url)
 

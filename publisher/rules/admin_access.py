@@ -1,0 +1,182 @@
+"""Who may open the dashboard: the rules of the publisher's sign-in, with their clocks passed in.
+
+The dashboard's only way in is a passkey (WebAuthn). These are the rules around it that
+need no server:
+
+- an **enrolment link** (``publisher-gateway admin invite NAME``) carries a token of 256 random
+  bits, stored only as its SHA-256, valid 24 hours and once;
+- a **session** is a random token of 256 bits in an HttpOnly cookie, stored only as its
+  SHA-256 (a copy of the database opens nothing), ending after ``idle`` without the admin
+  doing anything and, whatever they do, 12 hours after sign-in;
+- the **relying party** is the host of the site's address (``REFLEX_DEPLOY_URL``) and the one
+  origin a ceremony may come from is exactly that address (and, on the development server,
+  its page origin on localhost);
+- the **cookie** is ``__Host-`` prefixed and ``Secure`` over https, HttpOnly and
+  SameSite=Strict always.
+
+A token is compared by its hash, looked up in the database: the hash of a guess finds no row,
+and the lookup's timing tells nothing about the stored tokens' bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+ENROL_PATH = "/admin/enrol"
+DASHBOARD_PATH = "/admin"
+ENROLMENT_VALID_FOR = timedelta(hours=24)
+SESSION_ABSOLUTE = timedelta(hours=12)
+DEFAULT_IDLE_MINUTES = 30
+# A ceremony (the options a browser was given, and their challenge) waits this long for the answer.
+CEREMONY_VALID_FOR = timedelta(minutes=5)
+TOKEN_BYTES = 32  # 256 bits: enrolment tokens, session tokens, ceremony ids
+HASH_CHARS = 64  # a SHA-256 in hex, as stored
+# What a browser may send as one token: base64url of TOKEN_BYTES, with room and no more.
+TOKEN_MAX_CHARS = 64
+ADMIN_NAME_MAX = 64
+COOKIE_NAME = "publisher-admin"
+SECURE_COOKIE_NAME = "__Host-publisher-admin"
+
+
+def new_token() -> str:
+    """A fresh secret (enrolment, session, ceremony): 256 bits from ``secrets``, URL-safe."""
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def new_user_handle() -> str:
+    """A new admin's WebAuthn user id: 32 random bytes, base64url without padding (never their name)."""
+    return base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("=")
+
+
+def token_hash(token: str) -> str:
+    """What the database keeps of a token: its SHA-256 in hex, never the token itself."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def is_token_shaped(value: object) -> bool:
+    """Whether ``value`` could be one of our tokens: base64url text of a bounded length. Anything
+    else is refused before a database is asked."""
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= TOKEN_MAX_CHARS
+        and value.isascii()
+        and all(char.isalnum() or char in "-_" for char in value)
+    )
+
+
+def check_admin_name(name: str) -> str | None:
+    """Why ``name`` cannot name an admin (a sentence), or None. A name is shown on the dashboard,
+    in the audit log and in ``admin list``: printable, on one line, not too long."""
+    stripped = name.strip()
+    if not stripped:
+        return "an admin's name must not be empty"
+    if len(stripped) > ADMIN_NAME_MAX:
+        return f"an admin's name must be at most {ADMIN_NAME_MAX} characters"
+    if any(not char.isprintable() for char in stripped):
+        return "an admin's name must be printable text on one line"
+    return None
+
+
+def enrolment_url(site_url: str, token: str) -> str:
+    """The link ``admin invite`` prints. The token is in the fragment: a browser never sends it to a
+    server (no access log, no Referer, no proxy sees it); the page's script hands it over by POST."""
+    return f"{site_url.rstrip('/')}{ENROL_PATH}#{token}"
+
+
+def enrolment_expires(created_at: datetime) -> datetime:
+    return created_at + ENROLMENT_VALID_FOR
+
+
+@dataclass(frozen=True)
+class SessionTimes:
+    """When a session began and when its admin last did something."""
+
+    created_at: datetime
+    last_active_at: datetime
+
+
+def session_open(times: SessionTimes, now: datetime, idle: timedelta) -> bool:
+    """Whether a session still opens the dashboard at ``now``: within ``idle`` of the admin's last
+    action and within 12 hours of signing in, whatever they did since."""
+    return now - times.last_active_at < idle and now - times.created_at < SESSION_ABSOLUTE
+
+
+def idle_limit(minutes: int) -> timedelta:
+    return timedelta(minutes=minutes)
+
+
+@dataclass(frozen=True)
+class RelyingParty:
+    """Whom a passkey is for (``rp_id``: a host) and the page origins a ceremony may come from."""
+
+    rp_id: str
+    origins: tuple[str, ...]
+
+    def allows(self, origin: str | None) -> bool:
+        return origin is not None and origin in self.origins
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of an absolute URL, as a browser writes it in ``Origin``."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def relying_party(site_url: str, development_ports: Iterable[int] = ()) -> RelyingParty:
+    """The relying party of a site at ``site_url``. On the development server (``make run``), its
+    page origins on localhost too: browsers allow WebAuthn on http://localhost, and the RP ID is
+    then ``localhost`` (an IP address can never be one)."""
+    origin = origin_of(site_url)
+    host = urlsplit(site_url).hostname or ""
+    extra = tuple(f"http://localhost:{port}" for port in development_ports)
+    if extra:
+        return RelyingParty("localhost", tuple(dict.fromkeys((*extra, origin) if host == "localhost" else extra)))
+    return RelyingParty(host, (origin,))
+
+
+def cookie_name(https: bool) -> str:
+    return SECURE_COOKIE_NAME if https else COOKIE_NAME
+
+
+def session_cookie(token: str, https: bool) -> str:
+    """The ``Set-Cookie`` value that holds a session: no script reads it, no other site's request
+    carries it, over https only on https, for this host only (``__Host-``: no Domain, Path=/).
+    It lasts as long as a session can (12 hours); the database decides before that."""
+    attributes = [f"{cookie_name(https)}={token}", "Path=/", "HttpOnly", "SameSite=Strict"]
+    attributes.append(f"Max-Age={int(SESSION_ABSOLUTE.total_seconds())}")
+    if https:
+        attributes.append("Secure")
+    return "; ".join(attributes)
+
+
+def cleared_cookie(https: bool) -> str:
+    """The ``Set-Cookie`` value that removes the session's cookie (sign-out)."""
+    attributes = [f"{cookie_name(https)}=", "Path=/", "HttpOnly", "SameSite=Strict", "Max-Age=0"]
+    if https:
+        attributes.append("Secure")
+    return "; ".join(attributes)
+
+
+def session_token_from_cookies(cookie_header: str) -> str | None:
+    """The session token in a ``Cookie`` header (either name: a site behind a proxy may have set
+    either), or None. Only a token-shaped value is returned."""
+    for part in cookie_header.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name in (SECURE_COOKIE_NAME, COOKIE_NAME) and is_token_shaped(value):
+            return value
+    return None
+
+
+def same_origin_request(origin: str | None, sec_fetch_site: str | None, party: RelyingParty) -> bool:
+    """Whether a state-changing request (enrolment, sign-in, sign-out, export) comes from the site's
+    own page: its ``Origin`` is one the relying party allows; without one (an old browser), its
+    ``Sec-Fetch-Site`` says ``same-origin``. Neither: refused."""
+    if origin is not None and origin != "null":
+        return party.allows(origin.lower())
+    return sec_fetch_site == "same-origin"

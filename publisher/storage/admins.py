@@ -1,0 +1,334 @@
+"""The dashboard's admins, their passkeys, enrolment links, sessions and ceremonies: every SQL statement.
+
+Tokens arrive here as their SHA-256 (rules/admin_access.token_hash): the database never holds a
+token that would open anything. Every function is synchronous; the server calls them from a
+thread. Times are stored in UTC; SQLite gives them back without a zone, read as UTC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import sqlalchemy
+from sqlmodel import col
+
+from publisher.rules import admin_access
+from publisher.rules.admin_access import SessionTimes
+from publisher.storage.tables import (
+    Admin,
+    AdminCeremony,
+    AdminEnrolment,
+    AdminPasskey,
+    AdminSession,
+    engine,
+    utc_now,
+)
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class UnknownAdmin(LookupError):
+    """No admin has that name."""
+
+
+@dataclass(frozen=True)
+class Invitation:
+    admin_id: int
+    created: bool  # a new admin (False: a new link for one who exists)
+    expires_at: datetime
+
+
+def invite(
+    name: str, token_hash: str, user_handle: str, now: datetime | None = None, db_url: str | None = None
+) -> Invitation:
+    """An enrolment link for ``name``, made an admin if they are not one: the way in for a new
+    admin, and the way back for one who lost every passkey. Their earlier links stop working."""
+    now = now or utc_now()
+    with engine(db_url).begin() as connection:
+        admin_id = connection.execute(
+            sqlalchemy.select(col(Admin.id)).where(col(Admin.name) == name)
+        ).scalar_one_or_none()
+        created = admin_id is None
+        if admin_id is None:
+            admin_id = connection.execute(
+                sqlalchemy.insert(Admin).values(name=name, user_handle=user_handle, created_at=now)
+            ).inserted_primary_key[0]  # type: ignore[index]
+        connection.execute(sqlalchemy.delete(AdminEnrolment).where(col(AdminEnrolment.admin_id) == admin_id))
+        expires_at = admin_access.enrolment_expires(now)
+        connection.execute(
+            sqlalchemy.insert(AdminEnrolment).values(
+                token_hash=token_hash, admin_id=admin_id, created_at=now, expires_at=expires_at
+            )
+        )
+    return Invitation(admin_id, created, expires_at)
+
+
+@dataclass(frozen=True)
+class AdminIdentity:
+    """Who an enrolment, a passkey or a session belongs to."""
+
+    admin_id: int
+    name: str
+    user_handle: str
+
+
+def _identity(connection, admin_id: int) -> AdminIdentity | None:
+    row = connection.execute(
+        sqlalchemy.select(col(Admin.id), col(Admin.name), col(Admin.user_handle)).where(col(Admin.id) == admin_id)
+    ).first()
+    return None if row is None else AdminIdentity(row.id, row.name, row.user_handle)
+
+
+def enrolment_admin(token_hash: str, now: datetime | None = None, db_url: str | None = None) -> AdminIdentity | None:
+    """Whose unused, unexpired enrolment link this is; None for any other."""
+    now = now or utc_now()
+    with engine(db_url).connect() as connection:
+        row = connection.execute(
+            sqlalchemy.select(col(AdminEnrolment.admin_id), col(AdminEnrolment.expires_at)).where(
+                col(AdminEnrolment.token_hash) == token_hash
+            )
+        ).first()
+        if row is None or _utc(row.expires_at) <= now:
+            return None
+        return _identity(connection, row.admin_id)
+
+
+def passkey_ids(admin_id: int, db_url: str | None = None) -> list[str]:
+    """The credential ids an admin already has (so an authenticator does not make a second one)."""
+    with engine(db_url).connect() as connection:
+        return list(
+            connection.execute(
+                sqlalchemy.select(col(AdminPasskey.credential_id)).where(col(AdminPasskey.admin_id) == admin_id)
+            ).scalars()
+        )
+
+
+def begin_ceremony(
+    id_hash: str, challenge: bytes, enrolment_hash: str | None, now: datetime | None = None, db_url: str | None = None
+) -> None:
+    """Keep a ceremony's challenge until its answer comes back; clear the ones that ran out."""
+    now = now or utc_now()
+    with engine(db_url).begin() as connection:
+        connection.execute(sqlalchemy.delete(AdminCeremony).where(col(AdminCeremony.expires_at) <= now))
+        connection.execute(
+            sqlalchemy.insert(AdminCeremony).values(
+                id_hash=id_hash,
+                challenge=challenge,
+                enrolment_hash=enrolment_hash,
+                expires_at=now + admin_access.CEREMONY_VALID_FOR,
+            )
+        )
+
+
+@dataclass(frozen=True)
+class Ceremony:
+    challenge: bytes
+    enrolment_hash: str | None
+
+
+def take_ceremony(id_hash: str, now: datetime | None = None, db_url: str | None = None) -> Ceremony | None:
+    """The ceremony's challenge, once: it is deleted as it is read, so an answer replayed to
+    another worker finds nothing. None when unknown or run out."""
+    now = now or utc_now()
+    with engine(db_url).begin() as connection:
+        row = connection.execute(
+            sqlalchemy.select(
+                col(AdminCeremony.challenge), col(AdminCeremony.enrolment_hash), col(AdminCeremony.expires_at)
+            )
+            .where(col(AdminCeremony.id_hash) == id_hash)
+            .with_for_update()
+        ).first()
+        if row is None:
+            return None
+        deleted = connection.execute(sqlalchemy.delete(AdminCeremony).where(col(AdminCeremony.id_hash) == id_hash))
+        if deleted.rowcount != 1 or _utc(row.expires_at) <= now:
+            return None
+        return Ceremony(bytes(row.challenge), row.enrolment_hash)
+
+
+def enrol(
+    enrolment_hash: str,
+    credential_id: str,
+    public_key: bytes,
+    sign_count: int,
+    session_hash: str,
+    now: datetime | None = None,
+    db_url: str | None = None,
+) -> AdminIdentity | None:
+    """Store a new passkey for the enrolment's admin, use the link up and open a session, in one
+    transaction; None when the link was used or ran out meanwhile (nothing is stored)."""
+    now = now or utc_now()
+    with engine(db_url).begin() as connection:
+        row = connection.execute(
+            sqlalchemy.select(col(AdminEnrolment.admin_id), col(AdminEnrolment.expires_at))
+            .where(col(AdminEnrolment.token_hash) == enrolment_hash)
+            .with_for_update()
+        ).first()
+        if row is None or _utc(row.expires_at) <= now:
+            return None
+        if (
+            connection.execute(
+                sqlalchemy.delete(AdminEnrolment).where(col(AdminEnrolment.token_hash) == enrolment_hash)
+            ).rowcount
+            != 1
+        ):
+            return None
+        count = connection.execute(
+            sqlalchemy.select(sqlalchemy.func.count()).where(col(AdminPasskey.admin_id) == row.admin_id)
+        ).scalar_one()
+        connection.execute(
+            sqlalchemy.insert(AdminPasskey).values(
+                admin_id=row.admin_id,
+                credential_id=credential_id,
+                public_key=public_key,
+                sign_count=sign_count,
+                name=f"passkey {count + 1}",
+                created_at=now,
+            )
+        )
+        _open_session(connection, row.admin_id, session_hash, now)
+        return _identity(connection, row.admin_id)
+
+
+@dataclass(frozen=True)
+class StoredPasskey:
+    admin_id: int
+    public_key: bytes
+    sign_count: int
+
+
+def passkey(credential_id: str, db_url: str | None = None) -> StoredPasskey | None:
+    with engine(db_url).connect() as connection:
+        row = connection.execute(
+            sqlalchemy.select(
+                col(AdminPasskey.admin_id), col(AdminPasskey.public_key), col(AdminPasskey.sign_count)
+            ).where(col(AdminPasskey.credential_id) == credential_id)
+        ).first()
+    return None if row is None else StoredPasskey(row.admin_id, bytes(row.public_key), row.sign_count)
+
+
+def sign_in(
+    credential_id: str,
+    seen_count: int,
+    new_count: int,
+    session_hash: str,
+    now: datetime | None = None,
+    db_url: str | None = None,
+) -> AdminIdentity | None:
+    """Record a verified sign-in: the passkey's new counter and use, and a new session. The counter
+    is moved only from the value the verification saw, so two sign-ins with one counter value
+    (a cloned key racing its original) cannot both pass. None: the passkey is gone (revoked) or
+    its counter moved meanwhile."""
+    now = now or utc_now()
+    with engine(db_url).begin() as connection:
+        updated = connection.execute(
+            sqlalchemy.update(AdminPasskey)
+            .where(col(AdminPasskey.credential_id) == credential_id, col(AdminPasskey.sign_count) == seen_count)
+            .values(sign_count=new_count, last_used_at=now)
+            .returning(col(AdminPasskey.admin_id))
+        ).first()
+        if updated is None:
+            return None
+        _open_session(connection, updated.admin_id, session_hash, now)
+        return _identity(connection, updated.admin_id)
+
+
+def _open_session(connection, admin_id: int, session_hash: str, now: datetime) -> None:
+    connection.execute(
+        sqlalchemy.insert(AdminSession).values(
+            token_hash=session_hash, admin_id=admin_id, created_at=now, last_active_at=now
+        )
+    )
+
+
+def session_admin(
+    session_hash: str, idle: timedelta, now: datetime | None = None, touch: bool = False, db_url: str | None = None
+) -> AdminIdentity | None:
+    """The admin a session belongs to while it is open (rules/admin_access.session_open); None
+    otherwise, and an ended session's row is deleted. ``touch``: the admin did something now
+    (a refresh the page makes by itself does not count, or an open page would never idle out)."""
+    now = now or utc_now()
+    with engine(db_url).begin() as connection:
+        row = connection.execute(
+            sqlalchemy.select(
+                col(AdminSession.admin_id), col(AdminSession.created_at), col(AdminSession.last_active_at)
+            ).where(col(AdminSession.token_hash) == session_hash)
+        ).first()
+        if row is None:
+            return None
+        times = SessionTimes(_utc(row.created_at), _utc(row.last_active_at))
+        if not admin_access.session_open(times, now, idle):
+            connection.execute(sqlalchemy.delete(AdminSession).where(col(AdminSession.token_hash) == session_hash))
+            return None
+        if touch:
+            connection.execute(
+                sqlalchemy.update(AdminSession)
+                .where(col(AdminSession.token_hash) == session_hash)
+                .values(last_active_at=now)
+            )
+        return _identity(connection, row.admin_id)
+
+
+def end_session(session_hash: str, db_url: str | None = None) -> bool:
+    """Sign out: the session's row is deleted. Whether there was one."""
+    with engine(db_url).begin() as connection:
+        return (
+            connection.execute(
+                sqlalchemy.delete(AdminSession).where(col(AdminSession.token_hash) == session_hash)
+            ).rowcount
+            == 1
+        )
+
+
+@dataclass(frozen=True)
+class Revoked:
+    passkeys: int
+    sessions: int
+
+
+def revoke(name: str, db_url: str | None = None) -> Revoked:
+    """Remove an admin's passkeys, unused enrolment links and sessions, at once (UnknownAdmin when
+    no admin has that name). The admin stays, so ``admin invite NAME`` lets them in again."""
+    with engine(db_url).begin() as connection:
+        admin_id = connection.execute(
+            sqlalchemy.select(col(Admin.id)).where(col(Admin.name) == name)
+        ).scalar_one_or_none()
+        if admin_id is None:
+            raise UnknownAdmin(name)
+        passkeys = connection.execute(sqlalchemy.delete(AdminPasskey).where(col(AdminPasskey.admin_id) == admin_id))
+        sessions = connection.execute(sqlalchemy.delete(AdminSession).where(col(AdminSession.admin_id) == admin_id))
+        connection.execute(sqlalchemy.delete(AdminEnrolment).where(col(AdminEnrolment.admin_id) == admin_id))
+        return Revoked(passkeys.rowcount, sessions.rowcount)
+
+
+@dataclass(frozen=True)
+class PasskeyListing:
+    admin: str
+    passkey: str | None  # None: an admin with no passkey (invited, not enrolled, or revoked)
+    created_at: datetime | None
+    last_used_at: datetime | None
+
+
+def list_admins(db_url: str | None = None) -> list[PasskeyListing]:
+    """Every admin with each of their passkeys (one line per passkey; an admin without one, one line)."""
+    with engine(db_url).connect() as connection:
+        rows = connection.execute(
+            sqlalchemy.select(
+                col(Admin.name), col(AdminPasskey.name), col(AdminPasskey.created_at), col(AdminPasskey.last_used_at)
+            )
+            .select_from(Admin)
+            .outerjoin(AdminPasskey, col(AdminPasskey.admin_id) == col(Admin.id))
+            .order_by(col(Admin.name), col(AdminPasskey.id))
+        ).all()
+    return [
+        PasskeyListing(
+            admin=row[0],
+            passkey=row[1],
+            created_at=None if row[2] is None else _utc(row[2]),
+            last_used_at=None if row[3] is None else _utc(row[3]),
+        )
+        for row in rows
+    ]

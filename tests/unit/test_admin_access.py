@@ -1,0 +1,126 @@
+"""The dashboard's sign-in rules without a server (rules/admin_access.py)."""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from publisher.rules import admin_access
+from publisher.rules.admin_access import SessionTimes
+
+NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
+IDLE = timedelta(minutes=30)
+
+
+def test_tokens_carry_256_random_bits_and_only_their_hash_is_kept():
+    tokens = {admin_access.new_token() for _ in range(200)}
+    assert len(tokens) == 200
+    token = next(iter(tokens))
+    assert len(base64.urlsafe_b64decode(token + "=")) == 32
+    assert admin_access.is_token_shaped(token)
+    digest = admin_access.token_hash(token)
+    assert len(digest) == 64 and token not in digest
+    assert admin_access.token_hash(token) == digest  # the lookup finds it again
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["", "a" * 65, "with space", "semi;colon", 'quote"', "ünïcode", None, 12, ["list"], "x\x00y"],
+)
+def test_anything_not_shaped_like_a_token_is_refused_before_a_database_is_asked(value):
+    assert not admin_access.is_token_shaped(value)
+
+
+def test_a_user_handle_is_32_random_bytes_never_the_name():
+    handles = {admin_access.new_user_handle() for _ in range(50)}
+    assert len(handles) == 50
+    assert all(len(base64.urlsafe_b64decode(h + "=" * (-len(h) % 4))) == 32 for h in handles)
+
+
+def test_a_session_ends_after_the_idle_time_without_an_action_and_12_hours_after_sign_in_whatever_happens():
+    fresh = SessionTimes(created_at=NOW, last_active_at=NOW)
+    assert admin_access.session_open(fresh, NOW + IDLE - timedelta(seconds=1), IDLE)
+    assert not admin_access.session_open(fresh, NOW + IDLE, IDLE)
+    busy = SessionTimes(created_at=NOW, last_active_at=NOW + timedelta(hours=11, minutes=59))
+    assert admin_access.session_open(busy, NOW + timedelta(hours=11, minutes=59, seconds=30), IDLE)
+    assert not admin_access.session_open(busy, NOW + timedelta(hours=12), IDLE)
+
+
+def test_an_enrolment_link_lasts_24_hours_and_carries_its_token_in_the_fragment():
+    assert admin_access.enrolment_expires(NOW) == NOW + timedelta(hours=24)
+    url = admin_access.enrolment_url("https://books.example.com/", "tok-en_1")
+    assert url == "https://books.example.com/admin/enrol#tok-en_1"
+
+
+def test_the_relying_party_is_the_sites_host_and_its_one_origin():
+    party = admin_access.relying_party("https://www.Books.example.com")
+    assert party.rp_id == "www.books.example.com"
+    assert party.origins == ("https://www.books.example.com",)
+    assert party.allows("https://www.books.example.com")
+    assert not party.allows("https://evil.example.com")
+    assert not party.allows("http://www.books.example.com")  # another scheme is another origin
+    assert not party.allows(None)
+
+
+def test_on_the_development_server_the_page_on_localhost_is_the_origin():
+    party = admin_access.relying_party("http://localhost:3000", development_ports=[3100])
+    assert party.rp_id == "localhost"
+    assert party.origins == ("http://localhost:3100", "http://localhost:3000")
+    elsewhere = admin_access.relying_party("https://books.example.com", development_ports=[3000])
+    assert (elsewhere.rp_id, elsewhere.origins) == ("localhost", ("http://localhost:3000",))
+
+
+@pytest.mark.parametrize(
+    ("origin", "fetch_site", "allowed"),
+    [
+        ("https://books.example.com", None, True),
+        ("https://books.example.com", "cross-site", True),  # Origin decides when there is one
+        ("https://evil.example.com", "same-origin", False),
+        ("null", "same-origin", True),  # no usable Origin: Sec-Fetch-Site decides
+        (None, "same-origin", True),
+        (None, "same-site", False),
+        (None, "cross-site", False),
+        (None, None, False),  # neither says same-origin: refused
+    ],
+)
+def test_a_state_changing_request_must_come_from_the_sites_own_page(origin, fetch_site, allowed):
+    party = admin_access.relying_party("https://books.example.com")
+    assert admin_access.same_origin_request(origin, fetch_site, party) is allowed
+
+
+def test_the_cookie_is_httponly_strict_and_host_only_secure_over_https():
+    cookie = admin_access.session_cookie("abc", https=True)
+    assert cookie.startswith("__Host-publisher-admin=abc; Path=/; ")
+    parts = cookie.split("; ")
+    assert {"HttpOnly", "SameSite=Strict", "Secure"} <= set(parts)
+    assert not any(part.lower().startswith("domain=") for part in parts)  # __Host-: this host only
+    plain = admin_access.session_cookie("abc", https=False)
+    assert plain.startswith("publisher-admin=abc; ") and "Secure" not in plain.split("; ")
+    assert "Max-Age=0" in admin_access.cleared_cookie(https=True).split("; ")
+
+
+def test_the_session_token_is_read_from_either_cookie_name_and_only_when_token_shaped():
+    token = admin_access.new_token()
+    assert admin_access.session_token_from_cookies(f"a=1; __Host-publisher-admin={token}; b=2") == token
+    assert admin_access.session_token_from_cookies(f"publisher-admin={token}") == token
+    assert admin_access.session_token_from_cookies("publisher-admin=not a token!") is None
+    assert admin_access.session_token_from_cookies("other=1") is None
+    assert admin_access.session_token_from_cookies("") is None
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("Ada", None),
+        ("  Ada Lovelace  ", None),
+        ("", "an admin's name must not be empty"),
+        ("   ", "an admin's name must not be empty"),
+        ("x" * 65, "an admin's name must be at most 64 characters"),
+        ("Ada\nEvil", "an admin's name must be printable text on one line"),
+        ("Ada\x1b[31m", "an admin's name must be printable text on one line"),
+    ],
+)
+def test_an_admins_name_is_printable_text_on_one_line(name, problem):
+    assert admin_access.check_admin_name(name) == problem
