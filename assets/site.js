@@ -117,4 +117,12 @@
   }
   if (document.readyState === "complete") startAfterPaint();
   else window.addEventListener("load", startAfterPaint, { once: true });
+
+  // The dashboard's passkey buttons (assets/admin.js), on the admin pages only: no public
+  // page carries or runs them.
+  if (/^\/admin(\/|$)/.test(window.location.pathname)) {
+    var admin = document.createElement("script");
+    admin.src = "/admin.js";
+    document.head.appendChild(admin);
+  }
 })();

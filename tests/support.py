@@ -224,9 +224,12 @@ class ProductionServer:
         extra_env: dict[str, str] | None = None,
         root: Path = PROJECT_ROOT,
         port: int | None = None,
+        own_address: bool = False,
     ):
         """``port``: where to serve (another server's, to restart it under an open page); by
-        default a free one, chosen at the first start."""
+        default a free one, chosen at the first start. ``own_address``: its REFLEX_DEPLOY_URL is
+        where it serves (http://localhost:PORT), as passkeys need: the relying party is the site's host."""
+        self.own_address = own_address
         self.root = root
         self.port = port
         self.log_path = log_path
@@ -250,8 +253,9 @@ class ProductionServer:
         self.port = port
         command = container_command()
         command[0] = str(VENV_BIN / command[0])
+        own = {"REFLEX_DEPLOY_URL": f"http://localhost:{port}"} if self.own_address else {}
         env = tool_env(
-            HOST="127.0.0.1", PORT=str(port), **project_path(self.root), **{**MANY_TABS_ENV, **self.extra_env}
+            HOST="127.0.0.1", PORT=str(port), **project_path(self.root), **{**MANY_TABS_ENV, **self.extra_env, **own}
         )
         log = self.log_path.open("wb")
         started = time.monotonic()
@@ -353,9 +357,11 @@ class RedisServer:
 
 
 @contextmanager
-def running_server(workdir: Path, extra_env: dict[str, str], root: Path = PROJECT_ROOT) -> Iterator[ProductionServer]:
+def running_server(
+    workdir: Path, extra_env: dict[str, str], root: Path = PROJECT_ROOT, own_address: bool = False
+) -> Iterator[ProductionServer]:
     """A production server on a free port, with its log and any database under ``workdir``."""
-    prod = ProductionServer(workdir / "reflex.log", extra_env=extra_env, root=root)
+    prod = ProductionServer(workdir / "reflex.log", extra_env=extra_env, root=root, own_address=own_address)
     prod.start()
     try:
         yield prod

@@ -21,6 +21,7 @@ import socketio
 ROOT_STATE = "reflex___state____state"
 SUBSCRIBE_STATE = f"{ROOT_STATE}.publisher___web___states___subscribe____subscribe_state"
 CONTACT_STATE = f"{ROOT_STATE}.publisher___web___states___contact____contact_state"
+ADMIN_STATE = f"{ROOT_STATE}.publisher___web___states___admin____admin_state"
 HYDRATE = f"{ROOT_STATE}.hydrate_and_load"
 VAR_SUFFIX = "_rx_state_"
 NAMESPACE = "/_event"  # socket.io namespace (and engine.io path) of Reflex's event channel
@@ -29,9 +30,18 @@ NAMESPACE = "/_event"  # socket.io namespace (and engine.io path) of Reflex's ev
 class Visitor:
     """One browser tab on one page."""
 
-    def __init__(self, base_url: str, path: str, token: str | None = None, source: str | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        path: str,
+        token: str | None = None,
+        source: str | None = None,
+        cookie: str | None = None,
+    ):
         """``source``: the loopback address the tab connects from (127.0.0.2, ...), as visitors arrive
-        from many addresses; the server limits open tabs per address (limits/tabs.py)."""
+        from many addresses; the server limits open tabs per address (limits/tabs.py). ``cookie``:
+        the Cookie header the tab's event channel opens with (a signed-in dashboard's)."""
+        self.cookie = cookie
         self.base_url = base_url
         self.path = path
         self.token = token or str(uuid.uuid4())
@@ -67,14 +77,13 @@ class Visitor:
             transports=["websocket"],
             namespaces=[NAMESPACE],
             wait_timeout=timeout_s,
+            headers={"Cookie": self.cookie} if self.cookie else {},
         )
 
-    async def send(self, name: str, payload: dict[str, Any]) -> None:
-        await self.sio.emit(
-            "event",
-            {"name": name, "payload": payload, "router_data": {"pathname": self.path, "asPath": self.path}},
-            namespace=NAMESPACE,
-        )
+    async def send(self, name: str, payload: dict[str, Any], router_data: dict[str, Any] | None = None) -> None:
+        """``router_data``: more of what the page says about itself (a crafted event's claims)."""
+        router = {"pathname": self.path, "asPath": self.path, **(router_data or {})}
+        await self.sio.emit("event", {"name": name, "payload": payload, "router_data": router}, namespace=NAMESPACE)
 
     async def open_page(self, ready: Callable[[Visitor], bool], timeout_s: float = 15) -> None:
         """Connect and hydrate, as a page load does; wait until ``ready`` holds."""

@@ -48,6 +48,7 @@ from publisher.limits import submits
 from publisher.mail import returns
 from publisher.rules import bounces, validation
 from publisher.rules import limits as limit_rules
+from publisher.server import requests
 from publisher.storage.bounce_records import Report
 from publisher.storage.tables import FROM_WEBHOOK, REASON_MAX
 
@@ -160,31 +161,6 @@ def _problem(error: ErrorDetails) -> str:
     return f"{field} is not valid"
 
 
-class _TooLarge(Exception):
-    pass
-
-
-class _Disconnected(Exception):
-    pass
-
-
-async def read_body(receive: Receive, limit: int = MAX_BODY_BYTES) -> bytes:
-    """The request body, read no further than ``limit`` (then _TooLarge)."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise _Disconnected
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise _TooLarge
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
 def bearer_matches(authorization: str | None, secret: str) -> bool:
     """Whether ``Authorization`` carries the secret as a bearer token (RFC 6750: the scheme's
     case does not matter). Compared in constant time, so the answer's timing says nothing."""
@@ -213,7 +189,7 @@ class BounceHook:
             return
         try:
             response, detail = await self._answer(scope, receive)
-        except _Disconnected:
+        except requests.ClientLeft:
             logger.info("Bounce hook: the client left before its body was read")
             return
         # One line per request: the counts and the problem, never the secret nor an address.
@@ -246,8 +222,8 @@ class BounceHook:
         if declared.isascii() and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             return _error(413, TOO_LARGE), f"(Content-Length {declared})"
         try:
-            reports = read_reports(await read_body(receive))
-        except _TooLarge:
+            reports = read_reports(await requests.read_body(receive, MAX_BODY_BYTES))
+        except requests.BodyTooLarge:
             return _error(413, TOO_LARGE), "(the body went past the limit)"
         except BodyRefused as exc:
             return _error(422, str(exc)), f"({exc})"

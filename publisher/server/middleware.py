@@ -25,12 +25,12 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from reflex_base import config as reflex_config
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from publisher.content import images
-from publisher.server import event_channel
+from publisher.server import admin_sign_in, event_channel, requests
+from publisher.server.admin_sign_in import AdminSignIn
 from publisher.server.bounce_hook import BounceHook
 from publisher.server.list_links import ListLinks
 from publisher.web import feed, page_kinds, tab_states
@@ -40,6 +40,7 @@ from publisher.web.pages.registry import PageRegistry
 BUILD_DIR = Path(".web") / "build" / "client"
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
+NO_STORE = "no-store"
 IMAGE_CACHE = "public, max-age=86400"
 # Static pages: a CDN may serve them for five minutes without asking (s-maxage),
 # browsers revalidate every time (a 304 while unchanged), so a deploy shows at once
@@ -71,6 +72,8 @@ _IMAGE_VARIANT = re.compile(rf"^{re.escape(images.VARIANTS_URL)}/[^/]+-[0-9a-f]{
 
 
 def cache_control(path: str) -> str:
+    if admin_sign_in.is_admin_path(path):
+        return NO_STORE  # the dashboard: nothing of it is kept by a browser or a proxy
     if _HASHED_ASSET.match(path) or _IMAGE_VARIANT.match(path):
         return IMMUTABLE
     if path.lower().endswith(_IMAGE_SUFFIXES):
@@ -128,26 +131,6 @@ def is_page_path(path: str) -> bool:
     return "." not in last or last.endswith(".html")
 
 
-def is_https(scope: Scope, trusted_proxy_hops: int | None = None) -> bool:
-    """HTTPS to the visitor: directly, or at a trusted proxy that says so.
-
-    X-Forwarded-Proto is believed through the same hop count as X-Forwarded-For
-    (``REFLEX_TRUSTED_PROXY_HOPS``, rules/limits.client_address): the value written that
-    many proxies back. Fewer values than hops could be the visitor's own: not believed (then
-    no HSTS from here; the outer proxy may send its own). With no trusted proxy anyone could
-    send it, and it would turn on HSTS and wss-only policies for a plain-HTTP site, so it is
-    ignored.
-    """
-    if scope.get("scheme") in ("https", "wss"):
-        return True
-    hops = reflex_config.get_config().trusted_proxy_hops if trusted_proxy_hops is None else trusted_proxy_hops
-    if not hops:
-        return False
-    values = ",".join(Headers(scope=scope).getlist("x-forwarded-proto")).split(",")
-    values = [value.strip().lower() for value in values if value.strip()]
-    return len(values) >= hops and values[-hops] == "https"
-
-
 class ResponseHeaders:
     """Adds the security headers and the cache policy to every HTTP response."""
 
@@ -161,14 +144,15 @@ class ResponseHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        https = is_https(scope)
+        https = requests.is_https(scope)
         host = Headers(scope=scope).get("host", "localhost")
         document = is_page_path(scope["path"])
         route = page_kinds.page_route(scope["path"]) if document else ""
         starts_app = self.starts_app is None or self.starts_app.get(route, False)
         policy = content_security_policy(host, https, self.script_hashes, websocket=starts_app)
         cache = cache_control(scope["path"])
-        if document and self.starts_app is not None and self.starts_app.get(route) is False:
+        admin = admin_sign_in.is_admin_path(scope["path"])
+        if document and not admin and self.starts_app is not None and self.starts_app.get(route) is False:
             cache = STATIC_PAGE_CACHE
 
         async def send_with_headers(message: Message) -> None:
@@ -179,7 +163,9 @@ class ResponseHeaders:
                 headers["Referrer-Policy"] = "strict-origin-when-cross-origin"
                 headers["Permissions-Policy"] = "camera=(), microphone=(), geolocation=()"
                 headers["X-Frame-Options"] = "DENY"
-                headers["Cache-Control"] = cache if message["status"] < 400 else REVALIDATE
+                headers["Cache-Control"] = cache if message["status"] < 400 or cache == NO_STORE else REVALIDATE
+                if admin:
+                    headers["X-Robots-Tag"] = "noindex, nofollow"
                 if https:
                     headers["Strict-Transport-Security"] = "max-age=31536000; includeSubDomains"
             await send(message)
@@ -207,4 +193,6 @@ def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
     and the event channel open only within the tab limits (limits/tabs.py)."""
     door = event_channel.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
     routes = CanonicalRouteRewrite(door, pages.slashless_routes())
-    return ResponseHeaders(BounceHook(ListLinks(routes)), inline_script_hashes(), page_kinds.starts_app_by_route())
+    return ResponseHeaders(
+        AdminSignIn(BounceHook(ListLinks(routes))), inline_script_hashes(), page_kinds.starts_app_by_route()
+    )

@@ -396,3 +396,14 @@ def forget(email: str, db_url: str | None = None) -> Erased:
             sqlalchemy.delete(storage.ContactMessage).where(col(storage.ContactMessage.id).in_(message_ids))
         )
         return Erased(subscriber.status if subscriber else None, events, len(message_ids), deliveries, returns)
+
+
+def status_counts(db_url: str | None = None) -> dict[str, int]:
+    """How many addresses have each status (every status named, 0 when none): one aggregate
+    on the indexed status column, however long the list."""
+    with _engine(db_url).connect() as connection:
+        rows = connection.execute(
+            sqlalchemy.select(col(Subscriber.status), sqlalchemy.func.count()).group_by(col(Subscriber.status))
+        ).all()
+    counted: dict[str, int] = {row[0]: row[1] for row in rows}
+    return {status: counted.get(status, 0) for status in ListStatus.ALL}

@@ -10,7 +10,8 @@ from reflex_base import config as reflex_config
 
 from publisher import content
 from publisher.limits import tabs
-from publisher.server import event_channel, middleware
+from publisher.server import event_channel, middleware, requests
+from publisher.server.admin_sign_in import AdminSignIn
 from publisher.server.bounce_hook import BounceHook
 from publisher.server.event_channel import EventChannelDoor
 from publisher.server.list_links import ListLinks
@@ -139,9 +140,10 @@ def test_transform_adds_headers_and_the_list_links_around_the_route_rewrite_for_
     inner = RecordingApp()
     outer = middleware.transform(inner)
     assert isinstance(outer, middleware.ResponseHeaders)
-    assert isinstance(outer.app, BounceHook)  # POST /hooks/bounce (server/bounce_hook.py)
-    assert isinstance(outer.app.app, ListLinks)
-    wrapped = outer.app.app.app
+    assert isinstance(outer.app, AdminSignIn)  # /admin/api/... (server/admin_sign_in.py)
+    assert isinstance(outer.app.app, BounceHook)  # POST /hooks/bounce (server/bounce_hook.py)
+    assert isinstance(outer.app.app.app, ListLinks)
+    wrapped = outer.app.app.app.app
     assert isinstance(wrapped, CanonicalRouteRewrite)
     # Innermost, around the app: the event channel's door (limits/tabs.py).
     assert isinstance(wrapped.app, EventChannelDoor) and wrapped.app.app is inner
@@ -149,7 +151,8 @@ def test_transform_adds_headers_and_the_list_links_around_the_route_rewrite_for_
     assert nav_routes == frozenset({"/about", "/subscribe", "/contact-us"})
     book_pages = {f"/books/{book.slug}" for book in content.BOOKS}
     # Outside the navigation too: the list's pages and the books'.
-    assert wrapped.routes == nav_routes | {"/subscribe/confirm", "/unsubscribe"} | book_pages
+    admin_pages = {"/admin", "/admin/enrol"}
+    assert wrapped.routes == nav_routes | {"/subscribe/confirm", "/unsubscribe"} | book_pages | admin_pages
     assert outer.starts_app == page_kinds.starts_app_by_route()
 
 
@@ -355,14 +358,14 @@ def proto_scope(forwarded: str, scheme: str = "http") -> dict:
 
 def test_x_forwarded_proto_counts_only_through_the_trusted_proxy_hops(monkeypatch):
     # Without a trusted proxy anyone can send the header: it says nothing.
-    assert not middleware.is_https(proto_scope("https"), trusted_proxy_hops=0)
-    assert middleware.is_https(proto_scope("http", scheme="https"), trusted_proxy_hops=0)  # TLS to us directly
-    assert middleware.is_https(proto_scope("https"), trusted_proxy_hops=1)
+    assert not requests.is_https(proto_scope("https"), trusted_proxy_hops=0)
+    assert requests.is_https(proto_scope("http", scheme="https"), trusted_proxy_hops=0)  # TLS to us directly
+    assert requests.is_https(proto_scope("https"), trusted_proxy_hops=1)
     # Each proxy appends what it saw: the value our trusted proxy wrote is the last one (with one hop).
-    assert not middleware.is_https(proto_scope("https, http"), trusted_proxy_hops=1)
-    assert middleware.is_https(proto_scope("http, https"), trusted_proxy_hops=1)
-    assert middleware.is_https(proto_scope("https, http"), trusted_proxy_hops=2)
-    assert not middleware.is_https(proto_scope("https"), trusted_proxy_hops=2)  # fewer values than hops: not ours
+    assert not requests.is_https(proto_scope("https, http"), trusted_proxy_hops=1)
+    assert requests.is_https(proto_scope("http, https"), trusted_proxy_hops=1)
+    assert requests.is_https(proto_scope("https, http"), trusted_proxy_hops=2)
+    assert not requests.is_https(proto_scope("https"), trusted_proxy_hops=2)  # fewer values than hops: not ours
     # The hop count Reflex is configured with (REFLEX_TRUSTED_PROXY_HOPS), by default.
     monkeypatch.setattr(reflex_config.get_config(), "trusted_proxy_hops", 0)
     headers = response_headers(proto_scope("https"))

@@ -54,6 +54,8 @@ def test_the_site_today_pages_without_a_form_are_static_and_the_form_pages_start
         "/books/word-search-book": False,
         "/subscribe/confirm": True,  # the app reads the link and answers the button
         "/unsubscribe": True,
+        "/admin": True,  # the dashboard: its state checks the session on every event
+        "/admin/enrol": False,  # an invitation's page: its passkey button is assets/admin.js, plain HTTP
         "404": False,
     }
 

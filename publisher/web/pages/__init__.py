@@ -5,6 +5,7 @@ Importing this package declares every page, so ``registry.PAGES`` is complete.
 
 from publisher.web.pages import (  # noqa: F401 (each declares its page)
     about,
+    admin,
     book,
     confirm,
     contact,

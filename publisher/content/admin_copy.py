@@ -1,0 +1,48 @@
+"""Every sentence of the publisher's dashboard (/admin) and its sign-in.
+
+The dashboard is not part of the public site: it is never indexed, never in the sitemap, and
+its words are for the publisher, not for visitors.
+"""
+
+from __future__ import annotations
+
+from publisher.content.models import PageCopy
+
+DASHBOARD_PAGE = PageCopy(
+    title="Dashboard",
+    description="The publisher's dashboard.",
+    keywords=(),
+    heading="Dashboard",
+    intro="This dashboard is for the publisher. Sign in with the passkey you created from your invitation.",
+    short_name="Dashboard",
+)
+ENROL_PAGE = PageCopy(
+    title="Create a passkey",
+    description="Create the passkey that opens the publisher's dashboard.",
+    keywords=(),
+    heading="Create a passkey",
+    intro=(
+        "You were invited to the publisher's dashboard. Create a passkey on this device: "
+        "your fingerprint, face or screen lock will open the dashboard from now on."
+    ),
+    short_name="Create a passkey",
+)
+
+SIGN_IN_BUTTON = "Sign in with a passkey"
+CREATE_PASSKEY_BUTTON = "Create a passkey"
+SIGN_OUT_BUTTON = "Sign out"
+SIGNED_IN_AS = "Signed in as {name}"
+WORKING = "Waiting for your passkey…"
+
+# What the sign-in endpoints answer, shown on the page as they are.
+NO_PASSKEY_SUPPORT = "This browser cannot use passkeys. Open the link in a current browser on your phone or computer."
+ENROLMENT_LINK_INVALID = (
+    "This invitation link is not valid: it was used already, it expired (links last 24 hours), "
+    "or it was copied incompletely. Ask for a new one (publisher-gateway admin invite NAME)."
+)
+PASSKEY_REFUSED = "That passkey was not accepted. Try again, or ask for a new invitation."
+CEREMONY_EXPIRED = "That took too long. Try again."
+CANCELLED = "No passkey was used. Try again when you are ready."
+TOO_MANY_ATTEMPTS = "Too many failed attempts from this address. Wait a few minutes, then try again."
+NOT_FROM_THIS_SITE = "This request did not come from the dashboard's own page."
+TRY_AGAIN_LATER = "The dashboard cannot reach its database right now. Try again in a moment."

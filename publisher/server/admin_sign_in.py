@@ -1,0 +1,309 @@
+"""The dashboard's sign-in over HTTP: passkey enrolment, sign-in and sign-out (WebAuthn, py_webauthn).
+
+The session lives in an HttpOnly cookie that no script can read, so it is set and cleared by
+HTTP answers, here, and never over the event channel. The page's script (``assets/admin.js``)
+asks for a ceremony's options, hands them to the browser's passkey prompt and posts the answer:
+
+    POST /admin/api/enrol/options   {"token"}                 -> {"ceremony", "options"}
+    POST /admin/api/enrol           {"ceremony", "credential"} -> {"ok": true} + Set-Cookie
+    POST /admin/api/sign-in/options {}                         -> {"ceremony", "options"}
+    POST /admin/api/sign-in         {"ceremony", "credential"} -> {"ok": true} + Set-Cookie
+    POST /admin/api/sign-out        {}                         -> {"ok": true} + cleared cookie
+
+- Where the cloud gateway keeps the list (``PUBLISHER_GATEWAY_URL``) nothing is stored to show:
+  every path under ``/admin`` is 404.
+- Every request must come from the dashboard's own page (``Origin``, else ``Sec-Fetch-Site``):
+  403 otherwise. The body is bounded (16 KB) before it is read.
+- A failed enrolment or sign-in counts against the client's address; once an address has used
+  its attempts it gets 429 before anything it sent is looked at.
+- A ceremony's challenge is a database row, used once, so any worker or container can take the
+  answer. A credential whose signature counter goes backwards (a cloned key) is refused and logged.
+- Log lines name the outcome and the admin, never a token, a challenge or a credential.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import sqlalchemy
+import webauthn
+from reflex_base import config as reflex_config
+from reflex_base import constants
+from reflex_base.environment import environment
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+from webauthn.helpers import bytes_to_base64url, parse_authentication_credential_json
+from webauthn.helpers.exceptions import InvalidAuthenticationResponse, InvalidJSONStructure, InvalidRegistrationResponse
+from webauthn.helpers.structs import (
+    AuthenticatorSelectionCriteria,
+    PublicKeyCredentialDescriptor,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+
+from publisher.config import settings
+from publisher.content import admin_copy
+from publisher.limits import submits
+from publisher.rules import admin_access
+from publisher.rules import limits as limit_rules
+from publisher.rules.admin_access import RelyingParty
+from publisher.server.requests import BodyTooLarge, ClientLeft, is_https, read_body
+from publisher.storage import admins
+
+logger = logging.getLogger(__name__)
+
+API = "/admin/api"
+ENROL_OPTIONS, ENROL, SIGN_IN_OPTIONS, SIGN_IN, SIGN_OUT = (
+    f"{API}/enrol/options",
+    f"{API}/enrol",
+    f"{API}/sign-in/options",
+    f"{API}/sign-in",
+    f"{API}/sign-out",
+)
+MAX_BODY_BYTES = 16 * 1024
+_FAILURES = "admin-sign-in"  # the limiter's name for failed enrolments and sign-ins from one address
+RP_NAME = "Animals We Confuse: dashboard"
+CEREMONY_TIMEOUT_MS = int(admin_access.CEREMONY_VALID_FOR.total_seconds() * 1000)
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+def is_admin_path(path: str) -> bool:
+    return path == admin_access.DASHBOARD_PATH or path.startswith(admin_access.DASHBOARD_PATH + "/")
+
+
+def relying_party() -> RelyingParty:
+    """The site's relying party: the host of ``REFLEX_DEPLOY_URL``; on the development server
+    also its page on localhost (the port ``reflex run --frontend-port`` was given)."""
+    development = environment.REFLEX_ENV_MODE.get() == constants.Env.DEV
+    port = reflex_config.get_config().frontend_port if development else None
+    return admin_access.relying_party(settings.site_url(), [port] if port else [])
+
+
+class _Refused(Exception):
+    """An answer other than success: its status, the page's sentence, what the log says."""
+
+    def __init__(self, status: int, text: str, detail: str, counts: bool = False):
+        super().__init__(detail)
+        self.status, self.text, self.detail, self.counts = status, text, detail, counts
+
+
+def _json_object(body: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(body or b"{}")
+    except (ValueError, RecursionError):
+        raise _Refused(400, admin_copy.PASSKEY_REFUSED, "the body is not JSON", counts=True) from None
+    if not isinstance(data, dict):
+        raise _Refused(400, admin_copy.PASSKEY_REFUSED, "the body is not a JSON object", counts=True)
+    return data
+
+
+def _token(data: dict[str, Any], key: str, refusal: str) -> str:
+    value = data.get(key)
+    if not admin_access.is_token_shaped(value):
+        raise _Refused(400, refusal, f"no valid {key}", counts=True)
+    return str(value)
+
+
+class AdminSignIn:
+    """In front of the app on every worker, development server included; ``db_url`` for tests."""
+
+    def __init__(self, app: ASGIApp, db_url: str | None = None, clock: Callable[[], Any] | None = None):
+        self.app = app
+        self.db_url = db_url
+        self.clock = clock
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if not is_admin_path(path):
+            await self.app(scope, receive, send)
+            return
+        if not settings.current().dashboard_on:
+            await PlainTextResponse("Not found", status_code=404)(scope, receive, send)
+            return
+        if not path.startswith(API + "/"):
+            await self.app(scope, receive, send)  # the pages themselves
+            return
+        response = await self._answer(scope, receive, path.rstrip("/"))
+        if response is not None:
+            await response(scope, receive, send)
+
+    def _now(self):
+        return self.clock() if self.clock is not None else None
+
+    async def _answer(self, scope: Scope, receive: Receive, path: str) -> Response | None:
+        handlers = {
+            ENROL_OPTIONS: self._enrol_options,
+            ENROL: self._enrol,
+            SIGN_IN_OPTIONS: self._sign_in_options,
+            SIGN_IN: self._sign_in,
+            SIGN_OUT: self._sign_out,
+        }
+        handler = handlers.get(path)
+        if handler is None:
+            return PlainTextResponse("Not found", status_code=404, headers=NO_STORE)
+        if scope["method"] != "POST":
+            return JSONResponse({"error": "Only POST is allowed here"}, 405, headers={"Allow": "POST", **NO_STORE})
+        headers = Headers(scope=scope)
+        party = relying_party()
+        address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+        name = path.removeprefix(API + "/")
+        if not admin_access.same_origin_request(headers.get("origin"), headers.get("sec-fetch-site"), party):
+            logger.warning(
+                "Dashboard %s: refused, not from the site's own page (Origin %r)", name, headers.get("origin")
+            )
+            return JSONResponse({"error": admin_copy.NOT_FROM_THIS_SITE}, 403, headers=NO_STORE)
+        limiter = submits.shared_limiter.get()
+        if path != SIGN_OUT and await limiter.exhausted(_FAILURES, "", address):
+            logger.warning("Dashboard %s: refused, too many failures from %s", name, address)
+            return JSONResponse(
+                {"error": admin_copy.TOO_MANY_ATTEMPTS}, 429, headers={"Retry-After": "600", **NO_STORE}
+            )
+        declared = headers.get("content-length", "").strip()
+        try:
+            if declared.isascii() and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+                raise BodyTooLarge
+            data = _json_object(await read_body(receive, MAX_BODY_BYTES))
+            return await handler(scope, data, party)
+        except ClientLeft:
+            return None
+        except BodyTooLarge:
+            return JSONResponse({"error": admin_copy.PASSKEY_REFUSED}, 413, headers=NO_STORE)
+        except sqlalchemy.exc.SQLAlchemyError as exc:
+            logger.warning("Dashboard %s: the database is unavailable (%s)", name, type(exc).__name__)
+            return JSONResponse({"error": admin_copy.TRY_AGAIN_LATER}, 503, headers={"Retry-After": "30", **NO_STORE})
+        except _Refused as refused:
+            logger.warning("Dashboard %s: refused from %s: %s", name, address, refused.detail)
+            if refused.counts and not await limiter.allow(_FAILURES, "", address):
+                return JSONResponse({"error": admin_copy.TOO_MANY_ATTEMPTS}, 429, headers=NO_STORE)
+            return JSONResponse({"error": refused.text}, refused.status, headers=NO_STORE)
+
+    async def _db(self, function, *args, **kwargs):
+        return await asyncio.to_thread(function, *args, now=self._now(), db_url=self.db_url, **kwargs)
+
+    async def _new_ceremony(self, options, enrolment_hash: str | None) -> dict[str, Any]:
+        ceremony = admin_access.new_token()
+        await self._db(admins.begin_ceremony, admin_access.token_hash(ceremony), options.challenge, enrolment_hash)
+        return {"ceremony": ceremony, "options": json.loads(webauthn.options_to_json(options))}
+
+    async def _take_ceremony(self, data: dict[str, Any]) -> admins.Ceremony:
+        ceremony = _token(data, "ceremony", admin_copy.CEREMONY_EXPIRED)
+        taken = await self._db(admins.take_ceremony, admin_access.token_hash(ceremony))
+        if taken is None:
+            raise _Refused(400, admin_copy.CEREMONY_EXPIRED, "an unknown or expired ceremony", counts=True)
+        return taken
+
+    async def _enrol_options(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
+        enrolment_hash = admin_access.token_hash(_token(data, "token", admin_copy.ENROLMENT_LINK_INVALID))
+        admin = await self._db(admins.enrolment_admin, enrolment_hash)
+        if admin is None:
+            raise _Refused(404, admin_copy.ENROLMENT_LINK_INVALID, "an unknown, used or expired enrolment link", True)
+        existing = await asyncio.to_thread(admins.passkey_ids, admin.admin_id, self.db_url)
+        options = webauthn.generate_registration_options(
+            rp_id=party.rp_id,
+            rp_name=RP_NAME,
+            user_name=admin.name,
+            user_id=webauthn.base64url_to_bytes(admin.user_handle),
+            user_display_name=admin.name,
+            timeout=CEREMONY_TIMEOUT_MS,
+            authenticator_selection=AuthenticatorSelectionCriteria(
+                resident_key=ResidentKeyRequirement.REQUIRED,
+                user_verification=UserVerificationRequirement.REQUIRED,
+            ),
+            exclude_credentials=[PublicKeyCredentialDescriptor(id=webauthn.base64url_to_bytes(i)) for i in existing],
+        )
+        return JSONResponse(await self._new_ceremony(options, enrolment_hash), headers=NO_STORE)
+
+    async def _enrol(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
+        ceremony = await self._take_ceremony(data)
+        if ceremony.enrolment_hash is None:
+            raise _Refused(400, admin_copy.PASSKEY_REFUSED, "a sign-in ceremony answered as an enrolment", True)
+        try:
+            verified = webauthn.verify_registration_response(
+                credential=data.get("credential"),  # type: ignore[arg-type]
+                expected_challenge=ceremony.challenge,
+                expected_rp_id=party.rp_id,
+                expected_origin=list(party.origins),
+                require_user_verification=True,
+            )
+        except (InvalidRegistrationResponse, InvalidJSONStructure, ValueError, TypeError, KeyError) as exc:
+            raise _Refused(400, admin_copy.PASSKEY_REFUSED, f"registration not verified ({exc})", True) from None
+        session = admin_access.new_token()
+        admin = await self._db(
+            admins.enrol,
+            ceremony.enrolment_hash,
+            bytes_to_base64url(verified.credential_id),
+            verified.credential_public_key,
+            verified.sign_count,
+            admin_access.token_hash(session),
+        )
+        if admin is None:
+            raise _Refused(404, admin_copy.ENROLMENT_LINK_INVALID, "the enrolment link was used meanwhile", True)
+        logger.info("Dashboard: %s created a passkey and signed in", admin.name)
+        return _signed_in(scope, session)
+
+    async def _sign_in_options(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
+        options = webauthn.generate_authentication_options(
+            rp_id=party.rp_id,
+            timeout=CEREMONY_TIMEOUT_MS,
+            user_verification=UserVerificationRequirement.REQUIRED,
+        )
+        return JSONResponse(await self._new_ceremony(options, None), headers=NO_STORE)
+
+    async def _sign_in(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
+        ceremony = await self._take_ceremony(data)
+        if ceremony.enrolment_hash is not None:
+            raise _Refused(400, admin_copy.PASSKEY_REFUSED, "an enrolment ceremony answered as a sign-in", True)
+        try:
+            credential = parse_authentication_credential_json(data.get("credential"))  # type: ignore[arg-type]
+        except (InvalidJSONStructure, InvalidAuthenticationResponse, ValueError, TypeError, KeyError) as exc:
+            raise _Refused(400, admin_copy.PASSKEY_REFUSED, f"not a passkey's answer ({exc})", True) from None
+        stored = await asyncio.to_thread(admins.passkey, credential.id, self.db_url)
+        if stored is None:
+            raise _Refused(400, admin_copy.PASSKEY_REFUSED, "a passkey this site does not know (revoked?)", True)
+        try:
+            verified = webauthn.verify_authentication_response(
+                credential=credential,
+                expected_challenge=ceremony.challenge,
+                expected_rp_id=party.rp_id,
+                expected_origin=list(party.origins),
+                credential_public_key=stored.public_key,
+                credential_current_sign_count=stored.sign_count,
+                require_user_verification=True,
+            )
+        except InvalidAuthenticationResponse as exc:
+            if "sign count" in str(exc).lower():
+                logger.error(
+                    "Dashboard sign-in: a passkey of admin #%d was refused: its signature counter went "
+                    "backwards (%s), so it may have been cloned. Revoke it with "
+                    "`publisher-gateway admin revoke NAME` if this was not a device reset.",
+                    stored.admin_id,
+                    exc,
+                )
+            raise _Refused(400, admin_copy.PASSKEY_REFUSED, f"sign-in not verified ({exc})", True) from None
+        session = admin_access.new_token()
+        admin = await self._db(
+            admins.sign_in, credential.id, stored.sign_count, verified.new_sign_count, admin_access.token_hash(session)
+        )
+        if admin is None:
+            raise _Refused(400, admin_copy.PASSKEY_REFUSED, "the passkey was revoked or used at the same moment", True)
+        logger.info("Dashboard: %s signed in", admin.name)
+        return _signed_in(scope, session)
+
+    async def _sign_out(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
+        token = admin_access.session_token_from_cookies(Headers(scope=scope).get("cookie", ""))
+        if token is not None:
+            await asyncio.to_thread(admins.end_session, admin_access.token_hash(token), self.db_url)
+        response = JSONResponse({"ok": True}, headers=NO_STORE)
+        response.headers["Set-Cookie"] = admin_access.cleared_cookie(is_https(scope))
+        return response
+
+
+def _signed_in(scope: Scope, session: str) -> Response:
+    response = JSONResponse({"ok": True}, headers=NO_STORE)
+    response.headers["Set-Cookie"] = admin_access.session_cookie(session, is_https(scope))
+    return response

@@ -1,0 +1,54 @@
+"""What every HTTP endpoint of the site reads the same way: a bounded body, and whether the
+visitor's connection is https (directly or through a trusted proxy)."""
+
+from __future__ import annotations
+
+from reflex_base import config as reflex_config
+from starlette.datastructures import Headers
+from starlette.types import Receive, Scope
+
+
+class BodyTooLarge(Exception):
+    """The body went past the endpoint's limit: nothing of it is used."""
+
+
+class ClientLeft(Exception):
+    """The client disconnected before its body was read: there is no one to answer."""
+
+
+async def read_body(receive: Receive, limit: int) -> bytes:
+    """The request body, read no further than ``limit`` bytes (then BodyTooLarge): what an outsider
+    sends is bounded before it is parsed or stored."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientLeft
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def is_https(scope: Scope, trusted_proxy_hops: int | None = None) -> bool:
+    """HTTPS to the visitor: directly, or at a trusted proxy that says so.
+
+    X-Forwarded-Proto is believed through the same hop count as X-Forwarded-For
+    (``REFLEX_TRUSTED_PROXY_HOPS``, rules/limits.client_address): the value written that
+    many proxies back. Fewer values than hops could be the visitor's own: not believed (then
+    no HSTS from here; the outer proxy may send its own). With no trusted proxy anyone could
+    send it, and it would turn on HSTS and wss-only policies for a plain-HTTP site, so it is
+    ignored.
+    """
+    if scope.get("scheme") in ("https", "wss"):
+        return True
+    hops = reflex_config.get_config().trusted_proxy_hops if trusted_proxy_hops is None else trusted_proxy_hops
+    if not hops:
+        return False
+    values = ",".join(Headers(scope=scope).getlist("x-forwarded-proto")).split(",")
+    values = [value.strip().lower() for value in values if value.strip()]
+    return len(values) >= hops and values[-hops] == "https"

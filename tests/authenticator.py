@@ -1,0 +1,94 @@
+"""A software passkey (WebAuthn authenticator) for tests without a browser.
+
+It answers a ceremony's options as a real platform authenticator does (ES256, "none"
+attestation, user present and verified), written from the WebAuthn Level 3 spec §6.1
+(authenticator data) and §6.5.2 (attested credential data), in the JSON form a browser's
+``credential.toJSON()`` gives. The browser tests use Chromium's own virtual authenticator
+instead (tests/embedded/test_dashboard.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+import cbor2
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+
+UP, UV, AT = 0x01, 0x04, 0x40
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def unb64url(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+@dataclass
+class SoftPasskey:
+    origin: str
+    key: ec.EllipticCurvePrivateKey = field(default_factory=lambda: ec.generate_private_key(ec.SECP256R1()))
+    credential_id: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    sign_count: int = 0
+    user_handle: bytes | None = None
+    rp_id: str = ""
+
+    def _cose_public_key(self) -> bytes:
+        numbers = self.key.public_key().public_numbers()
+        return cbor2.dumps({1: 2, 3: -7, -1: 1, -2: numbers.x.to_bytes(32, "big"), -3: numbers.y.to_bytes(32, "big")})
+
+    def _client_data(self, kind: str, challenge: str, origin: str | None) -> bytes:
+        data = {"type": kind, "challenge": challenge, "origin": origin or self.origin, "crossOrigin": False}
+        return json.dumps(data, separators=(",", ":")).encode()
+
+    def create(self, options: dict[str, Any], origin: str | None = None) -> dict[str, Any]:
+        """The answer to ``navigator.credentials.create()`` with these (JSON) options."""
+        self.rp_id = options["rp"]["id"]
+        self.user_handle = unb64url(options["user"]["id"])
+        client_data = self._client_data("webauthn.create", options["challenge"], origin)
+        attested = bytes(16) + struct.pack(">H", len(self.credential_id)) + self.credential_id + self._cose_public_key()
+        auth_data = hashlib.sha256(self.rp_id.encode()).digest() + bytes([UP | UV | AT]) + struct.pack(">I", 0)
+        attestation = cbor2.dumps({"fmt": "none", "attStmt": {}, "authData": auth_data + attested})
+        return {
+            "id": b64url(self.credential_id),
+            "rawId": b64url(self.credential_id),
+            "type": "public-key",
+            "authenticatorAttachment": "platform",
+            "clientExtensionResults": {},
+            "response": {
+                "clientDataJSON": b64url(client_data),
+                "attestationObject": b64url(attestation),
+                "transports": ["internal"],
+            },
+        }
+
+    def get(self, options: dict[str, Any], origin: str | None = None, counter: int | None = None) -> dict[str, Any]:
+        """The answer to ``navigator.credentials.get()``; ``counter``: the signature counter to
+        claim (a cloned key's), else the next one."""
+        self.sign_count = self.sign_count + 1 if counter is None else counter
+        client_data = self._client_data("webauthn.get", options["challenge"], origin)
+        auth_data = (
+            hashlib.sha256(options["rpId"].encode()).digest() + bytes([UP | UV]) + struct.pack(">I", self.sign_count)
+        )
+        signature = self.key.sign(auth_data + hashlib.sha256(client_data).digest(), ec.ECDSA(hashes.SHA256()))
+        return {
+            "id": b64url(self.credential_id),
+            "rawId": b64url(self.credential_id),
+            "type": "public-key",
+            "authenticatorAttachment": "platform",
+            "clientExtensionResults": {},
+            "response": {
+                "clientDataJSON": b64url(client_data),
+                "authenticatorData": b64url(auth_data),
+                "signature": b64url(signature),
+                "userHandle": b64url(self.user_handle or b""),
+            },
+        }

@@ -1,0 +1,160 @@
+"""The publisher's dashboard in Chromium with a virtual passkey (DevTools' WebAuthn domain),
+against publisher-serve on the embedded gateway: invited from the command line, enrolled,
+signed out and in, and shut out within seconds of a revoke. A state event sent by hand over
+the event channel gets nothing without the session's cookie.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from bs4 import BeautifulSoup
+from playwright.sync_api import Page, expect
+
+from publisher.content import admin_copy
+from publisher.gateway.contract import SubscribeRequest
+from publisher.storage import subscribers
+from tests.browser import new_page
+from tests.support import ProductionServer, publisher_gateway, running_server
+from tests.visitor import ADMIN_STATE, HYDRATE, Visitor, run_async
+
+
+@pytest.fixture(scope="module")
+def dashboard_site(built_site, tmp_path_factory) -> Iterator[tuple[ProductionServer, str]]:
+    """publisher-serve keeping the list on SQLite, at its own address (the passkeys' relying party)."""
+    workdir = tmp_path_factory.mktemp("dashboard")
+    db_url = f"sqlite:///{workdir / 'dashboard.db'}"
+    publisher_gateway(db_url, "migrate")
+    for number in range(3):  # three readers who joined, one who confirmed
+        request = SubscribeRequest.model_validate(
+            {"email": f"reader{number}@example.com", "name": "Jo Reader", "book_updates": "yes"}
+        )
+        subscribers.subscribe(request, None, db_url)
+    key = subscribers.list_subscribers(db_url=db_url)[0].link_key
+    subscribers.confirm(key, None, None, db_url)
+    with running_server(workdir, {"PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}, own_address=True) as prod:
+        yield prod, db_url
+
+
+@pytest.fixture
+def passkey_page(browser) -> Iterator[Page]:
+    """A tab whose browser has a platform passkey authenticator that verifies its user (a fingerprint)."""
+    for page in new_page(browser, {"width": 375, "height": 812}):  # a phone
+        devtools = page.context.new_cdp_session(page)
+        devtools.send("WebAuthn.enable")
+        devtools.send(
+            "WebAuthn.addVirtualAuthenticator",
+            {
+                "options": {
+                    "protocol": "ctap2",
+                    "transport": "internal",
+                    "hasResidentKey": True,
+                    "hasUserVerification": True,
+                    "isUserVerified": True,
+                    "automaticPresenceSimulation": True,
+                }
+            },
+        )
+        yield page
+
+
+def invite(site: ProductionServer, db_url: str, name: str) -> str:
+    result = publisher_gateway(db_url, "admin", "invite", name, env={"REFLEX_DEPLOY_URL": site.base_url})
+    [link] = result.stdout.splitlines()
+    return link
+
+
+def expect_dashboard(page: Page, name: str) -> None:
+    expect(page.get_by_text(f"Signed in as {name}")).to_be_visible(timeout=15_000)
+    readers = page.locator("#readers dl")
+    expect(readers.locator("dt")).to_have_text(["Confirmed", "Pending", "Unsubscribed", "Bounced"])
+    expect(readers.locator("dd")).to_have_text(["1", "2", "0", "0"])
+
+
+def expect_signed_out(page: Page, timeout_ms: int = 10_000) -> None:
+    expect(page.get_by_role("button", name=admin_copy.SIGN_IN_BUTTON)).to_be_visible(timeout=timeout_ms)
+    expect(page.locator("#readers")).to_have_count(0)
+    expect(page.get_by_text("Signed in as")).to_have_count(0)
+
+
+def test_a_passkey_enrolled_from_an_invitation_opens_the_dashboard_until_sign_out_or_revoke(
+    dashboard_site, passkey_page: Page
+):
+    site, db_url = dashboard_site
+    page = passkey_page
+    page.goto(invite(site, db_url, "Ada"))
+    page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
+    page.wait_for_url(f"{site.base_url}/admin")
+    expect_dashboard(page, "Ada")
+
+    [cookie] = [c for c in page.context.cookies() if c["name"] == "publisher-admin"]
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert page.evaluate("document.cookie") == ""  # no script can read it
+
+    page.get_by_role("button", name=admin_copy.SIGN_OUT_BUTTON).click()
+    expect_signed_out(page)
+    assert [c for c in page.context.cookies() if c["name"] == "publisher-admin"] == []
+
+    page.get_by_role("button", name=admin_copy.SIGN_IN_BUTTON).click()  # no user name to type
+    expect_dashboard(page, "Ada")
+
+    # From the command line, while the page stays open: it empties itself within seconds.
+    publisher_gateway(db_url, "admin", "revoke", "Ada")
+    expect_signed_out(page, timeout_ms=10_000)
+    page.get_by_role("button", name=admin_copy.SIGN_IN_BUTTON).click()
+    expect(page.get_by_text(admin_copy.PASSKEY_REFUSED)).to_be_visible(timeout=15_000)
+    # Nothing went wrong in the page but the refused sign-in's answer (400), which the page showed.
+    assert [e for e in page.console.errors if "status of 400" not in e] == []  # type: ignore[attr-defined]
+
+
+def test_the_admin_pages_are_never_indexed_nor_cached_and_a_used_invitation_says_so(dashboard_site, passkey_page: Page):
+    site, db_url = dashboard_site
+    link = invite(site, db_url, "Bea")
+    for path in ("/admin", "/admin/enrol"):
+        response = httpx.get(site.base_url + path, timeout=10)
+        assert response.status_code == 200
+        assert response.headers["cache-control"] == "no-store"
+        assert response.headers["x-robots-tag"] == "noindex, nofollow"
+        robots = BeautifulSoup(response.text, "html.parser").find("meta", attrs={"name": "robots"})
+        assert robots is not None and robots["content"].startswith("noindex")
+        assert "/admin" not in httpx.get(site.base_url + "/sitemap.xml", timeout=10).text
+    page = passkey_page
+    page.goto(link)
+    page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
+    expect_dashboard(page, "Bea")
+    page.goto(link)  # the same link again
+    page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
+    expect(page.get_by_text(admin_copy.ENROLMENT_LINK_INVALID)).to_be_visible(timeout=15_000)
+    listing = list(csv.DictReader(io.StringIO(publisher_gateway(db_url, "admin", "list").stdout)))
+    assert [(row["admin"], row["passkey"]) for row in listing if row["admin"] == "Bea"] == [("Bea", "passkey 1")]
+
+
+def test_a_state_event_sent_by_hand_gets_no_data_without_the_sessions_cookie(dashboard_site, passkey_page: Page):
+    site, db_url = dashboard_site
+    page = passkey_page
+    page.goto(invite(site, db_url, "Cy"))
+    page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
+    expect_dashboard(page, "Cy")
+    [cookie] = [c for c in page.context.cookies() if c["name"] == "publisher-admin"]
+    session_cookie = f"publisher-admin={cookie['value']}"
+
+    async def ask(cookie_header: str | None, claimed: str | None) -> dict:
+        tab = Visitor(site.base_url, "/admin", cookie=cookie_header)
+        await tab.connect()
+        claims = {"headers": {"cookie": claimed}} if claimed else None
+        await tab.send(HYDRATE, {}, router_data=claims)
+        await tab.send(f"{ADMIN_STATE}.open", {}, router_data=claims)
+        await tab.wait_for(lambda v: v.var(ADMIN_STATE, "checked") is True)
+        seen = dict(tab.state.get(ADMIN_STATE, {}))
+        await tab.close()
+        return seen
+
+    stranger = run_async(ask(None, session_cookie))  # the cookie claimed in the event, not sent
+    assert stranger["signed_in"] is False and stranger.get("readers", []) == []
+    assert not stranger.get("admin_name")
+    holder = run_async(ask(session_cookie, None))  # the same cookie, as the browser sends it
+    assert holder["signed_in"] is True and holder["admin_name"] == "Signed in as Cy"

@@ -1,0 +1,234 @@
+"""The dashboard's sign-in on a database of each kind: ``admin invite|list|revoke``, and the
+WebAuthn ceremonies over HTTP (server/admin_sign_in.py) answered by a software passkey
+(tests/authenticator.py). Chromium's virtual authenticator drives the same pages in
+tests/embedded/test_dashboard.py."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+import httpx
+import pytest
+import sqlalchemy
+
+from publisher.limits import submits
+from publisher.limits.submits import Limiter, MemoryCounter
+from publisher.rules import admin_access
+from publisher.rules.admin_access import RelyingParty
+from publisher.server import admin_sign_in
+from publisher.server.admin_sign_in import AdminSignIn
+from publisher.storage import admins
+from publisher.storage.tables import utc_now
+from tests.authenticator import SoftPasskey
+from tests.support import publisher_gateway
+
+ORIGIN = "https://books.example.com"
+PARTY = RelyingParty("books.example.com", (ORIGIN,))
+FROM_PAGE = {"Origin": ORIGIN}
+IDLE = timedelta(minutes=30)
+
+
+async def not_found(scope, receive, send):
+    await send({"type": "http.response.start", "status": 404, "headers": []})
+    await send({"type": "http.response.body", "body": b"page"})
+
+
+@pytest.fixture
+def client(db_url, monkeypatch):
+    """The sign-in endpoints on ``db_url`` for books.example.com, with a fresh failure limiter."""
+    monkeypatch.setattr(admin_sign_in, "relying_party", lambda: PARTY)
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    submits.shared_limiter.set(Limiter(MemoryCounter()))
+    yield lambda: httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=AdminSignIn(not_found, db_url=db_url)), base_url=ORIGIN
+    )
+    submits.shared_limiter.set(None)
+
+
+def invite(db_url: str, name: str = "Ada") -> str:
+    """``admin invite NAME`` as the operator types it; the token of the link it printed."""
+    result = publisher_gateway(db_url, "admin", "invite", name, env={"REFLEX_DEPLOY_URL": ORIGIN})
+    [line] = result.stdout.splitlines()  # the link, alone on standard output
+    assert line.startswith(f"{ORIGIN}/admin/enrol#")
+    return line.split("#", 1)[1]
+
+
+async def enrol(http: httpx.AsyncClient, token: str, passkey: SoftPasskey) -> httpx.Response:
+    started = await http.post("/admin/api/enrol/options", json={"token": token}, headers=FROM_PAGE)
+    assert started.status_code == 200, started.text
+    options = started.json()["options"]
+    assert options["authenticatorSelection"]["residentKey"] == "required"
+    assert options["authenticatorSelection"]["userVerification"] == "required"
+    answer = passkey.create(options)
+    return await http.post(
+        "/admin/api/enrol", json={"ceremony": started.json()["ceremony"], "credential": answer}, headers=FROM_PAGE
+    )
+
+
+async def sign_in(http: httpx.AsyncClient, passkey: SoftPasskey, counter: int | None = None) -> httpx.Response:
+    started = await http.post("/admin/api/sign-in/options", json={}, headers=FROM_PAGE)
+    assert started.status_code == 200, started.text
+    options = started.json()["options"]
+    assert "allowCredentials" not in options or options["allowCredentials"] == []  # no user name to type
+    answer = passkey.get(options, counter=counter)
+    return await http.post(
+        "/admin/api/sign-in", json={"ceremony": started.json()["ceremony"], "credential": answer}, headers=FROM_PAGE
+    )
+
+
+def session_of(response: httpx.Response) -> str:
+    cookie = response.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Secure" in cookie
+    assert cookie.startswith("__Host-publisher-admin=")  # https: the prefixed name
+    return cookie.split(";", 1)[0].split("=", 1)[1]
+
+
+def signed_in_as(db_url: str, session: str) -> str | None:
+    admin = admins.session_admin(admin_access.token_hash(session), IDLE, db_url=db_url)
+    return None if admin is None else admin.name
+
+
+def stored_text(db_url: str) -> str:
+    """Every value of every admin table, as text: where a token would show if it were stored."""
+    engine = sqlalchemy.create_engine(db_url.replace("postgresql+psycopg", "postgresql+psycopg"))
+    rows = []
+    with engine.connect() as connection:
+        for table in ("admin", "admin_passkey", "admin_enrolment", "admin_session", "admin_ceremony"):
+            rows += [repr(tuple(row)) for row in connection.execute(sqlalchemy.text(f"SELECT * FROM {table}"))]
+    engine.dispose()
+    return "\n".join(rows)
+
+
+@pytest.mark.asyncio
+async def test_an_invitation_enrols_a_passkey_once_and_signs_in_with_an_httponly_strict_cookie(client, db_url):
+    token = invite(db_url)
+    assert token not in stored_text(db_url)  # only its hash is kept
+    passkey = SoftPasskey(ORIGIN)
+    async with client() as http:
+        enrolled = await enrol(http, token, passkey)
+        assert enrolled.status_code == 200, enrolled.text
+        assert enrolled.headers["cache-control"] == "no-store"
+        session = session_of(enrolled)
+        assert signed_in_as(db_url, session) == "Ada"
+        assert session not in stored_text(db_url)
+        again = await http.post("/admin/api/enrol/options", json={"token": token}, headers=FROM_PAGE)
+        assert again.status_code == 404  # single use
+        assert "not valid" in again.json()["error"]
+
+        signed_in = await sign_in(http, passkey)
+        assert signed_in.status_code == 200, signed_in.text
+        second = session_of(signed_in)
+        assert second != session and signed_in_as(db_url, second) == "Ada"
+
+        out = await http.post(
+            "/admin/api/sign-out", json={}, headers={**FROM_PAGE, "Cookie": f"__Host-publisher-admin={second}"}
+        )
+        assert out.status_code == 200 and "Max-Age=0" in out.headers["set-cookie"]
+        assert signed_in_as(db_url, second) is None
+        assert signed_in_as(db_url, session) == "Ada"  # another device's session goes on
+
+    listing = publisher_gateway(db_url, "admin", "list").stdout.splitlines()
+    assert listing[0] == "admin,passkey,created,last_used"
+    [row] = listing[1:]
+    name, passkey_name, created, last_used = row.split(",")
+    assert (name, passkey_name) == ("Ada", "passkey 1") and created and last_used not in ("", "never")
+
+
+@pytest.mark.asyncio
+async def test_a_passkey_whose_counter_goes_backwards_is_refused_and_logged(client, db_url, caplog):
+    passkey = SoftPasskey(ORIGIN)
+    async with client() as http:
+        assert (await enrol(http, invite(db_url), passkey)).status_code == 200
+        assert (await sign_in(http, passkey, counter=5)).status_code == 200
+        with caplog.at_level(logging.ERROR, logger=admin_sign_in.__name__):
+            cloned = await sign_in(http, passkey, counter=3)
+    assert cloned.status_code == 400 and "set-cookie" not in cloned.headers
+    assert "signature counter went backwards" in caplog.text
+
+
+@pytest.mark.asyncio
+async def test_revoke_ends_every_session_at_once_and_the_passkey_no_longer_signs_in(client, db_url):
+    passkey = SoftPasskey(ORIGIN)
+    async with client() as http:
+        session = session_of(await enrol(http, invite(db_url), passkey))
+        revoked = publisher_gateway(db_url, "admin", "revoke", "Ada")
+        assert "1 passkey(s) removed, 1 session(s) ended" in revoked.stderr
+        assert signed_in_as(db_url, session) is None
+        refused = await sign_in(http, passkey)
+        assert refused.status_code == 400 and "set-cookie" not in refused.headers
+        # The way back: a new invitation, a new passkey.
+        assert (await enrol(http, invite(db_url), SoftPasskey(ORIGIN))).status_code == 200
+    assert publisher_gateway(db_url, "admin", "revoke", "Nobody", check=False).returncode == 1
+
+
+@pytest.mark.asyncio
+async def test_another_sites_page_and_an_oversized_body_are_refused_and_nothing_is_stored(client, db_url):
+    token = invite(db_url)
+    async with client() as http:
+        cross = await http.post(
+            "/admin/api/enrol/options", json={"token": token}, headers={"Origin": "https://evil.example"}
+        )
+        assert cross.status_code == 403
+        no_origin = await http.post("/admin/api/sign-in/options", json={})
+        assert no_origin.status_code == 403
+        same_origin = await http.post("/admin/api/sign-in/options", json={}, headers={"Sec-Fetch-Site": "same-origin"})
+        assert same_origin.status_code == 200
+        huge = await http.post(
+            "/admin/api/enrol",
+            content=b'{"x":"' + b"a" * 20_000 + b'"}',
+            headers={**FROM_PAGE, "Content-Type": "application/json"},
+        )
+        assert huge.status_code == 413
+        wrong_method = await http.get("/admin/api/sign-in")
+        assert wrong_method.status_code == 405
+    assert "admin_session" not in stored_text(db_url)
+    assert admins.list_admins(db_url)[0].passkey is None  # invited, never enrolled
+
+
+@pytest.mark.asyncio
+async def test_failed_attempts_are_limited_per_address_and_then_refused_before_being_looked_at(client, db_url):
+    submits.shared_limiter.set(Limiter(MemoryCounter(), per_address=submits.Limit(3, 600)))
+    token = invite(db_url)
+    async with client() as http:
+        statuses = [
+            (
+                await http.post("/admin/api/enrol/options", json={"token": "wrong" + str(i)}, headers=FROM_PAGE)
+            ).status_code
+            for i in range(5)
+        ]
+        assert statuses == [404, 404, 404, 429, 429]
+        # Over the limit, even the right link is refused unread: a guesser learns nothing.
+        right = await http.post("/admin/api/enrol/options", json={"token": token}, headers=FROM_PAGE)
+        assert right.status_code == 429
+
+
+def test_an_enrolment_link_expires_after_24_hours_and_a_session_after_30_idle_minutes(db_url):
+    now = utc_now()
+    token = admin_access.new_token()
+    admins.invite("Ada", admin_access.token_hash(token), admin_access.new_user_handle(), now=now, db_url=db_url)
+    assert admins.enrolment_admin(admin_access.token_hash(token), now + timedelta(hours=23), db_url) is not None
+    assert admins.enrolment_admin(admin_access.token_hash(token), now + timedelta(hours=24), db_url) is None
+
+    session = admin_access.token_hash(admin_access.new_token())
+    stored = admins.enrol(admin_access.token_hash(token), "cred-1", b"key", 0, session, now=now, db_url=db_url)
+    assert stored is not None
+    assert admins.session_admin(session, IDLE, now + timedelta(minutes=29), touch=True, db_url=db_url) is not None
+    # Touched at 29 minutes: open until 59; a refresh (no touch) does not keep it open.
+    assert admins.session_admin(session, IDLE, now + timedelta(minutes=58), db_url=db_url) is not None
+    assert admins.session_admin(session, IDLE, now + timedelta(minutes=59), db_url=db_url) is None
+    assert admins.session_admin(session, IDLE, now + timedelta(minutes=1), db_url=db_url) is None  # its row is gone
+
+
+def test_with_the_cloud_gateway_there_is_no_dashboard_and_invite_says_why(db_url):
+    result = publisher_gateway(
+        db_url, "admin", "invite", "Ada", check=False, env={"PUBLISHER_GATEWAY_URL": "https://abc.example.com"}
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert "PUBLISHER_GATEWAY_URL is set, so the cloud gateway keeps the list" in result.stderr
+
+
+def test_an_unprintable_name_is_refused_at_the_door(db_url):
+    result = publisher_gateway(db_url, "admin", "invite", "Ada\x1b[31m", check=False)
+    assert result.returncode == 2 and result.stdout == ""
+    assert "printable text on one line" in result.stderr
