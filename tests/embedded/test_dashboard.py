@@ -9,18 +9,22 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import httpx
 import pytest
 from bs4 import BeautifulSoup
 from playwright.sync_api import Page, expect
 
+from publisher import storage
 from publisher.content import admin_copy
-from publisher.gateway.contract import SubscribeRequest
+from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
 from publisher.storage import subscribers
 from tests.browser import new_page
 from tests.support import ProductionServer, publisher_gateway, running_server
 from tests.visitor import ADMIN_STATE, HYDRATE, Visitor, run_async
+
+MARKUP = "<img src=x onerror=window.__pwned=1>"
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +40,15 @@ def dashboard_site(built_site, tmp_path_factory) -> Iterator[tuple[ProductionSer
         subscribers.subscribe(request, None, db_url)
     key = subscribers.list_subscribers(db_url=db_url)[0].link_key
     subscribers.confirm(key, None, None, db_url)
+    # A message whose every field is markup and control characters: shown as text, never run.
+    hostile = SendEmailRequest.model_construct(
+        sender=SimpleNamespace(name=f"{MARKUP} Eve", email="eve@example.com"),
+        subject=f"Hi {MARKUP}",
+        message=(
+            f"<script>window.__pwned = 2</script> [javascript:window.__pwned=3](javascript:alert(1)) \x1b[31m {MARKUP}"
+        ),
+    )
+    storage.store_message(hostile, db_url)
     with running_server(workdir, {"PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}, own_address=True) as prod:
         yield prod, db_url
 
@@ -158,3 +171,42 @@ def test_a_state_event_sent_by_hand_gets_no_data_without_the_sessions_cookie(das
     assert not stranger.get("admin_name")
     holder = run_async(ask(session_cookie, None))  # the same cookie, as the browser sends it
     assert holder["signed_in"] is True and holder["admin_name"] == "Signed in as Cy"
+
+
+def test_every_part_of_the_dashboard_is_shown_as_text_and_a_reader_is_found_by_address(
+    dashboard_site, passkey_page: Page
+):
+    site, db_url = dashboard_site
+    page = passkey_page
+    page.goto(invite(site, db_url, "Dee"))
+    page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
+    expect_dashboard(page, "Dee")
+    for heading in ("Readers", "Messages", "Releases", "Bounces", "Health"):
+        expect(page.get_by_role("heading", name=heading, level=2)).to_be_visible()
+    signups = page.locator("#readers table").last
+    expect(signups.locator("tbody tr")).to_have_count(3)
+    expect(signups.locator("tbody tr").first.locator("td").first).to_have_text("reader2@example.com")
+
+    message = page.locator("#messages tbody tr").first
+    expect(message.locator("td").nth(1)).to_have_text(f"{MARKUP} Eve")  # the markup, as text
+    expect(message.locator("td").nth(3)).to_have_text(f"Hi {MARKUP}")
+    expect(message.locator("td").nth(4)).to_have_text("stored")  # no SMTP here: kept, not emailed
+    expect(message.locator("td").nth(5)).to_contain_text("<script>window.__pwned = 2</script>")
+    assert page.locator("#messages img, #messages script, #messages a").count() == 0
+    assert page.evaluate("window.__pwned") is None  # nothing of it ran
+    expect(page.locator("#releases")).to_contain_text(admin_copy.NOTHING_YET)
+    health = page.locator("#health dl")
+    expect(health.locator("dt")).to_have_text(
+        ["Emails waiting", "Emails failed", "Oldest waiting since", "SMTP", "Bounce mailbox"]
+    )
+    expect(health.locator("dd").nth(3)).to_have_text("not configured")
+
+    page.get_by_label(admin_copy.SEARCH_LABEL).fill("READER1")
+    page.get_by_role("button", name=admin_copy.SEARCH_BUTTON).click()
+    found = page.locator("#readers table").first
+    expect(found.locator("tbody tr")).to_have_count(1)
+    expect(found.locator("tbody td").first).to_have_text("reader1@example.com")
+    page.get_by_label(admin_copy.SEARCH_LABEL).fill("%")  # a wildcard is a character like any other
+    page.get_by_role("button", name=admin_copy.SEARCH_BUTTON).click()
+    expect(page.get_by_text(admin_copy.NO_READER_FOUND)).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375  # nothing wider than the phone

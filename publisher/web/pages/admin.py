@@ -54,9 +54,47 @@ def _sign_in() -> rx.Component:
     )
 
 
-def _readers() -> rx.Component:
+def _section(section_id: str, heading: str, *children: rx.Component) -> rx.Component:
     return rx.el.section(
-        rx.el.h2("Readers", class_name=_SECTION_HEADING),
+        rx.el.h2(heading, id=f"{section_id}-heading", class_name=_SECTION_HEADING),
+        *children,
+        aria_labelledby=f"{section_id}-heading",
+        id=section_id,
+        class_name="mt-10",
+    )
+
+
+def _table(rows, columns: tuple[tuple[str, str], ...], caption: str) -> rx.Component:
+    """Rows as a table that scrolls sideways on a phone; every cell is text (React escapes it)."""
+    return rx.cond(
+        rows.length() > 0,
+        rx.el.div(
+            rx.el.table(
+                rx.el.caption(caption, class_name="sr-only"),
+                rx.el.thead(
+                    rx.el.tr(*(rx.el.th(label, scope="col", class_name="px-2 py-1 text-left") for _, label in columns))
+                ),
+                rx.el.tbody(
+                    rx.foreach(
+                        rows,
+                        lambda row: rx.el.tr(
+                            *(rx.el.td(row[key], class_name="px-2 py-1 align-top break-words") for key, _ in columns),
+                            class_name="border-t border-stone-200",
+                        ),
+                    )
+                ),
+                class_name="min-w-full text-sm text-stone-900",
+            ),
+            class_name="mt-3 overflow-x-auto rounded-md border border-stone-300 bg-white",
+        ),
+        rx.el.p(admin_copy.NOTHING_YET, class_name="mt-3 text-stone-700"),
+    )
+
+
+def _readers() -> rx.Component:
+    return _section(
+        "readers",
+        admin_copy.READERS,
         rx.el.dl(
             rx.foreach(
                 AdminState.readers,
@@ -68,9 +106,93 @@ def _readers() -> rx.Component:
             ),
             class_name="mt-3 grid grid-cols-2 gap-3 sm:grid-cols-4",
         ),
-        aria_labelledby="readers",
-        id="readers",
-        class_name="mt-8",
+        rx.el.form(
+            rx.el.label(admin_copy.SEARCH_LABEL, html_for="admin-search", class_name="block font-semibold"),
+            rx.el.div(
+                rx.el.input(
+                    id="admin-search",
+                    name="query",
+                    type="search",
+                    autocomplete="off",
+                    class_name="min-h-11 flex-1 rounded-md border border-stone-400 px-3 py-2",
+                ),
+                rx.el.button(admin_copy.SEARCH_BUTTON, type="submit", class_name=_QUIET_BUTTON),
+                class_name="mt-1 flex gap-2",
+            ),
+            on_submit=AdminState.search,
+            class_name="mt-6",
+            id="admin-search-form",
+        ),
+        rx.cond(
+            AdminState.searched,
+            rx.cond(
+                AdminState.found.length() > 0,
+                _table(AdminState.found, _READER_COLUMNS, admin_copy.SEARCH_BUTTON),
+                rx.el.p(admin_copy.NO_READER_FOUND, role="status", class_name="mt-3 text-stone-700"),
+            ),
+        ),
+        rx.el.h3(admin_copy.LATEST_SIGNUPS, class_name="mt-6 font-serif text-xl font-bold text-stone-900"),
+        _table(AdminState.signups, _READER_COLUMNS, admin_copy.LATEST_SIGNUPS),
+    )
+
+
+_READER_COLUMNS = (("email", "Address"), ("status", "Status"), ("date", "Joined"))
+
+
+def _messages() -> rx.Component:
+    columns = (
+        ("date", "Date"),
+        ("sender", "From"),
+        ("email", "Address"),
+        ("subject", "Subject"),
+        ("delivery", "Email"),
+        ("text", "Message"),
+    )
+    return _section("messages", admin_copy.MESSAGES, _table(AdminState.messages, columns, admin_copy.MESSAGES))
+
+
+def _releases() -> rx.Component:
+    columns = (
+        ("title", "Book"),
+        ("state", "State"),
+        ("progress", "Sent"),
+        ("hard", "Hard bounces"),
+        ("soft", "Soft bounces"),
+        ("complaints", "Complaints"),
+        ("bounce_rate", "Bounce rate"),
+        ("complaint_rate", "Complaint rate"),
+        ("paused", "Why it paused"),
+    )
+    return _section("releases", admin_copy.RELEASES, _table(AdminState.releases, columns, admin_copy.RELEASES))
+
+
+def _bounces() -> rx.Component:
+    columns = (("date", "Date"), ("email", "Address"), ("kind", "Kind"), ("source", "Source"), ("reason", "Reason"))
+    left = (("date", "Date"), ("sender", "From"), ("subject", "Subject"), ("why", "Why it was left"))
+    return _section(
+        "bounces",
+        admin_copy.BOUNCES,
+        _table(AdminState.bounces, columns, admin_copy.BOUNCES),
+        rx.el.h3(admin_copy.LEFT_IN_MAILBOX, class_name="mt-6 font-serif text-xl font-bold text-stone-900"),
+        _table(AdminState.left, left, admin_copy.LEFT_IN_MAILBOX),
+    )
+
+
+def _health() -> rx.Component:
+    return _section(
+        "health",
+        admin_copy.HEALTH,
+        rx.el.dl(
+            rx.foreach(
+                AdminState.health,
+                lambda row: rx.el.div(
+                    rx.el.dt(row["label"], class_name="text-sm font-medium text-stone-700"),
+                    rx.el.dd(row["value"], class_name="text-base font-semibold text-stone-900"),
+                    class_name="rounded-md border border-stone-300 bg-white p-3",
+                ),
+            ),
+            class_name="mt-3 grid grid-cols-1 gap-3 sm:grid-cols-3",
+        ),
     )
 
 
@@ -83,6 +205,10 @@ def _dashboard() -> rx.Component:
         ),
         _message(),
         _readers(),
+        _messages(),
+        _releases(),
+        _bounces(),
+        _health(),
     )
 
 

@@ -14,16 +14,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from datetime import datetime
 
 import reflex as rx
 import sqlalchemy
 
+from publisher import storage
 from publisher.config import settings
 from publisher.content import admin_copy
+from publisher.content.books import book_by_slug
 from publisher.limits import tabs
-from publisher.rules import admin_access
+from publisher.rules import admin_access, validation
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import admins, subscribers
+from publisher.storage import admins, bounce_records, dashboard, subscribers
 
 logger = logging.getLogger(__name__)
 
@@ -40,13 +43,114 @@ def number(count: int) -> str:
     return f"{count:,}"
 
 
+def when(moment: datetime | None) -> str:
+    return "" if moment is None else f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+def _reader(line: dashboard.ReaderLine) -> dict[str, str]:
+    return {"email": line.email, "status": line.status, "date": when(line.joined_at)}
+
+
+def _rate(count: int, sent: int) -> str:
+    return f"{100 * count / sent:.2f} %" if sent else "-"
+
+
+def _releases() -> list[dict[str, str]]:
+    rows = []
+    for item in storage.list_campaigns():
+        assert item.id is not None  # a stored row
+        counts = storage.campaign_counts(item.id)
+        returns = bounce_records.campaign_returns(item.id)
+        book = book_by_slug(item.book_slug)
+        done = counts[storage.SENT] + counts[storage.FAILED] + counts[storage.SKIPPED]
+        rows.append(
+            {
+                "title": book.title if book is not None else item.book_slug,
+                "state": item.status,
+                "progress": admin_copy.PROGRESS.format(done=number(done), total=number(item.recipients)),
+                "hard": number(returns.hard),
+                "soft": number(returns.soft),
+                "complaints": number(returns.complaints),
+                "bounce_rate": _rate(returns.hard, returns.sent),
+                "complaint_rate": _rate(returns.complaints, returns.sent),
+                "paused": (item.paused_reason or "") if item.status == storage.PAUSED else "",
+            }
+        )
+    return rows
+
+
+def _health(outbox: dashboard.OutboxHealth) -> list[dict[str, str]]:
+    values = settings.current()
+    oldest = "" if outbox.oldest_waiting_since is None else when(outbox.oldest_waiting_since)
+    return [
+        {"label": "Emails waiting", "value": number(outbox.waiting)},
+        {"label": "Emails failed", "value": number(outbox.failing)},
+        {"label": "Oldest waiting since", "value": oldest or "-"},
+        {"label": "SMTP", "value": "configured" if values.mail is not None else "not configured"},
+        {
+            "label": "Bounce mailbox",
+            "value": "configured" if values.bounces.mailbox is not None else "not configured",
+        },
+    ]
+
+
+def _figures() -> dict[str, list[dict[str, str]]]:
+    """Everything the dashboard shows, read in one go (off the event loop), each part bounded."""
+    counts = subscribers.status_counts()
+    left, _ = bounce_records.left_messages(limit=dashboard.LISTED)
+    return {
+        "readers": [
+            {"label": label, "count": number(counts.get(status, 0))} for status, label in STATUS_LABELS.items()
+        ],
+        "signups": [_reader(line) for line in dashboard.latest_signups()],
+        "messages": [
+            {
+                "sender": line.sender,
+                "email": line.email,
+                "subject": line.subject,
+                "date": when(line.received_at),
+                "delivery": line.delivery,
+                "text": line.text,
+            }
+            for line in dashboard.latest_messages()
+        ],
+        "releases": _releases(),
+        "bounces": [
+            {
+                "date": when(line.at),
+                "email": line.email,
+                "kind": line.kind,
+                "source": line.source,
+                "reason": line.reason,
+            }
+            for line in bounce_records.list_bounces(limit=dashboard.LISTED)
+        ],
+        "left": [
+            {"date": when(m.seen_at), "sender": m.sender, "subject": m.subject, "why": m.note or m.outcome}
+            for m in left
+        ],
+        "health": _health(dashboard.outbox_health()),
+    }
+
+
 class AdminState(rx.State):
     signed_in: rx.Field[bool] = rx.field(False)
     # Whether the page has asked the server yet: until then it shows neither the dashboard nor
     # the sign-in button's absence of one (the prerendered page has the button).
     checked: rx.Field[bool] = rx.field(False)
     admin_name: rx.Field[str] = rx.field("")
-    readers: rx.Field[list[dict[str, str]]] = rx.field([])  # [{"label": "Confirmed", "count": "1,234"}]
+    # {"label": "Confirmed", "count": "1,234"} per status
+    readers: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
+    signups: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # the latest 50: email, status, date
+    search_text: rx.Field[str] = rx.field("")
+    found: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
+    searched: rx.Field[bool] = rx.field(False)
+    messages: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
+    releases: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
+    bounces: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
+    # The bounce mailbox messages left unclassified.
+    left: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
+    health: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # label, value
     problem: rx.Field[str] = rx.field("")
     _watcher: str = ""  # the ``watch`` loop that refreshes this tab (one at a time)
 
@@ -65,6 +169,15 @@ class AdminState(rx.State):
         self.signed_in = False
         self.admin_name = ""
         self.readers = []
+        self.signups = []
+        self.search_text = ""
+        self.found = []
+        self.searched = False
+        self.messages = []
+        self.releases = []
+        self.bounces = []
+        self.left = []
+        self.health = []
         self.problem = ""
 
     async def _show(self, touch: bool) -> None:
@@ -73,7 +186,7 @@ class AdminState(rx.State):
             if admin is None:
                 self._clear()
                 return
-            counts = await asyncio.to_thread(subscribers.status_counts)
+            figures = await asyncio.to_thread(_figures)
         except sqlalchemy.exc.SQLAlchemyError as exc:
             logger.warning("Dashboard: the database is unavailable (%s)", type(exc).__name__)
             self._clear()
@@ -84,9 +197,23 @@ class AdminState(rx.State):
         self.signed_in = True
         self.problem = ""
         self.admin_name = admin_copy.SIGNED_IN_AS.format(name=admin.name)
-        self.readers = [
-            {"label": label, "count": number(counts.get(status, 0))} for status, label in STATUS_LABELS.items()
-        ]
+        for name, value in figures.items():
+            setattr(self, name, value)
+
+    @rx.event
+    async def search(self, form_data: dict):
+        """A search by address (its beginning): the admin did something."""
+        text = str(form_data.get("query", ""))[: validation.EMAIL_MAX]
+        await self._show(touch=True)
+        if not self.signed_in:
+            return
+        self.search_text = text
+        try:
+            self.found = [_reader(line) for line in await asyncio.to_thread(dashboard.find_readers, text)]
+        except sqlalchemy.exc.SQLAlchemyError:
+            self.problem = admin_copy.TRY_AGAIN_LATER
+            return
+        self.searched = bool(text.strip())
 
     @rx.event
     async def open(self):

@@ -1,0 +1,69 @@
+"""What the dashboard reads (storage/dashboard.py), on a database of each kind: bounded lists,
+a prefix search that takes wildcards as typed, and each message's email as the outbox has it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from types import SimpleNamespace
+
+import sqlalchemy
+
+from publisher import storage
+from publisher.gateway.contract import SubscribeRequest
+from publisher.storage import dashboard, subscribers
+from publisher.storage.tables import Job, engine
+
+
+def join(db_url: str, email: str) -> None:
+    request = SubscribeRequest.model_validate({"email": email, "name": "Jo Reader", "book_updates": "yes"})
+    subscribers.subscribe(request, None, db_url)
+
+
+def message(db_url: str, subject: str, job: Job | None) -> int:
+    body = SimpleNamespace(
+        sender=SimpleNamespace(name="Jo Reader", email="jo@example.com"), subject=subject, message="Hello there, books!"
+    )
+    return storage.store_message(body, db_url, job)  # type: ignore[arg-type]
+
+
+def test_the_latest_sign_ups_are_newest_first_and_at_most_the_limit(db_url):
+    for number in range(5):
+        join(db_url, f"reader{number}@example.com")
+    latest = dashboard.latest_signups(limit=3, db_url=db_url)
+    assert [line.email for line in latest] == ["reader4@example.com", "reader3@example.com", "reader2@example.com"]
+    assert {line.status for line in latest} == {"pending"}
+
+
+def test_a_search_finds_addresses_by_their_beginning_whatever_the_case_and_wildcards_match_only_themselves(db_url):
+    for email in ("ann@example.com", "Anna@example.com", "bob@example.com", "a_b@example.com", "a%c@example.com"):
+        join(db_url, email)
+    assert [line.email for line in dashboard.find_readers("AN", db_url=db_url)] == [
+        "ann@example.com",
+        "Anna@example.com",
+    ]
+    assert [line.email for line in dashboard.find_readers("a_", db_url=db_url)] == ["a_b@example.com"]
+    assert [line.email for line in dashboard.find_readers("a%", db_url=db_url)] == ["a%c@example.com"]
+    assert dashboard.find_readers("%", db_url=db_url) == []
+    assert dashboard.find_readers("   ", db_url=db_url) == []
+    assert len(dashboard.find_readers("a", limit=2, db_url=db_url)) == 2
+
+
+def test_each_message_says_what_became_of_its_email_and_the_outbox_its_health(db_url):
+    job = Job(message_id="<m1@books.example.com>", retry_for=timedelta(hours=1))
+    waiting = message(db_url, "waiting", job)
+    message(db_url, "stored only", None)
+    sent = message(db_url, "sent", Job(message_id="<m2@books.example.com>", retry_for=timedelta(hours=1)))
+    with engine(db_url).begin() as connection:
+        connection.execute(
+            sqlalchemy.update(storage.Delivery).where(storage.Delivery.source_id == sent).values(status=storage.SENT)
+        )
+    lines = dashboard.latest_messages(db_url=db_url)
+    assert [(line.subject, line.delivery) for line in lines] == [
+        ("sent", "delivered"),
+        ("stored only", "stored"),
+        ("waiting", "waiting"),
+    ]
+    health = dashboard.outbox_health(db_url)
+    assert (health.waiting, health.failing) == (1, 0)
+    assert health.oldest_waiting_since is not None
+    assert waiting
