@@ -55,6 +55,26 @@ def new_page(browser: Browser, viewport: dict[str, int]) -> Iterator[Page]:
     context.close()
 
 
+def add_passkey_authenticator(page: Page) -> None:
+    """Give the tab's browser a platform passkey authenticator (DevTools' WebAuthn domain) that
+    holds discoverable credentials and verifies its user at once, as a phone's fingerprint does."""
+    devtools = page.context.new_cdp_session(page)
+    devtools.send("WebAuthn.enable")
+    devtools.send(
+        "WebAuthn.addVirtualAuthenticator",
+        {
+            "options": {
+                "protocol": "ctap2",
+                "transport": "internal",
+                "hasResidentKey": True,
+                "hasUserVerification": True,
+                "isUserVerified": True,
+                "automaticPresenceSimulation": True,
+            }
+        },
+    )
+
+
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
     yield from new_page(browser, DESKTOP)

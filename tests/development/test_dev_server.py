@@ -14,8 +14,15 @@ import httpx
 from playwright.sync_api import Page, expect
 
 from publisher import content, storage
+from publisher.content import admin_copy
 from publisher.storage import subscribers
-from tests.browser import assert_no_console_errors, open_page, send_contact_message, subscribe
+from tests.browser import (
+    add_passkey_authenticator,
+    assert_no_console_errors,
+    open_page,
+    send_contact_message,
+    subscribe,
+)
 from tests.development.conftest import BOUNCE_HOOK_SECRET, DevServer
 from tests.imap import DovecotServer
 from tests.samples import bounce_sample
@@ -173,3 +180,18 @@ def test_editing_content_shows_after_a_reload(page: Page, dev_server: DevServer)
     finally:
         CONTENT_FILE.write_text(original)
     assert CONTENT_FILE.read_text() == original
+
+
+def test_a_passkey_enrols_and_signs_in_to_the_dashboard_on_the_development_server(page: Page, dev_server: DevServer):
+    """`make run`'s page on localhost is the relying party's origin (an IP address never is)."""
+    add_passkey_authenticator(page)
+    site = f"http://localhost:{dev_server.frontend_port}"
+    invited = publisher_gateway(dev_server.db_url, "admin", "invite", "Ada", env={"REFLEX_DEPLOY_URL": site})
+    page.goto(invited.stdout.strip(), timeout=120_000)  # the first visit compiles the page
+    page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
+    expect(page.get_by_text("Signed in as Ada")).to_be_visible(timeout=60_000)
+    expect(page.locator("#readers dt")).to_have_text(["Confirmed", "Pending", "Unsubscribed", "Bounced"])
+    page.get_by_role("button", name=admin_copy.SIGN_OUT_BUTTON).click()
+    expect(page.get_by_role("button", name=admin_copy.SIGN_IN_BUTTON)).to_be_visible(timeout=60_000)
+    page.get_by_role("button", name=admin_copy.SIGN_IN_BUTTON).click()
+    expect(page.get_by_text("Signed in as Ada")).to_be_visible(timeout=60_000)

@@ -20,7 +20,7 @@ from publisher import storage
 from publisher.content import admin_copy
 from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
 from publisher.storage import subscribers
-from tests.browser import new_page
+from tests.browser import add_passkey_authenticator, new_page
 from tests.support import ProductionServer, publisher_gateway, running_server
 from tests.visitor import ADMIN_STATE, HYDRATE, Visitor, run_async
 
@@ -55,23 +55,9 @@ def dashboard_site(built_site, tmp_path_factory) -> Iterator[tuple[ProductionSer
 
 @pytest.fixture
 def passkey_page(browser) -> Iterator[Page]:
-    """A tab whose browser has a platform passkey authenticator that verifies its user (a fingerprint)."""
-    for page in new_page(browser, {"width": 375, "height": 812}):  # a phone
-        devtools = page.context.new_cdp_session(page)
-        devtools.send("WebAuthn.enable")
-        devtools.send(
-            "WebAuthn.addVirtualAuthenticator",
-            {
-                "options": {
-                    "protocol": "ctap2",
-                    "transport": "internal",
-                    "hasResidentKey": True,
-                    "hasUserVerification": True,
-                    "isUserVerified": True,
-                    "automaticPresenceSimulation": True,
-                }
-            },
-        )
+    """A phone-sized tab whose browser has a passkey authenticator that verifies its user."""
+    for page in new_page(browser, {"width": 375, "height": 812}):
+        add_passkey_authenticator(page)
         yield page
 
 
