@@ -152,10 +152,43 @@
     );
   }
 
+  // A download (the list, the audit log): a POST whose answer is saved as the file it names.
+  function download(button) {
+    button.disabled = true;
+    window
+      .fetch(button.getAttribute("data-admin-download"), { method: "POST", credentials: "same-origin" })
+      .then(function (response) {
+        if (!response.ok) {
+          return response.json().then(function (data) {
+            throw new Error(data.error || response.statusText);
+          });
+        }
+        var disposition = response.headers.get("Content-Disposition") || "";
+        var named = /filename="([^"]+)"/.exec(disposition);
+        return response.blob().then(function (blob) {
+          var link = document.createElement("a");
+          link.href = URL.createObjectURL(blob);
+          link.download = named ? named[1] : "download.csv";
+          document.body.appendChild(link);
+          link.click();
+          link.remove();
+          window.setTimeout(function () { URL.revokeObjectURL(link.href); }, 1000);
+          say(button, "");
+        });
+      })
+      .catch(function (error) {
+        say(button, error.message);
+      })
+      .then(function () {
+        button.disabled = false;
+      });
+  }
+
   document.addEventListener("click", function (event) {
     var button = event.target instanceof Element ? event.target.closest("button") : null;
     if (!button) return;
-    if (button.hasAttribute("data-admin-enrol")) enrol(button);
+    if (button.hasAttribute("data-admin-download")) download(button);
+    else if (button.hasAttribute("data-admin-enrol")) enrol(button);
     else if (button.hasAttribute("data-admin-sign-in")) signIn(button);
     else if (button.hasAttribute("data-admin-sign-out")) signOut(button);
   });

@@ -1,4 +1,4 @@
-"""The dashboard's admins: their passkeys, enrolment links, sessions and WebAuthn ceremonies.
+"""The dashboard's admins: their passkeys, enrolment links, sessions, WebAuthn ceremonies, audit log.
 
 Tokens are stored as their SHA-256 only (rules/admin_access.py).
 
@@ -82,9 +82,22 @@ def upgrade() -> None:
     with op.batch_alter_table("admin_ceremony", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_admin_ceremony_expires_at"), ["expires_at"], unique=False)
 
+    op.create_table(
+        "admin_audit",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("at", sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
+        sa.Column("admin", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
+        sa.Column("action", sqlmodel.sql.sqltypes.AutoString(length=32), nullable=False),
+        sa.Column("target", sqlmodel.sql.sqltypes.AutoString(length=500), nullable=False),
+        sa.PrimaryKeyConstraint("id"),
+    )
+    with op.batch_alter_table("admin_audit", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_admin_audit_at"), ["at"], unique=False)
+
 
 def downgrade() -> None:
     """Downgrade schema."""
+    op.drop_table("admin_audit")
     op.drop_table("admin_ceremony")
     op.drop_table("admin_session")
     op.drop_table("admin_enrolment")

@@ -10,6 +10,7 @@
     publisher-gateway announce SLUG            # email a new book to every confirmed reader (asks first)
     publisher-gateway announce SLUG --test-to me@example.com   # one test copy, recorded nowhere
     publisher-gateway campaigns                # every announced book, with its counts, bounces and complaints
+    publisher-gateway pause SLUG               # pause a book's campaign while it sends (announce SLUG resumes it)
     publisher-gateway bounces --since 7d       # the latest bounces and complaints, and what was left unread
     publisher-gateway bounces --check          # read the bounce mailbox once, now
     publisher-gateway admin invite NAME        # a one-time link that lets NAME create a passkey for /admin
@@ -42,37 +43,11 @@ from publisher.rules import admin_access, list_rules
 from publisher.rules.list_rules import ListStatus
 from publisher.rules.validation import for_terminal
 from publisher.storage import admins, bounce_records, database, subscribers
-
-_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _csv_safe(value: str) -> str:
-    """Keep spreadsheet programs from running a subscriber's name as a formula."""
-    return "'" + value if value.startswith(_FORMULA_PREFIXES) else value
-
-
-SUBSCRIBER_COLUMNS = ("email", "name", "book_updates", "subscribed_at", "status", "confirmed_at", "unsubscribed_at")
+from publisher.web import exports
 
 
 def _when(moment: datetime | None) -> str:
     return moment.isoformat() if moment else ""
-
-
-def write_subscribers_csv(rows: list[storage.Subscriber], out) -> None:
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(SUBSCRIBER_COLUMNS)
-    for row in rows:
-        writer.writerow(
-            [
-                _csv_safe(row.email),
-                _csv_safe(row.name),
-                row.book_updates,
-                row.subscribed_at.isoformat(),
-                row.status,
-                _when(row.confirmed_at),
-                _when(row.unsubscribed_at),
-            ]
-        )
 
 
 def import_file(path: str, status: str | None, messages) -> int:
@@ -401,6 +376,10 @@ def run(argv: list[str] | None = None) -> int:
     commands.add_parser(
         "campaigns", help="list the announced books, with sent, failed and left, bounces and complaints"
     )
+    pausing = commands.add_parser(
+        "pause", help="pause a book's campaign while it sends (`announce SLUG` shows why and resumes it)"
+    )
+    pausing.add_argument("slug", help="the book's slug, as in its page's address /books/SLUG")
     bounces_command = commands.add_parser(
         "bounces",
         help="list the latest bounces and complaints, and the bounce mailbox's messages left unclassified",
@@ -437,7 +416,7 @@ def run(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
         elif args.command == "subscribers":
-            write_subscribers_csv(subscribers.list_subscribers(args.status), sys.stdout)
+            exports.write_subscribers_csv(subscribers.list_subscribers(args.status), sys.stdout)
         elif args.command == "import":
             return import_file(args.file, args.status, sys.stderr)
         elif args.command == "forget":
@@ -446,6 +425,11 @@ def run(argv: list[str] | None = None) -> int:
             return announce.announce(args.slug, yes=args.yes, test_to=args.test_to, out=sys.stderr)
         elif args.command == "campaigns":
             announce.write_campaigns(sys.stdout)
+        elif args.command == "pause":
+            if not announce.pause(args.slug, "paused from the command line"):
+                print(f"publisher-gateway: {for_terminal(args.slug)!r} has no campaign sending", file=sys.stderr)
+                return EXIT_FAILED
+            print(f"publisher-gateway: paused. `publisher-gateway announce {args.slug}` resumes it.", file=sys.stderr)
         elif args.command == "bounces":
             return check_bounce_mailbox(sys.stderr) if args.check else write_bounces(args.since, sys.stdout)
         elif args.command == "admin":

@@ -60,3 +60,23 @@ LEFT_IN_MAILBOX = "Left in the bounce mailbox"
 HEALTH = "Health"
 NOTHING_YET = "Nothing yet."
 PROGRESS = "{done} of {total}"  # a campaign's emails done of its recipients: "412 of 1,234"
+SIGN_IN_FIRST = "Your session has ended. Sign in again to download."
+
+# What the publisher can do: each asks first, with what it will do, and is written to the audit log.
+FORGET_LABEL = "Forget an address: erase everything stored about it"
+FORGET_BUTTON = "Forget…"
+ASK_FORGET = (
+    "Erase everything stored about {address}: its place on the list, its messages and its emails? "
+    "This cannot be undone."
+)
+ASK_PAUSE = "Pause the release of {title}? {progress} sent; the rest waits until you resume it."
+PAUSE_BUTTON = "Pause {title}"
+CONFIRM_BUTTON = "Yes, do it"
+CANCEL_BUTTON = "Cancel"
+FORGOTTEN = "{address}: {what}"
+PAUSED = "The release of {title} is paused. `publisher-gateway announce {slug}` resumes it."
+NOT_PAUSED = "The release of {title} was not sending any more: nothing was paused."
+PAUSED_REASON = "paused by {name} from the dashboard"
+EXPORT_BUTTON = "Export the list as CSV"
+AUDIT = "Audit log"
+AUDIT_DOWNLOAD_BUTTON = "Download the audit log"

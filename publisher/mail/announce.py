@@ -322,3 +322,13 @@ def write_campaigns(out: TextIO) -> None:
         )
         if item.status == storage.PAUSED:
             out.write(f"    paused: {for_terminal(item.paused_reason or '')}\n")
+
+
+def pause(slug: str, reason: str) -> bool:
+    """Pause a book's campaign while it sends (the dashboard's Pause, ``publisher-gateway pause``):
+    the batch under way stops before its next email, and ``announce SLUG`` resumes it after
+    showing ``reason``. False when the book has no campaign sending."""
+    item = storage.find_campaign(slug)
+    if item is None or item.status != storage.SENDING:
+        return False
+    return storage.set_campaign_status(_id(item), storage.PAUSED, reason)

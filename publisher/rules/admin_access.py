@@ -30,6 +30,9 @@ from urllib.parse import urlsplit
 
 ENROL_PATH = "/admin/enrol"
 DASHBOARD_PATH = "/admin"
+API_PATH = "/admin/api"  # the sign-in's HTTP endpoints (server/admin_sign_in.py) and the downloads
+EXPORT_PATH = f"{API_PATH}/export.csv"  # the list as CSV (server/admin_downloads.py)
+AUDIT_PATH = f"{API_PATH}/audit.csv"  # the audit log as CSV
 ENROLMENT_VALID_FOR = timedelta(hours=24)
 SESSION_ABSOLUTE = timedelta(hours=12)
 DEFAULT_IDLE_MINUTES = 30

@@ -57,7 +57,7 @@ from publisher.storage import admins
 
 logger = logging.getLogger(__name__)
 
-API = "/admin/api"
+API = admin_access.API_PATH
 ENROL_OPTIONS, ENROL, SIGN_IN_OPTIONS, SIGN_IN, SIGN_OUT = (
     f"{API}/enrol/options",
     f"{API}/enrol",

@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from publisher.content import images
 from publisher.server import admin_sign_in, event_channel, requests
+from publisher.server.admin_downloads import AdminDownloads
 from publisher.server.admin_sign_in import AdminSignIn
 from publisher.server.bounce_hook import BounceHook
 from publisher.server.list_links import ListLinks
@@ -194,5 +195,7 @@ def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
     door = event_channel.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
     routes = CanonicalRouteRewrite(door, pages.slashless_routes())
     return ResponseHeaders(
-        AdminSignIn(BounceHook(ListLinks(routes))), inline_script_hashes(), page_kinds.starts_app_by_route()
+        AdminDownloads(AdminSignIn(BounceHook(ListLinks(routes)))),
+        inline_script_hashes(),
+        page_kinds.starts_app_by_route(),
     )

@@ -13,10 +13,12 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy
 from sqlmodel import col
 
-from publisher.rules import admin_access
+from publisher.rules import admin_access, validation
 from publisher.rules.admin_access import SessionTimes
 from publisher.storage.tables import (
+    AUDIT_TARGET_MAX,
     Admin,
+    AdminAudit,
     AdminCeremony,
     AdminEnrolment,
     AdminPasskey,
@@ -332,3 +334,34 @@ def list_admins(db_url: str | None = None) -> list[PasskeyListing]:
         )
         for row in rows
     ]
+
+
+@dataclass(frozen=True)
+class AuditLine:
+    at: datetime
+    admin: str
+    action: str
+    target: str
+
+
+def audit(admin: str, action: str, target: str, now: datetime | None = None, db_url: str | None = None) -> None:
+    """Write one line of the audit log: ``admin`` did ``action`` to ``target`` (on one line, clipped)."""
+    with engine(db_url).begin() as connection:
+        connection.execute(
+            sqlalchemy.insert(AdminAudit).values(
+                at=now or utc_now(), admin=admin, action=action, target=validation.one_line(target, AUDIT_TARGET_MAX)
+            )
+        )
+
+
+def audit_log(limit: int | None = None, db_url: str | None = None) -> list[AuditLine]:
+    """The audit log, newest first: at most ``limit`` lines (None: all, for the download)."""
+    statement = (
+        sqlalchemy.select(col(AdminAudit.at), col(AdminAudit.admin), col(AdminAudit.action), col(AdminAudit.target))
+        .order_by(col(AdminAudit.id).desc())
+        .limit(limit)
+    )
+    with engine(db_url).connect() as connection:
+        return [
+            AuditLine(_utc(at), admin, action, target) for at, admin, action, target in connection.execute(statement)
+        ]

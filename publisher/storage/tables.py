@@ -322,6 +322,22 @@ class AdminCeremony(sqlmodel.SQLModel, table=True):
     expires_at: datetime = sqlmodel.Field(index=True)
 
 
+AUDIT_TARGET_MAX = 500
+
+
+class AdminAudit(sqlmodel.SQLModel, table=True):
+    """What an admin did from the dashboard: who, when, which action, on what. Never deleted
+    by the site (``forget`` names the address it erased: the publisher's own record that they did)."""
+
+    __tablename__ = "admin_audit"
+
+    id: int | None = sqlmodel.Field(default=None, primary_key=True)
+    at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
+    admin: str = sqlmodel.Field(max_length=ADMIN_NAME_MAX)
+    action: str = sqlmodel.Field(max_length=32)
+    target: str = sqlmodel.Field(max_length=AUDIT_TARGET_MAX)
+
+
 def engine(db_url: str | None) -> sqlalchemy.engine.Engine:
     return database.engine(db_url)
 

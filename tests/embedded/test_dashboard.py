@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import csv
 import io
+import re
+import uuid
 from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
 from types import SimpleNamespace
 
 import httpx
@@ -16,7 +20,7 @@ import pytest
 from bs4 import BeautifulSoup
 from playwright.sync_api import Page, expect
 
-from publisher import storage
+from publisher import content, storage
 from publisher.content import admin_copy
 from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
 from publisher.storage import subscribers
@@ -196,3 +200,85 @@ def test_every_part_of_the_dashboard_is_shown_as_text_and_a_reader_is_found_by_a
     page.get_by_role("button", name=admin_copy.SEARCH_BUTTON).click()
     expect(page.get_by_text(admin_copy.NO_READER_FOUND)).to_be_visible()
     assert page.evaluate("document.documentElement.scrollWidth") <= 375  # nothing wider than the phone
+
+
+def test_the_publisher_pauses_a_release_forgets_an_address_and_exports_the_list_each_asked_first_and_logged(
+    dashboard_site, passkey_page: Page
+):
+    site, db_url = dashboard_site
+    book = content.BOOKS[0]
+    storage.create_campaign(
+        book.slug,
+        book.title,
+        lambda reader: f"<r{reader}-{uuid.uuid4().hex}@test>",
+        storage.utc_now(),
+        timedelta(days=1),
+        db_url,
+    )  # a release under way (this site has no SMTP, so it stays sending until paused)
+    page = passkey_page
+    page.goto(invite(site, db_url, "Eve"))
+    page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
+    expect(page.get_by_text("Signed in as Eve")).to_be_visible(timeout=15_000)
+
+    # Pause: asks with the numbers, does nothing on Cancel, pauses on Yes.
+    expect(page.locator("#releases tbody td").nth(2)).to_have_text("0 of 1")  # "N of total", from the campaign
+    page.get_by_role("button", name=f"Pause {book.title}").click()
+    question = page.get_by_role("alertdialog")
+    expect(question).to_contain_text(f"Pause the release of {book.title}? 0 of 1 sent")
+    question.get_by_role("button", name=admin_copy.CANCEL_BUTTON).click()
+    expect(page.get_by_role("alertdialog")).to_have_count(0)
+    expect(page.locator("#releases tbody td").nth(1)).to_have_text("sending")
+    page.get_by_role("button", name=f"Pause {book.title}").click()
+    page.get_by_role("alertdialog").get_by_role("button", name=admin_copy.CONFIRM_BUTTON).click()
+    expect(page.get_by_role("status").filter(has_text="is paused")).to_be_visible()
+    expect(page.locator("#releases tbody td").nth(1)).to_have_text("paused")
+    expect(page.locator("#releases tbody td").nth(8)).to_have_text("paused by Eve from the dashboard")
+
+    # Forget: the same function as `publisher-gateway forget`.
+    page.get_by_label(admin_copy.FORGET_LABEL).fill("reader2@example.com")
+    page.get_by_role("button", name=admin_copy.FORGET_BUTTON).click()
+    expect(page.get_by_role("alertdialog")).to_contain_text("Erase everything stored about reader2@example.com")
+    page.get_by_role("alertdialog").get_by_role("button", name=admin_copy.CONFIRM_BUTTON).click()
+    expect(
+        page.get_by_role("status").filter(has_text="reader2@example.com: Removed its place on the list (pending)")
+    ).to_be_visible()
+    expect(page.locator("#readers dl dd").nth(1)).to_have_text("1")  # pending: 2 before
+
+    # Export: the CLI's columns, downloaded through the page's own form.
+    with page.expect_download() as download:
+        page.get_by_role("button", name=admin_copy.EXPORT_BUTTON).click()
+    exported = list(csv.reader(io.StringIO(Path(download.value.path()).read_text())))
+    assert exported[0] == [
+        "email",
+        "name",
+        "book_updates",
+        "subscribed_at",
+        "status",
+        "confirmed_at",
+        "unsubscribed_at",
+    ]
+    assert sorted(row[0] for row in exported[1:]) == ["reader0@example.com", "reader1@example.com"]
+
+    audit = page.locator("#audit tbody tr")
+    expect(audit).to_have_count(3)
+    expect(audit.nth(0).locator("td").nth(2)).to_have_text("export")
+    expect(audit.nth(1).locator("td")).to_have_text([re.compile(".+"), "Eve", "forget", "reader2@example.com"])
+    expect(audit.nth(2).locator("td")).to_have_text([re.compile(".+"), "Eve", "pause", book.slug])
+    with page.expect_download() as download:
+        page.get_by_role("button", name=admin_copy.AUDIT_DOWNLOAD_BUTTON).click()
+    lines = list(csv.reader(io.StringIO(Path(download.value.path()).read_text())))
+    assert lines[0] == ["at", "admin", "action", "target"] and [row[2] for row in lines[1:]][:3] == [
+        "export",
+        "forget",
+        "pause",
+    ]
+
+
+def test_a_download_needs_the_sessions_cookie_and_the_sites_own_page(dashboard_site):
+    site, _ = dashboard_site
+    for path in ("/admin/api/export.csv", "/admin/api/audit.csv"):
+        assert httpx.post(site.base_url + path, headers={"Origin": site.base_url}, timeout=10).status_code == 403
+        assert (
+            httpx.post(site.base_url + path, headers={"Origin": "https://evil.example"}, timeout=10).status_code == 403
+        )
+        assert httpx.get(site.base_url + path, timeout=10).status_code == 405

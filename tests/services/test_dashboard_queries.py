@@ -8,10 +8,11 @@ from types import SimpleNamespace
 
 import sqlalchemy
 
-from publisher import storage
+from publisher import content, storage
 from publisher.gateway.contract import SubscribeRequest
 from publisher.storage import dashboard, subscribers
 from publisher.storage.tables import Job, engine
+from tests.support import publisher_gateway
 
 
 def join(db_url: str, email: str) -> None:
@@ -67,3 +68,19 @@ def test_each_message_says_what_became_of_its_email_and_the_outbox_its_health(db
     assert (health.waiting, health.failing) == (1, 0)
     assert health.oldest_waiting_since is not None
     assert waiting
+
+
+def test_pause_pauses_a_sending_campaign_from_the_command_line_as_from_the_dashboard(db_url):
+    join(db_url, "jo@example.com")
+    key = subscribers.list_subscribers(db_url=db_url)[0].link_key
+    subscribers.confirm(key, None, None, db_url)
+    slug = content.BOOKS[0].slug
+    message_id = lambda reader: f"<r{reader}@test>"  # noqa: E731
+    storage.create_campaign(slug, "New book", message_id, storage.utc_now(), timedelta(days=1), db_url)
+    paused = publisher_gateway(db_url, "pause", slug)
+    assert f"`publisher-gateway announce {slug}` resumes it" in paused.stderr
+    campaign = storage.find_campaign(slug, db_url)
+    assert campaign is not None
+    assert (campaign.status, campaign.paused_reason) == ("paused", "paused from the command line")
+    again = publisher_gateway(db_url, "pause", slug, check=False)
+    assert again.returncode == 1 and "has no campaign sending" in again.stderr

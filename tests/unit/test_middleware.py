@@ -11,6 +11,7 @@ from reflex_base import config as reflex_config
 from publisher import content
 from publisher.limits import tabs
 from publisher.server import event_channel, middleware, requests
+from publisher.server.admin_downloads import AdminDownloads
 from publisher.server.admin_sign_in import AdminSignIn
 from publisher.server.bounce_hook import BounceHook
 from publisher.server.event_channel import EventChannelDoor
@@ -140,10 +141,11 @@ def test_transform_adds_headers_and_the_list_links_around_the_route_rewrite_for_
     inner = RecordingApp()
     outer = middleware.transform(inner)
     assert isinstance(outer, middleware.ResponseHeaders)
-    assert isinstance(outer.app, AdminSignIn)  # /admin/api/... (server/admin_sign_in.py)
-    assert isinstance(outer.app.app, BounceHook)  # POST /hooks/bounce (server/bounce_hook.py)
-    assert isinstance(outer.app.app.app, ListLinks)
-    wrapped = outer.app.app.app.app
+    assert isinstance(outer.app, AdminDownloads)  # /admin/api/*.csv (server/admin_downloads.py)
+    assert isinstance(outer.app.app, AdminSignIn)  # /admin/api/... (server/admin_sign_in.py)
+    assert isinstance(outer.app.app.app, BounceHook)  # POST /hooks/bounce (server/bounce_hook.py)
+    assert isinstance(outer.app.app.app.app, ListLinks)
+    wrapped = outer.app.app.app.app.app
     assert isinstance(wrapped, CanonicalRouteRewrite)
     # Innermost, around the app: the event channel's door (limits/tabs.py).
     assert isinstance(wrapped.app, EventChannelDoor) and wrapped.app.app is inner

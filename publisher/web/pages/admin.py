@@ -11,7 +11,7 @@ set by an answer no script can read. Everything the dashboard shows comes from i
 import reflex as rx
 
 from publisher.content import admin_copy
-from publisher.rules.admin_access import DASHBOARD_PATH, ENROL_PATH
+from publisher.rules.admin_access import AUDIT_PATH, DASHBOARD_PATH, ENROL_PATH, EXPORT_PATH
 from publisher.web.components.layout import page_heading
 from publisher.web.pages.registry import site_page
 from publisher.web.states.admin import AdminState
@@ -113,7 +113,7 @@ def _readers() -> rx.Component:
                     id="admin-search",
                     name="query",
                     type="search",
-                    autocomplete="off",
+                    auto_complete="off",
                     class_name="min-h-11 flex-1 rounded-md border border-stone-400 px-3 py-2",
                 ),
                 rx.el.button(admin_copy.SEARCH_BUTTON, type="submit", class_name=_QUIET_BUTTON),
@@ -133,6 +133,25 @@ def _readers() -> rx.Component:
         ),
         rx.el.h3(admin_copy.LATEST_SIGNUPS, class_name="mt-6 font-serif text-xl font-bold text-stone-900"),
         _table(AdminState.signups, _READER_COLUMNS, admin_copy.LATEST_SIGNUPS),
+        rx.el.form(
+            rx.el.label(admin_copy.FORGET_LABEL, html_for="admin-forget", class_name="block font-semibold"),
+            rx.el.div(
+                rx.el.input(
+                    id="admin-forget",
+                    name="address",
+                    type="email",
+                    auto_complete="off",
+                    required=True,
+                    class_name="min-h-11 flex-1 rounded-md border border-stone-400 px-3 py-2",
+                ),
+                rx.el.button(admin_copy.FORGET_BUTTON, type="submit", class_name=_QUIET_BUTTON),
+                class_name="mt-1 flex gap-2",
+            ),
+            on_submit=AdminState.ask_forget,
+            reset_on_submit=True,
+            class_name="mt-6",
+        ),
+        _download(EXPORT_PATH, admin_copy.EXPORT_BUTTON),
     )
 
 
@@ -163,7 +182,26 @@ def _releases() -> rx.Component:
         ("complaint_rate", "Complaint rate"),
         ("paused", "Why it paused"),
     )
-    return _section("releases", admin_copy.RELEASES, _table(AdminState.releases, columns, admin_copy.RELEASES))
+    return _section(
+        "releases",
+        admin_copy.RELEASES,
+        _table(AdminState.releases, columns, admin_copy.RELEASES),
+        rx.el.div(
+            rx.foreach(
+                AdminState.releases,
+                lambda row: rx.cond(
+                    row["state"] == "sending",
+                    rx.el.button(
+                        "Pause " + row["title"],
+                        type="button",
+                        on_click=AdminState.ask_pause(row["slug"]),  # type: ignore[operator]  # rx.event is typed loosely
+                        class_name=_QUIET_BUTTON,
+                    ),
+                ),
+            ),
+            class_name="mt-3 flex flex-wrap gap-2",
+        ),
+    )
 
 
 def _bounces() -> rx.Component:
@@ -175,6 +213,54 @@ def _bounces() -> rx.Component:
         _table(AdminState.bounces, columns, admin_copy.BOUNCES),
         rx.el.h3(admin_copy.LEFT_IN_MAILBOX, class_name="mt-6 font-serif text-xl font-bold text-stone-900"),
         _table(AdminState.left, left, admin_copy.LEFT_IN_MAILBOX),
+    )
+
+
+def _download(path: str, label: str) -> rx.Component:
+    """A POST from this page whose answer the browser saves (server/admin_downloads.py): sent by
+    ``assets/admin.js``, as the passkey buttons are (the app's forms never post natively)."""
+    return rx.el.div(
+        rx.el.button(label, type="button", class_name=_QUIET_BUTTON, data_admin_download=path),
+        class_name="mt-4",
+    )
+
+
+def _audit() -> rx.Component:
+    columns = (("date", "Date"), ("admin", "Admin"), ("action", "Action"), ("target", "On"))
+    return _section(
+        "audit",
+        admin_copy.AUDIT,
+        _table(AdminState.audit, columns, admin_copy.AUDIT),
+        _download(AUDIT_PATH, admin_copy.AUDIT_DOWNLOAD_BUTTON),
+    )
+
+
+def _asking() -> rx.Component:
+    """The question an action asks before it is done, and what the last one did."""
+    return rx.el.div(
+        rx.cond(
+            AdminState.question != "",
+            rx.el.div(
+                rx.el.p(AdminState.question, id="admin-question", class_name="font-semibold text-stone-900"),
+                rx.el.div(
+                    rx.el.button(
+                        admin_copy.CONFIRM_BUTTON, type="button", on_click=AdminState.confirm, class_name=_BUTTON
+                    ),
+                    rx.el.button(
+                        admin_copy.CANCEL_BUTTON, type="button", on_click=AdminState.cancel, class_name=_QUIET_BUTTON
+                    ),
+                    class_name="mt-3 flex flex-wrap gap-2",
+                ),
+                role="alertdialog",
+                aria_labelledby="admin-question",
+                class_name="rounded-md border-2 border-amber-700 bg-amber-50 p-4",
+            ),
+        ),
+        rx.cond(
+            AdminState.notice != "",
+            rx.el.p(AdminState.notice, role="status", class_name="mt-3 rounded-md bg-emerald-50 p-3 text-emerald-950"),
+        ),
+        class_name="sticky top-0 z-10 mt-4",
     )
 
 
@@ -204,11 +290,13 @@ def _dashboard() -> rx.Component:
             class_name="flex flex-wrap items-center justify-between gap-3",
         ),
         _message(),
+        _asking(),
         _readers(),
         _messages(),
         _releases(),
         _bounces(),
         _health(),
+        _audit(),
     )
 
 

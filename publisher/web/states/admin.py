@@ -24,6 +24,7 @@ from publisher.config import settings
 from publisher.content import admin_copy
 from publisher.content.books import book_by_slug
 from publisher.limits import tabs
+from publisher.mail import announce
 from publisher.rules import admin_access, validation
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import admins, bounce_records, dashboard, subscribers
@@ -31,6 +32,8 @@ from publisher.storage import admins, bounce_records, dashboard, subscribers
 logger = logging.getLogger(__name__)
 
 REFRESH_MS = 2000  # how often an open dashboard refreshes, and notices its session ended
+# The actions, as the audit log names them.
+FORGET, PAUSE = "forget", "pause"
 STATUS_LABELS = {
     ListStatus.CONFIRMED: "Confirmed",
     ListStatus.PENDING: "Pending",
@@ -65,6 +68,7 @@ def _releases() -> list[dict[str, str]]:
         done = counts[storage.SENT] + counts[storage.FAILED] + counts[storage.SKIPPED]
         rows.append(
             {
+                "slug": item.book_slug,
                 "title": book.title if book is not None else item.book_slug,
                 "state": item.status,
                 "progress": admin_copy.PROGRESS.format(done=number(done), total=number(item.recipients)),
@@ -130,6 +134,10 @@ def _figures() -> dict[str, list[dict[str, str]]]:
             for m in left
         ],
         "health": _health(dashboard.outbox_health()),
+        "audit": [
+            {"date": when(line.at), "admin": line.admin, "action": line.action, "target": line.target}
+            for line in admins.audit_log(limit=dashboard.LISTED)
+        ],
     }
 
 
@@ -151,7 +159,12 @@ class AdminState(rx.State):
     # The bounce mailbox messages left unclassified.
     left: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     health: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # label, value
+    audit: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # the latest 50 lines
+    question: rx.Field[str] = rx.field("")  # an action asked for, waiting for its "Yes"
+    notice: rx.Field[str] = rx.field("")  # what the last action did
     problem: rx.Field[str] = rx.field("")
+    _pending_action: str = ""
+    _pending_target: str = ""
     _watcher: str = ""  # the ``watch`` loop that refreshes this tab (one at a time)
 
     def _session_hash(self) -> str | None:
@@ -178,6 +191,11 @@ class AdminState(rx.State):
         self.bounces = []
         self.left = []
         self.health = []
+        self.audit = []
+        self.question = ""
+        self.notice = ""
+        self._pending_action = ""
+        self._pending_target = ""
         self.problem = ""
 
     async def _show(self, touch: bool) -> None:
@@ -214,6 +232,59 @@ class AdminState(rx.State):
             self.problem = admin_copy.TRY_AGAIN_LATER
             return
         self.searched = bool(text.strip())
+
+    async def _ask(self, action: str, target: str, question: str) -> None:
+        self._pending_action, self._pending_target = action, target
+        self.question = question
+        self.notice = ""
+
+    @rx.event
+    async def ask_forget(self, form_data: dict):
+        """Forget…: asks first, naming the address."""
+        await self._show(touch=True)
+        address = validation.one_line(str(form_data.get("address", "")), validation.EMAIL_MAX).strip()
+        if self.signed_in and address:
+            await self._ask(FORGET, address, admin_copy.ASK_FORGET.format(address=address))
+
+    @rx.event
+    async def ask_pause(self, slug: str):
+        """Pause: asks first, with how far the release went."""
+        await self._show(touch=True)
+        release = next((row for row in self.releases if row["slug"] == slug), None)
+        if self.signed_in and release is not None:
+            question = admin_copy.ASK_PAUSE.format(title=release["title"], progress=release["progress"])
+            await self._ask(PAUSE, slug, question)
+
+    @rx.event
+    def cancel(self):
+        self._pending_action = self._pending_target = self.question = ""
+
+    @rx.event
+    async def confirm(self):
+        """Yes, do it: the action asked for, by the admin whose session is open now, written to
+        the audit log; the same functions as the command line's."""
+        action, target = self._pending_action, self._pending_target
+        self._pending_action = self._pending_target = self.question = ""
+        try:
+            admin = await self._admin(touch=True)
+            if admin is None or not action:
+                self._clear()
+                return
+            if action == FORGET:
+                erased = await asyncio.to_thread(subscribers.forget, target)
+                self.notice = admin_copy.FORGOTTEN.format(address=target, what=erased)
+            else:
+                book = book_by_slug(target)
+                title = book.title if book is not None else target
+                reason = admin_copy.PAUSED_REASON.format(name=admin.name)
+                paused = await asyncio.to_thread(announce.pause, target, reason)
+                self.notice = (admin_copy.PAUSED if paused else admin_copy.NOT_PAUSED).format(title=title, slug=target)
+            await asyncio.to_thread(admins.audit, admin.name, action, target)
+        except sqlalchemy.exc.SQLAlchemyError as exc:
+            logger.warning("Dashboard: the database is unavailable (%s)", type(exc).__name__)
+            self.problem = admin_copy.TRY_AGAIN_LATER
+            return
+        await self._show(touch=False)
 
     @rx.event
     async def open(self):

@@ -1,0 +1,101 @@
+"""The dashboard's downloads: the list as CSV (the columns of ``publisher-gateway subscribers``)
+and the audit log, each a ``POST`` from the dashboard's own page by a signed-in admin.
+
+A download is an HTTP answer (a file the browser saves), not a state event, so it checks what
+the sign-in endpoints check (server/admin_sign_in.py): the page's Origin, then the session's
+cookie in the database. The export itself is written to the audit log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+
+import sqlalchemy
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from publisher.config import settings
+from publisher.content import admin_copy
+from publisher.rules import admin_access
+from publisher.server.admin_sign_in import NO_STORE, relying_party
+from publisher.storage import admins, subscribers
+from publisher.storage.tables import utc_now
+from publisher.web import exports
+
+logger = logging.getLogger(__name__)
+
+EXPORT, AUDIT = admin_access.EXPORT_PATH, admin_access.AUDIT_PATH
+EXPORTED, DOWNLOADED_AUDIT = "export", "download audit log"
+
+
+def _list_csv() -> tuple[str, int]:
+    rows = subscribers.list_subscribers()
+    out = io.StringIO()
+    exports.write_subscribers_csv(rows, out)
+    return out.getvalue(), len(rows)
+
+
+def _audit_csv() -> tuple[str, int]:
+    lines = admins.audit_log()
+    out = io.StringIO()
+    exports.write_audit_csv(lines, out)
+    return out.getvalue(), len(lines)
+
+
+class AdminDownloads:
+    """In front of the sign-in endpoints (which answer 404 to any other path of theirs)."""
+
+    def __init__(self, app: ASGIApp, db_url: str | None = None):
+        self.app = app
+        self.db_url = db_url
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path not in (EXPORT, AUDIT):
+            await self.app(scope, receive, send)
+            return
+        response = await self._answer(scope, path)
+        await response(scope, receive, send)
+
+    async def _answer(self, scope: Scope, path: str) -> Response:
+        if not settings.current().dashboard_on:
+            return PlainTextResponse("Not found", status_code=404)
+        if scope["method"] != "POST":
+            return JSONResponse({"error": "Only POST is allowed here"}, 405, headers={"Allow": "POST", **NO_STORE})
+        headers = Headers(scope=scope)
+        if not admin_access.same_origin_request(headers.get("origin"), headers.get("sec-fetch-site"), relying_party()):
+            logger.warning(
+                "Dashboard download refused: not from the site's own page (Origin %r)", headers.get("origin")
+            )
+            return JSONResponse({"error": admin_copy.NOT_FROM_THIS_SITE}, 403, headers=NO_STORE)
+        token = admin_access.session_token_from_cookies(headers.get("cookie", ""))
+        try:
+            admin = None
+            if token is not None:
+                admin = await asyncio.to_thread(
+                    admins.session_admin,
+                    admin_access.token_hash(token),
+                    settings.current().admin_idle,
+                    touch=True,
+                    db_url=self.db_url,
+                )
+            if admin is None:
+                return JSONResponse({"error": admin_copy.SIGN_IN_FIRST}, 403, headers=NO_STORE)
+            made, count = await asyncio.to_thread(_list_csv if path == EXPORT else _audit_csv)
+            action, what = (
+                (EXPORTED, f"the list ({count} addresses)") if path == EXPORT else (DOWNLOADED_AUDIT, f"{count} lines")
+            )
+            await asyncio.to_thread(admins.audit, admin.name, action, what, None, self.db_url)
+        except sqlalchemy.exc.SQLAlchemyError as exc:
+            logger.warning("Dashboard download: the database is unavailable (%s)", type(exc).__name__)
+            return JSONResponse({"error": admin_copy.TRY_AGAIN_LATER}, 503, headers={"Retry-After": "30", **NO_STORE})
+        name = "subscribers" if path == EXPORT else "audit-log"
+        filename = f"{name}-{utc_now():%Y-%m-%d}.csv"
+        return Response(
+            made,
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="{filename}"', **NO_STORE},
+        )
