@@ -209,6 +209,17 @@ def test_read_only_root_filesystem_serves_both_forms(
             10,
             "the outbox to record the deliveries",
         )
+
+        # The dashboard in the image: an invitation from its command, the page never cached, and a
+        # sign-in ceremony begun (py_webauthn is in the image; its ceremony rows in /data).
+        [link] = site.exec("publisher-gateway", "admin", "invite", "Ada").stdout.splitlines()
+        assert "/admin/enrol#" in link
+        dashboard = httpx.get(f"{site.base_url}/admin", timeout=10)
+        assert (dashboard.status_code, dashboard.headers["cache-control"]) == (200, "no-store")
+        options = httpx.post(
+            f"{site.base_url}/admin/api/sign-in/options", json={}, headers={"Sec-Fetch-Site": "same-origin"}, timeout=10
+        )
+        assert options.status_code == 200 and options.json()["options"]["userVerification"] == "required"
     finally:
         smtp.stop()
 
