@@ -10,7 +10,7 @@ from publisher import reflex_internals
 from publisher.config import settings
 from publisher.content.books import FEED_TITLE
 from publisher.gateway import embedded
-from publisher.mail import bounce_mailbox, campaign, outbox
+from publisher.mail import bounce_mailbox, campaign, notices, outbox
 from publisher.server import middleware
 from publisher.storage import tables  # noqa: F401 (its tables join the schema Reflex knows)
 from publisher.web import errors, feed, tab_states
@@ -46,6 +46,8 @@ app.register_lifespan_task(outbox.run_in_backend)
 app.register_lifespan_task(campaign.run_in_backend)
 # Reads the bounce mailbox (PUBLISHER_BOUNCE_MAILBOX), one worker of the site at a time.
 app.register_lifespan_task(bounce_mailbox.run_in_backend)
+# Emails the publisher when something needs them, and the weekly summary (mail/notices.py).
+app.register_lifespan_task(notices.run_in_backend)
 
 PAGES.add_to(app)
 # A closed tab's state is let go early through the app's own state manager (web/tab_states.py).

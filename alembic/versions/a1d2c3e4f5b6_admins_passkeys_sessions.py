@@ -1,4 +1,5 @@
-"""The dashboard's admins: their passkeys, enrolment links, sessions, WebAuthn ceremonies, audit log.
+"""The dashboard: admins, passkeys, enrolment links, sessions, WebAuthn ceremonies, the audit log;
+how the bounce mailbox's reads last went; the notices emailed to the publisher.
 
 Tokens are stored as their SHA-256 only (rules/admin_access.py).
 
@@ -95,8 +96,33 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_admin_audit_at"), ["at"], unique=False)
 
 
+    op.create_table(
+        "job_status",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("name", sqlmodel.sql.sqltypes.AutoString(length=32), nullable=False),
+        sa.Column("last_success_at", sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True),
+        sa.Column("failing_since", sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True),
+        sa.Column("last_error", sqlmodel.sql.sqltypes.AutoString(length=500), nullable=True),
+        sa.PrimaryKeyConstraint("id"),
+        sa.UniqueConstraint("name"),
+    )
+    op.create_table(
+        "publisher_notice",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("kind", sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
+        sa.Column("period", sqlmodel.sql.sqltypes.AutoString(length=10), nullable=False),
+        sa.Column("subject", sqlmodel.sql.sqltypes.AutoString(length=300), nullable=False),
+        sa.Column("body", sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+        sa.Column("created_at", sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
+        sa.PrimaryKeyConstraint("id"),
+        sa.UniqueConstraint("kind", "period", name="uq_publisher_notice_kind_period"),
+    )
+
+
 def downgrade() -> None:
     """Downgrade schema."""
+    op.drop_table("publisher_notice")
+    op.drop_table("job_status")
     op.drop_table("admin_audit")
     op.drop_table("admin_ceremony")
     op.drop_table("admin_session")

@@ -111,6 +111,8 @@ MAX_TABS_VAR = "PUBLISHER_MAX_TABS"
 MAX_TAB_LIFETIME_VAR = "PUBLISHER_MAX_TAB_LIFETIME_S"
 # The dashboard's sign-in (rules/admin_access.py): minutes without an action before a session ends.
 ADMIN_IDLE_VAR = "PUBLISHER_ADMIN_IDLE_MIN"
+# The weekly summary emailed to the publisher on Mondays (mail/notices.py): on unless "off".
+SUMMARY_VAR = "PUBLISHER_SUMMARY"
 # A class of 30 pupils behind one school router, each with the form open in two tabs.
 DEFAULT_MAX_TABS_PER_ADDRESS = 60
 # The same class opening the page at once, and reconnecting once.
@@ -199,6 +201,7 @@ class Settings(BaseSettings):
     max_tabs: int = _var(MAX_TABS_VAR, DEFAULT_MAX_TABS)
     max_tab_lifetime_s: int = _var(MAX_TAB_LIFETIME_VAR, DEFAULT_MAX_TAB_LIFETIME_S)
     admin_idle_min: int = _var(ADMIN_IDLE_VAR, admin_access.DEFAULT_IDLE_MINUTES)
+    summary_on: bool = _var(SUMMARY_VAR, True)
     # Mail from the embedded gateway, as given: checked together into the ``mail`` property.
     smtp_url: Text = _var(mail.SMTP_URL_VAR, "", repr=False)
     smtp_url_file: Text = _var(mail.SMTP_URL_VAR + FILE_SUFFIX, "")
@@ -299,6 +302,16 @@ class Settings(BaseSettings):
                 f"https://abc123.execute-api.us-east-1.amazonaws.com, got {value!r}"
             )
         return url
+
+    @field_validator("summary_on", mode="before")
+    @classmethod
+    def _summary(cls, value: str) -> bool:
+        word = value.strip().lower()
+        if word in ("", "on"):
+            return True
+        if word == "off":
+            return False
+        raise ConfigurationError(f"{SUMMARY_VAR} must be on or off, got {value!r}")
 
     @field_validator("gateway_api_key", mode="before")
     @classmethod

@@ -54,7 +54,7 @@ from publisher.config.settings import BounceSettings, MailSettings
 from publisher.mail import outbox, returns
 from publisher.mail.bounce_mailbox_client import MailboxClient, MailboxTrouble
 from publisher.rules import bounces, reports, validation
-from publisher.storage import bounce_records
+from publisher.storage import bounce_records, notices
 from publisher.storage.bounce_records import MailboxPlace, Recorded, Report
 
 logger = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ def read_once(
         return None
     reading = Reading()
     try:
-        with _LeaseKeeper(holder, db_url, clock) as lease:
+        with _LeaseKeeper(holder, db_url, clock) as lease, _RunRecorded(db_url, clock):
             with MailboxClient(bounce.mailbox, ca_file=bounce.ca_file, timeout=IMAP_TIMEOUT_S) as box:
                 place = MailboxPlace(bounce.mailbox.folder, box.uidvalidity)
                 read = _Read(box, place, bounce, mail, db_url, reading, clock)
@@ -195,6 +195,26 @@ def read_once(
     campaigns = {item.campaign_id for item in reading.recorded if item.campaign_id is not None}
     returns.pause_campaigns(campaigns, db_url, limits=bounce)
     return reading
+
+
+class _RunRecorded:
+    """Writes how a read went (storage/notices.record_run): a success, or the mailbox's trouble
+    (its reason, the password hidden). The dashboard's Health shows it, and the publisher is
+    emailed once it has failed for an hour. A database error is not recorded: it is away."""
+
+    def __init__(self, db_url: str | None, clock: Callable[[], datetime]) -> None:
+        self.db_url, self.clock = db_url, clock
+
+    def __enter__(self) -> _RunRecorded:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
+        if kind is None or isinstance(exc, MailboxTrouble):
+            error = exc.reason if isinstance(exc, MailboxTrouble) else None
+            try:
+                notices.record_run(notices.BOUNCE_MAILBOX, error, self.clock(), self.db_url)
+            except sqlalchemy.exc.SQLAlchemyError as failure:
+                logger.warning("Bounce mailbox: how the read went was not recorded (%s)", type(failure).__name__)
 
 
 def _connection_lost(exc: sqlalchemy.exc.SQLAlchemyError) -> bool:

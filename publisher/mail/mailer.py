@@ -152,6 +152,21 @@ def subscriber_notice(
     return message
 
 
+def publisher_notice(
+    settings: MailSettings, *, subject: str, body: str, written_at: datetime, message_id: str
+) -> EmailMessage:
+    """An email the site writes to the publisher when something needs them (mail/notices.py):
+    from the site, to the publisher's inbox, nothing a visitor typed in it."""
+    message = EmailMessage(policy=SMTP)
+    message["From"] = sender_address(settings)
+    message["To"] = [_address("", recipient) for recipient in settings.notify_to]
+    message["Subject"] = subject
+    message["Date"] = email_utils.format_datetime(written_at)
+    message["Message-ID"] = message_id
+    message.set_content(body, charset="utf-8", cte="quoted-printable")
+    return message
+
+
 def _to_subscriber(
     settings: MailSettings, *, name: str, email: str, subject: str, moment: datetime, message_id: str
 ) -> EmailMessage:

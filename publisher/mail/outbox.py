@@ -139,6 +139,15 @@ def email_for(
             message_id=delivery.message_id,
         )
         return message, ()
+    if isinstance(source, storage.PublisherNotice):
+        message = mailer.publisher_notice(
+            settings,
+            subject=source.subject,
+            body=source.body,
+            written_at=source.created_at,
+            message_id=delivery.message_id,
+        )
+        return message, ()
     if not isinstance(source, storage.Subscriber):
         raise NothingToSend(f"the stored {delivery.kind} row it mails no longer exists")
     if delivery.kind == storage.SUBSCRIBER:

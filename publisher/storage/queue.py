@@ -22,11 +22,13 @@ from publisher.storage.tables import (
     FAILED,
     MAX_STALLED_CLAIMS,
     NOT_READ,
+    NOTICE,
     PENDING,
     SENT,
     SKIPPED,
     ContactMessage,
     Delivery,
+    PublisherNotice,
     Subscriber,
 )
 
@@ -40,7 +42,7 @@ class ClaimedDelivery:
     message_id: str
     attempts: int
     give_up_at: datetime
-    source: ContactMessage | Subscriber | None
+    source: ContactMessage | Subscriber | PublisherNotice | None
     campaign_id: int | None = None
     stalled_claims: int = 0
     created_at: datetime | None = None  # when the job was queued (a confirmation's: its sign-up)
@@ -129,9 +131,11 @@ def claim_due(
         session.commit()
         if row is None:
             return None
-        source: ContactMessage | Subscriber | None
+        source: ContactMessage | Subscriber | PublisherNotice | None
         if row.kind == CONTACT:
             source = session.get(ContactMessage, row.source_id)
+        elif row.kind == NOTICE:
+            source = session.get(PublisherNotice, row.source_id)
         else:
             source = session.get(Subscriber, row.source_id)
         return ClaimedDelivery(

@@ -240,6 +240,39 @@ class JobLease(sqlmodel.SQLModel, table=True):
     until: datetime
 
 
+class JobStatus(sqlmodel.SQLModel, table=True):
+    """How a recurring job last went (reading the bounce mailbox): when it last succeeded, and
+    since when and why it has been failing. The dashboard's Health shows it; the publisher is emailed when
+    it has failed for an hour (mail/notices.py)."""
+
+    __tablename__ = "job_status"
+
+    id: int | None = sqlmodel.Field(default=None, primary_key=True)
+    name: str = sqlmodel.Field(max_length=32, unique=True)
+    last_success_at: datetime | None = None
+    # Since when it has failed without a success in between (None: its last run succeeded).
+    failing_since: datetime | None = None
+    last_error: str | None = sqlmodel.Field(default=None, max_length=ERROR_MAX)
+
+
+NOTICE = "notice"  # an outbox job that emails the publisher a notice (source_id: publisher_notice)
+
+
+class PublisherNotice(sqlmodel.SQLModel, table=True):
+    """An email the site wrote to the publisher because something needs them (mail/notices.py):
+    at most one of each kind a day (``period``: the day, or the week's Monday for the summary)."""
+
+    __tablename__ = "publisher_notice"
+    __table_args__ = (sqlalchemy.UniqueConstraint("kind", "period", name="uq_publisher_notice_kind_period"),)
+
+    id: int | None = sqlmodel.Field(default=None, primary_key=True)
+    kind: str = sqlmodel.Field(max_length=16)
+    period: str = sqlmodel.Field(max_length=10)  # YYYY-MM-DD
+    subject: str = sqlmodel.Field(max_length=validation.SUBJECT_MAX)
+    body: str
+    created_at: datetime = sqlmodel.Field(default_factory=utc_now)
+
+
 class SendThrottle(sqlmodel.SQLModel, table=True):
     """The next free sending slot of the whole site (one row): every sender reserves its emails here."""
 

@@ -187,7 +187,15 @@ def test_every_part_of_the_dashboard_is_shown_as_text_and_a_reader_is_found_by_a
     expect(page.locator("#releases")).to_contain_text(admin_copy.NOTHING_YET)
     health = page.locator("#health dl")
     expect(health.locator("dt")).to_have_text(
-        ["Emails waiting", "Emails failed", "Oldest waiting since", "SMTP", "Bounce mailbox"]
+        [
+            "Emails waiting",
+            "Emails failed",
+            "Oldest waiting since",
+            "SMTP",
+            "Bounce mailbox",
+            "Bounce mailbox last read",
+            "Bounce mailbox last error",
+        ]
     )
     expect(health.locator("dd").nth(3)).to_have_text("not configured")
 

@@ -24,6 +24,7 @@ from publisher.mail.bounce_mailbox_client import MailboxClient
 from publisher.rules import reports
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records, subscribers
+from publisher.storage import notices as notice_records
 from publisher.storage import utc_now as storage_now
 from tests.imap import DovecotServer
 from tests.samples import bounce_sample
@@ -254,10 +255,15 @@ def test_the_command_reads_the_mailbox_once_and_a_mailbox_it_cannot_reach_is_exp
         f"Bounce mailbox imap://{mailbox.user}:***@127.0.0.1:{mailbox.port}/INBOX: 1 new messages"
     )
     assert "1 unclassified" in done.stderr
+    read = notice_records.run_status(notice_records.BOUNCE_MAILBOX, db_url)  # for the dashboard and the notices
+    assert read.last_success_at is not None and read.failing_since is None
     wrong = {**env, "PUBLISHER_BOUNCE_MAILBOX": mailbox.url().replace(mailbox.password, "not-the-password")}
     refused = publisher_gateway(db_url, "bounces", "--check", env=wrong, check=False)
     assert refused.returncode == 1 and "not-the-password" not in refused.stderr
     assert refused.stderr.startswith("publisher-gateway: ") and "***" in refused.stderr
+    failing = notice_records.run_status(notice_records.BOUNCE_MAILBOX, db_url)
+    assert failing.failing_since is not None and failing.last_success_at == read.last_success_at
+    assert failing.last_error and "***" in failing.last_error and "not-the-password" not in failing.last_error
     unset = publisher_gateway(db_url, "bounces", "--check", env=smtp_server.mail_env(), check=False)
     assert unset.returncode == 2 and "PUBLISHER_BOUNCE_MAILBOX is not set" in unset.stderr
 

@@ -27,7 +27,7 @@ from publisher.limits import tabs
 from publisher.mail import announce
 from publisher.rules import admin_access, validation
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import admins, bounce_records, dashboard, subscribers
+from publisher.storage import admins, bounce_records, dashboard, notices, subscribers
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ def _releases() -> list[dict[str, str]]:
     return rows
 
 
-def _health(outbox: dashboard.OutboxHealth) -> list[dict[str, str]]:
+def _health(outbox: dashboard.OutboxHealth, mailbox: notices.RunStatus) -> list[dict[str, str]]:
     values = settings.current()
     oldest = "" if outbox.oldest_waiting_since is None else when(outbox.oldest_waiting_since)
     return [
@@ -95,6 +95,8 @@ def _health(outbox: dashboard.OutboxHealth) -> list[dict[str, str]]:
             "label": "Bounce mailbox",
             "value": "configured" if values.bounces.mailbox is not None else "not configured",
         },
+        {"label": "Bounce mailbox last read", "value": when(mailbox.last_success_at) or "-"},
+        {"label": "Bounce mailbox last error", "value": mailbox.last_error or "-"},
     ]
 
 
@@ -133,7 +135,7 @@ def _figures() -> dict[str, list[dict[str, str]]]:
             {"date": when(m.seen_at), "sender": m.sender, "subject": m.subject, "why": m.note or m.outcome}
             for m in left
         ],
-        "health": _health(dashboard.outbox_health()),
+        "health": _health(dashboard.outbox_health(), notices.run_status(notices.BOUNCE_MAILBOX)),
         "audit": [
             {"date": when(line.at), "admin": line.admin, "action": line.action, "target": line.target}
             for line in admins.audit_log(limit=dashboard.LISTED)

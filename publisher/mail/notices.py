@@ -1,0 +1,90 @@
+"""The site writes to the publisher when something needs them (rules/notices.py says when and
+what): a release paused, an email failing for an hour, the bounce mailbox unreadable for an
+hour, and the weekly summary on Mondays (``PUBLISHER_SUMMARY=off`` stops it).
+
+Each notice goes through the outbox to ``PUBLISHER_NOTIFY_TO``, like the contact messages:
+durable, retried, and at most one of each kind a day however many workers check at once
+(storage/notices.queue_notice). Every worker checks every ``CHECK_INTERVAL_S``; a check that
+fails is logged and the next one tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+import sqlalchemy
+
+from publisher import storage
+from publisher.config import settings
+from publisher.config.settings import MailSettings
+from publisher.content.books import book_by_slug
+from publisher.mail import outbox
+from publisher.rules import notices as rules
+from publisher.storage import notices
+
+logger = logging.getLogger(__name__)
+
+CHECK_INTERVAL_S = 300
+
+
+def snapshot(now: datetime, db_url: str | None = None) -> rules.Snapshot:
+    """What the rules look at, read now."""
+    values = settings.current()
+    paused = []
+    for slug, reason in notices.paused_campaigns(db_url):
+        book = book_by_slug(slug)
+        paused.append(rules.PausedRelease(book.title if book is not None else slug, slug, reason))
+    failing, since = notices.failing_emails(db_url)
+    mailbox = (
+        notices.run_status(notices.BOUNCE_MAILBOX, db_url)
+        if values.bounces.mailbox is not None
+        else notices.RunStatus(None, None, None)
+    )
+    summary_on = values.summary_on
+    return rules.Snapshot(
+        now=now,
+        site_url=settings.site_url(),
+        paused=tuple(paused),
+        failing_emails=failing,
+        failing_since=since,
+        mailbox_failing_since=mailbox.failing_since,
+        mailbox_error=mailbox.last_error or "",
+        summary_on=summary_on,
+        week=notices.week(now, db_url) if summary_on and rules.is_summary_day(now) else None,
+    )
+
+
+def check_once(mail: MailSettings, db_url: str | None = None, now: datetime | None = None) -> list[str]:
+    """Queue every notice that is due and not yet sent for its period; the kinds queued now."""
+    now = now or storage.utc_now()
+    queued = []
+    for notice in rules.due(snapshot(now, db_url)):
+        if notices.queue_notice(
+            notice.kind, notice.period, notice.subject, notice.body, outbox.job_for(mail), now, db_url
+        ):
+            queued.append(notice.kind)
+    if queued:
+        logger.info("Emailing the publisher: %s", ", ".join(queued))
+    return queued
+
+
+async def run_in_backend(
+    db_url: str | None = None, clock: Callable[[], datetime] = storage.utc_now, interval_s: float = CHECK_INTERVAL_S
+) -> None:
+    """The backend's lifespan task, on every worker where the site sends email."""
+    values = settings.current()
+    mail = values.mail
+    if not values.list_emails_on or mail is None:
+        return
+    while True:
+        try:
+            if await asyncio.to_thread(check_once, mail, db_url, clock()):
+                outbox.wake()
+        except sqlalchemy.exc.SQLAlchemyError as exc:
+            logger.warning("Emails to the publisher: not checked, the database is away (%s)", type(exc).__name__)
+        except Exception as exc:
+            logger.error("Emails to the publisher: the check failed (%s)", type(exc).__name__, exc_info=exc)
+        await asyncio.sleep(interval_s)

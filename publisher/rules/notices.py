@@ -1,0 +1,107 @@
+"""When the site writes to the publisher, and what it says: pure, its clock in the snapshot.
+
+The dashboard shows everything, but nobody watches it all day. The site emails the
+publisher (``PUBLISHER_NOTIFY_TO``) when something needs them, at most once a day per kind
+of trouble while it lasts, and a summary on Mondays unless ``PUBLISHER_SUMMARY=off``:
+
+- a release **paused** (why, and how to resume it);
+- an email of the outbox **failing** for more than an hour;
+- the bounce **mailbox** unreadable for more than an hour;
+- the weekly **summary**: new readers, leavers, bounces, complaints, messages, releases sent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from publisher.content import notice_copy as words
+
+PAUSED, OUTBOX, MAILBOX, SUMMARY = "paused", "outbox", "mailbox", "summary"
+TROUBLE_FOR = timedelta(hours=1)  # how long a failure lasts before the publisher is told
+
+
+@dataclass(frozen=True)
+class PausedRelease:
+    title: str
+    slug: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Week:
+    """What the list saw in the seven days before the summary."""
+
+    new_readers: int
+    leavers: int
+    bounces: int
+    complaints: int
+    messages: int
+    releases_sent: int
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    now: datetime
+    site_url: str
+    paused: tuple[PausedRelease, ...] = ()
+    failing_emails: int = 0
+    failing_since: datetime | None = None  # the oldest unsent email that has failed
+    mailbox_failing_since: datetime | None = None
+    mailbox_error: str = ""
+    summary_on: bool = True
+    week: Week | None = None  # read only on Mondays
+
+
+@dataclass(frozen=True)
+class Notice:
+    kind: str
+    period: str  # the day (YYYY-MM-DD) it belongs to: one of each kind per period
+    subject: str
+    body: str = field(repr=False)
+
+
+def is_summary_day(moment: datetime) -> bool:
+    return moment.weekday() == 0  # Monday
+
+
+def _day(moment: datetime) -> str:
+    return date.isoformat(moment.date())
+
+
+def due(snapshot: Snapshot) -> list[Notice]:
+    """The notices the publisher should have now (the caller sends each once per its period)."""
+    now, today = snapshot.now, _day(snapshot.now)
+    dashboard = words.DASHBOARD_LINE.format(dashboard=f"{snapshot.site_url.rstrip('/')}/admin")
+    notices = []
+    if snapshot.paused:
+        releases = "\n\n".join(
+            words.PAUSED_RELEASE.format(title=release.title, reason=release.reason, slug=release.slug)
+            for release in snapshot.paused
+        )
+        titles = ", ".join(release.title for release in snapshot.paused)
+        notices.append(
+            Notice(PAUSED, today, words.PAUSED_SUBJECT.format(titles=titles), words.PAUSED_INTRO + releases + dashboard)
+        )
+    failing = snapshot.failing_since
+    if snapshot.failing_emails and failing is not None and now - failing >= TROUBLE_FOR:
+        count, since = snapshot.failing_emails, f"{failing:%Y-%m-%d %H:%M}"
+        notices.append(
+            Notice(
+                OUTBOX,
+                today,
+                words.OUTBOX_SUBJECT.format(count=count),
+                words.OUTBOX_BODY.format(count=count, since=since) + dashboard,
+            )
+        )
+    unread = snapshot.mailbox_failing_since
+    if unread is not None and now - unread >= TROUBLE_FOR:
+        body = words.MAILBOX_BODY.format(
+            since=f"{unread:%Y-%m-%d %H:%M}", error=snapshot.mailbox_error or words.NO_REASON
+        )
+        notices.append(Notice(MAILBOX, today, words.MAILBOX_SUBJECT, body + dashboard))
+    if snapshot.summary_on and snapshot.week is not None and is_summary_day(now):
+        body = words.SUMMARY_BODY.format(**dataclasses.asdict(snapshot.week))
+        notices.append(Notice(SUMMARY, today, words.SUMMARY_SUBJECT, body + dashboard + words.SUMMARY_OFF))
+    return notices

@@ -1,0 +1,84 @@
+"""The site's emails to the publisher (mail/notices.py) on a database of each kind: what is
+due is queued once a day however often every worker checks, and the outbox sends it to
+PUBLISHER_NOTIFY_TO; the bounce mailbox's reads are recorded for it and for the dashboard."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+
+from publisher import content, storage
+from publisher.gateway.contract import SubscribeRequest
+from publisher.mail import notices, outbox
+from publisher.storage import notices as notice_records
+from publisher.storage import subscribers
+from tests.smtp import SmtpServer
+
+MAIL_FROM = "site@animals.example"
+
+
+@pytest.fixture
+def smtp():
+    server = SmtpServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def mail(smtp, monkeypatch):
+    for name, value in smtp.mail_env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    from publisher.config import settings
+
+    settings.reload()
+    yield settings.current().mail
+    settings.reload()
+
+
+def paused_release(db_url: str) -> str:
+    request = SubscribeRequest.model_validate({"email": "jo@example.com", "name": "Jo Reader", "book_updates": "yes"})
+    subscribers.subscribe(request, None, db_url)
+    subscribers.confirm(subscribers.list_subscribers(db_url=db_url)[0].link_key, None, None, db_url)
+    slug = content.BOOKS[0].slug
+    message_id = lambda reader: f"<r{reader}@test>"  # noqa: E731
+    campaign = storage.create_campaign(slug, "New", message_id, storage.utc_now(), timedelta(days=1), db_url)
+    assert campaign is not None and campaign.id is not None
+    storage.set_campaign_status(campaign.id, storage.PAUSED, "hard bounces at 6.2 % (over 5 %)", db_url=db_url)
+    return slug
+
+
+def test_a_paused_release_is_told_once_a_day_and_reaches_the_publishers_inbox(db_url, mail, smtp):
+    slug = paused_release(db_url)
+    now = storage.utc_now().replace(hour=12)
+    if now.weekday() == 0:
+        now += timedelta(days=1)  # not a Monday: no summary in the way
+    assert notices.check_once(mail, db_url, now) == ["paused"]
+    assert notices.check_once(mail, db_url, now + timedelta(hours=3)) == []  # the same day: nothing more
+    assert notices.check_once(mail, db_url, now + timedelta(days=1)) == ["paused"]  # still paused the next day
+
+    sender = outbox.Sender(mail, db_url, clock=lambda: now + timedelta(days=1, minutes=1))  # both due
+    asyncio.run(sender.send_due())
+    emails = [r for r in smtp.received if "A release is paused" in str(r.message["Subject"])]
+    assert len(emails) == 2
+    email = emails[0]
+    assert email.rcpt_tos == list(mail.notify_to)
+    assert MAIL_FROM in str(email.message["From"])
+    body = email.message.get_content()
+    assert "hard bounces at 6.2 % (over 5 %)" in body and f"publisher-gateway announce {slug}" in body
+
+
+def test_the_mailbox_failing_is_timed_from_its_first_failure_and_a_success_ends_it(db_url):
+    start = storage.utc_now()
+    notice_records.record_run(notice_records.BOUNCE_MAILBOX, "cannot connect: refused", start, db_url)
+    notice_records.record_run(
+        notice_records.BOUNCE_MAILBOX, "cannot connect: timed out", start + timedelta(minutes=30), db_url
+    )
+    status = notice_records.run_status(notice_records.BOUNCE_MAILBOX, db_url)
+    assert status.failing_since is not None and abs(status.failing_since - start) < timedelta(seconds=1)
+    assert (status.last_success_at, status.last_error) == (None, "cannot connect: timed out")
+    notice_records.record_run(notice_records.BOUNCE_MAILBOX, None, start + timedelta(hours=2), db_url)
+    status = notice_records.run_status(notice_records.BOUNCE_MAILBOX, db_url)
+    assert (status.failing_since, status.last_error) == (None, None) and status.last_success_at is not None
