@@ -72,6 +72,25 @@ def find_book(slug: str) -> content.Book:
     return book
 
 
+def start_campaign(slug: str, mail: MailSettings, book: content.Book) -> storage.Campaign | None:
+    """Queue a book's release email to every confirmed reader, once (``announce SLUG`` and the
+    dashboard's Announce): the new campaign, or None when the book has one already. The site's
+    workers send it (mail/campaign.py)."""
+    subject = release_email.subject(book)
+    return storage.create_campaign(
+        slug, subject, lambda _reader: mailer.new_message_id(mail), storage.utc_now(), outbox.RETRY_FOR
+    )
+
+
+def resume_campaign(slug: str) -> bool:
+    """Send a paused campaign's rest (``announce SLUG`` after its question, the dashboard's Resume);
+    its pause thresholds then judge only what comes after. False when it is not paused."""
+    item = storage.find_campaign(slug)
+    if item is None or item.status != storage.PAUSED:
+        return False
+    return storage.set_campaign_status(_id(item), storage.SENDING)
+
+
 async def send_test(mail: MailSettings, book: content.Book, address: str) -> None:
     site = settings.site_url()
     message = release_email.PreparedRelease(mail, book, site=site, test=True).message(
@@ -238,9 +257,7 @@ def announce(
             if ask(f"Send it to {readers} readers? [y/N] ").strip().lower() not in ("y", "yes"):
                 out.write("Nothing was sent.\n")
                 return 1
-        created = storage.create_campaign(
-            slug, subject, lambda _reader: mailer.new_message_id(mail), storage.utc_now(), outbox.RETRY_FOR
-        )
+        created = start_campaign(slug, mail, book)
         if created is None:  # another run created it a moment ago: follow that one
             item = storage.find_campaign(slug)
             assert item is not None  # its insert, which ours found, is committed
@@ -271,7 +288,7 @@ def announce(
                 if ask("Resume it? [y/N] ").strip().lower() not in ("y", "yes"):
                     out.write("It stays paused. Nothing was sent.\n")
                     return 1
-            storage.set_campaign_status(_id(item), storage.SENDING)
+            resume_campaign(slug)
             out.write(f"Campaign #{item.id} resumed (it was paused: {for_terminal(item.paused_reason or '')}).\n")
         out.write(f"Continuing campaign #{item.id} of {_when(item.created_at)}: {describe_counts(_counts(item))}.\n")
     campaign.free_dead_leases()

@@ -25,6 +25,7 @@ from publisher.content import admin_copy
 from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
 from publisher.storage import subscribers
 from tests.browser import add_passkey_authenticator, new_page
+from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import ProductionServer, publisher_gateway, running_server
 from tests.visitor import ADMIN_STATE, HYDRATE, Visitor, run_async
 
@@ -184,7 +185,13 @@ def test_every_part_of_the_dashboard_is_shown_as_text_and_a_reader_is_found_by_a
     expect(message.locator("td").nth(5)).to_contain_text("<script>window.__pwned = 2</script>")
     assert page.locator("#messages img, #messages script, #messages a").count() == 0
     assert page.evaluate("window.__pwned") is None  # nothing of it ran
-    expect(page.locator("#releases")).to_contain_text(admin_copy.NOTHING_YET)
+    releases = page.locator("#releases tbody tr")
+    expect(releases).to_have_count(len(content.BOOKS))  # every book, announced or not
+    expect(releases.first.locator("td").nth(1)).to_have_text(admin_copy.NOT_ANNOUNCED)
+    # No SMTP here: Announce says why it cannot send, and asks nothing.
+    page.get_by_role("button", name=f"Announce {content.BOOKS[0].title}", exact=True).click()
+    expect(page.get_by_role("status").filter(has_text="PUBLISHER_SMTP_URL is not set")).to_be_visible()
+    expect(page.get_by_role("alertdialog")).to_have_count(0)
     health = page.locator("#health dl")
     expect(health.locator("dt")).to_have_text(
         [
@@ -200,12 +207,12 @@ def test_every_part_of_the_dashboard_is_shown_as_text_and_a_reader_is_found_by_a
     expect(health.locator("dd").nth(3)).to_have_text("not configured")
 
     page.get_by_label(admin_copy.SEARCH_LABEL).fill("READER1")
-    page.get_by_role("button", name=admin_copy.SEARCH_BUTTON).click()
+    page.get_by_role("button", name=admin_copy.SEARCH_BUTTON, exact=True).click()
     found = page.locator("#readers table").first
     expect(found.locator("tbody tr")).to_have_count(1)
     expect(found.locator("tbody td").first).to_have_text("reader1@example.com")
     page.get_by_label(admin_copy.SEARCH_LABEL).fill("%")  # a wildcard is a character like any other
-    page.get_by_role("button", name=admin_copy.SEARCH_BUTTON).click()
+    page.get_by_role("button", name=admin_copy.SEARCH_BUTTON, exact=True).click()
     expect(page.get_by_text(admin_copy.NO_READER_FOUND)).to_be_visible()
     assert page.evaluate("document.documentElement.scrollWidth") <= 375  # nothing wider than the phone
 
@@ -230,17 +237,25 @@ def test_the_publisher_pauses_a_release_forgets_an_address_and_exports_the_list_
 
     # Pause: asks with the numbers, does nothing on Cancel, pauses on Yes.
     expect(page.locator("#releases tbody td").nth(2)).to_have_text("0 of 1")  # "N of total", from the campaign
-    page.get_by_role("button", name=f"Pause {book.title}").click()
+    page.get_by_role("button", name=f"Pause {book.title}", exact=True).click()
     question = page.get_by_role("alertdialog")
     expect(question).to_contain_text(f"Pause the release of {book.title}? 0 of 1 sent")
     question.get_by_role("button", name=admin_copy.CANCEL_BUTTON).click()
     expect(page.get_by_role("alertdialog")).to_have_count(0)
     expect(page.locator("#releases tbody td").nth(1)).to_have_text("sending")
-    page.get_by_role("button", name=f"Pause {book.title}").click()
+    page.get_by_role("button", name=f"Pause {book.title}", exact=True).click()
     page.get_by_role("alertdialog").get_by_role("button", name=admin_copy.CONFIRM_BUTTON).click()
     expect(page.get_by_role("status").filter(has_text="is paused")).to_be_visible()
     expect(page.locator("#releases tbody td").nth(1)).to_have_text("paused")
     expect(page.locator("#releases tbody td").nth(8)).to_have_text("paused by Eve from the dashboard")
+
+    # Resume: the same function as `publisher-gateway announce SLUG` after its question.
+    page.get_by_role("button", name=f"Resume {book.title}", exact=True).click()
+    expect(page.get_by_role("alertdialog")).to_contain_text(
+        f"Resume the release of {book.title}? It paused: paused by Eve from the dashboard. 0 of 1 sent so far."
+    )
+    page.get_by_role("alertdialog").get_by_role("button", name=admin_copy.CONFIRM_BUTTON).click()
+    expect(page.locator("#releases tbody td").nth(1)).to_have_text("sending")
 
     # Forget: the same function as `publisher-gateway forget`.
     page.get_by_label(admin_copy.FORGET_LABEL).fill("reader2@example.com")
@@ -268,18 +283,16 @@ def test_the_publisher_pauses_a_release_forgets_an_address_and_exports_the_list_
     assert sorted(row[0] for row in exported[1:]) == ["reader0@example.com", "reader1@example.com"]
 
     audit = page.locator("#audit tbody tr")
-    expect(audit).to_have_count(3)
+    expect(audit).to_have_count(4)
     expect(audit.nth(0).locator("td").nth(2)).to_have_text("export")
     expect(audit.nth(1).locator("td")).to_have_text([re.compile(".+"), "Eve", "forget", "reader2@example.com"])
-    expect(audit.nth(2).locator("td")).to_have_text([re.compile(".+"), "Eve", "pause", book.slug])
+    expect(audit.nth(2).locator("td")).to_have_text([re.compile(".+"), "Eve", "resume", book.slug])
+    expect(audit.nth(3).locator("td")).to_have_text([re.compile(".+"), "Eve", "pause", book.slug])
     with page.expect_download() as download:
         page.get_by_role("button", name=admin_copy.AUDIT_DOWNLOAD_BUTTON).click()
     lines = list(csv.reader(io.StringIO(Path(download.value.path()).read_text())))
-    assert lines[0] == ["at", "admin", "action", "target"] and [row[2] for row in lines[1:]][:3] == [
-        "export",
-        "forget",
-        "pause",
-    ]
+    assert lines[0] == ["at", "admin", "action", "target"]
+    assert [row[2] for row in lines[1:5]] == ["export", "forget", "resume", "pause"]
 
 
 def test_a_download_needs_the_sessions_cookie_and_the_sites_own_page(dashboard_site):
@@ -290,3 +303,49 @@ def test_a_download_needs_the_sessions_cookie_and_the_sites_own_page(dashboard_s
             httpx.post(site.base_url + path, headers={"Origin": "https://evil.example"}, timeout=10).status_code == 403
         )
         assert httpx.get(site.base_url + path, timeout=10).status_code == 405
+
+
+@pytest.fixture(scope="module")
+def sending_site(built_site, smtp: SmtpServer, tmp_path_factory) -> Iterator[tuple[ProductionServer, str]]:
+    """publisher-serve that sends the list's emails (SMTP, the postal address), at its own address."""
+    workdir = tmp_path_factory.mktemp("sending-dashboard")
+    db_url = f"sqlite:///{workdir / 'sending.db'}"
+    publisher_gateway(db_url, "migrate")
+    publisher_gateway(db_url, "import", str(readers_csv(workdir / "readers.csv")), "--status", "confirmed")
+    env = {
+        "PUBLISHER_GATEWAY_URL": "",
+        "REFLEX_DB_URL": db_url,
+        **smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS),
+    }
+    with running_server(workdir, env, own_address=True) as prod:
+        yield prod, db_url
+
+
+def readers_csv(path: Path) -> Path:
+    path.write_text("email,name\nann@readers.example,Ann Reader\nbob@readers.example,Bob Reader\n")
+    return path
+
+
+def test_the_publisher_announces_a_book_from_the_dashboard_and_it_reaches_every_confirmed_reader(
+    sending_site, smtp: SmtpServer, passkey_page: Page
+):
+    site, db_url = sending_site
+    book = content.BOOKS[1]
+    page = passkey_page
+    page.goto(invite(site, db_url, "Fay"))
+    page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
+    expect(page.get_by_text("Signed in as Fay")).to_be_visible(timeout=15_000)
+    page.get_by_role("button", name=f"Announce {book.title}", exact=True).click()
+    question = page.get_by_role("alertdialog")
+    expect(question).to_have_text(re.compile(re.escape(f"Send {book.title} to 2 readers?")))
+    question.get_by_role("button", name=admin_copy.CONFIRM_BUTTON).click()
+    row = page.locator("#releases tbody tr").nth(1)
+    # The site's own workers send it; the open page follows without a reload.
+    expect(row.locator("td").nth(2)).to_have_text("2 of 2", timeout=60_000)
+    expect(row.locator("td").nth(1)).to_have_text("finished")
+    releases = [r for r in smtp.received if book.title in str(r.message["Subject"])]
+    assert sorted(r.rcpt_tos[0] for r in releases) == ["ann@readers.example", "bob@readers.example"]
+    audit = page.locator("#audit tbody tr").first.locator("td")
+    expect(audit).to_have_text([re.compile(".+"), "Fay", "announce", book.slug])
+    campaigns = publisher_gateway(db_url, "campaigns").stdout
+    assert f"{book.slug}  FINISHED" in campaigns  # the command line sees the same campaign

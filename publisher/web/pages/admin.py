@@ -190,11 +190,11 @@ def _releases() -> rx.Component:
             rx.foreach(
                 AdminState.releases,
                 lambda row: rx.cond(
-                    row["state"] == "sending",
+                    row["action"] != "",
                     rx.el.button(
-                        "Pause " + row["title"],
+                        row["action_label"],
                         type="button",
-                        on_click=AdminState.ask_pause(row["slug"]),  # type: ignore[operator]  # rx.event is typed loosely
+                        on_click=AdminState.ask_release(row["slug"]),  # type: ignore[operator]  # rx.event is typed loosely
                         class_name=_QUIET_BUTTON,
                     ),
                 ),

@@ -19,7 +19,7 @@ from datetime import datetime
 import reflex as rx
 import sqlalchemy
 
-from publisher import storage
+from publisher import content, storage
 from publisher.config import settings
 from publisher.content import admin_copy
 from publisher.content.books import book_by_slug
@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 
 REFRESH_MS = 2000  # how often an open dashboard refreshes, and notices its session ended
 # The actions, as the audit log names them.
-FORGET, PAUSE = "forget", "pause"
+FORGET, ANNOUNCE, PAUSE, RESUME = "forget", "announce", "pause", "resume"
 STATUS_LABELS = {
     ListStatus.CONFIRMED: "Confirmed",
     ListStatus.PENDING: "Pending",
@@ -58,28 +58,43 @@ def _rate(count: int, sent: int) -> str:
     return f"{100 * count / sent:.2f} %" if sent else "-"
 
 
+# What the dashboard offers for a release in each state (the button's label, the action).
+_ACTIONS = {
+    None: (admin_copy.ANNOUNCE_BUTTON, ANNOUNCE),
+    storage.SENDING: (admin_copy.PAUSE_BUTTON, PAUSE),
+    storage.PAUSED: (admin_copy.RESUME_BUTTON, RESUME),
+}
+
+
 def _releases() -> list[dict[str, str]]:
+    """Every book, with its campaign if it has one (a book no longer in the content, by its slug)."""
+    campaigns = {item.book_slug: item for item in storage.list_campaigns()}
+    slugs = [book.slug for book in content.BOOKS] + [slug for slug in campaigns if book_by_slug(slug) is None]
     rows = []
-    for item in storage.list_campaigns():
-        assert item.id is not None  # a stored row
-        counts = storage.campaign_counts(item.id)
-        returns = bounce_records.campaign_returns(item.id)
-        book = book_by_slug(item.book_slug)
-        done = counts[storage.SENT] + counts[storage.FAILED] + counts[storage.SKIPPED]
-        rows.append(
-            {
-                "slug": item.book_slug,
-                "title": book.title if book is not None else item.book_slug,
-                "state": item.status,
-                "progress": admin_copy.PROGRESS.format(done=number(done), total=number(item.recipients)),
-                "hard": number(returns.hard),
-                "soft": number(returns.soft),
-                "complaints": number(returns.complaints),
-                "bounce_rate": _rate(returns.hard, returns.sent),
-                "complaint_rate": _rate(returns.complaints, returns.sent),
-                "paused": (item.paused_reason or "") if item.status == storage.PAUSED else "",
-            }
-        )
+    for slug in slugs:
+        book = book_by_slug(slug)
+        title = book.title if book is not None else slug
+        item = campaigns.get(slug)
+        label, action = _ACTIONS.get(None if item is None else item.status, ("", ""))
+        row = {"slug": slug, "title": title, "action": action, "action_label": label.format(title=title)}
+        row.update(dict.fromkeys(("progress", "hard", "soft", "complaints", "bounce_rate", "complaint_rate"), ""))
+        row.update(state=admin_copy.NOT_ANNOUNCED, paused="")
+        if item is not None:
+            assert item.id is not None  # a stored row
+            counts = storage.campaign_counts(item.id)
+            returns = bounce_records.campaign_returns(item.id)
+            done = counts[storage.SENT] + counts[storage.FAILED] + counts[storage.SKIPPED]
+            row.update(
+                state=item.status,
+                progress=admin_copy.PROGRESS.format(done=number(done), total=number(item.recipients)),
+                hard=number(returns.hard),
+                soft=number(returns.soft),
+                complaints=number(returns.complaints),
+                bounce_rate=_rate(returns.hard, returns.sent),
+                complaint_rate=_rate(returns.complaints, returns.sent),
+                paused=(item.paused_reason or "") if item.status == storage.PAUSED else "",
+            )
+        rows.append(row)
     return rows
 
 
@@ -141,6 +156,24 @@ def _figures() -> dict[str, list[dict[str, str]]]:
             for line in admins.audit_log(limit=dashboard.LISTED)
         ],
     }
+
+
+def _release_action(action: str, slug: str, admin_name: str) -> str:
+    """Announce, pause or resume a book's release with the command line's own functions
+    (mail/announce.py); what it did, in the dashboard's words. Refused when the site cannot send."""
+    book = book_by_slug(slug)
+    title = book.title if book is not None else slug
+    if action == ANNOUNCE:
+        mail = announce.required_settings()
+        created = announce.start_campaign(slug, mail, announce.find_book(slug))
+        if created is None:
+            return admin_copy.ALREADY_ANNOUNCED.format(title=title)
+        return admin_copy.ANNOUNCED.format(title=title, readers=number(created.recipients))
+    if action == RESUME:
+        resumed = announce.resume_campaign(slug)
+        return (admin_copy.RESUMED if resumed else admin_copy.NOT_RESUMED).format(title=title)
+    paused = announce.pause(slug, admin_copy.PAUSED_REASON.format(name=admin_name))
+    return (admin_copy.PAUSED if paused else admin_copy.NOT_PAUSED).format(title=title, slug=slug)
 
 
 class AdminState(rx.State):
@@ -249,13 +282,29 @@ class AdminState(rx.State):
             await self._ask(FORGET, address, admin_copy.ASK_FORGET.format(address=address))
 
     @rx.event
-    async def ask_pause(self, slug: str):
-        """Pause: asks first, with how far the release went."""
+    async def ask_release(self, slug: str):
+        """Announce, Pause or Resume a book's release: asks first, with its numbers."""
         await self._show(touch=True)
-        release = next((row for row in self.releases if row["slug"] == slug), None)
-        if self.signed_in and release is not None:
-            question = admin_copy.ASK_PAUSE.format(title=release["title"], progress=release["progress"])
-            await self._ask(PAUSE, slug, question)
+        row = next((row for row in self.releases if row["slug"] == slug), None)
+        if not self.signed_in or row is None or not row["action"]:
+            return
+        title = row["title"]
+        if row["action"] == PAUSE:
+            await self._ask(PAUSE, slug, admin_copy.ASK_PAUSE.format(title=title, progress=row["progress"]))
+        elif row["action"] == RESUME:
+            question = admin_copy.ASK_RESUME.format(title=title, reason=row["paused"], progress=row["progress"])
+            await self._ask(RESUME, slug, question)
+        else:
+            try:
+                announce.required_settings()
+                readers = await asyncio.to_thread(storage.confirmed_count)
+            except announce.Refused as refused:
+                self.notice = str(refused)
+                return
+            if readers == 0:
+                self.notice = admin_copy.NOBODY_CONFIRMED.format(title=title)
+                return
+            await self._ask(ANNOUNCE, slug, admin_copy.ASK_ANNOUNCE.format(title=title, readers=number(readers)))
 
     @rx.event
     def cancel(self):
@@ -276,12 +325,11 @@ class AdminState(rx.State):
                 erased = await asyncio.to_thread(subscribers.forget, target)
                 self.notice = admin_copy.FORGOTTEN.format(address=target, what=erased)
             else:
-                book = book_by_slug(target)
-                title = book.title if book is not None else target
-                reason = admin_copy.PAUSED_REASON.format(name=admin.name)
-                paused = await asyncio.to_thread(announce.pause, target, reason)
-                self.notice = (admin_copy.PAUSED if paused else admin_copy.NOT_PAUSED).format(title=title, slug=target)
+                self.notice = await asyncio.to_thread(_release_action, action, target, admin.name)
             await asyncio.to_thread(admins.audit, admin.name, action, target)
+        except announce.Refused as refused:
+            self.notice = str(refused)
+            return
         except sqlalchemy.exc.SQLAlchemyError as exc:
             logger.warning("Dashboard: the database is unavailable (%s)", type(exc).__name__)
             self.problem = admin_copy.TRY_AGAIN_LATER
