@@ -90,3 +90,7 @@ ANNOUNCED = "The release of {title} is queued for {readers} readers: it is sendi
 ALREADY_ANNOUNCED = "{title} has been announced already: nothing more was queued."
 RESUMED = "The release of {title} is sending again."
 NOT_RESUMED = "The release of {title} was not paused any more: nothing changed."
+CONFIRMED_CHART = "Confirmed readers per day, the last 90 days: {first} then, {last} now."
+WEEKS_CHART = (
+    "Sign-ups (green) against leavers (red) per week, the last 13 weeks: {joined} joined and {left} left in all."
+)

@@ -7,12 +7,14 @@ with a hundred readers or a hundred thousand (benchmarks: docs/performance.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import sqlalchemy
 from sqlmodel import col
 
 from publisher.rules import validation
+from publisher.rules.list_rules import ListStatus
+from publisher.storage import bounce_records, subscribers
 from publisher.storage.tables import (
     CONTACT,
     FAILED,
@@ -21,10 +23,13 @@ from publisher.storage.tables import (
     ContactMessage,
     Delivery,
     Subscriber,
+    SubscriptionEvent,
     engine,
 )
 
 LISTED = 50  # rows in each of the dashboard's lists
+# The record of consent's words for a leaving (an unsubscribe or a complaint, a bounce).
+LEFT_EVENTS = (subscribers.UNSUBSCRIBED, bounce_records.BOUNCED)
 
 
 def _utc(moment: datetime) -> datetime:
@@ -130,3 +135,62 @@ def outbox_health(db_url: str | None = None) -> OutboxHealth:
             sqlalchemy.select(sqlalchemy.func.min(col(Delivery.created_at))).where(col(Delivery.status) == PENDING)
         ).scalar_one_or_none()
     return OutboxHealth(counts.get(PENDING, 0), counts.get(FAILED, 0), None if oldest is None else _utc(oldest))
+
+
+def _day_counts(connection, day_column, *where) -> dict[date, int]:
+    """How many rows per day of ``day_column`` (a date in UTC), for the rows ``where`` selects."""
+    day = sqlalchemy.func.date(day_column)
+    rows = connection.execute(sqlalchemy.select(day, sqlalchemy.func.count()).where(*where).group_by(day)).all()
+    return {date.fromisoformat(str(value)[:10]): count for value, count in rows if value is not None}
+
+
+def confirmed_per_day(today: date, days: int = 90, db_url: str | None = None) -> list[int]:
+    """Confirmed readers at the end of each of the last ``days`` days, oldest first, as the list's
+    rows tell it: confirmed by then and not left (unsubscribed, bounced) by then. Two aggregates
+    by day over the whole list, summed here."""
+    left_status = col(Subscriber.status).in_((ListStatus.UNSUBSCRIBED, ListStatus.BOUNCED))
+    ever_confirmed = sqlalchemy.and_(
+        col(Subscriber.confirmed_at).is_not(None), col(Subscriber.status) != ListStatus.PENDING
+    )
+    left_at = sqlalchemy.case(
+        (col(Subscriber.status) == ListStatus.UNSUBSCRIBED, col(Subscriber.unsubscribed_at)),
+        else_=col(Subscriber.bounced_at),
+    )
+    with engine(db_url).connect() as connection:
+        joined = _day_counts(connection, col(Subscriber.confirmed_at), ever_confirmed)
+        left = _day_counts(connection, left_at, ever_confirmed, left_status)
+    first = today - timedelta(days=days - 1)
+    running = sum(n for d, n in joined.items() if d < first) - sum(n for d, n in left.items() if d < first)
+    series = []
+    for offset in range(days):
+        day = first + timedelta(days=offset)
+        running += joined.get(day, 0) - left.get(day, 0)
+        series.append(running)
+    return series
+
+
+def joined_and_left_per_week(today: date, weeks: int = 13, db_url: str | None = None) -> list[tuple[int, int]]:
+    """Sign-ups and leavers (unsubscribed or bounced) in each of the last ``weeks`` weeks (7 days
+    each, the last ending today), oldest first, from the record of consent."""
+    first = today - timedelta(days=7 * weeks - 1)
+    since = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
+    with engine(db_url).connect() as connection:
+        joined = _day_counts(
+            connection,
+            col(SubscriptionEvent.at),
+            col(SubscriptionEvent.at) >= since,
+            col(SubscriptionEvent.event) == subscribers.SUBSCRIBED,
+        )
+        left = _day_counts(
+            connection,
+            col(SubscriptionEvent.at),
+            col(SubscriptionEvent.at) >= since,
+            col(SubscriptionEvent.event).in_(LEFT_EVENTS),
+        )
+    buckets = [[0, 0] for _ in range(weeks)]
+    for counts, index in ((joined, 0), (left, 1)):
+        for day, count in counts.items():
+            week = (day - first).days // 7
+            if 0 <= week < weeks:
+                buckets[week][index] += count
+    return [(joining, leaving) for joining, leaving in buckets]

@@ -174,6 +174,10 @@ def test_every_part_of_the_dashboard_is_shown_as_text_and_a_reader_is_found_by_a
     expect_dashboard(page, "Dee")
     for heading in ("Readers", "Messages", "Releases", "Bounces", "Health"):
         expect(page.get_by_role("heading", name=heading, level=2)).to_be_visible()
+    charts = page.locator("#readers figure img")
+    expect(charts).to_have_count(2)
+    expect(charts.first).to_have_attribute("alt", "Confirmed readers per day, the last 90 days: 0 then, 1 now.")
+    assert page.evaluate("[...document.querySelectorAll('#readers figure img')].every(i => i.naturalWidth > 0)")
     signups = page.locator("#readers table").last
     expect(signups.locator("tbody tr")).to_have_count(3)
     expect(signups.locator("tbody tr").first.locator("td").first).to_have_text("reader2@example.com")

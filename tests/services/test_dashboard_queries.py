@@ -84,3 +84,35 @@ def test_pause_pauses_a_sending_campaign_from_the_command_line_as_from_the_dashb
     assert (campaign.status, campaign.paused_reason) == ("paused", "paused from the command line")
     again = publisher_gateway(db_url, "pause", slug, check=False)
     assert again.returncode == 1 and "has no campaign sending" in again.stderr
+
+
+def key_of(db_url: str, email: str) -> str:
+    return next(row.link_key for row in subscribers.list_subscribers(db_url=db_url) if row.email == email)
+
+
+def test_the_charts_count_confirmed_readers_per_day_and_sign_ups_against_leavers_per_week(db_url):
+    today = storage.utc_now().replace(hour=12)
+    for number, days_ago in enumerate((40, 20, 10)):  # each signs up and confirms that day
+        then = today - timedelta(days=days_ago)
+        request = SubscribeRequest.model_validate(
+            {"email": f"reader{number}@example.com", "name": "Jo Reader", "book_updates": "yes"}
+        )
+        subscribers.subscribe(request, None, db_url, now=then)
+        key = next(
+            r.link_key for r in subscribers.list_subscribers(db_url=db_url) if r.email.startswith(f"reader{number}")
+        )
+        subscribers.confirm(key, None, None, db_url, now=then)
+    key = next(r.link_key for r in subscribers.list_subscribers(db_url=db_url) if r.email.startswith("reader1"))
+    subscribers.unsubscribe(key, "test", db_url, now=today - timedelta(days=5))
+
+    series = dashboard.confirmed_per_day(today.date(), days=90, db_url=db_url)
+    assert len(series) == 90 and series[0] == 0
+    assert (series[-42], series[-41], series[-21], series[-11], series[-6], series[-1]) == (0, 1, 2, 3, 2, 2)
+    weeks = dashboard.joined_and_left_per_week(today.date(), weeks=13, db_url=db_url)
+    assert len(weeks) == 13
+    assert {index: pair for index, pair in enumerate(weeks) if pair != (0, 0)} == {
+        7: (1, 0),
+        10: (1, 0),
+        11: (1, 0),
+        12: (0, 1),
+    }

@@ -106,6 +106,14 @@ def _readers() -> rx.Component:
             ),
             class_name="mt-3 grid grid-cols-2 gap-3 sm:grid-cols-4",
         ),
+        rx.foreach(
+            AdminState.charts,
+            lambda chart: rx.el.figure(
+                rx.el.img(src=chart["src"], alt=chart["alt"], class_name="h-auto w-full", width="600", height="200"),
+                rx.el.figcaption(chart["alt"], class_name="mt-1 text-sm text-stone-700"),
+                class_name="mt-4 rounded-md border border-stone-300 bg-white p-2",
+            ),
+        ),
         rx.el.form(
             rx.el.label(admin_copy.SEARCH_LABEL, html_for="admin-search", class_name="block font-semibold"),
             rx.el.div(

@@ -28,6 +28,7 @@ from publisher.mail import announce
 from publisher.rules import admin_access, validation
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import admins, bounce_records, dashboard, notices, subscribers
+from publisher.web import charts
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +99,24 @@ def _releases() -> list[dict[str, str]]:
     return rows
 
 
+def _charts() -> list[dict[str, str]]:
+    today = storage.utc_now().date()
+    confirmed = dashboard.confirmed_per_day(today)
+    weeks = dashboard.joined_and_left_per_week(today)
+    return [
+        {
+            "src": charts.data_uri(charts.line(confirmed)),
+            "alt": admin_copy.CONFIRMED_CHART.format(first=number(confirmed[0]), last=number(confirmed[-1])),
+        },
+        {
+            "src": charts.data_uri(charts.pairs(weeks)),
+            "alt": admin_copy.WEEKS_CHART.format(
+                joined=number(sum(j for j, _ in weeks)), left=number(sum(left for _, left in weeks))
+            ),
+        },
+    ]
+
+
 def _health(outbox: dashboard.OutboxHealth, mailbox: notices.RunStatus) -> list[dict[str, str]]:
     values = settings.current()
     oldest = "" if outbox.oldest_waiting_since is None else when(outbox.oldest_waiting_since)
@@ -150,6 +169,7 @@ def _figures() -> dict[str, list[dict[str, str]]]:
             {"date": when(m.seen_at), "sender": m.sender, "subject": m.subject, "why": m.note or m.outcome}
             for m in left
         ],
+        "charts": _charts(),
         "health": _health(dashboard.outbox_health(), notices.run_status(notices.BOUNCE_MAILBOX)),
         "audit": [
             {"date": when(line.at), "admin": line.admin, "action": line.action, "target": line.target}
@@ -194,6 +214,8 @@ class AdminState(rx.State):
     # The bounce mailbox messages left unclassified.
     left: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     health: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # label, value
+    # The two charts (web/charts.py): an SVG image each, and what it shows in words.
+    charts: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # src, alt
     audit: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # the latest 50 lines
     question: rx.Field[str] = rx.field("")  # an action asked for, waiting for its "Yes"
     notice: rx.Field[str] = rx.field("")  # what the last action did
@@ -226,6 +248,7 @@ class AdminState(rx.State):
         self.bounces = []
         self.left = []
         self.health = []
+        self.charts = []
         self.audit = []
         self.question = ""
         self.notice = ""
