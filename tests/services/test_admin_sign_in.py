@@ -232,3 +232,12 @@ def test_an_unprintable_name_is_refused_at_the_door(db_url):
     result = publisher_gateway(db_url, "admin", "invite", "Ada\x1b[31m", check=False)
     assert result.returncode == 2 and result.stdout == ""
     assert "printable text on one line" in result.stderr
+
+
+@pytest.mark.asyncio
+async def test_with_the_cloud_gateway_every_admin_path_is_not_found(client, monkeypatch):
+    monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://abc.example.com")
+    async with client() as http:
+        for path in ("/admin", "/admin/enrol", "/admin/api/sign-in/options", "/admin/api/anything"):
+            assert (await http.post(path, json={}, headers=FROM_PAGE)).status_code == 404, path
+            assert (await http.get(path)).status_code == 404, path
