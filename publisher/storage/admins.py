@@ -8,7 +8,7 @@ thread. Times are stored in UTC; SQLite gives them back without a zone, read as 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import sqlalchemy
 from sqlmodel import col
@@ -23,13 +23,10 @@ from publisher.storage.tables import (
     AdminEnrolment,
     AdminPasskey,
     AdminSession,
+    as_utc,
     engine,
     utc_now,
 )
-
-
-def _utc(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 class UnknownAdmin(LookupError):
@@ -93,7 +90,7 @@ def enrolment_admin(token_hash: str, now: datetime | None = None, db_url: str | 
                 col(AdminEnrolment.token_hash) == token_hash
             )
         ).first()
-        if row is None or _utc(row.expires_at) <= now:
+        if row is None or as_utc(row.expires_at) <= now:
             return None
         return _identity(connection, row.admin_id)
 
@@ -146,7 +143,7 @@ def take_ceremony(id_hash: str, now: datetime | None = None, db_url: str | None 
         if row is None:
             return None
         deleted = connection.execute(sqlalchemy.delete(AdminCeremony).where(col(AdminCeremony.id_hash) == id_hash))
-        if deleted.rowcount != 1 or _utc(row.expires_at) <= now:
+        if deleted.rowcount != 1 or as_utc(row.expires_at) <= now:
             return None
         return Ceremony(bytes(row.challenge), row.enrolment_hash)
 
@@ -169,7 +166,7 @@ def enrol(
             .where(col(AdminEnrolment.token_hash) == enrolment_hash)
             .with_for_update()
         ).first()
-        if row is None or _utc(row.expires_at) <= now:
+        if row is None or as_utc(row.expires_at) <= now:
             return None
         if (
             connection.execute(
@@ -261,7 +258,7 @@ def session_admin(
         ).first()
         if row is None:
             return None
-        times = SessionTimes(_utc(row.created_at), _utc(row.last_active_at))
+        times = SessionTimes(as_utc(row.created_at), as_utc(row.last_active_at))
         if not admin_access.session_open(times, now, idle):
             connection.execute(sqlalchemy.delete(AdminSession).where(col(AdminSession.token_hash) == session_hash))
             return None
@@ -329,8 +326,8 @@ def list_admins(db_url: str | None = None) -> list[PasskeyListing]:
         PasskeyListing(
             admin=row[0],
             passkey=row[1],
-            created_at=None if row[2] is None else _utc(row[2]),
-            last_used_at=None if row[3] is None else _utc(row[3]),
+            created_at=None if row[2] is None else as_utc(row[2]),
+            last_used_at=None if row[3] is None else as_utc(row[3]),
         )
         for row in rows
     ]
@@ -363,5 +360,5 @@ def audit_log(limit: int | None = None, db_url: str | None = None) -> list[Audit
     )
     with engine(db_url).connect() as connection:
         return [
-            AuditLine(_utc(at), admin, action, target) for at, admin, action, target in connection.execute(statement)
+            AuditLine(as_utc(at), admin, action, target) for at, admin, action, target in connection.execute(statement)
         ]

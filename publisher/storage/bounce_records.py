@@ -37,6 +37,7 @@ from publisher.storage.tables import (
     JobLease,
     MailboxMessage,
     Subscriber,
+    as_utc,
     insert_once,
     locked_subscriber,
     record_event,
@@ -90,10 +91,6 @@ class Recorded:
     outcome: str
     email: str | None = None
     campaign_id: int | None = None
-
-
-def _utc(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _clip(text: str, most: int = tables.REASON_MAX) -> str:
@@ -175,8 +172,8 @@ def _record(connection, report: Report, now: datetime) -> Recorded:
             campaign_id=campaign_id,
         )
     )
-    emailed_at = now if delivery is None else _utc(delivery.sent_at or delivery.created_at)
-    if emailed_at < _utc(reader.subscribed_at):
+    emailed_at = now if delivery is None else as_utc(delivery.sent_at or delivery.created_at)
+    if emailed_at < as_utc(reader.subscribed_at):
         return Recorded(COUNTED, reader.email, campaign_id)  # an email from before the latest sign-up
     outcome = _apply(connection, reader, report.kind, reason, now)
     return Recorded(outcome, reader.email, campaign_id)
@@ -195,7 +192,7 @@ def _apply(connection, reader: Subscriber, kind: str, reason: str, now: datetime
     if reader.status not in (ListStatus.PENDING, ListStatus.CONFIRMED):
         return COUNTED
     if kind == bounces.SOFT:
-        history = _sent_emails(connection, reader.id, _utc(reader.subscribed_at))
+        history = _sent_emails(connection, reader.id, as_utc(reader.subscribed_at))
         if not bounces.becomes_bounced(kind, history, now):
             return COUNTED
         how = BY_SOFT_BOUNCES
@@ -245,12 +242,12 @@ def _sent_emails(connection, subscriber_id: int, since: datetime) -> list[bounce
         )
     ).all():
         if delivery_id is None:
-            loose.append(bounces.SentEmail(-bounce_id, _utc(at), kind))
+            loose.append(bounces.SentEmail(-bounce_id, as_utc(at), kind))
         elif _SEVERITY.get(kind, 0) >= _SEVERITY.get(came_back.get(delivery_id, ""), -1):
             came_back[delivery_id] = kind
     emails = []
     for delivery_id, sent_at, created_at, status in rows:
-        moment = _utc(sent_at or created_at)
+        moment = as_utc(sent_at or created_at)
         kind = came_back.get(delivery_id)
         if moment < since or (status == FAILED and kind is None):  # a failure no bounce explains says nothing
             continue
@@ -291,7 +288,7 @@ def list_bounces(since: datetime | None = None, db_url: str | None = None, limit
         statement = statement.where(col(Bounce.at) >= since)
     with tables.engine(db_url).begin() as connection:
         return [
-            BounceLine(_utc(at), email, kind, reason, source, slug)
+            BounceLine(as_utc(at), email, kind, reason, source, slug)
             for at, email, kind, reason, source, slug in connection.execute(statement)
         ]
 
@@ -525,7 +522,7 @@ def left_messages(
             .order_by(col(MailboxMessage.seen_at).desc(), col(MailboxMessage.id).desc())
             .limit(limit)
         ).all()
-    return [LeftMessage(_utc(at), *rest) for at, *rest in rows], counts
+    return [LeftMessage(as_utc(at), *rest) for at, *rest in rows], counts
 
 
 def take_lease(name: str, holder: str, now: datetime, until: datetime, db_url: str | None = None) -> bool:

@@ -24,16 +24,13 @@ from publisher.storage.tables import (
     Delivery,
     Subscriber,
     SubscriptionEvent,
+    as_utc,
     engine,
 )
 
 LISTED = 50  # rows in each of the dashboard's lists
 # The record of consent's words for a leaving (an unsubscribe or a complaint, a bounce).
 LEFT_EVENTS = (subscribers.UNSUBSCRIBED, bounce_records.BOUNCED)
-
-
-def _utc(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -45,7 +42,7 @@ class ReaderLine:
 
 def _readers(statement, db_url: str | None) -> list[ReaderLine]:
     with engine(db_url).connect() as connection:
-        return [ReaderLine(email, status, _utc(at)) for email, status, at in connection.execute(statement)]
+        return [ReaderLine(email, status, as_utc(at)) for email, status, at in connection.execute(statement)]
 
 
 def latest_signups(limit: int = LISTED, db_url: str | None = None) -> list[ReaderLine]:
@@ -109,7 +106,7 @@ def latest_messages(limit: int = LISTED, db_url: str | None = None) -> list[Mess
     )
     with engine(db_url).connect() as connection:
         return [
-            MessageLine(name, email, subject, _utc(at), _DELIVERY_WORDS.get(status or "", STORED), text)
+            MessageLine(name, email, subject, as_utc(at), _DELIVERY_WORDS.get(status or "", STORED), text)
             for name, email, subject, at, status, text in connection.execute(statement)
         ]
 
@@ -134,7 +131,7 @@ def outbox_health(db_url: str | None = None) -> OutboxHealth:
         oldest = connection.execute(
             sqlalchemy.select(sqlalchemy.func.min(col(Delivery.created_at))).where(col(Delivery.status) == PENDING)
         ).scalar_one_or_none()
-    return OutboxHealth(counts.get(PENDING, 0), counts.get(FAILED, 0), None if oldest is None else _utc(oldest))
+    return OutboxHealth(counts.get(PENDING, 0), counts.get(FAILED, 0), None if oldest is None else as_utc(oldest))
 
 
 def _day_counts(connection, day_column, *where) -> dict[date, int]:

@@ -5,7 +5,7 @@ queued in the outbox, one of each kind per period even when every worker checks 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import sqlalchemy
 from sqlmodel import col
@@ -28,6 +28,7 @@ from publisher.storage.tables import (
     JobStatus,
     PublisherNotice,
     Subscriber,
+    as_utc,
     delivery_values,
     engine,
     insert_once,
@@ -35,10 +36,6 @@ from publisher.storage.tables import (
 )
 
 BOUNCE_MAILBOX = "bounce-mailbox"  # the job_status row of the bounce mailbox's reads
-
-
-def _utc(moment: datetime | None) -> datetime | None:
-    return None if moment is None else moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -73,7 +70,8 @@ def run_status(name: str, db_url: str | None = None) -> RunStatus:
         ).first()
     if row is None:
         return RunStatus(None, None, None)
-    return RunStatus(_utc(row[0]), _utc(row[1]), row[2])
+    success, failing, error = row
+    return RunStatus(None if success is None else as_utc(success), None if failing is None else as_utc(failing), error)
 
 
 def paused_campaigns(db_url: str | None = None) -> list[tuple[str, str]]:
@@ -99,7 +97,7 @@ def failing_emails(db_url: str | None = None) -> tuple[int, datetime | None]:
         count, oldest = connection.execute(
             sqlalchemy.select(sqlalchemy.func.count(), sqlalchemy.func.min(col(Delivery.created_at))).where(failing)
         ).one()
-    return count, _utc(oldest)
+    return count, None if oldest is None else as_utc(oldest)
 
 
 def week(until: datetime, db_url: str | None = None) -> Week:

@@ -30,6 +30,11 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def as_utc(moment: datetime) -> datetime:
+    """A time read back from the database: SQLite gives it without a zone; every time stored is UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 SOURCE_MAX = 64
 LINK_KEY_MAX = 32
 

@@ -91,21 +91,26 @@ def _table(rows, columns: tuple[tuple[str, str], ...], caption: str) -> rx.Compo
     )
 
 
+def _figures(rows, value_key: str, value_class: str, columns: str) -> rx.Component:
+    """Labelled figures as a description list (``<dt>Confirmed</dt><dd>1,234</dd>``), in a grid."""
+    return rx.el.dl(
+        rx.foreach(
+            rows,
+            lambda row: rx.el.div(
+                rx.el.dt(row["label"], class_name="text-sm font-medium text-stone-700"),
+                rx.el.dd(row[value_key], class_name=f"{value_class} text-stone-900"),
+                class_name="rounded-md border border-stone-300 bg-white p-3",
+            ),
+        ),
+        class_name=f"mt-3 grid gap-3 {columns}",
+    )
+
+
 def _readers() -> rx.Component:
     return _section(
         "readers",
         admin_copy.READERS,
-        rx.el.dl(
-            rx.foreach(
-                AdminState.readers,
-                lambda row: rx.el.div(
-                    rx.el.dt(row["label"], class_name="text-sm font-medium text-stone-700"),
-                    rx.el.dd(row["count"], class_name="text-2xl font-bold text-stone-900"),
-                    class_name="rounded-md border border-stone-300 bg-white p-3",
-                ),
-            ),
-            class_name="mt-3 grid grid-cols-2 gap-3 sm:grid-cols-4",
-        ),
+        _figures(AdminState.readers, "count", "text-2xl font-bold", "grid-cols-2 sm:grid-cols-4"),
         rx.foreach(
             AdminState.charts,
             lambda chart: rx.el.figure(
@@ -276,17 +281,7 @@ def _health() -> rx.Component:
     return _section(
         "health",
         admin_copy.HEALTH,
-        rx.el.dl(
-            rx.foreach(
-                AdminState.health,
-                lambda row: rx.el.div(
-                    rx.el.dt(row["label"], class_name="text-sm font-medium text-stone-700"),
-                    rx.el.dd(row["value"], class_name="text-base font-semibold text-stone-900"),
-                    class_name="rounded-md border border-stone-300 bg-white p-3",
-                ),
-            ),
-            class_name="mt-3 grid grid-cols-1 gap-3 sm:grid-cols-3",
-        ),
+        _figures(AdminState.health, "value", "text-base font-semibold", "grid-cols-1 sm:grid-cols-3"),
     )
 
 
