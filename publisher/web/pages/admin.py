@@ -106,6 +106,28 @@ def _figures(rows, value_key: str, value_class: str, columns: str) -> rx.Compone
     )
 
 
+def _one_field_form(field_id: str, label: str, name: str, kind: str, button: str, on_submit) -> rx.Component:
+    """A label, one field and its button: the search, and Forget…; the app answers the submit."""
+    return rx.el.form(
+        rx.el.label(label, html_for=field_id, class_name="block font-semibold"),
+        rx.el.div(
+            rx.el.input(
+                id=field_id,
+                name=name,
+                type=kind,
+                auto_complete="off",
+                required=kind == "email",
+                class_name="min-h-11 flex-1 rounded-md border border-stone-400 px-3 py-2",
+            ),
+            rx.el.button(button, type="submit", class_name=_QUIET_BUTTON),
+            class_name="mt-1 flex gap-2",
+        ),
+        on_submit=on_submit,
+        reset_on_submit=kind == "email",
+        class_name="mt-6",
+    )
+
+
 def _readers() -> rx.Component:
     return _section(
         "readers",
@@ -119,22 +141,8 @@ def _readers() -> rx.Component:
                 class_name="mt-4 rounded-md border border-stone-300 bg-white p-2",
             ),
         ),
-        rx.el.form(
-            rx.el.label(admin_copy.SEARCH_LABEL, html_for="admin-search", class_name="block font-semibold"),
-            rx.el.div(
-                rx.el.input(
-                    id="admin-search",
-                    name="query",
-                    type="search",
-                    auto_complete="off",
-                    class_name="min-h-11 flex-1 rounded-md border border-stone-400 px-3 py-2",
-                ),
-                rx.el.button(admin_copy.SEARCH_BUTTON, type="submit", class_name=_QUIET_BUTTON),
-                class_name="mt-1 flex gap-2",
-            ),
-            on_submit=AdminState.search,
-            class_name="mt-6",
-            id="admin-search-form",
+        _one_field_form(
+            "admin-search", admin_copy.SEARCH_LABEL, "query", "search", admin_copy.SEARCH_BUTTON, AdminState.search
         ),
         rx.cond(
             AdminState.searched,
@@ -146,23 +154,8 @@ def _readers() -> rx.Component:
         ),
         rx.el.h3(admin_copy.LATEST_SIGNUPS, class_name="mt-6 font-serif text-xl font-bold text-stone-900"),
         _table(AdminState.signups, _READER_COLUMNS, admin_copy.LATEST_SIGNUPS),
-        rx.el.form(
-            rx.el.label(admin_copy.FORGET_LABEL, html_for="admin-forget", class_name="block font-semibold"),
-            rx.el.div(
-                rx.el.input(
-                    id="admin-forget",
-                    name="address",
-                    type="email",
-                    auto_complete="off",
-                    required=True,
-                    class_name="min-h-11 flex-1 rounded-md border border-stone-400 px-3 py-2",
-                ),
-                rx.el.button(admin_copy.FORGET_BUTTON, type="submit", class_name=_QUIET_BUTTON),
-                class_name="mt-1 flex gap-2",
-            ),
-            on_submit=AdminState.ask_forget,
-            reset_on_submit=True,
-            class_name="mt-6",
+        _one_field_form(
+            "admin-forget", admin_copy.FORGET_LABEL, "address", "email", admin_copy.FORGET_BUTTON, AdminState.ask_forget
         ),
         _download(EXPORT_PATH, admin_copy.EXPORT_BUTTON),
     )
