@@ -95,7 +95,6 @@ def upgrade() -> None:
     with op.batch_alter_table("admin_audit", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_admin_audit_at"), ["at"], unique=False)
 
-
     op.create_table(
         "job_status",
         sa.Column("id", sa.Integer(), nullable=False),
