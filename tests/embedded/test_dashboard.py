@@ -23,7 +23,8 @@ from playwright.sync_api import Page, expect
 from publisher import content, storage
 from publisher.content import admin_copy
 from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
-from publisher.storage import subscribers
+from publisher.storage import bounce_records, subscribers
+from publisher.storage.bounce_records import Fetched, MailboxPlace, Report
 from tests.browser import add_passkey_authenticator, new_page
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import ProductionServer, publisher_gateway, running_server
@@ -54,6 +55,12 @@ def dashboard_site(built_site, tmp_path_factory) -> Iterator[tuple[ProductionSer
         ),
     )
     storage.store_message(hostile, db_url)
+    # What came back, as a stranger wrote it: a bounce's reason, a left message's subject and sender.
+    bounce_records.record(Report("soft", f"452 mailbox full {MARKUP}", "webhook", email="reader0@example.com"), db_url)
+    left = Fetched(digest="0" * 64, size=100, subject=f"Re: {MARKUP}", sender=f"{MARKUP}@example.com")
+    bounce_records.record_message(
+        MailboxPlace("INBOX", 1), 1, bounce_records.UNCLASSIFIED, fetched=left, note="unclassified", db_url=db_url
+    )
     with running_server(workdir, {"PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}, own_address=True) as prod:
         yield prod, db_url
 
@@ -188,6 +195,11 @@ def test_every_part_of_the_dashboard_is_shown_as_text_and_a_reader_is_found_by_a
     expect(message.locator("td").nth(4)).to_have_text("stored")  # no SMTP here: kept, not emailed
     expect(message.locator("td").nth(5)).to_contain_text("<script>window.__pwned = 2</script>")
     assert page.locator("#messages img, #messages script, #messages a").count() == 0
+    expect(page.locator("#bounces tbody tr").first.locator("td").nth(4)).to_have_text(f"452 mailbox full {MARKUP}")
+    left = page.locator("#bounces table").nth(1).locator("tbody td")
+    expect(left.nth(1)).to_have_text(f"{MARKUP}@example.com")
+    expect(left.nth(2)).to_have_text(f"Re: {MARKUP}")
+    assert page.locator("#bounces img, #bounces script").count() == 0
     assert page.evaluate("window.__pwned") is None  # nothing of it ran
     releases = page.locator("#releases tbody tr")
     expect(releases).to_have_count(len(content.BOOKS))  # every book, announced or not
