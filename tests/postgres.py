@@ -39,18 +39,28 @@ def server_bindir() -> Path:
 
 
 # The embedded gateway's tables after `publisher-gateway migrate`, as pg_tables lists them.
-GATEWAY_TABLES = [
-    "alembic_version",
-    "bounce",
-    "campaign",
-    "contact_message",
-    "job_lease",
-    "mailbox_message",
-    "outbox_delivery",
-    "send_throttle",
-    "subscriber",
-    "subscription_event",
-]
+GATEWAY_TABLES = sorted(
+    [
+        "admin",
+        "admin_audit",
+        "admin_ceremony",
+        "admin_enrolment",
+        "admin_passkey",
+        "admin_session",
+        "alembic_version",
+        "bounce",
+        "campaign",
+        "contact_message",
+        "job_lease",
+        "job_status",
+        "mailbox_message",
+        "outbox_delivery",
+        "publisher_notice",
+        "send_throttle",
+        "subscriber",
+        "subscription_event",
+    ]
+)
 
 
 class PostgresServer:
