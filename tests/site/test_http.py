@@ -5,12 +5,15 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from publisher.server.admin_sign_in import is_admin_path
 from publisher.web.pages import PAGES
 
 ROUTES = [page.route for page in PAGES.pages() if page.in_sitemap]
 # Where the list's emails lead: a page each, which answers 404 to a link that leads nowhere
 # (here: no link at all, and this site, on the cloud gateway, keeps no list).
-LINK_PAGES = [page.route for page in PAGES.pages() if page.has_url and not page.in_sitemap]
+LINK_PAGES = [
+    page.route for page in PAGES.pages() if page.has_url and not page.in_sitemap and not is_admin_path(page.route)
+]
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +39,12 @@ def test_trailing_slash_form_is_served_too(client, route):
 
 def test_the_list_pages_are_declared_outside_the_sitemap():
     assert LINK_PAGES == ["/subscribe/confirm", "/unsubscribe"]
+
+
+@pytest.mark.parametrize("path", ["/admin", "/admin/enrol", "/admin/api/sign-in/options"])
+def test_the_dashboard_does_not_exist_where_the_cloud_keeps_the_list(client, path):
+    assert client.get(path).status_code == 404
+    assert client.post(path, json={}, headers={"Sec-Fetch-Site": "same-origin"}).status_code == 404
 
 
 @pytest.mark.parametrize("route", LINK_PAGES)
