@@ -130,32 +130,39 @@ def test_the_lists_links_work_on_the_development_server(page: Page, dev_server: 
 
 
 def test_the_development_server_reads_the_bounce_mailbox_and_serves_the_bounce_webhook(
-    dev_server: DevServer, dovecot: DovecotServer, tmp_path
+    page: Page, dev_server: DevServer, dovecot: DovecotServer, smtp, tmp_path
 ):
-    readers = [f"{name}.{dev_server.frontend_port}@example.com" for name in ("gone", "annoyed")]
+    annoyed = f"annoyed.{dev_server.frontend_port}@example.com"
     listing = tmp_path / "list.csv"
-    listing.write_text("email,name,status\n" + "".join(f"{address},Reader,confirmed\n" for address in readers))
+    listing.write_text(f"email,name,status\n{annoyed},Reader,confirmed\n")
     publisher_gateway(dev_server.db_url, "import", str(listing))
 
     def status(address: str) -> str:
         [row] = [row for row in subscribers.list_subscribers(db_url=dev_server.db_url) if row.email == address]
         return row.status
 
-    # A bounce without a token (sent to the plain bounce address): matched by the failed address.
+    # A bounce of an email the site sent (issue 34: only proof changes a reader): the confirmation's
+    # VERP Return-Path and Message-ID, as a real server's bounce carries them.
+    gone = f"gone.{dev_server.frontend_port}@example.com"
+    subscribe(page, dev_server.base_url, "Gone Reader", gone)
+    [confirmation] = emails_to(smtp, gone, "Please confirm your subscription to Animals We Confuse")
+    assert confirmation.mail_from.startswith("bounces+")  # VERP: the token names the email
     dovecot.append(
-        bounce_sample("qmail-hard", verp="bounces@animals.example", reader=readers[0], message_id="<m@example.net>"),
+        bounce_sample(
+            "qmail-hard", verp=confirmation.mail_from, reader=gone, message_id=confirmation.message["Message-ID"]
+        ),
         dev_server.bounce_folder,
     )
-    wait_until(lambda: status(readers[0]) == "bounced", 30, "the development backend to read the bounce mailbox")
+    wait_until(lambda: status(gone) == "bounced", 30, "the development backend to read the bounce mailbox")
     # The provider's POST reaches the backend through the page server's port, as on one origin.
     answer = httpx.post(
         f"{dev_server.base_url}/hooks/bounce",
-        json={"email": readers[1], "type": "complaint"},
+        json={"email": annoyed, "type": "complaint"},
         headers={"Authorization": f"Bearer {BOUNCE_HOOK_SECRET}"},
         timeout=30,
     )
     assert (answer.status_code, answer.json()) == (200, {"accepted": 1})
-    assert status(readers[1]) == "unsubscribed"
+    assert status(annoyed) == "unsubscribed"
 
 
 def test_editing_content_shows_after_a_reload(page: Page, dev_server: DevServer):
