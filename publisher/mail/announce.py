@@ -311,16 +311,18 @@ def _counts(item: storage.Campaign) -> dict[str, int]:
     return storage.campaign_counts(_id(item))
 
 
+def rate(count: int, sent: int) -> str:
+    """A campaign's bounce or complaint rate, in % of the emails sent ("-" before any was sent):
+    as ``campaigns`` prints it and the dashboard shows it."""
+    return f"{100 * count / sent:.2f} %" if sent else "-"
+
+
 def describe_returns(campaign_id: int) -> str:
     """What came back from a campaign's emails, and its rates (in % of the emails sent)."""
     returns = bounce_records.campaign_returns(campaign_id)
-
-    def rate(count: int) -> str:
-        return f"{100 * count / returns.sent:.2f} %" if returns.sent else "-"
-
     return (
         f"{returns.hard} hard bounces, {returns.soft} soft bounces, {returns.complaints} complaints "
-        f"(bounce rate {rate(returns.hard)}, complaint rate {rate(returns.complaints)})"
+        f"(bounce rate {rate(returns.hard, returns.sent)}, complaint rate {rate(returns.complaints, returns.sent)})"
     )
 
 

@@ -55,10 +55,6 @@ def _reader(line: dashboard.ReaderLine) -> dict[str, str]:
     return {"email": line.email, "status": line.status, "date": when(line.joined_at)}
 
 
-def _rate(count: int, sent: int) -> str:
-    return f"{100 * count / sent:.2f} %" if sent else "-"
-
-
 # What the dashboard offers for a release in each state (the button's label, the action).
 _ACTIONS = {
     None: (admin_copy.ANNOUNCE_BUTTON, ANNOUNCE),
@@ -91,8 +87,8 @@ def _releases() -> list[dict[str, str]]:
                 hard=number(returns.hard),
                 soft=number(returns.soft),
                 complaints=number(returns.complaints),
-                bounce_rate=_rate(returns.hard, returns.sent),
-                complaint_rate=_rate(returns.complaints, returns.sent),
+                bounce_rate=announce.rate(returns.hard, returns.sent),
+                complaint_rate=announce.rate(returns.complaints, returns.sent),
                 paused=(item.paused_reason or "") if item.status == storage.PAUSED else "",
             )
         rows.append(row)
