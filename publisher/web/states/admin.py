@@ -115,11 +115,10 @@ def _charts() -> list[dict[str, str]]:
 
 def _health(outbox: dashboard.OutboxHealth, mailbox: notices.RunStatus) -> list[dict[str, str]]:
     values = settings.current()
-    oldest = "" if outbox.oldest_waiting_since is None else when(outbox.oldest_waiting_since)
     return [
         {"label": "Emails waiting", "value": number(outbox.waiting)},
         {"label": "Emails failed", "value": number(outbox.failing)},
-        {"label": "Oldest waiting since", "value": oldest or "-"},
+        {"label": "Oldest waiting since", "value": when(outbox.oldest_waiting_since) or "-"},
         {"label": "SMTP", "value": "configured" if values.mail is not None else "not configured"},
         {
             "label": "Bounce mailbox",
@@ -201,7 +200,6 @@ class AdminState(rx.State):
     # {"label": "Confirmed", "count": "1,234"} per status
     readers: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     signups: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # the latest 50: email, status, date
-    search_text: rx.Field[str] = rx.field("")
     found: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     searched: rx.Field[bool] = rx.field(False)
     messages: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
@@ -236,7 +234,6 @@ class AdminState(rx.State):
         self.admin_name = ""
         self.readers = []
         self.signups = []
-        self.search_text = ""
         self.found = []
         self.searched = False
         self.messages = []
@@ -279,7 +276,6 @@ class AdminState(rx.State):
         await self._show(touch=True)
         if not self.signed_in:
             return
-        self.search_text = text
         try:
             self.found = [_reader(line) for line in await asyncio.to_thread(dashboard.find_readers, text)]
         except sqlalchemy.exc.SQLAlchemyError:
