@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from publisher.config import settings
 from publisher.content import admin_copy
 from publisher.rules import admin_access
-from publisher.server.admin_sign_in import NO_STORE, relying_party
+from publisher.server.admin_sign_in import NO_STORE, not_a_post_from_the_page, relying_party
 from publisher.storage import admins, subscribers
 from publisher.storage.tables import utc_now
 from publisher.web import exports
@@ -63,14 +63,10 @@ class AdminDownloads:
     async def _answer(self, scope: Scope, path: str) -> Response:
         if not settings.current().dashboard_on:
             return PlainTextResponse("Not found", status_code=404)
-        if scope["method"] != "POST":
-            return JSONResponse({"error": "Only POST is allowed here"}, 405, headers={"Allow": "POST", **NO_STORE})
+        refusal = not_a_post_from_the_page(scope, path.removeprefix(admin_access.API_PATH + "/"), relying_party())
+        if refusal is not None:
+            return refusal
         headers = Headers(scope=scope)
-        if not admin_access.same_origin_request(headers.get("origin"), headers.get("sec-fetch-site"), relying_party()):
-            logger.warning(
-                "Dashboard download refused: not from the site's own page (Origin %r)", headers.get("origin")
-            )
-            return JSONResponse({"error": admin_copy.NOT_FROM_THIS_SITE}, 403, headers=NO_STORE)
         token = admin_access.session_token_from_cookies(headers.get("cookie", ""))
         try:
             admin = None

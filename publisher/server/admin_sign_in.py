@@ -84,6 +84,19 @@ def relying_party() -> RelyingParty:
     return admin_access.relying_party(settings.site_url(), [port] if port else [])
 
 
+def not_a_post_from_the_page(scope: Scope, name: str, party: RelyingParty) -> Response | None:
+    """What every ``/admin/api`` endpoint answers before it reads anything: 405 to anything but a
+    POST, 403 to a request not from the dashboard's own page (Origin, else Sec-Fetch-Site); None
+    when it may go on."""
+    if scope["method"] != "POST":
+        return JSONResponse({"error": "Only POST is allowed here"}, 405, headers={"Allow": "POST", **NO_STORE})
+    headers = Headers(scope=scope)
+    if not admin_access.same_origin_request(headers.get("origin"), headers.get("sec-fetch-site"), party):
+        logger.warning("Dashboard %s: refused, not from the site's own page (Origin %r)", name, headers.get("origin"))
+        return JSONResponse({"error": admin_copy.NOT_FROM_THIS_SITE}, 403, headers=NO_STORE)
+    return None
+
+
 class _Refused(Exception):
     """An answer other than success: its status, the page's sentence, what the log says."""
 
@@ -146,17 +159,13 @@ class AdminSignIn:
         handler = handlers.get(path)
         if handler is None:
             return PlainTextResponse("Not found", status_code=404, headers=NO_STORE)
-        if scope["method"] != "POST":
-            return JSONResponse({"error": "Only POST is allowed here"}, 405, headers={"Allow": "POST", **NO_STORE})
-        headers = Headers(scope=scope)
-        party = relying_party()
-        address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
         name = path.removeprefix(API + "/")
-        if not admin_access.same_origin_request(headers.get("origin"), headers.get("sec-fetch-site"), party):
-            logger.warning(
-                "Dashboard %s: refused, not from the site's own page (Origin %r)", name, headers.get("origin")
-            )
-            return JSONResponse({"error": admin_copy.NOT_FROM_THIS_SITE}, 403, headers=NO_STORE)
+        party = relying_party()
+        refusal = not_a_post_from_the_page(scope, name, party)
+        if refusal is not None:
+            return refusal
+        headers = Headers(scope=scope)
+        address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
         limiter = submits.shared_limiter.get()
         if path != SIGN_OUT and await limiter.exhausted(_FAILURES, "", address):
             logger.warning("Dashboard %s: refused, too many failures from %s", name, address)
