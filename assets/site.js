@@ -1,6 +1,6 @@
 // Small browser-side behaviours that must not wait for the server: the mobile menu
 // drawer, the "Go Back" button, the footer's current year and the home page's book
-// search (/?q=...). Pages without a form run nothing else (publisher/page_kinds.py);
+// search (/?q=...) and a form's way past an app that is not connected. Pages without a form run nothing else (publisher/page_kinds.py);
 // on a page with a form this starts the app (hydration) once the page has painted.
 (function () {
   "use strict";
@@ -81,14 +81,17 @@
   else if (root.hasAttribute("data-app-rendered")) searchWhatTheAppRenders();
   else document.addEventListener("publisher:app-rendered", searchWhatTheAppRenders, { once: true });
 
-  // Forms only work through the app: before it has started, a submit does nothing
-  // (instead of a native GET that would put the visitor's email in the URL).
-  document.addEventListener(
+  // A form works two ways (publisher/web/components/forms.py): the app sends it while it is
+  // connected (data-connected="true"); otherwise (not started yet, no JavaScript for the app,
+  // its event channel never opened or dropped) the browser posts it to its own page, which
+  // the server answers alone. Stopped here, the press never reaches the app, which would
+  // otherwise hold it until a connection that may never come.
+  window.addEventListener(
     "submit",
     function (event) {
-      if (event.target instanceof HTMLFormElement && event.target.hasAttribute("data-app-form")) {
-        event.preventDefault();
-      }
+      var form = event.target;
+      if (!(form instanceof HTMLFormElement) || !form.hasAttribute("data-app-form")) return;
+      if (form.getAttribute("data-connected") !== "true") event.stopImmediatePropagation();
     },
     true
   );

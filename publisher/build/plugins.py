@@ -27,7 +27,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from bs4 import BeautifulSoup, Comment
 from reflex.utils import prerequisites
 from reflex_base import constants
 from reflex_base.plugins.base import Plugin
@@ -42,6 +41,7 @@ from publisher.reflex_internals.frontend_files import (
     prerender_not_found,
 )
 from publisher.web import page_kinds
+from publisher.web.page_html import BOOT_TYPE, DEFERRED_PRELOAD_REL, strip_app
 
 logger = logging.getLogger(__name__)
 
@@ -63,8 +63,6 @@ def use_prerendered_not_found(static_dir: Path) -> None:
     (static_dir / f"{name}.html").unlink(missing_ok=True)
 
 
-BOOT_TYPE = "text/x-app-boot"
-DEFERRED_PRELOAD_REL = "x-app-modulepreload"
 _MODULEPRELOAD = re.compile(r'<link rel="modulepreload"')
 # React Router's boot module is `<script type="module" async="">`: a data block may not be async.
 _BOOT_SCRIPT = re.compile(r'<script type="module"(?: async(?:="")?)?(?=[\s>])')
@@ -104,42 +102,6 @@ def hoist_emotion_styles(html: str) -> str:
 def finish_page(html: str, starts_app: bool) -> str:
     """A prerendered page as it is served: valid HTML, and the app deferred or removed."""
     return hoist_emotion_styles(defer_app_boot(html) if starts_app else strip_app(html))
-
-
-_APP_PRELOADS = {"modulepreload", DEFERRED_PRELOAD_REL}
-STATIC_PAGE_ATTRIBUTE = "data-static-page"
-_SUSPENSE_MARKERS = {"$?", "$", "/$", "$!"}
-
-
-def strip_app(html: str) -> str:
-    """The page without the app: no module preloads, no boot module, no React Router scripts.
-
-    Kept: the stylesheet, site.js and the head's color-scheme script (every page
-    looks the same, with or without the app), and JSON-LD data. Added:
-    ``data-static-page`` on <html>, for site.js. Removed with the
-    scripts: React's streaming placeholders (empty templates and the hidden
-    segments the removed scripts would have moved), which hold no page content.
-    """
-    soup = BeautifulSoup(html, "html.parser")
-    if soup.html is not None:
-        soup.html[STATIC_PAGE_ATTRIBUTE] = ""  # assets/site.js: nothing here waits for the app
-    for link in soup.find_all("link"):
-        if _APP_PRELOADS.intersection(link.get("rel") or ()):
-            link.decompose()
-    for script in soup.find_all("script"):
-        # str(): an attribute is typed as possibly a list of values, as only class, rel and the like are.
-        kind = str(script.get("type") or "").lower()
-        in_body = script.find_parent("body") is not None
-        if kind == BOOT_TYPE or kind == "module" or (in_body and kind != "application/ld+json"):
-            script.decompose()
-    for template in soup.find_all("template", id=re.compile(r"^B:\d+$")):
-        template.decompose()
-    for segment in soup.find_all("div", id=re.compile(r"^S:\d+$"), hidden=True):
-        segment.decompose()
-    for comment in soup.find_all(string=lambda text: isinstance(text, Comment)):
-        if comment.strip() in _SUSPENSE_MARKERS:
-            comment.extract()
-    return str(soup)
 
 
 def html_route(static_dir: Path, page: Path) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import secrets
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -113,6 +114,9 @@ MAX_TAB_LIFETIME_VAR = "PUBLISHER_MAX_TAB_LIFETIME_S"
 ADMIN_IDLE_VAR = "PUBLISHER_ADMIN_IDLE_MIN"
 # The weekly summary emailed to the publisher on Mondays (mail/notices.py): on unless "off".
 SUMMARY_VAR = "PUBLISHER_SUMMARY"
+# Signs the contact form's question and the time it was shown (rules/form_tokens.py).
+FORM_SECRET_VAR = "PUBLISHER_FORM_SECRET"
+FORM_SECRET_MIN = 32
 # A class of 30 pupils behind one school router, each with the form open in two tabs.
 DEFAULT_MAX_TABS_PER_ADDRESS = 60
 # The same class opening the page at once, and reconnecting once.
@@ -202,6 +206,9 @@ class Settings(BaseSettings):
     max_tab_lifetime_s: int = _var(MAX_TAB_LIFETIME_VAR, DEFAULT_MAX_TAB_LIFETIME_S)
     admin_idle_min: int = _var(ADMIN_IDLE_VAR, admin_access.DEFAULT_IDLE_MINUTES)
     summary_on: bool = _var(SUMMARY_VAR, True)
+    # Space-separated: the first signs, every one is accepted (a secret can be replaced).
+    form_secrets: tuple[str, ...] = _var(FORM_SECRET_VAR, (), repr=False)
+    form_secret_file: Text = _var(FORM_SECRET_VAR + FILE_SUFFIX, "")
     # Mail from the embedded gateway, as given: checked together into the ``mail`` property.
     smtp_url: Text = _var(mail.SMTP_URL_VAR, "", repr=False)
     smtp_url_file: Text = _var(mail.SMTP_URL_VAR + FILE_SUFFIX, "")
@@ -262,10 +269,21 @@ class Settings(BaseSettings):
     def _secrets_from_files(cls, data: Any) -> Any:
         """``NAME_FILE`` instead of ``NAME`` for a secret: a mounted file, in no container's environment."""
         values = dict(data)
-        for name in (GATEWAY_API_KEY_VAR, *mail.SECRET_VARS, *bounces.SECRET_VARS):
+        for name in (GATEWAY_API_KEY_VAR, FORM_SECRET_VAR, *mail.SECRET_VARS, *bounces.SECRET_VARS):
             if name in values or name + FILE_SUFFIX in values:
                 values[name] = from_env_or_file(values, name)
         return values
+
+    @field_validator("form_secrets", mode="before")
+    @classmethod
+    def _form_secrets(cls, value: str) -> tuple[str, ...]:
+        secrets = tuple(value.split())
+        if any(len(secret) < FORM_SECRET_MIN for secret in secrets):
+            raise ConfigurationError(
+                f"{FORM_SECRET_VAR} must be at least {FORM_SECRET_MIN} characters (several: separated by spaces, "
+                "the first signs), e.g. the output of `openssl rand -hex 32`; got *** (too short)"
+            )
+        return secrets
 
     @field_validator("host", mode="before")
     @classmethod
@@ -471,6 +489,29 @@ def mail_settings(environ: Mapping[str, str] | None = None) -> MailSettings | No
 def bounce_settings(environ: Mapping[str, str] | None = None) -> BounceSettings:
     """Where bounces and complaints arrive, and when a campaign pauses on them."""
     return _settings(environ).bounces
+
+
+# Development only (`reflex run` has one backend process): publisher-serve refuses to start
+# without a configured secret (``require_form_secret``), so workers never disagree.
+_FORM_SECRET_OF_THIS_PROCESS = secrets.token_urlsafe(32)
+
+
+def form_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The secrets that sign the contact form's tokens: the first signs, all are accepted.
+
+    Unset: one this process made up, which is right for the development server alone.
+    """
+    return _settings(environ).form_secrets or (_FORM_SECRET_OF_THIS_PROCESS,)
+
+
+def require_form_secret(environ: Mapping[str, str] | None = None) -> None:
+    """The production server's check: every worker and container must sign with one shared secret."""
+    if not _settings(environ).form_secrets:
+        raise ConfigurationError(
+            f"{FORM_SECRET_VAR} is not set: the production server needs a random secret of at least "
+            f"{FORM_SECRET_MIN} characters, shared by every worker and container, that signs the contact "
+            "form's question (e.g. the output of `openssl rand -hex 32`)"
+        )
 
 
 def list_emails_on(environ: Mapping[str, str] | None = None) -> bool:

@@ -50,9 +50,10 @@ def math_question(left: int, operator: str, right: int) -> str:
 
 
 TOO_MANY_ATTEMPTS = "Too many attempts. Please wait a few minutes and try again."
-# When the page cannot connect to the site (too many open pages from the visitor's network, or the
-# site restarting): shown instead of a form that never becomes ready. The page keeps trying.
-FORM_UNAVAILABLE = "This form is unavailable for the moment. Please try again in a few minutes."
+# At the top of a form the server answered (a plain POST) with messages: each links to its field.
+ERROR_SUMMARY_TITLE = "There is a problem"
+# Before the page's title, on that answer (as screen readers announce the title first).
+ERROR_TITLE_PREFIX = "Error: "
 
 # --- Subscribe ------------------------------------------------------------------------
 

@@ -64,7 +64,8 @@ LIST_EMAIL_UNSUBSCRIBE_LINK = "Unsubscribe with one click"  # the HTML part's li
 # --- The confirmation page -------------------------------------------------------------
 
 CONFIRM_CHECKING = "Checking your link…"
-# The page cannot reach the site for the moment (see form_copy.FORM_UNAVAILABLE); it keeps trying.
+# The page cannot reach the site for the moment (too many open pages from the network, or the site
+# restarting); it keeps trying.
 LINK_UNAVAILABLE = "Your link cannot be checked at the moment. Please try again in a few minutes."
 CONFIRM_ASK = "Press the button to add {address} to {list_name}."
 CONFIRM_BUTTON = "Confirm my subscription"

@@ -3,6 +3,8 @@ keywords for search engines and link previews."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from publisher.content.form_copy import REPLY_TIME
 from publisher.content.list_copy import CONFIRM_CHECKING, LIST_NAME
 from publisher.content.models import PageCopy
@@ -73,6 +75,14 @@ CONTACT = PageCopy(
         f"{REPLY_TIME} on business days."
     ),
     short_name="Contact Us",
+)
+
+# Where each form's plain POST leads after a success: the form page's heading and intro.
+SUBSCRIBE_SENT = dataclasses.replace(
+    SUBSCRIBE, title="Thank You for Subscribing", description=f"You joined the {BRAND_NAME} email list."
+)
+CONTACT_SENT = dataclasses.replace(
+    CONTACT, title="Message Sent", description=f"Your message reached the {BRAND_NAME} team."
 )
 
 CONFIRM = PageCopy(

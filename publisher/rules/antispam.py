@@ -1,7 +1,7 @@
 """The contact form's security question and anti-spam checks (docs/product.md, Forms), as pure rules.
 
-The correct answer and the time the form was shown are kept by the server in
-backend-only state; these functions only decide. Clocks and randomness are
+The correct answer and the time the form was shown travel in the form's signed
+token (rules/form_tokens.py); these functions only decide. Clocks and randomness are
 injected so the rules are tested without waiting or guessing.
 """
 
@@ -36,7 +36,9 @@ __all__ = [
     "MathQuestion",
     "answer_field_error",
     "new_question",
-    "rejection",
+    "TOKEN_REJECTED",
+    "answer_rejection",
+    "rejection_before_answer",
     "subscribe_rejection",
 ]
 
@@ -97,23 +99,26 @@ def subscribe_rejection(*, honeypot: object) -> str | None:
     return HONEYPOT_REJECTED if honeypot_filled(honeypot) else None
 
 
-def rejection(
-    *,
-    honeypot: object,
-    shown_at_ms: float | None,
-    now_ms: float,
-    answer: object,
-    expected: int | None,
-) -> str | None:
-    """Why a contact submission is refused, checked in the documented order; None when it passes.
+# A token that is not the site's, has expired or was used: the page gets a new one.
+TOKEN_REJECTED = HONEYPOT_REJECTED
 
-    A missing ``shown_at_ms`` (the server never showed this visitor a form) counts
-    as too fast, so a forged or replayed submit cannot skip the fill-time rule.
+
+def rejection_before_answer(*, honeypot: object, shown_at_ms: float | None, now_ms: float) -> str | None:
+    """Why a contact submission is refused before its answer is looked at; None when it may go on.
+
+    In the documented order: the honeypot, then the fill time. ``shown_at_ms`` comes
+    from the form's signed token (rules/form_tokens.py); None means the token was not
+    the site's or has expired, and the visitor is asked to try again with a new one.
     """
     if honeypot_filled(honeypot):
         return HONEYPOT_REJECTED
-    if shown_at_ms is None or now_ms - shown_at_ms < MIN_FILL_TIME_MS:
+    if shown_at_ms is None:
+        return TOKEN_REJECTED
+    if now_ms - shown_at_ms < MIN_FILL_TIME_MS:
         return TOO_FAST_REJECTED
-    if not is_correct_answer(answer, expected):
-        return MATH_REJECTED
     return None
+
+
+def answer_rejection(answer: object, expected: int) -> str | None:
+    """The last check: the answer must be the question's result."""
+    return None if is_correct_answer(answer, expected) else MATH_REJECTED

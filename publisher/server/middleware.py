@@ -34,9 +34,11 @@ from publisher.server.admin_downloads import AdminDownloads
 from publisher.server.admin_sign_in import AdminSignIn
 from publisher.server.bounce_hook import BounceHook
 from publisher.server.list_links import ListLinks
+from publisher.server.plain_forms import NO_STORE_ROUTES, PlainForms
 from publisher.web import feed, page_kinds, tab_states
 from publisher.web.pages import PAGES
 from publisher.web.pages.registry import PageRegistry
+from publisher.web.states.contact import pages_carry_a_question
 
 BUILD_DIR = Path(".web") / "build" / "client"
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -75,6 +77,8 @@ _IMAGE_VARIANT = re.compile(rf"^{re.escape(images.VARIANTS_URL)}/[^/]+-[0-9a-f]{
 def cache_control(path: str) -> str:
     if admin_sign_in.is_admin_path(path):
         return NO_STORE  # the dashboard: nothing of it is kept by a browser or a proxy
+    if (path.rstrip("/") or "/") in NO_STORE_ROUTES:
+        return NO_STORE  # the form pages: a question and its token per response, or the server's answer
     if _HASHED_ASSET.match(path) or _IMAGE_VARIANT.match(path):
         return IMMUTABLE
     if path.lower().endswith(_IMAGE_SUFFIXES):
@@ -191,11 +195,14 @@ class CanonicalRouteRewrite:
 
 def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
     """Reflex's ``api_transformer``: every declared page at its slash-less URL, with its headers,
-    and the event channel open only within the tab limits (limits/tabs.py)."""
+    the forms answered without the app, and the event channel open only within the tab limits
+    (limits/tabs.py)."""
     door = event_channel.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
-    routes = CanonicalRouteRewrite(door, pages.slashless_routes())
+    routes: ASGIApp = ListLinks(CanonicalRouteRewrite(door, pages.slashless_routes()))
+    if pages_carry_a_question():  # the production build's pages (server/plain_forms.py); not `reflex run`
+        routes = PlainForms(routes, BUILD_DIR)
     return ResponseHeaders(
-        AdminDownloads(AdminSignIn(BounceHook(ListLinks(routes)))),
+        AdminDownloads(AdminSignIn(BounceHook(routes))),
         inline_script_hashes(),
         page_kinds.starts_app_by_route(),
     )

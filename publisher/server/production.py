@@ -150,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         require_build()
         check_redis(reflex_config.get_config().redis_url)
         settings.check_at_start()
+        settings.require_form_secret()
     except (ServeError, settings.ConfigurationError) as exc:
         print(f"publisher-serve: {exc}", file=sys.stderr)
         return 2

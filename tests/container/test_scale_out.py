@@ -25,7 +25,7 @@ from tests.browser import MIN_FILL_TIME_S, open_page, send_contact_message, subm
 from tests.containers import Container, stored_messages, stored_subscribers
 from tests.postgres import GATEWAY_TABLES, PostgresServer
 from tests.postgres import USER as POSTGRES_USER
-from tests.support import PROJECT_ROOT, RedisServer, event_channel_upgrade
+from tests.support import FORM_SECRET, PROJECT_ROOT, RedisServer, event_channel_upgrade
 from tests.visitor import SUBSCRIBE_STATE, Visitor, ask_here_answer_there, hydrated, notice_changed, run_async
 
 SUBSCRIBE_FAILURE_TOAST = "Failed to subscribe. Please try again."
@@ -60,6 +60,7 @@ def stack(image: str, postgres: PostgresServer, tmp_path_factory) -> Iterator[St
         "PUBLISHER_IMAGE": image,
         "POSTGRES_PASSWORD": postgres.password,
         "PUBLISHER_RATE_LIMIT_ADDRESS": ADDRESS_LIMIT,
+        "PUBLISHER_FORM_SECRET": FORM_SECRET,
     }
     services = {"postgres": f"127.0.0.1:{postgres.port}", "redis": f"127.0.0.1:{redis.port}"}
     started: list[Container] = []
@@ -115,6 +116,7 @@ def test_the_compose_file_keeps_secrets_out_of_the_environment_and_drops_every_p
         "PUBLISHER_GATEWAY_API_KEY": "api-key-secret-value",
         "PUBLISHER_BOUNCE_MAILBOX": "imaps://bounces:imap-secret-value@imap.example.com/INBOX",
         "PUBLISHER_BOUNCE_WEBHOOK_SECRET": "hook-secret-value-0123456789abcdef0123",
+        "PUBLISHER_FORM_SECRET": "form-secret-value-0123456789abcdef0123",
     }
     for name in ("site", "migrate"):
         spec = compose.service(name, secrets)
@@ -127,6 +129,7 @@ def test_the_compose_file_keeps_secrets_out_of_the_environment_and_drops_every_p
             "gateway_api_key": "api-key-secret-value",
             "bounce_mailbox": "imaps://bounces:imap-secret-value@imap.example.com/INBOX",
             "bounce_webhook_secret": "hook-secret-value-0123456789abcdef0123",
+            "form_secret": "form-secret-value-0123456789abcdef0123",
         }
         assert spec.environment["PUBLISHER_DB_PASSWORD_FILE"] == "/run/secrets/postgres_password"
         assert spec.environment["PUBLISHER_LIST_SECRET_FILE"] == "/run/secrets/list_secret"
@@ -134,6 +137,7 @@ def test_the_compose_file_keeps_secrets_out_of_the_environment_and_drops_every_p
         assert spec.environment["PUBLISHER_GATEWAY_API_KEY_FILE"] == "/run/secrets/gateway_api_key"
         assert spec.environment["PUBLISHER_BOUNCE_MAILBOX_FILE"] == "/run/secrets/bounce_mailbox"
         assert spec.environment["PUBLISHER_BOUNCE_WEBHOOK_SECRET_FILE"] == "/run/secrets/bounce_webhook_secret"
+        assert spec.environment["PUBLISHER_FORM_SECRET_FILE"] == "/run/secrets/form_secret"
         assert spec.cap_drop == ["ALL"] and spec.security_opt == ["no-new-privileges:true"]
     database = compose.load()["services"]["postgres"]
     assert database["environment"]["POSTGRES_PASSWORD_FILE"] == "/run/secrets/postgres_password"

@@ -14,7 +14,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from publisher.rules import antispam
-from publisher.rules.antispam import MathQuestion, answer_field_error, new_question, rejection
+from publisher.rules.antispam import (
+    MathQuestion,
+    answer_field_error,
+    answer_rejection,
+    new_question,
+    rejection_before_answer,
+)
 
 QUESTION_TEXT = re.compile(r"What is (\d+) ([+-]) (\d+)\?")
 DRAWS = 5000
@@ -224,6 +230,12 @@ def reject(
     return rejection(honeypot=honeypot, shown_at_ms=shown_at_ms, now_ms=now_ms, answer=answer, expected=expected)
 
 
+def rejection(*, honeypot, shown_at_ms, now_ms, answer, expected):
+    """The checks in the order web/submissions.py runs them (the token is spent in between)."""
+    before = rejection_before_answer(honeypot=honeypot, shown_at_ms=shown_at_ms, now_ms=now_ms)
+    return before if before is not None else answer_rejection(answer, expected)
+
+
 def test_all_good_passes():
     assert reject() is None
 
@@ -282,9 +294,10 @@ def test_clock_running_backwards_is_too_fast():
     assert reject(shown_at_ms=SHOWN, now_ms=SHOWN - 10_000) == "Please take your time to fill out the form completely."
 
 
-def test_missing_shown_at_counts_as_too_fast():
-    assert reject(shown_at_ms=None) == "Please take your time to fill out the form completely."
-    assert reject(shown_at_ms=None, answer="99") == "Please take your time to fill out the form completely."
+def test_no_good_token_asks_to_try_again_before_anything_else_but_the_honeypot():
+    """No shown time: the form's token was not the site's, or expired (rules/form_tokens.py)."""
+    assert reject(shown_at_ms=None) == "Please try again."
+    assert reject(shown_at_ms=None, answer="99") == "Please try again."
 
 
 def test_shown_at_zero_is_a_real_time_not_missing():
@@ -313,9 +326,9 @@ def test_rejection_order_matches_the_spec(honeypot, elapsed, answer, expected):
     shown_at = None if elapsed is None else SHOWN
     now = SHOWN if elapsed is None else SHOWN + elapsed
     result = rejection(honeypot=honeypot, shown_at_ms=shown_at, now_ms=now, answer=answer, expected=expected)
-    if honeypot != "":
+    if honeypot != "" or elapsed is None:
         assert result == "Please try again."
-    elif elapsed is None or elapsed < 5000:
+    elif elapsed < 5000:
         assert result == "Please take your time to fill out the form completely."
     elif answer_field_error(answer, expected) is not None:  # field rule, tested on its own above
         assert result == "Incorrect answer to the math question. Please try again."

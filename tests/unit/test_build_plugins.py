@@ -10,6 +10,7 @@ import pytest
 import reflex_base
 
 from publisher.build import plugins as build_plugins
+from publisher.web import page_html
 from publisher.build.plugins import prerender_not_found, robots_txt, use_prerendered_not_found
 from publisher.reflex_internals import frontend_files
 from publisher.web import page_kinds
@@ -210,7 +211,7 @@ def test_app_boot_and_its_preloads_are_made_inert_without_changing_the_structure
 
 def test_site_js_starts_exactly_what_the_build_made_inert():
     site_js = (Path(__file__).resolve().parents[2] / "assets" / "site.js").read_text()
-    assert f'hasAttribute("{build_plugins.STATIC_PAGE_ATTRIBUTE}")' in site_js
+    assert f'hasAttribute("{page_html.STATIC_PAGE_ATTRIBUTE}")' in site_js
     assert f'link[rel="{build_plugins.DEFERRED_PRELOAD_REL}"]' in site_js
     assert "script[data-app-boot]" in site_js
 

@@ -17,7 +17,10 @@ from publisher import gateway
 from publisher.content import form_copy
 from publisher.rules import antispam
 from publisher.rules.antispam import MathQuestion
-from publisher.web import graceful_stop
+from publisher.config import settings
+from publisher.limits import form_tokens as used_tokens
+from publisher.rules import form_tokens
+from publisher.web import graceful_stop, submissions
 from publisher.web.states import contact as contact_state
 from publisher.web.states.contact import ContactState
 from publisher.web.states.lifecycle import EDITING, SUBMITTING, SUCCESS
@@ -59,7 +62,7 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch) -> Clock:
     fake = Clock()
-    monkeypatch.setattr(contact_state, "server_clock_ms", fake)
+    monkeypatch.setattr(submissions, "now_ms", fake)
     return fake
 
 
@@ -260,50 +263,74 @@ async def test_subscribe_malformed_form_data_is_a_validation_error(gw, form_data
 # --- Contact ---
 
 
-def contact_form(answer: str = "7", **overrides: str) -> dict[str, str]:
+def contact_form(state: ContactState, answer: str = "7", **overrides: str) -> dict[str, str]:
+    """The form as the page sends it: the fields by their spec names and the token the page holds."""
     form = {
-        "first_name": "Jo",
-        "last_name": "Reader",
+        "firstName": "Jo",
+        "lastName": "Reader",
         "email": "jo@example.com",
         "message": "When is the next book coming out?",
         "answer": answer,
         "website": "",
+        "token": state._token,
     }
     form.update(overrides)
     return form
 
 
+def token_question(token: str) -> str:
+    read = form_tokens.read(settings.form_secrets(), token)
+    assert read is not None
+    return read.question.text
+
+
 @pytest.fixture
-def shown(clock, questions, gw) -> ContactState:
-    """A contact form shown at the clock's time, asking 3 + 4."""
+def fresh_tokens():
+    """A fresh single-use store, so one test's tokens never meet another's."""
+    used_tokens.shared_used_tokens.set(used_tokens.MemoryUsedTokens())
+    yield
+    used_tokens.shared_used_tokens.set(None)
+
+
+@pytest.fixture
+def shown(clock, questions, gw, fresh_tokens) -> ContactState:
+    """A contact form shown at the clock's time, asking 3 + 4 (as the development server asks on load)."""
     state = new_state(ContactState)
     ContactState.start.fn(state)
     return state
 
 
-def test_contact_start_asks_a_question_and_starts_the_fill_time_clock(clock, questions):
+def test_contact_start_asks_a_question_signed_into_the_forms_token(clock, questions):
     state = new_state(ContactState)
-    ContactState.start.fn(state)
+    events = ContactState.start.fn(state)
     assert state.question == "What is 3 + 4?"
-    assert state._answer == 7
-    assert state._shown_at_ms == clock.now_ms
+    read = form_tokens.read(settings.form_secrets(), state._token)
+    assert read is not None and read.question.answer == 7 and read.shown_ms == clock.now_ms
+    assert described(events) == [
+        ("_set_value", "ref_contact_token", state._token),
+        ("_set_value", "ref_contact_answer", ""),
+    ]
 
 
-def test_contact_answer_and_shown_time_never_leave_the_server(clock, questions):
+def test_contact_start_keeps_the_question_the_production_server_wrote_into_the_page(clock, questions, monkeypatch):
+    monkeypatch.setattr(contact_state, "pages_carry_a_question", lambda: True)
     state = new_state(ContactState)
-    ContactState.start.fn(state)
-    assert state._answer == 7 and state._shown_at_ms == clock.now_ms
-    assert not {"_answer", "_shown_at_ms"} & set(ContactState.base_vars)
-    serialized = json.dumps(state.dict(), default=str)
-    assert "What is 3 + 4?" in serialized
-    assert "_answer" not in serialized and "shown_at" not in serialized
-    delta = json.dumps(state.get_delta(), default=str)
-    assert "_answer" not in delta and "shown_at" not in delta
+    assert ContactState.start.fn(state) is None  # nothing replaces the page's question and token
+    assert state.question == "" and questions == []
+
+
+def test_contact_start_in_a_tab_where_the_app_asked_puts_that_questions_token_back(clock, questions, monkeypatch):
+    monkeypatch.setattr(contact_state, "pages_carry_a_question", lambda: True)
+    state = new_state(ContactState)
+    state._ask(contact_state.submissions.new_question())
+    events = ContactState.start.fn(state)
+    assert described(events) == [("_set_value", "ref_contact_token", state._token)]
+    assert token_question(state._token) == state.question == "What is 3 + 4?"
 
 
 @pytest.mark.asyncio
 async def test_contact_empty_form_shows_every_required_message_and_focuses_first_name(shown, gw):
-    events = await submit(shown, contact_form(answer="", first_name="", last_name="", email="", message=""))
+    events = await submit(shown, contact_form(shown, answer="", firstName="", lastName="", email="", message=""))
     assert shown.first_name_error == "Please enter your first name"
     assert shown.last_name_error == "Please enter your last name"
     assert shown.email_error == "Please enter your email"
@@ -316,7 +343,7 @@ async def test_contact_empty_form_shows_every_required_message_and_focuses_first
 @pytest.mark.asyncio
 async def test_contact_minimum_lengths(shown, gw, clock):
     clock.now_ms += 6000
-    await submit(shown, contact_form(first_name="J", last_name="R", email="jo@", message="Too short"))
+    await submit(shown, contact_form(shown, firstName="J", lastName="R", email="jo@", message="Too short"))
     assert shown.first_name_error == "First name must be at least 2 characters"
     assert shown.last_name_error == "Last name must be at least 2 characters"
     assert shown.email_error == "Please enter a valid email address"
@@ -327,7 +354,7 @@ async def test_contact_minimum_lengths(shown, gw, clock):
 @pytest.mark.asyncio
 async def test_contact_honeypot_is_rejected_first(shown, gw, clock):
     # Also too fast and a wrong answer: the honeypot is checked first.
-    events = await submit(shown, contact_form(answer="8", website="https://spam.example"))
+    events = await submit(shown, contact_form(shown, answer="8", website="https://spam.example"))
     assert shown.form_error == "Please try again."
     assert events == []
     assert shown.question == "What is 3 + 4?"
@@ -337,13 +364,13 @@ async def test_contact_honeypot_is_rejected_first(shown, gw, clock):
 @pytest.mark.asyncio
 async def test_contact_too_fast_is_rejected_before_the_math_check(shown, gw, clock):
     clock.now_ms += 4999
-    await submit(shown, contact_form(answer="8"))
+    await submit(shown, contact_form(shown, answer="8"))
     assert shown.form_error == "Please take your time to fill out the form completely."
-    assert shown.question == "What is 3 + 4?"  # the same question: the visitor only has to wait
+    assert shown.question == "What is 3 + 4?"  # the same question and token: the visitor only has to wait
     assert gw.requests == []
 
     clock.now_ms += 1  # 5000 ms after the form was shown
-    await submit(shown, contact_form(answer="7"))
+    await submit(shown, contact_form(shown, answer="7"))
     assert shown.form_error == ""
     assert len(gw.requests) == 1
 
@@ -351,39 +378,61 @@ async def test_contact_too_fast_is_rejected_before_the_math_check(shown, gw, clo
 @pytest.mark.asyncio
 async def test_contact_wrong_answer_asks_a_new_question_and_clears_the_answer(shown, gw, clock):
     clock.now_ms += 5000
-    events = await submit(shown, contact_form(answer="8"))
+    first_token = shown._token
+    events = await submit(shown, contact_form(shown, answer="8"))
     assert shown.form_error == "Incorrect answer to the math question. Please try again."
     assert shown.answer_error == "Incorrect answer"
-    assert shown.question == "What is 9 - 1?"
-    assert described(events) == [("_set_value", "ref_contact_answer", ""), ("_set_focus", "ref_contact_answer")]
+    assert shown.question == "What is 9 - 1?" == token_question(shown._token)
+    assert described(events) == [
+        ("_set_value", "ref_contact_token", shown._token),
+        ("_set_value", "ref_contact_answer", ""),
+        ("_set_focus", "ref_contact_answer"),
+    ]
     assert gw.requests == []
 
-    await submit(shown, contact_form(answer="7"))  # right for the old question, wrong for the new one
+    await submit(shown, contact_form(shown, answer="7"))  # right for the old question, wrong for the new one
     assert shown.form_error == "Incorrect answer to the math question. Please try again."
+    await submit(shown, contact_form(shown, answer="8", token=first_token))  # the spent token: never again
+    assert shown.form_error == "Please try again."
     assert gw.requests == []
+
+
+@pytest.mark.asyncio
+async def test_contact_a_new_question_keeps_when_the_form_was_first_shown(shown, gw, clock):
+    """A correction after a wrong answer is not "too fast": the new token keeps the first time."""
+    clock.now_ms += 5000
+    await submit(shown, contact_form(shown, answer="8"))
+    clock.now_ms += 1000
+    await submit(shown, contact_form(shown, answer="8"))  # 9 - 1, one second after the new question
+    assert shown.form_error == "" and len(gw.requests) == 1
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("answer", ["seven", "7.0", "0x7", "7 7"])
 async def test_contact_non_numeric_answer_is_incorrect(shown, gw, clock, answer):
     clock.now_ms += 5000
-    await submit(shown, contact_form(answer=answer))
+    await submit(shown, contact_form(shown, answer=answer))
     assert shown.answer_error == "Incorrect answer"
     assert gw.requests == []
 
 
 @pytest.mark.asyncio
-async def test_contact_without_a_shown_form_counts_as_too_fast(clock, questions, gw):
+@pytest.mark.parametrize("token", ["", "v1.garbage", None])
+async def test_contact_without_the_sites_token_asks_to_try_again_with_a_new_one(
+    clock, questions, gw, fresh_tokens, token
+):
     state = new_state(ContactState)  # a crafted submit: the page never loaded, no question asked
-    await submit(state, contact_form(answer="7"))
-    assert state.form_error == "Please take your time to fill out the form completely."
+    events = await submit(state, contact_form(state, answer="7", token=token))
+    assert state.form_error == "Please try again."
+    assert state.question == "What is 3 + 4?" and token_question(state._token) == state.question
+    assert ("_set_value", "ref_contact_token", state._token) in described(events)
     assert gw.requests == []
 
 
 @pytest.mark.asyncio
 async def test_contact_success_sends_the_spec_body(shown, gw, clock):
     clock.now_ms += 5000
-    events = await submit(shown, contact_form(answer=" 7 ", first_name=" Jo ", message="Line one\nLine two."))
+    events = await submit(shown, contact_form(shown, answer=" 7 ", firstName=" Jo ", message="Line one\nLine two."))
 
     assert len(gw.requests) == 1
     request = gw.requests[0]
@@ -396,23 +445,25 @@ async def test_contact_success_sends_the_spec_body(shown, gw, clock):
             "message": "Line one\nLine two.",
         }
     ]
-    assert "website" not in request.content.decode()
+    assert "website" not in request.content.decode() and "token" not in request.content.decode()
     assert shown.status == SUCCESS
     assert (shown.notice_kind, shown.notice_text) == ("success", "Your message has been sent successfully!")
-    assert shown.question == "What is 9 - 1?"
     assert described(events) == [("_set_focus", "ref_contact_success")]
 
 
 @pytest.mark.asyncio
 async def test_contact_send_another_message_shows_a_fresh_form_and_restarts_the_clock(shown, gw, clock):
     clock.now_ms += 5000
-    await submit(shown, contact_form())
+    await submit(shown, contact_form(shown))
     clock.now_ms += 60_000
-    ContactState.start_over.fn(shown)
+    events = ContactState.start_over.fn(shown)
     assert shown.status == EDITING
-    assert shown._shown_at_ms == clock.now_ms
-    assert shown.question == "What is 5 + 5?"
-    await submit(shown, contact_form(answer="10"))
+    assert shown.question == "What is 9 - 1?"
+    assert described(events) == [
+        ("_set_value", "ref_contact_token", shown._token),
+        ("_set_value", "ref_contact_answer", ""),
+    ]
+    await submit(shown, contact_form(shown, answer="8"))
     assert shown.form_error == "Please take your time to fill out the form completely."
     assert len(gw.requests) == 1
 
@@ -421,17 +472,20 @@ async def test_contact_send_another_message_shows_a_fresh_form_and_restarts_the_
 async def test_contact_gateway_failure_asks_a_new_question_and_clears_the_answer(shown, gw, clock):
     gw.status = 503
     clock.now_ms += 5000
-    events = await submit(shown, contact_form())
+    events = await submit(shown, contact_form(shown))
     assert len(gw.requests) == 1
     assert shown.status == EDITING
     assert (shown.notice_kind, shown.notice_text) == ("error", "Failed to send message. Please try again.")
     assert shown.question == "What is 9 - 1?"
-    assert described(events) == [("_set_value", "ref_contact_answer", "")]
+    assert described(events) == [
+        ("_set_value", "ref_contact_token", shown._token),
+        ("_set_value", "ref_contact_answer", ""),
+    ]
 
     gw.status = 200
-    await submit(shown, contact_form(answer="7"))  # the same answer no longer fits
+    await submit(shown, contact_form(shown, answer="7"))  # the same answer no longer fits
     assert len(gw.requests) == 1
-    await submit(shown, contact_form(answer="10"))  # 5 + 5 after the wrong answer's new question
+    await submit(shown, contact_form(shown, answer="10"))  # 5 + 5 after the wrong answer's new question
     assert len(gw.requests) == 2
     assert shown.status == SUCCESS
 
@@ -440,25 +494,14 @@ async def test_contact_gateway_failure_asks_a_new_question_and_clears_the_answer
 async def test_contact_submit_while_one_is_in_flight_does_nothing(shown, gw, clock):
     clock.now_ms += 5000
     shown._begin_submit()
-    assert await submit(shown, contact_form()) == []
-    assert gw.requests == []
-
-
-@pytest.mark.asyncio
-async def test_contact_visiting_again_restarts_the_clock_and_asks_again(shown, gw, clock):
-    clock.now_ms += 4000
-    ContactState.start.fn(shown)
-    assert shown.question == "What is 9 - 1?"
-    clock.now_ms += 4000  # 8 s after the first visit, 4 s after this one
-    await submit(shown, contact_form(answer="7"))
-    assert shown.form_error == "Please take your time to fill out the form completely."
+    assert await submit(shown, contact_form(shown)) == []
     assert gw.requests == []
 
 
 @pytest.mark.asyncio
 async def test_contact_message_limits_are_enforced(shown, gw, clock):
     clock.now_ms += 5000
-    await submit(shown, contact_form(message="x" * 5001, first_name="J" * 101))
+    await submit(shown, contact_form(shown, message="x" * 5001, firstName="J" * 101))
     assert shown.message_error == "Message must be at most 5000 characters"
     assert shown.first_name_error == "First name must be at most 100 characters"
     assert gw.requests == []
@@ -490,18 +533,21 @@ async def test_contact_while_the_server_stops_sends_nothing_and_shows_the_failur
     shown, gw, clock, stopping_worker
 ):
     clock.now_ms += 5000
-    events = await submit(shown, contact_form())
+    events = await submit(shown, contact_form(shown))
     assert gw.requests == []
     assert (shown.status, shown.notice_text) == (EDITING, "Failed to send message. Please try again.")
     assert shown.question == "What is 9 - 1?"  # a new question, the answer cleared, as after any failure
-    assert described(events) == [("_set_value", "ref_contact_answer", "")]
+    assert described(events) == [
+        ("_set_value", "ref_contact_token", shown._token),
+        ("_set_value", "ref_contact_answer", ""),
+    ]
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("form", ["subscribe", "contact"])
 async def test_a_submit_holds_the_stop_until_its_last_event_is_sent(form, shown, gw, clock):
     clock.now_ms += 5000
-    state, data = (new_state(SubscribeState), SUBSCRIBER) if form == "subscribe" else (shown, contact_form())
+    state, data = (new_state(SubscribeState), SUBSCRIBER) if form == "subscribe" else (shown, contact_form(shown))
     in_flight_during = []
     handler = type(state).submit.fn(state, data)
     async for _event in handler:
@@ -564,8 +610,8 @@ async def test_repeated_contact_attempts_are_limited_before_any_check(shown, gw,
     visiting(shown)
     clock.now_ms += 5000
     for _ in range(submits.PER_CLIENT.attempts):
-        await submit(shown, contact_form(answer="99"))  # a bot guessing answers
-    await submit(shown, contact_form(answer="7"))
+        await submit(shown, contact_form(shown, answer="99"))  # a bot guessing answers
+    await submit(shown, contact_form(shown, answer="7"))
     assert shown.form_error == "Too many attempts. Please wait a few minutes and try again."
     assert gw.requests == []
 

@@ -154,7 +154,8 @@ def test_transform_adds_headers_and_the_list_links_around_the_route_rewrite_for_
     book_pages = {f"/books/{book.slug}" for book in content.BOOKS}
     # Outside the navigation too: the list's pages and the books'.
     admin_pages = {"/admin", "/admin/enrol"}
-    assert wrapped.routes == nav_routes | {"/subscribe/confirm", "/unsubscribe"} | book_pages | admin_pages
+    sent_pages = {"/subscribe/thanks", "/contact-us/thanks"}  # where a form's plain POST leads
+    assert wrapped.routes == nav_routes | {"/subscribe/confirm", "/unsubscribe"} | book_pages | admin_pages | sent_pages
     assert outer.starts_app == page_kinds.starts_app_by_route()
 
 
@@ -212,9 +213,16 @@ def test_static_pages_may_be_kept_by_a_cdn_for_five_minutes_and_are_revalidated_
     assert response_headers(http_scope(path))["cache-control"] == "public, max-age=0, s-maxage=300"
 
 
-@pytest.mark.parametrize("path", ["/subscribe", "/subscribe/", "/contact-us", "/contact-us.html"])
+@pytest.mark.parametrize("path", ["/subscribe/confirm", "/unsubscribe", "/unsubscribe/"])
 def test_pages_that_start_the_app_are_revalidated_everywhere(path):
     assert response_headers(http_scope(path))["cache-control"] == "no-cache"
+
+
+@pytest.mark.parametrize("path", ["/subscribe", "/subscribe/", "/contact-us", "/contact-us/"])
+def test_the_form_pages_are_never_stored(path):
+    """A question and its token per response, or the server's answer to a POST (server/plain_forms.py)."""
+    assert response_headers(http_scope(path))["cache-control"] == "no-store"
+    assert response_headers(http_scope(path), status=422)["cache-control"] == "no-store"
 
 
 def test_before_any_build_every_page_is_treated_as_starting_the_app():

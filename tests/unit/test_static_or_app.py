@@ -49,6 +49,8 @@ def test_the_site_today_pages_without_a_form_are_static_and_the_form_pages_start
         "/about": False,
         "/subscribe": True,
         "/contact-us": True,
+        "/subscribe/thanks": False,  # where the forms' plain POST leads: the success alert, static
+        "/contact-us/thanks": False,
         "/books/coloring-book": False,  # a book's page is static, like Home
         "/books/guinea-pig-or-hamster": False,
         "/books/word-search-book": False,

@@ -22,6 +22,7 @@ from reflex.vars.base import VarData
 from publisher.content import form_copy
 from publisher.content.models import PageCopy
 from publisher.web.components.layout import page_heading
+from publisher.web.page_html import ERROR_SUMMARY_ATTRIBUTE, FORM_ALERT_ATTRIBUTE, error_id
 
 if TYPE_CHECKING:
     from publisher.web.states.lifecycle import FormLifecycle
@@ -44,10 +45,6 @@ _INPUT = (
 )
 _LABEL = "block text-base font-semibold text-stone-900"
 _ERROR = "mt-1 min-h-6 text-sm font-medium text-red-800"
-
-
-def error_id(field_id: str) -> str:
-    return f"{field_id}-error"
 
 
 def _invalid_props(field_id: str, error: rx.Var[str]) -> dict:
@@ -132,11 +129,11 @@ _BUTTON = (
 
 
 def submit_button(label: str, busy_label: str, busy: rx.Var[bool], *, button_type: str = "submit", **props):
-    """Disabled while a submit is in flight, and until the app has started (it sends the form)."""
+    """Disabled only while a submit is in flight: before the app has started, the form posts itself."""
     return rx.el.button(
         rx.cond(busy, busy_label, label),
         type=button_type,
-        disabled=busy | ~rx.State.is_hydrated,
+        disabled=busy,
         aria_busy=rx.cond(busy, "true", "false"),
         class_name=_BUTTON,
         **props,
@@ -149,17 +146,41 @@ def action_button(label: str, busy_label: str, busy: rx.Var[bool], on_click) -> 
 
 
 def form_alert(message: rx.Var[str]) -> rx.Component:
-    """A message about the whole submission (anti-spam rejections), announced when it appears."""
+    """A message about the whole submission (anti-spam rejections), announced when it appears.
+
+    Its paragraph is always there, hidden while empty, so the server's answer to a plain
+    POST (server/plain_forms.py) fills the same element the app does.
+    """
     return rx.el.div(
-        rx.cond(
-            message != "",
-            rx.el.p(
-                message, class_name="rounded-md border border-red-300 bg-red-50 px-4 py-3 font-medium text-red-900"
-            ),
+        rx.el.p(
+            message,
+            hidden=message == "",
+            class_name="rounded-md border border-red-300 bg-red-50 px-4 py-3 font-medium text-red-900",
+            custom_attrs={FORM_ALERT_ATTRIBUTE: ""},
         ),
         role="alert",
         class_name="mb-4",
     )
+
+
+def error_summary(section_id: str) -> rx.Component:
+    """The list of what to correct, at the top of a form the server answered (a plain POST), each
+    item a link to its field. The app never shows it: it moves focus to the first invalid field."""
+    return rx.el.div(
+        rx.el.h2(form_copy.ERROR_SUMMARY_TITLE, class_name="font-serif text-xl font-bold text-red-900"),
+        rx.el.ul(class_name="mt-2 list-disc pl-6 text-base text-red-900 [&_a]:font-semibold [&_a]:underline"),
+        id=f"{section_id}-summary",
+        hidden=True,
+        tab_index=-1,
+        custom_attrs={ERROR_SUMMARY_ATTRIBUTE: ""},
+        class_name="mb-6 rounded-md border-2 border-red-700 bg-white px-4 py-3 focus:outline-none",
+    )
+
+
+_AGAIN = (
+    "mt-4 inline-block rounded-md border border-emerald-800 px-4 py-2 font-semibold text-emerald-900 "
+    "hover:bg-emerald-100"
+)
 
 
 def success_panel(
@@ -168,20 +189,18 @@ def success_panel(
     """Replaces the form after a success; focus moves here so keyboard users are not lost.
 
     ``note``: a sentence after the text that only some sites say (the list's confirmation).
+    ``on_again``: the app's event for a fresh form, or (on the page a plain POST leads
+    to) the form page's address, as a link.
     """
+    if isinstance(on_again, str):
+        again = rx.el.a(again_label, href=on_again, class_name=_AGAIN)
+    else:
+        again = rx.el.button(again_label, type="button", on_click=on_again, class_name=_AGAIN)
     return rx.el.div(
         rx.el.h2(title, class_name="font-serif text-2xl font-bold text-emerald-900"),
         rx.el.p(text, class_name="mt-2 text-base text-emerald-950"),
         note if note is not None else rx.fragment(),
-        rx.el.button(
-            again_label,
-            type="button",
-            on_click=on_again,
-            class_name=(
-                "mt-4 rounded-md border border-emerald-800 px-4 py-2 font-semibold text-emerald-900 "
-                "hover:bg-emerald-100"
-            ),
-        ),
+        again,
         id=panel_id,
         role="status",
         tab_index=-1,
@@ -220,27 +239,10 @@ useEffect(() => {{
     return rx.el.span(hidden=True, custom_attrs={"data-announces": marker})
 
 
-# The page has tried to connect to the site and could not yet (refused at the door: limits/tabs.py,
-# or the site is restarting): Reflex's list of connection errors, while the app has no state.
-cannot_connect = has_connection_errors & ~rx.State.is_hydrated
-
-
-def unavailable_notice(section_id: str) -> rx.Component:
-    """Instead of a form that would never become ready: the form is unavailable for the moment."""
-    return rx.cond(
-        cannot_connect,
-        rx.el.p(
-            form_copy.FORM_UNAVAILABLE,
-            id=f"{section_id}-unavailable",
-            class_name="mb-4 rounded-md border border-amber-300 bg-amber-50 px-4 py-3 font-medium text-amber-950",
-        ),
-    )
-
-
 def form_section(section_id: str, label: str, *children: rx.Component) -> rx.Component:
     """The region holding a form; ``data-hydrated`` turns "true" once the app has the visitor's state."""
     return rx.el.section(
-        rx.el.div(unavailable_notice(section_id), role="status"),
+        error_summary(section_id),
         *children,
         id=section_id,
         aria_label=label,
@@ -249,19 +251,34 @@ def form_section(section_id: str, label: str, *children: rx.Component) -> rx.Com
     )
 
 
+# The app is connected: its state arrived and the event channel has no error since.
+app_connected = rx.State.is_hydrated & ~has_connection_errors
+# The page has tried to connect to the site and could not yet (refused at the door: limits/tabs.py,
+# or the site is restarting): Reflex's list of connection errors, while the app has no state.
+cannot_connect = has_connection_errors & ~rx.State.is_hydrated
+
+
 def app_form(
-    state: type[FormLifecycle], *fields: rx.Component, label: str, submit: rx.Component, class_name: str
+    state: type[FormLifecycle],
+    *fields: rx.Component,
+    action: str,
+    label: str,
+    submit: rx.Component,
+    class_name: str,
 ) -> rx.Component:
-    """A form the app sends to ``state.submit``: its fields, the message about the whole
-    submission, then its button. Until the app has started, assets/site.js keeps a press
-    from sending it natively (``data-app-form``)."""
+    """A form that works two ways: a plain HTML POST to its own page ``action``, which the server
+    answers alone (server/plain_forms.py), and, once the app is connected, the app's
+    ``state.submit``. assets/site.js lets a press post natively while ``data-connected`` is
+    not "true" (the app not started, its event channel never opened or dropped)."""
     return rx.el.form(
         *fields,
         form_alert(state.form_error),
         submit,
         on_submit=state.submit,  # type: ignore[attr-defined]  # each form's state has its own submit
+        method="post",
+        action=action,
         no_validate=True,
-        custom_attrs={"data-app-form": ""},
+        custom_attrs={"data-app-form": "", "data-connected": rx.cond(app_connected, "true", "false")},
         aria_label=label,
         class_name=class_name,
     )
@@ -300,5 +317,21 @@ def form_page(
                 form,
             ),
             toast_announcer(state.notice_id, state.notice_kind, state.notice_text),
+        ),
+    )
+
+
+def sent_page(
+    copy: PageCopy, *, section_id: str, section_label: str, success: SuccessCopy, form_route: str, note=None
+) -> tuple[rx.Component, ...]:
+    """Where a form's plain POST leads after a success (303 See Other): the form page's heading
+    and the same success alert the app shows, its way back a link to a fresh form."""
+    return (
+        page_heading(copy),
+        rx.el.section(
+            success_panel(success.panel_id, success.title, success.text, success.again_label, form_route, note),
+            id=section_id,
+            aria_label=section_label,
+            class_name="max-w-xl",
         ),
     )

@@ -1,4 +1,4 @@
-"""Contact Us: intro text and the contact form."""
+"""Contact Us: intro text and the contact form, and where its plain POST leads."""
 
 import reflex as rx
 
@@ -9,24 +9,46 @@ from publisher.web.components.forms import (
     email_field,
     form_page,
     honeypot_field,
+    sent_page,
     submit_button,
     text_field,
     textarea_field,
 )
 from publisher.web.pages.registry import site_page
-from publisher.web.states.contact import FIELD_IDS, HONEYPOT_FIELD, SUCCESS_ID, ContactState
+from publisher.web.states.contact import FIELD_IDS, HONEYPOT_ID, QUESTION_ID, SUCCESS_ID, TOKEN_ID, ContactState
+from publisher.web.submissions import ANSWER_FIELD, HONEYPOT_FIELD, TOKEN_FIELD
+
+ROUTE = "/contact-us"
+SENT_ROUTE = "/contact-us/thanks"
+SECTION_ID = "contact-form"
+SUCCESS = SuccessCopy(
+    SUCCESS_ID, form_copy.CONTACT_SUCCESS_TITLE, form_copy.CONTACT_SUCCESS_TEXT, form_copy.CONTACT_AGAIN
+)
 
 
 def security_question() -> rx.Component:
-    """The math question; its line is reserved so the question arriving after load moves nothing."""
-    field_id = FIELD_IDS["answer"]
+    """The math question, with the signed token that carries it (rules/form_tokens.py).
+
+    The server writes the page's question into the span and its token into the hidden
+    field (server/plain_forms.py); the app keeps them until it asks a new question (its
+    ``question`` var, empty until then, so hydration leaves the server's text alone).
+    """
+    field_id = FIELD_IDS[ANSWER_FIELD]
     label = rx.el.label(
         form_copy.SECURITY_QUESTION_LABEL,
-        rx.el.span(ContactState.question, class_name="inline-block min-w-32"),
+        rx.el.span(
+            ContactState.question,
+            id=QUESTION_ID,
+            class_name="inline-block min-w-32",
+            custom_attrs={"suppressHydrationWarning": True},
+        ),
         html_for=field_id,
         class_name="block min-h-7 text-base font-semibold text-stone-900",
     )
-    return text_field(field_id, "answer", label, ContactState.answer_error, input_mode="numeric", width_class="w-32")
+    return rx.fragment(
+        text_field(field_id, ANSWER_FIELD, label, ContactState.answer_error, input_mode="numeric", width_class="w-32"),
+        rx.el.input(type="hidden", name=TOKEN_FIELD, id=TOKEN_ID),
+    )
 
 
 def contact_form() -> rx.Component:
@@ -34,15 +56,15 @@ def contact_form() -> rx.Component:
         ContactState,
         rx.el.div(
             text_field(
-                FIELD_IDS["first_name"],
-                "first_name",
+                FIELD_IDS["firstName"],
+                "firstName",
                 form_copy.FIRST_NAME_LABEL,
                 ContactState.first_name_error,
                 autocomplete="given-name",
             ),
             text_field(
-                FIELD_IDS["last_name"],
-                "last_name",
+                FIELD_IDS["lastName"],
+                "lastName",
                 form_copy.LAST_NAME_LABEL,
                 ContactState.last_name_error,
                 autocomplete="family-name",
@@ -52,25 +74,32 @@ def contact_form() -> rx.Component:
         email_field(FIELD_IDS["email"], ContactState.email_error),
         textarea_field(FIELD_IDS["message"], "message", form_copy.MESSAGE_LABEL, ContactState.message_error),
         security_question(),
-        honeypot_field("contact-website", HONEYPOT_FIELD),
+        honeypot_field(HONEYPOT_ID, HONEYPOT_FIELD),
+        action=ROUTE,
         label=form_copy.CONTACT_FORM_LABEL,
         submit=rx.el.div(submit_button(form_copy.CONTACT_BUTTON, form_copy.CONTACT_BUSY, ContactState.submitting)),
         class_name="relative flex flex-col gap-2",
     )
 
 
-@site_page(route="/contact-us", copy=page_copy.CONTACT, nav_position=4, on_load=ContactState.start)
+@site_page(route=ROUTE, copy=page_copy.CONTACT, nav_position=4, on_load=ContactState.start)
 def contact():
     return form_page(
         page_copy.CONTACT,
         ContactState,
-        section_id="contact-form",
+        section_id=SECTION_ID,
         section_label=form_copy.CONTACT_SECTION_LABEL,
-        success=SuccessCopy(
-            SUCCESS_ID,
-            form_copy.CONTACT_SUCCESS_TITLE,
-            form_copy.CONTACT_SUCCESS_TEXT,
-            form_copy.CONTACT_AGAIN,
-        ),
+        success=SUCCESS,
         form=contact_form(),
+    )
+
+
+@site_page(route=SENT_ROUTE, copy=page_copy.CONTACT_SENT, active_nav=ROUTE, in_sitemap=False, indexed=False)
+def contact_sent():
+    return sent_page(
+        page_copy.CONTACT_SENT,
+        section_id=SECTION_ID,
+        section_label=form_copy.CONTACT_SECTION_LABEL,
+        success=SUCCESS,
+        form_route=ROUTE,
     )

@@ -1,20 +1,31 @@
-"""Subscribe: intro text and the new-release email signup form."""
+"""Subscribe: intro text and the new-release email signup form, and where its plain POST leads."""
 
 import reflex as rx
 
 from publisher.content import form_copy, list_copy, page_copy
-from publisher.rules.antispam import HONEYPOT_FIELD
 from publisher.web.components.forms import (
     SuccessCopy,
     app_form,
     email_field,
     form_page,
     honeypot_field,
+    sent_page,
     submit_button,
     text_field,
 )
 from publisher.web.pages.registry import site_page
 from publisher.web.states.subscribe import FIELD_IDS, HONEYPOT_ID, SUCCESS_ID, SubscribeState
+from publisher.web.submissions import HONEYPOT_FIELD
+
+ROUTE = "/subscribe"
+SENT_ROUTE = "/subscribe/thanks"
+SECTION_ID = "subscribe-form"
+# The confirmation note: shown where the site keeps the list itself (server/plain_forms.py
+# shows it on the sent page; the app from its state).
+CONFIRM_NOTE_ATTRIBUTE = "data-confirm-note"
+SUCCESS = SuccessCopy(
+    SUCCESS_ID, form_copy.SUBSCRIBE_SUCCESS_TITLE, form_copy.SUBSCRIBE_SUCCESS_TEXT, form_copy.SUBSCRIBE_AGAIN
+)
 
 
 def signup_form() -> rx.Component:
@@ -23,28 +34,42 @@ def signup_form() -> rx.Component:
         text_field(FIELD_IDS["name"], "name", form_copy.NAME_LABEL, SubscribeState.name_error, autocomplete="name"),
         email_field(FIELD_IDS["email"], SubscribeState.email_error),
         honeypot_field(HONEYPOT_ID, HONEYPOT_FIELD),
+        action=ROUTE,
         label=form_copy.SUBSCRIBE_FORM_LABEL,
         submit=submit_button(form_copy.SUBSCRIBE_BUTTON, form_copy.SUBSCRIBE_BUSY, SubscribeState.submitting),
         class_name="relative flex flex-col gap-2",
     )
 
 
-@site_page(route="/subscribe", copy=page_copy.SUBSCRIBE, nav_position=3, on_load=SubscribeState.start)
+def confirm_note(hidden: bool | rx.Var[bool]) -> rx.Component:
+    return rx.el.p(
+        list_copy.CONFIRM_FROM_INBOX,
+        hidden=hidden,
+        custom_attrs={CONFIRM_NOTE_ATTRIBUTE: ""},
+        class_name="mt-2 text-base text-emerald-950",
+    )
+
+
+@site_page(route=ROUTE, copy=page_copy.SUBSCRIBE, nav_position=3, on_load=SubscribeState.start)
 def subscribe():
     return form_page(
         page_copy.SUBSCRIBE,
         SubscribeState,
-        section_id="subscribe-form",
+        section_id=SECTION_ID,
         section_label=form_copy.SUBSCRIBE_SECTION_LABEL,
-        success=SuccessCopy(
-            SUCCESS_ID,
-            form_copy.SUBSCRIBE_SUCCESS_TITLE,
-            form_copy.SUBSCRIBE_SUCCESS_TEXT,
-            form_copy.SUBSCRIBE_AGAIN,
-        ),
+        success=SUCCESS,
         form=signup_form(),
-        note=rx.cond(
-            SubscribeState.asks_confirmation,
-            rx.el.p(list_copy.CONFIRM_FROM_INBOX, class_name="mt-2 text-base text-emerald-950"),
-        ),
+        note=rx.cond(SubscribeState.asks_confirmation, confirm_note(False)),
+    )
+
+
+@site_page(route=SENT_ROUTE, copy=page_copy.SUBSCRIBE_SENT, active_nav=ROUTE, in_sitemap=False, indexed=False)
+def subscribe_sent():
+    return sent_page(
+        page_copy.SUBSCRIBE_SENT,
+        section_id=SECTION_ID,
+        section_label=form_copy.SUBSCRIBE_SECTION_LABEL,
+        success=SUCCESS,
+        form_route=ROUTE,
+        note=confirm_note(True),
     )

@@ -1,41 +1,52 @@
-"""The contact form, with its security question and anti-spam checks (docs/product.md, Forms: Contact).
+"""The contact form, with its security question and anti-spam checks (docs/product.md, Forms: Contact),
+as the app sends it. The rules are web/submissions.py's, which also answer the form's plain HTML POST.
 
-The question's answer and the time the form was shown are backend-only vars
-(leading underscore): Reflex never sends them to the browser. The time comes
-from the server's clock, so a visitor cannot forge it.
+The question and when the form was shown travel in the form's signed token
+(rules/form_tokens.py), a hidden field of the form. The production server writes a
+fresh question and its token into every page it serves (server/plain_forms.py), so
+the question is there at first paint and the app keeps it: ``question`` stays empty
+(the page's text stands) until the app asks a new one, after a wrong answer, a failure
+or a success. The app's own token then goes into the hidden field by ``rx.set_value``;
+the backend keeps it too (``_token``), so a page reloaded in the same tab shows the app's
+question and token together. The development server renders pages in the browser, with
+no question in them: there the app asks one on load.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import reflex as rx
+from reflex_base import constants
+from reflex_base.environment import environment
 from reflex_base.event import EventSpec
 
-from publisher import gateway
 from publisher.content import form_copy
-from publisher.rules import antispam, validation
-from publisher.web.states.lifecycle import EDITING, SUCCESS, FormLifecycle, Outcome, Toasts
+from publisher.web import submissions
+from publisher.web.states.lifecycle import EDITING, SUCCESS, FormLifecycle, Toasts
 
+# Element ids by field name.
 FIELD_IDS = {
-    "first_name": "contact-first-name",
-    "last_name": "contact-last-name",
+    "firstName": "contact-first-name",
+    "lastName": "contact-last-name",
     "email": "contact-email",
     "message": "contact-message",
     "answer": "contact-answer",
 }
+QUESTION_ID = "contact-question"
+TOKEN_ID = "contact-token"
+HONEYPOT_ID = "contact-website"
 SUCCESS_ID = "contact-success"
-HONEYPOT_FIELD = antispam.HONEYPOT_FIELD
 TOASTS = Toasts(success=form_copy.CONTACT_SUCCESS_TOAST, failure=form_copy.CONTACT_FAILURE_TOAST)
 
 
-def server_clock_ms() -> float:
-    """Wall-clock milliseconds: comparable across workers and hosts sharing state in Redis."""
-    return time.time() * 1000
+def pages_carry_a_question() -> bool:
+    """Whether the server wrote a question into the page (publisher-serve), or the browser rendered it (reflex run)."""
+    return environment.REFLEX_ENV_MODE.get() == constants.Env.PROD
 
 
 class ContactState(FormLifecycle, rx.State):
+    # Empty while the page's own question stands (see the module's docstring).
     question: rx.Field[str] = rx.field("")
     first_name_error: rx.Field[str] = rx.field("")
     last_name_error: rx.Field[str] = rx.field("")
@@ -43,85 +54,70 @@ class ContactState(FormLifecycle, rx.State):
     message_error: rx.Field[str] = rx.field("")
     answer_error: rx.Field[str] = rx.field("")
 
-    _answer: int | None = None
-    _shown_at_ms: float | None = None
+    _token: str = ""  # the token of ``question``, once the app asked one
+    _shown_ms: float | None = None  # when the visitor first saw the form, from the last submit's token
 
     def _show_errors(self, errors: dict[str, str]) -> None:
-        self.first_name_error = errors.get("first_name", "")
-        self.last_name_error = errors.get("last_name", "")
+        self.first_name_error = errors.get("firstName", "")
+        self.last_name_error = errors.get("lastName", "")
         self.email_error = errors.get("email", "")
         self.message_error = errors.get("message", "")
         self.answer_error = errors.get("answer", "")
 
-    def _ask_new_question(self) -> None:
-        question = antispam.new_question()
-        self.question = question.text
-        self._answer = question.answer
+    def _ask(self, asked: submissions.NewQuestion) -> list[EventSpec]:
+        """Show a new question; its token goes into the form's hidden field, the answer is cleared."""
+        self.question = asked.text
+        self._token = asked.token
+        return [rx.set_value(TOKEN_ID, asked.token), _clear_answer()]
 
     def _show_fresh_form(self) -> None:
         self.status = EDITING
         self._show_errors({})
         self.form_error = ""
-        self._ask_new_question()
-        self._shown_at_ms = server_clock_ms()
 
     @rx.event
     def start(self):
-        """On every visit: a new question, and the fill-time clock starts now."""
-        if not self._submit_in_flight():
-            self._show_fresh_form()
+        """On every visit: a fresh form, with the page's question, or the one the app asked in this tab."""
+        if self._submit_in_flight():
+            return None
+        self._show_fresh_form()
+        if self.question:
+            return [rx.set_value(TOKEN_ID, self._token)]  # the question shown is the app's: so is the token
+        if not pages_carry_a_question():
+            return self._ask(submissions.new_question())
+        return None
 
     @rx.event
     def start_over(self):
-        """ "Send another message" after a success."""
+        """ "Send another message" after a success: a fresh form and a new question."""
         if self.status == SUCCESS:
             self._show_fresh_form()
+            return self._ask(submissions.new_question())
+        return None
 
     # Reflex types a handler without **kwargs, which this one takes (an event may carry more).
     @rx.event(background=True)  # type: ignore[arg-type]
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
         async for event in self._run_submit(
-            "contact", form_data, self._check, self._send, TOASTS, self._after_delivery
+            submissions.CONTACT, form_data, submissions.judge_contact, self._show, TOASTS, self._after_delivery
         ):
             yield event
 
-    def _check(self, data: dict[str, Any]) -> Outcome:
-        """Field rules, then the anti-spam rules in their order; no request unless all pass."""
-        checked = validation.check_contact(
-            data.get("first_name"), data.get("last_name"), data.get("email"), data.get("message")
-        )
-        errors = dict(checked.errors)
-        answer = data.get("answer")
-        if antispam.answer_field_error(answer, self._answer) == antispam.MATH_REQUIRED:
-            errors["answer"] = antispam.MATH_REQUIRED
-        self._show_errors(errors)
-        if errors:
-            return Outcome(events=[rx.set_focus(FIELD_IDS[next(iter(errors))])])
-
-        rejection = antispam.rejection(
-            honeypot=data.get(HONEYPOT_FIELD, ""),
-            shown_at_ms=self._shown_at_ms,
-            now_ms=server_clock_ms(),
-            answer=answer,
-            expected=self._answer,
-        )
-        if rejection == antispam.MATH_REJECTED:
-            self.form_error = rejection
-            self.answer_error = antispam.MATH_INCORRECT
-            self._ask_new_question()
-            return Outcome(events=[_clear_answer(), rx.set_focus(FIELD_IDS["answer"])])
-        if rejection is not None:
-            self.form_error = rejection
-            return Outcome()
-        return Outcome(request=checked.values)
-
-    async def _send(self, request: dict[str, str]) -> None:
-        await gateway.shared_client.get().send_email(**request)
+    def _show(self, verdict: submissions.Verdict) -> list[EventSpec]:
+        """Field messages (focus on the first), or an anti-spam rejection; a new question when one is due."""
+        self._show_errors(verdict.field_errors)
+        self.form_error = verdict.form_error
+        self._shown_ms = verdict.shown_ms
+        events = self._ask(verdict.question) if verdict.question is not None else []
+        if verdict.field_errors:
+            events.append(rx.set_focus(FIELD_IDS[next(iter(verdict.field_errors))]))
+        return events
 
     def _after_delivery(self, delivered: bool) -> list[EventSpec]:
-        """A new question either way; what was typed stays after a failure, only the answer is cleared."""
-        self._ask_new_question()
-        return [rx.set_focus(SUCCESS_ID) if delivered else _clear_answer()]
+        """After a success the alert replaces the form; after a failure, what was typed stays, with a new question."""
+        if delivered:
+            return [rx.set_focus(SUCCESS_ID)]
+        return self._ask(submissions.new_question(self._shown_ms))
 
 
 def _clear_answer():

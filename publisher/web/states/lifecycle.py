@@ -8,34 +8,22 @@ how it checks, what it sends and what follows.
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import reflex as rx
 from reflex_base.event import EventSpec
 
-from publisher import gateway
 from publisher.config import settings
 from publisher.limits import submits
-from publisher.web import graceful_stop, tab_states
-
-logger = logging.getLogger(__name__)
+from publisher.web import graceful_stop, submissions, tab_states
 
 EDITING = "editing"
 SUBMITTING = "submitting"
 SUCCESS = "success"
-
-
-@dataclass
-class Outcome:
-    """What a form's check leads to: the gateway request to send, or events for the page."""
-
-    request: dict[str, str] | None = None
-    events: list[EventSpec] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -80,7 +68,7 @@ class FormLifecycle(rx.State, mixin=True):
         if not self._accepts_submit():
             return False  # a second submit while one is in flight, or after success, does nothing
         session = self.router.session
-        if not await submits.shared_limiter.get().allow(form, session.client_token, session.client_ip):
+        if not await submissions.within_limits(form, session.client_token, session.client_ip):
             self.form_error = submits.TOO_MANY_ATTEMPTS
             return False
         self.form_error = ""
@@ -96,31 +84,32 @@ class FormLifecycle(rx.State, mixin=True):
         self,
         form: str,
         form_data: object,
-        check: Callable[[dict[str, Any]], Outcome],
-        send: Callable[[dict[str, str]], Awaitable[None]],
+        judge: Callable[[dict[str, Any]], Awaitable[submissions.Verdict]],
+        show: Callable[[submissions.Verdict], list[EventSpec]],
         toasts: Toasts,
         after: Callable[[bool], list[EventSpec]],
     ) -> AsyncIterator[EventSpec]:
         """One submit, from the press to the toast; the events the page gets on the way.
 
-        ``check`` turns the form's fields into an Outcome (inside the state lock),
-        ``send`` delivers its request to the gateway, and ``after`` (inside the lock
-        again) updates the form once the gateway answered, returning the events
-        that follow, for either answer.
+        ``judge`` (web/submissions.py, the same as for a plain POST) turns the form's
+        fields into a verdict, which ``show`` puts on the form (inside the state lock);
+        an accepted submit goes to the gateway, and ``after`` (inside the lock again)
+        updates the form once the gateway answered, returning the events that follow.
         """
         async with graceful_stop.submit_in_flight():
             async with self:
                 if not await self._admit_submit(form):
                     return
-                outcome = check(form_data if isinstance(form_data, dict) else {})
-                if outcome.request is not None:
+                verdict = await judge(form_data if isinstance(form_data, dict) else {})
+                events = show(verdict)
+                if verdict.request is not None:
                     self._begin_submit()
-            for event in outcome.events:
+            for event in events:
                 yield event
-            if outcome.request is None:
+            if verdict.request is None:
                 return
 
-            delivered = await deliver(send(outcome.request))
+            delivered = await submissions.send(form, verdict.request)
 
             async with self:
                 if delivered:
@@ -140,23 +129,3 @@ class FormLifecycle(rx.State, mixin=True):
     @rx.var
     def succeeded(self) -> bool:
         return self.status == SUCCESS
-
-
-async def deliver(send: Awaitable[None]) -> bool:
-    """Await one gateway call; True when the gateway accepted it.
-
-    Any failure, even an unexpected one, ends the submit (logged), so the form can
-    never stay "submitting". So does a server that is stopping (graceful_stop):
-    the call is not started, or cancelled at the stop limit.
-    """
-    try:
-        await graceful_stop.gateway_call(send)
-    except graceful_stop.StopLimitReached as stop:
-        logger.warning("Submit not delivered: %s", stop)
-        return False
-    except gateway.GatewayError:
-        return False  # already logged with its cause by the gateway client
-    except Exception as exc:
-        logger.error("Gateway call failed unexpectedly: %s", type(exc).__name__, exc_info=exc)
-        return False
-    return True

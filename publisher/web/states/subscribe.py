@@ -1,4 +1,7 @@
-"""The new-release signup form (docs/product.md, Forms: Subscribe)."""
+"""The new-release signup form (docs/product.md, Forms: Subscribe), as the app sends it.
+
+The rules are web/submissions.py's, which also answer the form's plain HTML POST.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +10,12 @@ from typing import Any
 import reflex as rx
 from reflex_base.event import EventSpec
 
-from publisher import gateway
 from publisher.config import settings
 from publisher.content import form_copy
-from publisher.rules import antispam, validation
-from publisher.web.states.lifecycle import EDITING, FormLifecycle, Outcome, Toasts
+from publisher.web import submissions
+from publisher.web.states.lifecycle import EDITING, FormLifecycle, Toasts
 
-# Element ids, so the server can move focus to the first invalid field.
+# Element ids by field name, so the server can move focus to the first invalid field.
 FIELD_IDS = {"name": "subscribe-name", "email": "subscribe-email"}
 HONEYPOT_ID = "subscribe-website"
 SUCCESS_ID = "subscribe-success"
@@ -48,24 +50,19 @@ class SubscribeState(FormLifecycle, rx.State):
     @rx.event(background=True)  # type: ignore[arg-type]
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
         async for event in self._run_submit(
-            "subscribe", form_data, self._check, self._send, TOASTS, self._after_delivery
+            submissions.SUBSCRIBE, form_data, _judge, self._show, TOASTS, self._after_delivery
         ):
             yield event
 
-    def _check(self, data: dict[str, Any]) -> Outcome:
-        """Field rules, then the honeypot; no request unless both pass."""
-        checked = validation.check_subscription(data.get("name"), data.get("email"))
-        self._show_errors(checked.errors)
-        if not checked.ok:
-            return Outcome(events=[rx.set_focus(FIELD_IDS[next(iter(checked.errors))])])
-        rejection = antispam.subscribe_rejection(honeypot=data.get(antispam.HONEYPOT_FIELD, ""))
-        if rejection is not None:
-            self.form_error = rejection  # "Please try again.": nothing is stored or sent
-            return Outcome()
-        return Outcome(request=checked.values)
-
-    async def _send(self, request: dict[str, str]) -> None:
-        await gateway.shared_client.get().subscribe(**request)
+    def _show(self, verdict: submissions.Verdict) -> list[EventSpec]:
+        """The field messages, or the honeypot's "Please try again."; focus on the first invalid field."""
+        self._show_errors(verdict.field_errors)
+        self.form_error = verdict.form_error
+        return [rx.set_focus(FIELD_IDS[name]) for name in list(verdict.field_errors)[:1]]
 
     def _after_delivery(self, delivered: bool) -> list[EventSpec]:
         return [rx.set_focus(SUCCESS_ID)] if delivered else []  # on a failure the form stays as typed
+
+
+async def _judge(data: dict[str, Any]) -> submissions.Verdict:
+    return submissions.judge_subscribe(data)

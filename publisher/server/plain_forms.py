@@ -1,0 +1,238 @@
+"""The two forms without the app: the server answers their plain HTML POST, and writes the
+contact form's question into its page (docs/product.md, Forms; docs/security.md).
+
+Each form is a ``<form method="post">`` to its own page. Before the app has started,
+without JavaScript, or when the event channel is not connected, the browser posts it,
+and this middleware answers with the same functions as the app (web/submissions.py):
+
+- accepted and sent: ``303 See Other`` to the form's sent page (``/subscribe/thanks``,
+  ``/contact-us/thanks``), which shows the spec's success alert; a reload sends nothing;
+- refused (a field, the anti-spam checks, the limits): the form page again, status 422
+  (429 over the limits), without the app, what was typed kept (never the math answer),
+  each message beside its field and in a summary at the top, and a new question;
+- the gateway failing: the form page again with the spec's failure message, status 503.
+
+Before anything is read: a POST from another site is 403 (rules/same_site.py), a body
+over 16 KB is 413, anything but a form's urlencoded body 415. Nothing is sent in these
+cases.
+
+The contact page itself (GET) is served from the build with a new question and its
+signed token written into it for each response, so the question is there at first
+paint; it and the subscribe page are never stored by a cache (``no-store``,
+server/middleware.py), every other page stays prerendered and cacheable.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from urllib.parse import parse_qs
+
+from reflex_base import config as reflex_config
+from starlette.datastructures import Headers
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from publisher.config import settings
+from publisher.content import form_copy
+from publisher.rules import limits as limit_rules
+from publisher.rules import same_site
+from publisher.server import requests
+from publisher.web import graceful_stop, page_html, submissions
+from publisher.web.pages import contact as contact_page
+from publisher.web.pages import subscribe as subscribe_page
+from publisher.web.states import contact as contact_state
+from publisher.web.states import subscribe as subscribe_state
+
+logger = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 16 * 1024
+FORM_CONTENT_TYPE = "application/x-www-form-urlencoded"
+GZIP_MIN_BYTES = 1024
+
+
+@dataclass(frozen=True)
+class PlainForm:
+    """One form as the server answers it."""
+
+    name: str  # web/submissions.py's: the limits count per form
+    route: str
+    sent_route: str
+    fields: tuple[str, ...]  # shown again after a refusal
+    field_ids: Mapping[str, str]
+    judge: Callable[[Mapping[str, object]], Awaitable[submissions.Verdict]]
+    failure: str  # the spec's failure message
+    asks_question: bool
+
+
+async def _judge_subscribe(data: Mapping[str, object]) -> submissions.Verdict:
+    return submissions.judge_subscribe(data)
+
+
+FORMS = {
+    form.route: form
+    for form in (
+        PlainForm(
+            submissions.SUBSCRIBE,
+            subscribe_page.ROUTE,
+            subscribe_page.SENT_ROUTE,
+            submissions.SUBSCRIBE_FIELDS,
+            subscribe_state.FIELD_IDS,
+            _judge_subscribe,
+            form_copy.SUBSCRIBE_FAILURE_TOAST,
+            asks_question=False,
+        ),
+        PlainForm(
+            submissions.CONTACT,
+            contact_page.ROUTE,
+            contact_page.SENT_ROUTE,
+            submissions.CONTACT_FIELDS,
+            contact_state.FIELD_IDS,
+            submissions.judge_contact,
+            form_copy.CONTACT_FAILURE_TOAST,
+            asks_question=True,
+        ),
+    )
+}
+NO_STORE_ROUTES = frozenset(FORMS)
+
+
+def page_file(build_dir: Path, route: str) -> Path:
+    return build_dir / route.strip("/") / "index.html"
+
+
+class QuestionSlots:
+    """The contact page split where its question and token go, so each response is a join, not a parse."""
+
+    def __init__(self, html: str):
+        question = re.search(rf'(<span[^>]*\bid="{contact_state.QUESTION_ID}"[^>]*>)(</span>)', html)
+        token = re.search(rf'<input(?=[^>]*\bid="{contact_state.TOKEN_ID}")[^>]*?(/?>)', html)
+        if question is None or token is None or question.end() > token.start():
+            raise LookupError(
+                f"The contact page of the build has no empty #{contact_state.QUESTION_ID} span followed by "
+                f"the #{contact_state.TOKEN_ID} field: is the build older than this code? Run `make build`."
+            )
+        self._parts = (
+            html[: question.end(1)],
+            html[question.start(2) : token.start(1)],
+            html[token.start(1) :],
+        )
+
+    def render(self, asked: submissions.NewQuestion) -> str:
+        before, between, after = self._parts
+        return f'{before}{escape(asked.text)}{between} value="{escape(asked.token)}"{after}'
+
+
+class PlainForms:
+    def __init__(self, app: ASGIApp, build_dir: Path):
+        self.app = app
+        self.pages = {route: page_file(build_dir, route).read_text(encoding="utf-8") for route in FORMS}
+        self.question_slots = QuestionSlots(self.pages[contact_page.ROUTE])
+        self.subscribe_sent = page_file(build_dir, subscribe_page.SENT_ROUTE).read_text(encoding="utf-8")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        route = path.rstrip("/") or "/"
+        if scope["type"] != "http" or (route not in FORMS and route != subscribe_page.SENT_ROUTE):
+            await self.app(scope, receive, send)
+            return
+        method = scope["method"]
+        if route in FORMS and method == "POST":
+            response = await self._answer(FORMS[route], scope, receive)
+        elif route == contact_page.ROUTE and method in ("GET", "HEAD"):
+            response = self._page(scope, self.question_slots.render(submissions.new_question()))
+        elif route == subscribe_page.SENT_ROUTE and method in ("GET", "HEAD") and settings.list_emails_on():
+            response = self._page(scope, _show_confirm_note(self.subscribe_sent))
+        else:
+            await self.app(scope, receive, send)
+            return
+        await response(scope, receive, send)
+
+    @staticmethod
+    def _page(scope: Scope, html: str, status: int = 200) -> Response:
+        """A page, gzipped when the browser takes it (a page of this size shrinks to a fifth)."""
+        body = html.encode("utf-8")
+        headers = {"Vary": "Accept-Encoding"}
+        if len(body) >= GZIP_MIN_BYTES and "gzip" in Headers(scope=scope).get("accept-encoding", ""):
+            body = gzip.compress(body, compresslevel=6)
+            headers["Content-Encoding"] = "gzip"
+        return Response(body, status_code=status, media_type="text/html; charset=utf-8", headers=headers)
+
+    async def _answer(self, form: PlainForm, scope: Scope, receive: Receive) -> Response:
+        headers = Headers(scope=scope)
+        if not same_site.posted_from_this_site(
+            origin=headers.get("origin"),
+            sec_fetch_site=headers.get("sec-fetch-site"),
+            referer=headers.get("referer"),
+            site_origins=_site_origins(scope, headers),
+        ):
+            logger.info("Form %s: a POST from another site refused", form.name)
+            return PlainTextResponse("This form accepts posts from its own page only.", status_code=403)
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            return PlainTextResponse("The form is larger than this site accepts.", status_code=413)
+        if headers.get("content-type", "").split(";")[0].strip().lower() != FORM_CONTENT_TYPE:
+            return PlainTextResponse(f"Expected a form ({FORM_CONTENT_TYPE}).", status_code=415)
+        try:
+            body = await requests.read_body(receive, MAX_BODY_BYTES)
+        except requests.BodyTooLarge:
+            return PlainTextResponse("The form is larger than this site accepts.", status_code=413)
+        except requests.ClientLeft:
+            return PlainTextResponse("", status_code=400)
+        data = {
+            name: values[0]
+            for name, values in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()
+        }
+        shown = {name: str(data.get(name, "")) for name in form.fields}
+
+        address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+        async with graceful_stop.submit_in_flight():
+            if not await submissions.within_limits(form.name, "", address):
+                return self._refused(
+                    form, scope, shown, submissions.Verdict(form_error=form_copy.TOO_MANY_ATTEMPTS), 429
+                )
+            verdict = await form.judge(data)
+            if verdict.request is None:
+                return self._refused(form, scope, shown, verdict, 422)
+            if await submissions.send(form.name, verdict.request):
+                return RedirectResponse(form.sent_route, status_code=303)
+        failed = submissions.Verdict(form_error=form.failure, shown_ms=verdict.shown_ms)
+        return self._refused(form, scope, shown, failed, 503)
+
+    def _refused(
+        self, form: PlainForm, scope: Scope, shown: dict[str, str], verdict: submissions.Verdict, status: int
+    ) -> Response:
+        question = None
+        if form.asks_question:
+            asked = verdict.question or submissions.new_question(verdict.shown_ms)
+            question = ((contact_state.QUESTION_ID, asked.text), (contact_state.TOKEN_ID, asked.token))
+        answer = page_html.FormAnswer(
+            field_ids=form.field_ids,
+            values=shown,
+            field_errors=verdict.field_errors,
+            form_error=verdict.form_error,
+            question=question,
+            title_prefix=form_copy.ERROR_TITLE_PREFIX,
+        )
+        return self._page(scope, page_html.answer_page(self.pages[form.route], answer), status)
+
+
+def _site_origins(scope: Scope, headers: Headers) -> set[str]:
+    """The site's own origins: the public one (REFLEX_DEPLOY_URL) and the one this request was made to."""
+    scheme = "https" if requests.is_https(scope) else "http"
+    own = {same_site.origin_of(settings.site_url()), same_site.origin_of(f"{scheme}://{headers.get('host', '')}")}
+    return {origin for origin in own if origin is not None}
+
+
+def _show_confirm_note(html: str) -> str:
+    """The sent page of the subscribe form says to confirm from the inbox where the site keeps the list."""
+    tag = re.search(rf'<p\b[^>]*\b{subscribe_page.CONFIRM_NOTE_ATTRIBUTE}=""[^>]*>', html)
+    if tag is None:
+        return html
+    shown = re.sub(r'\shidden(="")?(?=[\s/>])', "", tag.group(0), count=1)
+    return html[: tag.start()] + shown + html[tag.end() :]
