@@ -17,6 +17,11 @@ Prints throughput, p50/p95/p99 submit latency, the backend's memory (idle,
 peak, per connected visitor, after everyone left), and submissions accepted by
 the site vs. received by the gateway (none lost, none duplicated).
 
+With --submit plain, the form visitors send their forms as a browser without the app
+does (server/plain_forms.py): each loads its form page over HTTP (the contact page
+carries its question and signed token), then POSTs the form to the page; the
+latency is from the POST to the server's 303 answer. No websocket is opened.
+
 With --scenario readers, N readers of a book launch load Home (or --reader-path)
 instead, each as a browser's first visit does: the page, then every file it
 references (stylesheet, site.js, images, icons), at moments spread over
@@ -25,7 +30,7 @@ the page references any app script (it would open a websocket), the websockets
 the server holds afterwards, and the backend's memory before, at the peak and
 after: static pages cost the backend no connection and no state.
 
-    .venv/bin/python benchmarks/load.py [--visitors 500] [--gateway-delay-ms 20] [--workers 1]
+    .venv/bin/python benchmarks/load.py [--visitors 500] [--submit app|plain] [--gateway-delay-ms 20] [--workers 1]
         [--redis-url redis://127.0.0.1:6379/0 | --redis-url start] [--postgres]
 
 With --postgres the embedded gateway stores into a PostgreSQL started for the run
@@ -58,6 +63,7 @@ from datetime import date
 from pathlib import Path
 
 import h11
+import httpx
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,6 +78,7 @@ from tests.visitor import (  # noqa: E402
     hydrated,
     notice_changed,
     question_answer,
+    served_question,
 )
 
 FILL_TIME_S = 5.0
@@ -122,8 +129,8 @@ async def visit(
     visitor = Visitor(base_url, "/contact-us" if contact else "/subscribe", source=loopback_address(index))
     try:
         async with connect_gate:
-            ready = (lambda v: bool(v.var(CONTACT_STATE, "question"))) if contact else hydrated
-            await visitor.open_page(ready, timeout_s=60)
+            await visitor.open_page(hydrated, timeout_s=60)
+            question, token = await served_question(base_url) if contact else ("", "")
         shown_at = time.perf_counter()
         ready_count[0] += 1
         if ready_count[0] == total:
@@ -133,17 +140,9 @@ async def visit(
         await asyncio.sleep(run.offsets[index])
         if contact:
             await asyncio.sleep(max(0.0, FILL_TIME_S + 0.2 - (time.perf_counter() - shown_at)))
-            answer = question_answer(visitor.var(CONTACT_STATE, "question"))
-            form = {
-                "first_name": "Load",
-                "last_name": f"Visitor{index}",
-                "email": f"visitor{index}-{run.wave_id}@example.com",
-                "message": f"Hello from simulated visitor {index}.",
-                "answer": str(answer),
-                "website": "",
-            }
+            form = contact_form(index, run, question, token)
         else:
-            form = {"name": f"Visitor {index}", "email": f"visitor{index}-{run.wave_id}@example.com"}
+            form = subscribe_form(index, run)
         before = visitor.var(substate, "notice_id", "")
         started = time.perf_counter()
         await visitor.send(f"{substate}.submit", {"form_data": form})
@@ -161,6 +160,68 @@ async def visit(
         run.errors.append(f"{type(exc).__name__}: {exc}")
     finally:
         await visitor.close()
+
+
+def contact_form(index: int, run: Run, question: str, token: str) -> dict[str, str]:
+    return {
+        "firstName": "Load",
+        "lastName": f"Visitor{index}",
+        "email": f"visitor{index}-{run.wave_id}@example.com",
+        "message": f"Hello from simulated visitor {index}.",
+        "answer": str(question_answer(question)),
+        "website": "",
+        "token": token,
+    }
+
+
+def subscribe_form(index: int, run: Run) -> dict[str, str]:
+    return {"name": f"Visitor {index}", "email": f"visitor{index}-{run.wave_id}@example.com", "website": ""}
+
+
+_SERVED_QUESTION = re.compile(r'id="contact-question"[^>]*>([^<]*)<')
+_SERVED_TOKEN = re.compile(r'<input[^>]*id="contact-token"[^>]*value="([^"]*)"')
+
+
+async def post_plainly(
+    index: int,
+    base_url: str,
+    run: Run,
+    connected: asyncio.Event,
+    go: asyncio.Event,
+    ready_count: list[int],
+    total: int,
+) -> None:
+    """A visitor without the app: the form page over HTTP, then the form POSTed to it (a 303 is accepted)."""
+    contact = index % 2 == 1
+    path = "/contact-us" if contact else "/subscribe"
+    transport = httpx.AsyncHTTPTransport(local_address=loopback_address(index))
+    async with httpx.AsyncClient(base_url=base_url, transport=transport, timeout=60) as http:
+        try:
+            page = await http.get(path)
+            shown_at = time.perf_counter()
+            question = _SERVED_QUESTION.search(page.text) if contact else None
+            token = _SERVED_TOKEN.search(page.text) if contact else None
+        finally:
+            ready_count[0] += 1
+            if ready_count[0] == total:
+                connected.set()
+        try:
+            await go.wait()
+            await asyncio.sleep(run.offsets[index])
+            if contact:
+                assert question is not None and token is not None, "the contact page carries no question"
+                await asyncio.sleep(max(0.0, FILL_TIME_S + 0.2 - (time.perf_counter() - shown_at)))
+                form = contact_form(index, run, question.group(1), token.group(1))
+            else:
+                form = subscribe_form(index, run)
+            started = time.perf_counter()
+            answer = await http.post(path, data=form, headers={"Origin": base_url})
+            finished = time.perf_counter()
+            run.latencies.append(finished - started)
+            run.spans.append((started, finished))
+            run.outcomes["success" if answer.status_code == 303 else f"status {answer.status_code}"] += 1
+        except Exception as exc:  # noqa: BLE001 - count every failure, keep the others going
+            run.errors.append(f"{type(exc).__name__}: {exc}")
 
 
 _REFERENCE = re.compile(r'<(?:link|script|img)\b[^>]*?\b(?:href|src)="(/[^"]*)"')
@@ -334,10 +395,16 @@ async def wave(args: argparse.Namespace, base_url: str, root: psutil.Process) ->
     gate = asyncio.Semaphore(args.connect_concurrency)
     memory = {"before": server_rss_mb(root)}
     connect_started = time.perf_counter()
-    tasks = [
-        asyncio.create_task(visit(i, base_url, run, connected, go, done, gate, ready_count, args.visitors))
-        for i in range(args.visitors)
-    ]
+    if args.submit == "plain":
+        tasks = [
+            asyncio.create_task(post_plainly(i, base_url, run, connected, go, ready_count, args.visitors))
+            for i in range(args.visitors)
+        ]
+    else:
+        tasks = [
+            asyncio.create_task(visit(i, base_url, run, connected, go, done, gate, ready_count, args.visitors))
+            for i in range(args.visitors)
+        ]
     await connected.wait()
     memory["connect_s"] = time.perf_counter() - connect_started
     memory["connected"] = server_rss_mb(root)
@@ -407,7 +474,8 @@ async def main_async(args: argparse.Namespace) -> int:
 
     print(
         f"\nLoad, {date.today()}, {platform.node()} ({os.cpu_count()} cores), "
-        f"{args.workers} worker(s){', Redis' if args.redis_url else ', in-memory state'}"
+        f"{args.workers} worker(s){', Redis' if args.redis_url else ', in-memory state'}, "
+        f"{'plain HTML POSTs, no app' if args.submit == 'plain' else 'submits through the app'}"
         f"{', embedded gateway on PostgreSQL' if args.postgres else ''}"
     )
     contact_visitors = args.visitors // 2
@@ -419,7 +487,8 @@ async def main_async(args: argparse.Namespace) -> int:
     )
     failed = False
     for number, (run, memory) in enumerate(waves, start=1):
-        print(f"wave {number}: connect + hydrate all {memory['connect_s']:.1f} s")
+        opened = "load the form pages" if args.submit == "plain" else "connect + hydrate all"
+        print(f"wave {number}: {opened} {memory['connect_s']:.1f} s")
         if run.latencies:
             print(
                 f"  submit latency: p50 {percentile(run.latencies, 50) * 1000:.0f} ms, "
@@ -463,6 +532,12 @@ def main() -> int:
         help="forms: visitors submit both forms; readers: visitors read a static page",
     )
     parser.add_argument("--reader-path", default="/", help="the page readers load (readers scenario)")
+    parser.add_argument(
+        "--submit",
+        choices=("app", "plain"),
+        default="app",
+        help="app: the forms through the app's event channel; plain: HTML POSTs the server answers alone",
+    )
     parser.add_argument("--visitors", type=int, default=500)
     parser.add_argument("--gateway-delay-ms", type=int, default=20)
     parser.add_argument("--workers", type=int, default=1)

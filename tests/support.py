@@ -101,6 +101,7 @@ VENV_BIN = Path(sys.executable).parent
 MANY_TABS_ENV = {"PUBLISHER_MAX_TABS_PER_ADDRESS": "1000", "PUBLISHER_NEW_TABS_PER_MINUTE": "10000"}
 # The production server refuses to start without a form secret (settings.require_form_secret).
 FORM_SECRET = "form-secret-of-the-tests-0123456789abcdef"
+FORM_SECRET_ENV = {"PUBLISHER_FORM_SECRET": FORM_SECRET}
 
 
 def event_channel_upgrade(
@@ -257,7 +258,10 @@ class ProductionServer:
         command[0] = str(VENV_BIN / command[0])
         own = {"REFLEX_DEPLOY_URL": f"http://localhost:{port}"} if self.own_address else {}
         env = tool_env(
-            HOST="127.0.0.1", PORT=str(port), **project_path(self.root), **{**MANY_TABS_ENV, "PUBLISHER_FORM_SECRET": FORM_SECRET, **self.extra_env, **own}
+            HOST="127.0.0.1",
+            PORT=str(port),
+            **project_path(self.root),
+            **{**MANY_TABS_ENV, **FORM_SECRET_ENV, **self.extra_env, **own},
         )
         log = self.log_path.open("wb")
         started = time.monotonic()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -128,6 +129,29 @@ def question_answer(text: str) -> int:
     return int(left) + int(right) if operator == "+" else int(left) - int(right)
 
 
+_SERVED_QUESTION = re.compile(r'id="contact-question"[^>]*>([^<]*)<')
+_SERVED_TOKEN = re.compile(r'<input[^>]*id="contact-token"[^>]*value="([^"]*)"')
+
+
+async def served_question(base_url: str) -> tuple[str, str]:
+    """The contact page's question and its signed token, as the server wrote them into the page it
+    served (server/plain_forms.py): what a browser's form holds before and after the app starts."""
+    async with aiohttp.ClientSession() as http, http.get(base_url + "/contact-us") as response:
+        html = await response.text()
+    question, token = _SERVED_QUESTION.search(html), _SERVED_TOKEN.search(html)
+    assert question is not None and token is not None, "the contact page carries no question"
+    return question.group(1), token.group(1)
+
+
+def token_sent(visitor: Visitor) -> str | None:
+    """The latest token the app put into the form's hidden field (with a new question), if any."""
+    for update in reversed(visitor.updates):
+        for event in reversed(update.get("events") or []):
+            if event["name"] == "_set_value" and event["payload"].get("ref") == "ref_contact_token":
+                return event["payload"]["value"]
+    return None
+
+
 def notice_changed(substate: str, before: str) -> Callable[[Visitor], bool]:
     """The form's toast changed: the submission reached an end (success or failure)."""
     return lambda v: v.var(substate, "notice_id", "") not in ("", before)
@@ -152,20 +176,22 @@ async def ask_here_answer_there(
 ) -> tuple[str, str]:
     """A contact question asked by one server, answered by the same tab through another one.
 
-    The tab reconnects (same token) to a server that never saw it, as after a load
-    balancer's switch; the answer is checked against the state they share (Redis).
+    The tab reconnects (same client token) to a server that never saw it, as after a load
+    balancer's switch; the question's signed token is checked with the secret they share,
+    and spent in the store they share (Redis).
     Returns the form's (status, form_error) once a toast is announced or the submit refused.
     """
     asked = Visitor(ask_url, "/contact-us")
-    await asked.open_page(lambda v: bool(v.var(CONTACT_STATE, "question")))
-    question = asked.var(CONTACT_STATE, "question")
+    await asked.open_page(hydrated)
+    question, token = await served_question(ask_url)
     await asked.close()
     await asyncio.sleep(fill_time_s + 0.2)
     answered = Visitor(answer_url, "/contact-us", token=asked.token)
     await answered.connect()
+    answer = str(question_answer(question))
     await answered.send(
         f"{CONTACT_STATE}.submit",
-        {"form_data": {**sender, "message": message, "answer": str(question_answer(question)), "website": ""}},
+        {"form_data": {**sender, "message": message, "answer": answer, "website": "", "token": token}},
     )
     await answered.wait_for(lambda v: bool(v.var(CONTACT_STATE, "notice_id") or v.var(CONTACT_STATE, "form_error")))
     outcome = (answered.var(CONTACT_STATE, "status"), answered.var(CONTACT_STATE, "form_error", ""))

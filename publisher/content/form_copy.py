@@ -84,4 +84,7 @@ FIRST_NAME_LABEL = "First name"
 LAST_NAME_LABEL = "Last name"
 MESSAGE_LABEL = "Message"
 SECURITY_QUESTION_LABEL = "Security question: "
+# Stands in the page for the question until the server writes one in (every page it serves)
+# or the app asks one (the development server): never seen on the site itself.
+QUESTION_PENDING = "…"
 HONEYPOT_LABEL = "Leave this field empty"  # never seen by people; bots read it

@@ -110,11 +110,11 @@ class QuestionSlots:
     """The contact page split where its question and token go, so each response is a join, not a parse."""
 
     def __init__(self, html: str):
-        question = re.search(rf'(<span[^>]*\bid="{contact_state.QUESTION_ID}"[^>]*>)(</span>)', html)
+        question = re.search(rf'(<span[^>]*\bid="{contact_state.QUESTION_ID}"[^>]*>)[^<]*(</span>)', html)
         token = re.search(rf'<input(?=[^>]*\bid="{contact_state.TOKEN_ID}")[^>]*?(/?>)', html)
         if question is None or token is None or question.end() > token.start():
             raise LookupError(
-                f"The contact page of the build has no empty #{contact_state.QUESTION_ID} span followed by "
+                f"The contact page of the build has no #{contact_state.QUESTION_ID} span followed by "
                 f"the #{contact_state.TOKEN_ID} field: is the build older than this code? Run `make build`."
             )
         self._parts = (

@@ -192,7 +192,7 @@ def test_both_forms_work_end_to_end_through_each_container(stack: Stack, page: P
 def test_a_question_asked_through_one_container_is_answered_through_the_other(stack: Stack):
     first, second = stack.sites
 
-    sender = {"first_name": "Cross", "last_name": "Container", "email": "cross@example.com"}
+    sender = {"firstName": "Cross", "lastName": "Container", "email": "cross@example.com"}
     assert run_async(
         ask_here_answer_there(
             first.base_url,

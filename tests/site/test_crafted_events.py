@@ -8,20 +8,25 @@ import pytest
 
 from tests.browser import MIN_FILL_TIME_S
 from tests.support import RecordingGateway
-from tests.visitor import CONTACT_STATE, SUBSCRIBE_STATE, Visitor, hydrated, question_answer, run_async
+from tests.visitor import (
+    CONTACT_STATE,
+    SUBSCRIBE_STATE,
+    Visitor,
+    hydrated,
+    question_answer,
+    run_async,
+    served_question,
+    token_sent,
+)
 
 UNEXPECTED = "Something went wrong on our side. Please try again in a moment."
 VALID_CONTACT = {
-    "first_name": "Jo",
-    "last_name": "Reader",
+    "firstName": "Jo",
+    "lastName": "Reader",
     "email": "jo@example.com",
     "message": "A perfectly ordinary message.",
     "website": "",
 }
-
-
-def has_question(visitor: Visitor) -> bool:
-    return bool(visitor.var(CONTACT_STATE, "question"))
 
 
 async def send_and_wait(visitor: Visitor, name: str, payload: dict, done) -> list[dict]:
@@ -94,15 +99,17 @@ def test_extra_fields_in_the_form_are_ignored(base_url, gateway: RecordingGatewa
 def test_forging_the_form_shown_time_is_refused(base_url, gateway: RecordingGateway):
     async def craft():
         visitor = Visitor(base_url, "/contact-us")
-        await visitor.open_page(has_question)
-        answer = str(question_answer(visitor.var(CONTACT_STATE, "question")))
+        await visitor.open_page(hydrated)
+        question, token = await served_question(base_url)
         forged = await send_and_wait(
-            visitor, f"{CONTACT_STATE}.setvar", {"var_name": "_shown_at_ms", "value": 0}, site_error_event
+            visitor, f"{CONTACT_STATE}.setvar", {"var_name": "_token", "value": token}, site_error_event
         )
+        shown = token.split(".")[1]  # v1.<shown>.<issued>...: an earlier time, so no wait
+        earlier = token.replace(f".{shown}.", f".{int(shown, 16) - 60_000:x}.", 1)
         await send_and_wait(
             visitor,
             f"{CONTACT_STATE}.submit",
-            {"form_data": {**VALID_CONTACT, "answer": answer}},
+            {"form_data": {**VALID_CONTACT, "answer": str(question_answer(question)), "token": earlier}},
             lambda _, v: bool(v.var(CONTACT_STATE, "form_error")),
         )
         await visitor.close()
@@ -110,30 +117,32 @@ def test_forging_the_form_shown_time_is_refused(base_url, gateway: RecordingGate
 
     errors, form_error = run_async(craft())
     assert errors == [UNEXPECTED]
-    assert form_error == "Please take your time to fill out the form completely."
+    assert form_error == "Please try again."  # the signature no longer matches
     assert gateway.requests == []
 
 
 def test_an_answer_for_another_question_is_incorrect(base_url, gateway: RecordingGateway):
     async def craft():
         visitor = Visitor(base_url, "/contact-us")
-        await visitor.open_page(has_question)
+        await visitor.open_page(hydrated)
+        question, token = await served_question(base_url)
         await asyncio.sleep(MIN_FILL_TIME_S + 0.2)
-        old_answer = question_answer(visitor.var(CONTACT_STATE, "question"))
+        old_answer = question_answer(question)
         # A wrong answer makes the server ask a new question; keep the old answer around.
         for _ in range(3):
             await send_and_wait(
                 visitor,
                 f"{CONTACT_STATE}.submit",
-                {"form_data": {**VALID_CONTACT, "answer": str(old_answer + 100)}},
+                {"form_data": {**VALID_CONTACT, "answer": str(old_answer + 100), "token": token}},
                 answer_refused,
             )
+            token = token_sent(visitor)
             if question_answer(visitor.var(CONTACT_STATE, "question")) != old_answer:
                 break
         await send_and_wait(
             visitor,
             f"{CONTACT_STATE}.submit",
-            {"form_data": {**VALID_CONTACT, "answer": str(old_answer)}},
+            {"form_data": {**VALID_CONTACT, "answer": str(old_answer), "token": token}},
             answer_refused,
         )
         await visitor.close()
@@ -146,7 +155,7 @@ def test_an_answer_for_another_question_is_incorrect(base_url, gateway: Recordin
 def test_calling_an_unknown_handler_changes_nothing(base_url, gateway: RecordingGateway):
     async def craft():
         visitor = Visitor(base_url, "/contact-us")
-        await visitor.open_page(lambda v: has_question(v) and hydrated(v))  # the page's last update is in
+        await visitor.open_page(hydrated)  # the page's last update (its on_load's) is in
         question = visitor.var(CONTACT_STATE, "question")
         count = len(visitor.updates)
         await visitor.send(f"{CONTACT_STATE}.send_email_now", {"anything": 1})
@@ -154,7 +163,7 @@ def test_calling_an_unknown_handler_changes_nothing(base_url, gateway: Recording
         # The server takes a tab's events in the order they came: once it answers one sent after
         # them (a forged setvar, refused with the site's error), it has dealt with both.
         answered = await send_and_wait(
-            visitor, f"{CONTACT_STATE}.setvar", {"var_name": "_shown_at_ms", "value": 0}, site_error_event
+            visitor, f"{CONTACT_STATE}.setvar", {"var_name": "_token", "value": "x"}, site_error_event
         )
         await visitor.close()
         between = visitor.updates[count : len(visitor.updates) - len(answered)]

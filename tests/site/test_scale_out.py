@@ -77,7 +77,7 @@ def test_forms_work_end_to_end_on_two_workers(page: Page, two_workers: Productio
 def test_a_question_asked_on_one_host_is_checked_on_another(
     two_workers: ProductionServer, second_host: ProductionServer, gateway: RecordingGateway
 ):
-    sender = {"first_name": "Jo", "last_name": "Reader", "email": "jo@example.com"}
+    sender = {"firstName": "Jo", "lastName": "Reader", "email": "jo@example.com"}
     status, form_error = run_async(
         ask_here_answer_there(
             two_workers.base_url,

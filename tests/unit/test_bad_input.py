@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from publisher import gateway
+from publisher.limits import form_tokens as used_tokens
 from publisher.rules import antispam, validation
 from publisher.rules.antispam import MathQuestion
-from publisher.limits import form_tokens as used_tokens
 from publisher.web import submissions
 from publisher.web.states.contact import ContactState
 from publisher.web.states.subscribe import SubscribeState

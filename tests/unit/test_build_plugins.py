@@ -10,10 +10,9 @@ import pytest
 import reflex_base
 
 from publisher.build import plugins as build_plugins
-from publisher.web import page_html
 from publisher.build.plugins import prerender_not_found, robots_txt, use_prerendered_not_found
 from publisher.reflex_internals import frontend_files
-from publisher.web import page_kinds
+from publisher.web import page_html, page_kinds
 from publisher.web.feed import release_feed
 
 REFLEX_CONFIG_JSON = '{"basename": "/", "ssr": false, "prerender": true, "build": "build"}'

@@ -14,12 +14,11 @@ import pytest
 from reflex_base.utils.format import format_event_handler
 
 from publisher import gateway
-from publisher.content import form_copy
-from publisher.rules import antispam
-from publisher.rules.antispam import MathQuestion
 from publisher.config import settings
+from publisher.content import form_copy
 from publisher.limits import form_tokens as used_tokens
-from publisher.rules import form_tokens
+from publisher.rules import antispam, form_tokens
+from publisher.rules.antispam import MathQuestion
 from publisher.web import graceful_stop, submissions
 from publisher.web.states import contact as contact_state
 from publisher.web.states.contact import ContactState
@@ -316,7 +315,7 @@ def test_contact_start_keeps_the_question_the_production_server_wrote_into_the_p
     monkeypatch.setattr(contact_state, "pages_carry_a_question", lambda: True)
     state = new_state(ContactState)
     assert ContactState.start.fn(state) is None  # nothing replaces the page's question and token
-    assert state.question == "" and questions == []
+    assert state.question == form_copy.QUESTION_PENDING and questions == []
 
 
 def test_contact_start_in_a_tab_where_the_app_asked_puts_that_questions_token_back(clock, questions, monkeypatch):

@@ -31,7 +31,7 @@ def security_question() -> rx.Component:
 
     The server writes the page's question into the span and its token into the hidden
     field (server/plain_forms.py); the app keeps them until it asks a new question (its
-    ``question`` var, empty until then, so hydration leaves the server's text alone).
+    ``question`` var; ``suppressHydrationWarning`` lets hydration keep the server's text).
     """
     field_id = FIELD_IDS[ANSWER_FIELD]
     label = rx.el.label(

@@ -4,8 +4,8 @@ as the app sends it. The rules are web/submissions.py's, which also answer the f
 The question and when the form was shown travel in the form's signed token
 (rules/form_tokens.py), a hidden field of the form. The production server writes a
 fresh question and its token into every page it serves (server/plain_forms.py), so
-the question is there at first paint and the app keeps it: ``question`` stays empty
-(the page's text stands) until the app asks a new one, after a wrong answer, a failure
+the question is there at first paint and the app keeps it: ``question`` stays at its
+placeholder (the page's text stands) until the app asks a new one, after a wrong answer, a failure
 or a success. The app's own token then goes into the hidden field by ``rx.set_value``;
 the backend keeps it too (``_token``), so a page reloaded in the same tab shows the app's
 question and token together. The development server renders pages in the browser, with
@@ -46,8 +46,10 @@ def pages_carry_a_question() -> bool:
 
 
 class ContactState(FormLifecycle, rx.State):
-    # Empty while the page's own question stands (see the module's docstring).
-    question: rx.Field[str] = rx.field("")
+    # QUESTION_PENDING while the page's own question stands (see the module's docstring): never
+    # empty, so React hydrates the question's text node, and keeps the server's text in it
+    # (the span is marked suppressHydrationWarning; an empty text would be no node at all).
+    question: rx.Field[str] = rx.field(form_copy.QUESTION_PENDING)
     first_name_error: rx.Field[str] = rx.field("")
     last_name_error: rx.Field[str] = rx.field("")
     email_error: rx.Field[str] = rx.field("")
@@ -81,7 +83,7 @@ class ContactState(FormLifecycle, rx.State):
         if self._submit_in_flight():
             return None
         self._show_fresh_form()
-        if self.question:
+        if self._token:
             return [rx.set_value(TOKEN_ID, self._token)]  # the question shown is the app's: so is the token
         if not pages_carry_a_question():
             return self._ask(submissions.new_question())
