@@ -91,7 +91,11 @@
     function (event) {
       var form = event.target;
       if (!(form instanceof HTMLFormElement) || !form.hasAttribute("data-app-form")) return;
-      if (form.getAttribute("data-connected") !== "true") event.stopImmediatePropagation();
+      if (form.getAttribute("data-connected") === "true") return;
+      // The development server renders its pages in the browser and has no server answer:
+      // there the app holds the press until it connects (a built page has the boot script).
+      if (!document.querySelector("script[data-app-boot]")) return;
+      event.stopImmediatePropagation();
     },
     true
   );

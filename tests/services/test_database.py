@@ -13,7 +13,7 @@ import pytest
 from publisher.storage import database
 from tests.postgres import GATEWAY_TABLES, PostgresServer
 from tests.services.test_production import fake_build
-from tests.support import PROJECT_ROOT, held_port, publisher_gateway, wait_until
+from tests.support import FORM_SECRET_ENV, PROJECT_ROOT, held_port, publisher_gateway, wait_until
 
 BIN = Path(sys.executable).parent
 SERVE = str(BIN / "publisher-serve")
@@ -22,7 +22,7 @@ SERVE = str(BIN / "publisher-serve")
 def serve_start_up(tmp_path: Path, db_url: str) -> subprocess.CompletedProcess[str]:
     """publisher-serve's start-up with the embedded gateway on ``db_url`` (a fake build: it stops before serving)."""
     fake_build(tmp_path)
-    env = {"PATH": "/usr/bin:/bin", "REFLEX_DB_URL": db_url}
+    env = {"PATH": "/usr/bin:/bin", "REFLEX_DB_URL": db_url, **FORM_SECRET_ENV}
     return subprocess.run([SERVE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
 
 

@@ -60,6 +60,21 @@ def test_a_malformed_gateway_url_stops_start_up_naming_the_variable(tmp_path):
     assert "PUBLISHER_GATEWAY_URL" in result.stderr
 
 
+def test_without_a_form_secret_the_production_server_stops_naming_it(tmp_path):
+    """Every worker and container must sign the contact form's question with one shared secret."""
+    fake_build(tmp_path)
+    result = subprocess.run(
+        [SERVE], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("publisher-serve: PUBLISHER_FORM_SECRET is not set: the production server needs")
+    short = {"PATH": "/usr/bin:/bin", "PUBLISHER_FORM_SECRET": "s3cret-but-short"}
+    result = subprocess.run([SERVE], cwd=tmp_path, env=short, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "PUBLISHER_FORM_SECRET must be at least 32 characters" in result.stderr
+    assert "s3cret-but-short" not in result.stderr
+
+
 def test_unreachable_redis_stops_start_up_naming_the_variable_without_the_password():
     from publisher.server.production import check_redis
 

@@ -1,0 +1,108 @@
+"""The contact form's signed token (publisher/rules/form_tokens.py) and the same-site rule of a
+plain POST (publisher/rules/same_site.py): pure functions, clocks injected."""
+
+from __future__ import annotations
+
+import pytest
+
+from publisher.rules import form_tokens, same_site
+from publisher.rules.antispam import MathQuestion
+
+SECRET = "a-secret-of-the-tests-0123456789abcdef012345"
+OTHER = "another-secret-0123456789abcdef0123456789ab"
+NOW = 1_790_000_000_000.0
+QUESTION = MathQuestion(9, "-", 2)
+
+
+def test_a_token_carries_its_question_and_times_under_the_signature():
+    token = form_tokens.issue(SECRET, QUESTION, now_ms=NOW, shown_ms=NOW - 30_000)
+    read = form_tokens.read([SECRET], token)
+    assert read is not None
+    assert (read.question, read.shown_ms, read.issued_ms) == (QUESTION, NOW - 30_000, NOW)
+    assert read.question.text == "What is 9 - 2?" and read.question.answer == 7
+    assert len(token) < form_tokens.MAX_TOKEN_CHARS
+
+
+def test_each_token_is_unique_even_for_the_same_question_and_time():
+    first, second = (form_tokens.issue(SECRET, QUESTION, now_ms=NOW) for _ in range(2))
+    assert first != second
+    assert form_tokens.read([SECRET], first).nonce != form_tokens.read([SECRET], second).nonce
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda t: t.replace(".9m2.", ".9m1."),  # another question
+        lambda t: t.replace(".9m2.", ".9p2."),  # another operator
+        lambda t: "v1." + format(int(t.split(".")[1], 16) - 60_000, "x") + "." + t.split(".", 2)[2],  # earlier
+        lambda t: t[:-1] + ("A" if t[-1] != "A" else "B"),  # the signature
+        lambda t: t + "x",
+        lambda t: t.replace("v1.", "v2.", 1),
+        lambda t: "",
+        lambda t: None,
+        lambda t: 42,
+        lambda t: "v1." + "0" * 300,
+    ],
+)
+def test_a_changed_or_foreign_token_reads_as_nothing(change):
+    token = form_tokens.issue(SECRET, QUESTION, now_ms=NOW)
+    assert form_tokens.read([SECRET], change(token)) is None
+
+
+def test_several_secrets_the_first_signs_all_are_accepted():
+    old = form_tokens.issue(OTHER, QUESTION, now_ms=NOW)
+    assert form_tokens.read([SECRET], old) is None
+    assert form_tokens.read([SECRET, OTHER], old) is not None
+
+
+def test_a_token_is_good_for_an_hour_from_when_it_was_issued():
+    read = form_tokens.read([SECRET], form_tokens.issue(SECRET, QUESTION, now_ms=NOW, shown_ms=NOW - 7_200_000))
+    assert not read.expired(NOW + form_tokens.VALID_FOR_MS - 1)
+    assert read.expired(NOW + form_tokens.VALID_FOR_MS)
+    assert read.expired(NOW - form_tokens.VALID_FOR_MS - 1)  # issued by a clock far ahead
+
+
+SITE = {"https://www.example.com", "http://127.0.0.1:8000"}
+
+
+@pytest.mark.parametrize(
+    ("origin", "fetch_site", "referer", "allowed"),
+    [
+        ("https://www.example.com", None, None, True),
+        ("HTTPS://WWW.EXAMPLE.COM:443", None, None, True),
+        ("http://127.0.0.1:8000", "cross-site", None, True),  # Origin decides first
+        ("https://evil.example", "same-origin", "https://www.example.com/contact-us", False),
+        ("null", "same-origin", None, False),
+        ("https://www.example.com.evil.example", None, None, False),
+        ("http://www.example.com", None, None, False),  # another scheme is another origin
+        (None, "same-origin", None, True),
+        (None, "same-site", None, False),
+        (None, "cross-site", "https://www.example.com/", False),
+        (None, "none", None, False),
+        (None, None, "https://www.example.com/contact-us?x=1", True),
+        (None, None, "https://evil.example/www.example.com", False),
+        (None, None, "not a url", False),
+        (None, None, None, False),
+    ],
+)
+def test_a_post_comes_from_this_site_when_the_first_header_present_says_so(origin, fetch_site, referer, allowed):
+    assert (
+        same_site.posted_from_this_site(origin=origin, sec_fetch_site=fetch_site, referer=referer, site_origins=SITE)
+        is allowed
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "origin"),
+    [
+        ("https://Example.com/path?q", "https://example.com"),
+        ("http://example.com:80/", "http://example.com"),
+        ("http://example.com:8080", "http://example.com:8080"),
+        ("http://[::1]:8000/x", "http://[::1]:8000"),
+        ("ftp://example.com", None),
+        ("http://example.com:99999", None),
+        ("", None),
+    ],
+)
+def test_origin_of(url, origin):
+    assert same_site.origin_of(url) == origin

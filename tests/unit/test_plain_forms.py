@@ -1,0 +1,171 @@
+"""The server's answer to a form's plain POST (publisher/server/plain_forms.py), over ASGI with a
+small stand-in for the build's two form pages; the browser tests run it against the real build."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+from bs4 import BeautifulSoup
+
+from publisher import gateway
+from publisher.config import settings
+from publisher.limits import form_tokens as used_tokens
+from publisher.limits import submits
+from publisher.rules import form_tokens
+from publisher.server import plain_forms
+
+
+def field(field_id: str, name: str) -> str:
+    control = f'<input id="{field_id}" name="{name}" aria-describedby="{field_id}-error" aria-invalid="false"/>'
+    return control + f'<p id="{field_id}-error"></p>'
+
+
+FORM_PARTS = (
+    '<div data-error-summary="" id="{section}-summary" hidden="" tabindex="-1">'
+    "<h2>There is a problem</h2><ul></ul></div>"
+    '<form data-app-form="" method="post" action="{route}">{fields}'
+    '<div role="alert"><p data-form-alert="" hidden=""></p></div>'
+    "<button type=submit>Send</button></form>"
+)
+SUBSCRIBE = FORM_PARTS.format(
+    section="subscribe-form",
+    route="/subscribe",
+    fields=field("subscribe-name", "name") + field("subscribe-email", "email"),
+)
+CONTACT = FORM_PARTS.format(
+    section="contact-form",
+    route="/contact-us",
+    fields=field("contact-first-name", "firstName")
+    + field("contact-last-name", "lastName")
+    + field("contact-email", "email")
+    + '<textarea id="contact-message" name="message"></textarea><p id="contact-message-error"></p>'
+    + '<label for="contact-answer">Security question: <span class="q" id="contact-question">…</span></label>'
+    + field("contact-answer", "answer")
+    + '<input id="contact-token" type="hidden" name="token"/>',
+)
+
+
+def page(body: str) -> str:
+    return f"<!DOCTYPE html><html><head><title>Page</title></head><body>{body}</body></html>"
+
+
+@pytest.fixture
+def build(tmp_path: Path) -> Path:
+    for route, body in (
+        ("subscribe", SUBSCRIBE),
+        ("contact-us", CONTACT),
+        ("subscribe/thanks", '<p class="n" hidden="" data-confirm-note="">Confirm</p>'),
+    ):
+        (tmp_path / route).mkdir(parents=True)
+        (tmp_path / route / "index.html").write_text(page(body))
+    return tmp_path
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.bodies: list[dict] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.bodies.append(json.loads(request.content))
+        return httpx.Response(200, json={})
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    recorder = Recorder()
+    monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://gw.test")
+    gateway.shared_client.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder)))
+    submits.shared_limiter.set(submits.Limiter(submits.MemoryCounter()))
+    used_tokens.shared_used_tokens.set(used_tokens.MemoryUsedTokens())
+    yield recorder
+    gateway.shared_client.set(None)
+    submits.shared_limiter.set(None)
+    used_tokens.shared_used_tokens.set(None)
+
+
+async def passed_on(scope, receive, send):
+    await send({"type": "http.response.start", "status": 299, "headers": []})
+    await send({"type": "http.response.body", "body": b"the site"})
+
+
+def client(build: Path) -> httpx.AsyncClient:
+    app = plain_forms.PlainForms(passed_on, build)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8000")
+
+
+SAME_SITE = {"Origin": "http://127.0.0.1:8000"}
+
+
+@pytest.mark.asyncio
+async def test_each_contact_page_gets_its_own_signed_question(build, sent):
+    async with client(build) as http:
+        pages = [(await http.get("/contact-us")).text for _ in range(2)]
+    tokens = [re.search(r'id="contact-token" type="hidden" name="token" value="([^"]+)"', p).group(1) for p in pages]
+    questions = [re.search(r'id="contact-question">([^<]+)<', p).group(1) for p in pages]
+    assert tokens[0] != tokens[1]
+    for token, question in zip(tokens, questions, strict=True):
+        assert form_tokens.read(settings.form_secrets(), token).question.text == question
+
+
+@pytest.mark.asyncio
+async def test_other_requests_pass_on_to_the_site(build, sent):
+    async with client(build) as http:
+        assert (await http.get("/subscribe")).status_code == 299
+        assert (await http.get("/about")).status_code == 299
+        assert (await http.put("/contact-us")).status_code == 299
+
+
+@pytest.mark.asyncio
+async def test_over_the_per_address_limit_a_post_says_so_and_sends_nothing(build, sent):
+    form = {"name": "Jo Reader", "email": "jo@example.com", "website": "x"}  # refused: nothing sent anyway
+    async with client(build) as http:
+        for _ in range(submits.PER_ADDRESS.attempts):
+            assert (await http.post("/subscribe", data=form, headers=SAME_SITE)).status_code == 422
+        limited = await http.post("/subscribe", data={**form, "website": ""}, headers=SAME_SITE)
+    assert limited.status_code == 429
+    assert "Too many attempts. Please wait a few minutes and try again." in limited.text
+    assert sent.bodies == []
+
+
+@pytest.mark.asyncio
+async def test_only_a_urlencoded_form_of_at_most_16_kb_is_read(build, sent):
+    async with client(build) as http:
+        as_json = await http.post("/subscribe", json={"name": "Jo"}, headers=SAME_SITE)
+        declared = await http.post(
+            "/subscribe",
+            content=b"name=Jo",
+            headers={**SAME_SITE, "Content-Type": "application/x-www-form-urlencoded", "Content-Length": "16385"},
+        )
+    assert (as_json.status_code, declared.status_code) == (415, 413)
+    assert sent.bodies == []
+
+
+@pytest.mark.asyncio
+async def test_what_the_visitor_typed_comes_back_as_text_never_as_markup(build, sent):
+    typed = '"><script>alert(1)</script>'
+    async with client(build) as http:
+        answer = await http.post("/subscribe", data={"name": typed, "email": typed}, headers=SAME_SITE)
+    assert answer.status_code == 422
+    shown = BeautifulSoup(answer.text, "html.parser")
+    assert shown.find("script") is None
+    assert shown.find(id="subscribe-name")["value"] == typed  # the same text, escaped in the page
+    assert "<title>Error: Page</title>" in answer.text and "autofocus" in answer.text
+
+
+@pytest.mark.asyncio
+async def test_the_sent_page_asks_to_confirm_only_where_the_site_keeps_the_list(build, sent, monkeypatch):
+    async with client(build) as http:
+        elsewhere = await http.get("/subscribe/thanks")
+        monkeypatch.setattr(settings, "list_emails_on", lambda environ=None: True)
+        here = await http.get("/subscribe/thanks")
+    assert elsewhere.status_code == 299  # the build's page as it is, the note hidden
+    assert '<p class="n" data-confirm-note="">Confirm</p>' in here.text
+
+
+def test_a_build_without_the_question_slots_stops_the_server_with_a_clear_message():
+    with pytest.raises(LookupError, match="make build"):
+        plain_forms.QuestionSlots(page(CONTACT.replace('id="contact-token"', 'id="elsewhere"')))
