@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import csv
 import io
+import time
 
 import httpx
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Browser, Page, expect
 
 from publisher import storage
 from publisher.storage import subscribers
-from tests.browser import assert_no_console_errors, send_contact_message, subscribe
+from tests.browser import MIN_FILL_TIME_S, assert_no_console_errors, fill_contact, send_contact_message, subscribe
 from tests.support import publisher_gateway
+from tests.visitor import question_answer
 
 SUBSCRIPTION = {"email": "bot@example.com", "name": "Bot", "book_updates": "yes"}
 MESSAGE = {
@@ -48,6 +50,34 @@ def test_contact_message_is_stored_and_listed_by_the_operator_command(page: Page
     assert "From: Jo Reader <jo@example.com>" in listed.stdout
     assert "Do you do school visits in the spring?" in listed.stdout
     assert_no_console_errors(page)
+
+
+def test_without_javascript_both_forms_are_stored(browser: Browser, base_url: str, db_url: str):
+    """The plain POST (server/plain_forms.py) reaches the embedded gateway as the app's event does."""
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    try:
+        page.goto(base_url + "/subscribe")
+        page.fill("#subscribe-name", "Nojs Reader")
+        page.fill("#subscribe-email", "nojs@example.com")
+        page.locator("form button[type=submit]").click()
+        expect(page.locator("#subscribe-success h2")).to_have_text("Thank you for joining our email list!")
+
+        page.goto(base_url + "/contact-us")
+        served_at = time.monotonic()
+        question = page.locator("#contact-question").inner_text()
+        fill_contact(page, question_answer(question), message="Sent without JavaScript.")
+        time.sleep(max(0.0, MIN_FILL_TIME_S + 0.5 - (time.monotonic() - served_at)))
+        page.locator("form button[type=submit]").click()
+        expect(page.locator("#contact-success h2")).to_have_text("Thank you for contacting us!")
+    finally:
+        context.close()
+    assert [s.name for s in subscribers.list_subscribers(db_url=db_url) if s.email == "nojs@example.com"] == [
+        "Nojs Reader"
+    ]
+    assert [m.message for m in storage.list_messages(db_url) if m.message == "Sent without JavaScript."] == [
+        "Sent without JavaScript."
+    ]
 
 
 # --- The same production server on PostgreSQL ------------------------------------------------

@@ -11,9 +11,12 @@ from publisher.web.pages import PAGES
 ROUTES = [page.route for page in PAGES.pages() if page.in_sitemap]
 # Where the list's emails lead: a page each, which answers 404 to a link that leads nowhere
 # (here: no link at all, and this site, on the cloud gateway, keeps no list).
-LINK_PAGES = [
+OUTSIDE_THE_SITEMAP = [
     page.route for page in PAGES.pages() if page.has_url and not page.in_sitemap and not is_admin_path(page.route)
 ]
+# Where a form's plain POST leads after a success (server/plain_forms.py): the success alert.
+SENT_PAGES = ["/subscribe/thanks", "/contact-us/thanks"]
+LINK_PAGES = [route for route in OUTSIDE_THE_SITEMAP if route not in SENT_PAGES]
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +40,8 @@ def test_trailing_slash_form_is_served_too(client, route):
     assert f'href="https://books.example.com{route}" rel="canonical"' in response.text
 
 
-def test_the_list_pages_are_declared_outside_the_sitemap():
-    assert LINK_PAGES == ["/subscribe/confirm", "/unsubscribe"]
+def test_the_list_pages_and_the_forms_sent_pages_are_declared_outside_the_sitemap():
+    assert sorted(OUTSIDE_THE_SITEMAP) == sorted(["/subscribe/confirm", "/unsubscribe", *SENT_PAGES])
 
 
 @pytest.mark.parametrize("path", ["/admin", "/admin/enrol", "/admin/api/sign-in/options"])

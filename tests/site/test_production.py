@@ -64,10 +64,11 @@ def test_the_server_writes_nothing_next_to_the_build(server: ProductionServer):
 
 
 @pytest.mark.parametrize(
-    ("path", "cache"), [*((p, STATIC_PAGE_CACHE) for p in STATIC_PAGES), *((p, "no-cache") for p in FORM_PAGES)]
+    ("path", "cache"), [*((p, STATIC_PAGE_CACHE) for p in STATIC_PAGES), *((p, "no-store") for p in FORM_PAGES)]
 )
 def test_pages_are_cached_by_kind_compressed_and_secured(client, path, cache):
-    """Static pages: a CDN may keep them five minutes; pages that start the app: always revalidated."""
+    """Static pages: a CDN may keep them five minutes; the form pages never (a question and its token per
+    response, server/plain_forms.py)."""
     response = client.get(path, headers={"Accept-Encoding": "gzip"})
     assert response.status_code == 200
     assert response.headers["cache-control"] == cache
@@ -77,7 +78,12 @@ def test_pages_are_cached_by_kind_compressed_and_secured(client, path, cache):
     assert_security_headers(response)
 
 
-@pytest.mark.parametrize("path", PAGES)
+def test_the_contact_page_is_new_for_every_response(client):
+    first, second = client.get("/contact-us"), client.get("/contact-us")
+    assert "etag" not in first.headers and first.text != second.text  # nothing to revalidate
+
+
+@pytest.mark.parametrize("path", [path for path in PAGES if path != "/contact-us"])
 def test_a_revalidated_page_keeps_its_policy(client, path):
     first = client.get(path)
     again = client.get(path, headers={"If-None-Match": first.headers["etag"]})
