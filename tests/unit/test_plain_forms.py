@@ -169,3 +169,14 @@ async def test_the_sent_page_asks_to_confirm_only_where_the_site_keeps_the_list(
 def test_a_build_without_the_question_slots_stops_the_server_with_a_clear_message():
     with pytest.raises(LookupError, match="make build"):
         plain_forms.QuestionSlots(page(CONTACT.replace('id="contact-token"', 'id="elsewhere"')))
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("accepted", "encoding"), [("gzip, deflate, br", "br"), ("gzip", "gzip"), ("identity", None)])
+async def test_the_contact_page_is_compressed_as_the_browser_takes_it(build, sent, accepted, encoding):
+    (build / "contact-us" / "index.html").write_text(page(CONTACT + "<p>padding</p>" * 200))
+    async with client(build) as http:
+        response = await http.get("/contact-us", headers={"Accept-Encoding": accepted})
+    assert response.headers.get("content-encoding") == encoding
+    assert "accept-encoding" in response.headers["vary"].lower()
+    assert 'id="contact-question">What is' in response.text  # decoded by httpx
