@@ -79,8 +79,13 @@ build: setup
 	$(BIN)/publisher-serve --prepare
 
 # Production: build, then serve pages, assets and backend from one process on $$PORT (default 8000).
+# publisher-serve needs PUBLISHER_FORM_SECRET; unset, this checkout's own (made once, .form-secret).
+FORM_SECRET_FILE := .form-secret
 serve: build
-	PORT=$${PORT:-8000} $(BIN)/publisher-serve
+	@test -n "$$PUBLISHER_FORM_SECRET" -o -n "$$PUBLISHER_FORM_SECRET_FILE" -o -s $(FORM_SECRET_FILE) || \
+		(umask 077; $(BIN)/python -c "import secrets; print(secrets.token_hex(32))" > $(FORM_SECRET_FILE))
+	if [ -z "$$PUBLISHER_FORM_SECRET$$PUBLISHER_FORM_SECRET_FILE" ]; then export PUBLISHER_FORM_SECRET_FILE=$(FORM_SECRET_FILE); fi; \
+		PORT=$${PORT:-8000} $(BIN)/publisher-serve
 
 # The container image from the Dockerfile, with podman and this machine's flags (scripts/podman);
 # without a registry, the base image is a stand-in bootstrapped from Debian (scripts/stand-in-base-image.sh).
