@@ -20,6 +20,18 @@ def absolute_http_url(name: str, value: str) -> str:
     return value.strip().rstrip("/")
 
 
+def signing_secrets(name: str, value: str, minimum: int) -> tuple[str, ...]:
+    """Secrets separated by spaces (the first signs, all are accepted: one can be replaced without
+    breaking what the old one signed), each at least ``minimum`` characters; never shown."""
+    secrets = tuple(value.split())
+    if any(len(secret) < minimum for secret in secrets):
+        raise ConfigurationError(
+            f"{name} must be at least {minimum} characters (several: separated by spaces, the first signs); "
+            "got a shorter one"
+        )
+    return secrets
+
+
 def positive_count(name: str, value: str, default: int) -> int:
     """A whole number of at least 1; ``default`` when the value is empty."""
     if not value.strip():

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
-from publisher.config.checks import ca_file, positive_count
+from publisher.config.checks import ca_file, positive_count, signing_secrets
 from publisher.config.secret_files import ConfigurationError, has_unencoded_delimiter, redact_url
 from publisher.rules import validation
 
@@ -201,13 +201,7 @@ def _list_secrets(value: str) -> tuple[str, ...]:
             f"{LIST_SECRET_MIN} characters that signs the list's confirmation and unsubscribe links "
             "(for example the output of `openssl rand -hex 32`)"
         )
-    secrets = tuple(value.split())
-    if any(len(secret) < LIST_SECRET_MIN for secret in secrets):
-        raise ConfigurationError(
-            f"{LIST_SECRET_VAR} must be at least {LIST_SECRET_MIN} characters (several: separated by spaces, "
-            "the first signs new links); got a shorter one"
-        )
-    return secrets
+    return signing_secrets(LIST_SECRET_VAR, value, LIST_SECRET_MIN)
 
 
 def _postal_address(value: str) -> str | None:

@@ -36,7 +36,7 @@ from reflex_base import constants
 from publisher.config import bounces, mail
 from publisher.config.bounces import BOUNCE_MAILBOX_VAR, BounceSettings, ImapServer
 from publisher.config.checks import absolute_http_url as _absolute_http_url
-from publisher.config.checks import positive_count
+from publisher.config.checks import positive_count, signing_secrets
 from publisher.config.mail import (
     DEFAULT_SEND_RATE,
     MAIL_FROM_VAR,
@@ -277,13 +277,7 @@ class Settings(BaseSettings):
     @field_validator("form_secrets", mode="before")
     @classmethod
     def _form_secrets(cls, value: str) -> tuple[str, ...]:
-        secrets = tuple(value.split())
-        if any(len(secret) < FORM_SECRET_MIN for secret in secrets):
-            raise ConfigurationError(
-                f"{FORM_SECRET_VAR} must be at least {FORM_SECRET_MIN} characters (several: separated by spaces, "
-                "the first signs), e.g. the output of `openssl rand -hex 32`; got *** (too short)"
-            )
-        return secrets
+        return signing_secrets(FORM_SECRET_VAR, value, FORM_SECRET_MIN)
 
     @field_validator("host", mode="before")
     @classmethod
