@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Annotated, Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -485,17 +486,44 @@ def bounce_settings(environ: Mapping[str, str] | None = None) -> BounceSettings:
     return _settings(environ).bounces
 
 
-# Development only (`reflex run` has one backend process): publisher-serve refuses to start
-# without a configured secret (``require_form_secret``), so workers never disagree.
-_FORM_SECRET_OF_THIS_PROCESS = secrets.token_urlsafe(32)
+# Development only: publisher-serve refuses to start without a configured secret
+# (``require_form_secret``), so its workers never disagree. The development server's is kept
+# in a file of the checkout (ignored by git), so a hot reload, which starts a new backend
+# process, still accepts the questions of the pages it served before.
+DEVELOPMENT_FORM_SECRET_FILE = Path(".states") / "form-secret"
 
 
 def form_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The secrets that sign the contact form's tokens: the first signs, all are accepted.
 
-    Unset: one this process made up, which is right for the development server alone.
+    Unset: the checkout's development secret, made on first use.
     """
-    return _settings(environ).form_secrets or (_FORM_SECRET_OF_THIS_PROCESS,)
+    return _settings(environ).form_secrets or (_development_form_secret(),)
+
+
+@functools.cache
+def _development_form_secret() -> str:
+    """Made whole in a file of its own, then linked into place: a process starting at the same
+    moment finds either no file or the whole secret, never half of it."""
+    path = DEVELOPMENT_FORM_SECRET_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            made = path.with_name(f"{path.name}.{os.getpid()}")
+            with os.fdopen(os.open(made, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as file:
+                file.write(secrets.token_urlsafe(32))
+            try:
+                os.link(made, path)
+            except FileExistsError:
+                pass  # another process was first: its secret counts
+            finally:
+                made.unlink()
+        return path.read_text().strip()
+    except OSError:
+        return _FORM_SECRET_OF_THIS_PROCESS  # a read-only checkout: this process's own
+
+
+_FORM_SECRET_OF_THIS_PROCESS = secrets.token_urlsafe(32)
 
 
 def require_form_secret(environ: Mapping[str, str] | None = None) -> None:
