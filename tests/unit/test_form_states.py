@@ -621,3 +621,11 @@ def test_the_simulated_visitors_name_the_forms_states_as_reflex_does():
 
     assert SubscribeState.get_full_name() == visitor.SUBSCRIBE_STATE
     assert ContactState.get_full_name() == visitor.CONTACT_STATE
+
+
+@pytest.mark.asyncio
+async def test_contact_a_form_without_its_token_uses_the_one_the_app_asked(shown, gw, clock):
+    """The development server may run on_load before the form is mounted: the hidden field stays empty."""
+    clock.now_ms += 5000
+    await submit(shown, contact_form(shown, token=""))
+    assert shown.status == SUCCESS and len(gw.requests) == 1

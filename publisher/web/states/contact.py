@@ -101,9 +101,20 @@ class ContactState(FormLifecycle, rx.State):
     @rx.event(background=True)  # type: ignore[arg-type]
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
         async for event in self._run_submit(
-            submissions.CONTACT, form_data, submissions.judge_contact, self._show, TOASTS, self._after_delivery
+            submissions.CONTACT, form_data, self._judge, self._show, TOASTS, self._after_delivery
         ):
             yield event
+
+    async def _judge(self, data: dict[str, Any]) -> submissions.Verdict:
+        """The form's token; without one, the token of the question the app asked in this tab.
+
+        The development server renders the page in the browser and may run the page's
+        ``on_load`` before the form is mounted: its ``rx.set_value`` then finds no field,
+        while the question (state) shows. The token the app keeps is the same one.
+        """
+        if not data.get(submissions.TOKEN_FIELD) and self._token:
+            data = {**data, submissions.TOKEN_FIELD: self._token}
+        return await submissions.judge_contact(data)
 
     def _show(self, verdict: submissions.Verdict) -> list[EventSpec]:
         """Field messages (focus on the first), or an anti-spam rejection; a new question when one is due."""
