@@ -78,6 +78,7 @@ from tests.visitor import (  # noqa: E402
     hydrated,
     notice_changed,
     question_answer,
+    question_in_page,
     served_question,
 )
 
@@ -178,10 +179,6 @@ def subscribe_form(index: int, run: Run) -> dict[str, str]:
     return {"name": f"Visitor {index}", "email": f"visitor{index}-{run.wave_id}@example.com", "website": ""}
 
 
-_SERVED_QUESTION = re.compile(r'id="contact-question"[^>]*>([^<]*)<')
-_SERVED_TOKEN = re.compile(r'<input[^>]*id="contact-token"[^>]*value="([^"]*)"')
-
-
 async def post_plainly(
     index: int,
     base_url: str,
@@ -199,8 +196,6 @@ async def post_plainly(
         try:
             page = await http.get(path)
             shown_at = time.perf_counter()
-            question = _SERVED_QUESTION.search(page.text) if contact else None
-            token = _SERVED_TOKEN.search(page.text) if contact else None
         finally:
             ready_count[0] += 1
             if ready_count[0] == total:
@@ -209,9 +204,9 @@ async def post_plainly(
             await go.wait()
             await asyncio.sleep(run.offsets[index])
             if contact:
-                assert question is not None and token is not None, "the contact page carries no question"
+                question, token = question_in_page(page.text)
                 await asyncio.sleep(max(0.0, FILL_TIME_S + 0.2 - (time.perf_counter() - shown_at)))
-                form = contact_form(index, run, question.group(1), token.group(1))
+                form = contact_form(index, run, question, token)
             else:
                 form = subscribe_form(index, run)
             started = time.perf_counter()

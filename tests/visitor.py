@@ -133,14 +133,18 @@ _SERVED_QUESTION = re.compile(r'id="contact-question"[^>]*>([^<]*)<')
 _SERVED_TOKEN = re.compile(r'<input[^>]*id="contact-token"[^>]*value="([^"]*)"')
 
 
-async def served_question(base_url: str) -> tuple[str, str]:
-    """The contact page's question and its signed token, as the server wrote them into the page it
-    served (server/plain_forms.py): what a browser's form holds before and after the app starts."""
-    async with aiohttp.ClientSession() as http, http.get(base_url + "/contact-us") as response:
-        html = await response.text()
+def question_in_page(html: str) -> tuple[str, str]:
+    """The question and its signed token the server wrote into a contact page (server/plain_forms.py)."""
     question, token = _SERVED_QUESTION.search(html), _SERVED_TOKEN.search(html)
     assert question is not None and token is not None, "the contact page carries no question"
     return question.group(1), token.group(1)
+
+
+async def served_question(base_url: str) -> tuple[str, str]:
+    """The contact page's question and token, as a page served now carries them: what a browser's
+    form holds before and after the app starts."""
+    async with aiohttp.ClientSession() as http, http.get(base_url + "/contact-us") as response:
+        return question_in_page(await response.text())
 
 
 def token_sent(visitor: Visitor) -> str | None:
