@@ -164,7 +164,6 @@ class AdminSignIn:
         refusal = not_a_post_from_the_page(scope, name, party)
         if refusal is not None:
             return refusal
-        headers = Headers(scope=scope)
         address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
         limiter = submits.shared_limiter.get()
         if path != SIGN_OUT and await limiter.exhausted(_FAILURES, "", address):
@@ -172,11 +171,8 @@ class AdminSignIn:
             return JSONResponse(
                 {"error": admin_copy.TOO_MANY_ATTEMPTS}, 429, headers={"Retry-After": "600", **NO_STORE}
             )
-        declared = headers.get("content-length", "").strip()
         try:
-            if declared.isascii() and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-                raise BodyTooLarge
-            data = _json_object(await read_body(receive, MAX_BODY_BYTES))
+            data = _json_object(await read_body(scope, receive, MAX_BODY_BYTES))
             return await handler(scope, data, party)
         except ClientLeft:
             return None

@@ -218,13 +218,10 @@ class BounceHook:
             if not await limiter.allow(_FAILURES, "", address):
                 return _error(429, TOO_MANY), "(too many wrong tokens from this address)"
             return _error(401, NEEDS_TOKEN, {"WWW-Authenticate": "Bearer"}), "(no valid bearer token)"
-        declared = headers.get("content-length", "").strip()
-        if declared.isascii() and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            return _error(413, TOO_LARGE), f"(Content-Length {declared})"
         try:
-            reports = read_reports(await requests.read_body(receive, MAX_BODY_BYTES))
-        except requests.BodyTooLarge:
-            return _error(413, TOO_LARGE), "(the body went past the limit)"
+            reports = read_reports(await requests.read_body(scope, receive, MAX_BODY_BYTES))
+        except requests.BodyTooLarge as exc:
+            return _error(413, TOO_LARGE), f"({exc})"
         except BodyRefused as exc:
             return _error(422, str(exc)), f"({exc})"
         try:

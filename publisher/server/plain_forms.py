@@ -179,13 +179,10 @@ class PlainForms:
         ):
             logger.info("Form %s: a POST from another site refused", form.name)
             return PlainTextResponse("This form accepts posts from its own page only.", status_code=403)
-        declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            return PlainTextResponse("The form is larger than this site accepts.", status_code=413)
         if headers.get("content-type", "").split(";")[0].strip().lower() != FORM_CONTENT_TYPE:
             return PlainTextResponse(f"Expected a form ({FORM_CONTENT_TYPE}).", status_code=415)
         try:
-            body = await requests.read_body(receive, MAX_BODY_BYTES)
+            body = await requests.read_body(scope, receive, MAX_BODY_BYTES)
         except requests.BodyTooLarge:
             return PlainTextResponse("The form is larger than this site accepts.", status_code=413)
         except requests.ClientLeft:

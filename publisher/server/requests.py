@@ -16,9 +16,13 @@ class ClientLeft(Exception):
     """The client disconnected before its body was read: there is no one to answer."""
 
 
-async def read_body(receive: Receive, limit: int) -> bytes:
+async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
     """The request body, read no further than ``limit`` bytes (then BodyTooLarge): what an outsider
-    sends is bounded before it is parsed or stored."""
+    sends is bounded before it is parsed or stored. A declared ``Content-Length`` over the limit is
+    refused before anything is received."""
+    declared = Headers(scope=scope).get("content-length", "").strip()
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge(f"Content-Length {declared}")
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -28,7 +32,7 @@ async def read_body(receive: Receive, limit: int) -> bytes:
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
-            raise BodyTooLarge
+            raise BodyTooLarge("the body went past the limit")
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
