@@ -57,7 +57,7 @@ CONFIRMATION = [
     "content-transfer-encoding",
     "mime-version",
 ]
-WELCOME = [*CONFIRMATION, "list-unsubscribe", "list-unsubscribe-post", "list-id"]
+WELCOME = [*CONFIRMATION[:5], "list-unsubscribe", "list-unsubscribe-post", "list-id", *CONFIRMATION[5:]]
 RELEASE = [
     "from",
     "to",
