@@ -318,13 +318,28 @@ def test_contact_start_keeps_the_question_the_production_server_wrote_into_the_p
     assert state.question == form_copy.QUESTION_PENDING and questions == []
 
 
-def test_contact_start_in_a_tab_where_the_app_asked_puts_that_questions_token_back(clock, questions, monkeypatch):
+@pytest.mark.asyncio
+async def test_a_reconnect_carries_on_with_what_the_page_shows(clock, questions, gw, fresh_tokens, monkeypatch):
+    """The page's on_load runs again on every reconnect of the page (a new page load has a state of
+    its own): the question the app asked, the messages and the success alert all stay."""
     monkeypatch.setattr(contact_state, "pages_carry_a_question", lambda: True)
     state = new_state(ContactState)
     state._ask(contact_state.submissions.new_question())
-    events = ContactState.start.fn(state)
-    assert described(events) == [("_set_value", "ref_contact_token", state._token)]
-    assert token_question(state._token) == state.question == "What is 3 + 4?"
+    await submit(state, contact_form(state, answer="8", email="jo@"))
+    shown = (state.question, state._token, state.email_error)
+    assert ContactState.start.fn(state) is None
+    assert (state.question, state._token, state.email_error) == shown
+
+    clock.now_ms += 5000
+    await submit(state, contact_form(state, answer="7"))
+    assert state.status == SUCCESS
+    assert ContactState.start.fn(state) is None
+    assert state.status == SUCCESS and state.succeeded  # never a fresh form with a placeholder question
+
+    subscribed = new_state(SubscribeState)
+    await submit(subscribed, SUBSCRIBER)
+    SubscribeState.start.fn(subscribed)
+    assert subscribed.status == SUCCESS
 
 
 @pytest.mark.asyncio

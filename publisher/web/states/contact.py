@@ -4,12 +4,12 @@ as the app sends it. The rules are web/submissions.py's, which also answer the f
 The question and when the form was shown travel in the form's signed token
 (rules/form_tokens.py), a hidden field of the form. The production server writes a
 fresh question and its token into every page it serves (server/plain_forms.py), so
-the question is there at first paint and the app keeps it: ``question`` stays at its
-placeholder (the page's text stands) until the app asks a new one, after a wrong answer, a failure
-or a success. The app's own token then goes into the hidden field by ``rx.set_value``;
-the backend keeps it too (``_token``), so a page reloaded in the same tab shows the app's
-question and token together. The development server renders pages in the browser, with
-no question in them: there the app asks one on load.
+the question is there at first paint and the app keeps it: every page load has a state
+of its own (reflex_internals/frontend_files.py), whose ``question`` stays at its
+placeholder (the page's text stands) until the app asks a new one, after a wrong answer, a
+failure or a success. The app's own token then goes into the hidden field by
+``rx.set_value``; the backend keeps it too (``_token``). The development server renders
+pages in the browser, with no question in them: there the app asks one on load.
 """
 
 from __future__ import annotations
@@ -79,13 +79,16 @@ class ContactState(FormLifecycle, rx.State):
 
     @rx.event
     def start(self):
-        """On every visit: a fresh form, with the page's question, or the one the app asked in this tab."""
-        if self._submit_in_flight():
-            return None
-        self._show_fresh_form()
-        if self._token:
-            return [rx.set_value(TOKEN_ID, self._token)]  # the question shown is the app's: so is the token
-        if not pages_carry_a_question():
+        """On the page's load, and again whenever the page reconnects.
+
+        A load's state is its own (reflex_internals/frontend_files.py), so a load starts
+        with a fresh form: in production with the question and token the server wrote,
+        which nothing replaces; the development server's pages carry none, so the app asks
+        one. A reconnect carries on with what the page shows (its question, its messages, its
+        success alert); only a submit interrupted long ago gives the form back.
+        """
+        self._give_back_an_interrupted_submit()
+        if not pages_carry_a_question() and not self._token:
             return self._ask(submissions.new_question())
         return None
 
