@@ -37,9 +37,9 @@ def audited(monkeypatch) -> list[tuple]:
 
     lines: list[tuple] = []
     monkeypatch.setattr(admins, "session_admin", session_admin)
-    monkeypatch.setattr(admins, "audit_log", list)
-    monkeypatch.setattr(admins, "audit", lambda *args: lines.append(args))
-    monkeypatch.setattr(subscribers, "list_subscribers", list)
+    monkeypatch.setattr(admins, "audit_log", lambda *args, **kwargs: [])
+    monkeypatch.setattr(admins, "audit", lambda *args, **kwargs: lines.append(args))
+    monkeypatch.setattr(subscribers, "list_subscribers", lambda *args, **kwargs: [])
     return lines
 
 

@@ -9,7 +9,6 @@ drives them, with the database's session replaced by one that keeps the same rul
 from __future__ import annotations
 
 import asyncio
-import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -39,8 +38,8 @@ def documented_idle_minutes() -> int:
 
 def test_the_idle_default_is_the_30_minutes_the_docs_give():
     assert documented_idle_minutes() == 30
-    dashboard_doc = (DOCS / "dashboard.md").read_text(encoding="utf-8")
-    assert re.search(r"ends after 30 minutes without an\s+action", dashboard_doc)
+    dashboard_doc = " ".join((DOCS / "dashboard.md").read_text(encoding="utf-8").split())
+    assert "ends after 30 minutes without an action" in dashboard_doc
     idle = settings.from_environ({}).admin_idle
     assert idle == timedelta(minutes=30)
     fresh = SessionTimes(created_at=SIGNED_IN, last_active_at=SIGNED_IN)
