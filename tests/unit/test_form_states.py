@@ -703,3 +703,24 @@ async def test_contact_a_form_without_its_token_uses_the_one_the_app_asked(shown
     clock.now_ms += 5000
     await submit(shown, contact_form(shown, token=""))
     assert shown.status == SUCCESS and len(gw.requests) == 1
+
+
+# --- The contact token's hour ---
+
+
+@pytest.mark.asyncio
+async def test_contact_a_token_answered_just_within_its_hour_is_accepted(shown, gw, clock):
+    clock.now_ms += 3_600_000 - 1  # an hour less a millisecond after the question was asked
+    await submit(shown, contact_form(shown))
+    assert shown.status == SUCCESS and len(gw.requests) == 1
+
+
+@pytest.mark.asyncio
+async def test_contact_a_token_answered_an_hour_after_it_was_issued_is_refused_with_a_new_question(shown, gw, clock):
+    old_token = shown._token
+    clock.now_ms += 3_600_000
+    events = await submit(shown, contact_form(shown))
+    assert gw.requests == []
+    assert shown.status == EDITING and shown.form_error == "Please try again."
+    assert shown._token != old_token and form_tokens.read(settings.form_secrets(), shown._token) is not None
+    assert ("_set_value", "ref_contact_token", shown._token) in described(events)

@@ -141,3 +141,11 @@ def test_a_post_comes_from_this_site_when_the_first_header_present_says_so(origi
 )
 def test_origin_of(url, origin):
     assert same_site.origin_of(url) == origin
+
+
+def test_the_hour_is_3_600_000_milliseconds():
+    issued = form_tokens.read([SECRET], form_tokens.issue(SECRET, QUESTION, now_ms=NOW))
+    assert not issued.expired(NOW + 3_600_000 - 1)
+    assert issued.expired(NOW + 3_600_000)
+    assert not issued.expired(NOW - 3_600_000)  # a clock a little behind the one that issued it
+    assert issued.expired(NOW - 3_600_000 - 1)
