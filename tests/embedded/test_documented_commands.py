@@ -73,6 +73,9 @@ def test_make_serve_runs_as_written_and_serves_both_form_pages_on_port_8000(tmp_
         if serving.poll() is None:
             os.killpg(serving.pid, signal.SIGTERM)
             serving.wait(timeout=60)
+    with pytest.raises(httpx.ConnectError):  # what answered was that server, gone with it
+        httpx.get(f"http://127.0.0.1:{PORT}/ping", timeout=2)
     said = log_path.read_text()
+    assert "reflex export --frontend-only --no-zip" in said and "publisher-serve --prepare" in said  # it built
     assert "PUBLISHER_FORM_SECRET is not set" not in said
     assert (PROJECT_ROOT / ".form-secret").stat().st_mode & 0o777 == 0o600
