@@ -140,8 +140,8 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 def documented_form_limits() -> tuple[int, int, int]:
     """Per page load (of a tab), per address, and their window in minutes, as
-    docs/mailing-list.md gives them ("8 per page load, 40 per address in 10 minutes"); the same figures as docs/configuration.md's
-    defaults ("`8/600`, `40/600`")."""
+    docs/mailing-list.md gives them ("8 per page load, 40 per address in 10 minutes"); the
+    same figures as docs/configuration.md's defaults ("`8/600`, `40/600`")."""
     text = " ".join((DOCS / "mailing-list.md").read_text(encoding="utf-8").split())
     found = re.search(r"\((\d+) per page load, (\d+) per address in (\d+) minutes\)", text)
     assert found, "docs/mailing-list.md no longer says the forms' per-visitor limits"
