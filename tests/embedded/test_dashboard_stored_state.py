@@ -63,9 +63,14 @@ class Site:
     def admin_state_stored_since(self, token: str, since: float) -> bool:
         """The dashboard tab's state as it was at ``since`` (wall clock) or later is stored."""
         key = str(BaseStateToken(ident=token, cls=AdminState))
-        if self.redis is not None:  # written at the end of each event; the close seen: a short expiry
-            ttl = redis_client.Redis.from_url(self.redis.url).ttl(key)
-            return 0 < ttl <= tab_states.CLOSED_TAB_KEEP_S
+        if self.redis is not None:
+            # Written at the end of each event, so once the server has seen the tab close: it gave
+            # the keys the closed-tab expiry, or its refresh loop saw the close and stored its end.
+            client = redis_client.Redis.from_url(self.redis.url)
+            if 0 < client.ttl(key) <= tab_states.CLOSED_TAB_KEEP_S:
+                return True
+            stored = client.get(key)
+            return stored is not None and BaseStateToken.deserialize(data=stored)._watcher == ""
         path = self.states / f"{hashlib.md5(key.encode()).hexdigest()}.pkl"  # the disk manager's name
         try:
             return path.stat().st_mtime > since and BaseStateToken.deserialize(data=path.read_bytes()).checked
