@@ -11,6 +11,7 @@ from publisher.config import settings
 from publisher.content.books import FEED_TITLE
 from publisher.gateway import embedded
 from publisher.mail import bounce_mailbox, campaign, notices, outbox
+from publisher.reflex_internals import stored_state
 from publisher.server import middleware
 from publisher.storage import tables  # noqa: F401 (its tables join the schema Reflex knows)
 from publisher.web import errors, feed, tab_states
@@ -21,6 +22,8 @@ from publisher.web.pages import PAGES
 # Reflex or Granian upgrade that moved an internal the site relies on.
 settings.check_at_start()
 reflex_internals.check()
+# A tab's stored state (files or Redis) never holds a secret header nor a page's tab-only fields.
+stored_state.install()
 
 app = rx.App(
     html_lang="en",
@@ -39,6 +42,8 @@ app = rx.App(
     ],
 )
 
+# First, in each worker: what it writes is its user's alone, the states folder too.
+app.register_lifespan_task(stored_state.keep_private)
 app.register_lifespan_task(embedded.migrate_on_development_start)
 # Emails the publisher from the outbox (embedded gateway with PUBLISHER_SMTP_URL only).
 app.register_lifespan_task(outbox.run_in_backend)

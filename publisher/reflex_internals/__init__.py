@@ -6,6 +6,9 @@ if an upgrade took any of it away:
 
 - ``state_managers``: a closed tab's state let go early (private attributes of
   Reflex's disk, memory and Redis state managers);
+- ``stored_state``: what a tab's stored state holds (no secret header of the connection, no
+  field a page keeps for its open tab only), through ``BaseState.__getstate__`` and Reflex's
+  router data, and the states folder kept private;
 - ``granian_signals``: a worker's SIGTERM drains submits first (Granian's private
   ``_signals`` module);
 - ``frontend_files``: the files Reflex generates under ``.web`` that the build rewrites
@@ -17,7 +20,7 @@ if an upgrade took any of it away:
 
 from __future__ import annotations
 
-from publisher.reflex_internals import components, granian_signals, state_managers
+from publisher.reflex_internals import components, granian_signals, state_managers, stored_state
 
 
 class ReflexInternalsMoved(RuntimeError):
@@ -26,7 +29,12 @@ class ReflexInternalsMoved(RuntimeError):
 
 def check() -> None:
     """Raise ReflexInternalsMoved, naming each internal that moved; nothing when all are there."""
-    moved = [*state_managers.what_moved(), *granian_signals.what_moved(), *components.what_moved()]
+    moved = [
+        *state_managers.what_moved(),
+        *stored_state.what_moved(),
+        *granian_signals.what_moved(),
+        *components.what_moved(),
+    ]
     if moved:
         raise ReflexInternalsMoved(
             "publisher/reflex_internals relies on Reflex or Granian internals that this version no longer has: "

@@ -22,7 +22,7 @@ import ctypes
 import gc
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reflex_base import config as reflex_config
 
@@ -39,6 +39,11 @@ CLOSED_TAB_KEEP_S = 180
 
 # The app (publisher.py installs it), whose state manager holds the tabs: never imported here.
 installed_app: PerProcess[App] = PerProcess()
+# What a page keeps for an open tab in this worker's memory instead of the tab's stored state
+# (the dashboard's action waiting for its "Yes", whose target may be an address): by client
+# token, dropped when the tab's channel closes here (``closed``). A tab's channel, and so its
+# events, stay on one worker while it is open.
+tab_memory: PerProcess[dict[str, dict[str, Any]]] = PerProcess(dict)
 
 
 def install(app) -> None:
@@ -76,7 +81,9 @@ async def opened(token: str) -> None:
 
 
 async def closed(token: str) -> None:
-    """The tab's event channel closed: a tab that never submitted keeps its state briefly."""
+    """The tab's event channel closed: what a page kept for it in memory goes, and a tab that
+    never submitted keeps its state briefly."""
+    tab_memory.get().pop(token, None)
     gate = tabs.shared_gate.get()
     if not token or gate.token_open(token):
         return  # the same tab is connected again here

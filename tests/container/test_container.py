@@ -131,6 +131,11 @@ def test_as_built_it_is_healthy_non_root_and_serves_both_forms(
     assert f"Listening at: http://127.0.0.1:{site.port}" in site.logs()
     changes = [line.split(maxsplit=1)[1] for line in podman("diff", site.name).stdout.splitlines()]
     assert [path for path in changes if path not in RUNTIME_MANAGED] == []
+    # The tabs' states are the site's user's alone: the folder 0700, each file in it 0600.
+    wait_until(lambda: site.exec("find", "/data/states", "-type", "f").stdout.strip() != "", 15, "a stored tab state")
+    listed = site.exec("find", "/data/states", "-printf", "%m %y %p\n").stdout.splitlines()
+    modes = [line.split(" ", 2) for line in listed]
+    assert all(mode == ("700" if kind == "d" else "600") for mode, kind, _ in modes), listed
 
 
 # --- Data on the volume --------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""What a closed tab leaves behind (web/tab_states.py, reflex_internals/state_managers.py)."""
+"""What a closed tab leaves behind (web/tab_states.py, reflex_internals/state_managers.py), and what
+a page kept in memory for it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from reflex.state import State
 
 from publisher import reflex_internals
 from publisher.reflex_internals import state_managers
+from publisher.web import tab_states
+from publisher.web.states import admin
 
 
 def test_the_reflex_internals_it_relies_on_are_there():
@@ -48,3 +51,17 @@ async def test_on_disk_a_closed_tab_is_due_after_the_short_time_and_never_later_
     await state_managers.expire_soon(manager, "idle-tab", 600)  # never later than already due
     assert manager._token_last_touched["idle-tab"][0] == touched
     await manager.close()
+
+
+@pytest.mark.asyncio
+async def test_what_a_page_kept_in_memory_for_a_tab_goes_when_its_channel_closes():
+    memory = tab_states.tab_memory.get()
+    memory["closing-tab"] = {admin.ASKED: (admin.FORGET, "ann@example.com")}
+    memory["open-tab"] = {admin.ASKED: (admin.PAUSE, "a-book")}
+    try:
+        await tab_states.closed("closing-tab")
+        assert "closing-tab" not in memory
+        assert memory["open-tab"] == {admin.ASKED: (admin.PAUSE, "a-book")}
+    finally:
+        memory.pop("closing-tab", None)
+        memory.pop("open-tab", None)

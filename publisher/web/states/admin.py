@@ -7,6 +7,16 @@ and a page left open after a sign-out, a revoke or an expiry (another tab, the c
 the clock) clears what it shows at its next refresh (every 2 seconds) and offers the sign-in
 button again. The refresh itself does not count as the admin doing something (an open page
 would never idle out); opening the page does.
+
+Nothing of it outlives the open tab in the tab's stored state (files under
+REFLEX_STATES_WORKDIR, or Redis: reflex_internals/stored_state.py): the cookie is never
+stored, so an event reads it from the router data Reflex fills from the tab's connection for
+that event, and the ``watch`` loop from the event that started it, kept in a local. What the
+page shows (readers' addresses, messages, searches, the question and what an action did) is
+``tab_only``: sent to the page, never stored, read again from the database by each event
+that needs it. The action waiting for its "Yes" (a forget's target is an address) is kept in
+this worker's memory for the open tab (web/tab_states.py's ``tab_memory``), dropped when
+answered, when the session ends, and when the tab's channel closes.
 """
 
 from __future__ import annotations
@@ -25,14 +35,16 @@ from publisher.content import admin_copy
 from publisher.content.books import book_by_slug
 from publisher.limits import tabs
 from publisher.mail import announce
+from publisher.reflex_internals import stored_state
 from publisher.rules import admin_access, validation
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import admins, bounce_records, dashboard, notices, subscribers
-from publisher.web import charts
+from publisher.web import charts, tab_states
 
 logger = logging.getLogger(__name__)
 
 REFRESH_MS = 2000  # how often an open dashboard refreshes, and notices its session ended
+ASKED = "dashboard: asked"  # its entry in web/tab_states.py's tab_memory
 # The actions, as the audit log names them.
 FORGET, ANNOUNCE, PAUSE, RESUME = "forget", "announce", "pause", "resume"
 STATUS_LABELS = {
@@ -191,6 +203,22 @@ def _release_action(action: str, slug: str, admin_name: str) -> str:
     return (admin_copy.PAUSED if paused else admin_copy.NOT_PAUSED).format(title=title, slug=slug)
 
 
+@stored_state.tab_only(
+    "admin_name",
+    "readers",
+    "signups",
+    "found",
+    "searched",
+    "messages",
+    "releases",
+    "bounces",
+    "left",
+    "health",
+    "charts",
+    "audit",
+    "question",
+    "notice",
+)
 class AdminState(rx.State):
     signed_in: rx.Field[bool] = rx.field(False)
     # Whether the page has asked the server yet: until then it shows neither the dashboard nor
@@ -214,19 +242,30 @@ class AdminState(rx.State):
     question: rx.Field[str] = rx.field("")  # an action asked for, waiting for its "Yes"
     notice: rx.Field[str] = rx.field("")  # what the last action did
     problem: rx.Field[str] = rx.field("")
-    _pending_action: str = ""
-    _pending_target: str = ""
     _watcher: str = ""  # the ``watch`` loop that refreshes this tab (one at a time)
 
     def _session_hash(self) -> str | None:
+        """The session of this event's tab: the cookie its event channel opened with, which Reflex
+        puts into the router data from the connection for each event (never the stored copy)."""
         token = admin_access.session_token_from_cookies(self.router.headers.cookie)
         return None if token is None else admin_access.token_hash(token)
 
-    async def _admin(self, touch: bool) -> admins.AdminIdentity | None:
-        session_hash = self._session_hash()
+    async def _admin(self, touch: bool, session_hash: str | None = None) -> admins.AdminIdentity | None:
+        """``session_hash``: the session a background loop read when it started (else this event's)."""
+        if session_hash is None:
+            session_hash = self._session_hash()
         if session_hash is None or not settings.current().dashboard_on:
             return None
         return await asyncio.to_thread(admins.session_admin, session_hash, settings.current().admin_idle, touch=touch)
+
+    def _tab(self) -> str:
+        return self.router.session.client_token
+
+    def _take_asked(self) -> tuple[str, str]:
+        """The action waiting for its "Yes" in this tab (action, target), forgotten here; ("", "")
+        when none."""
+        kept = tab_states.tab_memory.get().get(self._tab(), {})
+        return kept.pop(ASKED, ("", ""))
 
     def _clear(self) -> None:
         """Nothing of the dashboard stays in the page: signed out, expired or revoked."""
@@ -245,13 +284,12 @@ class AdminState(rx.State):
         self.audit = []
         self.question = ""
         self.notice = ""
-        self._pending_action = ""
-        self._pending_target = ""
+        self._take_asked()
         self.problem = ""
 
-    async def _show(self, touch: bool) -> None:
+    async def _show(self, touch: bool, session_hash: str | None = None) -> None:
         try:
-            admin = await self._admin(touch)
+            admin = await self._admin(touch, session_hash)
             if admin is None:
                 self._clear()
                 return
@@ -284,7 +322,7 @@ class AdminState(rx.State):
         self.searched = bool(text.strip())
 
     async def _ask(self, action: str, target: str, question: str) -> None:
-        self._pending_action, self._pending_target = action, target
+        tab_states.tab_memory.get().setdefault(self._tab(), {})[ASKED] = (action, target)
         self.question = question
         self.notice = ""
 
@@ -323,18 +361,22 @@ class AdminState(rx.State):
 
     @rx.event
     def cancel(self):
-        self._pending_action = self._pending_target = self.question = ""
+        self._take_asked()
+        self.question = ""
 
     @rx.event
     async def confirm(self):
         """Yes, do it: the action asked for, by the admin whose session is open now, written to
         the audit log; the same functions as the command line's."""
-        action, target = self._pending_action, self._pending_target
-        self._pending_action = self._pending_target = self.question = ""
+        action, target = self._take_asked()
+        self.question = ""
         try:
             admin = await self._admin(touch=True)
-            if admin is None or not action:
+            if admin is None:
                 self._clear()
+                return
+            if not action:  # nothing asked in this tab (or asked before it reconnected elsewhere)
+                await self._show(touch=False)
                 return
             if action == FORGET:
                 erased = await asyncio.to_thread(subscribers.forget, target)
@@ -364,8 +406,12 @@ class AdminState(rx.State):
         """While the page is open and signed in: fresh figures every 2 seconds, and nothing once
         the session ended. The latest page load's loop is the one that runs (a reload starts a
         new one and the old one stops); it stops when the tab closes (its event channel is gone
-        from this worker) or the session ends."""
+        from this worker) or the session ends. The session is the one of the event that started it:
+        the state each refresh loads may be the stored copy, which never holds the cookie."""
         token = self.router.session.client_token
+        session_hash = self._session_hash()
+        if session_hash is None:
+            return  # opened without a session: nothing to refresh
         gate = tabs.shared_gate.get()
         me = uuid.uuid4().hex
         async with self:
@@ -375,10 +421,11 @@ class AdminState(rx.State):
             async with self:
                 if self._watcher != me:
                     return  # a newer load of the page watches now
-                if not gate.token_open(token):
+                if not gate.token_open(token):  # the tab closed: nothing of it stays in memory either
                     self._watcher = ""
+                    self._clear()
                     return
-                await self._show(touch=False)
+                await self._show(touch=False, session_hash=session_hash)
                 if not self.signed_in:
                     self._watcher = ""
                     return

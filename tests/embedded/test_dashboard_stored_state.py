@@ -1,0 +1,196 @@
+"""What a dashboard tab leaves in the tabs' stored state (reflex_internals/stored_state.py), on
+the disk manager (files under REFLEX_STATES_WORKDIR) and on Redis: never the session's token,
+never a reader's address, and the folder readable by the site's user alone.
+
+Signed in with Chromium's virtual passkey, the dashboard shows readers' addresses, finds one,
+forgets another; then the tab closes. Once the server has stored the tab's state as it was
+after the last action (the disk manager writes what it holds in memory: a file written since;
+Redis at the end of each event: the server has seen the tab close and given its keys the
+closed-tab expiry), every file of the folder and every Redis value is read. Before this was
+mended, the root state's file or key held the cookie from the first event on, and the
+dashboard's held the addresses it showed. Nothing of the figures is stored any more, so what is
+there then is what stays until the closed-tab expiry and after it: the disk manager only drops
+its memory then, and writes nothing more.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis as redis_client
+from playwright.sync_api import Page, expect
+from reflex.istate.manager.token import BaseStateToken
+from reflex_base.utils.exceptions import StateSchemaMismatchError
+
+from publisher.content import admin_copy
+from publisher.gateway.contract import SubscribeRequest
+from publisher.storage import subscribers
+from publisher.web import tab_states
+from publisher.web.states.admin import AdminState
+from tests.browser import add_passkey_authenticator, new_page
+from tests.support import ProductionServer, RedisServer, publisher_gateway, running_server, wait_until
+
+READERS = ("ann.stored@example.com", "bob.stored@example.com", "cy.stored@example.com")
+SEARCHED, FORGOTTEN = READERS[1], READERS[2]
+NEWCOMER = "dee.stored@example.com"  # joins while the page is open
+
+
+def seeded_database(workdir: Path) -> str:
+    db_url = f"sqlite:///{workdir / 'dashboard.db'}"
+    publisher_gateway(db_url, "migrate")
+    for email in READERS:
+        request = SubscribeRequest.model_validate({"email": email, "name": "A Reader", "book_updates": "yes"})
+        subscribers.subscribe(request, None, db_url)
+    return db_url
+
+
+class Site:
+    def __init__(self, server: ProductionServer, db_url: str, states: Path, redis: RedisServer | None):
+        self.server, self.db_url, self.states, self.redis = server, db_url, states, redis
+
+    def stored(self) -> dict[str, bytes]:
+        """Everything the site stored for tabs: each file of the states folder, each Redis value."""
+        found = {str(path): path.read_bytes() for path in self.states.rglob("*") if path.is_file()}
+        if self.redis is not None:
+            found.update(redis_values(self.redis))
+        return found
+
+    def admin_state_stored_since(self, token: str, since: float) -> bool:
+        """The dashboard tab's state as it was at ``since`` (wall clock) or later is stored."""
+        key = str(BaseStateToken(ident=token, cls=AdminState))
+        if self.redis is not None:
+            # Written at the end of each event, so once the server has seen the tab close: it gave
+            # the keys the closed-tab expiry, or its refresh loop saw the close and stored its end.
+            client = redis_client.Redis.from_url(self.redis.url)
+            if 0 < client.ttl(key) <= tab_states.CLOSED_TAB_KEEP_S:
+                return True
+            stored = client.get(key)
+            return stored is not None and BaseStateToken.deserialize(data=stored)._watcher == ""
+        path = self.states / f"{hashlib.md5(key.encode()).hexdigest()}.pkl"  # the disk manager's name
+        try:
+            return path.stat().st_mtime > since and BaseStateToken.deserialize(data=path.read_bytes()).checked
+        except (OSError, StateSchemaMismatchError):  # not there yet, or being written
+            return False
+
+
+def redis_values(server: RedisServer) -> dict[str, bytes]:
+    client = redis_client.Redis.from_url(server.url)
+    values: dict[str, bytes] = {}
+    for key in client.scan_iter(count=1000):
+        kind = client.type(key)
+        if kind == b"string":
+            values[key.decode()] = client.get(key) or b""
+        elif kind == b"hash":
+            values[key.decode()] = b"\n".join(k + b"=" + v for k, v in client.hgetall(key).items())
+        elif kind == b"zset":
+            values[key.decode()] = b"\n".join(client.zrange(key, 0, -1))
+        elif kind == b"set":
+            values[key.decode()] = b"\n".join(client.smembers(key))
+        elif kind == b"list":
+            values[key.decode()] = b"\n".join(client.lrange(key, 0, -1))
+    return values
+
+
+@pytest.fixture(scope="module")
+def on_disk(built_site, tmp_path_factory) -> Iterator[Site]:
+    """publisher-serve with Reflex's default disk manager, its states folder made by Reflex."""
+    workdir = tmp_path_factory.mktemp("stored-disk")
+    db_url, states = seeded_database(workdir), workdir / "states"
+    env = {"PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url, "REFLEX_STATES_WORKDIR": str(states)}
+    with running_server(workdir, env, own_address=True) as server:
+        yield Site(server, db_url, states, None)
+
+
+@pytest.fixture(scope="module")
+def on_redis(built_site, tmp_path_factory) -> Iterator[Site]:
+    """publisher-serve on Redis with two workers."""
+    workdir = tmp_path_factory.mktemp("stored-redis")
+    redis = RedisServer(workdir)
+    db_url, states = seeded_database(workdir), workdir / "states"
+    env = {
+        "PUBLISHER_GATEWAY_URL": "",
+        "REFLEX_DB_URL": db_url,
+        "REFLEX_STATES_WORKDIR": str(states),
+        "REFLEX_REDIS_URL": redis.url,
+        "GRANIAN_WORKERS": "2",
+    }
+    try:
+        with running_server(workdir, env, own_address=True) as server:
+            yield Site(server, db_url, states, redis)
+    finally:
+        redis.stop()
+
+
+@pytest.fixture(params=["disk", "redis"])
+def site(request) -> Site:
+    return request.getfixturevalue("on_disk" if request.param == "disk" else "on_redis")
+
+
+@pytest.fixture
+def passkey_page(browser) -> Iterator[Page]:
+    for page in new_page(browser, {"width": 1280, "height": 900}):
+        add_passkey_authenticator(page)
+        yield page
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_a_closed_dashboard_tab_leaves_no_session_token_and_no_readers_address_in_the_stored_state(
+    site: Site, passkey_page: Page
+):
+    page = passkey_page
+    [link] = publisher_gateway(
+        site.db_url, "admin", "invite", "Ada", env={"REFLEX_DEPLOY_URL": site.server.base_url}
+    ).stdout.splitlines()
+    page.goto(link)
+    page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
+    expect(page.get_by_text("Signed in as Ada")).to_be_visible(timeout=15_000)
+    signups = page.locator("#readers table").last.locator("tbody tr")
+    expect(signups).to_have_count(len(READERS))
+    [cookie] = [c for c in page.context.cookies() if c["name"] == "publisher-admin"]
+    session_token = cookie["value"]
+    tab_token = page.evaluate("window.sessionStorage.getItem('token')")
+    assert session_token and tab_token
+
+    # A reader found by address, and another asked about: the page shows both addresses.
+    page.get_by_label(admin_copy.SEARCH_LABEL).fill(SEARCHED)
+    page.get_by_role("button", name=admin_copy.SEARCH_BUTTON, exact=True).click()
+    expect(page.locator("#readers table").first.locator("tbody td").first).to_have_text(SEARCHED)
+    page.get_by_label(admin_copy.FORGET_LABEL).fill(FORGOTTEN)
+    page.get_by_role("button", name=admin_copy.FORGET_BUTTON).click()
+    expect(page.get_by_role("alertdialog")).to_contain_text(FORGOTTEN)
+    # The open page keeps itself fresh from the database, signed in, on either manager.
+    request = SubscribeRequest.model_validate({"email": NEWCOMER, "name": "Dee", "book_updates": "yes"})
+    subscribers.subscribe(request, None, site.db_url)
+    expect(signups).to_have_count(len(READERS) + 1, timeout=15_000)
+    expect(page.get_by_text("Signed in as Ada")).to_be_visible()
+    # The action asked before the refreshes is still the one "Yes" does.
+    page.get_by_role("alertdialog").get_by_role("button", name=admin_copy.CONFIRM_BUTTON).click()
+    expect(page.get_by_role("status").filter(has_text=FORGOTTEN)).to_be_visible(timeout=15_000)
+    expect(signups).to_have_count(len(READERS))
+    shown = time.time()  # the page shows the search, the forget's notice and the latest readers
+
+    page.close()
+    wait_until(lambda: site.admin_state_stored_since(tab_token, shown), 30, "the closed tab's state to be stored")
+
+    stored = site.stored()
+    assert stored, "the site stored nothing: the test looks in the wrong place"
+    looked_for = {"the session's token": session_token} | {address: address for address in (*READERS, NEWCOMER)}
+    leaks = {
+        what: holders
+        for what, text in looked_for.items()
+        if (holders := sorted(name for name, value in stored.items() if text.encode() in value))
+    }
+    assert leaks == {}, f"stored where they should not be: {leaks}"
+
+    if site.redis is None:  # the disk manager's folder: the site's user's alone
+        assert mode(site.states) == 0o700
+        files = [path for path in site.states.rglob("*") if path.is_file()]
+        assert files and {path.name: mode(path) for path in files} == {path.name: 0o600 for path in files}
