@@ -300,7 +300,7 @@ class AdminSignIn:
         return _signed_in(scope, session)
 
     async def _sign_out(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
-        token = admin_access.session_token_from_cookies(Headers(scope=scope).get("cookie", ""))
+        token = admin_access.session_token(Headers(scope=scope).get("cookie", ""), is_https(scope))
         if token is not None:
             await asyncio.to_thread(admins.end_session, admin_access.token_hash(token), self.db_url)
         response = JSONResponse({"ok": True}, headers=NO_STORE)

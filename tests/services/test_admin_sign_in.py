@@ -16,7 +16,8 @@ from publisher.limits import submits
 from publisher.limits.submits import Limiter, MemoryCounter
 from publisher.rules import admin_access
 from publisher.rules.admin_access import RelyingParty
-from publisher.server import admin_sign_in
+from publisher.server import admin_downloads, admin_sign_in
+from publisher.server.admin_downloads import AdminDownloads
 from publisher.server.admin_sign_in import AdminSignIn
 from publisher.storage import admins
 from publisher.storage.tables import utc_now
@@ -201,6 +202,42 @@ async def test_failed_attempts_are_limited_per_address_and_then_refused_before_b
         # Over the limit, even the right link is refused unread: a guesser learns nothing.
         right = await http.post("/admin/api/enrol/options", json={"token": token}, headers=FROM_PAGE)
         assert right.status_code == 429
+
+
+@pytest.mark.asyncio
+async def test_only_the_cookie_name_of_the_connections_scheme_counts_and_two_session_cookies_open_nothing(
+    client, db_url, monkeypatch
+):
+    """A cookie planted from a sibling subdomain or over plain http (``publisher-admin``, which
+    anyone on the network or a sibling host can set) must not decide whose session a request is.
+    Bob's session planted beside Ada's own ``__Host-`` cookie downloads nothing as Bob."""
+    monkeypatch.setattr(admin_downloads, "relying_party", lambda: PARTY)
+    async with client() as http:
+        ada = session_of(await enrol(http, invite(db_url, "Ada"), SoftPasskey(ORIGIN)))
+        bob = session_of(await enrol(http, invite(db_url, "Bob"), SoftPasskey(ORIGIN)))
+    downloads = AdminDownloads(AdminSignIn(not_found, db_url=db_url), db_url=db_url)
+
+    async def audit_download(base_url: str, cookie: str) -> httpx.Response:
+        transport = httpx.ASGITransport(app=downloads)
+        async with httpx.AsyncClient(transport=transport, base_url=base_url) as http:
+            return await http.post("/admin/api/audit.csv", headers={**FROM_PAGE, "Cookie": cookie})
+
+    def last_downloader() -> str:
+        return admins.audit_log(limit=1, db_url=db_url)[0].admin
+
+    https, http_only = ORIGIN, "http://books.example.com"
+    assert (await audit_download(https, f"__Host-publisher-admin={ada}")).status_code == 200
+    assert last_downloader() == "Ada"
+    for cookie in (
+        f"publisher-admin={bob}; __Host-publisher-admin={ada}",  # the planted one first, as a browser may send it
+        f"__Host-publisher-admin={ada}; publisher-admin={bob}",
+        f"publisher-admin={bob}",  # over https the plain name is nobody's
+    ):
+        assert (await audit_download(https, cookie)).status_code == 403, cookie
+    assert (await audit_download(http_only, f"__Host-publisher-admin={bob}")).status_code == 403
+    assert (await audit_download(http_only, f"publisher-admin={bob}")).status_code == 200  # development
+    assert last_downloader() == "Bob"
+    assert [line.admin for line in admins.audit_log(db_url=db_url)] == ["Bob", "Ada"]  # nothing else downloaded
 
 
 def test_an_enrolment_link_expires_after_24_hours_and_a_session_after_30_idle_minutes(db_url):

@@ -219,7 +219,9 @@ class AdminState(rx.State):
     _watcher: str = ""  # the ``watch`` loop that refreshes this tab (one at a time)
 
     def _session_hash(self) -> str | None:
-        token = admin_access.session_token_from_cookies(self.router.headers.cookie)
+        # The door of the event channel wrote whether this tab's connection is https.
+        https = self.router.headers.raw_headers.get(admin_access.CHANNEL_SCHEME_HEADER) == "https"
+        token = admin_access.session_token(self.router.headers.cookie, https)
         return None if token is None else admin_access.token_hash(token)
 
     async def _admin(self, touch: bool) -> admins.AdminIdentity | None:
