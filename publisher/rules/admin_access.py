@@ -39,6 +39,13 @@ SESSION_ABSOLUTE = timedelta(hours=12)
 DEFAULT_IDLE_MINUTES = 30
 # A ceremony (the options a browser was given, and their challenge) waits this long for the answer.
 CEREMONY_VALID_FOR = timedelta(minutes=5)
+# Ceremonies waiting for their answer (rows of the database) at once. An admin needs one, and a few
+# more for a cancelled prompt or a second device; more from one address is a flood (an IPv6
+# address counts by its /64, rules/limits.address_key). The whole site's bound keeps the table
+# small (about 250 bytes a row) whatever number of addresses a flood comes from; a flood that
+# reaches it holds sign-ins off for at most CEREMONY_VALID_FOR after it stops.
+MAX_OPEN_CEREMONIES_PER_ADDRESS = 5
+MAX_OPEN_CEREMONIES = 1000
 TOKEN_BYTES = 32  # 256 bits: enrolment tokens, session tokens, ceremony ids
 HASH_CHARS = 64  # a SHA-256 in hex, as stored
 # What a browser may send as one token: base64url of TOKEN_BYTES, with room and no more.
