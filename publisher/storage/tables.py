@@ -347,6 +347,21 @@ class AdminSession(sqlmodel.SQLModel, table=True):
     last_active_at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
 
 
+NONCE_MAX = 32  # a contact form token's nonce (rules/form_tokens.py: 22 characters), with room
+
+
+class UsedFormToken(sqlmodel.SQLModel, table=True):
+    """A contact form token that answered a submit (its nonce), kept until it could no longer be
+    good anyway, so it never answers a second one: after a restart or on another worker sharing
+    the database (storage/form_tokens.py; with Redis the nonces are kept there instead)."""
+
+    __tablename__ = "used_form_token"
+
+    id: int | None = sqlmodel.Field(default=None, primary_key=True)
+    nonce: str = sqlmodel.Field(max_length=NONCE_MAX, unique=True)
+    expires_at: datetime = sqlmodel.Field(index=True)
+
+
 CEREMONY_ADDRESS_MAX = 64  # an IPv4 address, an IPv6 /64 ("2001:db8:1:2::/64"), with room
 
 
