@@ -2,7 +2,8 @@
 #   docker build --build-arg REFLEX_DEPLOY_URL=https://www.animalsweconfuse.com -t publisher .
 #   docker run -p 8000:8000 -v publisher-data:/data publisher
 # Everything it writes at run time goes to /data (the SQLite database of the embedded
-# gateway, visitors' form state), so it also runs read-only:
+# gateway, visitors' form state, the signing secrets it is not given, made once), so it also
+# runs read-only:
 #   docker run --read-only --tmpfs /tmp -p 8000:8000 -v publisher-data:/data publisher
 
 # --- The runtime's dependencies: the venv the image runs, without pip and without what only
@@ -64,6 +65,7 @@ ENV PATH=/venv/bin:$PATH \
     REFLEX_DB_URL=sqlite:////data/publisher.db \
     REFLEX_STATES_WORKDIR=/data/states \
     ALEMBIC_CONFIG=/app/alembic.ini \
+    PUBLISHER_SECRETS_DIR=/data \
     HOME=/data
 RUN groupadd --gid 10001 site \
     && useradd --uid 10001 --gid site --no-create-home --home-dir /data --shell /usr/sbin/nologin site \

@@ -48,7 +48,7 @@ $(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(TEST_STAMP): pyproject.toml $(RUNTIME_STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[build,test]'
 	touch $@
 
 $(RUFF_STAMP): pyproject.toml | $(BIN)/python

@@ -5,6 +5,8 @@
   (host and port), so one build serves on any port or host (container, tests).
   The development server (``reflex run``) keeps Reflex's rule, because there the
   frontend and the backend listen on different ports.
+- Every page load is a state of its own (a new client token), so a form page always
+  starts with a fresh form, whatever the tab did on its earlier pages.
 - ``PUBLISHER_DEV_HOST`` limits the development server to one address (tests use
   127.0.0.1); unset, it listens where Reflex makes it listen.
 - Pages without a form never start the app (web/page_kinds.py decides from
@@ -36,9 +38,9 @@ from publisher.reflex_internals.frontend_files import (
     REACT_ROUTER_CONFIG,
     STATE_JS,
     VITE_CONFIG,
-    backend_at_page_origin,
     dev_server_plugins,
     prerender_not_found,
+    state_js_rewrites,
 )
 from publisher.web import page_kinds
 from publisher.web.page_html import BOOT_TYPE, DEFERRED_PRELOAD_REL, strip_app
@@ -164,7 +166,7 @@ class SiteFilesPlugin(Plugin):
             logger.info("Page %s", kind.describe())
         page_kinds.write_manifest(kinds)
         context["add_modify_task"](REACT_ROUTER_CONFIG, prerender_not_found)
-        context["add_modify_task"](STATE_JS, backend_at_page_origin)
+        context["add_modify_task"](STATE_JS, state_js_rewrites)
         context["add_modify_task"](VITE_CONFIG, dev_server_plugins)
 
     def post_build(self, **context: Any) -> None:

@@ -9,7 +9,9 @@ after a hot reload: tests/unit/test_build_plugins.py).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
@@ -80,6 +82,24 @@ def _read_secret(variable: str, path: str) -> str:
         return Path(path).read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigurationError(f"{variable}: cannot read {path!r} ({type(exc).__name__})") from None
+
+
+def secret_made_once(path: Path) -> str:
+    """The secret kept in ``path``, made there first when it is missing: random (256 bits), readable
+    by its owner alone (0600), written whole into a file of its own and then linked into place, so
+    processes starting together (workers, a command run beside the server) all find the same one,
+    never half of it. OSError when the folder cannot be written."""
+    if not path.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        made = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
+        try:
+            with os.fdopen(os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
+                file.write(secrets.token_urlsafe(32))
+            with contextlib.suppress(FileExistsError):  # another process was first: its secret counts
+                os.link(made, path)
+        finally:
+            made.unlink(missing_ok=True)
+    return path.read_text(encoding="utf-8").strip()
 
 
 DB_URL_VAR = "REFLEX_DB_URL"

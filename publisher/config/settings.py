@@ -55,6 +55,7 @@ from publisher.config.secret_files import (
     from_env_or_file,
     has_unencoded_delimiter,
     redact_url,
+    secret_made_once,
 )
 from publisher.rules import admin_access
 
@@ -118,6 +119,13 @@ SUMMARY_VAR = "PUBLISHER_SUMMARY"
 # Signs the contact form's question and the time it was shown (rules/form_tokens.py).
 FORM_SECRET_VAR = "PUBLISHER_FORM_SECRET"
 FORM_SECRET_MIN = 32
+# A folder where the site makes the signing secrets it is not given, once, and keeps them (the
+# container image sets /data, its volume): one container with a data volume starts as it is.
+# Unset (a host), publisher-serve refuses to start without them. Several containers must share one
+# secret, so compose gives theirs as files, and nothing is made where a secret is given.
+SECRETS_DIR_VAR = "PUBLISHER_SECRETS_DIR"
+# The secret each may be made into: the form's always, the list's where the site sends email.
+MADE_SECRET_FILES = {FORM_SECRET_VAR: "form-secret", mail.LIST_SECRET_VAR: "list-secret"}
 # A class of 30 pupils behind one school router, each with the form open in two tabs.
 DEFAULT_MAX_TABS_PER_ADDRESS = 60
 # The same class opening the page at once, and reconnecting once.
@@ -210,6 +218,7 @@ class Settings(BaseSettings):
     # Space-separated: the first signs, every one is accepted (a secret can be replaced).
     form_secrets: tuple[str, ...] = _var(FORM_SECRET_VAR, (), repr=False)
     form_secret_file: Text = _var(FORM_SECRET_VAR + FILE_SUFFIX, "")
+    secrets_dir: Text = _var(SECRETS_DIR_VAR, "")
     # Mail from the embedded gateway, as given: checked together into the ``mail`` property.
     smtp_url: Text = _var(mail.SMTP_URL_VAR, "", repr=False)
     smtp_url_file: Text = _var(mail.SMTP_URL_VAR + FILE_SUFFIX, "")
@@ -270,6 +279,7 @@ class Settings(BaseSettings):
     def _secrets_from_files(cls, data: Any) -> Any:
         """``NAME_FILE`` instead of ``NAME`` for a secret: a mounted file, in no container's environment."""
         values = dict(data)
+        _point_at_made_secrets(values)
         for name in (GATEWAY_API_KEY_VAR, FORM_SECRET_VAR, *mail.SECRET_VARS, *bounces.SECRET_VARS):
             if name in values or name + FILE_SUFFIX in values:
                 values[name] = from_env_or_file(values, name)
@@ -404,12 +414,47 @@ class Settings(BaseSettings):
         return self.gateway_url is None
 
     @property
+    def made_secret_files(self) -> dict[str, str]:
+        """The signing secrets read from the files the site made in ``PUBLISHER_SECRETS_DIR``: name -> path."""
+        if not self.secrets_dir:
+            return {}
+        given = {FORM_SECRET_VAR: self.form_secret_file, mail.LIST_SECRET_VAR: self.list_secret_file}
+        return {
+            name: path for name, path in given.items() if path == str(Path(self.secrets_dir) / MADE_SECRET_FILES[name])
+        }
+
+    @property
     def list_emails_on(self) -> bool:
         """Whether this site runs the list itself: the embedded gateway, with SMTP to confirm addresses.
 
         With the cloud gateway the cloud keeps the list; without SMTP nothing can be confirmed.
         """
         return self.gateway_url is None and self.mail is not None
+
+
+def _point_at_made_secrets(values: dict[str, Any]) -> None:
+    """With ``PUBLISHER_SECRETS_DIR``, each signing secret given neither as its variable nor as its
+    ``_FILE`` is read from the file made for it there (made on first use): ``NAME_FILE`` is set to it.
+    The list's only where it is needed, with an SMTP URL."""
+    folder = str(values.get(SECRETS_DIR_VAR, "")).strip()
+    if not folder:
+        return
+    needed = [FORM_SECRET_VAR]
+    if from_env_or_file(values, mail.SMTP_URL_VAR):
+        needed.append(mail.LIST_SECRET_VAR)
+    for name in needed:
+        if str(values.get(name, "")).strip() or str(values.get(name + FILE_SUFFIX, "")).strip():
+            continue  # given: never replaced by one of our own
+        path = Path(folder) / MADE_SECRET_FILES[name]
+        try:
+            secret_made_once(path)
+        except OSError as exc:
+            raise ConfigurationError(
+                f"{name} is not set, and none can be made in {folder} ({SECRETS_DIR_VAR}): cannot write "
+                f"{str(path)!r} ({type(exc).__name__}). Make {folder} writable by the site's user (a volume), "
+                f"or give {name} or {name}{FILE_SUFFIX}"
+            ) from None
+        values[name + FILE_SUFFIX] = str(path)
 
 
 # The fields of the mail variables, which ``mail.read`` checks together.
@@ -505,20 +550,8 @@ def form_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
 def _development_form_secret() -> str:
     """Made whole in a file of its own, then linked into place: a process starting at the same
     moment finds either no file or the whole secret, never half of it."""
-    path = DEVELOPMENT_FORM_SECRET_FILE
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            made = path.with_name(f"{path.name}.{os.getpid()}")
-            with os.fdopen(os.open(made, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as file:
-                file.write(secrets.token_urlsafe(32))
-            try:
-                os.link(made, path)
-            except FileExistsError:
-                pass  # another process was first: its secret counts
-            finally:
-                made.unlink()
-        return path.read_text().strip()
+        return secret_made_once(DEVELOPMENT_FORM_SECRET_FILE)
     except OSError:
         return _FORM_SECRET_OF_THIS_PROCESS  # a read-only checkout: this process's own
 
@@ -532,7 +565,8 @@ def require_form_secret(environ: Mapping[str, str] | None = None) -> None:
         raise ConfigurationError(
             f"{FORM_SECRET_VAR} is not set: the production server needs a random secret of at least "
             f"{FORM_SECRET_MIN} characters, shared by every worker and container, that signs the contact "
-            "form's question (e.g. the output of `openssl rand -hex 32`)"
+            f"form's question (e.g. the output of `openssl rand -hex 32`); or set {SECRETS_DIR_VAR} to a "
+            "folder of this host's alone where the site makes one and keeps it, as the container image does"
         )
 
 
@@ -553,9 +587,15 @@ def check_at_start() -> None:
 def notes_at_start() -> list[str]:
     """What an operator should hear at start-up although the site can run: settings it may want."""
     values = current()
+    notes = []
     if values.list_emails_on and values.mail is not None and values.mail.postal_address is None:
-        return [
+        notes.append(
             f"{POSTAL_ADDRESS_VAR} is not set: list emails (the welcome email) go out without the sender's "
             "postal address, which the US CAN-SPAM Act asks of commercial email"
-        ]
-    return []
+        )
+    for name, path in values.made_secret_files.items():
+        notes.append(
+            f"{name} is not given: the site signs with the one it made in {path} (keep it with the data; "
+            f"another container of this site needs the same one, as {name}{FILE_SUFFIX})"
+        )
+    return notes

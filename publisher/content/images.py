@@ -15,7 +15,10 @@ An SVG is served as it is (it scales by itself); only its share image is drawn
 
 Width, height and content hash come from the file; at run time in the image,
 where ``assets/`` is not copied, from the manifest the build writes beside the
-page markers (``.web/backend/images.json``).
+page markers (``.web/backend/images.json``). Both are looked for in the working
+directory (the build, the server), then in the project beside the package: a command
+run from elsewhere (``publisher-gateway announce`` from a cron job or a shell in $HOME)
+finds the same images, as storage/database.py finds alembic.ini.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from publisher import content
 
 ASSETS_DIR = Path("assets")
 MANIFEST = Path(".web") / "backend" / "images.json"
+# A checkout or an editable install; in the image, the venv's site-packages (no assets there).
+PROJECT_DIR = Path(__file__).resolve().parents[2]
 VARIANTS_URL = "/images/variants"  # under the build's root, and .web/public while building
 RASTER_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
 
@@ -101,21 +106,30 @@ def source_path(src: str) -> Path:
 
 
 def describe(src: str) -> ImageInfo:
-    """The image's size and content hash: from its file, or from the build's manifest without one."""
-    path = source_path(src)
-    if path.exists():
-        stat = path.stat()
-        return _read(src, stat.st_mtime_ns, stat.st_size)
-    manifest = _manifest(MANIFEST.stat().st_mtime_ns) if MANIFEST.exists() else {}
-    if src in manifest:
-        return ImageInfo(**manifest[src])
+    """The image's size and content hash: from its file, or from the build's manifest without one;
+    in the working directory, else in the project beside the package."""
+    relative = source_path(src)
+    for root in _roots():
+        path = root / relative
+        if path.exists():
+            stat = path.stat()
+            return _read(src, path, stat.st_mtime_ns, stat.st_size)
+        manifest_path = root / MANIFEST
+        manifest = _manifest(manifest_path, manifest_path.stat().st_mtime_ns) if manifest_path.exists() else {}
+        if src in manifest:
+            return ImageInfo(**manifest[src])
     raise ImageProblem(f"{src!r}: no such file under {ASSETS_DIR}/ (and the build's {MANIFEST} does not list it)")
 
 
+def _roots() -> tuple[Path, ...]:
+    """The working directory, then the project beside the package when that is elsewhere."""
+    here = Path()
+    return (here,) if here.resolve() == PROJECT_DIR else (here, PROJECT_DIR)
+
+
 @lru_cache(maxsize=64)
-def _read(src: str, _mtime_ns: int, _size: int) -> ImageInfo:
+def _read(src: str, path: Path, _mtime_ns: int, _size: int) -> ImageInfo:
     """Read once per version of the file (its modification time and size are part of the key)."""
-    path = source_path(src)
     data = path.read_bytes()
     digest = hashlib.sha256(data + ENCODING.encode()).hexdigest()[:12]
     suffix = path.suffix.lower()
@@ -149,8 +163,8 @@ def _svg_size(data: bytes, src: str) -> tuple[int, int]:
 
 
 @lru_cache(maxsize=4)
-def _manifest(_mtime_ns: int) -> dict[str, dict]:
-    return json.loads(MANIFEST.read_text())
+def _manifest(path: Path, _mtime_ns: int) -> dict[str, dict]:
+    return json.loads(path.read_text())
 
 
 def write_manifest(infos: Iterable[ImageInfo], path: Path | None = None) -> None:

@@ -26,7 +26,7 @@ from publisher import content, storage
 from publisher.config import settings
 from publisher.config.settings import MailSettings
 from publisher.content import books as book_words
-from publisher.mail import campaign, mailer, outbox, release_email
+from publisher.mail import campaign, headers, mailer, outbox, release_email
 from publisher.rules import list_links
 from publisher.rules.validation import for_terminal
 from publisher.storage import bounce_records
@@ -236,6 +236,9 @@ def announce(
             asyncio.run(send_test(mail, book, address))
         except mailer.DeliveryFailed as failure:
             print(f"publisher-gateway: the test copy was not sent: {failure.reason}", file=sys.stderr)
+            return 1
+        except headers.UnsafeHeaders as unsafe:
+            print(f"publisher-gateway: the test copy was {unsafe}", file=sys.stderr)
             return 1
         out.write(f"Sent a test copy of {subject!r} to {address}. Nothing was recorded.\n")
         return 0

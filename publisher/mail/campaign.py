@@ -45,7 +45,7 @@ from publisher import storage
 from publisher.config import settings
 from publisher.config.settings import MailSettings
 from publisher.content import books as book_words
-from publisher.mail import mailer, outbox, release_email, returns
+from publisher.mail import headers, mailer, outbox, release_email, returns
 from publisher.rules import list_links
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records
@@ -375,11 +375,14 @@ class ReleaseSender:
         """
         message: bytes | None = None
         opening: mailer.DeliveryFailed | None = None
+        unsafe: headers.UnsafeHeaders | None = None
         try:
             message = self._build(delivery)
             if message is not None:
                 assert isinstance(delivery.source, storage.Subscriber)  # _build found the reader
                 await self.session.begin(delivery.source.email, mailer.return_path(self.mail, delivery.id))
+        except headers.UnsafeHeaders as refused:
+            unsafe = refused  # built, never handed over (no envelope was opened)
         except mailer.DeliveryFailed as failure:
             opening = failure
         except Exception as exc:  # noqa: BLE001 - this reader's email fails, the campaign goes on
@@ -392,6 +395,12 @@ class ReleaseSender:
                 await self.session.abandon()
             reason = "the reader was forgotten" if status is None else f"the reader is {status} now"
             await asyncio.to_thread(storage.mark_skipped, delivery.id, self.worker, reason, self.db_url)
+            return self._read_status(following)
+        if unsafe is not None:
+            # This reader's copy alone fails, with the reason; not the server's fault, so it
+            # counts toward no pause, and the campaign goes on.
+            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, str(unsafe), self.db_url)
+            logger.error("Campaign: delivery #%s failed: %s", delivery.id, unsafe)
             return self._read_status(following)
         if message is None and opening is None:
             await asyncio.to_thread(

@@ -1,6 +1,22 @@
-"""The headers that carry a URL or a token, written exactly as they are.
+"""How the site writes its headers: text a visitor typed, and headers that carry a URL or a token.
 
-The email package folds any word longer than a line into RFC 2047 encoded-words
+**Text from outside** (a reader's name, the contact Subject, the sender's name) is written by
+``header_words`` alone, never by the email package's parser. That parser decodes any RFC 2047
+encoded word it finds, and before the fix for CVE-2024-6923 (Python 3.11 before 3.11.10, 3.12
+before 3.12.5) writes what it decoded back unchanged: a name typed as
+``=?utf-8?q?Ann=0D=0ABcc=3A_victim=40example=2Ecom?=`` became a ``Bcc:`` line (issue 40). Here
+the text is turned into words that are printable ASCII: plain words as typed, the rest as
+encoded words this module writes (so an encoded word the visitor typed is carried as the text
+it is, and a mail client shows it as typed), and a control character (CR, LF...) as a space.
+``mailbox`` and ``unstructured`` give the values; the ``WIRE`` policy writes a ``Written``
+value exactly as given, and a release email's prepared bytes use ``verbatim_header`` directly.
+
+**Every message is checked** before it goes (``check_header_block``): a CR or LF that is not a
+fold, an empty line inside the header block, a line that is not ``name: value``, or a header
+the site did not write, and that one email is refused with the reason (``UnsafeHeaders``).
+
+**Headers that carry a URL or a token** are written exactly as they are. The email package
+folds any word longer than a line into RFC 2047 encoded-words
 (``=?utf-8?q?=3Chttps=3A//...?=``): the package reads those back, a mail provider
 looking for RFC 2369's ``<https://...>`` does not (no unsubscribe button, no RFC 8058
 one-click). So List-Unsubscribe, List-Unsubscribe-Post, List-Id and Message-ID are
@@ -11,6 +27,8 @@ policy, and for a release email's prepared bytes directly (mail/release_email.py
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterable, Sequence
 from email.policy import EmailPolicy
 
 # RFC 5322 2.1.1: a line MUST be at most 998 characters (without its CRLF), and SHOULD be at most 78.
@@ -90,18 +108,188 @@ def list_unsubscribe(link: str) -> str:
     return f"<{link}>"
 
 
+class UnsafeHeaders(ValueError):
+    """An email whose headers cannot be written safely: that one email is refused with the
+    reason (``problem``) and never sent; nothing else stops."""
+
+    def __init__(self, problem: str):
+        super().__init__(f"not sent, its headers are unsafe: {problem}")
+        self.problem = problem
+
+
+# --- Text from outside, as header words. ---
+
+# A plain word, written as typed: at most this long, so every header line stays within FOLD_AT.
+PLAIN_WORD_MAX = 40
+# An encoded word this module writes: at most this long (RFC 2047 allows 75), for the same reason.
+ENCODED_WORD_MAX = 66
+_ENCODED_WORD_START, _ENCODED_WORD_END = "=?utf-8?q?", "?="
+_ENCODED_TEXT_MAX = ENCODED_WORD_MAX - len(_ENCODED_WORD_START) - len(_ENCODED_WORD_END)
+# RFC 2047 5(3): the characters a "Q" encoded word may carry as themselves anywhere in a header.
+_Q_LITERAL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!*+/-")
+# A plain word holds no "=" (so no "=?...?=" the receiver would decode) and nothing that would
+# change how the header reads: in a display name, RFC 5322's atext; in other text (a Subject),
+# any printable ASCII but "<" and ">" (which verbatim_header never folds inside).
+_PLAIN_IN_PHRASE = re.compile(r"[A-Za-z0-9!#$%&'*+/?^_`{|}~-]+")
+_PLAIN_IN_TEXT = re.compile(r"[!-;?-~]+")
+# Unicode's line breaks and controls (CR, LF, NEL, U+2028, U+2029...): a space in a header.
+_BREAKING = ("Cc", "Zl", "Zp")
+
+
+def header_words(text: str, *, phrase: bool = False) -> str:
+    """Text from outside (a name, a Subject) as header words: the one way the site puts such
+    text into a header. The result is printable ASCII without a CR or LF, whatever ``text`` is.
+
+    Each word that is plain (``phrase``: RFC 5322 atext for a display name; otherwise any
+    printable ASCII but ``=<>``), and at most PLAIN_WORD_MAX long, is written as typed; every
+    run of other words becomes encoded words (RFC 2047, UTF-8, "Q") that this function writes
+    itself, each at most ENCODED_WORD_MAX long, so a mail client shows the text as typed: an
+    encoded word in ``text`` is encoded again, and reads as the characters the visitor typed,
+    never as what they would decode to. A control character or a line or paragraph separator
+    becomes a space: a header never carries a line break, not even encoded.
+    """
+    text = "".join(" " if unicodedata.category(char) in _BREAKING else char for char in text)
+    plain_word = _PLAIN_IN_PHRASE if phrase else _PLAIN_IN_TEXT
+    words = text.split(" ")
+    encode = [len(word) > PLAIN_WORD_MAX or not plain_word.fullmatch(word) for word in words]
+    # Two spaces in a row (or one at an end) leave an empty word, whose run would encode
+    # nothing: it takes a plain neighbour into its run, so the spaces are carried too.
+    for index, word in enumerate(words):
+        alone = not word and not (index and encode[index - 1]) and not (index + 1 < len(words) and encode[index + 1])
+        if alone and len(words) > 1:
+            encode[index - 1 if index else index + 1] = True
+    tokens: list[str] = []
+    run: list[str] = []
+    for word, encoded in zip(words, encode, strict=True):
+        if encoded:
+            run.append(word)
+            continue
+        if run:
+            tokens.extend(_encoded_words(" ".join(run)))
+            run = []
+        tokens.append(word)
+    if run and (joined := " ".join(run)):
+        tokens.extend(_encoded_words(joined))
+    return " ".join(tokens)
+
+
+def _encoded_words(text: str) -> list[str]:
+    """``text`` (not empty) as adjacent "Q" encoded words: a reader joins them without the spaces between."""
+    pieces = []
+    current = ""
+    for char in text:
+        if char == " ":
+            piece = "_"
+        elif char in _Q_LITERAL:
+            piece = char
+        else:
+            piece = "".join(f"={byte:02X}" for byte in char.encode("utf-8", "replace"))
+        if len(current) + len(piece) > _ENCODED_TEXT_MAX:
+            pieces.append(current)
+            current = ""
+        current += piece
+    pieces.append(current)
+    return [f"{_ENCODED_WORD_START}{piece}{_ENCODED_WORD_END}" for piece in pieces]
+
+
+class Written(str):
+    """A header value this module wrote (``mailbox``, ``address_list``, ``unstructured``):
+    printable ASCII on one line. The ``WIRE`` policy keeps it as given and writes it with
+    ``verbatim_header`` (folded at its spaces), never through the email package's parser."""
+
+    __slots__ = ()
+
+
+# An address as a header carries it: a dot-atom local part, an ASCII domain (mailer.envelope_address).
+_ADDRESS = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9.-]+")
+
+
+def mailbox(display_name: str, address: str) -> Written:
+    """``words <address>``, or the bare address without a name (From, To, Reply-To).
+
+    The name goes through ``header_words``; an address a header cannot carry as it is
+    raises UnsafeHeaders."""
+    if not _ADDRESS.fullmatch(address):
+        raise UnsafeHeaders(f"not an address a header can carry: {address!r}")
+    words = header_words(display_name, phrase=True)
+    return Written(f"{words} <{address}>" if words else address)
+
+
+def address_list(mailboxes: Iterable[Written]) -> Written:
+    """Several mailboxes in one header (the publisher's inbox: To)."""
+    return Written(", ".join(mailboxes))
+
+
+def unstructured(text: str) -> Written:
+    """A Subject: ``text`` through ``header_words``."""
+    return Written(header_words(text))
+
+
+# --- The check every message passes before it goes. ---
+
+
+def check_header_block(data: bytes, written: Sequence[str]) -> None:
+    """Raise UnsafeHeaders unless the header block of ``data`` (a whole message, CRLF lines)
+    holds exactly the fields ``written``, in that order, each once as written.
+
+    Refused: no empty line ending the block, a CR or LF that is not a line end, a control
+    character or a byte beyond ASCII, a line longer than RFC 5322's 998, a line of spaces
+    only, a line that neither starts a field (``name:``) nor continues one (whitespace
+    first), and any field the site did not write (``Bcc:`` from a decoded name) or one cut
+    off by an empty line inside the block (a body of someone else's choosing).
+    """
+    head, blank, _ = data.partition(b"\r\n\r\n")
+    if not blank:
+        raise UnsafeHeaders("no empty line ends the header block")
+    found: list[str] = []
+    for number, line in enumerate(head.split(b"\r\n"), 1):
+        if b"\r" in line or b"\n" in line:
+            raise UnsafeHeaders(f"header line {number} holds a CR or LF that is not a line end")
+        if not line.isascii() or any(byte < 0x20 and byte != 0x09 or byte == 0x7F for byte in line):
+            raise UnsafeHeaders(f"header line {number} holds a control character or a byte beyond ASCII")
+        if len(line) > MAX_LINE_LENGTH:
+            raise UnsafeHeaders(f"header line {number} is longer than {MAX_LINE_LENGTH} characters")
+        if line[:1] in (b" ", b"\t"):
+            if not found:
+                raise UnsafeHeaders("the header block starts with a continuation line")
+            if not line.strip():
+                raise UnsafeHeaders(f"header line {number} is only spaces (an empty line inside the header block)")
+            continue
+        name, colon, _ = line.partition(b":")
+        if not colon or not _FIELD_NAME.fullmatch(name.decode("ascii")):
+            raise UnsafeHeaders(f"header line {number} is not a header (name: value): {line[:40].decode('ascii')!r}")
+        found.append(name.decode("ascii"))
+    expected = [name.lower() for name in written]
+    if [name.lower() for name in found] == expected:
+        return
+    strangers = [name for name in found if name.lower() not in expected]
+    if strangers:
+        raise UnsafeHeaders(f"it holds headers the site did not write: {', '.join(strangers)}")
+    missing = [name for name in written if name.lower() not in {name.lower() for name in found}]
+    if missing:
+        raise UnsafeHeaders(
+            f"the header block ends before {', '.join(missing)} (an empty line inside it starts the body early)"
+        )
+    raise UnsafeHeaders(f"its headers are {', '.join(found)}, not the {', '.join(written)} written")
+
+
 class _WirePolicy(EmailPolicy):
-    """The SMTP policy, except that the VERBATIM_HEADERS are written by verbatim_header: one
-    set with this policy is kept as the very string given (checked as it is set), not parsed
-    (which would decode anything that looks like an encoded-word)."""
+    """The SMTP policy, except that a ``Written`` value and the VERBATIM_HEADERS are written by
+    verbatim_header: one set with this policy is kept as the very string given (checked as it
+    is set), not parsed (which would decode anything that looks like an encoded-word)."""
 
     def header_store_parse(self, name, value):
+        if isinstance(value, Written):
+            verbatim_header(name, value)  # raises ValueError when it cannot be written right
+            return (name, value)
         if name.lower() not in _VERBATIM or hasattr(value, "name"):
             return super().header_store_parse(name, value)
         verbatim_header(name, value)  # raises ValueError when it cannot be written right
         return (name, value)
 
     def _verbatim(self, name: str, value) -> str | None:
+        if isinstance(value, Written):
+            return verbatim_header(name, value).decode("ascii").replace("\r\n", self.linesep)
         if name.lower() not in _VERBATIM:
             return None
         # A header object (set under another policy) as it reads; a stored string as it is, unfolded.

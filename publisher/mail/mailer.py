@@ -2,14 +2,17 @@
 
 (A release email's body is rendered from templates: release_email.py.)
 
-``email.message.EmailMessage`` with the SMTP policy writes the headers, so a
-visitor's name can never add one (CR/LF in a header value is refused) and a
-non-ASCII name is encoded as RFC 2047 words. The headers that carry a URL or a
-token (List-Unsubscribe, List-Id, Message-ID) are the exception: the email
-package would fold a long one into encoded-words, which no mail provider reads as
-a link, so ``verbatim_header`` writes them exactly as they are (the WIRE policy).
-Every address goes out with its domain in ASCII (``envelope_address``). The body
-is UTF-8 plain text in quoted-printable, which every server accepts.
+``email.message.EmailMessage`` with the WIRE policy (mail/headers.py) builds each email.
+Every header that carries text from outside (a name, the contact Subject) is written by
+``headers.header_words``, never parsed by the email package, which on Python before the
+fix for CVE-2024-6923 would decode an encoded word in a visitor's name into header lines
+of its own (issue 40). The headers that carry a URL or a token (List-Unsubscribe, List-Id,
+Message-ID) are written exactly as they are too: the email package would fold a long one
+into encoded-words, which no mail provider reads as a link. ``wire_bytes`` checks every
+message before it goes (``headers.check_header_block``): exactly the headers the site
+wrote, or that one email is refused with the reason. Every address goes out with its
+domain in ASCII (``envelope_address``). The body is UTF-8 plain text in quoted-printable,
+which every server accepts.
 
 aiosmtplib rather than smtplib in a thread: the sender is a task on the backend's
 own event loop, so shutting down cancels it cleanly (a thread blocked in smtplib
@@ -23,16 +26,16 @@ import contextlib
 import secrets
 import ssl
 from datetime import datetime
+from email import errors as email_errors
 from email import utils as email_utils
-from email.headerregistry import Address
 from email.message import EmailMessage
-from email.policy import SMTP
 
 import aiosmtplib
 
 from publisher.config.settings import MailSettings
 from publisher.content import list_copy
 from publisher.content.site import BRAND_NAME
+from publisher.mail import headers
 from publisher.mail.headers import WIRE, list_unsubscribe
 from publisher.rules import bounces, validation
 
@@ -62,17 +65,19 @@ def new_message_id(settings: MailSettings) -> str:
     return f"<{secrets.token_hex(MESSAGE_ID_RANDOM_BYTES)}@{settings.domain}>"
 
 
-def _address(display_name: str, addr: str) -> Address:
-    username, _, domain = addr.rpartition("@")
-    return Address(display_name=display_name, username=username, domain=domain)
+def sender_address(settings: MailSettings) -> headers.Written:
+    """From: the site's name and address."""
+    return headers.mailbox(settings.mail_from_name, settings.mail_from)
 
 
-def sender_address(settings: MailSettings) -> Address:
-    return _address(settings.mail_from_name, settings.mail_from)
+def recipient_address(name: str, email: str) -> headers.Written:
+    """A reader's or a visitor's name and address, the address with its domain in ASCII."""
+    return headers.mailbox(name, envelope_address(email))
 
 
-def recipient_address(name: str, email: str) -> Address:
-    return _address(name, envelope_address(email))
+def publisher_inbox(settings: MailSettings) -> headers.Written:
+    """To: the publisher's inbox (``PUBLISHER_NOTIFY_TO``), bare addresses."""
+    return headers.address_list(headers.mailbox("", envelope_address(address)) for address in settings.notify_to)
 
 
 def envelope_address(email: str) -> str:
@@ -95,13 +100,13 @@ def _sent_at(moment: datetime) -> str:
 
 
 def _base(
-    settings: MailSettings, *, subject: str, reply_to: Address, moment: datetime, message_id: str
+    settings: MailSettings, *, subject: str, reply_to: headers.Written, moment: datetime, message_id: str
 ) -> EmailMessage:
-    message = EmailMessage(policy=SMTP)
+    message = EmailMessage(policy=WIRE)
     message["From"] = sender_address(settings)
-    message["To"] = [_address("", recipient) for recipient in settings.notify_to]
+    message["To"] = publisher_inbox(settings)
     message["Reply-To"] = reply_to
-    message["Subject"] = subject
+    message["Subject"] = headers.unstructured(subject)
     message["Date"] = email_utils.format_datetime(moment)
     message["Message-ID"] = message_id
     return message
@@ -118,7 +123,7 @@ def contact_email(
     message_id: str,
 ) -> EmailMessage:
     """A contact message as the publisher receives it: Reply answers the visitor."""
-    visitor = _address(sender_name, sender_email)
+    visitor = recipient_address(sender_name, sender_email)
     message = _base(settings, subject=subject, reply_to=visitor, moment=received_at, message_id=message_id)
     message.set_content(
         f"From: {sender_name} <{sender_email}>\nSent: {_sent_at(received_at)}\n\n{text}\n",
@@ -138,7 +143,7 @@ def subscriber_notice(
     confirmed_at: datetime | None = None,
 ) -> EmailMessage:
     """The optional notice of a new address on the new-release list (sent once it is confirmed)."""
-    subscriber = _address(name, email)
+    subscriber = recipient_address(name, email)
     moment = confirmed_at or subscribed_at
     message = _base(
         settings, subject=f"New subscriber: {name}", reply_to=subscriber, moment=moment, message_id=message_id
@@ -157,10 +162,10 @@ def publisher_notice(
 ) -> EmailMessage:
     """An email the site writes to the publisher when something needs them (mail/notices.py):
     from the site, to the publisher's inbox, nothing a visitor typed in it."""
-    message = EmailMessage(policy=SMTP)
+    message = EmailMessage(policy=WIRE)
     message["From"] = sender_address(settings)
-    message["To"] = [_address("", recipient) for recipient in settings.notify_to]
-    message["Subject"] = subject
+    message["To"] = publisher_inbox(settings)
+    message["Subject"] = headers.unstructured(subject)
     message["Date"] = email_utils.format_datetime(written_at)
     message["Message-ID"] = message_id
     message.set_content(body, charset="utf-8", cte="quoted-printable")
@@ -170,10 +175,10 @@ def publisher_notice(
 def _to_subscriber(
     settings: MailSettings, *, name: str, email: str, subject: str, moment: datetime, message_id: str
 ) -> EmailMessage:
-    message = EmailMessage(policy=SMTP)
+    message = EmailMessage(policy=WIRE)
     message["From"] = sender_address(settings)
     message["To"] = recipient_address(name, email)
-    message["Subject"] = subject
+    message["Subject"] = headers.unstructured(subject)
     message["Date"] = email_utils.format_datetime(moment)
     message["Message-ID"] = message_id
     return message
@@ -223,11 +228,10 @@ def list_id(settings: MailSettings) -> str:
 def add_list_headers(message: EmailMessage, settings: MailSettings, unsubscribe_link: str) -> None:
     """RFC 2369's List-Unsubscribe, RFC 8058's one-click, RFC 2919's List-Id.
 
-    The message takes the WIRE policy: these headers are kept as given and leave as
+    The message has the WIRE policy: these headers are kept as given and leave as
     verbatim_header writes them (however the message is turned into bytes), and one
     that cannot be written right raises ValueError here, before the email is built.
     """
-    message.policy = WIRE
     message["List-Unsubscribe"] = list_unsubscribe(unsubscribe_link)
     message["List-Unsubscribe-Post"] = ONE_CLICK
     message["List-Id"] = list_id(settings)
@@ -320,8 +324,17 @@ DKIM_HEADERS = (
 
 def wire_bytes(message: EmailMessage, settings: MailSettings) -> bytes:
     """The message as it goes on the wire (CRLF lines; URL and token headers as verbatim_header
-    writes them), with a DKIM-Signature first when a key is set."""
-    return signed(message.as_bytes(policy=WIRE), settings)
+    writes them), with a DKIM-Signature first when a key is set.
+
+    Checked first: its header block holds exactly the headers set on ``message``, each a line
+    of its own or folded, or it raises headers.UnsafeHeaders and is never sent. (Where the
+    email package has the fix for CVE-2024-6923 it may refuse first: the same refusal.)"""
+    try:
+        data = message.as_bytes(policy=WIRE)
+    except email_errors.MessageError as exc:  # HeaderWriteError, on interpreters with the fix
+        raise headers.UnsafeHeaders(f"the email package refused to write it: {exc}") from None
+    headers.check_header_block(data, message.keys())
+    return signed(data, settings)
 
 
 def signed(data: bytes, settings: MailSettings) -> bytes:

@@ -42,7 +42,7 @@ import sqlalchemy
 from publisher import storage
 from publisher.config import settings
 from publisher.config.settings import MailSettings, site_url
-from publisher.mail import mailer, returns
+from publisher.mail import headers, mailer, returns
 from publisher.per_process import PerProcess
 from publisher.rules import list_links
 from publisher.rules.list_rules import ListStatus, link_second
@@ -297,9 +297,10 @@ class Sender:
             await asyncio.to_thread(storage.mark_skipped, delivery.id, self.worker, str(reason), self.db_url)
             logger.info("Outbox: delivery #%s (%s) not sent: %s", delivery.id, delivery.kind, reason)
             return Outcome(delivery.id, storage.SKIPPED, str(reason))
-        except NothingToSend as exc:
+        except (NothingToSend, headers.UnsafeHeaders) as exc:
+            # Never sent, and never tried again: the email as built is refused, not the server's fault.
             await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, str(exc), self.db_url)
-            logger.error("Outbox: delivery #%s failed: %s", delivery.id, exc)
+            logger.error("Outbox: delivery #%s (%s) failed: %s", delivery.id, delivery.kind, exc)
             return Outcome(delivery.id, storage.FAILED, str(exc))
         except mailer.DeliveryFailed as failure:
             return await self._failed(delivery, failure)

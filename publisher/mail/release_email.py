@@ -11,11 +11,9 @@ text against HTML finds a real letter in both.
 from __future__ import annotations
 
 import binascii
-import re
 import secrets
 from datetime import datetime
 from email import utils as email_utils
-from email.policy import SMTP
 from functools import cache
 from urllib.parse import urlsplit
 
@@ -101,11 +99,13 @@ class PreparedRelease:
     Templates, css-inline and Python's ``email`` package cost about 3 ms an email,
     more than the rest of a send: a campaign renders once and fills in placeholders
     (random, so no book's words can hold one). The copy a client reads is the same
-    as the email package would make: headers folded by its SMTP policy (the reader's
-    name RFC 2047-encoded when it must be), parts in UTF-8 quoted-printable, CRLF lines;
-    except the headers that carry a URL or a token (List-Unsubscribe, List-Id,
-    Message-ID), which headers.verbatim_header writes exactly as they are, never as
-    encoded-words, just as it does for the welcome email.
+    as the welcome email's: From, To and Subject written by mail/headers.py (the reader's
+    name through ``header_words``, never parsed by the email package, which could decode
+    an encoded word in it into header lines on Python before the CVE-2024-6923 fix), the
+    headers that carry a URL or a token (List-Unsubscribe, List-Id, Message-ID) exactly as
+    they are, parts in UTF-8 quoted-printable, CRLF lines. Each copy is checked before it
+    is handed over (headers.check_header_block): exactly RELEASE_HEADERS, or
+    headers.UnsafeHeaders and that reader's copy is not sent.
     """
 
     def __init__(self, settings: MailSettings, book: Book, *, site: str, test: bool = False):
@@ -125,8 +125,8 @@ class PreparedRelease:
                 raise RuntimeError("the release templates lost the greeting or the unsubscribe link")
         self._text, self._html = text, html
         self._boundary = f"==============={secrets.randbelow(10**19):019d}=="
-        self._from = _header("From", mailer.sender_address(settings))
-        self._subject = _header("Subject", subject(book))
+        self._from = headers.verbatim_header("From", mailer.sender_address(settings))
+        self._subject = headers.verbatim_header("Subject", headers.unstructured(subject(book)))
         self._rest = b"".join(
             (
                 headers.verbatim_header("List-Unsubscribe-Post", mailer.ONE_CLICK),
@@ -137,17 +137,18 @@ class PreparedRelease:
         )
 
     def message(self, *, name: str, email: str, unsubscribe_link: str, moment: datetime, message_id: str) -> bytes:
-        """The reader's copy as it goes on the wire (before any DKIM signature)."""
+        """The reader's copy as it goes on the wire (before any DKIM signature), checked:
+        headers.UnsafeHeaders when its header block is not exactly RELEASE_HEADERS."""
         hello = greeting(name)
         text = self._text.replace(self._greeting, hello).replace(self._link, unsubscribe_link)
         html = self._html.replace(self._greeting, str(escape(hello))).replace(self._link, str(escape(unsubscribe_link)))
         boundary = self._boundary.encode()
-        return b"".join(
+        data = b"".join(
             (
                 self._from,
-                _to_header(name, email),
+                headers.verbatim_header("To", mailer.recipient_address(name, email)),
                 self._subject,
-                _short_header("Date", email_utils.format_datetime(moment)),
+                headers.verbatim_header("Date", email_utils.format_datetime(moment)),
                 headers.verbatim_header("Message-ID", message_id),
                 headers.verbatim_header("List-Unsubscribe", headers.list_unsubscribe(unsubscribe_link)),
                 self._rest,
@@ -164,34 +165,23 @@ class PreparedRelease:
                 b"--\r\n",
             )
         )
+        headers.check_header_block(data, RELEASE_HEADERS)
+        return data
 
 
-def _header(name: str, value) -> bytes:
-    """One header, as the email package's SMTP policy writes it (a CR or LF in it is refused)."""
-    return SMTP.fold_binary(name, SMTP.header_factory(name, value))
-
-
-# Written directly when the email package would write them unchanged (most readers); else folded by it.
-# (Never a header carrying a URL or a token: headers.verbatim_header writes those.)
-# The SMTP policy's longest line: 78 (typed optional, since a policy may set no limit; this one does).
-_LINE_MAX: int = SMTP.max_line_length or 78
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9]+(?: [A-Za-z0-9]+)*")
-_PLAIN_ADDRESS = re.compile(r"[A-Za-z0-9._+-]+@[A-Za-z0-9.-]+")
-
-
-def _short_header(name: str, value: str) -> bytes:
-    line = f"{name}: {value}"
-    if len(line) <= _LINE_MAX and line.isascii() and line.isprintable():
-        return f"{line}\r\n".encode()
-    return _header(name, value)
-
-
-def _to_header(name: str, email: str) -> bytes:
-    if _PLAIN_ADDRESS.fullmatch(email) and (not name or _PLAIN_NAME.fullmatch(name)):
-        line = f"To: {name} <{email}>" if name else f"To: {email}"
-        if len(line) <= _LINE_MAX:
-            return f"{line}\r\n".encode()
-    return _header("To", mailer.recipient_address(name, email))
+# The headers of a release email, in the order PreparedRelease writes them.
+RELEASE_HEADERS = (
+    "From",
+    "To",
+    "Subject",
+    "Date",
+    "Message-ID",
+    "List-Unsubscribe",
+    "List-Unsubscribe-Post",
+    "List-Id",
+    "MIME-Version",
+    "Content-Type",
+)
 
 
 def _part(subtype: str, content: str) -> bytes:

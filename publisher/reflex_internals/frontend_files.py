@@ -6,7 +6,8 @@ file, when a Reflex upgrade changed it (only a build has these files, so the che
 the build's, not the start-up's):
 
 - ``utils/state.js``: a production build reaches its backend at the page's own origin
-  (host and port), so one build serves on any host and port;
+  (host and port), so one build serves on any host and port; and every page load is a
+  state of its own (``a_state_per_page_load``);
 - ``vite.config.js``: the development server listens on ``PUBLISHER_DEV_HOST`` and
   hands POSTs (one-click unsubscribe) to the backend;
 - ``react-router.config.js``: the catch-all route is prerendered too (the 404 page).
@@ -51,6 +52,42 @@ def backend_at_page_origin(state_js: str) -> str:
         if original in state_js:
             return state_js.replace(original, _SAME_ORIGIN_IN_BUILDS)
     raise RuntimeError(f"Unexpected {STATE_JS} layout: getBackendURL changed in this Reflex version")
+
+
+_TOKEN_FROM_THE_TAB = """    if (!window.sessionStorage.getItem(TOKEN_KEY)) {
+      window.sessionStorage.setItem(TOKEN_KEY, unsavedToken ?? generateUUID());
+    }
+"""
+_TOKEN_PER_PAGE_LOAD = """    // publisher: each page load is a state of its own (reflex_internals/frontend_files.py):
+    // a new token, never the one an earlier page of this tab left in the session storage.
+    window.sessionStorage.setItem(TOKEN_KEY, unsavedToken ?? generateUUID());
+"""
+_PEEK_FROM_THE_TAB = """  window.sessionStorage.getItem(TOKEN_KEY) ||
+  (unsavedToken ??= generateUUID());"""
+_PEEK_PER_PAGE_LOAD = """  (unsavedToken ??= generateUUID()); // publisher: a token of this page load only"""
+
+
+def a_state_per_page_load(state_js: str) -> str:
+    """Give every page load its own client token, so its own state: a fresh form, whatever the tab did.
+
+    Reflex keeps a tab's token in the session storage and with it the tab's state across
+    the page loads of that tab. The finished form of the last page then won over what the
+    server wrote into the next one: the contact question turned into its placeholder and the
+    token the server wrote was emptied as soon as the app connected, so a second message from
+    one tab was refused (issue 40). The token is still kept in memory for the page's life, so
+    a reconnect (a dropped connection, the channel's lifetime, a restarted backend) carries on
+    with the page's state; Reflex's warm-up socket takes the same new token.
+    """
+    if _TOKEN_PER_PAGE_LOAD in state_js and _PEEK_PER_PAGE_LOAD in state_js:
+        return state_js
+    if _TOKEN_FROM_THE_TAB not in state_js or _PEEK_FROM_THE_TAB not in state_js:
+        raise RuntimeError(f"Unexpected {STATE_JS} layout: getToken or peekToken changed in this Reflex version")
+    return state_js.replace(_TOKEN_FROM_THE_TAB, _TOKEN_PER_PAGE_LOAD).replace(_PEEK_FROM_THE_TAB, _PEEK_PER_PAGE_LOAD)
+
+
+def state_js_rewrites(state_js: str) -> str:
+    """Every rewrite of ``utils/state.js``: the backend at the page's origin, a state per page load."""
+    return a_state_per_page_load(backend_at_page_origin(state_js))
 
 
 VITE_CONFIG = "vite.config.js"

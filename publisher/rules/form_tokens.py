@@ -8,12 +8,20 @@ that answers a plain HTML POST and the app's event both check the same token
 with the same function, without any state kept between the page and its submit.
 
 A token is ``v1.<shown>.<issued>.<question>.<nonce>.<mac>``: the times in hex
-milliseconds (``shown`` is when the visitor first saw this form; a new question
-after a wrong answer keeps it, so a correction is not "too fast"), the question
-as ``3p4`` or ``9m2``, and a random nonce that makes the token single use
-(limits/form_tokens.py remembers the nonces that were used). A token is good for
-an hour from ``issued``; after that, and once used, the visitor gets a new one.
-Several secrets may be configured: the first signs, all are accepted.
+milliseconds, the question as ``3p4`` or ``9m2``, and a random nonce that makes the
+token single use (limits/form_tokens.py remembers the nonces that were used).
+
+Tokens come in chains. The page's token starts one (``issue``): ``shown`` and
+``issued`` are both when the form was shown. Every submit spends the token it came with
+(web/submissions.py), and when the form is answered with another one for the same
+visitor (after a field error, a too-fast press, a wrong answer, a gateway failure),
+that token follows the spent one in its chain (``follow``): it keeps ``shown``, so the
+five seconds are paid once per chain and a correction is not "too fast", and it keeps
+``issued``, the time the chain's first token was issued, so no token of a chain lives
+past that first token's hour. Only the first use of a token that had not expired may be
+followed; a used, expired, changed or foreign token is answered with a new chain (a new
+question, shown now, good for a new hour). Several secrets may be configured: the first
+signs, all are accepted.
 """
 
 from __future__ import annotations
@@ -46,12 +54,13 @@ _TOKEN = re.compile(
 class FormToken:
     """What a token says, once its signature matched."""
 
-    shown_ms: int
-    issued_ms: int
+    shown_ms: int  # when the visitor was first shown the form of this chain
+    issued_ms: int  # when the chain's first token was issued: the chain lives an hour from it
     question: MathQuestion
     nonce: str
 
     def expired(self, now_ms: float) -> bool:
+        """Past its chain's hour (or issued by a clock far ahead of ours)."""
         return now_ms - self.issued_ms >= VALID_FOR_MS or now_ms < self.issued_ms - VALID_FOR_MS
 
 
@@ -61,10 +70,36 @@ def _signature(secret: str, body: str) -> str:
 
 
 def issue(secret: str, question: MathQuestion, *, now_ms: float, shown_ms: float | None = None) -> str:
-    """A new token for ``question``, issued now; ``shown_ms`` (default: now) is when the form was first shown."""
-    shown = int(now_ms if shown_ms is None else shown_ms)
+    """The first token of a chain, for ``question``, issued now; ``shown_ms`` (default: now) is
+    when the form was shown."""
+    return _signed(secret, question, shown_ms=now_ms if shown_ms is None else shown_ms, issued_ms=now_ms)
+
+
+def follow(secret: str, question: MathQuestion, *, after: FormToken) -> str:
+    """The next token of ``after``'s chain, for ``question`` (the same one or a new one).
+
+    ``after`` must be a token just spent by its first use, before its chain's hour was
+    over (``continues``): the new token keeps when the form was shown and when the chain
+    began, so it expires with the chain's first token however often it is followed.
+    """
+    return _signed(secret, question, shown_ms=after.shown_ms, issued_ms=after.issued_ms)
+
+
+def continues(token: FormToken | None, *, first_use: bool, now_ms: float) -> FormToken | None:
+    """The token a refused or failed submit's next token may ``follow``: the submitted one,
+    when it was the site's, within its chain's hour, and this submit was its first use.
+    None: the next token starts a new chain (a new question, shown now, a new hour)."""
+    if token is None or not first_use or token.expired(now_ms):
+        return None
+    return token
+
+
+def _signed(secret: str, question: MathQuestion, *, shown_ms: float, issued_ms: float) -> str:
     op = _OPERATORS[question.operator]
-    body = f"{_VERSION}.{shown:x}.{int(now_ms):x}.{question.left}{op}{question.right}.{secrets.token_urlsafe(16)}"
+    body = (
+        f"{_VERSION}.{int(shown_ms):x}.{int(issued_ms):x}.{question.left}{op}{question.right}"
+        f".{secrets.token_urlsafe(16)}"
+    )
     return f"{body}.{_signature(secret, body)}"
 
 

@@ -9,7 +9,9 @@ and this middleware answers with the same functions as the app (web/submissions.
   ``/contact-us/thanks``), which shows the spec's success alert; a reload sends nothing;
 - refused (a field, the anti-spam checks, the limits): the form page again, status 422
   (429 over the limits), without the app, what was typed kept (never the math answer),
-  each message beside its field and in a summary at the top, and a new question;
+  each message beside its field and in a summary at the top, and the contact form's next
+  token: every answered POST spends the one it came with (web/submissions.py; a token's
+  chain, rules/form_tokens.py);
 - the gateway failing: the form page again with the spec's failure message, status 503.
 
 Before anything is read: a POST from another site is 403 (rules/same_site.py), a body
@@ -196,15 +198,15 @@ class PlainForms:
         address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
         async with graceful_stop.submit_in_flight():
             if not await submissions.within_limits(form.name, "", address):
-                return self._refused(
-                    form, scope, shown, submissions.Verdict(form_error=form_copy.TOO_MANY_ATTEMPTS), 429
-                )
+                asked = await submissions.question_after_refusal(data) if form.asks_question else None
+                limited = submissions.Verdict(form_error=form_copy.TOO_MANY_ATTEMPTS, question=asked)
+                return self._refused(form, scope, shown, limited, 429)
             verdict = await form.judge(data)
             if verdict.request is None:
                 return self._refused(form, scope, shown, verdict, 422)
             if await submissions.send(form.name, verdict.request):
                 return RedirectResponse(form.sent_route, status_code=303)
-        failed = submissions.Verdict(form_error=form.failure, shown_ms=verdict.shown_ms)
+        failed = submissions.Verdict(form_error=form.failure, chain=verdict.chain)
         return self._refused(form, scope, shown, failed, 503)
 
     def _refused(
@@ -212,7 +214,7 @@ class PlainForms:
     ) -> Response:
         question = None
         if form.asks_question:
-            asked = verdict.question or submissions.new_question(verdict.shown_ms)
+            asked = verdict.question or submissions.new_question(verdict.chain)
             question = ((contact_state.QUESTION_ID, asked.text), (contact_state.TOKEN_ID, asked.token))
         answer = page_html.FormAnswer(
             field_ids=form.field_ids,

@@ -41,6 +41,8 @@ class NewQuestion:
 
     text: str
     token: str
+    # The question the form shows already, with the next token of its chain: the answer typed stands.
+    same_question: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,10 +55,11 @@ class Verdict:
     form_error: str = ""
     # What to send the gateway; None: nothing is sent.
     request: dict[str, str] | None = None
-    # A new question the form must show now (the old token is spent or was not good).
+    # The question and token the form must show now: the submitted token is spent.
     question: NewQuestion | None = None
-    # When the visitor first saw the form (from a good token), for a question asked later.
-    shown_ms: float | None = None
+    # The token this submit spent, when a later one may follow it in its chain (rules/form_tokens.py):
+    # a question asked after a gateway failure keeps the chain's shown time and hour.
+    chain: form_tokens.FormToken | None = None
 
 
 def now_ms() -> float:
@@ -64,11 +67,37 @@ def now_ms() -> float:
     return time.time() * 1000
 
 
-def new_question(shown_ms: float | None = None) -> NewQuestion:
-    """A fresh question and its token; ``shown_ms`` keeps when the visitor first saw the form."""
+def new_question(after: form_tokens.FormToken | None = None) -> NewQuestion:
+    """A new question; its token follows ``after`` in its chain, or starts a chain now."""
     question = antispam.new_question()
-    token = form_tokens.issue(settings.form_secrets()[0], question, now_ms=now_ms(), shown_ms=shown_ms)
-    return NewQuestion(question.text, token)
+    secret = settings.form_secrets()[0]
+    if after is None:
+        return NewQuestion(question.text, form_tokens.issue(secret, question, now_ms=now_ms()))
+    return NewQuestion(question.text, form_tokens.follow(secret, question, after=after))
+
+
+def same_question(after: form_tokens.FormToken | None) -> NewQuestion:
+    """``after``'s question again, with the next token of its chain; a new question (a new chain)
+    when there is no chain to follow (the token was used, expired, changed or not the site's)."""
+    if after is None:
+        return new_question()
+    token = form_tokens.follow(settings.form_secrets()[0], after.question, after=after)
+    return NewQuestion(after.question.text, token, same_question=True)
+
+
+async def spend_token(data: Mapping[str, object], now: float) -> form_tokens.FormToken | None:
+    """Spend the contact form's token: every answered submit does, whatever its verdict, so a
+    token answers one submit. Returns the token the next one may follow in its chain: this one
+    when this was its first use and its chain's hour is not over; None otherwise."""
+    token = form_tokens.read(settings.form_secrets(), data.get(TOKEN_FIELD))
+    first_use = token is not None and not token.expired(now) and await used_tokens.first_use(token.nonce)
+    return form_tokens.continues(token, first_use=first_use, now_ms=now)
+
+
+async def question_after_refusal(data: Mapping[str, object]) -> NewQuestion:
+    """A contact submit refused before it was judged (over the limits): its token is spent all
+    the same, and the page gets the same question with the next token of its chain."""
+    return same_question(await spend_token(data, now_ms()))
 
 
 def judge_subscribe(data: Mapping[str, object]) -> Verdict:
@@ -85,9 +114,11 @@ def judge_subscribe(data: Mapping[str, object]) -> Verdict:
 async def judge_contact(data: Mapping[str, object]) -> Verdict:
     """The field rules, then the anti-spam checks in their documented order, from the form's token.
 
-    A token is spent (single use) once its answer is judged: a wrong answer, a used or a
-    foreign token each come back with a new question. The honeypot and the fill time
-    leave the token as it is: the visitor only has to wait, or a bot learns nothing new.
+    The token is spent first, whatever follows (``spend_token``), and every refusal comes
+    back with the next token: of the token's chain when this was its first use within the
+    chain's hour (the same question after a field error, a too-fast press or the honeypot,
+    so the visitor only has to correct or wait; a new one after a wrong answer), else of a
+    new chain (a new question, shown now: "Please try again." when the fields were right).
     """
     checked = validation.check_contact(
         data.get("firstName"), data.get("lastName"), data.get("email"), data.get("message")
@@ -96,31 +127,25 @@ async def judge_contact(data: Mapping[str, object]) -> Verdict:
     answer = data.get(ANSWER_FIELD)
     if antispam.answer_field_error(answer, None) == antispam.MATH_REQUIRED:
         errors[ANSWER_FIELD] = antispam.MATH_REQUIRED
-    token = form_tokens.read(settings.form_secrets(), data.get(TOKEN_FIELD))
-    shown_ms = float(token.shown_ms) if token is not None else None
-    if errors:
-        return Verdict(field_errors=errors, shown_ms=shown_ms)
-
     now = now_ms()
-    good = token is not None and not token.expired(now)
-    honeypot = data.get(HONEYPOT_FIELD, "")
-    rejection = antispam.rejection_before_answer(honeypot=honeypot, shown_at_ms=shown_ms if good else None, now_ms=now)
+    chain = await spend_token(data, now)
+    if errors:
+        return Verdict(field_errors=errors, question=same_question(chain), chain=chain)
+
+    rejection = antispam.rejection_before_answer(
+        honeypot=data.get(HONEYPOT_FIELD, ""), shown_at_ms=chain.shown_ms if chain else None, now_ms=now
+    )
     if rejection is not None:
-        token_refused = not good and not antispam.honeypot_filled(honeypot)  # the page needs a new one
-        return Verdict(
-            form_error=rejection, question=new_question(shown_ms) if token_refused else None, shown_ms=shown_ms
-        )
-    assert token is not None  # a good token, as rejection_before_answer found
-    if not await used_tokens.first_use(token.nonce):
-        return Verdict(form_error=antispam.TOKEN_REJECTED, question=new_question(shown_ms), shown_ms=shown_ms)
-    if antispam.answer_rejection(answer, token.question.answer) is not None:
+        return Verdict(form_error=rejection, question=same_question(chain), chain=chain)
+    assert chain is not None  # a token to follow, as rejection_before_answer found
+    if antispam.answer_rejection(answer, chain.question.answer) is not None:
         return Verdict(
             field_errors={ANSWER_FIELD: antispam.MATH_INCORRECT},
             form_error=antispam.MATH_REJECTED,
-            question=new_question(shown_ms),
-            shown_ms=shown_ms,
+            question=new_question(chain),
+            chain=chain,
         )
-    return Verdict(request=checked.values, shown_ms=shown_ms)
+    return Verdict(request=checked.values, chain=chain)
 
 
 async def within_limits(form: str, client: str, address: str) -> bool:

@@ -4,10 +4,11 @@ Reflex keeps every tab's state for its token expiration (an hour), whether or
 not the tab ever did anything; a flood of tabs that never submit would hold
 memory (or Redis) for that hour. When a tab's event channel closes
 (server/event_channel.py) and the tab never submitted (``engage`` was never
-called for it), its state is kept ``CLOSED_TAB_KEEP_S`` instead: its question
-is asked afresh on the next visit anyway. A tab that submitted (mid-submit, or
-succeeded) keeps Reflex's expiry, so a returning tab still finds its success
-alert. A tab that connects again before then carries on with its state.
+called for it), its state is kept ``CLOSED_TAB_KEEP_S`` instead: the next page
+load has a state of its own anyway (reflex_internals/frontend_files.py). A tab that
+submitted (mid-submit, or succeeded) keeps Reflex's expiry, so a page that
+reconnects still finds its success alert. A page that connects again before then
+carries on with its state.
 
 Reflex 0.10 has no per-tab expiry: how each of its state managers is made to let a
 state go early is reflex_internals/state_managers.py's, the only place that reaches

@@ -6,6 +6,7 @@ and a replacement; a read-only root filesystem; a clean, bounded stop on SIGTERM
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +25,15 @@ from tests.browser import (
     submit_button,
     subscribe,
 )
-from tests.containers import Container, Volume, image_config, podman, stored_messages, stored_subscribers
+from tests.containers import (
+    PODMAN,
+    Container,
+    Volume,
+    image_config,
+    podman,
+    stored_messages,
+    stored_subscribers,
+)
 from tests.imap import DovecotServer
 from tests.samples import bounce_sample
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
@@ -298,20 +307,41 @@ def test_the_read_only_image_reads_a_bounce_mailbox_and_takes_the_webhook(
 # --- Stopping ------------------------------------------------------------------------------
 
 # What Docker and podman wait between SIGTERM and SIGKILL by default: a stop must end within it.
+# That the stop limit and its settling time fit in it is pinned in tests/unit/test_graceful_stop.py.
 RUNTIME_STOP_WAIT_S = 10
+KILLED = 128 + 9  # the exit code of a container the runtime had to kill
+# Only a guard against a stop that hangs: what each test claims is shown by what happened (the
+# exit code, the page, the gateway), never by how long a busy machine took.
+EXIT_HANG_GUARD_S = 120
 
 
-def test_sigterm_stops_a_container_with_a_visitor_connected_in_about_a_second(
+def stop_as_the_runtime_does(site: Container) -> subprocess.Popen[str]:
+    """``podman stop --time 10``, as Docker and podman stop a container: SIGTERM, then SIGKILL if
+    it still runs RUNTIME_STOP_WAIT_S later (exit code 137). In the background, so the page can
+    be watched meanwhile; the runtime's clock, not the test's, decides."""
+    return subprocess.Popen(
+        [PODMAN, "stop", "--time", str(RUNTIME_STOP_WAIT_S), site.name],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def stopped_by_itself(site: Container, stopping: subprocess.Popen[str]) -> bool:
+    """Whether the container exited on its own after the runtime's SIGTERM, not killed."""
+    _, complaint = stopping.communicate(timeout=EXIT_HANG_GUARD_S)
+    code = site.wait_exit(timeout=EXIT_HANG_GUARD_S)
+    assert code in (0, KILLED), f"exit code {code}: {complaint}"
+    return code == 0
+
+
+def test_sigterm_stops_a_container_with_a_visitor_connected_before_the_runtime_kills_it(
     image: str, containers: Callable[..., Container], gateway: RecordingGateway, page: Page
 ):
     site = containers(image, env={"PUBLISHER_GATEWAY_URL": gateway.url})
     open_page(page, site.base_url, "/subscribe")  # an open websocket
-    sent = time.time()
-    site.send_sigterm()
-    assert site.wait_exit() == 0
-    # About a second: an open page is nothing to wait for, so the stop limit is never reached (the
-    # limit as the bound: a busy machine's slowness is far below it, a wait on the page reaches it).
-    assert site.finished_at() - sent < STOP_LIMIT_S
+    # An open page is nothing to wait for (about half a second in docs/deploying.md).
+    assert stopped_by_itself(site, stop_as_the_runtime_does(site))
     assert "Granian shutdown completed" in site.logs()
 
 
@@ -323,12 +353,11 @@ def test_a_submit_in_flight_at_sigterm_finishes_before_the_container_stops(
     start_subscribing(page, site.base_url, "Di Reader", "di@example.com")
     wait_until(lambda: len(gateway.requests) == 1, 10, "the subscription at the gateway", interval=0.05)
 
-    sent = time.time()
-    site.send_sigterm()
+    stopping = stop_as_the_runtime_does(site)
+    # The stop waited for the submit's answer (not cut off at the limit: that is the failure toast).
     expect(page.locator("#subscribe-success h2")).to_have_text("Thank you for joining our email list!")
     expect_toast(page, SUBSCRIBE_SUCCESS_TOAST)
-    assert site.wait_exit() == 0
-    assert site.finished_at() - sent < STOP_LIMIT_S  # once the submit ended (2 s), not at the limit
+    assert stopped_by_itself(site, stopping)
     assert len(gateway.requests) == 1
 
 
@@ -336,22 +365,22 @@ def test_a_submit_still_waiting_at_the_stop_limit_ends_with_the_failure_toast(
     image: str, containers: Callable[..., Container], gateway: RecordingGateway, page: Page
 ):
     site = containers(image, env={"PUBLISHER_GATEWAY_URL": gateway.url})
-    gateway.delay_s = 60.0  # a gateway that hangs
+    gateway.delay_s = 3600.0  # a gateway that hangs: it answers only when let go, after the test
     start_subscribing(page, site.base_url, "Ed Reader", "ed@example.com")
     wait_until(lambda: len(gateway.requests) == 1, 10, "the subscription at the gateway", interval=0.05)
 
     sent = time.time()
-    site.send_sigterm()
+    site.send_sigterm()  # and no SIGKILL after it: the container has to stop by itself
     failure = page.locator("[data-sonner-toast]", has_text=SUBSCRIBE_FAILURE_TOAST)
-    expect(failure).to_be_visible(timeout=(RUNTIME_STOP_WAIT_S + 10) * 1000)
+    expect(failure).to_be_visible(timeout=EXIT_HANG_GUARD_S * 1000)
     failed_after = time.time() - sent  # seen after it happened: never less than the time it took
     expect(page.locator("#subscribe-name")).to_have_value("Ed Reader")  # nothing typed is lost
-    assert site.wait_exit() == 0
+    assert site.wait_exit(timeout=EXIT_HANG_GUARD_S) == 0
     stopped_after = site.finished_at() - sent
-    # At the stop limit, not before; stopped by itself before the runtime would kill it, not
-    # when the hanging gateway (60 s) answers.
-    assert failed_after >= STOP_LIMIT_S
-    assert STOP_LIMIT_S <= stopped_after < RUNTIME_STOP_WAIT_S
+    # At the stop limit, not before (lower bounds: a busy machine only adds to them). Stopped by
+    # its own limit: the gateway still holds the request, so nothing else could have ended it.
+    assert failed_after >= STOP_LIMIT_S and stopped_after >= STOP_LIMIT_S
+    assert not gateway.release.is_set()
     assert page.locator("#subscribe-success").count() == 0
 
 

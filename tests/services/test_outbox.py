@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
+from email.message import EmailMessage
 
 import aiosmtplib
 import httpx
@@ -445,6 +446,43 @@ async def test_an_error_building_one_message_fails_that_job_alone(db_url, smtp_s
     assert [o.status for o in outcomes] == ["failed", "sent"]
     [failed] = storage.list_deliveries((storage.FAILED,), db_url)
     assert failed.last_error == "could not be built or sent: KeyError: 'a template placeholder'"
+
+
+class _WrittenWithAStrayBreak(EmailMessage):
+    """An email whose serializer writes a decoded name back as header lines, as Python 3.11.7's
+    email package did with an encoded word in a visitor's name (issue 40)."""
+
+    def as_bytes(self, unixfrom=False, policy=None):
+        written = super().as_bytes(unixfrom, policy)
+        return written.replace(b"\r\nSubject: ", b"\r\nBcc: victim@example.com\r\nSubject: ", 1)
+
+
+@pytest.mark.asyncio
+async def test_an_email_whose_headers_carry_a_stray_break_fails_alone_with_its_reason(
+    db_url, smtp_server, monkeypatch, caplog
+):
+    mail = mail_settings(smtp_server.mail_env())
+    enqueue(db_url, mail, 3)
+    real = mailer.contact_email
+    built = []
+
+    def contact_email_broken_once(*args, **kwargs):
+        message = real(*args, **kwargs)
+        built.append(message)
+        if len(built) == 2:
+            message.__class__ = _WrittenWithAStrayBreak
+        return message
+
+    monkeypatch.setattr(mailer, "contact_email", contact_email_broken_once)
+    outcomes = await outbox.Sender(mail, db_url).send_due()
+    assert [o.status for o in outcomes] == ["sent", "failed", "sent"]
+    received = smtp_server.wait_for(2, timeout=10)
+    assert len(smtp_server.received) == 2 and all(b"Bcc" not in r.data for r in received)
+    [failed] = storage.list_deliveries((storage.FAILED,), db_url)
+    assert failed.last_error == "not sent, its headers are unsafe: it holds headers the site did not write: Bcc"
+    assert failed.lease_until is None and failed.id == outcomes[1].delivery_id
+    assert f"Outbox: delivery #{failed.id} (contact) failed: not sent, its headers are unsafe" in caplog.text
+    assert await outbox.Sender(mail, db_url).send_due() == []  # never tried again
 
 
 @pytest.mark.asyncio

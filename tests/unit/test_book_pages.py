@@ -322,6 +322,19 @@ def test_without_the_file_the_size_and_hash_come_from_the_builds_manifest(assets
         images.describe("/covers/other.jpg")
 
 
+def test_a_command_run_from_another_folder_finds_the_projects_own_images(tmp_path, monkeypatch):
+    """`publisher-gateway announce` from a cron job or a shell in $HOME: the release email's cover
+    is the project's, not a file of the working directory."""
+    covers = [book.cover_image for book in content.BOOKS]
+    in_the_project = [images.describe(cover) for cover in covers]
+    monkeypatch.chdir(tmp_path)
+    images._read.cache_clear()
+    try:
+        assert [images.describe(cover) for cover in covers] == in_the_project
+    finally:
+        images._read.cache_clear()
+
+
 @pytest.mark.parametrize(
     ("name", "data", "why"),
     [("text.jpg", b"not a jpeg", "not an image Pillow can read"), ("anim.gif", b"GIF89a", "use a JPEG, PNG")],

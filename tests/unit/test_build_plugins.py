@@ -3,6 +3,7 @@ in node, and the Reflex config's imports in a fresh interpreter, in tests/servic
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -129,7 +130,7 @@ def test_plugin_registers_the_router_config_and_backend_url_rewrites(manifest):
     build_plugins.SiteFilesPlugin().pre_compile(add_modify_task=lambda *args: tasks.append(args), unevaluated_pages=[])
     assert tasks == [
         ("react-router.config.js", prerender_not_found),
-        ("utils/state.js", frontend_files.backend_at_page_origin),
+        ("utils/state.js", frontend_files.state_js_rewrites),
         ("vite.config.js", frontend_files.dev_server_plugins),
     ]
 
@@ -156,6 +157,25 @@ def test_backend_url_rewrite_is_idempotent_and_upgrades_an_older_rewrite():
 def test_backend_url_patch_refuses_an_unknown_layout():
     with pytest.raises(RuntimeError, match="getBackendURL changed"):
         frontend_files.backend_at_page_origin("export const getBackendURL = () => new URL(env.PING);")
+
+
+# --- A state per page load: a new client token for every load of a page ---------------------
+
+
+def test_every_page_load_takes_a_new_token_never_the_one_the_tab_kept():
+    patched = frontend_files.state_js_rewrites(REFLEX_STATE_JS)
+    get_token = re.search(r"export const getToken = .*?\n};\n", patched, re.S).group(0)
+    peek_token = re.search(r"const peekToken = .*?;\n", patched, re.S).group(0)
+    assert "sessionStorage.getItem(TOKEN_KEY)" not in peek_token
+    assert "window.sessionStorage.setItem(TOKEN_KEY, unsavedToken ?? generateUUID());" in get_token
+    assert "if (!window.sessionStorage.getItem(TOKEN_KEY))" not in get_token
+    assert "if (token) {\n    return token;" in get_token  # a reconnect of the same page keeps its state
+    assert frontend_files.state_js_rewrites(patched) == patched  # .web keeps the file between builds
+
+
+def test_a_state_per_page_load_refuses_an_unknown_layout():
+    with pytest.raises(RuntimeError, match="getToken or peekToken changed"):
+        frontend_files.a_state_per_page_load("export const getToken = () => token;")
 
 
 # --- The dev server's listening address ----------------------------------------------

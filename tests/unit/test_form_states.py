@@ -277,6 +277,12 @@ def contact_form(state: ContactState, answer: str = "7", **overrides: str) -> di
     return form
 
 
+def read_question(token: str) -> MathQuestion:
+    read = form_tokens.read(settings.form_secrets(), token)
+    assert read is not None
+    return read.question
+
+
 def token_question(token: str) -> str:
     read = form_tokens.read(settings.form_secrets(), token)
     assert read is not None
@@ -318,13 +324,28 @@ def test_contact_start_keeps_the_question_the_production_server_wrote_into_the_p
     assert state.question == form_copy.QUESTION_PENDING and questions == []
 
 
-def test_contact_start_in_a_tab_where_the_app_asked_puts_that_questions_token_back(clock, questions, monkeypatch):
+@pytest.mark.asyncio
+async def test_a_reconnect_carries_on_with_what_the_page_shows(clock, questions, gw, fresh_tokens, monkeypatch):
+    """The page's on_load runs again on every reconnect of the page (a new page load has a state of
+    its own): the question the app asked, the messages and the success alert all stay."""
     monkeypatch.setattr(contact_state, "pages_carry_a_question", lambda: True)
     state = new_state(ContactState)
     state._ask(contact_state.submissions.new_question())
-    events = ContactState.start.fn(state)
-    assert described(events) == [("_set_value", "ref_contact_token", state._token)]
-    assert token_question(state._token) == state.question == "What is 3 + 4?"
+    await submit(state, contact_form(state, answer="8", email="jo@"))
+    shown = (state.question, state._token, state.email_error)
+    assert ContactState.start.fn(state) is None
+    assert (state.question, state._token, state.email_error) == shown
+
+    clock.now_ms += 5000
+    await submit(state, contact_form(state, answer="7"))
+    assert state.status == SUCCESS
+    assert ContactState.start.fn(state) is None
+    assert state.status == SUCCESS and state.succeeded  # never a fresh form with a placeholder question
+
+    subscribed = new_state(SubscribeState)
+    await submit(subscribed, SUBSCRIBER)
+    SubscribeState.start.fn(subscribed)
+    assert subscribed.status == SUCCESS
 
 
 @pytest.mark.asyncio
@@ -335,7 +356,12 @@ async def test_contact_empty_form_shows_every_required_message_and_focuses_first
     assert shown.email_error == "Please enter your email"
     assert shown.message_error == "Please enter your message"
     assert shown.answer_error == "Please answer the math question"
-    assert described(events) == [("_set_focus", "ref_contact_first_name")]
+    # The submit spent its token: the same question comes back with the next one, the answer stays.
+    assert described(events) == [
+        ("_set_value", "ref_contact_token", shown._token),
+        ("_set_focus", "ref_contact_first_name"),
+    ]
+    assert shown.question == token_question(shown._token) == "What is 3 + 4?"
     assert gw.requests == []
 
 
@@ -355,8 +381,8 @@ async def test_contact_honeypot_is_rejected_first(shown, gw, clock):
     # Also too fast and a wrong answer: the honeypot is checked first.
     events = await submit(shown, contact_form(shown, answer="8", website="https://spam.example"))
     assert shown.form_error == "Please try again."
-    assert events == []
-    assert shown.question == "What is 3 + 4?"
+    assert described(events) == [("_set_value", "ref_contact_token", shown._token)]  # the next token only
+    assert shown.question == "What is 3 + 4?" == token_question(shown._token)
     assert gw.requests == []
 
 
@@ -404,6 +430,54 @@ async def test_contact_a_new_question_keeps_when_the_form_was_first_shown(shown,
     clock.now_ms += 1000
     await submit(shown, contact_form(shown, answer="8"))  # 9 - 1, one second after the new question
     assert shown.form_error == "" and len(gw.requests) == 1
+
+
+@pytest.mark.asyncio
+async def test_every_answered_submit_spends_its_token_so_the_five_seconds_buy_one_message(shown, gw, clock):
+    """A field error, a too-fast press and the honeypot spend the token too; the next token keeps
+    the chain's shown time, so the visitor only corrects, but the spent one never works again."""
+    first_token = shown._token
+    clock.now_ms += 5000
+    await submit(shown, contact_form(shown, email="jo@"))  # a field error
+    after_field_error = shown._token
+    assert after_field_error != first_token
+    await submit(shown, contact_form(shown, token=first_token))
+    assert shown.form_error == "Please try again." and gw.requests == []
+    await submit(shown, contact_form(shown, token=after_field_error))
+    assert shown.form_error == "" and len(gw.requests) == 1  # it follows the first token: no new wait
+
+    ContactState.start_over.fn(shown)
+    await submit(shown, contact_form(shown, token=after_field_error, answer="7"))
+    assert shown.form_error == "Please try again." and len(gw.requests) == 1  # used: never a second message
+    for refusal in ({"website": "x"}, {"answer": "7"}):  # the honeypot; too fast (a new chain)
+        spent = shown._token
+        await submit(shown, contact_form(shown, **refusal))
+        assert shown._token != spent
+        await submit(shown, contact_form(shown, token=spent, answer=str(read_question(spent).answer)))
+        assert shown.form_error == "Please try again."
+    assert len(gw.requests) == 1
+
+
+@pytest.mark.asyncio
+async def test_an_expired_token_gets_a_new_question_and_a_new_shown_time(shown, gw, clock):
+    clock.now_ms += form_tokens.VALID_FOR_MS
+    await submit(shown, contact_form(shown))
+    assert shown.form_error == "Please try again."
+    renewed = form_tokens.read(settings.form_secrets(), shown._token)
+    assert (renewed.shown_ms, renewed.issued_ms) == (clock.now_ms, clock.now_ms)
+    assert shown.question == "What is 9 - 1?" == renewed.question.text
+    await submit(shown, contact_form(shown, answer="8"))  # at once: the five seconds start again
+    assert shown.form_error == "Please take your time to fill out the form completely."
+    assert gw.requests == []
+
+
+@pytest.mark.asyncio
+async def test_a_chain_of_tokens_ends_with_its_first_tokens_hour(shown, gw, clock):
+    clock.now_ms += form_tokens.VALID_FOR_MS - 60_000  # a minute before the page's token expires
+    await submit(shown, contact_form(shown, email="jo@"))  # a field error: the next token of the chain
+    clock.now_ms += 60_000
+    await submit(shown, contact_form(shown))
+    assert shown.form_error == "Please try again." and gw.requests == []
 
 
 @pytest.mark.asyncio
@@ -629,3 +703,24 @@ async def test_contact_a_form_without_its_token_uses_the_one_the_app_asked(shown
     clock.now_ms += 5000
     await submit(shown, contact_form(shown, token=""))
     assert shown.status == SUCCESS and len(gw.requests) == 1
+
+
+# --- The contact token's hour ---
+
+
+@pytest.mark.asyncio
+async def test_contact_a_token_answered_just_within_its_hour_is_accepted(shown, gw, clock):
+    clock.now_ms += 3_600_000 - 1  # an hour less a millisecond after the question was asked
+    await submit(shown, contact_form(shown))
+    assert shown.status == SUCCESS and len(gw.requests) == 1
+
+
+@pytest.mark.asyncio
+async def test_contact_a_token_answered_an_hour_after_it_was_issued_is_refused_with_a_new_question(shown, gw, clock):
+    old_token = shown._token
+    clock.now_ms += 3_600_000
+    events = await submit(shown, contact_form(shown))
+    assert gw.requests == []
+    assert shown.status == EDITING and shown.form_error == "Please try again."
+    assert shown._token != old_token and form_tokens.read(settings.form_secrets(), shown._token) is not None
+    assert ("_set_value", "ref_contact_token", shown._token) in described(events)

@@ -62,6 +62,41 @@ def test_a_token_is_good_for_an_hour_from_when_it_was_issued():
     assert read.expired(NOW - form_tokens.VALID_FOR_MS - 1)  # issued by a clock far ahead
 
 
+def test_the_next_token_of_a_chain_keeps_the_shown_time_and_the_chains_issue_time():
+    first = form_tokens.read([SECRET], form_tokens.issue(SECRET, QUESTION, now_ms=NOW))
+    following = form_tokens.follow(SECRET, MathQuestion(4, "+", 4), after=first)
+    read = form_tokens.read([SECRET], following)
+    assert (read.shown_ms, read.issued_ms, read.question) == (NOW, NOW, MathQuestion(4, "+", 4))
+    assert read.nonce != first.nonce  # a token of its own: single use as every token
+
+
+def test_however_often_a_chain_is_followed_it_ends_with_its_first_tokens_hour():
+    token = form_tokens.read([SECRET], form_tokens.issue(SECRET, QUESTION, now_ms=NOW))
+    for minutes in range(10, 60, 10):  # a refusal every ten minutes, each answered with the next token
+        now = NOW + minutes * 60_000
+        token = form_tokens.continues(token, first_use=True, now_ms=now)
+        assert token is not None
+        token = form_tokens.read([SECRET], form_tokens.follow(SECRET, QUESTION, after=token))
+    assert not token.expired(NOW + form_tokens.VALID_FOR_MS - 1)
+    assert token.expired(NOW + form_tokens.VALID_FOR_MS)
+    assert form_tokens.continues(token, first_use=True, now_ms=NOW + form_tokens.VALID_FOR_MS) is None
+
+
+@pytest.mark.parametrize(
+    ("first_use", "age_ms", "continues"),
+    [
+        (True, 0, True),
+        (True, form_tokens.VALID_FOR_MS - 1, True),
+        (True, form_tokens.VALID_FOR_MS, False),  # expired: a new question, shown now
+        (False, 10_000, False),  # used before: a new chain, never a second message from one wait
+    ],
+)
+def test_only_a_first_use_within_the_hour_may_be_followed(first_use, age_ms, continues):
+    token = form_tokens.read([SECRET], form_tokens.issue(SECRET, QUESTION, now_ms=NOW))
+    assert (form_tokens.continues(token, first_use=first_use, now_ms=NOW + age_ms) is token) is continues
+    assert form_tokens.continues(None, first_use=True, now_ms=NOW) is None  # none, changed or foreign
+
+
 SITE = {"https://www.example.com", "http://127.0.0.1:8000"}
 
 
@@ -106,3 +141,11 @@ def test_a_post_comes_from_this_site_when_the_first_header_present_says_so(origi
 )
 def test_origin_of(url, origin):
     assert same_site.origin_of(url) == origin
+
+
+def test_the_hour_is_3_600_000_milliseconds():
+    issued = form_tokens.read([SECRET], form_tokens.issue(SECRET, QUESTION, now_ms=NOW))
+    assert not issued.expired(NOW + 3_600_000 - 1)
+    assert issued.expired(NOW + 3_600_000)
+    assert not issued.expired(NOW - 3_600_000)  # a clock a little behind the one that issued it
+    assert issued.expired(NOW - 3_600_000 - 1)

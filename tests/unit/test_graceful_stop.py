@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import signal
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -204,3 +206,16 @@ def test_granian_workers_get_the_draining_handlers(monkeypatch):
         for sig in graceful_stop.STOP_SIGNALS:
             loop.remove_signal_handler(sig)
         loop.close()
+
+
+def test_the_stop_limit_is_docs_8_seconds_and_a_stop_at_it_ends_inside_the_runtimes_10():
+    """docs/deploying.md: a gateway that does not answer is cancelled 8 s after the signal, and
+    the process exits inside the 10 s Docker and podman wait before they kill. The container
+    stage shows the stop happens at the limit and by itself; these figures keep it inside."""
+    deploying = (Path(__file__).resolve().parents[2] / "docs" / "deploying.md").read_text(encoding="utf-8")
+    assert re.search(r"8 s after the signal \(`STOP_LIMIT_S`\)", deploying)
+    assert re.search(r"inside the 10 s that Docker and podman wait", " ".join(deploying.split()))
+    assert graceful_stop.STOP_LIMIT_S == 8
+    # The limit, then the time a cancelled submit gets to show its failure toast, then about a
+    # second for the server's own shutdown: still before the runtime's SIGKILL.
+    assert graceful_stop.STOP_LIMIT_S + graceful_stop._SETTLE_S + 1 <= 10

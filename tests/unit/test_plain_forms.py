@@ -17,6 +17,7 @@ from publisher.limits import form_tokens as used_tokens
 from publisher.limits import submits
 from publisher.rules import form_tokens
 from publisher.server import plain_forms
+from publisher.web import submissions
 
 
 def field(field_id: str, name: str) -> str:
@@ -180,3 +181,110 @@ async def test_the_contact_page_is_compressed_as_the_browser_takes_it(build, sen
     assert response.headers.get("content-encoding") == encoding
     assert "accept-encoding" in response.headers["vary"].lower()
     assert 'id="contact-question">What is' in response.text  # decoded by httpx
+
+
+# --- Every answered POST spends its token (issue 40, item 3) ---------------------------------
+
+
+class Clock:
+    """The forms' wall clock (web/submissions.py's ``now_ms``), moved by the test."""
+
+    def __init__(self) -> None:
+        self.now_ms = 1_790_000_000_000.0
+
+    def __call__(self) -> float:
+        return self.now_ms
+
+
+@pytest.fixture
+def clock(monkeypatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(submissions, "now_ms", fake)
+    return fake
+
+
+def token_of(html: str) -> str:
+    return BeautifulSoup(html, "html.parser").find(id="contact-token")["value"]
+
+
+def read_token(token: str) -> form_tokens.FormToken:
+    read = form_tokens.read(settings.form_secrets(), token)
+    assert read is not None
+    return read
+
+
+def contact(token: str, **overrides: str) -> dict[str, str]:
+    """The contact form as a browser posts it, answering the token's question right."""
+    form = {
+        "firstName": "Jo",
+        "lastName": "Reader",
+        "email": "jo@example.com",
+        "message": "When is the next book coming out?",
+        "answer": str(read_token(token).question.answer),
+        "website": "",
+        "token": token,
+    }
+    return {**form, **overrides}
+
+
+@pytest.mark.asyncio
+async def test_one_five_second_wait_buys_one_message_whatever_the_posts_before_it(build, sent, clock):
+    """A field error used to leave its token unspent and answer with another one that kept the
+    shown time: after one wait, both were good at once (three messages within 0.24 s)."""
+    async with client(build) as http:
+        page_token = token_of((await http.get("/contact-us")).text)
+        clock.now_ms += 5000
+        corrected = await http.post("/contact-us", data=contact(page_token, email="jo@"), headers=SAME_SITE)
+        assert corrected.status_code == 422
+        next_token = token_of(corrected.text)
+        with_the_page_token = await http.post("/contact-us", data=contact(page_token), headers=SAME_SITE)
+        with_the_next_token = await http.post("/contact-us", data=contact(next_token), headers=SAME_SITE)
+    assert (with_the_page_token.status_code, with_the_next_token.status_code) == (422, 303)
+    assert "Please try again." in with_the_page_token.text
+    assert read_token(next_token).shown_ms == read_token(page_token).shown_ms  # the correction paid nothing
+    assert len(sent.bodies) == 1
+
+
+@pytest.mark.asyncio
+async def test_an_expired_token_is_answered_with_a_new_question_shown_now(build, sent, clock):
+    async with client(build) as http:
+        page_token = token_of((await http.get("/contact-us")).text)
+        clock.now_ms += form_tokens.VALID_FOR_MS
+        corrected = await http.post("/contact-us", data=contact(page_token, email="jo@"), headers=SAME_SITE)
+        renewed = read_token(token_of(corrected.text))
+        at_once = await http.post("/contact-us", data=contact(token_of(corrected.text)), headers=SAME_SITE)
+    assert (renewed.shown_ms, renewed.issued_ms) == (clock.now_ms, clock.now_ms)
+    assert at_once.status_code == 422
+    assert "Please take your time to fill out the form completely." in at_once.text
+    assert sent.bodies == []
+
+
+@pytest.mark.asyncio
+async def test_no_token_of_a_chain_outlives_the_first_tokens_hour(build, sent, clock):
+    async with client(build) as http:
+        page_token = token_of((await http.get("/contact-us")).text)
+        clock.now_ms += form_tokens.VALID_FOR_MS - 60_000
+        corrected = await http.post("/contact-us", data=contact(page_token, email="jo@"), headers=SAME_SITE)
+        clock.now_ms += 60_000
+        late = await http.post("/contact-us", data=contact(token_of(corrected.text)), headers=SAME_SITE)
+    assert late.status_code == 422 and "Please try again." in late.text
+    assert sent.bodies == []
+
+
+@pytest.mark.asyncio
+async def test_a_post_over_the_limits_spends_its_token_too(build, sent, clock):
+    async with client(build) as http:
+        page_token = token_of((await http.get("/contact-us")).text)
+        clock.now_ms += 5000
+        for _ in range(submits.PER_ADDRESS.attempts):
+            spam = await http.post("/contact-us", data=contact(page_token, website="x"), headers=SAME_SITE)
+            assert spam.status_code == 422
+        # The honeypot's answers spent the page's token; a fresh page's token meets the limit.
+        fresh_token = token_of((await http.get("/contact-us")).text)
+        clock.now_ms += 5000
+        limited = await http.post("/contact-us", data=contact(fresh_token), headers=SAME_SITE)
+        submits.shared_limiter.set(submits.Limiter(submits.MemoryCounter()))  # the window has passed
+        again = await http.post("/contact-us", data=contact(fresh_token), headers=SAME_SITE)
+        following = await http.post("/contact-us", data=contact(token_of(limited.text)), headers=SAME_SITE)
+    assert (limited.status_code, again.status_code, following.status_code) == (429, 422, 303)
+    assert len(sent.bodies) == 1

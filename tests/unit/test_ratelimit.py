@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import re
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +133,44 @@ async def test_exhausted_with_a_failing_store_says_no_and_logs(caplog):
 
     assert not await Limiter(Broken()).exhausted("bounce-hook", "", "10.0.0.1")
     assert "Rate limit store unavailable (ConnectionError)" in caplog.text
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def documented_form_limits() -> tuple[int, int, int]:
+    """Per page load (of a tab), per address, and their window in minutes, as
+    docs/mailing-list.md gives them ("8 per page load, 40 per address in 10 minutes"); the
+    same figures as docs/configuration.md's defaults ("`8/600`, `40/600`")."""
+    text = " ".join((DOCS / "mailing-list.md").read_text(encoding="utf-8").split())
+    found = re.search(r"\((\d+) per page load, (\d+) per address in (\d+) minutes\)", text)
+    assert found, "docs/mailing-list.md no longer says the forms' per-visitor limits"
+    per_tab, per_address, minutes = (int(figure) for figure in found.groups())
+    configuration = (DOCS / "configuration.md").read_text(encoding="utf-8")
+    row = next(line for line in configuration.splitlines() if line.startswith("| `PUBLISHER_RATE_LIMIT_CLIENT`"))
+    assert f"`{per_tab}/{minutes * 60}`, `{per_address}/{minutes * 60}`" in row
+    return per_tab, per_address, minutes
+
+
+def test_the_limits_are_the_figures_the_docs_give():
+    assert documented_form_limits() == (8, 40, 10)
+    assert submits.Limiter(MemoryCounter()).per_client == submits.Limit(attempts=8, window_s=600)
+    assert submits.Limiter(MemoryCounter()).per_address == submits.Limit(attempts=40, window_s=600)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("form", ["subscribe", "contact"])
+async def test_a_tab_gets_exactly_its_documented_attempts_and_an_address_its_own(form):
+    per_tab, per_address, minutes = documented_form_limits()
+    limits, clock = limiter()
+    assert [await limits.allow(form, "tab-1", "10.0.0.1") for _ in range(per_tab + 1)] == [True] * per_tab + [False]
+    assert await limits.allow(form, "tab-2", "10.0.0.1")  # a new tab, same address: still within 40
+
+    limits, clock = limiter()
+    clock.now = 2000 * minutes * 60  # the start of a window (windows are fixed, not sliding)
+    tabs = [f"tab-{n}" for n in range(per_address + 1)]  # one attempt each: only the address's count
+    assert [await limits.allow(form, tab, "10.0.0.9") for tab in tabs] == [True] * per_address + [False]
+    clock.now += minutes * 60 - 1
+    assert not await limits.allow(form, "tab-new", "10.0.0.9")  # the window still holds
+    clock.now += 1
+    assert await limits.allow(form, "tab-new", "10.0.0.9")

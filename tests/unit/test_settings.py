@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 import pytest
@@ -197,3 +199,126 @@ def test_the_database_password_from_a_file_goes_into_the_url_and_nowhere_else(tm
     untouched = {"REFLEX_DB_URL": "sqlite:///publisher.db"}
     secret_files.put_database_password(untouched)
     assert untouched == {"REFLEX_DB_URL": "sqlite:///publisher.db"}
+
+
+# --- Secrets the site makes itself (the container: PUBLISHER_SECRETS_DIR=/data) ---
+
+MAIL = {
+    "PUBLISHER_SMTP_URL": "smtps://site:pass@smtp.example.com:465",
+    "PUBLISHER_NOTIFY_TO": "books@animals.example",
+    "PUBLISHER_MAIL_FROM": "site@animals.example",
+}
+
+
+def test_without_a_secrets_folder_no_form_secret_is_made_and_the_production_server_is_refused(tmp_path):
+    assert settings.from_environ({}).form_secrets == ()
+    with pytest.raises(settings.ConfigurationError, match=r"^PUBLISHER_FORM_SECRET is not set: the production"):
+        settings.require_form_secret({})
+    with pytest.raises(settings.ConfigurationError, match=r"^PUBLISHER_SMTP_URL is set, so PUBLISHER_LIST_SECRET"):
+        settings.from_environ(MAIL)
+
+
+def test_a_form_secret_not_given_is_made_once_into_the_secrets_folder_readable_by_its_owner_alone(tmp_path):
+    environ = {"PUBLISHER_SECRETS_DIR": str(tmp_path)}
+    made = tmp_path / "form-secret"
+
+    first = settings.from_environ(environ)
+
+    assert made.stat().st_mode & 0o777 == 0o600
+    assert first.form_secrets == (made.read_text(),)
+    assert len(made.read_text()) >= settings.FORM_SECRET_MIN
+    settings.require_form_secret(environ)  # the production server starts
+    assert settings.from_environ(environ).form_secrets == first.form_secrets  # every later start: the same one
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["form-secret"]  # no list secret without SMTP
+    assert first.made_secret_files == {"PUBLISHER_FORM_SECRET": str(made)}
+
+
+def test_a_list_secret_not_given_is_made_there_too_when_the_site_sends_email(tmp_path):
+    environ = {"PUBLISHER_SECRETS_DIR": str(tmp_path), **MAIL}
+
+    mail = settings.from_environ(environ).mail
+
+    made = tmp_path / "list-secret"
+    assert made.stat().st_mode & 0o777 == 0o600
+    assert mail.list_secrets == (made.read_text(),)
+    assert made.read_text() != (tmp_path / "form-secret").read_text()
+    assert settings.from_environ(environ).mail.list_secrets == mail.list_secrets
+
+
+@pytest.mark.parametrize("given_as_a_file", [False, True])
+def test_a_secret_given_is_used_and_nothing_is_made(tmp_path, given_as_a_file):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    form, listed = "f" * 40, "l" * 40
+    if given_as_a_file:
+        (tmp_path / "form").write_text(form)
+        (tmp_path / "list").write_text(listed)
+        secrets = {
+            "PUBLISHER_FORM_SECRET_FILE": str(tmp_path / "form"),
+            "PUBLISHER_LIST_SECRET_FILE": str(tmp_path / "list"),
+        }
+    else:
+        secrets = {"PUBLISHER_FORM_SECRET": form, "PUBLISHER_LIST_SECRET": listed}
+
+    read = settings.from_environ({"PUBLISHER_SECRETS_DIR": str(folder), **MAIL, **secrets})
+
+    assert (read.form_secrets, read.mail.list_secrets) == ((form,), (listed,))
+    assert list(folder.iterdir()) == []
+    assert read.made_secret_files == {}
+
+
+def test_a_replica_given_an_empty_secret_file_is_refused_not_given_a_secret_of_its_own(tmp_path):
+    """Compose mounts the form secret as a file; unset when compose ran, the file is empty. Each replica
+    making its own would refuse the questions the others asked."""
+    (tmp_path / "form_secret").write_text("")
+    environ = {
+        "PUBLISHER_SECRETS_DIR": str(tmp_path / "data"),
+        "PUBLISHER_FORM_SECRET_FILE": str(tmp_path / "form_secret"),
+    }
+    with pytest.raises(settings.ConfigurationError, match=r"^PUBLISHER_FORM_SECRET is not set"):
+        settings.require_form_secret(environ)
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_secrets_folder_that_cannot_be_written_stops_start_up_naming_both_variables(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    environ = {"PUBLISHER_SECRETS_DIR": str(tmp_path / "a-file" / "data")}
+    with pytest.raises(settings.ConfigurationError) as error:
+        settings.from_environ(environ)
+    assert str(error.value).startswith("PUBLISHER_FORM_SECRET is not set, and none can be made in ")
+    assert "(PUBLISHER_SECRETS_DIR)" in str(error.value)
+
+
+def test_processes_starting_together_all_get_the_one_secret_made(tmp_path):
+    path = tmp_path / "form-secret"
+    start = threading.Barrier(8)
+
+    def read() -> str:
+        start.wait()
+        return secret_files.secret_made_once(path)
+
+    with ThreadPoolExecutor(8) as pool:
+        found = set(pool.map(lambda _: read(), range(8)))
+
+    assert found == {path.read_text()}
+    assert [entry.name for entry in tmp_path.iterdir()] == ["form-secret"]  # no half-made file left
+
+
+def test_the_server_says_at_start_which_secret_it_made_and_where(tmp_path, monkeypatch):
+    for name in (
+        "PUBLISHER_FORM_SECRET",
+        "PUBLISHER_FORM_SECRET_FILE",
+        "PUBLISHER_SMTP_URL",
+        "PUBLISHER_SMTP_URL_FILE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PUBLISHER_SECRETS_DIR", str(tmp_path))
+    settings.reload()
+    try:
+        assert settings.notes_at_start() == [
+            f"PUBLISHER_FORM_SECRET is not given: the site signs with the one it made in {tmp_path / 'form-secret'} "
+            "(keep it with the data; another container of this site needs the same one, as PUBLISHER_FORM_SECRET_FILE)"
+        ]
+    finally:
+        monkeypatch.undo()
+        settings.reload()

@@ -4,12 +4,14 @@ as the app sends it. The rules are web/submissions.py's, which also answer the f
 The question and when the form was shown travel in the form's signed token
 (rules/form_tokens.py), a hidden field of the form. The production server writes a
 fresh question and its token into every page it serves (server/plain_forms.py), so
-the question is there at first paint and the app keeps it: ``question`` stays at its
-placeholder (the page's text stands) until the app asks a new one, after a wrong answer, a failure
-or a success. The app's own token then goes into the hidden field by ``rx.set_value``;
-the backend keeps it too (``_token``), so a page reloaded in the same tab shows the app's
-question and token together. The development server renders pages in the browser, with
-no question in them: there the app asks one on load.
+the question is there at first paint and the app keeps it: every page load has a state
+of its own (reflex_internals/frontend_files.py), whose ``question`` stays at its
+placeholder (the page's text stands) until the app answers a submit. Every submit spends
+its token, and each answer puts the next one into the hidden field by ``rx.set_value``:
+the same question after a field error, a too-fast press or the honeypot; a new one after a
+wrong answer, a failure or a success. The backend keeps it too (``_token``). The
+development server renders pages in the browser, with no question in them: there the app
+asks one on load.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from reflex_base.environment import environment
 from reflex_base.event import EventSpec
 
 from publisher.content import form_copy
+from publisher.rules import form_tokens
 from publisher.web import submissions
 from publisher.web.states.lifecycle import EDITING, SUCCESS, FormLifecycle, Toasts
 
@@ -57,7 +60,8 @@ class ContactState(FormLifecycle, rx.State):
     answer_error: rx.Field[str] = rx.field("")
 
     _token: str = ""  # the token of ``question``, once the app asked one
-    _shown_ms: float | None = None  # when the visitor first saw the form, from the last submit's token
+    # The token the last submit spent, when a question asked after a failure may follow it in its chain.
+    _chain: form_tokens.FormToken | None = None
 
     def _show_errors(self, errors: dict[str, str]) -> None:
         self.first_name_error = errors.get("firstName", "")
@@ -67,10 +71,12 @@ class ContactState(FormLifecycle, rx.State):
         self.answer_error = errors.get("answer", "")
 
     def _ask(self, asked: submissions.NewQuestion) -> list[EventSpec]:
-        """Show a new question; its token goes into the form's hidden field, the answer is cleared."""
+        """Show the question; its token goes into the form's hidden field. A new question clears
+        the answer; the same one (the next token of its chain) leaves what the visitor typed."""
         self.question = asked.text
         self._token = asked.token
-        return [rx.set_value(TOKEN_ID, asked.token), _clear_answer()]
+        events = [rx.set_value(TOKEN_ID, asked.token)]
+        return events if asked.same_question else [*events, _clear_answer()]
 
     def _show_fresh_form(self) -> None:
         self.status = EDITING
@@ -79,13 +85,16 @@ class ContactState(FormLifecycle, rx.State):
 
     @rx.event
     def start(self):
-        """On every visit: a fresh form, with the page's question, or the one the app asked in this tab."""
-        if self._submit_in_flight():
-            return None
-        self._show_fresh_form()
-        if self._token:
-            return [rx.set_value(TOKEN_ID, self._token)]  # the question shown is the app's: so is the token
-        if not pages_carry_a_question():
+        """On the page's load, and again whenever the page reconnects.
+
+        A load's state is its own (reflex_internals/frontend_files.py), so a load starts
+        with a fresh form: in production with the question and token the server wrote,
+        which nothing replaces; the development server's pages carry none, so the app asks
+        one. A reconnect carries on with what the page shows (its question, its messages, its
+        success alert); only a submit interrupted long ago gives the form back.
+        """
+        self._give_back_an_interrupted_submit()
+        if not pages_carry_a_question() and not self._token:
             return self._ask(submissions.new_question())
         return None
 
@@ -117,10 +126,10 @@ class ContactState(FormLifecycle, rx.State):
         return await submissions.judge_contact(data)
 
     def _show(self, verdict: submissions.Verdict) -> list[EventSpec]:
-        """Field messages (focus on the first), or an anti-spam rejection; a new question when one is due."""
+        """Field messages (focus on the first), or an anti-spam rejection; the next token (the submit spent its own)."""
         self._show_errors(verdict.field_errors)
         self.form_error = verdict.form_error
-        self._shown_ms = verdict.shown_ms
+        self._chain = verdict.chain
         events = self._ask(verdict.question) if verdict.question is not None else []
         if verdict.field_errors:
             events.append(rx.set_focus(FIELD_IDS[next(iter(verdict.field_errors))]))
@@ -130,7 +139,7 @@ class ContactState(FormLifecycle, rx.State):
         """After a success the alert replaces the form; after a failure, what was typed stays, with a new question."""
         if delivered:
             return [rx.set_focus(SUCCESS_ID)]
-        return self._ask(submissions.new_question(self._shown_ms))
+        return self._ask(submissions.new_question(self._chain))
 
 
 def _clear_answer():

@@ -59,6 +59,11 @@ class FormLifecycle(rx.State, mixin=True):
         limit_s = settings.gateway_timeout_s() + 5
         return self.status == SUBMITTING and time.time() - self._submit_started_s < limit_s
 
+    def _give_back_an_interrupted_submit(self) -> None:
+        """A submit whose worker died mid-call (long past the gateway's timeout) gives the form back."""
+        if self.status == SUBMITTING and not self._submit_in_flight():
+            self.status = EDITING
+
     def _accepts_submit(self) -> bool:
         """Editing, or a submit that was interrupted long ago; not after success or while in flight."""
         return self.status == EDITING or (self.status == SUBMITTING and not self._submit_in_flight())

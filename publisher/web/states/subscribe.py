@@ -13,7 +13,7 @@ from reflex_base.event import EventSpec
 from publisher.config import settings
 from publisher.content import form_copy
 from publisher.web import submissions
-from publisher.web.states.lifecycle import EDITING, FormLifecycle, Toasts
+from publisher.web.states.lifecycle import EDITING, SUCCESS, FormLifecycle, Toasts
 
 # Element ids by field name, so the server can move focus to the first invalid field.
 FIELD_IDS = {"name": "subscribe-name", "email": "subscribe-email"}
@@ -34,17 +34,22 @@ class SubscribeState(FormLifecycle, rx.State):
 
     @rx.event
     def start(self):
-        """Each visit to the page shows a fresh form (unless a submit is still in flight)."""
+        """On the page's load, and again whenever the page reconnects.
+
+        A load's state is its own (reflex_internals/frontend_files.py): a fresh form. A
+        reconnect carries on with what the page shows (its messages, its success alert);
+        only a submit interrupted long ago gives the form back.
+        """
         self.asks_confirmation = settings.list_emails_on()
-        if not self._submit_in_flight():
-            self.status = EDITING
-            self._show_errors({})
-            self.form_error = ""
+        self._give_back_an_interrupted_submit()
 
     @rx.event
     def start_over(self):
-        """ "Subscribe another address" after a success."""
-        self.start()  # type: ignore[operator]  # an event handler, called on the state: Reflex types it as its decorator
+        """ "Subscribe another address" after a success: a fresh form."""
+        if self.status == SUCCESS:
+            self.status = EDITING
+            self._show_errors({})
+            self.form_error = ""
 
     # Reflex types a handler without **kwargs, which this one takes (an event may carry more).
     @rx.event(background=True)  # type: ignore[arg-type]

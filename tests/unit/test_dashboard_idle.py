@@ -1,0 +1,138 @@
+"""The dashboard's idle rule with its figures: the 30 minutes docs/configuration.md and
+docs/dashboard.md give, and an open page that refreshes itself every 2 seconds still idling out.
+
+The page's state (web/states/admin.py) is driven through its handlers as the event channel
+drives them, with the database's session replaced by one that keeps the same rule
+(rules/admin_access.session_open) on a clock the test moves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from publisher.config import settings
+from publisher.limits import tabs
+from publisher.rules import admin_access
+from publisher.rules.admin_access import SessionTimes
+from publisher.storage import admins
+from publisher.web.states import admin as admin_state
+from publisher.web.states.admin import AdminState
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+SIGNED_IN = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
+SESSION_HASH = "a" * admin_access.HASH_CHARS
+ADA = admins.AdminIdentity(admin_id=1, name="Ada", user_handle="handle")
+
+
+def documented_idle_minutes() -> int:
+    """The default of ``PUBLISHER_ADMIN_IDLE_MIN`` in docs/configuration.md's table."""
+    for line in (DOCS / "configuration.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith(f"| `{settings.ADMIN_IDLE_VAR}` |"):
+            return int(line.split("|")[2].strip().strip("`"))
+    raise AssertionError(f"docs/configuration.md has no row for {settings.ADMIN_IDLE_VAR}")
+
+
+def test_the_idle_default_is_the_30_minutes_the_docs_give():
+    assert documented_idle_minutes() == 30
+    dashboard_doc = " ".join((DOCS / "dashboard.md").read_text(encoding="utf-8").split())
+    assert "ends after 30 minutes without an action" in dashboard_doc
+    idle = settings.from_environ({}).admin_idle
+    assert idle == timedelta(minutes=30)
+    fresh = SessionTimes(created_at=SIGNED_IN, last_active_at=SIGNED_IN)
+    assert admin_access.session_open(fresh, SIGNED_IN + timedelta(minutes=30) - timedelta(seconds=1), idle)
+    assert not admin_access.session_open(fresh, SIGNED_IN + timedelta(minutes=30), idle)
+
+
+class Session:
+    """One admin session on a clock the test moves: what storage/admins.session_admin does with
+    its row, under the same rule."""
+
+    def __init__(self) -> None:
+        self.now = SIGNED_IN
+        self.times: SessionTimes | None = SessionTimes(SIGNED_IN, SIGNED_IN)
+        self.touches: list[datetime] = []
+        self.ended_at: datetime | None = None
+
+    def session_admin(self, session_hash, idle, now=None, touch=False, db_url=None):
+        assert session_hash == SESSION_HASH
+        if self.times is None:
+            return None
+        if not admin_access.session_open(self.times, self.now, idle):
+            self.times, self.ended_at = None, self.now
+            return None
+        if touch:
+            self.times = SessionTimes(self.times.created_at, self.now)
+            self.touches.append(self.now)
+        return ADA
+
+
+class OpenTab:
+    """The gate's answer for the tab: still open on this worker."""
+
+    def token_open(self, token: str) -> bool:
+        return True
+
+
+class Locked:
+    """What ``async with self`` gives a background event: the state itself, here."""
+
+    def __init__(self, state: AdminState) -> None:
+        object.__setattr__(self, "_state", state)
+
+    def __getattr__(self, name):
+        return getattr(self._state, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._state, name, value)
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc_info):
+        return None
+
+
+@pytest.fixture
+def session(monkeypatch) -> Session:
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    monkeypatch.delenv(settings.ADMIN_IDLE_VAR, raising=False)
+    the_session = Session()
+    monkeypatch.setattr(admins, "session_admin", the_session.session_admin)
+    monkeypatch.setattr(AdminState, "_session_hash", lambda self: SESSION_HASH)
+    monkeypatch.setattr(admin_state, "_figures", lambda: {"readers": [{"label": "Confirmed", "count": "1"}]})
+    tabs.shared_gate.set(OpenTab())
+    yield the_session
+    tabs.shared_gate.set(None)
+
+
+@pytest.mark.asyncio
+async def test_an_open_page_refreshing_every_2_seconds_idles_out_after_30_minutes(session, monkeypatch):
+    from reflex.istate.data import RouterData
+
+    state = AdminState(_reflex_internal_init=True)
+    state.router = RouterData.from_router_data({"token": "tab-1", "ip": "10.0.0.1", "pathname": "/admin"})
+    assert await AdminState.open.fn(state) is AdminState.watch  # opening the page: the admin did something
+    assert state.signed_in and state.readers and session.touches == [SIGNED_IN]
+
+    real_sleep = asyncio.sleep
+    refreshes = []
+
+    async def two_seconds_pass(seconds: float) -> None:
+        assert seconds == admin_state.REFRESH_MS / 1000 == 2
+        refreshes.append(seconds)
+        if len(refreshes) > 2 * 30 * 60:  # an hour of refreshes: the page would never idle out
+            raise AssertionError("the open page's refresh kept its session open")
+        session.now += timedelta(seconds=seconds)
+        await real_sleep(0)
+
+    monkeypatch.setattr(asyncio, "sleep", two_seconds_pass)
+    await AdminState.watch.fn(Locked(state))
+
+    assert session.touches == [SIGNED_IN]  # no refresh counted as the admin doing something
+    assert session.ended_at == SIGNED_IN + timedelta(minutes=30)
+    assert len(refreshes) == 30 * 60 // 2
+    assert not state.signed_in and state.readers == [] and state.admin_name == ""

@@ -1,0 +1,279 @@
+"""Text from outside in a header, and the check every email passes before it goes (issue 40).
+
+``headers.header_words`` is the one way a name or a Subject reaches a header: printable ASCII,
+never a line break, an encoded word the visitor typed carried as the text it is. And
+``headers.check_header_block`` refuses an email whose serialized headers are not exactly the
+ones the site wrote. How a real SMTP server receives such a name in every email is in
+tests/services/test_header_injection.py.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from email import message_from_bytes
+from email import policy as email_policy
+from email.headerregistry import Address
+from email.message import EmailMessage
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from publisher.mail import headers, mailer
+from tests.unit.test_mailer import MESSAGE_ID, RECEIVED_AT, contact, head_and_body, settings_for
+
+# The issue's names: header lines of the visitor's choosing, and a body of their choosing.
+HEADER_LINES = "=?utf-8?q?Ann=0D=0AX-Injected=3A_yes=0D=0ABcc=3A_victim=40example=2Ecom?="
+A_BODY = "=?utf-8?q?Ann=0D=0A=0D=0AYour_account_is_locked=2E_Sign_in_at_evil=2Eexample?="
+
+
+def as_read(words: str) -> str:
+    """What a mail client shows for header text: RFC 2047 words decoded (adjacent ones joined)."""
+    return str(email_policy.default.header_factory("Subject", words))
+
+
+def as_typed(text: str) -> str:
+    """``text`` with each control character and line or paragraph separator as a space."""
+    return "".join(" " if unicodedata.category(char) in ("Cc", "Zl", "Zp") else char for char in text)
+
+
+# --- The one function. ---
+
+
+@pytest.mark.parametrize("phrase", [True, False], ids=["display-name", "subject"])
+@pytest.mark.parametrize("text", [HEADER_LINES, A_BODY])
+def test_an_encoded_word_a_visitor_typed_is_carried_as_the_text_they_typed(text, phrase):
+    words = headers.header_words(text, phrase=phrase)
+    assert words.isascii() and words.isprintable()  # no CR, no LF, nothing else either
+    assert as_read(words) == text  # read back as typed, never as what it would decode to
+    assert "\r" not in as_read(words) and "\n" not in as_read(words)
+    assert all(len(word) <= headers.ENCODED_WORD_MAX for word in words.split(" "))
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "written"),
+    [
+        ("Jo Reader", True, "Jo Reader"),
+        ("Ann-Marie O'Neil", True, "Ann-Marie O'Neil"),
+        ("Contact Form Submission from Jo Reader", False, "Contact Form Submission from Jo Reader"),
+        ("New from Animals We Confuse: Guinea Pig or Hamster?", False, None),
+        ("Zoë", True, "=?utf-8?q?Zo=C3=AB?="),
+        ("J. Smith", True, "=?utf-8?q?J=2E?= Smith"),  # "." is not atext: a display name's word is encoded
+        ("J. Smith", False, "J. Smith"),  # in a Subject it is plain
+        ("a=b", False, "=?utf-8?q?a=3Db?="),  # no "=" in a plain word: nothing a reader could decode
+        ("<b>bold</b>", False, "=?utf-8?q?=3Cb=3Ebold=3C/b=3E?="),
+        ("Ann  Lee", True, "=?utf-8?q?Ann_?= Lee"),  # two spaces carried in the encoded word
+        ("Jo ", True, "=?utf-8?q?Jo_?="),
+        (" Jo", True, "=?utf-8?q?_Jo?="),
+        ("", True, ""),
+        ("Ann\r\nBcc: x@example.com", False, "=?utf-8?q?Ann_?= Bcc: x@example.com"),  # one line
+    ],
+)
+def test_plain_words_are_written_as_typed_and_the_rest_as_encoded_words(text, phrase, written):
+    words = headers.header_words(text, phrase=phrase)
+    assert words == (text if written is None else written)
+    assert as_read(words) == as_typed(text)
+
+
+def test_a_line_break_or_control_character_is_a_space_even_inside_an_encoded_word():
+    for text in ("Jo\r\nBcc: x@example.com", "Jo\nBcc", "Jo\rBcc", "Jo\x85Bcc", "Jo\u2028Bcc", "Jo\x00\x1b[31m"):
+        words = headers.header_words(text)
+        assert words.isascii() and words.isprintable()
+        assert "=0D" not in words and "=0A" not in words and "=00" not in words and "=1B" not in words
+        assert as_read(words) == as_typed(text)
+
+
+def test_a_long_word_is_cut_into_encoded_words_that_keep_every_line_within_78():
+    text = "x" * (headers.PLAIN_WORD_MAX + 1)
+    words = headers.header_words(text)
+    assert words.startswith("=?utf-8?q?") and as_read(words) == text
+    line = headers.verbatim_header("Reply-To", headers.mailbox("ä" * 100 + " " + text, "jo@example.com"))
+    assert max(len(part) for part in line.split(b"\r\n")) <= 78
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(max_size=300), phrase=st.booleans())
+def test_any_text_becomes_printable_ascii_words_that_read_back_as_typed(text, phrase):
+    words = headers.header_words(text, phrase=phrase)
+    assert words.isascii() and words.isprintable()
+    assert all(0 < len(word) <= headers.ENCODED_WORD_MAX for word in words.split(" ") if words)
+    assert as_read(words) == as_typed(text)
+    # And the header it makes passes the check, on one field whatever the text.
+    line = headers.verbatim_header("Subject", headers.unstructured(text))
+    headers.check_header_block(line + b"\r\nbody", ["Subject"])
+
+
+def test_a_mailbox_is_the_name_as_words_and_the_address_or_the_bare_address():
+    assert headers.mailbox("Jo Reader", "jo@example.com") == "Jo Reader <jo@example.com>"
+    assert headers.mailbox("", "jo@example.com") == "jo@example.com"
+    assert headers.mailbox("Zoë", "jo@example.com") == "=?utf-8?q?Zo=C3=AB?= <jo@example.com>"
+    for address in ("jo@example.com>, x@evil.example", "jo@example.com\r\nBcc: x@evil.example", "jö@example.com", ""):
+        with pytest.raises(headers.UnsafeHeaders, match="not an address a header can carry"):
+            headers.mailbox("Jo", address)
+
+
+def test_a_written_value_is_kept_and_written_as_given_never_parsed():
+    message = EmailMessage(policy=headers.WIRE)
+    message["To"] = headers.mailbox(HEADER_LINES, "jo@example.com")
+    message.set_content("Hello")
+    head, _ = head_and_body(bytes(message))
+    assert head.split("\r\n")[:3] == [
+        "To: =?utf-8?q?=3D=3Futf-8=3Fq=3FAnn=3D0D=3D0AX-Injected=3D3A=5Fyes?=",
+        " =?utf-8?q?=3D0D=3D0ABcc=3D3A=5Fvictim=3D40example=3D2Ecom=3F=3D?=",
+        " <jo@example.com>",
+    ]
+
+
+# --- Every email the site builds goes through it. ---
+
+
+def test_every_header_of_a_contact_email_from_that_name_is_ours():
+    settings = settings_for("smtp://127.0.0.1:25")
+    for name in (HEADER_LINES, A_BODY):
+        raw = mailer.wire_bytes(contact(settings, name=name), settings)
+        head, body = head_and_body(raw)
+        assert [line.partition(":")[0] for line in head.split("\r\n") if not line.startswith(" ")] == [
+            "From",
+            "To",
+            "Reply-To",
+            "Subject",
+            "Date",
+            "Message-ID",
+            "Content-Type",
+            "Content-Transfer-Encoding",
+            "MIME-Version",
+        ]
+        assert message_from_bytes(raw, policy=email_policy.default)["Subject"] == f"Contact Form Submission from {name}"
+        assert body.startswith("From: =3D?utf-8?q?Ann=3D0D=3D0A")  # the body says what was typed
+
+
+def test_the_subscriber_notice_and_the_welcome_carry_the_name_as_text():
+    settings = settings_for("smtp://127.0.0.1:25")
+    notice = mailer.subscriber_notice(
+        settings, name=HEADER_LINES, email="jo@example.com", subscribed_at=RECEIVED_AT, message_id=MESSAGE_ID
+    )
+    welcome = mailer.welcome_email(
+        settings,
+        name=HEADER_LINES,
+        email="jo@example.com",
+        site="https://books.example.com",
+        unsubscribe_link="https://books.example.com/unsubscribe?token=x",
+        confirmed_at=RECEIVED_AT,
+        message_id=MESSAGE_ID,
+    )
+    for email in (notice, welcome):
+        head, _ = head_and_body(mailer.wire_bytes(email, settings))
+        names = [line.partition(":")[0].lower() for line in head.split("\r\n") if not line.startswith(" ")]
+        assert "bcc" not in names and "x-injected" not in names
+        assert len(names) == len(set(names)) == len(email.keys())
+    assert (
+        message_from_bytes(bytes(notice), policy=email_policy.default)["Subject"] == f"New subscriber: {HEADER_LINES}"
+    )
+
+
+# --- The check. ---
+
+GOOD = (
+    b"From: Animals We Confuse <site@animals.example>\r\n"
+    b"To: Jo Reader\r\n <jo@example.com>\r\n"
+    b"Subject: Hello\r\n"
+    b"\r\n"
+    b"Body\r\n"
+)
+WRITTEN = ["From", "To", "Subject"]
+
+
+def refusal(data: bytes, written=WRITTEN) -> str:
+    with pytest.raises(headers.UnsafeHeaders) as refused:
+        headers.check_header_block(data, written)
+    assert str(refused.value).startswith("not sent, its headers are unsafe: ")
+    return refused.value.problem
+
+
+def test_the_headers_written_each_a_line_or_folded_pass():
+    headers.check_header_block(GOOD, WRITTEN)
+    headers.check_header_block(GOOD, [name.upper() for name in WRITTEN])  # names are case-blind
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (
+            GOOD.replace(b"To: Jo Reader\r\n <", b"To: Jo Reader\n<"),
+            "header line 2 holds a CR or LF that is not a line end",
+        ),
+        (
+            GOOD.replace(b"To: Jo Reader\r\n <", b"To: Jo Reader\r<"),
+            "header line 2 holds a CR or LF that is not a line end",
+        ),
+        (
+            GOOD.replace(b"To: Jo Reader\r\n", b"To: Ann\r\nX-Injected: yes\r\nBcc: victim@example.com\r\n"),
+            "it holds headers the site did not write: X-Injected, Bcc",
+        ),
+        (
+            GOOD.replace(b"To: Jo Reader\r\n", b"To: Ann\r\n\r\nYour account is locked\r\n"),
+            "the header block ends before Subject (an empty line inside it starts the body early)",
+        ),
+        (GOOD.replace(b"To: Jo Reader\r\n", b"To: Jo\r\n \t \r\n"), "header line 3 is only spaces"),
+        (
+            GOOD.replace(b"To: Jo Reader\r\n", b"To: Jo\r\nReader\r\n"),
+            "header line 3 is not a header (name: value): 'Reader'",
+        ),
+        (
+            GOOD.replace(b"Subject: Hello\r\n", b"Subject: Hello\r\nTo: x@example.com\r\n"),
+            "its headers are From, To, Subject, To",
+        ),
+        (b" From: x\r\n\r\nBody", "the header block starts with a continuation line"),
+        (GOOD.replace(b"\r\n\r\n", b"\r\n"), "no empty line ends the header block"),
+        (GOOD.replace(b"Hello", "Héllo".encode()), "header line 4 holds a control character or a byte beyond ASCII"),
+        (GOOD.replace(b"Hello", b"Hel\x00lo"), "header line 4 holds a control character or a byte beyond ASCII"),
+        (GOOD.replace(b"Hello", b"x" * 990), "header line 4 is longer than 998 characters"),
+    ],
+    ids=[
+        "bare-lf",
+        "bare-cr",
+        "injected-headers",
+        "injected-body",
+        "spaces-only",
+        "not-a-header",
+        "twice",
+        "starts-folded",
+        "no-end",
+        "8-bit",
+        "nul",
+        "too-long",
+    ],
+)
+def test_a_break_that_is_not_a_fold_is_refused_with_its_reason(data, problem):
+    assert refusal(data).startswith(problem)
+
+
+class _StrayBreak(type(headers.WIRE)):  # type: ignore[misc]
+    """An email package that writes a decoded name back as it is (as Python 3.11.7 does)."""
+
+    def fold_binary(self, name, value):
+        folded = super().fold_binary(name, value)
+        return folded.replace(b"Ada Lovelace", b"Ada\r\nBcc: victim@example.com") if name == "Reply-To" else folded
+
+
+def test_wire_bytes_refuses_a_message_whose_serialized_headers_carry_a_stray_break(monkeypatch):
+    settings = settings_for("smtp://127.0.0.1:25")
+    monkeypatch.setattr(mailer, "WIRE", _StrayBreak(linesep="\r\n"))
+    with pytest.raises(headers.UnsafeHeaders, match="it holds headers the site did not write: Bcc"):
+        mailer.wire_bytes(contact(settings), settings)
+
+
+def test_a_name_the_email_package_itself_parses_never_leaves_as_header_lines():
+    # The way the site wrote a name before issue 40: an Address the email package parses. On
+    # this machine's 3.11.7 (no CVE-2024-6923 fix) it writes the decoded CR/LF as they are and
+    # wire_bytes refuses the email; on an interpreter with the fix it may write it safely.
+    settings = settings_for("smtp://127.0.0.1:25")
+    message = contact(settings)
+    message.replace_header("Reply-To", Address(display_name=HEADER_LINES, username="ann", domain="example.com"))
+    try:
+        raw = mailer.wire_bytes(message, settings)
+    except headers.UnsafeHeaders as refused:
+        assert "Bcc" in refused.problem or "refused to write it" in refused.problem
+    else:
+        head, _ = head_and_body(raw)
+        assert not any(line.lower().startswith(("bcc", "x-injected")) for line in head.split("\r\n"))
