@@ -59,6 +59,7 @@ GATEWAY_TABLES = sorted(
         "send_throttle",
         "subscriber",
         "subscription_event",
+        "used_form_token",
     ]
 )
 

@@ -44,6 +44,10 @@ PASSKEY_REFUSED = "That passkey was not accepted. Try again, or ask for a new in
 CEREMONY_EXPIRED = "That took too long. Try again."
 CANCELLED = "No passkey was used. Try again when you are ready."
 TOO_MANY_ATTEMPTS = "Too many failed attempts from this address. Wait a few minutes, then try again."
+TOO_MANY_CEREMONIES = (
+    "Too many sign-ins are waiting for a passkey from this address. Wait a few minutes, then try again."
+)
+SIGN_IN_BUSY = "Too many sign-ins are under way on this site right now. Wait a few minutes, then try again."
 NOT_FROM_THIS_SITE = "This request did not come from the dashboard's own page."
 TRY_AGAIN_LATER = "The dashboard cannot reach its database right now. Try again in a moment."
 

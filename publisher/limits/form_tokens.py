@@ -2,21 +2,34 @@
 
 The token itself (rules/form_tokens.py) says which question was asked and when;
 this store says whether it was already used, so a page's token answers one
-submit, across every worker and host (Redis when Reflex uses it, else this
-process: one worker). ``SET key 1 NX EX`` is atomic: of two submits racing with
-one token, one wins.
+submit, across every worker, host and restart. Where it is remembered
+(``configured_store``):
+
+- Redis, when Reflex uses it: ``SET key 1 NX EX``, atomic, so of two submits racing
+  with one token one wins (without ``NX`` both would);
+- else the embedded gateway's database (storage/form_tokens.py), which outlives a
+  deploy or a crash and is shared by every worker on it;
+- else (the cloud gateway keeps the list and there is no Redis: no store outlives the
+  worker) this process's memory, forgotten at a restart. Such a site runs one worker;
+  REFLEX_REDIS_URL makes its used tokens outlive it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from reflex.utils import prerequisites
 
+from publisher.config import settings
 from publisher.per_process import PerProcess
 from publisher.rules.form_tokens import VALID_FOR_MS
+from publisher.storage import form_tokens as stored_tokens
+from publisher.storage.tables import utc_now
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +66,19 @@ class RedisUsedTokens:
         return bool(await self._redis.set(_KEY_PREFIX + nonce, 1, nx=True, ex=_REMEMBER_S))
 
 
+class DatabaseUsedTokens:
+    """In the embedded gateway's database (``db_url``: Reflex's, REFLEX_DB_URL, unless a test's)."""
+
+    def __init__(self, db_url: str | None = None, clock: Callable[[], datetime] = utc_now):
+        self._db_url = db_url
+        self._clock = clock
+
+    async def first_use(self, nonce: str) -> bool:
+        return await asyncio.to_thread(
+            stored_tokens.first_use, nonce, timedelta(seconds=_REMEMBER_S), self._clock(), self._db_url
+        )
+
+
 async def first_use(nonce: str) -> bool:
     """Whether this is the token's first use. A failing store says yes (logged): the limits per
     address still hold, and the forms must not go down with the store (as limits/submits.py)."""
@@ -64,8 +90,13 @@ async def first_use(nonce: str) -> bool:
 
 
 def configured_store() -> UsedTokens:
+    """Redis when Reflex uses it, else the embedded gateway's database, else this process."""
     redis = prerequisites.get_redis()
-    return RedisUsedTokens(redis) if redis is not None else MemoryUsedTokens()
+    if redis is not None:
+        return RedisUsedTokens(redis)
+    if settings.gateway_url() is None:
+        return DatabaseUsedTokens()
+    return MemoryUsedTokens()
 
 
 shared_used_tokens: PerProcess[UsedTokens] = PerProcess(configured_store)

@@ -12,7 +12,8 @@ need no server:
   origin a ceremony may come from is exactly that address (and, on the development server,
   its page origin on localhost);
 - the **cookie** is ``__Host-`` prefixed and ``Secure`` over https, HttpOnly and
-  SameSite=Strict always.
+  SameSite=Strict always; only the name of the connection's kind counts, and a request with two
+  session cookies is nobody's.
 
 A token is compared by its hash, looked up in the database: the hash of a guess finds no row,
 and the lookup's timing tells nothing about the stored tokens' bytes.
@@ -38,6 +39,13 @@ SESSION_ABSOLUTE = timedelta(hours=12)
 DEFAULT_IDLE_MINUTES = 30
 # A ceremony (the options a browser was given, and their challenge) waits this long for the answer.
 CEREMONY_VALID_FOR = timedelta(minutes=5)
+# Ceremonies waiting for their answer (rows of the database) at once. An admin needs one, and a few
+# more for a cancelled prompt or a second device; more from one address is a flood (an IPv6
+# address counts by its /64, rules/limits.address_key). The whole site's bound keeps the table
+# small (about 250 bytes a row) whatever number of addresses a flood comes from; a flood that
+# reaches it holds sign-ins off for at most CEREMONY_VALID_FOR after it stops.
+MAX_OPEN_CEREMONIES_PER_ADDRESS = 5
+MAX_OPEN_CEREMONIES = 1000
 TOKEN_BYTES = 32  # 256 bits: enrolment tokens, session tokens, ceremony ids
 HASH_CHARS = 64  # a SHA-256 in hex, as stored
 # What a browser may send as one token: base64url of TOKEN_BYTES, with room and no more.
@@ -166,14 +174,30 @@ def cleared_cookie(https: bool) -> str:
     return "; ".join(attributes)
 
 
-def session_token_from_cookies(cookie_header: str) -> str | None:
-    """The session token in a ``Cookie`` header (either name: a site behind a proxy may have set
-    either), or None. Only a token-shaped value is returned."""
-    for part in cookie_header.split(";"):
-        name, _, value = part.strip().partition("=")
-        if name in (SECURE_COOKIE_NAME, COOKIE_NAME) and is_token_shaped(value):
-            return value
-    return None
+def session_token(cookie_header: str, https: bool) -> str | None:
+    """The session token in a ``Cookie`` header, or None.
+
+    Only the name the site sets on this kind of connection counts: over https the ``__Host-``
+    one, which a browser accepts only from this host over https (no sibling subdomain and no
+    plain-http answer on the network can set it); over plain http (development) the plain one.
+    A request that carries two session cookies, of either name, is nobody's: one of them was
+    planted, and which one cannot be told. Only a token-shaped value is returned.
+    """
+    found = [
+        (name, value)
+        for name, _, value in (part.strip().partition("=") for part in cookie_header.split(";"))
+        if name in (SECURE_COOKIE_NAME, COOKIE_NAME)
+    ]
+    if len(found) != 1:
+        return None
+    [(name, value)] = found
+    return value if name == cookie_name(https) and is_token_shaped(value) else None
+
+
+# The event channel's door (server/event_channel.py) writes the tab's connection's scheme, "https"
+# or "http" (server/requests.is_https), into this header of the connection, replacing any the
+# client sent, so the dashboard's state reads the session cookie as the HTTP endpoints do.
+CHANNEL_SCHEME_HEADER = "x-publisher-scheme"
 
 
 def same_origin_request(origin: str | None, sec_fetch_site: str | None, party: RelyingParty) -> bool:

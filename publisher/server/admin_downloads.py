@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from publisher.config import settings
 from publisher.content import admin_copy
 from publisher.rules import admin_access
+from publisher.server import requests
 from publisher.server.admin_sign_in import NO_STORE, not_a_post_from_the_page, relying_party
 from publisher.storage import admins, subscribers
 from publisher.storage.tables import utc_now
@@ -31,15 +32,15 @@ EXPORT, AUDIT = admin_access.EXPORT_PATH, admin_access.AUDIT_PATH
 EXPORTED, DOWNLOADED_AUDIT = "export", "download audit log"
 
 
-def _list_csv() -> tuple[str, int]:
-    rows = subscribers.list_subscribers()
+def _list_csv(db_url: str | None) -> tuple[str, int]:
+    rows = subscribers.list_subscribers(db_url=db_url)
     out = io.StringIO()
     exports.write_subscribers_csv(rows, out)
     return out.getvalue(), len(rows)
 
 
-def _audit_csv() -> tuple[str, int]:
-    lines = admins.audit_log()
+def _audit_csv(db_url: str | None) -> tuple[str, int]:
+    lines = admins.audit_log(db_url=db_url)
     out = io.StringIO()
     exports.write_audit_csv(lines, out)
     return out.getvalue(), len(lines)
@@ -67,7 +68,7 @@ class AdminDownloads:
         if refusal is not None:
             return refusal
         headers = Headers(scope=scope)
-        token = admin_access.session_token_from_cookies(headers.get("cookie", ""))
+        token = admin_access.session_token(headers.get("cookie", ""), requests.is_https(scope))
         try:
             admin = None
             if token is not None:
@@ -80,7 +81,7 @@ class AdminDownloads:
                 )
             if admin is None:
                 return JSONResponse({"error": admin_copy.SIGN_IN_FIRST}, 403, headers=NO_STORE)
-            made, count = await asyncio.to_thread(_list_csv if path == EXPORT else _audit_csv)
+            made, count = await asyncio.to_thread(_list_csv if path == EXPORT else _audit_csv, self.db_url)
             action, what = (
                 (EXPORTED, f"the list ({count} addresses)") if path == EXPORT else (DOWNLOADED_AUDIT, f"{count} lines")
             )

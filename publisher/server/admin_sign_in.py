@@ -16,6 +16,10 @@ asks for a ceremony's options, hands them to the browser's passkey prompt and po
   403 otherwise. The body is bounded (16 KB) before it is read.
 - A failed enrolment or sign-in counts against the client's address; once an address has used
   its attempts it gets 429 before anything it sent is looked at.
+- Asking for a ceremony's options counts against the client's address before anything is
+  written (the forms' per-address limit, under its own name), and a ceremony is begun only while
+  the address has fewer than ``MAX_OPEN_CEREMONIES_PER_ADDRESS`` waiting for their answer and the
+  site fewer than ``MAX_OPEN_CEREMONIES`` (rules/admin_access.py): 429 otherwise, nothing stored.
 - A ceremony's challenge is a database row, used once, so any worker or container can take the
   answer. A credential whose signature counter goes backwards (a cloned key) is refused and logged.
 - Log lines name the outcome and the admin, never a token, a challenge or a credential.
@@ -67,6 +71,7 @@ ENROL_OPTIONS, ENROL, SIGN_IN_OPTIONS, SIGN_IN, SIGN_OUT = (
 )
 MAX_BODY_BYTES = 16 * 1024
 _FAILURES = "admin-sign-in"  # the limiter's name for failed enrolments and sign-ins from one address
+_CEREMONIES = "admin-ceremony"  # the limiter's name for ceremonies begun from one address
 RP_NAME = "Animals We Confuse: dashboard"
 CEREMONY_TIMEOUT_MS = int(admin_access.CEREMONY_VALID_FOR.total_seconds() * 1000)
 NO_STORE = {"Cache-Control": "no-store"}
@@ -95,6 +100,10 @@ def not_a_post_from_the_page(scope: Scope, name: str, party: RelyingParty) -> Re
         logger.warning("Dashboard %s: refused, not from the site's own page (Origin %r)", name, headers.get("origin"))
         return JSONResponse({"error": admin_copy.NOT_FROM_THIS_SITE}, 403, headers=NO_STORE)
     return None
+
+
+def _client_address(scope: Scope) -> str:
+    return limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
 
 
 class _Refused(Exception):
@@ -164,12 +173,17 @@ class AdminSignIn:
         refusal = not_a_post_from_the_page(scope, name, party)
         if refusal is not None:
             return refusal
-        address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+        address = _client_address(scope)
         limiter = submits.shared_limiter.get()
         if path != SIGN_OUT and await limiter.exhausted(_FAILURES, "", address):
             logger.warning("Dashboard %s: refused, too many failures from %s", name, address)
             return JSONResponse(
                 {"error": admin_copy.TOO_MANY_ATTEMPTS}, 429, headers={"Retry-After": "600", **NO_STORE}
+            )
+        if path in (ENROL_OPTIONS, SIGN_IN_OPTIONS) and not await limiter.allow(_CEREMONIES, "", address):
+            logger.warning("Dashboard %s: refused, too many ceremonies begun from %s", name, address)
+            return JSONResponse(
+                {"error": admin_copy.TOO_MANY_CEREMONIES}, 429, headers={"Retry-After": "600", **NO_STORE}
             )
         try:
             data = _json_object(await read_body(scope, receive, MAX_BODY_BYTES))
@@ -185,14 +199,29 @@ class AdminSignIn:
             logger.warning("Dashboard %s: refused from %s: %s", name, address, refused.detail)
             if refused.counts and not await limiter.allow(_FAILURES, "", address):
                 return JSONResponse({"error": admin_copy.TOO_MANY_ATTEMPTS}, 429, headers=NO_STORE)
-            return JSONResponse({"error": refused.text}, refused.status, headers=NO_STORE)
+            retry = {"Retry-After": str(int(admin_access.CEREMONY_VALID_FOR.total_seconds()))}
+            return JSONResponse(
+                {"error": refused.text},
+                refused.status,
+                headers={**NO_STORE, **(retry if refused.status == 429 else {})},
+            )
 
     async def _db(self, function, *args, **kwargs):
         return await asyncio.to_thread(function, *args, now=self._now(), db_url=self.db_url, **kwargs)
 
-    async def _new_ceremony(self, options, enrolment_hash: str | None) -> dict[str, Any]:
+    async def _new_ceremony(self, scope: Scope, options, enrolment_hash: str | None) -> dict[str, Any]:
         ceremony = admin_access.new_token()
-        await self._db(admins.begin_ceremony, admin_access.token_hash(ceremony), options.challenge, enrolment_hash)
+        refusal = await self._db(
+            admins.begin_ceremony,
+            admin_access.token_hash(ceremony),
+            options.challenge,
+            enrolment_hash,
+            submits.address_key(_client_address(scope)),
+        )
+        if refusal is admins.CeremonyRefusal.ADDRESS_FULL:
+            raise _Refused(429, admin_copy.TOO_MANY_CEREMONIES, "too many ceremonies waiting from this address")
+        if refusal is admins.CeremonyRefusal.SITE_FULL:
+            raise _Refused(429, admin_copy.SIGN_IN_BUSY, "too many ceremonies waiting on the whole site")
         return {"ceremony": ceremony, "options": json.loads(webauthn.options_to_json(options))}
 
     async def _take_ceremony(self, data: dict[str, Any]) -> admins.Ceremony:
@@ -221,7 +250,7 @@ class AdminSignIn:
             ),
             exclude_credentials=[PublicKeyCredentialDescriptor(id=webauthn.base64url_to_bytes(i)) for i in existing],
         )
-        return JSONResponse(await self._new_ceremony(options, enrolment_hash), headers=NO_STORE)
+        return JSONResponse(await self._new_ceremony(scope, options, enrolment_hash), headers=NO_STORE)
 
     async def _enrol(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
         ceremony = await self._take_ceremony(data)
@@ -257,7 +286,7 @@ class AdminSignIn:
             timeout=CEREMONY_TIMEOUT_MS,
             user_verification=UserVerificationRequirement.REQUIRED,
         )
-        return JSONResponse(await self._new_ceremony(options, None), headers=NO_STORE)
+        return JSONResponse(await self._new_ceremony(scope, options, None), headers=NO_STORE)
 
     async def _sign_in(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
         ceremony = await self._take_ceremony(data)
@@ -300,7 +329,7 @@ class AdminSignIn:
         return _signed_in(scope, session)
 
     async def _sign_out(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
-        token = admin_access.session_token_from_cookies(Headers(scope=scope).get("cookie", ""))
+        token = admin_access.session_token(Headers(scope=scope).get("cookie", ""), is_https(scope))
         if token is not None:
             await asyncio.to_thread(admins.end_session, admin_access.token_hash(token), self.db_url)
         response = JSONResponse({"ok": True}, headers=NO_STORE)

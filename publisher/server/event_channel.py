@@ -39,7 +39,9 @@ from publisher.limits.tabs import (
     shared_gate,
 )
 from publisher.per_process import PerProcess
+from publisher.rules import admin_access
 from publisher.rules import limits as limit_rules
+from publisher.server import requests
 
 logger = logging.getLogger(__name__)
 
@@ -206,6 +208,19 @@ def _as_channel(scope: Scope, event_path: str = EVENT_PATH) -> Scope:
     return scope
 
 
+_SCHEME_HEADER = admin_access.CHANNEL_SCHEME_HEADER.encode("latin-1")
+
+
+def with_connection_scheme(scope: Scope) -> Scope:
+    """``scope`` with the one ``x-publisher-scheme`` header the door writes: "https" or "http", as
+    the HTTP endpoints judge it (server/requests.is_https). Reflex hands a connection's headers to
+    each tab's state, so the dashboard reads the session cookie of the right name
+    (rules/admin_access.session_token); any such header the client sent is dropped first."""
+    headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() != _SCHEME_HEADER]
+    headers.append((_SCHEME_HEADER, b"https" if requests.is_https(scope) else b"http"))
+    return {**scope, "headers": headers}
+
+
 class EventChannelDoor:
     """Lets a request reach the event channel only on its own path, from the site's pages, within the limits.
 
@@ -259,7 +274,7 @@ class EventChannelDoor:
             logger.info("Event channel refused for %s: %s", address, FOREIGN_ORIGIN)
             await answer(scope, send, 403, b"This page may only be used from the site itself.\n")
             return
-        scope = _as_channel(scope)
+        scope = with_connection_scheme(_as_channel(scope))
         websocket = scope["type"] == "websocket"
         if websocket and self.watch.seen(address, hops):
             logger.warning(ONE_ADDRESS_WARNING)

@@ -7,6 +7,7 @@ thread. Times are stored in UTC; SQLite gives them back without a zone, read as 
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -17,6 +18,7 @@ from publisher.rules import admin_access, validation
 from publisher.rules.admin_access import SessionTimes
 from publisher.storage.tables import (
     AUDIT_TARGET_MAX,
+    CEREMONY_ADDRESS_MAX,
     Admin,
     AdminAudit,
     AdminCeremony,
@@ -105,21 +107,66 @@ def passkey_ids(admin_id: int, db_url: str | None = None) -> list[str]:
         )
 
 
+class CeremonyRefusal(enum.Enum):
+    """Why a ceremony was not begun: nothing was written."""
+
+    ADDRESS_FULL = "address"  # this address has MAX_OPEN_CEREMONIES_PER_ADDRESS waiting
+    SITE_FULL = "site"  # the site has MAX_OPEN_CEREMONIES waiting
+
+
+# The transaction lock that makes counting and inserting one step on PostgreSQL ("publ" + "cere").
+CEREMONY_LOCK_KEY = 0x7075626C_63657265
+
+
 def begin_ceremony(
-    id_hash: str, challenge: bytes, enrolment_hash: str | None, now: datetime | None = None, db_url: str | None = None
-) -> None:
-    """Keep a ceremony's challenge until its answer comes back; clear the ones that ran out."""
+    id_hash: str,
+    challenge: bytes,
+    enrolment_hash: str | None,
+    address: str,
+    now: datetime | None = None,
+    db_url: str | None = None,
+) -> CeremonyRefusal | None:
+    """Keep a ceremony's challenge until its answer comes back; clear the ones that ran out.
+
+    A ceremony is begun only while ``address`` (rules/limits.address_key of the client) has
+    fewer than ``MAX_OPEN_CEREMONIES_PER_ADDRESS`` waiting and the site fewer than
+    ``MAX_OPEN_CEREMONIES``; otherwise nothing is written and the refusal says which. The
+    count and the insert are one step: SQLite's write lock is taken by the first statement
+    (the clearing), PostgreSQL's transaction lock before it, so requests racing cannot pass
+    the bounds together.
+    """
     now = now or utc_now()
+    address = address[:CEREMONY_ADDRESS_MAX]
     with engine(db_url).begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execute(sqlalchemy.text("SELECT pg_advisory_xact_lock(:key)"), {"key": CEREMONY_LOCK_KEY})
         connection.execute(sqlalchemy.delete(AdminCeremony).where(col(AdminCeremony.expires_at) <= now))
+        waiting, from_address = connection.execute(
+            sqlalchemy.select(
+                sqlalchemy.func.count(),
+                sqlalchemy.func.count().filter(col(AdminCeremony.address) == address),
+            ).select_from(AdminCeremony)
+        ).one()
+        if from_address >= admin_access.MAX_OPEN_CEREMONIES_PER_ADDRESS:
+            return CeremonyRefusal.ADDRESS_FULL
+        if waiting >= admin_access.MAX_OPEN_CEREMONIES:
+            return CeremonyRefusal.SITE_FULL
         connection.execute(
             sqlalchemy.insert(AdminCeremony).values(
                 id_hash=id_hash,
                 challenge=challenge,
                 enrolment_hash=enrolment_hash,
+                address=address,
                 expires_at=now + admin_access.CEREMONY_VALID_FOR,
             )
         )
+    return None
+
+
+def open_ceremonies(db_url: str | None = None) -> int:
+    """How many ceremonies wait for their answer, run out or not (what the table holds)."""
+    with engine(db_url).connect() as connection:
+        return connection.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(AdminCeremony)).scalar_one()
 
 
 @dataclass(frozen=True)

@@ -347,16 +347,36 @@ class AdminSession(sqlmodel.SQLModel, table=True):
     last_active_at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
 
 
+NONCE_MAX = 32  # a contact form token's nonce (rules/form_tokens.py: 22 characters), with room
+
+
+class UsedFormToken(sqlmodel.SQLModel, table=True):
+    """A contact form token that answered a submit (its nonce), kept until it could no longer be
+    good anyway, so it never answers a second one: after a restart or on another worker sharing
+    the database (storage/form_tokens.py; with Redis the nonces are kept there instead)."""
+
+    __tablename__ = "used_form_token"
+
+    id: int | None = sqlmodel.Field(default=None, primary_key=True)
+    nonce: str = sqlmodel.Field(max_length=NONCE_MAX, unique=True)
+    expires_at: datetime = sqlmodel.Field(index=True)
+
+
+CEREMONY_ADDRESS_MAX = 64  # an IPv4 address, an IPv6 /64 ("2001:db8:1:2::/64"), with room
+
+
 class AdminCeremony(sqlmodel.SQLModel, table=True):
     """A WebAuthn ceremony under way: the challenge the browser was given, kept until its answer
     comes back (to any worker) or five minutes pass. ``enrolment_hash``: the enrolment it is for
-    (None: a sign-in)."""
+    (None: a sign-in). ``address``: whom it was begun for (rules/limits.address_key), so the
+    ceremonies one address may have waiting are bounded (storage/admins.begin_ceremony)."""
 
     __tablename__ = "admin_ceremony"
 
     id_hash: str = sqlmodel.Field(max_length=TOKEN_HASH_MAX, primary_key=True)
     challenge: bytes = sqlmodel.Field(sa_type=sqlalchemy.LargeBinary)
     enrolment_hash: str | None = sqlmodel.Field(default=None, max_length=TOKEN_HASH_MAX)
+    address: str = sqlmodel.Field(default="", max_length=CEREMONY_ADDRESS_MAX)
     expires_at: datetime = sqlmodel.Field(index=True)
 
 

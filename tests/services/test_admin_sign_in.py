@@ -12,14 +12,16 @@ import httpx
 import pytest
 import sqlalchemy
 
+from publisher.content import admin_copy
 from publisher.limits import submits
 from publisher.limits.submits import Limiter, MemoryCounter
 from publisher.rules import admin_access
 from publisher.rules.admin_access import RelyingParty
-from publisher.server import admin_sign_in
+from publisher.server import admin_downloads, admin_sign_in
+from publisher.server.admin_downloads import AdminDownloads
 from publisher.server.admin_sign_in import AdminSignIn
 from publisher.storage import admins
-from publisher.storage.tables import utc_now
+from publisher.storage.tables import AdminCeremony, utc_now
 from tests.authenticator import SoftPasskey
 from tests.support import publisher_gateway
 
@@ -201,6 +203,122 @@ async def test_failed_attempts_are_limited_per_address_and_then_refused_before_b
         # Over the limit, even the right link is refused unread: a guesser learns nothing.
         right = await http.post("/admin/api/enrol/options", json={"token": token}, headers=FROM_PAGE)
         assert right.status_code == 429
+
+
+@pytest.mark.asyncio
+async def test_only_the_cookie_name_of_the_connections_scheme_counts_and_two_session_cookies_open_nothing(
+    client, db_url, monkeypatch
+):
+    """A cookie planted from a sibling subdomain or over plain http (``publisher-admin``, which
+    anyone on the network or a sibling host can set) must not decide whose session a request is.
+    Bob's session planted beside Ada's own ``__Host-`` cookie downloads nothing as Bob."""
+    monkeypatch.setattr(admin_downloads, "relying_party", lambda: PARTY)
+    async with client() as http:
+        ada = session_of(await enrol(http, invite(db_url, "Ada"), SoftPasskey(ORIGIN)))
+        bob = session_of(await enrol(http, invite(db_url, "Bob"), SoftPasskey(ORIGIN)))
+    downloads = AdminDownloads(AdminSignIn(not_found, db_url=db_url), db_url=db_url)
+
+    async def audit_download(base_url: str, cookie: str) -> httpx.Response:
+        transport = httpx.ASGITransport(app=downloads)
+        async with httpx.AsyncClient(transport=transport, base_url=base_url) as http:
+            return await http.post("/admin/api/audit.csv", headers={**FROM_PAGE, "Cookie": cookie})
+
+    def last_downloader() -> str:
+        return admins.audit_log(limit=1, db_url=db_url)[0].admin
+
+    https, http_only = ORIGIN, "http://books.example.com"
+    assert (await audit_download(https, f"__Host-publisher-admin={ada}")).status_code == 200
+    assert last_downloader() == "Ada"
+    for cookie in (
+        f"publisher-admin={bob}; __Host-publisher-admin={ada}",  # the planted one first, as a browser may send it
+        f"__Host-publisher-admin={ada}; publisher-admin={bob}",
+        f"publisher-admin={bob}",  # over https the plain name is nobody's
+    ):
+        assert (await audit_download(https, cookie)).status_code == 403, cookie
+    assert (await audit_download(http_only, f"__Host-publisher-admin={bob}")).status_code == 403
+    assert (await audit_download(http_only, f"publisher-admin={bob}")).status_code == 200  # development
+    assert last_downloader() == "Bob"
+    assert [line.admin for line in admins.audit_log(db_url=db_url)] == ["Bob", "Ada"]  # nothing else downloaded
+
+
+def from_address(db_url: str, address: str, clock=None) -> httpx.AsyncClient:
+    """The sign-in endpoints as a client at ``address`` sees them."""
+    app = AdminSignIn(not_found, db_url=db_url, clock=clock)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=(address, 40000)), base_url=ORIGIN)
+
+
+async def ask_sign_in(http: httpx.AsyncClient) -> httpx.Response:
+    return await http.post("/admin/api/sign-in/options", json={}, headers=FROM_PAGE)
+
+
+@pytest.mark.asyncio
+async def test_a_flood_of_sign_in_ceremonies_from_one_address_is_refused_and_the_table_stops_at_five(client, db_url):
+    """Five ceremonies may wait for their answer per address, and 40 may be begun per address in
+    10 minutes (the forms' per-address limit, counted before anything is written): a flood gets
+    429 and the table holds five rows, while another address is served."""
+    async with from_address(db_url, "203.0.113.5") as flood:
+        started = [await ask_sign_in(flood) for _ in range(5)]
+        assert [answer.status_code for answer in started] == [200] * 5
+        refused = [await ask_sign_in(flood) for _ in range(34)]  # 39 begun in all
+        assert {answer.status_code for answer in refused} == {429}
+        assert refused[0].json()["error"] == admin_copy.TOO_MANY_CEREMONIES
+        assert refused[0].headers["retry-after"] == "300"  # the oldest waiting one is gone by then
+        assert admins.open_ceremonies(db_url) == 5
+
+        async with from_address(db_url, "198.51.100.8") as other:
+            assert (await ask_sign_in(other)).status_code == 200
+        assert admins.open_ceremonies(db_url) == 6
+
+        async def answer_badly(ceremony: httpx.Response) -> None:
+            """An answer takes its ceremony, right or wrong: a place is free again."""
+            answered = await flood.post(
+                "/admin/api/sign-in",
+                json={"ceremony": ceremony.json()["ceremony"], "credential": {}},
+                headers=FROM_PAGE,
+            )
+            assert answered.status_code == 400
+
+        await answer_badly(started[0])
+        assert (await ask_sign_in(flood)).status_code == 200  # the 40th begun from this address
+        await answer_badly(started[1])
+        over = await ask_sign_in(flood)  # a place is free, but 40 were begun in these 10 minutes
+        assert over.status_code == 429 and over.headers["retry-after"] == "600"
+        assert admins.open_ceremonies(db_url) == 5
+
+
+@pytest.mark.asyncio
+async def test_the_whole_site_keeps_at_most_1000_ceremonies_waiting_and_frees_them_as_they_expire(client, db_url):
+    """However many addresses a flood comes from, the table stops at 1,000 waiting ceremonies;
+    once they run out (5 minutes), sign-ins are served again and the stale rows are cleared."""
+    now = utc_now()
+    engine = sqlalchemy.create_engine(db_url)
+    with engine.begin() as connection:
+        connection.execute(
+            sqlalchemy.insert(AdminCeremony),
+            [
+                {
+                    "id_hash": f"{number:064x}",
+                    "challenge": b"c",
+                    "enrolment_hash": None,
+                    "address": f"10.0.{number // 250}.{number % 250}",
+                    "expires_at": now + timedelta(minutes=4),
+                }
+                for number in range(998)
+            ],
+        )
+    engine.dispose()
+    for number, address in enumerate(("198.51.100.1", "198.51.100.2")):
+        async with from_address(db_url, address, clock=lambda: now) as http:
+            assert (await ask_sign_in(http)).status_code == 200, number
+    assert admins.open_ceremonies(db_url) == 1000
+    async with from_address(db_url, "198.51.100.3", clock=lambda: now) as http:
+        busy = await ask_sign_in(http)
+    assert busy.status_code == 429 and busy.json()["error"] == admin_copy.SIGN_IN_BUSY
+    assert admins.open_ceremonies(db_url) == 1000
+    later = now + admin_access.CEREMONY_VALID_FOR
+    async with from_address(db_url, "198.51.100.3", clock=lambda: later) as http:
+        assert (await ask_sign_in(http)).status_code == 200
+    assert admins.open_ceremonies(db_url) == 1  # the 1,000 that ran out were cleared
 
 
 def test_an_enrolment_link_expires_after_24_hours_and_a_session_after_30_idle_minutes(db_url):

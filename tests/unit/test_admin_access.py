@@ -6,9 +6,11 @@ import base64
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from reflex.istate.data import RouterData
 
 from publisher.rules import admin_access
 from publisher.rules.admin_access import SessionTimes
+from publisher.web.states.admin import AdminState
 
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 IDLE = timedelta(minutes=30)
@@ -101,13 +103,32 @@ def test_the_cookie_is_httponly_strict_and_host_only_secure_over_https():
     assert "Max-Age=0" in admin_access.cleared_cookie(https=True).split("; ")
 
 
-def test_the_session_token_is_read_from_either_cookie_name_and_only_when_token_shaped():
+def test_over_https_only_the_host_prefixed_cookie_counts_and_over_http_only_the_plain_one():
     token = admin_access.new_token()
-    assert admin_access.session_token_from_cookies(f"a=1; __Host-publisher-admin={token}; b=2") == token
-    assert admin_access.session_token_from_cookies(f"publisher-admin={token}") == token
-    assert admin_access.session_token_from_cookies("publisher-admin=not a token!") is None
-    assert admin_access.session_token_from_cookies("other=1") is None
-    assert admin_access.session_token_from_cookies("") is None
+    assert admin_access.session_token(f"a=1; __Host-publisher-admin={token}; b=2", https=True) == token
+    assert admin_access.session_token(f"publisher-admin={token}", https=True) is None  # plantable over https
+    assert admin_access.session_token(f"publisher-admin={token}", https=False) == token  # development
+    assert admin_access.session_token(f"__Host-publisher-admin={token}", https=False) is None
+    assert admin_access.session_token("__Host-publisher-admin=not a token!", https=True) is None
+    assert admin_access.session_token("other=1", https=True) is None
+    assert admin_access.session_token("", https=False) is None
+
+
+@pytest.mark.parametrize("https", [True, False])
+@pytest.mark.parametrize(
+    "cookies",
+    [
+        "publisher-admin={planted}; __Host-publisher-admin={own}",
+        "__Host-publisher-admin={own}; publisher-admin={planted}",
+        "__Host-publisher-admin={planted}; __Host-publisher-admin={own}",
+        "publisher-admin={own}; publisher-admin={planted}",
+    ],
+)
+def test_two_session_cookies_in_one_request_are_nobodys_session(cookies, https):
+    """A cookie planted from a sibling subdomain or over plain http must not decide the session,
+    in either order: with two, which is planted cannot be told, so neither counts."""
+    header = cookies.format(planted=admin_access.new_token(), own=admin_access.new_token())
+    assert admin_access.session_token(header, https=https) is None
 
 
 @pytest.mark.parametrize(
@@ -124,3 +145,24 @@ def test_the_session_token_is_read_from_either_cookie_name_and_only_when_token_s
 )
 def test_an_admins_name_is_printable_text_on_one_line(name, problem):
     assert admin_access.check_admin_name(name) == problem
+
+
+@pytest.mark.parametrize(
+    ("scheme", "cookies", "counted"),
+    [
+        ("https", "__Host-publisher-admin={own}", True),
+        ("https", "publisher-admin={own}", False),
+        ("https", "publisher-admin={planted}; __Host-publisher-admin={own}", False),
+        ("http", "publisher-admin={own}", True),
+        ("http", "__Host-publisher-admin={own}", False),
+        (None, "__Host-publisher-admin={own}", False),  # no door in front: not https
+    ],
+)
+def test_the_dashboards_state_reads_the_cookie_of_the_scheme_the_event_channels_door_wrote(scheme, cookies, counted):
+    own = admin_access.new_token()
+    headers = {"cookie": cookies.format(own=own, planted=admin_access.new_token())}
+    if scheme is not None:
+        headers[admin_access.CHANNEL_SCHEME_HEADER] = scheme
+    state = AdminState(_reflex_internal_init=True)
+    state.router = RouterData.from_router_data({"token": "tab-1", "pathname": "/admin", "headers": headers})
+    assert state._session_hash() == (admin_access.token_hash(own) if counted else None)

@@ -13,6 +13,7 @@ from reflex_base import config as reflex_config
 from publisher.config import settings
 from publisher.config.settings import ConfigurationError
 from publisher.limits import tabs
+from publisher.rules import admin_access
 from publisher.server import event_channel
 
 LIMITS = tabs.TabLimits(per_address=3, new_per_minute=5, per_worker=10)
@@ -394,3 +395,33 @@ def test_the_origins_come_from_the_deploy_url_and_in_development_from_the_develo
     monkeypatch.setattr(config, "frontend_port", None)  # Reflex's default port, when none was given
     monkeypatch.delenv("PUBLISHER_DEV_HOST")
     assert event_channel.OriginRule.configured().dev_port == 3000
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("scheme", "hops", "headers", "seen"),
+    [
+        ("wss", 0, {}, "https"),
+        ("ws", 0, {}, "http"),
+        ("ws", 0, {"X-Publisher-Scheme": "https"}, "http"),  # the client's own claim is dropped
+        ("ws", 0, {"X-Forwarded-Proto": "https"}, "http"),  # no proxy trusted: anyone could send it
+        ("ws", 1, {"X-Forwarded-Proto": "https"}, "https"),  # behind the one trusted proxy
+        ("wss", 0, {"X-Publisher-Scheme": "http"}, "https"),
+    ],
+)
+async def test_the_door_tells_the_tabs_state_whether_its_connection_is_https_and_nothing_the_client_claims(
+    monkeypatch, scheme, hops, headers, seen
+):
+    """The dashboard's state reads the session cookie by this header (rules/admin_access.session_token):
+    the same verdict as the HTTP endpoints that set the cookie, written by the door alone."""
+    monkeypatch.setattr(reflex_config.get_config(), "trusted_proxy_hops", hops)
+    the_gate, channel, client = gate(tabs.MemoryTabs(), Clock()), Channel(), Client()
+    running = asyncio.create_task(
+        door_for(the_gate, channel)({**ws_scope(headers=headers), "scheme": scheme}, client.receive, client.send)
+    )
+    await asyncio.wait_for(channel.accepted.wait(), 5)
+    client.leave()
+    await asyncio.wait_for(running, 5)
+    [scope] = channel.scopes
+    written = [value for name, value in scope["headers"] if name == admin_access.CHANNEL_SCHEME_HEADER.encode()]
+    assert written == [seen.encode()]

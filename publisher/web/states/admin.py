@@ -247,7 +247,9 @@ class AdminState(rx.State):
     def _session_hash(self) -> str | None:
         """The session of this event's tab: the cookie its event channel opened with, which Reflex
         puts into the router data from the connection for each event (never the stored copy)."""
-        token = admin_access.session_token_from_cookies(self.router.headers.cookie)
+        # The door of the event channel wrote whether this tab's connection is https.
+        https = self.router.headers.raw_headers.get(admin_access.CHANNEL_SCHEME_HEADER) == "https"
+        token = admin_access.session_token(self.router.headers.cookie, https)
         return None if token is None else admin_access.token_hash(token)
 
     async def _admin(self, touch: bool, session_hash: str | None = None) -> admins.AdminIdentity | None:

@@ -1,0 +1,34 @@
+"""The contact form's used tokens in the database: every SQL statement of limits/form_tokens.py's
+database store.
+
+Without Redis, a worker's memory forgot the used nonces at every deploy or crash, and a token
+used once was good again for the rest of its hour (issue 40). The embedded gateway's database
+outlives every worker and is shared by all of them, so a nonce is remembered there: the first
+submit inserts it, a second finds it (``ON CONFLICT DO NOTHING``: of two racing, one inserts).
+Rows are kept until the token could no longer be good anyway, and each use clears the ones
+past that, so the table holds at most an hour's used tokens.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import sqlalchemy
+from sqlmodel import col
+
+from publisher.storage.tables import UsedFormToken, engine, insert_once, utc_now
+
+
+def first_use(nonce: str, remember_for: timedelta, now: datetime | None = None, db_url: str | None = None) -> bool:
+    """Mark ``nonce`` used for ``remember_for``; True when nobody had used it before."""
+    now = now or utc_now()
+    with engine(db_url).begin() as connection:
+        connection.execute(sqlalchemy.delete(UsedFormToken).where(col(UsedFormToken.expires_at) <= now))
+        inserted = insert_once(connection, UsedFormToken, "nonce", nonce=nonce, expires_at=now + remember_for)
+    return inserted is not None
+
+
+def remembered(db_url: str | None = None) -> int:
+    """How many used nonces the table holds (the pruning's effect)."""
+    with engine(db_url).connect() as connection:
+        return connection.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(UsedFormToken)).scalar_one()
