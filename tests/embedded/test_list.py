@@ -167,15 +167,21 @@ def test_a_changed_link_gets_a_clear_page_and_the_unsubscribe_button_removes_the
     assert status_of(db_url, email) == "pending"
 
     page.goto(confirm_url)
+    # The app takes the page over once connected, and answers the press itself: no page load.
+    expect(page.locator('form[data-app-form][data-connected="true"]')).to_be_visible()
     page.get_by_role("button", name="Confirm my subscription").click()
     expect(page.locator("main section h2")).to_have_text("You are on the list")
+    expect(page).to_have_url(confirm_url)
     welcome = wait_for_email(smtp, email, "Welcome to the Animals We Confuse new-release list")
-    page.goto(on_this_server(server, welcome.message["List-Unsubscribe"].strip("<>")))
+    unsubscribe_url = on_this_server(server, welcome.message["List-Unsubscribe"].strip("<>"))
+    page.goto(unsubscribe_url)
     expect(page.locator("main section strong")).to_contain_text("@e******.com")
     assert status_of(db_url, email) == "confirmed"  # opening the page changed nothing
     assert axe_violations(page) == []
+    expect(page.locator('form[data-app-form][data-connected="true"]')).to_be_visible()
     page.get_by_role("button", name="Unsubscribe").click()
     expect(page.locator("main section h2")).to_have_text("You have been unsubscribed")
+    expect(page).to_have_url(unsubscribe_url)
     assert status_of(db_url, email) == "unsubscribed"
     assert_no_console_errors(page, allow_document_404=True)
 
