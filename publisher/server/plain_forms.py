@@ -19,7 +19,8 @@ cases.
 The contact page itself (GET) is served from the build with a new question and its
 signed token written into it for each response, so the question is there at first
 paint; it and the subscribe page are never stored by a cache (``no-store``,
-server/middleware.py), every other page stays prerendered and cacheable.
+server/middleware.py); so are the list's link pages, which server/list_links.py writes
+alike. Every other page stays prerendered and cacheable.
 """
 
 from __future__ import annotations
