@@ -81,7 +81,8 @@
   else if (root.hasAttribute("data-app-rendered")) searchWhatTheAppRenders();
   else document.addEventListener("publisher:app-rendered", searchWhatTheAppRenders, { once: true });
 
-  // A form works two ways (publisher/web/components/forms.py): the app sends it while it is
+  // A form works two ways (publisher/web/components/forms.py, and the list link pages' button:
+  // publisher/web/components/list_link.py): the app sends it while it is
   // connected (data-connected="true"); otherwise (not started yet, no JavaScript for the app,
   // its event channel never opened or dropped) the browser posts it to its own page, which
   // the server answers alone. Stopped here, the press never reaches the app, which would

@@ -63,10 +63,9 @@ LIST_EMAIL_UNSUBSCRIBE_LINK = "Unsubscribe with one click"  # the HTML part's li
 
 # --- The confirmation page -------------------------------------------------------------
 
+# Only where nothing has read the link yet: the page as built, and the development server's until the app
+# connects (the production server writes the link's own panel into every page it serves).
 CONFIRM_CHECKING = "Checking your link…"
-# The page cannot reach the site for the moment (too many open pages from the network, or the site
-# restarting); it keeps trying.
-LINK_UNAVAILABLE = "Your link cannot be checked at the moment. Please try again in a few minutes."
 CONFIRM_ASK = "Press the button to add {address} to {list_name}."
 CONFIRM_BUTTON = "Confirm my subscription"
 CONFIRM_BUSY = "Confirming..."

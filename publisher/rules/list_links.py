@@ -27,6 +27,9 @@ from urllib.parse import urlencode
 CONFIRM_PATH = "/subscribe/confirm"
 UNSUBSCRIBE_PATH = "/unsubscribe"
 TOKEN_PARAM = "token"
+# On a link's page after its button was pressed without the app (server/list_links.py answers the
+# press with 303 See Other to the link and this): the page says what the press did, not "already".
+DONE_PARAM = "done"
 CONFIRM_LINK_VALID_FOR = timedelta(days=7)
 
 _CONFIRM, _UNSUBSCRIBE = "confirm", "unsubscribe"
@@ -91,6 +94,12 @@ def confirm_url(site_url: str, secret: str, link_key: str, issued_at: datetime) 
 
 def unsubscribe_url(site_url: str, secret: str, link_key: str) -> str:
     return f"{site_url}{UNSUBSCRIBE_PATH}?{urlencode({TOKEN_PARAM: unsubscribe_token(secret, link_key)})}"
+
+
+def link_path(path: str, token: str, done: bool = False) -> str:
+    """A link's page on this site (path and query): where its button posts, and where the press leads."""
+    query = {TOKEN_PARAM: token, DONE_PARAM: "1"} if done else {TOKEN_PARAM: token}
+    return f"{path}?{urlencode(query)}"
 
 
 def mask_address(email: str) -> str:

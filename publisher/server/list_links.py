@@ -1,47 +1,98 @@
-"""The list's links as HTTP sees them: the right status for a link's page, and one-click unsubscribe.
+"""The list's links as HTTP sees them: each link's page, its button without the app, and one-click
+unsubscribe (docs/mailing-list.md, From sign-up to unsubscribe; docs/security.md).
 
-The confirmation and unsubscribe pages are the site's own pages: the app reads
-the link and asks for the press. This middleware, in front of them on every
-worker, adds what only HTTP can say:
+The confirmation and unsubscribe pages are the site's own pages. This middleware, in
+front of them on every worker, answers what HTTP alone must answer:
 
-- a link whose signature does not match, or whose address the list no longer has,
-  gets its page with status 404, and an expired confirmation link 410, so nothing
-  treats them as a page that exists;
-- ``POST /unsubscribe?token=...`` with the body ``List-Unsubscribe=One-Click`` is a
-  mail provider's one-click unsubscribe (RFC 8058): it comes from the provider's
-  server, without cookies, so the signed token is the authority. The address
-  leaves the list at once and the answer is 200.
-
-Only failures count against the address's limit (like the forms' submits): a bot
-trying tokens is stopped, a mail provider unsubscribing many readers is not.
-Nothing here says whether an address is on the list: every failure is the same 404.
+- ``GET`` of a link's page reads the link (web/states/confirm.py and web/states/unsubscribe.py:
+  the same functions as the app) and changes nothing: mail scanners open every link. The
+  production server writes the link's panel into the page it serves (the masked address
+  and a ``<form method="post">`` button, or what the link leads to instead;
+  web/components/list_link.py), so the page works without JavaScript and before or
+  without the app's connection; the app takes the panel over once connected. A link
+  whose signature does not match, or whose address the list no longer has, gets its
+  page with status 404, and an expired confirmation link 410, so nothing treats them
+  as a page that exists. Only these failures count against the address's limit (like
+  the forms' submits): a bot trying tokens is stopped, a mail provider unsubscribing
+  many readers is not. Nothing here says whether an address is on the list: every
+  failure is the same 404.
+- ``POST`` of a link (the page's button, the browser posting it without the app) acts
+  with the same rules as the app's press: only from the site's own page (else 403,
+  rules/same_site.py), within the same per-address limit (else the page says so, 429),
+  once (a second press finds the address confirmed, or gone). It answers ``303 See
+  Other`` to the link's page with ``done=1``, which shows the result; a reload posts
+  nothing. The token travels in the link's query, as in the email, never in the body.
+- ``POST /unsubscribe?token=...`` with the body ``List-Unsubscribe=One-Click`` is a mail
+  provider's one-click unsubscribe (RFC 8058): it comes from the provider's server,
+  without cookies or an ``Origin`` of ours, so the signed token is the authority. The
+  address leaves the list at once and the answer is 200.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import parse_qs
 
-import sqlalchemy
 from reflex_base import config as reflex_config
-from starlette.responses import PlainTextResponse
+from starlette.datastructures import Headers
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from publisher import storage
-from publisher.content import list_copy
+from publisher.content import form_copy, list_copy
 from publisher.limits import submits
 from publisher.rules import limits as limit_rules
-from publisher.rules import list_links
-from publisher.rules.list_rules import ListStatus
+from publisher.rules import list_links, same_site
+from publisher.server import requests
+from publisher.server.plain_forms import page_file, page_response, site_origins
 from publisher.storage import subscribers
-from publisher.web.states.list_link import list_secrets
+from publisher.web import graceful_stop
+from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE, Outcomes, outcome_html
+from publisher.web.pages import confirm as confirm_page
+from publisher.web.pages import unsubscribe as unsubscribe_page
+from publisher.web.states import confirm as confirm_state
+from publisher.web.states import unsubscribe as unsubscribe_state
+from publisher.web.states.list_link import LIMITED, LinkView, StorageAway, in_thread, list_secrets
 
 logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 4096
-_LINK_PATHS = (list_links.CONFIRM_PATH, list_links.UNSUBSCRIBE_PATH)
 _FAILURES = "list-link"  # the limiter's name for wrong links from one address
+
+
+@dataclass(frozen=True)
+class LinkPage:
+    """One link's page as the server answers it."""
+
+    route: str
+    action: str  # the limiter's name for its press, the app's too
+    view: Callable[[str, bool], Awaitable[LinkView]]  # what a token leads to (token, after a press)
+    press: Callable[[LinkView], Awaitable[LinkView]]  # what the button does
+    outcomes: Outcomes
+
+
+LINK_PAGES = {
+    page.route: page
+    for page in (
+        LinkPage(
+            list_links.CONFIRM_PATH,
+            confirm_state.ACTION,
+            confirm_state.confirm_view,
+            confirm_state.confirm_press,
+            confirm_page.OUTCOMES,
+        ),
+        LinkPage(
+            list_links.UNSUBSCRIBE_PATH,
+            unsubscribe_state.ACTION,
+            unsubscribe_state.unsubscribe_view,
+            unsubscribe_state.unsubscribe_press,
+            unsubscribe_page.OUTCOMES,
+        ),
+    )
+}
 
 
 def one_click_requested(body: bytes, content_type: str) -> bool:
@@ -52,86 +103,115 @@ def one_click_requested(body: bytes, content_type: str) -> bool:
     return parse_qs(text).get("List-Unsubscribe") == ["One-Click"]
 
 
+class PanelSlot:
+    """A link's page of the build split where its panel goes, so each response is a join, not a parse."""
+
+    def __init__(self, html: str):
+        slot = re.search(rf'(<div\b[^>]*\b{LINK_PANEL_ATTRIBUTE}=""[^>]*>)(.*?)(</div>)', html, re.S)
+        if slot is None:
+            raise LookupError(
+                f"A list link's page of the build has no [{LINK_PANEL_ATTRIBUTE}] element: "
+                "is the build older than this code? Run `make build`."
+            )
+        self._before, self._after = html[: slot.end(1)], html[slot.start(3) :]
+
+    def render(self, panel: str) -> str:
+        return f"{self._before}{panel}{self._after}"
+
+
 class ListLinks:
-    def __init__(self, app: ASGIApp):
+    def __init__(self, app: ASGIApp, build_dir: Path | None = None):
+        """``build_dir``: the production build, whose link pages the server writes the panel into;
+        None where there is none (``reflex run``): the pages are then the app's alone."""
         self.app = app
+        self.slots = (
+            None
+            if build_dir is None
+            else {route: PanelSlot(page_file(build_dir, route).read_text(encoding="utf-8")) for route in LINK_PAGES}
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "")
-        if scope["type"] != "http" or (path.rstrip("/") or "/") not in _LINK_PATHS:
+        route = scope.get("path", "").rstrip("/") or "/"
+        if scope["type"] != "http" or route not in LINK_PAGES:
             await self.app(scope, receive, send)
             return
-        path = path.rstrip("/")
-        token = (parse_qs(scope.get("query_string", b"").decode("latin-1")).get(list_links.TOKEN_PARAM) or [""])[0]
-        if scope["method"] == "POST" and path == list_links.UNSUBSCRIBE_PATH:
-            response = await self._one_click(scope, receive, token)
-            await response(scope, receive, send)
-            return
-        if scope["method"] not in ("GET", "HEAD"):
-            await PlainTextResponse("Method not allowed", status_code=405)(scope, receive, send)
-            return
-        status = await self._page_status(path, token)
-        if status in (404, 410) and not await self._within_limits(scope):
-            status = 429
-        await self.app(scope, receive, _with_status(send, status))
-
-    async def _page_status(self, path: str, token: str) -> int:
-        """200 for a link that leads somewhere, 404 for one that does not, 410 for an expired confirmation."""
-        secrets = list_secrets()
-        if path == list_links.CONFIRM_PATH:
-            claim = list_links.read_confirm_token(secrets, token, storage.utc_now())
-            link_key = claim.link_key if claim else None
+        page = LINK_PAGES[route]
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        token = (query.get(list_links.TOKEN_PARAM) or [""])[0]
+        if scope["method"] == "POST":
+            response = await self._post(page, scope, receive, token)
+        elif scope["method"] in ("GET", "HEAD"):
+            done = (query.get(list_links.DONE_PARAM) or [""])[0] == "1"
+            view = await page.view(token, done)
+            status = view.http_status
+            if status in (404, 410) and not await self._within_failure_limits(scope):
+                view, status = LinkView(LIMITED), 429
+            if self.slots is None:
+                await self.app(scope, receive, _with_status(send, status))
+                return
+            response = self._page(scope, page, view, token, status)
         else:
-            claim, link_key = None, list_links.read_unsubscribe_token(secrets, token)
-        if link_key is None:
-            return 404
-        try:
-            row = await asyncio.to_thread(subscribers.lookup, link_key)
-        except sqlalchemy.exc.SQLAlchemyError as exc:
-            logger.warning("List link: the database is unavailable (%s)", type(exc).__name__)
-            return 503
-        if row is None:
-            return 404
-        if claim is not None and claim.expired and row.status == ListStatus.PENDING:
-            return 410
-        return 200
+            response = PlainTextResponse("Method not allowed", status_code=405)
+        await response(scope, receive, send)
 
-    async def _one_click(self, scope: Scope, receive: Receive, token: str) -> PlainTextResponse:
-        body = await _read_body(receive)
-        content_type = dict(scope.get("headers", [])).get(b"content-type", b"").decode("latin-1").lower()
-        if body is None or not one_click_requested(body, content_type):
-            return PlainTextResponse("Expected the body List-Unsubscribe=One-Click", status_code=400)
+    def _page(self, scope: Scope, page: LinkPage, view: LinkView, token: str, status: int) -> Response:
+        assert self.slots is not None
+        panel = outcome_html(page.outcomes, view.stage, view.address, list_links.link_path(page.route, token))
+        return page_response(scope, self.slots[page.route].render(panel), status)
+
+    async def _post(self, page: LinkPage, scope: Scope, receive: Receive, token: str) -> Response:
+        if page.route == list_links.UNSUBSCRIBE_PATH:
+            try:
+                body = await requests.read_body(scope, receive, MAX_BODY_BYTES)
+            except requests.BodyTooLarge:
+                return PlainTextResponse("Expected the body List-Unsubscribe=One-Click", status_code=400)
+            except requests.ClientLeft:
+                return PlainTextResponse("", status_code=400)
+            content_type = Headers(scope=scope).get("content-type", "").lower()
+            if one_click_requested(body, content_type):
+                return await self._one_click(scope, token)
+        return await self._press(page, scope, token)
+
+    async def _press(self, page: LinkPage, scope: Scope, token: str) -> Response:
+        """The page's button, posted by the browser: the app's press, answered by the server alone."""
+        headers = Headers(scope=scope)
+        if not same_site.posted_from_this_site(
+            origin=headers.get("origin"),
+            sec_fetch_site=headers.get("sec-fetch-site"),
+            referer=headers.get("referer"),
+            site_origins=site_origins(scope, headers),
+        ):
+            logger.info("List link %s: a POST from another site refused", page.action)
+            return PlainTextResponse("This page accepts posts from its own page only.", status_code=403)
+        address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+        if not await submits.shared_limiter.get().allow(page.action, "", address):
+            if self.slots is None:  # no build to write into (`reflex run`): the sentence alone
+                return PlainTextResponse(form_copy.TOO_MANY_ATTEMPTS, status_code=429)
+            return self._page(scope, page, LinkView(LIMITED), token, 429)
+        async with graceful_stop.submit_in_flight():
+            await page.press(await page.view(token, False))
+        # The link's page says what the press did (or, for a link that leads nowhere, its 404).
+        return RedirectResponse(list_links.link_path(page.route, token, done=True), status_code=303)
+
+    async def _one_click(self, scope: Scope, token: str) -> PlainTextResponse:
         link_key = list_links.read_unsubscribe_token(list_secrets(), token)
         try:
             result = (
                 None
                 if link_key is None
-                else await asyncio.to_thread(subscribers.unsubscribe, link_key, subscribers.BY_ONE_CLICK)
+                else await in_thread(subscribers.unsubscribe, link_key, subscribers.BY_ONE_CLICK)
             )
-        except sqlalchemy.exc.SQLAlchemyError as exc:
-            logger.warning("One-click unsubscribe: the database is unavailable (%s)", type(exc).__name__)
+        except StorageAway:
             return PlainTextResponse(list_copy.LINK_TRY_LATER, status_code=503, headers={"Retry-After": "60"})
         if result is None:
-            status = 404 if await self._within_limits(scope) else 429
+            status = 404 if await self._within_failure_limits(scope) else 429
             return PlainTextResponse(list_copy.LINK_INVALID_TITLE, status_code=status)
         return PlainTextResponse(list_copy.UNSUBSCRIBE_ONE_CLICK_DONE)
 
     @staticmethod
-    async def _within_limits(scope: Scope) -> bool:
+    async def _within_failure_limits(scope: Scope) -> bool:
         address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
         return await submits.shared_limiter.get().allow(_FAILURES, "", address)
-
-
-async def _read_body(receive: Receive) -> bytes | None:
-    """The request body, or None when it is larger than a one-click request can be."""
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if len(body) > MAX_BODY_BYTES:
-            return None
-        if not message.get("more_body", False):
-            return body
 
 
 def _with_status(send: Send, status: int) -> Send:

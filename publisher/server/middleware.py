@@ -33,7 +33,7 @@ from publisher.server import admin_sign_in, event_channel, requests
 from publisher.server.admin_downloads import AdminDownloads
 from publisher.server.admin_sign_in import AdminSignIn
 from publisher.server.bounce_hook import BounceHook
-from publisher.server.list_links import ListLinks
+from publisher.server.list_links import LINK_PAGES, ListLinks
 from publisher.server.plain_forms import NO_STORE_ROUTES, PlainForms
 from publisher.web import feed, page_kinds, tab_states
 from publisher.web.pages import PAGES
@@ -79,6 +79,8 @@ def cache_control(path: str) -> str:
         return NO_STORE  # the dashboard: nothing of it is kept by a browser or a proxy
     if (path.rstrip("/") or "/") in NO_STORE_ROUTES:
         return NO_STORE  # the form pages: a question and its token per response, or the server's answer
+    if (path.rstrip("/") or "/") in LINK_PAGES:
+        return NO_STORE  # a list link's page: the masked address and the link's token, written per response
     if _HASHED_ASSET.match(path) or _IMAGE_VARIANT.match(path):
         return IMMUTABLE
     if path.lower().endswith(_IMAGE_SUFFIXES):
@@ -195,12 +197,15 @@ class CanonicalRouteRewrite:
 
 def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
     """Reflex's ``api_transformer``: every declared page at its slash-less URL, with its headers,
-    the forms answered without the app, and the event channel open only within the tab limits
-    (limits/tabs.py)."""
+    the forms and the list's link pages answered without the app, and the event channel open only
+    within the tab limits (limits/tabs.py)."""
     door = event_channel.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
-    routes: ASGIApp = ListLinks(CanonicalRouteRewrite(door, pages.slashless_routes()))
-    if pages_carry_a_question():  # the production build's pages (server/plain_forms.py); not `reflex run`
-        routes = PlainForms(routes, BUILD_DIR)
+    # The production build's pages, which the server writes into (server/plain_forms.py,
+    # server/list_links.py); not `reflex run`'s, which the browser renders.
+    build_dir = BUILD_DIR if pages_carry_a_question() else None
+    routes: ASGIApp = ListLinks(CanonicalRouteRewrite(door, pages.slashless_routes()), build_dir)
+    if build_dir is not None:
+        routes = PlainForms(routes, build_dir)
     return ResponseHeaders(
         AdminDownloads(AdminSignIn(BounceHook(routes))),
         inline_script_hashes(),

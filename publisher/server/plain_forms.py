@@ -21,7 +21,8 @@ cases.
 The contact page itself (GET) is served from the build with a new question and its
 signed token written into it for each response, so the question is there at first
 paint; it and the subscribe page are never stored by a cache (``no-store``,
-server/middleware.py), every other page stays prerendered and cacheable.
+server/middleware.py); so are the list's link pages, which server/list_links.py writes
+alike. Every other page stays prerendered and cacheable.
 """
 
 from __future__ import annotations
@@ -148,28 +149,13 @@ class PlainForms:
         if route in FORMS and method == "POST":
             response = await self._answer(FORMS[route], scope, receive)
         elif route == contact_page.ROUTE and method in ("GET", "HEAD"):
-            response = self._page(scope, self.question_slots.render(submissions.new_question()))
+            response = page_response(scope, self.question_slots.render(submissions.new_question()))
         elif route == subscribe_page.SENT_ROUTE and method in ("GET", "HEAD") and settings.list_emails_on():
-            response = self._page(scope, _show_confirm_note(self.subscribe_sent))
+            response = page_response(scope, _show_confirm_note(self.subscribe_sent))
         else:
             await self.app(scope, receive, send)
             return
         await response(scope, receive, send)
-
-    @staticmethod
-    def _page(scope: Scope, html: str, status: int = 200) -> Response:
-        """A page, compressed as the browser takes it, Brotli first, as the build's pages are
-        (quality 5: about a millisecond for a form page, within 3 % of the build's size)."""
-        body = html.encode("utf-8")
-        headers = {"Vary": "Accept-Encoding"}
-        accepted = Headers(scope=scope).get("accept-encoding", "")
-        if len(body) >= COMPRESS_MIN_BYTES and "br" in accepted:
-            body = brotli.compress(body, quality=5)
-            headers["Content-Encoding"] = "br"
-        elif len(body) >= COMPRESS_MIN_BYTES and "gzip" in accepted:
-            body = gzip.compress(body, compresslevel=6)
-            headers["Content-Encoding"] = "gzip"
-        return Response(body, status_code=status, media_type="text/html; charset=utf-8", headers=headers)
 
     async def _answer(self, form: PlainForm, scope: Scope, receive: Receive) -> Response:
         headers = Headers(scope=scope)
@@ -177,7 +163,7 @@ class PlainForms:
             origin=headers.get("origin"),
             sec_fetch_site=headers.get("sec-fetch-site"),
             referer=headers.get("referer"),
-            site_origins=_site_origins(scope, headers),
+            site_origins=site_origins(scope, headers),
         ):
             logger.info("Form %s: a POST from another site refused", form.name)
             return PlainTextResponse("This form accepts posts from its own page only.", status_code=403)
@@ -224,10 +210,25 @@ class PlainForms:
             question=question,
             title_prefix=form_copy.ERROR_TITLE_PREFIX,
         )
-        return self._page(scope, page_html.answer_page(self.pages[form.route], answer), status)
+        return page_response(scope, page_html.answer_page(self.pages[form.route], answer), status)
 
 
-def _site_origins(scope: Scope, headers: Headers) -> set[str]:
+def page_response(scope: Scope, html: str, status: int = 200) -> Response:
+    """A page the server wrote, compressed as the browser takes it, Brotli first, as the build's pages
+    are (quality 5: about a millisecond for a form page, within 3 % of the build's size)."""
+    body = html.encode("utf-8")
+    headers = {"Vary": "Accept-Encoding"}
+    accepted = Headers(scope=scope).get("accept-encoding", "")
+    if len(body) >= COMPRESS_MIN_BYTES and "br" in accepted:
+        body = brotli.compress(body, quality=5)
+        headers["Content-Encoding"] = "br"
+    elif len(body) >= COMPRESS_MIN_BYTES and "gzip" in accepted:
+        body = gzip.compress(body, compresslevel=6)
+        headers["Content-Encoding"] = "gzip"
+    return Response(body, status_code=status, media_type="text/html; charset=utf-8", headers=headers)
+
+
+def site_origins(scope: Scope, headers: Headers) -> set[str]:
     """The site's own origins: the public one (REFLEX_DEPLOY_URL) and the one this request was made to."""
     scheme = "https" if requests.is_https(scope) else "http"
     own = {same_site.origin_of(settings.site_url()), same_site.origin_of(f"{scheme}://{headers.get('host', '')}")}

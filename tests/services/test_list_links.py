@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+import httpx
 import pytest
+from bs4 import BeautifulSoup
 from reflex.istate.data import RouterData
 from reflex_base import constants
 
@@ -22,6 +24,7 @@ from publisher.rules.list_rules import ListStatus
 from publisher.server.list_links import ListLinks
 from publisher.storage import bounce_records, subscribers, tables
 from publisher.storage.bounce_records import Report
+from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE, checking_html
 from publisher.web.states import list_link
 from publisher.web.states.confirm import ConfirmState
 from publisher.web.states.subscribe import SubscribeState
@@ -52,12 +55,12 @@ def joined(mail, email: str = "jo@example.com") -> storage.Subscriber:
     return next(s for s in subscribers.list_subscribers() if s.email == email)
 
 
-def on_page(state_class, path: str, token: str, tab: str = "tab-1", address: str = "198.51.100.7"):
+def on_page(state_class, path: str, token: str, tab: str = "tab-1", address: str = "198.51.100.7", done: bool = False):
     state = state_class(_reflex_internal_init=True)
     state.router = RouterData.from_router_data(
         {
             constants.RouteVar.HEADERS: {"origin": "https://books.example.com"},
-            constants.RouteVar.ORIGIN: f"{path}?token={token}",
+            constants.RouteVar.ORIGIN: list_links.link_path(path, token, done),
             constants.RouteVar.CLIENT_TOKEN: tab,
             constants.RouteVar.CLIENT_IP: address,
         }
@@ -93,6 +96,19 @@ async def test_opening_a_confirmation_link_shows_the_masked_address_and_confirms
     again = on_page(ConfirmState, "/subscribe/confirm", token, tab="tab-2")
     await run(ConfirmState.open, again)
     assert again.stage == list_link.ALREADY
+
+
+@pytest.mark.asyncio
+async def test_the_app_on_the_page_a_plain_press_led_to_says_what_the_press_did_and_only_that(list_site):
+    subscriber = joined(list_site)
+    token = list_links.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
+    before = on_page(ConfirmState, "/subscribe/confirm", token, done=True)  # typed by hand: nothing was pressed
+    await run(ConfirmState.open, before)
+    assert before.stage == list_link.ASK
+    subscribers.confirm(subscriber.link_key, outbox.job_for(list_site), None, issued_at=subscriber.confirmation_sent_at)
+    after = on_page(ConfirmState, "/subscribe/confirm", token, tab="tab-2", done=True)
+    await run(ConfirmState.open, after)
+    assert (after.stage, after.address) == (list_link.DONE, "j*@e******.com")
 
 
 @pytest.mark.asyncio
@@ -260,10 +276,12 @@ def test_a_one_click_post_as_multipart_form_data_is_understood(list_site):
 def test_a_post_that_is_not_one_click_or_whose_token_is_not_ours_changes_nothing(list_site):
     subscriber = joined(list_site)
     token = list_links.unsubscribe_token(SECRET, subscriber.link_key)
-    assert request("POST", "/unsubscribe", token, b"", FORM)[0] == 400
+    # Not one-click: a press of the page's button, which a request from no page of ours is not.
+    assert request("POST", "/unsubscribe", token, b"", FORM)[0] == 403
     assert request("POST", "/unsubscribe", token, b"x" * 5000, FORM)[0] == 400
     assert request("POST", "/unsubscribe", flip(token, -1), ONE_CLICK, FORM)[:2] == (404, "This link is not valid")
-    assert request("POST", "/subscribe/confirm", token, ONE_CLICK, FORM)[0] == 405
+    assert request("POST", "/subscribe/confirm", token, ONE_CLICK, FORM)[0] == 403  # one-click only unsubscribes
+    assert request("PUT", "/unsubscribe", token, ONE_CLICK, FORM)[0] == 405
     assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
 
 
@@ -321,3 +339,190 @@ async def test_a_link_older_than_a_rejoin_within_the_day_does_not_confirm(list_s
     await run(ConfirmState.open, state)
     assert state.stage == list_link.REPLACED
     assert subscribers.lookup(first.link_key).status == ListStatus.PENDING
+
+
+# --- Without the app: the page the server writes, and its button's plain POST ---------------
+
+
+@pytest.fixture
+def build(tmp_path):
+    """A stand-in for the build's two link pages: the panel's slot as the build writes it."""
+    slot = f'<div class="rx-Html" {LINK_PANEL_ATTRIBUTE}="">{checking_html()}</div>'
+    for route in ("subscribe/confirm", "unsubscribe"):
+        (tmp_path / route).mkdir(parents=True)
+        (tmp_path / route / "index.html").write_text(
+            f"<!DOCTYPE html><html><head><title>Page</title></head><body><main><h1>Heading</h1>"
+            f'<section role="status">{slot}</section></main></body></html>'
+        )
+    return tmp_path
+
+
+def site_client(build) -> httpx.AsyncClient:
+    """The production server's link pages, over ASGI (the page behind them is never asked)."""
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=ListLinks(Page(), build)), base_url=SITE)
+
+
+SITE = "http://127.0.0.1:8000"
+SAME_SITE = {"Origin": SITE}
+
+
+def panel(response: httpx.Response) -> BeautifulSoup:
+    [slot] = BeautifulSoup(response.text, "html.parser").select(f"[{LINK_PANEL_ATTRIBUTE}]")
+    return slot
+
+
+def button_of(response: httpx.Response) -> tuple[str, str]:
+    """The panel's form: (where it posts, its button's text)."""
+    [form] = panel(response).select("form")
+    assert form["method"] == "post"
+    return form["action"], form.select_one("button[type=submit]").get_text()
+
+
+@pytest.mark.asyncio
+async def test_without_the_app_the_confirmation_page_carries_its_button_and_a_get_changes_nothing(list_site, build):
+    subscriber = joined(list_site)
+    token = list_links.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
+    async with site_client(build) as http:
+        for _ in range(3):  # a mail scanner opens it, and again
+            page = await http.get("/subscribe/confirm", params={"token": token})
+            head = await http.head("/subscribe/confirm", params={"token": token})
+    assert (page.status_code, head.status_code) == (200, 200)
+    assert panel(page).select_one("strong").get_text() == "j*@e******.com"
+    assert "Press the button to add j*@e******.com to the Animals We Confuse new-release list." in panel(page).text
+    assert button_of(page) == (f"/subscribe/confirm?token={token}", "Confirm my subscription")
+    assert "Checking your link" not in page.text
+    assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
+    assert [d.kind for d in storage.list_deliveries()] == ["confirmation"]
+
+
+@pytest.mark.asyncio
+async def test_without_the_app_the_confirm_button_confirms_once_and_leads_to_the_result(list_site, build):
+    subscriber = joined(list_site)
+    token = list_links.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
+    async with site_client(build) as http:
+        action, _label = button_of(await http.get("/subscribe/confirm", params={"token": token}))
+        pressed = await http.post(action, headers=SAME_SITE)
+        assert pressed.status_code == 303
+        assert pressed.headers["location"] == f"/subscribe/confirm?token={token}&done=1"
+        assert subscribers.lookup(subscriber.link_key).status == ListStatus.CONFIRMED
+        assert [d.kind for d in storage.list_deliveries()] == ["confirmation", "welcome"]
+        result = await http.get(pressed.headers["location"])
+        assert result.status_code == 200
+        assert panel(result).select_one("h2").get_text() == "You are on the list"
+        assert "Thank you! j*@e******.com is confirmed, and a welcome email is on its way." in panel(result).text
+        assert not panel(result).select("form")
+
+        again = await http.post(action, headers=SAME_SITE)  # the same press again (Back, then the button)
+        assert again.status_code == 303
+        assert [d.kind for d in storage.list_deliveries()] == ["confirmation", "welcome"]  # no second welcome
+        used = await http.get("/subscribe/confirm", params={"token": token})
+    assert "j*@e******.com is already confirmed: there is nothing more to do." in panel(used).text
+    [event] = [e for e in subscribers.consent_record("jo@example.com") if e.event == "confirmed"]
+    assert event.how == "confirmation link"
+
+
+@pytest.mark.asyncio
+async def test_without_the_app_the_unsubscribe_button_removes_the_address(list_site, build):
+    subscriber = joined(list_site)
+    token = list_links.unsubscribe_token(SECRET, subscriber.link_key)
+    async with site_client(build) as http:
+        page = await http.get("/unsubscribe", params={"token": token})
+        assert button_of(page) == (f"/unsubscribe?token={token}", "Unsubscribe")
+        assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
+        # What a browser posts: the form's urlencoded body, empty (its button has no name).
+        pressed = await http.post(button_of(page)[0], content=b"", headers={**SAME_SITE, "Content-Type": FORM})
+        assert pressed.status_code == 303
+        assert subscribers.lookup(subscriber.link_key).status == ListStatus.UNSUBSCRIBED
+        result = await http.get(pressed.headers["location"])
+    assert panel(result).select_one("h2").get_text() == "You have been unsubscribed"
+    assert "j*@e******.com will get no more emails from us." in panel(result).text
+    assert panel(result).select_one("a")["href"] == "/subscribe"
+    [event] = [e for e in subscribers.consent_record("jo@example.com") if e.event == "unsubscribed"]
+    assert event.how == "unsubscribe page"
+
+
+@pytest.mark.asyncio
+async def test_a_press_from_another_site_or_from_no_page_is_refused_and_changes_nothing(list_site, build):
+    subscriber = joined(list_site)
+    confirm_token = list_links.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
+    confirm = list_links.link_path("/subscribe/confirm", confirm_token)
+    unsubscribe = list_links.link_path("/unsubscribe", list_links.unsubscribe_token(SECRET, subscriber.link_key))
+    elsewhere = (
+        {"Origin": "https://evil.example"},
+        {"Origin": "null"},
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Referer": "https://evil.example/page"},
+        {},
+    )
+    async with site_client(build) as http:
+        for headers in elsewhere:
+            for action in (confirm, unsubscribe):
+                refused = await http.post(action, headers={**headers, "Content-Type": FORM}, content=b"")
+                assert refused.status_code == 403, (action, headers)
+    assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
+    assert [d.kind for d in storage.list_deliveries()] == ["confirmation"]
+
+
+@pytest.mark.asyncio
+async def test_without_the_app_a_changed_an_expired_or_a_replaced_link_shows_its_page(list_site, build):
+    subscriber = joined(list_site)
+    sent_at = subscriber.confirmation_sent_at
+    changed = flip(list_links.confirm_token(SECRET, subscriber.link_key, sent_at), -1)
+    expired = list_links.confirm_token(SECRET, subscriber.link_key, sent_at - timedelta(days=8))
+    older = list_links.confirm_token(SECRET, subscriber.link_key, sent_at - timedelta(days=1))
+    async with site_client(build) as http:
+        invalid = await http.get("/subscribe/confirm", params={"token": changed})
+        pressed = await http.post(f"/subscribe/confirm?token={changed}", headers=SAME_SITE)
+        after_press = await http.get(pressed.headers["location"])
+        gone = await http.get("/subscribe/confirm", params={"token": expired})
+        replaced = await http.get("/subscribe/confirm", params={"token": older})
+        unsubscribe = await http.get("/unsubscribe", params={"token": flip(changed, 0)})
+    for page in (invalid, after_press, unsubscribe):
+        assert page.status_code == 404
+        assert panel(page).select_one("h2").get_text() == "This link is not valid"
+        assert not panel(page).select("form")
+    assert pressed.status_code == 303
+    assert (gone.status_code, panel(gone).select_one("h2").get_text()) == (410, "This confirmation link has expired")
+    assert (replaced.status_code, panel(replaced).select_one("h2").get_text()) == (
+        200,
+        "This confirmation link has been replaced",
+    )
+    assert not panel(gone).select("form") and not panel(replaced).select("form")
+    assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
+
+
+@pytest.mark.asyncio
+async def test_without_the_app_presses_count_against_the_address_as_the_apps_do(list_site, build):
+    submits.shared_limiter.set(Limiter(MemoryCounter(), per_address=Limit(2, 600)))
+    subscriber = joined(list_site)
+    action = f"/unsubscribe?token={list_links.unsubscribe_token(SECRET, subscriber.link_key)}"
+    async with site_client(build) as http:
+        statuses = [(await http.post(action, headers=SAME_SITE)).status_code for _ in range(2)]
+        limited = await http.post(action, headers=SAME_SITE)
+    assert statuses == [303, 303]
+    assert limited.status_code == 429
+    assert panel(limited).get_text() == "Too many attempts. Please wait a few minutes and try again."
+
+
+@pytest.mark.asyncio
+async def test_one_click_from_a_mail_provider_is_unchanged_beside_the_page(list_site, build):
+    subscriber = joined(list_site)
+    token = list_links.unsubscribe_token(SECRET, subscriber.link_key)
+    async with site_client(build) as http:
+        one_click = await http.post(
+            "/unsubscribe",
+            params={"token": token},
+            content=ONE_CLICK,
+            headers={"Content-Type": FORM, "Origin": "https://mail.example"},  # not our page: no matter
+        )
+    assert (one_click.status_code, one_click.text) == (200, "Unsubscribed.")
+    [event] = [e for e in subscribers.consent_record("jo@example.com") if e.event == "unsubscribed"]
+    assert event.how == "one-click unsubscribe"
+
+
+def test_a_build_without_the_panels_slot_is_named_at_start(tmp_path):
+    for route in ("subscribe/confirm", "unsubscribe"):
+        (tmp_path / route).mkdir(parents=True)
+        (tmp_path / route / "index.html").write_text("<html><body><p>Checking your link…</p></body></html>")
+    with pytest.raises(LookupError, match=r"no \[data-link-panel\] element.*make build"):
+        ListLinks(Page(), tmp_path)

@@ -214,8 +214,10 @@ def test_static_pages_may_be_kept_by_a_cdn_for_five_minutes_and_are_revalidated_
 
 
 @pytest.mark.parametrize("path", ["/subscribe/confirm", "/unsubscribe", "/unsubscribe/"])
-def test_pages_that_start_the_app_are_revalidated_everywhere(path):
-    assert response_headers(http_scope(path))["cache-control"] == "no-cache"
+def test_the_list_links_pages_are_never_stored(path):
+    """The masked address and the link's token, written into each response (server/list_links.py)."""
+    assert response_headers(http_scope(path))["cache-control"] == "no-store"
+    assert response_headers(http_scope(path), status=404)["cache-control"] == "no-store"
 
 
 @pytest.mark.parametrize("path", ["/subscribe", "/subscribe/", "/contact-us", "/contact-us/"])

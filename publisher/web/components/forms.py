@@ -120,7 +120,7 @@ def honeypot_field(field_id: str, name: str) -> rx.Component:
     )
 
 
-_BUTTON = (
+BUTTON_CLASS = (
     "inline-flex min-w-40 items-center justify-center rounded-md bg-amber-800 px-6 py-3 text-base "
     "font-semibold text-white shadow-sm transition-colors hover:bg-amber-900 focus-visible:outline "
     "focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-amber-800 "
@@ -135,14 +135,9 @@ def submit_button(label: str, busy_label: str, busy: rx.Var[bool], *, button_typ
         type=button_type,
         disabled=busy,
         aria_busy=rx.cond(busy, "true", "false"),
-        class_name=_BUTTON,
+        class_name=BUTTON_CLASS,
         **props,
     )
-
-
-def action_button(label: str, busy_label: str, busy: rx.Var[bool], on_click) -> rx.Component:
-    """A button the app answers (confirm, unsubscribe): like a form's, without a form."""
-    return submit_button(label, busy_label, busy, button_type="button", on_click=on_click)
 
 
 def form_alert(message: rx.Var[str]) -> rx.Component:
@@ -253,9 +248,6 @@ def form_section(section_id: str, label: str, *children: rx.Component) -> rx.Com
 
 # The app is connected: its state arrived and the event channel has no error since.
 app_connected = rx.State.is_hydrated & ~has_connection_errors
-# The page has tried to connect to the site and could not yet (refused at the door: limits/tabs.py,
-# or the site is restarting): Reflex's list of connection errors, while the app has no state.
-cannot_connect = has_connection_errors & ~rx.State.is_hydrated
 
 
 def app_form(

@@ -1,47 +1,145 @@
 """The confirmation and unsubscribe pages' one panel: what the link led to, and the button.
 
-Its prerendered form says the link is being checked; the app fills it in once it
-has read the link. The panel keeps its space, so nothing below it moves.
+Each page declares its outcomes once, as data (``Outcomes``: a stage's sentences, link
+and button), and the panel is drawn from it twice, alike:
+
+- by the app (``outcome_panel``): the children of the state's current stage;
+- by the production server (``outcome_html``), which reads the link itself and writes
+  the panel of its stage into the page it serves (server/list_links.py), so the page
+  works with no app at all: the button is a ``<form method="post">`` to the link,
+  which the server answers alone.
+
+Until the app has read the link, the page shows what the server wrote: the panel is
+then a slot (``data-link-panel``) whose content React leaves as it found it (an element
+with ``dangerouslySetInnerHTML`` hydrates without its children being compared). In the
+build, and on the development server where nothing writes into the page, the slot says
+"Checking your link…". Once the app shows a stage, its own panel replaces the slot; its
+button is a form too, which the app sends while connected and the browser posts
+otherwise (``data-app-form``, assets/site.js), as the site's two forms do. The panel
+keeps its space, so nothing below it moves.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from html import escape
+
 import reflex as rx
 
 from publisher.content import list_copy
-from publisher.web.components.forms import cannot_connect
+from publisher.web.components.forms import BUTTON_CLASS, app_connected, submit_button
 from publisher.web.components.links import site_link
 
+LINK_PANEL_ATTRIBUTE = "data-link-panel"
 _TEXT = "mt-3 max-w-3xl text-lg text-stone-700"
 _TITLE = "mt-2 font-serif text-2xl font-bold text-stone-900"
 _LINK = "mt-4 inline-block font-semibold text-amber-900 underline underline-offset-4 hover:text-amber-700"
+_STRONG = "font-semibold text-stone-900"
 
 
-def with_address(template: str, address: rx.Var[str]) -> rx.Component:
+@dataclass(frozen=True)
+class Title:
+    sentence: str
+
+
+@dataclass(frozen=True)
+class Text:
+    sentence: str
+
+
+@dataclass(frozen=True)
+class WithAddress:
     """A sentence from the copy with the (masked) address in bold where it says {address}."""
+
+    template: str
+
+
+@dataclass(frozen=True)
+class SubscribeLink:
+    label: str
+    href: str
+
+
+@dataclass(frozen=True)
+class Press:
+    """The button that acts (confirm, unsubscribe), in a form that posts to the link."""
+
+    label: str
+    busy_label: str
+
+
+Part = Title | Text | WithAddress | SubscribeLink | Press
+Outcomes = Mapping[str, tuple[Part, ...]]  # stage -> what its panel shows, in order
+
+
+def _around_address(template: str) -> tuple[str, str]:
     before, _, after = template.format(address="\0", list_name=list_copy.LIST_NAME).partition("\0")
-    return rx.el.p(before, rx.el.strong(address, class_name="font-semibold text-stone-900"), after, class_name=_TEXT)
+    return before, after
 
 
-def text(sentence: str) -> rx.Component:
-    return rx.el.p(sentence, class_name=_TEXT)
+def _part(part: Part, address: rx.Var[str], busy: rx.Var[bool], on_press) -> rx.Component:
+    match part:
+        case Title(sentence):
+            return rx.el.h2(sentence, class_name=_TITLE)
+        case Text(sentence):
+            return rx.el.p(sentence, class_name=_TEXT)
+        case WithAddress(template):
+            before, after = _around_address(template)
+            return rx.el.p(before, rx.el.strong(address, class_name=_STRONG), after, class_name=_TEXT)
+        case SubscribeLink(label, href):
+            return site_link(label, href=href, class_name=_LINK)
+        case Press(label, busy_label):
+            # No action: the browser posts to the page's own address, the link with its token.
+            return rx.el.form(
+                submit_button(label, busy_label, busy),
+                on_submit=on_press,
+                method="post",
+                custom_attrs={"data-app-form": "", "data-connected": rx.cond(app_connected, "true", "false")},
+            )
 
 
-def title(sentence: str) -> rx.Component:
-    return rx.el.h2(sentence, class_name=_TITLE)
+def _part_html(part: Part, address: str, action: str) -> str:
+    match part:
+        case Title(sentence):
+            return f'<h2 class="{_TITLE}">{escape(sentence)}</h2>'
+        case Text(sentence):
+            return f'<p class="{_TEXT}">{escape(sentence)}</p>'
+        case WithAddress(template):
+            before, after = _around_address(template)
+            strong = f'<strong class="{_STRONG}">{escape(address)}</strong>'
+            return f'<p class="{_TEXT}">{escape(before)}{strong}{escape(after)}</p>'
+        case SubscribeLink(label, href):
+            return f'<a href="{escape(href)}" class="{_LINK}">{escape(label)}</a>'
+        case Press(label, _busy_label):
+            button = f'<button type="submit" aria-busy="false" class="{BUTTON_CLASS}">{escape(label)}</button>'
+            return f'<form method="post" action="{escape(action)}">{button}</form>'
 
 
-def subscribe_link(label: str, href: str) -> rx.Component:
-    return site_link(label, href=href, class_name=_LINK)
+def outcome_html(outcomes: Outcomes, stage: str, address: str, action: str) -> str:
+    """The panel of ``stage`` as HTML, for the server to write into the page; ``action``: where its
+    button posts (the link's path and query). Everything is written as text (escaped)."""
+    return "".join(_part_html(part, address, action) for part in outcomes[stage])
 
 
-def outcome_panel(stage: rx.Var[str], outcomes: dict[str, tuple[rx.Component, ...]]) -> rx.Component:
-    """The children of the current ``stage``; the checking sentence before the app has read the link."""
+def checking_html() -> str:
+    """What the slot says where nothing wrote into it (the build; the development server)."""
+    return _part_html(Text(list_copy.CONFIRM_CHECKING), "", "")
+
+
+def outcome_panel(
+    stage: rx.Var[str], address: rx.Var[str], busy: rx.Var[bool], on_press, outcomes: Outcomes
+) -> rx.Component:
+    """The app's panel: the children of the current ``stage``; before the app has read the link,
+    the slot that holds what the server wrote."""
     return rx.el.section(
         rx.match(
             stage,
-            *[(name, rx.fragment(*children)) for name, children in outcomes.items()],
-            rx.cond(cannot_connect, text(list_copy.LINK_UNAVAILABLE), text(list_copy.CONFIRM_CHECKING)),
+            *[
+                (name, rx.fragment(*[_part(part, address, busy, on_press) for part in parts]))
+                for name, parts in outcomes.items()
+            ],
+            rx.html(checking_html(), custom_attrs={LINK_PANEL_ATTRIBUTE: ""}),
         ),
         role="status",
         class_name="min-h-40",

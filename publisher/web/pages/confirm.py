@@ -2,13 +2,27 @@
 
 from publisher.content import form_copy, list_copy, page_copy
 from publisher.rules.list_links import CONFIRM_PATH
-from publisher.web.components.forms import action_button
 from publisher.web.components.layout import page_heading
-from publisher.web.components.list_link import outcome_panel, subscribe_link, text, title, with_address
+from publisher.web.components.list_link import Outcomes, Press, SubscribeLink, Text, Title, WithAddress, outcome_panel
 from publisher.web.pages.registry import site_page
 from publisher.web.pages.subscribe import subscribe
 from publisher.web.states import list_link as stage
 from publisher.web.states.confirm import ConfirmState
+
+_AGAIN = SubscribeLink(list_copy.SUBSCRIBE_AGAIN, subscribe.route)
+
+# What each stage shows, for the app and for the server's own answer (server/list_links.py).
+OUTCOMES: Outcomes = {
+    stage.ASK: (WithAddress(list_copy.CONFIRM_ASK), Press(list_copy.CONFIRM_BUTTON, list_copy.CONFIRM_BUSY)),
+    stage.DONE: (Title(list_copy.CONFIRM_DONE_TITLE), WithAddress(list_copy.CONFIRM_DONE)),
+    stage.ALREADY: (WithAddress(list_copy.CONFIRM_ALREADY),),
+    stage.EXPIRED: (Title(list_copy.CONFIRM_EXPIRED_TITLE), Text(list_copy.CONFIRM_EXPIRED), _AGAIN),
+    stage.REPLACED: (Title(list_copy.CONFIRM_REPLACED_TITLE), Text(list_copy.CONFIRM_REPLACED), _AGAIN),
+    stage.LEFT: (WithAddress(list_copy.CONFIRM_LEFT), _AGAIN),
+    stage.INVALID: (Title(list_copy.LINK_INVALID_TITLE), Text(list_copy.LINK_INVALID), _AGAIN),
+    stage.LIMITED: (Text(form_copy.TOO_MANY_ATTEMPTS),),
+    stage.UNAVAILABLE: (Text(list_copy.LINK_TRY_LATER),),
+}
 
 
 @site_page(
@@ -20,29 +34,7 @@ from publisher.web.states.confirm import ConfirmState
     indexed=False,
 )
 def confirm():
-    again = subscribe_link(list_copy.SUBSCRIBE_AGAIN, subscribe.route)
     return (
         page_heading(page_copy.CONFIRM, intro=False),
-        outcome_panel(
-            ConfirmState.stage,
-            {
-                stage.ASK: (
-                    with_address(list_copy.CONFIRM_ASK, ConfirmState.address),
-                    action_button(
-                        list_copy.CONFIRM_BUTTON, list_copy.CONFIRM_BUSY, ConfirmState.working, ConfirmState.confirm
-                    ),
-                ),
-                stage.DONE: (
-                    title(list_copy.CONFIRM_DONE_TITLE),
-                    with_address(list_copy.CONFIRM_DONE, ConfirmState.address),
-                ),
-                stage.ALREADY: (with_address(list_copy.CONFIRM_ALREADY, ConfirmState.address),),
-                stage.EXPIRED: (title(list_copy.CONFIRM_EXPIRED_TITLE), text(list_copy.CONFIRM_EXPIRED), again),
-                stage.REPLACED: (title(list_copy.CONFIRM_REPLACED_TITLE), text(list_copy.CONFIRM_REPLACED), again),
-                stage.LEFT: (with_address(list_copy.CONFIRM_LEFT, ConfirmState.address), again),
-                stage.INVALID: (title(list_copy.LINK_INVALID_TITLE), text(list_copy.LINK_INVALID), again),
-                stage.LIMITED: (text(form_copy.TOO_MANY_ATTEMPTS),),
-                stage.UNAVAILABLE: (text(list_copy.LINK_TRY_LATER),),
-            },
-        ),
+        outcome_panel(ConfirmState.stage, ConfirmState.address, ConfirmState.working, ConfirmState.confirm, OUTCOMES),
     )

@@ -1,4 +1,8 @@
-"""The confirmation page: a confirmation link opened, the address shown, confirmed on the press."""
+"""The confirmation page: a confirmation link opened, the address shown, confirmed on the press.
+
+``confirm_view`` and ``confirm_press`` decide for the app (``ConfirmState``) and for the page's
+plain POST, which the production server answers alone (server/list_links.py).
+"""
 
 from __future__ import annotations
 
@@ -22,13 +26,60 @@ from publisher.web.states.list_link import (
     LEFT,
     REPLACED,
     UNAVAILABLE,
+    LinkView,
     ListLinkState,
     StorageAway,
     in_thread,
     list_secrets,
 )
 
+ACTION = "confirm"  # the limiter's name for opening and pressing, for the app and the plain POST alike
 _AFTER = {"confirmed": DONE, "already confirmed": ALREADY, ListStatus.UNSUBSCRIBED: LEFT, "replaced": REPLACED}
+
+
+async def confirm_view(token: str, done: bool = False) -> LinkView:
+    """What a confirmation link leads to; nothing changes. ``done``: the page after the button's
+    plain POST, where a confirmed address reads "You are on the list" rather than "already"."""
+    claim = list_links.read_confirm_token(list_secrets(), token, storage.utc_now())
+    if claim is None:
+        return LinkView(INVALID)
+    try:
+        row = await in_thread(subscribers.lookup, claim.link_key)
+    except StorageAway:
+        return LinkView(UNAVAILABLE)
+    if row is None:
+        return LinkView(INVALID)
+    if row.status == ListStatus.CONFIRMED:
+        return LinkView(DONE if done else ALREADY, row.email)
+    if row.status in ListStatus.GONE:  # left, complained or bounced: only a new sign-up brings it back
+        return LinkView(LEFT, row.email)
+    if claim.expired:
+        return LinkView(EXPIRED, row.email)
+    if not subscribers.is_latest_confirmation(row, claim.issued_at):
+        return LinkView(REPLACED, row.email)  # a newer confirmation was sent since: only its link confirms
+    return LinkView(ASK, row.email, claim.link_key, claim.issued_at)
+
+
+async def confirm_press(view: LinkView) -> LinkView:
+    """ "Confirm my subscription": the address joins, and the welcome email is queued (once: a second
+    press finds it confirmed). Anything but a view that asks for the press changes nothing."""
+    mail = settings.mail_settings()
+    if view.stage != ASK or mail is None:
+        return view
+    notice = outbox.job_for(mail) if mail.notify_subscribers else None
+    try:
+        result = await in_thread(
+            functools.partial(subscribers.confirm, issued_at=view.issued_at),
+            view.link_key,
+            outbox.job_for(mail),
+            notice,
+        )
+    except StorageAway:
+        return LinkView(UNAVAILABLE)
+    if result is None:
+        return LinkView(INVALID)
+    outbox.wake()
+    return LinkView(_AFTER[result.outcome], result.email)
 
 
 class ConfirmState(ListLinkState, rx.State):
@@ -39,57 +90,23 @@ class ConfirmState(ListLinkState, rx.State):
         """On every visit: read the link; nothing changes yet."""
         self.working = False
         self._link_key = ""
-        if not await self._admitted("confirm"):
+        if not await self._admitted(ACTION):
             return
-        claim = list_links.read_confirm_token(list_secrets(), self._token(), storage.utc_now())
-        if claim is None:
-            self._show(INVALID)
-            return
-        try:
-            row = await in_thread(subscribers.lookup, claim.link_key)
-        except StorageAway:
-            self._show(UNAVAILABLE)
-            return
-        if row is None:
-            self._show(INVALID)
-        elif row.status == ListStatus.CONFIRMED:
-            self._show(ALREADY, row.email)
-        elif row.status in ListStatus.GONE:  # left, complained or bounced: only a new sign-up brings it back
-            self._show(LEFT, row.email)
-        elif claim.expired:
-            self._show(EXPIRED, row.email)
-        elif not subscribers.is_latest_confirmation(row, claim.issued_at):
-            self._show(REPLACED, row.email)  # a newer confirmation was sent since: only its link confirms
-        else:
-            self._link_key = claim.link_key
-            self._issued_at = claim.issued_at
-            self._show(ASK, row.email)
+        view = await confirm_view(self._token(), self._done())
+        self._issued_at = view.issued_at
+        self._show(view)
 
     @rx.event
     async def confirm(self):
-        """ "Confirm my subscription": the address joins, and the welcome email is queued."""
-        mail = settings.mail_settings()
-        if self.stage != ASK or self.working or mail is None:
+        """The button, pressed while the app is connected."""
+        if self.stage != ASK or self.working or settings.mail_settings() is None:
             return
-        if not await self._admitted("confirm", press=True):
+        if not await self._admitted(ACTION, press=True):
             return
         self.working = True
         yield
-        notice = outbox.job_for(mail) if mail.notify_subscribers else None
         try:
-            result = await in_thread(
-                functools.partial(subscribers.confirm, issued_at=self._issued_at),
-                self._link_key,
-                outbox.job_for(mail),
-                notice,
-            )
-        except StorageAway:
-            self._show(UNAVAILABLE)
-            return
+            view = await confirm_press(LinkView(ASK, link_key=self._link_key, issued_at=self._issued_at))
         finally:
             self.working = False
-        if result is None:
-            self._show(INVALID)
-            return
-        outbox.wake()
-        self._show(_AFTER[result.outcome], result.email)
+        self._show(view)

@@ -1,9 +1,13 @@
 """What the confirmation and unsubscribe pages share: a link from an email, checked, then a button.
 
-Opening a link changes nothing: mail scanners open every link they see. The page
-(its ``on_load``) reads the token from the address bar, checks its signature and
-finds the address, then shows it partly masked with a button; only pressing the
-button acts. The link key stays in backend-only state. Opening and pressing
+Opening a link changes nothing: mail scanners open every link they see. What a link
+leads to (``LinkView``: the stage its page shows, the address, what its button needs)
+is decided by one function per page (``confirm_view``, ``unsubscribe_view``), and
+what the button does by another (``confirm_press``, ``unsubscribe_press``), for the app and the
+plain POST alike: the production server writes the view into the page it serves and
+answers the button's POST itself (server/list_links.py); the app, once connected,
+reads the token from the address bar (its ``on_load``), shows the same view and
+answers the press. The link key stays in backend-only state. Opening and pressing
 count against the visitor's limits, as the forms' submits do.
 """
 
@@ -12,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import reflex as rx
@@ -19,7 +25,7 @@ import sqlalchemy
 
 from publisher.config import settings
 from publisher.limits import submits
-from publisher.rules.list_links import TOKEN_PARAM, mask_address
+from publisher.rules.list_links import DONE_PARAM, TOKEN_PARAM, mask_address
 from publisher.web import tab_states
 
 logger = logging.getLogger(__name__)
@@ -34,6 +40,29 @@ LEFT = "left"
 INVALID = "invalid"
 LIMITED = "limited"
 UNAVAILABLE = "unavailable"
+
+
+# What a link's page answers over HTTP for each stage: a link that leads nowhere is 404, an expired
+# confirmation 410, so nothing treats them as pages that exist.
+HTTP_STATUS = {INVALID: 404, EXPIRED: 410, LIMITED: 429, UNAVAILABLE: 503}
+
+
+@dataclass(frozen=True)
+class LinkView:
+    """What a link leads to: the stage its page shows, whose address, and what its button needs."""
+
+    stage: str
+    email: str | None = None  # shown partly masked
+    link_key: str = ""  # set when the button may act (stage ASK)
+    issued_at: datetime | None = None  # a confirmation link's date: only the latest one confirms
+
+    @property
+    def address(self) -> str:
+        return mask_address(self.email) if self.email else ""
+
+    @property
+    def http_status(self) -> int:
+        return HTTP_STATUS.get(self.stage, 200)
 
 
 class StorageAway(Exception):
@@ -65,6 +94,10 @@ class ListLinkState(rx.State, mixin=True):
     def _token(self) -> str:
         return self.router.url.query_parameters.get(TOKEN_PARAM, "")
 
+    def _done(self) -> bool:
+        """The page was reached by the button's plain POST (``?done=1``): it says what the press did."""
+        return self.router.url.query_parameters.get(DONE_PARAM, "") == "1"
+
     async def _admitted(self, action: str, press: bool = False) -> bool:
         """Within the visitor's limits (per tab and per address); else the page says to wait.
 
@@ -79,7 +112,7 @@ class ListLinkState(rx.State, mixin=True):
         self.stage = LIMITED
         return False
 
-    def _show(self, stage: str, email: str | None = None) -> None:
-        self.stage = stage
-        if email is not None:
-            self.address = mask_address(email)
+    def _show(self, view: LinkView) -> None:
+        self.stage = view.stage
+        self._link_key = view.link_key
+        self.address = view.address

@@ -1,7 +1,9 @@
 """The unsubscribe page: an unsubscribe link opened, the address shown, removed on the press.
 
-A mail provider's one-click request (RFC 8058) does not come here: it is a POST
-to the same address, answered by server/list_links.py.
+``unsubscribe_view`` and ``unsubscribe_press`` decide for the app (``UnsubscribeState``) and for
+the page's plain POST, which the production server answers alone (server/list_links.py). A
+mail provider's one-click request (RFC 8058) is a POST to the same address too, told apart
+by its body, ``List-Unsubscribe=One-Click``.
 """
 
 from __future__ import annotations
@@ -16,11 +18,43 @@ from publisher.web.states.list_link import (
     DONE,
     INVALID,
     UNAVAILABLE,
+    LinkView,
     ListLinkState,
     StorageAway,
     in_thread,
     list_secrets,
 )
+
+ACTION = "unsubscribe"  # the limiter's name for opening and pressing, for the app and the plain POST alike
+
+
+async def unsubscribe_view(token: str, done: bool = False) -> LinkView:
+    """What an unsubscribe link leads to; nothing changes. (``done`` changes nothing here: an
+    address that left reads "You have been unsubscribed" either way.)"""
+    link_key = list_links.read_unsubscribe_token(list_secrets(), token)
+    if link_key is None:
+        return LinkView(INVALID)
+    try:
+        row = await in_thread(subscribers.lookup, link_key)
+    except StorageAway:
+        return LinkView(UNAVAILABLE)
+    if row is None:
+        return LinkView(INVALID)
+    if row.status == ListStatus.UNSUBSCRIBED:
+        return LinkView(DONE, row.email)
+    return LinkView(ASK, row.email, link_key)
+
+
+async def unsubscribe_press(view: LinkView) -> LinkView:
+    """ "Unsubscribe": the address leaves the list at once. Anything but a view that asks for the
+    press changes nothing."""
+    if view.stage != ASK:
+        return view
+    try:
+        result = await in_thread(subscribers.unsubscribe, view.link_key, subscribers.BY_UNSUBSCRIBE_PAGE)
+    except StorageAway:
+        return LinkView(UNAVAILABLE)
+    return LinkView(INVALID) if result is None else LinkView(DONE, result.email)
 
 
 class UnsubscribeState(ListLinkState, rx.State):
@@ -29,39 +63,21 @@ class UnsubscribeState(ListLinkState, rx.State):
         """On every visit: read the link; nothing changes yet."""
         self.working = False
         self._link_key = ""
-        if not await self._admitted("unsubscribe"):
+        if not await self._admitted(ACTION):
             return
-        link_key = list_links.read_unsubscribe_token(list_secrets(), self._token())
-        if link_key is None:
-            self._show(INVALID)
-            return
-        try:
-            row = await in_thread(subscribers.lookup, link_key)
-        except StorageAway:
-            self._show(UNAVAILABLE)
-            return
-        if row is None:
-            self._show(INVALID)
-        elif row.status == ListStatus.UNSUBSCRIBED:
-            self._show(DONE, row.email)
-        else:
-            self._link_key = link_key
-            self._show(ASK, row.email)
+        self._show(await unsubscribe_view(self._token(), self._done()))
 
     @rx.event
     async def unsubscribe(self):
-        """ "Unsubscribe": the address leaves the list at once."""
+        """The button, pressed while the app is connected."""
         if self.stage != ASK or self.working:
             return
-        if not await self._admitted("unsubscribe", press=True):
+        if not await self._admitted(ACTION, press=True):
             return
         self.working = True
         yield
         try:
-            result = await in_thread(subscribers.unsubscribe, self._link_key, subscribers.BY_UNSUBSCRIBE_PAGE)
-        except StorageAway:
-            self._show(UNAVAILABLE)
-            return
+            view = await unsubscribe_press(LinkView(ASK, link_key=self._link_key))
         finally:
             self.working = False
-        self._show(INVALID if result is None else DONE, None if result is None else result.email)
+        self._show(view)

@@ -1,0 +1,79 @@
+"""The list link pages' panel as the server writes it (web/components/list_link.py): every stage of
+both pages from the same outcomes the app draws, written as text, and its button a plain POST to
+the link. What the server answers with it is in tests/services/test_list_links.py."""
+
+from __future__ import annotations
+
+import pytest
+from bs4 import BeautifulSoup
+
+from publisher.rules import list_links
+from publisher.web.components.list_link import Press, outcome_html
+from publisher.web.pages import confirm as confirm_page
+from publisher.web.pages import unsubscribe as unsubscribe_page
+from publisher.web.states import list_link
+from publisher.web.states.list_link import LinkView
+
+PAGES = {"/subscribe/confirm": confirm_page.OUTCOMES, "/unsubscribe": unsubscribe_page.OUTCOMES}
+
+
+@pytest.mark.parametrize(
+    ("route", "stage"), [(route, stage) for route, outcomes in PAGES.items() for stage in outcomes]
+)
+def test_every_stage_of_both_pages_is_written_with_a_button_only_where_it_asks(route, stage):
+    html = outcome_html(PAGES[route], stage, "j*@e******.com", list_links.link_path(route, "key.mac"))
+    panel = BeautifulSoup(html, "html.parser")
+    assert panel.get_text().strip()
+    forms = panel.select("form")
+    assert len(forms) == (1 if stage == list_link.ASK else 0)
+    for form in forms:
+        assert (form["method"], form["action"]) == ("post", f"{route}?token=key.mac")
+        assert form.select_one("button")["type"] == "submit"
+    assert not panel.select("script, input")
+
+
+def test_the_ask_panels_say_the_spec_words_with_the_masked_address():
+    confirm = BeautifulSoup(outcome_html(confirm_page.OUTCOMES, list_link.ASK, "j*@e******.com", "/x"), "html.parser")
+    assert confirm.p.get_text() == "Press the button to add j*@e******.com to the Animals We Confuse new-release list."
+    assert confirm.p.strong.get_text() == "j*@e******.com"
+    assert confirm.button.get_text() == "Confirm my subscription"
+    leave = BeautifulSoup(outcome_html(unsubscribe_page.OUTCOMES, list_link.ASK, "j*@e******.com", "/x"), "html.parser")
+    assert (
+        leave.p.get_text() == "Press the button to remove j*@e******.com from the Animals We Confuse new-release list."
+    )
+    assert leave.button.get_text() == "Unsubscribe"
+    # The app's busy label is the same part's: only the app shows it.
+    assert [p for p in confirm_page.OUTCOMES[list_link.ASK] if isinstance(p, Press)] == [
+        Press("Confirm my subscription", "Confirming...")
+    ]
+
+
+def test_what_the_panel_carries_is_written_as_text_never_as_markup():
+    hostile = '"><script>alert(1)</script>'
+    html = outcome_html(confirm_page.OUTCOMES, list_link.ASK, hostile, f"/subscribe/confirm?token={hostile}")
+    panel = BeautifulSoup(html, "html.parser")
+    assert not panel.select("script")
+    assert panel.strong.get_text() == hostile
+    assert panel.form["action"] == f"/subscribe/confirm?token={hostile}"
+
+
+def test_the_link_and_the_page_after_a_press():
+    assert list_links.link_path("/unsubscribe", "k.m") == "/unsubscribe?token=k.m"
+    assert list_links.link_path("/subscribe/confirm", "k.1f.m", done=True) == "/subscribe/confirm?token=k.1f.m&done=1"
+
+
+def test_each_stage_has_its_http_status():
+    statuses = {stage: LinkView(stage).http_status for stage in (*PAGES["/subscribe/confirm"], list_link.LIMITED)}
+    assert statuses == {
+        list_link.ASK: 200,
+        list_link.DONE: 200,
+        list_link.ALREADY: 200,
+        list_link.EXPIRED: 410,
+        list_link.REPLACED: 200,
+        list_link.LEFT: 200,
+        list_link.INVALID: 404,
+        list_link.LIMITED: 429,
+        list_link.UNAVAILABLE: 503,
+    }
+    assert LinkView(list_link.ASK, "reader@example.com").address == "r****r@e******.com"
+    assert LinkView(list_link.INVALID).address == ""
