@@ -45,9 +45,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from publisher.content import form_copy, list_copy
 from publisher.limits import submits
 from publisher.rules import limits as limit_rules
-from publisher.rules import list_links, same_site
+from publisher.rules import list_links
 from publisher.server import requests
-from publisher.server.plain_forms import page_file, page_response, site_origins
+from publisher.server.plain_forms import page_file, page_response, posted_from_this_site
 from publisher.storage import subscribers
 from publisher.web import graceful_stop
 from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE, Outcomes, outcome_html
@@ -174,13 +174,7 @@ class ListLinks:
 
     async def _press(self, page: LinkPage, scope: Scope, token: str) -> Response:
         """The page's button, posted by the browser: the app's press, answered by the server alone."""
-        headers = Headers(scope=scope)
-        if not same_site.posted_from_this_site(
-            origin=headers.get("origin"),
-            sec_fetch_site=headers.get("sec-fetch-site"),
-            referer=headers.get("referer"),
-            site_origins=site_origins(scope, headers),
-        ):
+        if not posted_from_this_site(scope):
             logger.info("List link %s: a POST from another site refused", page.action)
             return PlainTextResponse("This page accepts posts from its own page only.", status_code=403)
         address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)

@@ -159,12 +159,7 @@ class PlainForms:
 
     async def _answer(self, form: PlainForm, scope: Scope, receive: Receive) -> Response:
         headers = Headers(scope=scope)
-        if not same_site.posted_from_this_site(
-            origin=headers.get("origin"),
-            sec_fetch_site=headers.get("sec-fetch-site"),
-            referer=headers.get("referer"),
-            site_origins=site_origins(scope, headers),
-        ):
+        if not posted_from_this_site(scope):
             logger.info("Form %s: a POST from another site refused", form.name)
             return PlainTextResponse("This form accepts posts from its own page only.", status_code=403)
         if headers.get("content-type", "").split(";")[0].strip().lower() != FORM_CONTENT_TYPE:
@@ -228,7 +223,19 @@ def page_response(scope: Scope, html: str, status: int = 200) -> Response:
     return Response(body, status_code=status, media_type="text/html; charset=utf-8", headers=headers)
 
 
-def site_origins(scope: Scope, headers: Headers) -> set[str]:
+def posted_from_this_site(scope: Scope) -> bool:
+    """Whether a POST comes from one of the site's own pages (rules/same_site.py): the forms'
+    and the link pages' buttons alike."""
+    headers = Headers(scope=scope)
+    return same_site.posted_from_this_site(
+        origin=headers.get("origin"),
+        sec_fetch_site=headers.get("sec-fetch-site"),
+        referer=headers.get("referer"),
+        site_origins=_site_origins(scope, headers),
+    )
+
+
+def _site_origins(scope: Scope, headers: Headers) -> set[str]:
     """The site's own origins: the public one (REFLEX_DEPLOY_URL) and the one this request was made to."""
     scheme = "https" if requests.is_https(scope) else "http"
     own = {same_site.origin_of(settings.site_url()), same_site.origin_of(f"{scheme}://{headers.get('host', '')}")}
