@@ -129,9 +129,6 @@ class RelyingParty:
     rp_id: str
     origins: tuple[str, ...]
 
-    def allows(self, origin: str | None) -> bool:
-        return origin is not None and origin in self.origins
-
 
 def origin_of(url: str) -> str:
     """``scheme://host[:port]`` of an absolute URL, as a browser writes it in ``Origin``."""
@@ -198,12 +195,3 @@ def session_token(cookie_header: str, https: bool) -> str | None:
 # or "http" (server/requests.is_https), into this header of the connection, replacing any the
 # client sent, so the dashboard's state reads the session cookie as the HTTP endpoints do.
 CHANNEL_SCHEME_HEADER = "x-publisher-scheme"
-
-
-def same_origin_request(origin: str | None, sec_fetch_site: str | None, party: RelyingParty) -> bool:
-    """Whether a state-changing request (enrolment, sign-in, sign-out, export) comes from the site's
-    own page: its ``Origin`` is one the relying party allows; without one (an old browser), its
-    ``Sec-Fetch-Site`` says ``same-origin``. Neither: refused."""
-    if origin is not None and origin != "null":
-        return party.allows(origin.lower())
-    return sec_fetch_site == "same-origin"

@@ -1,19 +1,46 @@
-"""Whether a form's POST comes from the site's own page (docs/security.md, Forms without the app).
+"""Whether a request comes from one of the site's own pages: one function, three policies
+(docs/security.md).
 
-A plain HTML POST carries no token of the visitor's session, so a page on another
-site could make a visitor's browser post our forms (cross-site request forgery,
-or a spammer's page posting through its visitors). Browsers say where a POST comes
-from: ``Origin`` (every current browser sends it on a POST), else ``Sec-Fetch-Site``,
-else ``Referer``. The first of them that is present decides; none at all, or an
-opaque ``Origin: null``, is refused.
+A plain HTML POST, a passkey ceremony and the event channel's websocket carry no token of
+the visitor's session, so a page on another site could make a visitor's browser send them
+(cross-site request forgery, or a spammer's page posting through its visitors). Browsers say
+where a request comes from: ``Origin`` (every current browser sends it on a POST and on a
+websocket), and on a POST also ``Sec-Fetch-Site`` and ``Referer``. Which of them decide, and
+which origins count as the site's, is the caller's policy; the differences are on purpose:
+
+- ``FORM_POST`` (the forms' and the link pages' buttons without the app): the first of
+  ``Origin``, ``Sec-Fetch-Site``, ``Referer`` present decides; an opaque ``Origin: null`` is
+  refused, so is a request with none of them. The site's origins: the public address and the
+  one the request was sent to.
+- ``DASHBOARD`` (sign-in, sign-out, downloads): only the relying party's origins; without a
+  usable ``Origin`` (none, or ``null``: an old browser), ``Sec-Fetch-Site`` must say
+  ``same-origin``; a ``Referer`` never decides.
+- ``EVENT_CHANNEL`` (the websocket and its polling): ``Origin`` alone decides; without one the
+  client is no browser page (nothing a forged page could do), so it is let through.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+SEC_FETCH_SITE, REFERER = "sec-fetch-site", "referer"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What decides when a request has no usable ``Origin``."""
+
+    fallbacks: tuple[str, ...]  # the headers that may stand in for it, in order: SEC_FETCH_SITE, REFERER
+    null_falls_back: bool = False  # "Origin: null" counts as no Origin (else it is refused)
+    none_sent: bool = False  # the answer when none of the headers is there
+
+
+FORM_POST = Policy(fallbacks=(SEC_FETCH_SITE, REFERER))
+DASHBOARD = Policy(fallbacks=(SEC_FETCH_SITE,), null_falls_back=True)
+EVENT_CHANNEL = Policy(fallbacks=(), none_sent=True)
 
 
 def origin_of(url: str) -> str | None:
@@ -33,14 +60,53 @@ def origin_of(url: str) -> str | None:
     return f"{scheme}://{host}{shown_port}"
 
 
-def posted_from_this_site(
-    *, origin: str | None, sec_fetch_site: str | None, referer: str | None, site_origins: Collection[str]
+def host_origins(host: str, schemes: Collection[str] = tuple(_DEFAULT_PORTS), port: int | None = None) -> set[str]:
+    """The origins at the host of a ``Host`` header (``host[:port]``), in each of ``schemes``, at
+    ``port`` when given, else at the header's own port (a proxy in front may have terminated
+    either scheme); none when the header is malformed."""
+    try:
+        parts = urlsplit("//" + host.strip())
+        own_port = parts.port
+    except ValueError:
+        return set()
+    if not parts.hostname or parts.path or parts.query or parts.username:
+        return set()
+    name = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    at = port or own_port
+    found = {origin_of(f"{scheme}://{name}" + (f":{at}" if at else "")) for scheme in schemes}
+    return {origin for origin in found if origin is not None}
+
+
+def _origin_header(value: str) -> str | None:
+    """An ``Origin`` header's origin: ``scheme://host[:port]`` and nothing else (else None)."""
+    try:
+        parts = urlsplit(value.strip())
+    except ValueError:
+        return None
+    if parts.username or parts.password or parts.query or parts.fragment or parts.path not in ("", "/"):
+        return None
+    return origin_of(value)
+
+
+def same_origin(
+    origin: str | None,
+    ours: Collection[str],
+    policy: Policy,
+    *,
+    sec_fetch_site: str | None = None,
+    referer: str | None = None,
 ) -> bool:
-    """True when the first of ``Origin``, ``Sec-Fetch-Site`` and ``Referer`` present says this site."""
-    if origin is not None:
-        return origin.strip().lower() != "null" and origin_of(origin) in site_origins
-    if sec_fetch_site is not None:
-        return sec_fetch_site.strip().lower() == "same-origin"
-    if referer is not None:
-        return origin_of(referer) in site_origins
-    return False
+    """Whether a request comes from a page at one of ``ours`` (origins, compared as ``origin_of``
+    writes them), as ``policy`` judges a request without a usable ``Origin``."""
+    own = {origin_of(value) for value in ours} - {None}
+    if origin is not None and not (policy.null_falls_back and origin.strip().lower() == "null"):
+        return _origin_header(origin) in own
+    evidence = {SEC_FETCH_SITE: sec_fetch_site, REFERER: referer}
+    for header in policy.fallbacks:
+        value = evidence[header]
+        if value is None:
+            continue
+        if header == SEC_FETCH_SITE:
+            return value.strip().lower() == "same-origin"
+        return origin_of(value) in own
+    return policy.none_sent

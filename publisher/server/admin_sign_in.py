@@ -53,7 +53,7 @@ from webauthn.helpers.structs import (
 from publisher.config import settings
 from publisher.content import admin_copy
 from publisher.limits import submits
-from publisher.rules import admin_access
+from publisher.rules import admin_access, same_site
 from publisher.rules import limits as limit_rules
 from publisher.rules.admin_access import RelyingParty
 from publisher.server.requests import BodyTooLarge, ClientLeft, is_https, read_body
@@ -96,8 +96,9 @@ def not_a_post_from_the_page(scope: Scope, name: str, party: RelyingParty) -> Re
     if scope["method"] != "POST":
         return JSONResponse({"error": "Only POST is allowed here"}, 405, headers={"Allow": "POST", **NO_STORE})
     headers = Headers(scope=scope)
-    if not admin_access.same_origin_request(headers.get("origin"), headers.get("sec-fetch-site"), party):
-        logger.warning("Dashboard %s: refused, not from the site's own page (Origin %r)", name, headers.get("origin"))
+    origin, fetch_site = headers.get("origin"), headers.get("sec-fetch-site")
+    if not same_site.same_origin(origin, party.origins, same_site.DASHBOARD, sec_fetch_site=fetch_site):
+        logger.warning("Dashboard %s: refused, not from the site's own page (Origin %r)", name, origin)
         return JSONResponse({"error": admin_copy.NOT_FROM_THIS_SITE}, 403, headers=NO_STORE)
     return None
 
@@ -131,26 +132,34 @@ def _token(data: dict[str, Any], key: str, refusal: str) -> str:
     return str(value)
 
 
-class AdminSignIn:
-    """In front of the app on every worker, development server included; ``db_url`` for tests."""
+NOT_FOUND = PlainTextResponse("Not found", status_code=404)
 
-    def __init__(self, app: ASGIApp, db_url: str | None = None, clock: Callable[[], Any] | None = None):
-        self.app = app
+
+def dashboard_page(page: ASGIApp) -> ASGIApp:
+    """The dashboard's pages as ``page`` serves them, where the site keeps a dashboard (else 404)."""
+
+    async def dashboard_or_not_found(scope: Scope, receive: Receive, send: Send) -> None:
+        if not settings.current().dashboard_on:
+            await NOT_FOUND(scope, receive, send)
+            return
+        await page(scope, receive, send)
+
+    return dashboard_or_not_found
+
+
+class AdminSignIn:
+    """The ceremonies' endpoint in the route table (server/routes.py), every path under ``/admin/api/``;
+    ``db_url`` for tests."""
+
+    def __init__(self, db_url: str | None = None, clock: Callable[[], Any] | None = None):
         self.db_url = db_url
         self.clock = clock
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "") if scope["type"] == "http" else ""
-        if not is_admin_path(path):
-            await self.app(scope, receive, send)
-            return
         if not settings.current().dashboard_on:
-            await PlainTextResponse("Not found", status_code=404)(scope, receive, send)
+            await NOT_FOUND(scope, receive, send)
             return
-        if not path.startswith(API + "/"):
-            await self.app(scope, receive, send)  # the pages themselves
-            return
-        response = await self._answer(scope, receive, path.rstrip("/"))
+        response = await self._answer(scope, receive, scope["path"].rstrip("/"))
         if response is not None:
             await response(scope, receive, send)
 

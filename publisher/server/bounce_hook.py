@@ -41,7 +41,7 @@ from pydantic_core import ErrorDetails
 from reflex_base import config as reflex_config
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from publisher.config import settings
 from publisher.limits import submits
@@ -177,16 +177,13 @@ def _error(status: int, text: str, headers: dict[str, str] | None = None) -> Res
 
 
 class BounceHook:
-    """In front of the app on every worker; ``db_url`` only for tests (None: the site's database)."""
+    """The hook's endpoint in the route table (server/routes.py), any method; ``db_url`` only for
+    tests (None: the site's database)."""
 
-    def __init__(self, app: ASGIApp, db_url: str | None = None):
-        self.app = app
+    def __init__(self, db_url: str | None = None):
         self.db_url = db_url
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or (scope.get("path", "").rstrip("/") or "/") != PATH:
-            await self.app(scope, receive, send)
-            return
         try:
             response, detail = await self._answer(scope, receive)
         except requests.ClientLeft:

@@ -1,13 +1,13 @@
 """The door of Reflex's event channel: which requests reach it, from which pages, and when a tab's time is up.
 
 Reflex mounts socket.io at ``/_event``, and socket.io answers every path below it. The
-door (``EventChannelDoor``, an ASGI middleware around the app: server/middleware.py)
-takes every request that reaches the channel, websocket or HTTP polling: only
-``/_event`` and ``/_event/`` go on, counted as open tabs by the per-address and
-per-worker limits (limits/tabs.py); any other path below it answers 404 before
-socket.io sees it. A browser's page from another website (its ``Origin``) is refused,
-a tab's life on the channel is capped, and a site behind a proxy it does not trust
-is told so (``OneAddressWatch``).
+route table (server/routes.py) sends every request on the channel's own path, ``/_event``
+and ``/_event/``, websocket or HTTP polling, to the door (``EventChannelDoor``), which
+counts it as an open tab by the per-address and per-worker limits (limits/tabs.py); any
+other path below it is answered 404 (``not_the_channel``) before socket.io sees it. A
+browser's page from another website (its ``Origin``) is refused, a tab's life on the
+channel is capped, and a site behind a proxy it does not trust is told so
+(``OneAddressWatch``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from reflex.utils import exec as reflex_exec
 from reflex_base import config as reflex_config
@@ -39,7 +39,7 @@ from publisher.limits.tabs import (
     shared_gate,
 )
 from publisher.per_process import PerProcess
-from publisher.rules import admin_access
+from publisher.rules import admin_access, same_site
 from publisher.rules import limits as limit_rules
 from publisher.server import requests
 
@@ -71,37 +71,13 @@ def channel_route(path: str, event_path: str = EVENT_PATH) -> str:
     return ELSEWHERE
 
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-_DEV_LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
-
-
-def _origin(value: str) -> tuple[str, str, int] | None:
-    """(scheme, host, port) of an Origin header or a site URL, or None when it is no http(s) origin."""
-    try:
-        parts = urlsplit(value.strip())
-        port = parts.port
-    except ValueError:
-        return None
-    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname or parts.username or parts.query:
-        return None
-    return parts.scheme, parts.hostname.lower(), port or _DEFAULT_PORTS[parts.scheme]
-
-
-def _authority(host: str) -> tuple[str, int | None] | None:
-    """(host, port or None) of a Host header, or None when it is malformed."""
-    try:
-        parts = urlsplit("//" + host.strip())
-        port = parts.port
-    except ValueError:
-        return None
-    if not parts.hostname or parts.path or parts.query or parts.username:
-        return None
-    return parts.hostname.lower(), port
+_DEV_LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
 
 @dataclass(frozen=True)
-class OriginRule:
-    """Which pages may open the event channel: the site's own, wherever it is served.
+class ChannelOrigins:
+    """Which pages may open the event channel: the site's own, wherever it is served
+    (rules/same_site.py, EVENT_CHANNEL, judges a request by them).
 
     One build serves on any host and port, so "the site itself" is the host and port
     the request was sent to (its Host header), whatever the scheme a proxy in front
@@ -116,26 +92,18 @@ class OriginRule:
     dev_port: int | None = None
     dev_hosts: tuple[str, ...] = ()
 
-    def allows(self, origin: str | None, host: str) -> bool:
-        """``origin``: the request's Origin header (None: not sent, a non-browser client)."""
-        if origin is None:
-            return True
-        seen = _origin(origin)
-        if seen is None:  # "null" (a sandboxed frame, a file), an extension, garbage
-            return False
-        scheme, hostname, port = seen
-        if self.site_origin is not None and seen == _origin(self.site_origin):
-            return True
-        own = _authority(host)
-        if own is not None and own[0] == hostname and (own[1] or _DEFAULT_PORTS[scheme]) == port:
-            return True
-        if self.dev_port is not None and scheme == "http" and port == self.dev_port:
-            hosts = {*_DEV_LOOPBACK_HOSTS, *(h.lower() for h in self.dev_hosts)}
-            return hostname in hosts or (own is not None and own[0] == hostname)
-        return False
+    def of(self, host: str) -> set[str]:
+        """The origins of the site's pages for a request sent to ``host`` (its Host header)."""
+        ours = same_site.host_origins(host)
+        if self.site_origin is not None:
+            ours.add(self.site_origin)
+        if self.dev_port is not None:
+            for name in (*_DEV_LOOPBACK_HOSTS, *self.dev_hosts, host):
+                ours |= same_site.host_origins(name, ("http",), port=self.dev_port)
+        return ours
 
     @classmethod
-    def configured(cls) -> OriginRule:
+    def configured(cls) -> ChannelOrigins:
         """From the deploy URL, and in development (not ``REFLEX_ENV_MODE=prod``) the dev server's port."""
 
         try:
@@ -235,7 +203,7 @@ class EventChannelDoor:
         gate: PerProcess[TabGate] = shared_gate,
         on_open: Callable[[str], Awaitable[None]] | None = None,
         on_close: Callable[[str], Awaitable[None]] | None = None,
-        origins: OriginRule | None = None,
+        origins: ChannelOrigins | None = None,
         watch: OneAddressWatch | None = None,
     ):
         """``on_open``/``on_close``: told the tab's token once it is admitted, and once it closed.
@@ -250,27 +218,18 @@ class EventChannelDoor:
         self._origins = origins
         self.watch = watch or OneAddressWatch()
 
-    def origins(self) -> OriginRule:
+    def origins(self) -> ChannelOrigins:
         if self._origins is None:
-            self._origins = OriginRule.configured()
+            self._origins = ChannelOrigins.configured()
         return self._origins
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket"):
-            await self.app(scope, receive, send)
-            return
-        route = channel_route(scope["path"])
-        if route == ELSEWHERE:
-            await self.app(scope, receive, send)
-            return
-        if route == NOT_FOUND:
-            await answer(scope, send, 404, b"Not found.\n")
-            return
         hops = reflex_config.get_config().trusted_proxy_hops
         address = limit_rules.client_address(scope, hops)
         headers = Headers(scope=scope)
-        origins = headers.getlist("origin")
-        if len(origins) > 1 or not self.origins().allows(origins[0] if origins else None, headers.get("host", "")):
+        origins, ours = headers.getlist("origin"), self.origins().of(headers.get("host", ""))
+        origin = origins[0] if origins else None
+        if len(origins) > 1 or not same_site.same_origin(origin, ours, same_site.EVENT_CHANNEL):
             logger.info("Event channel refused for %s: %s", address, FOREIGN_ORIGIN)
             await answer(scope, send, 403, b"This page may only be used from the site itself.\n")
             return
@@ -362,6 +321,11 @@ async def answer(scope: Scope, send: Send, status: int, body: bytes, headers: li
         await send({"type": "websocket.http.response.body", "body": body})
     else:
         await send({"type": "websocket.close", "code": 1008})
+
+
+async def not_the_channel(scope: Scope, receive: Receive, send: Send) -> None:
+    """A path below the channel's that is not the channel (socket.io would answer it as one)."""
+    await answer(scope, send, 404, b"Not found.\n")
 
 
 async def refuse(scope: Scope, send: Send) -> None:

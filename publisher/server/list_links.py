@@ -1,8 +1,8 @@
 """The list's links as HTTP sees them: each link's page, its button without the app, and one-click
 unsubscribe (docs/mailing-list.md, From sign-up to unsubscribe; docs/security.md).
 
-The confirmation and unsubscribe pages are the site's own pages. This middleware, in
-front of them on every worker, answers what HTTP alone must answer:
+The confirmation and unsubscribe pages are the site's own pages. Their endpoint in the route
+table (server/routes.py), on every worker, answers what HTTP alone must answer:
 
 - ``GET`` of a link's page reads the link (web/states/confirm.py and web/states/unsubscribe.py:
   the same functions as the app) and changes nothing: mail scanners open every link. The
@@ -120,10 +120,13 @@ class PanelSlot:
 
 
 class ListLinks:
-    def __init__(self, app: ASGIApp, build_dir: Path | None = None):
-        """``build_dir``: the production build, whose link pages the server writes the panel into;
-        None where there is none (``reflex run``): the pages are then the app's alone."""
-        self.app = app
+    """The link pages' endpoint in the route table (server/routes.py): any method, answered here."""
+
+    def __init__(self, page: ASGIApp, build_dir: Path | None = None):
+        """``page``: serves a page as built. ``build_dir``: the production build, whose link pages the
+        server writes the panel into; None where there is none (``reflex run``): the pages are then
+        the app's alone."""
+        self.page_app = page
         self.slots = (
             None
             if build_dir is None
@@ -131,11 +134,7 @@ class ListLinks:
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        route = scope.get("path", "").rstrip("/") or "/"
-        if scope["type"] != "http" or route not in LINK_PAGES:
-            await self.app(scope, receive, send)
-            return
-        page = LINK_PAGES[route]
+        page = LINK_PAGES[scope["path"].rstrip("/")]
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         token = (query.get(list_links.TOKEN_PARAM) or [""])[0]
         if scope["method"] == "POST":
@@ -147,7 +146,7 @@ class ListLinks:
             if status in (404, 410) and not await self._within_failure_limits(scope):
                 view, status = LinkView(LIMITED), 429
             if self.slots is None:
-                await self.app(scope, receive, _with_status(send, status))
+                await self.page_app(scope, receive, _with_status(send, status))
                 return
             response = self._page(scope, page, view, token, status)
         else:

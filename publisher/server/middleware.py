@@ -29,13 +29,10 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from publisher.content import images
-from publisher.server import admin_sign_in, event_channel, requests
-from publisher.server.admin_downloads import AdminDownloads
-from publisher.server.admin_sign_in import AdminSignIn
-from publisher.server.bounce_hook import BounceHook
-from publisher.server.list_links import LINK_PAGES, ListLinks
-from publisher.server.plain_forms import NO_STORE_ROUTES, PlainForms
-from publisher.web import feed, page_kinds, tab_states
+from publisher.server import admin_sign_in, requests, routes
+from publisher.server.list_links import LINK_PAGES
+from publisher.server.plain_forms import NO_STORE_ROUTES
+from publisher.web import feed, page_kinds
 from publisher.web.pages import PAGES
 from publisher.web.pages.registry import PageRegistry
 from publisher.web.states.contact import pages_carry_a_question
@@ -180,34 +177,12 @@ class ResponseHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-class CanonicalRouteRewrite:
-    """Serve each prerendered route at its slash-less canonical URL without a redirect."""
-
-    def __init__(self, app: ASGIApp, routes: Iterable[str]):
-        self.app = app
-        self.routes = frozenset(route for route in routes if route != "/")
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] in self.routes:
-            scope = dict(scope)
-            scope["path"] = scope["path"] + "/"
-            scope["raw_path"] = scope["path"].encode()
-        await self.app(scope, receive, send)
-
-
 def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
-    """Reflex's ``api_transformer``: every declared page at its slash-less URL, with its headers,
-    the forms and the list's link pages answered without the app, and the event channel open only
-    within the tab limits (limits/tabs.py)."""
-    door = event_channel.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
+    """Reflex's ``api_transformer``: the response headers around the route table (server/routes.py),
+    whose default is the app."""
     # The production build's pages, which the server writes into (server/plain_forms.py,
     # server/list_links.py); not `reflex run`'s, which the browser renders.
     build_dir = BUILD_DIR if pages_carry_a_question() else None
-    routes: ASGIApp = ListLinks(CanonicalRouteRewrite(door, pages.slashless_routes()), build_dir)
-    if build_dir is not None:
-        routes = PlainForms(routes, build_dir)
     return ResponseHeaders(
-        AdminDownloads(AdminSignIn(BounceHook(routes))),
-        inline_script_hashes(),
-        page_kinds.starts_app_by_route(),
+        routes.route_table(app, pages, build_dir), inline_script_hashes(), page_kinds.starts_app_by_route()
     )

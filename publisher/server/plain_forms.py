@@ -133,29 +133,29 @@ class QuestionSlots:
 
 
 class PlainForms:
-    def __init__(self, app: ASGIApp, build_dir: Path):
-        self.app = app
+    """The forms' endpoints in the route table (server/routes.py); ``page`` serves a page as built."""
+
+    def __init__(self, build_dir: Path, page: ASGIApp):
+        self.page = page
         self.pages = {route: page_file(build_dir, route).read_text(encoding="utf-8") for route in FORMS}
         self.question_slots = QuestionSlots(self.pages[contact_page.ROUTE])
         self.subscribe_sent = page_file(build_dir, subscribe_page.SENT_ROUTE).read_text(encoding="utf-8")
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "")
-        route = path.rstrip("/") or "/"
-        if scope["type"] != "http" or (route not in FORMS and route != subscribe_page.SENT_ROUTE):
-            await self.app(scope, receive, send)
-            return
-        method = scope["method"]
-        if route in FORMS and method == "POST":
-            response = await self._answer(FORMS[route], scope, receive)
-        elif route == contact_page.ROUTE and method in ("GET", "HEAD"):
-            response = page_response(scope, self.question_slots.render(submissions.new_question()))
-        elif route == subscribe_page.SENT_ROUTE and method in ("GET", "HEAD") and settings.list_emails_on():
-            response = page_response(scope, _show_confirm_note(self.subscribe_sent))
-        else:
-            await self.app(scope, receive, send)
-            return
+    async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A form's plain POST (to its page's URL)."""
+        response = await self._answer(FORMS[scope["path"].rstrip("/")], scope, receive)
         await response(scope, receive, send)
+
+    async def contact_page(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The contact page with a new question and its token."""
+        await page_response(scope, self.question_slots.render(submissions.new_question()))(scope, receive, send)
+
+    async def subscribe_sent_page(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The subscribe form's sent page, saying to confirm where the site keeps the list."""
+        if not settings.list_emails_on():
+            await self.page(scope, receive, send)
+            return
+        await page_response(scope, _show_confirm_note(self.subscribe_sent))(scope, receive, send)
 
     async def _answer(self, form: PlainForm, scope: Scope, receive: Receive) -> Response:
         headers = Headers(scope=scope)
@@ -224,22 +224,20 @@ def page_response(scope: Scope, html: str, status: int = 200) -> Response:
 
 
 def posted_from_this_site(scope: Scope) -> bool:
-    """Whether a POST comes from one of the site's own pages (rules/same_site.py): the forms'
-    and the link pages' buttons alike."""
+    """Whether a POST comes from one of the site's own pages (rules/same_site.py, FORM_POST): the
+    forms' and the link pages' buttons alike. The site's origins: the public one
+    (REFLEX_DEPLOY_URL) and the one this request was made to."""
     headers = Headers(scope=scope)
-    return same_site.posted_from_this_site(
-        origin=headers.get("origin"),
+    scheme = "https" if requests.is_https(scope) else "http"
+    site = same_site.origin_of(settings.site_url())
+    ours = same_site.host_origins(headers.get("host", ""), (scheme,)) | ({site} if site else set())
+    return same_site.same_origin(
+        headers.get("origin"),
+        ours,
+        same_site.FORM_POST,
         sec_fetch_site=headers.get("sec-fetch-site"),
         referer=headers.get("referer"),
-        site_origins=_site_origins(scope, headers),
     )
-
-
-def _site_origins(scope: Scope, headers: Headers) -> set[str]:
-    """The site's own origins: the public one (REFLEX_DEPLOY_URL) and the one this request was made to."""
-    scheme = "https" if requests.is_https(scope) else "http"
-    own = {same_site.origin_of(settings.site_url()), same_site.origin_of(f"{scheme}://{headers.get('host', '')}")}
-    return {origin for origin in own if origin is not None}
 
 
 def _show_confirm_note(html: str) -> str:

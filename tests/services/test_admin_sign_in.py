@@ -17,9 +17,7 @@ from publisher.limits import submits
 from publisher.limits.submits import Limiter, MemoryCounter
 from publisher.rules import admin_access
 from publisher.rules.admin_access import RelyingParty
-from publisher.server import admin_downloads, admin_sign_in
-from publisher.server.admin_downloads import AdminDownloads
-from publisher.server.admin_sign_in import AdminSignIn
+from publisher.server import admin_downloads, admin_sign_in, routes
 from publisher.storage import admins
 from publisher.storage.tables import AdminCeremony, utc_now
 from tests.authenticator import SoftPasskey
@@ -43,7 +41,7 @@ def client(db_url, monkeypatch):
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     submits.shared_limiter.set(Limiter(MemoryCounter()))
     yield lambda: httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=AdminSignIn(not_found, db_url=db_url)), base_url=ORIGIN
+        transport=httpx.ASGITransport(app=routes.route_table(not_found, db_url=db_url)), base_url=ORIGIN
     )
     submits.shared_limiter.set(None)
 
@@ -216,7 +214,7 @@ async def test_only_the_cookie_name_of_the_connections_scheme_counts_and_two_ses
     async with client() as http:
         ada = session_of(await enrol(http, invite(db_url, "Ada"), SoftPasskey(ORIGIN)))
         bob = session_of(await enrol(http, invite(db_url, "Bob"), SoftPasskey(ORIGIN)))
-    downloads = AdminDownloads(AdminSignIn(not_found, db_url=db_url), db_url=db_url)
+    downloads = routes.route_table(not_found, db_url=db_url)
 
     async def audit_download(base_url: str, cookie: str) -> httpx.Response:
         transport = httpx.ASGITransport(app=downloads)
@@ -243,7 +241,7 @@ async def test_only_the_cookie_name_of_the_connections_scheme_counts_and_two_ses
 
 def from_address(db_url: str, address: str, clock=None) -> httpx.AsyncClient:
     """The sign-in endpoints as a client at ``address`` sees them."""
-    app = AdminSignIn(not_found, db_url=db_url, clock=clock)
+    app = routes.route_table(not_found, db_url=db_url, clock=clock)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=(address, 40000)), base_url=ORIGIN)
 
 

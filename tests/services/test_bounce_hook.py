@@ -10,7 +10,7 @@ from publisher.gateway.contract import SubscribeRequest
 from publisher.limits import submits
 from publisher.limits.submits import Limiter, MemoryCounter
 from publisher.rules.list_rules import ListStatus
-from publisher.server.bounce_hook import BounceHook
+from publisher.server import routes
 from publisher.storage import bounce_records, subscribers
 from tests.services.test_mailing_list import job
 from tests.unit.test_bounce_hook import SECRET, SECRET_VAR
@@ -30,7 +30,7 @@ def site(db_url, monkeypatch):
     monkeypatch.setenv(SECRET_VAR, SECRET)
     submits.shared_limiter.set(Limiter(MemoryCounter()))
     yield lambda: httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=BounceHook(page, db_url=db_url)), base_url="https://books.example.com"
+        transport=httpx.ASGITransport(app=routes.route_table(page, db_url=db_url)), base_url="https://books.example.com"
     )
     submits.shared_limiter.set(None)
 

@@ -21,6 +21,7 @@ from publisher.limits.submits import Limit, Limiter, MemoryCounter
 from publisher.mail import outbox
 from publisher.rules import bounces, list_links
 from publisher.rules.list_rules import ListStatus
+from publisher.server import routes
 from publisher.server.list_links import ListLinks
 from publisher.storage import bounce_records, subscribers, tables
 from publisher.storage.bounce_records import Report
@@ -30,6 +31,7 @@ from publisher.web.states.confirm import ConfirmState
 from publisher.web.states.subscribe import SubscribeState
 from publisher.web.states.unsubscribe import UnsubscribeState
 from tests.unit.test_list_links import MAIL_ENV, OTHER_SECRET, SECRET, flip
+from tests.unit.test_plain_forms import write_build
 
 # --- The pages' states (the app's side) -------------------------------------------
 
@@ -210,7 +212,7 @@ class Page:
 def request(method: str, path: str, token: str, body: bytes = b"", content_type: str = "", client="203.0.113.9"):
     """One request through the middleware: (status, body, whether the page was served)."""
     page = Page()
-    app = ListLinks(page)
+    app = routes.route_table(page)
     scope = {
         "type": "http",
         "method": method,
@@ -346,20 +348,17 @@ async def test_a_link_older_than_a_rejoin_within_the_day_does_not_confirm(list_s
 
 @pytest.fixture
 def build(tmp_path):
-    """A stand-in for the build's two link pages: the panel's slot as the build writes it."""
+    """A stand-in for the build's pages, the two link pages with the panel's slot as the build writes it."""
     slot = f'<div class="rx-Html" {LINK_PANEL_ATTRIBUTE}="">{checking_html()}</div>'
-    for route in ("subscribe/confirm", "unsubscribe"):
-        (tmp_path / route).mkdir(parents=True)
-        (tmp_path / route / "index.html").write_text(
-            f"<!DOCTYPE html><html><head><title>Page</title></head><body><main><h1>Heading</h1>"
-            f'<section role="status">{slot}</section></main></body></html>'
-        )
+    write_build(tmp_path, f'<main><h1>Heading</h1><section role="status">{slot}</section></main>')
     return tmp_path
 
 
 def site_client(build) -> httpx.AsyncClient:
     """The production server's link pages, over ASGI (the page behind them is never asked)."""
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=ListLinks(Page(), build)), base_url=SITE)
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=routes.route_table(Page(), build_dir=build)), base_url=SITE
+    )
 
 
 SITE = "http://127.0.0.1:8000"

@@ -10,8 +10,7 @@ import pytest
 
 from publisher.rules import admin_access
 from publisher.rules.admin_access import RelyingParty
-from publisher.server import admin_downloads
-from publisher.server.admin_downloads import AdminDownloads
+from publisher.server import admin_downloads, routes
 from publisher.storage import admins, subscribers
 
 ORIGIN = "https://books.example.com"
@@ -44,7 +43,7 @@ def audited(monkeypatch) -> list[tuple]:
 
 
 def client() -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=AdminDownloads(not_found)), base_url=ORIGIN)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=routes.route_table(not_found)), base_url=ORIGIN)
 
 
 @pytest.mark.asyncio

@@ -13,8 +13,8 @@ import sqlalchemy
 from publisher.limits import submits
 from publisher.limits.submits import Limit, Limiter, MemoryCounter, shared_limiter
 from publisher.mail import returns
-from publisher.server import bounce_hook
-from publisher.server.bounce_hook import MAX_BODY_BYTES, BounceHook
+from publisher.server import bounce_hook, routes
+from publisher.server.bounce_hook import MAX_BODY_BYTES
 from publisher.storage import bounce_records
 from publisher.storage.bounce_records import Recorded, Report
 
@@ -57,7 +57,7 @@ def call(
     client: str = "203.0.113.9",
     kind: str = "http",
 ) -> Answer:
-    """One request through BounceHook; ``body`` as one chunk or as several (streamed).
+    """One request through the route table (server/routes.py); ``body`` as one chunk or as several (streamed).
     ``content_length``: True, the body's length; None, no header; a number, that number."""
     chunks = [body] if isinstance(body, bytes) else list(body)
     headers = [(b"host", b"books.example.com"), (b"content-type", b"application/json")]
@@ -95,7 +95,7 @@ def call(
         sent.append(message)
 
     inner = Inner()
-    asyncio.run(BounceHook(inner)(scope, receive, send))
+    asyncio.run(routes.route_table(inner)(scope, receive, send))
     return Answer(sent, inner, read)
 
 
@@ -147,7 +147,7 @@ def test_the_path_with_or_without_a_slash(taken, path):
     assert call(body_of(HARD), path=path).status == 200
 
 
-@pytest.mark.parametrize("path", ["/", "/hooks", "/hooks/bounces", "/hooks/bounce/x", "/unsubscribe"])
+@pytest.mark.parametrize("path", ["/", "/hooks", "/hooks/bounces", "/hooks/bounce/x", "/about"])
 def test_other_paths_pass_through_untouched(taken, path):
     answer = call(body_of(HARD), path=path)
     assert (answer.status, answer.body, answer.passed) == (200, b"app", True)
@@ -405,5 +405,5 @@ def test_a_client_that_leaves_mid_body_gets_no_answer_and_takes_nothing(taken):
         "headers": [(b"authorization", f"Bearer {SECRET}".encode())],
         "client": ("203.0.113.9", 1),
     }
-    asyncio.run(BounceHook(Inner())(scope, receive, send))
+    asyncio.run(routes.route_table(Inner())(scope, receive, send))
     assert sent == [] and taken == []

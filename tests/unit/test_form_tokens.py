@@ -1,11 +1,10 @@
-"""The contact form's signed token (publisher/rules/form_tokens.py) and the same-site rule of a
-plain POST (publisher/rules/same_site.py): pure functions, clocks injected."""
+"""The contact form's signed token (publisher/rules/form_tokens.py): pure functions, clocks injected."""
 
 from __future__ import annotations
 
 import pytest
 
-from publisher.rules import form_tokens, same_site
+from publisher.rules import form_tokens
 from publisher.rules.antispam import MathQuestion
 
 SECRET = "a-secret-of-the-tests-0123456789abcdef012345"
@@ -95,52 +94,6 @@ def test_only_a_first_use_within_the_hour_may_be_followed(first_use, age_ms, con
     token = form_tokens.read([SECRET], form_tokens.issue(SECRET, QUESTION, now_ms=NOW))
     assert (form_tokens.continues(token, first_use=first_use, now_ms=NOW + age_ms) is token) is continues
     assert form_tokens.continues(None, first_use=True, now_ms=NOW) is None  # none, changed or foreign
-
-
-SITE = {"https://www.example.com", "http://127.0.0.1:8000"}
-
-
-@pytest.mark.parametrize(
-    ("origin", "fetch_site", "referer", "allowed"),
-    [
-        ("https://www.example.com", None, None, True),
-        ("HTTPS://WWW.EXAMPLE.COM:443", None, None, True),
-        ("http://127.0.0.1:8000", "cross-site", None, True),  # Origin decides first
-        ("https://evil.example", "same-origin", "https://www.example.com/contact-us", False),
-        ("null", "same-origin", None, False),
-        ("https://www.example.com.evil.example", None, None, False),
-        ("http://www.example.com", None, None, False),  # another scheme is another origin
-        (None, "same-origin", None, True),
-        (None, "same-site", None, False),
-        (None, "cross-site", "https://www.example.com/", False),
-        (None, "none", None, False),
-        (None, None, "https://www.example.com/contact-us?x=1", True),
-        (None, None, "https://evil.example/www.example.com", False),
-        (None, None, "not a url", False),
-        (None, None, None, False),
-    ],
-)
-def test_a_post_comes_from_this_site_when_the_first_header_present_says_so(origin, fetch_site, referer, allowed):
-    assert (
-        same_site.posted_from_this_site(origin=origin, sec_fetch_site=fetch_site, referer=referer, site_origins=SITE)
-        is allowed
-    )
-
-
-@pytest.mark.parametrize(
-    ("url", "origin"),
-    [
-        ("https://Example.com/path?q", "https://example.com"),
-        ("http://example.com:80/", "http://example.com"),
-        ("http://example.com:8080", "http://example.com:8080"),
-        ("http://[::1]:8000/x", "http://[::1]:8000"),
-        ("ftp://example.com", None),
-        ("http://example.com:99999", None),
-        ("", None),
-    ],
-)
-def test_origin_of(url, origin):
-    assert same_site.origin_of(url) == origin
 
 
 def test_the_hour_is_3_600_000_milliseconds():

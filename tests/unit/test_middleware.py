@@ -1,4 +1,4 @@
-"""The serving middleware: slash-less page URLs served in place; security and cache headers."""
+"""The serving middleware and the route table: slash-less page URLs served in place; security and cache headers."""
 
 from __future__ import annotations
 
@@ -7,16 +7,17 @@ import copy
 
 import pytest
 from reflex_base import config as reflex_config
+from starlette.routing import Match, Route, Router
 
 from publisher import content
 from publisher.limits import tabs
-from publisher.server import event_channel, middleware, requests
+from publisher.server import event_channel, middleware, requests, routes
 from publisher.server.admin_downloads import AdminDownloads
 from publisher.server.admin_sign_in import AdminSignIn
 from publisher.server.bounce_hook import BounceHook
 from publisher.server.event_channel import EventChannelDoor
 from publisher.server.list_links import ListLinks
-from publisher.server.middleware import CanonicalRouteRewrite
+from publisher.server.routes import PageInPlace
 from publisher.web import page_kinds
 from publisher.web.pages import PAGES
 
@@ -47,8 +48,9 @@ def http_scope(path: str, **extra) -> dict:
     }
 
 
-def call(asgi_app, scope: dict) -> tuple[dict, list[dict]]:
-    """Run one request through ``asgi_app``; return what the inner app saw and what was sent."""
+def call(asgi_app, scope: dict, inner: RecordingApp | None = None) -> tuple[dict, list[dict]]:
+    """Run one request through ``asgi_app``; return what the inner app (``inner``, else ``asgi_app.app``)
+    saw and what was sent."""
     sent: list[dict] = []
 
     async def receive():
@@ -58,13 +60,13 @@ def call(asgi_app, scope: dict) -> tuple[dict, list[dict]]:
         sent.append(message)
 
     asyncio.run(asgi_app(scope, receive, send))
-    [seen] = asgi_app.app.scopes
+    [seen] = (inner or asgi_app.app).scopes
     return seen, sent
 
 
 @pytest.fixture
 def rewrite():
-    return CanonicalRouteRewrite(RecordingApp(), ROUTES)
+    return PageInPlace(RecordingApp(), ROUTES)
 
 
 @pytest.mark.parametrize("route", ["/about", "/subscribe", "/contact-us"])
@@ -118,7 +120,7 @@ def test_lifespan_scopes_pass_unchanged(rewrite):
 
 
 def test_root_route_is_never_rewritten():
-    assert CanonicalRouteRewrite(RecordingApp(), ROUTES).routes == frozenset({"/about", "/subscribe", "/contact-us"})
+    assert PageInPlace(RecordingApp(), ROUTES).routes == frozenset({"/about", "/subscribe", "/contact-us"})
 
 
 @pytest.mark.asyncio
@@ -132,23 +134,53 @@ async def test_middleware_works_inside_a_running_event_loop():
     async def send(message):
         sent.append(message)
 
-    await CanonicalRouteRewrite(app, ROUTES)(http_scope("/contact-us"), receive, send)
+    await PageInPlace(app, ROUTES)(http_scope("/contact-us"), receive, send)
     assert app.scopes[0]["path"] == "/contact-us/"
     assert sent == [{"type": "test.called"}]
 
 
-def test_transform_adds_headers_and_the_list_links_around_the_route_rewrite_for_every_page_but_home():
+def wrappers_passed(asgi_app, scope: dict) -> list[str]:
+    """The ASGI callables a request passes before it reaches the app (a ``RecordingApp``), outermost
+    first: a router hands it to the endpoint of the first route that claims it, else to its default."""
+    passed: list[str] = []
+    current = asgi_app
+    while not isinstance(current, RecordingApp):
+        passed.append(type(current).__name__)
+        if isinstance(current, Router):
+            claims = [route for route in current.routes if route.matches(copy.deepcopy(scope))[0] is Match.FULL]
+            current = claims[0].endpoint if claims else current.default
+        else:
+            current = current.app
+    return passed
+
+
+def test_a_page_request_passes_two_wrappers_the_headers_and_the_route_table():
+    inner = RecordingApp()
+    outer = middleware.transform(inner)
+    assert wrappers_passed(outer, http_scope("/")) == ["ResponseHeaders", "Router"]
+    # A declared page at its slash-less URL: the table's route for it serves the page in place.
+    assert wrappers_passed(outer, http_scope("/about")) == ["ResponseHeaders", "Router", "PageInPlace"]
+    seen, _ = call(outer.app, http_scope("/"), inner)
+    assert seen["path"] == "/" and seen["raw_path"] == b"/"  # the table's default: the app, as the request came
+
+
+def test_every_endpoint_that_is_not_reflexs_own_is_in_the_route_table_around_the_app():
     inner = RecordingApp()
     outer = middleware.transform(inner)
     assert isinstance(outer, middleware.ResponseHeaders)
-    assert isinstance(outer.app, AdminDownloads)  # /admin/api/*.csv (server/admin_downloads.py)
-    assert isinstance(outer.app.app, AdminSignIn)  # /admin/api/... (server/admin_sign_in.py)
-    assert isinstance(outer.app.app.app, BounceHook)  # POST /hooks/bounce (server/bounce_hook.py)
-    assert isinstance(outer.app.app.app.app, ListLinks)
-    wrapped = outer.app.app.app.app.app
-    assert isinstance(wrapped, CanonicalRouteRewrite)
-    # Innermost, around the app: the event channel's door (limits/tabs.py).
-    assert isinstance(wrapped.app, EventChannelDoor) and wrapped.app.app is inner
+    table = outer.app
+    assert isinstance(table, Router) and table.default is inner and not table.redirect_slashes
+    endpoints = {route.path: type(route.endpoint) for route in table.routes if isinstance(route, Route)}
+    assert endpoints["/admin/api/export.csv"] is AdminDownloads
+    assert endpoints["/admin/api/{ceremony:path}"] is AdminSignIn
+    assert endpoints["/hooks/bounce{trailing:slashes}"] is BounceHook
+    assert endpoints["/subscribe/confirm{trailing:slashes}"] is ListLinks
+    assert endpoints["/unsubscribe{trailing:slashes}"] is ListLinks
+    # The event channel's door, around the app (limits/tabs.py).
+    door = next(route.endpoint for route in table.routes if isinstance(route, routes.ChannelRoute))
+    assert isinstance(door, EventChannelDoor) and door.app is inner
+    wrapped = next(route.endpoint for route in table.routes if isinstance(route, Route) and route.path == "/about")
+    assert isinstance(wrapped, PageInPlace) and wrapped.app is inner
     nav_routes = frozenset(item.route for item in PAGES.navigation() if item.route != "/")
     assert nav_routes == frozenset({"/about", "/subscribe", "/contact-us"})
     book_pages = {f"/books/{book.slug}" for book in content.BOOKS}
@@ -436,8 +468,9 @@ def through_the_door(scope: dict) -> tuple[ChannelApp, list[dict]]:
     gate = tabs.TabGate(tabs.MemoryTabs(), tabs.TabLimits(per_address=5, new_per_minute=50, per_worker=50))
     channel = ChannelApp(gate)
     door = EventChannelDoor(
-        channel, OneGate(gate), origins=event_channel.OriginRule(site_origin="https://books.example.com")
+        channel, OneGate(gate), origins=event_channel.ChannelOrigins(site_origin="https://books.example.com")
     )
+    table = Router(routes.channel_routes(door), default=channel)  # the route table's channel routes
     sent: list[dict] = []
     incoming = [{"type": "websocket.connect"} if scope["type"] == "websocket" else {"type": "http.request"}]
 
@@ -447,7 +480,7 @@ def through_the_door(scope: dict) -> tuple[ChannelApp, list[dict]]:
     async def send(message):
         sent.append(message)
 
-    asyncio.run(door(scope, receive, send))
+    asyncio.run(table(scope, receive, send))
     assert gate.open_here == {}  # whatever was counted was given back
     return channel, sent
 

@@ -16,8 +16,9 @@ from publisher.config import settings
 from publisher.limits import form_tokens as used_tokens
 from publisher.limits import submits
 from publisher.rules import form_tokens
-from publisher.server import plain_forms
+from publisher.server import plain_forms, routes
 from publisher.web import submissions
+from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE
 
 
 def field(field_id: str, name: str) -> str:
@@ -56,14 +57,21 @@ def page(body: str) -> str:
 
 @pytest.fixture
 def build(tmp_path: Path) -> Path:
+    write_build(tmp_path)
+    return tmp_path
+
+
+def write_build(root: Path, link_panel: str = f'<div {LINK_PANEL_ATTRIBUTE}=""></div>') -> None:
+    """A stand-in for the build's pages the server writes into: the forms' and the list links'."""
     for route, body in (
         ("subscribe", SUBSCRIBE),
         ("contact-us", CONTACT),
         ("subscribe/thanks", '<p class="n" hidden="" data-confirm-note="">Confirm</p>'),
+        ("subscribe/confirm", link_panel),
+        ("unsubscribe", link_panel),
     ):
-        (tmp_path / route).mkdir(parents=True)
-        (tmp_path / route / "index.html").write_text(page(body))
-    return tmp_path
+        (root / route).mkdir(parents=True)
+        (root / route / "index.html").write_text(page(body))
 
 
 class Recorder:
@@ -94,7 +102,7 @@ async def passed_on(scope, receive, send):
 
 
 def client(build: Path) -> httpx.AsyncClient:
-    app = plain_forms.PlainForms(passed_on, build)
+    app = routes.route_table(passed_on, build_dir=build)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8000")
 
 

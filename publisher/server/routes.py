@@ -1,0 +1,169 @@
+"""The route table: every HTTP endpoint of the site that is not Reflex's own, in one place
+(docs/architecture.md, How a request is routed).
+
+Reflex's backend (its pages as built, its event channel, its own endpoints) is the table's
+default: a request no route claims goes to it unchanged, so a page request passes two
+wrappers, the response headers (server/middleware.py) and this table. The table is a
+Starlette ``Router`` (Reflex carries Starlette), mounted once by ``middleware.transform``.
+
+A route's path is matched as it is written; ``{trailing:slashes}`` also takes the path with
+any number of slashes after it, as a browser or a provider may send it. A route with
+``methods`` claims only those (GET takes HEAD too): another method goes on to the next route
+with the same path, the page as built. The endpoints answer every status themselves, so no
+route is left to answer Starlette's own 405 or redirect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from starlette.convertors import Convertor, register_url_convertor
+from starlette.routing import BaseRoute, Match, NoMatchFound, Route, Router
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from publisher.rules import admin_access, list_links
+from publisher.server import bounce_hook, event_channel
+from publisher.server.admin_downloads import AdminDownloads
+from publisher.server.admin_sign_in import AdminSignIn, dashboard_page
+from publisher.server.bounce_hook import BounceHook
+from publisher.server.list_links import ListLinks
+from publisher.server.plain_forms import PlainForms
+from publisher.web import tab_states
+from publisher.web.pages import PAGES
+from publisher.web.pages import contact as contact_page
+from publisher.web.pages import subscribe as subscribe_page
+from publisher.web.pages.registry import PageRegistry
+
+
+class _Slashes(Convertor[str]):
+    regex = "/*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("slashes", _Slashes())
+
+
+def _any_slashes(path: str) -> str:
+    return path + "{trailing:slashes}"
+
+
+class _Endpoint:
+    """An ASGI function as a route's endpoint: Starlette takes a bare function for a request
+    handler (Request in, Response out), which would leave a disconnected client no silence."""
+
+    def __init__(self, function: Callable[[Scope, Receive, Send], Awaitable[None]]):
+        self.function = function
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.function(scope, receive, send)
+
+
+class PageInPlace:
+    """Serves each prerendered page at its slash-less canonical URL, without a redirect.
+
+    Reflex prerenders ``/about`` as ``about/index.html``, and its static file server redirects
+    ``/about`` to ``/about/``. Our published URLs have no trailing slash (links, canonical,
+    sitemap), so the request path of every declared page (web/pages/registry.py) is rewritten
+    internally; any other path goes to the app as it came.
+    """
+
+    def __init__(self, app: ASGIApp, routes: Iterable[str]):
+        self.app = app
+        self.routes = frozenset(route for route in routes if route != "/")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] in self.routes:
+            scope = dict(scope)
+            scope["path"] = scope["path"] + "/"
+            scope["raw_path"] = scope["path"].encode()
+        await self.app(scope, receive, send)
+
+
+class ChannelRoute(BaseRoute):
+    """The event channel's paths, websocket and HTTP polling alike, as ``channel_route`` sorts them
+    (its own path, or another below it in any letter case)."""
+
+    def __init__(self, kind: str, endpoint: ASGIApp):
+        self.kind = kind
+        self.endpoint = endpoint
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] in ("http", "websocket") and event_channel.channel_route(scope["path"]) == self.kind:
+            return Match.FULL, {}
+        return Match.NONE, {}
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> Any:
+        raise NoMatchFound(name, path_params)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.endpoint(scope, receive, send)
+
+
+def route_table(
+    app: ASGIApp,
+    pages: PageRegistry = PAGES,
+    build_dir: Path | None = None,
+    *,
+    db_url: str | None = None,
+    clock: Callable[[], Any] | None = None,
+) -> Router:
+    """Every endpoint in front of ``app`` (Reflex's backend).
+
+    ``build_dir``: the production build, whose pages the server writes into (the forms' answers,
+    the contact page's question, the link pages' panel); None (``reflex run``, whose pages the
+    browser renders): the forms' plain POST is not answered and the link pages are the app's.
+    ``db_url`` and ``clock``: for tests (None: the site's database, the real clock).
+    """
+    page = PageInPlace(app, pages.slashless_routes())
+    links = ListLinks(page, build_dir)
+    downloads = AdminDownloads(db_url)
+    dashboard = _Endpoint(dashboard_page(page))
+    door = event_channel.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
+    routes: list[BaseRoute] = [
+        *channel_routes(door),
+        *([] if build_dir is None else _form_routes(PlainForms(build_dir, page), page)),
+        # The list's links: a link's page, its button's POST, one-click unsubscribe.
+        Route(_any_slashes(list_links.CONFIRM_PATH), links),
+        Route(_any_slashes(list_links.UNSUBSCRIBE_PATH), links),
+        # A mail provider's bounces and complaints.
+        Route(_any_slashes(bounce_hook.PATH), BounceHook(db_url)),
+        # The dashboard: its downloads, its sign-in ceremonies, its pages.
+        Route(admin_access.EXPORT_PATH, downloads),
+        Route(admin_access.AUDIT_PATH, downloads),
+        Route(f"{admin_access.API_PATH}/{{ceremony:path}}", AdminSignIn(db_url, clock)),
+        Route(admin_access.DASHBOARD_PATH, dashboard),
+        Route(f"{admin_access.DASHBOARD_PATH}/{{page:path}}", dashboard),
+        # Every other declared page at its slash-less URL.
+        *(Route(route, page) for route in sorted(page.routes)),
+    ]
+    return Router(routes, default=app, redirect_slashes=False)
+
+
+def channel_routes(door: event_channel.EventChannelDoor) -> list[BaseRoute]:
+    """The event channel: its own path through the door, any other below it 404."""
+    return [
+        ChannelRoute(event_channel.CHANNEL, door),
+        ChannelRoute(event_channel.NOT_FOUND, _Endpoint(event_channel.not_the_channel)),
+    ]
+
+
+def _form_routes(forms: PlainForms, page: ASGIApp) -> list[BaseRoute]:
+    """The forms without the app: their plain POST, the contact page with its question, the
+    subscribe form's sent page; any other method on those paths is the page as built."""
+    subscribe, contact, sent = (
+        _any_slashes(path) for path in (subscribe_page.ROUTE, contact_page.ROUTE, subscribe_page.SENT_ROUTE)
+    )
+    return [
+        Route(subscribe, _Endpoint(forms.post), methods=["POST"]),
+        Route(contact, _Endpoint(forms.post), methods=["POST"]),
+        Route(contact, _Endpoint(forms.contact_page), methods=["GET"]),
+        Route(sent, _Endpoint(forms.subscribe_sent_page), methods=["GET"]),
+        *(Route(path, page) for path in (subscribe, contact, sent)),
+    ]

@@ -1,0 +1,129 @@
+"""Whether a request comes from the site's own page (publisher/rules/same_site.py): one function,
+and each policy its callers give it: the forms' plain POST, the dashboard, the event channel."""
+
+from __future__ import annotations
+
+import pytest
+
+from publisher.rules import admin_access, same_site
+from publisher.server import event_channel
+
+SITE = {"https://www.example.com", "http://127.0.0.1:8000"}
+
+
+@pytest.mark.parametrize(
+    ("origin", "fetch_site", "referer", "allowed"),
+    [
+        ("https://www.example.com", None, None, True),
+        ("HTTPS://WWW.EXAMPLE.COM:443", None, None, True),
+        ("http://127.0.0.1:8000", "cross-site", None, True),  # Origin decides first
+        ("https://evil.example", "same-origin", "https://www.example.com/contact-us", False),
+        ("null", "same-origin", None, False),
+        ("https://www.example.com.evil.example", None, None, False),
+        ("http://www.example.com", None, None, False),  # another scheme is another origin
+        (None, "same-origin", None, True),
+        (None, "same-site", None, False),
+        (None, "cross-site", "https://www.example.com/", False),
+        (None, "none", None, False),
+        (None, None, "https://www.example.com/contact-us?x=1", True),
+        (None, None, "https://evil.example/www.example.com", False),
+        (None, None, "not a url", False),
+        (None, None, None, False),
+    ],
+)
+def test_a_form_post_comes_from_this_site_when_the_first_header_present_says_so(origin, fetch_site, referer, allowed):
+    judged = same_site.same_origin(origin, SITE, same_site.FORM_POST, sec_fetch_site=fetch_site, referer=referer)
+    assert judged is allowed
+
+
+@pytest.mark.parametrize(
+    ("origin", "fetch_site", "referer", "allowed"),
+    [
+        ("https://books.example.com", None, None, True),
+        ("https://books.example.com", "cross-site", None, True),  # Origin decides when there is one
+        ("https://evil.example.com", "same-origin", None, False),
+        ("http://books.example.com", None, None, False),  # another scheme is another origin
+        ("null", "same-origin", None, True),  # no usable Origin: Sec-Fetch-Site decides
+        (None, "same-origin", None, True),
+        (None, "same-site", None, False),
+        (None, "cross-site", None, False),
+        (None, None, "https://books.example.com/admin", False),  # a Referer never decides here
+        (None, None, None, False),  # neither says same-origin: refused
+    ],
+)
+def test_a_dashboard_request_must_come_from_the_relying_partys_page(origin, fetch_site, referer, allowed):
+    party = admin_access.relying_party("https://books.example.com")
+    judged = same_site.same_origin(
+        origin, party.origins, same_site.DASHBOARD, sec_fetch_site=fetch_site, referer=referer
+    )
+    assert judged is allowed
+
+
+def channel_allows(origins: event_channel.ChannelOrigins, origin: str | None, host: str) -> bool:
+    return same_site.same_origin(origin, origins.of(host), same_site.EVENT_CHANNEL, sec_fetch_site="same-origin")
+
+
+def test_the_event_channel_takes_the_site_itself_the_configured_site_or_in_development_the_development_server():
+    rule = event_channel.ChannelOrigins(site_origin="https://books.example.com")
+    assert channel_allows(rule, None, "books.example.com")  # no Origin: not a browser page
+    assert channel_allows(rule, "https://books.example.com", "127.0.0.1:8000")  # the configured site, any Host
+    assert channel_allows(rule, "http://127.0.0.1:8000", "127.0.0.1:8000")  # the page's own host and port
+    assert channel_allows(rule, "https://Shop.Example.org", "shop.example.org")  # one build serves on any host
+    assert channel_allows(rule, "https://shop.example.org:443", "shop.example.org")
+    assert channel_allows(rule, "http://[::1]:8000", "[::1]:8000")
+    for foreign, host in (
+        ("https://evil.example", "books.example.com"),
+        ("null", "books.example.com"),  # Sec-Fetch-Site never stands in for the Origin here
+        ("http://books.example.com:8080", "books.example.com"),
+        ("https://books.example.com.evil.example", "books.example.com"),
+        ("http://localhost:3000", "localhost:8000"),  # a development server's page, in production
+        ("chrome-extension://abcdef", "books.example.com"),
+        ("https://shop.example.org", None),
+        ("not a url", "books.example.com"),
+        ("http://127.0.0.1:8000", "127.0.0.1:8000, evil"),
+        ("https://user@books.example.com", "books.example.com"),  # no origin a browser writes
+    ):
+        assert not channel_allows(rule, foreign, host or ""), (foreign, host)
+    development = event_channel.ChannelOrigins(
+        site_origin="http://localhost:3000", dev_port=3100, dev_hosts=("192.168.1.5",)
+    )
+    assert channel_allows(development, "http://localhost:3100", "localhost:8100")
+    assert channel_allows(development, "http://127.0.0.1:3100", "localhost:8100")
+    assert channel_allows(development, "http://[::1]:3100", "localhost:8100")
+    assert channel_allows(development, "http://192.168.1.5:3100", "192.168.1.5:8100")
+    assert channel_allows(development, "http://devbox.lan:3100", "devbox.lan:8100")  # the page's host, the dev port
+    assert not channel_allows(development, "http://evil.example:3100", "localhost:8100")
+    assert not channel_allows(development, "http://localhost:3101", "localhost:8100")
+    assert not channel_allows(development, "https://localhost:3100", "localhost:8100")  # the dev server is http
+
+
+@pytest.mark.parametrize(
+    ("url", "origin"),
+    [
+        ("https://Example.com/path?q", "https://example.com"),
+        ("http://example.com:80/", "http://example.com"),
+        ("http://example.com:8080", "http://example.com:8080"),
+        ("http://[::1]:8000/x", "http://[::1]:8000"),
+        ("ftp://example.com", None),
+        ("http://example.com:99999", None),
+        ("", None),
+    ],
+)
+def test_origin_of(url, origin):
+    assert same_site.origin_of(url) == origin
+
+
+@pytest.mark.parametrize(
+    ("host", "origins"),
+    [
+        ("Books.example.com", {"http://books.example.com", "https://books.example.com"}),
+        ("books.example.com:8080", {"http://books.example.com:8080", "https://books.example.com:8080"}),
+        ("[::1]:8000", {"http://[::1]:8000", "https://[::1]:8000"}),
+        ("books.example.com/x", set()),
+        ("evil@books.example.com", set()),
+        ("books.example.com:80, evil", set()),
+        ("", set()),
+    ],
+)
+def test_the_origins_at_a_host_header(host, origins):
+    assert same_site.host_origins(host) == origins
