@@ -135,16 +135,17 @@ def _token(data: dict[str, Any], key: str, refusal: str) -> str:
 NOT_FOUND = PlainTextResponse("Not found", status_code=404)
 
 
-def dashboard_page(page: ASGIApp) -> ASGIApp:
+class DashboardPages:
     """The dashboard's pages as ``page`` serves them, where the site keeps a dashboard (else 404)."""
 
-    async def dashboard_or_not_found(scope: Scope, receive: Receive, send: Send) -> None:
+    def __init__(self, page: ASGIApp):
+        self.page = page
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not settings.current().dashboard_on:
             await NOT_FOUND(scope, receive, send)
             return
-        await page(scope, receive, send)
-
-    return dashboard_or_not_found
+        await self.page(scope, receive, send)
 
 
 class AdminSignIn:

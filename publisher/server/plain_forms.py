@@ -3,7 +3,8 @@ contact form's question into its page (docs/product.md, Forms; docs/security.md)
 
 Each form is a ``<form method="post">`` to its own page. Before the app has started,
 without JavaScript, or when the event channel is not connected, the browser posts it,
-and this middleware answers with the same functions as the app (web/submissions.py):
+and its route (server/routes.py) answers here with the same functions as the app
+(web/submissions.py):
 
 - accepted and sent: ``303 See Other`` to the form's sent page (``/subscribe/thanks``,
   ``/contact-us/thanks``), which shows the spec's success alert; a reload sends nothing;
@@ -14,7 +15,7 @@ and this middleware answers with the same functions as the app (web/submissions.
   chain, rules/form_tokens.py);
 - the gateway failing: the form page again with the spec's failure message, status 503.
 
-Before anything is read: a POST from another site is 403 (rules/same_site.py), a body
+Before anything is read: a POST from another site is 403 (rules/same_site.py, FORM_POST), a body
 over 16 KB is 413, anything but a form's urlencoded body 415. Nothing is sent in these
 cases.
 

@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from publisher.rules import admin_access, list_links
 from publisher.server import bounce_hook, event_channel
 from publisher.server.admin_downloads import AdminDownloads
-from publisher.server.admin_sign_in import AdminSignIn, dashboard_page
+from publisher.server.admin_sign_in import AdminSignIn, DashboardPages
 from publisher.server.bounce_hook import BounceHook
 from publisher.server.list_links import ListLinks
 from publisher.server.plain_forms import PlainForms
@@ -124,7 +124,7 @@ def route_table(
     page = PageInPlace(app, pages.slashless_routes())
     links = ListLinks(page, build_dir)
     downloads = AdminDownloads(db_url)
-    dashboard = _Endpoint(dashboard_page(page))
+    dashboard = DashboardPages(page)
     door = event_channel.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
     routes: list[BaseRoute] = [
         *channel_routes(door),
