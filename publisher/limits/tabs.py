@@ -8,12 +8,12 @@ creates anything for it (``EventChannelDoor``):
 
 - only the channel's own path reaches socket.io. Reflex mounts socket.io at
   ``/_event`` with an empty socket.io path, so every path below ``/_event/`` would
-  reach it; the door answers 404 for any of them but ``/_event`` and ``/_event/``
+  reach it; the route table answers 404 for any of them but ``/_event`` and ``/_event/``
   (and for other spellings such as ``/_EVENT/``, which Starlette's case-sensitive
   mount never sent there), so nothing reaches the channel uncounted. HTTP requests
   to the channel (socket.io's polling) pass the same door;
 - only the site's own pages: a request whose ``Origin`` is another website is
-  refused 403 (``OriginRule``), since Reflex's default CORS rule ("*") would let any
+  refused 403 (``same_site.EVENT_CHANNEL``), since Reflex's default CORS rule ("*") would let any
   site open our channel from its visitors' browsers. A client without an Origin
   (not a browser page) is let in;
 - from one address (the one the submit limits use: ``rules.limits.client_address``,

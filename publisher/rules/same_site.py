@@ -1,12 +1,12 @@
 """Whether a request comes from one of the site's own pages: one function, three policies
 (docs/security.md).
 
-A plain HTML POST, a passkey ceremony and the event channel's websocket carry no token of
-the visitor's session, so a page on another site could make a visitor's browser send them
-(cross-site request forgery, or a spammer's page posting through its visitors). Browsers say
-where a request comes from: ``Origin`` (every current browser sends it on a POST and on a
-websocket), and on a POST also ``Sec-Fetch-Site`` and ``Referer``. Which of them decide, and
-which origins count as the site's, is the caller's policy; the differences are on purpose:
+A plain HTML POST, a passkey ceremony and the event channel carry no token of the visitor's
+session, so a page on another site could make a visitor's browser send them (cross-site
+request forgery, or a spammer's page posting through its visitors). Browsers say where a
+request comes from: ``Origin``, and on a POST also ``Sec-Fetch-Site`` and ``Referer``. Which
+of them decide, and which origins are the site's, is the caller's; the differences are on
+purpose:
 
 - ``FORM_POST`` (the forms' and the link pages' buttons without the app): the first of
   ``Origin``, ``Sec-Fetch-Site``, ``Referer`` present decides; an opaque ``Origin: null`` is

@@ -55,8 +55,9 @@ def _any_slashes(path: str) -> str:
 
 
 class _Endpoint:
-    """An ASGI function as a route's endpoint: Starlette takes a bare function for a request
-    handler (Request in, Response out), which would leave a disconnected client no silence."""
+    """An ASGI function or method as a route's endpoint. Starlette would take it for a request
+    handler (a Request in, a Response out); these answer in ASGI themselves, nothing at all to a
+    client that left, or hand the request on to the page."""
 
     def __init__(self, function: Callable[[Scope, Receive, Send], Awaitable[None]]):
         self.function = function

@@ -6,7 +6,7 @@ from the content package: title, description, keywords, heading, name in the
 navigation), its structured data, its ``on_load``, its place in the navigation
 and whether it is in the sitemap. Everything that needs to know the pages reads
 the declarations: the app's registration (``add_to``), the metadata (web/seo.py), the
-sitemap, the slash-less URL rule (server/middleware.py) and the navigation.
+sitemap, the slash-less URLs (server/routes.py) and the navigation.
 """
 
 from __future__ import annotations
