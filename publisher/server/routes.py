@@ -1,16 +1,11 @@
-"""The route table: every HTTP endpoint of the site that is not Reflex's own, in one place
-(docs/architecture.md, How a request is routed).
+"""The route table: every HTTP endpoint of the site that is not Reflex's own, in one Starlette
+``Router`` (docs/architecture.md, How a request is routed, lists it row by row).
 
-Reflex's backend (its pages as built, its event channel, its own endpoints) is the table's
-default: a request no route claims goes to it unchanged, so a page request passes two
-wrappers, the response headers (server/middleware.py) and this table. The table is a
-Starlette ``Router`` (Reflex carries Starlette), mounted once by ``middleware.transform``.
-
-A route's path is matched as it is written; ``{trailing:slashes}`` also takes the path with
-any number of slashes after it, as a browser or a provider may send it. A route with
-``methods`` claims only those (GET takes HEAD too): another method goes on to the next route
-with the same path, the page as built. The endpoints answer every status themselves, so no
-route is left to answer Starlette's own 405 or redirect.
+Reflex's app is the table's default: a request no route claims goes to it unchanged.
+``{trailing:slashes}`` takes the path with any number of slashes after it, as the endpoints
+always took it. A route with ``methods`` leaves the others to the next route with its path
+(the page as built); the endpoints answer every refusal themselves, so Starlette's own 405
+and slash redirects never answer.
 """
 
 from __future__ import annotations
