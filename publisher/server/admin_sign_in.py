@@ -132,7 +132,8 @@ def _token(data: dict[str, Any], key: str, refusal: str) -> str:
     return str(value)
 
 
-NOT_FOUND = PlainTextResponse("Not found", status_code=404)
+def _not_found() -> Response:
+    return PlainTextResponse("Not found", status_code=404)
 
 
 class DashboardPages:
@@ -143,7 +144,7 @@ class DashboardPages:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not settings.current().dashboard_on:
-            await NOT_FOUND(scope, receive, send)
+            await _not_found()(scope, receive, send)
             return
         await self.page(scope, receive, send)
 
@@ -158,7 +159,7 @@ class AdminSignIn:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not settings.current().dashboard_on:
-            await NOT_FOUND(scope, receive, send)
+            await _not_found()(scope, receive, send)
             return
         response = await self._answer(scope, receive, scope["path"].rstrip("/"))
         if response is not None:
