@@ -87,28 +87,28 @@ class Form:
 NAME = FormField(
     "name",
     form_copy.NAME_LABEL,
-    TextRule.labelled(form_copy.NAME_LABEL, form_copy.NAME_REQUIRED, form_copy.NAME_TOO_SHORT),
+    TextRule(form_copy.NAME_LABEL, form_copy.NAME_REQUIRED, form_copy.NAME_TOO_SHORT),
     autocomplete="name",
 )
 EMAIL = FormField("email", form_copy.EMAIL_LABEL, validation.check_email, input_type="email", autocomplete="email")
 FIRST_NAME = FormField(
     "firstName",
     form_copy.FIRST_NAME_LABEL,
-    TextRule.labelled(form_copy.FIRST_NAME_LABEL, form_copy.FIRST_NAME_REQUIRED, form_copy.FIRST_NAME_TOO_SHORT),
+    TextRule(form_copy.FIRST_NAME_LABEL, form_copy.FIRST_NAME_REQUIRED, form_copy.FIRST_NAME_TOO_SHORT),
     autocomplete="given-name",
     half_width=True,
 )
 LAST_NAME = FormField(
     "lastName",
     form_copy.LAST_NAME_LABEL,
-    TextRule.labelled(form_copy.LAST_NAME_LABEL, form_copy.LAST_NAME_REQUIRED, form_copy.LAST_NAME_TOO_SHORT),
+    TextRule(form_copy.LAST_NAME_LABEL, form_copy.LAST_NAME_REQUIRED, form_copy.LAST_NAME_TOO_SHORT),
     autocomplete="family-name",
     half_width=True,
 )
 MESSAGE = FormField(
     "message",
     form_copy.MESSAGE_LABEL,
-    TextRule.labelled(
+    TextRule(
         form_copy.MESSAGE_LABEL,
         form_copy.MESSAGE_REQUIRED,
         form_copy.MESSAGE_TOO_SHORT,

@@ -86,50 +86,29 @@ class TextRule:
     """A required text field: its messages (content/form_copy.py), its length, the control characters it may hold.
 
     Called with what the visitor typed: the text trimmed, and its message when it is not valid.
+    The messages the product does not word are written from the field's ``label``
+    ("First name must be at most 100 characters"; unless ``control_chars`` is given,
+    "First name must not contain line breaks or control characters").
     """
 
+    label: str
     required: str
     too_short: str
-    too_long: str
-    control_chars: str
-    minimum: int
-    maximum: int
+    minimum: int = NAME_MIN
+    maximum: int = NAME_MAX
+    control_chars: str = ""
     allowed_controls: frozenset[str] = frozenset()
-
-    @classmethod
-    def labelled(
-        cls,
-        label: str,
-        required: str,
-        too_short: str,
-        *,
-        minimum: int = NAME_MIN,
-        maximum: int = NAME_MAX,
-        control_chars: str | None = None,
-        allowed_controls: frozenset[str] = frozenset(),
-    ) -> TextRule:
-        """The rule with the messages the product does not word written from the field's label
-        ("First name must be at most 100 characters", "... must not contain line breaks ...")."""
-        return cls(
-            required,
-            too_short,
-            form_copy.too_long(label, maximum),
-            control_chars or form_copy.no_line_breaks(label),
-            minimum,
-            maximum,
-            allowed_controls,
-        )
 
     def __call__(self, value: object) -> tuple[str, str | None]:
         text = value.strip() if isinstance(value, str) else ""
         if not text:
             return text, self.required
         if has_control_characters(text, self.allowed_controls):
-            return text, self.control_chars
+            return text, self.control_chars or form_copy.no_line_breaks(self.label)
         if len(text) < self.minimum:
             return text, self.too_short
         if len(text) > self.maximum:
-            return text, self.too_long
+            return text, form_copy.too_long(self.label, self.maximum)
         return text, None
 
 

@@ -32,7 +32,7 @@ from publisher.web.states.subscribe import SubscribeState
 COMPANY = FormField(
     "companyName",
     "Company",
-    TextRule.labelled("Company", "Please enter your company", "Company must be at least 2 characters"),
+    TextRule("Company", "Please enter your company", "Company must be at least 2 characters"),
     autocomplete="organization",
 )
 EXTENDED_SUBSCRIBE = Form("subscribe", (*SUBSCRIBE.fields, COMPANY))
