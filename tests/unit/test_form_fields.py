@@ -7,19 +7,23 @@ nothing else written for it. The product's own forms stay as they are.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from urllib.parse import parse_qs
+from pathlib import Path
 
 import httpx
 import pytest
 import reflex as rx
+from bs4 import BeautifulSoup
 
 from publisher import gateway
 from publisher.gateway.contract import contact_body
+from publisher.limits import submits
 from publisher.rules import form_fields
 from publisher.rules.form_fields import CONTACT, SUBSCRIBE, Form, FormField
 from publisher.rules.validation import TextRule
+from publisher.server import plain_forms
 from publisher.web import submissions
 from publisher.web.components.forms import declared_fields
 from publisher.web.states import contact as contact_state
@@ -27,6 +31,7 @@ from publisher.web.states import subscribe as subscribe_state
 from publisher.web.states.contact import ContactState
 from publisher.web.states.lifecycle import field_messages
 from publisher.web.states.subscribe import SubscribeState
+from tests.unit.test_plain_forms import FORM_PARTS, SAME_SITE, client, field, page
 
 # The recipe's field: its copy would go to content/form_copy.py, its declaration to rules/form_fields.py.
 COMPANY = FormField(
@@ -110,11 +115,53 @@ def test_a_field_added_to_the_declaration_has_its_message_var_in_the_state():
     assert state.company_name_error == ""
 
 
-def test_a_field_added_to_the_declaration_is_read_from_a_plain_post_and_shown_again():
-    data = {name: values[0] for name, values in parse_qs("name=Jo&email=jo%40example.com&companyName=+Acme+").items()}
-    assert EXTENDED_SUBSCRIBE.typed(data) == {"name": "Jo", "email": "jo@example.com", "companyName": " Acme "}
-    assert EXTENDED_SUBSCRIBE.check(data).values["companyName"] == "Acme"
-    assert EXTENDED_SUBSCRIBE.check({**data, "companyName": ""}).errors == {"companyName": "Please enter your company"}
+@pytest.fixture
+def extended_subscribe(monkeypatch, tmp_path: Path):
+    """The site's subscribe form declared with the recipe's field, and a build whose page has it; the
+    gateway's bodies, as sent."""
+    monkeypatch.setattr(form_fields, "SUBSCRIBE", EXTENDED_SUBSCRIBE)
+    plain = dataclasses.replace(
+        plain_forms.FORMS["/subscribe"], declared=EXTENDED_SUBSCRIBE, field_ids=EXTENDED_SUBSCRIBE.field_ids
+    )
+    monkeypatch.setitem(plain_forms.FORMS, "/subscribe", plain)
+    fields = "".join(field(field_id, name) for name, field_id in EXTENDED_SUBSCRIBE.field_ids.items())
+    for route in ("subscribe", "contact-us", "subscribe/thanks"):
+        (tmp_path / route).mkdir(parents=True)
+    (tmp_path / "subscribe" / "index.html").write_text(
+        page(FORM_PARTS.format(section="subscribe-form", route="/subscribe", fields=fields))
+    )
+    (tmp_path / "contact-us" / "index.html").write_text(
+        page('<span id="contact-question">…</span><input id="contact-token" type="hidden" name="token"/>')
+    )
+    (tmp_path / "subscribe" / "thanks" / "index.html").write_text(page("<p>Thank you</p>"))
+    bodies: list[dict] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        return httpx.Response(200, json={})
+
+    gateway.shared_client.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(record)))
+    submits.shared_limiter.set(submits.Limiter(submits.MemoryCounter()))
+    yield tmp_path, bodies
+    gateway.shared_client.set(None)
+    submits.shared_limiter.set(None)
+
+
+@pytest.mark.asyncio
+async def test_a_plain_post_reads_an_added_field_shows_its_message_and_sends_it(extended_subscribe):
+    """The server's answer to the form's plain POST (server/plain_forms.py), as the site runs it."""
+    build, bodies = extended_subscribe
+    typed = {"name": "Jo Reader", "email": "jo@example.com", "companyName": "A"}
+    async with client(build) as http:
+        refused = await http.post("/subscribe", data=typed, headers=SAME_SITE)
+        accepted = await http.post("/subscribe", data={**typed, "companyName": " Acme "}, headers=SAME_SITE)
+    assert refused.status_code == 422
+    answer = BeautifulSoup(refused.text, "html.parser")
+    assert answer.find(id="subscribe-company-name")["value"] == "A"  # what was typed, kept
+    assert answer.find(id="subscribe-company-name-error").text == "Company must be at least 2 characters"
+    assert answer.find(id="subscribe-company-name")["aria-invalid"] == "true"
+    assert accepted.status_code == 303
+    assert bodies == [{"name": "Jo Reader", "email": "jo@example.com", "companyName": "Acme", "book_updates": "yes"}]
 
 
 @pytest.mark.asyncio
