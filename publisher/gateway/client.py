@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,11 +95,10 @@ class GatewayClient:
         logger.warning("Gateway call POST %s failed: %s", path, cause)
         return GatewayError(path, cause)
 
-    async def subscribe(self, *, email: str, name: str) -> None:
-        await self.post(SUBSCRIBE_PATH, subscribe_body(email=email, name=name))
+    async def subscribe(self, values: Mapping[str, str]) -> None:
+        """``values``: the subscribe form's fields by name, as checked (rules/form_fields.py)."""
+        await self.post(SUBSCRIBE_PATH, subscribe_body(values))
 
-    async def send_email(self, *, first_name: str, last_name: str, email: str, message: str) -> None:
-        await self.post(
-            SEND_EMAIL_PATH,
-            contact_body(first_name=first_name, last_name=last_name, email=email, message=message),
-        )
+    async def send_email(self, values: Mapping[str, str]) -> None:
+        """``values``: the contact form's fields by name, as checked (rules/form_fields.py)."""
+        await self.post(SEND_EMAIL_PATH, contact_body(values))

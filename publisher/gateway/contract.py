@@ -4,27 +4,36 @@ requests are stored and mailed)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from publisher.rules import validation
+from publisher.rules.form_fields import EMAIL, FIRST_NAME, LAST_NAME, MESSAGE
 
 SUBSCRIBE_PATH = "/prod/subscribe"
 SEND_EMAIL_PATH = "/prod/send-email"
 SUBJECT_MAX = validation.SUBJECT_MAX
 
 
-def subscribe_body(*, email: str, name: str) -> dict[str, Any]:
-    return {"email": email, "name": name, "book_updates": "yes"}
+# The contact form's fields the product's body puts in its own shape (sender, subject, message).
+_CONTACT_SHAPED = frozenset({FIRST_NAME.name, LAST_NAME.name, EMAIL.name, MESSAGE.name})
 
 
-def contact_body(*, first_name: str, last_name: str, email: str, message: str) -> dict[str, Any]:
-    full_name = f"{first_name} {last_name}"
+def subscribe_body(values: Mapping[str, str]) -> dict[str, Any]:
+    """The subscribe form's checked values (rules/form_fields.py), each by its name, and ``book_updates``."""
+    return {**values, "book_updates": "yes"}
+
+
+def contact_body(values: Mapping[str, str]) -> dict[str, Any]:
+    """The contact form's checked values in the product's shape; a field beyond it, by its name."""
+    full_name = f"{values[FIRST_NAME.name]} {values[LAST_NAME.name]}"
     return {
-        "sender": {"name": full_name, "email": email},
+        "sender": {"name": full_name, "email": values[EMAIL.name]},
         "subject": f"Contact Form Submission from {full_name}",
-        "message": message,
+        "message": values[MESSAGE.name],
+        **{name: value for name, value in values.items() if name not in _CONTACT_SHAPED},
     }
 
 

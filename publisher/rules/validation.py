@@ -1,34 +1,22 @@
 """Validation rules for the two forms (docs/product.md, Forms), as pure functions.
 
-Each function takes what the visitor typed and returns either cleaned values or
-one message per invalid field, worded exactly as the product describes
-(content/form_copy.py). Beyond that: surrounding whitespace is trimmed, control
-characters are refused in names and email (nothing can inject mail headers), and
-lengths are capped.
+A rule takes what the visitor typed and returns the cleaned value and, when it is
+not valid, its message, worded exactly as the product describes
+(content/form_copy.py); each field of rules/form_fields.py names its rule. Beyond
+that: surrounding whitespace is trimmed, control characters are refused in names and
+email (nothing can inject mail headers), and lengths are capped.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from email_validator import EmailNotValidError, validate_email
 
-from publisher.content import form_copy as words
-from publisher.content.form_copy import (
-    EMAIL_INVALID,
-    EMAIL_REQUIRED,
-    FIRST_NAME_REQUIRED,
-    FIRST_NAME_TOO_SHORT,
-    LAST_NAME_REQUIRED,
-    LAST_NAME_TOO_SHORT,
-    MESSAGE_CONTROL_CHARS,
-    MESSAGE_REQUIRED,
-    MESSAGE_TOO_SHORT,
-    NAME_REQUIRED,
-    NAME_TOO_SHORT,
-)
+from publisher.content import form_copy
+from publisher.content.form_copy import EMAIL_INVALID, EMAIL_REQUIRED
 
 NAME_MIN = 2
 MESSAGE_MIN = 10
@@ -39,18 +27,8 @@ MESSAGE_MAX = 5000
 SUBJECT_MAX = 300
 LOCAL_PART_MAX_OCTETS = 64
 
-NAME_TOO_LONG = words.too_long(words.NAME_LABEL, NAME_MAX)
-FIRST_NAME_TOO_LONG = words.too_long(words.FIRST_NAME_LABEL, NAME_MAX)
-LAST_NAME_TOO_LONG = words.too_long(words.LAST_NAME_LABEL, NAME_MAX)
-EMAIL_TOO_LONG = words.too_long(words.EMAIL_LABEL, EMAIL_MAX)
-MESSAGE_TOO_LONG = words.too_long(words.MESSAGE_LABEL, MESSAGE_MAX)
-NAME_CONTROL_CHARS = words.no_line_breaks(words.NAME_LABEL)
-FIRST_NAME_CONTROL_CHARS = words.no_line_breaks(words.FIRST_NAME_LABEL)
-LAST_NAME_CONTROL_CHARS = words.no_line_breaks(words.LAST_NAME_LABEL)
+EMAIL_TOO_LONG = form_copy.too_long(form_copy.EMAIL_LABEL, EMAIL_MAX)
 EMAIL_CONTROL_CHARS = EMAIL_INVALID
-
-_MESSAGE_ALLOWED_CONTROLS = {"\n", "\r", "\t"}
-
 
 # Zero-width (non-)joiners are part of correct spelling in Persian and Indic names.
 _JOINERS = frozenset({"\u200c", "\u200d"})
@@ -99,46 +77,39 @@ def for_terminal(text: str, *, keep_lines: bool = False) -> str:
     )
 
 
+# Line breaks and tabs: a contact message's paragraphs.
+LINE_BREAKS = frozenset({"\n", "\r", "\t"})
+
+
 @dataclass(frozen=True)
-class _TextRule:
+class TextRule:
+    """A required text field: its messages (content/form_copy.py), its length, the control characters it may hold.
+
+    Called with what the visitor typed: the text trimmed, and its message when it is not valid.
+    The messages the product does not word are written from the field's ``label``
+    ("First name must be at most 100 characters"; unless ``control_chars`` is given,
+    "First name must not contain line breaks or control characters").
+    """
+
+    label: str
     required: str
     too_short: str
-    too_long: str
-    control_chars: str
-    minimum: int
-    maximum: int
+    minimum: int = NAME_MIN
+    maximum: int = NAME_MAX
+    control_chars: str = ""
     allowed_controls: frozenset[str] = frozenset()
 
-
-def _check_text(value: object, rule: _TextRule) -> tuple[str, str | None]:
-    text = value.strip() if isinstance(value, str) else ""
-    if not text:
-        return text, rule.required
-    if has_control_characters(text, rule.allowed_controls):
-        return text, rule.control_chars
-    if len(text) < rule.minimum:
-        return text, rule.too_short
-    if len(text) > rule.maximum:
-        return text, rule.too_long
-    return text, None
-
-
-NAME = _TextRule(NAME_REQUIRED, NAME_TOO_SHORT, NAME_TOO_LONG, NAME_CONTROL_CHARS, NAME_MIN, NAME_MAX)
-FIRST_NAME = _TextRule(
-    FIRST_NAME_REQUIRED, FIRST_NAME_TOO_SHORT, FIRST_NAME_TOO_LONG, FIRST_NAME_CONTROL_CHARS, NAME_MIN, NAME_MAX
-)
-LAST_NAME = _TextRule(
-    LAST_NAME_REQUIRED, LAST_NAME_TOO_SHORT, LAST_NAME_TOO_LONG, LAST_NAME_CONTROL_CHARS, NAME_MIN, NAME_MAX
-)
-MESSAGE = _TextRule(
-    MESSAGE_REQUIRED,
-    MESSAGE_TOO_SHORT,
-    MESSAGE_TOO_LONG,
-    MESSAGE_CONTROL_CHARS,
-    MESSAGE_MIN,
-    MESSAGE_MAX,
-    frozenset(_MESSAGE_ALLOWED_CONTROLS),
-)
+    def __call__(self, value: object) -> tuple[str, str | None]:
+        text = value.strip() if isinstance(value, str) else ""
+        if not text:
+            return text, self.required
+        if has_control_characters(text, self.allowed_controls):
+            return text, self.control_chars or form_copy.no_line_breaks(self.label)
+        if len(text) < self.minimum:
+            return text, self.too_short
+        if len(text) > self.maximum:
+            return text, form_copy.too_long(self.label, self.maximum)
+        return text, None
 
 
 class NotSendable(ValueError):
@@ -200,41 +171,6 @@ def check_email(value: object) -> tuple[str, str | None]:
         return sendable_address(text), None
     except NotSendable:
         return text, EMAIL_INVALID
-
-
-@dataclass(frozen=True)
-class Checked:
-    """Cleaned values (trimmed, email normalized) and the message for each invalid field."""
-
-    values: dict[str, str]
-    errors: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-
-def _collect(checks: dict[str, tuple[str, str | None]]) -> Checked:
-    values = {name: value for name, (value, _) in checks.items()}
-    errors = {name: error for name, (_, error) in checks.items() if error}
-    return Checked(values=values, errors=errors)
-
-
-def check_subscription(name: object, email: object) -> Checked:
-    """Subscribe form: fields ``name`` and ``email``, in the order they are shown."""
-    return _collect({"name": _check_text(name, NAME), "email": check_email(email)})
-
-
-def check_contact(first_name: object, last_name: object, email: object, message: object) -> Checked:
-    """Contact form: ``first_name``, ``last_name``, ``email``, ``message``, in display order."""
-    return _collect(
-        {
-            "first_name": _check_text(first_name, FIRST_NAME),
-            "last_name": _check_text(last_name, LAST_NAME),
-            "email": check_email(email),
-            "message": _check_text(message, MESSAGE),
-        }
-    )
 
 
 _INTEGER = re.compile(r"[+-]?[0-9]{1,6}")

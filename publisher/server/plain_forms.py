@@ -45,8 +45,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from publisher.config import settings
 from publisher.content import form_copy
+from publisher.rules import form_fields, same_site
 from publisher.rules import limits as limit_rules
-from publisher.rules import same_site
 from publisher.server import requests
 from publisher.web import graceful_stop, page_html, submissions
 from publisher.web.pages import contact as contact_page
@@ -65,14 +65,18 @@ COMPRESS_MIN_BYTES = 1024
 class PlainForm:
     """One form as the server answers it."""
 
-    name: str  # web/submissions.py's: the limits count per form
+    declared: form_fields.Form  # its fields, shown again after a refusal
     route: str
     sent_route: str
-    fields: tuple[str, ...]  # shown again after a refusal
     field_ids: Mapping[str, str]
     judge: Callable[[Mapping[str, object]], Awaitable[submissions.Verdict]]
     failure: str  # the spec's failure message
     asks_question: bool
+
+    @property
+    def name(self) -> str:
+        """web/submissions.py's: the limits count per form."""
+        return self.declared.name
 
 
 async def _judge_subscribe(data: Mapping[str, object]) -> submissions.Verdict:
@@ -83,20 +87,18 @@ FORMS = {
     form.route: form
     for form in (
         PlainForm(
-            submissions.SUBSCRIBE,
+            form_fields.SUBSCRIBE,
             subscribe_page.ROUTE,
             subscribe_page.SENT_ROUTE,
-            submissions.SUBSCRIBE_FIELDS,
             subscribe_state.FIELD_IDS,
             _judge_subscribe,
             form_copy.SUBSCRIBE_FAILURE_TOAST,
             asks_question=False,
         ),
         PlainForm(
-            submissions.CONTACT,
+            form_fields.CONTACT,
             contact_page.ROUTE,
             contact_page.SENT_ROUTE,
-            submissions.CONTACT_FIELDS,
             contact_state.FIELD_IDS,
             submissions.judge_contact,
             form_copy.CONTACT_FAILURE_TOAST,
@@ -175,7 +177,7 @@ class PlainForms:
             name: values[0]
             for name, values in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()
         }
-        shown = {name: str(data.get(name, "")) for name in form.fields}
+        shown = form.declared.typed(data)
 
         address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
         async with graceful_stop.submit_in_flight():

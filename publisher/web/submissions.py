@@ -3,8 +3,8 @@
 The form states (web/states/) and the server's answer to a POST (server/plain_forms.py)
 both call these functions, so the two paths have the same rules, the same anti-spam
 checks, the same gateway call and the same words (docs/product.md, Forms). Nothing
-here knows Reflex: a submit is the form's fields by their HTML names (the spec's
-``firstName``, ``lastName``...), and the verdict says what the page shows.
+here knows Reflex: a submit is the form's fields by their names (rules/form_fields.py:
+the spec's ``firstName``, ``lastName``...), and the verdict says what the page shows.
 """
 
 from __future__ import annotations
@@ -18,21 +18,16 @@ from publisher import gateway
 from publisher.config import settings
 from publisher.limits import form_tokens as used_tokens
 from publisher.limits import submits
-from publisher.rules import antispam, form_tokens, validation
+from publisher.rules import antispam, form_fields, form_tokens
 from publisher.web import graceful_stop
 
 logger = logging.getLogger(__name__)
 
-SUBSCRIBE = "subscribe"
-CONTACT = "contact"
-# The fields each form shows, by their HTML names, in the order they are shown.
-SUBSCRIBE_FIELDS = ("name", "email")
-CONTACT_FIELDS = ("firstName", "lastName", "email", "message")
+SUBSCRIBE = form_fields.SUBSCRIBE.name
+CONTACT = form_fields.CONTACT.name
 ANSWER_FIELD = "answer"
 HONEYPOT_FIELD = antispam.HONEYPOT_FIELD
 TOKEN_FIELD = form_tokens.TOKEN_FIELD
-# validation.check_contact's keys -> the fields' HTML names.
-_CONTACT_NAMES = {"first_name": "firstName", "last_name": "lastName", "email": "email", "message": "message"}
 
 
 @dataclass(frozen=True)
@@ -102,7 +97,7 @@ async def question_after_refusal(data: Mapping[str, object]) -> NewQuestion:
 
 def judge_subscribe(data: Mapping[str, object]) -> Verdict:
     """The field rules, then the honeypot; a request only when both pass."""
-    checked = validation.check_subscription(data.get("name"), data.get("email"))
+    checked = form_fields.SUBSCRIBE.check(data)
     if not checked.ok:
         return Verdict(field_errors=dict(checked.errors))
     rejection = antispam.subscribe_rejection(honeypot=data.get(HONEYPOT_FIELD, ""))
@@ -120,10 +115,8 @@ async def judge_contact(data: Mapping[str, object]) -> Verdict:
     so the visitor only has to correct or wait; a new one after a wrong answer), else of a
     new chain (a new question, shown now: "Please try again." when the fields were right).
     """
-    checked = validation.check_contact(
-        data.get("firstName"), data.get("lastName"), data.get("email"), data.get("message")
-    )
-    errors = {_CONTACT_NAMES[name]: message for name, message in checked.errors.items()}
+    checked = form_fields.CONTACT.check(data)
+    errors = dict(checked.errors)
     answer = data.get(ANSWER_FIELD)
     if antispam.answer_field_error(answer, None) == antispam.MATH_REQUIRED:
         errors[ANSWER_FIELD] = antispam.MATH_REQUIRED
@@ -156,7 +149,7 @@ async def within_limits(form: str, client: str, address: str) -> bool:
 async def send(form: str, request: dict[str, str]) -> bool:
     """Deliver an accepted submit to the gateway; True when the gateway took it."""
     client = gateway.shared_client.get()
-    call = client.subscribe(**request) if form == SUBSCRIBE else client.send_email(**request)
+    call = client.subscribe(request) if form == SUBSCRIBE else client.send_email(request)
     return await deliver(call)
 
 

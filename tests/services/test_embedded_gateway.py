@@ -45,9 +45,9 @@ async def test_the_site_client_delivers_both_requests_and_they_are_stored(db_url
         base_url=gateway.LOCAL_GATEWAY_BASE_URL,
         transport=httpx.ASGITransport(app=embedded.create_app(db_url), raise_app_exceptions=False),
     )
-    await client.subscribe(email="jo@example.com", name="Jo Reader")
+    await client.subscribe({"name": "Jo Reader", "email": "jo@example.com"})
     await client.send_email(
-        first_name="Jo", last_name="Reader", email="jo@example.com", message="Hello there, friends!"
+        {"firstName": "Jo", "lastName": "Reader", "email": "jo@example.com", "message": "Hello there, friends!"}
     )
     await client.aclose()
 

@@ -26,7 +26,7 @@ def client_for(url: str, **kwargs) -> GatewayClient:
 @pytest.mark.asyncio
 async def test_subscribe_posts_the_spec_body_as_json(gateway):
     client = client_for(gateway.url)
-    await client.subscribe(email="reader@example.com", name="Ada Reader")
+    await client.subscribe({"name": "Ada Reader", "email": "reader@example.com"})
     await client.aclose()
     [request] = gateway.requests
     assert request["path"] == "/prod/subscribe"
@@ -39,7 +39,7 @@ async def test_subscribe_posts_the_spec_body_as_json(gateway):
 async def test_send_email_posts_sender_subject_and_message(gateway):
     client = client_for(gateway.url, api_key="secret-key-123")
     await client.send_email(
-        first_name="Ada", last_name="Reader", email="ada@example.com", message="Hello there, books!"
+        {"firstName": "Ada", "lastName": "Reader", "email": "ada@example.com", "message": "Hello there, books!"}
     )
     await client.aclose()
     [request] = gateway.requests
@@ -59,7 +59,9 @@ async def test_non_success_status_is_a_failure_logged_without_the_message(gatewa
     gateway.status = status
     client = client_for(gateway.url, api_key="secret-key-123")
     with caplog.at_level(logging.WARNING, logger="publisher.gateway.client"), pytest.raises(GatewayError) as failure:
-        await client.send_email(first_name="Ada", last_name="Reader", email="ada@example.com", message="PRIVATE TEXT")
+        await client.send_email(
+            {"firstName": "Ada", "lastName": "Reader", "email": "ada@example.com", "message": "PRIVATE TEXT"}
+        )
     await client.aclose()
     assert failure.value.cause == f"status {status}"
     assert len(gateway.requests) == 1, "a request the gateway answered must not be sent again"
@@ -73,7 +75,7 @@ async def test_slow_gateway_fails_within_the_timeout(gateway):
     client = client_for(gateway.url, timeout_s=0.5)
     started = time.monotonic()
     with pytest.raises(GatewayError) as failure:
-        await client.subscribe(email="reader@example.com", name="Ada")
+        await client.subscribe({"name": "Ada", "email": "reader@example.com"})
     elapsed = time.monotonic() - started
     await client.aclose()
     assert "timed out" in failure.value.cause
@@ -87,7 +89,7 @@ async def test_connection_refused_is_a_failure():
     with held_port() as closed:  # bound, not listening: refused, and no other process can take it
         client = client_for(f"http://127.0.0.1:{closed.getsockname()[1]}", connect_attempts=2)
         with pytest.raises(GatewayError) as failure:
-            await client.subscribe(email="reader@example.com", name="Ada")
+            await client.subscribe({"name": "Ada", "email": "reader@example.com"})
         await client.aclose()
     assert failure.value.cause == "network error: ConnectError"
 
@@ -97,7 +99,9 @@ async def test_dropped_connection_is_a_failure_and_is_not_retried(gateway):
     gateway.drop_connection = True
     client = client_for(gateway.url)
     with pytest.raises(GatewayError) as failure:
-        await client.send_email(first_name="Ada", last_name="Reader", email="ada@example.com", message="Hello there!")
+        await client.send_email(
+            {"firstName": "Ada", "lastName": "Reader", "email": "ada@example.com", "message": "Hello there!"}
+        )
     await client.aclose()
     assert failure.value.cause.startswith("network error")
     assert len(gateway.requests) == 1, "the gateway may have received it: never send a message twice"
@@ -118,7 +122,7 @@ async def test_connect_retry_reaches_a_gateway_that_comes_up(monkeypatch):
     monkeypatch.setattr("publisher.gateway.client.asyncio.sleep", start_gateway_during_backoff)
     client = client_for(f"http://127.0.0.1:{closed.getsockname()[1]}", connect_attempts=3)
     try:
-        await client.subscribe(email="reader@example.com", name="Ada")
+        await client.subscribe({"name": "Ada", "email": "reader@example.com"})
     finally:
         await client.aclose()
         for server in started:

@@ -148,8 +148,8 @@ async def test_a_name_made_of_an_encoded_word_is_carried_as_text_in_every_email(
         transport=httpx.ASGITransport(app=embedded.create_app(db_url, mail), raise_app_exceptions=False),
     )
     try:
-        await client.send_email(first_name=name, last_name="Lee", email=READER, message=QUESTION)
-        await client.subscribe(email=READER, name=name)
+        await client.send_email({"firstName": name, "lastName": "Lee", "email": READER, "message": QUESTION})
+        await client.subscribe({"name": name, "email": READER})
     finally:
         await client.aclose()
     sender = outbox.Sender(mail, db_url)

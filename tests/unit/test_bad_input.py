@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from publisher import gateway
 from publisher.limits import form_tokens as used_tokens
-from publisher.rules import antispam, validation
+from publisher.rules import antispam, form_fields, validation
 from publisher.rules.antispam import MathQuestion
 from publisher.web import submissions
 from publisher.web.states.contact import ContactState
@@ -56,12 +56,14 @@ def test_odd_emails_are_accepted_normalized_or_refused_with_the_message(email, a
 @pytest.mark.parametrize("size", [10_001, 1_000_000])
 def test_huge_values_get_the_length_messages(size):
     huge = "x" * size
-    checked = validation.check_contact(huge, huge, huge + "@example.com", huge)
+    checked = form_fields.CONTACT.check(
+        {"firstName": huge, "lastName": huge, "email": huge + "@example.com", "message": huge}
+    )
     assert checked.errors == {
-        "first_name": validation.FIRST_NAME_TOO_LONG,
-        "last_name": validation.LAST_NAME_TOO_LONG,
-        "email": validation.EMAIL_TOO_LONG,
-        "message": validation.MESSAGE_TOO_LONG,
+        "firstName": "First name must be at most 100 characters",
+        "lastName": "Last name must be at most 100 characters",
+        "email": "Email must be at most 254 characters",
+        "message": "Message must be at most 5000 characters",
     }
     assert antispam.answer_field_error("7" * size, 7) == antispam.MATH_INCORRECT
 
@@ -216,9 +218,7 @@ def test_any_contact_submit_payload_is_answered_and_sends_only_valid_requests(fo
         used_tokens.shared_used_tokens.set(None)
     assert state.form_error in KNOWN_CONTACT_MESSAGES
     fields = fields_of(form_data)
-    checked = validation.check_contact(
-        fields.get("firstName"), fields.get("lastName"), fields.get("email"), fields.get("message")
-    )
+    checked = form_fields.CONTACT.check(fields)
     honest = not antispam.honeypot_filled(fields.get("website", "")) and antispam.is_correct_answer(
         fields.get("answer"), QUESTION.answer
     )
@@ -226,8 +226,8 @@ def test_any_contact_submit_payload_is_answered_and_sends_only_valid_requests(fo
         values = checked.values
         assert recorder.bodies == [
             {
-                "sender": {"name": f"{values['first_name']} {values['last_name']}", "email": values["email"]},
-                "subject": f"Contact Form Submission from {values['first_name']} {values['last_name']}",
+                "sender": {"name": f"{values['firstName']} {values['lastName']}", "email": values["email"]},
+                "subject": f"Contact Form Submission from {values['firstName']} {values['lastName']}",
                 "message": values["message"],
             }
         ]
@@ -247,14 +247,14 @@ def test_any_subscribe_submit_payload_is_answered_and_only_valid_data_is_sent(fo
         drive(state, form_data)
     assert state.name_error in {
         "",
-        validation.NAME_REQUIRED,
-        validation.NAME_TOO_SHORT,
-        validation.NAME_TOO_LONG,
-        validation.NAME_CONTROL_CHARS,
+        "Please enter your name",
+        "Name must be at least 2 characters",
+        "Name must be at most 100 characters",
+        "Name must not contain line breaks or control characters",
     }
     assert state.email_error in EMAIL_MESSAGES | {""}
     fields = fields_of(form_data)
-    checked = validation.check_subscription(fields.get("name"), fields.get("email"))
+    checked = form_fields.SUBSCRIBE.check(fields)
     if checked.ok and not antispam.honeypot_filled(fields.get("website", "")):
         assert recorder.bodies == [
             {"email": checked.values["email"], "name": checked.values["name"], "book_updates": "yes"}

@@ -221,7 +221,7 @@ async def test_a_submit_interrupted_long_ago_does_not_block_the_form(gw):
 
 @pytest.mark.asyncio
 async def test_an_unexpected_gateway_error_ends_the_submit_with_the_failure_toast(monkeypatch, caplog):
-    async def broken(self, **kwargs):
+    async def broken(self, values):
         raise RuntimeError("bug")
 
     monkeypatch.setattr(gateway.GatewayClient, "subscribe", broken)

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from publisher.rules import validation
-from publisher.rules.validation import check_contact, check_subscription, parse_answer
+from publisher.rules.form_fields import CONTACT, SUBSCRIBE
+from publisher.rules.validation import parse_answer
 from tests.unit import email_shapes
 
 GOOD_EMAIL = "reader@example.com"
@@ -32,13 +33,13 @@ SUBSCRIBE_MESSAGES = {
     },
 }
 CONTACT_MESSAGES = {
-    "first_name": {
+    "firstName": {
         "Please enter your first name",
         "First name must be at least 2 characters",
         "First name must be at most 100 characters",
         "First name must not contain line breaks or control characters",
     },
-    "last_name": {
+    "lastName": {
         "Please enter your last name",
         "Last name must be at least 2 characters",
         "Last name must be at most 100 characters",
@@ -55,16 +56,13 @@ CONTACT_MESSAGES = {
 
 
 def subscribe(name: object = "Ada", email: object = GOOD_EMAIL):
-    return check_subscription(name, email)
+    return SUBSCRIBE.check({"name": name, "email": email})
 
 
-def contact(
-    first_name: object = "Ada",
-    last_name: object = "Lovelace",
-    email: object = GOOD_EMAIL,
-    message: object = GOOD_MESSAGE,
-):
-    return check_contact(first_name, last_name, email, message)
+def contact(*values: object, **fields: object):
+    """The contact form checked with ``values`` in display order, or ``fields`` by name; valid values elsewhere."""
+    valid = {"firstName": "Ada", "lastName": "Lovelace", "email": GOOD_EMAIL, "message": GOOD_MESSAGE}
+    return CONTACT.check({**valid, **dict(zip(CONTACT.names, values, strict=False)), **fields})
 
 
 def check_field(field: str, value: object):
@@ -80,20 +78,20 @@ TEXT_LENGTHS = [
         "name", 2, 100, "Name must be at least 2 characters", "Name must be at most 100 characters", id="name"
     ),
     pytest.param(
-        "first_name",
+        "firstName",
         2,
         100,
         "First name must be at least 2 characters",
         "First name must be at most 100 characters",
-        id="first_name",
+        id="firstName",
     ),
     pytest.param(
-        "last_name",
+        "lastName",
         2,
         100,
         "Last name must be at least 2 characters",
         "Last name must be at most 100 characters",
-        id="last_name",
+        id="lastName",
     ),
     pytest.param(
         "message",
@@ -416,7 +414,7 @@ def test_subscription_only_the_invalid_field_is_reported():
 
 @pytest.mark.parametrize("bad", [None, 5, 0, 3.5, ["Ada"], {"name": "Ada"}, b"Ada", True, object()])
 def test_subscription_non_string_inputs_are_treated_as_missing(bad):
-    checked = check_subscription(bad, bad)
+    checked = subscribe(bad, bad)
     assert checked.errors == {"name": "Please enter your name", "email": "Please enter your email"}
     assert checked.values == {"name": "", "email": ""}
 
@@ -429,8 +427,8 @@ def test_contact_valid_input_is_ok_with_no_errors():
     assert checked.ok is True
     assert checked.errors == {}
     assert checked.values == {
-        "first_name": "Ada",
-        "last_name": "Lovelace",
+        "firstName": "Ada",
+        "lastName": "Lovelace",
         "email": "Reader@example.com",
         "message": "Hello there, friend.",
     }
@@ -440,8 +438,8 @@ def test_contact_values_are_trimmed():
     checked = contact("  Ada ", "\tLovelace\n", " reader@example.com ", "\n  Hello there, friend.  \n\n")
     assert checked.ok
     assert checked.values == {
-        "first_name": "Ada",
-        "last_name": "Lovelace",
+        "firstName": "Ada",
+        "lastName": "Lovelace",
         "email": "reader@example.com",
         "message": "Hello there, friend.",
     }
@@ -450,15 +448,15 @@ def test_contact_values_are_trimmed():
 # --------------------------------------------------------------------------- contact: first and last name
 
 NAME_FIELDS = [
-    ("first_name", "First name"),
-    ("last_name", "Last name"),
+    ("firstName", "First name"),
+    ("lastName", "Last name"),
 ]
 
 
 @pytest.mark.parametrize(("field", "label"), NAME_FIELDS)
 @pytest.mark.parametrize("value", ["", " ", "\t\r\n", "   "])
 def test_contact_name_empty_or_whitespace_is_required(field, label, value):
-    expected = {"first_name": "Please enter your first name", "last_name": "Please enter your last name"}[field]
+    expected = {"firstName": "Please enter your first name", "lastName": "Please enter your last name"}[field]
     assert check_field(field, value).errors == {field: expected}
 
 
@@ -466,8 +464,8 @@ def test_contact_name_empty_or_whitespace_is_required(field, label, value):
 @pytest.mark.parametrize("value", ["A", "  B  "])
 def test_contact_name_of_one_character_is_too_short(field, label, value):
     expected = {
-        "first_name": "First name must be at least 2 characters",
-        "last_name": "Last name must be at least 2 characters",
+        "firstName": "First name must be at least 2 characters",
+        "lastName": "Last name must be at least 2 characters",
     }[field]
     assert check_field(field, value).errors == {field: expected}
 
@@ -486,8 +484,8 @@ def test_contact_name_of_exactly_two_characters_is_accepted(field, label, value)
 )
 def test_contact_name_with_control_characters_is_rejected(field, label, value):
     expected = {
-        "first_name": "First name must not contain line breaks or control characters",
-        "last_name": "Last name must not contain line breaks or control characters",
+        "firstName": "First name must not contain line breaks or control characters",
+        "lastName": "Last name must not contain line breaks or control characters",
     }[field]
     assert check_field(field, value).errors == {field: expected}
 
@@ -577,10 +575,10 @@ def test_contact_message_rejects_nul_and_other_control_characters(message):
 
 
 def test_contact_errors_one_per_field_in_display_order():
-    checked = check_contact("", "", "", "")
+    checked = contact("", "", "", "")
     assert list(checked.errors.items()) == [
-        ("first_name", "Please enter your first name"),
-        ("last_name", "Please enter your last name"),
+        ("firstName", "Please enter your first name"),
+        ("lastName", "Please enter your last name"),
         ("email", "Please enter your email"),
         ("message", "Please enter your message"),
     ]
@@ -588,30 +586,30 @@ def test_contact_errors_one_per_field_in_display_order():
 
 
 def test_contact_errors_mixed_kinds_in_display_order():
-    checked = check_contact("A", "B", "a@", "short")
+    checked = contact("A", "B", "a@", "short")
     assert list(checked.errors.items()) == [
-        ("first_name", "First name must be at least 2 characters"),
-        ("last_name", "Last name must be at least 2 characters"),
+        ("firstName", "First name must be at least 2 characters"),
+        ("lastName", "Last name must be at least 2 characters"),
         ("email", "Please enter a valid email address"),
         ("message", "Message must be at least 10 characters"),
     ]
 
 
 def test_contact_only_invalid_fields_are_reported_and_order_kept():
-    checked = check_contact("Ada", "", "reader@example.com", "tiny")
+    checked = contact("Ada", "", "reader@example.com", "tiny")
     assert list(checked.errors.items()) == [
-        ("last_name", "Please enter your last name"),
+        ("lastName", "Please enter your last name"),
         ("message", "Message must be at least 10 characters"),
     ]
-    assert list(checked.values) == ["first_name", "last_name", "email", "message"]
+    assert list(checked.values) == ["firstName", "lastName", "email", "message"]
 
 
 @pytest.mark.parametrize("bad", [None, 5, 0, -1.5, ["Ada"], ("x",), {"a": 1}, b"Ada Lovelace", False, object()])
 def test_contact_non_string_inputs_are_treated_as_missing(bad):
-    checked = check_contact(bad, bad, bad, bad)
+    checked = contact(bad, bad, bad, bad)
     assert checked.errors == {
-        "first_name": "Please enter your first name",
-        "last_name": "Please enter your last name",
+        "firstName": "Please enter your first name",
+        "lastName": "Please enter your last name",
         "email": "Please enter your email",
         "message": "Please enter your message",
     }
@@ -708,7 +706,7 @@ def _assert_field(checked, field: str, raw: str, known: set[str]) -> None:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(name=TEXT, email=TEXT)
 def test_check_subscription_never_raises_and_only_shows_known_messages(name, email):
-    checked = check_subscription(name, email)
+    checked = subscribe(name, email)
     assert set(checked.values) == {"name", "email"}
     assert set(checked.errors) <= {"name", "email"}
     assert checked.ok == (not checked.errors)
@@ -719,12 +717,12 @@ def test_check_subscription_never_raises_and_only_shows_known_messages(name, ema
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(first_name=TEXT, last_name=TEXT, email=TEXT, message=TEXT)
 def test_check_contact_never_raises_and_only_shows_known_messages(first_name, last_name, email, message):
-    checked = check_contact(first_name, last_name, email, message)
-    assert list(checked.values) == ["first_name", "last_name", "email", "message"]
+    checked = contact(first_name, last_name, email, message)
+    assert list(checked.values) == ["firstName", "lastName", "email", "message"]
     fields = list(checked.errors)
-    assert fields == [f for f in ["first_name", "last_name", "email", "message"] if f in checked.errors]
-    _assert_field(checked, "first_name", first_name, CONTACT_MESSAGES["first_name"])
-    _assert_field(checked, "last_name", last_name, CONTACT_MESSAGES["last_name"])
+    assert fields == [f for f in ["firstName", "lastName", "email", "message"] if f in checked.errors]
+    _assert_field(checked, "firstName", first_name, CONTACT_MESSAGES["firstName"])
+    _assert_field(checked, "lastName", last_name, CONTACT_MESSAGES["lastName"])
     _assert_field(checked, "email", email, CONTACT_MESSAGES["email"])
     _assert_field(checked, "message", message, CONTACT_MESSAGES["message"])
 
@@ -732,7 +730,7 @@ def test_check_contact_never_raises_and_only_shows_known_messages(first_name, la
 @settings(max_examples=300, deadline=None)
 @given(name=st.text(max_size=200))
 def test_accepted_names_have_no_line_breaks_or_control_characters(name):
-    checked = check_subscription(name, GOOD_EMAIL)
+    checked = subscribe(name, GOOD_EMAIL)
     if checked.ok:
         value = checked.values["name"]
         assert not any(ch in value for ch in "\r\n\x00\t\x0b\x0c\x85\u2028\u2029")
@@ -749,7 +747,7 @@ def test_accepted_emails_have_no_line_breaks_or_control_characters():
     @settings(max_examples=300, deadline=None)
     @given(email=email_shapes.mostly(email_shapes.ADDRESSES, st.text(max_size=300), 3))
     def accepted_emails_are_one_clean_line(email):
-        checked = check_subscription("Ada", email)
+        checked = subscribe("Ada", email)
         event("accepted" if checked.ok else "refused")
         if checked.ok:
             accepted.append(email)
@@ -779,7 +777,7 @@ def test_parse_answer_round_trips_integers(number, pad):
 def test_zero_width_joiners_in_real_names_are_accepted():
     """Persian and Indic spellings use ZWNJ/ZWJ; they carry no header-injection risk."""
     persian = "\u0645\u06cc\u200c\u0631\u0627"  # "Mi-ra" written with a zero-width non-joiner
-    checked = check_contact(persian, "Nik\u200dita", "reader@example.com", "Hello, a question about books.")
+    checked = contact(persian, "Nik\u200dita", "reader@example.com", "Hello, a question about books.")
     assert checked.errors == {}
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from itertools import groupby
+from typing import TYPE_CHECKING, Any
 
 import reflex as rx
 from reflex.components.core.banner import has_connection_errors
@@ -21,8 +22,10 @@ from reflex.vars.base import VarData
 
 from publisher.content import form_copy
 from publisher.content.models import PageCopy
+from publisher.rules.form_fields import Form, FormField
 from publisher.web.components.layout import page_heading
 from publisher.web.page_html import ERROR_SUMMARY_ATTRIBUTE, FORM_ALERT_ATTRIBUTE, error_id
+from publisher.web.states.lifecycle import error_var
 
 if TYPE_CHECKING:
     from publisher.web.states.lifecycle import FormLifecycle
@@ -89,25 +92,41 @@ def text_field(
     return _field(field_id, label, error, control)
 
 
-def email_field(field_id: str, error: rx.Var[str]) -> rx.Component:
-    """The email field of both forms: the email keyboard on phones, autofill, no spell check."""
-    return text_field(
-        field_id,
-        "email",
-        form_copy.EMAIL_LABEL,
-        error,
-        input_type="email",
-        autocomplete="email",
-        input_mode="email",
-        spell_check=False,
-    )
-
-
 def textarea_field(field_id: str, name: str, label: str, error: rx.Var[str], rows: int = 6) -> rx.Component:
     control = rx.el.textarea(
         id=field_id, name=name, rows=rows, class_name=f"{_INPUT} w-full", **_invalid_props(field_id, error)
     )
     return _field(field_id, label, error, control)
+
+
+def declared_field(form: Form, declared: FormField, state: type[rx.State]) -> rx.Component:
+    """One field as rules/form_fields.py declares it, its message from the state's ``<field>_error`` var.
+
+    An email field brings the email keyboard on phones and no spell check.
+    """
+    field_id = form.element_id(declared.name)
+    error = getattr(state, error_var(declared.name))
+    if declared.input_type == "textarea":
+        return textarea_field(field_id, declared.name, declared.label, error)
+    email: dict[str, Any] = {"input_mode": "email", "spell_check": False} if declared.input_type == "email" else {}
+    return text_field(
+        field_id,
+        declared.name,
+        declared.label,
+        error,
+        input_type=declared.input_type,
+        autocomplete=declared.autocomplete,
+        **email,
+    )
+
+
+def declared_fields(form: Form, state: type[rx.State]) -> list[rx.Component]:
+    """The form's declared fields in their order; consecutive half-width ones share a row on a wide screen."""
+    shown: list[rx.Component] = []
+    for half_width, group in groupby(form.fields, key=lambda declared: declared.half_width):
+        fields = [declared_field(form, declared, state) for declared in group]
+        shown.extend([rx.el.div(*fields, class_name="grid gap-x-4 sm:grid-cols-2")] if half_width else fields)
+    return shown
 
 
 def honeypot_field(field_id: str, name: str) -> rx.Component:

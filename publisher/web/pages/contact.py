@@ -3,16 +3,16 @@
 import reflex as rx
 
 from publisher.content import form_copy, page_copy
+from publisher.rules.form_fields import CONTACT
 from publisher.web.components.forms import (
     SuccessCopy,
     app_form,
-    email_field,
+    declared_fields,
     form_page,
     honeypot_field,
     sent_page,
     submit_button,
     text_field,
-    textarea_field,
 )
 from publisher.web.pages.registry import site_page
 from publisher.web.states.contact import FIELD_IDS, HONEYPOT_ID, QUESTION_ID, SUCCESS_ID, TOKEN_ID, ContactState
@@ -54,25 +54,7 @@ def security_question() -> rx.Component:
 def contact_form() -> rx.Component:
     return app_form(
         ContactState,
-        rx.el.div(
-            text_field(
-                FIELD_IDS["firstName"],
-                "firstName",
-                form_copy.FIRST_NAME_LABEL,
-                ContactState.first_name_error,
-                autocomplete="given-name",
-            ),
-            text_field(
-                FIELD_IDS["lastName"],
-                "lastName",
-                form_copy.LAST_NAME_LABEL,
-                ContactState.last_name_error,
-                autocomplete="family-name",
-            ),
-            class_name="grid gap-x-4 sm:grid-cols-2",
-        ),
-        email_field(FIELD_IDS["email"], ContactState.email_error),
-        textarea_field(FIELD_IDS["message"], "message", form_copy.MESSAGE_LABEL, ContactState.message_error),
+        *declared_fields(CONTACT, ContactState),
         security_question(),
         honeypot_field(HONEYPOT_ID, HONEYPOT_FIELD),
         action=ROUTE,

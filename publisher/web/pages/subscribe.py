@@ -3,18 +3,18 @@
 import reflex as rx
 
 from publisher.content import form_copy, list_copy, page_copy
+from publisher.rules.form_fields import SUBSCRIBE
 from publisher.web.components.forms import (
     SuccessCopy,
     app_form,
-    email_field,
+    declared_fields,
     form_page,
     honeypot_field,
     sent_page,
     submit_button,
-    text_field,
 )
 from publisher.web.pages.registry import site_page
-from publisher.web.states.subscribe import FIELD_IDS, HONEYPOT_ID, SUCCESS_ID, SubscribeState
+from publisher.web.states.subscribe import HONEYPOT_ID, SUCCESS_ID, SubscribeState
 from publisher.web.submissions import HONEYPOT_FIELD
 
 ROUTE = "/subscribe"
@@ -31,8 +31,7 @@ SUCCESS = SuccessCopy(
 def signup_form() -> rx.Component:
     return app_form(
         SubscribeState,
-        text_field(FIELD_IDS["name"], "name", form_copy.NAME_LABEL, SubscribeState.name_error, autocomplete="name"),
-        email_field(FIELD_IDS["email"], SubscribeState.email_error),
+        *declared_fields(SUBSCRIBE, SubscribeState),
         honeypot_field(HONEYPOT_ID, HONEYPOT_FIELD),
         action=ROUTE,
         label=form_copy.SUBSCRIBE_FORM_LABEL,

@@ -25,21 +25,17 @@ from reflex_base.event import EventSpec
 
 from publisher.content import form_copy
 from publisher.rules import form_tokens
+from publisher.rules.form_fields import CONTACT
 from publisher.web import submissions
-from publisher.web.states.lifecycle import EDITING, SUCCESS, FormLifecycle, Toasts
+from publisher.web.states.lifecycle import EDITING, SUCCESS, FormLifecycle, Toasts, field_messages
 
-# Element ids by field name.
-FIELD_IDS = {
-    "firstName": "contact-first-name",
-    "lastName": "contact-last-name",
-    "email": "contact-email",
-    "message": "contact-message",
-    "answer": "contact-answer",
-}
-QUESTION_ID = "contact-question"
-TOKEN_ID = "contact-token"
-HONEYPOT_ID = "contact-website"
-SUCCESS_ID = "contact-success"
+# Element ids by field name: the declared fields' and the security question's answer.
+FIELD_IDS = {**CONTACT.field_ids, submissions.ANSWER_FIELD: CONTACT.element_id(submissions.ANSWER_FIELD)}
+QUESTION_ID = CONTACT.element_id("question")
+TOKEN_ID = CONTACT.element_id(submissions.TOKEN_FIELD)
+HONEYPOT_ID = CONTACT.element_id(submissions.HONEYPOT_FIELD)
+SUCCESS_ID = CONTACT.element_id("success")
+ContactFieldMessages = field_messages(CONTACT, submissions.ANSWER_FIELD)
 TOASTS = Toasts(success=form_copy.CONTACT_SUCCESS_TOAST, failure=form_copy.CONTACT_FAILURE_TOAST)
 
 
@@ -48,27 +44,16 @@ def pages_carry_a_question() -> bool:
     return environment.REFLEX_ENV_MODE.get() == constants.Env.PROD
 
 
-class ContactState(FormLifecycle, rx.State):
+# A class made from the declaration is a base mypy cannot see into (the fields' ``*_error`` vars).
+class ContactState(ContactFieldMessages, FormLifecycle, rx.State):  # type: ignore[misc,valid-type]
     # QUESTION_PENDING while the page's own question stands (see the module's docstring): never
     # empty, so React hydrates the question's text node, and keeps the server's text in it
     # (the span is marked suppressHydrationWarning; an empty text would be no node at all).
     question: rx.Field[str] = rx.field(form_copy.QUESTION_PENDING)
-    first_name_error: rx.Field[str] = rx.field("")
-    last_name_error: rx.Field[str] = rx.field("")
-    email_error: rx.Field[str] = rx.field("")
-    message_error: rx.Field[str] = rx.field("")
-    answer_error: rx.Field[str] = rx.field("")
 
     _token: str = ""  # the token of ``question``, once the app asked one
     # The token the last submit spent, when a question asked after a failure may follow it in its chain.
     _chain: form_tokens.FormToken | None = None
-
-    def _show_errors(self, errors: dict[str, str]) -> None:
-        self.first_name_error = errors.get("firstName", "")
-        self.last_name_error = errors.get("lastName", "")
-        self.email_error = errors.get("email", "")
-        self.message_error = errors.get("message", "")
-        self.answer_error = errors.get("answer", "")
 
     def _ask(self, asked: submissions.NewQuestion) -> list[EventSpec]:
         """Show the question; its token goes into the form's hidden field. A new question clears
@@ -143,4 +128,4 @@ class ContactState(FormLifecycle, rx.State):
 
 
 def _clear_answer():
-    return rx.set_value(FIELD_IDS["answer"], "")
+    return rx.set_value(FIELD_IDS[submissions.ANSWER_FIELD], "")

@@ -19,11 +19,38 @@ from reflex_base.event import EventSpec
 
 from publisher.config import settings
 from publisher.limits import submits
+from publisher.rules import form_fields
 from publisher.web import graceful_stop, submissions, tab_states
 
 EDITING = "editing"
 SUBMITTING = "submitting"
 SUCCESS = "success"
+
+
+def error_var(name: str) -> str:
+    """The state var holding field ``name``'s message: ``firstName`` -> ``first_name_error``."""
+    return "_".join([*form_fields.words_of(name), "error"])
+
+
+def field_messages(form: form_fields.Form, *more: str) -> type[rx.State]:
+    """A state mixin with a message var for each of ``form``'s declared fields (``first_name_error``,
+    rules/form_fields.py) and each name in ``more`` (the contact form's ``answer``), and
+    ``_show_errors``, which puts a verdict's messages (by field name) into them."""
+    names = (*form.names, *more)
+    variables = [error_var(name) for name in names]
+
+    def _show_errors(self: rx.State, errors: dict[str, str]) -> None:
+        for name, variable in zip(names, variables, strict=True):
+            setattr(self, variable, errors.get(name, ""))
+
+    # The same class a ``class ...(rx.State, mixin=True)`` statement makes, its fields listed here.
+    namespace: dict[str, Any] = {
+        "__module__": __name__,
+        "__annotations__": dict.fromkeys(variables, rx.Field[str]),
+        "_show_errors": _show_errors,
+        **{variable: rx.field("") for variable in variables},
+    }
+    return type(f"{form.name.title()}FieldMessages", (rx.State,), namespace, mixin=True)
 
 
 @dataclass(frozen=True)

@@ -12,25 +12,21 @@ from reflex_base.event import EventSpec
 
 from publisher.config import settings
 from publisher.content import form_copy
+from publisher.rules.form_fields import SUBSCRIBE
 from publisher.web import submissions
-from publisher.web.states.lifecycle import EDITING, SUCCESS, FormLifecycle, Toasts
+from publisher.web.states.lifecycle import EDITING, SUCCESS, FormLifecycle, Toasts, field_messages
 
-# Element ids by field name, so the server can move focus to the first invalid field.
-FIELD_IDS = {"name": "subscribe-name", "email": "subscribe-email"}
-HONEYPOT_ID = "subscribe-website"
-SUCCESS_ID = "subscribe-success"
+FIELD_IDS = SUBSCRIBE.field_ids
+HONEYPOT_ID = SUBSCRIBE.element_id(submissions.HONEYPOT_FIELD)
+SUCCESS_ID = SUBSCRIBE.element_id("success")
 TOASTS = Toasts(success=form_copy.SUBSCRIBE_SUCCESS_TOAST, failure=form_copy.SUBSCRIBE_FAILURE_TOAST)
+SubscribeFieldMessages = field_messages(SUBSCRIBE)
 
 
-class SubscribeState(FormLifecycle, rx.State):
-    name_error: rx.Field[str] = rx.field("")
-    email_error: rx.Field[str] = rx.field("")
+# A class made from the declaration is a base mypy cannot see into (the fields' ``*_error`` vars).
+class SubscribeState(SubscribeFieldMessages, FormLifecycle, rx.State):  # type: ignore[misc,valid-type]
     # The success alert then asks to confirm from the inbox: this site keeps the list itself.
     asks_confirmation: rx.Field[bool] = rx.field(False)
-
-    def _show_errors(self, errors: dict[str, str]) -> None:
-        self.name_error = errors.get("name", "")
-        self.email_error = errors.get("email", "")
 
     @rx.event
     def start(self):

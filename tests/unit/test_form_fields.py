@@ -1,0 +1,202 @@
+"""A form field declared once (rules/form_fields.py), and the recipe of docs/content.md that adds one.
+
+The forms' pages, states, plain POST and gateway body are all made from the
+declarations; a form declared with one more field gets that field everywhere, with
+nothing else written for it. The product's own forms stay as they are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+import reflex as rx
+from bs4 import BeautifulSoup
+
+from publisher import gateway
+from publisher.gateway.contract import contact_body
+from publisher.limits import submits
+from publisher.rules import form_fields
+from publisher.rules.form_fields import CONTACT, SUBSCRIBE, Form, FormField
+from publisher.rules.validation import TextRule
+from publisher.server import plain_forms
+from publisher.web import submissions
+from publisher.web.components.forms import declared_fields
+from publisher.web.states import contact as contact_state
+from publisher.web.states import subscribe as subscribe_state
+from publisher.web.states.contact import ContactState
+from publisher.web.states.lifecycle import field_messages
+from publisher.web.states.subscribe import SubscribeState
+from tests.unit.test_plain_forms import FORM_PARTS, SAME_SITE, client, field, page
+
+# The recipe's field: its copy would go to content/form_copy.py, its declaration to rules/form_fields.py.
+COMPANY = FormField(
+    "companyName",
+    "Company",
+    TextRule("Company", "Please enter your company", "Company must be at least 2 characters"),
+    autocomplete="organization",
+)
+EXTENDED_SUBSCRIBE = Form("subscribe", (*SUBSCRIBE.fields, COMPANY))
+EXTENDED_CONTACT = Form("contact", (*CONTACT.fields, COMPANY))
+
+
+class ExtendedSubscribeState(field_messages(EXTENDED_SUBSCRIBE), rx.State):  # type: ignore[misc]
+    """The subscribe form's state as the recipe makes it: its message vars come from the declaration."""
+
+
+def rendered_inputs(form: Form, state) -> dict[str, str]:
+    """Each <input> or <textarea> of the form's declared fields as compiled, by its id."""
+    page = str(rx.fragment(*declared_fields(form, state)))
+    controls = re.findall(r'jsx\("(?:input|textarea)",\{(.*?)\},?\)', page)
+    return {re.search(r'\bid:"([^"]+)"', control).group(1): control for control in controls}
+
+
+def test_the_forms_are_declared_once_with_the_product_s_names():
+    assert SUBSCRIBE.names == ("name", "email")
+    assert CONTACT.names == ("firstName", "lastName", "email", "message")
+
+
+def test_ids_and_state_vars_are_derived_from_the_names_as_the_pages_have_them():
+    """The ids the site's pages, tests and assets/site.js use, and the vars the app's events carry."""
+    assert subscribe_state.FIELD_IDS == {"name": "subscribe-name", "email": "subscribe-email"}
+    assert (subscribe_state.HONEYPOT_ID, subscribe_state.SUCCESS_ID) == ("subscribe-website", "subscribe-success")
+    assert contact_state.FIELD_IDS == {
+        "firstName": "contact-first-name",
+        "lastName": "contact-last-name",
+        "email": "contact-email",
+        "message": "contact-message",
+        "answer": "contact-answer",
+    }
+    assert (contact_state.QUESTION_ID, contact_state.TOKEN_ID) == ("contact-question", "contact-token")
+    assert (contact_state.HONEYPOT_ID, contact_state.SUCCESS_ID) == ("contact-website", "contact-success")
+    assert {"name_error", "email_error"} <= set(SubscribeState.base_vars)
+    assert {"first_name_error", "last_name_error", "email_error", "message_error", "answer_error"} <= set(
+        ContactState.base_vars
+    )
+
+
+def test_the_page_shows_each_declared_field_with_its_label_type_autocomplete_and_message():
+    inputs = rendered_inputs(SUBSCRIBE, SubscribeState)
+    assert list(inputs) == ["subscribe-name", "subscribe-email"]
+    assert 'name:"name"' in inputs["subscribe-name"] and 'autoComplete:"name"' in inputs["subscribe-name"]
+    email = inputs["subscribe-email"]
+    assert all(part in email for part in ('type:"email"', 'autoComplete:"email"', 'inputMode:"email"'))
+    contact = str(rx.fragment(*declared_fields(CONTACT, ContactState)))
+    assert contact.count('jsx("textarea"') == 1 and 'name:"message"' in contact
+    # The first and last names share one row on a wide screen.
+    assert re.search(
+        r'className:"grid gap-x-4 sm:grid-cols-2"\},jsx\(.*?"contact-first-name-error".*?"contact-last-name"', contact
+    )
+
+
+def test_a_field_added_to_the_declaration_is_on_the_page_with_its_message_line():
+    inputs = rendered_inputs(EXTENDED_SUBSCRIBE, ExtendedSubscribeState)
+    assert list(inputs) == ["subscribe-name", "subscribe-email", "subscribe-company-name"]
+    company = inputs["subscribe-company-name"]
+    assert 'name:"companyName"' in company
+    assert 'autoComplete:"organization"' in company
+    assert '"aria-describedby":"subscribe-company-name-error"' in company
+    assert "company_name_error" in company  # aria-invalid follows the field's message var
+    page = str(rx.fragment(*declared_fields(EXTENDED_SUBSCRIBE, ExtendedSubscribeState)))
+    assert 'htmlFor:"subscribe-company-name"' in page and '"Company"' in page
+
+
+def test_a_field_added_to_the_declaration_has_its_message_var_in_the_state():
+    state = ExtendedSubscribeState(_reflex_internal_init=True)
+    checked = EXTENDED_SUBSCRIBE.check({"name": "Jo Reader", "email": "jo@example.com", "companyName": "A"})
+    state._show_errors(checked.errors)
+    assert (state.name_error, state.email_error) == ("", "")
+    assert state.company_name_error == "Company must be at least 2 characters"
+    state._show_errors({})
+    assert state.company_name_error == ""
+
+
+@pytest.fixture
+def extended_subscribe(monkeypatch, tmp_path: Path):
+    """The site's subscribe form declared with the recipe's field, and a build whose page has it; the
+    gateway's bodies, as sent."""
+    monkeypatch.setattr(form_fields, "SUBSCRIBE", EXTENDED_SUBSCRIBE)
+    plain = dataclasses.replace(
+        plain_forms.FORMS["/subscribe"], declared=EXTENDED_SUBSCRIBE, field_ids=EXTENDED_SUBSCRIBE.field_ids
+    )
+    monkeypatch.setitem(plain_forms.FORMS, "/subscribe", plain)
+    fields = "".join(field(field_id, name) for name, field_id in EXTENDED_SUBSCRIBE.field_ids.items())
+    for route in ("subscribe", "contact-us", "subscribe/thanks"):
+        (tmp_path / route).mkdir(parents=True)
+    (tmp_path / "subscribe" / "index.html").write_text(
+        page(FORM_PARTS.format(section="subscribe-form", route="/subscribe", fields=fields))
+    )
+    (tmp_path / "contact-us" / "index.html").write_text(
+        page('<span id="contact-question">…</span><input id="contact-token" type="hidden" name="token"/>')
+    )
+    (tmp_path / "subscribe" / "thanks" / "index.html").write_text(page("<p>Thank you</p>"))
+    bodies: list[dict] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        return httpx.Response(200, json={})
+
+    gateway.shared_client.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(record)))
+    submits.shared_limiter.set(submits.Limiter(submits.MemoryCounter()))
+    yield tmp_path, bodies
+    gateway.shared_client.set(None)
+    submits.shared_limiter.set(None)
+
+
+@pytest.mark.asyncio
+async def test_a_plain_post_reads_an_added_field_shows_its_message_and_sends_it(extended_subscribe):
+    """The server's answer to the form's plain POST (server/plain_forms.py), as the site runs it."""
+    build, bodies = extended_subscribe
+    typed = {"name": "Jo Reader", "email": "jo@example.com", "companyName": "A"}
+    async with client(build) as http:
+        refused = await http.post("/subscribe", data=typed, headers=SAME_SITE)
+        accepted = await http.post("/subscribe", data={**typed, "companyName": " Acme "}, headers=SAME_SITE)
+    assert refused.status_code == 422
+    answer = BeautifulSoup(refused.text, "html.parser")
+    assert answer.find(id="subscribe-company-name")["value"] == "A"  # what was typed, kept
+    assert answer.find(id="subscribe-company-name-error").text == "Company must be at least 2 characters"
+    assert answer.find(id="subscribe-company-name")["aria-invalid"] == "true"
+    assert accepted.status_code == 303
+    assert bodies == [{"name": "Jo Reader", "email": "jo@example.com", "companyName": "Acme", "book_updates": "yes"}]
+
+
+@pytest.mark.asyncio
+async def test_a_field_added_to_the_declaration_is_sent_in_the_gateway_s_body(monkeypatch):
+    """The submit's judge (the app's and the plain POST's alike) and the gateway client, as the site runs them."""
+    bodies: list[dict] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        return httpx.Response(200, json={})
+
+    monkeypatch.setattr(form_fields, "SUBSCRIBE", EXTENDED_SUBSCRIBE)
+    gateway.shared_client.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(record)))
+    try:
+        verdict = submissions.judge_subscribe({"name": " Jo ", "email": "jo@example.com", "companyName": " Acme "})
+        assert verdict.request is not None
+        assert await submissions.send(submissions.SUBSCRIBE, verdict.request)
+    finally:
+        gateway.shared_client.set(None)
+    assert bodies == [{"name": "Jo", "email": "jo@example.com", "companyName": "Acme", "book_updates": "yes"}]
+
+
+def test_a_contact_field_beyond_the_product_s_body_is_sent_by_its_name():
+    values = EXTENDED_CONTACT.check(
+        {
+            "firstName": "Ada",
+            "lastName": "Reader",
+            "email": "ada@example.com",
+            "message": "Hello there, books!",
+            "companyName": "Acme",
+        }
+    ).values
+    assert contact_body(values) == {
+        "sender": {"name": "Ada Reader", "email": "ada@example.com"},
+        "subject": "Contact Form Submission from Ada Reader",
+        "message": "Hello there, books!",
+        "companyName": "Acme",
+    }
