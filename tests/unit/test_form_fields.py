@@ -26,6 +26,7 @@ from publisher.rules.validation import TextRule
 from publisher.server import plain_forms
 from publisher.web import submissions
 from publisher.web.components.forms import declared_fields
+from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE
 from publisher.web.states import contact as contact_state
 from publisher.web.states import subscribe as subscribe_state
 from publisher.web.states.contact import ContactState
@@ -134,6 +135,9 @@ def extended_subscribe(monkeypatch, tmp_path: Path):
         page('<span id="contact-question">…</span><input id="contact-token" type="hidden" name="token"/>')
     )
     (tmp_path / "subscribe" / "thanks" / "index.html").write_text(page("<p>Thank you</p>"))
+    for link_page in ("subscribe/confirm", "unsubscribe"):  # the route table's link pages, read when it is made
+        (tmp_path / link_page).mkdir(parents=True)
+        (tmp_path / link_page / "index.html").write_text(page(f'<div {LINK_PANEL_ATTRIBUTE}=""></div>'))
     bodies: list[dict] = []
 
     def record(request: httpx.Request) -> httpx.Response:
