@@ -22,6 +22,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import col
 
 from publisher.rules import validation
+from publisher.rules.admin_access import ADMIN_NAME_MAX
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import database
 
@@ -287,7 +288,6 @@ class SendThrottle(sqlmodel.SQLModel, table=True):
     next_slot_at: datetime
 
 
-ADMIN_NAME_MAX = 64
 TOKEN_HASH_MAX = 64  # a SHA-256 in hex (rules/admin_access.token_hash)
 # A WebAuthn credential id is at most 1,023 bytes: 1,364 characters of base64url.
 CREDENTIAL_ID_MAX = 1400
