@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from urllib.parse import urlsplit
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def origin_of(url: str) -> str | None:
@@ -23,13 +23,13 @@ def origin_of(url: str) -> str | None:
         port = parts.port
     except ValueError:
         return None
-    if parts.scheme.lower() not in _DEFAULT_PORTS or not parts.hostname:
+    if parts.scheme.lower() not in DEFAULT_PORTS or not parts.hostname:
         return None
     scheme = parts.scheme.lower()
     host = parts.hostname.lower()
     if ":" in host:
         host = f"[{host}]"
-    shown_port = "" if port is None or port == _DEFAULT_PORTS[scheme] else f":{port}"
+    shown_port = "" if port is None or port == DEFAULT_PORTS[scheme] else f":{port}"
     return f"{scheme}://{host}{shown_port}"
 
 

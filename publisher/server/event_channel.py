@@ -41,6 +41,7 @@ from publisher.limits.tabs import (
 from publisher.per_process import PerProcess
 from publisher.rules import admin_access
 from publisher.rules import limits as limit_rules
+from publisher.rules.same_site import DEFAULT_PORTS
 from publisher.server import requests
 
 logger = logging.getLogger(__name__)
@@ -71,7 +72,6 @@ def channel_route(path: str, event_path: str = EVENT_PATH) -> str:
     return ELSEWHERE
 
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 _DEV_LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 
@@ -82,9 +82,9 @@ def _origin(value: str) -> tuple[str, str, int] | None:
         port = parts.port
     except ValueError:
         return None
-    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname or parts.username or parts.query:
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname or parts.username or parts.query:
         return None
-    return parts.scheme, parts.hostname.lower(), port or _DEFAULT_PORTS[parts.scheme]
+    return parts.scheme, parts.hostname.lower(), port or DEFAULT_PORTS[parts.scheme]
 
 
 def _authority(host: str) -> tuple[str, int | None] | None:
@@ -127,7 +127,7 @@ class OriginRule:
         if self.site_origin is not None and seen == _origin(self.site_origin):
             return True
         own = _authority(host)
-        if own is not None and own[0] == hostname and (own[1] or _DEFAULT_PORTS[scheme]) == port:
+        if own is not None and own[0] == hostname and (own[1] or DEFAULT_PORTS[scheme]) == port:
             return True
         if self.dev_port is not None and scheme == "http" and port == self.dev_port:
             hosts = {*_DEV_LOOPBACK_HOSTS, *(h.lower() for h in self.dev_hosts)}
