@@ -15,7 +15,7 @@ import sqlalchemy
 import sqlmodel
 from sqlmodel import col
 
-from publisher.storage import tables
+from publisher.storage import database, tables
 from publisher.storage.tables import (
     CONTACT,
     ERROR_MAX,
@@ -78,7 +78,7 @@ def claim_values(now: datetime, lease: timedelta, worker: str, *, one_job: bool)
 
 def sent_since(kind: str, since: datetime, db_url: str | None = None) -> int:
     """How many emails of ``kind`` went out since ``since`` (the confirmation ceiling reads it)."""
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return connection.execute(
             sqlalchemy.select(sqlalchemy.func.count()).where(
                 col(Delivery.kind) == kind, col(Delivery.status) == SENT, col(Delivery.sent_at) >= since
@@ -159,7 +159,7 @@ def _finishing(delivery_id: int, worker: str | None, **values):
 
 
 def _finish(db_url: str | None, delivery_id: int, worker: str | None, **values) -> bool:
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return connection.execute(_finishing(delivery_id, worker, **values)).rowcount == 1
 
 
@@ -179,7 +179,7 @@ def mark_sent(
     without it, ``NOT_READ``. ``then_sending``: that reader's job, marked in flight
     (``begin_sending``) in the same transaction.
     """
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         connection.execute(_finishing(delivery_id, None, status=SENT, sent_at=now, last_error=clipped(note)))
         if then_sending is not None:
             connection.execute(_in_flight(then_sending))
@@ -200,7 +200,7 @@ def _in_flight(delivery_id: int):
 
 def begin_sending(delivery_id: int, subscriber_id: int, db_url: str | None = None) -> str | None:
     """Mark a campaign's job in flight and read its reader's status (None: forgotten), in one transaction."""
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         connection.execute(_in_flight(delivery_id))
         return _status_of(connection, subscriber_id)
 
@@ -237,7 +237,7 @@ def list_deliveries(statuses: tuple[str, ...] = (PENDING, FAILED), db_url: str |
 
 def requeue_failed(now: datetime, retry_for: timedelta, db_url: str | None = None) -> list[int]:
     """Make every failed job due now, with a fresh retry window; their ids."""
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         ids = connection.execute(
             sqlalchemy.update(Delivery)
             .where(col(Delivery.status) == FAILED, col(Delivery.campaign_id).is_(None))
@@ -257,7 +257,7 @@ def requeue_failed(now: datetime, retry_for: timedelta, db_url: str | None = Non
 
 def subscriber_status(subscriber_id: int, db_url: str | None = None) -> str | None:
     """Where the reader stands now (None: forgotten), read just before their email goes."""
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return _status_of(connection, subscriber_id)
 
 
@@ -271,7 +271,7 @@ def _update_held(delivery_ids: list[int], worker: str, db_url: str | None, **val
     """Change the jobs of ``delivery_ids`` that ``worker`` still holds (pending, claimed by it)."""
     if not delivery_ids:
         return 0
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return connection.execute(
             sqlalchemy.update(Delivery)
             .where(
@@ -290,7 +290,7 @@ def release_leases(
     its mark is taken back, since it was not being sent when the sender stopped.
     """
     if marked is not None and marked in delivery_ids:
-        with tables.engine(db_url).begin() as connection:
+        with database.engine(db_url).begin() as connection:
             connection.execute(
                 sqlalchemy.update(Delivery)
                 .where(col(Delivery.id) == marked, col(Delivery.claimed_by) == worker, col(Delivery.stalled_claims) > 0)
@@ -308,7 +308,7 @@ def requeue(delivery_ids: list[int], now: datetime, retry_for: timedelta, db_url
     """These jobs (failed or waiting) are due again when sending resumes, with a fresh retry window."""
     if not delivery_ids:
         return
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         connection.execute(
             sqlalchemy.update(Delivery)
             .where(col(Delivery.id).in_(delivery_ids), col(Delivery.status).in_((PENDING, FAILED)))
@@ -320,7 +320,7 @@ def release_leases_of(workers: list[str], db_url: str | None = None) -> int:
     """Free the leases of workers known to be dead (mail/campaign.py finds them), so nobody waits."""
     if not workers:
         return 0
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return connection.execute(
             sqlalchemy.update(Delivery)
             .where(
@@ -333,7 +333,7 @@ def release_leases_of(workers: list[str], db_url: str | None = None) -> int:
 
 
 def lease_holders(db_url: str | None = None) -> list[str]:
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         holders = connection.execute(
             sqlalchemy.select(col(Delivery.claimed_by))
             .where(col(Delivery.status) == PENDING, col(Delivery.lease_until).is_not(None))

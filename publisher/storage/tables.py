@@ -396,12 +396,8 @@ class AdminAudit(sqlmodel.SQLModel, table=True):
     target: str = sqlmodel.Field(max_length=AUDIT_TARGET_MAX)
 
 
-def engine(db_url: str | None) -> sqlalchemy.engine.Engine:
-    return database.engine(db_url)
-
-
 def open_session(db_url: str | None) -> sqlmodel.Session:
-    return sqlmodel.Session(engine(db_url))
+    return sqlmodel.Session(database.engine(db_url))
 
 
 def insert_once(
@@ -520,7 +516,7 @@ class ContactBody(Protocol):
 def store_message(body: ContactBody, db_url: str | None = None, job: Job | None = None) -> int:
     """Store a contact message (and its delivery job, in the same transaction); its id."""
     now = utc_now()
-    with engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         # Not RETURNING: every dialect reports the new key. It is typed optional (None when no row
         # was inserted); a single-row insert that succeeded always has it.
         message_id = connection.execute(
