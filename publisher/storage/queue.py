@@ -100,17 +100,7 @@ def claim_due(
     On PostgreSQL a job another worker is claiming at this instant is skipped, not
     waited for; SQLite runs one writer at a time anyway (and has no FOR UPDATE).
     """
-    due = sqlmodel.select(col(Delivery.id)).where(
-        col(Delivery.status) == PENDING,
-        col(Delivery.campaign_id).is_(None),  # a release's jobs go in batches (claim_release_batch)
-        col(Delivery.next_attempt_at) <= now,
-        sqlalchemy.or_(col(Delivery.lease_until).is_(None), col(Delivery.lease_until) < now),
-    )
-    if only_ids is not None:
-        due = due.where(col(Delivery.id).in_(only_ids))
-    if held_kinds:
-        due = due.where(col(Delivery.kind).not_in(held_kinds))
-    due = due.order_by(col(Delivery.next_attempt_at), col(Delivery.id)).limit(1).with_for_update(skip_locked=True)
+    due = _oldest_due(now, only_ids, held_kinds)
     claim = (
         sqlalchemy.update(Delivery)
         .where(col(Delivery.id) == due.scalar_subquery())
@@ -131,23 +121,43 @@ def claim_due(
         session.commit()
         if row is None:
             return None
-        source: ContactMessage | Subscriber | PublisherNotice | None
-        if row.kind == CONTACT:
-            source = session.get(ContactMessage, row.source_id)
-        elif row.kind == NOTICE:
-            source = session.get(PublisherNotice, row.source_id)
-        else:
-            source = session.get(Subscriber, row.source_id)
         return ClaimedDelivery(
             row.id,
             row.kind,
             row.message_id,
             row.attempts,
             row.give_up_at,
-            source,
+            _source(session, row.kind, row.source_id),
             stalled_claims=row.stalled_claims,
             created_at=row.created_at,
         )
+
+
+def _oldest_due(now: datetime, only_ids: list[int] | None, held_kinds: tuple[str, ...]):
+    """The id of the oldest due, unleased pending job that is no campaign's, locked (skipped when
+    another worker holds its lock)."""
+    due = sqlmodel.select(col(Delivery.id)).where(
+        col(Delivery.status) == PENDING,
+        col(Delivery.campaign_id).is_(None),  # a release's jobs go in batches (claim_release_batch)
+        col(Delivery.next_attempt_at) <= now,
+        sqlalchemy.or_(col(Delivery.lease_until).is_(None), col(Delivery.lease_until) < now),
+    )
+    if only_ids is not None:
+        due = due.where(col(Delivery.id).in_(only_ids))
+    if held_kinds:
+        due = due.where(col(Delivery.kind).not_in(held_kinds))
+    return due.order_by(col(Delivery.next_attempt_at), col(Delivery.id)).limit(1).with_for_update(skip_locked=True)
+
+
+def _source(
+    session: sqlmodel.Session, kind: str, source_id: int
+) -> ContactMessage | Subscriber | PublisherNotice | None:
+    """The row a job mails (None: it is gone)."""
+    if kind == CONTACT:
+        return session.get(ContactMessage, source_id)
+    if kind == NOTICE:
+        return session.get(PublisherNotice, source_id)
+    return session.get(Subscriber, source_id)
 
 
 def _finishing(delivery_id: int, worker: str | None, **values):
