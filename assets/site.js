@@ -1,6 +1,6 @@
 // Small browser-side behaviours that must not wait for the server: the mobile menu
 // drawer, the "Go Back" button, the footer's current year and the home page's book
-// search (/?q=...) and a form's way past an app that is not connected. Pages without a form run nothing else (publisher/page_kinds.py);
+// search (/?q=...) and a form's way past an app that is not connected. Pages without a form run nothing else (publisher/web/page_kinds.py);
 // on a page with a form this starts the app (hydration) once the page has painted.
 (function () {
   "use strict";
@@ -42,7 +42,7 @@
   showCurrentYear();
   window.addEventListener("load", showCurrentYear);
 
-  // The book search (publisher/components/books.py): cards carry their searchable
+  // The book search (publisher/web/components/books.py): cards carry their searchable
   // text, the status region its wording. A static page (the build marks its <html>)
   // is searched at once. Where the app renders the page (a page that starts it, or
   // any page on the development server) the search waits until the app has
@@ -101,7 +101,7 @@
     true
   );
 
-  // The build (publisher/build_plugins.py) makes React Router's boot module and its
+  // The build (publisher/build/plugins.py) makes React Router's boot module and its
   // preloads inert; start them here, after the load event and the next paint.
   function startApp() {
     var boot = document.querySelector('script[data-app-boot]');

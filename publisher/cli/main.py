@@ -327,7 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     return status
 
 
-def run(argv: list[str] | None = None) -> int:
+def command_line() -> argparse.ArgumentParser:
+    """The commands, their arguments and their help."""
     parser = argparse.ArgumentParser(
         prog="publisher-gateway",
         description="The embedded local gateway's database (REFLEX_DB_URL / rxconfig.py): "
@@ -336,6 +337,14 @@ def run(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_list_commands(commands)
+    _add_campaign_commands(commands)
+    _add_admin_commands(commands)
+    return parser
+
+
+def _add_list_commands(commands) -> None:
+    """The database, the list, the contact messages and the outbox."""
     commands.add_parser(
         "migrate",
         help="create or update the tables (the release step; safe while other containers start or run)",
@@ -362,6 +371,10 @@ def run(argv: list[str] | None = None) -> int:
     commands.add_parser("messages", help="list the contact messages, oldest first")
     outbox_command = commands.add_parser("outbox", help="list the emails not yet sent (pending and failed)")
     outbox_command.add_argument("--retry", action="store_true", help="send the failed ones again, now")
+
+
+def _add_campaign_commands(commands) -> None:
+    """A release's announcement, its campaign, and what bounced."""
     announcing = commands.add_parser(
         "announce",
         help="email a book to every confirmed reader, once (again: continues an unfinished campaign)",
@@ -393,6 +406,10 @@ def run(argv: list[str] | None = None) -> int:
     bounces_command.add_argument(
         "--check", action="store_true", help="read the bounce mailbox (PUBLISHER_BOUNCE_MAILBOX) once, now"
     )
+
+
+def _add_admin_commands(commands) -> None:
+    """The dashboard's admins."""
     admin_command = commands.add_parser(
         "admin", help="the dashboard's admins (/admin): invite one, list them, revoke one's passkeys"
     )
@@ -406,40 +423,13 @@ def run(argv: list[str] | None = None) -> int:
     admin_actions.add_parser("list", help="list the admins and their passkeys (name, created, last used)")
     revoking = admin_actions.add_parser("revoke", help="remove NAME's passkeys and end their sessions at once")
     revoking.add_argument("name")
-    args = parser.parse_args(argv)
+
+
+def run(argv: list[str] | None = None) -> int:
+    """The command ``argv`` names; a failing configuration or database is one line, and an exit status."""
+    args = command_line().parse_args(argv)
     try:
-        if args.command == "migrate":
-            database.check()
-            database.migrate()
-            print(
-                f"publisher-gateway: the database at {settings.redact_url(database.configured_url())} is up to date.",
-                file=sys.stderr,
-            )
-        elif args.command == "subscribers":
-            exports.write_subscribers_csv(subscribers.list_subscribers(args.status), sys.stdout)
-        elif args.command == "import":
-            return import_file(args.file, args.status, sys.stderr)
-        elif args.command == "forget":
-            print(f"{args.email}: {subscribers.forget(args.email)}", file=sys.stderr)
-        elif args.command == "announce":
-            return announce.announce(args.slug, yes=args.yes, test_to=args.test_to, out=sys.stderr)
-        elif args.command == "campaigns":
-            announce.write_campaigns(sys.stdout)
-        elif args.command == "pause":
-            if not announce.pause(args.slug, "paused from the command line"):
-                print(f"publisher-gateway: {for_terminal(args.slug)!r} has no campaign sending", file=sys.stderr)
-                return EXIT_FAILED
-            print(f"publisher-gateway: paused. `publisher-gateway announce {args.slug}` resumes it.", file=sys.stderr)
-        elif args.command == "bounces":
-            return check_bounce_mailbox(sys.stderr) if args.check else write_bounces(args.since, sys.stdout)
-        elif args.command == "admin":
-            return run_admin(args, sys.stdout, sys.stderr)
-        elif args.command == "messages":
-            write_messages(storage.list_messages(), sys.stdout)
-        elif args.retry:
-            return retry_failed(sys.stdout)
-        else:
-            write_deliveries(storage.list_deliveries(), sys.stdout)
+        return _carry_out(args)
     except settings.ConfigurationError as exc:
         print(f"publisher-gateway: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -453,6 +443,42 @@ def run(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
+
+
+def _carry_out(args: argparse.Namespace) -> int:
+    """What the command does; its exit status."""
+    if args.command == "migrate":
+        database.check()
+        database.migrate()
+        print(
+            f"publisher-gateway: the database at {settings.redact_url(database.configured_url())} is up to date.",
+            file=sys.stderr,
+        )
+    elif args.command == "subscribers":
+        exports.write_subscribers_csv(subscribers.list_subscribers(args.status), sys.stdout)
+    elif args.command == "import":
+        return import_file(args.file, args.status, sys.stderr)
+    elif args.command == "forget":
+        print(f"{args.email}: {subscribers.forget(args.email)}", file=sys.stderr)
+    elif args.command == "announce":
+        return announce.announce(args.slug, yes=args.yes, test_to=args.test_to, out=sys.stderr)
+    elif args.command == "campaigns":
+        announce.write_campaigns(sys.stdout)
+    elif args.command == "pause":
+        if not announce.pause(args.slug, "paused from the command line"):
+            print(f"publisher-gateway: {for_terminal(args.slug)!r} has no campaign sending", file=sys.stderr)
+            return EXIT_FAILED
+        print(f"publisher-gateway: paused. `publisher-gateway announce {args.slug}` resumes it.", file=sys.stderr)
+    elif args.command == "bounces":
+        return check_bounce_mailbox(sys.stderr) if args.check else write_bounces(args.since, sys.stdout)
+    elif args.command == "admin":
+        return run_admin(args, sys.stdout, sys.stderr)
+    elif args.command == "messages":
+        write_messages(storage.list_messages(), sys.stdout)
+    elif args.retry:
+        return retry_failed(sys.stdout)
+    else:
+        write_deliveries(storage.list_deliveries(), sys.stdout)
     return EXIT_OK
 
 

@@ -17,6 +17,7 @@ import asyncio
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TextIO
 from urllib.parse import urlsplit
 
@@ -202,6 +203,34 @@ def ask_on_stderr(question: str) -> str:
     return input()
 
 
+class Stopped(Exception):
+    """``announce`` ends here, its words said: ``status`` is the command's exit status."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Asking:
+    """How the operator says yes: ``--yes``, or an answer to ``ask`` on a terminal (``interactive``)."""
+
+    yes: bool
+    ask: Callable[[str], str]
+    interactive: bool | None
+
+    def agree(self, question: str, to: str, declined: str, out: TextIO) -> None:
+        """Returns when they said yes; else Stopped (2: nobody can answer; 1: they said no)."""
+        if self.yes:
+            return
+        if not (sys.stdin.isatty() if self.interactive is None else self.interactive):
+            print(f"publisher-gateway: not a terminal, so nobody can answer: add --yes to {to}.", file=sys.stderr)
+            raise Stopped(2)
+        if self.ask(question).strip().lower() not in ("y", "yes"):
+            out.write(declined)
+            raise Stopped(1)
+
+
 def announce(
     slug: str,
     *,
@@ -222,78 +251,15 @@ def announce(
     except Refused as refused:
         print(f"publisher-gateway: {refused}", file=sys.stderr)
         return 2
-    subject = release_email.subject(book)
     site = settings.site_url()
     if settings.is_loopback(urlsplit(site).hostname or ""):
         out.write(f"Note: REFLEX_DEPLOY_URL is {site}: the links in these emails lead to this machine.\n")
     if test_to is not None:
-        try:
-            address = email_validator.validate_email(test_to, check_deliverability=False).normalized
-        except email_validator.EmailNotValidError as exc:
-            print(f"publisher-gateway: --test-to {test_to!r} is not an email address ({exc})", file=sys.stderr)
-            return 2
-        try:
-            asyncio.run(send_test(mail, book, address))
-        except mailer.DeliveryFailed as failure:
-            print(f"publisher-gateway: the test copy was not sent: {failure.reason}", file=sys.stderr)
-            return 1
-        except headers.UnsafeHeaders as unsafe:
-            print(f"publisher-gateway: the test copy was {unsafe}", file=sys.stderr)
-            return 1
-        out.write(f"Sent a test copy of {subject!r} to {address}. Nothing was recorded.\n")
-        return 0
-    item = storage.find_campaign(slug)
-    if item is None:
-        readers = storage.confirmed_count()
-        out.write(
-            f"Book:       {book.title}: {book.subtitle}\n"
-            f"Subject:    {subject}\n"
-            f"Recipients: {readers} confirmed readers\n"
-        )
-        if readers == 0:
-            out.write("Nobody has confirmed a subscription yet: nothing to send, and nothing was recorded.\n")
-            return 1
-        if not yes:
-            if not (sys.stdin.isatty() if interactive is None else interactive):
-                print("publisher-gateway: not a terminal, so nobody can answer: add --yes to send.", file=sys.stderr)
-                return 2
-            if ask(f"Send it to {readers} readers? [y/N] ").strip().lower() not in ("y", "yes"):
-                out.write("Nothing was sent.\n")
-                return 1
-        created = start_campaign(slug, mail, book)
-        if created is None:  # another run created it a moment ago: follow that one
-            item = storage.find_campaign(slug)
-            assert item is not None  # its insert, which ours found, is committed
-            out.write(f"Continuing campaign #{item.id}, which another run has just started.\n")
-        else:
-            item = created
-            out.write(f"Campaign #{item.id}: {item.recipients} emails queued.\n")
-    elif item.status == storage.FINISHED:
-        counts = _counts(item)
-        out.write(
-            f"{book.title} was already announced on {_when(item.created_at)} "
-            f"(finished {_when(item.finished_at)}): {counts[storage.SENT]} emails went out. Nothing was sent.\n"
-        )
-        return 0
-    else:
-        if item.status == storage.PAUSED:
-            out.write(
-                f"Campaign #{item.id} is PAUSED: {for_terminal(item.paused_reason or '')}\n"
-                f"    {describe_counts(_counts(item))}; {describe_returns(_id(item))}\n"
-            )
-            if not yes:
-                if not (sys.stdin.isatty() if interactive is None else interactive):
-                    print(
-                        "publisher-gateway: not a terminal, so nobody can answer: add --yes to resume it.",
-                        file=sys.stderr,
-                    )
-                    return 2
-                if ask("Resume it? [y/N] ").strip().lower() not in ("y", "yes"):
-                    out.write("It stays paused. Nothing was sent.\n")
-                    return 1
-            resume_campaign(slug)
-            out.write(f"Campaign #{item.id} resumed (it was paused: {for_terminal(item.paused_reason or '')}).\n")
-        out.write(f"Continuing campaign #{item.id} of {_when(item.created_at)}: {describe_counts(_counts(item))}.\n")
+        return send_test_copy(mail, book, test_to, out)
+    try:
+        item = _campaign_to_follow(slug, mail, book, out, Asking(yes, ask, interactive))
+    except Stopped as stopped:
+        return stopped.status
     campaign.free_dead_leases()
     try:
         return asyncio.run(follow(item, mail, out))
@@ -303,6 +269,74 @@ def announce(
             f"`publisher-gateway announce {slug}` continues and follows it.\n"
         )
         return 130
+
+
+def send_test_copy(mail: MailSettings, book: content.Book, test_to: str, out: TextIO) -> int:
+    """``--test-to``: one copy to that address, nothing recorded; the command's exit status."""
+    try:
+        address = email_validator.validate_email(test_to, check_deliverability=False).normalized
+    except email_validator.EmailNotValidError as exc:
+        print(f"publisher-gateway: --test-to {test_to!r} is not an email address ({exc})", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(send_test(mail, book, address))
+    except mailer.DeliveryFailed as failure:
+        print(f"publisher-gateway: the test copy was not sent: {failure.reason}", file=sys.stderr)
+        return 1
+    except headers.UnsafeHeaders as unsafe:
+        print(f"publisher-gateway: the test copy was {unsafe}", file=sys.stderr)
+        return 1
+    out.write(f"Sent a test copy of {release_email.subject(book)!r} to {address}. Nothing was recorded.\n")
+    return 0
+
+
+def _campaign_to_follow(
+    slug: str, mail: MailSettings, book: content.Book, out: TextIO, asking: Asking
+) -> storage.Campaign:
+    """The book's campaign, new (asked first), resumed (asked first) or going on; Stopped when
+    there is nothing to follow."""
+    item = storage.find_campaign(slug)
+    if item is None:
+        return _new_campaign(slug, mail, book, out, asking)
+    if item.status == storage.FINISHED:
+        counts = _counts(item)
+        out.write(
+            f"{book.title} was already announced on {_when(item.created_at)} "
+            f"(finished {_when(item.finished_at)}): {counts[storage.SENT]} emails went out. Nothing was sent.\n"
+        )
+        raise Stopped(0)
+    if item.status == storage.PAUSED:
+        out.write(
+            f"Campaign #{item.id} is PAUSED: {for_terminal(item.paused_reason or '')}\n"
+            f"    {describe_counts(_counts(item))}; {describe_returns(_id(item))}\n"
+        )
+        asking.agree("Resume it? [y/N] ", "resume it", "It stays paused. Nothing was sent.\n", out)
+        resume_campaign(slug)
+        out.write(f"Campaign #{item.id} resumed (it was paused: {for_terminal(item.paused_reason or '')}).\n")
+    out.write(f"Continuing campaign #{item.id} of {_when(item.created_at)}: {describe_counts(_counts(item))}.\n")
+    return item
+
+
+def _new_campaign(slug: str, mail: MailSettings, book: content.Book, out: TextIO, asking: Asking) -> storage.Campaign:
+    """The summary, the question, then the campaign (or the one another run has just created)."""
+    readers = storage.confirmed_count()
+    out.write(
+        f"Book:       {book.title}: {book.subtitle}\n"
+        f"Subject:    {release_email.subject(book)}\n"
+        f"Recipients: {readers} confirmed readers\n"
+    )
+    if readers == 0:
+        out.write("Nobody has confirmed a subscription yet: nothing to send, and nothing was recorded.\n")
+        raise Stopped(1)
+    asking.agree(f"Send it to {readers} readers? [y/N] ", "send", "Nothing was sent.\n", out)
+    created = start_campaign(slug, mail, book)
+    if created is None:  # another run created it a moment ago: follow that one
+        item = storage.find_campaign(slug)
+        assert item is not None  # its insert, which ours found, is committed
+        out.write(f"Continuing campaign #{item.id}, which another run has just started.\n")
+        return item
+    out.write(f"Campaign #{created.id}: {created.recipients} emails queued.\n")
+    return created
 
 
 def _id(item: storage.Campaign) -> int:

@@ -373,20 +373,7 @@ class ReleaseSender:
         so at most one accepted email is ever unrecorded, and the status is the one
         at sending time, not at queueing time.
         """
-        message: bytes | None = None
-        opening: mailer.DeliveryFailed | None = None
-        unsafe: headers.UnsafeHeaders | None = None
-        try:
-            message = self._build(delivery)
-            if message is not None:
-                assert isinstance(delivery.source, storage.Subscriber)  # _build found the reader
-                await self.session.begin(delivery.source.email, mailer.return_path(self.mail, delivery.id))
-        except headers.UnsafeHeaders as refused:
-            unsafe = refused  # built, never handed over (no envelope was opened)
-        except mailer.DeliveryFailed as failure:
-            opening = failure
-        except Exception as exc:  # noqa: BLE001 - this reader's email fails, the campaign goes on
-            opening = self._unexpected(exc)
+        message, opening, unsafe = await self._open_envelope(delivery)
         status = await reading
         if status == storage.NOT_READ:  # the record could not read it
             status = await self._read_status(delivery)
@@ -418,18 +405,45 @@ class ReleaseSender:
         except Exception as exc:  # noqa: BLE001 - as above
             await self._failed(delivery, self._unexpected(exc))
             return self._read_status(following)
-        # Recorded before the next message goes: at most one accepted email is ever unrecorded.
+        recording = self._record_sent(delivery, following)
+        # A success: the refusals before it were the readers' own (FailureStreak), so they are bounces.
+        await self._take_bounces(self.streak.success(), stop_if_paused=True)
+        return recording
+
+    async def _open_envelope(
+        self, delivery: storage.ClaimedDelivery
+    ) -> tuple[bytes | None, mailer.DeliveryFailed | None, headers.UnsafeHeaders | None]:
+        """This reader's email built and its envelope (MAIL, RCPT) opened: (message, None, None).
+        Else what stopped it: no message (the book is gone), the opening's failure, or headers
+        refused (built, never handed over: no envelope was opened), with the message if it was built."""
+        message: bytes | None = None
+        try:
+            message = self._build(delivery)
+            if message is not None:
+                assert isinstance(delivery.source, storage.Subscriber)  # _build found the reader
+                await self.session.begin(delivery.source.email, mailer.return_path(self.mail, delivery.id))
+        except headers.UnsafeHeaders as refused:
+            return message, None, refused
+        except mailer.DeliveryFailed as failure:
+            return message, failure, None
+        except Exception as exc:  # noqa: BLE001 - this reader's email fails, the campaign goes on
+            return message, self._unexpected(exc), None
+        return message, None, None
+
+    def _record_sent(
+        self, delivery: storage.ClaimedDelivery, following: storage.ClaimedDelivery | None
+    ) -> asyncio.Future:
+        """Records the email sent, then reads the following reader's status and marks their job as
+        being sent (one transaction), before the next message goes: at most one accepted email is
+        ever unrecorded."""
         following_reader = following.source.id if following is not None and following.source is not None else None
         following_job = following.id if following is not None and following_reader is not None else None
         self._marked = following_job
-        recording = asyncio.ensure_future(
+        return asyncio.ensure_future(
             outbox.record_sent(
                 delivery.id, None, self.clock, self.db_url, then_read=following_reader, then_sending=following_job
             )
         )
-        # A success: the refusals before it were the readers' own (FailureStreak), so they are bounces.
-        await self._take_bounces(self.streak.success(), stop_if_paused=True)
-        return recording
 
     def _unexpected(self, exc: Exception) -> mailer.DeliveryFailed:
         """An error no rule foresaw, building or sending one email: that email fails for good,

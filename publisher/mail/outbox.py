@@ -127,9 +127,20 @@ def email_for(
     Raises NothingToSend when the row it mails is gone, and NoLongerWanted when the
     subscriber's status changed since it was queued: checked now, at sending time.
     """
+    to_the_publisher = _email_to_the_publisher(delivery, settings)
+    if to_the_publisher is not None:
+        return to_the_publisher, ()
+    source = delivery.source
+    if not isinstance(source, storage.Subscriber):
+        raise NothingToSend(f"the stored {delivery.kind} row it mails no longer exists")
+    return _email_to_the_subscriber(delivery, source, settings, now or storage.utc_now()), (source.email,)
+
+
+def _email_to_the_publisher(delivery: storage.ClaimedDelivery, settings: MailSettings) -> EmailMessage | None:
+    """A contact message, a notice, or a new subscriber, for the publisher's inbox; None for another job."""
     source = delivery.source
     if isinstance(source, storage.ContactMessage):
-        message = mailer.contact_email(
+        return mailer.contact_email(
             settings,
             sender_name=source.sender_name,
             sender_email=source.sender_email,
@@ -138,20 +149,16 @@ def email_for(
             received_at=source.received_at,
             message_id=delivery.message_id,
         )
-        return message, ()
     if isinstance(source, storage.PublisherNotice):
-        message = mailer.publisher_notice(
+        return mailer.publisher_notice(
             settings,
             subject=source.subject,
             body=source.body,
             written_at=source.created_at,
             message_id=delivery.message_id,
         )
-        return message, ()
-    if not isinstance(source, storage.Subscriber):
-        raise NothingToSend(f"the stored {delivery.kind} row it mails no longer exists")
-    if delivery.kind == storage.SUBSCRIBER:
-        message = mailer.subscriber_notice(
+    if isinstance(source, storage.Subscriber) and delivery.kind == storage.SUBSCRIBER:
+        return mailer.subscriber_notice(
             settings,
             name=source.name,
             email=source.email,
@@ -159,20 +166,25 @@ def email_for(
             confirmed_at=source.confirmed_at,
             message_id=delivery.message_id,
         )
-        return message, ()
+    return None
+
+
+def _email_to_the_subscriber(
+    delivery: storage.ClaimedDelivery, source: storage.Subscriber, settings: MailSettings, now: datetime
+) -> EmailMessage:
+    """A list email (confirmation, welcome), while the address still has the status it was queued for."""
     wanted = _WANTED_WHILE.get(delivery.kind)
     if wanted is None:
         raise NothingToSend(f"no email is known for a {delivery.kind!r} job")
     if source.status != wanted:
         raise NoLongerWanted(f"the address is {source.status} now, no longer {wanted}")
     if delivery.kind == storage.CONFIRMATION:
-        confirmation_still_due(delivery, source, now or storage.utc_now())
-    site = site_url()
-    if delivery.kind == storage.CONFIRMATION:
+        confirmation_still_due(delivery, source, now)
+        site = site_url()
         sent_at = source.confirmation_sent_at
         assert sent_at is not None  # confirmation_still_due refused a row without one
         link = list_links.confirm_url(site, settings.list_secret, source.link_key, sent_at)
-        message = mailer.confirmation_email(
+        return mailer.confirmation_email(
             settings,
             email=source.email,
             link=link,
@@ -180,18 +192,17 @@ def email_for(
             sent_at=sent_at,
             message_id=delivery.message_id,
         )
-    else:
-        assert source.confirmed_at is not None  # a confirmed row (checked above) has its time
-        message = mailer.welcome_email(
-            settings,
-            name=source.name,
-            email=source.email,
-            site=site,
-            unsubscribe_link=list_links.unsubscribe_url(site, settings.list_secret, source.link_key),
-            confirmed_at=source.confirmed_at,
-            message_id=delivery.message_id,
-        )
-    return message, (source.email,)
+    assert source.confirmed_at is not None  # a confirmed row (checked above) has its time
+    site = site_url()
+    return mailer.welcome_email(
+        settings,
+        name=source.name,
+        email=source.email,
+        site=site,
+        unsubscribe_link=list_links.unsubscribe_url(site, settings.list_secret, source.link_key),
+        confirmed_at=source.confirmed_at,
+        message_id=delivery.message_id,
+    )
 
 
 def confirmation_still_due(delivery: storage.ClaimedDelivery, row: storage.Subscriber, now: datetime) -> None:

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
+from publisher.rules import same_site
+
 ENROL_PATH = "/admin/enrol"
 DASHBOARD_PATH = "/admin"
 API_PATH = "/admin/api"  # the sign-in's HTTP endpoints (server/admin_sign_in.py) and the downloads
@@ -130,17 +132,13 @@ class RelyingParty:
     origins: tuple[str, ...]
 
 
-def origin_of(url: str) -> str:
-    """``scheme://host[:port]`` of an absolute URL, as a browser writes it in ``Origin``."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
-
-
 def relying_party(site_url: str, development_ports: Iterable[int] = ()) -> RelyingParty:
     """The relying party of a site at ``site_url``. On the development server (``make run``), its
     page origins on localhost too: browsers allow WebAuthn on http://localhost, and the RP ID is
     then ``localhost`` (an IP address can never be one)."""
-    origin = origin_of(site_url)
+    origin = same_site.origin_of(site_url)
+    if origin is None:  # settings.site_url() is an absolute http(s) URL
+        raise ValueError(f"the site's address is no http(s) URL: {site_url!r}")
     host = urlsplit(site_url).hostname or ""
     extra = tuple(f"http://localhost:{port}" for port in development_ports)
     if extra:

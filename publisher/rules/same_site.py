@@ -25,7 +25,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+DEFAULT_PORTS = {"http": 80, "https": 443}
 SEC_FETCH_SITE, REFERER = "sec-fetch-site", "referer"
 
 
@@ -50,17 +50,17 @@ def origin_of(url: str) -> str | None:
         port = parts.port
     except ValueError:
         return None
-    if parts.scheme.lower() not in _DEFAULT_PORTS or not parts.hostname:
+    if parts.scheme.lower() not in DEFAULT_PORTS or not parts.hostname:
         return None
     scheme = parts.scheme.lower()
     host = parts.hostname.lower()
     if ":" in host:
         host = f"[{host}]"
-    shown_port = "" if port is None or port == _DEFAULT_PORTS[scheme] else f":{port}"
+    shown_port = "" if port is None or port == DEFAULT_PORTS[scheme] else f":{port}"
     return f"{scheme}://{host}{shown_port}"
 
 
-def host_origins(host: str, schemes: Collection[str] = tuple(_DEFAULT_PORTS), port: int | None = None) -> set[str]:
+def host_origins(host: str, schemes: Collection[str] = tuple(DEFAULT_PORTS), port: int | None = None) -> set[str]:
     """The origins at the host of a ``Host`` header (``host[:port]``), in each of ``schemes``, at
     ``port`` when given, else at the header's own port (a proxy in front may have terminated
     either scheme); none when the header is malformed."""

@@ -1,10 +1,10 @@
 """The storage layer: every table and every SQL statement of the site.
 
-- ``tables``: the tables (SQLModel), the engine, and storing a contact message;
+- ``tables``: the tables (SQLModel) and storing a contact message;
 - ``queue``: the outbox's jobs: claims, leases and outcomes;
 - ``campaigns``: a release's campaign, its batches and the site's send throttle;
 - ``subscribers``: the new-release list's transactions (sign-up, confirm, unsubscribe, import, erasure);
-- ``database``: which database, whether it answers, and its migration.
+- ``database``: which database, its one engine (``database.engine``), whether it answers, its migration.
 
 This package re-exports ``tables``, ``queue`` and ``campaigns``, the API the senders and the
 gateway call as ``storage.claim_due(...)``.
@@ -24,6 +24,7 @@ from publisher.storage.campaigns import (
     reserve_send_slots,
     set_campaign_status,
 )
+from publisher.storage.database import engine
 from publisher.storage.queue import (
     ClaimedDelivery,
     begin_sending,
@@ -79,7 +80,6 @@ from publisher.storage.tables import (
     Subscriber,
     SubscriptionEvent,
     delivery_values,
-    engine,
     insert_once,
     last_confirmation_to,
     list_messages,

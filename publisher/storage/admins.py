@@ -16,6 +16,7 @@ from sqlmodel import col
 
 from publisher.rules import admin_access, validation
 from publisher.rules.admin_access import SessionTimes
+from publisher.storage import database
 from publisher.storage.tables import (
     AUDIT_TARGET_MAX,
     CEREMONY_ADDRESS_MAX,
@@ -26,7 +27,6 @@ from publisher.storage.tables import (
     AdminPasskey,
     AdminSession,
     as_utc,
-    engine,
     utc_now,
 )
 
@@ -48,7 +48,7 @@ def invite(
     """An enrolment link for ``name``, made an admin if they are not one: the way in for a new
     admin, and the way back for one who lost every passkey. Their earlier links stop working."""
     now = now or utc_now()
-    with engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         admin_id = connection.execute(
             sqlalchemy.select(col(Admin.id)).where(col(Admin.name) == name)
         ).scalar_one_or_none()
@@ -86,7 +86,7 @@ def _identity(connection, admin_id: int) -> AdminIdentity | None:
 def enrolment_admin(token_hash: str, now: datetime | None = None, db_url: str | None = None) -> AdminIdentity | None:
     """Whose unused, unexpired enrolment link this is; None for any other."""
     now = now or utc_now()
-    with engine(db_url).connect() as connection:
+    with database.engine(db_url).connect() as connection:
         row = connection.execute(
             sqlalchemy.select(col(AdminEnrolment.admin_id), col(AdminEnrolment.expires_at)).where(
                 col(AdminEnrolment.token_hash) == token_hash
@@ -99,7 +99,7 @@ def enrolment_admin(token_hash: str, now: datetime | None = None, db_url: str | 
 
 def passkey_ids(admin_id: int, db_url: str | None = None) -> list[str]:
     """The credential ids an admin already has (so an authenticator does not make a second one)."""
-    with engine(db_url).connect() as connection:
+    with database.engine(db_url).connect() as connection:
         return list(
             connection.execute(
                 sqlalchemy.select(col(AdminPasskey.credential_id)).where(col(AdminPasskey.admin_id) == admin_id)
@@ -137,7 +137,7 @@ def begin_ceremony(
     """
     now = now or utc_now()
     address = address[:CEREMONY_ADDRESS_MAX]
-    with engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         if connection.dialect.name == "postgresql":
             connection.execute(sqlalchemy.text("SELECT pg_advisory_xact_lock(:key)"), {"key": CEREMONY_LOCK_KEY})
         connection.execute(sqlalchemy.delete(AdminCeremony).where(col(AdminCeremony.expires_at) <= now))
@@ -165,7 +165,7 @@ def begin_ceremony(
 
 def open_ceremonies(db_url: str | None = None) -> int:
     """How many ceremonies wait for their answer, run out or not (what the table holds)."""
-    with engine(db_url).connect() as connection:
+    with database.engine(db_url).connect() as connection:
         return connection.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(AdminCeremony)).scalar_one()
 
 
@@ -179,7 +179,7 @@ def take_ceremony(id_hash: str, now: datetime | None = None, db_url: str | None 
     """The ceremony's challenge, once: it is deleted as it is read, so an answer replayed to
     another worker finds nothing. None when unknown or run out."""
     now = now or utc_now()
-    with engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         row = connection.execute(
             sqlalchemy.select(
                 col(AdminCeremony.challenge), col(AdminCeremony.enrolment_hash), col(AdminCeremony.expires_at)
@@ -207,7 +207,7 @@ def enrol(
     """Store a new passkey for the enrolment's admin, use the link up and open a session, in one
     transaction; None when the link was used or ran out meanwhile (nothing is stored)."""
     now = now or utc_now()
-    with engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         row = connection.execute(
             sqlalchemy.select(col(AdminEnrolment.admin_id), col(AdminEnrolment.expires_at))
             .where(col(AdminEnrolment.token_hash) == enrolment_hash)
@@ -247,7 +247,7 @@ class StoredPasskey:
 
 
 def passkey(credential_id: str, db_url: str | None = None) -> StoredPasskey | None:
-    with engine(db_url).connect() as connection:
+    with database.engine(db_url).connect() as connection:
         row = connection.execute(
             sqlalchemy.select(
                 col(AdminPasskey.admin_id), col(AdminPasskey.public_key), col(AdminPasskey.sign_count)
@@ -269,7 +269,7 @@ def sign_in(
     (a cloned key racing its original) cannot both pass. None: the passkey is gone (revoked) or
     its counter moved meanwhile."""
     now = now or utc_now()
-    with engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         updated = connection.execute(
             sqlalchemy.update(AdminPasskey)
             .where(col(AdminPasskey.credential_id) == credential_id, col(AdminPasskey.sign_count) == seen_count)
@@ -297,7 +297,7 @@ def session_admin(
     otherwise, and an ended session's row is deleted. ``touch``: the admin did something now
     (a refresh the page makes by itself does not count, or an open page would never idle out)."""
     now = now or utc_now()
-    with engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         row = connection.execute(
             sqlalchemy.select(
                 col(AdminSession.admin_id), col(AdminSession.created_at), col(AdminSession.last_active_at)
@@ -320,7 +320,7 @@ def session_admin(
 
 def end_session(session_hash: str, db_url: str | None = None) -> bool:
     """Sign out: the session's row is deleted. Whether there was one."""
-    with engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return (
             connection.execute(
                 sqlalchemy.delete(AdminSession).where(col(AdminSession.token_hash) == session_hash)
@@ -338,7 +338,7 @@ class Revoked:
 def revoke(name: str, db_url: str | None = None) -> Revoked:
     """Remove an admin's passkeys, unused enrolment links and sessions, at once (UnknownAdmin when
     no admin has that name). The admin stays, so ``admin invite NAME`` lets them in again."""
-    with engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         admin_id = connection.execute(
             sqlalchemy.select(col(Admin.id)).where(col(Admin.name) == name)
         ).scalar_one_or_none()
@@ -360,7 +360,7 @@ class PasskeyListing:
 
 def list_admins(db_url: str | None = None) -> list[PasskeyListing]:
     """Every admin with each of their passkeys (one line per passkey; an admin without one, one line)."""
-    with engine(db_url).connect() as connection:
+    with database.engine(db_url).connect() as connection:
         rows = connection.execute(
             sqlalchemy.select(
                 col(Admin.name), col(AdminPasskey.name), col(AdminPasskey.created_at), col(AdminPasskey.last_used_at)
@@ -390,7 +390,7 @@ class AuditLine:
 
 def audit(admin: str, action: str, target: str, now: datetime | None = None, db_url: str | None = None) -> None:
     """Write one line of the audit log: ``admin`` did ``action`` to ``target`` (on one line, clipped)."""
-    with engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         connection.execute(
             sqlalchemy.insert(AdminAudit).values(
                 at=now or utc_now(), admin=admin, action=action, target=validation.one_line(target, AUDIT_TARGET_MAX)
@@ -405,7 +405,7 @@ def audit_log(limit: int | None = None, db_url: str | None = None) -> list[Audit
         .order_by(col(AdminAudit.id).desc())
         .limit(limit)
     )
-    with engine(db_url).connect() as connection:
+    with database.engine(db_url).connect() as connection:
         return [
             AuditLine(as_utc(at), admin, action, target) for at, admin, action, target in connection.execute(statement)
         ]

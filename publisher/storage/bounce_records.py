@@ -26,7 +26,7 @@ from sqlmodel import col
 
 from publisher.rules import bounces, validation
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import tables
+from publisher.storage import database, tables
 from publisher.storage.tables import (
     FAILED,
     SENT,
@@ -99,14 +99,14 @@ def _clip(text: str, most: int = tables.REASON_MAX) -> str:
 
 def record(report: Report, db_url: str | None = None, *, now: datetime | None = None) -> Recorded:
     """Keep one bounce or complaint and apply it to its reader, in one transaction."""
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return _record(connection, report, now or utc_now())
 
 
 def record_all(reports: Iterable[Report], db_url: str | None = None, *, now: datetime | None = None) -> list[Recorded]:
     """Several reports (a webhook's list) in one transaction: all kept, or none."""
     moment = now or utc_now()
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return [_record(connection, report, moment) for report in reports]
 
 
@@ -119,7 +119,7 @@ def delivery_by_message_id(message_id: str, addresses: Iterable[str], db_url: st
     is proof of having seen the email; checking the address as well keeps a reader who quotes
     their own email's Message-ID from reporting somebody else.
     """
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         row = connection.execute(
             sqlalchemy.select(col(Delivery.id), col(Subscriber.email_key))
             .join(Subscriber, col(Subscriber.id) == col(Delivery.source_id))
@@ -286,7 +286,7 @@ def list_bounces(since: datetime | None = None, db_url: str | None = None, limit
     )
     if since is not None:
         statement = statement.where(col(Bounce.at) >= since)
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return [
             BounceLine(as_utc(at), email, kind, reason, source, slug)
             for at, email, kind, reason, source, slug in connection.execute(statement)
@@ -304,7 +304,7 @@ class CampaignReturns:
 
 
 def campaign_returns(campaign_id: int, db_url: str | None = None) -> CampaignReturns:
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return _campaign_returns(connection, campaign_id)
 
 
@@ -332,7 +332,7 @@ def pause_on_returns(
 ) -> str | None:
     """Pause a sending campaign whose bounces or complaints since it was last resumed pass the
     thresholds (rules/bounces.pause_reason); the reason when it was paused now, else None."""
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         campaign = connection.execute(
             sqlalchemy.select(Campaign).where(col(Campaign.id) == campaign_id).with_for_update()
         ).first()
@@ -393,7 +393,7 @@ def known_messages(
     moment = now or utc_now()
     wanted = sorted(set(uids))
     known: dict[int, str] = {}
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         for first in range(0, len(wanted), _UIDS_PER_QUERY):
             chunk = wanted[first : first + _UIDS_PER_QUERY]
             where = (
@@ -442,7 +442,7 @@ def record_message(
     """
     moment = now or utc_now()
     digest = fetched.digest if fetched else None
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         copy_processed = (
             digest is not None
             and outcome == PROCESSED
@@ -478,7 +478,7 @@ def prune_messages(now: datetime | None = None, db_url: str | None = None) -> in
     """Forget the mailbox messages no read has seen for MAILBOX_MEMORY (moved out, or deleted
     by a person); how many were forgotten."""
     moment = now or utc_now()
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return connection.execute(
             sqlalchemy.delete(MailboxMessage).where(col(MailboxMessage.last_seen_at) < moment - MAILBOX_MEMORY)
         ).rowcount
@@ -502,7 +502,7 @@ def left_messages(
         col(MailboxMessage.outcome).notin_((PROCESSED, AUTO_REPLY)),
         *((col(MailboxMessage.seen_at) >= since,) if since is not None else ()),
     )
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         counts = dict(
             connection.execute(
                 sqlalchemy.select(col(MailboxMessage.outcome), sqlalchemy.func.count())
@@ -527,7 +527,7 @@ def left_messages(
 
 def take_lease(name: str, holder: str, now: datetime, until: datetime, db_url: str | None = None) -> bool:
     """Hold job ``name`` until ``until`` unless another holder's lease is still running; whether we hold it."""
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         insert_once(connection, JobLease, "name", name=name, holder=holder, until=until)
         return (
             connection.execute(
@@ -544,7 +544,7 @@ def take_lease(name: str, holder: str, now: datetime, until: datetime, db_url: s
 
 def give_back_lease(name: str, holder: str, db_url: str | None = None) -> None:
     """Let the next worker take the job at once (the holder finished, or stops)."""
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         connection.execute(
             sqlalchemy.update(JobLease)
             .where(col(JobLease.name) == name, col(JobLease.holder) == holder)

@@ -13,7 +13,7 @@ import sqlalchemy
 import sqlmodel
 from sqlmodel import col
 
-from publisher.storage import bounce_records, tables
+from publisher.storage import bounce_records, database, tables
 from publisher.storage.queue import ClaimedDelivery, claim_values, clipped
 from publisher.storage.tables import (
     FAILED,
@@ -45,7 +45,7 @@ def find_campaign(book_slug: str, db_url: str | None = None) -> Campaign | None:
 
 
 def confirmed_count(db_url: str | None = None) -> int:
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return connection.execute(
             sqlalchemy.select(sqlalchemy.func.count()).where(col(Subscriber.status) == ListStatus.CONFIRMED)
         ).scalar_one()
@@ -60,7 +60,7 @@ def create_campaign(
     unique (campaign, reader) pair keep a second run, even a simultaneous one, from
     queueing anyone twice.
     """
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         campaign_id = insert_once(
             connection, Campaign, "book_slug", book_slug=book_slug, subject=subject, status=SENDING, created_at=now
         )
@@ -104,7 +104,7 @@ def list_campaigns(db_url: str | None = None) -> list[Campaign]:
 
 def campaign_counts(campaign_id: int, db_url: str | None = None) -> dict[str, int]:
     """The campaign's jobs by status (pending, sent, failed, skipped)."""
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         rows = connection.execute(
             sqlalchemy.select(col(Delivery.status), sqlalchemy.func.count())
             .where(col(Delivery.campaign_id) == campaign_id)
@@ -122,7 +122,7 @@ def set_campaign_status(
     values: dict[str, str | datetime | None] = {"status": status, "paused_reason": clipped(reason)}
     if status == FINISHED:
         values["finished_at"] = now or utc_now()
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         before = connection.execute(
             sqlalchemy.select(col(Campaign.status)).where(col(Campaign.id) == campaign_id).with_for_update()
         ).scalar()
@@ -151,7 +151,7 @@ def finish_if_done(campaign_id: int, now: datetime, db_url: str | None = None) -
         .where(col(Delivery.campaign_id) == campaign_id, col(Delivery.status) == PENDING)
         .exists()
     )
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return (
             connection.execute(
                 sqlalchemy.update(Campaign)
@@ -227,7 +227,7 @@ def reserve_send_slots(
     (mail/campaign.py: ``reserve_slots``). The row is locked while it is read and moved, so two
     senders never take the same slots.
     """
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         insert_once(connection, SendThrottle, "id", id=1, next_slot_at=now)
         next_free = connection.execute(
             sqlalchemy.select(col(SendThrottle.next_slot_at)).where(col(SendThrottle.id) == 1).with_for_update()

@@ -14,7 +14,7 @@ from sqlmodel import col
 
 from publisher.rules import validation
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import bounce_records, subscribers
+from publisher.storage import bounce_records, database, subscribers
 from publisher.storage.tables import (
     CONTACT,
     FAILED,
@@ -25,7 +25,6 @@ from publisher.storage.tables import (
     Subscriber,
     SubscriptionEvent,
     as_utc,
-    engine,
 )
 
 LISTED = 50  # rows in each of the dashboard's lists
@@ -41,7 +40,7 @@ class ReaderLine:
 
 
 def _readers(statement, db_url: str | None) -> list[ReaderLine]:
-    with engine(db_url).connect() as connection:
+    with database.engine(db_url).connect() as connection:
         return [ReaderLine(email, status, as_utc(at)) for email, status, at in connection.execute(statement)]
 
 
@@ -104,7 +103,7 @@ def latest_messages(limit: int = LISTED, db_url: str | None = None) -> list[Mess
         .order_by(col(ContactMessage.id).desc())
         .limit(limit)
     )
-    with engine(db_url).connect() as connection:
+    with database.engine(db_url).connect() as connection:
         return [
             MessageLine(name, email, subject, as_utc(at), _DELIVERY_WORDS.get(status or "", STORED), text)
             for name, email, subject, at, status, text in connection.execute(statement)
@@ -120,7 +119,7 @@ class OutboxHealth:
 
 def outbox_health(db_url: str | None = None) -> OutboxHealth:
     """The outbox's emails not yet sent: how many wait, how many failed, since when the oldest waits."""
-    with engine(db_url).connect() as connection:
+    with database.engine(db_url).connect() as connection:
         counts = dict(
             connection.execute(
                 sqlalchemy.select(col(Delivery.status), sqlalchemy.func.count())
@@ -153,7 +152,7 @@ def confirmed_per_day(today: date, days: int = 90, db_url: str | None = None) ->
         (col(Subscriber.status) == ListStatus.UNSUBSCRIBED, col(Subscriber.unsubscribed_at)),
         else_=col(Subscriber.bounced_at),
     )
-    with engine(db_url).connect() as connection:
+    with database.engine(db_url).connect() as connection:
         joined = _day_counts(connection, col(Subscriber.confirmed_at), ever_confirmed)
         left = _day_counts(connection, left_at, ever_confirmed, left_status)
     first = today - timedelta(days=days - 1)
@@ -171,7 +170,7 @@ def joined_and_left_per_week(today: date, weeks: int = 13, db_url: str | None = 
     each, the last ending today), oldest first, from the record of consent."""
     first = today - timedelta(days=7 * weeks - 1)
     since = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
-    with engine(db_url).connect() as connection:
+    with database.engine(db_url).connect() as connection:
         joined = _day_counts(
             connection,
             col(SubscriptionEvent.at),

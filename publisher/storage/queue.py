@@ -15,7 +15,7 @@ import sqlalchemy
 import sqlmodel
 from sqlmodel import col
 
-from publisher.storage import tables
+from publisher.storage import database, tables
 from publisher.storage.tables import (
     CONTACT,
     ERROR_MAX,
@@ -78,7 +78,7 @@ def claim_values(now: datetime, lease: timedelta, worker: str, *, one_job: bool)
 
 def sent_since(kind: str, since: datetime, db_url: str | None = None) -> int:
     """How many emails of ``kind`` went out since ``since`` (the confirmation ceiling reads it)."""
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return connection.execute(
             sqlalchemy.select(sqlalchemy.func.count()).where(
                 col(Delivery.kind) == kind, col(Delivery.status) == SENT, col(Delivery.sent_at) >= since
@@ -100,17 +100,7 @@ def claim_due(
     On PostgreSQL a job another worker is claiming at this instant is skipped, not
     waited for; SQLite runs one writer at a time anyway (and has no FOR UPDATE).
     """
-    due = sqlmodel.select(col(Delivery.id)).where(
-        col(Delivery.status) == PENDING,
-        col(Delivery.campaign_id).is_(None),  # a release's jobs go in batches (claim_release_batch)
-        col(Delivery.next_attempt_at) <= now,
-        sqlalchemy.or_(col(Delivery.lease_until).is_(None), col(Delivery.lease_until) < now),
-    )
-    if only_ids is not None:
-        due = due.where(col(Delivery.id).in_(only_ids))
-    if held_kinds:
-        due = due.where(col(Delivery.kind).not_in(held_kinds))
-    due = due.order_by(col(Delivery.next_attempt_at), col(Delivery.id)).limit(1).with_for_update(skip_locked=True)
+    due = _oldest_due(now, only_ids, held_kinds)
     claim = (
         sqlalchemy.update(Delivery)
         .where(col(Delivery.id) == due.scalar_subquery())
@@ -131,23 +121,43 @@ def claim_due(
         session.commit()
         if row is None:
             return None
-        source: ContactMessage | Subscriber | PublisherNotice | None
-        if row.kind == CONTACT:
-            source = session.get(ContactMessage, row.source_id)
-        elif row.kind == NOTICE:
-            source = session.get(PublisherNotice, row.source_id)
-        else:
-            source = session.get(Subscriber, row.source_id)
         return ClaimedDelivery(
             row.id,
             row.kind,
             row.message_id,
             row.attempts,
             row.give_up_at,
-            source,
+            _source(session, row.kind, row.source_id),
             stalled_claims=row.stalled_claims,
             created_at=row.created_at,
         )
+
+
+def _oldest_due(now: datetime, only_ids: list[int] | None, held_kinds: tuple[str, ...]):
+    """The id of the oldest due, unleased pending job that is no campaign's, locked (skipped when
+    another worker holds its lock)."""
+    due = sqlmodel.select(col(Delivery.id)).where(
+        col(Delivery.status) == PENDING,
+        col(Delivery.campaign_id).is_(None),  # a release's jobs go in batches (claim_release_batch)
+        col(Delivery.next_attempt_at) <= now,
+        sqlalchemy.or_(col(Delivery.lease_until).is_(None), col(Delivery.lease_until) < now),
+    )
+    if only_ids is not None:
+        due = due.where(col(Delivery.id).in_(only_ids))
+    if held_kinds:
+        due = due.where(col(Delivery.kind).not_in(held_kinds))
+    return due.order_by(col(Delivery.next_attempt_at), col(Delivery.id)).limit(1).with_for_update(skip_locked=True)
+
+
+def _source(
+    session: sqlmodel.Session, kind: str, source_id: int
+) -> ContactMessage | Subscriber | PublisherNotice | None:
+    """The row a job mails (None: it is gone)."""
+    if kind == CONTACT:
+        return session.get(ContactMessage, source_id)
+    if kind == NOTICE:
+        return session.get(PublisherNotice, source_id)
+    return session.get(Subscriber, source_id)
 
 
 def _finishing(delivery_id: int, worker: str | None, **values):
@@ -159,7 +169,7 @@ def _finishing(delivery_id: int, worker: str | None, **values):
 
 
 def _finish(db_url: str | None, delivery_id: int, worker: str | None, **values) -> bool:
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return connection.execute(_finishing(delivery_id, worker, **values)).rowcount == 1
 
 
@@ -179,7 +189,7 @@ def mark_sent(
     without it, ``NOT_READ``. ``then_sending``: that reader's job, marked in flight
     (``begin_sending``) in the same transaction.
     """
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         connection.execute(_finishing(delivery_id, None, status=SENT, sent_at=now, last_error=clipped(note)))
         if then_sending is not None:
             connection.execute(_in_flight(then_sending))
@@ -200,7 +210,7 @@ def _in_flight(delivery_id: int):
 
 def begin_sending(delivery_id: int, subscriber_id: int, db_url: str | None = None) -> str | None:
     """Mark a campaign's job in flight and read its reader's status (None: forgotten), in one transaction."""
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         connection.execute(_in_flight(delivery_id))
         return _status_of(connection, subscriber_id)
 
@@ -237,7 +247,7 @@ def list_deliveries(statuses: tuple[str, ...] = (PENDING, FAILED), db_url: str |
 
 def requeue_failed(now: datetime, retry_for: timedelta, db_url: str | None = None) -> list[int]:
     """Make every failed job due now, with a fresh retry window; their ids."""
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         ids = connection.execute(
             sqlalchemy.update(Delivery)
             .where(col(Delivery.status) == FAILED, col(Delivery.campaign_id).is_(None))
@@ -257,7 +267,7 @@ def requeue_failed(now: datetime, retry_for: timedelta, db_url: str | None = Non
 
 def subscriber_status(subscriber_id: int, db_url: str | None = None) -> str | None:
     """Where the reader stands now (None: forgotten), read just before their email goes."""
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return _status_of(connection, subscriber_id)
 
 
@@ -271,7 +281,7 @@ def _update_held(delivery_ids: list[int], worker: str, db_url: str | None, **val
     """Change the jobs of ``delivery_ids`` that ``worker`` still holds (pending, claimed by it)."""
     if not delivery_ids:
         return 0
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return connection.execute(
             sqlalchemy.update(Delivery)
             .where(
@@ -290,7 +300,7 @@ def release_leases(
     its mark is taken back, since it was not being sent when the sender stopped.
     """
     if marked is not None and marked in delivery_ids:
-        with tables.engine(db_url).begin() as connection:
+        with database.engine(db_url).begin() as connection:
             connection.execute(
                 sqlalchemy.update(Delivery)
                 .where(col(Delivery.id) == marked, col(Delivery.claimed_by) == worker, col(Delivery.stalled_claims) > 0)
@@ -308,7 +318,7 @@ def requeue(delivery_ids: list[int], now: datetime, retry_for: timedelta, db_url
     """These jobs (failed or waiting) are due again when sending resumes, with a fresh retry window."""
     if not delivery_ids:
         return
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         connection.execute(
             sqlalchemy.update(Delivery)
             .where(col(Delivery.id).in_(delivery_ids), col(Delivery.status).in_((PENDING, FAILED)))
@@ -320,7 +330,7 @@ def release_leases_of(workers: list[str], db_url: str | None = None) -> int:
     """Free the leases of workers known to be dead (mail/campaign.py finds them), so nobody waits."""
     if not workers:
         return 0
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         return connection.execute(
             sqlalchemy.update(Delivery)
             .where(
@@ -333,7 +343,7 @@ def release_leases_of(workers: list[str], db_url: str | None = None) -> int:
 
 
 def lease_holders(db_url: str | None = None) -> list[str]:
-    with tables.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         holders = connection.execute(
             sqlalchemy.select(col(Delivery.claimed_by))
             .where(col(Delivery.status) == PENDING, col(Delivery.lease_until).is_not(None))

@@ -36,7 +36,7 @@ from publisher.rules.list_rules import (
     link_second,
     on_subscribe,
 )
-from publisher.storage import tables
+from publisher.storage import database, tables
 from publisher.storage.tables import Delivery, Subscriber, SubscriptionEvent, locked_subscriber, record_event
 
 
@@ -60,10 +60,6 @@ BY_UNSUBSCRIBE_PAGE = "unsubscribe page"
 BY_ONE_CLICK = "one-click unsubscribe"
 
 
-def _engine(db_url: str | None) -> sqlalchemy.engine.Engine:
-    return tables.engine(db_url)
-
-
 def _queue(connection, kind: str, subscriber_id: int, job: storage.Job, now: datetime) -> None:
     connection.execute(sqlalchemy.insert(Delivery).values(**storage.delivery_values(kind, subscriber_id, job, now)))
 
@@ -84,7 +80,7 @@ def subscribe(
     now = now or storage.utc_now()
     key = body.email.lower()
     mailbox = validation.mailbox_key(body.email)
-    engine = _engine(db_url)
+    engine = database.engine(db_url)
     with engine.begin() as connection:
         storage.lock_mailbox(connection, mailbox)
         last_to_mailbox = storage.last_confirmation_to(connection, mailbox)
@@ -182,7 +178,7 @@ def confirm(
     date, is not that of the latest confirmation sent to the address).
     """
     now = now or storage.utc_now()
-    with _engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         row = locked_subscriber(connection, col(Subscriber.link_key), link_key)
         if row is None:
             return None
@@ -212,7 +208,7 @@ def unsubscribe(
     Outcomes: 'unsubscribed', or 'already unsubscribed' (nothing changes).
     """
     now = now or storage.utc_now()
-    with _engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         row = locked_subscriber(connection, col(Subscriber.link_key), link_key)
         if row is None:
             return None
@@ -273,7 +269,7 @@ def import_rows(
     """
     now = now or storage.utc_now()
     report = ImportReport()
-    with _engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         for row in rows:
             report.counts[_import_one(connection, row, how, now)] += 1
     return report
@@ -361,7 +357,7 @@ def forget(email: str, db_url: str | None = None) -> Erased:
     emails it sent to the bounce address (their sender and subject are kept while they wait
     there). It may later subscribe like a stranger."""
     key = validation.address_key(email)
-    with _engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         subscriber = locked_subscriber(connection, col(Subscriber.email_key), key)
         message_ids = list(
             connection.execute(
@@ -401,7 +397,7 @@ def forget(email: str, db_url: str | None = None) -> Erased:
 def status_counts(db_url: str | None = None) -> dict[str, int]:
     """How many addresses have each status (every status named, 0 when none): one aggregate
     on the indexed status column, however long the list."""
-    with _engine(db_url).connect() as connection:
+    with database.engine(db_url).connect() as connection:
         rows = connection.execute(
             sqlalchemy.select(col(Subscriber.status), sqlalchemy.func.count()).group_by(col(Subscriber.status))
         ).all()

@@ -22,6 +22,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import col
 
 from publisher.rules import validation
+from publisher.rules.admin_access import ADMIN_NAME_MAX
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import database
 
@@ -287,7 +288,6 @@ class SendThrottle(sqlmodel.SQLModel, table=True):
     next_slot_at: datetime
 
 
-ADMIN_NAME_MAX = 64
 TOKEN_HASH_MAX = 64  # a SHA-256 in hex (rules/admin_access.token_hash)
 # A WebAuthn credential id is at most 1,023 bytes: 1,364 characters of base64url.
 CREDENTIAL_ID_MAX = 1400
@@ -396,12 +396,8 @@ class AdminAudit(sqlmodel.SQLModel, table=True):
     target: str = sqlmodel.Field(max_length=AUDIT_TARGET_MAX)
 
 
-def engine(db_url: str | None) -> sqlalchemy.engine.Engine:
-    return database.engine(db_url)
-
-
 def open_session(db_url: str | None) -> sqlmodel.Session:
-    return sqlmodel.Session(engine(db_url))
+    return sqlmodel.Session(database.engine(db_url))
 
 
 def insert_once(
@@ -520,7 +516,7 @@ class ContactBody(Protocol):
 def store_message(body: ContactBody, db_url: str | None = None, job: Job | None = None) -> int:
     """Store a contact message (and its delivery job, in the same transaction); its id."""
     now = utc_now()
-    with engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         # Not RETURNING: every dialect reports the new key. It is typed optional (None when no row
         # was inserted); a single-row insert that succeeded always has it.
         message_id = connection.execute(

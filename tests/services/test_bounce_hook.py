@@ -12,7 +12,7 @@ from publisher.limits.submits import Limiter, MemoryCounter
 from publisher.rules.list_rules import ListStatus
 from publisher.server import routes
 from publisher.storage import bounce_records, subscribers
-from tests.services.test_mailing_list import job
+from tests.services.test_new_release_list import job
 from tests.unit.test_bounce_hook import SECRET, SECRET_VAR
 
 AUTHORIZED = {"Authorization": f"Bearer {SECRET}"}

@@ -352,7 +352,7 @@ def test_announce_shows_why_a_campaign_paused_and_asks_before_resuming_it(db_url
     # Asked, the publisher says no: it stays paused.
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setattr(storage.tables, "engine", lambda _url=None, real=storage.tables.engine: real(db_url))
+    monkeypatch.setattr(storage.database, "engine", lambda _url=None, real=storage.database.engine: real(db_url))
     monkeypatch.setattr(
         storage.tables, "open_session", lambda _url=None, real=storage.tables.open_session: real(db_url)
     )

@@ -11,7 +11,8 @@ import sqlalchemy
 from publisher import content, storage
 from publisher.gateway.contract import SubscribeRequest
 from publisher.storage import dashboard, subscribers
-from publisher.storage.tables import Job, engine
+from publisher.storage.database import engine
+from publisher.storage.tables import Job
 from tests.support import publisher_gateway
 
 

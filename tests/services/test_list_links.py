@@ -23,7 +23,7 @@ from publisher.rules import bounces, list_links
 from publisher.rules.list_rules import ListStatus
 from publisher.server import routes
 from publisher.server.list_links import ListLinks
-from publisher.storage import bounce_records, subscribers, tables
+from publisher.storage import bounce_records, database, subscribers, tables
 from publisher.storage.bounce_records import Report
 from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE, checking_html
 from publisher.web.states import list_link
@@ -42,8 +42,8 @@ def list_site(db_url, monkeypatch):
     for name, value in MAIL_ENV.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
-    # Every storage module reaches the database through these two (publisher/storage/tables.py).
-    monkeypatch.setattr(tables, "engine", lambda _url, real=tables.engine: real(db_url))
+    # Every storage module reaches the database through these two (storage/database.py, storage/tables.py).
+    monkeypatch.setattr(database, "engine", lambda _url=None, real=database.engine: real(db_url))
     monkeypatch.setattr(tables, "open_session", lambda _url, real=tables.open_session: real(db_url))
     submits.shared_limiter.set(Limiter(MemoryCounter()))
     yield mail_settings()

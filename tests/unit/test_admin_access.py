@@ -62,6 +62,13 @@ def test_the_relying_party_is_the_sites_host_and_its_one_origin():
     assert party.origins == ("https://www.books.example.com",)
 
 
+def test_the_relying_partys_origin_is_written_as_a_browser_sends_it():
+    """A browser's Origin leaves the scheme's default port out; so does the origin a ceremony must come from."""
+    party = admin_access.relying_party("https://Books.example.com:443/")
+    assert party.origins == ("https://books.example.com",)
+    assert admin_access.relying_party("http://books.example.com:8080").origins == ("http://books.example.com:8080",)
+
+
 def test_on_the_development_server_the_page_on_localhost_is_the_origin():
     party = admin_access.relying_party("http://localhost:3000", development_ports=[3100])
     assert party.rp_id == "localhost"

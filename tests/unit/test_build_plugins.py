@@ -346,7 +346,7 @@ def test_a_maintainer_who_adds_an_event_handler_to_home_gets_a_home_that_starts_
     from publisher.web.pages.home import home
     from publisher.web.pages.not_found import not_found
     from publisher.web.pages.subscribe import subscribe
-    from tests.unit.test_static_or_app import MaintainerState, Page
+    from tests.unit.test_page_kinds import MaintainerState, Page
 
     def home_with_a_button():
         return rx.el.div(home(), rx.el.button("Wave", on_click=MaintainerState.wave))

@@ -164,6 +164,10 @@ NAMED_PATH = re.compile(
 )
 # Written by the build into .web/, served by the site: not files of the repository.
 BUILT_FILES = frozenset({"robots.txt"})
+# The browser's own files (assets/*.js, assets/*.css): their comments are read too.
+CHECKED_ASSETS = ("js", "css")
+# A comment in them: `// ...` at a line's start or after a space, or `/* ... */`.
+SCRIPT_COMMENT = re.compile(r"(?:^|(?<=\s))//([^\n]*)|/\*(.*?)\*/", re.M | re.S)
 
 
 def ignored_folders() -> tuple[str, ...]:
@@ -187,6 +191,14 @@ def comment_and_docstring_lines(source: str) -> Iterator[tuple[int, str]]:
                 yield token.start[0] + offset, line
 
 
+def script_comment_lines(source: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of every line of every comment of a script or a stylesheet."""
+    for match in SCRIPT_COMMENT.finditer(source):
+        first = source.count("\n", 0, match.start()) + 1
+        for offset, line in enumerate((match.group(1) or match.group(2) or "").splitlines()):
+            yield first + offset, line
+
+
 def paths_named_in(text: str) -> list[str]:
     """The paths of this repository a line of text names (the rule: the test below)."""
     ignored = ignored_folders()
@@ -206,13 +218,19 @@ def named_path_exists(path: str, named_in: Path) -> bool:
 
 def naming_files() -> list[Path]:
     code = [*ROOT.glob("*.py"), *(path for folder in CHECKED_CODE for path in (ROOT / folder).rglob("*.py"))]
-    return markdown_files() + sorted(code)
+    assets = (path for suffix in CHECKED_ASSETS for path in (ROOT / "assets").rglob(f"*.{suffix}"))
+    return markdown_files() + sorted(code) + sorted(assets)
 
 
 def missing_named_paths(path: Path) -> list[str]:
     """`file:line: path` for each path the file's prose names that is not in the tree."""
     source = path.read_text(encoding="utf-8")
-    lines = enumerate(source.splitlines(), 1) if path.suffix == ".md" else comment_and_docstring_lines(source)
+    if path.suffix == ".md":
+        lines: Iterator[tuple[int, str]] | enumerate[str] = enumerate(source.splitlines(), 1)
+    elif path.suffix == ".py":
+        lines = comment_and_docstring_lines(source)
+    else:
+        lines = script_comment_lines(source)
     return [
         f"{path.relative_to(ROOT)}:{number}: {named}"
         for number, line in lines
@@ -222,8 +240,9 @@ def missing_named_paths(path: Path) -> list[str]:
 
 
 def test_every_path_a_comment_or_a_doc_names_exists():
-    """README.md, docs/*.md (every line) and the comments and docstrings of every Python file
-    at the top level and under CHECKED_CODE name only paths that are in the tree. The rule,
+    """README.md, docs/*.md (every line), the comments and docstrings of every Python file
+    at the top level and under CHECKED_CODE, and the comments of the scripts and stylesheets
+    under assets/ name only paths that are in the tree. The rule,
     kept explicit so a reader can predict it:
 
     - A path is a word ending in .py .md .sh .toml .ini .yaml .txt or .eml
@@ -270,4 +289,11 @@ def test_the_path_check_sees_what_it_checks():
         (2, ""),
         (3, 'and b/two.py."""'),
         (5, "# d/four.py"),
+    ]
+    script = '// Names a/one.py\nconst x = "/\\//g"; // b/two.py\n/* c/three.py\n   d/four.py */ f("e/five.py");\n'
+    assert list(script_comment_lines(script)) == [
+        (1, " Names a/one.py"),
+        (2, " b/two.py"),
+        (3, " c/three.py"),
+        (4, "   d/four.py "),
     ]

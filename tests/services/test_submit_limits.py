@@ -1,6 +1,6 @@
 """The submit limits' counters (limits/submits.py) in each store, in the process and in a real
 Redis (tests/support.RedisServer): the same counts from both. The limits' rules alone, with an
-injected clock, are in tests/unit/test_ratelimit.py."""
+injected clock, are in tests/unit/test_submit_limits.py."""
 
 from __future__ import annotations
 
