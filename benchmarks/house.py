@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextvars
+import dis
 import json
 import os
 import platform
@@ -112,6 +113,22 @@ def recipe_files(document: Path) -> list[str] | None:
 
 # --- a and b: the probe, run by the checkout's own interpreter in the checkout ---------------
 
+RESUME = dis.opmap.get("RESUME")
+
+
+def starts(frame) -> bool:
+    """Whether this profile "call" is a function starting, not a coroutine or generator resumed.
+
+    A websocket's task is suspended inside every ASGI wrapper it passed at its connection:
+    each message it receives resumes those frames, which do nothing for it. On CPython 3.11
+    a frame begins at ``RESUME 0``; a resumed one stands at ``RESUME 1`` to ``3``.
+    """
+    code, at = frame.f_code.co_code, frame.f_lasti
+    if RESUME is None or at < 0 or at + 1 >= len(code) or code[at] != RESUME:
+        return True
+    return code[at + 1] == 0
+
+
 # The task (or, in a worker thread, the task that handed it the work) a frame serves.
 ORIGIN: contextvars.ContextVar[Any] = contextvars.ContextVar("house_origin", default=None)
 
@@ -139,14 +156,13 @@ class Tracer:
     def hook(self, frame, event: str, _arg) -> None:
         if event != "call" or not self.armed or threading.get_ident() in self.ignored_threads:
             return
+        # Every frame, ours or not: a task may hand work to a thread before running any of ours.
+        origin = self._origin()
         module = frame.f_globals.get("__name__") or ""
-        ours = module == "publisher" or module.startswith("publisher.")
+        ours = (module == "publisher" or module.startswith("publisher.")) and starts(frame)
         smtp = module.startswith(("aiosmtplib", "smtplib"))
         code = frame.f_code
         asgi = self.record_asgi and code.co_varnames[: code.co_argcount][-3:] == ("scope", "receive", "send")
-        if not (ours or smtp or asgi):
-            return
-        origin = self._origin()
         if ours:
             self.modules_by_origin.setdefault(origin, set()).add(module)
         if smtp:
@@ -452,23 +468,18 @@ def probe(output: Path) -> None:
     from reflex.utils import prerequisites
     from reflex_base import constants
     from reflex_base.environment import environment
+    from starlette.routing import Mount
 
     # As publisher-serve runs the app: the build as it is, mounted into the backend.
     environment.REFLEX_ENV_MODE.set(constants.Env.PROD)
     environment.REFLEX_SKIP_COMPILE.set(True)
     environment.REFLEX_MOUNT_FRONTEND_COMPILED_APP.set(True)
     app = prerequisites.get_app().app
-    ends: dict[str, Any] = {}
-    transformer = app.api_transformer
-    if transformer is not None:
-
-        def transform_and_keep_both_ends(inner):
-            ends["inner"] = inner
-            ends["outer"] = transformer(inner)
-            return ends["outer"]
-
-        app.api_transformer = transform_and_keep_both_ends
     asgi = app()
+    # Reflex mounts the site's api_transformer result at "" in its top app, around its own app
+    # (reflex.app.App.__call__): a page request's wrappers are what lies between the two.
+    outer = next((route.app for route in getattr(asgi, "routes", []) if isinstance(route, Mount)), None)
+    inner = app._api
     state = subscribe_state_name()
 
     events_received = [0]
@@ -500,8 +511,8 @@ def probe(output: Path) -> None:
             loop=asyncio.get_running_loop(),
             tracer=tracer,
             mailbox=mailbox,
-            outer=ends.get("outer"),
-            inner=ends.get("inner"),
+            outer=outer,
+            inner=inner,
             startup_tasks=set(asyncio.all_tasks()),
             events_received=events_received,
             state=state,
