@@ -443,7 +443,7 @@ async def drive(site: Site) -> dict[str, Any]:
 
 def probe(output: Path) -> None:
     """Runs in the checkout (its folder, its interpreter, its code): measures a and b into ``output``."""
-    workdir = Path(tempfile.mkdtemp(prefix="house-"))
+    workdir = output.parent  # the driver's temporary folder: the database and states go with it
     mailbox = Mailbox()
     os.environ.update(
         {
