@@ -5,21 +5,23 @@ For each checkout (``--checkout``, this one by default; give it several times fo
 a column each):
 
 a. the modules of ``publisher/`` a subscribe crosses, from the app's event or the plain POST to
-   the SMTP send: which ``publisher.*`` modules run a frame (sys.setprofile, every thread) while
-   one subscribe goes from the press to the confirmation email arriving at an aiosmtpd server
-   on 127.0.0.1. The site runs as ``publisher-serve`` runs it: Reflex's production ASGI app
-   with the compiled frontend mounted and its lifespan tasks (the outbox's sender among them),
-   the embedded gateway on a throwaway SQLite database (``publisher-gateway migrate``), served
-   by uvicorn in the measuring process on a free port of 127.0.0.1. The app's path is a real
-   websocket visitor (tests/visitor.py) sending the subscribe state's ``submit`` event (the
-   state found by its name, so renamed modules still count); the plain path POSTs /subscribe
-   as a browser without JavaScript does, and gets its 303. One subscribe of each path runs
-   first, unmeasured, so what a process does once (a client made, a connection opened) is not
-   counted. A frame counts when it runs in a task or thread serving the subscribe: the
-   background loops that were running before any visitor came (the campaign and notices
-   loops, Reflex's own) are left out, except the one that sends the confirmation (it calls
-   aiosmtplib): it is the outbox's sender. The window closes when the email has arrived and
-   every task started for the subscribe has finished.
+   the SMTP send: the ``publisher.*`` modules one of whose functions starts (sys.setprofile,
+   every thread) while one subscribe goes from the press to the confirmation email arriving at
+   an aiosmtpd server on 127.0.0.1. The site runs as ``publisher-serve`` runs it: Reflex's
+   production ASGI app with the compiled frontend mounted and its lifespan tasks (the outbox's
+   sender among them), the embedded gateway on a throwaway SQLite database (``publisher-gateway
+   migrate``), served by uvicorn in the measuring process on a free port of 127.0.0.1. The
+   app's path is a real websocket visitor (tests/visitor.py) sending the subscribe state's
+   ``submit`` event (the state found by its class's name, so renamed modules still count); the
+   plain path POSTs /subscribe as a browser without JavaScript does, and gets its 303. One
+   subscribe of each path runs first, unmeasured, so what a process does once (a client made,
+   a connection opened) is not counted. A frame counts when it runs in a task or thread
+   serving the subscribe: the background loops that were running before any visitor came (the
+   campaign and notices loops, Reflex's own) are left out, except the one that sends the
+   confirmation (it calls aiosmtplib): it is the outbox's sender. A coroutine suspended before
+   and resumed during the subscribe (the wrappers a websocket passed when it opened) is not a
+   function starting. The window closes when the email has arrived and the subscribe is over:
+   the app's events processed, or every task the POST started finished.
 b. the ASGI wrappers a page request (GET /) passes between Reflex's mount of the site's
    ``api_transformer`` result and Reflex's own app: each ASGI app object whose ``__call__``
    runs for the request, or plain function with the ASGI signature, in order.
@@ -30,7 +32,7 @@ d. files to add a form field: the files docs/content.md's recipe for a form fiel
 
 a and b run in a subprocess with the checkout's own interpreter (``.venv/bin/python``) and its
 own code first on the path, in the checkout's folder: each column measures its own code. The
-checkout must be built (``make build``). About two minutes a checkout.
+checkout must be built (``make build``). A minute or two a checkout.
 
     .venv/bin/python benchmarks/house.py [--checkout PATH ...]
 """
