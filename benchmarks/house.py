@@ -619,7 +619,7 @@ def table(results: list[dict[str, Any]]) -> str:
             "   (*.py files in publisher/, tests/)",
             [f"{r['lines']['publisher'][0]}, {r['lines']['tests'][0]}" for r in results],
         ),
-        ("d. files to add a form field (docs/content.md)", [recipe(r) for r in results]),
+        ("d. files the form-field recipe names (docs/content.md)", [recipe(r) for r in results]),
     ]
     width = max(len(label) for label, _ in rows)
     column = max(len(value) for _, values in rows for value in values)
