@@ -32,7 +32,7 @@ d. files to add a form field: the files docs/content.md's recipe for a form fiel
 
 a and b run in a subprocess with the checkout's own interpreter (``.venv/bin/python``) and its
 own code first on the path, in the checkout's folder: each column measures its own code. The
-checkout must be built (``make build``). A minute or two a checkout.
+checkout must be built (``make build``). Seconds a checkout.
 
     .venv/bin/python benchmarks/house.py [--checkout PATH ...]
 """
