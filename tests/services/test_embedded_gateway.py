@@ -12,6 +12,7 @@ import sqlalchemy
 from publisher import gateway, mailing_list, storage
 from publisher.gateway import embedded
 from publisher.storage import subscribers
+from publisher.web import submissions
 from tests.support import publisher_gateway
 
 
@@ -83,6 +84,20 @@ async def test_missing_tables_fail_the_call_and_log_a_line_naming_the_fix(empty_
         await embedded_for(empty_db_url).subscribe(**SUBSCRIPTION)
     assert failure.value.cause.startswith("the database did not answer")
     assert "did `publisher-gateway migrate` run?" in caplog.text
+
+
+@pytest.mark.asyncio
+async def test_both_forms_delivery_succeeds_or_fails_as_the_visitor_is_told(db_url, empty_db_url):
+    """What web/submissions.send answers (the app's toast and the plain POST's page both follow
+    it): taken with the database up, a failure without its tables, never an exception."""
+    for url, taken in ((db_url, True), (empty_db_url, False)):
+        gateway.shared_gateway.set(embedded_for(url))
+        try:
+            assert await submissions.send(submissions.SUBSCRIBE, SUBSCRIPTION) is taken
+            assert await submissions.send(submissions.CONTACT, CONTACT) is taken
+        finally:
+            gateway.shared_gateway.set(None)
+    assert count_rows(db_url, "subscriber") == 1 and count_rows(db_url, "contact_message") == 1
 
 
 @pytest.mark.asyncio
