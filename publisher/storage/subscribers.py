@@ -76,49 +76,54 @@ def subscribe(
 
     ``job``: the confirmation email to queue when the rule says to send one (None:
     no SMTP, nothing can be confirmed; the address is stored ``pending``). Sign-ups to one
-    mailbox wait for each other (storage.lock_mailbox), so of two at once one sends.
+    mailbox wait for each other (storage.lock_mailbox), so of two at once one sends, and one
+    inserts the row.
     """
     now = now or storage.utc_now()
     mailbox = validation.mailbox_key(sign_up.email)
+    emails_on = job is not None
     with _engine(db_url).begin() as connection:
         storage.lock_mailbox(connection, mailbox)
-        row = locked_subscriber(connection, col(Subscriber.email_key), sign_up.email.lower())
         last_to_mailbox = storage.last_confirmation_to(connection, mailbox)
-        step = on_subscribe(row.status if row else None, last_to_mailbox, now, emails_on=job is not None)
-        if row is None:
-            subscriber_id = _add(connection, sign_up, mailbox, step, source, now)
-        else:
-            subscriber_id = _ask_again(connection, row, sign_up, step, source, now)
+        step = on_subscribe(None, last_to_mailbox, now, emails_on)
+        subscriber_id = _add(connection, sign_up, mailbox, step, source, now)
+        outcome = "added"
+        if subscriber_id is None:  # the list has the address (an import, unlike a sign-up, takes no lock)
+            row = locked_subscriber(connection, col(Subscriber.email_key), sign_up.email.lower())
+            assert row is not None and row.id is not None  # the insert found it, and it stays locked now
+            step = on_subscribe(row.status, last_to_mailbox, now, emails_on)
+            _ask_again(connection, row, sign_up, step, source, now)
+            subscriber_id, outcome = row.id, "rejoined" if step.joins else step.status
         if step.send_confirmation and job is not None:  # only ever true with a job (emails_on)
             _queue(connection, storage.CONFIRMATION, subscriber_id, job, now)
-    if row is None:
-        return "added"
-    return "rejoined" if step.joins else step.status
+        return outcome
 
 
-def _add(connection, sign_up: SignUp, mailbox: str, step: Step, source: str, now: datetime) -> int:
-    """A stranger to the list joins it, pending; its id."""
-    new_id = connection.execute(
-        sqlalchemy.insert(Subscriber).values(
-            email=sign_up.email,
-            email_key=sign_up.email.lower(),
-            mailbox_key=mailbox,
-            name=sign_up.name,
-            book_updates="yes",
-            subscribed_at=now,
-            status=step.status,
-            source=source,
-            link_key=new_link_key(),
-            confirmation_sent_at=now if step.send_confirmation else None,
-        )
-    ).inserted_primary_key[0]
-    record_event(connection, new_id, SUBSCRIBED, source, now)
+def _add(connection, sign_up: SignUp, mailbox: str, step: Step, source: str, now: datetime) -> int | None:
+    """A stranger to the list joins it, pending: its id; None when the list has the address."""
+    new_id = storage.insert_once(
+        connection,
+        Subscriber,
+        "email_key",
+        email=sign_up.email,
+        email_key=sign_up.email.lower(),
+        mailbox_key=mailbox,
+        name=sign_up.name,
+        book_updates="yes",
+        subscribed_at=now,
+        status=step.status,
+        source=source,
+        link_key=new_link_key(),
+        confirmation_sent_at=now if step.send_confirmation else None,
+    )
+    if new_id is not None:
+        record_event(connection, new_id, SUBSCRIBED, source, now)
     return new_id
 
 
-def _ask_again(connection, row: Subscriber, sign_up: SignUp, step: Step, source: str, now: datetime) -> int:
+def _ask_again(connection, row: Subscriber, sign_up: SignUp, step: Step, source: str, now: datetime) -> None:
     """An address the list has asks again: one that left joins afresh (a new consent on record,
-    under the name it gives now); a pending one may get a new confirmation; its id."""
+    under the name it gives now); a pending one may get a new confirmation."""
     assert row.id is not None  # a stored row has its id (the model's None is before the insert)
     changes: dict = {"status": step.status} if step.status != row.status else {}
     if step.joins:
@@ -129,7 +134,6 @@ def _ask_again(connection, row: Subscriber, sign_up: SignUp, step: Step, source:
         changes["confirmation_sent_at"] = now
     if changes:
         connection.execute(sqlalchemy.update(Subscriber).where(col(Subscriber.id) == row.id).values(**changes))
-    return row.id
 
 
 def lookup(link_key: str, db_url: str | None = None) -> Subscriber | None:
