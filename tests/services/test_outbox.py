@@ -624,3 +624,21 @@ async def test_a_waiting_confirmation_replaced_by_a_newer_one_is_not_sent_twice(
     ]
     received = smtp_server.wait_for(2, timeout=10)
     assert [r.rcpt_tos for r in received] == [["reader0@example.com"], ["reader1@example.com"]]
+
+
+@pytest.mark.asyncio
+async def test_a_waiting_confirmation_from_before_the_reader_left_and_came_back_is_not_sent(db_url, smtp_server):
+    """Only the latest confirmation counts, for the latest sign-up (rules/list_rules.py): its link
+    could no longer confirm, so the email is not sent (the same rule as the confirmation page's)."""
+    mail = mail_settings(smtp_server.mail_env())
+    clock = Clock()
+    subscribers.subscribe(SignUp(**SUBSCRIPTION), outbox.job_for(mail), db_url, now=clock())
+    [subscriber] = subscribers.list_subscribers(db_url=db_url)
+    clock.advance(minutes=5)
+    subscribers.unsubscribe(subscriber.link_key, subscribers.BY_UNSUBSCRIBE_PAGE, db_url, now=clock())
+    clock.advance(minutes=5)
+    # Back within the day: pending again, no second confirmation; the first still waits its turn.
+    assert subscribers.subscribe(SignUp(**SUBSCRIPTION), outbox.job_for(mail), db_url, now=clock()) == "rejoined"
+    [outcome] = await outbox.Sender(mail, db_url, clock=clock).send_due()
+    assert (outcome.status, outcome.detail) == ("skipped", "a newer confirmation for the address replaced it")
+    assert smtp_server.received == []
