@@ -61,8 +61,9 @@ def _job(mail: MailSettings | None) -> storage.Job | None:
 
 async def sign_up(email: str, name: str, mail: MailSettings | None, db_url: str | None = None) -> str:
     """The subscribe form: the address joins (pending) and, when the rule says so, its confirmation
-    email is queued. What it did ('added', 'rejoined', 'pending', 'confirmed') reaches the server
-    log only: the visitor sees the same answer either way."""
+    email is queued. What it did ('added', 'rejoined', 'pending', 'confirmed') goes no further
+    than the gateway: the visitor sees the same answer either way, so the form never tells who
+    is on the list."""
     outcome = await _in_thread(
         functools.partial(subscribers.subscribe, SignUp(email=email, name=name), _job(mail), db_url)
     )
