@@ -82,13 +82,7 @@ def main() -> None:
     args = parser.parse_args()
     logging.disable(logging.WARNING)  # the sender logs every failed attempt while SMTP is down
     smtp = SmtpServer().start()
-    os.environ.update(
-        {
-            "PUBLISHER_SMTP_URL": smtp.url(),
-            "PUBLISHER_NOTIFY_TO": "books@example.com",
-            "PUBLISHER_MAIL_FROM": "site@animals.example",
-        }
-    )
+    os.environ.update(smtp.mail_env())  # the list's secret too: the site refuses SMTP without it
     os.environ.pop("PUBLISHER_GATEWAY_URL", None)
     server = None
     with tempfile.TemporaryDirectory() as workdir:
