@@ -1,4 +1,5 @@
-"""The client for the cloud API gateway (docs/product.md, The gateway): the only module that calls it.
+"""The cloud gateway (docs/product.md, The gateway): the publisher's API over HTTP, the only
+module that calls it; a ``Gateway`` (contract.py).
 
 Two JSON POSTs: /prod/subscribe and /prod/send-email. Any non-2xx status, a
 timeout (bounded in total, not per read) or a network error is a failure; the
@@ -18,7 +19,7 @@ from typing import Any
 import httpx
 
 from publisher.config.settings import DEFAULT_GATEWAY_TIMEOUT_S
-from publisher.gateway.contract import SEND_EMAIL_PATH, SUBSCRIBE_PATH, contact_body, subscribe_body
+from publisher.gateway.contract import SEND_EMAIL_PATH, SUBSCRIBE_PATH, GatewayError, contact_body, subscribe_body
 
 logger = logging.getLogger(__name__)
 
@@ -27,18 +28,9 @@ CONNECT_ATTEMPTS = 3
 CONNECT_RETRY_DELAY_S = 0.2
 
 
-class GatewayError(Exception):
-    """The gateway did not accept the request; ``cause`` says why, for the server log."""
-
-    def __init__(self, path: str, cause: str):
-        super().__init__(f"POST {path} failed: {cause}")
-        self.path = path
-        self.cause = cause
-
-
 @dataclass
 class GatewayClient:
-    """Posts to one gateway. ``transport`` lets the embedded local gateway run in-process."""
+    """Posts to the cloud gateway. ``transport``: httpx's own unless a test records the requests."""
 
     base_url: str
     api_key: str | None = None
@@ -93,7 +85,7 @@ class GatewayClient:
     def _failure(path: str, cause: str) -> GatewayError:
         # Never log the body (the visitor's message) or the API key.
         logger.warning("Gateway call POST %s failed: %s", path, cause)
-        return GatewayError(path, cause)
+        return GatewayError(f"POST {path}", cause)
 
     async def subscribe(self, values: Mapping[str, str]) -> None:
         """``values``: the subscribe form's fields by name, as checked (rules/form_fields.py)."""

@@ -1,20 +1,47 @@
-"""The gateway's two calls (docs/product.md, The gateway), seen from both sides: what the site sends, and
-what the embedded gateway accepts (checked strictly, so only the site's own
-requests are stored and mailed)."""
+"""The gateway's two calls (docs/product.md, The gateway): what the forms ask of a gateway
+(``Gateway``, which both the cloud client and the embedded list are), and the cloud API's
+paths and JSON bodies."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, field_validator
-
-from publisher.rules import validation
 from publisher.rules.form_fields import EMAIL, FIRST_NAME, LAST_NAME, MESSAGE
 
 SUBSCRIBE_PATH = "/prod/subscribe"
 SEND_EMAIL_PATH = "/prod/send-email"
-SUBJECT_MAX = validation.SUBJECT_MAX
+
+
+class GatewayError(Exception):
+    """The gateway did not take the request; ``cause`` says why, for the server log (already logged)."""
+
+    def __init__(self, call: str, cause: str):
+        super().__init__(f"{call} failed: {cause}")
+        self.call = call
+        self.cause = cause
+
+
+class Gateway(Protocol):
+    """Where an accepted submit goes, with the values the form's judge checked, each by its
+    declared name (rules/form_fields.py; web/submissions.py).
+
+    Each call returns once the gateway has taken the request, or raises GatewayError: the
+    visitor then reads the form's failure message.
+    """
+
+    async def subscribe(self, values: Mapping[str, str]) -> None: ...
+
+    async def send_email(self, values: Mapping[str, str]) -> None: ...
+
+
+def full_name(first_name: str, last_name: str) -> str:
+    return f"{first_name} {last_name}"
+
+
+def contact_subject(full_name: str) -> str:
+    """The subject of the publisher's email about a contact message, whichever gateway sends it."""
+    return f"Contact Form Submission from {full_name}"
 
 
 # The contact form's fields the product's body puts in its own shape (sender, subject, message).
@@ -28,74 +55,10 @@ def subscribe_body(values: Mapping[str, str]) -> dict[str, Any]:
 
 def contact_body(values: Mapping[str, str]) -> dict[str, Any]:
     """The contact form's checked values in the product's shape; a field beyond it, by its name."""
-    full_name = f"{values[FIRST_NAME.name]} {values[LAST_NAME.name]}"
+    sender = full_name(values[FIRST_NAME.name], values[LAST_NAME.name])
     return {
-        "sender": {"name": full_name, "email": values[EMAIL.name]},
-        "subject": f"Contact Form Submission from {full_name}",
+        "sender": {"name": sender, "email": values[EMAIL.name]},
+        "subject": contact_subject(sender),
         "message": values[MESSAGE.name],
         **{name: value for name, value in values.items() if name not in _CONTACT_SHAPED},
     }
-
-
-def _clean_text(value: str, *, maximum: int, allowed_controls: frozenset[str] = frozenset()) -> str:
-    text = value.strip()
-    if not text:
-        raise ValueError("must not be empty")
-    if len(text) > maximum:
-        raise ValueError(f"must be at most {maximum} characters")
-    if validation.has_control_characters(text, allowed_controls):
-        raise ValueError("must not contain control characters")
-    return text
-
-
-def _clean_email(value: str) -> str:
-    email, error = validation.check_email(value)
-    if error:
-        raise ValueError("must be a valid email address")
-    return email
-
-
-class RequestBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class _NameAndEmail(RequestBody):
-    name: str
-    email: str
-
-    name_max: ClassVar[int] = validation.NAME_MAX
-
-    @field_validator("email")
-    @classmethod
-    def _valid_email(cls, value: str) -> str:
-        return _clean_email(value)
-
-    @field_validator("name")
-    @classmethod
-    def _valid_name(cls, value: str) -> str:
-        return _clean_text(value, maximum=cls.name_max)
-
-
-class SubscribeRequest(_NameAndEmail):
-    book_updates: Literal["yes"]
-
-
-class Sender(_NameAndEmail):
-    # "<first> <last>", each at most NAME_MAX characters.
-    name_max: ClassVar[int] = 2 * validation.NAME_MAX + 1
-
-
-class SendEmailRequest(RequestBody):
-    sender: Sender
-    subject: str
-    message: str
-
-    @field_validator("subject")
-    @classmethod
-    def _valid_subject(cls, value: str) -> str:
-        return _clean_text(value, maximum=SUBJECT_MAX)
-
-    @field_validator("message")
-    @classmethod
-    def _valid_message(cls, value: str) -> str:
-        return _clean_text(value, maximum=validation.MESSAGE_MAX, allowed_controls=frozenset("\n\r\t"))

@@ -1,51 +1,33 @@
-"""The embedded local gateway: the same two endpoints as the cloud API gateway, self-hosted.
+"""The embedded gateway: the same two calls as the cloud API gateway, kept by this site.
 
 Used when ``PUBLISHER_GATEWAY_URL`` is unset, so the site works end to end with
-nothing else running. It is an ASGI app that is never mounted on the public
-server: the site's backend reaches it through an in-process httpx transport, so
-no outside request can skip the forms' anti-spam checks by posting to it.
-
-Accepted requests are stored (storage/; a subscription joins the list as
-storage/subscribers.py describes). With ``PUBLISHER_SMTP_URL`` set, each contact message
-and each confirmation email is also queued in the same transaction for the
-outbox, which sends it in the background (mail/outbox.py): the answer never waits for
-SMTP.
+nothing else running. It is a ``Gateway`` (contract.py) the forms call directly, in
+the backend's process, after their checks: it has no route, so no outside request can
+skip the forms' anti-spam checks. It hands each request to the list
+(publisher/mailing_list.py): a subscription joins it, a contact message is stored;
+with ``PUBLISHER_SMTP_URL`` set, the email it owes is queued in the same transaction
+and sent in the background (mail/outbox.py): the answer never waits for SMTP.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import logging
-from typing import Any
+from collections.abc import Awaitable, Mapping
+from dataclasses import dataclass
 
 import sqlalchemy
-from pydantic import ValidationError
 from reflex_base import constants
 from reflex_base.environment import environment
-from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 
-from publisher import storage
+from publisher import mailing_list
 from publisher.config import settings
-from publisher.config.settings import MailSettings
-from publisher.gateway.contract import (
-    SEND_EMAIL_PATH,
-    SUBSCRIBE_PATH,
-    RequestBody,
-    SendEmailRequest,
-    SubscribeRequest,
-)
-from publisher.mail import outbox
-from publisher.storage import database, subscribers
+from publisher.config.settings import DEFAULT_GATEWAY_TIMEOUT_S, MailSettings
+from publisher.gateway.contract import GatewayError, contact_subject, full_name
+from publisher.rules.form_fields import EMAIL, FIRST_NAME, LAST_NAME, MESSAGE, NAME
+from publisher.storage import database
 
 logger = logging.getLogger(__name__)
-
-# The largest body the site can send is a 5000-character message with names and an
-# email (at most ~21 KB of UTF-8 even when every character takes four bytes).
-MAX_BODY_BYTES = 32 * 1024
 
 
 def migrate_on_development_start() -> None:
@@ -65,88 +47,41 @@ def migrate_on_development_start() -> None:
         logger.error("Could not bring the local gateway's database up to date: %s", type(exc).__name__)
 
 
-# --- The ASGI app. ---
+@dataclass(frozen=True)
+class EmbeddedList:
+    """The embedded gateway: each call one transaction of the list, in this process.
 
-
-def _error(status: int, message: str, details: Any = None) -> JSONResponse:
-    content: dict[str, Any] = {"error": message}
-    if details is not None:
-        content["details"] = details
-    return JSONResponse(content, status_code=status)
-
-
-async def _read_json(request: Request) -> Any | JSONResponse:
-    """The request's JSON body, or the error response that refuses it."""
-    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type != "application/json":
-        return _error(415, "Content-Type must be application/json")
-    declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
-        return _error(413, f"Body must be at most {MAX_BODY_BYTES} bytes")
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY_BYTES:
-            return _error(413, f"Body must be at most {MAX_BODY_BYTES} bytes")
-    try:
-        return json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return _error(422, "Body must be valid JSON")
-
-
-def _validation_details(exc: ValidationError) -> list[dict[str, str]]:
-    # Field paths and reasons only: never echo the submitted values back.
-    return [{"field": ".".join(str(p) for p in err["loc"]) or "body", "problem": err["msg"]} for err in exc.errors()]
-
-
-def create_app(db_url: str | None = None, mail: MailSettings | None = None) -> Starlette:
-    """The local gateway's ASGI app, storing into ``db_url`` (Reflex's ``db_url`` by default).
-
-    ``mail``: queue the publisher's emails too (settings.mail_settings(), None: store only).
+    ``mail``: queue the emails each request owes (settings.mail_settings(); None: store only).
+    ``db_url``: Reflex's database by default. A call bounded by ``timeout_s`` (like the cloud
+    gateway's) or a database that does not answer is a GatewayError: the form's failure message.
     """
 
-    async def handle(request: Request, schema: type[RequestBody], store) -> JSONResponse:
-        payload = await _read_json(request)
-        if isinstance(payload, JSONResponse):
-            return payload
-        if not isinstance(payload, dict):
-            return _error(422, "Body must be a JSON object")
+    mail: MailSettings | None
+    db_url: str | None = None
+    timeout_s: float = DEFAULT_GATEWAY_TIMEOUT_S
+
+    async def subscribe(self, values: Mapping[str, str]) -> None:
+        signing_up = mailing_list.sign_up(values[EMAIL.name], values[NAME.name], self.mail, self.db_url)
+        await self._taken("subscribe", signing_up)
+
+    async def send_email(self, values: Mapping[str, str]) -> None:
+        sender = full_name(values[FIRST_NAME.name], values[LAST_NAME.name])
+        taking = mailing_list.take_message(
+            sender_name=sender,
+            sender_email=values[EMAIL.name],
+            subject=contact_subject(sender),
+            message=values[MESSAGE.name],
+            mail=self.mail,
+            db_url=self.db_url,
+        )
+        await self._taken("send-email", taking)
+
+    async def _taken(self, call: str, taking: Awaitable[object]) -> None:
         try:
-            body = schema.model_validate(payload)
-        except ValidationError as exc:
-            return _error(422, "Invalid request body", _validation_details(exc))
-        try:
-            result = await run_in_threadpool(store, body, db_url)
-        except sqlalchemy.exc.SQLAlchemyError as exc:
-            logger.error(
-                "Local gateway could not store %s: %s (is the database up, and did `publisher-gateway migrate` run?)",
-                request.url.path,
-                type(exc).__name__,
-            )
-            return _error(503, "Storage unavailable")
-        if mail is not None:
-            outbox.wake()
-        return JSONResponse(result)
-
-    async def subscribe(request: Request) -> JSONResponse:
-        def store(body: SubscribeRequest, url: str | None) -> dict[str, str]:
-            # The answer reaches only the site's backend; the visitor sees the same alert either way.
-            confirmation = outbox.job_for(mail) if mail is not None else None
-            outcome = subscribers.subscribe(body, confirmation, url)
-            return {"status": "subscribed" if outcome in ("added", "rejoined") else "already subscribed"}
-
-        return await handle(request, SubscribeRequest, store)
-
-    async def send_email(request: Request) -> JSONResponse:
-        def store(body: SendEmailRequest, url: str | None) -> dict[str, str]:
-            storage.store_message(body, url, outbox.job_for(mail) if mail is not None else None)
-            return {"status": "received"}
-
-        return await handle(request, SendEmailRequest, store)
-
-    return Starlette(
-        routes=[
-            Route(SUBSCRIBE_PATH, subscribe, methods=["POST"]),
-            Route(SEND_EMAIL_PATH, send_email, methods=["POST"]),
-        ]
-    )
+            async with asyncio.timeout(self.timeout_s):
+                await taking
+        except mailing_list.ListUnavailable as away:  # logged by the list, with what to check
+            raise GatewayError(f"the embedded gateway's {call}", f"the database did not answer ({away})") from None
+        except TimeoutError:
+            logger.warning("The embedded gateway's %s timed out after %g s", call, self.timeout_s)
+            raise GatewayError(f"the embedded gateway's {call}", f"timed out after {self.timeout_s:g} s") from None

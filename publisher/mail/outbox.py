@@ -1,7 +1,7 @@
 """The durable outbox: every email the site owes is sent, eventually, once.
 
 The publisher's emails (a contact message, a new-subscriber notice) and the
-list's emails to a subscriber (confirmation, welcome: storage/subscribers.py) are each
+list's emails to a subscriber (confirmation, welcome: publisher/mailing_list.py) are each
 a job, stored in the same transaction as the row it mails; the store then wakes
 this process's sender. A list email is built, and its subscriber's status
 checked, when its turn comes: an address that left in the meantime gets
@@ -45,7 +45,7 @@ from publisher.config.settings import MailSettings, site_url
 from publisher.mail import headers, mailer, returns
 from publisher.per_process import PerProcess
 from publisher.rules import list_links
-from publisher.rules.list_rules import ListStatus, link_second
+from publisher.rules.list_rules import ListStatus, is_latest_confirmation, link_second
 
 logger = logging.getLogger(__name__)
 
@@ -211,7 +211,7 @@ def confirmation_still_due(delivery: storage.ClaimedDelivery, row: storage.Subsc
     confirmation time, which is when its job was queued."""
     sent_at = row.confirmation_sent_at
     if sent_at is None or (
-        delivery.created_at is not None and link_second(delivery.created_at) != link_second(sent_at)
+        delivery.created_at is not None and not is_latest_confirmation(delivery.created_at, sent_at, row.subscribed_at)
     ):
         raise NoLongerWanted("a newer confirmation for the address replaced it")
     if link_second(now) - link_second(sent_at) >= list_links.CONFIRM_LINK_VALID_FOR.total_seconds():

@@ -1,7 +1,8 @@
 """The new-release list's rules, without a database: where an address stands, what a
-sign-up does to it, and how an imported file is read.
+sign-up does to it, which confirmation link counts, and how an imported file is read.
 
-storage/subscribers.py runs them inside its transactions; the clock is passed in.
+storage/subscribers.py runs them inside its transactions, and the outbox when a confirmation's
+turn comes; the clock is passed in.
 """
 
 from __future__ import annotations
@@ -36,6 +37,26 @@ def link_second(moment: datetime) -> int:
     return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
 
 
+def confirmation_due(last_confirmation_at: datetime | None, now: datetime) -> bool:
+    """One confirmation per mailbox a day: whether one may go now, the last having gone at
+    ``last_confirmation_at`` to any spelling of the mailbox (None: never)."""
+    return last_confirmation_at is None or now - last_confirmation_at >= CONFIRMATION_EVERY
+
+
+def is_latest_confirmation(issued_at: datetime, sent_at: datetime | None, subscribed_at: datetime) -> bool:
+    """Only the latest confirmation counts: whether one issued at ``issued_at`` is the latest sent to
+    its row (``sent_at``), for the row's latest sign-up (``subscribed_at``).
+
+    An older one must neither confirm nor be sent: one from before the reader left and was signed
+    up again (that sign-up's consent is not the old email's), or one replaced by a newer
+    confirmation. Compared to the second, as the link carries its date.
+    """
+    if sent_at is None:
+        return False
+    issued = link_second(issued_at)
+    return issued == link_second(sent_at) and issued >= link_second(subscribed_at)
+
+
 @dataclass(frozen=True)
 class Step:
     """What a subscribe request does to an address."""
@@ -53,9 +74,10 @@ def on_subscribe(current: str | None, last_confirmation_at: datetime | None, now
     """
     if current == ListStatus.CONFIRMED:
         return Step(ListStatus.CONFIRMED, send_confirmation=False, joins=False)
-    due = last_confirmation_at is None or now - last_confirmation_at >= CONFIRMATION_EVERY
     joins = current is None or current in ListStatus.GONE
-    return Step(ListStatus.PENDING, send_confirmation=emails_on and due, joins=joins)
+    return Step(
+        ListStatus.PENDING, send_confirmation=emails_on and confirmation_due(last_confirmation_at, now), joins=joins
+    )
 
 
 # --- Import: a list gathered elsewhere. ---

@@ -42,20 +42,20 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from publisher import mailing_list
 from publisher.content import form_copy, list_copy
 from publisher.limits import submits
 from publisher.rules import limits as limit_rules
 from publisher.rules import list_links
 from publisher.server import requests
 from publisher.server.plain_forms import page_file, page_response, posted_from_this_site
-from publisher.storage import subscribers
 from publisher.web import graceful_stop
 from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE, Outcomes, outcome_html
 from publisher.web.pages import confirm as confirm_page
 from publisher.web.pages import unsubscribe as unsubscribe_page
 from publisher.web.states import confirm as confirm_state
 from publisher.web.states import unsubscribe as unsubscribe_state
-from publisher.web.states.list_link import LIMITED, LinkView, StorageAway, in_thread, list_secrets
+from publisher.web.states.list_link import LIMITED, LinkView, list_secrets
 
 logger = logging.getLogger(__name__)
 
@@ -189,12 +189,8 @@ class ListLinks:
     async def _one_click(self, scope: Scope, token: str) -> PlainTextResponse:
         link_key = list_links.read_unsubscribe_token(list_secrets(), token)
         try:
-            result = (
-                None
-                if link_key is None
-                else await in_thread(subscribers.unsubscribe, link_key, subscribers.BY_ONE_CLICK)
-            )
-        except StorageAway:
+            result = None if link_key is None else await mailing_list.unsubscribe(link_key, one_click=True)
+        except mailing_list.ListUnavailable:
             return PlainTextResponse(list_copy.LINK_TRY_LATER, status_code=503, headers={"Retry-After": "60"})
         if result is None:
             status = 404 if await self._within_failure_limits(scope) else 429

@@ -9,9 +9,9 @@ answer either way, so it never tells who is on the list. Every change is also
 written to ``subscription_event``: the record of who consented, when and how,
 and when they left.
 
-Every function is one transaction and synchronous (the gateway, the pages and
-the command call them from a thread). Rules that need no database are plain
-functions with the clock passed in.
+Every function is one transaction and synchronous; publisher/mailing_list.py, the one way
+into the list, calls them (from a thread) and queues what they store. Rules that need no
+database are plain functions with the clock passed in (rules/list_rules.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
 
 import sqlalchemy
 import sqlmodel
@@ -29,27 +28,24 @@ from publisher import storage
 from publisher.rules import validation
 from publisher.rules.list_links import new_link_key
 from publisher.rules.list_rules import (
-    CONFIRMATION_EVERY,
     ImportRow,
     ListStatus,
+    Step,
     import_step,
-    link_second,
+    is_latest_confirmation,
     on_subscribe,
 )
 from publisher.storage import database, tables
 from publisher.storage.tables import Delivery, Subscriber, SubscriptionEvent, locked_subscriber, record_event
 
 
-class SignUp(Protocol):
-    """A subscribe request as the gateway checked it (gateway/contract.py's SubscribeRequest)."""
+@dataclass(frozen=True)
+class SignUp:
+    """A sign-up as the subscribe form's judge checked it (web/submissions.judge_subscribe):
+    the name trimmed, the address sendable. The list stores it as it is."""
 
-    # Read-only (properties): the request is a frozen pydantic model.
-    @property
-    def email(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def book_updates(self) -> str: ...
+    email: str
+    name: str
 
 
 # What the record of consent says happened, and how.
@@ -65,7 +61,7 @@ def _queue(connection, kind: str, subscriber_id: int, job: storage.Job, now: dat
 
 
 def subscribe(
-    body: SignUp,
+    sign_up: SignUp,
     job: storage.Job | None,
     db_url: str | None = None,
     *,
@@ -75,82 +71,70 @@ def subscribe(
     """The subscribe form's request; what it did: 'added', 'rejoined', 'pending' or 'confirmed'.
 
     ``job``: the confirmation email to queue when the rule says to send one (None:
-    no SMTP, nothing can be confirmed; the address is stored ``pending``).
+    no SMTP, nothing can be confirmed; the address is stored ``pending``). Sign-ups to one
+    mailbox wait for each other (storage.lock_mailbox), so of two at once one sends, and one
+    inserts the row.
     """
     now = now or storage.utc_now()
-    key = body.email.lower()
-    mailbox = validation.mailbox_key(body.email)
-    engine = database.engine(db_url)
-    with engine.begin() as connection:
+    mailbox = validation.mailbox_key(sign_up.email)
+    emails_on = job is not None
+    with database.engine(db_url).begin() as connection:
         storage.lock_mailbox(connection, mailbox)
         last_to_mailbox = storage.last_confirmation_to(connection, mailbox)
-        send_new = job is not None and (last_to_mailbox is None or now - last_to_mailbox >= CONFIRMATION_EVERY)
-        new_id = storage.insert_once(
-            connection,
-            Subscriber,
-            "email_key",
-            email=body.email,
-            email_key=key,
-            mailbox_key=mailbox,
-            name=body.name,
-            book_updates=body.book_updates,
-            subscribed_at=now,
-            status=ListStatus.PENDING,
-            source=source,
-            link_key=new_link_key(),
-            confirmation_sent_at=now if send_new else None,
-        )
-        if new_id is not None:
-            record_event(connection, new_id, SUBSCRIBED, source, now)
-            if send_new and job is not None:  # send_new is only ever true with a job
-                _queue(connection, storage.CONFIRMATION, new_id, job, now)
-            return "added"
-        row = locked_subscriber(connection, col(Subscriber.email_key), key)
-        # The insert found the key taken, so the row is there (locked now, until the transaction ends).
-        assert row is not None and row.id is not None
-        step = on_subscribe(row.status, last_to_mailbox, now, emails_on=job is not None)
-        changes: dict = {"status": step.status} if step.status != row.status else {}
-        if step.joins:
-            changes |= {"subscribed_at": now, "source": source, "name": body.name}
-            changes |= {"confirmed_at": None, "unsubscribed_at": None, "bounced_at": None}
-            record_event(connection, row.id, SUBSCRIBED, source, now)
-        update = sqlalchemy.update(Subscriber).where(col(Subscriber.id) == row.id)
-        if step.send_confirmation and job is not None:  # it is only ever true with a job (emails_on)
-            # The 24-hour rule, kept by the row itself: of two requests at once, one sends.
-            earlier = now - CONFIRMATION_EVERY
-            claimed = connection.execute(
-                update.where(
-                    sqlalchemy.or_(
-                        col(Subscriber.confirmation_sent_at).is_(None), col(Subscriber.confirmation_sent_at) <= earlier
-                    )
-                ).values(confirmation_sent_at=now, **changes)
-            )
-            if claimed.rowcount == 1:
-                _queue(connection, storage.CONFIRMATION, row.id, job, now)
-                return "rejoined" if step.joins else step.status
-        if changes:
-            connection.execute(update.values(**changes))
-        return "rejoined" if step.joins else step.status
+        step = on_subscribe(None, last_to_mailbox, now, emails_on)
+        subscriber_id = _add(connection, sign_up, mailbox, step, source, now)
+        outcome = "added"
+        if subscriber_id is None:  # the list has the address (an import, unlike a sign-up, takes no lock)
+            row = locked_subscriber(connection, col(Subscriber.email_key), sign_up.email.lower())
+            assert row is not None and row.id is not None  # the insert found it, and it stays locked now
+            step = on_subscribe(row.status, last_to_mailbox, now, emails_on)
+            _ask_again(connection, row, sign_up, step, source, now)
+            subscriber_id, outcome = row.id, "rejoined" if step.joins else step.status
+        if step.send_confirmation and job is not None:  # only ever true with a job (emails_on)
+            _queue(connection, storage.CONFIRMATION, subscriber_id, job, now)
+        return outcome
+
+
+def _add(connection, sign_up: SignUp, mailbox: str, step: Step, source: str, now: datetime) -> int | None:
+    """A stranger to the list joins it, pending: its id; None when the list has the address."""
+    new_id = storage.insert_once(
+        connection,
+        Subscriber,
+        "email_key",
+        email=sign_up.email,
+        email_key=sign_up.email.lower(),
+        mailbox_key=mailbox,
+        name=sign_up.name,
+        book_updates="yes",
+        subscribed_at=now,
+        status=step.status,
+        source=source,
+        link_key=new_link_key(),
+        confirmation_sent_at=now if step.send_confirmation else None,
+    )
+    if new_id is not None:
+        record_event(connection, new_id, SUBSCRIBED, source, now)
+    return new_id
+
+
+def _ask_again(connection, row: Subscriber, sign_up: SignUp, step: Step, source: str, now: datetime) -> None:
+    """An address the list has asks again: one that left joins afresh (a new consent on record,
+    under the name it gives now); a pending one may get a new confirmation."""
+    assert row.id is not None  # a stored row has its id (the model's None is before the insert)
+    changes: dict = {"status": step.status} if step.status != row.status else {}
+    if step.joins:
+        changes |= {"subscribed_at": now, "source": source, "name": sign_up.name}
+        changes |= {"confirmed_at": None, "unsubscribed_at": None, "bounced_at": None}
+        record_event(connection, row.id, SUBSCRIBED, source, now)
+    if step.send_confirmation:
+        changes["confirmation_sent_at"] = now
+    if changes:
+        connection.execute(sqlalchemy.update(Subscriber).where(col(Subscriber.id) == row.id).values(**changes))
 
 
 def lookup(link_key: str, db_url: str | None = None) -> Subscriber | None:
     with tables.open_session(db_url) as session:
         return session.exec(sqlmodel.select(Subscriber).where(col(Subscriber.link_key) == link_key)).first()
-
-
-def is_latest_confirmation(row: Subscriber, issued_at: datetime) -> bool:
-    """Whether a confirmation link is the one of the latest confirmation sent to its row,
-    for the row's latest sign-up.
-
-    An older link must not confirm: one from before the reader left and was signed up
-    again (that sign-up's consent is not the old email's), or one replaced by a newer
-    confirmation. Only the email the address most recently received can. Compared to
-    the second, as the link carries its date.
-    """
-    if row.confirmation_sent_at is None:
-        return False
-    issued = link_second(issued_at)
-    return issued == link_second(row.confirmation_sent_at) and issued >= link_second(row.subscribed_at)
 
 
 @dataclass(frozen=True)
@@ -185,7 +169,7 @@ def confirm(
         if row.status != ListStatus.PENDING:
             outcome = "already confirmed" if row.status == ListStatus.CONFIRMED else ListStatus.UNSUBSCRIBED
             return LinkResult(outcome, row.email)
-        if issued_at is not None and not is_latest_confirmation(row, issued_at):
+        if issued_at is not None and not is_latest_confirmation(issued_at, row.confirmation_sent_at, row.subscribed_at):
             return LinkResult("replaced", row.email)
         assert row.id is not None  # a stored row has its id (the model's None is before the insert)
         connection.execute(

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
 
 import sqlalchemy
 import sqlmodel
@@ -494,23 +493,14 @@ def delivery_values(kind: str, source_id: int, job: Job, now: datetime) -> dict:
     }
 
 
-# Read-only (properties): the request is a frozen pydantic model.
-class _Sender(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def email(self) -> str: ...
+@dataclass(frozen=True)
+class ContactBody:
+    """A contact message as the contact form's judge checked it (web/submissions.judge_contact)."""
 
-
-class ContactBody(Protocol):
-    """A contact message as the gateway checked it (gateway/contract.py's SendEmailRequest)."""
-
-    @property
-    def sender(self) -> _Sender: ...
-    @property
-    def subject(self) -> str: ...
-    @property
-    def message(self) -> str: ...
+    sender_name: str
+    sender_email: str
+    subject: str
+    message: str
 
 
 def store_message(body: ContactBody, db_url: str | None = None, job: Job | None = None) -> int:
@@ -521,8 +511,8 @@ def store_message(body: ContactBody, db_url: str | None = None, job: Job | None 
         # was inserted); a single-row insert that succeeded always has it.
         message_id = connection.execute(
             sqlalchemy.insert(ContactMessage).values(
-                sender_name=body.sender.name,
-                sender_email=body.sender.email,
+                sender_name=body.sender_name,
+                sender_email=body.sender_email,
                 subject=body.subject,
                 message=body.message,
                 received_at=now,

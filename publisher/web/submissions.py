@@ -148,8 +148,8 @@ async def within_limits(form: str, client: str, address: str) -> bool:
 
 async def send(form: str, request: dict[str, str]) -> bool:
     """Deliver an accepted submit to the gateway; True when the gateway took it."""
-    client = gateway.shared_client.get()
-    call = client.subscribe(request) if form == SUBSCRIBE else client.send_email(request)
+    chosen = gateway.shared_gateway.get()
+    call = chosen.subscribe(request) if form == SUBSCRIBE else chosen.send_email(request)
     return await deliver(call)
 
 
@@ -166,7 +166,7 @@ async def deliver(call: Awaitable[None]) -> bool:
         logger.warning("Submit not delivered: %s", stop)
         return False
     except gateway.GatewayError:
-        return False  # already logged with its cause by the gateway client
+        return False  # already logged with its cause by the gateway
     except Exception as exc:
         logger.error("Gateway call failed unexpectedly: %s", type(exc).__name__, exc_info=exc)
         return False

@@ -13,7 +13,6 @@ import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from types import SimpleNamespace
 
 import httpx
 import pytest
@@ -22,9 +21,9 @@ from playwright.sync_api import Page, expect
 
 from publisher import content, storage
 from publisher.content import admin_copy
-from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
 from publisher.storage import bounce_records, subscribers
 from publisher.storage.bounce_records import Fetched, MailboxPlace, Report
+from publisher.storage.subscribers import SignUp
 from tests.browser import add_passkey_authenticator, new_page
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import ProductionServer, publisher_gateway, running_server
@@ -41,15 +40,14 @@ def dashboard_site(built_site, tmp_path_factory) -> Iterator[tuple[ProductionSer
     db_url = f"sqlite:///{workdir / 'dashboard.db'}"
     publisher_gateway(db_url, "migrate")
     for number in range(3):  # three readers who joined, one who confirmed
-        request = SubscribeRequest.model_validate(
-            {"email": f"reader{number}@example.com", "name": "Jo Reader", "book_updates": "yes"}
-        )
+        request = SignUp(email=f"reader{number}@example.com", name="Jo Reader")
         subscribers.subscribe(request, None, db_url)
     key = subscribers.list_subscribers(db_url=db_url)[0].link_key
     subscribers.confirm(key, None, None, db_url)
     # A message whose every field is markup and control characters: shown as text, never run.
-    hostile = SendEmailRequest.model_construct(
-        sender=SimpleNamespace(name=f"{MARKUP} Eve", email="eve@example.com"),
+    hostile = storage.ContactBody(
+        sender_name=f"{MARKUP} Eve",
+        sender_email="eve@example.com",
         subject=f"Hi {MARKUP}",
         message=(
             f"<script>window.__pwned = 2</script> [javascript:window.__pwned=3](javascript:alert(1)) \x1b[31m {MARKUP}"

@@ -28,8 +28,8 @@ from reflex.istate.manager.token import BaseStateToken
 from reflex_base.utils.exceptions import StateSchemaMismatchError
 
 from publisher.content import admin_copy
-from publisher.gateway.contract import SubscribeRequest
 from publisher.storage import subscribers
+from publisher.storage.subscribers import SignUp
 from publisher.web import tab_states
 from publisher.web.states.admin import AdminState
 from tests.browser import add_passkey_authenticator, new_page
@@ -44,7 +44,7 @@ def seeded_database(workdir: Path) -> str:
     db_url = f"sqlite:///{workdir / 'dashboard.db'}"
     publisher_gateway(db_url, "migrate")
     for email in READERS:
-        request = SubscribeRequest.model_validate({"email": email, "name": "A Reader", "book_updates": "yes"})
+        request = SignUp(email=email, name="A Reader")
         subscribers.subscribe(request, None, db_url)
     return db_url
 
@@ -167,7 +167,7 @@ def test_a_closed_dashboard_tab_leaves_no_session_token_and_no_readers_address_i
     page.get_by_role("button", name=admin_copy.FORGET_BUTTON).click()
     expect(page.get_by_role("alertdialog")).to_contain_text(FORGOTTEN)
     # The open page keeps itself fresh from the database, signed in, on either manager.
-    request = SubscribeRequest.model_validate({"email": NEWCOMER, "name": "Dee", "book_updates": "yes"})
+    request = SignUp(email=NEWCOMER, name="Dee")
     subscribers.subscribe(request, None, site.db_url)
     expect(signups).to_have_count(len(READERS) + 1, timeout=15_000)
     expect(page.get_by_text("Signed in as Ada")).to_be_visible()

@@ -6,12 +6,12 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from publisher.gateway.contract import SubscribeRequest
 from publisher.limits import submits
 from publisher.limits.submits import Limiter, MemoryCounter
 from publisher.rules.list_rules import ListStatus
 from publisher.server import routes
 from publisher.storage import bounce_records, subscribers
+from publisher.storage.subscribers import SignUp
 from tests.services.test_new_release_list import job
 from tests.unit.test_bounce_hook import SECRET, SECRET_VAR
 
@@ -37,7 +37,7 @@ def site(db_url, monkeypatch):
 
 def confirmed(db_url: str, email: str = "jo@example.com") -> str:
     """A reader who joined and confirmed; their link key."""
-    request = SubscribeRequest.model_validate({"email": email, "name": "Jo Reader", "book_updates": "yes"})
+    request = SignUp(email=email, name="Jo Reader")
     subscribers.subscribe(request, job(), db_url)
     key = next(s.link_key for s in subscribers.list_subscribers(db_url=db_url) if s.email_key == email)
     subscribers.confirm(key, job(), None, db_url)

@@ -16,12 +16,12 @@ import sqlalchemy
 import sqlmodel
 
 from publisher import content, storage
-from publisher.gateway.contract import SubscribeRequest
 from publisher.mail import announce, mailer, outbox, returns
 from publisher.rules import bounces
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records, subscribers
 from publisher.storage.bounce_records import Report
+from publisher.storage.subscribers import SignUp
 from tests.services.test_campaign import Clock, mail_for, readers, sender_for, start_campaign
 from tests.smtp import LIST_SECRET, POSTAL_ADDRESS, SmtpServer
 from tests.support import publisher_gateway
@@ -53,8 +53,8 @@ def jobs(db_url: str, status: str) -> list[storage.Delivery]:
         return list(session.exec(statement.order_by(storage.Delivery.id)))
 
 
-def sign_up(email: str) -> SubscribeRequest:
-    return SubscribeRequest.model_validate({"email": email, "name": "Jo Reader", "book_updates": "yes"})
+def sign_up(email: str) -> SignUp:
+    return SignUp(email=email, name="Jo Reader")
 
 
 # --- At sending time: a campaign. ---

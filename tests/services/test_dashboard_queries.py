@@ -4,28 +4,25 @@ a prefix search that takes wildcards as typed, and each message's email as the o
 from __future__ import annotations
 
 from datetime import timedelta
-from types import SimpleNamespace
 
 import sqlalchemy
 
 from publisher import content, storage
-from publisher.gateway.contract import SubscribeRequest
 from publisher.storage import dashboard, subscribers
 from publisher.storage.database import engine
+from publisher.storage.subscribers import SignUp
 from publisher.storage.tables import Job
 from tests.support import publisher_gateway
 
 
 def join(db_url: str, email: str) -> None:
-    request = SubscribeRequest.model_validate({"email": email, "name": "Jo Reader", "book_updates": "yes"})
+    request = SignUp(email=email, name="Jo Reader")
     subscribers.subscribe(request, None, db_url)
 
 
 def message(db_url: str, subject: str, job: Job | None) -> int:
-    body = SimpleNamespace(
-        sender=SimpleNamespace(name="Jo Reader", email="jo@example.com"), subject=subject, message="Hello there, books!"
-    )
-    return storage.store_message(body, db_url, job)  # type: ignore[arg-type]
+    body = storage.ContactBody("Jo Reader", "jo@example.com", subject, "Hello there, books!")
+    return storage.store_message(body, db_url, job)
 
 
 def test_the_latest_sign_ups_are_newest_first_and_at_most_the_limit(db_url):
@@ -95,9 +92,7 @@ def test_the_charts_count_confirmed_readers_per_day_and_sign_ups_against_leavers
     today = storage.utc_now().replace(hour=12)
     for number, days_ago in enumerate((40, 20, 10)):  # each signs up and confirms that day
         then = today - timedelta(days=days_ago)
-        request = SubscribeRequest.model_validate(
-            {"email": f"reader{number}@example.com", "name": "Jo Reader", "book_updates": "yes"}
-        )
+        request = SignUp(email=f"reader{number}@example.com", name="Jo Reader")
         subscribers.subscribe(request, None, db_url, now=then)
         key = next(
             r.link_key for r in subscribers.list_subscribers(db_url=db_url) if r.email.startswith(f"reader{number}")

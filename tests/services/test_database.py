@@ -148,28 +148,28 @@ def test_the_migration_command_explains_a_database_that_does_not_answer():
 
 
 @pytest.mark.asyncio
-async def test_postgres_lost_while_running_gives_503_stores_nothing_and_recovers_when_it_returns(
+async def test_postgres_lost_while_running_fails_the_call_stores_nothing_and_recovers_when_it_returns(
     postgres: PostgresServer,
 ):
-    from publisher import storage
+    from publisher import gateway, storage
     from publisher.storage import subscribers
-    from tests.services.test_embedded_gateway import MESSAGE, SUBSCRIPTION, client_for
+    from tests.services.test_embedded_gateway import CONTACT, SUBSCRIPTION, embedded_for
 
     url = postgres.url(postgres.migrated_database())
-    async with client_for(url) as client:
-        before = await client.post("/prod/subscribe", json=SUBSCRIPTION)  # the pool now holds a connection
-        postgres.stop()
-        try:
-            lost_subscription = await client.post("/prod/subscribe", json={**SUBSCRIPTION, "email": "bo@example.com"})
-            lost_message = await client.post("/prod/send-email", json=MESSAGE)
-        finally:
-            postgres.start()
-        after = await client.post("/prod/subscribe", json={**SUBSCRIPTION, "email": "bo@example.com"})
-        message_after = await client.post("/prod/send-email", json=MESSAGE)
-    assert [before.status_code, lost_subscription.status_code, lost_message.status_code] == [200, 503, 503]
-    assert lost_subscription.json() == {"error": "Storage unavailable"}
-    assert (after.status_code, after.json()) == (200, {"status": "subscribed"})
-    assert message_after.status_code == 200
+    local = embedded_for(url)
+    await local.subscribe(SUBSCRIPTION)  # the pool now holds a connection
+    postgres.stop()
+    try:
+        with pytest.raises(gateway.GatewayError) as lost_subscription:
+            await local.subscribe({**SUBSCRIPTION, "email": "bo@example.com"})
+        with pytest.raises(gateway.GatewayError) as lost_message:
+            await local.send_email(CONTACT)
+    finally:
+        postgres.start()
+    await local.subscribe({**SUBSCRIPTION, "email": "bo@example.com"})
+    await local.send_email(CONTACT)
+    assert lost_subscription.value.cause.startswith("the database did not answer")
+    assert lost_message.value.cause.startswith("the database did not answer")
     assert [s.email for s in subscribers.list_subscribers(db_url=url)] == ["jo@example.com", "bo@example.com"]
     assert len(storage.list_messages(url)) == 1
 

@@ -15,11 +15,10 @@ from __future__ import annotations
 from email.header import decode_header, make_header
 from email.message import EmailMessage
 
-import httpx
 import pytest
 from reflex_base import config as reflex_config
 
-from publisher import content, gateway, storage
+from publisher import content, storage
 from publisher.config.settings import mail_settings
 from publisher.gateway import embedded
 from publisher.mail import campaign, mailer, outbox, release_email
@@ -143,15 +142,9 @@ async def test_a_name_made_of_an_encoded_word_is_carried_as_text_in_every_email(
         )
     )
     # What the two forms post: the contact message and the subscription, through the gateway.
-    client = gateway.GatewayClient(
-        base_url=gateway.LOCAL_GATEWAY_BASE_URL,
-        transport=httpx.ASGITransport(app=embedded.create_app(db_url, mail), raise_app_exceptions=False),
-    )
-    try:
-        await client.send_email({"firstName": name, "lastName": "Lee", "email": READER, "message": QUESTION})
-        await client.subscribe({"name": name, "email": READER})
-    finally:
-        await client.aclose()
+    local = embedded.EmbeddedList(mail=mail, db_url=db_url)
+    await local.send_email({"firstName": name, "lastName": "Lee", "email": READER, "message": QUESTION})
+    await local.subscribe({"name": name, "email": READER})
     sender = outbox.Sender(mail, db_url)
     assert [o.status for o in await sender.send_due()] == ["sent", "sent"]
     # The confirmation page's button: the welcome email and the publisher's notice.

@@ -22,9 +22,9 @@ from reflex_base import config as reflex_config
 
 from publisher import content, storage
 from publisher.config.settings import mail_settings
-from publisher.gateway.contract import SubscribeRequest
 from publisher.mail import announce, campaign, mailer, outbox, release_email
 from publisher.storage import subscribers
+from publisher.storage.subscribers import SignUp
 from tests.services.test_embedded_gateway import SUBSCRIPTION
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.unit.test_list_headers import LONG_DOMAIN, LONG_SITE, unsubscribe_link_for
@@ -142,7 +142,7 @@ def assert_written_as_rfc_2369_asks(raw: bytes, unsubscribe_link: str) -> None:
 
 
 def confirmed_reader(db_url: str, mail) -> storage.Subscriber:
-    subscribers.subscribe(SubscribeRequest.model_validate(SUBSCRIPTION), outbox.job_for(mail), db_url)
+    subscribers.subscribe(SignUp(**SUBSCRIPTION), outbox.job_for(mail), db_url)
     [subscriber] = subscribers.list_subscribers(db_url=db_url)
     return subscriber
 

@@ -15,7 +15,6 @@ from reflex_base import constants
 from publisher import storage
 from publisher.config.settings import mail_settings
 from publisher.content import list_copy
-from publisher.gateway.contract import SubscribeRequest
 from publisher.limits import submits
 from publisher.limits.submits import Limit, Limiter, MemoryCounter
 from publisher.mail import outbox
@@ -25,6 +24,7 @@ from publisher.server import routes
 from publisher.server.list_links import ListLinks
 from publisher.storage import bounce_records, database, subscribers, tables
 from publisher.storage.bounce_records import Report
+from publisher.storage.subscribers import SignUp
 from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE, checking_html
 from publisher.web.states import list_link
 from publisher.web.states.confirm import ConfirmState
@@ -52,7 +52,7 @@ def list_site(db_url, monkeypatch):
 
 def joined(mail, email: str = "jo@example.com") -> storage.Subscriber:
     """A subscriber who asked to join (pending, confirmation queued)."""
-    body = SubscribeRequest.model_validate({"email": email, "name": "Jo Reader", "book_updates": "yes"})
+    body = SignUp(email=email, name="Jo Reader")
     subscribers.subscribe(body, outbox.job_for(mail))
     return next(s for s in subscribers.list_subscribers() if s.email == email)
 
@@ -306,7 +306,7 @@ async def test_only_the_latest_confirmations_link_confirms(list_site):
     first = joined(list_site)
     old_link = list_links.confirm_token(SECRET, first.link_key, first.confirmation_sent_at)
     subscribers.unsubscribe(first.link_key, "test")
-    body = SubscribeRequest.model_validate({"email": first.email, "name": "Jo Reader", "book_updates": "yes"})
+    body = SignUp(email=first.email, name="Jo Reader")
     subscribers.subscribe(body, outbox.job_for(list_site), now=first.confirmation_sent_at + timedelta(hours=25))
     again = subscribers.lookup(first.link_key)
     assert again.status == ListStatus.PENDING and again.confirmation_sent_at > first.confirmation_sent_at
@@ -335,7 +335,7 @@ async def test_a_link_older_than_a_rejoin_within_the_day_does_not_confirm(list_s
     first = joined(list_site)
     old_link = list_links.confirm_token(SECRET, first.link_key, first.confirmation_sent_at)
     subscribers.unsubscribe(first.link_key, "test")
-    body = SubscribeRequest.model_validate({"email": first.email, "name": "Someone Else", "book_updates": "yes"})
+    body = SignUp(email=first.email, name="Someone Else")
     subscribers.subscribe(body, outbox.job_for(list_site), now=first.confirmation_sent_at + timedelta(hours=2))
     state = on_page(ConfirmState, "/subscribe/confirm", old_link)
     await run(ConfirmState.open, state)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import threading
 from datetime import UTC, datetime, timedelta
@@ -14,11 +15,11 @@ from alembic.config import Config
 from alembic import command
 from publisher import storage
 from publisher.config.settings import mail_settings
-from publisher.gateway.contract import SendEmailRequest, SubscribeRequest
 from publisher.mail import outbox
-from publisher.rules import list_links
+from publisher.rules import form_fields, list_links
 from publisher.rules.list_rules import ImportRefused, ListStatus, on_subscribe, read_import
 from publisher.storage import subscribers
+from publisher.storage.subscribers import SignUp
 from tests.services.test_embedded_gateway import MESSAGE, count_rows
 from tests.smtp import LIST_SECRET
 from tests.support import PROJECT_ROOT, publisher_gateway
@@ -35,8 +36,11 @@ MAIL = mail_settings(
 )
 
 
-def body(email: str = "jo@example.com", name: str = "Jo Reader") -> SubscribeRequest:
-    return SubscribeRequest.model_validate({"email": email, "name": name, "book_updates": "yes"})
+def body(email: str = "jo@example.com", name: str = "Jo Reader") -> SignUp:
+    """A sign-up as the form's judge hands it on: checked, the address in its sendable form."""
+    checked = form_fields.SUBSCRIBE.check({"name": name, "email": email})
+    assert checked.ok, checked.errors
+    return SignUp(**checked.values)
 
 
 def job() -> storage.Job:
@@ -346,7 +350,7 @@ def test_forget_erases_the_address_its_messages_and_their_emails_and_nothing_els
     subscribers.confirm(key, job(), job(), db_url, now=T0)
     subscribers.subscribe(body("bo@example.com", "Bo"), job(), db_url, now=T0)
     for sender in ("JO@example.com", "bo@example.com"):
-        message = SendEmailRequest.model_validate({**MESSAGE, "sender": {"name": "Jo Reader", "email": sender}})
+        message = dataclasses.replace(MESSAGE, sender_email=sender)
         storage.store_message(message, db_url, job())
 
     forgotten = publisher_gateway(db_url, "forget", "Jo@Example.com")

@@ -10,10 +10,10 @@ from datetime import timedelta
 import pytest
 
 from publisher import content, storage
-from publisher.gateway.contract import SubscribeRequest
 from publisher.mail import notices, outbox
 from publisher.storage import notices as notice_records
 from publisher.storage import subscribers
+from publisher.storage.subscribers import SignUp
 from tests.smtp import SmtpServer
 
 MAIL_FROM = "site@animals.example"
@@ -39,7 +39,7 @@ def mail(smtp, monkeypatch):
 
 
 def paused_release(db_url: str) -> str:
-    request = SubscribeRequest.model_validate({"email": "jo@example.com", "name": "Jo Reader", "book_updates": "yes"})
+    request = SignUp(email="jo@example.com", name="Jo Reader")
     subscribers.subscribe(request, None, db_url)
     subscribers.confirm(subscribers.list_subscribers(db_url=db_url)[0].link_key, None, None, db_url)
     slug = content.BOOKS[0].slug

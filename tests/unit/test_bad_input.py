@@ -161,11 +161,11 @@ class Recorder:
 @contextmanager
 def recording_gateway():
     recorder = Recorder()
-    gateway.shared_client.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder)))
+    gateway.shared_gateway.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder)))
     try:
         yield recorder
     finally:
-        gateway.shared_client.set(None)
+        gateway.shared_gateway.set(None)
 
 
 class Clock:

@@ -7,9 +7,6 @@ from pathlib import Path
 
 PUBLISHER = Path(__file__).resolve().parents[2] / "publisher"
 FUNCTION_MAX_LINES = 60
-# Split by another change of the same issue (41, item 1: one module is the list); each entry
-# goes when that change lands: the test below fails while an entry here is no longer long.
-LONG_FOR_NOW = frozenset({"storage/subscribers.py:subscribe"})
 
 
 def function_lengths(source: str) -> dict[str, int]:
@@ -32,17 +29,12 @@ def long_functions() -> dict[str, int]:
 
 
 def test_every_function_in_publisher_is_at_most_60_lines():
-    too_long = {name: lines for name, lines in long_functions().items() if name not in LONG_FOR_NOW}
-    assert too_long == {}, f"functions over {FUNCTION_MAX_LINES} lines: split each where a name explains a part"
+    assert long_functions() == {}, f"functions over {FUNCTION_MAX_LINES} lines: split each where a name explains a part"
 
 
 def test_the_testing_guide_states_the_same_limit():
     text = " ".join((PUBLISHER.parent / "docs" / "testing.md").read_text(encoding="utf-8").split())
     assert f"every function in `publisher/` is at most {FUNCTION_MAX_LINES} lines" in text
-
-
-def test_the_functions_left_long_for_now_are_still_long():
-    assert sorted(LONG_FOR_NOW - set(long_functions())) == [], "no longer long: remove it from LONG_FOR_NOW"
 
 
 def test_the_length_check_counts_from_def_to_the_last_line():

@@ -144,10 +144,10 @@ def extended_subscribe(monkeypatch, tmp_path: Path):
         bodies.append(json.loads(request.content))
         return httpx.Response(200, json={})
 
-    gateway.shared_client.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(record)))
+    gateway.shared_gateway.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(record)))
     submits.shared_limiter.set(submits.Limiter(submits.MemoryCounter()))
     yield tmp_path, bodies
-    gateway.shared_client.set(None)
+    gateway.shared_gateway.set(None)
     submits.shared_limiter.set(None)
 
 
@@ -178,13 +178,13 @@ async def test_a_field_added_to_the_declaration_is_sent_in_the_gateway_s_body(mo
         return httpx.Response(200, json={})
 
     monkeypatch.setattr(form_fields, "SUBSCRIBE", EXTENDED_SUBSCRIBE)
-    gateway.shared_client.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(record)))
+    gateway.shared_gateway.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(record)))
     try:
         verdict = submissions.judge_subscribe({"name": " Jo ", "email": "jo@example.com", "companyName": " Acme "})
         assert verdict.request is not None
         assert await submissions.send(submissions.SUBSCRIBE, verdict.request)
     finally:
-        gateway.shared_client.set(None)
+        gateway.shared_gateway.set(None)
     assert bodies == [{"name": "Jo", "email": "jo@example.com", "companyName": "Acme", "book_updates": "yes"}]
 
 

@@ -45,9 +45,9 @@ class Gateway:
 @pytest.fixture
 def gw() -> Iterator[Gateway]:
     recorder = Gateway()
-    gateway.shared_client.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder.handle)))
+    gateway.shared_gateway.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder.handle)))
     yield recorder
-    gateway.shared_client.set(None)
+    gateway.shared_gateway.set(None)
 
 
 class Clock:
@@ -225,12 +225,12 @@ async def test_an_unexpected_gateway_error_ends_the_submit_with_the_failure_toas
         raise RuntimeError("bug")
 
     monkeypatch.setattr(gateway.GatewayClient, "subscribe", broken)
-    gateway.shared_client.set(gateway.GatewayClient("https://gw.test"))
+    gateway.shared_gateway.set(gateway.GatewayClient("https://gw.test"))
     try:
         state = new_state(SubscribeState)
         await submit(state, SUBSCRIBER)
     finally:
-        gateway.shared_client.set(None)
+        gateway.shared_gateway.set(None)
     assert state.status == EDITING
     assert state.notice_text == "Failed to subscribe. Please try again."
     assert "Gateway call failed unexpectedly: RuntimeError" in caplog.text

@@ -105,7 +105,7 @@ def test_frames_count_for_the_task_that_ran_them_or_handed_them_to_a_thread(hous
         antispam.subscribe_rejection(honeypot="")
 
     async def subscribe() -> None:
-        await asyncio.to_thread(validation.check_subscription, "Jo", "jo@example.org")
+        await asyncio.to_thread(validation.check_email, "jo@example.org")
 
     async def main():
         started, go_on = asyncio.Event(), asyncio.Event()

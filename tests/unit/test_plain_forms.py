@@ -87,11 +87,11 @@ class Recorder:
 def sent(monkeypatch):
     recorder = Recorder()
     monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://gw.test")
-    gateway.shared_client.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder)))
+    gateway.shared_gateway.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder)))
     submits.shared_limiter.set(submits.Limiter(submits.MemoryCounter()))
     used_tokens.shared_used_tokens.set(used_tokens.MemoryUsedTokens())
     yield recorder
-    gateway.shared_client.set(None)
+    gateway.shared_gateway.set(None)
     submits.shared_limiter.set(None)
     used_tokens.shared_used_tokens.set(None)
 

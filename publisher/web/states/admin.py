@@ -29,7 +29,7 @@ from datetime import datetime
 import reflex as rx
 import sqlalchemy
 
-from publisher import content, storage
+from publisher import content, mailing_list, storage
 from publisher.config import settings
 from publisher.content import admin_copy
 from publisher.content.books import book_by_slug
@@ -381,7 +381,7 @@ class AdminState(rx.State):
                 await self._show(touch=False)
                 return
             if action == FORGET:
-                erased = await asyncio.to_thread(subscribers.forget, target)
+                erased = await asyncio.to_thread(mailing_list.forget, target)
                 self.notice = admin_copy.FORGOTTEN.format(address=target, what=erased)
             else:
                 self.notice = await asyncio.to_thread(_release_action, action, target, admin.name)

@@ -6,17 +6,14 @@ plain POST, which the production server answers alone (server/list_links.py).
 
 from __future__ import annotations
 
-import functools
 from datetime import datetime
 
 import reflex as rx
 
-from publisher import storage
+from publisher import mailing_list, storage
 from publisher.config import settings
-from publisher.mail import outbox
 from publisher.rules import list_links
-from publisher.rules.list_rules import ListStatus
-from publisher.storage import subscribers
+from publisher.rules.list_rules import ListStatus, is_latest_confirmation
 from publisher.web.states.list_link import (
     ALREADY,
     ASK,
@@ -28,8 +25,6 @@ from publisher.web.states.list_link import (
     UNAVAILABLE,
     LinkView,
     ListLinkState,
-    StorageAway,
-    in_thread,
     list_secrets,
 )
 
@@ -44,8 +39,8 @@ async def confirm_view(token: str, done: bool = False) -> LinkView:
     if claim is None:
         return LinkView(INVALID)
     try:
-        row = await in_thread(subscribers.lookup, claim.link_key)
-    except StorageAway:
+        row = await mailing_list.lookup(claim.link_key)
+    except mailing_list.ListUnavailable:
         return LinkView(UNAVAILABLE)
     if row is None:
         return LinkView(INVALID)
@@ -55,7 +50,7 @@ async def confirm_view(token: str, done: bool = False) -> LinkView:
         return LinkView(LEFT, row.email)
     if claim.expired:
         return LinkView(EXPIRED, row.email)
-    if not subscribers.is_latest_confirmation(row, claim.issued_at):
+    if not is_latest_confirmation(claim.issued_at, row.confirmation_sent_at, row.subscribed_at):
         return LinkView(REPLACED, row.email)  # a newer confirmation was sent since: only its link confirms
     return LinkView(ASK, row.email, claim.link_key, claim.issued_at)
 
@@ -66,19 +61,12 @@ async def confirm_press(view: LinkView) -> LinkView:
     mail = settings.mail_settings()
     if view.stage != ASK or mail is None:
         return view
-    notice = outbox.job_for(mail) if mail.notify_subscribers else None
     try:
-        result = await in_thread(
-            functools.partial(subscribers.confirm, issued_at=view.issued_at),
-            view.link_key,
-            outbox.job_for(mail),
-            notice,
-        )
-    except StorageAway:
+        result = await mailing_list.confirm(view.link_key, view.issued_at, mail)
+    except mailing_list.ListUnavailable:
         return LinkView(UNAVAILABLE)
     if result is None:
         return LinkView(INVALID)
-    outbox.wake()
     return LinkView(_AFTER[result.outcome], result.email)
 
 

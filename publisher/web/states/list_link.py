@@ -13,22 +13,15 @@ count against the visitor's limits, as the forms' submits do.
 
 from __future__ import annotations
 
-import asyncio
-import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import reflex as rx
-import sqlalchemy
 
 from publisher.config import settings
 from publisher.limits import submits
 from publisher.rules.list_links import DONE_PARAM, TOKEN_PARAM, mask_address
 from publisher.web import tab_states
-
-logger = logging.getLogger(__name__)
 
 CHECKING = "checking"  # the prerendered page, until the app has read the link
 ASK = "ask"
@@ -65,23 +58,10 @@ class LinkView:
         return HTTP_STATUS.get(self.stage, 200)
 
 
-class StorageAway(Exception):
-    """The list's database did not answer; the page says to try again."""
-
-
 def list_secrets() -> tuple[str, ...]:
     """The secrets that sign the links; none where this site does not keep the list (cloud gateway, no SMTP)."""
     mail = settings.mail_settings() if settings.list_emails_on() else None
     return mail.list_secrets if mail is not None else ()
-
-
-async def in_thread(function: Callable[..., Any], *args: Any) -> Any:
-    """A database call off the event loop; StorageAway when the database is away."""
-    try:
-        return await asyncio.to_thread(function, *args)
-    except sqlalchemy.exc.SQLAlchemyError as exc:
-        logger.warning("List link: the database is unavailable (%s)", type(exc).__name__)
-        raise StorageAway from None
 
 
 class ListLinkState(rx.State, mixin=True):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import reflex as rx
 
+from publisher import mailing_list
 from publisher.rules import list_links
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import subscribers
 from publisher.web.states.list_link import (
     ASK,
     DONE,
@@ -20,8 +20,6 @@ from publisher.web.states.list_link import (
     UNAVAILABLE,
     LinkView,
     ListLinkState,
-    StorageAway,
-    in_thread,
     list_secrets,
 )
 
@@ -35,8 +33,8 @@ async def unsubscribe_view(token: str, done: bool = False) -> LinkView:
     if link_key is None:
         return LinkView(INVALID)
     try:
-        row = await in_thread(subscribers.lookup, link_key)
-    except StorageAway:
+        row = await mailing_list.lookup(link_key)
+    except mailing_list.ListUnavailable:
         return LinkView(UNAVAILABLE)
     if row is None:
         return LinkView(INVALID)
@@ -51,8 +49,8 @@ async def unsubscribe_press(view: LinkView) -> LinkView:
     if view.stage != ASK:
         return view
     try:
-        result = await in_thread(subscribers.unsubscribe, view.link_key, subscribers.BY_UNSUBSCRIBE_PAGE)
-    except StorageAway:
+        result = await mailing_list.unsubscribe(view.link_key, one_click=False)
+    except mailing_list.ListUnavailable:
         return LinkView(UNAVAILABLE)
     return LinkView(INVALID) if result is None else LinkView(DONE, result.email)
 

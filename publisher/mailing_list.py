@@ -1,0 +1,116 @@
+"""The new-release list, kept by this site (the embedded gateway): the one way a reader's place
+on it changes, and the one way a contact message is taken in.
+
+Sign-up, confirm, unsubscribe (the page's button and a provider's one-click), forget,
+import and the dashboard's actions all come here. Each takes values already checked
+once (by the form's judge, web/submissions.py; by rules/list_rules.read_import; by the
+link's signature, rules/list_links.py), writes through storage/ in one transaction with
+the email it owes (the outbox job, built here only), and then wakes this process's
+sender (mail/outbox.py), so the visitor's answer never waits for SMTP. The rules
+themselves (one confirmation per mailbox a day, only the latest confirmation counts)
+are in rules/list_rules.py, each written once.
+
+The coroutines run the transaction off the event loop; a database that does not answer
+is ``ListUnavailable``, logged here once with what to check. ``forget`` and ``import_rows``
+are synchronous: the operator's command calls them as they are, the dashboard from a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import TypeVar
+
+import sqlalchemy
+
+from publisher import storage
+from publisher.config.settings import MailSettings
+from publisher.mail import outbox
+from publisher.rules.list_rules import ImportRow
+from publisher.storage import subscribers
+from publisher.storage.subscribers import Erased, ImportReport, LinkResult, SignUp
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class ListUnavailable(Exception):
+    """The list's database did not answer (or has no tables yet); the caller shows its clear page."""
+
+
+async def _in_thread(change: Callable[[], T]) -> T:
+    """One transaction off the event loop; ListUnavailable, logged with what to check, when it failed."""
+    try:
+        return await asyncio.to_thread(change)
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        logger.error(
+            "The list's database did not answer: %s (is the database up, and did `publisher-gateway migrate` run?)",
+            type(exc).__name__,
+        )
+        raise ListUnavailable(type(exc).__name__) from None
+
+
+def _job(mail: MailSettings | None) -> storage.Job | None:
+    """The outbox job an email the site owes is stored with; None where the site sends none (no SMTP)."""
+    return outbox.job_for(mail) if mail is not None else None
+
+
+async def sign_up(email: str, name: str, mail: MailSettings | None, db_url: str | None = None) -> str:
+    """The subscribe form: the address joins (pending) and, when the rule says so, its confirmation
+    email is queued. What it did ('added', 'rejoined', 'pending', 'confirmed') goes no further
+    than the gateway: the visitor sees the same answer either way, so the form never tells who
+    is on the list."""
+    outcome = await _in_thread(
+        functools.partial(subscribers.subscribe, SignUp(email=email, name=name), _job(mail), db_url)
+    )
+    outbox.wake()
+    return outcome
+
+
+async def take_message(
+    *, sender_name: str, sender_email: str, subject: str, message: str, mail: MailSettings | None, db_url: str | None
+) -> int:
+    """The contact form: the message is stored with its email to the publisher; its id."""
+    body = storage.ContactBody(sender_name=sender_name, sender_email=sender_email, subject=subject, message=message)
+    message_id = await _in_thread(functools.partial(storage.store_message, body, db_url, _job(mail)))
+    outbox.wake()
+    return message_id
+
+
+async def lookup(link_key: str, db_url: str | None = None) -> storage.Subscriber | None:
+    """The reader a list link names (None: the list no longer has it); nothing changes."""
+    return await _in_thread(functools.partial(subscribers.lookup, link_key, db_url))
+
+
+async def confirm(
+    link_key: str, issued_at: datetime | None, mail: MailSettings, db_url: str | None = None
+) -> LinkResult | None:
+    """The confirmation page's button: the reader joins, the welcome email (and, when the publisher
+    asked for them, their new-subscriber notice) queued with it. None: an address the list no
+    longer has. Only the latest confirmation's link confirms (``issued_at``, its date)."""
+    notice = _job(mail) if mail.notify_subscribers else None
+    change = functools.partial(subscribers.confirm, link_key, _job(mail), notice, db_url, issued_at=issued_at)
+    result = await _in_thread(change)
+    outbox.wake()
+    return result
+
+
+async def unsubscribe(link_key: str, *, one_click: bool, db_url: str | None = None) -> LinkResult | None:
+    """The unsubscribe page's button, or a mail provider's one-click POST (``one_click``): the reader
+    leaves at once, the record of consent saying which. None for an address the list does not have."""
+    how = subscribers.BY_ONE_CLICK if one_click else subscribers.BY_UNSUBSCRIBE_PAGE
+    return await _in_thread(functools.partial(subscribers.unsubscribe, link_key, how, db_url))
+
+
+def forget(email: str, db_url: str | None = None) -> Erased:
+    """The operator's ``forget`` and the dashboard's: everything stored about ``email`` erased."""
+    return subscribers.forget(email, db_url)
+
+
+def import_rows(rows: list[ImportRow], how: str, db_url: str | None = None) -> ImportReport:
+    """The operator's ``import``: rows read and checked by rules/list_rules.read_import; no email is sent."""
+    return subscribers.import_rows(rows, how, db_url)
