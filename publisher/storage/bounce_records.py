@@ -432,8 +432,8 @@ def record_message(
     reports: Iterable[Report] = (),
     db_url: str | None = None,
     now: datetime | None = None,
-) -> list[Recorded] | None:
-    """A mailbox message and the reports it carries, in one transaction; None when it was
+) -> list[Recorded]:
+    """A mailbox message and the reports it carries, in one transaction; none when it was
     recorded before (by another worker, or by this one before it died), or when a copy of it
     (the same ``digest``) was processed before: nothing is counted twice.
 
@@ -470,7 +470,7 @@ def record_message(
             last_seen_at=moment,
         )
         if new is None or copy_processed:
-            return None
+            return []
         return [_record(connection, report, moment) for report in reports]
 
 

@@ -15,9 +15,9 @@ import pytest
 import sqlalchemy
 import sqlmodel
 
-from publisher import content, storage
+from publisher import content, returns, storage
 from publisher.gateway.contract import SubscribeRequest
-from publisher.mail import announce, mailer, outbox, returns
+from publisher.mail import announce, mailer, outbox
 from publisher.rules import bounces
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records, subscribers

@@ -193,11 +193,3 @@ def test_refusals_in_a_streak_become_bounces_only_once_a_success_shows_the_serve
     assert streak.failure(4)  # the campaign pauses: a server refusing everyone
     streak.forget()
     assert streak.success() == []  # nobody is bounced for the server's refusals
-
-
-def test_an_address_with_a_token_is_told_from_the_plain_bounce_address_signed_or_not():
-    assert bounces.has_verp_token(bounces.verp_address(BOUNCES, SECRET, 7), BOUNCES)
-    assert bounces.has_verp_token("<bounces+1-00000000000000000000@animals.example>", BOUNCES)  # forged, still a token
-    assert not bounces.has_verp_token(BOUNCES, BOUNCES)
-    assert not bounces.has_verp_token("bounces+x@elsewhere.example", BOUNCES)
-    assert not bounces.has_verp_token("reader+tag@animals.example", BOUNCES)
