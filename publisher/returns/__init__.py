@@ -1,30 +1,21 @@
-"""What comes back from the list's emails: bounces and complaints, taken in one place.
-
-They arrive three ways, and all three end in ``take``:
-
-- **at sending**: the SMTP server refuses a reader (``at_sending``, ``take_at_sending``,
-  called by mail/outbox.py and mail/campaign.py);
-- **the bounce mailbox**: ``bounce_mailbox.py`` reads ``PUBLISHER_BOUNCE_MAILBOX`` over IMAP
-  (``imap_client.py``, its own IMAP session) and classifies each message (rules/reports.py);
-- **a provider's webhook**: server/bounce_hook.py is the HTTP door; ``webhook.py`` reads
-  the provider's body.
+"""What comes back from the list's emails, in one place. Bounces and complaints arrive three
+ways, and all three end in ``take``: refused at sending (``at_sending``, from mail/outbox.py
+and mail/campaign.py), in the bounce mailbox (``bounce_mailbox.py`` on ``imap_client.py``),
+and from a provider's webhook (``webhook.py`` reads the body server/bounce_hook.py receives).
 
 ``take`` records the reports with their readers in one transaction (storage/bounce_records.py),
 logs each reader whose place on the list changed, then checks every campaign they touched
 against the pause thresholds (``PUBLISHER_PAUSE_BOUNCE_RATE``, ``PUBLISHER_PAUSE_COMPLAINT_RATE``),
 so a release that turns out to reach dead addresses or annoyed readers stops itself, whichever
-way the news came. Synchronous: callers on the event loop run it in a thread.
-
-The package sits below mail/ (whose senders call it) and above storage/; the rules (what
-is hard, when soft bounces add up, when a campaign pauses) stay in rules/bounces.py.
+way the news came. Synchronous: callers on the event loop run it in a thread. The rules
+(what is hard, when soft bounces add up, when a campaign pauses) are rules/bounces.py's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Protocol
 
@@ -33,17 +24,17 @@ from publisher.config import settings
 from publisher.config.settings import BounceSettings
 from publisher.rules import bounces
 from publisher.storage import bounce_records
-from publisher.storage.bounce_records import Fetched, MailboxPlace, Recorded, Report
+from publisher.storage.bounce_records import Recorded, Report
 
 logger = logging.getLogger(__name__)
 
 
 class SendingFailure(Protocol):
-    """What the sender says of an email the SMTP server did not take (mail/mailer.DeliveryFailed)."""
+    """mail/mailer.DeliveryFailed, as this package below mail/ knows it."""
 
     reason: str
-    permanent: bool  # a 5xx refusal: never retried
-    about_recipient: bool  # refused the reader (at RCPT or DATA), not the session
+    permanent: bool
+    about_recipient: bool
 
 
 def at_sending(delivery_id: int, failure: SendingFailure) -> Report | None:
@@ -69,43 +60,20 @@ async def take_at_sending(reports: list[Report], db_url: str | None, label: str)
         return []
 
 
-@dataclass(frozen=True)
-class InMailbox:
-    """The bounce mailbox message reports came in: recorded in their transaction, so that a
-    message read twice (two workers, a reader that died before moving it) counts once."""
-
-    place: MailboxPlace
-    uid: int
-    fetched: Fetched
-    note: str = ""
-
-
 def take(
     reports: Iterable[Report],
     db_url: str | None = None,
     *,
-    message: InMailbox | None = None,
+    record: Callable[..., list[Recorded]] = bounce_records.record_all,
     limits: BounceSettings | None = None,
     now: datetime | None = None,
 ) -> list[Recorded]:
-    """Record ``reports`` (one transaction) and pause the campaigns they push past a threshold.
+    """Record ``reports`` and pause the campaigns they push past a threshold.
 
-    With ``message``, the mailbox message is recorded with them; none is returned when it was
-    recorded before (storage/bounce_records.record_message).
+    ``record`` keeps them in one transaction (given ``reports``, ``db_url`` and ``now``); the
+    mailbox reader's keeps the message that carried them in it too, so that it counts once.
     """
-    if message is None:
-        recorded = bounce_records.record_all(list(reports), db_url, now=now)
-    else:
-        recorded = bounce_records.record_message(
-            message.place,
-            message.uid,
-            bounce_records.PROCESSED,
-            fetched=message.fetched,
-            note=message.note,
-            reports=reports,
-            db_url=db_url,
-            now=now,
-        )
+    recorded = record(reports=list(reports), db_url=db_url, now=now)
     for item in recorded:  # the address, as the operator must act on it
         if item.outcome in (bounce_records.MADE_BOUNCED, bounce_records.MADE_UNSUBSCRIBED):
             logger.warning("List: %s is %s now", item.email, item.outcome)

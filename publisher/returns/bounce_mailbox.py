@@ -38,6 +38,7 @@ import contextlib
 import email.parser
 import email.policy
 import email.utils
+import functools
 import hashlib
 import logging
 import threading
@@ -289,8 +290,10 @@ def _handle(read: _Read, uid: int, size: int | None) -> None:
             read.record(uid, bounce_records.UNPROVEN, fetched=fetched, note=note)
             reading.unproven += 1
             return
-        carrier = returns.InMailbox(read.place, uid, fetched, left_out)
-        if returns.take(items, read.db_url, message=carrier, limits=read.bounce, now=read.clock()):
+        record = functools.partial(
+            bounce_records.record_message, read.place, uid, bounce_records.PROCESSED, fetched=fetched, note=left_out
+        )
+        if returns.take(items, read.db_url, record=record, limits=read.bounce, now=read.clock()):
             if message.kind == reports.BOUNCE:
                 reading.bounces += 1
             else:

@@ -1,9 +1,6 @@
-"""A provider's report body, read: what ``POST /hooks/bounce`` (server/bounce_hook.py) takes.
-
-The body is one JSON object or a list of them, each ``{"email", "type", "reason"}``; a body
-with one bad item gives no report at all, so that the provider learns which item is wrong
-and can send the batch again, whole. The reasons it is refused name the key, never the
-value: an address must not come back in an answer or a log.
+"""A provider's body to ``POST /hooks/bounce`` (server/bounce_hook.py), read: one JSON object or
+a list of them, each ``{"email", "type", "reason"}``, all taken or, if one is bad, none. Why a
+body is refused names the key, never the value: an address never comes back in an answer or a log.
 """
 
 from __future__ import annotations

@@ -103,12 +103,6 @@ def kind_of_status(status: str, action: str = "") -> str | None:
     return None
 
 
-def kind_of_smtp_reply(code: int) -> str | None:
-    """A reply to RCPT or DATA while sending: 5xx is a hard bounce; a 4xx is retried (a soft
-    bounce only once the retries give up)."""
-    return HARD if 500 <= code < 600 else None
-
-
 @dataclass(frozen=True)
 class SentEmail:
     """One list email to a reader, as the soft-bounce rule sees it."""

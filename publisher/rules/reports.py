@@ -94,8 +94,7 @@ class Failure:
 
 @dataclass(frozen=True)
 class ClassifiedMessage:
-    """One email of the bounce mailbox, classified: the reader turns it into the reports it
-    proves (storage/bounce_records.Report).
+    """One email of the bounce mailbox, classified; what it proves is a storage/bounce_records.Report.
 
     The mailbox reader finds the email a report is about by the VERP address in ``envelope_to``
     (or ``original_return_path`` for a complaint sent to a feedback address), and checks
