@@ -22,7 +22,6 @@ NOT_JSON = "The body is not JSON"
 WRONG_SHAPE = "The body must be a JSON object or a list of them"
 EMPTY_LIST = "The list is empty"
 TOO_MANY_ITEMS = f"At most {MAX_ITEMS} items at once"
-KINDS_TEXT = ", ".join(bounces.KINDS)
 
 
 class Item(BaseModel):
@@ -101,7 +100,7 @@ def _problem(error: ErrorDetails) -> str:
     if kind == "missing":
         return f"{field} is required"
     if field == "type":
-        return f"type must be one of {KINDS_TEXT}"
+        return f"type must be one of {', '.join(bounces.KINDS)}"
     if kind in ("string_type", "str_type"):
         return f"{field} must be a string"
     if kind == "string_too_short":
