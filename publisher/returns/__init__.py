@@ -87,12 +87,11 @@ def take(
 def _pause_campaigns(campaign_ids: Iterable[int], db_url: str | None, limits: BounceSettings | None) -> None:
     limits = limits or settings.bounce_settings()
     for campaign_id in sorted(campaign_ids):
-        reason = bounce_records.pause_on_returns(
+        paused = bounce_records.pause_on_returns(
             campaign_id, limits.pause_bounce_rate, limits.pause_complaint_rate, db_url
         )
-        if reason is not None:
-            campaign = storage.get_campaign(campaign_id, db_url)
-            slug = campaign.book_slug if campaign else "SLUG"
+        if paused is not None:
+            reason, slug = paused
             logger.error(
                 "Campaign #%s (%s) paused: %s. Look at `publisher-gateway bounces`; "
                 "`publisher-gateway announce %s` resumes it.",

@@ -329,9 +329,9 @@ def _campaign_returns(connection, campaign_id: int) -> CampaignReturns:
 
 def pause_on_returns(
     campaign_id: int, bounce_rate: float, complaint_rate: float, db_url: str | None = None
-) -> str | None:
+) -> tuple[str, str] | None:
     """Pause a sending campaign whose bounces or complaints since it was last resumed pass the
-    thresholds (rules/bounces.pause_reason); the reason when it was paused now, else None."""
+    thresholds (rules/bounces.pause_reason); the reason and its book's slug when it was paused now."""
     with tables.engine(db_url).begin() as connection:
         campaign = connection.execute(
             sqlalchemy.select(Campaign).where(col(Campaign.id) == campaign_id).with_for_update()
@@ -353,7 +353,7 @@ def pause_on_returns(
             .where(col(Campaign.id) == campaign_id)
             .values(status=tables.PAUSED, paused_reason=_clip(reason))
         )
-        return reason
+        return reason, campaign.book_slug
 
 
 def reset_baseline(connection, campaign_id: int) -> None:
