@@ -317,8 +317,8 @@ class Sender:
         when, reason = after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)
         if when is None:
             await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
-            if delivery.kind in storage.TO_SUBSCRIBER:
-                await take_bounce(delivery.id, failure, self.db_url)
+            if delivery.kind in storage.TO_SUBSCRIBER and (report := returns.at_sending(delivery.id, failure)):
+                await returns.take_at_sending([report], self.db_url, "Outbox")
             logger.error(
                 "Outbox: delivery #%s failed and will not be retried: %s "
                 "(fix the cause, then `publisher-gateway outbox --retry`)",
@@ -343,14 +343,6 @@ class Sender:
         """Until cancelled: send what is due, then sleep until woken or the next poll."""
         logger.info("Outbox: emailing the publisher through %s", self.settings.server.describe())
         await keep_sending(self.send_due, "Outbox", self._wake)
-
-
-async def take_bounce(delivery_id: int, failure: mailer.DeliveryFailed, db_url: str | None) -> None:
-    """A list email that failed for good: a bounce of its reader when the server refused them
-    (publisher/returns). Never fails the sender: a bounce not recorded is logged."""
-    report = returns.at_sending(delivery_id, failure)
-    if report is not None:
-        await returns.take_at_sending([report], db_url, "Outbox")
 
 
 # After an unexpected error a sender loop waits this long, doubling up to the most.
