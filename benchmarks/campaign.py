@@ -125,7 +125,7 @@ def fresh(kind: str, workdir: Path, name: str, postgres) -> str:
 def read_bounces(label: str, db_url: str, smtp: SmtpServer, dovecot, env: dict[str, str], reports: int) -> None:
     """``reports`` bounce reports, one per reader of the campaign ``smtp`` received, read from the mailbox once."""
     from publisher.config.settings import bounce_settings, mail_settings
-    from publisher.mail import bounce_mailbox
+    from publisher.returns import bounce_mailbox
     from tests.samples import bounce_sample
 
     dovecot.empty()

@@ -8,6 +8,9 @@ the code that runs it when it has none, and replaced or forgotten by tests.
 
 from __future__ import annotations
 
+import os
+import socket
+import uuid
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -34,3 +37,9 @@ class PerProcess(Generic[T]):
     def set(self, value: T | None) -> None:
         """Replace the object (tests, or the code that runs it), or forget it with None."""
         self._value = value
+
+
+def worker_name() -> str:
+    """``host:pid:tag``, the holder of a lease (the outbox's jobs, a campaign, the bounce
+    mailbox's reading): mail/campaign.py frees the leases of a dead process on the same host by it."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"[:64]

@@ -10,8 +10,9 @@ from publisher import reflex_internals
 from publisher.config import settings
 from publisher.content.books import FEED_TITLE
 from publisher.gateway import embedded
-from publisher.mail import bounce_mailbox, campaign, notices, outbox
+from publisher.mail import campaign, notices, outbox
 from publisher.reflex_internals import stored_state
+from publisher.returns import bounce_mailbox
 from publisher.server import middleware
 from publisher.storage import tables  # noqa: F401 (its tables join the schema Reflex knows)
 from publisher.web import errors, feed, tab_states

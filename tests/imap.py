@@ -1,5 +1,5 @@
 """Debian's Dovecot for a test session: a real IMAP server on free 127.0.0.1 ports, for the
-bounce mailbox's client (publisher/mail/bounce_mailbox_client.py).
+bounce mailbox's client (publisher/returns/imap_client.py).
 
 A real server rather than a fake one because what the client must get right is what real
 servers do: capabilities that change after STARTTLS and LOGIN, UID MOVE and UIDPLUS, folder
@@ -39,7 +39,7 @@ from urllib.parse import quote
 import pytest
 import trustme
 
-from publisher.mail.bounce_mailbox_client import imap_utf7  # the site's encoder; its RFC 3501 example is tested
+from publisher.returns.imap_client import imap_utf7  # the site's encoder; its RFC 3501 example is tested
 from tests.support import start_on_free_ports
 
 INSTALL_COMMAND = "apt-get update && apt-get install -y dovecot-imapd"

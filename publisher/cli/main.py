@@ -38,7 +38,8 @@ import sqlalchemy
 
 from publisher import mailing_list, storage
 from publisher.config import settings
-from publisher.mail import announce, bounce_mailbox, outbox
+from publisher.mail import announce, outbox
+from publisher.returns import bounce_mailbox
 from publisher.rules import admin_access, list_rules
 from publisher.rules.list_rules import ListStatus
 from publisher.rules.validation import for_terminal

@@ -41,11 +41,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from publisher import storage
+from publisher import returns, storage
 from publisher.config import settings
 from publisher.config.settings import MailSettings
 from publisher.content import books as book_words
-from publisher.mail import headers, mailer, outbox, release_email, returns
+from publisher.mail import headers, mailer, outbox, release_email
+from publisher.per_process import worker_name
 from publisher.rules import list_links
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records
@@ -179,7 +180,7 @@ class ReleaseSender:
         self.db_url = db_url
         self.clock = clock
         self.sleep = sleep
-        self.worker = worker or outbox.worker_name()
+        self.worker = worker or worker_name()
         self.site = site or settings.site_url()
         self.session = mailer.SmtpSession(mail)
         self.streak = FailureStreak()
@@ -226,7 +227,7 @@ class ReleaseSender:
                 following = batch[index + 1] if index + 1 < len(batch) else None
                 reading = await self._send_one(delivery, reading, following)
                 self._held.remove(delivery.id)
-                if self._paused:  # its bounces paused the campaign (mail/returns.py)
+                if self._paused:  # its bounces paused the campaign (publisher/returns)
                     self._paused = False
                     raise Paused
             await reading
@@ -462,7 +463,7 @@ class ReleaseSender:
         if when is None:
             await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
             logger.warning("Campaign #%s: delivery #%s failed: %s", campaign.id, delivery.id, reason)
-            bounce = returns.at_sending(delivery.id, failure, given_up=True)
+            bounce = returns.at_sending(delivery.id, failure)
         else:
             await asyncio.to_thread(storage.mark_retry, delivery.id, self.worker, when, failure.reason, self.db_url)
         if self.streak.failure(delivery.id, bounce):

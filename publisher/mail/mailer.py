@@ -263,7 +263,7 @@ class DeliveryFailed(Exception):
 
     ``about_recipient``: the server refused this recipient (at RCPT) or this message for them
     (at DATA), rather than the session (connection, TLS, login, the sender): for a list email
-    that is a bounce of the reader's address (mail/returns.py), hard when permanent.
+    that is a bounce of the reader's address (publisher/returns), hard when permanent.
     """
 
     def __init__(self, reason: str, *, permanent: bool, about_recipient: bool = False):

@@ -29,9 +29,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
-import socket
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -39,11 +36,11 @@ from email.message import EmailMessage
 
 import sqlalchemy
 
-from publisher import storage
+from publisher import returns, storage
 from publisher.config import settings
 from publisher.config.settings import MailSettings, site_url
-from publisher.mail import headers, mailer, returns
-from publisher.per_process import PerProcess
+from publisher.mail import headers, mailer
+from publisher.per_process import PerProcess, worker_name
 from publisher.rules import list_links
 from publisher.rules.list_rules import ListStatus, is_latest_confirmation, link_second
 
@@ -225,11 +222,6 @@ class Outcome:
     detail: str | None = None
 
 
-def worker_name() -> str:
-    """``host:pid:tag``: campaign.py frees the leases of a dead process on the same host by it."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"[:64]
-
-
 async def record_sent(
     delivery_id: int,
     note: str | None,
@@ -336,8 +328,8 @@ class Sender:
         when, reason = after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)
         if when is None:
             await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
-            if delivery.kind in storage.TO_SUBSCRIBER:
-                await take_bounce(delivery.id, failure, self.db_url)
+            if delivery.kind in storage.TO_SUBSCRIBER and (report := returns.at_sending(delivery.id, failure)):
+                await returns.take_at_sending([report], self.db_url, "Outbox")
             logger.error(
                 "Outbox: delivery #%s failed and will not be retried: %s "
                 "(fix the cause, then `publisher-gateway outbox --retry`)",
@@ -362,14 +354,6 @@ class Sender:
         """Until cancelled: send what is due, then sleep until woken or the next poll."""
         logger.info("Outbox: emailing the publisher through %s", self.settings.server.describe())
         await keep_sending(self.send_due, "Outbox", self._wake)
-
-
-async def take_bounce(delivery_id: int, failure: mailer.DeliveryFailed, db_url: str | None) -> None:
-    """A list email that failed for good: a bounce of its reader when the server refused them
-    (mail/returns.py). Never fails the sender: a bounce not recorded is logged."""
-    report = returns.at_sending(delivery_id, failure, given_up=True)
-    if report is not None:
-        await returns.take_at_sending([report], db_url, "Outbox")
 
 
 # After an unexpected error a sender loop waits this long, doubling up to the most.

@@ -89,12 +89,6 @@ def read_verp(list_secrets: Sequence[str], address: str, bounce_address: str) ->
     return int(match["job"], 16)
 
 
-def has_verp_token(address: str, bounce_address: str) -> bool:
-    """Whether ``address`` is the bounce address with a ``+token``, signed or not: a report
-    sent to one that does not verify is forged, and must not fall back to naming anyone."""
-    return _verp_token(address, bounce_address) is not None
-
-
 def kind_of_status(status: str, action: str = "") -> str | None:
     """RFC 3464's Status (and Action) of one recipient: hard, soft, or None (delivered, relayed,
     expanded, or not a status at all)."""
@@ -107,12 +101,6 @@ def kind_of_status(status: str, action: str = "") -> str | None:
     if match["class"] == "4" or action == "delayed":
         return SOFT
     return None
-
-
-def kind_of_smtp_reply(code: int) -> str | None:
-    """A reply to RCPT or DATA while sending: 5xx is a hard bounce; a 4xx is retried (a soft
-    bounce only once the retries give up)."""
-    return HARD if 500 <= code < 600 else None
 
 
 @dataclass(frozen=True)

@@ -93,8 +93,8 @@ class Failure:
 
 
 @dataclass(frozen=True)
-class Report:
-    """One email of the bounce mailbox, as the mailbox reader needs it.
+class ClassifiedMessage:
+    """One email of the bounce mailbox, classified; what it proves is a storage/bounce_records.Report.
 
     The mailbox reader finds the email a report is about by the VERP address in ``envelope_to``
     (or ``original_return_path`` for a complaint sent to a feedback address), and checks
@@ -123,7 +123,7 @@ class _Original:
     to: tuple[str, ...] = ()
 
 
-def classify(raw: bytes) -> Report:
+def classify(raw: bytes) -> ClassifiedMessage:
     """The kind of one email of the bounce mailbox, its failed recipients and its original.
 
     Never raises: what cannot be parsed is unclassified.
@@ -131,17 +131,17 @@ def classify(raw: bytes) -> Report:
     try:
         msg = email.message_from_bytes(raw, policy=email.policy.default)
     except Exception:  # noqa: BLE001 - any email, however broken, is a report, never an error
-        return Report(kind=None)
+        return ClassifiedMessage(kind=None)
     try:
         envelope_to = _envelope_to(msg)
         subject = one_line(_header(msg, "subject"), SUBJECT_MAX)
     except Exception:  # noqa: BLE001 - the headers of a hostile email, unreadable: unclassified
-        return Report(kind=None)
+        return ClassifiedMessage(kind=None)
     try:
         kind, failures, original, named = _classify(msg)
     except Exception:  # noqa: BLE001 - one broken email must not stop the mailbox loop
-        return Report(kind=None, envelope_to=envelope_to, subject=subject)
-    return Report(
+        return ClassifiedMessage(kind=None, envelope_to=envelope_to, subject=subject)
+    return ClassifiedMessage(
         kind=kind,
         failures=failures,
         envelope_to=envelope_to,

@@ -2,8 +2,9 @@
 
 A provider (or a relay in front of it) that cannot send its reports to the bounce mailbox
 posts them here, authenticated by ``PUBLISHER_BOUNCE_WEBHOOK_SECRET`` as a bearer token.
-They are taken the way every report is (mail/returns.py): recorded with their readers in
-one transaction, all or none, then the campaigns they push past a threshold pause.
+This is the HTTP door only: the body is read by returns/webhook.py, and its reports are taken
+the way every report is (returns.take): recorded with their readers in one transaction, all
+or none, then the campaigns they push past a threshold pause.
 
 - Without a secret the endpoint does not exist (404): nothing can be reported to a site that
   did not ask for reports, and nothing tells a scanner the path means anything. Nor with
@@ -30,33 +31,26 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import logging
 from collections import Counter
-from typing import Any
 
 import sqlalchemy
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic_core import ErrorDetails
 from reflex_base import config as reflex_config
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
+from publisher import returns
 from publisher.config import settings
 from publisher.limits import submits
-from publisher.mail import returns
-from publisher.rules import bounces, validation
+from publisher.returns import webhook
 from publisher.rules import limits as limit_rules
 from publisher.server import requests
-from publisher.storage.bounce_records import Report
-from publisher.storage.tables import FROM_WEBHOOK, REASON_MAX
 
 logger = logging.getLogger(__name__)
 
 PATH = "/hooks/bounce"
 MAX_BODY_BYTES = 256 * 1024
-MAX_ITEMS = 10_000
 _FAILURES = "bounce-hook"  # the limiter's name for wrong secrets from one address
 
 # What the hook answers: for the provider's logs and its operator, not for readers.
@@ -65,100 +59,7 @@ ONLY_POST = "Only POST is allowed here"
 NEEDS_TOKEN = "A valid bearer token is required"
 TOO_MANY = "Too many failed attempts; try again later"
 TOO_LARGE = f"The body must be at most {MAX_BODY_BYTES} bytes"
-NOT_JSON = "The body is not JSON"
-WRONG_SHAPE = "The body must be a JSON object or a list of them"
-EMPTY_LIST = "The list is empty"
-TOO_MANY_ITEMS = f"At most {MAX_ITEMS} items at once"
 TRY_LATER = "The reports could not be recorded now; try again later"
-KINDS_TEXT = ", ".join(bounces.KINDS)
-
-
-class Item(BaseModel):
-    """One report as a provider writes it. Keys this hook does not know are ignored: relays
-    add their own (timestamps, ids) and a batch must not fail on them."""
-
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-    email: str = Field(min_length=1, max_length=validation.EMAIL_MAX)
-    kind: str = Field(alias="type")
-    reason: str | None = None
-
-    @field_validator("kind")
-    @classmethod
-    def _known_kind(cls, value: str) -> str:
-        if value not in bounces.KINDS:
-            raise ValueError("unknown kind")
-        return value
-
-    @field_validator("email")
-    @classmethod
-    def _no_control_characters(cls, value: str) -> str:
-        # PostgreSQL refuses NUL in text: that would be a 503 the provider retries forever.
-        if validation.has_control_characters(value):
-            raise ValueError("control characters")
-        return value
-
-    @field_validator("reason")
-    @classmethod
-    def _clipped(cls, value: str | None) -> str | None:
-        """A provider's reason can be a whole SMTP transcript: kept short, on one line, without NUL."""
-        if value is None:
-            return None
-        return validation.one_line(value, REASON_MAX)
-
-    def report(self) -> Report:
-        return Report(self.kind, self.reason or self.kind, FROM_WEBHOOK, email=self.email)
-
-
-class BodyRefused(ValueError):
-    """A body this hook takes nothing from; its message names the first problem."""
-
-
-def read_reports(body: bytes) -> list[Report]:
-    """The reports in a body, all of them or, if one is bad, none (BodyRefused)."""
-    try:
-        data = json.loads(body)
-    except (ValueError, RecursionError):  # bad JSON, bad UTF-8, or nesting deeper than the parser goes
-        raise BodyRefused(NOT_JSON) from None
-    if isinstance(data, dict):
-        return [_item(data, None).report()]
-    if not isinstance(data, list):
-        raise BodyRefused(WRONG_SHAPE)
-    if not data:
-        raise BodyRefused(EMPTY_LIST)
-    if len(data) > MAX_ITEMS:
-        raise BodyRefused(TOO_MANY_ITEMS)
-    return [_item(value, number).report() for number, value in enumerate(data, start=1)]
-
-
-def _item(value: Any, number: int | None) -> Item:
-    """``number``: the item's place in the list, counted from 1 (None: the body is one object)."""
-    where = "" if number is None else f"item {number}: "
-    if not isinstance(value, dict):
-        raise BodyRefused(f"{where}must be an object")
-    try:
-        return Item.model_validate(value)
-    except ValidationError as exc:
-        raise BodyRefused(where + _problem(exc.errors(include_input=False)[0])) from None
-
-
-def _problem(error: ErrorDetails) -> str:
-    """Pydantic's error in words that name the key and never echo the value (it may be an address)."""
-    field = str(error["loc"][0]) if error["loc"] else "the item"
-    kind = error["type"]
-    if kind == "missing":
-        return f"{field} is required"
-    if field == "type":
-        return f"type must be one of {KINDS_TEXT}"
-    if kind in ("string_type", "str_type"):
-        return f"{field} must be a string"
-    if kind == "string_too_short":
-        return f"{field} must not be empty"
-    if kind == "string_too_long":
-        return f"{field} must be at most {error.get('ctx', {}).get('max_length', validation.EMAIL_MAX)} characters"
-    if field == "email" and kind == "value_error":
-        return "email must not hold control characters"
-    return f"{field} is not valid"
 
 
 def bearer_matches(authorization: str | None, secret: str) -> bool:
@@ -216,10 +117,10 @@ class BounceHook:
                 return _error(429, TOO_MANY), "(too many wrong tokens from this address)"
             return _error(401, NEEDS_TOKEN, {"WWW-Authenticate": "Bearer"}), "(no valid bearer token)"
         try:
-            reports = read_reports(await requests.read_body(scope, receive, MAX_BODY_BYTES))
+            reports = webhook.read_reports(await requests.read_body(scope, receive, MAX_BODY_BYTES))
         except requests.BodyTooLarge as exc:
             return _error(413, TOO_LARGE), f"({exc})"
-        except BodyRefused as exc:
+        except webhook.BodyRefused as exc:
             return _error(422, str(exc)), f"({exc})"
         try:
             recorded = await asyncio.to_thread(returns.take, reports, self.db_url)

@@ -329,9 +329,9 @@ def _campaign_returns(connection, campaign_id: int) -> CampaignReturns:
 
 def pause_on_returns(
     campaign_id: int, bounce_rate: float, complaint_rate: float, db_url: str | None = None
-) -> str | None:
+) -> tuple[str, str] | None:
     """Pause a sending campaign whose bounces or complaints since it was last resumed pass the
-    thresholds (rules/bounces.pause_reason); the reason when it was paused now, else None."""
+    thresholds (rules/bounces.pause_reason); the reason and its book's slug when it was paused now."""
     with database.engine(db_url).begin() as connection:
         campaign = connection.execute(
             sqlalchemy.select(Campaign).where(col(Campaign.id) == campaign_id).with_for_update()
@@ -353,7 +353,7 @@ def pause_on_returns(
             .where(col(Campaign.id) == campaign_id)
             .values(status=tables.PAUSED, paused_reason=_clip(reason))
         )
-        return reason
+        return reason, campaign.book_slug
 
 
 def reset_baseline(connection, campaign_id: int) -> None:
@@ -432,8 +432,8 @@ def record_message(
     reports: Iterable[Report] = (),
     db_url: str | None = None,
     now: datetime | None = None,
-) -> list[Recorded] | None:
-    """A mailbox message and the reports it carries, in one transaction; None when it was
+) -> list[Recorded]:
+    """A mailbox message and the reports it carries, in one transaction; none when it was
     recorded before (by another worker, or by this one before it died), or when a copy of it
     (the same ``digest``) was processed before: nothing is counted twice.
 
@@ -470,7 +470,7 @@ def record_message(
             last_seen_at=moment,
         )
         if new is None or copy_processed:
-            return None
+            return []
         return [_record(connection, report, moment) for report in reports]
 
 

@@ -18,8 +18,8 @@ import sqlalchemy
 
 from publisher import content
 from publisher.config.settings import bounce_settings, mail_settings
-from publisher.mail import bounce_mailbox
-from publisher.mail.bounce_mailbox_client import MailboxClient
+from publisher.returns import bounce_mailbox
+from publisher.returns.imap_client import MailboxClient
 from publisher.rules import reports
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records, subscribers

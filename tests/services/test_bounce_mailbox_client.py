@@ -14,8 +14,8 @@ import time
 import pytest
 
 from publisher.config.bounces import imap_server
-from publisher.mail import bounce_mailbox_client
-from publisher.mail.bounce_mailbox_client import MailboxClient, MailboxTrouble, imap_utf7
+from publisher.returns import imap_client
+from publisher.returns.imap_client import MailboxClient, MailboxTrouble, imap_utf7
 from tests.imap import DovecotServer, imap_utf7_decode
 from tests.support import held_port
 
@@ -307,7 +307,7 @@ def test_a_host_not_on_loopback_needs_starttls(fake_server, monkeypatch):
     fake = fake_server()
     # The settings always ask for STARTTLS off loopback; a server made by hand must not get around it.
     server = dataclasses.replace(imap_server(fake.url()), require_starttls=False)
-    monkeypatch.setattr(bounce_mailbox_client, "is_loopback", lambda host: False)  # as if 127.0.0.1 were remote
+    monkeypatch.setattr(imap_client, "is_loopback", lambda host: False)  # as if 127.0.0.1 were remote
     with pytest.raises(MailboxTrouble, match="does not offer STARTTLS"), MailboxClient(server, timeout=5):
         pass
     assert not any(" LOGIN " in command for command in fake.commands)

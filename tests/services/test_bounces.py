@@ -15,8 +15,8 @@ import pytest
 import sqlalchemy
 import sqlmodel
 
-from publisher import content, storage
-from publisher.mail import announce, mailer, outbox, returns
+from publisher import content, returns, storage
+from publisher.mail import announce, mailer, outbox
 from publisher.rules import bounces
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records, subscribers

@@ -10,11 +10,12 @@ import logging
 import pytest
 import sqlalchemy
 
+from publisher import returns
 from publisher.limits import submits
 from publisher.limits.submits import Limit, Limiter, MemoryCounter, shared_limiter
-from publisher.mail import returns
+from publisher.returns import webhook
 from publisher.server import bounce_hook, routes
-from publisher.server.bounce_hook import MAX_BODY_BYTES
+from publisher.server.bounce_hook import MAX_BODY_BYTES, BounceHook
 from publisher.storage import bounce_records
 from publisher.storage.bounce_records import Recorded, Report
 
@@ -263,15 +264,15 @@ def test_a_body_of_exactly_the_limit_is_read(taken):
 @pytest.mark.parametrize(
     ("body", "problem"),
     [
-        (b"", bounce_hook.NOT_JSON),
-        (b"{not json", bounce_hook.NOT_JSON),
-        (b"\xff\xfe\xfa", bounce_hook.NOT_JSON),
-        (b"[" * 100_000, bounce_hook.NOT_JSON),
-        (b'"jo@example.com"', bounce_hook.WRONG_SHAPE),
-        (b"null", bounce_hook.WRONG_SHAPE),
-        (b"42", bounce_hook.WRONG_SHAPE),
-        (b"[]", bounce_hook.EMPTY_LIST),
-        (body_of([{}] * 10_001), bounce_hook.TOO_MANY_ITEMS),
+        (b"", webhook.NOT_JSON),
+        (b"{not json", webhook.NOT_JSON),
+        (b"\xff\xfe\xfa", webhook.NOT_JSON),
+        (b"[" * 100_000, webhook.NOT_JSON),
+        (b'"jo@example.com"', webhook.WRONG_SHAPE),
+        (b"null", webhook.WRONG_SHAPE),
+        (b"42", webhook.WRONG_SHAPE),
+        (b"[]", webhook.EMPTY_LIST),
+        (body_of([{}] * 10_001), webhook.TOO_MANY_ITEMS),
         (body_of({"type": "hard"}), "email is required"),
         (body_of({"email": "jo@example.com"}), "type is required"),
         (body_of({"email": "jo@example.com", "type": "bounce"}), "type must be one of hard, soft, complaint"),

@@ -6,6 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from publisher import returns
+from publisher.mail import mailer
 from publisher.mail.campaign import FailureStreak
 from publisher.rules import bounces
 from publisher.rules.bounces import HARD, SOFT, SentEmail
@@ -71,11 +73,13 @@ def test_a_recipients_status_is_hard_soft_or_nothing(status, action, kind):
     assert bounces.kind_of_status(status, action) == kind
 
 
-def test_a_5xx_while_sending_is_hard_and_a_4xx_is_left_to_the_retries():
-    assert bounces.kind_of_smtp_reply(550) == HARD
-    assert bounces.kind_of_smtp_reply(554) == HARD
-    assert bounces.kind_of_smtp_reply(451) is None
-    assert bounces.kind_of_smtp_reply(250) is None
+def test_a_refusal_of_the_reader_while_sending_is_hard_when_permanent_and_soft_once_given_up():
+    """The sender asks only about an email it gave up on: a 5xx at once, a 4xx after its retries."""
+    refused = returns.at_sending(7, mailer.DeliveryFailed("550 5.1.1 unknown", permanent=True, about_recipient=True))
+    assert refused == Report(HARD, "550 5.1.1 unknown", "sending", delivery_id=7)
+    given_up = returns.at_sending(8, mailer.DeliveryFailed("452 mailbox full", permanent=False, about_recipient=True))
+    assert given_up == Report(SOFT, "452 mailbox full", "sending", delivery_id=8)
+    assert returns.at_sending(9, mailer.DeliveryFailed("535 login refused", permanent=True)) is None  # the session's
 
 
 # --- Soft bounces -------------------------------------------------------------------------
@@ -193,11 +197,3 @@ def test_refusals_in_a_streak_become_bounces_only_once_a_success_shows_the_serve
     assert streak.failure(4)  # the campaign pauses: a server refusing everyone
     streak.forget()
     assert streak.success() == []  # nobody is bounced for the server's refusals
-
-
-def test_an_address_with_a_token_is_told_from_the_plain_bounce_address_signed_or_not():
-    assert bounces.has_verp_token(bounces.verp_address(BOUNCES, SECRET, 7), BOUNCES)
-    assert bounces.has_verp_token("<bounces+1-00000000000000000000@animals.example>", BOUNCES)  # forged, still a token
-    assert not bounces.has_verp_token(BOUNCES, BOUNCES)
-    assert not bounces.has_verp_token("bounces+x@elsewhere.example", BOUNCES)
-    assert not bounces.has_verp_token("reader+tag@animals.example", BOUNCES)

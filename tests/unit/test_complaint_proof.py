@@ -1,6 +1,6 @@
 """A complaint that a provider sends to its feedback address, not to our VERP address: the only
 proof it names an email of ours is the VERP address in the original's ``Return-Path``
-(mail/bounce_mailbox.reports_in). Every sample in the services stage is delivered to the VERP
+(returns/bounce_mailbox.reports_in). Every sample in the services stage is delivered to the VERP
 address itself, and the Message-ID fallback would find the email anyway; here the report is
 delivered elsewhere and its Message-ID is one the database does not know."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from publisher.config.settings import mail_settings
-from publisher.mail import bounce_mailbox
+from publisher.returns import bounce_mailbox
 from publisher.rules import bounces, reports
 from publisher.storage import bounce_records
 from tests.samples import bounce_sample

@@ -3,6 +3,7 @@ front door, every relative link in the docs leads to a file, and every path a co
 docstring or a doc names is in the tree."""
 
 import ast
+import importlib
 import io
 import re
 import tokenize
@@ -25,6 +26,8 @@ PLACEHOLDER = re.compile(r"[*<>{}\[\]$]|\.\.\.")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 MARKDOWN_LINK = re.compile(r"!?\[[^\]\n]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+# A name in the code, written as its module's path, a dot, and the name (a method after its class).
+CODE_NAME = re.compile(r"^(?P<module>publisher(?:/\w+)+)\.(?P<names>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)$")
 
 
 def without_fenced_code(text: str) -> str:
@@ -85,12 +88,27 @@ def exists(path: str) -> bool:
     target = ROOT / path
     if path.endswith("/"):
         return target.is_dir()
-    if target.exists():
+    if target.exists() or names_code(path):
         return True
     if "/" in path:
         return False
     # A bare file name: at the top level, or a module the text names by its file name.
     return any(next((ROOT / folder).rglob(path), None) for folder in SEARCHED_FOLDERS)
+
+
+def names_code(path: str) -> bool:
+    """Whether ``path`` is a module's function, class or method, as the narrations of
+    docs/architecture.md write them (`publisher/returns/bounce_mailbox.read_once`), and the
+    code has it."""
+    match = CODE_NAME.match(path)
+    if match is None or not (ROOT / f"{match['module']}.py").is_file():
+        return False
+    found: object = importlib.import_module(match["module"].replace("/", "."))
+    for name in match["names"].split("."):
+        found = getattr(found, name, None)
+        if found is None:
+            return False
+    return True
 
 
 def layout_texts() -> dict[str, str]:

@@ -11,7 +11,15 @@ from flufl.bounce import all_failures
 
 from publisher.rules import bounces
 from publisher.rules.bounces import COMPLAINT, HARD, SOFT
-from publisher.rules.reports import AUTO_REPLY, BOUNCE, COMPLAINT_REPORT, REASON_MAX, SUBJECT_MAX, Report, classify
+from publisher.rules.reports import (
+    AUTO_REPLY,
+    BOUNCE,
+    COMPLAINT_REPORT,
+    REASON_MAX,
+    SUBJECT_MAX,
+    ClassifiedMessage,
+    classify,
+)
 from tests.samples import BOUNCES, bounce_sample
 
 SECRET = "a-list-secret-0123456789abcdef0123456789"
@@ -41,7 +49,7 @@ def sample(name: str, **values: str) -> bytes:
     return bounce_sample(name, **filled)
 
 
-def only_failure(report: Report):
+def only_failure(report: ClassifiedMessage):
     assert len(report.failures) == 1, report.failures
     return report.failures[0]
 
@@ -255,7 +263,7 @@ def test_garbage_is_unclassified_or_an_empty_report_never_an_exception(raw):
 
 
 def test_an_empty_message_is_unclassified():
-    assert classify(b"") == Report(kind=None)
+    assert classify(b"") == ClassifiedMessage(kind=None)
 
 
 def test_a_deeply_nested_email_does_not_exhaust_the_stack():

@@ -15,9 +15,9 @@ over IMAP:
   original it quotes (128 random bits, mail/mailer.new_message_id) when that email went to
   the address the report names. Anyone can send any report to the bounce address; one
   that proves nothing is left in the mailbox for the publisher to read, and changes nobody;
-- a report is recorded in one transaction, then moved to ``PUBLISHER_BOUNCE_DONE_FOLDER``:
-  a reader that dies between the two finds it recorded next time and only moves it, so
-  nothing is counted twice;
+- a report is taken (returns.take: recorded with the message in one transaction, campaigns
+  paused), then moved to ``PUBLISHER_BOUNCE_DONE_FOLDER``: a reader that dies between the
+  two finds it recorded next time and only moves it, so nothing is counted twice;
 - an auto-reply, or a message it cannot classify, is left where it is, its unread state
   unchanged (it is read with BODY.PEEK), never deleted; ``publisher-gateway bounces``
   lists what was left, and why.
@@ -38,24 +38,25 @@ import contextlib
 import email.parser
 import email.policy
 import email.utils
+import functools
 import hashlib
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import sqlalchemy
 
-from publisher import storage
+from publisher import returns, storage
 from publisher.config import settings
 from publisher.config.settings import BounceSettings, MailSettings
-from publisher.mail import outbox, returns
-from publisher.mail.bounce_mailbox_client import MailboxClient, MailboxTrouble
+from publisher.per_process import worker_name
+from publisher.returns.imap_client import MailboxClient, MailboxTrouble
 from publisher.rules import bounces, reports, validation
 from publisher.storage import bounce_records, notices
-from publisher.storage.bounce_records import MailboxPlace, Recorded, Report
+from publisher.storage.bounce_records import MailboxPlace, Report
 
 logger = logging.getLogger(__name__)
 # flufl.bounce logs each detector that cannot read a message at ERROR, with a traceback; for
@@ -65,11 +66,8 @@ logging.getLogger("flufl.bounce").setLevel(logging.CRITICAL)
 LEASE_NAME = "bounce-mailbox"
 # Longer than one message takes, many times over; renewed every quarter of it while a read goes on.
 LEASE = timedelta(minutes=10)
-IMAP_TIMEOUT_S = 30.0
 # Why a message was left: shown by `publisher-gateway bounces`.
 NAMES_NO_EMAIL_OF_OURS = "names no email this site sent"
-
-__all__ = ["LEASE_NAME", "NAMES_NO_EMAIL_OF_OURS", "MailboxTrouble", "Reading", "read_once", "run_in_backend"]
 
 
 @dataclass
@@ -87,7 +85,6 @@ class Reading:
     troubles: int = 0
     already_met: int = 0
     stopped: bool = False
-    recorded: list[Recorded] = field(default_factory=list)
 
     def __str__(self) -> str:
         return (
@@ -101,10 +98,6 @@ class Reading:
         )
 
 
-def digest(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()
-
-
 def _sender(raw: bytes) -> str:
     """The ``From:`` address of a message, as text to store (cleaned by the storage layer)."""
     head = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(raw)
@@ -112,7 +105,7 @@ def _sender(raw: bytes) -> str:
     return email.utils.parseaddr(written)[1] or written[: validation.EMAIL_MAX]
 
 
-def reports_in(report: reports.Report, mail: MailSettings, db_url: str | None = None) -> list[Report]:
+def reports_in(message: reports.ClassifiedMessage, mail: MailSettings, db_url: str | None = None) -> list[Report]:
     """The bounce or complaint a classified message proves, tied to the email it is about; none
     when it proves no email of ours (module docstring).
 
@@ -120,32 +113,31 @@ def reports_in(report: reports.Report, mail: MailSettings, db_url: str | None = 
     the quoted original, when that email went to an address the report names. What a report
     merely names (an address in Final-Recipient, in the text) proves nothing: anyone can write it.
     """
-    delivery_id, _forged = _verp_delivery(report, mail)
-    if delivery_id is None and report.original_message_id:
-        named = [failure.address for failure in report.failures] or list(report.original_to)
-        delivery_id = bounce_records.delivery_by_message_id(report.original_message_id, named, db_url)
+    delivery_id = _verp_delivery(message, mail)
+    if delivery_id is None and message.original_message_id:
+        named = [failure.address for failure in message.failures] or list(message.original_to)
+        delivery_id = bounce_records.delivery_by_message_id(message.original_message_id, named, db_url)
     if delivery_id is None:
         return []
-    if report.kind == reports.BOUNCE:
-        if not report.failures:
+    if message.kind == reports.BOUNCE:
+        if not message.failures:
             return []
-        failure = max(report.failures, key=lambda item: item.kind == bounces.HARD)
+        failure = max(message.failures, key=lambda item: item.kind == bounces.HARD)
         return [Report(failure.kind, failure.reason, storage.FROM_MAILBOX, delivery_id=delivery_id)]
     reason = "complaint: the reader reported the email as spam"
     return [Report(bounces.COMPLAINT, reason, storage.FROM_MAILBOX, delivery_id=delivery_id)]
 
 
-def _verp_delivery(report: reports.Report, mail: MailSettings) -> tuple[int | None, bool]:
-    """The email a report's VERP address names, and whether it bore a token that was not ours."""
+def _verp_delivery(message: reports.ClassifiedMessage, mail: MailSettings) -> int | None:
+    """The email a report's VERP address names, when we signed its token."""
     if mail.bounce_address is None:
-        return None, False
-    candidates = [*report.envelope_to, *([report.original_return_path] if report.original_return_path else [])]
-    tokened = [address for address in candidates if bounces.has_verp_token(address, mail.bounce_address)]
-    for address in tokened:
+        return None
+    returned = [*message.envelope_to, *([message.original_return_path] if message.original_return_path else [])]
+    for address in returned:
         delivery_id = bounces.read_verp(mail.list_secrets, address, mail.bounce_address)
         if delivery_id is not None:
-            return delivery_id, False
-    return None, bool(tokened)
+            return delivery_id
+    return None
 
 
 def read_once(
@@ -163,13 +155,13 @@ def read_once(
     ``stop``: set when the site stops; the read ends after the message in hand.
     """
     assert bounce.mailbox is not None  # callers read only a configured mailbox
-    holder = worker or outbox.worker_name()
+    holder = worker or worker_name()
     if not bounce_records.take_lease(LEASE_NAME, holder, clock(), clock() + LEASE, db_url):
         return None
     reading = Reading()
     try:
         with _LeaseKeeper(holder, db_url, clock) as lease, _RunRecorded(db_url, clock):
-            with MailboxClient(bounce.mailbox, ca_file=bounce.ca_file, timeout=IMAP_TIMEOUT_S) as box:
+            with MailboxClient(bounce.mailbox, ca_file=bounce.ca_file) as box:
                 place = MailboxPlace(bounce.mailbox.folder, box.uidvalidity)
                 read = _Read(box, place, bounce, mail, db_url, reading, clock)
                 uids = box.uids()
@@ -191,9 +183,6 @@ def read_once(
     finally:
         with contextlib.suppress(Exception):
             bounce_records.give_back_lease(LEASE_NAME, holder, db_url)
-    returns.log(reading.recorded)
-    campaigns = {item.campaign_id for item in reading.recorded if item.campaign_id is not None}
-    returns.pause_campaigns(campaigns, db_url, limits=bounce)
     return reading
 
 
@@ -240,8 +229,9 @@ class _Read:
     reading: Reading
     clock: Callable[[], datetime]
 
-    def record(self, uid: int, outcome: str, **details: Any) -> list[Recorded] | None:
-        return bounce_records.record_message(self.place, uid, outcome, db_url=self.db_url, now=self.clock(), **details)
+    def record(self, uid: int, outcome: str, **details: Any) -> None:
+        """A message that carries no report to take: only its outcome is kept."""
+        bounce_records.record_message(self.place, uid, outcome, db_url=self.db_url, now=self.clock(), **details)
 
 
 def _handle_one(read: _Read, uid: int, size: int | None) -> None:
@@ -286,13 +276,13 @@ def _handle(read: _Read, uid: int, size: int | None) -> None:
     raw = box.fetch(uid)
     if raw is None:  # gone meanwhile (someone else moved it)
         return
-    report = reports.classify(raw)
-    fetched = bounce_records.Fetched(digest(raw), len(raw), report.subject, _sender(raw))
-    if report.kind in (reports.BOUNCE, reports.COMPLAINT_REPORT):
-        items = reports_in(report, read.mail, read.db_url)
+    message = reports.classify(raw)
+    fetched = bounce_records.Fetched(hashlib.sha256(raw).hexdigest(), len(raw), message.subject, _sender(raw))
+    if message.kind in (reports.BOUNCE, reports.COMPLAINT_REPORT):
+        items = reports_in(message, read.mail, read.db_url)
         left_out = (
-            f"named {report.recipients_named:,} recipients; the first {len(report.failures)} were read"
-            if report.recipients_left_out
+            f"named {message.recipients_named:,} recipients; the first {len(message.failures)} were read"
+            if message.recipients_left_out
             else ""
         )
         if not items:
@@ -300,17 +290,18 @@ def _handle(read: _Read, uid: int, size: int | None) -> None:
             read.record(uid, bounce_records.UNPROVEN, fetched=fetched, note=note)
             reading.unproven += 1
             return
-        recorded = read.record(uid, bounce_records.PROCESSED, fetched=fetched, note=left_out, reports=items)
-        if recorded is not None:
-            reading.recorded.extend(recorded)
-            if report.kind == reports.BOUNCE:
+        record = functools.partial(
+            bounce_records.record_message, read.place, uid, bounce_records.PROCESSED, fetched=fetched, note=left_out
+        )
+        if returns.take(items, read.db_url, record=record, limits=read.bounce, now=read.clock()):
+            if message.kind == reports.BOUNCE:
                 reading.bounces += 1
             else:
                 reading.complaints += 1
         box.move(uid, read.bounce.done_folder)
         reading.moved += 1
         return
-    if report.kind == reports.AUTO_REPLY:
+    if message.kind == reports.AUTO_REPLY:
         read.record(uid, bounce_records.AUTO_REPLY, fetched=fetched)
         reading.auto_replies += 1
     else:
