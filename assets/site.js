@@ -42,7 +42,7 @@
   showCurrentYear();
   window.addEventListener("load", showCurrentYear);
 
-  // The book search (publisher/web/components/books.py): cards carry their searchable
+  // The book search (publisher/web/components/book_cards.py): cards carry their searchable
   // text, the status region its wording. A static page (the build marks its <html>)
   // is searched at once. Where the app renders the page (a page that starts it, or
   // any page on the development server) the search waits until the app has

@@ -26,7 +26,7 @@ from reflex.utils import prerequisites
 from publisher.config import settings
 from publisher.content.form_copy import TOO_MANY_ATTEMPTS
 from publisher.per_process import PerProcess
-from publisher.rules.limits import PER_ADDRESS, PER_CLIENT, Limit, address_key, window_key
+from publisher.rules.visitor_limits import PER_ADDRESS, PER_CLIENT, Limit, address_key, window_key
 
 logger = logging.getLogger(__name__)
 

@@ -16,9 +16,9 @@ creates anything for it (``EventChannelDoor``):
   refused 403 (``same_site.EVENT_CHANNEL``), since Reflex's default CORS rule ("*") would let any
   site open our channel from its visitors' browsers. A client without an Origin
   (not a browser page) is let in;
-- from one address (the one the submit limits use: ``rules.limits.client_address``,
+- from one address (the one the submit limits use: ``rules.visitor_limits.client_address``,
   ``REFLEX_TRUSTED_PROXY_HOPS`` behind a proxy; an IPv6 address counts as its /64,
-  ``rules.limits.address_key``), at most ``PUBLISHER_MAX_TABS_PER_ADDRESS`` tabs open
+  ``rules.visitor_limits.address_key``), at most ``PUBLISHER_MAX_TABS_PER_ADDRESS`` tabs open
   at once, and at most ``PUBLISHER_NEW_TABS_PER_MINUTE`` new ones a minute;
 - in one worker, at most ``PUBLISHER_MAX_TABS`` open tabs, shared fairly: near
   that cap, an address holding more than its share waits before a newcomer does

@@ -26,7 +26,7 @@ import email_validator
 from publisher import content, storage
 from publisher.config import settings
 from publisher.config.settings import MailSettings
-from publisher.content import books as book_words
+from publisher.content import books
 from publisher.mail import campaign, headers, mailer, outbox, release_email
 from publisher.rules import list_links
 from publisher.rules.validation import for_terminal
@@ -66,7 +66,7 @@ def required_settings() -> MailSettings:
 
 
 def find_book(slug: str) -> content.Book:
-    book = book_words.book_by_slug(slug)
+    book = books.book_by_slug(slug)
     if book is None:
         known = ", ".join(sorted(item.slug for item in content.BOOKS))
         raise Refused(f"no book {slug!r} in the content. Known books: {known}.")

@@ -44,7 +44,7 @@ from datetime import datetime, timedelta
 from publisher import returns, storage
 from publisher.config import settings
 from publisher.config.settings import MailSettings
-from publisher.content import books as book_words
+from publisher.content import books
 from publisher.mail import headers, mailer, outbox, release_email
 from publisher.per_process import worker_name
 from publisher.rules import list_links
@@ -342,7 +342,7 @@ class ReleaseSender:
     def _prepared(self, campaign_id: int) -> release_email.PreparedRelease | None:
         if campaign_id not in self._emails:
             campaign = self._campaign(campaign_id)
-            book = book_words.book_by_slug(campaign.book_slug) if campaign else None
+            book = books.book_by_slug(campaign.book_slug) if campaign else None
             self._emails[campaign_id] = (
                 None if book is None else release_email.PreparedRelease(self.mail, book, site=self.site)
             )

@@ -20,8 +20,7 @@ from urllib.parse import urlsplit
 from markupsafe import escape
 
 from publisher.config.settings import MailSettings
-from publisher.content import books as book_words
-from publisher.content import images, list_copy
+from publisher.content import books, images, list_copy
 from publisher.content.models import Book
 from publisher.content.site import BRAND_NAME
 from publisher.mail import headers, mailer
@@ -71,7 +70,7 @@ def render(
         "preheader": list_copy.RELEASE_PREHEADER.format(subtitle=book.subtitle),
         "greeting": greeting,
         "intro": list_copy.RELEASE_INTRO.format(brand=BRAND_NAME),
-        "buy_label": book_words.GET_YOUR_COPY,
+        "buy_label": books.GET_YOUR_COPY,
         "page_label": list_copy.RELEASE_PAGE_LINK,
         "page_url": f"{site}{book.page_path}",
         "image_url": image_url(book, site),

@@ -43,7 +43,7 @@ DEFAULT_IDLE_MINUTES = 30
 CEREMONY_VALID_FOR = timedelta(minutes=5)
 # Ceremonies waiting for their answer (rows of the database) at once. An admin needs one, and a few
 # more for a cancelled prompt or a second device; more from one address is a flood (an IPv6
-# address counts by its /64, rules/limits.address_key). The whole site's bound keeps the table
+# address counts by its /64, rules/visitor_limits.address_key). The whole site's bound keeps the table
 # small (about 250 bytes a row) whatever number of addresses a flood comes from; a flood that
 # reaches it holds sign-ins off for at most CEREMONY_VALID_FOR after it stops.
 MAX_OPEN_CEREMONIES_PER_ADDRESS = 5

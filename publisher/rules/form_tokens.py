@@ -9,7 +9,7 @@ with the same function, without any state kept between the page and its submit.
 
 A token is ``v1.<shown>.<issued>.<question>.<nonce>.<mac>``: the times in hex
 milliseconds, the question as ``3p4`` or ``9m2``, and a random nonce that makes the
-token single use (limits/form_tokens.py remembers the nonces that were used).
+token single use (limits/used_tokens.py remembers the nonces that were used).
 
 Tokens come in chains. The page's token starts one (``issue``): ``shown`` and
 ``issued`` are both when the form was shown. Every submit spends the token it came with

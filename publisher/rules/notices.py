@@ -16,7 +16,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-from publisher.content import notice_copy as words
+from publisher.content import notice_copy
 
 PAUSED, OUTBOX, MAILBOX, SUMMARY = "paused", "outbox", "mailbox", "summary"
 TROUBLE_FOR = timedelta(hours=1)  # how long a failure lasts before the publisher is told
@@ -73,16 +73,21 @@ def _day(moment: datetime) -> str:
 def due(snapshot: Snapshot) -> list[Notice]:
     """The notices the publisher should have now (the caller sends each once per its period)."""
     now, today = snapshot.now, _day(snapshot.now)
-    dashboard = words.DASHBOARD_LINE.format(dashboard=f"{snapshot.site_url.rstrip('/')}/admin")
+    dashboard = notice_copy.DASHBOARD_LINE.format(dashboard=f"{snapshot.site_url.rstrip('/')}/admin")
     notices = []
     if snapshot.paused:
         releases = "\n\n".join(
-            words.PAUSED_RELEASE.format(title=release.title, reason=release.reason, slug=release.slug)
+            notice_copy.PAUSED_RELEASE.format(title=release.title, reason=release.reason, slug=release.slug)
             for release in snapshot.paused
         )
         titles = ", ".join(release.title for release in snapshot.paused)
         notices.append(
-            Notice(PAUSED, today, words.PAUSED_SUBJECT.format(titles=titles), words.PAUSED_INTRO + releases + dashboard)
+            Notice(
+                PAUSED,
+                today,
+                notice_copy.PAUSED_SUBJECT.format(titles=titles),
+                notice_copy.PAUSED_INTRO + releases + dashboard,
+            )
         )
     failing = snapshot.failing_since
     if snapshot.failing_emails and failing is not None and now - failing >= TROUBLE_FOR:
@@ -91,17 +96,17 @@ def due(snapshot: Snapshot) -> list[Notice]:
             Notice(
                 OUTBOX,
                 today,
-                words.OUTBOX_SUBJECT.format(count=count),
-                words.OUTBOX_BODY.format(count=count, since=since) + dashboard,
+                notice_copy.OUTBOX_SUBJECT.format(count=count),
+                notice_copy.OUTBOX_BODY.format(count=count, since=since) + dashboard,
             )
         )
     unread = snapshot.mailbox_failing_since
     if unread is not None and now - unread >= TROUBLE_FOR:
-        body = words.MAILBOX_BODY.format(
-            since=f"{unread:%Y-%m-%d %H:%M}", error=snapshot.mailbox_error or words.NO_REASON
+        body = notice_copy.MAILBOX_BODY.format(
+            since=f"{unread:%Y-%m-%d %H:%M}", error=snapshot.mailbox_error or notice_copy.NO_REASON
         )
-        notices.append(Notice(MAILBOX, today, words.MAILBOX_SUBJECT, body + dashboard))
+        notices.append(Notice(MAILBOX, today, notice_copy.MAILBOX_SUBJECT, body + dashboard))
     if snapshot.summary_on and snapshot.week is not None and is_summary_day(now):
-        body = words.SUMMARY_BODY.format(**dataclasses.asdict(snapshot.week))
-        notices.append(Notice(SUMMARY, today, words.SUMMARY_SUBJECT, body + dashboard + words.SUMMARY_OFF))
+        body = notice_copy.SUMMARY_BODY.format(**dataclasses.asdict(snapshot.week))
+        notices.append(Notice(SUMMARY, today, notice_copy.SUMMARY_SUBJECT, body + dashboard + notice_copy.SUMMARY_OFF))
     return notices

@@ -53,8 +53,7 @@ from webauthn.helpers.structs import (
 from publisher.config import settings
 from publisher.content import admin_copy
 from publisher.limits import submits
-from publisher.rules import admin_access, same_site
-from publisher.rules import limits as limit_rules
+from publisher.rules import admin_access, same_site, visitor_limits
 from publisher.rules.admin_access import RelyingParty
 from publisher.server.requests import BodyTooLarge, ClientLeft, is_https, read_body
 from publisher.storage import admins
@@ -104,7 +103,7 @@ def not_a_post_from_the_page(scope: Scope, name: str, party: RelyingParty) -> Re
 
 
 def _client_address(scope: Scope) -> str:
-    return limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+    return visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
 
 
 class _Refused(Exception):

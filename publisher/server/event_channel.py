@@ -39,8 +39,7 @@ from publisher.limits.tabs import (
     shared_gate,
 )
 from publisher.per_process import PerProcess
-from publisher.rules import admin_access, same_site
-from publisher.rules import limits as limit_rules
+from publisher.rules import admin_access, same_site, visitor_limits
 from publisher.server import requests
 
 logger = logging.getLogger(__name__)
@@ -225,7 +224,7 @@ class EventChannelDoor:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         hops = reflex_config.get_config().trusted_proxy_hops
-        address = limit_rules.client_address(scope, hops)
+        address = visitor_limits.client_address(scope, hops)
         headers = Headers(scope=scope)
         origins, ours = headers.getlist("origin"), self.origins().of(headers.get("host", ""))
         origin = origins[0] if origins else None

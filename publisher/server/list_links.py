@@ -45,8 +45,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from publisher import mailing_list
 from publisher.content import form_copy, list_copy
 from publisher.limits import submits
-from publisher.rules import limits as limit_rules
-from publisher.rules import list_links
+from publisher.rules import list_links, visitor_limits
 from publisher.server import requests
 from publisher.server.plain_forms import page_file, page_response, posted_from_this_site
 from publisher.web import graceful_stop
@@ -176,7 +175,7 @@ class ListLinks:
         if not posted_from_this_site(scope):
             logger.info("List link %s: a POST from another site refused", page.action)
             return PlainTextResponse("This page accepts posts from its own page only.", status_code=403)
-        address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+        address = visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
         if not await submits.shared_limiter.get().allow(page.action, "", address):
             if self.slots is None:  # no build to write into (`reflex run`): the sentence alone
                 return PlainTextResponse(form_copy.TOO_MANY_ATTEMPTS, status_code=429)
@@ -199,7 +198,7 @@ class ListLinks:
 
     @staticmethod
     async def _within_failure_limits(scope: Scope) -> bool:
-        address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+        address = visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
         return await submits.shared_limiter.get().allow(_FAILURES, "", address)
 
 

@@ -45,8 +45,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from publisher.config import settings
 from publisher.content import form_copy
-from publisher.rules import form_fields, same_site
-from publisher.rules import limits as limit_rules
+from publisher.rules import form_fields, same_site, visitor_limits
 from publisher.server import requests
 from publisher.web import graceful_stop, page_html, submissions
 from publisher.web.pages import contact as contact_page
@@ -179,7 +178,7 @@ class PlainForms:
         }
         shown = form.declared.typed(data)
 
-        address = limit_rules.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+        address = visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
         async with graceful_stop.submit_in_flight():
             if not await submissions.within_limits(form.name, "", address):
                 asked = await submissions.question_after_refusal(data) if form.asks_question else None

@@ -42,7 +42,7 @@ def is_https(scope: Scope, trusted_proxy_hops: int | None = None) -> bool:
     """HTTPS to the visitor: directly, or at a trusted proxy that says so.
 
     X-Forwarded-Proto is believed through the same hop count as X-Forwarded-For
-    (``REFLEX_TRUSTED_PROXY_HOPS``, rules/limits.client_address): the value written that
+    (``REFLEX_TRUSTED_PROXY_HOPS``, rules/visitor_limits.client_address): the value written that
     many proxies back. Fewer values than hops could be the visitor's own: not believed (then
     no HSTS from here; the outer proxy may send its own). With no trusted proxy anyone could
     send it, and it would turn on HSTS and wss-only policies for a plain-HTTP site, so it is

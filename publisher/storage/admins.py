@@ -128,7 +128,7 @@ def begin_ceremony(
 ) -> CeremonyRefusal | None:
     """Keep a ceremony's challenge until its answer comes back; clear the ones that ran out.
 
-    A ceremony is begun only while ``address`` (rules/limits.address_key of the client) has
+    A ceremony is begun only while ``address`` (rules/visitor_limits.address_key of the client) has
     fewer than ``MAX_OPEN_CEREMONIES_PER_ADDRESS`` waiting and the site fewer than
     ``MAX_OPEN_CEREMONIES``; otherwise nothing is written and the refusal says which. The
     count and the insert are one step: SQLite's write lock is taken by the first statement

@@ -352,7 +352,7 @@ NONCE_MAX = 32  # a contact form token's nonce (rules/form_tokens.py: 22 charact
 class UsedFormToken(sqlmodel.SQLModel, table=True):
     """A contact form token that answered a submit (its nonce), kept until it could no longer be
     good anyway, so it never answers a second one: after a restart or on another worker sharing
-    the database (storage/form_tokens.py; with Redis the nonces are kept there instead)."""
+    the database (storage/used_form_tokens.py; with Redis the nonces are kept there instead)."""
 
     __tablename__ = "used_form_token"
 
@@ -367,7 +367,7 @@ CEREMONY_ADDRESS_MAX = 64  # an IPv4 address, an IPv6 /64 ("2001:db8:1:2::/64"),
 class AdminCeremony(sqlmodel.SQLModel, table=True):
     """A WebAuthn ceremony under way: the challenge the browser was given, kept until its answer
     comes back (to any worker) or five minutes pass. ``enrolment_hash``: the enrolment it is for
-    (None: a sign-in). ``address``: whom it was begun for (rules/limits.address_key), so the
+    (None: a sign-in). ``address``: whom it was begun for (rules/visitor_limits.address_key), so the
     ceremonies one address may have waiting are bounded (storage/admins.begin_ceremony)."""
 
     __tablename__ = "admin_ceremony"

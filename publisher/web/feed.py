@@ -10,8 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, time
 
 from publisher import content
-from publisher.content import books as words
-from publisher.content import images
+from publisher.content import books, images
 
 FEED_PATH = "/releases.atom"
 CONTENT_TYPE = "application/atom+xml"
@@ -32,17 +31,17 @@ def release_feed(site_url: str) -> str:
 
     feed = FeedGenerator()
     feed.id(f"{site_url}{FEED_PATH}")
-    feed.title(words.FEED_TITLE)
-    feed.subtitle(words.FEED_SUBTITLE)
+    feed.title(books.FEED_TITLE)
+    feed.subtitle(books.FEED_SUBTITLE)
     feed.link(href=f"{site_url}{FEED_PATH}", rel="self", type=CONTENT_TYPE)
     feed.link(href=f"{site_url}/", rel="alternate", type="text/html")
     feed.author({"name": content.BRAND_NAME, "uri": f"{site_url}/"})
     feed.logo(f"{site_url}{content.LOGO_IMAGE}")
     feed.language("en")
-    books = words.latest_first(content.BOOKS)
-    dates = {book.slug: _moment(book.publication_date or words.CATALOGUE_UPDATED) for book in books}
+    latest = books.latest_first(content.BOOKS)
+    dates = {book.slug: _moment(book.publication_date or books.CATALOGUE_UPDATED) for book in latest}
     feed.updated(max(dates.values()))
-    for book in reversed(books):  # feedgen puts the last added first
+    for book in reversed(latest):  # feedgen puts the last added first
         entry = feed.add_entry()
         url = f"{site_url}{book.page_path}"
         entry.id(url)

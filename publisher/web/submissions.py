@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 
 from publisher import gateway
 from publisher.config import settings
-from publisher.limits import form_tokens as used_tokens
-from publisher.limits import submits
+from publisher.limits import submits, used_tokens
 from publisher.rules import antispam, form_fields, form_tokens
 from publisher.web import graceful_stop
 

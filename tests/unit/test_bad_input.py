@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from publisher import gateway
-from publisher.limits import form_tokens as used_tokens
+from publisher.limits import used_tokens
 from publisher.rules import antispam, form_fields, validation
 from publisher.rules.antispam import MathQuestion
 from publisher.web import submissions

@@ -18,7 +18,7 @@ from publisher.content import images
 from publisher.content.books import book_page_copy, latest_first
 from publisher.server import middleware
 from publisher.web import feed, seo
-from publisher.web.components import books as book_components
+from publisher.web.components import book_cards
 from publisher.web.components.pictures import picture
 from publisher.web.pages import PAGES, book
 from publisher.web.pages.registry import PageRegistry
@@ -194,7 +194,7 @@ def rendered(component) -> str:
 
 
 def test_the_page_shows_edition_details_only_when_given():
-    full = rendered(book_components.edition_details(full_book()))
+    full = rendered(book_cards.edition_details(full_book()))
     for label, value in [
         ("Format", "Paperback"),
         ("ISBN-13", "978-0-306-40615-7"),
@@ -204,13 +204,13 @@ def test_the_page_shows_edition_details_only_when_given():
         ("Language", "English"),
     ]:
         assert f'\\"{label}\\"' in full and f'\\"{value}\\"' in full, label
-    bare = rendered(book_components.edition_details(content.Book(**valid_book_kwargs())))
+    bare = rendered(book_cards.edition_details(content.Book(**valid_book_kwargs())))
     assert all(f'\\"{label}\\"' not in bare for label in ("Format", "ISBN-13", "Pages", "Ages", "Published"))
     assert '\\"Language\\"' in bare
 
 
 def test_the_credits_link_each_author_to_their_card():
-    credits = rendered(book_components.credits(full_book(author_names=("Maya Lindqvist", "A Guest")), CARDS))
+    credits = rendered(book_cards.credits(full_book(author_names=("Maya Lindqvist", "A Guest")), CARDS))
     assert 'href:\\"/about#maya-lindqvist\\"' in credits and '\\" and \\"' in credits and "A Guest" in credits
 
 

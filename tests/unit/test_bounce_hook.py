@@ -15,7 +15,7 @@ from publisher.limits import submits
 from publisher.limits.submits import Limit, Limiter, MemoryCounter, shared_limiter
 from publisher.returns import webhook
 from publisher.server import bounce_hook, routes
-from publisher.server.bounce_hook import MAX_BODY_BYTES, BounceHook
+from publisher.server.bounce_hook import MAX_BODY_BYTES
 from publisher.storage import bounce_records
 from publisher.storage.bounce_records import Recorded, Report
 

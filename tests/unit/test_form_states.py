@@ -16,7 +16,7 @@ from reflex_base.utils.format import format_event_handler
 from publisher import gateway
 from publisher.config import settings
 from publisher.content import form_copy
-from publisher.limits import form_tokens as used_tokens
+from publisher.limits import used_tokens
 from publisher.rules import antispam, form_tokens
 from publisher.rules.antispam import MathQuestion
 from publisher.web import graceful_stop, submissions

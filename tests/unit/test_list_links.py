@@ -12,8 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from publisher import storage
-from publisher.rules import limits as limit_rules
-from publisher.rules import list_links
+from publisher.rules import list_links, visitor_limits
 from tests.smtp import LIST_SECRET
 
 SECRET = LIST_SECRET
@@ -150,7 +149,7 @@ def test_the_page_shows_the_address_partly_masked(email, masked):
 
 def test_the_visitors_address_behind_trusted_proxies():
     scope = {"client": ("10.0.0.2", 1), "headers": [(b"x-forwarded-for", b"198.51.100.7, 203.0.113.1")]}
-    assert limit_rules.client_address(scope, trusted_proxy_hops=0) == "10.0.0.2"
-    assert limit_rules.client_address(scope, trusted_proxy_hops=1) == "203.0.113.1"
-    assert limit_rules.client_address(scope, trusted_proxy_hops=2) == "198.51.100.7"
-    assert limit_rules.client_address(scope, trusted_proxy_hops=3) == "10.0.0.2"  # fewer hops than trusted
+    assert visitor_limits.client_address(scope, trusted_proxy_hops=0) == "10.0.0.2"
+    assert visitor_limits.client_address(scope, trusted_proxy_hops=1) == "203.0.113.1"
+    assert visitor_limits.client_address(scope, trusted_proxy_hops=2) == "198.51.100.7"
+    assert visitor_limits.client_address(scope, trusted_proxy_hops=3) == "10.0.0.2"  # fewer hops than trusted

@@ -13,8 +13,7 @@ from bs4 import BeautifulSoup
 
 from publisher import gateway
 from publisher.config import settings
-from publisher.limits import form_tokens as used_tokens
-from publisher.limits import submits
+from publisher.limits import submits, used_tokens
 from publisher.rules import form_tokens
 from publisher.server import plain_forms, routes
 from publisher.web import submissions

@@ -1,13 +1,13 @@
-"""Where the contact form's used tokens are remembered (limits/form_tokens.configured_store): Redis
+"""Where the contact form's used tokens are remembered (limits/used_tokens.configured_store): Redis
 when Reflex uses it, else the embedded gateway's database, and the worker's memory only where the
 cloud gateway keeps the list and there is no Redis. The stores themselves, on SQLite, PostgreSQL
-and Redis, across restarts and workers: tests/services/test_form_tokens.py."""
+and Redis, across restarts and workers: tests/services/test_used_tokens.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from publisher.limits import form_tokens as used_tokens
+from publisher.limits import used_tokens
 
 
 class FakeRedis:

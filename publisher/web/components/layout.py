@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import reflex as rx
 
 from publisher import content
-from publisher.content import site as words
+from publisher.content import site
 from publisher.web.components.links import external_link, site_link
 
 MOBILE_MENU_ID = "mobile-menu"
@@ -72,11 +72,11 @@ def mobile_drawer(active_route: str, nav_items: tuple[NavItem, ...]) -> rx.Compo
     return rx.el.dialog(
         rx.el.div(
             rx.el.div(
-                rx.el.h2(words.MENU_TITLE, id=MOBILE_MENU_TITLE_ID, class_name="text-xl font-bold text-stone-900"),
+                rx.el.h2(site.MENU_TITLE, id=MOBILE_MENU_TITLE_ID, class_name="text-xl font-bold text-stone-900"),
                 rx.el.button(
                     _svg_icon(CLOSE_ICON),
                     type="button",
-                    aria_label=words.CLOSE_MENU_LABEL,
+                    aria_label=site.CLOSE_MENU_LABEL,
                     custom_attrs={"data-drawer-close": ""},
                     class_name="rounded-md p-2 text-stone-800 hover:bg-amber-100",
                 ),
@@ -87,7 +87,7 @@ def mobile_drawer(active_route: str, nav_items: tuple[NavItem, ...]) -> rx.Compo
                     *[nav_link(item, active_route, "block") for item in nav_items],
                     class_name="flex flex-col gap-1 p-3",
                 ),
-                aria_label=words.DRAWER_NAV_LABEL,
+                aria_label=site.DRAWER_NAV_LABEL,
             ),
             class_name="drawer-panel",
         ),
@@ -120,12 +120,12 @@ def site_header(active_route: str, nav_items: tuple[NavItem, ...]) -> rx.Compone
                     *[nav_link(item, active_route) for item in nav_items],
                     class_name="flex items-center gap-1",
                 ),
-                aria_label=words.HEADER_NAV_LABEL,
+                aria_label=site.HEADER_NAV_LABEL,
                 class_name="hidden md:block",
             ),
             rx.el.button(
                 _svg_icon(MENU_ICON),
-                rx.el.span(words.MENU_TITLE, class_name="sr-only"),
+                rx.el.span(site.MENU_TITLE, class_name="sr-only"),
                 type="button",
                 aria_haspopup="dialog",
                 aria_controls=MOBILE_MENU_ID,
@@ -155,7 +155,7 @@ def site_footer() -> rx.Component:
     return rx.el.footer(
         rx.el.div(
             rx.el.div(
-                rx.el.h2(words.FOLLOW_US, class_name="text-base font-bold text-white"),
+                rx.el.h2(site.FOLLOW_US, class_name="text-base font-bold text-white"),
                 rx.el.ul(
                     *[
                         rx.el.li(
@@ -172,9 +172,9 @@ def site_footer() -> rx.Component:
                 ),
             ),
             rx.el.p(
-                words.COPYRIGHT_SIGN,
+                site.COPYRIGHT_SIGN,
                 current_year(),
-                words.COPYRIGHT_HOLDER,
+                site.COPYRIGHT_HOLDER,
                 class_name="text-sm text-stone-200",
             ),
             rx.el.p(content.AFFILIATE_NOTE, class_name="text-sm text-stone-300"),

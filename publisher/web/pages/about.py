@@ -3,7 +3,7 @@
 from publisher import content
 from publisher.content import page_copy
 from publisher.web import seo
-from publisher.web.components.authors import author_list
+from publisher.web.components.author_cards import author_list
 from publisher.web.components.layout import page_heading
 from publisher.web.pages.registry import site_page
 

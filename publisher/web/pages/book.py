@@ -4,7 +4,7 @@ from publisher import content
 from publisher.content import images
 from publisher.content.books import COVER_ALT_PREFIX, book_page_copy
 from publisher.web import seo
-from publisher.web.components.books import book_page
+from publisher.web.components.book_cards import book_page
 from publisher.web.pages.about import author_cards
 from publisher.web.pages.registry import PAGES, ROOT, PageRegistry, SitePage, site_page
 

@@ -4,7 +4,7 @@ from publisher import content
 from publisher.content import page_copy
 from publisher.content.books import latest_first
 from publisher.web import seo
-from publisher.web.components.books import latest_releases
+from publisher.web.components.book_cards import latest_releases
 from publisher.web.components.layout import page_heading
 from publisher.web.pages.about import author_cards
 from publisher.web.pages.registry import ROOT, site_page

@@ -12,8 +12,7 @@ from __future__ import annotations
 import reflex as rx
 
 from publisher import content
-from publisher.content import books as words
-from publisher.content import images, page_copy
+from publisher.content import books, images, page_copy
 from publisher.content.models import LANGUAGES
 from publisher.web.components.links import external_button, site_link
 from publisher.web.components.pictures import picture
@@ -36,7 +35,7 @@ def search_status() -> rx.Component:
         rx.el.div(
             rx.el.p(custom_attrs={"data-book-search-message": ""}, class_name="font-semibold text-stone-900"),
             site_link(
-                words.SEARCH_SHOW_ALL,
+                books.SEARCH_SHOW_ALL,
                 href="/",
                 class_name="font-semibold text-amber-900 underline underline-offset-4 hover:text-amber-700",
             ),
@@ -47,8 +46,8 @@ def search_status() -> rx.Component:
         role="status",
         custom_attrs={
             "data-book-search-status": SEARCH_PARAM,
-            "data-no-match": words.SEARCH_NO_MATCH,
-            "data-match": words.SEARCH_MATCH,
+            "data-no-match": books.SEARCH_NO_MATCH,
+            "data-match": books.SEARCH_MATCH,
         },
         class_name="mb-6",
     )
@@ -83,7 +82,7 @@ def book_card(book: content.Book, index: int) -> rx.Component:
             ),
             rx.el.p(book.subtitle, class_name="mt-1 text-lg font-medium text-stone-700"),
             rx.el.p(book.description, class_name="mt-3 text-base leading-relaxed text-stone-700"),
-            external_button(words.GET_YOUR_COPY, str(book.book_link), book.title),
+            external_button(books.GET_YOUR_COPY, str(book.book_link), book.title),
             class_name="flex flex-1 flex-col",
         ),
         id=book.slug,
@@ -96,11 +95,11 @@ def book_card(book: content.Book, index: int) -> rx.Component:
 def latest_releases() -> rx.Component:
     return rx.el.section(
         rx.el.h2(
-            words.LATEST_RELEASES, id="latest-releases", class_name="mb-4 font-serif text-3xl font-bold text-stone-900"
+            books.LATEST_RELEASES, id="latest-releases", class_name="mb-4 font-serif text-3xl font-bold text-stone-900"
         ),
         search_status(),
         rx.el.div(
-            *[book_card(book, index) for index, book in enumerate(words.latest_first(content.BOOKS))],
+            *[book_card(book, index) for index, book in enumerate(books.latest_first(content.BOOKS))],
             class_name="grid gap-6 md:grid-cols-2 lg:grid-cols-3",
         ),
         aria_labelledby="latest-releases",
@@ -121,7 +120,7 @@ def breadcrumb(book: content.Book, home: str) -> rx.Component:
             rx.el.li(book.title, aria_current="page", class_name="font-semibold text-stone-800"),
             class_name="flex flex-wrap gap-2 text-sm text-stone-700",
         ),
-        aria_label=words.BREADCRUMB_LABEL,
+        aria_label=books.BREADCRUMB_LABEL,
         class_name="mb-6",
     )
 
@@ -129,8 +128,8 @@ def breadcrumb(book: content.Book, home: str) -> rx.Component:
 def credits(book: content.Book, author_cards: dict[str, str]) -> rx.Component:
     """By the authors, each linked to their card on About when there is one."""
     names = list(book.author_names)
-    parts: list[rx.Component | str] = [f"{words.BY} "]
-    for name, separator in zip(names, [*words.joined(names), ""], strict=True):
+    parts: list[rx.Component | str] = [f"{books.BY} "]
+    for name, separator in zip(names, [*books.joined(names), ""], strict=True):
         card = author_cards.get(name)
         parts.append(site_link(name, href=card, class_name=_TEXT_LINK) if card else name)
         if separator:
@@ -141,15 +140,15 @@ def credits(book: content.Book, author_cards: dict[str, str]) -> rx.Component:
 def edition_details(book: content.Book) -> rx.Component:
     """The edition as far as the content gives it: nothing made up, nothing left blank."""
     given = [
-        (words.FORMAT, book.format),
-        (words.ISBN13, book.isbn13),
-        (words.PAGES, str(book.page_count) if book.page_count else None),
-        (words.AGES, book.age_range),
-        (words.PUBLISHED, book.publication_date.strftime(words.DATE_FORMAT) if book.publication_date else None),
-        (words.LANGUAGE, LANGUAGES[book.language]),
+        (books.FORMAT, book.format),
+        (books.ISBN13, book.isbn13),
+        (books.PAGES, str(book.page_count) if book.page_count else None),
+        (books.AGES, book.age_range),
+        (books.PUBLISHED, book.publication_date.strftime(books.DATE_FORMAT) if book.publication_date else None),
+        (books.LANGUAGE, LANGUAGES[book.language]),
     ]
     return rx.el.section(
-        rx.el.h2(words.DETAILS, id="book-details", class_name="font-serif text-xl font-bold text-stone-900"),
+        rx.el.h2(books.DETAILS, id="book-details", class_name="font-serif text-xl font-bold text-stone-900"),
         rx.el.dl(
             *[
                 rx.el.div(
@@ -186,7 +185,7 @@ def book_page(book: content.Book, author_cards: dict[str, str], home: str) -> tu
                 rx.el.p(book.subtitle, class_name="mt-2 text-xl font-medium text-stone-700"),
                 credits(book, author_cards),
                 rx.el.p(book.description, class_name="mt-4 max-w-prose text-lg leading-relaxed text-stone-700"),
-                external_button(words.GET_YOUR_COPY, str(book.book_link), book.title),
+                external_button(books.GET_YOUR_COPY, str(book.book_link), book.title),
                 edition_details(book),
             ),
             class_name="grid items-start gap-8 md:grid-cols-[20rem_1fr]",

@@ -1,5 +1,5 @@
-"""The contact form's used tokens (limits/form_tokens.py) where they outlive a worker: the embedded
-gateway's database (storage/form_tokens.py) on SQLite and PostgreSQL, and a real Redis.
+"""The contact form's used tokens (limits/used_tokens.py) where they outlive a worker: the embedded
+gateway's database (storage/used_form_tokens.py) on SQLite and PostgreSQL, and a real Redis.
 
 Without Redis they were kept in the worker's memory, so a deploy or a crash made a used token
 good again for the rest of its hour (issue 40), and the Redis store was never tested: a ``SET``
@@ -22,11 +22,11 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 
-from publisher.limits import form_tokens as used_tokens
-from publisher.limits.form_tokens import DatabaseUsedTokens, RedisUsedTokens, UsedTokens
+from publisher.limits import used_tokens
+from publisher.limits.used_tokens import DatabaseUsedTokens, RedisUsedTokens, UsedTokens
 from publisher.rules import antispam, form_tokens
 from publisher.rules.antispam import MathQuestion
-from publisher.storage import form_tokens as stored_tokens
+from publisher.storage import used_form_tokens
 from publisher.storage.tables import utc_now
 from publisher.web import submissions
 from tests.support import FORM_SECRET, PROJECT_ROOT, RedisServer
@@ -35,11 +35,11 @@ from tests.support import FORM_SECRET, PROJECT_ROOT, RedisServer
 # nonce's first_use, as JSON.
 WORKER = """
 import asyncio, json, sys
-from publisher.limits import form_tokens
+from publisher.limits import used_tokens
 
 async def main():
-    store = form_tokens.shared_used_tokens.get()
-    used = {nonce: await form_tokens.first_use(nonce) for nonce in sys.argv[1:]}
+    store = used_tokens.shared_used_tokens.get()
+    used = {nonce: await used_tokens.first_use(nonce) for nonce in sys.argv[1:]}
     print(json.dumps({"store": type(store).__name__, "used": used}))
 
 asyncio.run(main())
@@ -159,10 +159,10 @@ async def test_used_tokens_are_kept_a_minute_past_a_tokens_hour_then_cleared(db_
     clock[0] = now + timedelta(hours=1, seconds=59)
     assert not await store.first_use(nonce(1))
     assert await store.first_use(nonce(2))
-    assert stored_tokens.remembered(db_url) == 2
+    assert used_form_tokens.remembered(db_url) == 2
     clock[0] = now + timedelta(hours=1, seconds=60)
     assert await store.first_use(nonce(3))
-    assert stored_tokens.remembered(db_url) == 2  # the first is cleared; the table holds an hour's at most
+    assert used_form_tokens.remembered(db_url) == 2  # the first is cleared; the table holds an hour's at most
 
 
 @pytest.mark.asyncio

@@ -1,4 +1,4 @@
-"""The contact form's used tokens in the database: every SQL statement of limits/form_tokens.py's
+"""The contact form's used tokens in the database: every SQL statement of limits/used_tokens.py's
 database store.
 
 Without Redis, a worker's memory forgot the used nonces at every deploy or crash, and a token

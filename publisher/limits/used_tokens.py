@@ -7,7 +7,7 @@ submit, across every worker, host and restart. Where it is remembered
 
 - Redis, when Reflex uses it: ``SET key 1 NX EX``, atomic, so of two submits racing
   with one token one wins (without ``NX`` both would);
-- else the embedded gateway's database (storage/form_tokens.py), which outlives a
+- else the embedded gateway's database (storage/used_form_tokens.py), which outlives a
   deploy or a crash and is shared by every worker on it;
 - else (the cloud gateway keeps the list and there is no Redis: no store outlives the
   worker) this process's memory, forgotten at a restart. Such a site runs one worker;
@@ -28,7 +28,7 @@ from reflex.utils import prerequisites
 from publisher.config import settings
 from publisher.per_process import PerProcess
 from publisher.rules.form_tokens import VALID_FOR_MS
-from publisher.storage import form_tokens as stored_tokens
+from publisher.storage import used_form_tokens
 from publisher.storage.tables import utc_now
 
 logger = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ class DatabaseUsedTokens:
 
     async def first_use(self, nonce: str) -> bool:
         return await asyncio.to_thread(
-            stored_tokens.first_use, nonce, timedelta(seconds=_REMEMBER_S), self._clock(), self._db_url
+            used_form_tokens.first_use, nonce, timedelta(seconds=_REMEMBER_S), self._clock(), self._db_url
         )
 
 
