@@ -3,7 +3,7 @@
 On a fresh SQLite or PostgreSQL database it stores --readers readers (a quarter of them
 pending, a tenth unsubscribed, the rest confirmed), --messages contact messages with their
 outbox emails and a session, then times, --rounds times, what the dashboard's state does on
-every refresh (web/states/admin.py): the session's check and ``_figures()`` (the counts, the
+every refresh (web/states/admin_state.py): the session's check and ``_figures()`` (the counts, the
 latest sign-ups, messages, releases, bounces, the mailbox's left messages, the outbox's
 health, the audit log), and a search by address. Prints p50/p95/max in milliseconds.
 
@@ -128,7 +128,7 @@ def main() -> None:
             print(f"{args.readers:,} readers, {args.messages:,} messages, {kind} (filled in {filled_s:.1f} s)")
 
             from publisher.storage import admins, dashboard
-            from publisher.web.states import admin as admin_state
+            from publisher.web.states import admin_state
 
             readers = admin_state._figures()["readers"]
             print("  the counts it shows:", ", ".join(f"{row['label']} {row['count']}" for row in readers))

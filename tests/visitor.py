@@ -20,9 +20,9 @@ import aiohttp
 import socketio
 
 ROOT_STATE = "reflex___state____state"
-SUBSCRIBE_STATE = f"{ROOT_STATE}.publisher___web___states___subscribe____subscribe_state"
-CONTACT_STATE = f"{ROOT_STATE}.publisher___web___states___contact____contact_state"
-ADMIN_STATE = f"{ROOT_STATE}.publisher___web___states___admin____admin_state"
+SUBSCRIBE_STATE = f"{ROOT_STATE}.publisher___web___states___subscribe_state____subscribe_state"
+CONTACT_STATE = f"{ROOT_STATE}.publisher___web___states___contact_state____contact_state"
+ADMIN_STATE = f"{ROOT_STATE}.publisher___web___states___admin_state____admin_state"
 HYDRATE = f"{ROOT_STATE}.hydrate_and_load"
 VAR_SUFFIX = "_rx_state_"
 NAMESPACE = "/_event"  # socket.io namespace (and engine.io path) of Reflex's event channel

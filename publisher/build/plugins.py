@@ -155,11 +155,11 @@ class SiteFilesPlugin(Plugin):
         ]
 
     def pre_compile(self, **context: Any) -> None:
-        from publisher.build import images as image_build  # noqa: PLC0415 - here, not at the top: see the class docstring (hot reload)
+        from publisher.build import image_variants  # noqa: PLC0415 - here, not at the top: see the class docstring (hot reload)
         from publisher.content import images  # noqa: PLC0415 - here, not at the top: see the class docstring (hot reload)
 
         wanted = images.site_images()
-        image_build.write_variants(prerequisites.get_web_dir() / constants.Dirs.PUBLIC, wanted)
+        image_variants.write_variants(prerequisites.get_web_dir() / constants.Dirs.PUBLIC, wanted)
         images.write_manifest(item.info for item in wanted)
         kinds = page_kinds.decide(context["unevaluated_pages"])
         for kind in kinds.values():

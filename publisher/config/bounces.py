@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, unquote, urlsplit
 
 from publisher.config.checks import ca_file, positive_count
-from publisher.config.mail import SMTP_URL_VAR, is_loopback
+from publisher.config.mail_config import SMTP_URL_VAR, is_loopback
 from publisher.config.secret_files import ConfigurationError, has_unencoded_delimiter, redact_url
 from publisher.rules import bounces, validation
 

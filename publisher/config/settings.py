@@ -34,11 +34,10 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from reflex_base import config as reflex_config
 from reflex_base import constants
 
-from publisher.config import bounces, mail
+from publisher.config import bounces, mail_config
 from publisher.config.bounces import BOUNCE_MAILBOX_VAR, BounceSettings, ImapServer
-from publisher.config.checks import absolute_http_url as _absolute_http_url
-from publisher.config.checks import positive_count, signing_secrets
-from publisher.config.mail import (
+from publisher.config.checks import absolute_http_url, positive_count, signing_secrets
+from publisher.config.mail_config import (
     DEFAULT_SEND_RATE,
     MAIL_FROM_VAR,
     POSTAL_ADDRESS_VAR,
@@ -91,7 +90,7 @@ def site_url() -> str:
     It is Reflex's ``deploy_url`` (``REFLEX_DEPLOY_URL`` in the environment), so the
     sitemap Reflex writes and our canonical links can never disagree.
     """
-    return _absolute_http_url("REFLEX_DEPLOY_URL (deploy_url)", reflex_config.get_config().deploy_url or "")
+    return absolute_http_url("REFLEX_DEPLOY_URL (deploy_url)", reflex_config.get_config().deploy_url or "")
 
 
 HOST_VAR = "HOST"
@@ -125,7 +124,7 @@ FORM_SECRET_MIN = 32
 # secret, so compose gives theirs as files, and nothing is made where a secret is given.
 SECRETS_DIR_VAR = "PUBLISHER_SECRETS_DIR"
 # The secret each may be made into: the form's always, the list's where the site sends email.
-MADE_SECRET_FILES = {FORM_SECRET_VAR: "form-secret", mail.LIST_SECRET_VAR: "list-secret"}
+MADE_SECRET_FILES = {FORM_SECRET_VAR: "form-secret", mail_config.LIST_SECRET_VAR: "list-secret"}
 # A class of 30 pupils behind one school router, each with the form open in two tabs.
 DEFAULT_MAX_TABS_PER_ADDRESS = 60
 # The same class opening the page at once, and reconnecting once.
@@ -220,19 +219,19 @@ class Settings(BaseSettings):
     form_secret_file: Text = _var(FORM_SECRET_VAR + FILE_SUFFIX, "")
     secrets_dir: Text = _var(SECRETS_DIR_VAR, "")
     # Mail from the embedded gateway, as given: checked together into the ``mail`` property.
-    smtp_url: Text = _var(mail.SMTP_URL_VAR, "", repr=False)
-    smtp_url_file: Text = _var(mail.SMTP_URL_VAR + FILE_SUFFIX, "")
-    notify_to: Text = _var(mail.NOTIFY_TO_VAR, "")
-    mail_from: Text = _var(mail.MAIL_FROM_VAR, "")
-    notify_subscribers: Text = _var(mail.NOTIFY_SUBSCRIBERS_VAR, "")
-    smtp_ca_file: Text = _var(mail.SMTP_CA_FILE_VAR, "")
-    list_secret: Text = _var(mail.LIST_SECRET_VAR, "", repr=False)
-    list_secret_file: Text = _var(mail.LIST_SECRET_VAR + FILE_SUFFIX, "")
-    postal_address: Text = _var(mail.POSTAL_ADDRESS_VAR, "")
-    send_rate: Text = _var(mail.SEND_RATE_VAR, "")
-    dkim_selector: Text = _var(mail.DKIM_SELECTOR_VAR, "")
-    dkim_key_file: Text = _var(mail.DKIM_KEY_FILE_VAR, "")
-    confirmations_per_hour: Text = _var(mail.CONFIRMATIONS_PER_HOUR_VAR, "")
+    smtp_url: Text = _var(mail_config.SMTP_URL_VAR, "", repr=False)
+    smtp_url_file: Text = _var(mail_config.SMTP_URL_VAR + FILE_SUFFIX, "")
+    notify_to: Text = _var(mail_config.NOTIFY_TO_VAR, "")
+    mail_from: Text = _var(mail_config.MAIL_FROM_VAR, "")
+    notify_subscribers: Text = _var(mail_config.NOTIFY_SUBSCRIBERS_VAR, "")
+    smtp_ca_file: Text = _var(mail_config.SMTP_CA_FILE_VAR, "")
+    list_secret: Text = _var(mail_config.LIST_SECRET_VAR, "", repr=False)
+    list_secret_file: Text = _var(mail_config.LIST_SECRET_VAR + FILE_SUFFIX, "")
+    postal_address: Text = _var(mail_config.POSTAL_ADDRESS_VAR, "")
+    send_rate: Text = _var(mail_config.SEND_RATE_VAR, "")
+    dkim_selector: Text = _var(mail_config.DKIM_SELECTOR_VAR, "")
+    dkim_key_file: Text = _var(mail_config.DKIM_KEY_FILE_VAR, "")
+    confirmations_per_hour: Text = _var(mail_config.CONFIRMATIONS_PER_HOUR_VAR, "")
     # What comes back from the list's emails (config/bounces.py), checked together into ``bounces``.
     bounce_address: Text = _var(bounces.BOUNCE_ADDRESS_VAR, "")
     bounce_mailbox: Text = _var(bounces.BOUNCE_MAILBOX_VAR, "", repr=False)
@@ -280,7 +279,7 @@ class Settings(BaseSettings):
         """``NAME_FILE`` instead of ``NAME`` for a secret: a mounted file, in no container's environment."""
         values = dict(data)
         _point_at_made_secrets(values)
-        for name in (GATEWAY_API_KEY_VAR, FORM_SECRET_VAR, *mail.SECRET_VARS, *bounces.SECRET_VARS):
+        for name in (GATEWAY_API_KEY_VAR, FORM_SECRET_VAR, *mail_config.SECRET_VARS, *bounces.SECRET_VARS):
             if name in values or name + FILE_SUFFIX in values:
                 values[name] = from_env_or_file(values, name)
         return values
@@ -318,7 +317,7 @@ class Settings(BaseSettings):
         value = value.strip()
         if not value:
             return None
-        url = _absolute_http_url(GATEWAY_URL_VAR, value)
+        url = absolute_http_url(GATEWAY_URL_VAR, value)
         if urlsplit(url).path not in ("", "/"):
             raise ConfigurationError(
                 f"{GATEWAY_URL_VAR} must be only a scheme and host such as "
@@ -379,7 +378,9 @@ class Settings(BaseSettings):
     def _mail_checked(self) -> Settings:
         """The mail variables depend on each other (an SMTP URL requires a sender...): checked together."""
         fields = type(self).model_fields
-        self._mail = mail.read({str(fields[name].validation_alias): getattr(self, name) for name in _MAIL_FIELDS})
+        self._mail = mail_config.read(
+            {str(fields[name].validation_alias): getattr(self, name) for name in _MAIL_FIELDS}
+        )
         self._bounces = bounces.read(
             {str(fields[name].validation_alias): getattr(self, name) for name in _BOUNCE_FIELDS},
             None if self._mail is None else self._mail.mail_from,
@@ -418,7 +419,7 @@ class Settings(BaseSettings):
         """The signing secrets read from the files the site made in ``PUBLISHER_SECRETS_DIR``: name -> path."""
         if not self.secrets_dir:
             return {}
-        given = {FORM_SECRET_VAR: self.form_secret_file, mail.LIST_SECRET_VAR: self.list_secret_file}
+        given = {FORM_SECRET_VAR: self.form_secret_file, mail_config.LIST_SECRET_VAR: self.list_secret_file}
         return {
             name: path for name, path in given.items() if path == str(Path(self.secrets_dir) / MADE_SECRET_FILES[name])
         }
@@ -440,8 +441,8 @@ def _point_at_made_secrets(values: dict[str, Any]) -> None:
     if not folder:
         return
     needed = [FORM_SECRET_VAR]
-    if from_env_or_file(values, mail.SMTP_URL_VAR):
-        needed.append(mail.LIST_SECRET_VAR)
+    if from_env_or_file(values, mail_config.SMTP_URL_VAR):
+        needed.append(mail_config.LIST_SECRET_VAR)
     for name in needed:
         if str(values.get(name, "")).strip() or str(values.get(name + FILE_SUFFIX, "")).strip():
             continue  # given: never replaced by one of our own
@@ -457,8 +458,10 @@ def _point_at_made_secrets(values: dict[str, Any]) -> None:
         values[name + FILE_SUFFIX] = str(path)
 
 
-# The fields of the mail variables, which ``mail.read`` checks together.
-_MAIL_FIELDS = tuple(name for name, field in Settings.model_fields.items() if field.validation_alias in mail.MAIL_VARS)
+# The fields of the mail variables, which ``mail_config.read`` checks together.
+_MAIL_FIELDS = tuple(
+    name for name, field in Settings.model_fields.items() if field.validation_alias in mail_config.MAIL_VARS
+)
 _BOUNCE_FIELDS = tuple(
     name for name, field in Settings.model_fields.items() if field.validation_alias in bounces.BOUNCE_VARS
 )

@@ -1,7 +1,7 @@
 """The site's images as the build serves them: a print-size cover becomes a few small files.
 
 A maintainer points ``cover_image`` (or ``author_image``) at a JPEG, PNG or WebP of
-any size under ``assets/``. The build (build/images.py, from build/plugins.py) makes,
+any size under ``assets/``. The build (build/image_variants.py, from build/plugins.py) makes,
 with Pillow, AVIF and WebP variants at the widths each place shows the image at, once
 and twice over, plus a JPEG fallback (PNG for an image with transparency), and a
 1200x630 share image of each cover for link previews. Every variant's name carries a hash
@@ -45,7 +45,7 @@ RASTER_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
 COVER_WIDTHS = (240, 320, 480, 640)
 PORTRAIT_WIDTHS = (160, 192, 320, 384)
 SHARE_WIDTH, SHARE_HEIGHT = 1200, 630
-# Bumped when the encoding (build/images.py) changes, so every variant gets a new name.
+# Bumped when the encoding (build/image_variants.py) changes, so every variant gets a new name.
 ENCODING = "1"
 MIME = {"avif": "image/avif", "webp": "image/webp", "jpg": "image/jpeg", "png": "image/png"}
 

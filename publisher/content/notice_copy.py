@@ -1,5 +1,5 @@
 """The words of the emails the site writes to the publisher when something needs them
-(rules/notices.py decides when; mail/notices.py sends them through the outbox)."""
+(rules/notice_rules.py decides when; mail/notices.py sends them through the outbox)."""
 
 from __future__ import annotations
 

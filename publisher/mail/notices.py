@@ -1,10 +1,10 @@
-"""The site writes to the publisher when something needs them (rules/notices.py says when and
+"""The site writes to the publisher when something needs them (rules/notice_rules.py says when and
 what): a release paused, an email failing for an hour, the bounce mailbox unreadable for an
 hour, and the weekly summary on Mondays (``PUBLISHER_SUMMARY=off`` stops it).
 
 Each notice goes through the outbox to ``PUBLISHER_NOTIFY_TO``, like the contact messages:
 durable, retried, and at most one of each kind a day however many workers check at once
-(storage/notices.queue_notice). Every worker checks every ``CHECK_INTERVAL_S``; a check that
+(storage/notice_records.queue_notice). Every worker checks every ``CHECK_INTERVAL_S``; a check that
 fails is logged and the next one tries again.
 """
 
@@ -22,29 +22,29 @@ from publisher.config import settings
 from publisher.config.settings import MailSettings
 from publisher.content.books import book_by_slug
 from publisher.mail import outbox
-from publisher.rules import notices as rules
-from publisher.storage import notices
+from publisher.rules import notice_rules
+from publisher.storage import notice_records
 
 logger = logging.getLogger(__name__)
 
 CHECK_INTERVAL_S = 300
 
 
-def snapshot(now: datetime, db_url: str | None = None) -> rules.Snapshot:
+def snapshot(now: datetime, db_url: str | None = None) -> notice_rules.Snapshot:
     """What the rules look at, read now."""
     values = settings.current()
     paused = []
-    for slug, reason in notices.paused_campaigns(db_url):
+    for slug, reason in notice_records.paused_campaigns(db_url):
         book = book_by_slug(slug)
-        paused.append(rules.PausedRelease(book.title if book is not None else slug, slug, reason))
-    failing, since = notices.failing_emails(db_url)
+        paused.append(notice_rules.PausedRelease(book.title if book is not None else slug, slug, reason))
+    failing, since = notice_records.failing_emails(db_url)
     mailbox = (
-        notices.run_status(notices.BOUNCE_MAILBOX, db_url)
+        notice_records.run_status(notice_records.BOUNCE_MAILBOX, db_url)
         if values.bounces.mailbox is not None
-        else notices.RunStatus(None, None, None)
+        else notice_records.RunStatus(None, None, None)
     )
     summary_on = values.summary_on
-    return rules.Snapshot(
+    return notice_rules.Snapshot(
         now=now,
         site_url=settings.site_url(),
         paused=tuple(paused),
@@ -53,7 +53,7 @@ def snapshot(now: datetime, db_url: str | None = None) -> rules.Snapshot:
         mailbox_failing_since=mailbox.failing_since,
         mailbox_error=mailbox.last_error or "",
         summary_on=summary_on,
-        week=notices.week(now, db_url) if summary_on and rules.is_summary_day(now) else None,
+        week=notice_records.week(now, db_url) if summary_on and notice_rules.is_summary_day(now) else None,
     )
 
 
@@ -61,8 +61,8 @@ def check_once(mail: MailSettings, db_url: str | None = None, now: datetime | No
     """Queue every notice that is due and not yet sent for its period; the kinds queued now."""
     now = now or storage.utc_now()
     queued = []
-    for notice in rules.due(snapshot(now, db_url)):
-        if notices.queue_notice(
+    for notice in notice_rules.due(snapshot(now, db_url)):
+        if notice_records.queue_notice(
             notice.kind, notice.period, notice.subject, notice.body, outbox.job_for(mail), now, db_url
         ):
             queued.append(notice.kind)

@@ -14,13 +14,13 @@ if an upgrade took any of it away:
 - ``frontend_files``: the files Reflex generates under ``.web`` that the build rewrites
   (``utils/state.js``, ``vite.config.js``, ``react-router.config.js``): checked when
   the build rewrites them, since only a build has them;
-- ``components``: what a page's components need at run time, read from Reflex's
+- ``component_needs``: what a page's components need at run time, read from Reflex's
   component internals (web/page_kinds.py decides from it which pages start the app).
 """
 
 from __future__ import annotations
 
-from publisher.reflex_internals import components, granian_signals, state_managers, stored_state
+from publisher.reflex_internals import component_needs, granian_signals, state_managers, stored_state
 
 
 class ReflexInternalsMoved(RuntimeError):
@@ -33,7 +33,7 @@ def check() -> None:
         *state_managers.what_moved(),
         *stored_state.what_moved(),
         *granian_signals.what_moved(),
-        *components.what_moved(),
+        *component_needs.what_moved(),
     ]
     if moved:
         raise ReflexInternalsMoved(

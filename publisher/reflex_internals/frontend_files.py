@@ -111,7 +111,7 @@ _VITE_PLUGINS = "  plugins: [\n"
 
 _DEV_POSTS_PLUGIN = """// publisher: the development server hands every POST to the backend, as the production
 // server (one origin) does: a mail provider's one-click unsubscribe is a POST to a page's
-// address (publisher/server/list_links.py). Pages never take a POST; everything else stays.
+// address (publisher/server/link_pages.py). Pages never take a POST; everything else stays.
 function publisherDevPosts() {
   return {
     name: "publisher-dev-posts",

@@ -16,7 +16,7 @@ So the site changes what is pickled, never what the live state holds while an ev
   header of ``SECRET_HEADERS``, and a field named by ``tab_only`` is stored as its default.
   Reflex fills the router data from the connection itself at every event, so an event's
   handler still reads the cookie its tab's channel opened with; a background task reads it
-  once, from the event that started it, and keeps it in a local (web/states/admin.py).
+  once, from the event that started it, and keeps it in a local (web/states/admin_state.py).
 - ``keep_private()`` (each worker, at start): the states folder ``0700`` and its files
   ``0600``, and the worker's umask so that every file it writes from then on is ``0600``.
 

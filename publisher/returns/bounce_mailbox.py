@@ -55,7 +55,7 @@ from publisher.config.settings import BounceSettings, MailSettings
 from publisher.per_process import worker_name
 from publisher.returns.imap_client import MailboxClient, MailboxTrouble
 from publisher.rules import bounces, reports, validation
-from publisher.storage import bounce_records, notices
+from publisher.storage import bounce_records, notice_records
 from publisher.storage.bounce_records import MailboxPlace, Report
 
 logger = logging.getLogger(__name__)
@@ -187,7 +187,7 @@ def read_once(
 
 
 class _RunRecorded:
-    """Writes how a read went (storage/notices.record_run): a success, or the mailbox's trouble
+    """Writes how a read went (storage/notice_records.record_run): a success, or the mailbox's trouble
     (its reason, the password hidden). The dashboard's Health shows it, and the publisher is
     emailed once it has failed for an hour. A database error is not recorded: it is away."""
 
@@ -201,7 +201,7 @@ class _RunRecorded:
         if kind is None or isinstance(exc, MailboxTrouble):
             error = exc.reason if isinstance(exc, MailboxTrouble) else None
             try:
-                notices.record_run(notices.BOUNCE_MAILBOX, error, self.clock(), self.db_url)
+                notice_records.record_run(notice_records.BOUNCE_MAILBOX, error, self.clock(), self.db_url)
             except sqlalchemy.exc.SQLAlchemyError as failure:
                 logger.warning("Bounce mailbox: how the read went was not recorded (%s)", type(failure).__name__)
 

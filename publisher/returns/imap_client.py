@@ -33,7 +33,7 @@ from typing import Any, Self
 from urllib.parse import quote
 
 from publisher.config.bounces import BOUNCE_CA_FILE_VAR, ImapServer
-from publisher.config.mail import is_loopback
+from publisher.config.mail_config import is_loopback
 
 # Connect, TLS handshake and each command: a server slower than this is tried at the next poll.
 IMAP_TIMEOUT_S = 30.0

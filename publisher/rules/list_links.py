@@ -27,7 +27,7 @@ from urllib.parse import urlencode
 CONFIRM_PATH = "/subscribe/confirm"
 UNSUBSCRIBE_PATH = "/unsubscribe"
 TOKEN_PARAM = "token"
-# On a link's page after its button was pressed without the app (server/list_links.py answers the
+# On a link's page after its button was pressed without the app (server/link_pages.py answers the
 # press with 303 See Other to the link and this): the page says what the press did, not "already".
 DONE_PARAM = "done"
 CONFIRM_LINK_VALID_FOR = timedelta(days=7)

@@ -30,12 +30,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from publisher.content import images
 from publisher.server import admin_sign_in, requests, routes
-from publisher.server.list_links import LINK_PAGES
+from publisher.server.link_pages import LINK_PAGES
 from publisher.server.plain_forms import NO_STORE_ROUTES
 from publisher.web import feed, page_kinds
 from publisher.web.pages import PAGES
 from publisher.web.pages.registry import PageRegistry
-from publisher.web.states.contact import pages_carry_a_question
+from publisher.web.states.contact_state import pages_carry_a_question
 
 BUILD_DIR = Path(".web") / "build" / "client"
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -181,7 +181,7 @@ def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
     """Reflex's ``api_transformer``: the response headers around the route table (server/routes.py),
     whose default is the app."""
     # The production build's pages, which the server writes into (server/plain_forms.py,
-    # server/list_links.py); not `reflex run`'s, which the browser renders.
+    # server/link_pages.py); not `reflex run`'s, which the browser renders.
     build_dir = BUILD_DIR if pages_carry_a_question() else None
     return ResponseHeaders(
         routes.route_table(app, pages, build_dir), inline_script_hashes(), page_kinds.starts_app_by_route()

@@ -22,7 +22,7 @@ cases.
 The contact page itself (GET) is served from the build with a new question and its
 signed token written into it for each response, so the question is there at first
 paint; it and the subscribe page are never stored by a cache (``no-store``,
-server/middleware.py); so are the list's link pages, which server/list_links.py writes
+server/middleware.py); so are the list's link pages, which server/link_pages.py writes
 alike. Every other page stays prerendered and cacheable.
 """
 
@@ -48,10 +48,8 @@ from publisher.content import form_copy
 from publisher.rules import form_fields, same_site, visitor_limits
 from publisher.server import requests
 from publisher.web import graceful_stop, page_html, submissions
-from publisher.web.pages import contact as contact_page
-from publisher.web.pages import subscribe as subscribe_page
-from publisher.web.states import contact as contact_state
-from publisher.web.states import subscribe as subscribe_state
+from publisher.web.pages import contact, subscribe
+from publisher.web.states import contact_state, subscribe_state
 
 logger = logging.getLogger(__name__)
 
@@ -87,8 +85,8 @@ FORMS = {
     for form in (
         PlainForm(
             form_fields.SUBSCRIBE,
-            subscribe_page.ROUTE,
-            subscribe_page.SENT_ROUTE,
+            subscribe.ROUTE,
+            subscribe.SENT_ROUTE,
             subscribe_state.FIELD_IDS,
             _judge_subscribe,
             form_copy.SUBSCRIBE_FAILURE_TOAST,
@@ -96,8 +94,8 @@ FORMS = {
         ),
         PlainForm(
             form_fields.CONTACT,
-            contact_page.ROUTE,
-            contact_page.SENT_ROUTE,
+            contact.ROUTE,
+            contact.SENT_ROUTE,
             contact_state.FIELD_IDS,
             submissions.judge_contact,
             form_copy.CONTACT_FAILURE_TOAST,
@@ -140,8 +138,8 @@ class PlainForms:
     def __init__(self, build_dir: Path, page: ASGIApp):
         self.page = page
         self.pages = {route: page_file(build_dir, route).read_text(encoding="utf-8") for route in FORMS}
-        self.question_slots = QuestionSlots(self.pages[contact_page.ROUTE])
-        self.subscribe_sent = page_file(build_dir, subscribe_page.SENT_ROUTE).read_text(encoding="utf-8")
+        self.question_slots = QuestionSlots(self.pages[contact.ROUTE])
+        self.subscribe_sent = page_file(build_dir, subscribe.SENT_ROUTE).read_text(encoding="utf-8")
 
     async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A form's plain POST (to its page's URL)."""
@@ -244,7 +242,7 @@ def posted_from_this_site(scope: Scope) -> bool:
 
 def _show_confirm_note(html: str) -> str:
     """The sent page of the subscribe form says to confirm from the inbox where the site keeps the list."""
-    tag = re.search(rf'<p\b[^>]*\b{subscribe_page.CONFIRM_NOTE_ATTRIBUTE}=""[^>]*>', html)
+    tag = re.search(rf'<p\b[^>]*\b{subscribe.CONFIRM_NOTE_ATTRIBUTE}=""[^>]*>', html)
     if tag is None:
         return html
     shown = re.sub(r'\shidden(="")?(?=[\s/>])', "", tag.group(0), count=1)

@@ -23,7 +23,7 @@ from publisher.server import bounce_hook, event_channel
 from publisher.server.admin_downloads import AdminDownloads
 from publisher.server.admin_sign_in import AdminSignIn, DashboardPages
 from publisher.server.bounce_hook import BounceHook
-from publisher.server.list_links import ListLinks
+from publisher.server.link_pages import ListLinks
 from publisher.server.plain_forms import PlainForms
 from publisher.web import tab_states
 from publisher.web.pages import PAGES

@@ -1,4 +1,4 @@
-"""What the publisher's dashboard reads (web/states/admin.py): every query bounded.
+"""What the publisher's dashboard reads (web/states/admin_state.py): every query bounded.
 
 Counts are aggregates on indexed columns and lists have a limit, so the page costs the same
 with a hundred readers or a hundred thousand (benchmarks: docs/performance.md).

@@ -27,8 +27,8 @@ from typing import Any, Protocol
 
 from reflex_base import constants
 
-from publisher.reflex_internals import components
-from publisher.reflex_internals.components import BaseComponent, Component
+from publisher.reflex_internals import component_needs
+from publisher.reflex_internals.component_needs import BaseComponent, Component
 
 # Written at compile time, read by the build's last step and by the server.
 MANIFEST = Path(".web") / "backend" / "page_kinds.json"
@@ -93,12 +93,12 @@ def _reasons_in(component: BaseComponent) -> Iterator[str]:
         return
     for trigger in component.event_triggers:
         yield f"{name} handles {trigger}"
-    for state, field in components.state_fields_read(component):
+    for state, field in component_needs.state_fields_read(component):
         yield f"{name} reads {_state_field(state, field)}"
     library = component.library
     if library and not _is_render_only(library, component.tag):
         yield f"{name} is the React component {component.tag} from {_library_name(library)}"
-    if components.brings_javascript(component):
+    if component_needs.brings_javascript(component):
         yield f"{name} brings its own JavaScript"
 
 
@@ -112,13 +112,13 @@ def app_reasons(component: BaseComponent, on_load: object = None, head: Sequence
     for root in roots:
         for element in walk(root):
             reasons.update(dict.fromkeys(_reasons_in(element)))
-            if isinstance(element, Component) and (ref := components.ref_hook(element)) is not None:
+            if isinstance(element, Component) and (ref := component_needs.ref_hook(element)) is not None:
                 ref_hooks.add(ref)
     uses_state = any(" reads " in reason for reason in reasons)
     for root in roots:
         if not isinstance(root, Component):
             continue
-        for code in components.hooks(root):
+        for code in component_needs.hooks(root):
             if code in ref_hooks or (uses_state and _STATE_CONTEXT_HOOK.match(code)):
                 continue
             reasons[f"it runs the React hook `{_first_line(code)}`"] = None

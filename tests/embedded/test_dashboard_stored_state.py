@@ -31,7 +31,7 @@ from publisher.content import admin_copy
 from publisher.storage import subscribers
 from publisher.storage.subscribers import SignUp
 from publisher.web import tab_states
-from publisher.web.states.admin import AdminState
+from publisher.web.states.admin_state import AdminState
 from tests.browser import add_passkey_authenticator, new_page
 from tests.support import ProductionServer, RedisServer, publisher_gateway, running_server, wait_until
 

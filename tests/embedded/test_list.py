@@ -196,7 +196,7 @@ def no_js(browser: Browser) -> Iterator[Page]:
 
 
 def test_without_javascript_from_sign_up_to_unsubscribe(no_js: Page, site: ListSite, smtp: SmtpServer):
-    """The confirmation and unsubscribe pages as the server alone answers them (server/list_links.py):
+    """The confirmation and unsubscribe pages as the server alone answers them (server/link_pages.py):
     the emailed links, their buttons posted by the browser, and the list saying so."""
     server, db_url, email = site.server, site.db_url, site.email
     no_js.goto(server.base_url + "/subscribe")

@@ -22,9 +22,7 @@ from publisher.returns import bounce_mailbox
 from publisher.returns.imap_client import MailboxClient
 from publisher.rules import reports
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import bounce_records, subscribers
-from publisher.storage import notices as notice_records
-from publisher.storage import utc_now as storage_now
+from publisher.storage import bounce_records, notice_records, subscribers, utc_now
 from publisher.storage.tables import JobLease
 from tests.imap import DovecotServer
 from tests.samples import bounce_sample
@@ -437,7 +435,7 @@ def test_what_the_reader_remembers_of_a_message_gone_from_the_mailbox_is_pruned_
     [(_flags, _raw), _] = mailbox.messages("INBOX")
     mailbox.empty()
     mailbox.append(b"From: a@example.net\r\nSubject: stays\r\n\r\nhello\r\n")  # a new UID: met anew
-    later = storage_now() + bounce_records.MAILBOX_MEMORY
+    later = utc_now() + bounce_records.MAILBOX_MEMORY
     read(env, db_url, clock=lambda: later - timedelta(days=1))
     assert bounce_records.left_messages(db_url=db_url)[1] == {bounce_records.UNCLASSIFIED: 3}
     read(env, db_url, clock=lambda: later + timedelta(days=1))
@@ -477,7 +475,7 @@ async def test_the_lease_is_renewed_while_one_message_takes_longer_than_it(db_ur
     put(mailbox, "dsn-postfix-hard", sent["reader0@readers.example"], "reader0@readers.example")
     lease = timedelta(seconds=2)  # renewed every half second of real time
     monkeypatch.setattr(bounce_mailbox, "LEASE", lease)
-    clock = MovableClock(storage_now())
+    clock = MovableClock(utc_now())
     inside, done = threading.Event(), threading.Event()
     real_classify = reports.classify
 

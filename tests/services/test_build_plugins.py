@@ -198,7 +198,7 @@ def test_the_reflex_config_loads_none_of_the_sites_own_modules():
         "publisher.config.secret_files",  # the standard library only: no content
         # Reflex's and Granian's own modules, reached here: no content of the site.
         "publisher.reflex_internals",
-        "publisher.reflex_internals.components",
+        "publisher.reflex_internals.component_needs",
         "publisher.reflex_internals.frontend_files",
         "publisher.reflex_internals.granian_signals",
         "publisher.reflex_internals.state_managers",

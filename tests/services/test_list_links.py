@@ -21,15 +21,15 @@ from publisher.mail import outbox
 from publisher.rules import bounces, list_links
 from publisher.rules.list_rules import ListStatus
 from publisher.server import routes
-from publisher.server.list_links import ListLinks
+from publisher.server.link_pages import ListLinks
 from publisher.storage import bounce_records, database, subscribers, tables
 from publisher.storage.bounce_records import Report
 from publisher.storage.subscribers import SignUp
 from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE, checking_html
-from publisher.web.states import list_link
-from publisher.web.states.confirm import ConfirmState
-from publisher.web.states.subscribe import SubscribeState
-from publisher.web.states.unsubscribe import UnsubscribeState
+from publisher.web.states import list_link_state
+from publisher.web.states.confirm_state import ConfirmState
+from publisher.web.states.subscribe_state import SubscribeState
+from publisher.web.states.unsubscribe_state import UnsubscribeState
 from tests.unit.test_list_links import MAIL_ENV, OTHER_SECRET, SECRET, flip
 from tests.unit.test_plain_forms import write_build
 
@@ -85,11 +85,11 @@ async def test_opening_a_confirmation_link_shows_the_masked_address_and_confirms
     token = list_links.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
     state = on_page(ConfirmState, "/subscribe/confirm", token)
     await run(ConfirmState.open, state)
-    assert (state.stage, state.address) == (list_link.ASK, "j*@e******.com")
+    assert (state.stage, state.address) == (list_link_state.ASK, "j*@e******.com")
     assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
 
     await run(ConfirmState.confirm, state)
-    assert state.stage == list_link.DONE
+    assert state.stage == list_link_state.DONE
     assert subscribers.lookup(subscriber.link_key).status == ListStatus.CONFIRMED
     assert [d.kind for d in storage.list_deliveries()] == ["confirmation", "welcome"]
 
@@ -97,7 +97,7 @@ async def test_opening_a_confirmation_link_shows_the_masked_address_and_confirms
     assert [d.kind for d in storage.list_deliveries()] == ["confirmation", "welcome"]
     again = on_page(ConfirmState, "/subscribe/confirm", token, tab="tab-2")
     await run(ConfirmState.open, again)
-    assert again.stage == list_link.ALREADY
+    assert again.stage == list_link_state.ALREADY
 
 
 @pytest.mark.asyncio
@@ -106,11 +106,11 @@ async def test_the_app_on_the_page_a_plain_press_led_to_says_what_the_press_did_
     token = list_links.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
     before = on_page(ConfirmState, "/subscribe/confirm", token, done=True)  # typed by hand: nothing was pressed
     await run(ConfirmState.open, before)
-    assert before.stage == list_link.ASK
+    assert before.stage == list_link_state.ASK
     subscribers.confirm(subscriber.link_key, outbox.job_for(list_site), None, issued_at=subscriber.confirmation_sent_at)
     after = on_page(ConfirmState, "/subscribe/confirm", token, tab="tab-2", done=True)
     await run(ConfirmState.open, after)
-    assert (after.stage, after.address) == (list_link.DONE, "j*@e******.com")
+    assert (after.stage, after.address) == (list_link_state.DONE, "j*@e******.com")
 
 
 @pytest.mark.asyncio
@@ -120,7 +120,7 @@ async def test_the_confirmation_link_of_an_address_that_bounced_asks_for_a_new_s
     token = list_links.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
     state = on_page(ConfirmState, "/subscribe/confirm", token)
     await run(ConfirmState.open, state)
-    assert (state.stage, state.address) == (list_link.LEFT, "g**e@e******.com")
+    assert (state.stage, state.address) == (list_link_state.LEFT, "g**e@e******.com")
     await run(ConfirmState.confirm, state)  # no button; a crafted press changes nothing
     assert subscribers.lookup(subscriber.link_key).status == ListStatus.BOUNCED
 
@@ -131,7 +131,7 @@ async def test_an_expired_a_tampered_and_another_sites_confirmation_link(list_si
     old = list_links.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at - timedelta(days=8))
     state = on_page(ConfirmState, "/subscribe/confirm", old)
     await run(ConfirmState.open, state)
-    assert state.stage == list_link.EXPIRED
+    assert state.stage == list_link_state.EXPIRED
     await run(ConfirmState.confirm, state)  # the button is not there; a crafted press changes nothing
     assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
 
@@ -139,13 +139,13 @@ async def test_an_expired_a_tampered_and_another_sites_confirmation_link(list_si
     for token in (forged, "nonsense", ""):
         state = on_page(ConfirmState, "/subscribe/confirm", token)
         await run(ConfirmState.open, state)
-        assert (state.stage, state.address) == (list_link.INVALID, "")
+        assert (state.stage, state.address) == (list_link_state.INVALID, "")
 
     monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://gateway.example.com")  # the cloud keeps the list
     good = list_links.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
     state = on_page(ConfirmState, "/subscribe/confirm", good)
     await run(ConfirmState.open, state)
-    assert state.stage == list_link.INVALID
+    assert state.stage == list_link_state.INVALID
     assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
 
 
@@ -155,10 +155,10 @@ async def test_the_unsubscribe_page_removes_the_address_only_when_the_button_is_
     token = list_links.unsubscribe_token(SECRET, subscriber.link_key)
     state = on_page(UnsubscribeState, "/unsubscribe", token)
     await run(UnsubscribeState.open, state)
-    assert (state.stage, state.address) == (list_link.ASK, "j*@e******.com")
+    assert (state.stage, state.address) == (list_link_state.ASK, "j*@e******.com")
     assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
     await run(UnsubscribeState.unsubscribe, state)
-    assert state.stage == list_link.DONE
+    assert state.stage == list_link_state.DONE
     assert subscribers.lookup(subscriber.link_key).status == ListStatus.UNSUBSCRIBED
     [event] = [e for e in subscribers.consent_record("jo@example.com") if e.event == "unsubscribed"]
     assert event.how == "unsubscribe page"
@@ -167,7 +167,7 @@ async def test_the_unsubscribe_page_removes_the_address_only_when_the_button_is_
 @pytest.mark.asyncio
 async def test_opening_links_counts_against_the_visitors_limits(list_site):
     submits.shared_limiter.set(Limiter(MemoryCounter(), per_client=Limit(2, 600), per_address=Limit(40, 600)))
-    for expected in (list_link.INVALID, list_link.INVALID, list_link.LIMITED):
+    for expected in (list_link_state.INVALID, list_link_state.INVALID, list_link_state.LIMITED):
         state = on_page(UnsubscribeState, "/unsubscribe", "guess")
         await run(UnsubscribeState.open, state)
         assert state.stage == expected
@@ -313,7 +313,7 @@ async def test_only_the_latest_confirmations_link_confirms(list_site):
 
     state = on_page(ConfirmState, "/subscribe/confirm", old_link)
     await run(ConfirmState.open, state)
-    assert state.stage == list_link.REPLACED
+    assert state.stage == list_link_state.REPLACED
     await run(ConfirmState.confirm, state)  # a crafted press changes nothing either
     assert subscribers.lookup(first.link_key).status == ListStatus.PENDING
     result = subscribers.confirm(first.link_key, outbox.job_for(list_site), None, issued_at=first.confirmation_sent_at)
@@ -323,9 +323,9 @@ async def test_only_the_latest_confirmations_link_confirms(list_site):
     new_link = list_links.confirm_token(SECRET, again.link_key, again.confirmation_sent_at)
     state = on_page(ConfirmState, "/subscribe/confirm", new_link, tab="tab-2")
     await run(ConfirmState.open, state)
-    assert state.stage == list_link.ASK
+    assert state.stage == list_link_state.ASK
     await run(ConfirmState.confirm, state)
-    assert state.stage == list_link.DONE
+    assert state.stage == list_link_state.DONE
 
 
 @pytest.mark.asyncio
@@ -339,7 +339,7 @@ async def test_a_link_older_than_a_rejoin_within_the_day_does_not_confirm(list_s
     subscribers.subscribe(body, outbox.job_for(list_site), now=first.confirmation_sent_at + timedelta(hours=2))
     state = on_page(ConfirmState, "/subscribe/confirm", old_link)
     await run(ConfirmState.open, state)
-    assert state.stage == list_link.REPLACED
+    assert state.stage == list_link_state.REPLACED
     assert subscribers.lookup(first.link_key).status == ListStatus.PENDING
 
 

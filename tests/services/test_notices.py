@@ -11,8 +11,7 @@ import pytest
 
 from publisher import content, storage
 from publisher.mail import notices, outbox
-from publisher.storage import notices as notice_records
-from publisher.storage import subscribers
+from publisher.storage import notice_records, subscribers
 from publisher.storage.subscribers import SignUp
 from tests.smtp import SmtpServer
 

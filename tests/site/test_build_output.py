@@ -10,7 +10,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from publisher import content
-from publisher.web.pages import PAGES as DECLARED_PAGES
+from publisher.web.pages import registry
 from tests.support import BUILD_DIR, TEST_SITE_URL
 
 BRAND = "Animals We Confuse"
@@ -189,9 +189,9 @@ def test_sitemap_lists_every_page_with_absolute_urls(built):
     tree = ET.parse(BUILD_DIR / "sitemap.xml")
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
     locs = [loc.text for loc in tree.getroot().findall("s:url/s:loc", ns)]
-    assert sorted(locs) == sorted(TEST_SITE_URL + page.route for page in DECLARED_PAGES.pages() if page.in_sitemap)
+    assert sorted(locs) == sorted(TEST_SITE_URL + page.route for page in registry.PAGES.pages() if page.in_sitemap)
     books = [f"{TEST_SITE_URL}/books/{book.slug}" for book in content.BOOKS]
-    assert sorted(locs) == sorted([TEST_SITE_URL + item.route for item in DECLARED_PAGES.navigation()] + books)
+    assert sorted(locs) == sorted([TEST_SITE_URL + item.route for item in registry.PAGES.navigation()] + books)
 
 
 def test_robots_txt_points_to_the_sitemap(built):

@@ -10,7 +10,7 @@ from reflex.istate.data import RouterData
 
 from publisher.rules import admin_access
 from publisher.rules.admin_access import SessionTimes
-from publisher.web.states.admin import AdminState
+from publisher.web.states.admin_state import AdminState
 
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 IDLE = timedelta(minutes=30)

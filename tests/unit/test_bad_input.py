@@ -20,8 +20,8 @@ from publisher.limits import used_tokens
 from publisher.rules import antispam, form_fields, validation
 from publisher.rules.antispam import MathQuestion
 from publisher.web import submissions
-from publisher.web.states.contact import ContactState
-from publisher.web.states.subscribe import SubscribeState
+from publisher.web.states.contact_state import ContactState
+from publisher.web.states.subscribe_state import SubscribeState
 from tests.unit import email_shapes
 
 EMAIL_MESSAGES = {validation.EMAIL_REQUIRED, validation.EMAIL_INVALID, validation.EMAIL_TOO_LONG}

@@ -13,7 +13,7 @@ from PIL import Image
 from pydantic import ValidationError
 
 from publisher import content
-from publisher.build import images as image_build
+from publisher.build import image_variants
 from publisher.content import images
 from publisher.content.books import book_page_copy, latest_first
 from publisher.server import middleware
@@ -274,7 +274,7 @@ def test_the_build_makes_each_variant_once_and_drops_the_ones_no_longer_named(as
         images.Wanted(images.describe("/covers/big.jpg"), images.COVER_WIDTHS, share=True),
         images.Wanted(images.describe("/covers/clear.png"), (160,)),
     ]
-    assert image_build.write_variants(public, wanted) == (16, 0)  # 4 widths x 3 formats + share; 1 x 3
+    assert image_variants.write_variants(public, wanted) == (16, 0)  # 4 widths x 3 formats + share; 1 x 3
     made = {path.name: path for path in (public / "images" / "variants").iterdir()}
     digest = wanted[0].info.digest
     for width in images.COVER_WIDTHS:
@@ -287,14 +287,14 @@ def test_the_build_makes_each_variant_once_and_drops_the_ones_no_longer_named(as
         assert transparent.mode == "RGBA"  # a PNG with transparency keeps it
     before = {name: path.stat().st_mtime_ns for name, path in made.items()}
 
-    assert image_build.write_variants(public, wanted) == (0, 16)  # unchanged: nothing encoded again
+    assert image_variants.write_variants(public, wanted) == (0, 16)  # unchanged: nothing encoded again
     assert {p.name: p.stat().st_mtime_ns for p in (public / "images" / "variants").iterdir()} == before
 
     photo(assets / "covers" / "big.jpg", size=(1200, 1800), quality=60)  # the maintainer replaced it
     images._read.cache_clear()
     wanted[0] = images.Wanted(images.describe("/covers/big.jpg"), images.COVER_WIDTHS, share=True)
     assert wanted[0].info.digest != digest
-    assert image_build.write_variants(public, wanted) == (13, 3)
+    assert image_variants.write_variants(public, wanted) == (13, 3)
     assert not any(digest in name for name in (p.name for p in (public / "images" / "variants").iterdir()))
 
 
@@ -305,7 +305,7 @@ def test_a_print_file_in_cmyk_turned_sideways_comes_out_srgb_and_upright(assets,
     sideways.save(assets / "covers" / "print.jpg", "JPEG", exif=exif)
     info = images.describe("/covers/print.jpg")
     assert (info.width, info.height) == (1200, 1800)
-    image_build.write_variants(tmp_path / "public", [images.Wanted(info, (240,))])
+    image_variants.write_variants(tmp_path / "public", [images.Wanted(info, (240,))])
     with Image.open(tmp_path / "public" / "images" / "variants" / f"print-{info.digest}-240w.jpg") as variant:
         assert (variant.mode, variant.size) == ("RGB", (240, 360))
         assert "exif" not in variant.info  # no metadata leaves with a variant

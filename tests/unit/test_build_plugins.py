@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import reflex_base
 
-from publisher.build import plugins as build_plugins
+from publisher.build import plugins
 from publisher.build.plugins import prerender_not_found, robots_txt, use_prerendered_not_found
 from publisher.reflex_internals import frontend_files
 from publisher.web import page_html, page_kinds
@@ -111,7 +111,7 @@ def test_robots_txt():
 
 def test_plugin_adds_robots_txt_for_the_configured_site(monkeypatch):
     monkeypatch.setattr("publisher.config.settings.site_url", lambda: "https://books.example.com")
-    assets = build_plugins.SiteFilesPlugin().get_static_assets()
+    assets = plugins.SiteFilesPlugin().get_static_assets()
     assert assets == [
         (Path("public") / "robots.txt", robots_txt("https://books.example.com")),
         (Path("public") / "releases.atom", release_feed("https://books.example.com")),
@@ -127,7 +127,7 @@ def manifest(tmp_path, monkeypatch) -> Path:
 
 def test_plugin_registers_the_router_config_and_backend_url_rewrites(manifest):
     tasks = []
-    build_plugins.SiteFilesPlugin().pre_compile(add_modify_task=lambda *args: tasks.append(args), unevaluated_pages=[])
+    plugins.SiteFilesPlugin().pre_compile(add_modify_task=lambda *args: tasks.append(args), unevaluated_pages=[])
     assert tasks == [
         ("react-router.config.js", prerender_not_found),
         ("utils/state.js", frontend_files.state_js_rewrites),
@@ -137,7 +137,7 @@ def test_plugin_registers_the_router_config_and_backend_url_rewrites(manifest):
 
 def test_plugin_post_build_installs_the_not_found_page(static_dir, manifest):
     page_kinds.write_manifest({route: page_kinds.PageKind(route, ()) for route in ("/", "/about", "404")})
-    build_plugins.SiteFilesPlugin().post_build(static_dir=str(static_dir))
+    plugins.SiteFilesPlugin().post_build(static_dir=str(static_dir))
     assert "Oops! Page Not Found" in (static_dir / "__spa-fallback.html").read_text()
     assert not (static_dir / "__not-found").exists()
 
@@ -218,20 +218,20 @@ BOOT_HTML = (
 
 
 def test_app_boot_and_its_preloads_are_made_inert_without_changing_the_structure():
-    deferred = build_plugins.defer_app_boot(BOOT_HTML)
+    deferred = plugins.defer_app_boot(BOOT_HTML)
     assert 'rel="modulepreload"' not in deferred
     assert deferred.count('<link rel="x-app-modulepreload" href="/assets/') == 2
     assert '<script type="text/x-app-boot" data-app-boot="">import "/assets/manifest-E4.js";</script>' in deferred
     assert '<link rel="stylesheet" href="/assets/styles-D3.css"/>' in deferred  # CSS still loads at once
     assert "<script>window.__reactRouterContext = {};</script>" in deferred
     assert deferred.count("<") == BOOT_HTML.count("<")  # same elements, only attributes differ
-    assert build_plugins.defer_app_boot(deferred) == deferred
+    assert plugins.defer_app_boot(deferred) == deferred
 
 
 def test_site_js_starts_exactly_what_the_build_made_inert():
     site_js = (Path(__file__).resolve().parents[2] / "assets" / "site.js").read_text()
     assert f'hasAttribute("{page_html.STATIC_PAGE_ATTRIBUTE}")' in site_js
-    assert f'link[rel="{build_plugins.DEFERRED_PRELOAD_REL}"]' in site_js
+    assert f'link[rel="{plugins.DEFERRED_PRELOAD_REL}"]' in site_js
     assert "script[data-app-boot]" in site_js
 
 
@@ -256,7 +256,7 @@ PRERENDERED = (
 
 
 def test_a_static_page_keeps_its_content_styles_site_js_and_data_and_loses_the_app():
-    stripped = build_plugins.strip_app(PRERENDERED)
+    stripped = plugins.strip_app(PRERENDERED)
     assert "modulepreload" not in stripped
     assert "/assets/manifest-E4.js" not in stripped
     assert "__reactRouterContext" not in stripped
@@ -272,7 +272,7 @@ def test_a_static_page_keeps_its_content_styles_site_js_and_data_and_loses_the_a
 
 
 def test_the_deferred_boot_of_an_earlier_build_step_is_stripped_too():
-    stripped = build_plugins.strip_app(build_plugins.defer_app_boot(PRERENDERED))
+    stripped = plugins.strip_app(plugins.defer_app_boot(PRERENDERED))
     assert "x-app-modulepreload" not in stripped and "data-app-boot" not in stripped
 
 
@@ -288,7 +288,7 @@ def test_the_deferred_boot_of_an_earlier_build_step_is_stripped_too():
     ],
 )
 def test_each_prerendered_file_is_matched_to_its_route(tmp_path, file, route):
-    assert build_plugins.html_route(tmp_path, tmp_path / file) == route
+    assert plugins.html_route(tmp_path, tmp_path / file) == route
 
 
 @pytest.fixture
@@ -305,12 +305,12 @@ def kinds(**app_reasons: tuple[str, ...]) -> dict[str, page_kinds.PageKind]:
 
 
 def test_finishing_the_build_strips_static_pages_and_defers_the_app_on_the_others(built_pages):
-    build_plugins.finish_pages(built_pages, kinds(subscribe=("<form> handles on_submit",)))
+    plugins.finish_pages(built_pages, kinds(subscribe=("<form> handles on_submit",)))
     for file in ("index.html", "about.html", "about/index.html", "__spa-fallback.html"):
-        assert (built_pages / file).read_text() == build_plugins.finish_page(PRERENDERED, starts_app=False), file
+        assert (built_pages / file).read_text() == plugins.finish_page(PRERENDERED, starts_app=False), file
     subscribe = (built_pages / "subscribe" / "index.html").read_text()
-    assert subscribe == build_plugins.finish_page(PRERENDERED, starts_app=True)
-    assert subscribe == build_plugins.hoist_emotion_styles(build_plugins.defer_app_boot(PRERENDERED))
+    assert subscribe == plugins.finish_page(PRERENDERED, starts_app=True)
+    assert subscribe == plugins.hoist_emotion_styles(plugins.defer_app_boot(PRERENDERED))
 
 
 EMOTION_RULE = '<style data-emotion="css 17rg0dp">.css-17rg0dp{position:fixed;width:100vw;height:0;}</style>'
@@ -321,21 +321,21 @@ def test_emotion_rules_streamed_into_the_body_move_to_the_head_unchanged():
         '<html><head><link rel="stylesheet" href="/styles.css"/></head><body><div id="root">'
         f'<main>Hi</main>{EMOTION_RULE}<div class="css-17rg0dp" title="x"></div></div></body></html>'
     )
-    hoisted = build_plugins.hoist_emotion_styles(html)
+    hoisted = plugins.hoist_emotion_styles(html)
     assert hoisted == (
         f'<html><head><link rel="stylesheet" href="/styles.css"/>{EMOTION_RULE}</head><body><div id="root">'
         '<main>Hi</main><div class="css-17rg0dp" title="x"></div></div></body></html>'
     )
-    assert build_plugins.hoist_emotion_styles(hoisted) == hoisted  # nothing left to move
+    assert plugins.hoist_emotion_styles(hoisted) == hoisted  # nothing left to move
     no_emotion = "<html><head></head><body><style>p{}</style></body></html>"
-    assert build_plugins.hoist_emotion_styles(no_emotion) == no_emotion  # only emotion's own rules
+    assert plugins.hoist_emotion_styles(no_emotion) == no_emotion  # only emotion's own rules
 
 
 def test_a_prerendered_file_without_a_decision_fails_the_build_naming_it(built_pages):
     (built_pages / "extra").mkdir()
     (built_pages / "extra" / "index.html").write_text(PRERENDERED)
     with pytest.raises(RuntimeError, match=r"extra/index.html serves '/extra', which no page registered"):
-        build_plugins.finish_pages(built_pages, kinds())
+        plugins.finish_pages(built_pages, kinds())
 
 
 def test_a_maintainer_who_adds_an_event_handler_to_home_gets_a_home_that_starts_the_app(built_pages, manifest):
@@ -357,7 +357,7 @@ def test_a_maintainer_who_adds_an_event_handler_to_home_gets_a_home_that_starts_
         Page("subscribe", subscribe),
         Page("404", not_found),
     ]
-    plugin = build_plugins.SiteFilesPlugin()
+    plugin = plugins.SiteFilesPlugin()
     plugin.pre_compile(add_modify_task=lambda *args: None, unevaluated_pages=pages)
     assert page_kinds.read_manifest(manifest)["/"].app_reasons == ("<button> handles on_click",)
     assert not page_kinds.read_manifest(manifest)["/about"].starts_app

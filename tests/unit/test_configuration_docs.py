@@ -9,7 +9,7 @@ from pathlib import Path
 
 from reflex_base import config as reflex_config
 
-from publisher.config import mail, settings
+from publisher.config import mail_config, settings
 from publisher.config.secret_files import FILE_SUFFIX
 
 CONFIGURATION = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
@@ -73,13 +73,13 @@ def test_every_field_is_read_from_its_variable_by_its_exact_name():
 
 def test_the_secrets_read_from_files_have_their_file_variable_too():
     variables = set(settings.Settings.variables())
-    for secret in (settings.GATEWAY_API_KEY_VAR, *mail.SECRET_VARS):
+    for secret in (settings.GATEWAY_API_KEY_VAR, *mail_config.SECRET_VARS):
         assert {secret, secret + FILE_SUFFIX} <= variables
 
 
 def test_the_mail_fields_are_the_mail_variables():
     fields = settings.Settings.model_fields
-    assert {fields[name].validation_alias for name in settings._MAIL_FIELDS} == set(mail.MAIL_VARS)
+    assert {fields[name].validation_alias for name in settings._MAIL_FIELDS} == set(mail_config.MAIL_VARS)
 
 
 def test_the_framework_variables_the_site_reads_are_reflexs_config_fields():

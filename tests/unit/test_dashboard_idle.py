@@ -1,7 +1,7 @@
 """The dashboard's idle rule with its figures: the 30 minutes docs/configuration.md and
 docs/dashboard.md give, and an open page that refreshes itself every 2 seconds still idling out.
 
-The page's state (web/states/admin.py) is driven through its handlers as the event channel
+The page's state (web/states/admin_state.py) is driven through its handlers as the event channel
 drives them, with the database's session replaced by one that keeps the same rule
 (rules/admin_access.session_open) on a clock the test moves.
 """
@@ -19,8 +19,8 @@ from publisher.limits import tabs
 from publisher.rules import admin_access
 from publisher.rules.admin_access import SessionTimes
 from publisher.storage import admins
-from publisher.web.states import admin as admin_state
-from publisher.web.states.admin import AdminState
+from publisher.web.states import admin_state
+from publisher.web.states.admin_state import AdminState
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 SIGNED_IN = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)

@@ -27,11 +27,10 @@ from publisher.server import plain_forms
 from publisher.web import submissions
 from publisher.web.components.forms import declared_fields
 from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE
-from publisher.web.states import contact as contact_state
-from publisher.web.states import subscribe as subscribe_state
-from publisher.web.states.contact import ContactState
+from publisher.web.states import contact_state, subscribe_state
+from publisher.web.states.contact_state import ContactState
 from publisher.web.states.lifecycle import field_messages
-from publisher.web.states.subscribe import SubscribeState
+from publisher.web.states.subscribe_state import SubscribeState
 from tests.unit.test_plain_forms import FORM_PARTS, SAME_SITE, client, field, page
 
 # The recipe's field: its copy would go to content/form_copy.py, its declaration to rules/form_fields.py.

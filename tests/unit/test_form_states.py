@@ -20,10 +20,10 @@ from publisher.limits import used_tokens
 from publisher.rules import antispam, form_tokens
 from publisher.rules.antispam import MathQuestion
 from publisher.web import graceful_stop, submissions
-from publisher.web.states import contact as contact_state
-from publisher.web.states.contact import ContactState
+from publisher.web.states import contact_state
+from publisher.web.states.contact_state import ContactState
 from publisher.web.states.lifecycle import EDITING, SUBMITTING, SUCCESS
-from publisher.web.states.subscribe import SubscribeState
+from publisher.web.states.subscribe_state import SubscribeState
 
 
 class Gateway:

@@ -16,7 +16,7 @@ from publisher.server.admin_downloads import AdminDownloads
 from publisher.server.admin_sign_in import AdminSignIn
 from publisher.server.bounce_hook import BounceHook
 from publisher.server.event_channel import EventChannelDoor
-from publisher.server.list_links import ListLinks
+from publisher.server.link_pages import ListLinks
 from publisher.server.routes import PageInPlace
 from publisher.web import page_kinds
 from publisher.web.pages import PAGES
@@ -247,7 +247,7 @@ def test_static_pages_may_be_kept_by_a_cdn_for_five_minutes_and_are_revalidated_
 
 @pytest.mark.parametrize("path", ["/subscribe/confirm", "/unsubscribe", "/unsubscribe/"])
 def test_the_list_links_pages_are_never_stored(path):
-    """The masked address and the link's token, written into each response (server/list_links.py)."""
+    """The masked address and the link's token, written into each response (server/link_pages.py)."""
     assert response_headers(http_scope(path))["cache-control"] == "no-store"
     assert response_headers(http_scope(path), status=404)["cache-control"] == "no-store"
 

@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from publisher.config import secret_files, settings
-from publisher.config.settings import ConfigurationError, _absolute_http_url
+from publisher.config.checks import absolute_http_url
+from publisher.config.settings import ConfigurationError
 
 VAR = "REFLEX_DEPLOY_URL"
 
@@ -24,7 +25,7 @@ VAR = "REFLEX_DEPLOY_URL"
     ],
 )
 def test_accepts_absolute_http_urls_without_trailing_slash(value, expected):
-    assert _absolute_http_url(VAR, value) == expected
+    assert absolute_http_url(VAR, value) == expected
 
 
 @pytest.mark.parametrize(
@@ -33,20 +34,20 @@ def test_accepts_absolute_http_urls_without_trailing_slash(value, expected):
 )
 def test_rejects_values_that_are_not_absolute_http_urls(value):
     with pytest.raises(ConfigurationError) as excinfo:
-        _absolute_http_url(VAR, value)
+        absolute_http_url(VAR, value)
     assert VAR in str(excinfo.value)
 
 
 @pytest.mark.parametrize("value", ["https://x.org/?a=1", "https://x.org/#top", "https://x.org?a=1#top"])
 def test_rejects_queries_and_fragments(value):
     with pytest.raises(ConfigurationError) as excinfo:
-        _absolute_http_url(VAR, value)
+        absolute_http_url(VAR, value)
     assert VAR in str(excinfo.value)
 
 
 def test_configuration_error_names_whatever_variable_was_checked():
     with pytest.raises(ConfigurationError, match="SOME_OTHER_URL"):
-        _absolute_http_url("SOME_OTHER_URL", "nope")
+        absolute_http_url("SOME_OTHER_URL", "nope")
 
 
 def test_site_url_reads_reflex_deploy_url(monkeypatch):

@@ -14,7 +14,7 @@ from reflex.state import BaseState, State
 
 from publisher.reflex_internals import stored_state
 from publisher.rules import admin_access
-from publisher.web.states.admin import AdminState
+from publisher.web.states.admin_state import AdminState
 
 SESSION = admin_access.new_token()
 COOKIE = f"theme=dark; __Host-publisher-admin={SESSION}"

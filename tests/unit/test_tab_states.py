@@ -15,7 +15,7 @@ from reflex.state import State
 from publisher import reflex_internals
 from publisher.reflex_internals import state_managers
 from publisher.web import tab_states
-from publisher.web.states import admin
+from publisher.web.states import admin_state
 
 
 def test_the_reflex_internals_it_relies_on_are_there():
@@ -56,12 +56,12 @@ async def test_on_disk_a_closed_tab_is_due_after_the_short_time_and_never_later_
 @pytest.mark.asyncio
 async def test_what_a_page_kept_in_memory_for_a_tab_goes_when_its_channel_closes():
     memory = tab_states.tab_memory.get()
-    memory["closing-tab"] = {admin.ASKED: (admin.FORGET, "ann@example.com")}
-    memory["open-tab"] = {admin.ASKED: (admin.PAUSE, "a-book")}
+    memory["closing-tab"] = {admin_state.ASKED: (admin_state.FORGET, "ann@example.com")}
+    memory["open-tab"] = {admin_state.ASKED: (admin_state.PAUSE, "a-book")}
     try:
         await tab_states.closed("closing-tab")
         assert "closing-tab" not in memory
-        assert memory["open-tab"] == {admin.ASKED: (admin.PAUSE, "a-book")}
+        assert memory["open-tab"] == {admin_state.ASKED: (admin_state.PAUSE, "a-book")}
     finally:
         memory.pop("closing-tab", None)
         memory.pop("open-tab", None)

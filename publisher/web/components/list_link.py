@@ -5,7 +5,7 @@ and button), and the panel is drawn from it twice, alike:
 
 - by the app (``outcome_panel``): the children of the state's current stage;
 - by the production server (``outcome_html``), which reads the link itself and writes
-  the panel of its stage into the page it serves (server/list_links.py), so the page
+  the panel of its stage into the page it serves (server/link_pages.py), so the page
   works with no app at all: the button is a ``<form method="post">`` to the link,
   which the server answers alone.
 

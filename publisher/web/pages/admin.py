@@ -5,7 +5,7 @@ cached (server/middleware.py), and 404 where the cloud gateway keeps the list
 (server/admin_sign_in.py). The passkey buttons are handled by ``assets/admin.js``, which
 ``assets/site.js`` loads only on these pages: a ceremony is HTTP, so the session's cookie is
 set by an answer no script can read. Everything the dashboard shows comes from its state
-(web/states/admin.py), which checks the session on every event.
+(web/states/admin_state.py), which checks the session on every event.
 """
 
 import reflex as rx
@@ -14,7 +14,7 @@ from publisher.content import admin_copy
 from publisher.rules.admin_access import AUDIT_PATH, DASHBOARD_PATH, ENROL_PATH, EXPORT_PATH
 from publisher.web.components.layout import page_heading
 from publisher.web.pages.registry import site_page
-from publisher.web.states.admin import AdminState
+from publisher.web.states.admin_state import AdminState
 
 _BUTTON = (
     "inline-flex min-h-11 items-center justify-center rounded-md bg-amber-800 px-5 py-2 text-base "

@@ -6,22 +6,22 @@ from publisher.web.components.layout import page_heading
 from publisher.web.components.list_link import Outcomes, Press, SubscribeLink, Text, Title, WithAddress, outcome_panel
 from publisher.web.pages.registry import site_page
 from publisher.web.pages.subscribe import subscribe
-from publisher.web.states import list_link as stage
-from publisher.web.states.confirm import ConfirmState
+from publisher.web.states import list_link_state
+from publisher.web.states.confirm_state import ConfirmState
 
 _AGAIN = SubscribeLink(list_copy.SUBSCRIBE_AGAIN, subscribe.route)
 
-# What each stage shows, for the app and for the server's own answer (server/list_links.py).
+# What each stage shows, for the app and for the server's own answer (server/link_pages.py).
 OUTCOMES: Outcomes = {
-    stage.ASK: (WithAddress(list_copy.CONFIRM_ASK), Press(list_copy.CONFIRM_BUTTON, list_copy.CONFIRM_BUSY)),
-    stage.DONE: (Title(list_copy.CONFIRM_DONE_TITLE), WithAddress(list_copy.CONFIRM_DONE)),
-    stage.ALREADY: (WithAddress(list_copy.CONFIRM_ALREADY),),
-    stage.EXPIRED: (Title(list_copy.CONFIRM_EXPIRED_TITLE), Text(list_copy.CONFIRM_EXPIRED), _AGAIN),
-    stage.REPLACED: (Title(list_copy.CONFIRM_REPLACED_TITLE), Text(list_copy.CONFIRM_REPLACED), _AGAIN),
-    stage.LEFT: (WithAddress(list_copy.CONFIRM_LEFT), _AGAIN),
-    stage.INVALID: (Title(list_copy.LINK_INVALID_TITLE), Text(list_copy.LINK_INVALID), _AGAIN),
-    stage.LIMITED: (Text(form_copy.TOO_MANY_ATTEMPTS),),
-    stage.UNAVAILABLE: (Text(list_copy.LINK_TRY_LATER),),
+    list_link_state.ASK: (WithAddress(list_copy.CONFIRM_ASK), Press(list_copy.CONFIRM_BUTTON, list_copy.CONFIRM_BUSY)),
+    list_link_state.DONE: (Title(list_copy.CONFIRM_DONE_TITLE), WithAddress(list_copy.CONFIRM_DONE)),
+    list_link_state.ALREADY: (WithAddress(list_copy.CONFIRM_ALREADY),),
+    list_link_state.EXPIRED: (Title(list_copy.CONFIRM_EXPIRED_TITLE), Text(list_copy.CONFIRM_EXPIRED), _AGAIN),
+    list_link_state.REPLACED: (Title(list_copy.CONFIRM_REPLACED_TITLE), Text(list_copy.CONFIRM_REPLACED), _AGAIN),
+    list_link_state.LEFT: (WithAddress(list_copy.CONFIRM_LEFT), _AGAIN),
+    list_link_state.INVALID: (Title(list_copy.LINK_INVALID_TITLE), Text(list_copy.LINK_INVALID), _AGAIN),
+    list_link_state.LIMITED: (Text(form_copy.TOO_MANY_ATTEMPTS),),
+    list_link_state.UNAVAILABLE: (Text(list_copy.LINK_TRY_LATER),),
 }
 
 

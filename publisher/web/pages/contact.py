@@ -15,7 +15,7 @@ from publisher.web.components.forms import (
     text_field,
 )
 from publisher.web.pages.registry import site_page
-from publisher.web.states.contact import FIELD_IDS, HONEYPOT_ID, QUESTION_ID, SUCCESS_ID, TOKEN_ID, ContactState
+from publisher.web.states.contact_state import FIELD_IDS, HONEYPOT_ID, QUESTION_ID, SUCCESS_ID, TOKEN_ID, ContactState
 from publisher.web.submissions import ANSWER_FIELD, HONEYPOT_FIELD, TOKEN_FIELD
 
 ROUTE = "/contact-us"

@@ -14,7 +14,7 @@ from publisher.web.components.forms import (
     submit_button,
 )
 from publisher.web.pages.registry import site_page
-from publisher.web.states.subscribe import HONEYPOT_ID, SUCCESS_ID, SubscribeState
+from publisher.web.states.subscribe_state import HONEYPOT_ID, SUCCESS_ID, SubscribeState
 from publisher.web.submissions import HONEYPOT_FIELD
 
 ROUTE = "/subscribe"

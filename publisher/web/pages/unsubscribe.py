@@ -1,6 +1,6 @@
 """The unsubscribe page, where the link at the foot of every list email leads (docs/product.md, The new-release list).
 
-A mail provider's one-click request is a POST to the same address (server/list_links.py).
+A mail provider's one-click request is a POST to the same address (server/link_pages.py).
 """
 
 from publisher.content import form_copy, list_copy, page_copy
@@ -9,27 +9,27 @@ from publisher.web.components.layout import page_heading
 from publisher.web.components.list_link import Outcomes, Press, SubscribeLink, Text, Title, WithAddress, outcome_panel
 from publisher.web.pages.registry import site_page
 from publisher.web.pages.subscribe import subscribe
-from publisher.web.states import list_link as stage
-from publisher.web.states.unsubscribe import UnsubscribeState
+from publisher.web.states import list_link_state
+from publisher.web.states.unsubscribe_state import UnsubscribeState
 
-# What each stage shows, for the app and for the server's own answer (server/list_links.py).
+# What each stage shows, for the app and for the server's own answer (server/link_pages.py).
 OUTCOMES: Outcomes = {
-    stage.ASK: (
+    list_link_state.ASK: (
         WithAddress(list_copy.UNSUBSCRIBE_ASK),
         Press(list_copy.UNSUBSCRIBE_BUTTON, list_copy.UNSUBSCRIBE_BUSY),
     ),
-    stage.DONE: (
+    list_link_state.DONE: (
         Title(list_copy.UNSUBSCRIBE_DONE_TITLE),
         WithAddress(list_copy.UNSUBSCRIBE_DONE),
         SubscribeLink(list_copy.RESUBSCRIBE, subscribe.route),
     ),
-    stage.INVALID: (
+    list_link_state.INVALID: (
         Title(list_copy.LINK_INVALID_TITLE),
         Text(list_copy.LINK_INVALID),
         SubscribeLink(list_copy.SUBSCRIBE_AGAIN, subscribe.route),
     ),
-    stage.LIMITED: (Text(form_copy.TOO_MANY_ATTEMPTS),),
-    stage.UNAVAILABLE: (Text(list_copy.LINK_TRY_LATER),),
+    list_link_state.LIMITED: (Text(form_copy.TOO_MANY_ATTEMPTS),),
+    list_link_state.UNAVAILABLE: (Text(list_copy.LINK_TRY_LATER),),
 }
 
 

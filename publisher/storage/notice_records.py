@@ -11,7 +11,7 @@ import sqlalchemy
 from sqlmodel import col
 
 from publisher.rules import bounces, validation
-from publisher.rules.notices import Week
+from publisher.rules.notice_rules import Week
 from publisher.storage import database
 from publisher.storage.tables import (
     ERROR_MAX,

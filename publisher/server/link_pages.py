@@ -4,7 +4,7 @@ unsubscribe (docs/mailing-list.md, From sign-up to unsubscribe; docs/security.md
 The confirmation and unsubscribe pages are the site's own pages. Their endpoint in the route
 table (server/routes.py), on every worker, answers what HTTP alone must answer:
 
-- ``GET`` of a link's page reads the link (web/states/confirm.py and web/states/unsubscribe.py:
+- ``GET`` of a link's page reads the link (web/states/confirm_state.py and web/states/unsubscribe_state.py:
   the same functions as the app) and changes nothing: mail scanners open every link. The
   production server writes the link's panel into the page it serves (the masked address
   and a ``<form method="post">`` button, or what the link leads to instead;
@@ -50,11 +50,9 @@ from publisher.server import requests
 from publisher.server.plain_forms import page_file, page_response, posted_from_this_site
 from publisher.web import graceful_stop
 from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE, Outcomes, outcome_html
-from publisher.web.pages import confirm as confirm_page
-from publisher.web.pages import unsubscribe as unsubscribe_page
-from publisher.web.states import confirm as confirm_state
-from publisher.web.states import unsubscribe as unsubscribe_state
-from publisher.web.states.list_link import LIMITED, LinkView, list_secrets
+from publisher.web.pages import confirm, unsubscribe
+from publisher.web.states import confirm_state, unsubscribe_state
+from publisher.web.states.list_link_state import LIMITED, LinkView, list_secrets
 
 logger = logging.getLogger(__name__)
 
@@ -81,14 +79,14 @@ LINK_PAGES = {
             confirm_state.ACTION,
             confirm_state.confirm_view,
             confirm_state.confirm_press,
-            confirm_page.OUTCOMES,
+            confirm.OUTCOMES,
         ),
         LinkPage(
             list_links.UNSUBSCRIBE_PATH,
             unsubscribe_state.ACTION,
             unsubscribe_state.unsubscribe_view,
             unsubscribe_state.unsubscribe_press,
-            unsubscribe_page.OUTCOMES,
+            unsubscribe.OUTCOMES,
         ),
     )
 }

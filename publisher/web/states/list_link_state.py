@@ -5,7 +5,7 @@ leads to (``LinkView``: the stage its page shows, the address, what its button n
 is decided by one function per page (``confirm_view``, ``unsubscribe_view``), and
 what the button does by another (``confirm_press``, ``unsubscribe_press``), for the app and the
 plain POST alike: the production server writes the view into the page it serves and
-answers the button's POST itself (server/list_links.py); the app, once connected,
+answers the button's POST itself (server/link_pages.py); the app, once connected,
 reads the token from the address bar (its ``on_load``), shows the same view and
 answers the press. The link key stays in backend-only state. Opening and pressing
 count against the visitor's limits, as the forms' submits do.

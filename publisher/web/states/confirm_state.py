@@ -1,7 +1,7 @@
 """The confirmation page: a confirmation link opened, the address shown, confirmed on the press.
 
 ``confirm_view`` and ``confirm_press`` decide for the app (``ConfirmState``) and for the page's
-plain POST, which the production server answers alone (server/list_links.py).
+plain POST, which the production server answers alone (server/link_pages.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from publisher import mailing_list, storage
 from publisher.config import settings
 from publisher.rules import list_links
 from publisher.rules.list_rules import ListStatus, is_latest_confirmation
-from publisher.web.states.list_link import (
+from publisher.web.states.list_link_state import (
     ALREADY,
     ASK,
     DONE,

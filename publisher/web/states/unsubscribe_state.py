@@ -1,7 +1,7 @@
 """The unsubscribe page: an unsubscribe link opened, the address shown, removed on the press.
 
 ``unsubscribe_view`` and ``unsubscribe_press`` decide for the app (``UnsubscribeState``) and for
-the page's plain POST, which the production server answers alone (server/list_links.py). A
+the page's plain POST, which the production server answers alone (server/link_pages.py). A
 mail provider's one-click request (RFC 8058) is a POST to the same address too, told apart
 by its body, ``List-Unsubscribe=One-Click``.
 """
@@ -13,7 +13,7 @@ import reflex as rx
 from publisher import mailing_list
 from publisher.rules import list_links
 from publisher.rules.list_rules import ListStatus
-from publisher.web.states.list_link import (
+from publisher.web.states.list_link_state import (
     ASK,
     DONE,
     INVALID,

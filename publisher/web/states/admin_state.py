@@ -38,7 +38,7 @@ from publisher.mail import announce
 from publisher.reflex_internals import stored_state
 from publisher.rules import admin_access, validation
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import admins, bounce_records, dashboard, notices, subscribers
+from publisher.storage import admins, bounce_records, dashboard, notice_records, subscribers
 from publisher.web import charts, tab_states
 
 logger = logging.getLogger(__name__)
@@ -125,7 +125,7 @@ def _charts() -> list[dict[str, str]]:
     ]
 
 
-def _health(outbox: dashboard.OutboxHealth, mailbox: notices.RunStatus) -> list[dict[str, str]]:
+def _health(outbox: dashboard.OutboxHealth, mailbox: notice_records.RunStatus) -> list[dict[str, str]]:
     values = settings.current()
     return [
         {"label": "Emails waiting", "value": number(outbox.waiting)},
@@ -177,7 +177,7 @@ def _figures() -> dict[str, list[dict[str, str]]]:
             for m in left
         ],
         "charts": _charts(),
-        "health": _health(dashboard.outbox_health(), notices.run_status(notices.BOUNCE_MAILBOX)),
+        "health": _health(dashboard.outbox_health(), notice_records.run_status(notice_records.BOUNCE_MAILBOX)),
         "audit": [
             {"date": when(line.at), "admin": line.admin, "action": line.action, "target": line.target}
             for line in admins.audit_log(limit=dashboard.LISTED)
