@@ -106,7 +106,7 @@ class MailSettings:
     # At most this many confirmation emails in any hour; the rest wait in the outbox (mail/outbox.py).
     confirmations_per_hour: int = DEFAULT_CONFIRMATIONS_PER_HOUR
     # The list emails' envelope sender, made bounces+TOKEN@domain per email (PUBLISHER_BOUNCE_ADDRESS,
-    # config/bounces.py); None: the From address, as the publisher's own emails keep.
+    # config/bounce_config.py); None: the From address, as the publisher's own emails keep.
     bounce_address: str | None = None
 
     @property

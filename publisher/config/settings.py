@@ -34,8 +34,8 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from reflex_base import config as reflex_config
 from reflex_base import constants
 
-from publisher.config import bounces, mail_config
-from publisher.config.bounces import BOUNCE_MAILBOX_VAR, BounceSettings, ImapServer
+from publisher.config import bounce_config, mail_config
+from publisher.config.bounce_config import BOUNCE_MAILBOX_VAR, BounceSettings, ImapServer
 from publisher.config.checks import absolute_http_url, positive_count, signing_secrets
 from publisher.config.mail_config import (
     DEFAULT_SEND_RATE,
@@ -232,18 +232,18 @@ class Settings(BaseSettings):
     dkim_selector: Text = _var(mail_config.DKIM_SELECTOR_VAR, "")
     dkim_key_file: Text = _var(mail_config.DKIM_KEY_FILE_VAR, "")
     confirmations_per_hour: Text = _var(mail_config.CONFIRMATIONS_PER_HOUR_VAR, "")
-    # What comes back from the list's emails (config/bounces.py), checked together into ``bounces``.
-    bounce_address: Text = _var(bounces.BOUNCE_ADDRESS_VAR, "")
-    bounce_mailbox: Text = _var(bounces.BOUNCE_MAILBOX_VAR, "", repr=False)
-    bounce_mailbox_file: Text = _var(bounces.BOUNCE_MAILBOX_VAR + FILE_SUFFIX, "")
-    bounce_ca_file: Text = _var(bounces.BOUNCE_CA_FILE_VAR, "")
-    bounce_poll_s: Text = _var(bounces.BOUNCE_POLL_VAR, "")
-    bounce_done_folder: Text = _var(bounces.BOUNCE_DONE_FOLDER_VAR, "")
-    bounce_max_bytes: Text = _var(bounces.BOUNCE_MAX_BYTES_VAR, "")
-    bounce_webhook_secret: Text = _var(bounces.BOUNCE_WEBHOOK_SECRET_VAR, "", repr=False)
-    bounce_webhook_secret_file: Text = _var(bounces.BOUNCE_WEBHOOK_SECRET_VAR + FILE_SUFFIX, "")
-    pause_bounce_rate: Text = _var(bounces.PAUSE_BOUNCE_RATE_VAR, "")
-    pause_complaint_rate: Text = _var(bounces.PAUSE_COMPLAINT_RATE_VAR, "")
+    # What comes back from the list's emails (config/bounce_config.py), checked together into ``bounces``.
+    bounce_address: Text = _var(bounce_config.BOUNCE_ADDRESS_VAR, "")
+    bounce_mailbox: Text = _var(bounce_config.BOUNCE_MAILBOX_VAR, "", repr=False)
+    bounce_mailbox_file: Text = _var(bounce_config.BOUNCE_MAILBOX_VAR + FILE_SUFFIX, "")
+    bounce_ca_file: Text = _var(bounce_config.BOUNCE_CA_FILE_VAR, "")
+    bounce_poll_s: Text = _var(bounce_config.BOUNCE_POLL_VAR, "")
+    bounce_done_folder: Text = _var(bounce_config.BOUNCE_DONE_FOLDER_VAR, "")
+    bounce_max_bytes: Text = _var(bounce_config.BOUNCE_MAX_BYTES_VAR, "")
+    bounce_webhook_secret: Text = _var(bounce_config.BOUNCE_WEBHOOK_SECRET_VAR, "", repr=False)
+    bounce_webhook_secret_file: Text = _var(bounce_config.BOUNCE_WEBHOOK_SECRET_VAR + FILE_SUFFIX, "")
+    pause_bounce_rate: Text = _var(bounce_config.PAUSE_BOUNCE_RATE_VAR, "")
+    pause_complaint_rate: Text = _var(bounce_config.PAUSE_COMPLAINT_RATE_VAR, "")
     # Used by rxconfig.py before anything else (secret_files.put_database_password): the
     # password it puts into REFLEX_DB_URL. Listed here with every other variable.
     db_password_file: Text = _var(DB_PASSWORD_FILE_VAR, "")
@@ -279,7 +279,7 @@ class Settings(BaseSettings):
         """``NAME_FILE`` instead of ``NAME`` for a secret: a mounted file, in no container's environment."""
         values = dict(data)
         _point_at_made_secrets(values)
-        for name in (GATEWAY_API_KEY_VAR, FORM_SECRET_VAR, *mail_config.SECRET_VARS, *bounces.SECRET_VARS):
+        for name in (GATEWAY_API_KEY_VAR, FORM_SECRET_VAR, *mail_config.SECRET_VARS, *bounce_config.SECRET_VARS):
             if name in values or name + FILE_SUFFIX in values:
                 values[name] = from_env_or_file(values, name)
         return values
@@ -381,7 +381,7 @@ class Settings(BaseSettings):
         self._mail = mail_config.read(
             {str(fields[name].validation_alias): getattr(self, name) for name in _MAIL_FIELDS}
         )
-        self._bounces = bounces.read(
+        self._bounces = bounce_config.read(
             {str(fields[name].validation_alias): getattr(self, name) for name in _BOUNCE_FIELDS},
             None if self._mail is None else self._mail.mail_from,
         )
@@ -463,7 +463,7 @@ _MAIL_FIELDS = tuple(
     name for name, field in Settings.model_fields.items() if field.validation_alias in mail_config.MAIL_VARS
 )
 _BOUNCE_FIELDS = tuple(
-    name for name, field in Settings.model_fields.items() if field.validation_alias in bounces.BOUNCE_VARS
+    name for name, field in Settings.model_fields.items() if field.validation_alias in bounce_config.BOUNCE_VARS
 )
 # Every variable, in a fixed order: current()'s cache is keyed on their values.
 VARIABLES = tuple(Settings.variables())

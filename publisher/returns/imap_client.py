@@ -32,7 +32,7 @@ from types import TracebackType
 from typing import Any, Self
 from urllib.parse import quote
 
-from publisher.config.bounces import BOUNCE_CA_FILE_VAR, ImapServer
+from publisher.config.bounce_config import BOUNCE_CA_FILE_VAR, ImapServer
 from publisher.config.mail_config import is_loopback
 
 # Connect, TLS handshake and each command: a server slower than this is tried at the next poll.

@@ -26,9 +26,7 @@ from publisher.server.bounce_hook import BounceHook
 from publisher.server.link_pages import ListLinks
 from publisher.server.plain_forms import PlainForms
 from publisher.web import tab_states
-from publisher.web.pages import PAGES
-from publisher.web.pages import contact as contact_page
-from publisher.web.pages import subscribe as subscribe_page
+from publisher.web.pages import PAGES, contact, subscribe
 from publisher.web.pages.registry import PageRegistry
 
 
@@ -153,13 +151,13 @@ def channel_routes(door: event_channel.EventChannelDoor) -> list[BaseRoute]:
 def _form_routes(forms: PlainForms, page: ASGIApp) -> list[BaseRoute]:
     """The forms without the app: their plain POST, the contact page with its question, the
     subscribe form's sent page; any other method on those paths is the page as built."""
-    subscribe, contact, sent = (
-        _any_slashes(path) for path in (subscribe_page.ROUTE, contact_page.ROUTE, subscribe_page.SENT_ROUTE)
+    subscribe_path, contact_path, sent_path = (
+        _any_slashes(path) for path in (subscribe.ROUTE, contact.ROUTE, subscribe.SENT_ROUTE)
     )
     return [
-        Route(subscribe, _Endpoint(forms.post), methods=["POST"]),
-        Route(contact, _Endpoint(forms.post), methods=["POST"]),
-        Route(contact, _Endpoint(forms.contact_page), methods=["GET"]),
-        Route(sent, _Endpoint(forms.subscribe_sent_page), methods=["GET"]),
-        *(Route(path, page) for path in (subscribe, contact, sent)),
+        Route(subscribe_path, _Endpoint(forms.post), methods=["POST"]),
+        Route(contact_path, _Endpoint(forms.post), methods=["POST"]),
+        Route(contact_path, _Endpoint(forms.contact_page), methods=["GET"]),
+        Route(sent_path, _Endpoint(forms.subscribe_sent_page), methods=["GET"]),
+        *(Route(path, page) for path in (subscribe_path, contact_path, sent_path)),
     ]

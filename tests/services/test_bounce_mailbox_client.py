@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from publisher.config.bounces import imap_server
+from publisher.config.bounce_config import imap_server
 from publisher.returns import imap_client
 from publisher.returns.imap_client import MailboxClient, MailboxTrouble, imap_utf7
 from tests.imap import DovecotServer, imap_utf7_decode
