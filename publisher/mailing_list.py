@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TypeVar
 
@@ -29,6 +29,7 @@ import sqlalchemy
 from publisher import storage
 from publisher.config.settings import MailSettings
 from publisher.mail import outbox
+from publisher.rules import form_fields
 from publisher.rules.list_rules import ImportRow
 from publisher.storage import subscribers
 from publisher.storage.subscribers import Erased, ImportReport, LinkResult, SignUp
@@ -59,16 +60,22 @@ def _job(mail: MailSettings | None) -> storage.Job | None:
     return outbox.job_for(mail) if mail is not None else None
 
 
-async def sign_up(email: str, name: str, mail: MailSettings | None, db_url: str | None = None) -> str:
-    """The subscribe form: the address joins (pending) and, when the rule says so, its confirmation
-    email is queued. What it did ('added', 'rejoined', 'pending', 'confirmed') goes no further
-    than the gateway: the visitor sees the same answer either way, so the form never tells who
-    is on the list."""
-    outcome = await _in_thread(
-        functools.partial(subscribers.subscribe, SignUp(email=email, name=name), _job(mail), db_url)
-    )
+async def sign_up(values: Mapping[str, str], mail: MailSettings | None, db_url: str | None = None) -> str:
+    """The subscribe form's checked values (rules/form_fields.py): the address joins (pending),
+    with the fields declared stored, and, when the rule says so, its confirmation email is
+    queued. What it did ('added', 'rejoined', 'pending', 'confirmed') goes no further than the
+    gateway: the visitor sees the same answer either way, so the form never tells who is on
+    the list."""
+    outcome = await _in_thread(functools.partial(subscribers.subscribe, _sign_up_of(values), _job(mail), db_url))
     outbox.wake()
     return outcome
+
+
+def _sign_up_of(values: Mapping[str, str]) -> SignUp:
+    declared = form_fields  # read at each call: the declaration is the one place a field is added
+    return SignUp(
+        email=values[declared.EMAIL.name], name=values[declared.NAME.name], more=declared.SUBSCRIBE.stored(values)
+    )
 
 
 async def take_message(

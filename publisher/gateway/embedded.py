@@ -24,7 +24,7 @@ from publisher import mailing_list
 from publisher.config import settings
 from publisher.config.settings import DEFAULT_GATEWAY_TIMEOUT_S, MailSettings
 from publisher.gateway.contract import GatewayError, contact_subject, full_name
-from publisher.rules.form_fields import EMAIL, FIRST_NAME, LAST_NAME, MESSAGE, NAME
+from publisher.rules.form_fields import EMAIL, FIRST_NAME, LAST_NAME, MESSAGE
 from publisher.storage import database
 
 logger = logging.getLogger(__name__)
@@ -61,8 +61,7 @@ class EmbeddedList:
     timeout_s: float = DEFAULT_GATEWAY_TIMEOUT_S
 
     async def subscribe(self, values: Mapping[str, str]) -> None:
-        signing_up = mailing_list.sign_up(values[EMAIL.name], values[NAME.name], self.mail, self.db_url)
-        await self._taken("subscribe", signing_up)
+        await self._taken("subscribe", mailing_list.sign_up(values, self.mail, self.db_url))
 
     async def send_email(self, values: Mapping[str, str]) -> None:
         sender = full_name(values[FIRST_NAME.name], values[LAST_NAME.name])

@@ -39,6 +39,9 @@ class FormField:
     autocomplete: str = "off"
     # Consecutive half-width fields share a row on a wide screen (the contact form's names).
     half_width: bool = False
+    # Kept by the site's own list (the embedded gateway) in the subscriber's column of the same
+    # name in snake case (``companyName``: ``company_name``); the name and the address always are.
+    stored: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,10 @@ class Form:
     def typed(self, data: Mapping[str, object]) -> dict[str, str]:
         """What the visitor typed in each field, to show again on a refused plain POST."""
         return {name: str(data.get(name, "")) for name in self.names}
+
+    def stored(self, values: Mapping[str, str]) -> dict[str, str]:
+        """The checked values of the fields declared ``stored``, by their column."""
+        return {"_".join(words_of(declared.name)): values[declared.name] for declared in self.fields if declared.stored}
 
     def check(self, data: Mapping[str, object]) -> Checked:
         """Each field's rule on a submit (the fields by name): the cleaned values, or a message per invalid field."""

@@ -17,6 +17,7 @@ database are plain functions with the clock passed in (rules/list_rules.py).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -46,6 +47,8 @@ class SignUp:
 
     email: str
     name: str
+    # The form's other fields it keeps, by column (rules/form_fields.py: ``Form.stored``).
+    more: Mapping[str, str] = field(default_factory=dict)
 
 
 # What the record of consent says happened, and how.
@@ -111,6 +114,7 @@ def _add(connection, sign_up: SignUp, mailbox: str, step: Step, source: str, now
         source=source,
         link_key=new_link_key(),
         confirmation_sent_at=now if step.send_confirmation else None,
+        **sign_up.more,
     )
     if new_id is not None:
         record_event(connection, new_id, SUBSCRIBED, source, now)
@@ -123,7 +127,7 @@ def _ask_again(connection, row: Subscriber, sign_up: SignUp, step: Step, source:
     assert row.id is not None  # a stored row has its id (the model's None is before the insert)
     changes: dict = {"status": step.status} if step.status != row.status else {}
     if step.joins:
-        changes |= {"subscribed_at": now, "source": source, "name": sign_up.name}
+        changes |= {"subscribed_at": now, "source": source, "name": sign_up.name, **sign_up.more}
         changes |= {"confirmed_at": None, "unsubscribed_at": None, "bounced_at": None}
         record_event(connection, row.id, SUBSCRIBED, source, now)
     if step.send_confirmation:

@@ -11,7 +11,11 @@ import sqlalchemy
 
 from publisher import gateway, mailing_list, storage
 from publisher.gateway import embedded
+from publisher.rules import form_fields
+from publisher.rules.form_fields import Form, FormField
+from publisher.rules.validation import TextRule
 from publisher.storage import subscribers
+from publisher.storage.tables import Subscriber
 from publisher.web import submissions
 from tests.support import publisher_gateway
 
@@ -63,8 +67,8 @@ async def test_the_embedded_gateway_takes_both_requests_and_they_are_stored(db_u
 
 @pytest.mark.asyncio
 async def test_a_repeated_subscription_succeeds_without_a_duplicate_row(db_url):
-    first = await mailing_list.sign_up(**SUBSCRIPTION, mail=None, db_url=db_url)
-    again = await mailing_list.sign_up(email="JO@example.com", name="Jo R", mail=None, db_url=db_url)
+    first = await mailing_list.sign_up(SUBSCRIPTION, mail=None, db_url=db_url)
+    again = await mailing_list.sign_up({"email": "JO@example.com", "name": "Jo R"}, mail=None, db_url=db_url)
     await embedded_for(db_url).subscribe(SUBSCRIPTION)  # the gateway takes it all the same
     assert (first, again) == ("added", "pending")
     [subscriber] = subscribers.list_subscribers(db_url=db_url)
@@ -73,9 +77,7 @@ async def test_a_repeated_subscription_succeeds_without_a_duplicate_row(db_url):
 
 @pytest.mark.asyncio
 async def test_concurrent_duplicate_subscriptions_store_one_row(db_url):
-    outcomes = await asyncio.gather(
-        *(mailing_list.sign_up(**SUBSCRIPTION, mail=None, db_url=db_url) for _ in range(20))
-    )
+    outcomes = await asyncio.gather(*(mailing_list.sign_up(SUBSCRIPTION, mail=None, db_url=db_url) for _ in range(20)))
     assert sorted(outcomes) == ["added"] + ["pending"] * 19
     assert count_rows(db_url, "subscriber") == 1
 
@@ -105,7 +107,7 @@ async def test_both_forms_delivery_succeeds_or_fails_as_the_visitor_is_told(db_u
 @pytest.mark.asyncio
 async def test_stored_rows_survive_a_restart_and_the_command_exports_them(db_url):
     local = embedded_for(db_url)
-    await local.subscribe(**{**SUBSCRIPTION, "name": '=HYPERLINK("x")'})
+    await local.subscribe({**SUBSCRIPTION, "name": '=HYPERLINK("x")'})
     await local.subscribe({"email": "ann@example.com", "name": "Ann Other"})
     await local.send_email(CONTACT)
 
@@ -183,3 +185,30 @@ def test_the_development_server_logs_why_the_database_cannot_be_migrated_without
         in caplog.text
     )
     assert "s3cret" not in caplog.text
+
+
+@pytest.fixture
+def company_stored(db_url, monkeypatch):
+    """docs/content.md's recipe for a stored field: its declaration (stored), and its column in the
+    table and in the database (what tables.py and a migration add)."""
+    company = FormField(
+        "companyName", "Company", TextRule("Company", "Please enter your company", "Too short"), stored=True
+    )
+    monkeypatch.setattr(form_fields, "SUBSCRIBE", Form("subscribe", (*form_fields.SUBSCRIBE.fields, company)))
+    column = sqlalchemy.Column("company_name", sqlalchemy.String, nullable=True)
+    Subscriber.__table__.append_column(column)  # type: ignore[attr-defined]
+    engine = sqlalchemy.create_engine(db_url)
+    with engine.begin() as connection:
+        connection.execute(sqlalchemy.text("ALTER TABLE subscriber ADD COLUMN company_name VARCHAR"))
+    yield engine
+    Subscriber.__table__._columns.remove(column)  # type: ignore[attr-defined]
+    engine.dispose()
+
+
+@pytest.mark.asyncio
+async def test_a_field_declared_stored_is_kept_by_the_list_in_its_column(db_url, company_stored):
+    local = embedded_for(db_url)
+    await local.subscribe({**SUBSCRIPTION, "companyName": "Acme Books"})
+    with company_stored.connect() as connection:
+        kept = connection.execute(sqlalchemy.text("SELECT email, name, company_name FROM subscriber")).all()
+    assert [tuple(row) for row in kept] == [("jo@example.com", "Jo Reader", "Acme Books")]
