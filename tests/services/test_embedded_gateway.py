@@ -190,7 +190,7 @@ def test_the_development_server_logs_why_the_database_cannot_be_migrated_without
 @pytest.fixture
 def company_stored(db_url, monkeypatch):
     """docs/content.md's recipe for a stored field: its declaration (stored), and its column in the
-    table and in the database (what tables.py and a migration add)."""
+    table and in the database (what storage/tables.py and a migration add)."""
     company = FormField(
         "companyName", "Company", TextRule("Company", "Please enter your company", "Too short"), stored=True
     )
