@@ -53,9 +53,9 @@ from webauthn.helpers.structs import (
 from publisher.config import settings
 from publisher.content import admin_copy
 from publisher.limits import submits
-from publisher.rules import admin_access, same_site, visitor_limits
+from publisher.rules import admin_access, same_site
 from publisher.rules.admin_access import RelyingParty
-from publisher.server.requests import BodyTooLarge, ClientLeft, is_https, read_body
+from publisher.server.requests import BodyTooLarge, ClientLeft, client_address, is_https, read_body
 from publisher.storage import admins
 
 logger = logging.getLogger(__name__)
@@ -100,10 +100,6 @@ def not_a_post_from_the_page(scope: Scope, name: str, party: RelyingParty) -> Re
         logger.warning("Dashboard %s: refused, not from the site's own page (Origin %r)", name, origin)
         return JSONResponse({"error": admin_copy.NOT_FROM_THIS_SITE}, 403, headers=NO_STORE)
     return None
-
-
-def _client_address(scope: Scope) -> str:
-    return visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
 
 
 class _Refused(Exception):
@@ -183,7 +179,7 @@ class AdminSignIn:
         refusal = not_a_post_from_the_page(scope, name, party)
         if refusal is not None:
             return refusal
-        address = _client_address(scope)
+        address = client_address(scope)
         limiter = submits.shared_limiter.get()
         if path != SIGN_OUT and await limiter.exhausted(_FAILURES, "", address):
             logger.warning("Dashboard %s: refused, too many failures from %s", name, address)
@@ -226,7 +222,7 @@ class AdminSignIn:
             admin_access.token_hash(ceremony),
             options.challenge,
             enrolment_hash,
-            submits.address_key(_client_address(scope)),
+            submits.address_key(client_address(scope)),
         )
         if refusal is admins.CeremonyRefusal.ADDRESS_FULL:
             raise _Refused(429, admin_copy.TOO_MANY_CEREMONIES, "too many ceremonies waiting from this address")

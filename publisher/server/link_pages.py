@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs
 
-from reflex_base import config as reflex_config
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -45,7 +44,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from publisher import mailing_list
 from publisher.content import form_copy, list_copy
 from publisher.limits import submits
-from publisher.rules import list_links, visitor_limits
+from publisher.rules import list_links
 from publisher.server import requests
 from publisher.server.plain_forms import page_file, page_response, posted_from_this_site
 from publisher.web import graceful_stop
@@ -173,7 +172,7 @@ class ListLinks:
         if not posted_from_this_site(scope):
             logger.info("List link %s: a POST from another site refused", page.action)
             return PlainTextResponse("This page accepts posts from its own page only.", status_code=403)
-        address = visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+        address = requests.client_address(scope)
         if not await submits.shared_limiter.get().allow(page.action, "", address):
             if self.slots is None:  # no build to write into (`reflex run`): the sentence alone
                 return PlainTextResponse(form_copy.TOO_MANY_ATTEMPTS, status_code=429)
@@ -196,7 +195,7 @@ class ListLinks:
 
     @staticmethod
     async def _within_failure_limits(scope: Scope) -> bool:
-        address = visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+        address = requests.client_address(scope)
         return await submits.shared_limiter.get().allow(_FAILURES, "", address)
 
 

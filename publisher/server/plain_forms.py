@@ -38,14 +38,13 @@ from pathlib import Path
 from urllib.parse import parse_qs
 
 import brotli
-from reflex_base import config as reflex_config
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from publisher.config import settings
 from publisher.content import form_copy
-from publisher.rules import form_fields, same_site, visitor_limits
+from publisher.rules import form_fields, same_site
 from publisher.server import requests
 from publisher.web import graceful_stop, page_html, submissions
 from publisher.web.pages import contact, subscribe
@@ -176,7 +175,7 @@ class PlainForms:
         }
         shown = form.declared.typed(data)
 
-        address = visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+        address = requests.client_address(scope)
         async with graceful_stop.submit_in_flight():
             if not await submissions.within_limits(form.name, "", address):
                 asked = await submissions.question_after_refusal(data) if form.asks_question else None
