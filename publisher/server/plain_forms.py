@@ -1,29 +1,22 @@
 """The two forms without the app: the server answers their plain HTML POST, and writes the
 contact form's question into its page (docs/product.md, Forms; docs/security.md).
 
-Each form is a ``<form method="post">`` to its own page. Before the app has started,
-without JavaScript, or when the event channel is not connected, the browser posts it,
-and its route (server/routes.py) answers here with the same functions as the app
-(web/submissions.py):
+Before the app has started, without JavaScript, or when the event channel is not connected,
+the browser posts a form to its own page, and its route (server/routes.py) answers here with
+the app's own functions (web/submissions.py):
 
-- accepted and sent: ``303 See Other`` to the form's sent page (``/subscribe/thanks``,
-  ``/contact-us/thanks``), which shows the spec's success alert; a reload sends nothing;
-- refused (a field, the anti-spam checks, the limits): the form page again, status 422
-  (429 over the limits), without the app, what was typed kept (never the math answer),
-  each message beside its field and in a summary at the top, and the contact form's next
-  token: every answered POST spends the one it came with (web/submissions.py; a token's
-  chain, rules/form_tokens.py);
+- accepted and sent: ``303 See Other`` to the form's sent page, which shows the spec's success
+  alert; a reload sends nothing;
+- refused (a field, the anti-spam checks, the limits): the form page again, status 422 (429
+  over the limits), without the app, what was typed kept (never the math answer), each message
+  beside its field and in a summary at the top, and the contact form's next token (every
+  answered POST spends the one it came with);
 - the gateway failing: the form page again with the spec's failure message, status 503.
 
-Before anything is read: a POST from another site is 403 (rules/same_site.py, FORM_POST), a body
-over 16 KB is 413, anything but a form's urlencoded body 415. Nothing is sent in these
-cases.
-
-The contact page itself (GET) is served from the build with a new question and its
-signed token written into it for each response, so the question is there at first
-paint; it and the subscribe page are never stored by a cache (``no-store``,
-server/middleware.py); so are the list's link pages, which server/link_pages.py writes
-alike. Every other page stays prerendered and cacheable.
+Before anything is read, and with nothing sent: a POST from another site is 403
+(``posted_from_this_site``), a body over 16 KB 413, anything but a form's urlencoded body 415.
+The contact page (GET) carries a new question and its signed token in each response, so the
+question is there at first paint.
 """
 
 from __future__ import annotations
