@@ -70,14 +70,8 @@ class ContactState(ContactFieldMessages, FormLifecycle, rx.State):  # type: igno
 
     @rx.event
     def start(self):
-        """On the page's load, and again whenever the page reconnects.
-
-        A load's state is its own (reflex_internals/frontend_files.py), so a load starts
-        with a fresh form: in production with the question and token the server wrote,
-        which nothing replaces; the development server's pages carry none, so the app asks
-        one. A reconnect carries on with what the page shows (its question, its messages, its
-        success alert); only a submit interrupted long ago gives the form back.
-        """
+        """As SubscribeState.start; the development server's pages carry no question (the module's
+        docstring), so there the app asks one."""
         self._give_back_an_interrupted_submit()
         if not pages_carry_a_question() and not self._token:
             return self._ask(submissions.new_question())
