@@ -197,9 +197,7 @@ _AGAIN = (
 )
 
 
-def success_panel(
-    panel_id: str, title: str, text: str, again_label: str, on_again, note: rx.Component | None = None
-) -> rx.Component:
+def success_panel(success: SuccessCopy, on_again, note: rx.Component | None = None) -> rx.Component:
     """Replaces the form after a success; focus moves here so keyboard users are not lost.
 
     ``note``: a sentence after the text that only some sites say (the list's confirmation).
@@ -207,15 +205,15 @@ def success_panel(
     to) the form page's address, as a link.
     """
     if isinstance(on_again, str):
-        again = rx.el.a(again_label, href=on_again, class_name=_AGAIN)
+        again = rx.el.a(success.again_label, href=on_again, class_name=_AGAIN)
     else:
-        again = rx.el.button(again_label, type="button", on_click=on_again, class_name=_AGAIN)
+        again = rx.el.button(success.again_label, type="button", on_click=on_again, class_name=_AGAIN)
     return rx.el.div(
-        rx.el.h2(title, class_name="font-serif text-2xl font-bold text-emerald-900"),
-        rx.el.p(text, class_name="mt-2 text-base text-emerald-950"),
+        rx.el.h2(success.title, class_name="font-serif text-2xl font-bold text-emerald-900"),
+        rx.el.p(success.text, class_name="mt-2 text-base text-emerald-950"),
         note if note is not None else rx.fragment(),
         again,
-        id=panel_id,
+        id=success.panel_id,
         role="status",
         tab_index=-1,
         class_name="rounded-xl border border-emerald-300 bg-emerald-50 p-6 focus:outline-none",
@@ -223,11 +221,8 @@ def success_panel(
 
 
 def toast_announcer(notice_id: rx.Var[str], kind: rx.Var[str], text: rx.Var[str]) -> rx.Component:
-    """Shows a form's latest toast with sonner (the app's toaster), once per notice.
-
-    Compiled into the page, so no server-sent script is evaluated; the id is kept
-    in sessionStorage so a reload or reconnect does not repeat a toast.
-    """
+    """Shows a form's latest toast with sonner (the app's toaster), once per notice (why the toast
+    is state: web/states/lifecycle.FormLifecycle); the id is kept in sessionStorage for a reload."""
     effect = f"""
 useEffect(() => {{
   const noticeId = {notice_id!s};
@@ -305,11 +300,7 @@ def form_page(
     form: rx.Component,
     note: rx.Component | None = None,
 ) -> tuple[rx.Component, ...]:
-    """A form page's content: its heading, then the form, replaced by the success alert once sent.
-
-    ``state`` is the form's state (web/states/lifecycle.py: ``succeeded``, ``start_over``
-    and the toast it announces).
-    """
+    """A form page's content: its heading, then the form, replaced by the success alert once sent."""
     return (
         page_heading(copy),
         form_section(
@@ -317,14 +308,7 @@ def form_page(
             section_label,
             rx.cond(
                 state.succeeded,
-                success_panel(
-                    success.panel_id,
-                    success.title,
-                    success.text,
-                    success.again_label,
-                    state.start_over,  # type: ignore[attr-defined]  # each form's state has its own
-                    note,
-                ),
+                success_panel(success, state.start_over, note),  # type: ignore[attr-defined]  # each form's own
                 form,
             ),
             toast_announcer(state.notice_id, state.notice_kind, state.notice_text),
@@ -340,7 +324,7 @@ def sent_page(
     return (
         page_heading(copy),
         rx.el.section(
-            success_panel(success.panel_id, success.title, success.text, success.again_label, form_route, note),
+            success_panel(success, form_route, note),
             id=section_id,
             aria_label=section_label,
             class_name="max-w-xl",
