@@ -233,7 +233,9 @@ class EventChannelDoor:
         tab, refusal = await gate.admit(submits.address_key(address), token)
         if tab is None:
             logger.info("Event channel refused for %s: %s", address, refusal)
-            await refuse(scope, send)
+            await answer(
+                scope, send, 429, b"Too many open pages; try again in a few minutes.\n", [(b"retry-after", b"60")]
+            )
             return
         try:
             if not websocket:  # socket.io's polling: counted while it runs, no tab of its own
@@ -317,8 +319,3 @@ async def answer(scope: Scope, send: Send, status: int, body: bytes, headers: li
 async def not_the_channel(scope: Scope, receive: Receive, send: Send) -> None:
     """A path below the channel's that is not the channel (socket.io would answer it as one)."""
     await answer(scope, send, 404, b"Not found.\n")
-
-
-async def refuse(scope: Scope, send: Send) -> None:
-    """HTTP 429 instead of the upgrade (ASGI's websocket denial response), else a plain close (403)."""
-    await answer(scope, send, 429, b"Too many open pages; try again in a few minutes.\n", [(b"retry-after", b"60")])
