@@ -45,10 +45,6 @@ from publisher.storage import admins, bounce_records, database, subscribers
 from publisher.web import exports
 
 
-def _when(moment: datetime | None) -> str:
-    return moment.isoformat() if moment else ""
-
-
 def import_file(path: str, status: str | None, messages) -> int:
     """``publisher-gateway import FILE``: the whole file or nothing; 1 with every bad line named."""
     try:
@@ -297,8 +293,8 @@ def write_admins(rows: list[admins.PasskeyListing], out) -> None:
             [
                 for_terminal(row.admin),
                 row.passkey or "(none)",
-                _when(row.created_at) if row.created_at else "",
-                _when(row.last_used_at) if row.last_used_at else "never" if row.passkey else "",
+                exports.iso_time(row.created_at),
+                exports.iso_time(row.last_used_at) if row.last_used_at else "never" if row.passkey else "",
             ]
         )
 
