@@ -89,9 +89,8 @@ def relying_party() -> RelyingParty:
 
 
 def not_a_post_from_the_page(scope: Scope, name: str, party: RelyingParty) -> Response | None:
-    """What every ``/admin/api`` endpoint answers before it reads anything: 405 to anything but a
-    POST, 403 to a request not from the dashboard's own page (Origin, else Sec-Fetch-Site); None
-    when it may go on."""
+    """Before anything is read: 405 to anything but a POST, 403 to a request not from the dashboard's
+    own page; None when it may go on."""
     if scope["method"] != "POST":
         return JSONResponse({"error": "Only POST is allowed here"}, 405, headers={"Allow": "POST", **NO_STORE})
     headers = Headers(scope=scope)
