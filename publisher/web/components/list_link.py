@@ -30,6 +30,7 @@ import reflex as rx
 from publisher.content import list_copy
 from publisher.web.components.forms import BUTTON_CLASS, app_connected, submit_button
 from publisher.web.components.links import site_link
+from publisher.web.states.list_link_state import ListLinkState
 
 LINK_PANEL_ATTRIBUTE = "data-link-panel"
 _TEXT = "mt-3 max-w-3xl text-lg text-stone-700"
@@ -127,16 +128,14 @@ def checking_html() -> str:
     return _part_html(Text(list_copy.CONFIRM_CHECKING), "", "")
 
 
-def outcome_panel(
-    stage: rx.Var[str], address: rx.Var[str], busy: rx.Var[bool], on_press, outcomes: Outcomes
-) -> rx.Component:
-    """The app's panel: the children of the current ``stage``; before the app has read the link,
-    the slot that holds what the server wrote."""
+def outcome_panel(state: type[ListLinkState], on_press, outcomes: Outcomes) -> rx.Component:
+    """The app's panel: the children of the ``state``'s current stage; before the app has read the
+    link, the slot that holds what the server wrote."""
     return rx.el.section(
         rx.match(
-            stage,
+            state.stage,
             *[
-                (name, rx.fragment(*[_part(part, address, busy, on_press) for part in parts]))
+                (name, rx.fragment(*[_part(part, state.address, state.working, on_press) for part in parts]))
                 for name, parts in outcomes.items()
             ],
             rx.html(checking_html(), custom_attrs={LINK_PANEL_ATTRIBUTE: ""}),
