@@ -100,7 +100,6 @@ class ChannelOrigins:
     @classmethod
     def configured(cls) -> ChannelOrigins:
         """From the deploy URL, and in development (not ``REFLEX_ENV_MODE=prod``) the dev server's port."""
-
         try:
             site = settings.site_url()
         except ConfigurationError:
