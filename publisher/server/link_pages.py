@@ -37,7 +37,7 @@ from publisher.content import form_copy, list_copy
 from publisher.limits import submits
 from publisher.rules import list_links
 from publisher.server import requests
-from publisher.server.plain_forms import page_file, page_response, posted_from_this_site
+from publisher.server.plain_forms import built_page, page_response, posted_from_this_site
 from publisher.web import graceful_stop
 from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE, Outcomes, outcome_html
 from publisher.web.pages import confirm, unsubscribe
@@ -113,9 +113,7 @@ class ListLinks:
         """``page`` serves a page as built; ``build_dir`` as server/routes.route_table takes it."""
         self.page_app = page
         self.slots = (
-            None
-            if build_dir is None
-            else {route: PanelSlot(page_file(build_dir, route).read_text(encoding="utf-8")) for route in LINK_PAGES}
+            None if build_dir is None else {route: PanelSlot(built_page(build_dir, route)) for route in LINK_PAGES}
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -98,8 +98,8 @@ FORMS = {
 NO_STORE_ROUTES = frozenset(FORMS)
 
 
-def page_file(build_dir: Path, route: str) -> Path:
-    return build_dir / route.strip("/") / "index.html"
+def built_page(build_dir: Path, route: str) -> str:
+    return (build_dir / route.strip("/") / "index.html").read_text(encoding="utf-8")
 
 
 class QuestionSlots:
@@ -129,9 +129,9 @@ class PlainForms:
 
     def __init__(self, build_dir: Path, page: ASGIApp):
         self.page = page
-        self.pages = {route: page_file(build_dir, route).read_text(encoding="utf-8") for route in FORMS}
+        self.pages = {route: built_page(build_dir, route) for route in FORMS}
         self.question_slots = QuestionSlots(self.pages[contact.ROUTE])
-        self.subscribe_sent = page_file(build_dir, subscribe.SENT_ROUTE).read_text(encoding="utf-8")
+        self.subscribe_sent = built_page(build_dir, subscribe.SENT_ROUTE)
 
     async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A form's plain POST (to its page's URL)."""
