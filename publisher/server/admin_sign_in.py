@@ -74,6 +74,7 @@ _CEREMONIES = "admin-ceremony"  # the limiter's name for ceremonies begun from o
 RP_NAME = "Animals We Confuse: dashboard"
 CEREMONY_TIMEOUT_MS = int(admin_access.CEREMONY_VALID_FOR.total_seconds() * 1000)
 NO_STORE = {"Cache-Control": "no-store"}
+_WAIT = {"Retry-After": "600", **NO_STORE}  # an address over one of the limits
 
 
 def is_admin_path(path: str) -> bool:
@@ -182,14 +183,10 @@ class AdminSignIn:
         limiter = submits.shared_limiter.get()
         if path != SIGN_OUT and await limiter.exhausted(_FAILURES, "", address):
             logger.warning("Dashboard %s: refused, too many failures from %s", name, address)
-            return JSONResponse(
-                {"error": admin_copy.TOO_MANY_ATTEMPTS}, 429, headers={"Retry-After": "600", **NO_STORE}
-            )
+            return JSONResponse({"error": admin_copy.TOO_MANY_ATTEMPTS}, 429, headers=_WAIT)
         if path in (ENROL_OPTIONS, SIGN_IN_OPTIONS) and not await limiter.allow(_CEREMONIES, "", address):
             logger.warning("Dashboard %s: refused, too many ceremonies begun from %s", name, address)
-            return JSONResponse(
-                {"error": admin_copy.TOO_MANY_CEREMONIES}, 429, headers={"Retry-After": "600", **NO_STORE}
-            )
+            return JSONResponse({"error": admin_copy.TOO_MANY_CEREMONIES}, 429, headers=_WAIT)
         try:
             data = _json_object(await read_body(scope, receive, MAX_BODY_BYTES))
             return await handler(scope, data, party)
