@@ -405,11 +405,10 @@ class AdminState(rx.State):
 
     @rx.event(background=True)
     async def watch(self):
-        """While the page is open and signed in: fresh figures every 2 seconds, and nothing once
-        the session ended. The latest page load's loop is the one that runs (a reload starts a
-        new one and the old one stops); it stops when the tab closes (its event channel is gone
-        from this worker) or the session ends. The session is the one of the event that started it:
-        the state each refresh loads may be the stored copy, which never holds the cookie."""
+        """While the page is open and signed in: fresh figures every ``REFRESH_MS``. The latest page
+        load's loop is the one that runs (a reload starts a new one and the old one stops); it stops
+        when the tab closes (its event channel is gone from this worker) or the session ends, the
+        session of the event that started it (the module's docstring says why)."""
         token = self.router.session.client_token
         session_hash = self._session_hash()
         if session_hash is None:

@@ -7,11 +7,9 @@ fresh question and its token into every page it serves (server/plain_forms.py), 
 the question is there at first paint and the app keeps it: every page load has a state
 of its own (reflex_internals/frontend_files.py), whose ``question`` stays at its
 placeholder (the page's text stands) until the app answers a submit. Every submit spends
-its token, and each answer puts the next one into the hidden field by ``rx.set_value``:
-the same question after a field error, a too-fast press or the honeypot; a new one after a
-wrong answer, a failure or a success. The backend keeps it too (``_token``). The
-development server renders pages in the browser, with no question in them: there the app
-asks one on load.
+its token, and each answer puts the next one (web/submissions.judge_contact says which) into
+the hidden field by ``rx.set_value``; the backend keeps it too (``_token``). The development
+server renders pages in the browser, with no question in them: there the app asks one on load.
 """
 
 from __future__ import annotations
