@@ -54,18 +54,13 @@ COMPRESS_MIN_BYTES = 1024
 class PlainForm:
     """One form as the server answers it."""
 
-    declared: form_fields.Form  # its fields, shown again after a refusal
+    declared: form_fields.Form  # its name (the limits count per form) and fields, shown again after a refusal
     route: str
     sent_route: str
     field_ids: Mapping[str, str]
     judge: Callable[[Mapping[str, object]], Awaitable[submissions.Verdict]]
     failure: str  # the spec's failure message
     asks_question: bool
-
-    @property
-    def name(self) -> str:
-        """web/submissions.py's: the limits count per form."""
-        return self.declared.name
 
 
 async def _judge_subscribe(data: Mapping[str, object]) -> submissions.Verdict:
@@ -152,7 +147,7 @@ class PlainForms:
     async def _answer(self, form: PlainForm, scope: Scope, receive: Receive) -> Response:
         headers = Headers(scope=scope)
         if not posted_from_this_site(scope):
-            logger.info("Form %s: a POST from another site refused", form.name)
+            logger.info("Form %s: a POST from another site refused", form.declared.name)
             return PlainTextResponse("This form accepts posts from its own page only.", status_code=403)
         if headers.get("content-type", "").split(";")[0].strip().lower() != FORM_CONTENT_TYPE:
             return PlainTextResponse(f"Expected a form ({FORM_CONTENT_TYPE}).", status_code=415)
@@ -170,14 +165,14 @@ class PlainForms:
 
         address = requests.client_address(scope)
         async with graceful_stop.submit_in_flight():
-            if not await submissions.within_limits(form.name, "", address):
+            if not await submissions.within_limits(form.declared.name, "", address):
                 asked = await submissions.question_after_refusal(data) if form.asks_question else None
                 limited = submissions.Verdict(form_error=form_copy.TOO_MANY_ATTEMPTS, question=asked)
                 return self._refused(form, scope, shown, limited, 429)
             verdict = await form.judge(data)
             if verdict.request is None:
                 return self._refused(form, scope, shown, verdict, 422)
-            if await submissions.send(form.name, verdict.request):
+            if await submissions.send(form.declared.name, verdict.request):
                 return RedirectResponse(form.sent_route, status_code=303)
         failed = submissions.Verdict(form_error=form.failure, chain=verdict.chain)
         return self._refused(form, scope, shown, failed, 503)
