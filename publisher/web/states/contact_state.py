@@ -61,11 +61,6 @@ class ContactState(ContactFieldMessages, FormLifecycle, rx.State):  # type: igno
         events = [rx.set_value(TOKEN_ID, asked.token)]
         return events if asked.same_question else [*events, _clear_answer()]
 
-    def _show_fresh_form(self) -> None:
-        self.status = EDITING
-        self._show_errors({})
-        self.form_error = ""
-
     @rx.event
     def start(self):
         """As SubscribeState.start; the development server's pages carry no question (the module's
@@ -79,7 +74,9 @@ class ContactState(ContactFieldMessages, FormLifecycle, rx.State):  # type: igno
     def start_over(self):
         """ "Send another message" after a success: a fresh form and a new question."""
         if self.status == SUCCESS:
-            self._show_fresh_form()
+            self.status = EDITING
+            self._show_errors({})
+            self.form_error = ""
             return self._ask(submissions.new_question())
         return None
 
