@@ -28,20 +28,17 @@ from publisher.web import exports
 
 logger = logging.getLogger(__name__)
 
-EXPORT, AUDIT = admin_access.EXPORT_PATH, admin_access.AUDIT_PATH
-EXPORTED, DOWNLOADED_AUDIT = "export", "download audit log"
-
 
 def _download(path: str, db_url: str | None) -> tuple[str, str, str, str]:
     """The file of ``path``, its name, and its line in the audit log (action, target)."""
     out = io.StringIO()
-    if path == EXPORT:
+    if path == admin_access.EXPORT_PATH:
         rows = subscribers.list_subscribers(db_url=db_url)
         exports.write_subscribers_csv(rows, out)
-        return out.getvalue(), "subscribers", EXPORTED, f"the list ({len(rows)} addresses)"
+        return out.getvalue(), "subscribers", "export", f"the list ({len(rows)} addresses)"
     lines = admins.audit_log(db_url=db_url)
     exports.write_audit_csv(lines, out)
-    return out.getvalue(), "audit-log", DOWNLOADED_AUDIT, f"{len(lines)} lines"
+    return out.getvalue(), "audit-log", "download audit log", f"{len(lines)} lines"
 
 
 class AdminDownloads:
