@@ -4,10 +4,8 @@ Each page declares its outcomes once, as data (``Outcomes``: a stage's sentences
 and button), and the panel is drawn from it twice, alike:
 
 - by the app (``outcome_panel``): the children of the state's current stage;
-- by the production server (``outcome_html``), which reads the link itself and writes
-  the panel of its stage into the page it serves (server/link_pages.py), so the page
-  works with no app at all: the button is a ``<form method="post">`` to the link,
-  which the server answers alone.
+- by the production server (``outcome_html``), into the page it serves (server/link_pages.py):
+  the button is then a ``<form method="post">`` to the link, which the server answers alone.
 
 Until the app has read the link, the page shows what the server wrote: the panel is
 then a slot (``data-link-panel``) whose content React leaves as it found it (an element

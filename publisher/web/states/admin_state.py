@@ -264,8 +264,7 @@ class AdminState(rx.State):
         return self.router.session.client_token
 
     def _take_asked(self) -> tuple[str, str]:
-        """The action waiting for its "Yes" in this tab (action, target), forgotten here; ("", "")
-        when none."""
+        """The action waiting for its "Yes" in this tab (action, target), forgotten here; ("", "") if none."""
         kept = tab_states.tab_memory.get().get(self._tab(), {})
         return kept.pop(ASKED, ("", ""))
 
