@@ -10,9 +10,9 @@ sender (mail/outbox.py), so the visitor's answer never waits for SMTP. The rules
 themselves (one confirmation per mailbox a day, only the latest confirmation counts)
 are in rules/list_rules.py, each written once.
 
-The coroutines run the transaction off the event loop; a database that does not answer
-is ``ListUnavailable``, logged here once with what to check. ``forget`` and ``import_rows``
-are synchronous: the operator's command calls them as they are, the dashboard from a thread.
+The coroutines run the transaction off the event loop (``_in_thread``); ``forget`` and
+``import_rows`` are synchronous: the operator's command calls them as they are, the dashboard
+from a thread.
 """
 
 from __future__ import annotations

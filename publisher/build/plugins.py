@@ -1,24 +1,16 @@
-"""Build-time additions to Reflex's static output.
+"""Build-time additions to Reflex's static output (``SiteFilesPlugin``).
 
-- robots.txt pointing to the sitemap (absolute URL from ``deploy_url``).
-- A portable build: the browser reaches the backend at the page's own origin
-  (host and port), so one build serves on any port or host (container, tests).
-  The development server (``reflex run``) keeps Reflex's rule, because there the
-  frontend and the backend listen on different ports.
-- Every page load is a state of its own (a new client token), so a form page always
-  starts with a fresh form, whatever the tab did on its earlier pages.
-- ``PUBLISHER_DEV_HOST`` limits the development server to one address (tests use
-  127.0.0.1); unset, it listens where Reflex makes it listen.
-- Pages without a form never start the app (web/page_kinds.py decides from
-  the pages, at compile time, and writes the decision to .web/backend/page_kinds.json):
-  their HTML loses the app's scripts (strip_app). On the pages that start it, the
-  app's scripts start after the page has loaded and painted: the prerendered HTML
-  is complete without them, so on a slow connection the CSS, text and images come
-  first and hydration follows (assets/site.js starts it; see defer_app_boot).
-- A prerendered not-found page: Reflex serves ``404.html`` (a copy of the SPA
-  fallback shell, empty until JavaScript runs) for unknown paths. We prerender the
-  catch-all route at a private path and make that the fallback, so a 404 response
-  already contains the page, its text and its ``noindex``.
+- robots.txt pointing to the sitemap (absolute URL from ``deploy_url``), the release feed and
+  the images' variants.
+- The files Reflex generates that the build rewrites, and why, are
+  reflex_internals/frontend_files.py's: a portable build (the backend at the page's own
+  origin), a state per page load, the development server's address, the 404 page prerendered.
+- Pages without a form never start the app (web/page_kinds.py decides from the pages, at
+  compile time): their HTML loses the app's scripts (strip_app). On the pages that start it,
+  the app starts after the page has painted (defer_app_boot): on a slow connection the CSS,
+  text and images come first.
+- The prerendered not-found page becomes the SPA fallback (use_prerendered_not_found), so a
+  404 response already contains the page, its text and its ``noindex``, not an empty shell.
 """
 
 from __future__ import annotations
@@ -135,8 +127,7 @@ def remove_originals(static_dir: Path, sources: list[str]) -> None:
 
 
 class SiteFilesPlugin(Plugin):
-    """Adds robots.txt, the release feed, the images' variants, the prerendered 404 page, the
-    same-origin backend URL and the dev server's settings.
+    """The build's additions (the module's docstring lists them).
 
     The site's own modules (settings, the content, the images, the feed) are imported in
     the hooks, not at the top: rxconfig.py imports this module into Reflex's long-lived

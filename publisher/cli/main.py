@@ -17,10 +17,8 @@
     publisher-gateway admin list               # the admins and their passkeys
     publisher-gateway admin revoke NAME        # remove NAME's passkeys and end their sessions, at once
 
-It reads the same configuration as the site (REFLEX_DB_URL, PUBLISHER_SMTP_URL, ...), and runs
-from any directory: it finds the project's alembic.ini by the package's path (storage/database.py).
-Like any Unix tool, it writes data to standard output and messages to standard error, ends quietly
-when its reader stops early (``| head``), and says how it ended in its exit status (EPILOG).
+It reads the same configuration as the site (REFLEX_DB_URL, PUBLISHER_SMTP_URL, ...); where its
+output goes, and what its exit status says, is its help's EPILOG.
 """
 
 from __future__ import annotations
@@ -47,15 +45,8 @@ from publisher.storage import admins, bounce_records, database, subscribers
 from publisher.web import exports
 
 
-def _when(moment: datetime | None) -> str:
-    return moment.isoformat() if moment else ""
-
-
 def import_file(path: str, status: str | None, messages) -> int:
-    """``publisher-gateway import FILE``: the whole file or nothing; 1 with every bad line named.
-
-    What it did is a message (``messages``, standard error): the command's output carries no data.
-    """
+    """``publisher-gateway import FILE``: the whole file or nothing; 1 with every bad line named."""
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
@@ -116,10 +107,7 @@ def write_deliveries(deliveries: list[storage.Delivery], out) -> None:
 
 
 def retry_failed(out) -> int:
-    """Requeue the failed jobs and send them from this process; 1 if any still failed.
-
-    The outcome of each delivery is the command's output (``out``); that there was none to send, a message.
-    """
+    """Requeue the failed jobs and send them from this process; 1 if any still failed."""
     mail = settings.mail_settings()
     if mail is None:
         print(
@@ -305,8 +293,8 @@ def write_admins(rows: list[admins.PasskeyListing], out) -> None:
             [
                 for_terminal(row.admin),
                 row.passkey or "(none)",
-                _when(row.created_at) if row.created_at else "",
-                _when(row.last_used_at) if row.last_used_at else "never" if row.passkey else "",
+                exports.iso_time(row.created_at),
+                exports.iso_time(row.last_used_at) if row.last_used_at else "never" if row.passkey else "",
             ]
         )
 

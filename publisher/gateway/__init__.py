@@ -1,12 +1,6 @@
-"""The site's gateway (docs/product.md, The gateway): where the forms' accepted submits go.
-
-- contract.py: the ``Gateway`` the forms call, and the cloud API's paths and bodies;
-- client.py: the cloud gateway, over HTTP (the only code that calls the publisher's API);
-- embedded.py: the embedded gateway, the list kept by this site (publisher/mailing_list.py),
-  called directly when ``PUBLISHER_GATEWAY_URL`` is unset;
-- this module: the choice between them.
-
-``publisher-gateway``, the operator's command, is cli/main.py.
+"""The site's gateway (docs/product.md, The gateway): where the forms' accepted submits go, the
+cloud one (client.py) or the embedded one (embedded.py), each a ``Gateway`` (contract.py); this
+module chooses. ``publisher-gateway``, the operator's command, is cli/main.py.
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ class GatewayError(Exception):
 
     def __init__(self, call: str, cause: str):
         super().__init__(f"{call} failed: {cause}")
-        self.call = call
         self.cause = cause
 
 

@@ -1,12 +1,9 @@
 """The embedded gateway: the same two calls as the cloud API gateway, kept by this site.
 
-Used when ``PUBLISHER_GATEWAY_URL`` is unset, so the site works end to end with
-nothing else running. It is a ``Gateway`` (contract.py) the forms call directly, in
-the backend's process, after their checks: it has no route, so no outside request can
-skip the forms' anti-spam checks. It hands each request to the list
-(publisher/mailing_list.py): a subscription joins it, a contact message is stored;
-with ``PUBLISHER_SMTP_URL`` set, the email it owes is queued in the same transaction
-and sent in the background (mail/outbox.py): the answer never waits for SMTP.
+Used when ``PUBLISHER_GATEWAY_URL`` is unset, so the site works end to end with nothing else
+running. The forms call it directly, in the backend's process, after their checks: it has no
+route, so no outside request can skip the forms' anti-spam checks. Each request goes to the
+list (publisher/mailing_list.py), which stores it with the email it owes.
 """
 
 from __future__ import annotations

@@ -28,22 +28,17 @@ from publisher.web import exports
 
 logger = logging.getLogger(__name__)
 
-EXPORT, AUDIT = admin_access.EXPORT_PATH, admin_access.AUDIT_PATH
-EXPORTED, DOWNLOADED_AUDIT = "export", "download audit log"
 
-
-def _list_csv(db_url: str | None) -> tuple[str, int]:
-    rows = subscribers.list_subscribers(db_url=db_url)
+def _download(path: str, db_url: str | None) -> tuple[str, str, str, str]:
+    """The file of ``path``, its name, and its line in the audit log (action, target)."""
     out = io.StringIO()
-    exports.write_subscribers_csv(rows, out)
-    return out.getvalue(), len(rows)
-
-
-def _audit_csv(db_url: str | None) -> tuple[str, int]:
+    if path == admin_access.EXPORT_PATH:
+        rows = subscribers.list_subscribers(db_url=db_url)
+        exports.write_subscribers_csv(rows, out)
+        return out.getvalue(), "subscribers", "export", f"the list ({len(rows)} addresses)"
     lines = admins.audit_log(db_url=db_url)
-    out = io.StringIO()
     exports.write_audit_csv(lines, out)
-    return out.getvalue(), len(lines)
+    return out.getvalue(), "audit-log", "download audit log", f"{len(lines)} lines"
 
 
 class AdminDownloads:
@@ -76,15 +71,11 @@ class AdminDownloads:
                 )
             if admin is None:
                 return JSONResponse({"error": admin_copy.SIGN_IN_FIRST}, 403, headers=NO_STORE)
-            made, count = await asyncio.to_thread(_list_csv if path == EXPORT else _audit_csv, self.db_url)
-            action, what = (
-                (EXPORTED, f"the list ({count} addresses)") if path == EXPORT else (DOWNLOADED_AUDIT, f"{count} lines")
-            )
+            made, name, action, what = await asyncio.to_thread(_download, path, self.db_url)
             await asyncio.to_thread(admins.audit, admin.name, action, what, None, self.db_url)
         except sqlalchemy.exc.SQLAlchemyError as exc:
             logger.warning("Dashboard download: the database is unavailable (%s)", type(exc).__name__)
             return JSONResponse({"error": admin_copy.TRY_AGAIN_LATER}, 503, headers={"Retry-After": "30", **NO_STORE})
-        name = "subscribers" if path == EXPORT else "audit-log"
         filename = f"{name}-{utc_now():%Y-%m-%d}.csv"
         return Response(
             made,

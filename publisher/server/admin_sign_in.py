@@ -53,9 +53,9 @@ from webauthn.helpers.structs import (
 from publisher.config import settings
 from publisher.content import admin_copy
 from publisher.limits import submits
-from publisher.rules import admin_access, same_site, visitor_limits
+from publisher.rules import admin_access, same_site
 from publisher.rules.admin_access import RelyingParty
-from publisher.server.requests import BodyTooLarge, ClientLeft, is_https, read_body
+from publisher.server.requests import BodyTooLarge, ClientLeft, client_address, is_https, read_body
 from publisher.storage import admins
 
 logger = logging.getLogger(__name__)
@@ -74,6 +74,7 @@ _CEREMONIES = "admin-ceremony"  # the limiter's name for ceremonies begun from o
 RP_NAME = "Animals We Confuse: dashboard"
 CEREMONY_TIMEOUT_MS = int(admin_access.CEREMONY_VALID_FOR.total_seconds() * 1000)
 NO_STORE = {"Cache-Control": "no-store"}
+_WAIT = {"Retry-After": "600", **NO_STORE}  # an address over one of the limits
 
 
 def is_admin_path(path: str) -> bool:
@@ -89,9 +90,8 @@ def relying_party() -> RelyingParty:
 
 
 def not_a_post_from_the_page(scope: Scope, name: str, party: RelyingParty) -> Response | None:
-    """What every ``/admin/api`` endpoint answers before it reads anything: 405 to anything but a
-    POST, 403 to a request not from the dashboard's own page (Origin, else Sec-Fetch-Site); None
-    when it may go on."""
+    """Before anything is read: 405 to anything but a POST, 403 to a request not from the dashboard's
+    own page; None when it may go on."""
     if scope["method"] != "POST":
         return JSONResponse({"error": "Only POST is allowed here"}, 405, headers={"Allow": "POST", **NO_STORE})
     headers = Headers(scope=scope)
@@ -100,10 +100,6 @@ def not_a_post_from_the_page(scope: Scope, name: str, party: RelyingParty) -> Re
         logger.warning("Dashboard %s: refused, not from the site's own page (Origin %r)", name, origin)
         return JSONResponse({"error": admin_copy.NOT_FROM_THIS_SITE}, 403, headers=NO_STORE)
     return None
-
-
-def _client_address(scope: Scope) -> str:
-    return visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
 
 
 class _Refused(Exception):
@@ -183,18 +179,14 @@ class AdminSignIn:
         refusal = not_a_post_from_the_page(scope, name, party)
         if refusal is not None:
             return refusal
-        address = _client_address(scope)
+        address = client_address(scope)
         limiter = submits.shared_limiter.get()
         if path != SIGN_OUT and await limiter.exhausted(_FAILURES, "", address):
             logger.warning("Dashboard %s: refused, too many failures from %s", name, address)
-            return JSONResponse(
-                {"error": admin_copy.TOO_MANY_ATTEMPTS}, 429, headers={"Retry-After": "600", **NO_STORE}
-            )
+            return JSONResponse({"error": admin_copy.TOO_MANY_ATTEMPTS}, 429, headers=_WAIT)
         if path in (ENROL_OPTIONS, SIGN_IN_OPTIONS) and not await limiter.allow(_CEREMONIES, "", address):
             logger.warning("Dashboard %s: refused, too many ceremonies begun from %s", name, address)
-            return JSONResponse(
-                {"error": admin_copy.TOO_MANY_CEREMONIES}, 429, headers={"Retry-After": "600", **NO_STORE}
-            )
+            return JSONResponse({"error": admin_copy.TOO_MANY_CEREMONIES}, 429, headers=_WAIT)
         try:
             data = _json_object(await read_body(scope, receive, MAX_BODY_BYTES))
             return await handler(scope, data, party)
@@ -226,7 +218,7 @@ class AdminSignIn:
             admin_access.token_hash(ceremony),
             options.challenge,
             enrolment_hash,
-            submits.address_key(_client_address(scope)),
+            submits.address_key(client_address(scope)),
         )
         if refusal is admins.CeremonyRefusal.ADDRESS_FULL:
             raise _Refused(429, admin_copy.TOO_MANY_CEREMONIES, "too many ceremonies waiting from this address")

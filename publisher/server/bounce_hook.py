@@ -35,7 +35,6 @@ import logging
 from collections import Counter
 
 import sqlalchemy
-from reflex_base import config as reflex_config
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
@@ -44,7 +43,6 @@ from publisher import returns
 from publisher.config import settings
 from publisher.limits import submits
 from publisher.returns import webhook
-from publisher.rules import visitor_limits
 from publisher.server import requests
 
 logger = logging.getLogger(__name__)
@@ -107,7 +105,7 @@ class BounceHook:
             ), "(PUBLISHER_GATEWAY_URL is set: the cloud keeps the list)"
         if scope["method"] != "POST":
             return _error(405, ONLY_POST, {"Allow": "POST"}), f"({scope['method']})"
-        address = visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+        address = requests.client_address(scope)
         limiter = submits.shared_limiter.get()
         if await limiter.exhausted(_FAILURES, "", address):  # before the secret: a right guess looks the same
             return _error(429, TOO_MANY), "(too many wrong tokens from this address; the token was not looked at)"

@@ -1,13 +1,9 @@
 """The door of Reflex's event channel: which requests reach it, from which pages, and when a tab's time is up.
 
-Reflex mounts socket.io at ``/_event``, and socket.io answers every path below it. The
-route table (server/routes.py) sends every request on the channel's own path, ``/_event``
-and ``/_event/``, websocket or HTTP polling, to the door (``EventChannelDoor``), which
-counts it as an open tab by the per-address and per-worker limits (limits/tabs.py); any
-other path below it is answered 404 (``not_the_channel``) before socket.io sees it. A
-browser's page from another website (its ``Origin``) is refused, a tab's life on the
-channel is capped, and a site behind a proxy it does not trust is told so
-(``OneAddressWatch``).
+The route table (server/routes.py) sends the channel's own path, websocket or HTTP polling, to
+``EventChannelDoor``, which counts it as an open tab by the limits of limits/tabs.py, and any
+other path below it to ``not_the_channel`` (``channel_route`` tells them apart). A site behind a
+proxy it does not trust is told so (``OneAddressWatch``).
 """
 
 from __future__ import annotations
@@ -104,7 +100,6 @@ class ChannelOrigins:
     @classmethod
     def configured(cls) -> ChannelOrigins:
         """From the deploy URL, and in development (not ``REFLEX_ENV_MODE=prod``) the dev server's port."""
-
         try:
             site = settings.site_url()
         except ConfigurationError:
@@ -189,12 +184,8 @@ def with_connection_scheme(scope: Scope) -> Scope:
 
 
 class EventChannelDoor:
-    """Lets a request reach the event channel only on its own path, from the site's pages, within the limits.
-
-    Each websocket is counted while it is open and closed after the tab lifetime; a
-    refused one is answered 429 (over a limit), 403 (another site's page) or 404
-    (a path that is not the channel's).
-    """
+    """Lets a request reach the event channel only from the site's pages (else 403), within the
+    limits (else 429); each websocket is counted while it is open and closed after the tab lifetime."""
 
     def __init__(
         self,
@@ -241,7 +232,9 @@ class EventChannelDoor:
         tab, refusal = await gate.admit(submits.address_key(address), token)
         if tab is None:
             logger.info("Event channel refused for %s: %s", address, refusal)
-            await refuse(scope, send)
+            await answer(
+                scope, send, 429, b"Too many open pages; try again in a few minutes.\n", [(b"retry-after", b"60")]
+            )
             return
         try:
             if not websocket:  # socket.io's polling: counted while it runs, no tab of its own
@@ -325,8 +318,3 @@ async def answer(scope: Scope, send: Send, status: int, body: bytes, headers: li
 async def not_the_channel(scope: Scope, receive: Receive, send: Send) -> None:
     """A path below the channel's that is not the channel (socket.io would answer it as one)."""
     await answer(scope, send, 404, b"Not found.\n")
-
-
-async def refuse(scope: Scope, send: Send) -> None:
-    """HTTP 429 instead of the upgrade (ASGI's websocket denial response), else a plain close (403)."""
-    await answer(scope, send, 429, b"Too many open pages; try again in a few minutes.\n", [(b"retry-after", b"60")])

@@ -1,31 +1,22 @@
 """The list's links as HTTP sees them: each link's page, its button without the app, and one-click
 unsubscribe (docs/mailing-list.md, From sign-up to unsubscribe; docs/security.md).
 
-The confirmation and unsubscribe pages are the site's own pages. Their endpoint in the route
-table (server/routes.py), on every worker, answers what HTTP alone must answer:
-
-- ``GET`` of a link's page reads the link (web/states/confirm_state.py and web/states/unsubscribe_state.py:
-  the same functions as the app) and changes nothing: mail scanners open every link. The
-  production server writes the link's panel into the page it serves (the masked address
-  and a ``<form method="post">`` button, or what the link leads to instead;
-  web/components/list_link.py), so the page works without JavaScript and before or
-  without the app's connection; the app takes the panel over once connected. A link
-  whose signature does not match, or whose address the list no longer has, gets its
-  page with status 404, and an expired confirmation link 410, so nothing treats them
-  as a page that exists. Only these failures count against the address's limit (like
-  the forms' submits): a bot trying tokens is stopped, a mail provider unsubscribing
-  many readers is not. Nothing here says whether an address is on the list: every
-  failure is the same 404.
-- ``POST`` of a link (the page's button, the browser posting it without the app) acts
-  with the same rules as the app's press: only from the site's own page (else 403,
-  rules/same_site.py), within the same per-address limit (else the page says so, 429),
-  once (a second press finds the address confirmed, or gone). It answers ``303 See
-  Other`` to the link's page with ``done=1``, which shows the result; a reload posts
-  nothing. The token travels in the link's query, as in the email, never in the body.
+- ``GET`` of a link's page reads the link with the app's own functions (``LinkPage.view``) and
+  changes nothing: mail scanners open every link. The production server writes the link's
+  panel into the page (web/components/list_link.py), so it works without JavaScript; the app
+  takes the panel over once connected. A link that leads nowhere is 404 and an expired
+  confirmation 410 (web/states/list_link_state.HTTP_STATUS). Only these failures count against
+  the address's limit: a bot trying tokens is stopped, a mail provider unsubscribing many
+  readers is not. Every failure is the same 404: nothing here says whether an address is on
+  the list.
+- ``POST`` of a link (the page's button without the app) acts as the app's press: only from
+  the site's own page (else 403, rules/same_site.py), within the same limit (else 429), once.
+  It answers ``303 See Other`` to the link's page with ``done=1``, so a reload posts nothing.
+  The token travels in the link's query, as in the email, never in the body.
 - ``POST /unsubscribe?token=...`` with the body ``List-Unsubscribe=One-Click`` is a mail
-  provider's one-click unsubscribe (RFC 8058): it comes from the provider's server,
-  without cookies or an ``Origin`` of ours, so the signed token is the authority. The
-  address leaves the list at once and the answer is 200.
+  provider's one-click unsubscribe (RFC 8058): it comes from the provider's server, without
+  cookies or an ``Origin`` of ours, so the signed token is the authority. The address leaves
+  the list at once and the answer is 200.
 """
 
 from __future__ import annotations
@@ -37,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs
 
-from reflex_base import config as reflex_config
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -45,9 +35,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from publisher import mailing_list
 from publisher.content import form_copy, list_copy
 from publisher.limits import submits
-from publisher.rules import list_links, visitor_limits
+from publisher.rules import list_links
 from publisher.server import requests
-from publisher.server.plain_forms import page_file, page_response, posted_from_this_site
+from publisher.server.plain_forms import built_page, page_response, posted_from_this_site
 from publisher.web import graceful_stop
 from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE, Outcomes, outcome_html
 from publisher.web.pages import confirm, unsubscribe
@@ -120,14 +110,10 @@ class ListLinks:
     """The link pages' endpoint in the route table (server/routes.py): any method, answered here."""
 
     def __init__(self, page: ASGIApp, build_dir: Path | None = None):
-        """``page``: serves a page as built. ``build_dir``: the production build, whose link pages the
-        server writes the panel into; None where there is none (``reflex run``): the pages are then
-        the app's alone."""
+        """``page`` serves a page as built; ``build_dir`` as server/routes.route_table takes it."""
         self.page_app = page
         self.slots = (
-            None
-            if build_dir is None
-            else {route: PanelSlot(page_file(build_dir, route).read_text(encoding="utf-8")) for route in LINK_PAGES}
+            None if build_dir is None else {route: PanelSlot(built_page(build_dir, route)) for route in LINK_PAGES}
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -173,7 +159,7 @@ class ListLinks:
         if not posted_from_this_site(scope):
             logger.info("List link %s: a POST from another site refused", page.action)
             return PlainTextResponse("This page accepts posts from its own page only.", status_code=403)
-        address = visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+        address = requests.client_address(scope)
         if not await submits.shared_limiter.get().allow(page.action, "", address):
             if self.slots is None:  # no build to write into (`reflex run`): the sentence alone
                 return PlainTextResponse(form_copy.TOO_MANY_ATTEMPTS, status_code=429)
@@ -196,7 +182,7 @@ class ListLinks:
 
     @staticmethod
     async def _within_failure_limits(scope: Scope) -> bool:
-        address = visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+        address = requests.client_address(scope)
         return await submits.shared_limiter.get().allow(_FAILURES, "", address)
 
 

@@ -1,19 +1,13 @@
-"""HTTP serving concerns of the single-port production server (Reflex's api_transformer).
+"""Reflex's api_transformer: the response headers around the route table (server/routes.py).
 
-Response headers: every response carries the security headers and a cache policy
-for its kind: content-hashed build assets immutable, images a day, static pages
-(no app, web/page_kinds.py) five minutes in shared caches such as a CDN and
-revalidated by browsers, pages that start the app and JSON revalidated. A page's
+Every response carries the security headers and a cache policy for its kind:
+content-hashed build assets immutable, images a day, static pages (no app,
+web/page_kinds.py) five minutes in shared caches such as a CDN and revalidated by
+browsers, pages that start the app and JSON revalidated. A page's
 Content-Security-Policy allows only what the site uses: its own scripts (the
 prerendered pages' inline scripts by hash), its own images, styles (React/emotion
 and the toaster insert <style> elements) and, on pages that start the app, its
 own websocket; every other response gets "default-src 'none'".
-
-Reflex prerenders ``/about`` as ``about/index.html``, and its static file server
-redirects ``/about`` to ``/about/``. Our published URLs have no trailing slash
-(links, canonical, sitemap), so this middleware serves every declared page
-(web/pages/registry.py) there directly: the request path is rewritten internally,
-with no redirect.
 """
 
 from __future__ import annotations

@@ -1,29 +1,22 @@
 """The two forms without the app: the server answers their plain HTML POST, and writes the
 contact form's question into its page (docs/product.md, Forms; docs/security.md).
 
-Each form is a ``<form method="post">`` to its own page. Before the app has started,
-without JavaScript, or when the event channel is not connected, the browser posts it,
-and its route (server/routes.py) answers here with the same functions as the app
-(web/submissions.py):
+Before the app has started, without JavaScript, or when the event channel is not connected,
+the browser posts a form to its own page, and its route (server/routes.py) answers here with
+the app's own functions (web/submissions.py):
 
-- accepted and sent: ``303 See Other`` to the form's sent page (``/subscribe/thanks``,
-  ``/contact-us/thanks``), which shows the spec's success alert; a reload sends nothing;
-- refused (a field, the anti-spam checks, the limits): the form page again, status 422
-  (429 over the limits), without the app, what was typed kept (never the math answer),
-  each message beside its field and in a summary at the top, and the contact form's next
-  token: every answered POST spends the one it came with (web/submissions.py; a token's
-  chain, rules/form_tokens.py);
+- accepted and sent: ``303 See Other`` to the form's sent page, which shows the spec's success
+  alert; a reload sends nothing;
+- refused (a field, the anti-spam checks, the limits): the form page again, status 422 (429
+  over the limits), without the app, what was typed kept (never the math answer), each message
+  beside its field and in a summary at the top, and the contact form's next token (every
+  answered POST spends the one it came with);
 - the gateway failing: the form page again with the spec's failure message, status 503.
 
-Before anything is read: a POST from another site is 403 (rules/same_site.py, FORM_POST), a body
-over 16 KB is 413, anything but a form's urlencoded body 415. Nothing is sent in these
-cases.
-
-The contact page itself (GET) is served from the build with a new question and its
-signed token written into it for each response, so the question is there at first
-paint; it and the subscribe page are never stored by a cache (``no-store``,
-server/middleware.py); so are the list's link pages, which server/link_pages.py writes
-alike. Every other page stays prerendered and cacheable.
+Before anything is read, and with nothing sent: a POST from another site is 403
+(``posted_from_this_site``), a body over 16 KB 413, anything but a form's urlencoded body 415.
+The contact page (GET) carries a new question and its signed token in each response, so the
+question is there at first paint.
 """
 
 from __future__ import annotations
@@ -38,14 +31,13 @@ from pathlib import Path
 from urllib.parse import parse_qs
 
 import brotli
-from reflex_base import config as reflex_config
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from publisher.config import settings
 from publisher.content import form_copy
-from publisher.rules import form_fields, same_site, visitor_limits
+from publisher.rules import form_fields, same_site
 from publisher.server import requests
 from publisher.web import graceful_stop, page_html, submissions
 from publisher.web.pages import contact, subscribe
@@ -62,18 +54,13 @@ COMPRESS_MIN_BYTES = 1024
 class PlainForm:
     """One form as the server answers it."""
 
-    declared: form_fields.Form  # its fields, shown again after a refusal
+    declared: form_fields.Form  # its name (the limits count per form) and fields, shown again after a refusal
     route: str
     sent_route: str
     field_ids: Mapping[str, str]
     judge: Callable[[Mapping[str, object]], Awaitable[submissions.Verdict]]
     failure: str  # the spec's failure message
     asks_question: bool
-
-    @property
-    def name(self) -> str:
-        """web/submissions.py's: the limits count per form."""
-        return self.declared.name
 
 
 async def _judge_subscribe(data: Mapping[str, object]) -> submissions.Verdict:
@@ -106,8 +93,8 @@ FORMS = {
 NO_STORE_ROUTES = frozenset(FORMS)
 
 
-def page_file(build_dir: Path, route: str) -> Path:
-    return build_dir / route.strip("/") / "index.html"
+def built_page(build_dir: Path, route: str) -> str:
+    return (build_dir / route.strip("/") / "index.html").read_text(encoding="utf-8")
 
 
 class QuestionSlots:
@@ -137,9 +124,9 @@ class PlainForms:
 
     def __init__(self, build_dir: Path, page: ASGIApp):
         self.page = page
-        self.pages = {route: page_file(build_dir, route).read_text(encoding="utf-8") for route in FORMS}
+        self.pages = {route: built_page(build_dir, route) for route in FORMS}
         self.question_slots = QuestionSlots(self.pages[contact.ROUTE])
-        self.subscribe_sent = page_file(build_dir, subscribe.SENT_ROUTE).read_text(encoding="utf-8")
+        self.subscribe_sent = built_page(build_dir, subscribe.SENT_ROUTE)
 
     async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A form's plain POST (to its page's URL)."""
@@ -160,7 +147,7 @@ class PlainForms:
     async def _answer(self, form: PlainForm, scope: Scope, receive: Receive) -> Response:
         headers = Headers(scope=scope)
         if not posted_from_this_site(scope):
-            logger.info("Form %s: a POST from another site refused", form.name)
+            logger.info("Form %s: a POST from another site refused", form.declared.name)
             return PlainTextResponse("This form accepts posts from its own page only.", status_code=403)
         if headers.get("content-type", "").split(";")[0].strip().lower() != FORM_CONTENT_TYPE:
             return PlainTextResponse(f"Expected a form ({FORM_CONTENT_TYPE}).", status_code=415)
@@ -176,16 +163,16 @@ class PlainForms:
         }
         shown = form.declared.typed(data)
 
-        address = visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+        address = requests.client_address(scope)
         async with graceful_stop.submit_in_flight():
-            if not await submissions.within_limits(form.name, "", address):
+            if not await submissions.within_limits(form.declared.name, "", address):
                 asked = await submissions.question_after_refusal(data) if form.asks_question else None
                 limited = submissions.Verdict(form_error=form_copy.TOO_MANY_ATTEMPTS, question=asked)
                 return self._refused(form, scope, shown, limited, 429)
             verdict = await form.judge(data)
             if verdict.request is None:
                 return self._refused(form, scope, shown, verdict, 422)
-            if await submissions.send(form.name, verdict.request):
+            if await submissions.send(form.declared.name, verdict.request):
                 return RedirectResponse(form.sent_route, status_code=303)
         failed = submissions.Verdict(form_error=form.failure, chain=verdict.chain)
         return self._refused(form, scope, shown, failed, 503)

@@ -97,12 +97,8 @@ def _use_prebuilt_frontend() -> None:
 
 
 def prepare() -> int:
-    """Write the backend's page markers for the current build (``publisher-serve --prepare``).
-
-    A worker evaluates the pages and writes ``.web/backend/stateful_pages.json`` on
-    its first start when the file is missing, which a read-only filesystem refuses.
-    This does the same once, at build time.
-    """
+    """Write the backend's page markers for the current build (``publisher-serve --prepare``), as a
+    worker would at its first start, which a read-only filesystem refuses (the module's docstring)."""
     try:
         require_build()
     except ServeError as exc:

@@ -1,11 +1,13 @@
-"""What every HTTP endpoint of the site reads the same way: a bounded body, and whether the
-visitor's connection is https (directly or through a trusted proxy)."""
+"""What every HTTP endpoint of the site reads the same way: a bounded body, the visitor's address,
+and whether the visitor's connection is https (directly or through a trusted proxy)."""
 
 from __future__ import annotations
 
 from reflex_base import config as reflex_config
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope
+
+from publisher.rules import visitor_limits
 
 
 class BodyTooLarge(Exception):
@@ -36,6 +38,11 @@ async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+def client_address(scope: Scope) -> str:
+    """The visitor's address, through the proxies ``REFLEX_TRUSTED_PROXY_HOPS`` trusts."""
+    return visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
 
 
 def is_https(scope: Scope, trusted_proxy_hops: int | None = None) -> bool:

@@ -23,7 +23,7 @@ def csv_safe(value: str) -> str:
     return "'" + value if value.startswith(_FORMULA_PREFIXES) else value
 
 
-def _when(moment: datetime | None) -> str:
+def iso_time(moment: datetime | None) -> str:
     return moment.isoformat() if moment else ""
 
 
@@ -38,8 +38,8 @@ def write_subscribers_csv(rows: list[storage.Subscriber], out: TextIO) -> None:
                 row.book_updates,
                 row.subscribed_at.isoformat(),
                 row.status,
-                _when(row.confirmed_at),
-                _when(row.unsubscribed_at),
+                iso_time(row.confirmed_at),
+                iso_time(row.unsubscribed_at),
             ]
         )
 

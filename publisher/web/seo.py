@@ -22,9 +22,6 @@ from publisher.content import images
 if TYPE_CHECKING:
     from publisher.web.pages.registry import SitePage
 
-INDEX_FOLLOW = "index, follow"
-NOINDEX = "noindex"
-
 
 @dataclass(frozen=True)
 class ShareImage:
@@ -203,7 +200,7 @@ def meta_tags(page: SitePage) -> list[dict[str, str] | rx.Component]:
     image = absolute_url(picture.path)
     tags: list[dict[str, str] | rx.Component] = [
         {"name": "keywords", "content": ", ".join(page.copy.keywords)},
-        {"name": "robots", "content": INDEX_FOLLOW if page.indexed else NOINDEX},
+        {"name": "robots", "content": "index, follow" if page.indexed else "noindex"},
         {"property": "og:type", "content": page.og_type},
         {"property": "og:site_name", "content": content.BRAND_NAME},
         {"property": "og:locale", "content": "en_US"},

@@ -10,9 +10,8 @@ submitted (mid-submit, or succeeded) keeps Reflex's expiry, so a page that
 reconnects still finds its success alert. A page that connects again before then
 carries on with its state.
 
-Reflex 0.10 has no per-tab expiry: how each of its state managers is made to let a
-state go early is reflex_internals/state_managers.py's, the only place that reaches
-into them. Which manager: the app's, given by the app's entry point (``install``).
+Reflex 0.10 has no per-tab expiry: how each of its state managers is made to let a state go
+early is reflex_internals/state_managers.py's, the only place that reaches into them.
 """
 
 from __future__ import annotations

@@ -32,9 +32,12 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class SuccessCopy:
-    """The alert that replaces a form once it was sent, and its way back to a fresh form."""
+class FormSection:
+    """A form's region on its page, and the alert that replaces the form once it was sent, with its
+    way back to a fresh form: the form page and the page its plain POST leads to show them alike."""
 
+    section_id: str
+    label: str  # the region's accessible name
     panel_id: str
     title: str
     text: str
@@ -197,9 +200,7 @@ _AGAIN = (
 )
 
 
-def success_panel(
-    panel_id: str, title: str, text: str, again_label: str, on_again, note: rx.Component | None = None
-) -> rx.Component:
+def success_panel(section: FormSection, on_again, note: rx.Component | None = None) -> rx.Component:
     """Replaces the form after a success; focus moves here so keyboard users are not lost.
 
     ``note``: a sentence after the text that only some sites say (the list's confirmation).
@@ -207,15 +208,15 @@ def success_panel(
     to) the form page's address, as a link.
     """
     if isinstance(on_again, str):
-        again = rx.el.a(again_label, href=on_again, class_name=_AGAIN)
+        again = rx.el.a(section.again_label, href=on_again, class_name=_AGAIN)
     else:
-        again = rx.el.button(again_label, type="button", on_click=on_again, class_name=_AGAIN)
+        again = rx.el.button(section.again_label, type="button", on_click=on_again, class_name=_AGAIN)
     return rx.el.div(
-        rx.el.h2(title, class_name="font-serif text-2xl font-bold text-emerald-900"),
-        rx.el.p(text, class_name="mt-2 text-base text-emerald-950"),
+        rx.el.h2(section.title, class_name="font-serif text-2xl font-bold text-emerald-900"),
+        rx.el.p(section.text, class_name="mt-2 text-base text-emerald-950"),
         note if note is not None else rx.fragment(),
         again,
-        id=panel_id,
+        id=section.panel_id,
         role="status",
         tab_index=-1,
         class_name="rounded-xl border border-emerald-300 bg-emerald-50 p-6 focus:outline-none",
@@ -223,11 +224,8 @@ def success_panel(
 
 
 def toast_announcer(notice_id: rx.Var[str], kind: rx.Var[str], text: rx.Var[str]) -> rx.Component:
-    """Shows a form's latest toast with sonner (the app's toaster), once per notice.
-
-    Compiled into the page, so no server-sent script is evaluated; the id is kept
-    in sessionStorage so a reload or reconnect does not repeat a toast.
-    """
+    """Shows a form's latest toast with sonner (the app's toaster), once per notice (why the toast
+    is state: web/states/lifecycle.FormLifecycle); the id is kept in sessionStorage for a reload."""
     effect = f"""
 useEffect(() => {{
   const noticeId = {notice_id!s};
@@ -253,13 +251,13 @@ useEffect(() => {{
     return rx.el.span(hidden=True, custom_attrs={"data-announces": marker})
 
 
-def form_section(section_id: str, label: str, *children: rx.Component) -> rx.Component:
+def form_section(section: FormSection, *children: rx.Component) -> rx.Component:
     """The region holding a form; ``data-hydrated`` turns "true" once the app has the visitor's state."""
     return rx.el.section(
-        error_summary(section_id),
+        error_summary(section.section_id),
         *children,
-        id=section_id,
-        aria_label=label,
+        id=section.section_id,
+        aria_label=section.label,
         custom_attrs={"data-hydrated": rx.cond(rx.State.is_hydrated, "true", "false")},
         class_name="max-w-xl",
     )
@@ -296,35 +294,16 @@ def app_form(
 
 
 def form_page(
-    copy: PageCopy,
-    state: type[FormLifecycle],
-    *,
-    section_id: str,
-    section_label: str,
-    success: SuccessCopy,
-    form: rx.Component,
-    note: rx.Component | None = None,
+    copy: PageCopy, state: type[FormLifecycle], section: FormSection, form: rx.Component, note=None
 ) -> tuple[rx.Component, ...]:
-    """A form page's content: its heading, then the form, replaced by the success alert once sent.
-
-    ``state`` is the form's state (web/states/lifecycle.py: ``succeeded``, ``start_over``
-    and the toast it announces).
-    """
+    """A form page's content: its heading, then the form, replaced by the success alert once sent."""
     return (
         page_heading(copy),
         form_section(
-            section_id,
-            section_label,
+            section,
             rx.cond(
                 state.succeeded,
-                success_panel(
-                    success.panel_id,
-                    success.title,
-                    success.text,
-                    success.again_label,
-                    state.start_over,  # type: ignore[attr-defined]  # each form's state has its own
-                    note,
-                ),
+                success_panel(section, state.start_over, note),  # type: ignore[attr-defined]  # each form's own
                 form,
             ),
             toast_announcer(state.notice_id, state.notice_kind, state.notice_text),
@@ -332,17 +311,15 @@ def form_page(
     )
 
 
-def sent_page(
-    copy: PageCopy, *, section_id: str, section_label: str, success: SuccessCopy, form_route: str, note=None
-) -> tuple[rx.Component, ...]:
+def sent_page(copy: PageCopy, section: FormSection, form_route: str, note=None) -> tuple[rx.Component, ...]:
     """Where a form's plain POST leads after a success (303 See Other): the form page's heading
     and the same success alert the app shows, its way back a link to a fresh form."""
     return (
         page_heading(copy),
         rx.el.section(
-            success_panel(success.panel_id, success.title, success.text, success.again_label, form_route, note),
-            id=section_id,
-            aria_label=section_label,
+            success_panel(section, form_route, note),
+            id=section.section_id,
+            aria_label=section.label,
             class_name="max-w-xl",
         ),
     )

@@ -4,10 +4,8 @@ Each page declares its outcomes once, as data (``Outcomes``: a stage's sentences
 and button), and the panel is drawn from it twice, alike:
 
 - by the app (``outcome_panel``): the children of the state's current stage;
-- by the production server (``outcome_html``), which reads the link itself and writes
-  the panel of its stage into the page it serves (server/link_pages.py), so the page
-  works with no app at all: the button is a ``<form method="post">`` to the link,
-  which the server answers alone.
+- by the production server (``outcome_html``), into the page it serves (server/link_pages.py):
+  the button is then a ``<form method="post">`` to the link, which the server answers alone.
 
 Until the app has read the link, the page shows what the server wrote: the panel is
 then a slot (``data-link-panel``) whose content React leaves as it found it (an element
@@ -30,6 +28,7 @@ import reflex as rx
 from publisher.content import list_copy
 from publisher.web.components.forms import BUTTON_CLASS, app_connected, submit_button
 from publisher.web.components.links import site_link
+from publisher.web.states.list_link_state import ListLinkState
 
 LINK_PANEL_ATTRIBUTE = "data-link-panel"
 _TEXT = "mt-3 max-w-3xl text-lg text-stone-700"
@@ -127,16 +126,14 @@ def checking_html() -> str:
     return _part_html(Text(list_copy.CONFIRM_CHECKING), "", "")
 
 
-def outcome_panel(
-    stage: rx.Var[str], address: rx.Var[str], busy: rx.Var[bool], on_press, outcomes: Outcomes
-) -> rx.Component:
-    """The app's panel: the children of the current ``stage``; before the app has read the link,
-    the slot that holds what the server wrote."""
+def outcome_panel(state: type[ListLinkState], on_press, outcomes: Outcomes) -> rx.Component:
+    """The app's panel: the children of the ``state``'s current stage; before the app has read the
+    link, the slot that holds what the server wrote."""
     return rx.el.section(
         rx.match(
-            stage,
+            state.stage,
             *[
-                (name, rx.fragment(*[_part(part, address, busy, on_press) for part in parts]))
+                (name, rx.fragment(*[_part(part, state.address, state.working, on_press) for part in parts]))
                 for name, parts in outcomes.items()
             ],
             rx.html(checking_html(), custom_attrs={LINK_PANEL_ATTRIBUTE: ""}),

@@ -36,5 +36,5 @@ OUTCOMES: Outcomes = {
 def confirm():
     return (
         page_heading(page_copy.CONFIRM, intro=False),
-        outcome_panel(ConfirmState.stage, ConfirmState.address, ConfirmState.working, ConfirmState.confirm, OUTCOMES),
+        outcome_panel(ConfirmState, ConfirmState.confirm, OUTCOMES),
     )

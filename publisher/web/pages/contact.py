@@ -5,7 +5,7 @@ import reflex as rx
 from publisher.content import form_copy, page_copy
 from publisher.rules.form_fields import CONTACT
 from publisher.web.components.forms import (
-    SuccessCopy,
+    FormSection,
     app_form,
     declared_fields,
     form_page,
@@ -20,9 +20,13 @@ from publisher.web.submissions import ANSWER_FIELD, HONEYPOT_FIELD, TOKEN_FIELD
 
 ROUTE = "/contact-us"
 SENT_ROUTE = "/contact-us/thanks"
-SECTION_ID = "contact-form"
-SUCCESS = SuccessCopy(
-    SUCCESS_ID, form_copy.CONTACT_SUCCESS_TITLE, form_copy.CONTACT_SUCCESS_TEXT, form_copy.CONTACT_AGAIN
+SECTION = FormSection(
+    "contact-form",
+    form_copy.CONTACT_SECTION_LABEL,
+    SUCCESS_ID,
+    form_copy.CONTACT_SUCCESS_TITLE,
+    form_copy.CONTACT_SUCCESS_TEXT,
+    form_copy.CONTACT_AGAIN,
 )
 
 
@@ -66,22 +70,9 @@ def contact_form() -> rx.Component:
 
 @site_page(route=ROUTE, copy=page_copy.CONTACT, nav_position=4, on_load=ContactState.start)
 def contact():
-    return form_page(
-        page_copy.CONTACT,
-        ContactState,
-        section_id=SECTION_ID,
-        section_label=form_copy.CONTACT_SECTION_LABEL,
-        success=SUCCESS,
-        form=contact_form(),
-    )
+    return form_page(page_copy.CONTACT, ContactState, SECTION, contact_form())
 
 
 @site_page(route=SENT_ROUTE, copy=page_copy.CONTACT_SENT, active_nav=ROUTE, in_sitemap=False, indexed=False)
 def contact_sent():
-    return sent_page(
-        page_copy.CONTACT_SENT,
-        section_id=SECTION_ID,
-        section_label=form_copy.CONTACT_SECTION_LABEL,
-        success=SUCCESS,
-        form_route=ROUTE,
-    )
+    return sent_page(page_copy.CONTACT_SENT, SECTION, ROUTE)

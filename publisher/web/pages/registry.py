@@ -118,38 +118,12 @@ PAGES = PageRegistry()
 
 
 def site_page(
-    *,
-    route: str,
-    copy: PageCopy,
-    on_load: Any = None,
-    nav_position: int | None = None,
-    active_nav: str | None = None,
-    in_sitemap: bool = True,
-    indexed: bool = True,
-    structured_data: Callable[[], Iterable[dict[str, Any]]] = _no_structured_data,
-    og_type: str = "website",
-    open_graph: Callable[[], Iterable[tuple[str, str]]] = _no_structured_data,
-    share_image: Callable[[], seo.ShareImage] | None = None,
-    registry: PageRegistry = PAGES,
+    *, registry: PageRegistry = PAGES, **declaration: Any
 ) -> Callable[[Callable[[], Iterable[rx.Component]]], SitePage]:
-    """Declare a page: decorates the function that returns the page's content."""
+    """Declare a page: decorates the function that returns the page's content; ``declaration``
+    is every other field of ``SitePage`` (its route and copy at least), by name."""
 
     def declare(content: Callable[[], Iterable[rx.Component]]) -> SitePage:
-        return registry.add(
-            SitePage(
-                route=route,
-                copy=copy,
-                content=content,
-                on_load=on_load,
-                nav_position=nav_position,
-                active_nav=active_nav,
-                in_sitemap=in_sitemap,
-                indexed=indexed,
-                structured_data=structured_data,
-                og_type=og_type,
-                open_graph=open_graph,
-                share_image=share_image,
-            )
-        )
+        return registry.add(SitePage(content=content, **declaration))
 
     return declare

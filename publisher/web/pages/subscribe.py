@@ -5,7 +5,7 @@ import reflex as rx
 from publisher.content import form_copy, list_copy, page_copy
 from publisher.rules.form_fields import SUBSCRIBE
 from publisher.web.components.forms import (
-    SuccessCopy,
+    FormSection,
     app_form,
     declared_fields,
     form_page,
@@ -19,12 +19,16 @@ from publisher.web.submissions import HONEYPOT_FIELD
 
 ROUTE = "/subscribe"
 SENT_ROUTE = "/subscribe/thanks"
-SECTION_ID = "subscribe-form"
 # The confirmation note: shown where the site keeps the list itself (server/plain_forms.py
 # shows it on the sent page; the app from its state).
 CONFIRM_NOTE_ATTRIBUTE = "data-confirm-note"
-SUCCESS = SuccessCopy(
-    SUCCESS_ID, form_copy.SUBSCRIBE_SUCCESS_TITLE, form_copy.SUBSCRIBE_SUCCESS_TEXT, form_copy.SUBSCRIBE_AGAIN
+SECTION = FormSection(
+    "subscribe-form",
+    form_copy.SUBSCRIBE_SECTION_LABEL,
+    SUCCESS_ID,
+    form_copy.SUBSCRIBE_SUCCESS_TITLE,
+    form_copy.SUBSCRIBE_SUCCESS_TEXT,
+    form_copy.SUBSCRIBE_AGAIN,
 )
 
 
@@ -51,24 +55,10 @@ def confirm_note(hidden: bool | rx.Var[bool]) -> rx.Component:
 
 @site_page(route=ROUTE, copy=page_copy.SUBSCRIBE, nav_position=3, on_load=SubscribeState.start)
 def subscribe():
-    return form_page(
-        page_copy.SUBSCRIBE,
-        SubscribeState,
-        section_id=SECTION_ID,
-        section_label=form_copy.SUBSCRIBE_SECTION_LABEL,
-        success=SUCCESS,
-        form=signup_form(),
-        note=rx.cond(SubscribeState.asks_confirmation, confirm_note(False)),
-    )
+    note = rx.cond(SubscribeState.asks_confirmation, confirm_note(False))
+    return form_page(page_copy.SUBSCRIBE, SubscribeState, SECTION, signup_form(), note)
 
 
 @site_page(route=SENT_ROUTE, copy=page_copy.SUBSCRIBE_SENT, active_nav=ROUTE, in_sitemap=False, indexed=False)
 def subscribe_sent():
-    return sent_page(
-        page_copy.SUBSCRIBE_SENT,
-        section_id=SECTION_ID,
-        section_label=form_copy.SUBSCRIBE_SECTION_LABEL,
-        success=SUCCESS,
-        form_route=ROUTE,
-        note=confirm_note(True),
-    )
+    return sent_page(page_copy.SUBSCRIBE_SENT, SECTION, ROUTE, confirm_note(True))

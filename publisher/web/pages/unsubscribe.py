@@ -44,11 +44,5 @@ OUTCOMES: Outcomes = {
 def unsubscribe():
     return (
         page_heading(page_copy.UNSUBSCRIBE, intro=False),
-        outcome_panel(
-            UnsubscribeState.stage,
-            UnsubscribeState.address,
-            UnsubscribeState.working,
-            UnsubscribeState.unsubscribe,
-            OUTCOMES,
-        ),
+        outcome_panel(UnsubscribeState, UnsubscribeState.unsubscribe, OUTCOMES),
     )

@@ -264,8 +264,7 @@ class AdminState(rx.State):
         return self.router.session.client_token
 
     def _take_asked(self) -> tuple[str, str]:
-        """The action waiting for its "Yes" in this tab (action, target), forgotten here; ("", "")
-        when none."""
+        """The action waiting for its "Yes" in this tab (action, target), forgotten here; ("", "") if none."""
         kept = tab_states.tab_memory.get().get(self._tab(), {})
         return kept.pop(ASKED, ("", ""))
 
@@ -405,11 +404,10 @@ class AdminState(rx.State):
 
     @rx.event(background=True)
     async def watch(self):
-        """While the page is open and signed in: fresh figures every 2 seconds, and nothing once
-        the session ended. The latest page load's loop is the one that runs (a reload starts a
-        new one and the old one stops); it stops when the tab closes (its event channel is gone
-        from this worker) or the session ends. The session is the one of the event that started it:
-        the state each refresh loads may be the stored copy, which never holds the cookie."""
+        """While the page is open and signed in: fresh figures every ``REFRESH_MS``. The latest page
+        load's loop is the one that runs (a reload starts a new one and the old one stops); it stops
+        when the tab closes (its event channel is gone from this worker) or the session ends, the
+        session of the event that started it (the module's docstring says why)."""
         token = self.router.session.client_token
         session_hash = self._session_hash()
         if session_hash is None:

@@ -6,8 +6,6 @@ plain POST, which the production server answers alone (server/link_pages.py).
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import reflex as rx
 
 from publisher import mailing_list, storage
@@ -71,30 +69,12 @@ async def confirm_press(view: LinkView) -> LinkView:
 
 
 class ConfirmState(ListLinkState, rx.State):
-    _issued_at: datetime | None = None  # the link's date: only the latest confirmation's link confirms
-
     @rx.event
     async def open(self):
-        """On every visit: read the link; nothing changes yet."""
-        self.working = False
-        self._link_key = ""
-        if not await self._admitted(ACTION):
-            return
-        view = await confirm_view(self._token(), self._done())
-        self._issued_at = view.issued_at
-        self._show(view)
+        await self._open(ACTION, confirm_view)
 
     @rx.event
     async def confirm(self):
-        """The button, pressed while the app is connected."""
-        if self.stage != ASK or self.working or settings.mail_settings() is None:
-            return
-        if not await self._admitted(ACTION, press=True):
-            return
-        self.working = True
-        yield
-        try:
-            view = await confirm_press(LinkView(ASK, link_key=self._link_key, issued_at=self._issued_at))
-        finally:
-            self.working = False
-        self._show(view)
+        if settings.mail_settings() is not None:  # a site that sends no email confirms nobody
+            async for _ in self._press(ACTION, confirm_press):
+                yield

@@ -7,11 +7,9 @@ fresh question and its token into every page it serves (server/plain_forms.py), 
 the question is there at first paint and the app keeps it: every page load has a state
 of its own (reflex_internals/frontend_files.py), whose ``question`` stays at its
 placeholder (the page's text stands) until the app answers a submit. Every submit spends
-its token, and each answer puts the next one into the hidden field by ``rx.set_value``:
-the same question after a field error, a too-fast press or the honeypot; a new one after a
-wrong answer, a failure or a success. The backend keeps it too (``_token``). The
-development server renders pages in the browser, with no question in them: there the app
-asks one on load.
+its token, and each answer puts the next one (web/submissions.judge_contact says which) into
+the hidden field by ``rx.set_value``; the backend keeps it too (``_token``). The development
+server renders pages in the browser, with no question in them: there the app asks one on load.
 """
 
 from __future__ import annotations
@@ -63,21 +61,10 @@ class ContactState(ContactFieldMessages, FormLifecycle, rx.State):  # type: igno
         events = [rx.set_value(TOKEN_ID, asked.token)]
         return events if asked.same_question else [*events, _clear_answer()]
 
-    def _show_fresh_form(self) -> None:
-        self.status = EDITING
-        self._show_errors({})
-        self.form_error = ""
-
     @rx.event
     def start(self):
-        """On the page's load, and again whenever the page reconnects.
-
-        A load's state is its own (reflex_internals/frontend_files.py), so a load starts
-        with a fresh form: in production with the question and token the server wrote,
-        which nothing replaces; the development server's pages carry none, so the app asks
-        one. A reconnect carries on with what the page shows (its question, its messages, its
-        success alert); only a submit interrupted long ago gives the form back.
-        """
+        """As SubscribeState.start; the development server's pages carry no question (the module's
+        docstring), so there the app asks one."""
         self._give_back_an_interrupted_submit()
         if not pages_carry_a_question() and not self._token:
             return self._ask(submissions.new_question())
@@ -87,7 +74,9 @@ class ContactState(ContactFieldMessages, FormLifecycle, rx.State):  # type: igno
     def start_over(self):
         """ "Send another message" after a success: a fresh form and a new question."""
         if self.status == SUCCESS:
-            self._show_fresh_form()
+            self.status = EDITING
+            self._show_errors({})
+            self.form_error = ""
             return self._ask(submissions.new_question())
         return None
 

@@ -13,6 +13,7 @@ count against the visitor's limits, as the forms' submits do.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -70,6 +71,7 @@ class ListLinkState(rx.State, mixin=True):
     working: rx.Field[bool] = rx.field(False)
 
     _link_key: str = ""
+    _issued_at: datetime | None = None  # a confirmation link's date: only the latest one confirms
 
     def _token(self) -> str:
         return self.router.url.query_parameters.get(TOKEN_PARAM, "")
@@ -92,7 +94,27 @@ class ListLinkState(rx.State, mixin=True):
         self.stage = LIMITED
         return False
 
+    async def _open(self, action: str, view: Callable[[str, bool], Awaitable[LinkView]]) -> None:
+        """On every visit: read the link (``view``, the page's); nothing changes yet."""
+        self.working = False
+        self._link_key = ""
+        if await self._admitted(action):
+            self._show(await view(self._token(), self._done()))
+
+    async def _press(self, action: str, press: Callable[[LinkView], Awaitable[LinkView]]) -> AsyncIterator[None]:
+        """The button, pressed while the app is connected: ``press`` (the page's), shown working meanwhile."""
+        if self.stage != ASK or self.working or not await self._admitted(action, press=True):
+            return
+        self.working = True
+        yield
+        try:
+            view = await press(LinkView(ASK, link_key=self._link_key, issued_at=self._issued_at))
+        finally:
+            self.working = False
+        self._show(view)
+
     def _show(self, view: LinkView) -> None:
         self.stage = view.stage
         self._link_key = view.link_key
+        self._issued_at = view.issued_at
         self.address = view.address

@@ -30,12 +30,9 @@ class SubscribeState(SubscribeFieldMessages, FormLifecycle, rx.State):  # type: 
 
     @rx.event
     def start(self):
-        """On the page's load, and again whenever the page reconnects.
-
-        A load's state is its own (reflex_internals/frontend_files.py): a fresh form. A
-        reconnect carries on with what the page shows (its messages, its success alert);
-        only a submit interrupted long ago gives the form back.
-        """
+        """On the page's load (a fresh form: a load's state is its own), and again whenever the page
+        reconnects, which carries on with what the page shows; only a submit interrupted long ago
+        gives the form back."""
         self.asks_confirmation = settings.list_emails_on()
         self._give_back_an_interrupted_submit()
 

@@ -58,24 +58,9 @@ async def unsubscribe_press(view: LinkView) -> LinkView:
 class UnsubscribeState(ListLinkState, rx.State):
     @rx.event
     async def open(self):
-        """On every visit: read the link; nothing changes yet."""
-        self.working = False
-        self._link_key = ""
-        if not await self._admitted(ACTION):
-            return
-        self._show(await unsubscribe_view(self._token(), self._done()))
+        await self._open(ACTION, unsubscribe_view)
 
     @rx.event
     async def unsubscribe(self):
-        """The button, pressed while the app is connected."""
-        if self.stage != ASK or self.working:
-            return
-        if not await self._admitted(ACTION, press=True):
-            return
-        self.working = True
-        yield
-        try:
-            view = await unsubscribe_press(LinkView(ASK, link_key=self._link_key))
-        finally:
-            self.working = False
-        self._show(view)
+        async for _ in self._press(ACTION, unsubscribe_press):
+            yield
