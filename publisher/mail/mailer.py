@@ -2,17 +2,10 @@
 
 (A release email's body is rendered from templates: release_email.py.)
 
-``email.message.EmailMessage`` with the WIRE policy (mail/headers.py) builds each email.
-Every header that carries text from outside (a name, the contact Subject) is written by
-``headers.header_words``, never parsed by the email package, which on Python before the
-fix for CVE-2024-6923 would decode an encoded word in a visitor's name into header lines
-of its own (issue 40). The headers that carry a URL or a token (List-Unsubscribe, List-Id,
-Message-ID) are written exactly as they are too: the email package would fold a long one
-into encoded-words, which no mail provider reads as a link. ``wire_bytes`` checks every
-message before it goes (``headers.check_header_block``): exactly the headers the site
-wrote, or that one email is refused with the reason. Every address goes out with its
-domain in ASCII (``envelope_address``). The body is UTF-8 plain text in quoted-printable,
-which every server accepts.
+``email.message.EmailMessage`` with the WIRE policy builds each email, its headers written
+as mail/headers.py says why (text from outside, URLs and tokens); ``wire_bytes`` checks every
+message before it goes. Every address goes out with its domain in ASCII (``envelope_address``).
+The body is UTF-8 plain text in quoted-printable, which every server accepts.
 
 aiosmtplib rather than smtplib in a thread: the sender is a task on the backend's
 own event loop, so shutting down cancels it cleanly (a thread blocked in smtplib

@@ -97,15 +97,10 @@ class PreparedRelease:
 
     Templates, css-inline and Python's ``email`` package cost about 3 ms an email,
     more than the rest of a send: a campaign renders once and fills in placeholders
-    (random, so no book's words can hold one). The copy a client reads is the same
-    as the welcome email's: From, To and Subject written by mail/headers.py (the reader's
-    name through ``header_words``, never parsed by the email package, which could decode
-    an encoded word in it into header lines on Python before the CVE-2024-6923 fix), the
-    headers that carry a URL or a token (List-Unsubscribe, List-Id, Message-ID) exactly as
-    they are, parts in UTF-8 quoted-printable, CRLF lines. Each copy is checked before it
-    is handed over (headers.check_header_block): exactly mailer.DKIM_HEADERS, in that order,
-    since a signature covers each of them; else headers.UnsafeHeaders and that reader's copy
-    is not sent.
+    (random, so no book's words can hold one). Its headers are written as mail/headers.py
+    says, parts in UTF-8 quoted-printable, CRLF lines. Each copy is checked before it is
+    handed over: exactly mailer.DKIM_HEADERS, in that order, since a signature covers each
+    of them; else headers.UnsafeHeaders and that reader's copy is not sent.
     """
 
     def __init__(self, settings: MailSettings, book: Book, *, site: str, test: bool = False):
