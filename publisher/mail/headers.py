@@ -41,12 +41,8 @@ _FIELD_NAME = re.compile(r"[!-9;-~]+")  # RFC 5322 ftext
 
 def verbatim_header(name: str, value: str) -> bytes:
     """``name: value`` and CRLF, the value exactly as given: how a header carrying a URL or a
-    token (List-Unsubscribe, List-Id, Message-ID) must reach the receiving server.
-
-    The email package folds any word longer than a line into RFC 2047 encoded-words
-    (``=?utf-8?q?=3Chttps=3A//...?=``): the package reads those back, a mail provider
-    looking for RFC 2369's ``<https://...>`` does not (no unsubscribe button, no
-    RFC 8058 one-click). Here a line is folded only at a space outside ``<...>`` (never
+    token (List-Unsubscribe, List-Id, Message-ID) must reach the receiving server (the
+    module's docstring says why). A line is folded only at a space outside ``<...>`` (never
     inside a URL, never right after the colon), and only to keep lines within 78
     characters where such a space allows; otherwise the value stays on one line of up to
     998. A value that holds CR, LF or another control character, or anything non-ASCII,
