@@ -35,14 +35,13 @@ from reflex_base import config as reflex_config
 from reflex_base import constants
 
 from publisher.config import bounce_config, mail_config
-from publisher.config.bounce_config import BOUNCE_MAILBOX_VAR, BounceSettings, ImapServer
+from publisher.config.bounce_config import BOUNCE_MAILBOX_VAR, BounceSettings
 from publisher.config.checks import absolute_http_url, positive_count, signing_secrets
 from publisher.config.mail_config import (
     DEFAULT_SEND_RATE,
     MAIL_FROM_VAR,
     POSTAL_ADDRESS_VAR,
     SMTP_URL_VAR,
-    DkimKey,
     MailSettings,
     SmtpServer,
     is_loopback,
@@ -63,12 +62,10 @@ __all__ = [
     "BOUNCE_MAILBOX_VAR",
     "DEFAULT_SEND_RATE",
     "BounceSettings",
-    "ImapServer",
     "MAIL_FROM_VAR",
     "POSTAL_ADDRESS_VAR",
     "SMTP_URL_VAR",
     "ConfigurationError",
-    "DkimKey",
     "MailSettings",
     "Settings",
     "SmtpServer",
