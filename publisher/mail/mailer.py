@@ -92,13 +92,22 @@ def _sent_at(moment: datetime) -> str:
     return moment.strftime("%A %-d %B %Y, %H:%M:%S UTC")
 
 
-def _base(
-    settings: MailSettings, *, subject: str, reply_to: headers.Written, moment: datetime, message_id: str
+def _email(
+    settings: MailSettings,
+    *,
+    subject: str,
+    moment: datetime,
+    message_id: str,
+    to: headers.Written | None = None,
+    reply_to: headers.Written | None = None,
 ) -> EmailMessage:
+    """An email from the site (``to`` None: to the publisher's inbox), its headers in the
+    order each of the site's emails writes them."""
     message = EmailMessage(policy=WIRE)
     message["From"] = sender_address(settings)
-    message["To"] = publisher_inbox(settings)
-    message["Reply-To"] = reply_to
+    message["To"] = publisher_inbox(settings) if to is None else to
+    if reply_to is not None:
+        message["Reply-To"] = reply_to
     message["Subject"] = headers.unstructured(subject)
     message["Date"] = email_utils.format_datetime(moment)
     message["Message-ID"] = message_id
@@ -117,7 +126,7 @@ def contact_email(
 ) -> EmailMessage:
     """A contact message as the publisher receives it: Reply answers the visitor."""
     visitor = recipient_address(sender_name, sender_email)
-    message = _base(settings, subject=subject, reply_to=visitor, moment=received_at, message_id=message_id)
+    message = _email(settings, subject=subject, reply_to=visitor, moment=received_at, message_id=message_id)
     message.set_content(
         f"From: {sender_name} <{sender_email}>\nSent: {_sent_at(received_at)}\n\n{text}\n",
         charset="utf-8",
@@ -138,7 +147,7 @@ def subscriber_notice(
     """The optional notice of a new address on the new-release list (sent once it is confirmed)."""
     subscriber = recipient_address(name, email)
     moment = confirmed_at or subscribed_at
-    message = _base(
+    message = _email(
         settings, subject=f"New subscriber: {name}", reply_to=subscriber, moment=moment, message_id=message_id
     )
     confirmed = f"Confirmed: {_sent_at(confirmed_at)}\n" if confirmed_at else ""
@@ -155,25 +164,8 @@ def publisher_notice(
 ) -> EmailMessage:
     """An email the site writes to the publisher when something needs them (mail/notices.py):
     from the site, to the publisher's inbox, nothing a visitor typed in it."""
-    message = EmailMessage(policy=WIRE)
-    message["From"] = sender_address(settings)
-    message["To"] = publisher_inbox(settings)
-    message["Subject"] = headers.unstructured(subject)
-    message["Date"] = email_utils.format_datetime(written_at)
-    message["Message-ID"] = message_id
+    message = _email(settings, subject=subject, moment=written_at, message_id=message_id)
     message.set_content(body, charset="utf-8", cte="quoted-printable")
-    return message
-
-
-def _to_subscriber(
-    settings: MailSettings, *, name: str, email: str, subject: str, moment: datetime, message_id: str
-) -> EmailMessage:
-    message = EmailMessage(policy=WIRE)
-    message["From"] = sender_address(settings)
-    message["To"] = recipient_address(name, email)
-    message["Subject"] = headers.unstructured(subject)
-    message["Date"] = email_utils.format_datetime(moment)
-    message["Message-ID"] = message_id
     return message
 
 
@@ -185,10 +177,9 @@ def confirmation_email(
     Addressed to the bare address, with no name: until the reader confirms, whatever was
     typed into the form is a stranger's words, and must not ride in the publisher's email.
     """
-    message = _to_subscriber(
+    message = _email(
         settings,
-        name="",
-        email=email,
+        to=recipient_address("", email),
         subject=list_copy.CONFIRMATION_SUBJECT,
         moment=sent_at,
         message_id=message_id,
@@ -241,9 +232,8 @@ def welcome_email(
     message_id: str,
 ) -> EmailMessage:
     """The first list email: what the reader will get, and how often."""
-    message = _to_subscriber(
-        settings, name=name, email=email, subject=list_copy.WELCOME_SUBJECT, moment=confirmed_at, message_id=message_id
-    )
+    reader = recipient_address(name, email)
+    message = _email(settings, to=reader, subject=list_copy.WELCOME_SUBJECT, moment=confirmed_at, message_id=message_id)
     add_list_headers(message, settings, unsubscribe_link)
     body = list_copy.WELCOME_TEXT.format(name=name, list_name=list_copy.LIST_NAME, brand=BRAND_NAME, site=site)
     footer = list_footer(settings, site=site, unsubscribe_link=unsubscribe_link)
