@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
-from publisher.config.checks import ca_file, positive_count
+from publisher.config.checks import bounded_number, ca_file, positive_count
 from publisher.config.mail_config import SMTP_URL_VAR, is_loopback, server_url
 from publisher.config.secret_files import ConfigurationError, redact_url
 from publisher.rules import bounces, validation
@@ -164,17 +164,8 @@ def _webhook_secret(value: str) -> str | None:
 
 
 def _percent(name: str, value: str, default: float) -> float:
-    if not value:
-        return default
-    try:
-        rate = float(value.removesuffix("%").strip())
-    except ValueError:
-        rate = -1.0
-    if not 0 < rate <= 100:
-        raise ConfigurationError(
-            f"{name} must be a percentage of the emails sent, above 0 and at most 100, got {value!r}"
-        )
-    return rate
+    refusal = f"{name} must be a percentage of the emails sent, above 0 and at most 100, got {value!r}"
+    return bounded_number(value, default, lambda rate: 0 < rate <= 100, refusal, unit="%")
 
 
 def read(values: Mapping[str, str], mail_from: str | None) -> BounceSettings:

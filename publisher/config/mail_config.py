@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import SplitResult, quote, unquote, urlsplit
 
-from publisher.config.checks import ca_file, positive_count, signing_secrets
+from publisher.config.checks import bounded_number, ca_file, positive_count, signing_secrets
 from publisher.config.secret_files import ConfigurationError, has_unencoded_delimiter, redact_url
 from publisher.rules import validation
 
@@ -226,18 +226,11 @@ def _postal_address(value: str) -> str | None:
 
 
 def _send_rate(value: str) -> float:
-    if not value:
-        return DEFAULT_SEND_RATE
-    try:
-        rate = float(value)
-    except ValueError:
-        rate = -1.0
-    if not 0 <= rate <= 10_000:
-        raise ConfigurationError(
-            f"{SEND_RATE_VAR} must be emails per second for the whole site, a number from 0 (no limit) "
-            f"to 10000, got {value!r}"
-        )
-    return rate
+    refusal = (
+        f"{SEND_RATE_VAR} must be emails per second for the whole site, a number from 0 (no limit) "
+        f"to 10000, got {value!r}"
+    )
+    return bounded_number(value, DEFAULT_SEND_RATE, lambda rate: 0 <= rate <= 10_000, refusal)
 
 
 def _dkim(selector: str, key_file: str, domain: str) -> DkimKey | None:
