@@ -400,9 +400,7 @@ class SmtpSession:
     async def begin(self, recipient: str, envelope_from: str | None = None) -> None:
         """The envelope of the next message (MAIL FROM, RCPT TO); nothing is delivered before
         ``finish``, and ``abandon`` drops it. A campaign opens the next envelope while the
-        previous email is still being recorded. Raises DeliveryFailed as ``send``.
-
-        ``envelope_from``: the Return-Path (a list email's VERP address); the From address when None.
+        previous email is still being recorded. Raises DeliveryFailed as ``send``; ``envelope_from``: as mailer.send's.
         """
         client = await self._open()
         recipient = envelope_address(recipient)

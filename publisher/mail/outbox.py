@@ -222,10 +222,7 @@ async def record_sent(
     then_sending: int | None = None,
 ) -> str | None:
     """The server has it: keep trying to record that, inside the lease, so it is not sent again.
-
-    ``then_read``: a subscriber whose status is read with the record, and ``then_sending``
-    their job, marked in flight (storage.mark_sent); ``storage.NOT_READ`` when it was not read.
-    """
+    ``then_read`` and ``then_sending``, and what is returned: as storage.mark_sent's."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + MARK_SENT_FOR_S
     delay = 0.5
