@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote, unquote
 
-from publisher.config.checks import ca_file, positive_count
-from publisher.config.mail_config import SMTP_URL_VAR, is_loopback
-from publisher.config.secret_files import ConfigurationError, has_unencoded_delimiter, redact_url
+from publisher.config.checks import bounded_number, ca_file, positive_count
+from publisher.config.mail_config import SMTP_URL_VAR, is_loopback, server_url
+from publisher.config.secret_files import ConfigurationError, redact_url
 from publisher.rules import bounces, validation
 
 BOUNCE_ADDRESS_VAR = "PUBLISHER_BOUNCE_ADDRESS"
@@ -93,22 +93,7 @@ class BounceSettings:
 def imap_server(value: str) -> ImapServer:
     """``PUBLISHER_BOUNCE_MAILBOX``: ``imaps://user:password@host:993/INBOX`` or ``imap://...:143/INBOX``."""
     example = "imaps://user:password@imap.example.com:993/INBOX or imap://user:password@imap.example.com:143/INBOX"
-    shown = redact_url(value)
-    if has_unencoded_delimiter(value):
-        raise ConfigurationError(
-            f"{BOUNCE_MAILBOX_VAR}: percent-encode / ? # [ ] and @ in the user and password, and @ in the "
-            f"folder (%2F %3F %23 %5B %5D %40); got {shown!r}"
-        )
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        raise ConfigurationError(f"{BOUNCE_MAILBOX_VAR} is not a URL such as {example}; got {shown!r}") from None
-    if parts.scheme not in _DEFAULT_IMAP_PORTS:
-        raise ConfigurationError(
-            f"{BOUNCE_MAILBOX_VAR} must start with imaps:// or imap://, such as {example}; got {shown!r}"
-        )
-    if not parts.hostname:
-        raise ConfigurationError(f"{BOUNCE_MAILBOX_VAR} has no host, e.g. {example}; got {shown!r}")
+    parts, host, shown = server_url(BOUNCE_MAILBOX_VAR, value, _DEFAULT_IMAP_PORTS, example, ", and @ in the folder")
     if parts.query or parts.fragment:
         raise ConfigurationError(
             f"{BOUNCE_MAILBOX_VAR} must be only scheme, user, password, host, port and folder; got {shown!r}"
@@ -126,10 +111,10 @@ def imap_server(value: str) -> ImapServer:
         raise ConfigurationError(f"{BOUNCE_MAILBOX_VAR}: the folder name holds a control character; got {shown!r}")
     implicit_tls = parts.scheme == "imaps"
     return ImapServer(
-        host=parts.hostname,
+        host=host,
         port=port,
         implicit_tls=implicit_tls,
-        require_starttls=not implicit_tls and not is_loopback(parts.hostname),
+        require_starttls=not implicit_tls and not is_loopback(host),
         username=unquote(parts.username),
         password=unquote(parts.password),
         folder=folder,
@@ -179,17 +164,8 @@ def _webhook_secret(value: str) -> str | None:
 
 
 def _percent(name: str, value: str, default: float) -> float:
-    if not value:
-        return default
-    try:
-        rate = float(value.removesuffix("%").strip())
-    except ValueError:
-        rate = -1.0
-    if not 0 < rate <= 100:
-        raise ConfigurationError(
-            f"{name} must be a percentage of the emails sent, above 0 and at most 100, got {value!r}"
-        )
-    return rate
+    refusal = f"{name} must be a percentage of the emails sent, above 0 and at most 100, got {value!r}"
+    return bounded_number(value, default, lambda rate: 0 < rate <= 100, refusal, unit="%")
 
 
 def read(values: Mapping[str, str], mail_from: str | None) -> BounceSettings:

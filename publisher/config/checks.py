@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ssl
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from publisher.config.secret_files import ConfigurationError
@@ -52,3 +53,17 @@ def ca_file(name: str, value: str) -> str | None:
             f"{name} must be a readable PEM file of certificates to trust, got {value!r} ({exc})"
         ) from None
     return value
+
+
+def bounded_number(value: str, default: float, within: Callable[[float], bool], refusal: str, unit: str = "") -> float:
+    """A number ``within`` accepts, ``unit`` (``%``) after it or not; ``default`` when the value
+    is empty; else ConfigurationError(refusal)."""
+    if not value.strip():
+        return default
+    try:
+        number = float(value.strip().removesuffix(unit) if unit else value)
+    except ValueError:
+        raise ConfigurationError(refusal) from None
+    if not within(number):
+        raise ConfigurationError(refusal)
+    return number

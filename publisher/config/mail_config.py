@@ -10,9 +10,9 @@ import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import SplitResult, quote, unquote, urlsplit
 
-from publisher.config.checks import ca_file, positive_count, signing_secrets
+from publisher.config.checks import bounded_number, ca_file, positive_count, signing_secrets
 from publisher.config.secret_files import ConfigurationError, has_unencoded_delimiter, redact_url
 from publisher.rules import validation
 
@@ -128,24 +128,33 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _smtp_server(value: str) -> SmtpServer:
-    example = "smtps://user:password@smtp.example.com:465 or smtp://user:password@smtp.example.com:587"
+def server_url(
+    var: str, value: str, default_ports: Mapping[str, int], example: str, encode_also: str = ""
+) -> tuple[SplitResult, str, str]:
+    """A mail server's URL (SMTP, the bounce mailbox's IMAP) split and checked as far as both
+    agree, its host, and the URL as it may be shown. ``encode_also``: where else its delimiters must be
+    percent-encoded (the mailbox's folder)."""
     shown = redact_url(value)
     if has_unencoded_delimiter(value):
         raise ConfigurationError(
-            f"{SMTP_URL_VAR}: percent-encode / ? # [ ] and @ in the user and password "
+            f"{var}: percent-encode / ? # [ ] and @ in the user and password{encode_also} "
             f"(%2F %3F %23 %5B %5D %40); got {shown!r}"
         )
     try:
         parts = urlsplit(value)
     except ValueError:
-        raise ConfigurationError(f"{SMTP_URL_VAR} is not a URL such as {example}; got {shown!r}") from None
-    if parts.scheme not in _DEFAULT_SMTP_PORTS:
-        raise ConfigurationError(
-            f"{SMTP_URL_VAR} must start with smtps:// or smtp://, such as {example}; got {shown!r}"
-        )
+        raise ConfigurationError(f"{var} is not a URL such as {example}; got {shown!r}") from None
+    if parts.scheme not in default_ports:
+        schemes = " or ".join(f"{scheme}://" for scheme in default_ports)
+        raise ConfigurationError(f"{var} must start with {schemes}, such as {example}; got {shown!r}")
     if not parts.hostname:
-        raise ConfigurationError(f"{SMTP_URL_VAR} has no host, e.g. {example}; got {shown!r}")
+        raise ConfigurationError(f"{var} has no host, e.g. {example}; got {shown!r}")
+    return parts, parts.hostname, shown
+
+
+def _smtp_server(value: str) -> SmtpServer:
+    example = "smtps://user:password@smtp.example.com:465 or smtp://user:password@smtp.example.com:587"
+    parts, host, shown = server_url(SMTP_URL_VAR, value, _DEFAULT_SMTP_PORTS, example)
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise ConfigurationError(f"{SMTP_URL_VAR} must be only scheme, user, password, host and port; got {shown!r}")
     try:
@@ -156,10 +165,10 @@ def _smtp_server(value: str) -> SmtpServer:
         raise ConfigurationError(f"{SMTP_URL_VAR} names a user but no password (user:password@host); got {shown!r}")
     implicit_tls = parts.scheme == "smtps"
     return SmtpServer(
-        host=parts.hostname,
+        host=host,
         port=port,
         implicit_tls=implicit_tls,
-        require_starttls=not implicit_tls and not is_loopback(parts.hostname),
+        require_starttls=not implicit_tls and not is_loopback(host),
         username=unquote(parts.username) if parts.username else None,
         password=unquote(parts.password) if parts.password is not None else None,
     )
@@ -217,18 +226,11 @@ def _postal_address(value: str) -> str | None:
 
 
 def _send_rate(value: str) -> float:
-    if not value:
-        return DEFAULT_SEND_RATE
-    try:
-        rate = float(value)
-    except ValueError:
-        rate = -1.0
-    if not 0 <= rate <= 10_000:
-        raise ConfigurationError(
-            f"{SEND_RATE_VAR} must be emails per second for the whole site, a number from 0 (no limit) "
-            f"to 10000, got {value!r}"
-        )
-    return rate
+    refusal = (
+        f"{SEND_RATE_VAR} must be emails per second for the whole site, a number from 0 (no limit) "
+        f"to 10000, got {value!r}"
+    )
+    return bounded_number(value, DEFAULT_SEND_RATE, lambda rate: 0 <= rate <= 10_000, refusal)
 
 
 def _dkim(selector: str, key_file: str, domain: str) -> DkimKey | None:

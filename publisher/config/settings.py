@@ -35,14 +35,13 @@ from reflex_base import config as reflex_config
 from reflex_base import constants
 
 from publisher.config import bounce_config, mail_config
-from publisher.config.bounce_config import BOUNCE_MAILBOX_VAR, BounceSettings, ImapServer
-from publisher.config.checks import absolute_http_url, positive_count, signing_secrets
+from publisher.config.bounce_config import BOUNCE_MAILBOX_VAR, BounceSettings
+from publisher.config.checks import absolute_http_url, bounded_number, positive_count, signing_secrets
 from publisher.config.mail_config import (
     DEFAULT_SEND_RATE,
     MAIL_FROM_VAR,
     POSTAL_ADDRESS_VAR,
     SMTP_URL_VAR,
-    DkimKey,
     MailSettings,
     SmtpServer,
     is_loopback,
@@ -63,12 +62,10 @@ __all__ = [
     "BOUNCE_MAILBOX_VAR",
     "DEFAULT_SEND_RATE",
     "BounceSettings",
-    "ImapServer",
     "MAIL_FROM_VAR",
     "POSTAL_ADDRESS_VAR",
     "SMTP_URL_VAR",
     "ConfigurationError",
-    "DkimKey",
     "MailSettings",
     "Settings",
     "SmtpServer",
@@ -343,18 +340,8 @@ class Settings(BaseSettings):
     @field_validator("gateway_timeout_s", mode="before")
     @classmethod
     def _gateway_timeout_s(cls, value: str) -> float:
-        value = value.strip()
-        if not value:
-            return DEFAULT_GATEWAY_TIMEOUT_S
-        try:
-            seconds = float(value)
-        except ValueError:
-            seconds = -1.0
-        if not 0 < seconds <= 60:
-            raise ConfigurationError(
-                f"{GATEWAY_TIMEOUT_VAR} must be a number of seconds between 0 and 60, got {value!r}"
-            )
-        return seconds
+        refusal = f"{GATEWAY_TIMEOUT_VAR} must be a number of seconds between 0 and 60, got {value.strip()!r}"
+        return bounded_number(value, DEFAULT_GATEWAY_TIMEOUT_S, lambda seconds: 0 < seconds <= 60, refusal)
 
     @field_validator("rate_limit_client", "rate_limit_address", mode="before")
     @classmethod

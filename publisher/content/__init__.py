@@ -12,9 +12,9 @@ malformed URL stops the build).
 - form_copy.py: the forms' labels, buttons, validation messages, toasts and alerts.
 """
 
-from publisher.content.authors import AUTHORS, MAYA, OLIVER, author_by_name
+from publisher.content.authors import AUTHORS, author_by_name
 from publisher.content.books import BOOKS
-from publisher.content.models import Author, Book, PageCopy, SocialLink
+from publisher.content.models import Author, Book, PageCopy
 from publisher.content.site import (
     AFFILIATE_NOTE,
     BRAND_NAME,
@@ -23,7 +23,6 @@ from publisher.content.site import (
     SHARE_IMAGE_ALT,
     SHARE_IMAGE_HEIGHT,
     SHARE_IMAGE_WIDTH,
-    SITE_DESCRIPTION,
     SOCIAL_LINKS,
     TAGLINE,
 )
@@ -34,18 +33,14 @@ __all__ = [
     "BOOKS",
     "BRAND_NAME",
     "LOGO_IMAGE",
-    "MAYA",
-    "OLIVER",
     "SHARE_IMAGE",
     "SHARE_IMAGE_ALT",
     "SHARE_IMAGE_HEIGHT",
     "SHARE_IMAGE_WIDTH",
-    "SITE_DESCRIPTION",
     "SOCIAL_LINKS",
     "TAGLINE",
     "Author",
     "Book",
     "PageCopy",
-    "SocialLink",
     "author_by_name",
 ]

@@ -1,17 +1,11 @@
 """The site's images as the build serves them: a print-size cover becomes a few small files.
 
-A maintainer points ``cover_image`` (or ``author_image``) at a JPEG, PNG or WebP of
-any size under ``assets/``. The build (build/image_variants.py, from build/plugins.py) makes,
-with Pillow, AVIF and WebP variants at the widths each place shows the image at, once
-and twice over, plus a JPEG fallback (PNG for an image with transparency), and a
-1200x630 share image of each cover for link previews. Every variant's name carries a hash
-of its source's content, so they are served as immutable files, and a variant
-whose file already exists is not encoded again: an unchanged image costs nothing
-on the next build. Their markup (web/components/pictures.py) names the same files,
-computed the same way from the same source.
-
-An SVG is served as it is (it scales by itself); only its share image is drawn
-(with libvips, which renders SVG; Pillow does not).
+A maintainer points ``cover_image`` (or ``author_image``) at a JPEG, PNG, WebP or SVG under
+``assets/``; docs/content.md says what the build (build/image_variants.py, from
+build/plugins.py) makes of it. Every variant's name carries a hash of its source's content
+(immutable files, an unchanged image never encoded again), and their markup
+(web/components/pictures.py) names the same files, computed the same way from the same source.
+An SVG is served as it is; only its share image is drawn (with libvips: Pillow renders no SVG).
 
 Width, height and content hash come from the file; at run time in the image,
 where ``assets/`` is not copied, from the manifest the build writes beside the

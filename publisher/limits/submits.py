@@ -7,9 +7,7 @@ network address (the client IP Reflex reports, proxies per its
 guessing math answers is stopped too. Counters live in Redis when Reflex uses it
 (shared by every worker and host), else in this process (one worker).
 
-An IPv6 visitor is counted by the /64 block their address is in (``address_key``):
-one subscriber line or host gets a whole /64 and can pick a fresh address for every
-attempt. IPv4 stays per address.
+An IPv6 visitor is counted by their /64 block (``address_key`` says why).
 
 Nothing that grants access is logged: a tab's client token is the key to its state,
 so a refusal names the scope, the form and the address, never the token.

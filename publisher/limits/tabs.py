@@ -1,51 +1,18 @@
 """Who may open the event channel: a flood of tabs from one address cannot exhaust the server.
 
-Every page with a form opens one websocket per tab (Reflex's event channel,
-``/_event``), and the backend keeps a state for each tab. A script that opens
-thousands of tabs and never submits would fill a worker's memory (or Redis) while
-the submit limits never see it. So, at the websocket's upgrade, before Reflex
-creates anything for it (``EventChannelDoor``):
+Every page with a form opens one websocket per tab, and the backend keeps a state for each
+tab: a script that opens thousands of tabs and never submits would fill a worker's memory (or
+Redis) while the submit limits never see it. So the door at the websocket's upgrade
+(server/event_channel.EventChannelDoor) asks ``TabGate.admit`` before Reflex creates anything: at most
+so many tabs open from one address and so many new ones a minute, and a per-worker cap shared
+fairly (``fair_refusal``). docs/security.md ("Open tabs") gives the whole guard and its figures.
 
-- only the channel's own path reaches socket.io. Reflex mounts socket.io at
-  ``/_event`` with an empty socket.io path, so every path below ``/_event/`` would
-  reach it; the route table answers 404 for any of them but ``/_event`` and ``/_event/``
-  (and for other spellings such as ``/_EVENT/``, which Starlette's case-sensitive
-  mount never sent there), so nothing reaches the channel uncounted. HTTP requests
-  to the channel (socket.io's polling) pass the same door;
-- only the site's own pages: a request whose ``Origin`` is another website is
-  refused 403 (``same_site.EVENT_CHANNEL``), since Reflex's default CORS rule ("*") would let any
-  site open our channel from its visitors' browsers. A client without an Origin
-  (not a browser page) is let in;
-- from one address (the one the submit limits use: ``rules.visitor_limits.client_address``,
-  ``REFLEX_TRUSTED_PROXY_HOPS`` behind a proxy; an IPv6 address counts as its /64,
-  ``rules.visitor_limits.address_key``), at most ``PUBLISHER_MAX_TABS_PER_ADDRESS`` tabs open
-  at once, and at most ``PUBLISHER_NEW_TABS_PER_MINUTE`` new ones a minute;
-- in one worker, at most ``PUBLISHER_MAX_TABS`` open tabs, shared fairly: near
-  that cap, an address holding more than its share waits before a newcomer does
-  (``fair_refusal``).
-
-A refused upgrade is answered HTTP 429; the page's form then says it is
-unavailable for the moment (web/components/forms.py) while the page retries.
-
-An open tab's websocket is closed after ``PUBLISHER_MAX_TAB_LIFETIME_S`` (two
-hours by default); Reflex's client reconnects by itself, through the door again, so
-a tab never holds its place for days without being counted anew.
-
-The per-address counts live in Redis when the site has one (shared by every
-worker and container), else in the process. An open tab is an entry that expires
-after ``ENTRY_TTL_S`` unless its worker renews it (every ``HEARTBEAT_S``), so
-the places of a crashed worker's tabs come back within a minute. If Redis fails,
-the per-address limits let tabs in (logged) and the per-worker cap still holds.
-
-Nothing that grants access is logged: a tab's client token (the key to its state)
-never appears in a log line; refusals name the address and the reason.
-
-When every recent tab comes from one private or loopback address while no proxy
-hop is trusted, the site is most likely behind a reverse proxy that it takes for
-the only visitor (``OneAddressWatch``): it says so in the log, at most hourly.
-
-When a tab closes without ever having submitted, its state is kept only briefly
-(web/tab_states.py).
+The per-address counts live in Redis when the site has one (shared by every worker and
+container), else in the process. An open tab is an entry that expires after ``ENTRY_TTL_S``
+unless its worker renews it (every ``HEARTBEAT_S``), so the places of a crashed worker's tabs
+come back within a minute. If Redis fails, the per-address limits let tabs in (logged) and the
+per-worker cap still holds. A tab's client token (the key to its state) never appears in a log
+line; refusals name the address and the reason.
 """
 
 from __future__ import annotations
@@ -313,7 +280,6 @@ class TabGate:
 
 
 def configured_gate() -> TabGate:
-
     redis = prerequisites.get_redis()
     return TabGate(RedisTabs(redis) if redis is not None else MemoryTabs(), settings.tab_limits())
 

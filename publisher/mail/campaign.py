@@ -3,30 +3,18 @@
 ``publisher-gateway announce SLUG`` (cli/main.py) creates the campaign and one outbox
 job per confirmed reader in one transaction (unique per campaign and reader), then
 follows it. Every backend worker's release sender (``run_in_backend``) and the
-command itself send its jobs, in batches, each batch over one SMTP connection:
+command itself send its jobs, in batches, each batch over one SMTP connection. What
+that promises (once per reader, checked at sending time, one pace for the site, what an
+error does) is told in docs/mailing-list.md ("Announcing a release"); here is how:
 
-- **Once per reader.** A job is claimed with a short lease (``LEASE``, renewed
-  while its batch is sent) and marked sent as soon as the server accepts it. A
-  dead sender's jobs go to another after its lease; on the same machine the
-  command frees them at once (a dead process id). The one duplicate: the server
-  accepted an email and its sender died before recording it. That is at most one
-  email per sender killed (it sends one at a time), and it carries the same
-  Message-ID, so mail clients show it once.
-- **Checked at sending time.** Each reader's status is read again in the
-  transaction that records the email before theirs, a moment before theirs
-  goes: a reader who left, or was forgotten, gets nothing (``skipped``).
-- **Fast.** The email is rendered once per campaign (release_email.PreparedRelease),
-  and the next email's envelope (MAIL, RCPT) is opened while the previous one is
-  recorded; its data goes only after the record. Over 200 emails a second on
-  loopback (benchmarks/campaign.py).
-- **One throttle for the site.** ``PUBLISHER_SEND_RATE`` emails per second, for
-  all workers and the command together: each batch reserves its sending slots in
-  one database row (``reserve_slots``), so two senders never share a slot.
-- **Errors.** A 4xx or a connection problem is retried with the outbox's backoff;
-  a 5xx for a recipient marks that job failed and the campaign goes on.
-  ``PAUSE_AFTER`` failures in a row (a wrong password, an exhausted quota) pause
-  the campaign with one log line; those jobs are queued again, and
-  ``announce SLUG`` resumes it.
+- a job is claimed with a short lease (``LEASE``, renewed while its batch is sent) and
+  marked sent as soon as the server accepts it; the command frees a dead process's at once;
+- the email is rendered once per campaign (release_email.PreparedRelease), and the next
+  email's envelope is opened while the previous one is recorded; its data goes only after
+  the record, so a sender killed mid-send duplicates at most one email;
+- each batch reserves its slots of ``PUBLISHER_SEND_RATE`` in one database row
+  (``reserve_slots``); ``PAUSE_AFTER`` failures in a row pause the campaign and queue
+  those jobs again.
 """
 
 from __future__ import annotations

@@ -4,16 +4,11 @@
 ``header_words`` alone, never by the email package's parser. That parser decodes any RFC 2047
 encoded word it finds, and before the fix for CVE-2024-6923 (Python 3.11 before 3.11.10, 3.12
 before 3.12.5) writes what it decoded back unchanged: a name typed as
-``=?utf-8?q?Ann=0D=0ABcc=3A_victim=40example=2Ecom?=`` became a ``Bcc:`` line (issue 40). Here
-the text is turned into words that are printable ASCII: plain words as typed, the rest as
-encoded words this module writes (so an encoded word the visitor typed is carried as the text
-it is, and a mail client shows it as typed), and a control character (CR, LF...) as a space.
-``mailbox`` and ``unstructured`` give the values; the ``WIRE`` policy writes a ``Written``
-value exactly as given, and a release email's prepared bytes use ``verbatim_header`` directly.
+``=?utf-8?q?Ann=0D=0ABcc=3A_victim=40example=2Ecom?=`` became a ``Bcc:`` line (issue 40).
+``mailbox`` and ``unstructured`` give the values; the ``WIRE`` policy writes a ``Written`` as given.
 
-**Every message is checked** before it goes (``check_header_block``): a CR or LF that is not a
-fold, an empty line inside the header block, a line that is not ``name: value``, or a header
-the site did not write, and that one email is refused with the reason (``UnsafeHeaders``).
+**Every message is checked** before it goes (``check_header_block``), and one whose header
+block is not exactly what the site wrote is refused with the reason (``UnsafeHeaders``).
 
 **Headers that carry a URL or a token** are written exactly as they are. The email package
 folds any word longer than a line into RFC 2047 encoded-words
@@ -41,12 +36,8 @@ _FIELD_NAME = re.compile(r"[!-9;-~]+")  # RFC 5322 ftext
 
 def verbatim_header(name: str, value: str) -> bytes:
     """``name: value`` and CRLF, the value exactly as given: how a header carrying a URL or a
-    token (List-Unsubscribe, List-Id, Message-ID) must reach the receiving server.
-
-    The email package folds any word longer than a line into RFC 2047 encoded-words
-    (``=?utf-8?q?=3Chttps=3A//...?=``): the package reads those back, a mail provider
-    looking for RFC 2369's ``<https://...>`` does not (no unsubscribe button, no
-    RFC 8058 one-click). Here a line is folded only at a space outside ``<...>`` (never
+    token (List-Unsubscribe, List-Id, Message-ID) must reach the receiving server (the
+    module's docstring says why). A line is folded only at a space outside ``<...>`` (never
     inside a URL, never right after the colon), and only to keep lines within 78
     characters where such a space allows; otherwise the value stays on one line of up to
     998. A value that holds CR, LF or another control character, or anything non-ASCII,

@@ -2,17 +2,10 @@
 
 (A release email's body is rendered from templates: release_email.py.)
 
-``email.message.EmailMessage`` with the WIRE policy (mail/headers.py) builds each email.
-Every header that carries text from outside (a name, the contact Subject) is written by
-``headers.header_words``, never parsed by the email package, which on Python before the
-fix for CVE-2024-6923 would decode an encoded word in a visitor's name into header lines
-of its own (issue 40). The headers that carry a URL or a token (List-Unsubscribe, List-Id,
-Message-ID) are written exactly as they are too: the email package would fold a long one
-into encoded-words, which no mail provider reads as a link. ``wire_bytes`` checks every
-message before it goes (``headers.check_header_block``): exactly the headers the site
-wrote, or that one email is refused with the reason. Every address goes out with its
-domain in ASCII (``envelope_address``). The body is UTF-8 plain text in quoted-printable,
-which every server accepts.
+``email.message.EmailMessage`` with the WIRE policy builds each email, its headers written
+as mail/headers.py says why (text from outside, URLs and tokens); ``wire_bytes`` checks every
+message before it goes. Every address goes out with its domain in ASCII (``envelope_address``).
+The body is UTF-8 plain text in quoted-printable, which every server accepts.
 
 aiosmtplib rather than smtplib in a thread: the sender is a task on the backend's
 own event loop, so shutting down cancels it cleanly (a thread blocked in smtplib
@@ -99,13 +92,22 @@ def _sent_at(moment: datetime) -> str:
     return moment.strftime("%A %-d %B %Y, %H:%M:%S UTC")
 
 
-def _base(
-    settings: MailSettings, *, subject: str, reply_to: headers.Written, moment: datetime, message_id: str
+def _email(
+    settings: MailSettings,
+    *,
+    subject: str,
+    moment: datetime,
+    message_id: str,
+    to: headers.Written | None = None,
+    reply_to: headers.Written | None = None,
 ) -> EmailMessage:
+    """An email from the site (``to`` None: to the publisher's inbox), its headers in the
+    order each of the site's emails writes them."""
     message = EmailMessage(policy=WIRE)
     message["From"] = sender_address(settings)
-    message["To"] = publisher_inbox(settings)
-    message["Reply-To"] = reply_to
+    message["To"] = publisher_inbox(settings) if to is None else to
+    if reply_to is not None:
+        message["Reply-To"] = reply_to
     message["Subject"] = headers.unstructured(subject)
     message["Date"] = email_utils.format_datetime(moment)
     message["Message-ID"] = message_id
@@ -124,7 +126,7 @@ def contact_email(
 ) -> EmailMessage:
     """A contact message as the publisher receives it: Reply answers the visitor."""
     visitor = recipient_address(sender_name, sender_email)
-    message = _base(settings, subject=subject, reply_to=visitor, moment=received_at, message_id=message_id)
+    message = _email(settings, subject=subject, reply_to=visitor, moment=received_at, message_id=message_id)
     message.set_content(
         f"From: {sender_name} <{sender_email}>\nSent: {_sent_at(received_at)}\n\n{text}\n",
         charset="utf-8",
@@ -145,7 +147,7 @@ def subscriber_notice(
     """The optional notice of a new address on the new-release list (sent once it is confirmed)."""
     subscriber = recipient_address(name, email)
     moment = confirmed_at or subscribed_at
-    message = _base(
+    message = _email(
         settings, subject=f"New subscriber: {name}", reply_to=subscriber, moment=moment, message_id=message_id
     )
     confirmed = f"Confirmed: {_sent_at(confirmed_at)}\n" if confirmed_at else ""
@@ -162,25 +164,8 @@ def publisher_notice(
 ) -> EmailMessage:
     """An email the site writes to the publisher when something needs them (mail/notices.py):
     from the site, to the publisher's inbox, nothing a visitor typed in it."""
-    message = EmailMessage(policy=WIRE)
-    message["From"] = sender_address(settings)
-    message["To"] = publisher_inbox(settings)
-    message["Subject"] = headers.unstructured(subject)
-    message["Date"] = email_utils.format_datetime(written_at)
-    message["Message-ID"] = message_id
+    message = _email(settings, subject=subject, moment=written_at, message_id=message_id)
     message.set_content(body, charset="utf-8", cte="quoted-printable")
-    return message
-
-
-def _to_subscriber(
-    settings: MailSettings, *, name: str, email: str, subject: str, moment: datetime, message_id: str
-) -> EmailMessage:
-    message = EmailMessage(policy=WIRE)
-    message["From"] = sender_address(settings)
-    message["To"] = recipient_address(name, email)
-    message["Subject"] = headers.unstructured(subject)
-    message["Date"] = email_utils.format_datetime(moment)
-    message["Message-ID"] = message_id
     return message
 
 
@@ -192,10 +177,9 @@ def confirmation_email(
     Addressed to the bare address, with no name: until the reader confirms, whatever was
     typed into the form is a stranger's words, and must not ride in the publisher's email.
     """
-    message = _to_subscriber(
+    message = _email(
         settings,
-        name="",
-        email=email,
+        to=recipient_address("", email),
         subject=list_copy.CONFIRMATION_SUBJECT,
         moment=sent_at,
         message_id=message_id,
@@ -248,9 +232,8 @@ def welcome_email(
     message_id: str,
 ) -> EmailMessage:
     """The first list email: what the reader will get, and how often."""
-    message = _to_subscriber(
-        settings, name=name, email=email, subject=list_copy.WELCOME_SUBJECT, moment=confirmed_at, message_id=message_id
-    )
+    reader = recipient_address(name, email)
+    message = _email(settings, to=reader, subject=list_copy.WELCOME_SUBJECT, moment=confirmed_at, message_id=message_id)
     add_list_headers(message, settings, unsubscribe_link)
     body = list_copy.WELCOME_TEXT.format(name=name, list_name=list_copy.LIST_NAME, brand=BRAND_NAME, site=site)
     footer = list_footer(settings, site=site, unsubscribe_link=unsubscribe_link)
@@ -417,9 +400,7 @@ class SmtpSession:
     async def begin(self, recipient: str, envelope_from: str | None = None) -> None:
         """The envelope of the next message (MAIL FROM, RCPT TO); nothing is delivered before
         ``finish``, and ``abandon`` drops it. A campaign opens the next envelope while the
-        previous email is still being recorded. Raises DeliveryFailed as ``send``.
-
-        ``envelope_from``: the Return-Path (a list email's VERP address); the From address when None.
+        previous email is still being recorded. Raises DeliveryFailed as ``send``; ``envelope_from``: as mailer.send's.
         """
         client = await self._open()
         recipient = envelope_address(recipient)

@@ -9,19 +9,9 @@ nothing (the job is ``skipped``). Each backend worker runs one
 sender (a lifespan task); a worker claims one job at a time with a lease
 (``FOR UPDATE SKIP LOCKED`` on PostgreSQL), so with several workers or
 containers each job is in one worker's hands. The visitor's success never waits
-for any of this.
-
-- A temporary failure (connection refused, timeout, TLS, a 4xx reply) is tried
-  again after 15 s, 1 min, 5 min, 15 min, 30 min, 1 h, then every 2 h, for three
-  days from when the job was stored; then it is marked failed.
-- A 5xx reply is final: the job is marked failed at once and logged as an error.
-- ``publisher-gateway outbox`` lists pending and failed jobs; ``--retry`` sends
-  the failed ones again.
-
-Where it can still send twice: the server accepted the message, and the worker
-died (or lost the database for longer than the lease) before recording it as
-sent. When the lease runs out another worker sends it again, with the same
-Message-ID, so mail clients show one message.
+for any of this. A temporary failure is tried again (``RETRY_DELAYS``, for ``RETRY_FOR``),
+a 5xx reply is final; docs/mailing-list.md says what the outbox guarantees, and the one
+window where it can send twice.
 """
 
 from __future__ import annotations
@@ -232,10 +222,7 @@ async def record_sent(
     then_sending: int | None = None,
 ) -> str | None:
     """The server has it: keep trying to record that, inside the lease, so it is not sent again.
-
-    ``then_read``: a subscriber whose status is read with the record, and ``then_sending``
-    their job, marked in flight (storage.mark_sent); ``storage.NOT_READ`` when it was not read.
-    """
+    ``then_read`` and ``then_sending``, and what is returned: as storage.mark_sent's."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + MARK_SENT_FOR_S
     delay = 0.5

@@ -97,14 +97,10 @@ class PreparedRelease:
 
     Templates, css-inline and Python's ``email`` package cost about 3 ms an email,
     more than the rest of a send: a campaign renders once and fills in placeholders
-    (random, so no book's words can hold one). The copy a client reads is the same
-    as the welcome email's: From, To and Subject written by mail/headers.py (the reader's
-    name through ``header_words``, never parsed by the email package, which could decode
-    an encoded word in it into header lines on Python before the CVE-2024-6923 fix), the
-    headers that carry a URL or a token (List-Unsubscribe, List-Id, Message-ID) exactly as
-    they are, parts in UTF-8 quoted-printable, CRLF lines. Each copy is checked before it
-    is handed over (headers.check_header_block): exactly RELEASE_HEADERS, or
-    headers.UnsafeHeaders and that reader's copy is not sent.
+    (random, so no book's words can hold one). Its headers are written as mail/headers.py
+    says, parts in UTF-8 quoted-printable, CRLF lines. Each copy is checked before it is
+    handed over: exactly mailer.DKIM_HEADERS, in that order, since a signature covers each
+    of them; else headers.UnsafeHeaders and that reader's copy is not sent.
     """
 
     def __init__(self, settings: MailSettings, book: Book, *, site: str, test: bool = False):
@@ -137,7 +133,7 @@ class PreparedRelease:
 
     def message(self, *, name: str, email: str, unsubscribe_link: str, moment: datetime, message_id: str) -> bytes:
         """The reader's copy as it goes on the wire (before any DKIM signature), checked:
-        headers.UnsafeHeaders when its header block is not exactly RELEASE_HEADERS."""
+        headers.UnsafeHeaders when its header block is not exactly mailer.DKIM_HEADERS."""
         hello = greeting(name)
         text = self._text.replace(self._greeting, hello).replace(self._link, unsubscribe_link)
         html = self._html.replace(self._greeting, str(escape(hello))).replace(self._link, str(escape(unsubscribe_link)))
@@ -164,23 +160,8 @@ class PreparedRelease:
                 b"--\r\n",
             )
         )
-        headers.check_header_block(data, RELEASE_HEADERS)
+        headers.check_header_block(data, mailer.DKIM_HEADERS)
         return data
-
-
-# The headers of a release email, in the order PreparedRelease writes them.
-RELEASE_HEADERS = (
-    "From",
-    "To",
-    "Subject",
-    "Date",
-    "Message-ID",
-    "List-Unsubscribe",
-    "List-Unsubscribe-Post",
-    "List-Id",
-    "MIME-Version",
-    "Content-Type",
-)
 
 
 def _part(subtype: str, content: str) -> bytes:

@@ -1,12 +1,10 @@
 """What a tab's stored state holds: never a secret header, never what a page shows for its open tab only.
 
-Reflex keeps every tab's state between its events and across restarts: pickled into files
-under ``REFLEX_STATES_WORKDIR`` by the disk manager (the default, one worker), into Redis with
-``REFLEX_REDIS_URL``. The root state's router data holds the headers the tab's event channel
-opened with, ``Cookie`` among them: a signed-in dashboard's session token would be written down
-with it, readable by whoever reads the folder (or a backup of it) or Redis, and usable for its
-12 hours. And a page's own values (the dashboard's readers, messages and searches) would stay
-there for Reflex's hour after the tab closed, out of reach of ``forget``.
+Reflex pickles every tab's state into ``REFLEX_STATES_WORKDIR`` (or Redis), its router data with
+the headers the tab's event channel opened with: a signed-in dashboard's ``Cookie`` would be
+readable by whoever reads the folder, a backup of it or Redis, and the page's own values kept for
+Reflex's hour after the tab closed, out of reach of ``forget`` (docs/security.md, "What a
+dashboard tab leaves behind").
 
 So the site changes what is pickled, never what the live state holds while an event runs:
 

@@ -1,31 +1,17 @@
 """The bounce mailbox, read: what came back to ``PUBLISHER_BOUNCE_ADDRESS`` becomes bounces and
-complaints (docs/mailing-list.md#bounces-and-complaints).
+complaints. What a read does with each message, and why, is docs/mailing-list.md's "A bounce
+mailbox (IMAP)"; the parts and where they are:
 
-Every ``PUBLISHER_BOUNCE_POLL_S`` one worker of the whole site (a lease in the database,
-storage/bounce_records.take_lease, renewed while it reads) reads ``PUBLISHER_BOUNCE_MAILBOX``
-over IMAP:
-
-- the reader remembers each message by folder, UIDVALIDITY and UID, so it fetches a message
-  once: one it left in the mailbox costs nothing on the next polls; and it asks a new
-  message's size first, so one above ``PUBLISHER_BOUNCE_MAX_BYTES`` is never downloaded;
-- each message is classified (rules/reports.py): a delivery status notification, a
-  feedback report (a complaint), an auto-reply, or none of these;
-- **a report changes a reader only when it proves which email of ours it is about**: the
-  VERP token it was sent to (an HMAC: a stranger cannot make one), or the Message-ID of the
-  original it quotes (128 random bits, mail/mailer.new_message_id) when that email went to
-  the address the report names. Anyone can send any report to the bounce address; one
-  that proves nothing is left in the mailbox for the publisher to read, and changes nobody;
-- a report is taken (returns.take: recorded with the message in one transaction, campaigns
-  paused), then moved to ``PUBLISHER_BOUNCE_DONE_FOLDER``: a reader that dies between the
-  two finds it recorded next time and only moves it, so nothing is counted twice;
-- an auto-reply, or a message it cannot classify, is left where it is, its unread state
-  unchanged (it is read with BODY.PEEK), never deleted; ``publisher-gateway bounces``
-  lists what was left, and why.
-
-One message that cannot be handled (a bug, a row the database refuses) is recorded as
-failed, with the reason, and left where it is; the reader goes on with the next. Only the
-mailbox or the database connection going away ends a read (every other message would fail
-the same way), and the next poll tries again.
+- one worker of the whole site reads, every ``PUBLISHER_BOUNCE_POLL_S``, under a lease in the
+  database (storage/bounce_records.take_lease) renewed while it reads;
+- a message is fetched once (remembered by folder, UIDVALIDITY and UID), and never above
+  ``PUBLISHER_BOUNCE_MAX_BYTES`` (its size is asked first); rules/reports.py classifies it;
+- a report changes a reader only when it proves which email of ours it is about (its VERP
+  token, or the quoted Message-ID of an email to the address it names: ``reports_in``), and
+  is taken (returns.take, the message recorded in the same transaction) before it is moved
+  to ``PUBLISHER_BOUNCE_DONE_FOLDER``, so a reader that dies between the two only moves it;
+- one message that cannot be handled is recorded as failed and left; only the mailbox or the
+  database going away ends a read.
 
 The read runs in a thread of its own, so the worker's event loop keeps answering visitors;
 on shutdown it stops between two messages, and the thread never holds the worker's exit.

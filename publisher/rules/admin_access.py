@@ -1,19 +1,8 @@
 """Who may open the dashboard: the rules of the publisher's sign-in, with their clocks passed in.
 
-The dashboard's only way in is a passkey (WebAuthn). These are the rules around it that
-need no server:
-
-- an **enrolment link** (``publisher-gateway admin invite NAME``) carries a token of 256 random
-  bits, stored only as its SHA-256, valid 24 hours and once;
-- a **session** is a random token of 256 bits in an HttpOnly cookie, stored only as its
-  SHA-256 (a copy of the database opens nothing), ending after ``idle`` without the admin
-  doing anything and, whatever they do, 12 hours after sign-in;
-- the **relying party** is the host of the site's address (``REFLEX_DEPLOY_URL``) and the one
-  origin a ceremony may come from is exactly that address (and, on the development server,
-  its page origin on localhost);
-- the **cookie** is ``__Host-`` prefixed and ``Secure`` over https, HttpOnly and
-  SameSite=Strict always; only the name of the connection's kind counts, and a request with two
-  session cookies is nobody's.
+The dashboard's only way in is a passkey (WebAuthn); the rules around it that need no server
+(the enrolment link, the session, the relying party, whose cookie counts) are here, each told
+with its figures in docs/security.md ("The dashboard's sign-in").
 
 A token is compared by its hash, looked up in the database: the hash of a guess finds no row,
 and the lookup's timing tells nothing about the stored tokens' bytes.

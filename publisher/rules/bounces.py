@@ -10,10 +10,8 @@
   in between that was not later bounced, make the reader ``bounced``; an email that
   does not bounce resets the count. An email counts as delivered once ``DELIVERED_AFTER``
   has passed since it was sent without a bounce (a bounce can arrive days later).
-- **Pausing a campaign.** Past ``PUBLISHER_PAUSE_BOUNCE_RATE`` % hard bounces (once at
-  least ``PAUSE_MIN_SENT`` emails were sent) or ``PUBLISHER_PAUSE_COMPLAINT_RATE`` %
-  complaints (once at least ``PAUSE_MIN_COMPLAINTS`` emails drew one), a campaign
-  pauses itself.
+- **Pausing a campaign** (``pause_reason``): on its rates of hard bounces and complaints,
+  each judged only past its minimum (``PAUSE_MIN_SENT``, ``PAUSE_MIN_COMPLAINTS``).
 
 The clocks are passed in; storage and mail wire these rules to the outbox.
 """

@@ -11,17 +11,11 @@ A token is ``v1.<shown>.<issued>.<question>.<nonce>.<mac>``: the times in hex
 milliseconds, the question as ``3p4`` or ``9m2``, and a random nonce that makes the
 token single use (limits/used_tokens.py remembers the nonces that were used).
 
-Tokens come in chains. The page's token starts one (``issue``): ``shown`` and
-``issued`` are both when the form was shown. Every submit spends the token it came with
-(web/submissions.py), and when the form is answered with another one for the same
-visitor (after a field error, a too-fast press, a wrong answer, a gateway failure),
-that token follows the spent one in its chain (``follow``): it keeps ``shown``, so the
-five seconds are paid once per chain and a correction is not "too fast", and it keeps
-``issued``, the time the chain's first token was issued, so no token of a chain lives
-past that first token's hour. Only the first use of a token that had not expired may be
-followed; a used, expired, changed or foreign token is answered with a new chain (a new
-question, shown now, good for a new hour). Several secrets may be configured: the first
-signs, all are accepted.
+Tokens come in chains: the page's token starts one (``issue``), and a refused submit is
+answered with the next (``follow``, when ``continues`` allows), which keeps when the form was
+shown and when the chain began: the five seconds are paid once per chain, and no token lives
+past its chain's first hour (docs/security.md tells the whole rule). Several secrets may be
+configured: the first signs, all are accepted.
 """
 
 from __future__ import annotations

@@ -343,12 +343,7 @@ def _flufl_failures(msg: Message, parts: list[Message]) -> tuple[tuple[Failure, 
 def _prose_lines(parts: list[Message]) -> list[str]:
     """The lines of a bounce's text, up to where it quotes the original (whose headers and
     footer name the reader too, but say nothing about why the email failed)."""
-    lines: list[str] = []
-    for part in parts:
-        if part.get_content_type() != "text/plain":
-            continue
-        text = _text(part)
-        lines.extend(text.splitlines())
+    lines = [line for text in _plain_texts(parts) for line in text.splitlines()]
     start = _quoted_headers_start(lines)
     return lines if start is None else lines[:start]
 
@@ -504,10 +499,8 @@ def _attached_headers(part: Message) -> Message | None:
 
 def _quoted_headers(parts: list[Message]) -> Message | None:
     """The header block of an original quoted in a bounce's text (qmail, Exim)."""
-    for part in parts:
-        if part.get_content_type() != "text/plain":
-            continue
-        lines = _text(part).splitlines()
+    for text in _plain_texts(parts):
+        lines = text.splitlines()
         start = _quoted_headers_start(lines)
         if start is None:
             continue
@@ -535,11 +528,10 @@ def _quoted_headers_start(lines: list[str]) -> int | None:
 
 
 def _quoted_message_id(parts: list[Message]) -> str | None:
-    for part in parts:
-        if part.get_content_type() == "text/plain":
-            match = _QUOTED_MESSAGE_ID.search(_text(part))
-            if match is not None:
-                return _message_id(match["id"])
+    for text in _plain_texts(parts):
+        match = _QUOTED_MESSAGE_ID.search(text)
+        if match is not None:
+            return _message_id(match["id"])
     return None
 
 
@@ -583,6 +575,10 @@ def _text(part: Message) -> str:
     if isinstance(payload, bytes):
         return payload.decode("utf-8", "replace")
     return ""
+
+
+def _plain_texts(parts: Iterable[Message]) -> Iterator[str]:
+    return (_text(part) for part in parts if part.get_content_type() == "text/plain")
 
 
 def _all_headers(msg: Message, name: str) -> list[str]:
@@ -642,10 +638,7 @@ def _message_id(value: str) -> str | None:
 
 def _unique(failures: Iterable[Failure]) -> tuple[Failure, ...]:
     """One failure per address, the first (hard before soft, as they are gathered)."""
-    seen: set[str] = set()
-    unique: list[Failure] = []
+    first: dict[str, Failure] = {}
     for failure in failures:
-        if failure.address not in seen:
-            seen.add(failure.address)
-            unique.append(failure)
-    return tuple(unique)
+        first.setdefault(failure.address, failure)
+    return tuple(first.values())

@@ -6,9 +6,8 @@ rules/bounces.py; here they run inside the transaction that records a report, wi
 reader's row locked, so two reports about one reader at once (two workers, the webhook
 and the mailbox) never both count on a stale history.
 
-- A **hard bounce** makes a pending or confirmed reader ``bounced`` at once; **soft**
-  ones do once three different emails in a row came back; a **complaint** makes the
-  reader ``unsubscribed``. The record of consent says when and why, with the reason.
+- A pending or confirmed reader made ``bounced`` (or ``unsubscribed`` by a complaint) has
+  it on the record of consent: when and why, with the reason.
 - A report about an email sent before the reader's latest sign-up changes nothing: that
   sign-up, and its confirmation, proved the address again.
 - A report about an address the list does not have is not kept (no stranger's address is

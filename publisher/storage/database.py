@@ -1,17 +1,14 @@
 """The embedded gateway's database: which one, whether it answers, and its migration.
 
 SQLite by default (one host); PostgreSQL when several containers share the storage
-(``REFLEX_DB_URL=postgresql+psycopg://...``, the ``postgres`` extra). The engine
-and its connection pool are Reflex's (``rx_model.get_engine``): one pool per
-worker process, sized by Reflex's ``SQLALCHEMY_POOL_SIZE`` /
-``SQLALCHEMY_MAX_OVERFLOW`` and checked before each use (``pool_pre_ping``), so a
-database that comes back after an outage is used again without a restart.
+(``REFLEX_DB_URL``, docs/configuration.md). The engine and its connection pool are Reflex's
+(``rx_model.get_engine``): one pool per worker process, checked before each use
+(``pool_pre_ping``), so a database that comes back after an outage is used again without a
+restart.
 
-A SQLite file is switched to write-ahead logging (``engine``): readers no longer
-wait for a writer, and a commit costs one sync of the log instead of a rollback
-journal's several (a release campaign records every email as it goes). The file
-keeps the mode; it adds ``-wal`` and ``-shm`` files beside the database, so copy
-all three, or use ``sqlite3 publisher.db .backup``, for a backup of a running site.
+A SQLite file is switched to write-ahead logging (``engine``): readers no longer wait for a
+writer, and a commit costs one sync of the log instead of a rollback journal's several (a
+release campaign records every email as it goes); docs/deploying.md says how to back it up.
 
 Migrations (the committed Alembic revisions) are safe when several containers
 start at once: on PostgreSQL they run under a session-level advisory lock, so one

@@ -265,12 +265,6 @@ def requeue_failed(now: datetime, retry_for: timedelta, db_url: str | None = Non
         return cast(list[int], list(ids))
 
 
-def subscriber_status(subscriber_id: int, db_url: str | None = None) -> str | None:
-    """Where the reader stands now (None: forgotten), read just before their email goes."""
-    with database.engine(db_url).begin() as connection:
-        return _status_of(connection, subscriber_id)
-
-
 def _status_of(connection, subscriber_id: int) -> str | None:
     return connection.execute(
         sqlalchemy.select(col(Subscriber.status)).where(col(Subscriber.id) == subscriber_id)

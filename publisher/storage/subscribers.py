@@ -98,6 +98,10 @@ def subscribe(
         return outcome
 
 
+def _update(connection, subscriber_id: int, **values) -> None:
+    connection.execute(sqlalchemy.update(Subscriber).where(col(Subscriber.id) == subscriber_id).values(**values))
+
+
 def _add(connection, sign_up: SignUp, mailbox: str, step: Step, source: str, now: datetime) -> int | None:
     """A stranger to the list joins it, pending: its id; None when the list has the address."""
     new_id = storage.insert_once(
@@ -133,7 +137,7 @@ def _ask_again(connection, row: Subscriber, sign_up: SignUp, step: Step, source:
     if step.send_confirmation:
         changes["confirmation_sent_at"] = now
     if changes:
-        connection.execute(sqlalchemy.update(Subscriber).where(col(Subscriber.id) == row.id).values(**changes))
+        _update(connection, row.id, **changes)
 
 
 def lookup(link_key: str, db_url: str | None = None) -> Subscriber | None:
@@ -176,11 +180,7 @@ def confirm(
         if issued_at is not None and not is_latest_confirmation(issued_at, row.confirmation_sent_at, row.subscribed_at):
             return LinkResult("replaced", row.email)
         assert row.id is not None  # a stored row has its id (the model's None is before the insert)
-        connection.execute(
-            sqlalchemy.update(Subscriber)
-            .where(col(Subscriber.id) == row.id)
-            .values(status=ListStatus.CONFIRMED, confirmed_at=now)
-        )
+        _update(connection, row.id, status=ListStatus.CONFIRMED, confirmed_at=now)
         record_event(connection, row.id, CONFIRMED, BY_CONFIRMATION_LINK, now)
         for kind, job in ((storage.WELCOME, welcome), (storage.SUBSCRIBER, notice)):
             if job is not None:
@@ -203,11 +203,7 @@ def unsubscribe(
         if row.status == ListStatus.UNSUBSCRIBED:
             return LinkResult("already unsubscribed", row.email)
         assert row.id is not None  # a stored row has its id (the model's None is before the insert)
-        connection.execute(
-            sqlalchemy.update(Subscriber)
-            .where(col(Subscriber.id) == row.id)
-            .values(status=ListStatus.UNSUBSCRIBED, unsubscribed_at=now)
-        )
+        _update(connection, row.id, status=ListStatus.UNSUBSCRIBED, unsubscribed_at=now)
         record_event(connection, row.id, UNSUBSCRIBED, how, now)
         return LinkResult(ListStatus.UNSUBSCRIBED, row.email)
 
@@ -291,7 +287,7 @@ def _import_one(connection, row: ImportRow, how: str, now: datetime) -> str:
         changes["name"] = row.name
     if not changes:
         return "unchanged"
-    connection.execute(sqlalchemy.update(Subscriber).where(col(Subscriber.id) == existing.id).values(**changes))
+    _update(connection, existing.id, **changes)
     if "status" in changes:
         record_event(connection, existing.id, IMPORTED, f"{how} ({row.status})", now)
     return "updated"
