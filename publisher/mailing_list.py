@@ -72,9 +72,12 @@ async def sign_up(values: Mapping[str, str], mail: MailSettings | None, db_url: 
 
 
 def _sign_up_of(values: Mapping[str, str]) -> SignUp:
-    declared = form_fields  # read at each call: the declaration is the one place a field is added
+    """The subscribe form's checked values as the list stores them: the address, the name and,
+    by column, the other fields the declaration keeps (rules/form_fields.py)."""
     return SignUp(
-        email=values[declared.EMAIL.name], name=values[declared.NAME.name], more=declared.SUBSCRIBE.stored(values)
+        email=values[form_fields.EMAIL.name],
+        name=values[form_fields.NAME.name],
+        more=form_fields.SUBSCRIBE.stored(values),
     )
 
 

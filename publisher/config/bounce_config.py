@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
 from publisher.config.checks import bounded_number, ca_file, positive_count
-from publisher.config.mail_config import SMTP_URL_VAR, is_loopback, server_url
+from publisher.config.mail_config import SMTP_URL_VAR, is_loopback, server_port, server_url
 from publisher.config.secret_files import ConfigurationError, redact_url
 from publisher.rules import bounces, validation
 
@@ -98,10 +98,7 @@ def imap_server(value: str) -> ImapServer:
         raise ConfigurationError(
             f"{BOUNCE_MAILBOX_VAR} must be only scheme, user, password, host, port and folder; got {shown!r}"
         )
-    try:
-        port = parts.port or _DEFAULT_IMAP_PORTS[parts.scheme]
-    except ValueError:
-        raise ConfigurationError(f"{BOUNCE_MAILBOX_VAR} has an invalid port; got {shown!r}") from None
+    port = server_port(BOUNCE_MAILBOX_VAR, parts, _DEFAULT_IMAP_PORTS, shown)
     if not parts.username or parts.password is None:
         raise ConfigurationError(
             f"{BOUNCE_MAILBOX_VAR} must name the mailbox's user and password (user:password@host); got {shown!r}"

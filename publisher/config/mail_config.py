@@ -152,15 +152,20 @@ def server_url(
     return parts, parts.hostname, shown
 
 
+def server_port(var: str, parts: SplitResult, default_ports: Mapping[str, int], shown: str) -> int:
+    """The port a mail server's URL names, else its scheme's."""
+    try:
+        return parts.port or default_ports[parts.scheme]
+    except ValueError:
+        raise ConfigurationError(f"{var} has an invalid port; got {shown!r}") from None
+
+
 def _smtp_server(value: str) -> SmtpServer:
     example = "smtps://user:password@smtp.example.com:465 or smtp://user:password@smtp.example.com:587"
     parts, host, shown = server_url(SMTP_URL_VAR, value, _DEFAULT_SMTP_PORTS, example)
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise ConfigurationError(f"{SMTP_URL_VAR} must be only scheme, user, password, host and port; got {shown!r}")
-    try:
-        port = parts.port or _DEFAULT_SMTP_PORTS[parts.scheme]
-    except ValueError:
-        raise ConfigurationError(f"{SMTP_URL_VAR} has an invalid port; got {shown!r}") from None
+    port = server_port(SMTP_URL_VAR, parts, _DEFAULT_SMTP_PORTS, shown)
     if parts.username is not None and parts.password is None:
         raise ConfigurationError(f"{SMTP_URL_VAR} names a user but no password (user:password@host); got {shown!r}")
     implicit_tls = parts.scheme == "smtps"
