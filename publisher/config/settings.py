@@ -112,6 +112,11 @@ MAX_TAB_LIFETIME_VAR = "PUBLISHER_MAX_TAB_LIFETIME_S"
 ADMIN_IDLE_VAR = "PUBLISHER_ADMIN_IDLE_MIN"
 # The weekly summary emailed to the publisher on Mondays (mail/notices.py): on unless "off".
 SUMMARY_VAR = "PUBLISHER_SUMMARY"
+# Visits, sources and buy presses counted on the server (publisher/visits, docs/privacy.md): on
+# unless "off"; the daily counts are kept this many days (two years: a launch compared with the last).
+VISITS_VAR = "PUBLISHER_VISITS"
+VISITS_KEEP_DAYS_VAR = "PUBLISHER_VISITS_KEEP_DAYS"
+DEFAULT_VISITS_KEEP_DAYS = 730
 # Signs the contact form's question and the time it was shown (rules/form_tokens.py).
 FORM_SECRET_VAR = "PUBLISHER_FORM_SECRET"
 FORM_SECRET_MIN = 32
@@ -211,6 +216,8 @@ class Settings(BaseSettings):
     max_tab_lifetime_s: int = _var(MAX_TAB_LIFETIME_VAR, DEFAULT_MAX_TAB_LIFETIME_S)
     admin_idle_min: int = _var(ADMIN_IDLE_VAR, admin_access.DEFAULT_IDLE_MINUTES)
     summary_on: bool = _var(SUMMARY_VAR, True)
+    visits: bool = _var(VISITS_VAR, True)
+    visits_keep_days: int = _var(VISITS_KEEP_DAYS_VAR, DEFAULT_VISITS_KEEP_DAYS)
     # Space-separated: the first signs, every one is accepted (a secret can be replaced).
     form_secrets: tuple[str, ...] = _var(FORM_SECRET_VAR, (), repr=False)
     form_secret_file: Text = _var(FORM_SECRET_VAR + FILE_SUFFIX, "")
@@ -322,15 +329,15 @@ class Settings(BaseSettings):
             )
         return url
 
-    @field_validator("summary_on", mode="before")
+    @field_validator("summary_on", "visits", mode="before")
     @classmethod
-    def _summary(cls, value: str) -> bool:
+    def _on_or_off(cls, value: str, info: ValidationInfo) -> bool:
         word = value.strip().lower()
         if word in ("", "on"):
             return True
         if word == "off":
             return False
-        raise ConfigurationError(f"{SUMMARY_VAR} must be on or off, got {value!r}")
+        raise ConfigurationError(f"{cls._name(info)} must be on or off, got {value!r}")
 
     @field_validator("gateway_api_key", mode="before")
     @classmethod
@@ -355,7 +362,13 @@ class Settings(BaseSettings):
         return int(attempts), int(window)
 
     @field_validator(
-        "max_tabs_per_address", "new_tabs_per_minute", "max_tabs", "max_tab_lifetime_s", "admin_idle_min", mode="before"
+        "max_tabs_per_address",
+        "new_tabs_per_minute",
+        "max_tabs",
+        "max_tab_lifetime_s",
+        "admin_idle_min",
+        "visits_keep_days",
+        mode="before",
     )
     @classmethod
     def _count(cls, value: str, info: ValidationInfo) -> int:
@@ -400,6 +413,12 @@ class Settings(BaseSettings):
         """Whether this site has a dashboard: only where it keeps the list itself (embedded
         gateway). With the cloud gateway it stores nothing to show."""
         return self.gateway_url is None
+
+    @property
+    def visits_on(self) -> bool:
+        """Whether this site counts visits: where it keeps its own database (the dashboard shows
+        them) and ``PUBLISHER_VISITS`` is not off. Off, no request is looked at."""
+        return self.visits and self.dashboard_on
 
     @property
     def made_secret_files(self) -> dict[str, str]:
