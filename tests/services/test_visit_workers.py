@@ -144,9 +144,7 @@ def postgres_url(postgres: PostgresServer, postgres_template: str) -> str:
     return postgres.url(postgres.create_database(template=postgres_template))
 
 
-def test_two_workers_on_redis_and_postgresql_add_up_and_nothing_outlives_48_hours(
-    postgres_url, redis_url, monkeypatch
-):
+def test_two_workers_on_redis_and_postgresql_add_up_and_nothing_outlives_48_hours(postgres_url, redis_url, monkeypatch):
     monkeypatch.setattr(visits.prerequisites, "get_redis_sync", lambda: redis.Redis.from_url(redis_url))
     results = two_workers_count(worker_env(postgres_url, redis_url))
     assert results == [{"salts": "RedisSalts", "salted": 1}] * 2
