@@ -432,3 +432,24 @@ def test_visitors_now_are_those_seen_in_the_last_5_minutes():
     since = visitor_sets.first_minute_counted(now, visits.VISITORS_NOW_MINUTES)
     assert visitor_sets.minute_start(DAY, "1205") >= since  # seen 5 minutes ago: counted
     assert visitor_sets.minute_start(DAY, "1204") < since  # 6 minutes ago: not
+
+
+def test_the_app_counts_views_on_its_public_pages_and_runs_the_counting_in_its_lifespan():
+    from publisher.publisher import app
+
+    assert visits.counting in app.get_lifespan_tasks()
+    counted = visits.shared_recorder.get()
+    assert counted.pages == {
+        "/",
+        "/about",
+        "/subscribe",
+        "/contact-us",
+        "/subscribe/thanks",
+        "/contact-us/thanks",
+        "/books/coloring-book",
+        "/books/guinea-pig-or-hamster",
+        "/books/word-search-book",
+        "/subscribe/confirm",
+        "/unsubscribe",
+    }  # never the dashboard (/admin, /admin/enrol) nor the not-found page, which has no URL
+    assert counted.route_of("/about/") == counted.route_of("/about.html") == "/about"
