@@ -7,7 +7,7 @@ with a hundred readers or a hundred thousand (benchmarks: docs/performance.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 import sqlalchemy
 from sqlmodel import col
@@ -190,3 +190,31 @@ def joined_and_left_per_week(today: date, weeks: int = 13, db_url: str | None = 
             if 0 <= week < weeks:
                 buckets[week][index] += count
     return [(joining, leaving) for joining, leaving in buckets]
+
+
+@dataclass(frozen=True)
+class DayOutcome:
+    """What a day's visits led to: sign-ups (the subscribe form, from the record of consent),
+    confirmations (the link in the confirmation email) and contact messages."""
+
+    day: date
+    signups: int
+    confirmations: int
+    messages: int
+
+
+def outcomes_per_day(since: date, until: date, db_url: str | None = None) -> list[DayOutcome]:
+    """Sign-ups, confirmations and contact messages on each day from ``since`` to ``until`` (both
+    included, UTC days, as the visit counts), oldest first, a day without any as zeros. Three
+    aggregates by day over the range, on the indexed times."""
+    start = datetime.combine(since, time.min, tzinfo=UTC)
+    end = datetime.combine(until + timedelta(days=1), time.min, tzinfo=UTC)
+    event_at, received_at = col(SubscriptionEvent.at), col(ContactMessage.received_at)
+    with database.engine(db_url).connect() as connection:
+        signups, confirmations = (
+            _day_counts(connection, event_at, event_at >= start, event_at < end, col(SubscriptionEvent.event) == event)
+            for event in (subscribers.SUBSCRIBED, subscribers.CONFIRMED)
+        )
+        messages = _day_counts(connection, received_at, received_at >= start, received_at < end)
+    days = [since + timedelta(days=offset) for offset in range((until - since).days + 1)]
+    return [DayOutcome(day, signups.get(day, 0), confirmations.get(day, 0), messages.get(day, 0)) for day in days]
