@@ -7,7 +7,7 @@ with a hundred readers or a hundred thousand (benchmarks: docs/performance.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import sqlalchemy
 from sqlmodel import col
@@ -193,9 +193,8 @@ def joined_and_left_per_week(today: date, weeks: int = 13, db_url: str | None = 
 
 
 @dataclass(frozen=True)
-class DayOutcome:
-    """What a day's visits led to: sign-ups (the subscribe form, from the record of consent),
-    confirmations (the link in the confirmation email) and contact messages."""
+class ListDay:
+    """What one day brought the list: sign-ups, confirmations (record of consent), contact messages."""
 
     day: date
     signups: int
@@ -203,18 +202,27 @@ class DayOutcome:
     messages: int
 
 
-def outcomes_per_day(since: date, until: date, db_url: str | None = None) -> list[DayOutcome]:
-    """Sign-ups, confirmations and contact messages on each day from ``since`` to ``until`` (both
-    included, UTC days, as the visit counts), oldest first, a day without any as zeros. Three
-    aggregates by day over the range, on the indexed times."""
-    start = datetime.combine(since, time.min, tzinfo=UTC)
-    end = datetime.combine(until + timedelta(days=1), time.min, tzinfo=UTC)
-    event_at, received_at = col(SubscriptionEvent.at), col(ContactMessage.received_at)
+def list_days(today: date, days: int, db_url: str | None = None) -> list[ListDay]:
+    """Sign-ups, confirmations and contact messages on each of the last ``days`` days (the last
+    is today), oldest first, zero-filled: three aggregates by day since the first of them, read
+    as ``joined_and_left_per_week`` reads the record of consent."""
+    first = today - timedelta(days=days - 1)
+    since = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
     with database.engine(db_url).connect() as connection:
-        signups, confirmations = (
-            _day_counts(connection, event_at, event_at >= start, event_at < end, col(SubscriptionEvent.event) == event)
-            for event in (subscribers.SUBSCRIBED, subscribers.CONFIRMED)
+        signups = _day_counts(
+            connection,
+            col(SubscriptionEvent.at),
+            col(SubscriptionEvent.at) >= since,
+            col(SubscriptionEvent.event) == subscribers.SUBSCRIBED,
         )
-        messages = _day_counts(connection, received_at, received_at >= start, received_at < end)
-    days = [since + timedelta(days=offset) for offset in range((until - since).days + 1)]
-    return [DayOutcome(day, signups.get(day, 0), confirmations.get(day, 0), messages.get(day, 0)) for day in days]
+        confirmations = _day_counts(
+            connection,
+            col(SubscriptionEvent.at),
+            col(SubscriptionEvent.at) >= since,
+            col(SubscriptionEvent.event) == subscribers.CONFIRMED,
+        )
+        messages = _day_counts(connection, col(ContactMessage.received_at), col(ContactMessage.received_at) >= since)
+    return [
+        ListDay(day, signups.get(day, 0), confirmations.get(day, 0), messages.get(day, 0))
+        for day in (first + timedelta(days=offset) for offset in range(days))
+    ]

@@ -189,7 +189,7 @@ def test_the_migrations_build_exactly_the_tables_the_code_declares(db_url):
     assert differences == []
 
 
-# Alembic's own commands on a database, in a process of their own (alembic's env.py sets up logging).
+# Alembic's own commands on a database, in a process of their own (alembic/env.py sets up logging for the process).
 ALEMBIC = """
 import sys
 from alembic import command
