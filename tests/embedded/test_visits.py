@@ -70,13 +70,7 @@ class Site:
         self.client = client
 
     def counts(self) -> Counts:
-        """Views and visitors per (kind, key), yesterday and today (a test running over midnight)."""
-        today = utc_now().date()
-        found: Counts = {}
-        for kind in KINDS:
-            for row in visit_counts.top(kind, today - timedelta(days=1), today, limit=1000, db_url=self.db_url):
-                found[(kind, row.key)] = (row.views, row.visitors)
-        return found
+        return counts(self.db_url)
 
     def get(self, path: str, user_agent: str, method: str = "GET", **headers: str) -> httpx.Response:
         return self.client.request(method, path, headers={"User-Agent": user_agent, **headers})
@@ -89,18 +83,31 @@ class Site:
         return answer
 
     def added_since(self, before: Counts, until_shown: tuple[str, str]) -> Counts:
-        """What was counted since ``before``, once ``until_shown`` (a kind and key counted last) shows."""
-        wait_until(
-            lambda: self.counts().get(until_shown, (0, 0))[0] > before.get(until_shown, (0, 0))[0],
-            COUNTED_WITHIN_S,
-            f"{until_shown} counted",
-        )
-        now = self.counts()
-        return {
-            key: (views - before.get(key, (0, 0))[0], visitors - before.get(key, (0, 0))[1])
-            for key, (views, visitors) in now.items()
-            if (views, visitors) != before.get(key, (0, 0))
-        }
+        return added_since(self.db_url, before, until_shown)
+
+
+def counts(db_url: str) -> Counts:
+    """Views and visitors per (kind, key), yesterday and today (a test running over midnight)."""
+    today = utc_now().date()
+    found: Counts = {}
+    for kind in KINDS:
+        for row in visit_counts.top(kind, today - timedelta(days=1), today, limit=1000, db_url=db_url):
+            found[(kind, row.key)] = (row.views, row.visitors)
+    return found
+
+
+def added_since(db_url: str, before: Counts, until_shown: tuple[str, str]) -> Counts:
+    """What was counted since ``before``, once ``until_shown`` (a kind and key counted last) shows."""
+    wait_until(
+        lambda: counts(db_url).get(until_shown, (0, 0))[0] > before.get(until_shown, (0, 0))[0],
+        COUNTED_WITHIN_S,
+        f"{until_shown} counted",
+    )
+    return {
+        key: (views - before.get(key, (0, 0))[0], visitors - before.get(key, (0, 0))[1])
+        for key, (views, visitors) in counts(db_url).items()
+        if (views, visitors) != before.get(key, (0, 0))
+    }
 
 
 def buy_buttons(html: str) -> list[tuple[str, str]]:
