@@ -60,6 +60,9 @@ GATEWAY_TABLES = sorted(
         "subscriber",
         "subscription_event",
         "used_form_token",
+        "visit_count",
+        "visit_salt",
+        "visit_seen",
     ]
 )
 

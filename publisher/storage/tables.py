@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import sqlalchemy
 import sqlmodel
@@ -393,6 +393,55 @@ class AdminAudit(sqlmodel.SQLModel, table=True):
     admin: str = sqlmodel.Field(max_length=ADMIN_NAME_MAX)
     action: str = sqlmodel.Field(max_length=32)
     target: str = sqlmodel.Field(max_length=AUDIT_TARGET_MAX)
+
+
+VISIT_KIND_MAX = 16  # "site", "page", "source", "campaign", "bot", "buy", "minute"
+# A key: a declared route, a source's name or host, a campaign label (64 characters at most:
+# rules/visit_rules.LABEL_MAX), "HHMM", or "<slug> <store host>" (a host is at most 253).
+VISIT_KEY_MAX = 400
+VISITOR_ID_BYTES = 16  # rules/visit_rules.visitor_id
+
+
+class VisitSalt(sqlmodel.SQLModel, table=True):
+    """A day's random salt, shared by every worker and container: a visitor's id is a keyed hash
+    under it, so the same person is one visitor within the day and cannot be followed across days.
+    Deleted at ``destroyed_at`` (the day's 00:00 UTC + 48 h) with the day's seen rows
+    (storage/visit_counts.drop_expired); only the counts stay."""
+
+    __tablename__ = "visit_salt"
+
+    day: date = sqlmodel.Field(primary_key=True)
+    salt: bytes = sqlmodel.Field(sa_type=sqlalchemy.LargeBinary)
+    destroyed_at: datetime
+
+
+class VisitSeen(sqlmodel.SQLModel, table=True):
+    """Who was counted already today, per kind and key: the day's salted visitor ids (16 bytes,
+    never an address or a user agent), so a second view by the same visitor adds a view and not a
+    visitor. Dropped with the day's salt; ``minute`` rows ("HHMM") give the visitors now."""
+
+    __tablename__ = "visit_seen"
+
+    day: date = sqlmodel.Field(primary_key=True)
+    kind: str = sqlmodel.Field(primary_key=True, max_length=VISIT_KIND_MAX)
+    key: str = sqlmodel.Field(primary_key=True, max_length=VISIT_KEY_MAX)
+    visitor: bytes = sqlmodel.Field(primary_key=True, sa_type=sqlalchemy.LargeBinary(VISITOR_ID_BYTES))
+
+
+class VisitCount(sqlmodel.SQLModel, table=True):
+    """What stays of the visits: per day, kind and key, the views (requests, or presses for
+    ``buy``) and the distinct visitors that day. Kept PUBLISHER_VISITS_KEEP_DAYS days.
+
+    The key's order (kind, day, key) serves every read: one kind over a range of days. ``day``'s
+    own index serves the daily prune."""
+
+    __tablename__ = "visit_count"
+
+    kind: str = sqlmodel.Field(primary_key=True, max_length=VISIT_KIND_MAX)
+    day: date = sqlmodel.Field(primary_key=True, index=True)
+    key: str = sqlmodel.Field(primary_key=True, max_length=VISIT_KEY_MAX)
+    views: int = sqlmodel.Field(default=0, sa_type=sqlalchemy.BigInteger)
+    visitors: int = sqlmodel.Field(default=0, sa_type=sqlalchemy.BigInteger)
 
 
 def open_session(db_url: str | None) -> sqlmodel.Session:
