@@ -6,16 +6,16 @@ the only one that holds the app. What needs the app is wired from here (``instal
 
 import reflex as rx
 
-from publisher import reflex_internals
+from publisher import reflex_internals, visits
 from publisher.config import settings
 from publisher.content.books import FEED_TITLE
 from publisher.gateway import embedded
 from publisher.mail import campaign, notices, outbox
 from publisher.reflex_internals import stored_state
 from publisher.returns import bounce_mailbox
-from publisher.server import middleware
+from publisher.server import admin_sign_in, middleware
 from publisher.storage import tables  # noqa: F401 (its tables join the schema Reflex knows)
-from publisher.web import errors, feed, tab_states
+from publisher.web import errors, feed, page_kinds, tab_states
 from publisher.web.components import app_rendered
 from publisher.web.pages import PAGES
 
@@ -54,6 +54,14 @@ app.register_lifespan_task(campaign.run_in_backend)
 app.register_lifespan_task(bounce_mailbox.run_in_backend)
 # Emails the publisher when something needs them, and the weekly summary (mail/notices.py).
 app.register_lifespan_task(notices.run_in_backend)
+# Counts visits, sources and buy presses (publisher/visits, PUBLISHER_VISITS): the day's salt before
+# the first request, each worker's tally flushed every 5 s, a last flush at stop. A view counts on
+# the declared pages with a URL, the dashboard's aside.
+visits.count_views_on(
+    (page.route for page in PAGES.pages() if page.has_url and not admin_sign_in.is_admin_path(page.route)),
+    page_kinds.page_route,
+)
+app.register_lifespan_task(visits.counting)
 
 PAGES.add_to(app)
 # A closed tab's state is let go early through the app's own state manager (web/tab_states.py).

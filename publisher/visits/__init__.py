@@ -5,39 +5,153 @@ never an error), and each worker flushes its tally to the database every few sec
 transaction. A visitor is known for one day only, by a keyed hash under a salt every worker
 shares (the database, or Redis) and that is destroyed 48 hours after its day began.
 
-CONTRACT (issue 42): the signatures below are fixed; the engine helper fills them in.
+- ``record_page_view``: server/middleware.py's hook at a page's response start, installed only
+  where counting is on (``Settings.visits_on``); ``record_buy``: the buy beacon's, for a press
+  it found genuine. Both only add to the worker's tally (visits/recorder.py, visits/tally.py).
+- ``counting``: the app's lifespan task (publisher/publisher.py). It fetches the day's salt
+  (visits/salts.py) before the first request is served, flushes every ``FLUSH_INTERVAL_S``
+  (visits/flush_loop.py; with Redis, its sets say who is new: visits/visitor_sets.py), and
+  flushes once more when the worker stops.
+- ``visitors_now``: the dashboard's "visitors now", from Redis or the database.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
+from reflex.utils import prerequisites
+from reflex_base import config as reflex_config
+
+from publisher.config import settings
+from publisher.per_process import PerProcess
+from publisher.rules import visit_rules
+from publisher.storage import visit_counts
+from publisher.storage.visit_counts import Batch
+from publisher.visits import visitor_sets
+from publisher.visits.flush_loop import FlushLoop
+from publisher.visits.recorder import Recorder
+from publisher.visits.salts import DaySalts, configured_salts
+from publisher.visits.tally import Tally
+
+logger = logging.getLogger(__name__)
+
+# Each worker writes its tally this often: a database that is away loses at most this window.
 FLUSH_INTERVAL_S = 5
+# "Visitors now" on the dashboard: the distinct visitors of the last this many minutes.
 VISITORS_NOW_MINUTES = 5
+# The dashboard's chart of visitors and views per day covers this many days.
 CHART_DAYS = 90
+# Past this many distinct keys of one kind in one flush, new keys count as "(other)".
 MAX_KEYS_PER_FLUSH = 1000
+# At a worker's stop, its last flush may take this long; then it goes without it.
+LAST_FLUSH_WAIT_S = 3.0
+# A failure on the request path is logged at most this often (a fault on every request must not
+# flood the log).
+FAILURE_LOG_EVERY_S = 60.0
+
+
+def _configured_recorder() -> Recorder:
+    return Recorder(Tally(MAX_KEYS_PER_FLUSH), DaySalts(), reflex_config.get_config().trusted_proxy_hops)
+
+
+shared_recorder: PerProcess[Recorder] = PerProcess(_configured_recorder)
+_failure_logged_at: list[float] = []
+
+
+def count_views_on(routes: Iterable[str], route_of: Callable[[str], str]) -> None:
+    """The declared pages whose views count (publisher/publisher.py gives them: the web layer is
+    above this one), and how a request's path names its route."""
+    shared_recorder.get().count_views_on(routes, route_of)
+
+
+def _log_failure(what: str, exc: Exception) -> None:
+    now = time.monotonic()
+    if _failure_logged_at and now - _failure_logged_at[-1] < FAILURE_LOG_EVERY_S:
+        return
+    _failure_logged_at[:] = [now]
+    logger.error("Visits: a %s was not counted (%s; logged at most once a minute)", what, type(exc).__name__)
 
 
 def record_page_view(scope: Any, status: int) -> None:
     """The middleware's hook at a page's response start: never raises, never awaits."""
-    raise NotImplementedError
+    try:
+        shared_recorder.get().page_view(scope, status)
+    except Exception as exc:  # noqa: BLE001 - counting is never worth a page
+        _log_failure("page view", exc)
 
 
 def record_buy(scope: Any, slug: str, store: str) -> None:
     """A press of a book's buy button the beacon found genuine."""
-    raise NotImplementedError
+    try:
+        shared_recorder.get().buy(scope, slug, store)
+    except Exception as exc:  # noqa: BLE001 - counting is never worth the beacon's answer
+        _log_failure("buy press", exc)
 
 
 def visitors_now(now: datetime) -> int:
-    """Distinct visitors in the last VISITORS_NOW_MINUTES minutes."""
-    raise NotImplementedError
+    """Distinct visitors in the last VISITORS_NOW_MINUTES minutes: from Redis when the site uses it
+    (its sets know them), else from the database's seen rows."""
+    redis = prerequisites.get_redis_sync()
+    if redis is None:
+        return visit_counts.visitors_now(now, minutes=VISITORS_NOW_MINUTES)
+    try:
+        return visitor_sets.visitors_now(redis, now, VISITORS_NOW_MINUTES)
+    finally:
+        redis.close()
+
+
+def _flush(batch: Batch, seen_done: bool) -> None:
+    visit_counts.flush(batch, seen_done=seen_done)
+
+
+def _daily_chores(now: datetime) -> None:
+    visit_counts.drop_expired(now)
+    visit_counts.prune(visit_rules.day_of(now), settings.current().visits_keep_days)
+
+
+def configured_loop(recorder: Recorder) -> FlushLoop:
+    """The flush loop on Redis when Reflex uses it (salts and seen sets), else on the database."""
+    redis = prerequisites.get_redis()
+    return FlushLoop(
+        recorder,
+        configured_salts(),
+        _flush,
+        _daily_chores,
+        FLUSH_INTERVAL_S,
+        visitor_sets=None if redis is None else visitor_sets.RedisVisitorSets(redis),
+    )
+
+
+@asynccontextmanager
+async def running(flush_loop: FlushLoop, last_flush_s: float = LAST_FLUSH_WAIT_S) -> AsyncIterator[None]:
+    """The salt first (a bounded wait), the loop while the worker serves, a last flush at its stop."""
+    await flush_loop.load_salts()
+    task = asyncio.create_task(flush_loop.run(), name="publisher visits: flush loop")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        try:
+            await asyncio.wait_for(flush_loop.flush_once(), last_flush_s)
+        except TimeoutError:
+            logger.warning("Visits: the last flush took over %.0f s; its counts are lost", last_flush_s)
 
 
 @asynccontextmanager
 async def counting(*_: Any) -> AsyncIterator[None]:
-    """The app's lifespan task: the day's salt, then a flush every FLUSH_INTERVAL_S, a last one at stop."""
-    raise NotImplementedError
-    yield
+    """The app's lifespan task: the day's salt, then a flush every FLUSH_INTERVAL_S, a last one at stop.
+    Off (``PUBLISHER_VISITS=off``, or no embedded gateway), it starts nothing."""
+    if not settings.current().visits_on:
+        yield
+        return
+    async with running(configured_loop(shared_recorder.get())):
+        yield

@@ -1,0 +1,88 @@
+"""With Redis: the day's visitors per key in Redis sets, which say who is new, and "visitors now".
+
+Without Redis the database's seen rows do this (storage/visit_counts.flush). With it, each worker's
+flush adds its batch's visitor ids to ``publisher:visits:seen:<day>:<kind>:<key>`` (``SADD`` answers
+how many were not there yet: the new visitors of that key and day, across every worker and
+container), and each visitor's latest minute to the sorted set ``publisher:visits:now:<day>``, in
+one transaction. Every key expires with its day's salt (``EXPIREAT``), 48 hours after its day
+began: what outlives the day is only the counts in the database.
+
+A visitor id is 16 bytes (rules/visit_rules.visitor_id), a hash under a salt that is destroyed:
+nothing in these sets names an address or a user agent.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, date, datetime, time, timedelta
+
+from publisher.rules import visit_rules
+from publisher.storage.visit_counts import Batch
+
+SEEN_KEY_PREFIX = "publisher:visits:seen:"
+NOW_KEY_PREFIX = "publisher:visits:now:"
+# The seen set's kind for "visitors now": its key is the minute ("HHMM", UTC) a visitor was seen.
+MINUTE_KIND = "minute"
+
+
+def seen_key(day: date, kind: str, key: str) -> str:
+    return f"{SEEN_KEY_PREFIX}{day.isoformat()}:{kind}:{key}"
+
+
+def now_key(day: date) -> str:
+    return NOW_KEY_PREFIX + day.isoformat()
+
+
+def minute_key(moment: datetime) -> str:
+    """The seen set's key of a moment's minute: "HHMM", UTC."""
+    return moment.astimezone(UTC).strftime("%H%M")
+
+
+def minute_start(day: date, minute: str) -> datetime:
+    return datetime.combine(day, time(int(minute[:2]), int(minute[2:])), UTC)
+
+
+def first_minute_counted(now: datetime, minutes: int) -> datetime:
+    """The start of the earliest minute that is "now": a visitor seen in it or after it counts."""
+    since = now.astimezone(UTC) - timedelta(minutes=minutes)
+    return since.replace(second=0, microsecond=0)
+
+
+def _expires_at(day: date) -> int:
+    return int(visit_rules.salt_destroyed_at(day).timestamp())
+
+
+class RedisVisitorSets:
+    def __init__(self, redis):
+        self._redis = redis
+
+    async def mark(self, batch: Batch) -> None:
+        """Add the batch's visitors to the day's sets and set ``batch.new_visitors`` from what Redis
+        answered; the flush then writes no seen rows (``flush(seen_done=True)``)."""
+        members: dict[tuple[date, str, str], list[bytes]] = defaultdict(list)
+        latest: dict[date, dict[bytes, float]] = defaultdict(dict)
+        for day, kind, key, visitor in batch.seen:
+            if kind == MINUTE_KIND:
+                seen_at = minute_start(day, key).timestamp()
+                latest[day][visitor] = max(seen_at, latest[day].get(visitor, seen_at))
+            else:
+                members[(day, kind, key)].append(visitor)
+        async with self._redis.pipeline(transaction=True) as pipe:
+            for (day, kind, key), visitors in members.items():
+                pipe.sadd(seen_key(day, kind, key), *visitors)
+                pipe.expireat(seen_key(day, kind, key), _expires_at(day))
+            for day, minutes in latest.items():
+                pipe.zadd(now_key(day), minutes, gt=True)  # a visitor's latest minute only moves on
+                pipe.expireat(now_key(day), _expires_at(day))
+            replies = await pipe.execute()
+        batch.new_visitors = {
+            counted: int(added) for counted, added in zip(members, replies[::2], strict=False) if int(added)
+        }
+
+
+def visitors_now(redis, now: datetime, minutes: int) -> int:
+    """Distinct visitors seen in the last ``minutes`` minutes (``redis``: a synchronous client). A
+    visitor seen just before and just after midnight is one in each day's set, under two salts."""
+    since = first_minute_counted(now, minutes)
+    days = {visit_rules.day_of(since), visit_rules.day_of(now)}
+    return sum(int(redis.zcount(now_key(day), since.timestamp(), "+inf")) for day in days)
