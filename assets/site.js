@@ -9,7 +9,11 @@
     return event.target instanceof Element ? event.target.closest(selector) : null;
   }
 
+  var sent = {};
   document.addEventListener("click", function (event) {
+    // A buy press: one count per book per page (server/buy_beacon.py).
+    var buy = closestFrom(event, "a[data-buy]"), slug = buy && buy.dataset.buy;
+    if (slug && !sent[slug] && navigator.sendBeacon) sent[slug] = navigator.sendBeacon("/count/buy", slug + " " + buy.hostname);
     var opener = closestFrom(event, "[data-drawer-open]");
     if (opener) {
       var drawer = document.getElementById(opener.getAttribute("data-drawer-open"));

@@ -8,28 +8,38 @@ Content-Security-Policy allows only what the site uses: its own scripts (the
 prerendered pages' inline scripts by hash), its own images, styles (React/emotion
 and the toaster insert <style> elements) and, on pages that start the app, its
 own websocket; every other response gets "default-src 'none'".
+
+When visits are counted (``Settings.visits_on``, docs/privacy.md), the same wrapper hands each
+page document's response start to the counting hook (``visits.record_page_view``): no third
+wrapper on every request, and with counting off no hook at all, so off costs nothing.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 import mimetypes
 import re
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from publisher import visits
+from publisher.config import settings
 from publisher.content import images
-from publisher.server import admin_sign_in, requests, routes
+from publisher.server import admin_sign_in, buy_beacon, requests, routes
 from publisher.server.link_pages import LINK_PAGES
 from publisher.server.plain_forms import NO_STORE_ROUTES
 from publisher.web import feed, page_kinds
 from publisher.web.pages import PAGES
 from publisher.web.pages.registry import PageRegistry
 from publisher.web.states.contact_state import pages_carry_a_question
+
+logger = logging.getLogger(__name__)
 
 BUILD_DIR = Path(".web") / "build" / "client"
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -70,6 +80,8 @@ def cache_control(path: str) -> str:
         return NO_STORE  # the dashboard: nothing of it is kept by a browser or a proxy
     if (path.rstrip("/") or "/") in NO_STORE_ROUTES:
         return NO_STORE  # the form pages: a question and its token per response, or the server's answer
+    if path.rstrip("/") == buy_beacon.PATH:
+        return NO_STORE  # the buy beacon's empty answer: nothing in it is worth keeping
     if (path.rstrip("/") or "/") in LINK_PAGES:
         return NO_STORE  # a list link's page: the masked address and the link's token, written per response
     if _HASHED_ASSET.match(path) or _IMAGE_VARIANT.match(path):
@@ -129,14 +141,42 @@ def is_page_path(path: str) -> bool:
     return "." not in last or last.endswith(".html")
 
 
-class ResponseHeaders:
-    """Adds the security headers and the cache policy to every HTTP response."""
+PageHook = Callable[[Scope, int], None]
+# A failing page hook is logged at most this often: a fault on every request must not flood the log.
+HOOK_FAILURE_LOG_EVERY_S = 60.0
 
-    def __init__(self, app: ASGIApp, script_hashes: Iterable[str], starts_app: Mapping[str, bool] | None):
-        """``starts_app``: route -> whether its page starts the app; None (no build yet): every page may."""
+
+class ResponseHeaders:
+    """Adds the security headers and the cache policy to every HTTP response, and hands each page
+    document's status to ``on_page`` (the visits count) as its response starts."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        script_hashes: Iterable[str],
+        starts_app: Mapping[str, bool] | None,
+        on_page: PageHook | None = None,
+    ):
+        """``starts_app``: route -> whether its page starts the app; None (no build yet): every page may.
+        ``on_page``: called with the request's scope and the response's status for every page document
+        (``is_page_path``), before its first byte is sent; it must not block. Whatever it raises is
+        logged and the page is sent all the same."""
         self.app = app
         self.script_hashes = tuple(script_hashes)
         self.starts_app = None if starts_app is None else dict(starts_app)
+        self.on_page = on_page
+        self._hook_failure_logged_at: float | None = None
+
+    def _tell_hook(self, hook: PageHook, scope: Scope, status: int) -> None:
+        """The hook, which never breaks or delays the page it is told about."""
+        try:
+            hook(scope, status)
+        except Exception:  # noqa: BLE001 - counting is never worth a page
+            now = time.monotonic()
+            last = self._hook_failure_logged_at
+            if last is None or now - last >= HOOK_FAILURE_LOG_EVERY_S:
+                self._hook_failure_logged_at = now
+                logger.exception("The page hook failed; the page was sent (logged at most once a minute)")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -152,9 +192,12 @@ class ResponseHeaders:
         admin = admin_sign_in.is_admin_path(scope["path"])
         if document and not admin and self.starts_app is not None and self.starts_app.get(route) is False:
             cache = STATIC_PAGE_CACHE
+        on_page = self.on_page if document else None
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
+                if on_page is not None:
+                    self._tell_hook(on_page, scope, message["status"])
                 headers = MutableHeaders(scope=message)
                 headers["Content-Security-Policy"] = policy if document else RESOURCE_POLICY
                 headers["X-Content-Type-Options"] = "nosniff"
@@ -177,6 +220,11 @@ def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
     # The production build's pages, which the server writes into (server/plain_forms.py,
     # server/link_pages.py); not `reflex run`'s, which the browser renders.
     build_dir = BUILD_DIR if pages_carry_a_question() else None
+    # Counting off (PUBLISHER_VISITS=off, or no embedded gateway): no hook, nothing done per request.
+    on_page = visits.record_page_view if settings.current().visits_on else None
     return ResponseHeaders(
-        routes.route_table(app, pages, build_dir), inline_script_hashes(), page_kinds.starts_app_by_route()
+        routes.route_table(app, pages, build_dir),
+        inline_script_hashes(),
+        page_kinds.starts_app_by_route(),
+        on_page=on_page,
     )

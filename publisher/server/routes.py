@@ -19,10 +19,11 @@ from starlette.routing import BaseRoute, Match, NoMatchFound, Route, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from publisher.rules import admin_access, list_links
-from publisher.server import bounce_hook, event_channel
+from publisher.server import bounce_hook, buy_beacon, event_channel
 from publisher.server.admin_downloads import AdminDownloads
 from publisher.server.admin_sign_in import AdminSignIn, DashboardPages
 from publisher.server.bounce_hook import BounceHook
+from publisher.server.buy_beacon import BuyBeacon
 from publisher.server.link_pages import ListLinks
 from publisher.server.plain_forms import PlainForms
 from publisher.web import tab_states
@@ -128,6 +129,8 @@ def route_table(
         Route(_any_slashes(list_links.UNSUBSCRIBE_PATH), links),
         # A mail provider's bounces and complaints.
         Route(_any_slashes(bounce_hook.PATH), BounceHook(db_url)),
+        # A press of a book's buy button (assets/site.js's beacon): always 204, counted when genuine.
+        Route(_any_slashes(buy_beacon.PATH), BuyBeacon()),
         # The dashboard: its downloads, its sign-in ceremonies, its pages.
         Route(admin_access.EXPORT_PATH, downloads),
         Route(admin_access.AUDIT_PATH, downloads),

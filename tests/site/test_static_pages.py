@@ -15,6 +15,7 @@ from playwright.sync_api import Browser, Page, Request, WebSocket, expect
 
 from publisher import content
 from tests.browser import MOBILE, assert_no_console_errors, new_page, open_page
+from tests.support import BUILD_DIR
 
 BOOK_PAGES = [f"/books/{book.slug}" for book in content.BOOKS]
 STATIC_PAGES = ["/", "/about", "/no-such-page", *BOOK_PAGES]
@@ -114,3 +115,35 @@ def test_a_query_with_replacement_patterns_is_shown_as_typed(page: Page, base_ur
     """The status line fills in the query literally: "$&" or "{count}" in it are not expanded."""
     page.goto(base_url + "/?q=%24%26%20%7Bcount%7D", wait_until="networkidle")
     expect(page.get_by_role("status").locator("p")).to_have_text("No books match “$& {count}”.")
+
+
+# Brotli bytes as served (the build's .br files) before issue 42 counted buy presses: site.js and
+# each public page's document, measured 2026-11-27 on main at 52541c0 in this suite's build.
+BROTLI_BYTES_BEFORE_COUNTING = {
+    "site.js": 1_931,
+    "index.html": 3_968,
+    "about.html": 3_268,
+    "books/coloring-book.html": 2_938,
+    "books/guinea-pig-or-hamster.html": 3_005,
+    "books/word-search-book.html": 2_906,
+    "subscribe.html": 3_907,
+    "contact-us.html": 4_089,
+    "subscribe/thanks.html": 2_414,
+    "contact-us/thanks.html": 2_365,
+    "subscribe/confirm.html": 3_308,
+    "unsubscribe.html": 3_280,
+    "404.html": 2_275,
+}
+# What counting may add to a public page and its site.js together (issue 42).
+COUNTING_BUDGET_BYTES = 300
+
+
+def brotli_bytes(name: str) -> int:
+    return (BUILD_DIR / f"{name}.br").stat().st_size
+
+
+@pytest.mark.parametrize("page", [name for name in BROTLI_BYTES_BEFORE_COUNTING if name != "site.js"])
+def test_counting_adds_at_most_300_brotli_bytes_to_a_page_and_its_site_js(built_site, page):
+    before = BROTLI_BYTES_BEFORE_COUNTING["site.js"] + BROTLI_BYTES_BEFORE_COUNTING[page]
+    now = brotli_bytes("site.js") + brotli_bytes(page)
+    assert now - before <= COUNTING_BUDGET_BYTES, f"{page} with site.js: {now} bytes, {now - before} over {before}"

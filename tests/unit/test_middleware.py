@@ -9,12 +9,13 @@ import pytest
 from reflex_base import config as reflex_config
 from starlette.routing import Match, Route, Router
 
-from publisher import content
+from publisher import content, visits
 from publisher.limits import tabs
 from publisher.server import event_channel, middleware, requests, routes
 from publisher.server.admin_downloads import AdminDownloads
 from publisher.server.admin_sign_in import AdminSignIn
 from publisher.server.bounce_hook import BounceHook
+from publisher.server.buy_beacon import BuyBeacon
 from publisher.server.event_channel import EventChannelDoor
 from publisher.server.link_pages import ListLinks
 from publisher.server.routes import PageInPlace
@@ -174,6 +175,7 @@ def test_every_endpoint_that_is_not_reflexs_own_is_in_the_route_table_around_the
     assert endpoints["/admin/api/export.csv"] is AdminDownloads
     assert endpoints["/admin/api/{ceremony:path}"] is AdminSignIn
     assert endpoints["/hooks/bounce{trailing:slashes}"] is BounceHook
+    assert endpoints["/count/buy{trailing:slashes}"] is BuyBeacon
     assert endpoints["/subscribe/confirm{trailing:slashes}"] is ListLinks
     assert endpoints["/unsubscribe{trailing:slashes}"] is ListLinks
     # The event channel's door, around the app (limits/tabs.py).
@@ -230,6 +232,7 @@ def csp(headers: dict[str, str]) -> dict[str, str]:
         ("/sitemap.xml", "no-cache"),
         ("/_health", "no-cache"),
         ("/site.js", "no-cache"),  # not content-hashed: must be revalidated
+        ("/count/buy", "no-store"),  # the buy beacon's empty answer
         ("/assets/unhashed.js", "no-cache"),
         ("/logo.svg", "public, max-age=86400"),
         ("/images/covers/coloring-book.svg", "public, max-age=86400"),
@@ -520,3 +523,87 @@ def test_a_request_from_another_sites_page_is_refused_403_before_socketio(kind):
 def test_other_paths_pass_the_door_uncounted(path):
     channel, _ = through_the_door(crafted(path, "http"))
     assert channel.seen == [("http", path, 0)]
+
+
+# --- The page hook (the visits count, publisher/visits) ----------------------------
+
+
+class HookCalls:
+    """A fake ``on_page`` hook: remembers each (path, status) it was told, or raises when told to."""
+
+    def __init__(self, fails: bool = False):
+        self.calls: list[tuple[str, int]] = []
+        self.fails = fails
+
+    def __call__(self, scope, status):
+        self.calls.append((scope["path"], status))
+        if self.fails:
+            raise RuntimeError("the count failed")
+
+
+def hooked(hook: HookCalls, path: str, status: int = 200, method: str = "GET") -> list[dict]:
+    headers_middleware = middleware.ResponseHeaders(RespondingApp(status), ("'sha256-abc='",), APP_ROUTES, on_page=hook)
+    _, sent = call(headers_middleware, http_scope(path, method=method))
+    return sent
+
+
+@pytest.mark.parametrize("status", [200, 304, 404, 500])
+@pytest.mark.parametrize("path", ["/", "/about", "/books/first-book", "/no-such-page"])
+def test_the_page_hook_is_told_each_page_documents_status_as_its_response_starts(path, status):
+    hook = HookCalls()
+    sent = hooked(hook, path, status)
+    assert hook.calls == [(path, status)]
+    assert sent[0]["status"] == status
+
+
+@pytest.mark.parametrize(
+    "path", ["/site.js", "/releases.atom", "/sitemap.xml", "/logo.svg", "/assets/root-CSsy5Cqn.js", "/robots.txt"]
+)
+def test_the_page_hook_never_hears_of_a_file(path):
+    hook = HookCalls()
+    hooked(hook, path)
+    assert hook.calls == []
+
+
+def test_a_raising_page_hook_still_sends_the_page_whole(caplog):
+    hook = HookCalls(fails=True)
+    with caplog.at_level("ERROR", logger=middleware.__name__):
+        first = hooked(hook, "/")
+        second = hooked(hook, "/about")
+    assert [message["type"] for message in first] == ["http.response.start", "http.response.body"]
+    assert first[0]["status"] == 200 and first[1]["body"] == b"ok"
+    assert second[1]["body"] == b"ok"
+    assert dict(first[0]["headers"])[b"x-frame-options"] == b"DENY"  # the headers as ever
+    assert len(hook.calls) == 2
+    assert len([record for record in caplog.records if "page hook failed" in record.getMessage()]) == 2  # one each
+
+
+def test_a_page_hook_failing_on_every_request_is_logged_at_most_once_a_minute(caplog):
+    hook = HookCalls(fails=True)
+    headers_middleware = middleware.ResponseHeaders(RespondingApp(), ("'sha256-abc='",), APP_ROUTES, on_page=hook)
+    with caplog.at_level("ERROR", logger=middleware.__name__):
+        for _ in range(5):
+            headers_middleware.app.scopes.clear()
+            call(headers_middleware, http_scope("/"))
+    assert len(hook.calls) == 5
+    assert len([record for record in caplog.records if "page hook failed" in record.getMessage()]) == 1
+
+
+def test_with_counting_on_the_headers_wrapper_carries_the_visits_hook_and_adds_no_wrapper(monkeypatch):
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    monkeypatch.setenv("PUBLISHER_VISITS", "on")
+    outer = middleware.transform(RecordingApp())
+    assert outer.on_page is visits.record_page_view
+    assert wrappers_passed(outer, http_scope("/")) == ["ResponseHeaders", "Router"]
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [{"PUBLISHER_VISITS": "off"}, {"PUBLISHER_VISITS": "on", "PUBLISHER_GATEWAY_URL": "https://gateway.example.com"}],
+    ids=["PUBLISHER_VISITS=off", "the cloud gateway"],
+)
+def test_with_counting_off_no_hook_is_installed(monkeypatch, environ):
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    outer = middleware.transform(RecordingApp())
+    assert outer.on_page is None

@@ -14,12 +14,14 @@ from reflex_components_core.el.elements.inline import A
 
 from publisher.content.site import NEW_TAB_NOTE
 
+# On a buy button: the book's slug, which assets/site.js sends in its beacon (server/buy_beacon.py).
+BUY_ATTRIBUTE = "data-buy"
 BUTTON_CLASS = (
     "mt-5 inline-block rounded-lg bg-amber-800 px-5 py-3 text-base font-bold text-white shadow hover:bg-amber-900"
 )
 
 
-def external_link(label: str, href: str, class_name: str, context: str = "") -> rx.Component:
+def external_link(label: str, href: str, class_name: str, context: str = "", **props) -> rx.Component:
     """A new-tab link; ``context`` (e.g. the book title) is added for screen readers only."""
     hidden_text = f": {context}{NEW_TAB_NOTE}" if context else NEW_TAB_NOTE
     return A.create(
@@ -29,11 +31,14 @@ def external_link(label: str, href: str, class_name: str, context: str = "") -> 
         target="_blank",
         rel="noopener noreferrer",
         class_name=class_name,
+        **props,
     )
 
 
-def external_button(label: str, href: str, context: str) -> rx.Component:
-    return external_link(label, href, BUTTON_CLASS, context)
+def external_button(label: str, href: str, context: str, buy: str = "") -> rx.Component:
+    """A new-tab button. ``buy``: the book's slug on its buy button, written as ``data-buy``, so
+    assets/site.js counts a press (one beacon to /count/buy) while the link stays a plain link."""
+    return external_link(label, href, BUTTON_CLASS, context, **({"custom_attrs": {BUY_ATTRIBUTE: buy}} if buy else {}))
 
 
 def site_link(*children: rx.Component | str, href: str, **props) -> rx.Component:

@@ -1,0 +1,133 @@
+"""``POST /count/buy``: a press of a book's buy button, sent by assets/site.js as a beacon.
+
+The buy button is the plain external link the spec asks for (``target="_blank"`` to the store);
+site.js, already on every page, sends ``navigator.sendBeacon("/count/buy", "<slug> <store host>")``
+once per book per page as the press happens, and never delays or changes the navigation. This
+is where that beacon lands (docs/privacy.md says what is counted; docs/security.md what is
+refused).
+
+The answer is always the same: **204**, ``no-store``, empty, whatever came. A sender learns
+nothing from it (not whether counting is on, nor which check refused it), and nothing in it is
+worth caching or reading. A press is counted (``visits.record_buy``) only when all of these hold:
+
+- counting is on (``Settings.visits_on``);
+- the method is POST and the body at most ``BEACON_BODY_MAX`` bytes, bounded before it is read
+  (``requests.read_body``);
+- it comes from one of the site's own pages (``same_site.BEACON``: its ``Origin``, else
+  ``Sec-Fetch-Site: same-origin``), the site's origins being those the event channel trusts
+  (``event_channel.ChannelOrigins``: the request's host, the deploy URL, the development
+  server's port);
+- it is not a prefetch and its user agent is not a bot;
+- its body names a known book and the host of that book's own store link (``buy_target``);
+- its address has pressed at most ``BUY_PER_ADDRESS`` times in the window (Redis when Reflex
+  uses it, shared by every worker; else this process). Only presses that would count are
+  counted against it, so garbage costs no store round trip.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from reflex.utils import prerequisites
+from starlette.datastructures import Headers
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from publisher import content, visits
+from publisher.config import settings
+from publisher.limits.submits import Limiter, MemoryCounter, RedisCounter
+from publisher.per_process import PerProcess
+from publisher.rules import same_site, visit_rules
+from publisher.server import requests
+from publisher.server.event_channel import ChannelOrigins
+
+logger = logging.getLogger(__name__)
+
+PATH = "/count/buy"
+# The limiter's name for presses (its keys are apart from the forms').
+_PRESSES = "buy"
+# An unexpected error is logged at most this often: a flood of beacons must not flood the log.
+FAILURE_LOG_EVERY_S = 60.0
+
+
+def configured_buy_limiter() -> Limiter:
+    """Presses per address: in Redis when Reflex uses it (every worker and host), else in this process."""
+    redis = prerequisites.get_redis()
+    counter = RedisCounter(redis) if redis is not None else MemoryCounter()
+    return Limiter(counter, per_address=visit_rules.BUY_PER_ADDRESS)
+
+
+shared_buy_limiter: PerProcess[Limiter] = PerProcess(configured_buy_limiter)
+
+
+def _books() -> tuple[tuple[str, str], ...]:
+    """Each book's slug and its store link (content/books.py)."""
+    return tuple((book.slug, str(book.book_link)) for book in content.BOOKS)
+
+
+class BuyBeacon:
+    """The beacon's endpoint in the route table (server/routes.py), any method.
+
+    ``record``, ``origins`` and ``limiter``: for tests (None: ``visits.record_buy``, the configured
+    origins, the shared per-address limiter)."""
+
+    def __init__(
+        self,
+        record: Callable[[Scope, str, str], None] | None = None,
+        origins: ChannelOrigins | None = None,
+        limiter: PerProcess[Limiter] | None = None,
+    ):
+        self._record = record
+        self._origins = origins
+        self._limiter = limiter or shared_buy_limiter
+        self._failure_logged_at: float | None = None
+
+    def origins(self) -> ChannelOrigins:
+        if self._origins is None:
+            self._origins = ChannelOrigins.configured()
+        return self._origins
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            counted = await self._press(scope, receive)
+        except requests.ClientLeft:
+            return  # nobody to answer
+        except Exception:  # noqa: BLE001 - a press is never worth an error page: the answer is the same
+            counted = None
+            now = time.monotonic()
+            if self._failure_logged_at is None or now - self._failure_logged_at >= FAILURE_LOG_EVERY_S:
+                self._failure_logged_at = now
+                logger.exception("Buy beacon: the press could not be judged (logged at most once a minute)")
+        logger.debug("Buy beacon: %s", counted or "not counted")
+        await Response(status_code=204, headers={"Cache-Control": "no-store"})(scope, receive, send)
+
+    async def _press(self, scope: Scope, receive: Receive) -> str | None:
+        """The press's "slug host" when it was counted, else None."""
+        if not settings.current().visits_on or scope["method"] != "POST":
+            return None
+        try:
+            body = await requests.read_body(scope, receive, visit_rules.BEACON_BODY_MAX)
+        except requests.BodyTooLarge:
+            return None
+        headers = Headers(scope=scope)
+        origins = headers.getlist("origin")
+        if len(origins) > 1 or not same_site.same_origin(
+            origins[0] if origins else None,
+            self.origins().of(headers.get("host", "")),
+            same_site.BEACON,
+            sec_fetch_site=headers.get("sec-fetch-site"),
+            referer=headers.get("referer"),
+        ):
+            return None
+        if visit_rules.is_prefetch(headers) or visit_rules.is_bot(headers.get("user-agent", "")):
+            return None
+        target = visit_rules.buy_target(body, _books())
+        if target is None:
+            return None
+        if not await self._limiter.get().allow(_PRESSES, "", requests.client_address(scope)):
+            return None
+        slug, store = target
+        (self._record or visits.record_buy)(scope, slug, store)
+        return f"{slug} {store}"

@@ -1,0 +1,245 @@
+"""``POST /count/buy`` by crafted ASGI calls through the site's whole HTTP stack (the headers
+wrapper and the route table, server/middleware.py), the count replaced by a recorder: a genuine
+press from one of the site's own pages is counted with its book and store, anything else is
+counted nowhere, and every answer is the same empty 204. The press as a browser sends it, and
+its count read back from the database, are in tests/embedded/test_visits*.py."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import pytest
+
+from publisher import content, visits
+from publisher.limits.submits import Limit, Limiter, MemoryCounter
+from publisher.rules import visit_rules
+from publisher.server import buy_beacon, middleware
+
+BOOK = content.BOOKS[0]
+STORE = urlsplit(str(BOOK.book_link)).hostname or ""
+PRESS = f"{BOOK.slug} {STORE}".encode()
+SITE = "https://books.example.com"
+DESKTOP_CHROME = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+)
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+
+
+class Inner:
+    """Reflex's app behind the table: it must never see the beacon's path."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+
+    async def __call__(self, scope, receive, send):
+        self.paths.append(scope["path"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"app"})
+
+
+class Answer:
+    def __init__(self, sent: list[dict]) -> None:
+        start = sent[0]
+        self.status = start["status"]
+        self.headers = {name.decode().lower(): value.decode() for name, value in start["headers"]}
+        self.body = b"".join(message.get("body", b"") for message in sent if message["type"] == "http.response.body")
+
+
+@pytest.fixture
+def presses(monkeypatch) -> Iterator[list[tuple[str, str]]]:
+    """Counting on; the presses ``visits.record_buy`` was given (slug, store); a fresh per-address
+    limiter at a fixed moment, so ten minutes are one window whatever the clock says."""
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    monkeypatch.setenv("PUBLISHER_VISITS", "on")
+    recorded: list[tuple[str, str]] = []
+    monkeypatch.setattr(visits, "record_buy", lambda scope, slug, store: recorded.append((slug, store)))
+    monkeypatch.setattr(visits, "record_page_view", lambda scope, status: None)
+    limiter = Limiter(MemoryCounter(clock=lambda: 1000.0), clock=lambda: 1_000_000.0, per_address=Limit(20, 600))
+    buy_beacon.shared_buy_limiter.set(limiter)
+    yield recorded
+    buy_beacon.shared_buy_limiter.set(None)
+
+
+def press(
+    body: bytes = PRESS,
+    *,
+    method: str = "POST",
+    origin: str | list[str] | None = SITE,
+    sec_fetch_site: str | None = None,
+    user_agent: str | None = DESKTOP_CHROME,
+    client: str = "203.0.113.9",
+    extra: list[tuple[bytes, bytes]] = (),  # type: ignore[assignment]
+    path: str = buy_beacon.PATH,
+) -> Answer:
+    """One request through the site's HTTP stack, as a browser's beacon sends it unless told otherwise."""
+    headers = [(b"host", b"books.example.com"), (b"content-type", b"text/plain;charset=UTF-8")]
+    headers.append((b"content-length", str(len(body)).encode()))
+    for value in [origin] if isinstance(origin, str) else origin or []:
+        headers.append((b"origin", value.encode()))
+    if sec_fetch_site is not None:
+        headers.append((b"sec-fetch-site", sec_fetch_site.encode()))
+    if user_agent is not None:
+        headers.append((b"user-agent", user_agent.encode()))
+    headers.extend(extra)
+    scope = {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": (client, 5000),
+    }
+    inner = Inner()
+    sent: list[dict] = []
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive():
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(middleware.transform(inner)(scope, receive, send))
+    assert inner.paths == []  # the beacon answers alone
+    return Answer(sent)
+
+
+def assert_the_same_empty_answer(answer: Answer) -> None:
+    assert answer.status == 204
+    assert answer.body == b""
+    assert answer.headers["cache-control"] == "no-store"
+    assert "set-cookie" not in answer.headers
+
+
+def test_a_press_of_a_known_book_from_our_page_counts_with_its_book_and_store(presses):
+    assert_the_same_empty_answer(press())
+    assert presses == [(BOOK.slug, STORE)]
+
+
+def test_every_book_counts_under_its_own_slug(presses):
+    for book in content.BOOKS:
+        press(f"{book.slug} {urlsplit(str(book.book_link)).hostname}".encode())
+    assert presses == [(book.slug, urlsplit(str(book.book_link)).hostname) for book in content.BOOKS]
+
+
+@pytest.mark.parametrize("path", [buy_beacon.PATH + "/", buy_beacon.PATH + "//"])
+def test_the_path_with_trailing_slashes_is_the_beacon_too(presses, path):
+    assert_the_same_empty_answer(press(path=path))
+    assert presses == [(BOOK.slug, STORE)]
+
+
+def test_without_origin_a_same_origin_fetch_counts(presses):
+    """A browser that sends no Origin still says where the request came from (Sec-Fetch-Site)."""
+    assert_the_same_empty_answer(press(origin=None, sec_fetch_site="same-origin"))
+    assert presses == [(BOOK.slug, STORE)]
+
+
+OVERSIZE = PRESS + b" " * (visit_rules.BEACON_BODY_MAX + 1 - len(PRESS))
+NOT_COUNTED = {
+    "an unknown book": {"body": b"no-such-book " + STORE.encode()},
+    "another store's host": {"body": f"{BOOK.slug} evil.example".encode()},
+    "an empty body": {"body": b""},
+    "garbage": {"body": b"\x00\xff<script>"},
+    "another site's Origin": {"origin": "https://evil.example"},
+    "another site's Origin, same-origin claimed": {"origin": "https://evil.example", "sec_fetch_site": "same-origin"},
+    "Origin: null without Sec-Fetch-Site": {"origin": "null"},
+    "no Origin and no Sec-Fetch-Site": {"origin": None},
+    "no Origin, cross-site": {"origin": None, "sec_fetch_site": "cross-site"},
+    "two Origin headers": {"origin": [SITE, "https://evil.example"]},
+    "a GET": {"method": "GET"},
+    "a HEAD": {"method": "HEAD"},
+    "a PUT": {"method": "PUT"},
+    f"a body over {visit_rules.BEACON_BODY_MAX} bytes": {"body": OVERSIZE},
+    "a bot's user agent": {"user_agent": GOOGLEBOT},
+    "curl": {"user_agent": "curl/8.5.0"},
+    "no user agent": {"user_agent": None},
+    "a prefetch": {"extra": [(b"sec-purpose", b"prefetch")]},
+}
+
+
+@pytest.mark.parametrize("request_kind", NOT_COUNTED.values(), ids=NOT_COUNTED.keys())
+def test_anything_but_a_genuine_press_counts_nowhere_and_gets_the_same_answer(presses, request_kind):
+    assert_the_same_empty_answer(press(**request_kind))
+    assert presses == []
+
+
+def test_a_body_over_the_limit_is_refused_before_it_is_read(presses):
+    """A declared Content-Length over the limit: nothing is received."""
+    assert len(OVERSIZE) == visit_rules.BEACON_BODY_MAX + 1
+    assert_the_same_empty_answer(press(OVERSIZE))
+    assert presses == []
+
+
+def test_the_21st_press_from_one_address_in_ten_minutes_counts_nowhere(presses):
+    for _ in range(20):
+        assert_the_same_empty_answer(press())
+    assert len(presses) == 20
+    assert_the_same_empty_answer(press())
+    assert len(presses) == 20
+    # Another address in the same /64 is the same visitor; another address is not.
+    press(client="2001:db8:1:2::1")
+    press(client="2001:db8:1:2::ffff")
+    assert len(presses) == 22
+    press(client="198.51.100.7")
+    assert len(presses) == 23
+
+
+def test_garbage_does_not_use_up_an_addresss_presses(presses):
+    """Only presses that would count are counted against the address: a forger's junk costs the
+    limiter's store nothing, and a visitor behind the same address still counts."""
+    for _ in range(30):
+        press(b"no-such-book " + STORE.encode())
+    press()
+    assert presses == [(BOOK.slug, STORE)]
+
+
+def test_with_counting_off_nothing_counts_and_the_answer_is_the_same(presses, monkeypatch):
+    monkeypatch.setenv("PUBLISHER_VISITS", "off")
+    assert_the_same_empty_answer(press())
+    monkeypatch.setenv("PUBLISHER_VISITS", "on")
+    monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://gateway.example.com")  # the cloud keeps no counts
+    assert_the_same_empty_answer(press())
+    assert presses == []
+
+
+def test_a_failing_count_still_answers_204(presses, monkeypatch):
+    def broken(scope, slug, store):
+        raise RuntimeError("the tally is broken")
+
+    monkeypatch.setattr(visits, "record_buy", broken)
+    assert_the_same_empty_answer(press())
+
+
+def test_a_client_gone_before_its_body_gets_no_answer(presses):
+    sent: list[dict] = []
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": buy_beacon.PATH,
+        "raw_path": buy_beacon.PATH.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"books.example.com"), (b"origin", SITE.encode())],
+        "client": ("203.0.113.9", 5000),
+    }
+
+    async def receive():
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(buy_beacon.BuyBeacon()(scope, receive, send))
+    assert sent == [] and presses == []
+
+
+def test_the_configured_limiter_allows_20_presses_per_address_in_10_minutes(monkeypatch):
+    """Without Redis the presses are counted in this process (with it, in Redis: submits.RedisCounter)."""
+    monkeypatch.setattr(buy_beacon.prerequisites, "get_redis", lambda: None)
+    limiter = buy_beacon.configured_buy_limiter()
+    assert isinstance(limiter.counter, MemoryCounter)
+    assert limiter.per_address == Limit(attempts=20, window_s=600)
