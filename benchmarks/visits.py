@@ -13,10 +13,11 @@
    default) from --visitors visitors over a day (their pages, minutes, landings' sources and
    campaigns, a few buy presses), written by ``visit_counts.flush`` in its one transaction
    to a fresh SQLite and a fresh PostgreSQL database (Debian's package, as in the tests).
-   Prints the seconds of the flush and the rows it wrote.
+   Prints the seconds of the flush and the rows it wrote. Then the same batch's visitors
+   marked in Redis's day sets, as workers on Redis do: the seconds, and the memory a day takes.
 
     .venv/bin/python benchmarks/visits.py [--requests 6000] [--concurrency 300] [--rounds 2]
-        [--views 100000] [--visitors 30000] [--part serve|flush|both] [--no-postgres]
+        [--views 100000] [--visitors 30000] [--part serve|flush|both] [--no-postgres] [--no-redis]
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.postgres import PostgresServer  # noqa: E402
-from tests.support import running_server, wait_until  # noqa: E402
+from tests.support import RedisServer, running_server, wait_until  # noqa: E402
 
 # Browsers' user agents as they send them: none is a crawler (tests/unit/test_visits_benchmark.py).
 DESKTOP_AGENTS = (
@@ -227,7 +228,7 @@ def launch_day(views: int, visitors: int, day: date, seed: int = 20261127):
         view("site", "", visitor)
         view("page", ROUTES[rng.randrange(len(ROUTES))], visitor)
         minute = (number * 1440 // visitors + rng.randrange(3)) % 1440  # a visit lasts a few minutes
-        view("minute", f"{minute // 60:02d}{minute % 60:02d}", visitor)
+        batch.seen.add((day, "minute", f"{minute // 60:02d}{minute % 60:02d}", visitor))  # no view: "now"
         if n < visitors:  # the landing
             view("source", SOURCES[number % len(SOURCES)], visitor)
             if number % 5 == 0:
@@ -274,7 +275,37 @@ def flush(args: argparse.Namespace, tmp: Path) -> int:
             timed_flush("PostgreSQL", postgres.url(postgres.migrated_database()), batch)
         finally:
             postgres.close()
+    if args.redis:
+        redis = RedisServer(tmp)
+        try:
+            asyncio.run(marked_in_redis(redis.url, batch))
+        finally:
+            redis.stop()
     return 0
+
+
+async def marked_in_redis(url: str, batch) -> None:
+    """The same batch's visitors marked in Redis's day sets, as workers on Redis do before the
+    flush: how long, and the memory the day's sets take (they live 48 hours: two days at most)."""
+    import redis.asyncio
+
+    from publisher.visits.visitor_sets import RedisVisitorSets
+
+    client = redis.asyncio.Redis.from_url(url)
+    try:
+        before = (await client.info("memory"))["used_memory"]
+        started = time.perf_counter()
+        await RedisVisitorSets(client).mark(batch)
+        seconds = time.perf_counter() - started
+        after = (await client.info("memory"))["used_memory"]
+        keys = await client.dbsize()
+    finally:
+        await client.aclose()
+    new = sum(batch.new_visitors.values())
+    print(
+        f"{'Redis':<11} {seconds:6.2f} s: {len(batch.seen):,} members in {keys:,} keys, "
+        f"{(after - before) / 2**20:.1f} MB for the day; {new:,} new visitor marks"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -287,7 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="GRANIAN_WORKERS of each server")
     parser.add_argument("--views", type=int, default=LAUNCH_DAY_VIEWS, help="page views in the flushed batch")
     parser.add_argument("--visitors", type=int, default=LAUNCH_DAY_VISITORS, help="visitors making them")
-    parser.add_argument("--no-postgres", dest="postgres", action="store_false", help="flush on SQLite only")
+    parser.add_argument("--no-postgres", dest="postgres", action="store_false", help="no PostgreSQL flush")
+    parser.add_argument("--no-redis", dest="redis", action="store_false", help="no Redis day sets")
     args = parser.parse_args(argv)
     if args.visitors > args.views or min(args.requests, args.concurrency, args.rounds, args.visitors) < 1:
         parser.error("--requests, --concurrency, --rounds and --visitors are at least 1, --visitors at most --views")
