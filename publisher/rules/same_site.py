@@ -1,4 +1,4 @@
-"""Whether a request comes from one of the site's own pages: one function, three policies
+"""Whether a request comes from one of the site's own pages: one function, four policies
 (docs/security.md).
 
 A plain HTML POST, a passkey ceremony and the event channel carry no token of the visitor's
@@ -17,6 +17,10 @@ purpose:
   ``same-origin``; a ``Referer`` never decides.
 - ``EVENT_CHANNEL`` (the websocket and its polling): ``Origin`` alone decides; without one the
   client is no browser page (nothing a forged page could do), so it is let through.
+- ``BEACON`` (the buy press's ``navigator.sendBeacon`` to ``/count/buy``): ``Origin``, which
+  a browser sends on every POST, must be the site's; without one, ``Sec-Fetch-Site`` must say
+  ``same-origin``; ``Origin: null`` and a ``Referer`` never count. A refused beacon counts
+  nothing and the visitor sees no difference, so the policy can be the strictest.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class Policy:
 FORM_POST = Policy(fallbacks=(SEC_FETCH_SITE, REFERER))
 DASHBOARD = Policy(fallbacks=(SEC_FETCH_SITE,), null_falls_back=True)
 EVENT_CHANNEL = Policy(fallbacks=(), none_sent=True)
+BEACON = Policy(fallbacks=(SEC_FETCH_SITE,))
 
 
 def origin_of(url: str) -> str | None:

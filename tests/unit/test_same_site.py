@@ -1,5 +1,6 @@
 """Whether a request comes from the site's own page (publisher/rules/same_site.py): one function,
-and each policy its callers give it: the forms' plain POST, the dashboard, the event channel."""
+and each policy its callers give it: the forms' plain POST, the dashboard, the event channel, the
+buy press's beacon."""
 
 from __future__ import annotations
 
@@ -56,6 +57,29 @@ def test_a_dashboard_request_must_come_from_the_relying_partys_page(origin, fetc
     judged = same_site.same_origin(
         origin, party.origins, same_site.DASHBOARD, sec_fetch_site=fetch_site, referer=referer
     )
+    assert judged is allowed
+
+
+@pytest.mark.parametrize(
+    ("origin", "fetch_site", "referer", "allowed"),
+    [
+        ("https://www.example.com", None, None, True),
+        ("http://127.0.0.1:8000", "cross-site", None, True),  # Origin decides when there is one
+        ("https://evil.example", "same-origin", "https://www.example.com/", False),
+        ("https://www.example.com.evil.example", None, None, False),
+        ("http://www.example.com", None, None, False),  # another scheme is another origin
+        ("null", None, None, False),  # an opaque origin: a sandboxed frame, a file, a redirect chain
+        ("null", "same-origin", "https://www.example.com/", False),  # and nothing stands in for it
+        (None, "same-origin", None, True),  # no Origin: Sec-Fetch-Site decides
+        (None, "same-site", None, False),
+        (None, "cross-site", None, False),
+        (None, "none", None, False),
+        (None, None, "https://www.example.com/books/x", False),  # a Referer never decides here
+        (None, None, None, False),  # neither: refused
+    ],
+)
+def test_a_buy_beacon_counts_only_from_the_sites_own_page(origin, fetch_site, referer, allowed):
+    judged = same_site.same_origin(origin, SITE, same_site.BEACON, sec_fetch_site=fetch_site, referer=referer)
     assert judged is allowed
 
 

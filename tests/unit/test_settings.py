@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -13,6 +14,7 @@ from publisher.config.checks import absolute_http_url
 from publisher.config.settings import ConfigurationError
 
 VAR = "REFLEX_DEPLOY_URL"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 @pytest.mark.parametrize(
@@ -115,6 +117,47 @@ def test_gateway_timeout_defaults_to_ten_seconds():
 def test_malformed_gateway_timeout_names_the_variable(value):
     with pytest.raises(settings.ConfigurationError, match="PUBLISHER_GATEWAY_TIMEOUT_S"):
         settings.gateway_timeout_s({"PUBLISHER_GATEWAY_TIMEOUT_S": value})
+
+
+# --- Visits (publisher/rules/visit_rules.py, docs/privacy.md) ---------------------------
+
+
+@pytest.mark.parametrize(("value", "on"), [("on", True), ("", True), (" ON ", True), ("off", False), ("Off", False)])
+def test_visits_are_counted_unless_publisher_visits_is_off(value, on):
+    assert settings.from_environ({}).visits_on
+    assert settings.from_environ({"PUBLISHER_VISITS": value}).visits_on is on
+
+
+@pytest.mark.parametrize("value", ["no", "0", "false", "yes please", "of"])
+def test_a_publisher_visits_that_is_neither_on_nor_off_names_the_variable(value):
+    with pytest.raises(ConfigurationError, match="PUBLISHER_VISITS must be on or off"):
+        settings.from_environ({"PUBLISHER_VISITS": value})
+
+
+def test_visits_are_never_counted_with_the_cloud_gateway_which_keeps_no_database_to_show_them():
+    cloud = {"PUBLISHER_GATEWAY_URL": "https://abc123.execute-api.us-east-1.amazonaws.com"}
+    assert not settings.from_environ(cloud).visits_on
+    assert not settings.from_environ({**cloud, "PUBLISHER_VISITS": "on"}).visits_on
+
+
+def test_daily_visit_counts_are_kept_730_days_unless_publisher_visits_keep_days_says_otherwise():
+    assert settings.DEFAULT_VISITS_KEEP_DAYS == 730
+    assert settings.from_environ({}).visits_keep_days == 730
+    assert settings.from_environ({"PUBLISHER_VISITS_KEEP_DAYS": " "}).visits_keep_days == 730
+    assert settings.from_environ({"PUBLISHER_VISITS_KEEP_DAYS": "90"}).visits_keep_days == 90
+    assert settings.from_environ({"PUBLISHER_VISITS_KEEP_DAYS": "1"}).visits_keep_days == 1
+    rows = [
+        line.split("|")[2].strip().strip("`")
+        for line in (DOCS / "configuration.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `PUBLISHER_VISITS_KEEP_DAYS` |")
+    ]
+    assert rows == ["730"]  # the default docs/configuration.md gives
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two years", "730.5", "1e3"])
+def test_a_keep_days_that_is_no_whole_number_of_at_least_1_names_the_variable(value):
+    with pytest.raises(ConfigurationError, match="PUBLISHER_VISITS_KEEP_DAYS must be a whole number of at least 1"):
+        settings.from_environ({"PUBLISHER_VISITS_KEEP_DAYS": value})
 
 
 # --- Secrets from files (compose secrets: not in `docker inspect`). ---
