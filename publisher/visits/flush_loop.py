@@ -16,7 +16,7 @@ from datetime import date, datetime
 
 from publisher.rules import visit_rules
 from publisher.storage.visit_counts import Batch
-from publisher.visits.recorder import Recorder
+from publisher.visits.recorder import SITE_KIND, Recorder
 from publisher.visits.salts import SaltStore
 from publisher.visits.visitor_sets import RedisVisitorSets
 
@@ -76,9 +76,9 @@ class FlushLoop:
         try:
             await asyncio.to_thread(self.flush, batch, self.visitor_sets is not None)
         except Exception as exc:  # noqa: BLE001 - a database away loses this window only
-            views = sum(batch.views.values())
+            views = sum(count for (_, kind, _), count in batch.views.items() if kind == SITE_KIND)
             # The error's type only: its text may quote the batch's visitor ids.
-            logger.warning("Visits: %d views lost, the database did not take them (%s)", views, type(exc).__name__)
+            logger.warning("Visits: %d page views lost, the database did not take them (%s)", views, type(exc).__name__)
 
     async def chores_once_a_day(self) -> None:
         """The expired salts and seen rows dropped, old counts pruned: on the first turn of each day."""

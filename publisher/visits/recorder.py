@@ -8,7 +8,7 @@ when the call returns; the tally keeps only routes, sources, campaigns and visit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from starlette.datastructures import Headers
@@ -27,16 +27,6 @@ SITE_KEY = ""
 
 def _unrouted(path: str) -> str:
     return path
-
-
-def own_hosts(headers: Mapping[str, str]) -> tuple[str, ...]:
-    """The names this request reached the site by (the Host header, with and without its port): a
-    Referer from one of them is a move between our own pages, not a landing."""
-    host = headers.get("host", "").strip().lower()
-    if not host:
-        return ()
-    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-    return tuple(dict.fromkeys((host, name.strip("[]"))))
 
 
 class Recorder:
@@ -86,7 +76,8 @@ class Recorder:
         self.tally.view(day, PAGE_KIND, route, visitor)
         if visitor is not None:
             self.tally.seen_only(day, MINUTE_KIND, minute_key(now), visitor)
-        source = visit_rules.source_of(headers.get("referer", ""), own_hosts(headers))
+        # A Referer naming the host this request came to is a move between our own pages.
+        source = visit_rules.source_of(headers.get("referer", ""), [headers.get("host", "")])
         if source is None:
             return  # from one of our own pages: not a landing
         self.tally.view(day, SOURCE_KIND, source, visitor)

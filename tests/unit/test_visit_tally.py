@@ -1,0 +1,434 @@
+"""The visits engine (publisher/visits) without a server: the request path's tally, the day's salts,
+the flush loop and the lifespan task, with a fake clock, a fake salt store and a fake flush.
+
+What a request adds is read back from the batch the flush would write: views per (day, kind, key),
+and the distinct visitor ids seen per key, which the database (or Redis) turns into visitors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+
+from publisher import visits
+from publisher.storage.visit_counts import Batch
+from publisher.visits import flush_loop, salts, visitor_sets
+from publisher.visits.flush_loop import FlushLoop
+from publisher.visits.recorder import Recorder
+from publisher.visits.salts import DaySalts
+from publisher.visits.tally import OTHER, Tally
+from publisher.web import page_kinds
+
+DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+PHONE = (
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+    "Version/17.5 Mobile/15E148 Safari/604.1"
+)
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+PAGES = ("/", "/about", "/books/guinea-pig-or-hamster", "/unsubscribe")
+DAY = date(2026, 11, 27)
+NOON = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
+
+
+class FakeClock:
+    def __init__(self, now: datetime):
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+class FakeSalts:
+    """A salt store that makes one salt per day; ``away`` makes it fail as a database that is down."""
+
+    def __init__(self) -> None:
+        self.asked: list[date] = []
+        self.away = False
+
+    async def salt_for(self, day: date, now: datetime) -> bytes | None:
+        self.asked.append(day)
+        if self.away:
+            raise ConnectionError("the store is away")
+        return day.isoformat().encode().ljust(32, b"-")
+
+
+def request(
+    path: str = "/",
+    user_agent: str = DESKTOP,
+    address: str = "203.0.113.7",
+    method: str = "GET",
+    referer: str | None = None,
+    query: bytes = b"",
+) -> dict:
+    headers = [(b"host", b"books.example"), (b"user-agent", user_agent.encode())]
+    if referer is not None:
+        headers.append((b"referer", referer.encode()))
+    return {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "query_string": query,
+        "headers": headers,
+        "client": (address, 50000),
+    }
+
+
+def make_recorder(clock: FakeClock, max_keys: int = visits.MAX_KEYS_PER_FLUSH) -> Recorder:
+    counting = Recorder(Tally(max_keys), DaySalts(), trusted_proxy_hops=0, clock=clock)
+    counting.count_views_on(PAGES, page_kinds.page_route)
+    return counting
+
+
+async def with_salts(counting: Recorder, store: FakeSalts | None = None) -> Recorder:
+    await counting.salts.refresh(store or FakeSalts(), counting.clock())
+    return counting
+
+
+def views(batch: Batch, kind: str, day: date = DAY) -> dict[str, int]:
+    return {key: count for (on, of, key), count in batch.views.items() if on == day and of == kind}
+
+
+def visitors(batch: Batch, kind: str, key: str, day: date = DAY) -> int:
+    return len({visitor for on, of, seen_key, visitor in batch.seen if (on, of, seen_key) == (day, kind, key)})
+
+
+# --- The request path -------------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_ten_views_from_one_address_and_user_agent_are_one_visitor_and_ten_views():
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    for _ in range(10):
+        counting.page_view(request("/"), 200)
+    batch = counting.tally.take()
+    assert views(batch, "site") == {"": 10}
+    assert views(batch, "page") == {"/": 10}
+    assert visitors(batch, "site", "") == 1
+    assert visitors(batch, "page", "/") == 1
+
+
+@pytest.mark.asyncio
+async def test_another_user_agent_from_the_same_address_is_a_second_visitor():
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    for _ in range(10):
+        counting.page_view(request("/"), 200)
+    counting.page_view(request("/about", user_agent=PHONE), 200)
+    batch = counting.tally.take()
+    assert views(batch, "site") == {"": 11}
+    assert visitors(batch, "site", "") == 2
+    assert visitors(batch, "page", "/about") == 1
+
+
+@pytest.mark.asyncio
+async def test_a_crawler_is_counted_as_a_bot_only():
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    counting.page_view(request("/", user_agent=GOOGLEBOT), 200)
+    batch = counting.tally.take()
+    assert batch.views == {(DAY, "bot", ""): 1}
+    assert batch.seen == set()
+
+
+@pytest.mark.asyncio
+async def test_what_is_not_a_view_adds_nothing():
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    counting.page_view(request("/", method="HEAD"), 200)
+    counting.page_view(request("/", method="POST"), 200)
+    counting.page_view(request("/no-such-page"), 404)
+    counting.page_view(request("/admin"), 200)
+    counting.page_view(request("/_health"), 200)
+    prefetch = request("/")
+    prefetch["headers"].append((b"sec-purpose", b"prefetch"))
+    counting.page_view(prefetch, 200)
+    assert counting.tally.is_empty()
+
+
+@pytest.mark.asyncio
+async def test_a_page_is_counted_under_its_route_never_its_query_and_a_304_counts():
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    counting.page_view(request("/unsubscribe/", query=b"token=secret-token-of-a-reader"), 200)
+    counting.page_view(request("/about.html"), 304)
+    batch = counting.tally.take()
+    assert views(batch, "page") == {"/unsubscribe": 1, "/about": 1}
+    assert "secret-token-of-a-reader" not in repr(batch)
+    assert views(batch, "campaign") == {}
+
+
+@pytest.mark.asyncio
+async def test_a_landing_records_its_source_and_campaign_and_a_move_between_our_pages_does_not():
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    tagged = b"utm_source=newsletter&utm_medium=email&utm_campaign=launch"
+    counting.page_view(request("/", query=tagged), 200)
+    counting.page_view(request("/", referer="https://l.instagram.com/", user_agent=PHONE), 200)
+    counting.page_view(request("/about", referer="https://books.example/"), 200)
+    batch = counting.tally.take()
+    assert views(batch, "source") == {"(direct)": 1, "Instagram": 1}
+    assert views(batch, "campaign") == {"newsletter / email / launch": 1}
+    assert views(batch, "site") == {"": 3}
+
+
+@pytest.mark.asyncio
+async def test_the_minute_is_seen_for_visitors_now_without_a_view():
+    counting = await with_salts(make_recorder(FakeClock(NOON + timedelta(minutes=7))))
+    counting.page_view(request("/"), 200)
+    counting.page_view(request("/about"), 200)
+    batch = counting.tally.take()
+    assert visitors(batch, "minute", "1207") == 1
+    assert views(batch, "minute") == {}
+
+
+@pytest.mark.asyncio
+async def test_midnight_splits_the_day_and_the_next_days_salt_is_fetched_before_it():
+    clock = FakeClock(datetime(2026, 11, 27, 23, 55, tzinfo=UTC))
+    store = FakeSalts()
+    counting = await with_salts(make_recorder(clock), store)
+    assert store.asked == [DAY, DAY + timedelta(days=1)]  # from 23:55, tomorrow's too
+    clock.now = datetime(2026, 11, 27, 23, 59, 59, tzinfo=UTC)
+    counting.page_view(request("/"), 200)
+    clock.now = datetime(2026, 11, 28, 0, 0, 1, tzinfo=UTC)
+    counting.page_view(request("/"), 200)
+    batch = counting.tally.take()
+    tomorrow = DAY + timedelta(days=1)
+    assert views(batch, "site") == {"": 1}
+    assert views(batch, "site", tomorrow) == {"": 1}
+    ids = {
+        day: {visitor for on, kind, _, visitor in batch.seen if on == day and kind == "site"} for day in (DAY, tomorrow)
+    }
+    assert len(ids[DAY]) == len(ids[tomorrow]) == 1
+    assert ids[DAY] != ids[tomorrow]  # under the next day's salt, another id: no one is followed across days
+
+
+@pytest.mark.asyncio
+async def test_salts_are_fetched_from_2355_and_days_before_yesterday_are_forgotten():
+    store = FakeSalts()
+    cache = DaySalts()
+    await cache.refresh(store, datetime(2026, 11, 27, 23, 54, 59, tzinfo=UTC))
+    assert store.asked == [DAY]
+    await cache.refresh(store, datetime(2026, 11, 27, 23, 55, tzinfo=UTC))
+    assert store.asked == [DAY, DAY + timedelta(days=1)]
+    await cache.refresh(store, datetime(2026, 11, 29, 0, 1, tzinfo=UTC))
+    assert cache.days() == [DAY + timedelta(days=1), DAY + timedelta(days=2)]
+    assert cache.of(DAY) is None
+
+
+@pytest.mark.asyncio
+async def test_a_salt_store_that_does_not_answer_is_waited_for_a_bounded_time():
+    class Hanging:
+        async def salt_for(self, day: date, now: datetime) -> bytes | None:
+            await asyncio.Event().wait()
+            return None
+
+    cache = DaySalts()
+    with pytest.raises(TimeoutError):
+        await cache.refresh(Hanging(), NOON, wait_s=0.01)
+    assert cache.of(DAY) is None
+    assert salts.SALT_WAIT_S == 2.0
+
+
+def test_without_a_salt_views_are_counted_without_visitors():
+    counting = make_recorder(FakeClock(NOON))
+    counting.page_view(request("/"), 200)
+    counting.page_view(request("/", user_agent=PHONE), 200)
+    batch = counting.tally.take()
+    assert views(batch, "site") == {"": 2}
+    assert batch.seen == set()
+
+
+@pytest.mark.asyncio
+async def test_a_buy_press_counts_presses_and_the_people_pressing():
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    for _ in range(3):
+        counting.buy(request("/count/buy", method="POST"), "guinea-pig-or-hamster", "www.amazon.com")
+    counting.buy(request("/count/buy", method="POST", user_agent=PHONE), "guinea-pig-or-hamster", "www.amazon.com")
+    batch = counting.tally.take()
+    assert views(batch, "buy") == {"guinea-pig-or-hamster www.amazon.com": 4}
+    assert visitors(batch, "buy", "guinea-pig-or-hamster www.amazon.com") == 2
+
+
+@pytest.mark.asyncio
+async def test_past_1000_keys_of_a_kind_a_flush_folds_new_ones_into_other():
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    for number in range(1005):
+        counting.page_view(request("/", query=f"ref=forged-{number}".encode()), 200)
+    counting.page_view(request("/", query=b"ref=forged-3"), 200)  # a key already counted keeps counting
+    counting.page_view(request("/about", query=b"ref=forged-2000"), 200)
+    batch = counting.tally.take()
+    campaigns = views(batch, "campaign")
+    assert len(campaigns) == 1001
+    assert campaigns[OTHER] == 6
+    assert campaigns["ref: forged-999"] == 1 and "ref: forged-1000" not in campaigns
+    assert campaigns["ref: forged-3"] == 2
+    assert views(batch, "page") == {"/": 1006, "/about": 1}  # another kind is not folded
+    counting.page_view(request("/", query=b"ref=forged-1000"), 200)
+    assert views(counting.tally.take(), "campaign") == {"ref: forged-1000": 1}  # each flush starts again
+
+
+@pytest.mark.asyncio
+async def test_a_view_keeps_no_address_or_user_agent():
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    counting.page_view(request("/", address="198.51.100.23", referer="https://example.org/a?q=hamster"), 200)
+    kept = repr(counting.tally.take())
+    assert "198.51.100.23" not in kept and "Chrome" not in kept and "hamster" not in kept
+
+
+def test_record_page_view_never_raises_and_logs_at_most_once_a_minute(monkeypatch, caplog):
+    class Broken:
+        def page_view(self, scope, status):
+            raise RuntimeError("a fault on every request")
+
+    monkeypatch.setattr(visits.shared_recorder, "_value", Broken())
+    monkeypatch.setattr(visits, "_failure_logged_at", [])
+    with caplog.at_level(logging.ERROR, logger="publisher.visits"):
+        for _ in range(100):
+            visits.record_page_view(request("/"), 200)
+    assert [record.getMessage() for record in caplog.records] == [
+        "Visits: a page view was not counted (RuntimeError; logged at most once a minute)"
+    ]
+
+
+# --- The flush loop ---------------------------------------------------------------------------
+
+
+class Stop(Exception):
+    """Ends a loop driven by the fake sleep (as the worker's stop cancels the real one)."""
+
+
+def driven_loop(counting: Recorder, flush: Callable[[Batch, bool], None], turns: int, slept: list[float]) -> FlushLoop:
+    """A loop whose sleep records its seconds, lets one page be viewed, and stops after ``turns``."""
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        if len(slept) > turns:
+            raise Stop
+        counting.page_view(request("/"), 200)
+
+    return FlushLoop(counting, FakeSalts(), flush, lambda now: None, visits.FLUSH_INTERVAL_S, sleep=sleep)
+
+
+@pytest.mark.asyncio
+async def test_the_loop_flushes_every_5_seconds_what_was_counted_since_the_last_flush():
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    flushed: list[tuple[Batch, bool]] = []
+    slept: list[float] = []
+    with pytest.raises(Stop):
+        await driven_loop(counting, lambda batch, seen_done: flushed.append((batch, seen_done)), 3, slept).run()
+    assert slept == [5, 5, 5, 5]
+    assert [views(batch, "site") for batch, _ in flushed] == [{"": 1}, {"": 1}, {"": 1}]
+    assert {seen_done for _, seen_done in flushed} == {False}  # without Redis the database sorts the visitors
+
+
+@pytest.mark.asyncio
+async def test_a_flush_that_raises_loses_only_its_own_batch(caplog):
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    calls: list[Batch] = []
+    written: list[int] = []
+
+    def flush(batch: Batch, seen_done: bool) -> None:
+        calls.append(batch)
+        if len(calls) == 2:
+            raise ConnectionError("the database is away")
+        written.append(sum(views(batch, "site").values()))
+
+    with caplog.at_level(logging.WARNING, logger=flush_loop.__name__), pytest.raises(Stop):
+        await driven_loop(counting, flush, 4, []).run()
+    assert written == [1, 1, 1]  # four turns, one view each: the second turn's is lost
+    assert "Visits: 1 page views lost, the database did not take them (ConnectionError)" in caplog.messages
+
+
+@pytest.mark.asyncio
+async def test_the_daily_chores_run_once_a_day_and_again_after_a_failure():
+    clock = FakeClock(NOON)
+    counting = await with_salts(make_recorder(clock))
+    ran: list[datetime] = []
+    failing = [True]
+
+    def chores(now: datetime) -> None:
+        if failing.pop() if failing else False:
+            raise ConnectionError("the database is away")
+        ran.append(now)
+
+    loop = FlushLoop(counting, FakeSalts(), lambda batch, seen_done: None, chores, visits.FLUSH_INTERVAL_S)
+    await loop.chores_once_a_day()  # failed: tried again at the next turn
+    await loop.chores_once_a_day()
+    await loop.chores_once_a_day()
+    clock.now = NOON + timedelta(days=1)
+    await loop.chores_once_a_day()
+    assert ran == [NOON, NOON + timedelta(days=1)]
+
+
+@pytest.mark.asyncio
+async def test_the_salt_store_away_at_start_is_logged_and_counting_goes_on(caplog):
+    counting = make_recorder(FakeClock(NOON))
+    store = FakeSalts()
+    store.away = True
+    loop = FlushLoop(counting, store, lambda batch, seen_done: None, lambda now: None, visits.FLUSH_INTERVAL_S)
+    with caplog.at_level(logging.WARNING, logger=flush_loop.__name__):
+        await loop.load_salts()
+    assert "Visits: the day's salt is not available (ConnectionError); counting views only" in caplog.messages
+    store.away = False
+    await loop.load_salts()  # a later turn
+    assert counting.salts.of(DAY) is not None
+
+
+@pytest.mark.asyncio
+async def test_the_lifespan_loads_the_salt_first_and_flushes_once_more_at_the_stop():
+    counting = make_recorder(FakeClock(NOON))
+    flushed: list[Batch] = []
+
+    async def never(seconds: float) -> None:
+        await asyncio.Event().wait()
+
+    loop = FlushLoop(
+        counting, FakeSalts(), lambda batch, seen_done: flushed.append(batch), lambda now: None, 5, sleep=never
+    )
+    async with visits.running(loop):
+        assert counting.salts.of(DAY) is not None  # before the first request
+        counting.page_view(request("/"), 200)
+        counting.page_view(request("/about"), 200)
+    assert [views(batch, "site") for batch in flushed] == [{"": 2}]
+    assert visits.LAST_FLUSH_WAIT_S == 3.0
+
+
+# --- On and off -------------------------------------------------------------------------------
+
+
+def visits_task_running() -> bool:
+    return any(task.get_name() == "publisher visits: flush loop" for task in asyncio.all_tasks())
+
+
+@pytest.mark.asyncio
+async def test_counting_off_starts_nothing(monkeypatch):
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    monkeypatch.setenv("PUBLISHER_VISITS", "off")
+
+    def no_loop(counting: Recorder) -> FlushLoop:
+        raise AssertionError("counting is off: no loop is made")
+
+    monkeypatch.setattr(visits, "configured_loop", no_loop)
+    async with visits.counting():
+        assert not visits_task_running()
+
+
+@pytest.mark.asyncio
+async def test_counting_on_runs_the_loop_while_the_worker_serves(monkeypatch):
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    monkeypatch.setenv("PUBLISHER_VISITS", "on")
+    counting = make_recorder(FakeClock(NOON))
+    flushed: list[Batch] = []
+    loop = FlushLoop(counting, FakeSalts(), lambda batch, seen_done: flushed.append(batch), lambda now: None, 5)
+    monkeypatch.setattr(visits, "configured_loop", lambda recorder: loop)
+    async with visits.counting():
+        assert visits_task_running()
+        counting.page_view(request("/"), 200)
+    assert not visits_task_running()
+    assert len(flushed) == 1
+
+
+def test_visitors_now_are_those_seen_in_the_last_5_minutes():
+    now = datetime(2026, 11, 27, 12, 10, 30, tzinfo=UTC)
+    since = visitor_sets.first_minute_counted(now, visits.VISITORS_NOW_MINUTES)
+    assert visitor_sets.minute_start(DAY, "1205") >= since  # seen 5 minutes ago: counted
+    assert visitor_sets.minute_start(DAY, "1204") < since  # 6 minutes ago: not
