@@ -98,3 +98,50 @@ CONFIRMED_CHART = "Confirmed readers per day, the last 90 days: {first} then, {l
 WEEKS_CHART = (
     "Sign-ups (green) against leavers (red) per week, the last 13 weeks: {joined} joined and {left} left in all."
 )
+
+# Visits (publisher/visits/, docs/dashboard.md): counted by the server, shown as aggregates.
+VISITS = "Visits"
+CHART_VISITORS = "Visitors"  # the visits chart's legend, the only words inside a chart
+CHART_PAGE_VIEWS = "Page views"
+VISITS_CHART = (
+    "Visitors (solid line) and page views (dashed) per day, the {days} days to {last}: {latest} visitors and "
+    "{latest_views} page views on the last day, at most {top} visitors on one day; {views} page views in all."
+)
+VISITORS_NOW = "Visitors now (the last {minutes} minutes)"
+VISITORS_TODAY = "Visitors today"
+PAGE_VIEWS_TODAY = "Page views today"
+VISITORS_YESTERDAY = "Visitors yesterday"
+PAGE_VIEWS_YESTERDAY = "Page views yesterday"
+BOTS_TODAY = "Bot requests today (counted apart)"
+NOT_KNOWN = "-"  # a figure that could not be read now
+TOP_PAGES = "Top pages, the last {days} days"
+TOP_SOURCES = "Where visitors came from, the last {days} days"
+TOP_CAMPAIGNS = "Campaigns (utm_ or ref in the link they followed), the last {days} days"
+BUY_PRESSES = "Buy presses per book and store, the last {days} days"
+BOOK_PAGES_TO_PRESSES = "Each book: visits of its page and buy presses, the last {days} days"
+LED_TO = "What the visits led to, per day, the last {days} days"
+NO_SCRIPT_NOTE = (
+    "A press of a buy button is counted by the site's script, so presses by visitors without "
+    "JavaScript are not counted (they still reach the store)."
+)
+VISITS_OFF = "Visits are not counted on this site: PUBLISHER_VISITS is off."
+DIRECT = "(direct)"  # a source: no Referer
+# Column headings of the Visits tables (a phone shows each beside its value).
+COLUMN_PAGE = "Page"
+COLUMN_SOURCE = "Source"
+COLUMN_CAMPAIGN = "Campaign"
+COLUMN_VISITORS = "Visitors"
+COLUMN_PAGE_VIEWS = "Page views"
+COLUMN_ARRIVALS = "Arrivals"
+COLUMN_BOOK = "Book"
+COLUMN_STORE = "Store"
+COLUMN_PRESSES = "Presses"
+COLUMN_PRESSERS = "People pressing"
+COLUMN_PAGE_VISITS = "Visits of its page"
+COLUMN_RATE = "Pressed, of its page's visits"
+COLUMN_DAY = "Day"
+COLUMN_SUBSCRIBE_VISITS = "Visits of /subscribe"
+COLUMN_SIGNUPS = "Sign-ups"
+COLUMN_CONFIRMATIONS = "Confirmations"
+COLUMN_CONTACT_VISITS = "Visits of /contact-us"
+COLUMN_MESSAGES = "Messages"

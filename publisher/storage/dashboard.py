@@ -190,3 +190,39 @@ def joined_and_left_per_week(today: date, weeks: int = 13, db_url: str | None = 
             if 0 <= week < weeks:
                 buckets[week][index] += count
     return [(joining, leaving) for joining, leaving in buckets]
+
+
+@dataclass(frozen=True)
+class ListDay:
+    """What one day brought the list: sign-ups, confirmations (record of consent), contact messages."""
+
+    day: date
+    signups: int
+    confirmations: int
+    messages: int
+
+
+def list_days(today: date, days: int, db_url: str | None = None) -> list[ListDay]:
+    """Sign-ups, confirmations and contact messages on each of the last ``days`` days (the last
+    is today), oldest first, zero-filled: three aggregates by day since the first of them, read
+    as ``joined_and_left_per_week`` reads the record of consent."""
+    first = today - timedelta(days=days - 1)
+    since = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
+    with database.engine(db_url).connect() as connection:
+        signups = _day_counts(
+            connection,
+            col(SubscriptionEvent.at),
+            col(SubscriptionEvent.at) >= since,
+            col(SubscriptionEvent.event) == subscribers.SUBSCRIBED,
+        )
+        confirmations = _day_counts(
+            connection,
+            col(SubscriptionEvent.at),
+            col(SubscriptionEvent.at) >= since,
+            col(SubscriptionEvent.event) == subscribers.CONFIRMED,
+        )
+        messages = _day_counts(connection, col(ContactMessage.received_at), col(ContactMessage.received_at) >= since)
+    return [
+        ListDay(day, signups.get(day, 0), confirmations.get(day, 0), messages.get(day, 0))
+        for day in (first + timedelta(days=offset) for offset in range(days))
+    ]

@@ -1,51 +1,193 @@
-"""The dashboard's two charts, drawn on the server as SVG and shown as images (``data:`` URIs,
+"""The dashboard's charts, drawn on the server as SVG and shown as images (``data:`` URIs,
 which the site's Content-Security-Policy allows for images): no chart library in the page, no
-script inside an image, and nothing from outside in them (numbers only).
+script inside an image, and nothing from outside in them. Every value a chart writes is a
+number (``operator.index``: a string is refused, not drawn) or a date (``date.isoformat``);
+the only words are the legend's, from content/admin_copy.py. What a chart shows is said in
+words beside it (its ``alt`` and caption, content/admin_copy.py), for a screen reader and for
+the phone, where the image's figures are small.
+
+Each chart has its scale: on the y axis 0, the middle and the top (with thousands separators;
+the top is a round number at or above the largest value, even, so the middle is whole), on
+the x axis the first, the middle and the last date, and the latest figure beside the last point.
 """
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
+from datetime import date, timedelta
 from urllib.parse import quote
+from xml.sax.saxutils import escape
 
-WIDTH, HEIGHT, PAD = 600, 200, 24
-INK, JOINED, LEFT = "#78350f", "#047857", "#b91c1c"  # amber-900, emerald-700, red-700 (the site's colours)
+from publisher.content import admin_copy
+
+WIDTH, HEIGHT = 600, 240
+LEFT, RIGHT, TOP, BOTTOM = 64, 76, 36, 30  # the margins: y labels, latest figures, legend, x labels
+FONT = 14
+INK, JOINED, LEFT_LIST, VIEWS = "#78350f", "#047857", "#b91c1c", "#57534e"  # amber-900, emerald-700, red-700, stone-600
+TEXT, GRID, AXIS = "#44403c", "#e7e5e4", "#a8a29e"  # stone-700, stone-200, stone-400
+_ROUND = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10)
 
 
-def _svg(body: str, top: int) -> str:
+def scale_top(largest: int) -> int:
+    """The top of the y axis: the first round number (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a
+    power of ten) at or above ``largest`` that is even, so the middle label is a whole number."""
+    if largest <= 2:
+        return 2
+    magnitude = 10 ** (len(str(largest)) - 1)
+    for factor in _ROUND:
+        top = round(factor * magnitude)
+        if top >= largest and top % 2 == 0:
+            return top
+    raise AssertionError("unreachable: 10 x magnitude is even and at least largest")
+
+
+def _count(value: object) -> int:
+    """A value to draw: an int (or a bool-free integer type); anything else is refused."""
+    if isinstance(value, bool):
+        raise TypeError("a chart draws counts, not booleans")
+    return operator.index(value)  # type: ignore[arg-type]  # raises TypeError for anything but an integer
+
+
+def _first_day(value: object) -> date:
+    if not isinstance(value, date):
+        raise TypeError("a chart's first day is a date")
+    return value
+
+
+def _text(x: float, y: float, words: str, anchor: str = "start", colour: str = TEXT, weight: str = "normal") -> str:
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}">'
-        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/>'
-        f'<line x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}" stroke="#a8a29e"/>'
-        f'<text x="{PAD}" y="{PAD - 8}" font-family="sans-serif" font-size="12" fill="#44403c">{top:,}</text>'
-        f"{body}</svg>"
+        f'<text x="{x:.1f}" y="{y:.1f}" font-family="sans-serif" font-size="{FONT}" font-weight="{weight}" '
+        f'fill="{colour}" text-anchor="{anchor}">{escape(words)}</text>'
     )
 
 
-def _y(value: int, top: int) -> float:
-    return HEIGHT - PAD - (HEIGHT - 2 * PAD) * (value / top if top else 0)
+class _Frame:
+    """The plot's area and its scale: where a value and a slot go."""
+
+    def __init__(self, top: int, slots: int):
+        self.top = top
+        self.slots = max(slots, 1)
+        self.bottom_y = HEIGHT - BOTTOM
+        self.right_x = WIDTH - RIGHT
+
+    def y(self, value: int) -> float:
+        return self.bottom_y - (self.bottom_y - TOP) * (value / self.top)
+
+    def axes(self, first: tuple[float, date], middle: tuple[float, date], last: tuple[float, date]) -> str:
+        """The y scale's three lines and labels; the first, middle and last dates under their x."""
+        parts = []
+        for value in (0, self.top // 2, self.top):
+            y = self.y(value)
+            colour = AXIS if value == 0 else GRID
+            parts.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{self.right_x}" y2="{y:.1f}" stroke="{colour}"/>')
+            parts.append(_text(LEFT - 6, y + FONT / 3, f"{value:,}", anchor="end"))
+        label_y = HEIGHT - 8
+        for (x, day), anchor in zip((first, middle, last), ("start", "middle", "end"), strict=True):
+            parts.append(
+                f'<line x1="{x:.1f}" y1="{self.bottom_y}" x2="{x:.1f}" y2="{self.bottom_y + 4}" stroke="{AXIS}"/>'
+            )
+            parts.append(_text(x, label_y, day.isoformat(), anchor=anchor))
+        return "".join(parts)
 
 
-def line(values: list[int]) -> str:
-    """A line of ``values`` (one per day), its scale from 0 to the largest."""
-    top = max([*values, 1])
-    step = (WIDTH - 2 * PAD) / max(len(values) - 1, 1)
-    points = " ".join(f"{PAD + i * step:.1f},{_y(v, top):.1f}" for i, v in enumerate(values))
-    return _svg(f'<polyline points="{points}" fill="none" stroke="{INK}" stroke-width="2"/>', top)
+def _svg(body: str) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}">'
+        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/>{body}</svg>'
+    )
 
 
-def pairs(values: list[tuple[int, int]]) -> str:
-    """Two bars per period (joined, left), side by side, on one scale."""
-    top = max([*(max(pair) for pair in values), 1])
-    slot = (WIDTH - 2 * PAD) / max(len(values), 1)
+def _latest(frame: _Frame, labels: Sequence[tuple[int, str]]) -> str:
+    """The latest figures in the right margin, beside their points, kept a line apart."""
+    placed: list[float] = []
+    parts = []
+    for value, colour in sorted(labels, key=lambda label: frame.y(label[0])):
+        y = frame.y(value) + FONT / 3
+        if placed and y - placed[-1] < FONT + 2:
+            y = placed[-1] + FONT + 2
+        placed.append(y)
+        parts.append(_text(frame.right_x + 6, y, f"{value:,}", colour=colour, weight="bold"))
+    return "".join(parts)
+
+
+def _point_x(frame: _Frame, index: int) -> float:
+    return LEFT + index * (frame.right_x - LEFT) / max(frame.slots - 1, 1)
+
+
+def _polyline(frame: _Frame, values: list[int], colour: str, dashed: bool = False) -> str:
+    points = " ".join(f"{_point_x(frame, i):.1f},{frame.y(v):.1f}" for i, v in enumerate(values))
+    dash = ' stroke-dasharray="6 4"' if dashed else ""
+    return f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>'
+
+
+def _day_axis(frame: _Frame, first_day: date, count: int) -> str:
+    """The axes of a chart with one point per day."""
+    last = max(count - 1, 0)
+
+    def at(index: int) -> tuple[float, date]:
+        return _point_x(frame, index), first_day + timedelta(days=index)
+
+    return frame.axes(at(0), at(last // 2), at(last))
+
+
+def line(values: Sequence[int], first_day: date) -> str:
+    """A line of ``values``, one per day from ``first_day``, on a scale from 0 to a round top."""
+    counts = [_count(v) for v in values]
+    start = _first_day(first_day)
+    frame = _Frame(scale_top(max(counts, default=0)), len(counts))
+    latest = _latest(frame, [(counts[-1], INK)]) if counts else ""
+    return _svg(_day_axis(frame, start, len(counts)) + _polyline(frame, counts, INK) + latest)
+
+
+def two_lines(visitors: Sequence[int], views: Sequence[int], first_day: date) -> str:
+    """Visitors (a solid line) and page views (dashed), one value of each per day from
+    ``first_day``, on one scale, with their legend above the plot."""
+    people = [_count(v) for v in visitors]
+    seen = [_count(v) for v in views]
+    if len(people) != len(seen):
+        raise ValueError("one figure of each per day")
+    start = _first_day(first_day)
+    frame = _Frame(scale_top(max([*people, *seen], default=0)), len(people))
+    legend = (
+        f'<line x1="{LEFT}" y1="14" x2="{LEFT + 24}" y2="14" stroke="{INK}" stroke-width="2"/>'
+        + _text(LEFT + 30, 19, admin_copy.CHART_VISITORS)
+        + f'<line x1="{LEFT + 150}" y1="14" x2="{LEFT + 174}" y2="14" stroke="{VIEWS}" stroke-width="2" '
+        'stroke-dasharray="6 4"/>' + _text(LEFT + 180, 19, admin_copy.CHART_PAGE_VIEWS)
+    )
+    latest = _latest(frame, [(people[-1], INK), (seen[-1], VIEWS)]) if people else ""
+    return _svg(
+        legend
+        + _day_axis(frame, start, len(people))
+        + _polyline(frame, seen, VIEWS, dashed=True)
+        + _polyline(frame, people, INK)
+        + latest
+    )
+
+
+def pairs(values: Sequence[tuple[int, int]], first_day: date) -> str:
+    """Two bars per week (joined, left), side by side, on one scale; the weeks start at
+    ``first_day``, 7 days apart, and the x axis names the day each shown week begins."""
+    weeks = [(_count(joined), _count(left)) for joined, left in values]
+    start = _first_day(first_day)
+    frame = _Frame(scale_top(max((max(pair) for pair in weeks), default=0)), len(weeks))
+    slot = (frame.right_x - LEFT) / frame.slots
     bar = slot * 0.35
     bars = []
-    for i, (joined, left) in enumerate(values):
-        x = PAD + i * slot + slot * 0.1
-        for offset, value, colour in ((0.0, joined, JOINED), (bar, left, LEFT)):
-            y = _y(value, top)
-            size = f'width="{bar:.1f}" height="{HEIGHT - PAD - y:.1f}"'
+    for i, (joined, left) in enumerate(weeks):
+        x = LEFT + i * slot + slot * 0.1
+        for offset, value, colour in ((0.0, joined, JOINED), (bar, left, LEFT_LIST)):
+            y = frame.y(value)
+            size = f'width="{bar:.1f}" height="{frame.bottom_y - y:.1f}"'
             bars.append(f'<rect x="{x + offset:.1f}" y="{y:.1f}" {size} fill="{colour}"/>')
-    return _svg("".join(bars), top)
+    last = max(len(weeks) - 1, 0)
+
+    def at(index: int) -> tuple[float, date]:
+        return LEFT + index * slot + slot * 0.1, start + timedelta(weeks=index)
+
+    axes = frame.axes(at(0), at(last // 2), at(last))
+    latest = _latest(frame, [(weeks[-1][0], JOINED), (weeks[-1][1], LEFT_LIST)]) if weeks else ""
+    return _svg(axes + "".join(bars) + latest)
 
 
 def data_uri(svg: str) -> str:

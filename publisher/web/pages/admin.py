@@ -12,9 +12,10 @@ import reflex as rx
 
 from publisher.content import admin_copy
 from publisher.rules.admin_access import AUDIT_PATH, DASHBOARD_PATH, ENROL_PATH, EXPORT_PATH
+from publisher.web import charts
 from publisher.web.components.layout import page_heading
 from publisher.web.pages.registry import site_page
-from publisher.web.states.admin_state import AdminState
+from publisher.web.states.admin_state import LED_TO_DAYS, TOP_DAYS, AdminState
 
 _BUTTON = (
     "inline-flex min-h-11 items-center justify-center rounded-md bg-amber-800 px-5 py-2 text-base "
@@ -64,28 +65,51 @@ def _section(section_id: str, heading: str, *children: rx.Component) -> rx.Compo
     )
 
 
+# A table's cell: a row of cells on a wide screen; under 640 px (Tailwind's ``sm``) each row is a
+# card and each cell a line of it, its column's heading before its value (``data-label`` through
+# a ``::before``), so nothing scrolls sideways on a phone. The roles keep a screen reader's table
+# when the display is no longer one; a long word breaks anywhere rather than widen the page.
+_CELL = (
+    "px-2 py-1 align-top [overflow-wrap:anywhere] max-sm:block max-sm:py-0.5 "
+    "max-sm:before:block max-sm:before:text-xs max-sm:before:font-semibold max-sm:before:text-stone-700 "
+    "max-sm:before:content-[attr(data-label)]"
+)
+
+
 def _table(rows, columns: tuple[tuple[str, str], ...], caption: str) -> rx.Component:
-    """Rows as a table that scrolls sideways on a phone; every cell is text (React escapes it)."""
+    """Rows as a table, as cards on a phone (``_CELL``); every cell is text (React escapes it)."""
     return rx.cond(
         rows.length() > 0,
-        rx.el.div(
-            rx.el.table(
-                rx.el.caption(caption, class_name="sr-only"),
-                rx.el.thead(
-                    rx.el.tr(*(rx.el.th(label, scope="col", class_name="px-2 py-1 text-left") for _, label in columns))
+        rx.el.table(
+            rx.el.caption(caption, class_name="sr-only"),
+            rx.el.thead(
+                rx.el.tr(
+                    *(
+                        rx.el.th(label, scope="col", role="columnheader", class_name="px-2 py-1 text-left")
+                        for _, label in columns
+                    ),
+                    role="row",
                 ),
-                rx.el.tbody(
-                    rx.foreach(
-                        rows,
-                        lambda row: rx.el.tr(
-                            *(rx.el.td(row[key], class_name="px-2 py-1 align-top break-words") for key, _ in columns),
-                            class_name="border-t border-stone-200",
-                        ),
-                    )
-                ),
-                class_name="min-w-full text-sm text-stone-900",
+                role="rowgroup",
+                class_name="max-sm:sr-only",
             ),
-            class_name="mt-3 overflow-x-auto rounded-md border border-stone-300 bg-white",
+            rx.el.tbody(
+                rx.foreach(
+                    rows,
+                    lambda row: rx.el.tr(
+                        *(
+                            rx.el.td(row[key], role="cell", data_label=label, class_name=_CELL)
+                            for key, label in columns
+                        ),
+                        role="row",
+                        class_name="border-t border-stone-200 max-sm:block max-sm:py-2",
+                    ),
+                ),
+                role="rowgroup",
+                class_name="max-sm:block",
+            ),
+            role="table",
+            class_name=("mt-3 w-full rounded-md border border-stone-300 bg-white text-sm text-stone-900 max-sm:block"),
         ),
         rx.el.p(admin_copy.NOTHING_YET, class_name="mt-3 text-stone-700"),
     )
@@ -103,6 +127,21 @@ def _figures(rows, value_key: str, value_class: str, columns: str) -> rx.Compone
             ),
         ),
         class_name=f"mt-3 grid gap-3 {columns}",
+    )
+
+
+def _chart(chart) -> rx.Component:
+    """A chart drawn on the server (web/charts.py), and what it shows in words under it."""
+    return rx.el.figure(
+        rx.el.img(
+            src=chart["src"],
+            alt=chart["alt"],
+            class_name="h-auto w-full",
+            width=str(charts.WIDTH),
+            height=str(charts.HEIGHT),
+        ),
+        rx.el.figcaption(chart["alt"], class_name="mt-1 text-sm text-stone-700"),
+        class_name="mt-4 rounded-md border border-stone-300 bg-white p-2",
     )
 
 
@@ -133,14 +172,7 @@ def _readers() -> rx.Component:
         "readers",
         admin_copy.READERS,
         _figures(AdminState.readers, "count", "text-2xl font-bold", "grid-cols-2 sm:grid-cols-4"),
-        rx.foreach(
-            AdminState.charts,
-            lambda chart: rx.el.figure(
-                rx.el.img(src=chart["src"], alt=chart["alt"], class_name="h-auto w-full", width="600", height="200"),
-                rx.el.figcaption(chart["alt"], class_name="mt-1 text-sm text-stone-700"),
-                class_name="mt-4 rounded-md border border-stone-300 bg-white p-2",
-            ),
-        ),
+        rx.foreach(AdminState.charts, _chart),
         _one_field_form(
             "admin-search", admin_copy.SEARCH_LABEL, "query", "search", admin_copy.SEARCH_BUTTON, AdminState.search
         ),
@@ -162,6 +194,92 @@ def _readers() -> rx.Component:
 
 
 _READER_COLUMNS = (("email", "Address"), ("status", "Status"), ("date", "Joined"))
+
+
+def _subheading(text: str) -> rx.Component:
+    return rx.el.h3(text, class_name="mt-6 font-serif text-xl font-bold text-stone-900")
+
+
+VISITS_TABLES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    # state field: (heading, columns as (key, heading))
+    "visits_pages": (
+        admin_copy.TOP_PAGES.format(days=TOP_DAYS),
+        (
+            ("key", admin_copy.COLUMN_PAGE),
+            ("visitors", admin_copy.COLUMN_VISITORS),
+            ("views", admin_copy.COLUMN_PAGE_VIEWS),
+        ),
+    ),
+    "visits_sources": (
+        admin_copy.TOP_SOURCES.format(days=TOP_DAYS),
+        (
+            ("key", admin_copy.COLUMN_SOURCE),
+            ("visitors", admin_copy.COLUMN_VISITORS),
+            ("views", admin_copy.COLUMN_ARRIVALS),
+        ),
+    ),
+    "visits_campaigns": (
+        admin_copy.TOP_CAMPAIGNS.format(days=TOP_DAYS),
+        (
+            ("key", admin_copy.COLUMN_CAMPAIGN),
+            ("visitors", admin_copy.COLUMN_VISITORS),
+            ("views", admin_copy.COLUMN_ARRIVALS),
+        ),
+    ),
+    "visits_buys": (
+        admin_copy.BUY_PRESSES.format(days=TOP_DAYS),
+        (
+            ("book", admin_copy.COLUMN_BOOK),
+            ("store", admin_copy.COLUMN_STORE),
+            ("presses", admin_copy.COLUMN_PRESSES),
+            ("people", admin_copy.COLUMN_PRESSERS),
+        ),
+    ),
+    "visits_books": (
+        admin_copy.BOOK_PAGES_TO_PRESSES.format(days=TOP_DAYS),
+        (
+            ("book", admin_copy.COLUMN_BOOK),
+            ("visits", admin_copy.COLUMN_PAGE_VISITS),
+            ("presses", admin_copy.COLUMN_PRESSES),
+            ("people", admin_copy.COLUMN_PRESSERS),
+            ("rate", admin_copy.COLUMN_RATE),
+        ),
+    ),
+    "visits_led_to": (
+        admin_copy.LED_TO.format(days=LED_TO_DAYS),
+        (
+            ("day", admin_copy.COLUMN_DAY),
+            ("subscribe", admin_copy.COLUMN_SUBSCRIBE_VISITS),
+            ("signups", admin_copy.COLUMN_SIGNUPS),
+            ("confirmations", admin_copy.COLUMN_CONFIRMATIONS),
+            ("contact", admin_copy.COLUMN_CONTACT_VISITS),
+            ("messages", admin_copy.COLUMN_MESSAGES),
+        ),
+    ),
+}
+
+
+def _visits() -> rx.Component:
+    """Visits, sources and buy presses (web/states/admin_state.py ``_visits``), or why there are none."""
+    counted = rx.el.div(
+        _figures(AdminState.visits_figures, "value", "text-2xl font-bold", "grid-cols-2 sm:grid-cols-3"),
+        rx.foreach(AdminState.visits_chart, _chart),
+        *(
+            part
+            for field, (heading, columns) in VISITS_TABLES.items()
+            for part in (_subheading(heading), _table(getattr(AdminState, field), columns, heading))
+        ),
+        rx.el.p(admin_copy.NO_SCRIPT_NOTE, class_name="mt-6 text-sm text-stone-700"),
+    )
+    return _section(
+        "visits",
+        admin_copy.VISITS,
+        rx.cond(
+            AdminState.visits_off.length() > 0,
+            rx.foreach(AdminState.visits_off, lambda note: rx.el.p(note["text"], class_name="mt-3 text-stone-700")),
+            counted,
+        ),
+    )
 
 
 def _messages() -> rx.Component:
@@ -288,6 +406,7 @@ def _dashboard() -> rx.Component:
         _message(),
         _asking(),
         _readers(),
+        _visits(),
         _messages(),
         _releases(),
         _bounces(),

@@ -24,12 +24,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from datetime import datetime
+from datetime import date, datetime, timedelta
 
 import reflex as rx
 import sqlalchemy
 
-from publisher import content, mailing_list, storage
+from publisher import content, mailing_list, storage, visits
 from publisher.config import settings
 from publisher.content import admin_copy
 from publisher.content.books import book_by_slug
@@ -38,7 +38,7 @@ from publisher.mail import announce
 from publisher.reflex_internals import stored_state
 from publisher.rules import admin_access, validation
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import admins, bounce_records, dashboard, notice_records, subscribers
+from publisher.storage import admins, bounce_records, dashboard, notice_records, subscribers, visit_counts
 from publisher.web import charts, tab_states
 
 logger = logging.getLogger(__name__)
@@ -113,16 +113,154 @@ def _charts() -> list[dict[str, str]]:
     weeks = dashboard.joined_and_left_per_week(today)
     return [
         {
-            "src": charts.data_uri(charts.line(confirmed)),
+            "src": charts.data_uri(charts.line(confirmed, today - timedelta(days=len(confirmed) - 1))),
             "alt": admin_copy.CONFIRMED_CHART.format(first=number(confirmed[0]), last=number(confirmed[-1])),
         },
         {
-            "src": charts.data_uri(charts.pairs(weeks)),
+            "src": charts.data_uri(charts.pairs(weeks, today - timedelta(days=7 * len(weeks) - 1))),
             "alt": admin_copy.WEEKS_CHART.format(
                 joined=number(sum(j for j, _ in weeks)), left=number(sum(left for _, left in weeks))
             ),
         },
     ]
+
+
+TOP_DAYS = 30  # the top pages, sources, campaigns and buy presses: over the last 30 days
+LED_TO_DAYS = 14  # what the visits led to: one row a day, the last 14 days
+SUBSCRIBE_ROUTE, CONTACT_ROUTE = "/subscribe", "/contact-us"  # web/pages/subscribe.py, web/pages/contact.py
+
+
+def _rate(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f} %" if whole else admin_copy.NOT_KNOWN
+
+
+def _keys(rows: list[visit_counts.KeyCount]) -> list[dict[str, str]]:
+    return [{"key": row.key, "views": number(row.views), "visitors": number(row.visitors)} for row in rows]
+
+
+def _visitors_now() -> str:
+    """Visitors in the last 5 minutes, from where the engine keeps them (Redis or the database);
+    a store that is away leaves the rest of the dashboard shown."""
+    try:
+        return number(visits.visitors_now(storage.utc_now()))
+    except Exception as exc:  # noqa: BLE001 - Redis or the database away: one figure unknown, not the page
+        logger.warning("Dashboard: visitors now is unknown (%s)", type(exc).__name__)
+        return admin_copy.NOT_KNOWN
+
+
+def _presses(since: date, today: date) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """Buy presses per book and store, and per book: its page's visits, its presses and the rate."""
+    buys = visit_counts.top("buy", since, today, limit=dashboard.LISTED)
+    buy_rows = []
+    pressed: dict[str, tuple[int, int]] = {}  # per book: presses, people pressing (summed over stores)
+    for row in buys:
+        slug, _, store = row.key.partition(" ")
+        book = book_by_slug(slug)
+        buy_rows.append(
+            {
+                "book": book.title if book is not None else slug,
+                "store": store,
+                "presses": number(row.views),
+                "people": number(row.visitors),
+            }
+        )
+        presses, people_pressing = pressed.get(slug, (0, 0))
+        pressed[slug] = (presses + row.views, people_pressing + row.visitors)
+    books = []
+    for book in content.BOOKS:
+        page_visits = sum(day.visitors for day in visit_counts.daily("page", since, today, key=book.page_path))
+        presses, people_pressing = pressed.get(book.slug, (0, 0))
+        books.append(
+            {
+                "book": book.title,
+                "visits": number(page_visits),
+                "presses": number(presses),
+                "people": number(people_pressing),
+                "rate": _rate(people_pressing, page_visits),
+            }
+        )
+    return buy_rows, books
+
+
+def _led_to(today: date) -> list[dict[str, str]]:
+    """Per day, the newest first: the visits of /subscribe and /contact-us beside what they led to."""
+    led_first = today - timedelta(days=LED_TO_DAYS - 1)
+    subscribe = visit_counts.daily("page", led_first, today, key=SUBSCRIBE_ROUTE)
+    contact = visit_counts.daily("page", led_first, today, key=CONTACT_ROUTE)
+    led_to = [
+        {
+            "day": day.day.isoformat(),
+            "subscribe": number(subscribe_day.visitors),
+            "signups": number(day.signups),
+            "confirmations": number(day.confirmations),
+            "contact": number(contact_day.visitors),
+            "messages": number(day.messages),
+        }
+        for day, subscribe_day, contact_day in zip(
+            dashboard.list_days(today, LED_TO_DAYS), subscribe, contact, strict=True
+        )
+    ]
+    return led_to[::-1]  # the newest day first, like every list of the dashboard
+
+
+def _visits() -> dict[str, list[dict[str, str]]]:
+    """The Visits section: every figure an aggregate of the daily counts (storage/visit_counts.py),
+    a fixed number of reads whatever the traffic. Nothing when counting is off."""
+    empty: dict[str, list[dict[str, str]]] = {name: [] for name in VISITS_FIELDS}
+    if not settings.current().visits_on:
+        return {**empty, "visits_off": [{"text": admin_copy.VISITS_OFF}]}
+    today = storage.utc_now().date()
+    chart_first = today - timedelta(days=visits.CHART_DAYS - 1)
+    since = today - timedelta(days=TOP_DAYS - 1)
+    site = visit_counts.daily("site", chart_first, today)
+    people, views = [day.visitors for day in site], [day.views for day in site]
+    bots = visit_counts.daily("bot", today, today)
+    figures = [
+        (admin_copy.VISITORS_NOW.format(minutes=visits.VISITORS_NOW_MINUTES), _visitors_now()),
+        (admin_copy.VISITORS_TODAY, number(people[-1])),
+        (admin_copy.PAGE_VIEWS_TODAY, number(views[-1])),
+        (admin_copy.VISITORS_YESTERDAY, number(people[-2])),
+        (admin_copy.PAGE_VIEWS_YESTERDAY, number(views[-2])),
+        (admin_copy.BOTS_TODAY, number(sum(day.views for day in bots))),
+    ]
+    chart = {
+        "src": charts.data_uri(charts.two_lines(people, views, chart_first)),
+        "alt": admin_copy.VISITS_CHART.format(
+            days=visits.CHART_DAYS,
+            last=today.isoformat(),
+            latest=number(people[-1]),
+            latest_views=number(views[-1]),
+            top=number(max(people)),
+            views=number(sum(views)),
+        ),
+    }
+    buy_rows, books = _presses(since, today)
+    led_to = _led_to(today)
+    return {
+        **empty,
+        "visits_figures": [{"label": label, "value": value} for label, value in figures],
+        "visits_chart": [chart],
+        "visits_pages": _keys(visit_counts.top("page", since, today)),
+        "visits_sources": _keys(visit_counts.top("source", since, today)),
+        "visits_campaigns": _keys(visit_counts.top("campaign", since, today)),
+        "visits_buys": buy_rows,
+        "visits_books": books,
+        "visits_led_to": led_to,
+    }
+
+
+# The Visits section's fields of the state (each a list of rows; "visits_off" holds the note).
+VISITS_FIELDS = (
+    "visits_off",
+    "visits_figures",
+    "visits_chart",
+    "visits_pages",
+    "visits_sources",
+    "visits_campaigns",
+    "visits_buys",
+    "visits_books",
+    "visits_led_to",
+)
 
 
 def _health(outbox: dashboard.OutboxHealth, mailbox: notice_records.RunStatus) -> list[dict[str, str]]:
@@ -177,6 +315,7 @@ def _figures() -> dict[str, list[dict[str, str]]]:
             for m in left
         ],
         "charts": _charts(),
+        **_visits(),
         "health": _health(dashboard.outbox_health(), notice_records.run_status(notice_records.BOUNCE_MAILBOX)),
         "audit": [
             {"date": when(line.at), "admin": line.admin, "action": line.action, "target": line.target}
@@ -215,6 +354,7 @@ def _release_action(action: str, slug: str, admin_name: str) -> str:
     "left",
     "health",
     "charts",
+    *VISITS_FIELDS,
     "audit",
     "question",
     "notice",
@@ -238,6 +378,17 @@ class AdminState(rx.State):
     health: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # label, value
     # The two charts (web/charts.py): an SVG image each, and what it shows in words.
     charts: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # src, alt
+    # Visits (_visits): the note when counting is off ({"text"}), the figures (label, value), the
+    # chart (src, alt), and the tables' rows; aggregates only, never a visitor.
+    visits_off: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
+    visits_figures: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
+    visits_chart: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
+    visits_pages: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # key, views, visitors
+    visits_sources: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
+    visits_campaigns: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
+    visits_buys: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # book, store, presses, people
+    visits_books: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # book, visits, presses, …
+    visits_led_to: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # one row a day
     audit: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # the latest 50 lines
     question: rx.Field[str] = rx.field("")  # an action asked for, waiting for its "Yes"
     notice: rx.Field[str] = rx.field("")  # what the last action did
@@ -282,6 +433,8 @@ class AdminState(rx.State):
         self.left = []
         self.health = []
         self.charts = []
+        for name in VISITS_FIELDS:
+            setattr(self, name, [])
         self.audit = []
         self.question = ""
         self.notice = ""
