@@ -43,6 +43,7 @@ def test_the_batch_holds_every_view_once_and_every_visitor_of_the_day(bench):
     assert sum(count for (_, kind, _), count in batch.views.items() if kind == "page") == 2_000
     assert len({visitor for (_, kind, _, visitor) in batch.seen if kind == "site"}) == 500
     assert sum(count for (_, kind, _), count in batch.views.items() if kind == "source") == 500  # landings
+    assert sum(count for (_, kind, _), count in batch.views.items() if kind == "buy") == 500 // 20  # one in 20
     assert {day for day, *_ in batch.views} == {DAY}
     assert all(len(visitor) == 16 for *_, visitor in batch.seen)  # the size of a visitor id
     assert bench.launch_day(2_000, 500, DAY).seen == batch.seen  # the same batch every run
