@@ -1,14 +1,49 @@
 """Every SQL statement of the visit counts: the day's salts, the seen sets, the daily aggregates.
 
-CONTRACT (issue 42): the signatures below are fixed; the storage helper fills them in.
 Kinds of a count: "site", "page" (a route), "source", "campaign", "bot", "buy" ("slug host"),
-and in the seen set also "minute" ("HHMM", for visitors now).
+and in the seen set also "minute" ("HHMM", for visitors now), which is never a count.
+
+- **Salts** (``visit_salt``): one random salt a day, made once by whichever worker asks first
+  (``ON CONFLICT DO NOTHING``, then read back, so every worker and container hashes under the same
+  one), destroyed 48 hours after the day began (rules/visit_rules.SALT_LIFETIME_HOURS).
+- **Seen sets** (``visit_seen``): the day's salted visitor ids per kind and key. A flush inserts
+  them skipping the known ones; the rows it did insert are the new visitors. Dropped with the
+  salt, so after 48 hours nothing of a day's visitors is left but counts.
+- **Counts** (``visit_count``): views and visitors per day, kind and key, added to by an upsert
+  in the flush's one transaction, so each worker's and container's counts add up. Kept
+  PUBLISHER_VISITS_KEEP_DAYS days (``prune``).
+
+Every read is an aggregate over one kind and a range of days on the count's primary key (kind,
+day, key): its cost grows with the days asked for, never with the visitors counted. Visitors
+over several days are visitor-days: nothing links one day's visitor to the next day's.
 """
 
 from __future__ import annotations
 
+import secrets
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime, time, timedelta
+from typing import TypeVar
+
+import sqlalchemy
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import col
+
+from publisher.rules import visit_rules
+from publisher.storage import database
+from publisher.storage.tables import VISIT_KEY_MAX, VISIT_KIND_MAX, VisitCount, VisitSalt, VisitSeen
+
+SALT_BYTES = 32
+MINUTE = "minute"  # the seen set's kind for visitors now: its key is "HHMM" (UTC)
+# Rows per INSERT: well under SQLite's 32,766 bound parameters (four a seen row, five a count).
+CHUNK_ROWS = 500
+# The weekly summary's figures: the top sources, and every book-and-store pair pressed (a few books).
+WEEK_SOURCES = 5
+WEEK_BUYS = 50
+
+_Row = TypeVar("_Row")
 
 
 @dataclass
@@ -44,33 +79,237 @@ class VisitWeek:
     buys: tuple[KeyCount, ...]  # key "slug host"
 
 
+def _destroyed_at(day: date) -> datetime:
+    """When ``day``'s salt and seen rows go: its 00:00 UTC plus the salt's lifetime (48 h)."""
+    return datetime.combine(day, time.min, tzinfo=UTC) + timedelta(hours=visit_rules.SALT_LIFETIME_HOURS)
+
+
+def _last_destroyed_day(now: datetime) -> date:
+    """The latest day whose destroy time is ``now`` or earlier: day 00:00 + 48 h <= now."""
+    return (now.astimezone(UTC) - timedelta(hours=visit_rules.SALT_LIFETIME_HOURS)).date()
+
+
+def _insert_for(connection) -> Callable[..., postgresql.Insert | sqlite.Insert]:
+    """The dialect's INSERT, which has ON CONFLICT: the site's databases are SQLite and PostgreSQL."""
+    inserts: dict[str, Callable[..., postgresql.Insert | sqlite.Insert]] = {
+        "postgresql": postgresql.insert,
+        "sqlite": sqlite.insert,
+    }
+    try:
+        return inserts[connection.dialect.name]
+    except KeyError:
+        raise RuntimeError(f"visit counts need SQLite or PostgreSQL, not {connection.dialect.name}") from None
+
+
+def _chunks(rows: list[_Row]) -> Iterator[list[_Row]]:
+    for start in range(0, len(rows), CHUNK_ROWS):
+        yield rows[start : start + CHUNK_ROWS]
+
+
 def salt_for(day: date, now: datetime, db_url: str | None = None) -> bytes | None:
-    raise NotImplementedError
+    """The day's salt (32 random bytes), made by the first worker to ask and the same for all;
+    None once the day's destroy time has passed: a destroyed salt is never made again."""
+    destroyed_at = _destroyed_at(day)
+    if now >= destroyed_at:
+        return None
+    with database.engine(db_url).begin() as connection:
+        insert = _insert_for(connection)
+        connection.execute(
+            insert(VisitSalt)
+            .values(day=day, salt=secrets.token_bytes(SALT_BYTES), destroyed_at=destroyed_at)
+            .on_conflict_do_nothing(index_elements=["day"])
+        )
+        salt = connection.execute(
+            sqlalchemy.select(col(VisitSalt.salt)).where(col(VisitSalt.day) == day)
+        ).scalar_one_or_none()
+    return None if salt is None else bytes(salt)
 
 
 def drop_expired(now: datetime, db_url: str | None = None) -> int:
-    raise NotImplementedError
+    """Delete the salts and seen rows of every day whose destroy time (00:00 UTC + 48 h) has
+    passed: the days before yesterday. The rows deleted, salts and seen rows together."""
+    last = _last_destroyed_day(now)
+    with database.engine(db_url).begin() as connection:
+        seen = connection.execute(sqlalchemy.delete(VisitSeen).where(col(VisitSeen.day) <= last)).rowcount
+        salts = connection.execute(sqlalchemy.delete(VisitSalt).where(col(VisitSalt.day) <= last)).rowcount
+    return seen + salts
+
+
+def _clipped(kind: str, key: str) -> tuple[str, str]:
+    """A kind and key that fit their columns: one overlong label must not fail the whole flush."""
+    return kind[:VISIT_KIND_MAX], key[:VISIT_KEY_MAX]
+
+
+def _summed(counts: Mapping[tuple[date, str, str], int]) -> Counter[tuple[str, date, str]]:
+    """Counts by the count table's key (kind, day, key), clipped (two keys may become one)."""
+    summed: Counter[tuple[str, date, str]] = Counter()
+    for (day, kind, key), number in counts.items():
+        kind, key = _clipped(kind, key)
+        if kind != MINUTE:
+            summed[(kind, day, key)] += number
+    return summed
+
+
+def _insert_seen(connection, seen: Iterable[tuple[date, str, str, bytes]]) -> Counter[tuple[str, date, str]]:
+    """Insert the seen rows not there yet; the new visitors per (kind, day, key). In key order, so
+    two workers flushing the same visitors at once wait on each other instead of deadlocking."""
+    insert = _insert_for(connection)
+    rows = sorted({(day, *_clipped(kind, key), bytes(visitor)) for day, kind, key, visitor in seen})
+    new: Counter[tuple[str, date, str]] = Counter()
+    for chunk in _chunks(rows):
+        statement = (
+            insert(VisitSeen)
+            .values([{"day": day, "kind": kind, "key": key, "visitor": visitor} for day, kind, key, visitor in chunk])
+            .on_conflict_do_nothing(index_elements=["day", "kind", "key", "visitor"])
+            # Only the rows inserted come back: the visitors this day's key had not seen.
+            .returning(col(VisitSeen.day), col(VisitSeen.kind), col(VisitSeen.key))
+        )
+        for day, kind, key in connection.execute(statement):
+            if kind != MINUTE:
+                new[(kind, day, key)] += 1
+    return new
+
+
+def _add_counts(
+    connection, views: Mapping[tuple[str, date, str], int], visitors: Mapping[tuple[str, date, str], int]
+) -> None:
+    """Add to each day's count (inserted at its first view): views + views, visitors + new visitors."""
+    insert = _insert_for(connection)
+    keys = sorted(set(views) | set(visitors))  # in the primary key's order: no deadlock between workers
+    rows = [
+        {
+            "kind": kind,
+            "day": day,
+            "key": key,
+            "views": views.get((kind, day, key), 0),
+            "visitors": visitors.get((kind, day, key), 0),
+        }
+        for kind, day, key in keys
+    ]
+    for chunk in _chunks(rows):
+        statement = insert(VisitCount).values(chunk)
+        statement = statement.on_conflict_do_update(
+            index_elements=["kind", "day", "key"],
+            set_={
+                "views": col(VisitCount.views) + statement.excluded.views,
+                "visitors": col(VisitCount.visitors) + statement.excluded.visitors,
+            },
+        )
+        connection.execute(statement)
 
 
 def flush(batch: Batch, seen_done: bool = False, db_url: str | None = None) -> None:
-    raise NotImplementedError
+    """Write one worker's batch in ONE transaction: its seen rows (the ones not there yet are its
+    new visitors) and its views and new visitors added to the day's counts. ``seen_done`` (Redis
+    keeps the seen sets): no seen rows, ``batch.new_visitors`` says who was new. A failure writes
+    nothing of the batch. "minute" rows are seen rows only, never counts."""
+    views = _summed(batch.views)
+    new_from_redis = _summed(batch.new_visitors) if seen_done else Counter()
+    if not views and not new_from_redis and (seen_done or not batch.seen):
+        return
+    with database.engine(db_url).begin() as connection:
+        new = new_from_redis if seen_done else _insert_seen(connection, batch.seen)
+        _add_counts(connection, views, new)
 
 
 def prune(today: date, keep_days: int, db_url: str | None = None) -> int:
-    raise NotImplementedError
+    """Delete the counts older than ``keep_days`` days (today is the first of them); the rows deleted."""
+    if keep_days < 1:
+        raise ValueError(f"keep_days must be at least 1, not {keep_days}")
+    oldest_kept = today - timedelta(days=keep_days - 1)
+    with database.engine(db_url).begin() as connection:
+        return connection.execute(sqlalchemy.delete(VisitCount).where(col(VisitCount.day) < oldest_kept)).rowcount
+
+
+def _between(kind: str, since: date, until: date) -> sqlalchemy.ColumnElement[bool]:
+    return sqlalchemy.and_(col(VisitCount.kind) == kind, col(VisitCount.day) >= since, col(VisitCount.day) <= until)
+
+
+def _daily(connection, kind: str, since: date, until: date, key: str) -> list[DayCount]:
+    rows = connection.execute(
+        sqlalchemy.select(col(VisitCount.day), col(VisitCount.views), col(VisitCount.visitors)).where(
+            _between(kind, since, until), col(VisitCount.key) == key
+        )
+    )
+    found = {day: (views, visitors) for day, views, visitors in rows}
+    days = [since + timedelta(days=offset) for offset in range((until - since).days + 1)]
+    return [DayCount(day, *found.get(day, (0, 0))) for day in days]
 
 
 def daily(kind: str, since: date, until: date, key: str = "", db_url: str | None = None) -> list[DayCount]:
-    raise NotImplementedError
+    """Views and visitors of one kind and key on each day from ``since`` to ``until`` (both
+    included), oldest first, a day without any as zeros: one row per day, every day there."""
+    with database.engine(db_url).connect() as connection:
+        return _daily(connection, kind, since, until, key)
+
+
+def _top(connection, kind: str, since: date, until: date, limit: int) -> list[KeyCount]:
+    views = sqlalchemy.func.sum(col(VisitCount.views))
+    visitors = sqlalchemy.func.sum(col(VisitCount.visitors))
+    rows = connection.execute(
+        sqlalchemy.select(col(VisitCount.key), views, visitors)
+        .where(_between(kind, since, until))
+        .group_by(col(VisitCount.key))
+        .order_by(visitors.desc(), views.desc(), col(VisitCount.key))
+        .limit(limit)
+    )
+    return [KeyCount(key, int(views), int(visitors)) for key, views, visitors in rows]
 
 
 def top(kind: str, since: date, until: date, limit: int = 10, db_url: str | None = None) -> list[KeyCount]:
-    raise NotImplementedError
+    """The keys of one kind from ``since`` to ``until`` (both included), summed over the days,
+    the most visitors first (then views, then the key): at most ``limit``."""
+    with database.engine(db_url).connect() as connection:
+        return _top(connection, kind, since, until, limit)
 
 
 def visitors_now(now: datetime, minutes: int = 5, db_url: str | None = None) -> int:
-    raise NotImplementedError
+    """The distinct visitors seen in the current minute and the ``minutes`` before it (the
+    "minute" seen rows, "HHMM" in UTC; before midnight they are yesterday's)."""
+    moment = now.astimezone(UTC)
+    keys_by_day: dict[date, list[str]] = {}
+    for back in range(minutes + 1):
+        then = moment - timedelta(minutes=back)
+        keys_by_day.setdefault(then.date(), []).append(then.strftime("%H%M"))
+    in_window = sqlalchemy.or_(
+        *(sqlalchemy.and_(col(VisitSeen.day) == day, col(VisitSeen.key).in_(keys)) for day, keys in keys_by_day.items())
+    )
+    with database.engine(db_url).connect() as connection:
+        return connection.execute(
+            sqlalchemy.select(sqlalchemy.func.count(sqlalchemy.distinct(col(VisitSeen.visitor)))).where(
+                col(VisitSeen.kind) == MINUTE, in_window
+            )
+        ).scalar_one()
 
 
 def week(until: date, db_url: str | None = None) -> VisitWeek:
-    raise NotImplementedError
+    """The seven days before ``until`` (``until`` itself not included), for the weekly summary:
+    visitors (visitor-days) and views of the site, bot requests, the top sources, and the buy
+    presses per "slug host"."""
+    since, last = until - timedelta(days=7), until - timedelta(days=1)
+    with database.engine(db_url).connect() as connection:
+        site = _daily(connection, "site", since, last, "")
+        bots = _daily(connection, "bot", since, last, "")
+        sources = _top(connection, "source", since, last, WEEK_SOURCES)
+        buys = _top(connection, "buy", since, last, WEEK_BUYS)
+    return VisitWeek(
+        visitors=sum(day.visitors for day in site),
+        views=sum(day.views for day in site),
+        bots=sum(day.views for day in bots),
+        top_sources=tuple(sources),
+        buys=tuple(buys),
+    )
+
+
+def salt_days(db_url: str | None = None) -> list[date]:
+    """The days whose salt is still kept (at most yesterday, today and tomorrow's, once made)."""
+    with database.engine(db_url).connect() as connection:
+        return list(connection.execute(sqlalchemy.select(col(VisitSalt.day)).order_by(col(VisitSalt.day))).scalars())
+
+
+def seen_days(db_url: str | None = None) -> list[date]:
+    """The days that still have seen rows (salted visitor ids): what ``drop_expired`` leaves."""
+    with database.engine(db_url).connect() as connection:
+        return list(
+            connection.execute(sqlalchemy.select(col(VisitSeen.day)).distinct().order_by(col(VisitSeen.day))).scalars()
+        )

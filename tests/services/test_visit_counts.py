@@ -1,0 +1,327 @@
+"""The visit counts' SQL (storage/visit_counts.py) on SQLite and PostgreSQL: the day's salt made
+once, the seen rows that make a second view not a second visitor, flushes from two processes that
+add up, the 48 hours after which nothing of a day's visitors is left, the 730 days of counts, the
+5 minutes of "visitors now", the 90 zero-filled days of the chart, and reads that stay on the
+count's primary key with two years of rows."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import sqlalchemy
+
+from publisher.rules import visit_rules
+from publisher.storage import visit_counts
+from publisher.storage.database import engine
+from publisher.storage.tables import VISIT_KEY_MAX, VisitCount, VisitSeen
+from publisher.storage.visit_counts import Batch, DayCount, KeyCount
+from tests.services.test_used_tokens import worker_env
+from tests.support import PROJECT_ROOT, wait_until
+
+DAY = date(2026, 11, 27)
+NOON = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
+ANN, BO, CY = b"A" * 16, b"B" * 16, b"C" * 16  # visitor ids as rules/visit_rules.visitor_id makes them
+
+
+def view(batch: Batch, visitor: bytes, kind: str, key: str = "", day: date = DAY) -> Batch:
+    """One view of ``key`` by ``visitor``, as the tally records it."""
+    batch.views[(day, kind, key)] = batch.views.get((day, kind, key), 0) + 1
+    batch.seen.add((day, kind, key, visitor))
+    return batch
+
+
+def rows(db_url: str, table) -> int:
+    with engine(db_url).connect() as connection:
+        return connection.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(table)).scalar_one()
+
+
+def one_day(db_url: str, kind: str, key: str = "", day: date = DAY) -> DayCount:
+    [count] = visit_counts.daily(kind, day, day, key, db_url)
+    return count
+
+
+# --- The day's salt ------------------------------------------------------------------------
+
+
+def test_a_days_salt_is_made_once_32_random_bytes_and_never_again_once_destroyed(db_url):
+    salt = visit_counts.salt_for(DAY, NOON, db_url)
+    assert salt is not None and len(salt) == 32
+    assert visit_counts.salt_for(DAY, NOON + timedelta(hours=3), db_url) == salt  # every worker, the same one
+    tomorrow = visit_counts.salt_for(DAY + timedelta(days=1), NOON + timedelta(hours=11, minutes=55), db_url)
+    assert tomorrow is not None and tomorrow != salt
+    destroyed = visit_rules.SALT_LIFETIME_HOURS
+    assert visit_counts.salt_for(DAY, datetime(2026, 11, 27, tzinfo=UTC) + timedelta(hours=destroyed), db_url) is None
+    # A day already gone is not made again, even before drop_expired ran.
+    assert visit_counts.salt_for(DAY - timedelta(days=5), NOON, db_url) is None
+    assert visit_counts.salt_days(db_url) == [DAY, DAY + timedelta(days=1)]
+
+
+# --- Flushes -------------------------------------------------------------------------------
+
+
+def test_two_flushes_of_one_visitor_give_one_visitor_and_two_views(db_url):
+    for _ in range(2):
+        batch = view(Batch(), ANN, "site")
+        view(batch, ANN, "page", "/books/coloring-book")
+        visit_counts.flush(batch, db_url=db_url)
+    assert one_day(db_url, "site") == DayCount(DAY, views=2, visitors=1)
+    assert one_day(db_url, "page", "/books/coloring-book") == DayCount(DAY, views=2, visitors=1)
+    visit_counts.flush(view(Batch(), BO, "site"), db_url=db_url)
+    assert one_day(db_url, "site") == DayCount(DAY, views=3, visitors=2)
+    # The next day the same visitor (under the next day's salt: another id, here the same) is new.
+    visit_counts.flush(view(Batch(), ANN, "site", day=DAY + timedelta(days=1)), db_url=db_url)
+    assert one_day(db_url, "site", day=DAY + timedelta(days=1)) == DayCount(DAY + timedelta(days=1), 1, 1)
+
+
+def test_with_redis_keeping_the_seen_sets_a_flush_writes_no_seen_row_and_takes_its_new_visitors(db_url):
+    batch = Batch(views={(DAY, "site", ""): 5, (DAY, "bot", ""): 2}, new_visitors={(DAY, "site", ""): 2})
+    batch.seen.add((DAY, "site", "", ANN))  # not written: Redis has it
+    visit_counts.flush(batch, seen_done=True, db_url=db_url)
+    visit_counts.flush(batch, seen_done=True, db_url=db_url)
+    assert one_day(db_url, "site") == DayCount(DAY, views=10, visitors=4)
+    assert one_day(db_url, "bot") == DayCount(DAY, views=4, visitors=0)
+    assert rows(db_url, VisitSeen) == 0
+
+
+def test_a_flush_is_one_transaction_a_failure_writes_nothing_of_its_batch(db_url, monkeypatch):
+    def failing(*_args) -> None:
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(visit_counts, "_add_counts", failing)
+    with pytest.raises(RuntimeError):
+        visit_counts.flush(view(Batch(), ANN, "site"), db_url=db_url)
+    monkeypatch.undo()
+    assert rows(db_url, VisitSeen) == 0  # had the seen row stayed, ANN would never count again
+    visit_counts.flush(view(Batch(), ANN, "site"), db_url=db_url)
+    assert one_day(db_url, "site") == DayCount(DAY, views=1, visitors=1)
+
+
+def test_minute_rows_are_seen_only_and_an_overlong_key_is_cut_to_fit(db_url):
+    batch = view(Batch(), ANN, "minute", "1200")
+    long_campaign = "x" * (VISIT_KEY_MAX + 50)
+    view(batch, ANN, "campaign", long_campaign)
+    view(batch, BO, "campaign", long_campaign[:VISIT_KEY_MAX] + "y")  # the same key once cut
+    visit_counts.flush(batch, db_url=db_url)
+    assert visit_counts.top("minute", DAY, DAY, db_url=db_url) == []
+    assert visit_counts.top("campaign", DAY, DAY, db_url=db_url) == [KeyCount("x" * VISIT_KEY_MAX, 2, 2)]
+    assert visit_counts.visitors_now(NOON, db_url=db_url) == 1
+
+
+FLUSHES = 100  # each worker's: enough for two unordered writers to deadlock on PostgreSQL
+# Two workers of the site flushing at once: each its own process and engine, started together.
+WORKER = """
+import json, sys, time as clock
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+from publisher.storage import visit_counts
+
+day, me, gate = date.fromisoformat(sys.argv[1]), sys.argv[2].encode() * 16, Path(sys.argv[3])
+shared = b"S" * 16
+(gate / ("ready-" + sys.argv[2])).touch()
+while not (gate / "go").exists():
+    clock.sleep(0.01)
+salt = visit_counts.salt_for(day, datetime.combine(day, time(12), tzinfo=UTC))
+pages = [f"/page-{n}" for n in range(10)]
+for flush in range(int(sys.argv[4])):
+    batch = visit_counts.Batch()
+    # Each flush names the pages in another order: the writes must not deadlock between workers.
+    for page in pages[flush % 10:] + pages[: flush % 10]:
+        for visitor in (shared, me):
+            batch.views[(day, "page", page)] = batch.views.get((day, "page", page), 0) + 1
+            batch.seen.add((day, "page", page, visitor))
+    for visitor in (shared, me):
+        batch.views[(day, "site", "")] = batch.views.get((day, "site", ""), 0) + 1
+        batch.seen.add((day, "site", "", visitor))
+    visit_counts.flush(batch)
+print(json.dumps({"salt": salt.hex()}))
+"""
+
+
+def test_two_processes_flushing_at_once_add_up(db_url, tmp_path: Path):
+    env = worker_env(db_url)
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, DAY.isoformat(), name, str(tmp_path), str(FLUSHES)],
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("1", "2")
+    ]
+    wait_until(lambda: all((tmp_path / f"ready-{name}").exists() for name in ("1", "2")), 60, "both workers to start")
+    (tmp_path / "go").touch()
+    results = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err
+        results.append(json.loads(out.splitlines()[-1]))
+    assert results[0]["salt"] == results[1]["salt"]  # one salt for both, whoever made it
+    # Each worker: FLUSHES flushes of two views a key (the shared visitor's and its own); 3 visitors in all.
+    assert one_day(db_url, "site") == DayCount(DAY, views=2 * FLUSHES * 2, visitors=3)
+    pages = visit_counts.top("page", DAY, DAY, limit=20, db_url=db_url)
+    assert sorted(pages, key=lambda count: count.key) == [KeyCount(f"/page-{n}", 2 * FLUSHES * 2, 3) for n in range(10)]
+
+
+# --- What is kept, and how long ------------------------------------------------------------
+
+
+def test_a_days_salt_and_seen_rows_are_gone_48_hours_after_the_day_began_and_not_a_minute_before(db_url):
+    midnight = datetime(2026, 11, 27, tzinfo=UTC)
+    for day in (DAY - timedelta(days=1), DAY, DAY + timedelta(days=1)):
+        assert visit_counts.salt_for(day, midnight - timedelta(hours=1), db_url) is not None
+        visit_counts.flush(view(view(Batch(), ANN, "site", day=day), ANN, "minute", "0000", day=day), db_url=db_url)
+    almost = midnight + timedelta(hours=47, minutes=59)
+    assert visit_counts.drop_expired(almost, db_url) == 3  # the day before's salt and two seen rows
+    assert visit_counts.salt_days(db_url) == [DAY, DAY + timedelta(days=1)]
+    assert visit_counts.seen_days(db_url) == [DAY, DAY + timedelta(days=1)]
+    assert visit_counts.drop_expired(midnight + timedelta(hours=48), db_url) == 3
+    assert visit_counts.salt_days(db_url) == [DAY + timedelta(days=1)]
+    assert visit_counts.seen_days(db_url) == [DAY + timedelta(days=1)]
+    assert midnight + timedelta(hours=48) == datetime(2026, 11, 29, tzinfo=UTC)  # 48 h: day + 2, 00:00
+    # The counts stay.
+    assert one_day(db_url, "site") == DayCount(DAY, views=1, visitors=1)
+
+
+def test_counts_are_kept_730_days_and_the_731st_is_pruned(db_url):
+    today = DAY
+    oldest_kept, first_pruned = today - timedelta(days=729), today - timedelta(days=730)
+    batch = Batch(views={(day, "site", ""): 1 for day in (today, oldest_kept, first_pruned)})
+    visit_counts.flush(batch, db_url=db_url)
+    assert visit_counts.prune(today, 730, db_url) == 1
+    assert [count.day for count in visit_counts.daily("site", first_pruned, today, db_url=db_url) if count.views] == [
+        oldest_kept,
+        today,
+    ]
+    assert visit_counts.prune(today, 730, db_url) == 0
+
+
+# --- Reads ---------------------------------------------------------------------------------
+
+
+def test_visitors_now_counts_the_last_5_minutes_and_not_the_6th_across_midnight(db_url):
+    now = datetime(2026, 11, 28, 0, 3, 30, tzinfo=UTC)  # 3 minutes after midnight
+    batch = Batch()
+    batch.seen |= {
+        (DAY + timedelta(days=1), "minute", "0003", ANN),
+        (DAY + timedelta(days=1), "minute", "0001", ANN),  # the same visitor twice: one
+        (DAY, "minute", "2358", BO),  # 5 minutes before: yesterday's row, counted
+        (DAY, "minute", "2357", CY),  # 6 minutes before: not
+        (DAY, "site", "", CY),  # not a minute row
+    }
+    visit_counts.flush(batch, db_url=db_url)
+    assert visit_counts.visitors_now(now, db_url=db_url) == 2
+    assert visit_counts.visitors_now(now, minutes=6, db_url=db_url) == 3
+    assert visit_counts.visitors_now(now + timedelta(days=3), db_url=db_url) == 0
+
+
+def test_daily_gives_exactly_90_days_oldest_first_with_the_missing_ones_as_zeros(db_url):
+    today = DAY
+    first = today - timedelta(days=89)
+    batch = Batch(views={(first, "site", ""): 4, (today, "site", ""): 7, (today - timedelta(days=90), "site", ""): 9})
+    batch.new_visitors = {(first, "site", ""): 2, (today, "site", ""): 3}
+    visit_counts.flush(batch, seen_done=True, db_url=db_url)
+    days = visit_counts.daily("site", first, today, db_url=db_url)
+    assert len(days) == 90
+    assert [count.day for count in days] == [first + timedelta(days=n) for n in range(90)]
+    assert days[0] == DayCount(first, 4, 2) and days[-1] == DayCount(today, 7, 3)
+    assert all(count == DayCount(count.day, 0, 0) for count in days[1:-1])
+    assert visit_counts.daily("page", first, today, "/", db_url) == [DayCount(day.day, 0, 0) for day in days]
+
+
+def test_top_sums_each_key_over_the_days_most_visitors_first_then_views(db_url):
+    batch = Batch(
+        views={
+            (DAY, "source", "Instagram"): 10,
+            (DAY - timedelta(days=1), "source", "Instagram"): 10,
+            (DAY, "source", "(direct)"): 50,
+            (DAY, "source", "Google"): 3,
+            (DAY - timedelta(days=40), "source", "Old"): 99,
+        },
+        new_visitors={
+            (DAY, "source", "Instagram"): 3,
+            (DAY - timedelta(days=1), "source", "Instagram"): 2,
+            (DAY, "source", "(direct)"): 5,
+            (DAY, "source", "Google"): 3,
+            (DAY - timedelta(days=40), "source", "Old"): 99,
+        },
+    )
+    visit_counts.flush(batch, seen_done=True, db_url=db_url)
+    since = DAY - timedelta(days=29)
+    assert visit_counts.top("source", since, DAY, db_url=db_url) == [
+        KeyCount("(direct)", 50, 5),
+        KeyCount("Instagram", 20, 5),
+        KeyCount("Google", 3, 3),
+    ]
+    assert visit_counts.top("source", since, DAY, limit=1, db_url=db_url) == [KeyCount("(direct)", 50, 5)]
+
+
+def test_the_week_is_the_seven_days_before_the_summary(db_url):
+    monday = date(2026, 11, 30)
+    week_days = [monday - timedelta(days=n) for n in range(1, 8)]
+    views = {(day, "site", ""): 10 for day in week_days} | {(monday, "site", ""): 1000}
+    views |= {(day, "bot", ""): 3 for day in week_days} | {(monday - timedelta(days=8), "bot", ""): 1000}
+    views |= {(week_days[0], "source", f"site-{n}.example"): n for n in range(1, 8)}
+    views |= {(week_days[0], "buy", "coloring-book www.amazon.com"): 4}
+    new = {(day, "site", ""): 2 for day in week_days} | {
+        (key[0], "source", key[2]): 1 for key in views if key[1] == "source"
+    }
+    new |= {(week_days[0], "buy", "coloring-book www.amazon.com"): 3}
+    visit_counts.flush(Batch(views=views, new_visitors=new), seen_done=True, db_url=db_url)
+    week = visit_counts.week(monday, db_url)
+    assert (week.visitors, week.views, week.bots) == (14, 70, 21)
+    assert [source.key for source in week.top_sources] == [f"site-{n}.example" for n in (7, 6, 5, 4, 3)]
+    assert week.buys == (KeyCount("coloring-book www.amazon.com", 4, 3),)
+
+
+# --- Bounded with two years of rows --------------------------------------------------------
+
+
+def two_years(db_url: str, today: date) -> None:
+    """Two years of counts: 20 pages, 20 sources and the site, every day."""
+    views: dict[tuple[date, str, str], int] = {}
+    for back in range(730):
+        day = today - timedelta(days=back)
+        views[(day, "site", "")] = 100_000
+        for n in range(20):
+            views[(day, "page", f"/page-{n}")] = 1000 + n
+            views[(day, "source", f"source-{n}")] = 100 + n
+    visit_counts.flush(Batch(views=views, new_visitors=dict(views)), seen_done=True, db_url=db_url)
+
+
+def query_plan(db_url: str, statement: str) -> str:
+    with engine(db_url).connect() as connection:
+        if connection.dialect.name == "sqlite":
+            rows = connection.execute(sqlalchemy.text("EXPLAIN QUERY PLAN " + statement)).all()
+            return "\n".join(str(row[-1]) for row in rows)
+        connection.execute(sqlalchemy.text("ANALYZE visit_count"))
+        return "\n".join(row[0] for row in connection.execute(sqlalchemy.text("EXPLAIN " + statement)))
+
+
+def test_reads_stay_on_the_primary_key_with_two_years_of_rows(db_url):
+    today = DAY
+    two_years(db_url, today)
+    assert rows(db_url, VisitCount) == 730 * 41
+    since = today - timedelta(days=89)
+    chart = visit_counts.daily("site", since, today, db_url=db_url)
+    assert len(chart) == 90 and {count.views for count in chart} == {100_000}
+    top = visit_counts.top("page", today - timedelta(days=29), today, db_url=db_url)
+    assert top[0] == KeyCount("/page-19", 30 * 1019, 30 * 1019) and len(top) == 10
+    assert visit_counts.week(today, db_url).views == 7 * 100_000
+    # The reads: one kind over a range of days, on the key (kind, day, key), never the whole table.
+    reads = [
+        "SELECT day, views, visitors FROM visit_count WHERE kind = 'site' AND key = '' "
+        f"AND day >= '{since}' AND day <= '{today}'",
+        "SELECT key, sum(views), sum(visitors) FROM visit_count WHERE kind = 'page' "
+        f"AND day >= '{today - timedelta(days=29)}' AND day <= '{today}' GROUP BY key",
+    ]
+    for read in reads:
+        plan = query_plan(db_url, read)
+        assert "visit_count_pkey" in plan or "sqlite_autoindex_visit_count_1 (kind=? AND day>? AND day<?)" in plan, plan
+        assert "Seq Scan" not in plan and "SCAN visit_count" not in plan, plan
