@@ -1,18 +1,23 @@
 """What counts as a page view, a visitor, a bot, a source, a campaign and a buy press
 (publisher/rules/visit_rules.py), and the figures the docs state: 20 presses per address in 600 s,
-a 200-byte beacon body, 64-character labels, a salt destroyed 48 h after its day began."""
+a 200-byte beacon body, 64-character labels, a salt destroyed 48 h after its day began; and every
+figure docs/privacy.md gives, read from the doc against the code."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from datetime import UTC, date, datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
+from publisher import visits
+from publisher.config import settings
 from publisher.content.books import BOOKS
 from publisher.limits.submits import Limiter, MemoryCounter
-from publisher.rules import visit_rules
+from publisher.rules import visit_rules, visitor_limits
 from publisher.rules.visit_rules import (
     BUY_PER_ADDRESS,
     buy_target,
@@ -26,7 +31,9 @@ from publisher.rules.visit_rules import (
     source_of,
     visitor_id,
 )
+from publisher.server import middleware
 
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 COUNTABLE = frozenset({"/", "/about", "/books/x"})
 DESKTOP_CHROME = (
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
@@ -385,7 +392,7 @@ def test_a_beacon_body_is_at_most_200_bytes():
 @pytest.mark.asyncio
 async def test_20_presses_per_address_in_600_seconds():
     """The limit the beacon counts presses under, with the site's own limiter on a clock the test moves."""
-    now = [1_200_000.0]  # the start of a 600 s window
+    now = [1_200_600.0]  # the start of a 600 s window (and of a 900 s one: a longer window would fail here)
     limiter = Limiter(MemoryCounter(clock=lambda: now[0]), clock=lambda: now[0], per_address=BUY_PER_ADDRESS)
     pressed = [await limiter.allow("buy", "", "2001:db8:1:2::7") for _ in range(21)]
     assert pressed == [True] * 20 + [False]
@@ -395,3 +402,55 @@ async def test_20_presses_per_address_in_600_seconds():
     assert not await limiter.allow("buy", "", "2001:db8:1:2::7")
     now[0] += 1
     assert await limiter.allow("buy", "", "2001:db8:1:2::7")  # the next window
+
+
+# --- docs/privacy.md: every figure it gives is the code's ---------------------------------
+
+
+def privacy_doc() -> str:
+    return " ".join((DOCS / "privacy.md").read_text(encoding="utf-8").split())
+
+
+def documented_figures() -> list[str]:
+    """The phrases of docs/privacy.md that give a figure, each written from the code's own value."""
+    counted = [status for status in range(100, 600) if counts_as_view("GET", status, "/", frozenset({"/"}), {})]
+    assert counted == [200, 304]
+    cdn_seconds = int(re.findall(r"s-maxage=(\d+)", middleware.STATIC_PAGE_CACHE)[0])
+    limit = visit_rules.BUY_PER_ADDRESS
+    hours = visit_rules.SALT_LIFETIME_HOURS
+    day = date(2026, 11, 27)
+    assert salt_destroyed_at(day) - timedelta(hours=hours) == datetime(2026, 11, 27, 0, 0, tzinfo=UTC)
+    return [
+        f"answered {counted[0]} or {counted[1]}",
+        f"A label is cut to {visit_rules.LABEL_MAX} characters",
+        f"at most {visit_rules.BEACON_BODY_MAX} bytes",
+        f"at most {limit.attempts} presses per address in {limit.window_s // 60} minutes",
+        f"for IPv6 its /{visitor_limits.IPV6_BLOCK_PREFIX}",
+        f"HMAC-SHA256 under the day's salt, cut to {visit_rules.VISITOR_ID_BYTES} bytes",
+        f"(the last {visits.VISITORS_NOW_MINUTES} minutes)",
+        f"Both are destroyed {hours} hours after their day began** (the day's 00:00 UTC)",
+        f"until {hours} hours after its day began",
+        f"destroyed {hours} hours after its day began",
+        f"What stays after {hours} hours",
+        f"within those {hours} hours",
+        f"every {visits.FLUSH_INTERVAL_S} seconds, in one transaction",
+        f"until its next flush, {visits.FLUSH_INTERVAL_S} seconds at most",
+        f"Past {visits.MAX_KEYS_PER_FLUSH:,} new keys of one kind in one flush",
+        f"`PUBLISHER_VISITS_KEEP_DAYS` days, {settings.DEFAULT_VISITS_KEEP_DAYS} by default",
+        f"while the worker runs; the last {visit_rules.BOT_CACHE_SIZE:,}",
+        f"remembers the last {visit_rules.BOT_CACHE_SIZE:,} user agents",
+        f"`s-maxage={cdn_seconds}`",
+        f"answer a page for {cdn_seconds} seconds",
+    ]
+
+
+def test_every_figure_docs_privacy_gives_is_the_codes():
+    """Each figure is written into its phrase from the code, and no other figure is left in the
+    doc: a figure that moves in the code, or a new one in the doc, fails here."""
+    text = privacy_doc()
+    missing = [phrase for phrase in documented_figures() if phrase not in text]
+    assert missing == [], "docs/privacy.md no longer says these, with the code's figures"
+    for phrase in documented_figures():
+        text = text.replace(phrase, "")
+    left = re.findall(r"\S*\d\S*", re.sub(r"IPv6|HMAC-SHA256", "", text))
+    assert left == [], "docs/privacy.md gives figures no test reads from the code"
