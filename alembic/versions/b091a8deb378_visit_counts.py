@@ -10,6 +10,10 @@ What is kept, and for how long:
 
 Nothing to carry over: nothing was counted before.
 
+Beside the visits the dashboard shows what they led to, per day over a range (storage/dashboard.py):
+``subscription_event.at`` and ``contact_message.received_at`` get an index, so those reads cost
+the days asked for, not the whole record.
+
 Revision ID: b091a8deb378
 Revises: c9f1e6b3d482
 Create Date: 2026-11-27 12:20:00
@@ -58,10 +62,18 @@ def upgrade() -> None:
     )
     with op.batch_alter_table("visit_count", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_visit_count_day"), ["day"], unique=False)
+    with op.batch_alter_table("subscription_event", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_subscription_event_at"), ["at"], unique=False)
+    with op.batch_alter_table("contact_message", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_contact_message_received_at"), ["received_at"], unique=False)
 
 
 def downgrade() -> None:
     """Downgrade schema."""
+    with op.batch_alter_table("contact_message", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_contact_message_received_at"))
+    with op.batch_alter_table("subscription_event", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_subscription_event_at"))
     op.drop_table("visit_count")
     op.drop_table("visit_seen")
     op.drop_table("visit_salt")

@@ -81,7 +81,8 @@ class SubscriptionEvent(sqlmodel.SQLModel, table=True):
     id: int | None = sqlmodel.Field(default=None, primary_key=True)
     subscriber_id: int = sqlmodel.Field(index=True)
     event: str = sqlmodel.Field(max_length=16)
-    at: datetime = sqlmodel.Field(default_factory=utc_now)
+    # Indexed: the dashboard reads the events of a range of days (storage/dashboard.py).
+    at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
     how: str = sqlmodel.Field(max_length=SOURCE_MAX)
     # Why, in the words of what came back (a bounce's reason); None for the reader's own acts.
     detail: str | None = sqlmodel.Field(default=None, max_length=500)
@@ -97,7 +98,8 @@ class ContactMessage(sqlmodel.SQLModel, table=True):
     sender_email: str = sqlmodel.Field(max_length=validation.EMAIL_MAX)
     subject: str = sqlmodel.Field(max_length=validation.SUBJECT_MAX)
     message: str = sqlmodel.Field(max_length=validation.MESSAGE_MAX)
-    received_at: datetime = sqlmodel.Field(default_factory=utc_now)
+    # Indexed: the dashboard reads the messages of a range of days (storage/dashboard.py).
+    received_at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
 
 
 PENDING, SENT, FAILED, SKIPPED = "pending", "sent", "failed", "skipped"

@@ -24,7 +24,7 @@ import secrets
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import TypeVar
 
 import sqlalchemy
@@ -33,7 +33,7 @@ from sqlmodel import col
 
 from publisher.rules import visit_rules
 from publisher.storage import database
-from publisher.storage.tables import VISIT_KEY_MAX, VISIT_KIND_MAX, VisitCount, VisitSalt, VisitSeen
+from publisher.storage.tables import VISIT_KEY_MAX, VISIT_KIND_MAX, VisitCount, VisitSalt, VisitSeen, as_utc
 
 SALT_BYTES = 32
 MINUTE = "minute"  # the seen set's kind for visitors now: its key is "HHMM" (UTC)
@@ -79,14 +79,9 @@ class VisitWeek:
     buys: tuple[KeyCount, ...]  # key "slug host"
 
 
-def _destroyed_at(day: date) -> datetime:
-    """When ``day``'s salt and seen rows go: its 00:00 UTC plus the salt's lifetime (48 h)."""
-    return datetime.combine(day, time.min, tzinfo=UTC) + timedelta(hours=visit_rules.SALT_LIFETIME_HOURS)
-
-
 def _last_destroyed_day(now: datetime) -> date:
-    """The latest day whose destroy time is ``now`` or earlier: day 00:00 + 48 h <= now."""
-    return (now.astimezone(UTC) - timedelta(hours=visit_rules.SALT_LIFETIME_HOURS)).date()
+    """The latest day whose salt's destroy time is ``now`` or earlier (day 00:00 UTC + 48 h <= now)."""
+    return visit_rules.day_of(as_utc(now) - timedelta(hours=visit_rules.SALT_LIFETIME_HOURS))
 
 
 def _insert_for(connection) -> Callable[..., postgresql.Insert | sqlite.Insert]:
@@ -109,8 +104,8 @@ def _chunks(rows: list[_Row]) -> Iterator[list[_Row]]:
 def salt_for(day: date, now: datetime, db_url: str | None = None) -> bytes | None:
     """The day's salt (32 random bytes), made by the first worker to ask and the same for all;
     None once the day's destroy time has passed: a destroyed salt is never made again."""
-    destroyed_at = _destroyed_at(day)
-    if now >= destroyed_at:
+    destroyed_at = visit_rules.salt_destroyed_at(day)
+    if as_utc(now) >= destroyed_at:
         return None
     with database.engine(db_url).begin() as connection:
         insert = _insert_for(connection)
@@ -266,7 +261,7 @@ def top(kind: str, since: date, until: date, limit: int = 10, db_url: str | None
 def visitors_now(now: datetime, minutes: int = 5, db_url: str | None = None) -> int:
     """The distinct visitors seen in the current minute and the ``minutes`` before it (the
     "minute" seen rows, "HHMM" in UTC; before midnight they are yesterday's)."""
-    moment = now.astimezone(UTC)
+    moment = as_utc(now).astimezone(UTC)
     keys_by_day: dict[date, list[str]] = {}
     for back in range(minutes + 1):
         then = moment - timedelta(minutes=back)

@@ -112,3 +112,29 @@ def test_the_charts_count_confirmed_readers_per_day_and_sign_ups_against_leavers
         11: (1, 0),
         12: (0, 1),
     }
+
+
+def test_what_the_visits_led_to_is_sign_ups_confirmations_and_messages_on_each_day_zeros_included(db_url):
+    today = storage.utc_now().replace(hour=0, minute=0, second=0, microsecond=0)
+    before = today - timedelta(days=90) + timedelta(hours=23, minutes=59)  # the day before the 90: not read
+    subscribers.subscribe(SignUp(email="early@example.com", name="Jo Reader"), None, db_url, now=before)
+    for number, moment in enumerate(
+        (today - timedelta(days=89), today - timedelta(days=3), today + timedelta(hours=23))
+    ):
+        subscribers.subscribe(SignUp(email=f"reader{number}@example.com", name="Jo Reader"), None, db_url, now=moment)
+    subscribers.confirm(key_of(db_url, "reader1@example.com"), None, None, db_url, now=today - timedelta(days=2))
+    for moment in (today - timedelta(days=3), today - timedelta(days=3, hours=-1), today - timedelta(seconds=1)):
+        sent = message(db_url, "hello", None)
+        with engine(db_url).begin() as connection:
+            connection.execute(
+                sqlalchemy.update(storage.ContactMessage)
+                .where(storage.ContactMessage.id == sent)
+                .values(received_at=moment)
+            )
+    days = dashboard.list_days(today.date(), 90, db_url)
+    assert [day.day for day in days] == [today.date() - timedelta(days=89 - n) for n in range(90)]
+    assert {
+        89 - index: (day.signups, day.confirmations, day.messages)
+        for index, day in enumerate(days)
+        if day.signups or day.confirmations or day.messages
+    } == {89: (1, 0, 0), 3: (1, 0, 2), 2: (0, 1, 0), 1: (0, 0, 1), 0: (1, 0, 0)}

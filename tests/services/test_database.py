@@ -187,3 +187,56 @@ def test_the_migrations_build_exactly_the_tables_the_code_declares(db_url):
     with sqlalchemy.create_engine(db_url).connect() as connection:
         differences = compare_metadata(MigrationContext.configure(connection), sqlmodel.SQLModel.metadata)
     assert differences == []
+
+
+# Alembic's own commands on a database, in a process of their own (alembic/env.py sets up logging for the process).
+ALEMBIC = """
+import sys
+from alembic import command
+from alembic.config import Config
+from publisher.storage import database
+
+config = Config(str(database.alembic_config()))
+config.set_main_option("sqlalchemy.url", sys.argv[1])
+getattr(command, sys.argv[2])(config, sys.argv[3])
+"""
+VISIT_TABLES = {"visit_salt", "visit_seen", "visit_count"}
+BEFORE_VISITS = "c9f1e6b3d482"  # the revision before issue 42's visit counts
+
+
+def test_the_visit_counts_migrate_down_and_up_again(db_url):
+    import sqlalchemy
+
+    def schema() -> tuple[set[str], set[str]]:
+        engine = sqlalchemy.create_engine(db_url, poolclass=sqlalchemy.pool.NullPool)
+        try:
+            inspector = sqlalchemy.inspect(engine)
+            indexes = {
+                index["name"]
+                for table in ("subscription_event", "contact_message")
+                for index in inspector.get_indexes(table)
+                if index["name"]
+            }
+            return set(inspector.get_table_names()), indexes
+        finally:
+            engine.dispose()
+
+    def alembic(*args: str) -> None:
+        result = subprocess.run(
+            [sys.executable, "-c", ALEMBIC, db_url, *args],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+
+    tables_now, indexes_now = schema()
+    assert tables_now >= VISIT_TABLES
+    assert {"ix_subscription_event_at", "ix_contact_message_received_at"} <= indexes_now
+    alembic("downgrade", BEFORE_VISITS)
+    tables_before, indexes_before = schema()
+    assert tables_before == tables_now - VISIT_TABLES
+    assert indexes_before == indexes_now - {"ix_subscription_event_at", "ix_contact_message_received_at"}
+    alembic("upgrade", "head")
+    assert schema() == (tables_now, indexes_now)
