@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -33,11 +34,10 @@ from publisher.config import settings
 from publisher.per_process import PerProcess
 from publisher.rules import visit_rules
 from publisher.storage import visit_counts
-from publisher.storage.visit_counts import Batch
 from publisher.visits import visitor_sets
 from publisher.visits.flush_loop import FlushLoop
 from publisher.visits.recorder import Recorder
-from publisher.visits.salts import DaySalts, configured_salts
+from publisher.visits.salts import DatabaseSalts, DaySalts, RedisSalts
 from publisher.visits.tally import Tally
 
 logger = logging.getLogger(__name__)
@@ -107,23 +107,20 @@ def visitors_now(now: datetime) -> int:
         redis.close()
 
 
-def _flush(batch: Batch, seen_done: bool) -> None:
-    visit_counts.flush(batch, seen_done=seen_done)
+def _daily_chores(now: datetime, db_url: str | None = None) -> None:
+    visit_counts.drop_expired(now, db_url)
+    visit_counts.prune(visit_rules.day_of(now), settings.current().visits_keep_days, db_url)
 
 
-def _daily_chores(now: datetime) -> None:
-    visit_counts.drop_expired(now)
-    visit_counts.prune(visit_rules.day_of(now), settings.current().visits_keep_days)
-
-
-def configured_loop(recorder: Recorder) -> FlushLoop:
-    """The flush loop on Redis when Reflex uses it (salts and seen sets), else on the database."""
+def configured_loop(recorder: Recorder, db_url: str | None = None) -> FlushLoop:
+    """The flush loop on Redis when Reflex uses it (salts and seen sets), else on the database
+    (``db_url``: Reflex's, REFLEX_DB_URL, unless a test's); the counts always go to the database."""
     redis = prerequisites.get_redis()
     return FlushLoop(
         recorder,
-        configured_salts(),
-        _flush,
-        _daily_chores,
+        DatabaseSalts(db_url) if redis is None else RedisSalts(redis),
+        functools.partial(visit_counts.flush, db_url=db_url),
+        functools.partial(_daily_chores, db_url=db_url),
         FLUSH_INTERVAL_S,
         visitor_sets=None if redis is None else visitor_sets.RedisVisitorSets(redis),
     )

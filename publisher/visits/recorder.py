@@ -8,10 +8,9 @@ when the call returns; the tally keeps only routes, sources, campaigns and visit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 
-from starlette.datastructures import Headers
 from starlette.types import Scope
 
 from publisher.rules import visit_rules, visitor_limits
@@ -27,6 +26,12 @@ SITE_KEY = ""
 
 def _unrouted(path: str) -> str:
     return path
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    """The request's headers by their lower-case names (as ASGI gives them), read once: a dict
+    looks one up in a step, where Starlette's Headers scans the list at each look-up."""
+    return {name.decode("latin-1"): value.decode("latin-1") for name, value in scope.get("headers", ())}
 
 
 class Recorder:
@@ -52,7 +57,7 @@ class Recorder:
         self.pages = frozenset(routes)
         self.route_of = route_of
 
-    def _visitor(self, scope: Scope, headers: Headers, moment: datetime) -> bytes | None:
+    def _visitor(self, scope: Scope, headers: Mapping[str, str], moment: datetime) -> bytes | None:
         salt = self.salts.of(visit_rules.day_of(moment))
         if salt is None:
             return None  # no salt yet (the store away at start or at midnight): a view, no visitor
@@ -62,7 +67,7 @@ class Recorder:
     def page_view(self, scope: Scope, status: int) -> None:
         """Count a page's response when it is a view: the site, the page, the minute, and on a
         landing (no Referer, or another site's) the source and the campaign tag."""
-        headers = Headers(scope=scope)
+        headers = _headers(scope)
         route = self.route_of(scope["path"])
         if not visit_rules.counts_as_view(scope["method"], status, route, self.pages, headers):
             return
@@ -89,5 +94,5 @@ class Recorder:
         """A press of ``slug``'s buy button towards ``store`` (a host): one view per press, and the
         presser as that day's visitor of the key "slug host"."""
         now = self.clock()
-        visitor = self._visitor(scope, Headers(scope=scope), now)
+        visitor = self._visitor(scope, _headers(scope), now)
         self.tally.view(visit_rules.day_of(now), BUY_KIND, f"{slug} {store}", visitor)

@@ -4,7 +4,7 @@ A visitor id is a keyed hash under the salt of its day (rules/visit_rules.visito
 person is one visitor within a day, and once the salt is destroyed (48 hours after its day
 began) nobody, not even the site, can tell whether two days' visitors were the same person.
 
-Where it is kept (``configured_salts``, the choice limits/used_tokens.configured_store makes):
+Where it is kept (``visits.configured_loop`` chooses, as limits/used_tokens.configured_store does):
 
 - Redis, when Reflex uses it: ``SET publisher:visits:salt:<day> <32 random bytes> NX EXAT
   <destroyed_at>`` then ``GET``, in one transaction. The first worker to ask makes it, the
@@ -23,8 +23,6 @@ import asyncio
 import secrets
 from datetime import date, datetime, time, timedelta
 from typing import Protocol
-
-from reflex.utils import prerequisites
 
 from publisher.rules import visit_rules
 from publisher.storage import visit_counts
@@ -68,13 +66,6 @@ class RedisSalts:
             pipe.get(key)
             _, salt = await pipe.execute()
         return None if salt is None else bytes(salt)
-
-
-def configured_salts() -> SaltStore:
-    """Redis when Reflex uses it, else the embedded gateway's database (counting runs only where
-    the site keeps one: ``Settings.visits_on``)."""
-    redis = prerequisites.get_redis()
-    return DatabaseSalts() if redis is None else RedisSalts(redis)
 
 
 class DaySalts:

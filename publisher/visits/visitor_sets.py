@@ -35,7 +35,8 @@ def now_key(day: date) -> str:
 
 def minute_key(moment: datetime) -> str:
     """The seen set's key of a moment's minute: "HHMM", UTC."""
-    return moment.astimezone(UTC).strftime("%H%M")
+    moment = moment.astimezone(UTC)
+    return f"{moment.hour:02d}{moment.minute:02d}"
 
 
 def minute_start(day: date, minute: str) -> datetime:

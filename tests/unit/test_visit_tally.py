@@ -339,6 +339,32 @@ async def test_a_flush_that_raises_loses_only_its_own_batch(caplog):
 
 
 @pytest.mark.asyncio
+async def test_with_redis_away_a_flush_keeps_the_views_and_loses_only_that_windows_visitors(caplog):
+    class RedisAway:
+        async def mark(self, batch: Batch) -> None:
+            raise ConnectionError("Redis is away")
+
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    flushed: list[tuple[Batch, bool]] = []
+    loop = FlushLoop(
+        counting,
+        FakeSalts(),
+        lambda batch, seen_done: flushed.append((batch, seen_done)),
+        lambda now: None,
+        visits.FLUSH_INTERVAL_S,
+        visitor_sets=RedisAway(),  # type: ignore[arg-type]
+    )
+    counting.page_view(request("/"), 200)
+    with caplog.at_level(logging.WARNING, logger=flush_loop.__name__):
+        await loop.flush_once()
+    [(batch, seen_done)] = flushed
+    assert views(batch, "site") == {"": 1}
+    # No seen rows either: the database would count again visitors Redis already knows.
+    assert (batch.seen, batch.new_visitors, seen_done) == (set(), {}, True)
+    assert "Visits: Redis did not answer (ConnectionError); this window's visitors are lost" in caplog.messages
+
+
+@pytest.mark.asyncio
 async def test_the_daily_chores_run_once_a_day_and_again_after_a_failure():
     clock = FakeClock(NOON)
     counting = await with_salts(make_recorder(clock))
@@ -432,3 +458,24 @@ def test_visitors_now_are_those_seen_in_the_last_5_minutes():
     since = visitor_sets.first_minute_counted(now, visits.VISITORS_NOW_MINUTES)
     assert visitor_sets.minute_start(DAY, "1205") >= since  # seen 5 minutes ago: counted
     assert visitor_sets.minute_start(DAY, "1204") < since  # 6 minutes ago: not
+
+
+def test_the_app_counts_views_on_its_public_pages_and_runs_the_counting_in_its_lifespan():
+    from publisher.publisher import app
+
+    assert visits.counting in app.get_lifespan_tasks()
+    counted = visits.shared_recorder.get()
+    assert counted.pages == {
+        "/",
+        "/about",
+        "/subscribe",
+        "/contact-us",
+        "/subscribe/thanks",
+        "/contact-us/thanks",
+        "/books/coloring-book",
+        "/books/guinea-pig-or-hamster",
+        "/books/word-search-book",
+        "/subscribe/confirm",
+        "/unsubscribe",
+    }  # never the dashboard (/admin, /admin/enrol) nor the not-found page, which has no URL
+    assert counted.route_of("/about/") == counted.route_of("/about.html") == "/about"

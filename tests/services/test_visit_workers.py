@@ -1,0 +1,240 @@
+"""The visits engine (publisher/visits) across processes, on SQLite, PostgreSQL and Redis+PostgreSQL.
+
+Two worker processes count at once, each through the lifespan task the app registers
+(``visits.counting``): both find the same day's salt (the database's, or Redis's), so one person
+seen by both is one visitor, and their flushes add up. Redis's keys of a day expire with its
+salt, 48 hours after the day began; the database's salt goes with ``drop_expired``. A database
+that stops while the site runs costs the counts of that flush window, never a page, and counting
+resumes when it is back.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
+
+import pytest
+import pytest_asyncio
+import redis
+import redis.asyncio
+import sqlalchemy
+
+from publisher import visits
+from publisher.rules import visit_rules
+from publisher.storage import database, visit_counts
+from publisher.storage.tables import utc_now
+from publisher.visits import flush_loop, visitor_sets
+from publisher.visits.recorder import Recorder
+from publisher.visits.salts import DaySalts
+from publisher.visits.tally import Tally
+from tests.postgres import PostgresServer
+from tests.support import PROJECT_ROOT, RedisServer
+
+DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+SHARED_ADDRESS = "203.0.113.7"
+
+# One worker process: the site's own counting (visits.counting, as the app's lifespan runs it), a
+# page viewed 10 times by the visitor both workers see and once by one of its own; the counting
+# stops (the last flush) before the process ends. It prints which stores it used.
+WORKER = """
+import asyncio, json, sys
+from publisher import visits
+
+def page(address):
+    headers = [(b"host", b"books.example"), (b"user-agent", sys.argv[2].encode())]
+    return {"type": "http", "method": "GET", "path": "/", "query_string": b"", "headers": headers,
+            "client": (address, 50000)}
+
+async def main():
+    visits.count_views_on({"/"}, lambda path: path)
+    async with visits.counting():
+        loop = visits.configured_loop(visits.shared_recorder.get())
+        for _ in range(10):
+            visits.record_page_view(page("203.0.113.7"), 200)
+        visits.record_page_view(page(sys.argv[1]), 200)
+        salted = visits.shared_recorder.get().salts.days()
+    print(json.dumps({"salts": type(loop.store).__name__, "salted": len(salted)}))
+
+asyncio.run(main())
+"""
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
+
+
+@pytest_asyncio.fixture
+async def redis_url(redis_server) -> AsyncIterator[str]:
+    client = redis.asyncio.Redis.from_url(redis_server.url)
+    await client.flushdb()
+    await client.aclose()
+    yield redis_server.url
+
+
+def worker_env(db_url: str, redis_url: str | None = None) -> dict[str, str]:
+    """A site on the embedded gateway at ``db_url`` (and Redis at ``redis_url``), counting on."""
+    env = {key: value for key, value in os.environ.items() if key not in ("REFLEX_REDIS_URL", "PUBLISHER_GATEWAY_URL")}
+    env["REFLEX_DB_URL"] = db_url
+    env["PUBLISHER_VISITS"] = "on"
+    if redis_url is not None:
+        env["REFLEX_REDIS_URL"] = redis_url
+    return env
+
+
+def two_workers_count(env: dict[str, str]) -> list[dict]:
+    """Both workers at once, each with its own second visitor; what each says of its stores."""
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, own_address, DESKTOP],
+            cwd=PROJECT_ROOT,  # rxconfig.py
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for own_address in ("198.51.100.1", "198.51.100.2")
+    ]
+    results = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err
+        assert "Visits:" not in err, err  # no salt missing, no flush lost: that would prove nothing
+        results.append(json.loads(out.splitlines()[-1]))
+    return results
+
+
+def site_today(db_url: str) -> visit_counts.DayCount:
+    today = visit_rules.day_of(utc_now())
+    [count] = visit_counts.daily("site", today, today, db_url=db_url)
+    return count
+
+
+def rows_of_day(db_url: str, table: str, day) -> int:
+    with database.engine(db_url).connect() as connection:
+        statement = sqlalchemy.text(f"SELECT count(*) FROM {table} WHERE day = :day")
+        return connection.execute(statement, {"day": day}).scalar_one()
+
+
+def test_two_workers_on_one_database_add_up_to_one_count(db_url):
+    results = two_workers_count(worker_env(db_url))
+    assert results == [{"salts": "DatabaseSalts", "salted": 1}] * 2
+    count = site_today(db_url)
+    assert (count.views, count.visitors) == (22, 3)
+    today = visit_rules.day_of(utc_now())
+    assert visit_counts.visitors_now(utc_now(), minutes=visits.VISITORS_NOW_MINUTES, db_url=db_url) == 3
+    assert rows_of_day(db_url, "visit_salt", today) == 1  # one salt for both workers
+    visit_counts.drop_expired(visit_rules.salt_destroyed_at(today) - timedelta(seconds=1), db_url)
+    assert rows_of_day(db_url, "visit_salt", today) == 1
+    visit_counts.drop_expired(visit_rules.salt_destroyed_at(today), db_url)  # day + 2, 00:00
+    assert rows_of_day(db_url, "visit_salt", today) == 0
+    assert rows_of_day(db_url, "visit_seen", today) == 0
+    assert site_today(db_url) == count  # the counts stay
+
+
+@pytest.fixture
+def postgres_url(postgres: PostgresServer, postgres_template: str) -> str:
+    return postgres.url(postgres.create_database(template=postgres_template))
+
+
+def test_two_workers_on_redis_and_postgresql_add_up_and_nothing_outlives_48_hours(postgres_url, redis_url, monkeypatch):
+    monkeypatch.setattr(visits.prerequisites, "get_redis_sync", lambda: redis.Redis.from_url(redis_url))
+    results = two_workers_count(worker_env(postgres_url, redis_url))
+    assert results == [{"salts": "RedisSalts", "salted": 1}] * 2
+    count = site_today(postgres_url)
+    assert (count.views, count.visitors) == (22, 3)
+    today = visit_rules.day_of(utc_now())
+    assert rows_of_day(postgres_url, "visit_salt", today) == 0  # Redis held the salt and the seen sets
+    assert rows_of_day(postgres_url, "visit_seen", today) == 0
+    client = redis.Redis.from_url(redis_url)
+    try:
+        assert visits.visitors_now(utc_now()) == 3  # the dashboard's figure, from Redis's minutes
+        assert visitor_sets.visitors_now(client, utc_now() + timedelta(minutes=7), 5) == 0
+        keys = sorted(key.decode() for key in client.scan_iter(match=f"publisher:visits:*{today.isoformat()}*"))
+        assert "publisher:visits:salt:" + today.isoformat() in keys
+        assert "publisher:visits:seen:" + today.isoformat() + ":site:" in keys
+        assert "publisher:visits:now:" + today.isoformat() in keys
+        day_after_next = int(visit_rules.salt_destroyed_at(today).timestamp())
+        for key in keys:
+            assert 0 < client.ttl(key) <= 48 * 3600, key
+            # Redis deletes each at day + 2, 00:00 UTC: from then no key of the day remains.
+            assert client.expiretime(key) == day_after_next, key
+        assert {key.decode() for key in client.scan_iter(match="publisher:visits:*")} == set(keys)
+    finally:
+        client.close()
+
+
+@pytest.mark.asyncio
+async def test_the_database_stopped_mid_run_costs_that_window_and_counting_resumes(
+    postgres: PostgresServer, postgres_url, monkeypatch, caplog
+):
+    monkeypatch.setattr(visits.prerequisites, "get_redis", lambda: None)
+
+    def worker() -> tuple[Recorder, flush_loop.FlushLoop]:
+        counting = Recorder(Tally(visits.MAX_KEYS_PER_FLUSH), DaySalts(), trusted_proxy_hops=0)
+        counting.count_views_on({"/"}, lambda path: path)
+        return counting, visits.configured_loop(counting, postgres_url)
+
+    def view(counting: Recorder, address: str, times: int = 1) -> None:
+        for _ in range(times):
+            counting.page_view(
+                {
+                    "type": "http",
+                    "method": "GET",
+                    "path": "/",
+                    "query_string": b"",
+                    "headers": [(b"host", b"books.example"), (b"user-agent", DESKTOP.encode())],
+                    "client": (address, 50000),
+                },
+                200,
+            )
+
+    running, loop = worker()
+    await loop.load_salts()
+    view(running, SHARED_ADDRESS, 3)
+    await loop.flush_once()
+    assert (site_today(postgres_url).views, site_today(postgres_url).visitors) == (3, 1)
+    postgres.stop()
+    try:
+        view(running, "198.51.100.1", 2)  # pages go on: counting never touches the database here
+        with caplog.at_level(logging.WARNING, logger=flush_loop.__name__):
+            await loop.flush_once()
+            started, started_loop = worker()  # a worker that starts while the database is away
+            await started_loop.load_salts()
+        view(started, "198.51.100.9")
+    finally:
+        postgres.start()
+    assert any("2 page views lost, the database did not take them" in message for message in caplog.messages)
+    assert any("the day's salt is not available" in message for message in caplog.messages)
+    view(running, SHARED_ADDRESS, 2)
+    view(running, "198.51.100.3")
+    await loop.flush_once()
+    await started_loop.flush_once()  # its view without a visitor: it had no salt
+    await started_loop.load_salts()
+    view(started, SHARED_ADDRESS)
+    await started_loop.flush_once()
+    count = site_today(postgres_url)
+    # 3 before, 2 lost with the database, 3 after, 1 without a salt, 1 once the salt came.
+    assert (count.views, count.visitors) == (8, 2)
+
+
+def test_the_lifespan_task_with_counting_off_writes_nothing(db_url):
+    env = worker_env(db_url)
+    env["PUBLISHER_VISITS"] = "off"
+    worker = subprocess.run(
+        [sys.executable, "-c", WORKER, "198.51.100.1", DESKTOP],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert worker.returncode == 0, worker.stderr
+    assert site_today(db_url) == visit_counts.DayCount(visit_rules.day_of(utc_now()), 0, 0)
