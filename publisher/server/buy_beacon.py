@@ -94,7 +94,7 @@ class BuyBeacon:
             counted = await self._press(scope, receive)
         except requests.ClientLeft:
             return  # nobody to answer
-        except Exception:  # noqa: BLE001 - a press is never worth an error page: the answer is the same
+        except Exception:  # a press is never worth an error page: the answer is the same
             counted = None
             now = time.monotonic()
             if self._failure_logged_at is None or now - self._failure_logged_at >= FAILURE_LOG_EVERY_S:

@@ -171,7 +171,7 @@ class ResponseHeaders:
         """The hook, which never breaks or delays the page it is told about."""
         try:
             hook(scope, status)
-        except Exception:  # noqa: BLE001 - counting is never worth a page
+        except Exception:  # counting is never worth a page
             now = time.monotonic()
             last = self._hook_failure_logged_at
             if last is None or now - last >= HOOK_FAILURE_LOG_EVERY_S:

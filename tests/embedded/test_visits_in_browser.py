@@ -1,0 +1,168 @@
+"""Counting as a visitor's browser sees it (issue 42), in Chromium with a desktop browser's user agent
+(headless Chromium's own is a bot's) against publisher-serve on the embedded gateway, counting on.
+
+Counting stores nothing in the browser and reads nothing from it: no cookie on any page, no
+localStorage or sessionStorage entry on a page without a form, and no request but the page's own,
+except one beacon to /count/buy when a buy button is pressed (once per book per page). The press
+still opens the store's page in a new tab, with JavaScript and without. The store's host is
+answered by the test (route-fulfilled), so nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, Request, expect
+
+from publisher import content
+from publisher.server import buy_beacon
+from tests.browser import DESKTOP
+from tests.embedded.test_visits import added_since, counts, desktop_chrome
+from tests.support import ProductionServer, running_server, wait_until
+
+BOOK_PAGES = [book.page_path for book in content.BOOKS]
+# Every public page that has no form; then the ones that have one (the forms' and the list links'
+# pages: the app keeps its tab's token in sessionStorage there, as before counting).
+PAGES_WITHOUT_A_FORM = ["/", "/about", *BOOK_PAGES, "/subscribe/thanks", "/contact-us/thanks", "/no-such-page"]
+PAGES_WITH_A_FORM = ["/subscribe", "/contact-us", "/subscribe/confirm", "/unsubscribe"]
+STORE_HOSTS = sorted({urlsplit(str(book.book_link)).hostname or "" for book in content.BOOKS})
+STORE_PAGE = "<!doctype html><title>The store</title><p>The store's page for this book."
+
+
+@pytest.fixture(scope="module")
+def counting_site(built_site, tmp_path_factory) -> Iterator[tuple[ProductionServer, str]]:
+    """publisher-serve keeping the list (so counting is on) on a database of its own, one worker."""
+    workdir = tmp_path_factory.mktemp("visits-in-browser")
+    db_url = f"sqlite:///{workdir / 'visits.db'}"
+    with running_server(workdir, {"PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}) as server:
+        yield server, db_url
+
+
+def store_answered_here(context: BrowserContext) -> list[str]:
+    """The stores' pages answered by the test; the URLs the browser asked them for."""
+    asked: list[str] = []
+
+    def answer(route):
+        asked.append(route.request.url)
+        route.fulfill(status=200, content_type="text/html; charset=utf-8", body=STORE_PAGE)
+
+    for host in STORE_HOSTS:
+        context.route(f"https://{host}/**", answer)
+        context.route(f"http://{host}/**", answer)
+    return asked
+
+
+@pytest.fixture
+def visitor(browser: Browser) -> Iterator[tuple[BrowserContext, list[str]]]:
+    context = browser.new_context(viewport=DESKTOP, user_agent=desktop_chrome())
+    context.set_default_timeout(15_000)
+    asked = store_answered_here(context)
+    yield context, asked
+    context.close()
+
+
+class NetworkLog:
+    """Every request one tab made."""
+
+    def __init__(self, page: Page):
+        self.requests: list[Request] = []
+        page.on("request", lambda request: self.requests.append(request))
+
+    def beacons(self) -> list[Request]:
+        return [request for request in self.requests if urlsplit(request.url).path == buy_beacon.PATH]
+
+    def others_than(self, base_url: str) -> list[str]:
+        own = urlsplit(base_url).netloc
+        return [request.url for request in self.requests if urlsplit(request.url).netloc != own]
+
+
+def storage_entries(page: Page) -> dict[str, int]:
+    return page.evaluate("() => ({local: localStorage.length, session: sessionStorage.length})")
+
+
+def test_a_visit_of_every_public_page_stores_nothing_and_asks_nothing_but_its_own(visitor, counting_site):
+    context, _ = visitor
+    server, _ = counting_site
+    page = context.new_page()
+    log = NetworkLog(page)
+    for path in PAGES_WITHOUT_A_FORM:
+        page.goto(server.base_url + path, wait_until="networkidle")
+        expect(page.locator("h1")).to_have_count(1)
+        assert page.locator("form").count() == 0, path
+        assert context.cookies() == [], path
+        assert storage_entries(page) == {"local": 0, "session": 0}, path
+    for path in PAGES_WITH_A_FORM:
+        page.goto(server.base_url + path, wait_until="networkidle")
+        expect(page.locator("h1")).to_have_count(1)
+        assert context.cookies() == [], path
+    assert log.others_than(server.base_url) == []
+    assert log.beacons() == []  # no press, no beacon
+
+
+def press_buy(page: Page, slug: str) -> Page:
+    """Press a book's buy button as a reader does; the store's page it opens in a new tab."""
+    with page.context.expect_page() as opened:
+        page.locator(f'a[data-buy="{slug}"]').click()
+    store = opened.value
+    store.wait_for_load_state()
+    return store
+
+
+def test_a_press_on_home_and_on_a_book_page_sends_one_beacon_each_counted_with_its_book_and_store(
+    visitor, counting_site
+):
+    context, asked = visitor
+    server, db_url = counting_site
+    before = counts(db_url)
+    home_book, page_book = content.BOOKS[0], content.BOOKS[1]
+
+    home = context.new_page()
+    home_log = NetworkLog(home)
+    home.goto(server.base_url + "/", wait_until="networkidle")
+    store = press_buy(home, home_book.slug)
+    assert store.url == str(home_book.book_link)
+    expect(store.locator("body")).to_contain_text("The store's page for this book.")
+    wait_until(lambda: len(home_log.beacons()) == 1, 10, "the press's beacon")
+    [beacon] = home_log.beacons()
+    home_store = urlsplit(str(home_book.book_link)).hostname
+    assert beacon.method == "POST" and beacon.post_data == f"{home_book.slug} {home_store}"
+    # A second press of the same book on this page opens the store again and sends nothing.
+    again = press_buy(home, home_book.slug)
+    assert again.url == str(home_book.book_link)
+    assert len(home_log.beacons()) == 1
+    assert home_log.others_than(server.base_url) == []  # the store's pages opened in their own tabs
+
+    book_page = context.new_page()
+    book_log = NetworkLog(book_page)
+    book_page.goto(server.base_url + page_book.page_path, wait_until="networkidle")
+    store = press_buy(book_page, page_book.slug)
+    assert store.url == str(page_book.book_link)
+    wait_until(lambda: len(book_log.beacons()) == 1, 10, "the press's beacon")
+    assert book_log.others_than(server.base_url) == []
+    assert asked == [str(home_book.book_link)] * 2 + [str(page_book.book_link)]
+
+    page_store = urlsplit(str(page_book.book_link)).hostname
+    last = ("buy", f"{page_book.slug} {page_store}")
+    added = {key: value for key, value in added_since(db_url, before, last).items() if key[0] == "buy"}
+    assert added == {("buy", f"{home_book.slug} {home_store}"): (1, 1), last: (1, 1)}
+    assert context.cookies() == []
+
+
+def test_without_javascript_the_buy_button_still_opens_the_store(browser: Browser, counting_site):
+    server, _ = counting_site
+    context = browser.new_context(viewport=DESKTOP, user_agent=desktop_chrome(), java_script_enabled=False)
+    try:
+        asked = store_answered_here(context)
+        page = context.new_page()
+        log = NetworkLog(page)
+        for path, book in (("/", content.BOOKS[2]), (content.BOOKS[2].page_path, content.BOOKS[2])):
+            page.goto(server.base_url + path)
+            store = press_buy(page, book.slug)
+            assert store.url == str(book.book_link)
+            expect(store.locator("body")).to_contain_text("The store's page for this book.")
+        assert asked == [str(content.BOOKS[2].book_link)] * 2
+        assert log.beacons() == []  # not counted without JavaScript, as docs/privacy.md says
+    finally:
+        context.close()
