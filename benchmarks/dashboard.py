@@ -7,7 +7,15 @@ every refresh (web/states/admin_state.py): the session's check and ``_figures()`
 latest sign-ups, messages, releases, bounces, the mailbox's left messages, the outbox's
 health, the audit log), and a search by address. Prints p50/p95/max in milliseconds.
 
+With --visits DAYS it also stores DAYS days (730: two years, PUBLISHER_VISITS_KEEP_DAYS's
+default) of visit counts as the flush leaves them, aggregate rows at --visitors a day (100,000),
+over the site, its pages, 30 sources, 20 campaigns, the bots and every book's stores, and times
+one refresh with the Visits section (``_visits()`` alone, then all of ``_figures()``) against
+one refresh of the dashboard without it (PUBLISHER_VISITS=off): the Visits section's reads are
+aggregates over a fixed range of days, so the two years of rows should not show.
+
     .venv/bin/python benchmarks/dashboard.py [--readers 100000] [--rounds 30] [--postgres]
+    .venv/bin/python benchmarks/dashboard.py --visits 730 [--visitors 100000] [--postgres]
 
 Figures: docs/performance.md.
 """
@@ -86,6 +94,44 @@ def fill(db_url: str, readers: int, messages: int) -> str:
     return session
 
 
+SOURCES = 30
+CAMPAIGNS = 20
+PAGE_ROUTES = ("/", "/about", "/subscribe", "/contact-us", "/subscribe/thanks", "/contact-us/thanks")
+
+
+def fill_visits(db_url: str, days: range, visitors: int) -> int:
+    """The counts of the ``days`` before today (0: today), ``visitors`` visitors a day, as aggregate
+    rows (what the flush leaves: no seen row outlives its day's salt); how many rows."""
+    from publisher import content
+    from publisher.storage import visit_counts
+    from publisher.storage.tables import VisitCount, utc_now
+
+    today = utc_now().date()
+    pages = [*PAGE_ROUTES, *(book.page_path for book in content.BOOKS)]
+    stores = [f"{book.slug} {store}" for book in content.BOOKS for store in ("www.amazon.com", "bookshop.org")]
+    rows = []
+    for offset in days:
+        day = today - timedelta(days=offset)
+        counts = {("site", ""): (3 * visitors, visitors), ("bot", ""): (visitors // 2, 0)}
+        counts.update({("page", route): (visitors // 2, visitors // 3) for route in pages})
+        counts.update(
+            {("source", f"source{n}.example"): (visitors // (n + 2), visitors // (n + 3)) for n in range(SOURCES)}
+        )
+        counts.update({("campaign", f"news / email / c{n}"): (100 + n, 90 + n) for n in range(CAMPAIGNS)})
+        counts.update({("buy", key): (visitors // 100, visitors // 120) for key in stores})
+        rows.extend(
+            {"kind": kind, "day": day, "key": key, "views": views, "visitors": people}
+            for (kind, key), (views, people) in counts.items()
+        )
+    engine = sqlalchemy.create_engine(db_url)
+    with engine.begin() as connection:
+        for start in range(0, len(rows), 5000):
+            connection.execute(sqlalchemy.insert(VisitCount), rows[start : start + 5000])
+    engine.dispose()
+    assert visit_counts.daily("site", today, today, db_url=db_url)[0].visitors == visitors
+    return len(rows)
+
+
 def timed(function, rounds: int) -> list[float]:
     times = []
     for _ in range(rounds):
@@ -107,6 +153,8 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=1_000)
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL instead of SQLite")
+    parser.add_argument("--visits", type=int, default=0, metavar="DAYS", help="days of visit counts (730: two years)")
+    parser.add_argument("--visitors", type=int, default=100_000, help="visitors a day in those counts")
     args = parser.parse_args()
     server = None
     with tempfile.TemporaryDirectory() as workdir:
@@ -135,9 +183,33 @@ def main() -> None:
             show("session check", timed(lambda: admins.session_admin(session, timedelta(minutes=30)), args.rounds))
             show("one refresh: every part (_figures)", timed(admin_state._figures, args.rounds))
             show("search by address", timed(lambda: dashboard.find_readers("reader9999"), args.rounds))
+            if args.visits:
+                compare_visits(db_url, args)
         finally:
             if server is not None:
                 server.close()
+
+
+def compare_visits(db_url: str, args: argparse.Namespace) -> None:
+    """One refresh without the Visits section (counting off); then with it over today's counts
+    only, and over --visits days of them: the same reads, so about the same time."""
+    from publisher.config import settings
+    from publisher.web.states import admin_state
+
+    os.environ["PUBLISHER_VISITS"] = "off"
+    settings.reload()
+    show("one refresh, counting off", timed(admin_state._figures, args.rounds))
+    os.environ["PUBLISHER_VISITS"] = "on"
+    settings.reload()
+    for days in (range(1), range(1, args.visits)):
+        started = time.perf_counter()
+        rows = fill_visits(db_url, days, args.visitors)
+        filled_s = time.perf_counter() - started
+        print(f"{days.stop:,} days of visits at {args.visitors:,} a day (+{rows:,} rows in {filled_s:.1f} s)")
+        show("the Visits section (_visits)", timed(admin_state._visits, args.rounds))
+        show("one refresh with Visits", timed(admin_state._figures, args.rounds))
+    figures = {row["label"]: row["value"] for row in admin_state._visits()["visits_figures"]}
+    print("  the Visits figures it shows:", ", ".join(f"{label} {value}" for label, value in figures.items()))
 
 
 if __name__ == "__main__":

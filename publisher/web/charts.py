@@ -22,8 +22,8 @@ from xml.sax.saxutils import escape
 from publisher.content import admin_copy
 
 WIDTH, HEIGHT = 600, 240
-LEFT, RIGHT, TOP, BOTTOM = 64, 76, 36, 30  # the margins: y labels, latest figures, legend, x labels
-FONT = 14
+LEFT, RIGHT, TOP, BOTTOM = 72, 88, 40, 32  # the margins: y labels, latest figures, legend, x labels
+FONT = 16
 INK, JOINED, LEFT_LIST, VIEWS = "#78350f", "#047857", "#b91c1c", "#57534e"  # amber-900, emerald-700, red-700, stone-600
 TEXT, GRID, AXIS = "#44403c", "#e7e5e4", "#a8a29e"  # stone-700, stone-200, stone-400
 _ROUND = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10)
@@ -152,8 +152,8 @@ def two_lines(visitors: Sequence[int], views: Sequence[int], first_day: date) ->
     legend = (
         f'<line x1="{LEFT}" y1="14" x2="{LEFT + 24}" y2="14" stroke="{INK}" stroke-width="2"/>'
         + _text(LEFT + 30, 19, admin_copy.CHART_VISITORS)
-        + f'<line x1="{LEFT + 150}" y1="14" x2="{LEFT + 174}" y2="14" stroke="{VIEWS}" stroke-width="2" '
-        'stroke-dasharray="6 4"/>' + _text(LEFT + 180, 19, admin_copy.CHART_PAGE_VIEWS)
+        + f'<line x1="{LEFT + 160}" y1="14" x2="{LEFT + 184}" y2="14" stroke="{VIEWS}" stroke-width="2" '
+        'stroke-dasharray="6 4"/>' + _text(LEFT + 190, 19, admin_copy.CHART_PAGE_VIEWS)
     )
     latest = _latest(frame, [(people[-1], INK), (seen[-1], VIEWS)]) if people else ""
     return _svg(

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlparse
 
 import httpx
 import pytest
@@ -21,10 +22,10 @@ from playwright.sync_api import Page, expect
 
 from publisher import content, storage
 from publisher.content import admin_copy
-from publisher.storage import bounce_records, subscribers
+from publisher.storage import bounce_records, subscribers, visit_counts
 from publisher.storage.bounce_records import Fetched, MailboxPlace, Report
 from publisher.storage.subscribers import SignUp
-from tests.browser import add_passkey_authenticator, new_page
+from tests.browser import DESKTOP, add_passkey_authenticator, axe_violations, new_page
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import ProductionServer, publisher_gateway, running_server
 from tests.visitor import ADMIN_STATE, HYDRATE, Visitor, run_async
@@ -60,8 +61,33 @@ def dashboard_site(built_site, tmp_path_factory) -> Iterator[tuple[ProductionSer
     bounce_records.record_message(
         MailboxPlace("INBOX", 1), 1, bounce_records.UNCLASSIFIED, fetched=left, note="unclassified", db_url=db_url
     )
+    visit_counts.flush(visits_counted(), seen_done=True, db_url=db_url)
     with running_server(workdir, {"PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}, own_address=True) as prod:
         yield prod, db_url
+
+
+STORE = urlparse(str(content.BOOKS[0].book_link)).hostname
+
+
+def visits_counted() -> visit_counts.Batch:
+    """Today's and yesterday's counts as the flush writes them (views, and the new visitors, as
+    with Redis), with a campaign label whose text is markup, as a forged link's utm_ can be."""
+    today = storage.utc_now().date()
+    book = content.BOOKS[0]
+    counts = {
+        (today, "site", ""): (1_234, 120),
+        (today - timedelta(days=1), "site", ""): (900, 80),
+        (today, "page", "/"): (700, 90),
+        (today, "page", book.page_path): (40, 20),
+        (today, "source", "Instagram"): (15, 12),
+        (today, "campaign", MARKUP): (3, 3),
+        (today, "buy", f"{book.slug} {STORE}"): (6, 5),
+        (today, "bot", ""): (77, 0),
+    }
+    return visit_counts.Batch(
+        views={key: views for key, (views, _) in counts.items()},
+        new_visitors={key: visitors for key, (_, visitors) in counts.items() if visitors},
+    )
 
 
 @pytest.fixture
@@ -366,3 +392,64 @@ def test_the_publisher_announces_a_book_from_the_dashboard_and_it_reaches_every_
     expect(audit).to_have_text([re.compile(".+"), "Fay", "announce", book.slug])
     campaigns = publisher_gateway(db_url, "campaigns").stdout
     assert f"{book.slug}  FINISHED" in campaigns  # the command line sees the same campaign
+
+
+CELLS_OUTSIDE = """() => [...document.querySelectorAll('td')]
+    .filter(cell => cell.offsetParent !== null)
+    .map(cell => cell.getBoundingClientRect())
+    .filter(box => box.left < 0 || box.right > document.documentElement.clientWidth).length"""
+
+
+def test_visits_are_shown_as_text_and_every_table_reads_on_a_phone_with_nothing_for_axe(
+    dashboard_site, passkey_page: Page
+):
+    site, db_url = dashboard_site
+    book = content.BOOKS[0]
+    page = passkey_page  # 375 px wide
+    page.goto(invite(site, db_url, "Gus"))
+    page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
+    expect_dashboard(page, "Gus")
+    visits = page.locator("#visits")
+    expect(visits.get_by_role("heading", name=admin_copy.VISITS, level=2)).to_be_visible()
+    figures = visits.locator("dl").first
+    expect(figures.locator("dt")).to_have_text(
+        [
+            "Visitors now (the last 5 minutes)",
+            "Visitors today",
+            "Page views today",
+            "Visitors yesterday",
+            "Page views yesterday",
+            "Bot requests today (counted apart)",
+        ]
+    )
+    expect(figures.locator("dd")).to_have_text([re.compile(r"^\d+$"), "120", "1,234", "80", "900", "77"])
+    chart = visits.locator("figure img")
+    expect(chart).to_have_attribute(
+        "alt", re.compile(r"^Visitors \(solid line\) and page views .*: 120 visitors and 1,234")
+    )
+    assert chart.evaluate("img => img.complete && img.naturalWidth > 0")
+    expect(visits.locator("figcaption")).to_have_text(chart.get_attribute("alt") or "")
+    tables = visits.locator("table")
+    expect(tables).to_have_count(6)
+    expect(tables.nth(0).locator("tbody tr").first.locator("td")).to_have_text(["/", "90", "700"])
+    expect(tables.nth(1).locator("tbody td").first).to_have_text("Instagram")
+    expect(tables.nth(2).locator("tbody td").first).to_have_text(MARKUP)  # a campaign's label, as text
+    expect(tables.nth(3).locator("tbody tr").first.locator("td")).to_have_text([book.title, STORE, "6", "5"])
+    expect(tables.nth(4).locator("tbody tr").first.locator("td")).to_have_text([book.title, "20", "6", "5", "25.0 %"])
+    expect(tables.nth(5).locator("tbody tr")).to_have_count(14)
+    expect(visits.get_by_text(admin_copy.NO_SCRIPT_NOTE)).to_be_visible()
+    assert page.locator("#visits script").count() == 0 and page.evaluate("window.__pwned") is None
+
+    # A phone: every row a card, its headings beside the values, nothing wider than the screen.
+    first_cell = page.locator("#messages tbody td").first
+    assert first_cell.evaluate("td => getComputedStyle(td, '::before').content") == '"Date"'
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    assert page.evaluate(CELLS_OUTSIDE) == 0
+    assert axe_violations(page) == []
+
+    page.set_viewport_size(DESKTOP)  # a computer: tables as tables, and still nothing for axe
+    expect(page.locator("#visits thead").first).to_be_visible()
+    assert first_cell.evaluate("td => getComputedStyle(td).display") == "table-cell"
+    assert page.evaluate("document.documentElement.scrollWidth") <= DESKTOP["width"]
+    assert page.evaluate(CELLS_OUTSIDE) == 0
+    assert axe_violations(page) == []

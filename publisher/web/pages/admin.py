@@ -66,12 +66,12 @@ def _section(section_id: str, heading: str, *children: rx.Component) -> rx.Compo
 
 
 # A table's cell: a row of cells on a wide screen; under 640 px (Tailwind's ``sm``) each row is a
-# card and each cell a line of it, its column's heading before its value (``data-label`` through
+# card and each cell a line of it, its column's heading beside its value (``data-label`` through
 # a ``::before``), so nothing scrolls sideways on a phone. The roles keep a screen reader's table
 # when the display is no longer one; a long word breaks anywhere rather than widen the page.
 _CELL = (
-    "px-2 py-1 align-top [overflow-wrap:anywhere] max-sm:block max-sm:py-0.5 "
-    "max-sm:before:block max-sm:before:text-xs max-sm:before:font-semibold max-sm:before:text-stone-700 "
+    "px-2 py-1 align-top [overflow-wrap:anywhere] max-sm:grid max-sm:grid-cols-[7.5rem_minmax(0,1fr)] "
+    "max-sm:gap-x-3 max-sm:py-0.5 max-sm:before:font-semibold max-sm:before:text-stone-700 "
     "max-sm:before:content-[attr(data-label)]"
 )
 
