@@ -54,6 +54,8 @@ DESKTOP_AGENTS = (
 LAUNCH_DAY_VIEWS = 100_000
 LAUNCH_DAY_VISITORS = 30_000
 CONCURRENCY = 300
+REQUESTS = 6000  # per round and mode
+ROUNDS = 2  # of each mode
 ROUTES = ("/", "/about", "/subscribe", "/contact-us", "/books/guinea-pig-or-hamster")
 SOURCES = ("(direct)", "Instagram", "Google", "Facebook", "Pinterest", "school-newsletter.example", "Bing")
 CAMPAIGNS = ("newsletter / email / launch", "instagram / social / launch", "ref: school")
@@ -312,9 +314,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--part", choices=("serve", "flush", "both"), default="both")
     parser.add_argument("--path", default="/about", help="the static page the requests read")
-    parser.add_argument("--requests", type=int, default=6000, help="requests per round and mode")
+    parser.add_argument("--requests", type=int, default=REQUESTS, help="requests per round and mode")
     parser.add_argument("--concurrency", type=int, default=CONCURRENCY, help="connections at once")
-    parser.add_argument("--rounds", type=int, default=2, help="rounds of each mode, alternating")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="rounds of each mode, alternating")
     parser.add_argument("--workers", type=int, default=1, help="GRANIAN_WORKERS of each server")
     parser.add_argument("--views", type=int, default=LAUNCH_DAY_VIEWS, help="page views in the flushed batch")
     parser.add_argument("--visitors", type=int, default=LAUNCH_DAY_VISITORS, help="visitors making them")
