@@ -211,7 +211,17 @@ def test_help_from_another_directory_documents_the_streams_and_every_exit_status
     for status in ("0", "1", "2", "130", "141"):
         assert any(line.split()[:1] == [status] for line in helped.stdout.splitlines()), status
     assert "standard output" in helped.stdout and "standard error" in helped.stdout
-    for command in ("migrate", "import", "subscribers", "forget", "messages", "outbox", "announce", "campaigns"):
+    for command in (
+        "migrate",
+        "import",
+        "subscribers",
+        "forget",
+        "messages",
+        "outbox",
+        "announce",
+        "campaigns",
+        "visits",
+    ):
         sub = elsewhere(tmp_path, db_path_url, command, "--help")
         assert (sub.returncode, sub.stderr) == (0, ""), command
         assert sub.stdout.startswith(f"usage: publisher-gateway {command}"), command
