@@ -140,7 +140,7 @@ async def running(flush_loop: FlushLoop, last_flush_s: float = LAST_FLUSH_WAIT_S
         try:
             await asyncio.wait_for(flush_loop.flush_once(), last_flush_s)
         except TimeoutError:
-            logger.warning("Visits: the last flush took over %.0f s; its counts are lost", last_flush_s)
+            logger.warning("Visits: the last flush took over %g s; its counts are lost", last_flush_s)
 
 
 @asynccontextmanager

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 
@@ -416,6 +417,27 @@ async def test_the_lifespan_loads_the_salt_first_and_flushes_once_more_at_the_st
         counting.page_view(request("/about"), 200)
     assert [views(batch, "site") for batch in flushed] == [{"": 2}]
     assert visits.LAST_FLUSH_WAIT_S == 3.0
+
+
+@pytest.mark.asyncio
+async def test_the_last_flush_is_waited_for_a_bounded_time(caplog):
+    counting = make_recorder(FakeClock(NOON))
+    database_answers = threading.Event()
+
+    def hanging_flush(batch: Batch, seen_done: bool) -> None:
+        database_answers.wait()
+
+    async def never(seconds: float) -> None:
+        await asyncio.Event().wait()
+
+    loop = FlushLoop(counting, FakeSalts(), hanging_flush, lambda now: None, 5, sleep=never)
+    try:
+        with caplog.at_level(logging.WARNING, logger=visits.__name__):
+            async with visits.running(loop, last_flush_s=0.05):
+                counting.page_view(request("/"), 200)
+    finally:
+        database_answers.set()
+    assert "Visits: the last flush took over 0.05 s; its counts are lost" in caplog.messages
 
 
 # --- On and off -------------------------------------------------------------------------------
