@@ -21,6 +21,7 @@ import sqlalchemy
 
 from publisher import content, storage
 from publisher.storage import visit_counts
+from publisher.storage.tables import VisitCount
 from tests.support import VENV_BIN, publisher_gateway
 
 # What Reflex says when it finds no alembic.ini in the working directory.
@@ -301,9 +302,14 @@ def test_stored_text_with_terminal_escapes_is_printed_escaped_by_every_listing(t
                 last_error=f"554{ESCAPE}",
             )
         )
+        connection.execute(  # a source or a campaign is what a Referer or a landing URL said
+            sqlalchemy.insert(VisitCount).values(
+                kind="source", day=now.date(), key=f"evil.example{ESCAPE}", views=1, visitors=1
+            )
+        )
     engine.dispose()
-    for command in ("messages", "bounces", "outbox"):
-        shown = elsewhere(tmp_path, migrated, command)
+    for command in ("messages", "bounces", "outbox", "visits"):
+        shown = elsewhere(tmp_path, migrated, command, env=EMBEDDED)
         assert shown.returncode == 0, shown.stderr
         assert not any(character in shown.stdout for character in "\x1b\x07\u202e"), command
         assert "\\x1b]0;owned\\x07\\x1b[2J\\u202e" in shown.stdout, command
