@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Request, expect
 
 from publisher import content
 from publisher.server import buy_beacon
-from tests.browser import DESKTOP
+from tests.browser import DESKTOP, ConsoleRecorder
 from tests.embedded.test_visits import added_since, counts, desktop_chrome
 from tests.support import ProductionServer, running_server, wait_until
 
@@ -120,6 +120,7 @@ def test_a_press_on_home_and_on_a_book_page_sends_one_beacon_each_counted_with_i
 
     home = context.new_page()
     home_log = NetworkLog(home)
+    home_console = ConsoleRecorder(home)  # a beacon the page's policy refused would show here
     home.goto(server.base_url + "/", wait_until="networkidle")
     store = press_buy(home, home_book.slug)
     assert store.url == str(home_book.book_link)
@@ -136,6 +137,7 @@ def test_a_press_on_home_and_on_a_book_page_sends_one_beacon_each_counted_with_i
 
     book_page = context.new_page()
     book_log = NetworkLog(book_page)
+    book_console = ConsoleRecorder(book_page)
     book_page.goto(server.base_url + page_book.page_path, wait_until="networkidle")
     store = press_buy(book_page, page_book.slug)
     assert store.url == str(page_book.book_link)
@@ -148,6 +150,7 @@ def test_a_press_on_home_and_on_a_book_page_sends_one_beacon_each_counted_with_i
     added = {key: value for key, value in added_since(db_url, before, last).items() if key[0] == "buy"}
     assert added == {("buy", f"{home_book.slug} {home_store}"): (1, 1), last: (1, 1)}
     assert context.cookies() == []
+    assert home_console.errors == [] and book_console.errors == []  # connect-src 'self' lets it go
 
 
 def test_without_javascript_the_buy_button_still_opens_the_store(browser: Browser, counting_site):
