@@ -6,9 +6,10 @@
    --concurrency keep-alive connections, each connection from a loopback address of its own
    with a desktop browser's user agent (so each is a visitor and every view counts; a test
    client's user agent is a bot). The rounds alternate off, on, off, on (--rounds each), so
-   a busy moment of the machine falls on both. Prints requests per second and the p50/p95 of
-   a request for each, then waits until the counting server has flushed every view it served
-   (it reads the counts back) and prints what it counted.
+   a busy moment of the machine falls on both. With --new-agents every request carries a user
+   agent never seen before (the bot check's cache never helps; each is another visitor). Prints
+   requests per second and the p50/p95 of a request for each, then waits until the counting
+   server has flushed every view it served (it reads the counts back) and prints what it counted.
 2. **One flush of a launch day.** A worker's batch holding --views page views (100,000 by
    default) from --visitors visitors over a day (their pages, minutes, landings' sources and
    campaigns, a few buy presses), written by ``visit_counts.flush`` in its one transaction
@@ -17,7 +18,7 @@
    marked in Redis's day sets, as workers on Redis do: the seconds, and the memory a day takes.
 
     .venv/bin/python benchmarks/visits.py [--requests 6000] [--concurrency 300] [--rounds 2]
-        [--views 100000] [--visitors 30000] [--part serve|flush|both] [--no-postgres] [--no-redis]
+        [--new-agents] [--views 100000] [--visitors 30000] [--part serve|flush|both] [--no-postgres] [--no-redis]
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ DESKTOP_AGENTS = (
     "Version/18.1 Safari/605.1.15",
     "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0",
 )
+AGENTS_THREE = "three browsers' user agents"
+AGENTS_NEW = "a user agent never seen before on every request"
 LAUNCH_DAY_VIEWS = 100_000
 LAUNCH_DAY_VISITORS = 30_000
 CONCURRENCY = 300
@@ -106,10 +109,19 @@ async def _get(reader, writer, connection: h11.Connection, host: str, path: str,
             raise ConnectionError(f"closed during GET {path}")
 
 
-async def _connection(index: int, port: int, path: str, requests: int, latencies: list[float]) -> int:
-    """One visitor's keep-alive connection making ``requests`` GETs; the errors."""
-    host = f"localhost:{port}"
+def agent_of(index: int, build: str | None) -> str:
+    """Connection ``index``'s user agent; with a ``build``, one the bot check has never seen (that
+    browser build), as a flood rotating its user agent on every request sends."""
     agent = DESKTOP_AGENTS[index % len(DESKTOP_AGENTS)]
+    return agent if build is None else f"{agent} Build/{build}"
+
+
+async def _connection(
+    index: int, port: int, path: str, requests: int, latencies: list[float], new_agents: str | None = None
+) -> int:
+    """One visitor's keep-alive connection making ``requests`` GETs; the errors. ``new_agents``:
+    a round's name, for a user agent never seen before on each request."""
+    host = f"localhost:{port}"
     try:
         reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(loopback_address(index), 0))
     except OSError:
@@ -117,7 +129,8 @@ async def _connection(index: int, port: int, path: str, requests: int, latencies
     errors = 0
     connection = h11.Connection(h11.CLIENT)
     try:
-        for _ in range(requests):
+        for request in range(requests):
+            agent = agent_of(index, None if new_agents is None else f"{new_agents}.{index}.{request}")
             started = time.perf_counter()
             if await _get(reader, writer, connection, host, path, agent) == 200:
                 latencies.append(time.perf_counter() - started)
@@ -130,13 +143,15 @@ async def _connection(index: int, port: int, path: str, requests: int, latencies
     return errors
 
 
-async def one_round(mode: str, port: int, path: str, requests: int, concurrency: int) -> Round:
+async def one_round(
+    mode: str, port: int, path: str, requests: int, concurrency: int, new_agents: str | None = None
+) -> Round:
     """``requests`` GETs spread over ``concurrency`` connections, all at once."""
     latencies: list[float] = []
     shares = [requests // concurrency + (1 if n < requests % concurrency else 0) for n in range(concurrency)]
     started = time.perf_counter()
     errors = await asyncio.gather(
-        *(_connection(n, port, path, share, latencies) for n, share in enumerate(shares) if share)
+        *(_connection(n, port, path, share, latencies, new_agents) for n, share in enumerate(shares) if share)
     )
     return Round(mode, time.perf_counter() - started, latencies, sum(errors))
 
@@ -168,10 +183,13 @@ def serve(args: argparse.Namespace, tmp: Path) -> int:
             }
             started[mode] = (servers.enter_context(running_server(tmp / mode, env)), env["REFLEX_DB_URL"])
         day = datetime.now(UTC).date()
-        for _ in range(args.rounds):
+        for number in range(args.rounds):
             for mode in ("off", "on"):
                 server, _ = started[mode]
-                rounds.append(asyncio.run(one_round(mode, server.port, args.path, args.requests, args.concurrency)))
+                agents = f"{mode}{number}" if args.new_agents else None
+                rounds.append(
+                    asyncio.run(one_round(mode, server.port, args.path, args.requests, args.concurrency, agents))
+                )
         on_server, on_db = started["on"]
         served_on = sum(len(r.latencies) for r in rounds if r.mode == "on")  # readiness GETs are a bot's
         if datetime.now(UTC).date() == day:  # a round across midnight splits its count over two days
@@ -191,7 +209,7 @@ def report_serving(args: argparse.Namespace, rounds: list[Round], counts: tuple[
     )
     print(
         f"GET {args.path}: {args.rounds} round(s) of {args.requests} requests at {args.concurrency} connections "
-        f"for each, alternating off and on"
+        f"for each, alternating off and on; {AGENTS_NEW if args.new_agents else AGENTS_THREE}"
     )
     for mode in ("off", "on"):
         mine = [r for r in rounds if r.mode == mode]
@@ -318,6 +336,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=CONCURRENCY, help="connections at once")
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="rounds of each mode, alternating")
     parser.add_argument("--workers", type=int, default=1, help="GRANIAN_WORKERS of each server")
+    parser.add_argument(
+        "--new-agents",
+        action="store_true",
+        help="a user agent never seen before on every request: the bot check's uncached cost",
+    )
     parser.add_argument("--views", type=int, default=LAUNCH_DAY_VIEWS, help="page views in the flushed batch")
     parser.add_argument("--visitors", type=int, default=LAUNCH_DAY_VISITORS, help="visitors making them")
     parser.add_argument("--no-postgres", dest="postgres", action="store_false", help="no PostgreSQL flush")

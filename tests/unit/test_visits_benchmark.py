@@ -56,3 +56,10 @@ def test_each_connection_is_another_address_and_a_browser_not_a_bot(bench):
     assert len(addresses) == bench.CONCURRENCY * 4
     assert all(address.startswith("127.") and not address.endswith((".0", ".1")) for address in addresses)
     assert not any(visit_rules.is_bot(agent) for agent in bench.DESKTOP_AGENTS)
+
+
+def test_new_agents_are_browsers_never_seen_before_on_every_request(bench):
+    agents = {bench.agent_of(n, f"on0.{n}.{request}") for n in range(3) for request in range(4)}
+    assert len(agents) == 12
+    assert not any(visit_rules.is_bot(agent) for agent in agents)
+    assert bench.agent_of(1, None) == bench.DESKTOP_AGENTS[1]
