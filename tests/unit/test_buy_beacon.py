@@ -56,7 +56,9 @@ def presses(monkeypatch) -> Iterator[list[tuple[str, str]]]:
     recorded: list[tuple[str, str]] = []
     monkeypatch.setattr(visits, "record_buy", lambda scope, slug, store: recorded.append((slug, store)))
     monkeypatch.setattr(visits, "record_page_view", lambda scope, status: None)
-    limiter = Limiter(MemoryCounter(clock=lambda: 1000.0), clock=lambda: 1_000_000.0, per_address=Limit(20, 600))
+    limiter = Limiter(
+        MemoryCounter(clock=lambda: 1000.0), clock=lambda: 1_000_000.0, per_address=visit_rules.BUY_PER_ADDRESS
+    )
     buy_beacon.shared_buy_limiter.set(limiter)
     yield recorded
     buy_beacon.shared_buy_limiter.set(None)
@@ -169,7 +171,7 @@ def test_anything_but_a_genuine_press_counts_nowhere_and_gets_the_same_answer(pr
 
 def test_a_body_over_the_limit_is_refused_before_it_is_read(presses):
     """A declared Content-Length over the limit: nothing is received."""
-    assert len(OVERSIZE) == visit_rules.BEACON_BODY_MAX + 1
+    assert len(OVERSIZE) == 201  # docs/security.md: a body of at most 200 bytes
     assert_the_same_empty_answer(press(OVERSIZE))
     assert presses == []
 
