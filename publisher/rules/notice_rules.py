@@ -113,8 +113,7 @@ def due(snapshot: Snapshot) -> list[Notice]:
         notices.append(Notice(MAILBOX, today, notice_copy.MAILBOX_SUBJECT, body + dashboard))
     if snapshot.summary_on and snapshot.week is not None and is_summary_day(now):
         week = snapshot.week
-        list_figures = {f.name: getattr(week, f.name) for f in dataclasses.fields(week)}
-        body = notice_copy.SUMMARY_BODY.format(**list_figures, visits=_visits_lines(week))
+        body = notice_copy.SUMMARY_BODY.format(**dataclasses.asdict(week), visits=_visits_lines(week))
         notices.append(Notice(SUMMARY, today, notice_copy.SUMMARY_SUBJECT, body + dashboard + notice_copy.SUMMARY_OFF))
     return notices
 

@@ -26,7 +26,7 @@ class VisitRow(NamedTuple):
 
     section: str
     day: date | None
-    key: str  # a route, a source, a campaign, "slug store-host": from outside but the route
+    key: str  # a route; or a source, a campaign, "slug store-host", which came from outside
     views: int
     visitors: int
 
