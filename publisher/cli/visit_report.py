@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import TextIO
 
-from publisher.content.books import BOOKS
+from publisher.content.books import BOOKS, book_by_slug
 from publisher.rules.validation import for_terminal
 from publisher.storage import visit_counts
 from publisher.storage.visit_counts import DayCount, KeyCount
@@ -85,7 +85,9 @@ def read(days: int, today: date, db_url: str | None = None) -> VisitReport:
 
 
 def _title(slug: str) -> str:
-    return next((book.title for book in BOOKS if book.slug == slug), slug)
+    """A book's title; a book no longer on the site keeps its slug."""
+    book = book_by_slug(slug)
+    return book.title if book is not None else slug
 
 
 def _keys(heading: str, counts: list[KeyCount], out: TextIO) -> None:
