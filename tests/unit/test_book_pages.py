@@ -9,6 +9,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+import reflex as rx
 from PIL import Image
 from pydantic import ValidationError
 
@@ -18,7 +19,7 @@ from publisher.content import images
 from publisher.content.books import book_page_copy, latest_first
 from publisher.server import middleware
 from publisher.web import feed, seo
-from publisher.web.components import book_cards
+from publisher.web.components import book_cards, links
 from publisher.web.components.pictures import picture
 from publisher.web.pages import PAGES, book
 from publisher.web.pages.registry import PageRegistry
@@ -390,3 +391,16 @@ def test_pillow_reads_back_what_it_writes_in_avif():
     buffer = io.BytesIO()
     Image.new("RGB", (8, 8)).save(buffer, "AVIF")
     assert Image.open(io.BytesIO(buffer.getvalue())).format == "AVIF"
+
+
+def test_both_buy_buttons_name_their_book_for_the_press_count_and_stay_plain_store_links():
+    """Home's card and the book's page: the store link as ever, plus data-buy for site.js's beacon."""
+    book_item = content.BOOKS[0]
+    card = rendered(book_cards.book_card(book_item, 0))
+    whole_page = rendered(rx.fragment(*book_cards.book_page(book_item, CARDS, "/")))
+    for shown in (card, whole_page):
+        assert shown.count('\\"data-buy\\":\\"' + book_item.slug + '\\"') == 1
+        assert shown.count('href:\\"' + str(book_item.book_link) + '\\"') == 1
+        assert 'target:\\"_blank\\"' in shown
+    other = rendered(links.external_button("Elsewhere", "https://example.org/", "a page"))
+    assert "data-buy" not in other  # only a buy button is counted
