@@ -16,6 +16,8 @@
     publisher-gateway admin invite NAME        # a one-time link that lets NAME create a passkey for /admin
     publisher-gateway admin list               # the admins and their passkeys
     publisher-gateway admin revoke NAME        # remove NAME's passkeys and end their sessions, at once
+    publisher-gateway visits --days 7          # visitors, sources and buy presses per day (default 30 days)
+    publisher-gateway visits --csv > visits.csv   # the same as CSV: section,day,key,views,visitors
 
 It reads the same configuration as the site (REFLEX_DB_URL, PUBLISHER_SMTP_URL, ...); where its
 output goes, and what its exit status says, is its help's EPILOG.
@@ -35,6 +37,7 @@ from pathlib import Path
 import sqlalchemy
 
 from publisher import mailing_list, storage
+from publisher.cli import visit_report
 from publisher.config import settings
 from publisher.mail import announce, outbox
 from publisher.returns import bounce_mailbox
@@ -224,8 +227,8 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer whose reader went away
 
 EPILOG = f"""\
-Data (the CSV of `subscribers`, the listings of `messages`, `outbox`, `campaigns` and
-`bounces`, the outcome of each delivery of `outbox --retry`) goes to standard output;
+Data (the CSV of `subscribers`, the listings of `messages`, `outbox`, `campaigns`,
+`bounces` and `visits`, the outcome of each delivery of `outbox --retry`) goes to standard output;
 messages (what `migrate`, `import`, `forget`, `announce` and `bounces --check` did,
 progress, questions, warnings, errors) go to standard error. It runs from any directory:
 it finds the project's alembic.ini beside the installed package (the image sets
@@ -329,6 +332,7 @@ def command_line() -> argparse.ArgumentParser:
     _add_list_commands(commands)
     _add_campaign_commands(commands)
     _add_admin_commands(commands)
+    _add_visits_command(commands)
     return parser
 
 
@@ -397,6 +401,53 @@ def _add_campaign_commands(commands) -> None:
     )
 
 
+def _days(text: str) -> int:
+    """``--days``: a whole number of days back from today, today included."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= visit_report.MAX_DAYS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of days from 1 to {visit_report.MAX_DAYS} (today counts as one)"
+        )
+    return int(text)
+
+
+def _add_visits_command(commands) -> None:
+    """The site's visits, sources and buy presses."""
+    visits_command = commands.add_parser(
+        "visits",
+        help="the site's visitors and page views per day, top pages, sources and campaigns, bots, "
+        "buy presses per book and store (docs/privacy.md says what is counted)",
+    )
+    visits_command.add_argument(
+        "--days",
+        type=_days,
+        default=visit_report.DEFAULT_DAYS,
+        metavar="N",
+        help=f"the last N days, today included (1 to {visit_report.MAX_DAYS}; default {visit_report.DEFAULT_DAYS})",
+    )
+    visits_command.add_argument(
+        "--csv", action="store_true", help="write CSV (section,day,key,views,visitors) instead of text"
+    )
+
+
+def write_visits(days: int, as_csv: bool, out, messages) -> int:
+    """``publisher-gateway visits``: the report, or one line saying the site does not count."""
+    values = settings.current()
+    if not values.visits_on:
+        why = (
+            f"{settings.VISITS_VAR}=off"
+            if not values.visits
+            else f"{settings.GATEWAY_URL_VAR} is set: the cloud gateway keeps the list and this site no database"
+        )
+        print(f"publisher-gateway: counting is off ({why}), so there are no visits to show.", file=messages)
+        return EXIT_OK
+    report = visit_report.read(days, storage.utc_now().date())
+    if as_csv:
+        exports.write_visits_csv(visit_report.csv_rows(report), out)
+    else:
+        visit_report.write_text(report, out)
+    return EXIT_OK
+
+
 def _add_admin_commands(commands) -> None:
     """The dashboard's admins."""
     admin_command = commands.add_parser(
@@ -462,6 +513,8 @@ def _carry_out(args: argparse.Namespace) -> int:
         return check_bounce_mailbox(sys.stderr) if args.check else write_bounces(args.since, sys.stdout)
     elif args.command == "admin":
         return run_admin(args, sys.stdout, sys.stderr)
+    elif args.command == "visits":
+        return write_visits(args.days, args.csv, sys.stdout, sys.stderr)
     elif args.command == "messages":
         write_messages(storage.list_messages(), sys.stdout)
     elif args.retry:

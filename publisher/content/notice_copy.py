@@ -33,6 +33,19 @@ SUMMARY_BODY = (
     "  Bounces:                 {bounces}\n"
     "  Complaints:              {complaints}\n"
     "  Contact messages:        {messages}\n"
-    "  Release emails sent:     {releases_sent}"
+    "  Release emails sent:     {releases_sent}\n\n"
+    "{visits}"
 )
+SUMMARY_VISITS = (
+    "Visits to the site, counted on its own server:\n\n"
+    "  Visitors:                {visitors}\n"
+    "  Page views:              {views}\n"
+    "  Top sources (visitors):  {sources}\n"
+    "  Buy button presses:      {presses}\n"
+    "{buy_lines}"
+)
+SUMMARY_SOURCE = "{source} {visitors}"
+SUMMARY_BUY_LINE = "    {title} at {store}: {presses}\n"
+SUMMARY_NONE = "none"
+SUMMARY_VISITS_OFF = "Visits to the site: not counted (PUBLISHER_VISITS=off)."
 SUMMARY_OFF = "(PUBLISHER_SUMMARY=off stops this weekly email.)\n"

@@ -11,6 +11,7 @@ fails is logged and the next one tries again.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable
 from datetime import datetime
@@ -23,7 +24,7 @@ from publisher.config.settings import MailSettings
 from publisher.content.books import book_by_slug
 from publisher.mail import outbox
 from publisher.rules import notice_rules
-from publisher.storage import notice_records
+from publisher.storage import notice_records, visit_counts
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +45,11 @@ def snapshot(now: datetime, db_url: str | None = None) -> notice_rules.Snapshot:
         else notice_records.RunStatus(None, None, None)
     )
     summary_on = values.summary_on
+    week = None
+    if summary_on and notice_rules.is_summary_day(now):
+        week = notice_records.week(now, db_url)
+        if values.visits_on:
+            week = with_visits(week, visit_counts.week(now.date(), db_url))
     return notice_rules.Snapshot(
         now=now,
         site_url=settings.site_url(),
@@ -53,7 +59,24 @@ def snapshot(now: datetime, db_url: str | None = None) -> notice_rules.Snapshot:
         mailbox_failing_since=mailbox.failing_since,
         mailbox_error=mailbox.last_error or "",
         summary_on=summary_on,
-        week=notice_records.week(now, db_url) if summary_on and notice_rules.is_summary_day(now) else None,
+        week=week,
+    )
+
+
+def with_visits(week: notice_rules.Week, visits: visit_counts.VisitWeek) -> notice_rules.Week:
+    """The list's week with the site's visits of the same seven days, each buy press under its
+    book's title (a book no longer on the site keeps its slug)."""
+    buys = []
+    for count in visits.buys:
+        slug, _, store = count.key.partition(" ")
+        book = book_by_slug(slug)
+        buys.append((book.title if book is not None else slug, store, count.views))
+    return dataclasses.replace(
+        week,
+        visitors=visits.visitors,
+        views=visits.views,
+        top_sources=tuple((source.key, source.visitors) for source in visits.top_sources),
+        buy_clicks=tuple(sorted(buys, key=lambda buy: -buy[2])),
     )
 
 

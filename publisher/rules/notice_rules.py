@@ -7,7 +7,8 @@ of trouble while it lasts, and a summary on Mondays unless ``PUBLISHER_SUMMARY=o
 - a release **paused** (why, and how to resume it);
 - an email of the outbox **failing** for more than an hour;
 - the bounce **mailbox** unreadable for more than an hour;
-- the weekly **summary**: new readers, leavers, bounces, complaints, messages, releases sent.
+- the weekly **summary**: new readers, leavers, bounces, complaints, messages, releases sent,
+  and the site's visitors, top sources and buy presses per book (or that visits are not counted).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class PausedRelease:
 
 @dataclass(frozen=True)
 class Week:
-    """What the list saw in the seven days before the summary."""
+    """What the list and the site saw in the seven days before the summary."""
 
     new_readers: int
     leavers: int
@@ -39,6 +40,10 @@ class Week:
     complaints: int
     messages: int
     releases_sent: int
+    visitors: int | None = None  # None: the site does not count visits (PUBLISHER_VISITS=off)
+    views: int = 0
+    top_sources: tuple[tuple[str, int], ...] = ()  # (source, visitors), most first
+    buy_clicks: tuple[tuple[str, str, int], ...] = ()  # (book title, store host, presses), most first
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,28 @@ def due(snapshot: Snapshot) -> list[Notice]:
         )
         notices.append(Notice(MAILBOX, today, notice_copy.MAILBOX_SUBJECT, body + dashboard))
     if snapshot.summary_on and snapshot.week is not None and is_summary_day(now):
-        body = notice_copy.SUMMARY_BODY.format(**dataclasses.asdict(snapshot.week))
+        week = snapshot.week
+        body = notice_copy.SUMMARY_BODY.format(**dataclasses.asdict(week), visits=_visits_lines(week))
         notices.append(Notice(SUMMARY, today, notice_copy.SUMMARY_SUBJECT, body + dashboard + notice_copy.SUMMARY_OFF))
     return notices
+
+
+def _visits_lines(week: Week) -> str:
+    """The summary's lines about the site's visits: who came, from where, and which buy buttons
+    they pressed; or the one line that says they are not counted."""
+    if week.visitors is None:
+        return notice_copy.SUMMARY_VISITS_OFF
+    sources = ", ".join(
+        notice_copy.SUMMARY_SOURCE.format(source=source, visitors=visitors) for source, visitors in week.top_sources
+    )
+    buys = "".join(
+        notice_copy.SUMMARY_BUY_LINE.format(title=title, store=store, presses=presses)
+        for title, store, presses in week.buy_clicks
+    )
+    return notice_copy.SUMMARY_VISITS.format(
+        visitors=week.visitors,
+        views=week.views,
+        sources=sources or notice_copy.SUMMARY_NONE,
+        presses=sum(presses for _, _, presses in week.buy_clicks),
+        buy_lines=buys,
+    ).rstrip("\n")

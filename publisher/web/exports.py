@@ -1,5 +1,6 @@
 """The site's CSV files: the list (``publisher-gateway subscribers`` and the dashboard's Export,
-one writer for both, so the two files never differ) and the dashboard's audit log.
+one writer for both, so the two files never differ), the dashboard's audit log, and the visit
+counts (``publisher-gateway visits --csv``).
 
 Every value that came from outside is written so a spreadsheet never runs it as a formula.
 """
@@ -7,8 +8,9 @@ Every value that came from outside is written so a spreadsheet never runs it as 
 from __future__ import annotations
 
 import csv
-from datetime import datetime
-from typing import TextIO
+from collections.abc import Iterable
+from datetime import date, datetime
+from typing import NamedTuple, TextIO
 
 from publisher import storage
 from publisher.storage.admins import AuditLine
@@ -16,6 +18,17 @@ from publisher.storage.admins import AuditLine
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 SUBSCRIBER_COLUMNS = ("email", "name", "book_updates", "subscribed_at", "status", "confirmed_at", "unsubscribed_at")
 AUDIT_COLUMNS = ("at", "admin", "action", "target")
+VISIT_COLUMNS = ("section", "day", "key", "views", "visitors")
+
+
+class VisitRow(NamedTuple):
+    """One line of the visits CSV: a day's count (``day`` set) or a period's (``day`` None)."""
+
+    section: str
+    day: date | None
+    key: str  # a route; or a source, a campaign, "slug store-host", which came from outside
+    views: int
+    visitors: int
 
 
 def csv_safe(value: str) -> str:
@@ -49,3 +62,12 @@ def write_audit_csv(lines: list[AuditLine], out: TextIO) -> None:
     writer.writerow(AUDIT_COLUMNS)
     for line in lines:
         writer.writerow([line.at.isoformat(), csv_safe(line.admin), line.action, csv_safe(line.target)])
+
+
+def write_visits_csv(rows: Iterable[VisitRow], out: TextIO) -> None:
+    """The visit counts; a source or a campaign is whatever a Referer or a landing URL said."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(VISIT_COLUMNS)
+    for row in rows:
+        day = row.day.isoformat() if row.day else ""
+        writer.writerow([row.section, day, csv_safe(row.key), row.views, row.visitors])

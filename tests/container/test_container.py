@@ -5,10 +5,13 @@ and a replacement; a read-only root filesystem; a clean, bounded stop on SIGTERM
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import subprocess
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -40,6 +43,8 @@ from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import RecordingGateway, event_channel_upgrade, wait_until
 
 SITE_UID = "10001"
+# A reader's browser (a test client's user agent is a bot, counted apart).
+DESKTOP_CHROME = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
 SUBSCRIBE_FAILURE_TOAST = "Failed to subscribe. Please try again."
 # What the container runtime itself writes into a container (its name resolution files).
 RUNTIME_MANAGED = {"/etc", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/run", "/run/.containerenv"}
@@ -136,6 +141,28 @@ def test_as_built_it_is_healthy_non_root_and_serves_both_forms(
     listed = site.exec("find", "/data/states", "-printf", "%m %y %p\n").stdout.splitlines()
     modes = [line.split(" ", 2) for line in listed]
     assert all(mode == ("700" if kind == "d" else "600") for mode, kind, _ in modes), listed
+
+
+def visits_csv(site: Container) -> list[list[str]]:
+    """``publisher-gateway visits --days 1 --csv`` as the operator runs it inside the container."""
+    return list(csv.reader(io.StringIO(site.exec("publisher-gateway", "visits", "--days", "1", "--csv").stdout)))
+
+
+def test_the_image_counts_a_readers_page_view_and_the_operator_reads_it_back(
+    image: str, containers: Callable[..., Container]
+):
+    site = containers(image)  # no gateway URL: the embedded gateway, counting on (the default)
+    answer = httpx.get(f"{site.base_url}/about", headers={"User-Agent": DESKTOP_CHROME}, timeout=10)
+    assert answer.status_code == 200
+
+    today = datetime.now(UTC).date().isoformat()
+
+    def site_row() -> list[str] | None:
+        return next((row for row in visits_csv(site) if row[:2] == ["site", today]), None)
+
+    wait_until(lambda: (site_row() or ["", "", "", "0"])[3] != "0", 60, "the worker's flush of the view")
+    assert site_row() == ["site", today, "", "1", "1"]  # the start-up checks and the health check are not views
+    assert ["page", "", "/about", "1", "1"] in visits_csv(site)
 
 
 # --- Data on the volume --------------------------------------------------------------------

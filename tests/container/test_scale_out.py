@@ -9,12 +9,16 @@ ports, which the compose service names ``redis`` and ``postgres`` are pointed at
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
 import random
 import re
+import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -25,13 +29,15 @@ from tests.browser import MIN_FILL_TIME_S, open_page, send_contact_message, subm
 from tests.containers import Container, stored_messages, stored_subscribers
 from tests.postgres import GATEWAY_TABLES, PostgresServer
 from tests.postgres import USER as POSTGRES_USER
-from tests.support import FORM_SECRET, PROJECT_ROOT, RedisServer, event_channel_upgrade
+from tests.support import FORM_SECRET, PROJECT_ROOT, RedisServer, event_channel_upgrade, wait_until
 from tests.visitor import SUBSCRIBE_STATE, Visitor, ask_here_answer_there, hydrated, notice_changed, run_async
 
 SUBSCRIBE_FAILURE_TOAST = "Failed to subscribe. Please try again."
 # Every visitor of these tests comes from 127.0.0.1: the per-address limit is raised through
 # the compose file's own variable, as an operator behind one proxy address would.
 ADDRESS_LIMIT = "2000/600"
+# A reader's browser (a test client's user agent is a bot, counted apart).
+DESKTOP_CHROME = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
 
 
 @dataclass
@@ -40,6 +46,7 @@ class Stack:
     postgres: PostgresServer
     database: str
     migration: str  # what the release step said (its messages: stderr)
+    redis: RedisServer
 
 
 def container_of(name: str, variables: dict[str, str], services: dict[str, str]) -> Container:
@@ -73,7 +80,7 @@ def stack(image: str, postgres: PostgresServer, tmp_path_factory) -> Iterator[St
         started += sites
         with ThreadPoolExecutor(len(sites)) as together:  # each migrating under the lock at its start
             list(together.map(Container.start, sites))
-        yield Stack(sites=sites, postgres=postgres, database=database, migration=migration.stderr)
+        yield Stack(sites=sites, postgres=postgres, database=database, migration=migration.stderr, redis=redis)
     finally:
         for container in started:
             print(f"--- logs of {container.name} ---\n{container.logs()}")
@@ -187,6 +194,48 @@ def test_both_forms_work_end_to_end_through_each_container(stack: Stack, page: P
         assert stored["reader1@example.com"] == stored["reader2@example.com"] == 1
         messages = stored_messages(site)
         assert "Sent through container 1." in messages and "Sent through container 2." in messages
+
+
+def campaign_row(site: Container, campaign: str) -> tuple[int, int] | None:
+    """(views, visitors) of ``campaign`` today, as the operator reads them inside a container."""
+    shown = site.exec("publisher-gateway", "visits", "--days", "1", "--csv")
+    for row in csv.reader(io.StringIO(shown.stdout)):
+        if row[:1] == ["campaign"] and row[2].endswith(f"/ {campaign}"):
+            return int(row[3]), int(row[4])
+    return None
+
+
+def salt_keys(redis: RedisServer) -> list[str]:
+    scanned = subprocess.run(
+        ["redis-cli", "-p", str(redis.port), "--scan", "--pattern", "publisher:visits:salt:*"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=10,
+    )
+    return scanned.stdout.split()
+
+
+def test_views_through_both_replicas_add_up_to_one_count_under_one_salt_in_redis(stack: Stack):
+    """One reader behind the proxy reads through either replica: one visitor of the day, every
+    view counted once, the same salt for both (Redis holds one); another reader is another visitor."""
+    campaign = f"scale-out-{random.randrange(10**9)}"  # this run's own row among the module's counts
+    landing = f"/about?utm_source=newsletter&utm_medium=email&utm_campaign={campaign}"
+    first, second = stack.sites
+    for site, address, times in ((first, "203.0.113.30", 3), (second, "203.0.113.30", 2), (second, "203.0.113.31", 1)):
+        for _ in range(times):
+            answer = httpx.get(
+                site.base_url + landing,
+                headers={"User-Agent": DESKTOP_CHROME, "X-Forwarded-For": address},
+                timeout=10,
+            )
+            assert answer.status_code == 200
+
+    wait_until(lambda: (campaign_row(first, campaign) or (0, 0))[0] >= 6, 60, "both replicas' flushes")
+    assert campaign_row(first, campaign) == (6, 2)
+    assert campaign_row(second, campaign) == (6, 2)  # one database: either replica reads the same
+    today = datetime.now(UTC).date().isoformat()
+    assert salt_keys(stack.redis) == [f"publisher:visits:salt:{today}"]  # (from 23:55 UTC, tomorrow's too)
 
 
 def test_a_question_asked_through_one_container_is_answered_through_the_other(stack: Stack):

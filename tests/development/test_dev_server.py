@@ -6,17 +6,20 @@ another), so the browser must reach the backend on its own port, not the page's.
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 import socket
 from urllib.parse import urlsplit
 
 import httpx
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from publisher import content, storage
 from publisher.content import admin_copy
 from publisher.storage import subscribers
 from tests.browser import (
+    DESKTOP,
     add_passkey_authenticator,
     assert_no_console_errors,
     open_page,
@@ -202,3 +205,48 @@ def test_a_passkey_enrols_and_signs_in_to_the_dashboard_on_the_development_serve
     expect(page.get_by_role("button", name=admin_copy.SIGN_IN_BUTTON)).to_be_visible(timeout=60_000)
     page.get_by_role("button", name=admin_copy.SIGN_IN_BUTTON).click()
     expect(page.get_by_text("Signed in as Ada")).to_be_visible(timeout=60_000)
+
+
+# A reader's browser (Chromium's headless user agent is a bot, counted apart).
+DESKTOP_CHROME = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+
+
+def visits_csv(dev_server: DevServer) -> list[list[str]]:
+    shown = publisher_gateway(dev_server.db_url, "visits", "--days", "1", "--csv", env={"PUBLISHER_GATEWAY_URL": ""})
+    return list(csv.reader(io.StringIO(shown.stdout)))
+
+
+def test_a_buy_press_counts_and_the_dashboard_shows_visits_on_the_development_server(
+    browser: Browser, dev_server: DevServer
+):
+    """Vite answers the pages, so they are not counted here (docs/privacy.md); the press's beacon
+    is a POST, which Vite passes to the backend: it counts."""
+    book = content.BOOKS[0]
+    store = urlsplit(str(book.book_link))
+    context = browser.new_context(viewport=DESKTOP, user_agent=DESKTOP_CHROME)
+    context.set_default_timeout(15_000)
+    # The store's page is answered here: nothing leaves the machine.
+    context.route(f"{store.scheme}://{store.netloc}/**", lambda route: route.fulfill(body="<title>Store</title>"))
+    try:
+        page = context.new_page()
+        page.goto(f"{dev_server.base_url}/books/{book.slug}", timeout=120_000)  # the first visit compiles it
+        with page.expect_popup() as store_page:
+            page.locator(f'a[data-buy="{book.slug}"]').first.click()
+        assert urlsplit(store_page.value.url).netloc == store.netloc
+
+        pressed = ["buy", "", f"{book.slug} {store.hostname}", "1", "1"]
+        wait_until(lambda: pressed in visits_csv(dev_server), 60, "the press's count, flushed")
+        assert [row for row in visits_csv(dev_server) if row[0] == "page"] == []  # Vite answered the page
+
+        dashboard = context.new_page()  # its authenticator before its first page, as a phone has one
+        add_passkey_authenticator(dashboard)
+        site = f"http://localhost:{dev_server.frontend_port}"
+        invited = publisher_gateway(dev_server.db_url, "admin", "invite", "Bea", env={"REFLEX_DEPLOY_URL": site})
+        dashboard.goto(invited.stdout.strip(), timeout=120_000)
+        dashboard.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
+        expect(dashboard.get_by_text("Signed in as Bea")).to_be_visible(timeout=60_000)
+        visits = dashboard.locator("#visits")
+        expect(visits).to_be_visible(timeout=60_000)
+        expect(visits).to_contain_text(book.title)  # its press, under the book's title
+    finally:
+        context.close()

@@ -2,21 +2,26 @@
 standard output and messages on standard error, quiet when its reader stops early, documented exit codes.
 
 Every command here runs as the installed command, from a directory that is not the project's
-(``cwd=tmp_path``), on a SQLite database of its own.
+(``cwd=tmp_path``), on a SQLite database of its own; ``visits`` on SQLite and PostgreSQL (``db_url``).
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import signal
 import subprocess
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import sqlalchemy
 
 from publisher import content, storage
+from publisher.storage import visit_counts
+from publisher.storage.tables import VisitCount
 from tests.support import VENV_BIN, publisher_gateway
 
 # What Reflex says when it finds no alembic.ini in the working directory.
@@ -207,7 +212,17 @@ def test_help_from_another_directory_documents_the_streams_and_every_exit_status
     for status in ("0", "1", "2", "130", "141"):
         assert any(line.split()[:1] == [status] for line in helped.stdout.splitlines()), status
     assert "standard output" in helped.stdout and "standard error" in helped.stdout
-    for command in ("migrate", "import", "subscribers", "forget", "messages", "outbox", "announce", "campaigns"):
+    for command in (
+        "migrate",
+        "import",
+        "subscribers",
+        "forget",
+        "messages",
+        "outbox",
+        "announce",
+        "campaigns",
+        "visits",
+    ):
         sub = elsewhere(tmp_path, db_path_url, command, "--help")
         assert (sub.returncode, sub.stderr) == (0, ""), command
         assert sub.stdout.startswith(f"usage: publisher-gateway {command}"), command
@@ -287,10 +302,101 @@ def test_stored_text_with_terminal_escapes_is_printed_escaped_by_every_listing(t
                 last_error=f"554{ESCAPE}",
             )
         )
+        connection.execute(  # a source or a campaign is what a Referer or a landing URL said
+            sqlalchemy.insert(VisitCount).values(
+                kind="source", day=now.date(), key=f"evil.example{ESCAPE}", views=1, visitors=1
+            )
+        )
     engine.dispose()
-    for command in ("messages", "bounces", "outbox"):
-        shown = elsewhere(tmp_path, migrated, command)
+    for command in ("messages", "bounces", "outbox", "visits"):
+        shown = elsewhere(tmp_path, migrated, command, env=EMBEDDED)
         assert shown.returncode == 0, shown.stderr
         assert not any(character in shown.stdout for character in "\x1b\x07\u202e"), command
         assert "\\x1b]0;owned\\x07\\x1b[2J\\u202e" in shown.stdout, command
     assert "line one\nline two" in elsewhere(tmp_path, migrated, "messages").stdout  # paragraphs stay
+
+
+# --- Visits ---------------------------------------------------------------------------------
+
+EMBEDDED = {"PUBLISHER_GATEWAY_URL": "", "PUBLISHER_VISITS": "on"}
+
+
+def _visitor(n: int) -> bytes:
+    return n.to_bytes(16, "big")
+
+
+def counted_week(db_url: str) -> str:
+    """Counts as the site's workers flush them: today 3 visitors of Home and a book page, a source,
+    a campaign, bots and two presses; yesterday 1 visitor; 8 days ago 1 more. The book's slug."""
+    slug = content.BOOKS[0].slug
+    today = storage.utc_now().date()
+    yesterday, long_ago = today - timedelta(days=1), today - timedelta(days=8)
+    views = {
+        (today, "site", ""): 12,
+        (today, "page", "/"): 9,
+        (today, "page", f"/books/{slug}"): 3,
+        (today, "source", "Instagram"): 2,
+        (today, "campaign", "newsletter / email / launch"): 1,
+        (today, "bot", ""): 5,
+        (today, "buy", f"{slug} www.amazon.com"): 2,
+        (yesterday, "site", ""): 4,
+        (long_ago, "site", ""): 7,
+    }
+    seen = {(today, "site", "", _visitor(n)) for n in range(3)}
+    seen |= {(today, "page", "/", _visitor(n)) for n in range(3)}
+    seen |= {(today, "page", f"/books/{slug}", _visitor(0)), (today, "source", "Instagram", _visitor(1))}
+    seen |= {(today, "campaign", "newsletter / email / launch", _visitor(1))}
+    seen |= {(today, "buy", f"{slug} www.amazon.com", _visitor(0))}
+    seen |= {(yesterday, "site", "", _visitor(9)), (long_ago, "site", "", _visitor(8))}
+    visit_counts.flush(visit_counts.Batch(views=views, seen=seen), db_url=db_url)
+    return slug
+
+
+def test_visits_prints_the_days_the_tops_bots_and_buy_presses_per_book(tmp_path, db_url):
+    counted_week(db_url)
+    today = storage.utc_now().date()
+
+    shown = elsewhere(tmp_path, db_url, "visits", "--days", "7", env=EMBEDDED)
+
+    assert (shown.returncode, shown.stderr) == (0, ""), shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == (
+        f"Visits from {today - timedelta(days=6)} to {today} (UTC days; today is still counting): "
+        "4 visitors (each counted once a day), 16 page views."  # 8 days ago is outside the 7
+    )
+    assert f"  {today.isoformat()}         3        12" in lines
+    assert sum(line.startswith(f"  {today.year}-") for line in lines) == 7  # every day, quiet ones too
+    assert "         9         3  /" in lines
+    assert "         2         1  Instagram" in lines
+    assert "         1         1  newsletter / email / launch" in lines
+    assert "Bots (counted apart, never as visitors): 5 requests." in lines
+    assert f"         2         1  {content.BOOKS[0].title} at www.amazon.com" in lines
+    assert f"  {content.BOOKS[0].title}: 1 visitors (3 views) -> 2 presses (200.0 %)" in lines  # /books/{slug}
+
+    wider = elsewhere(tmp_path, db_url, "visits", "--days", "9", env=EMBEDDED)
+    assert "5 visitors (each counted once a day), 23 page views." in wider.stdout
+
+
+def test_visits_csv_and_the_days_refused_and_counting_off(tmp_path, db_url):
+    slug = counted_week(db_url)
+    today = storage.utc_now().date().isoformat()
+
+    as_csv = elsewhere(tmp_path, db_url, "visits", "--days", "2", "--csv", env=EMBEDDED)
+    assert (as_csv.returncode, as_csv.stderr) == (0, ""), as_csv.stderr
+    rows = list(csv.reader(io.StringIO(as_csv.stdout)))
+    assert rows[0] == ["section", "day", "key", "views", "visitors"]
+    assert ["site", today, "", "12", "3"] in rows
+    assert ["bot", today, "", "5", "0"] in rows
+    assert ["source", "", "Instagram", "2", "1"] in rows
+    assert ["buy", "", f"{slug} www.amazon.com", "2", "1"] in rows
+    assert ["book_page", "", slug, "3", "1"] in rows
+    assert sum(row[0] == "site" for row in rows) == 2
+
+    for days in ("0", "731", "week"):
+        refused = elsewhere(tmp_path, db_url, "visits", "--days", days, env=EMBEDDED)
+        assert (refused.returncode, refused.stdout) == (2, "")
+        assert f"argument --days: {days!r} is not a number of days from 1 to 730" in refused.stderr
+
+    off = elsewhere(tmp_path, db_url, "visits", "--csv", env={**EMBEDDED, "PUBLISHER_VISITS": "off"})
+    assert (off.returncode, off.stdout) == (0, "")
+    assert off.stderr == "publisher-gateway: counting is off (PUBLISHER_VISITS=off), so there are no visits to show.\n"

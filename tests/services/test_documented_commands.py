@@ -115,6 +115,7 @@ def test_the_operators_commands_in_deploying_mailing_list_and_dashboard_run_as_w
     for command in block_under(DOCS / "deploying.md", "embedded local gateway").commands:
         succeeds(reader, command)
     assert (reader.folder / "subscribers.csv").read_text().startswith("email,name,book_updates,subscribed_at,status")
+    assert (reader.folder / "visits.csv").read_text().startswith("section,day,key,views,visitors\nsite,")
 
     # docs/mailing-list.md: the list's commands; old-list.csv is the reader's list from elsewhere.
     rows = "".join(f"reader{n}@readers.example,Reader {n}\n" for n in range(READERS))

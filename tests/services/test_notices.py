@@ -5,13 +5,13 @@ PUBLISHER_NOTIFY_TO; the bounce mailbox's reads are recorded for it and for the 
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
 from publisher import content, storage
 from publisher.mail import notices, outbox
-from publisher.storage import notice_records, subscribers
+from publisher.storage import notice_records, subscribers, visit_counts
 from publisher.storage.subscribers import SignUp
 from tests.smtp import SmtpServer
 
@@ -81,3 +81,38 @@ def test_the_mailbox_failing_is_timed_from_its_first_failure_and_a_success_ends_
     notice_records.record_run(notice_records.BOUNCE_MAILBOX, None, start + timedelta(hours=2), db_url)
     status = notice_records.run_status(notice_records.BOUNCE_MAILBOX, db_url)
     assert (status.failing_since, status.last_error) == (None, None) and status.last_success_at is not None
+
+
+def _count(day: date, kind: str, key: str, views: int, visitors: range) -> visit_counts.Batch:
+    return visit_counts.Batch(
+        views={(day, kind, key): views}, seen={(day, kind, key, n.to_bytes(16, "big")) for n in visitors}
+    )
+
+
+def test_the_monday_summary_tells_the_seven_days_visitors_sources_and_buy_presses(db_url, mail, smtp, monkeypatch):
+    book = content.BOOKS[1]
+    monday = datetime(2026, 11, 30, 9, tzinfo=UTC)
+    for day, kind, key, views, visitors in (
+        (date(2026, 11, 22), "site", "", 50, range(40)),  # the Sunday before: not this week
+        (date(2026, 11, 23), "site", "", 30, range(20)),
+        (date(2026, 11, 29), "site", "", 12, range(5)),
+        (date(2026, 11, 30), "site", "", 99, range(60)),  # today: not yet a whole day
+        (date(2026, 11, 23), "source", "Instagram", 9, range(7)),
+        (date(2026, 11, 29), "buy", f"{book.slug} www.amazon.com", 4, range(3)),
+    ):
+        visit_counts.flush(_count(day, kind, key, views, visitors), db_url=db_url)
+
+    assert notices.check_once(mail, db_url, monday) == ["summary"]
+    monkeypatch.setenv("PUBLISHER_VISITS", "off")
+    off = notices.check_once(mail, db_url, monday + timedelta(days=7))
+    asyncio.run(outbox.Sender(mail, db_url, clock=lambda: monday + timedelta(days=7, minutes=1)).send_due())
+
+    bodies = [r.message.get_content() for r in smtp.received if r.message["Subject"] == "Your week on the list"]
+    assert off == ["summary"] and len(bodies) == 2
+    lines = bodies[0].splitlines()
+    assert "  Visitors:                25" in lines
+    assert "  Page views:              42" in lines
+    assert "  Top sources (visitors):  Instagram 7" in lines
+    assert f"    {book.title} at www.amazon.com: 4" in lines
+    assert "Visits to the site: not counted (PUBLISHER_VISITS=off)." in bodies[1].splitlines()
+    assert "Visitors:" not in bodies[1]

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
+from publisher import content
+from publisher.mail import notices
 from publisher.rules import notice_rules
 from publisher.rules.notice_rules import PausedRelease, Snapshot, Week
+from publisher.storage import visit_counts
 
 MONDAY = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 TUESDAY = MONDAY + timedelta(days=1)
@@ -59,3 +63,59 @@ def test_the_summary_comes_on_mondays_with_the_weeks_figures_unless_it_is_off():
     for line in ("New readers (confirmed): 12", "Readers who left:        2", "Release emails sent:     1234"):
         assert line in summary.body
     assert "PUBLISHER_SUMMARY=off" in summary.body
+
+
+def test_the_summary_tells_last_weeks_visitors_top_sources_and_buy_presses_per_book():
+    week = dataclasses.replace(
+        WEEK,
+        visitors=1_480,
+        views=5_210,
+        top_sources=(("Instagram", 410), ("(direct)", 300), ("Google", 95)),
+        buy_clicks=(("Guinea Pig or Hamster?", "www.amazon.com", 42), ("Word Search", "bookshop.example", 7)),
+    )
+    [summary] = notice_rules.due(Snapshot(now=MONDAY, site_url=SITE, week=week))
+
+    for line in (
+        "  New readers (confirmed): 12",  # the list's lines stay as they were
+        "  Release emails sent:     1234",
+        "  Visitors:                1480",
+        "  Page views:              5210",
+        "  Top sources (visitors):  Instagram 410, (direct) 300, Google 95",
+        "  Buy button presses:      49",
+        "    Guinea Pig or Hamster? at www.amazon.com: 42",
+        "    Word Search at bookshop.example: 7",
+    ):
+        assert line in summary.body.splitlines(), line
+    assert "not counted" not in summary.body
+    assert summary.body.endswith(f"The dashboard: {SITE}/admin\n(PUBLISHER_SUMMARY=off stops this weekly email.)\n")
+
+
+def test_a_quiet_week_says_none_and_counting_off_says_visits_are_not_counted():
+    quiet = dataclasses.replace(WEEK, visitors=0)
+    [summary] = notice_rules.due(Snapshot(now=MONDAY, site_url=SITE, week=quiet))
+    assert "  Top sources (visitors):  none" in summary.body.splitlines()
+    assert "  Buy button presses:      0" in summary.body.splitlines()
+
+    [off] = notice_rules.due(Snapshot(now=MONDAY, site_url=SITE, week=WEEK))  # the list alone: counting off
+    assert "Visits to the site: not counted (PUBLISHER_VISITS=off)." in off.body.splitlines()
+    assert "Visitors:" not in off.body and "Buy button presses" not in off.body
+    assert "  Release emails sent:     1234" in off.body.splitlines()
+
+
+def test_buy_presses_read_from_the_counts_carry_the_books_title_and_the_store():
+    book = content.BOOKS[0]
+    visits = visit_counts.VisitWeek(
+        visitors=30,
+        views=90,
+        bots=12,
+        top_sources=(visit_counts.KeyCount("Instagram", 14, 9),),
+        buys=(
+            visit_counts.KeyCount("gone-book www.amazon.com", 1, 1),
+            visit_counts.KeyCount(f"{book.slug} www.amazon.com", 5, 4),
+        ),
+    )
+    week = notices.with_visits(WEEK, visits)
+
+    assert (week.visitors, week.views, week.new_readers) == (30, 90, 12)
+    assert week.top_sources == (("Instagram", 9),)  # visitors, not landings
+    assert week.buy_clicks == ((book.title, "www.amazon.com", 5), ("gone-book", "www.amazon.com", 1))
