@@ -40,7 +40,7 @@ from tests.containers import (
 from tests.imap import DovecotServer
 from tests.samples import bounce_sample
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
-from tests.support import RecordingGateway, event_channel_upgrade, wait_until
+from tests.support import RecordingGateway, clear_of_midnight, event_channel_upgrade, wait_until
 
 SITE_UID = "10001"
 # A reader's browser (a test client's user agent is a bot, counted apart).
@@ -151,6 +151,7 @@ def visits_csv(site: Container) -> list[list[str]]:
 def test_the_image_counts_a_readers_page_view_and_the_operator_reads_it_back(
     image: str, containers: Callable[..., Container]
 ):
+    clear_of_midnight()  # the day it counts is the day it reads back
     site = containers(image)  # no gateway URL: the embedded gateway, counting on (the default)
     answer = httpx.get(f"{site.base_url}/about", headers={"User-Agent": DESKTOP_CHROME}, timeout=10)
     assert answer.status_code == 200

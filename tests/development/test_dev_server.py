@@ -29,7 +29,7 @@ from tests.browser import (
 from tests.development.conftest import BOUNCE_HOOK_SECRET, DevServer
 from tests.imap import DovecotServer
 from tests.samples import bounce_sample
-from tests.support import PROJECT_ROOT, publisher_gateway, wait_until
+from tests.support import PROJECT_ROOT, clear_of_midnight, publisher_gateway, wait_until
 
 CONTENT_FILE = PROJECT_ROOT / "publisher" / "content" / "site.py"  # where the footer note is written
 
@@ -221,6 +221,7 @@ def test_a_buy_press_counts_and_the_dashboard_shows_visits_on_the_development_se
 ):
     """Vite answers the pages, so they are not counted here (docs/privacy.md); the press's beacon
     is a POST, which Vite passes to the backend: it counts."""
+    clear_of_midnight()  # the day it counts is the day it reads back
     book = content.BOOKS[0]
     store = urlsplit(str(book.book_link))
     context = browser.new_context(viewport=DESKTOP, user_agent=DESKTOP_CHROME)

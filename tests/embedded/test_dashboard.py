@@ -27,7 +27,7 @@ from publisher.storage.bounce_records import Fetched, MailboxPlace, Report
 from publisher.storage.subscribers import SignUp
 from tests.browser import DESKTOP, add_passkey_authenticator, axe_violations, new_page
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
-from tests.support import ProductionServer, publisher_gateway, running_server
+from tests.support import ProductionServer, clear_of_midnight, publisher_gateway, running_server
 from tests.visitor import ADMIN_STATE, HYDRATE, Visitor, run_async
 
 MARKUP = "<img src=x onerror=window.__pwned=1>"
@@ -403,6 +403,7 @@ CELLS_OUTSIDE = """() => [...document.querySelectorAll('td')]
 def test_visits_are_shown_as_text_and_every_table_reads_on_a_phone_with_nothing_for_axe(
     dashboard_site, passkey_page: Page
 ):
+    clear_of_midnight()  # the day it counts is the day it reads back
     site, db_url = dashboard_site
     book = content.BOOKS[0]
     page = passkey_page  # 375 px wide

@@ -22,7 +22,7 @@ import sqlalchemy
 from publisher import content, storage
 from publisher.storage import visit_counts
 from publisher.storage.tables import VisitCount
-from tests.support import VENV_BIN, publisher_gateway
+from tests.support import VENV_BIN, clear_of_midnight, publisher_gateway
 
 # What Reflex says when it finds no alembic.ini in the working directory.
 NOT_INITIALIZED = "Database is not initialized"
@@ -353,6 +353,7 @@ def counted_week(db_url: str) -> str:
 
 
 def test_visits_prints_the_days_the_tops_bots_and_buy_presses_per_book(tmp_path, db_url):
+    clear_of_midnight()  # the day it counts is the day it reads back
     counted_week(db_url)
     today = storage.utc_now().date()
 
@@ -378,6 +379,7 @@ def test_visits_prints_the_days_the_tops_bots_and_buy_presses_per_book(tmp_path,
 
 
 def test_visits_csv_and_the_days_refused_and_counting_off(tmp_path, db_url):
+    clear_of_midnight()  # the day it counts is the day it reads back
     slug = counted_week(db_url)
     today = storage.utc_now().date().isoformat()
 

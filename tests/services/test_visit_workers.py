@@ -33,7 +33,7 @@ from publisher.visits.recorder import Recorder
 from publisher.visits.salts import DaySalts
 from publisher.visits.tally import Tally
 from tests.postgres import PostgresServer
-from tests.support import PROJECT_ROOT, RedisServer
+from tests.support import PROJECT_ROOT, RedisServer, clear_of_midnight
 
 DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
 SHARED_ADDRESS = "203.0.113.7"
@@ -124,6 +124,7 @@ def rows_of_day(db_url: str, table: str, day) -> int:
 
 
 def test_two_workers_on_one_database_add_up_to_one_count(db_url):
+    clear_of_midnight()  # the day it counts is the day it reads back
     results = two_workers_count(worker_env(db_url))
     assert results == [{"salts": "DatabaseSalts", "salted": 1}] * 2
     count = site_today(db_url)
@@ -145,6 +146,7 @@ def postgres_url(postgres: PostgresServer, postgres_template: str) -> str:
 
 
 def test_two_workers_on_redis_and_postgresql_add_up_and_nothing_outlives_48_hours(postgres_url, redis_url, monkeypatch):
+    clear_of_midnight()  # the day it counts is the day it reads back
     monkeypatch.setattr(visits.prerequisites, "get_redis_sync", lambda: redis.Redis.from_url(redis_url))
     results = two_workers_count(worker_env(postgres_url, redis_url))
     assert results == [{"salts": "RedisSalts", "salted": 1}] * 2
@@ -175,6 +177,7 @@ def test_two_workers_on_redis_and_postgresql_add_up_and_nothing_outlives_48_hour
 async def test_the_database_stopped_mid_run_costs_that_window_and_counting_resumes(
     postgres: PostgresServer, postgres_url, monkeypatch, caplog
 ):
+    clear_of_midnight()  # the day it counts is the day it reads back
     monkeypatch.setattr(visits.prerequisites, "get_redis", lambda: None)
 
     def worker() -> tuple[Recorder, flush_loop.FlushLoop]:
