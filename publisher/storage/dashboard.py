@@ -6,6 +6,7 @@ with a hundred readers or a hundred thousand (benchmarks: docs/performance.md).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
@@ -165,24 +166,24 @@ def confirmed_per_day(today: date, days: int = 90, db_url: str | None = None) ->
     return series
 
 
+def _events_per_day(connection, since: datetime, events: Collection[str]) -> dict[date, int]:
+    """How many of ``events`` the record of consent holds on each day since ``since``."""
+    return _day_counts(
+        connection,
+        col(SubscriptionEvent.at),
+        col(SubscriptionEvent.at) >= since,
+        col(SubscriptionEvent.event).in_(events),
+    )
+
+
 def joined_and_left_per_week(today: date, weeks: int = 13, db_url: str | None = None) -> list[tuple[int, int]]:
     """Sign-ups and leavers (unsubscribed or bounced) in each of the last ``weeks`` weeks (7 days
     each, the last ending today), oldest first, from the record of consent."""
     first = today - timedelta(days=7 * weeks - 1)
     since = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
     with database.engine(db_url).connect() as connection:
-        joined = _day_counts(
-            connection,
-            col(SubscriptionEvent.at),
-            col(SubscriptionEvent.at) >= since,
-            col(SubscriptionEvent.event) == subscribers.SUBSCRIBED,
-        )
-        left = _day_counts(
-            connection,
-            col(SubscriptionEvent.at),
-            col(SubscriptionEvent.at) >= since,
-            col(SubscriptionEvent.event).in_(LEFT_EVENTS),
-        )
+        joined = _events_per_day(connection, since, (subscribers.SUBSCRIBED,))
+        left = _events_per_day(connection, since, LEFT_EVENTS)
     buckets = [[0, 0] for _ in range(weeks)]
     for counts, index in ((joined, 0), (left, 1)):
         for day, count in counts.items():
@@ -209,18 +210,8 @@ def list_days(today: date, days: int, db_url: str | None = None) -> list[ListDay
     first = today - timedelta(days=days - 1)
     since = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
     with database.engine(db_url).connect() as connection:
-        signups = _day_counts(
-            connection,
-            col(SubscriptionEvent.at),
-            col(SubscriptionEvent.at) >= since,
-            col(SubscriptionEvent.event) == subscribers.SUBSCRIBED,
-        )
-        confirmations = _day_counts(
-            connection,
-            col(SubscriptionEvent.at),
-            col(SubscriptionEvent.at) >= since,
-            col(SubscriptionEvent.event) == subscribers.CONFIRMED,
-        )
+        signups = _events_per_day(connection, since, (subscribers.SUBSCRIBED,))
+        confirmations = _events_per_day(connection, since, (subscribers.CONFIRMED,))
         messages = _day_counts(connection, col(ContactMessage.received_at), col(ContactMessage.received_at) >= since)
     return [
         ListDay(day, signups.get(day, 0), confirmations.get(day, 0), messages.get(day, 0))

@@ -4,21 +4,11 @@ injected clock, are in tests/unit/test_submit_limits.py."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import pytest_asyncio
 import redis.asyncio
 
 from publisher.limits.submits import Limit, Limiter, MemoryCounter, RedisCounter
-from tests.support import RedisServer
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    yield server
-    server.stop()
 
 
 @pytest_asyncio.fixture(params=["memory", "redis"])

@@ -5,22 +5,13 @@ injected clock, are in tests/unit/test_tabs.py."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 import pytest_asyncio
 import redis.asyncio
 
 from publisher.limits import tabs
-from tests.support import RedisServer
 from tests.unit.test_tabs import Clock, gate
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    yield server
-    server.stop()
 
 
 @pytest_asyncio.fixture(params=["memory", "redis"])

@@ -15,11 +15,10 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-import pytest_asyncio
 import redis.asyncio
 
 from publisher.limits import used_tokens
@@ -29,7 +28,7 @@ from publisher.rules.antispam import MathQuestion
 from publisher.storage import used_form_tokens
 from publisher.storage.tables import utc_now
 from publisher.web import submissions
-from tests.support import FORM_SECRET, PROJECT_ROOT, RedisServer
+from tests.support import FORM_SECRET, PROJECT_ROOT
 
 # One worker's process: the store the site configures for itself from the environment, then each
 # nonce's first_use, as JSON.
@@ -44,21 +43,6 @@ async def main():
 
 asyncio.run(main())
 """
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    yield server
-    server.stop()
-
-
-@pytest_asyncio.fixture
-async def redis_url(redis_server) -> AsyncIterator[str]:
-    client = redis.asyncio.Redis.from_url(redis_server.url)
-    await client.flushdb()
-    await client.aclose()
-    yield redis_server.url
 
 
 def worker_env(db_url: str, redis_url: str | None = None) -> dict[str, str]:

@@ -15,11 +15,9 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 
 import pytest
-import pytest_asyncio
 import redis
 import redis.asyncio
 import sqlalchemy
@@ -33,7 +31,7 @@ from publisher.visits.recorder import Recorder
 from publisher.visits.salts import DaySalts
 from publisher.visits.tally import Tally
 from tests.postgres import PostgresServer
-from tests.support import PROJECT_ROOT, RedisServer, clear_of_midnight
+from tests.support import PROJECT_ROOT, clear_of_midnight
 
 DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
 SHARED_ADDRESS = "203.0.113.7"
@@ -62,21 +60,6 @@ async def main():
 
 asyncio.run(main())
 """
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    yield server
-    server.stop()
-
-
-@pytest_asyncio.fixture
-async def redis_url(redis_server) -> AsyncIterator[str]:
-    client = redis.asyncio.Redis.from_url(redis_server.url)
-    await client.flushdb()
-    await client.aclose()
-    yield redis_server.url
 
 
 def worker_env(db_url: str, redis_url: str | None = None) -> dict[str, str]:
