@@ -74,9 +74,9 @@ migrate: setup
 
 # The optimized production frontend (prerendered pages + hashed assets) in .web/build/client,
 # and the backend's page markers beside it (.web/backend), so the server writes nothing there.
+# Rebuilt only when an input changed (scripts/build.py: a hash of them in .web/build-stamp).
 build: setup
-	REFLEX_ENV_MODE=prod $(BIN)/reflex export --frontend-only --no-zip
-	$(BIN)/publisher-serve --prepare
+	$(BIN)/python scripts/build.py
 
 # Production: build, then serve pages, assets and backend from one process on $$PORT (default 8000).
 # publisher-serve needs PUBLISHER_FORM_SECRET; unset, this checkout's own (made once, .form-secret).
@@ -99,8 +99,11 @@ run: migrate
 		$(if $(DEV_HOST),--backend-host $(DEV_HOST))
 
 # Each stage's duration is printed at the end. The style check comes first: a slip fails in seconds.
+# Then two lanes side by side on the two cores, each waiting on its servers much of the time: the
+# build's (site builds, embedded serves that build, development compiles into .web, so after
+# them) and the others.
 test:
-	@scripts/test-stages.sh lint setup unit services site embedded development container
+	@scripts/test-stages.sh lint setup site,embedded,development+unit,services,container
 
 # The developer's loop, in about a minute: no build, no server, no process (tests/unit).
 check: test-lint test-unit
@@ -128,7 +131,7 @@ test-services:
 test-site:
 	$(BIN)/python -m pytest tests/site
 
-# A second production server, with the embedded gateway (its own build: run after test-site).
+# Production servers with the embedded gateway, on the site stage's build (built if missing).
 test-embedded:
 	$(BIN)/python -m pytest tests/embedded
 
@@ -139,6 +142,26 @@ test-development:
 # The image built from the Dockerfile with podman, and containers of it.
 test-container:
 	$(BIN)/python -m pytest tests/container
+
+# Every benchmark of benchmarks/, one after another, as docs/performance.md runs each, at its
+# default sizes: most of an hour or more, and never part of `make test` (whose stages run each
+# benchmark that takes seconds on a tiny input: tests/*/test_benchmarks.py). They need the test
+# extra and the Debian packages (PostgreSQL, Redis, Dovecot, Chromium, podman); house, visits,
+# load, flood and phone serve the existing build (`build`); lighthouse builds its own, container
+# builds the image, and lighthouse fetches its npm package on its first run.
+.PHONY: bench
+bench: $(TEST_STAMP) system-packages build
+	$(BIN)/python benchmarks/hostile_bounces.py
+	$(BIN)/python benchmarks/outbox.py
+	$(BIN)/python benchmarks/dashboard.py
+	$(BIN)/python benchmarks/campaign.py
+	$(BIN)/python benchmarks/house.py
+	$(BIN)/python benchmarks/visits.py
+	$(BIN)/python benchmarks/load.py
+	$(BIN)/python benchmarks/flood.py
+	$(BIN)/python benchmarks/phone.py --no-build --runs 5
+	$(BIN)/python benchmarks/lighthouse.py
+	$(BIN)/python benchmarks/container.py
 
 clean:
 	rm -rf .web .states $(VENV)

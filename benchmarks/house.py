@@ -34,7 +34,10 @@ a and b run in a subprocess with the checkout's own interpreter (``.venv/bin/pyt
 own code first on the path, in the checkout's folder: each column measures its own code. The
 checkout must be built (``make build``). Seconds a checkout.
 
-    .venv/bin/python benchmarks/house.py [--checkout PATH ...]
+With --quick no subscribe runs unmeasured first: a smoke test's run (tests/embedded/test_benchmarks.py),
+whose counts include what a process does once; not figures to compare.
+
+    .venv/bin/python benchmarks/house.py [--checkout PATH ...] [--quick]
 """
 
 from __future__ import annotations
@@ -395,8 +398,9 @@ def wrapper_chain(calls: list[tuple[str, str, Any, Any]], outer: Any, inner: Any
     return chain, False
 
 
-async def drive(site: Site) -> dict[str, Any]:
-    """In the client's thread: warm up both paths, then measure each, then a page request."""
+async def drive(site: Site, warm: bool = True) -> dict[str, Any]:
+    """In the client's thread: warm up both paths (unless not ``warm``), then measure each, then a
+    page request."""
     import httpx
 
     async def answers() -> bool:
@@ -412,11 +416,11 @@ async def drive(site: Site) -> dict[str, Any]:
             raise TimeoutError("the server did not answer /ping")
         await asyncio.sleep(0.1)
     subscriber = Subscriber(site)
-    # Once each path, unmeasured: what a process does once is not what a subscribe crosses.
-    warm = await subscriber.open_tab()
-    await subscriber.by_app(warm, "warm-app@house.example")
-    await warm.close()
-    await subscriber.by_post("warm-plain@house.example")
+    if warm:  # Once each path, unmeasured: what a process does once is not what a subscribe crosses.
+        warm_tab = await subscriber.open_tab()
+        await subscriber.by_app(warm_tab, "warm-app@house.example")
+        await warm_tab.close()
+        await subscriber.by_post("warm-plain@house.example")
 
     background = site.startup_tasks
     visitor = await subscriber.open_tab()
@@ -443,10 +447,9 @@ async def drive(site: Site) -> dict[str, Any]:
     }
 
 
-def probe(output: Path) -> None:
-    """Runs in the checkout (its folder, its interpreter, its code): measures a and b into ``output``."""
-    workdir = output.parent  # the driver's temporary folder: the database and states go with it
-    mailbox = Mailbox()
+def site_environment(workdir: Path, mailbox: Mailbox) -> None:
+    """The site's settings in the probe: a throwaway SQLite database under ``workdir`` (migrated by
+    the operator's command), ``mailbox`` as its SMTP server, its states beside the database."""
     os.environ.update(
         {
             "REFLEX_DB_URL": f"sqlite:///{workdir / 'house.db'}",
@@ -465,7 +468,11 @@ def probe(output: Path) -> None:
     gateway_command = Path(sys.executable).parent / "publisher-gateway"
     subprocess.run([str(gateway_command), "migrate"], check=True, stdout=subprocess.DEVNULL)
 
-    import uvicorn
+
+def production_app() -> tuple[Any, Any, Any, list[int]]:
+    """Reflex's app as publisher-serve runs it: its ASGI app, the site's wrappers around Reflex's own
+    app and that app (a page request's wrappers lie between the two), and a count of the events
+    the app has processed (the client waits on it)."""
     from reflex.app import EventNamespace
     from reflex.utils import prerequisites
     from reflex_base import constants
@@ -482,7 +489,6 @@ def probe(output: Path) -> None:
     # (reflex.app.App.__call__): a page request's wrappers are what lies between the two.
     outer = next((route.app for route in getattr(asgi, "routes", []) if isinstance(route, Mount)), None)
     inner = app._api
-    state = subscribe_state_name()
 
     events_received = [0]
     on_event = EventNamespace.on_event
@@ -494,6 +500,18 @@ def probe(output: Path) -> None:
             events_received[0] += 1
 
     EventNamespace.on_event = counted_on_event
+    return asgi, outer, inner, events_received
+
+
+def probe(output: Path, warm: bool = True) -> None:
+    """Runs in the checkout (its folder, its interpreter, its code): measures a and b into ``output``
+    (``warm``: after one unmeasured subscribe of each path)."""
+    import uvicorn
+
+    mailbox = Mailbox()
+    site_environment(output.parent, mailbox)  # the driver's temporary folder: the database goes with it
+    asgi, outer, inner, events_received = production_app()
+    state = subscribe_state_name()
 
     tracer = Tracer()
     tracer.ignored_threads.add(mailbox.controller._thread.ident)  # type: ignore[union-attr]
@@ -524,7 +542,7 @@ def probe(output: Path) -> None:
         def client() -> None:
             tracer.ignored_threads.add(threading.get_ident())
             try:
-                result.update(asyncio.run(drive(site)))
+                result.update(asyncio.run(drive(site, warm)))
             except BaseException as exc:  # noqa: BLE001 - handed to the server's side, which raises it
                 failure.append(exc)
 
@@ -564,7 +582,7 @@ def commit_of(checkout: Path) -> str:
     return commit + (" + changes" if dirty.stdout.strip() else "")
 
 
-def measure(checkout: Path) -> dict[str, Any]:
+def measure(checkout: Path, quick: bool = False) -> dict[str, Any]:
     python = checkout / ".venv" / "bin" / "python"
     if not python.exists():
         raise SystemExit(f"{checkout}: no .venv/bin/python: run `make setup-test` there first")
@@ -583,7 +601,7 @@ def measure(checkout: Path) -> dict[str, Any]:
         log = Path(tmp) / "probe.log"
         with log.open("wb") as log_file:
             done = subprocess.run(
-                [str(python), str(Path(__file__).resolve()), "--probe", str(output)],
+                [str(python), str(Path(__file__).resolve()), "--probe", str(output), *(["--quick"] if quick else [])],
                 cwd=checkout,
                 env=env,
                 stdout=log_file,
@@ -599,6 +617,7 @@ def measure(checkout: Path) -> dict[str, Any]:
         "commit": commit_of(checkout),
         "lines": lines,
         "recipe": recipe_files(checkout / RECIPE_DOC),
+        "warmed_up": not quick,
         **probed,
     }
 
@@ -656,16 +675,20 @@ def main() -> int:
     )
     parser.add_argument("--probe", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--quick", action="store_true", help="no unmeasured subscribe first: a smoke test, not figures to compare"
+    )
     args = parser.parse_args()
     if args.probe:
-        probe(args.probe)
+        probe(args.probe, warm=not args.quick)
         return 0
     checkouts = [path.resolve() for path in (args.checkout or [ROOT])]
-    results = [measure(checkout) for checkout in checkouts]
+    results = [measure(checkout, args.quick) for checkout in checkouts]
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    print(f"\nThe house, {date.today()}, {platform.node()} ({os.cpu_count()} cores)")
+    quick = " (--quick: not warmed up, what a process does once is counted: not figures to compare)"
+    print(f"\nThe house, {date.today()}, {platform.node()} ({os.cpu_count()} cores){quick if args.quick else ''}")
     print(table(results))
     for result in results:
         print()

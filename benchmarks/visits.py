@@ -13,12 +13,14 @@
 2. **One flush of a launch day.** A worker's batch holding --views page views (100,000 by
    default) from --visitors visitors over a day (their pages, minutes, landings' sources and
    campaigns, a few buy presses), written by ``visit_counts.flush`` in its one transaction
-   to a fresh SQLite and a fresh PostgreSQL database (Debian's package, as in the tests).
+   to a fresh SQLite and a fresh PostgreSQL database (Debian's package, as in the tests, started
+   for the run; --postgres-url: a fresh migrated database of a running one, as a smoke test's).
    Prints the seconds of the flush and the rows it wrote. Then the same batch's visitors
    marked in Redis's day sets, as workers on Redis do: the seconds, and the memory a day takes.
 
     .venv/bin/python benchmarks/visits.py [--requests 6000] [--concurrency 300] [--rounds 2]
         [--new-agents] [--views 100000] [--visitors 30000] [--part serve|flush|both] [--no-postgres] [--no-redis]
+        [--postgres-url URL]
 """
 
 from __future__ import annotations
@@ -289,7 +291,9 @@ def flush(args: argparse.Namespace, tmp: Path) -> int:
         f"{page_views(batch):,} page views by {args.visitors:,} visitors"
     )
     timed_flush("SQLite", migrated_database(tmp / "flush.db"), batch)
-    if args.postgres:
+    if args.postgres_url:
+        timed_flush("PostgreSQL", args.postgres_url, batch)
+    elif args.postgres:
         postgres = PostgresServer()
         try:
             timed_flush("PostgreSQL", postgres.url(postgres.migrated_database()), batch)
@@ -344,6 +348,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--views", type=int, default=LAUNCH_DAY_VIEWS, help="page views in the flushed batch")
     parser.add_argument("--visitors", type=int, default=LAUNCH_DAY_VISITORS, help="visitors making them")
     parser.add_argument("--no-postgres", dest="postgres", action="store_false", help="no PostgreSQL flush")
+    parser.add_argument(
+        "--postgres-url", help="a fresh, migrated PostgreSQL database to flush into, not a server started for the run"
+    )
     parser.add_argument("--no-redis", dest="redis", action="store_false", help="no Redis day sets")
     args = parser.parse_args(argv)
     if args.visitors > args.views or min(args.requests, args.concurrency, args.rounds, args.visitors) < 1:

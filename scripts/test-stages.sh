@@ -1,17 +1,59 @@
 #!/usr/bin/env bash
-# `make test`: run `make test-<stage>` for each stage in order, then print how long each
-# took. Stops at the first stage that fails, with that stage's exit status.
+# `make test`: run `make test-<stage>` for each step in order, then print how long each stage took.
+# A step "a,b+c,d" runs two lanes side by side, a then b in one, c then d in the other; each
+# stage's output is kept in a log and printed whole as the stage ends, so two never interleave.
+# A lane stops at its first failing stage, and the run after the first step with a failure,
+# with that stage's exit status.
 set -uo pipefail
 started=$SECONDS
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+run_lane() { # beside stage...: each stage in turn until one fails; beside=yes: output held back
+  local beside=$1 stage stage_started status
+  shift
+  for stage in "$@"; do
+    stage_started=$SECONDS
+    if [[ $beside == yes ]]; then
+      make --no-print-directory "test-$stage" >"$logs/$stage.log" 2>&1
+      status=$?
+      { flock 9 && echo "=== test-$stage ===" && cat "$logs/$stage.log"; } 9>"$logs/print.lock"
+    else
+      echo "=== test-$stage ==="
+      make --no-print-directory "test-$stage"
+      status=$?
+    fi
+    echo "$status $((SECONDS - stage_started))" >"$logs/$stage.status"
+    [[ $status -eq 0 ]] || return "$status"
+  done
+}
+
 report=()
 status=0
-for stage in "$@"; do
-  stage_started=$SECONDS
-  echo "=== test-$stage ==="
-  make --no-print-directory "test-$stage"
-  status=$?
-  outcome=$([[ $status -eq 0 ]] && echo passed || echo "FAILED ($status)")
-  report+=("$(printf '  %-12s %5d s  %s' "$stage" $((SECONDS - stage_started)) "$outcome")")
+for step in "$@"; do
+  rm -f "$logs"/*.status
+  IFS=+ read -ra lanes <<<"$step"
+  beside=no
+  if [[ ${#lanes[@]} -gt 1 ]]; then
+    beside=yes
+    echo "=== side by side: ${lanes[*]} ==="
+  fi
+  for lane in "${lanes[@]}"; do
+    IFS=, read -ra stages <<<"$lane"
+    if [[ $beside == yes ]]; then run_lane yes "${stages[@]}" & else run_lane no "${stages[@]}"; fi
+  done
+  wait
+  for lane in "${lanes[@]}"; do
+    IFS=, read -ra stages <<<"$lane"
+    for stage in "${stages[@]}"; do
+      [[ -f $logs/$stage.status ]] || continue # its lane stopped before it
+      read -r stage_status seconds <"$logs/$stage.status"
+      outcome=$([[ $stage_status -eq 0 ]] && echo passed || echo "FAILED ($stage_status)")
+      [[ $beside == yes ]] && outcome+=" (lane ${lane//,/ then })"
+      report+=("$(printf '  %-12s %5d s  %s' "$stage" "$seconds" "$outcome")")
+      [[ $stage_status -eq 0 || $status -ne 0 ]] || status=$stage_status
+    done
+  done
   [[ $status -eq 0 ]] || break
 done
 echo "=== stage durations ==="

@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 
 from tests.compose import ServiceSpec
-from tests.support import FORM_SECRET, PROJECT_ROOT, log_excerpt, start_on_free_ports, wait_until
+from tests.support import FORM_SECRET, PROJECT_ROOT, QUICK_FILL_ENV, log_excerpt, start_on_free_ports, wait_until
 
 PODMAN = str(PROJECT_ROOT / "scripts" / "podman")
 STAND_IN_BASE_IMAGE = PROJECT_ROOT / "scripts" / "stand-in-base-image.sh"
@@ -142,7 +142,7 @@ class Container:
         options = ["--name", self.name, "--env", "HOST=127.0.0.1"]
         if self.port is not None:  # a one-shot container (run_to_completion) serves nothing
             options += ["--env", f"PORT={self.port}"]
-        env = self.env
+        env = {**QUICK_FILL_ENV, **self.env}
         if not {"PUBLISHER_FORM_SECRET", "PUBLISHER_FORM_SECRET_FILE"} & set(env):
             env = {"PUBLISHER_FORM_SECRET": FORM_SECRET, **env}  # publisher-serve requires one
         for key, value in env.items():

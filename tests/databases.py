@@ -1,8 +1,11 @@
-"""A fresh, migrated database per test, on SQLite and on PostgreSQL (tests/postgres.py).
+"""A fresh, migrated database per test: SQLite, and PostgreSQL (tests/postgres.py) where the SQL differs.
 
-Fixtures (registered in tests/conftest.py): ``db_url`` and ``empty_db_url`` run each test
-that asks for them once per ``database_kind``; a module that checks something the same on
-both databases narrows ``database_kind`` to one by defining its own.
+Fixtures (registered in tests/conftest.py): ``db_url`` and ``empty_db_url`` give a test a
+database of its ``database_kind``, SQLite unless the test is marked ``ON_BOTH_DATABASES``:
+the tests of the statements each database runs its own way (FOR UPDATE SKIP LOCKED claims,
+advisory locks, ON CONFLICT inserts and upserts, date functions, LIKE, the migrations) and of
+PostgreSQL's own failures. The rest of the storage is the same SQL on both, so it runs on one.
+Both kinds copy a template migrated once a session.
 """
 
 from __future__ import annotations
@@ -24,27 +27,39 @@ def migrated_database(path: Path) -> str:
     return url
 
 
-@pytest.fixture(scope="module")
-def template_db(tmp_path_factory) -> Path:
+@pytest.fixture(scope="session")
+def template_db(tmp_path_factory) -> Iterator[Path]:
+    """A migrated SQLite file that each test copies, made once a session; its end checks that no
+    test wrote to it instead of to its copy (a mode bit would not stop root)."""
     path = tmp_path_factory.mktemp("template") / "gateway.db"
     migrated_database(path)
-    return path
+    made = path.read_bytes()
+    yield path
+    assert path.read_bytes() == made, f"a test changed the template database {path}: tests change their copy"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def postgres_template(postgres: PostgresServer) -> str:
-    """A migrated PostgreSQL database that each test copies (CREATE DATABASE ... TEMPLATE)."""
-    return postgres.migrated_database()
+    """A migrated PostgreSQL database that each test copies (CREATE DATABASE ... TEMPLATE), made once
+    a session; it takes no connections, so no test can change it (and none keeps a copy waiting)."""
+    name = postgres.migrated_database()
+    postgres.execute(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false')
+    return name
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+# On a test whose statements differ between the databases: it runs once on each.
+ON_BOTH_DATABASES = pytest.mark.parametrize("database_kind", ["sqlite", "postgresql"])
+
+
+@pytest.fixture(params=["sqlite"])
 def database_kind(request) -> str:
+    """SQLite, the default; ``ON_BOTH_DATABASES`` parametrizes a test with PostgreSQL too."""
     return request.param
 
 
 @pytest.fixture
 def db_url(database_kind, request, tmp_path) -> Iterator[str]:
-    """A fresh, migrated database of each kind: the storage behaves the same on both."""
+    """A fresh, migrated database of the test's kind, copied from the session's template."""
     if database_kind == "sqlite":
         path = tmp_path / "gateway.db"
         path.write_bytes(request.getfixturevalue("template_db").read_bytes())
@@ -58,7 +73,7 @@ def db_url(database_kind, request, tmp_path) -> Iterator[str]:
 
 @pytest.fixture
 def empty_db_url(database_kind, request, tmp_path) -> Iterator[str]:
-    """A database of each kind that was never migrated."""
+    """A database of the test's kind that was never migrated."""
     if database_kind == "sqlite":
         url = f"sqlite:///{tmp_path / 'empty.db'}"
     else:

@@ -4,7 +4,8 @@ A fenced block tagged ``sh`` holds commands, one a line (a line ending in ``\\``
 next); ``#`` starts a comment outside quotes. A block whose first line is a comment starting
 with ``# Example`` is an example the reader fills in with their own values (their domain, their
 provider's addresses): the reader sees the mark, and tests/unit/test_documented_commands.py
-holds every other command to a test that runs it as written.
+holds every other command to a test that runs it as written, or to what the Makefile runs:
+`make test`'s stages (``make test-unit``) and `make bench`'s benchmarks, read from the Makefile here.
 """
 
 from __future__ import annotations
@@ -102,3 +103,69 @@ def block_under(document: Path, heading_words: str) -> ShellBlock:
     found = [block for block in shell_blocks(document) if heading_words.lower() in block.heading.lower()]
     assert found, f"{document.name} has no sh block under a heading with {heading_words!r}"
     return found[0]
+
+
+# --- What the Makefile runs: `make test`'s stages, `make bench`'s benchmarks ------------------
+
+MAKEFILE = PROJECT_ROOT / "Makefile"
+STAGES_SCRIPT = "scripts/test-stages.sh"
+MAKE_VARIABLE = re.compile(r"^([A-Za-z_]\w*)\s*(?::=|\?=|=)\s*(.*?)\s*$")
+MAKE_REFERENCE = re.compile(r"\$\(([A-Za-z_]\w*)\)")
+STAGE = re.compile(r"[a-z][a-z-]*")
+
+
+def make_recipe(target: str, makefile: Path = MAKEFILE) -> tuple[str, ...]:
+    """The commands of ``target``'s recipe as make hands them to the shell: continuation lines
+    joined, without the ``@`` that keeps make from echoing a line."""
+    lines = makefile.read_text(encoding="utf-8").splitlines()
+    rule = re.compile(rf"^{re.escape(target)}\s*:(?![:=])")
+    start = next((number for number, line in enumerate(lines) if rule.match(line)), None)
+    assert start is not None, f"{makefile.name} has no target {target!r}"
+    recipe: list[str] = []
+    pending = ""
+    for line in lines[start + 1 :]:
+        if not line.startswith("\t"):
+            break
+        text = line.strip()
+        if text.endswith("\\"):
+            pending += text[:-1].strip() + " "
+            continue
+        recipe.append((pending + text).lstrip("@-"))
+        pending = ""
+    return tuple(recipe)
+
+
+def make_variables(makefile: Path = MAKEFILE) -> dict[str, str]:
+    """The Makefile's simple assignments (``NAME := value``, ``?=``, ``=``), as written."""
+    found = (MAKE_VARIABLE.match(line) for line in makefile.read_text(encoding="utf-8").splitlines())
+    return {match.group(1): match.group(2) for match in found if match}
+
+
+def stages_make_test_runs(makefile: Path = MAKEFILE) -> tuple[str, ...]:
+    """The stages `make test` runs, read from its recipe: scripts/test-stages.sh runs
+    `make test-<stage>` for each (a step ``a,b+c``: lanes side by side, each stage of a lane in
+    turn), so the suite runs those commands as written."""
+    variables = make_variables(makefile)
+    for command in make_recipe("test", makefile):
+        words = MAKE_REFERENCE.sub(lambda ref: variables.get(ref.group(1), ""), command).split()
+        script = next((index for index, word in enumerate(words) if word.endswith(STAGES_SCRIPT)), None)
+        if script is not None:
+            steps = [re.split(r"[+,]", word) for word in words[script + 1 :] if not word.startswith("-")]
+            return tuple(stage for step in steps for stage in step if STAGE.fullmatch(stage))
+    return ()
+
+
+def run_by_make_test(command: str, makefile: Path = MAKEFILE) -> bool:
+    """Whether ``command`` is `make test-<stage>` for a stage `make test` runs (the suite runs it)."""
+    words = without_comment(command).split()
+    return (
+        len(words) == 2
+        and words[0] == "make"
+        and words[1].startswith("test-")
+        and words[1].removeprefix("test-") in stages_make_test_runs(makefile)
+    )
+
+
+def bench_commands(makefile: Path = MAKEFILE) -> tuple[str, ...]:
+    """The commands `make bench` runs, as the docs write them: ``$(BIN)`` is the venv's ``.venv/bin``."""
+    return tuple(command.replace("$(BIN)/", ".venv/bin/") for command in make_recipe("bench", makefile))

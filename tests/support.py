@@ -113,6 +113,11 @@ VENV_BIN = Path(sys.executable).parent
 # (limits/tabs.py) so a busy suite is never refused by accident. tests/site/test_tab_limits.py
 # sets small limits of its own and spreads its tabs over 127.0.0.x.
 MANY_TABS_ENV = {"PUBLISHER_MAX_TABS_PER_ADDRESS": "1000", "PUBLISHER_NEW_TABS_PER_MINUTE": "10000"}
+# The contact form's minimum fill time on every server the tests start (PUBLISHER_MIN_FILL_TIME_MS),
+# so a simulated visitor waits 2 s, not the spec's 5; tests/embedded/conftest.py's `server` keeps the
+# real 5 s (its contact tests take them), and tests/unit/test_antispam.py pins the number.
+QUICK_FILL_TIME_MS = 2000
+QUICK_FILL_ENV = {"PUBLISHER_MIN_FILL_TIME_MS": str(QUICK_FILL_TIME_MS)}
 # The production server refuses to start without a form secret (settings.require_form_secret).
 FORM_SECRET = "form-secret-of-the-tests-0123456789abcdef"
 FORM_SECRET_ENV = {"PUBLISHER_FORM_SECRET": FORM_SECRET}
@@ -159,17 +164,21 @@ def tool_env(**extra: str) -> dict[str, str]:
 def publisher_gateway(
     db_url: str, *args: str, check: bool = True, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """The operator's `publisher-gateway` command on ``db_url``, from the project directory (its alembic.ini)."""
-    return subprocess.run(
-        [str(VENV_BIN / "publisher-gateway"), *args],
-        cwd=PROJECT_ROOT,
-        env={**os.environ, **(env or {}), "REFLEX_DB_URL": db_url},
-        stdin=subprocess.DEVNULL,  # never the terminal `make test` runs in: nobody answers a question
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=check,
-    )
+    """The operator's `publisher-gateway` command on ``db_url``, as from the project directory, with
+    ``env`` added: run in this process (tests/gateway_command.py), not by starting it and Reflex again.
+
+    It answers as ``subprocess.run`` did (CalledProcessError on a failure when ``check``); the
+    installed command itself is run by tests/services/test_cli.py.
+    """
+    from tests import gateway_command
+
+    command = [str(VENV_BIN / "publisher-gateway"), *args]
+    environ = {**(env or {}), "REFLEX_DB_URL": db_url}
+    status, out, err = gateway_command.run(command, list(args), environ, PROJECT_ROOT)
+    result = subprocess.CompletedProcess(command, status, out, err)
+    if check:
+        result.check_returncode()
+    return result
 
 
 def announce_process(db_url: str, env: dict[str, str], slug: str, log: Path) -> subprocess.Popen:
@@ -190,30 +199,19 @@ def project_path(root: Path) -> dict[str, str]:
 
 
 def build_site(log_path: Path, site_url: str | None = TEST_SITE_URL, root: Path = PROJECT_ROOT) -> None:
-    """`make build`: the optimized frontend in .web/build/client and its backend markers.
-
-    For ``site_url``, or, with None, the configured one; of the project at ``root``
-    (another one than this checkout: tests/print_covers.py).
-    """
+    """`make build` for ``site_url`` (None: the configured one) of the project at ``root`` (a copy:
+    tests/print_covers.py): rebuilt only when an input changed (scripts/build.py), so every stage
+    of one run serves the same build."""
     deploy_url = {"REFLEX_DEPLOY_URL": site_url} if site_url else {}
     with log_path.open("wb") as log:
         subprocess.run(
-            [str(VENV_BIN / "reflex"), "export", "--frontend-only", "--no-zip"],
+            [sys.executable, str(PROJECT_ROOT / "scripts" / "build.py")],
             cwd=root,
-            env=tool_env(REFLEX_ENV_MODE="prod", **deploy_url, **project_path(root)),
+            env=tool_env(**deploy_url, **project_path(root)),
             stdout=log,
             stderr=subprocess.STDOUT,
             check=True,
-            timeout=600,
-        )
-        subprocess.run(
-            [str(VENV_BIN / "publisher-serve"), "--prepare"],
-            cwd=root,
-            env=tool_env(**project_path(root)),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            check=True,
-            timeout=120,
+            timeout=900,
         )
 
 
@@ -275,7 +273,7 @@ class ProductionServer:
             HOST="127.0.0.1",
             PORT=str(port),
             **project_path(self.root),
-            **{**MANY_TABS_ENV, **FORM_SECRET_ENV, **self.extra_env, **own},
+            **{**MANY_TABS_ENV, **QUICK_FILL_ENV, **FORM_SECRET_ENV, **self.extra_env, **own},
         )
         log = self.log_path.open("wb")
         started = time.monotonic()

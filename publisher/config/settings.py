@@ -55,7 +55,7 @@ from publisher.config.secret_files import (
     redact_url,
     secret_made_once,
 )
-from publisher.rules import admin_access
+from publisher.rules import admin_access, antispam
 
 # The rest of the site imports these from here: the object, its readers, and the typed results.
 __all__ = [
@@ -108,6 +108,9 @@ MAX_TABS_PER_ADDRESS_VAR = "PUBLISHER_MAX_TABS_PER_ADDRESS"
 NEW_TABS_PER_MINUTE_VAR = "PUBLISHER_NEW_TABS_PER_MINUTE"
 MAX_TABS_VAR = "PUBLISHER_MAX_TABS"
 MAX_TAB_LIFETIME_VAR = "PUBLISHER_MAX_TAB_LIFETIME_S"
+# The contact form's minimum fill time (rules/antispam.py): the spec's five seconds; a test server
+# lowers it so its visitors need not wait.
+MIN_FILL_TIME_VAR = "PUBLISHER_MIN_FILL_TIME_MS"
 # The dashboard's sign-in (rules/admin_access.py): minutes without an action before a session ends.
 ADMIN_IDLE_VAR = "PUBLISHER_ADMIN_IDLE_MIN"
 # The weekly summary emailed to the publisher on Mondays (mail/notices.py): on unless "off".
@@ -215,6 +218,7 @@ class Settings(BaseSettings):
     max_tabs: int = _var(MAX_TABS_VAR, DEFAULT_MAX_TABS)
     max_tab_lifetime_s: int = _var(MAX_TAB_LIFETIME_VAR, DEFAULT_MAX_TAB_LIFETIME_S)
     admin_idle_min: int = _var(ADMIN_IDLE_VAR, admin_access.DEFAULT_IDLE_MINUTES)
+    min_fill_time_ms: int = _var(MIN_FILL_TIME_VAR, antispam.MIN_FILL_TIME_MS)
     summary_on: bool = _var(SUMMARY_VAR, True)
     visits: bool = _var(VISITS_VAR, True)
     visits_keep_days: int = _var(VISITS_KEEP_DAYS_VAR, DEFAULT_VISITS_KEEP_DAYS)
@@ -367,6 +371,7 @@ class Settings(BaseSettings):
         "max_tabs",
         "max_tab_lifetime_s",
         "admin_idle_min",
+        "min_fill_time_ms",
         "visits_keep_days",
         mode="before",
     )

@@ -103,7 +103,9 @@ def subscribe_rejection(*, honeypot: object) -> str | None:
 TOKEN_REJECTED = HONEYPOT_REJECTED
 
 
-def rejection_before_answer(*, honeypot: object, shown_at_ms: float | None, now_ms: float) -> str | None:
+def rejection_before_answer(
+    *, honeypot: object, shown_at_ms: float | None, now_ms: float, min_fill_ms: int = MIN_FILL_TIME_MS
+) -> str | None:
     """Why a contact submission is refused before its answer is looked at; None when it may go on.
 
     In the documented order: the honeypot, then the fill time. ``shown_at_ms`` comes
@@ -114,7 +116,7 @@ def rejection_before_answer(*, honeypot: object, shown_at_ms: float | None, now_
         return HONEYPOT_REJECTED
     if shown_at_ms is None:
         return TOKEN_REJECTED
-    if now_ms - shown_at_ms < MIN_FILL_TIME_MS:
+    if now_ms - shown_at_ms < min_fill_ms:
         return TOO_FAST_REJECTED
     return None
 

@@ -125,7 +125,10 @@ async def judge_contact(data: Mapping[str, object]) -> Verdict:
         return Verdict(field_errors=errors, question=same_question(chain), chain=chain)
 
     rejection = antispam.rejection_before_answer(
-        honeypot=data.get(HONEYPOT_FIELD, ""), shown_at_ms=chain.shown_ms if chain else None, now_ms=now
+        honeypot=data.get(HONEYPOT_FIELD, ""),
+        shown_at_ms=chain.shown_ms if chain else None,
+        now_ms=now,
+        min_fill_ms=settings.current().min_fill_time_ms,
     )
     if rejection is not None:
         return Verdict(form_error=rejection, question=same_question(chain), chain=chain)

@@ -1,11 +1,11 @@
 """The development server as a maintainer starts it, on free ports of 127.0.0.1.
 
-Twice: `make run` (the README's command: migrates, then runs Reflex) and a bare
-`reflex run --frontend-port X --backend-port Y` on a database nobody migrated (what
-a maintainer with the venv active types). No gateway URL, so the forms go to the
-embedded gateway, whose database is a temporary file. A separate pytest invocation:
-the dev server compiles into `.web` and reloads on file changes, so nothing else
-may build meanwhile.
+`make run` (the README's command: migrates, then runs Reflex) for every journey
+(test_dev_server.py), then a bare `reflex run --frontend-port X --backend-port Y` on a
+database nobody migrated (what a maintainer with the venv active types; test_reflex_run.py),
+one at a time. No gateway URL, so the forms go to the embedded gateway, whose database is a
+temporary file. A separate pytest invocation: the dev server compiles into `.web` and reloads
+on file changes, so nothing else may build meanwhile.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from tests.support import (
     MANY_TABS_ENV,
     PORT_TAKEN,
     PROJECT_ROOT,
+    QUICK_FILL_ENV,
     VENV_BIN,
     log_excerpt,
     start_on_free_ports,
@@ -63,7 +64,7 @@ class DevServer:
 
     def _start_on(self, frontend_port: int, backend_port: int) -> None:
         self.frontend_port, self.backend_port = frontend_port, backend_port
-        env = tool_env(REFLEX_DB_URL=self.db_url, **MANY_TABS_ENV)
+        env = tool_env(REFLEX_DB_URL=self.db_url, **MANY_TABS_ENV, **QUICK_FILL_ENV)
         for inherited in ("PUBLISHER_GATEWAY_URL", "REFLEX_REDIS_URL", "REFLEX_ENV_MODE", "PUBLISHER_DEV_HOST"):
             env.pop(inherited, None)
         env.update(self.extra_env)
@@ -153,11 +154,12 @@ def smtp() -> Iterator[SmtpServer]:
 BOUNCE_HOOK_SECRET = "bounce-hook-secret-for-the-dev-server-0123"
 
 
-@pytest.fixture(scope="session", params=["make run", "reflex run"])
+@pytest.fixture(scope="module")
 def dev_server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, smtp: SmtpServer, dovecot: DovecotServer
+    tmp_path_factory: pytest.TempPathFactory, smtp: SmtpServer, dovecot: DovecotServer
 ) -> Iterator[DevServer]:
-    folder = f"Bounces {request.param}"  # each command's own: a report names a job of its own database
+    """`make run`, for the module's tests; stopped at its end, before another one compiles."""
+    folder = "Bounces make run"
     dovecot.append(b"From: jo@example.org\r\nSubject: Hi\r\n\r\nHello\r\n", folder)  # makes the folder
     bounces = {
         "PUBLISHER_BOUNCE_ADDRESS": "bounces@animals.example",
@@ -166,7 +168,7 @@ def dev_server(
         "PUBLISHER_BOUNCE_POLL_S": "1",
         "PUBLISHER_BOUNCE_WEBHOOK_SECRET": BOUNCE_HOOK_SECRET,
     }
-    server = DevServer(tmp_path_factory.mktemp("dev"), request.param, extra_env={**smtp.mail_env(), **bounces})
+    server = DevServer(tmp_path_factory.mktemp("dev"), "make run", extra_env={**smtp.mail_env(), **bounces})
     server.bounce_folder = folder
     server.start()
     try:

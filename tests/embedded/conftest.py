@@ -1,7 +1,7 @@
 """The site as `make run` serves it: no PUBLISHER_GATEWAY_URL, so the embedded local gateway.
 
-A separate pytest invocation from tests/site: each suite builds and starts its own
-production server, and a build replaces the files the other server would serve.
+A separate pytest invocation from tests/site, serving the same build (`make build` builds
+again only when an input changed: scripts/build.py).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ def db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="session")
 def server(built_site: None, tmp_path_factory: pytest.TempPathFactory, db_url: str) -> Iterator[ProductionServer]:
-    env = {"PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}
+    """The one server of the suite with the spec's real five-second fill time: its contact tests take them."""
+    env = {"PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url, "PUBLISHER_MIN_FILL_TIME_MS": ""}
     with running_server(tmp_path_factory.mktemp("server"), env) as prod:
         yield prod
 

@@ -2,8 +2,8 @@
 
 Sign up in the browser, the confirmation email arrives, a mail scanner's GET of its
 link changes nothing, the button confirms, the welcome email carries the one-click
-unsubscribe headers, and a mail provider's POST (no cookies) unsubscribes. On
-SQLite and on PostgreSQL.
+unsubscribe headers, and a mail provider's POST (no cookies) unsubscribes. On SQLite: the SQL
+that differs on PostgreSQL is tests/services/test_new_release_list.py's.
 """
 
 from __future__ import annotations
@@ -35,17 +35,17 @@ class ListSite:
     server: ProductionServer
     db_url: str
     email: str  # this test's own reader
-    notifies: bool  # PUBLISHER_NOTIFY_SUBSCRIBERS=1
     bounce_folder: str  # the folder of the tests' Dovecot its workers read
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def site(request) -> ListSite:
-    """A site that keeps the list (SQLite: mail_site; PostgreSQL: postgres_site), and a reader of this test's own."""
-    sqlite = request.param == "sqlite"
-    server, db_url = request.getfixturevalue("mail_site" if sqlite else "postgres_site")
-    email = f"{request.node.name.split('[')[0][5:29]}.{request.param}@example.com".lower()
-    return ListSite(server, db_url, email, notifies=sqlite, bounce_folder=BOUNCE_FOLDERS[request.param])
+@pytest.fixture
+def site(request, mail_site) -> ListSite:
+    """The site that keeps the list (mail_site, on SQLite), and a reader of this test's own. The links'
+    rules over ASGI: tests/services/test_list_links.py; what PostgreSQL runs differently (the mailbox
+    lock, the inserts once): tests/services/test_new_release_list.py."""
+    server, db_url = mail_site
+    email = f"{request.node.name.split('[')[0][5:29]}@example.com".lower()
+    return ListSite(server, db_url, email, bounce_folder=BOUNCE_FOLDERS["sqlite"])
 
 
 def notices_about(smtp: SmtpServer, email: str) -> list[Received]:
@@ -122,8 +122,8 @@ def test_from_sign_up_to_one_click_unsubscribe(page: Page, site, smtp: SmtpServe
     assert_no_console_errors(page)
 
     welcome = wait_for_email(smtp, email, "Welcome to the Animals We Confuse new-release list")
-    if site.notifies:  # on confirmation, not on sign-up
-        wait_until(lambda: notices_about(smtp, email), DELIVERY_TIMEOUT_S, "the publisher's notice")
+    # mail_site has PUBLISHER_NOTIFY_SUBSCRIBERS=1: the notice comes on confirmation, not on sign-up.
+    wait_until(lambda: notices_about(smtp, email), DELIVERY_TIMEOUT_S, "the publisher's notice")
     unsubscribe_link = welcome.message["List-Unsubscribe"].removeprefix("<").removesuffix(">")
     assert welcome.message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
     assert f"Unsubscribe with one click: {unsubscribe_link}" in welcome.message.get_content()

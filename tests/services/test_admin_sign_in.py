@@ -1,7 +1,9 @@
-"""The dashboard's sign-in on a database of each kind: ``admin invite|list|revoke``, and the
-WebAuthn ceremonies over HTTP (server/admin_sign_in.py) answered by a software passkey
-(tests/authenticator.py). Chromium's virtual authenticator drives the same pages in
-tests/embedded/test_dashboard.py."""
+"""The dashboard's sign-in: ``admin invite|list|revoke``, and the WebAuthn ceremonies over HTTP
+(server/admin_sign_in.py) answered by a software passkey (tests/authenticator.py). Chromium's
+virtual authenticator drives the same pages in tests/embedded/test_dashboard.py.
+
+On SQLite; also on PostgreSQL where its SQL differs: a ceremony is begun under an advisory lock
+(storage/admins.begin_ceremony) and taken, like an enrolment, with SELECT ... FOR UPDATE."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from publisher.server import admin_downloads, admin_sign_in, routes
 from publisher.storage import admins
 from publisher.storage.tables import AdminCeremony, utc_now
 from tests.authenticator import SoftPasskey
+from tests.databases import ON_BOTH_DATABASES
 from tests.support import publisher_gateway
 
 ORIGIN = "https://books.example.com"
@@ -100,6 +103,7 @@ def stored_text(db_url: str) -> str:
     return "\n".join(rows)
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_an_invitation_enrols_a_passkey_once_and_signs_in_with_an_httponly_strict_cookie(client, db_url):
     token = invite(db_url)
@@ -249,6 +253,7 @@ async def ask_sign_in(http: httpx.AsyncClient) -> httpx.Response:
     return await http.post("/admin/api/sign-in/options", json={}, headers=FROM_PAGE)
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_a_flood_of_sign_in_ceremonies_from_one_address_is_refused_and_the_table_stops_at_five(client, db_url):
     """Five ceremonies may wait for their answer per address, and 40 may be begun per address in
@@ -284,6 +289,7 @@ async def test_a_flood_of_sign_in_ceremonies_from_one_address_is_refused_and_the
         assert admins.open_ceremonies(db_url) == 5
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_the_whole_site_keeps_at_most_1000_ceremonies_waiting_and_frees_them_as_they_expire(client, db_url):
     """However many addresses a flood comes from, the table stops at 1,000 waiting ceremonies;

@@ -1,5 +1,6 @@
-"""``POST /hooks/bounce`` on a database of each kind: what a provider's report does to its reader
-(the answers to every malformed request are in tests/unit/test_bounce_hook.py)."""
+"""``POST /hooks/bounce``: what a provider's report does to its reader (the answers to every
+malformed request are in tests/unit/test_bounce_hook.py). On SQLite: a report is stored with the
+same SQL as the bounce mailbox's, which test_bounce_mailbox.py runs on PostgreSQL too."""
 
 from __future__ import annotations
 

@@ -1,8 +1,11 @@
-"""The bounce mailbox, read from a real IMAP server (Dovecot, tests/imap.py) on both databases.
+"""The bounce mailbox, read from a real IMAP server (Dovecot, tests/imap.py).
 
 A release goes out through aiosmtpd with VERP Return-Paths; what comes back is put into
 the mailbox in the formats real servers write (tests/samples/bounces), addressed to the
 Return-Path and quoting the Message-ID of the email each is about.
+
+On SQLite; also on PostgreSQL where the SQL differs: a message is recorded once (ON CONFLICT DO
+NOTHING), the reader's lease is taken the same way, and PostgreSQL refuses a NUL in a text.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from publisher.rules import reports
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records, notice_records, subscribers, utc_now
 from publisher.storage.tables import JobLease
+from tests.databases import ON_BOTH_DATABASES
 from tests.imap import DovecotServer
 from tests.samples import bounce_sample
 from tests.services.test_campaign import Clock, readers, sender_for, start_campaign
@@ -82,6 +86,7 @@ def read(env: dict[str, str], db_url: str, **kwargs) -> bounce_mailbox.Reading |
     return bounce_mailbox.read_once(bounce_settings(env), mail_settings(env), db_url, **kwargs)
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_reports_and_a_complaint_are_recorded_once_and_moved_and_the_rest_is_left_untouched(
     db_url, smtp_server, mailbox
@@ -203,6 +208,7 @@ def forged_dsn(addresses: list[str], extra_header: bytes = b"") -> bytes:
     )
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_a_reader_stopped_between_recording_and_moving_never_counts_a_report_twice(
     db_url, smtp_server, mailbox, monkeypatch
@@ -225,6 +231,7 @@ async def test_a_reader_stopped_between_recording_and_moving_never_counts_a_repo
     assert mailbox.messages("INBOX") == [] and len(mailbox.messages("Processed")) == 1
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_two_workers_reading_at_once_process_each_report_once(db_url, smtp_server, mailbox):
     env = env_for(smtp_server, mailbox)
@@ -316,6 +323,7 @@ async def test_the_database_away_ends_the_read_and_leaves_every_message_for_the_
 # --- A hostile message fails alone; the reader goes on ------------------------------------
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_a_nul_in_every_header_the_reader_stores_is_cleaned_and_the_bounce_behind_it_is_read(
     db_url, smtp_server, mailbox
@@ -466,6 +474,7 @@ def lease_until(db_url: str) -> datetime:
     return until if until.tzinfo else until.replace(tzinfo=UTC)
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_the_lease_is_renewed_while_one_message_takes_longer_than_it(db_url, smtp_server, mailbox, monkeypatch):
     """Issue 34: the lease was renewed only between messages, so one message handled for longer

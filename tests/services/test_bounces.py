@@ -1,5 +1,6 @@
-"""Bounces and complaints on both databases: at sending time against aiosmtpd, and what each
-kind does to a reader, a campaign and the import (the mailbox: test_bounce_mailbox.py).
+"""Bounces and complaints: at sending time against aiosmtpd, and what each kind does to a reader,
+a campaign and the import (the mailbox: test_bounce_mailbox.py). On SQLite; the pause past the
+bounce threshold (its campaign row read FOR UPDATE while a batch sends) on PostgreSQL too.
 
 The senders' clock is injected, so retries that give up and soft bounces days apart are
 tested by moving the clock, not by waiting.
@@ -22,6 +23,7 @@ from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records, subscribers
 from publisher.storage.bounce_records import Report
 from publisher.storage.subscribers import SignUp
+from tests.databases import ON_BOTH_DATABASES
 from tests.services.test_campaign import Clock, mail_for, readers, sender_for, start_campaign
 from tests.smtp import LIST_SECRET, POSTAL_ADDRESS, SmtpServer
 from tests.support import publisher_gateway
@@ -102,6 +104,7 @@ async def test_a_server_refusing_everyone_pauses_the_campaign_and_bounces_nobody
     assert bounce_records.list_bounces(db_url=db_url) == []
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_a_campaign_pauses_itself_past_the_bounce_threshold_and_resuming_judges_what_follows(
     db_url, smtp_server, caplog

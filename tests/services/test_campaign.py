@@ -1,4 +1,7 @@
-"""A release campaign: its rules, its email, and its sending on both databases against aiosmtpd.
+"""A release campaign: its rules, its email, and its sending against aiosmtpd.
+
+Sending runs on SQLite; its batch claims (FOR UPDATE SKIP LOCKED), leases and throttle row (ON
+CONFLICT, FOR UPDATE) are PostgreSQL's own SQL there, so the tests of those run on both.
 
 The senders' clock and sleep are injected, so the throttle's pace and a lease that
 runs out are tested by moving the clock, not by waiting.
@@ -29,6 +32,7 @@ from publisher.content import list_copy
 from publisher.content.site import BRAND_NAME
 from publisher.mail import campaign, headers, mailer, outbox, release_email
 from publisher.storage import subscribers
+from tests.databases import ON_BOTH_DATABASES
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 
 SITE = "https://animals.example"
@@ -271,9 +275,10 @@ def test_dkim_settings_are_checked_at_start_up(tmp_path, smtp_server):
     assert mail_for(smtp_server, PUBLISHER_SEND_RATE="0").send_rate == 0
 
 
-# --- Sending, on SQLite and PostgreSQL, to aiosmtpd. ---
+# --- Sending, to aiosmtpd. ---
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_every_confirmed_reader_gets_one_email_over_one_connection_and_nobody_else(db_url, smtp_server):
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
@@ -343,6 +348,7 @@ async def test_an_envelope_whose_connection_was_lost_is_retried_not_failed_for_t
     await session.close()
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_the_throttle_paces_every_sender_together(db_url, smtp_server):
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="4")
@@ -363,6 +369,7 @@ async def test_the_throttle_paces_every_sender_together(db_url, smtp_server):
     assert (clock() - started).total_seconds() == pytest.approx(1.5 + 7 / 4, abs=0.05)
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_a_dead_senders_batch_goes_to_the_next_sender_and_nobody_is_doubled(db_url, smtp_server):
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
@@ -381,6 +388,7 @@ async def test_a_dead_senders_batch_goes_to_the_next_sender_and_nobody_is_double
     assert storage.get_campaign(item.id, db_url).status == storage.FINISHED
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_two_senders_at_once_send_each_reader_once(db_url, smtp_server):
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
@@ -519,6 +527,7 @@ async def test_an_error_inside_the_smtp_client_fails_that_reader_alone(db_url, s
     assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 3, "failed": 1, "skipped": 0}
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_a_long_wait_for_the_throttle_keeps_the_batch_and_nobody_is_sent_twice(db_url, smtp_server):
     """Many senders sharing a low rate: the first slot lies beyond the batch's lease. The
@@ -545,6 +554,7 @@ async def test_a_long_wait_for_the_throttle_keeps_the_batch_and_nobody_is_sent_t
     assert max(clock.slept) <= campaign.LEASE.total_seconds() / 2
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_a_batch_whose_lease_was_lost_stops_and_sends_nothing_more(db_url, smtp_server, caplog):
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="1")
@@ -574,6 +584,7 @@ async def test_a_batch_whose_lease_was_lost_stops_and_sends_nothing_more(db_url,
     await sender.session.close()
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_senders_that_die_mid_batch_count_only_the_email_they_were_sending(db_url, smtp_server):
     """A batch holds 50 jobs, one of which is in flight: three crashes give up that one
@@ -591,6 +602,7 @@ async def test_senders_that_die_mid_batch_count_only_the_email_they_were_sending
     assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 4, "failed": 1, "skipped": 0}
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_a_batch_stopped_before_its_next_email_takes_that_emails_mark_back(db_url, smtp_server):
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")

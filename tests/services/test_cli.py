@@ -1,8 +1,11 @@
 """``publisher-gateway`` as a Unix tool: run from any directory (a cron job, a shell in $HOME), data on
 standard output and messages on standard error, quiet when its reader stops early, documented exit codes.
 
-Every command here runs as the installed command, from a directory that is not the project's
-(``cwd=tmp_path``), on a SQLite database of its own; ``visits`` on SQLite and PostgreSQL (``db_url``).
+What only the program itself shows (its help, exit statuses, pipes, Ctrl-C, no alembic.ini where it
+runs) is checked on the installed command, run from a directory that is not the project's
+(``cwd=tmp_path``), on a SQLite database of its own. What the listings print (escaped stored text,
+the ``visits`` report) is checked through the command run in the test process
+(tests/support.publisher_gateway).
 """
 
 from __future__ import annotations
@@ -223,7 +226,7 @@ def test_help_from_another_directory_documents_the_streams_and_every_exit_status
         "campaigns",
         "visits",
     ):
-        sub = elsewhere(tmp_path, db_path_url, command, "--help")
+        sub = publisher_gateway(db_path_url, command, "--help")  # each subcommand's, in-process: the same parser
         assert (sub.returncode, sub.stderr) == (0, ""), command
         assert sub.stdout.startswith(f"usage: publisher-gateway {command}"), command
 
@@ -251,7 +254,7 @@ def test_exit_status_1_when_the_command_fails_and_2_when_it_cannot_run_as_asked(
 ESCAPE = "\x1b]0;owned\x07\x1b[2J\u202e"
 
 
-def test_stored_text_with_terminal_escapes_is_printed_escaped_by_every_listing(tmp_path, migrated):
+def test_stored_text_with_terminal_escapes_is_printed_escaped_by_every_listing(migrated):
     """Issue 34: `bounces` printed a stored From: as it was, and the operator's terminal ran the
     escape sequence in it. Rows written by an older version, or by hand, hold anything."""
     engine = sqlalchemy.create_engine(migrated)
@@ -309,11 +312,11 @@ def test_stored_text_with_terminal_escapes_is_printed_escaped_by_every_listing(t
         )
     engine.dispose()
     for command in ("messages", "bounces", "outbox", "visits"):
-        shown = elsewhere(tmp_path, migrated, command, env=EMBEDDED)
+        shown = publisher_gateway(migrated, command, env=EMBEDDED, check=False)
         assert shown.returncode == 0, shown.stderr
         assert not any(character in shown.stdout for character in "\x1b\x07\u202e"), command
         assert "\\x1b]0;owned\\x07\\x1b[2J\\u202e" in shown.stdout, command
-    assert "line one\nline two" in elsewhere(tmp_path, migrated, "messages").stdout  # paragraphs stay
+    assert "line one\nline two" in publisher_gateway(migrated, "messages").stdout  # paragraphs stay
 
 
 # --- Visits ---------------------------------------------------------------------------------
@@ -352,12 +355,12 @@ def counted_week(db_url: str) -> str:
     return slug
 
 
-def test_visits_prints_the_days_the_tops_bots_and_buy_presses_per_book(tmp_path, db_url):
+def test_visits_prints_the_days_the_tops_bots_and_buy_presses_per_book(db_url):
     clear_of_midnight()  # the day it counts is the day it reads back
     counted_week(db_url)
     today = storage.utc_now().date()
 
-    shown = elsewhere(tmp_path, db_url, "visits", "--days", "7", env=EMBEDDED)
+    shown = publisher_gateway(db_url, "visits", "--days", "7", env=EMBEDDED, check=False)
 
     assert (shown.returncode, shown.stderr) == (0, ""), shown.stderr
     lines = shown.stdout.splitlines()
@@ -374,16 +377,16 @@ def test_visits_prints_the_days_the_tops_bots_and_buy_presses_per_book(tmp_path,
     assert f"         2         1  {content.BOOKS[0].title} at www.amazon.com" in lines
     assert f"  {content.BOOKS[0].title}: 1 visitors (3 views) -> 2 presses (200.0 %)" in lines  # /books/{slug}
 
-    wider = elsewhere(tmp_path, db_url, "visits", "--days", "9", env=EMBEDDED)
+    wider = publisher_gateway(db_url, "visits", "--days", "9", env=EMBEDDED, check=False)
     assert "5 visitors (each counted once a day), 23 page views." in wider.stdout
 
 
-def test_visits_csv_and_the_days_refused_and_counting_off(tmp_path, db_url):
+def test_visits_csv_and_the_days_refused_and_counting_off(db_url):
     clear_of_midnight()  # the day it counts is the day it reads back
     slug = counted_week(db_url)
     today = storage.utc_now().date().isoformat()
 
-    as_csv = elsewhere(tmp_path, db_url, "visits", "--days", "2", "--csv", env=EMBEDDED)
+    as_csv = publisher_gateway(db_url, "visits", "--days", "2", "--csv", env=EMBEDDED, check=False)
     assert (as_csv.returncode, as_csv.stderr) == (0, ""), as_csv.stderr
     rows = list(csv.reader(io.StringIO(as_csv.stdout)))
     assert rows[0] == ["section", "day", "key", "views", "visitors"]
@@ -395,10 +398,10 @@ def test_visits_csv_and_the_days_refused_and_counting_off(tmp_path, db_url):
     assert sum(row[0] == "site" for row in rows) == 2
 
     for days in ("0", "731", "week"):
-        refused = elsewhere(tmp_path, db_url, "visits", "--days", days, env=EMBEDDED)
+        refused = publisher_gateway(db_url, "visits", "--days", days, env=EMBEDDED, check=False)
         assert (refused.returncode, refused.stdout) == (2, "")
         assert f"argument --days: {days!r} is not a number of days from 1 to 730" in refused.stderr
 
-    off = elsewhere(tmp_path, db_url, "visits", "--csv", env={**EMBEDDED, "PUBLISHER_VISITS": "off"})
+    off = publisher_gateway(db_url, "visits", "--csv", env={**EMBEDDED, "PUBLISHER_VISITS": "off"}, check=False)
     assert (off.returncode, off.stdout) == (0, "")
     assert off.stderr == "publisher-gateway: counting is off (PUBLISHER_VISITS=off), so there are no visits to show.\n"

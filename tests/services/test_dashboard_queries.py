@@ -1,5 +1,6 @@
-"""What the dashboard reads (storage/dashboard.py), on a database of each kind: bounded lists,
-a prefix search that takes wildcards as typed, and each message's email as the outbox has it."""
+"""What the dashboard reads (storage/dashboard.py): bounded lists, a prefix search that takes
+wildcards as typed, and each message's email as the outbox has it. The search (LIKE ... ESCAPE)
+and the counts by day (date() of a timestamp) run on PostgreSQL too: their SQL is its own there."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from publisher.storage import dashboard, subscribers
 from publisher.storage.database import engine
 from publisher.storage.subscribers import SignUp
 from publisher.storage.tables import Job
+from tests.databases import ON_BOTH_DATABASES
 from tests.support import publisher_gateway
 
 
@@ -33,6 +35,7 @@ def test_the_latest_sign_ups_are_newest_first_and_at_most_the_limit(db_url):
     assert {line.status for line in latest} == {"pending"}
 
 
+@ON_BOTH_DATABASES
 def test_a_search_finds_addresses_by_their_beginning_whatever_the_case_and_wildcards_match_only_themselves(db_url):
     for email in ("ann@example.com", "Anna@example.com", "bob@example.com", "a_b@example.com", "a%c@example.com"):
         join(db_url, email)
@@ -88,6 +91,7 @@ def key_of(db_url: str, email: str) -> str:
     return next(row.link_key for row in subscribers.list_subscribers(db_url=db_url) if row.email == email)
 
 
+@ON_BOTH_DATABASES
 def test_the_charts_count_confirmed_readers_per_day_and_sign_ups_against_leavers_per_week(db_url):
     today = storage.utc_now().replace(hour=12)
     for number, days_ago in enumerate((40, 20, 10)):  # each signs up and confirms that day
@@ -114,6 +118,7 @@ def test_the_charts_count_confirmed_readers_per_day_and_sign_ups_against_leavers
     }
 
 
+@ON_BOTH_DATABASES
 def test_what_the_visits_led_to_is_sign_ups_confirmations_and_messages_on_each_day_zeros_included(db_url):
     today = storage.utc_now().replace(hour=0, minute=0, second=0, microsecond=0)
     before = today - timedelta(days=90) + timedelta(hours=23, minutes=59)  # the day before the 90: not read

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from publisher.storage import database
+from tests.databases import ON_BOTH_DATABASES
 from tests.postgres import GATEWAY_TABLES, PostgresServer
 from tests.services.test_production import fake_build
 from tests.support import FORM_SECRET_ENV, PROJECT_ROOT, held_port, publisher_gateway, wait_until
@@ -174,6 +175,7 @@ async def test_postgres_lost_while_running_fails_the_call_stores_nothing_and_rec
     assert len(storage.list_messages(url)) == 1
 
 
+@ON_BOTH_DATABASES
 def test_the_migrations_build_exactly_the_tables_the_code_declares(db_url):
     # The migrations are written by hand: a column, index or constraint the models declare and
     # no migration creates (or the other way round) shows here, on both databases.
@@ -204,6 +206,7 @@ VISIT_TABLES = {"visit_salt", "visit_seen", "visit_count"}
 BEFORE_VISITS = "c9f1e6b3d482"  # the revision before issue 42's visit counts
 
 
+@ON_BOTH_DATABASES
 def test_the_visit_counts_migrate_down_and_up_again(db_url):
     import sqlalchemy
 

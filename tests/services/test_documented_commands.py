@@ -10,14 +10,16 @@ to a test like this one, or to the doc's mark of an example.
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
-from tests.doc_commands import PROJECT_ROOT, block_under
+from tests.doc_commands import PROJECT_ROOT, block_under, run_by_make_test, without_comment
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import VENV_BIN, wait_until
 
@@ -27,6 +29,8 @@ BOOK = "guinea-pig-or-hamster"
 # of sending, so the pause in the doc's block finds it sending.
 READERS = 40
 SEND_RATE = "2"
+# The failure the `--lf` line of "Running one test fast" finds recorded: one quick unit test.
+LAST_FAILED = "tests/unit/test_documented_commands.py::test_the_makefile_is_read_as_make_reads_it"
 
 
 @pytest.fixture
@@ -159,10 +163,35 @@ def test_the_operators_commands_in_deploying_mailing_list_and_dashboard_run_as_w
     succeeds(reader, revoked)
 
 
-def test_the_ways_to_run_one_unit_test_fast_run_as_written():
+def test_the_ways_to_run_one_unit_test_fast_run_as_written(tmp_path: Path):
+    """Each command of the block as written, but `make test-unit`, which `make test` runs as its
+    unit stage (scripts/test-stages.sh); the `--lf` line finds one failure recorded."""
     # A developer's shell in the project's folder (the commands name its files), none of the site's variables.
     developer = Reader(PROJECT_ROOT, readers_environment())
-    for command in block_under(DOCS / "testing.md", "Running one test fast").commands:
+    commands = block_under(DOCS / "testing.md", "Running one test fast").commands
+    assert any(run_by_make_test(command) for command in commands), commands  # the one left to `make test`
+    last_failed = [command for command in commands if "--lf" in without_comment(command).split()]
+    assert len(last_failed) == 1, commands
+    for command in commands:
+        if run_by_make_test(command) or command in last_failed:
+            continue
         result = developer.run(command)
         assert result.returncode == 0, f"`{command}` exited {result.returncode}:\n{result.stdout[-3000:]}"
         assert " passed" in result.stdout
+    assert ran_after_one_recorded_failure(developer, last_failed[0], tmp_path) == [LAST_FAILED]
+
+
+def ran_after_one_recorded_failure(developer: Reader, command: str, tmp_path: Path) -> list[str]:
+    """The tests ``command`` (pytest with ``--lf``) ran, by node id, given a pytest cache of its own
+    in which LAST_FAILED is the one failure (chosen through PYTEST_ADDOPTS: the command's text as
+    written). On the project's own cache it would run whatever failed there last, or the stage."""
+    cache = tmp_path / "pytest-cache"
+    (cache / "v" / "cache").mkdir(parents=True)
+    (cache / "v" / "cache" / "lastfailed").write_text(json.dumps({LAST_FAILED: True}))
+    report = tmp_path / "last-failed.xml"
+    options = f"-o cache_dir={cache} --junitxml={report}"
+    result = Reader(developer.folder, {**developer.environment, "PYTEST_ADDOPTS": options}).run(command)
+    assert result.returncode == 0, f"`{command}` exited {result.returncode}:\n{result.stdout[-3000:]}"
+    assert "rerun previous 1 failure" in result.stdout, result.stdout[-3000:]
+    cases = ElementTree.parse(report).iter("testcase")  # classname tests.unit.test_x, name test_y
+    return [f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name')}" for case in cases]

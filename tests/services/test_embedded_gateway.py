@@ -17,6 +17,7 @@ from publisher.rules.validation import TextRule
 from publisher.storage import subscribers
 from publisher.storage.tables import Subscriber
 from publisher.web import submissions
+from tests.databases import ON_BOTH_DATABASES
 from tests.support import publisher_gateway
 
 
@@ -75,6 +76,7 @@ async def test_a_repeated_subscription_succeeds_without_a_duplicate_row(db_url):
     assert subscriber.name == "Jo Reader"  # a repeat cannot overwrite the first subscription
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_concurrent_duplicate_subscriptions_store_one_row(db_url):
     outcomes = await asyncio.gather(*(mailing_list.sign_up(SUBSCRIPTION, mail=None, db_url=db_url) for _ in range(20)))
@@ -82,6 +84,7 @@ async def test_concurrent_duplicate_subscriptions_store_one_row(db_url):
     assert count_rows(db_url, "subscriber") == 1
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_missing_tables_fail_the_call_and_log_a_line_naming_the_fix(empty_db_url, caplog):
     with pytest.raises(gateway.GatewayError) as failure:
@@ -111,7 +114,7 @@ async def test_stored_rows_survive_a_restart_and_the_command_exports_them(db_url
     await local.subscribe({"email": "ann@example.com", "name": "Ann Other"})
     await local.send_email(CONTACT)
 
-    # A new process (the operator's command) reads the same database file.
+    # The operator's command, on connections of its own, reads what the gateway stored.
     exported = publisher_gateway(db_url, "subscribers")
     rows = list(csv.DictReader(io.StringIO(exported.stdout)))
     assert [(r["email"], r["name"], r["book_updates"]) for r in rows] == [
@@ -124,6 +127,7 @@ async def test_stored_rows_survive_a_restart_and_the_command_exports_them(db_url
     assert "When is the next book out?\nThanks!" in listed.stdout
 
 
+@ON_BOTH_DATABASES
 def test_the_command_explains_a_database_without_tables(empty_db_url):
     result = publisher_gateway(empty_db_url, "subscribers", check=False)
     assert result.returncode == 1

@@ -1,5 +1,6 @@
-"""What a list link's page and a one-click POST answer, on a database of each kind (the tokens
-and the masked address alone are in tests/unit/test_list_links.py)."""
+"""What a list link's page and a one-click POST answer (the tokens and the masked address alone are
+in tests/unit/test_list_links.py). On SQLite: a link's change is the list's SQL, which
+test_new_release_list.py runs on PostgreSQL too where it differs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The new-release list on both databases: every transition, the 24-hour rule, import and erasure."""
+"""The new-release list: every transition, the 24-hour rule, import and erasure.
+
+On SQLite; also on PostgreSQL where the SQL differs: a sign-up takes the mailbox's advisory lock
+and inserts with ON CONFLICT DO NOTHING (one at a time, and many at once), and the migrations."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from publisher.rules import form_fields, list_links
 from publisher.rules.list_rules import ImportRefused, ListStatus, on_subscribe, read_import
 from publisher.storage import subscribers
 from publisher.storage.subscribers import SignUp
+from tests.databases import ON_BOTH_DATABASES
 from tests.services.test_embedded_gateway import MESSAGE, count_rows
 from tests.smtp import LIST_SECRET
 from tests.support import PROJECT_ROOT, publisher_gateway
@@ -88,6 +92,7 @@ def test_without_smtp_nothing_is_ever_sent_and_addresses_stay_pending(current):
 # --- Subscribing -------------------------------------------------------------------------
 
 
+@ON_BOTH_DATABASES
 def test_a_new_address_is_pending_with_one_confirmation_email_and_its_consent_on_record(db_url):
     assert subscribers.subscribe(body(), job(), db_url, now=T0) == "added"
     subscriber = row(db_url)
@@ -122,6 +127,7 @@ def test_a_confirmed_address_that_asks_again_gets_no_email(db_url):
     assert kinds(db_url) == ["confirmation", "welcome"]
 
 
+@ON_BOTH_DATABASES
 def test_twenty_requests_at_once_store_one_row_and_send_one_email(db_url):
     barrier = threading.Barrier(20)
 
@@ -201,16 +207,10 @@ def test_an_unknown_link_key_changes_nothing(db_url):
 # --- The operator's list -----------------------------------------------------------------
 
 
-# The command's own behaviour (columns, messages, exit codes) is the same on both databases;
-# what it reads and writes is tested on both above.
-ONE_DATABASE = pytest.mark.parametrize("database_kind", ["sqlite"])
-
-
 def exported(db_url: str, *args: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(publisher_gateway(db_url, "subscribers", *args).stdout)))
 
 
-@ONE_DATABASE
 def test_the_export_keeps_its_columns_and_adds_status_and_dates_after_them(db_url):
     subscribers.subscribe(body(), job(), db_url, now=T0)
     subscribers.subscribe(body("bo@example.com", "Bo"), job(), db_url, now=T0)
@@ -304,7 +304,6 @@ def test_an_import_never_brings_back_someone_who_left_nor_unconfirms_anyone(db_u
     assert kinds(db_url) == deliveries_before  # an import sends no email
 
 
-@ONE_DATABASE
 def test_the_import_command_takes_the_whole_file_or_nothing(db_url, tmp_path):
     good = tmp_path / "list.csv"
     good.write_text("\ufeffemail,name\nann@example.com,Ann\nbo@example.com,Bo\n", encoding="utf-8")
@@ -324,7 +323,6 @@ def test_the_import_command_takes_the_whole_file_or_nothing(db_url, tmp_path):
     assert [s.email for s in subscribers.list_subscribers(db_url=db_url)] == ["ann@example.com", "bo@example.com"]
 
 
-@ONE_DATABASE
 def test_an_export_imported_into_another_site_keeps_every_status(db_url, tmp_path, template_db):
     subscribers.subscribe(body("ann@example.com", "Ann"), job(), db_url, now=T0)
     subscribers.subscribe(body("bo@example.com", "Bo"), job(), db_url, now=T0)
@@ -373,6 +371,7 @@ def test_forget_erases_the_address_its_messages_and_their_emails_and_nothing_els
 # --- The schema --------------------------------------------------------------------------
 
 
+@ON_BOTH_DATABASES
 def test_subscribers_stored_before_the_list_kept_consent_become_pending_with_their_subscription_on_record(
     empty_db_url,
 ):
@@ -429,6 +428,7 @@ def test_letter_case_is_one_address_and_one_mailbox(db_url):
     assert kinds(db_url) == ["confirmation"]
 
 
+@ON_BOTH_DATABASES
 def test_spellings_of_one_mailbox_at_once_send_one_confirmation(db_url):
     errors = []
 
@@ -472,6 +472,7 @@ def test_an_import_refuses_an_address_that_needs_smtputf8_naming_the_line():
     assert row.email == "leser@xn--bcher-kva.example"
 
 
+@ON_BOTH_DATABASES
 def test_the_migration_mends_stored_addresses_and_fills_the_mailbox(empty_db_url):
     alembic_config = Config()
     alembic_config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))

@@ -1,6 +1,7 @@
-"""The site's emails to the publisher (mail/notices.py) on a database of each kind: what is
-due is queued once a day however often every worker checks, and the outbox sends it to
-PUBLISHER_NOTIFY_TO; the bounce mailbox's reads are recorded for it and for the dashboard."""
+"""The site's emails to the publisher (mail/notices.py): what is due is queued once a day however
+often every worker checks, and the outbox sends it to PUBLISHER_NOTIFY_TO; the bounce mailbox's
+reads are recorded for it and for the dashboard. Both are written with ON CONFLICT DO NOTHING, so
+those tests run on PostgreSQL too."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from publisher import content, storage
 from publisher.mail import notices, outbox
 from publisher.storage import notice_records, subscribers, visit_counts
 from publisher.storage.subscribers import SignUp
+from tests.databases import ON_BOTH_DATABASES
 from tests.smtp import SmtpServer
 
 MAIL_FROM = "site@animals.example"
@@ -49,6 +51,7 @@ def paused_release(db_url: str) -> str:
     return slug
 
 
+@ON_BOTH_DATABASES
 def test_a_paused_release_is_told_once_a_day_and_reaches_the_publishers_inbox(db_url, mail, smtp):
     slug = paused_release(db_url)
     now = storage.utc_now().replace(hour=12)
@@ -69,6 +72,7 @@ def test_a_paused_release_is_told_once_a_day_and_reaches_the_publishers_inbox(db
     assert "hard bounces at 6.2 % (over 5 %)" in body and f"publisher-gateway announce {slug}" in body
 
 
+@ON_BOTH_DATABASES
 def test_the_mailbox_failing_is_timed_from_its_first_failure_and_a_success_ends_it(db_url):
     start = storage.utc_now()
     notice_records.record_run(notice_records.BOUNCE_MAILBOX, "cannot connect: refused", start, db_url)

@@ -1,4 +1,7 @@
-"""The durable outbox on both databases, against a real SMTP server (aiosmtpd).
+"""The durable outbox, against a real SMTP server (aiosmtpd).
+
+On SQLite; the tests of its claims (UPDATE ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED):
+leases, stalls, two workers at once) on PostgreSQL too, where that SQL is its own.
 
 The sender's clock is injected, so a retry "15 s later" or "three days later" is
 tested by moving the clock, not by waiting.
@@ -22,6 +25,7 @@ from publisher.mail import mailer, outbox
 from publisher.rules import list_links
 from publisher.storage import subscribers
 from publisher.storage.subscribers import SignUp
+from tests.databases import ON_BOTH_DATABASES
 from tests.services.test_embedded_gateway import CONTACT, MESSAGE, SUBSCRIPTION, count_rows, embedded_for
 from tests.smtp import LIST_SECRET, SmtpServer
 from tests.support import publisher_gateway
@@ -141,6 +145,7 @@ def test_the_publishers_new_subscriber_notice_comes_with_the_confirmation_and_on
 # --- The sender. ---
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_due_messages_are_sent_once_and_marked_sent(db_url, smtp_server):
     mail = mail_settings(smtp_server.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1"))
@@ -260,6 +265,7 @@ async def test_smtp_down_then_back_is_delivered_exactly_once(db_url, smtp_server
     assert len(smtp_server.wait_for(1, timeout=10)) == 1
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_a_claimed_job_waits_for_its_lease_and_a_dead_workers_job_is_taken_over(db_url, smtp_server):
     mail = mail_settings(smtp_server.mail_env())
@@ -289,6 +295,7 @@ async def test_a_new_process_sends_what_an_old_one_left_pending(db_url, smtp_ser
     assert len(smtp_server.wait_for(3, timeout=10)) == 3
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_two_workers_sending_at_once_send_each_message_once(db_url, smtp_server):
     mail = mail_settings(smtp_server.mail_env())
@@ -526,6 +533,7 @@ async def test_the_sender_loop_survives_any_error_and_backs_off():
     assert [outbox.trouble_delay(n) for n in (1, 2, 7, 8, 20)] == [5.0, 10.0, 300.0, 300.0, 300.0]
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_a_job_whose_senders_keep_dying_is_given_up_with_the_reason(db_url, smtp_server):
     mail = mail_settings(smtp_server.mail_env())
@@ -542,6 +550,7 @@ async def test_a_job_whose_senders_keep_dying_is_given_up_with_the_reason(db_url
     assert smtp_server.received == []
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_a_claim_that_ends_with_an_outcome_is_not_counted_as_stalled(db_url, smtp_server):
     mail = mail_settings(smtp_server.mail_env())

@@ -1,5 +1,6 @@
 """The contact form's used tokens (limits/used_tokens.py) where they outlive a worker: the embedded
-gateway's database (storage/used_form_tokens.py) on SQLite and PostgreSQL, and a real Redis.
+gateway's database (storage/used_form_tokens.py: ON CONFLICT DO NOTHING) on SQLite and PostgreSQL,
+and a real Redis.
 
 Without Redis they were kept in the worker's memory, so a deploy or a crash made a used token
 good again for the rest of its hour (issue 40), and the Redis store was never tested: a ``SET``
@@ -28,6 +29,7 @@ from publisher.rules.antispam import MathQuestion
 from publisher.storage import used_form_tokens
 from publisher.storage.tables import utc_now
 from publisher.web import submissions
+from tests.databases import ON_BOTH_DATABASES
 from tests.support import FORM_SECRET, PROJECT_ROOT
 
 # One worker's process: the store the site configures for itself from the environment, then each
@@ -104,11 +106,13 @@ def used_once_across_processes(env: dict[str, str], store: str) -> None:
         assert sorted(result["used"][name] for result in results) == [False, True], name
 
 
+@ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_the_database_remembers_a_used_token_across_restarts_and_workers(db_url):
     await used_once_across_restarts_and_workers(lambda: DatabaseUsedTokens(db_url))
 
 
+@ON_BOTH_DATABASES
 def test_without_redis_the_sites_processes_share_the_used_tokens_through_its_database(db_url):
     used_once_across_processes(worker_env(db_url), "DatabaseUsedTokens")
 

@@ -1,8 +1,9 @@
-"""The visit counts' SQL (storage/visit_counts.py) on SQLite and PostgreSQL: the day's salt made
-once, the seen rows that make a second view not a second visitor, flushes from two processes that
-add up, the 48 hours after which nothing of a day's visitors is left, the 730 days of counts, the
-5 minutes of "visitors now", the 90 zero-filled days of the chart, and reads that stay on the
-count's primary key with two years of rows."""
+"""The visit counts' SQL (storage/visit_counts.py): the day's salt made once, the seen rows that
+make a second view not a second visitor, flushes from two processes that add up, the 48 hours after
+which nothing of a day's visitors is left, the 730 days of counts, the 5 minutes of "visitors now",
+the 90 zero-filled days of the chart, and reads that stay on the count's primary key with two years
+of rows. The upserts (ON CONFLICT), a key cut to its column's length (which only PostgreSQL
+enforces) and the query plans run on SQLite and PostgreSQL; the plain reads and deletes on SQLite."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from publisher.storage import visit_counts
 from publisher.storage.database import engine
 from publisher.storage.tables import VISIT_KEY_MAX, VisitCount, VisitSeen
 from publisher.storage.visit_counts import Batch, DayCount, KeyCount
+from tests.databases import ON_BOTH_DATABASES
 from tests.services.test_used_tokens import worker_env
 from tests.support import PROJECT_ROOT, wait_until
 
@@ -48,6 +50,7 @@ def one_day(db_url: str, kind: str, key: str = "", day: date = DAY) -> DayCount:
 # --- The day's salt ------------------------------------------------------------------------
 
 
+@ON_BOTH_DATABASES
 def test_a_days_salt_is_made_once_32_random_bytes_and_never_again_once_destroyed(db_url):
     salt = visit_counts.salt_for(DAY, NOON, db_url)
     assert salt is not None and len(salt) == 32
@@ -64,6 +67,7 @@ def test_a_days_salt_is_made_once_32_random_bytes_and_never_again_once_destroyed
 # --- Flushes -------------------------------------------------------------------------------
 
 
+@ON_BOTH_DATABASES
 def test_two_flushes_of_one_visitor_give_one_visitor_and_two_views(db_url):
     for _ in range(2):
         batch = view(Batch(), ANN, "site")
@@ -101,6 +105,7 @@ def test_a_flush_is_one_transaction_a_failure_writes_nothing_of_its_batch(db_url
     assert one_day(db_url, "site") == DayCount(DAY, views=1, visitors=1)
 
 
+@ON_BOTH_DATABASES
 def test_minute_rows_are_seen_only_and_an_overlong_key_is_cut_to_fit(db_url):
     batch = view(Batch(), ANN, "minute", "1200")
     long_campaign = "x" * (VISIT_KEY_MAX + 50)
@@ -142,6 +147,7 @@ print(json.dumps({"salt": salt.hex()}))
 """
 
 
+@ON_BOTH_DATABASES
 def test_two_processes_flushing_at_once_add_up(db_url, tmp_path: Path):
     env = worker_env(db_url)
     workers = [
@@ -304,6 +310,7 @@ def query_plan(db_url: str, statement: str) -> str:
         return "\n".join(row[0] for row in connection.execute(sqlalchemy.text("EXPLAIN " + statement)))
 
 
+@ON_BOTH_DATABASES
 def test_reads_stay_on_the_primary_key_with_two_years_of_rows(db_url):
     today = DAY
     two_years(db_url, today)

@@ -1,4 +1,5 @@
-"""The visits engine (publisher/visits) across processes, on SQLite, PostgreSQL and Redis+PostgreSQL.
+"""The visits engine (publisher/visits) across processes, on SQLite, PostgreSQL and Redis+PostgreSQL
+(the lifespan task with counting off: on SQLite only).
 
 Two worker processes count at once, each through the lifespan task the app registers
 (``visits.counting``): both find the same day's salt (the database's, or Redis's), so one person
@@ -30,6 +31,7 @@ from publisher.visits import flush_loop, visitor_sets
 from publisher.visits.recorder import Recorder
 from publisher.visits.salts import DaySalts
 from publisher.visits.tally import Tally
+from tests.databases import ON_BOTH_DATABASES
 from tests.postgres import PostgresServer
 from tests.support import PROJECT_ROOT, clear_of_midnight
 
@@ -106,6 +108,7 @@ def rows_of_day(db_url: str, table: str, day) -> int:
         return connection.execute(statement, {"day": day}).scalar_one()
 
 
+@ON_BOTH_DATABASES
 def test_two_workers_on_one_database_add_up_to_one_count(db_url):
     clear_of_midnight()  # the day it counts is the day it reads back
     results = two_workers_count(worker_env(db_url))

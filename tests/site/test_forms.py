@@ -182,7 +182,7 @@ def test_contact_journey_wrong_answer_then_gateway_failure_then_success(
     shown_at = time.monotonic()
     fill_contact(page, answer + 1)
 
-    # The fill-time rule, honestly: the visitor takes the five seconds a person would.
+    # The fill-time rule, honestly: the visitor takes the server's fill time, as a person would.
     time.sleep(max(0.0, MIN_FILL_TIME_S + 0.5 - (time.monotonic() - shown_at)))
     submit_button(page).click()
     expect(form_alert(page)).to_have_text("Incorrect answer to the math question. Please try again.")

@@ -57,7 +57,7 @@ def expect_fresh_contact_form(page: Page) -> None:
 
 
 def send_on_this_page(page: Page, message: str) -> None:
-    """Answer the question on the page as it is, take the five seconds a person takes, send."""
+    """Answer the question on the page as it is, take the fill time a person takes, send."""
     _, answer = wait_for_question(page)
     shown_at = time.monotonic()
     fill_contact(page, answer, message=message)

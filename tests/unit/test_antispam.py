@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from publisher.config import settings
 from publisher.rules import antispam
 from publisher.rules.antispam import (
     MathQuestion,
@@ -36,6 +37,18 @@ def draw_many(seed: int = 20240501, count: int = DRAWS) -> list[MathQuestion]:
 
 def test_minimum_fill_time_is_5000_ms():
     assert antispam.MIN_FILL_TIME_MS == 5000
+    assert rejection_before_answer(honeypot="", shown_at_ms=0, now_ms=4999) == antispam.TOO_FAST_REJECTED
+    assert rejection_before_answer(honeypot="", shown_at_ms=0, now_ms=5000) is None
+
+
+def test_a_lowered_minimum_fill_time_is_the_one_applied():
+    """PUBLISHER_MIN_FILL_TIME_MS (a test server's) moves the bound, and only the bound."""
+    assert rejection_before_answer(honeypot="", shown_at_ms=0, now_ms=1499, min_fill_ms=1500)
+    assert rejection_before_answer(honeypot="", shown_at_ms=0, now_ms=1500, min_fill_ms=1500) is None
+    assert settings.from_environ({}).min_fill_time_ms == 5000
+    assert settings.from_environ({"PUBLISHER_MIN_FILL_TIME_MS": "1500"}).min_fill_time_ms == 1500
+    with pytest.raises(settings.ConfigurationError, match="PUBLISHER_MIN_FILL_TIME_MS must be a whole number"):
+        settings.from_environ({"PUBLISHER_MIN_FILL_TIME_MS": "0"})
 
 
 def test_operand_range_is_1_to_10():

@@ -1,9 +1,8 @@
 """benchmarks/visits.py, what counting costs (docs/performance.md, Visits): what it sends and flushes.
 
-Its serving part starts two production servers (tests/embedded/test_visits_benchmark.py runs it
-at a tiny size) and its flush part writes to databases (tests/services/test_visits_benchmark.py);
-here, without either, what it measures with: a launch day's batch, its visitors' addresses and
-user agents.
+Its serving part starts two production servers (`make bench` runs it) and its flush part writes
+to databases (tests/services/test_benchmarks.py runs it at a tiny size); here, without either,
+what it measures with: a launch day's batch, its visitors' addresses and user agents.
 """
 
 from __future__ import annotations

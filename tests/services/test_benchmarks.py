@@ -1,0 +1,87 @@
+"""The benchmarks that take seconds on a tiny input, each run as a reader starts it (its script by
+the venv's interpreter, from the project's folder, none of the site's variables) and held to what
+its output promises: that it measured, and that its own checks ran.
+
+`make bench` runs every benchmark at its real size (minutes each: never part of `make test`);
+tests/unit/test_benchmarks.py holds its commands to the tree, and runs the one that needs no
+process; tests/embedded/test_benchmarks.py runs the house on the suite's build.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+from tests.doc_commands import PROJECT_ROOT
+from tests.postgres import PostgresServer
+
+# A guard against a hang, far above the seconds each takes.
+RUN_S = 300
+TIMED = r"p50 +[\d.]+ ms +p95 +[\d.]+ ms +max +[\d.]+ ms"
+
+
+def benchmark(*arguments: str) -> str:
+    """What the benchmark printed; it must exit 0 (each fails when its own check does)."""
+    theirs = {key: value for key, value in os.environ.items() if not key.startswith(("PUBLISHER_", "REFLEX_"))}
+    done = subprocess.run(
+        [sys.executable, *arguments],
+        cwd=PROJECT_ROOT,
+        env=theirs,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=RUN_S,
+        check=False,
+    )
+    assert done.returncode == 0, f"{arguments} exited {done.returncode}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def test_visits_flushes_a_tiny_day_to_sqlite_and_postgresql_and_marks_its_visitors_in_redis(postgres: PostgresServer):
+    """benchmarks/visits.py's flush part, into the suite's own PostgreSQL: one worker's batch written
+    in one flush each and read back whole (the benchmark fails when a view is missing), then its
+    visitors marked in Redis's day sets (a Redis of its own, started in a moment). Its serving part
+    needs the build and two servers: `make bench` runs it."""
+    database = postgres.url(postgres.migrated_database())
+    output = benchmark(
+        "benchmarks/visits.py", "--part", "flush", "--views", "3000", "--visitors", "400", "--postgres-url", database
+    )
+    assert "3,000 page views by 400 visitors" in output
+    assert re.search(r"^Redis +[\d.]+ s: [\d,]+ members in [\d,]+ keys, [\d.]+ MB for the day; ", output, re.M), output
+    for kind in ("SQLite", "PostgreSQL"):
+        assert re.search(
+            rf"^{kind} +[\d.]+ s: [\d,]+ seen rows, [\d,]+ counts; read back 3,000 views, 400 visitors$", output, re.M
+        ), output
+
+
+def test_the_outbox_delivers_every_message_and_queues_them_while_smtp_is_down():
+    """benchmarks/outbox.py on SQLite: the visitor's wait and the time to the inbox measured, every
+    message received once (its own Message-ID), the rest queued while SMTP was down."""
+    output = benchmark("benchmarks/outbox.py", "--messages", "3")
+    assert "3 messages, SQLite, one worker" in output
+    for measured in ("gateway answer, SMTP up", "stored -> accepted by the SMTP server", "gateway answer, SMTP down"):
+        assert re.search(rf"^{re.escape(measured)} +{TIMED}$", output, re.M), output
+    assert "received 3 of 3, 3 distinct Message-IDs; 3 queued while SMTP was down" in output
+
+
+def test_the_dashboard_times_its_refresh_and_shows_the_readers_and_visits_it_was_given():
+    """benchmarks/dashboard.py on SQLite with two days of visit counts: each read timed, and the
+    figures it read are those of the list and the visits it stored."""
+    output = benchmark(
+        "benchmarks/dashboard.py", "--readers", "200", "--messages", "10", "--rounds", "3", "--visits", "2"
+    )
+    assert "200 readers, 10 messages, SQLite" in output
+    # A quarter of the readers pending, a tenth unsubscribed, the rest confirmed.
+    assert "the counts it shows: Confirmed 130, Pending 50, Unsubscribed 20, Bounced 0" in output
+    for measured in (
+        "session check",
+        "one refresh: every part (_figures)",
+        "search by address",
+        "one refresh, counting off",
+        "the Visits section (_visits)",
+        "one refresh with Visits",
+    ):
+        assert re.search(rf"^  {re.escape(measured)} +{TIMED}$", output, re.M), output
+    assert "Visitors today 100,000, Page views today 300,000, Visitors yesterday 100,000" in output
