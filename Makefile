@@ -34,6 +34,7 @@ help:
 	@echo "make run    set up, then serve the site in development mode on http://localhost:$(DEV_PORT)"
 	@echo "make test   set up, then run every test (unit, services, build, browser, dev server, container image)"
 	@echo "make check  the developer's loop, in about a minute: lint, layer contracts, types, unit tests"
+	@echo "make bench  every benchmark of benchmarks/, one after another (an hour or more; make test runs none)"
 	@echo "make serve  production: build once, then serve everything on one port (PORT, default 8000; HOST, default 127.0.0.1)"
 	@echo "make image  the container image, with podman (IMAGE, default publisher; REFLEX_DEPLOY_URL)"
 
@@ -124,9 +125,10 @@ test-unit:
 	$(BIN)/python -m pytest tests/unit
 
 # What needs PostgreSQL, Redis, SMTP or a subprocess (publisher-gateway, publisher-serve, node),
-# started by the tests themselves; the storage on both SQLite and PostgreSQL.
+# started by the tests themselves; the storage on SQLite, and on PostgreSQL where the SQL differs.
+# Two pytest workers, each module on one of them (its module-scoped servers started once).
 test-services:
-	$(BIN)/python -m pytest tests/services
+	$(BIN)/python -m pytest tests/services -n 2 --dist loadfile
 
 test-site:
 	$(BIN)/python -m pytest tests/site
