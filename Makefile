@@ -100,11 +100,11 @@ run: migrate
 		$(if $(DEV_HOST),--backend-host $(DEV_HOST))
 
 # Each stage's duration is printed at the end. The style check comes first: a slip fails in seconds.
-# Then two lanes side by side on the two cores, each waiting on its servers much of the time: the
-# build's (site builds, embedded serves that build, development compiles into .web, so after
-# them) and the others.
+# Then three lanes side by side on the two cores, whose tests wait on their servers much of the
+# time: the build's (site builds, embedded serves that build, development compiles into .web, so
+# after them), the services', and unit then the container image's.
 test:
-	@scripts/test-stages.sh lint setup site,embedded,development+unit,services,container
+	@scripts/test-stages.sh lint setup site,embedded,development+services+unit,container
 
 # The developer's loop, in about a minute: no build, no server, no process (tests/unit).
 check: test-lint test-unit

@@ -50,9 +50,16 @@ class ConsoleRecorder:
         page.on("pageerror", lambda exc: self.errors.append(str(exc)))
 
 
+# How long an action or an `expect` waits for what it waits on: a hang guard, far above what a
+# page takes, as `make test` runs two lanes of stages side by side (a loaded machine); Playwright's
+# own 5 s for `expect` was once too short for a confirmation page in a container there.
+WAIT_MS = 15_000
+expect.set_options(timeout=WAIT_MS)
+
+
 def new_page(browser: Browser, viewport: dict[str, int]) -> Iterator[Page]:
     context = browser.new_context(viewport=viewport, base_url=None)
-    context.set_default_timeout(15_000)
+    context.set_default_timeout(WAIT_MS)
     page = context.new_page()
     page.console = ConsoleRecorder(page)  # type: ignore[attr-defined]
     yield page
