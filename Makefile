@@ -100,11 +100,11 @@ run: migrate
 		$(if $(DEV_HOST),--backend-host $(DEV_HOST))
 
 # Each stage's duration is printed at the end. The style check comes first: a slip fails in seconds.
-# Then three lanes side by side on the two cores, whose tests wait on their servers much of the
-# time: the build's (site builds, embedded serves that build, development compiles into .web, so
-# after them), the services', and unit then the container image's.
+# Then two lanes side by side on the two cores, whose tests wait on their servers much of the time:
+# the build's (site builds, embedded serves that build, development compiles into .web, so after
+# them) and the others. (Three lanes were slower: 2026-11-28, docs/testing.md.)
 test:
-	@scripts/test-stages.sh lint setup site,embedded,development+services+unit,container
+	@scripts/test-stages.sh lint setup site,embedded,development+unit,services,container
 
 # The developer's loop, in about a minute: no build, no server, no process (tests/unit).
 check: test-lint test-unit

@@ -10,7 +10,10 @@ holds every other command to a test that runs it as written, or to what the Make
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -169,3 +172,22 @@ def run_by_make_test(command: str, makefile: Path = MAKEFILE) -> bool:
 def bench_commands(makefile: Path = MAKEFILE) -> tuple[str, ...]:
     """The commands `make bench` runs, as the docs write them: ``$(BIN)`` is the venv's ``.venv/bin``."""
     return tuple(command.replace("$(BIN)/", ".venv/bin/") for command in make_recipe("bench", makefile))
+
+
+def run_benchmark(*arguments: str, timeout: float) -> str:
+    """What a benchmark (``arguments``: its script and options) printed, run from the project's root
+    without the site's variables (each sets its own); it must exit 0, as each fails when its own
+    check does. ``timeout`` guards against a hang."""
+    theirs = {key: value for key, value in os.environ.items() if not key.startswith(("PUBLISHER_", "REFLEX_"))}
+    done = subprocess.run(
+        [sys.executable, *arguments],
+        cwd=PROJECT_ROOT,
+        env=theirs,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, f"{arguments} exited {done.returncode}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+    return done.stdout

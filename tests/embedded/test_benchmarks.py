@@ -12,12 +12,9 @@ passed the site's wrappers, and its lines and recipe are this checkout's.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 
-from tests.doc_commands import PROJECT_ROOT
+from tests.doc_commands import PROJECT_ROOT, run_benchmark
 
 DOCS = PROJECT_ROOT / "docs"
 # A guard against a hang, far above the seconds it takes: the site started once, four requests.
@@ -39,23 +36,8 @@ def physical_lines(folder: str) -> int:
 
 
 def house_quick() -> str:
-    """What `benchmarks/house.py --quick` printed for this checkout, without the site's variables
-    (the tool sets its own: a throwaway database, its SMTP server)."""
-    theirs = {key: value for key, value in os.environ.items() if not key.startswith(("PUBLISHER_", "REFLEX_"))}
-    done = subprocess.run(
-        [sys.executable, "benchmarks/house.py", "--quick"],
-        cwd=PROJECT_ROOT,
-        env=theirs,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=RUN_S,
-        check=False,
-    )
-    assert done.returncode == 0, (
-        f"house.py --quick exited {done.returncode}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
-    )
-    return done.stdout
+    """What `benchmarks/house.py --quick` printed for this checkout."""
+    return run_benchmark("benchmarks/house.py", "--quick", timeout=RUN_S)
 
 
 def test_the_house_measures_both_paths_of_a_subscribe_and_this_checkouts_lines(built_site):
@@ -84,17 +66,9 @@ def test_the_house_measures_both_paths_of_a_subscribe_and_this_checkouts_lines(b
 def test_the_visits_serving_part_measures_on_and_off_and_counts_every_view_it_served(built_site):
     """benchmarks/visits.py's serving part at a tiny size: both servers start, counting on and off
     are each measured, and the counting server counts every view it served, the other none."""
-    done = subprocess.run(
-        [sys.executable, "benchmarks/visits.py", "--part", "serve", "--requests", "40", "--concurrency", "8"],
-        cwd=PROJECT_ROOT,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=RUN_S,
-        check=False,
+    output = run_benchmark(
+        "benchmarks/visits.py", "--part", "serve", "--requests", "40", "--concurrency", "8", timeout=RUN_S
     )
-    output = done.stdout
-    assert done.returncode == 0, f"{output[-3000:]}{done.stderr[-3000:]}"
     for mode in ("off", "on"):
         assert re.search(rf"^counting {mode}: +\d+ requests/s .* p95 +[\d.]+ ms, errors 0$", output, re.M), output
     assert "counted with counting on: 80 views of 80 served, 8 visitors; with counting off: 0 views" in output

@@ -9,12 +9,9 @@ process; tests/embedded/test_benchmarks.py runs the house on the suite's build.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 
-from tests.doc_commands import PROJECT_ROOT
+from tests.doc_commands import run_benchmark
 from tests.postgres import PostgresServer
 
 # A guard against a hang, far above the seconds each takes.
@@ -23,20 +20,7 @@ TIMED = r"p50 +[\d.]+ ms +p95 +[\d.]+ ms +max +[\d.]+ ms"
 
 
 def benchmark(*arguments: str) -> str:
-    """What the benchmark printed; it must exit 0 (each fails when its own check does)."""
-    theirs = {key: value for key, value in os.environ.items() if not key.startswith(("PUBLISHER_", "REFLEX_"))}
-    done = subprocess.run(
-        [sys.executable, *arguments],
-        cwd=PROJECT_ROOT,
-        env=theirs,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=RUN_S,
-        check=False,
-    )
-    assert done.returncode == 0, f"{arguments} exited {done.returncode}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
-    return done.stdout
+    return run_benchmark(*arguments, timeout=RUN_S)
 
 
 def test_visits_flushes_a_tiny_day_to_sqlite_and_postgresql_and_marks_its_visitors_in_redis(postgres: PostgresServer):
