@@ -71,7 +71,7 @@ RUN groupadd --gid 10001 site \
     && useradd --uid 10001 --gid site --no-create-home --home-dir /data --shell /usr/sbin/nologin site \
     && mkdir -p /data/states \
     && chown -R site:site /data \
-    && chmod 700 /data/states
+    && chmod 700 /data /data/states
 WORKDIR /app
 # Owned by root and read-only to the server: it writes only under /data.
 COPY --from=app /venv /venv

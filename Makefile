@@ -122,28 +122,28 @@ test-setup: setup-test
 
 # No process, no socket (tests/unit/conftest.py refuses both): seconds.
 test-unit:
-	$(BIN)/python -m pytest tests/unit
+	$(BIN)/python -m pytest --durations=10 tests/unit
 
 # What needs PostgreSQL, Redis, SMTP or a subprocess (publisher-gateway, publisher-serve, node),
 # started by the tests themselves; the storage on SQLite, and on PostgreSQL where the SQL differs.
 # Two pytest workers, each module on one of them (its module-scoped servers started once).
 test-services:
-	$(BIN)/python -m pytest tests/services -n 2 --dist loadfile
+	$(BIN)/python -m pytest --durations=10 tests/services -n 2 --dist loadfile
 
 test-site:
-	$(BIN)/python -m pytest tests/site
+	$(BIN)/python -m pytest --durations=10 tests/site
 
 # Production servers with the embedded gateway, on the site stage's build (built if missing).
 test-embedded:
-	$(BIN)/python -m pytest tests/embedded
+	$(BIN)/python -m pytest --durations=10 tests/embedded
 
 # `make run` itself, on free ports of 127.0.0.1, driven in Chromium.
 test-development:
-	$(BIN)/python -m pytest tests/development
+	$(BIN)/python -m pytest --durations=10 tests/development
 
 # The image built from the Dockerfile with podman, and containers of it.
 test-container:
-	$(BIN)/python -m pytest tests/container
+	$(BIN)/python -m pytest --durations=10 tests/container
 
 # Every benchmark of benchmarks/, one after another, as docs/performance.md runs each, at its
 # default sizes: most of an hour or more, and never part of `make test` (whose stages run each
@@ -154,6 +154,7 @@ test-container:
 .PHONY: bench
 bench: $(TEST_STAMP) system-packages build
 	$(BIN)/python benchmarks/hostile_bounces.py
+	$(BIN)/python benchmarks/rate_limits.py
 	$(BIN)/python benchmarks/outbox.py
 	$(BIN)/python benchmarks/dashboard.py
 	$(BIN)/python benchmarks/campaign.py

@@ -12,7 +12,9 @@ default) of visit counts as the flush leaves them, aggregate rows at --visitors 
 over the site, its pages, 30 sources, 20 campaigns, the bots and every book's stores, and times
 one refresh with the Visits section (``_visits()`` alone, then all of ``_figures()``) against
 one refresh of the dashboard without it (PUBLISHER_VISITS=off): the Visits section's reads are
-aggregates over a fixed range of days, so the two years of rows should not show.
+aggregates over a fixed range of days, so the two years of rows should not show. Then every one
+of those days is filled up to the caps (visit_rules.LABELS_PER_DAY sources and as many campaigns,
+and "(other)") and the refresh timed again.
 
     .venv/bin/python benchmarks/dashboard.py [--readers 100000] [--rounds 30] [--postgres]
     .venv/bin/python benchmarks/dashboard.py --visits 730 [--visitors 100000] [--postgres]
@@ -132,6 +134,26 @@ def fill_visits(db_url: str, days: range, visitors: int) -> int:
     return len(rows)
 
 
+def fill_to_caps(db_url: str, days: range) -> int:
+    """Each of the ``days`` filled up to the labels a day takes, each kind's "(other)" too; how many rows."""
+    from publisher.rules import visit_rules
+    from publisher.storage.tables import VisitCount, utc_now
+
+    today = utc_now().date()
+    rows = [
+        {"kind": kind, "day": today - timedelta(days=offset), "key": key, "views": 3, "visitors": 2}
+        for offset in days
+        for kind, first in (("source", SOURCES), ("campaign", CAMPAIGNS))
+        for key in [f"{kind}-{n}.capped.example" for n in range(first, visit_rules.LABELS_PER_DAY)] + ["(other)"]
+    ]
+    engine = sqlalchemy.create_engine(db_url)
+    with engine.begin() as connection:
+        for start in range(0, len(rows), 5000):
+            connection.execute(sqlalchemy.insert(VisitCount), rows[start : start + 5000])
+    engine.dispose()
+    return len(rows)
+
+
 def timed(function, rounds: int) -> list[float]:
     times = []
     for _ in range(rounds):
@@ -208,6 +230,10 @@ def compare_visits(db_url: str, args: argparse.Namespace) -> None:
         print(f"{days.stop:,} days of visits at {args.visitors:,} a day (+{rows:,} rows in {filled_s:.1f} s)")
         show("the Visits section (_visits)", timed(admin_state._visits, args.rounds))
         show("one refresh with Visits", timed(admin_state._figures, args.rounds))
+    rows = fill_to_caps(db_url, range(args.visits))
+    print(f"{args.visits:,} days at the caps, every day's sources and campaigns (+{rows:,} rows)")
+    show("the Visits section (_visits)", timed(admin_state._visits, args.rounds))
+    show("one refresh with Visits", timed(admin_state._figures, args.rounds))
     figures = {row["label"]: row["value"] for row in admin_state._visits()["visits_figures"]}
     print("  the Visits figures it shows:", ", ".join(f"{label} {value}" for label, value in figures.items()))
 

@@ -17,10 +17,17 @@
    for the run; --postgres-url: a fresh migrated database of a running one, as a smoke test's).
    Prints the seconds of the flush and the rows it wrote. Then the same batch's visitors
    marked in Redis's day sets, as workers on Redis do: the seconds, and the memory a day takes.
+3. **User agents.** What counting a page view costs on the request path (``Recorder.page_view``,
+   the bot check in it, in this process), --checks views of each kind side by side: browsers'
+   user agents it remembers, never-seen short ones, adversarial long ones (docs/security.md's:
+   a giant parenthesis, 512 random letters) and the worst a never-seen one can cost (512
+   characters, the most still read: those two, runs of words the list removes first, pieces of
+   its own patterns). Prints views/s, p50, p95 and the slowest of each, and the long ones' rate
+   against the short ones'.
 
     .venv/bin/python benchmarks/visits.py [--requests 6000] [--concurrency 300] [--rounds 2]
-        [--new-agents] [--views 100000] [--visitors 30000] [--part serve|flush|both] [--no-postgres] [--no-redis]
-        [--postgres-url URL]
+        [--new-agents] [--views 100000] [--visitors 30000] [--checks 3000]
+        [--part serve|flush|agents|all] [--no-postgres] [--no-redis] [--postgres-url URL]
 """
 
 from __future__ import annotations
@@ -30,7 +37,9 @@ import asyncio
 import os
 import platform
 import random
+import re
 import statistics
+import string
 import sys
 import tempfile
 import time
@@ -65,6 +74,7 @@ ROUTES = ("/", "/about", "/subscribe", "/contact-us", "/books/guinea-pig-or-hams
 SOURCES = ("(direct)", "Instagram", "Google", "Facebook", "Pinterest", "school-newsletter.example", "Bing")
 CAMPAIGNS = ("newsletter / email / launch", "instagram / social / launch", "ref: school")
 STORES = ("www.amazon.com",)
+CHECKS = 3000  # page views of each kind of user agent
 
 
 def loopback_address(index: int) -> str:
@@ -332,9 +342,96 @@ async def marked_in_redis(url: str, batch) -> None:
     )
 
 
+# --- 3. User agents -------------------------------------------------------------------------------
+
+
+def agents_of(kind: str, count: int, seed: int = 20261128) -> list[str]:
+    """``count`` user agents of one kind; all but the ordinary ones never seen before."""
+    from crawlerdetect.providers.crawlers import data as crawler_patterns
+
+    from publisher.rules import visit_rules
+
+    longest = visit_rules.USER_AGENT_MAX
+    rng = random.Random(seed)
+
+    def letters(n: int) -> str:
+        return "".join(rng.choice(string.ascii_letters) for _ in range(n))
+
+    def pieces_of_patterns() -> str:  # new states for RE2's automaton at nearly every character
+        text = ""
+        while len(text) < longest:
+            word = rng.choice(pattern_words)
+            start = rng.randrange(len(word) - 2)
+            text += word[start : rng.randrange(start + 2, len(word))]
+        return text[:longest]
+
+    if kind == "ordinary":
+        return [DESKTOP_AGENTS[n % len(DESKTOP_AGENTS)] for n in range(count)]
+    if kind == "never seen, short":
+        return [agent_of(n, f"{kind[:5]}{seed}.{n}") for n in range(count)]
+    if kind == "adversarial, long":  # docs/security.md: each pinned a worker for ~25 ms
+        return [f"Mozilla/5.0 ({'a' * 490}{letters(8)})" if n % 2 else letters(512) for n in range(count)]
+    # The worst still read: as long as is read, in the shapes that cost the list most.
+    pattern_words = [word for pattern in crawler_patterns if len(word := re.sub(r"[^\w /;.-]", "", pattern)) > 3]
+    shapes = (
+        lambda: f"Mozilla/5.0 ({'a' * 490}{letters(8)})",
+        lambda: letters(longest),
+        lambda: ("x64 " * longest)[: longest - 8] + letters(8),
+        lambda: ("Safari/1 " * longest)[: longest - 8] + letters(8),
+        pieces_of_patterns,
+    )
+    return [shapes[n % len(shapes)]() for n in range(count)]
+
+
+AGENT_KINDS = ("ordinary", "never seen, short", "adversarial, long", "worst still read")
+
+
+def agents(args: argparse.Namespace) -> int:
+    """Part 3: one page view counted on the request path, per kind of user agent."""
+    from publisher.visits.recorder import Recorder
+    from publisher.visits.salts import DaySalts
+    from publisher.visits.tally import Tally
+
+    class OneSalt:
+        async def salt_for(self, day: date, now: datetime) -> bytes:
+            return b"s" * 32
+
+    now = datetime.now(UTC)
+    counting = Recorder(Tally(1000), DaySalts(), trusted_proxy_hops=0, clock=lambda: now)
+    counting.count_views_on({"/about"}, lambda path: path)
+    asyncio.run(counting.salts.refresh(OneSalt(), now))
+    print(
+        f"\nVisits, a page view counted on the request path, {date.today()}, {platform.node()} "
+        f"({os.cpu_count()} cores): {args.checks:,} views of each kind, each from an address of its own"
+    )
+    rates = {}
+    for kind in AGENT_KINDS:
+        times = []
+        for n, agent in enumerate(agents_of(kind, args.checks)):
+            headers = [(b"host", b"books.example"), (b"user-agent", agent.encode("latin-1"))]
+            scope = {
+                "method": "GET",
+                "path": "/about",
+                "query_string": b"",
+                "headers": headers,
+                "client": (loopback_address(n), 1),
+            }
+            started = time.perf_counter()
+            counting.page_view(scope, 200)
+            times.append(time.perf_counter() - started)
+        counting.tally.take()
+        rates[kind] = len(times) / sum(times)
+        print(
+            f"{kind + ':':<19} {rates[kind]:9,.0f} views/s, p50 {percentile(times, 50) * 1e6:8.1f} µs, "
+            f"p95 {percentile(times, 95) * 1e6:8.1f} µs, slowest {max(times) * 1e6:8.1f} µs"
+        )
+    print(f"adversarial long against never-seen short: {rates['adversarial, long'] / rates['never seen, short']:.2f} x")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--part", choices=("serve", "flush", "both"), default="both")
+    parser.add_argument("--part", choices=("serve", "flush", "agents", "all"), default="all")
     parser.add_argument("--path", default="/about", help="the static page the requests read")
     parser.add_argument("--requests", type=int, default=REQUESTS, help="requests per round and mode")
     parser.add_argument("--concurrency", type=int, default=CONCURRENCY, help="connections at once")
@@ -352,16 +449,21 @@ def main(argv: list[str] | None = None) -> int:
         "--postgres-url", help="a fresh, migrated PostgreSQL database to flush into, not a server started for the run"
     )
     parser.add_argument("--no-redis", dest="redis", action="store_false", help="no Redis day sets")
+    parser.add_argument("--checks", type=int, default=CHECKS, help="page views of each kind of user agent")
     args = parser.parse_args(argv)
-    if args.visitors > args.views or min(args.requests, args.concurrency, args.rounds, args.visitors) < 1:
-        parser.error("--requests, --concurrency, --rounds and --visitors are at least 1, --visitors at most --views")
+    if args.visitors > args.views or min(args.requests, args.concurrency, args.rounds, args.visitors, args.checks) < 1:
+        parser.error(
+            "--requests, --concurrency, --rounds, --visitors and --checks are at least 1, --visitors at most --views"
+        )
     status = 0
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
-        if args.part in ("serve", "both"):
+        if args.part in ("serve", "all"):
             status = serve(args, tmp)
-        if args.part in ("flush", "both"):
+        if args.part in ("flush", "all"):
             status = flush(args, tmp) or status
+        if args.part in ("agents", "all"):
+            status = agents(args) or status
     return status
 
 

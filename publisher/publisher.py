@@ -11,7 +11,7 @@ from publisher.config import settings
 from publisher.content.books import FEED_TITLE
 from publisher.gateway import embedded
 from publisher.mail import campaign, notices, outbox
-from publisher.reflex_internals import stored_state
+from publisher.reflex_internals import frontend_files, no_cors, stored_state
 from publisher.returns import bounce_mailbox
 from publisher.server import admin_sign_in, middleware
 from publisher.storage import tables  # noqa: F401 (its tables join the schema Reflex knows)
@@ -23,8 +23,12 @@ from publisher.web.pages import PAGES
 # Reflex or Granian upgrade that moved an internal the site relies on.
 settings.check_at_start()
 reflex_internals.check()
-# A tab's stored state (files or Redis) never holds a secret header nor a page's tab-only fields.
+# A tab's stored state (files or Redis) never holds its connection's headers or address, nor a
+# page's tab-only fields; and no frontend error makes the page stamp a reload in the browser.
 stored_state.install()
+frontend_files.no_reload_on_errors()
+# No origin may read the site's answers: Reflex's CORS middleware, which allows every one, is left out.
+no_cors.install()
 
 app = rx.App(
     html_lang="en",
@@ -54,6 +58,8 @@ app.register_lifespan_task(campaign.run_in_backend)
 app.register_lifespan_task(bounce_mailbox.run_in_backend)
 # Emails the publisher when something needs them, and the weekly summary (mail/notices.py).
 app.register_lifespan_task(notices.run_in_backend)
+# Deletes the dashboard's sign-in ceremonies that ran out, with their addresses, every minute.
+app.register_lifespan_task(admin_sign_in.clear_ceremonies)
 # Counts visits, sources and buy presses (publisher/visits, PUBLISHER_VISITS): the day's salt before
 # the first request, each worker's tally flushed every 5 s, a last flush at stop. A view counts on
 # the declared pages with a URL, the dashboard's aside.

@@ -7,6 +7,7 @@ the build tools' versions) beside a hash of what the build left; either differin
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import subprocess
@@ -58,6 +59,14 @@ def outputs_digest() -> str:
 
 
 def main() -> int:
+    """One build at a time in a checkout: a second caller waits, then finds it up to date."""
+    STAMP.parent.mkdir(exist_ok=True)
+    with (STAMP.parent / "build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_unless_up_to_date()
+
+
+def _build_unless_up_to_date() -> int:
     environ = dict(os.environ)
     wanted = inputs_digest(environ)
     if STAMP.is_file() and STAMP.read_text().split() == [wanted, outputs_digest()]:

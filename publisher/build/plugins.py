@@ -4,7 +4,8 @@
   the images' variants.
 - The files Reflex generates that the build rewrites, and why, are
   reflex_internals/frontend_files.py's: a portable build (the backend at the page's own
-  origin), a state per page load, the development server's address, the 404 page prerendered.
+  origin), a state per page load, nothing stored in the browser, the development server's
+  address, the 404 page prerendered.
 - Pages without a form never start the app (web/page_kinds.py decides from the pages, at
   compile time): their HTML loses the app's scripts (strip_app). On the pages that start it,
   the app starts after the page has painted (defer_app_boot): on a slow connection the CSS,
@@ -26,11 +27,15 @@ from reflex_base import constants
 from reflex_base.plugins.base import Plugin
 
 from publisher.reflex_internals.frontend_files import (
+    DOCUMENT_JS,
     NOT_FOUND_PRERENDER_PATH,
     REACT_ROUTER_CONFIG,
+    REACT_THEME_JS,
     STATE_JS,
     VITE_CONFIG,
     dev_server_plugins,
+    document_without_storage,
+    no_saved_color_mode,
     prerender_not_found,
     state_js_rewrites,
 )
@@ -158,6 +163,8 @@ class SiteFilesPlugin(Plugin):
         page_kinds.write_manifest(kinds)
         context["add_modify_task"](REACT_ROUTER_CONFIG, prerender_not_found)
         context["add_modify_task"](STATE_JS, state_js_rewrites)
+        context["add_modify_task"](REACT_THEME_JS, no_saved_color_mode)
+        context["add_modify_task"](DOCUMENT_JS, document_without_storage)
         context["add_modify_task"](VITE_CONFIG, dev_server_plugins)
 
     def post_build(self, **context: Any) -> None:

@@ -2,14 +2,21 @@
 
 Each module here says why the site needs what it touches, and what it relies on (its
 ``what_moved()``); ``check()`` runs when the app starts (publisher.py) and stops it, naming
-what moved, if an upgrade took any of it away. ``frontend_files`` alone is checked by the
-build: each of its rewrites of a file Reflex generates under ``.web`` raises when the text it
-replaces changed, since only a build has those files.
+what moved, if an upgrade took any of it away. The files of ``frontend_files`` are checked by
+the build: each of its rewrites of a file Reflex generates under ``.web`` raises when the text
+it replaces changed, since only a build has those files.
 """
 
 from __future__ import annotations
 
-from publisher.reflex_internals import component_needs, granian_signals, state_managers, stored_state
+from publisher.reflex_internals import (
+    component_needs,
+    frontend_files,
+    granian_signals,
+    no_cors,
+    state_managers,
+    stored_state,
+)
 
 
 class ReflexInternalsMoved(RuntimeError):
@@ -23,6 +30,8 @@ def check() -> None:
         *stored_state.what_moved(),
         *granian_signals.what_moved(),
         *component_needs.what_moved(),
+        *no_cors.what_moved(),
+        *frontend_files.what_moved(),
     ]
     if moved:
         raise ReflexInternalsMoved(

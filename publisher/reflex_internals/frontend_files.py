@@ -7,7 +7,15 @@ the build's, not the start-up's):
 
 - ``utils/state.js``: a production build reaches its backend at the page's own origin
   (host and port), so one build serves on any host and port; and every page load is a
-  state of its own (``a_state_per_page_load``);
+  state of its own, its token in the page's memory (``a_state_per_page_load``);
+- no page of the site stores anything in the browser or reads it back (docs/privacy.md):
+  ``utils/state.js`` keeps no token and no time of a reload in the session storage
+  (``nothing_in_the_browser``), ``utils/react-theme.js`` no color mode in the local storage
+  (``no_saved_color_mode``), ``app/_document.js`` reads none and runs no React Router
+  ``ScrollRestoration``, which keeps scroll positions in the session storage
+  (``document_without_storage``); and at run time Reflex's reload on some frontend errors,
+  which stamps its time there, is off (``no_reload_on_errors``, checked at start-up by
+  ``what_moved``);
 - ``vite.config.js``: the development server listens on ``PUBLISHER_DEV_HOST`` and
   hands POSTs (one-click unsubscribe) to the backend;
 - ``react-router.config.js``: the catch-all route is prerendered too (the 404 page).
@@ -15,9 +23,14 @@ the build's, not the start-up's):
 
 from __future__ import annotations
 
+from reflex.state import FrontendEventExceptionState
+from reflex_base import constants
+
 NOT_FOUND_PRERENDER_PATH = "/__not-found"
 REACT_ROUTER_CONFIG = "react-router.config.js"
 STATE_JS = "utils/state.js"
+REACT_THEME_JS = "utils/react-theme.js"
+DOCUMENT_JS = f"{constants.Dirs.PAGES}/{constants.PageNames.DOCUMENT_ROOT}"
 
 _HOSTNAME_ONLY = """    const frontend_hostname = window.location.hostname;
     endpoint.hostname = frontend_hostname;
@@ -54,13 +67,35 @@ def backend_at_page_origin(state_js: str) -> str:
     raise RuntimeError(f"Unexpected {STATE_JS} layout: getBackendURL changed in this Reflex version")
 
 
+def _rewritten(file: str, text: str, edits: tuple[tuple[tuple[str, ...], str], ...]) -> str:
+    """``text`` with each edit made: any of its originals becomes its replacement. An edit whose
+    replacement is there already is kept (.web keeps a file between builds); one that finds
+    neither raises, naming ``file``: the Reflex upgrade changed what it replaces."""
+    for originals, replacement in edits:
+        if replacement in text:
+            continue
+        original = next((candidate for candidate in originals if candidate in text), None)
+        if original is None:
+            first_line = originals[0].strip().splitlines()[0]
+            raise RuntimeError(f"Unexpected {file} layout: {first_line!r} changed in this Reflex version")
+        text = text.replace(original, replacement)
+    return text
+
+
 _TOKEN_FROM_THE_TAB = """    if (!window.sessionStorage.getItem(TOKEN_KEY)) {
       window.sessionStorage.setItem(TOKEN_KEY, unsavedToken ?? generateUUID());
     }
+    token = window.sessionStorage.getItem(TOKEN_KEY);
 """
-_TOKEN_PER_PAGE_LOAD = """    // publisher: each page load is a state of its own (reflex_internals/frontend_files.py):
+# Written by an earlier version of this module (issue 40): a token per page load, in the session storage.
+_TOKEN_STORED_PER_LOAD = """    // publisher: each page load is a state of its own (reflex_internals/frontend_files.py):
     // a new token, never the one an earlier page of this tab left in the session storage.
     window.sessionStorage.setItem(TOKEN_KEY, unsavedToken ?? generateUUID());
+    token = window.sessionStorage.getItem(TOKEN_KEY);
+"""
+_TOKEN_PER_PAGE_LOAD = """    // publisher: each page load is a state of its own, its token in the page's memory only
+    // (reflex_internals/frontend_files.py): never one an earlier page left, never stored.
+    token = unsavedToken ?? generateUUID();
 """
 _PEEK_FROM_THE_TAB = """  window.sessionStorage.getItem(TOKEN_KEY) ||
   (unsavedToken ??= generateUUID());"""
@@ -74,20 +109,136 @@ def a_state_per_page_load(state_js: str) -> str:
     the page loads of that tab. The finished form of the last page then won over what the
     server wrote into the next one: the contact question turned into its placeholder and the
     token the server wrote was emptied as soon as the app connected, so a second message from
-    one tab was refused (issue 40). The token is still kept in memory for the page's life, so
-    a reconnect (a dropped connection, the channel's lifetime, a restarted backend) carries on
-    with the page's state; Reflex's warm-up socket takes the same new token.
+    one tab was refused (issue 40). The token is kept in the page's memory only, for the page's
+    life, so a reconnect (a dropped connection, the channel's lifetime, a restarted backend)
+    carries on with the page's state; Reflex's warm-up socket takes the same new token.
     """
-    if _TOKEN_PER_PAGE_LOAD in state_js and _PEEK_PER_PAGE_LOAD in state_js:
-        return state_js
-    if _TOKEN_FROM_THE_TAB not in state_js or _PEEK_FROM_THE_TAB not in state_js:
-        raise RuntimeError(f"Unexpected {STATE_JS} layout: getToken or peekToken changed in this Reflex version")
-    return state_js.replace(_TOKEN_FROM_THE_TAB, _TOKEN_PER_PAGE_LOAD).replace(_PEEK_FROM_THE_TAB, _PEEK_PER_PAGE_LOAD)
+    return _rewritten(
+        STATE_JS,
+        state_js,
+        (
+            ((_TOKEN_FROM_THE_TAB, _TOKEN_STORED_PER_LOAD), _TOKEN_PER_PAGE_LOAD),
+            ((_PEEK_FROM_THE_TAB,), _PEEK_PER_PAGE_LOAD),
+        ),
+    )
+
+
+_NEW_TOKEN_STORED = """    token = new_token;
+    window.sessionStorage.setItem(TOKEN_KEY, new_token);
+"""
+_NEW_TOKEN_IN_MEMORY = """    token = new_token; // publisher: in the page's memory only
+"""
+_RELOAD_STAMPED = """  window.sessionStorage.setItem(LAST_RELOADED_KEY, Date.now().toString());
+  window.location.reload();
+"""
+_RELOAD = """  window.location.reload(); // publisher: no time of it kept in the browser
+"""
+_RELOAD_BY_ITSELF = """  const last_reload =
+    parseInt(window.sessionStorage.getItem(LAST_RELOADED_KEY)) || 0;
+  if (Date.now() - last_reload > info.reload_cooldown_ms) {
+    reloadForNewVersion();
+    return;
+  }
+"""
+_RELOAD_OFFERED = """  // publisher: never a reload by itself, whose cooldown Reflex keeps in the session storage
+  // (a reload after a reload would loop): the banner offers it, and what was typed stays.
+"""
+
+
+def nothing_in_the_browser(state_js: str) -> str:
+    """The app's own writes to the session storage, gone: a new token the backend gives stays in
+    the page's memory, and a page built for another version of the app asks for its reload
+    (Reflex's banner) instead of stamping the time of one in the session storage and reloading."""
+    return _rewritten(
+        STATE_JS,
+        state_js,
+        (
+            ((_NEW_TOKEN_STORED,), _NEW_TOKEN_IN_MEMORY),
+            ((_RELOAD_STAMPED,), _RELOAD),
+            ((_RELOAD_BY_ITSELF,), _RELOAD_OFFERED),
+        ),
+    )
 
 
 def state_js_rewrites(state_js: str) -> str:
-    """Every rewrite of ``utils/state.js``: the backend at the page's origin, a state per page load."""
-    return a_state_per_page_load(backend_at_page_origin(state_js))
+    """Every rewrite of ``utils/state.js``: the backend at the page's origin, a state per page
+    load, nothing in the browser."""
+    return nothing_in_the_browser(a_state_per_page_load(backend_at_page_origin(state_js)))
+
+
+_COLOR_MODE_FROM_THE_BROWSER = """    if (app.isDevMode) {
+      const lastCompiledTheme = localStorage.getItem("last_compiled_theme");
+      if (lastCompiledTheme !== app.defaultColorMode) {
+        // on app startup, make sure the application color mode is persisted correctly.
+        setColorMode(app.defaultColorMode);
+        localStorage.setItem("last_compiled_theme", app.defaultColorMode);
+        localStorage.setItem("theme", app.defaultColorMode);
+        setIsInitialized(true);
+        return;
+      }
+    }
+
+    // Load saved theme from localStorage
+    const savedTheme = localStorage.getItem("theme") || defaultTheme;
+    setColorMode(savedTheme);
+"""
+_COLOR_MODE_OF_THE_SITE = """    // publisher: never read from the browser (reflex_internals/frontend_files.py)
+    setColorMode(defaultTheme);
+"""
+_COLOR_MODE_SAVED = """  // Save theme to localStorage whenever it changes
+  // Skip saving only if theme key already exists and we haven't initialized yet
+  useEffect(() => {
+    const existingTheme = localStorage.getItem("theme");
+    if (!isInitialized && existingTheme !== null) return;
+    localStorage.setItem("theme", theme);
+  }, [theme]);
+"""
+_COLOR_MODE_NOT_SAVED = """  // publisher: never saved in the browser (reflex_internals/frontend_files.py)
+"""
+# The document's script that sets the color mode before the app runs, as it reads a saved one.
+_COLOR_MODE_READ = """localStorage.getItem(\\"theme\\") || """
+_COLOR_MODE_NOT_READ = "/* publisher: never read from the browser */ "
+_SCROLL_RESTORATION = "jsx(ScrollRestoration,{},),"
+_NO_SCROLL_RESTORATION = "/* publisher: no ScrollRestoration (reflex_internals/frontend_files.py) */"
+
+
+def no_saved_color_mode(react_theme_js: str) -> str:
+    """Reflex's color mode provider saves the mode in the local storage, where it stays for good,
+    and reads it back on every page; the site has one color mode (Reflex's default), set and
+    never remembered."""
+    return _rewritten(
+        REACT_THEME_JS,
+        react_theme_js,
+        (
+            ((_COLOR_MODE_FROM_THE_BROWSER,), _COLOR_MODE_OF_THE_SITE),
+            ((_COLOR_MODE_SAVED,), _COLOR_MODE_NOT_SAVED),
+        ),
+    )
+
+
+def document_without_storage(document_js: str) -> str:
+    """The document's color-mode script reads no saved mode, and React Router's
+    ``ScrollRestoration`` is left out: it keeps every page's scroll position in the session
+    storage, for moves inside the app, which the site never makes (its links load pages as
+    documents: web/components/links.py), and the browser restores a document's scroll itself."""
+    return _rewritten(
+        DOCUMENT_JS,
+        document_js,
+        (((_COLOR_MODE_READ,), _COLOR_MODE_NOT_READ), ((_SCROLL_RESTORATION,), _NO_SCROLL_RESTORATION)),
+    )
+
+
+def no_reload_on_errors() -> None:
+    """At run time: Reflex answers some frontend errors with a script that stamps the time in the
+    session storage and reloads the page; the site reloads nothing by itself (the visitor may)."""
+    FrontendEventExceptionState.auto_reload_on_errors = []
+
+
+def what_moved() -> list[str]:
+    """The run-time internal this module relies on that this Reflex no longer has (the files' are
+    the build's to check)."""
+    present = isinstance(getattr(FrontendEventExceptionState, "auto_reload_on_errors", None), list)
+    return [] if present else ["FrontendEventExceptionState.auto_reload_on_errors"]
 
 
 VITE_CONFIG = "vite.config.js"

@@ -1,20 +1,27 @@
-"""What a tab's stored state holds: never a secret header, never what a page shows for its open tab only.
+"""What a tab's stored state holds: nothing of its visitor's connection, no page's query, never
+what a page shows for its open tab only.
 
 Reflex pickles every tab's state into ``REFLEX_STATES_WORKDIR`` (or Redis), its router data with
-the headers the tab's event channel opened with: a signed-in dashboard's ``Cookie`` would be
-readable by whoever reads the folder, a backup of it or Redis, and the page's own values kept for
-Reflex's hour after the tab closed, out of reach of ``forget`` (docs/security.md, "What a
-dashboard tab leaves behind").
+the connection's headers and address: a signed-in dashboard's ``Cookie``, and every form
+visitor's address, full ``User-Agent`` and ``Accept-Language``, readable by whoever reads the
+folder, a backup of it or Redis, for Reflex's hour after the tab closed; the page's own values,
+out of reach of ``forget`` (docs/security.md, "What a dashboard tab leaves behind"); and the
+page's address with its query, where a list link's page has the reader's token.
 
 So the site changes what is pickled, never what the live state holds while an event runs:
 
 - ``install()`` wraps ``BaseState.__getstate__`` (what pickle calls for each state Reflex
-  stores, on disk and in Redis alike): the stored copy of ``router_data`` and of
-  ``rx_router_headers`` (``HeaderData``, with its ``cookie`` and ``raw_headers``) has no
-  header of ``SECRET_HEADERS``, and a field named by ``tab_only`` is stored as its default.
-  Reflex fills the router data from the connection itself at every event, so an event's
-  handler still reads the cookie its tab's channel opened with; a background task reads it
-  once, from the event that started it, and keeps it in a local (web/states/admin_state.py).
+  stores, on disk and in Redis alike): the stored copy of ``router_data`` has no ``headers``
+  and no ``ip``, ``rx_router_headers`` is stored empty and ``rx_router_session`` without its
+  ``client_ip``; the page's address (``router_data``'s ``query`` and ``asPath``,
+  ``rx_router_page`` and ``rx_router_url``) is stored as its path alone, no query, no
+  fragment; a field named by ``tab_only`` is stored as its default. Reflex fills the router
+  data from the connection and the page at every event, and rebuilds the page and its URL
+  whenever the event's ``query`` or ``asPath`` differ from the stored ones (always, when the
+  address has a query or a fragment),
+  so an event's handler still reads the address, the cookie and the link's token; a background
+  task reads them from the event that started it, before ``async with self`` loads the stored
+  copy (web/states/lifecycle.py, web/states/admin_state.py).
 - ``keep_private()`` (each worker, at start): the states folder ``0700`` and its files
   ``0600``, and the worker's umask so that every file it writes from then on is ``0600``.
 
@@ -23,6 +30,7 @@ So the site changes what is pickled, never what the live state holds while an ev
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from collections.abc import Callable, Mapping
@@ -36,21 +44,12 @@ from reflex_base.environment import environment
 
 ROUTER_DATA = constants.ROUTER_DATA  # "router_data": the dict Reflex builds from the connection
 ROUTER_HEADERS = constants.ROUTER_HEADERS  # "rx_router_headers": the HeaderData made from it
-HEADERS = constants.RouteVar.HEADERS  # the router data's "headers" entry
-
-# Headers that carry a credential, in any letter case. Reflex's own list of the headers it
-# keeps from the page's script (its _PRIVATE_HEADERS) is added, so one it learns joins this.
-SECRET_HEADERS = frozenset(
-    {
-        "cookie",
-        "authorization",
-        "proxy-authorization",
-        "x-api-key",
-        "x-auth-token",
-        "x-csrf-token",
-        *getattr(router_types, "_PRIVATE_HEADERS", ()),
-    }
-)
+ROUTER_SESSION = constants.ROUTER_SESSION  # "rx_router_session": its token, address and socket id
+ROUTER_PAGE = constants.ROUTER_PAGE  # "rx_router_page": the PageData of the page's address
+ROUTER_URL = constants.ROUTER_URL  # "rx_router_url": the URLData of the page's address
+AS_PATH = constants.RouteVar.ORIGIN  # "asPath": the router data's page address, with its query
+# The router data's entries never stored: the connection's headers and address, the page's query.
+UNSTORED_ENTRIES = frozenset({constants.RouteVar.HEADERS, constants.RouteVar.CLIENT_IP, constants.RouteVar.QUERY})
 
 PRIVATE_FOLDER_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
@@ -73,32 +72,27 @@ def what_moved() -> list[str]:
             ("BaseState.__getstate__", "__getstate__" in vars(BaseState)),
             ("State.router_data", ROUTER_DATA in State.__fields__),
             ("State.rx_router_headers", ROUTER_HEADERS in State.__fields__),
-            ("HeaderData.from_router_data", hasattr(router_types.HeaderData, "from_router_data")),
-            ("HeaderData.raw_headers", "raw_headers" in router_types.HeaderData.__dataclass_fields__),
-            ("reflex.istate.data._PRIVATE_HEADERS", hasattr(router_types, "_PRIVATE_HEADERS")),
+            ("State.rx_router_session", ROUTER_SESSION in State.__fields__),
+            ("SessionData.client_ip", "client_ip" in router_types.SessionData.__dataclass_fields__),
+            ("State.rx_router_page", ROUTER_PAGE in State.__fields__),
+            ("State.rx_router_url", ROUTER_URL in State.__fields__),
+            (
+                "PageData.raw_path, full_raw_path, params",
+                {"raw_path", "full_raw_path", "params"} <= router_types.PageData.__dataclass_fields__.keys(),
+            ),
+            (
+                "URLData.from_url, ReflexURL",
+                hasattr(router_types.URLData, "from_url") and hasattr(router_types, "ReflexURL"),
+            ),
             ("environment.REFLEX_STATES_WORKDIR", hasattr(environment, "REFLEX_STATES_WORKDIR")),
         )
         if not present
     ]
 
 
-def without_secret_headers(headers: Mapping[str, Any]) -> dict[str, Any]:
-    """``headers`` without any of ``SECRET_HEADERS`` (in any letter case); the rest as they were."""
-    return {name: value for name, value in headers.items() if str(name).lower() not in SECRET_HEADERS}
-
-
-def stored_router_data(router_data: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of Reflex's router data for storage: its ``headers`` without the secret ones."""
-    stored = dict(router_data)
-    headers = stored.get(HEADERS)
-    if isinstance(headers, Mapping):
-        stored[HEADERS] = without_secret_headers(headers)
-    return stored
-
-
-def stored_header_data(headers: router_types.HeaderData) -> router_types.HeaderData:
-    """The ``HeaderData`` Reflex would build from the connection's headers without the secret ones."""
-    return router_types.HeaderData.from_router_data({HEADERS: without_secret_headers(headers.raw_headers)})
+def path_only(address: str) -> str:
+    """``address`` without its query and fragment."""
+    return address.split("#", 1)[0].split("?", 1)[0]
 
 
 def stored_fields(state: BaseState, fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -106,9 +100,23 @@ def stored_fields(state: BaseState, fields: Mapping[str, Any]) -> dict[str, Any]
     live state untouched."""
     stored = dict(fields)
     if isinstance(stored.get(ROUTER_DATA), Mapping):
-        stored[ROUTER_DATA] = stored_router_data(stored[ROUTER_DATA])
+        router_data = {key: value for key, value in stored[ROUTER_DATA].items() if key not in UNSTORED_ENTRIES}
+        if isinstance(router_data.get(AS_PATH), str):
+            router_data[AS_PATH] = path_only(router_data[AS_PATH])
+        stored[ROUTER_DATA] = router_data
     if isinstance(stored.get(ROUTER_HEADERS), router_types.HeaderData):
-        stored[ROUTER_HEADERS] = stored_header_data(stored[ROUTER_HEADERS])
+        stored[ROUTER_HEADERS] = router_types.HeaderData()
+    if isinstance(stored.get(ROUTER_SESSION), router_types.SessionData):
+        stored[ROUTER_SESSION] = dataclasses.replace(stored[ROUTER_SESSION], client_ip="")
+    if isinstance(page := stored.get(ROUTER_PAGE), router_types.PageData):
+        stored[ROUTER_PAGE] = dataclasses.replace(
+            page,
+            raw_path=path_only(page.raw_path),
+            full_raw_path=path_only(page.full_raw_path),
+            params={},
+        )
+    if isinstance(url := stored.get(ROUTER_URL), router_types.URLData):
+        stored[ROUTER_URL] = router_types.URLData.from_url(router_types.ReflexURL(path_only(url.href)))
     cls = type(state)
     for name in _TAB_ONLY.get(cls, ()):
         if name in stored:

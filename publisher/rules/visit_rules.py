@@ -15,12 +15,14 @@ import hashlib
 import hmac
 import ipaddress
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from crawlerdetect import CrawlerDetect
+import re2
+from crawlerdetect.providers.crawlers import data as crawler_patterns
+from crawlerdetect.providers.exclusions import data as excluded_patterns
 
 from publisher.rules.visitor_limits import Limit, address_key
 
@@ -30,16 +32,32 @@ BUY_PER_ADDRESS = Limit(attempts=20, window_s=600)
 BEACON_BODY_MAX = 200
 # A source or campaign label longer than this is cut (a forged utm cannot grow a row).
 LABEL_MAX = 64
+# Where a label that is no clean host or text is counted, with labels past a cap.
+OTHER = "(other)"
+# The kinds whose keys come from outside (a Referer, a landing URL): at most this many new labels
+# of each a day across the site (storage/visit_counts.flush), and this many from one address (its
+# /64 for IPv6) a day in each worker, so one flood cannot use up the day's room (visits/recorder.py).
+LABEL_KINDS = ("source", "campaign")
+LABELS_PER_DAY = 200
+LABELS_PER_ADDRESS = 5
+# What one address adds in a day, in each worker: this many page views, by this many user agents
+# (its visitors); past either, its views count as a bot's, not even judged. A view adds at most 5
+# seen rows (site, page, minute, source, campaign): at most 5 times its views a day.
+VIEWS_PER_ADDRESS = 500
+VISITORS_PER_ADDRESS = 50
 # A day's salt is destroyed this long after the day began (midnight UTC): the day and the next.
 SALT_LIFETIME_HOURS = 48
 # A visitor id: the first bytes of the HMAC, enough that two visitors of one day never share one.
 VISITOR_ID_BYTES = 16
 # How many recent user agents the bot check remembers (in this process's memory only, never
-# written): a returning browser costs under a microsecond instead of the list's 140 µs.
+# written): a returning browser costs under a microsecond instead of the list's tens of microseconds.
 BOT_CACHE_SIZE = 4096
-# A browser's user agent is a few hundred characters; only this much of one is looked at, so a
-# forged giant header costs no more time or cache memory than a real one.
-USER_AGENT_CHECKED_MAX = 512
+# A user agent longer than this is no browser's (an app's built-in browser, the longest, sends
+# about 280) and is a bot without being read; so is one with more of the words crawlerdetect removes
+# first ("Safari", "x64", "KHTML,": a browser sends at most 11). Up to both, its list is read by RE2
+# in time linear in the length, a few hundred microseconds at worst (docs/performance.md, Visits).
+USER_AGENT_MAX = 512
+EXCLUDED_WORDS_MAX = 16
 
 DIRECT = "(direct)"
 # The groups, by host: the names a publisher knows, so that google.co.uk and google.de, or t.co
@@ -96,6 +114,10 @@ ANDROID_APP_GROUPS = {
     "com.whatsapp": "WhatsApp",
     "com.microsoft.office.outlook": "Outlook",
 }
+# The sources a stored label may name that are no host: no Referer, and the groups' names.
+KNOWN_SOURCES = frozenset(
+    {DIRECT, *SOURCE_GROUPS.values(), *COUNTRY_DOMAIN_GROUPS.values(), *ANDROID_APP_GROUPS.values()}
+)
 # The prefixes a site puts before its own name for the same pages (l.facebook.com is Facebook's
 # link redirector, lm. its mobile one).
 HOST_PREFIXES = ("www.", "m.", "l.", "lm.")
@@ -122,19 +144,60 @@ def counts_as_view(method: str, status: int, route: str, countable: frozenset[st
     return method.upper() == "GET" and status in (200, 304) and route in countable and not is_prefetch(headers)
 
 
-_CRAWLERS = CrawlerDetect()  # one per process: it compiles its list once and keeps its last match
+_IGNORING_CASE = re2.Options()
+_IGNORING_CASE.case_sensitive = False
+_IGNORING_CASE.never_capture = True
+_IGNORING_CASE.log_errors = False  # a pattern RE2 refuses goes to Python's re, below
+# What Python's re may search instead of RE2: literal text, then lookarounds of literal text
+# (crawlerdetect's "Yandex(?!Search)"): each character is read a bounded number of times.
+_LINEAR_IN_RE = re.compile(r"[a-z0-9 ]{3,}(?:\(\?<?[=!][a-z0-9 ]+\))+", re.IGNORECASE)
+
+
+def _crawler_search(patterns: Iterable[str]) -> tuple[Any, list[re.Pattern[str]]]:
+    """The patterns as one RE2 union, whose search is linear in the user agent, and the few RE2
+    refuses (a lookahead) for Python's re, each only if its search is linear too."""
+    taken, refused = [], []
+    for pattern in patterns:
+        try:
+            re2.compile(pattern, _IGNORING_CASE)
+        except re2.error:
+            if not _LINEAR_IN_RE.fullmatch(pattern):
+                raise RuntimeError(
+                    f"crawlerdetect's pattern {pattern!r} is refused by RE2 and is not literal text with "
+                    "lookarounds of literal text, so Python's re could take longer than linear time on it: "
+                    "check that crawlerdetect version before using it (publisher/rules/visit_rules.py)"
+                ) from None
+            refused.append(re.compile(pattern, re.IGNORECASE))
+        else:
+            taken.append(pattern)
+    return re2.compile("|".join(taken).encode(), _IGNORING_CASE), refused
+
+
+_CRAWLERS, _CRAWLERS_FOR_RE = _crawler_search(crawler_patterns)
+# On bytes: RE2's str methods map every match's offsets back to characters, ~18 µs a match.
+_EXCLUSIONS = re2.compile("|".join(excluded_patterns).encode(), _IGNORING_CASE)
 
 
 @functools.lru_cache(maxsize=BOT_CACHE_SIZE)
 def _listed_crawler(user_agent: str) -> bool:
-    return _CRAWLERS.is_crawler(user_agent)
+    """crawlerdetect's ``is_crawler`` of a stripped user agent, on its own list: the words browsers
+    share removed (a phone named "cubot"), then any crawler's pattern found; past
+    EXCLUDED_WORDS_MAX of those words, a bot without reading further."""
+    agent, removed = _EXCLUSIONS.subn(b"", user_agent.encode("utf-8", "replace"), count=EXCLUDED_WORDS_MAX + 1)
+    if removed > EXCLUDED_WORDS_MAX:
+        return True
+    return bool(agent) and (
+        _CRAWLERS.search(agent) is not None
+        or any(pattern.search(agent.decode("utf-8", "replace")) for pattern in _CRAWLERS_FOR_RE)
+    )
 
 
 def is_bot(user_agent: str) -> bool:
     """A crawler by crawlerdetect's maintained list (search engines, link previews, uptime checks,
-    curl, python-httpx, headless Chromium, Lighthouse); no user agent at all is a bot too."""
-    user_agent = user_agent.strip()[:USER_AGENT_CHECKED_MAX]
-    return not user_agent or _listed_crawler(user_agent)
+    curl, python-httpx, headless Chromium, Lighthouse); no user agent, or one longer than
+    USER_AGENT_MAX or with more than EXCLUDED_WORDS_MAX browser words (no browser's), is a bot too."""
+    user_agent = user_agent.strip()
+    return not user_agent or len(user_agent) > USER_AGENT_MAX or _listed_crawler(user_agent)
 
 
 def visitor_id(salt: bytes, address: str, user_agent: str) -> bytes:
@@ -145,13 +208,21 @@ def visitor_id(salt: bytes, address: str, user_agent: str) -> bytes:
     return hmac.new(salt, message, hashlib.sha256).digest()[:VISITOR_ID_BYTES]
 
 
-def clean_label(text: str, limit: int = LABEL_MAX) -> str:
-    """``text`` as one line a person can read in a table: a tab or newline made a space, other
-    control and format characters (a bidi override, a zero-width space) removed, runs of spaces
-    made one, cut to ``limit`` characters."""
-    spaced = "".join(" " if char.isspace() else char for char in text)
-    kept = "".join(char for char in spaced if unicodedata.category(char) not in ("Cc", "Cf"))
-    return " ".join(kept.split())[:limit].rstrip()
+def stored_label(kind: str, key: str) -> str:
+    """The one way a source, campaign or page is stored: a source is a name the site knows or a
+    host (lower-case ASCII, or an IP address without a scope id: no userinfo, space or control), a
+    campaign is letters, digits, single spaces and "-_./:", a page is a route; anything else, or
+    longer than LABEL_MAX, is "(other)", so only clean text reaches the dashboard, the CSV and the
+    summary email. The other kinds' keys are the site's own (a buy's was checked by ``buy_target``)."""
+    if kind == "source":
+        clean = key in KNOWN_SOURCES or _ascii_host(key) == key
+    elif kind == "campaign":
+        clean = key == " ".join(key.split()) and all(char.isalnum() or char in " -_./:" for char in key)
+    elif kind == "page":
+        clean = key.startswith("/") and all(char.isascii() and (char.isalnum() or char in "/-_.") for char in key)
+    else:
+        return key
+    return key if clean and len(key) <= LABEL_MAX else OTHER
 
 
 def _ascii_host(host: str) -> str | None:
@@ -159,9 +230,11 @@ def _ascii_host(host: str) -> str | None:
     is no host name at all; an IP address is kept as it is."""
     host = host.strip().lower().rstrip(".")
     try:
-        return str(ipaddress.ip_address(host))
+        address = ipaddress.ip_address(host)
     except ValueError:
         pass
+    else:  # a scope id ("%eth0") is any text a sender likes: no host
+        return None if getattr(address, "scope_id", None) else str(address)
     try:
         ascii_host = host.encode("idna").decode("ascii")
     except UnicodeError:
@@ -228,11 +301,12 @@ def _own_host(value: str) -> str | None:
 def campaign_of(query: str) -> str | None:
     """ "source / medium / campaign" from the landing URL's ``utm_source``, ``utm_medium`` and
     ``utm_campaign`` (the ones given, in that order), else "ref: x" from ``ref``, else None. Each
-    part is cleaned (``clean_label``) and cut so that the whole is at most 64 characters."""
+    part's spaces made single, and cut so that the whole is at most 64 characters (``stored_label``
+    then keeps it only if it is clean text)."""
     values: dict[str, str] = {}
     for name, value in parse_qsl(query.removeprefix("?"), errors="replace"):
-        if name in (*CAMPAIGN_PARTS, "ref") and name not in values and clean_label(value):
-            values[name] = clean_label(value)
+        if name in (*CAMPAIGN_PARTS, "ref") and name not in values and value.split():
+            values[name] = " ".join(value.split())
     parts = [values[name] for name in CAMPAIGN_PARTS if name in values]
     if parts:
         room = LABEL_MAX - len(CAMPAIGN_SEPARATOR) * (len(parts) - 1)

@@ -1,5 +1,5 @@
-"""The per-visitor limits' rules, without a store: what a limit is, who a visitor is, and
-the key each attempt is counted under (limits/submits.py and limits/tabs.py count them).
+"""The per-visitor limits' rules, without a store: what a limit is and who a visitor is
+(limits/submits.py and limits/tabs.py count them).
 
 A visitor is their network address (behind ``REFLEX_TRUSTED_PROXY_HOPS`` proxies, the
 address that many hops back in X-Forwarded-For); an IPv6 address counts by its /64,
@@ -67,7 +67,3 @@ def address_key(address: str) -> str:
             return str(ip.ipv4_mapped)
         return str(ipaddress.IPv6Network((ip.packed, IPV6_BLOCK_PREFIX), strict=False))
     return str(ip)
-
-
-def window_key(form: str, scope: str, identity: str, now_s: float, window_s: int) -> str:
-    return f"publisher:ratelimit:{form}:{scope}:{identity}:{int(now_s // window_s)}"

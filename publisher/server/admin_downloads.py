@@ -20,6 +20,7 @@ from starlette.types import Receive, Scope, Send
 from publisher.config import settings
 from publisher.content import admin_copy
 from publisher.rules import admin_access
+from publisher.seldom_log import SeldomLog
 from publisher.server import requests
 from publisher.server.admin_sign_in import NO_STORE, not_a_post_from_the_page, relying_party
 from publisher.storage import admins, subscribers
@@ -46,6 +47,7 @@ class AdminDownloads:
 
     def __init__(self, db_url: str | None = None):
         self.db_url = db_url
+        self._log = SeldomLog(logger)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = await self._answer(scope, scope["path"])
@@ -54,7 +56,9 @@ class AdminDownloads:
     async def _answer(self, scope: Scope, path: str) -> Response:
         if not settings.current().dashboard_on:
             return PlainTextResponse("Not found", status_code=404)
-        refusal = not_a_post_from_the_page(scope, path.removeprefix(admin_access.API_PATH + "/"), relying_party())
+        refusal = not_a_post_from_the_page(
+            scope, path.removeprefix(admin_access.API_PATH + "/"), relying_party(), self._log
+        )
         if refusal is not None:
             return refusal
         headers = Headers(scope=scope)
@@ -74,7 +78,7 @@ class AdminDownloads:
             made, name, action, what = await asyncio.to_thread(_download, path, self.db_url)
             await asyncio.to_thread(admins.audit, admin.name, action, what, None, self.db_url)
         except sqlalchemy.exc.SQLAlchemyError as exc:
-            logger.warning("Dashboard download: the database is unavailable (%s)", type(exc).__name__)
+            self._log.warning("Dashboard download: the database is unavailable (%s)", type(exc).__name__)
             return JSONResponse({"error": admin_copy.TRY_AGAIN_LATER}, 503, headers={"Retry-After": "30", **NO_STORE})
         filename = f"{name}-{utc_now():%Y-%m-%d}.csv"
         return Response(

@@ -21,7 +21,8 @@ asks for a ceremony's options, hands them to the browser's passkey prompt and po
   the address has fewer than ``MAX_OPEN_CEREMONIES_PER_ADDRESS`` waiting for their answer and the
   site fewer than ``MAX_OPEN_CEREMONIES`` (rules/admin_access.py): 429 otherwise, nothing stored.
 - A ceremony's challenge is a database row, used once, so any worker or container can take the
-  answer. A credential whose signature counter goes backwards (a cloned key) is refused and logged.
+  answer; one that ran out goes with its address within a minute (``clear_ceremonies``). A
+  credential whose signature counter goes backwards (a cloned key) is refused and logged.
 - Log lines name the outcome and the admin, never a token, a challenge or a credential.
 """
 
@@ -55,6 +56,7 @@ from publisher.content import admin_copy
 from publisher.limits import submits
 from publisher.rules import admin_access, same_site
 from publisher.rules.admin_access import RelyingParty
+from publisher.seldom_log import SeldomLog
 from publisher.server.requests import BodyTooLarge, ClientLeft, client_address, is_https, read_body
 from publisher.storage import admins
 
@@ -73,6 +75,7 @@ _FAILURES = "admin-sign-in"  # the limiter's name for failed enrolments and sign
 _CEREMONIES = "admin-ceremony"  # the limiter's name for ceremonies begun from one address
 RP_NAME = "Animals We Confuse: dashboard"
 CEREMONY_TIMEOUT_MS = int(admin_access.CEREMONY_VALID_FOR.total_seconds() * 1000)
+CEREMONY_SWEEP_S = 60  # a ceremony that ran out is deleted within this (clear_ceremonies)
 NO_STORE = {"Cache-Control": "no-store"}
 _WAIT = {"Retry-After": "600", **NO_STORE}  # an address over one of the limits
 
@@ -89,7 +92,7 @@ def relying_party() -> RelyingParty:
     return admin_access.relying_party(settings.site_url(), [port] if port else [])
 
 
-def not_a_post_from_the_page(scope: Scope, name: str, party: RelyingParty) -> Response | None:
+def not_a_post_from_the_page(scope: Scope, name: str, party: RelyingParty, log: SeldomLog) -> Response | None:
     """Before anything is read: 405 to anything but a POST, 403 to a request not from the dashboard's
     own page; None when it may go on."""
     if scope["method"] != "POST":
@@ -97,7 +100,7 @@ def not_a_post_from_the_page(scope: Scope, name: str, party: RelyingParty) -> Re
     headers = Headers(scope=scope)
     origin, fetch_site = headers.get("origin"), headers.get("sec-fetch-site")
     if not same_site.same_origin(origin, party.origins, same_site.DASHBOARD, sec_fetch_site=fetch_site):
-        logger.warning("Dashboard %s: refused, not from the site's own page (Origin %r)", name, origin)
+        log.warning("Dashboard %s: refused, not from the site's own page (Origin %s)", name, origin)
         return JSONResponse({"error": admin_copy.NOT_FROM_THIS_SITE}, 403, headers=NO_STORE)
     return None
 
@@ -151,6 +154,7 @@ class AdminSignIn:
     def __init__(self, db_url: str | None = None, clock: Callable[[], Any] | None = None):
         self.db_url = db_url
         self.clock = clock
+        self._log = SeldomLog(logger)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not settings.current().dashboard_on:
@@ -176,16 +180,16 @@ class AdminSignIn:
             return PlainTextResponse("Not found", status_code=404, headers=NO_STORE)
         name = path.removeprefix(API + "/")
         party = relying_party()
-        refusal = not_a_post_from_the_page(scope, name, party)
+        refusal = not_a_post_from_the_page(scope, name, party, self._log)
         if refusal is not None:
             return refusal
         address = client_address(scope)
         limiter = submits.shared_limiter.get()
         if path != SIGN_OUT and await limiter.exhausted(_FAILURES, "", address):
-            logger.warning("Dashboard %s: refused, too many failures from %s", name, address)
+            self._log.warning("Dashboard %s: refused, too many failures from %s", name, address)
             return JSONResponse({"error": admin_copy.TOO_MANY_ATTEMPTS}, 429, headers=_WAIT)
         if path in (ENROL_OPTIONS, SIGN_IN_OPTIONS) and not await limiter.allow(_CEREMONIES, "", address):
-            logger.warning("Dashboard %s: refused, too many ceremonies begun from %s", name, address)
+            self._log.warning("Dashboard %s: refused, too many ceremonies begun from %s", name, address)
             return JSONResponse({"error": admin_copy.TOO_MANY_CEREMONIES}, 429, headers=_WAIT)
         try:
             data = _json_object(await read_body(scope, receive, MAX_BODY_BYTES))
@@ -195,10 +199,10 @@ class AdminSignIn:
         except BodyTooLarge:
             return JSONResponse({"error": admin_copy.PASSKEY_REFUSED}, 413, headers=NO_STORE)
         except sqlalchemy.exc.SQLAlchemyError as exc:
-            logger.warning("Dashboard %s: the database is unavailable (%s)", name, type(exc).__name__)
+            self._log.warning("Dashboard %s: the database is unavailable (%s)", name, type(exc).__name__)
             return JSONResponse({"error": admin_copy.TRY_AGAIN_LATER}, 503, headers={"Retry-After": "30", **NO_STORE})
         except _Refused as refused:
-            logger.warning("Dashboard %s: refused from %s: %s", name, address, refused.detail)
+            self._log.warning("Dashboard %s: refused from %s: %s", name, address, refused.detail)
             if refused.counts and not await limiter.allow(_FAILURES, "", address):
                 return JSONResponse({"error": admin_copy.TOO_MANY_ATTEMPTS}, 429, headers=NO_STORE)
             retry = {"Retry-After": str(int(admin_access.CEREMONY_VALID_FOR.total_seconds()))}
@@ -343,3 +347,21 @@ def _signed_in(scope: Scope, session: str) -> Response:
     response = JSONResponse({"ok": True}, headers=NO_STORE)
     response.headers["Set-Cookie"] = admin_access.session_cookie(session, is_https(scope))
     return response
+
+
+async def clear_ceremonies(
+    db_url: str | None = None,
+    clock: Callable[[], Any] | None = None,
+    sleep: Callable[[float], Any] = asyncio.sleep,
+) -> None:
+    """The app's lifespan task where the site keeps a dashboard: every ``CEREMONY_SWEEP_S``, from
+    its start, the ceremonies that ran out go, with the address each was asked from, whether or not
+    another one begins (a stranger's address is not kept until the next sign-in)."""
+    if not settings.current().dashboard_on:
+        return
+    while True:
+        try:
+            await asyncio.to_thread(admins.delete_expired_ceremonies, clock() if clock else None, db_url)
+        except Exception as exc:  # noqa: BLE001 - a database away: the next turn tries again
+            logger.warning("Dashboard: the expired sign-in ceremonies were not deleted (%s)", type(exc).__name__)
+        await sleep(CEREMONY_SWEEP_S)

@@ -43,6 +43,7 @@ from publisher import returns
 from publisher.config import settings
 from publisher.limits import submits
 from publisher.returns import webhook
+from publisher.seldom_log import SeldomLog
 from publisher.server import requests
 
 logger = logging.getLogger(__name__)
@@ -81,16 +82,21 @@ class BounceHook:
 
     def __init__(self, db_url: str | None = None):
         self.db_url = db_url
+        self._log = SeldomLog(logger)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             response, detail = await self._answer(scope, receive)
         except requests.ClientLeft:
-            logger.info("Bounce hook: the client left before its body was read")
+            self._log.info("Bounce hook: the client left before its body was read")
             return
-        # One line per request: the counts and the problem, never the secret nor an address.
-        level = logging.WARNING if response.status_code >= 500 else logging.INFO
-        logger.log(level, "Bounce hook: %s %s", response.status_code, detail)
+        # A line per answer, a refusal's at most once a minute for its status: the counts and the
+        # problem, never the secret nor an address.
+        status = response.status_code
+        if status < 400:
+            logger.info("Bounce hook: %s %s", status, detail)
+        else:
+            self._log.log(logging.WARNING if status >= 500 else logging.INFO, f"Bounce hook: {status} %s", detail)
         await response(scope, receive, send)
 
     async def _answer(self, scope: Scope, receive: Receive) -> tuple[Response, str]:

@@ -27,19 +27,18 @@ worth caching or reading. A press is counted (``visits.record_buy``) only when a
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 
-from reflex.utils import prerequisites
 from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from publisher import content, visits
 from publisher.config import settings
-from publisher.limits.submits import Limiter, MemoryCounter, RedisCounter
+from publisher.limits.submits import Limiter, shared_storage
 from publisher.per_process import PerProcess
 from publisher.rules import same_site, visit_rules
+from publisher.seldom_log import SeldomLog
 from publisher.server import requests
 from publisher.server.event_channel import ChannelOrigins
 
@@ -48,15 +47,11 @@ logger = logging.getLogger(__name__)
 PATH = "/count/buy"
 # The limiter's name for presses (its keys are apart from the forms').
 _PRESSES = "buy"
-# An unexpected error is logged at most this often: a flood of beacons must not flood the log.
-FAILURE_LOG_EVERY_S = 60.0
 
 
 def configured_buy_limiter() -> Limiter:
-    """Presses per address: in Redis when Reflex uses it (every worker and host), else in this process."""
-    redis = prerequisites.get_redis()
-    counter = RedisCounter(redis) if redis is not None else MemoryCounter()
-    return Limiter(counter, per_address=visit_rules.BUY_PER_ADDRESS)
+    """Presses per address, counted where the forms' attempts are (limits/submits.py)."""
+    return Limiter(shared_storage.get(), per_address=visit_rules.BUY_PER_ADDRESS)
 
 
 shared_buy_limiter: PerProcess[Limiter] = PerProcess(configured_buy_limiter)
@@ -82,7 +77,7 @@ class BuyBeacon:
         self._record = record
         self._origins = origins
         self._limiter = limiter or shared_buy_limiter
-        self._failure_logged_at: float | None = None
+        self._log = SeldomLog(logger)  # a flood of beacons must not flood the log
 
     def origins(self) -> ChannelOrigins:
         if self._origins is None:
@@ -94,12 +89,9 @@ class BuyBeacon:
             counted = await self._press(scope, receive)
         except requests.ClientLeft:
             return  # nobody to answer
-        except Exception:  # a press is never worth an error page: the answer is the same
+        except Exception:  # noqa: BLE001 - a press is never worth an error page: the answer is the same
             counted = None
-            now = time.monotonic()
-            if self._failure_logged_at is None or now - self._failure_logged_at >= FAILURE_LOG_EVERY_S:
-                self._failure_logged_at = now
-                logger.exception("Buy beacon: the press could not be judged (logged at most once a minute)")
+            self._log.exception("Buy beacon: the press could not be judged (logged at most once a minute)")
         logger.debug("Buy beacon: %s", counted or "not counted")
         await Response(status_code=204, headers={"Cache-Control": "no-store"})(scope, receive, send)
 

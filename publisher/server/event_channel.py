@@ -36,6 +36,7 @@ from publisher.limits.tabs import (
 )
 from publisher.per_process import PerProcess
 from publisher.rules import admin_access, same_site, visitor_limits
+from publisher.seldom_log import SeldomLog
 from publisher.server import requests
 
 logger = logging.getLogger(__name__)
@@ -207,6 +208,7 @@ class EventChannelDoor:
         self.on_close = on_close
         self._origins = origins
         self.watch = watch or OneAddressWatch()
+        self._log = SeldomLog(logger)
 
     def origins(self) -> ChannelOrigins:
         if self._origins is None:
@@ -220,7 +222,7 @@ class EventChannelDoor:
         origins, ours = headers.getlist("origin"), self.origins().of(headers.get("host", ""))
         origin = origins[0] if origins else None
         if len(origins) > 1 or not same_site.same_origin(origin, ours, same_site.EVENT_CHANNEL):
-            logger.info("Event channel refused for %s: %s", address, FOREIGN_ORIGIN)
+            self._log.info("Event channel refused for %s: " + FOREIGN_ORIGIN, address)
             await answer(scope, send, 403, b"This page may only be used from the site itself.\n")
             return
         scope = with_connection_scheme(_as_channel(scope))
@@ -231,7 +233,7 @@ class EventChannelDoor:
         token = _token(scope) if websocket else ""
         tab, refusal = await gate.admit(submits.address_key(address), token)
         if tab is None:
-            logger.info("Event channel refused for %s: %s", address, refusal)
+            self._log.info("Event channel refused for %s: %s", address, refusal)
             await answer(
                 scope, send, 429, b"Too many open pages; try again in a few minutes.\n", [(b"retry-after", b"60")]
             )

@@ -36,6 +36,7 @@ from publisher import mailing_list
 from publisher.content import form_copy, list_copy
 from publisher.limits import submits
 from publisher.rules import list_links
+from publisher.seldom_log import SeldomLog
 from publisher.server import requests
 from publisher.server.plain_forms import built_page, page_response, posted_from_this_site
 from publisher.web import graceful_stop
@@ -115,6 +116,7 @@ class ListLinks:
         self.slots = (
             None if build_dir is None else {route: PanelSlot(built_page(build_dir, route)) for route in LINK_PAGES}
         )
+        self._log = SeldomLog(logger)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         page = LINK_PAGES[scope["path"].rstrip("/")]
@@ -157,7 +159,7 @@ class ListLinks:
     async def _press(self, page: LinkPage, scope: Scope, token: str) -> Response:
         """The page's button, posted by the browser: the app's press, answered by the server alone."""
         if not posted_from_this_site(scope):
-            logger.info("List link %s: a POST from another site refused", page.action)
+            self._log.info("List link %s: a POST from another site refused", page.action)
             return PlainTextResponse("This page accepts posts from its own page only.", status_code=403)
         address = requests.client_address(scope)
         if not await submits.shared_limiter.get().allow(page.action, "", address):

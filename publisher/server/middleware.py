@@ -21,7 +21,6 @@ import hashlib
 import logging
 import mimetypes
 import re
-import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from publisher import visits
 from publisher.config import settings
 from publisher.content import images
+from publisher.seldom_log import SeldomLog
 from publisher.server import admin_sign_in, buy_beacon, requests, routes
 from publisher.server.link_pages import LINK_PAGES
 from publisher.server.plain_forms import NO_STORE_ROUTES
@@ -142,8 +142,6 @@ def is_page_path(path: str) -> bool:
 
 
 PageHook = Callable[[Scope, int], None]
-# A failing page hook is logged at most this often: a fault on every request must not flood the log.
-HOOK_FAILURE_LOG_EVERY_S = 60.0
 
 
 class ResponseHeaders:
@@ -165,18 +163,14 @@ class ResponseHeaders:
         self.script_hashes = tuple(script_hashes)
         self.starts_app = None if starts_app is None else dict(starts_app)
         self.on_page = on_page
-        self._hook_failure_logged_at: float | None = None
+        self._log = SeldomLog(logger)  # a fault on every request must not flood the log
 
     def _tell_hook(self, hook: PageHook, scope: Scope, status: int) -> None:
         """The hook, which never breaks or delays the page it is told about."""
         try:
             hook(scope, status)
-        except Exception:  # counting is never worth a page
-            now = time.monotonic()
-            last = self._hook_failure_logged_at
-            if last is None or now - last >= HOOK_FAILURE_LOG_EVERY_S:
-                self._hook_failure_logged_at = now
-                logger.exception("The page hook failed; the page was sent (logged at most once a minute)")
+        except Exception:  # noqa: BLE001 - counting is never worth a page (logged, at most once a minute)
+            self._log.exception("The page hook failed; the page was sent (logged at most once a minute)")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

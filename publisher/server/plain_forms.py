@@ -38,6 +38,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from publisher.config import settings
 from publisher.content import form_copy
 from publisher.rules import form_fields, same_site
+from publisher.seldom_log import SeldomLog
 from publisher.server import requests
 from publisher.web import graceful_stop, page_html, submissions
 from publisher.web.pages import contact, subscribe
@@ -127,6 +128,7 @@ class PlainForms:
         self.pages = {route: built_page(build_dir, route) for route in FORMS}
         self.question_slots = QuestionSlots(self.pages[contact.ROUTE])
         self.subscribe_sent = built_page(build_dir, subscribe.SENT_ROUTE)
+        self._log = SeldomLog(logger)
 
     async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A form's plain POST (to its page's URL)."""
@@ -147,7 +149,7 @@ class PlainForms:
     async def _answer(self, form: PlainForm, scope: Scope, receive: Receive) -> Response:
         headers = Headers(scope=scope)
         if not posted_from_this_site(scope):
-            logger.info("Form %s: a POST from another site refused", form.declared.name)
+            self._log.info("Form %s: a POST from another site refused", form.declared.name)
             return PlainTextResponse("This form accepts posts from its own page only.", status_code=403)
         if headers.get("content-type", "").split(";")[0].strip().lower() != FORM_CONTENT_TYPE:
             return PlainTextResponse(f"Expected a form ({FORM_CONTENT_TYPE}).", status_code=415)

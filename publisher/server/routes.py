@@ -81,16 +81,18 @@ class PageInPlace:
         await self.app(scope, receive, send)
 
 
-class ChannelRoute(BaseRoute):
-    """The event channel's paths, websocket and HTTP polling alike, as ``channel_route`` sorts them
-    (its own path, or another below it in any letter case)."""
+class PathRoute(BaseRoute):
+    """A route for the paths ``claims`` says yes to, HTTP and websocket alike, where Starlette's path
+    patterns cannot say it (the channel's path in any letter case, a spelling no URL has). ``row``:
+    its paths as docs/architecture.md's table names them."""
 
-    def __init__(self, kind: str, endpoint: ASGIApp):
-        self.kind = kind
+    def __init__(self, row: str, claims: Callable[[str], bool], endpoint: ASGIApp):
+        self.row = row
+        self.claims = claims
         self.endpoint = endpoint
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        if scope["type"] in ("http", "websocket") and event_channel.channel_route(scope["path"]) == self.kind:
+        if scope["type"] in ("http", "websocket") and self.claims(scope["path"]):
             return Match.FULL, {}
         return Match.NONE, {}
 
@@ -99,6 +101,20 @@ class ChannelRoute(BaseRoute):
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.endpoint(scope, receive, send)
+
+
+def is_odd_spelling(path: str) -> bool:
+    """A path no URL of the site is spelt as, which Reflex's static files would still answer: with an
+    empty or dot segment (``//admin``, ``/./admin``, ``/admin/.``: a redirect built from the Host
+    header) or a prerendered file's name (``/admin.html``: the page without its route's headers).
+    Trailing slashes are no odd spelling: every page and endpoint takes them."""
+    trimmed = path.rstrip("/")
+    return trimmed.endswith(".html") or any(segment in ("", ".", "..") for segment in trimmed.split("/")[1:])
+
+
+async def not_a_url(scope: Scope, receive: Receive, send: Send) -> None:
+    """404 to an odd spelling (``is_odd_spelling``), whatever page or file it names."""
+    await event_channel.answer(scope, send, 404, b"Not found.\n")
 
 
 def route_table(
@@ -122,6 +138,7 @@ def route_table(
     dashboard = DashboardPages(page)
     door = event_channel.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
     routes: list[BaseRoute] = [
+        PathRoute("an odd spelling", is_odd_spelling, _Endpoint(not_a_url)),
         *channel_routes(door),
         *([] if build_dir is None else _form_routes(PlainForms(build_dir, page), page)),
         # The list's links: a link's page, its button's POST, one-click unsubscribe.
@@ -146,8 +163,12 @@ def route_table(
 def channel_routes(door: event_channel.EventChannelDoor) -> list[BaseRoute]:
     """The event channel: its own path through the door, any other below it 404."""
     return [
-        ChannelRoute(event_channel.CHANNEL, door),
-        ChannelRoute(event_channel.NOT_FOUND, _Endpoint(event_channel.not_the_channel)),
+        PathRoute("/_event", lambda path: event_channel.channel_route(path) == event_channel.CHANNEL, door),
+        PathRoute(
+            "/_event/...",
+            lambda path: event_channel.channel_route(path) == event_channel.NOT_FOUND,
+            _Endpoint(event_channel.not_the_channel),
+        ),
     ]
 
 

@@ -140,7 +140,7 @@ def begin_ceremony(
     with database.engine(db_url).begin() as connection:
         if connection.dialect.name == "postgresql":
             connection.execute(sqlalchemy.text("SELECT pg_advisory_xact_lock(:key)"), {"key": CEREMONY_LOCK_KEY})
-        connection.execute(sqlalchemy.delete(AdminCeremony).where(col(AdminCeremony.expires_at) <= now))
+        _delete_expired_ceremonies(connection, now)
         waiting, from_address = connection.execute(
             sqlalchemy.select(
                 sqlalchemy.func.count(),
@@ -161,6 +161,16 @@ def begin_ceremony(
             )
         )
     return None
+
+
+def _delete_expired_ceremonies(connection, now: datetime) -> int:
+    return connection.execute(sqlalchemy.delete(AdminCeremony).where(col(AdminCeremony.expires_at) <= now)).rowcount
+
+
+def delete_expired_ceremonies(now: datetime | None = None, db_url: str | None = None) -> int:
+    """Delete the ceremonies that ran out, and with each the address it was begun from; how many."""
+    with database.engine(db_url).begin() as connection:
+        return _delete_expired_ceremonies(connection, now or utc_now())
 
 
 def open_ceremonies(db_url: str | None = None) -> int:

@@ -9,6 +9,8 @@ restart.
 A SQLite file is switched to write-ahead logging (``engine``): readers no longer wait for a
 writer, and a commit costs one sync of the log instead of a rollback journal's several (a
 release campaign records every email as it goes); docs/deploying.md says how to back it up.
+It is its user's alone (``0600``, whatever the umask), made so before SQLite first opens it,
+which gives its ``-wal`` and ``-shm`` the database's mode (``private_sqlite_file``).
 
 Migrations (the committed Alembic revisions) are safe when several containers
 start at once: on PostgreSQL they run under a session-level advisory lock, so one
@@ -17,7 +19,9 @@ process migrates while the others wait, then find the schema current.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sqlite3
 from pathlib import Path
 
@@ -33,6 +37,7 @@ logger = logging.getLogger(__name__)
 # The advisory lock's key: any 64-bit number the application reserves ("publ" + "migr").
 MIGRATION_LOCK_KEY = 0x7075626C_6D696772
 CONNECT_TIMEOUT_S = 5
+PRIVATE_FILE_MODE = 0o600
 
 
 class DatabaseUnavailable(RuntimeError):
@@ -60,8 +65,26 @@ def engine(url: str | None = None) -> sqlalchemy.engine.Engine:
     alembic_config()  # before Reflex looks for it (and warns "Database is not initialized")
     found = rx_model.get_engine(url)
     if found.dialect.name == "sqlite" and not sqlalchemy.event.contains(found, "connect", _write_ahead_log):
+        private_sqlite_file(found.url)  # once per engine: before its first connection
         sqlalchemy.event.listen(found, "connect", _write_ahead_log)
     return found
+
+
+def private_sqlite_file(url: sqlalchemy.engine.URL) -> None:
+    """The SQLite file of ``url`` and its logs readable by the site's user alone: made ``0600``
+    before SQLite opens it (SQLite gives a new -wal and -shm the database's mode), and made so
+    again where an older version left them readable by everyone. Nothing for an in-memory
+    database; a folder that is missing is SQLite's to report."""
+    path = url.database
+    if url.get_backend_name() != "sqlite" or not path or path == ":memory:" or path.startswith("file:"):
+        return
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_CREAT, PRIVATE_FILE_MODE))
+    except OSError:
+        return
+    for name in (path, f"{path}-wal", f"{path}-shm"):
+        with contextlib.suppress(OSError):  # not there, or another user's: left as it is
+            os.chmod(name, PRIVATE_FILE_MODE)
 
 
 def _write_ahead_log(dbapi_connection, _record) -> None:
@@ -107,6 +130,7 @@ def check(url: str | None = None) -> None:
             f"{DB_URL_VAR} ({redact_url(url)}) needs the database driver {exc.name!r}, which is not installed: "
             "for PostgreSQL install the postgres extra (pip install 'publisher[postgres]'; the image has it)"
         ) from None
+    private_sqlite_file(engine.url)
     try:
         with engine.connect() as connection:
             connection.execute(sqlalchemy.text("SELECT 1"))

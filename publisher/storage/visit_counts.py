@@ -11,7 +11,8 @@ and in the seen set also "minute" ("HHMM", for visitors now), which is never a c
   salt, so after 48 hours nothing of a day's visitors is left but counts.
 - **Counts** (``visit_count``): views and visitors per day, kind and key, added to by an upsert
   in the flush's one transaction, so each worker's and container's counts add up. Kept
-  PUBLISHER_VISITS_KEEP_DAYS days (``prune``).
+  PUBLISHER_VISITS_KEEP_DAYS days (``prune``). A day takes at most LABELS_PER_DAY new sources
+  and as many campaigns (the names the site knows aside); the flush folds the rest into "(other)".
 
 Every read is an aggregate over one kind and a range of days on the count's primary key (kind,
 day, key): its cost grows with the days asked for, never with the visitors counted. Visitors
@@ -193,18 +194,67 @@ def _add_counts(
         connection.execute(statement)
 
 
+def _part(batch: Batch, labelled: bool) -> Batch:
+    """The batch's keys of the label kinds (source, campaign), or of the others."""
+
+    def wanted(kind: str) -> bool:
+        return (kind in visit_rules.LABEL_KINDS) is labelled
+
+    return Batch(
+        {counted: n for counted, n in batch.views.items() if wanted(counted[1])},
+        {seen for seen in batch.seen if wanted(seen[1])},
+        {counted: n for counted, n in batch.new_visitors.items() if wanted(counted[1])},
+    )
+
+
+def _within_room(connection, batch: Batch) -> Batch:
+    """The labels' batch with each (kind, day)'s labels past LABELS_PER_DAY folded into "(other)":
+    the room goes to the new labels with the most views."""
+    roomless = visit_rules.KNOWN_SOURCES | {visit_rules.OTHER}  # they take no room
+    folded: dict[tuple[date, str, str], tuple[date, str, str]] = {}
+    for day, kind in {(day, kind) for day, kind, _ in batch.views}:
+        stored = set(
+            connection.execute(
+                sqlalchemy.select(col(VisitCount.key)).where(col(VisitCount.kind) == kind, col(VisitCount.day) == day)
+            ).scalars()
+        )
+        room = visit_rules.LABELS_PER_DAY - len(stored - roomless)
+        new = [counted for counted in batch.views if counted[:2] == (day, kind) and counted[2] not in stored | roomless]
+        for counted in sorted(new, key=lambda counted: (-batch.views[counted], counted[2]))[max(room, 0) :]:
+            folded[counted] = (day, kind, visit_rules.OTHER)
+    if not folded:
+        return batch
+
+    def into(counts: dict[tuple[date, str, str], int]) -> dict[tuple[date, str, str], int]:
+        summed: Counter[tuple[date, str, str]] = Counter()
+        for counted, number in counts.items():
+            summed[folded.get(counted, counted)] += number
+        return dict(summed)
+
+    seen = {(*folded.get((day, kind, key), (day, kind, key)), visitor) for day, kind, key, visitor in batch.seen}
+    return Batch(into(batch.views), seen, into(batch.new_visitors))
+
+
+def _write(connection, batch: Batch, seen_done: bool) -> None:
+    new = _summed(batch.new_visitors) if seen_done else _insert_seen(connection, batch.seen)
+    _add_counts(connection, _summed(batch.views), new)
+
+
 def flush(batch: Batch, seen_done: bool = False, db_url: str | None = None) -> None:
     """Write one worker's batch in ONE transaction: its seen rows (the ones not there yet are its
     new visitors) and its views and new visitors added to the day's counts. ``seen_done`` (Redis
     keeps the seen sets): no seen rows, ``batch.new_visitors`` says who was new. A failure writes
-    nothing of the batch. "minute" rows are seen rows only, never counts."""
+    nothing of the batch. "minute" rows are seen rows only, never counts.
+
+    The keys without labels go first: their upsert of the day's "site" row makes another worker's
+    flush wait for this one, so each reads the labels' room (``_within_room``) after the other wrote."""
     views = _summed(batch.views)
     new_from_redis = _summed(batch.new_visitors) if seen_done else Counter()
     if not views and not new_from_redis and (seen_done or not batch.seen):
         return
     with database.engine(db_url).begin() as connection:
-        new = new_from_redis if seen_done else _insert_seen(connection, batch.seen)
-        _add_counts(connection, views, new)
+        _write(connection, _part(batch, labelled=False), seen_done)
+        _write(connection, _within_room(connection, _part(batch, labelled=True)), seen_done)
 
 
 def prune(today: date, keep_days: int, db_url: str | None = None) -> int:

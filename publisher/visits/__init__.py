@@ -11,7 +11,8 @@ shares (the database, or Redis) and that is destroyed 48 hours after its day beg
 - ``counting``: the app's lifespan task (publisher/publisher.py). It fetches the day's salt
   (visits/salts.py) before the first request is served, flushes every ``FLUSH_INTERVAL_S``
   (visits/flush_loop.py; with Redis, its sets say who is new: visits/visitor_sets.py), and
-  flushes once more when the worker stops.
+  flushes once more when the worker stops. With counting off it still destroys what an earlier
+  counting left in the database at its time (``destroying``).
 - ``visitors_now``: the dashboard's "visitors now", from Redis or the database.
 """
 
@@ -22,9 +23,9 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from reflex.utils import prerequisites
@@ -34,6 +35,7 @@ from publisher.config import settings
 from publisher.per_process import PerProcess
 from publisher.rules import visit_rules
 from publisher.storage import visit_counts
+from publisher.storage.tables import utc_now
 from publisher.visits import visitor_sets
 from publisher.visits.flush_loop import FlushLoop
 from publisher.visits.recorder import Recorder
@@ -52,6 +54,8 @@ CHART_DAYS = 90
 MAX_KEYS_PER_FLUSH = 1000
 # At a worker's stop, its last flush may take this long; then it goes without it.
 LAST_FLUSH_WAIT_S = 3.0
+# Counting off, a database away when expired salts are due to go: tried again this often.
+DESTROY_RETRY_S = 60.0
 # A failure on the request path is logged at most this often (a fault on every request must not
 # flood the log).
 FAILURE_LOG_EVERY_S = 60.0
@@ -143,12 +147,46 @@ async def running(flush_loop: FlushLoop, last_flush_s: float = LAST_FLUSH_WAIT_S
             logger.warning("Visits: the last flush took over %g s; its counts are lost", last_flush_s)
 
 
+def _destroy_expired(now: datetime, db_url: str | None) -> date | None:
+    """The salts and seen rows past their time deleted; the first day of those left, or None."""
+    visit_counts.drop_expired(now, db_url)
+    return min([*visit_counts.salt_days(db_url), *visit_counts.seen_days(db_url)], default=None)
+
+
+async def destroying(
+    db_url: str | None = None,
+    clock: Callable[[], datetime] = utc_now,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> None:
+    """Counting off after it was on: the salts and seen rows it left are deleted at once (a start
+    after a long stop), then each at its time, 48 hours after its day began; then nothing runs."""
+    while True:
+        try:
+            first_left = await asyncio.to_thread(_destroy_expired, clock(), db_url)
+        except Exception as exc:  # noqa: BLE001 - a database away: tried again later
+            logger.warning("Visits: the expired salts were not deleted (%s); trying again", type(exc).__name__)
+            await sleep(DESTROY_RETRY_S)
+            continue
+        if first_left is None:
+            return
+        await sleep(max((visit_rules.salt_destroyed_at(first_left) - clock()).total_seconds(), 1.0))
+
+
 @asynccontextmanager
 async def counting(*_: Any) -> AsyncIterator[None]:
     """The app's lifespan task: the day's salt, then a flush every FLUSH_INTERVAL_S, a last one at stop.
-    Off (``PUBLISHER_VISITS=off``, or no embedded gateway), it starts nothing."""
-    if not settings.current().visits_on:
-        yield
+    Off (``PUBLISHER_VISITS=off``), it only destroys the salts an earlier counting left
+    (``destroying``); with no embedded gateway (no database) it starts nothing."""
+    values = settings.current()
+    if values.visits_on:
+        async with running(configured_loop(shared_recorder.get())):
+            yield
         return
-    async with running(configured_loop(shared_recorder.get())):
+    task = asyncio.create_task(destroying(), name="publisher visits: destroying") if values.dashboard_on else None
+    try:
         yield
+    finally:
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -6,8 +6,10 @@ day. ``take()`` swaps in fresh, empty counts, so the flush works on its own batc
 go on adding to the next one.
 
 The keys of one kind are capped per flush: past ``max_keys`` distinct keys of a kind, every new
-key folds into ``(other)``. A flood of forged campaign tags or referrers thus grows neither the
-worker's memory nor the tables; the real pages, a few dozen keys, are never folded.
+key folds into ``(other)``, so a flood of forged campaign tags or referrers from many addresses
+cannot grow the worker's memory; the real pages, a few dozen keys, are never folded. (What one
+address adds in a day is capped before: visits/recorder.AddressDays; the labels a day may add,
+at the flush: storage/visit_counts.flush.)
 """
 
 from __future__ import annotations
@@ -15,10 +17,9 @@ from __future__ import annotations
 from collections import Counter
 from datetime import date
 
+from publisher.rules.visit_rules import OTHER
 from publisher.storage.visit_counts import Batch
 
-# Where keys past a kind's cap are counted together.
-OTHER = "(other)"
 # A bot's views are one figure a day: this kind, under this key, with no visitors.
 BOT_KIND = "bot"
 BOT_KEY = ""

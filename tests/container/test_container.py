@@ -136,7 +136,9 @@ def test_as_built_it_is_healthy_non_root_and_serves_both_forms(
     assert f"Listening at: http://127.0.0.1:{site.port}" in site.logs()
     changes = [line.split(maxsplit=1)[1] for line in podman("diff", site.name).stdout.splitlines()]
     assert [path for path in changes if path not in RUNTIME_MANAGED] == []
-    # The tabs' states are the site's user's alone: the folder 0700, each file in it 0600.
+    # The site's data folder is its user's alone (0700: not even its files' names show), and so are
+    # the tabs' states: the folder 0700, each file in it 0600.
+    assert site.exec("stat", "-c", "%a %U", "/data").stdout.split() == ["700", "site"]
     wait_until(lambda: site.exec("find", "/data/states", "-type", "f").stdout.strip() != "", 15, "a stored tab state")
     listed = site.exec("find", "/data/states", "-printf", "%m %y %p\n").stdout.splitlines()
     modes = [line.split(" ", 2) for line in listed]
@@ -173,6 +175,8 @@ def test_embedded_gateway_data_survives_a_restart_a_replacement_and_a_stop_mid_s
     image: str, containers: Callable[..., Container], volume: Volume, page: Page
 ):
     first = containers(image, volume=volume)  # no gateway URL: the embedded gateway stores in /data
+    # A new volume takes the mode and owner of the image's /data: the site user's alone.
+    assert first.exec("stat", "-c", "%a %U", "/data").stdout.split() == ["700", "site"]
     subscribe(page, first.base_url, "Ann Reader", "ann@example.com")
     send_contact_message(page, first.base_url, "Written before the restart.")
 

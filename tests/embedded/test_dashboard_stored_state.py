@@ -1,6 +1,7 @@
 """What a dashboard tab leaves in the tabs' stored state (reflex_internals/stored_state.py), on
 the disk manager (files under REFLEX_STATES_WORKDIR) and on Redis: never the session's token,
-never a reader's address, and the folder readable by the site's user alone.
+never a reader's address, never the browser's user agent, and the folder readable by the site's
+user alone.
 
 Signed in with Chromium's virtual passkey, the dashboard shows readers' addresses, finds one,
 forgets another; then the tab closes. Once the server has stored the tab's state as it was
@@ -20,6 +21,7 @@ import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import redis as redis_client
@@ -146,6 +148,8 @@ def test_a_closed_dashboard_tab_leaves_no_session_token_and_no_readers_address_i
     site: Site, passkey_page: Page
 ):
     page = passkey_page
+    channels: list[str] = []  # the event channels' URLs, which carry the page's token (kept in its memory only)
+    page.on("websocket", lambda socket: channels.append(socket.url))
     [link] = publisher_gateway(
         site.db_url, "admin", "invite", "Ada", env={"REFLEX_DEPLOY_URL": site.server.base_url}
     ).stdout.splitlines()
@@ -156,7 +160,7 @@ def test_a_closed_dashboard_tab_leaves_no_session_token_and_no_readers_address_i
     expect(signups).to_have_count(len(READERS))
     [cookie] = [c for c in page.context.cookies() if c["name"] == "publisher-admin"]
     session_token = cookie["value"]
-    tab_token = page.evaluate("window.sessionStorage.getItem('token')")
+    [tab_token] = {parse_qs(urlsplit(url).query)["token"][0] for url in channels}
     assert session_token and tab_token
 
     # A reader found by address, and another asked about: the page shows both addresses.
@@ -176,13 +180,16 @@ def test_a_closed_dashboard_tab_leaves_no_session_token_and_no_readers_address_i
     expect(page.get_by_role("status").filter(has_text=FORGOTTEN)).to_be_visible(timeout=15_000)
     expect(signups).to_have_count(len(READERS))
     shown = time.time()  # the page shows the search, the forget's notice and the latest readers
+    user_agent = page.evaluate("navigator.userAgent")
 
     page.close()
     wait_until(lambda: site.admin_state_stored_since(tab_token, shown), 30, "the closed tab's state to be stored")
 
     stored = site.stored()
     assert stored, "the site stored nothing: the test looks in the wrong place"
-    looked_for = {"the session's token": session_token} | {address: address for address in (*READERS, NEWCOMER)}
+    looked_for = {"the session's token": session_token, "the browser's user agent": user_agent} | {
+        address: address for address in (*READERS, NEWCOMER)
+    }
     leaks = {
         what: holders
         for what, text in looked_for.items()

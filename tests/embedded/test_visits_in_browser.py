@@ -1,15 +1,19 @@
 """Counting as a visitor's browser sees it (issue 42), in Chromium with a desktop browser's user agent
 (headless Chromium's own is a bot's) against publisher-serve on the embedded gateway, counting on.
 
-Counting stores nothing in the browser and reads nothing from it: no cookie on any page, no
-localStorage or sessionStorage entry on a page without a form, and no request but the page's own,
-except one beacon to /count/buy when a buy button is pressed (once per book per page). The press
+Counting stores nothing in the browser and reads nothing from it, and no public page stores
+anything there or reads it (issue 48): no cookie, no localStorage or sessionStorage entry and no
+call to either on any page, the form pages and the list's link pages included (their app keeps its
+token in the page's memory), also after a form was sent and after the page was left (React
+Router's scroll positions); and no request but the page's own, except one
+beacon to /count/buy when a buy button is pressed (once per book per page). The press
 still opens the store's page in a new tab, with JavaScript and without. The store's host is
 answered by the test (route-fulfilled), so nothing leaves the machine.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
@@ -18,13 +22,12 @@ from playwright.sync_api import Browser, BrowserContext, Page, Request, expect
 
 from publisher import content
 from publisher.server import buy_beacon
-from tests.browser import DESKTOP, ConsoleRecorder
+from tests.browser import DESKTOP, ConsoleRecorder, subscribe
 from tests.embedded.test_visits import added_since, counts, desktop_chrome
 from tests.support import ProductionServer, running_server, wait_until
 
 BOOK_PAGES = [book.page_path for book in content.BOOKS]
-# Every public page that has no form; then the ones that have one (the forms' and the list links'
-# pages: the app keeps its tab's token in sessionStorage there, as before counting).
+# Every public page that has no form; then the ones that start the app (the forms' and the list links').
 PAGES_WITHOUT_A_FORM = ["/", "/about", *BOOK_PAGES, "/subscribe/thanks", "/contact-us/thanks", "/no-such-page"]
 PAGES_WITH_A_FORM = ["/subscribe", "/contact-us", "/subscribe/confirm", "/unsubscribe"]
 STORE_HOSTS = sorted({urlsplit(str(book.book_link)).hostname or "" for book in content.BOOKS})
@@ -58,6 +61,7 @@ def store_answered_here(context: BrowserContext) -> list[str]:
 def visitor(browser: Browser) -> Iterator[tuple[BrowserContext, list[str]]]:
     context = browser.new_context(viewport=DESKTOP, user_agent=desktop_chrome())
     context.set_default_timeout(15_000)
+    context.add_init_script(STORAGE_WATCH)
     asked = store_answered_here(context)
     yield context, asked
     context.close()
@@ -78,27 +82,78 @@ class NetworkLog:
         return [request.url for request in self.requests if urlsplit(request.url).netloc != own]
 
 
-def storage_entries(page: Page) -> dict[str, int]:
-    return page.evaluate("() => ({local: localStorage.length, session: sessionStorage.length})")
+# Every call a page makes to its local or session storage, kept in the page's memory.
+STORAGE_WATCH = """
+window.storageCalls = [];
+for (const name of ["getItem", "setItem", "removeItem", "clear", "key"]) {
+  const original = Storage.prototype[name];
+  Storage.prototype[name] = function (...args) {
+    window.storageCalls.push(`${name}(${args[0] ?? ""})`);
+    return original.apply(this, args);
+  };
+}
+"""
+NOTHING_STORED = {"local": [], "session": [], "calls": []}
+
+
+def storage_entries(page: Page) -> dict[str, list[str]]:
+    """What the page's origin keeps in the browser's storage, and what the page asked of it."""
+    return page.evaluate(
+        "() => ({local: Object.keys(localStorage), session: Object.keys(sessionStorage), calls: window.storageCalls})"
+    )
+
+
+class AppChannel:
+    """What the page's event channel received: the app has the page's state once a delta came."""
+
+    def __init__(self, page: Page):
+        self.page, self.received = page, []
+        page.on("websocket", lambda socket: socket.on("framereceived", self.received.append))
+
+    def wait_for_the_state(self, path: str) -> None:
+        deadline = time.monotonic() + 15  # a guard against a hang, far above what it waits for
+        while not any('"delta"' in str(frame) for frame in self.received):
+            assert time.monotonic() < deadline, f"{path}: the app never got its state"
+            self.page.wait_for_timeout(50)  # lets Playwright hand over the frames meanwhile
 
 
 def test_a_visit_of_every_public_page_stores_nothing_and_asks_nothing_but_its_own(visitor, counting_site):
+    """The pages that start the app first: what a page stores as it is left (React Router's
+    scroll positions) shows on the next one, which shares its session storage."""
     context, _ = visitor
     server, _ = counting_site
     page = context.new_page()
     log = NetworkLog(page)
+    for path in PAGES_WITH_A_FORM:
+        channel = AppChannel(page)
+        page.goto(server.base_url + path, wait_until="networkidle")
+        expect(page.locator("h1")).to_have_count(1)
+        channel.wait_for_the_state(path)
+        assert context.cookies() == [], path
+        assert storage_entries(page) == NOTHING_STORED, path
     for path in PAGES_WITHOUT_A_FORM:
         page.goto(server.base_url + path, wait_until="networkidle")
         expect(page.locator("h1")).to_have_count(1)
         assert page.locator("form").count() == 0, path
         assert context.cookies() == [], path
-        assert storage_entries(page) == {"local": 0, "session": 0}, path
-    for path in PAGES_WITH_A_FORM:
-        page.goto(server.base_url + path, wait_until="networkidle")
-        expect(page.locator("h1")).to_have_count(1)
-        assert context.cookies() == [], path
+        assert storage_entries(page) == NOTHING_STORED, path
     assert log.others_than(server.base_url) == []
     assert log.beacons() == []  # no press, no beacon
+
+
+def test_a_form_sent_with_the_app_leaves_nothing_in_the_browser(visitor, counting_site):
+    """The form's success, its toast, a reload of the page and leaving it: nothing stored."""
+    context, _ = visitor
+    server, _ = counting_site
+    page = context.new_page()
+    subscribe(page, server.base_url, "Stored Nothing", "stored.nothing@example.com")
+    assert storage_entries(page) == NOTHING_STORED
+    page.reload(wait_until="networkidle")
+    expect(page.locator('[data-hydrated="true"]')).to_have_count(1)
+    assert storage_entries(page) == NOTHING_STORED
+    page.goto(server.base_url + "/about")
+    assert storage_entries(page) == NOTHING_STORED
+    assert context.cookies() == []
 
 
 def press_buy(page: Page, slug: str) -> Page:

@@ -16,7 +16,7 @@ import sqlalchemy
 
 from publisher.content import admin_copy
 from publisher.limits import submits
-from publisher.limits.submits import Limiter, MemoryCounter
+from publisher.limits.submits import Limiter
 from publisher.rules import admin_access
 from publisher.rules.admin_access import RelyingParty
 from publisher.server import admin_downloads, admin_sign_in, routes
@@ -42,7 +42,7 @@ def client(db_url, monkeypatch):
     """The sign-in endpoints on ``db_url`` for books.example.com, with a fresh failure limiter."""
     monkeypatch.setattr(admin_sign_in, "relying_party", lambda: PARTY)
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
-    submits.shared_limiter.set(Limiter(MemoryCounter()))
+    submits.shared_limiter.set(Limiter())
     yield lambda: httpx.AsyncClient(
         transport=httpx.ASGITransport(app=routes.route_table(not_found, db_url=db_url)), base_url=ORIGIN
     )
@@ -192,7 +192,7 @@ async def test_another_sites_page_and_an_oversized_body_are_refused_and_nothing_
 
 @pytest.mark.asyncio
 async def test_failed_attempts_are_limited_per_address_and_then_refused_before_being_looked_at(client, db_url):
-    submits.shared_limiter.set(Limiter(MemoryCounter(), per_address=submits.Limit(3, 600)))
+    submits.shared_limiter.set(Limiter(per_address=submits.Limit(3, 600)))
     token = invite(db_url)
     async with client() as http:
         statuses = [
@@ -363,3 +363,55 @@ async def test_with_the_cloud_gateway_every_admin_path_is_not_found(client, monk
         for path in ("/admin", "/admin/enrol", "/admin/api/sign-in/options", "/admin/api/anything"):
             assert (await http.post(path, json={}, headers=FROM_PAGE)).status_code == 404, path
             assert (await http.get(path)).status_code == 404, path
+
+
+class LoopStopped(Exception):
+    """Ends a background loop the test runs, at the turn it chose."""
+
+
+@ON_BOTH_DATABASES
+@pytest.mark.asyncio
+async def test_a_ceremony_that_ran_out_goes_with_its_address_within_a_minute_though_no_other_begins(client, db_url):
+    """A stranger asks for a sign-in and never answers: the lifespan task deletes the ceremony, and
+    the address it keeps, at its first turn after the ceremony ran out (5 minutes), a minute at most."""
+    started = utc_now()
+    now = [started]
+    async with from_address(db_url, "198.51.100.40", clock=lambda: now[0]) as stranger:
+        assert (await ask_sign_in(stranger)).status_code == 200
+    assert "198.51.100.40" in stored_text(db_url)
+    ran_out = started + admin_access.CEREMONY_VALID_FOR
+    turns: list[tuple[float, int]] = []  # (seconds since the ceremony began, ceremonies left) after each turn
+
+    async def time_passes(seconds: float) -> None:
+        turns.append(((now[0] - started).total_seconds(), admins.open_ceremonies(db_url)))
+        if now[0] - ran_out >= timedelta(seconds=seconds):
+            raise LoopStopped
+        now[0] += timedelta(seconds=seconds)
+
+    with pytest.raises(LoopStopped):
+        await admin_sign_in.clear_ceremonies(db_url, clock=lambda: now[0], sleep=time_passes)
+    assert admin_sign_in.CEREMONY_SWEEP_S == 60
+    assert turns == [(0, 1), (60, 1), (120, 1), (180, 1), (240, 1), (300, 0), (360, 0)]
+    assert "198.51.100.40" not in stored_text(db_url)
+
+
+@pytest.mark.asyncio
+async def test_the_ceremonies_loop_outlives_a_database_that_is_away_and_starts_nothing_without_a_dashboard(
+    monkeypatch, caplog
+):
+    def away(now, db_url):
+        raise sqlalchemy.exc.OperationalError("DELETE", {}, ConnectionRefusedError())
+
+    async def time_passes(seconds: float) -> None:
+        if len(caplog.records) == 2:
+            raise LoopStopped
+
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    monkeypatch.setattr(admins, "delete_expired_ceremonies", away)
+    with caplog.at_level(logging.WARNING, logger=admin_sign_in.__name__), pytest.raises(LoopStopped):
+        await admin_sign_in.clear_ceremonies(sleep=time_passes)
+    assert [record.getMessage() for record in caplog.records] == [
+        "Dashboard: the expired sign-in ceremonies were not deleted (OperationalError)"
+    ] * 2
+    monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://gateway.example.com")  # the cloud keeps the list
+    await admin_sign_in.clear_ceremonies(sleep=time_passes)  # returns at once: no database here

@@ -69,3 +69,4 @@ def test_the_dashboard_times_its_refresh_and_shows_the_readers_and_visits_it_was
     ):
         assert re.search(rf"^  {re.escape(measured)} +{TIMED}$", output, re.M), output
     assert "Visitors today 100,000, Page views today 300,000, Visitors yesterday 100,000" in output
+    assert "2 days at the caps, every day's sources and campaigns (+704 rows)" in output  # (170 + 1 + 180 + 1) a day

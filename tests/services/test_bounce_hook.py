@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from publisher.limits import submits
-from publisher.limits.submits import Limiter, MemoryCounter
+from publisher.limits.submits import Limiter
 from publisher.rules.list_rules import ListStatus
 from publisher.server import routes
 from publisher.storage import bounce_records, subscribers
@@ -29,7 +29,7 @@ async def page(scope, receive, send):
 def site(db_url, monkeypatch):
     """The hook on ``db_url``, with a secret and a fresh limiter; yields a client for it."""
     monkeypatch.setenv(SECRET_VAR, SECRET)
-    submits.shared_limiter.set(Limiter(MemoryCounter()))
+    submits.shared_limiter.set(Limiter())
     yield lambda: httpx.AsyncClient(
         transport=httpx.ASGITransport(app=routes.route_table(page, db_url=db_url)), base_url="https://books.example.com"
     )

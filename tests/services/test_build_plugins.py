@@ -207,3 +207,26 @@ def test_the_reflex_config_loads_none_of_the_sites_own_modules():
         "publisher.web.page_html",  # imports nothing of the site: a page without the app
         "publisher.web.page_kinds",
     ]
+
+
+def test_a_page_load_keeps_its_token_in_its_memory_and_never_touches_the_browsers_storage(tmp_path):
+    """getToken and peekToken as rewritten, run in node with a window whose storages throw when
+    touched: the token peeked before the app connects is the one it connects with, every time."""
+    patched = frontend_files.state_js_rewrites(REFLEX_STATE_JS)
+    functions = "".join(
+        re.search(pattern, patched, re.S).group(0).replace("export const", "const")
+        for pattern in (r"export const getToken = .*?\n};\n", r"const peekToken = .*?;[^\n]*\n")
+    )
+    (tmp_path / "token.mjs").write_text(
+        "const touched = (name) => { throw new Error(`${name} touched`); };\n"
+        "const window = { get sessionStorage() { return touched('sessionStorage'); },"
+        " get localStorage() { return touched('localStorage'); } };\n"
+        'let token;\nlet unsavedToken;\nconst TOKEN_KEY = "token";\n'
+        "let made = 0;\nconst generateUUID = () => `uuid-${++made}`;\n"
+        f"{functions}\n"
+        "console.log(JSON.stringify([peekToken(), getToken(), getToken(), peekToken()]));\n",
+        encoding="utf-8",
+    )
+    completed = subprocess.run([node_path(), str(tmp_path / "token.mjs")], capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout) == ["uuid-1"] * 4

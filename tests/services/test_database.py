@@ -4,8 +4,10 @@ and outages while running. On a real PostgreSQL (Debian's package, one per sessi
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -243,3 +245,48 @@ def test_the_visit_counts_migrate_down_and_up_again(db_url):
     assert indexes_before == indexes_now - {"ix_subscription_event_at", "ix_contact_message_received_at"}
     alembic("upgrade", "head")
     assert schema() == (tables_now, indexes_now)
+
+
+# --- The site's files are its user's alone ---------------------------------------------------
+
+
+def private_files(folder: Path) -> dict[str, int]:
+    return {path.name: stat.S_IMODE(path.stat().st_mode) for path in sorted(folder.iterdir())}
+
+
+@pytest.fixture
+def usual_umask() -> Iterator[None]:
+    """A host's usual umask (022: new files readable by everyone), as an operator's shell has it."""
+    before = os.umask(0o022)
+    yield
+    os.umask(before)
+
+
+def test_a_new_sqlite_database_and_its_write_ahead_log_are_readable_by_the_sites_user_alone(tmp_path, usual_umask):
+    """Made by the operator's first command (``migrate``) or by the server's start-up check, then
+    written to: the database, its -wal and its -shm are 0600."""
+    from publisher.storage import subscribers
+    from publisher.storage.subscribers import SignUp
+
+    migrated, checked = tmp_path / "migrated", tmp_path / "checked"
+    migrated.mkdir(), checked.mkdir()
+    publisher_gateway(f"sqlite:///{migrated / 'publisher.db'}", "migrate")
+    assert private_files(migrated) == {"publisher.db": 0o600}  # the command closed it: no log left
+    database.check(f"sqlite:///{checked / 'publisher.db'}")  # publisher-serve's first step
+    assert private_files(checked) == {"publisher.db": 0o600}
+
+    url = f"sqlite:///{migrated / 'publisher.db'}"
+    subscribers.subscribe(SignUp(email="private@example.com", name="Pat"), None, url)  # the pool stays open
+    assert private_files(migrated) == dict.fromkeys(["publisher.db", "publisher.db-shm", "publisher.db-wal"], 0o600)
+
+
+def test_a_database_an_older_version_left_readable_by_everyone_is_made_private(tmp_path, usual_umask):
+    names = ["publisher.db", "publisher.db-shm", "publisher.db-wal"]
+    url = f"sqlite:///{tmp_path / 'publisher.db'}"
+    publisher_gateway(url, "migrate")
+    for name in names[1:]:
+        (tmp_path / name).touch()  # a log an older version left beside it (no connection opens it here)
+    for name in names:
+        (tmp_path / name).chmod(0o644)
+    database.check(url)
+    assert private_files(tmp_path) == dict.fromkeys(names, 0o600)

@@ -11,14 +11,17 @@ import httpx
 import pytest
 from bs4 import BeautifulSoup
 from reflex.istate.data import RouterData
+from reflex.istate.manager.disk import StateManagerDisk
+from reflex.istate.manager.token import BaseStateToken
 from reflex_base import constants
 
 from publisher import storage
 from publisher.config.settings import mail_settings
 from publisher.content import list_copy
 from publisher.limits import submits
-from publisher.limits.submits import Limit, Limiter, MemoryCounter
+from publisher.limits.submits import Limit, Limiter
 from publisher.mail import outbox
+from publisher.reflex_internals import stored_state
 from publisher.rules import bounces, list_links
 from publisher.rules.list_rules import ListStatus
 from publisher.server import routes
@@ -46,7 +49,7 @@ def list_site(db_url, monkeypatch):
     # Every storage module reaches the database through these two (storage/database.py, storage/tables.py).
     monkeypatch.setattr(database, "engine", lambda _url=None, real=database.engine: real(db_url))
     monkeypatch.setattr(tables, "open_session", lambda _url, real=tables.open_session: real(db_url))
-    submits.shared_limiter.set(Limiter(MemoryCounter()))
+    submits.shared_limiter.set(Limiter())
     yield mail_settings()
     submits.shared_limiter.set(None)
 
@@ -165,9 +168,52 @@ async def test_the_unsubscribe_page_removes_the_address_only_when_the_button_is_
     assert event.how == "unsubscribe page"
 
 
+async def page_event(manager: StateManagerDisk, handler, state_class, path: str, token: str):
+    """One event of the tab's page, as Reflex's event processor runs it: the tab's state from the
+    manager (from its file after a restart), the router data of the event's page and connection."""
+    router_data = {
+        constants.RouteVar.HEADERS: {"origin": "https://books.example.com"},
+        constants.RouteVar.CLIENT_IP: "198.51.100.7",
+        constants.RouteVar.CLIENT_TOKEN: "tab-1",
+        constants.RouteVar.SESSION_ID: "sid-1",
+        constants.RouteVar.PATH: path,
+        constants.RouteVar.ORIGIN: list_links.link_path(path, token),
+        constants.RouteVar.QUERY: {list_links.TOKEN_PARAM: token},
+    }
+    async with manager.modify_state(BaseStateToken(ident="tab-1", cls=state_class)) as root:
+        root.router_data = root._update_router_vars(router_data, root.router_data)
+        page = await root.get_state(state_class)
+        await run(handler, page)
+    return page
+
+
+@pytest.mark.asyncio
+async def test_a_link_pages_stored_state_keeps_no_token_and_after_a_restart_the_page_acts_on_its_link(
+    list_site, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("REFLEX_STATES_WORKDIR", str(tmp_path))
+    stored_state.install()  # as the app's entry point does (publisher.py)
+    other, reader = joined(list_site), joined(list_site, "ann@example.org")
+    token = list_links.unsubscribe_token(SECRET, reader.link_key)
+    before = StateManagerDisk(token_expiration=3600)
+    page = await page_event(before, UnsubscribeState.open, UnsubscribeState, "/unsubscribe", token)
+    assert (page.stage, page.address) == (list_link_state.ASK, "a*n@e******.org")
+    await before.close()  # the worker stops: every state is in its file
+    files = list(tmp_path.glob("*.pkl"))
+    assert files and [file.name for file in files if token.encode() in file.read_bytes()] == []
+    after = StateManagerDisk(token_expiration=3600)  # the next worker reads the files
+    page = await page_event(after, UnsubscribeState.open, UnsubscribeState, "/unsubscribe", token)  # the reconnect
+    assert (page.stage, page.address) == (list_link_state.ASK, "a*n@e******.org")
+    page = await page_event(after, UnsubscribeState.unsubscribe, UnsubscribeState, "/unsubscribe", token)
+    assert page.stage == list_link_state.DONE
+    assert subscribers.lookup(reader.link_key).status == ListStatus.UNSUBSCRIBED
+    assert subscribers.lookup(other.link_key).status == ListStatus.PENDING
+    await after.close()
+
+
 @pytest.mark.asyncio
 async def test_opening_links_counts_against_the_visitors_limits(list_site):
-    submits.shared_limiter.set(Limiter(MemoryCounter(), per_client=Limit(2, 600), per_address=Limit(40, 600)))
+    submits.shared_limiter.set(Limiter(per_client=Limit(2, 600), per_address=Limit(40, 600)))
     for expected in (list_link_state.INVALID, list_link_state.INVALID, list_link_state.LIMITED):
         state = on_page(UnsubscribeState, "/unsubscribe", "guess")
         await run(UnsubscribeState.open, state)
@@ -289,7 +335,7 @@ def test_a_post_that_is_not_one_click_or_whose_token_is_not_ours_changes_nothing
 
 
 def test_only_wrong_links_count_against_an_address(list_site):
-    submits.shared_limiter.set(Limiter(MemoryCounter(), per_address=Limit(3, 600)))
+    submits.shared_limiter.set(Limiter(per_address=Limit(3, 600)))
     subscriber = joined(list_site)
     good = list_links.unsubscribe_token(SECRET, subscriber.link_key)
     for _ in range(5):  # a mail provider unsubscribing many readers from one address is never held up
@@ -493,7 +539,7 @@ async def test_without_the_app_a_changed_an_expired_or_a_replaced_link_shows_its
 
 @pytest.mark.asyncio
 async def test_without_the_app_presses_count_against_the_address_as_the_apps_do(list_site, build):
-    submits.shared_limiter.set(Limiter(MemoryCounter(), per_address=Limit(2, 600)))
+    submits.shared_limiter.set(Limiter(per_address=Limit(2, 600)))
     subscriber = joined(list_site)
     action = f"/unsubscribe?token={list_links.unsubscribe_token(SECRET, subscriber.link_key)}"
     async with site_client(build) as http:

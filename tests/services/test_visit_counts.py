@@ -7,6 +7,8 @@ enforces) and the query plans run on SQLite and PostgreSQL; the plain reads and 
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import subprocess
 import sys
@@ -16,11 +18,18 @@ from pathlib import Path
 import pytest
 import sqlalchemy
 
-from publisher.rules import visit_rules
+from publisher.cli import visit_report
+from publisher.mail import notices
+from publisher.rules import notice_rules, visit_rules
 from publisher.storage import visit_counts
 from publisher.storage.database import engine
 from publisher.storage.tables import VISIT_KEY_MAX, VisitCount, VisitSeen
 from publisher.storage.visit_counts import Batch, DayCount, KeyCount
+from publisher.visits.recorder import Recorder
+from publisher.visits.salts import DatabaseSalts, DaySalts
+from publisher.visits.tally import Tally
+from publisher.web import exports
+from publisher.web.states import admin_state
 from tests.databases import ON_BOTH_DATABASES
 from tests.services.test_used_tokens import worker_env
 from tests.support import PROJECT_ROOT, wait_until
@@ -28,6 +37,7 @@ from tests.support import PROJECT_ROOT, wait_until
 DAY = date(2026, 11, 27)
 NOON = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
 ANN, BO, CY = b"A" * 16, b"B" * 16, b"C" * 16  # visitor ids as rules/visit_rules.visitor_id makes them
+DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
 
 
 def view(batch: Batch, visitor: bytes, kind: str, key: str = "", day: date = DAY) -> Batch:
@@ -115,6 +125,79 @@ def test_minute_rows_are_seen_only_and_an_overlong_key_is_cut_to_fit(db_url):
     assert visit_counts.top("minute", DAY, DAY, db_url=db_url) == []
     assert visit_counts.top("campaign", DAY, DAY, db_url=db_url) == [KeyCount("x" * VISIT_KEY_MAX, 2, 2)]
     assert visit_counts.visitors_now(NOON, db_url=db_url) == 1
+
+
+def labels(db_url: str, kind: str, day: date = DAY) -> dict[str, int]:
+    return {count.key: count.views for count in visit_counts.top(kind, day, day, limit=1000, db_url=db_url)}
+
+
+@ON_BOTH_DATABASES
+def test_a_day_takes_200_new_sources_and_200_campaigns_the_rest_fold_into_other(db_url):
+    first = Batch()
+    for number in range(150):
+        view(view(first, ANN, "source", f"site-{number}.example"), ANN, "campaign", f"c{number}")
+    visit_counts.flush(view(first, ANN, "site"), db_url=db_url)
+    second = view(view(Batch(), BO, "site"), BO, "source", "Google")  # a name the site knows takes no room
+    for number in range(140, 210):  # 10 counted already, 60 new: 50 fit
+        for _ in range(2 if number < 200 else 1):  # the most viewed new ones get the room
+            view(second, BO, "source", f"site-{number}.example")
+        view(second, BO, "campaign", f"c{number}")
+    visit_counts.flush(second, db_url=db_url)
+    sources = labels(db_url, "source")
+    assert len(sources) == 200 + 2  # and Google and (other)
+    assert sources["site-199.example"] == 2 and "site-200.example" not in sources
+    assert (sources["Google"], sources["(other)"], sources["site-140.example"]) == (1, 10, 3)
+    assert len(labels(db_url, "campaign")) == 200 + 1
+    assert one_day(db_url, "source", "(other)") == DayCount(DAY, views=10, visitors=1)
+    visit_counts.flush(view(view(Batch(), CY, "site"), CY, "source", "site-0.example"), db_url=db_url)
+    assert labels(db_url, "source")["site-0.example"] == 2  # a label of the day keeps counting
+    tomorrow = DAY + timedelta(days=1)
+    visit_counts.flush(
+        view(view(Batch(), CY, "site", day=tomorrow), CY, "source", "new.example", tomorrow), db_url=db_url
+    )
+    assert labels(db_url, "source", tomorrow) == {"new.example": 1}  # a new day, new room
+
+
+def test_what_a_visitor_sent_reaches_the_csv_the_summary_and_the_dashboard_as_clean_text_only(db_url):
+    """docs/security.md's hostile Referers and tags, counted by the request path and flushed: the
+    CLI's CSV, the Monday summary's top sources and the dashboard's lists show no byte of them."""
+    counting = Recorder(Tally(1000), DaySalts(), trusted_proxy_hops=0, clock=lambda: NOON)
+    counting.count_views_on({"/"}, lambda path: path)
+    asyncio.run(counting.salts.refresh(DatabaseSalts(db_url), NOON))
+    hostile = [
+        ("https://[::1%URGENT: your account is locked, call 555-0100 now]/", b""),
+        ("https://[fe80::1%\x85\x9b]/", b"utm_campaign=%3Csvg%20onload%3Dalert(1)%3E"),
+        ("https://a\\b.example/", b"utm_source=%3D1%2B1"),
+        ("https://ex\x85ample.org/", b"ref=%C2%85x%C2%9B"),
+        ("https://news.example/", b"ref=a%5Cb"),
+    ]
+    for number, (referer, query) in enumerate(hostile):
+        headers = [
+            (b"host", b"books.example"),
+            (b"user-agent", DESKTOP.encode()),
+            (b"referer", referer.encode("latin-1")),
+        ]
+        scope = {
+            "method": "GET",
+            "path": "/",
+            "query_string": query,
+            "headers": headers,
+            "client": (f"203.0.113.{number}", 1),
+        }
+        counting.page_view(scope, 200)
+    visit_counts.flush(counting.tally.take(), db_url=db_url)
+    out = io.StringIO()
+    exports.write_visits_csv(visit_report.csv_rows(visit_report.read(7, DAY, db_url)), out)
+    monday = datetime(2026, 11, 30, 9, tzinfo=UTC)
+    week = notices.with_visits(notice_rules.Week(0, 0, 0, 0, 0, 0), visit_counts.week(monday.date(), db_url))
+    [summary] = notice_rules.due(notice_rules.Snapshot(now=monday, site_url="https://books.example", week=week))
+    dashboard = admin_state._keys(visit_counts.top("source", DAY, DAY, db_url=db_url)) + admin_state._keys(
+        visit_counts.top("campaign", DAY, DAY, db_url=db_url)
+    )
+    assert {row["key"] for row in dashboard} == {"(direct)", "news.example", "(other)"}
+    for shown in (out.getvalue(), summary.body, repr(dashboard)):
+        assert not any(text in shown for text in ("URGENT", "urgent", "555", "svg", "=1", "\x85", "\x9b", "\\")), shown
+    assert "(direct) 4, news.example 1" in summary.body
 
 
 FLUSHES = 100  # each worker's: enough for two unordered writers to deadlock on PostgreSQL

@@ -11,6 +11,7 @@ resumes when it is back.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -227,3 +228,77 @@ def test_the_lifespan_task_with_counting_off_writes_nothing(db_url):
     )
     assert worker.returncode == 0, worker.stderr
     assert site_today(db_url) == visit_counts.DayCount(visit_rules.day_of(utc_now()), 0, 0)
+
+
+# --- Salts and seen rows go at their time in every mode ------------------------------------
+
+# A worker started with counting on or off: it waits (up to a minute) until no salt or seen row of
+# a day before the one it is given is left, then prints the days left.
+STARTED = """
+import asyncio, json, sys
+from publisher import visits
+from publisher.storage import visit_counts
+
+def left():
+    return sorted({str(day) for day in visit_counts.salt_days() + visit_counts.seen_days()})
+
+async def main():
+    async with visits.counting():
+        for _ in range(600):
+            if min(left()) >= sys.argv[1]:
+                break
+            await asyncio.sleep(0.1)
+    print(json.dumps(left()))
+
+asyncio.run(main())
+"""
+
+
+def counted_once(db_url: str, day, now) -> None:
+    """What a day's counting leaves: its salt and a visitor's seen rows."""
+    assert visit_counts.salt_for(day, now, db_url) is not None
+    batch = visit_counts.Batch(views={(day, "site", ""): 1}, seen={(day, "site", "", b"A" * 16)})
+    visit_counts.flush(batch, db_url=db_url)
+
+
+@pytest.mark.parametrize("counting", ["off", "on"])
+def test_a_start_after_a_long_stop_destroys_the_salts_and_seen_rows_past_their_time(db_url, counting):
+    clear_of_midnight()
+    now = utc_now()
+    today = visit_rules.day_of(now)
+    for days_ago in (9, 5, 2, 1):
+        counted_once(db_url, today - timedelta(days=days_ago), now - timedelta(days=days_ago))
+    counted_once(db_url, today, now)
+    env = worker_env(db_url)
+    env["PUBLISHER_VISITS"] = counting
+    yesterday = str(today - timedelta(days=1))
+    worker = subprocess.run(
+        [sys.executable, "-c", STARTED, yesterday],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert worker.returncode == 0, worker.stderr
+    left = json.loads(worker.stdout.splitlines()[-1])
+    assert left[:2] == [yesterday, str(today)]  # and tomorrow's salt, from 23:55 with counting on
+
+
+def test_with_counting_off_what_is_left_is_destroyed_48_hours_after_its_day_then_nothing_runs(db_url):
+    midnight = visit_rules.salt_destroyed_at(visit_rules.day_of(utc_now())) - timedelta(hours=48)
+    now = [midnight + timedelta(hours=12)]
+    today = visit_rules.day_of(now[0])
+    for days in (-3, -1, 0, 1):  # tomorrow's salt: made from 23:55
+        counted_once(db_url, today + timedelta(days=days), now[0] + timedelta(days=min(days, 0)))
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        assert min(visit_counts.salt_days(db_url)) > visit_rules.day_of(now[0] - timedelta(hours=48))
+        now[0] += timedelta(seconds=seconds)
+
+    asyncio.run(asyncio.wait_for(visits.destroying(db_url, clock=lambda: now[0], sleep=sleep), 60))
+    # Yesterday's at tomorrow's 00:00, today's a day later, tomorrow's a day after; then nothing.
+    assert slept == [12 * 3600, 24 * 3600, 24 * 3600]
+    assert visit_counts.salt_days(db_url) == visit_counts.seen_days(db_url) == []

@@ -1,15 +1,18 @@
-"""The dashboard's sign-in rules without a server (rules/admin_access.py)."""
+"""The dashboard's sign-in rules without a server (rules/admin_access.py), and what a refused sign-in logs."""
 
 from __future__ import annotations
 
 import base64
+import logging
 from datetime import UTC, datetime, timedelta
 
+import httpx
 import pytest
 from reflex.istate.data import RouterData
 
 from publisher.rules import admin_access
 from publisher.rules.admin_access import SessionTimes
+from publisher.server import admin_sign_in, routes
 from publisher.web.states.admin_state import AdminState
 
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
@@ -151,3 +154,27 @@ def test_the_dashboards_state_reads_the_cookie_of_the_scheme_the_event_channels_
     state = AdminState(_reflex_internal_init=True)
     state.router = RouterData.from_router_data({"token": "tab-1", "pathname": "/admin", "headers": headers})
     assert state._session_hash() == (admin_access.token_hash(own) if counted else None)
+
+
+async def nothing_here(scope, receive, send):
+    await send({"type": "http.response.start", "status": 404, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
+
+
+@pytest.mark.asyncio
+async def test_a_refused_sign_in_is_logged_once_a_minute_as_a_short_escaped_excerpt(monkeypatch, caplog):
+    """A 200 KB Origin on every attempt wrote a 200 KB warning line each time (issue 48)."""
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    party = admin_access.relying_party("https://books.example.com")
+    monkeypatch.setattr(admin_sign_in, "relying_party", lambda: party)
+    origin = "https://evil.example/\x1b[2J" + "a" * 200_000
+    transport = httpx.ASGITransport(app=routes.route_table(nothing_here))
+    async with httpx.AsyncClient(transport=transport, base_url="https://books.example.com") as http:
+        with caplog.at_level(logging.WARNING, logger=admin_sign_in.__name__):
+            for _ in range(3):
+                refused = await http.post(admin_sign_in.SIGN_IN_OPTIONS, headers={"Origin": origin})
+                assert refused.status_code == 403
+    [line] = [record.getMessage() for record in caplog.records if record.name == admin_sign_in.__name__]
+    assert line.startswith("Dashboard sign-in/options: refused, not from the site's own page (Origin https://evil")
+    assert "\x1b" not in line and "\\x1b[2J" in line  # escaped: no terminal sequence reaches the log
+    assert len(line) < 200

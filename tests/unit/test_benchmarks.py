@@ -90,3 +90,21 @@ def test_hostile_bounces_classifies_each_hostile_report_on_a_tiny_input(hostile_
         assert re.search(rf"^qmail, {named} addresses +{measured} +bounce: {read} read of {named} named$", output, re.M)
         assert re.search(rf"^DSN, {named} recipients +{measured} +bounce: {read} read of {named} named$", output, re.M)
     assert re.search(rf"^0.02 MB of short lines +{measured} +unclassified: 0 read of 0 named$", output, re.M), output
+
+
+def test_rate_limits_times_a_hit_in_each_store_on_a_tiny_input(capsys):
+    """Its smoke test (in process, no Redis: here): a hit timed in the site's store and in the
+    ``limits`` package's as shipped at each size, each refusing an address's 41st hit, and the
+    site's sweep a minute later."""
+    spec = importlib.util.spec_from_file_location("rate_limits_benchmark", BENCHMARKS / "rate_limits.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--keys", "10,200", "--hits", "20", "--no-redis"])
+    output = capsys.readouterr().out
+    for store in ("site, in process", "limits as shipped"):
+        for keys in (10, 200):
+            timed = rf"^{store} +{keys} live keys +[\d.]+ µs a hit +p99 +[\d.]+ µs +\(20 hits\)$"
+            assert re.search(timed, output, re.M), output
+    for keys in (10, 200):
+        assert re.search(rf"^site, its sweep +{keys} live keys +[\d.]+ ms once a minute$", output, re.M), output

@@ -12,7 +12,7 @@ import sqlalchemy
 
 from publisher import returns
 from publisher.limits import submits
-from publisher.limits.submits import Limit, Limiter, MemoryCounter, shared_limiter
+from publisher.limits.submits import Limit, Limiter, shared_limiter
 from publisher.returns import webhook
 from publisher.server import bounce_hook, routes
 from publisher.server.bounce_hook import MAX_BODY_BYTES
@@ -116,7 +116,7 @@ def taken(monkeypatch) -> list[list[Report]]:
         return [Recorded(bounce_records.NOT_ON_THE_LIST) for _ in reports]
 
     monkeypatch.setattr(returns, "take", take)
-    submits.shared_limiter.set(Limiter(MemoryCounter()))
+    submits.shared_limiter.set(Limiter())
     yield calls
     submits.shared_limiter.set(None)
 
@@ -209,7 +209,7 @@ def test_the_secret_is_compared_in_constant_time(taken, monkeypatch):
 
 
 def test_wrong_tokens_from_one_address_are_stopped_and_a_provider_is_never_counted(taken):
-    shared_limiter.set(Limiter(MemoryCounter(), per_address=Limit(3, 600)))
+    shared_limiter.set(Limiter(per_address=Limit(3, 600)))
     # The provider, with ten thousand reports in a row: only wrong tokens count.
     assert [call(body_of(HARD)).status for _ in range(50)] == [200] * 50
     assert len(taken) == 50
@@ -221,7 +221,7 @@ def test_wrong_tokens_from_one_address_are_stopped_and_a_provider_is_never_count
 def test_once_limited_the_right_secret_gets_the_same_429_and_nothing_is_read_or_recorded(taken, monkeypatch):
     # Were the secret compared first, a guesser over the limit would still see its right guess
     # answered differently (200, 422) from the wrong ones (429).
-    shared_limiter.set(Limiter(MemoryCounter(), per_address=Limit(3, 600)))
+    shared_limiter.set(Limiter(per_address=Limit(3, 600)))
     assert [call(body_of(HARD), authorization="Bearer guess").status for _ in range(3)] == [401] * 3
     compared: list[bytes] = []
     real = bounce_hook.hmac.compare_digest

@@ -131,6 +131,8 @@ def test_plugin_registers_the_router_config_and_backend_url_rewrites(manifest):
     assert tasks == [
         ("react-router.config.js", prerender_not_found),
         ("utils/state.js", frontend_files.state_js_rewrites),
+        ("utils/react-theme.js", frontend_files.no_saved_color_mode),
+        ("app/_document.js", frontend_files.document_without_storage),
         ("vite.config.js", frontend_files.dev_server_plugins),
     ]
 
@@ -144,7 +146,9 @@ def test_plugin_post_build_installs_the_not_found_page(static_dir, manifest):
 
 # --- Backend URL: the page's origin in builds, Reflex's rule on the dev server ----------
 
-REFLEX_STATE_JS = (Path(reflex_base.__file__).parent / ".templates" / "web" / "utils" / "state.js").read_text()
+REFLEX_TEMPLATES = Path(reflex_base.__file__).parent / ".templates" / "web"
+REFLEX_STATE_JS = (REFLEX_TEMPLATES / "utils" / "state.js").read_text()
+REFLEX_THEME_JS = (REFLEX_TEMPLATES / "utils" / "react-theme.js").read_text()
 
 
 def test_backend_url_rewrite_is_idempotent_and_upgrades_an_older_rewrite():
@@ -162,20 +166,105 @@ def test_backend_url_patch_refuses_an_unknown_layout():
 # --- A state per page load: a new client token for every load of a page ---------------------
 
 
-def test_every_page_load_takes_a_new_token_never_the_one_the_tab_kept():
+def test_every_page_load_takes_a_new_token_kept_in_the_pages_memory_only():
     patched = frontend_files.state_js_rewrites(REFLEX_STATE_JS)
     get_token = re.search(r"export const getToken = .*?\n};\n", patched, re.S).group(0)
     peek_token = re.search(r"const peekToken = .*?;\n", patched, re.S).group(0)
-    assert "sessionStorage.getItem(TOKEN_KEY)" not in peek_token
-    assert "window.sessionStorage.setItem(TOKEN_KEY, unsavedToken ?? generateUUID());" in get_token
-    assert "if (!window.sessionStorage.getItem(TOKEN_KEY))" not in get_token
+    assert "Storage" not in get_token and "Storage" not in peek_token  # neither read nor written
+    assert "token = unsavedToken ?? generateUUID();" in get_token  # the one peekToken showed, if any
     assert "if (token) {\n    return token;" in get_token  # a reconnect of the same page keeps its state
     assert frontend_files.state_js_rewrites(patched) == patched  # .web keeps the file between builds
 
 
+def test_a_state_js_rewritten_by_the_earlier_version_keeps_its_token_in_memory_now():
+    earlier = REFLEX_STATE_JS.replace(frontend_files._TOKEN_FROM_THE_TAB, frontend_files._TOKEN_STORED_PER_LOAD)
+    earlier = earlier.replace(frontend_files._PEEK_FROM_THE_TAB, frontend_files._PEEK_PER_PAGE_LOAD)
+    assert frontend_files.state_js_rewrites(earlier) == frontend_files.state_js_rewrites(REFLEX_STATE_JS)
+
+
 def test_a_state_per_page_load_refuses_an_unknown_layout():
-    with pytest.raises(RuntimeError, match="getToken or peekToken changed"):
+    with pytest.raises(RuntimeError, match="Unexpected utils/state.js layout"):
         frontend_files.a_state_per_page_load("export const getToken = () => token;")
+
+
+# --- Nothing stored in the browser: no page of the site writes to its storage -------------------
+
+WEB_STORAGE_WRITE = re.compile(r"(?:localStorage|sessionStorage)\.setItem\(")
+
+
+def client_storage_delta(state_js: str) -> str:
+    """Reflex's applyClientStorageDelta: where the values of rx.LocalStorage and rx.SessionStorage
+    vars are written, for a state that declares one."""
+    return re.search(r"const applyClientStorageDelta = .*?\n};\n", state_js, re.S).group(0)
+
+
+def compiled_document() -> str:
+    """app/_document.js as Reflex compiles it (the same for every app)."""
+    from reflex.compiler import compiler
+
+    path, code = compiler.compile_document_root([])
+    assert path.endswith(frontend_files.DOCUMENT_JS)
+    return code
+
+
+def test_the_apps_files_use_the_browsers_storage_only_for_the_states_storage_vars():
+    """No write to the local or session storage is left but applyClientStorageDelta's (for a
+    state's rx.LocalStorage or rx.SessionStorage vars: the site has none), and nothing reads the
+    color mode, the token or the time of a reload back."""
+    assert WEB_STORAGE_WRITE.search(REFLEX_STATE_JS) and WEB_STORAGE_WRITE.search(REFLEX_THEME_JS)  # Reflex's do
+    state_js = frontend_files.state_js_rewrites(REFLEX_STATE_JS)
+    assert (
+        len(WEB_STORAGE_WRITE.findall(state_js)) == len(WEB_STORAGE_WRITE.findall(client_storage_delta(state_js))) == 2
+    )
+    assert "sessionStorage.getItem(TOKEN_KEY)" not in state_js and "LAST_RELOADED_KEY)" not in state_js
+    theme_js = frontend_files.no_saved_color_mode(REFLEX_THEME_JS)
+    assert "localStorage" not in theme_js and "sessionStorage" not in theme_js
+    assert frontend_files.no_saved_color_mode(theme_js) == theme_js  # .web keeps the file between builds
+    reflex_document = compiled_document()
+    assert "jsx(ScrollRestoration" in reflex_document and "localStorage" in reflex_document  # Reflex's
+    document = frontend_files.document_without_storage(reflex_document)
+    assert "localStorage" not in document and "ScrollRestoration,{}" not in document
+    assert "const theme = /* publisher: never read from the browser */ 'system';" in document
+    assert "jsx(Scripts,{},)" in document
+
+
+def test_no_state_of_the_site_keeps_a_value_in_the_browser():
+    """The two writes left in state.js run only for a state var that is an rx.Cookie,
+    rx.LocalStorage or rx.SessionStorage: the site has none."""
+    from reflex.state import State
+
+    import publisher.web.pages  # noqa: F401 - every page, so every state of the site
+
+    stack, kept = [State], []
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.get_substates())
+        kept += [f"{cls.__name__}.{name}" for name in cls.get_fields() if cls._is_client_storage(name)]
+    assert kept == []
+
+
+def test_the_app_reloads_nothing_by_itself_on_a_frontend_error():
+    """Reflex answers some frontend errors ("Cannot read properties of null") with a script that
+    stamps the time in the session storage and reloads; the app's entry point turns that off."""
+    from reflex.state import FrontendEventExceptionState
+
+    from publisher import publisher  # noqa: F401 - the entry point
+
+    assert FrontendEventExceptionState.auto_reload_on_errors == []
+    assert frontend_files.what_moved() == []
+
+
+@pytest.mark.parametrize(
+    ("rewrite", "text", "file"),
+    [
+        (frontend_files.no_saved_color_mode, "export function ThemeProvider() {}", "utils/react-theme.js"),
+        (frontend_files.document_without_storage, 'jsx("body",{},children,jsx(Scripts,{},))', "app/_document.js"),
+        (frontend_files.nothing_in_the_browser, "const reloadForNewVersion = () => {};", "utils/state.js"),
+    ],
+)
+def test_a_storage_rewrite_refuses_an_unknown_layout(rewrite, text, file):
+    with pytest.raises(RuntimeError, match=f"Unexpected {re.escape(file)} layout"):
+        rewrite(text)
 
 
 # --- The dev server's listening address ----------------------------------------------
@@ -369,3 +458,18 @@ def test_a_maintainer_who_adds_an_event_handler_to_home_gets_a_home_that_starts_
     assert "data-app-boot" in (built_pages / "subscribe" / "index.html").read_text()
     assert "/assets/manifest-E4.js" not in (built_pages / "about" / "index.html").read_text()
     assert "/assets/manifest-E4.js" not in (built_pages / "__spa-fallback.html").read_text()
+
+
+def test_no_page_of_the_site_writes_to_the_browsers_storage():
+    """What the site's own components run in the browser (their hooks and custom code) neither reads
+    nor writes the local or session storage."""
+    from publisher.publisher import app
+    from publisher.reflex_internals import component_needs
+
+    writing = []
+    for route, page in app._unevaluated_pages.items():
+        component = page.component() if callable(page.component) else page.component
+        code = [*component_needs.hooks(component), *component._get_all_custom_code()]
+        if any("localStorage" in text or "sessionStorage" in text for text in code):
+            writing.append(route)
+    assert writing == []

@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from publisher import content, visits
-from publisher.limits.submits import Limit, Limiter, MemoryCounter
+from publisher.limits import submits
+from publisher.limits.submits import Limit, Limiter
 from publisher.rules import visit_rules
 from publisher.server import buy_beacon, middleware
 
@@ -50,16 +51,13 @@ class Answer:
 @pytest.fixture
 def presses(monkeypatch) -> Iterator[list[tuple[str, str]]]:
     """Counting on; the presses ``visits.record_buy`` was given (slug, store); a fresh per-address
-    limiter at a fixed moment, so ten minutes are one window whatever the clock says."""
+    limiter in this process."""
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     monkeypatch.setenv("PUBLISHER_VISITS", "on")
     recorded: list[tuple[str, str]] = []
     monkeypatch.setattr(visits, "record_buy", lambda scope, slug, store: recorded.append((slug, store)))
     monkeypatch.setattr(visits, "record_page_view", lambda scope, status: None)
-    limiter = Limiter(
-        MemoryCounter(clock=lambda: 1000.0), clock=lambda: 1_000_000.0, per_address=visit_rules.BUY_PER_ADDRESS
-    )
-    buy_beacon.shared_buy_limiter.set(limiter)
+    buy_beacon.shared_buy_limiter.set(Limiter(per_address=visit_rules.BUY_PER_ADDRESS))
     yield recorded
     buy_beacon.shared_buy_limiter.set(None)
 
@@ -240,8 +238,11 @@ def test_a_client_gone_before_its_body_gets_no_answer(presses):
 
 
 def test_the_configured_limiter_allows_20_presses_per_address_in_10_minutes(monkeypatch):
-    """Without Redis the presses are counted in this process (with it, in Redis: submits.RedisCounter)."""
-    monkeypatch.setattr(buy_beacon.prerequisites, "get_redis", lambda: None)
+    """Without Redis the presses are counted in this process, with the forms' attempts (with it, in
+    Redis: tests/services/test_submit_limits.py)."""
+    monkeypatch.setattr(submits.prerequisites, "get_redis", lambda: None)
+    submits.shared_storage.set(None)
     limiter = buy_beacon.configured_buy_limiter()
-    assert isinstance(limiter.counter, MemoryCounter)
+    assert isinstance(limiter.storage, submits.MemoryStorage) and limiter.storage is submits.shared_storage.get()
+    submits.shared_storage.set(None)
     assert limiter.per_address == Limit(attempts=20, window_s=600)

@@ -144,7 +144,7 @@ def extended_subscribe(monkeypatch, tmp_path: Path):
         return httpx.Response(200, json={})
 
     gateway.shared_gateway.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(record)))
-    submits.shared_limiter.set(submits.Limiter(submits.MemoryCounter()))
+    submits.shared_limiter.set(submits.Limiter())
     yield tmp_path, bodies
     gateway.shared_gateway.set(None)
     submits.shared_limiter.set(None)

@@ -645,7 +645,7 @@ def strict_limits():
     """A fresh in-process limiter with the production limits."""
     from publisher.limits import submits
 
-    limiter = submits.Limiter(submits.MemoryCounter())
+    limiter = submits.Limiter()
     submits.shared_limiter.set(limiter)
     yield limiter
     submits.shared_limiter.set(None)

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 
+import httpx
 import pytest
+from reflex.app import App
+from reflex.utils.precompressed_staticfiles import PrecompressedStaticFiles
 from reflex_base import config as reflex_config
-from starlette.routing import Match, Route, Router
+from starlette.applications import Starlette
+from starlette.routing import Match, Mount, Route, Router
 
 from publisher import content, visits
 from publisher.limits import tabs
+from publisher.rules import admin_access
+from publisher.seldom_log import SeldomLog
 from publisher.server import event_channel, middleware, requests, routes
 from publisher.server.admin_downloads import AdminDownloads
 from publisher.server.admin_sign_in import AdminSignIn
@@ -179,7 +186,7 @@ def test_every_endpoint_that_is_not_reflexs_own_is_in_the_route_table_around_the
     assert endpoints["/subscribe/confirm{trailing:slashes}"] is ListLinks
     assert endpoints["/unsubscribe{trailing:slashes}"] is ListLinks
     # The event channel's door, around the app (limits/tabs.py).
-    door = next(route.endpoint for route in table.routes if isinstance(route, routes.ChannelRoute))
+    door = next(route.endpoint for route in table.routes if getattr(route, "row", None) == "/_event")
     assert isinstance(door, EventChannelDoor) and door.app is inner
     wrapped = next(route.endpoint for route in table.routes if isinstance(route, Route) and route.path == "/about")
     assert isinstance(wrapped, PageInPlace) and wrapped.app is inner
@@ -607,3 +614,125 @@ def test_with_counting_off_no_hook_is_installed(monkeypatch, environ):
         monkeypatch.setenv(name, value)
     outer = middleware.transform(RecordingApp())
     assert outer.on_page is None
+
+
+# --- Cross-origin reads and the spellings Reflex's static files would answer ---------
+
+
+async def own_page(scope, receive, send):
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/html")]})
+    await send({"type": "http.response.body", "body": b"page"})
+
+
+def as_reflex_wraps_it(app) -> Starlette:
+    """``app`` as Reflex's App serves it: in its own Starlette app, in the top one, each given
+    ``App._add_cors``, as the site's entry point leaves it."""
+    import publisher.publisher  # noqa: F401 (loading the app sets up what Reflex wraps it with)
+
+    inner = Starlette(routes=[Mount("", app)])
+    App._add_cors(inner)
+    top = Starlette(routes=[Mount("", inner)])
+    App._add_cors(top)
+    return top
+
+
+SITE = "https://books.example.com"
+
+
+def cors_headers(response: httpx.Response) -> dict[str, str]:
+    return {name: value for name, value in response.headers.items() if name.startswith("access-control-")}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "origin", ["https://evil.example", "null", "https://books.example.com", "http://localhost:3000"]
+)
+async def test_no_origin_is_allowed_to_read_the_sites_answers(monkeypatch, origin):
+    """Reflex allows every origin, with cookies; the site's pages call only their own origin, which needs no
+    CORS, and the development server's page reaches the backend by the event channel, which CORS does not cover."""
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    served = as_reflex_wraps_it(middleware.ResponseHeaders(routes.route_table(own_page), (), None))
+    preflight_headers = {
+        "Origin": origin,
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "x",
+    }
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=served), base_url=SITE) as http:
+        page = await http.get("/about", headers={"Origin": origin})
+        preflight = await http.options(admin_access.EXPORT_PATH, headers=preflight_headers)
+    assert page.status_code == 200 and cors_headers(page) == {}
+    assert "origin" not in page.headers.get("vary", "").lower()
+    assert preflight.status_code == 405 and cors_headers(preflight) == {}  # the downloads take a POST only
+
+
+def built_site(tmp_path) -> PrecompressedStaticFiles:
+    """Reflex's static files over a build's layout (as its ``get_frontend_mount`` serves them): each page
+    as ``about/index.html`` and ``about.html``, and the not-found page."""
+    for name in ("index", "about", "admin", "admin/enrol", "404"):
+        page = f"<title>{name}</title>".encode()
+        (tmp_path / f"{name}.html").parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f"{name}.html").write_bytes(page)
+        if name not in ("index", "404"):
+            (tmp_path / name).mkdir(parents=True, exist_ok=True)
+            (tmp_path / name / "index.html").write_bytes(page)
+    return PrecompressedStaticFiles(directory=tmp_path, html=True)
+
+
+# "%2e" is a dot the client does not remove: the server decodes it into the path.
+ODD_SPELLINGS = ["//admin", "/%2e/admin", "/admin/%2e", "/admin/%2e/", "/admin.html", "/admin.html/", "/admin//enrol"]
+ODD_SPELLINGS += ["/admin/enrol.html", "/admin/%2e%2e/admin", "//about", "/about/%2e", "/about.html", "/404.html"]
+ODD_SPELLINGS += ["/index.html", "/x/%2e%2e/admin"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("dashboard", [True, False])
+@pytest.mark.parametrize("path", ODD_SPELLINGS)
+async def test_another_spelling_of_a_page_is_not_found_and_never_redirected_by_the_host(
+    tmp_path, monkeypatch, dashboard, path
+):
+    if dashboard:
+        monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    else:
+        monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://api.example.com")
+    site = middleware.ResponseHeaders(routes.route_table(built_site(tmp_path)), (), None)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=site)) as http:
+        answer = await http.get("http://evil.example" + path)  # "//admin" alone would name a host
+    assert answer.status_code == 404 and "location" not in answer.headers
+    assert "<title>admin" not in answer.text
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("path", ["/admin", "/admin/", "/admin//", "/admin/enrol", "/admin/enrol/"])
+async def test_the_dashboards_own_spellings_get_its_page_with_its_headers(tmp_path, monkeypatch, path):
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    site = middleware.ResponseHeaders(routes.route_table(built_site(tmp_path)), (), None)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=site), base_url="http://evil.example") as http:
+        answer = await http.get(path)
+    assert answer.status_code == 200 and answer.text.startswith("<title>admin")
+    assert answer.headers["x-robots-tag"] == "noindex, nofollow" and answer.headers["cache-control"] == "no-store"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("path", ["/about", "/about/", "/about//", "/", "/assets", "/books"])
+async def test_no_path_of_the_site_is_redirected(tmp_path, path):
+    site = middleware.ResponseHeaders(routes.route_table(built_site(tmp_path)), (), None)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=site), base_url="http://evil.example") as http:
+        answer = await http.get(path)
+    assert answer.status_code in (200, 404) and "location" not in answer.headers
+
+
+def test_a_line_any_request_can_cause_is_written_once_a_minute_per_kind_each_text_cut_to_100_characters(caplog):
+    now = [0.0]
+    log = SeldomLog(logging.getLogger("a stranger's lines"), clock=lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="a stranger's lines"):
+        for step in range(60):  # one line each second for a minute, of two kinds
+            now[0] = step
+            log.warning("Refused from %s: %s", "203.0.113.9", "x" * 10_000)
+            log.info("Another refusal")
+        now[0] = 60.0
+        log.warning("Refused from %s: %s", "203.0.113.9", "a\nb\x85c")
+    assert [record.getMessage() for record in caplog.records] == [
+        "Refused from 203.0.113.9: " + "x" * 97 + "...",
+        "Another refusal",
+        "Refused from 203.0.113.9: a\\nb\\x85c",  # a minute on: written again, one line whatever it holds
+    ]

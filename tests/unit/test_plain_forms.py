@@ -87,7 +87,7 @@ def sent(monkeypatch):
     recorder = Recorder()
     monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://gw.test")
     gateway.shared_gateway.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder)))
-    submits.shared_limiter.set(submits.Limiter(submits.MemoryCounter()))
+    submits.shared_limiter.set(submits.Limiter())
     used_tokens.shared_used_tokens.set(used_tokens.MemoryUsedTokens())
     yield recorder
     gateway.shared_gateway.set(None)
@@ -290,7 +290,7 @@ async def test_a_post_over_the_limits_spends_its_token_too(build, sent, clock):
         fresh_token = token_of((await http.get("/contact-us")).text)
         clock.now_ms += 5000
         limited = await http.post("/contact-us", data=contact(fresh_token), headers=SAME_SITE)
-        submits.shared_limiter.set(submits.Limiter(submits.MemoryCounter()))  # the window has passed
+        submits.shared_limiter.set(submits.Limiter())  # the window has passed
         again = await http.post("/contact-us", data=contact(fresh_token), headers=SAME_SITE)
         following = await http.post("/contact-us", data=contact(token_of(limited.text)), headers=SAME_SITE)
     assert (limited.status_code, again.status_code, following.status_code) == (429, 422, 303)

@@ -51,9 +51,8 @@ def table_rows(tmp_path: Path) -> set[tuple[str, str, str]]:
     declared = PAGES.slashless_routes()
     for route in table.routes:
         name = endpoint_name(route.endpoint)  # type: ignore[attr-defined]
-        if isinstance(route, routes.ChannelRoute):
-            path = "/_event" if route.kind == "channel" else "/_event/..."
-            rows.add((path, "any", name))
+        if isinstance(route, routes.PathRoute):
+            rows.add((route.row, "any", name))
             continue
         assert isinstance(route, Route)
         path = re.sub(r"\{\w+:path\}$", "...", route.path.removesuffix("{trailing:slashes}"))

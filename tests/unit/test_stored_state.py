@@ -1,5 +1,6 @@
-"""What a tab's stored state holds (reflex_internals/stored_state.py): no secret header of the
-connection, none of the dashboard's tab-only fields, in a folder of the site's user alone."""
+"""What a tab's stored state holds (reflex_internals/stored_state.py): none of the connection's
+headers (no cookie, no user agent, no language) and not its address, no page's query (a list
+link's token), none of the dashboard's tab-only fields, in a folder of the site's user alone."""
 
 from __future__ import annotations
 
@@ -7,18 +8,26 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from reflex.istate.manager.token import BaseStateToken
 from reflex.state import BaseState, State
+from reflex_base import constants
 
 from publisher.reflex_internals import stored_state
-from publisher.rules import admin_access
+from publisher.rules import admin_access, list_links
+from publisher.web import submissions
 from publisher.web.states.admin_state import AdminState
+from publisher.web.states.subscribe_state import SubscribeState
 
 SESSION = admin_access.new_token()
 COOKIE = f"theme=dark; __Host-publisher-admin={SESSION}"
 READER = "ann.reader@example.com"
+ADDRESS = "198.51.100.23"
+AGENT = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+LANGUAGE = "fr-CH, fr;q=0.9, de;q=0.7"
+LINK_TOKEN = list_links.unsubscribe_token("a-list-secret-of-enough-length-0123456789", "AbCdEfGhIjKlMnOpQrStUv")
 
 
 @pytest.fixture(autouse=True)
@@ -31,17 +40,33 @@ def connection_headers() -> dict[str, str]:
     return {
         "host": "books.example.com",
         "origin": "https://books.example.com",
-        "user-agent": "Mozilla/5.0",
+        "user-agent": AGENT,
+        "accept-language": LANGUAGE,
+        "x-forwarded-for": ADDRESS,
+        "asgi-scope-client": ADDRESS,  # Reflex writes the connection's address among the headers too
         "cookie": COOKIE,
         "authorization": f"Bearer {SESSION}",
     }
 
 
-def connected_root() -> BaseState:
+def event_router_data(pathname: str = "/admin", query: dict[str, str] | None = None, fragment: str = "") -> dict:
+    """The router data of an event from the tab's connection, as Reflex builds it (its page's
+    ``query`` only when the address has one, as the page's script sends it)."""
+    data = {
+        "headers": connection_headers(),
+        "ip": ADDRESS,
+        "token": "tab-1",
+        "sid": "sid-1",
+        "pathname": pathname,
+        "asPath": pathname + (f"?{urlencode(query)}" if query else "") + fragment,
+    }
+    return {**data, "query": query} if query else data
+
+
+def connected_root(pathname: str = "/admin", query: dict[str, str] | None = None, fragment: str = "") -> BaseState:
     """A tab's state tree after an event from its connection, as Reflex's event processor leaves it."""
     root = State(_reflex_internal_init=True)
-    router_data = {"headers": connection_headers(), "token": "tab-1", "sid": "sid-1", "pathname": "/admin"}
-    root.router_data = root._update_router_vars(router_data, {})
+    root.router_data = root._update_router_vars(event_router_data(pathname, query, fragment), {})
     return root
 
 
@@ -51,33 +76,80 @@ def admin_of(root: BaseState) -> AdminState:
     return state
 
 
-def test_the_secret_headers_are_left_out_in_any_letter_case_and_the_rest_kept():
-    headers = {"Cookie": "a=b", "AUTHORIZATION": "Basic x", "Proxy-Authorization": "y", "Host": "h", "Origin": "o"}
-    assert stored_state.without_secret_headers(headers) == {"Host": "h", "Origin": "o"}
-    assert stored_state.stored_router_data({"headers": headers, "token": "t"}) == {
-        "headers": {"Host": "h", "Origin": "o"},
-        "token": "t",
-    }
-    assert stored_state.stored_router_data({"token": "t"}) == {"token": "t"}  # no headers: nothing to do
-    assert {"cookie", "authorization", "proxy-authorization"} <= stored_state.SECRET_HEADERS
-
-
-def test_the_stored_root_state_has_no_cookie_nor_authorization_and_the_live_one_keeps_them():
+def test_the_stored_root_state_has_no_address_agent_language_nor_cookie_and_the_live_one_keeps_them():
     root = connected_root()
     stored = BaseStateToken.serialize(root)  # what the disk and Redis managers write
-    assert SESSION.encode() not in stored
+    kept = [
+        name
+        for name, text in {"address": ADDRESS, "agent": AGENT, "language": LANGUAGE, "cookie": SESSION}.items()
+        if text.encode() in stored
+    ]
+    assert kept == []
+    assert b"Mozilla" not in stored and b"fr-CH" not in stored  # not even a part of them
     again = BaseStateToken.deserialize(data=stored)
-    assert again.router_data["headers"] == {
-        "host": "books.example.com",
-        "origin": "https://books.example.com",
-        "user-agent": "Mozilla/5.0",
-    }
-    assert again.router.headers.cookie == "" and "cookie" not in again.router.headers.raw_headers
-    assert again.router.headers.host == "books.example.com"  # what is not secret stays
-    assert again.router.session.client_token == "tab-1"
+    assert again.router.session.client_ip == "" and again.router.headers.user_agent == ""
+    assert again.router.session.client_token == "tab-1"  # what the tab is known by stays
+    assert again.router.url.path == "/admin" and again.router_data["pathname"] == "/admin"
     # The live state, which the event being handled reads, is untouched.
+    assert root.router.session.client_ip == ADDRESS and root.router.headers.user_agent == AGENT
     assert root.router.headers.cookie == COOKIE and root.router_data["headers"]["cookie"] == COOKIE
     assert admin_access.session_token(root.router.headers.cookie, https=True) == SESSION
+    # The next event of the tab fills them again from its connection, as Reflex's event processor does.
+    again.router_data = again._update_router_vars(event_router_data(), again.router_data)
+    assert again.router.session.client_ip == ADDRESS and again.router.headers.accept_language == LANGUAGE
+    assert again.router.headers.cookie == COOKIE
+
+
+def test_a_link_pages_stored_state_has_no_token_and_its_next_event_reads_the_token_again():
+    link = {list_links.TOKEN_PARAM: LINK_TOKEN}
+    root = connected_root(list_links.UNSUBSCRIBE_PATH, link, fragment="#top")
+    assert dict(root.router.url.query_parameters) == link == root.rx_router_page.params  # as the page reads it
+    stored = BaseStateToken.serialize(root)
+    assert LINK_TOKEN.encode() not in stored and LINK_TOKEN[:12].encode() not in stored
+    assert b"token=" not in stored and b"#top" not in stored
+    again = BaseStateToken.deserialize(data=stored)
+    assert again.router.url == "https://books.example.com/unsubscribe" and not again.router.url.query_parameters
+    page = again.rx_router_page
+    assert (page.path, page.raw_path, page.full_raw_path, page.params) == (
+        "/unsubscribe",
+        "/unsubscribe",
+        "https://books.example.com/unsubscribe",
+        {},
+    )
+    assert again.router_data["asPath"] == again.router_data["pathname"] == "/unsubscribe"
+    assert "query" not in again.router_data
+    assert dict(root.router.url.query_parameters) == link == root.router_data["query"]  # the live state's
+    # The next event of the page (a reconnect's on_load) carries the page's address: Reflex rebuilds
+    # the page and its URL from it, so the page reads the token again.
+    again.router_data = again._update_router_vars(
+        event_router_data(list_links.UNSUBSCRIBE_PATH, link, fragment="#top"), again.router_data
+    )
+    assert dict(again.router.url.query_parameters) == link == again.rx_router_page.params
+    assert again.router.url.fragment == "top"
+
+
+@pytest.mark.asyncio
+async def test_a_submit_counts_under_the_address_of_its_event_when_its_state_comes_back_from_storage(monkeypatch):
+    """A form's submit is a background task: with Redis, ``async with self`` loads the tab's state as
+    stored, without the address; the submit counts under the address of the event that started it."""
+    counted: list[tuple[str, str, str]] = []
+
+    async def within_limits(form: str, client: str, address: str) -> bool:
+        counted.append((form, client, address))
+        return False  # over the limit: the submit stops here
+
+    async def as_stored(self):
+        root = self._get_root_state()
+        stored = BaseStateToken.deserialize(data=BaseStateToken.serialize(root))
+        for name in (constants.ROUTER_DATA, *constants.ROUTER_VARS):
+            setattr(root, name, getattr(stored, name))
+        return self
+
+    monkeypatch.setattr(submissions, "within_limits", within_limits)
+    monkeypatch.setattr(SubscribeState, "__aenter__", as_stored)
+    form = connected_root("/subscribe").get_substate(SubscribeState.get_full_name().split("."))
+    assert [event async for event in SubscribeState.submit.fn(form, {"name": "Jo", "email": "jo@example.com"})] == []
+    assert counted == [(submissions.SUBSCRIBE, "tab-1", ADDRESS)]
 
 
 def test_the_dashboards_figures_and_questions_are_never_stored_and_the_live_page_keeps_them():

@@ -1,37 +1,46 @@
 """What counts as a page view, a visitor, a bot, a source, a campaign and a buy press
 (publisher/rules/visit_rules.py), and the figures the docs state: 20 presses per address in 600 s,
-a 200-byte beacon body, 64-character labels, a salt destroyed 48 h after its day began; and every
+a 200-byte beacon body, 64-character labels, a salt destroyed 48 h after its day began, a user
+agent read by the list only up to 512 characters, and judged as crawlerdetect judges it; and every
 figure docs/privacy.md gives, read from the doc against the code."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import random
 import re
 from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from crawlerdetect import CrawlerDetect
+from crawlerdetect.providers.crawlers import data as crawler_patterns
+from crawlerdetect.providers.exclusions import data as excluded_patterns
+from limits.aio.storage import memory as limits_memory
 
 from publisher import visits
 from publisher.config import settings
 from publisher.content.books import BOOKS
-from publisher.limits.submits import Limiter, MemoryCounter
+from publisher.limits.submits import Limiter
 from publisher.rules import visit_rules, visitor_limits
 from publisher.rules.visit_rules import (
     BUY_PER_ADDRESS,
     buy_target,
     campaign_of,
-    clean_label,
     counts_as_view,
     day_of,
     is_bot,
     is_prefetch,
     salt_destroyed_at,
     source_of,
+    stored_label,
     visitor_id,
 )
 from publisher.server import middleware
+from publisher.visits import recorder
+from tests.unit import test_privacy_doc
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 COUNTABLE = frozenset({"/", "/about", "/books/x"})
@@ -43,6 +52,17 @@ IPHONE_SAFARI = (
     "Version/17.5 Mobile/15E148 Safari/604.1"
 )
 DESKTOP_FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0"
+# The longest user agents people's browsers send: an app's built-in browser.
+INSTAGRAM_ANDROID = (
+    "Mozilla/5.0 (Linux; Android 13; moto g(60) Build/T2RIS33.32-15-9; wv) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Version/4.0 Chrome/126.0.6478.134 Mobile Safari/537.36 Instagram 339.0.0.30.105 Android (33/13; 400dpi; "
+    "1080x2274; motorola; moto g(60); hanoip; qcom; pt_BR; 620453423)"
+)
+FACEBOOK_IPHONE = (
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 "
+    "[FBAN/FBIOS;FBAV/472.0.0.40.109;FBBV/616410548;FBDV/iPhone15,3;FBMD/iPhone;FBSN/iOS;FBSV/17.5.1;FBSS/3;"
+    "FBID/phone;FBLC/de_DE;FBOP/5;FBRV/618235391]"
+)
 SALT = bytes(range(32))
 OURS = ("books.example.com",)
 
@@ -116,24 +136,152 @@ def test_crawlers_tools_headless_browsers_and_no_user_agent_are_bots(user_agent)
     assert is_bot(user_agent)
 
 
-@pytest.mark.parametrize("user_agent", [DESKTOP_CHROME, IPHONE_SAFARI, DESKTOP_FIREFOX])
+@pytest.mark.parametrize(
+    "user_agent", [DESKTOP_CHROME, IPHONE_SAFARI, DESKTOP_FIREFOX, INSTAGRAM_ANDROID, FACEBOOK_IPHONE]
+)
 def test_browsers_people_use_are_no_bots(user_agent):
     assert not is_bot(user_agent)
 
 
-def test_the_bot_check_remembers_4096_user_agents_in_memory_and_looks_at_512_characters_of_one():
+def test_the_bot_check_remembers_4096_user_agents_in_memory():
     visit_rules._listed_crawler.cache_clear()
     for n in range(4096 + 10):
         is_bot(f"{DESKTOP_CHROME} {n}")
     info = visit_rules._listed_crawler.cache_info()
     assert info.maxsize == 4096
     assert info.currsize == 4096
-    # A giant forged header is judged by its first 512 characters: a bot's name after them is
-    # not read, and the cache never holds more than 512 characters of one.
-    padded = DESKTOP_CHROME + "x" * (512 - len(DESKTOP_CHROME))
-    assert len(padded) == 512
-    assert not is_bot(padded + " Googlebot/2.1")
-    assert is_bot(padded[:-20] + " Googlebot/2.1")
+
+
+@pytest.fixture
+def listed(monkeypatch) -> list[str]:
+    """The user agents crawlerdetect's list is read for (none is remembered yet)."""
+    read: list[str] = []
+    listed_crawler = visit_rules._listed_crawler
+    listed_crawler.cache_clear()
+
+    def reading(user_agent: str) -> bool:
+        read.append(user_agent)
+        return listed_crawler(user_agent)
+
+    monkeypatch.setattr(visit_rules, "_listed_crawler", reading)
+    return read
+
+
+def padded(user_agent: str, length: int) -> str:
+    """``user_agent`` made ``length`` characters long with short words, as a browser's are."""
+    return (user_agent + " " + "ab." * length)[:length]
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        padded(DESKTOP_CHROME, 513),
+        "Mozilla/5.0 (" + "a" * 491 + "qwertzui)",
+        "".join(chr(ord("a") + n * 7 % 26) for n in range(100_000)),
+        DESKTOP_CHROME + " x" * 250,
+    ],
+)
+def test_a_user_agent_longer_than_512_characters_is_a_bot_and_the_list_never_reads_it(forged, listed):
+    assert is_bot(forged)
+    assert listed == []
+
+
+def test_the_list_reads_a_user_agent_of_up_to_512_characters_to_its_end(listed):
+    longest = padded(DESKTOP_CHROME, 512)
+    assert len(longest) == 512
+    assert not is_bot(longest)
+    assert is_bot(padded(DESKTOP_CHROME, 512 - len(" Googlebot/2.1")) + " Googlebot/2.1")
+    assert not is_bot("Mozilla/5.0 (" + "a" * 490 + "qwertzui)")  # issue 48's forgery: read, in linear time
+    assert len(listed) == 3
+    assert is_bot(padded(DESKTOP_CHROME, 513))
+    assert len(listed) == 3
+    assert visit_rules.USER_AGENT_MAX == 512
+    for doc in ("security.md", "performance.md"):  # docs/privacy.md's: in test_every_figure_docs_privacy_gives...
+        assert f"agent over {visit_rules.USER_AGENT_MAX} characters" in " ".join((DOCS / doc).read_text().split())
+
+
+# What a User-Agent header can carry, as the server decodes it (latin-1): no line break.
+HEADER_CHARACTERS = "\t" + "".join(map(chr, [*range(0x20, 0x7F), *range(0xA0, 0x100)]))
+BROWSER_WORDS = " ".join([DESKTOP_CHROME, IPHONE_SAFARI, DESKTOP_FIREFOX, INSTAGRAM_ANDROID, FACEBOOK_IPHONE]).split()
+# crawlerdetect's patterns as text: their letters, digits and the separators of a user agent.
+CRAWLER_WORDS = [word for pattern in crawler_patterns if (word := re.sub(r"[^A-Za-z0-9 /;.-]", "", pattern))]
+YANDEX = ["Yandex", "YandexSearch", "yandexsearch/1.0", "YANDEX", "YandexBot/3.0", "Yandex Search", "Yandex.Search"]
+
+
+def generated_agents(count: int, seed: int = 48) -> list[str]:
+    """User agents a header can carry: browsers' words, crawlerdetect's patterns whole or cut and
+    in either case, Yandex with and without "Search", and random characters, in random order."""
+    rng = random.Random(seed)
+
+    def piece() -> str:
+        draw = rng.random()
+        if draw < 0.35:
+            return rng.choice(BROWSER_WORDS)
+        if draw < 0.6:
+            word = rng.choice(CRAWLER_WORDS)
+            cut = word[rng.randrange(len(word)) : rng.randrange(len(word)) + 1] if rng.random() < 0.4 else word
+            return "".join(char.swapcase() if rng.random() < 0.3 else char for char in cut)
+        if draw < 0.7:
+            return rng.choice(YANDEX)
+        return "".join(rng.choice(HEADER_CHARACTERS) for _ in range(rng.randint(1, 10)))
+
+    agents = []
+    for _ in range(count):
+        parts = [piece() for _ in range(rng.randint(1, 8))]
+        agents.append("".join(part + rng.choice(" ;/()\t") for part in parts)[: rng.choice((60, 200, 512))])
+    return agents
+
+
+EXCLUDED_WORDS_MAX = 16
+BROWSER_WORDS_LISTED = re.compile("|".join(excluded_patterns), re.IGNORECASE)
+
+
+def browser_words(agent: str) -> int:
+    """How many of the words crawlerdetect removes before it searches (as its own re.sub finds them)."""
+    return len(BROWSER_WORDS_LISTED.findall(agent.strip()))
+
+
+def test_a_user_agent_with_more_than_16_browser_words_is_a_bot_without_reading_further():
+    """A browser sends at most 11 of them ("Safari", "x64", "KHTML,"); each costs RE2 a match."""
+    assert visit_rules.EXCLUDED_WORDS_MAX == EXCLUDED_WORDS_MAX
+    assert browser_words("x64 " * EXCLUDED_WORDS_MAX) == EXCLUDED_WORDS_MAX
+    assert not is_bot("x64 " * EXCLUDED_WORDS_MAX)
+    assert is_bot("x64 " * (EXCLUDED_WORDS_MAX + 1))
+    assert (
+        max(map(browser_words, (DESKTOP_CHROME, IPHONE_SAFARI, DESKTOP_FIREFOX, INSTAGRAM_ANDROID, FACEBOOK_IPHONE)))
+        <= 11
+    )
+
+
+def test_the_bot_check_judges_as_crawlerdetect_does_every_user_agent_it_reads():
+    """The list searched by RE2 (and Python's re for its one lookahead) says what crawlerdetect's own
+    ``is_crawler`` says: of browsers, crawlers, Yandex's bot and its search app, and a few hundred
+    generated user agents up to 512 characters; no user agent at all is a bot."""
+    crawlerdetect = CrawlerDetect()
+    corpus = [
+        *BOTS.values(),
+        *(DESKTOP_CHROME, IPHONE_SAFARI, DESKTOP_FIREFOX, INSTAGRAM_ANDROID, FACEBOOK_IPHONE),
+        *YANDEX,
+        *("Mozilla/5.0 (Linux; Android 13) YaBrowser/24.1 YandexSearch/8.10 Mobile", "x YandexSearch Yandex"),
+        *("Linux", "x64 " * 128, "Safari/1 " * 56, "b0t", "B0T", "b0t x", "DebugBear", "DebugBear x", "cubot"),
+        *generated_agents(400),
+    ]
+    assert all(len(agent.strip()) <= visit_rules.USER_AGENT_MAX for agent in corpus)
+    expected = {
+        agent: not agent.strip() or browser_words(agent) > EXCLUDED_WORDS_MAX or crawlerdetect.is_crawler(agent)
+        for agent in corpus
+    }
+    assert {agent: is_bot(agent) for agent in corpus} == expected
+    assert sum(expected.values()) > len(corpus) // 4 and sum(not bot for bot in expected.values()) > len(corpus) // 4
+
+
+def test_a_pattern_re2_refuses_is_searched_by_pythons_re_only_when_that_is_linear():
+    union, for_re = visit_rules._crawler_search(["Googlebot", "Yandex(?!Search)"])
+    assert union.search("googlebot/2.1") is not None and [pattern.pattern for pattern in for_re] == ["Yandex(?!Search)"]
+    assert for_re[0].search("yandex/1.0") and not for_re[0].search("YandexSearch/8.10")
+    for pattern in ("(a+)+(?!b)", "(?!x)bot", "Yandex(?!(Search)+)", r"(\w+)\1"):
+        with pytest.raises(RuntimeError, match=re.escape(repr(pattern))):
+            visit_rules._crawler_search(["Googlebot", pattern])
 
 
 # --- Visitors ---------------------------------------------------------------------------
@@ -291,17 +439,66 @@ def test_no_referer_or_one_that_is_no_site_is_direct(referer):
         ("", None),
         ("token=abc&page=2", None),
         ("utm_source=&ref=", None),
-        ("utm_source=%00%0A", None),
+        ("utm_source=%20%0A", None),
     ],
 )
 def test_a_campaign_is_the_landing_urls_utm_parts_or_its_ref(query, campaign):
     assert campaign_of(query) == campaign
 
 
-def test_control_and_format_characters_never_reach_a_label():
+def test_a_tab_or_newline_in_a_campaign_is_a_space():
     assert campaign_of("utm_source=news%0D%0Aletter&utm_campaign=a%09b") == "news letter / a b"
-    assert campaign_of("ref=evil%E2%80%AEgpj.exe%00") == "ref: evilgpj.exe"  # a bidi override and a NUL
-    assert clean_label("a\u200bb \x07 c  ") == "ab c"
+
+
+@pytest.mark.parametrize(
+    ("kind", "key"),
+    [
+        ("source", "::1%urgent: your account is locked, call 555-0100 now"),  # an IPv6 scope id
+        ("source", "fe80::1%\x85\x9b"),
+        ("source", "user@example.org"),
+        ("source", "exa mple.org"),
+        ("source", "Example.org"),
+        ("source", "ex\x85ample.org"),
+        ("source", "b\u00fccher.example"),  # a name in its ASCII (xn--) form only
+        ("source", "a\\b.example"),
+        ("source", "x" * 32 + "." + "y" * 32),  # 65 characters
+        ("campaign", "<svg onload=alert(1)>"),
+        ("campaign", "=1+1"),
+        ("campaign", "ref: a\\b"),
+        ("campaign", "ref: x\x9b"),  # a C1 control
+        ("campaign", "news\x85letter"),
+        ("campaign", "ref: evil\u202egpj.exe"),  # a bidi override
+        ("campaign", "a\u200bb"),
+        ("campaign", "ref: \N{REPLACEMENT CHARACTER}"),
+        ("campaign", " spring"),
+        ("campaign", "z" * 65),
+        ("page", "/a b"),
+        ("page", "about"),
+    ],
+)
+def test_a_label_that_is_no_clean_host_or_text_is_stored_as_other(kind, key):
+    assert stored_label(kind, key) == "(other)"
+
+
+@pytest.mark.parametrize(
+    ("kind", "key"),
+    [
+        ("source", "Instagram"),
+        ("source", "(direct)"),
+        ("source", "xn--bcher-kva.example"),
+        ("source", "2001:db8::1"),
+        ("source", "192.0.2.1"),
+        ("source", "x" * 31 + "." + "y" * 32),  # 64 characters
+        ("campaign", "newsletter / email / launch"),
+        ("campaign", "ref: école"),
+        ("campaign", "spring_sale-2026.v2"),
+        ("campaign", "z" * 64),
+        ("page", "/books/guinea-pig-or-hamster"),
+        ("buy", "guinea-pig-or-hamster www.amazon.com"),
+    ],
+)
+def test_a_clean_label_is_stored_as_it_is(kind, key):
+    assert stored_label(kind, key) == key
 
 
 def test_a_campaign_is_cut_to_64_characters_in_all():
@@ -316,7 +513,6 @@ def test_a_campaign_is_cut_to_64_characters_in_all():
     assert (campaign_of(f"ref={long}") or "").startswith("ref: x")
     assert campaign_of("utm_source=" + "y" * 64) == "y" * 64
     assert campaign_of("utm_source=" + "y" * 65) == "y" * 64
-    assert clean_label("z" * 65) == "z" * 64
 
 
 # --- Days and salts ---------------------------------------------------------------------
@@ -390,10 +586,12 @@ def test_a_beacon_body_is_at_most_200_bytes():
 
 
 @pytest.mark.asyncio
-async def test_20_presses_per_address_in_600_seconds():
-    """The limit the beacon counts presses under, with the site's own limiter on a clock the test moves."""
-    now = [1_200_600.0]  # the start of a 600 s window (and of a 900 s one: a longer window would fail here)
-    limiter = Limiter(MemoryCounter(clock=lambda: now[0]), clock=lambda: now[0], per_address=BUY_PER_ADDRESS)
+async def test_20_presses_per_address_in_600_seconds(monkeypatch):
+    """The limit the beacon counts presses under, with the site's own limiter on the clock the
+    ``limits`` package times its windows by (a window starts with its first press), moved by the test."""
+    now = [1_200_600.0]
+    monkeypatch.setattr(limits_memory, "time", SimpleNamespace(time=lambda: now[0]))
+    limiter = Limiter(per_address=BUY_PER_ADDRESS)
     pressed = [await limiter.allow("buy", "", "2001:db8:1:2::7") for _ in range(21)]
     assert pressed == [True] * 20 + [False]
     assert not await limiter.allow("buy", "", "2001:db8:1:2::8")  # the same /64
@@ -421,8 +619,16 @@ def documented_figures() -> list[str]:
     day = date(2026, 11, 27)
     assert salt_destroyed_at(day) - timedelta(hours=hours) == datetime(2026, 11, 27, 0, 0, tzinfo=UTC)
     return [
+        *test_privacy_doc.kept_sentences(),  # first: they hold phrases of this list too ("/64")
         f"answered {counted[0]} or {counted[1]}",
         f"A label is cut to {visit_rules.LABEL_MAX} characters",
+        f"at most {visit_rules.LABELS_PER_DAY} new sources and {visit_rules.LABELS_PER_DAY} new campaigns a day",
+        f"at most {visit_rules.LABELS_PER_ADDRESS} new labels a day",
+        f"at most {visit_rules.VIEWS_PER_ADDRESS} page views a day",
+        f"by at most {visit_rules.VISITORS_PER_ADDRESS} user agents (its visitors)",
+        f"so at most {5 * visit_rules.VIEWS_PER_ADDRESS:,} seen rows",
+        f"longer than {visit_rules.USER_AGENT_MAX} characters",
+        f"{recorder.ADDRESSES_PER_DAY:,} addresses a day",
         f"at most {visit_rules.BEACON_BODY_MAX} bytes",
         f"at most {limit.attempts} presses per address in {limit.window_s // 60} minutes",
         f"for IPv6 its /{visitor_limits.IPV6_BLOCK_PREFIX}",

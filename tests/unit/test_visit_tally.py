@@ -16,10 +16,11 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from publisher import visits
+from publisher.rules import visit_rules
 from publisher.storage.visit_counts import Batch
 from publisher.visits import flush_loop, salts, visitor_sets
 from publisher.visits.flush_loop import FlushLoop
-from publisher.visits.recorder import Recorder
+from publisher.visits.recorder import AddressDays, Recorder
 from publisher.visits.salts import DaySalts
 from publisher.visits.tally import OTHER, Tally
 from publisher.web import page_kinds
@@ -249,13 +250,17 @@ async def test_a_buy_press_counts_presses_and_the_people_pressing():
     assert visitors(batch, "buy", "guinea-pig-or-hamster www.amazon.com") == 2
 
 
+def address_of(number: int) -> str:
+    return f"198.51.{number // 250}.{number % 250}"
+
+
 @pytest.mark.asyncio
 async def test_past_1000_keys_of_a_kind_a_flush_folds_new_ones_into_other():
     counting = await with_salts(make_recorder(FakeClock(NOON)))
     for number in range(1005):
-        counting.page_view(request("/", query=f"ref=forged-{number}".encode()), 200)
-    counting.page_view(request("/", query=b"ref=forged-3"), 200)  # a key already counted keeps counting
-    counting.page_view(request("/about", query=b"ref=forged-2000"), 200)
+        counting.page_view(request("/", query=f"ref=forged-{number}".encode(), address=address_of(number)), 200)
+    counting.page_view(request("/", query=b"ref=forged-3", address=address_of(3)), 200)  # counted: keeps counting
+    counting.page_view(request("/about", query=b"ref=forged-2000", address=address_of(2000)), 200)
     batch = counting.tally.take()
     campaigns = views(batch, "campaign")
     assert len(campaigns) == 1001
@@ -263,8 +268,97 @@ async def test_past_1000_keys_of_a_kind_a_flush_folds_new_ones_into_other():
     assert campaigns["ref: forged-999"] == 1 and "ref: forged-1000" not in campaigns
     assert campaigns["ref: forged-3"] == 2
     assert views(batch, "page") == {"/": 1006, "/about": 1}  # another kind is not folded
-    counting.page_view(request("/", query=b"ref=forged-1000"), 200)
+    counting.page_view(request("/", query=b"ref=forged-1000", address=address_of(1000)), 200)
     assert views(counting.tally.take(), "campaign") == {"ref: forged-1000": 1}  # each flush starts again
+
+
+@pytest.mark.asyncio
+async def test_one_address_adds_500_page_views_a_day_the_rest_count_as_a_bots():
+    clock = FakeClock(NOON)
+    counting = await with_salts(make_recorder(clock))
+    for number in range(501):
+        counting.page_view(request("/", address=f"2001:db8:1:2::{number % 7 + 1}"), 200)  # one /64
+    counting.page_view(request("/", address="2001:db8:1:3::1"), 200)  # another /64
+    batch = counting.tally.take()
+    assert views(batch, "site") == {"": 501}
+    assert views(batch, "bot") == {"": 1}
+    clock.now += timedelta(days=1)
+    await counting.salts.refresh(FakeSalts(), clock.now)
+    counting.page_view(request("/", address="2001:db8:1:2::1"), 200)
+    assert views(counting.tally.take(), "site", DAY + timedelta(days=1)) == {"": 1}  # a new day
+
+
+@pytest.mark.asyncio
+async def test_one_address_brings_50_visitors_a_day_the_next_user_agent_counts_as_a_bots_unjudged(monkeypatch):
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    judged: list[str] = []
+    monkeypatch.setattr(visit_rules, "is_bot", lambda user_agent: judged.append(user_agent) or False)
+    for number in range(51):  # each a user agent never seen before
+        counting.page_view(request("/", user_agent=f"{DESKTOP} {number}"), 200)
+    counting.page_view(request("/", user_agent=f"{DESKTOP} 7"), 200)  # one of its 50: counted
+    batch = counting.tally.take()
+    assert visitors(batch, "site", "") == 50
+    assert views(batch, "site") == {"": 51}
+    assert views(batch, "bot") == {"": 1}
+    assert len(judged) == 51  # the 51st user agent is not even judged
+
+
+@pytest.mark.asyncio
+async def test_a_view_adds_at_most_5_seen_rows():
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    counting.page_view(request("/about", referer="https://news.example/", query=b"ref=school"), 200)
+    assert {kind for _, kind, _, _ in counting.tally.take().seen} == {"site", "page", "minute", "source", "campaign"}
+
+
+@pytest.mark.asyncio
+async def test_one_address_brings_5_new_labels_a_day_the_rest_fold_into_other():
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    for number in range(6):
+        counting.page_view(request("/", referer=f"https://site-{number}.example/", address="203.0.113.7"), 200)
+    counting.page_view(request("/", referer="https://site-2.example/", address="203.0.113.7"), 200)  # brought: kept
+    counting.page_view(request("/", referer="https://www.google.de/", address="203.0.113.7"), 200)  # a known name
+    counting.page_view(request("/", query=b"ref=school", address="203.0.113.7"), 200)
+    counting.page_view(request("/", query=b"ref=school", address="203.0.113.8"), 200)  # another address's own
+    batch = counting.tally.take()
+    assert views(batch, "source") == {
+        **{f"site-{number}.example": 1 for number in range(5)},
+        "site-2.example": 2,
+        OTHER: 1,
+        "Google": 1,
+        "(direct)": 2,
+    }
+    assert views(batch, "campaign") == {OTHER: 1, "ref: school": 1}
+
+
+def test_a_worker_follows_100000_addresses_a_day_and_counts_the_next_as_a_bot():
+    addresses = AddressDays()
+    assert all(addresses.admit(DAY, address_of(number), DESKTOP) for number in range(100_000))
+    assert addresses.admit(DAY, "2001:db8::1", DESKTOP) is None
+    assert addresses.admit(DAY, address_of(7), DESKTOP) is not None  # one it follows goes on
+    assert addresses.admit(DAY + timedelta(days=1), "2001:db8::1", DESKTOP) is not None  # a new day
+
+
+@pytest.mark.asyncio
+async def test_what_a_visitor_sent_is_stored_as_clean_text_only():
+    """The Referers and tags docs/security.md names: text through an IPv6 scope id, markup, a
+    formula, backslashes and C1 controls never become a source or a campaign."""
+    counting = await with_salts(make_recorder(FakeClock(NOON)))
+    for number, (referer, query) in enumerate(
+        [
+            ("https://[::1%URGENT: your account is locked, call 555-0100 now]/", b""),
+            ("https://[fe80::1%\x85\x9b]/", b""),
+            ("https://a\\b.example/", b"utm_campaign=%3Csvg%20onload%3Dalert(1)%3E"),
+            ("https://user:secret@Example.org/", b"utm_source=%3D1%2B1"),
+            ("https://ex\x85ample.org/", b"ref=a%5Cb"),
+            ("https://news.example/", b"ref=%C2%85x%C2%9B"),
+        ]
+    ):
+        scope = request("/", referer=referer, query=query, address=address_of(number))
+        scope["headers"][-1] = (b"referer", referer.encode("latin-1"))
+        counting.page_view(scope, 200)
+    batch = counting.tally.take()
+    assert views(batch, "source") == {"(direct)": 4, "example.org": 1, "news.example": 1}
+    assert views(batch, "campaign") == {OTHER: 4}
 
 
 @pytest.mark.asyncio
@@ -448,16 +542,22 @@ def visits_task_running() -> bool:
 
 
 @pytest.mark.asyncio
-async def test_counting_off_starts_nothing(monkeypatch):
+async def test_counting_off_counts_nothing_and_only_destroys_what_an_earlier_counting_left(monkeypatch):
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     monkeypatch.setenv("PUBLISHER_VISITS", "off")
+    destroying = asyncio.Event()
 
     def no_loop(counting: Recorder) -> FlushLoop:
         raise AssertionError("counting is off: no loop is made")
 
+    async def destroy() -> None:
+        destroying.set()
+
     monkeypatch.setattr(visits, "configured_loop", no_loop)
+    monkeypatch.setattr(visits, "destroying", destroy)
     async with visits.counting():
         assert not visits_task_running()
+        await asyncio.wait_for(destroying.wait(), 5)
 
 
 @pytest.mark.asyncio

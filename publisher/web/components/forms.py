@@ -225,15 +225,13 @@ def success_panel(section: FormSection, on_again, note: rx.Component | None = No
 
 def toast_announcer(notice_id: rx.Var[str], kind: rx.Var[str], text: rx.Var[str]) -> rx.Component:
     """Shows a form's latest toast with sonner (the app's toaster), once per notice (why the toast
-    is state: web/states/lifecycle.FormLifecycle); the id is kept in sessionStorage for a reload."""
+    is state: web/states/lifecycle.FormLifecycle); the id shown last is kept in the page's memory,
+    never in the browser's storage (a reload starts a new state, without the notice)."""
     effect = f"""
 useEffect(() => {{
   const noticeId = {notice_id!s};
-  if (!noticeId) return;
-  try {{
-    if (window.sessionStorage.getItem("publisher-last-toast") === noticeId) return;
-    window.sessionStorage.setItem("publisher-last-toast", noticeId);
-  }} catch (e) {{}}
+  if (!noticeId || window.publisherLastToast === noticeId) return;
+  window.publisherLastToast = noticeId;
   const show = refs["__toast"]?.[{kind!s}] ?? refs["__toast"];
   show?.({text!s});
 }}, [{notice_id!s}]);

@@ -95,16 +95,17 @@ class FormLifecycle(rx.State, mixin=True):
         """Editing, or a submit that was interrupted long ago; not after success or while in flight."""
         return self.status == EDITING or (self.status == SUBMITTING and not self._submit_in_flight())
 
-    async def _admit_submit(self, form: str) -> bool:
-        """Whether this submit may be checked at all: not a duplicate, not over the visitor's limits."""
+    async def _admit_submit(self, form: str, client: str, address: str) -> bool:
+        """Whether this submit may be checked at all: not a duplicate, not over the visitor's limits.
+        ``client``, ``address``: the event's tab and address (the stored state that ``async with
+        self`` loads has no address: reflex_internals/stored_state.py)."""
         if not self._accepts_submit():
             return False  # a second submit while one is in flight, or after success, does nothing
-        session = self.router.session
-        if not await submissions.within_limits(form, session.client_token, session.client_ip):
+        if not await submissions.within_limits(form, client, address):
             self.form_error = submits.TOO_MANY_ATTEMPTS
             return False
         self.form_error = ""
-        await tab_states.engage(session.client_token)  # keep this tab's state (and its success) the usual time
+        await tab_states.engage(client)  # keep this tab's state (and its success) the usual time
         return True
 
     def _notify(self, kind: str, text: str) -> None:
@@ -128,9 +129,10 @@ class FormLifecycle(rx.State, mixin=True):
         an accepted submit goes to the gateway, and ``after`` (inside the lock again)
         updates the form once the gateway answered, returning the events that follow.
         """
+        session = self.router.session  # the event's, before ``async with self`` loads the state again
         async with graceful_stop.submit_in_flight():
             async with self:
-                if not await self._admit_submit(form):
+                if not await self._admit_submit(form, session.client_token, session.client_ip):
                     return
                 verdict = await judge(form_data if isinstance(form_data, dict) else {})
                 events = show(verdict)
