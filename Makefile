@@ -27,7 +27,7 @@ VNU_VERSION := 26.9.27
 VNU_DIR := $(HOME)/.cache/publisher/vnu-jar-$(VNU_VERSION)
 export VNU_JAR := $(VNU_DIR)/node_modules/vnu-jar/build/dist/vnu.jar
 
-.PHONY: help setup setup-test system-packages migrate build serve run image check test test-lint test-setup test-unit \
+.PHONY: help setup setup-test system-packages migrate build serve run image check test test-lint test-style test-types test-setup test-unit \
 	test-services test-site test-embedded test-development test-container clean
 
 help:
@@ -102,19 +102,22 @@ run: migrate
 # Each stage's duration is printed at the end. The style check comes first: a slip fails in seconds.
 # Then two lanes side by side on the two cores, whose tests wait on their servers much of the time:
 # the build's (site builds, embedded serves that build, development compiles into .web, so after
-# them) and the others. (Three lanes were slower: 2026-11-28, docs/testing.md.)
+# them; the types last) and the others. (Three lanes were slower: 2026-11-28, docs/testing.md.)
 test:
-	@scripts/test-stages.sh lint setup site,embedded,development+unit,services,container
+	@scripts/test-stages.sh style setup unit,site,embedded,development,types+services,container
 
 # The developer's loop, in about a minute: no build, no server, no process (tests/unit).
 check: test-lint test-unit
 
 # ruff with the project's settings (pyproject.toml): lint, then the formatting; then the layer
 # contracts (import-linter, pyproject.toml) and the types (mypy), which need the test extra.
-test-lint: $(RUFF_STAMP)
+test-lint: test-style test-types
+
+test-style: $(RUFF_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	@$(MAKE) --no-print-directory $(TEST_STAMP)
+
+test-types: $(TEST_STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy publisher
 
@@ -131,11 +134,11 @@ test-services:
 	$(BIN)/python -m pytest --durations=10 tests/services -n 2 --dist loadfile
 
 test-site:
-	$(BIN)/python -m pytest --durations=10 tests/site
+	$(BIN)/python -m pytest --durations=10 tests/site -n 2 --dist loadfile
 
 # Production servers with the embedded gateway, on the site stage's build (built if missing).
 test-embedded:
-	$(BIN)/python -m pytest --durations=10 tests/embedded
+	$(BIN)/python -m pytest --durations=10 tests/embedded -n 2 --dist loadfile
 
 # `make run` itself, on free ports of 127.0.0.1, driven in Chromium.
 test-development:

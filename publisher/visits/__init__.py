@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from datetime import date, datetime
@@ -34,6 +33,7 @@ from reflex_base import config as reflex_config
 from publisher.config import settings
 from publisher.per_process import PerProcess
 from publisher.rules import visit_rules
+from publisher.seldom_log import SeldomLog
 from publisher.storage import visit_counts
 from publisher.storage.tables import utc_now
 from publisher.visits import visitor_sets
@@ -56,9 +56,6 @@ MAX_KEYS_PER_FLUSH = 1000
 LAST_FLUSH_WAIT_S = 3.0
 # Counting off, a database away when expired salts are due to go: tried again this often.
 DESTROY_RETRY_S = 60.0
-# A failure on the request path is logged at most this often (a fault on every request must not
-# flood the log).
-FAILURE_LOG_EVERY_S = 60.0
 
 
 def _configured_recorder() -> Recorder:
@@ -66,7 +63,8 @@ def _configured_recorder() -> Recorder:
 
 
 shared_recorder: PerProcess[Recorder] = PerProcess(_configured_recorder)
-_failure_logged_at: list[float] = []
+# A fault on every request must not flood the log: each kind of failure once a minute.
+_failures = SeldomLog(logger)
 
 
 def count_views_on(routes: Iterable[str], route_of: Callable[[str], str]) -> None:
@@ -76,11 +74,9 @@ def count_views_on(routes: Iterable[str], route_of: Callable[[str], str]) -> Non
 
 
 def _log_failure(what: str, exc: Exception) -> None:
-    now = time.monotonic()
-    if _failure_logged_at and now - _failure_logged_at[-1] < FAILURE_LOG_EVERY_S:
-        return
-    _failure_logged_at[:] = [now]
-    logger.error("Visits: a %s was not counted (%s; logged at most once a minute)", what, type(exc).__name__)
+    _failures.log(
+        logging.ERROR, f"Visits: a {what} was not counted (%s; logged at most once a minute)", type(exc).__name__
+    )
 
 
 def record_page_view(scope: Any, status: int) -> None:

@@ -82,10 +82,11 @@ class NetworkLog:
         return [request.url for request in self.requests if urlsplit(request.url).netloc != own]
 
 
-# Every call a page makes to its local or session storage, kept in the page's memory.
+# Every write a page makes to its local or session storage, kept in the page's memory. (React
+# Router reads its view transitions' entry as it starts, and writes it only after one: the site has none.)
 STORAGE_WATCH = """
 window.storageCalls = [];
-for (const name of ["getItem", "setItem", "removeItem", "clear", "key"]) {
+for (const name of ["setItem", "removeItem", "clear"]) {
   const original = Storage.prototype[name];
   Storage.prototype[name] = function (...args) {
     window.storageCalls.push(`${name}(${args[0] ?? ""})`);
@@ -108,7 +109,7 @@ class AppChannel:
 
     def __init__(self, page: Page):
         self.page, self.received = page, []
-        page.on("websocket", lambda socket: socket.on("framereceived", self.received.append))
+        page.on("websocket", lambda socket: socket.on("framereceived", lambda frame: self.received.append(frame)))
 
     def wait_for_the_state(self, path: str) -> None:
         deadline = time.monotonic() + 15  # a guard against a hang, far above what it waits for

@@ -201,6 +201,7 @@ def test_the_reflex_config_loads_none_of_the_sites_own_modules():
         "publisher.reflex_internals.component_needs",
         "publisher.reflex_internals.frontend_files",
         "publisher.reflex_internals.granian_signals",
+        "publisher.reflex_internals.no_cors",
         "publisher.reflex_internals.state_managers",
         "publisher.reflex_internals.stored_state",
         "publisher.web",

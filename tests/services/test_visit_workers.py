@@ -215,17 +215,17 @@ async def test_the_database_stopped_mid_run_costs_that_window_and_counting_resum
     assert (count.views, count.visitors) == (8, 2)
 
 
+def python_run(env: dict[str, str], script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``script`` in a Python process of its own, as a worker of the site would run it."""
+    return subprocess.run(
+        [sys.executable, "-c", script, *args], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
 def test_the_lifespan_task_with_counting_off_writes_nothing(db_url):
     env = worker_env(db_url)
     env["PUBLISHER_VISITS"] = "off"
-    worker = subprocess.run(
-        [sys.executable, "-c", WORKER, "198.51.100.1", DESKTOP],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    worker = python_run(env, WORKER, "198.51.100.1", DESKTOP)
     assert worker.returncode == 0, worker.stderr
     assert site_today(db_url) == visit_counts.DayCount(visit_rules.day_of(utc_now()), 0, 0)
 
@@ -272,14 +272,7 @@ def test_a_start_after_a_long_stop_destroys_the_salts_and_seen_rows_past_their_t
     env = worker_env(db_url)
     env["PUBLISHER_VISITS"] = counting
     yesterday = str(today - timedelta(days=1))
-    worker = subprocess.run(
-        [sys.executable, "-c", STARTED, yesterday],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    worker = python_run(env, STARTED, yesterday)
     assert worker.returncode == 0, worker.stderr
     left = json.loads(worker.stdout.splitlines()[-1])
     assert left[:2] == [yesterday, str(today)]  # and tomorrow's salt, from 23:55 with counting on

@@ -17,6 +17,7 @@ import pytest
 
 from publisher import visits
 from publisher.rules import visit_rules
+from publisher.seldom_log import SeldomLog
 from publisher.storage.visit_counts import Batch
 from publisher.visits import flush_loop, salts, visitor_sets
 from publisher.visits.flush_loop import FlushLoop
@@ -375,7 +376,7 @@ def test_record_page_view_never_raises_and_logs_at_most_once_a_minute(monkeypatc
             raise RuntimeError("a fault on every request")
 
     monkeypatch.setattr(visits.shared_recorder, "_value", Broken())
-    monkeypatch.setattr(visits, "_failure_logged_at", [])
+    monkeypatch.setattr(visits, "_failures", SeldomLog(logging.getLogger("publisher.visits")))
     with caplog.at_level(logging.ERROR, logger="publisher.visits"):
         for _ in range(100):
             visits.record_page_view(request("/"), 200)
