@@ -102,9 +102,10 @@ run: migrate
 # Each stage's duration is printed at the end. The style check comes first: a slip fails in seconds.
 # Then two lanes side by side on the two cores, whose tests wait on their servers much of the time:
 # the build's (site builds, embedded serves that build, development compiles into .web, so after
-# them; the types last) and the others. (Three lanes were slower: 2026-11-28, docs/testing.md.)
+# them) and the others. (Three lanes, or the site and embedded stages on two workers each, were
+# slower: 2026-11-28, docs/testing.md.)
 test:
-	@scripts/test-stages.sh style setup unit,site,embedded,development,types+services,container
+	@scripts/test-stages.sh lint setup site,embedded,development+unit,services,container
 
 # The developer's loop, in about a minute: no build, no server, no process (tests/unit).
 check: test-lint test-unit
@@ -134,11 +135,11 @@ test-services:
 	$(BIN)/python -m pytest --durations=10 tests/services -n 2 --dist loadfile
 
 test-site:
-	$(BIN)/python -m pytest --durations=10 tests/site -n 2 --dist loadfile
+	$(BIN)/python -m pytest --durations=10 tests/site
 
 # Production servers with the embedded gateway, on the site stage's build (built if missing).
 test-embedded:
-	$(BIN)/python -m pytest --durations=10 tests/embedded -n 2 --dist loadfile
+	$(BIN)/python -m pytest --durations=10 tests/embedded
 
 # `make run` itself, on free ports of 127.0.0.1, driven in Chromium.
 test-development:
