@@ -151,26 +151,40 @@ _IGNORING_CASE.log_errors = False  # a pattern RE2 refuses goes to Python's re, 
 # What Python's re may search instead of RE2: literal text, then lookarounds of literal text
 # (crawlerdetect's "Yandex(?!Search)"): each character is read a bounded number of times.
 _LINEAR_IN_RE = re.compile(r"[a-z0-9 ]{3,}(?:\(\?<?[=!][a-z0-9 ]+\))+", re.IGNORECASE)
+_LOOKAROUND = re.compile(r"\(\?<?[=!]")
 
 
 def _crawler_search(patterns: Iterable[str]) -> tuple[Any, list[re.Pattern[str]]]:
-    """The patterns as one RE2 union, whose search is linear in the user agent, and the few RE2
-    refuses (a lookahead) for Python's re, each only if its search is linear too."""
-    taken, refused = [], []
+    """The patterns as one RE2 union, whose search is linear in the user agent, and the few with a
+    lookaround (which RE2 refuses) for Python's re, each only if its search is linear too. One
+    compile of the union at import; each pattern alone only to name one RE2 refuses."""
+    taken: list[str] = []
+    refused: list[str] = []
     for pattern in patterns:
-        try:
-            re2.compile(pattern, _IGNORING_CASE)
-        except re2.error:
-            if not _LINEAR_IN_RE.fullmatch(pattern):
-                raise RuntimeError(
-                    f"crawlerdetect's pattern {pattern!r} is refused by RE2 and is not literal text with "
-                    "lookarounds of literal text, so Python's re could take longer than linear time on it: "
-                    "check that crawlerdetect version before using it (publisher/rules/visit_rules.py)"
-                ) from None
-            refused.append(re.compile(pattern, re.IGNORECASE))
-        else:
-            taken.append(pattern)
-    return re2.compile("|".join(taken).encode(), _IGNORING_CASE), refused
+        (refused if _LOOKAROUND.search(pattern) else taken).append(pattern)
+    for pattern in refused:
+        if not _LINEAR_IN_RE.fullmatch(pattern):
+            raise RuntimeError(
+                f"crawlerdetect's pattern {pattern!r} is refused by RE2 and is not literal text with "
+                "lookarounds of literal text, so Python's re could take longer than linear time on it: "
+                "check that crawlerdetect version before using it (publisher/rules/visit_rules.py)"
+            )
+    try:
+        union = re2.compile("|".join(taken).encode(), _IGNORING_CASE)
+    except re2.error:
+        unread = [pattern for pattern in taken if not _re2_reads(pattern)]
+        raise RuntimeError(
+            f"crawlerdetect's patterns {unread!r} are refused by RE2 (publisher/rules/visit_rules.py)"
+        ) from None
+    return union, [re.compile(pattern, re.IGNORECASE) for pattern in refused]
+
+
+def _re2_reads(pattern: str) -> bool:
+    try:
+        re2.compile(pattern, _IGNORING_CASE)
+    except re2.error:
+        return False
+    return True
 
 
 _CRAWLERS, _CRAWLERS_FOR_RE = _crawler_search(crawler_patterns)
