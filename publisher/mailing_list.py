@@ -1,19 +1,6 @@
-"""The new-release list, kept by this site (the embedded gateway): the one way a reader's place
-on it changes, and the one way a contact message is taken in.
-
-Sign-up, confirm, unsubscribe (the page's button and a provider's one-click), forget,
-import and the dashboard's actions all come here. Each takes values already checked
-once (by the form's judge, web/submissions.py; by rules/list_rules.read_import; by the
-link's signature, rules/list_links.py), writes through storage/ in one transaction with
-the email it owes (the outbox job, built here only), and then wakes this process's
-sender (mail/outbox.py), so the visitor's answer never waits for SMTP. The rules
-themselves (one confirmation per mailbox a day, only the latest confirmation counts)
-are in rules/list_rules.py, each written once.
-
-The coroutines run the transaction off the event loop (``_in_thread``); ``forget`` and
-``import_rows`` are synchronous: the operator's command calls them as they are, the dashboard
-from a thread.
-"""
+"""The new-release list kept by this site: the one way a reader's place on it changes, and the one
+way a contact message is taken in. Each change takes values already checked, is one transaction
+with the email it owes, then wakes the sender, so the visitor's answer never waits for SMTP."""
 
 from __future__ import annotations
 
@@ -61,19 +48,15 @@ def _job(mail: MailSettings | None) -> storage.Job | None:
 
 
 async def sign_up(values: Mapping[str, str], mail: MailSettings | None, db_url: str | None = None) -> str:
-    """The subscribe form's checked values (rules/form_fields.py): the address joins (pending),
-    with the fields declared stored, and, when the rule says so, its confirmation email is
-    queued. What it did ('added', 'rejoined', 'pending', 'confirmed') goes no further than the
-    gateway: the visitor sees the same answer either way, so the form never tells who is on
-    the list."""
+    """The subscribe form's checked values join the list (pending). What it did goes no further than the
+    gateway: the visitor sees the same answer either way, so the form never tells who is on the list."""
     outcome = await _in_thread(functools.partial(subscribers.subscribe, _sign_up_of(values), _job(mail), db_url))
     outbox.wake()
     return outcome
 
 
 def _sign_up_of(values: Mapping[str, str]) -> SignUp:
-    """The subscribe form's checked values as the list stores them: the address, the name and,
-    by column, the other fields the declaration keeps (rules/form_fields.py)."""
+    """The subscribe form's checked values as the list stores them (rules/form_fields.py)."""
     return SignUp(
         email=values[form_fields.EMAIL.name],
         name=values[form_fields.NAME.name],
@@ -99,9 +82,8 @@ async def lookup(link_key: str, db_url: str | None = None) -> storage.Subscriber
 async def confirm(
     link_key: str, issued_at: datetime | None, mail: MailSettings, db_url: str | None = None
 ) -> LinkResult | None:
-    """The confirmation page's button: the reader joins, the welcome email (and, when the publisher
-    asked for them, their new-subscriber notice) queued with it. None: an address the list no
-    longer has. Only the latest confirmation's link confirms (``issued_at``, its date)."""
+    """The confirmation page's button: the reader joins, with the welcome email (and the publisher's
+    notice, when asked for). None: an address the list no longer has. Only the latest link confirms."""
     notice = _job(mail) if mail.notify_subscribers else None
     change = functools.partial(subscribers.confirm, link_key, _job(mail), notice, db_url, issued_at=issued_at)
     result = await _in_thread(change)
@@ -110,8 +92,8 @@ async def confirm(
 
 
 async def unsubscribe(link_key: str, *, one_click: bool, db_url: str | None = None) -> LinkResult | None:
-    """The unsubscribe page's button, or a mail provider's one-click POST (``one_click``): the reader
-    leaves at once, the record of consent saying which. None for an address the list does not have."""
+    """The unsubscribe page's button, or a provider's one-click POST: the reader leaves at once. None for
+    an address the list does not have."""
     how = subscribers.BY_ONE_CLICK if one_click else subscribers.BY_UNSUBSCRIBE_PAGE
     return await _in_thread(functools.partial(subscribers.unsubscribe, link_key, how, db_url))
 

@@ -1,10 +1,5 @@
-"""One object per process: the one idiom for what each backend worker holds once.
-
-A worker keeps one gateway client (its connections are reused), one rate limiter
-(its counters), one outbox sender and one record of its stop. Each is a
-``PerProcess`` at module level: made on first use when it has a factory, set by
-the code that runs it when it has none, and replaced or forgotten by tests.
-"""
+"""One object per process (a gateway client, a rate limiter, an outbox sender): made on first use
+when it has a factory, set by the code that runs it when it has none, replaced by tests."""
 
 from __future__ import annotations
 
@@ -40,6 +35,6 @@ class PerProcess(Generic[T]):
 
 
 def worker_name() -> str:
-    """``host:pid:tag``, the holder of a lease (the outbox's jobs, a campaign, the bounce
-    mailbox's reading): mail/campaign.py frees the leases of a dead process on the same host by it."""
+    """``host:pid:tag``, the holder of a lease: mail/campaign.py frees the leases of a dead process on
+    the same host by it."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"[:64]

@@ -1,8 +1,5 @@
-"""The Reflex app: every declared page (web/pages/registry.py), with its metadata.
-
-The entry point: the only module that imports the app object's makers together and
-the only one that holds the app. What needs the app is wired from here (``install``).
-"""
+"""The Reflex app: the entry point and the only module that holds the app; what needs the app is
+wired from here (``install``)."""
 
 import reflex as rx
 
@@ -23,11 +20,8 @@ from publisher.web.pages import PAGES
 # Reflex or Granian upgrade that moved an internal the site relies on.
 settings.check_at_start()
 reflex_internals.check()
-# A tab's stored state (files or Redis) never holds its connection's headers or address, nor a
-# page's tab-only fields; and no frontend error makes the page stamp a reload in the browser.
 stored_state.install()
 frontend_files.no_reload_on_errors()
-# No origin may read the site's answers: Reflex's CORS middleware, which allows every one, is left out.
 no_cors.install()
 
 app = rx.App(
@@ -50,19 +44,12 @@ app = rx.App(
 # First, in each worker: what it writes is its user's alone, the states folder too.
 app.register_lifespan_task(stored_state.keep_private)
 app.register_lifespan_task(embedded.migrate_on_development_start)
-# Emails the publisher from the outbox (embedded gateway with PUBLISHER_SMTP_URL only).
 app.register_lifespan_task(outbox.run_in_backend)
-# Sends release emails (mail/campaign.py), with the same settings.
 app.register_lifespan_task(campaign.run_in_backend)
-# Reads the bounce mailbox (PUBLISHER_BOUNCE_MAILBOX), one worker of the site at a time.
 app.register_lifespan_task(bounce_mailbox.run_in_backend)
-# Emails the publisher when something needs them, and the weekly summary (mail/notices.py).
 app.register_lifespan_task(notices.run_in_backend)
-# Deletes the dashboard's sign-in ceremonies that ran out, with their addresses, every minute.
 app.register_lifespan_task(admin_sign_in.clear_ceremonies)
-# Counts visits, sources and buy presses (publisher/visits, PUBLISHER_VISITS): the day's salt before
-# the first request, each worker's tally flushed every 5 s, a last flush at stop. A view counts on
-# the declared pages with a URL, the dashboard's aside.
+# A view counts on the declared pages with a URL, the dashboard's aside (PUBLISHER_VISITS).
 visits.count_views_on(
     (page.route for page in PAGES.pages() if page.has_url and not admin_sign_in.is_admin_path(page.route)),
     page_kinds.page_route,
@@ -70,5 +57,4 @@ visits.count_views_on(
 app.register_lifespan_task(visits.counting)
 
 PAGES.add_to(app)
-# A closed tab's state is let go early through the app's own state manager (web/tab_states.py).
 tab_states.install(app)

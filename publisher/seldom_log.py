@@ -1,9 +1,5 @@
-"""Log lines a stranger cannot flood: the refusals and failures any request can cause.
-
-Each kind of line (its message) is written at most once a minute by its owner (an endpoint, the
-response headers, the visits' hooks), and every text in it is cut to a short escaped excerpt, so
-a 200 KB header on every request writes one line of at most a few hundred characters a minute.
-"""
+"""Log lines a stranger cannot flood: each message at most once a minute per owner, every text in it
+a short escaped excerpt (a 200 KB header on every request writes one short line a minute)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The build's side of the site's images: encoding the variants and share images content/images.py plans.
-
-Build time only (``make build``, the container's build stage, the development
-server): the container image leaves Pillow and libvips out.
-"""
+"""The build's side of the site's images: encoding the variants content/images.py plans. Build time
+only: the container image leaves Pillow and libvips out."""
 
 from __future__ import annotations
 
@@ -31,11 +28,8 @@ JPEG = {"quality": 82, "optimize": True, "progressive": True}
 
 
 def write_variants(public_dir: Path, wanted: list[Wanted]) -> tuple[int, int]:
-    """Make every planned file under ``public_dir``/images/variants that does not exist yet.
-
-    Files of earlier versions (no longer planned) are removed, so a build ships only
-    what its pages name. Returns (made, kept).
-    """
+    """Make every planned file not made yet and remove those no longer planned, so a build ships only
+    what its pages name; (made, kept)."""
     out = public_dir / VARIANTS_URL.strip("/")
     out.mkdir(parents=True, exist_ok=True)
     files = planned_files(wanted)

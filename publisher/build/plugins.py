@@ -1,18 +1,6 @@
-"""Build-time additions to Reflex's static output (``SiteFilesPlugin``).
-
-- robots.txt pointing to the sitemap (absolute URL from ``deploy_url``), the release feed and
-  the images' variants.
-- The files Reflex generates that the build rewrites, and why, are
-  reflex_internals/frontend_files.py's: a portable build (the backend at the page's own
-  origin), a state per page load, nothing stored in the browser, the development server's
-  address, the 404 page prerendered.
-- Pages without a form never start the app (web/page_kinds.py decides from the pages, at
-  compile time): their HTML loses the app's scripts (strip_app). On the pages that start it,
-  the app starts after the page has painted (defer_app_boot): on a slow connection the CSS,
-  text and images come first.
-- The prerendered not-found page becomes the SPA fallback (use_prerendered_not_found), so a
-  404 response already contains the page, its text and its ``noindex``, not an empty shell.
-"""
+"""Build-time additions to Reflex's static output: robots.txt, the release feed, the images' variants,
+the rewrites of Reflex's generated files (reflex_internals/frontend_files.py), and each page finished:
+the app removed from pages without a form, deferred until after paint on the others."""
 
 from __future__ import annotations
 
@@ -52,7 +40,8 @@ def robots_txt(site_url: str) -> str:
 
 
 def use_prerendered_not_found(static_dir: Path) -> None:
-    """Make the prerendered catch-all page the SPA fallback (and so the 404.html)."""
+    """The prerendered catch-all page becomes the SPA fallback (and so the 404.html): a 404 already holds
+    the page, its text and its ``noindex``, not an empty shell."""
     name = NOT_FOUND_PRERENDER_PATH.strip("/")
     rendered = static_dir / name / "index.html"
     if not rendered.exists():
@@ -69,25 +58,15 @@ _EMOTION_STYLE = re.compile(r'<style data-emotion="[^"<>]*">[^<]*</style>')
 
 
 def defer_app_boot(html: str) -> str:
-    """Keep the browser from fetching and running the app's modules while the page loads.
-
-    React Router's module preloads become inert links and its inline boot module an
-    inert script (a data block, without ``async``); assets/site.js re-creates both
-    after the load event, as a new module script. Only attributes change (no element
-    is added or removed), so hydration sees the same document structure.
-    """
+    """The app's module preloads and boot module made inert until assets/site.js re-creates them after
+    the load event; only attributes change, so hydration sees the same document."""
     html = _MODULEPRELOAD.sub(f'<link rel="{DEFERRED_PRELOAD_REL}"', html)
     return _BOOT_SCRIPT.sub(f'<script type="{BOOT_TYPE}" data-app-boot=""', html)
 
 
 def hoist_emotion_styles(html: str) -> str:
-    """Move the <style data-emotion> rules React streamed into <body> to the end of <head>.
-
-    Emotion's server rendering puts each rule just before its element (here Reflex's
-    connection pulser: ``position:fixed;width:100vw;height:0``), which HTML allows
-    only as a parent's first child. In the browser, emotion moves these same elements
-    into <head> before the app hydrates, so the page the app finds is the same.
-    """
+    """Emotion's streamed <style> rules moved from <body> to <head>: HTML allows them there only as a
+    parent's first child, and emotion moves them to <head> before hydrating anyway."""
     head_end = html.find("</head>")
     if head_end == -1:
         return html
@@ -132,17 +111,12 @@ def remove_originals(static_dir: Path, sources: list[str]) -> None:
 
 
 class SiteFilesPlugin(Plugin):
-    """The build's additions (the module's docstring lists them).
-
-    The site's own modules (settings, the content, the images, the feed) are imported in
-    the hooks, not at the top: rxconfig.py imports this module into Reflex's long-lived
-    development supervisor, whose forked workers would then keep the content it imported,
-    and an edited sentence would not show after a hot reload.
-    """
+    """Its hooks import the site's modules: rxconfig.py loads this into Reflex's long-lived development
+    supervisor, whose workers would keep old content after a hot reload."""
 
     def get_static_assets(self, **context: Any):
-        from publisher.config import settings  # noqa: PLC0415 - here, not at the top: see the class docstring (hot reload)
-        from publisher.web import feed  # noqa: PLC0415 - here, not at the top: see the class docstring (hot reload)
+        from publisher.config import settings  # noqa: PLC0415 - hot reload: the class docstring
+        from publisher.web import feed  # noqa: PLC0415 - hot reload: the class docstring
 
         site = settings.site_url()
         return [
@@ -151,8 +125,8 @@ class SiteFilesPlugin(Plugin):
         ]
 
     def pre_compile(self, **context: Any) -> None:
-        from publisher.build import image_variants  # noqa: PLC0415 - here, not at the top: see the class docstring (hot reload)
-        from publisher.content import images  # noqa: PLC0415 - here, not at the top: see the class docstring (hot reload)
+        from publisher.build import image_variants  # noqa: PLC0415 - hot reload: the class docstring
+        from publisher.content import images  # noqa: PLC0415 - hot reload: the class docstring
 
         wanted = images.site_images()
         image_variants.write_variants(prerequisites.get_web_dir() / constants.Dirs.PUBLIC, wanted)
@@ -168,7 +142,7 @@ class SiteFilesPlugin(Plugin):
         context["add_modify_task"](VITE_CONFIG, dev_server_plugins)
 
     def post_build(self, **context: Any) -> None:
-        from publisher.content import images  # noqa: PLC0415 - here, not at the top: see the class docstring (hot reload)
+        from publisher.content import images  # noqa: PLC0415 - hot reload: the class docstring
 
         static_dir = Path(context["static_dir"])
         use_prerendered_not_found(static_dir)

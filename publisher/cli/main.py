@@ -1,27 +1,6 @@
-"""``publisher-gateway``: the operator's command for the embedded gateway's database.
-
-    publisher-gateway migrate                  # create or update the tables (the release step)
-    publisher-gateway subscribers > list.csv   # the email list as CSV (--status confirmed: only those)
-    publisher-gateway import list.csv          # add a list from elsewhere (--status confirmed if it has none)
-    publisher-gateway forget reader@example.com   # erase everything stored about an address
-    publisher-gateway messages                 # the contact messages, oldest first
-    publisher-gateway outbox                   # emails not yet sent: pending and failed, with the last error
-    publisher-gateway outbox --retry           # send the failed ones again, now
-    publisher-gateway announce SLUG            # email a new book to every confirmed reader (asks first)
-    publisher-gateway announce SLUG --test-to me@example.com   # one test copy, recorded nowhere
-    publisher-gateway campaigns                # every announced book, with its counts, bounces and complaints
-    publisher-gateway pause SLUG               # pause a book's campaign while it sends (announce SLUG resumes it)
-    publisher-gateway bounces --since 7d       # the latest bounces and complaints, and what was left unread
-    publisher-gateway bounces --check          # read the bounce mailbox once, now
-    publisher-gateway admin invite NAME        # a one-time link that lets NAME create a passkey for /admin
-    publisher-gateway admin list               # the admins and their passkeys
-    publisher-gateway admin revoke NAME        # remove NAME's passkeys and end their sessions, at once
-    publisher-gateway visits --days 7          # visitors, sources and buy presses per day (default 30 days)
-    publisher-gateway visits --csv > visits.csv   # the same as CSV: section,day,key,views,visitors
-
-It reads the same configuration as the site (REFLEX_DB_URL, PUBLISHER_SMTP_URL, ...); where its
-output goes, and what its exit status says, is its help's EPILOG.
-"""
+"""``publisher-gateway``: the operator's command for the embedded gateway's database, reading the
+site's configuration; its commands are in its help (``command_line``), where its output goes and
+what its exit status says in ``EPILOG``."""
 
 from __future__ import annotations
 
@@ -162,8 +141,8 @@ _LEFT_WHY = {
 
 
 def write_bounces(since: datetime | None, out) -> int:
-    """``publisher-gateway bounces``: newest first, then what the mailbox reader left in the
-    mailbox, and why. Everything stored came from outside: printed with control characters escaped."""
+    """``publisher-gateway bounces``: newest first, then what the reader left in the mailbox, and why;
+    everything stored came from outside, so control characters are escaped."""
     lines = bounce_records.list_bounces(since)
     for line in lines:
         campaign = f"  campaign {line.campaign}" if line.campaign else ""

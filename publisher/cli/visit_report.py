@@ -1,11 +1,6 @@
-"""``publisher-gateway visits``: the site's visits, sources and buy presses of the last days, as text
-for a terminal or as CSV for a spreadsheet (the dashboard's Visits section, from the same counts).
-
-Every figure is an aggregate of the daily counts (storage/visit_counts.py): a visitor is one
-person on one day, so the visitors of a period are the sum of its days. Sources and campaigns
-came from outside (a Referer, a landing URL): the text escapes their control characters, the CSV
-keeps a spreadsheet from running them (web/exports.py).
-"""
+"""``publisher-gateway visits``: the last days' visits, sources and buy presses as text or CSV, from
+the daily counts (a visitor is one person on one day, so a period's visitors are its days' sum).
+Sources and campaigns came from outside: the text escapes them, the CSV defuses them (web/exports.py)."""
 
 from __future__ import annotations
 
@@ -28,8 +23,7 @@ ALL_BUYS = 1000  # every book at every store: a handful in practice
 
 @dataclass(frozen=True)
 class BookFunnel:
-    """One book over the period: the visits of its page, and the presses of its buy buttons
-    (on Home and on its page)."""
+    """One book over the period: its page's visits, and the presses of its buy buttons (Home and its page)."""
 
     slug: str
     title: str
@@ -128,9 +122,8 @@ def write_text(report: VisitReport, out: TextIO) -> None:
 
 
 def csv_rows(report: VisitReport) -> Iterator[exports.VisitRow]:
-    """The report as rows of ``section,day,key,views,visitors``: the per-day sections (site, bot)
-    carry their day; the period's tops (page, source, campaign, buy "slug host") and each book's
-    page (book_page, keyed by its slug) carry none."""
+    """Rows of ``section,day,key,views,visitors``: the per-day sections (site, bot) carry their day; the
+    period's tops and each book's page (book_page, keyed by its slug) carry none."""
     for section, days in (("site", report.days), ("bot", report.bots)):
         for day in days:
             yield exports.VisitRow(section, day.day, "", day.views, day.visitors)

@@ -1,11 +1,5 @@
 """The bounce settings (PUBLISHER_BOUNCE_* and the pause thresholds): where what comes back
-from the list's emails arrives, and when a campaign stops on it (docs/mailing-list.md).
-
-``read`` parses their values, already read by the one settings object (settings.py): the
-mailbox URL and the webhook secret from their ``_FILE`` when given. A bounce mailbox or a
-bounce address only mean something when the site sends the list's emails itself, so
-either without ``PUBLISHER_SMTP_URL`` is an error, as the other mail variables are.
-"""
+from the list's emails arrives, and when a campaign stops on it (docs/mailing-list.md)."""
 
 from __future__ import annotations
 
@@ -44,9 +38,8 @@ SECRET_VARS = frozenset({BOUNCE_MAILBOX_VAR, BOUNCE_WEBHOOK_SECRET_VAR})
 # default pace sends 3,000 emails in that time, so a dead address is stopped before the next one.
 DEFAULT_POLL_S = 300
 DEFAULT_DONE_FOLDER = "Processed"
-# A real bounce or complaint is a few kilobytes, with the original attached at most a few
-# hundred; a message above this is left unread, never downloaded (issue 34: a 40 MB one took
-# 24 s of CPU and 355 MB to parse).
+# A real bounce or complaint is a few kilobytes, a few hundred with the original; a message above
+# this is left unread, never downloaded (a 40 MB one took 24 s of CPU and 355 MB to parse).
 DEFAULT_MAX_BYTES = 1_000_000
 WEBHOOK_SECRET_MIN = 32
 _DEFAULT_IMAP_PORTS = {"imaps": 993, "imap": 143}
@@ -56,9 +49,8 @@ _LOCAL_PART_MAX = 64 - 1 - len(bounces.verp_token("x", 0xFFFFFFFFFFFF))
 
 @dataclass(frozen=True)
 class ImapServer:
-    """The bounce mailbox: ``imaps`` is TLS from the first byte; ``imap`` upgrades with
-    STARTTLS, which is required unless the host is a loopback address (the same rule as
-    the SMTP server's). Certificates are always verified."""
+    """The bounce mailbox: ``imaps`` is TLS from the first byte; ``imap`` must upgrade with STARTTLS
+    unless the host is loopback. Certificates are always verified."""
 
     host: str
     port: int
@@ -167,9 +159,7 @@ def _percent(name: str, value: str, default: float) -> float:
 
 def read(values: Mapping[str, str], mail_from: str | None) -> BounceSettings:
     """The bounce settings; ``mail_from``: the list's sender (None: no SMTP, so no list emails).
-
-    ``values``: each of ``BOUNCE_VARS`` by name, stripped, an unset one empty.
-    """
+    ``values``: each of ``BOUNCE_VARS`` by name, stripped, an unset one empty."""
     if mail_from is None:
         stray = [var for var in (BOUNCE_ADDRESS_VAR, BOUNCE_MAILBOX_VAR) if values[var]]
         if stray:

@@ -1,8 +1,4 @@
-"""The mail settings (PUBLISHER_SMTP_URL and friends) and the typed results the mail code uses.
-
-``read`` parses the mail variables' values, already read by the one settings object
-(settings.py): the SMTP URL and the list secret from their ``_FILE`` when given.
-"""
+"""The mail settings (PUBLISHER_SMTP_URL and friends) and the typed results the mail code uses."""
 
 from __future__ import annotations
 
@@ -27,9 +23,8 @@ SEND_RATE_VAR = "PUBLISHER_SEND_RATE"
 DKIM_SELECTOR_VAR = "PUBLISHER_DKIM_SELECTOR"
 DKIM_KEY_FILE_VAR = "PUBLISHER_DKIM_KEY_FILE"
 CONFIRMATIONS_PER_HOUR_VAR = "PUBLISHER_CONFIRMATIONS_PER_HOUR"
-# The site's confirmation emails in any hour (docs/mailing-list.md: the ceiling and why this default):
-# far above a small publisher's busiest hour of real sign-ups, and a bound on what a bot
-# typing strangers' addresses can make the publisher's domain send (2,880 a day at most).
+# Confirmation emails in any hour: far above a small publisher's busiest hour of real sign-ups, and
+# a bound on what a bot typing strangers' addresses makes the domain send (docs/mailing-list.md).
 DEFAULT_CONFIRMATIONS_PER_HOUR = 120
 LIST_SECRET_MIN = 32
 # Emails per second for a release, all senders together: within a typical provider's starting
@@ -56,12 +51,8 @@ SECRET_VARS = frozenset({SMTP_URL_VAR, LIST_SECRET_VAR})
 
 @dataclass(frozen=True)
 class SmtpServer:
-    """Where mail goes, and how the connection is protected.
-
-    ``smtps`` is TLS from the first byte. ``smtp`` upgrades with STARTTLS, which is
-    required unless the host is a loopback address (a local relay, or tests), where
-    it is used when offered. Certificates are always verified.
-    """
+    """Where mail goes: ``smtps`` is TLS from the first byte; ``smtp`` must upgrade with STARTTLS unless
+    the host is loopback (then only when offered). Certificates are always verified."""
 
     host: str
     port: int
@@ -99,14 +90,13 @@ class MailSettings:
     list_secrets: tuple[str, ...] = field(default=(), repr=False)
     # Printed at the foot of every list email (the sender's postal address), when given.
     postal_address: str | None = None
-    # A release's emails per second for the whole site (0: no limit); mail/campaign.py.
+    # A release's emails per second for the whole site (0: no limit).
     send_rate: float = DEFAULT_SEND_RATE
-    # Signs every email when given (mail/mailer.py).
+    # Signs every email when given.
     dkim: DkimKey | None = field(default=None, repr=False)
-    # At most this many confirmation emails in any hour; the rest wait in the outbox (mail/outbox.py).
+    # At most this many confirmation emails in any hour; the rest wait in the outbox.
     confirmations_per_hour: int = DEFAULT_CONFIRMATIONS_PER_HOUR
-    # The list emails' envelope sender, made bounces+TOKEN@domain per email (PUBLISHER_BOUNCE_ADDRESS,
-    # config/bounce_config.py); None: the From address, as the publisher's own emails keep.
+    # The list emails' envelope sender, made bounces+TOKEN@domain per email; None: the From address.
     bounce_address: str | None = None
 
     @property
@@ -131,9 +121,8 @@ def is_loopback(host: str) -> bool:
 def server_url(
     var: str, value: str, default_ports: Mapping[str, int], example: str, encode_also: str = ""
 ) -> tuple[SplitResult, str, str]:
-    """A mail server's URL (SMTP, the bounce mailbox's IMAP) split and checked as far as both
-    agree, its host, and the URL as it may be shown. ``encode_also``: where else its delimiters must be
-    percent-encoded (the mailbox's folder)."""
+    """A mail server's URL (SMTP, IMAP) split and checked as far as both agree, its host, and the URL
+    as it may be shown; ``encode_also``: where else delimiters must be percent-encoded."""
     shown = redact_url(value)
     if has_unencoded_delimiter(value):
         raise ConfigurationError(
@@ -266,9 +255,7 @@ def _dkim(selector: str, key_file: str, domain: str) -> DkimKey | None:
 
 def read(values: Mapping[str, str]) -> MailSettings | None:
     """How the embedded gateway sends email, or None (store only) without an SMTP URL.
-
-    ``values``: each of ``MAIL_VARS`` by name, stripped, an unset one empty.
-    """
+    ``values``: each of ``MAIL_VARS`` by name, stripped, an unset one empty."""
     if not values[SMTP_URL_VAR]:
         stray = [var for var in (NOTIFY_TO_VAR, MAIL_FROM_VAR) if values[var]]
         if stray:

@@ -1,11 +1,6 @@
-"""Configuration that must be readable before anything of the site is imported: the
-errors that name a variable, secrets given as files, and the database password that
-rxconfig.py puts into ``REFLEX_DB_URL`` before Reflex reads it.
-
-Standard library only: Reflex's development supervisor imports rxconfig.py, and its
-workers keep whatever that imported (an edited sentence in content/ would not show
-after a hot reload: tests/unit/test_build_plugins.py).
-"""
+"""Configuration read before anything of the site is imported (rxconfig.py): errors naming a variable,
+secrets given as files, the database password. Standard library only: Reflex's development supervisor
+imports rxconfig.py and its workers keep what it imported (an edited content/ would not hot-reload)."""
 
 from __future__ import annotations
 
@@ -22,13 +17,8 @@ class ConfigurationError(RuntimeError):
 
 
 def redact_url(url: str) -> str:
-    """The URL as it may be printed (Redis, the database, SMTP, IMAP): its password replaced by ***.
-
-    By position, not by parsing: the password is whatever follows the user's ``:`` up to the
-    last ``@`` after ``//``. A password holding an unencoded ``/``, ``?``, ``#`` or ``@`` breaks
-    a URL parser's idea of where the host begins (``urlsplit`` then finds no password at all),
-    and it is exactly such a URL that stops start-up with an error quoting it. An ``@`` later
-    in the URL (a folder, a query) hides more than the password, never less."""
+    """The URL as it may be printed, its password replaced by ***: by position, not by parsing, since
+    an unencoded ``/?#@`` in a password misleads a parser (a later ``@`` hides more, never less)."""
     start = url.find("//")
     at = url.rfind("@")
     if start < 0:
@@ -47,25 +37,21 @@ URL_DELIMITERS = "/?#[]"
 
 
 def has_unencoded_delimiter(url: str) -> bool:
-    """Whether the user and password (everything between ``//`` and the last ``@``) hold one of
-    ``/ ? # [ ]``: unencoded there, a URL parser takes a piece of the password for the host, the
-    port, the path or the query (or refuses the URL). An ``@`` after the host looks the same,
-    so it must be encoded too (``%40``)."""
+    """Whether the user and password (between ``//`` and the last ``@``) hold one of ``/ ? # [ ]``,
+    which a URL parser would take for the host, port, path or query."""
     start = url.find("//")
     at = url.rfind("@")
     return 0 <= start < at and any(delimiter in url[start + 2 : at] for delimiter in URL_DELIMITERS)
 
 
-# Secrets an operator may give as a file instead (``NAME_FILE``: a path, e.g. a compose or
-# Kubernetes secret mounted under /run/secrets): a value in the environment shows in
-# ``docker inspect`` and in /proc/PID/environ of every process that inherits it.
+# Secrets may be given as a file (``NAME_FILE``, e.g. under /run/secrets): a value in the environment
+# shows in ``docker inspect`` and in /proc/PID/environ of every process that inherits it.
 FILE_SUFFIX = "_FILE"
 
 
 def from_env_or_file(env: Mapping[str, str], name: str) -> str:
-    """``name``'s value: from the environment, or read from the file ``NAME_FILE`` names
-    (surrounding whitespace dropped, so a trailing newline does not count). Both set, or
-    a file that cannot be read, stops start-up with an error naming the variable."""
+    """``name``'s value, from the environment or the file ``NAME_FILE`` names (stripped: a trailing
+    newline does not count); both set, or an unreadable file, is a ConfigurationError."""
     value = env.get(name, "").strip()
     path = env.get(name + FILE_SUFFIX, "").strip()
     if not path:
@@ -85,10 +71,8 @@ def _read_secret(variable: str, path: str) -> str:
 
 
 def secret_made_once(path: Path) -> str:
-    """The secret kept in ``path``, made there first when it is missing: random (256 bits), readable
-    by its owner alone (0600), written whole into a file of its own and then linked into place, so
-    processes starting together (workers, a command run beside the server) all find the same one,
-    never half of it. OSError when the folder cannot be written."""
+    """The secret kept in ``path``, made first when missing (256 bits, 0600): written whole, then linked
+    into place, so processes starting together find the same one, never half of it."""
     if not path.exists():
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         made = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
@@ -107,9 +91,8 @@ DB_PASSWORD_FILE_VAR = "PUBLISHER_DB_PASSWORD_FILE"
 
 
 def put_database_password(environ: dict[str, str] | os._Environ) -> None:
-    """Fill ``REFLEX_DB_URL``'s password from ``PUBLISHER_DB_PASSWORD_FILE`` (rxconfig.py, before
-    Reflex reads its configuration), so the password is in no container's environment: the
-    file is the database server's own ``POSTGRES_PASSWORD_FILE`` secret."""
+    """Fill ``REFLEX_DB_URL``'s password from ``PUBLISHER_DB_PASSWORD_FILE`` (the database server's own
+    secret file), so the password is in no container's environment."""
     path = environ.get(DB_PASSWORD_FILE_VAR, "").strip()
     if not path:
         return

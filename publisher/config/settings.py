@@ -1,18 +1,6 @@
-"""Runtime configuration: one object, read from the environment once and checked at start-up.
-
-``Settings`` holds every variable the site reads, each field under the variable's exact
-name (its ``validation_alias``); docs/configuration.md lists the same set
-(tests/unit/test_configuration_docs.py). ``current()`` is this process's object and
-``from_environ(mapping)`` the one a test builds. A malformed value stops start-up with a
-ConfigurationError naming the variable, a password never shown.
-
-Reflex reads its own variables (``REFLEX_DEPLOY_URL``, ``REFLEX_DB_URL``, ``REFLEX_REDIS_URL``...)
-into its config, over rxconfig.py's values; the site reads them there
-(``Settings.REFLEX_VARIABLES``), so Reflex and the site can never disagree.
-
-The functions below the class (``gateway_url()``, ``mail_settings()``...) are readers of the
-object, each taking the mapping a test passes.
-"""
+"""Runtime configuration: one object, read from the environment once and checked at start-up (an error
+names the variable, never shows a password). Reflex's own variables are read from Reflex's config
+(``Settings.REFLEX_VARIABLES``), so the two never disagree."""
 
 from __future__ import annotations
 
@@ -57,7 +45,7 @@ from publisher.config.secret_files import (
 )
 from publisher.rules import admin_access, antispam
 
-# The rest of the site imports these from here: the object, its readers, and the typed results.
+# The rest of the site imports these from here.
 __all__ = [
     "BOUNCE_MAILBOX_VAR",
     "DEFAULT_SEND_RATE",
@@ -82,11 +70,8 @@ __all__ = [
 
 
 def site_url() -> str:
-    """The public address of the site, without a trailing slash.
-
-    It is Reflex's ``deploy_url`` (``REFLEX_DEPLOY_URL`` in the environment), so the
-    sitemap Reflex writes and our canonical links can never disagree.
-    """
+    """The site's public address without a trailing slash: Reflex's ``deploy_url``, so the sitemap
+    Reflex writes and our canonical links never disagree."""
     return absolute_http_url("REFLEX_DEPLOY_URL (deploy_url)", reflex_config.get_config().deploy_url or "")
 
 
@@ -95,8 +80,7 @@ PORT_VAR = "PORT"
 LOGLEVEL_VAR = "LOGLEVEL"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
-# The development server's address (`make run DEV_HOST=`); Vite's config reads it too
-# (reflex_internals/frontend_files.py: JavaScript, process.env).
+# The development server's address (`make run DEV_HOST=`); Vite's config reads it too.
 DEV_HOST_VAR = "PUBLISHER_DEV_HOST"
 GATEWAY_URL_VAR = "PUBLISHER_GATEWAY_URL"
 GATEWAY_API_KEY_VAR = "PUBLISHER_GATEWAY_API_KEY"
@@ -108,25 +92,22 @@ MAX_TABS_PER_ADDRESS_VAR = "PUBLISHER_MAX_TABS_PER_ADDRESS"
 NEW_TABS_PER_MINUTE_VAR = "PUBLISHER_NEW_TABS_PER_MINUTE"
 MAX_TABS_VAR = "PUBLISHER_MAX_TABS"
 MAX_TAB_LIFETIME_VAR = "PUBLISHER_MAX_TAB_LIFETIME_S"
-# The contact form's minimum fill time (rules/antispam.py): the spec's five seconds; a test server
-# lowers it so its visitors need not wait.
+# The contact form's minimum fill time: the spec's five seconds; a test server lowers it.
 MIN_FILL_TIME_VAR = "PUBLISHER_MIN_FILL_TIME_MS"
-# The dashboard's sign-in (rules/admin_access.py): minutes without an action before a session ends.
+# Minutes without an action before a dashboard session ends.
 ADMIN_IDLE_VAR = "PUBLISHER_ADMIN_IDLE_MIN"
-# The weekly summary emailed to the publisher on Mondays (mail/notices.py): on unless "off".
+# The weekly summary emailed to the publisher on Mondays: on unless "off".
 SUMMARY_VAR = "PUBLISHER_SUMMARY"
-# Visits, sources and buy presses counted on the server (publisher/visits, docs/privacy.md): on
-# unless "off"; the daily counts are kept this many days (two years: a launch compared with the last).
+# Visits counted on the server (docs/privacy.md): on unless "off"; daily counts kept two years
+# (a launch compared with the last).
 VISITS_VAR = "PUBLISHER_VISITS"
 VISITS_KEEP_DAYS_VAR = "PUBLISHER_VISITS_KEEP_DAYS"
 DEFAULT_VISITS_KEEP_DAYS = 730
 # Signs the contact form's question and the time it was shown (rules/form_tokens.py).
 FORM_SECRET_VAR = "PUBLISHER_FORM_SECRET"
 FORM_SECRET_MIN = 32
-# A folder where the site makes the signing secrets it is not given, once, and keeps them (the
-# container image sets /data, its volume): one container with a data volume starts as it is.
-# Unset (a host), publisher-serve refuses to start without them. Several containers must share one
-# secret, so compose gives theirs as files, and nothing is made where a secret is given.
+# Where the site makes, once, the signing secrets it is not given (the image sets /data, its volume).
+# Unset, publisher-serve refuses to start without them; several containers share theirs as files.
 SECRETS_DIR_VAR = "PUBLISHER_SECRETS_DIR"
 # The secret each may be made into: the form's always, the list's where the site sends email.
 MADE_SECRET_FILES = {FORM_SECRET_VAR: "form-secret", mail_config.LIST_SECRET_VAR: "list-secret"}
@@ -191,18 +172,18 @@ class Settings(BaseSettings):
     # Read by Reflex into its config (over rxconfig.py's values); the site reads them there:
     # variable -> the attribute of ``reflex_base.config.get_config()``.
     REFLEX_VARIABLES: ClassVar[Mapping[str, str]] = {
-        "REFLEX_DEPLOY_URL": "deploy_url",  # site_url()
-        "REFLEX_DB_URL": "db_url",  # storage/database.py (rxconfig.py fills in PUBLISHER_DB_PASSWORD_FILE)
-        "REFLEX_REDIS_URL": "redis_url",  # server/production.py checks it answers
-        "REFLEX_TRUSTED_PROXY_HOPS": "trusted_proxy_hops",  # the per-address limits
-        "REFLEX_REDIS_TOKEN_EXPIRATION": "redis_token_expiration",  # web/tab_states.py
+        "REFLEX_DEPLOY_URL": "deploy_url",
+        "REFLEX_DB_URL": "db_url",  # rxconfig.py fills in PUBLISHER_DB_PASSWORD_FILE
+        "REFLEX_REDIS_URL": "redis_url",
+        "REFLEX_TRUSTED_PROXY_HOPS": "trusted_proxy_hops",
+        "REFLEX_REDIS_TOKEN_EXPIRATION": "redis_token_expiration",
     }
 
-    # publisher-serve (server/production.py).
+    # publisher-serve.
     host: str = _var(HOST_VAR, DEFAULT_HOST)
     port: int = _var(PORT_VAR, DEFAULT_PORT)
     loglevel: constants.LogLevel = _var(LOGLEVEL_VAR, constants.LogLevel.INFO)
-    # The development server's address besides loopback (server/event_channel.py).
+    # The development server's address besides loopback.
     dev_host: Text = _var(DEV_HOST_VAR, "")
     # The gateway the forms post to.
     gateway_url: str | None = _var(GATEWAY_URL_VAR, None)
@@ -240,7 +221,7 @@ class Settings(BaseSettings):
     dkim_selector: Text = _var(mail_config.DKIM_SELECTOR_VAR, "")
     dkim_key_file: Text = _var(mail_config.DKIM_KEY_FILE_VAR, "")
     confirmations_per_hour: Text = _var(mail_config.CONFIRMATIONS_PER_HOUR_VAR, "")
-    # What comes back from the list's emails (config/bounce_config.py), checked together into ``bounces``.
+    # What comes back from the list's emails, checked together into ``bounces``.
     bounce_address: Text = _var(bounce_config.BOUNCE_ADDRESS_VAR, "")
     bounce_mailbox: Text = _var(bounce_config.BOUNCE_MAILBOX_VAR, "", repr=False)
     bounce_mailbox_file: Text = _var(bounce_config.BOUNCE_MAILBOX_VAR + FILE_SUFFIX, "")
@@ -252,8 +233,7 @@ class Settings(BaseSettings):
     bounce_webhook_secret_file: Text = _var(bounce_config.BOUNCE_WEBHOOK_SECRET_VAR + FILE_SUFFIX, "")
     pause_bounce_rate: Text = _var(bounce_config.PAUSE_BOUNCE_RATE_VAR, "")
     pause_complaint_rate: Text = _var(bounce_config.PAUSE_COMPLAINT_RATE_VAR, "")
-    # Used by rxconfig.py before anything else (secret_files.put_database_password): the
-    # password it puts into REFLEX_DB_URL. Listed here with every other variable.
+    # Read by rxconfig.py before anything else, into REFLEX_DB_URL; listed here with the rest.
     db_password_file: Text = _var(DB_PASSWORD_FILE_VAR, "")
 
     _mail: MailSettings | None = PrivateAttr(None)
@@ -437,17 +417,13 @@ class Settings(BaseSettings):
 
     @property
     def list_emails_on(self) -> bool:
-        """Whether this site runs the list itself: the embedded gateway, with SMTP to confirm addresses.
-
-        With the cloud gateway the cloud keeps the list; without SMTP nothing can be confirmed.
-        """
+        """Whether this site runs the list itself: the embedded gateway, with SMTP to confirm addresses."""
         return self.gateway_url is None and self.mail is not None
 
 
 def _point_at_made_secrets(values: dict[str, Any]) -> None:
-    """With ``PUBLISHER_SECRETS_DIR``, each signing secret given neither as its variable nor as its
-    ``_FILE`` is read from the file made for it there (made on first use): ``NAME_FILE`` is set to it.
-    The list's only where it is needed, with an SMTP URL."""
+    """With ``PUBLISHER_SECRETS_DIR``, point each signing secret not given at the file made for it
+    there (the list's only with an SMTP URL)."""
     folder = str(values.get(SECRETS_DIR_VAR, "")).strip()
     if not folder:
         return
@@ -545,18 +521,14 @@ def bounce_settings(environ: Mapping[str, str] | None = None) -> BounceSettings:
     return _settings(environ).bounces
 
 
-# Development only: publisher-serve refuses to start without a configured secret
-# (``require_form_secret``), so its workers never disagree. The development server's is kept
-# in a file of the checkout (ignored by git), so a hot reload, which starts a new backend
-# process, still accepts the questions of the pages it served before.
+# Development only (publisher-serve requires a configured secret): kept in a file of the checkout,
+# so a hot reload's new backend still accepts the questions of the pages served before.
 DEVELOPMENT_FORM_SECRET_FILE = Path(".states") / "form-secret"
 
 
 def form_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The secrets that sign the contact form's tokens: the first signs, all are accepted.
-
-    Unset: the checkout's development secret, made on first use.
-    """
+    Unset: the checkout's development secret."""
     return _settings(environ).form_secrets or (_development_form_secret(),)
 
 
@@ -590,11 +562,7 @@ def list_emails_on(environ: Mapping[str, str] | None = None) -> bool:
 
 
 def check_at_start() -> None:
-    """Read every setting once, so a malformed one stops start-up with an error naming it.
-
-    Called by the app when it is imported (``reflex run``, every worker) and by
-    ``publisher-serve`` before any worker starts.
-    """
+    """Read every setting once, so a malformed one stops start-up with an error naming it."""
     current()
 
 

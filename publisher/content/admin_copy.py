@@ -1,8 +1,5 @@
-"""Every sentence of the publisher's dashboard (/admin) and its sign-in.
-
-The dashboard is not part of the public site: it is never indexed, never in the sitemap, and
-its words are for the publisher, not for visitors.
-"""
+"""Every sentence of the publisher's dashboard (/admin) and its sign-in: never indexed, never in the
+sitemap, its words for the publisher, not for visitors."""
 
 from __future__ import annotations
 

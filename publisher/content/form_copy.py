@@ -1,8 +1,5 @@
-"""Everything the two forms say: labels, buttons, messages, toasts and success alerts.
-
-The messages the product description quotes are kept word for word
-(docs/product.md, Forms); tests compare them letter by letter.
-"""
+"""Everything the two forms say. The messages the product description quotes are kept word for word
+(docs/product.md, Forms); tests compare them letter by letter."""
 
 from __future__ import annotations
 

@@ -1,19 +1,6 @@
-"""The site's images as the build serves them: a print-size cover becomes a few small files.
-
-A maintainer points ``cover_image`` (or ``author_image``) at a JPEG, PNG, WebP or SVG under
-``assets/``; docs/content.md says what the build (build/image_variants.py, from
-build/plugins.py) makes of it. Every variant's name carries a hash of its source's content
-(immutable files, an unchanged image never encoded again), and their markup
-(web/components/pictures.py) names the same files, computed the same way from the same source.
-An SVG is served as it is; only its share image is drawn (with libvips: Pillow renders no SVG).
-
-Width, height and content hash come from the file; at run time in the image,
-where ``assets/`` is not copied, from the manifest the build writes beside the
-page markers (``.web/backend/images.json``). Both are looked for in the working
-directory (the build, the server), then in the project beside the package: a command
-run from elsewhere (``publisher-gateway announce`` from a cron job or a shell in $HOME)
-finds the same images, as storage/database.py finds alembic.ini.
-"""
+"""The site's images as the build serves them (docs/content.md): every variant's name carries its
+source's content hash, so files are immutable. At run time in the image, without ``assets/``,
+sizes and hashes come from the manifest the build writes (``.web/backend/images.json``)."""
 
 from __future__ import annotations
 
@@ -100,8 +87,8 @@ def source_path(src: str) -> Path:
 
 
 def describe(src: str) -> ImageInfo:
-    """The image's size and content hash: from its file, or from the build's manifest without one;
-    in the working directory, else in the project beside the package."""
+    """The image's size and content hash, from its file or the build's manifest: in the working
+    directory, else in the project beside the package (a command run from elsewhere finds them too)."""
     relative = source_path(src)
     for root in _roots():
         path = root / relative

@@ -36,11 +36,8 @@ LANGUAGES = {"en": "English"}
 
 
 class Book(_Content):
-    """A book: its card on Home and its own page, /books/<slug>.
-
-    The edition details are optional: a field the publisher has not given is left
-    out of the page and its metadata, never filled in.
-    """
+    """A book: its card on Home and its own page, /books/<slug>. An edition detail the publisher has not
+    given is left out of the page and its metadata, never filled in."""
 
     slug: Slug
     title: str = NonEmpty

@@ -1,7 +1,5 @@
 """The site's gateway (docs/product.md, The gateway): where the forms' accepted submits go, the
-cloud one (client.py) or the embedded one (embedded.py), each a ``Gateway`` (contract.py); this
-module chooses. ``publisher-gateway``, the operator's command, is cli/main.py.
-"""
+cloud one (client.py) or the embedded one (embedded.py); this module chooses."""
 
 from __future__ import annotations
 
@@ -19,8 +17,7 @@ def configured_gateway() -> Gateway:
     timeout_s = settings.gateway_timeout_s()
     if url:
         return GatewayClient(base_url=url, api_key=settings.gateway_api_key(), timeout_s=timeout_s)
-    # Here, not at the top: the embedded gateway (the list, its storage and outbox) is
-    # loaded only by a site that runs it, never with the cloud gateway.
+    # Here, not at the top: the embedded gateway (the list, its storage) loads only where it runs.
     from publisher.gateway import embedded  # noqa: PLC0415
 
     return embedded.EmbeddedList(mail=settings.mail_settings(), timeout_s=timeout_s)

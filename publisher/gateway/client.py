@@ -1,12 +1,6 @@
-"""The cloud gateway (docs/product.md, The gateway): the publisher's API over HTTP, the only
-module that calls it; a ``Gateway`` (contract.py).
-
-Two JSON POSTs: /prod/subscribe and /prod/send-email. Any non-2xx status, a
-timeout (bounded in total, not per read) or a network error is a failure; the
-response body is not read beyond that. A message is never sent twice: a request
-is retried only when the connection could not be opened at all, so the gateway
-cannot have seen it.
-"""
+"""The cloud gateway (docs/product.md, The gateway): the publisher's API over HTTP. A timeout bounds the
+whole call, not each read; a request is retried only when the connection could not be opened at all,
+so the gateway cannot have seen it: a message is never sent twice."""
 
 from __future__ import annotations
 

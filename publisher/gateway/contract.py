@@ -22,12 +22,8 @@ class GatewayError(Exception):
 
 
 class Gateway(Protocol):
-    """Where an accepted submit goes, with the values the form's judge checked, each by its
-    declared name (rules/form_fields.py; web/submissions.py).
-
-    Each call returns once the gateway has taken the request, or raises GatewayError: the
-    visitor then reads the form's failure message.
-    """
+    """Where an accepted submit goes, with the checked values by field name. Each call returns once
+    the gateway has taken the request, or raises GatewayError (the form's failure message)."""
 
     async def subscribe(self, values: Mapping[str, str]) -> None: ...
 

@@ -1,10 +1,6 @@
-"""The embedded gateway: the same two calls as the cloud API gateway, kept by this site.
+"""The embedded gateway: the cloud gateway's two calls kept by this site (no PUBLISHER_GATEWAY_URL).
 
-Used when ``PUBLISHER_GATEWAY_URL`` is unset, so the site works end to end with nothing else
-running. The forms call it directly, in the backend's process, after their checks: it has no
-route, so no outside request can skip the forms' anti-spam checks. Each request goes to the
-list (publisher/mailing_list.py), which stores it with the email it owes.
-"""
+It has no route: the forms call it in-process after their checks, so no request skips the anti-spam."""
 
 from __future__ import annotations
 
@@ -28,12 +24,8 @@ logger = logging.getLogger(__name__)
 
 
 def migrate_on_development_start() -> None:
-    """`reflex run` on a fresh clone: the tables exist before the first submit.
-
-    Development server only (one backend process, migrated again on each reload, a
-    no-op when up to date). ``publisher-serve`` migrates once before its workers
-    start, and ``make run`` runs ``publisher-gateway migrate`` first anyway.
-    """
+    """`reflex run` on a fresh clone: the tables exist before the first submit (development server
+    only; ``publisher-serve`` migrates once before its workers start)."""
     if environment.REFLEX_ENV_MODE.get() != constants.Env.DEV or settings.gateway_url() is not None:
         return
     try:
@@ -46,12 +38,8 @@ def migrate_on_development_start() -> None:
 
 @dataclass(frozen=True)
 class EmbeddedList:
-    """The embedded gateway: each call one transaction of the list, in this process.
-
-    ``mail``: queue the emails each request owes (settings.mail_settings(); None: store only).
-    ``db_url``: Reflex's database by default. A call bounded by ``timeout_s`` (like the cloud
-    gateway's) or a database that does not answer is a GatewayError: the form's failure message.
-    """
+    """Each call one transaction of the list, in this process; ``mail`` None: store only. A call past
+    ``timeout_s`` or a database that does not answer is a GatewayError."""
 
     mail: MailSettings | None
     db_url: str | None = None

@@ -1,16 +1,6 @@
-"""Per-visitor limits on attempts: one client or one address cannot hammer the forms, the link
-pages, the dashboard's sign-in or the buy beacon, and nobody else is slowed down.
-
-The ``limits`` package counts them in fixed windows (a window starts with its first attempt),
-per form name: each browser tab (Reflex's client token) and each network address (the client
-IP Reflex reports, proxies per its ``trusted_proxy_hops``; an IPv6 visitor by their /64,
-``address_key`` says why). Every attempt counts, accepted or not, so a bot guessing math
-answers is stopped too. The counts live in Redis when Reflex uses it (shared by every worker
-and host), else in this process (one worker): ``configured_storage`` decides, for every limit.
-
-Nothing that grants access is logged: a tab's client token is the key to its state, so a
-refusal names the scope, the form and the address, never the token.
-"""
+"""Per-visitor limits on attempts (forms, link pages, sign-in, buy beacon), per tab and per address.
+Every attempt counts, accepted or not, so a bot guessing answers is stopped too. A log line never
+names a tab's client token: it is the key to the tab's state."""
 
 from __future__ import annotations
 
@@ -39,9 +29,8 @@ REDIS_KEY_PREFIX = "publisher:ratelimit"
 
 
 class MemoryStorage(limits.aio.storage.MemoryStorage):
-    """The ``limits`` package's in-process storage, sweeping its expired windows at most once a
-    minute: as shipped it sweeps every key after every hit, 29 ms a hit at 100,000 live keys
-    (docs/performance.md, Rate limits). A window is still over when it ends; only forgetting it waits."""
+    """The ``limits`` package's in-process storage, sweeping expired windows at most once a minute: as
+    shipped it sweeps every key on every hit (29 ms a hit at 100,000 keys, docs/performance.md)."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic):
         super().__init__()
@@ -66,7 +55,7 @@ class Limiter:
 
     def _checks(self, form: str, client: str, address: str) -> list[tuple[RateLimitItem, list[str], str]]:
         """Each limit that applies, whom it counts (form, scope, identity) and how a log line names
-        them (never the client token: it is the key to the tab's state)."""
+        them (never the client token)."""
         checks = [("client", client, self.per_client), ("address", address_key(address), self.per_address)]
         return [
             (
@@ -79,11 +68,8 @@ class Limiter:
         ]
 
     async def allow(self, form: str, client: str, address: str) -> bool:
-        """Count one attempt; False when this client or address is over its limit.
-
-        If the store fails, the attempt is allowed (and logged): the limits protect the
-        gateway, they must not take the forms down with them.
-        """
+        """Count one attempt; False when this client or address is over its limit. A failing store
+        allows it (logged): the limits must not take the forms down with them."""
         try:
             for item, whom, shown in self._checks(form, client, address):
                 if not await self.windows.hit(item, *whom):
@@ -94,10 +80,8 @@ class Limiter:
         return True
 
     async def exhausted(self, form: str, client: str, address: str) -> bool:
-        """Whether this client or address has used all its attempts in the current window,
-        counting nothing. For a check made before an attempt is judged: a refusal then says
-        nothing about the attempt, so a guesser over the limit cannot tell a right guess from
-        a wrong one. A failing store says no (logged), as ``allow`` lets the attempt in."""
+        """Whether this client or address has used all its attempts, counting nothing: asked before judging,
+        so a guesser over the limit cannot tell right from wrong. A failing store says no (logged)."""
         try:
             for item, whom, shown in self._checks(form, client, address):
                 if not await self.windows.test(item, *whom):

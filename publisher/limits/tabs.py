@@ -1,19 +1,6 @@
-"""Who may open the event channel: a flood of tabs from one address cannot exhaust the server.
-
-Every page with a form opens one websocket per tab, and the backend keeps a state for each
-tab: a script that opens thousands of tabs and never submits would fill a worker's memory (or
-Redis) while the submit limits never see it. So the door at the websocket's upgrade
-(server/event_channel.EventChannelDoor) asks ``TabGate.admit`` before Reflex creates anything: at most
-so many tabs open from one address and so many new ones a minute, and a per-worker cap shared
-fairly (``fair_refusal``). docs/security.md ("Open tabs") gives the whole guard and its figures.
-
-The per-address counts live in Redis when the site has one (shared by every worker and
-container), else in the process. An open tab is an entry that expires after ``ENTRY_TTL_S``
-unless its worker renews it (every ``HEARTBEAT_S``), so the places of a crashed worker's tabs
-come back within a minute. If Redis fails, the per-address limits let tabs in (logged) and the
-per-worker cap still holds. A tab's client token (the key to its state) never appears in a log
-line; refusals name the address and the reason.
-"""
+"""Who may open the event channel: tabs that never submit would fill a worker's memory unseen by the
+submit limits (docs/security.md, "Open tabs"). An open tab's entry expires unless its worker renews it,
+so a crashed worker's places come back within a minute. A log never names a tab's token."""
 
 from __future__ import annotations
 
@@ -76,15 +63,8 @@ def _window(now: float) -> int:
 
 
 def fair_refusal(held: int, open_here: int, addresses_here: int, per_worker: int) -> str | None:
-    """Whether a worker refuses one more tab of an address that holds ``held`` of its ``open_here``.
-
-    Without this, 34 addresses with 60 tabs each fill a 2,000-tab worker and everyone
-    after them is told "unavailable". Near the cap (``NEAR_FULL``), an address that
-    already holds its share (the cap divided among the addresses holding tabs here,
-    never less than ``FAIR_FLOOR``) is refused first; one with no tab here still gets
-    in until the hard cap. A single address (a school behind one router) may still
-    fill the worker: its share is all of it.
-    """
+    """Whether a worker refuses one more tab of an address holding ``held`` of its ``open_here``: near
+    the cap an address holding its share waits first, so 34 addresses cannot lock everyone else out."""
     if open_here >= per_worker:
         return WORKER_FULL
     if held and open_here >= NEAR_FULL * per_worker:
@@ -152,12 +132,8 @@ return 0
 
 
 class RedisTabs:
-    """The counts in Redis, shared by every worker and container.
-
-    ``publisher:tabs:open:ADDRESS`` is a sorted set of tab -> expiry time (the
-    entries a worker renews); ``publisher:tabs:new:ADDRESS:MINUTE`` counts new tabs.
-    Every key expires by itself when nobody renews it.
-    """
+    """The counts in Redis: ``publisher:tabs:open:ADDRESS``, a sorted set of tab -> expiry time, and
+    ``publisher:tabs:new:ADDRESS:MINUTE``; every key expires by itself when nobody renews it."""
 
     def __init__(self, redis):
         self._redis = redis
@@ -211,12 +187,8 @@ class TabGate:
         return token in self.tokens.values()
 
     async def admit(self, address: str, token: str = "") -> tuple[str | None, str | None]:
-        """(the tab's id, None) when it may open, else (None, why not).
-
-        The worker's place is reserved before the shared counts are asked (an await),
-        and given back if they refuse: otherwise admits waiting there together would
-        all see the same free places and overshoot the cap.
-        """
+        """(the tab's id, None) when it may open, else (None, why not). The place is reserved before
+        the await on the shared counts, so admits waiting together cannot overshoot the cap."""
         refusal = fair_refusal(
             self._held.get(address, 0), len(self.open_here) + self._reserved, len(self._held), self.limits.per_worker
         )

@@ -1,18 +1,6 @@
-"""The contact form's tokens are single use: a nonce once used is remembered until the token expires.
-
-The token itself (rules/form_tokens.py) says which question was asked and when;
-this store says whether it was already used, so a page's token answers one
-submit, across every worker, host and restart. Where it is remembered
-(``configured_store``):
-
-- Redis, when Reflex uses it: ``SET key 1 NX EX``, atomic, so of two submits racing
-  with one token one wins (without ``NX`` both would);
-- else the embedded gateway's database (storage/used_form_tokens.py), which outlives a
-  deploy or a crash and is shared by every worker on it;
-- else (the cloud gateway keeps the list and there is no Redis: no store outlives the
-  worker) this process's memory, forgotten at a restart. Such a site runs one worker;
-  REFLEX_REDIS_URL makes its used tokens outlive it.
-"""
+"""The contact form's tokens are single use: a nonce once used is remembered until the token expires,
+in Redis (``SET NX``: of two racing submits one wins), else the embedded gateway's database, else
+this process (forgotten at a restart: such a site runs one worker)."""
 
 from __future__ import annotations
 
@@ -81,7 +69,7 @@ class DatabaseUsedTokens:
 
 async def first_use(nonce: str) -> bool:
     """Whether this is the token's first use. A failing store says yes (logged): the limits per
-    address still hold, and the forms must not go down with the store (as limits/submits.py)."""
+    address still hold, and the forms must not go down with the store."""
     try:
         return await shared_used_tokens.get().first_use(nonce)
     except Exception as exc:  # noqa: BLE001 - any store failure: fail open

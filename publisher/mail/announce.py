@@ -1,15 +1,6 @@
-"""``publisher-gateway announce SLUG`` and ``campaigns``: what the operator sees of a campaign.
-
-The sending itself is campaign.py's; this module checks the settings, asks before
-anything goes out, creates the campaign, and follows it with a progress bar
-while this process sends too (so it works with no site running). Ctrl-C stops
-the following: jobs this process held go back at once, and the campaign stays
-as it is, for the site's workers or the next ``announce SLUG``.
-
-Everything ``announce`` says is a message, not data: the summary, the question, the
-progress and the outcome go to standard error (``out``), so nothing of it lands in a
-file or a pipe that its standard output was sent to.
-"""
+"""``publisher-gateway announce SLUG`` and ``campaigns``: what the operator sees of a campaign. The command
+sends too, so it works with no site running. All it says goes to standard error: it is messages, not
+data, so none of it lands in a file or pipe its standard output was sent to."""
 
 from __future__ import annotations
 
@@ -74,9 +65,8 @@ def find_book(slug: str) -> content.Book:
 
 
 def start_campaign(slug: str, mail: MailSettings, book: content.Book) -> storage.Campaign | None:
-    """Queue a book's release email to every confirmed reader, once (``announce SLUG`` and the
-    dashboard's Announce): the new campaign, or None when the book has one already. The site's
-    workers send it (mail/campaign.py)."""
+    """Queue a book's release email to every confirmed reader, once: the new campaign, or None when the
+    book has one already."""
     subject = release_email.subject(book)
     return storage.create_campaign(
         slug, subject, lambda _reader: mailer.new_message_id(mail), storage.utc_now(), outbox.RETRY_FOR
@@ -84,8 +74,8 @@ def start_campaign(slug: str, mail: MailSettings, book: content.Book) -> storage
 
 
 def resume_campaign(slug: str) -> bool:
-    """Send a paused campaign's rest (``announce SLUG`` after its question, the dashboard's Resume);
-    its pause thresholds then judge only what comes after. False when it is not paused."""
+    """Send a paused campaign's rest (its pause thresholds then judge only what comes after); False when
+    it is not paused."""
     item = storage.find_campaign(slug)
     if item is None or item.status != storage.PAUSED:
         return False
@@ -240,10 +230,7 @@ def announce(
     ask: Callable[[str], str] = ask_on_stderr,
     interactive: bool | None = None,
 ) -> int:
-    """The command: 0 sent (or already announced), 1 not sent or paused, 2 refused; 130 Ctrl-C while following.
-
-    What it says goes to ``out``, standard error unless given: all of it is messages.
-    """
+    """The command: 0 sent (or already announced), 1 not sent or paused, 2 refused; 130 Ctrl-C while following."""
     out = sys.stderr if out is None else out
     try:
         mail = required_settings()
@@ -349,8 +336,7 @@ def _counts(item: storage.Campaign) -> dict[str, int]:
 
 
 def rate(count: int, sent: int) -> str:
-    """A campaign's bounce or complaint rate, in % of the emails sent ("-" before any was sent):
-    as ``campaigns`` prints it and the dashboard shows it."""
+    """A campaign's bounce or complaint rate, in % of the emails sent ("-" before any was sent)."""
     return f"{100 * count / sent:.2f} %" if sent else "-"
 
 
@@ -381,9 +367,8 @@ def write_campaigns(out: TextIO) -> None:
 
 
 def pause(slug: str, reason: str) -> bool:
-    """Pause a book's campaign while it sends (the dashboard's Pause, ``publisher-gateway pause``):
-    the batch under way stops before its next email, and ``announce SLUG`` resumes it after
-    showing ``reason``. False when the book has no campaign sending."""
+    """Pause a book's campaign while it sends (the batch under way stops before its next email); False
+    when the book has no campaign sending."""
     item = storage.find_campaign(slug)
     if item is None or item.status != storage.SENDING:
         return False

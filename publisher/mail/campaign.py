@@ -1,21 +1,6 @@
-"""A release told to the list: one campaign per book, one email per confirmed reader.
-
-``publisher-gateway announce SLUG`` (cli/main.py) creates the campaign and one outbox
-job per confirmed reader in one transaction (unique per campaign and reader), then
-follows it. Every backend worker's release sender (``run_in_backend``) and the
-command itself send its jobs, in batches, each batch over one SMTP connection. What
-that promises (once per reader, checked at sending time, one pace for the site, what an
-error does) is told in docs/mailing-list.md ("Announcing a release"); here is how:
-
-- a job is claimed with a short lease (``LEASE``, renewed while its batch is sent) and
-  marked sent as soon as the server accepts it; the command frees a dead process's at once;
-- the email is rendered once per campaign (release_email.PreparedRelease), and the next
-  email's envelope is opened while the previous one is recorded; its data goes only after
-  the record, so a sender killed mid-send duplicates at most one email;
-- each batch reserves its slots of ``PUBLISHER_SEND_RATE`` in one database row
-  (``reserve_slots``); ``PAUSE_AFTER`` failures in a row pause the campaign and queue
-  those jobs again.
-"""
+"""A release told to the list, in batches over one SMTP connection (docs/mailing-list.md, "Announcing a
+release"). The next envelope opens while the previous send is recorded, but its data goes only after the
+record, so a sender killed mid-send duplicates at most one email."""
 
 from __future__ import annotations
 
@@ -53,11 +38,8 @@ BATCH_SECONDS = 5.0  # a batch is about this long at the throttle's pace
 
 
 def reserve_slots(next_free: datetime | None, now: datetime, count: int, rate: float) -> tuple[datetime, datetime]:
-    """``count`` sending slots from the site's next free one: (the first, the next free after them).
-
-    Slots never lie in the past (an idle site does not save up a burst). With
-    ``rate`` 0 there is no limit: every slot is now.
-    """
+    """``count`` sending slots from the site's next free one: (the first, the next free after them). Never
+    in the past, so an idle site saves up no burst; ``rate`` 0: no limit."""
     if rate <= 0:
         return now, now
     first = max(next_free or now, now)
@@ -77,12 +59,8 @@ def batch_size(rate: float) -> int:
 
 @dataclass
 class FailureStreak:
-    """Failures since the last success; ``failure`` says when the campaign must pause.
-
-    The bounces among them wait here (``bounces``) until a success shows the server takes
-    mail: a streak that pauses the campaign is the server's fault (a refused relay answers
-    550 to every reader), and its readers must not be marked bounced for it.
-    """
+    """Failures since the last success; ``failure`` says when to pause. Its bounces wait for a success: a
+    streak that pauses is the server's fault (550 to every reader), not the readers'."""
 
     limit: int = PAUSE_AFTER
     ids: list[int] = field(default_factory=list)
@@ -149,10 +127,7 @@ class LeaseLost(Exception):
 
 
 class ReleaseSender:
-    """Sends due release jobs in batches over one SMTP connection, at the site's pace.
-
-    ``clock`` and ``sleep`` are injectable for tests.
-    """
+    """Sends due release jobs in batches over one SMTP connection, at the site's pace."""
 
     def __init__(
         self,
@@ -280,9 +255,8 @@ class ReleaseSender:
             await self._renew_lease()
 
     async def _keep_lease(self) -> None:
-        """While the batch is held, renew its lease every quarter lease, whatever one email takes
-        (a slow server can take SMTP_TIMEOUT_S per command). A lost lease stops the batch before
-        its next email (LeaseLost)."""
+        """Renew the batch's lease every quarter lease, whatever one email takes (a slow server); a lost
+        lease stops the batch before its next email."""
         while True:
             await asyncio.sleep(LEASE.total_seconds() / 4)
             try:
@@ -354,14 +328,8 @@ class ReleaseSender:
     async def _send_one(
         self, delivery: storage.ClaimedDelivery, reading: asyncio.Future, following: storage.ClaimedDelivery | None
     ) -> asyncio.Future:
-        """Send one email if its reader still wants it; what reads the following reader's status.
-
-        ``reading`` is the previous email's record, which also reads this reader's
-        status (one transaction: storage.mark_sent). This email's envelope (MAIL,
-        RCPT) is opened while it runs; the message itself goes only once it is done:
-        so at most one accepted email is ever unrecorded, and the status is the one
-        at sending time, not at queueing time.
-        """
+        """Send one email if its reader still wants it; what reads the following reader's status. ``reading``
+        (the previous record) reads this status, so it is the one at sending time."""
         message, opening, unsafe = await self._open_envelope(delivery)
         status = await reading
         if status == storage.NOT_READ:  # the record could not read it
@@ -402,9 +370,8 @@ class ReleaseSender:
     async def _open_envelope(
         self, delivery: storage.ClaimedDelivery
     ) -> tuple[bytes | None, mailer.DeliveryFailed | None, headers.UnsafeHeaders | None]:
-        """This reader's email built and its envelope (MAIL, RCPT) opened: (message, None, None).
-        Else what stopped it: no message (the book is gone), the opening's failure, or headers
-        refused (built, never handed over: no envelope was opened), with the message if it was built."""
+        """This reader's email built and its envelope opened: (message, None, None); else what stopped it
+        (the opening's failure, or headers refused), with the message if it was built."""
         message: bytes | None = None
         try:
             message = self._build(delivery)
@@ -422,9 +389,8 @@ class ReleaseSender:
     def _record_sent(
         self, delivery: storage.ClaimedDelivery, following: storage.ClaimedDelivery | None
     ) -> asyncio.Future:
-        """Records the email sent, then reads the following reader's status and marks their job as
-        being sent (one transaction), before the next message goes: at most one accepted email is
-        ever unrecorded."""
+        """Record the email sent, read the following reader's status and mark their job in flight, in one
+        transaction before the next message goes."""
         following_reader = following.source.id if following is not None and following.source is not None else None
         following_job = following.id if following is not None and following_reader is not None else None
         self._marked = following_job
@@ -435,9 +401,8 @@ class ReleaseSender:
         )
 
     def _unexpected(self, exc: Exception) -> mailer.DeliveryFailed:
-        """An error no rule foresaw, building or sending one email: that email fails for good,
-        with the reason, and the connection (in an unknown state) is dropped. Ten in a row
-        pause the campaign like any other failures (a bug then fails nobody for good)."""
+        """An error no rule foresaw: that email fails for good and the connection (in an unknown state) is
+        dropped; ten in a row pause the campaign like any failures."""
         logger.error("Campaign: unexpected error building or sending an email", exc_info=exc)
         self.session.discard()
         return mailer.DeliveryFailed(outbox.unexpected(exc), permanent=True)

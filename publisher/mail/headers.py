@@ -1,23 +1,6 @@
-"""How the site writes its headers: text a visitor typed, and headers that carry a URL or a token.
-
-**Text from outside** (a reader's name, the contact Subject, the sender's name) is written by
-``header_words`` alone, never by the email package's parser. That parser decodes any RFC 2047
-encoded word it finds, and before the fix for CVE-2024-6923 (Python 3.11 before 3.11.10, 3.12
-before 3.12.5) writes what it decoded back unchanged: a name typed as
-``=?utf-8?q?Ann=0D=0ABcc=3A_victim=40example=2Ecom?=`` became a ``Bcc:`` line (issue 40).
-``mailbox`` and ``unstructured`` give the values; the ``WIRE`` policy writes a ``Written`` as given.
-
-**Every message is checked** before it goes (``check_header_block``), and one whose header
-block is not exactly what the site wrote is refused with the reason (``UnsafeHeaders``).
-
-**Headers that carry a URL or a token** are written exactly as they are. The email package
-folds any word longer than a line into RFC 2047 encoded-words
-(``=?utf-8?q?=3Chttps=3A//...?=``): the package reads those back, a mail provider
-looking for RFC 2369's ``<https://...>`` does not (no unsubscribe button, no RFC 8058
-one-click). So List-Unsubscribe, List-Unsubscribe-Post, List-Id and Message-ID are
-written by ``verbatim_header``, for the email package's messages through the ``WIRE``
-policy, and for a release email's prepared bytes directly (mail/release_email.py).
-"""
+"""How the site writes its headers. Text from outside goes through ``header_words``, never the email
+package's parser, which decodes RFC 2047 words (before CVE-2024-6923's fix a typed name became a ``Bcc:``
+line); URL and token headers are written verbatim: a provider reads no encoded ``<https://...>``."""
 
 from __future__ import annotations
 
@@ -35,14 +18,8 @@ _FIELD_NAME = re.compile(r"[!-9;-~]+")  # RFC 5322 ftext
 
 
 def verbatim_header(name: str, value: str) -> bytes:
-    """``name: value`` and CRLF, the value exactly as given: how a header carrying a URL or a
-    token (List-Unsubscribe, List-Id, Message-ID) must reach the receiving server (the
-    module's docstring says why). A line is folded only at a space outside ``<...>`` (never
-    inside a URL, never right after the colon), and only to keep lines within 78
-    characters where such a space allows; otherwise the value stays on one line of up to
-    998. A value that holds CR, LF or another control character, or anything non-ASCII,
-    or that cannot fit 998 characters a line, raises ValueError: nothing broken is written.
-    """
+    """``name: value`` and CRLF, the value exactly as given, folded only at a space outside ``<...>``. A
+    control character, anything non-ASCII or a line over 998 raises ValueError: nothing broken is written."""
     if not _FIELD_NAME.fullmatch(name):
         raise ValueError(f"not a header name: {name!r}")
     if not (value.isascii() and value.isprintable()):
@@ -128,17 +105,8 @@ _BREAKING = ("Cc", "Zl", "Zp")
 
 
 def header_words(text: str, *, phrase: bool = False) -> str:
-    """Text from outside (a name, a Subject) as header words: the one way the site puts such
-    text into a header. The result is printable ASCII without a CR or LF, whatever ``text`` is.
-
-    Each word that is plain (``phrase``: RFC 5322 atext for a display name; otherwise any
-    printable ASCII but ``=<>``), and at most PLAIN_WORD_MAX long, is written as typed; every
-    run of other words becomes encoded words (RFC 2047, UTF-8, "Q") that this function writes
-    itself, each at most ENCODED_WORD_MAX long, so a mail client shows the text as typed: an
-    encoded word in ``text`` is encoded again, and reads as the characters the visitor typed,
-    never as what they would decode to. A control character or a line or paragraph separator
-    becomes a space: a header never carries a line break, not even encoded.
-    """
+    """Text from outside as header words (printable ASCII, never a line break): plain words as typed, the
+    rest RFC 2047 "Q" words written here, so an encoded word typed in reads as typed, never decoded."""
     text = "".join(" " if unicodedata.category(char) in _BREAKING else char for char in text)
     plain_word = _PLAIN_IN_PHRASE if phrase else _PLAIN_IN_TEXT
     words = text.split(" ")
@@ -184,9 +152,8 @@ def _encoded_words(text: str) -> list[str]:
 
 
 class Written(str):
-    """A header value this module wrote (``mailbox``, ``address_list``, ``unstructured``):
-    printable ASCII on one line. The ``WIRE`` policy keeps it as given and writes it with
-    ``verbatim_header`` (folded at its spaces), never through the email package's parser."""
+    """A header value this module wrote: printable ASCII on one line, which the ``WIRE`` policy writes
+    with ``verbatim_header``, never through the email package's parser."""
 
     __slots__ = ()
 
@@ -196,10 +163,8 @@ _ADDRESS = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9.-]+")
 
 
 def mailbox(display_name: str, address: str) -> Written:
-    """``words <address>``, or the bare address without a name (From, To, Reply-To).
-
-    The name goes through ``header_words``; an address a header cannot carry as it is
-    raises UnsafeHeaders."""
+    """``words <address>``, or the bare address without a name; an address a header cannot carry as it
+    is raises UnsafeHeaders."""
     if not _ADDRESS.fullmatch(address):
         raise UnsafeHeaders(f"not an address a header can carry: {address!r}")
     words = header_words(display_name, phrase=True)
@@ -220,15 +185,8 @@ def unstructured(text: str) -> Written:
 
 
 def check_header_block(data: bytes, written: Sequence[str]) -> None:
-    """Raise UnsafeHeaders unless the header block of ``data`` (a whole message, CRLF lines)
-    holds exactly the fields ``written``, in that order, each once as written.
-
-    Refused: no empty line ending the block, a CR or LF that is not a line end, a control
-    character or a byte beyond ASCII, a line longer than RFC 5322's 998, a line of spaces
-    only, a line that neither starts a field (``name:``) nor continues one (whitespace
-    first), and any field the site did not write (``Bcc:`` from a decoded name) or one cut
-    off by an empty line inside the block (a body of someone else's choosing).
-    """
+    """Raise UnsafeHeaders unless the header block of ``data`` holds exactly the fields ``written``, in
+    order, on clean lines: no ``Bcc:`` from a decoded name, no empty line starting the body early."""
     head, blank, _ = data.partition(b"\r\n\r\n")
     if not blank:
         raise UnsafeHeaders("no empty line ends the header block")
@@ -265,9 +223,8 @@ def check_header_block(data: bytes, written: Sequence[str]) -> None:
 
 
 class _WirePolicy(EmailPolicy):
-    """The SMTP policy, except that a ``Written`` value and the VERBATIM_HEADERS are written by
-    verbatim_header: one set with this policy is kept as the very string given (checked as it
-    is set), not parsed (which would decode anything that looks like an encoded-word)."""
+    """The SMTP policy, except that a ``Written`` value and the VERBATIM_HEADERS are kept as given (checked
+    as set) and written by verbatim_header, never parsed (which would decode encoded-words)."""
 
     def header_store_parse(self, name, value):
         if isinstance(value, Written):

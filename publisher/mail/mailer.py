@@ -1,17 +1,6 @@
 """The site's emails: built with the standard library, sent with aiosmtplib, DKIM-signed when configured.
-
-(A release email's body is rendered from templates: release_email.py.)
-
-``email.message.EmailMessage`` with the WIRE policy builds each email, its headers written
-as mail/headers.py says why (text from outside, URLs and tokens); ``wire_bytes`` checks every
-message before it goes. Every address goes out with its domain in ASCII (``envelope_address``).
-The body is UTF-8 plain text in quoted-printable, which every server accepts.
-
-aiosmtplib rather than smtplib in a thread: the sender is a task on the backend's
-own event loop, so shutting down cancels it cleanly (a thread blocked in smtplib
-cannot be interrupted), timeouts cover connect, TLS and each command, and waiting
-on a slow server costs no thread from the pool the gateway's storage uses.
-"""
+aiosmtplib, not smtplib in a thread: a task on the event loop is cancelled cleanly at shutdown (a thread
+blocked in smtplib is not), and a slow server costs no thread of the pool the storage uses."""
 
 from __future__ import annotations
 
@@ -39,22 +28,16 @@ MESSAGE_ID_RANDOM_BYTES = 16
 
 
 def return_path(settings: MailSettings, delivery_id: int) -> str | None:
-    """A list email's envelope sender: ``bounces+TOKEN@domain`` (VERP, rules/bounces.py) when
-    ``PUBLISHER_BOUNCE_ADDRESS`` is set, so whatever comes back names the email it is about;
-    None (the From address) otherwise."""
+    """A list email's envelope sender: ``bounces+TOKEN@domain`` (VERP) with a bounce address, so whatever
+    comes back names the email it is about; None (the From address) otherwise."""
     if settings.bounce_address is None:
         return None
     return bounces.verp_address(settings.bounce_address, settings.list_secret, delivery_id)
 
 
 def new_message_id(settings: MailSettings) -> str:
-    """A Message-ID fixed when the job is stored, so every send of it carries the same one.
-
-    ``<128 random bits in hex@the sender's domain>``, an RFC 5322 msg-id. A bounce or a
-    complaint quotes it and is matched to its email by it, so it must be unguessable:
-    ``email.utils.make_msgid`` draws from ``random`` (Mersenne Twister, predictable from a few
-    hundred outputs) and shows the time and the process id; ``secrets`` reads the OS's own
-    generator, which nothing the site sends reveals."""
+    """An RFC 5322 msg-id, fixed when the job is stored. A bounce is matched to its email by it, so it must
+    be unguessable: ``email.utils.make_msgid`` draws from ``random`` (predictable), ``secrets`` from the OS."""
     return f"<{secrets.token_hex(MESSAGE_ID_RANDOM_BYTES)}@{settings.domain}>"
 
 
@@ -74,12 +57,8 @@ def publisher_inbox(settings: MailSettings) -> headers.Written:
 
 
 def envelope_address(email: str) -> str:
-    """The address as the SMTP envelope carries it: its domain in ASCII.
-
-    Stored addresses already are (rules/validation.py); one stored before that rule
-    is mended here too. One that cannot be sent without SMTPUTF8 fails its own
-    email, permanently, with the reason: never the sender.
-    """
+    """The address as the SMTP envelope carries it: its domain in ASCII. One that needs SMTPUTF8 fails its
+    own email, permanently, never the sender."""
     if email.isascii():
         return email
     try:
@@ -162,8 +141,7 @@ def subscriber_notice(
 def publisher_notice(
     settings: MailSettings, *, subject: str, body: str, written_at: datetime, message_id: str
 ) -> EmailMessage:
-    """An email the site writes to the publisher when something needs them (mail/notices.py):
-    from the site, to the publisher's inbox, nothing a visitor typed in it."""
+    """An email the site writes to the publisher when something needs them: nothing a visitor typed in it."""
     message = _email(settings, subject=subject, moment=written_at, message_id=message_id)
     message.set_content(body, charset="utf-8", cte="quoted-printable")
     return message
@@ -172,11 +150,8 @@ def publisher_notice(
 def confirmation_email(
     settings: MailSettings, *, email: str, link: str, site: str, sent_at: datetime, message_id: str
 ) -> EmailMessage:
-    """Double opt-in: who writes and why, and the link to the page that confirms. Not a list email.
-
-    Addressed to the bare address, with no name: until the reader confirms, whatever was
-    typed into the form is a stranger's words, and must not ride in the publisher's email.
-    """
+    """Double opt-in: who writes and why, and the link that confirms. To the bare address, no name: until
+    the reader confirms, what was typed into the form is a stranger's words."""
     message = _email(
         settings,
         to=recipient_address("", email),
@@ -210,12 +185,8 @@ def list_id(settings: MailSettings) -> str:
 
 
 def add_list_headers(message: EmailMessage, settings: MailSettings, unsubscribe_link: str) -> None:
-    """RFC 2369's List-Unsubscribe, RFC 8058's one-click, RFC 2919's List-Id.
-
-    The message has the WIRE policy: these headers are kept as given and leave as
-    verbatim_header writes them (however the message is turned into bytes), and one
-    that cannot be written right raises ValueError here, before the email is built.
-    """
+    """RFC 2369's List-Unsubscribe, RFC 8058's one-click, RFC 2919's List-Id; under the WIRE policy one
+    that cannot be written right raises ValueError here, before the email is built."""
     message["List-Unsubscribe"] = list_unsubscribe(unsubscribe_link)
     message["List-Unsubscribe-Post"] = ONE_CLICK
     message["List-Id"] = list_id(settings)
@@ -243,11 +214,7 @@ def welcome_email(
 
 class DeliveryFailed(Exception):
     """The server did not take the message. ``permanent``: a 5xx refusal, never retried.
-
-    ``about_recipient``: the server refused this recipient (at RCPT) or this message for them
-    (at DATA), rather than the session (connection, TLS, login, the sender): for a list email
-    that is a bounce of the reader's address (publisher/returns), hard when permanent.
-    """
+    ``about_recipient``: refused at RCPT or DATA, not the session: for a list email, a bounce."""
 
     def __init__(self, reason: str, *, permanent: bool, about_recipient: bool = False):
         super().__init__(reason)
@@ -306,12 +273,8 @@ DKIM_HEADERS = (
 
 
 def wire_bytes(message: EmailMessage, settings: MailSettings) -> bytes:
-    """The message as it goes on the wire (CRLF lines; URL and token headers as verbatim_header
-    writes them), with a DKIM-Signature first when a key is set.
-
-    Checked first: its header block holds exactly the headers set on ``message``, each a line
-    of its own or folded, or it raises headers.UnsafeHeaders and is never sent. (Where the
-    email package has the fix for CVE-2024-6923 it may refuse first: the same refusal.)"""
+    """The message as it goes on the wire, DKIM-signed when a key is set; its header block must hold exactly
+    the headers set (else headers.UnsafeHeaders, never sent; CVE-2024-6923)."""
     try:
         data = message.as_bytes(policy=WIRE)
     except email_errors.MessageError as exc:  # HeaderWriteError, on interpreters with the fix
@@ -391,17 +354,14 @@ class SmtpSession:
         return client
 
     async def send(self, message: bytes, recipient: str, envelope_from: str | None = None) -> None:
-        """Hand one message (as it goes on the wire: ``signed`` is applied here) to the server
-        for one recipient. Raises DeliveryFailed: a ConnectionTrouble, or the server's answer
-        to this message (5xx: permanent)."""
+        """Hand one message (wire bytes, signed here) to the server for one recipient. Raises DeliveryFailed:
+        a ConnectionTrouble, or the server's answer to this message (5xx: permanent)."""
         await self.begin(recipient, envelope_from)
         await self.finish(message)
 
     async def begin(self, recipient: str, envelope_from: str | None = None) -> None:
-        """The envelope of the next message (MAIL FROM, RCPT TO); nothing is delivered before
-        ``finish``, and ``abandon`` drops it. A campaign opens the next envelope while the
-        previous email is still being recorded. Raises DeliveryFailed as ``send``; ``envelope_from``: as mailer.send's.
-        """
+        """The envelope of the next message (MAIL FROM, RCPT TO), so a campaign opens it while the previous
+        email is recorded; nothing is delivered before ``finish``, and ``abandon`` drops it."""
         client = await self._open()
         recipient = envelope_address(recipient)
         await self._command(client.mail(envelope_from or self.settings.mail_from))
@@ -412,11 +372,8 @@ class SmtpSession:
             raise _failure(aiosmtplib.SMTPRecipientsRefused([refused])) from None
 
     async def finish(self, message: bytes) -> None:
-        """DATA: the server takes the message for the envelope ``begin`` opened.
-
-        On the same connection only: a new one would carry no envelope, and its
-        refusal of the data would read as the recipient's permanent failure.
-        """
+        """DATA for the envelope ``begin`` opened, on the same connection only: a new one has no envelope,
+        and its refusal would read as the recipient's permanent failure."""
         if self._client is None or not self._client.is_connected:
             raise ConnectionTrouble("the server closed the connection after the envelope")
         await self._command(self._client.data(signed(message, self.settings)))
@@ -472,12 +429,8 @@ async def send(
     recipients: tuple[str, ...] = (),
     envelope_from: str | None = None,
 ) -> str | None:
-    """Hand ``message`` to the SMTP server for ``recipients`` (the publisher's inbox when
-    none are given); a note when some recipients were refused. ``envelope_from``: the
-    Return-Path (a list email's VERP address); the From address when None.
-
-    Raises DeliveryFailed. STARTTLS is required except on loopback (see settings.SmtpServer).
-    """
+    """Hand ``message`` to the SMTP server for ``recipients`` (none: the publisher's inbox); a note when
+    some were refused. ``envelope_from``: the Return-Path (None: From). Raises DeliveryFailed."""
     envelope = [envelope_address(recipient) for recipient in recipients or settings.notify_to]
     data = wire_bytes(message, settings)
     client = _client(settings)

@@ -1,12 +1,5 @@
-"""The site writes to the publisher when something needs them (rules/notice_rules.py says when and
-what): a release paused, an email failing for an hour, the bounce mailbox unreadable for an
-hour, and the weekly summary on Mondays (``PUBLISHER_SUMMARY=off`` stops it).
-
-Each notice goes through the outbox to ``PUBLISHER_NOTIFY_TO``, like the contact messages:
-durable, retried, and at most one of each kind a day however many workers check at once
-(storage/notice_records.queue_notice). Every worker checks every ``CHECK_INTERVAL_S``; a check that
-fails is logged and the next one tries again.
-"""
+"""The site's emails to the publisher when something needs them (rules/notice_rules.py says when and
+what), through the outbox: durable, retried, one of each kind a day however many workers check."""
 
 from __future__ import annotations
 

@@ -1,18 +1,6 @@
-"""The durable outbox: every email the site owes is sent, eventually, once.
-
-The publisher's emails (a contact message, a new-subscriber notice) and the
-list's emails to a subscriber (confirmation, welcome: publisher/mailing_list.py) are each
-a job, stored in the same transaction as the row it mails; the store then wakes
-this process's sender. A list email is built, and its subscriber's status
-checked, when its turn comes: an address that left in the meantime gets
-nothing (the job is ``skipped``). Each backend worker runs one
-sender (a lifespan task); a worker claims one job at a time with a lease
-(``FOR UPDATE SKIP LOCKED`` on PostgreSQL), so with several workers or
-containers each job is in one worker's hands. The visitor's success never waits
-for any of this. A temporary failure is tried again (``RETRY_DELAYS``, for ``RETRY_FOR``),
-a 5xx reply is final; docs/mailing-list.md says what the outbox guarantees, and the one
-window where it can send twice.
-"""
+"""The durable outbox: every email the site owes is sent, eventually, once (docs/mailing-list.md says
+the one window where it can send twice). A list email is built when its turn comes, so an address that
+left meanwhile gets nothing; each worker's sender claims one job at a time under a lease."""
 
 from __future__ import annotations
 
@@ -51,10 +39,7 @@ def retry_delay(failed_attempts: int) -> timedelta:
 
 
 def next_attempt(failed_attempts: int, now: datetime, give_up_at: datetime) -> datetime | None:
-    """When to try again, or None once the retry window is over.
-
-    The last try falls on ``give_up_at`` itself, so a job is always tried at the end of its window.
-    """
+    """When to try again, or None once the retry window is over; the last try falls on ``give_up_at``."""
     if now >= give_up_at:
         return None
     return min(now + retry_delay(failed_attempts), give_up_at)
@@ -74,12 +59,8 @@ CONFIRMATION_WINDOW = timedelta(hours=1)
 
 
 def confirmations_held(sent_in_the_last_hour: int, per_hour: int) -> bool:
-    """The site-wide ceiling on confirmation emails (``PUBLISHER_CONFIRMATIONS_PER_HOUR``).
-
-    A bot typing strangers' addresses into the form, from many networks, could otherwise
-    make the publisher's domain mail thousands of people who never asked. Past the
-    ceiling the confirmations wait in the outbox, due as soon as the hour's count drops.
-    """
+    """The site-wide ceiling on confirmation emails, so a bot typing strangers' addresses cannot make the
+    domain mail thousands; past it they wait in the outbox, due as soon as the hour's count drops."""
     return sent_in_the_last_hour >= per_hour
 
 
@@ -93,9 +74,8 @@ def job_for(settings: MailSettings) -> storage.Job:
 
 
 class NothingToSend(Exception):
-    """The job names no email that can be built (its row is gone): it fails, with why.
-
-    Not LookupError: a KeyError from a bug while building must read as unexpected."""
+    """The job names no email that can be built (its row is gone): it fails, with why. Not LookupError:
+    a KeyError from a bug while building must read as unexpected."""
 
 
 class NoLongerWanted(Exception):
@@ -109,11 +89,8 @@ _WANTED_WHILE = {storage.CONFIRMATION: ListStatus.PENDING, storage.WELCOME: List
 def email_for(
     delivery: storage.ClaimedDelivery, settings: MailSettings, now: datetime | None = None
 ) -> tuple[EmailMessage, tuple[str, ...]]:
-    """The email a job sends, and to whom (empty: the publisher's inbox).
-
-    Raises NothingToSend when the row it mails is gone, and NoLongerWanted when the
-    subscriber's status changed since it was queued: checked now, at sending time.
-    """
+    """The email a job sends, and to whom (empty: the publisher's inbox). NothingToSend: the row is gone;
+    NoLongerWanted: the subscriber's status changed since it was queued."""
     to_the_publisher = _email_to_the_publisher(delivery, settings)
     if to_the_publisher is not None:
         return to_the_publisher, ()
@@ -193,9 +170,8 @@ def _email_to_the_subscriber(
 
 
 def confirmation_still_due(delivery: storage.ClaimedDelivery, row: storage.Subscriber, now: datetime) -> None:
-    """A confirmation that waited (the hourly ceiling) is sent only while it is still the row's
-    latest and its link still works; else NoLongerWanted. Its link carries the row's last
-    confirmation time, which is when its job was queued."""
+    """A confirmation that waited (the hourly ceiling) is sent only while it is still the row's latest
+    and its link still works; else NoLongerWanted."""
     sent_at = row.confirmation_sent_at
     if sent_at is None or (
         delivery.created_at is not None and not is_latest_confirmation(delivery.created_at, sent_at, row.subscribed_at)
@@ -359,12 +335,8 @@ async def keep_sending(
     wake: asyncio.Event,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> None:
-    """Until cancelled: send what is due, then sleep until woken or the next poll (a worker's senders).
-
-    Nothing but a cancel ends it: the loop is the only thing that sends this worker's
-    mail, so a database away, or an error no rule foresaw, is logged and the loop
-    goes on (after a growing pause, so a persistent fault does not spin).
-    """
+    """Until cancelled: send what is due, then sleep until woken or the next poll. Nothing but a cancel
+    ends it: an error is logged and the loop goes on, after a growing pause so a fault does not spin."""
     task = asyncio.current_task()
     troubles = 0
     while True:

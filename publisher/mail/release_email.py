@@ -1,12 +1,6 @@
-"""A release email: a new book told to one reader, as text and as HTML.
-
-The words are the content's (content/list_copy.py, the book itself); the layout is
-two Jinja2 templates beside this module. The HTML is what mail clients render:
-layout tables at most 600 px wide that shrink to a phone, CSS inlined into each
-element (css-inline: many clients drop a <style> block), no scripts, no remote
-fonts, alt text on the cover. The text part says the same, so a filter weighing
-text against HTML finds a real letter in both.
-"""
+"""A release email: a new book told to one reader, as text and as HTML (two Jinja2 templates). CSS is
+inlined into each element (many clients drop a <style> block); the text part says the same, so a filter
+weighing text against HTML finds a real letter in both."""
 
 from __future__ import annotations
 
@@ -92,16 +86,8 @@ def render(
 
 
 class PreparedRelease:
-    """One book's email, rendered and inlined once; each reader's copy only fills in their
-    greeting and unsubscribe link, then encodes.
-
-    Templates, css-inline and Python's ``email`` package cost about 3 ms an email,
-    more than the rest of a send: a campaign renders once and fills in placeholders
-    (random, so no book's words can hold one). Its headers are written as mail/headers.py
-    says, parts in UTF-8 quoted-printable, CRLF lines. Each copy is checked before it is
-    handed over: exactly mailer.DKIM_HEADERS, in that order, since a signature covers each
-    of them; else headers.UnsafeHeaders and that reader's copy is not sent.
-    """
+    """One book's email, rendered once (about 3 ms, more than the rest of a send); each reader's copy fills
+    in random placeholders (no book's words can hold one) and is checked before it is handed over."""
 
     def __init__(self, settings: MailSettings, book: Book, *, site: str, test: bool = False):
         self.settings = settings

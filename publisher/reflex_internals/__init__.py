@@ -1,11 +1,6 @@
 """Every touch of a Reflex or Granian internal: the single place to look at the next upgrade.
-
-Each module here says why the site needs what it touches, and what it relies on (its
-``what_moved()``); ``check()`` runs when the app starts (publisher.py) and stops it, naming
-what moved, if an upgrade took any of it away. The files of ``frontend_files`` are checked by
-the build: each of its rewrites of a file Reflex generates under ``.web`` raises when the text
-it replaces changed, since only a build has those files.
-"""
+``check()`` runs at start-up (publisher.py) and names what moved; the rewrites of ``.web``'s
+files are checked by the build, which alone has those files."""
 
 from __future__ import annotations
 

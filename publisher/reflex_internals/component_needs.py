@@ -1,9 +1,5 @@
-"""What a page's components need at run time, read from Reflex's component internals.
-
-web/page_kinds.py decides which pages start the app from what their components hold:
-event triggers, vars bound to state, React hooks, custom code, a React library. Reflex
-0.10 exposes those only through private methods; this module is the one that calls them.
-"""
+"""What a page's components need at run time (web/page_kinds.py), read through Reflex 0.10's
+private component methods; ``what_moved()`` is run by ``reflex_internals.check()`` at start-up."""
 
 from __future__ import annotations
 

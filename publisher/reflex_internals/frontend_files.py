@@ -1,25 +1,7 @@
-"""The files Reflex generates under ``.web`` that the build rewrites (build/plugins.py).
-
-Reflex 0.10 offers no setting for any of these, so the build edits the generated
-JavaScript; each rewrite looks for the exact text it replaces and raises, naming the
-file, when a Reflex upgrade changed it (only a build has these files, so the check is
-the build's, not the start-up's):
-
-- ``utils/state.js``: a production build reaches its backend at the page's own origin
-  (host and port), so one build serves on any host and port; and every page load is a
-  state of its own, its token in the page's memory (``a_state_per_page_load``);
-- no page of the site stores anything in the browser or reads it back (docs/privacy.md):
-  ``utils/state.js`` keeps no token and no time of a reload in the session storage
-  (``nothing_in_the_browser``), ``utils/react-theme.js`` no color mode in the local storage
-  (``no_saved_color_mode``), ``app/_document.js`` reads none and runs no React Router
-  ``ScrollRestoration``, which keeps scroll positions in the session storage
-  (``document_without_storage``); and at run time Reflex's reload on some frontend errors,
-  which stamps its time there, is off (``no_reload_on_errors``, checked at start-up by
-  ``what_moved``);
-- ``vite.config.js``: the development server listens on ``PUBLISHER_DEV_HOST`` and
-  hands POSTs (one-click unsubscribe) to the backend;
-- ``react-router.config.js``: the catch-all route is prerendered too (the 404 page).
-"""
+"""The files Reflex generates under ``.web`` that the build rewrites (build/plugins.py): Reflex 0.10
+offers no setting for any of them. Each rewrite raises, naming the file, when an upgrade changed
+the text it replaces (only a build has these files); ``no_reload_on_errors`` is the run-time one,
+checked at start-up by ``what_moved``. Nothing is kept in the browser: docs/privacy.md."""
 
 from __future__ import annotations
 
@@ -52,13 +34,8 @@ _SAME_ORIGIN_IN_BUILDS = """    // publisher: a production build is served with 
 
 
 def backend_at_page_origin(state_js: str) -> str:
-    """Make a production build reach a localhost-configured backend at the page's host *and port*.
-
-    Reflex only swaps the hostname, so a build made for one port only works when
-    served on that same port. Vite decides the branch (``import.meta.env.DEV``):
-    the dev server keeps Reflex's behaviour, ``reflex export`` / ``--env prod``
-    builds get the page's origin, whichever mode wrote ``.web`` last.
-    """
+    """A production build reaches its backend at the page's host *and port* (Reflex swaps only the
+    hostname), so one build serves on any port; the dev server keeps Reflex's rule."""
     if _SAME_ORIGIN_IN_BUILDS in state_js:
         return state_js
     for original in (_HOSTNAME_ONLY, _SAME_ORIGIN_ALWAYS):
@@ -68,9 +45,8 @@ def backend_at_page_origin(state_js: str) -> str:
 
 
 def _rewritten(file: str, text: str, edits: tuple[tuple[tuple[str, ...], str], ...]) -> str:
-    """``text`` with each edit made: any of its originals becomes its replacement. An edit whose
-    replacement is there already is kept (.web keeps a file between builds); one that finds
-    neither raises, naming ``file``: the Reflex upgrade changed what it replaces."""
+    """``text`` with each edit made; one already there is kept (.web keeps a file between builds), one
+    that finds neither raises, naming ``file``: the Reflex upgrade changed what it replaces."""
     for originals, replacement in edits:
         if replacement in text:
             continue
@@ -87,7 +63,7 @@ _TOKEN_FROM_THE_TAB = """    if (!window.sessionStorage.getItem(TOKEN_KEY)) {
     }
     token = window.sessionStorage.getItem(TOKEN_KEY);
 """
-# Written by an earlier version of this module (issue 40): a token per page load, in the session storage.
+# Written by an earlier version of this module: a token per page load, in the session storage.
 _TOKEN_STORED_PER_LOAD = """    // publisher: each page load is a state of its own (reflex_internals/frontend_files.py):
     // a new token, never the one an earlier page of this tab left in the session storage.
     window.sessionStorage.setItem(TOKEN_KEY, unsavedToken ?? generateUUID());
@@ -103,16 +79,8 @@ _PEEK_PER_PAGE_LOAD = """  (unsavedToken ??= generateUUID()); // publisher: a to
 
 
 def a_state_per_page_load(state_js: str) -> str:
-    """Give every page load its own client token, so its own state: a fresh form, whatever the tab did.
-
-    Reflex keeps a tab's token in the session storage and with it the tab's state across
-    the page loads of that tab. The finished form of the last page then won over what the
-    server wrote into the next one: the contact question turned into its placeholder and the
-    token the server wrote was emptied as soon as the app connected, so a second message from
-    one tab was refused (issue 40). The token is kept in the page's memory only, for the page's
-    life, so a reconnect (a dropped connection, the channel's lifetime, a restarted backend)
-    carries on with the page's state; Reflex's warm-up socket takes the same new token.
-    """
+    """Every page load gets its own token, so its own state: with Reflex's per-tab token, the last page's
+    finished form won over what the server wrote into the next. The token lives in the page's memory."""
     return _rewritten(
         STATE_JS,
         state_js,
@@ -146,9 +114,8 @@ _RELOAD_OFFERED = """  // publisher: never a reload by itself, whose cooldown Re
 
 
 def nothing_in_the_browser(state_js: str) -> str:
-    """The app's own writes to the session storage, gone: a new token the backend gives stays in
-    the page's memory, and a page built for another version of the app asks for its reload
-    (Reflex's banner) instead of stamping the time of one in the session storage and reloading."""
+    """The app's writes to the session storage, gone: a new token stays in the page's memory, and a page
+    of another app version asks for its reload (Reflex's banner) instead of stamping one and reloading."""
     return _rewritten(
         STATE_JS,
         state_js,
@@ -161,8 +128,6 @@ def nothing_in_the_browser(state_js: str) -> str:
 
 
 def state_js_rewrites(state_js: str) -> str:
-    """Every rewrite of ``utils/state.js``: the backend at the page's origin, a state per page
-    load, nothing in the browser."""
     return nothing_in_the_browser(a_state_per_page_load(backend_at_page_origin(state_js)))
 
 
@@ -203,9 +168,7 @@ _NO_SCROLL_RESTORATION = "/* publisher: no ScrollRestoration (reflex_internals/f
 
 
 def no_saved_color_mode(react_theme_js: str) -> str:
-    """Reflex's color mode provider saves the mode in the local storage, where it stays for good,
-    and reads it back on every page; the site has one color mode (Reflex's default), set and
-    never remembered."""
+    """The site has one color mode (Reflex's default), never saved in the local storage nor read back."""
     return _rewritten(
         REACT_THEME_JS,
         react_theme_js,
@@ -217,10 +180,8 @@ def no_saved_color_mode(react_theme_js: str) -> str:
 
 
 def document_without_storage(document_js: str) -> str:
-    """The document's color-mode script reads no saved mode, and React Router's
-    ``ScrollRestoration`` is left out: it keeps every page's scroll position in the session
-    storage, for moves inside the app, which the site never makes (its links load pages as
-    documents: web/components/links.py), and the browser restores a document's scroll itself."""
+    """No saved color mode read, and no ``ScrollRestoration``: it keeps scroll positions in the session
+    storage for in-app moves, which the site never makes (its links load documents)."""
     return _rewritten(
         DOCUMENT_JS,
         document_js,
@@ -229,14 +190,13 @@ def document_without_storage(document_js: str) -> str:
 
 
 def no_reload_on_errors() -> None:
-    """At run time: Reflex answers some frontend errors with a script that stamps the time in the
-    session storage and reloads the page; the site reloads nothing by itself (the visitor may)."""
+    """At run time: Reflex's reload on some frontend errors stamps its time in the session storage; the
+    site reloads nothing by itself."""
     FrontendEventExceptionState.auto_reload_on_errors = []
 
 
 def what_moved() -> list[str]:
-    """The run-time internal this module relies on that this Reflex no longer has (the files' are
-    the build's to check)."""
+    """The run-time internal this relies on that this Reflex no longer has (the files' are the build's)."""
     present = isinstance(getattr(FrontendEventExceptionState, "auto_reload_on_errors", None), list)
     return [] if present else ["FrontendEventExceptionState.auto_reload_on_errors"]
 
@@ -293,10 +253,8 @@ def _with_vite_plugin(vite_config: str, call: str, source: str) -> str:
 
 
 def dev_host_from_environment(vite_config: str) -> str:
-    """Let ``PUBLISHER_DEV_HOST`` choose the dev server's listening address (tests: 127.0.0.1).
-
-    Reflex offers ``--backend-host`` but nothing for the frontend dev server.
-    """
+    """``PUBLISHER_DEV_HOST`` chooses the dev server's address (tests: 127.0.0.1): Reflex offers
+    ``--backend-host`` but nothing for the frontend dev server."""
     return _with_vite_plugin(vite_config, "publisherDevHost()", _DEV_HOST_PLUGIN)
 
 
@@ -310,7 +268,7 @@ def dev_server_plugins(vite_config: str) -> str:
 
 
 def prerender_not_found(config_js: str) -> str:
-    """Rewrite react-router.config.js so the catch-all route is prerendered too."""
+    """The catch-all route is prerendered too (the 404 page)."""
     body = config_js.strip()
     prefix = "export default "
     if not body.startswith(prefix):

@@ -1,11 +1,6 @@
-"""Granian's worker signals: the one place the site reaches into Granian's private module.
-
-Granian wires each worker's SIGTERM/SIGINT in ``granian._signals.set_loop_signals``
-when the worker starts, and stops the worker at once. The site wants its submits in
-flight to finish first (web/graceful_stop.py), so the function is wrapped: Granian's
-handlers are installed, then ``on_worker_loop(loop, granian_stop)`` puts ours over
-them, and ours stop the worker through Granian's own signal once the drain is done.
-"""
+"""Granian's worker signals (``granian._signals.set_loop_signals``), wrapped so a worker's submits
+in flight finish before it stops (web/graceful_stop.py); Granian's own signal stops it after.
+``what_moved()`` is run by ``reflex_internals.check()`` at start-up."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Reflex's CORS middleware, which the site goes without.
-
-Reflex wraps its app twice in Starlette's CORSMiddleware, allowing every origin with credentials
-(``App._add_cors``, no setting turns it off): a page of any site could read the answers with the
-visitor's cookies. The site needs no CORS: its pages call their own origin only, and the development
-server's page reaches the backend's port by the event channel's websocket, which CORS does not cover
-and the channel's door checks by its Origin (server/event_channel.py).
-"""
+"""Reflex's CORS middleware (``App._add_cors``, no setting turns it off) allows every origin with
+credentials; the site needs none: its pages call their own origin, and the event channel's door
+checks the websocket's Origin (server/event_channel.py). ``what_moved()`` runs at start-up."""
 
 from __future__ import annotations
 

@@ -1,16 +1,7 @@
-"""Reflex's state managers: a closed tab's state kept briefly (web/tab_states.py decides when).
-
-Reflex 0.10 has no per-tab expiry, so the site reaches into each state manager:
-
-- disk (one worker, Reflex's default: states in memory, copied to files): the time
-  ``StateManagerDisk._token_last_touched`` records is moved back, so its write-queue
-  loop (every 2 s) drops the state from memory when the short time is up (the file
-  stays on disk for Reflex's hour; a tab that returns reloads it);
-- memory: the deadline in ``StateManagerMemory._token_expires_at``, then its
-  expiration task is restarted, since it sleeps until the earliest deadline it knew;
-- Redis: EXPIRE on the tab's state keys, which Reflex names
-  ``BaseStateToken._state_key`` ("TOKEN_full.state.name"), one per state class.
-"""
+"""A closed tab's state kept briefly (web/tab_states.py decides when): Reflex 0.10 has no per-tab
+expiry, so each state manager is reached into (disk: its last-touched time backdated; memory: its
+deadline, its expiration task restarted; Redis: EXPIRE on each state key). ``what_moved()`` is
+run by ``reflex_internals.check()`` at start-up."""
 
 from __future__ import annotations
 
@@ -44,8 +35,8 @@ def what_moved() -> list[str]:
 
 
 async def expire_soon(manager: object, token: str, seconds: float) -> bool:
-    """Let the state of ``token`` go after ``seconds`` (never later than Reflex would); whether
-    it held it in this process's memory (disk and memory managers: worth handing memory back)."""
+    """Let the state of ``token`` go after ``seconds`` (never later than Reflex would); whether it was
+    held in this process's memory (worth handing memory back)."""
     if isinstance(manager, StateManagerDisk):
         _expire_on_disk(manager, token, seconds)
         return True

@@ -1,32 +1,7 @@
-"""What a tab's stored state holds: nothing of its visitor's connection, no page's query, never
-what a page shows for its open tab only.
-
-Reflex pickles every tab's state into ``REFLEX_STATES_WORKDIR`` (or Redis), its router data with
-the connection's headers and address: a signed-in dashboard's ``Cookie``, and every form
-visitor's address, full ``User-Agent`` and ``Accept-Language``, readable by whoever reads the
-folder, a backup of it or Redis, for Reflex's hour after the tab closed; the page's own values,
-out of reach of ``forget`` (docs/security.md, "What a dashboard tab leaves behind"); and the
-page's address with its query, where a list link's page has the reader's token.
-
-So the site changes what is pickled, never what the live state holds while an event runs:
-
-- ``install()`` wraps ``BaseState.__getstate__`` (what pickle calls for each state Reflex
-  stores, on disk and in Redis alike): the stored copy of ``router_data`` has no ``headers``
-  and no ``ip``, ``rx_router_headers`` is stored empty and ``rx_router_session`` without its
-  ``client_ip``; the page's address (``router_data``'s ``query`` and ``asPath``,
-  ``rx_router_page`` and ``rx_router_url``) is stored as its path alone, no query, no
-  fragment; a field named by ``tab_only`` is stored as its default. Reflex fills the router
-  data from the connection and the page at every event, and rebuilds the page and its URL
-  whenever the event's ``query`` or ``asPath`` differ from the stored ones (always, when the
-  address has a query or a fragment),
-  so an event's handler still reads the address, the cookie and the link's token; a background
-  task reads them from the event that started it, before ``async with self`` loads the stored
-  copy (web/states/lifecycle.py, web/states/admin_state.py).
-- ``keep_private()`` (each worker, at start): the states folder ``0700`` and its files
-  ``0600``, and the worker's umask so that every file it writes from then on is ``0600``.
-
-``what_moved()`` names what this relies on; ``reflex_internals.check()`` runs it at start-up.
-"""
+"""What a tab's stored state holds: nothing of its visitor's connection, no page's query, no
+``tab_only`` field (docs/security.md, "What a dashboard tab leaves behind"). ``install()`` wraps
+``BaseState.__getstate__``, so only the pickled copy changes: Reflex refills the router data at
+every event. ``what_moved()`` is run by ``reflex_internals.check()`` at start-up."""
 
 from __future__ import annotations
 
@@ -125,9 +100,8 @@ def stored_fields(state: BaseState, fields: Mapping[str, Any]) -> dict[str, Any]
 
 
 def tab_only(*names: str) -> Callable[[StateClass], StateClass]:
-    """Class decorator: these fields of the state live for the open tab only, never stored (their
-    default is). The page gets them from the event that sets them; an event that needs them sets
-    them again first (the state loaded from Redis, or after a restart, has the defaults)."""
+    """Class decorator: these fields live for the open tab only, stored as their default; an event
+    that needs them sets them again first (a state loaded from Redis or after a restart has defaults)."""
 
     def register(cls: StateClass) -> StateClass:
         fields = getattr(cls, "__fields__", {})
@@ -159,7 +133,7 @@ def states_folder() -> Path:
 
 def keep_private() -> None:
     """Each worker, at start: what it writes from now on is its user's alone (umask 077), and the
-    states folder is ``0700`` and each file in it ``0600``, also those an older version left."""
+    states folder ``0700`` and its files ``0600``, also those an older version left."""
     os.umask(os.umask(0o077) | 0o077)  # an operator's stricter umask stays
     folder = states_folder()
     if not folder.is_dir():

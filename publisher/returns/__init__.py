@@ -1,15 +1,6 @@
-"""What comes back from the list's emails, in one place. Bounces and complaints arrive three
-ways, and all three end in ``take``: refused at sending (``at_sending``, from mail/outbox.py
-and mail/campaign.py), in the bounce mailbox (``bounce_mailbox.py`` on ``imap_client.py``),
-and from a provider's webhook (``webhook.py`` reads the body server/bounce_hook.py receives).
-
-``take`` records the reports with their readers in one transaction (storage/bounce_records.py),
-logs each reader whose place on the list changed, then checks every campaign they touched
-against the pause thresholds (``PUBLISHER_PAUSE_BOUNCE_RATE``, ``PUBLISHER_PAUSE_COMPLAINT_RATE``),
-so a release that turns out to reach dead addresses or annoyed readers stops itself, whichever
-way the news came. Synchronous: callers on the event loop run it in a thread. The rules
-(what is hard, when soft bounces add up, when a campaign pauses) are rules/bounces.py's.
-"""
+"""What comes back from the list's emails: refused at sending, in the bounce mailbox or from a webhook,
+all end in ``take``, which records them and pauses a campaign past a threshold, whichever way the news
+came. Synchronous: callers on the event loop run it in a thread."""
 
 from __future__ import annotations
 
@@ -38,9 +29,8 @@ class SendingFailure(Protocol):
 
 
 def at_sending(delivery_id: int, failure: SendingFailure) -> Report | None:
-    """The bounce a list email the sender gave up on is: a permanent refusal of the reader
-    is hard, a temporary one the retries gave up on one soft bounce. A failure of the session
-    (connection, TLS, login, our sender refused) is no bounce of the reader's."""
+    """The bounce a list email the sender gave up on is: hard when permanent, else one soft bounce; a
+    failure of the session (connection, TLS, login, our sender refused) is no bounce of the reader's."""
     if not failure.about_recipient:
         return None
     kind = bounces.HARD if failure.permanent else bounces.SOFT
@@ -68,11 +58,8 @@ def take(
     limits: BounceSettings | None = None,
     now: datetime | None = None,
 ) -> list[Recorded]:
-    """Record ``reports`` and pause the campaigns they push past a threshold.
-
-    ``record`` keeps them in one transaction (given ``reports``, ``db_url`` and ``now``); the
-    mailbox reader's keeps the message that carried them in it too, so that it counts once.
-    """
+    """Record ``reports`` and pause the campaigns they push past a threshold. ``record``: one transaction
+    (the mailbox reader's keeps the message that carried them in it too, so that it counts once)."""
     recorded = record(reports=list(reports), db_url=db_url, now=now)
     for item in recorded:  # the address, as the operator must act on it
         if item.outcome in (bounce_records.MADE_BOUNCED, bounce_records.MADE_UNSUBSCRIBED):

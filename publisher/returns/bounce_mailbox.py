@@ -1,21 +1,6 @@
-"""The bounce mailbox, read: what came back to ``PUBLISHER_BOUNCE_ADDRESS`` becomes bounces and
-complaints. What a read does with each message, and why, is docs/mailing-list.md's "A bounce
-mailbox (IMAP)"; the parts and where they are:
-
-- one worker of the whole site reads, every ``PUBLISHER_BOUNCE_POLL_S``, under a lease in the
-  database (storage/bounce_records.take_lease) renewed while it reads;
-- a message is fetched once (remembered by folder, UIDVALIDITY and UID), and never above
-  ``PUBLISHER_BOUNCE_MAX_BYTES`` (its size is asked first); rules/reports.py classifies it;
-- a report changes a reader only when it proves which email of ours it is about (its VERP
-  token, or the quoted Message-ID of an email to the address it names: ``reports_in``), and
-  is taken (returns.take, the message recorded in the same transaction) before it is moved
-  to ``PUBLISHER_BOUNCE_DONE_FOLDER``, so a reader that dies between the two only moves it;
-- one message that cannot be handled is recorded as failed and left; only the mailbox or the
-  database going away ends a read.
-
-The read runs in a thread of its own, so the worker's event loop keeps answering visitors;
-on shutdown it stops between two messages, and the thread never holds the worker's exit.
-"""
+"""The bounce mailbox, read (docs/mailing-list.md, "A bounce mailbox (IMAP)"): one worker at a time,
+under a lease; a report is taken before its message is moved, so a reader dying between the two only
+moves it; a message that fails is recorded and left. Runs in a daemon thread: it never holds the exit."""
 
 from __future__ import annotations
 
@@ -92,13 +77,8 @@ def _sender(raw: bytes) -> str:
 
 
 def reports_in(message: reports.ClassifiedMessage, mail: MailSettings, db_url: str | None = None) -> list[Report]:
-    """The bounce or complaint a classified message proves, tied to the email it is about; none
-    when it proves no email of ours (module docstring).
-
-    The proof is the VERP token (trusted only when its signature holds), else the Message-ID of
-    the quoted original, when that email went to an address the report names. What a report
-    merely names (an address in Final-Recipient, in the text) proves nothing: anyone can write it.
-    """
+    """The bounce or complaint a message proves by its signed VERP token or its quoted original's
+    Message-ID; an address a report merely names proves nothing (anyone can write it)."""
     delivery_id = _verp_delivery(message, mail)
     if delivery_id is None and message.original_message_id:
         named = [failure.address for failure in message.failures] or list(message.original_to)
@@ -135,11 +115,8 @@ def read_once(
     clock: Callable[[], datetime] = storage.utc_now,
     stop: threading.Event | None = None,
 ) -> Reading | None:
-    """Read the mailbox once, now; None when another worker is reading it. Raises MailboxTrouble
-    (the mailbox is away), or the database's error when its connection is.
-
-    ``stop``: set when the site stops; the read ends after the message in hand.
-    """
+    """Read the mailbox once; None when another worker is reading it. Raises MailboxTrouble or the
+    database's error when either is away; ``stop`` ends the read after the message in hand."""
     assert bounce.mailbox is not None  # callers read only a configured mailbox
     holder = worker or worker_name()
     if not bounce_records.take_lease(LEASE_NAME, holder, clock(), clock() + LEASE, db_url):
@@ -173,9 +150,8 @@ def read_once(
 
 
 class _RunRecorded:
-    """Writes how a read went (storage/notice_records.record_run): a success, or the mailbox's trouble
-    (its reason, the password hidden). The dashboard's Health shows it, and the publisher is
-    emailed once it has failed for an hour. A database error is not recorded: it is away."""
+    """Records how a read went (a success, or the mailbox's trouble) for the dashboard's Health and the
+    publisher's notice; a database error is not recorded: it is away."""
 
     def __init__(self, db_url: str | None, clock: Callable[[], datetime]) -> None:
         self.db_url, self.clock = db_url, clock
@@ -296,9 +272,8 @@ def _handle(read: _Read, uid: int, size: int | None) -> None:
 
 
 class _LeaseKeeper:
-    """Renews the reading's lease every quarter of LEASE from a thread of its own, so that a
-    read that takes long (a slow server, many messages) keeps it, and another worker never
-    starts on the same messages; ``lost`` once another worker holds it."""
+    """Renews the lease every quarter of LEASE from its own thread, so a long read keeps it and no
+    other worker starts on the same messages; ``lost`` once another worker holds it."""
 
     def __init__(self, holder: str, db_url: str | None, clock: Callable[[], datetime]) -> None:
         self._holder, self._db_url, self._clock = holder, db_url, clock
@@ -328,12 +303,8 @@ _Result = TypeVar("_Result")
 
 
 async def _in_own_thread(function: Callable[..., _Result], *args: Any, **kwargs: Any) -> _Result:
-    """``function`` in a daemon thread of its own, awaited.
-
-    Not asyncio.to_thread: the loop's default executor is joined when the worker exits, so a
-    read in progress held a stopping site past its 10-second window (issue 34). A daemon thread
-    is told to stop (``stop``) and never holds the exit.
-    """
+    """``function`` in a daemon thread of its own, awaited. Not asyncio.to_thread: its executor is
+    joined at exit, holding a stopping site past its 10-second window."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[_Result] = loop.create_future()
 

@@ -1,24 +1,6 @@
-"""The bounce mailbox over IMAP: list what arrived, read it, put it aside once handled.
-
-The standard library's imaplib, synchronous: a poll is a handful of commands every few
-minutes, so the caller runs the whole session in a thread rather than the site taking on
-an async IMAP dependency; ``timeout`` bounds every connect, handshake and read, so that
-thread never waits on a dead server for longer.
-
-What the client does not do, on purpose:
-
-- Mark anything \\Seen: a message is read with BODY.PEEK[], so one the site could not make
-  sense of still shows as unread to the person who opens the mailbox.
-- Expunge the folder (EXPUNGE, CLOSE): that would also delete every message someone else
-  marked \\Deleted. A handled message is moved out instead, with UID MOVE, or with UID COPY
-  and a UID EXPUNGE of that one message (UIDPLUS); a server with neither is refused.
-- Send the password where it can be read: ``imap://`` logs in only after STARTTLS unless
-  the host is loopback, certificates are always verified, and no reason given in a
-  MailboxTrouble carries the password, even when the server echoes it.
-
-Folder names go out quoted and in IMAP's modified UTF-7 (RFC 3501 §5.1.3), which every
-server reads, so a folder name may hold spaces and any character.
-"""
+"""The bounce mailbox over IMAP (imaplib: a poll is a few commands, run in a thread). On purpose nothing
+is marked \\Seen, the folder is never expunged (that would delete what others marked \\Deleted), and
+no MailboxTrouble carries the password. Folder names: modified UTF-7 (RFC 3501 §5.1.3), quoted."""
 
 from __future__ import annotations
 
@@ -153,8 +135,8 @@ class MailboxClient:
         return self._uidvalidity
 
     def sizes(self, uids: list[int]) -> dict[int, int]:
-        """Each message's size in bytes (RFC822.SIZE), read before its body is fetched: a message
-        above the site's limit is never downloaded. A message gone meanwhile is not in the answer."""
+        """Each message's size in bytes (RFC822.SIZE), read first so a message above the site's limit
+        is never downloaded; a message gone meanwhile is not in the answer."""
         sizes: dict[int, int] = {}
         for first in range(0, len(uids), _UIDS_PER_COMMAND):
             chunk = ",".join(str(uid) for uid in uids[first : first + _UIDS_PER_COMMAND])
@@ -205,8 +187,8 @@ class MailboxClient:
             _ok(self._connection.uid("EXPUNGE", str(uid)))
 
     def _create_once(self, folder: str) -> None:
-        """CREATE before the first move there: a MOVE into a missing folder fails (TRYCREATE), and
-        the operator should not have to make the folder by hand. Once per session, not per message."""
+        """CREATE before the first move there (once per session): a MOVE into a missing folder fails,
+        and the operator should not have to make it by hand."""
         if folder in self._created:
             return
         with self._guard(f"cannot create the folder {folder!r} in"):

@@ -1,7 +1,5 @@
-"""A provider's body to ``POST /hooks/bounce`` (server/bounce_hook.py), read: one JSON object or
-a list of them, each ``{"email", "type", "reason"}``, all taken or, if one is bad, none. Why a
-body is refused names the key, never the value: an address never comes back in an answer or a log.
-"""
+"""A provider's body to ``POST /hooks/bounce``, read: one JSON object or a list of them, all taken or,
+if one is bad, none. A refusal names the key, never the value: an address never comes back in a log."""
 
 from __future__ import annotations
 

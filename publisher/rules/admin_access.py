@@ -1,12 +1,5 @@
-"""Who may open the dashboard: the rules of the publisher's sign-in, with their clocks passed in.
-
-The dashboard's only way in is a passkey (WebAuthn); the rules around it that need no server
-(the enrolment link, the session, the relying party, whose cookie counts) are here, each told
-with its figures in docs/security.md ("The dashboard's sign-in").
-
-A token is compared by its hash, looked up in the database: the hash of a guess finds no row,
-and the lookup's timing tells nothing about the stored tokens' bytes.
-"""
+"""Who may open the dashboard (a passkey, docs/security.md "The dashboard's sign-in"): its rules, clocks
+passed in. A token is looked up by its hash, so the lookup's timing tells nothing of the stored bytes."""
 
 from __future__ import annotations
 
@@ -22,19 +15,16 @@ from publisher.rules import same_site
 
 ENROL_PATH = "/admin/enrol"
 DASHBOARD_PATH = "/admin"
-API_PATH = "/admin/api"  # the sign-in's HTTP endpoints (server/admin_sign_in.py) and the downloads
-EXPORT_PATH = f"{API_PATH}/export.csv"  # the list as CSV (server/admin_downloads.py)
+API_PATH = "/admin/api"  # the sign-in's HTTP endpoints and the downloads
+EXPORT_PATH = f"{API_PATH}/export.csv"  # the list as CSV
 AUDIT_PATH = f"{API_PATH}/audit.csv"  # the audit log as CSV
 ENROLMENT_VALID_FOR = timedelta(hours=24)
 SESSION_ABSOLUTE = timedelta(hours=12)
 DEFAULT_IDLE_MINUTES = 30
 # A ceremony (the options a browser was given, and their challenge) waits this long for the answer.
 CEREMONY_VALID_FOR = timedelta(minutes=5)
-# Ceremonies waiting for their answer (rows of the database) at once. An admin needs one, and a few
-# more for a cancelled prompt or a second device; more from one address is a flood (an IPv6
-# address counts by its /64, rules/visitor_limits.address_key). The whole site's bound keeps the table
-# small (about 250 bytes a row) whatever number of addresses a flood comes from; a flood that
-# reaches it holds sign-ins off for at most CEREMONY_VALID_FOR after it stops.
+# Ceremonies waiting at once: an admin needs one, and a few more for a cancelled prompt or a second
+# device; more from one address is a flood. The site's bound keeps the table small (~250 bytes a row).
 MAX_OPEN_CEREMONIES_PER_ADDRESS = 5
 MAX_OPEN_CEREMONIES = 1000
 TOKEN_BYTES = 32  # 256 bits: enrolment tokens, session tokens, ceremony ids
@@ -122,9 +112,8 @@ class RelyingParty:
 
 
 def relying_party(site_url: str, development_ports: Iterable[int] = ()) -> RelyingParty:
-    """The relying party of a site at ``site_url``. On the development server (``make run``), its
-    page origins on localhost too: browsers allow WebAuthn on http://localhost, and the RP ID is
-    then ``localhost`` (an IP address can never be one)."""
+    """The relying party of a site at ``site_url``; on the development server, its origins on localhost
+    (browsers allow WebAuthn on http://localhost; an IP address can never be an RP ID)."""
     origin = same_site.origin_of(site_url)
     if origin is None:  # settings.site_url() is an absolute http(s) URL
         raise ValueError(f"the site's address is no http(s) URL: {site_url!r}")
@@ -140,9 +129,8 @@ def cookie_name(https: bool) -> str:
 
 
 def session_cookie(token: str, https: bool) -> str:
-    """The ``Set-Cookie`` value that holds a session: no script reads it, no other site's request
-    carries it, over https only on https, for this host only (``__Host-``: no Domain, Path=/).
-    It lasts as long as a session can (12 hours); the database decides before that."""
+    """The ``Set-Cookie`` value that holds a session: no script reads it, no other site's request carries
+    it, for this host only; it lasts as long as a session can, the database decides before that."""
     attributes = [f"{cookie_name(https)}={token}", "Path=/", "HttpOnly", "SameSite=Strict"]
     attributes.append(f"Max-Age={int(SESSION_ABSOLUTE.total_seconds())}")
     if https:
@@ -159,14 +147,8 @@ def cleared_cookie(https: bool) -> str:
 
 
 def session_token(cookie_header: str, https: bool) -> str | None:
-    """The session token in a ``Cookie`` header, or None.
-
-    Only the name the site sets on this kind of connection counts: over https the ``__Host-``
-    one, which a browser accepts only from this host over https (no sibling subdomain and no
-    plain-http answer on the network can set it); over plain http (development) the plain one.
-    A request that carries two session cookies, of either name, is nobody's: one of them was
-    planted, and which one cannot be told. Only a token-shaped value is returned.
-    """
+    """The session token in a ``Cookie`` header, or None: over https only the ``__Host-`` name (no sibling
+    subdomain can set it); two session cookies are nobody's, since one was planted."""
     found = [
         (name, value)
         for name, _, value in (part.strip().partition("=") for part in cookie_header.split(";"))
@@ -178,7 +160,6 @@ def session_token(cookie_header: str, https: bool) -> str | None:
     return value if name == cookie_name(https) and is_token_shaped(value) else None
 
 
-# The event channel's door (server/event_channel.py) writes the tab's connection's scheme, "https"
-# or "http" (server/requests.is_https), into this header of the connection, replacing any the
-# client sent, so the dashboard's state reads the session cookie as the HTTP endpoints do.
+# The event channel's door writes the connection's scheme here, replacing any the client sent, so the
+# dashboard's state reads the session cookie as the HTTP endpoints do.
 CHANNEL_SCHEME_HEADER = "x-publisher-scheme"

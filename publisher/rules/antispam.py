@@ -1,9 +1,5 @@
-"""The contact form's security question and anti-spam checks (docs/product.md, Forms), as pure rules.
-
-The correct answer and the time the form was shown travel in the form's signed
-token (rules/form_tokens.py); these functions only decide. Clocks and randomness are
-injected so the rules are tested without waiting or guessing.
-"""
+"""The contact form's security question and anti-spam checks (docs/product.md, Forms), as pure rules:
+the answer and the time shown travel in the form's signed token; clocks and randomness are injected."""
 
 from __future__ import annotations
 
@@ -89,13 +85,8 @@ def honeypot_filled(honeypot: object) -> bool:
 
 
 def subscribe_rejection(*, honeypot: object) -> str | None:
-    """Why a subscribe submission is refused; None when it passes.
-
-    Only the honeypot: no minimum fill time (browsers autofill both fields at once, and a
-    person may press Subscribe within a second) and no question (the spec shows none).
-    The list's own rules carry the rest: one confirmation a day per mailbox, a site-wide
-    hourly ceiling, and nothing the visitor typed in the confirmation email.
-    """
+    """Why a subscribe submission is refused; None when it passes. Only the honeypot: browsers autofill
+    both fields at once, and the list's own rules carry the rest."""
     return HONEYPOT_REJECTED if honeypot_filled(honeypot) else None
 
 
@@ -106,12 +97,8 @@ TOKEN_REJECTED = HONEYPOT_REJECTED
 def rejection_before_answer(
     *, honeypot: object, shown_at_ms: float | None, now_ms: float, min_fill_ms: int = MIN_FILL_TIME_MS
 ) -> str | None:
-    """Why a contact submission is refused before its answer is looked at; None when it may go on.
-
-    In the documented order: the honeypot, then the fill time. ``shown_at_ms`` comes
-    from the form's signed token (rules/form_tokens.py); None means the token was not
-    the site's or has expired, and the visitor is asked to try again with a new one.
-    """
+    """Why a contact submission is refused before its answer is looked at, in the documented order; None
+    when it may go on. ``shown_at_ms`` None: the token was not the site's or has expired."""
     if honeypot_filled(honeypot):
         return HONEYPOT_REJECTED
     if shown_at_ms is None:

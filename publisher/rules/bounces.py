@@ -1,20 +1,6 @@
-"""What comes back from the list's emails, as rules without a server (issue 30).
-
-- **VERP.** Every list email's envelope sender is ``bounces+TOKEN@domain`` (from
-  ``PUBLISHER_BOUNCE_ADDRESS``), where TOKEN names the email (its outbox job, hence
-  reader and campaign), signed with the list secret: a forged bounce cannot name
-  someone else's email. The token is lower-case hex, since some servers fold the case
-  of a local part, and short enough for RFC 5321's 64-octet local part.
-- **Kinds.** A delivery status 5.x.x is a hard bounce, 4.x.x (``delayed``) a soft one.
-- **Soft bounces.** Three soft bounces from three different emails, with no delivery
-  in between that was not later bounced, make the reader ``bounced``; an email that
-  does not bounce resets the count. An email counts as delivered once ``DELIVERED_AFTER``
-  has passed since it was sent without a bounce (a bounce can arrive days later).
-- **Pausing a campaign** (``pause_reason``): on its rates of hard bounces and complaints,
-  each judged only past its minimum (``PAUSE_MIN_SENT``, ``PAUSE_MIN_COMPLAINTS``).
-
-The clocks are passed in; storage and mail wire these rules to the outbox.
-"""
+"""What comes back from the list's emails, as rules with the clock passed in. A list email's envelope sender
+names its outbox job by a VERP token signed with the list secret (a forged bounce cannot name someone else's
+email), in lower-case hex since some servers fold a local part's case."""
 
 from __future__ import annotations
 
@@ -34,10 +20,8 @@ SOFT_BOUNCES_TO_BOUNCED = 3
 DELIVERED_AFTER = timedelta(days=3)
 # A campaign pauses on its bounce rate only once this many of its emails were sent.
 PAUSE_MIN_SENT = 100
-# A campaign pauses on its complaint rate only once this many of its emails drew a complaint
-# (each email counted once, so as many readers): one reader, or one forged report, stops no
-# release, however small the list (1 in 300 is already past 0.3 %). Three is a signal, and
-# from 1,000 emails sent the rate itself asks for more.
+# A campaign pauses on its complaint rate only once this many emails drew one: one reader, or one forged
+# report, stops no release, however small the list (1 in 300 is already past 0.3 %).
 PAUSE_MIN_COMPLAINTS = 3
 DEFAULT_PAUSE_BOUNCE_RATE = 5.0  # % of emails sent (Amazon SES reviews an account above 5 %)
 DEFAULT_PAUSE_COMPLAINT_RATE = 0.3  # % (Gmail and Yahoo: never reach 0.3 %)
@@ -74,11 +58,8 @@ def _verp_token(address: str, bounce_address: str) -> str | None:
 
 
 def read_verp(list_secrets: Sequence[str], address: str, bounce_address: str) -> int | None:
-    """The job a bounce is addressed to (``bounces+TOKEN@...``), when we signed its token; else None.
-
-    Any secret of ``PUBLISHER_LIST_SECRET`` is accepted (the first signs), so replacing
-    the secret does not orphan the bounces of emails already sent.
-    """
+    """The job a bounce is addressed to, when we signed its token; else None. Any list secret is accepted,
+    so replacing the secret does not orphan the bounces of emails already sent."""
     match = _VERP_TOKEN.match(_verp_token(address, bounce_address) or "")
     if match is None:
         return None
@@ -111,11 +92,8 @@ class SentEmail:
 
 
 def soft_bounces_in_a_row(emails: Iterable[SentEmail], now: datetime) -> int:
-    """Soft bounces from different emails since the last email that was delivered.
-
-    Newest first: a soft bounce counts; an email delivered (``DELIVERED_AFTER`` without
-    a bounce) ends the run; an email too recent to tell neither counts nor ends it.
-    """
+    """Soft bounces from different emails since the last one delivered (``DELIVERED_AFTER`` without a
+    bounce: one can arrive days later); an email too recent to tell neither counts nor ends the run."""
     count = 0
     seen: set[int] = set()
     for email in sorted(emails, key=lambda item: item.sent_at, reverse=True):

@@ -1,15 +1,5 @@
-"""The two forms' fields, each declared once (docs/content.md, Adding a form field).
-
-A field is its name as the product spells it (docs/product.md: ``firstName``), which
-is the input's ``name``, its key in a submit and in the gateway's body; its label; its
-input type and autocomplete token; and its rule with its messages (rules/validation.py,
-the words in content/form_copy.py). The rest is derived from these declarations:
-the page's inputs and their ids (web/components/forms.py ``declared_fields``), the
-state's ``<field>_error`` vars (web/states/lifecycle.py ``field_messages``), the
-check of a submit from the app or a plain POST (``Form.check``, web/submissions.py),
-what a refused plain POST shows again (server/plain_forms.py) and the gateway's body
-(gateway/contract.py).
-"""
+"""The two forms' fields, each declared once (docs/content.md, Adding a form field): the page's inputs, the
+state's vars, the check of a submit and the gateway's body are all derived from these declarations."""
 
 from __future__ import annotations
 

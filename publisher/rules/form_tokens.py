@@ -1,22 +1,6 @@
-"""The contact form's signed token: its question and when it was shown, carried by the page itself.
-
-The contact form's anti-spam checks (docs/product.md, Forms) need two facts the
-visitor must not choose: the math question's result and when the form was shown.
-They travel in one hidden field, signed with an HMAC-SHA256 under
-``PUBLISHER_FORM_SECRET`` (every worker and container shares it), so the server
-that answers a plain HTML POST and the app's event both check the same token
-with the same function, without any state kept between the page and its submit.
-
-A token is ``v1.<shown>.<issued>.<question>.<nonce>.<mac>``: the times in hex
-milliseconds, the question as ``3p4`` or ``9m2``, and a random nonce that makes the
-token single use (limits/used_tokens.py remembers the nonces that were used).
-
-Tokens come in chains: the page's token starts one (``issue``), and a refused submit is
-answered with the next (``follow``, when ``continues`` allows), which keeps when the form was
-shown and when the chain began: the five seconds are paid once per chain, and no token lives
-past its chain's first hour (docs/security.md tells the whole rule). Several secrets may be
-configured: the first signs, all are accepted.
-"""
+"""The contact form's signed token: the question and when the form was shown, facts the visitor must not
+choose, carried by the page itself so no state is kept between page and submit. A refused submit gets the
+chain's next token, which keeps its times: no token lives past its chain's first hour (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -70,19 +54,14 @@ def issue(secret: str, question: MathQuestion, *, now_ms: float, shown_ms: float
 
 
 def follow(secret: str, question: MathQuestion, *, after: FormToken) -> str:
-    """The next token of ``after``'s chain, for ``question`` (the same one or a new one).
-
-    ``after`` must be a token just spent by its first use, before its chain's hour was
-    over (``continues``): the new token keeps when the form was shown and when the chain
-    began, so it expires with the chain's first token however often it is followed.
-    """
+    """The next token of ``after``'s chain, for ``question``: it keeps the chain's times, so it expires
+    with the chain's first token however often it is followed."""
     return _signed(secret, question, shown_ms=after.shown_ms, issued_ms=after.issued_ms)
 
 
 def continues(token: FormToken | None, *, first_use: bool, now_ms: float) -> FormToken | None:
-    """The token a refused or failed submit's next token may ``follow``: the submitted one,
-    when it was the site's, within its chain's hour, and this submit was its first use.
-    None: the next token starts a new chain (a new question, shown now, a new hour)."""
+    """The token a refused submit's next token may ``follow``: the submitted one, when valid and this was its
+    first use; None: the next starts a new chain."""
     if token is None or not first_use or token.expired(now_ms):
         return None
     return token

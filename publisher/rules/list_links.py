@@ -1,16 +1,6 @@
-"""The links in the list's emails: where they point, and the signed token that names the address.
-
-A link names a subscriber by the row's random ``link_key``, signed with an
-HMAC-SHA256 under ``PUBLISHER_LIST_SECRET`` for one purpose: a confirmation link
-cannot unsubscribe, an unsubscribe link cannot confirm, and a key or date that
-was changed no longer matches its signature. A confirmation link carries when it
-was issued and works for seven days; an unsubscribe link never expires (it stays
-valid for as long as the secret and the row do). Several secrets may be
-configured: the first signs, all are accepted, so the secret can be replaced
-without breaking the links already sent.
-
-These paths are part of every email ever sent: they never change.
-"""
+"""The links in the list's emails: a row's random ``link_key``, signed for one purpose (a confirmation link
+cannot unsubscribe). Any list secret is accepted, so replacing it breaks no link already sent; the paths
+are in every email ever sent: they never change."""
 
 from __future__ import annotations
 
@@ -27,8 +17,8 @@ from urllib.parse import urlencode
 CONFIRM_PATH = "/subscribe/confirm"
 UNSUBSCRIBE_PATH = "/unsubscribe"
 TOKEN_PARAM = "token"
-# On a link's page after its button was pressed without the app (server/link_pages.py answers the
-# press with 303 See Other to the link and this): the page says what the press did, not "already".
+# On a link's page after its button was pressed without the app (a 303 to the link and this): the
+# page says what the press did, not "already".
 DONE_PARAM = "done"
 CONFIRM_LINK_VALID_FOR = timedelta(days=7)
 
@@ -103,10 +93,8 @@ def link_path(path: str, token: str, done: bool = False) -> str:
 
 
 def mask_address(email: str) -> str:
-    """The address as a page shows it to whoever holds the link: enough to recognise, not to read.
-
-    'reader@example.com' -> 'r****r@e******.com'.
-    """
+    """The address as a page shows it to whoever holds the link: enough to recognise, not to read
+    ('reader@example.com' -> 'r****r@e******.com')."""
     local, _, domain = email.rpartition("@")
     name, dot, rest = domain.partition(".")
     return f"{_mask(local)}@{_mask(name, keep_last=False)}{dot}{rest}"

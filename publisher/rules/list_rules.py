@@ -1,9 +1,5 @@
-"""The new-release list's rules, without a database: where an address stands, what a
-sign-up does to it, which confirmation link counts, and how an imported file is read.
-
-storage/subscribers.py runs them inside its transactions, and the outbox when a confirmation's
-turn comes; the clock is passed in.
-"""
+"""The new-release list's rules, without a database and with the clock passed in: where an address stands,
+what a sign-up does to it, which confirmation link counts, and how an imported file is read."""
 
 from __future__ import annotations
 
@@ -44,13 +40,8 @@ def confirmation_due(last_confirmation_at: datetime | None, now: datetime) -> bo
 
 
 def is_latest_confirmation(issued_at: datetime, sent_at: datetime | None, subscribed_at: datetime) -> bool:
-    """Only the latest confirmation counts: whether one issued at ``issued_at`` is the latest sent to
-    its row (``sent_at``), for the row's latest sign-up (``subscribed_at``).
-
-    An older one must neither confirm nor be sent: one from before the reader left and was signed
-    up again (that sign-up's consent is not the old email's), or one replaced by a newer
-    confirmation. Compared to the second, as the link carries its date.
-    """
+    """Whether a confirmation issued at ``issued_at`` is the latest sent to its row, for its latest sign-up
+    (an older sign-up's consent is not this one's); compared to the second, as the link carries it."""
     if sent_at is None:
         return False
     issued = link_second(issued_at)
@@ -67,11 +58,8 @@ class Step:
 
 
 def on_subscribe(current: str | None, last_confirmation_at: datetime | None, now: datetime, emails_on: bool) -> Step:
-    """The rule for the subscribe form: ``current`` is None for an address the list has never seen.
-
-    An address that left, complained or bounced joins afresh: pending, with a new confirmation,
-    so its consent is given again and the reader proves the address takes mail again.
-    """
+    """The rule for the subscribe form (``current`` None: never seen). One that left or bounced joins afresh,
+    pending, so its consent is given again and the address proves it takes mail."""
     if current == ListStatus.CONFIRMED:
         return Step(ListStatus.CONFIRMED, send_confirmation=False, joins=False)
     joins = current is None or current in ListStatus.GONE
@@ -105,13 +93,8 @@ _STRENGTH = {ListStatus.PENDING: 0, ListStatus.CONFIRMED: 1, ListStatus.UNSUBSCR
 
 
 def import_step(current: str | None, imported: str) -> str | None:
-    """The status an imported row gives an address the list has as ``current`` (None: new to it),
-    or None to leave it as it is.
-
-    A file never brings back an address that left, complained or bounced (only the reader can,
-    through the form); a confirmed one is not made pending again; a file may say an address
-    left or bounced.
-    """
+    """The status an imported row gives an address the list has as ``current`` (None: new), or None to
+    leave it: a file never brings back one that left or bounced (only the reader can, by the form)."""
     if current is None:
         return imported
     if current in ListStatus.GONE or imported == current:
@@ -122,12 +105,8 @@ def import_step(current: str | None, imported: str) -> str | None:
 
 
 def read_import(text: str, status: str | None = None) -> list[ImportRow]:
-    """The rows of a CSV file with the columns ``subscribers`` writes; raises ImportRefused.
-
-    ``email`` and ``name`` are required; ``status`` comes from the file's column, or
-    from ``status`` for a file without one. A byte-order mark and quoted fields are
-    read as any spreadsheet writes them; an address repeated in the file is one row.
-    """
+    """The rows of a CSV file with the columns ``subscribers`` writes (``status``: for a file without that
+    column); an address repeated in the file is one row. Raises ImportRefused."""
     reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff")))
     columns = [name.strip().lower() for name in reader.fieldnames or ()]
     missing = [name for name in ("email", "name") if name not in columns]

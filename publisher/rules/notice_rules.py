@@ -1,15 +1,6 @@
-"""When the site writes to the publisher, and what it says: pure, its clock in the snapshot.
-
-The dashboard shows everything, but nobody watches it all day. The site emails the
-publisher (``PUBLISHER_NOTIFY_TO``) when something needs them, at most once a day per kind
-of trouble while it lasts, and a summary on Mondays unless ``PUBLISHER_SUMMARY=off``:
-
-- a release **paused** (why, and how to resume it);
-- an email of the outbox **failing** for more than an hour;
-- the bounce **mailbox** unreadable for more than an hour;
-- the weekly **summary**: new readers, leavers, bounces, complaints, messages, releases sent,
-  and the site's visitors, top sources and buy presses per book (or that visits are not counted).
-"""
+"""When the site writes to the publisher, and what it says: pure, its clock in the snapshot. Nobody watches
+the dashboard all day, so a trouble is emailed at most once a day per kind while it lasts, and a summary
+on Mondays."""
 
 from __future__ import annotations
 

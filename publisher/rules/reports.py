@@ -1,27 +1,6 @@
-"""What arrives in the list's bounce mailbox, classified without a server (issue 30).
-
-Every list email's envelope sender is a VERP address (``rules/bounces.py``), so whatever a
-server sends back about it lands in one mailbox: delivery reports, complaints, vacation
-replies, and now and then a person who answered the wrong address. Only the first two may
-change a reader's status, so this module says which is which, and names the failed
-recipients, the reason a person can read, and the original email the report is about.
-
-- **Standards first.** An RFC 3464 delivery report and an RFC 5965 feedback report say
-  what they are in their structure; they are read field by field, and no heuristic can
-  overrule them.
-- **Then the many other formats.** qmail, Exim, old Postfix, Microsoft and the rest write
-  bounces as prose; ``flufl.bounce`` (Mailman's detectors) finds their failed recipients,
-  so no hand-written copy of its heuristics lives here. This module only looks for the
-  reason next to the address it found.
-- **Auto-replies last.** Exim and Postfix mark their bounces ``Auto-Submitted:
-  auto-replied`` too, so that header alone must not win over a bounce. A reply that says
-  plainly it is a vacation reply (its subject, ``X-Autoreply``) wins over the prose
-  heuristics, though: a vacation reply that happens to quote a failure is not a bounce.
-- **Never guess.** What fits none of these is unclassified (``kind=None``) for a person to
-  read; a wrong "hard bounce" would unsubscribe a reader who did nothing.
-- **Never raise.** The mailbox reader classifies message after message in one loop: a
-  garbage, truncated or hostile email is unclassified, never an exception.
-"""
+"""What arrives in the bounce mailbox, classified: RFC 3464 and 5965 reports by their structure first, then
+flufl.bounce for prose bounces, auto-replies last (servers mark bounces Auto-Submitted too). Never guess
+(a wrong hard bounce unsubscribes a reader) and never raise: what fits nothing is unclassified."""
 
 from __future__ import annotations
 
@@ -43,7 +22,7 @@ BOUNCE, COMPLAINT_REPORT, AUTO_REPLY = "bounce", "complaint", "auto-reply"
 
 REASON_MAX = 300
 # The recipients read from one report: an email of ours goes to one reader, so a genuine report
-# names one or a few; a report naming thousands is read no further than this (issue 34).
+# names one or a few; a report naming thousands is read no further than this.
 RECIPIENTS_MAX = 100
 SUBJECT_MAX = 200
 PERMANENT_REASON = "permanent failure reported by the receiving server"
@@ -94,12 +73,8 @@ class Failure:
 
 @dataclass(frozen=True)
 class ClassifiedMessage:
-    """One email of the bounce mailbox, classified; what it proves is a storage/bounce_records.Report.
-
-    The mailbox reader finds the email a report is about by the VERP address in ``envelope_to``
-    (or ``original_return_path`` for a complaint sent to a feedback address), and checks
-    it against ``original_message_id`` when the report quoted the original.
-    """
+    """One email of the bounce mailbox, classified, with what names the email it is about (the VERP
+    address in ``envelope_to`` or ``original_return_path``, or ``original_message_id``)."""
 
     kind: str | None  # BOUNCE, COMPLAINT_REPORT, AUTO_REPLY, or None: unclassified
     failures: tuple[Failure, ...] = ()
@@ -124,10 +99,7 @@ class _Original:
 
 
 def classify(raw: bytes) -> ClassifiedMessage:
-    """The kind of one email of the bounce mailbox, its failed recipients and its original.
-
-    Never raises: what cannot be parsed is unclassified.
-    """
+    """The kind of one email of the bounce mailbox, its failed recipients and its original; never raises."""
     try:
         msg = email.message_from_bytes(raw, policy=email.policy.default)
     except Exception:  # noqa: BLE001 - any email, however broken, is a report, never an error
@@ -154,10 +126,8 @@ def classify(raw: bytes) -> ClassifiedMessage:
 
 
 def _classify(msg: Message) -> tuple[str | None, tuple[Failure, ...], _Original, int]:
-    """Standards first, then flufl.bounce's heuristics, then auto-replies (module docstring).
-
-    Also how many recipients the report named in all: only the first RECIPIENTS_MAX are read.
-    """
+    """Standards first, then flufl.bounce's heuristics, then auto-replies; also how many recipients the
+    report named in all (only the first RECIPIENTS_MAX are read)."""
     parts = list(_parts(msg))
     if _is_report_of(msg, "feedback-report") or _first_of(parts, {"message/feedback-report"}) is not None:
         kind, complaints, original = _feedback_report(msg, parts)
@@ -183,12 +153,8 @@ def _classify(msg: Message) -> tuple[str | None, tuple[Failure, ...], _Original,
 
 
 def _delivery_status(parts: list[Message]) -> tuple[tuple[Failure, ...], int] | None:
-    """The first RECIPIENTS_MAX failed recipients of a DSN's status part(s), and how many it
-    named in all; None when it has none to read.
-
-    Delivered, relayed and expanded recipients are no failures: a DSN with only those is
-    still a delivery report, with nothing to act on.
-    """
+    """The first RECIPIENTS_MAX failed recipients of a DSN's status part(s), and how many it named in all;
+    None when it has none (delivered or relayed recipients are no failures)."""
     found = False
     failures: list[Failure] = []
     not_read = 0
@@ -212,12 +178,8 @@ def _delivery_status(parts: list[Message]) -> tuple[tuple[Failure, ...], int] | 
 
 
 def _status_blocks(part: Message) -> list[Message]:
-    """The header blocks of a status part, however the parser left them.
-
-    The standard library splits ``message/delivery-status`` into blocks, but reads
-    ``message/global-delivery-status`` (RFC 6533) as one message whose body holds the other
-    blocks, and a string payload when the part is broken.
-    """
+    """The header blocks of a status part, however the parser left them (RFC 6533's global status is
+    read as one message whose body holds the others, a broken part as a string)."""
     payload = part.get_payload()
     texts: list[str] = []
     blocks: list[Message] = []
@@ -266,11 +228,8 @@ def _recipient_failure(block: Message) -> Failure | None:
 
 
 def _feedback_report(msg: Message, parts: list[Message]) -> tuple[str | None, tuple[Failure, ...], _Original]:
-    """A complaint, naming the reporting reader when the provider left the address in.
-
-    A provider that redacts the recipient still returns the original's Message-ID and
-    Return-Path, which name the email, hence the reader.
-    """
+    """A complaint, naming the reader when the provider left the address in (a redacted one still
+    returns the original's Message-ID and Return-Path, which name the email)."""
     fields = _feedback_fields(parts)
     original = _original(msg, parts)
     if fields is None or not any(_header(fields, name) for name in ("feedback-type", "user-agent", "version")):
@@ -312,14 +271,8 @@ def _feedback_fields(parts: list[Message]) -> Message | None:
 
 
 def _flufl_failures(msg: Message, parts: list[Message]) -> tuple[tuple[Failure, ...], int]:
-    """The failures flufl.bounce's detectors find (at most RECIPIENTS_MAX), with the reason
-    written next to each, and how many recipients it named in all.
-
-    It gets the message as parsed here (policy.default), not a compat32 parse: on every
-    sample both find the same, but compat32 hands a header with 8-bit bytes over as a
-    ``Header`` object, on which its Sina detector raises. Its detectors raise on some broken
-    emails (and ``all_failures`` then stops): that is "no bounce found".
-    """
+    """flufl.bounce's failures (at most RECIPIENTS_MAX), each with the reason written next to it, and how
+    many it named. Given the policy.default parse: on compat32's 8-bit headers its Sina detector raises."""
     try:
         temporary, permanent = all_failures(msg)
     except Exception:  # noqa: BLE001 - a detector failing on a broken email finds no bounce
@@ -360,12 +313,8 @@ _LOCAL_MAX, _DOMAIN_MAX = 64, 255
 
 
 class _Reasons:
-    """Where each address stands in a bounce's prose, found in one pass over its lines.
-
-    One pass, not one search per address: a bounce naming 16,000 addresses took 94 s of CPU
-    when each address had its own regular expression over every line (issue 34); now the
-    cost is linear in the size of the message.
-    """
+    """Where each address stands in a bounce's prose, found in one pass over its lines: one search per
+    address took 94 s of CPU for a bounce naming 16,000."""
 
     def __init__(self, lines: list[str], wanted: Iterable[str]) -> None:
         self._lines = lines
@@ -379,12 +328,8 @@ class _Reasons:
                     places.append(index)
 
     def near(self, address: str) -> str:
-        """The diagnostic a bounce writes with an address.
-
-        qmail and Exim write the address alone, then the server's words on the following lines
-        (Exim indented under it); Postfix writes them after the address on the same line, with
-        indented continuation lines.
-        """
+        """The diagnostic a bounce writes with an address: on the lines after it alone (qmail, Exim), or
+        after it on the same line with indented continuations (Postfix)."""
         lines = self._lines
         for index in self._where.get(address, ()):
             line = lines[index]
@@ -413,13 +358,8 @@ class _Reasons:
 
 
 def _addresses_in(line: str) -> Iterator[tuple[str, int]]:
-    """Each address written whole in ``line`` (lower-cased), and where it ends.
-
-    Around each "@": a local part of at most 64 characters before it (RFC 5321), starting
-    where no [\\w.+-] precedes it, and the domain after it (at most 255), with or without the
-    dots that end a sentence. So "o'brien@x.org." yields "o'brien@x.org" and "brien@x.org",
-    and a bounded number of candidates per "@" keeps the whole pass linear.
-    """
+    """Each address written whole in ``line`` (lower-cased), and where it ends: a bounded number of
+    candidates per "@" (local part at most 64, RFC 5321; domain at most 255) keeps the pass linear."""
     lowered = line.lower()
     position = lowered.find("@")
     while position != -1:
@@ -467,10 +407,8 @@ def _from_mail_system(msg: Message) -> bool:
 
 
 def _original(msg: Message, parts: list[Message], *, replied_to: bool = False) -> _Original:
-    """The email a report is about: attached whole or as headers, or quoted in the text.
-
-    An auto-reply rarely quotes it, but names it in In-Reply-To (RFC 3834 asks for that).
-    """
+    """The email a report is about: attached whole or as headers, or quoted in the text; an auto-reply's
+    In-Reply-To (RFC 3834)."""
     headers: Message | None = None
     part = _first_of(parts, _ORIGINAL_TYPES | _ORIGINAL_HEADER_TYPES)
     if part is not None:

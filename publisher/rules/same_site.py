@@ -1,27 +1,6 @@
-"""Whether a request comes from one of the site's own pages: one function, four policies
-(docs/security.md).
-
-A plain HTML POST, a passkey ceremony and the event channel carry no token of the visitor's
-session, so a page on another site could make a visitor's browser send them (cross-site
-request forgery, or a spammer's page posting through its visitors). Browsers say where a
-request comes from: ``Origin``, and on a POST also ``Sec-Fetch-Site`` and ``Referer``. Which
-of them decide, and which origins are the site's, is the caller's; the differences are on
-purpose:
-
-- ``FORM_POST`` (the forms' and the link pages' buttons without the app): the first of
-  ``Origin``, ``Sec-Fetch-Site``, ``Referer`` present decides; an opaque ``Origin: null`` is
-  refused, so is a request with none of them. The site's origins: the public address and the
-  one the request was sent to.
-- ``DASHBOARD`` (sign-in, sign-out, downloads): only the relying party's origins; without a
-  usable ``Origin`` (none, or ``null``: an old browser), ``Sec-Fetch-Site`` must say
-  ``same-origin``; a ``Referer`` never decides.
-- ``EVENT_CHANNEL`` (the websocket and its polling): ``Origin`` alone decides; without one the
-  client is no browser page (nothing a forged page could do), so it is let through.
-- ``BEACON`` (the buy press's ``navigator.sendBeacon`` to ``/count/buy``): ``Origin``, which
-  a browser sends on every POST, must be the site's; without one, ``Sec-Fetch-Site`` must say
-  ``same-origin``; ``Origin: null`` and a ``Referer`` never count. A refused beacon counts
-  nothing and the visitor sees no difference, so the policy can be the strictest.
-"""
+"""Whether a request comes from one of the site's own pages: one function, four policies, each as
+docs/security.md states it. A plain POST, a passkey ceremony and the event channel carry no session
+token, so a page on another site could make a visitor's browser send them."""
 
 from __future__ import annotations
 
@@ -66,9 +45,8 @@ def origin_of(url: str) -> str | None:
 
 
 def host_origins(host: str, schemes: Collection[str] = tuple(DEFAULT_PORTS), port: int | None = None) -> set[str]:
-    """The origins at the host of a ``Host`` header (``host[:port]``), in each of ``schemes``, at
-    ``port`` when given, else at the header's own port (a proxy in front may have terminated
-    either scheme); none when the header is malformed."""
+    """The origins at the host of a ``Host`` header in each of ``schemes`` (a proxy in front may have
+    terminated either), at ``port`` or the header's own; none when the header is malformed."""
     try:
         parts = urlsplit("//" + host.strip())
         own_port = parts.port

@@ -1,11 +1,6 @@
-"""Validation rules for the two forms (docs/product.md, Forms), as pure functions.
-
-A rule takes what the visitor typed and returns the cleaned value and, when it is
-not valid, its message, worded exactly as the product describes
-(content/form_copy.py); each field of rules/form_fields.py names its rule. Beyond
-that: surrounding whitespace is trimmed, control characters are refused in names and
-email (nothing can inject mail headers), and lengths are capped.
-"""
+"""Validation rules for the two forms (docs/product.md, Forms), as pure functions: the cleaned value and,
+when not valid, the product's message. Control characters are refused in names and email, so nothing can
+inject mail headers."""
 
 from __future__ import annotations
 
@@ -42,16 +37,8 @@ def has_control_characters(text: str, allowed: set[str] | frozenset[str] = froze
 
 
 def one_line(text: str, limit: int) -> str:
-    """Text from outside (a bounce's subject, sender, reason), as it may be stored and shown:
-    on one line, without control or format characters, at most ``limit`` characters.
-
-    A NUL reaching PostgreSQL fails the whole transaction, and an escape sequence reaching
-    an operator's terminal is run by it (issue 34): every control (Cc), format (Cf) and line
-    or paragraph separator becomes a space, whitespace folds to one space, and the result is
-    cut with an ellipsis. Raw 8-bit bytes (an SMTPUTF8 address, a server's Latin-1) reach
-    here as lone surrogates; they are read back as UTF-8 where they are, else replaced, so
-    nothing unencodable is kept.
-    """
+    """Text from outside on one line, without control or format characters (a NUL fails a PostgreSQL
+    transaction, an escape sequence is run by a terminal), at most ``limit`` characters."""
     try:
         text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     except UnicodeError:
@@ -64,10 +51,8 @@ def one_line(text: str, limit: int) -> str:
 
 
 def for_terminal(text: str, *, keep_lines: bool = False) -> str:
-    """Stored text as the operator's terminal may print it: every control or format character
-    written as an escape (``\\x1b``, ``\\u202e``), so an escape sequence in a bounce's ``From:``
-    or a contact message is shown, never run by the terminal (issue 34). ``keep_lines``: line
-    feeds and tabs stay as they are (a contact message's paragraphs)."""
+    """Stored text as the operator's terminal may print it: every control or format character written as
+    an escape, so it is shown, never run. ``keep_lines``: line feeds and tabs stay."""
     kept = {"\n", "\t"} if keep_lines else set()
     return "".join(
         ch
@@ -83,13 +68,8 @@ LINE_BREAKS = frozenset({"\n", "\r", "\t"})
 
 @dataclass(frozen=True)
 class TextRule:
-    """A required text field: its messages (content/form_copy.py), its length, the control characters it may hold.
-
-    Called with what the visitor typed: the text trimmed, and its message when it is not valid.
-    The messages the product does not word are written from the field's ``label``
-    ("First name must be at most 100 characters"; unless ``control_chars`` is given,
-    "First name must not contain line breaks or control characters").
-    """
+    """A required text field: its messages, its length, the control characters it may hold; called, the
+    text trimmed and its message when not valid (those the product does not word, from ``label``)."""
 
     label: str
     required: str
@@ -117,15 +97,8 @@ class NotSendable(ValueError):
 
 
 def sendable_address(text: str) -> str:
-    """The address as every SMTP server takes it: its domain in ASCII (IDNA, "punycode").
-
-    ``a@bücher.de`` and ``a@xn--bcher-kva.de`` are one address, stored and sent as
-    the second: a server that does not offer SMTPUTF8 refuses the first, and
-    Python's SMTP client cannot even write it. A local part that is not ASCII
-    (``ü@example.com``) needs SMTPUTF8 on every server on the way, which the site
-    does not speak: such an address is refused here, at the door, rather than
-    failing later in the outbox. Syntax only (no DNS). Raises NotSendable.
-    """
+    """The address as every SMTP server takes it: its domain in ASCII (IDNA). A non-ASCII local part needs
+    SMTPUTF8, which the site does not speak: NotSendable here, at the door, not later in the outbox."""
     try:
         info = validate_email(text, check_deliverability=False)
     except EmailNotValidError as exc:
@@ -149,11 +122,8 @@ def address_key(text: str) -> str:
 
 
 def mailbox_key(address: str) -> str:
-    """The mailbox an address reaches, whatever its spelling: lower case, without a ``+tag``.
-
-    ``Victim+1@Example.com`` and ``victim+2@example.com`` reach one inbox: the list's
-    rules against mail bombing (one confirmation a day) count per mailbox, not per spelling.
-    """
+    """The mailbox an address reaches, whatever its spelling (lower case, no ``+tag``): the rules against
+    mail bombing count per mailbox, not per spelling."""
     local, _, domain = address.strip().lower().rpartition("@")
     return f"{local.partition('+')[0] or local}@{domain}"
 

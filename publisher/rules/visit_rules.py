@@ -1,12 +1,6 @@
-"""What counts as a visit, a visitor, a source and a buy press: pure rules, the clock passed in.
-
-The site counts on its own server (publisher/visits, docs/privacy.md): nothing is stored in or read
-from the visitor's browser. These rules decide, from one request's method, status, route and
-headers, whether it is a page view, who the visitor is for one day only (a keyed hash under the
-day's salt), where they came from, and whether a buy beacon names a known book and its store.
-
-CONTRACT (issue 42): the signatures below are fixed; publisher/visits and server/ call them.
-"""
+"""What counts as a visit, a visitor, a source and a buy press: pure rules, the clock passed in. The site
+counts on its own server (docs/privacy.md): nothing is stored in or read from the browser, and a visitor
+is a keyed hash under the day's salt, for one day only."""
 
 from __future__ import annotations
 
@@ -34,9 +28,9 @@ BEACON_BODY_MAX = 200
 LABEL_MAX = 64
 # Where a label that is no clean host or text is counted, with labels past a cap.
 OTHER = "(other)"
-# The kinds whose keys come from outside (a Referer, a landing URL): at most this many new labels
-# of each a day across the site (storage/visit_counts.flush), and this many from one address (its
-# /64 for IPv6) a day in each worker, so one flood cannot use up the day's room (visits/recorder.py).
+# The kinds whose keys come from outside (a Referer, a landing URL): at most this many new labels of
+# each a day across the site, and this many from one address a day in each worker, so one flood
+# cannot use up the day's room.
 LABEL_KINDS = ("source", "campaign")
 LABELS_PER_DAY = 200
 LABELS_PER_ADDRESS = 5
@@ -130,9 +124,8 @@ _PREFETCH_VALUES = {"purpose": {"prefetch", "preview"}, "x-purpose": {"prefetch"
 
 
 def is_prefetch(headers: Mapping[str, str]) -> bool:
-    """Whether a browser asked for the page ahead of a visit: ``Sec-Purpose: prefetch`` (with or
-    without ``;prerender``), ``Purpose: prefetch``, Safari's ``X-Purpose: preview``, Firefox's
-    ``X-Moz: prefetch``. ``headers`` is keyed in lower case."""
+    """Whether a browser asked for the page ahead of a visit that may never come (``headers`` keyed in
+    lower case)."""
     if "prefetch" in headers.get("sec-purpose", "").lower():
         return True
     return any(headers.get(name, "").strip().lower() in values for name, values in _PREFETCH_VALUES.items())
@@ -155,9 +148,8 @@ _LOOKAROUND = re.compile(r"\(\?<?[=!]")
 
 
 def _crawler_search(patterns: Iterable[str]) -> tuple[Any, list[re.Pattern[str]]]:
-    """The patterns as one RE2 union, whose search is linear in the user agent, and the few with a
-    lookaround (which RE2 refuses) for Python's re, each only if its search is linear too. One
-    compile of the union at import; each pattern alone only to name one RE2 refuses."""
+    """The patterns as one RE2 union (a search linear in the user agent), and the few with a lookaround
+    (which RE2 refuses) for Python's re, each only if its search is linear too."""
     taken: list[str] = []
     refused: list[str] = []
     for pattern in patterns:
@@ -194,9 +186,8 @@ _EXCLUSIONS = re2.compile("|".join(excluded_patterns).encode(), _IGNORING_CASE)
 
 @functools.lru_cache(maxsize=BOT_CACHE_SIZE)
 def _listed_crawler(user_agent: str) -> bool:
-    """crawlerdetect's ``is_crawler`` of a stripped user agent, on its own list: the words browsers
-    share removed (a phone named "cubot"), then any crawler's pattern found; past
-    EXCLUDED_WORDS_MAX of those words, a bot without reading further."""
+    """crawlerdetect's ``is_crawler`` on its own list: the words browsers share removed (a phone named
+    "cubot"), then any crawler's pattern; past EXCLUDED_WORDS_MAX of those words, a bot unread."""
     agent, removed = _EXCLUSIONS.subn(b"", user_agent.encode("utf-8", "replace"), count=EXCLUDED_WORDS_MAX + 1)
     if removed > EXCLUDED_WORDS_MAX:
         return True
@@ -207,27 +198,22 @@ def _listed_crawler(user_agent: str) -> bool:
 
 
 def is_bot(user_agent: str) -> bool:
-    """A crawler by crawlerdetect's maintained list (search engines, link previews, uptime checks,
-    curl, python-httpx, headless Chromium, Lighthouse); no user agent, or one longer than
-    USER_AGENT_MAX or with more than EXCLUDED_WORDS_MAX browser words (no browser's), is a bot too."""
+    """A crawler by crawlerdetect's maintained list; no user agent, or one longer than USER_AGENT_MAX, is
+    a bot too."""
     user_agent = user_agent.strip()
     return not user_agent or len(user_agent) > USER_AGENT_MAX or _listed_crawler(user_agent)
 
 
 def visitor_id(salt: bytes, address: str, user_agent: str) -> bytes:
-    """The day's visitor: HMAC-SHA256 under the day's salt of the address (its /64 for IPv6) and
-    user agent, first 16 bytes. Without the salt nobody can tell whose it is; with the next day's
-    salt the same person is another id, so no one is followed across days."""
+    """The day's visitor: HMAC-SHA256 of the address and user agent under the day's salt, so nobody can tell
+    whose it is without the salt, and the next day the same person is another id."""
     message = f"{address_key(address)}\0{user_agent}".encode("utf-8", "surrogatepass")
     return hmac.new(salt, message, hashlib.sha256).digest()[:VISITOR_ID_BYTES]
 
 
 def stored_label(kind: str, key: str) -> str:
-    """The one way a source, campaign or page is stored: a source is a name the site knows or a
-    host (lower-case ASCII, or an IP address without a scope id: no userinfo, space or control), a
-    campaign is letters, digits, single spaces and "-_./:", a page is a route; anything else, or
-    longer than LABEL_MAX, is "(other)", so only clean text reaches the dashboard, the CSV and the
-    summary email. The other kinds' keys are the site's own (a buy's was checked by ``buy_target``)."""
+    """The one way a source, campaign or page is stored: unclean or longer than LABEL_MAX, "(other)", so
+    only clean text reaches the dashboard, the CSV and the summary email."""
     if kind == "source":
         clean = key in KNOWN_SOURCES or _ascii_host(key) == key
     elif kind == "campaign":
@@ -273,11 +259,8 @@ def _group(host: str) -> str | None:
 
 
 def source_of(referer: str, own_hosts: Iterable[str]) -> str | None:
-    """None for our own pages (``own_hosts``: host names, with or without a port); "(direct)"
-    without a usable Referer; a known site's name (Google, Instagram, Gmail ...); else the other
-    site's host in lower case, ``www.`` left out, an international name in its ASCII (xn--) form
-    so that no look-alike letters can pass for a known name. Only the host is read: the rest of a Referer may
-    hold what a visitor searched for."""
+    """None for our own pages; "(direct)" without a usable Referer; a known site's name; else the host in
+    ASCII (no look-alike letters pass for a known name). Only the host is read: the rest may hold a search."""
     try:
         parts = urlsplit(referer.strip())
         hostname = parts.hostname
@@ -313,10 +296,8 @@ def _own_host(value: str) -> str | None:
 
 
 def campaign_of(query: str) -> str | None:
-    """ "source / medium / campaign" from the landing URL's ``utm_source``, ``utm_medium`` and
-    ``utm_campaign`` (the ones given, in that order), else "ref: x" from ``ref``, else None. Each
-    part's spaces made single, and cut so that the whole is at most 64 characters (``stored_label``
-    then keeps it only if it is clean text)."""
+    """ "source / medium / campaign" from the landing URL's utm parameters given, else "ref: x" from
+    ``ref``, else None; cut so that the whole is at most LABEL_MAX characters."""
     values: dict[str, str] = {}
     for name, value in parse_qsl(query.removeprefix("?"), errors="replace"):
         if name in (*CAMPAIGN_PARTS, "ref") and name not in values and value.split():
@@ -355,9 +336,8 @@ def salt_destroyed_at(day: date) -> datetime:
 
 
 def buy_target(body: bytes, books: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
-    """(slug, store host) when the beacon's body (``"<slug> <host>"``, UTF-8, at most 200 bytes)
-    names a known book (``books``: slug and book link) and exactly its link's host; else None,
-    so a forged beacon counts nothing."""
+    """(slug, store host) when the beacon's body (``"<slug> <host>"``) names a known book and exactly its
+    link's host; else None, so a forged beacon counts nothing."""
     if len(body) > BEACON_BODY_MAX:
         return None
     try:

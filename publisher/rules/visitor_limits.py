@@ -1,18 +1,11 @@
-"""The per-visitor limits' rules, without a store: what a limit is and who a visitor is
-(limits/submits.py and limits/tabs.py count them).
-
-A visitor is their network address (behind ``REFLEX_TRUSTED_PROXY_HOPS`` proxies, the
-address that many hops back in X-Forwarded-For); an IPv6 address counts by its /64,
-which is what one home or server gets.
-"""
+"""The per-visitor limits' rules, without a store: what a limit is and who a visitor is (their network
+address; an IPv6 address by its /64, which is what one home or server gets)."""
 
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-# Only for the one caller that does not pass trusted_proxy_hops yet (client_address).
 
 
 @dataclass(frozen=True)
@@ -27,14 +20,8 @@ PER_ADDRESS = Limit(attempts=40, window_s=600)
 
 
 def client_address(scope: Mapping, trusted_proxy_hops: int) -> str:
-    """The visitor's address for an HTTP request, as Reflex resolves it for the websocket
-    (``reflex.app``): the peer, or behind ``trusted_proxy_hops`` proxies the address that
-    many hops back in X-Forwarded-For.
-
-    ``trusted_proxy_hops`` is ``REFLEX_TRUSTED_PROXY_HOPS``, which the caller reads from
-    Reflex's configuration (server/), so the rule is tested with any value and reads no
-    configuration.
-    """
+    """The visitor's address for an HTTP request, as Reflex resolves it for the websocket: the peer, or
+    behind ``trusted_proxy_hops`` proxies the address that many hops back in X-Forwarded-For."""
     hops = trusted_proxy_hops
     address = (scope.get("client") or ("0.0.0.0", 0))[0]
     if hops:
@@ -50,14 +37,8 @@ IPV6_BLOCK_PREFIX = 64
 
 
 def address_key(address: str) -> str:
-    """Whom a per-address limit counts: an IPv4 address itself, an IPv6 address's /64 block.
-
-    A /64 is what one subscriber line or one host is given, and any address in it is
-    theirs to use, so keying by the full IPv6 address would let one visitor be
-    countless "addresses". An IPv4-mapped IPv6 address (``::ffff:203.0.113.7``, as a
-    dual-stack socket reports an IPv4 peer) is that IPv4 address. Anything that is
-    not an address is kept as it is (it still identifies a client to count).
-    """
+    """Whom a per-address limit counts: an IPv4 address, or an IPv6 address's /64 (a whole /64 is one
+    line's to use, else one visitor is countless addresses); an IPv4-mapped one is its IPv4."""
     try:
         ip = ipaddress.ip_address(address.strip())
     except ValueError:

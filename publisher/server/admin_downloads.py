@@ -1,10 +1,5 @@
-"""The dashboard's downloads: the list as CSV (the columns of ``publisher-gateway subscribers``)
-and the audit log, each a ``POST`` from the dashboard's own page by a signed-in admin.
-
-A download is an HTTP answer (a file the browser saves), not a state event, so it checks what
-the sign-in endpoints check (server/admin_sign_in.py): the page's Origin, then the session's
-cookie in the database. The export itself is written to the audit log.
-"""
+"""The dashboard's downloads (the list as CSV, the audit log): a file the browser saves is an HTTP
+answer, not a state event, so each checks the page's Origin and the session cookie itself."""
 
 from __future__ import annotations
 
@@ -43,8 +38,6 @@ def _download(path: str, db_url: str | None) -> tuple[str, str, str, str]:
 
 
 class AdminDownloads:
-    """The two downloads' endpoint in the route table (server/routes.py); ``db_url`` for tests."""
-
     def __init__(self, db_url: str | None = None):
         self.db_url = db_url
         self._log = SeldomLog(logger)

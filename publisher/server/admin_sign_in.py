@@ -1,30 +1,6 @@
-"""The dashboard's sign-in over HTTP: passkey enrolment, sign-in and sign-out (WebAuthn, py_webauthn).
-
-The session lives in an HttpOnly cookie that no script can read, so it is set and cleared by
-HTTP answers, here, and never over the event channel. The page's script (``assets/admin.js``)
-asks for a ceremony's options, hands them to the browser's passkey prompt and posts the answer:
-
-    POST /admin/api/enrol/options   {"token"}                 -> {"ceremony", "options"}
-    POST /admin/api/enrol           {"ceremony", "credential"} -> {"ok": true} + Set-Cookie
-    POST /admin/api/sign-in/options {}                         -> {"ceremony", "options"}
-    POST /admin/api/sign-in         {"ceremony", "credential"} -> {"ok": true} + Set-Cookie
-    POST /admin/api/sign-out        {}                         -> {"ok": true} + cleared cookie
-
-- Where the cloud gateway keeps the list (``PUBLISHER_GATEWAY_URL``) nothing is stored to show:
-  every path under ``/admin`` is 404.
-- Every request must come from the dashboard's own page (``Origin``, else ``Sec-Fetch-Site``):
-  403 otherwise. The body is bounded (16 KB) before it is read.
-- A failed enrolment or sign-in counts against the client's address; once an address has used
-  its attempts it gets 429 before anything it sent is looked at.
-- Asking for a ceremony's options counts against the client's address before anything is
-  written (the forms' per-address limit, under its own name), and a ceremony is begun only while
-  the address has fewer than ``MAX_OPEN_CEREMONIES_PER_ADDRESS`` waiting for their answer and the
-  site fewer than ``MAX_OPEN_CEREMONIES`` (rules/admin_access.py): 429 otherwise, nothing stored.
-- A ceremony's challenge is a database row, used once, so any worker or container can take the
-  answer; one that ran out goes with its address within a minute (``clear_ceremonies``). A
-  credential whose signature counter goes backwards (a cloned key) is refused and logged.
-- Log lines name the outcome and the admin, never a token, a challenge or a credential.
-"""
+"""The dashboard's passkey enrolment, sign-in and sign-out (py_webauthn) over HTTP, not the event
+channel: the session is an HttpOnly cookie, which only an HTTP answer can set or clear. The limits
+and refusals are in docs/security.md; log lines never name a token, a challenge or a credential."""
 
 from __future__ import annotations
 
@@ -85,8 +61,7 @@ def is_admin_path(path: str) -> bool:
 
 
 def relying_party() -> RelyingParty:
-    """The site's relying party: the host of ``REFLEX_DEPLOY_URL``; on the development server
-    also its page on localhost (the port ``reflex run --frontend-port`` was given)."""
+    """The host of ``REFLEX_DEPLOY_URL``; on the development server also its page on localhost."""
     development = environment.REFLEX_ENV_MODE.get() == constants.Env.DEV
     port = reflex_config.get_config().frontend_port if development else None
     return admin_access.relying_party(settings.site_url(), [port] if port else [])
@@ -148,8 +123,7 @@ class DashboardPages:
 
 
 class AdminSignIn:
-    """The ceremonies' endpoint in the route table (server/routes.py), every path under ``/admin/api/``;
-    ``db_url`` for tests."""
+    """Every path under ``/admin/api/``; ``db_url`` for tests."""
 
     def __init__(self, db_url: str | None = None, clock: Callable[[], Any] | None = None):
         self.db_url = db_url
@@ -354,9 +328,8 @@ async def clear_ceremonies(
     clock: Callable[[], Any] | None = None,
     sleep: Callable[[float], Any] = asyncio.sleep,
 ) -> None:
-    """The app's lifespan task where the site keeps a dashboard: every ``CEREMONY_SWEEP_S``, from
-    its start, the ceremonies that ran out go, with the address each was asked from, whether or not
-    another one begins (a stranger's address is not kept until the next sign-in)."""
+    """Every ``CEREMONY_SWEEP_S`` from the start, whether or not another ceremony begins: a stranger's
+    address is not kept until the next sign-in."""
     if not settings.current().dashboard_on:
         return
     while True:

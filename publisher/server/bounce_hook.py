@@ -1,31 +1,6 @@
-"""``POST /hooks/bounce``: bounces and complaints as a mail provider reports them over HTTP.
-
-A provider (or a relay in front of it) that cannot send its reports to the bounce mailbox
-posts them here, authenticated by ``PUBLISHER_BOUNCE_WEBHOOK_SECRET`` as a bearer token.
-This is the HTTP door only: the body is read by returns/webhook.py, and its reports are taken
-the way every report is (returns.take): recorded with their readers in one transaction, all
-or none, then the campaigns they push past a threshold pause.
-
-- Without a secret the endpoint does not exist (404): nothing can be reported to a site that
-  did not ask for reports, and nothing tells a scanner the path means anything. Nor with
-  ``PUBLISHER_GATEWAY_URL``: the cloud gateway keeps the list, not this site's database.
-- Only failures count against the client address's limit (as for the list's links): a bot
-  guessing the secret is stopped, a provider reporting ten thousand bounces after a release
-  is not. The limit is checked before the secret is compared: an address that has used its
-  failures gets 429 whatever it sends, so a guesser cannot learn which guess was right, and
-  nothing it sends is read or recorded. (The other side: a provider sharing that address,
-  behind the same proxy without ``REFLEX_TRUSTED_PROXY_HOPS``, waits out the window, then
-  sends again, as providers do after a 429.)
-- The answer to a good body is the same whoever its addresses are (``{"accepted": N}``), so
-  even the holder of the secret cannot learn from it who is on the list.
-- The body is bounded before it is read, and a body with one bad item takes nothing: the
-  provider learns which item is wrong and can send the batch again, whole.
-- A database error is 503 with ``Retry-After``: providers retry, and a batch that was not
-  recorded is recorded then.
-
-Every answer is JSON for the provider's logs, except the 404, which must look like every
-other path the site does not have.
-"""
+"""``POST /hooks/bounce``: a provider's bounces and complaints, with ``PUBLISHER_BOUNCE_WEBHOOK_SECRET``
+as a bearer token; without one (or with the cloud gateway) the path is a 404 like any unknown one.
+Only failures count against an address's limit: a guesser is stopped, a provider's flood is not."""
 
 from __future__ import annotations
 
@@ -62,8 +37,8 @@ TRY_LATER = "The reports could not be recorded now; try again later"
 
 
 def bearer_matches(authorization: str | None, secret: str) -> bool:
-    """Whether ``Authorization`` carries the secret as a bearer token (RFC 6750: the scheme's
-    case does not matter). Compared in constant time, so the answer's timing says nothing."""
+    """Whether ``Authorization`` carries the secret as a bearer token (the scheme in any case, RFC 6750),
+    compared in constant time."""
     if not authorization:
         return False
     scheme, _, token = authorization.strip().partition(" ")
@@ -77,9 +52,6 @@ def _error(status: int, text: str, headers: dict[str, str] | None = None) -> Res
 
 
 class BounceHook:
-    """The hook's endpoint in the route table (server/routes.py), any method; ``db_url`` only for
-    tests (None: the site's database)."""
-
     def __init__(self, db_url: str | None = None):
         self.db_url = db_url
         self._log = SeldomLog(logger)

@@ -1,28 +1,6 @@
-"""``POST /count/buy``: a press of a book's buy button, sent by assets/site.js as a beacon.
-
-The buy button is the plain external link the spec asks for (``target="_blank"`` to the store);
-site.js, already on every page, sends ``navigator.sendBeacon("/count/buy", "<slug> <store host>")``
-once per book per page as the press happens, and never delays or changes the navigation. This
-is where that beacon lands (docs/privacy.md says what is counted; docs/security.md what is
-refused).
-
-The answer is always the same: **204**, ``no-store``, empty, whatever came. A sender learns
-nothing from it (not whether counting is on, nor which check refused it), and nothing in it is
-worth caching or reading. A press is counted (``visits.record_buy``) only when all of these hold:
-
-- counting is on (``Settings.visits_on``);
-- the method is POST and the body at most ``BEACON_BODY_MAX`` bytes, bounded before it is read
-  (``requests.read_body``);
-- it comes from one of the site's own pages (``same_site.BEACON``: its ``Origin``, else
-  ``Sec-Fetch-Site: same-origin``), the site's origins being those the event channel trusts
-  (``event_channel.ChannelOrigins``: the request's host, the deploy URL, the development
-  server's port);
-- it is not a prefetch and its user agent is not a bot;
-- its body names a known book and the host of that book's own store link (``buy_target``);
-- its address has pressed at most ``BUY_PER_ADDRESS`` times in the window (Redis when Reflex
-  uses it, shared by every worker; else this process). Only presses that would count are
-  counted against it, so garbage costs no store round trip.
-"""
+"""``POST /count/buy``: a buy press's beacon from assets/site.js, which never delays the navigation.
+Always 204, ``no-store``, empty: a sender learns nothing (not whether counting is on, nor which
+check refused it). What counts: docs/privacy.md; what is refused: docs/security.md."""
 
 from __future__ import annotations
 
@@ -63,9 +41,7 @@ def _books() -> tuple[tuple[str, str], ...]:
 
 
 class BuyBeacon:
-    """The beacon's endpoint in the route table (server/routes.py), any method.
-
-    ``record``, ``origins`` and ``limiter``: for tests (None: ``visits.record_buy``, the configured
+    """``record``, ``origins`` and ``limiter``: for tests (None: ``visits.record_buy``, the configured
     origins, the shared per-address limiter)."""
 
     def __init__(

@@ -1,10 +1,5 @@
-"""The door of Reflex's event channel: which requests reach it, from which pages, and when a tab's time is up.
-
-The route table (server/routes.py) sends the channel's own path, websocket or HTTP polling, to
-``EventChannelDoor``, which counts it as an open tab by the limits of limits/tabs.py, and any
-other path below it to ``not_the_channel`` (``channel_route`` tells them apart). A site behind a
-proxy it does not trust is told so (``OneAddressWatch``).
-"""
+"""The door of Reflex's event channel: which requests reach it, from which pages, and when a tab's
+time is up (the limits: limits/tabs.py)."""
 
 from __future__ import annotations
 
@@ -52,13 +47,8 @@ CHANNEL, NOT_FOUND, ELSEWHERE = "channel", "not found", "elsewhere"
 
 
 def channel_route(path: str, event_path: str = EVENT_PATH) -> str:
-    """The channel's own path (``/_event``, ``/_event/``), another below it (not found), or elsewhere.
-
-    socket.io is mounted at ``/_event`` with an empty path of its own, so it would
-    answer ``/_event/anything`` as the channel. Any other spelling in any letter
-    case is not found either: Starlette's mount is case-sensitive, so ``/_EVENT/``
-    never reached socket.io, and it is no page of the site.
-    """
+    """The channel's own path, another below it (not found: socket.io, mounted with an empty path, would
+    answer it as the channel, and Starlette's mount is case-sensitive), or elsewhere."""
     if path in (event_path, event_path + "/"):
         return CHANNEL
     lowered, base = path.lower(), event_path.lower()
@@ -72,17 +62,8 @@ _DEV_LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
 @dataclass(frozen=True)
 class ChannelOrigins:
-    """Which pages may open the event channel: the site's own, wherever it is served
-    (rules/same_site.py, EVENT_CHANNEL, judges a request by them).
-
-    One build serves on any host and port, so "the site itself" is the host and port
-    the request was sent to (its Host header), whatever the scheme a proxy in front
-    terminated. Also the configured public address (``REFLEX_DEPLOY_URL``), for a
-    proxy or CDN that rewrites the Host. In development (``dev_port`` set: not prod
-    mode) the pages come from the development server at another port than the
-    backend: that port on a loopback name, on ``PUBLISHER_DEV_HOST``, or on the
-    request's own host.
-    """
+    """The site's own pages' origins: one build serves on any host, so the request's Host, plus
+    ``REFLEX_DEPLOY_URL`` for a proxy that rewrites it; in development, the dev server's port."""
 
     site_origin: str | None = None
     dev_port: int | None = None
@@ -124,14 +105,8 @@ def _private_or_loopback(address: str) -> bool:
 
 
 class OneAddressWatch:
-    """Notices a site behind a reverse proxy that trusts no proxy hop: every visitor is one address.
-
-    Then the per-address limits are one limit for everyone. When the recent
-    event-channel connections (the last ``RECENT``, of the last ``WINDOW_S``; at least
-    ``AT_LEAST``) all came from one private or loopback address while
-    ``REFLEX_TRUSTED_PROXY_HOPS`` is 0, ``seen`` says to warn: from start-up on, and
-    then at most every ``EVERY_S``.
-    """
+    """Notices a site behind a reverse proxy that trusts no hop, where every visitor is one address and
+    the per-address limits are one limit for everyone."""
 
     RECENT = 50
     AT_LEAST = 20
@@ -175,19 +150,14 @@ _SCHEME_HEADER = admin_access.CHANNEL_SCHEME_HEADER.encode("latin-1")
 
 
 def with_connection_scheme(scope: Scope) -> Scope:
-    """``scope`` with the one ``x-publisher-scheme`` header the door writes: "https" or "http", as
-    the HTTP endpoints judge it (server/requests.is_https). Reflex hands a connection's headers to
-    each tab's state, so the dashboard reads the session cookie of the right name
-    (rules/admin_access.session_token); any such header the client sent is dropped first."""
+    """``scope`` with the one ``x-publisher-scheme`` header the door writes (any the client sent dropped):
+    Reflex hands it to each tab's state, so the dashboard reads the session cookie of the right name."""
     headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() != _SCHEME_HEADER]
     headers.append((_SCHEME_HEADER, b"https" if requests.is_https(scope) else b"http"))
     return {**scope, "headers": headers}
 
 
 class EventChannelDoor:
-    """Lets a request reach the event channel only from the site's pages (else 403), within the
-    limits (else 429); each websocket is counted while it is open and closed after the tab lifetime."""
-
     def __init__(
         self,
         app: ASGIApp,
@@ -198,10 +168,7 @@ class EventChannelDoor:
         watch: OneAddressWatch | None = None,
     ):
         """``on_open``/``on_close``: told the tab's token once it is admitted, and once it closed.
-
-        ``origins``: None reads them from the configuration at the first request (each
-        worker knows its mode by then).
-        """
+        ``origins``: None reads them at the first request (each worker knows its mode by then)."""
         self.app = app
         self.gate = gate
         self.on_open = on_open
@@ -251,13 +218,8 @@ class EventChannelDoor:
                 await self.on_close(token)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send, lifetime_s: float) -> None:
-        """The websocket, closed by the door ``lifetime_s`` after it was accepted.
-
-        Then the client gets a close (going away; its socket.io client reconnects by
-        itself) and socket.io a ``websocket.disconnect`` from its next receive, so it
-        ends the connection as if the client had left; what it sends afterwards goes
-        nowhere, since the connection is over.
-        """
+        """The websocket, closed ``lifetime_s`` after it was accepted: the client gets a close (its socket.io
+        reconnects by itself) and socket.io a disconnect, as if the client had left."""
         loop = asyncio.get_running_loop()
         expired: asyncio.Future[None] = loop.create_future()
         closing: list[asyncio.Task] = []

@@ -1,23 +1,6 @@
-"""The list's links as HTTP sees them: each link's page, its button without the app, and one-click
-unsubscribe (docs/mailing-list.md, From sign-up to unsubscribe; docs/security.md).
-
-- ``GET`` of a link's page reads the link with the app's own functions (``LinkPage.view``) and
-  changes nothing: mail scanners open every link. The production server writes the link's
-  panel into the page (web/components/list_link.py), so it works without JavaScript; the app
-  takes the panel over once connected. A link that leads nowhere is 404 and an expired
-  confirmation 410 (web/states/list_link_state.HTTP_STATUS). Only these failures count against
-  the address's limit: a bot trying tokens is stopped, a mail provider unsubscribing many
-  readers is not. Every failure is the same 404: nothing here says whether an address is on
-  the list.
-- ``POST`` of a link (the page's button without the app) acts as the app's press: only from
-  the site's own page (else 403, rules/same_site.py), within the same limit (else 429), once.
-  It answers ``303 See Other`` to the link's page with ``done=1``, so a reload posts nothing.
-  The token travels in the link's query, as in the email, never in the body.
-- ``POST /unsubscribe?token=...`` with the body ``List-Unsubscribe=One-Click`` is a mail
-  provider's one-click unsubscribe (RFC 8058): it comes from the provider's server, without
-  cookies or an ``Origin`` of ours, so the signed token is the authority. The address leaves
-  the list at once and the answer is 200.
-"""
+"""The list's links over HTTP (docs/mailing-list.md; docs/security.md): a GET changes nothing (mail
+scanners open every link) and every failure is the same 404; the button's POST works without the
+app; a one-click POST (RFC 8058) comes from a provider's server, so the signed token is the authority."""
 
 from __future__ import annotations
 
@@ -108,10 +91,7 @@ class PanelSlot:
 
 
 class ListLinks:
-    """The link pages' endpoint in the route table (server/routes.py): any method, answered here."""
-
     def __init__(self, page: ASGIApp, build_dir: Path | None = None):
-        """``page`` serves a page as built; ``build_dir`` as server/routes.route_table takes it."""
         self.page_app = page
         self.slots = (
             None if build_dir is None else {route: PanelSlot(built_page(build_dir, route)) for route in LINK_PAGES}

@@ -1,18 +1,6 @@
-"""Reflex's api_transformer: the response headers around the route table (server/routes.py).
-
-Every response carries the security headers and a cache policy for its kind:
-content-hashed build assets immutable, images a day, static pages (no app,
-web/page_kinds.py) five minutes in shared caches such as a CDN and revalidated by
-browsers, pages that start the app and JSON revalidated. A page's
-Content-Security-Policy allows only what the site uses: its own scripts (the
-prerendered pages' inline scripts by hash), its own images, styles (React/emotion
-and the toaster insert <style> elements) and, on pages that start the app, its
-own websocket; every other response gets "default-src 'none'".
-
-When visits are counted (``Settings.visits_on``, docs/privacy.md), the same wrapper hands each
-page document's response start to the counting hook (``visits.record_page_view``): no third
-wrapper on every request, and with counting off no hook at all, so off costs nothing.
-"""
+"""Reflex's api_transformer: every response gets the security headers and a cache policy for its kind,
+a page a Content-Security-Policy allowing only what the site uses. It also tells the visits hook
+each page's status, so counting adds no third wrapper, and with counting off costs nothing."""
 
 from __future__ import annotations
 
@@ -132,11 +120,8 @@ def content_security_policy(host: str, https: bool, script_hashes: Iterable[str]
 
 
 def is_page_path(path: str) -> bool:
-    """Pages (and the 404 page) are extension-less or .html paths; assets have extensions.
-
-    Decided from the request, not the response: a 304 revalidation carries no
-    Content-Type, yet the browser applies its CSP to the cached page.
-    """
+    """Pages (and the 404 page) are extension-less or .html paths. Decided from the request, not the
+    response: a 304 revalidation carries no Content-Type, yet the browser applies its CSP to the page."""
     last = path.rsplit("/", 1)[-1]
     return "." not in last or last.endswith(".html")
 
@@ -145,9 +130,6 @@ PageHook = Callable[[Scope, int], None]
 
 
 class ResponseHeaders:
-    """Adds the security headers and the cache policy to every HTTP response, and hands each page
-    document's status to ``on_page`` (the visits count) as its response starts."""
-
     def __init__(
         self,
         app: ASGIApp,
@@ -156,9 +138,7 @@ class ResponseHeaders:
         on_page: PageHook | None = None,
     ):
         """``starts_app``: route -> whether its page starts the app; None (no build yet): every page may.
-        ``on_page``: called with the request's scope and the response's status for every page document
-        (``is_page_path``), before its first byte is sent; it must not block. Whatever it raises is
-        logged and the page is sent all the same."""
+        ``on_page``: told each page document's status before its first byte; it must not block."""
         self.app = app
         self.script_hashes = tuple(script_hashes)
         self.starts_app = None if starts_app is None else dict(starts_app)
@@ -209,8 +189,6 @@ class ResponseHeaders:
 
 
 def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
-    """Reflex's ``api_transformer``: the response headers around the route table (server/routes.py),
-    whose default is the app."""
     # The production build's pages, which the server writes into (server/plain_forms.py,
     # server/link_pages.py); not `reflex run`'s, which the browser renders.
     build_dir = BUILD_DIR if pages_carry_a_question() else None

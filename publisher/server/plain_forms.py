@@ -1,23 +1,6 @@
-"""The two forms without the app: the server answers their plain HTML POST, and writes the
-contact form's question into its page (docs/product.md, Forms; docs/security.md).
-
-Before the app has started, without JavaScript, or when the event channel is not connected,
-the browser posts a form to its own page, and its route (server/routes.py) answers here with
-the app's own functions (web/submissions.py):
-
-- accepted and sent: ``303 See Other`` to the form's sent page, which shows the spec's success
-  alert; a reload sends nothing;
-- refused (a field, the anti-spam checks, the limits): the form page again, status 422 (429
-  over the limits), without the app, what was typed kept (never the math answer), each message
-  beside its field and in a summary at the top, and the contact form's next token (every
-  answered POST spends the one it came with);
-- the gateway failing: the form page again with the spec's failure message, status 503.
-
-Before anything is read, and with nothing sent: a POST from another site is 403
-(``posted_from_this_site``), a body over 16 KB 413, anything but a form's urlencoded body 415.
-The contact page (GET) carries a new question and its signed token in each response, so the
-question is there at first paint.
-"""
+"""The two forms without the app (before it starts, without JavaScript, channel down): the server
+answers their plain POST with the app's own functions, and writes the contact form's question
+into its page so it is there at first paint (docs/product.md, Forms; docs/security.md)."""
 
 from __future__ import annotations
 
@@ -121,7 +104,7 @@ class QuestionSlots:
 
 
 class PlainForms:
-    """The forms' endpoints in the route table (server/routes.py); ``page`` serves a page as built."""
+    """``page`` serves a page as built."""
 
     def __init__(self, build_dir: Path, page: ASGIApp):
         self.page = page
@@ -198,8 +181,8 @@ class PlainForms:
 
 
 def page_response(scope: Scope, html: str, status: int = 200) -> Response:
-    """A page the server wrote, compressed as the browser takes it, Brotli first, as the build's pages
-    are (quality 5: about a millisecond for a form page, within 3 % of the build's size)."""
+    """A page the server wrote, compressed as the browser takes it, Brotli first as the build's pages are
+    (quality 5: about a millisecond for a form page, within 3 % of the build's size)."""
     body = html.encode("utf-8")
     headers = {"Vary": "Accept-Encoding"}
     accepted = Headers(scope=scope).get("accept-encoding", "")
@@ -213,9 +196,8 @@ def page_response(scope: Scope, html: str, status: int = 200) -> Response:
 
 
 def posted_from_this_site(scope: Scope) -> bool:
-    """Whether a POST comes from one of the site's own pages (rules/same_site.py, FORM_POST): the
-    forms' and the link pages' buttons alike. The site's origins: the public one
-    (REFLEX_DEPLOY_URL) and the one this request was made to."""
+    """Whether a POST comes from one of the site's own pages (rules/same_site.py, FORM_POST): its public
+    origin (REFLEX_DEPLOY_URL) or the one this request was made to."""
     headers = Headers(scope=scope)
     scheme = "https" if requests.is_https(scope) else "http"
     site = same_site.origin_of(settings.site_url())
@@ -230,7 +212,7 @@ def posted_from_this_site(scope: Scope) -> bool:
 
 
 def _show_confirm_note(html: str) -> str:
-    """The sent page of the subscribe form says to confirm from the inbox where the site keeps the list."""
+    """The subscribe form's sent page says to confirm from the inbox where the site keeps the list."""
     tag = re.search(rf'<p\b[^>]*\b{subscribe.CONFIRM_NOTE_ATTRIBUTE}=""[^>]*>', html)
     if tag is None:
         return html

@@ -1,24 +1,6 @@
-"""Production serving: the prebuilt site and the backend from one process on one port.
-
-`reflex run --env prod` rebuilds the frontend on every start. This command never
-builds: it serves the output of `make build` (`reflex export --frontend-only
---no-zip`) through Reflex's own production backend runner (Granian), with the
-compiled frontend mounted into the backend, exactly as `--single-port` does. A
-container built once therefore starts in seconds and needs no Node at run time.
-
-    HOST=0.0.0.0 PORT=8000 publisher-serve
-
-With the embedded local gateway (no PUBLISHER_GATEWAY_URL), it first checks that
-the database (REFLEX_DB_URL) answers, then brings it to the current schema, once,
-before the workers start (storage/database.py: under a lock on PostgreSQL, so containers
-starting together take turns).
-
-At run time it writes only the SQLite database (REFLEX_DB_URL) and the visitors'
-form state (REFLEX_STATES_WORKDIR, `.states` by default): `publisher-serve
---prepare` (run by `make build` and the Dockerfile) writes the backend's page
-markers next to the build beforehand, so the container runs with a read-only root
-filesystem. On SIGTERM the submits in flight finish first (web/graceful_stop.py).
-"""
+"""``publisher-serve``: the output of `make build` and the backend from one process on one port
+(Granian, as `--single-port` does), never building, so a container starts in seconds without
+Node; ``--prepare`` writes the page markers beforehand, so its root filesystem can be read-only."""
 
 from __future__ import annotations
 
@@ -97,8 +79,8 @@ def _use_prebuilt_frontend() -> None:
 
 
 def prepare() -> int:
-    """Write the backend's page markers for the current build (``publisher-serve --prepare``), as a
-    worker would at its first start, which a read-only filesystem refuses (the module's docstring)."""
+    """Write the backend's page markers for the current build, as a worker would at its first start,
+    which a read-only filesystem refuses."""
     try:
         require_build()
     except ServeError as exc:

@@ -19,9 +19,8 @@ class ClientLeft(Exception):
 
 
 async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
-    """The request body, read no further than ``limit`` bytes (then BodyTooLarge): what an outsider
-    sends is bounded before it is parsed or stored. A declared ``Content-Length`` over the limit is
-    refused before anything is received."""
+    """The request body, read no further than ``limit`` bytes (then BodyTooLarge); a declared
+    ``Content-Length`` over the limit is refused before anything is received."""
     declared = Headers(scope=scope).get("content-length", "").strip()
     if declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge(f"Content-Length {declared}")
@@ -46,15 +45,8 @@ def client_address(scope: Scope) -> str:
 
 
 def is_https(scope: Scope, trusted_proxy_hops: int | None = None) -> bool:
-    """HTTPS to the visitor: directly, or at a trusted proxy that says so.
-
-    X-Forwarded-Proto is believed through the same hop count as X-Forwarded-For
-    (``REFLEX_TRUSTED_PROXY_HOPS``, rules/visitor_limits.client_address): the value written that
-    many proxies back. Fewer values than hops could be the visitor's own: not believed (then
-    no HSTS from here; the outer proxy may send its own). With no trusted proxy anyone could
-    send it, and it would turn on HSTS and wss-only policies for a plain-HTTP site, so it is
-    ignored.
-    """
+    """HTTPS to the visitor, directly or at a trusted proxy: X-Forwarded-Proto is believed through the
+    hops of ``REFLEX_TRUSTED_PROXY_HOPS`` only, since anyone could send it to turn on HSTS."""
     if scope.get("scheme") in ("https", "wss"):
         return True
     hops = reflex_config.get_config().trusted_proxy_hops if trusted_proxy_hops is None else trusted_proxy_hops

@@ -1,12 +1,6 @@
-"""The route table: every HTTP endpoint of the site that is not Reflex's own, in one Starlette
-``Router`` (docs/architecture.md, How a request is routed, lists it row by row).
-
-Reflex's app is the table's default: a request no route claims goes to it unchanged.
-``{trailing:slashes}`` takes the path with any number of slashes after it, as the endpoints
-always took it. A route with ``methods`` leaves the others to the next route with its path
-(the page as built); the endpoints answer every refusal themselves, so Starlette's own 405
-and slash redirects never answer.
-"""
+"""The route table: every HTTP endpoint that is not Reflex's own, in one Starlette ``Router`` whose
+default is Reflex's app (docs/architecture.md, How a request is routed). The endpoints answer
+every refusal themselves, so Starlette's own 405 and slash redirects never answer."""
 
 from __future__ import annotations
 
@@ -49,9 +43,8 @@ def _any_slashes(path: str) -> str:
 
 
 class _Endpoint:
-    """An ASGI function or method as a route's endpoint. Starlette would take it for a request
-    handler (a Request in, a Response out); these answer in ASGI themselves, nothing at all to a
-    client that left, or hand the request on to the page."""
+    """An ASGI callable as a route's endpoint, which Starlette would otherwise take for a request handler
+    (a Request in, a Response out)."""
 
     def __init__(self, function: Callable[[Scope, Receive, Send], Awaitable[None]]):
         self.function = function
@@ -61,13 +54,8 @@ class _Endpoint:
 
 
 class PageInPlace:
-    """Serves each prerendered page at its slash-less canonical URL, without a redirect.
-
-    Reflex prerenders ``/about`` as ``about/index.html``, and its static file server redirects
-    ``/about`` to ``/about/``. Our published URLs have no trailing slash (links, canonical,
-    sitemap), so the request path of every declared page (web/pages/registry.py) is rewritten
-    internally; any other path goes to the app as it came.
-    """
+    """Each prerendered page at its slash-less canonical URL: Reflex's static files would redirect
+    ``/about`` to ``/about/``, and the site's published URLs have no trailing slash."""
 
     def __init__(self, app: ASGIApp, routes: Iterable[str]):
         self.app = app
@@ -82,9 +70,8 @@ class PageInPlace:
 
 
 class PathRoute(BaseRoute):
-    """A route for the paths ``claims`` says yes to, HTTP and websocket alike, where Starlette's path
-    patterns cannot say it (the channel's path in any letter case, a spelling no URL has). ``row``:
-    its paths as docs/architecture.md's table names them."""
+    """A route for the paths ``claims`` says yes to, where Starlette's patterns cannot say it (any letter
+    case, a spelling no URL has); ``row``: its paths as docs/architecture.md's table names them."""
 
     def __init__(self, row: str, claims: Callable[[str], bool], endpoint: ASGIApp):
         self.row = row
@@ -104,10 +91,8 @@ class PathRoute(BaseRoute):
 
 
 def is_odd_spelling(path: str) -> bool:
-    """A path no URL of the site is spelt as, which Reflex's static files would still answer: with an
-    empty or dot segment (``//admin``, ``/./admin``, ``/admin/.``: a redirect built from the Host
-    header) or a prerendered file's name (``/admin.html``: the page without its route's headers).
-    Trailing slashes are no odd spelling: every page and endpoint takes them."""
+    """A path no URL of the site is spelt as, which Reflex's static files would still answer: an empty or
+    dot segment (a redirect built from the Host header) or a prerendered file's name (``/admin.html``)."""
     trimmed = path.rstrip("/")
     return trimmed.endswith(".html") or any(segment in ("", ".", "..") for segment in trimmed.split("/")[1:])
 
@@ -125,13 +110,8 @@ def route_table(
     db_url: str | None = None,
     clock: Callable[[], Any] | None = None,
 ) -> Router:
-    """Every endpoint in front of ``app`` (Reflex's backend).
-
-    ``build_dir``: the production build, whose pages the server writes into (the forms' answers,
-    the contact page's question, the link pages' panel); None (``reflex run``, whose pages the
-    browser renders): the forms' plain POST is not answered and the link pages are the app's.
-    ``db_url`` and ``clock``: for tests (None: the site's database, the real clock).
-    """
+    """``build_dir``: the production build, whose pages the server writes into; None (``reflex run``):
+    no plain POST, and the link pages are the app's. ``db_url`` and ``clock``: for tests."""
     page = PageInPlace(app, pages.slashless_routes())
     links = ListLinks(page, build_dir)
     downloads = AdminDownloads(db_url)
@@ -141,14 +121,10 @@ def route_table(
         PathRoute("an odd spelling", is_odd_spelling, _Endpoint(not_a_url)),
         *channel_routes(door),
         *([] if build_dir is None else _form_routes(PlainForms(build_dir, page), page)),
-        # The list's links: a link's page, its button's POST, one-click unsubscribe.
         Route(_any_slashes(list_links.CONFIRM_PATH), links),
         Route(_any_slashes(list_links.UNSUBSCRIBE_PATH), links),
-        # A mail provider's bounces and complaints.
         Route(_any_slashes(bounce_hook.PATH), BounceHook(db_url)),
-        # A press of a book's buy button (assets/site.js's beacon): always 204, counted when genuine.
         Route(_any_slashes(buy_beacon.PATH), BuyBeacon()),
-        # The dashboard: its downloads, its sign-in ceremonies, its pages.
         Route(admin_access.EXPORT_PATH, downloads),
         Route(admin_access.AUDIT_PATH, downloads),
         Route(f"{admin_access.API_PATH}/{{ceremony:path}}", AdminSignIn(db_url, clock)),
@@ -173,8 +149,7 @@ def channel_routes(door: event_channel.EventChannelDoor) -> list[BaseRoute]:
 
 
 def _form_routes(forms: PlainForms, page: ASGIApp) -> list[BaseRoute]:
-    """The forms without the app: their plain POST, the contact page with its question, the
-    subscribe form's sent page; any other method on those paths is the page as built."""
+    """The forms without the app; any other method on their paths is the page as built."""
     subscribe_path, contact_path, sent_path = (
         _any_slashes(path) for path in (subscribe.ROUTE, contact.ROUTE, subscribe.SENT_ROUTE)
     )

@@ -1,15 +1,6 @@
 """The storage layer: every table and every SQL statement of the site.
 
-- ``tables``: the tables (SQLModel) and storing a contact message;
-- ``queue``: the outbox's jobs: claims, leases and outcomes;
-- ``campaigns``: a release's campaign, its batches and the site's send throttle;
-- ``subscribers``: the new-release list's transactions (sign-up, confirm, unsubscribe, import, erasure),
-  called by publisher/mailing_list.py;
-- ``database``: which database, its one engine (``database.engine``), whether it answers, its migration.
-
-This package re-exports ``tables``, ``queue`` and ``campaigns``, the API the senders and the
-gateway call as ``storage.claim_due(...)``.
-"""
+Re-exports ``tables``, ``queue`` and ``campaigns``, which the senders call as ``storage.claim_due(...)``."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
 """The dashboard's admins, their passkeys, enrolment links, sessions and ceremonies: every SQL statement.
-
-Tokens arrive here as their SHA-256 (rules/admin_access.token_hash): the database never holds a
-token that would open anything. Every function is synchronous; the server calls them from a
-thread. Times are stored in UTC; SQLite gives them back without a zone, read as UTC.
-"""
+Tokens arrive as their SHA-256: the database never holds a token that would open anything."""
 
 from __future__ import annotations
 
@@ -126,15 +122,8 @@ def begin_ceremony(
     now: datetime | None = None,
     db_url: str | None = None,
 ) -> CeremonyRefusal | None:
-    """Keep a ceremony's challenge until its answer comes back; clear the ones that ran out.
-
-    A ceremony is begun only while ``address`` (rules/visitor_limits.address_key of the client) has
-    fewer than ``MAX_OPEN_CEREMONIES_PER_ADDRESS`` waiting and the site fewer than
-    ``MAX_OPEN_CEREMONIES``; otherwise nothing is written and the refusal says which. The
-    count and the insert are one step: SQLite's write lock is taken by the first statement
-    (the clearing), PostgreSQL's transaction lock before it, so requests racing cannot pass
-    the bounds together.
-    """
+    """Keep a ceremony's challenge until its answer comes back, unless the address or the site is full.
+    Count and insert are one step (SQLite's write lock, PostgreSQL's lock), so racers cannot pass together."""
     now = now or utc_now()
     address = address[:CEREMONY_ADDRESS_MAX]
     with database.engine(db_url).begin() as connection:
@@ -274,10 +263,8 @@ def sign_in(
     now: datetime | None = None,
     db_url: str | None = None,
 ) -> AdminIdentity | None:
-    """Record a verified sign-in: the passkey's new counter and use, and a new session. The counter
-    is moved only from the value the verification saw, so two sign-ins with one counter value
-    (a cloned key racing its original) cannot both pass. None: the passkey is gone (revoked) or
-    its counter moved meanwhile."""
+    """Record a verified sign-in and open a session; None when the passkey is gone or its counter moved
+    meanwhile: moved only from the value verified, so a cloned key racing its original cannot both pass."""
     now = now or utc_now()
     with database.engine(db_url).begin() as connection:
         updated = connection.execute(
@@ -303,9 +290,8 @@ def _open_session(connection, admin_id: int, session_hash: str, now: datetime) -
 def session_admin(
     session_hash: str, idle: timedelta, now: datetime | None = None, touch: bool = False, db_url: str | None = None
 ) -> AdminIdentity | None:
-    """The admin a session belongs to while it is open (rules/admin_access.session_open); None
-    otherwise, and an ended session's row is deleted. ``touch``: the admin did something now
-    (a refresh the page makes by itself does not count, or an open page would never idle out)."""
+    """The admin a session belongs to while it is open (an ended one's row is deleted). ``touch``: the
+    admin did something (not the page's own refresh, or an open page would never idle out)."""
     now = now or utc_now()
     with database.engine(db_url).begin() as connection:
         row = connection.execute(

@@ -1,18 +1,6 @@
-"""What came back from the list's emails, kept: each bounce and complaint, what it did to its
-reader, the bounce mailbox's messages already handled, and the lease on reading it.
-
-The rules (what is hard, when soft ones add up, when a campaign pauses) are in
-rules/bounces.py; here they run inside the transaction that records a report, with the
-reader's row locked, so two reports about one reader at once (two workers, the webhook
-and the mailbox) never both count on a stale history.
-
-- A pending or confirmed reader made ``bounced`` (or ``unsubscribed`` by a complaint) has
-  it on the record of consent: when and why, with the reason.
-- A report about an email sent before the reader's latest sign-up changes nothing: that
-  sign-up, and its confirmation, proved the address again.
-- A report about an address the list does not have is not kept (no stranger's address is
-  stored because someone reported it), and it answers the same as any other.
-"""
+"""What came back from the list's emails, kept: each bounce and complaint and what it did to its reader,
+the mailbox's messages handled, the lease on reading it. A report is recorded with its reader's row
+locked, so two at once never count on a stale history; a stranger's address is never stored."""
 
 from __future__ import annotations
 
@@ -59,10 +47,8 @@ MADE_BOUNCED, MADE_UNSUBSCRIBED, COUNTED, ALREADY_KNOWN, NOT_ON_THE_LIST = (
     "not on the list",
 )
 
-# A bounce mailbox message's outcome (MailboxMessage.outcome): a report recorded and moved to
-# the done folder, or left in the mailbox: an auto-reply, a message that is no report, a report
-# that proves no email of ours (a stranger can write any report), one too large to fetch, and
-# one that could not be handled (its note says why).
+# A bounce mailbox message's outcome: a report recorded and moved to the done folder, or why it was
+# left in the mailbox.
 PROCESSED, AUTO_REPLY, UNCLASSIFIED, UNPROVEN, TOO_LARGE, UNHANDLED = (
     "processed",
     "auto-reply",
@@ -110,14 +96,8 @@ def record_all(reports: Iterable[Report], db_url: str | None = None, *, now: dat
 
 
 def delivery_by_message_id(message_id: str, addresses: Iterable[str], db_url: str | None = None) -> int | None:
-    """The list email that carried this Message-ID (a report's quoted original), when it went to
-    one of ``addresses`` (those the report names); when the report names none (a complaint with
-    the recipient redacted), the Message-ID alone.
-
-    The site's Message-IDs carry 128 random bits (mail/mailer.new_message_id), so quoting one
-    is proof of having seen the email; checking the address as well keeps a reader who quotes
-    their own email's Message-ID from reporting somebody else.
-    """
+    """The list email that carried this Message-ID, when it went to one of ``addresses`` (none named: the ID
+    alone). Its 128 random bits prove the email was seen; the address stops a reader reporting another."""
     with database.engine(db_url).begin() as connection:
         row = connection.execute(
             sqlalchemy.select(col(Delivery.id), col(Subscriber.email_key))
@@ -356,7 +336,7 @@ def pause_on_returns(
 
 
 def reset_baseline(connection, campaign_id: int) -> None:
-    """On resuming: the thresholds judge only what comes after (storage/campaigns.set_campaign_status)."""
+    """On resuming: the thresholds judge only what comes after."""
     counts = _campaign_returns(connection, campaign_id)
     connection.execute(
         sqlalchemy.update(Campaign)
@@ -370,8 +350,8 @@ def reset_baseline(connection, campaign_id: int) -> None:
 
 @dataclass(frozen=True)
 class MailboxPlace:
-    """A folder of the bounce mailbox as IMAP names it for this session: its UIDs are unique
-    and never reused while its UIDVALIDITY stays the same (RFC 3501 §2.3.1.1)."""
+    """A folder of the bounce mailbox: its UIDs are unique and never reused while its UIDVALIDITY
+    stays the same (RFC 3501 §2.3.1.1)."""
 
     folder: str
     uidvalidity: int
@@ -432,13 +412,8 @@ def record_message(
     db_url: str | None = None,
     now: datetime | None = None,
 ) -> list[Recorded]:
-    """A mailbox message and the reports it carries, in one transaction; none when it was
-    recorded before (by another worker, or by this one before it died), or when a copy of it
-    (the same ``digest``) was processed before: nothing is counted twice.
-
-    Everything stored from the message is cleaned first (validation.one_line): a NUL in a
-    ``From:`` would make PostgreSQL refuse the row, and the reader meet the message forever.
-    """
+    """A mailbox message and its reports in one transaction; none when it was recorded before or a copy
+    (same ``digest``) was processed. Cleaned first: a NUL in ``From:`` would make PostgreSQL refuse it."""
     moment = now or utc_now()
     digest = fetched.digest if fetched else None
     with database.engine(db_url).begin() as connection:

@@ -1,7 +1,4 @@
-"""A release's campaign (mail/campaign.py): its row, its readers' jobs, its batches, the throttle.
-
-All functions are synchronous: the campaign's senders and the command call them from a thread.
-"""
+"""A release's campaign: its row, its readers' jobs, its batches, the site's send throttle."""
 
 from __future__ import annotations
 
@@ -55,11 +52,7 @@ def create_campaign(
     book_slug: str, subject: str, message_id: Callable[[int], str], now: datetime, retry_for: timedelta, db_url=None
 ) -> Campaign | None:
     """The campaign and one release job per confirmed reader, in one transaction; None if the book has one.
-
-    ``message_id(subscriber_id)`` names each job's email. The unique book slug and the
-    unique (campaign, reader) pair keep a second run, even a simultaneous one, from
-    queueing anyone twice.
-    """
+    The unique slug and (campaign, reader) pair keep even a simultaneous second run from queueing twice."""
     with database.engine(db_url).begin() as connection:
         campaign_id = insert_once(
             connection, Campaign, "book_slug", book_slug=book_slug, subject=subject, status=SENDING, created_at=now
@@ -221,12 +214,8 @@ def claim_release_batch(
 def reserve_send_slots(
     count: int, reserve: Callable[[datetime | None, datetime], tuple[datetime, datetime]], now: datetime, db_url=None
 ) -> datetime:
-    """Take ``count`` sending slots from the site's one throttle row; when the first is.
-
-    ``reserve(next_free, now)`` gives (first slot, next free after these): the rule
-    (mail/campaign.py: ``reserve_slots``). The row is locked while it is read and moved, so two
-    senders never take the same slots.
-    """
+    """Take ``count`` sending slots from the site's one throttle row (``reserve``: the rule); when the
+    first is. The row is locked while read and moved, so two senders never take the same slots."""
     with database.engine(db_url).begin() as connection:
         insert_once(connection, SendThrottle, "id", id=1, next_slot_at=now)
         next_free = connection.execute(

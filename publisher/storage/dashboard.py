@@ -1,8 +1,5 @@
-"""What the publisher's dashboard reads (web/states/admin_state.py): every query bounded.
-
-Counts are aggregates on indexed columns and lists have a limit, so the page costs the same
-with a hundred readers or a hundred thousand (benchmarks: docs/performance.md).
-"""
+"""What the publisher's dashboard reads: counts are aggregates on indexed columns and lists have a limit,
+so the page costs the same with a hundred readers or a hundred thousand (docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -142,9 +139,8 @@ def _day_counts(connection, day_column, *where) -> dict[date, int]:
 
 
 def confirmed_per_day(today: date, days: int = 90, db_url: str | None = None) -> list[int]:
-    """Confirmed readers at the end of each of the last ``days`` days, oldest first, as the list's
-    rows tell it: confirmed by then and not left (unsubscribed, bounced) by then. Two aggregates
-    by day over the whole list, summed here."""
+    """Confirmed readers at the end of each of the last ``days`` days, oldest first: confirmed and not
+    left by then. Two aggregates by day over the whole list, summed here."""
     left_status = col(Subscriber.status).in_((ListStatus.UNSUBSCRIBED, ListStatus.BOUNCED))
     ever_confirmed = sqlalchemy.and_(
         col(Subscriber.confirmed_at).is_not(None), col(Subscriber.status) != ListStatus.PENDING
@@ -204,9 +200,8 @@ class ListDay:
 
 
 def list_days(today: date, days: int, db_url: str | None = None) -> list[ListDay]:
-    """Sign-ups, confirmations and contact messages on each of the last ``days`` days (the last
-    is today), oldest first, zero-filled: three aggregates by day since the first of them, read
-    as ``joined_and_left_per_week`` reads the record of consent."""
+    """Sign-ups, confirmations and contact messages on each of the last ``days`` days (the last is today),
+    oldest first, zero-filled."""
     first = today - timedelta(days=days - 1)
     since = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
     with database.engine(db_url).connect() as connection:

@@ -1,21 +1,6 @@
-"""The embedded gateway's database: which one, whether it answers, and its migration.
-
-SQLite by default (one host); PostgreSQL when several containers share the storage
-(``REFLEX_DB_URL``, docs/configuration.md). The engine and its connection pool are Reflex's
-(``rx_model.get_engine``): one pool per worker process, checked before each use
-(``pool_pre_ping``), so a database that comes back after an outage is used again without a
-restart.
-
-A SQLite file is switched to write-ahead logging (``engine``): readers no longer wait for a
-writer, and a commit costs one sync of the log instead of a rollback journal's several (a
-release campaign records every email as it goes); docs/deploying.md says how to back it up.
-It is its user's alone (``0600``, whatever the umask), made so before SQLite first opens it,
-which gives its ``-wal`` and ``-shm`` the database's mode (``private_sqlite_file``).
-
-Migrations (the committed Alembic revisions) are safe when several containers
-start at once: on PostgreSQL they run under a session-level advisory lock, so one
-process migrates while the others wait, then find the schema current.
-"""
+"""The embedded gateway's database: which one, whether it answers, its migration. The engine is Reflex's
+(one pool per worker, pinged before use: a database back after an outage is used again); a SQLite file
+is in write-ahead-log mode, so readers never wait for a writer and a commit costs one sync."""
 
 from __future__ import annotations
 
@@ -50,11 +35,8 @@ PROJECT_ALEMBIC_INI = Path(__file__).resolve().parents[2] / "alembic.ini"
 
 
 def alembic_config() -> Path:
-    """The project's alembic.ini, wherever the process runs from (a cron job, a shell in $HOME).
-
-    Reflex's database layer reads ``ALEMBIC_CONFIG``, by default ``alembic.ini`` in the working
-    directory: an operator's ALEMBIC_CONFIG wins; else the one beside the package is set in it.
-    """
+    """The project's alembic.ini wherever the process runs from (Reflex looks in the working directory);
+    an operator's ALEMBIC_CONFIG wins."""
     if not environment.ALEMBIC_CONFIG.is_set() and PROJECT_ALEMBIC_INI.is_file():
         environment.ALEMBIC_CONFIG.set(PROJECT_ALEMBIC_INI)
     return environment.ALEMBIC_CONFIG.get()
@@ -71,10 +53,8 @@ def engine(url: str | None = None) -> sqlalchemy.engine.Engine:
 
 
 def private_sqlite_file(url: sqlalchemy.engine.URL) -> None:
-    """The SQLite file of ``url`` and its logs readable by the site's user alone: made ``0600``
-    before SQLite opens it (SQLite gives a new -wal and -shm the database's mode), and made so
-    again where an older version left them readable by everyone. Nothing for an in-memory
-    database; a folder that is missing is SQLite's to report."""
+    """The SQLite file of ``url`` and its logs readable by the site's user alone: made ``0600`` before
+    SQLite opens it, since SQLite gives a new -wal and -shm the database's mode."""
     path = url.database
     if url.get_backend_name() != "sqlite" or not path or path == ":memory:" or path.startswith("file:"):
         return
@@ -144,11 +124,8 @@ def check(url: str | None = None) -> None:
 
 
 def migrate() -> None:
-    """Bring the schema to the committed head (a no-op when it is there already).
-
-    On PostgreSQL one process at a time: a second container starting together
-    waits on the advisory lock, then finds nothing to do.
-    """
+    """Bring the schema to the committed head. On PostgreSQL one process at a time (an advisory lock):
+    a second container starting together waits, then finds nothing to do."""
     config = alembic_config()
     if not config.is_file():
         raise DatabaseUnavailable(

@@ -1,6 +1,5 @@
-"""What the site's emails to the publisher read and write (mail/notices.py): how the bounce
-mailbox's reads went, the troubles the rules look at, the week's figures, and the notices
-queued in the outbox, one of each kind per period even when every worker checks at once."""
+"""What the site's emails to the publisher read and write: how the bounce mailbox's reads went, the
+troubles and the week's figures, and the notices queued, one of each kind per period across workers."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The outbox's queue: claiming a job with a lease, and recording what became of it.
-
-Every statement on ``outbox_delivery`` that the senders (mail/outbox.py, mail/campaign.py)
-run; a job is claimed with a lease so that, across workers and containers, one sender at
-a time holds it. All functions are synchronous: the senders call them from a thread.
-"""
+"""The outbox's queue: claiming a job with a lease, so one sender across workers and containers holds
+it at a time, and recording what became of it."""
 
 from __future__ import annotations
 
@@ -60,13 +56,8 @@ class ClaimedDelivery:
 
 
 def claim_values(now: datetime, lease: timedelta, worker: str, *, one_job: bool) -> dict:
-    """What a claim writes: the lease and one more attempt (the outbox's and a campaign's claims).
-
-    ``one_job`` (the outbox claims one job and sends it at once): also one more stalled
-    claim when the previous holder's lease ran out with no outcome recorded (an outcome
-    clears the lease), since that job was being sent. A campaign's batch holds 50 jobs of
-    which one at a time is in flight: it marks that one itself (``begin_sending``).
-    """
+    """What a claim writes: the lease and one more attempt. ``one_job``: also a stalled claim when the
+    last lease ran out with no outcome (a batch marks its job in flight itself: ``begin_sending``)."""
     values: dict = {"lease_until": now + lease, "claimed_by": worker, "attempts": col(Delivery.attempts) + 1}
     if one_job:
         values["stalled_claims"] = sqlalchemy.case(
@@ -94,12 +85,8 @@ def claim_due(
     only_ids: list[int] | None = None,
     held_kinds: tuple[str, ...] = (),
 ) -> ClaimedDelivery | None:
-    """Take the oldest due, unleased pending job for ``worker``, or None; none of ``held_kinds``.
-
-    One statement: ``UPDATE ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED)``.
-    On PostgreSQL a job another worker is claiming at this instant is skipped, not
-    waited for; SQLite runs one writer at a time anyway (and has no FOR UPDATE).
-    """
+    """Take the oldest due, unleased pending job for ``worker``, or None; none of ``held_kinds``. One
+    statement (FOR UPDATE SKIP LOCKED): a job another worker is claiming is skipped, not waited for."""
     due = _oldest_due(now, only_ids, held_kinds)
     claim = (
         sqlalchemy.update(Delivery)
@@ -182,13 +169,8 @@ def mark_sent(
     then_read: int | None = None,
     then_sending: int | None = None,
 ) -> str | None:
-    """Record the send (whoever holds the lease by now: the server accepted it, so it is sent).
-
-    ``then_read``: a subscriber whose status is read in the same transaction and
-    returned (a campaign's next reader: one round trip an email instead of two);
-    without it, ``NOT_READ``. ``then_sending``: that reader's job, marked in flight
-    (``begin_sending``) in the same transaction.
-    """
+    """Record the send, whoever holds the lease by now (the server accepted it). ``then_read``/``then_sending``:
+    the next reader's status read and job marked in flight in the same transaction (one round trip)."""
     with database.engine(db_url).begin() as connection:
         connection.execute(_finishing(delivery_id, None, status=SENT, sent_at=now, last_error=clipped(note)))
         if then_sending is not None:
@@ -228,8 +210,7 @@ def mark_failed(delivery_id: int, worker: str, error: str, db_url: str | None = 
 
 
 def clipped(text: str | None) -> str | None:
-    """A note as its column holds it, at most ``ERROR_MAX`` characters (a job's last error, a
-    campaign's paused reason)."""
+    """A note as its column holds it, at most ``ERROR_MAX`` characters."""
     return None if text is None else text[:ERROR_MAX]
 
 
@@ -288,11 +269,8 @@ def _update_held(delivery_ids: list[int], worker: str, db_url: str | None, **val
 def release_leases(
     delivery_ids: list[int], worker: str, db_url: str | None = None, *, marked: int | None = None
 ) -> int:
-    """Give back jobs this worker claimed but did not send (it stops), so others take them at once.
-
-    ``marked``: the one among them already marked in flight (``begin_sending``) but not sent:
-    its mark is taken back, since it was not being sent when the sender stopped.
-    """
+    """Give back jobs this worker claimed but did not send (it stops), so others take them at once;
+    ``marked``: the one marked in flight but not sent, its mark taken back."""
     if marked is not None and marked in delivery_ids:
         with database.engine(db_url).begin() as connection:
             connection.execute(
@@ -321,7 +299,7 @@ def requeue(delivery_ids: list[int], now: datetime, retry_for: timedelta, db_url
 
 
 def release_leases_of(workers: list[str], db_url: str | None = None) -> int:
-    """Free the leases of workers known to be dead (mail/campaign.py finds them), so nobody waits."""
+    """Free the leases of workers known to be dead, so nobody waits."""
     if not workers:
         return 0
     with database.engine(db_url).begin() as connection:

@@ -1,18 +1,5 @@
-"""The new-release list: who is on it, with their consent, and the emails that come with it.
-
-An address is ``pending``, then ``confirmed``, then possibly ``unsubscribed``;
-asking to join again makes it ``pending`` again. With SMTP configured a new or
-returning address gets a confirmation email (double opt-in), at most one per
-address per 24 hours whatever happens, and confirming sends the welcome email.
-A confirmed address that asks again gets nothing, and the form shows the same
-answer either way, so it never tells who is on the list. Every change is also
-written to ``subscription_event``: the record of who consented, when and how,
-and when they left.
-
-Every function is one transaction and synchronous; publisher/mailing_list.py, the one way
-into the list, calls them (from a thread) and queues what they store. Rules that need no
-database are plain functions with the clock passed in (rules/list_rules.py).
-"""
+"""The new-release list's transactions: who is on it, with their consent (every change also written
+to ``subscription_event``), and the emails that come with it. Each function is one transaction."""
 
 from __future__ import annotations
 
@@ -42,12 +29,11 @@ from publisher.storage.tables import Delivery, Subscriber, SubscriptionEvent, lo
 
 @dataclass(frozen=True)
 class SignUp:
-    """A sign-up as the subscribe form's judge checked it (web/submissions.judge_subscribe):
-    the name trimmed, the address sendable. The list stores it as it is."""
+    """A sign-up as the subscribe form's judge checked it; the list stores it as it is."""
 
     email: str
     name: str
-    # The form's other fields it keeps, by column (rules/form_fields.py: ``Form.stored``).
+    # The form's other fields it keeps, by column.
     more: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -71,13 +57,8 @@ def subscribe(
     now: datetime | None = None,
     source: str = FROM_THE_FORM,
 ) -> str:
-    """The subscribe form's request; what it did: 'added', 'rejoined', 'pending' or 'confirmed'.
-
-    ``job``: the confirmation email to queue when the rule says to send one (None:
-    no SMTP, nothing can be confirmed; the address is stored ``pending``). Sign-ups to one
-    mailbox wait for each other (storage.lock_mailbox), so of two at once one sends, and one
-    inserts the row.
-    """
+    """The subscribe form's request; what it did: 'added', 'rejoined', 'pending' or 'confirmed'. ``job``:
+    the confirmation to queue if the rule says so (None: no SMTP). Sign-ups to one mailbox wait in turn."""
     now = now or storage.utc_now()
     mailbox = validation.mailbox_key(sign_up.email)
     emails_on = job is not None
@@ -162,13 +143,8 @@ def confirm(
     now: datetime | None = None,
     issued_at: datetime | None = None,
 ) -> LinkResult | None:
-    """The confirmation page's button; None for an address the list no longer has.
-
-    Outcomes: 'confirmed' (and the welcome email, and the publisher's notice, are
-    queued), 'already confirmed', 'unsubscribed' (the address left since the
-    email was sent: it must ask again), or 'replaced' (``issued_at``, the link's
-    date, is not that of the latest confirmation sent to the address).
-    """
+    """The confirmation page's button; None for an address the list no longer has. 'replaced': the link's
+    ``issued_at`` is not the latest confirmation's; 'unsubscribed': the address left since, it must ask again."""
     now = now or storage.utc_now()
     with database.engine(db_url).begin() as connection:
         row = locked_subscriber(connection, col(Subscriber.link_key), link_key)
@@ -191,10 +167,7 @@ def confirm(
 def unsubscribe(
     link_key: str, how: str, db_url: str | None = None, *, now: datetime | None = None
 ) -> LinkResult | None:
-    """The unsubscribe page's button, or a mail provider's one-click POST; None for an unknown address.
-
-    Outcomes: 'unsubscribed', or 'already unsubscribed' (nothing changes).
-    """
+    """The unsubscribe page's button, or a mail provider's one-click POST; None for an unknown address."""
     now = now or storage.utc_now()
     with database.engine(db_url).begin() as connection:
         row = locked_subscriber(connection, col(Subscriber.link_key), link_key)
@@ -228,7 +201,7 @@ def consent_record(email: str, db_url: str | None = None) -> list[SubscriptionEv
         return list(session.exec(events.order_by(col(SubscriptionEvent.id))))
 
 
-# --- Import: a list gathered elsewhere (the file is read by rules/list_rules.py). ---
+# --- Import: a list gathered elsewhere. ---
 
 
 @dataclass
@@ -246,11 +219,8 @@ class ImportReport:
 def import_rows(
     rows: list[ImportRow], how: str, db_url: str | None = None, *, now: datetime | None = None
 ) -> ImportReport:
-    """Bring ``rows`` into the list in one transaction; it sends no email.
-
-    An address that left, complained or bounced stays so whatever the file says
-    (rules/list_rules.import_step); a confirmed one is not made pending again.
-    """
+    """Bring ``rows`` into the list in one transaction; it sends no email. An address that left or bounced
+    stays so whatever the file says; a confirmed one is not made pending again."""
     now = now or storage.utc_now()
     report = ImportReport()
     with database.engine(db_url).begin() as connection:
@@ -336,10 +306,8 @@ def _count(number: int, noun: str, plural: str | None = None) -> str:
 
 
 def forget(email: str, db_url: str | None = None) -> Erased:
-    """Erase everything stored about ``email``: its row and record of consent, its contact
-    messages, every outbox email about them, the bounces and complaints about it, and the
-    emails it sent to the bounce address (their sender and subject are kept while they wait
-    there). It may later subscribe like a stranger."""
+    """Erase everything stored about ``email``, the emails it sent to the bounce address included; it
+    may later subscribe like a stranger."""
     key = validation.address_key(email)
     with database.engine(db_url).begin() as connection:
         subscriber = locked_subscriber(connection, col(Subscriber.email_key), key)
@@ -379,8 +347,8 @@ def forget(email: str, db_url: str | None = None) -> Erased:
 
 
 def status_counts(db_url: str | None = None) -> dict[str, int]:
-    """How many addresses have each status (every status named, 0 when none): one aggregate
-    on the indexed status column, however long the list."""
+    """How many addresses have each status (every status named, 0 when none): one aggregate on the
+    indexed status column, however long the list."""
     with database.engine(db_url).connect() as connection:
         rows = connection.execute(
             sqlalchemy.select(col(Subscriber.status), sqlalchemy.func.count()).group_by(col(Subscriber.status))

@@ -1,13 +1,5 @@
-"""The embedded gateway's tables and every query on them.
-
-Reflex's database layer (``db_url`` in rxconfig.py, ``REFLEX_DB_URL``; SQLite by
-default, PostgreSQL for several containers); the schema comes from the Alembic
-migrations in ``alembic/``. All functions are synchronous: the gateway and the
-outbox call them from a thread, so the event loop never blocks.
-
-A stored message and its delivery job are written in one transaction, so a
-message is never stored without the job that emails it, nor the other way round.
-"""
+"""The embedded gateway's tables (schema: the Alembic migrations in ``alembic/``) and their shared queries.
+Synchronous: callers run them in a thread, so the event loop never blocks."""
 
 from __future__ import annotations
 
@@ -40,24 +32,16 @@ LINK_KEY_MAX = 32
 
 
 class Subscriber(sqlmodel.SQLModel, table=True):
-    """One address on the new-release list, where it stands, and when it got there.
-
-    ``email`` is stored as it is sent (its domain in ASCII: rules/validation.py);
-    ``email_key`` (the address in lower case) makes a repeat find the same row.
-    ``link_key`` is random and secret: the confirmation and unsubscribe links name
-    the row by it, signed (storage/subscribers.py). ``subscribed_at`` and ``source``: when
-    and where the address last asked to join; ``confirmation_sent_at``: the last
-    confirmation email, which the 24-hour rule reads. Every change is also written
-    to ``subscription_event``, the record of consent.
-    """
+    """One address on the new-release list, where it stands, and when it got there. ``link_key`` is
+    random and secret: the signed confirmation and unsubscribe links name the row by it."""
 
     __tablename__ = "subscriber"
 
     id: int | None = sqlmodel.Field(default=None, primary_key=True)
     email: str = sqlmodel.Field(max_length=validation.EMAIL_MAX)
     email_key: str = sqlmodel.Field(max_length=validation.EMAIL_MAX, unique=True, index=True)
-    # The mailbox the address reaches (validation.mailbox_key: no +tag, lower case): the
-    # 24-hour confirmation rule counts per mailbox, so spellings cannot multiply the emails.
+    # The 24-hour confirmation rule counts per mailbox (no +tag, lower case), so spellings cannot
+    # multiply the emails.
     mailbox_key: str = sqlmodel.Field(max_length=validation.EMAIL_MAX, index=True)
     name: str = sqlmodel.Field(max_length=validation.NAME_MAX)
     book_updates: str = sqlmodel.Field(max_length=8)
@@ -68,8 +52,7 @@ class Subscriber(sqlmodel.SQLModel, table=True):
     confirmation_sent_at: datetime | None = None
     confirmed_at: datetime | None = None
     unsubscribed_at: datetime | None = None
-    # When the address stopped taking mail (a hard bounce, or soft ones in a row): no list email
-    # goes to it until it signs up again (storage/bounce_records.py).
+    # When the address stopped taking mail (bounces): no list email goes to it until it signs up again.
     bounced_at: datetime | None = None
 
 
@@ -81,7 +64,7 @@ class SubscriptionEvent(sqlmodel.SQLModel, table=True):
     id: int | None = sqlmodel.Field(default=None, primary_key=True)
     subscriber_id: int = sqlmodel.Field(index=True)
     event: str = sqlmodel.Field(max_length=16)
-    # Indexed: the dashboard reads the events of a range of days (storage/dashboard.py).
+    # Indexed: the dashboard reads the events of a range of days.
     at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
     how: str = sqlmodel.Field(max_length=SOURCE_MAX)
     # Why, in the words of what came back (a bounce's reason); None for the reader's own acts.
@@ -98,17 +81,16 @@ class ContactMessage(sqlmodel.SQLModel, table=True):
     sender_email: str = sqlmodel.Field(max_length=validation.EMAIL_MAX)
     subject: str = sqlmodel.Field(max_length=validation.SUBJECT_MAX)
     message: str = sqlmodel.Field(max_length=validation.MESSAGE_MAX)
-    # Indexed: the dashboard reads the messages of a range of days (storage/dashboard.py).
+    # Indexed: the dashboard reads the messages of a range of days.
     received_at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
 
 
+# Skipped: when its turn came, the address no longer wanted it.
 PENDING, SENT, FAILED, SKIPPED = "pending", "sent", "failed", "skipped"
 MAX_STALLED_CLAIMS = 3
 # What mark_sent returns when it read no subscriber's status (not a status: none is ever stored).
 NOT_READ = "not read"
-# What a job emails: a contact message or a new-subscriber notice to the publisher, or a
-# confirmation or welcome email to a subscriber (source_id: the message or the subscriber).
-# A release job (campaign_id set) emails a new book to a confirmed reader (mail/campaign.py).
+# What a job emails (source_id: the message or the subscriber); a release job has its campaign_id.
 CONTACT, SUBSCRIBER, CONFIRMATION, WELCOME, RELEASE = "contact", "subscriber", "confirmation", "welcome", "release"
 TO_SUBSCRIBER = (CONFIRMATION, WELCOME, RELEASE)
 ABOUT_SUBSCRIBER = (SUBSCRIBER, CONFIRMATION, WELCOME, RELEASE)  # source_id names a subscriber
@@ -116,14 +98,8 @@ ERROR_MAX = 500
 
 
 class Delivery(sqlmodel.SQLModel, table=True):
-    """One email the outbox owes: to the publisher (a contact message, a new-subscriber
-    notice) or to a subscriber (a confirmation or welcome email). ``skipped``: not
-    sent because, when its turn came, the address no longer wanted it.
-
-    ``lease_until``/``claimed_by``: a worker that claims the job owns it until then,
-    so two workers never send it at the same time. ``message_id`` is fixed when the
-    job is stored, so a repeated send carries the same Message-ID.
-    """
+    """One email the outbox owes. A claimed job is its worker's until ``lease_until``, so two never send it
+    at once; ``message_id`` is fixed when stored, so a repeated send carries the same Message-ID."""
 
     __tablename__ = "outbox_delivery"
     # A reader is queued at most once per campaign, whatever runs twice (NULLs, other jobs, never clash).
@@ -156,11 +132,8 @@ SENDING, PAUSED, FINISHED = "sending", "paused", "finished"
 
 
 class Campaign(sqlmodel.SQLModel, table=True):
-    """One book announced to the list: its jobs are release deliveries with its id.
-
-    ``book_slug`` is unique: a book is announced once. ``recipients``: the readers
-    queued, all in the same transaction as this row.
-    """
+    """One book announced to the list (once: ``book_slug`` is unique); ``recipients``: the readers
+    queued in the same transaction as this row."""
 
     __tablename__ = "campaign"
 
@@ -186,13 +159,8 @@ MAILBOX_FOLDER_MAX = 200
 
 
 class Bounce(sqlmodel.SQLModel, table=True):
-    """A bounce or complaint about one reader: at sending time (a 5xx, retries given up), from the
-    bounce mailbox, or from a provider's webhook. ``kind``: hard, soft or complaint (rules/bounces.py).
-
-    ``delivery_id``: the email it is about (the VERP token's, or the reader's latest list email when
-    the report does not say), so soft bounces count per email and a campaign counts its own.
-    Only readers on the list get a row: a report about a stranger is not kept.
-    """
+    """A bounce or complaint about one reader on the list (one about a stranger is not kept);
+    ``delivery_id``: the email it is about, so soft bounces count per email and a campaign its own."""
 
     __tablename__ = "bounce"
 
@@ -208,14 +176,8 @@ class Bounce(sqlmodel.SQLModel, table=True):
 
 
 class MailboxMessage(sqlmodel.SQLModel, table=True):
-    """A message seen in the bounce mailbox, by where it is (folder, UIDVALIDITY, UID): the
-    reader fetches each message once, and one it left in the mailbox (an auto-reply, one it
-    could not classify, one too large, one that names no email of ours) is never fetched again.
-
-    ``digest`` (the SHA-256 of its bytes, for a message that was fetched): a report processed
-    once is never processed again, even as a copy under another UID. ``last_seen_at``: when a
-    read last saw it in the mailbox; a row not seen for 90 days is pruned.
-    """
+    """A message seen in the bounce mailbox, by folder, UIDVALIDITY and UID, so each is fetched once;
+    ``digest`` (SHA-256) keeps a copy under another UID from being processed twice."""
 
     __tablename__ = "mailbox_message"
     __table_args__ = (sqlalchemy.UniqueConstraint("folder", "uidvalidity", "uid", name="uq_mailbox_message_place"),)
@@ -248,9 +210,8 @@ class JobLease(sqlmodel.SQLModel, table=True):
 
 
 class JobStatus(sqlmodel.SQLModel, table=True):
-    """How a recurring job last went (reading the bounce mailbox): when it last succeeded, and
-    since when and why it has been failing. The dashboard's Health shows it; the publisher is emailed when
-    it has failed for an hour (mail/notices.py)."""
+    """How a recurring job last went (reading the bounce mailbox): when it last succeeded, and since
+    when and why it has been failing."""
 
     __tablename__ = "job_status"
 
@@ -266,8 +227,8 @@ NOTICE = "notice"  # an outbox job that emails the publisher a notice (source_id
 
 
 class PublisherNotice(sqlmodel.SQLModel, table=True):
-    """An email the site wrote to the publisher because something needs them (mail/notices.py):
-    at most one of each kind a day (``period``: the day, or the week's Monday for the summary)."""
+    """An email the site wrote to the publisher because something needs them: at most one of each
+    kind a day (``period``: the day, or the week's Monday for the summary)."""
 
     __tablename__ = "publisher_notice"
     __table_args__ = (sqlalchemy.UniqueConstraint("kind", "period", name="uq_publisher_notice_kind_period"),)
@@ -295,11 +256,8 @@ CREDENTIAL_ID_MAX = 1400
 
 
 class Admin(sqlmodel.SQLModel, table=True):
-    """Someone who may open the dashboard, by the name ``admin invite`` gave them.
-
-    ``user_handle``: the random WebAuthn user id their passkeys carry (base64url of 32 bytes),
-    never their name, so an authenticator learns nothing about them from it.
-    """
+    """Someone who may open the dashboard. ``user_handle``: the random WebAuthn user id their passkeys
+    carry, never their name, so an authenticator learns nothing about them from it."""
 
     __tablename__ = "admin"
 
@@ -352,9 +310,8 @@ NONCE_MAX = 32  # a contact form token's nonce (rules/form_tokens.py: 22 charact
 
 
 class UsedFormToken(sqlmodel.SQLModel, table=True):
-    """A contact form token that answered a submit (its nonce), kept until it could no longer be
-    good anyway, so it never answers a second one: after a restart or on another worker sharing
-    the database (storage/used_form_tokens.py; with Redis the nonces are kept there instead)."""
+    """A contact form token's nonce that answered a submit, kept until the token expires, so it never
+    answers a second one, after a restart or on another worker."""
 
     __tablename__ = "used_form_token"
 
@@ -367,10 +324,8 @@ CEREMONY_ADDRESS_MAX = 64  # an IPv4 address, an IPv6 /64 ("2001:db8:1:2::/64"),
 
 
 class AdminCeremony(sqlmodel.SQLModel, table=True):
-    """A WebAuthn ceremony under way: the challenge the browser was given, kept until its answer
-    comes back (to any worker) or five minutes pass. ``enrolment_hash``: the enrolment it is for
-    (None: a sign-in). ``address``: whom it was begun for (rules/visitor_limits.address_key), so the
-    ceremonies one address may have waiting are bounded (storage/admins.begin_ceremony)."""
+    """A WebAuthn ceremony under way: its challenge, kept until its answer comes back (to any worker)
+    or five minutes pass; ``address`` bounds the ceremonies one address may have waiting."""
 
     __tablename__ = "admin_ceremony"
 
@@ -405,10 +360,8 @@ VISITOR_ID_BYTES = 16  # rules/visit_rules.visitor_id
 
 
 class VisitSalt(sqlmodel.SQLModel, table=True):
-    """A day's random salt, shared by every worker and container: a visitor's id is a keyed hash
-    under it, so the same person is one visitor within the day and cannot be followed across days.
-    Deleted at ``destroyed_at`` (the day's 00:00 UTC + 48 h) with the day's seen rows
-    (storage/visit_counts.drop_expired); only the counts stay."""
+    """A day's random salt, shared by every worker: a visitor's id is a keyed hash under it, so one person
+    cannot be followed across days. Deleted at ``destroyed_at`` (00:00 UTC + 48 h) with the seen rows."""
 
     __tablename__ = "visit_salt"
 
@@ -418,9 +371,8 @@ class VisitSalt(sqlmodel.SQLModel, table=True):
 
 
 class VisitSeen(sqlmodel.SQLModel, table=True):
-    """Who was counted already today, per kind and key: the day's salted visitor ids (16 bytes,
-    never an address or a user agent), so a second view by the same visitor adds a view and not a
-    visitor. Dropped with the day's salt; ``minute`` rows ("HHMM") give the visitors now."""
+    """Who was counted already today, per kind and key, by salted visitor id (never an address or a
+    user agent); ``minute`` rows ("HHMM") give the visitors now."""
 
     __tablename__ = "visit_seen"
 
@@ -431,11 +383,8 @@ class VisitSeen(sqlmodel.SQLModel, table=True):
 
 
 class VisitCount(sqlmodel.SQLModel, table=True):
-    """What stays of the visits: per day, kind and key, the views (requests, or presses for
-    ``buy``) and the distinct visitors that day. Kept PUBLISHER_VISITS_KEEP_DAYS days.
-
-    The key's order (kind, day, key) serves every read: one kind over a range of days. ``day``'s
-    own index serves the daily prune."""
+    """What stays of the visits: per day, kind and key, the views and the distinct visitors. The key's
+    order (kind, day, key) serves every read (one kind over days); ``day``'s index, the daily prune."""
 
     __tablename__ = "visit_count"
 
@@ -454,11 +403,7 @@ def insert_once(
     connection, model: type[sqlmodel.SQLModel], unique_column: str | tuple[str, ...], **values
 ) -> int | None:
     """Insert a row unless one with the same ``unique_column`` (or columns) exists; the new id, or None.
-
-    On SQLite and PostgreSQL the insert skips a known key (ON CONFLICT DO NOTHING:
-    no error, and for two at once no aborted transaction); elsewhere a savepoint
-    takes the unique violation.
-    """
+    ON CONFLICT DO NOTHING: for two at once, no aborted transaction; elsewhere a savepoint."""
     dialect = connection.dialect.name
     inserts: dict[str, Callable[..., postgresql.Insert | sqlite.Insert]] = {
         "postgresql": postgresql.insert,
@@ -485,8 +430,7 @@ def insert_once(
 
 
 def locked_subscriber(connection, column, value) -> Subscriber | None:
-    """The subscriber whose ``column`` is ``value``, its row locked until the transaction ends
-    (every change to a reader's place on the list reads it this way first)."""
+    """The subscriber whose ``column`` is ``value``, its row locked until the transaction ends."""
     row = connection.execute(sqlmodel.select(Subscriber).where(column == value).with_for_update()).first()
     return None if row is None else Subscriber.model_validate(dict(row._mapping))
 
@@ -503,9 +447,8 @@ def record_event(
 
 
 def lock_mailbox(connection, mailbox_key: str) -> None:
-    """Serialise sign-ups to one mailbox until the transaction ends (PostgreSQL: an advisory
-    lock on its key), so two spellings at once cannot both earn a confirmation. On SQLite a
-    write that changes nothing takes the database's one write lock before anything is read."""
+    """Serialise sign-ups to one mailbox until the transaction ends, so two spellings cannot both earn
+    a confirmation (SQLite: a write that changes nothing takes its one write lock first)."""
     if connection.dialect.name == "sqlite":
         connection.execute(sqlalchemy.update(Subscriber).where(sqlalchemy.false()).values(id=Subscriber.id))
     elif connection.dialect.name == "postgresql":
@@ -546,7 +489,7 @@ def delivery_values(kind: str, source_id: int, job: Job, now: datetime) -> dict:
 
 @dataclass(frozen=True)
 class ContactBody:
-    """A contact message as the contact form's judge checked it (web/submissions.judge_contact)."""
+    """A contact message as the contact form's judge checked it."""
 
     sender_name: str
     sender_email: str

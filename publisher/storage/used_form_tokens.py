@@ -1,13 +1,5 @@
-"""The contact form's used tokens in the database: every SQL statement of limits/used_tokens.py's
-database store.
-
-Without Redis, a worker's memory forgot the used nonces at every deploy or crash, and a token
-used once was good again for the rest of its hour (issue 40). The embedded gateway's database
-outlives every worker and is shared by all of them, so a nonce is remembered there: the first
-submit inserts it, a second finds it (``ON CONFLICT DO NOTHING``: of two racing, one inserts).
-Rows are kept until the token could no longer be good anyway, and each use clears the ones
-past that, so the table holds at most an hour's used tokens.
-"""
+"""The contact form's used tokens in the database, which outlives every worker (a worker's memory
+forgot them at each deploy). Of two racing submits one inserts; each use clears the expired rows."""
 
 from __future__ import annotations
 

@@ -1,23 +1,6 @@
 """Every SQL statement of the visit counts: the day's salts, the seen sets, the daily aggregates.
-
-Kinds of a count: "site", "page" (a route), "source", "campaign", "bot", "buy" ("slug host"),
-and in the seen set also "minute" ("HHMM", for visitors now), which is never a count.
-
-- **Salts** (``visit_salt``): one random salt a day, made once by whichever worker asks first
-  (``ON CONFLICT DO NOTHING``, then read back, so every worker and container hashes under the same
-  one), destroyed 48 hours after the day began (rules/visit_rules.SALT_LIFETIME_HOURS).
-- **Seen sets** (``visit_seen``): the day's salted visitor ids per kind and key. A flush inserts
-  them skipping the known ones; the rows it did insert are the new visitors. Dropped with the
-  salt, so after 48 hours nothing of a day's visitors is left but counts.
-- **Counts** (``visit_count``): views and visitors per day, kind and key, added to by an upsert
-  in the flush's one transaction, so each worker's and container's counts add up. Kept
-  PUBLISHER_VISITS_KEEP_DAYS days (``prune``). A day takes at most LABELS_PER_DAY new sources
-  and as many campaigns (the names the site knows aside); the flush folds the rest into "(other)".
-
-Every read is an aggregate over one kind and a range of days on the count's primary key (kind,
-day, key): its cost grows with the days asked for, never with the visitors counted. Visitors
-over several days are visitor-days: nothing links one day's visitor to the next day's.
-"""
+Every read is one kind over a range of days on the primary key, so its cost never grows with the
+visitors; visitors over several days are visitor-days (nothing links one day's to the next)."""
 
 from __future__ import annotations
 
@@ -241,13 +224,8 @@ def _write(connection, batch: Batch, seen_done: bool) -> None:
 
 
 def flush(batch: Batch, seen_done: bool = False, db_url: str | None = None) -> None:
-    """Write one worker's batch in ONE transaction: its seen rows (the ones not there yet are its
-    new visitors) and its views and new visitors added to the day's counts. ``seen_done`` (Redis
-    keeps the seen sets): no seen rows, ``batch.new_visitors`` says who was new. A failure writes
-    nothing of the batch. "minute" rows are seen rows only, never counts.
-
-    The keys without labels go first: their upsert of the day's "site" row makes another worker's
-    flush wait for this one, so each reads the labels' room (``_within_room``) after the other wrote."""
+    """Write one worker's batch in one transaction (``seen_done``: Redis keeps the seen sets). Keys without
+    labels go first: their "site" upsert makes another flush wait, so each reads the labels' room after."""
     views = _summed(batch.views)
     new_from_redis = _summed(batch.new_visitors) if seen_done else Counter()
     if not views and not new_from_redis and (seen_done or not batch.seen):
@@ -328,9 +306,7 @@ def visitors_now(now: datetime, minutes: int = 5, db_url: str | None = None) -> 
 
 
 def week(until: date, db_url: str | None = None) -> VisitWeek:
-    """The seven days before ``until`` (``until`` itself not included), for the weekly summary:
-    visitors (visitor-days) and views of the site, bot requests, the top sources, and the buy
-    presses per "slug host"."""
+    """The seven days before ``until`` (not included), for the weekly summary."""
     since, last = until - timedelta(days=7), until - timedelta(days=1)
     with database.engine(db_url).connect() as connection:
         site = _daily(connection, "site", since, last, "")

@@ -1,20 +1,6 @@
-"""Visits, sources and buy presses, counted by the server that answers the pages (docs/privacy.md).
-
-A page view is counted in the worker's memory on the request path (microseconds, never an await,
-never an error), and each worker flushes its tally to the database every few seconds in one
-transaction. A visitor is known for one day only, by a keyed hash under a salt every worker
-shares (the database, or Redis) and that is destroyed 48 hours after its day began.
-
-- ``record_page_view``: server/middleware.py's hook at a page's response start, installed only
-  where counting is on (``Settings.visits_on``); ``record_buy``: the buy beacon's, for a press
-  it found genuine. Both only add to the worker's tally (visits/recorder.py, visits/tally.py).
-- ``counting``: the app's lifespan task (publisher/publisher.py). It fetches the day's salt
-  (visits/salts.py) before the first request is served, flushes every ``FLUSH_INTERVAL_S``
-  (visits/flush_loop.py; with Redis, its sets say who is new: visits/visitor_sets.py), and
-  flushes once more when the worker stops. With counting off it still destroys what an earlier
-  counting left in the database at its time (``destroying``).
-- ``visitors_now``: the dashboard's "visitors now", from Redis or the database.
-"""
+"""Visits, sources and buy presses, counted by the server that answers the pages (docs/privacy.md):
+on the request path in the worker's memory (never an await, never an error), flushed every few
+seconds in one transaction; with counting off, ``destroying`` deletes what an earlier one left."""
 
 from __future__ import annotations
 
@@ -68,8 +54,8 @@ _failures = SeldomLog(logger)
 
 
 def count_views_on(routes: Iterable[str], route_of: Callable[[str], str]) -> None:
-    """The declared pages whose views count (publisher/publisher.py gives them: the web layer is
-    above this one), and how a request's path names its route."""
+    """The declared pages whose views count, and how a request's path names its route (given by
+    publisher/publisher.py: the web layer is above this one)."""
     shared_recorder.get().count_views_on(routes, route_of)
 
 
@@ -113,8 +99,8 @@ def _daily_chores(now: datetime, db_url: str | None = None) -> None:
 
 
 def configured_loop(recorder: Recorder, db_url: str | None = None) -> FlushLoop:
-    """The flush loop on Redis when Reflex uses it (salts and seen sets), else on the database
-    (``db_url``: Reflex's, REFLEX_DB_URL, unless a test's); the counts always go to the database."""
+    """The flush loop on Redis when Reflex uses it (salts and seen sets), else on the database; the
+    counts always go to the database."""
     redis = prerequisites.get_redis()
     return FlushLoop(
         recorder,
@@ -170,9 +156,8 @@ async def destroying(
 
 @asynccontextmanager
 async def counting(*_: Any) -> AsyncIterator[None]:
-    """The app's lifespan task: the day's salt, then a flush every FLUSH_INTERVAL_S, a last one at stop.
-    Off (``PUBLISHER_VISITS=off``), it only destroys the salts an earlier counting left
-    (``destroying``); with no embedded gateway (no database) it starts nothing."""
+    """The app's lifespan task. Off (``PUBLISHER_VISITS=off``), it only destroys the salts an earlier
+    counting left; with no embedded gateway (no database) it starts nothing."""
     values = settings.current()
     if values.visits_on:
         async with running(configured_loop(shared_recorder.get())):

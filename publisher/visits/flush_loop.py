@@ -1,11 +1,6 @@
-"""Each worker's background loop: its tally to the database every few seconds, the salts, the clean-up.
-
-Every turn takes the tally (requests go on counting into a fresh one), lets Redis say which
-visitors are new when the site uses it, and writes the batch in one transaction from a thread
-(storage/visit_counts.flush). Whatever fails costs that batch only, with a warning: the loop
-never dies of a database or Redis that is away, and counts again when it is back. Once a day it
-drops the expired salts and seen rows and the counts older than ``PUBLISHER_VISITS_KEEP_DAYS``.
-"""
+"""Each worker's background loop: its tally to the database every few seconds, the salts, the
+clean-up. A failure costs that batch only, with a warning: the loop never dies of a database or
+Redis that is away."""
 
 from __future__ import annotations
 
@@ -36,8 +31,8 @@ class FlushLoop:
         visitor_sets: RedisVisitorSets | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ):
-        """``flush`` and ``daily_chores`` run in a thread (they block on the database);
-        ``visitor_sets``: Redis's seen sets, None where the database keeps them."""
+        """``flush`` and ``daily_chores`` run in a thread (they block on the database); ``visitor_sets``:
+        Redis's seen sets, None where the database keeps them."""
         self.recorder = recorder
         self.store = store
         self.flush = flush
@@ -48,8 +43,7 @@ class FlushLoop:
         self._chores_done_on: date | None = None
 
     async def load_salts(self) -> None:
-        """Today's salt (and tomorrow's, near midnight) into the worker's cache; a failure is logged
-        and counting goes on with views only until a later turn fetches it."""
+        """A failure is logged and counting goes on with views only until a later turn fetches the salt."""
         try:
             await self.recorder.salts.refresh(self.store, self.recorder.clock())
         except Exception as exc:  # noqa: BLE001 - any store failure: count views without visitors

@@ -1,11 +1,6 @@
-"""What one page view or buy press adds to the worker's tally, decided on the request path.
-
-Everything here runs at a page's response start (server/middleware.py's hook) or in the buy
-beacon, on the event loop: no await, no I/O, microseconds. The address and the user agent are
-read from the request, turned into the day's visitor id under the cached salt, and forgotten
-when the call returns; the tally keeps only routes, sources, campaigns and visitor ids. What
-one address adds in a day is capped (``AddressDays``), each label cleaned (visit_rules.stored_label).
-"""
+"""What one page view or buy press adds to the worker's tally: on the event loop, no await, no I/O.
+The address and user agent become the day's visitor id and are forgotten when the call returns;
+what one address adds in a day is capped (``AddressDays``)."""
 
 from __future__ import annotations
 
@@ -36,8 +31,8 @@ def _unrouted(path: str) -> str:
 
 
 def _headers(scope: Scope) -> dict[str, str]:
-    """The request's headers by their lower-case names (as ASGI gives them), read once: a dict
-    looks one up in a step, where Starlette's Headers scans the list at each look-up."""
+    """The request's headers by lower-case name, read once: a dict looks one up in a step, where
+    Starlette's Headers scans the list at each look-up."""
     return {name.decode("latin-1"): value.decode("latin-1") for name, value in scope.get("headers", ())}
 
 
@@ -63,10 +58,8 @@ def _among_first(hashes: array, value: int, cap: int) -> bool:
 
 
 class AddressDays:
-    """What each address (its /64 for IPv6) added today in this worker: views, user agents (its
-    visitors) and labels, each capped (visit_rules.VIEWS_PER_ADDRESS, VISITORS_PER_ADDRESS,
-    LABELS_PER_ADDRESS). Kept as hashes under a key of the process's own, never written, and
-    forgotten when the day changes."""
+    """What each address (its /64 for IPv6) added today in this worker, each capped; kept as hashes under
+    a key of the process's own, never written, forgotten when the day changes."""
 
     def __init__(self) -> None:
         self._key = secrets.token_bytes(16)
@@ -79,9 +72,8 @@ class AddressDays:
         return int.from_bytes(digest, "big")
 
     def admit(self, day: date, address: str, user_agent: str) -> _FromAddress | None:
-        """The address's day when this view is looked at: one of its first views of the day, by
-        one of its first user agents. None (a bot's view, not even judged) past either, or from a
-        new address past ADDRESSES_PER_DAY."""
+        """The address's day when this view is looked at; None (a bot's view, not even judged) past its first
+        views or user agents of the day, or from a new address past ADDRESSES_PER_DAY."""
         if day != self._day:
             self._day, self._addresses = day, {}
         key = self._hash(visitor_limits.address_key(address), 8)
@@ -96,8 +88,8 @@ class AddressDays:
         return sender
 
     def label(self, sender: _FromAddress, label: str) -> str:
-        """``label`` (cleaned) when it is a name the site knows or one of the sender's first
-        LABELS_PER_ADDRESS of the day; else "(other)"."""
+        """``label`` when the site knows it or it is one of the sender's first LABELS_PER_ADDRESS of the
+        day; else "(other)"."""
         if label in visit_rules.KNOWN_SOURCES or label == visit_rules.OTHER:
             return label
         brought = _among_first(sender.labels, self._hash(label), visit_rules.LABELS_PER_ADDRESS)
@@ -123,8 +115,8 @@ class Recorder:
         self.addresses = AddressDays()
 
     def count_views_on(self, routes: Iterable[str], route_of: Callable[[str], str]) -> None:
-        """The declared page routes whose views count, and how a request's path names its route
-        (web/page_kinds.page_route: '/about/' and '/about.html' are '/about')."""
+        """The page routes whose views count, and how a request's path names its route ('/about/' and
+        '/about.html' are '/about')."""
         self.pages = frozenset(routes)
         self.route_of = route_of
 
@@ -135,8 +127,8 @@ class Recorder:
         return visit_rules.visitor_id(salt, address, user_agent)
 
     def page_view(self, scope: Scope, status: int) -> None:
-        """Count a page's response when it is a view: the site, the page, the minute, and on a
-        landing (no Referer, or another site's) the source and the campaign tag."""
+        """Count a page's response when it is a view: the site, the page, the minute, and on a landing (no
+        Referer, or another site's) the source and the campaign tag."""
         headers = _headers(scope)
         route = self.route_of(scope["path"])
         if not visit_rules.counts_as_view(scope["method"], status, route, self.pages, headers):
@@ -167,8 +159,8 @@ class Recorder:
                 self.tally.view(day, kind, label, visitor)
 
     def buy(self, scope: Scope, slug: str, store: str) -> None:
-        """A press of ``slug``'s buy button towards ``store`` (a host): one view per press, and the
-        presser as that day's visitor of the key "slug host"."""
+        """A press of ``slug``'s buy button towards ``store`` (a host): one view per press, the presser that
+        day's visitor of the key "slug host"."""
         now = self.clock()
         address = visitor_limits.client_address(scope, self.trusted_proxy_hops)
         visitor = self._visitor(address, _headers(scope).get("user-agent", ""), now)

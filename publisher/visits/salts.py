@@ -1,21 +1,6 @@
-"""The day's salt: one random secret per UTC day, shared by every worker and container.
-
-A visitor id is a keyed hash under the salt of its day (rules/visit_rules.visitor_id), so the same
-person is one visitor within a day, and once the salt is destroyed (48 hours after its day
-began) nobody, not even the site, can tell whether two days' visitors were the same person.
-
-Where it is kept (``visits.configured_loop`` chooses, as limits/used_tokens.configured_store does):
-
-- Redis, when Reflex uses it: ``SET publisher:visits:salt:<day> <32 random bytes> NX EXAT
-  <destroyed_at>`` then ``GET``, in one transaction. The first worker to ask makes it, the
-  others read that one, and Redis itself deletes it at its time;
-- else the embedded gateway's database (storage/visit_counts.salt_for), made once by
-  whichever worker asks first; ``visit_counts.drop_expired`` deletes it.
-
-A worker never asks on the request path: ``DaySalts`` keeps the salts it fetched ({day: salt}),
-the flush loop fetches today's (at start, and again while it is missing) and tomorrow's from
-23:55 UTC, so the first page after midnight finds it; days before yesterday are forgotten.
-"""
+"""The day's salt: one random secret per UTC day, shared by every worker (in Redis, else the
+database), so once it is destroyed nobody can tell whether two days' visitors were one person.
+A worker never asks on the request path: it fetches today's, and tomorrow's from 23:55 UTC."""
 
 from __future__ import annotations
 
@@ -82,9 +67,8 @@ class DaySalts:
         return sorted(self._salts)
 
     async def refresh(self, store: SaltStore, now: datetime, wait_s: float = SALT_WAIT_S) -> None:
-        """Fetch today's salt when missing, and tomorrow's from FETCH_TOMORROW_FROM; forget the days
-        before yesterday. A fetch that fails or takes longer than ``wait_s`` raises (the caller
-        logs it and tries again at its next turn); what was fetched before it is kept."""
+        """A fetch that fails or takes longer than ``wait_s`` raises (the caller logs it and tries again
+        next turn); what was fetched before it is kept."""
         today = visit_rules.day_of(now)
         self._salts = {day: salt for day, salt in self._salts.items() if day >= today - timedelta(days=1)}
         wanted = [today]

@@ -1,16 +1,6 @@
-"""One worker's counts between two flushes, in memory: what the request path adds to in microseconds.
-
-Views are counted per (day, kind, key); the visitors behind them are kept as a set of (day, kind,
-key, visitor id) until the flush, where the database (or Redis) says which of them are new that
-day. ``take()`` swaps in fresh, empty counts, so the flush works on its own batch while requests
-go on adding to the next one.
-
-The keys of one kind are capped per flush: past ``max_keys`` distinct keys of a kind, every new
-key folds into ``(other)``, so a flood of forged campaign tags or referrers from many addresses
-cannot grow the worker's memory; the real pages, a few dozen keys, are never folded. (What one
-address adds in a day is capped before: visits/recorder.AddressDays; the labels a day may add,
-at the flush: storage/visit_counts.flush.)
-"""
+"""One worker's counts between two flushes, in memory. Past ``max_keys`` distinct keys of a kind in
+one flush, new keys fold into ``(other)``: a flood of forged tags or referrers from many addresses
+cannot grow the worker's memory, and the real pages, a few dozen keys, are never folded."""
 
 from __future__ import annotations
 
@@ -43,8 +33,7 @@ class Tally:
         return counted
 
     def view(self, day: date, kind: str, key: str, visitor: bytes | None) -> None:
-        """One view of ``key``, by ``visitor`` (None when today's salt is not known yet: a view
-        without a visitor)."""
+        """One view of ``key``, by ``visitor`` (None when today's salt is not known yet)."""
         counted = self._capped(day, kind, key)
         self._batch.views[counted] = self._batch.views.get(counted, 0) + 1
         if visitor is not None:

@@ -1,15 +1,6 @@
-"""With Redis: the day's visitors per key in Redis sets, which say who is new, and "visitors now".
-
-Without Redis the database's seen rows do this (storage/visit_counts.flush). With it, each worker's
-flush adds its batch's visitor ids to ``publisher:visits:seen:<day>:<kind>:<key>`` (``SADD`` answers
-how many were not there yet: the new visitors of that key and day, across every worker and
-container), and each visitor's latest minute to the sorted set ``publisher:visits:now:<day>``, in
-one transaction. Every key expires with its day's salt (``EXPIREAT``), 48 hours after its day
-began: what outlives the day is only the counts in the database.
-
-A visitor id is 16 bytes (rules/visit_rules.visitor_id), a hash under a salt that is destroyed:
-nothing in these sets names an address or a user agent.
-"""
+"""With Redis: the day's visitors per key in Redis sets (``SADD`` says who is new across every
+worker), and each visitor's latest minute for "visitors now". Every key expires with its day's
+salt, and a visitor id is a hash under it: nothing here names an address or a user agent."""
 
 from __future__ import annotations
 
@@ -58,8 +49,7 @@ class RedisVisitorSets:
         self._redis = redis
 
     async def mark(self, batch: Batch) -> None:
-        """Add the batch's visitors to the day's sets and set ``batch.new_visitors`` from what Redis
-        answered; the flush then writes no seen rows (``flush(seen_done=True)``)."""
+        """Set ``batch.new_visitors`` from what Redis answered; the flush then writes no seen rows."""
         members: dict[tuple[date, str, str], list[bytes]] = defaultdict(list)
         latest: dict[date, dict[bytes, float]] = defaultdict(dict)
         for day, kind, key, visitor in batch.seen:
@@ -82,8 +72,8 @@ class RedisVisitorSets:
 
 
 def visitors_now(redis, now: datetime, minutes: int) -> int:
-    """Distinct visitors seen in the last ``minutes`` minutes (``redis``: a synchronous client). A
-    visitor seen just before and just after midnight is one in each day's set, under two salts."""
+    """Distinct visitors seen in the last ``minutes`` minutes (a synchronous client); one seen around
+    midnight is one in each day's set, under two salts."""
     since = first_minute_counted(now, minutes)
     days = {visit_rules.day_of(since), visit_rules.day_of(now)}
     return sum(int(redis.zcount(now_key(day), since.timestamp(), "+inf")) for day in days)

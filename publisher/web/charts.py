@@ -1,15 +1,6 @@
-"""The dashboard's charts, drawn on the server as SVG and shown as images (``data:`` URIs,
-which the site's Content-Security-Policy allows for images): no chart library in the page, no
-script inside an image, and nothing from outside in them. Every value a chart writes is a
-number (``operator.index``: a string is refused, not drawn) or a date (``date.isoformat``);
-the only words are the legend's, from content/admin_copy.py. What a chart shows is said in
-words beside it (its ``alt`` and caption, content/admin_copy.py), for a screen reader and for
-the phone, where the image's figures are small.
-
-Each chart has its scale: on the y axis 0, the middle and the top (with thousands separators;
-the top is a round number at or above the largest value, even, so the middle is whole), on
-the x axis the first, the middle and the last date, and the latest figure beside the last point.
-"""
+"""The dashboard's charts, drawn on the server as SVG ``data:`` images: no chart library or script in
+the page. Every value written is a number (``operator.index`` refuses a string) or a date, and what
+a chart shows is said in words beside it (content/admin_copy.py), for a screen reader and a phone."""
 
 from __future__ import annotations
 

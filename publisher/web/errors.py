@@ -1,11 +1,6 @@
-"""What a visitor sees when an event handler (a form's) fails unexpectedly.
-
-Reflex's default handler shows a toast through a server-sent script, which the
-site's Content-Security-Policy (no eval) blocks. This one logs the error for the
-operator (type and traceback, never the event's data) and writes a plain message
-into the page's error region (an <output> element) through a client-side event:
-no script evaluation and no further round trip that could fail the same way.
-"""
+"""What a visitor sees when an event handler fails unexpectedly: Reflex's default toast is a
+server-sent script the CSP (no eval) blocks, so the error is logged (never the event's data) and a
+plain message goes into the page's error region by a client-side event."""
 
 from __future__ import annotations
 

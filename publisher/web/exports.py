@@ -1,9 +1,5 @@
-"""The site's CSV files: the list (``publisher-gateway subscribers`` and the dashboard's Export,
-one writer for both, so the two files never differ), the dashboard's audit log, and the visit
-counts (``publisher-gateway visits --csv``).
-
-Every value that came from outside is written so a spreadsheet never runs it as a formula.
-"""
+"""The site's CSV files: the list (one writer for the command and the dashboard's Export, so the two
+never differ), the audit log and the visit counts. A value from outside is never a formula."""
 
 from __future__ import annotations
 

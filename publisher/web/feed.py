@@ -1,9 +1,5 @@
-"""The release feed: an Atom feed of the books, made at build time (feedgen).
-
-The way to follow new releases without an email address: a feed reader polls
-``/releases.atom`` and shows each book once, by its page's address. Every page
-announces it (``<link rel="alternate">``, publisher.py).
-"""
+"""The release feed (``/releases.atom``, made at build time by feedgen): the way to follow new releases
+without an email address; a reader shows each book once, by its page's address."""
 
 from __future__ import annotations
 
@@ -21,11 +17,8 @@ def _moment(day) -> datetime:
 
 
 def release_feed(site_url: str) -> str:
-    """The feed's XML: one entry per book, newest first, each with its page, summary, cover and date.
-
-    The date is the book's publication date when the content gives one; else the
-    day the book list last changed (``CATALOGUE_UPDATED``): when the entry last changed.
-    """
+    """One entry per book, newest first; its date the publication date, else ``CATALOGUE_UPDATED`` (when
+    the entry last changed)."""
     # feedgen only here: the feed is written at build time; the server imports this module for FEED_PATH.
     from feedgen.feed import FeedGenerator  # noqa: PLC0415 - build-only dependency, absent from the image
 

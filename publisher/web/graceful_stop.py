@@ -1,27 +1,6 @@
-"""A clean stop: on SIGTERM the submits in flight finish before the server closes.
-
-Granian closes every websocket the moment a worker is told to stop, so a submit
-waiting on the gateway would never reach the visitor's page (its button would stay
-"Sending..."). ``publisher-serve`` therefore makes each worker take SIGTERM (and
-SIGINT) itself:
-
-1. The worker is *stopping*: a submit that reaches the gateway call now sends
-   nothing and ends with the form's failure toast, so the visitor can retry on the
-   next server.
-2. The submits already in flight finish, and their result reaches the page over
-   the still-open websocket.
-3. Then the worker stops as Granian would have (websockets closed, state flushed).
-
-A gateway call still running ``STOP_LIMIT_S`` after the signal is cancelled and
-its submit ends with the failure toast, so a stop takes at most about that long
-(inside the 10 s Docker and podman wait before they kill), and well under a
-second when nothing is in flight. Each worker counts its own submits: the state is
-per process, nothing is shared.
-
-Container runtimes signal only the main process; Granian then signals each worker
-and waits for it. A worker that gets the signal directly (a process-group kill)
-drains the same way.
-"""
+"""A clean stop: Granian closes every websocket the moment a worker is told to stop, so on SIGTERM a
+worker sends nothing new, lets its submits in flight finish and reach their page, and cancels a
+gateway call still running after ``STOP_LIMIT_S`` (inside Docker's 10 s wait before it kills)."""
 
 from __future__ import annotations
 
@@ -82,10 +61,8 @@ async def submit_in_flight() -> AsyncIterator[None]:
 
 
 async def gateway_call(call: Awaitable[Any]) -> Any:
-    """Await one gateway call, unless the worker is stopping or its stop limit passes first.
-
-    Raises StopLimitReached in both cases; nothing is sent in the first.
-    """
+    """Await one gateway call, unless the worker is stopping (nothing sent) or its stop limit passes
+    first: StopLimitReached in both cases."""
     if stopping():
         if asyncio.iscoroutine(call):
             call.close()  # never started: nothing was sent
@@ -146,6 +123,5 @@ def handle_stop_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[], None
 
 
 def install_in_granian_workers() -> None:
-    """Have every Granian worker forked from this process stop through ``handle_stop_signals``
-    (reflex_internals/granian_signals.py wraps Granian's own wiring of a worker's signals)."""
+    """Have every Granian worker forked from this process stop through ``handle_stop_signals``."""
     granian_signals.wrap_worker_signals(handle_stop_signals)

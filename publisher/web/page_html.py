@@ -1,10 +1,5 @@
-"""A prerendered page as HTML, for the build and for the server that answers a form's plain POST.
-
-``strip_app`` makes a page that never starts the app: the build writes static pages
-so (build/plugins.py), and the server so answers a form's plain POST
-(server/plain_forms.py), whose page shows what the server decided and must not be
-re-rendered by an app that knows nothing of it.
-"""
+"""A prerendered page as HTML, for the build and for the server's answer to a form's plain POST: that
+page shows what the server decided and must not be re-rendered by an app that knows nothing of it."""
 
 from __future__ import annotations
 
@@ -33,14 +28,8 @@ def error_id(field_id: str) -> str:
 
 
 def strip_app(html: str) -> str:
-    """The page without the app: no module preloads, no boot module, no React Router scripts.
-
-    Kept: the stylesheet, site.js and the head's color-scheme script (every page
-    looks the same, with or without the app), and JSON-LD data. Added:
-    ``data-static-page`` on <html>, for site.js. Removed with the
-    scripts: React's streaming placeholders (empty templates and the hidden
-    segments the removed scripts would have moved), which hold no page content.
-    """
+    """The page without the app (scripts, preloads, React's streaming placeholders); the stylesheet,
+    site.js, the color-scheme script and JSON-LD stay, and <html> gets ``data-static-page``."""
     return str(remove_app(BeautifulSoup(html, "html.parser")))
 
 
@@ -81,13 +70,8 @@ class FormAnswer:
 
 
 def answer_page(html: str, answer: FormAnswer) -> str:
-    """The form page, without the app, showing the server's answer.
-
-    What the visitor typed is back in its fields; each message sits beside its field
-    (``aria-invalid``, and the field's ``aria-describedby`` already points there), and
-    the error summary at the top, focused, lists them as links to the fields. The
-    page's title starts with "Error: ". Everything is written as text (bs4 escapes it).
-    """
+    """The form page, without the app, showing the server's answer: what was typed, each message beside
+    its field, a focused error summary at the top; every text escaped (bs4)."""
     soup = remove_app(BeautifulSoup(html, "html.parser"))
     for name, value in answer.values.items():
         control = _by_id(soup, answer.field_ids[name])

@@ -1,20 +1,6 @@
-"""Which pages start the app, decided at build time from the pages themselves.
-
-A page that only shows prerendered HTML (Home, About, the not-found page) is
-served static: no app script, no websocket, no backend state per tab. Its few
-browser behaviours (drawer, Go Back, the year, the ``/?q=`` book filter) live in
-``assets/site.js``. A page starts the app when something in it needs React or
-the backend at run time:
-
-- an ``on_load`` event on its route;
-- an event trigger (``on_click``, ``on_submit``, ...) on any element;
-- a var bound to state (``SubscribeState.name_error``, ``rx.State.is_hydrated``);
-- React code: a hook or custom code beyond the ref Reflex declares for every ``id``;
-- a component from a React library other than render-only ones (icons).
-
-There is no list of page names to keep in step: a maintainer who adds an event
-handler or state to Home makes Home start the app, and the build says why.
-"""
+"""Which pages start the app, decided at build time from the pages themselves: a page with no event,
+state, React hook or React library is served static (its few behaviours in ``assets/site.js``).
+No list of names to keep in step: a handler added to Home makes Home start the app, and the build says why."""
 
 from __future__ import annotations
 

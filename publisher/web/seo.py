@@ -1,9 +1,5 @@
-"""Page metadata: titles, descriptions, canonical URLs, social tags and JSON-LD.
-
-Everything here lands in the prerendered HTML, so crawlers and link previews see
-it before any JavaScript runs. Absolute URLs are built from the configured site
-URL (Reflex's ``deploy_url``).
-"""
+"""Page metadata: titles, descriptions, canonical URLs, social tags and JSON-LD, all in the
+prerendered HTML, so crawlers and link previews see it before any JavaScript runs."""
 
 from __future__ import annotations
 
@@ -117,10 +113,7 @@ def typical_age_range(age_range: str | None) -> str | None:
 
 def book(item: content.Book, author_cards: Mapping[str, str]) -> dict[str, Any]:
     """A book, identified by its page; ``author_cards``: author name -> the path of their card on About.
-
-    Only what the content gives: an edition (ISBN, format, date, pages) appears as
-    ``workExample`` when any of it is known.
-    """
+    An edition appears as ``workExample`` when any of it is known."""
     url = absolute_url(item.page_path)
     node: dict[str, Any] = {
         "@type": "Book",

@@ -1,11 +1,6 @@
-"""One submit of either form, whichever way it came: the app's event or a plain HTML POST.
-
-The form states (web/states/) and the server's answer to a POST (server/plain_forms.py)
-both call these functions, so the two paths have the same rules, the same anti-spam
-checks, the same gateway call and the same words (docs/product.md, Forms). Nothing
-here knows Reflex: a submit is the form's fields by their names (rules/form_fields.py:
-the spec's ``firstName``, ``lastName``...), and the verdict says what the page shows.
-"""
+"""One submit of either form, whichever way it came (the app's event or a plain HTML POST), so both
+have the same rules, anti-spam checks, gateway call and words (docs/product.md, Forms). Nothing
+here knows Reflex: a submit is the form's fields by their names (rules/form_fields.py)."""
 
 from __future__ import annotations
 
@@ -71,8 +66,8 @@ def new_question(after: form_tokens.FormToken | None = None) -> NewQuestion:
 
 
 def same_question(after: form_tokens.FormToken | None) -> NewQuestion:
-    """``after``'s question again, with the next token of its chain; a new question (a new chain)
-    when there is no chain to follow (the token was used, expired, changed or not the site's)."""
+    """``after``'s question again, with the next token of its chain; a new question (a new chain) when
+    there is no chain to follow."""
     if after is None:
         return new_question()
     token = form_tokens.follow(settings.form_secrets()[0], after.question, after=after)
@@ -80,17 +75,16 @@ def same_question(after: form_tokens.FormToken | None) -> NewQuestion:
 
 
 async def spend_token(data: Mapping[str, object], now: float) -> form_tokens.FormToken | None:
-    """Spend the contact form's token: every answered submit does, whatever its verdict, so a
-    token answers one submit. Returns the token the next one may follow in its chain: this one
-    when this was its first use and its chain's hour is not over; None otherwise."""
+    """Every answered submit spends its token, whatever its verdict; the token the next one may follow
+    in its chain (this one on its first use within its chain's hour), else None."""
     token = form_tokens.read(settings.form_secrets(), data.get(TOKEN_FIELD))
     first_use = token is not None and not token.expired(now) and await used_tokens.first_use(token.nonce)
     return form_tokens.continues(token, first_use=first_use, now_ms=now)
 
 
 async def question_after_refusal(data: Mapping[str, object]) -> NewQuestion:
-    """A contact submit refused before it was judged (over the limits): its token is spent all
-    the same, and the page gets the same question with the next token of its chain."""
+    """A contact submit refused before it was judged (over the limits) spends its token all the same;
+    the same question with the next token of its chain."""
     return same_question(await spend_token(data, now_ms()))
 
 
@@ -106,14 +100,8 @@ def judge_subscribe(data: Mapping[str, object]) -> Verdict:
 
 
 async def judge_contact(data: Mapping[str, object]) -> Verdict:
-    """The field rules, then the anti-spam checks in their documented order, from the form's token.
-
-    The token is spent first, whatever follows (``spend_token``), and every refusal comes
-    back with the next token: of the token's chain when this was its first use within the
-    chain's hour (the same question after a field error, a too-fast press or the honeypot,
-    so the visitor only has to correct or wait; a new one after a wrong answer), else of a
-    new chain (a new question, shown now: "Please try again." when the fields were right).
-    """
+    """The field rules, then the anti-spam checks in their documented order. Every refusal brings the
+    next token: the same question when the visitor only has to correct or wait, a new one otherwise."""
     checked = form_fields.CONTACT.check(data)
     errors = dict(checked.errors)
     answer = data.get(ANSWER_FIELD)
@@ -156,12 +144,8 @@ async def send(form: str, request: dict[str, str]) -> bool:
 
 
 async def deliver(call: Awaitable[None]) -> bool:
-    """Await one gateway call; True when the gateway accepted it.
-
-    Any failure, even an unexpected one, ends the submit (logged), so a form can
-    never stay "submitting". So does a server that is stopping (graceful_stop):
-    the call is not started, or cancelled at the stop limit.
-    """
+    """True when the gateway accepted the call; any failure, even an unexpected one or a stopping server,
+    ends the submit (logged), so a form never stays "submitting"."""
     try:
         await graceful_stop.gateway_call(call)
     except graceful_stop.StopLimitReached as stop:

@@ -1,18 +1,6 @@
-"""What a closed tab leaves behind: its state, kept briefly unless the tab submitted something.
-
-Reflex keeps every tab's state for its token expiration (an hour), whether or
-not the tab ever did anything; a flood of tabs that never submit would hold
-memory (or Redis) for that hour. When a tab's event channel closes
-(server/event_channel.py) and the tab never submitted (``engage`` was never
-called for it), its state is kept ``CLOSED_TAB_KEEP_S`` instead: the next page
-load has a state of its own anyway (reflex_internals/frontend_files.py). A tab that
-submitted (mid-submit, or succeeded) keeps Reflex's expiry, so a page that
-reconnects still finds its success alert. A page that connects again before then
-carries on with its state.
-
-Reflex 0.10 has no per-tab expiry: how each of its state managers is made to let a state go
-early is reflex_internals/state_managers.py's, the only place that reaches into them.
-"""
+"""A closed tab's state, kept briefly unless the tab submitted something: Reflex keeps every tab's for
+an hour, so a flood of tabs that never submit would hold memory (or Redis) that long. A tab that
+submitted keeps Reflex's expiry, so a page that reconnects still finds its success alert."""
 
 from __future__ import annotations
 
@@ -46,7 +34,6 @@ tab_memory: PerProcess[dict[str, dict[str, Any]]] = PerProcess(dict)
 
 
 def install(app) -> None:
-    """Wire the closed-tab rule to ``app``'s state manager (called by the app's entry point)."""
     installed_app.set(app)
 
 
@@ -80,8 +67,8 @@ async def opened(token: str) -> None:
 
 
 async def closed(token: str) -> None:
-    """The tab's event channel closed: what a page kept for it in memory goes, and a tab that
-    never submitted keeps its state briefly."""
+    """The tab's event channel closed: what a page kept for it in memory goes, and a tab that never
+    submitted keeps its state briefly."""
     tab_memory.get().pop(token, None)
     gate = tabs.shared_gate.get()
     if not token or gate.token_open(token):
@@ -96,14 +83,8 @@ async def closed(token: str) -> None:
 
 
 class MemoryBack:
-    """Hands the memory of dropped states back to the system once they are gone.
-
-    Python keeps freed memory for its own reuse (glibc's heap and its own pools):
-    after a flood of tabs the process would stay at its peak. Once the closed tabs'
-    states have expired, a collection frees their cycles and glibc's ``malloc_trim``
-    returns the free pages: when the first closed tab's state is gone, then again
-    when the last one's is (a flood's tabs close over a while).
-    """
+    """Hands the memory of dropped states back to the system: Python keeps freed memory for its own reuse,
+    so after a flood of tabs the process would stay at its peak (a collection, then ``malloc_trim``)."""
 
     def __init__(self):
         self._timer: asyncio.TimerHandle | None = None

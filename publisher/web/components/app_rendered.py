@@ -1,10 +1,5 @@
-"""Tells assets/site.js that the app has rendered the page.
-
-Browser code that changes the document (the book search) must not run before the
-app has hydrated or rendered it, or React would find HTML it did not render. That
-is every page on the development server, and the pages that start the app in a
-build. Static pages never start the app; there site.js runs at once.
-"""
+"""Tells assets/site.js that the app has rendered the page: browser code that changes the document
+(the book search) must not run before, or React would find HTML it did not render."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Book cards and the home page's book search (the target of the site's SearchAction).
-
-``/?q=term`` shows only the books whose text contains every word of the term.
-The page is prerendered with every book (what crawlers and a first paint need)
-and runs no app: ``assets/site.js`` reads the query from the URL, hides the
-cards that do not match and fills the status line, whose wording and each
-card's searchable text come from here as data attributes.
-"""
+"""Book cards and the home page's book search (``/?q=term``): the page is prerendered with every book
+and runs no app; ``assets/site.js`` hides the cards that do not match, with the wording and each
+card's searchable text given here as data attributes."""
 
 from __future__ import annotations
 
@@ -26,11 +21,8 @@ def searchable_text(book: content.Book) -> str:
 
 
 def search_status() -> rx.Component:
-    """Says what the search shows and offers the way back to every book.
-
-    The live region is in the page from the start, empty, so screen readers
-    announce the line when the browser fills it in.
-    """
+    """What the search shows, and the way back to every book. The live region is there from the start,
+    empty, so screen readers announce the line when the browser fills it in."""
     return rx.el.div(
         rx.el.div(
             rx.el.p(custom_attrs={"data-book-search-message": ""}, class_name="font-semibold text-stone-900"),

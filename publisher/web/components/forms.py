@@ -1,12 +1,6 @@
-"""Form building blocks on plain elements: labelled fields with their messages, buttons, alerts.
-
-Inputs are uncontrolled: nothing travels to the server while a visitor types,
-what they typed survives a failed submit, and the whole form is read on submit.
-Each field's message sits in a reserved line below it, so showing one moves
-nothing; the field points at it with ``aria-describedby`` (it always exists,
-empty while there is no message: an empty attribute is invalid HTML) and is
-marked ``aria-invalid`` while it shows one.
-"""
+"""Form building blocks on plain elements. Inputs are uncontrolled: nothing travels while a visitor
+types, and what was typed survives a failed submit. Each field's message has a reserved line below
+it (always there: an empty ``aria-describedby`` target is invalid HTML), so showing one moves nothing."""
 
 from __future__ import annotations
 
@@ -103,10 +97,8 @@ def textarea_field(field_id: str, name: str, label: str, error: rx.Var[str], row
 
 
 def declared_field(form: Form, declared: FormField, state: type[rx.State]) -> rx.Component:
-    """One field as rules/form_fields.py declares it, its message from the state's ``<field>_error`` var.
-
-    An email field brings the email keyboard on phones and no spell check.
-    """
+    """One field as rules/form_fields.py declares it, its message from the state's ``<field>_error`` var;
+    an email field brings the email keyboard on phones and no spell check."""
     field_id = form.element_id(declared.name)
     error = getattr(state, error_var(declared.name))
     if declared.input_type == "textarea":
@@ -163,11 +155,8 @@ def submit_button(label: str, busy_label: str, busy: rx.Var[bool], *, button_typ
 
 
 def form_alert(message: rx.Var[str]) -> rx.Component:
-    """A message about the whole submission (anti-spam rejections), announced when it appears.
-
-    Its paragraph is always there, hidden while empty, so the server's answer to a plain
-    POST (server/plain_forms.py) fills the same element the app does.
-    """
+    """A message about the whole submission, announced when it appears; always there, hidden while empty,
+    so the server's answer to a plain POST fills the same element the app does."""
     return rx.el.div(
         rx.el.p(
             message,
@@ -201,12 +190,8 @@ _AGAIN = (
 
 
 def success_panel(section: FormSection, on_again, note: rx.Component | None = None) -> rx.Component:
-    """Replaces the form after a success; focus moves here so keyboard users are not lost.
-
-    ``note``: a sentence after the text that only some sites say (the list's confirmation).
-    ``on_again``: the app's event for a fresh form, or (on the page a plain POST leads
-    to) the form page's address, as a link.
-    """
+    """Replaces the form after a success; focus moves here so keyboard users are not lost. ``on_again``:
+    the app's event for a fresh form, or the form page's address, as a link."""
     if isinstance(on_again, str):
         again = rx.el.a(section.again_label, href=on_again, class_name=_AGAIN)
     else:
@@ -224,9 +209,8 @@ def success_panel(section: FormSection, on_again, note: rx.Component | None = No
 
 
 def toast_announcer(notice_id: rx.Var[str], kind: rx.Var[str], text: rx.Var[str]) -> rx.Component:
-    """Shows a form's latest toast with sonner (the app's toaster), once per notice (why the toast
-    is state: web/states/lifecycle.FormLifecycle); the id shown last is kept in the page's memory,
-    never in the browser's storage (a reload starts a new state, without the notice)."""
+    """Shows a form's latest toast with sonner, once per notice; the id shown last is kept in the page's
+    memory, never in the browser's storage."""
     effect = f"""
 useEffect(() => {{
   const noticeId = {notice_id!s};
@@ -273,10 +257,8 @@ def app_form(
     submit: rx.Component,
     class_name: str,
 ) -> rx.Component:
-    """A form that works two ways: a plain HTML POST to its own page ``action``, which the server
-    answers alone (server/plain_forms.py), and, once the app is connected, the app's
-    ``state.submit``. assets/site.js lets a press post natively while ``data-connected`` is
-    not "true" (the app not started, its event channel never opened or dropped)."""
+    """A form that works two ways: a plain POST the server answers alone, and, once the app is connected,
+    ``state.submit``; assets/site.js lets a press post natively while ``data-connected`` is not "true"."""
     return rx.el.form(
         *fields,
         form_alert(state.form_error),

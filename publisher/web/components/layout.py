@@ -1,10 +1,5 @@
-"""The shared page shell: header with navigation, mobile drawer, main area and footer.
-
-The active navigation item is decided in Python from the route each page passes
-in, so it is already right in the prerendered HTML (no flash after hydration).
-The drawer is a native <dialog> opened by assets/site.js: no server round trip,
-Escape and focus return come from the browser.
-"""
+"""The shared page shell: the active navigation item is decided in Python, so it is right in the
+prerendered HTML; the drawer is a native <dialog> opened by assets/site.js."""
 
 from __future__ import annotations
 
@@ -140,11 +135,8 @@ def site_header(active_route: str, nav_items: tuple[NavItem, ...]) -> rx.Compone
 
 
 def current_year() -> rx.Component:
-    """The visitor's current year (not the build year).
-
-    The prerendered HTML carries the build year; the browser's clock replaces it on
-    hydration, and site.js sets it too, so a stale build never shows an old year.
-    """
+    """The visitor's current year: the browser's clock replaces the build year on hydration (and site.js
+    sets it too), so a stale build never shows an old year."""
     return rx.el.span(
         rx.Var("new Date().getFullYear()"),
         custom_attrs={"data-current-year": "", "suppressHydrationWarning": True},

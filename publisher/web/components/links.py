@@ -1,11 +1,6 @@
-"""Links: plain <a> elements, so every page works as a document on its own.
-
-``rx.el.a`` is React Router's Link, which on a page running the app would move to
-another page inside the app (keeping its websocket open while the visitor reads
-a page that needs none). A plain anchor loads the next page as a document: static
-pages stay static, and a form page's connection closes when the visitor leaves.
-Links that leave the site always open a new tab, and screen readers are told so.
-"""
+"""Plain <a> links, so every page works as a document: ``rx.el.a`` is React Router's Link, which would
+move inside the app, keeping a websocket open on pages that need none. Links that leave the site
+open a new tab, and screen readers are told so."""
 
 from __future__ import annotations
 

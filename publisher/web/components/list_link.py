@@ -1,21 +1,6 @@
-"""The confirmation and unsubscribe pages' one panel: what the link led to, and the button.
-
-Each page declares its outcomes once, as data (``Outcomes``: a stage's sentences, link
-and button), and the panel is drawn from it twice, alike:
-
-- by the app (``outcome_panel``): the children of the state's current stage;
-- by the production server (``outcome_html``), into the page it serves (server/link_pages.py):
-  the button is then a ``<form method="post">`` to the link, which the server answers alone.
-
-Until the app has read the link, the page shows what the server wrote: the panel is
-then a slot (``data-link-panel``) whose content React leaves as it found it (an element
-with ``dangerouslySetInnerHTML`` hydrates without its children being compared). In the
-build, and on the development server where nothing writes into the page, the slot says
-"Checking your link…". Once the app shows a stage, its own panel replaces the slot; its
-button is a form too, which the app sends while connected and the browser posts
-otherwise (``data-app-form``, assets/site.js), as the site's two forms do. The panel
-keeps its space, so nothing below it moves.
-"""
+"""The confirmation and unsubscribe pages' one panel, declared once as data (``Outcomes``) and drawn
+alike by the app and by the server into the page it serves. The server's panel sits in a slot
+React leaves as found (``dangerouslySetInnerHTML`` children are not compared on hydration)."""
 
 from __future__ import annotations
 
@@ -116,8 +101,8 @@ def _part_html(part: Part, address: str, action: str) -> str:
 
 
 def outcome_html(outcomes: Outcomes, stage: str, address: str, action: str) -> str:
-    """The panel of ``stage`` as HTML, for the server to write into the page; ``action``: where its
-    button posts (the link's path and query). Everything is written as text (escaped)."""
+    """The panel of ``stage`` as HTML for the server to write into the page, every text escaped;
+    ``action``: where its button posts (the link's path and query)."""
     return "".join(_part_html(part, address, action) for part in outcomes[stage])
 
 
@@ -127,8 +112,8 @@ def checking_html() -> str:
 
 
 def outcome_panel(state: type[ListLinkState], on_press, outcomes: Outcomes) -> rx.Component:
-    """The app's panel: the children of the ``state``'s current stage; before the app has read the
-    link, the slot that holds what the server wrote."""
+    """The app's panel: the children of the ``state``'s current stage; before the app has read the link,
+    the slot that holds what the server wrote."""
     return rx.el.section(
         rx.match(
             state.stage,

@@ -1,10 +1,5 @@
-"""An image as the build serves it: <picture> with AVIF and WebP variants and a JPEG/PNG fallback.
-
-The browser picks the smallest variant that covers the width the image is shown
-at (``sizes``) on its screen; width and height come from the file, so the page
-keeps its layout while images load. An SVG stays one <img>: it scales itself.
-Which files exist, and their names, is decided in content/images.py.
-"""
+"""An image as the build serves it: <picture> with AVIF and WebP variants and a JPEG/PNG fallback, its
+width and height from the file so the layout holds while it loads; an SVG stays one <img>."""
 
 from __future__ import annotations
 

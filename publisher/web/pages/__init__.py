@@ -1,7 +1,4 @@
-"""The site's pages: one thin module per page, each declared once (registry.py).
-
-Importing this package declares every page, so ``registry.PAGES`` is complete.
-"""
+"""The site's pages, one thin module each: importing this package declares every page (registry.py)."""
 
 from publisher.web.pages import (  # noqa: F401 (each declares its page)
     about,

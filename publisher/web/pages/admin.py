@@ -1,12 +1,6 @@
-"""The publisher's dashboard (/admin) and the page an invitation opens (/admin/enrol).
-
-Neither is part of the public site: never indexed, never in the sitemap or the feed, never
-cached (server/middleware.py), and 404 where the cloud gateway keeps the list
-(server/admin_sign_in.py). The passkey buttons are handled by ``assets/admin.js``, which
-``assets/site.js`` loads only on these pages: a ceremony is HTTP, so the session's cookie is
-set by an answer no script can read. Everything the dashboard shows comes from its state
-(web/states/admin_state.py), which checks the session on every event.
-"""
+"""The publisher's dashboard (/admin) and the page an invitation opens (/admin/enrol): never indexed,
+never cached. The passkey buttons are ``assets/admin.js``'s: a ceremony is HTTP, so the session's
+cookie is set by an answer no script can read."""
 
 import reflex as rx
 

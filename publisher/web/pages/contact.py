@@ -31,12 +31,8 @@ SECTION = FormSection(
 
 
 def security_question() -> rx.Component:
-    """The math question, with the signed token that carries it (rules/form_tokens.py).
-
-    The server writes the page's question into the span and its token into the hidden
-    field (server/plain_forms.py); the app keeps them until it asks a new question (its
-    ``question`` var; ``suppressHydrationWarning`` lets hydration keep the server's text).
-    """
+    """The math question and its signed token, which the server writes into the page and the app keeps
+    until it asks a new one (``suppressHydrationWarning`` lets hydration keep the server's text)."""
     field_id = FIELD_IDS[ANSWER_FIELD]
     label = rx.el.label(
         form_copy.SECURITY_QUESTION_LABEL,

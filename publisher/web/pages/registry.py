@@ -1,13 +1,6 @@
-"""Every page of the site, each declared once.
-
-A page module puts ``@site_page(...)`` on the function that builds the page's
-content. The declaration carries the route, what the page says (a ``PageCopy``
-from the content package: title, description, keywords, heading, name in the
-navigation), its structured data, its ``on_load``, its place in the navigation
-and whether it is in the sitemap. Everything that needs to know the pages reads
-the declarations: the app's registration (``add_to``), the metadata (web/seo.py), the
-sitemap, the slash-less URLs (server/routes.py) and the navigation.
-"""
+"""Every page of the site, each declared once with ``@site_page(...)``: its route, its copy, its
+structured data, its place in the navigation and the sitemap; whatever needs to know the pages
+reads the declarations."""
 
 from __future__ import annotations
 
@@ -69,11 +62,8 @@ class SitePage:
         return page_layout(active, PAGES.navigation(), *self.content())
 
     def render_function(self) -> Callable[[], rx.Component]:
-        """The page as Reflex wants it: a function named after, and in the module of, its content.
-
-        Reflex places a page's compiled code by the function's module: each page keeps a
-        script chunk of its own, as a plain page function would.
-        """
+        """A function named after, and in the module of, its content: Reflex places a page's compiled code by
+        the function's module, so each page keeps a script chunk of its own."""
         return functools.update_wrapper(lambda: self(), self.content)
 
 

@@ -1,7 +1,5 @@
-"""The unsubscribe page, where the link at the foot of every list email leads (docs/product.md, The new-release list).
-
-A mail provider's one-click request is a POST to the same address (server/link_pages.py).
-"""
+"""The unsubscribe page, where the foot of every list email leads; a provider's one-click request is a
+POST to the same address (server/link_pages.py)."""
 
 from publisher.content import form_copy, list_copy, page_copy
 from publisher.rules.list_links import UNSUBSCRIBE_PATH

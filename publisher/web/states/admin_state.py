@@ -1,23 +1,6 @@
-"""The dashboard's state: what the page shows, only while its session is open.
-
-The session is the HttpOnly cookie of the tab's event channel (the browser sent it when the
-channel opened; server/admin_sign_in.py set it). **Every** event checks it in the database
-before anything is read, so a state event sent by hand without a valid session gets nothing,
-and a page left open after a sign-out, a revoke or an expiry (another tab, the command line,
-the clock) clears what it shows at its next refresh (every 2 seconds) and offers the sign-in
-button again. The refresh itself does not count as the admin doing something (an open page
-would never idle out); opening the page does.
-
-Nothing of it outlives the open tab in the tab's stored state (files under
-REFLEX_STATES_WORKDIR, or Redis: reflex_internals/stored_state.py): the cookie is never
-stored, so an event reads it from the router data Reflex fills from the tab's connection for
-that event, and the ``watch`` loop from the event that started it, kept in a local. What the
-page shows (readers' addresses, messages, searches, the question and what an action did) is
-``tab_only``: sent to the page, never stored, read again from the database by each event
-that needs it. The action waiting for its "Yes" (a forget's target is an address) is kept in
-this worker's memory for the open tab (web/tab_states.py's ``tab_memory``), dropped when
-answered, when the session ends, and when the tab's channel closes.
-"""
+"""The dashboard's state: **every** event checks the session cookie in the database before anything
+is read, so a state event sent by hand gets nothing. What the page shows is ``tab_only``, never
+stored, and the cookie is read from each event's connection (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -139,8 +122,7 @@ def _keys(rows: list[visit_counts.KeyCount]) -> list[dict[str, str]]:
 
 
 def _visitors_now() -> str:
-    """Visitors in the last 5 minutes, from where the engine keeps them (Redis or the database);
-    a store that is away leaves the rest of the dashboard shown."""
+    """Visitors in the last 5 minutes; a store that is away leaves the rest of the dashboard shown."""
     try:
         return number(visits.visitors_now(storage.utc_now()))
     except Exception as exc:  # noqa: BLE001 - Redis or the database away: one figure unknown, not the page
@@ -204,8 +186,7 @@ def _led_to(today: date) -> list[dict[str, str]]:
 
 
 def _visits() -> dict[str, list[dict[str, str]]]:
-    """The Visits section: every figure an aggregate of the daily counts (storage/visit_counts.py),
-    a fixed number of reads whatever the traffic. Nothing when counting is off."""
+    """The Visits section: aggregates of the daily counts, a fixed number of reads whatever the traffic."""
     empty: dict[str, list[dict[str, str]]] = {name: [] for name in VISITS_FIELDS}
     if not settings.current().visits_on:
         return {**empty, "visits_off": [{"text": admin_copy.VISITS_OFF}]}
@@ -325,8 +306,8 @@ def _figures() -> dict[str, list[dict[str, str]]]:
 
 
 def _release_action(action: str, slug: str, admin_name: str) -> str:
-    """Announce, pause or resume a book's release with the command line's own functions
-    (mail/announce.py); what it did, in the dashboard's words. Refused when the site cannot send."""
+    """Announce, pause or resume a book's release with the command line's own functions; what it did,
+    in the dashboard's words."""
     book = book_by_slug(slug)
     title = book.title if book is not None else slug
     if action == ANNOUNCE:
@@ -396,8 +377,8 @@ class AdminState(rx.State):
     _watcher: str = ""  # the ``watch`` loop that refreshes this tab (one at a time)
 
     def _session_hash(self) -> str | None:
-        """The session of this event's tab: the cookie its event channel opened with, which Reflex
-        puts into the router data from the connection for each event (never the stored copy)."""
+        """The cookie this event's channel opened with, which Reflex puts in the router data for each event
+        (never the stored copy)."""
         # The door of the event channel wrote whether this tab's connection is https.
         https = self.router.headers.raw_headers.get(admin_access.CHANNEL_SCHEME_HEADER) == "https"
         token = admin_access.session_token(self.router.headers.cookie, https)
@@ -520,8 +501,7 @@ class AdminState(rx.State):
 
     @rx.event
     async def confirm(self):
-        """Yes, do it: the action asked for, by the admin whose session is open now, written to
-        the audit log; the same functions as the command line's."""
+        """Yes, do it: the action asked for, by the admin whose session is open now, written to the audit log."""
         action, target = self._take_asked()
         self.question = ""
         try:
@@ -549,18 +529,15 @@ class AdminState(rx.State):
 
     @rx.event
     async def open(self):
-        """The page is opened (or reopened): the admin did something. While signed in, the page
-        keeps itself fresh (``watch``)."""
+        """The page is opened (or reopened): the admin did something; while signed in, it keeps itself fresh."""
         await self._show(touch=True)
         if self.signed_in:
             return AdminState.watch
 
     @rx.event(background=True)
     async def watch(self):
-        """While the page is open and signed in: fresh figures every ``REFRESH_MS``. The latest page
-        load's loop is the one that runs (a reload starts a new one and the old one stops); it stops
-        when the tab closes (its event channel is gone from this worker) or the session ends, the
-        session of the event that started it (the module's docstring says why)."""
+        """Fresh figures every ``REFRESH_MS`` (not the admin doing something, or an open page would never idle
+        out), under the session of the event that started it: the stored state has no cookie."""
         token = self.router.session.client_token
         session_hash = self._session_hash()
         if session_hash is None:

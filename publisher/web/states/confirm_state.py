@@ -1,8 +1,5 @@
-"""The confirmation page: a confirmation link opened, the address shown, confirmed on the press.
-
-``confirm_view`` and ``confirm_press`` decide for the app (``ConfirmState``) and for the page's
-plain POST, which the production server answers alone (server/link_pages.py).
-"""
+"""The confirmation page; ``confirm_view`` and ``confirm_press`` decide for the app and for the page's
+plain POST alike (server/link_pages.py)."""
 
 from __future__ import annotations
 

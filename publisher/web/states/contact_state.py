@@ -1,16 +1,6 @@
-"""The contact form, with its security question and anti-spam checks (docs/product.md, Forms: Contact),
-as the app sends it. The rules are web/submissions.py's, which also answer the form's plain HTML POST.
-
-The question and when the form was shown travel in the form's signed token
-(rules/form_tokens.py), a hidden field of the form. The production server writes a
-fresh question and its token into every page it serves (server/plain_forms.py), so
-the question is there at first paint and the app keeps it: every page load has a state
-of its own (reflex_internals/frontend_files.py), whose ``question`` stays at its
-placeholder (the page's text stands) until the app answers a submit. Every submit spends
-its token, and each answer puts the next one (web/submissions.judge_contact says which) into
-the hidden field by ``rx.set_value``; the backend keeps it too (``_token``). The development
-server renders pages in the browser, with no question in them: there the app asks one on load.
-"""
+"""The contact form as the app sends it (the rules: web/submissions.py). The production server writes
+a question and its signed token into every page, so ``question`` keeps the page's text until the
+app answers a submit; the development server's pages carry none, so there the app asks one."""
 
 from __future__ import annotations
 
@@ -54,8 +44,8 @@ class ContactState(ContactFieldMessages, FormLifecycle, rx.State):  # type: igno
     _chain: form_tokens.FormToken | None = None
 
     def _ask(self, asked: submissions.NewQuestion) -> list[EventSpec]:
-        """Show the question; its token goes into the form's hidden field. A new question clears
-        the answer; the same one (the next token of its chain) leaves what the visitor typed."""
+        """Show the question, its token in the hidden field; a new question clears the answer, the same one
+        (the next token of its chain) leaves what was typed."""
         self.question = asked.text
         self._token = asked.token
         events = [rx.set_value(TOKEN_ID, asked.token)]
@@ -63,8 +53,7 @@ class ContactState(ContactFieldMessages, FormLifecycle, rx.State):  # type: igno
 
     @rx.event
     def start(self):
-        """As SubscribeState.start; the development server's pages carry no question (the module's
-        docstring), so there the app asks one."""
+        """As SubscribeState.start; where the pages carry no question (the module's docstring), the app asks one."""
         self._give_back_an_interrupted_submit()
         if not pages_carry_a_question() and not self._token:
             return self._ask(submissions.new_question())
@@ -89,12 +78,8 @@ class ContactState(ContactFieldMessages, FormLifecycle, rx.State):  # type: igno
             yield event
 
     async def _judge(self, data: dict[str, Any]) -> submissions.Verdict:
-        """The form's token; without one, the token of the question the app asked in this tab.
-
-        The development server renders the page in the browser and may run the page's
-        ``on_load`` before the form is mounted: its ``rx.set_value`` then finds no field,
-        while the question (state) shows. The token the app keeps is the same one.
-        """
+        """The form's token; without one, the app's: the development server may run ``on_load`` before the
+        form is mounted, so its ``rx.set_value`` finds no field."""
         if not data.get(submissions.TOKEN_FIELD) and self._token:
             data = {**data, submissions.TOKEN_FIELD: self._token}
         return await submissions.judge_contact(data)

@@ -1,10 +1,5 @@
-"""What both forms share: their lifecycle (docs/product.md, Forms) and the toast they announce.
-
-editing -> submitting -> success, or back to editing on a failure. A submit is
-admitted (not a duplicate, within the visitor's limits), checked by the form's
-own rules, sent to the gateway, and answered with a toast; each form says only
-how it checks, what it sends and what follows.
-"""
+"""What both forms share: their lifecycle (docs/product.md, Forms), editing -> submitting -> success
+or back to editing, and the toast they announce; each form says only how it checks and what follows."""
 
 from __future__ import annotations
 
@@ -33,9 +28,8 @@ def error_var(name: str) -> str:
 
 
 def field_messages(form: form_fields.Form, *more: str) -> type[rx.State]:
-    """A state mixin with a message var for each of ``form``'s declared fields (``first_name_error``,
-    rules/form_fields.py) and each name in ``more`` (the contact form's ``answer``), and
-    ``_show_errors``, which puts a verdict's messages (by field name) into them."""
+    """A state mixin with a message var for each of ``form``'s fields and each name in ``more``, and
+    ``_show_errors``, which puts a verdict's messages into them."""
     names = (*form.names, *more)
     variables = [error_var(name) for name in names]
 
@@ -60,12 +54,8 @@ class Toasts:
 
 
 class FormLifecycle(rx.State, mixin=True):
-    """A form's status, its latest toast, and the one way a submit runs.
-
-    The toast is state, not a server-sent script, so it is shown by code compiled
-    into the page (no eval, a strict Content-Security-Policy holds); ``notice_id``
-    lets the page show each toast once even if the state is sent again on reconnect.
-    """
+    """The toast is state, not a server-sent script, so code compiled into the page shows it (a strict
+    CSP holds); ``notice_id`` shows each toast once even if the state is sent again on reconnect."""
 
     status: rx.Field[str] = rx.field(EDITING)
     # A message about the whole submission (too many attempts; for the contact form
@@ -96,9 +86,8 @@ class FormLifecycle(rx.State, mixin=True):
         return self.status == EDITING or (self.status == SUBMITTING and not self._submit_in_flight())
 
     async def _admit_submit(self, form: str, client: str, address: str) -> bool:
-        """Whether this submit may be checked at all: not a duplicate, not over the visitor's limits.
-        ``client``, ``address``: the event's tab and address (the stored state that ``async with
-        self`` loads has no address: reflex_internals/stored_state.py)."""
+        """Not a duplicate, not over the visitor's limits. ``client``, ``address``: the event's (the stored
+        state ``async with self`` loads has no address: reflex_internals/stored_state.py)."""
         if not self._accepts_submit():
             return False  # a second submit while one is in flight, or after success, does nothing
         if not await submissions.within_limits(form, client, address):
@@ -122,13 +111,8 @@ class FormLifecycle(rx.State, mixin=True):
         toasts: Toasts,
         after: Callable[[bool], list[EventSpec]],
     ) -> AsyncIterator[EventSpec]:
-        """One submit, from the press to the toast; the events the page gets on the way.
-
-        ``judge`` (web/submissions.py, the same as for a plain POST) turns the form's
-        fields into a verdict, which ``show`` puts on the form (inside the state lock);
-        an accepted submit goes to the gateway, and ``after`` (inside the lock again)
-        updates the form once the gateway answered, returning the events that follow.
-        """
+        """One submit, from the press to the toast: ``judge`` (the plain POST's too) and ``show`` inside the
+        state lock, the gateway call outside it, then ``after``."""
         session = self.router.session  # the event's, before ``async with self`` loads the state again
         async with graceful_stop.submit_in_flight():
             async with self:

@@ -1,15 +1,6 @@
-"""What the confirmation and unsubscribe pages share: a link from an email, checked, then a button.
-
-Opening a link changes nothing: mail scanners open every link they see. What a link
-leads to (``LinkView``: the stage its page shows, the address, what its button needs)
-is decided by one function per page (``confirm_view``, ``unsubscribe_view``), and
-what the button does by another (``confirm_press``, ``unsubscribe_press``), for the app and the
-plain POST alike: the production server writes the view into the page it serves and
-answers the button's POST itself (server/link_pages.py); the app, once connected,
-reads the token from the address bar (its ``on_load``), shows the same view and
-answers the press. The link key stays in backend-only state. Opening and pressing
-count against the visitor's limits, as the forms' submits do.
-"""
+"""What the confirmation and unsubscribe pages share: opening a link changes nothing (mail scanners
+open every link); what a link leads to and what its button does are one function each per page,
+for the app and the plain POST alike. The link key stays in backend-only state."""
 
 from __future__ import annotations
 
@@ -81,11 +72,8 @@ class ListLinkState(rx.State, mixin=True):
         return self.router.url.query_parameters.get(DONE_PARAM, "") == "1"
 
     async def _admitted(self, action: str, press: bool = False) -> bool:
-        """Within the visitor's limits (per tab and per address); else the page says to wait.
-
-        ``press``: the visitor pressed the page's button, so the tab's state is kept
-        as long as Reflex keeps any (web/tab_states.py).
-        """
+        """Within the visitor's limits (per tab and per address), else the page says to wait; ``press`` keeps
+        the tab's state as long as Reflex keeps any (web/tab_states.py)."""
         session = self.router.session
         if await submits.shared_limiter.get().allow(action, session.client_token, session.client_ip):
             if press:

@@ -1,7 +1,5 @@
-"""The new-release signup form (docs/product.md, Forms: Subscribe), as the app sends it.
-
-The rules are web/submissions.py's, which also answer the form's plain HTML POST.
-"""
+"""The new-release signup form (docs/product.md, Forms: Subscribe) as the app sends it; the rules are
+web/submissions.py's."""
 
 from __future__ import annotations
 
@@ -30,9 +28,8 @@ class SubscribeState(SubscribeFieldMessages, FormLifecycle, rx.State):  # type: 
 
     @rx.event
     def start(self):
-        """On the page's load (a fresh form: a load's state is its own), and again whenever the page
-        reconnects, which carries on with what the page shows; only a submit interrupted long ago
-        gives the form back."""
+        """On the page's load, and again whenever it reconnects (carrying on with what the page shows); only
+        a submit interrupted long ago gives the form back."""
         self.asks_confirmation = settings.list_emails_on()
         self._give_back_an_interrupted_submit()
 

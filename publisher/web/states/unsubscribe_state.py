@@ -1,10 +1,5 @@
-"""The unsubscribe page: an unsubscribe link opened, the address shown, removed on the press.
-
-``unsubscribe_view`` and ``unsubscribe_press`` decide for the app (``UnsubscribeState``) and for
-the page's plain POST, which the production server answers alone (server/link_pages.py). A
-mail provider's one-click request (RFC 8058) is a POST to the same address too, told apart
-by its body, ``List-Unsubscribe=One-Click``.
-"""
+"""The unsubscribe page; ``unsubscribe_view`` and ``unsubscribe_press`` decide for the app and for the
+page's plain POST alike (server/link_pages.py), where a provider's one-click is told apart by its body."""
 
 from __future__ import annotations
 
