@@ -28,7 +28,7 @@ VNU_DIR := $(HOME)/.cache/publisher/vnu-jar-$(VNU_VERSION)
 export VNU_JAR := $(VNU_DIR)/node_modules/vnu-jar/build/dist/vnu.jar
 
 .PHONY: help setup setup-test system-packages migrate build serve run image check test test-lint test-style test-types test-setup test-unit \
-	test-services test-site test-embedded test-development test-container clean
+	test-services test-site test-embedded test-development test-image test-container clean
 
 help:
 	@echo "make run    set up, then serve the site in development mode on http://localhost:$(DEV_PORT)"
@@ -100,12 +100,13 @@ run: migrate
 		$(if $(DEV_HOST),--backend-host $(DEV_HOST))
 
 # Each stage's duration is printed at the end. The style check comes first: a slip fails in seconds.
+# The types (after installing the test extra, one core) beside the container stage's image build.
 # Then two lanes side by side on the two cores, whose tests wait on their servers much of the time:
 # the build's (site builds, embedded serves that build, development compiles into .web, so after
 # them) and the others. (Three lanes, or the site and embedded stages on two workers each, were
 # slower: 2026-11-28, docs/testing.md.)
 test:
-	@scripts/test-stages.sh lint setup site,embedded,development+unit,services,container
+	@scripts/test-stages.sh style types+image setup site,embedded,development+unit,services,container
 
 # The developer's loop, in about a minute: no build, no server, no process (tests/unit).
 check: test-lint test-unit
@@ -144,6 +145,12 @@ test-embedded:
 # `make run` itself, on free ports of 127.0.0.1, driven in Chromium.
 test-development:
 	$(BIN)/python -m pytest --durations=10 tests/development
+
+# `make image` as the container stage tags it (tests/container/conftest.py), which then finds
+# every layer built; its output is shown only when it fails.
+test-image: system-packages
+	@log=$$(mktemp) && trap 'rm -f "$$log"' EXIT && \
+		$(MAKE) --no-print-directory image IMAGE=localhost/publisher:test >"$$log" 2>&1 || { tail -n 60 "$$log"; exit 1; }
 
 # The image built from the Dockerfile with podman, and containers of it.
 test-container:

@@ -67,10 +67,10 @@ def image_config(tag: str) -> dict:
     return json.loads(podman("image", "inspect", tag).stdout)[0]
 
 
-def stored_subscribers(container: Container) -> list[tuple[str, str]]:
-    """What the operator's command exports from the container's database: (email, name) rows."""
+def stored_subscribers(container: Container) -> list[tuple[str, str, str]]:
+    """What the operator's command exports from the container's database: (email, name, status) rows."""
     exported = container.exec("publisher-gateway", "subscribers").stdout
-    return [(row["email"], row["name"]) for row in csv.DictReader(io.StringIO(exported))]
+    return [(row["email"], row["name"], row["status"]) for row in csv.DictReader(io.StringIO(exported))]
 
 
 def stored_messages(container: Container) -> str:

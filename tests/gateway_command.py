@@ -3,10 +3,11 @@
 Starting the installed command imports Reflex again: seconds a call, and the tests call it
 about ninety times. Here ``publisher.cli.main.main`` runs in this process instead, with what
 a process of its own would have had: the environment it was given, empty standard input,
-its standard output and error captured, Reflex's configuration read afresh from the
-project's rxconfig.py, an exit status, and no pooled connection left open when it ends.
-What only a process of its own can show (help, exit codes from the shell, a broken pipe,
-Ctrl-C, another working directory) is tested on the installed command: tests/services/test_cli.py.
+its standard output and error captured, its working directory, Reflex's configuration read
+afresh from the project's rxconfig.py, an exit status, and no pooled connection left open when
+it ends. What only a process of its own can show (an exit status from the shell, a broken
+pipe, Ctrl-C, a start in another directory) is tested on the installed command:
+tests/services/test_cli.py.
 """
 
 from __future__ import annotations
@@ -35,13 +36,17 @@ HANG_S = 120
 PIPE_COLUMNS = "80"
 
 
-def run(command: list[str], argv: list[str], environ: Mapping[str, str], project: Path) -> tuple[int, str, str]:
-    """``main(argv)``'s exit status, standard output and standard error, run with ``environ`` added
-    to this process's environment; ``command`` names it in a hang's TimeoutExpired."""
+def run(
+    command: list[str], argv: list[str], environ: Mapping[str, str | None], project: Path, cwd: Path | None = None
+) -> tuple[int, str, str]:
+    """``main(argv)``'s exit status, standard output and standard error, run in ``cwd`` (the project's
+    folder unless given) with ``environ`` added to this process's environment (a None unsets that
+    variable); ``command`` names it in a hang's TimeoutExpired."""
     from publisher.cli import main
 
     with (
         _ONE_AT_A_TIME,
+        contextlib.chdir(cwd or project),
         _environment({"COLUMNS": os.environ.get("COLUMNS", PIPE_COLUMNS), **environ}),
         _standard_streams() as (out, err),
         _warnings_to(err),
@@ -53,11 +58,15 @@ def run(command: list[str], argv: list[str], environ: Mapping[str, str], project
 
 
 @contextlib.contextmanager
-def _environment(changes: Mapping[str, str]) -> Iterator[None]:
-    """``changes`` set for the call; afterwards the environment exactly as it was (rxconfig.py and
-    Reflex may write to it too: PUBLISHER_DB_PASSWORD_FILE, ALEMBIC_CONFIG)."""
+def _environment(changes: Mapping[str, str | None]) -> Iterator[None]:
+    """``changes`` made for the call (None: unset); afterwards the environment exactly as it was
+    (rxconfig.py and Reflex may write to it too: PUBLISHER_DB_PASSWORD_FILE, ALEMBIC_CONFIG)."""
     saved = dict(os.environ)
-    os.environ.update(changes)
+    for name, value in changes.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     try:
         yield
     finally:

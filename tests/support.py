@@ -115,8 +115,8 @@ VENV_BIN = Path(sys.executable).parent
 MANY_TABS_ENV = {"PUBLISHER_MAX_TABS_PER_ADDRESS": "1000", "PUBLISHER_NEW_TABS_PER_MINUTE": "10000"}
 # The contact form's minimum fill time on every server the tests start (PUBLISHER_MIN_FILL_TIME_MS),
 # so a simulated visitor waits 3 s, not the spec's 5 (and a too-fast one, filling four fields and
-# pressing at once, stays inside it on a loaded machine); tests/embedded/conftest.py's `server` keeps the
-# real 5 s (its contact tests take them), and tests/unit/test_antispam.py pins the number.
+# pressing at once, stays inside it on a loaded machine); tests/embedded/conftest.py's `mail_site` keeps
+# the real 5 s (its contact test takes them), and tests/unit/test_antispam.py pins the number.
 QUICK_FILL_TIME_MS = 3000
 QUICK_FILL_ENV = {"PUBLISHER_MIN_FILL_TIME_MS": str(QUICK_FILL_TIME_MS)}
 # The production server refuses to start without a form secret (settings.require_form_secret).
@@ -163,10 +163,11 @@ def tool_env(**extra: str) -> dict[str, str]:
 
 
 def publisher_gateway(
-    db_url: str, *args: str, check: bool = True, env: dict[str, str] | None = None
+    db_url: str, *args: str, check: bool = True, env: Mapping[str, str | None] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """The operator's `publisher-gateway` command on ``db_url``, as from the project directory, with
-    ``env`` added: run in this process (tests/gateway_command.py), not by starting it and Reflex again.
+    """The operator's `publisher-gateway` command on ``db_url``, as from the project directory (or
+    ``cwd``), with ``env`` added (None unsets a variable): run in this process
+    (tests/gateway_command.py), not by starting it and Reflex again.
 
     It answers as ``subprocess.run`` did (CalledProcessError on a failure when ``check``); the
     installed command itself is run by tests/services/test_cli.py.
@@ -175,7 +176,7 @@ def publisher_gateway(
 
     command = [str(VENV_BIN / "publisher-gateway"), *args]
     environ = {**(env or {}), "REFLEX_DB_URL": db_url}
-    status, out, err = gateway_command.run(command, list(args), environ, PROJECT_ROOT)
+    status, out, err = gateway_command.run(command, list(args), environ, PROJECT_ROOT, cwd)
     result = subprocess.CompletedProcess(command, status, out, err)
     if check:
         result.check_returncode()

@@ -19,6 +19,10 @@ from typing import Any
 import aiohttp
 import socketio
 
+from publisher.rules import form_tokens
+from publisher.rules.antispam import MathQuestion
+from tests.support import FORM_SECRET
+
 ROOT_STATE = "reflex___state____state"
 SUBSCRIBE_STATE = f"{ROOT_STATE}.publisher___web___states___subscribe_state____subscribe_state"
 CONTACT_STATE = f"{ROOT_STATE}.publisher___web___states___contact_state____contact_state"
@@ -127,6 +131,17 @@ def question_answer(text: str) -> int:
     """The answer to "What is X + Y?" / "What is X - Y?", as a person works it out."""
     left, operator, right = text.removeprefix("What is ").removesuffix("?").split(" ")
     return int(left) + int(right) if operator == "+" else int(left) - int(right)
+
+
+# The question a token made here asks (form_token_shown_ago), and its answer.
+TOKEN_QUESTION, TOKEN_ANSWER = MathQuestion(3, "+", 4), 7
+
+
+def form_token_shown_ago(age_ms: float = 10_000) -> str:
+    """A contact token as a test server writes it into a page (its secret: tests/support.py), for a form
+    shown ``age_ms`` ago, past the fill time by default: what a visitor who waited sends, without waiting."""
+    now = time.time() * 1000
+    return form_tokens.issue(FORM_SECRET, TOKEN_QUESTION, now_ms=now - age_ms, shown_ms=now - age_ms)
 
 
 _SERVED_QUESTION = re.compile(r'id="contact-question"[^>]*>([^<]*)<')

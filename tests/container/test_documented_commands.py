@@ -124,10 +124,7 @@ def test_the_documented_container_commands_run_as_written_and_keep_the_secret_th
     assert "PUBLISHER_FORM_SECRET is not given: the site signs with the one it made in /data/form-secret" in said
     assert "PUBLISHER_FORM_SECRET is not set" not in said
 
-    # Every later start reads the same one: started again, and a new container on the same volume.
-    podman("start", NAME)
-    wait_serving()
-    assert the_form_secret() == made
+    # Every later start reads the same one: a new container on the same volume (the one it made is there).
     podman("rm", "--force", "--time", "10", NAME)
     result = run_as_written(run)
     assert result.returncode == 0, result.stderr

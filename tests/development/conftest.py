@@ -1,11 +1,11 @@
-"""The development server as a maintainer starts it, on free ports of 127.0.0.1.
+"""The development server as a maintainer starts it, on free ports of 127.0.0.1: `make run` (the
+README's command: migrates, then runs Reflex) for every journey (test_dev_server.py). A bare
+`reflex run` on a database nobody migrated differs only in the migration its backend runs at start
+(tests/unit/test_build_plugins.py, tests/services/test_embedded_gateway.py).
 
-`make run` (the README's command: migrates, then runs Reflex) for every journey
-(test_dev_server.py), then a bare `reflex run --frontend-port X --backend-port Y` on a
-database nobody migrated (what a maintainer with the venv active types; test_reflex_run.py),
-one at a time. No gateway URL, so the forms go to the embedded gateway, whose database is a
-temporary file. A separate pytest invocation: the dev server compiles into `.web` and reloads
-on file changes, so nothing else may build meanwhile.
+No gateway URL, so the forms go to the embedded gateway, whose database is a temporary file. A
+separate pytest invocation: the dev server compiles into `.web` and reloads on file changes, so
+nothing else may build meanwhile.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from tests.support import (
     PORT_TAKEN,
     PROJECT_ROOT,
     QUICK_FILL_ENV,
-    VENV_BIN,
     log_excerpt,
     start_on_free_ports,
     tool_env,
@@ -35,13 +34,13 @@ from tests.support import (
 
 # A cold start compiles the app and starts Vite; the first page then compiles on demand.
 START_TIMEOUT_S = 180
+MAKE_RUN = ["make", "--no-print-directory", "run"]  # with the server's ports and DEV_HOST=127.0.0.1
 
 
 class DevServer:
-    """`make run` or `reflex run` in its own process group, on two free ports chosen at start()."""
+    """`make run` in its own process group, on two free ports chosen at start()."""
 
-    def __init__(self, workdir: Path, command: str, extra_env: dict[str, str] | None = None):
-        self.command = command
+    def __init__(self, workdir: Path, extra_env: dict[str, str] | None = None):
         self.extra_env = extra_env or {}
         self.frontend_port: int | None = None
         self.backend_port: int | None = None
@@ -68,29 +67,8 @@ class DevServer:
         for inherited in ("PUBLISHER_GATEWAY_URL", "REFLEX_REDIS_URL", "REFLEX_ENV_MODE", "PUBLISHER_DEV_HOST"):
             env.pop(inherited, None)
         env.update(self.extra_env)
-        if self.command == "make run":
-            command = [
-                "make",
-                "--no-print-directory",
-                "run",
-                f"DEV_PORT={self.frontend_port}",
-                f"BACKEND_PORT={self.backend_port}",
-                "DEV_HOST=127.0.0.1",
-            ]
-        else:
-            env["PUBLISHER_DEV_HOST"] = "127.0.0.1"
-            command = [
-                str(VENV_BIN / "reflex"),
-                "run",
-                "--frontend-port",
-                str(self.frontend_port),
-                "--backend-port",
-                str(self.backend_port),
-                "--backend-host",
-                "127.0.0.1",
-            ]
         self.process = subprocess.Popen(
-            command,
+            [*MAKE_RUN, f"DEV_PORT={frontend_port}", f"BACKEND_PORT={backend_port}", "DEV_HOST=127.0.0.1"],
             cwd=PROJECT_ROOT,
             env=env,
             stdout=self.log_path.open("wb"),
@@ -98,9 +76,7 @@ class DevServer:
             start_new_session=True,
         )
         try:
-            wait_until(
-                self._serving, START_TIMEOUT_S, f"`{self.command}` on ports {self.frontend_port}/{self.backend_port}"
-            )
+            wait_until(self._serving, START_TIMEOUT_S, f"`make run` on ports {self.frontend_port}/{self.backend_port}")
         except BaseException:
             self.stop()
             raise
@@ -108,7 +84,7 @@ class DevServer:
     def _serving(self) -> bool:
         # Reflex stops when a port it was told is taken; Vite or the backend may fail alone.
         if self.process.poll() is not None or PORT_TAKEN.search(self.log()):
-            raise RuntimeError(f"`{self.command}` did not start; log:\n{log_excerpt(self.log())}")
+            raise RuntimeError(f"`make run` did not start; log:\n{log_excerpt(self.log())}")
         try:
             return (
                 httpx.get(f"{self.backend_url}/ping", timeout=2).status_code == 200
@@ -168,7 +144,7 @@ def dev_server(
         "PUBLISHER_BOUNCE_POLL_S": "1",
         "PUBLISHER_BOUNCE_WEBHOOK_SECRET": BOUNCE_HOOK_SECRET,
     }
-    server = DevServer(tmp_path_factory.mktemp("dev"), "make run", extra_env={**smtp.mail_env(), **bounces})
+    server = DevServer(tmp_path_factory.mktemp("dev"), extra_env={**smtp.mail_env(), **bounces})
     server.bounce_folder = folder
     server.start()
     try:

@@ -56,30 +56,12 @@ def test_both_servers_listen_on_loopback_only(dev_server: DevServer):
     assert listening_addresses(dev_server.backend_port) == {"127.0.0.1"}
 
 
-def test_the_page_connects_to_the_backend_on_its_own_port(page: Page, dev_server: DevServer):
-    sockets = []
-    page.on("websocket", lambda ws: sockets.append(ws.url))
-    open_page(page, dev_server.base_url, "/subscribe")
-    expect(page.locator("form button[type=submit]")).to_be_enabled()
-    app_sockets = [url for url in sockets if "/_event" in url]
-    assert app_sockets and all(
-        url.startswith(f"ws://127.0.0.1:{dev_server.backend_port}/_event/") for url in app_sockets
-    ), sockets
-
-
 def test_the_book_search_runs_once_the_app_has_rendered_home(page: Page, dev_server: DevServer):
     """The development server renders every page in the app; site.js searches after it has rendered."""
     open_page(page, dev_server.base_url, "/?q=word%20search")
     expect(page.get_by_role("status").locator("p")).to_have_text("Showing 1 of 3 books matching “word search”.")
     expect(page.locator("article:visible")).to_have_count(1)
     expect(page.locator("article:visible")).to_have_id("word-search-book")
-    assert_no_console_errors(page)
-
-
-def test_subscribe_is_stored_by_the_embedded_gateway(page: Page, dev_server: DevServer):
-    subscribe(page, dev_server.base_url, "Dev Reader", "dev.reader@example.com")
-    stored = [(s.email, s.name, s.book_updates) for s in subscribers.list_subscribers(db_url=dev_server.db_url)]
-    assert stored == [("dev.reader@example.com", "Dev Reader", "yes")]
     assert_no_console_errors(page)
 
 
@@ -107,10 +89,24 @@ def test_contact_message_is_stored_by_the_embedded_gateway_and_emailed(page: Pag
     assert_no_console_errors(page)
 
 
-def test_the_lists_links_work_on_the_development_server(page: Page, dev_server: DevServer, smtp):
-    """The confirmation page's button, and a mail provider's one-click POST to the page server's port."""
+def test_a_subscribe_over_the_backends_own_port_is_stored_and_the_lists_links_work(
+    page: Page, dev_server: DevServer, smtp
+):
+    """The page's websocket goes to the backend's port, not the page's; the embedded gateway stores
+    the address; the confirmation page's button, and a mail provider's one-click POST to the page
+    server's port, work."""
+    sockets: list[str] = []
+    page.on("websocket", lambda ws: sockets.append(ws.url))
     address = f"links.{dev_server.frontend_port}@example.com"
     subscribe(page, dev_server.base_url, "Link Reader", address)
+    app_sockets = [url for url in sockets if "/_event" in url]
+    assert app_sockets and all(
+        url.startswith(f"ws://127.0.0.1:{dev_server.backend_port}/_event/") for url in app_sockets
+    ), sockets
+    stored = [
+        (s.name, s.book_updates) for s in subscribers.list_subscribers(db_url=dev_server.db_url) if s.email == address
+    ]
+    assert stored == [("Link Reader", "yes")]
     [confirmation] = emails_to(smtp, address, "Please confirm your subscription to Animals We Confuse")
     [link] = [w for w in confirmation.message.get_content().split() if "/subscribe/confirm?token=" in w]
     parts = urlsplit(link)
@@ -192,21 +188,6 @@ def test_editing_content_shows_after_a_reload(page: Page, dev_server: DevServer)
     assert CONTENT_FILE.read_text() == original
 
 
-def test_a_passkey_enrols_and_signs_in_to_the_dashboard_on_the_development_server(page: Page, dev_server: DevServer):
-    """`make run`'s page on localhost is the relying party's origin (an IP address never is)."""
-    add_passkey_authenticator(page)
-    site = f"http://localhost:{dev_server.frontend_port}"
-    invited = publisher_gateway(dev_server.db_url, "admin", "invite", "Ada", env={"REFLEX_DEPLOY_URL": site})
-    page.goto(invited.stdout.strip(), timeout=120_000)  # the first visit compiles the page
-    page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
-    expect(page.get_by_text("Signed in as Ada")).to_be_visible(timeout=60_000)
-    expect(page.locator("#readers dt")).to_have_text(["Confirmed", "Pending", "Unsubscribed", "Bounced"])
-    page.get_by_role("button", name=admin_copy.SIGN_OUT_BUTTON).click()
-    expect(page.get_by_role("button", name=admin_copy.SIGN_IN_BUTTON)).to_be_visible(timeout=60_000)
-    page.get_by_role("button", name=admin_copy.SIGN_IN_BUTTON).click()
-    expect(page.get_by_text("Signed in as Ada")).to_be_visible(timeout=60_000)
-
-
 # A reader's browser (Chromium's headless user agent is a bot, counted apart).
 DESKTOP_CHROME = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
 
@@ -216,11 +197,12 @@ def visits_csv(dev_server: DevServer) -> list[list[str]]:
     return list(csv.reader(io.StringIO(shown.stdout)))
 
 
-def test_a_buy_press_counts_and_the_dashboard_shows_visits_on_the_development_server(
+def test_a_buy_press_counts_and_a_passkey_signs_in_to_the_dashboard_that_shows_it(
     browser: Browser, dev_server: DevServer
 ):
     """Vite answers the pages, so they are not counted here (docs/privacy.md); the press's beacon
-    is a POST, which Vite passes to the backend: it counts."""
+    is a POST, which Vite passes to the backend: it counts. `make run`'s page on localhost is the
+    passkey's relying party's origin (an IP address never is)."""
     clear_of_midnight()  # the day it counts is the day it reads back
     book = content.BOOKS[0]
     store = urlsplit(str(book.book_link))
@@ -243,11 +225,16 @@ def test_a_buy_press_counts_and_the_dashboard_shows_visits_on_the_development_se
         add_passkey_authenticator(dashboard)
         site = f"http://localhost:{dev_server.frontend_port}"
         invited = publisher_gateway(dev_server.db_url, "admin", "invite", "Bea", env={"REFLEX_DEPLOY_URL": site})
-        dashboard.goto(invited.stdout.strip(), timeout=120_000)
+        dashboard.goto(invited.stdout.strip(), timeout=120_000)  # the first visit compiles the page
         dashboard.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
         expect(dashboard.get_by_text("Signed in as Bea")).to_be_visible(timeout=60_000)
+        expect(dashboard.locator("#readers dt")).to_have_text(["Confirmed", "Pending", "Unsubscribed", "Bounced"])
         visits = dashboard.locator("#visits")
         expect(visits).to_be_visible(timeout=60_000)
         expect(visits).to_contain_text(book.title)  # its press, under the book's title
+        dashboard.get_by_role("button", name=admin_copy.SIGN_OUT_BUTTON).click()
+        expect(dashboard.get_by_role("button", name=admin_copy.SIGN_IN_BUTTON)).to_be_visible(timeout=60_000)
+        dashboard.get_by_role("button", name=admin_copy.SIGN_IN_BUTTON).click()
+        expect(dashboard.get_by_text("Signed in as Bea")).to_be_visible(timeout=60_000)
     finally:
         context.close()

@@ -13,28 +13,8 @@ import pytest
 from publisher import storage
 from publisher.mail import outbox
 from tests.imap import DovecotServer
-from tests.postgres import PostgresServer
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import ProductionServer, running_server
-
-
-@pytest.fixture(scope="session")
-def db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return f"sqlite:///{tmp_path_factory.mktemp('db') / 'embedded.db'}"
-
-
-@pytest.fixture(scope="session")
-def server(built_site: None, tmp_path_factory: pytest.TempPathFactory, db_url: str) -> Iterator[ProductionServer]:
-    """The one server of the suite with the spec's real five-second fill time: its contact tests take them."""
-    env = {"PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url, "PUBLISHER_MIN_FILL_TIME_MS": ""}
-    with running_server(tmp_path_factory.mktemp("server"), env) as prod:
-        yield prod
-
-
-@pytest.fixture(scope="session")
-def base_url(server: ProductionServer) -> str:
-    return server.base_url
-
 
 CREDENTIALS = ("site@animals.example", "relay password")
 # A stored email is delivered at once, or at the first retry (15 s) plus a poll (5 s) when SMTP was down.
@@ -49,23 +29,9 @@ def smtp() -> Iterator[SmtpServer]:
     server.stop()
 
 
-# What comes back: each site reads a folder of its own in the tests' Dovecot (their VERP tokens,
-# signed with the same secret, would name a job of the other's database), every second.
-BOUNCE_FOLDERS = {"sqlite": "Bounces SQLite", "postgresql": "Bounces PostgreSQL"}
+# What comes back: the mail site reads a folder of its own in the tests' Dovecot, every second.
+BOUNCE_FOLDER = "Bounces"
 BOUNCE_HOOK_SECRET = "bounce-hook-secret-for-the-tests-0123456789"
-
-
-def bounce_env(dovecot: DovecotServer, kind: str) -> dict[str, str]:
-    folder = BOUNCE_FOLDERS[kind]
-    # A reader's own email in the folder, which the site must leave alone (and which makes the folder).
-    dovecot.append(b"From: Jo <jo@example.org>\r\nSubject: Hello\r\n\r\nWhen is the next book out?\r\n", folder)
-    return {
-        "PUBLISHER_BOUNCE_ADDRESS": "bounces@animals.example",
-        "PUBLISHER_BOUNCE_MAILBOX": dovecot.url(folder),
-        "PUBLISHER_BOUNCE_CA_FILE": str(dovecot.ca_file),
-        "PUBLISHER_BOUNCE_POLL_S": "1",
-        "PUBLISHER_BOUNCE_WEBHOOK_SECRET": BOUNCE_HOOK_SECRET,
-    }
 
 
 @pytest.fixture(scope="session")
@@ -73,34 +39,25 @@ def mail_site(
     built_site, smtp: SmtpServer, dovecot: DovecotServer, tmp_path_factory
 ) -> Iterator[tuple[ProductionServer, str]]:
     """publisher-serve emailing through ``smtp``, on SQLite, with the new-subscriber notice on,
-    reading its bounce folder in ``dovecot``."""
+    reading its bounce folder in ``dovecot``. The one server of the suite with the spec's real
+    five-second fill time (tests/support.py lowers it elsewhere): its contact test takes them."""
     workdir = tmp_path_factory.mktemp("mail-site")
     db_url = f"sqlite:///{workdir / 'mail.db'}"
+    # A reader's own email in the folder, which the site must leave alone (and which makes the folder).
+    dovecot.append(b"From: Jo <jo@example.org>\r\nSubject: Hello\r\n\r\nWhen is the next book out?\r\n", BOUNCE_FOLDER)
     env = {
         **smtp.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1", PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS),
-        **bounce_env(dovecot, "sqlite"),
+        "PUBLISHER_BOUNCE_ADDRESS": "bounces@animals.example",
+        "PUBLISHER_BOUNCE_MAILBOX": dovecot.url(BOUNCE_FOLDER),
+        "PUBLISHER_BOUNCE_CA_FILE": str(dovecot.ca_file),
+        "PUBLISHER_BOUNCE_POLL_S": "1",
+        "PUBLISHER_BOUNCE_WEBHOOK_SECRET": BOUNCE_HOOK_SECRET,
         "PUBLISHER_GATEWAY_URL": "",
+        "PUBLISHER_MIN_FILL_TIME_MS": "",
         "REFLEX_DB_URL": db_url,
     }
     with running_server(workdir, env) as server:
         yield server, db_url
-
-
-@pytest.fixture(scope="session")
-def postgres_site(
-    built_site, postgres: PostgresServer, smtp: SmtpServer, dovecot: DovecotServer, tmp_path_factory
-) -> Iterator[tuple[ProductionServer, str]]:
-    """publisher-serve on PostgreSQL (which it migrates itself, from empty), emailing through ``smtp``,
-    reading its bounce folder in ``dovecot``."""
-    db_url = postgres.url(postgres.create_database())
-    env = {
-        **smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS),
-        **bounce_env(dovecot, "postgresql"),
-        "PUBLISHER_GATEWAY_URL": "",
-        "REFLEX_DB_URL": db_url,
-    }
-    with running_server(tmp_path_factory.mktemp("postgres-site"), env) as prod:
-        yield prod, db_url
 
 
 def delivered(db_url: str) -> bool:

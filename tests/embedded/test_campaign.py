@@ -2,8 +2,8 @@
 
 On SQLite: the refusals, a test copy, the campaign reaching every confirmed reader once (the
 running site's workers sending beside the command), a one-click unsubscribe from a release
-email, a repeat that sends nothing. On SQLite and on PostgreSQL: the command killed
-mid-campaign and run again, and two commands sending one campaign.
+email, a repeat that sends nothing; the command killed mid-campaign and run again, and two
+commands sending one campaign.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import httpx
 import pytest
 
 from publisher import content
-from tests.postgres import PostgresServer
 from tests.smtp import POSTAL_ADDRESS, Received, SmtpServer
 from tests.support import ProductionServer, announce_process, publisher_gateway, running_server, wait_until
 
@@ -45,8 +44,7 @@ def addresses(received: list[Received]) -> list[str]:
 @pytest.fixture(scope="module")
 def list_site(built_site, smtp, tmp_path_factory) -> Iterator[tuple[ProductionServer, str, str]]:
     """A running site of its own that keeps the list on SQLite (its workers send releases too), its
-    database, and the domain of this test's readers. The claims on PostgreSQL, where their SQL
-    differs: the two commands below, and tests/services/test_campaign.py."""
+    database, and the domain of this test's readers."""
     workdir = tmp_path_factory.mktemp("campaign")
     db_url = f"sqlite:///{workdir / 'campaign.db'}"
     env = {**smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL), "PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url}
@@ -118,14 +116,11 @@ def test_announce_refuses_then_tests_then_reaches_every_confirmed_reader_once(li
     assert len(smtp.received) == count
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def fresh_db(request, tmp_path) -> str:
-    """An empty, migrated database of each kind, for one test's campaign alone."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'campaign.db'}"
-    else:
-        server: PostgresServer = request.getfixturevalue("postgres")
-        url = server.url(server.create_database())
+@pytest.fixture
+def fresh_db(tmp_path) -> str:
+    """An empty, migrated database for one test's campaign alone (SQLite: the claims' SQL on
+    PostgreSQL is tests/services/test_campaign.py's, a dead sender and two at once among them)."""
+    url = f"sqlite:///{tmp_path / 'campaign.db'}"
     publisher_gateway(url, "migrate")
     return url
 

@@ -20,12 +20,11 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser import assert_no_console_errors, axe_violations, open_page, submit_button
-from tests.embedded.conftest import BOUNCE_FOLDERS, BOUNCE_HOOK_SECRET, DELIVERY_TIMEOUT_S, delivered
+from tests.embedded.conftest import BOUNCE_FOLDER, BOUNCE_HOOK_SECRET, DELIVERY_TIMEOUT_S, delivered
 from tests.imap import DovecotServer
 from tests.samples import bounce_sample
 from tests.smtp import Received, SmtpServer
 from tests.support import ProductionServer, publisher_gateway, wait_until
-from tests.visitor import SUBSCRIBE_STATE, Visitor, hydrated, run_async, subscribe_over_websocket
 
 CONFIRM_FROM_INBOX = "If this address is new to our list, please confirm it with the link we have just emailed you."
 
@@ -35,7 +34,6 @@ class ListSite:
     server: ProductionServer
     db_url: str
     email: str  # this test's own reader
-    bounce_folder: str  # the folder of the tests' Dovecot its workers read
 
 
 @pytest.fixture
@@ -45,7 +43,7 @@ def site(request, mail_site) -> ListSite:
     lock, the inserts once): tests/services/test_new_release_list.py."""
     server, db_url = mail_site
     email = f"{request.node.name.split('[')[0][5:29]}@example.com".lower()
-    return ListSite(server, db_url, email, bounce_folder=BOUNCE_FOLDERS["sqlite"])
+    return ListSite(server, db_url, email)
 
 
 def notices_about(smtp: SmtpServer, email: str) -> list[Received]:
@@ -277,67 +275,6 @@ def test_with_the_event_channel_blocked_the_link_pages_buttons_post_themselves(
     assert axe_violations(page) == []
 
 
-def test_four_sign_ups_of_one_address_send_one_email(site, smtp: SmtpServer):
-    server, db_url, email = site.server, site.db_url, site.email
-
-    async def four_times() -> list[str]:
-        outcomes = []
-        for _ in range(4):
-            visitor, _seconds = await subscribe_over_websocket(server.base_url, email)
-            outcomes.append(visitor.var(SUBSCRIBE_STATE, "status"))
-            await visitor.close()
-        return outcomes
-
-    assert run_async(four_times()) == ["success"] * 4  # the visitor sees the same alert every time
-    wait_for_email(smtp, email, "Please confirm your subscription to Animals We Confuse")
-    wait_until(lambda: delivered(db_url), DELIVERY_TIMEOUT_S, "the outbox to be empty")
-    assert len(emails_to(smtp, email)) == 1
-
-
-def test_tag_spellings_of_one_mailbox_send_one_email(site, smtp: SmtpServer):
-    """``victim+1@``, ``Victim+2@``...: one inbox, so one confirmation, whatever the spelling."""
-    server, db_url, email = site.server, site.db_url, site.email
-    local, _, domain = email.partition("@")
-    spellings = [f"{local}+{n}@{domain}" if n % 2 else f"{local.upper()}+{n}@{domain}" for n in range(20)]
-
-    async def sign_up_all() -> list[str]:
-        outcomes = []
-        for n, spelling in enumerate(spellings):  # each from its own address, as a bot spreads them
-            visitor = Visitor(server.base_url, "/subscribe", source=f"127.0.3.{n + 1}")
-            await visitor.open_page(hydrated)
-            visitor, _seconds = await subscribe_over_websocket(server.base_url, spelling, visitor=visitor)
-            outcomes.append(visitor.var(SUBSCRIBE_STATE, "status"))
-            await visitor.close()
-        return outcomes
-
-    assert run_async(sign_up_all()) == ["success"] * 20
-    wait_until(lambda: delivered(db_url), DELIVERY_TIMEOUT_S, "the outbox to be empty")
-    to_mailbox = [
-        r
-        for r in smtp.received
-        if any(a.lower().endswith(f"@{domain}") and a.lower().startswith(f"{local}+") for a in r.rcpt_tos)
-    ]
-    assert len(to_mailbox) == 1
-
-
-def test_a_bot_that_fills_the_honeypot_is_told_to_try_again_and_nothing_is_stored_or_sent(site, smtp: SmtpServer):
-    server, db_url, email = site.server, site.db_url, site.email
-
-    async def as_a_bot() -> tuple[str, str]:
-        visitor = Visitor(server.base_url, "/subscribe")
-        await visitor.open_page(hydrated)
-        form = {"name": "Cheap Pills", "email": email, "website": "https://pills.example"}
-        await visitor.send(f"{SUBSCRIBE_STATE}.submit", {"form_data": form})
-        await visitor.wait_for(lambda v: v.var(SUBSCRIBE_STATE, "form_error") == "Please try again.")
-        outcome = (visitor.var(SUBSCRIBE_STATE, "status"), visitor.var(SUBSCRIBE_STATE, "notice_text"))
-        await visitor.close()
-        return outcome
-
-    assert run_async(as_a_bot()) == ("editing", "")
-    assert email not in publisher_gateway(db_url, "subscribers").stdout
-    assert emails_to(smtp, email) == []
-
-
 def test_a_confirmation_that_bounces_later_bounces_the_address_and_a_providers_complaint_is_taken(
     page: Page, site: ListSite, smtp: SmtpServer, dovecot: DovecotServer
 ):
@@ -352,11 +289,11 @@ def test_a_confirmation_that_bounces_later_bounces_the_address_and_a_providers_c
         reader=site.email,
         message_id=confirmation.message["Message-ID"],
     )
-    dovecot.append(report, site.bounce_folder)
+    dovecot.append(report, BOUNCE_FOLDER)
     wait_until(lambda: status_of(site.db_url, site.email) == "bounced", 30, "the site to read its bounce mailbox")
     # The reader's own email in the folder is left where it is; the report went to Processed.
-    assert [raw for _flags, raw in dovecot.messages(site.bounce_folder) if b"next book" in raw]
-    assert not [raw for _flags, raw in dovecot.messages(site.bounce_folder) if site.email.encode() in raw]
+    assert [raw for _flags, raw in dovecot.messages(BOUNCE_FOLDER) if b"next book" in raw]
+    assert not [raw for _flags, raw in dovecot.messages(BOUNCE_FOLDER) if site.email.encode() in raw]
 
     hook = f"{site.server.base_url}/hooks/bounce"
     complaint = {"email": site.email, "type": "complaint", "reason": "feedback loop report"}

@@ -1,4 +1,5 @@
-"""What several services tests share: one Redis server per test module, flushed per test."""
+"""What several services tests share: one Redis server per test module, flushed per test, and an SMTP
+server per test (tests/smtp.py: aiosmtpd on 127.0.0.1, recording what it receives)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 
+from tests.smtp import SmtpServer
 from tests.support import RedisServer
 
 
@@ -25,3 +27,10 @@ async def redis_url(redis_server) -> AsyncIterator[str]:
     await client.flushdb()
     await client.aclose()
     yield redis_server.url
+
+
+@pytest.fixture
+def smtp_server() -> Iterator[SmtpServer]:
+    server = SmtpServer().start()
+    yield server
+    server.stop()

@@ -38,13 +38,6 @@ BOUNCE_ADDRESS = "bounces@animals.example"
 FROM = "site@animals.example"
 
 
-@pytest.fixture
-def smtp_server():
-    server = SmtpServer().start()
-    yield server
-    server.stop()
-
-
 def env_for(smtp: SmtpServer, mailbox: DovecotServer, **extra: str) -> dict[str, str]:
     return smtp.mail_env(
         PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS,

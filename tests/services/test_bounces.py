@@ -25,18 +25,11 @@ from publisher.storage.bounce_records import Report
 from publisher.storage.subscribers import SignUp
 from tests.databases import ON_BOTH_DATABASES
 from tests.services.test_campaign import Clock, mail_for, readers, sender_for, start_campaign
-from tests.smtp import LIST_SECRET, POSTAL_ADDRESS, SmtpServer
+from tests.smtp import LIST_SECRET, POSTAL_ADDRESS
 from tests.support import publisher_gateway
 
 BOUNCE_ADDRESS = "bounces@animals.example"
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def smtp_server():
-    server = SmtpServer().start()
-    yield server
-    server.stop()
 
 
 def status_of(db_url: str, email: str) -> str:

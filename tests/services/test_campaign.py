@@ -56,13 +56,6 @@ class Clock:
         self.now += timedelta(seconds=seconds)
 
 
-@pytest.fixture
-def smtp_server():
-    server = SmtpServer().start()
-    yield server
-    server.stop()
-
-
 def mail_for(server: SmtpServer, **extra: str):
     return mail_settings(server.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL, **extra))
 

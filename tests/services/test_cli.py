@@ -1,11 +1,10 @@
 """``publisher-gateway`` as a Unix tool: run from any directory (a cron job, a shell in $HOME), data on
 standard output and messages on standard error, quiet when its reader stops early, documented exit codes.
 
-What only the program itself shows (its help, exit statuses, pipes, Ctrl-C, no alembic.ini where it
-runs) is checked on the installed command, run from a directory that is not the project's
-(``cwd=tmp_path``), on a SQLite database of its own. What the listings print (escaped stored text,
-the ``visits`` report) is checked through the command run in the test process
-(tests/support.publisher_gateway).
+What only the program itself shows (an exit status, pipes, Ctrl-C, a start with no alembic.ini
+where it runs) is checked on the installed command, run from a directory that is not
+the project's (``cwd=tmp_path``), on a SQLite database of its own. The rest runs the command in the
+test process (tests/support.publisher_gateway), from that directory where it matters.
 """
 
 from __future__ import annotations
@@ -44,6 +43,11 @@ def elsewhere(tmp_path: Path, db_path_url: str, *args: str, env: dict[str, str] 
         timeout=120,
         **options,
     )
+
+
+def in_process_elsewhere(tmp_path: Path, db_path_url: str, *args: str, env: dict[str, str] | None = None):
+    """The same, run in this process (tests/gateway_command.py) in ``tmp_path``, without ALEMBIC_CONFIG."""
+    return publisher_gateway(db_path_url, *args, check=False, cwd=tmp_path, env={"ALEMBIC_CONFIG": None, **(env or {})})
 
 
 def started_elsewhere(tmp_path: Path, db_path_url: str, *args: str, **pipes) -> subprocess.Popen:
@@ -86,22 +90,22 @@ def test_migrate_from_another_directory_creates_the_tables_and_says_so_on_stderr
     assert (migrated.returncode, migrated.stdout) == (0, ""), migrated.stderr
     assert "publisher-gateway: the database at " in migrated.stderr and "is up to date." in migrated.stderr
     assert NOT_INITIALIZED not in migrated.stderr
-    again = elsewhere(tmp_path, db_path_url, "migrate")  # the committed head: nothing left to do
+    again = in_process_elsewhere(tmp_path, db_path_url, "migrate")  # the committed head: nothing left to do
     assert again.returncode == 0 and NOT_INITIALIZED not in again.stderr
-    listed = elsewhere(tmp_path, db_path_url, "subscribers")
+    listed = in_process_elsewhere(tmp_path, db_path_url, "subscribers")
     assert listed.stdout.splitlines() == ["email,name,book_updates,subscribed_at,status,confirmed_at,unsubscribed_at"]
 
 
 def test_import_subscribers_and_forget_from_another_directory_keep_data_and_messages_apart(tmp_path, migrated):
     subscriber_csv(tmp_path / "list.csv", 2)
 
-    imported = elsewhere(tmp_path, migrated, "import", "list.csv")  # a path relative to where it runs
+    imported = in_process_elsewhere(tmp_path, migrated, "import", "list.csv")  # a path relative to where it runs
     assert (imported.returncode, imported.stdout) == (0, "")
     assert imported.stderr == (
         "Imported list.csv: 2 added, 0 updated, 0 unchanged, 0 kept unsubscribed, 0 kept bounced. No email was sent.\n"
     )
 
-    exported = elsewhere(tmp_path, migrated, "subscribers")
+    exported = in_process_elsewhere(tmp_path, migrated, "subscribers")
     assert (exported.returncode, exported.stderr) == (0, "")
     assert [line.split(",")[0] for line in exported.stdout.splitlines()] == [
         "email",
@@ -109,10 +113,10 @@ def test_import_subscribers_and_forget_from_another_directory_keep_data_and_mess
         "reader1@readers.example",
     ]
 
-    forgotten = elsewhere(tmp_path, migrated, "forget", "reader0@readers.example")
+    forgotten = in_process_elsewhere(tmp_path, migrated, "forget", "reader0@readers.example")
     assert (forgotten.returncode, forgotten.stdout) == (0, "")
     assert forgotten.stderr.startswith("reader0@readers.example: ")
-    listing = elsewhere(tmp_path, migrated, "messages")
+    listing = in_process_elsewhere(tmp_path, migrated, "messages")
     assert (listing.returncode, listing.stdout, listing.stderr) == (0, "No messages.\n", "")
 
 
@@ -125,7 +129,7 @@ def test_announce_from_another_directory_asks_on_stderr_and_writes_nothing_to_st
         "PUBLISHER_POSTAL_ADDRESS": "1 Printing Lane, Booktown",
         "PUBLISHER_LIST_SECRET": "s" * 32,
     }
-    announced = elsewhere(tmp_path, migrated, "announce", content.BOOKS[0].slug, "--yes", env=mail)
+    announced = in_process_elsewhere(tmp_path, migrated, "announce", content.BOOKS[0].slug, "--yes", env=mail)
 
     assert (announced.returncode, announced.stdout) == (1, ""), announced.stderr
     assert "Recipients: 0 confirmed readers" in announced.stderr
@@ -137,8 +141,8 @@ def test_announce_from_another_directory_asks_on_stderr_and_writes_nothing_to_st
 
 
 def test_subscribers_into_a_reader_that_stops_after_one_line_ends_quietly(tmp_path, migrated):
-    # More than a pipe holds (64 KiB), so the command is still writing when its reader goes.
-    publisher_gateway(migrated, "import", str(subscriber_csv(tmp_path / "list.csv", 2000)))
+    # About 120 KB, more than a pipe holds (64 KiB), so the command is still writing when its reader goes.
+    publisher_gateway(migrated, "import", str(subscriber_csv(tmp_path / "list.csv", 1000)))
     command = started_elsewhere(tmp_path, migrated, "subscribers", stdout=subprocess.PIPE)
 
     header = command.stdout.readline()  # `publisher-gateway subscribers | head -1`
@@ -208,7 +212,7 @@ def test_interrupted_it_exits_130_without_a_traceback(tmp_path, db_path_url):
 
 
 def test_help_from_another_directory_documents_the_streams_and_every_exit_status(tmp_path, db_path_url):
-    helped = elsewhere(tmp_path, db_path_url, "--help")
+    helped = in_process_elsewhere(tmp_path, db_path_url, "--help")
 
     assert (helped.returncode, helped.stderr) == (0, "")
     assert "exit status:" in helped.stdout
@@ -234,16 +238,18 @@ def test_help_from_another_directory_documents_the_streams_and_every_exit_status
 def test_exit_status_1_when_the_command_fails_and_2_when_it_cannot_run_as_asked(tmp_path, migrated):
     (tmp_path / "bad.csv").write_text("email,name,status\nnot-an-address,Nobody,confirmed\n")
 
-    usage = elsewhere(tmp_path, migrated, "subscribers", "--status", "maybe")
-    assert (usage.returncode, usage.stdout) == (2, "") and "usage: publisher-gateway" in usage.stderr
-    refused = elsewhere(tmp_path, migrated, "import", "bad.csv")
+    refused = elsewhere(tmp_path, migrated, "import", "bad.csv")  # the installed command's status 1
     assert (refused.returncode, refused.stdout) == (1, "")
     assert "publisher-gateway: nothing imported from bad.csv." in refused.stderr
-    unreadable = elsewhere(tmp_path, migrated, "import", "missing.csv")
+    usage = in_process_elsewhere(tmp_path, migrated, "subscribers", "--status", "maybe")
+    assert (usage.returncode, usage.stdout) == (2, "") and "usage: publisher-gateway" in usage.stderr
+    unreadable = in_process_elsewhere(tmp_path, migrated, "import", "missing.csv")
     assert (unreadable.returncode, unreadable.stdout) == (1, "") and "cannot read missing.csv" in unreadable.stderr
-    unreachable = elsewhere(tmp_path, "postgresql+psycopg://reader:secret@127.0.0.1:9/none", "subscribers")
+    unreachable = in_process_elsewhere(tmp_path, "postgresql+psycopg://reader:secret@127.0.0.1:9/none", "subscribers")
     assert (unreachable.returncode, unreachable.stdout) == (1, "") and "secret" not in unreachable.stderr
-    unknown = elsewhere(tmp_path, migrated, "announce", "no-such-book", "--yes", env={"PUBLISHER_GATEWAY_URL": ""})
+    unknown = in_process_elsewhere(
+        tmp_path, migrated, "announce", "no-such-book", "--yes", env={"PUBLISHER_GATEWAY_URL": ""}
+    )
     assert (unknown.returncode, unknown.stdout) == (2, "")
     for result in (usage, refused, unreadable, unreachable, unknown):
         assert NOT_INITIALIZED not in result.stderr and "Traceback" not in result.stderr

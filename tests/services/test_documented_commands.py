@@ -1,11 +1,14 @@
 """The operator's commands of the docs as a reader types them, read from the docs themselves.
 
 Each ``sh`` block below is taken from its doc (tests/doc_commands.py) and its commands run one
-after the other through the shell, exactly as written, in one reader's session: a folder of
-their own with the project's venv as ``.venv``, the venv's commands on PATH, a SQLite database
-(``REFLEX_DB_URL``) and the mail settings of a real SMTP server on 127.0.0.1; none of the
-tests' own variables. tests/unit/test_documented_commands.py holds every command of the docs
-to a test like this one, or to the doc's mark of an example.
+after the other, exactly as written, in one reader's session: a folder of their own with the
+project's venv as ``.venv``, the venv's commands on PATH, a SQLite database (``REFLEX_DB_URL``)
+and the mail settings of a real SMTP server on 127.0.0.1; none of the tests' own variables.
+The shell and the installed programs run a few of them (a block's first, a question answered
+at a terminal, a release left sending); the rest are the same words (shlex, the shell's own
+rules) given to the program's ``main`` in this process, which spares starting Python and
+Reflex again each time (tests/gateway_command.py, pytest.main). tests/unit/test_documented_commands.py
+holds every command of the docs to a test like this one, or to the doc's mark of an example.
 """
 
 from __future__ import annotations
@@ -13,13 +16,15 @@ from __future__ import annotations
 import json
 import os
 import pty
+import shlex
 import subprocess
+import sys
 from pathlib import Path
-from xml.etree import ElementTree
 
 import pytest
 
-from tests.doc_commands import PROJECT_ROOT, block_under, run_by_make_test, without_comment
+from tests import gateway_command
+from tests.doc_commands import PROJECT_ROOT, block_under, run_by_make_test
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import VENV_BIN, wait_until
 
@@ -31,13 +36,6 @@ READERS = 40
 SEND_RATE = "2"
 # The failure the `--lf` line of "Running one test fast" finds recorded: one quick unit test.
 LAST_FAILED = "tests/unit/test_documented_commands.py::test_the_makefile_is_read_as_make_reads_it"
-
-
-@pytest.fixture
-def smtp_server():
-    server = SmtpServer().start()
-    yield server
-    server.stop()
 
 
 class Reader:
@@ -75,6 +73,23 @@ class Reader:
             os.close(terminal)
             os.close(typed_into)
 
+    def run_in_process(self, command: str) -> subprocess.CompletedProcess[str]:
+        """``command`` (``[.venv/bin/]publisher-gateway ARGS``, perhaps ``> FILE``) run by the command's
+        ``main`` in this process, from the reader's folder with their environment alone."""
+        words = shlex.split(command, comments=True)
+        target = None
+        if words[-2:-1] == [">"]:
+            words, target = words[:-2], words[-1]
+        assert Path(words[0]).name == "publisher-gateway" and not {">", "<", "|", ";", "&&"} & set(words), command
+        unset = {name: None for name in os.environ if name not in self.environment}
+        status, out, err = gateway_command.run(
+            words, words[1:], {**unset, **self.environment}, PROJECT_ROOT, self.folder
+        )
+        if target is not None:
+            (self.folder / target).write_text(out)
+            out = ""
+        return subprocess.CompletedProcess(words, status, out, err)
+
     def start(self, command: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
             ["bash", "-c", command],
@@ -106,8 +121,9 @@ def reader(tmp_path: Path, smtp_server: SmtpServer) -> Reader:
     return Reader(folder, environment)
 
 
-def succeeds(reader: Reader, command: str) -> subprocess.CompletedProcess[str]:
-    result = reader.run(command)
+def succeeds(reader: Reader, command: str, installed: bool = False) -> subprocess.CompletedProcess[str]:
+    """``command`` run as written (``installed``: by the shell and the installed program), exit status 0."""
+    result = reader.run(command) if installed else reader.run_in_process(command)
     assert result.returncode == 0, f"`{command}` exited {result.returncode}:\n{result.stdout}\n{result.stderr}"
     return result
 
@@ -116,7 +132,9 @@ def test_the_operators_commands_in_deploying_mailing_list_and_dashboard_run_as_w
     reader: Reader, smtp_server: SmtpServer
 ):
     # docs/deploying.md: the embedded gateway's commands, from the project's folder (.venv/bin/...).
-    for command in block_under(DOCS / "deploying.md", "embedded local gateway").commands:
+    first, *rest = block_under(DOCS / "deploying.md", "embedded local gateway").commands
+    succeeds(reader, first, installed=True)
+    for command in rest:
         succeeds(reader, command)
     assert (reader.folder / "subscribers.csv").read_text().startswith("email,name,book_updates,subscribed_at,status")
     assert (reader.folder / "visits.csv").read_text().startswith("section,day,key,views,visitors\nsite,")
@@ -124,7 +142,10 @@ def test_the_operators_commands_in_deploying_mailing_list_and_dashboard_run_as_w
     # docs/mailing-list.md: the list's commands; old-list.csv is the reader's list from elsewhere.
     rows = "".join(f"reader{n}@readers.example,Reader {n}\n" for n in range(READERS))
     (reader.folder / "old-list.csv").write_text("email,name\nreader@example.com,Forgotten Reader\n" + rows)
-    for command in block_under(DOCS / "mailing-list.md", "operator's commands").commands:
+    first, *rest = block_under(DOCS / "mailing-list.md", "operator's commands").commands
+    succeeds(reader, first, installed=True)  # the command on PATH, its output into a file by the shell
+    assert (reader.folder / "list.csv").read_text().startswith("email,name,book_updates,subscribed_at,status")
+    for command in rest:
         succeeds(reader, command)
     confirmed = succeeds(reader, "publisher-gateway subscribers --status confirmed").stdout
     assert confirmed.count("@readers.example") == READERS and "reader@example.com" not in confirmed
@@ -163,35 +184,60 @@ def test_the_operators_commands_in_deploying_mailing_list_and_dashboard_run_as_w
     succeeds(reader, revoked)
 
 
-def test_the_ways_to_run_one_unit_test_fast_run_as_written(tmp_path: Path):
+def test_the_ways_to_run_one_unit_test_fast_run_as_written(tmp_path: Path, monkeypatch):
     """Each command of the block as written, but `make test-unit`, which `make test` runs as its
-    unit stage (scripts/test-stages.sh); the `--lf` line finds one failure recorded."""
-    # A developer's shell in the project's folder (the commands name its files), none of the site's variables.
-    developer = Reader(PROJECT_ROOT, readers_environment())
+    unit stage (scripts/test-stages.sh): each passes what it names, and the `--lf` line reruns the
+    one failure its cache records (a cache of its own: the project's holds whatever failed last)."""
     commands = block_under(DOCS / "testing.md", "Running one test fast").commands
     assert any(run_by_make_test(command) for command in commands), commands  # the one left to `make test`
-    last_failed = [command for command in commands if "--lf" in without_comment(command).split()]
-    assert len(last_failed) == 1, commands
-    for command in commands:
-        if run_by_make_test(command) or command in last_failed:
-            continue
-        result = developer.run(command)
-        assert result.returncode == 0, f"`{command}` exited {result.returncode}:\n{result.stdout[-3000:]}"
-        assert " passed" in result.stdout
-    assert ran_after_one_recorded_failure(developer, last_failed[0], tmp_path) == [LAST_FAILED]
+    module, one_test, by_name, last_failed = (command for command in commands if not run_by_make_test(command))
 
+    named = pytest_words(module)[0]
+    assert {test.split("::")[0] for test in passed_in_process(module, tmp_path / "module", monkeypatch)} == {named}
+    assert passed_in_process(one_test, tmp_path / "one", monkeypatch) == pytest_words(one_test)[:1]
+    words = pytest_words(by_name)
+    name = words[words.index("-k") + 1]
+    picked = passed_in_process(by_name, tmp_path / "by-name", monkeypatch)
+    assert picked and all(name in test.split("::")[1] for test in picked), picked
 
-def ran_after_one_recorded_failure(developer: Reader, command: str, tmp_path: Path) -> list[str]:
-    """The tests ``command`` (pytest with ``--lf``) ran, by node id, given a pytest cache of its own
-    in which LAST_FAILED is the one failure (chosen through PYTEST_ADDOPTS: the command's text as
-    written). On the project's own cache it would run whatever failed there last, or the stage."""
-    cache = tmp_path / "pytest-cache"
+    assert "--lf" in pytest_words(last_failed), last_failed
+    cache = tmp_path / "last-failed"
     (cache / "v" / "cache").mkdir(parents=True)
     (cache / "v" / "cache" / "lastfailed").write_text(json.dumps({LAST_FAILED: True}))
-    report = tmp_path / "last-failed.xml"
-    options = f"-o cache_dir={cache} --junitxml={report}"
-    result = Reader(developer.folder, {**developer.environment, "PYTEST_ADDOPTS": options}).run(command)
-    assert result.returncode == 0, f"`{command}` exited {result.returncode}:\n{result.stdout[-3000:]}"
-    assert "rerun previous 1 failure" in result.stdout, result.stdout[-3000:]
-    cases = ElementTree.parse(report).iter("testcase")  # classname tests.unit.test_x, name test_y
-    return [f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name')}" for case in cases]
+    assert passed_in_process(last_failed, cache, monkeypatch) == [LAST_FAILED]
+
+
+def pytest_words(command: str) -> list[str]:
+    """The arguments of a documented ``.venv/bin/python -m pytest ARGS``, as the shell splits them;
+    that interpreter is the one running this test (the suite runs as ``.venv/bin/python -m pytest``)."""
+    words = shlex.split(command, comments=True)
+    assert words[:3] == [".venv/bin/python", "-m", "pytest"], command
+    assert os.path.samefile(PROJECT_ROOT / words[0], sys.executable), command
+    return words[3:]
+
+
+class Passed:
+    """A pytest plugin: the node ids of the tests that passed."""
+
+    def __init__(self) -> None:
+        self.tests: list[str] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" and report.passed:
+            self.tests.append(report.nodeid)
+
+
+def passed_in_process(command: str, cache: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tests a documented pytest command passes, run as pytest.main(ARGS), which is what
+    ``python -m pytest ARGS`` runs, in this process (Python and the suite's imports already loaded,
+    seconds a run): from the project's folder, with the cache ``cache``, none of the site's
+    variables; it must end with every test passed."""
+    passed = Passed()
+    with monkeypatch.context() as patch:
+        patch.chdir(PROJECT_ROOT)
+        for name in [name for name in os.environ if name.startswith(("PUBLISHER_", "REFLEX_"))]:
+            patch.delenv(name)
+        patch.setenv("PYTEST_ADDOPTS", f"-o cache_dir={cache}")
+        status = pytest.main(pytest_words(command), plugins=[passed])
+    assert status == pytest.ExitCode.OK, f"`{command}` exited {status}"
+    return passed.tests

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
 
@@ -74,14 +73,6 @@ async def test_a_repeated_subscription_succeeds_without_a_duplicate_row(db_url):
     assert (first, again) == ("added", "pending")
     [subscriber] = subscribers.list_subscribers(db_url=db_url)
     assert subscriber.name == "Jo Reader"  # a repeat cannot overwrite the first subscription
-
-
-@ON_BOTH_DATABASES
-@pytest.mark.asyncio
-async def test_concurrent_duplicate_subscriptions_store_one_row(db_url):
-    outcomes = await asyncio.gather(*(mailing_list.sign_up(SUBSCRIPTION, mail=None, db_url=db_url) for _ in range(20)))
-    assert sorted(outcomes) == ["added"] + ["pending"] * 19
-    assert count_rows(db_url, "subscriber") == 1
 
 
 @ON_BOTH_DATABASES

@@ -23,7 +23,7 @@ from publisher.config.settings import mail_settings
 from publisher.gateway import embedded
 from publisher.mail import campaign, mailer, outbox, release_email
 from publisher.storage import subscribers
-from tests.smtp import POSTAL_ADDRESS, Received, SmtpServer
+from tests.smtp import POSTAL_ADDRESS, Received
 
 SITE = "https://animals.example"
 BOOK = content.BOOKS[0]
@@ -74,13 +74,6 @@ RELEASE = [
 @pytest.fixture
 def database_kind() -> str:
     return "sqlite"  # what is checked is the bytes on the wire, the same on both databases
-
-
-@pytest.fixture
-def smtp_server():
-    server = SmtpServer().start()
-    yield server
-    server.stop()
 
 
 def header_names(raw: bytes) -> list[str]:

@@ -42,13 +42,6 @@ def database_kind() -> str:
     return "sqlite"  # what is checked is the bytes on the wire, the same on both databases
 
 
-@pytest.fixture
-def smtp_server():
-    server = SmtpServer().start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture(scope="module")
 def dkim_key(tmp_path_factory) -> tuple[str, str]:
     """A private key file, and the public key as its DNS record's p= holds it."""

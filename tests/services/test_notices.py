@@ -15,21 +15,13 @@ from publisher.mail import notices, outbox
 from publisher.storage import notice_records, subscribers, visit_counts
 from publisher.storage.subscribers import SignUp
 from tests.databases import ON_BOTH_DATABASES
-from tests.smtp import SmtpServer
 
 MAIL_FROM = "site@animals.example"
 
 
 @pytest.fixture
-def smtp():
-    server = SmtpServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def mail(smtp, monkeypatch):
-    for name, value in smtp.mail_env().items():
+def mail(smtp_server, monkeypatch):
+    for name, value in smtp_server.mail_env().items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     from publisher.config import settings
@@ -52,7 +44,7 @@ def paused_release(db_url: str) -> str:
 
 
 @ON_BOTH_DATABASES
-def test_a_paused_release_is_told_once_a_day_and_reaches_the_publishers_inbox(db_url, mail, smtp):
+def test_a_paused_release_is_told_once_a_day_and_reaches_the_publishers_inbox(db_url, mail, smtp_server):
     slug = paused_release(db_url)
     now = storage.utc_now().replace(hour=12)
     while now.weekday() in (6, 0):  # neither it nor the next day a Monday: no summary in the way
@@ -63,7 +55,7 @@ def test_a_paused_release_is_told_once_a_day_and_reaches_the_publishers_inbox(db
 
     sender = outbox.Sender(mail, db_url, clock=lambda: now + timedelta(days=1, minutes=1))  # both due
     asyncio.run(sender.send_due())
-    emails = [r for r in smtp.received if "A release is paused" in str(r.message["Subject"])]
+    emails = [r for r in smtp_server.received if "A release is paused" in str(r.message["Subject"])]
     assert len(emails) == 2
     email = emails[0]
     assert email.rcpt_tos == list(mail.notify_to)
@@ -93,7 +85,9 @@ def _count(day: date, kind: str, key: str, views: int, visitors: range) -> visit
     )
 
 
-def test_the_monday_summary_tells_the_seven_days_visitors_sources_and_buy_presses(db_url, mail, smtp, monkeypatch):
+def test_the_monday_summary_tells_the_seven_days_visitors_sources_and_buy_presses(
+    db_url, mail, smtp_server, monkeypatch
+):
     book = content.BOOKS[1]
     monday = datetime(2026, 11, 30, 9, tzinfo=UTC)
     for day, kind, key, views, visitors in (
@@ -111,7 +105,7 @@ def test_the_monday_summary_tells_the_seven_days_visitors_sources_and_buy_presse
     off = notices.check_once(mail, db_url, monday + timedelta(days=7))
     asyncio.run(outbox.Sender(mail, db_url, clock=lambda: monday + timedelta(days=7, minutes=1)).send_due())
 
-    bodies = [r.message.get_content() for r in smtp.received if r.message["Subject"] == "Your week on the list"]
+    bodies = [r.message.get_content() for r in smtp_server.received if r.message["Subject"] == "Your week on the list"]
     assert off == ["summary"] and len(bodies) == 2
     lines = bodies[0].splitlines()
     assert "  Visitors:                25" in lines

@@ -1,5 +1,8 @@
 """publisher-serve's start-up checks (the container's start command), as the process that runs
-them: its exit status and what it writes. The checks without a process are in tests/unit."""
+them: its exit status and what it writes, for each kind of check it runs before serving (the
+build, the settings, the form secret, a stop signal; the database's in test_database.py). What
+each check says, and the arguments it refuses, are in tests/unit/test_production.py,
+tests/unit/test_settings.py and tests/unit/test_mail_settings.py."""
 
 from __future__ import annotations
 
@@ -12,52 +15,15 @@ from pathlib import Path
 import pytest
 
 from publisher.server.production import ServeError
+from tests.unit.test_production import fake_build
 
 SERVE = str(Path(sys.executable).parent / "publisher-serve")
-
-
-def fake_build(root: Path, manifest: bool = True) -> None:
-    """What `make build` leaves for the server to check: a page, and which pages start the app."""
-    build = root / ".web" / "build" / "client"
-    build.mkdir(parents=True)
-    (build / "index.html").write_text("<!doctype html>")
-    if manifest:
-        (root / ".web" / "backend").mkdir(parents=True)
-        (root / ".web" / "backend" / "page_kinds.json").write_text('{"/": []}')
-
-
-def test_a_build_without_the_page_kinds_is_refused_with_how_to_rebuild(tmp_path):
-    fake_build(tmp_path, manifest=False)
-    result = subprocess.run([SERVE], cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2
-    assert "has no .web/backend/page_kinds.json (which pages start the app)" in result.stderr
-    assert "run `make build` again" in result.stderr
 
 
 def test_without_a_build_it_stops_and_says_how_to_build(tmp_path):
     result = subprocess.run([SERVE], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "run `make build`" in result.stderr
-
-
-def test_prepare_without_a_build_says_how_to_build(tmp_path):
-    result = subprocess.run([SERVE, "--prepare"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2
-    assert "run `make build` first" in result.stderr
-
-
-def test_unknown_arguments_are_refused_with_the_usage(tmp_path):
-    result = subprocess.run([SERVE, "--port", "80"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2
-    assert result.stderr.strip() == "usage: publisher-serve [--prepare]"
-
-
-def test_a_malformed_gateway_url_stops_start_up_naming_the_variable(tmp_path):
-    fake_build(tmp_path)
-    env = {"PATH": "/usr/bin:/bin", "PUBLISHER_GATEWAY_URL": "ftp://gateway"}
-    result = subprocess.run([SERVE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2
-    assert "PUBLISHER_GATEWAY_URL" in result.stderr
 
 
 def test_without_a_form_secret_the_production_server_stops_naming_it(tmp_path):
@@ -68,11 +34,6 @@ def test_without_a_form_secret_the_production_server_stops_naming_it(tmp_path):
     )
     assert result.returncode == 2
     assert result.stderr.startswith("publisher-serve: PUBLISHER_FORM_SECRET is not set: the production server needs")
-    short = {"PATH": "/usr/bin:/bin", "PUBLISHER_FORM_SECRET": "s3cret-but-short"}
-    result = subprocess.run([SERVE], cwd=tmp_path, env=short, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2
-    assert "PUBLISHER_FORM_SECRET must be at least 32 characters" in result.stderr
-    assert "s3cret-but-short" not in result.stderr
 
 
 def test_unreachable_redis_stops_start_up_naming_the_variable_without_the_password():
@@ -105,49 +66,21 @@ def test_a_stop_signal_during_start_up_exits_at_once(tmp_path):
             server.wait()
 
 
-def test_a_malformed_smtp_setting_stops_start_up_naming_it_without_the_password(tmp_path):
+def test_a_password_that_breaks_its_url_stops_start_up_without_a_piece_of_it(tmp_path):
+    """A malformed setting stops start-up with its one line and nothing else (every setting's
+    message, the bounce mailbox's included, is tests/unit's)."""
     fake_build(tmp_path)
     env = {
         "PATH": "/usr/bin:/bin",
-        "PUBLISHER_SMTP_URL": "smtp://site:hunter2@smtp.example.com:587",
-        "PUBLISHER_MAIL_FROM": "site@animals.example",
-    }  # PUBLISHER_NOTIFY_TO missing
-    result = subprocess.run([SERVE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2
-    assert result.stderr == (
-        "publisher-serve: PUBLISHER_SMTP_URL is set, so PUBLISHER_NOTIFY_TO is required: "
-        "one or more addresses, comma-separated\n"
-    )
-
-
-@pytest.mark.parametrize(
-    ("variable", "url", "shown"),
-    [
-        (
-            "PUBLISHER_SMTP_URL",
-            "smtps://site:Ali@Baba/Open?Sesame#Now@smtp.example.com:465",
-            "PUBLISHER_SMTP_URL: percent-encode / ? # [ ] and @ in the user and password "
-            "(%2F %3F %23 %5B %5D %40); got 'smtps://site:***@smtp.example.com:465'",
-        ),
-        (
-            "PUBLISHER_BOUNCE_MAILBOX",
-            "imaps://bounces:Ali@Baba/Open?Sesame#Now@imap.example.com:993/INBOX",
-            "PUBLISHER_BOUNCE_MAILBOX: percent-encode / ? # [ ] and @ in the user and password, and @ in the "
-            "folder (%2F %3F %23 %5B %5D %40); got 'imaps://bounces:***@imap.example.com:993/INBOX'",
-        ),
-    ],
-)
-def test_a_password_that_breaks_its_url_stops_start_up_without_a_piece_of_it(tmp_path, variable, url, shown):
-    fake_build(tmp_path)
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "PUBLISHER_SMTP_URL": "smtps://site:hunter2@smtp.example.com:465",
+        "PUBLISHER_SMTP_URL": "smtps://site:Ali@Baba/Open?Sesame#Now@smtp.example.com:465",
         "PUBLISHER_NOTIFY_TO": "books@animals.example",
         "PUBLISHER_MAIL_FROM": "site@animals.example",
         "PUBLISHER_LIST_SECRET": "s" * 40,
-        variable: url,
     }
     result = subprocess.run([SERVE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
-    assert result.stderr == f"publisher-serve: {shown}\n"
+    assert result.stderr == (
+        "publisher-serve: PUBLISHER_SMTP_URL: percent-encode / ? # [ ] and @ in the user and password "
+        "(%2F %3F %23 %5B %5D %40); got 'smtps://site:***@smtp.example.com:465'\n"
+    )
     assert not [piece for piece in ("Ali", "Baba", "Open", "Sesame", "Now") if piece in result.stderr + result.stdout]

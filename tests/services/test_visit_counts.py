@@ -1,5 +1,5 @@
 """The visit counts' SQL (storage/visit_counts.py): the day's salt made once, the seen rows that
-make a second view not a second visitor, flushes from two processes that add up, the 48 hours after
+make a second view not a second visitor, flushes from two workers at once that add up, the 48 hours after
 which nothing of a day's visitors is left, the 730 days of counts, the 5 minutes of "visitors now",
 the 90 zero-filled days of the chart, and reads that stay on the count's primary key with two years
 of rows. The upserts (ON CONFLICT), a key cut to its column's length (which only PostgreSQL
@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
-import subprocess
-import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 
 import pytest
 import sqlalchemy
@@ -31,8 +29,6 @@ from publisher.visits.tally import Tally
 from publisher.web import exports
 from publisher.web.states import admin_state
 from tests.databases import ON_BOTH_DATABASES
-from tests.services.test_used_tokens import worker_env
-from tests.support import PROJECT_ROOT, wait_until
 
 DAY = date(2026, 11, 27)
 NOON = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
@@ -201,57 +197,34 @@ def test_what_a_visitor_sent_reaches_the_csv_the_summary_and_the_dashboard_as_cl
 
 
 FLUSHES = 100  # each worker's: enough for two unordered writers to deadlock on PostgreSQL
-# Two workers of the site flushing at once: each its own process and engine, started together.
-WORKER = """
-import json, sys, time as clock
-from datetime import UTC, date, datetime, time
-from pathlib import Path
-from publisher.storage import visit_counts
 
-day, me, gate = date.fromisoformat(sys.argv[1]), sys.argv[2].encode() * 16, Path(sys.argv[3])
-shared = b"S" * 16
-(gate / ("ready-" + sys.argv[2])).touch()
-while not (gate / "go").exists():
-    clock.sleep(0.01)
-salt = visit_counts.salt_for(day, datetime.combine(day, time(12), tzinfo=UTC))
-pages = [f"/page-{n}" for n in range(10)]
-for flush in range(int(sys.argv[4])):
-    batch = visit_counts.Batch()
-    # Each flush names the pages in another order: the writes must not deadlock between workers.
-    for page in pages[flush % 10:] + pages[: flush % 10]:
+
+def flushes_of_a_worker(db_url: str, me: bytes, start: threading.Barrier) -> bytes:
+    """One worker of the site flushing on its own connection, started with the other: the day's
+    salt it finds, then FLUSHES flushes of ten pages and the site, by a visitor both see and by itself."""
+    shared = b"S" * 16
+    start.wait()
+    salt = visit_counts.salt_for(DAY, NOON, db_url)
+    pages = [f"/page-{n}" for n in range(10)]
+    for flush in range(FLUSHES):
+        batch = Batch()
+        # Each flush names the pages in another order: the writes must not deadlock between workers.
+        for page in pages[flush % 10 :] + pages[: flush % 10]:
+            for visitor in (shared, me):
+                view(batch, visitor, "page", page)
         for visitor in (shared, me):
-            batch.views[(day, "page", page)] = batch.views.get((day, "page", page), 0) + 1
-            batch.seen.add((day, "page", page, visitor))
-    for visitor in (shared, me):
-        batch.views[(day, "site", "")] = batch.views.get((day, "site", ""), 0) + 1
-        batch.seen.add((day, "site", "", visitor))
-    visit_counts.flush(batch)
-print(json.dumps({"salt": salt.hex()}))
-"""
+            view(batch, visitor, "site")
+        visit_counts.flush(batch, db_url=db_url)
+    assert salt is not None
+    return salt
 
 
 @ON_BOTH_DATABASES
-def test_two_processes_flushing_at_once_add_up(db_url, tmp_path: Path):
-    env = worker_env(db_url)
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-c", WORKER, DAY.isoformat(), name, str(tmp_path), str(FLUSHES)],
-            cwd=PROJECT_ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for name in ("1", "2")
-    ]
-    wait_until(lambda: all((tmp_path / f"ready-{name}").exists() for name in ("1", "2")), 60, "both workers to start")
-    (tmp_path / "go").touch()
-    results = []
-    for worker in workers:
-        out, err = worker.communicate(timeout=120)
-        assert worker.returncode == 0, err
-        results.append(json.loads(out.splitlines()[-1]))
-    assert results[0]["salt"] == results[1]["salt"]  # one salt for both, whoever made it
+def test_two_workers_flushing_at_once_add_up(db_url):
+    start = threading.Barrier(2)
+    with ThreadPoolExecutor(2) as workers:
+        salts = list(workers.map(lambda me: flushes_of_a_worker(db_url, me, start), (b"1" * 16, b"2" * 16)))
+    assert salts[0] == salts[1]  # one salt for both, whoever made it
     # Each worker: FLUSHES flushes of two views a key (the shared visitor's and its own); 3 visitors in all.
     assert one_day(db_url, "site") == DayCount(DAY, views=2 * FLUSHES * 2, visitors=3)
     pages = visit_counts.top("page", DAY, DAY, limit=20, db_url=db_url)
@@ -373,15 +346,19 @@ def test_the_week_is_the_seven_days_before_the_summary(db_url):
 
 
 def two_years(db_url: str, today: date) -> None:
-    """Two years of counts: 20 pages, 20 sources and the site, every day."""
-    views: dict[tuple[date, str, str], int] = {}
+    """Two years of counts: 20 pages, 20 sources and the site, every day, inserted in the order one
+    flush of them all writes (the primary key's); the flush itself would weigh each day's labels
+    against the day's room, seconds for no read tested here."""
+    rows = []
     for back in range(730):
         day = today - timedelta(days=back)
-        views[(day, "site", "")] = 100_000
+        rows.append({"kind": "site", "day": day, "key": "", "views": 100_000, "visitors": 100_000})
         for n in range(20):
-            views[(day, "page", f"/page-{n}")] = 1000 + n
-            views[(day, "source", f"source-{n}")] = 100 + n
-    visit_counts.flush(Batch(views=views, new_visitors=dict(views)), seen_done=True, db_url=db_url)
+            rows.append({"kind": "page", "day": day, "key": f"/page-{n}", "views": 1000 + n, "visitors": 1000 + n})
+            rows.append({"kind": "source", "day": day, "key": f"source-{n}", "views": 100 + n, "visitors": 100 + n})
+    rows.sort(key=lambda row: (row["kind"], row["day"], row["key"]))
+    with engine(db_url).begin() as connection:
+        connection.execute(sqlalchemy.insert(VisitCount), rows)
 
 
 def query_plan(db_url: str, statement: str) -> str:

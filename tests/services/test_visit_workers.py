@@ -1,12 +1,15 @@
-"""The visits engine (publisher/visits) across processes, on SQLite, PostgreSQL and Redis+PostgreSQL
-(the lifespan task with counting off: on SQLite only).
+"""The visits engine (publisher/visits) across processes, on SQLite and Redis+PostgreSQL (the
+statements PostgreSQL runs its own way, salts and upserts from two workers at once, are
+tests/services/test_visit_counts.py's), and a database that stops under it on PostgreSQL.
 
-Two worker processes count at once, each through the lifespan task the app registers
-(``visits.counting``): both find the same day's salt (the database's, or Redis's), so one person
-seen by both is one visitor, and their flushes add up. Redis's keys of a day expire with its
-salt, 48 hours after the day began; the database's salt goes with ``drop_expired``. A database
-that stops while the site runs costs the counts of that flush window, never a page, and counting
-resumes when it is back.
+Two workers count at once, a process through the lifespan task the app registers
+(``visits.counting``) and one in the test process as that task runs: both find the same day's
+salt (the database's, or Redis's), so one person seen by both is one visitor, and their flushes
+add up. Redis's keys of a day expire with its
+salt, 48 hours after the day began; the database's salt goes with ``drop_expired``, and a start
+after a long stop destroys what is past its time in every mode (with counting off the task
+writes nothing else). A database that stops while the site runs costs the counts of that flush
+window, never a page, and counting resumes when it is back.
 """
 
 from __future__ import annotations
@@ -32,7 +35,6 @@ from publisher.visits import flush_loop, visitor_sets
 from publisher.visits.recorder import Recorder
 from publisher.visits.salts import DaySalts
 from publisher.visits.tally import Tally
-from tests.databases import ON_BOTH_DATABASES
 from tests.postgres import PostgresServer
 from tests.support import PROJECT_ROOT, clear_of_midnight
 
@@ -75,26 +77,48 @@ def worker_env(db_url: str, redis_url: str | None = None) -> dict[str, str]:
     return env
 
 
-def two_workers_count(env: dict[str, str]) -> list[dict]:
-    """Both workers at once, each with its own second visitor; what each says of its stores."""
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-c", WORKER, own_address, DESKTOP],
-            cwd=PROJECT_ROOT,  # rxconfig.py
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for own_address in ("198.51.100.1", "198.51.100.2")
-    ]
-    results = []
-    for worker in workers:
-        out, err = worker.communicate(timeout=120)
-        assert worker.returncode == 0, err
-        assert "Visits:" not in err, err  # no salt missing, no flush lost: that would prove nothing
-        results.append(json.loads(out.splitlines()[-1]))
-    return results
+def page(address: str) -> dict:
+    headers = [(b"host", b"books.example"), (b"user-agent", DESKTOP.encode())]
+    return {
+        "type": "http",
+        "method": "GET",
+        "path": "/",
+        "query_string": b"",
+        "headers": headers,
+        "client": (address, 50000),
+    }
+
+
+async def worker_here(db_url: str) -> dict:
+    """The other worker, in this process: a recorder and the flush loop the site configures, run as
+    the lifespan task runs them, the visitor both see 10 times and one of its own once."""
+    recorder = Recorder(Tally(visits.MAX_KEYS_PER_FLUSH), DaySalts(), trusted_proxy_hops=0)
+    recorder.count_views_on({"/"}, lambda path: path)
+    loop = visits.configured_loop(recorder, db_url)
+    async with visits.running(loop):
+        for _ in range(10):
+            recorder.page_view(page(SHARED_ADDRESS), 200)
+        recorder.page_view(page("198.51.100.2"), 200)
+        salted = recorder.salts.days()
+    return {"salts": type(loop.store).__name__, "salted": len(salted)}
+
+
+def two_workers_count(env: dict[str, str], db_url: str) -> list[dict]:
+    """A worker process of the site (its lifespan task, configured from ``env``) and one in this
+    process, together; what each says of its stores."""
+    started = subprocess.Popen(
+        [sys.executable, "-c", WORKER, "198.51.100.1", DESKTOP],
+        cwd=PROJECT_ROOT,  # rxconfig.py
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    here = asyncio.run(worker_here(db_url))
+    out, err = started.communicate(timeout=120)
+    assert started.returncode == 0, err
+    assert "Visits:" not in err, err  # no salt missing, no flush lost: that would prove nothing
+    return [json.loads(out.splitlines()[-1]), here]
 
 
 def site_today(db_url: str) -> visit_counts.DayCount:
@@ -109,10 +133,10 @@ def rows_of_day(db_url: str, table: str, day) -> int:
         return connection.execute(statement, {"day": day}).scalar_one()
 
 
-@ON_BOTH_DATABASES
-def test_two_workers_on_one_database_add_up_to_one_count(db_url):
+def test_two_workers_on_one_database_add_up_to_one_count(db_url, monkeypatch):
     clear_of_midnight()  # the day it counts is the day it reads back
-    results = two_workers_count(worker_env(db_url))
+    monkeypatch.setattr(visits.prerequisites, "get_redis", lambda: None)
+    results = two_workers_count(worker_env(db_url), db_url)
     assert results == [{"salts": "DatabaseSalts", "salted": 1}] * 2
     count = site_today(db_url)
     assert (count.views, count.visitors) == (22, 3)
@@ -135,7 +159,8 @@ def postgres_url(postgres: PostgresServer, postgres_template: str) -> str:
 def test_two_workers_on_redis_and_postgresql_add_up_and_nothing_outlives_48_hours(postgres_url, redis_url, monkeypatch):
     clear_of_midnight()  # the day it counts is the day it reads back
     monkeypatch.setattr(visits.prerequisites, "get_redis_sync", lambda: redis.Redis.from_url(redis_url))
-    results = two_workers_count(worker_env(postgres_url, redis_url))
+    monkeypatch.setattr(visits.prerequisites, "get_redis", lambda: redis.asyncio.Redis.from_url(redis_url))
+    results = two_workers_count(worker_env(postgres_url, redis_url), postgres_url)
     assert results == [{"salts": "RedisSalts", "salted": 1}] * 2
     count = site_today(postgres_url)
     assert (count.views, count.visitors) == (22, 3)
@@ -174,17 +199,7 @@ async def test_the_database_stopped_mid_run_costs_that_window_and_counting_resum
 
     def view(counting: Recorder, address: str, times: int = 1) -> None:
         for _ in range(times):
-            counting.page_view(
-                {
-                    "type": "http",
-                    "method": "GET",
-                    "path": "/",
-                    "query_string": b"",
-                    "headers": [(b"host", b"books.example"), (b"user-agent", DESKTOP.encode())],
-                    "client": (address, 50000),
-                },
-                200,
-            )
+            counting.page_view(page(address), 200)
 
     running, loop = worker()
     await loop.load_salts()
@@ -222,18 +237,10 @@ def python_run(env: dict[str, str], script: str, *args: str) -> subprocess.Compl
     )
 
 
-def test_the_lifespan_task_with_counting_off_writes_nothing(db_url):
-    env = worker_env(db_url)
-    env["PUBLISHER_VISITS"] = "off"
-    worker = python_run(env, WORKER, "198.51.100.1", DESKTOP)
-    assert worker.returncode == 0, worker.stderr
-    assert site_today(db_url) == visit_counts.DayCount(visit_rules.day_of(utc_now()), 0, 0)
-
-
 # --- Salts and seen rows go at their time in every mode ------------------------------------
 
-# A worker started with counting on or off: it waits (up to a minute) until no salt or seen row of
-# a day before the one it is given is left, then prints the days left.
+# A worker started with counting on or off: a page viewed once; it waits (up to a minute) until no
+# salt or seen row of a day before the one it is given is left, then prints the days left.
 STARTED = """
 import asyncio, json, sys
 from publisher import visits
@@ -243,7 +250,11 @@ def left():
     return sorted({str(day) for day in visit_counts.salt_days() + visit_counts.seen_days()})
 
 async def main():
+    visits.count_views_on({"/"}, lambda path: path)
     async with visits.counting():
+        headers = [(b"host", b"books.example"), (b"user-agent", sys.argv[2].encode())]
+        visits.record_page_view({"type": "http", "method": "GET", "path": "/", "query_string": b"",
+                                 "headers": headers, "client": ("198.51.100.1", 50000)}, 200)
         for _ in range(600):
             if min(left()) >= sys.argv[1]:
                 break
@@ -262,7 +273,7 @@ def counted_once(db_url: str, day, now) -> None:
 
 
 @pytest.mark.parametrize("counting", ["off", "on"])
-def test_a_start_after_a_long_stop_destroys_the_salts_and_seen_rows_past_their_time(db_url, counting):
+def test_a_start_after_a_long_stop_destroys_the_salts_and_seen_rows_past_their_time_and_counts_if_on(db_url, counting):
     clear_of_midnight()
     now = utc_now()
     today = visit_rules.day_of(now)
@@ -272,10 +283,11 @@ def test_a_start_after_a_long_stop_destroys_the_salts_and_seen_rows_past_their_t
     env = worker_env(db_url)
     env["PUBLISHER_VISITS"] = counting
     yesterday = str(today - timedelta(days=1))
-    worker = python_run(env, STARTED, yesterday)
+    worker = python_run(env, STARTED, yesterday, DESKTOP)
     assert worker.returncode == 0, worker.stderr
     left = json.loads(worker.stdout.splitlines()[-1])
     assert left[:2] == [yesterday, str(today)]  # and tomorrow's salt, from 23:55 with counting on
+    assert site_today(db_url).views == {"off": 1, "on": 2}[counting]  # counted_once's, and the worker's if on
 
 
 def test_with_counting_off_what_is_left_is_destroyed_48_hours_after_its_day_then_nothing_runs(db_url):

@@ -25,50 +25,43 @@ def viewer(browser: Browser, request) -> Page:
     yield from new_page(browser, request.param)
 
 
-@pytest.mark.parametrize("book", BOOKS, ids=lambda b: b.slug)
-def test_a_books_page_shows_the_book_its_authors_the_buy_button_and_its_details(viewer: Page, base_url, book):
-    viewer.goto(f"{base_url}/books/{book.slug}", wait_until="networkidle")
-    expect(viewer.locator("h1")).to_have_count(1)
-    expect(viewer.locator("h1")).to_have_text(book.title)
-    main = viewer.locator("main")
-    for text in (book.subtitle, book.caption, book.description):
-        expect(main).to_contain_text(text)
-    cover = main.get_by_role("img", name=book.image_alt)
-    expect(cover).to_be_visible()
-    assert cover.evaluate("image => image.complete && image.naturalWidth > 0")
+def test_homes_links_lead_to_each_books_page_showing_the_book_its_authors_and_the_buy_button(viewer: Page, base_url):
     authors = {author.name: author for author in content.AUTHORS}
-    for name in book.author_names:
-        expect(main.get_by_role("link", name=name, exact=True)).to_have_attribute(
-            "href", f"/about#{authors[name].slug}"
+    for book in BOOKS:
+        viewer.goto(base_url + "/", wait_until="networkidle")
+        card = viewer.locator(f"article#{book.slug}")
+        expect(card.locator("a[tabindex='-1']")).to_have_attribute("href", f"/books/{book.slug}")  # the cover
+        card.get_by_role("heading", level=3).get_by_role("link", name=book.title).click()
+        expect(viewer).to_have_url(f"{base_url}/books/{book.slug}")
+        viewer.wait_for_load_state("networkidle")
+        expect(viewer.locator("h1")).to_have_count(1)
+        expect(viewer.locator("h1")).to_have_text(book.title)
+        main = viewer.locator("main")
+        for text in (book.subtitle, book.caption, book.description):
+            expect(main).to_contain_text(text)
+        cover = main.get_by_role("img", name=book.image_alt)
+        expect(cover).to_be_visible()
+        assert cover.evaluate("image => image.complete && image.naturalWidth > 0")
+        for name in book.author_names:
+            expect(main.get_by_role("link", name=name, exact=True)).to_have_attribute(
+                "href", f"/about#{authors[name].slug}"
+            )
+        expect_new_tab_link(main.get_by_role("link", name=re.compile("^Get Your Copy Today")), str(book.book_link))
+        details = main.get_by_role("region", name="Book details")
+        expect(details.locator("dt")).to_have_text(["Ages", "Language"] if book.age_range else ["Language"])
+        expect(viewer.get_by_role("navigation", name="Breadcrumb")).to_have_text(
+            re.compile(f"Home.*{re.escape(book.title)}")
         )
-    expect_new_tab_link(main.get_by_role("link", name=re.compile("^Get Your Copy Today")), str(book.book_link))
-    details = main.get_by_role("region", name="Book details")
-    expect(details.locator("dt")).to_have_text(["Ages", "Language"] if book.age_range else ["Language"])
-    expect(viewer.get_by_role("navigation", name="Breadcrumb")).to_have_text(
-        re.compile(f"Home.*{re.escape(book.title)}")
-    )
-    if viewer.viewport_size["width"] > 768:  # the header's navigation: Home is where a book belongs
-        nav = viewer.get_by_role("navigation", name="Main", exact=True)
-        expect(nav.locator("a[aria-current=page]")).to_have_text(["Home"])
-    assert axe_violations(viewer) == []
-    assert_no_console_errors(viewer)
+        if viewer.viewport_size["width"] > 768:  # the header's navigation: Home is where a book belongs
+            nav = viewer.get_by_role("navigation", name="Main", exact=True)
+            expect(nav.locator("a[aria-current=page]")).to_have_text(["Home"])
+        assert axe_violations(viewer) == []
+        assert_no_console_errors(viewer)
 
-
-@pytest.mark.parametrize("book", BOOKS, ids=lambda b: b.slug)
-def test_homes_title_and_cover_links_lead_to_the_books_page(page: Page, base_url, book):
-    page.goto(base_url + "/", wait_until="networkidle")
-    card = page.locator(f"article#{book.slug}")
-    expect(card.locator("a[tabindex='-1']")).to_have_attribute("href", f"/books/{book.slug}")  # the cover
-    card.get_by_role("heading", level=3).get_by_role("link", name=book.title).click()
-    expect(page).to_have_url(f"{base_url}/books/{book.slug}")
-    expect(page.locator("h1")).to_have_text(book.title)
-
-
-def test_an_authors_link_on_a_books_page_reaches_their_card_on_about(page: Page, base_url):
-    page.goto(f"{base_url}/books/{BOOKS[1].slug}", wait_until="networkidle")
-    page.locator("main").get_by_role("link", name="Oliver Brandt", exact=True).click()
-    expect(page).to_have_url(f"{base_url}/about#oliver-brandt")
-    expect(page.locator("article#oliver-brandt h2")).to_be_in_viewport()
+    viewer.goto(f"{base_url}/books/{BOOKS[1].slug}", wait_until="networkidle")  # an author's link
+    viewer.locator("main").get_by_role("link", name="Oliver Brandt", exact=True).click()
+    expect(viewer).to_have_url(f"{base_url}/about#oliver-brandt")
+    expect(viewer.locator("article#oliver-brandt h2")).to_be_in_viewport()
 
 
 def test_the_release_feed_is_served_as_atom_and_parses(base_url):

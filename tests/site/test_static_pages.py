@@ -111,12 +111,6 @@ def test_a_reader_searches_browses_and_goes_back_without_the_app(phone: Page, ba
     assert traffic.websockets == []
 
 
-def test_a_query_with_replacement_patterns_is_shown_as_typed(page: Page, base_url):
-    """The status line fills in the query literally: "$&" or "{count}" in it are not expanded."""
-    page.goto(base_url + "/?q=%24%26%20%7Bcount%7D", wait_until="networkidle")
-    expect(page.get_by_role("status").locator("p")).to_have_text("No books match “$& {count}”.")
-
-
 # Brotli bytes as served (the build's .br files) before issue 42 counted buy presses: site.js and
 # each public page's document, measured 2026-11-27 on main at 52541c0 in this suite's build.
 BROTLI_BYTES_BEFORE_COUNTING = {

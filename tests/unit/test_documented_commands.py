@@ -47,7 +47,7 @@ READS_A_BLOCK = re.compile(r'block_under\(\s*DOCS\s*/\s*"([\w.-]+\.md)",\s*"([^"
 # by something other than a test reading the doc: the file that runs it, and the text in it that does.
 RUN_ELSEWHERE: dict[str, tuple[str, str]] = {
     # `make run` with free ports on loopback: tests/development runs it for every dev-server test.
-    "make run": ("tests/development/conftest.py", 'if self.command == "make run":'),
+    "make run": ("tests/development/conftest.py", 'MAKE_RUN = ["make", "--no-print-directory", "run"]'),
     # The command that runs every test, this one included: each stage through the stages script.
     "make test": ("Makefile", f"@{STAGES_SCRIPT} "),
     # make setup, run by `make run`, `make build` and `make test`, installs exactly this.

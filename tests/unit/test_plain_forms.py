@@ -295,3 +295,51 @@ async def test_a_post_over_the_limits_spends_its_token_too(build, sent, clock):
         following = await http.post("/contact-us", data=contact(token_of(limited.text)), headers=SAME_SITE)
     assert (limited.status_code, again.status_code, following.status_code) == (429, 422, 303)
     assert len(sent.bodies) == 1
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Origin": "https://spam.example"}, 403),
+        ({"Origin": "null"}, 403),
+        ({"Sec-Fetch-Site": "cross-site"}, 403),
+        ({"Referer": "https://spam.example/form.html"}, 403),
+        ({}, 403),
+        ({"Sec-Fetch-Site": "same-origin"}, 303),
+        ({"Referer": "http://127.0.0.1:8000/subscribe"}, 303),
+    ],
+)
+async def test_only_a_post_from_the_sites_own_page_is_taken(build, sent, headers, status):
+    """rules/same_site.py's FORM_POST, at both forms' doors: another site's post is refused unread."""
+    async with client(build) as http:
+        subscribed = await http.post(
+            "/subscribe", data={"name": "Jo Reader", "email": "jo@example.com"}, headers=headers
+        )
+        contacted = await http.post("/contact-us", data={"firstName": "Jo"}, headers=headers)
+    assert subscribed.status_code == status
+    assert contacted.status_code == (403 if status == 403 else 422)  # a same-site post is read: its fields are missing
+    assert len(sent.bodies) == (status == 303)
+
+
+@pytest.mark.asyncio
+async def test_a_token_sends_one_message_and_a_changed_or_foreign_one_none(build, sent, clock):
+    async with client(build) as http:
+        page_token = token_of((await http.get("/contact-us")).text)
+        clock.now_ms += 5000
+        question = read_token(page_token).question
+        accepted = await http.post("/contact-us", data=contact(page_token), headers=SAME_SITE)
+        replayed = await http.post("/contact-us", data=contact(page_token), headers=SAME_SITE)
+        parts = page_token.split(".")  # v1.<shown>.<issued>.<question>.<nonce>.<signature>
+        changed = ".".join([*parts[:3], "99p99", *parts[4:]])
+        foreign = form_tokens.issue("another-secret-0123456789abcdef0123456789", question, now_ms=clock.now_ms - 5000)
+        refused = [
+            await http.post(
+                "/contact-us", data={**contact(page_token), "token": token, "answer": answer}, headers=SAME_SITE
+            )
+            for token, answer in ((changed, "198"), (foreign, str(question.answer)))
+        ]
+    assert accepted.status_code == 303
+    for answer in (replayed, *refused):
+        assert answer.status_code == 422 and "Please try again." in answer.text
+    assert len(sent.bodies) == 1

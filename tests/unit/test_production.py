@@ -7,7 +7,38 @@ from pathlib import Path
 
 import pytest
 
+from publisher.server import production
 from publisher.server.production import DEFAULT_HOST, DEFAULT_PORT, ServeError, listen_address
+
+
+def fake_build(root: Path, manifest: bool = True) -> None:
+    """What `make build` leaves for the server to check: a page, and which pages start the app."""
+    build = root / ".web" / "build" / "client"
+    build.mkdir(parents=True)
+    (build / "index.html").write_text("<!doctype html>")
+    if manifest:
+        (root / ".web" / "backend").mkdir(parents=True)
+        (root / ".web" / "backend" / "page_kinds.json").write_text('{"/": []}')
+
+
+def test_unknown_arguments_are_refused_with_the_usage(capsys):
+    assert production.main(["--port", "80"]) == 2
+    assert capsys.readouterr().err == "usage: publisher-serve [--prepare]\n"
+
+
+def test_prepare_without_a_build_says_how_to_build(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert production.main(["--prepare"]) == 2
+    assert "run `make build` first" in capsys.readouterr().err
+
+
+def test_a_build_without_the_page_kinds_is_refused_with_how_to_rebuild(tmp_path, monkeypatch):
+    fake_build(tmp_path, manifest=False)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ServeError) as refused:
+        production.require_build()
+    assert "has no .web/backend/page_kinds.json (which pages start the app)" in str(refused.value)
+    assert "run `make build` again" in str(refused.value)
 
 
 def test_defaults_bind_locally_on_8000():

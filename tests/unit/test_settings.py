@@ -262,6 +262,13 @@ def test_without_a_secrets_folder_no_form_secret_is_made_and_the_production_serv
         settings.from_environ(MAIL)
 
 
+def test_a_short_form_secret_is_refused_naming_the_variable_without_showing_it():
+    with pytest.raises(settings.ConfigurationError) as refused:
+        settings.from_environ({"PUBLISHER_FORM_SECRET": "s3cret-but-short"})
+    assert str(refused.value).startswith("PUBLISHER_FORM_SECRET must be at least 32 characters")
+    assert "s3cret-but-short" not in str(refused.value)
+
+
 def test_a_form_secret_not_given_is_made_once_into_the_secrets_folder_readable_by_its_owner_alone(tmp_path):
     environ = {"PUBLISHER_SECRETS_DIR": str(tmp_path)}
     made = tmp_path / "form-secret"
