@@ -43,13 +43,14 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # The site and what its build needs (the build extra: Node, the image tools, the feed); the
-# container image's runtime stage installs the site alone (Dockerfile).
+# container image's runtime stage installs the site alone (Dockerfile). --no-compile: Python
+# compiles a module when it is first imported, so only what runs is compiled (a third faster).
 $(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[build]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[build]'
 	touch $@
 
 $(TEST_STAMP): pyproject.toml $(RUNTIME_STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[build,test]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[build,test]'
 	touch $@
 
 $(RUFF_STAMP): pyproject.toml | $(BIN)/python

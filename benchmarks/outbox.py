@@ -44,12 +44,12 @@ def summary(label: str, seconds: list[float]) -> None:
 
 
 async def run(db_url: str, smtp: SmtpServer, count: int) -> None:
+    from publisher import mailing_list
     from publisher.config.settings import mail_settings
-    from publisher.gateway import embedded
     from publisher.mail import outbox
 
     sender = asyncio.create_task(outbox.run_in_backend(db_url))
-    local = embedded.EmbeddedList(mail=mail_settings(), db_url=db_url)
+    local = mailing_list.EmbeddedList(mail=mail_settings(), db_url=db_url)
     answers, inbox = [], []
     for n in range(count):
         started = time.perf_counter()

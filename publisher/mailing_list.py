@@ -1,25 +1,30 @@
-"""The new-release list kept by this site: the one way a reader's place on it changes, and the one
-way a contact message is taken in. Each change takes values already checked, is one transaction
-with the email it owes, then wakes the sender, so the visitor's answer never waits for SMTP."""
+"""The new-release list kept by this site: the one way a visitor or a link changes a reader's place on
+it (the operator's forget and import, owing no email, call storage/subscribers.py), and the one way a
+contact message is taken in. Each change takes values already checked, is one transaction with the
+email it owes, then wakes the sender, so the visitor's answer never waits for SMTP."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
 import sqlalchemy
+from reflex_base import constants
+from reflex_base.environment import environment
 
 from publisher import storage
-from publisher.config.settings import MailSettings
+from publisher.config import settings
+from publisher.config.settings import DEFAULT_GATEWAY_TIMEOUT_S, MailSettings
+from publisher.content.form_copy import contact_subject, full_name
 from publisher.mail import outbox
 from publisher.rules import form_fields
-from publisher.rules.list_rules import ImportRow
-from publisher.storage import subscribers
-from publisher.storage.subscribers import Erased, ImportReport, LinkResult, SignUp
+from publisher.storage import database, subscribers
+from publisher.storage.subscribers import LinkResult, SignUp
 
 logger = logging.getLogger(__name__)
 
@@ -98,11 +103,48 @@ async def unsubscribe(link_key: str, *, one_click: bool, db_url: str | None = No
     return await _in_thread(functools.partial(subscribers.unsubscribe, link_key, how, db_url))
 
 
-def forget(email: str, db_url: str | None = None) -> Erased:
-    """The operator's ``forget`` and the dashboard's: everything stored about ``email`` erased."""
-    return subscribers.forget(email, db_url)
+@dataclass(frozen=True)
+class EmbeddedList:
+    """The gateway kept by this site (no PUBLISHER_GATEWAY_URL): the forms call it in-process after their
+    checks, so no request skips the anti-spam. ``mail`` None: store only. A call past ``timeout_s`` or a
+    database that does not answer raises ListUnavailable."""
+
+    mail: MailSettings | None
+    db_url: str | None = None
+    timeout_s: float = DEFAULT_GATEWAY_TIMEOUT_S
+
+    async def subscribe(self, values: Mapping[str, str]) -> None:
+        await self._within_timeout("subscribe", sign_up(values, self.mail, self.db_url))
+
+    async def send_email(self, values: Mapping[str, str]) -> None:
+        sender = full_name(values[form_fields.FIRST_NAME.name], values[form_fields.LAST_NAME.name])
+        taking = take_message(
+            sender_name=sender,
+            sender_email=values[form_fields.EMAIL.name],
+            subject=contact_subject(sender),
+            message=values[form_fields.MESSAGE.name],
+            mail=self.mail,
+            db_url=self.db_url,
+        )
+        await self._within_timeout("send-email", taking)
+
+    async def _within_timeout(self, call: str, taking: Awaitable[object]) -> None:
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                await taking
+        except TimeoutError:
+            logger.warning("The embedded gateway's %s timed out after %g s", call, self.timeout_s)
+            raise ListUnavailable(f"timed out after {self.timeout_s:g} s") from None
 
 
-def import_rows(rows: list[ImportRow], how: str, db_url: str | None = None) -> ImportReport:
-    """The operator's ``import``: rows read and checked by rules/list_rules.read_import; no email is sent."""
-    return subscribers.import_rows(rows, how, db_url)
+def migrate_on_development_start() -> None:
+    """`reflex run` on a fresh clone: the tables exist before the first submit (development server
+    only; ``publisher-serve`` migrates once before its workers start)."""
+    if environment.REFLEX_ENV_MODE.get() != constants.Env.DEV or settings.gateway_url() is not None:
+        return
+    try:
+        database.migrate()
+    except database.DatabaseUnavailable as exc:
+        logger.error("Could not bring the local gateway's database up to date: %s", exc)  # password hidden
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        logger.error("Could not bring the local gateway's database up to date: %s", type(exc).__name__)

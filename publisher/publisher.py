@@ -3,10 +3,9 @@ wired from here (``install``)."""
 
 import reflex as rx
 
-from publisher import reflex_internals, visits
+from publisher import mailing_list, reflex_internals, visits
 from publisher.config import settings
 from publisher.content.books import FEED_TITLE
-from publisher.gateway import embedded
 from publisher.mail import campaign, notices, outbox
 from publisher.reflex_internals import frontend_files, no_cors, stored_state
 from publisher.returns import bounce_mailbox
@@ -43,7 +42,7 @@ app = rx.App(
 
 # First, in each worker: what it writes is its user's alone, the states folder too.
 app.register_lifespan_task(stored_state.keep_private)
-app.register_lifespan_task(embedded.migrate_on_development_start)
+app.register_lifespan_task(mailing_list.migrate_on_development_start)
 app.register_lifespan_task(outbox.run_in_backend)
 app.register_lifespan_task(campaign.run_in_backend)
 app.register_lifespan_task(bounce_mailbox.run_in_backend)

@@ -179,6 +179,11 @@ def send_contact_message(page: Page, base_url: str, message: str, fill_time_s: f
     """A visitor sends a message as a person would: answers the question, takes their time
     (``fill_time_s``: the server's minimum fill time)."""
     open_page(page, base_url, "/contact-us")
+    answer_and_send(page, message, fill_time_s)
+
+
+def answer_and_send(page: Page, message: str, fill_time_s: float = MIN_FILL_TIME_S) -> None:
+    """The open contact page's question answered, sent after the fill time, thanked for."""
     _, answer = wait_for_question(page)
     shown_at = time.monotonic()
     fill_contact(page, answer, message=message)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import sqlalchemy
 
-from publisher import mailing_list, storage
+from publisher import storage
 from publisher.cli import visit_report
 from publisher.config import settings
 from publisher.mail import announce, outbox
@@ -41,7 +41,7 @@ def import_file(path: str, status: str | None, messages) -> int:
             print(f"{path}: {problem}", file=sys.stderr)
         print(f"publisher-gateway: nothing imported from {path}.", file=sys.stderr)
         return 1
-    report = mailing_list.import_rows(rows, f"import of {Path(path).name}"[: storage.SOURCE_MAX - 16])
+    report = subscribers.import_rows(rows, f"import of {Path(path).name}"[: storage.SOURCE_MAX - 16])
     messages.write(f"Imported {path}: {report} No email was sent.\n")
     return 0
 
@@ -478,7 +478,7 @@ def _carry_out(args: argparse.Namespace) -> int:
     elif args.command == "import":
         return import_file(args.file, args.status, sys.stderr)
     elif args.command == "forget":
-        print(f"{args.email}: {mailing_list.forget(args.email)}", file=sys.stderr)
+        print(f"{args.email}: {subscribers.forget(args.email)}", file=sys.stderr)
     elif args.command == "announce":
         return announce.announce(args.slug, yes=args.yes, test_to=args.test_to, out=sys.stderr)
     elif args.command == "campaigns":

@@ -11,6 +11,7 @@ from typing import TextIO
 
 from publisher.content.books import BOOKS, book_by_slug
 from publisher.rules.validation import for_terminal
+from publisher.rules.visit_rules import VisitKind
 from publisher.storage import visit_counts
 from publisher.storage.visit_counts import DayCount, KeyCount
 from publisher.web import exports
@@ -51,10 +52,10 @@ class VisitReport:
 def read(days: int, today: date, db_url: str | None = None) -> VisitReport:
     """The last ``days`` days up to ``today``, read from the daily counts."""
     since = today - timedelta(days=days - 1)
-    buys = visit_counts.top("buy", since, today, limit=ALL_BUYS, db_url=db_url)
+    buys = visit_counts.top(VisitKind.BUY, since, today, limit=ALL_BUYS, db_url=db_url)
     books = []
     for book in BOOKS:
-        page = visit_counts.daily("page", since, today, key=f"/books/{book.slug}", db_url=db_url)
+        page = visit_counts.daily(VisitKind.PAGE, since, today, key=book.page_path, db_url=db_url)
         presses = sum(buy.views for buy in buys if buy.key.partition(" ")[0] == book.slug)
         books.append(
             BookFunnel(
@@ -68,11 +69,11 @@ def read(days: int, today: date, db_url: str | None = None) -> VisitReport:
     return VisitReport(
         since=since,
         until=today,
-        days=visit_counts.daily("site", since, today, db_url=db_url),
-        bots=visit_counts.daily("bot", since, today, db_url=db_url),
-        pages=visit_counts.top("page", since, today, limit=TOP, db_url=db_url),
-        sources=visit_counts.top("source", since, today, limit=TOP, db_url=db_url),
-        campaigns=visit_counts.top("campaign", since, today, limit=TOP, db_url=db_url),
+        days=visit_counts.daily(VisitKind.SITE, since, today, db_url=db_url),
+        bots=visit_counts.daily(VisitKind.BOT, since, today, db_url=db_url),
+        pages=visit_counts.top(VisitKind.PAGE, since, today, limit=TOP, db_url=db_url),
+        sources=visit_counts.top(VisitKind.SOURCE, since, today, limit=TOP, db_url=db_url),
+        campaigns=visit_counts.top(VisitKind.CAMPAIGN, since, today, limit=TOP, db_url=db_url),
         buys=buys,
         books=books,
     )
@@ -124,14 +125,14 @@ def write_text(report: VisitReport, out: TextIO) -> None:
 def csv_rows(report: VisitReport) -> Iterator[exports.VisitRow]:
     """Rows of ``section,day,key,views,visitors``: the per-day sections (site, bot) carry their day; the
     period's tops and each book's page (book_page, keyed by its slug) carry none."""
-    for section, days in (("site", report.days), ("bot", report.bots)):
+    for section, days in ((VisitKind.SITE, report.days), (VisitKind.BOT, report.bots)):
         for day in days:
             yield exports.VisitRow(section, day.day, "", day.views, day.visitors)
     for section, counts in (
-        ("page", report.pages),
-        ("source", report.sources),
-        ("campaign", report.campaigns),
-        ("buy", report.buys),
+        (VisitKind.PAGE, report.pages),
+        (VisitKind.SOURCE, report.sources),
+        (VisitKind.CAMPAIGN, report.campaigns),
+        (VisitKind.BUY, report.buys),
     ):
         for count in counts:
             yield exports.VisitRow(section, None, count.key, count.views, count.visitors)

@@ -70,6 +70,17 @@ EMAIL_LABEL = "Email"
 
 CONTACT_SUCCESS_TOAST = "Your message has been sent successfully!"
 CONTACT_FAILURE_TOAST = "Failed to send message. Please try again."
+
+
+def full_name(first_name: str, last_name: str) -> str:
+    return f"{first_name} {last_name}"
+
+
+def contact_subject(full_name: str) -> str:
+    """The subject of the publisher's email about a contact message, whichever gateway sends it."""
+    return f"Contact Form Submission from {full_name}"
+
+
 CONTACT_SUCCESS_TITLE = "Thank you for contacting us!"
 CONTACT_SUCCESS_TEXT = f"We have received your message. We typically reply within {REPLY_TIME} during business days."
 CONTACT_AGAIN = "Send another message"

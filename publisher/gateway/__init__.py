@@ -1,8 +1,9 @@
 """The site's gateway (docs/product.md, The gateway): where the forms' accepted submits go, the
-cloud one (client.py) or the embedded one (embedded.py); this module chooses."""
+cloud one (client.py) or the embedded one (mailing_list.EmbeddedList); this module chooses."""
 
 from __future__ import annotations
 
+from publisher import mailing_list
 from publisher.config import settings
 from publisher.gateway.client import GatewayClient
 from publisher.gateway.contract import Gateway, GatewayError
@@ -17,10 +18,7 @@ def configured_gateway() -> Gateway:
     timeout_s = settings.gateway_timeout_s()
     if url:
         return GatewayClient(base_url=url, api_key=settings.gateway_api_key(), timeout_s=timeout_s)
-    # Here, not at the top: the embedded gateway (the list, its storage) loads only where it runs.
-    from publisher.gateway import embedded  # noqa: PLC0415
-
-    return embedded.EmbeddedList(mail=settings.mail_settings(), timeout_s=timeout_s)
+    return mailing_list.EmbeddedList(mail=settings.mail_settings(), timeout_s=timeout_s)
 
 
 # One gateway per process, so connections to the cloud gateway are reused.

@@ -1,5 +1,5 @@
 """The gateway's two calls (docs/product.md, The gateway): what the forms ask of a gateway
-(``Gateway``, which both the cloud client and the embedded list are), and the cloud API's
+(``Gateway``, which both the cloud client and mailing_list.EmbeddedList are), and the cloud API's
 paths and JSON bodies."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from publisher.content.form_copy import contact_subject, full_name
 from publisher.rules.form_fields import EMAIL, FIRST_NAME, LAST_NAME, MESSAGE
 
 SUBSCRIBE_PATH = "/prod/subscribe"
@@ -23,20 +24,12 @@ class GatewayError(Exception):
 
 class Gateway(Protocol):
     """Where an accepted submit goes, with the checked values by field name. Each call returns once
-    the gateway has taken the request, or raises GatewayError (the form's failure message)."""
+    the gateway has taken the request, or raises GatewayError (the embedded list: ListUnavailable):
+    the form's failure message."""
 
     async def subscribe(self, values: Mapping[str, str]) -> None: ...
 
     async def send_email(self, values: Mapping[str, str]) -> None: ...
-
-
-def full_name(first_name: str, last_name: str) -> str:
-    return f"{first_name} {last_name}"
-
-
-def contact_subject(full_name: str) -> str:
-    """The subject of the publisher's email about a contact message, whichever gateway sends it."""
-    return f"Contact Form Submission from {full_name}"
 
 
 # The contact form's fields the product's body puts in its own shape (sender, subject, message).

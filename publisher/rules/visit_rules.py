@@ -20,6 +20,20 @@ from crawlerdetect.providers.exclusions import data as excluded_patterns
 
 from publisher.rules.visitor_limits import Limit, address_key
 
+
+class VisitKind:
+    """What a count is of, by its key: the whole site (""), a page (its route), a source, a campaign, a
+    buy press ("slug host"), the bots (""); a minute ("HHMM", UTC) is a seen set only, for "visitors now"."""
+
+    SITE = "site"
+    PAGE = "page"
+    SOURCE = "source"
+    CAMPAIGN = "campaign"
+    BUY = "buy"
+    BOT = "bot"
+    MINUTE = "minute"
+
+
 # A buy beacon: at most this many counted presses per address in ten minutes; a body longer than
 # this is not ours ("<slug> <host>").
 BUY_PER_ADDRESS = Limit(attempts=20, window_s=600)
@@ -31,7 +45,7 @@ OTHER = "(other)"
 # The kinds whose keys come from outside (a Referer, a landing URL): at most this many new labels of
 # each a day across the site, and this many from one address a day in each worker, so one flood
 # cannot use up the day's room.
-LABEL_KINDS = ("source", "campaign")
+LABEL_KINDS = (VisitKind.SOURCE, VisitKind.CAMPAIGN)
 LABELS_PER_DAY = 200
 LABELS_PER_ADDRESS = 5
 # What one address adds in a day, in each worker: this many page views, by this many user agents
@@ -39,7 +53,9 @@ LABELS_PER_ADDRESS = 5
 # seen rows (site, page, minute, source, campaign): at most 5 times its views a day.
 VIEWS_PER_ADDRESS = 500
 VISITORS_PER_ADDRESS = 50
-# A day's salt is destroyed this long after the day began (midnight UTC): the day and the next.
+# A day's salt: this many random bytes, destroyed this long after the day began (midnight UTC): the
+# day and the next.
+SALT_BYTES = 32
 SALT_LIFETIME_HOURS = 48
 # A visitor id: the first bytes of the HMAC, enough that two visitors of one day never share one.
 VISITOR_ID_BYTES = 16
@@ -214,11 +230,11 @@ def visitor_id(salt: bytes, address: str, user_agent: str) -> bytes:
 def stored_label(kind: str, key: str) -> str:
     """The one way a source, campaign or page is stored: unclean or longer than LABEL_MAX, "(other)", so
     only clean text reaches the dashboard, the CSV and the summary email."""
-    if kind == "source":
+    if kind == VisitKind.SOURCE:
         clean = key in KNOWN_SOURCES or _ascii_host(key) == key
-    elif kind == "campaign":
+    elif kind == VisitKind.CAMPAIGN:
         clean = key == " ".join(key.split()) and all(char.isalnum() or char in " -_./:" for char in key)
-    elif kind == "page":
+    elif kind == VisitKind.PAGE:
         clean = key.startswith("/") and all(char.isascii() and (char.isalnum() or char in "/-_.") for char in key)
     else:
         return key
@@ -327,6 +343,12 @@ def day_of(moment: datetime) -> date:
     if moment.tzinfo is None:
         return moment.date()
     return moment.astimezone(UTC).date()
+
+
+def minute_key(moment: datetime) -> str:
+    """The key of a moment's minute in the seen sets of "visitors now": "HHMM", UTC."""
+    moment = moment.astimezone(UTC)
+    return f"{moment.hour:02d}{moment.minute:02d}"
 
 
 def salt_destroyed_at(day: date) -> datetime:

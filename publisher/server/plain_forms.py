@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from publisher.config import settings
 from publisher.content import form_copy
+from publisher.limits import submits
 from publisher.rules import form_fields, same_site
 from publisher.seldom_log import SeldomLog
 from publisher.server import requests
@@ -47,10 +48,6 @@ class PlainForm:
     asks_question: bool
 
 
-async def _judge_subscribe(data: Mapping[str, object]) -> submissions.Verdict:
-    return submissions.judge_subscribe(data)
-
-
 FORMS = {
     form.route: form
     for form in (
@@ -59,7 +56,7 @@ FORMS = {
             subscribe.ROUTE,
             subscribe.SENT_ROUTE,
             subscribe_state.FIELD_IDS,
-            _judge_subscribe,
+            submissions.judge_subscribe,
             form_copy.SUBSCRIBE_FAILURE_TOAST,
             asks_question=False,
         ),
@@ -150,7 +147,7 @@ class PlainForms:
 
         address = requests.client_address(scope)
         async with graceful_stop.submit_in_flight():
-            if not await submissions.within_limits(form.declared.name, "", address):
+            if not await submits.shared_limiter.get().allow(form.declared.name, "", address):
                 asked = await submissions.question_after_refusal(data) if form.asks_question else None
                 limited = submissions.Verdict(form_error=form_copy.TOO_MANY_ATTEMPTS, question=asked)
                 return self._refused(form, scope, shown, limited, 429)

@@ -162,12 +162,6 @@ def delete_expired_ceremonies(now: datetime | None = None, db_url: str | None = 
         return _delete_expired_ceremonies(connection, now or utc_now())
 
 
-def open_ceremonies(db_url: str | None = None) -> int:
-    """How many ceremonies wait for their answer, run out or not (what the table holds)."""
-    with database.engine(db_url).connect() as connection:
-        return connection.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(AdminCeremony)).scalar_one()
-
-
 @dataclass(frozen=True)
 class Ceremony:
     challenge: bytes

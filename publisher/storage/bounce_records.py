@@ -14,6 +14,7 @@ from sqlmodel import col
 from publisher.rules import bounces, validation
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import database, tables
+from publisher.storage.subscribers import BOUNCED, BY_COMPLAINT, BY_HARD_BOUNCE, BY_SOFT_BOUNCES, UNSUBSCRIBED
 from publisher.storage.tables import (
     FAILED,
     SENT,
@@ -30,13 +31,6 @@ from publisher.storage.tables import (
     record_event,
     utc_now,
 )
-
-# What the record of consent says happened, and how.
-BOUNCED = "bounced"
-UNSUBSCRIBED = "unsubscribed"
-BY_HARD_BOUNCE = "hard bounce"
-BY_SOFT_BOUNCES = "soft bounces"
-BY_COMPLAINT = "complaint"
 
 # What recording a report did (Recorded.outcome).
 MADE_BOUNCED, MADE_UNSUBSCRIBED, COUNTED, ALREADY_KNOWN, NOT_ON_THE_LIST = (

@@ -12,7 +12,7 @@ from sqlmodel import col
 
 from publisher.rules import validation
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import bounce_records, database, subscribers
+from publisher.storage import database, subscribers
 from publisher.storage.tables import (
     CONTACT,
     FAILED,
@@ -27,7 +27,7 @@ from publisher.storage.tables import (
 
 LISTED = 50  # rows in each of the dashboard's lists
 # The record of consent's words for a leaving (an unsubscribe or a complaint, a bounce).
-LEFT_EVENTS = (subscribers.UNSUBSCRIBED, bounce_records.BOUNCED)
+LEFT_EVENTS = (subscribers.UNSUBSCRIBED, subscribers.BOUNCED)
 
 
 @dataclass(frozen=True)

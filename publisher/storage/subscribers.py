@@ -39,10 +39,14 @@ class SignUp:
 
 # What the record of consent says happened, and how.
 SUBSCRIBED, CONFIRMED, UNSUBSCRIBED, IMPORTED = "subscribed", "confirmed", "unsubscribed", "imported"
+BOUNCED = "bounced"
 FROM_THE_FORM = "subscribe form"
 BY_CONFIRMATION_LINK = "confirmation link"
 BY_UNSUBSCRIBE_PAGE = "unsubscribe page"
 BY_ONE_CLICK = "one-click unsubscribe"
+BY_HARD_BOUNCE = "hard bounce"
+BY_SOFT_BOUNCES = "soft bounces"
+BY_COMPLAINT = "complaint"
 
 
 def _queue(connection, kind: str, subscriber_id: int, job: storage.Job, now: datetime) -> None:
@@ -187,18 +191,6 @@ def list_subscribers(status: str | None = None, db_url: str | None = None) -> li
         statement = statement.where(col(Subscriber.status) == status)
     with tables.open_session(db_url) as session:
         return list(session.exec(statement))
-
-
-def consent_record(email: str, db_url: str | None = None) -> list[SubscriptionEvent]:
-    """Every event on record for an address, oldest first."""
-    with tables.open_session(db_url) as session:
-        row = session.exec(
-            sqlmodel.select(Subscriber).where(col(Subscriber.email_key) == validation.address_key(email))
-        ).first()
-        if row is None:
-            return []
-        events = sqlmodel.select(SubscriptionEvent).where(col(SubscriptionEvent.subscriber_id) == row.id)
-        return list(session.exec(events.order_by(col(SubscriptionEvent.id))))
 
 
 # --- Import: a list gathered elsewhere. ---

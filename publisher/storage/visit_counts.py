@@ -16,11 +16,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import col
 
 from publisher.rules import visit_rules
+from publisher.rules.visit_rules import VisitKind
 from publisher.storage import database
 from publisher.storage.tables import VISIT_KEY_MAX, VISIT_KIND_MAX, VisitCount, VisitSalt, VisitSeen, as_utc
 
-SALT_BYTES = 32
-MINUTE = "minute"  # the seen set's kind for visitors now: its key is "HHMM" (UTC)
 # Rows per INSERT: well under SQLite's 32,766 bound parameters (four a seen row, five a count).
 CHUNK_ROWS = 500
 # The weekly summary's figures: the top sources, and every book-and-store pair pressed (a few books).
@@ -95,7 +94,7 @@ def salt_for(day: date, now: datetime, db_url: str | None = None) -> bytes | Non
         insert = _insert_for(connection)
         connection.execute(
             insert(VisitSalt)
-            .values(day=day, salt=secrets.token_bytes(SALT_BYTES), destroyed_at=destroyed_at)
+            .values(day=day, salt=secrets.token_bytes(visit_rules.SALT_BYTES), destroyed_at=destroyed_at)
             .on_conflict_do_nothing(index_elements=["day"])
         )
         salt = connection.execute(
@@ -104,14 +103,18 @@ def salt_for(day: date, now: datetime, db_url: str | None = None) -> bytes | Non
     return None if salt is None else bytes(salt)
 
 
-def drop_expired(now: datetime, db_url: str | None = None) -> int:
+def drop_expired(now: datetime, db_url: str | None = None) -> date | None:
     """Delete the salts and seen rows of every day whose destroy time (00:00 UTC + 48 h) has
-    passed: the days before yesterday. The rows deleted, salts and seen rows together."""
+    passed: the days before yesterday. The first day of those left, or None: when to come back."""
     last = _last_destroyed_day(now)
     with database.engine(db_url).begin() as connection:
-        seen = connection.execute(sqlalchemy.delete(VisitSeen).where(col(VisitSeen.day) <= last)).rowcount
-        salts = connection.execute(sqlalchemy.delete(VisitSalt).where(col(VisitSalt.day) <= last)).rowcount
-    return seen + salts
+        connection.execute(sqlalchemy.delete(VisitSeen).where(col(VisitSeen.day) <= last))
+        connection.execute(sqlalchemy.delete(VisitSalt).where(col(VisitSalt.day) <= last))
+        firsts = [
+            connection.execute(sqlalchemy.select(sqlalchemy.func.min(col(table.day)))).scalar_one()
+            for table in (VisitSalt, VisitSeen)
+        ]
+    return min((day for day in firsts if day is not None), default=None)
 
 
 def _clipped(kind: str, key: str) -> tuple[str, str]:
@@ -124,7 +127,7 @@ def _summed(counts: Mapping[tuple[date, str, str], int]) -> Counter[tuple[str, d
     summed: Counter[tuple[str, date, str]] = Counter()
     for (day, kind, key), number in counts.items():
         kind, key = _clipped(kind, key)
-        if kind != MINUTE:
+        if kind != VisitKind.MINUTE:
             summed[(kind, day, key)] += number
     return summed
 
@@ -144,7 +147,7 @@ def _insert_seen(connection, seen: Iterable[tuple[date, str, str, bytes]]) -> Co
             .returning(col(VisitSeen.day), col(VisitSeen.kind), col(VisitSeen.key))
         )
         for day, kind, key in connection.execute(statement):
-            if kind != MINUTE:
+            if kind != VisitKind.MINUTE:
                 new[(kind, day, key)] += 1
     return new
 
@@ -293,14 +296,14 @@ def visitors_now(now: datetime, minutes: int = 5, db_url: str | None = None) -> 
     keys_by_day: dict[date, list[str]] = {}
     for back in range(minutes + 1):
         then = moment - timedelta(minutes=back)
-        keys_by_day.setdefault(then.date(), []).append(then.strftime("%H%M"))
+        keys_by_day.setdefault(then.date(), []).append(visit_rules.minute_key(then))
     in_window = sqlalchemy.or_(
         *(sqlalchemy.and_(col(VisitSeen.day) == day, col(VisitSeen.key).in_(keys)) for day, keys in keys_by_day.items())
     )
     with database.engine(db_url).connect() as connection:
         return connection.execute(
             sqlalchemy.select(sqlalchemy.func.count(sqlalchemy.distinct(col(VisitSeen.visitor)))).where(
-                col(VisitSeen.kind) == MINUTE, in_window
+                col(VisitSeen.kind) == VisitKind.MINUTE, in_window
             )
         ).scalar_one()
 
@@ -309,10 +312,10 @@ def week(until: date, db_url: str | None = None) -> VisitWeek:
     """The seven days before ``until`` (not included), for the weekly summary."""
     since, last = until - timedelta(days=7), until - timedelta(days=1)
     with database.engine(db_url).connect() as connection:
-        site = _daily(connection, "site", since, last, "")
-        bots = _daily(connection, "bot", since, last, "")
-        sources = _top(connection, "source", since, last, WEEK_SOURCES)
-        buys = _top(connection, "buy", since, last, WEEK_BUYS)
+        site = _daily(connection, VisitKind.SITE, since, last, "")
+        bots = _daily(connection, VisitKind.BOT, since, last, "")
+        sources = _top(connection, VisitKind.SOURCE, since, last, WEEK_SOURCES)
+        buys = _top(connection, VisitKind.BUY, since, last, WEEK_BUYS)
     return VisitWeek(
         visitors=sum(day.visitors for day in site),
         views=sum(day.views for day in site),
@@ -320,17 +323,3 @@ def week(until: date, db_url: str | None = None) -> VisitWeek:
         top_sources=tuple(sources),
         buys=tuple(buys),
     )
-
-
-def salt_days(db_url: str | None = None) -> list[date]:
-    """The days whose salt is still kept (at most yesterday, today and tomorrow's, once made)."""
-    with database.engine(db_url).connect() as connection:
-        return list(connection.execute(sqlalchemy.select(col(VisitSalt.day)).order_by(col(VisitSalt.day))).scalars())
-
-
-def seen_days(db_url: str | None = None) -> list[date]:
-    """The days that still have seen rows (salted visitor ids): what ``drop_expired`` leaves."""
-    with database.engine(db_url).connect() as connection:
-        return list(
-            connection.execute(sqlalchemy.select(col(VisitSeen.day)).distinct().order_by(col(VisitSeen.day))).scalars()
-        )

@@ -10,7 +10,7 @@ import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from reflex.utils import prerequisites
@@ -129,12 +129,6 @@ async def running(flush_loop: FlushLoop, last_flush_s: float = LAST_FLUSH_WAIT_S
             logger.warning("Visits: the last flush took over %g s; its counts are lost", last_flush_s)
 
 
-def _destroy_expired(now: datetime, db_url: str | None) -> date | None:
-    """The salts and seen rows past their time deleted; the first day of those left, or None."""
-    visit_counts.drop_expired(now, db_url)
-    return min([*visit_counts.salt_days(db_url), *visit_counts.seen_days(db_url)], default=None)
-
-
 async def destroying(
     db_url: str | None = None,
     clock: Callable[[], datetime] = utc_now,
@@ -144,7 +138,7 @@ async def destroying(
     after a long stop), then each at its time, 48 hours after its day began; then nothing runs."""
     while True:
         try:
-            first_left = await asyncio.to_thread(_destroy_expired, clock(), db_url)
+            first_left = await asyncio.to_thread(visit_counts.drop_expired, clock(), db_url)
         except Exception as exc:  # noqa: BLE001 - a database away: tried again later
             logger.warning("Visits: the expired salts were not deleted (%s); trying again", type(exc).__name__)
             await sleep(DESTROY_RETRY_S)

@@ -11,7 +11,7 @@ from datetime import date, datetime
 
 from publisher.rules import visit_rules
 from publisher.storage.visit_counts import Batch
-from publisher.visits.recorder import SITE_KIND, Recorder
+from publisher.visits.recorder import Recorder
 from publisher.visits.salts import SaltStore
 from publisher.visits.visitor_sets import RedisVisitorSets
 
@@ -70,7 +70,7 @@ class FlushLoop:
         try:
             await asyncio.to_thread(self.flush, batch, self.visitor_sets is not None)
         except Exception as exc:  # noqa: BLE001 - a database away loses this window only
-            views = sum(count for (_, kind, _), count in batch.views.items() if kind == SITE_KIND)
+            views = sum(count for (_, kind, _), count in batch.views.items() if kind == visit_rules.VisitKind.SITE)
             # The error's type only: its text may quote the batch's visitor ids.
             logger.warning("Visits: %d page views lost, the database did not take them (%s)", views, type(exc).__name__)
 

@@ -13,14 +13,11 @@ from datetime import date, datetime
 from starlette.types import Scope
 
 from publisher.rules import visit_rules, visitor_limits
+from publisher.rules.visit_rules import VisitKind
 from publisher.storage.tables import utc_now
 from publisher.visits.salts import DaySalts
 from publisher.visits.tally import Tally
-from publisher.visits.visitor_sets import MINUTE_KIND, minute_key
 
-SITE_KIND, PAGE_KIND, SOURCE_KIND, CAMPAIGN_KIND, BUY_KIND = "site", "page", "source", "campaign", "buy"
-# The site's count has one key: the whole site.
-SITE_KEY = ""
 # The addresses a worker follows in a day (about 300 bytes each, 530 with all its user agents and
 # labels: 50 MB at the most); past them, a new address's views count as a bot's.
 ADDRESSES_PER_DAY = 100_000
@@ -144,16 +141,16 @@ class Recorder:
             self.tally.bot(day)
             return
         visitor = self._visitor(address, user_agent, now)
-        self.tally.view(day, SITE_KIND, SITE_KEY, visitor)
-        self.tally.view(day, PAGE_KIND, visit_rules.stored_label(PAGE_KIND, route), visitor)
+        self.tally.view(day, VisitKind.SITE, "", visitor)
+        self.tally.view(day, VisitKind.PAGE, visit_rules.stored_label(VisitKind.PAGE, route), visitor)
         if visitor is not None:
-            self.tally.seen_only(day, MINUTE_KIND, minute_key(now), visitor)
+            self.tally.seen_only(day, VisitKind.MINUTE, visit_rules.minute_key(now), visitor)
         # A Referer naming the host this request came to is a move between our own pages.
         source = visit_rules.source_of(headers.get("referer", ""), [headers.get("host", "")])
         if source is None:
             return  # from one of our own pages: not a landing
         campaign = visit_rules.campaign_of(bytes(scope.get("query_string", b"")).decode("latin-1"))
-        for kind, label in ((SOURCE_KIND, source), (CAMPAIGN_KIND, campaign)):
+        for kind, label in ((VisitKind.SOURCE, source), (VisitKind.CAMPAIGN, campaign)):
             if label is not None:
                 label = self.addresses.label(sender, visit_rules.stored_label(kind, label))
                 self.tally.view(day, kind, label, visitor)
@@ -164,4 +161,4 @@ class Recorder:
         now = self.clock()
         address = visitor_limits.client_address(scope, self.trusted_proxy_hops)
         visitor = self._visitor(address, _headers(scope).get("user-agent", ""), now)
-        self.tally.view(visit_rules.day_of(now), BUY_KIND, f"{slug} {store}", visitor)
+        self.tally.view(visit_rules.day_of(now), VisitKind.BUY, f"{slug} {store}", visitor)

@@ -13,7 +13,6 @@ from publisher.rules import visit_rules
 from publisher.storage import visit_counts
 
 SALT_KEY_PREFIX = "publisher:visits:salt:"
-SALT_BYTES = 32
 # From this time of a day (UTC) the worker fetches the next day's salt too.
 FETCH_TOMORROW_FROM = time(23, 55)
 # How long one fetch may take before the worker goes on without it (views without visitors).
@@ -47,7 +46,7 @@ class RedisSalts:
             return None
         key = SALT_KEY_PREFIX + day.isoformat()
         async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.set(key, secrets.token_bytes(SALT_BYTES), nx=True, exat=int(destroyed_at.timestamp()))
+            pipe.set(key, secrets.token_bytes(visit_rules.SALT_BYTES), nx=True, exat=int(destroyed_at.timestamp()))
             pipe.get(key)
             _, salt = await pipe.execute()
         return None if salt is None else bytes(salt)

@@ -7,12 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from datetime import date
 
-from publisher.rules.visit_rules import OTHER
+from publisher.rules.visit_rules import OTHER, VisitKind
 from publisher.storage.visit_counts import Batch
-
-# A bot's views are one figure a day: this kind, under this key, with no visitors.
-BOT_KIND = "bot"
-BOT_KEY = ""
 
 
 class Tally:
@@ -45,7 +41,7 @@ class Tally:
 
     def bot(self, day: date) -> None:
         """One view by a bot: counted apart, as one figure a day, with no visitor."""
-        self.view(day, BOT_KIND, BOT_KEY, None)
+        self.view(day, VisitKind.BOT, "", None)
 
     def take(self) -> Batch:
         """Everything counted since the last take; the tally starts again empty."""

@@ -12,8 +12,6 @@ from publisher.storage.visit_counts import Batch
 
 SEEN_KEY_PREFIX = "publisher:visits:seen:"
 NOW_KEY_PREFIX = "publisher:visits:now:"
-# The seen set's kind for "visitors now": its key is the minute ("HHMM", UTC) a visitor was seen.
-MINUTE_KIND = "minute"
 
 
 def seen_key(day: date, kind: str, key: str) -> str:
@@ -22,12 +20,6 @@ def seen_key(day: date, kind: str, key: str) -> str:
 
 def now_key(day: date) -> str:
     return NOW_KEY_PREFIX + day.isoformat()
-
-
-def minute_key(moment: datetime) -> str:
-    """The seen set's key of a moment's minute: "HHMM", UTC."""
-    moment = moment.astimezone(UTC)
-    return f"{moment.hour:02d}{moment.minute:02d}"
 
 
 def minute_start(day: date, minute: str) -> datetime:
@@ -53,7 +45,7 @@ class RedisVisitorSets:
         members: dict[tuple[date, str, str], list[bytes]] = defaultdict(list)
         latest: dict[date, dict[bytes, float]] = defaultdict(dict)
         for day, kind, key, visitor in batch.seen:
-            if kind == MINUTE_KIND:
+            if kind == visit_rules.VisitKind.MINUTE:
                 seen_at = minute_start(day, key).timestamp()
                 latest[day][visitor] = max(seen_at, latest[day].get(visitor, seen_at))
             else:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from publisher import gateway
+from publisher import gateway, mailing_list
 from publisher.config import settings
-from publisher.limits import submits, used_tokens
+from publisher.limits import used_tokens
 from publisher.rules import antispam, form_fields, form_tokens
 from publisher.web import graceful_stop
 
@@ -88,8 +88,9 @@ async def question_after_refusal(data: Mapping[str, object]) -> NewQuestion:
     return same_question(await spend_token(data, now_ms()))
 
 
-def judge_subscribe(data: Mapping[str, object]) -> Verdict:
-    """The field rules, then the honeypot; a request only when both pass."""
+async def judge_subscribe(data: Mapping[str, object]) -> Verdict:
+    """The field rules, then the honeypot; a request only when both pass (async as ``judge_contact``: one
+    way to judge for both forms)."""
     checked = form_fields.SUBSCRIBE.check(data)
     if not checked.ok:
         return Verdict(field_errors=dict(checked.errors))
@@ -131,27 +132,17 @@ async def judge_contact(data: Mapping[str, object]) -> Verdict:
     return Verdict(request=checked.values, chain=chain)
 
 
-async def within_limits(form: str, client: str, address: str) -> bool:
-    """Counts one attempt against the tab's (when there is one) and the address's limits."""
-    return await submits.shared_limiter.get().allow(form, client, address)
-
-
 async def send(form: str, request: dict[str, str]) -> bool:
-    """Deliver an accepted submit to the gateway; True when the gateway took it."""
+    """Deliver an accepted submit to the gateway; True when it took it. Any failure, even an unexpected one
+    or a stopping server, ends the submit (logged), so a form never stays "submitting"."""
     chosen = gateway.shared_gateway.get()
     call = chosen.subscribe(request) if form == SUBSCRIBE else chosen.send_email(request)
-    return await deliver(call)
-
-
-async def deliver(call: Awaitable[None]) -> bool:
-    """True when the gateway accepted the call; any failure, even an unexpected one or a stopping server,
-    ends the submit (logged), so a form never stays "submitting"."""
     try:
         await graceful_stop.gateway_call(call)
     except graceful_stop.StopLimitReached as stop:
         logger.warning("Submit not delivered: %s", stop)
         return False
-    except gateway.GatewayError:
+    except (gateway.GatewayError, mailing_list.ListUnavailable):
         return False  # already logged with its cause by the gateway
     except Exception as exc:
         logger.error("Gateway call failed unexpectedly: %s", type(exc).__name__, exc_info=exc)

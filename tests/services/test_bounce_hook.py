@@ -13,7 +13,7 @@ from publisher.rules.list_rules import ListStatus
 from publisher.server import routes
 from publisher.storage import bounce_records, subscribers
 from publisher.storage.subscribers import SignUp
-from tests.services.test_new_release_list import job
+from tests.services.test_new_release_list import consent_record, job
 from tests.unit.test_bounce_hook import SECRET, SECRET_VAR
 
 AUTHORIZED = {"Authorization": f"Bearer {SECRET}"}
@@ -52,7 +52,7 @@ def status(db_url: str, key: str) -> str:
 
 
 def events(db_url: str, email: str = "jo@example.com") -> list[tuple[str, str, str | None]]:
-    return [(e.event, e.how, e.detail) for e in subscribers.consent_record(email, db_url)]
+    return [(e.event, e.how, e.detail) for e in consent_record(email, db_url)]
 
 
 @pytest.mark.asyncio
@@ -93,7 +93,7 @@ async def test_an_unknown_address_changes_nothing_and_gets_the_same_answer(site,
     assert [line.email for line in bounce_records.list_bounces(db_url=db_url)] == ["jo@example.com"]  # no stranger
     assert status(db_url, key) == ListStatus.CONFIRMED  # one soft bounce is not enough
     assert events(db_url) == before
-    assert subscribers.consent_record("nobody@example.com", db_url) == []
+    assert consent_record("nobody@example.com", db_url) == []
 
 
 @pytest.mark.asyncio

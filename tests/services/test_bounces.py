@@ -25,6 +25,7 @@ from publisher.storage.bounce_records import Report
 from publisher.storage.subscribers import SignUp
 from tests.databases import ON_BOTH_DATABASES
 from tests.services.test_campaign import Clock, mail_for, readers, sender_for, start_campaign
+from tests.services.test_new_release_list import consent_record
 from tests.smtp import LIST_SECRET, POSTAL_ADDRESS
 from tests.support import publisher_gateway
 
@@ -38,7 +39,7 @@ def status_of(db_url: str, email: str) -> str:
 
 
 def events(db_url: str, email: str) -> list[tuple[str, str, str | None]]:
-    return [(event.event, event.how, event.detail) for event in subscribers.consent_record(email, db_url)]
+    return [(event.event, event.how, event.detail) for event in consent_record(email, db_url)]
 
 
 def jobs(db_url: str, status: str) -> list[storage.Delivery]:

@@ -158,7 +158,7 @@ def test_the_migration_command_explains_a_database_that_does_not_answer():
 async def test_postgres_lost_while_running_fails_the_call_stores_nothing_and_recovers_when_it_returns(
     postgres: PostgresServer,
 ):
-    from publisher import gateway, storage
+    from publisher import mailing_list, storage
     from publisher.storage import subscribers
     from tests.services.test_embedded_gateway import CONTACT, SUBSCRIPTION, embedded_for
 
@@ -167,16 +167,14 @@ async def test_postgres_lost_while_running_fails_the_call_stores_nothing_and_rec
     await local.subscribe(SUBSCRIPTION)  # the pool now holds a connection
     postgres.stop()
     try:
-        with pytest.raises(gateway.GatewayError) as lost_subscription:
+        with pytest.raises(mailing_list.ListUnavailable):
             await local.subscribe({**SUBSCRIPTION, "email": "bo@example.com"})
-        with pytest.raises(gateway.GatewayError) as lost_message:
+        with pytest.raises(mailing_list.ListUnavailable):
             await local.send_email(CONTACT)
     finally:
         postgres.start()
     await local.subscribe({**SUBSCRIPTION, "email": "bo@example.com"})
     await local.send_email(CONTACT)
-    assert lost_subscription.value.cause.startswith("the database did not answer")
-    assert lost_message.value.cause.startswith("the database did not answer")
     assert [s.email for s in subscribers.list_subscribers(db_url=url)] == ["jo@example.com", "bo@example.com"]
     assert len(storage.list_messages(url)) == 1
 

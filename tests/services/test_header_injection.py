@@ -18,9 +18,8 @@ from email.message import EmailMessage
 import pytest
 from reflex_base import config as reflex_config
 
-from publisher import content, storage
+from publisher import content, mailing_list, storage
 from publisher.config.settings import mail_settings
-from publisher.gateway import embedded
 from publisher.mail import campaign, mailer, outbox, release_email
 from publisher.storage import subscribers
 from tests.smtp import POSTAL_ADDRESS, Received
@@ -135,7 +134,7 @@ async def test_a_name_made_of_an_encoded_word_is_carried_as_text_in_every_email(
         )
     )
     # What the two forms post: the contact message and the subscription, through the gateway.
-    local = embedded.EmbeddedList(mail=mail, db_url=db_url)
+    local = mailing_list.EmbeddedList(mail=mail, db_url=db_url)
     await local.send_email({"firstName": name, "lastName": "Lee", "email": READER, "message": QUESTION})
     await local.subscribe({"name": name, "email": READER})
     sender = outbox.Sender(mail, db_url)

@@ -34,6 +34,7 @@ from publisher.web.states import list_link_state
 from publisher.web.states.confirm_state import ConfirmState
 from publisher.web.states.subscribe_state import SubscribeState
 from publisher.web.states.unsubscribe_state import UnsubscribeState
+from tests.services.test_new_release_list import consent_record
 from tests.unit.test_list_links import MAIL_ENV, OTHER_SECRET, SECRET, flip
 from tests.unit.test_plain_forms import write_build
 
@@ -164,7 +165,7 @@ async def test_the_unsubscribe_page_removes_the_address_only_when_the_button_is_
     await run(UnsubscribeState.unsubscribe, state)
     assert state.stage == list_link_state.DONE
     assert subscribers.lookup(subscriber.link_key).status == ListStatus.UNSUBSCRIBED
-    [event] = [e for e in subscribers.consent_record("jo@example.com") if e.event == "unsubscribed"]
+    [event] = [e for e in consent_record("jo@example.com") if e.event == "unsubscribed"]
     assert event.how == "unsubscribe page"
 
 
@@ -310,7 +311,7 @@ def test_a_one_click_post_unsubscribes_at_once_without_a_cookie(list_site):
     assert request("POST", "/unsubscribe", token, ONE_CLICK, FORM) == (200, "Unsubscribed.", False)
     assert subscribers.lookup(subscriber.link_key).status == ListStatus.UNSUBSCRIBED
     assert request("POST", "/unsubscribe", token, ONE_CLICK, FORM)[:2] == (200, "Unsubscribed.")  # again: the same
-    [event] = [e for e in subscribers.consent_record("jo@example.com") if e.event == "unsubscribed"]
+    [event] = [e for e in consent_record("jo@example.com") if e.event == "unsubscribed"]
     assert event.how == "one-click unsubscribe"
 
 
@@ -463,7 +464,7 @@ async def test_without_the_app_the_confirm_button_confirms_once_and_leads_to_the
         assert [d.kind for d in storage.list_deliveries()] == ["confirmation", "welcome"]  # no second welcome
         used = await http.get("/subscribe/confirm", params={"token": token})
     assert "j*@e******.com is already confirmed: there is nothing more to do." in panel(used).text
-    [event] = [e for e in subscribers.consent_record("jo@example.com") if e.event == "confirmed"]
+    [event] = [e for e in consent_record("jo@example.com") if e.event == "confirmed"]
     assert event.how == "confirmation link"
 
 
@@ -483,7 +484,7 @@ async def test_without_the_app_the_unsubscribe_button_removes_the_address(list_s
     assert panel(result).select_one("h2").get_text() == "You have been unsubscribed"
     assert "j*@e******.com will get no more emails from us." in panel(result).text
     assert panel(result).select_one("a")["href"] == "/subscribe"
-    [event] = [e for e in subscribers.consent_record("jo@example.com") if e.event == "unsubscribed"]
+    [event] = [e for e in consent_record("jo@example.com") if e.event == "unsubscribed"]
     assert event.how == "unsubscribe page"
 
 
@@ -562,7 +563,7 @@ async def test_one_click_from_a_mail_provider_is_unchanged_beside_the_page(list_
             headers={"Content-Type": FORM, "Origin": "https://mail.example"},  # not our page: no matter
         )
     assert (one_click.status_code, one_click.text) == (200, "Unsubscribed.")
-    [event] = [e for e in subscribers.consent_record("jo@example.com") if e.event == "unsubscribed"]
+    [event] = [e for e in consent_record("jo@example.com") if e.event == "unsubscribed"]
     assert event.how == "one-click unsubscribe"
 
 

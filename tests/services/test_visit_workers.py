@@ -30,12 +30,13 @@ import sqlalchemy
 from publisher import visits
 from publisher.rules import visit_rules
 from publisher.storage import database, visit_counts
-from publisher.storage.tables import utc_now
+from publisher.storage.tables import VisitSalt, VisitSeen, utc_now
 from publisher.visits import flush_loop, visitor_sets
 from publisher.visits.recorder import Recorder
 from publisher.visits.salts import DaySalts
 from publisher.visits.tally import Tally
 from tests.postgres import PostgresServer
+from tests.services.test_visit_counts import days_left
 from tests.support import PROJECT_ROOT, clear_of_midnight
 
 DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
@@ -244,10 +245,12 @@ def python_run(env: dict[str, str], script: str, *args: str) -> subprocess.Compl
 STARTED = """
 import asyncio, json, sys
 from publisher import visits
-from publisher.storage import visit_counts
+from publisher.storage import database
 
 def left():
-    return sorted({str(day) for day in visit_counts.salt_days() + visit_counts.seen_days()})
+    with database.engine().connect() as connection:
+        days = connection.exec_driver_sql("SELECT day FROM visit_salt UNION SELECT day FROM visit_seen")
+        return sorted(str(day) for (day,) in days)
 
 async def main():
     visits.count_views_on({"/"}, lambda path: path)
@@ -300,10 +303,10 @@ def test_with_counting_off_what_is_left_is_destroyed_48_hours_after_its_day_then
 
     async def sleep(seconds: float) -> None:
         slept.append(seconds)
-        assert min(visit_counts.salt_days(db_url)) > visit_rules.day_of(now[0] - timedelta(hours=48))
+        assert min(days_left(db_url, VisitSalt)) > visit_rules.day_of(now[0] - timedelta(hours=48))
         now[0] += timedelta(seconds=seconds)
 
     asyncio.run(asyncio.wait_for(visits.destroying(db_url, clock=lambda: now[0], sleep=sleep), 60))
     # Yesterday's at tomorrow's 00:00, today's a day later, tomorrow's a day after; then nothing.
     assert slept == [12 * 3600, 24 * 3600, 24 * 3600]
-    assert visit_counts.salt_days(db_url) == visit_counts.seen_days(db_url) == []
+    assert days_left(db_url, VisitSalt) == days_left(db_url, VisitSeen) == []

@@ -18,6 +18,7 @@ from tests.browser import (
     MIN_FILL_TIME_S,
     QUESTION,
     SUBSCRIBE_SUCCESS_TOAST,
+    answer_and_send,
     assert_no_console_errors,
     axe_violations,
     expect_toast,
@@ -93,13 +94,7 @@ def send_on_this_page(page: Page, message: str) -> None:
     expect(page.locator("#contact-token")).not_to_have_value("")
     expect(page.locator("#contact-first-name")).to_have_value("")
     assert page.evaluate("window.__successShown") == []
-    _, answer = wait_for_question(page)
-    shown_at = time.monotonic()
-    fill_contact(page, answer, message=message)
-    time.sleep(max(0.0, MIN_FILL_TIME_S + 0.5 - (time.monotonic() - shown_at)))
-    submit_button(page).click()
-    expect(page.locator("#contact-success h2")).to_have_text("Thank you for contacting us!")
-    expect_toast(page, CONTACT_SUCCESS_TOAST)
+    answer_and_send(page, message)
 
 
 def test_subscribe_journey_messages_a_failure_a_success_and_again_from_the_same_tab(

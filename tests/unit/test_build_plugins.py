@@ -257,10 +257,10 @@ def test_the_app_reloads_nothing_by_itself_on_a_frontend_error():
 def test_a_bare_reflex_run_brings_the_database_up_to_date_at_start():
     """The README's `reflex run` on a fresh clone: the entry point migrates in the backend's lifespan
     (which `make run` runs: tests/development), doing so only there (tests/services/test_embedded_gateway.py)."""
-    from publisher.gateway import embedded
+    from publisher import mailing_list
     from publisher.publisher import app
 
-    assert embedded.migrate_on_development_start in app.get_lifespan_tasks()
+    assert mailing_list.migrate_on_development_start in app.get_lifespan_tasks()
 
 
 @pytest.mark.parametrize(

@@ -97,9 +97,8 @@ def exists(path: str) -> bool:
 
 
 def names_code(path: str) -> bool:
-    """Whether ``path`` is a module's function, class or method, as the narrations of
-    docs/architecture.md write them (`publisher/returns/bounce_mailbox.read_once`), and the
-    code has it."""
+    """Whether ``path`` is a module's function, class or method, as a doc may write it
+    (`publisher/returns/bounce_mailbox.read_once`), and the code has it."""
     match = CODE_NAME.match(path)
     if match is None or not (ROOT / f"{match['module']}.py").is_file():
         return False

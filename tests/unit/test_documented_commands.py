@@ -51,8 +51,8 @@ RUN_ELSEWHERE: dict[str, tuple[str, str]] = {
     # The command that runs every test, this one included: each stage through the stages script.
     "make test": ("Makefile", f"@{STAGES_SCRIPT} "),
     # make setup, run by `make run`, `make build` and `make test`, installs exactly this.
-    "pip install -e '.[build]'": ("Makefile", "-m pip install --quiet -e '.[build]'"),
-    "pip install -e '.[build,test]'": ("Makefile", "-m pip install --quiet -e '.[build,test]'"),
+    "pip install -e '.[build]'": ("Makefile", "-m pip install --quiet --no-compile -e '.[build]'"),
+    "pip install -e '.[build,test]'": ("Makefile", "-m pip install --quiet --no-compile -e '.[build,test]'"),
     # The image's runtime stage: the dependencies and the postgres extra, then the package itself.
     "pip install '.[postgres]'": ("Dockerfile", "p['dependencies'] + p['optional-dependencies']['postgres']"),
 }

@@ -179,7 +179,9 @@ async def test_a_field_added_to_the_declaration_is_sent_in_the_gateway_s_body(mo
     monkeypatch.setattr(form_fields, "SUBSCRIBE", EXTENDED_SUBSCRIBE)
     gateway.shared_gateway.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(record)))
     try:
-        verdict = submissions.judge_subscribe({"name": " Jo ", "email": "jo@example.com", "companyName": " Acme "})
+        verdict = await submissions.judge_subscribe(
+            {"name": " Jo ", "email": "jo@example.com", "companyName": " Acme "}
+        )
         assert verdict.request is not None
         assert await submissions.send(submissions.SUBSCRIBE, verdict.request)
     finally:

@@ -15,6 +15,7 @@ from reflex.istate.manager.token import BaseStateToken
 from reflex.state import BaseState, State
 from reflex_base import constants
 
+from publisher.limits import submits
 from publisher.reflex_internals import stored_state
 from publisher.rules import admin_access, list_links
 from publisher.web import submissions
@@ -134,7 +135,7 @@ async def test_a_submit_counts_under_the_address_of_its_event_when_its_state_com
     stored, without the address; the submit counts under the address of the event that started it."""
     counted: list[tuple[str, str, str]] = []
 
-    async def within_limits(form: str, client: str, address: str) -> bool:
+    async def allow(_limiter, form: str, client: str, address: str) -> bool:
         counted.append((form, client, address))
         return False  # over the limit: the submit stops here
 
@@ -145,7 +146,7 @@ async def test_a_submit_counts_under_the_address_of_its_event_when_its_state_com
             setattr(root, name, getattr(stored, name))
         return self
 
-    monkeypatch.setattr(submissions, "within_limits", within_limits)
+    monkeypatch.setattr(submits.Limiter, "allow", allow)
     monkeypatch.setattr(SubscribeState, "__aenter__", as_stored)
     form = connected_root("/subscribe").get_substate(SubscribeState.get_full_name().split("."))
     assert [event async for event in SubscribeState.submit.fn(form, {"name": "Jo", "email": "jo@example.com"})] == []

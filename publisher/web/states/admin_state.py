@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta
 import reflex as rx
 import sqlalchemy
 
-from publisher import content, mailing_list, storage, visits
+from publisher import content, storage, visits
 from publisher.config import settings
 from publisher.content import admin_copy
 from publisher.content.books import book_by_slug
@@ -21,6 +21,7 @@ from publisher.mail import announce
 from publisher.reflex_internals import stored_state
 from publisher.rules import admin_access, validation
 from publisher.rules.list_rules import ListStatus
+from publisher.rules.visit_rules import VisitKind
 from publisher.storage import admins, bounce_records, dashboard, notice_records, subscribers, visit_counts
 from publisher.web import charts, tab_states
 
@@ -132,7 +133,7 @@ def _visitors_now() -> str:
 
 def _presses(since: date, today: date) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     """Buy presses per book and store, and per book: its page's visits, its presses and the rate."""
-    buys = visit_counts.top("buy", since, today, limit=dashboard.LISTED)
+    buys = visit_counts.top(VisitKind.BUY, since, today, limit=dashboard.LISTED)
     buy_rows = []
     pressed: dict[str, tuple[int, int]] = {}  # per book: presses, people pressing (summed over stores)
     for row in buys:
@@ -150,7 +151,7 @@ def _presses(since: date, today: date) -> tuple[list[dict[str, str]], list[dict[
         pressed[slug] = (presses + row.views, people_pressing + row.visitors)
     books = []
     for book in content.BOOKS:
-        page_visits = sum(day.visitors for day in visit_counts.daily("page", since, today, key=book.page_path))
+        page_visits = sum(day.visitors for day in visit_counts.daily(VisitKind.PAGE, since, today, key=book.page_path))
         presses, people_pressing = pressed.get(book.slug, (0, 0))
         books.append(
             {
@@ -167,8 +168,8 @@ def _presses(since: date, today: date) -> tuple[list[dict[str, str]], list[dict[
 def _led_to(today: date) -> list[dict[str, str]]:
     """Per day, the newest first: the visits of /subscribe and /contact-us beside what they led to."""
     led_first = today - timedelta(days=LED_TO_DAYS - 1)
-    subscribe = visit_counts.daily("page", led_first, today, key=SUBSCRIBE_ROUTE)
-    contact = visit_counts.daily("page", led_first, today, key=CONTACT_ROUTE)
+    subscribe = visit_counts.daily(VisitKind.PAGE, led_first, today, key=SUBSCRIBE_ROUTE)
+    contact = visit_counts.daily(VisitKind.PAGE, led_first, today, key=CONTACT_ROUTE)
     led_to = [
         {
             "day": day.day.isoformat(),
@@ -193,9 +194,9 @@ def _visits() -> dict[str, list[dict[str, str]]]:
     today = storage.utc_now().date()
     chart_first = today - timedelta(days=visits.CHART_DAYS - 1)
     since = today - timedelta(days=TOP_DAYS - 1)
-    site = visit_counts.daily("site", chart_first, today)
+    site = visit_counts.daily(VisitKind.SITE, chart_first, today)
     people, views = [day.visitors for day in site], [day.views for day in site]
-    bots = visit_counts.daily("bot", today, today)
+    bots = visit_counts.daily(VisitKind.BOT, today, today)
     figures = [
         (admin_copy.VISITORS_NOW.format(minutes=visits.VISITORS_NOW_MINUTES), _visitors_now()),
         (admin_copy.VISITORS_TODAY, number(people[-1])),
@@ -221,9 +222,9 @@ def _visits() -> dict[str, list[dict[str, str]]]:
         **empty,
         "visits_figures": [{"label": label, "value": value} for label, value in figures],
         "visits_chart": [chart],
-        "visits_pages": _keys(visit_counts.top("page", since, today)),
-        "visits_sources": _keys(visit_counts.top("source", since, today)),
-        "visits_campaigns": _keys(visit_counts.top("campaign", since, today)),
+        "visits_pages": _keys(visit_counts.top(VisitKind.PAGE, since, today)),
+        "visits_sources": _keys(visit_counts.top(VisitKind.SOURCE, since, today)),
+        "visits_campaigns": _keys(visit_counts.top(VisitKind.CAMPAIGN, since, today)),
         "visits_buys": buy_rows,
         "visits_books": books,
         "visits_led_to": led_to,
@@ -513,7 +514,7 @@ class AdminState(rx.State):
                 await self._show(touch=False)
                 return
             if action == FORGET:
-                erased = await asyncio.to_thread(mailing_list.forget, target)
+                erased = await asyncio.to_thread(subscribers.forget, target)
                 self.notice = admin_copy.FORGOTTEN.format(address=target, what=erased)
             else:
                 self.notice = await asyncio.to_thread(_release_action, action, target, admin.name)

@@ -90,7 +90,7 @@ class FormLifecycle(rx.State, mixin=True):
         state ``async with self`` loads has no address: reflex_internals/stored_state.py)."""
         if not self._accepts_submit():
             return False  # a second submit while one is in flight, or after success, does nothing
-        if not await submissions.within_limits(form, client, address):
+        if not await submits.shared_limiter.get().allow(form, client, address):
             self.form_error = submits.TOO_MANY_ATTEMPTS
             return False
         self.form_error = ""

@@ -45,7 +45,7 @@ class SubscribeState(SubscribeFieldMessages, FormLifecycle, rx.State):  # type: 
     @rx.event(background=True)  # type: ignore[arg-type]
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
         async for event in self._run_submit(
-            submissions.SUBSCRIBE, form_data, _judge, self._show, TOASTS, self._after_delivery
+            submissions.SUBSCRIBE, form_data, submissions.judge_subscribe, self._show, TOASTS, self._after_delivery
         ):
             yield event
 
@@ -57,7 +57,3 @@ class SubscribeState(SubscribeFieldMessages, FormLifecycle, rx.State):  # type: 
 
     def _after_delivery(self, delivered: bool) -> list[EventSpec]:
         return [rx.set_focus(SUCCESS_ID)] if delivered else []  # on a failure the form stays as typed
-
-
-async def _judge(data: dict[str, Any]) -> submissions.Verdict:
-    return submissions.judge_subscribe(data)
