@@ -96,18 +96,18 @@ def outcome(smtp: SmtpServer, readers: int) -> str:
 
 
 def queue(db_url: str, slug: str) -> float:
-    from publisher import storage
     from publisher.config.settings import mail_settings
     from publisher.content import books
     from publisher.mail import mailer, outbox, release_email
+    from publisher.storage import campaigns, tables
 
     mail = mail_settings()
     started = time.perf_counter()
-    storage.create_campaign(
+    campaigns.create_campaign(
         slug,
         release_email.subject(books.book_by_slug(slug)),
         lambda _reader: mailer.new_message_id(mail),
-        storage.utc_now(),
+        tables.utc_now(),
         outbox.RETRY_FOR,
         db_url,
     )

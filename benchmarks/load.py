@@ -416,12 +416,11 @@ async def wave(args: argparse.Namespace, base_url: str, root: psutil.Process) ->
 
 def stored_addresses(db_url: str) -> Counter[str]:
     """Each address the embedded gateway stored, with how often (subscribers and message senders)."""
-    from publisher import storage
-    from publisher.storage import subscribers
+    from publisher.storage import subscribers, tables
 
     return Counter(
         [s.email for s in subscribers.list_subscribers(db_url=db_url)]
-        + [m.sender_email for m in storage.list_messages(db_url)]
+        + [m.sender_email for m in tables.list_messages(db_url)]
     )
 
 

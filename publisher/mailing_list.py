@@ -17,13 +17,12 @@ import sqlalchemy
 from reflex_base import constants
 from reflex_base.environment import environment
 
-from publisher import storage
 from publisher.config import settings
 from publisher.config.settings import DEFAULT_GATEWAY_TIMEOUT_S, MailSettings
 from publisher.content.form_copy import contact_subject, full_name
 from publisher.mail import outbox
 from publisher.rules import form_fields
-from publisher.storage import database, subscribers
+from publisher.storage import database, subscribers, tables
 from publisher.storage.subscribers import LinkResult, SignUp
 
 logger = logging.getLogger(__name__)
@@ -47,7 +46,7 @@ async def _in_thread(change: Callable[[], T]) -> T:
         raise ListUnavailable(type(exc).__name__) from None
 
 
-def _job(mail: MailSettings | None) -> storage.Job | None:
+def _job(mail: MailSettings | None) -> tables.Job | None:
     """The outbox job an email the site owes is stored with; None where the site sends none (no SMTP)."""
     return outbox.job_for(mail) if mail is not None else None
 
@@ -73,13 +72,13 @@ async def take_message(
     *, sender_name: str, sender_email: str, subject: str, message: str, mail: MailSettings | None, db_url: str | None
 ) -> int:
     """The contact form: the message is stored with its email to the publisher; its id."""
-    body = storage.ContactBody(sender_name=sender_name, sender_email=sender_email, subject=subject, message=message)
-    message_id = await _in_thread(functools.partial(storage.store_message, body, db_url, _job(mail)))
+    body = tables.ContactBody(sender_name=sender_name, sender_email=sender_email, subject=subject, message=message)
+    message_id = await _in_thread(functools.partial(tables.store_message, body, db_url, _job(mail)))
     outbox.wake()
     return message_id
 
 
-async def lookup(link_key: str, db_url: str | None = None) -> storage.Subscriber | None:
+async def lookup(link_key: str, db_url: str | None = None) -> tables.Subscriber | None:
     """The reader a list link names (None: the list no longer has it); nothing changes."""
     return await _in_thread(functools.partial(subscribers.lookup, link_key, db_url))
 

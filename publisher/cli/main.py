@@ -15,7 +15,6 @@ from pathlib import Path
 
 import sqlalchemy
 
-from publisher import storage
 from publisher.cli import visit_report
 from publisher.config import settings
 from publisher.mail import announce, outbox
@@ -23,7 +22,7 @@ from publisher.returns import bounce_mailbox
 from publisher.rules import admin_access, list_rules
 from publisher.rules.list_rules import ListStatus
 from publisher.rules.validation import for_terminal
-from publisher.storage import admins, bounce_records, database, subscribers
+from publisher.storage import admins, bounce_records, database, queue, subscribers, tables
 from publisher.web import exports
 
 
@@ -41,12 +40,12 @@ def import_file(path: str, status: str | None, messages) -> int:
             print(f"{path}: {problem}", file=sys.stderr)
         print(f"publisher-gateway: nothing imported from {path}.", file=sys.stderr)
         return 1
-    report = subscribers.import_rows(rows, f"import of {Path(path).name}"[: storage.SOURCE_MAX - 16])
+    report = subscribers.import_rows(rows, f"import of {Path(path).name}"[: tables.SOURCE_MAX - 16])
     messages.write(f"Imported {path}: {report} No email was sent.\n")
     return 0
 
 
-def write_messages(messages: list[storage.ContactMessage], out) -> None:
+def write_messages(messages: list[tables.ContactMessage], out) -> None:
     if not messages:
         out.write("No messages.\n")
     for row in messages:
@@ -58,23 +57,21 @@ def write_messages(messages: list[storage.ContactMessage], out) -> None:
 
 
 _WHAT = {
-    storage.CONTACT: "contact message",
-    storage.SUBSCRIBER: "new-subscriber notice",
-    storage.CONFIRMATION: "confirmation email to subscriber",
-    storage.WELCOME: "welcome email to subscriber",
+    tables.CONTACT: "contact message",
+    tables.SUBSCRIBER: "new-subscriber notice",
+    tables.CONFIRMATION: "confirmation email to subscriber",
+    tables.WELCOME: "welcome email to subscriber",
 }
 
 
-def write_deliveries(deliveries: list[storage.Delivery], out) -> None:
+def write_deliveries(deliveries: list[tables.Delivery], out) -> None:
     """One block per email not yet sent, then a count; failed ones say what to do."""
     if not deliveries:
         out.write("Outbox: nothing pending or failed.\n")
         return
     for row in deliveries:
         tries = f"{row.attempts} attempt{'' if row.attempts == 1 else 's'}"
-        state = (
-            f"pending, next attempt {row.next_attempt_at.isoformat()}" if row.status == storage.PENDING else "FAILED"
-        )
+        state = f"pending, next attempt {row.next_attempt_at.isoformat()}" if row.status == tables.PENDING else "FAILED"
         out.write(
             f"#{row.id}  {state}  {_WHAT.get(row.kind, row.kind)} #{row.source_id}  "
             f"queued {row.created_at.isoformat()}  {tries}\n"
@@ -82,7 +79,7 @@ def write_deliveries(deliveries: list[storage.Delivery], out) -> None:
         )
         if row.last_error:
             out.write(f"    last error: {for_terminal(row.last_error)}\n")
-    pending = sum(row.status == storage.PENDING for row in deliveries)
+    pending = sum(row.status == tables.PENDING for row in deliveries)
     failed = len(deliveries) - pending
     out.write(f"{pending} pending, {failed} failed.")
     out.write(" Send the failed ones again with `publisher-gateway outbox --retry`.\n" if failed else "\n")
@@ -96,22 +93,22 @@ def retry_failed(out) -> int:
             f"publisher-gateway: {settings.SMTP_URL_VAR} is not set, so nothing can send the outbox.", file=sys.stderr
         )
         return 1
-    ids = storage.requeue_failed(storage.utc_now(), outbox.RETRY_FOR)
+    ids = queue.requeue_failed(tables.utc_now(), outbox.RETRY_FOR)
     if not ids:
         print("Outbox: no failed deliveries to send again.", file=sys.stderr)
         return 0
     outcomes = asyncio.run(outbox.Sender(mail).send_due(only_ids=ids))
     for outcome in outcomes:
-        if outcome.status == storage.SENT:
+        if outcome.status == tables.SENT:
             out.write(f"#{outcome.delivery_id}  sent\n")
-        elif outcome.status == storage.PENDING:
+        elif outcome.status == tables.PENDING:
             out.write(f"#{outcome.delivery_id}  not sent ({outcome.detail}); the site will retry it\n")
         else:
             out.write(f"#{outcome.delivery_id}  FAILED again: {outcome.detail}\n")
     taken = {outcome.delivery_id for outcome in outcomes}
     for left in sorted(set(ids) - taken):  # a running site's sender got there first
         out.write(f"#{left}  queued; the running site is sending it\n")
-    return 1 if any(outcome.status == storage.FAILED for outcome in outcomes) else 0
+    return 1 if any(outcome.status == tables.FAILED for outcome in outcomes) else 0
 
 
 _PERIODS = {"d": "days", "h": "hours", "m": "minutes"}
@@ -122,7 +119,7 @@ def _since(text: str) -> datetime:
     value = text.strip()
     unit = _PERIODS.get(value[-1:].lower())
     if unit and value[:-1].isdigit():
-        return storage.utc_now() - timedelta(**{unit: int(value[:-1])})
+        return tables.utc_now() - timedelta(**{unit: int(value[:-1])})
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
@@ -419,7 +416,7 @@ def write_visits(days: int, as_csv: bool, out, messages) -> int:
         )
         print(f"publisher-gateway: counting is off ({why}), so there are no visits to show.", file=messages)
         return EXIT_OK
-    report = visit_report.read(days, storage.utc_now().date())
+    report = visit_report.read(days, tables.utc_now().date())
     if as_csv:
         exports.write_visits_csv(visit_report.csv_rows(report), out)
     else:
@@ -495,11 +492,11 @@ def _carry_out(args: argparse.Namespace) -> int:
     elif args.command == "visits":
         return write_visits(args.days, args.csv, sys.stdout, sys.stderr)
     elif args.command == "messages":
-        write_messages(storage.list_messages(), sys.stdout)
+        write_messages(tables.list_messages(), sys.stdout)
     elif args.retry:
         return retry_failed(sys.stdout)
     else:
-        write_deliveries(storage.list_deliveries(), sys.stdout)
+        write_deliveries(queue.list_deliveries(), sys.stdout)
     return EXIT_OK
 
 

@@ -12,11 +12,11 @@ import limits.aio.storage
 from limits import RateLimitItem, RateLimitItemPerSecond
 from limits.aio.storage import RedisStorage, Storage
 from limits.aio.strategies import FixedWindowRateLimiter
-from reflex.utils import prerequisites
 
 from publisher.config import settings
 from publisher.content.form_copy import TOO_MANY_ATTEMPTS
 from publisher.per_process import PerProcess
+from publisher.reflex_internals.state_managers import shared_redis
 from publisher.rules.visitor_limits import PER_ADDRESS, PER_CLIENT, Limit, address_key
 
 logger = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class Limiter:
 
 def configured_storage() -> Storage:
     """Redis when Reflex uses it (its client's own settings: REFLEX_REDIS_URL), else this process."""
-    redis = prerequisites.get_redis()
+    redis = shared_redis()
     if redis is None:
         return MemoryStorage()
     # The connection pool carries Reflex's URL; the URI only tells ``limits`` it is Redis.

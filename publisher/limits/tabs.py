@@ -12,11 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from reflex.utils import prerequisites
-
 from publisher.config import settings
 from publisher.config.settings import TabLimits
 from publisher.per_process import PerProcess
+from publisher.reflex_internals.state_managers import shared_redis
 
 logger = logging.getLogger(__name__)
 
@@ -252,7 +251,7 @@ class TabGate:
 
 
 def configured_gate() -> TabGate:
-    redis = prerequisites.get_redis()
+    redis = shared_redis()
     return TabGate(RedisTabs(redis) if redis is not None else MemoryTabs(), settings.tab_limits())
 
 

@@ -11,10 +11,9 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from reflex.utils import prerequisites
-
 from publisher.config import settings
 from publisher.per_process import PerProcess
+from publisher.reflex_internals.state_managers import shared_redis
 from publisher.rules.form_tokens import VALID_FOR_MS
 from publisher.storage import used_form_tokens
 from publisher.storage.tables import utc_now
@@ -79,7 +78,7 @@ async def first_use(nonce: str) -> bool:
 
 def configured_store() -> UsedTokens:
     """Redis when Reflex uses it, else the embedded gateway's database, else this process."""
-    redis = prerequisites.get_redis()
+    redis = shared_redis()
     if redis is not None:
         return RedisUsedTokens(redis)
     if settings.gateway_url() is None:

@@ -14,14 +14,14 @@ from urllib.parse import urlsplit
 
 import email_validator
 
-from publisher import content, storage
+from publisher import content
 from publisher.config import settings
 from publisher.config.settings import MailSettings
 from publisher.content import books
 from publisher.mail import campaign, headers, mailer, outbox, release_email
 from publisher.rules import list_links
 from publisher.rules.validation import for_terminal
-from publisher.storage import bounce_records
+from publisher.storage import bounce_records, campaigns, tables
 
 FOLLOW_POLL_S = 0.5
 # A test copy's unsubscribe link names no reader: it shows the "link not valid" page.
@@ -64,22 +64,22 @@ def find_book(slug: str) -> content.Book:
     return book
 
 
-def start_campaign(slug: str, mail: MailSettings, book: content.Book) -> storage.Campaign | None:
+def start_campaign(slug: str, mail: MailSettings, book: content.Book) -> tables.Campaign | None:
     """Queue a book's release email to every confirmed reader, once: the new campaign, or None when the
     book has one already."""
     subject = release_email.subject(book)
-    return storage.create_campaign(
-        slug, subject, lambda _reader: mailer.new_message_id(mail), storage.utc_now(), outbox.RETRY_FOR
+    return campaigns.create_campaign(
+        slug, subject, lambda _reader: mailer.new_message_id(mail), tables.utc_now(), outbox.RETRY_FOR
     )
 
 
 def resume_campaign(slug: str) -> bool:
     """Send a paused campaign's rest (its pause thresholds then judge only what comes after); False when
     it is not paused."""
-    item = storage.find_campaign(slug)
-    if item is None or item.status != storage.PAUSED:
+    item = campaigns.find_campaign(slug)
+    if item is None or item.status != tables.PAUSED:
         return False
-    return storage.set_campaign_status(_id(item), storage.SENDING)
+    return campaigns.set_campaign_status(_id(item), tables.SENDING)
 
 
 async def send_test(mail: MailSettings, book: content.Book, address: str) -> None:
@@ -88,7 +88,7 @@ async def send_test(mail: MailSettings, book: content.Book, address: str) -> Non
         name="",
         email=address,
         unsubscribe_link=list_links.unsubscribe_url(site, mail.list_secret, TEST_LINK_KEY),
-        moment=storage.utc_now(),
+        moment=tables.utc_now(),
         message_id=mailer.new_message_id(mail),
     )
     session = mailer.SmtpSession(mail)
@@ -100,8 +100,8 @@ async def send_test(mail: MailSettings, book: content.Book, address: str) -> Non
 
 def describe_counts(counts: dict[str, int]) -> str:
     return (
-        f"{counts[storage.SENT]} sent, {counts[storage.FAILED]} failed, "
-        f"{counts[storage.SKIPPED]} skipped (left the list), {counts[storage.PENDING]} left"
+        f"{counts[tables.SENT]} sent, {counts[tables.FAILED]} failed, "
+        f"{counts[tables.SKIPPED]} skipped (left the list), {counts[tables.PENDING]} left"
     )
 
 
@@ -127,7 +127,7 @@ def _progress():
     )
 
 
-async def follow(item: storage.Campaign, mail: MailSettings, out: TextIO) -> int:
+async def follow(item: tables.Campaign, mail: MailSettings, out: TextIO) -> int:
     """Send and watch until the campaign is finished or paused; 0 when finished, 1 when paused."""
     assert item.id is not None  # a stored row has its id (the model's None is before the insert)
     sender = campaign.ReleaseSender(mail)
@@ -138,29 +138,29 @@ async def follow(item: storage.Campaign, mail: MailSettings, out: TextIO) -> int
     try:
         with progress:
             while True:
-                counts = await asyncio.to_thread(storage.campaign_counts, item.id)
-                done = counts[storage.SENT] + counts[storage.FAILED] + counts[storage.SKIPPED]
+                counts = await asyncio.to_thread(campaigns.campaign_counts, item.id)
+                done = counts[tables.SENT] + counts[tables.FAILED] + counts[tables.SKIPPED]
                 first_done = done if first_done is None else first_done
                 elapsed = time.monotonic() - started
                 rate = (done - first_done) / elapsed if elapsed > 0 else 0.0
                 progress.update(
                     task,
                     completed=done,
-                    sent=counts[storage.SENT],
-                    failed=counts[storage.FAILED],
-                    left=counts[storage.PENDING],
+                    sent=counts[tables.SENT],
+                    failed=counts[tables.FAILED],
+                    left=counts[tables.PENDING],
                     rate=rate,
                 )
-                state = await asyncio.to_thread(storage.get_campaign, item.id)
+                state = await asyncio.to_thread(campaigns.get_campaign, item.id)
                 assert state is not None  # a campaign is never deleted
-                if state.status != storage.SENDING or sending.done():
+                if state.status != tables.SENDING or sending.done():
                     break
                 await asyncio.sleep(FOLLOW_POLL_S)
     finally:
         sending.cancel()
         await asyncio.gather(sending, return_exceptions=True)
-    counts = storage.campaign_counts(item.id)
-    if state.status == storage.PAUSED:
+    counts = campaigns.campaign_counts(item.id)
+    if state.status == tables.PAUSED:
         out.write(
             f"Campaign #{item.id} ({item.book_slug}) is PAUSED: {for_terminal(state.paused_reason or '')}\n"
             f"{describe_counts(counts)}. Fix the cause, then run `publisher-gateway announce {item.book_slug}` "
@@ -177,11 +177,11 @@ async def _keep_sending(sender: campaign.ReleaseSender, campaign_id: int) -> Non
     """This process sends too, until the campaign ends (jobs waiting for a retry included)."""
     while True:
         await sender.send_due()
-        state = await asyncio.to_thread(storage.get_campaign, campaign_id)
+        state = await asyncio.to_thread(campaigns.get_campaign, campaign_id)
         assert state is not None  # a campaign is never deleted
-        if state.status != storage.SENDING:
+        if state.status != tables.SENDING:
             return
-        if await asyncio.to_thread(storage.finish_if_done, campaign_id, storage.utc_now()):
+        if await asyncio.to_thread(campaigns.finish_if_done, campaign_id, tables.utc_now()):
             return
         await asyncio.sleep(FOLLOW_POLL_S)
 
@@ -279,20 +279,20 @@ def send_test_copy(mail: MailSettings, book: content.Book, test_to: str, out: Te
 
 def _campaign_to_follow(
     slug: str, mail: MailSettings, book: content.Book, out: TextIO, asking: Asking
-) -> storage.Campaign:
+) -> tables.Campaign:
     """The book's campaign, new (asked first), resumed (asked first) or going on; Stopped when
     there is nothing to follow."""
-    item = storage.find_campaign(slug)
+    item = campaigns.find_campaign(slug)
     if item is None:
         return _new_campaign(slug, mail, book, out, asking)
-    if item.status == storage.FINISHED:
+    if item.status == tables.FINISHED:
         counts = _counts(item)
         out.write(
             f"{book.title} was already announced on {_when(item.created_at)} "
-            f"(finished {_when(item.finished_at)}): {counts[storage.SENT]} emails went out. Nothing was sent.\n"
+            f"(finished {_when(item.finished_at)}): {counts[tables.SENT]} emails went out. Nothing was sent.\n"
         )
         raise Stopped(0)
-    if item.status == storage.PAUSED:
+    if item.status == tables.PAUSED:
         out.write(
             f"Campaign #{item.id} is PAUSED: {for_terminal(item.paused_reason or '')}\n"
             f"    {describe_counts(_counts(item))}; {describe_returns(_id(item))}\n"
@@ -304,9 +304,9 @@ def _campaign_to_follow(
     return item
 
 
-def _new_campaign(slug: str, mail: MailSettings, book: content.Book, out: TextIO, asking: Asking) -> storage.Campaign:
+def _new_campaign(slug: str, mail: MailSettings, book: content.Book, out: TextIO, asking: Asking) -> tables.Campaign:
     """The summary, the question, then the campaign (or the one another run has just created)."""
-    readers = storage.confirmed_count()
+    readers = campaigns.confirmed_count()
     out.write(
         f"Book:       {book.title}: {book.subtitle}\n"
         f"Subject:    {release_email.subject(book)}\n"
@@ -318,7 +318,7 @@ def _new_campaign(slug: str, mail: MailSettings, book: content.Book, out: TextIO
     asking.agree(f"Send it to {readers} readers? [y/N] ", "send", "Nothing was sent.\n", out)
     created = start_campaign(slug, mail, book)
     if created is None:  # another run created it a moment ago: follow that one
-        item = storage.find_campaign(slug)
+        item = campaigns.find_campaign(slug)
         assert item is not None  # its insert, which ours found, is committed
         out.write(f"Continuing campaign #{item.id}, which another run has just started.\n")
         return item
@@ -326,13 +326,13 @@ def _new_campaign(slug: str, mail: MailSettings, book: content.Book, out: TextIO
     return created
 
 
-def _id(item: storage.Campaign) -> int:
+def _id(item: tables.Campaign) -> int:
     assert item.id is not None  # a stored row has its id (the model's None is before the insert)
     return item.id
 
 
-def _counts(item: storage.Campaign) -> dict[str, int]:
-    return storage.campaign_counts(_id(item))
+def _counts(item: tables.Campaign) -> dict[str, int]:
+    return campaigns.campaign_counts(_id(item))
 
 
 def rate(count: int, sent: int) -> str:
@@ -350,7 +350,7 @@ def describe_returns(campaign_id: int) -> str:
 
 
 def write_campaigns(out: TextIO) -> None:
-    items = storage.list_campaigns()
+    items = campaigns.list_campaigns()
     if not items:
         out.write("No campaigns yet. `publisher-gateway announce SLUG` announces a book.\n")
         return
@@ -362,14 +362,14 @@ def write_campaigns(out: TextIO) -> None:
             f"    {item.recipients} recipients: {describe_counts(counts)}\n"
             f"    {describe_returns(_id(item))}\n"
         )
-        if item.status == storage.PAUSED:
+        if item.status == tables.PAUSED:
             out.write(f"    paused: {for_terminal(item.paused_reason or '')}\n")
 
 
 def pause(slug: str, reason: str) -> bool:
     """Pause a book's campaign while it sends (the batch under way stops before its next email); False
     when the book has no campaign sending."""
-    item = storage.find_campaign(slug)
-    if item is None or item.status != storage.SENDING:
+    item = campaigns.find_campaign(slug)
+    if item is None or item.status != tables.SENDING:
         return False
-    return storage.set_campaign_status(_id(item), storage.PAUSED, reason)
+    return campaigns.set_campaign_status(_id(item), tables.PAUSED, reason)

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from publisher import returns, storage
+from publisher import returns
 from publisher.config import settings
 from publisher.config.settings import MailSettings
 from publisher.content import books
@@ -22,7 +22,7 @@ from publisher.mail import headers, mailer, outbox, release_email
 from publisher.per_process import worker_name
 from publisher.rules import list_links
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import bounce_records
+from publisher.storage import bounce_records, campaigns, queue, tables
 
 logger = logging.getLogger(__name__)
 
@@ -111,8 +111,8 @@ def process_alive(pid: int) -> bool:
 
 def free_dead_leases(db_url: str | None = None) -> int:
     """Jobs held by a sender killed on this machine go back now, not when their lease ends."""
-    dead = dead_workers(storage.lease_holders(db_url), socket.gethostname(), process_alive)
-    return storage.release_leases_of(dead, db_url)
+    dead = dead_workers(queue.lease_holders(db_url), socket.gethostname(), process_alive)
+    return queue.release_leases_of(dead, db_url)
 
 
 # --- Sending. ---
@@ -134,7 +134,7 @@ class ReleaseSender:
         mail: MailSettings,
         db_url: str | None = None,
         *,
-        clock: Callable[[], datetime] = storage.utc_now,
+        clock: Callable[[], datetime] = tables.utc_now,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         worker: str | None = None,
         site: str | None = None,
@@ -147,19 +147,19 @@ class ReleaseSender:
         self.site = site or settings.site_url()
         self.session = mailer.SmtpSession(mail)
         self.streak = FailureStreak()
-        self._campaigns: dict[int, storage.Campaign] = {}
+        self._campaigns: dict[int, tables.Campaign] = {}
         self._emails: dict[int, release_email.PreparedRelease | None] = {}
         self._held: list[int] = []
         self._lease_until: datetime | None = None
         self._lease_lost: str | None = None
         self._paused = False  # the bounces just recorded paused the campaign
-        self._marked: int | None = None  # the job marked in flight (storage.begin_sending), not yet finished
+        self._marked: int | None = None  # the job marked in flight (queue.begin_sending), not yet finished
 
     async def send_batch(self) -> int:
         """Claim and send one batch; how many jobs it held (0: nothing due)."""
         now = self.clock()
         batch = await asyncio.to_thread(
-            storage.claim_release_batch, self.worker, now, LEASE, batch_size(self.mail.send_rate), self.db_url
+            campaigns.claim_release_batch, self.worker, now, LEASE, batch_size(self.mail.send_rate), self.db_url
         )
         if not batch:
             return 0
@@ -175,7 +175,7 @@ class ReleaseSender:
         keeping = asyncio.create_task(self._keep_lease(), name="publisher-campaign-lease")
         try:
             first = await asyncio.to_thread(
-                storage.reserve_send_slots,
+                campaigns.reserve_send_slots,
                 len(batch),
                 lambda next_free, at: reserve_slots(next_free, at, len(batch), rate),
                 self.clock(),
@@ -205,20 +205,20 @@ class ReleaseSender:
                     await asyncio.shield(reading)
             if self._held:  # stopped early: the rest go back at once
                 held, self._held = self._held, []
-                release = functools.partial(storage.release_leases, marked=self._marked)
+                release = functools.partial(queue.release_leases, marked=self._marked)
                 await asyncio.shield(asyncio.to_thread(release, held, self.worker, self.db_url))
             self._marked = None
         # A release job (claim_release_batch) always names its campaign.
         for campaign_id in {delivery.campaign_id for delivery in batch if delivery.campaign_id is not None}:
-            await asyncio.to_thread(storage.finish_if_done, campaign_id, self.clock(), self.db_url)
+            await asyncio.to_thread(campaigns.finish_if_done, campaign_id, self.clock(), self.db_url)
         return claimed
 
-    async def _give_up_stalled(self, batch: list[storage.ClaimedDelivery]) -> list[storage.ClaimedDelivery]:
+    async def _give_up_stalled(self, batch: list[queue.ClaimedDelivery]) -> list[queue.ClaimedDelivery]:
         """The batch without the jobs whose senders stopped too often while sending them (failed, with why)."""
         for delivery in batch:
             if delivery.stalled_too_often:
                 await asyncio.to_thread(
-                    storage.mark_failed, delivery.id, self.worker, delivery.stalled_reason, self.db_url
+                    queue.mark_failed, delivery.id, self.worker, delivery.stalled_reason, self.db_url
                 )
                 logger.error(
                     "Campaign #%s: delivery #%s %s", delivery.campaign_id, delivery.id, delivery.stalled_reason
@@ -243,8 +243,8 @@ class ReleaseSender:
         recorded = await returns.take_at_sending(reports, self.db_url, "Campaign")
         if stop_if_paused:
             for campaign_id in {item.campaign_id for item in recorded if item.campaign_id is not None}:
-                found = await asyncio.to_thread(storage.get_campaign, campaign_id, self.db_url)
-                if found is not None and found.status == storage.PAUSED:
+                found = await asyncio.to_thread(campaigns.get_campaign, campaign_id, self.db_url)
+                if found is not None and found.status == tables.PAUSED:
                     self._paused = True  # send_batch stops once this email's record is under way
 
     async def _wait_until(self, moment: datetime) -> None:
@@ -275,31 +275,31 @@ class ReleaseSender:
             return
         self._lease_until = moment + LEASE
         held = list(self._held)
-        renewed = await asyncio.to_thread(storage.renew_leases, held, self.worker, self._lease_until, self.db_url)
+        renewed = await asyncio.to_thread(queue.renew_leases, held, self.worker, self._lease_until, self.db_url)
         # Jobs finished meanwhile (the background renewal runs beside the sending) are not lost.
         if renewed < len(set(held) & set(self._held)):
             raise LeaseLost(
                 f"{len(held) - renewed} of its {len(held)} jobs are no longer this sender's (lease ran out)"
             )
 
-    def _campaign(self, campaign_id: int) -> storage.Campaign | None:
+    def _campaign(self, campaign_id: int) -> tables.Campaign | None:
         if campaign_id not in self._campaigns:
-            found = storage.get_campaign(campaign_id, self.db_url)
+            found = campaigns.get_campaign(campaign_id, self.db_url)
             if found is None:
                 return None
             self._campaigns[campaign_id] = found
         return self._campaigns[campaign_id]
 
-    def _read_status(self, delivery: storage.ClaimedDelivery | None) -> asyncio.Future:
-        """The reader's status, read now (None: forgotten; ``storage.NOT_READ``: no reader)."""
+    def _read_status(self, delivery: queue.ClaimedDelivery | None) -> asyncio.Future:
+        """The reader's status, read now (None: forgotten; ``tables.NOT_READ``: no reader)."""
         if delivery is None or delivery.source is None:
             known = asyncio.get_running_loop().create_future()
-            known.set_result(storage.NOT_READ if delivery is None else None)
+            known.set_result(tables.NOT_READ if delivery is None else None)
             return known
         self._marked = delivery.id  # in flight from now: a sender that dies sending it leaves it counted
         reader_id = delivery.source.id
         assert reader_id is not None  # a stored row has its id (the model's None is before the insert)
-        return asyncio.ensure_future(asyncio.to_thread(storage.begin_sending, delivery.id, reader_id, self.db_url))
+        return asyncio.ensure_future(asyncio.to_thread(queue.begin_sending, delivery.id, reader_id, self.db_url))
 
     def _prepared(self, campaign_id: int) -> release_email.PreparedRelease | None:
         if campaign_id not in self._emails:
@@ -310,12 +310,12 @@ class ReleaseSender:
             )
         return self._emails[campaign_id]
 
-    def _build(self, delivery: storage.ClaimedDelivery) -> bytes | None:
+    def _build(self, delivery: queue.ClaimedDelivery) -> bytes | None:
         """The reader's email (None: its book is no longer in the content)."""
         assert delivery.campaign_id is not None  # a release job always names its campaign
         prepared = self._prepared(delivery.campaign_id)
         reader = delivery.source
-        if prepared is None or not isinstance(reader, storage.Subscriber):  # a release's source: its reader, or None
+        if prepared is None or not isinstance(reader, tables.Subscriber):  # a release's source: its reader, or None
             return None
         return prepared.message(
             name=reader.name,
@@ -326,29 +326,29 @@ class ReleaseSender:
         )
 
     async def _send_one(
-        self, delivery: storage.ClaimedDelivery, reading: asyncio.Future, following: storage.ClaimedDelivery | None
+        self, delivery: queue.ClaimedDelivery, reading: asyncio.Future, following: queue.ClaimedDelivery | None
     ) -> asyncio.Future:
         """Send one email if its reader still wants it; what reads the following reader's status. ``reading``
         (the previous record) reads this status, so it is the one at sending time."""
         message, opening, unsafe = await self._open_envelope(delivery)
         status = await reading
-        if status == storage.NOT_READ:  # the record could not read it
+        if status == tables.NOT_READ:  # the record could not read it
             status = await self._read_status(delivery)
         if status != ListStatus.CONFIRMED:
             if message is not None and opening is None:
                 await self.session.abandon()
             reason = "the reader was forgotten" if status is None else f"the reader is {status} now"
-            await asyncio.to_thread(storage.mark_skipped, delivery.id, self.worker, reason, self.db_url)
+            await asyncio.to_thread(queue.mark_skipped, delivery.id, self.worker, reason, self.db_url)
             return self._read_status(following)
         if unsafe is not None:
             # This reader's copy alone fails, with the reason; not the server's fault, so it
             # counts toward no pause, and the campaign goes on.
-            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, str(unsafe), self.db_url)
+            await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, str(unsafe), self.db_url)
             logger.error("Campaign: delivery #%s failed: %s", delivery.id, unsafe)
             return self._read_status(following)
         if message is None and opening is None:
             await asyncio.to_thread(
-                storage.mark_failed, delivery.id, self.worker, "the book is no longer in the content", self.db_url
+                queue.mark_failed, delivery.id, self.worker, "the book is no longer in the content", self.db_url
             )
             return self._read_status(following)
         try:
@@ -368,7 +368,7 @@ class ReleaseSender:
         return recording
 
     async def _open_envelope(
-        self, delivery: storage.ClaimedDelivery
+        self, delivery: queue.ClaimedDelivery
     ) -> tuple[bytes | None, mailer.DeliveryFailed | None, headers.UnsafeHeaders | None]:
         """This reader's email built and its envelope opened: (message, None, None); else what stopped it
         (the opening's failure, or headers refused), with the message if it was built."""
@@ -376,7 +376,7 @@ class ReleaseSender:
         try:
             message = self._build(delivery)
             if message is not None:
-                assert isinstance(delivery.source, storage.Subscriber)  # _build found the reader
+                assert isinstance(delivery.source, tables.Subscriber)  # _build found the reader
                 await self.session.begin(delivery.source.email, mailer.return_path(self.mail, delivery.id))
         except headers.UnsafeHeaders as refused:
             return message, None, refused
@@ -386,9 +386,7 @@ class ReleaseSender:
             return message, self._unexpected(exc), None
         return message, None, None
 
-    def _record_sent(
-        self, delivery: storage.ClaimedDelivery, following: storage.ClaimedDelivery | None
-    ) -> asyncio.Future:
+    def _record_sent(self, delivery: queue.ClaimedDelivery, following: queue.ClaimedDelivery | None) -> asyncio.Future:
         """Record the email sent, read the following reader's status and mark their job in flight, in one
         transaction before the next message goes."""
         following_reader = following.source.id if following is not None and following.source is not None else None
@@ -407,30 +405,30 @@ class ReleaseSender:
         self.session.discard()
         return mailer.DeliveryFailed(outbox.unexpected(exc), permanent=True)
 
-    async def _failed(self, delivery: storage.ClaimedDelivery, failure: mailer.DeliveryFailed) -> None:
+    async def _failed(self, delivery: queue.ClaimedDelivery, failure: mailer.DeliveryFailed) -> None:
         assert delivery.campaign_id is not None  # a release job always names its campaign
         campaign = self._campaign(delivery.campaign_id)
         assert campaign is not None  # a campaign is never deleted
         when, reason = outbox.after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)
         bounce = None
         if when is None:
-            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
+            await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, reason, self.db_url)
             logger.warning("Campaign #%s: delivery #%s failed: %s", campaign.id, delivery.id, reason)
             bounce = returns.at_sending(delivery.id, failure)
         else:
-            await asyncio.to_thread(storage.mark_retry, delivery.id, self.worker, when, failure.reason, self.db_url)
+            await asyncio.to_thread(queue.mark_retry, delivery.id, self.worker, when, failure.reason, self.db_url)
         if self.streak.failure(delivery.id, bounce):
             await asyncio.to_thread(self._pause, campaign, failure.reason)
             raise Paused
 
-    def _pause(self, campaign: storage.Campaign, reason: str) -> None:
+    def _pause(self, campaign: tables.Campaign, reason: str) -> None:
         assert campaign.id is not None  # a stored row has its id (the model's None is before the insert)
         streak = list(self.streak.ids)
         self.streak.forget()
-        paused = storage.set_campaign_status(
-            campaign.id, storage.PAUSED, f"{len(streak)} failures in a row, the last: {reason}", db_url=self.db_url
+        paused = campaigns.set_campaign_status(
+            campaign.id, tables.PAUSED, f"{len(streak)} failures in a row, the last: {reason}", db_url=self.db_url
         )
-        storage.requeue(streak, self.clock(), outbox.RETRY_FOR, self.db_url)  # not the readers' fault
+        queue.requeue(streak, self.clock(), outbox.RETRY_FOR, self.db_url)  # not the readers' fault
         if paused:
             logger.error(
                 "Campaign #%s (%s) paused after %s failures in a row; the last: %s. "

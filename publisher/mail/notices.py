@@ -11,13 +11,12 @@ from datetime import datetime
 
 import sqlalchemy
 
-from publisher import storage
 from publisher.config import settings
 from publisher.config.settings import MailSettings
 from publisher.content.books import book_by_slug
 from publisher.mail import outbox
 from publisher.rules import notice_rules
-from publisher.storage import notice_records, visit_counts
+from publisher.storage import notice_records, tables, visit_counts
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +74,7 @@ def with_visits(week: notice_rules.Week, visits: visit_counts.VisitWeek) -> noti
 
 def check_once(mail: MailSettings, db_url: str | None = None, now: datetime | None = None) -> list[str]:
     """Queue every notice that is due and not yet sent for its period; the kinds queued now."""
-    now = now or storage.utc_now()
+    now = now or tables.utc_now()
     queued = []
     for notice in notice_rules.due(snapshot(now, db_url)):
         if notice_records.queue_notice(
@@ -88,7 +87,7 @@ def check_once(mail: MailSettings, db_url: str | None = None, now: datetime | No
 
 
 async def run_in_backend(
-    db_url: str | None = None, clock: Callable[[], datetime] = storage.utc_now, interval_s: float = CHECK_INTERVAL_S
+    db_url: str | None = None, clock: Callable[[], datetime] = tables.utc_now, interval_s: float = CHECK_INTERVAL_S
 ) -> None:
     """The backend's lifespan task, on every worker where the site sends email."""
     values = settings.current()

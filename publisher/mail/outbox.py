@@ -14,13 +14,14 @@ from email.message import EmailMessage
 
 import sqlalchemy
 
-from publisher import returns, storage
+from publisher import returns
 from publisher.config import settings
 from publisher.config.settings import MailSettings, site_url
 from publisher.mail import headers, mailer
 from publisher.per_process import PerProcess, worker_name
 from publisher.rules import list_links
 from publisher.rules.list_rules import ListStatus, is_latest_confirmation, link_second
+from publisher.storage import queue, tables
 
 logger = logging.getLogger(__name__)
 
@@ -69,8 +70,8 @@ def unexpected(exc: BaseException) -> str:
     return f"could not be built or sent: {type(exc).__name__}: {str(exc).strip() or 'no details'}"
 
 
-def job_for(settings: MailSettings) -> storage.Job:
-    return storage.Job(message_id=mailer.new_message_id(settings), retry_for=RETRY_FOR)
+def job_for(settings: MailSettings) -> tables.Job:
+    return tables.Job(message_id=mailer.new_message_id(settings), retry_for=RETRY_FOR)
 
 
 class NothingToSend(Exception):
@@ -83,11 +84,11 @@ class NoLongerWanted(Exception):
 
 
 # The status a subscriber must still have when a list job's turn comes.
-_WANTED_WHILE = {storage.CONFIRMATION: ListStatus.PENDING, storage.WELCOME: ListStatus.CONFIRMED}
+_WANTED_WHILE = {tables.CONFIRMATION: ListStatus.PENDING, tables.WELCOME: ListStatus.CONFIRMED}
 
 
 def email_for(
-    delivery: storage.ClaimedDelivery, settings: MailSettings, now: datetime | None = None
+    delivery: queue.ClaimedDelivery, settings: MailSettings, now: datetime | None = None
 ) -> tuple[EmailMessage, tuple[str, ...]]:
     """The email a job sends, and to whom (empty: the publisher's inbox). NothingToSend: the row is gone;
     NoLongerWanted: the subscriber's status changed since it was queued."""
@@ -95,15 +96,15 @@ def email_for(
     if to_the_publisher is not None:
         return to_the_publisher, ()
     source = delivery.source
-    if not isinstance(source, storage.Subscriber):
+    if not isinstance(source, tables.Subscriber):
         raise NothingToSend(f"the stored {delivery.kind} row it mails no longer exists")
-    return _email_to_the_subscriber(delivery, source, settings, now or storage.utc_now()), (source.email,)
+    return _email_to_the_subscriber(delivery, source, settings, now or tables.utc_now()), (source.email,)
 
 
-def _email_to_the_publisher(delivery: storage.ClaimedDelivery, settings: MailSettings) -> EmailMessage | None:
+def _email_to_the_publisher(delivery: queue.ClaimedDelivery, settings: MailSettings) -> EmailMessage | None:
     """A contact message, a notice, or a new subscriber, for the publisher's inbox; None for another job."""
     source = delivery.source
-    if isinstance(source, storage.ContactMessage):
+    if isinstance(source, tables.ContactMessage):
         return mailer.contact_email(
             settings,
             sender_name=source.sender_name,
@@ -113,7 +114,7 @@ def _email_to_the_publisher(delivery: storage.ClaimedDelivery, settings: MailSet
             received_at=source.received_at,
             message_id=delivery.message_id,
         )
-    if isinstance(source, storage.PublisherNotice):
+    if isinstance(source, tables.PublisherNotice):
         return mailer.publisher_notice(
             settings,
             subject=source.subject,
@@ -121,7 +122,7 @@ def _email_to_the_publisher(delivery: storage.ClaimedDelivery, settings: MailSet
             written_at=source.created_at,
             message_id=delivery.message_id,
         )
-    if isinstance(source, storage.Subscriber) and delivery.kind == storage.SUBSCRIBER:
+    if isinstance(source, tables.Subscriber) and delivery.kind == tables.SUBSCRIBER:
         return mailer.subscriber_notice(
             settings,
             name=source.name,
@@ -134,7 +135,7 @@ def _email_to_the_publisher(delivery: storage.ClaimedDelivery, settings: MailSet
 
 
 def _email_to_the_subscriber(
-    delivery: storage.ClaimedDelivery, source: storage.Subscriber, settings: MailSettings, now: datetime
+    delivery: queue.ClaimedDelivery, source: tables.Subscriber, settings: MailSettings, now: datetime
 ) -> EmailMessage:
     """A list email (confirmation, welcome), while the address still has the status it was queued for."""
     wanted = _WANTED_WHILE.get(delivery.kind)
@@ -142,7 +143,7 @@ def _email_to_the_subscriber(
         raise NothingToSend(f"no email is known for a {delivery.kind!r} job")
     if source.status != wanted:
         raise NoLongerWanted(f"the address is {source.status} now, no longer {wanted}")
-    if delivery.kind == storage.CONFIRMATION:
+    if delivery.kind == tables.CONFIRMATION:
         confirmation_still_due(delivery, source, now)
         site = site_url()
         sent_at = source.confirmation_sent_at
@@ -169,7 +170,7 @@ def _email_to_the_subscriber(
     )
 
 
-def confirmation_still_due(delivery: storage.ClaimedDelivery, row: storage.Subscriber, now: datetime) -> None:
+def confirmation_still_due(delivery: queue.ClaimedDelivery, row: tables.Subscriber, now: datetime) -> None:
     """A confirmation that waited (the hourly ceiling) is sent only while it is still the row's latest
     and its link still works; else NoLongerWanted."""
     sent_at = row.confirmation_sent_at
@@ -184,7 +185,7 @@ def confirmation_still_due(delivery: storage.ClaimedDelivery, row: storage.Subsc
 @dataclass(frozen=True)
 class Outcome:
     delivery_id: int
-    status: str  # storage.SENT, storage.PENDING (to retry), storage.FAILED or storage.SKIPPED
+    status: str  # tables.SENT, tables.PENDING (to retry), tables.FAILED or tables.SKIPPED
     detail: str | None = None
 
 
@@ -198,14 +199,14 @@ async def record_sent(
     then_sending: int | None = None,
 ) -> str | None:
     """The server has it: keep trying to record that, inside the lease, so it is not sent again.
-    ``then_read`` and ``then_sending``, and what is returned: as storage.mark_sent's."""
+    ``then_read`` and ``then_sending``, and what is returned: as queue.mark_sent's."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + MARK_SENT_FOR_S
     delay = 0.5
     while True:
         try:
             return await asyncio.to_thread(
-                functools.partial(storage.mark_sent, then_read=then_read, then_sending=then_sending),
+                functools.partial(queue.mark_sent, then_read=then_read, then_sending=then_sending),
                 delivery_id,
                 clock(),
                 note,
@@ -219,7 +220,7 @@ async def record_sent(
                     delivery_id,
                     type(exc).__name__,
                 )
-                return storage.NOT_READ
+                return tables.NOT_READ
             await asyncio.sleep(delay)
             delay = min(delay * 2, 10.0)
 
@@ -231,7 +232,7 @@ class Sender:
         self,
         settings: MailSettings,
         db_url: str | None = None,
-        clock: Callable[[], datetime] = storage.utc_now,
+        clock: Callable[[], datetime] = tables.utc_now,
         worker: str | None = None,
     ):
         self.settings = settings
@@ -247,51 +248,51 @@ class Sender:
         """Claim and send one due job; None when nothing is due."""
         now = self.clock()
         held = await asyncio.to_thread(self._held_kinds, now)
-        delivery = await asyncio.to_thread(storage.claim_due, self.worker, now, LEASE, self.db_url, only_ids, held)
+        delivery = await asyncio.to_thread(queue.claim_due, self.worker, now, LEASE, self.db_url, only_ids, held)
         if delivery is None:
             return None
         if delivery.stalled_too_often:
-            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, delivery.stalled_reason, self.db_url)
+            await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, delivery.stalled_reason, self.db_url)
             logger.error("Outbox: delivery #%s %s", delivery.id, delivery.stalled_reason)
-            return Outcome(delivery.id, storage.FAILED, delivery.stalled_reason)
+            return Outcome(delivery.id, tables.FAILED, delivery.stalled_reason)
         try:
             message, recipients = email_for(delivery, self.settings, now)
             # A list email's Return-Path names it (VERP), so a bounce arriving later finds its reader.
             envelope_from = mailer.return_path(self.settings, delivery.id) if recipients else None
             note = await mailer.send(message, self.settings, recipients, envelope_from)
         except NoLongerWanted as reason:
-            await asyncio.to_thread(storage.mark_skipped, delivery.id, self.worker, str(reason), self.db_url)
+            await asyncio.to_thread(queue.mark_skipped, delivery.id, self.worker, str(reason), self.db_url)
             logger.info("Outbox: delivery #%s (%s) not sent: %s", delivery.id, delivery.kind, reason)
-            return Outcome(delivery.id, storage.SKIPPED, str(reason))
+            return Outcome(delivery.id, tables.SKIPPED, str(reason))
         except (NothingToSend, headers.UnsafeHeaders) as exc:
             # Never sent, and never tried again: the email as built is refused, not the server's fault.
-            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, str(exc), self.db_url)
+            await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, str(exc), self.db_url)
             logger.error("Outbox: delivery #%s (%s) failed: %s", delivery.id, delivery.kind, exc)
-            return Outcome(delivery.id, storage.FAILED, str(exc))
+            return Outcome(delivery.id, tables.FAILED, str(exc))
         except mailer.DeliveryFailed as failure:
             return await self._failed(delivery, failure)
         except Exception as exc:
             why = unexpected(exc)  # not `reason`: the except above binds (and then deletes) that name
-            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, why, self.db_url)
+            await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, why, self.db_url)
             logger.error("Outbox: delivery #%s failed: %s", delivery.id, why, exc_info=exc)
-            return Outcome(delivery.id, storage.FAILED, why)
+            return Outcome(delivery.id, tables.FAILED, why)
         await record_sent(delivery.id, note, self.clock, self.db_url)
         if note:
             logger.error("Outbox: delivery #%s (%s) %s", delivery.id, delivery.message_id, note)
         else:
             logger.info("Outbox: delivery #%s (%s) sent", delivery.id, delivery.message_id)
-        return Outcome(delivery.id, storage.SENT, note)
+        return Outcome(delivery.id, tables.SENT, note)
 
     def _held_kinds(self, now: datetime) -> tuple[str, ...]:
         """Confirmations wait while the site's hourly ceiling is reached (stored, never lost)."""
-        sent = storage.sent_since(storage.CONFIRMATION, now - CONFIRMATION_WINDOW, self.db_url)
-        return (storage.CONFIRMATION,) if confirmations_held(sent, self.settings.confirmations_per_hour) else ()
+        sent = queue.sent_since(tables.CONFIRMATION, now - CONFIRMATION_WINDOW, self.db_url)
+        return (tables.CONFIRMATION,) if confirmations_held(sent, self.settings.confirmations_per_hour) else ()
 
-    async def _failed(self, delivery: storage.ClaimedDelivery, failure: mailer.DeliveryFailed) -> Outcome:
+    async def _failed(self, delivery: queue.ClaimedDelivery, failure: mailer.DeliveryFailed) -> Outcome:
         when, reason = after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)
         if when is None:
-            await asyncio.to_thread(storage.mark_failed, delivery.id, self.worker, reason, self.db_url)
-            if delivery.kind in storage.TO_SUBSCRIBER and (report := returns.at_sending(delivery.id, failure)):
+            await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, reason, self.db_url)
+            if delivery.kind in tables.TO_SUBSCRIBER and (report := returns.at_sending(delivery.id, failure)):
                 await returns.take_at_sending([report], self.db_url, "Outbox")
             logger.error(
                 "Outbox: delivery #%s failed and will not be retried: %s "
@@ -299,12 +300,12 @@ class Sender:
                 delivery.id,
                 reason,
             )
-            return Outcome(delivery.id, storage.FAILED, reason)
-        await asyncio.to_thread(storage.mark_retry, delivery.id, self.worker, when, failure.reason, self.db_url)
+            return Outcome(delivery.id, tables.FAILED, reason)
+        await asyncio.to_thread(queue.mark_retry, delivery.id, self.worker, when, failure.reason, self.db_url)
         logger.warning(
             "Outbox: delivery #%s not sent (%s); next attempt at %s", delivery.id, failure.reason, when.isoformat()
         )
-        return Outcome(delivery.id, storage.PENDING, failure.reason)
+        return Outcome(delivery.id, tables.PENDING, failure.reason)
 
     async def send_due(self, only_ids: list[int] | None = None) -> list[Outcome]:
         """Send every job due now (what one wake-up does), or only those of ``only_ids``."""

@@ -10,11 +10,10 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Protocol
 
-from publisher import storage
 from publisher.config import settings
 from publisher.config.settings import BounceSettings
 from publisher.rules import bounces
-from publisher.storage import bounce_records
+from publisher.storage import bounce_records, tables
 from publisher.storage.bounce_records import Recorded, Report
 
 logger = logging.getLogger(__name__)
@@ -34,7 +33,7 @@ def at_sending(delivery_id: int, failure: SendingFailure) -> Report | None:
     if not failure.about_recipient:
         return None
     kind = bounces.HARD if failure.permanent else bounces.SOFT
-    return Report(kind, failure.reason, storage.AT_SENDING, delivery_id=delivery_id)
+    return Report(kind, failure.reason, tables.AT_SENDING, delivery_id=delivery_id)
 
 
 async def take_at_sending(reports: list[Report], db_url: str | None, label: str) -> list[Recorded]:

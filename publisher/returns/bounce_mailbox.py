@@ -20,13 +20,13 @@ from typing import Any, TypeVar
 
 import sqlalchemy
 
-from publisher import returns, storage
+from publisher import returns
 from publisher.config import settings
 from publisher.config.settings import BounceSettings, MailSettings
 from publisher.per_process import worker_name
 from publisher.returns.imap_client import MailboxClient, MailboxTrouble
 from publisher.rules import bounces, reports, validation
-from publisher.storage import bounce_records, notice_records
+from publisher.storage import bounce_records, notice_records, tables
 from publisher.storage.bounce_records import MailboxPlace, Report
 
 logger = logging.getLogger(__name__)
@@ -89,9 +89,9 @@ def reports_in(message: reports.ClassifiedMessage, mail: MailSettings, db_url: s
         if not message.failures:
             return []
         failure = max(message.failures, key=lambda item: item.kind == bounces.HARD)
-        return [Report(failure.kind, failure.reason, storage.FROM_MAILBOX, delivery_id=delivery_id)]
+        return [Report(failure.kind, failure.reason, tables.FROM_MAILBOX, delivery_id=delivery_id)]
     reason = "complaint: the reader reported the email as spam"
-    return [Report(bounces.COMPLAINT, reason, storage.FROM_MAILBOX, delivery_id=delivery_id)]
+    return [Report(bounces.COMPLAINT, reason, tables.FROM_MAILBOX, delivery_id=delivery_id)]
 
 
 def _verp_delivery(message: reports.ClassifiedMessage, mail: MailSettings) -> int | None:
@@ -112,7 +112,7 @@ def read_once(
     db_url: str | None = None,
     *,
     worker: str | None = None,
-    clock: Callable[[], datetime] = storage.utc_now,
+    clock: Callable[[], datetime] = tables.utc_now,
     stop: threading.Event | None = None,
 ) -> Reading | None:
     """Read the mailbox once; None when another worker is reading it. Raises MailboxTrouble or the

@@ -12,7 +12,6 @@ import sqlalchemy
 import sqlmodel
 from sqlmodel import col
 
-from publisher import storage
 from publisher.rules import validation
 from publisher.rules.list_links import new_link_key
 from publisher.rules.list_rules import (
@@ -49,13 +48,13 @@ BY_SOFT_BOUNCES = "soft bounces"
 BY_COMPLAINT = "complaint"
 
 
-def _queue(connection, kind: str, subscriber_id: int, job: storage.Job, now: datetime) -> None:
-    connection.execute(sqlalchemy.insert(Delivery).values(**storage.delivery_values(kind, subscriber_id, job, now)))
+def _queue(connection, kind: str, subscriber_id: int, job: tables.Job, now: datetime) -> None:
+    connection.execute(sqlalchemy.insert(Delivery).values(**tables.delivery_values(kind, subscriber_id, job, now)))
 
 
 def subscribe(
     sign_up: SignUp,
-    job: storage.Job | None,
+    job: tables.Job | None,
     db_url: str | None = None,
     *,
     now: datetime | None = None,
@@ -63,12 +62,12 @@ def subscribe(
 ) -> str:
     """The subscribe form's request; what it did: 'added', 'rejoined', 'pending' or 'confirmed'. ``job``:
     the confirmation to queue if the rule says so (None: no SMTP). Sign-ups to one mailbox wait in turn."""
-    now = now or storage.utc_now()
+    now = now or tables.utc_now()
     mailbox = validation.mailbox_key(sign_up.email)
     emails_on = job is not None
     with database.engine(db_url).begin() as connection:
-        storage.lock_mailbox(connection, mailbox)
-        last_to_mailbox = storage.last_confirmation_to(connection, mailbox)
+        tables.lock_mailbox(connection, mailbox)
+        last_to_mailbox = tables.last_confirmation_to(connection, mailbox)
         step = on_subscribe(None, last_to_mailbox, now, emails_on)
         subscriber_id = _add(connection, sign_up, mailbox, step, source, now)
         outcome = "added"
@@ -79,7 +78,7 @@ def subscribe(
             _ask_again(connection, row, sign_up, step, source, now)
             subscriber_id, outcome = row.id, "rejoined" if step.joins else step.status
         if step.send_confirmation and job is not None:  # only ever true with a job (emails_on)
-            _queue(connection, storage.CONFIRMATION, subscriber_id, job, now)
+            _queue(connection, tables.CONFIRMATION, subscriber_id, job, now)
         return outcome
 
 
@@ -89,7 +88,7 @@ def _update(connection, subscriber_id: int, **values) -> None:
 
 def _add(connection, sign_up: SignUp, mailbox: str, step: Step, source: str, now: datetime) -> int | None:
     """A stranger to the list joins it, pending: its id; None when the list has the address."""
-    new_id = storage.insert_once(
+    new_id = tables.insert_once(
         connection,
         Subscriber,
         "email_key",
@@ -140,8 +139,8 @@ class LinkResult:
 
 def confirm(
     link_key: str,
-    welcome: storage.Job | None,
-    notice: storage.Job | None,
+    welcome: tables.Job | None,
+    notice: tables.Job | None,
     db_url: str | None = None,
     *,
     now: datetime | None = None,
@@ -149,7 +148,7 @@ def confirm(
 ) -> LinkResult | None:
     """The confirmation page's button; None for an address the list no longer has. 'replaced': the link's
     ``issued_at`` is not the latest confirmation's; 'unsubscribed': the address left since, it must ask again."""
-    now = now or storage.utc_now()
+    now = now or tables.utc_now()
     with database.engine(db_url).begin() as connection:
         row = locked_subscriber(connection, col(Subscriber.link_key), link_key)
         if row is None:
@@ -162,7 +161,7 @@ def confirm(
         assert row.id is not None  # a stored row has its id (the model's None is before the insert)
         _update(connection, row.id, status=ListStatus.CONFIRMED, confirmed_at=now)
         record_event(connection, row.id, CONFIRMED, BY_CONFIRMATION_LINK, now)
-        for kind, job in ((storage.WELCOME, welcome), (storage.SUBSCRIBER, notice)):
+        for kind, job in ((tables.WELCOME, welcome), (tables.SUBSCRIBER, notice)):
             if job is not None:
                 _queue(connection, kind, row.id, job, now)
         return LinkResult("confirmed", row.email)
@@ -172,7 +171,7 @@ def unsubscribe(
     link_key: str, how: str, db_url: str | None = None, *, now: datetime | None = None
 ) -> LinkResult | None:
     """The unsubscribe page's button, or a mail provider's one-click POST; None for an unknown address."""
-    now = now or storage.utc_now()
+    now = now or tables.utc_now()
     with database.engine(db_url).begin() as connection:
         row = locked_subscriber(connection, col(Subscriber.link_key), link_key)
         if row is None:
@@ -213,7 +212,7 @@ def import_rows(
 ) -> ImportReport:
     """Bring ``rows`` into the list in one transaction; it sends no email. An address that left or bounced
     stays so whatever the file says; a confirmed one is not made pending again."""
-    now = now or storage.utc_now()
+    now = now or tables.utc_now()
     report = ImportReport()
     with database.engine(db_url).begin() as connection:
         for row in rows:
@@ -305,26 +304,26 @@ def forget(email: str, db_url: str | None = None) -> Erased:
         subscriber = locked_subscriber(connection, col(Subscriber.email_key), key)
         message_ids = list(
             connection.execute(
-                sqlalchemy.select(col(storage.ContactMessage.id)).where(
-                    sqlalchemy.func.lower(col(storage.ContactMessage.sender_email)) == key
+                sqlalchemy.select(col(tables.ContactMessage.id)).where(
+                    sqlalchemy.func.lower(col(tables.ContactMessage.sender_email)) == key
                 )
             ).scalars()
         )
-        jobs = sqlalchemy.and_(col(Delivery.kind) == storage.CONTACT, col(Delivery.source_id).in_(message_ids))
+        jobs = sqlalchemy.and_(col(Delivery.kind) == tables.CONTACT, col(Delivery.source_id).in_(message_ids))
         events = 0
         returns = connection.execute(
-            sqlalchemy.delete(storage.MailboxMessage).where(
-                sqlalchemy.func.lower(col(storage.MailboxMessage.sender)) == key
+            sqlalchemy.delete(tables.MailboxMessage).where(
+                sqlalchemy.func.lower(col(tables.MailboxMessage.sender)) == key
             )
         ).rowcount
         if subscriber is not None:
             returns += connection.execute(
-                sqlalchemy.delete(storage.Bounce).where(col(storage.Bounce.subscriber_id) == subscriber.id)
+                sqlalchemy.delete(tables.Bounce).where(col(tables.Bounce.subscriber_id) == subscriber.id)
             ).rowcount
             jobs = sqlalchemy.or_(
                 jobs,
                 sqlalchemy.and_(
-                    col(Delivery.kind).in_(storage.ABOUT_SUBSCRIBER), col(Delivery.source_id) == subscriber.id
+                    col(Delivery.kind).in_(tables.ABOUT_SUBSCRIBER), col(Delivery.source_id) == subscriber.id
                 ),
             )
             events = connection.execute(
@@ -333,7 +332,7 @@ def forget(email: str, db_url: str | None = None) -> Erased:
             connection.execute(sqlalchemy.delete(Subscriber).where(col(Subscriber.id) == subscriber.id))
         deliveries = connection.execute(sqlalchemy.delete(Delivery).where(jobs)).rowcount
         connection.execute(
-            sqlalchemy.delete(storage.ContactMessage).where(col(storage.ContactMessage.id).in_(message_ids))
+            sqlalchemy.delete(tables.ContactMessage).where(col(tables.ContactMessage.id).in_(message_ids))
         )
         return Erased(subscriber.status if subscriber else None, events, len(message_ids), deliveries, returns)
 

@@ -13,11 +13,11 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
-from reflex.utils import prerequisites
 from reflex_base import config as reflex_config
 
 from publisher.config import settings
 from publisher.per_process import PerProcess
+from publisher.reflex_internals.state_managers import shared_redis, shared_redis_sync
 from publisher.rules import visit_rules
 from publisher.seldom_log import SeldomLog
 from publisher.storage import visit_counts
@@ -84,7 +84,7 @@ def record_buy(scope: Any, slug: str, store: str) -> None:
 def visitors_now(now: datetime) -> int:
     """Distinct visitors in the last VISITORS_NOW_MINUTES minutes: from Redis when the site uses it
     (its sets know them), else from the database's seen rows."""
-    redis = prerequisites.get_redis_sync()
+    redis = shared_redis_sync()
     if redis is None:
         return visit_counts.visitors_now(now, minutes=VISITORS_NOW_MINUTES)
     try:
@@ -101,7 +101,7 @@ def _daily_chores(now: datetime, db_url: str | None = None) -> None:
 def configured_loop(recorder: Recorder, db_url: str | None = None) -> FlushLoop:
     """The flush loop on Redis when Reflex uses it (salts and seen sets), else on the database; the
     counts always go to the database."""
-    redis = prerequisites.get_redis()
+    redis = shared_redis()
     return FlushLoop(
         recorder,
         DatabaseSalts(db_url) if redis is None else RedisSalts(redis),

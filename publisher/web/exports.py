@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from datetime import date, datetime
 from typing import NamedTuple, TextIO
 
-from publisher import storage
+from publisher.storage import tables
 from publisher.storage.admins import AuditLine
 
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -36,7 +36,7 @@ def iso_time(moment: datetime | None) -> str:
     return moment.isoformat() if moment else ""
 
 
-def write_subscribers_csv(rows: list[storage.Subscriber], out: TextIO) -> None:
+def write_subscribers_csv(rows: list[tables.Subscriber], out: TextIO) -> None:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(SUBSCRIBER_COLUMNS)
     for row in rows:

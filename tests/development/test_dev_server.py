@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 import httpx
 from playwright.sync_api import Browser, Page, expect
 
-from publisher import content, storage
+from publisher import content
 from publisher.content import admin_copy
-from publisher.storage import subscribers
+from publisher.storage import subscribers, tables
 from tests.browser import (
     DESKTOP,
     add_passkey_authenticator,
@@ -82,7 +82,7 @@ def test_contact_message_is_stored_by_the_embedded_gateway_and_emailed(page: Pag
     # The backend's sender, started with `reflex run`:
     [email] = emails_to(smtp, "books@animals.example", subject, count=before + 1)[before:]
     assert email.message.get_content().endswith("Sent from the development server.\r\n")
-    stored = [(m.sender_name, m.sender_email, m.subject, m.message) for m in storage.list_messages(dev_server.db_url)]
+    stored = [(m.sender_name, m.sender_email, m.subject, m.message) for m in tables.list_messages(dev_server.db_url)]
     assert stored == [
         ("Jo Reader", "jo@example.com", "Contact Form Submission from Jo Reader", "Sent from the development server.")
     ]

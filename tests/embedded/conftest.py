@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from publisher import storage
 from publisher.mail import outbox
+from publisher.storage import queue, tables
 from tests.imap import DovecotServer
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import ProductionServer, running_server
@@ -62,4 +62,4 @@ def mail_site(
 
 def delivered(db_url: str) -> bool:
     """Nothing left to send: every email stored is sent (or no longer wanted)."""
-    return storage.list_deliveries((storage.PENDING, storage.FAILED), db_url) == []
+    return queue.list_deliveries((tables.PENDING, tables.FAILED), db_url) == []

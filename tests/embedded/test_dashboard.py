@@ -20,9 +20,9 @@ import pytest
 from bs4 import BeautifulSoup
 from playwright.sync_api import Page, expect
 
-from publisher import content, storage
+from publisher import content
 from publisher.content import admin_copy
-from publisher.storage import bounce_records, subscribers, visit_counts
+from publisher.storage import bounce_records, campaigns, subscribers, tables, visit_counts
 from publisher.storage.bounce_records import Fetched, MailboxPlace, Report
 from publisher.storage.subscribers import SignUp
 from tests.browser import DESKTOP, add_passkey_authenticator, axe_violations, new_page
@@ -46,7 +46,7 @@ def dashboard_site(built_site, tmp_path_factory) -> Iterator[tuple[ProductionSer
     key = subscribers.list_subscribers(db_url=db_url)[0].link_key
     subscribers.confirm(key, None, None, db_url)
     # A message whose every field is markup and control characters: shown as text, never run.
-    hostile = storage.ContactBody(
+    hostile = tables.ContactBody(
         sender_name=f"{MARKUP} Eve",
         sender_email="eve@example.com",
         subject=f"Hi {MARKUP}",
@@ -54,7 +54,7 @@ def dashboard_site(built_site, tmp_path_factory) -> Iterator[tuple[ProductionSer
             f"<script>window.__pwned = 2</script> [javascript:window.__pwned=3](javascript:alert(1)) \x1b[31m {MARKUP}"
         ),
     )
-    storage.store_message(hostile, db_url)
+    tables.store_message(hostile, db_url)
     # What came back, as a stranger wrote it: a bounce's reason, a left message's subject and sender.
     bounce_records.record(Report("soft", f"452 mailbox full {MARKUP}", "webhook", email="reader0@example.com"), db_url)
     left = Fetched(digest="0" * 64, size=100, subject=f"Re: {MARKUP}", sender=f"{MARKUP}@example.com")
@@ -72,7 +72,7 @@ STORE = urlparse(str(content.BOOKS[0].book_link)).hostname
 def visits_counted() -> visit_counts.Batch:
     """Today's and yesterday's counts as the flush writes them (views, and the new visitors, as
     with Redis), with a campaign label whose text is markup, as a forged link's utm_ can be."""
-    today = storage.utc_now().date()
+    today = tables.utc_now().date()
     book = content.BOOKS[0]
     counts = {
         (today, "site", ""): (1_234, 120),
@@ -263,11 +263,11 @@ def test_the_publisher_pauses_a_release_forgets_an_address_and_exports_the_list_
 ):
     site, db_url = dashboard_site
     book = content.BOOKS[0]
-    storage.create_campaign(
+    campaigns.create_campaign(
         book.slug,
         book.title,
         lambda reader: f"<r{reader}-{uuid.uuid4().hex}@test>",
-        storage.utc_now(),
+        tables.utc_now(),
         timedelta(days=1),
         db_url,
     )  # a release under way (this site has no SMTP, so it stays sending until paused)

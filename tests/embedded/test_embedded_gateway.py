@@ -17,8 +17,7 @@ import psutil
 import pytest
 from playwright.sync_api import Page
 
-from publisher import storage
-from publisher.storage import subscribers
+from publisher.storage import queue, subscribers, tables
 from tests.browser import MIN_FILL_TIME_S, REAL_FILL_TIME_S, assert_no_console_errors, send_contact_message, subscribe
 from tests.embedded.conftest import DELIVERY_TIMEOUT_S, delivered
 from tests.postgres import PostgresServer
@@ -43,7 +42,7 @@ def test_a_direct_outside_request_is_refused_and_not_stored(mail_site, path: str
     response = httpx.post(server.base_url + path, json=body, timeout=10)
     assert response.status_code in (404, 405)
     assert all(s.email != "bot@example.com" for s in subscribers.list_subscribers(db_url=db_url))
-    assert all(m.sender_email != "bot@example.com" for m in storage.list_messages(db_url))
+    assert all(m.sender_email != "bot@example.com" for m in tables.list_messages(db_url))
 
 
 def test_both_forms_reach_the_publishers_inbox(page: Page, mail_site, smtp: SmtpServer):
@@ -66,11 +65,11 @@ def test_both_forms_reach_the_publishers_inbox(page: Page, mail_site, smtp: Smtp
     assert b"=?utf-8?" not in confirmation.data.split(b"\r\n\r\n")[0]
     assert "Zoë" not in confirmation.message.get_content()
     assert confirmation.message["Subject"] == "Please confirm your subscription to Animals We Confuse"
-    stored = storage.list_messages(db_url)[-1]
+    stored = tables.list_messages(db_url)[-1]
     assert contact.message["Message-ID"] == next(
         d.message_id
-        for d in storage.list_deliveries((storage.SENT,), db_url)
-        if d.source_id == stored.id and d.kind == storage.CONTACT
+        for d in queue.list_deliveries((tables.SENT,), db_url)
+        if d.source_id == stored.id and d.kind == tables.CONTACT
     )
     assert_no_console_errors(page)
 

@@ -16,11 +16,11 @@ import pytest
 import sqlalchemy
 import sqlmodel
 
-from publisher import content, returns, storage
+from publisher import content, returns
 from publisher.mail import announce, mailer, outbox
 from publisher.rules import bounces
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import bounce_records, subscribers
+from publisher.storage import bounce_records, campaigns, database, subscribers, tables
 from publisher.storage.bounce_records import Report
 from publisher.storage.subscribers import SignUp
 from tests.databases import ON_BOTH_DATABASES
@@ -42,11 +42,11 @@ def events(db_url: str, email: str) -> list[tuple[str, str, str | None]]:
     return [(event.event, event.how, event.detail) for event in consent_record(email, db_url)]
 
 
-def jobs(db_url: str, status: str) -> list[storage.Delivery]:
+def jobs(db_url: str, status: str) -> list[tables.Delivery]:
     """Every outbox job with ``status``, a release's too (``list_deliveries`` lists the outbox's own)."""
-    with storage.open_session(db_url) as session:
-        statement = sqlmodel.select(storage.Delivery).where(storage.Delivery.status == status)
-        return list(session.exec(statement.order_by(storage.Delivery.id)))
+    with tables.open_session(db_url) as session:
+        statement = sqlmodel.select(tables.Delivery).where(tables.Delivery.status == status)
+        return list(session.exec(statement.order_by(tables.Delivery.id)))
 
 
 def sign_up(email: str) -> SignUp:
@@ -70,7 +70,7 @@ async def test_a_reader_refused_with_550_5_1_1_is_bounced_and_the_next_campaign_
     [(event, how, detail)] = [item for item in events(db_url, "reader2@readers.example") if item[0] == "bounced"]
     assert how == "hard bounce" and "550 5.1.1 No such user here" in detail
     # Every email went out with its own VERP Return-Path, naming its job, signed with the list secret.
-    deliveries = {row.id: row for row in jobs(db_url, storage.SENT)}
+    deliveries = {row.id: row for row in jobs(db_url, tables.SENT)}
     for received in smtp_server.received:
         job = bounces.read_verp((LIST_SECRET,), received.mail_from, BOUNCE_ADDRESS)
         assert job in deliveries and received.mail_from.startswith("bounces+")
@@ -93,7 +93,7 @@ async def test_a_server_refusing_everyone_pauses_the_campaign_and_bounces_nobody
     smtp_server.refused_recipients.update(f"reader{n}@readers.example" for n in range(12))
     item = start_campaign(db_url, mail)
     await sender_for(mail, db_url, Clock()).send_due()
-    assert storage.get_campaign(item.id, db_url).status == storage.PAUSED
+    assert campaigns.get_campaign(item.id, db_url).status == tables.PAUSED
     assert {row.status for row in subscribers.list_subscribers(db_url=db_url)} == {ListStatus.CONFIRMED}
     assert bounce_records.list_bounces(db_url=db_url) == []
 
@@ -112,29 +112,29 @@ async def test_a_campaign_pauses_itself_past_the_bounce_threshold_and_resuming_j
     item = start_campaign(db_url, mail)
     await sender_for(mail, db_url, Clock()).send_due()
 
-    state = storage.get_campaign(item.id, db_url)
-    assert state.status == storage.PAUSED
+    state = campaigns.get_campaign(item.id, db_url)
+    assert state.status == tables.PAUSED
     assert state.paused_reason.startswith("hard bounces at ") and "above 5 %" in state.paused_reason
-    counts = storage.campaign_counts(item.id, db_url)
-    assert 100 <= counts[storage.SENT] + counts[storage.FAILED] < 130 and counts[storage.PENDING] > 0
+    counts = campaigns.campaign_counts(item.id, db_url)
+    assert 100 <= counts[tables.SENT] + counts[tables.FAILED] < 130 and counts[tables.PENDING] > 0
     [line] = [record.getMessage() for record in caplog.records if " paused: hard bounces" in record.getMessage()]
     assert f"`publisher-gateway announce {item.book_slug}` resumes it" in line
     returned = bounce_records.campaign_returns(item.id, db_url)
     assert returned.hard == len([r for r in refused if status_of(db_url, r) == ListStatus.BOUNCED]) >= 9
 
     # Resumed on purpose: the bounces already seen do not pause it again; the rest go out.
-    assert storage.set_campaign_status(item.id, storage.SENDING, db_url=db_url)
+    assert campaigns.set_campaign_status(item.id, tables.SENDING, db_url=db_url)
     await sender_for(mail, db_url, Clock()).send_due()
-    assert storage.get_campaign(item.id, db_url).status == storage.FINISHED
+    assert campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
 
 
 def test_campaigns_shows_each_campaigns_bounces_complaints_and_rates(db_url):
     readers(db_url, 4)
-    item = storage.create_campaign("a-book", "s", lambda _r: f"<{_r}@m.example>", T0, outbox.RETRY_FOR, db_url)
-    queued = jobs(db_url, storage.PENDING)
+    item = campaigns.create_campaign("a-book", "s", lambda _r: f"<{_r}@m.example>", T0, outbox.RETRY_FOR, db_url)
+    queued = jobs(db_url, tables.PENDING)
     _mark_sent(db_url, [job.id for job in queued], T0)
-    bounce_records.record(Report(bounces.HARD, "550 5.1.1 unknown", storage.FROM_MAILBOX, queued[0].id), db_url)
-    bounce_records.record(Report(bounces.COMPLAINT, "abuse", storage.FROM_WEBHOOK, queued[1].id), db_url)
+    bounce_records.record(Report(bounces.HARD, "550 5.1.1 unknown", tables.FROM_MAILBOX, queued[0].id), db_url)
+    bounce_records.record(Report(bounces.COMPLAINT, "abuse", tables.FROM_WEBHOOK, queued[1].id), db_url)
     out = publisher_gateway(db_url, "campaigns").stdout
     assert f"#{item.id}  a-book  SENDING" in out
     assert "    1 hard bounces, 0 soft bounces, 1 complaints (bounce rate 25.00 %, complaint rate 25.00 %)" in out
@@ -150,7 +150,7 @@ async def test_a_confirmation_refused_for_good_bounces_the_address_and_a_new_sig
     assert subscribers.subscribe(sign_up("gone@readers.example"), outbox.job_for(mail), db_url, now=T0) == "added"
     clock = Clock(T0)
     [outcome] = await outbox.Sender(mail, db_url, clock=clock).send_due()
-    assert outcome.status == storage.FAILED
+    assert outcome.status == tables.FAILED
     assert status_of(db_url, "gone@readers.example") == ListStatus.BOUNCED
     assert smtp_server.received == []
 
@@ -161,7 +161,7 @@ async def test_a_confirmation_refused_for_good_bounces_the_address_and_a_new_sig
     assert status_of(db_url, "gone@readers.example") == ListStatus.PENDING
     clock.now = later
     [outcome] = await outbox.Sender(mail, db_url, clock=clock).send_due()
-    assert outcome.status == storage.SENT
+    assert outcome.status == tables.SENT
     [received] = smtp_server.received
     assert received.mail_from.startswith("bounces+") and received.rcpt_tos == ["gone@readers.example"]
 
@@ -174,13 +174,13 @@ async def test_a_4xx_is_retried_and_only_the_retries_giving_up_count_one_soft_bo
     clock = Clock(T0)
     sender = outbox.Sender(mail, db_url, clock=clock)
     [outcome] = await sender.send_due()
-    assert outcome.status == storage.PENDING  # a retry, no bounce yet
+    assert outcome.status == tables.PENDING  # a retry, no bounce yet
     assert bounce_records.list_bounces(db_url=db_url) == []
     clock.now = T0 + outbox.RETRY_FOR + timedelta(minutes=1)
     [outcome] = await sender.send_due()
-    assert outcome.status == storage.FAILED
+    assert outcome.status == tables.FAILED
     [line] = bounce_records.list_bounces(db_url=db_url)
-    assert (line.email, line.kind, line.source) == ("full@readers.example", bounces.SOFT, storage.AT_SENDING)
+    assert (line.email, line.kind, line.source) == ("full@readers.example", bounces.SOFT, tables.AT_SENDING)
     assert "451 4.2.1" in line.reason
     assert status_of(db_url, "full@readers.example") == ListStatus.PENDING  # one soft bounce is not three
 
@@ -206,20 +206,20 @@ async def test_the_publishers_own_emails_keep_their_envelope_sender(db_url, smtp
 
 
 def _mark_sent(db_url: str, ids: list[int], at: datetime) -> None:
-    with storage.database.engine(db_url).begin() as connection:
+    with database.engine(db_url).begin() as connection:
         connection.execute(
-            sqlalchemy.update(storage.Delivery)
-            .where(storage.Delivery.id.in_(ids))
-            .values(status=storage.SENT, sent_at=at, lease_until=None, claimed_by=None)
+            sqlalchemy.update(tables.Delivery)
+            .where(tables.Delivery.id.in_(ids))
+            .values(status=tables.SENT, sent_at=at, lease_until=None, claimed_by=None)
         )
 
 
 def _release_to(db_url: str, email: str, slug: str, at: datetime) -> int:
     """One sent release email to ``email`` (a campaign of its own), as the sender records it."""
-    item = storage.create_campaign(slug, "s", lambda _r: f"<{slug}.{_r}@m.example>", at, outbox.RETRY_FOR, db_url)
+    item = campaigns.create_campaign(slug, "s", lambda _r: f"<{slug}.{_r}@m.example>", at, outbox.RETRY_FOR, db_url)
     [job] = [
         row
-        for row in jobs(db_url, storage.PENDING)
+        for row in jobs(db_url, tables.PENDING)
         if row.campaign_id == item.id and row.source_id == _id_of(db_url, email)
     ]
     _mark_sent(db_url, [job.id], at)
@@ -233,13 +233,13 @@ def _id_of(db_url: str, email: str) -> int:
 
 def _soft(db_url: str, delivery_id: int, at: datetime) -> bounce_records.Recorded:
     return bounce_records.record(
-        Report(bounces.SOFT, "452 4.2.2 mailbox full", storage.FROM_MAILBOX, delivery_id), db_url, now=at
+        Report(bounces.SOFT, "452 4.2.2 mailbox full", tables.FROM_MAILBOX, delivery_id), db_url, now=at
     )
 
 
 def test_three_soft_bounces_from_three_emails_bounce_a_reader_and_a_delivered_email_between_resets(db_url):
     readers(db_url, 1)
-    T0 = storage.utc_now() + timedelta(minutes=1)  # noqa: N806 - after the import (its sign-up)
+    T0 = tables.utc_now() + timedelta(minutes=1)  # noqa: N806 - after the import (its sign-up)
     reader = "reader0@readers.example"
     day = timedelta(days=10)
     one = _release_to(db_url, reader, "book-1", T0)
@@ -261,10 +261,10 @@ def test_three_soft_bounces_from_three_emails_bounce_a_reader_and_a_delivered_em
 
 def test_a_complaint_unsubscribes_at_once_and_the_record_says_complaint(db_url):
     readers(db_url, 1)
-    T0 = storage.utc_now() + timedelta(minutes=1)  # noqa: N806 - after the import (its sign-up)
+    T0 = tables.utc_now() + timedelta(minutes=1)  # noqa: N806 - after the import (its sign-up)
     reader = "reader0@readers.example"
     job = _release_to(db_url, reader, "book-1", T0)
-    recorded = bounce_records.record(Report(bounces.COMPLAINT, "abuse report", storage.FROM_MAILBOX, job), db_url)
+    recorded = bounce_records.record(Report(bounces.COMPLAINT, "abuse report", tables.FROM_MAILBOX, job), db_url)
     assert recorded.outcome == bounce_records.MADE_UNSUBSCRIBED
     assert status_of(db_url, reader) == ListStatus.UNSUBSCRIBED
     assert events(db_url, reader)[-1] == ("unsubscribed", "complaint", "abuse report")
@@ -273,10 +273,10 @@ def test_a_complaint_unsubscribes_at_once_and_the_record_says_complaint(db_url):
 def test_the_import_never_brings_back_a_bounced_or_complained_address_but_the_form_does(db_url, smtp_server):
     readers(db_url, 2)
     bounce_records.record(
-        Report(bounces.HARD, "550 5.1.1", storage.FROM_WEBHOOK, email="reader0@readers.example"), db_url
+        Report(bounces.HARD, "550 5.1.1", tables.FROM_WEBHOOK, email="reader0@readers.example"), db_url
     )
     bounce_records.record(
-        Report(bounces.COMPLAINT, "spam", storage.FROM_WEBHOOK, email="reader1@readers.example"), db_url
+        Report(bounces.COMPLAINT, "spam", tables.FROM_WEBHOOK, email="reader1@readers.example"), db_url
     )
     report = subscribers.import_rows(
         [
@@ -296,22 +296,22 @@ def test_the_import_never_brings_back_a_bounced_or_complained_address_but_the_fo
 
 def test_a_late_bounce_of_an_email_from_before_a_new_sign_up_changes_nothing(db_url, smtp_server):
     readers(db_url, 1)
-    T0 = storage.utc_now() + timedelta(minutes=1)  # noqa: N806 - after the import (its sign-up)
+    T0 = tables.utc_now() + timedelta(minutes=1)  # noqa: N806 - after the import (its sign-up)
     reader = "reader0@readers.example"
     old = _release_to(db_url, reader, "book-1", T0)
-    bounce_records.record(Report(bounces.HARD, "550", storage.FROM_MAILBOX, old), db_url, now=T0 + timedelta(hours=1))
+    bounce_records.record(Report(bounces.HARD, "550", tables.FROM_MAILBOX, old), db_url, now=T0 + timedelta(hours=1))
     assert status_of(db_url, reader) == ListStatus.BOUNCED
     mail = mail_for(smtp_server)
     subscribers.subscribe(sign_up(reader), outbox.job_for(mail), db_url, now=T0 + timedelta(days=1))
     again = bounce_records.record(
-        Report(bounces.COMPLAINT, "late report", storage.FROM_MAILBOX, old), db_url, now=T0 + timedelta(days=2)
+        Report(bounces.COMPLAINT, "late report", tables.FROM_MAILBOX, old), db_url, now=T0 + timedelta(days=2)
     )
     assert again.outcome == bounce_records.COUNTED
     assert status_of(db_url, reader) == ListStatus.PENDING
 
 
 def test_a_report_about_a_stranger_is_not_kept(db_url):
-    recorded = returns.take([Report(bounces.HARD, "550", storage.FROM_WEBHOOK, email="stranger@example.net")], db_url)
+    recorded = returns.take([Report(bounces.HARD, "550", tables.FROM_WEBHOOK, email="stranger@example.net")], db_url)
     assert [item.outcome for item in recorded] == [bounce_records.NOT_ON_THE_LIST]
     assert bounce_records.list_bounces(db_url=db_url) == []
 
@@ -319,7 +319,7 @@ def test_a_report_about_a_stranger_is_not_kept(db_url):
 def test_the_commands_list_bounced_readers_and_the_latest_bounces(db_url):
     readers(db_url, 3)
     bounce_records.record(
-        Report(bounces.HARD, "550 5.1.1 no such user", storage.FROM_WEBHOOK, email="reader1@readers.example"), db_url
+        Report(bounces.HARD, "550 5.1.1 no such user", tables.FROM_WEBHOOK, email="reader1@readers.example"), db_url
     )
     listed = publisher_gateway(db_url, "subscribers", "--status", "bounced").stdout.splitlines()
     assert len(listed) == 2 and listed[1].startswith("reader1@readers.example,") and ",bounced," in listed[1]
@@ -338,7 +338,7 @@ def test_announce_shows_why_a_campaign_paused_and_asks_before_resuming_it(db_url
     readers(db_url, 3)
     item = start_campaign(db_url, mail)
     why = "hard bounces at 8.0 % of 120 emails sent, above 5 %"
-    assert storage.set_campaign_status(item.id, storage.PAUSED, why, db_url=db_url)
+    assert campaigns.set_campaign_status(item.id, tables.PAUSED, why, db_url=db_url)
 
     nobody = publisher_gateway(db_url, "announce", item.book_slug, env=env, check=False)
     assert nobody.returncode == 2
@@ -349,10 +349,8 @@ def test_announce_shows_why_a_campaign_paused_and_asks_before_resuming_it(db_url
     # Asked, the publisher says no: it stays paused.
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setattr(storage.database, "engine", lambda _url=None, real=storage.database.engine: real(db_url))
-    monkeypatch.setattr(
-        storage.tables, "open_session", lambda _url=None, real=storage.tables.open_session: real(db_url)
-    )
+    monkeypatch.setattr(database, "engine", lambda _url=None, real=database.engine: real(db_url))
+    monkeypatch.setattr(tables, "open_session", lambda _url=None, real=tables.open_session: real(db_url))
     out = io.StringIO()
     questions: list[str] = []
     answer = announce.announce(
@@ -360,18 +358,18 @@ def test_announce_shows_why_a_campaign_paused_and_asks_before_resuming_it(db_url
     )
     assert answer == 1 and questions == ["Resume it? [y/N] "]
     assert "It stays paused. Nothing was sent." in out.getvalue()
-    assert storage.get_campaign(item.id, db_url).status == storage.PAUSED and smtp_server.received == []
+    assert campaigns.get_campaign(item.id, db_url).status == tables.PAUSED and smtp_server.received == []
 
     resumed = publisher_gateway(db_url, "announce", item.book_slug, "--yes", env=env)
     assert f"Campaign #{item.id} resumed (it was paused: {why})." in resumed.stderr
-    assert len(smtp_server.received) == 3 and storage.get_campaign(item.id, db_url).status == storage.FINISHED
+    assert len(smtp_server.received) == 3 and campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
 
 
 def test_forget_erases_the_bounces_about_an_address_and_its_emails_to_the_bounce_address(db_url):
     readers(db_url, 2)
     for n in (0, 1):
         bounce_records.record(
-            Report(bounces.HARD, "550 5.1.1", storage.FROM_WEBHOOK, email=f"reader{n}@readers.example"), db_url
+            Report(bounces.HARD, "550 5.1.1", tables.FROM_WEBHOOK, email=f"reader{n}@readers.example"), db_url
         )
     place = bounce_records.MailboxPlace("INBOX", 1)
     for uid, (subject, sender) in enumerate(

@@ -25,13 +25,13 @@ import sqlalchemy
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from publisher import content, storage
+from publisher import content
 from publisher.config import settings
 from publisher.config.settings import ConfigurationError, mail_settings
 from publisher.content import list_copy
 from publisher.content.site import BRAND_NAME
 from publisher.mail import campaign, headers, mailer, outbox, release_email
-from publisher.storage import subscribers
+from publisher.storage import campaigns, database, queue, subscribers, tables
 from tests.databases import ON_BOTH_DATABASES
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 
@@ -45,7 +45,7 @@ class Clock:
     """A clock that only moves when told, or when a sender sleeps."""
 
     def __init__(self, start: datetime | None = None):
-        self.now = start or storage.utc_now()
+        self.now = start or tables.utc_now()
         self.slept: list[float] = []
 
     def __call__(self) -> datetime:
@@ -68,13 +68,13 @@ def readers(db_url: str, count: int, status: str = "confirmed", start: int = 0) 
     subscribers.import_rows(rows, "test", db_url)
 
 
-def start_campaign(db_url: str, mail, slug: str = BOOK.slug) -> storage.Campaign:
+def start_campaign(db_url: str, mail, slug: str = BOOK.slug) -> tables.Campaign:
     book = content.books.book_by_slug(slug)
-    return storage.create_campaign(
+    return campaigns.create_campaign(
         slug,
         release_email.subject(book),
         lambda _reader: mailer.new_message_id(mail),
-        storage.utc_now(),
+        tables.utc_now(),
         outbox.RETRY_FOR,
         db_url,
     )
@@ -279,16 +279,16 @@ async def test_every_confirmed_reader_gets_one_email_over_one_connection_and_nob
     readers(db_url, 3, "pending", start=100)
     readers(db_url, 2, "unsubscribed", start=200)
     item = start_campaign(db_url, mail)
-    assert item.recipients == 60 and item.status == storage.SENDING
+    assert item.recipients == 60 and item.status == tables.SENDING
     assert start_campaign(db_url, mail) is None  # the book has its campaign: nobody is queued twice
 
     await sender_for(mail, db_url, Clock()).send_due()
     assert sorted(recipients(smtp_server)) == sorted(f"reader{n}@readers.example" for n in range(60))
     assert smtp_server.greetings == 1  # one SMTP connection carried all 60
     assert len(set(smtp_server.message_ids())) == 60
-    assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 60, "failed": 0, "skipped": 0}
-    assert storage.get_campaign(item.id, db_url).status == storage.FINISHED
-    assert storage.list_deliveries(db_url=db_url) == []  # the outbox's own listing stays about its own jobs
+    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 60, "failed": 0, "skipped": 0}
+    assert campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
+    assert queue.list_deliveries(db_url=db_url) == []  # the outbox's own listing stays about its own jobs
 
 
 @pytest.mark.asyncio
@@ -301,7 +301,7 @@ async def test_a_reader_who_leaves_after_queueing_gets_nothing(db_url, smtp_serv
     subscribers.forget(forgotten.email, db_url)
     await sender_for(mail, db_url, Clock()).send_due()
     assert recipients(smtp_server) == [staying.email]
-    assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 1, "failed": 0, "skipped": 1}
+    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 1, "failed": 0, "skipped": 1}
 
 
 @pytest.mark.asyncio
@@ -318,7 +318,7 @@ async def test_every_email_is_recorded_before_the_next_goes_and_a_reader_leaving
     seen: list[tuple[int, int]] = []
 
     def taking(rcpt_tos: list[str]) -> None:
-        seen.append((len(smtp_server.received), storage.campaign_counts(item.id, db_url)[storage.SENT]))
+        seen.append((len(smtp_server.received), campaigns.campaign_counts(item.id, db_url)[tables.SENT]))
         if rcpt_tos == ["reader9@readers.example"]:
             subscribers.unsubscribe(leaving.link_key, "test", db_url)
 
@@ -326,7 +326,7 @@ async def test_every_email_is_recorded_before_the_next_goes_and_a_reader_leaving
     await sender_for(mail, db_url, Clock()).send_due()
     assert len(seen) == 39 and all(recorded == taken for taken, recorded in seen), seen
     assert leaving.email not in recipients(smtp_server) and len(recipients(smtp_server)) == 39
-    assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 39, "failed": 0, "skipped": 1}
+    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 39, "failed": 0, "skipped": 1}
 
 
 @pytest.mark.asyncio
@@ -351,8 +351,8 @@ async def test_the_throttle_paces_every_sender_together(db_url, smtp_server):
     one, two = sender_for(mail, db_url, clock), sender_for(mail, db_url, clock)
     assert campaign.batch_size(4) == 20
     # Each sender reserves its slots in the one throttle row: the second's start where the first's end.
-    first = storage.reserve_send_slots(3, lambda n, at: campaign.reserve_slots(n, at, 3, 4), clock(), db_url)
-    second = storage.reserve_send_slots(3, lambda n, at: campaign.reserve_slots(n, at, 3, 4), clock(), db_url)
+    first = campaigns.reserve_send_slots(3, lambda n, at: campaign.reserve_slots(n, at, 3, 4), clock(), db_url)
+    second = campaigns.reserve_send_slots(3, lambda n, at: campaign.reserve_slots(n, at, 3, 4), clock(), db_url)
     assert (second - first).total_seconds() == pytest.approx(0.75)
     started = clock()
     await one.send_due()
@@ -370,15 +370,15 @@ async def test_a_dead_senders_batch_goes_to_the_next_sender_and_nobody_is_double
     item = start_campaign(db_url, mail)
     clock = Clock()
     # A sender on another machine claimed 20 and died; one on this machine claimed 5 and died.
-    storage.claim_release_batch("elsewhere:1:dead", clock(), campaign.LEASE, 20, db_url)
-    storage.claim_release_batch(f"{socket.gethostname()}:999999999:dead", clock(), campaign.LEASE, 5, db_url)
+    campaigns.claim_release_batch("elsewhere:1:dead", clock(), campaign.LEASE, 20, db_url)
+    campaigns.claim_release_batch(f"{socket.gethostname()}:999999999:dead", clock(), campaign.LEASE, 5, db_url)
     assert campaign.free_dead_leases(db_url) == 5  # this machine's dead process: freed at once
     await sender_for(mail, db_url, clock).send_due()
     assert len(smtp_server.received) == 10
     clock.now += campaign.LEASE + timedelta(seconds=1)  # the other machine's lease ran out
     await sender_for(mail, db_url, clock).send_due()
     assert sorted(recipients(smtp_server)) == sorted(f"reader{n}@readers.example" for n in range(30))
-    assert storage.get_campaign(item.id, db_url).status == storage.FINISHED
+    assert campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
 
 
 @ON_BOTH_DATABASES
@@ -402,13 +402,13 @@ async def test_a_refused_reader_fails_alone_and_a_deferred_one_is_retried_later(
     clock = Clock()
     await sender_for(mail, db_url, clock).send_due()
     assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in (0, 2, 4)]
-    assert storage.campaign_counts(item.id, db_url) == {"pending": 1, "sent": 3, "failed": 1, "skipped": 0}
-    assert storage.get_campaign(item.id, db_url).status == storage.SENDING
+    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 1, "sent": 3, "failed": 1, "skipped": 0}
+    assert campaigns.get_campaign(item.id, db_url).status == tables.SENDING
     smtp_server.deferred_recipients.clear()
     clock.now += timedelta(seconds=16)  # the outbox's first retry delay
     await sender_for(mail, db_url, clock).send_due()
     assert recipients(smtp_server)[-1] == "reader3@readers.example"
-    assert storage.get_campaign(item.id, db_url).status == storage.FINISHED
+    assert campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
 
 
 @pytest.mark.asyncio
@@ -419,16 +419,16 @@ async def test_many_failures_in_a_row_pause_the_campaign_and_announce_resumes_it
     smtp_server.replies.extend(["554 5.7.0 Daily sending quota exceeded"] * campaign.PAUSE_AFTER)
     clock = Clock()
     await sender_for(mail, db_url, clock).send_due()
-    state = storage.get_campaign(item.id, db_url)
-    assert state.status == storage.PAUSED and "Daily sending quota exceeded" in state.paused_reason
+    state = campaigns.get_campaign(item.id, db_url)
+    assert state.status == tables.PAUSED and "Daily sending quota exceeded" in state.paused_reason
     [line] = [r for r in caplog.records if "paused" in r.getMessage()]
     assert f"publisher-gateway announce {BOOK.slug}` resumes it" in line.getMessage()
     # The refused ones were not the readers' fault: they wait, with the rest, for the resume.
-    assert storage.campaign_counts(item.id, db_url) == {"pending": 15, "sent": 0, "failed": 0, "skipped": 0}
+    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 15, "sent": 0, "failed": 0, "skipped": 0}
     assert smtp_server.received == []
-    assert storage.set_campaign_status(item.id, storage.SENDING, now=clock(), db_url=db_url)
+    assert campaigns.set_campaign_status(item.id, tables.SENDING, now=clock(), db_url=db_url)
     await sender_for(mail, db_url, clock).send_due()
-    assert len(smtp_server.received) == 15 and storage.get_campaign(item.id, db_url).status == storage.FINISHED
+    assert len(smtp_server.received) == 15 and campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
 
 
 def test_a_long_unsubscribe_link_is_one_line_in_the_copy_never_encoded_words(smtp_server):
@@ -461,11 +461,11 @@ async def test_an_error_building_one_readers_email_fails_that_reader_alone(db_ur
     monkeypatch.setattr(release_email.PreparedRelease, "message", message_that_breaks_for_reader_1)
     await sender_for(mail, db_url, Clock()).send_due()
     assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in (0, 2, 3)]
-    assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 3, "failed": 1, "skipped": 0}
-    assert storage.get_campaign(item.id, db_url).status == storage.FINISHED
-    with storage.engine(db_url).begin() as connection:
+    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 3, "failed": 1, "skipped": 0}
+    assert campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
+    with database.engine(db_url).begin() as connection:
         reasons = connection.execute(
-            sqlalchemy.select(storage.Delivery.last_error).where(storage.Delivery.status == storage.FAILED)
+            sqlalchemy.select(tables.Delivery.last_error).where(tables.Delivery.status == tables.FAILED)
         ).scalars()
         assert list(reasons) == ["could not be built or sent: KeyError: 'greeting'"]
 
@@ -493,11 +493,11 @@ async def test_copies_whose_headers_carry_a_stray_break_fail_alone_and_pause_not
         f"reader{campaign.PAUSE_AFTER + 2}@readers.example",
     ]
     assert all(b"Bcc" not in received.data for received in smtp_server.received)
-    assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 2, "failed": len(broken), "skipped": 0}
-    assert storage.get_campaign(item.id, db_url).status == storage.FINISHED
-    with storage.engine(db_url).begin() as connection:
+    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 2, "failed": len(broken), "skipped": 0}
+    assert campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
+    with database.engine(db_url).begin() as connection:
         reasons = connection.execute(
-            sqlalchemy.select(storage.Delivery.last_error).where(storage.Delivery.status == storage.FAILED)
+            sqlalchemy.select(tables.Delivery.last_error).where(tables.Delivery.status == tables.FAILED)
         ).scalars()
         assert set(reasons) == {"not sent, its headers are unsafe: it holds headers the site did not write: Bcc"}
 
@@ -517,7 +517,7 @@ async def test_an_error_inside_the_smtp_client_fails_that_reader_alone(db_url, s
     monkeypatch.setattr(aiosmtplib.SMTP, "rcpt", rcpt_that_breaks_for_reader_2)
     await sender_for(mail, db_url, Clock()).send_due()
     assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in (0, 1, 3)]
-    assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 3, "failed": 1, "skipped": 0}
+    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 3, "failed": 1, "skipped": 0}
 
 
 @ON_BOTH_DATABASES
@@ -530,12 +530,12 @@ async def test_a_long_wait_for_the_throttle_keeps_the_batch_and_nobody_is_sent_t
     start_campaign(db_url, mail)
     clock = Clock()
     # Other senders took the next 150 seconds of slots.
-    storage.reserve_send_slots(150, lambda n, at: campaign.reserve_slots(n, at, 150, 1), clock(), db_url)
+    campaigns.reserve_send_slots(150, lambda n, at: campaign.reserve_slots(n, at, 150, 1), clock(), db_url)
     taken_by_another: list[int] = []
 
     async def sleep_while_another_sender_looks(seconds: float) -> None:
         await clock.sleep(seconds)
-        stolen = storage.claim_release_batch("another:1:x", clock(), campaign.LEASE, 50, db_url)
+        stolen = campaigns.claim_release_batch("another:1:x", clock(), campaign.LEASE, 50, db_url)
         taken_by_another.extend(job.id for job in stolen)
 
     sender = campaign.ReleaseSender(
@@ -559,10 +559,10 @@ async def test_a_batch_whose_lease_was_lost_stops_and_sends_nothing_more(db_url,
     async def sleep_then_lose_the_lease(seconds: float) -> None:
         await clock.sleep(seconds)
         if not stole:  # another sender holds the rest now (say this one was stalled past its lease)
-            with storage.engine(db_url).begin() as connection:
+            with database.engine(db_url).begin() as connection:
                 connection.execute(
-                    sqlalchemy.update(storage.Delivery)
-                    .where(storage.Delivery.claimed_by == "this:1:x", storage.Delivery.status == storage.PENDING)
+                    sqlalchemy.update(tables.Delivery)
+                    .where(tables.Delivery.claimed_by == "this:1:x", tables.Delivery.status == tables.PENDING)
                     .values(claimed_by="another:1:x")
                 )
             stole.append(True)
@@ -587,12 +587,12 @@ async def test_senders_that_die_mid_batch_count_only_the_email_they_were_sending
     item = start_campaign(db_url, mail)
     clock = Clock()
     for n in range(3):  # a sender claims the batch, starts its first email, and is killed
-        batch = storage.claim_release_batch(f"elsewhere:{n}:dead", clock(), campaign.LEASE, 50, db_url)
-        assert storage.begin_sending(batch[0].id, batch[0].source.id, db_url) == "confirmed"
+        batch = campaigns.claim_release_batch(f"elsewhere:{n}:dead", clock(), campaign.LEASE, 50, db_url)
+        assert queue.begin_sending(batch[0].id, batch[0].source.id, db_url) == "confirmed"
         clock.now += campaign.LEASE + timedelta(seconds=1)
     await sender_for(mail, db_url, clock).send_due()
     assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in (1, 2, 3, 4)]
-    assert storage.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 4, "failed": 1, "skipped": 0}
+    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 4, "failed": 1, "skipped": 0}
 
 
 @ON_BOTH_DATABASES
@@ -602,8 +602,8 @@ async def test_a_batch_stopped_before_its_next_email_takes_that_emails_mark_back
     readers(db_url, 3)
     start_campaign(db_url, mail)
     clock = Clock()
-    batch = storage.claim_release_batch("this:1:x", clock(), campaign.LEASE, 50, db_url)
-    storage.begin_sending(batch[0].id, batch[0].source.id, db_url)
-    storage.release_leases([job.id for job in batch], "this:1:x", db_url, marked=batch[0].id)
-    again = storage.claim_release_batch("this:1:y", clock(), campaign.LEASE, 50, db_url)
+    batch = campaigns.claim_release_batch("this:1:x", clock(), campaign.LEASE, 50, db_url)
+    queue.begin_sending(batch[0].id, batch[0].source.id, db_url)
+    queue.release_leases([job.id for job in batch], "this:1:x", db_url, marked=batch[0].id)
+    again = campaigns.claim_release_batch("this:1:y", clock(), campaign.LEASE, 50, db_url)
     assert [job.stalled_claims for job in again] == [0, 0, 0]

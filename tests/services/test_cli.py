@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy
 
-from publisher import content, storage
-from publisher.storage import visit_counts
+from publisher import content
+from publisher.storage import tables, visit_counts
 from publisher.storage.tables import VisitCount
 from tests.support import VENV_BIN, clear_of_midnight, publisher_gateway
 
@@ -264,10 +264,10 @@ def test_stored_text_with_terminal_escapes_is_printed_escaped_by_every_listing(m
     """Issue 34: `bounces` printed a stored From: as it was, and the operator's terminal ran the
     escape sequence in it. Rows written by an older version, or by hand, hold anything."""
     engine = sqlalchemy.create_engine(migrated)
-    now = storage.utc_now()
+    now = tables.utc_now()
     with engine.begin() as connection:
         connection.execute(
-            sqlalchemy.insert(storage.ContactMessage).values(
+            sqlalchemy.insert(tables.ContactMessage).values(
                 sender_name=f"Eve{ESCAPE}",
                 sender_email="eve@example.org",
                 subject=f"Hi{ESCAPE}",
@@ -276,7 +276,7 @@ def test_stored_text_with_terminal_escapes_is_printed_escaped_by_every_listing(m
             )
         )
         connection.execute(
-            sqlalchemy.insert(storage.Bounce).values(
+            sqlalchemy.insert(tables.Bounce).values(
                 at=now,
                 subscriber_id=1,
                 email="reader@example.org",
@@ -286,7 +286,7 @@ def test_stored_text_with_terminal_escapes_is_printed_escaped_by_every_listing(m
             )
         )
         connection.execute(
-            sqlalchemy.insert(storage.MailboxMessage).values(
+            sqlalchemy.insert(tables.MailboxMessage).values(
                 folder="INBOX",
                 uidvalidity=1,
                 uid=1,
@@ -299,11 +299,11 @@ def test_stored_text_with_terminal_escapes_is_printed_escaped_by_every_listing(m
             )
         )
         connection.execute(
-            sqlalchemy.insert(storage.Delivery).values(
-                kind=storage.CONTACT,
+            sqlalchemy.insert(tables.Delivery).values(
+                kind=tables.CONTACT,
                 source_id=1,
                 message_id="<m@example.org>",
-                status=storage.FAILED,
+                status=tables.FAILED,
                 attempts=3,
                 created_at=now,
                 next_attempt_at=now,
@@ -338,7 +338,7 @@ def counted_week(db_url: str) -> str:
     """Counts as the site's workers flush them: today 3 visitors of Home and a book page, a source,
     a campaign, bots and two presses; yesterday 1 visitor; 8 days ago 1 more. The book's slug."""
     slug = content.BOOKS[0].slug
-    today = storage.utc_now().date()
+    today = tables.utc_now().date()
     yesterday, long_ago = today - timedelta(days=1), today - timedelta(days=8)
     views = {
         (today, "site", ""): 12,
@@ -364,7 +364,7 @@ def counted_week(db_url: str) -> str:
 def test_visits_prints_the_days_the_tops_bots_and_buy_presses_per_book(db_url):
     clear_of_midnight()  # the day it counts is the day it reads back
     counted_week(db_url)
-    today = storage.utc_now().date()
+    today = tables.utc_now().date()
 
     shown = publisher_gateway(db_url, "visits", "--days", "7", env=EMBEDDED, check=False)
 
@@ -390,7 +390,7 @@ def test_visits_prints_the_days_the_tops_bots_and_buy_presses_per_book(db_url):
 def test_visits_csv_and_the_days_refused_and_counting_off(db_url):
     clear_of_midnight()  # the day it counts is the day it reads back
     slug = counted_week(db_url)
-    today = storage.utc_now().date().isoformat()
+    today = tables.utc_now().date().isoformat()
 
     as_csv = publisher_gateway(db_url, "visits", "--days", "2", "--csv", env=EMBEDDED, check=False)
     assert (as_csv.returncode, as_csv.stderr) == (0, ""), as_csv.stderr

@@ -8,8 +8,8 @@ from datetime import timedelta
 
 import sqlalchemy
 
-from publisher import content, storage
-from publisher.storage import dashboard, subscribers
+from publisher import content
+from publisher.storage import campaigns, dashboard, subscribers, tables
 from publisher.storage.database import engine
 from publisher.storage.subscribers import SignUp
 from publisher.storage.tables import Job
@@ -23,8 +23,8 @@ def join(db_url: str, email: str) -> None:
 
 
 def message(db_url: str, subject: str, job: Job | None) -> int:
-    body = storage.ContactBody("Jo Reader", "jo@example.com", subject, "Hello there, books!")
-    return storage.store_message(body, db_url, job)
+    body = tables.ContactBody("Jo Reader", "jo@example.com", subject, "Hello there, books!")
+    return tables.store_message(body, db_url, job)
 
 
 def test_the_latest_sign_ups_are_newest_first_and_at_most_the_limit(db_url):
@@ -57,7 +57,7 @@ def test_each_message_says_what_became_of_its_email_and_the_outbox_its_health(db
     sent = message(db_url, "sent", Job(message_id="<m2@books.example.com>", retry_for=timedelta(hours=1)))
     with engine(db_url).begin() as connection:
         connection.execute(
-            sqlalchemy.update(storage.Delivery).where(storage.Delivery.source_id == sent).values(status=storage.SENT)
+            sqlalchemy.update(tables.Delivery).where(tables.Delivery.source_id == sent).values(status=tables.SENT)
         )
     lines = dashboard.latest_messages(db_url=db_url)
     assert [(line.subject, line.delivery) for line in lines] == [
@@ -77,10 +77,10 @@ def test_pause_pauses_a_sending_campaign_from_the_command_line_as_from_the_dashb
     subscribers.confirm(key, None, None, db_url)
     slug = content.BOOKS[0].slug
     message_id = lambda reader: f"<r{reader}@test>"  # noqa: E731
-    storage.create_campaign(slug, "New book", message_id, storage.utc_now(), timedelta(days=1), db_url)
+    campaigns.create_campaign(slug, "New book", message_id, tables.utc_now(), timedelta(days=1), db_url)
     paused = publisher_gateway(db_url, "pause", slug)
     assert f"`publisher-gateway announce {slug}` resumes it" in paused.stderr
-    campaign = storage.find_campaign(slug, db_url)
+    campaign = campaigns.find_campaign(slug, db_url)
     assert campaign is not None
     assert (campaign.status, campaign.paused_reason) == ("paused", "paused from the command line")
     again = publisher_gateway(db_url, "pause", slug, check=False)
@@ -93,7 +93,7 @@ def key_of(db_url: str, email: str) -> str:
 
 @ON_BOTH_DATABASES
 def test_the_charts_count_confirmed_readers_per_day_and_sign_ups_against_leavers_per_week(db_url):
-    today = storage.utc_now().replace(hour=12)
+    today = tables.utc_now().replace(hour=12)
     for number, days_ago in enumerate((40, 20, 10)):  # each signs up and confirms that day
         then = today - timedelta(days=days_ago)
         request = SignUp(email=f"reader{number}@example.com", name="Jo Reader")
@@ -120,7 +120,7 @@ def test_the_charts_count_confirmed_readers_per_day_and_sign_ups_against_leavers
 
 @ON_BOTH_DATABASES
 def test_what_the_visits_led_to_is_sign_ups_confirmations_and_messages_on_each_day_zeros_included(db_url):
-    today = storage.utc_now().replace(hour=0, minute=0, second=0, microsecond=0)
+    today = tables.utc_now().replace(hour=0, minute=0, second=0, microsecond=0)
     before = today - timedelta(days=90) + timedelta(hours=23, minutes=59)  # the day before the 90: not read
     subscribers.subscribe(SignUp(email="early@example.com", name="Jo Reader"), None, db_url, now=before)
     for number, moment in enumerate(
@@ -132,8 +132,8 @@ def test_what_the_visits_led_to_is_sign_ups_confirmations_and_messages_on_each_d
         sent = message(db_url, "hello", None)
         with engine(db_url).begin() as connection:
             connection.execute(
-                sqlalchemy.update(storage.ContactMessage)
-                .where(storage.ContactMessage.id == sent)
+                sqlalchemy.update(tables.ContactMessage)
+                .where(tables.ContactMessage.id == sent)
                 .values(received_at=moment)
             )
     days = dashboard.list_days(today.date(), 90, db_url)

@@ -158,8 +158,8 @@ def test_the_migration_command_explains_a_database_that_does_not_answer():
 async def test_postgres_lost_while_running_fails_the_call_stores_nothing_and_recovers_when_it_returns(
     postgres: PostgresServer,
 ):
-    from publisher import mailing_list, storage
-    from publisher.storage import subscribers
+    from publisher import mailing_list
+    from publisher.storage import subscribers, tables
     from tests.services.test_embedded_gateway import CONTACT, SUBSCRIPTION, embedded_for
 
     url = postgres.url(postgres.migrated_database())
@@ -176,7 +176,7 @@ async def test_postgres_lost_while_running_fails_the_call_stores_nothing_and_rec
     await local.subscribe({**SUBSCRIPTION, "email": "bo@example.com"})
     await local.send_email(CONTACT)
     assert [s.email for s in subscribers.list_subscribers(db_url=url)] == ["jo@example.com", "bo@example.com"]
-    assert len(storage.list_messages(url)) == 1
+    assert len(tables.list_messages(url)) == 1
 
 
 @ON_BOTH_DATABASES

@@ -8,11 +8,11 @@ import io
 import pytest
 import sqlalchemy
 
-from publisher import gateway, mailing_list, storage
+from publisher import gateway, mailing_list
 from publisher.rules import form_fields
 from publisher.rules.form_fields import Form, FormField
 from publisher.rules.validation import TextRule
-from publisher.storage import subscribers
+from publisher.storage import subscribers, tables
 from publisher.storage.tables import Subscriber
 from publisher.web import submissions
 from tests.databases import ON_BOTH_DATABASES
@@ -36,7 +36,7 @@ CONTACT = {
     "email": "jo@example.com",
     "message": "When is the next book out?\nThanks!",
 }
-MESSAGE = storage.ContactBody(
+MESSAGE = tables.ContactBody(
     sender_name="Jo Reader",
     sender_email="jo@example.com",
     subject="Contact Form Submission from Jo Reader",
@@ -58,7 +58,7 @@ async def test_the_embedded_gateway_takes_both_requests_and_they_are_stored(db_u
 
     [subscriber] = subscribers.list_subscribers(db_url=db_url)
     assert (subscriber.email, subscriber.name, subscriber.book_updates) == ("jo@example.com", "Jo Reader", "yes")
-    [message] = storage.list_messages(db_url)
+    [message] = tables.list_messages(db_url)
     assert (message.sender_name, message.sender_email) == ("Jo Reader", "jo@example.com")
     assert message.subject == "Contact Form Submission from Jo Reader"
     assert message.message == "Hello there, friends!"

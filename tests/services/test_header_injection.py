@@ -18,10 +18,10 @@ from email.message import EmailMessage
 import pytest
 from reflex_base import config as reflex_config
 
-from publisher import content, mailing_list, storage
+from publisher import content, mailing_list
 from publisher.config.settings import mail_settings
 from publisher.mail import campaign, mailer, outbox, release_email
-from publisher.storage import subscribers
+from publisher.storage import campaigns, subscribers, tables
 from tests.smtp import POSTAL_ADDRESS, Received
 
 SITE = "https://animals.example"
@@ -145,11 +145,11 @@ async def test_a_name_made_of_an_encoded_word_is_carried_as_text_in_every_email(
     subscribers.confirm(row.link_key, outbox.job_for(mail), outbox.job_for(mail), db_url)
     assert [o.status for o in await sender.send_due()] == ["sent", "sent"]
     # A release to the list, this reader on it.
-    storage.create_campaign(
+    campaigns.create_campaign(
         BOOK.slug,
         release_email.subject(BOOK),
         lambda _reader: mailer.new_message_id(mail),
-        storage.utc_now(),
+        tables.utc_now(),
         outbox.RETRY_FOR,
         db_url,
     )

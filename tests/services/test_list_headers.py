@@ -20,10 +20,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from reflex_base import config as reflex_config
 
-from publisher import content, storage
+from publisher import content
 from publisher.config.settings import mail_settings
 from publisher.mail import announce, campaign, mailer, outbox, release_email
-from publisher.storage import subscribers
+from publisher.storage import campaigns, subscribers, tables
 from publisher.storage.subscribers import SignUp
 from tests.services.test_embedded_gateway import SUBSCRIPTION
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
@@ -134,7 +134,7 @@ def assert_written_as_rfc_2369_asks(raw: bytes, unsubscribe_link: str) -> None:
 # --- Each list email, as the server received it. ---
 
 
-def confirmed_reader(db_url: str, mail) -> storage.Subscriber:
+def confirmed_reader(db_url: str, mail) -> tables.Subscriber:
     subscribers.subscribe(SignUp(**SUBSCRIPTION), outbox.job_for(mail), db_url)
     [subscriber] = subscribers.list_subscribers(db_url=db_url)
     return subscriber
@@ -168,12 +168,12 @@ async def test_the_confirmation_and_the_welcome_as_the_server_received_them(
     assert not verifies(welcome.data.replace(b"unsubscribe?token=", b"unsubscribe?token=x"), dkim_key)
 
 
-def start_campaign(db_url: str, mail) -> storage.Campaign:
-    return storage.create_campaign(
+def start_campaign(db_url: str, mail) -> tables.Campaign:
+    return campaigns.create_campaign(
         BOOK.slug,
         release_email.subject(BOOK),
         lambda _reader: mailer.new_message_id(mail),
-        storage.utc_now(),
+        tables.utc_now(),
         outbox.RETRY_FOR,
         db_url,
     )
@@ -226,7 +226,7 @@ def test_a_link_too_long_for_one_line_is_refused_not_sent_broken(smtp_server, dk
                 email="jo@example.com",
                 site=site,
                 unsubscribe_link=link,
-                confirmed_at=storage.utc_now(),
+                confirmed_at=tables.utc_now(),
                 message_id=mailer.new_message_id(mail),
             ),
             mail,
@@ -236,7 +236,7 @@ def test_a_link_too_long_for_one_line_is_refused_not_sent_broken(smtp_server, dk
             name="Jo",
             email="jo@example.com",
             unsubscribe_link=link,
-            moment=storage.utc_now(),
+            moment=tables.utc_now(),
             message_id=mailer.new_message_id(mail),
         )
 
@@ -248,7 +248,7 @@ def test_the_dkim_signature_covers_the_list_headers(smtp_server, dkim_key):
             name="Jo",
             email="jo@example.com",
             unsubscribe_link=unsubscribe_link_for(LONG_SITE, "AbCdEfGhIjKlMnOpQrStUv"),
-            moment=storage.utc_now(),
+            moment=tables.utc_now(),
             message_id=mailer.new_message_id(mail),
         ),
         mail,

@@ -15,7 +15,6 @@ from reflex.istate.manager.disk import StateManagerDisk
 from reflex.istate.manager.token import BaseStateToken
 from reflex_base import constants
 
-from publisher import storage
 from publisher.config.settings import mail_settings
 from publisher.content import list_copy
 from publisher.limits import submits
@@ -26,7 +25,7 @@ from publisher.rules import bounces, list_links
 from publisher.rules.list_rules import ListStatus
 from publisher.server import routes
 from publisher.server.link_pages import ListLinks
-from publisher.storage import bounce_records, database, subscribers, tables
+from publisher.storage import bounce_records, database, queue, subscribers, tables
 from publisher.storage.bounce_records import Report
 from publisher.storage.subscribers import SignUp
 from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE, checking_html
@@ -55,7 +54,7 @@ def list_site(db_url, monkeypatch):
     submits.shared_limiter.set(None)
 
 
-def joined(mail, email: str = "jo@example.com") -> storage.Subscriber:
+def joined(mail, email: str = "jo@example.com") -> tables.Subscriber:
     """A subscriber who asked to join (pending, confirmation queued)."""
     body = SignUp(email=email, name="Jo Reader")
     subscribers.subscribe(body, outbox.job_for(mail))
@@ -96,10 +95,10 @@ async def test_opening_a_confirmation_link_shows_the_masked_address_and_confirms
     await run(ConfirmState.confirm, state)
     assert state.stage == list_link_state.DONE
     assert subscribers.lookup(subscriber.link_key).status == ListStatus.CONFIRMED
-    assert [d.kind for d in storage.list_deliveries()] == ["confirmation", "welcome"]
+    assert [d.kind for d in queue.list_deliveries()] == ["confirmation", "welcome"]
 
     await run(ConfirmState.confirm, state)  # a second press does nothing more
-    assert [d.kind for d in storage.list_deliveries()] == ["confirmation", "welcome"]
+    assert [d.kind for d in queue.list_deliveries()] == ["confirmation", "welcome"]
     again = on_page(ConfirmState, "/subscribe/confirm", token, tab="tab-2")
     await run(ConfirmState.open, again)
     assert again.stage == list_link_state.ALREADY
@@ -121,7 +120,7 @@ async def test_the_app_on_the_page_a_plain_press_led_to_says_what_the_press_did_
 @pytest.mark.asyncio
 async def test_the_confirmation_link_of_an_address_that_bounced_asks_for_a_new_sign_up(list_site):
     subscriber = joined(list_site, "gone@example.com")
-    bounce_records.record(Report(bounces.HARD, "550 5.1.1", storage.FROM_WEBHOOK, email="gone@example.com"))
+    bounce_records.record(Report(bounces.HARD, "550 5.1.1", tables.FROM_WEBHOOK, email="gone@example.com"))
     token = list_links.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
     state = on_page(ConfirmState, "/subscribe/confirm", token)
     await run(ConfirmState.open, state)
@@ -290,7 +289,7 @@ FORM = "application/x-www-form-urlencoded"
 
 def test_a_links_page_answers_200_404_or_410(list_site):
     subscriber = joined(list_site)
-    now = storage.utc_now()
+    now = tables.utc_now()
     fresh = list_links.confirm_token(SECRET, subscriber.link_key, now)
     expired = list_links.confirm_token(SECRET, subscriber.link_key, now - timedelta(days=8))
     assert request("GET", "/subscribe/confirm", fresh)[::2] == (200, True)
@@ -439,7 +438,7 @@ async def test_without_the_app_the_confirmation_page_carries_its_button_and_a_ge
     assert button_of(page) == (f"/subscribe/confirm?token={token}", "Confirm my subscription")
     assert "Checking your link" not in page.text
     assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
-    assert [d.kind for d in storage.list_deliveries()] == ["confirmation"]
+    assert [d.kind for d in queue.list_deliveries()] == ["confirmation"]
 
 
 @pytest.mark.asyncio
@@ -452,7 +451,7 @@ async def test_without_the_app_the_confirm_button_confirms_once_and_leads_to_the
         assert pressed.status_code == 303
         assert pressed.headers["location"] == f"/subscribe/confirm?token={token}&done=1"
         assert subscribers.lookup(subscriber.link_key).status == ListStatus.CONFIRMED
-        assert [d.kind for d in storage.list_deliveries()] == ["confirmation", "welcome"]
+        assert [d.kind for d in queue.list_deliveries()] == ["confirmation", "welcome"]
         result = await http.get(pressed.headers["location"])
         assert result.status_code == 200
         assert panel(result).select_one("h2").get_text() == "You are on the list"
@@ -461,7 +460,7 @@ async def test_without_the_app_the_confirm_button_confirms_once_and_leads_to_the
 
         again = await http.post(action, headers=SAME_SITE)  # the same press again (Back, then the button)
         assert again.status_code == 303
-        assert [d.kind for d in storage.list_deliveries()] == ["confirmation", "welcome"]  # no second welcome
+        assert [d.kind for d in queue.list_deliveries()] == ["confirmation", "welcome"]  # no second welcome
         used = await http.get("/subscribe/confirm", params={"token": token})
     assert "j*@e******.com is already confirmed: there is nothing more to do." in panel(used).text
     [event] = [e for e in consent_record("jo@example.com") if e.event == "confirmed"]
@@ -507,7 +506,7 @@ async def test_a_press_from_another_site_or_from_no_page_is_refused_and_changes_
                 refused = await http.post(action, headers={**headers, "Content-Type": FORM}, content=b"")
                 assert refused.status_code == 403, (action, headers)
     assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
-    assert [d.kind for d in storage.list_deliveries()] == ["confirmation"]
+    assert [d.kind for d in queue.list_deliveries()] == ["confirmation"]
 
 
 @pytest.mark.asyncio

@@ -17,12 +17,11 @@ from alembic.config import Config
 from sqlmodel import col
 
 from alembic import command
-from publisher import storage
 from publisher.config.settings import mail_settings
 from publisher.mail import outbox
 from publisher.rules import form_fields, list_links, validation
 from publisher.rules.list_rules import ImportRefused, ListStatus, on_subscribe, read_import
-from publisher.storage import database, subscribers
+from publisher.storage import database, queue, subscribers, tables
 from publisher.storage.subscribers import SignUp
 from publisher.storage.tables import Subscriber, SubscriptionEvent
 from tests.databases import ON_BOTH_DATABASES
@@ -49,16 +48,16 @@ def body(email: str = "jo@example.com", name: str = "Jo Reader") -> SignUp:
     return SignUp(**checked.values)
 
 
-def job() -> storage.Job:
+def job() -> tables.Job:
     return outbox.job_for(MAIL)
 
 
-def row(db_url: str, email: str = "jo@example.com") -> storage.Subscriber:
+def row(db_url: str, email: str = "jo@example.com") -> tables.Subscriber:
     return next(s for s in subscribers.list_subscribers(db_url=db_url) if s.email_key == email.lower())
 
 
 def kinds(db_url: str) -> list[str]:
-    return [d.kind for d in storage.list_deliveries((storage.PENDING, storage.SENT, storage.FAILED), db_url)]
+    return [d.kind for d in queue.list_deliveries((tables.PENDING, tables.SENT, tables.FAILED), db_url)]
 
 
 def consent_record(email: str, db_url: str | None = None) -> list[sqlalchemy.Row]:
@@ -364,7 +363,7 @@ def test_forget_erases_the_address_its_messages_and_their_emails_and_nothing_els
     subscribers.subscribe(body("bo@example.com", "Bo"), job(), db_url, now=T0)
     for sender in ("JO@example.com", "bo@example.com"):
         message = dataclasses.replace(MESSAGE, sender_email=sender)
-        storage.store_message(message, db_url, job())
+        tables.store_message(message, db_url, job())
 
     forgotten = publisher_gateway(db_url, "forget", "Jo@Example.com")
     assert forgotten.stderr == (
@@ -372,7 +371,7 @@ def test_forget_erases_the_address_its_messages_and_their_emails_and_nothing_els
         "1 contact message, 4 outbox emails.\n"
     )
     assert [s.email for s in subscribers.list_subscribers(db_url=db_url)] == ["bo@example.com"]
-    assert [m.sender_email for m in storage.list_messages(db_url)] == ["bo@example.com"]
+    assert [m.sender_email for m in tables.list_messages(db_url)] == ["bo@example.com"]
     assert sorted(kinds(db_url)) == ["confirmation", "contact"]  # Bo's
     assert consent_record("jo@example.com", db_url) == []
     nothing = publisher_gateway(db_url, "forget", "jo@example.com")
@@ -415,7 +414,7 @@ def test_subscribers_stored_before_the_list_kept_consent_become_pending_with_the
         None,
         None,
     )
-    assert 16 <= len(old.link_key) <= storage.LINK_KEY_MAX
+    assert 16 <= len(old.link_key) <= tables.LINK_KEY_MAX
     assert [(e.event, e.how, e.at) for e in consent_record("old@example.com", empty_db_url)] == [
         ("subscribed", "subscribe form", T0)
     ]
@@ -527,4 +526,4 @@ def test_the_migration_mends_stored_addresses_and_fills_the_mailbox(empty_db_url
         # Its ASCII spelling is another row's: kept as it was (the mailer still sends it in ASCII).
         "link-key-00000003": ("c@café.example", "c@café.example", "c@café.example"),
     }
-    assert [m.sender_email for m in storage.list_messages(empty_db_url)] == ["jo@xn--bcher-kva.example"]
+    assert [m.sender_email for m in tables.list_messages(empty_db_url)] == ["jo@xn--bcher-kva.example"]

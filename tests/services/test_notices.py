@@ -10,9 +10,9 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from publisher import content, storage
+from publisher import content
 from publisher.mail import notices, outbox
-from publisher.storage import notice_records, subscribers, visit_counts
+from publisher.storage import campaigns, notice_records, subscribers, tables, visit_counts
 from publisher.storage.subscribers import SignUp
 from tests.databases import ON_BOTH_DATABASES
 
@@ -37,16 +37,16 @@ def paused_release(db_url: str) -> str:
     subscribers.confirm(subscribers.list_subscribers(db_url=db_url)[0].link_key, None, None, db_url)
     slug = content.BOOKS[0].slug
     message_id = lambda reader: f"<r{reader}@test>"  # noqa: E731
-    campaign = storage.create_campaign(slug, "New", message_id, storage.utc_now(), timedelta(days=1), db_url)
+    campaign = campaigns.create_campaign(slug, "New", message_id, tables.utc_now(), timedelta(days=1), db_url)
     assert campaign is not None and campaign.id is not None
-    storage.set_campaign_status(campaign.id, storage.PAUSED, "hard bounces at 6.2 % (over 5 %)", db_url=db_url)
+    campaigns.set_campaign_status(campaign.id, tables.PAUSED, "hard bounces at 6.2 % (over 5 %)", db_url=db_url)
     return slug
 
 
 @ON_BOTH_DATABASES
 def test_a_paused_release_is_told_once_a_day_and_reaches_the_publishers_inbox(db_url, mail, smtp_server):
     slug = paused_release(db_url)
-    now = storage.utc_now().replace(hour=12)
+    now = tables.utc_now().replace(hour=12)
     while now.weekday() in (6, 0):  # neither it nor the next day a Monday: no summary in the way
         now += timedelta(days=1)
     assert notices.check_once(mail, db_url, now) == ["paused"]
@@ -66,7 +66,7 @@ def test_a_paused_release_is_told_once_a_day_and_reaches_the_publishers_inbox(db
 
 @ON_BOTH_DATABASES
 def test_the_mailbox_failing_is_timed_from_its_first_failure_and_a_success_ends_it(db_url):
-    start = storage.utc_now()
+    start = tables.utc_now()
     notice_records.record_run(notice_records.BOUNCE_MAILBOX, "cannot connect: refused", start, db_url)
     notice_records.record_run(
         notice_records.BOUNCE_MAILBOX, "cannot connect: timed out", start + timedelta(minutes=30), db_url

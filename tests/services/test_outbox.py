@@ -19,11 +19,10 @@ import aiosmtplib
 import pytest
 import sqlalchemy
 
-from publisher import storage
 from publisher.config.settings import mail_settings
 from publisher.mail import mailer, outbox
 from publisher.rules import list_links
-from publisher.storage import subscribers
+from publisher.storage import database, queue, subscribers, tables
 from publisher.storage.subscribers import SignUp
 from tests.databases import ON_BOTH_DATABASES
 from tests.services.test_embedded_gateway import CONTACT, MESSAGE, SUBSCRIPTION, count_rows, embedded_for
@@ -33,7 +32,7 @@ from tests.support import publisher_gateway
 
 class Clock:
     def __init__(self):
-        self.now = storage.utc_now()
+        self.now = tables.utc_now()
 
     def __call__(self) -> datetime:
         return self.now
@@ -42,16 +41,16 @@ class Clock:
         self.now += timedelta(**delta)
 
 
-def contact_request(n: int = 0) -> storage.ContactBody:
+def contact_request(n: int = 0) -> tables.ContactBody:
     return dataclasses.replace(MESSAGE, message=f"Message number {n}")
 
 
 def enqueue(db_url: str, mail, count: int = 1) -> list[int]:
-    return [storage.store_message(contact_request(n), db_url, outbox.job_for(mail)) for n in range(count)]
+    return [tables.store_message(contact_request(n), db_url, outbox.job_for(mail)) for n in range(count)]
 
 
-def only(db_url: str) -> storage.Delivery:
-    [delivery] = storage.list_deliveries((storage.PENDING, storage.SENT, storage.FAILED), db_url)
+def only(db_url: str) -> tables.Delivery:
+    [delivery] = queue.list_deliveries((tables.PENDING, tables.SENT, tables.FAILED), db_url)
     return delivery
 
 
@@ -93,9 +92,9 @@ async def test_the_gateway_queues_an_email_with_each_stored_message_only_when_sm
     local = embedded_for(db_url, mail_settings(smtp_server.mail_env()))
     await local.send_email(CONTACT)
     await local.subscribe(SUBSCRIPTION)  # a confirmation email; no notice before that
-    delivery, confirmation = storage.list_deliveries(db_url=db_url)
+    delivery, confirmation = queue.list_deliveries(db_url=db_url)
     assert (delivery.kind, delivery.status, delivery.attempts) == ("contact", "pending", 0)
-    assert delivery.source_id == storage.list_messages(db_url)[-1].id
+    assert delivery.source_id == tables.list_messages(db_url)[-1].id
     assert delivery.message_id.endswith("@animals.example>")
     assert (confirmation.kind, confirmation.source_id) == (
         "confirmation",
@@ -107,13 +106,13 @@ async def test_the_gateway_queues_an_email_with_each_stored_message_only_when_sm
 def test_a_message_is_never_stored_without_its_delivery(db_url, smtp_server):
     mail = mail_settings(smtp_server.mail_env())
     [first] = enqueue(db_url, mail)
-    duplicate_id = storage.Job(message_id=only(db_url).message_id, retry_for=outbox.RETRY_FOR)
+    duplicate_id = tables.Job(message_id=only(db_url).message_id, retry_for=outbox.RETRY_FOR)
     with pytest.raises(sqlalchemy.exc.IntegrityError):
-        storage.store_message(contact_request(), db_url, duplicate_id)  # the job's insert fails...
-    assert [m.id for m in storage.list_messages(db_url)] == [first]  # ...so the message is not stored either
+        tables.store_message(contact_request(), db_url, duplicate_id)  # the job's insert fails...
+    assert [m.id for m in tables.list_messages(db_url)] == [first]  # ...so the message is not stored either
 
 
-def confirmed_subscriber(db_url: str, mail) -> storage.Subscriber:
+def confirmed_subscriber(db_url: str, mail) -> tables.Subscriber:
     """Jo Reader, subscribed and confirmed, with the publisher's notice queued when ``mail`` asks for it."""
     subscribers.subscribe(SignUp(**SUBSCRIPTION), outbox.job_for(mail), db_url)
     [subscriber] = subscribers.list_subscribers(db_url=db_url)
@@ -128,9 +127,9 @@ def test_the_publishers_new_subscriber_notice_comes_with_the_confirmation_and_on
 ):
     mail = mail_settings(smtp_server.mail_env(PUBLISHER_NOTIFY_SUBSCRIBERS="1" if asked else "0"))
     subscribers.subscribe(SignUp(**SUBSCRIPTION), outbox.job_for(mail), db_url)
-    assert [d.kind for d in storage.list_deliveries(db_url=db_url)] == ["confirmation"]  # none at sign-up
+    assert [d.kind for d in queue.list_deliveries(db_url=db_url)] == ["confirmation"]  # none at sign-up
     subscriber = confirmed_subscriber(db_url, mail)
-    kinds = [(d.kind, d.source_id) for d in storage.list_deliveries(db_url=db_url)]
+    kinds = [(d.kind, d.source_id) for d in queue.list_deliveries(db_url=db_url)]
     expected = [("confirmation", subscriber.id), ("welcome", subscriber.id)]
     assert kinds == expected + ([("subscriber", subscriber.id)] if asked else [])
 
@@ -156,7 +155,7 @@ async def test_due_messages_are_sent_once_and_marked_sent(db_url, smtp_server):
     assert [r.rcpt_tos for r in received] == [["books@animals.example"]] * 2 + [["jo@example.com"]]
     assert [r.message.get_content().splitlines()[-1] for r in received[:2]] == ["Message number 0", "Message number 1"]
     assert await sender.send_due() == []
-    assert storage.list_deliveries(db_url=db_url) == []  # nothing pending or failed
+    assert queue.list_deliveries(db_url=db_url) == []  # nothing pending or failed
     assert len(smtp_server.received) == 3
 
 
@@ -263,16 +262,16 @@ async def test_smtp_down_then_back_is_delivered_exactly_once(db_url, smtp_server
 async def test_a_claimed_job_waits_for_its_lease_and_a_dead_workers_job_is_taken_over(db_url, smtp_server):
     mail = mail_settings(smtp_server.mail_env())
     enqueue(db_url, mail)
-    now = storage.utc_now()
-    claimed = storage.claim_due("worker-a", now, outbox.LEASE, db_url)  # then worker-a dies
+    now = tables.utc_now()
+    claimed = queue.claim_due("worker-a", now, outbox.LEASE, db_url)  # then worker-a dies
     assert claimed is not None and claimed.attempts == 1
-    assert storage.claim_due("worker-b", now + outbox.LEASE - timedelta(seconds=1), outbox.LEASE, db_url) is None
+    assert queue.claim_due("worker-b", now + outbox.LEASE - timedelta(seconds=1), outbox.LEASE, db_url) is None
     clock = Clock()
     clock.now = now + outbox.LEASE + timedelta(seconds=1)
     [outcome] = await outbox.Sender(mail, db_url, clock=clock, worker="worker-b").send_due()
     assert outcome.status == "sent" and len(smtp_server.wait_for(1, timeout=10)) == 1
     # The dead worker's late report cannot undo it.
-    assert storage.mark_retry(claimed.id, "worker-a", now, "late", db_url) is False
+    assert queue.mark_retry(claimed.id, "worker-a", now, "late", db_url) is False
     assert only(db_url).status == "sent"
 
 
@@ -283,7 +282,7 @@ async def test_a_new_process_sends_what_an_old_one_left_pending(db_url, smtp_ser
     smtp_server.stop()
     assert {o.status for o in await outbox.Sender(mail, db_url).send_due()} == {"pending"}
     smtp_server.start()
-    restarted = outbox.Sender(mail, db_url, clock=lambda: storage.utc_now() + timedelta(seconds=15))
+    restarted = outbox.Sender(mail, db_url, clock=lambda: tables.utc_now() + timedelta(seconds=15))
     assert [o.status for o in await restarted.send_due()] == ["sent"] * 3
     assert len(smtp_server.wait_for(3, timeout=10)) == 3
 
@@ -298,7 +297,7 @@ async def test_two_workers_sending_at_once_send_each_message_once(db_url, smtp_s
     assert sum(len(r) for r in results) == 20
     received = smtp_server.wait_for(20, timeout=30)
     assert len(received) == 20 and len(set(smtp_server.message_ids())) == 20
-    assert storage.list_deliveries((storage.PENDING, storage.FAILED), db_url) == []
+    assert queue.list_deliveries((tables.PENDING, tables.FAILED), db_url) == []
 
 
 def test_on_postgresql_a_claim_skips_a_job_another_worker_has_locked(postgres, postgres_template, smtp_server):
@@ -310,11 +309,11 @@ def test_on_postgresql_a_claim_skips_a_job_another_worker_has_locked(postgres, p
     engine = sqlalchemy.create_engine(url)
     with engine.connect() as other_worker:  # mid-claim: holds the first job's row lock
         other_worker.execute(sqlalchemy.text("SELECT id FROM outbox_delivery ORDER BY id LIMIT 1 FOR UPDATE"))
-        claimed = storage.claim_due("worker-b", storage.utc_now(), outbox.LEASE, url)
+        claimed = queue.claim_due("worker-b", tables.utc_now(), outbox.LEASE, url)
         assert claimed is not None and claimed.source.id == second  # skipped, not waited for
         other_worker.rollback()
     engine.dispose()
-    assert storage.claim_due("worker-b", storage.utc_now(), outbox.LEASE, url).source.id == first
+    assert queue.claim_due("worker-b", tables.utc_now(), outbox.LEASE, url).source.id == first
 
 
 @pytest.mark.asyncio
@@ -355,7 +354,7 @@ async def test_list_emails_go_to_the_subscriber_with_links_that_name_them(db_url
     [confirmation] = smtp_server.wait_for(1, timeout=10)
     assert confirmation.rcpt_tos == ["jo@example.com"]
     [link] = [word for word in confirmation.message.get_content().split() if "/subscribe/confirm?token=" in word]
-    claim = list_links.read_confirm_token([LIST_SECRET], link.partition("token=")[2], storage.utc_now())
+    claim = list_links.read_confirm_token([LIST_SECRET], link.partition("token=")[2], tables.utc_now())
     assert not claim.expired
 
     assert subscribers.confirm(claim.link_key, outbox.job_for(mail), None, db_url).outcome == "confirmed"
@@ -378,7 +377,7 @@ async def test_a_list_email_for_an_address_that_left_before_its_turn_is_skipped(
         ("skipped", "the address is unsubscribed now, no longer confirmed"),
     ]
     assert smtp_server.received == []
-    assert storage.list_deliveries(db_url=db_url) == []  # nothing left pending or failed
+    assert queue.list_deliveries(db_url=db_url) == []  # nothing left pending or failed
     assert "not sent: the address is unsubscribed now" in caplog.text
 
 
@@ -405,7 +404,7 @@ async def test_an_error_inside_the_smtp_client_fails_that_job_alone_and_the_next
     outcomes = await outbox.Sender(mail, db_url).send_due()
     assert [o.status for o in outcomes] == ["failed", "sent"]
     assert len(smtp_server.wait_for(1, timeout=10)) == 1
-    [failed] = storage.list_deliveries((storage.FAILED,), db_url)
+    [failed] = queue.list_deliveries((tables.FAILED,), db_url)
     assert failed.last_error.startswith("could not be built or sent: UnicodeEncodeError: 'ascii' codec")
     assert failed.lease_until is None  # not left leased for the next worker to trip over
     assert "Outbox: delivery #" in caplog.text
@@ -427,7 +426,7 @@ async def test_an_error_building_one_message_fails_that_job_alone(db_url, smtp_s
     monkeypatch.setattr(mailer, "contact_email", contact_email_that_breaks_once)
     outcomes = await outbox.Sender(mail, db_url).send_due()
     assert [o.status for o in outcomes] == ["failed", "sent"]
-    [failed] = storage.list_deliveries((storage.FAILED,), db_url)
+    [failed] = queue.list_deliveries((tables.FAILED,), db_url)
     assert failed.last_error == "could not be built or sent: KeyError: 'a template placeholder'"
 
 
@@ -461,7 +460,7 @@ async def test_an_email_whose_headers_carry_a_stray_break_fails_alone_with_its_r
     assert [o.status for o in outcomes] == ["sent", "failed", "sent"]
     received = smtp_server.wait_for(2, timeout=10)
     assert len(smtp_server.received) == 2 and all(b"Bcc" not in r.data for r in received)
-    [failed] = storage.list_deliveries((storage.FAILED,), db_url)
+    [failed] = queue.list_deliveries((tables.FAILED,), db_url)
     assert failed.last_error == "not sent, its headers are unsafe: it holds headers the site did not write: Bcc"
     assert failed.lease_until is None and failed.id == outcomes[1].delivery_id
     assert f"Outbox: delivery #{failed.id} (contact) failed: not sent, its headers are unsafe" in caplog.text
@@ -473,8 +472,8 @@ async def test_an_address_stored_with_a_unicode_domain_is_sent_in_ascii(db_url, 
     """A row stored before the ASCII rule (or by hand) is mended at sending time."""
     mail = mail_settings(smtp_server.mail_env())
     subscribers.subscribe(SignUp(**SUBSCRIPTION), outbox.job_for(mail), db_url)
-    with storage.engine(db_url).begin() as connection:
-        connection.execute(sqlalchemy.update(storage.Subscriber).values(email="jo@bücher.example"))
+    with database.engine(db_url).begin() as connection:
+        connection.execute(sqlalchemy.update(tables.Subscriber).values(email="jo@bücher.example"))
     [outcome] = await outbox.Sender(mail, db_url).send_due()
     assert outcome.status == "sent"
     [received] = smtp_server.wait_for(1, timeout=10)
@@ -486,8 +485,8 @@ async def test_an_address_stored_with_a_unicode_domain_is_sent_in_ascii(db_url, 
 async def test_an_address_that_needs_smtputf8_fails_its_own_email_with_the_reason(db_url, smtp_server):
     mail = mail_settings(smtp_server.mail_env())
     subscribers.subscribe(SignUp(**SUBSCRIPTION), outbox.job_for(mail), db_url)
-    with storage.engine(db_url).begin() as connection:
-        connection.execute(sqlalchemy.update(storage.Subscriber).values(email="jö@example.com"))
+    with database.engine(db_url).begin() as connection:
+        connection.execute(sqlalchemy.update(tables.Subscriber).values(email="jö@example.com"))
     enqueue(db_url, mail)
     outcomes = await outbox.Sender(mail, db_url).send_due()
     assert [o.status for o in outcomes] == ["failed", "sent"]
@@ -533,7 +532,7 @@ async def test_a_job_whose_senders_keep_dying_is_given_up_with_the_reason(db_url
     enqueue(db_url, mail)
     clock = Clock()
     for worker in ("a", "b", "c"):  # each claims it, then dies before any outcome
-        assert storage.claim_due(worker, clock(), outbox.LEASE, db_url) is not None
+        assert queue.claim_due(worker, clock(), outbox.LEASE, db_url) is not None
         clock.advance(seconds=outbox.LEASE.total_seconds() + 1)
     [outcome] = await outbox.Sender(mail, db_url, clock=clock, worker="d").send_due()
     assert outcome.status == "failed"
@@ -573,7 +572,7 @@ async def test_a_burst_of_sign_ups_past_the_ceiling_waits_and_all_go_out_later(d
     sent_now = await sender.send_due()
     assert sorted(o.status for o in sent_now) == ["sent"] * 4
     assert len(smtp_server.wait_for(4, timeout=10)) == 4
-    waiting = storage.list_deliveries((storage.PENDING,), db_url)
+    waiting = queue.list_deliveries((tables.PENDING,), db_url)
     assert [d.kind for d in waiting] == ["confirmation", "confirmation"]
     clock.advance(minutes=30)
     assert await sender.send_due() == []  # still within the hour

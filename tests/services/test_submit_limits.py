@@ -18,7 +18,7 @@ from publisher.limits.submits import Limit, Limiter
 async def storage(request, redis_url, monkeypatch):
     """The store ``configured_storage`` picks without Redis and with it (Reflex's client)."""
     client = redis.asyncio.Redis.from_url(redis_url) if request.param == "redis" else None
-    monkeypatch.setattr(submits.prerequisites, "get_redis", lambda: client)
+    monkeypatch.setattr(submits, "shared_redis", lambda: client)
     yield submits.configured_storage()
     if client is not None:
         await client.aclose()
@@ -46,7 +46,7 @@ async def test_a_limit_used_up_is_exhausted_in_either_store(storage):
 @pytest.mark.asyncio
 async def test_in_redis_the_counts_are_the_sites_and_end_with_their_window(redis_url, monkeypatch):
     client = redis.asyncio.Redis.from_url(redis_url)
-    monkeypatch.setattr(submits.prerequisites, "get_redis", lambda: client)
+    monkeypatch.setattr(submits, "shared_redis", lambda: client)
     limits = Limiter(submits.configured_storage(), per_address=Limit(20, 600))
     assert await limits.allow("buy", "", "2001:db8:1:2::7")
     keys = await client.keys("*")
@@ -60,7 +60,7 @@ async def test_a_redis_that_is_away_lets_every_attempt_in(monkeypatch, caplog):
     """Nothing listens on the port: every attempt is allowed and none is over the limit, logged
     (without the client's retries, which take seconds before the same answer)."""
     client = redis.asyncio.Redis(host="127.0.0.1", port=9, retry=Retry(NoBackoff(), 0))
-    monkeypatch.setattr(submits.prerequisites, "get_redis", lambda: client)
+    monkeypatch.setattr(submits, "shared_redis", lambda: client)
     limits = Limiter(submits.configured_storage(), per_address=Limit(1, 600))
     assert [await limits.allow("contact", "", "203.0.113.9") for _ in range(3)] == [True] * 3
     assert not await limits.exhausted("contact", "", "203.0.113.9")

@@ -136,7 +136,7 @@ def rows_of_day(db_url: str, table: str, day) -> int:
 
 def test_two_workers_on_one_database_add_up_to_one_count(db_url, monkeypatch):
     clear_of_midnight()  # the day it counts is the day it reads back
-    monkeypatch.setattr(visits.prerequisites, "get_redis", lambda: None)
+    monkeypatch.setattr(visits, "shared_redis", lambda: None)
     results = two_workers_count(worker_env(db_url), db_url)
     assert results == [{"salts": "DatabaseSalts", "salted": 1}] * 2
     count = site_today(db_url)
@@ -159,8 +159,8 @@ def postgres_url(postgres: PostgresServer, postgres_template: str) -> str:
 
 def test_two_workers_on_redis_and_postgresql_add_up_and_nothing_outlives_48_hours(postgres_url, redis_url, monkeypatch):
     clear_of_midnight()  # the day it counts is the day it reads back
-    monkeypatch.setattr(visits.prerequisites, "get_redis_sync", lambda: redis.Redis.from_url(redis_url))
-    monkeypatch.setattr(visits.prerequisites, "get_redis", lambda: redis.asyncio.Redis.from_url(redis_url))
+    monkeypatch.setattr(visits, "shared_redis_sync", lambda: redis.Redis.from_url(redis_url))
+    monkeypatch.setattr(visits, "shared_redis", lambda: redis.asyncio.Redis.from_url(redis_url))
     results = two_workers_count(worker_env(postgres_url, redis_url), postgres_url)
     assert results == [{"salts": "RedisSalts", "salted": 1}] * 2
     count = site_today(postgres_url)
@@ -191,7 +191,7 @@ async def test_the_database_stopped_mid_run_costs_that_window_and_counting_resum
     postgres: PostgresServer, postgres_url, monkeypatch, caplog
 ):
     clear_of_midnight()  # the day it counts is the day it reads back
-    monkeypatch.setattr(visits.prerequisites, "get_redis", lambda: None)
+    monkeypatch.setattr(visits, "shared_redis", lambda: None)
 
     def worker() -> tuple[Recorder, flush_loop.FlushLoop]:
         counting = Recorder(Tally(visits.MAX_KEYS_PER_FLUSH), DaySalts(), trusted_proxy_hops=0)

@@ -240,7 +240,7 @@ def test_a_client_gone_before_its_body_gets_no_answer(presses):
 def test_the_configured_limiter_allows_20_presses_per_address_in_10_minutes(monkeypatch):
     """Without Redis the presses are counted in this process, with the forms' attempts (with it, in
     Redis: tests/services/test_submit_limits.py)."""
-    monkeypatch.setattr(submits.prerequisites, "get_redis", lambda: None)
+    monkeypatch.setattr(submits, "shared_redis", lambda: None)
     submits.shared_storage.set(None)
     limiter = buy_beacon.configured_buy_limiter()
     assert isinstance(limiter.storage, submits.MemoryStorage) and limiter.storage is submits.shared_storage.get()

@@ -10,10 +10,10 @@ from urllib.parse import unquote
 
 import pytest
 
-from publisher import content, storage, visits
+from publisher import content, visits
 from publisher.config import settings
 from publisher.content import admin_copy
-from publisher.storage import dashboard, visit_counts
+from publisher.storage import dashboard, tables, visit_counts
 from publisher.storage.visit_counts import DayCount, KeyCount
 from publisher.web.pages import admin
 from publisher.web.states import admin_state
@@ -67,7 +67,7 @@ def reads(monkeypatch) -> FakeReads:
     monkeypatch.setattr(visit_counts, "daily", fake.daily)
     monkeypatch.setattr(visit_counts, "top", fake.top)
     monkeypatch.setattr(dashboard, "list_days", fake.list_days)
-    monkeypatch.setattr(storage, "utc_now", lambda: NOW)
+    monkeypatch.setattr(tables, "utc_now", lambda: NOW)
 
     def visitors_now(now: datetime) -> int:
         fake.calls.append(("visitors_now", now))

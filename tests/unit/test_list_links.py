@@ -11,8 +11,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from publisher import storage
 from publisher.rules import list_links, visitor_limits
+from publisher.storage import tables
 from tests.smtp import LIST_SECRET
 
 SECRET = LIST_SECRET
@@ -118,7 +118,7 @@ def test_malformed_tokens_are_refused(token):
 def test_new_link_keys_are_random_and_fit_their_column():
     keys = {list_links.new_link_key() for _ in range(1000)}
     assert len(keys) == 1000
-    assert all(16 <= len(key) <= storage.LINK_KEY_MAX for key in keys)
+    assert all(16 <= len(key) <= tables.LINK_KEY_MAX for key in keys)
 
 
 def test_links_point_at_the_sites_pages():

@@ -26,7 +26,7 @@ class FakeRedis:
 def test_used_tokens_are_kept_in_redis_else_the_sites_database_else_the_workers_memory(
     monkeypatch, redis, gateway_url, store
 ):
-    monkeypatch.setattr(used_tokens.prerequisites, "get_redis", lambda: redis)
+    monkeypatch.setattr(used_tokens, "shared_redis", lambda: redis)
     if gateway_url is None:
         monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     else:

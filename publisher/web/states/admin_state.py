@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta
 import reflex as rx
 import sqlalchemy
 
-from publisher import content, storage, visits
+from publisher import content, visits
 from publisher.config import settings
 from publisher.content import admin_copy
 from publisher.content.books import book_by_slug
@@ -22,7 +22,16 @@ from publisher.reflex_internals import stored_state
 from publisher.rules import admin_access, validation
 from publisher.rules.list_rules import ListStatus
 from publisher.rules.visit_rules import VisitKind
-from publisher.storage import admins, bounce_records, dashboard, notice_records, subscribers, visit_counts
+from publisher.storage import (
+    admins,
+    bounce_records,
+    campaigns,
+    dashboard,
+    notice_records,
+    subscribers,
+    tables,
+    visit_counts,
+)
 from publisher.web import charts, tab_states
 
 logger = logging.getLogger(__name__)
@@ -54,29 +63,29 @@ def _reader(line: dashboard.ReaderLine) -> dict[str, str]:
 # What the dashboard offers for a release in each state (the button's label, the action).
 _ACTIONS = {
     None: (admin_copy.ANNOUNCE_BUTTON, ANNOUNCE),
-    storage.SENDING: (admin_copy.PAUSE_BUTTON, PAUSE),
-    storage.PAUSED: (admin_copy.RESUME_BUTTON, RESUME),
+    tables.SENDING: (admin_copy.PAUSE_BUTTON, PAUSE),
+    tables.PAUSED: (admin_copy.RESUME_BUTTON, RESUME),
 }
 
 
 def _releases() -> list[dict[str, str]]:
     """Every book, with its campaign if it has one (a book no longer in the content, by its slug)."""
-    campaigns = {item.book_slug: item for item in storage.list_campaigns()}
-    slugs = [book.slug for book in content.BOOKS] + [slug for slug in campaigns if book_by_slug(slug) is None]
+    by_book = {item.book_slug: item for item in campaigns.list_campaigns()}
+    slugs = [book.slug for book in content.BOOKS] + [slug for slug in by_book if book_by_slug(slug) is None]
     rows = []
     for slug in slugs:
         book = book_by_slug(slug)
         title = book.title if book is not None else slug
-        item = campaigns.get(slug)
+        item = by_book.get(slug)
         label, action = _ACTIONS.get(None if item is None else item.status, ("", ""))
         row = {"slug": slug, "title": title, "action": action, "action_label": label.format(title=title)}
         row.update(dict.fromkeys(("progress", "hard", "soft", "complaints", "bounce_rate", "complaint_rate"), ""))
         row.update(state=admin_copy.NOT_ANNOUNCED, paused="")
         if item is not None:
             assert item.id is not None  # a stored row
-            counts = storage.campaign_counts(item.id)
+            counts = campaigns.campaign_counts(item.id)
             returns = bounce_records.campaign_returns(item.id)
-            done = counts[storage.SENT] + counts[storage.FAILED] + counts[storage.SKIPPED]
+            done = counts[tables.SENT] + counts[tables.FAILED] + counts[tables.SKIPPED]
             row.update(
                 state=item.status,
                 progress=admin_copy.PROGRESS.format(done=number(done), total=number(item.recipients)),
@@ -85,14 +94,14 @@ def _releases() -> list[dict[str, str]]:
                 complaints=number(returns.complaints),
                 bounce_rate=announce.rate(returns.hard, returns.sent),
                 complaint_rate=announce.rate(returns.complaints, returns.sent),
-                paused=(item.paused_reason or "") if item.status == storage.PAUSED else "",
+                paused=(item.paused_reason or "") if item.status == tables.PAUSED else "",
             )
         rows.append(row)
     return rows
 
 
 def _charts() -> list[dict[str, str]]:
-    today = storage.utc_now().date()
+    today = tables.utc_now().date()
     confirmed = dashboard.confirmed_per_day(today)
     weeks = dashboard.joined_and_left_per_week(today)
     return [
@@ -125,7 +134,7 @@ def _keys(rows: list[visit_counts.KeyCount]) -> list[dict[str, str]]:
 def _visitors_now() -> str:
     """Visitors in the last 5 minutes; a store that is away leaves the rest of the dashboard shown."""
     try:
-        return number(visits.visitors_now(storage.utc_now()))
+        return number(visits.visitors_now(tables.utc_now()))
     except Exception as exc:  # noqa: BLE001 - Redis or the database away: one figure unknown, not the page
         logger.warning("Dashboard: visitors now is unknown (%s)", type(exc).__name__)
         return admin_copy.NOT_KNOWN
@@ -191,7 +200,7 @@ def _visits() -> dict[str, list[dict[str, str]]]:
     empty: dict[str, list[dict[str, str]]] = {name: [] for name in VISITS_FIELDS}
     if not settings.current().visits_on:
         return {**empty, "visits_off": [{"text": admin_copy.VISITS_OFF}]}
-    today = storage.utc_now().date()
+    today = tables.utc_now().date()
     chart_first = today - timedelta(days=visits.CHART_DAYS - 1)
     since = today - timedelta(days=TOP_DAYS - 1)
     site = visit_counts.daily(VisitKind.SITE, chart_first, today)
@@ -486,7 +495,7 @@ class AdminState(rx.State):
         else:
             try:
                 announce.required_settings()
-                readers = await asyncio.to_thread(storage.confirmed_count)
+                readers = await asyncio.to_thread(campaigns.confirmed_count)
             except announce.Refused as refused:
                 self.notice = str(refused)
                 return

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import reflex as rx
 
-from publisher import mailing_list, storage
+from publisher import mailing_list
 from publisher.config import settings
 from publisher.rules import list_links
 from publisher.rules.list_rules import ListStatus, is_latest_confirmation
+from publisher.storage import tables
 from publisher.web.states.list_link_state import (
     ALREADY,
     ASK,
@@ -30,7 +31,7 @@ _AFTER = {"confirmed": DONE, "already confirmed": ALREADY, ListStatus.UNSUBSCRIB
 async def confirm_view(token: str, done: bool = False) -> LinkView:
     """What a confirmation link leads to; nothing changes. ``done``: the page after the button's
     plain POST, where a confirmed address reads "You are on the list" rather than "already"."""
-    claim = list_links.read_confirm_token(list_secrets(), token, storage.utc_now())
+    claim = list_links.read_confirm_token(list_secrets(), token, tables.utc_now())
     if claim is None:
         return LinkView(INVALID)
     try:
