@@ -96,12 +96,12 @@ def outcome(smtp: SmtpServer, readers: int) -> str:
 
 
 def queue(db_url: str, slug: str) -> float:
-    from publisher.config.settings import mail_settings
+    from publisher.config.settings import current
     from publisher.content import books
     from publisher.mail import mailer, outbox, release_email
     from publisher.storage import campaigns, tables
 
-    mail = mail_settings()
+    mail = current().mail
     started = time.perf_counter()
     campaigns.create_campaign(
         slug,
@@ -124,7 +124,7 @@ def fresh(kind: str, workdir: Path, name: str, postgres) -> str:
 
 def read_bounces(label: str, db_url: str, smtp: SmtpServer, dovecot, env: dict[str, str], reports: int) -> None:
     """``reports`` bounce reports, one per reader of the campaign ``smtp`` received, read from the mailbox once."""
-    from publisher.config.settings import bounce_settings, mail_settings
+    from publisher.config.settings import from_environ
     from publisher.returns import bounce_mailbox
     from tests.samples import bounce_sample
 
@@ -142,7 +142,7 @@ def read_bounces(label: str, db_url: str, smtp: SmtpServer, dovecot, env: dict[s
         "PUBLISHER_BOUNCE_CA_FILE": str(dovecot.ca_file),
     }
     started = time.perf_counter()
-    reading = bounce_mailbox.read_once(bounce_settings(read_env), mail_settings(read_env), db_url)
+    reading = bounce_mailbox.read_once(from_environ(read_env).bounces, from_environ(read_env).mail, db_url)
     elapsed = time.perf_counter() - started
     bounced = publisher_gateway(db_url, "subscribers", "--status", "bounced").stdout.count("\n") - 1
     print(

@@ -90,7 +90,7 @@ def fill(db_url: str, readers: int, messages: int) -> str:
             )
     engine.dispose()
     token = admin_access.new_token()
-    admins.invite("Bench", admin_access.token_hash(token), admin_access.new_user_handle(), db_url=db_url)
+    admins.invite("Bench", admin_access.token_hash(token), admin_access.new_token(), db_url=db_url)
     session = admin_access.token_hash(admin_access.new_token())
     admins.enrol(admin_access.token_hash(token), "bench-credential", b"key", 0, session, db_url=db_url)
     return session

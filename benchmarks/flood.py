@@ -11,7 +11,7 @@ the environment) and, like the attacker of issue 22, opens --tabs tabs of
 For each it prints the tabs accepted and refused, the server's memory (all its
 processes' RSS; with Redis also Redis's used memory and keys) before, with the
 tabs open, and after they closed, and how long memory took to come back near
-its baseline (the closed tabs' states are kept tab_states.CLOSED_TAB_KEEP_S).
+its baseline (the closed tabs' states are kept tabs.CLOSED_TAB_KEEP_S).
 The KB per open tab it prints is what PUBLISHER_MAX_TABS's default is derived from.
 
     .venv/bin/python benchmarks/flood.py [--tabs 2500] [--only one-worker|redis] [--wait-s 300]
@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load import server_rss_mb
 
 from publisher.config import settings
-from publisher.web import tab_states
+from publisher.limits import tabs
 from tests.support import RecordingGateway, RedisServer, running_server
 from tests.visitor import Visitor, hydrated
 
@@ -93,24 +93,24 @@ def many_addresses(count: int, per_address: int) -> list[str]:
 async def flood(label: str, base_url: str, root: psutil.Process, redis, sources: list[str], wait_s: float) -> None:
     before = server_rss_mb(root)
     before_redis = redis_memory(redis)
-    tabs = Flood(base_url)
-    took = await tabs.run(sources)
+    opened = Flood(base_url)
+    took = await opened.run(sources)
     during = server_rss_mb(root)
     during_redis = redis_memory(redis)
-    accepted = len(tabs.open)
+    accepted = len(opened.open)
     per_tab_kb = (during - before) * 1024 / accepted if accepted else 0
-    await tabs.close()
+    await opened.close()
     closed_at = time.perf_counter()
     after, back_in = server_rss_mb(root), None
     while time.perf_counter() - closed_at < wait_s:
         after = server_rss_mb(root)
         if after - before <= NEAR_BASELINE_MB and back_in is None:
             back_in = time.perf_counter() - closed_at
-            if redis is None or time.perf_counter() - closed_at > tab_states.CLOSED_TAB_KEEP_S + 5:
+            if redis is None or time.perf_counter() - closed_at > tabs.CLOSED_TAB_KEEP_S + 5:
                 break
         await asyncio.sleep(2)
     print(
-        f"{label}: {len(sources)} tabs in {took:.1f} s: {accepted} accepted, {tabs.refused} refused\n"
+        f"{label}: {len(sources)} tabs in {took:.1f} s: {accepted} accepted, {opened.refused} refused\n"
         f"  memory before {before:.0f} MB{before_redis}\n"
         f"  with the tabs open {during:.0f} MB ({per_tab_kb:.0f} KB per accepted tab){during_redis}\n"
         f"  after they closed {after:.0f} MB{redis_memory(redis)}, "
@@ -124,11 +124,11 @@ async def flood(label: str, base_url: str, root: psutil.Process, redis, sources:
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    limits = settings.tab_limits()
+    limits = settings.current().tabs
     print(
         f"Flood, {date.today()}, {platform.node()} ({os.cpu_count()} cores); limits: "
         f"{limits.per_address} open tabs per address, {limits.new_per_minute} new a minute, "
-        f"{limits.per_worker} per worker; a closed tab that never submitted is kept {tab_states.CLOSED_TAB_KEEP_S} s"
+        f"{limits.per_worker} per worker; a closed tab that never submitted is kept {tabs.CLOSED_TAB_KEEP_S} s"
     )
     for setup in ("one-worker", "redis"):
         if args.only not in (None, setup):

@@ -45,11 +45,11 @@ def summary(label: str, seconds: list[float]) -> None:
 
 async def run(db_url: str, smtp: SmtpServer, count: int) -> None:
     from publisher import mailing_list
-    from publisher.config.settings import mail_settings
+    from publisher.config.settings import current
     from publisher.mail import outbox
 
     sender = asyncio.create_task(outbox.run_in_backend(db_url))
-    local = mailing_list.EmbeddedList(mail=mail_settings(), db_url=db_url)
+    local = mailing_list.EmbeddedList(mail=current().mail, db_url=db_url)
     answers, inbox = [], []
     for n in range(count):
         started = time.perf_counter()

@@ -323,13 +323,13 @@ async def marked_in_redis(url: str, batch) -> None:
     flush: how long, and the memory the day's sets take (they live 48 hours: two days at most)."""
     import redis.asyncio
 
-    from publisher.visits.visitor_sets import RedisVisitorSets
+    from publisher.visits.flush_loop import RedisStore
 
     client = redis.asyncio.Redis.from_url(url)
     try:
         before = (await client.info("memory"))["used_memory"]
         started = time.perf_counter()
-        await RedisVisitorSets(client).mark(batch)
+        await RedisStore(client).mark(batch)
         seconds = time.perf_counter() - started
         after = (await client.info("memory"))["used_memory"]
         keys = await client.dbsize()
@@ -389,15 +389,13 @@ AGENT_KINDS = ("ordinary", "never seen, short", "adversarial, long", "worst stil
 def agents(args: argparse.Namespace) -> int:
     """Part 3: one page view counted on the request path, per kind of user agent."""
     from publisher.visits.recorder import Recorder
-    from publisher.visits.salts import DaySalts
-    from publisher.visits.tally import Tally
 
     class OneSalt:
         async def salt_for(self, day: date, now: datetime) -> bytes:
             return b"s" * 32
 
     now = datetime.now(UTC)
-    counting = Recorder(Tally(1000), DaySalts(), trusted_proxy_hops=0, clock=lambda: now)
+    counting = Recorder(trusted_proxy_hops=0, clock=lambda: now)
     counting.count_views_on({"/about"}, lambda path: path)
     asyncio.run(counting.salts.refresh(OneSalt(), now))
     print(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
@@ -51,33 +51,6 @@ def _job(mail: MailSettings | None) -> tables.Job | None:
     return outbox.job_for(mail) if mail is not None else None
 
 
-async def sign_up(values: Mapping[str, str], mail: MailSettings | None, db_url: str | None = None) -> str:
-    """The subscribe form's checked values join the list (pending). What it did goes no further than the
-    gateway: the visitor sees the same answer either way, so the form never tells who is on the list."""
-    outcome = await _in_thread(functools.partial(subscribers.subscribe, _sign_up_of(values), _job(mail), db_url))
-    outbox.wake()
-    return outcome
-
-
-def _sign_up_of(values: Mapping[str, str]) -> SignUp:
-    """The subscribe form's checked values as the list stores them (rules/form_fields.py)."""
-    return SignUp(
-        email=values[form_fields.EMAIL.name],
-        name=values[form_fields.NAME.name],
-        more=form_fields.SUBSCRIBE.stored(values),
-    )
-
-
-async def take_message(
-    *, sender_name: str, sender_email: str, subject: str, message: str, mail: MailSettings | None, db_url: str | None
-) -> int:
-    """The contact form: the message is stored with its email to the publisher; its id."""
-    body = tables.ContactBody(sender_name=sender_name, sender_email=sender_email, subject=subject, message=message)
-    message_id = await _in_thread(functools.partial(tables.store_message, body, db_url, _job(mail)))
-    outbox.wake()
-    return message_id
-
-
 async def lookup(link_key: str, db_url: str | None = None) -> tables.Subscriber | None:
     """The reader a list link names (None: the list no longer has it); nothing changes."""
     return await _in_thread(functools.partial(subscribers.lookup, link_key, db_url))
@@ -113,33 +86,44 @@ class EmbeddedList:
     timeout_s: float = DEFAULT_GATEWAY_TIMEOUT_S
 
     async def subscribe(self, values: Mapping[str, str]) -> None:
-        await self._within_timeout("subscribe", sign_up(values, self.mail, self.db_url))
+        """Joins the list (pending). What it did goes no further: the visitor sees the same answer either
+        way, so the form never tells who is on the list."""
+        sign_up = SignUp(
+            email=values[form_fields.EMAIL.name],
+            name=values[form_fields.NAME.name],
+            more=form_fields.SUBSCRIBE.stored(values),
+        )
+        await self._within_timeout(
+            "subscribe", functools.partial(subscribers.subscribe, sign_up, _job(self.mail), self.db_url)
+        )
 
     async def send_email(self, values: Mapping[str, str]) -> None:
+        """The message is stored with its email to the publisher."""
         sender = full_name(values[form_fields.FIRST_NAME.name], values[form_fields.LAST_NAME.name])
-        taking = take_message(
+        body = tables.ContactBody(
             sender_name=sender,
             sender_email=values[form_fields.EMAIL.name],
             subject=contact_subject(sender),
             message=values[form_fields.MESSAGE.name],
-            mail=self.mail,
-            db_url=self.db_url,
         )
-        await self._within_timeout("send-email", taking)
+        await self._within_timeout(
+            "send-email", functools.partial(tables.store_message, body, self.db_url, _job(self.mail))
+        )
 
-    async def _within_timeout(self, call: str, taking: Awaitable[object]) -> None:
+    async def _within_timeout(self, call: str, change: Callable[[], object]) -> None:
         try:
             async with asyncio.timeout(self.timeout_s):
-                await taking
+                await _in_thread(change)
         except TimeoutError:
             logger.warning("The embedded gateway's %s timed out after %g s", call, self.timeout_s)
             raise ListUnavailable(f"timed out after {self.timeout_s:g} s") from None
+        outbox.wake()
 
 
 def migrate_on_development_start() -> None:
     """`reflex run` on a fresh clone: the tables exist before the first submit (development server
     only; ``publisher-serve`` migrates once before its workers start)."""
-    if environment.REFLEX_ENV_MODE.get() != constants.Env.DEV or settings.gateway_url() is not None:
+    if environment.REFLEX_ENV_MODE.get() != constants.Env.DEV or settings.current().gateway_url is not None:
         return
     try:
         database.migrate()

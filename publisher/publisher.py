@@ -6,22 +6,23 @@ import reflex as rx
 from publisher import mailing_list, reflex_internals, visits
 from publisher.config import settings
 from publisher.content.books import FEED_TITLE
+from publisher.limits import tabs
 from publisher.mail import campaign, notices, outbox
-from publisher.reflex_internals import frontend_files, no_cors, stored_state
+from publisher.reflex_internals import frontend_files, stored_state
 from publisher.returns import bounce_mailbox
 from publisher.server import admin_sign_in, middleware
 from publisher.storage import tables  # noqa: F401 (its tables join the schema Reflex knows)
-from publisher.web import errors, feed, page_kinds, tab_states
+from publisher.web import errors, feed, page_kinds
 from publisher.web.components import app_rendered
 from publisher.web.pages import PAGES
 
 # A malformed setting stops start-up here, with an error naming the variable; so does a
 # Reflex or Granian upgrade that moved an internal the site relies on.
-settings.check_at_start()
+settings.current()
 reflex_internals.check()
 stored_state.install()
 frontend_files.no_reload_on_errors()
-no_cors.install()
+reflex_internals.install_no_cors()
 
 app = rx.App(
     html_lang="en",
@@ -50,10 +51,10 @@ app.register_lifespan_task(notices.run_in_backend)
 app.register_lifespan_task(admin_sign_in.clear_ceremonies)
 # A view counts on the declared pages with a URL, the dashboard's aside (PUBLISHER_VISITS).
 visits.count_views_on(
-    (page.route for page in PAGES.pages() if page.has_url and not admin_sign_in.is_admin_path(page.route)),
+    (page.route for page in PAGES.pages() if page.has_url and not middleware.is_admin_path(page.route)),
     page_kinds.page_route,
 )
 app.register_lifespan_task(visits.counting)
 
 PAGES.add_to(app)
-tab_states.install(app)
+tabs.installed_app.set(app)

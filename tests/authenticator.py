@@ -1,15 +1,9 @@
-"""A software passkey (WebAuthn authenticator) for tests without a browser.
-
-It answers a ceremony's options as a real platform authenticator does (ES256, "none"
-attestation, user present and verified), written from the WebAuthn Level 3 spec §6.1
-(authenticator data) and §6.5.2 (attested credential data), in the JSON form a browser's
-``credential.toJSON()`` gives. The browser tests use Chromium's own virtual authenticator
-instead (tests/embedded/test_dashboard.py).
-"""
+"""A software passkey for tests without a browser: it answers a ceremony as a platform authenticator does
+(ES256, "none" attestation, user verified; WebAuthn L3 §6.1, §6.5.2), in ``credential.toJSON()``'s form.
+The browser tests use Chromium's virtual authenticator instead (tests/embedded/test_dashboard.py)."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import secrets
@@ -20,16 +14,9 @@ from typing import Any
 import cbor2
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
+from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
 
 UP, UV, AT = 0x01, 0x04, 0x40
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def unb64url(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 @dataclass
@@ -49,26 +36,21 @@ class SoftPasskey:
         data = {"type": kind, "challenge": challenge, "origin": origin or self.origin, "crossOrigin": False}
         return json.dumps(data, separators=(",", ":")).encode()
 
+    def _credential(self, client_data: bytes, **response: Any) -> dict[str, Any]:
+        credential_id = bytes_to_base64url(self.credential_id)
+        response["clientDataJSON"] = bytes_to_base64url(client_data)
+        kind = {"type": "public-key", "authenticatorAttachment": "platform", "clientExtensionResults": {}}
+        return {"id": credential_id, "rawId": credential_id, **kind, "response": response}
+
     def create(self, options: dict[str, Any], origin: str | None = None) -> dict[str, Any]:
         """The answer to ``navigator.credentials.create()`` with these (JSON) options."""
         self.rp_id = options["rp"]["id"]
-        self.user_handle = unb64url(options["user"]["id"])
+        self.user_handle = base64url_to_bytes(options["user"]["id"])
         client_data = self._client_data("webauthn.create", options["challenge"], origin)
         attested = bytes(16) + struct.pack(">H", len(self.credential_id)) + self.credential_id + self._cose_public_key()
         auth_data = hashlib.sha256(self.rp_id.encode()).digest() + bytes([UP | UV | AT]) + struct.pack(">I", 0)
         attestation = cbor2.dumps({"fmt": "none", "attStmt": {}, "authData": auth_data + attested})
-        return {
-            "id": b64url(self.credential_id),
-            "rawId": b64url(self.credential_id),
-            "type": "public-key",
-            "authenticatorAttachment": "platform",
-            "clientExtensionResults": {},
-            "response": {
-                "clientDataJSON": b64url(client_data),
-                "attestationObject": b64url(attestation),
-                "transports": ["internal"],
-            },
-        }
+        return self._credential(client_data, attestationObject=bytes_to_base64url(attestation), transports=["internal"])
 
     def get(self, options: dict[str, Any], origin: str | None = None, counter: int | None = None) -> dict[str, Any]:
         """The answer to ``navigator.credentials.get()``; ``counter``: the signature counter to
@@ -79,16 +61,9 @@ class SoftPasskey:
             hashlib.sha256(options["rpId"].encode()).digest() + bytes([UP | UV]) + struct.pack(">I", self.sign_count)
         )
         signature = self.key.sign(auth_data + hashlib.sha256(client_data).digest(), ec.ECDSA(hashes.SHA256()))
-        return {
-            "id": b64url(self.credential_id),
-            "rawId": b64url(self.credential_id),
-            "type": "public-key",
-            "authenticatorAttachment": "platform",
-            "clientExtensionResults": {},
-            "response": {
-                "clientDataJSON": b64url(client_data),
-                "authenticatorData": b64url(auth_data),
-                "signature": b64url(signature),
-                "userHandle": b64url(self.user_handle or b""),
-            },
-        }
+        return self._credential(
+            client_data,
+            authenticatorData=bytes_to_base64url(auth_data),
+            signature=bytes_to_base64url(signature),
+            userHandle=bytes_to_base64url(self.user_handle or b""),
+        )

@@ -98,11 +98,7 @@ def mobile_page(browser: Browser) -> Iterator[Page]:
 
 
 def open_page(page: Page, base_url: str, path: str) -> None:
-    """Load a page and, on a form page, wait until the app has the visitor's state.
-
-    Static pages have no app: nothing is marked ``data-hydrated``. A form's region is
-    "false" in the HTML and turns "true" once the app has connected and hydrated.
-    """
+    """Load a page and, on a form page, wait until the app has the visitor's state (``data-hydrated``)."""
     page.goto(base_url + path, wait_until="networkidle")
     expect(page.locator("h1")).to_have_count(1)
     expect(page.locator('[data-hydrated="false"]')).to_have_count(0, timeout=15_000)

@@ -1,12 +1,5 @@
-"""The containers the operator's compose.yaml describes, read so the tests start exactly those.
-
-Image, command, environment, secrets, capabilities, read-only root and tmpfs come from the file, with its
-``${VAR}``, ``${VAR:-default}`` and ``${VAR:?message}`` references filled in as
-Compose does. What the tests must change is done in the open, by name:
-``point_at(env, services)`` aims the URLs that name a compose service (``postgres``,
-``redis``) at the servers the test started, and the container listens on a free
-port of the host network (this machine's podman cannot give each container its own).
-"""
+"""The services of the operator's compose.yaml, read (with ``${VAR}`` references filled in as Compose
+does) so the tests start exactly those; ``point_at`` aims service URLs at the test's own servers."""
 
 from __future__ import annotations
 
@@ -43,8 +36,6 @@ def interpolate(value: str, variables: dict[str, str]) -> str:
 
 @dataclass
 class ServiceSpec:
-    """One service of compose.yaml, as a container runtime would get it."""
-
     name: str
     image: str
     command: list[str]
@@ -53,14 +44,12 @@ class ServiceSpec:
     tmpfs: list[str] = field(default_factory=list)
     replicas: int = 1
     depends_on: dict[str, str] = field(default_factory=dict)
-    # Mounted at /run/secrets/NAME: each secret's value, from the variable compose takes it from.
     secrets: dict[str, str] = field(default_factory=dict)
     cap_drop: list[str] = field(default_factory=list)
     security_opt: list[str] = field(default_factory=list)
 
 
 def secret_values(names: list[str], variables: dict[str, str]) -> dict[str, str]:
-    """The secrets' contents, as Compose takes them from the variables (``environment:`` sources)."""
     declared = load()["secrets"]
     return {name: variables.get(declared[name]["environment"], "") for name in names}
 

@@ -1,8 +1,5 @@
-"""The image, built from the Dockerfile with podman, and containers of it on 127.0.0.1.
-
-podman runs through ``scripts/podman``, which holds this machine's quirks; the base
-image comes from ``scripts/stand-in-base-image.sh`` when no registry is reachable.
-"""
+"""The image, built from the Dockerfile with podman (through ``scripts/podman``; the base image from
+``scripts/stand-in-base-image.sh`` when no registry is reachable), and containers of it on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -10,13 +7,12 @@ import csv
 import io
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
 import time
 import uuid
-from datetime import datetime
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -73,19 +69,16 @@ def image_config(tag: str) -> dict:
 
 
 def stored_subscribers(container: Container) -> list[tuple[str, str, str]]:
-    """What the operator's command exports from the container's database: (email, name, status) rows."""
+    """(email, name, status) rows of the operator's export, run in the container."""
     exported = container.exec("publisher-gateway", "subscribers").stdout
     return [(row["email"], row["name"], row["status"]) for row in csv.DictReader(io.StringIO(exported))]
 
 
 def stored_messages(container: Container) -> str:
-    """The operator's listing of the contact messages, as the container's command prints it."""
     return container.exec("publisher-gateway", "messages").stdout
 
 
 class Volume:
-    """A named podman volume, as an operator would create for /data."""
-
     def __init__(self) -> None:
         self.name = f"publisher-test-{uuid.uuid4().hex[:8]}"
         podman("volume", "create", self.name)
@@ -94,50 +87,35 @@ class Volume:
         podman("volume", "rm", "--force", self.name, check=False)
 
 
+@dataclass(eq=False)
 class Container:
     """One container of the image, its server on a free port of 127.0.0.1 (host network), chosen at start()."""
 
-    def __init__(
-        self,
-        image: str,
-        env: dict[str, str] | None = None,
-        volume: Volume | None = None,
-        read_only: bool = False,
-        command: list[str] | None = None,
-        tmpfs: list[str] | None = None,
-        secrets: dict[str, str] | None = None,
-        cap_drop: list[str] | None = None,
-        security_opt: list[str] | None = None,
-    ):
-        self.image = image
+    image: str
+    env: dict[str, str] = field(default_factory=dict)
+    volume: Volume | None = None
+    read_only: bool = False
+    command: list[str] = field(default_factory=list)
+    tmpfs: list[str] | None = None
+    secrets: dict[str, str] = field(default_factory=dict)
+    cap_drop: list[str] = field(default_factory=list)
+    security_opt: list[str] = field(default_factory=list)
+    port: int | None = None
+    secrets_dir: Path | None = None
+
+    def __post_init__(self) -> None:
         self.name = f"publisher-test-{uuid.uuid4().hex[:8]}"
-        self.port: int | None = None
-        self.env = env or {}
-        self.volume = volume
-        self.read_only = read_only
-        self.command = command or []
-        self.tmpfs = tmpfs if tmpfs is not None else (["/tmp"] if read_only else [])
-        self.cap_drop = cap_drop or []
-        self.security_opt = security_opt or []
-        self.secrets_dir: Path | None = None
-        if secrets:  # as Compose mounts them: one read-only file each under /run/secrets
+        self.tmpfs = self.tmpfs if self.tmpfs is not None else (["/tmp"] if self.read_only else [])
+        if self.secrets:  # as Compose mounts them: one read-only file each under /run/secrets
             self.secrets_dir = Path(tempfile.mkdtemp(prefix="publisher-secrets-"))
-            for name, value in secrets.items():
+            for name, value in self.secrets.items():
                 (self.secrets_dir / name).write_text(value)
 
     @classmethod
     def of_service(cls, spec: ServiceSpec) -> Container:
         """A container of a compose.yaml service: its image, command, environment, read-only root and tmpfs."""
-        return cls(
-            spec.image,
-            env=spec.environment,
-            read_only=spec.read_only,
-            command=spec.command,
-            tmpfs=spec.tmpfs,
-            secrets=spec.secrets,
-            cap_drop=spec.cap_drop,
-            security_opt=spec.security_opt,
-        )
+        shared = ("read_only", "command", "tmpfs", "secrets", "cap_drop", "security_opt")
+        return cls(spec.image, env=spec.environment, **{name: getattr(spec, name) for name in shared})
 
     @property
     def base_url(self) -> str:
@@ -156,7 +134,7 @@ class Container:
             options += ["--volume", f"{self.volume.name}:{DATA_VOLUME_PATH}"]
         if self.read_only:
             options.append("--read-only")
-        for path in self.tmpfs:
+        for path in self.tmpfs or []:
             options += ["--tmpfs", path]
         if self.secrets_dir is not None:
             for secret in sorted(self.secrets_dir.iterdir()):
@@ -211,21 +189,10 @@ class Container:
         self.wait_ready()
 
     def send_sigterm(self) -> float:
-        """SIGTERM to the container's main process; returns the moment just before it was sent
-        (monotonic), so whatever the signal causes comes after it."""
+        """SIGTERM to the main process; the monotonic moment just before it was sent."""
         sent_at = time.monotonic()
         podman("kill", "--signal", "TERM", self.name)
         return sent_at
-
-    def finished_at(self) -> float:
-        """When its main process exited (wall clock, as podman recorded it): a moment no podman
-        command's own start-up time is in, unlike the return of wait_exit()."""
-        stamp = self.state()["FinishedAt"]  # RFC 3339 with nanoseconds, e.g. 2026-11-25T06:10:42.123456789Z
-        found = re.fullmatch(r"(.+[T ]\d\d:\d\d:\d\d)(\.\d+)? ?(Z|[+-]\d\d:?\d\d)(?: \S+)?", stamp)
-        if found is None:
-            raise ValueError(f"podman's FinishedAt is not a time: {stamp!r}")
-        whole = datetime.fromisoformat(found[1] + found[3].replace("Z", "+00:00"))
-        return whole.timestamp() + float(found[2] or 0)
 
     def wait_exit(self, timeout: float = 30) -> int:
         """Wait until the container has exited; returns its exit code."""

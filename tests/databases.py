@@ -1,12 +1,6 @@
-"""A fresh, migrated database per test: SQLite, and PostgreSQL (tests/postgres.py) where the SQL differs.
-
-Fixtures (registered in tests/conftest.py): ``db_url`` and ``empty_db_url`` give a test a
-database of its ``database_kind``, SQLite unless the test is marked ``ON_BOTH_DATABASES``:
-the tests of the statements each database runs its own way (FOR UPDATE SKIP LOCKED claims,
-advisory locks, ON CONFLICT inserts and upserts, date functions, LIKE, the migrations) and of
-PostgreSQL's own failures. The rest of the storage is the same SQL on both, so it runs on one.
-Both kinds copy a template migrated once a session.
-"""
+"""A fresh database per test (fixtures ``db_url``, ``empty_db_url``, registered in tests/conftest.py), copied
+from a template migrated once a session: SQLite, and PostgreSQL too for a test marked ``ON_BOTH_DATABASES``
+(statements each runs its own way: SKIP LOCKED, advisory locks, ON CONFLICT, dates, the migrations)."""
 
 from __future__ import annotations
 
@@ -14,10 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from alembic.config import Config
 from reflex import model as rx_model
 
+from alembic import command
 from tests.postgres import PostgresServer
-from tests.support import publisher_gateway
+from tests.support import PROJECT_ROOT, publisher_gateway
 
 
 def migrated_database(path: Path) -> str:
@@ -27,10 +23,17 @@ def migrated_database(path: Path) -> str:
     return url
 
 
+def migrate_to(db_url: str, revision: str, downgrade: bool = False) -> None:
+    """Alembic's own command, without alembic.ini (its logging set-up would silence this session's loggers)."""
+    config = Config()
+    config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
+    config.set_main_option("sqlalchemy.url", db_url)
+    (command.downgrade if downgrade else command.upgrade)(config, revision)
+
+
 @pytest.fixture(scope="session")
 def template_db(tmp_path_factory) -> Iterator[Path]:
-    """A migrated SQLite file that each test copies, made once a session; its end checks that no
-    test wrote to it instead of to its copy (a mode bit would not stop root)."""
+    """A migrated SQLite file each test copies; at the end, no test wrote to it (a mode bit would not stop root)."""
     path = tmp_path_factory.mktemp("template") / "gateway.db"
     migrated_database(path)
     made = path.read_bytes()
@@ -40,8 +43,7 @@ def template_db(tmp_path_factory) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def postgres_template(postgres: PostgresServer) -> str:
-    """A migrated PostgreSQL database that each test copies (CREATE DATABASE ... TEMPLATE), made once
-    a session; it takes no connections, so no test can change it (and none keeps a copy waiting)."""
+    """A migrated PostgreSQL database each test copies (CREATE DATABASE ... TEMPLATE); it takes no connections."""
     name = postgres.migrated_database()
     postgres.execute(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false')
     return name

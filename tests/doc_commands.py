@@ -1,23 +1,16 @@
-"""The shell commands README.md and docs/*.md tell a reader to type, read from the docs themselves.
-
-A fenced block tagged ``sh`` holds commands, one a line (a line ending in ``\\`` goes on on the
-next); ``#`` starts a comment outside quotes. A block whose first line is a comment starting
-with ``# Example`` is an example the reader fills in with their own values (their domain, their
-provider's addresses): the reader sees the mark, and tests/unit/test_documented_commands.py
-holds every other command to a test that runs it as written, or to what the Makefile runs:
-`make test`'s stages (``make test-unit``) and `make bench`'s benchmarks, read from the Makefile here.
-"""
+"""The shell commands README.md and docs/*.md tell a reader to type (fenced ``sh`` blocks; one
+starting with ``# Example`` needs the reader's own values), and what the Makefile runs."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+from tests.support import PROJECT_ROOT, readers_environment
+
 EXAMPLE_MARK = "# Example"
 HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 
@@ -36,12 +29,10 @@ class ShellBlock:
 
     @property
     def commands(self) -> tuple[str, ...]:
-        """Each command as written, trailing comment and all (what the test types)."""
         return tuple(line for line in self.lines if without_comment(line))
 
     @property
     def bare_commands(self) -> tuple[str, ...]:
-        """Each command without its comment, spaces squeezed: what the mapping names."""
         return tuple(bare for bare in (without_comment(line) for line in self.lines) if bare)
 
 
@@ -87,7 +78,7 @@ def shell_blocks(document: Path, root: Path = PROJECT_ROOT) -> list[ShellBlock]:
 
 
 def joined(lines: list[str]) -> list[str]:
-    """The lines with each ``\\`` continuation joined to the line it continues, as the shell reads them."""
+    """Each ``\\`` continuation joined to the line it continues, as the shell reads them."""
     result: list[str] = []
     pending = ""
     for line in lines:
@@ -108,8 +99,6 @@ def block_under(document: Path, heading_words: str) -> ShellBlock:
     return found[0]
 
 
-# --- What the Makefile runs: `make test`'s stages, `make bench`'s benchmarks ------------------
-
 MAKEFILE = PROJECT_ROOT / "Makefile"
 STAGES_SCRIPT = "scripts/test-stages.sh"
 MAKE_VARIABLE = re.compile(r"^([A-Za-z_]\w*)\s*(?::=|\?=|=)\s*(.*?)\s*$")
@@ -118,8 +107,7 @@ STAGE = re.compile(r"[a-z][a-z-]*")
 
 
 def make_recipe(target: str, makefile: Path = MAKEFILE) -> tuple[str, ...]:
-    """The commands of ``target``'s recipe as make hands them to the shell: continuation lines
-    joined, without the ``@`` that keeps make from echoing a line."""
+    """``target``'s recipe as make hands it to the shell: continuations joined, no ``@``."""
     lines = makefile.read_text(encoding="utf-8").splitlines()
     rule = re.compile(rf"^{re.escape(target)}\s*:(?![:=])")
     start = next((number for number, line in enumerate(lines) if rule.match(line)), None)
@@ -145,9 +133,7 @@ def make_variables(makefile: Path = MAKEFILE) -> dict[str, str]:
 
 
 def stages_make_test_runs(makefile: Path = MAKEFILE) -> tuple[str, ...]:
-    """The stages `make test` runs, read from its recipe: scripts/test-stages.sh runs
-    `make test-<stage>` for each (a step ``a,b+c``: lanes side by side, each stage of a lane in
-    turn), so the suite runs those commands as written."""
+    """The stages `make test` runs as `make test-<stage>` (scripts/test-stages.sh; a step ``a,b+c``: lanes)."""
     variables = make_variables(makefile)
     for command in make_recipe("test", makefile):
         words = MAKE_REFERENCE.sub(lambda ref: variables.get(ref.group(1), ""), command).split()
@@ -175,14 +161,11 @@ def bench_commands(makefile: Path = MAKEFILE) -> tuple[str, ...]:
 
 
 def run_benchmark(*arguments: str, timeout: float) -> str:
-    """What a benchmark (``arguments``: its script and options) printed, run from the project's root
-    without the site's variables (each sets its own); it must exit 0, as each fails when its own
-    check does. ``timeout`` guards against a hang."""
-    theirs = {key: value for key, value in os.environ.items() if not key.startswith(("PUBLISHER_", "REFLEX_"))}
+    """What a benchmark printed, run as a reader starts it; it must exit 0 (each fails its own checks)."""
     done = subprocess.run(
         [sys.executable, *arguments],
         cwd=PROJECT_ROOT,
-        env=theirs,
+        env=readers_environment(),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

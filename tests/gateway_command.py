@@ -1,14 +1,6 @@
-"""``publisher-gateway`` run inside the test process, looking from outside as the installed one does.
-
-Starting the installed command imports Reflex again: seconds a call, and the tests call it
-about ninety times. Here ``publisher.cli.main.main`` runs in this process instead, with what
-a process of its own would have had: the environment it was given, empty standard input,
-its standard output and error captured, its working directory, Reflex's configuration read
-afresh from the project's rxconfig.py, an exit status, and no pooled connection left open when
-it ends. What only a process of its own can show (an exit status from the shell, a broken
-pipe, Ctrl-C, a start in another directory) is tested on the installed command:
-tests/services/test_cli.py.
-"""
+"""``publisher-gateway`` run in the test process as a process of its own would run (environment, empty
+stdin, captured output, cwd, rxconfig read afresh, exit status, no pooled connection left): the
+installed command costs seconds a call. What only a process shows: tests/services/test_cli.py."""
 
 from __future__ import annotations
 
@@ -39,9 +31,7 @@ PIPE_COLUMNS = "80"
 def run(
     command: list[str], argv: list[str], environ: Mapping[str, str | None], project: Path, cwd: Path | None = None
 ) -> tuple[int, str, str]:
-    """``main(argv)``'s exit status, standard output and standard error, run in ``cwd`` (the project's
-    folder unless given) with ``environ`` added to this process's environment (a None unsets that
-    variable); ``command`` names it in a hang's TimeoutExpired."""
+    """``main(argv)``'s status, stdout and stderr in ``cwd`` (default the project), ``environ`` added (None unsets)."""
     from publisher.cli import main
 
     with (
@@ -59,8 +49,7 @@ def run(
 
 @contextlib.contextmanager
 def _environment(changes: Mapping[str, str | None]) -> Iterator[None]:
-    """``changes`` made for the call (None: unset); afterwards the environment exactly as it was
-    (rxconfig.py and Reflex may write to it too: PUBLISHER_DB_PASSWORD_FILE, ALEMBIC_CONFIG)."""
+    """The environment restored exactly afterwards: rxconfig.py and Reflex write to it too."""
     saved = dict(os.environ)
     for name, value in changes.items():
         if value is None:
@@ -79,8 +68,7 @@ def _environment(changes: Mapping[str, str | None]) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _standard_streams() -> Iterator[tuple[io.StringIO, io.StringIO]]:
-    """Output and errors captured as text read from a pipe is (universal newlines); standard input
-    empty and no terminal, like the subprocess's DEVNULL: nobody answers a question."""
+    """Output as a pipe reads it (universal newlines); stdin empty, as DEVNULL: nobody answers a question."""
     out, err = io.StringIO(newline=None), io.StringIO(newline=None)
     stdin = sys.stdin
     sys.stdin = io.StringIO()
@@ -93,8 +81,7 @@ def _standard_streams() -> Iterator[tuple[io.StringIO, io.StringIO]]:
 
 @contextlib.contextmanager
 def _warnings_to(err: io.StringIO) -> Iterator[None]:
-    """The command configures no logging, so its process shows warnings on standard error
-    (logging.lastResort); pytest's own handlers would otherwise keep them from ``err``."""
+    """Warnings on stderr, as logging.lastResort shows them in the process; pytest's handlers would keep them."""
     handler = logging.StreamHandler(err)
     handler.setLevel(logging.WARNING)
     root = logging.getLogger()
@@ -107,8 +94,7 @@ def _warnings_to(err: io.StringIO) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _engines_closed_after() -> Iterator[None]:
-    """The engines the command made are closed and forgotten, as at its process's end: no pooled
-    connection holds a lock, keeps a template database busy or outlives a stopped server."""
+    """The command's engines closed, as at its process's end: no pooled connection holds a lock or a database."""
     before = set(rx_model._ENGINE)
     try:
         yield
@@ -119,8 +105,7 @@ def _engines_closed_after() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _configuration(project: Path) -> Iterator[None]:
-    """Reflex's configuration loaded from ``project``'s rxconfig.py with the call's environment (its
-    REFLEX_DB_URL), on the test's registration context; the test's own (or none) back afterwards."""
+    """Reflex's configuration from ``project``'s rxconfig.py with the call's environment; the test's own back after."""
     context = RegistrationContext.ensure_context()
     saved = context._config
     try:
@@ -134,8 +119,7 @@ def _configuration(project: Path) -> Iterator[None]:
 
 
 def _exit_status(main, argv: list[str]) -> int:
-    """What the interpreter makes of ``main``: its status, sys.exit's code (argparse's usage error
-    is 2), or for an exception that escapes it the traceback on standard error and 1."""
+    """As the interpreter ends: the status, sys.exit's code, or an escaping exception's traceback and 1."""
     try:
         return main(argv)
     except SystemExit as stop:
@@ -149,8 +133,7 @@ def _exit_status(main, argv: list[str]) -> int:
 
 
 def _in_a_thread(call, command: list[str]) -> int:
-    """``call`` on a thread of its own, in a copy of the caller's context: the command's
-    ``asyncio.run`` works even when the caller is an async test with its event loop running."""
+    """On a thread of its own, so the command's ``asyncio.run`` works under an async test's running loop."""
     context = contextvars.copy_context()
     outcome: list[int] = []
     worker = threading.Thread(target=lambda: outcome.append(context.run(call)), name="publisher-gateway", daemon=True)

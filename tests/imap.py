@@ -1,30 +1,13 @@
-"""Debian's Dovecot for a test session: a real IMAP server on free 127.0.0.1 ports, for the
-bounce mailbox's client (publisher/returns/imap_client.py).
-
-A real server rather than a fake one because what the client must get right is what real
-servers do: capabilities that change after STARTTLS and LOGIN, UID MOVE and UIDPLUS, folder
-names quoted and in modified UTF-7, \\Seen left alone by BODY.PEEK. Dovecot reads only the
-configuration written here (``-c``), keeps its sockets, state, log and maildirs in a
-temporary directory, and has two listeners: plain IMAP offering STARTTLS (plaintext logins
-allowed, as on loopback the site allows them) and IMAPS, with a certificate from a throwaway
-CA (trustme) whose PEM is ``ca_file``. Dovecot never runs mail processes as root, so under
-root the mail belongs to the ``dovecot`` user the Debian package creates (``nobody`` if it is
-missing), in a directory made for it; under another user everything runs as that user.
-
-The helpers (``append``, ``messages``, ``folders``, ``empty``) talk to the server with the
-standard imaplib over the plain listener, each on a connection of its own, so a test sees the
-mailbox as another mail client would.
-"""
+"""Debian's Dovecot for a test session on free 127.0.0.1 ports (plain with STARTTLS, and IMAPS with a
+trustme CA), its configuration, sockets and maildirs in a temporary directory. Real, not fake: the
+client must get capabilities, UID MOVE/UIDPLUS and modified UTF-7 right as real servers do them."""
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import grp
-import imaplib
 import os
 import pwd
-import re
 import secrets
 import shutil
 import socket
@@ -38,8 +21,8 @@ from urllib.parse import quote
 
 import pytest
 import trustme
+from imapclient import IMAPClient
 
-from publisher.returns.imap_client import imap_utf7  # the site's encoder; its RFC 3501 example is tested
 from tests.support import start_on_free_ports
 
 INSTALL_COMMAND = "apt-get update && apt-get install -y dovecot-imapd"
@@ -58,52 +41,6 @@ def dovecot_program() -> str:
     raise RuntimeError(
         f"Dovecot is missing (the IMAP server of the bounce mailbox tests). Install it as root:\n  {INSTALL_COMMAND}"
     )
-
-
-def imap_utf7_decode(name: str) -> str:
-    def decode(match: re.Match[str]) -> str:
-        encoded = match.group(1)
-        if not encoded:
-            return "&"
-        encoded = encoded.replace(",", "/")
-        return base64.b64decode(encoded + "=" * (-len(encoded) % 4)).decode("utf-16-be")
-
-    return re.sub(r"&([A-Za-z0-9+,]*)-", decode, name)
-
-
-def quoted(name: str) -> str:
-    """A folder name as an IMAP quoted string (imaplib sends arguments as they are)."""
-    encoded = imap_utf7(name).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{encoded}"'
-
-
-_LIST_LINE = re.compile(rb'^\((?P<flags>[^)]*)\) (?:"(?:[^"\\]|\\.)*"|NIL) (?P<name>.*)$')
-
-
-def _listed_names(data: list) -> list[str]:
-    """The folder names in a LIST response: atoms, quoted strings or literals."""
-    names = []
-    for item in data:
-        if item is None:
-            continue
-        if isinstance(item, tuple):  # the name came as a literal: (b'(...) "/" {N}', b'name')
-            names.append(item[1].decode("ascii"))
-            continue
-        match = _LIST_LINE.match(item)
-        if match is None:
-            raise AssertionError(f"unexpected LIST line {item!r}")
-        name = match.group("name").decode("ascii")
-        if name.startswith('"'):
-            name = re.sub(r"\\(.)", r"\1", name[1:-1])
-        names.append(name)
-    return [imap_utf7_decode(name) for name in names]
-
-
-def _check(result: tuple[str, list], what: str) -> list:
-    typ, data = result
-    if typ != "OK":
-        raise AssertionError(f"Dovecot refused {what}: {typ} {data!r}")
-    return data
 
 
 def _client_context(ca_file: str) -> ssl.SSLContext:
@@ -277,73 +214,58 @@ service imap-login {{
         return f"{scheme}://{self.user}:{quote(self.password, safe='')}@127.0.0.1:{port}/{quote(folder, safe='')}"
 
     @contextlib.contextmanager
-    def _session(self) -> Iterator[imaplib.IMAP4]:
-        connection = imaplib.IMAP4("127.0.0.1", self.port, timeout=10)
-        try:
-            _check(connection.login(self.user, self.password), "the test login")
-            yield connection
-        finally:
-            with contextlib.suppress(imaplib.IMAP4.error, OSError):
-                connection.logout()
+    def _session(self) -> Iterator[IMAPClient]:
+        """IMAPClient: its own modified UTF-7 for folder names, not the site's encoder under test."""
+        with IMAPClient("127.0.0.1", self.port, ssl=False, timeout=10) as imap:
+            imap.login(self.user, self.password)
+            yield imap
 
     def append(self, raw: bytes, folder: str = "INBOX", flags: Iterable[str] = ()) -> None:
-        """Deliver ``raw`` into ``folder`` (created when missing), as a mail server would; imaplib
-        sends its line endings as CRLF, the only ones IMAP has."""
-        with self._session() as imap:
-            if folder.upper() != "INBOX" and folder not in _listed_names(_check(imap.list(), "LIST")):
-                _check(imap.create(quoted(folder)), f"CREATE {folder!r}")
-            flag_list = f"({' '.join(flags)})" if flags else None
-            _check(imap.append(quoted(folder), flag_list, None, raw), f"APPEND to {folder!r}")
+        """Deliver ``raw`` into ``folder`` (created when missing), as a mail server would."""
+        self.append_many([raw], folder, flags)
 
-    def append_many(self, raws: Iterable[bytes], folder: str = "INBOX") -> None:
+    def append_many(self, raws: Iterable[bytes], folder: str = "INBOX", flags: Iterable[str] = ()) -> None:
         """Deliver each of ``raws`` into ``folder``, in one session (hundreds in a second)."""
         with self._session() as imap:
-            if folder.upper() != "INBOX" and folder not in _listed_names(_check(imap.list(), "LIST")):
-                _check(imap.create(quoted(folder)), f"CREATE {folder!r}")
+            if folder.upper() != "INBOX" and not imap.folder_exists(folder):
+                imap.create_folder(folder)
             for raw in raws:
-                _check(imap.append(quoted(folder), None, None, raw), f"APPEND to {folder!r}")
+                imap.append(folder, raw, flags=tuple(flags))
 
     def messages(self, folder: str = "INBOX") -> list[tuple[frozenset[str], bytes]]:
-        """Each message's flags and raw bytes, oldest first, read without marking it \\Seen.
-
-        \\Recent is left out: it says only which session saw the message first."""
+        """Each message's flags (but \\Recent) and raw bytes, oldest first, without marking it \\Seen."""
         with self._session() as imap:
-            _check(imap.select(quoted(folder), readonly=True), f"EXAMINE {folder!r}")
-            uids = sorted(int(uid) for uid in _check(imap.uid("SEARCH", "ALL"), "SEARCH")[0].split())
-            found = []
-            for uid in uids:
-                data = _check(imap.uid("FETCH", str(uid), "(FLAGS BODY.PEEK[])"), f"FETCH {uid}")
-                header, body = next(
-                    item for item in data if isinstance(item, tuple) and re.search(rb"\bUID %d\b" % uid, item[0])
-                )
-                flags = re.search(rb"FLAGS \(([^)]*)\)", header)
-                names = flags.group(1).decode("ascii").split() if flags else []
-                found.append((frozenset(name for name in names if name != "\\Recent"), body))
-            return found
+            imap.select_folder(folder, readonly=True)
+            uids = sorted(imap.search("ALL"))
+            fetched = imap.fetch(uids, ["FLAGS", "BODY.PEEK[]"]) if uids else {}
+            return [
+                (frozenset(f.decode() for f in fetched[uid][b"FLAGS"] if f != b"\\Recent"), fetched[uid][b"BODY[]"])
+                for uid in uids
+            ]
 
     def folders(self) -> list[str]:
-        """Every folder's name, sorted (decoded from modified UTF-7)."""
         with self._session() as imap:
-            return sorted(_listed_names(_check(imap.list(), "LIST")))
+            return sorted(name for _flags, _separator, name in imap.list_folders())
 
     def delete_folder(self, folder: str) -> None:
         """``folder`` and every message in it gone (no error when there is none)."""
         with self._session() as imap:
-            if folder in _listed_names(_check(imap.list(), "LIST")):
-                _check(imap.delete(quoted(folder)), f"DELETE {folder!r}")
+            if imap.folder_exists(folder):
+                imap.delete_folder(folder)
 
     def empty(self) -> None:
         """No message anywhere and no folder but INBOX, as at the start."""
         with self._session() as imap:
             # The deepest first: Dovecot keeps a parent with children as a \Noselect folder.
-            names = _listed_names(_check(imap.list(), "LIST"))
+            names = [name for _flags, _separator, name in imap.list_folders()]
             for name in sorted(names, key=lambda name: name.count("/"), reverse=True):
                 if name.upper() != "INBOX":
-                    _check(imap.delete(quoted(name)), f"DELETE {name!r}")
-            _check(imap.select("INBOX"), "SELECT INBOX")
-            if _check(imap.uid("SEARCH", "ALL"), "SEARCH")[0]:
-                _check(imap.uid("STORE", "1:*", "+FLAGS.SILENT", "(\\Deleted)"), "STORE \\Deleted")
-                _check(imap.expunge(), "EXPUNGE")
+                    imap.delete_folder(name)
+            imap.select_folder("INBOX")
+            uids = imap.search("ALL")
+            if uids:
+                imap.delete_messages(uids)
+                imap.expunge()
 
     def close(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -1,10 +1,6 @@
-"""Debian's PostgreSQL for a test session: a throwaway cluster on a free 127.0.0.1 port.
-
-``initdb`` and ``pg_ctl`` refuse to run as root, so under root the cluster belongs
-to the ``postgres`` user the Debian package creates, in a directory made for it.
-The cluster takes passwords (scram-sha-256), as a real deployment does, so the
-URLs the tests use carry one.
-"""
+"""Debian's PostgreSQL for a test session: a throwaway cluster on a free 127.0.0.1 port, taking passwords
+(scram-sha-256) as a deployment does. Under root it belongs to the ``postgres`` user (``initdb`` and
+``pg_ctl`` refuse to run as root), in a directory made for it."""
 
 from __future__ import annotations
 
@@ -20,7 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import sqlmodel
 
+from publisher.storage import tables  # noqa: F401 - its models make the metadata
 from tests.support import log_excerpt, publisher_gateway, start_on_free_ports
 
 INSTALL_COMMAND = "apt-get update && apt-get install -y postgresql"
@@ -38,33 +36,9 @@ def server_bindir() -> Path:
     raise RuntimeError(f"PostgreSQL's server programs are missing. Install them as root:\n  {INSTALL_COMMAND}")
 
 
-# The embedded gateway's tables after `publisher-gateway migrate`, as pg_tables lists them.
-GATEWAY_TABLES = sorted(
-    [
-        "admin",
-        "admin_audit",
-        "admin_ceremony",
-        "admin_enrolment",
-        "admin_passkey",
-        "admin_session",
-        "alembic_version",
-        "bounce",
-        "campaign",
-        "contact_message",
-        "job_lease",
-        "job_status",
-        "mailbox_message",
-        "outbox_delivery",
-        "publisher_notice",
-        "send_throttle",
-        "subscriber",
-        "subscription_event",
-        "used_form_token",
-        "visit_count",
-        "visit_salt",
-        "visit_seen",
-    ]
-)
+# The embedded gateway's tables after `publisher-gateway migrate`, as pg_tables lists them: the models'
+# (their migrations build exactly those: services/test_database.py) and Alembic's own.
+GATEWAY_TABLES = sorted([*sqlmodel.SQLModel.metadata.tables, "alembic_version"])
 
 
 class PostgresServer:

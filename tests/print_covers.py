@@ -1,10 +1,5 @@
-"""The site as a publisher really has it: print-size JPEG covers, 2400x3600 px and about 3 MB each.
-
-A copy of the project (its code, assets and its .web with the installed npm
-packages) whose books point at covers made here, so the committed content and
-its placeholders stay as they are. It builds and serves like the real one; the
-site tests and the Lighthouse benchmark measure what a phone downloads from it.
-"""
+"""A copy of the project whose books have print-size JPEG covers (2400x3600 px, ~3 MB), as a
+publisher has them: it builds and serves like the real one, for what a phone downloads."""
 
 from __future__ import annotations
 

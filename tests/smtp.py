@@ -1,9 +1,5 @@
-"""A real SMTP server on 127.0.0.1 for the outbox tests (aiosmtpd, in its own thread).
-
-It records every message it accepts, can require AUTH, offer STARTTLS or speak
-TLS from the first byte with a certificate from a throwaway CA (trustme), answer
-DATA with a scripted 4xx/5xx, and stop and start again on the same port.
-"""
+"""A real SMTP server on 127.0.0.1 (aiosmtpd, its own thread): records what it accepts, can require AUTH,
+offer STARTTLS or implicit TLS (trustme CA), answer with scripted 4xx/5xx, stop and start again."""
 
 from __future__ import annotations
 
@@ -17,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
+from urllib.parse import quote
 
 import trustme
 from aiosmtpd.controller import Controller
@@ -121,8 +118,6 @@ class SmtpServer:
         scheme = scheme or ("smtps" if self.tls == "implicit" else "smtp")
         user = ""
         if self.credentials:
-            from urllib.parse import quote
-
             user = f"{quote(self.credentials[0], safe='')}:{quote(self.credentials[1], safe='')}@"
         return f"{scheme}://{user}127.0.0.1:{self.port}"
 

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TypeVar
@@ -23,22 +24,15 @@ import pytest
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = PROJECT_ROOT / ".web" / "build" / "client"
 ASSETS_DIR = PROJECT_ROOT / "assets"
+DOCS = PROJECT_ROOT / "docs"
 TEST_SITE_URL = "https://books.example.com"
 
 T = TypeVar("T")
 
 
 def held_port(port: int = 0) -> socket.socket:
-    """A TCP socket bound to a free port of 127.0.0.1 (or to ``port``), not listening; the caller
-    closes it.
-
-    While it is held no other process can take the port, and a connection to it is refused
-    at once: the closed port a test aims a client at. A server the test runs itself
-    (aiosmtpd, http.server) is handed it and listens on it, so the port it reports is the
-    one it has. A given ``port`` is bound again the moment the server that had it stopped:
-    with ``SO_REUSEADDR``, as the server's closed connections linger (TIME_WAIT) on it; a free
-    port without, so no other socket, even one with ``SO_REUSEADDR``, can share it.
-    """
+    """A socket bound to a free port of 127.0.0.1 (or ``port``, again, past TIME_WAIT), not
+    listening: a refused port to aim a client at, or one a test's own server listens on."""
     sock = socket.socket()
     if port:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -46,22 +40,21 @@ def held_port(port: int = 0) -> socket.socket:
     return sock
 
 
-# What a program says when the port it was told is taken: the system's EADDRINUSE message,
-# or Reflex's and Vite's "Port N is already in use".
 PORT_TAKEN = re.compile(r"already in use", re.IGNORECASE)
-PORT_TRIES = 5
 
 
-def start_on_free_ports(start: Callable[..., T], count: int = 1, tries: int = PORT_TRIES) -> T:
-    """``start(*ports)`` for a program that must be told its ports (PostgreSQL, Redis, Dovecot,
-    publisher-serve, reflex, a container), on ``count`` ports of 127.0.0.1 that were free a
-    moment before; what ``start`` returns.
+def port_taken(port: int) -> bool:
+    """Whether something holds ``port`` of 127.0.0.1 (a documented fixed port, before a test uses it)."""
+    try:
+        held_port(port).close()
+    except OSError:
+        return True
+    return False
 
-    Another process may take a port in that moment. The program then fails to listen, and
-    ``start`` raises an error that carries what the program said (its log); when that says
-    the address is already in use, the program is started again on other ports, ``tries``
-    times in all. ``start`` cleans up after itself before it raises.
-    """
+
+def start_on_free_ports(start: Callable[..., T], count: int = 1, tries: int = 5) -> T:
+    """``start(*ports)`` on ``count`` ports free a moment before; started again on others, up to
+    ``tries`` times, when its error says another process took one meanwhile."""
     for attempt in range(1, tries + 1):
         held = [held_port() for _ in range(count)]  # all at once: ``count`` different ports
         ports = [sock.getsockname()[1] for sock in held]
@@ -76,8 +69,7 @@ def start_on_free_ports(start: Callable[..., T], count: int = 1, tries: int = PO
 
 
 def log_excerpt(log: str, tail: int = 4000) -> str:
-    """The end of a program's log for an error message, after any line that says its port was
-    taken: a long traceback can push that line out of the end, and start_on_free_ports reads it."""
+    """The end of a log, after any line saying its port was taken (start_on_free_ports reads it)."""
     taken = [line for line in log.splitlines() if PORT_TAKEN.search(line)]
     return "\n".join([*taken, "...", log[-tail:]]) if taken else log[-tail:]
 
@@ -92,14 +84,8 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str, interva
     raise TimeoutError(f"Timed out after {timeout:.0f}s waiting for {what}")
 
 
-# A test that counts visits on the real clock and reads back "today" needs its day to hold.
-DAY_MARGIN_S = 180
-
-
-def clear_of_midnight(margin_s: float = DAY_MARGIN_S) -> None:
-    """Start outside the last ``margin_s`` seconds of a UTC day (waiting for the next one if need
-    be): a test of the day's visit counts then sends and reads back within one day, whenever CI
-    runs it. Outside that window it returns at once."""
+def clear_of_midnight(margin_s: float = 180) -> None:
+    """Wait out the last ``margin_s`` seconds of a UTC day: a test of today's visit counts reads back its own day."""
     now = time.time()
     left = 86400 - now % 86400
     if left < margin_s:
@@ -109,17 +95,11 @@ def clear_of_midnight(margin_s: float = DAY_MARGIN_S) -> None:
 VENV_BIN = Path(sys.executable).parent
 
 
-# Every tab a suite opens comes from 127.0.0.1: its servers raise the per-address tab limits
-# (limits/tabs.py) so a busy suite is never refused by accident. tests/site/test_tab_limits.py
-# sets small limits of its own and spreads its tabs over 127.0.0.x.
+# Every tab of a suite comes from 127.0.0.1: its servers raise the per-address tab limits.
 MANY_TABS_ENV = {"PUBLISHER_MAX_TABS_PER_ADDRESS": "1000", "PUBLISHER_NEW_TABS_PER_MINUTE": "10000"}
-# The contact form's minimum fill time on every server the tests start (PUBLISHER_MIN_FILL_TIME_MS),
-# so a simulated visitor waits 3 s, not the spec's 5 (and a too-fast one, filling four fields and
-# pressing at once, stays inside it on a loaded machine); tests/embedded/conftest.py's `mail_site` keeps
-# the real 5 s (its contact test takes them), and tests/unit/test_antispam.py pins the number.
+# The contact form's minimum fill time on the tests' servers: 3 s, not the spec's 5 (unit/test_antispam pins it).
 QUICK_FILL_TIME_MS = 3000
 QUICK_FILL_ENV = {"PUBLISHER_MIN_FILL_TIME_MS": str(QUICK_FILL_TIME_MS)}
-# The production server refuses to start without a form secret (settings.require_form_secret).
 FORM_SECRET = "form-secret-of-the-tests-0123456789abcdef"
 FORM_SECRET_ENV = {"PUBLISHER_FORM_SECRET": FORM_SECRET}
 
@@ -131,13 +111,8 @@ def event_channel_upgrade(
     path: str = "/_event/",
     headers: Mapping[str, str] | None = None,
 ) -> tuple[int, socket.socket]:
-    """A websocket upgrade of Reflex's event channel from ``source``, as a browser tab starts:
-    the HTTP status (101: accepted, 429: refused at the door) and the connection, which the
-    caller closes (an accepted one counts as an open tab until then).
-
-    ``path``: the channel's own (``/_event/``, as Reflex's client asks) or another spelling;
-    ``headers``: more request headers (``Origin``, ``X-Forwarded-For``), as a browser or a
-    proxy adds them."""
+    """A websocket upgrade of the event channel from ``source``, as a tab starts: its status (101 or
+    429) and the connection, which the caller closes (an open tab until then)."""
     conn = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
     extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
     conn.sendall(
@@ -148,6 +123,11 @@ def event_channel_upgrade(
         ).encode()
     )
     return int(conn.recv(1024).split(b" ", 2)[1]), conn
+
+
+def readers_environment() -> dict[str, str]:
+    """A reader's shell: none of the site's own variables (no secret, no database, no URL)."""
+    return {key: value for key, value in os.environ.items() if not key.startswith(("PUBLISHER_", "REFLEX_"))}
 
 
 def tool_env(**extra: str) -> dict[str, str]:
@@ -165,13 +145,8 @@ def tool_env(**extra: str) -> dict[str, str]:
 def publisher_gateway(
     db_url: str, *args: str, check: bool = True, env: Mapping[str, str | None] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """The operator's `publisher-gateway` command on ``db_url``, as from the project directory (or
-    ``cwd``), with ``env`` added (None unsets a variable): run in this process
-    (tests/gateway_command.py), not by starting it and Reflex again.
-
-    It answers as ``subprocess.run`` did (CalledProcessError on a failure when ``check``); the
-    installed command itself is run by tests/services/test_cli.py.
-    """
+    """`publisher-gateway ARGS` on ``db_url`` run in this process (tests/gateway_command.py), answering
+    as ``subprocess.run``; ``env`` is added (None unsets a variable)."""
     from tests import gateway_command
 
     command = [str(VENV_BIN / "publisher-gateway"), *args]
@@ -201,9 +176,7 @@ def project_path(root: Path) -> dict[str, str]:
 
 
 def build_site(log_path: Path, site_url: str | None = TEST_SITE_URL, root: Path = PROJECT_ROOT) -> None:
-    """`make build` for ``site_url`` (None: the configured one) of the project at ``root`` (a copy:
-    tests/print_covers.py): rebuilt only when an input changed (scripts/build.py), so every stage
-    of one run serves the same build."""
+    """`make build` for ``site_url`` (None: the configured one) of the project at ``root``."""
     deploy_url = {"REFLEX_DEPLOY_URL": site_url} if site_url else {}
     with log_path.open("wb") as log:
         subprocess.run(
@@ -232,35 +205,24 @@ def container_command() -> list[str]:
     return json.loads(commands[-1])
 
 
+@dataclass(eq=False)
 class ProductionServer:
     """The container's start command on 127.0.0.1, serving the existing build (no rebuild)."""
 
-    def __init__(
-        self,
-        log_path: Path,
-        extra_env: dict[str, str] | None = None,
-        root: Path = PROJECT_ROOT,
-        port: int | None = None,
-        own_address: bool = False,
-    ):
-        """``port``: where to serve (another server's, to restart it under an open page); by
-        default a free one, chosen at the first start. ``own_address``: its REFLEX_DEPLOY_URL is
-        where it serves (http://localhost:PORT), as passkeys need: the relying party is the site's host."""
-        self.own_address = own_address
-        self.root = root
-        self.port = port
-        self.log_path = log_path
-        self.extra_env = extra_env or {}
-        self.process: subprocess.Popen[bytes] | None = None
-        self.started_in_s: float | None = None
-        self.launched_at: float | None = None  # wall clock, to compare with file times
+    log_path: Path
+    extra_env: dict[str, str] = field(default_factory=dict)
+    root: Path = PROJECT_ROOT
+    port: int | None = None
+    own_address: bool = False
+    process: subprocess.Popen[bytes] | None = None
+    started_in_s: float | None = None
+    launched_at: float | None = None  # wall clock, to compare with file times
 
     @property
     def base_url(self) -> str:
         return f"http://localhost:{self.port}"
 
     def start(self, timeout: float = 120) -> None:
-        """Serve on a free port (another one if it was taken meanwhile); after stop(), on the same port."""
         if self.port is None:
             start_on_free_ports(lambda port: self._start_on(port, timeout))
         else:
@@ -326,26 +288,14 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        """Start again, on the same port, after stop()."""
         self._start_on(self.port)
 
     def _start_on(self, port: int) -> int:
         self.port = port
         logged_before = self.log_path.stat().st_size if self.log_path.exists() else 0
+        command = f"redis-server --bind 127.0.0.1 --port {port} --appendonly no --save".split()
         self.process = subprocess.Popen(
-            [
-                "redis-server",
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(self.workdir),
-            ],
+            [*command, "", "--dir", str(self.workdir)],  # no snapshot: --save ""
             stdout=self.log_path.open("ab"),
             stderr=subprocess.STDOUT,
         )
@@ -360,8 +310,7 @@ class RedisServer:
         return port
 
     def answers(self) -> bool:
-        """True when Redis answers a PING on its port. Whatever else listens there (another
-        process that took the port first) may accept and never answer: that is a no, in seconds."""
+        """True when Redis answers a PING (whatever else took the port may never answer)."""
         try:
             result = subprocess.run(
                 ["redis-cli", "-p", str(self.port), "ping"], capture_output=True, text=True, timeout=5
@@ -394,24 +343,18 @@ class _BusyServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def handle_error(self, request, client_address):
-        # A client that gave up (timeout) closes the connection before the answer: expected.
         if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
             super().handle_error(request, client_address)
 
 
 class RecordingGateway:
-    """A tiny gateway whose answer a test chooses: a status, a delay, or a dropped connection.
-
-    It listens on a port of its own, or on ``sock`` (a held_port() the test aimed a client at
-    before the gateway was up).
-    """
+    """A tiny gateway whose answer a test chooses (a status, a delay, a dropped connection), on
+    its own port or on ``sock`` (a held_port())."""
 
     def __init__(self, sock: socket.socket | None = None):
         self.requests: list[dict] = []
-        self.status = 200
-        self.delay_s = 0.0
-        self.drop_connection = False
         self.release = threading.Event()
+        self.reset()
         gateway = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -445,7 +388,6 @@ class RecordingGateway:
             self.server.socket = sock
             self.server.server_address = sock.getsockname()
             self.server.server_activate()  # listens on the socket the test held
-        self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
@@ -466,7 +408,6 @@ class RecordingGateway:
 
     @contextmanager
     def for_one_test(self) -> Iterator[RecordingGateway]:
-        """Answering 200 with nothing recorded; afterwards a held answer is let go and the state cleared."""
         self.reset()
         yield self
         self.release.set()

@@ -1,10 +1,6 @@
-"""A simulated visitor speaking Reflex's websocket protocol (socket.io at /_event).
-
-What the browser does, without a browser: connect with a fresh client token,
-hydrate the page (which runs its on_load handlers), send form submits as events,
-and keep the state deltas the server sends back. Used by the load benchmark and
-by tests that need many visitors or hand-crafted events.
-"""
+"""A simulated visitor speaking Reflex's websocket protocol (socket.io at /_event), what a browser does
+without one: a fresh client token, hydration (the page's on_load), events, the state deltas sent back.
+Used by the load benchmark and by tests that need many visitors or hand-crafted events."""
 
 from __future__ import annotations
 
@@ -24,8 +20,8 @@ from publisher.rules.antispam import MathQuestion
 from tests.support import FORM_SECRET
 
 ROOT_STATE = "reflex___state____state"
-SUBSCRIBE_STATE = f"{ROOT_STATE}.publisher___web___states___subscribe_state____subscribe_state"
-CONTACT_STATE = f"{ROOT_STATE}.publisher___web___states___contact_state____contact_state"
+SUBSCRIBE_STATE = f"{ROOT_STATE}.publisher___web___submissions____subscribe_state"
+CONTACT_STATE = f"{ROOT_STATE}.publisher___web___submissions____contact_state"
 ADMIN_STATE = f"{ROOT_STATE}.publisher___web___states___admin_state____admin_state"
 HYDRATE = f"{ROOT_STATE}.hydrate_and_load"
 VAR_SUFFIX = "_rx_state_"
@@ -43,9 +39,8 @@ class Visitor:
         source: str | None = None,
         cookie: str | None = None,
     ):
-        """``source``: the loopback address the tab connects from (127.0.0.2, ...), as visitors arrive
-        from many addresses; the server limits open tabs per address (limits/tabs.py). ``cookie``:
-        the Cookie header the tab's event channel opens with (a signed-in dashboard's)."""
+        """``source``: the loopback address the tab connects from (the server limits tabs per address);
+        ``cookie``: the Cookie header its event channel opens with (a signed-in dashboard's)."""
         self.cookie = cookie
         self.base_url = base_url
         self.path = path
@@ -156,19 +151,9 @@ def question_in_page(html: str) -> tuple[str, str]:
 
 
 async def served_question(base_url: str) -> tuple[str, str]:
-    """The contact page's question and token, as a page served now carries them: what a browser's
-    form holds before and after the app starts."""
+    """The contact page's question and token, as a page served now carries them."""
     async with aiohttp.ClientSession() as http, http.get(base_url + "/contact-us") as response:
         return question_in_page(await response.text())
-
-
-def token_sent(visitor: Visitor) -> str | None:
-    """The latest token the app put into the form's hidden field (with a new question), if any."""
-    for update in reversed(visitor.updates):
-        for event in reversed(update.get("events") or []):
-            if event["name"] == "_set_value" and event["payload"].get("ref") == "ref_contact_token":
-                return event["payload"]["value"]
-    return None
 
 
 def notice_changed(substate: str, before: str) -> Callable[[Visitor], bool]:
@@ -193,13 +178,8 @@ async def subscribe_over_websocket(
 async def ask_here_answer_there(
     ask_url: str, answer_url: str, sender: dict[str, str], message: str, fill_time_s: float
 ) -> tuple[str, str]:
-    """A contact question asked by one server, answered by the same tab through another one.
-
-    The tab reconnects (same client token) to a server that never saw it, as after a load
-    balancer's switch; the question's signed token is checked with the secret they share,
-    and spent in the store they share (Redis).
-    Returns the form's (status, form_error) once a toast is announced or the submit refused.
-    """
+    """A contact question asked by one server, answered by the same tab (same client token) through another,
+    as after a load balancer's switch; the form's (status, form_error) once it ended."""
     asked = Visitor(ask_url, "/contact-us")
     await asked.open_page(hydrated)
     question, token = await served_question(ask_url)
@@ -219,11 +199,7 @@ async def ask_here_answer_there(
 
 
 def run_async(coroutine):
-    """Run ``coroutine`` to the end in its own thread and event loop.
-
-    Playwright's sync API keeps an event loop running in the test thread, so
-    asyncio.run() cannot be used there.
-    """
+    """Run ``coroutine`` in its own thread and event loop: Playwright's sync API keeps one running here."""
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:

@@ -2,7 +2,7 @@
 
 Without Redis the used nonces lived in the worker's memory: a deploy or a crash forgot
 them, and a token used once was good again for the rest of its hour (issue 40). The
-embedded gateway now keeps them here (storage/used_form_tokens.py) until the token could no
+embedded gateway now keeps them here (storage/tables.py) until the token could no
 longer be good anyway. Nothing to carry over: the worker's memory is gone at the upgrade,
 as it was at every restart before.
 

@@ -1,7 +1,7 @@
 """Addresses as every SMTP server takes them, the mailbox behind each, and stalled claims.
 
 - Every stored address gets its domain in ASCII (IDNA): ``a@bücher.de`` becomes
-  ``a@xn--bcher-kva.de``, as the forms now store it (rules/validation.py). A row whose
+  ``a@xn--bcher-kva.de``, as the forms now store it (rules/form_fields.py). A row whose
   ASCII spelling another row already has is left as it is (the mailer still sends it
   in ASCII), so no two rows collide.
 - ``subscriber.mailbox_key``: the address in lower case without a ``+tag``, so the

@@ -1,5 +1,4 @@
-"""The build's side of the site's images: encoding the variants content/images.py plans. Build time
-only: the container image leaves Pillow and libvips out."""
+"""Encoding the image variants content/images.py plans (build time only: Pillow and libvips)."""
 
 from __future__ import annotations
 
@@ -28,8 +27,7 @@ JPEG = {"quality": 82, "optimize": True, "progressive": True}
 
 
 def write_variants(public_dir: Path, wanted: list[Wanted]) -> tuple[int, int]:
-    """Make every planned file not made yet and remove those no longer planned, so a build ships only
-    what its pages name; (made, kept)."""
+    """Make every planned file not made yet, remove those no longer planned; (made, kept)."""
     out = public_dir / VARIANTS_URL.strip("/")
     out.mkdir(parents=True, exist_ok=True)
     files = planned_files(wanted)
@@ -76,9 +74,7 @@ def _open_rgb(info: ImageInfo) -> Image.Image:
 
 
 def _rasterized_svg(path: Path, height: int) -> Image.Image:
-    # libvips only here: it is needed to draw an SVG's share image at build time, and the
-    # container image leaves it out (Dockerfile).
-    import pyvips  # noqa: PLC0415
+    import pyvips  # noqa: PLC0415 - build-only dependency, absent from the image
 
     rendered = pyvips.Image.thumbnail(str(path), 10_000, height=height)
     return Image.open(io.BytesIO(rendered.write_to_buffer(".png"))).convert("RGBA")
@@ -113,7 +109,7 @@ def _flattened(image: Image.Image) -> Image.Image:
 
 
 def _save_atomically(image: Image.Image, target: Path, fmt: str) -> None:
-    """Write to a temporary file, then rename: a build stopped half-way leaves no half file to keep."""
+    """Through a temporary file: a build stopped half-way leaves no half file."""
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".partial-")
     os.close(handle)
     try:

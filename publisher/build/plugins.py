@@ -1,6 +1,5 @@
-"""Build-time additions to Reflex's static output: robots.txt, the release feed, the images' variants,
-the rewrites of Reflex's generated files (reflex_internals/frontend_files.py), and each page finished:
-the app removed from pages without a form, deferred until after paint on the others."""
+"""Build-time additions to Reflex's output: robots.txt, the feed, the images' variants, the rewrites
+of Reflex's files (reflex_internals/frontend_files.py), and the app removed or deferred on each page."""
 
 from __future__ import annotations
 
@@ -40,8 +39,7 @@ def robots_txt(site_url: str) -> str:
 
 
 def use_prerendered_not_found(static_dir: Path) -> None:
-    """The prerendered catch-all page becomes the SPA fallback (and so the 404.html): a 404 already holds
-    the page, its text and its ``noindex``, not an empty shell."""
+    """The prerendered not-found page becomes the SPA fallback (and 404.html), not an empty shell."""
     name = NOT_FOUND_PRERENDER_PATH.strip("/")
     rendered = static_dir / name / "index.html"
     if not rendered.exists():
@@ -58,15 +56,14 @@ _EMOTION_STYLE = re.compile(r'<style data-emotion="[^"<>]*">[^<]*</style>')
 
 
 def defer_app_boot(html: str) -> str:
-    """The app's module preloads and boot module made inert until assets/site.js re-creates them after
-    the load event; only attributes change, so hydration sees the same document."""
+    """The app's preloads and boot module made inert until assets/site.js re-creates them after load
+    (only attributes change: hydration sees the same document)."""
     html = _MODULEPRELOAD.sub(f'<link rel="{DEFERRED_PRELOAD_REL}"', html)
     return _BOOT_SCRIPT.sub(f'<script type="{BOOT_TYPE}" data-app-boot=""', html)
 
 
 def hoist_emotion_styles(html: str) -> str:
-    """Emotion's streamed <style> rules moved from <body> to <head>: HTML allows them there only as a
-    parent's first child, and emotion moves them to <head> before hydrating anyway."""
+    """Emotion's streamed <style> rules moved to <head>, where valid HTML has them (and emotion puts them)."""
     head_end = html.find("</head>")
     if head_end == -1:
         return html
@@ -78,7 +75,6 @@ def hoist_emotion_styles(html: str) -> str:
 
 
 def finish_page(html: str, starts_app: bool) -> str:
-    """A prerendered page as it is served: valid HTML, and the app deferred or removed."""
     return hoist_emotion_styles(defer_app_boot(html) if starts_app else strip_app(html))
 
 
@@ -91,7 +87,6 @@ def html_route(static_dir: Path, page: Path) -> str:
 
 
 def finish_pages(static_dir: Path, kinds: dict[str, page_kinds.PageKind]) -> None:
-    """Static pages lose the app; pages with a form start it after paint."""
     for page in sorted(static_dir.rglob("*.html")):
         route = html_route(static_dir, page)
         if route not in kinds:
@@ -104,7 +99,7 @@ def finish_pages(static_dir: Path, kinds: dict[str, page_kinds.PageKind]) -> Non
 
 
 def remove_originals(static_dir: Path, sources: list[str]) -> None:
-    """Raster images are served as their variants only: their originals (print size) leave the build."""
+    """Raster images are served as their variants only: the originals leave the build."""
     for src in sources:
         for path in (static_dir / src.lstrip("/")).parent.glob(Path(src).name + "*"):  # with .gz/.br twins
             path.unlink()
@@ -115,8 +110,8 @@ class SiteFilesPlugin(Plugin):
     supervisor, whose workers would keep old content after a hot reload."""
 
     def get_static_assets(self, **context: Any):
-        from publisher.config import settings  # noqa: PLC0415 - hot reload: the class docstring
-        from publisher.web import feed  # noqa: PLC0415 - hot reload: the class docstring
+        from publisher.config import settings  # noqa: PLC0415 - hot reload
+        from publisher.web import feed  # noqa: PLC0415 - hot reload
 
         site = settings.site_url()
         return [
@@ -125,8 +120,8 @@ class SiteFilesPlugin(Plugin):
         ]
 
     def pre_compile(self, **context: Any) -> None:
-        from publisher.build import image_variants  # noqa: PLC0415 - hot reload: the class docstring
-        from publisher.content import images  # noqa: PLC0415 - hot reload: the class docstring
+        from publisher.build import image_variants  # noqa: PLC0415 - hot reload
+        from publisher.content import images  # noqa: PLC0415 - hot reload
 
         wanted = images.site_images()
         image_variants.write_variants(prerequisites.get_web_dir() / constants.Dirs.PUBLIC, wanted)
@@ -142,7 +137,7 @@ class SiteFilesPlugin(Plugin):
         context["add_modify_task"](VITE_CONFIG, dev_server_plugins)
 
     def post_build(self, **context: Any) -> None:
-        from publisher.content import images  # noqa: PLC0415 - hot reload: the class docstring
+        from publisher.content import images  # noqa: PLC0415 - hot reload
 
         static_dir = Path(context["static_dir"])
         use_prerendered_not_found(static_dir)

@@ -1,6 +1,5 @@
-"""Configuration read before anything of the site is imported (rxconfig.py): errors naming a variable,
-secrets given as files, the database password. Standard library only: Reflex's development supervisor
-imports rxconfig.py and its workers keep what it imported (an edited content/ would not hot-reload)."""
+"""What rxconfig.py needs before the site is imported: secrets given as files, the database password.
+Standard library only: Reflex's development supervisor keeps what rxconfig.py imported (no hot reload)."""
 
 from __future__ import annotations
 
@@ -32,16 +31,12 @@ def redact_url(url: str) -> str:
     return f"{url[:start]}{user}:***{url[at:]}"
 
 
-# What a URL's user and password must percent-encode, or a parser cuts them elsewhere.
-URL_DELIMITERS = "/?#[]"
-
-
 def has_unencoded_delimiter(url: str) -> bool:
     """Whether the user and password (between ``//`` and the last ``@``) hold one of ``/ ? # [ ]``,
     which a URL parser would take for the host, port, path or query."""
     start = url.find("//")
     at = url.rfind("@")
-    return 0 <= start < at and any(delimiter in url[start + 2 : at] for delimiter in URL_DELIMITERS)
+    return 0 <= start < at and any(delimiter in url[start + 2 : at] for delimiter in "/?#[]")
 
 
 # Secrets may be given as a file (``NAME_FILE``, e.g. under /run/secrets): a value in the environment
@@ -50,8 +45,8 @@ FILE_SUFFIX = "_FILE"
 
 
 def from_env_or_file(env: Mapping[str, str], name: str) -> str:
-    """``name``'s value, from the environment or the file ``NAME_FILE`` names (stripped: a trailing
-    newline does not count); both set, or an unreadable file, is a ConfigurationError."""
+    """``name``'s value, from the environment or the file ``NAME_FILE`` names (stripped); both set, or an
+    unreadable file, is a ConfigurationError."""
     value = env.get(name, "").strip()
     path = env.get(name + FILE_SUFFIX, "").strip()
     if not path:
@@ -62,8 +57,7 @@ def from_env_or_file(env: Mapping[str, str], name: str) -> str:
 
 
 def _read_secret(variable: str, path: str) -> str:
-    """The secret in the file ``variable`` names, without surrounding whitespace; an error naming
-    the variable (never the content) when it cannot be read."""
+    """The secret in the file ``variable`` names, stripped; an error names the variable, never the content."""
     try:
         return Path(path).read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
@@ -87,23 +81,22 @@ def secret_made_once(path: Path) -> str:
 
 
 DB_URL_VAR = "REFLEX_DB_URL"
-DB_PASSWORD_FILE_VAR = "PUBLISHER_DB_PASSWORD_FILE"
 
 
 def put_database_password(environ: dict[str, str] | os._Environ) -> None:
     """Fill ``REFLEX_DB_URL``'s password from ``PUBLISHER_DB_PASSWORD_FILE`` (the database server's own
     secret file), so the password is in no container's environment."""
-    path = environ.get(DB_PASSWORD_FILE_VAR, "").strip()
+    path = environ.get("PUBLISHER_DB_PASSWORD_FILE", "").strip()
     if not path:
         return
     url = environ.get(DB_URL_VAR, "").strip()
     parts = urlsplit(url)
-    password = _read_secret(DB_PASSWORD_FILE_VAR, path)
+    password = _read_secret("PUBLISHER_DB_PASSWORD_FILE", path)
     if parts.password is not None and unquote(parts.password) == password:
         return  # filled already: rxconfig.py read again, or a process started by one that filled it
     if not parts.username or parts.password is not None or not parts.hostname:
         raise ConfigurationError(
-            f"{DB_PASSWORD_FILE_VAR} is set, so {DB_URL_VAR} must name a user and a host but no password, "
+            f"PUBLISHER_DB_PASSWORD_FILE is set, so {DB_URL_VAR} must name a user and a host but no password, "
             f"e.g. postgresql+psycopg://publisher@postgres:5432/publisher; got {redact_url(url)!r}"
         )
     user, _, host = parts.netloc.rpartition("@")

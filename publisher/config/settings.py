@@ -4,69 +4,50 @@ names the variable, never shows a password). Reflex's own variables are read fro
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import secrets
-from collections.abc import Iterator, Mapping
-from contextvars import ContextVar
+import socket
+import ssl
+import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Generic, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import BeforeValidator, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
-from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, SettingsConfigDict
 from reflex_base import config as reflex_config
 from reflex_base import constants
 
-from publisher.config import bounce_config, mail_config
-from publisher.config.bounce_config import BOUNCE_MAILBOX_VAR, BounceSettings
-from publisher.config.checks import absolute_http_url, bounded_number, positive_count, signing_secrets
-from publisher.config.mail_config import (
-    DEFAULT_SEND_RATE,
-    MAIL_FROM_VAR,
-    POSTAL_ADDRESS_VAR,
-    SMTP_URL_VAR,
-    MailSettings,
-    SmtpServer,
-    is_loopback,
-)
-from publisher.config.secret_files import (
-    DB_PASSWORD_FILE_VAR,
-    FILE_SUFFIX,
-    ConfigurationError,
-    from_env_or_file,
-    has_unencoded_delimiter,
-    redact_url,
-    secret_made_once,
-)
-from publisher.rules import admin_access, antispam
+from publisher.config import mail_config
+from publisher.config.mail_config import BounceSettings, ImapServer, MailSettings, SmtpServer
+from publisher.config.secret_files import FILE_SUFFIX, ConfigurationError, from_env_or_file, secret_made_once
+from publisher.rules import admin_access, antispam, form_fields
+from publisher.rules.bounces import DEFAULT_PAUSE_BOUNCE_RATE, DEFAULT_PAUSE_COMPLAINT_RATE
 
-# The rest of the site imports these from here.
-__all__ = [
-    "BOUNCE_MAILBOX_VAR",
-    "DEFAULT_SEND_RATE",
-    "BounceSettings",
-    "MAIL_FROM_VAR",
-    "POSTAL_ADDRESS_VAR",
-    "SMTP_URL_VAR",
-    "ConfigurationError",
-    "MailSettings",
-    "Settings",
-    "SmtpServer",
-    "TabLimits",
-    "current",
-    "from_env_or_file",
-    "from_environ",
-    "has_unencoded_delimiter",
-    "is_loopback",
-    "redact_url",
-    "reload",
-    "site_url",
-]
+
+def absolute_http_url(name: str, value: str) -> str:
+    """An absolute http(s) URL without a query, fragment or trailing slash."""
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(
+            f"{name} must be an absolute http(s) URL such as https://www.example.com, got {value!r}"
+        )
+    if parts.query or parts.fragment:
+        raise ConfigurationError(f"{name} must not contain a query or fragment, got {value!r}")
+    return value.strip().rstrip("/")
 
 
 def site_url() -> str:
@@ -75,42 +56,12 @@ def site_url() -> str:
     return absolute_http_url("REFLEX_DEPLOY_URL (deploy_url)", reflex_config.get_config().deploy_url or "")
 
 
-HOST_VAR = "HOST"
-PORT_VAR = "PORT"
-LOGLEVEL_VAR = "LOGLEVEL"
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8000
-# The development server's address (`make run DEV_HOST=`); Vite's config reads it too.
-DEV_HOST_VAR = "PUBLISHER_DEV_HOST"
-GATEWAY_URL_VAR = "PUBLISHER_GATEWAY_URL"
-GATEWAY_API_KEY_VAR = "PUBLISHER_GATEWAY_API_KEY"
-GATEWAY_TIMEOUT_VAR = "PUBLISHER_GATEWAY_TIMEOUT_S"
 DEFAULT_GATEWAY_TIMEOUT_S = 10.0
-RATE_LIMIT_CLIENT_VAR = "PUBLISHER_RATE_LIMIT_CLIENT"
-RATE_LIMIT_ADDRESS_VAR = "PUBLISHER_RATE_LIMIT_ADDRESS"
-MAX_TABS_PER_ADDRESS_VAR = "PUBLISHER_MAX_TABS_PER_ADDRESS"
-NEW_TABS_PER_MINUTE_VAR = "PUBLISHER_NEW_TABS_PER_MINUTE"
-MAX_TABS_VAR = "PUBLISHER_MAX_TABS"
-MAX_TAB_LIFETIME_VAR = "PUBLISHER_MAX_TAB_LIFETIME_S"
-# The contact form's minimum fill time: the spec's five seconds; a test server lowers it.
-MIN_FILL_TIME_VAR = "PUBLISHER_MIN_FILL_TIME_MS"
-# Minutes without an action before a dashboard session ends.
-ADMIN_IDLE_VAR = "PUBLISHER_ADMIN_IDLE_MIN"
-# The weekly summary emailed to the publisher on Mondays: on unless "off".
-SUMMARY_VAR = "PUBLISHER_SUMMARY"
-# Visits counted on the server (docs/privacy.md): on unless "off"; daily counts kept two years
-# (a launch compared with the last).
-VISITS_VAR = "PUBLISHER_VISITS"
-VISITS_KEEP_DAYS_VAR = "PUBLISHER_VISITS_KEEP_DAYS"
+# Daily visit counts kept two years: a launch compared with the last.
 DEFAULT_VISITS_KEEP_DAYS = 730
-# Signs the contact form's question and the time it was shown (rules/form_tokens.py).
-FORM_SECRET_VAR = "PUBLISHER_FORM_SECRET"
-FORM_SECRET_MIN = 32
-# Where the site makes, once, the signing secrets it is not given (the image sets /data, its volume).
-# Unset, publisher-serve refuses to start without them; several containers share theirs as files.
-SECRETS_DIR_VAR = "PUBLISHER_SECRETS_DIR"
-# The secret each may be made into: the form's always, the list's where the site sends email.
-MADE_SECRET_FILES = {FORM_SECRET_VAR: "form-secret", mail_config.LIST_SECRET_VAR: "list-secret"}
+# Where the site makes, once, the signing secrets it is not given (the image sets /data, its volume):
+# the form's always, the list's where the site sends email.
+MADE_SECRET_FILES = {"PUBLISHER_FORM_SECRET": "form-secret", "PUBLISHER_LIST_SECRET": "list-secret"}
 # A class of 30 pupils behind one school router, each with the form open in two tabs.
 DEFAULT_MAX_TABS_PER_ADDRESS = 60
 # The same class opening the page at once, and reconnecting once.
@@ -125,8 +76,6 @@ DEFAULT_MAX_TAB_LIFETIME_S = 7200
 
 @dataclass(frozen=True)
 class TabLimits:
-    """The event channel's limits (limits/tabs.py)."""
-
     per_address: int
     new_per_minute: int
     per_worker: int
@@ -134,40 +83,60 @@ class TabLimits:
     max_lifetime_s: float = DEFAULT_MAX_TAB_LIFETIME_S
 
 
-def _var(name: str, default: Any, **kwargs: Any) -> Any:
-    """A field read from the variable ``name``, exactly as spelt."""
-    return Field(default, validation_alias=name, **kwargs)
+def _var(name: str, default: Any, must: str = "", **constraints: Any) -> Any:
+    """A field read from the variable ``name``; a value it refuses stops start-up: "NAME must MUST, got VALUE"."""
+    return Field(default, validation_alias=name, description=must, **constraints)
 
 
-# The mapping ``from_environ`` reads instead of the process's environment.
-_ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("publisher_settings_environ", default=None)
+COUNT = "be a whole number of at least 1"
+PER_WINDOW = "look like ATTEMPTS/SECONDS, e.g. 8/600"
+PEM_FILE = "be a readable PEM file of certificates to trust"
+PERCENT = "be a percentage of the emails sent, above 0 and at most 100"
+SECONDS = "be a number of seconds between 0 and 60"
+SEND_RATE = "be emails per second for the whole site, a number from 0 (no limit) to 10000"
+FOLDER = "be a folder name (at most 200 characters, no control characters)"
 
 
-class _Variables(PydanticBaseSettingsSource):
-    """Each field's variable under its exact name, as the string it is: no prefix, no .env
-    file, no JSON decoding (``8/600`` is a rate limit, not a number divided)."""
-
-    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]):
-        super().__init__(settings_cls)
-        self.environ = environ
-
-    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        return self.environ.get(str(field.validation_alias)), str(field.validation_alias), False
-
-    def __call__(self) -> dict[str, Any]:
-        names = (str(field.validation_alias) for field in self.settings_cls.model_fields.values())
-        return {name: self.environ[name] for name in names if name in self.environ}
+def _on_or_off(value: str) -> bool:
+    if value.lower() not in ("on", "off"):
+        raise ValueError
+    return value.lower() == "on"
 
 
-# A variable's text as given, surrounding whitespace dropped.
-Text = Annotated[str, BeforeValidator(str.strip)]
+def _attempts_per_window(value: str) -> tuple[int, int]:
+    attempts, _, window = value.partition("/")
+    if not (attempts.strip().isdigit() and window.strip().isdigit() and int(attempts) > 0 and int(window) > 0):
+        raise ValueError
+    return int(attempts), int(window)
+
+
+def _folder(value: str) -> str:
+    if form_fields.has_control_characters(value):
+        raise ValueError
+    return value
+
+
+def _pem_file(value: str) -> str:
+    try:
+        ssl.create_default_context().load_verify_locations(cafile=value)
+    except (OSError, ssl.SSLError) as exc:
+        raise ValueError(exc) from None
+    return value
+
+
+OnOff = Annotated[bool, BeforeValidator(_on_or_off)]
+AttemptsPerWindow = Annotated[tuple[int, int] | None, BeforeValidator(_attempts_per_window)]
+Folder = Annotated[str, AfterValidator(_folder)]
+PemFile = Annotated[str | None, BeforeValidator(_pem_file)]
+Percent = Annotated[float, BeforeValidator(lambda value: value.removesuffix("%"))]
 
 
 class Settings(BaseSettings):
-    """Every variable the site reads, parsed and checked; frozen."""
-
-    # validate_default=False: a default is the value itself, not a string to parse.
-    model_config = SettingsConfigDict(frozen=True, extra="ignore", case_sensitive=True, validate_default=False)
+    # Each variable by its exact name, as the text it is (``8/600`` is a rate limit, not JSON); a default
+    # is the value itself, not a string to parse.
+    model_config = SettingsConfigDict(
+        frozen=True, extra="ignore", case_sensitive=True, enable_decoding=False, validate_default=False
+    )
 
     # Read by Reflex into its config (over rxconfig.py's values); the site reads them there:
     # variable -> the attribute of ``reflex_base.config.get_config()``.
@@ -180,199 +149,170 @@ class Settings(BaseSettings):
     }
 
     # publisher-serve.
-    host: str = _var(HOST_VAR, DEFAULT_HOST)
-    port: int = _var(PORT_VAR, DEFAULT_PORT)
-    loglevel: constants.LogLevel = _var(LOGLEVEL_VAR, constants.LogLevel.INFO)
-    # The development server's address besides loopback.
-    dev_host: Text = _var(DEV_HOST_VAR, "")
-    # The gateway the forms post to.
-    gateway_url: str | None = _var(GATEWAY_URL_VAR, None)
-    gateway_api_key: str | None = _var(GATEWAY_API_KEY_VAR, None, repr=False)
-    gateway_api_key_file: Text = _var(GATEWAY_API_KEY_VAR + FILE_SUFFIX, "")
-    gateway_timeout_s: float = _var(GATEWAY_TIMEOUT_VAR, DEFAULT_GATEWAY_TIMEOUT_S)
+    host: str = _var("HOST", "127.0.0.1")
+    port: int = _var("PORT", 8000, "be a TCP port number (1-65535)", gt=0, lt=65536)
+    loglevel: constants.LogLevel = _var(
+        "LOGLEVEL", constants.LogLevel.INFO, "be one of " + ", ".join(level.value for level in constants.LogLevel)
+    )
+    # The development server's address besides loopback (`make run DEV_HOST=`); Vite's config reads it too.
+    dev_host: str = _var("PUBLISHER_DEV_HOST", "")
+    # The gateway the forms post to; unset: the embedded one.
+    gateway_url: str | None = _var("PUBLISHER_GATEWAY_URL", None)
+    gateway_api_key: str | None = _var("PUBLISHER_GATEWAY_API_KEY", None, repr=False)
+    gateway_api_key_file: str = _var("PUBLISHER_GATEWAY_API_KEY_FILE", "")
+    gateway_timeout_s: float = _var("PUBLISHER_GATEWAY_TIMEOUT_S", DEFAULT_GATEWAY_TIMEOUT_S, SECONDS, gt=0, le=60)
     # Overrides of the submit limits, (attempts, seconds); None: the form's own.
-    rate_limit_client: tuple[int, int] | None = _var(RATE_LIMIT_CLIENT_VAR, None)
-    rate_limit_address: tuple[int, int] | None = _var(RATE_LIMIT_ADDRESS_VAR, None)
+    rate_limit_client: AttemptsPerWindow = _var("PUBLISHER_RATE_LIMIT_CLIENT", None, PER_WINDOW)
+    rate_limit_address: AttemptsPerWindow = _var("PUBLISHER_RATE_LIMIT_ADDRESS", None, PER_WINDOW)
     # The event channel's limits (the ``tabs`` property).
-    max_tabs_per_address: int = _var(MAX_TABS_PER_ADDRESS_VAR, DEFAULT_MAX_TABS_PER_ADDRESS)
-    new_tabs_per_minute: int = _var(NEW_TABS_PER_MINUTE_VAR, DEFAULT_NEW_TABS_PER_MINUTE)
-    max_tabs: int = _var(MAX_TABS_VAR, DEFAULT_MAX_TABS)
-    max_tab_lifetime_s: int = _var(MAX_TAB_LIFETIME_VAR, DEFAULT_MAX_TAB_LIFETIME_S)
-    admin_idle_min: int = _var(ADMIN_IDLE_VAR, admin_access.DEFAULT_IDLE_MINUTES)
-    min_fill_time_ms: int = _var(MIN_FILL_TIME_VAR, antispam.MIN_FILL_TIME_MS)
-    summary_on: bool = _var(SUMMARY_VAR, True)
-    visits: bool = _var(VISITS_VAR, True)
-    visits_keep_days: int = _var(VISITS_KEEP_DAYS_VAR, DEFAULT_VISITS_KEEP_DAYS)
+    max_tabs_per_address: int = _var("PUBLISHER_MAX_TABS_PER_ADDRESS", DEFAULT_MAX_TABS_PER_ADDRESS, COUNT, ge=1)
+    new_tabs_per_minute: int = _var("PUBLISHER_NEW_TABS_PER_MINUTE", DEFAULT_NEW_TABS_PER_MINUTE, COUNT, ge=1)
+    max_tabs: int = _var("PUBLISHER_MAX_TABS", DEFAULT_MAX_TABS, COUNT, ge=1)
+    max_tab_lifetime_s: int = _var("PUBLISHER_MAX_TAB_LIFETIME_S", DEFAULT_MAX_TAB_LIFETIME_S, COUNT, ge=1)
+    admin_idle_min: int = _var("PUBLISHER_ADMIN_IDLE_MIN", admin_access.DEFAULT_IDLE_MINUTES, COUNT, ge=1)
+    min_fill_time_ms: int = _var("PUBLISHER_MIN_FILL_TIME_MS", antispam.MIN_FILL_TIME_MS, COUNT, ge=1)
+    summary_on: OnOff = _var("PUBLISHER_SUMMARY", True, "be on or off")
+    visits: OnOff = _var("PUBLISHER_VISITS", True, "be on or off")
+    visits_keep_days: int = _var("PUBLISHER_VISITS_KEEP_DAYS", DEFAULT_VISITS_KEEP_DAYS, COUNT, ge=1)
     # Space-separated: the first signs, every one is accepted (a secret can be replaced).
-    form_secrets: tuple[str, ...] = _var(FORM_SECRET_VAR, (), repr=False)
-    form_secret_file: Text = _var(FORM_SECRET_VAR + FILE_SUFFIX, "")
-    secrets_dir: Text = _var(SECRETS_DIR_VAR, "")
-    # Mail from the embedded gateway, as given: checked together into the ``mail`` property.
-    smtp_url: Text = _var(mail_config.SMTP_URL_VAR, "", repr=False)
-    smtp_url_file: Text = _var(mail_config.SMTP_URL_VAR + FILE_SUFFIX, "")
-    notify_to: Text = _var(mail_config.NOTIFY_TO_VAR, "")
-    mail_from: Text = _var(mail_config.MAIL_FROM_VAR, "")
-    notify_subscribers: Text = _var(mail_config.NOTIFY_SUBSCRIBERS_VAR, "")
-    smtp_ca_file: Text = _var(mail_config.SMTP_CA_FILE_VAR, "")
-    list_secret: Text = _var(mail_config.LIST_SECRET_VAR, "", repr=False)
-    list_secret_file: Text = _var(mail_config.LIST_SECRET_VAR + FILE_SUFFIX, "")
-    postal_address: Text = _var(mail_config.POSTAL_ADDRESS_VAR, "")
-    send_rate: Text = _var(mail_config.SEND_RATE_VAR, "")
-    dkim_selector: Text = _var(mail_config.DKIM_SELECTOR_VAR, "")
-    dkim_key_file: Text = _var(mail_config.DKIM_KEY_FILE_VAR, "")
-    confirmations_per_hour: Text = _var(mail_config.CONFIRMATIONS_PER_HOUR_VAR, "")
+    form_secrets: tuple[str, ...] = _var("PUBLISHER_FORM_SECRET", (), repr=False)
+    form_secret_file: str = _var("PUBLISHER_FORM_SECRET_FILE", "")
+    # Unset, publisher-serve refuses to start without a form secret; several containers share theirs as files.
+    secrets_dir: str = _var("PUBLISHER_SECRETS_DIR", "")
+    # Mail from the embedded gateway, checked together into the ``mail`` property.
+    smtp_url: Annotated[SmtpServer | None, BeforeValidator(mail_config.smtp_server)] = _var(
+        "PUBLISHER_SMTP_URL", None, repr=False
+    )
+    smtp_url_file: str = _var("PUBLISHER_SMTP_URL_FILE", "")
+    notify_to: Annotated[tuple[str, ...], BeforeValidator(mail_config.recipients)] = _var("PUBLISHER_NOTIFY_TO", ())
+    mail_from: Annotated[tuple[str, str] | None, BeforeValidator(mail_config.sender)] = _var(
+        "PUBLISHER_MAIL_FROM", None
+    )
+    notify_subscribers: bool = _var("PUBLISHER_NOTIFY_SUBSCRIBERS", False, "be 1 (on) or 0 (off)")
+    smtp_ca_file: PemFile = _var("PUBLISHER_SMTP_CA_FILE", None, PEM_FILE)
+    list_secrets: tuple[str, ...] = _var("PUBLISHER_LIST_SECRET", (), repr=False)
+    list_secret_file: str = _var("PUBLISHER_LIST_SECRET_FILE", "")
+    postal_address: Annotated[str | None, BeforeValidator(mail_config.postal_address)] = _var(
+        "PUBLISHER_POSTAL_ADDRESS", None
+    )
+    send_rate: float = _var("PUBLISHER_SEND_RATE", mail_config.DEFAULT_SEND_RATE, SEND_RATE, ge=0, le=10_000)
+    dkim_selector: str = _var("PUBLISHER_DKIM_SELECTOR", "")
+    dkim_key_file: str = _var("PUBLISHER_DKIM_KEY_FILE", "")
+    # Confirmation emails in any hour: far above a small publisher's busiest hour of real sign-ups, and
+    # a bound on what a bot typing strangers' addresses makes the domain send (docs/mailing-list.md).
+    confirmations_per_hour: int = _var("PUBLISHER_CONFIRMATIONS_PER_HOUR", 120, COUNT, ge=1)
     # What comes back from the list's emails, checked together into ``bounces``.
-    bounce_address: Text = _var(bounce_config.BOUNCE_ADDRESS_VAR, "")
-    bounce_mailbox: Text = _var(bounce_config.BOUNCE_MAILBOX_VAR, "", repr=False)
-    bounce_mailbox_file: Text = _var(bounce_config.BOUNCE_MAILBOX_VAR + FILE_SUFFIX, "")
-    bounce_ca_file: Text = _var(bounce_config.BOUNCE_CA_FILE_VAR, "")
-    bounce_poll_s: Text = _var(bounce_config.BOUNCE_POLL_VAR, "")
-    bounce_done_folder: Text = _var(bounce_config.BOUNCE_DONE_FOLDER_VAR, "")
-    bounce_max_bytes: Text = _var(bounce_config.BOUNCE_MAX_BYTES_VAR, "")
-    bounce_webhook_secret: Text = _var(bounce_config.BOUNCE_WEBHOOK_SECRET_VAR, "", repr=False)
-    bounce_webhook_secret_file: Text = _var(bounce_config.BOUNCE_WEBHOOK_SECRET_VAR + FILE_SUFFIX, "")
-    pause_bounce_rate: Text = _var(bounce_config.PAUSE_BOUNCE_RATE_VAR, "")
-    pause_complaint_rate: Text = _var(bounce_config.PAUSE_COMPLAINT_RATE_VAR, "")
+    bounce_address: Annotated[str | None, BeforeValidator(mail_config.bounce_address)] = _var(
+        "PUBLISHER_BOUNCE_ADDRESS", None
+    )
+    bounce_mailbox: Annotated[ImapServer | None, BeforeValidator(mail_config.imap_server)] = _var(
+        "PUBLISHER_BOUNCE_MAILBOX", None, repr=False
+    )
+    bounce_mailbox_file: str = _var("PUBLISHER_BOUNCE_MAILBOX_FILE", "")
+    bounce_ca_file: PemFile = _var("PUBLISHER_BOUNCE_CA_FILE", None, PEM_FILE)
+    # Five minutes: a bounce mostly arrives within seconds of the email, and a release at the
+    # default pace sends 3,000 emails in that time, so a dead address is stopped before the next one.
+    bounce_poll_s: int = _var("PUBLISHER_BOUNCE_POLL_S", 300, COUNT, ge=1)
+    bounce_done_folder: Folder = _var("PUBLISHER_BOUNCE_DONE_FOLDER", "Processed", FOLDER, max_length=200)
+    # A real bounce or complaint is a few kilobytes, a few hundred with the original; a message above
+    # this is left unread, never downloaded (a 40 MB one took 24 s of CPU and 355 MB to parse).
+    bounce_max_bytes: int = _var("PUBLISHER_BOUNCE_MAX_BYTES", 1_000_000, COUNT, ge=1)
+    bounce_webhook_secret: Annotated[str | None, BeforeValidator(mail_config.webhook_secret)] = _var(
+        "PUBLISHER_BOUNCE_WEBHOOK_SECRET", None, repr=False
+    )
+    bounce_webhook_secret_file: str = _var("PUBLISHER_BOUNCE_WEBHOOK_SECRET_FILE", "")
+    pause_bounce_rate: Percent = _var("PUBLISHER_PAUSE_BOUNCE_RATE", DEFAULT_PAUSE_BOUNCE_RATE, PERCENT, gt=0, le=100)
+    pause_complaint_rate: Percent = _var(
+        "PUBLISHER_PAUSE_COMPLAINT_RATE", DEFAULT_PAUSE_COMPLAINT_RATE, PERCENT, gt=0, le=100
+    )
     # Read by rxconfig.py before anything else, into REFLEX_DB_URL; listed here with the rest.
-    db_password_file: Text = _var(DB_PASSWORD_FILE_VAR, "")
+    db_password_file: str = _var("PUBLISHER_DB_PASSWORD_FILE", "")
 
     _mail: MailSettings | None = PrivateAttr(None)
-    _bounces: BounceSettings = PrivateAttr(default_factory=BounceSettings)
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """The environment only (``from_environ``: a test's mapping), read by ``_Variables``."""
-        environ = _ENVIRON.get()
-        return (_Variables(settings_cls, os.environ if environ is None else environ),)
-
-    @classmethod
-    def variables(cls) -> Iterator[str]:
-        """The name of every variable the object reads, ``_FILE`` variants included."""
-        return (str(field.validation_alias) for field in cls.model_fields.values())
-
-    @classmethod
-    def _name(cls, info: ValidationInfo) -> str:
-        return str(cls.model_fields[str(info.field_name)].validation_alias)
+    _bounces: BounceSettings = PrivateAttr()
 
     @model_validator(mode="before")
     @classmethod
     def _secrets_from_files(cls, data: Any) -> Any:
-        """``NAME_FILE`` instead of ``NAME`` for a secret: a mounted file, in no container's environment."""
-        values = dict(data)
+        """Each value stripped, an empty one unset; ``NAME_FILE`` instead of ``NAME`` for a secret: a mounted
+        file, in no container's environment."""
+        values = {name: str(value).strip() for name, value in data.items() if name in VARIABLES}
         _point_at_made_secrets(values)
-        for name in (GATEWAY_API_KEY_VAR, FORM_SECRET_VAR, *mail_config.SECRET_VARS, *bounce_config.SECRET_VARS):
-            if name in values or name + FILE_SUFFIX in values:
-                values[name] = from_env_or_file(values, name)
-        return values
+        for name in SECRET_VARIABLES:
+            values[name] = from_env_or_file(values, name)
+        return {name: value for name, value in values.items() if value}
 
-    @field_validator("form_secrets", mode="before")
+    @field_validator("form_secrets", "list_secrets", mode="before")
     @classmethod
-    def _form_secrets(cls, value: str) -> tuple[str, ...]:
-        return signing_secrets(FORM_SECRET_VAR, value, FORM_SECRET_MIN)
-
-    @field_validator("host", mode="before")
-    @classmethod
-    def _host(cls, value: str) -> str:
-        return value.strip() or DEFAULT_HOST
-
-    @field_validator("port", mode="before")
-    @classmethod
-    def _port(cls, value: str) -> int:
-        raw = value.strip() or str(DEFAULT_PORT)
-        if not raw.isdigit() or not 0 < int(raw) < 65536:
-            raise ConfigurationError(f"{PORT_VAR} must be a TCP port number (1-65535), got {raw!r}")
-        return int(raw)
-
-    @field_validator("loglevel", mode="before")
-    @classmethod
-    def _loglevel(cls, value: str) -> constants.LogLevel:
-        try:
-            return constants.LogLevel(value.strip() or constants.LogLevel.INFO)
-        except ValueError:
-            names = ", ".join(level.value for level in constants.LogLevel)
-            raise ConfigurationError(f"{LOGLEVEL_VAR} must be one of {names}, got {value!r}") from None
+    def _signing_secrets(cls, value: str, info: ValidationInfo) -> tuple[str, ...]:
+        if any(len(secret) < mail_config.SECRET_MIN for secret in value.split()):
+            raise ConfigurationError(
+                f"{cls.model_fields[str(info.field_name)].validation_alias} must be at least {mail_config.SECRET_MIN} "
+                "characters (several: separated by spaces, the first signs); got a shorter one"
+            )
+        return tuple(value.split())
 
     @field_validator("gateway_url", mode="before")
     @classmethod
-    def _gateway_url(cls, value: str) -> str | None:
-        value = value.strip()
-        if not value:
-            return None
-        url = absolute_http_url(GATEWAY_URL_VAR, value)
+    def _gateway_url(cls, value: str) -> str:
+        url = absolute_http_url("PUBLISHER_GATEWAY_URL", value)
         if urlsplit(url).path not in ("", "/"):
             raise ConfigurationError(
-                f"{GATEWAY_URL_VAR} must be only a scheme and host such as "
+                "PUBLISHER_GATEWAY_URL must be only a scheme and host such as "
                 f"https://abc123.execute-api.us-east-1.amazonaws.com, got {value!r}"
             )
         return url
 
-    @field_validator("summary_on", "visits", mode="before")
-    @classmethod
-    def _on_or_off(cls, value: str, info: ValidationInfo) -> bool:
-        word = value.strip().lower()
-        if word in ("", "on"):
-            return True
-        if word == "off":
-            return False
-        raise ConfigurationError(f"{cls._name(info)} must be on or off, got {value!r}")
-
-    @field_validator("gateway_api_key", mode="before")
-    @classmethod
-    def _optional(cls, value: str) -> str | None:
-        return value.strip() or None
-
-    @field_validator("gateway_timeout_s", mode="before")
-    @classmethod
-    def _gateway_timeout_s(cls, value: str) -> float:
-        refusal = f"{GATEWAY_TIMEOUT_VAR} must be a number of seconds between 0 and 60, got {value.strip()!r}"
-        return bounded_number(value, DEFAULT_GATEWAY_TIMEOUT_S, lambda seconds: 0 < seconds <= 60, refusal)
-
-    @field_validator("rate_limit_client", "rate_limit_address", mode="before")
-    @classmethod
-    def _attempts_per_window(cls, value: str, info: ValidationInfo) -> tuple[int, int] | None:
-        value = value.strip()
-        if not value:
-            return None
-        attempts, _, window = value.partition("/")
-        if not (attempts.strip().isdigit() and window.strip().isdigit() and int(attempts) > 0 and int(window) > 0):
-            raise ConfigurationError(f"{cls._name(info)} must look like ATTEMPTS/SECONDS, e.g. 8/600, got {value!r}")
-        return int(attempts), int(window)
-
-    @field_validator(
-        "max_tabs_per_address",
-        "new_tabs_per_minute",
-        "max_tabs",
-        "max_tab_lifetime_s",
-        "admin_idle_min",
-        "min_fill_time_ms",
-        "visits_keep_days",
-        mode="before",
-    )
-    @classmethod
-    def _count(cls, value: str, info: ValidationInfo) -> int:
-        return positive_count(cls._name(info), value, cls.model_fields[str(info.field_name)].default)
-
     @model_validator(mode="after")
     def _mail_checked(self) -> Settings:
         """The mail variables depend on each other (an SMTP URL requires a sender...): checked together."""
-        fields = type(self).model_fields
-        self._mail = mail_config.read(
-            {str(fields[name].validation_alias): getattr(self, name) for name in _MAIL_FIELDS}
+        if self.smtp_url is None:
+            _refuse_without_smtp(PUBLISHER_NOTIFY_TO=self.notify_to, PUBLISHER_MAIL_FROM=self.mail_from)
+            _refuse_without_smtp(
+                "bounces come back only from emails the site sends",
+                PUBLISHER_BOUNCE_ADDRESS=self.bounce_address,
+                PUBLISHER_BOUNCE_MAILBOX=self.bounce_mailbox,
+            )
+        else:
+            self._mail = self._mail_settings()
+        self._bounces = BounceSettings(
+            address=self.bounce_address,
+            mailbox=self.bounce_mailbox,
+            ca_file=self.bounce_ca_file,
+            poll_s=self.bounce_poll_s,
+            done_folder=self.bounce_done_folder,
+            max_bytes=self.bounce_max_bytes,
+            webhook_secret=self.bounce_webhook_secret,
+            pause_bounce_rate=self.pause_bounce_rate,
+            pause_complaint_rate=self.pause_complaint_rate,
         )
-        self._bounces = bounce_config.read(
-            {str(fields[name].validation_alias): getattr(self, name) for name in _BOUNCE_FIELDS},
-            None if self._mail is None else self._mail.mail_from,
-        )
-        if self._mail is not None and self._bounces.address is not None:
-            self._mail = dataclasses.replace(self._mail, bounce_address=self._bounces.address)
         return self
+
+    def _mail_settings(self) -> MailSettings:
+        assert self.smtp_url is not None
+        for name, value, shape in (
+            ("PUBLISHER_NOTIFY_TO", self.notify_to, "one or more addresses, comma-separated"),
+            ("PUBLISHER_MAIL_FROM", self.mail_from, "the sender address"),
+            ("PUBLISHER_LIST_SECRET", self.list_secrets, _LIST_SECRET_SHAPE),
+        ):
+            if not value:
+                raise ConfigurationError(f"PUBLISHER_SMTP_URL is set, so {name} is required: {shape}")
+        assert self.mail_from is not None
+        mail_from, mail_from_name = self.mail_from
+        return MailSettings(
+            server=self.smtp_url,
+            notify_to=self.notify_to,
+            mail_from=mail_from,
+            list_secrets=self.list_secrets,
+            mail_from_name=mail_from_name,
+            notify_subscribers=self.notify_subscribers,
+            ca_file=self.smtp_ca_file,
+            postal_address=self.postal_address,
+            send_rate=self.send_rate,
+            dkim=mail_config.dkim_key(self.dkim_selector, self.dkim_key_file, mail_from.rpartition("@")[2]),
+            confirmations_per_hour=self.confirmations_per_hour,
+            bounce_address=self.bounce_address,
+        )
 
     @property
     def mail(self) -> MailSettings | None:
@@ -381,7 +321,6 @@ class Settings(BaseSettings):
 
     @property
     def bounces(self) -> BounceSettings:
-        """Where bounces and complaints arrive (a mailbox, a webhook) and when a campaign pauses on them."""
         return self._bounces
 
     @property
@@ -390,135 +329,106 @@ class Settings(BaseSettings):
 
     @property
     def admin_idle(self) -> timedelta:
-        """How long a dashboard session lasts without its admin doing anything."""
-        return admin_access.idle_limit(self.admin_idle_min)
+        return timedelta(minutes=self.admin_idle_min)
 
     @property
     def dashboard_on(self) -> bool:
-        """Whether this site has a dashboard: only where it keeps the list itself (embedded
-        gateway). With the cloud gateway it stores nothing to show."""
+        """Only where the site keeps the list itself: with the cloud gateway it stores nothing to show."""
         return self.gateway_url is None
 
     @property
     def visits_on(self) -> bool:
-        """Whether this site counts visits: where it keeps its own database (the dashboard shows
-        them) and ``PUBLISHER_VISITS`` is not off. Off, no request is looked at."""
+        """Where the site keeps its own database (the dashboard shows them), unless ``PUBLISHER_VISITS`` is off."""
         return self.visits and self.dashboard_on
 
     @property
     def made_secret_files(self) -> dict[str, str]:
         """The signing secrets read from the files the site made in ``PUBLISHER_SECRETS_DIR``: name -> path."""
-        if not self.secrets_dir:
-            return {}
-        given = {FORM_SECRET_VAR: self.form_secret_file, mail_config.LIST_SECRET_VAR: self.list_secret_file}
+        given = {"PUBLISHER_FORM_SECRET": self.form_secret_file, "PUBLISHER_LIST_SECRET": self.list_secret_file}
         return {
-            name: path for name, path in given.items() if path == str(Path(self.secrets_dir) / MADE_SECRET_FILES[name])
+            name: path
+            for name, path in given.items()
+            if self.secrets_dir and path == str(Path(self.secrets_dir) / MADE_SECRET_FILES[name])
         }
 
     @property
     def list_emails_on(self) -> bool:
-        """Whether this site runs the list itself: the embedded gateway, with SMTP to confirm addresses."""
+        """The site runs the list itself: the embedded gateway, with SMTP to confirm addresses."""
         return self.gateway_url is None and self.mail is not None
 
 
+def _refuse_without_smtp(why: str = "", **given: object) -> None:
+    stray = [name for name, value in given.items() if value]
+    if not stray:
+        return
+    names = " and ".join(stray)
+    verb = "is" if len(stray) == 1 else "are"
+    raise ConfigurationError(
+        f"{names} {verb} set but PUBLISHER_SMTP_URL is not: "
+        + (why or f"set PUBLISHER_SMTP_URL to email the publisher, or unset {names}")
+    )
+
+
 def _point_at_made_secrets(values: dict[str, Any]) -> None:
-    """With ``PUBLISHER_SECRETS_DIR``, point each signing secret not given at the file made for it
-    there (the list's only with an SMTP URL)."""
-    folder = str(values.get(SECRETS_DIR_VAR, "")).strip()
+    """Point each signing secret not given at the file made for it in ``PUBLISHER_SECRETS_DIR``."""
+    folder = values.get("PUBLISHER_SECRETS_DIR", "")
     if not folder:
         return
-    needed = [FORM_SECRET_VAR]
-    if from_env_or_file(values, mail_config.SMTP_URL_VAR):
-        needed.append(mail_config.LIST_SECRET_VAR)
+    needed = ["PUBLISHER_FORM_SECRET"]
+    if from_env_or_file(values, "PUBLISHER_SMTP_URL"):
+        needed.append("PUBLISHER_LIST_SECRET")
     for name in needed:
-        if str(values.get(name, "")).strip() or str(values.get(name + FILE_SUFFIX, "")).strip():
+        if values.get(name) or values.get(name + FILE_SUFFIX):
             continue  # given: never replaced by one of our own
         path = Path(folder) / MADE_SECRET_FILES[name]
         try:
             secret_made_once(path)
         except OSError as exc:
             raise ConfigurationError(
-                f"{name} is not set, and none can be made in {folder} ({SECRETS_DIR_VAR}): cannot write "
+                f"{name} is not set, and none can be made in {folder} (PUBLISHER_SECRETS_DIR): cannot write "
                 f"{str(path)!r} ({type(exc).__name__}). Make {folder} writable by the site's user (a volume), "
                 f"or give {name} or {name}{FILE_SUFFIX}"
             ) from None
         values[name + FILE_SUFFIX] = str(path)
 
 
-# The fields of the mail variables, which ``mail_config.read`` checks together.
-_MAIL_FIELDS = tuple(
-    name for name, field in Settings.model_fields.items() if field.validation_alias in mail_config.MAIL_VARS
+# Every variable the settings read (``_FILE`` ones too), in a fixed order: current()'s cache is keyed on them.
+VARIABLES = tuple(str(field.validation_alias) for field in Settings.model_fields.values())
+# The secrets that may come from a file (``NAME_FILE``): the ones with such a variable.
+SECRET_VARIABLES = tuple(name for name in VARIABLES if name + FILE_SUFFIX in VARIABLES)
+_LIST_SECRET_SHAPE = (
+    f"a random secret of at least {mail_config.SECRET_MIN} characters that signs the list's confirmation and "
+    "unsubscribe links (for example the output of `openssl rand -hex 32`)"
 )
-_BOUNCE_FIELDS = tuple(
-    name for name, field in Settings.model_fields.items() if field.validation_alias in bounce_config.BOUNCE_VARS
-)
-# Every variable, in a fixed order: current()'s cache is keyed on their values.
-VARIABLES = tuple(Settings.variables())
+_MUST = {str(field.validation_alias): field.description for field in Settings.model_fields.values()}
 
 
-def from_environ(environ: Mapping[str, str]) -> Settings:
-    """The settings ``environ`` gives (a test's mapping), the process's environment not looked at."""
-    token = _ENVIRON.set(environ)
+def from_environ(environ: Mapping[str, str] | None = None) -> Settings:
+    """The settings ``environ`` gives (a test's mapping, the process's environment not looked at),
+    else the process's environment, read by pydantic-settings."""
     try:
-        return Settings()
-    finally:
-        _ENVIRON.reset(token)
+        return Settings() if environ is None else Settings.model_validate(environ)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        name, detail = str(error["loc"][0]), str(error.get("ctx", {}).get("error", ""))
+        given = (os.environ if environ is None else environ).get(name)
+        raise ConfigurationError(
+            f"{name} must {_MUST[name]}, got {given!r}" + (f" ({detail})" if detail else "")
+        ) from None
 
 
 def current() -> Settings:
-    """This process's settings: read once, and again only when one of its variables changed
-    (which only a test does, with monkeypatch.setenv)."""
+    """This process's settings: read again only when a variable changed (a test's monkeypatch.setenv)."""
     return _read(tuple(os.environ.get(name) for name in VARIABLES))
 
 
 @functools.lru_cache(maxsize=8)
 def _read(values: tuple[str | None, ...]) -> Settings:
-    return from_environ({name: value for name, value in zip(VARIABLES, values, strict=True) if value is not None})
+    return from_environ()
 
 
 def reload() -> None:
-    """Forget the settings read, so the next ``current()`` reads the environment again."""
     _read.cache_clear()
-
-
-def _settings(environ: Mapping[str, str] | None) -> Settings:
-    return current() if environ is None else from_environ(environ)
-
-
-def gateway_url(environ: Mapping[str, str] | None = None) -> str | None:
-    """The cloud API gateway's base URL (scheme and host), or None when unset."""
-    return _settings(environ).gateway_url
-
-
-def gateway_api_key(environ: Mapping[str, str] | None = None) -> str | None:
-    """Sent as x-api-key when set, so the cloud gateway can accept only this site."""
-    return _settings(environ).gateway_api_key
-
-
-def rate_limits(environ: Mapping[str, str] | None = None) -> dict[str, tuple[int, int] | None]:
-    """Overrides of the per-client and per-address submission limits, as (attempts, seconds)."""
-    values = _settings(environ)
-    return {"client": values.rate_limit_client, "address": values.rate_limit_address}
-
-
-def tab_limits(environ: Mapping[str, str] | None = None) -> TabLimits:
-    """Open tabs per address, new ones a minute per address, open tabs per worker, a tab's longest connection."""
-    return _settings(environ).tabs
-
-
-def gateway_timeout_s(environ: Mapping[str, str] | None = None) -> float:
-    """Total time allowed for one gateway call (connect, send, answer), in seconds."""
-    return _settings(environ).gateway_timeout_s
-
-
-def mail_settings(environ: Mapping[str, str] | None = None) -> MailSettings | None:
-    """How the embedded gateway sends email, or None (store only) without an SMTP URL."""
-    return _settings(environ).mail
-
-
-def bounce_settings(environ: Mapping[str, str] | None = None) -> BounceSettings:
-    """Where bounces and complaints arrive, and when a campaign pauses on them."""
-    return _settings(environ).bounces
 
 
 # Development only (publisher-serve requires a configured secret): kept in a file of the checkout,
@@ -526,53 +436,37 @@ def bounce_settings(environ: Mapping[str, str] | None = None) -> BounceSettings:
 DEVELOPMENT_FORM_SECRET_FILE = Path(".states") / "form-secret"
 
 
-def form_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The secrets that sign the contact form's tokens: the first signs, all are accepted.
-    Unset: the checkout's development secret."""
-    return _settings(environ).form_secrets or (_development_form_secret(),)
+def form_secrets() -> tuple[str, ...]:
+    """The secrets that sign the contact form's tokens (the first signs); unset: the checkout's development one."""
+    return current().form_secrets or (_development_form_secret(),)
 
 
 @functools.cache
 def _development_form_secret() -> str:
-    """Made whole in a file of its own, then linked into place: a process starting at the same
-    moment finds either no file or the whole secret, never half of it."""
     try:
         return secret_made_once(DEVELOPMENT_FORM_SECRET_FILE)
     except OSError:
-        return _FORM_SECRET_OF_THIS_PROCESS  # a read-only checkout: this process's own
+        return secrets.token_urlsafe(32)  # a read-only checkout: this process's own (cached)
 
 
-_FORM_SECRET_OF_THIS_PROCESS = secrets.token_urlsafe(32)
-
-
-def require_form_secret(environ: Mapping[str, str] | None = None) -> None:
-    """The production server's check: every worker and container must sign with one shared secret."""
-    if not _settings(environ).form_secrets:
+def require_form_secret(values: Settings) -> None:
+    """Every worker and container of the production server must sign with one shared secret."""
+    if not values.form_secrets:
         raise ConfigurationError(
-            f"{FORM_SECRET_VAR} is not set: the production server needs a random secret of at least "
-            f"{FORM_SECRET_MIN} characters, shared by every worker and container, that signs the contact "
-            f"form's question (e.g. the output of `openssl rand -hex 32`); or set {SECRETS_DIR_VAR} to a "
+            "PUBLISHER_FORM_SECRET is not set: the production server needs a random secret of at least "
+            f"{mail_config.SECRET_MIN} characters, shared by every worker and container, that signs the contact "
+            "form's question (e.g. the output of `openssl rand -hex 32`); or set PUBLISHER_SECRETS_DIR to a "
             "folder of this host's alone where the site makes one and keeps it, as the container image does"
         )
 
 
-def list_emails_on(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether this site runs the list itself: the embedded gateway, with SMTP to confirm addresses."""
-    return _settings(environ).list_emails_on
-
-
-def check_at_start() -> None:
-    """Read every setting once, so a malformed one stops start-up with an error naming it."""
-    current()
-
-
 def notes_at_start() -> list[str]:
-    """What an operator should hear at start-up although the site can run: settings it may want."""
+    """Settings an operator may want, said at start-up although the site can run."""
     values = current()
     notes = []
     if values.list_emails_on and values.mail is not None and values.mail.postal_address is None:
         notes.append(
-            f"{POSTAL_ADDRESS_VAR} is not set: list emails (the welcome email) go out without the sender's "
+            "PUBLISHER_POSTAL_ADDRESS is not set: list emails (the welcome email) go out without the sender's "
             "postal address, which the US CAN-SPAM Act asks of commercial email"
         )
     for name, path in values.made_secret_files.items():
@@ -581,3 +475,34 @@ def notes_at_start() -> list[str]:
             f"another container of this site needs the same one, as {name}{FILE_SUFFIX})"
         )
     return notes
+
+
+T = TypeVar("T")
+
+
+class PerProcess(Generic[T]):
+    """One object per process (a rate limiter, an outbox sender): made on first use by its factory,
+    or set by the code that runs it; replaced by tests."""
+
+    def __init__(self, make: Callable[[], T] | None = None):
+        self._make = make
+        self._value: T | None = None
+
+    def get(self) -> T:
+        if self._value is None:
+            if self._make is None:
+                raise LookupError("nothing is set here and there is no factory to make it")
+            self._value = self._make()
+        return self._value
+
+    def peek(self) -> T | None:
+        """The object if there is one, without making it."""
+        return self._value
+
+    def set(self, value: T | None) -> None:
+        self._value = value
+
+
+def worker_name() -> str:
+    """``host:pid:tag``, the holder of a lease: mail/campaign.py frees a dead process's leases by it."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"[:64]

@@ -1,6 +1,5 @@
-"""Everything the site says, in one place: a title, a bio, a sentence or a link changes here and
-nowhere else. The models check the content when it loads: an empty field or a malformed URL
-stops the build."""
+"""Everything the site says, in one place; the models check it when it loads (an empty field or a
+malformed URL stops the build)."""
 
 from publisher.content.authors import AUTHORS, author_by_name
 from publisher.content.books import BOOKS
@@ -11,8 +10,6 @@ from publisher.content.site import (
     LOGO_IMAGE,
     SHARE_IMAGE,
     SHARE_IMAGE_ALT,
-    SHARE_IMAGE_HEIGHT,
-    SHARE_IMAGE_WIDTH,
     SOCIAL_LINKS,
     TAGLINE,
 )
@@ -25,8 +22,6 @@ __all__ = [
     "LOGO_IMAGE",
     "SHARE_IMAGE",
     "SHARE_IMAGE_ALT",
-    "SHARE_IMAGE_HEIGHT",
-    "SHARE_IMAGE_WIDTH",
     "SOCIAL_LINKS",
     "TAGLINE",
     "Author",

@@ -98,8 +98,6 @@ WEEKS_CHART = (
 
 # Visits (publisher/visits/, docs/dashboard.md): counted by the server, shown as aggregates.
 VISITS = "Visits"
-CHART_VISITORS = "Visitors"  # the visits chart's legend, the only words inside a chart
-CHART_PAGE_VIEWS = "Page views"
 VISITS_CHART = (
     "Visitors (solid line) and page views (dashed) per day, the {days} days to {last}: {latest} visitors and "
     "{latest_views} page views on the last day, at most {top} visitors on one day; {views} page views in all."
@@ -122,13 +120,12 @@ NO_SCRIPT_NOTE = (
     "JavaScript are not counted (they still reach the store)."
 )
 VISITS_OFF = "Visits are not counted on this site: PUBLISHER_VISITS is off."
-DIRECT = "(direct)"  # a source: no Referer
-# Column headings of the Visits tables (a phone shows each beside its value).
+# Column headings of the Visits tables (a phone shows each beside its value); the first two, the chart's legend.
+COLUMN_VISITORS = "Visitors"
+COLUMN_PAGE_VIEWS = "Page views"
 COLUMN_PAGE = "Page"
 COLUMN_SOURCE = "Source"
 COLUMN_CAMPAIGN = "Campaign"
-COLUMN_VISITORS = "Visitors"
-COLUMN_PAGE_VIEWS = "Page views"
 COLUMN_ARRIVALS = "Arrivals"
 COLUMN_BOOK = "Book"
 COLUMN_STORE = "Store"

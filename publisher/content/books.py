@@ -101,7 +101,7 @@ BOOKS: tuple[Book, ...] = (
 
 def latest_first(books: tuple[Book, ...]) -> tuple[Book, ...]:
     """Newest first where publication dates are given; the others after them, in the content's order."""
-    # `or date.min` is never used (the undated are left out): it tells the type checker the key is a date.
+    # `or date.min` only for the type checker: the undated are filtered out.
     dated = sorted((b for b in books if b.publication_date), key=lambda b: b.publication_date or date.min, reverse=True)
     return (*dated, *(b for b in books if not b.publication_date))
 

@@ -1,6 +1,5 @@
-"""The site's images as the build serves them (docs/content.md): every variant's name carries its
-source's content hash, so files are immutable. At run time in the image, without ``assets/``,
-sizes and hashes come from the manifest the build writes (``.web/backend/images.json``)."""
+"""The site's images as the build serves them: each variant's name carries its source's content
+hash (immutable files); without ``assets/`` (the image), sizes and hashes come from the build's manifest."""
 
 from __future__ import annotations
 
@@ -17,12 +16,11 @@ from publisher import content
 
 ASSETS_DIR = Path("assets")
 MANIFEST = Path(".web") / "backend" / "images.json"
-# A checkout or an editable install; in the image, the venv's site-packages (no assets there).
 PROJECT_DIR = Path(__file__).resolve().parents[2]
-VARIANTS_URL = "/images/variants"  # under the build's root, and .web/public while building
+VARIANTS_URL = "/images/variants"
 RASTER_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
 
-# The CSS widths each place shows an image at (web/components/pictures.py), 1x and 2x screens.
+# The CSS widths each place shows an image at, for 1x and 2x screens.
 COVER_WIDTHS = (240, 320, 480, 640)
 PORTRAIT_WIDTHS = (160, 192, 320, 384)
 SHARE_WIDTH, SHARE_HEIGHT = 1200, 630
@@ -32,13 +30,11 @@ MIME = {"avif": "image/avif", "webp": "image/webp", "jpg": "image/jpeg", "png": 
 
 
 class ImageProblem(RuntimeError):
-    """An image the content names cannot be used; the message names it and says why."""
+    """An image the content names cannot be used: the message says which and why."""
 
 
 @dataclass(frozen=True)
 class ImageInfo:
-    """What the markup and the build need to know of a source image."""
-
     src: str  # as the content names it: "/images/covers/x.jpg", under assets/
     width: int
     height: int
@@ -75,7 +71,7 @@ class ImageInfo:
 
 
 def largest_url(src: str, widths: Iterable[int]) -> str:
-    """The biggest file the site serves of an image (structured data, the feed): its largest fallback."""
+    """The biggest file the site serves of an image: its largest fallback."""
     info = describe(src)
     return src if info.is_svg else info.variant_url(info.widths(widths)[-1], info.fallback)
 
@@ -87,8 +83,8 @@ def source_path(src: str) -> Path:
 
 
 def describe(src: str) -> ImageInfo:
-    """The image's size and content hash, from its file or the build's manifest: in the working
-    directory, else in the project beside the package (a command run from elsewhere finds them too)."""
+    """The image's size and content hash, from its file or the build's manifest, in the working
+    directory, else in the project beside the package (for a command run from elsewhere)."""
     relative = source_path(src)
     for root in _roots():
         path = root / relative
@@ -103,14 +99,12 @@ def describe(src: str) -> ImageInfo:
 
 
 def _roots() -> tuple[Path, ...]:
-    """The working directory, then the project beside the package when that is elsewhere."""
     here = Path()
     return (here,) if here.resolve() == PROJECT_DIR else (here, PROJECT_DIR)
 
 
 @lru_cache(maxsize=64)
 def _read(src: str, path: Path, _mtime_ns: int, _size: int) -> ImageInfo:
-    """Read once per version of the file (its modification time and size are part of the key)."""
     data = path.read_bytes()
     digest = hashlib.sha256(data + ENCODING.encode()).hexdigest()[:12]
     suffix = path.suffix.lower()
@@ -119,8 +113,6 @@ def _read(src: str, path: Path, _mtime_ns: int, _size: int) -> ImageInfo:
         return ImageInfo(src, width, height, digest)
     if suffix not in RASTER_SUFFIXES:
         raise ImageProblem(f"{src!r}: use a JPEG, PNG, WebP or SVG image")
-    # Pillow only here: sizes are read from files at build time; the container image has
-    # neither the files nor Pillow (Dockerfile), and reads them from the manifest.
     from PIL import Image, ImageOps  # noqa: PLC0415 - build-only dependency, absent from the image
 
     try:
@@ -154,20 +146,14 @@ def write_manifest(infos: Iterable[ImageInfo], path: Path | None = None) -> None
     path.write_text(json.dumps({info.src: asdict(info) for info in infos}, indent=2) + "\n")
 
 
-# --- What the build makes ------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Wanted:
-    """One source image and what the site shows it as."""
-
     info: ImageInfo
     widths: tuple[int, ...] = ()  # CSS-pixel widths at 1x and 2x: the variants
     share: bool = False  # also a 1200x630 share image
 
 
 def site_images() -> list[Wanted]:
-    """Every image the site's pages show, and as what: the books' covers and the authors' portraits."""
     covers = [Wanted(describe(book.cover_image), COVER_WIDTHS, share=True) for book in content.BOOKS]
     return covers + [Wanted(describe(author.author_image), PORTRAIT_WIDTHS) for author in content.AUTHORS]
 

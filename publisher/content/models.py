@@ -36,8 +36,7 @@ LANGUAGES = {"en": "English"}
 
 
 class Book(_Content):
-    """A book: its card on Home and its own page, /books/<slug>. An edition detail the publisher has not
-    given is left out of the page and its metadata, never filled in."""
+    """A book: its card on Home and its own page; an edition detail not given is left out, never made up."""
 
     slug: Slug
     title: str = NonEmpty
@@ -72,7 +71,6 @@ class Book(_Content):
 
     @property
     def page_path(self) -> str:
-        """Where the book's own page is."""
         return f"{BOOK_PAGES}/{self.slug}"
 
     @property
@@ -99,13 +97,11 @@ class SocialLink(_Content):
 
 @dataclass(frozen=True)
 class PageCopy:
-    """What one page says: its title and description for search results and link previews,
-    its keywords, and its heading and introduction on the page."""
+    """What one page says: for search results and link previews, and on the page."""
 
     title: str  # the brand is added unless the title names it (seo.full_title)
     description: str
     keywords: tuple[str, ...]
     heading: str
     intro: str
-    # The page's name in the navigation and in breadcrumbs ("Home > About").
-    short_name: str
+    short_name: str  # in the navigation and breadcrumbs

@@ -6,15 +6,9 @@ from publisher.content.models import SocialLink
 
 BRAND_NAME = "Animals We Confuse"
 TAGLINE = "Animals We Confuse!"
-SITE_DESCRIPTION = (
-    "Illustrated books, coloring books and puzzle books about the look-alike "
-    "animals people mix up, starting with the guinea pig and the hamster."
-)
 LOGO_IMAGE = "/logo.svg"
-SHARE_IMAGE = "/images/og-default.png"  # 1200x630 PNG, the default share image
+SHARE_IMAGE = "/images/og-default.png"  # a PNG of content/images.py's share size
 SHARE_IMAGE_ALT = "The Animals We Confuse logo: a guinea pig and a hamster side by side"
-SHARE_IMAGE_WIDTH = 1200
-SHARE_IMAGE_HEIGHT = 630
 AFFILIATE_NOTE = (
     "Some links on this site are affiliate links: if you buy through them, we may "
     "earn a small commission at no extra cost to you."

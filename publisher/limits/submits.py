@@ -14,14 +14,11 @@ from limits.aio.storage import RedisStorage, Storage
 from limits.aio.strategies import FixedWindowRateLimiter
 
 from publisher.config import settings
-from publisher.content.form_copy import TOO_MANY_ATTEMPTS
-from publisher.per_process import PerProcess
+from publisher.config.settings import PerProcess
 from publisher.reflex_internals.state_managers import shared_redis
 from publisher.rules.visitor_limits import PER_ADDRESS, PER_CLIENT, Limit, address_key
 
 logger = logging.getLogger(__name__)
-
-__all__ = ["PER_ADDRESS", "PER_CLIENT", "TOO_MANY_ATTEMPTS", "Limit", "Limiter", "address_key", "shared_limiter"]
 
 # Expired windows are swept out of this process's counts at most this often (see MemoryStorage).
 SWEEP_EVERY_S = 60.0
@@ -111,11 +108,11 @@ shared_storage: PerProcess[Storage] = PerProcess(configured_storage)
 
 def configured_limiter() -> Limiter:
     """The forms' limits from the settings, counted in the shared storage."""
-    overrides = settings.rate_limits()
+    values = settings.current()
     return Limiter(
         shared_storage.get(),
-        per_client=Limit(*overrides["client"]) if overrides["client"] else PER_CLIENT,
-        per_address=Limit(*overrides["address"]) if overrides["address"] else PER_ADDRESS,
+        per_client=Limit(*values.rate_limit_client) if values.rate_limit_client else PER_CLIENT,
+        per_address=Limit(*values.rate_limit_address) if values.rate_limit_address else PER_ADDRESS,
     )
 
 

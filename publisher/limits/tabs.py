@@ -1,21 +1,28 @@
-"""Who may open the event channel: tabs that never submit would fill a worker's memory unseen by the
-submit limits (docs/security.md, "Open tabs"). An open tab's entry expires unless its worker renews it,
-so a crashed worker's places come back within a minute. A log never names a tab's token."""
+"""Who may open the event channel, and how long a closed tab's state stays: tabs that never submit would
+fill a worker's memory (or Redis) unseen by the submit limits (docs/security.md, "Open tabs"). An open
+tab's entry expires unless its worker renews it. A log never names a tab's token."""
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import gc
 import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Any
+
+from reflex_base import config as reflex_config
 
 from publisher.config import settings
-from publisher.config.settings import TabLimits
-from publisher.per_process import PerProcess
+from publisher.config.settings import PerProcess, TabLimits
+from publisher.reflex_internals import state_managers
 from publisher.reflex_internals.state_managers import shared_redis
+
+if TYPE_CHECKING:
+    from reflex.app import App
 
 logger = logging.getLogger(__name__)
 
@@ -38,23 +45,6 @@ NEAR_FULL = 0.9
 FAIR_FLOOR = 4
 
 ONE_ADDRESS_WARNING = "the site sees every visitor as one address: set REFLEX_TRUSTED_PROXY_HOPS"
-
-
-class OpenTabs(Protocol):
-    """The per-address counts, in the process or in Redis."""
-
-    async def open(self, address: str, tab: str, now: float, limits: TabLimits) -> str | None:
-        """Count the tab as open unless a limit refuses it; the refusal, or None."""
-
-    async def close(self, address: str, tab: str) -> None: ...
-
-    async def renew(self, tabs: Mapping[str, str], now: float) -> None:
-        """Keep these open tabs (tab -> address) counted for another ``ENTRY_TTL_S``."""
-
-    async def engage(self, token: str, now: float, keep_s: float) -> None:
-        """Remember that this tab submitted something (its state is kept normally)."""
-
-    async def engaged(self, token: str, now: float) -> bool: ...
 
 
 def _window(now: float) -> int:
@@ -169,6 +159,11 @@ class RedisTabs:
         return bool(await self._redis.exists(f"publisher:tabs:engaged:{token}"))
 
 
+# The per-address counts, in the process or in Redis: ``open`` counts a tab unless a limit refuses it
+# (the refusal, or None); ``renew`` keeps open tabs (tab -> address) counted another ENTRY_TTL_S.
+OpenTabs = MemoryTabs | RedisTabs
+
+
 class TabGate:
     """One worker's door: its open tabs, the shared counts, the heartbeat that renews them."""
 
@@ -252,7 +247,96 @@ class TabGate:
 
 def configured_gate() -> TabGate:
     redis = shared_redis()
-    return TabGate(RedisTabs(redis) if redis is not None else MemoryTabs(), settings.tab_limits())
+    return TabGate(RedisTabs(redis) if redis is not None else MemoryTabs(), settings.current().tabs)
 
 
 shared_gate: PerProcess[TabGate] = PerProcess(configured_gate)
+
+
+# A closed tab that never submitted keeps its state this long; one that submitted keeps Reflex's hour,
+# so a page that reconnects still finds its success alert.
+CLOSED_TAB_KEEP_S = 180
+
+# The app (publisher.py installs it), whose state manager holds the tabs: never imported here.
+installed_app: PerProcess[App] = PerProcess()
+# What a page keeps for an open tab in this worker's memory instead of the tab's stored state
+# (the dashboard's action waiting for its "Yes", whose target may be an address): by client
+# token, dropped when the tab's channel closes here (``closed``). A tab's channel, and so its
+# events, stay on one worker while it is open.
+tab_memory: PerProcess[dict[str, dict[str, Any]]] = PerProcess(dict)
+
+
+def keep_s() -> int:
+    """Reflex's expiry of a tab's state (a submitted tab keeps it)."""
+    return reflex_config.get_config().redis_token_expiration
+
+
+async def engage(token: str) -> None:
+    """The tab submitted something: keep its state as long as Reflex would."""
+    if not token:
+        return
+    try:
+        await shared_gate.get().store.engage(token, time.time(), keep_s())
+    except Exception as exc:  # noqa: BLE001 - at worst the state goes early; the submit itself goes on
+        logger.warning("Could not mark a tab as engaged (%s)", type(exc).__name__)
+
+
+async def opened(token: str) -> None:
+    """A tab connects (again): in Redis its state keys get Reflex's expiry back."""
+    manager = installed_app.get().state_manager
+    if token and isinstance(manager, state_managers.StateManagerRedis):
+        try:
+            await state_managers.expire_keys(manager, token, keep_s())
+        except Exception as exc:  # noqa: BLE001 - Reflex's own writes still set its expiry on each change
+            logger.warning("Could not restore a tab's state expiry (%s)", type(exc).__name__)
+
+
+async def closed(token: str) -> None:
+    """The tab's event channel closed: what a page kept for it in memory goes, and a tab that never
+    submitted keeps its state briefly."""
+    tab_memory.get().pop(token, None)
+    gate = shared_gate.get()
+    if not token or gate.token_open(token):
+        return  # the same tab is connected again here
+    try:
+        if await gate.store.engaged(token, time.time()):
+            return
+        if await state_managers.expire_soon(installed_app.get().state_manager, token, CLOSED_TAB_KEEP_S):
+            memory_back.after(CLOSED_TAB_KEEP_S + HAND_BACK_AFTER_S)
+    except Exception as exc:  # noqa: BLE001 - the state then expires at Reflex's time
+        logger.warning("Could not shorten a closed tab's state (%s)", type(exc).__name__)
+
+
+class MemoryBack:
+    """Hands the memory of dropped states back to the system: Python keeps freed memory for its own reuse,
+    so after a flood of tabs the process would stay at its peak (a collection, then ``malloc_trim``)."""
+
+    def __init__(self):
+        self._timer: asyncio.TimerHandle | None = None
+        self._due = 0.0
+        self._trim: Callable[[int], int] | None
+        try:  # glibc's malloc_trim (the image is Debian), or none elsewhere
+            self._trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            self._trim = None
+
+    def after(self, delay_s: float) -> None:
+        loop = asyncio.get_running_loop()
+        self._due = max(self._due, loop.time() + delay_s)
+        if self._timer is None:
+            self._timer = loop.call_at(self._due, self._hand_back)
+
+    def _hand_back(self) -> None:
+        started = time.perf_counter()
+        gc.collect()
+        if self._trim is not None:
+            self._trim(0)
+        took_ms = (time.perf_counter() - started) * 1000
+        logger.info("Closed tabs' states dropped; memory handed back in %.0f ms", took_ms)
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_at(self._due, self._hand_back) if self._due > loop.time() + 1 else None
+
+
+memory_back = MemoryBack()
+# The disk manager's loop drops an expired state within its 2 s debounce.
+HAND_BACK_AFTER_S = 5

@@ -1,28 +1,31 @@
 """The contact form's tokens are single use: a nonce once used is remembered until the token expires,
-in Redis (``SET NX``: of two racing submits one wins), else the embedded gateway's database, else
-this process (forgotten at a restart: such a site runs one worker)."""
+in the embedded gateway's database, else as a window of one hit in the limits' storage (Redis: of two
+racing submits one wins; else this process, forgotten at a restart: such a site runs one worker)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from limits import RateLimitItemPerSecond
+from limits.aio.storage import Storage
+from limits.aio.strategies import FixedWindowRateLimiter
+
 from publisher.config import settings
-from publisher.per_process import PerProcess
+from publisher.config.settings import PerProcess
+from publisher.limits import submits
 from publisher.reflex_internals.state_managers import shared_redis
 from publisher.rules.form_tokens import VALID_FOR_MS
-from publisher.storage import used_form_tokens
-from publisher.storage.tables import utc_now
+from publisher.storage import tables
 
 logger = logging.getLogger(__name__)
 
 # Kept a little longer than a token lives, so a used one never comes back to life.
 _REMEMBER_S = VALID_FOR_MS // 1000 + 60
-_KEY_PREFIX = "publisher:form-token:"
+ONCE = RateLimitItemPerSecond(1, _REMEMBER_S)
 
 
 class UsedTokens(Protocol):
@@ -30,39 +33,27 @@ class UsedTokens(Protocol):
         """Mark ``nonce`` used; True when nobody had used it before."""
 
 
-class MemoryUsedTokens:
-    def __init__(self, clock=time.monotonic):
-        self._used: dict[str, float] = {}
-        self._clock = clock
+class WindowUsedTokens:
+    """A nonce is a window of one hit: the first hit is its first use (Redis counts atomically)."""
+
+    def __init__(self, storage: Storage | None = None):
+        self.storage = storage if storage is not None else submits.MemoryStorage()
+        self._windows = FixedWindowRateLimiter(self.storage)
 
     async def first_use(self, nonce: str) -> bool:
-        now = self._clock()
-        if len(self._used) > 10_000:
-            self._used = {key: until for key, until in self._used.items() if until > now}
-        if self._used.get(nonce, 0.0) > now:
-            return False
-        self._used[nonce] = now + _REMEMBER_S
-        return True
-
-
-class RedisUsedTokens:
-    def __init__(self, redis):
-        self._redis = redis
-
-    async def first_use(self, nonce: str) -> bool:
-        return bool(await self._redis.set(_KEY_PREFIX + nonce, 1, nx=True, ex=_REMEMBER_S))
+        return await self._windows.hit(ONCE, "form-token", nonce)
 
 
 class DatabaseUsedTokens:
     """In the embedded gateway's database (``db_url``: Reflex's, REFLEX_DB_URL, unless a test's)."""
 
-    def __init__(self, db_url: str | None = None, clock: Callable[[], datetime] = utc_now):
+    def __init__(self, db_url: str | None = None, clock: Callable[[], datetime] = tables.utc_now):
         self._db_url = db_url
         self._clock = clock
 
     async def first_use(self, nonce: str) -> bool:
         return await asyncio.to_thread(
-            used_form_tokens.first_use, nonce, timedelta(seconds=_REMEMBER_S), self._clock(), self._db_url
+            tables.first_token_use, nonce, timedelta(seconds=_REMEMBER_S), self._clock(), self._db_url
         )
 
 
@@ -78,12 +69,9 @@ async def first_use(nonce: str) -> bool:
 
 def configured_store() -> UsedTokens:
     """Redis when Reflex uses it, else the embedded gateway's database, else this process."""
-    redis = shared_redis()
-    if redis is not None:
-        return RedisUsedTokens(redis)
-    if settings.gateway_url() is None:
+    if shared_redis() is None and settings.current().gateway_url is None:
         return DatabaseUsedTokens()
-    return MemoryUsedTokens()
+    return WindowUsedTokens(submits.shared_storage.get())
 
 
 shared_used_tokens: PerProcess[UsedTokens] = PerProcess(configured_store)

@@ -1,6 +1,5 @@
-"""``publisher-gateway announce SLUG`` and ``campaigns``: what the operator sees of a campaign. The command
-sends too, so it works with no site running. All it says goes to standard error: it is messages, not
-data, so none of it lands in a file or pipe its standard output was sent to."""
+"""``publisher-gateway announce SLUG`` and ``campaigns``. The command sends too, so it works with no site
+running; all it says goes to standard error (messages, not data for a file or pipe)."""
 
 from __future__ import annotations
 
@@ -14,13 +13,13 @@ from urllib.parse import urlsplit
 
 import email_validator
 
-from publisher import content
-from publisher.config import settings
+from publisher import content, returns
+from publisher.config import mail_config, settings
 from publisher.config.settings import MailSettings
 from publisher.content import books
-from publisher.mail import campaign, headers, mailer, outbox, release_email
-from publisher.rules import list_links
-from publisher.rules.validation import for_terminal
+from publisher.mail import campaign, mailer, outbox, release_email
+from publisher.rules import list_rules
+from publisher.rules.form_fields import for_terminal
 from publisher.storage import bounce_records, campaigns, tables
 
 FOLLOW_POLL_S = 0.5
@@ -38,19 +37,19 @@ def _when(moment) -> str:
 
 def required_settings() -> MailSettings:
     """Every setting a release email needs, or Refused naming what is missing."""
-    mail = settings.mail_settings()
-    if settings.gateway_url() is not None:
+    mail = settings.current().mail
+    if settings.current().gateway_url is not None:
         raise Refused(
-            f"{settings.GATEWAY_URL_VAR} is set: the cloud gateway keeps the list and sends its emails, not this site."
+            "PUBLISHER_GATEWAY_URL is set: the cloud gateway keeps the list and sends its emails, not this site."
         )
     if mail is None:
         raise Refused(
-            f"{settings.SMTP_URL_VAR} is not set: release emails need an SMTP server "
-            f"(and {settings.MAIL_FROM_VAR}, {settings.POSTAL_ADDRESS_VAR})."
+            "PUBLISHER_SMTP_URL is not set: release emails need an SMTP server "
+            "(and PUBLISHER_MAIL_FROM, PUBLISHER_POSTAL_ADDRESS)."
         )
     if mail.postal_address is None:
         raise Refused(
-            f"{settings.POSTAL_ADDRESS_VAR} is not set: every release email carries the sender's postal address "
+            "PUBLISHER_POSTAL_ADDRESS is not set: every release email carries the sender's postal address "
             "(the US CAN-SPAM Act asks for it in commercial email). Nothing was sent."
         )
     return mail
@@ -65,21 +64,11 @@ def find_book(slug: str) -> content.Book:
 
 
 def start_campaign(slug: str, mail: MailSettings, book: content.Book) -> tables.Campaign | None:
-    """Queue a book's release email to every confirmed reader, once: the new campaign, or None when the
-    book has one already."""
+    """Queue a book's release email to every confirmed reader, once (None: the book has its campaign)."""
     subject = release_email.subject(book)
     return campaigns.create_campaign(
         slug, subject, lambda _reader: mailer.new_message_id(mail), tables.utc_now(), outbox.RETRY_FOR
     )
-
-
-def resume_campaign(slug: str) -> bool:
-    """Send a paused campaign's rest (its pause thresholds then judge only what comes after); False when
-    it is not paused."""
-    item = campaigns.find_campaign(slug)
-    if item is None or item.status != tables.PAUSED:
-        return False
-    return campaigns.set_campaign_status(_id(item), tables.SENDING)
 
 
 async def send_test(mail: MailSettings, book: content.Book, address: str) -> None:
@@ -87,13 +76,14 @@ async def send_test(mail: MailSettings, book: content.Book, address: str) -> Non
     message = release_email.PreparedRelease(mail, book, site=site, test=True).message(
         name="",
         email=address,
-        unsubscribe_link=list_links.unsubscribe_url(site, mail.list_secret, TEST_LINK_KEY),
+        unsubscribe_link=list_rules.unsubscribe_url(site, mail.list_secret, TEST_LINK_KEY),
         moment=tables.utc_now(),
         message_id=mailer.new_message_id(mail),
     )
     session = mailer.SmtpSession(mail)
     try:
-        await session.send(message, address)
+        await session.begin(address)
+        await session.finish(message)
     finally:
         await session.close()
 
@@ -119,7 +109,7 @@ def _progress():
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("sent {task.fields[sent]}, failed {task.fields[failed]}, left {task.fields[left]}"),
+        TextColumn("sent {task.fields[sent]}, failed {task.fields[failed]}, left {task.fields[pending]}"),
         TextColumn("{task.fields[rate]:.1f}/s"),
         TimeRemainingColumn(),
         console=Console(stderr=True),  # progress is a message: never on standard output
@@ -134,7 +124,7 @@ async def follow(item: tables.Campaign, mail: MailSettings, out: TextIO) -> int:
     sending = asyncio.create_task(_keep_sending(sender, item.id))
     started, first_done = time.monotonic(), None
     progress = _progress()
-    task = progress.add_task(item.book_slug, total=item.recipients, sent=0, failed=0, left=item.recipients, rate=0.0)
+    task = progress.add_task(item.book_slug, total=item.recipients, sent=0, failed=0, pending=item.recipients, rate=0.0)
     try:
         with progress:
             while True:
@@ -143,14 +133,7 @@ async def follow(item: tables.Campaign, mail: MailSettings, out: TextIO) -> int:
                 first_done = done if first_done is None else first_done
                 elapsed = time.monotonic() - started
                 rate = (done - first_done) / elapsed if elapsed > 0 else 0.0
-                progress.update(
-                    task,
-                    completed=done,
-                    sent=counts[tables.SENT],
-                    failed=counts[tables.FAILED],
-                    left=counts[tables.PENDING],
-                    rate=rate,
-                )
+                progress.update(task, completed=done, rate=rate, **counts)  # the columns name the counts' keys
                 state = await asyncio.to_thread(campaigns.get_campaign, item.id)
                 assert state is not None  # a campaign is never deleted
                 if state.status != tables.SENDING or sending.done():
@@ -239,7 +222,7 @@ def announce(
         print(f"publisher-gateway: {refused}", file=sys.stderr)
         return 2
     site = settings.site_url()
-    if settings.is_loopback(urlsplit(site).hostname or ""):
+    if mail_config.is_loopback(urlsplit(site).hostname or ""):
         out.write(f"Note: REFLEX_DEPLOY_URL is {site}: the links in these emails lead to this machine.\n")
     if test_to is not None:
         return send_test_copy(mail, book, test_to, out)
@@ -267,10 +250,10 @@ def send_test_copy(mail: MailSettings, book: content.Book, test_to: str, out: Te
         return 2
     try:
         asyncio.run(send_test(mail, book, address))
-    except mailer.DeliveryFailed as failure:
+    except returns.DeliveryFailed as failure:
         print(f"publisher-gateway: the test copy was not sent: {failure.reason}", file=sys.stderr)
         return 1
-    except headers.UnsafeHeaders as unsafe:
+    except mailer.UnsafeHeaders as unsafe:
         print(f"publisher-gateway: the test copy was {unsafe}", file=sys.stderr)
         return 1
     out.write(f"Sent a test copy of {release_email.subject(book)!r} to {address}. Nothing was recorded.\n")
@@ -280,8 +263,7 @@ def send_test_copy(mail: MailSettings, book: content.Book, test_to: str, out: Te
 def _campaign_to_follow(
     slug: str, mail: MailSettings, book: content.Book, out: TextIO, asking: Asking
 ) -> tables.Campaign:
-    """The book's campaign, new (asked first), resumed (asked first) or going on; Stopped when
-    there is nothing to follow."""
+    """The book's campaign, new or resumed (asked first) or going on; Stopped: nothing to follow."""
     item = campaigns.find_campaign(slug)
     if item is None:
         return _new_campaign(slug, mail, book, out, asking)
@@ -298,7 +280,7 @@ def _campaign_to_follow(
             f"    {describe_counts(_counts(item))}; {describe_returns(_id(item))}\n"
         )
         asking.agree("Resume it? [y/N] ", "resume it", "It stays paused. Nothing was sent.\n", out)
-        resume_campaign(slug)
+        campaigns.set_campaign_status(_id(item), tables.SENDING)  # the thresholds then judge what comes after
         out.write(f"Campaign #{item.id} resumed (it was paused: {for_terminal(item.paused_reason or '')}).\n")
     out.write(f"Continuing campaign #{item.id} of {_when(item.created_at)}: {describe_counts(_counts(item))}.\n")
     return item
@@ -342,10 +324,11 @@ def rate(count: int, sent: int) -> str:
 
 def describe_returns(campaign_id: int) -> str:
     """What came back from a campaign's emails, and its rates (in % of the emails sent)."""
-    returns = bounce_records.campaign_returns(campaign_id)
+    came_back = bounce_records.campaign_returns(campaign_id)
+    hard, complaints, sent = came_back.hard, came_back.complaints, came_back.sent
     return (
-        f"{returns.hard} hard bounces, {returns.soft} soft bounces, {returns.complaints} complaints "
-        f"(bounce rate {rate(returns.hard, returns.sent)}, complaint rate {rate(returns.complaints, returns.sent)})"
+        f"{hard} hard bounces, {came_back.soft} soft bounces, {complaints} complaints "
+        f"(bounce rate {rate(hard, sent)}, complaint rate {rate(complaints, sent)})"
     )
 
 
@@ -367,8 +350,7 @@ def write_campaigns(out: TextIO) -> None:
 
 
 def pause(slug: str, reason: str) -> bool:
-    """Pause a book's campaign while it sends (the batch under way stops before its next email); False
-    when the book has no campaign sending."""
+    """Pause a book's campaign while it sends; False when the book has no campaign sending."""
     item = campaigns.find_campaign(slug)
     if item is None or item.status != tables.SENDING:
         return False

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import os
 import socket
@@ -16,11 +15,10 @@ from datetime import datetime, timedelta
 
 from publisher import returns
 from publisher.config import settings
-from publisher.config.settings import MailSettings
+from publisher.config.settings import MailSettings, worker_name
 from publisher.content import books
-from publisher.mail import headers, mailer, outbox, release_email
-from publisher.per_process import worker_name
-from publisher.rules import list_links
+from publisher.mail import mailer, outbox, release_email
+from publisher.rules import list_rules
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records, campaigns, queue, tables
 
@@ -34,12 +32,8 @@ BATCH_MAX = 50
 BATCH_SECONDS = 5.0  # a batch is about this long at the throttle's pace
 
 
-# --- The rules (pure, with the clock given). ---
-
-
 def reserve_slots(next_free: datetime | None, now: datetime, count: int, rate: float) -> tuple[datetime, datetime]:
-    """``count`` sending slots from the site's next free one: (the first, the next free after them). Never
-    in the past, so an idle site saves up no burst; ``rate`` 0: no limit."""
+    """``count`` slots from the site's next free one, never in the past (an idle site saves up no burst)."""
     if rate <= 0:
         return now, now
     first = max(next_free or now, now)
@@ -115,9 +109,6 @@ def free_dead_leases(db_url: str | None = None) -> int:
     return queue.release_leases_of(dead, db_url)
 
 
-# --- Sending. ---
-
-
 class Paused(Exception):
     """The campaign was paused: too many failures in a row."""
 
@@ -147,7 +138,7 @@ class ReleaseSender:
         self.site = site or settings.site_url()
         self.session = mailer.SmtpSession(mail)
         self.streak = FailureStreak()
-        self._campaigns: dict[int, tables.Campaign] = {}
+        self._campaigns: dict[int, tables.Campaign | None] = {}
         self._emails: dict[int, release_email.PreparedRelease | None] = {}
         self._held: list[int] = []
         self._lease_until: datetime | None = None
@@ -156,7 +147,7 @@ class ReleaseSender:
         self._marked: int | None = None  # the job marked in flight (queue.begin_sending), not yet finished
 
     async def send_batch(self) -> int:
-        """Claim and send one batch; how many jobs it held (0: nothing due)."""
+        """Claim and send one batch; how many jobs it held."""
         now = self.clock()
         batch = await asyncio.to_thread(
             campaigns.claim_release_batch, self.worker, now, LEASE, batch_size(self.mail.send_rate), self.db_url
@@ -205,8 +196,8 @@ class ReleaseSender:
                     await asyncio.shield(reading)
             if self._held:  # stopped early: the rest go back at once
                 held, self._held = self._held, []
-                release = functools.partial(queue.release_leases, marked=self._marked)
-                await asyncio.shield(asyncio.to_thread(release, held, self.worker, self.db_url))
+                releasing = asyncio.to_thread(queue.release_leases, held, self.worker, self.db_url, marked=self._marked)
+                await asyncio.shield(releasing)
             self._marked = None
         # A release job (claim_release_batch) always names its campaign.
         for campaign_id in {delivery.campaign_id for delivery in batch if delivery.campaign_id is not None}:
@@ -238,8 +229,7 @@ class ReleaseSender:
         return handled
 
     async def _take_bounces(self, reports: list[bounce_records.Report], *, stop_if_paused: bool = False) -> None:
-        """Record the readers' bounces at sending time, and pause the campaign past its threshold:
-        then (``stop_if_paused``) this batch stops too, before its next email."""
+        """Record the readers' bounces (which may pause the campaign: then this batch stops too, if asked)."""
         recorded = await returns.take_at_sending(reports, self.db_url, "Campaign")
         if stop_if_paused:
             for campaign_id in {item.campaign_id for item in recorded if item.campaign_id is not None}:
@@ -255,8 +245,7 @@ class ReleaseSender:
             await self._renew_lease()
 
     async def _keep_lease(self) -> None:
-        """Renew the batch's lease every quarter lease, whatever one email takes (a slow server); a lost
-        lease stops the batch before its next email."""
+        """Renew the lease every quarter lease, whatever one email takes; a lost one stops the batch."""
         while True:
             await asyncio.sleep(LEASE.total_seconds() / 4)
             try:
@@ -268,8 +257,7 @@ class ReleaseSender:
                 logger.warning("Campaign: could not renew a batch's lease (%s)", type(exc).__name__)
 
     async def _renew_lease(self, *, now: bool = False) -> None:
-        """Keep the batch's jobs (when less than half the lease is left, or ``now``); LeaseLost when
-        some were no longer ours to renew: another sender has them now, and this batch must stop."""
+        """Keep the batch's jobs (under half the lease left, or ``now``); LeaseLost: another sender has some."""
         moment = self.clock()
         if not now and self._lease_until is not None and self._lease_until - moment > LEASE / 2:
             return
@@ -283,11 +271,8 @@ class ReleaseSender:
             )
 
     def _campaign(self, campaign_id: int) -> tables.Campaign | None:
-        if campaign_id not in self._campaigns:
-            found = campaigns.get_campaign(campaign_id, self.db_url)
-            if found is None:
-                return None
-            self._campaigns[campaign_id] = found
+        if campaign_id not in self._campaigns:  # a campaign is never deleted, and its row is read once
+            self._campaigns[campaign_id] = campaigns.get_campaign(campaign_id, self.db_url)
         return self._campaigns[campaign_id]
 
     def _read_status(self, delivery: queue.ClaimedDelivery | None) -> asyncio.Future:
@@ -320,7 +305,7 @@ class ReleaseSender:
         return prepared.message(
             name=reader.name,
             email=reader.email,
-            unsubscribe_link=list_links.unsubscribe_url(self.site, self.mail.list_secret, reader.link_key),
+            unsubscribe_link=list_rules.unsubscribe_url(self.site, self.mail.list_secret, reader.link_key),
             moment=self.clock(),
             message_id=delivery.message_id,
         )
@@ -330,33 +315,33 @@ class ReleaseSender:
     ) -> asyncio.Future:
         """Send one email if its reader still wants it; what reads the following reader's status. ``reading``
         (the previous record) reads this status, so it is the one at sending time."""
-        message, opening, unsafe = await self._open_envelope(delivery)
+        message, trouble = await self._open_envelope(delivery)
         status = await reading
         if status == tables.NOT_READ:  # the record could not read it
             status = await self._read_status(delivery)
         if status != ListStatus.CONFIRMED:
-            if message is not None and opening is None:
+            if message is not None and trouble is None:
                 await self.session.abandon()
             reason = "the reader was forgotten" if status is None else f"the reader is {status} now"
             await asyncio.to_thread(queue.mark_skipped, delivery.id, self.worker, reason, self.db_url)
             return self._read_status(following)
-        if unsafe is not None:
+        if isinstance(trouble, mailer.UnsafeHeaders):
             # This reader's copy alone fails, with the reason; not the server's fault, so it
             # counts toward no pause, and the campaign goes on.
-            await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, str(unsafe), self.db_url)
-            logger.error("Campaign: delivery #%s failed: %s", delivery.id, unsafe)
+            await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, str(trouble), self.db_url)
+            logger.error("Campaign: delivery #%s failed: %s", delivery.id, trouble)
             return self._read_status(following)
-        if message is None and opening is None:
+        if message is None and trouble is None:
             await asyncio.to_thread(
                 queue.mark_failed, delivery.id, self.worker, "the book is no longer in the content", self.db_url
             )
             return self._read_status(following)
         try:
-            if opening is not None:
-                raise opening
+            if trouble is not None:
+                raise trouble
             assert message is not None  # no message and no error returned above
             await self.session.finish(message)
-        except mailer.DeliveryFailed as failure:
+        except returns.DeliveryFailed as failure:
             await self._failed(delivery, failure)
             return self._read_status(following)
         except Exception as exc:  # noqa: BLE001 - as above
@@ -367,28 +352,23 @@ class ReleaseSender:
         await self._take_bounces(self.streak.success(), stop_if_paused=True)
         return recording
 
-    async def _open_envelope(
-        self, delivery: queue.ClaimedDelivery
-    ) -> tuple[bytes | None, mailer.DeliveryFailed | None, headers.UnsafeHeaders | None]:
-        """This reader's email built and its envelope opened: (message, None, None); else what stopped it
-        (the opening's failure, or headers refused), with the message if it was built."""
+    async def _open_envelope(self, delivery: queue.ClaimedDelivery) -> tuple[bytes | None, Exception | None]:
+        """This reader's email built and its envelope opened, or what stopped it (UnsafeHeaders or a
+        DeliveryFailed), with the message if it was built."""
         message: bytes | None = None
         try:
             message = self._build(delivery)
             if message is not None:
                 assert isinstance(delivery.source, tables.Subscriber)  # _build found the reader
                 await self.session.begin(delivery.source.email, mailer.return_path(self.mail, delivery.id))
-        except headers.UnsafeHeaders as refused:
-            return message, None, refused
-        except mailer.DeliveryFailed as failure:
-            return message, failure, None
+        except (mailer.UnsafeHeaders, returns.DeliveryFailed) as trouble:
+            return message, trouble
         except Exception as exc:  # noqa: BLE001 - this reader's email fails, the campaign goes on
-            return message, self._unexpected(exc), None
-        return message, None, None
+            return message, self._unexpected(exc)
+        return message, None
 
     def _record_sent(self, delivery: queue.ClaimedDelivery, following: queue.ClaimedDelivery | None) -> asyncio.Future:
-        """Record the email sent, read the following reader's status and mark their job in flight, in one
-        transaction before the next message goes."""
+        """Record the email sent, read the next reader's status, mark their job in flight: one transaction."""
         following_reader = following.source.id if following is not None and following.source is not None else None
         following_job = following.id if following is not None and following_reader is not None else None
         self._marked = following_job
@@ -398,14 +378,13 @@ class ReleaseSender:
             )
         )
 
-    def _unexpected(self, exc: Exception) -> mailer.DeliveryFailed:
-        """An error no rule foresaw: that email fails for good and the connection (in an unknown state) is
-        dropped; ten in a row pause the campaign like any failures."""
+    def _unexpected(self, exc: Exception) -> returns.DeliveryFailed:
+        """An error no rule foresaw: that email fails for good and the connection (state unknown) is dropped."""
         logger.error("Campaign: unexpected error building or sending an email", exc_info=exc)
         self.session.discard()
-        return mailer.DeliveryFailed(outbox.unexpected(exc), permanent=True)
+        return returns.DeliveryFailed(outbox.unexpected(exc), permanent=True)
 
-    async def _failed(self, delivery: queue.ClaimedDelivery, failure: mailer.DeliveryFailed) -> None:
+    async def _failed(self, delivery: queue.ClaimedDelivery, failure: returns.DeliveryFailed) -> None:
         assert delivery.campaign_id is not None  # a release job always names its campaign
         campaign = self._campaign(delivery.campaign_id)
         assert campaign is not None  # a campaign is never deleted
@@ -443,9 +422,8 @@ class ReleaseSender:
 
 async def run_in_backend(db_url: str | None = None) -> None:
     """The backend's lifespan task: each worker sends release jobs too (embedded gateway with SMTP)."""
-    if not settings.list_emails_on():
+    mail = settings.current().mail
+    # Without the postal address, only the command (which refuses) could start a release.
+    if not settings.current().list_emails_on or mail is None or mail.postal_address is None:
         return
-    mail = settings.mail_settings()
-    if mail is None or mail.postal_address is None:  # (None: list_emails_on() has just said there is one)
-        return  # without the postal address, only the command (which refuses) could start a release
-    await outbox.keep_sending(ReleaseSender(mail, db_url).send_due, "Campaign", asyncio.Event())
+    await returns.keep_running(ReleaseSender(mail, db_url).send_due, "Campaign", outbox.POLL_INTERVAL_S)

@@ -1,35 +1,252 @@
-"""The site's emails: built with the standard library, sent with aiosmtplib, DKIM-signed when configured.
-aiosmtplib, not smtplib in a thread: a task on the event loop is cancelled cleanly at shutdown (a thread
-blocked in smtplib is not), and a slow server costs no thread of the pool the storage uses."""
+"""The site's emails: built with the standard library, written here (visitor text never becomes a header
+line but through ``header_words``: CVE-2024-6923), sent with aiosmtplib (cancelled cleanly at shutdown,
+no thread held by a slow server), DKIM-signed when configured."""
 
 from __future__ import annotations
 
 import contextlib
+import re
 import secrets
 import ssl
+import unicodedata
+from collections.abc import Sequence
 from datetime import datetime
 from email import errors as email_errors
 from email import utils as email_utils
 from email.message import EmailMessage
+from email.policy import EmailPolicy
 
 import aiosmtplib
 
 from publisher.config.settings import MailSettings
 from publisher.content import list_copy
 from publisher.content.site import BRAND_NAME
-from publisher.mail import headers
-from publisher.mail.headers import WIRE, list_unsubscribe
-from publisher.rules import bounces, validation
+from publisher.returns import DeliveryFailed
+from publisher.rules import bounces, form_fields, list_rules
+from publisher.storage import tables
 
+# RFC 5322 2.1.1: a line MUST be at most 998 characters (without its CRLF), and SHOULD be at most 78.
+MAX_LINE_LENGTH = 998
+FOLD_AT = 78
+_FIELD_NAME = re.compile(r"[!-9;-~]+")  # RFC 5322 ftext
+# An address as a header carries it: a dot-atom local part, an ASCII domain (mailer.envelope_address).
+_ADDRESS = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9.-]+")
+# RFC 8058: a mail provider's POST to the List-Unsubscribe link unsubscribes at once.
+ONE_CLICK = "List-Unsubscribe=One-Click"
 # Connect, TLS handshake and each SMTP command: a server slower than this is retried later.
 SMTP_TIMEOUT_S = 30.0
 # The random bytes in a Message-ID's left part (128 bits, from the OS through ``secrets``).
 MESSAGE_ID_RANDOM_BYTES = 16
 
 
+def verbatim_header(name: str, value: str) -> bytes:
+    """``name: value`` and CRLF, the value exactly as given, folded only at a space outside ``<...>``. A
+    control character, anything non-ASCII or a line over 998 raises ValueError: nothing broken is written."""
+    if not _FIELD_NAME.fullmatch(name):
+        raise ValueError(f"not a header name: {name!r}")
+    if not (value.isascii() and value.isprintable()):
+        raise ValueError(
+            f"{name}: a header that carries a URL or a token must be printable ASCII on one line "
+            f"(no CR, LF or other control character, nothing non-ASCII), got {value!r}"
+        )
+    lines = _fold_outside_brackets(f"{name}: {value}", first_fold=len(name) + 2)
+    if (longest := max(len(line) for line in lines)) > MAX_LINE_LENGTH:
+        raise ValueError(
+            f"{name}: a line of {longest} characters is longer than RFC 5322's {MAX_LINE_LENGTH}, "
+            "and it cannot be folded outside its <...>; it is not sent broken"
+        )
+    return ("\r\n".join(lines) + "\r\n").encode("ascii")
+
+
+def _fold_outside_brackets(line: str, first_fold: int) -> list[str]:
+    """``line`` cut before single spaces outside ``<...>`` from ``first_fold`` on, at most FOLD_AT where it can."""
+    depth = 0
+    spaces = []
+    for index, char in enumerate(line):
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth = max(depth - 1, 0)
+        elif (
+            char == " "
+            and depth == 0
+            and index >= first_fold
+            and line[index - 1] != " "
+            and index + 1 < len(line)
+            and line[index + 1] != " "
+        ):
+            spaces.append(index)
+    lines, start = [], 0
+    while len(line) - start > FOLD_AT:
+        fitting = [space for space in spaces if start < space <= start + FOLD_AT]
+        later = [space for space in spaces if space > start]
+        if not later:
+            break
+        cut = fitting[-1] if fitting else later[0]
+        lines.append(line[start:cut])
+        start = cut  # the continuation line starts with the space
+    lines.append(line[start:])
+    return lines
+
+
+def list_unsubscribe(link: str) -> str:
+    """RFC 2369's List-Unsubscribe value for one link: ``<link>``; ValueError when it is not one URL."""
+    if not (link.isascii() and link.isprintable()) or any(char in link for char in ' <>"'):
+        raise ValueError(f"List-Unsubscribe: not one URL: {link!r}")
+    return f"<{link}>"
+
+
+class UnsafeHeaders(ValueError):
+    """An email whose headers cannot be written safely: that one email is refused, never sent; nothing else stops."""
+
+    def __init__(self, problem: str):
+        super().__init__(f"not sent, its headers are unsafe: {problem}")
+        self.problem = problem
+
+
+# A plain word, written as typed: at most this long, so every header line stays within FOLD_AT.
+PLAIN_WORD_MAX = 40
+# An encoded word this module writes: at most this long (RFC 2047 allows 75), for the same reason.
+ENCODED_WORD_MAX = 66
+_ENCODED_WORD_START, _ENCODED_WORD_END = "=?utf-8?q?", "?="
+_ENCODED_TEXT_MAX = ENCODED_WORD_MAX - len(_ENCODED_WORD_START) - len(_ENCODED_WORD_END)
+# RFC 2047 5(3): the characters a "Q" encoded word may carry as themselves anywhere in a header.
+_Q_LITERAL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!*+/-")
+# A plain word holds no "=" (so no "=?...?=" the receiver would decode) and nothing that would
+# change how the header reads: in a display name, RFC 5322's atext; in other text (a Subject),
+# any printable ASCII but "<" and ">" (which verbatim_header never folds inside).
+_PLAIN_IN_PHRASE = re.compile(r"[A-Za-z0-9!#$%&'*+/?^_`{|}~-]+")
+_PLAIN_IN_TEXT = re.compile(r"[!-;?-~]+")
+# Unicode's line breaks and controls (CR, LF, NEL, U+2028, U+2029...): a space in a header.
+_BREAKING = ("Cc", "Zl", "Zp")
+
+
+def header_words(text: str, *, phrase: bool = False) -> str:
+    """Text from outside as header words (printable ASCII, never a line break): plain words as typed, the
+    rest RFC 2047 "Q" words written here, so an encoded word typed in reads as typed, never decoded."""
+    text = "".join(" " if unicodedata.category(char) in _BREAKING else char for char in text)
+    plain_word = _PLAIN_IN_PHRASE if phrase else _PLAIN_IN_TEXT
+    words = text.split(" ")
+    encode = [len(word) > PLAIN_WORD_MAX or not plain_word.fullmatch(word) for word in words]
+    # Two spaces in a row (or one at an end) leave an empty word, whose run would encode
+    # nothing: it takes a plain neighbour into its run, so the spaces are carried too.
+    for index, word in enumerate(words):
+        alone = not word and not (index and encode[index - 1]) and not (index + 1 < len(words) and encode[index + 1])
+        if alone and len(words) > 1:
+            encode[index - 1 if index else index + 1] = True
+    tokens: list[str] = []
+    run: list[str] = []
+    for word, encoded in zip(words, encode, strict=True):
+        if encoded:
+            run.append(word)
+            continue
+        if run:
+            tokens.extend(_encoded_words(" ".join(run)))
+            run = []
+        tokens.append(word)
+    if run and (joined := " ".join(run)):
+        tokens.extend(_encoded_words(joined))
+    return " ".join(tokens)
+
+
+def _encoded_words(text: str) -> list[str]:
+    """``text`` (not empty) as adjacent "Q" encoded words: a reader joins them without the spaces between."""
+    pieces = []
+    current = ""
+    for char in text:
+        if char == " ":
+            piece = "_"
+        elif char in _Q_LITERAL:
+            piece = char
+        else:
+            piece = "".join(f"={byte:02X}" for byte in char.encode("utf-8", "replace"))
+        if len(current) + len(piece) > _ENCODED_TEXT_MAX:
+            pieces.append(current)
+            current = ""
+        current += piece
+    pieces.append(current)
+    return [f"{_ENCODED_WORD_START}{piece}{_ENCODED_WORD_END}" for piece in pieces]
+
+
+class Written(str):
+    """A header value this module wrote, which the ``WIRE`` policy writes with ``verbatim_header``."""
+
+    __slots__ = ()
+
+
+def mailbox(display_name: str, address: str) -> Written:
+    """``words <address>``, or the bare address; UnsafeHeaders for an address a header cannot carry."""
+    if not _ADDRESS.fullmatch(address):
+        raise UnsafeHeaders(f"not an address a header can carry: {address!r}")
+    words = header_words(display_name, phrase=True)
+    return Written(f"{words} <{address}>" if words else address)
+
+
+def check_header_block(data: bytes, written: Sequence[str]) -> None:
+    """Raise UnsafeHeaders unless the header block of ``data`` holds exactly the fields ``written``, in
+    order, on clean lines: no ``Bcc:`` from a decoded name, no empty line starting the body early."""
+    head, blank, _ = data.partition(b"\r\n\r\n")
+    if not blank:
+        raise UnsafeHeaders("no empty line ends the header block")
+    found: list[str] = []
+    for number, line in enumerate(head.split(b"\r\n"), 1):
+        if b"\r" in line or b"\n" in line:
+            raise UnsafeHeaders(f"header line {number} holds a CR or LF that is not a line end")
+        if not line.isascii() or any(byte < 0x20 and byte != 0x09 or byte == 0x7F for byte in line):
+            raise UnsafeHeaders(f"header line {number} holds a control character or a byte beyond ASCII")
+        if len(line) > MAX_LINE_LENGTH:
+            raise UnsafeHeaders(f"header line {number} is longer than {MAX_LINE_LENGTH} characters")
+        if line[:1] in (b" ", b"\t"):
+            if not found:
+                raise UnsafeHeaders("the header block starts with a continuation line")
+            if not line.strip():
+                raise UnsafeHeaders(f"header line {number} is only spaces (an empty line inside the header block)")
+            continue
+        name, colon, _ = line.partition(b":")
+        if not colon or not _FIELD_NAME.fullmatch(name.decode("ascii")):
+            raise UnsafeHeaders(f"header line {number} is not a header (name: value): {line[:40].decode('ascii')!r}")
+        found.append(name.decode("ascii"))
+    expected = [name.lower() for name in written]
+    if [name.lower() for name in found] == expected:
+        return
+    strangers = [name for name in found if name.lower() not in expected]
+    if strangers:
+        raise UnsafeHeaders(f"it holds headers the site did not write: {', '.join(strangers)}")
+    missing = [name for name in written if name.lower() not in {name.lower() for name in found}]
+    if missing:
+        raise UnsafeHeaders(
+            f"the header block ends before {', '.join(missing)} (an empty line inside it starts the body early)"
+        )
+    raise UnsafeHeaders(f"its headers are {', '.join(found)}, not the {', '.join(written)} written")
+
+
+class _WirePolicy(EmailPolicy):
+    """The SMTP policy, except that a ``Written`` value (a URL, a token, visitor text as words) is checked
+    as set and written by verbatim_header, never parsed (which would decode encoded-words)."""
+
+    def header_store_parse(self, name, value):
+        if not isinstance(value, Written):
+            return super().header_store_parse(name, value)
+        verbatim_header(name, value)  # raises ValueError when it cannot be written right
+        return (name, value)
+
+    def fold(self, name, value):
+        if not isinstance(value, Written):
+            return super().fold(name, value)
+        return verbatim_header(name, value).decode("ascii").replace("\r\n", self.linesep)
+
+    def fold_binary(self, name, value):
+        if not isinstance(value, Written):
+            return super().fold_binary(name, value)
+        return self.fold(name, value).encode("ascii")
+
+
+# How the site's emails are written: the SMTP policy (CRLF), URL and token headers verbatim.
+WIRE = _WirePolicy(linesep="\r\n")
+
+
 def return_path(settings: MailSettings, delivery_id: int) -> str | None:
-    """A list email's envelope sender: ``bounces+TOKEN@domain`` (VERP) with a bounce address, so whatever
-    comes back names the email it is about; None (the From address) otherwise."""
+    """A list email's envelope sender (VERP, so what comes back names its email); None: the From address."""
     if settings.bounce_address is None:
         return None
     return bounces.verp_address(settings.bounce_address, settings.list_secret, delivery_id)
@@ -41,19 +258,8 @@ def new_message_id(settings: MailSettings) -> str:
     return f"<{secrets.token_hex(MESSAGE_ID_RANDOM_BYTES)}@{settings.domain}>"
 
 
-def sender_address(settings: MailSettings) -> headers.Written:
-    """From: the site's name and address."""
-    return headers.mailbox(settings.mail_from_name, settings.mail_from)
-
-
-def recipient_address(name: str, email: str) -> headers.Written:
-    """A reader's or a visitor's name and address, the address with its domain in ASCII."""
-    return headers.mailbox(name, envelope_address(email))
-
-
-def publisher_inbox(settings: MailSettings) -> headers.Written:
-    """To: the publisher's inbox (``PUBLISHER_NOTIFY_TO``), bare addresses."""
-    return headers.address_list(headers.mailbox("", envelope_address(address)) for address in settings.notify_to)
+def recipient_address(name: str, email: str) -> Written:
+    return mailbox(name, envelope_address(email))
 
 
 def envelope_address(email: str) -> str:
@@ -62,8 +268,8 @@ def envelope_address(email: str) -> str:
     if email.isascii():
         return email
     try:
-        return validation.sendable_address(email)
-    except validation.NotSendable as exc:
+        return form_fields.sendable_address(email)
+    except form_fields.NotSendable as exc:
         raise DeliveryFailed(str(exc), permanent=True) from None
 
 
@@ -77,53 +283,37 @@ def _email(
     subject: str,
     moment: datetime,
     message_id: str,
-    to: headers.Written | None = None,
-    reply_to: headers.Written | None = None,
+    to: Written | None = None,
+    reply_to: Written | None = None,
 ) -> EmailMessage:
-    """An email from the site (``to`` None: to the publisher's inbox), its headers in the
-    order each of the site's emails writes them."""
+    """An email from the site (``to`` None: to the publisher's inbox), its headers in the site's order."""
     message = EmailMessage(policy=WIRE)
-    message["From"] = sender_address(settings)
-    message["To"] = publisher_inbox(settings) if to is None else to
+    message["From"] = mailbox(settings.mail_from_name, settings.mail_from)
+    message["To"] = to or Written(", ".join(mailbox("", envelope_address(address)) for address in settings.notify_to))
     if reply_to is not None:
         message["Reply-To"] = reply_to
-    message["Subject"] = headers.unstructured(subject)
+    message["Subject"] = Written(header_words(subject))
     message["Date"] = email_utils.format_datetime(moment)
-    message["Message-ID"] = message_id
+    message["Message-ID"] = Written(message_id)
     return message
 
 
-def contact_email(
-    settings: MailSettings,
-    *,
-    sender_name: str,
-    sender_email: str,
-    subject: str,
-    text: str,
-    received_at: datetime,
-    message_id: str,
-) -> EmailMessage:
+def contact_email(settings: MailSettings, source: tables.ContactMessage, message_id: str) -> EmailMessage:
     """A contact message as the publisher receives it: Reply answers the visitor."""
-    visitor = recipient_address(sender_name, sender_email)
-    message = _email(settings, subject=subject, reply_to=visitor, moment=received_at, message_id=message_id)
+    name, email, received_at = source.sender_name, source.sender_email, source.received_at
+    visitor = recipient_address(name, email)
+    message = _email(settings, subject=source.subject, reply_to=visitor, moment=received_at, message_id=message_id)
     message.set_content(
-        f"From: {sender_name} <{sender_email}>\nSent: {_sent_at(received_at)}\n\n{text}\n",
+        f"From: {name} <{email}>\nSent: {_sent_at(received_at)}\n\n{source.message}\n",
         charset="utf-8",
         cte="quoted-printable",
     )
     return message
 
 
-def subscriber_notice(
-    settings: MailSettings,
-    *,
-    name: str,
-    email: str,
-    subscribed_at: datetime,
-    message_id: str,
-    confirmed_at: datetime | None = None,
-) -> EmailMessage:
+def subscriber_notice(settings: MailSettings, source: tables.Subscriber, message_id: str) -> EmailMessage:
     """The optional notice of a new address on the new-release list (sent once it is confirmed)."""
+    name, email, subscribed_at, confirmed_at = source.name, source.email, source.subscribed_at, source.confirmed_at
     subscriber = recipient_address(name, email)
     moment = confirmed_at or subscribed_at
     message = _email(
@@ -138,45 +328,24 @@ def subscriber_notice(
     return message
 
 
-def publisher_notice(
-    settings: MailSettings, *, subject: str, body: str, written_at: datetime, message_id: str
-) -> EmailMessage:
+def publisher_notice(settings: MailSettings, source: tables.PublisherNotice, message_id: str) -> EmailMessage:
     """An email the site writes to the publisher when something needs them: nothing a visitor typed in it."""
-    message = _email(settings, subject=subject, moment=written_at, message_id=message_id)
-    message.set_content(body, charset="utf-8", cte="quoted-printable")
+    message = _email(settings, subject=source.subject, moment=source.created_at, message_id=message_id)
+    message.set_content(source.body, charset="utf-8", cte="quoted-printable")
     return message
 
 
-def confirmation_email(
-    settings: MailSettings, *, email: str, link: str, site: str, sent_at: datetime, message_id: str
-) -> EmailMessage:
+def confirmation_email(settings: MailSettings, source: tables.Subscriber, site: str, message_id: str) -> EmailMessage:
     """Double opt-in: who writes and why, and the link that confirms. To the bare address, no name: until
     the reader confirms, what was typed into the form is a stranger's words."""
-    message = _email(
-        settings,
-        to=recipient_address("", email),
-        subject=list_copy.CONFIRMATION_SUBJECT,
-        moment=sent_at,
-        message_id=message_id,
-    )
+    sent_at = source.confirmation_sent_at
+    assert sent_at is not None  # a row waiting for its confirmation has the time it was asked
+    link = list_rules.confirm_url(site, settings.list_secret, source.link_key, sent_at)
+    to = recipient_address("", source.email)
+    message = _email(settings, to=to, subject=list_copy.CONFIRMATION_SUBJECT, moment=sent_at, message_id=message_id)
     body = list_copy.CONFIRMATION_TEXT.format(list_name=list_copy.LIST_NAME, site=site, link=link, brand=BRAND_NAME)
     message.set_content(body, charset="utf-8", cte="quoted-printable")
     return message
-
-
-def list_footer(settings: MailSettings, *, site: str, unsubscribe_link: str) -> str:
-    """The foot of every list email: why the reader gets it, the one-click way out, the postal address."""
-    lines = [
-        list_copy.LIST_EMAIL_WHY.format(list_name=list_copy.LIST_NAME, site=site),
-        list_copy.LIST_EMAIL_UNSUBSCRIBE.format(link=unsubscribe_link),
-    ]
-    if settings.postal_address:
-        lines.append(settings.postal_address)
-    return "\n".join(lines) + "\n"
-
-
-# RFC 8058: a mail provider's POST to the List-Unsubscribe link unsubscribes at once.
-ONE_CLICK = "List-Unsubscribe=One-Click"
 
 
 def list_id(settings: MailSettings) -> str:
@@ -184,43 +353,23 @@ def list_id(settings: MailSettings) -> str:
     return f"{BRAND_NAME} new releases <new-releases.{settings.domain}>"
 
 
-def add_list_headers(message: EmailMessage, settings: MailSettings, unsubscribe_link: str) -> None:
-    """RFC 2369's List-Unsubscribe, RFC 8058's one-click, RFC 2919's List-Id; under the WIRE policy one
-    that cannot be written right raises ValueError here, before the email is built."""
-    message["List-Unsubscribe"] = list_unsubscribe(unsubscribe_link)
-    message["List-Unsubscribe-Post"] = ONE_CLICK
-    message["List-Id"] = list_id(settings)
-
-
-def welcome_email(
-    settings: MailSettings,
-    *,
-    name: str,
-    email: str,
-    site: str,
-    unsubscribe_link: str,
-    confirmed_at: datetime,
-    message_id: str,
-) -> EmailMessage:
-    """The first list email: what the reader will get, and how often."""
-    reader = recipient_address(name, email)
+def welcome_email(settings: MailSettings, source: tables.Subscriber, site: str, message_id: str) -> EmailMessage:
+    """The first list email: what the reader will get, how often, and the way out (footer and headers)."""
+    assert source.confirmed_at is not None  # a confirmed row has its time
+    name, confirmed_at = source.name, source.confirmed_at
+    unsubscribe_link = list_rules.unsubscribe_url(site, settings.list_secret, source.link_key)
+    reader = recipient_address(name, source.email)
     message = _email(settings, to=reader, subject=list_copy.WELCOME_SUBJECT, moment=confirmed_at, message_id=message_id)
-    add_list_headers(message, settings, unsubscribe_link)
+    # Under the WIRE policy a header that cannot be written right raises ValueError here, before the email is built.
+    message["List-Unsubscribe"] = Written(list_unsubscribe(unsubscribe_link))
+    message["List-Unsubscribe-Post"] = Written(ONE_CLICK)
+    message["List-Id"] = Written(list_id(settings))
     body = list_copy.WELCOME_TEXT.format(name=name, list_name=list_copy.LIST_NAME, brand=BRAND_NAME, site=site)
-    footer = list_footer(settings, site=site, unsubscribe_link=unsubscribe_link)
-    message.set_content(f"{body}\n--\n{footer}", charset="utf-8", cte="quoted-printable")
+    why = list_copy.LIST_EMAIL_WHY.format(list_name=list_copy.LIST_NAME, site=site)
+    footer = [why, list_copy.LIST_EMAIL_UNSUBSCRIBE.format(link=unsubscribe_link), settings.postal_address]
+    text = "\n".join(line for line in footer if line)
+    message.set_content(f"{body}\n--\n{text}\n", charset="utf-8", cte="quoted-printable")
     return message
-
-
-class DeliveryFailed(Exception):
-    """The server did not take the message. ``permanent``: a 5xx refusal, never retried.
-    ``about_recipient``: refused at RCPT or DATA, not the session: for a list email, a bounce."""
-
-    def __init__(self, reason: str, *, permanent: bool, about_recipient: bool = False):
-        super().__init__(reason)
-        self.reason = reason
-        self.permanent = permanent
-        self.about_recipient = about_recipient
 
 
 def tls_context(settings: MailSettings) -> ssl.SSLContext:
@@ -238,11 +387,9 @@ def _reply(code: int, text: str) -> str:
 def _failure(exc: BaseException) -> DeliveryFailed:
     """Classify what went wrong: a 5xx reply is permanent, anything else is worth retrying."""
     if isinstance(exc, aiosmtplib.SMTPRecipientsRefused):
-        codes = [refusal.code for refusal in exc.recipients]
         reason = "; ".join(f"{r.recipient}: {_reply(r.code, r.message)}" for r in exc.recipients)
-        return DeliveryFailed(
-            f"recipients refused: {reason}", permanent=all(code >= 500 for code in codes), about_recipient=True
-        )
+        permanent = all(r.code >= 500 for r in exc.recipients)
+        return DeliveryFailed(f"recipients refused: {reason}", permanent=permanent, about_recipient=True)
     if isinstance(exc, aiosmtplib.SMTPResponseException):
         return DeliveryFailed(
             _reply(exc.code, exc.message),
@@ -274,12 +421,12 @@ DKIM_HEADERS = (
 
 def wire_bytes(message: EmailMessage, settings: MailSettings) -> bytes:
     """The message as it goes on the wire, DKIM-signed when a key is set; its header block must hold exactly
-    the headers set (else headers.UnsafeHeaders, never sent; CVE-2024-6923)."""
+    the headers set (else UnsafeHeaders, never sent; CVE-2024-6923)."""
     try:
         data = message.as_bytes(policy=WIRE)
     except email_errors.MessageError as exc:  # HeaderWriteError, on interpreters with the fix
-        raise headers.UnsafeHeaders(f"the email package refused to write it: {exc}") from None
-    headers.check_header_block(data, message.keys())
+        raise UnsafeHeaders(f"the email package refused to write it: {exc}") from None
+    check_header_block(data, message.keys())
     return signed(data, settings)
 
 
@@ -291,13 +438,13 @@ def signed(data: bytes, settings: MailSettings) -> bytes:
 
     head = data.split(b"\r\n\r\n", 1)[0].decode("ascii")
     present = {line.partition(":")[0].lower() for line in head.split("\r\n") if line[:1] not in (" ", "\t")}
-    headers = [name.encode() for name in DKIM_HEADERS if name.lower() in present]
+    covered = [name.encode() for name in DKIM_HEADERS if name.lower() in present]
     signature = dkim.sign(
         data,
         settings.dkim.selector.encode(),
         settings.dkim.domain.encode(),
         settings.dkim.private_key,
-        include_headers=headers,
+        include_headers=covered,
         canonicalize=(b"relaxed", b"relaxed"),
     )
     return signature + data
@@ -317,25 +464,8 @@ def _client(settings: MailSettings) -> aiosmtplib.SMTP:
     )
 
 
-def _refusal_note(refused: dict) -> str | None:
-    if not refused:
-        return None
-    return "accepted, but refused for " + "; ".join(
-        f"{recipient}: {_reply(code, text)}" for recipient, (code, text) in refused.items()
-    )
-
-
-class ConnectionTrouble(DeliveryFailed):
-    """The server could not be reached, or refused the session itself (TLS, login): no
-    recipient's fault, so never final for one; the session must be opened afresh."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason, permanent=False)
-
-
 class SmtpSession:
-    """One SMTP connection for many messages (a release): opened on the first send, kept
-    while messages follow, opened again after the server drops it. ``close()`` ends it."""
+    """One SMTP connection for many messages (a release), opened again after the server drops it."""
 
     def __init__(self, settings: MailSettings):
         self.settings = settings
@@ -349,38 +479,28 @@ class SmtpSession:
             await client.connect()
         except (aiosmtplib.SMTPException, OSError, ssl.SSLError, TimeoutError) as exc:
             client.close()
-            raise ConnectionTrouble(_failure(exc).reason) from None
+            raise DeliveryFailed(_failure(exc).reason, permanent=False) from None
         self._client = client
         return client
 
-    async def send(self, message: bytes, recipient: str, envelope_from: str | None = None) -> None:
-        """Hand one message (wire bytes, signed here) to the server for one recipient. Raises DeliveryFailed:
-        a ConnectionTrouble, or the server's answer to this message (5xx: permanent)."""
-        await self.begin(recipient, envelope_from)
-        await self.finish(message)
-
     async def begin(self, recipient: str, envelope_from: str | None = None) -> None:
-        """The envelope of the next message (MAIL FROM, RCPT TO), so a campaign opens it while the previous
-        email is recorded; nothing is delivered before ``finish``, and ``abandon`` drops it."""
+        """The envelope (MAIL FROM, RCPT TO), opened while the previous email is recorded; DeliveryFailed (a
+        connection's trouble is never permanent). Nothing goes before ``finish``; ``abandon`` drops it."""
         client = await self._open()
         recipient = envelope_address(recipient)
         await self._command(client.mail(envelope_from or self.settings.mail_from))
         try:
             await self._command(client.rcpt(recipient))
         except aiosmtplib.SMTPRecipientRefused as refused:
-            await self._reset()
+            await self.abandon()
             raise _failure(aiosmtplib.SMTPRecipientsRefused([refused])) from None
 
     async def finish(self, message: bytes) -> None:
         """DATA for the envelope ``begin`` opened, on the same connection only: a new one has no envelope,
         and its refusal would read as the recipient's permanent failure."""
         if self._client is None or not self._client.is_connected:
-            raise ConnectionTrouble("the server closed the connection after the envelope")
+            raise DeliveryFailed("the server closed the connection after the envelope", permanent=False)
         await self._command(self._client.data(signed(message, self.settings)))
-
-    async def abandon(self) -> None:
-        """Drop the envelope ``begin`` opened (the reader left the list meanwhile)."""
-        await self._reset()
 
     async def _command(self, command):
         try:
@@ -388,39 +508,35 @@ class SmtpSession:
         except aiosmtplib.SMTPRecipientRefused:
             raise
         except aiosmtplib.SMTPServerDisconnected as exc:
-            self._drop()
-            raise ConnectionTrouble(f"the server closed the connection: {exc}") from None
+            self.discard()
+            raise DeliveryFailed(f"the server closed the connection: {exc}", permanent=False) from None
         except (aiosmtplib.SMTPRecipientsRefused, aiosmtplib.SMTPResponseException) as exc:
-            await self._reset()
+            await self.abandon()
             raise _failure(exc) from None
         except (aiosmtplib.SMTPException, OSError, ssl.SSLError, TimeoutError) as exc:
-            self._drop()
-            raise ConnectionTrouble(_failure(exc).reason) from None
+            self.discard()
+            raise DeliveryFailed(_failure(exc).reason, permanent=False) from None
 
-    async def _reset(self) -> None:
-        """After a refused message the session goes on, from a clean state (RSET)."""
+    async def abandon(self) -> None:
+        """Drop the open envelope (RSET): the session goes on from a clean state after a refusal."""
         if self._client is None or not self._client.is_connected:
             return
         try:
             await self._client.rset()
         except (aiosmtplib.SMTPException, OSError, TimeoutError):
-            self._drop()
+            self.discard()
 
-    def _drop(self) -> None:
+    def discard(self) -> None:
+        """Forget the connection without a word to the server (its state is unknown, or it is gone)."""
         if self._client is not None:
             self._client.close()
         self._client = None
-
-    def discard(self) -> None:
-        """Forget the connection without a word to the server: after an error no rule
-        foresaw, its state is unknown; the next message opens a new one."""
-        self._drop()
 
     async def close(self) -> None:
         if self._client is not None and self._client.is_connected:
             with contextlib.suppress(aiosmtplib.SMTPException, OSError, TimeoutError):
                 await self._client.quit()
-        self._drop()
+        self.discard()
 
 
 async def send(
@@ -429,8 +545,8 @@ async def send(
     recipients: tuple[str, ...] = (),
     envelope_from: str | None = None,
 ) -> str | None:
-    """Hand ``message`` to the SMTP server for ``recipients`` (none: the publisher's inbox); a note when
-    some were refused. ``envelope_from``: the Return-Path (None: From). Raises DeliveryFailed."""
+    """Hand ``message`` to the server for ``recipients`` (none: the publisher's inbox); a note when some were
+    refused. Raises DeliveryFailed."""
     envelope = [envelope_address(recipient) for recipient in recipients or settings.notify_to]
     data = wire_bytes(message, settings)
     client = _client(settings)
@@ -439,4 +555,8 @@ async def send(
             refused, _reply_text = await client.sendmail(envelope_from or settings.mail_from, envelope, data)
     except (aiosmtplib.SMTPException, OSError, ssl.SSLError, TimeoutError) as exc:
         raise _failure(exc) from None
-    return _refusal_note(refused)
+    if not refused:
+        return None
+    return "accepted, but refused for " + "; ".join(
+        f"{recipient}: {_reply(code, text)}" for recipient, (code, text) in refused.items()
+    )

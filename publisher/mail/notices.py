@@ -9,8 +9,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
-import sqlalchemy
-
+from publisher import returns
 from publisher.config import settings
 from publisher.config.settings import MailSettings
 from publisher.content.books import book_by_slug
@@ -36,9 +35,8 @@ def snapshot(now: datetime, db_url: str | None = None) -> notice_rules.Snapshot:
         if values.bounces.mailbox is not None
         else notice_records.RunStatus(None, None, None)
     )
-    summary_on = values.summary_on
     week = None
-    if summary_on and notice_rules.is_summary_day(now):
+    if values.summary_on and notice_rules.is_summary_day(now):
         week = notice_records.week(now, db_url)
         if values.visits_on:
             week = with_visits(week, visit_counts.week(now.date(), db_url))
@@ -50,14 +48,13 @@ def snapshot(now: datetime, db_url: str | None = None) -> notice_rules.Snapshot:
         failing_since=since,
         mailbox_failing_since=mailbox.failing_since,
         mailbox_error=mailbox.last_error or "",
-        summary_on=summary_on,
+        summary_on=values.summary_on,
         week=week,
     )
 
 
 def with_visits(week: notice_rules.Week, visits: visit_counts.VisitWeek) -> notice_rules.Week:
-    """The list's week with the site's visits of the same seven days, each buy press under its
-    book's title (a book no longer on the site keeps its slug)."""
+    """The list's week with the site's visits of the same days, each buy press under its book's title."""
     buys = []
     for count in visits.buys:
         slug, _, store = count.key.partition(" ")
@@ -90,16 +87,12 @@ async def run_in_backend(
     db_url: str | None = None, clock: Callable[[], datetime] = tables.utc_now, interval_s: float = CHECK_INTERVAL_S
 ) -> None:
     """The backend's lifespan task, on every worker where the site sends email."""
-    values = settings.current()
-    mail = values.mail
-    if not values.list_emails_on or mail is None:
+    mail = settings.current().mail
+    if not settings.current().list_emails_on or mail is None:
         return
-    while True:
-        try:
-            if await asyncio.to_thread(check_once, mail, db_url, clock()):
-                outbox.wake()
-        except sqlalchemy.exc.SQLAlchemyError as exc:
-            logger.warning("Emails to the publisher: not checked, the database is away (%s)", type(exc).__name__)
-        except Exception as exc:
-            logger.error("Emails to the publisher: the check failed (%s)", type(exc).__name__, exc_info=exc)
-        await asyncio.sleep(interval_s)
+
+    async def check() -> None:
+        if await asyncio.to_thread(check_once, mail, db_url, clock()):
+            outbox.wake()
+
+    await returns.keep_running(check, "Emails to the publisher", interval_s)

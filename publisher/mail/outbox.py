@@ -5,9 +5,8 @@ left meanwhile gets nothing; each worker's sender claims one job at a time under
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
@@ -16,10 +15,9 @@ import sqlalchemy
 
 from publisher import returns
 from publisher.config import settings
-from publisher.config.settings import MailSettings, site_url
-from publisher.mail import headers, mailer
-from publisher.per_process import PerProcess, worker_name
-from publisher.rules import list_links
+from publisher.config.settings import MailSettings, PerProcess, site_url, worker_name
+from publisher.mail import mailer
+from publisher.rules import list_rules
 from publisher.rules.list_rules import ListStatus, is_latest_confirmation, link_second
 from publisher.storage import queue, tables
 
@@ -32,6 +30,7 @@ LEASE = timedelta(minutes=5)
 POLL_INTERVAL_S = 5.0
 # How long a worker keeps trying to record "sent" while the database is away (inside the lease).
 MARK_SENT_FOR_S = 120.0
+CONFIRMATION_WINDOW = timedelta(hours=1)  # the span of the site's ceiling on confirmations
 
 
 def retry_delay(failed_attempts: int) -> timedelta:
@@ -47,16 +46,13 @@ def next_attempt(failed_attempts: int, now: datetime, give_up_at: datetime) -> d
 
 
 def after_failure(
-    failure: mailer.DeliveryFailed, attempts: int, now: datetime, give_up_at: datetime
+    failure: returns.DeliveryFailed, attempts: int, now: datetime, give_up_at: datetime
 ) -> tuple[datetime | None, str]:
     """When to try a job again (None: never) and the reason to record for it."""
     when = None if failure.permanent else next_attempt(attempts, now, give_up_at)
     if when is None and not failure.permanent:
         return None, f"gave up after {attempts} attempts over {RETRY_FOR.days} days: {failure.reason}"
     return when, failure.reason
-
-
-CONFIRMATION_WINDOW = timedelta(hours=1)
 
 
 def confirmations_held(sent_in_the_last_hour: int, per_hour: int) -> bool:
@@ -90,95 +86,36 @@ _WANTED_WHILE = {tables.CONFIRMATION: ListStatus.PENDING, tables.WELCOME: ListSt
 def email_for(
     delivery: queue.ClaimedDelivery, settings: MailSettings, now: datetime | None = None
 ) -> tuple[EmailMessage, tuple[str, ...]]:
-    """The email a job sends, and to whom (empty: the publisher's inbox). NothingToSend: the row is gone;
-    NoLongerWanted: the subscriber's status changed since it was queued."""
-    to_the_publisher = _email_to_the_publisher(delivery, settings)
-    if to_the_publisher is not None:
-        return to_the_publisher, ()
-    source = delivery.source
+    """The email a job sends, and to whom (empty: the publisher's inbox); a list email (confirmation,
+    welcome) only while the address still has the status it was queued for."""
+    source, message_id = delivery.source, delivery.message_id
+    if isinstance(source, tables.ContactMessage):
+        return mailer.contact_email(settings, source, message_id), ()
+    if isinstance(source, tables.PublisherNotice):
+        return mailer.publisher_notice(settings, source, message_id), ()
     if not isinstance(source, tables.Subscriber):
         raise NothingToSend(f"the stored {delivery.kind} row it mails no longer exists")
-    return _email_to_the_subscriber(delivery, source, settings, now or tables.utc_now()), (source.email,)
-
-
-def _email_to_the_publisher(delivery: queue.ClaimedDelivery, settings: MailSettings) -> EmailMessage | None:
-    """A contact message, a notice, or a new subscriber, for the publisher's inbox; None for another job."""
-    source = delivery.source
-    if isinstance(source, tables.ContactMessage):
-        return mailer.contact_email(
-            settings,
-            sender_name=source.sender_name,
-            sender_email=source.sender_email,
-            subject=source.subject,
-            text=source.message,
-            received_at=source.received_at,
-            message_id=delivery.message_id,
-        )
-    if isinstance(source, tables.PublisherNotice):
-        return mailer.publisher_notice(
-            settings,
-            subject=source.subject,
-            body=source.body,
-            written_at=source.created_at,
-            message_id=delivery.message_id,
-        )
-    if isinstance(source, tables.Subscriber) and delivery.kind == tables.SUBSCRIBER:
-        return mailer.subscriber_notice(
-            settings,
-            name=source.name,
-            email=source.email,
-            subscribed_at=source.subscribed_at,
-            confirmed_at=source.confirmed_at,
-            message_id=delivery.message_id,
-        )
-    return None
-
-
-def _email_to_the_subscriber(
-    delivery: queue.ClaimedDelivery, source: tables.Subscriber, settings: MailSettings, now: datetime
-) -> EmailMessage:
-    """A list email (confirmation, welcome), while the address still has the status it was queued for."""
+    if delivery.kind == tables.SUBSCRIBER:
+        return mailer.subscriber_notice(settings, source, message_id), ()
     wanted = _WANTED_WHILE.get(delivery.kind)
     if wanted is None:
         raise NothingToSend(f"no email is known for a {delivery.kind!r} job")
     if source.status != wanted:
         raise NoLongerWanted(f"the address is {source.status} now, no longer {wanted}")
-    if delivery.kind == tables.CONFIRMATION:
-        confirmation_still_due(delivery, source, now)
-        site = site_url()
-        sent_at = source.confirmation_sent_at
-        assert sent_at is not None  # confirmation_still_due refused a row without one
-        link = list_links.confirm_url(site, settings.list_secret, source.link_key, sent_at)
-        return mailer.confirmation_email(
-            settings,
-            email=source.email,
-            link=link,
-            site=site,
-            sent_at=sent_at,
-            message_id=delivery.message_id,
-        )
-    assert source.confirmed_at is not None  # a confirmed row (checked above) has its time
-    site = site_url()
-    return mailer.welcome_email(
-        settings,
-        name=source.name,
-        email=source.email,
-        site=site,
-        unsubscribe_link=list_links.unsubscribe_url(site, settings.list_secret, source.link_key),
-        confirmed_at=source.confirmed_at,
-        message_id=delivery.message_id,
-    )
+    if delivery.kind == tables.WELCOME:
+        return mailer.welcome_email(settings, source, site_url(), message_id), (source.email,)
+    confirmation_still_due(delivery, source, now or tables.utc_now())
+    return mailer.confirmation_email(settings, source, site_url(), message_id), (source.email,)
 
 
 def confirmation_still_due(delivery: queue.ClaimedDelivery, row: tables.Subscriber, now: datetime) -> None:
-    """A confirmation that waited (the hourly ceiling) is sent only while it is still the row's latest
-    and its link still works; else NoLongerWanted."""
+    """A confirmation that waited (the hourly ceiling) goes only while it is the latest and its link works."""
     sent_at = row.confirmation_sent_at
     if sent_at is None or (
         delivery.created_at is not None and not is_latest_confirmation(delivery.created_at, sent_at, row.subscribed_at)
     ):
         raise NoLongerWanted("a newer confirmation for the address replaced it")
-    if link_second(now) - link_second(sent_at) >= list_links.CONFIRM_LINK_VALID_FOR.total_seconds():
+    if link_second(now) - link_second(sent_at) >= list_rules.CONFIRM_LINK_VALID_FOR.total_seconds():
         raise NoLongerWanted("its link expired while it waited (the site's hourly ceiling on confirmations)")
 
 
@@ -198,19 +135,14 @@ async def record_sent(
     then_read: int | None = None,
     then_sending: int | None = None,
 ) -> str | None:
-    """The server has it: keep trying to record that, inside the lease, so it is not sent again.
-    ``then_read`` and ``then_sending``, and what is returned: as queue.mark_sent's."""
+    """The server has it: keep trying to record that, inside the lease, so it is not sent again."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + MARK_SENT_FOR_S
     delay = 0.5
     while True:
         try:
             return await asyncio.to_thread(
-                functools.partial(queue.mark_sent, then_read=then_read, then_sending=then_sending),
-                delivery_id,
-                clock(),
-                note,
-                db_url,
+                queue.mark_sent, delivery_id, clock(), note, db_url, then_read=then_read, then_sending=then_sending
             )
         except sqlalchemy.exc.SQLAlchemyError as exc:
             if loop.time() + delay > deadline:
@@ -264,12 +196,12 @@ class Sender:
             await asyncio.to_thread(queue.mark_skipped, delivery.id, self.worker, str(reason), self.db_url)
             logger.info("Outbox: delivery #%s (%s) not sent: %s", delivery.id, delivery.kind, reason)
             return Outcome(delivery.id, tables.SKIPPED, str(reason))
-        except (NothingToSend, headers.UnsafeHeaders) as exc:
+        except (NothingToSend, mailer.UnsafeHeaders) as exc:
             # Never sent, and never tried again: the email as built is refused, not the server's fault.
             await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, str(exc), self.db_url)
             logger.error("Outbox: delivery #%s (%s) failed: %s", delivery.id, delivery.kind, exc)
             return Outcome(delivery.id, tables.FAILED, str(exc))
-        except mailer.DeliveryFailed as failure:
+        except returns.DeliveryFailed as failure:
             return await self._failed(delivery, failure)
         except Exception as exc:
             why = unexpected(exc)  # not `reason`: the except above binds (and then deletes) that name
@@ -288,7 +220,7 @@ class Sender:
         sent = queue.sent_since(tables.CONFIRMATION, now - CONFIRMATION_WINDOW, self.db_url)
         return (tables.CONFIRMATION,) if confirmations_held(sent, self.settings.confirmations_per_hour) else ()
 
-    async def _failed(self, delivery: queue.ClaimedDelivery, failure: mailer.DeliveryFailed) -> Outcome:
+    async def _failed(self, delivery: queue.ClaimedDelivery, failure: returns.DeliveryFailed) -> Outcome:
         when, reason = after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)
         if when is None:
             await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, reason, self.db_url)
@@ -317,55 +249,8 @@ class Sender:
     async def run(self) -> None:
         """Until cancelled: send what is due, then sleep until woken or the next poll."""
         logger.info("Outbox: emailing the publisher through %s", self.settings.server.describe())
-        await keep_sending(self.send_due, "Outbox", self._wake)
+        await returns.keep_running(self.send_due, "Outbox", POLL_INTERVAL_S, self._wake)
 
-
-# After an unexpected error a sender loop waits this long, doubling up to the most.
-TROUBLE_BACKOFF_S = (POLL_INTERVAL_S, 300.0)
-
-
-def trouble_delay(failures_in_a_row: int) -> float:
-    """The wait after the n-th round in a row that ended in an unexpected error: 5 s doubling to 5 min."""
-    first, most = TROUBLE_BACKOFF_S
-    return min(first * 2 ** max(failures_in_a_row - 1, 0), most)
-
-
-async def keep_sending(
-    send_due: Callable[[], Awaitable[object]],
-    label: str,
-    wake: asyncio.Event,
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-) -> None:
-    """Until cancelled: send what is due, then sleep until woken or the next poll. Nothing but a cancel
-    ends it: an error is logged and the loop goes on, after a growing pause so a fault does not spin."""
-    task = asyncio.current_task()
-    troubles = 0
-    while True:
-        wake.clear()
-        try:
-            await send_due()
-            troubles = 0
-        except sqlalchemy.exc.SQLAlchemyError as exc:
-            logger.warning("%s: the database is unavailable (%s); trying again shortly", label, type(exc).__name__)
-        except Exception as exc:
-            troubles += 1
-            delay = trouble_delay(troubles)
-            logger.error(
-                "%s: unexpected error (%s); going on in %.0f s", label, type(exc).__name__, delay, exc_info=exc
-            )
-            await sleep(delay)
-        if task is not None and task.cancelling():
-            # A cancel that arrived just as an SMTP reply did can be swallowed inside
-            # aiosmtplib (asyncio.wait_for on Python 3.11): stop here all the same.
-            raise asyncio.CancelledError
-        try:
-            async with asyncio.timeout(POLL_INTERVAL_S):  # not wait_for: on 3.11 it can swallow a cancel
-                await wake.wait()
-        except TimeoutError:
-            pass
-
-
-# --- The one sender of this backend process. ---
 
 running_sender: PerProcess[Sender] = PerProcess()
 
@@ -378,8 +263,8 @@ def wake() -> None:
 
 async def run_in_backend(db_url: str | None = None) -> None:
     """The backend's lifespan task: the sender, when the embedded gateway emails the publisher."""
-    mail = settings.mail_settings()
-    if settings.gateway_url() is not None or mail is None:
+    mail = settings.current().mail
+    if settings.current().gateway_url is not None or mail is None:
         return
     sender = Sender(mail, db_url)
     running_sender.set(sender)

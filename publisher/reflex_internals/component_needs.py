@@ -1,5 +1,5 @@
-"""What a page's components need at run time (web/page_kinds.py), read through Reflex 0.10's
-private component methods; ``what_moved()`` is run by ``reflex_internals.check()`` at start-up."""
+"""What a page's components need at run time (web/page_kinds.py), read through Reflex 0.10's private
+component methods."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The files Reflex generates under ``.web`` that the build rewrites (build/plugins.py): Reflex 0.10
-offers no setting for any of them. Each rewrite raises, naming the file, when an upgrade changed
-the text it replaces (only a build has these files); ``no_reload_on_errors`` is the run-time one,
-checked at start-up by ``what_moved``. Nothing is kept in the browser: docs/privacy.md."""
+"""The files under ``.web`` the build rewrites (build/plugins.py), for which Reflex 0.10 has no setting;
+each rewrite raises, naming the file, when an upgrade changed what it replaces. Nothing is kept in
+the browser (docs/privacy.md)."""
 
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ _SAME_ORIGIN_IN_BUILDS = """    // publisher: a production build is served with 
 
 
 def backend_at_page_origin(state_js: str) -> str:
-    """A production build reaches its backend at the page's host *and port* (Reflex swaps only the
-    hostname), so one build serves on any port; the dev server keeps Reflex's rule."""
+    """A production build reaches its backend at the page's host *and port* (Reflex swaps only the hostname)."""
     if _SAME_ORIGIN_IN_BUILDS in state_js:
         return state_js
     for original in (_HOSTNAME_ONLY, _SAME_ORIGIN_ALWAYS):
@@ -45,8 +43,7 @@ def backend_at_page_origin(state_js: str) -> str:
 
 
 def _rewritten(file: str, text: str, edits: tuple[tuple[tuple[str, ...], str], ...]) -> str:
-    """``text`` with each edit made; one already there is kept (.web keeps a file between builds), one
-    that finds neither raises, naming ``file``: the Reflex upgrade changed what it replaces."""
+    """``text`` with each edit made; one already there is kept (.web keeps a file between builds)."""
     for originals, replacement in edits:
         if replacement in text:
             continue
@@ -79,8 +76,8 @@ _PEEK_PER_PAGE_LOAD = """  (unsavedToken ??= generateUUID()); // publisher: a to
 
 
 def a_state_per_page_load(state_js: str) -> str:
-    """Every page load gets its own token, so its own state: with Reflex's per-tab token, the last page's
-    finished form won over what the server wrote into the next. The token lives in the page's memory."""
+    """Every page load gets its own token, in the page's memory: with Reflex's per-tab token, the last
+    page's finished form won over what the server wrote into the next."""
     return _rewritten(
         STATE_JS,
         state_js,
@@ -114,8 +111,8 @@ _RELOAD_OFFERED = """  // publisher: never a reload by itself, whose cooldown Re
 
 
 def nothing_in_the_browser(state_js: str) -> str:
-    """The app's writes to the session storage, gone: a new token stays in the page's memory, and a page
-    of another app version asks for its reload (Reflex's banner) instead of stamping one and reloading."""
+    """No writes to the session storage: a new token stays in memory, and a page of another app version
+    offers its reload (Reflex's banner) instead of stamping one and reloading."""
     return _rewritten(
         STATE_JS,
         state_js,
@@ -180,8 +177,8 @@ def no_saved_color_mode(react_theme_js: str) -> str:
 
 
 def document_without_storage(document_js: str) -> str:
-    """No saved color mode read, and no ``ScrollRestoration``: it keeps scroll positions in the session
-    storage for in-app moves, which the site never makes (its links load documents)."""
+    """No saved color mode read, and no ``ScrollRestoration`` (scroll positions in the session storage
+    for in-app moves, which the site never makes)."""
     return _rewritten(
         DOCUMENT_JS,
         document_js,
@@ -190,13 +187,11 @@ def document_without_storage(document_js: str) -> str:
 
 
 def no_reload_on_errors() -> None:
-    """At run time: Reflex's reload on some frontend errors stamps its time in the session storage; the
-    site reloads nothing by itself."""
+    """At run time: Reflex's reload on frontend errors stamps its time in the session storage."""
     FrontendEventExceptionState.auto_reload_on_errors = []
 
 
 def what_moved() -> list[str]:
-    """The run-time internal this relies on that this Reflex no longer has (the files' are the build's)."""
     present = isinstance(getattr(FrontendEventExceptionState, "auto_reload_on_errors", None), list)
     return [] if present else ["FrontendEventExceptionState.auto_reload_on_errors"]
 
@@ -242,7 +237,6 @@ function publisherDevPosts() {
 
 
 def _with_vite_plugin(vite_config: str, call: str, source: str) -> str:
-    """``vite_config`` with a plugin defined before its config and listed first (once)."""
     if call in vite_config:
         return vite_config
     export = "export default defineConfig("
@@ -253,13 +247,11 @@ def _with_vite_plugin(vite_config: str, call: str, source: str) -> str:
 
 
 def dev_host_from_environment(vite_config: str) -> str:
-    """``PUBLISHER_DEV_HOST`` chooses the dev server's address (tests: 127.0.0.1): Reflex offers
-    ``--backend-host`` but nothing for the frontend dev server."""
+    """``PUBLISHER_DEV_HOST`` chooses the dev server's address: Reflex has no setting for it."""
     return _with_vite_plugin(vite_config, "publisherDevHost()", _DEV_HOST_PLUGIN)
 
 
 def dev_posts_to_backend(vite_config: str) -> str:
-    """Let the development server pass POSTs (one-click unsubscribe) to the backend."""
     return _with_vite_plugin(vite_config, "publisherDevPosts()", _DEV_POSTS_PLUGIN)
 
 
@@ -268,7 +260,7 @@ def dev_server_plugins(vite_config: str) -> str:
 
 
 def prerender_not_found(config_js: str) -> str:
-    """The catch-all route is prerendered too (the 404 page)."""
+    """The 404 page is prerendered too."""
     body = config_js.strip()
     prefix = "export default "
     if not body.startswith(prefix):

@@ -1,7 +1,5 @@
-"""A closed tab's state kept briefly (web/tab_states.py decides when): Reflex 0.10 has no per-tab
-expiry, so each state manager is reached into (disk: its last-touched time backdated; memory: its
-deadline, its expiration task restarted; Redis: EXPIRE on each state key). ``what_moved()`` is
-run by ``reflex_internals.check()`` at start-up."""
+"""Reflex's Redis for every store, and a closed tab's state kept briefly (limits/tabs.py decides when):
+Reflex 0.10 has no per-tab expiry, so each state manager is reached into."""
 
 from __future__ import annotations
 
@@ -17,15 +15,7 @@ from reflex.istate.manager.token import BaseStateToken
 from reflex.state import BaseState, State
 from reflex.utils import prerequisites
 
-__all__ = [
-    "StateManagerDisk",
-    "StateManagerMemory",
-    "StateManagerRedis",
-    "expire_soon",
-    "shared_redis",
-    "shared_redis_sync",
-    "what_moved",
-]
+__all__ = ["StateManagerRedis", "expire_keys", "expire_soon", "shared_redis", "shared_redis_sync", "what_moved"]
 
 
 def shared_redis() -> redis.asyncio.Redis | None:
@@ -34,12 +24,10 @@ def shared_redis() -> redis.asyncio.Redis | None:
 
 
 def shared_redis_sync() -> redis.Redis | None:
-    """The same Redis, for a synchronous caller, or None."""
     return prerequisites.get_redis_sync()
 
 
 def what_moved() -> list[str]:
-    """The internals this module relies on that this Reflex no longer has."""
     return [
         name
         for name, present in (
@@ -56,8 +44,8 @@ def what_moved() -> list[str]:
 
 
 async def expire_soon(manager: object, token: str, seconds: float) -> bool:
-    """Let the state of ``token`` go after ``seconds`` (never later than Reflex would); whether it was
-    held in this process's memory (worth handing memory back)."""
+    """Let the state of ``token`` go after ``seconds`` (never later than Reflex would); True when it was
+    in this process's memory (worth handing memory back)."""
     if isinstance(manager, StateManagerDisk):
         _expire_on_disk(manager, token, seconds)
         return True
@@ -73,7 +61,6 @@ def _expire_on_disk(manager: StateManagerDisk, token: str, seconds: float) -> No
     tracked = manager._token_last_touched.get(token)
     if tracked is None:
         return  # no state was ever made for it (refused, or never hydrated)
-    # Reflex drops a state token_expiration after it was last touched: as if touched long ago.
     backdated = time.time() - manager.token_expiration + seconds
     if tracked[0] > backdated:
         manager._token_last_touched[token] = (backdated, tracked[1])
@@ -97,7 +84,7 @@ def _expire_in_memory(manager: StateManagerMemory, token: str, seconds: float) -
 
 @functools.cache
 def _state_classes() -> tuple[type, ...]:
-    """Every state class of the app (fixed once the app is imported): one Redis key each per tab."""
+    """Every state class of the app: one Redis key each per tab."""
     classes: list[type] = []
     stack: list[type[BaseState]] = [State]
     while stack:
@@ -108,7 +95,6 @@ def _state_classes() -> tuple[type, ...]:
 
 
 async def expire_keys(manager: StateManagerRedis, token: str, seconds: int) -> None:
-    """EXPIRE on every state key of ``token`` in Redis."""
     key = BaseStateToken(ident=token, cls=State)
     async with manager.redis.pipeline(transaction=False) as pipe:
         for cls in _state_classes():

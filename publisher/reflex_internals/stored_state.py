@@ -1,7 +1,6 @@
 """What a tab's stored state holds: nothing of its visitor's connection, no page's query, no
-``tab_only`` field (docs/security.md, "What a dashboard tab leaves behind"). ``install()`` wraps
-``BaseState.__getstate__``, so only the pickled copy changes: Reflex refills the router data at
-every event. ``what_moved()`` is run by ``reflex_internals.check()`` at start-up."""
+``tab_only`` field (docs/security.md). Only the pickled copy changes: Reflex refills the router
+data at every event."""
 
 from __future__ import annotations
 
@@ -17,19 +16,12 @@ from reflex.state import BaseState, State
 from reflex_base import constants
 from reflex_base.environment import environment
 
-ROUTER_DATA = constants.ROUTER_DATA  # "router_data": the dict Reflex builds from the connection
-ROUTER_HEADERS = constants.ROUTER_HEADERS  # "rx_router_headers": the HeaderData made from it
-ROUTER_SESSION = constants.ROUTER_SESSION  # "rx_router_session": its token, address and socket id
-ROUTER_PAGE = constants.ROUTER_PAGE  # "rx_router_page": the PageData of the page's address
-ROUTER_URL = constants.ROUTER_URL  # "rx_router_url": the URLData of the page's address
-AS_PATH = constants.RouteVar.ORIGIN  # "asPath": the router data's page address, with its query
 # The router data's entries never stored: the connection's headers and address, the page's query.
 UNSTORED_ENTRIES = frozenset({constants.RouteVar.HEADERS, constants.RouteVar.CLIENT_IP, constants.RouteVar.QUERY})
 
 PRIVATE_FOLDER_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
 
-# Per state class: the fields kept for the open tab only (``tab_only``).
 _TAB_ONLY: dict[type, frozenset[str]] = {}
 # Reflex's own (an app module imported again in one process finds the wrapper installed already).
 _reflex_getstate: Callable[[BaseState], dict[str, Any]] = getattr(
@@ -40,17 +32,16 @@ StateClass = TypeVar("StateClass", bound=type)
 
 
 def what_moved() -> list[str]:
-    """The internals this module relies on that this Reflex no longer has."""
     return [
         name
         for name, present in (
             ("BaseState.__getstate__", "__getstate__" in vars(BaseState)),
-            ("State.router_data", ROUTER_DATA in State.__fields__),
-            ("State.rx_router_headers", ROUTER_HEADERS in State.__fields__),
-            ("State.rx_router_session", ROUTER_SESSION in State.__fields__),
+            ("State.router_data", constants.ROUTER_DATA in State.__fields__),
+            ("State.rx_router_headers", constants.ROUTER_HEADERS in State.__fields__),
+            ("State.rx_router_session", constants.ROUTER_SESSION in State.__fields__),
             ("SessionData.client_ip", "client_ip" in router_types.SessionData.__dataclass_fields__),
-            ("State.rx_router_page", ROUTER_PAGE in State.__fields__),
-            ("State.rx_router_url", ROUTER_URL in State.__fields__),
+            ("State.rx_router_page", constants.ROUTER_PAGE in State.__fields__),
+            ("State.rx_router_url", constants.ROUTER_URL in State.__fields__),
             (
                 "PageData.raw_path, full_raw_path, params",
                 {"raw_path", "full_raw_path", "params"} <= router_types.PageData.__dataclass_fields__.keys(),
@@ -66,32 +57,32 @@ def what_moved() -> list[str]:
 
 
 def path_only(address: str) -> str:
-    """``address`` without its query and fragment."""
     return address.split("#", 1)[0].split("?", 1)[0]
 
 
 def stored_fields(state: BaseState, fields: Mapping[str, Any]) -> dict[str, Any]:
-    """What is stored of ``state``, given ``fields`` (what Reflex would pickle): a new dict, the
-    live state untouched."""
+    """What is stored of ``state``, given what Reflex would pickle: a new dict, the live state untouched."""
     stored = dict(fields)
-    if isinstance(stored.get(ROUTER_DATA), Mapping):
-        router_data = {key: value for key, value in stored[ROUTER_DATA].items() if key not in UNSTORED_ENTRIES}
-        if isinstance(router_data.get(AS_PATH), str):
-            router_data[AS_PATH] = path_only(router_data[AS_PATH])
-        stored[ROUTER_DATA] = router_data
-    if isinstance(stored.get(ROUTER_HEADERS), router_types.HeaderData):
-        stored[ROUTER_HEADERS] = router_types.HeaderData()
-    if isinstance(stored.get(ROUTER_SESSION), router_types.SessionData):
-        stored[ROUTER_SESSION] = dataclasses.replace(stored[ROUTER_SESSION], client_ip="")
-    if isinstance(page := stored.get(ROUTER_PAGE), router_types.PageData):
-        stored[ROUTER_PAGE] = dataclasses.replace(
+    if isinstance(stored.get(constants.ROUTER_DATA), Mapping):
+        router_data = {
+            key: value for key, value in stored[constants.ROUTER_DATA].items() if key not in UNSTORED_ENTRIES
+        }
+        if isinstance(router_data.get(constants.RouteVar.ORIGIN), str):
+            router_data[constants.RouteVar.ORIGIN] = path_only(router_data[constants.RouteVar.ORIGIN])
+        stored[constants.ROUTER_DATA] = router_data
+    if isinstance(stored.get(constants.ROUTER_HEADERS), router_types.HeaderData):
+        stored[constants.ROUTER_HEADERS] = router_types.HeaderData()
+    if isinstance(stored.get(constants.ROUTER_SESSION), router_types.SessionData):
+        stored[constants.ROUTER_SESSION] = dataclasses.replace(stored[constants.ROUTER_SESSION], client_ip="")
+    if isinstance(page := stored.get(constants.ROUTER_PAGE), router_types.PageData):
+        stored[constants.ROUTER_PAGE] = dataclasses.replace(
             page,
             raw_path=path_only(page.raw_path),
             full_raw_path=path_only(page.full_raw_path),
             params={},
         )
-    if isinstance(url := stored.get(ROUTER_URL), router_types.URLData):
-        stored[ROUTER_URL] = router_types.URLData.from_url(router_types.ReflexURL(path_only(url.href)))
+    if isinstance(url := stored.get(constants.ROUTER_URL), router_types.URLData):
+        stored[constants.ROUTER_URL] = router_types.URLData.from_url(router_types.ReflexURL(path_only(url.href)))
     cls = type(state)
     for name in _TAB_ONLY.get(cls, ()):
         if name in stored:
@@ -122,20 +113,14 @@ _getstate_for_storage.reflex_getstate = _reflex_getstate  # type: ignore[attr-de
 
 
 def install() -> None:
-    """From now on, every state Reflex pickles goes through ``stored_fields`` (once is enough)."""
     BaseState.__getstate__ = _getstate_for_storage  # type: ignore[method-assign]
 
 
-def states_folder() -> Path:
-    """Where the disk manager writes the tabs' states (``REFLEX_STATES_WORKDIR``)."""
-    return environment.REFLEX_STATES_WORKDIR.get()
-
-
 def keep_private() -> None:
-    """Each worker, at start: what it writes from now on is its user's alone (umask 077), and the
-    states folder ``0700`` and its files ``0600``, also those an older version left."""
-    os.umask(os.umask(0o077) | 0o077)  # an operator's stricter umask stays
-    folder = states_folder()
+    """Each worker, at start: what it writes is its user's alone (umask 077, an operator's stricter one
+    kept), the states folder ``0700`` and its files ``0600``, also those an older version left."""
+    os.umask(os.umask(0o077) | 0o077)
+    folder: Path = environment.REFLEX_STATES_WORKDIR.get()
     if not folder.is_dir():
         return  # no disk manager here (Redis), or none started yet: Reflex makes it under the umask
     folder.chmod(PRIVATE_FOLDER_MODE)

@@ -22,10 +22,9 @@ import sqlalchemy
 
 from publisher import returns
 from publisher.config import settings
-from publisher.config.settings import BounceSettings, MailSettings
-from publisher.per_process import worker_name
+from publisher.config.settings import BounceSettings, MailSettings, worker_name
 from publisher.returns.imap_client import MailboxClient, MailboxTrouble
-from publisher.rules import bounces, reports, validation
+from publisher.rules import bounces, form_fields, reports
 from publisher.storage import bounce_records, notice_records, tables
 from publisher.storage.bounce_records import MailboxPlace, Report
 
@@ -73,7 +72,7 @@ def _sender(raw: bytes) -> str:
     """The ``From:`` address of a message, as text to store (cleaned by the storage layer)."""
     head = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(raw)
     written = str(head.get("From", ""))
-    return email.utils.parseaddr(written)[1] or written[: validation.EMAIL_MAX]
+    return email.utils.parseaddr(written)[1] or written[: form_fields.EMAIL_MAX]
 
 
 def reports_in(message: reports.ClassifiedMessage, mail: MailSettings, db_url: str | None = None) -> list[Report]:
@@ -336,21 +335,17 @@ async def run_in_backend(db_url: str | None = None) -> None:
         return
     logger.info("Bounce mailbox: reading %s every %s s", bounce.mailbox.describe(), bounce.poll_s)
     stop = threading.Event()
+
+    async def read() -> None:
+        try:
+            reading = await _in_own_thread(read_once, bounce, mail, db_url, stop=stop)
+        except MailboxTrouble as trouble:
+            logger.warning("Bounce mailbox: %s; trying again in %s s", trouble, bounce.poll_s)
+            return
+        if reading is not None and (reading.messages or reading.moved):
+            logger.info("Bounce mailbox: %s", reading)
+
     try:
-        while True:
-            try:
-                reading = await _in_own_thread(read_once, bounce, mail, db_url, stop=stop)
-                if reading is not None and (reading.messages or reading.moved):
-                    logger.info("Bounce mailbox: %s", reading)
-            except MailboxTrouble as trouble:
-                logger.warning("Bounce mailbox: %s; trying again in %s s", trouble, bounce.poll_s)
-            except Exception as exc:
-                logger.error(
-                    "Bounce mailbox: the read failed (%s); trying again in %s s",
-                    type(exc).__name__,
-                    bounce.poll_s,
-                    exc_info=exc,
-                )
-            await asyncio.sleep(bounce.poll_s)
+        await returns.keep_running(read, "Bounce mailbox", bounce.poll_s)
     finally:
         stop.set()  # cancelled: the site is stopping, so the read in progress ends after its message

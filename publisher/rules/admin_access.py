@@ -3,8 +3,8 @@ passed in. A token is looked up by its hash, so the lookup's timing tells nothin
 
 from __future__ import annotations
 
-import base64
 import hashlib
+import re
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -28,22 +28,18 @@ CEREMONY_VALID_FOR = timedelta(minutes=5)
 MAX_OPEN_CEREMONIES_PER_ADDRESS = 5
 MAX_OPEN_CEREMONIES = 1000
 TOKEN_BYTES = 32  # 256 bits: enrolment tokens, session tokens, ceremony ids
-HASH_CHARS = 64  # a SHA-256 in hex, as stored
 # What a browser may send as one token: base64url of TOKEN_BYTES, with room and no more.
 TOKEN_MAX_CHARS = 64
+_TOKEN_SHAPE = re.compile(f"[A-Za-z0-9_-]{{1,{TOKEN_MAX_CHARS}}}")
 ADMIN_NAME_MAX = 64
 COOKIE_NAME = "publisher-admin"
 SECURE_COOKIE_NAME = "__Host-publisher-admin"
 
 
 def new_token() -> str:
-    """A fresh secret (enrolment, session, ceremony): 256 bits from ``secrets``, URL-safe."""
+    """A fresh secret (enrolment, session, ceremony), also a new admin's WebAuthn user id (never their
+    name): 256 bits from ``secrets``, base64url without padding."""
     return secrets.token_urlsafe(TOKEN_BYTES)
-
-
-def new_user_handle() -> str:
-    """A new admin's WebAuthn user id: 32 random bytes, base64url without padding (never their name)."""
-    return base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("=")
 
 
 def token_hash(token: str) -> str:
@@ -54,12 +50,7 @@ def token_hash(token: str) -> str:
 def is_token_shaped(value: object) -> bool:
     """Whether ``value`` could be one of our tokens: base64url text of a bounded length. Anything
     else is refused before a database is asked."""
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= TOKEN_MAX_CHARS
-        and value.isascii()
-        and all(char.isalnum() or char in "-_" for char in value)
-    )
+    return isinstance(value, str) and _TOKEN_SHAPE.fullmatch(value) is not None
 
 
 def check_admin_name(name: str) -> str | None:
@@ -81,10 +72,6 @@ def enrolment_url(site_url: str, token: str) -> str:
     return f"{site_url.rstrip('/')}{ENROL_PATH}#{token}"
 
 
-def enrolment_expires(created_at: datetime) -> datetime:
-    return created_at + ENROLMENT_VALID_FOR
-
-
 @dataclass(frozen=True)
 class SessionTimes:
     """When a session began and when its admin last did something."""
@@ -97,10 +84,6 @@ def session_open(times: SessionTimes, now: datetime, idle: timedelta) -> bool:
     """Whether a session still opens the dashboard at ``now``: within ``idle`` of the admin's last
     action and within 12 hours of signing in, whatever they did since."""
     return now - times.last_active_at < idle and now - times.created_at < SESSION_ABSOLUTE
-
-
-def idle_limit(minutes: int) -> timedelta:
-    return timedelta(minutes=minutes)
 
 
 @dataclass(frozen=True)
@@ -129,21 +112,11 @@ def cookie_name(https: bool) -> str:
 
 
 def session_cookie(token: str, https: bool) -> str:
-    """The ``Set-Cookie`` value that holds a session: no script reads it, no other site's request carries
-    it, for this host only; it lasts as long as a session can, the database decides before that."""
-    attributes = [f"{cookie_name(https)}={token}", "Path=/", "HttpOnly", "SameSite=Strict"]
-    attributes.append(f"Max-Age={int(SESSION_ABSOLUTE.total_seconds())}")
-    if https:
-        attributes.append("Secure")
-    return "; ".join(attributes)
-
-
-def cleared_cookie(https: bool) -> str:
-    """The ``Set-Cookie`` value that removes the session's cookie (sign-out)."""
-    attributes = [f"{cookie_name(https)}=", "Path=/", "HttpOnly", "SameSite=Strict", "Max-Age=0"]
-    if https:
-        attributes.append("Secure")
-    return "; ".join(attributes)
+    """The ``Set-Cookie`` value that holds a session (an empty ``token``: removes it, sign-out): no script
+    reads it, no other site's request carries it, for this host only; the database decides before Max-Age."""
+    max_age = int(SESSION_ABSOLUTE.total_seconds()) if token else 0
+    attributes = [f"{cookie_name(https)}={token}", "Path=/", "HttpOnly", "SameSite=Strict", f"Max-Age={max_age}"]
+    return "; ".join(attributes + ["Secure"] * https)
 
 
 def session_token(cookie_header: str, https: bool) -> str | None:

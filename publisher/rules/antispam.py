@@ -14,29 +14,11 @@ from publisher.content.form_copy import (
     MATH_REQUIRED,
     TOO_FAST_REJECTED,
 )
-from publisher.rules.validation import parse_answer
+from publisher.rules.form_fields import honeypot_filled, parse_answer
 
 MIN_FILL_TIME_MS = 5000
-# Both forms' hidden field: people never see or reach it, bots that fill every input do.
-HONEYPOT_FIELD = "website"
 OPERAND_MIN = 1
 OPERAND_MAX = 10
-
-__all__ = [
-    "HONEYPOT_FIELD",
-    "HONEYPOT_REJECTED",
-    "MATH_INCORRECT",
-    "MATH_REJECTED",
-    "MATH_REQUIRED",
-    "TOO_FAST_REJECTED",
-    "MathQuestion",
-    "answer_field_error",
-    "new_question",
-    "TOKEN_REJECTED",
-    "answer_rejection",
-    "rejection_before_answer",
-    "subscribe_rejection",
-]
 
 
 @dataclass(frozen=True)
@@ -77,17 +59,6 @@ def answer_field_error(answer: object, expected: int | None) -> str | None:
     if not is_correct_answer(answer, expected):
         return MATH_INCORRECT
     return None
-
-
-def honeypot_filled(honeypot: object) -> bool:
-    """True when the hidden field holds anything (or is not text): a bot filled the form."""
-    return not isinstance(honeypot, str) or honeypot != ""
-
-
-def subscribe_rejection(*, honeypot: object) -> str | None:
-    """Why a subscribe submission is refused; None when it passes. Only the honeypot: browsers autofill
-    both fields at once, and the list's own rules carry the rest."""
-    return HONEYPOT_REJECTED if honeypot_filled(honeypot) else None
 
 
 # A token that is not the site's, has expired or was used: the page gets a new one.

@@ -47,21 +47,13 @@ def verp_address(bounce_address: str, secret: str, delivery_id: int) -> str:
     return f"{local}+{verp_token(secret, delivery_id)}@{domain}"
 
 
-def _verp_token(address: str, bounce_address: str) -> str | None:
-    """The ``+token`` of ``address`` when it is the bounce address with one (signed or not), else None."""
-    local, _, domain = address.strip().strip("<>").lower().rpartition("@")
-    base_local, _, base_domain = bounce_address.lower().rpartition("@")
-    base, plus, token = local.partition("+")
-    if not plus or not token or base != base_local or domain != base_domain:
-        return None
-    return token
-
-
 def read_verp(list_secrets: Sequence[str], address: str, bounce_address: str) -> int | None:
     """The job a bounce is addressed to, when we signed its token; else None. Any list secret is accepted,
     so replacing the secret does not orphan the bounces of emails already sent."""
-    match = _VERP_TOKEN.match(_verp_token(address, bounce_address) or "")
-    if match is None:
+    local, _, domain = address.strip().strip("<>").lower().rpartition("@")
+    base, _, token = local.partition("+")
+    match = _VERP_TOKEN.match(token)
+    if match is None or f"{base}@{domain}" != bounce_address.lower():
         return None
     if not any(hmac.compare_digest(_mac(secret, match["job"]), match["mac"]) for secret in list_secrets):
         return None
@@ -104,13 +96,6 @@ def soft_bounces_in_a_row(emails: Iterable[SentEmail], now: datetime) -> int:
         elif email.bounce is None and now - email.sent_at >= DELIVERED_AFTER:
             break
     return count
-
-
-def becomes_bounced(kind: str, emails: Iterable[SentEmail], now: datetime) -> bool:
-    """Whether this bounce makes the reader ``bounced``: a hard one at once, soft ones three in a row."""
-    if kind == HARD:
-        return True
-    return kind == SOFT and soft_bounces_in_a_row(emails, now) >= SOFT_BOUNCES_TO_BOUNCED
 
 
 def pause_reason(

@@ -8,7 +8,7 @@ import email
 import email.policy
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.message import EmailMessage, Message
 from email.parser import HeaderParser
 from email.utils import getaddresses, parseaddr
@@ -16,7 +16,7 @@ from email.utils import getaddresses, parseaddr
 from flufl.bounce import all_failures
 
 from publisher.rules.bounces import COMPLAINT, HARD, SOFT, kind_of_status
-from publisher.rules.validation import one_line
+from publisher.rules.form_fields import one_line
 
 BOUNCE, COMPLAINT_REPORT, AUTO_REPLY = "bounce", "complaint", "auto-reply"
 
@@ -60,6 +60,7 @@ _ORIGINAL_HEADER_TYPES = frozenset({"text/rfc822-headers", "message/rfc822-heade
 _RECIPIENT_FIELDS = frozenset({"final-recipient", "original-recipient"})
 _STATUS_TYPES = frozenset({"message/delivery-status", "message/global-delivery-status"})
 _MAX_DEPTH = 20  # MIME nesting followed; a hostile email could nest far deeper
+_HEADERS = HeaderParser(policy=email.policy.default)
 
 
 @dataclass(frozen=True)
@@ -91,77 +92,54 @@ class ClassifiedMessage:
         return max(0, self.recipients_named - len(self.failures))
 
 
-@dataclass(frozen=True)
-class _Original:
-    message_id: str | None = None
-    return_path: str | None = None
-    to: tuple[str, ...] = ()
-
-
 def classify(raw: bytes) -> ClassifiedMessage:
     """The kind of one email of the bounce mailbox, its failed recipients and its original; never raises."""
     try:
         msg = email.message_from_bytes(raw, policy=email.policy.default)
-    except Exception:  # noqa: BLE001 - any email, however broken, is a report, never an error
-        return ClassifiedMessage(kind=None)
-    try:
-        envelope_to = _envelope_to(msg)
+        envelope_to = tuple(_addresses([value for name in _ENVELOPE_HEADERS for value in _all_headers(msg, name)]))
         subject = one_line(_header(msg, "subject"), SUBJECT_MAX)
-    except Exception:  # noqa: BLE001 - the headers of a hostile email, unreadable: unclassified
+    except Exception:  # noqa: BLE001 - any email, its headers however hostile, is a report, never an error
         return ClassifiedMessage(kind=None)
     try:
-        kind, failures, original, named = _classify(msg)
+        classified = _classify(msg)
     except Exception:  # noqa: BLE001 - one broken email must not stop the mailbox loop
-        return ClassifiedMessage(kind=None, envelope_to=envelope_to, subject=subject)
-    return ClassifiedMessage(
-        kind=kind,
-        failures=failures,
-        envelope_to=envelope_to,
-        original_message_id=original.message_id,
-        original_return_path=original.return_path,
-        original_to=original.to,
-        subject=subject,
-        recipients_named=max(named, len(failures)),
-    )
+        classified = ClassifiedMessage(kind=None)
+    return replace(classified, envelope_to=envelope_to, subject=subject)
 
 
-def _classify(msg: Message) -> tuple[str | None, tuple[Failure, ...], _Original, int]:
-    """Standards first, then flufl.bounce's heuristics, then auto-replies; also how many recipients the
-    report named in all (only the first RECIPIENTS_MAX are read)."""
+def _classify(msg: Message) -> ClassifiedMessage:
+    """Standards first, then flufl.bounce's heuristics, then auto-replies."""
     parts = list(_parts(msg))
     if _is_report_of(msg, "feedback-report") or _first_of(parts, {"message/feedback-report"}) is not None:
-        kind, complaints, original = _feedback_report(msg, parts)
-        return kind, complaints[:RECIPIENTS_MAX], original, len(complaints)
+        return _feedback_report(msg, parts)
     if _is_report_of(msg, "delivery-status") or _first_of(parts, _STATUS_TYPES) is not None:
-        status = _delivery_status(parts)
-        if status is None:  # declared a DSN, but its status part is missing (truncated)
-            failures, named = _flufl_failures(msg, parts)
-        else:
-            failures, named = status
-        return BOUNCE, failures, _original(msg, parts), named
+        # Declared a DSN, but its status part missing (truncated): read as prose.
+        failures, named = _delivery_status(parts) or _flufl_failures(msg, parts)
+        return _about(_original(msg, parts), BOUNCE, failures, named)
     if _says_auto_reply(msg):
-        return AUTO_REPLY, (), _original(msg, parts, replied_to=True), 0
+        return replace(_original(msg, parts, replied_to=True), kind=AUTO_REPLY)
     failures, named = _flufl_failures(msg, parts)
     if failures:
-        return BOUNCE, failures, _original(msg, parts), named
+        return _about(_original(msg, parts), BOUNCE, failures, named)
     if _is_auto_submitted(msg) and not _from_mail_system(msg):
-        return AUTO_REPLY, (), _original(msg, parts, replied_to=True), 0
-    return None, (), _Original(), 0
+        return replace(_original(msg, parts, replied_to=True), kind=AUTO_REPLY)
+    return ClassifiedMessage(kind=None)
 
 
-# --- RFC 3464 delivery reports ------------------------------------------------------------
+def _about(original: ClassifiedMessage, kind: str, failures: tuple[Failure, ...], named: int) -> ClassifiedMessage:
+    """The report, its first RECIPIENTS_MAX failures, and how many recipients it named in all."""
+    return replace(original, kind=kind, failures=failures[:RECIPIENTS_MAX], recipients_named=max(named, len(failures)))
 
 
 def _delivery_status(parts: list[Message]) -> tuple[tuple[Failure, ...], int] | None:
     """The first RECIPIENTS_MAX failed recipients of a DSN's status part(s), and how many it named in all;
     None when it has none (delivered or relayed recipients are no failures)."""
-    found = False
+    status_parts = [part for part in parts if part.get_content_type() in _STATUS_TYPES]
+    if not status_parts:
+        return None
     failures: list[Failure] = []
     not_read = 0
-    for part in parts:
-        if part.get_content_type() not in _STATUS_TYPES:
-            continue
-        found = True
+    for part in status_parts:
         # The first block is about the message, and names no recipient; some servers leave it out.
         for block in _status_blocks(part):
             if len(failures) >= RECIPIENTS_MAX:
@@ -172,8 +150,6 @@ def _delivery_status(parts: list[Message]) -> tuple[tuple[Failure, ...], int] | 
             failure = _recipient_failure(block)
             if failure is not None and all(failure.address != other.address for other in failures):
                 failures.append(failure)
-    if not found:
-        return None
     return tuple(failures), len(failures) + not_read
 
 
@@ -195,7 +171,7 @@ def _status_blocks(part: Message) -> list[Message]:
     for text in texts:
         for chunk in re.split(r"\r?\n\s*\r?\n", text.strip()):
             if chunk.strip():
-                blocks.append(HeaderParser(policy=email.policy.default).parsestr(chunk.strip() + "\n"))
+                blocks.append(_HEADERS.parsestr(chunk.strip() + "\n"))
     return blocks
 
 
@@ -224,50 +200,31 @@ def _recipient_failure(block: Message) -> Failure | None:
     return Failure(address=address, kind=kind, reason=one_line(reason, REASON_MAX))
 
 
-# --- RFC 5965 feedback reports --------------------------------------------------------------
-
-
-def _feedback_report(msg: Message, parts: list[Message]) -> tuple[str | None, tuple[Failure, ...], _Original]:
+def _feedback_report(msg: Message, parts: list[Message]) -> ClassifiedMessage:
     """A complaint, naming the reader when the provider left the address in (a redacted one still
     returns the original's Message-ID and Return-Path, which name the email)."""
-    fields = _feedback_fields(parts)
+    fields = _attached_headers(_first_of(parts, {"message/feedback-report"}))
     original = _original(msg, parts)
     if fields is None or not any(_header(fields, name) for name in ("feedback-type", "user-agent", "version")):
         # Declared, but cut off before its (mandatory) fields: not-spam and abuse look alike.
-        return None, (), original
+        return original
     feedback_type = one_line(_header(fields, "feedback-type"), 100).lower()
     if feedback_type not in _COMPLAINT_TYPES:
-        return None, (), original
-    if original.return_path is None:
+        return original
+    if original.original_return_path is None:
         # The envelope sender the provider saw is the original's Return-Path by definition.
-        original = _Original(original.message_id, _address(_header(fields, "original-mail-from")), original.to)
-    reported = _addresses(_all_headers(fields, "original-rcpt-to")) or list(original.to)
+        original = replace(original, original_return_path=_address(_header(fields, "original-mail-from")))
+    reported = _addresses(_all_headers(fields, "original-rcpt-to")) or list(original.original_to)
     user_agent = one_line(_header(fields, "user-agent"), 100)
     reason = f"complaint (Feedback-Type: {feedback_type or 'missing'})"
     if user_agent:
         reason += f" from {user_agent}"
-    failures = tuple(
+    complaints = tuple(  # one per address: _addresses gives each once
         Failure(address=address, kind=COMPLAINT, reason=one_line(reason, REASON_MAX))
         for address in reported
         if "redacted" not in address.partition("@")[0]
     )
-    return COMPLAINT_REPORT, _unique(failures), original
-
-
-def _feedback_fields(parts: list[Message]) -> Message | None:
-    """The machine-readable fields of a feedback report (the parser reads the part as an email)."""
-    part = _first_of(parts, {"message/feedback-report"})
-    if part is None:
-        return None
-    payload = part.get_payload()
-    if isinstance(payload, list) and payload and isinstance(payload[0], Message):
-        return payload[0]
-    if isinstance(payload, str):
-        return HeaderParser(policy=email.policy.default).parsestr(payload.strip() + "\n")
-    return None
-
-
-# --- Other bounces: flufl.bounce ------------------------------------------------------------
+    return _about(original, COMPLAINT_REPORT, complaints, len(complaints))
 
 
 def _flufl_failures(msg: Message, parts: list[Message]) -> tuple[tuple[Failure, ...], int]:
@@ -334,23 +291,17 @@ class _Reasons:
         for index in self._where.get(address, ()):
             line = lines[index]
             indent = len(line) - len(line.lstrip())
-            following = lines[index + 1 : index + 1 + _REASON_LINES_MAX]
+            alone = _ADDRESS_ALONE.match(line) is not None
             collected: list[str] = []
-            if _ADDRESS_ALONE.match(line):
-                for next_line in following:
-                    next_indent = len(next_line) - len(next_line.lstrip())
-                    if not next_line.strip() or _ADDRESS_ALONE.match(next_line):
-                        break
-                    if indent and next_indent <= indent:
-                        break
-                    collected.append(next_line.strip())
-            else:
+            if not alone:
                 end = next(end for found, end in _addresses_in(line) if found == address)
                 collected.append(line[end:].lstrip(">").lstrip(":").strip())
-                for next_line in following:
-                    if not next_line.strip() or len(next_line) - len(next_line.lstrip()) <= indent:
-                        break
-                    collected.append(next_line.strip())
+            for next_line in lines[index + 1 : index + 1 + _REASON_LINES_MAX]:
+                if not next_line.strip() or (alone and _ADDRESS_ALONE.match(next_line)):
+                    break
+                if (indent or not alone) and len(next_line) - len(next_line.lstrip()) <= indent:
+                    break
+                collected.append(next_line.strip())
             reason = " ".join(item for item in collected if item)
             if reason:
                 return reason
@@ -377,9 +328,6 @@ def _addresses_in(line: str) -> Iterator[tuple[str, int]]:
         position = lowered.find("@", position + 1)
 
 
-# --- Auto-replies (RFC 3834) ----------------------------------------------------------------
-
-
 def _says_auto_reply(msg: Message) -> bool:
     """An auto-responder's own words for what it sent; no bounce writes these."""
     if _AUTO_SUBJECT.match(one_line(_header(msg, "subject"), SUBJECT_MAX)):
@@ -403,35 +351,29 @@ def _from_mail_system(msg: Message) -> bool:
     return bool(sender) and sender[0].partition("@")[0] in _MAIL_SYSTEMS
 
 
-# --- The original email ---------------------------------------------------------------------
-
-
-def _original(msg: Message, parts: list[Message], *, replied_to: bool = False) -> _Original:
-    """The email a report is about: attached whole or as headers, or quoted in the text; an auto-reply's
-    In-Reply-To (RFC 3834)."""
-    headers: Message | None = None
-    part = _first_of(parts, _ORIGINAL_TYPES | _ORIGINAL_HEADER_TYPES)
-    if part is not None:
-        headers = _attached_headers(part)
-    if headers is None:
-        headers = _quoted_headers(parts)
+def _original(msg: Message, parts: list[Message], *, replied_to: bool = False) -> ClassifiedMessage:
+    """What names the email a report is about: attached whole or as headers, or quoted in the text;
+    an auto-reply's In-Reply-To (RFC 3834)."""
+    headers = _attached_headers(_first_of(parts, _ORIGINAL_TYPES | _ORIGINAL_HEADER_TYPES)) or _quoted_headers(parts)
     if headers is not None:
-        message_id = _message_id(_header(headers, "message-id"))
-        if message_id is None:
-            message_id = _quoted_message_id(parts)
-        to = tuple(_addresses(_all_headers(headers, "to")))
-        return _Original(message_id, _address(_header(headers, "return-path")), to)
+        return ClassifiedMessage(
+            kind=None,
+            original_message_id=_message_id(_header(headers, "message-id")) or _quoted_message_id(parts),
+            original_return_path=_address(_header(headers, "return-path")),
+            original_to=tuple(_addresses(_all_headers(headers, "to"))),
+        )
     if replied_to:
-        return _Original(message_id=_message_id(_header(msg, "in-reply-to")))
-    return _Original(message_id=_quoted_message_id(parts))
+        return ClassifiedMessage(kind=None, original_message_id=_message_id(_header(msg, "in-reply-to")))
+    return ClassifiedMessage(kind=None, original_message_id=_quoted_message_id(parts))
 
 
-def _attached_headers(part: Message) -> Message | None:
-    payload = part.get_payload()
+def _attached_headers(part: Message | None) -> Message | None:
+    """The header block a part carries: parsed as an email already, or still its text."""
+    payload = None if part is None else part.get_payload()
     if isinstance(payload, list) and payload and isinstance(payload[0], Message):
         return payload[0]
-    if isinstance(payload, str):
-        return HeaderParser(policy=email.policy.default).parsestr(_text(part).lstrip())
+    if part is not None and isinstance(payload, str):
+        return _HEADERS.parsestr(_text(part).lstrip())
     return None
 
 
@@ -445,7 +387,7 @@ def _quoted_headers(parts: list[Message]) -> Message | None:
         end = start
         while end < len(lines) and lines[end].strip():
             end += 1
-        return HeaderParser(policy=email.policy.default).parsestr("\n".join(lines[start:end]) + "\n")
+        return _HEADERS.parsestr("\n".join(lines[start:end]) + "\n")
     return None
 
 
@@ -473,9 +415,6 @@ def _quoted_message_id(parts: list[Message]) -> str | None:
     return None
 
 
-# --- Reading an email safely ----------------------------------------------------------------
-
-
 def _parts(msg: Message, depth: int = 0) -> Iterator[Message]:
     """The report's own parts, not those of an email it carries (a returned original may be a
     report itself), and not deeper than _MAX_DEPTH."""
@@ -489,15 +428,13 @@ def _parts(msg: Message, depth: int = 0) -> Iterator[Message]:
                 yield from _parts(part, depth + 1)
 
 
-def _first_of(parts: Iterable[Message], types: Iterable[str]) -> Message | None:
-    wanted = set(types)
-    return next((part for part in parts if part.get_content_type() in wanted), None)
+def _first_of(parts: Iterable[Message], types: frozenset[str] | set[str]) -> Message | None:
+    return next((part for part in parts if part.get_content_type() in types), None)
 
 
 def _is_report_of(msg: Message, report_type: str) -> bool:
-    if msg.get_content_type() != "multipart/report":
-        return False
-    return str(msg.get_param("report-type", "")).strip().lower() == report_type
+    report_type_param = str(msg.get_param("report-type", "")).strip().lower()
+    return msg.get_content_type() == "multipart/report" and report_type_param == report_type
 
 
 def _text(part: Message) -> str:
@@ -510,9 +447,7 @@ def _text(part: Message) -> str:
         except Exception:  # noqa: BLE001 - fall back to the bytes, decoded leniently
             pass
     payload = part.get_payload(decode=True)
-    if isinstance(payload, bytes):
-        return payload.decode("utf-8", "replace")
-    return ""
+    return payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
 
 
 def _plain_texts(parts: Iterable[Message]) -> Iterator[str]:
@@ -530,15 +465,6 @@ def _all_headers(msg: Message, name: str) -> list[str]:
 def _header(msg: Message, name: str) -> str:
     values = _all_headers(msg, name)
     return values[0] if values else ""
-
-
-def _envelope_to(msg: Message) -> tuple[str, ...]:
-    found: list[str] = []
-    for name in _ENVELOPE_HEADERS:
-        for address in _addresses(_all_headers(msg, name)):
-            if address not in found:
-                found.append(address)
-    return tuple(found)
 
 
 def _addresses(values: list[str]) -> list[str]:

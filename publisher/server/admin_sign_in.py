@@ -1,15 +1,16 @@
-"""The dashboard's passkey enrolment, sign-in and sign-out (py_webauthn) over HTTP, not the event
-channel: the session is an HttpOnly cookie, which only an HTTP answer can set or clear. The limits
+"""The dashboard's passkey enrolment, sign-in, sign-out (py_webauthn) and downloads over HTTP, not the
+event channel: the session is an HttpOnly cookie, which only an HTTP answer can set or clear. The limits
 and refusals are in docs/security.md; log lines never name a token, a challenge or a credential."""
 
 from __future__ import annotations
 
 import asyncio
-import json
+import io
 import logging
 from collections.abc import Callable
 from typing import Any
 
+import pydantic
 import sqlalchemy
 import webauthn
 from reflex_base import config as reflex_config
@@ -18,14 +19,8 @@ from reflex_base.environment import environment
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
-from webauthn.helpers import bytes_to_base64url, parse_authentication_credential_json
+from webauthn.helpers import bytes_to_base64url, options_to_json_dict, parse_authentication_credential_json, structs
 from webauthn.helpers.exceptions import InvalidAuthenticationResponse, InvalidJSONStructure, InvalidRegistrationResponse
-from webauthn.helpers.structs import (
-    AuthenticatorSelectionCriteria,
-    PublicKeyCredentialDescriptor,
-    ResidentKeyRequirement,
-    UserVerificationRequirement,
-)
 
 from publisher.config import settings
 from publisher.content import admin_copy
@@ -33,19 +28,19 @@ from publisher.limits import submits
 from publisher.rules import admin_access, same_site
 from publisher.rules.admin_access import RelyingParty
 from publisher.seldom_log import SeldomLog
-from publisher.server.requests import BodyTooLarge, ClientLeft, client_address, is_https, read_body
-from publisher.storage import admins
+from publisher.server.routes import BodyTooLarge, ClientLeft, client_address, is_https, read_body
+from publisher.storage import admins, subscribers
+from publisher.storage.tables import utc_now
+from publisher.web import exports
 
 logger = logging.getLogger(__name__)
 
 API = admin_access.API_PATH
-ENROL_OPTIONS, ENROL, SIGN_IN_OPTIONS, SIGN_IN, SIGN_OUT = (
-    f"{API}/enrol/options",
-    f"{API}/enrol",
-    f"{API}/sign-in/options",
-    f"{API}/sign-in",
-    f"{API}/sign-out",
-)
+ENROL_OPTIONS = f"{API}/enrol/options"
+ENROL = f"{API}/enrol"
+SIGN_IN_OPTIONS = f"{API}/sign-in/options"
+SIGN_IN = f"{API}/sign-in"
+SIGN_OUT = f"{API}/sign-out"
 MAX_BODY_BYTES = 16 * 1024
 _FAILURES = "admin-sign-in"  # the limiter's name for failed enrolments and sign-ins from one address
 _CEREMONIES = "admin-ceremony"  # the limiter's name for ceremonies begun from one address
@@ -54,10 +49,8 @@ CEREMONY_TIMEOUT_MS = int(admin_access.CEREMONY_VALID_FOR.total_seconds() * 1000
 CEREMONY_SWEEP_S = 60  # a ceremony that ran out is deleted within this (clear_ceremonies)
 NO_STORE = {"Cache-Control": "no-store"}
 _WAIT = {"Retry-After": "600", **NO_STORE}  # an address over one of the limits
-
-
-def is_admin_path(path: str) -> bool:
-    return path == admin_access.DASHBOARD_PATH or path.startswith(admin_access.DASHBOARD_PATH + "/")
+_JSON_OBJECT = pydantic.TypeAdapter(dict[str, Any])
+_AFTER_A_CEREMONY = {"Retry-After": str(int(admin_access.CEREMONY_VALID_FOR.total_seconds()))}
 
 
 def relying_party() -> RelyingParty:
@@ -67,7 +60,7 @@ def relying_party() -> RelyingParty:
     return admin_access.relying_party(settings.site_url(), [port] if port else [])
 
 
-def not_a_post_from_the_page(scope: Scope, name: str, party: RelyingParty, log: SeldomLog) -> Response | None:
+def _not_a_post_from_the_page(scope: Scope, name: str, party: RelyingParty, log: SeldomLog) -> Response | None:
     """Before anything is read: 405 to anything but a POST, 403 to a request not from the dashboard's
     own page; None when it may go on."""
     if scope["method"] != "POST":
@@ -90,12 +83,9 @@ class _Refused(Exception):
 
 def _json_object(body: bytes) -> dict[str, Any]:
     try:
-        data = json.loads(body or b"{}")
-    except (ValueError, RecursionError):
-        raise _Refused(400, admin_copy.PASSKEY_REFUSED, "the body is not JSON", counts=True) from None
-    if not isinstance(data, dict):
-        raise _Refused(400, admin_copy.PASSKEY_REFUSED, "the body is not a JSON object", counts=True)
-    return data
+        return _JSON_OBJECT.validate_json(body or b"{}")
+    except pydantic.ValidationError:
+        raise _Refused(400, admin_copy.PASSKEY_REFUSED, "the body is not a JSON object", counts=True) from None
 
 
 def _token(data: dict[str, Any], key: str, refusal: str) -> str:
@@ -105,41 +95,26 @@ def _token(data: dict[str, Any], key: str, refusal: str) -> str:
     return str(value)
 
 
-def _not_found() -> Response:
-    return PlainTextResponse("Not found", status_code=404)
-
-
-class DashboardPages:
-    """The dashboard's pages as ``page`` serves them, where the site keeps a dashboard (else 404)."""
-
-    def __init__(self, page: ASGIApp):
-        self.page = page
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not settings.current().dashboard_on:
-            await _not_found()(scope, receive, send)
-            return
-        await self.page(scope, receive, send)
-
-
 class AdminSignIn:
-    """Every path under ``/admin/api/``; ``db_url`` for tests."""
+    """Every path under ``/admin``: 404 where the site keeps no dashboard, else the paths under
+    ``/admin/api/`` answered here and the dashboard's pages as ``page`` serves them."""
 
-    def __init__(self, db_url: str | None = None, clock: Callable[[], Any] | None = None):
+    def __init__(self, page: ASGIApp, db_url: str | None = None, clock: Callable[[], Any] | None = None):
+        self.page = page
         self.db_url = db_url
         self.clock = clock
         self._log = SeldomLog(logger)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not settings.current().dashboard_on:
-            await _not_found()(scope, receive, send)
+            await PlainTextResponse("Not found", status_code=404)(scope, receive, send)
+            return
+        if not scope["path"].startswith(API + "/"):
+            await self.page(scope, receive, send)
             return
         response = await self._answer(scope, receive, scope["path"].rstrip("/"))
         if response is not None:
             await response(scope, receive, send)
-
-    def _now(self):
-        return self.clock() if self.clock is not None else None
 
     async def _answer(self, scope: Scope, receive: Receive, path: str) -> Response | None:
         handlers = {
@@ -148,18 +123,20 @@ class AdminSignIn:
             SIGN_IN_OPTIONS: self._sign_in_options,
             SIGN_IN: self._sign_in,
             SIGN_OUT: self._sign_out,
+            admin_access.EXPORT_PATH: self._download,
+            admin_access.AUDIT_PATH: self._download,
         }
         handler = handlers.get(path)
         if handler is None:
             return PlainTextResponse("Not found", status_code=404, headers=NO_STORE)
         name = path.removeprefix(API + "/")
         party = relying_party()
-        refusal = not_a_post_from_the_page(scope, name, party, self._log)
+        refusal = _not_a_post_from_the_page(scope, name, party, self._log)
         if refusal is not None:
             return refusal
         address = client_address(scope)
         limiter = submits.shared_limiter.get()
-        if path != SIGN_OUT and await limiter.exhausted(_FAILURES, "", address):
+        if path in (ENROL_OPTIONS, ENROL, SIGN_IN_OPTIONS, SIGN_IN) and await limiter.exhausted(_FAILURES, "", address):
             self._log.warning("Dashboard %s: refused, too many failures from %s", name, address)
             return JSONResponse({"error": admin_copy.TOO_MANY_ATTEMPTS}, 429, headers=_WAIT)
         if path in (ENROL_OPTIONS, SIGN_IN_OPTIONS) and not await limiter.allow(_CEREMONIES, "", address):
@@ -179,15 +156,12 @@ class AdminSignIn:
             self._log.warning("Dashboard %s: refused from %s: %s", name, address, refused.detail)
             if refused.counts and not await limiter.allow(_FAILURES, "", address):
                 return JSONResponse({"error": admin_copy.TOO_MANY_ATTEMPTS}, 429, headers=NO_STORE)
-            retry = {"Retry-After": str(int(admin_access.CEREMONY_VALID_FOR.total_seconds()))}
-            return JSONResponse(
-                {"error": refused.text},
-                refused.status,
-                headers={**NO_STORE, **(retry if refused.status == 429 else {})},
-            )
+            retry = _AFTER_A_CEREMONY if refused.status == 429 else {}
+            return JSONResponse({"error": refused.text}, refused.status, headers={**NO_STORE, **retry})
 
     async def _db(self, function, *args, **kwargs):
-        return await asyncio.to_thread(function, *args, now=self._now(), db_url=self.db_url, **kwargs)
+        now = self.clock() if self.clock is not None else None
+        return await asyncio.to_thread(function, *args, now=now, db_url=self.db_url, **kwargs)
 
     async def _new_ceremony(self, scope: Scope, options, enrolment_hash: str | None) -> dict[str, Any]:
         ceremony = admin_access.new_token()
@@ -198,17 +172,19 @@ class AdminSignIn:
             enrolment_hash,
             submits.address_key(client_address(scope)),
         )
-        if refusal is admins.CeremonyRefusal.ADDRESS_FULL:
+        if refusal == "address":
             raise _Refused(429, admin_copy.TOO_MANY_CEREMONIES, "too many ceremonies waiting from this address")
-        if refusal is admins.CeremonyRefusal.SITE_FULL:
+        if refusal == "site":
             raise _Refused(429, admin_copy.SIGN_IN_BUSY, "too many ceremonies waiting on the whole site")
-        return {"ceremony": ceremony, "options": json.loads(webauthn.options_to_json(options))}
+        return {"ceremony": ceremony, "options": options_to_json_dict(options)}
 
-    async def _take_ceremony(self, data: dict[str, Any]) -> admins.Ceremony:
+    async def _take_ceremony(self, data: dict[str, Any], enrolment: bool) -> sqlalchemy.Row:
         ceremony = _token(data, "ceremony", admin_copy.CEREMONY_EXPIRED)
         taken = await self._db(admins.take_ceremony, admin_access.token_hash(ceremony))
         if taken is None:
             raise _Refused(400, admin_copy.CEREMONY_EXPIRED, "an unknown or expired ceremony", counts=True)
+        if (taken.enrolment_hash is not None) != enrolment:
+            raise _Refused(400, admin_copy.PASSKEY_REFUSED, "the other ceremony's answer", counts=True)
         return taken
 
     async def _enrol_options(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
@@ -224,18 +200,18 @@ class AdminSignIn:
             user_id=webauthn.base64url_to_bytes(admin.user_handle),
             user_display_name=admin.name,
             timeout=CEREMONY_TIMEOUT_MS,
-            authenticator_selection=AuthenticatorSelectionCriteria(
-                resident_key=ResidentKeyRequirement.REQUIRED,
-                user_verification=UserVerificationRequirement.REQUIRED,
+            authenticator_selection=structs.AuthenticatorSelectionCriteria(
+                resident_key=structs.ResidentKeyRequirement.REQUIRED,
+                user_verification=structs.UserVerificationRequirement.REQUIRED,
             ),
-            exclude_credentials=[PublicKeyCredentialDescriptor(id=webauthn.base64url_to_bytes(i)) for i in existing],
+            exclude_credentials=[
+                structs.PublicKeyCredentialDescriptor(id=webauthn.base64url_to_bytes(i)) for i in existing
+            ],
         )
         return JSONResponse(await self._new_ceremony(scope, options, enrolment_hash), headers=NO_STORE)
 
     async def _enrol(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
-        ceremony = await self._take_ceremony(data)
-        if ceremony.enrolment_hash is None:
-            raise _Refused(400, admin_copy.PASSKEY_REFUSED, "a sign-in ceremony answered as an enrolment", True)
+        ceremony = await self._take_ceremony(data, enrolment=True)
         try:
             verified = webauthn.verify_registration_response(
                 credential=data.get("credential"),  # type: ignore[arg-type]
@@ -249,7 +225,7 @@ class AdminSignIn:
         session = admin_access.new_token()
         admin = await self._db(
             admins.enrol,
-            ceremony.enrolment_hash,
+            ceremony.enrolment_hash or "",
             bytes_to_base64url(verified.credential_id),
             verified.credential_public_key,
             verified.sign_count,
@@ -264,14 +240,12 @@ class AdminSignIn:
         options = webauthn.generate_authentication_options(
             rp_id=party.rp_id,
             timeout=CEREMONY_TIMEOUT_MS,
-            user_verification=UserVerificationRequirement.REQUIRED,
+            user_verification=structs.UserVerificationRequirement.REQUIRED,
         )
         return JSONResponse(await self._new_ceremony(scope, options, None), headers=NO_STORE)
 
     async def _sign_in(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
-        ceremony = await self._take_ceremony(data)
-        if ceremony.enrolment_hash is not None:
-            raise _Refused(400, admin_copy.PASSKEY_REFUSED, "an enrolment ceremony answered as a sign-in", True)
+        ceremony = await self._take_ceremony(data, enrolment=False)
         try:
             credential = parse_authentication_credential_json(data.get("credential"))  # type: ignore[arg-type]
         except (InvalidJSONStructure, InvalidAuthenticationResponse, ValueError, TypeError, KeyError) as exc:
@@ -309,15 +283,44 @@ class AdminSignIn:
         return _signed_in(scope, session)
 
     async def _sign_out(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
-        token = admin_access.session_token(Headers(scope=scope).get("cookie", ""), is_https(scope))
-        if token is not None:
-            await asyncio.to_thread(admins.end_session, admin_access.token_hash(token), self.db_url)
-        response = JSONResponse({"ok": True}, headers=NO_STORE)
-        response.headers["Set-Cookie"] = admin_access.cleared_cookie(is_https(scope))
-        return response
+        await asyncio.to_thread(admins.end_session, _session_hash(scope), self.db_url)
+        return _signed_in(scope, "")
+
+    async def _download(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
+        """A file the browser saves is an HTTP answer, not a state event: the list or the audit log as
+        CSV, to the holder of an open session's cookie, written down in the audit log."""
+        admin = await self._db(admins.session_admin, _session_hash(scope), settings.current().admin_idle, touch=True)
+        if admin is None:
+            raise _Refused(403, admin_copy.SIGN_IN_FIRST, "no open session")
+        made, name, action, what = await asyncio.to_thread(_csv_file, scope["path"], self.db_url)
+        await self._db(admins.audit, admin.name, action, what)
+        return Response(
+            made,
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="{name}-{utc_now():%Y-%m-%d}.csv"', **NO_STORE},
+        )
+
+
+def _csv_file(path: str, db_url: str | None) -> tuple[str, str, str, str]:
+    """The file of ``path``, its name, and its line in the audit log (action, target)."""
+    out = io.StringIO()
+    if path.rstrip("/") == admin_access.EXPORT_PATH:
+        rows = subscribers.list_subscribers(db_url=db_url)
+        exports.write_subscribers_csv(rows, out)
+        return out.getvalue(), "subscribers", "export", f"the list ({len(rows)} addresses)"
+    lines = admins.audit_log(db_url=db_url)
+    exports.write_audit_csv(lines, out)
+    return out.getvalue(), "audit-log", "download audit log", f"{len(lines)} lines"
+
+
+def _session_hash(scope: Scope) -> str:
+    """The hash of the session cookie's token; "" when there is none, which no session has."""
+    token = admin_access.session_token(Headers(scope=scope).get("cookie", ""), is_https(scope))
+    return "" if token is None else admin_access.token_hash(token)
 
 
 def _signed_in(scope: Scope, session: str) -> Response:
+    """Success, with the cookie that holds ``session`` (an empty one: the cookie removed)."""
     response = JSONResponse({"ok": True}, headers=NO_STORE)
     response.headers["Set-Cookie"] = admin_access.session_cookie(session, is_https(scope))
     return response

@@ -1,15 +1,19 @@
-"""``POST /hooks/bounce``: a provider's bounces and complaints, with ``PUBLISHER_BOUNCE_WEBHOOK_SECRET``
-as a bearer token; without one (or with the cloud gateway) the path is a 404 like any unknown one.
-Only failures count against an address's limit: a guesser is stopped, a provider's flood is not."""
+"""``POST /hooks/bounce``: a provider's reports (one JSON object or a list, all taken or none), with
+``PUBLISHER_BOUNCE_WEBHOOK_SECRET`` as a bearer token, else a 404. Only wrong tokens count against an
+address's limit; a refusal names the key, never the value (an address never comes back in a log)."""
 
 from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import logging
 from collections import Counter
+from typing import Any
 
 import sqlalchemy
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
@@ -17,14 +21,17 @@ from starlette.types import Receive, Scope, Send
 from publisher import returns
 from publisher.config import settings
 from publisher.limits import submits
-from publisher.returns import webhook
+from publisher.rules import bounces, form_fields
 from publisher.seldom_log import SeldomLog
-from publisher.server import requests
+from publisher.server import routes
+from publisher.storage.bounce_records import Report
+from publisher.storage.tables import FROM_WEBHOOK
 
 logger = logging.getLogger(__name__)
 
 PATH = "/hooks/bounce"
 MAX_BODY_BYTES = 256 * 1024
+MAX_ITEMS = 10_000
 _FAILURES = "bounce-hook"  # the limiter's name for wrong secrets from one address
 
 # What the hook answers: for the provider's logs and its operator, not for readers.
@@ -34,17 +41,93 @@ NEEDS_TOKEN = "A valid bearer token is required"
 TOO_MANY = "Too many failed attempts; try again later"
 TOO_LARGE = f"The body must be at most {MAX_BODY_BYTES} bytes"
 TRY_LATER = "The reports could not be recorded now; try again later"
+NOT_JSON = "The body is not JSON"
+WRONG_SHAPE = "The body must be a JSON object or a list of them"
+EMPTY_LIST = "The list is empty"
+TOO_MANY_ITEMS = f"At most {MAX_ITEMS} items at once"
+
+
+class Item(BaseModel):
+    """One report as a provider writes it. Keys this hook does not know are ignored: relays
+    add their own (timestamps, ids) and a batch must not fail on them."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    email: str = Field(min_length=1, max_length=form_fields.EMAIL_MAX)
+    kind: str = Field(alias="type", pattern=f"^({'|'.join(bounces.KINDS)})$")
+    reason: str | None = None
+
+    @field_validator("email")
+    @classmethod
+    def _no_control_characters(cls, value: str) -> str:
+        # PostgreSQL refuses NUL in text: that would be a 503 the provider retries forever.
+        if form_fields.has_control_characters(value):
+            raise ValueError("control characters")
+        return value
+
+    def report(self) -> Report:
+        """The reason, however long (a whole SMTP transcript), is clipped to one line when recorded."""
+        return Report(self.kind, self.reason or "", FROM_WEBHOOK, email=self.email)
+
+
+class BodyRefused(ValueError):
+    """A body that gives no report; its message names the first problem."""
+
+
+def read_reports(body: bytes) -> list[Report]:
+    """The reports in a body, all of them or, if one is bad, none (BodyRefused)."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):  # bad JSON, bad UTF-8, or nesting deeper than the parser goes
+        raise BodyRefused(NOT_JSON) from None
+    if isinstance(data, dict):
+        return [_item(data, None).report()]
+    if not isinstance(data, list):
+        raise BodyRefused(WRONG_SHAPE)
+    if not data:
+        raise BodyRefused(EMPTY_LIST)
+    if len(data) > MAX_ITEMS:
+        raise BodyRefused(TOO_MANY_ITEMS)
+    return [_item(value, number).report() for number, value in enumerate(data, start=1)]
+
+
+def _item(value: Any, number: int | None) -> Item:
+    """``number``: the item's place in the list, counted from 1 (None: the body is one object)."""
+    where = "" if number is None else f"item {number}: "
+    if not isinstance(value, dict):
+        raise BodyRefused(f"{where}must be an object")
+    try:
+        return Item.model_validate(value)
+    except ValidationError as exc:
+        raise BodyRefused(where + _problem(exc.errors(include_input=False)[0])) from None
+
+
+def _problem(error: ErrorDetails) -> str:
+    """Pydantic's error in words that name the key and never echo the value (it may be an address)."""
+    field = str(error["loc"][0]) if error["loc"] else "the item"
+    kind = error["type"]
+    if kind == "missing":
+        return f"{field} is required"
+    if field == "type":
+        return f"type must be one of {', '.join(bounces.KINDS)}"
+    if kind in ("string_type", "str_type"):
+        return f"{field} must be a string"
+    if kind == "string_too_short":
+        return f"{field} must not be empty"
+    if kind == "string_too_long":
+        return f"{field} must be at most {form_fields.EMAIL_MAX} characters"
+    if field == "email" and kind == "value_error":
+        return "email must not hold control characters"
+    return f"{field} is not valid"
 
 
 def bearer_matches(authorization: str | None, secret: str) -> bool:
     """Whether ``Authorization`` carries the secret as a bearer token (the scheme in any case, RFC 6750),
     compared in constant time."""
-    if not authorization:
-        return False
-    scheme, _, token = authorization.strip().partition(" ")
-    if scheme.lower() != "bearer":
-        return False
-    return hmac.compare_digest(token.strip().encode("latin-1", "replace"), secret.encode("utf-8"))
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        token.strip().encode("latin-1", "replace"), secret.encode("utf-8")
+    )
 
 
 def _error(status: int, text: str, headers: dict[str, str] | None = None) -> Response:
@@ -59,7 +142,7 @@ class BounceHook:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             response, detail = await self._answer(scope, receive)
-        except requests.ClientLeft:
+        except routes.ClientLeft:
             self._log.info("Bounce hook: the client left before its body was read")
             return
         # A line per answer, a refusal's at most once a minute for its status: the counts and the
@@ -75,15 +158,12 @@ class BounceHook:
         """The answer, and what the log says about it."""
         values = settings.current()
         secret = values.bounces.webhook_secret
-        if secret is None:
-            return PlainTextResponse(NOT_FOUND, status_code=404), "(no webhook secret is configured)"
-        if values.gateway_url is not None:  # the cloud keeps the list: there is nothing here to suppress
-            return PlainTextResponse(
-                NOT_FOUND, status_code=404
-            ), "(PUBLISHER_GATEWAY_URL is set: the cloud keeps the list)"
+        if secret is None or values.gateway_url is not None:  # the cloud keeps the list: nothing here to suppress
+            why = "no webhook secret is configured" if secret is None else "PUBLISHER_GATEWAY_URL is set"
+            return PlainTextResponse(NOT_FOUND, status_code=404), f"({why})"
         if scope["method"] != "POST":
             return _error(405, ONLY_POST, {"Allow": "POST"}), f"({scope['method']})"
-        address = requests.client_address(scope)
+        address = routes.client_address(scope)
         limiter = submits.shared_limiter.get()
         if await limiter.exhausted(_FAILURES, "", address):  # before the secret: a right guess looks the same
             return _error(429, TOO_MANY), "(too many wrong tokens from this address; the token was not looked at)"
@@ -93,10 +173,10 @@ class BounceHook:
                 return _error(429, TOO_MANY), "(too many wrong tokens from this address)"
             return _error(401, NEEDS_TOKEN, {"WWW-Authenticate": "Bearer"}), "(no valid bearer token)"
         try:
-            reports = webhook.read_reports(await requests.read_body(scope, receive, MAX_BODY_BYTES))
-        except requests.BodyTooLarge as exc:
+            reports = read_reports(await routes.read_body(scope, receive, MAX_BODY_BYTES))
+        except routes.BodyTooLarge as exc:
             return _error(413, TOO_LARGE), f"({exc})"
-        except webhook.BodyRefused as exc:
+        except BodyRefused as exc:
             return _error(422, str(exc)), f"({exc})"
         try:
             recorded = await asyncio.to_thread(returns.take, reports, self.db_url)

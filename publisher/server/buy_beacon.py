@@ -13,11 +13,11 @@ from starlette.types import Receive, Scope, Send
 
 from publisher import content, visits
 from publisher.config import settings
+from publisher.config.settings import PerProcess
 from publisher.limits.submits import Limiter, shared_storage
-from publisher.per_process import PerProcess
 from publisher.rules import same_site, visit_rules
 from publisher.seldom_log import SeldomLog
-from publisher.server import requests
+from publisher.server import routes
 from publisher.server.event_channel import ChannelOrigins
 
 logger = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ class BuyBeacon:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             counted = await self._press(scope, receive)
-        except requests.ClientLeft:
+        except routes.ClientLeft:
             return  # nobody to answer
         except Exception:  # noqa: BLE001 - a press is never worth an error page: the answer is the same
             counted = None
@@ -76,8 +76,8 @@ class BuyBeacon:
         if not settings.current().visits_on or scope["method"] != "POST":
             return None
         try:
-            body = await requests.read_body(scope, receive, visit_rules.BEACON_BODY_MAX)
-        except requests.BodyTooLarge:
+            body = await routes.read_body(scope, receive, visit_rules.BEACON_BODY_MAX)
+        except routes.BodyTooLarge:
             return None
         headers = Headers(scope=scope)
         origins = headers.getlist("origin")
@@ -94,7 +94,7 @@ class BuyBeacon:
         target = visit_rules.buy_target(body, _books())
         if target is None:
             return None
-        if not await self._limiter.get().allow(_PRESSES, "", requests.client_address(scope)):
+        if not await self._limiter.get().allow(_PRESSES, "", routes.client_address(scope)):
             return None
         slug, store = target
         (self._record or visits.record_buy)(scope, slug, store)

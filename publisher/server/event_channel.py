@@ -1,5 +1,5 @@
-"""The door of Reflex's event channel: which requests reach it, from which pages, and when a tab's
-time is up (the limits: limits/tabs.py)."""
+"""The door of Reflex's event channel: which requests reach it, from which pages, and when a tab's time
+is up (limits/tabs.py)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from publisher.config import settings
-from publisher.config.settings import ConfigurationError
+from publisher.config.settings import ConfigurationError, PerProcess
 from publisher.limits import submits
 from publisher.limits.tabs import (
     EVENT_PATH,
@@ -29,10 +29,9 @@ from publisher.limits.tabs import (
     TabGate,
     shared_gate,
 )
-from publisher.per_process import PerProcess
 from publisher.rules import admin_access, same_site, visitor_limits
 from publisher.seldom_log import SeldomLog
-from publisher.server import requests
+from publisher.server import routes
 
 logger = logging.getLogger(__name__)
 
@@ -42,19 +41,15 @@ def _token(scope: Scope) -> str:
     return values[0]
 
 
-# Where a request goes (``channel_route``).
-CHANNEL, NOT_FOUND, ELSEWHERE = "channel", "not found", "elsewhere"
+def is_channel(path: str) -> bool:
+    return path in (EVENT_PATH, EVENT_PATH + "/")
 
 
-def channel_route(path: str, event_path: str = EVENT_PATH) -> str:
-    """The channel's own path, another below it (not found: socket.io, mounted with an empty path, would
-    answer it as the channel, and Starlette's mount is case-sensitive), or elsewhere."""
-    if path in (event_path, event_path + "/"):
-        return CHANNEL
-    lowered, base = path.lower(), event_path.lower()
-    if lowered == base or lowered.startswith(base + "/"):
-        return NOT_FOUND
-    return ELSEWHERE
+def is_below_channel(path: str) -> bool:
+    """Another spelling at or below the channel's (not found): socket.io, mounted with an empty path, would
+    answer it as the channel, and Starlette's mount is case-sensitive."""
+    lowered, base = path.lower(), EVENT_PATH.lower()
+    return not is_channel(path) and (lowered == base or lowered.startswith(base + "/"))
 
 
 _DEV_LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
@@ -70,7 +65,6 @@ class ChannelOrigins:
     dev_hosts: tuple[str, ...] = ()
 
     def of(self, host: str) -> set[str]:
-        """The origins of the site's pages for a request sent to ``host`` (its Host header)."""
         ours = same_site.host_origins(host)
         if self.site_origin is not None:
             ours.add(self.site_origin)
@@ -81,7 +75,6 @@ class ChannelOrigins:
 
     @classmethod
     def configured(cls) -> ChannelOrigins:
-        """From the deploy URL, and in development (not ``REFLEX_ENV_MODE=prod``) the dev server's port."""
         try:
             site = settings.site_url()
         except ConfigurationError:
@@ -136,24 +129,20 @@ class OneAddressWatch:
         return True
 
 
-def _as_channel(scope: Scope, event_path: str = EVENT_PATH) -> Scope:
+def _as_channel(scope: Scope) -> Scope:
     """The channel's one spelling for socket.io (``/_event/``), which Starlette's mount routes to it."""
-    if scope["path"] == event_path + "/":
+    if scope["path"] == EVENT_PATH + "/":
         return scope
-    scope = dict(scope)
-    scope["path"] = event_path + "/"
-    scope["raw_path"] = scope["path"].encode()
-    return scope
+    return {**scope, "path": EVENT_PATH + "/", "raw_path": (EVENT_PATH + "/").encode()}
 
 
 _SCHEME_HEADER = admin_access.CHANNEL_SCHEME_HEADER.encode("latin-1")
 
 
 def with_connection_scheme(scope: Scope) -> Scope:
-    """``scope`` with the one ``x-publisher-scheme`` header the door writes (any the client sent dropped):
-    Reflex hands it to each tab's state, so the dashboard reads the session cookie of the right name."""
+    """With the door's own ``x-publisher-scheme`` header, by which the dashboard reads the right cookie."""
     headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() != _SCHEME_HEADER]
-    headers.append((_SCHEME_HEADER, b"https" if requests.is_https(scope) else b"http"))
+    headers.append((_SCHEME_HEADER, b"https" if routes.is_https(scope) else b"http"))
     return {**scope, "headers": headers}
 
 
@@ -190,7 +179,7 @@ class EventChannelDoor:
         origin = origins[0] if origins else None
         if len(origins) > 1 or not same_site.same_origin(origin, ours, same_site.EVENT_CHANNEL):
             self._log.info("Event channel refused for %s: " + FOREIGN_ORIGIN, address)
-            await answer(scope, send, 403, b"This page may only be used from the site itself.\n")
+            await routes.answer(scope, send, 403, b"This page may only be used from the site itself.\n")
             return
         scope = with_connection_scheme(_as_channel(scope))
         websocket = scope["type"] == "websocket"
@@ -201,7 +190,7 @@ class EventChannelDoor:
         tab, refusal = await gate.admit(submits.address_key(address), token)
         if tab is None:
             self._log.info("Event channel refused for %s: %s", address, refusal)
-            await answer(
+            await routes.answer(
                 scope, send, 429, b"Too many open pages; try again in a few minutes.\n", [(b"retry-after", b"60")]
             )
             return
@@ -264,21 +253,3 @@ class EventChannelDoor:
                 await task
             for receiving in pending:
                 receiving.cancel()
-
-
-async def answer(scope: Scope, send: Send, status: int, body: bytes, headers: list | None = None) -> None:
-    """An HTTP response instead of what was asked: for a websocket, ASGI's denial response (else a close)."""
-    head = [(b"content-type", b"text/plain; charset=utf-8"), *(headers or [])]
-    if scope["type"] == "http":
-        await send({"type": "http.response.start", "status": status, "headers": head})
-        await send({"type": "http.response.body", "body": body})
-    elif "websocket.http.response" in scope.get("extensions", {}):
-        await send({"type": "websocket.http.response.start", "status": status, "headers": head})
-        await send({"type": "websocket.http.response.body", "body": body})
-    else:
-        await send({"type": "websocket.close", "code": 1008})
-
-
-async def not_the_channel(scope: Scope, receive: Receive, send: Send) -> None:
-    """A path below the channel's that is not the channel (socket.io would answer it as one)."""
-    await answer(scope, send, 404, b"Not found.\n")

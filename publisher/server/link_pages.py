@@ -18,14 +18,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from publisher import mailing_list
 from publisher.content import form_copy, list_copy
 from publisher.limits import submits
-from publisher.rules import list_links
+from publisher.rules import list_rules
 from publisher.seldom_log import SeldomLog
-from publisher.server import requests
+from publisher.server import routes
 from publisher.server.plain_forms import built_page, page_response, posted_from_this_site
-from publisher.web import graceful_stop
+from publisher.web import submissions
 from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE, Outcomes, outcome_html
 from publisher.web.pages import confirm, unsubscribe
-from publisher.web.states import confirm_state, unsubscribe_state
+from publisher.web.states import list_link_state
 from publisher.web.states.list_link_state import LIMITED, LinkView, list_secrets
 
 logger = logging.getLogger(__name__)
@@ -36,8 +36,6 @@ _FAILURES = "list-link"  # the limiter's name for wrong links from one address
 
 @dataclass(frozen=True)
 class LinkPage:
-    """One link's page as the server answers it."""
-
     route: str
     action: str  # the limiter's name for its press, the app's too
     view: Callable[[str, bool], Awaitable[LinkView]]  # what a token leads to (token, after a press)
@@ -49,17 +47,17 @@ LINK_PAGES = {
     page.route: page
     for page in (
         LinkPage(
-            list_links.CONFIRM_PATH,
-            confirm_state.ACTION,
-            confirm_state.confirm_view,
-            confirm_state.confirm_press,
+            list_rules.CONFIRM_PATH,
+            list_link_state.CONFIRM_ACTION,
+            list_link_state.confirm_view,
+            list_link_state.confirm_press,
             confirm.OUTCOMES,
         ),
         LinkPage(
-            list_links.UNSUBSCRIBE_PATH,
-            unsubscribe_state.ACTION,
-            unsubscribe_state.unsubscribe_view,
-            unsubscribe_state.unsubscribe_press,
+            list_rules.UNSUBSCRIBE_PATH,
+            list_link_state.UNSUBSCRIBE_ACTION,
+            list_link_state.unsubscribe_view,
+            list_link_state.unsubscribe_press,
             unsubscribe.OUTCOMES,
         ),
     )
@@ -101,11 +99,11 @@ class ListLinks:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         page = LINK_PAGES[scope["path"].rstrip("/")]
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        token = (query.get(list_links.TOKEN_PARAM) or [""])[0]
+        token = (query.get(list_rules.TOKEN_PARAM) or [""])[0]
         if scope["method"] == "POST":
             response = await self._post(page, scope, receive, token)
         elif scope["method"] in ("GET", "HEAD"):
-            done = (query.get(list_links.DONE_PARAM) or [""])[0] == "1"
+            done = (query.get(list_rules.DONE_PARAM) or [""])[0] == "1"
             view = await page.view(token, done)
             status = view.http_status
             if status in (404, 410) and not await self._within_failure_limits(scope):
@@ -120,16 +118,16 @@ class ListLinks:
 
     def _page(self, scope: Scope, page: LinkPage, view: LinkView, token: str, status: int) -> Response:
         assert self.slots is not None
-        panel = outcome_html(page.outcomes, view.stage, view.address, list_links.link_path(page.route, token))
+        panel = outcome_html(page.outcomes, view.stage, view.address, list_rules.link_path(page.route, token))
         return page_response(scope, self.slots[page.route].render(panel), status)
 
     async def _post(self, page: LinkPage, scope: Scope, receive: Receive, token: str) -> Response:
-        if page.route == list_links.UNSUBSCRIBE_PATH:
+        if page.route == list_rules.UNSUBSCRIBE_PATH:
             try:
-                body = await requests.read_body(scope, receive, MAX_BODY_BYTES)
-            except requests.BodyTooLarge:
+                body = await routes.read_body(scope, receive, MAX_BODY_BYTES)
+            except routes.BodyTooLarge:
                 return PlainTextResponse("Expected the body List-Unsubscribe=One-Click", status_code=400)
-            except requests.ClientLeft:
+            except routes.ClientLeft:
                 return PlainTextResponse("", status_code=400)
             content_type = Headers(scope=scope).get("content-type", "").lower()
             if one_click_requested(body, content_type):
@@ -141,18 +139,17 @@ class ListLinks:
         if not posted_from_this_site(scope):
             self._log.info("List link %s: a POST from another site refused", page.action)
             return PlainTextResponse("This page accepts posts from its own page only.", status_code=403)
-        address = requests.client_address(scope)
+        address = routes.client_address(scope)
         if not await submits.shared_limiter.get().allow(page.action, "", address):
             if self.slots is None:  # no build to write into (`reflex run`): the sentence alone
                 return PlainTextResponse(form_copy.TOO_MANY_ATTEMPTS, status_code=429)
             return self._page(scope, page, LinkView(LIMITED), token, 429)
-        async with graceful_stop.submit_in_flight():
+        async with submissions.submit_in_flight():
             await page.press(await page.view(token, False))
-        # The link's page says what the press did (or, for a link that leads nowhere, its 404).
-        return RedirectResponse(list_links.link_path(page.route, token, done=True), status_code=303)
+        return RedirectResponse(list_rules.link_path(page.route, token, done=True), status_code=303)
 
     async def _one_click(self, scope: Scope, token: str) -> PlainTextResponse:
-        link_key = list_links.read_unsubscribe_token(list_secrets(), token)
+        link_key = list_rules.read_unsubscribe_token(list_secrets(), token)
         try:
             result = None if link_key is None else await mailing_list.unsubscribe(link_key, one_click=True)
         except mailing_list.ListUnavailable:
@@ -164,7 +161,7 @@ class ListLinks:
 
     @staticmethod
     async def _within_failure_limits(scope: Scope) -> bool:
-        address = requests.client_address(scope)
+        address = routes.client_address(scope)
         return await submits.shared_limiter.get().allow(_FAILURES, "", address)
 
 

@@ -1,52 +1,51 @@
-"""Reflex's api_transformer: every response gets the security headers and a cache policy for its kind,
-a page a Content-Security-Policy allowing only what the site uses. It also tells the visits hook
-each page's status, so counting adds no third wrapper, and with counting off costs nothing."""
+"""Reflex's api_transformer: the route table, and around it the security headers and a cache policy for
+each kind of response, a page's Content-Security-Policy allowing only what the site uses. It tells
+the visits hook each page's status, so counting adds no third wrapper."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import logging
 import mimetypes
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
+from reflex.utils import exec as reflex_exec
 from starlette.datastructures import Headers, MutableHeaders
+from starlette.routing import BaseRoute, Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from publisher import visits
 from publisher.config import settings
 from publisher.content import images
-from publisher.seldom_log import SeldomLog
-from publisher.server import admin_sign_in, buy_beacon, requests, routes
-from publisher.server.link_pages import LINK_PAGES
-from publisher.server.plain_forms import NO_STORE_ROUTES
+from publisher.limits import tabs
+from publisher.rules import admin_access, list_rules
+from publisher.server import bounce_hook, buy_beacon, event_channel, routes
+from publisher.server.admin_sign_in import AdminSignIn
+from publisher.server.bounce_hook import BounceHook
+from publisher.server.buy_beacon import BuyBeacon
+from publisher.server.link_pages import LINK_PAGES, ListLinks
+from publisher.server.plain_forms import FORMS, PlainForms
+from publisher.server.routes import Endpoint, PageInPlace, PathRoute, any_slashes
 from publisher.web import feed, page_kinds
-from publisher.web.pages import PAGES
+from publisher.web.pages import PAGES, contact, subscribe
 from publisher.web.pages.registry import PageRegistry
-from publisher.web.states.contact_state import pages_carry_a_question
-
-logger = logging.getLogger(__name__)
 
 BUILD_DIR = Path(".web") / "build" / "client"
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
 NO_STORE = "no-store"
 IMAGE_CACHE = "public, max-age=86400"
-# Static pages: a CDN may serve them for five minutes without asking (s-maxage),
-# browsers revalidate every time (a 304 while unchanged), so a deploy shows at once
-# to visitors and within five minutes through a CDN. Pages that start the app stay
+# Static pages: a CDN may keep them five minutes, browsers revalidate; pages that start the app stay
 # "no-cache": their scripts must match the backend that answers them.
 STATIC_PAGE_CACHE = "public, max-age=0, s-maxage=300"
-# Scripts, styles, images and JSON are never documents the site renders: if one is
-# opened directly, nothing in it may run or load.
+# Scripts, styles, images and JSON opened directly: nothing in them may run or load.
 RESOURCE_POLICY = "default-src 'none'; frame-ancestors 'none'"
-# The release feed: Python's table of types does not know .atom, and the static files
-# take the Content-Type from it.
+# The release feed: the static files take the Content-Type from Python's table, which lacks .atom.
 mimetypes.add_type(feed.CONTENT_TYPE, ".atom")
 _IMAGE_SUFFIXES = (".svg", ".png", ".ico", ".jpg", ".jpeg", ".webp", ".avif")
-# Vite's output: /assets/<name>-<hash>.<ext>, content-addressed.
 _HASHED_ASSET = re.compile(r"^/assets/[^/]+-[A-Za-z0-9_-]{8,}\.(?:js|css|mjs|woff2?|svg|png|webp)$")
 _INLINE_SCRIPT = re.compile(r"<script(?P<attrs>[^>]*)>(?P<body>.*?)</script>", re.S)
 _SCRIPT_TYPE = re.compile(r"""\btype\s*=\s*["']?([^"'\s>]*)""", re.I)
@@ -59,19 +58,21 @@ def _is_executable(attrs: str) -> bool:
     return (declared.group(1).lower() if declared else "") in _JAVASCRIPT_TYPES
 
 
-# content/images.py: each name carries its source's content hash.
 _IMAGE_VARIANT = re.compile(rf"^{re.escape(images.VARIANTS_URL)}/[^/]+-[0-9a-f]{{12}}-(?:\d+w|share)\.[a-z]+$")
 
 
+def is_admin_path(path: str) -> bool:
+    return path == admin_access.DASHBOARD_PATH or path.startswith(admin_access.DASHBOARD_PATH + "/")
+
+
+# The dashboard, the form pages (a question and its token, or the server's answer), the beacon's
+# empty answer, a list link's page (the masked address and the link's token): never kept.
+_NEVER_KEPT = frozenset({*FORMS, buy_beacon.PATH, *LINK_PAGES})
+
+
 def cache_control(path: str) -> str:
-    if admin_sign_in.is_admin_path(path):
-        return NO_STORE  # the dashboard: nothing of it is kept by a browser or a proxy
-    if (path.rstrip("/") or "/") in NO_STORE_ROUTES:
-        return NO_STORE  # the form pages: a question and its token per response, or the server's answer
-    if path.rstrip("/") == buy_beacon.PATH:
-        return NO_STORE  # the buy beacon's empty answer: nothing in it is worth keeping
-    if (path.rstrip("/") or "/") in LINK_PAGES:
-        return NO_STORE  # a list link's page: the masked address and the link's token, written per response
+    if is_admin_path(path) or (path.rstrip("/") or "/") in _NEVER_KEPT:
+        return NO_STORE
     if _HASHED_ASSET.match(path) or _IMAGE_VARIANT.match(path):
         return IMMUTABLE
     if path.lower().endswith(_IMAGE_SUFFIXES):
@@ -80,7 +81,6 @@ def cache_control(path: str) -> str:
 
 
 def inline_script_hashes(build_dir: Path = BUILD_DIR) -> list[str]:
-    """CSP sources ('sha256-...') for every inline script in the prerendered pages."""
     hashes: set[str] = set()
     for html_file in sorted(build_dir.rglob("*.html")):
         for match in _INLINE_SCRIPT.finditer(html_file.read_text(encoding="utf-8")):
@@ -120,8 +120,7 @@ def content_security_policy(host: str, https: bool, script_hashes: Iterable[str]
 
 
 def is_page_path(path: str) -> bool:
-    """Pages (and the 404 page) are extension-less or .html paths. Decided from the request, not the
-    response: a 304 revalidation carries no Content-Type, yet the browser applies its CSP to the page."""
+    """Extension-less or .html: decided from the request, as a 304 carries no Content-Type."""
     last = path.rsplit("/", 1)[-1]
     return "." not in last or last.endswith(".html")
 
@@ -138,40 +137,32 @@ class ResponseHeaders:
         on_page: PageHook | None = None,
     ):
         """``starts_app``: route -> whether its page starts the app; None (no build yet): every page may.
-        ``on_page``: told each page document's status before its first byte; it must not block."""
+        ``on_page``: told the status of each GET of a page before its first byte; it must not block or raise."""
         self.app = app
         self.script_hashes = tuple(script_hashes)
         self.starts_app = None if starts_app is None else dict(starts_app)
         self.on_page = on_page
-        self._log = SeldomLog(logger)  # a fault on every request must not flood the log
-
-    def _tell_hook(self, hook: PageHook, scope: Scope, status: int) -> None:
-        """The hook, which never breaks or delays the page it is told about."""
-        try:
-            hook(scope, status)
-        except Exception:  # noqa: BLE001 - counting is never worth a page (logged, at most once a minute)
-            self._log.exception("The page hook failed; the page was sent (logged at most once a minute)")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        https = requests.is_https(scope)
+        https = routes.is_https(scope)
         host = Headers(scope=scope).get("host", "localhost")
         document = is_page_path(scope["path"])
         route = page_kinds.page_route(scope["path"]) if document else ""
         starts_app = self.starts_app is None or self.starts_app.get(route, False)
         policy = content_security_policy(host, https, self.script_hashes, websocket=starts_app)
         cache = cache_control(scope["path"])
-        admin = admin_sign_in.is_admin_path(scope["path"])
+        admin = is_admin_path(scope["path"])
         if document and not admin and self.starts_app is not None and self.starts_app.get(route) is False:
             cache = STATIC_PAGE_CACHE
-        on_page = self.on_page if document else None
+        on_page = self.on_page if document and scope["method"] == "GET" else None  # only a GET is a view
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 if on_page is not None:
-                    self._tell_hook(on_page, scope, message["status"])
+                    on_page(scope, message["status"])
                 headers = MutableHeaders(scope=message)
                 headers["Content-Security-Policy"] = policy if document else RESOURCE_POLICY
                 headers["X-Content-Type-Options"] = "nosniff"
@@ -188,14 +179,64 @@ class ResponseHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+def route_table(
+    app: ASGIApp,
+    pages: PageRegistry = PAGES,
+    build_dir: Path | None = None,
+    *,
+    db_url: str | None = None,
+    clock: Callable[[], Any] | None = None,
+) -> Router:
+    """Every HTTP endpoint that is not Reflex's own (docs/architecture.md, How a request is routed), Reflex's
+    app the default. ``build_dir``: the production build the server writes into; None (``reflex run``):
+    no plain POST, the link pages are the app's. ``db_url`` and ``clock``: for tests."""
+    page = PageInPlace(app, pages.slashless_routes())
+    links = ListLinks(page, build_dir)
+    dashboard = AdminSignIn(page, db_url, clock)
+    door = event_channel.EventChannelDoor(app, on_open=tabs.opened, on_close=tabs.closed)
+    table: list[BaseRoute] = [
+        PathRoute("an odd spelling", routes.is_odd_spelling, Endpoint(routes.not_a_url)),
+        *([] if build_dir is None else _form_routes(PlainForms(build_dir, page), page)),
+        *channel_routes(door),
+        Route(any_slashes(list_rules.CONFIRM_PATH), links),
+        Route(any_slashes(list_rules.UNSUBSCRIBE_PATH), links),
+        Route(any_slashes(bounce_hook.PATH), BounceHook(db_url)),
+        Route(any_slashes(buy_beacon.PATH), BuyBeacon()),
+        Route(admin_access.DASHBOARD_PATH, dashboard),
+        Route(f"{admin_access.DASHBOARD_PATH}/{{page:path}}", dashboard),
+        *(Route(route, page) for route in sorted(page.routes)),
+    ]
+    return Router(table, default=app, redirect_slashes=False)
+
+
+def channel_routes(door: event_channel.EventChannelDoor) -> list[BaseRoute]:
+    """The event channel: its own path through the door, any other below it 404."""
+    return [
+        PathRoute("/_event", event_channel.is_channel, door),
+        PathRoute("/_event/...", event_channel.is_below_channel, Endpoint(routes.not_a_url)),
+    ]
+
+
+def _form_routes(forms: PlainForms, page: ASGIApp) -> list[BaseRoute]:
+    """The forms without the app; any other method on their paths is the page as built."""
+    subscribe_path, contact_path, sent_path = (
+        any_slashes(path) for path in (subscribe.ROUTE, contact.ROUTE, subscribe.SENT_ROUTE)
+    )
+    return [
+        Route(subscribe_path, Endpoint(forms.post), methods=["POST"]),
+        Route(contact_path, Endpoint(forms.post), methods=["POST"]),
+        Route(contact_path, Endpoint(forms.contact_page), methods=["GET"]),
+        Route(sent_path, Endpoint(forms.subscribe_sent_page), methods=["GET"]),
+        *(Route(path, page) for path in (subscribe_path, contact_path, sent_path)),
+    ]
+
+
 def transform(app: ASGIApp, pages: PageRegistry = PAGES) -> ASGIApp:
-    # The production build's pages, which the server writes into (server/plain_forms.py,
-    # server/link_pages.py); not `reflex run`'s, which the browser renders.
-    build_dir = BUILD_DIR if pages_carry_a_question() else None
-    # Counting off (PUBLISHER_VISITS=off, or no embedded gateway): no hook, nothing done per request.
-    on_page = visits.record_page_view if settings.current().visits_on else None
+    # The production build's pages, which the server writes into; not `reflex run`'s, which the browser renders.
+    build_dir = BUILD_DIR if reflex_exec.is_prod_mode() else None
+    on_page = visits.record_page_view if settings.current().visits_on else None  # counting off: no hook
     return ResponseHeaders(
-        routes.route_table(app, pages, build_dir),
+        route_table(app, pages, build_dir),
         inline_script_hashes(),
         page_kinds.starts_app_by_route(),
         on_page=on_page,

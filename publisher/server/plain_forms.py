@@ -23,10 +23,9 @@ from publisher.content import form_copy
 from publisher.limits import submits
 from publisher.rules import form_fields, same_site
 from publisher.seldom_log import SeldomLog
-from publisher.server import requests
-from publisher.web import graceful_stop, page_html, submissions
+from publisher.server import routes
+from publisher.web import page_html, submissions
 from publisher.web.pages import contact, subscribe
-from publisher.web.states import contact_state, subscribe_state
 
 logger = logging.getLogger(__name__)
 
@@ -37,14 +36,10 @@ COMPRESS_MIN_BYTES = 1024
 
 @dataclass(frozen=True)
 class PlainForm:
-    """One form as the server answers it."""
-
     declared: form_fields.Form  # its name (the limits count per form) and fields, shown again after a refusal
     route: str
     sent_route: str
-    field_ids: Mapping[str, str]
     judge: Callable[[Mapping[str, object]], Awaitable[submissions.Verdict]]
-    failure: str  # the spec's failure message
     asks_question: bool
 
 
@@ -55,23 +50,18 @@ FORMS = {
             form_fields.SUBSCRIBE,
             subscribe.ROUTE,
             subscribe.SENT_ROUTE,
-            subscribe_state.FIELD_IDS,
             submissions.judge_subscribe,
-            form_copy.SUBSCRIBE_FAILURE_TOAST,
             asks_question=False,
         ),
         PlainForm(
             form_fields.CONTACT,
             contact.ROUTE,
             contact.SENT_ROUTE,
-            contact_state.FIELD_IDS,
             submissions.judge_contact,
-            form_copy.CONTACT_FAILURE_TOAST,
             asks_question=True,
         ),
     )
 }
-NO_STORE_ROUTES = frozenset(FORMS)
 
 
 def built_page(build_dir: Path, route: str) -> str:
@@ -82,12 +72,12 @@ class QuestionSlots:
     """The contact page split where its question and token go, so each response is a join, not a parse."""
 
     def __init__(self, html: str):
-        question = re.search(rf'(<span[^>]*\bid="{contact_state.QUESTION_ID}"[^>]*>)[^<]*(</span>)', html)
-        token = re.search(rf'<input(?=[^>]*\bid="{contact_state.TOKEN_ID}")[^>]*?(/?>)', html)
+        question = re.search(rf'(<span[^>]*\bid="{submissions.QUESTION_ID}"[^>]*>)[^<]*(</span>)', html)
+        token = re.search(rf'<input(?=[^>]*\bid="{submissions.TOKEN_ID}")[^>]*?(/?>)', html)
         if question is None or token is None or question.end() > token.start():
             raise LookupError(
-                f"The contact page of the build has no #{contact_state.QUESTION_ID} span followed by "
-                f"the #{contact_state.TOKEN_ID} field: is the build older than this code? Run `make build`."
+                f"The contact page of the build has no #{submissions.QUESTION_ID} span followed by "
+                f"the #{submissions.TOKEN_ID} field: is the build older than this code? Run `make build`."
             )
         self._parts = (
             html[: question.end(1)],
@@ -101,8 +91,6 @@ class QuestionSlots:
 
 
 class PlainForms:
-    """``page`` serves a page as built."""
-
     def __init__(self, build_dir: Path, page: ASGIApp):
         self.page = page
         self.pages = {route: built_page(build_dir, route) for route in FORMS}
@@ -111,17 +99,14 @@ class PlainForms:
         self._log = SeldomLog(logger)
 
     async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """A form's plain POST (to its page's URL)."""
         response = await self._answer(FORMS[scope["path"].rstrip("/")], scope, receive)
         await response(scope, receive, send)
 
     async def contact_page(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The contact page with a new question and its token."""
         await page_response(scope, self.question_slots.render(submissions.new_question()))(scope, receive, send)
 
     async def subscribe_sent_page(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The subscribe form's sent page, saying to confirm where the site keeps the list."""
-        if not settings.list_emails_on():
+        if not settings.current().list_emails_on:
             await self.page(scope, receive, send)
             return
         await page_response(scope, _show_confirm_note(self.subscribe_sent))(scope, receive, send)
@@ -134,10 +119,10 @@ class PlainForms:
         if headers.get("content-type", "").split(";")[0].strip().lower() != FORM_CONTENT_TYPE:
             return PlainTextResponse(f"Expected a form ({FORM_CONTENT_TYPE}).", status_code=415)
         try:
-            body = await requests.read_body(scope, receive, MAX_BODY_BYTES)
-        except requests.BodyTooLarge:
+            body = await routes.read_body(scope, receive, MAX_BODY_BYTES)
+        except routes.BodyTooLarge:
             return PlainTextResponse("The form is larger than this site accepts.", status_code=413)
-        except requests.ClientLeft:
+        except routes.ClientLeft:
             return PlainTextResponse("", status_code=400)
         data = {
             name: values[0]
@@ -145,10 +130,12 @@ class PlainForms:
         }
         shown = form.declared.typed(data)
 
-        address = requests.client_address(scope)
-        async with graceful_stop.submit_in_flight():
+        address = routes.client_address(scope)
+        async with submissions.submit_in_flight():
             if not await submits.shared_limiter.get().allow(form.declared.name, "", address):
-                asked = await submissions.question_after_refusal(data) if form.asks_question else None
+                # A refused contact submit spends its token all the same: the same question, next token.
+                chain = await submissions.spend_token(data, submissions.now_ms()) if form.asks_question else None
+                asked = submissions.new_question(chain, same=True) if form.asks_question else None
                 limited = submissions.Verdict(form_error=form_copy.TOO_MANY_ATTEMPTS, question=asked)
                 return self._refused(form, scope, shown, limited, 429)
             verdict = await form.judge(data)
@@ -156,7 +143,7 @@ class PlainForms:
                 return self._refused(form, scope, shown, verdict, 422)
             if await submissions.send(form.declared.name, verdict.request):
                 return RedirectResponse(form.sent_route, status_code=303)
-        failed = submissions.Verdict(form_error=form.failure, chain=verdict.chain)
+        failed = submissions.Verdict(form_error=submissions.TOASTS[form.declared.name][1], chain=verdict.chain)
         return self._refused(form, scope, shown, failed, 503)
 
     def _refused(
@@ -165,9 +152,9 @@ class PlainForms:
         question = None
         if form.asks_question:
             asked = verdict.question or submissions.new_question(verdict.chain)
-            question = ((contact_state.QUESTION_ID, asked.text), (contact_state.TOKEN_ID, asked.token))
+            question = ((submissions.QUESTION_ID, asked.text), (submissions.TOKEN_ID, asked.token))
         answer = page_html.FormAnswer(
-            field_ids=form.field_ids,
+            field_ids=form.declared.field_ids,
             values=shown,
             field_errors=verdict.field_errors,
             form_error=verdict.form_error,
@@ -193,10 +180,9 @@ def page_response(scope: Scope, html: str, status: int = 200) -> Response:
 
 
 def posted_from_this_site(scope: Scope) -> bool:
-    """Whether a POST comes from one of the site's own pages (rules/same_site.py, FORM_POST): its public
-    origin (REFLEX_DEPLOY_URL) or the one this request was made to."""
+    """Whether a POST comes from a page at the site's public origin or the one it was sent to (FORM_POST)."""
     headers = Headers(scope=scope)
-    scheme = "https" if requests.is_https(scope) else "http"
+    scheme = "https" if routes.is_https(scope) else "http"
     site = same_site.origin_of(settings.site_url())
     ours = same_site.host_origins(headers.get("host", ""), (scheme,)) | ({site} if site else set())
     return same_site.same_origin(

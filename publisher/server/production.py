@@ -8,7 +8,6 @@ import os
 import signal
 import sys
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 
 import redis
@@ -18,12 +17,11 @@ from reflex_base import config as reflex_config
 from reflex_base import constants
 from reflex_base.environment import environment
 
-from publisher.config import settings
+from publisher import reflex_internals
+from publisher.config import secret_files, settings
 from publisher.storage import database
-from publisher.web import graceful_stop, page_kinds
+from publisher.web import page_kinds, submissions
 
-DEFAULT_HOST = settings.DEFAULT_HOST
-DEFAULT_PORT = settings.DEFAULT_PORT
 BUILD_INDEX = Path(".web") / "build" / "client" / "index.html"
 # What a worker reads instead of evaluating the pages at start (and writes when missing).
 STATEFUL_PAGES_MARKER = Path(".web") / "backend" / "stateful_pages.json"
@@ -33,29 +31,20 @@ class ServeError(RuntimeError):
     """The server cannot start; the message says what to do."""
 
 
-def listen_address(environ: Mapping[str, str] | None = None) -> tuple[str, int]:
-    """HOST and PORT (``environ``: a test's mapping instead of the settings read at start)."""
-    try:
-        values = settings.current() if environ is None else settings.from_environ(environ)
-    except settings.ConfigurationError as exc:
-        raise ServeError(str(exc)) from None
-    return values.host, values.port
-
-
 def check_redis(url: str | None) -> None:
     """With Redis configured, it must answer before any worker starts."""
     if not url:
         return
-    if settings.has_unencoded_delimiter(url):  # redis-py's error would quote a piece of the password
+    if secret_files.has_unencoded_delimiter(url):  # redis-py's error would quote a piece of the password
         raise ServeError(
-            f"REFLEX_REDIS_URL ({settings.redact_url(url)}): percent-encode / ? # [ ] and @ in the user and "
+            f"REFLEX_REDIS_URL ({secret_files.redact_url(url)}): percent-encode / ? # [ ] and @ in the user and "
             "password (%2F %3F %23 %5B %5D %40)."
         )
     try:
         redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3).ping()
     except (redis.RedisError, ValueError) as exc:
         raise ServeError(
-            f"cannot reach Redis at REFLEX_REDIS_URL ({settings.redact_url(url)}): {str(exc).rstrip('.')}. "
+            f"cannot reach Redis at REFLEX_REDIS_URL ({secret_files.redact_url(url)}): {str(exc).rstrip('.')}. "
             "Start Redis or unset REFLEX_REDIS_URL to run one worker with in-memory state."
         ) from None
 
@@ -79,8 +68,7 @@ def _use_prebuilt_frontend() -> None:
 
 
 def prepare() -> int:
-    """Write the backend's page markers for the current build, as a worker would at its first start,
-    which a read-only filesystem refuses."""
+    """Write the backend's page markers for the current build, as a worker would at its first start."""
     try:
         require_build()
     except ServeError as exc:
@@ -99,18 +87,14 @@ def prepare() -> int:
     return 0
 
 
-# Granian's Rust side (its websocket buffers among others) allocates with jemalloc, which by
-# default keeps freed pages until it allocates again: after a flood of tabs an idle worker
-# stayed at its peak (benchmarks/flood.py: about 300 MB kept for 2,000 tabs). With a background
-# thread it hands them back within seconds. Read by each worker Granian starts; an operator's own
-# setting wins. tests/unit/test_production.py fails if Granian stops reading this variable.
+# Granian allocates with jemalloc, which keeps freed pages: after a flood of tabs an idle worker stayed
+# at its peak (benchmarks/flood.py: about 300 MB for 2,000 tabs); a background thread hands them back.
 JEMALLOC_CONF_VAR = "_RJEM_MALLOC_CONF"
 JEMALLOC_CONF = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0"
 
 
 def _exit_on_stop_signal(signum: int, _frame) -> None:
-    # Until Granian takes over the signals: as PID 1 in a container, a signal without a
-    # handler is ignored, and the runtime would wait its full timeout before killing.
+    # Until Granian takes over: as PID 1 in a container, a signal without a handler is ignored.
     raise SystemExit(128 + signum)
 
 
@@ -121,21 +105,20 @@ def main(argv: list[str] | None = None) -> int:
     if args:
         print("usage: publisher-serve [--prepare]", file=sys.stderr)
         return 2
-    for stop_signal in graceful_stop.STOP_SIGNALS:
+    for stop_signal in submissions.STOP_SIGNALS:
         signal.signal(stop_signal, _exit_on_stop_signal)
     try:
-        host, port = listen_address()
+        values = settings.current()  # a malformed setting stops start-up, naming the variable
         require_build()
         check_redis(reflex_config.get_config().redis_url)
-        settings.check_at_start()
-        settings.require_form_secret()
+        settings.require_form_secret(values)
     except (ServeError, settings.ConfigurationError) as exc:
         print(f"publisher-serve: {exc}", file=sys.stderr)
         return 2
     for note in settings.notes_at_start():
         print(f"publisher-serve: note: {note}", file=sys.stderr)
 
-    if settings.gateway_url() is None:  # the embedded gateway: its database first
+    if values.gateway_url is None:  # the embedded gateway: its database first
         try:
             database.check()
             database.migrate()
@@ -144,9 +127,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     _use_prebuilt_frontend()
     os.environ.setdefault(JEMALLOC_CONF_VAR, JEMALLOC_CONF)
-    graceful_stop.install_in_granian_workers()
-    loglevel = settings.current().loglevel
-    reflex_exec.run_backend_prod(host, port, loglevel.subprocess_level(), mount_frontend_compiled_app=True)
+    reflex_internals.wrap_worker_signals(submissions.handle_stop_signals)
+    reflex_exec.run_backend_prod(
+        values.host, values.port, values.loglevel.subprocess_level(), mount_frontend_compiled_app=True
+    )
     return 0
 
 

@@ -1,28 +1,18 @@
-"""The route table: every HTTP endpoint that is not Reflex's own, in one Starlette ``Router`` whose
-default is Reflex's app (docs/architecture.md, How a request is routed). The endpoints answer
-every refusal themselves, so Starlette's own 405 and slash redirects never answer."""
+"""The kinds of route in the route table (``middleware.route_table``) and what every endpoint reads
+alike: a bounded body, the visitor's address, https or not (directly or through a trusted proxy)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from pathlib import Path
 from typing import Any
 
+from reflex_base import config as reflex_config
 from starlette.convertors import Convertor, register_url_convertor
-from starlette.routing import BaseRoute, Match, NoMatchFound, Route, Router
+from starlette.datastructures import Headers
+from starlette.routing import BaseRoute, Match, NoMatchFound
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from publisher.rules import admin_access, list_links
-from publisher.server import bounce_hook, buy_beacon, event_channel
-from publisher.server.admin_downloads import AdminDownloads
-from publisher.server.admin_sign_in import AdminSignIn, DashboardPages
-from publisher.server.bounce_hook import BounceHook
-from publisher.server.buy_beacon import BuyBeacon
-from publisher.server.link_pages import ListLinks
-from publisher.server.plain_forms import PlainForms
-from publisher.web import tab_states
-from publisher.web.pages import PAGES, contact, subscribe
-from publisher.web.pages.registry import PageRegistry
+from publisher.rules import visitor_limits
 
 
 class _Slashes(Convertor[str]):
@@ -38,13 +28,12 @@ class _Slashes(Convertor[str]):
 register_url_convertor("slashes", _Slashes())
 
 
-def _any_slashes(path: str) -> str:
+def any_slashes(path: str) -> str:
     return path + "{trailing:slashes}"
 
 
-class _Endpoint:
-    """An ASGI callable as a route's endpoint, which Starlette would otherwise take for a request handler
-    (a Request in, a Response out)."""
+class Endpoint:
+    """An ASGI callable as a route's endpoint, which Starlette would otherwise take for a request handler."""
 
     def __init__(self, function: Callable[[Scope, Receive, Send], Awaitable[None]]):
         self.function = function
@@ -54,8 +43,7 @@ class _Endpoint:
 
 
 class PageInPlace:
-    """Each prerendered page at its slash-less canonical URL: Reflex's static files would redirect
-    ``/about`` to ``/about/``, and the site's published URLs have no trailing slash."""
+    """Each prerendered page at its slash-less URL, which Reflex's static files would redirect to ``/about/``."""
 
     def __init__(self, app: ASGIApp, routes: Iterable[str]):
         self.app = app
@@ -63,15 +51,13 @@ class PageInPlace:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] in self.routes:
-            scope = dict(scope)
-            scope["path"] = scope["path"] + "/"
-            scope["raw_path"] = scope["path"].encode()
+            path = scope["path"] + "/"
+            scope = {**scope, "path": path, "raw_path": path.encode()}
         await self.app(scope, receive, send)
 
 
 class PathRoute(BaseRoute):
-    """A route for the paths ``claims`` says yes to, where Starlette's patterns cannot say it (any letter
-    case, a spelling no URL has); ``row``: its paths as docs/architecture.md's table names them."""
+    """A route for the paths ``claims`` says yes to (any letter case, no URL's spelling); ``row``: its doc row."""
 
     def __init__(self, row: str, claims: Callable[[str], bool], endpoint: ASGIApp):
         self.row = row
@@ -97,66 +83,64 @@ def is_odd_spelling(path: str) -> bool:
     return trimmed.endswith(".html") or any(segment in ("", ".", "..") for segment in trimmed.split("/")[1:])
 
 
+async def answer(scope: Scope, send: Send, status: int, body: bytes, headers: list | None = None) -> None:
+    """An HTTP response instead of what was asked: for a websocket, ASGI's denial response (else a close)."""
+    head = [(b"content-type", b"text/plain; charset=utf-8"), *(headers or [])]
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": status, "headers": head})
+        await send({"type": "http.response.body", "body": body})
+    elif "websocket.http.response" in scope.get("extensions", {}):
+        await send({"type": "websocket.http.response.start", "status": status, "headers": head})
+        await send({"type": "websocket.http.response.body", "body": body})
+    else:
+        await send({"type": "websocket.close", "code": 1008})
+
+
 async def not_a_url(scope: Scope, receive: Receive, send: Send) -> None:
-    """404 to an odd spelling (``is_odd_spelling``), whatever page or file it names."""
-    await event_channel.answer(scope, send, 404, b"Not found.\n")
+    """404 to an odd spelling (``is_odd_spelling``) or a path below the event channel's other than its own."""
+    await answer(scope, send, 404, b"Not found.\n")
 
 
-def route_table(
-    app: ASGIApp,
-    pages: PageRegistry = PAGES,
-    build_dir: Path | None = None,
-    *,
-    db_url: str | None = None,
-    clock: Callable[[], Any] | None = None,
-) -> Router:
-    """``build_dir``: the production build, whose pages the server writes into; None (``reflex run``):
-    no plain POST, and the link pages are the app's. ``db_url`` and ``clock``: for tests."""
-    page = PageInPlace(app, pages.slashless_routes())
-    links = ListLinks(page, build_dir)
-    downloads = AdminDownloads(db_url)
-    dashboard = DashboardPages(page)
-    door = event_channel.EventChannelDoor(app, on_open=tab_states.opened, on_close=tab_states.closed)
-    routes: list[BaseRoute] = [
-        PathRoute("an odd spelling", is_odd_spelling, _Endpoint(not_a_url)),
-        *channel_routes(door),
-        *([] if build_dir is None else _form_routes(PlainForms(build_dir, page), page)),
-        Route(_any_slashes(list_links.CONFIRM_PATH), links),
-        Route(_any_slashes(list_links.UNSUBSCRIBE_PATH), links),
-        Route(_any_slashes(bounce_hook.PATH), BounceHook(db_url)),
-        Route(_any_slashes(buy_beacon.PATH), BuyBeacon()),
-        Route(admin_access.EXPORT_PATH, downloads),
-        Route(admin_access.AUDIT_PATH, downloads),
-        Route(f"{admin_access.API_PATH}/{{ceremony:path}}", AdminSignIn(db_url, clock)),
-        Route(admin_access.DASHBOARD_PATH, dashboard),
-        Route(f"{admin_access.DASHBOARD_PATH}/{{page:path}}", dashboard),
-        # Every other declared page at its slash-less URL.
-        *(Route(route, page) for route in sorted(page.routes)),
-    ]
-    return Router(routes, default=app, redirect_slashes=False)
+class BodyTooLarge(Exception):
+    pass
 
 
-def channel_routes(door: event_channel.EventChannelDoor) -> list[BaseRoute]:
-    """The event channel: its own path through the door, any other below it 404."""
-    return [
-        PathRoute("/_event", lambda path: event_channel.channel_route(path) == event_channel.CHANNEL, door),
-        PathRoute(
-            "/_event/...",
-            lambda path: event_channel.channel_route(path) == event_channel.NOT_FOUND,
-            _Endpoint(event_channel.not_the_channel),
-        ),
-    ]
+class ClientLeft(Exception):
+    pass
 
 
-def _form_routes(forms: PlainForms, page: ASGIApp) -> list[BaseRoute]:
-    """The forms without the app; any other method on their paths is the page as built."""
-    subscribe_path, contact_path, sent_path = (
-        _any_slashes(path) for path in (subscribe.ROUTE, contact.ROUTE, subscribe.SENT_ROUTE)
-    )
-    return [
-        Route(subscribe_path, _Endpoint(forms.post), methods=["POST"]),
-        Route(contact_path, _Endpoint(forms.post), methods=["POST"]),
-        Route(contact_path, _Endpoint(forms.contact_page), methods=["GET"]),
-        Route(sent_path, _Endpoint(forms.subscribe_sent_page), methods=["GET"]),
-        *(Route(path, page) for path in (subscribe_path, contact_path, sent_path)),
-    ]
+async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
+    """The body, read no further than ``limit`` bytes; a declared ``Content-Length`` over it refused unread."""
+    declared = Headers(scope=scope).get("content-length", "").strip()
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge(f"Content-Length {declared}")
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientLeft
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge("the body went past the limit")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def client_address(scope: Scope) -> str:
+    """The visitor's address, through the proxies ``REFLEX_TRUSTED_PROXY_HOPS`` trusts."""
+    return visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
+
+
+def is_https(scope: Scope, trusted_proxy_hops: int | None = None) -> bool:
+    """X-Forwarded-Proto believed through ``REFLEX_TRUSTED_PROXY_HOPS`` only: anyone could send it for HSTS."""
+    if scope.get("scheme") in ("https", "wss"):
+        return True
+    hops = reflex_config.get_config().trusted_proxy_hops if trusted_proxy_hops is None else trusted_proxy_hops
+    if not hops:
+        return False
+    values = ",".join(Headers(scope=scope).getlist("x-forwarded-proto")).split(",")
+    values = [value.strip().lower() for value in values if value.strip()]
+    return len(values) >= hops and values[-hops] == "https"

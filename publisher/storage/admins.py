@@ -3,16 +3,16 @@ Tokens arrive as their SHA-256: the database never holds a token that would open
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Literal
 
 import sqlalchemy
 from sqlmodel import col
 
-from publisher.rules import admin_access, validation
+from publisher.rules import admin_access, form_fields
 from publisher.rules.admin_access import SessionTimes
-from publisher.storage import database
+from publisher.storage import tables
 from publisher.storage.tables import (
     AUDIT_TARGET_MAX,
     CEREMONY_ADDRESS_MAX,
@@ -44,23 +44,25 @@ def invite(
     """An enrolment link for ``name``, made an admin if they are not one: the way in for a new
     admin, and the way back for one who lost every passkey. Their earlier links stop working."""
     now = now or utc_now()
-    with database.engine(db_url).begin() as connection:
-        admin_id = connection.execute(
-            sqlalchemy.select(col(Admin.id)).where(col(Admin.name) == name)
-        ).scalar_one_or_none()
+    with tables.engine(db_url).begin() as connection:
+        admin_id = _admin_id(connection, name)
         created = admin_id is None
         if admin_id is None:
             admin_id = connection.execute(
                 sqlalchemy.insert(Admin).values(name=name, user_handle=user_handle, created_at=now)
             ).inserted_primary_key[0]  # type: ignore[index]
         connection.execute(sqlalchemy.delete(AdminEnrolment).where(col(AdminEnrolment.admin_id) == admin_id))
-        expires_at = admin_access.enrolment_expires(now)
+        expires_at = now + admin_access.ENROLMENT_VALID_FOR
         connection.execute(
             sqlalchemy.insert(AdminEnrolment).values(
                 token_hash=token_hash, admin_id=admin_id, created_at=now, expires_at=expires_at
             )
         )
     return Invitation(admin_id, created, expires_at)
+
+
+def _admin_id(connection, name: str) -> int | None:
+    return connection.execute(sqlalchemy.select(col(Admin.id)).where(col(Admin.name) == name)).scalar_one_or_none()
 
 
 @dataclass(frozen=True)
@@ -81,33 +83,20 @@ def _identity(connection, admin_id: int) -> AdminIdentity | None:
 
 def enrolment_admin(token_hash: str, now: datetime | None = None, db_url: str | None = None) -> AdminIdentity | None:
     """Whose unused, unexpired enrolment link this is; None for any other."""
-    now = now or utc_now()
-    with database.engine(db_url).connect() as connection:
-        row = connection.execute(
-            sqlalchemy.select(col(AdminEnrolment.admin_id), col(AdminEnrolment.expires_at)).where(
-                col(AdminEnrolment.token_hash) == token_hash
+    with tables.engine(db_url).connect() as connection:
+        admin_id = connection.execute(
+            sqlalchemy.select(col(AdminEnrolment.admin_id)).where(
+                col(AdminEnrolment.token_hash) == token_hash, col(AdminEnrolment.expires_at) > (now or utc_now())
             )
-        ).first()
-        if row is None or as_utc(row.expires_at) <= now:
-            return None
-        return _identity(connection, row.admin_id)
+        ).scalar_one_or_none()
+        return None if admin_id is None else _identity(connection, admin_id)
 
 
 def passkey_ids(admin_id: int, db_url: str | None = None) -> list[str]:
     """The credential ids an admin already has (so an authenticator does not make a second one)."""
-    with database.engine(db_url).connect() as connection:
-        return list(
-            connection.execute(
-                sqlalchemy.select(col(AdminPasskey.credential_id)).where(col(AdminPasskey.admin_id) == admin_id)
-            ).scalars()
-        )
-
-
-class CeremonyRefusal(enum.Enum):
-    """Why a ceremony was not begun: nothing was written."""
-
-    ADDRESS_FULL = "address"  # this address has MAX_OPEN_CEREMONIES_PER_ADDRESS waiting
-    SITE_FULL = "site"  # the site has MAX_OPEN_CEREMONIES waiting
+    statement = sqlalchemy.select(col(AdminPasskey.credential_id)).where(col(AdminPasskey.admin_id) == admin_id)
+    with tables.engine(db_url).connect() as connection:
+        return list(connection.execute(statement).scalars())
 
 
 # The transaction lock that makes counting and inserting one step on PostgreSQL ("publ" + "cere").
@@ -121,12 +110,12 @@ def begin_ceremony(
     address: str,
     now: datetime | None = None,
     db_url: str | None = None,
-) -> CeremonyRefusal | None:
-    """Keep a ceremony's challenge until its answer comes back, unless the address or the site is full.
-    Count and insert are one step (SQLite's write lock, PostgreSQL's lock), so racers cannot pass together."""
+) -> Literal["address", "site"] | None:
+    """Keep a ceremony's challenge until its answer comes back, unless the address or the site is full (which:
+    nothing written). Count and insert are one step (SQLite's write lock, PostgreSQL's lock) against racers."""
     now = now or utc_now()
     address = address[:CEREMONY_ADDRESS_MAX]
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         if connection.dialect.name == "postgresql":
             connection.execute(sqlalchemy.text("SELECT pg_advisory_xact_lock(:key)"), {"key": CEREMONY_LOCK_KEY})
         _delete_expired_ceremonies(connection, now)
@@ -137,9 +126,9 @@ def begin_ceremony(
             ).select_from(AdminCeremony)
         ).one()
         if from_address >= admin_access.MAX_OPEN_CEREMONIES_PER_ADDRESS:
-            return CeremonyRefusal.ADDRESS_FULL
+            return "address"
         if waiting >= admin_access.MAX_OPEN_CEREMONIES:
-            return CeremonyRefusal.SITE_FULL
+            return "site"
         connection.execute(
             sqlalchemy.insert(AdminCeremony).values(
                 id_hash=id_hash,
@@ -158,34 +147,20 @@ def _delete_expired_ceremonies(connection, now: datetime) -> int:
 
 def delete_expired_ceremonies(now: datetime | None = None, db_url: str | None = None) -> int:
     """Delete the ceremonies that ran out, and with each the address it was begun from; how many."""
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         return _delete_expired_ceremonies(connection, now or utc_now())
 
 
-@dataclass(frozen=True)
-class Ceremony:
-    challenge: bytes
-    enrolment_hash: str | None
-
-
-def take_ceremony(id_hash: str, now: datetime | None = None, db_url: str | None = None) -> Ceremony | None:
-    """The ceremony's challenge, once: it is deleted as it is read, so an answer replayed to
-    another worker finds nothing. None when unknown or run out."""
-    now = now or utc_now()
-    with database.engine(db_url).begin() as connection:
+def take_ceremony(id_hash: str, now: datetime | None = None, db_url: str | None = None) -> sqlalchemy.Row | None:
+    """The ceremony's ``challenge`` and ``enrolment_hash``, once: it is deleted as it is read, so an answer
+    replayed to another worker finds nothing. None when unknown or run out."""
+    with tables.engine(db_url).begin() as connection:
         row = connection.execute(
-            sqlalchemy.select(
-                col(AdminCeremony.challenge), col(AdminCeremony.enrolment_hash), col(AdminCeremony.expires_at)
-            )
+            sqlalchemy.delete(AdminCeremony)
             .where(col(AdminCeremony.id_hash) == id_hash)
-            .with_for_update()
+            .returning(col(AdminCeremony.challenge), col(AdminCeremony.enrolment_hash), col(AdminCeremony.expires_at))
         ).first()
-        if row is None:
-            return None
-        deleted = connection.execute(sqlalchemy.delete(AdminCeremony).where(col(AdminCeremony.id_hash) == id_hash))
-        if deleted.rowcount != 1 or as_utc(row.expires_at) <= now:
-            return None
-        return Ceremony(bytes(row.challenge), row.enrolment_hash)
+    return None if row is None or as_utc(row.expires_at) <= (now or utc_now()) else row
 
 
 def enrol(
@@ -200,27 +175,20 @@ def enrol(
     """Store a new passkey for the enrolment's admin, use the link up and open a session, in one
     transaction; None when the link was used or ran out meanwhile (nothing is stored)."""
     now = now or utc_now()
-    with database.engine(db_url).begin() as connection:
-        row = connection.execute(
-            sqlalchemy.select(col(AdminEnrolment.admin_id), col(AdminEnrolment.expires_at))
-            .where(col(AdminEnrolment.token_hash) == enrolment_hash)
-            .with_for_update()
-        ).first()
-        if row is None or as_utc(row.expires_at) <= now:
-            return None
-        if (
-            connection.execute(
-                sqlalchemy.delete(AdminEnrolment).where(col(AdminEnrolment.token_hash) == enrolment_hash)
-            ).rowcount
-            != 1
-        ):
+    with tables.engine(db_url).begin() as connection:
+        admin_id = connection.execute(
+            sqlalchemy.delete(AdminEnrolment)
+            .where(col(AdminEnrolment.token_hash) == enrolment_hash, col(AdminEnrolment.expires_at) > now)
+            .returning(col(AdminEnrolment.admin_id))
+        ).scalar_one_or_none()
+        if admin_id is None:
             return None
         count = connection.execute(
-            sqlalchemy.select(sqlalchemy.func.count()).where(col(AdminPasskey.admin_id) == row.admin_id)
+            sqlalchemy.select(sqlalchemy.func.count()).where(col(AdminPasskey.admin_id) == admin_id)
         ).scalar_one()
         connection.execute(
             sqlalchemy.insert(AdminPasskey).values(
-                admin_id=row.admin_id,
+                admin_id=admin_id,
                 credential_id=credential_id,
                 public_key=public_key,
                 sign_count=sign_count,
@@ -228,25 +196,17 @@ def enrol(
                 created_at=now,
             )
         )
-        _open_session(connection, row.admin_id, session_hash, now)
-        return _identity(connection, row.admin_id)
+        return _open_session(connection, admin_id, session_hash, now)
 
 
-@dataclass(frozen=True)
-class StoredPasskey:
-    admin_id: int
-    public_key: bytes
-    sign_count: int
-
-
-def passkey(credential_id: str, db_url: str | None = None) -> StoredPasskey | None:
-    with database.engine(db_url).connect() as connection:
-        row = connection.execute(
+def passkey(credential_id: str, db_url: str | None = None) -> sqlalchemy.Row | None:
+    """The passkey's ``admin_id``, ``public_key`` and ``sign_count``; None when unknown."""
+    with tables.engine(db_url).connect() as connection:
+        return connection.execute(
             sqlalchemy.select(
                 col(AdminPasskey.admin_id), col(AdminPasskey.public_key), col(AdminPasskey.sign_count)
             ).where(col(AdminPasskey.credential_id) == credential_id)
         ).first()
-    return None if row is None else StoredPasskey(row.admin_id, bytes(row.public_key), row.sign_count)
 
 
 def sign_in(
@@ -260,25 +220,23 @@ def sign_in(
     """Record a verified sign-in and open a session; None when the passkey is gone or its counter moved
     meanwhile: moved only from the value verified, so a cloned key racing its original cannot both pass."""
     now = now or utc_now()
-    with database.engine(db_url).begin() as connection:
-        updated = connection.execute(
+    with tables.engine(db_url).begin() as connection:
+        admin_id = connection.execute(
             sqlalchemy.update(AdminPasskey)
             .where(col(AdminPasskey.credential_id) == credential_id, col(AdminPasskey.sign_count) == seen_count)
             .values(sign_count=new_count, last_used_at=now)
             .returning(col(AdminPasskey.admin_id))
-        ).first()
-        if updated is None:
-            return None
-        _open_session(connection, updated.admin_id, session_hash, now)
-        return _identity(connection, updated.admin_id)
+        ).scalar_one_or_none()
+        return None if admin_id is None else _open_session(connection, admin_id, session_hash, now)
 
 
-def _open_session(connection, admin_id: int, session_hash: str, now: datetime) -> None:
+def _open_session(connection, admin_id: int, session_hash: str, now: datetime) -> AdminIdentity | None:
     connection.execute(
         sqlalchemy.insert(AdminSession).values(
             token_hash=session_hash, admin_id=admin_id, created_at=now, last_active_at=now
         )
     )
+    return _identity(connection, admin_id)
 
 
 def session_admin(
@@ -287,36 +245,28 @@ def session_admin(
     """The admin a session belongs to while it is open (an ended one's row is deleted). ``touch``: the
     admin did something (not the page's own refresh, or an open page would never idle out)."""
     now = now or utc_now()
-    with database.engine(db_url).begin() as connection:
+    this_session = col(AdminSession.token_hash) == session_hash
+    with tables.engine(db_url).begin() as connection:
         row = connection.execute(
             sqlalchemy.select(
                 col(AdminSession.admin_id), col(AdminSession.created_at), col(AdminSession.last_active_at)
-            ).where(col(AdminSession.token_hash) == session_hash)
+            ).where(this_session)
         ).first()
         if row is None:
             return None
         times = SessionTimes(as_utc(row.created_at), as_utc(row.last_active_at))
         if not admin_access.session_open(times, now, idle):
-            connection.execute(sqlalchemy.delete(AdminSession).where(col(AdminSession.token_hash) == session_hash))
+            connection.execute(sqlalchemy.delete(AdminSession).where(this_session))
             return None
         if touch:
-            connection.execute(
-                sqlalchemy.update(AdminSession)
-                .where(col(AdminSession.token_hash) == session_hash)
-                .values(last_active_at=now)
-            )
+            connection.execute(sqlalchemy.update(AdminSession).where(this_session).values(last_active_at=now))
         return _identity(connection, row.admin_id)
 
 
-def end_session(session_hash: str, db_url: str | None = None) -> bool:
-    """Sign out: the session's row is deleted. Whether there was one."""
-    with database.engine(db_url).begin() as connection:
-        return (
-            connection.execute(
-                sqlalchemy.delete(AdminSession).where(col(AdminSession.token_hash) == session_hash)
-            ).rowcount
-            == 1
-        )
+def end_session(session_hash: str, db_url: str | None = None) -> None:
+    """Sign out: the session's row is deleted."""
+    with tables.engine(db_url).begin() as connection:
+        connection.execute(sqlalchemy.delete(AdminSession).where(col(AdminSession.token_hash) == session_hash))
 
 
 @dataclass(frozen=True)
@@ -328,10 +278,8 @@ class Revoked:
 def revoke(name: str, db_url: str | None = None) -> Revoked:
     """Remove an admin's passkeys, unused enrolment links and sessions, at once (UnknownAdmin when
     no admin has that name). The admin stays, so ``admin invite NAME`` lets them in again."""
-    with database.engine(db_url).begin() as connection:
-        admin_id = connection.execute(
-            sqlalchemy.select(col(Admin.id)).where(col(Admin.name) == name)
-        ).scalar_one_or_none()
+    with tables.engine(db_url).begin() as connection:
+        admin_id = _admin_id(connection, name)
         if admin_id is None:
             raise UnknownAdmin(name)
         passkeys = connection.execute(sqlalchemy.delete(AdminPasskey).where(col(AdminPasskey.admin_id) == admin_id))
@@ -350,7 +298,7 @@ class PasskeyListing:
 
 def list_admins(db_url: str | None = None) -> list[PasskeyListing]:
     """Every admin with each of their passkeys (one line per passkey; an admin without one, one line)."""
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         rows = connection.execute(
             sqlalchemy.select(
                 col(Admin.name), col(AdminPasskey.name), col(AdminPasskey.created_at), col(AdminPasskey.last_used_at)
@@ -360,13 +308,8 @@ def list_admins(db_url: str | None = None) -> list[PasskeyListing]:
             .order_by(col(Admin.name), col(AdminPasskey.id))
         ).all()
     return [
-        PasskeyListing(
-            admin=row[0],
-            passkey=row[1],
-            created_at=None if row[2] is None else as_utc(row[2]),
-            last_used_at=None if row[3] is None else as_utc(row[3]),
-        )
-        for row in rows
+        PasskeyListing(admin, passkey, created and as_utc(created), used and as_utc(used))
+        for admin, passkey, created, used in rows
     ]
 
 
@@ -380,10 +323,10 @@ class AuditLine:
 
 def audit(admin: str, action: str, target: str, now: datetime | None = None, db_url: str | None = None) -> None:
     """Write one line of the audit log: ``admin`` did ``action`` to ``target`` (on one line, clipped)."""
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         connection.execute(
             sqlalchemy.insert(AdminAudit).values(
-                at=now or utc_now(), admin=admin, action=action, target=validation.one_line(target, AUDIT_TARGET_MAX)
+                at=now or utc_now(), admin=admin, action=action, target=form_fields.one_line(target, AUDIT_TARGET_MAX)
             )
         )
 
@@ -395,7 +338,7 @@ def audit_log(limit: int | None = None, db_url: str | None = None) -> list[Audit
         .order_by(col(AdminAudit.id).desc())
         .limit(limit)
     )
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         return [
             AuditLine(as_utc(at), admin, action, target) for at, admin, action, target in connection.execute(statement)
         ]

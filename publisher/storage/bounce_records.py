@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy
 from sqlmodel import col
 
-from publisher.rules import bounces, validation
+from publisher.rules import bounces, form_fields
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import database, tables
+from publisher.storage import tables
 from publisher.storage.subscribers import BOUNCED, BY_COMPLAINT, BY_HARD_BOUNCE, BY_SOFT_BOUNCES, UNSUBSCRIBED
 from publisher.storage.tables import (
     FAILED,
@@ -33,24 +33,20 @@ from publisher.storage.tables import (
 )
 
 # What recording a report did (Recorded.outcome).
-MADE_BOUNCED, MADE_UNSUBSCRIBED, COUNTED, ALREADY_KNOWN, NOT_ON_THE_LIST = (
-    "bounced",
-    "unsubscribed",
-    "counted",
-    "already known",
-    "not on the list",
-)
+MADE_BOUNCED = "bounced"
+MADE_UNSUBSCRIBED = "unsubscribed"
+COUNTED = "counted"
+ALREADY_KNOWN = "already known"
+NOT_ON_THE_LIST = "not on the list"
 
 # A bounce mailbox message's outcome: a report recorded and moved to the done folder, or why it was
 # left in the mailbox.
-PROCESSED, AUTO_REPLY, UNCLASSIFIED, UNPROVEN, TOO_LARGE, UNHANDLED = (
-    "processed",
-    "auto-reply",
-    "unclassified",
-    "unproven",
-    "too large",
-    "unhandled",
-)
+PROCESSED = "processed"
+AUTO_REPLY = "auto-reply"
+UNCLASSIFIED = "unclassified"
+UNPROVEN = "unproven"
+TOO_LARGE = "too large"
+UNHANDLED = "unhandled"
 
 
 @dataclass(frozen=True)
@@ -73,51 +69,47 @@ class Recorded:
 
 
 def _clip(text: str, most: int = tables.REASON_MAX) -> str:
-    return validation.one_line(text, most)
-
-
-def record(report: Report, db_url: str | None = None, *, now: datetime | None = None) -> Recorded:
-    """Keep one bounce or complaint and apply it to its reader, in one transaction."""
-    with database.engine(db_url).begin() as connection:
-        return _record(connection, report, now or utc_now())
+    return form_fields.one_line(text, most)
 
 
 def record_all(reports: Iterable[Report], db_url: str | None = None, *, now: datetime | None = None) -> list[Recorded]:
     """Several reports (a webhook's list) in one transaction: all kept, or none."""
     moment = now or utc_now()
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         return [_record(connection, report, moment) for report in reports]
+
+
+def _list_emails(*where: sqlalchemy.ColumnElement[bool]) -> sqlalchemy.Select:
+    """The list's emails to its readers (releases, confirmations, welcomes) that match ``where``."""
+    return sqlalchemy.select(Delivery).where(col(Delivery.kind).in_(TO_SUBSCRIBER), *where)
 
 
 def delivery_by_message_id(message_id: str, addresses: Iterable[str], db_url: str | None = None) -> int | None:
     """The list email that carried this Message-ID, when it went to one of ``addresses`` (none named: the ID
     alone). Its 128 random bits prove the email was seen; the address stops a reader reporting another."""
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         row = connection.execute(
-            sqlalchemy.select(col(Delivery.id), col(Subscriber.email_key))
+            _list_emails(col(Delivery.message_id) == message_id.strip())
+            .add_columns(col(Subscriber.email_key))
             .join(Subscriber, col(Subscriber.id) == col(Delivery.source_id))
-            .where(col(Delivery.message_id) == message_id.strip(), col(Delivery.kind).in_(TO_SUBSCRIBER))
         ).first()
-    if row is None:
-        return None
-    delivery_id, email_key = row
-    keys = {validation.address_key(address) for address in addresses}
-    return delivery_id if not keys or email_key in keys else None
+    keys = {form_fields.address_key(address) for address in addresses}
+    return row.id if row is not None and (not keys or row.email_key in keys) else None
 
 
 def _record(connection, report: Report, now: datetime) -> Recorded:
     delivery = None
     if report.delivery_id is not None:
-        delivery = connection.execute(
-            sqlalchemy.select(Delivery).where(
-                col(Delivery.id) == report.delivery_id, col(Delivery.kind).in_(TO_SUBSCRIBER)
-            )
-        ).first()
+        delivery = connection.execute(_list_emails(col(Delivery.id) == report.delivery_id)).first()
         reader = None if delivery is None else locked_subscriber(connection, col(Subscriber.id), delivery.source_id)
     elif report.email:
-        reader = locked_subscriber(connection, col(Subscriber.email_key), validation.address_key(report.email))
+        reader = locked_subscriber(connection, col(Subscriber.email_key), form_fields.address_key(report.email))
         if reader is not None:
-            delivery = _latest_email_to(connection, reader)
+            delivery = connection.execute(  # the email a report that names only the address is most likely about
+                _list_emails(col(Delivery.source_id) == reader.id, col(Delivery.status) == SENT)
+                .order_by(col(Delivery.sent_at).desc(), col(Delivery.id).desc())
+                .limit(1)
+            ).first()
     else:
         reader = None
     if reader is None or reader.id is None:
@@ -166,7 +158,7 @@ def _apply(connection, reader: Subscriber, kind: str, reason: str, now: datetime
         return COUNTED
     if kind == bounces.SOFT:
         history = _sent_emails(connection, reader.id, as_utc(reader.subscribed_at))
-        if not bounces.becomes_bounced(kind, history, now):
+        if bounces.soft_bounces_in_a_row(history, now) < bounces.SOFT_BOUNCES_TO_BOUNCED:
             return COUNTED
         how = BY_SOFT_BOUNCES
         reason = _clip(f"{bounces.SOFT_BOUNCES_TO_BOUNCED} soft bounces in a row, the last: {reason}")
@@ -179,33 +171,13 @@ def _apply(connection, reader: Subscriber, kind: str, reason: str, now: datetime
     return MADE_BOUNCED
 
 
-def _latest_email_to(connection, reader: Subscriber):
-    """The list email a report that names only the address is most likely about: the latest sent."""
-    return connection.execute(
-        sqlalchemy.select(Delivery)
-        .where(
-            col(Delivery.kind).in_(TO_SUBSCRIBER),
-            col(Delivery.source_id) == reader.id,
-            col(Delivery.status) == SENT,
-        )
-        .order_by(col(Delivery.sent_at).desc(), col(Delivery.id).desc())
-        .limit(1)
-    ).first()
-
-
 _SEVERITY = {bounces.SOFT: 0, bounces.COMPLAINT: 1, bounces.HARD: 2}
 
 
 def _sent_emails(connection, subscriber_id: int, since: datetime) -> list[bounces.SentEmail]:
     """The reader's list emails since their latest sign-up, each with what came back (the worst)."""
     rows = connection.execute(
-        sqlalchemy.select(
-            col(Delivery.id), col(Delivery.sent_at), col(Delivery.created_at), col(Delivery.status)
-        ).where(
-            col(Delivery.kind).in_(TO_SUBSCRIBER),
-            col(Delivery.source_id) == subscriber_id,
-            col(Delivery.status).in_((SENT, FAILED)),
-        )
+        _list_emails(col(Delivery.source_id) == subscriber_id, col(Delivery.status).in_((SENT, FAILED)))
     ).all()
     came_back: dict[int, str] = {}
     loose: list[bounces.SentEmail] = []
@@ -219,16 +191,13 @@ def _sent_emails(connection, subscriber_id: int, since: datetime) -> list[bounce
         elif _SEVERITY.get(kind, 0) >= _SEVERITY.get(came_back.get(delivery_id, ""), -1):
             came_back[delivery_id] = kind
     emails = []
-    for delivery_id, sent_at, created_at, status in rows:
-        moment = as_utc(sent_at or created_at)
-        kind = came_back.get(delivery_id)
-        if moment < since or (status == FAILED and kind is None):  # a failure no bounce explains says nothing
+    for row in rows:
+        moment = as_utc(row.sent_at or row.created_at)
+        kind = came_back.get(row.id)
+        if moment < since or (row.status == FAILED and kind is None):  # a failure no bounce explains says nothing
             continue
-        emails.append(bounces.SentEmail(delivery_id, moment, kind))
+        emails.append(bounces.SentEmail(row.id, moment, kind))
     return emails + [email for email in loose if email.sent_at >= since]
-
-
-# --- Listing and counting. ---
 
 
 @dataclass(frozen=True)
@@ -244,25 +213,17 @@ class BounceLine:
 def list_bounces(since: datetime | None = None, db_url: str | None = None, limit: int = 1000) -> list[BounceLine]:
     """The latest bounces and complaints, newest first (``publisher-gateway bounces``)."""
     statement = (
-        sqlalchemy.select(
-            col(Bounce.at),
-            col(Bounce.email),
-            col(Bounce.kind),
-            col(Bounce.reason),
-            col(Bounce.source),
-            col(Campaign.book_slug),
-        )
-        .select_from(Bounce)
+        sqlalchemy.select(Bounce, col(Campaign.book_slug))
         .outerjoin(Campaign, col(Campaign.id) == col(Bounce.campaign_id))
         .order_by(col(Bounce.at).desc(), col(Bounce.id).desc())
         .limit(limit)
     )
     if since is not None:
         statement = statement.where(col(Bounce.at) >= since)
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         return [
-            BounceLine(as_utc(at), email, kind, reason, source, slug)
-            for at, email, kind, reason, source, slug in connection.execute(statement)
+            BounceLine(as_utc(row.at), row.email, row.kind, row.reason, row.source, row.book_slug)
+            for row in connection.execute(statement)
         ]
 
 
@@ -276,12 +237,10 @@ class CampaignReturns:
     complaints: int
 
 
-def campaign_returns(campaign_id: int, db_url: str | None = None) -> CampaignReturns:
-    with database.engine(db_url).begin() as connection:
-        return _campaign_returns(connection, campaign_id)
-
-
-def _campaign_returns(connection, campaign_id: int) -> CampaignReturns:
+def campaign_returns(campaign_id: int, db_url: str | None = None, connection=None) -> CampaignReturns:
+    if connection is None:
+        with tables.engine(db_url).begin() as connection:
+            return campaign_returns(campaign_id, connection=connection)
     sent = connection.execute(
         sqlalchemy.select(sqlalchemy.func.count()).where(
             col(Delivery.campaign_id) == campaign_id, col(Delivery.status).in_((SENT, FAILED))
@@ -305,13 +264,13 @@ def pause_on_returns(
 ) -> tuple[str, str] | None:
     """Pause a sending campaign whose bounces or complaints since it was last resumed pass the
     thresholds (rules/bounces.pause_reason); the reason and its book's slug when it was paused now."""
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         campaign = connection.execute(
             sqlalchemy.select(Campaign).where(col(Campaign.id) == campaign_id).with_for_update()
         ).first()
         if campaign is None or campaign.status != tables.SENDING:
             return None
-        counts = _campaign_returns(connection, campaign_id)
+        counts = campaign_returns(campaign_id, connection=connection)
         reason = bounces.pause_reason(
             counts.sent - campaign.baseline_sent,
             counts.hard - campaign.baseline_hard,
@@ -331,15 +290,12 @@ def pause_on_returns(
 
 def reset_baseline(connection, campaign_id: int) -> None:
     """On resuming: the thresholds judge only what comes after."""
-    counts = _campaign_returns(connection, campaign_id)
+    counts = campaign_returns(campaign_id, connection=connection)
     connection.execute(
         sqlalchemy.update(Campaign)
         .where(col(Campaign.id) == campaign_id)
         .values(baseline_sent=counts.sent, baseline_hard=counts.hard, baseline_complaints=counts.complaints)
     )
-
-
-# --- The bounce mailbox. ---
 
 
 @dataclass(frozen=True)
@@ -366,7 +322,7 @@ def known_messages(
     moment = now or utc_now()
     wanted = sorted(set(uids))
     known: dict[int, str] = {}
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         for first in range(0, len(wanted), _UIDS_PER_QUERY):
             chunk = wanted[first : first + _UIDS_PER_QUERY]
             where = (
@@ -410,7 +366,7 @@ def record_message(
     (same ``digest``) was processed. Cleaned first: a NUL in ``From:`` would make PostgreSQL refuse it."""
     moment = now or utc_now()
     digest = fetched.digest if fetched else None
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         copy_processed = (
             digest is not None
             and outcome == PROCESSED
@@ -432,7 +388,7 @@ def record_message(
             size=fetched.size if fetched else size,
             outcome=outcome,
             subject=_clip(fetched.subject if fetched else "", 200),
-            sender=_clip(fetched.sender if fetched else "", validation.EMAIL_MAX),
+            sender=_clip(fetched.sender if fetched else "", form_fields.EMAIL_MAX),
             note=_clip(note),
             seen_at=moment,
             last_seen_at=moment,
@@ -446,7 +402,7 @@ def prune_messages(now: datetime | None = None, db_url: str | None = None) -> in
     """Forget the mailbox messages no read has seen for MAILBOX_MEMORY (moved out, or deleted
     by a person); how many were forgotten."""
     moment = now or utc_now()
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         return connection.execute(
             sqlalchemy.delete(MailboxMessage).where(col(MailboxMessage.last_seen_at) < moment - MAILBOX_MEMORY)
         ).rowcount
@@ -470,7 +426,7 @@ def left_messages(
         col(MailboxMessage.outcome).notin_((PROCESSED, AUTO_REPLY)),
         *((col(MailboxMessage.seen_at) >= since,) if since is not None else ()),
     )
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         counts = dict(
             connection.execute(
                 sqlalchemy.select(col(MailboxMessage.outcome), sqlalchemy.func.count())
@@ -479,23 +435,17 @@ def left_messages(
             ).all()
         )
         rows = connection.execute(
-            sqlalchemy.select(
-                col(MailboxMessage.seen_at),
-                col(MailboxMessage.sender),
-                col(MailboxMessage.subject),
-                col(MailboxMessage.outcome),
-                col(MailboxMessage.note),
-            )
+            sqlalchemy.select(MailboxMessage)
             .where(*listed)
             .order_by(col(MailboxMessage.seen_at).desc(), col(MailboxMessage.id).desc())
             .limit(limit)
         ).all()
-    return [LeftMessage(as_utc(at), *rest) for at, *rest in rows], counts
+    return [LeftMessage(as_utc(row.seen_at), row.sender, row.subject, row.outcome, row.note) for row in rows], counts
 
 
 def take_lease(name: str, holder: str, now: datetime, until: datetime, db_url: str | None = None) -> bool:
     """Hold job ``name`` until ``until`` unless another holder's lease is still running; whether we hold it."""
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         insert_once(connection, JobLease, "name", name=name, holder=holder, until=until)
         return (
             connection.execute(
@@ -512,7 +462,7 @@ def take_lease(name: str, holder: str, now: datetime, until: datetime, db_url: s
 
 def give_back_lease(name: str, holder: str, db_url: str | None = None) -> None:
     """Let the next worker take the job at once (the holder finished, or stops)."""
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         connection.execute(
             sqlalchemy.update(JobLease)
             .where(col(JobLease.name) == name, col(JobLease.holder) == holder)

@@ -10,9 +10,9 @@ from datetime import UTC, date, datetime, timedelta
 import sqlalchemy
 from sqlmodel import col
 
-from publisher.rules import validation
+from publisher.rules import form_fields
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import database, subscribers
+from publisher.storage import subscribers, tables
 from publisher.storage.tables import (
     CONTACT,
     FAILED,
@@ -38,7 +38,7 @@ class ReaderLine:
 
 
 def _readers(statement, db_url: str | None) -> list[ReaderLine]:
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         return [ReaderLine(email, status, as_utc(at)) for email, status, at in connection.execute(statement)]
 
 
@@ -55,7 +55,7 @@ def latest_signups(limit: int = LISTED, db_url: str | None = None) -> list[Reade
 def find_readers(text: str, limit: int = LISTED, db_url: str | None = None) -> list[ReaderLine]:
     """The readers whose address starts with ``text`` (letter case aside): a prefix search on the
     indexed ``email_key``, so it stays fast on any list. Wildcards in ``text`` are taken as typed."""
-    prefix = validation.one_line(text, validation.EMAIL_MAX).strip().lower()
+    prefix = form_fields.one_line(text, form_fields.EMAIL_MAX).strip().lower()
     if not prefix:
         return []
     escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -101,7 +101,7 @@ def latest_messages(limit: int = LISTED, db_url: str | None = None) -> list[Mess
         .order_by(col(ContactMessage.id).desc())
         .limit(limit)
     )
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         return [
             MessageLine(name, email, subject, as_utc(at), _DELIVERY_WORDS.get(status or "", STORED), text)
             for name, email, subject, at, status, text in connection.execute(statement)
@@ -117,7 +117,7 @@ class OutboxHealth:
 
 def outbox_health(db_url: str | None = None) -> OutboxHealth:
     """The outbox's emails not yet sent: how many wait, how many failed, since when the oldest waits."""
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         counts = dict(
             connection.execute(
                 sqlalchemy.select(col(Delivery.status), sqlalchemy.func.count())
@@ -149,7 +149,7 @@ def confirmed_per_day(today: date, days: int = 90, db_url: str | None = None) ->
         (col(Subscriber.status) == ListStatus.UNSUBSCRIBED, col(Subscriber.unsubscribed_at)),
         else_=col(Subscriber.bounced_at),
     )
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         joined = _day_counts(connection, col(Subscriber.confirmed_at), ever_confirmed)
         left = _day_counts(connection, left_at, ever_confirmed, left_status)
     first = today - timedelta(days=days - 1)
@@ -177,7 +177,7 @@ def joined_and_left_per_week(today: date, weeks: int = 13, db_url: str | None = 
     each, the last ending today), oldest first, from the record of consent."""
     first = today - timedelta(days=7 * weeks - 1)
     since = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         joined = _events_per_day(connection, since, (subscribers.SUBSCRIBED,))
         left = _events_per_day(connection, since, LEFT_EVENTS)
     buckets = [[0, 0] for _ in range(weeks)]
@@ -204,7 +204,7 @@ def list_days(today: date, days: int, db_url: str | None = None) -> list[ListDay
     oldest first, zero-filled."""
     first = today - timedelta(days=days - 1)
     since = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         signups = _events_per_day(connection, since, (subscribers.SUBSCRIBED,))
         confirmations = _events_per_day(connection, since, (subscribers.CONFIRMED,))
         messages = _day_counts(connection, col(ContactMessage.received_at), col(ContactMessage.received_at) >= since)

@@ -9,9 +9,9 @@ from datetime import datetime, timedelta
 import sqlalchemy
 from sqlmodel import col
 
-from publisher.rules import bounces, validation
+from publisher.rules import bounces, form_fields
 from publisher.rules.notice_rules import Week
-from publisher.storage import database
+from publisher.storage import tables
 from publisher.storage.tables import (
     ERROR_MAX,
     FAILED,
@@ -48,20 +48,20 @@ def record_run(name: str, error: str | None, now: datetime | None = None, db_url
     """How a run of job ``name`` went: ``error`` None for a success. A failure keeps the time
     the failing began, so "failing for an hour" counts from the first failure in a row."""
     now = now or utc_now()
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         insert_once(connection, JobStatus, "name", name=name)
         if error is None:
             values: dict = {"last_success_at": now, "failing_since": None, "last_error": None}
         else:
             values = {
                 "failing_since": sqlalchemy.func.coalesce(col(JobStatus.failing_since), now),
-                "last_error": validation.one_line(error, ERROR_MAX),
+                "last_error": form_fields.one_line(error, ERROR_MAX),
             }
         connection.execute(sqlalchemy.update(JobStatus).where(col(JobStatus.name) == name).values(**values))
 
 
 def run_status(name: str, db_url: str | None = None) -> RunStatus:
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         row = connection.execute(
             sqlalchemy.select(
                 col(JobStatus.last_success_at), col(JobStatus.failing_since), col(JobStatus.last_error)
@@ -75,7 +75,7 @@ def run_status(name: str, db_url: str | None = None) -> RunStatus:
 
 def paused_campaigns(db_url: str | None = None) -> list[tuple[str, str]]:
     """Each paused campaign's book slug and why it paused."""
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         return [
             (slug, reason or "")
             for slug, reason in connection.execute(
@@ -92,7 +92,7 @@ def failing_emails(db_url: str | None = None) -> tuple[int, datetime | None]:
     failing = sqlalchemy.or_(
         col(Delivery.status) == FAILED, sqlalchemy.and_(col(Delivery.status) == PENDING, col(Delivery.attempts) > 0)
     )
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         count, oldest = connection.execute(
             sqlalchemy.select(sqlalchemy.func.count(), sqlalchemy.func.min(col(Delivery.created_at))).where(failing)
         ).one()
@@ -109,7 +109,7 @@ def week(until: datetime, db_url: str | None = None) -> Week:
     def count(connection, *where) -> int:
         return connection.execute(sqlalchemy.select(sqlalchemy.func.count()).where(*where)).scalar_one()
 
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         return Week(
             new_readers=count(connection, between(col(Subscriber.confirmed_at))),
             leavers=count(connection, between(col(Subscriber.unsubscribed_at))),
@@ -128,14 +128,14 @@ def queue_notice(
     """The notice and its outbox email, in one transaction, unless one of ``kind`` was queued
     for ``period`` already (by this worker or another): whether this call queued it."""
     now = now or utc_now()
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         notice_id = insert_once(
             connection,
             PublisherNotice,
             ("kind", "period"),
             kind=kind,
             period=period,
-            subject=validation.one_line(subject, validation.SUBJECT_MAX),
+            subject=form_fields.one_line(subject, form_fields.SUBJECT_MAX),
             body=body,
             created_at=now,
         )

@@ -3,7 +3,7 @@ it at a time, and recording what became of it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import cast
 
@@ -11,22 +11,8 @@ import sqlalchemy
 import sqlmodel
 from sqlmodel import col
 
-from publisher.storage import database, tables
-from publisher.storage.tables import (
-    CONTACT,
-    ERROR_MAX,
-    FAILED,
-    MAX_STALLED_CLAIMS,
-    NOT_READ,
-    NOTICE,
-    PENDING,
-    SENT,
-    SKIPPED,
-    ContactMessage,
-    Delivery,
-    PublisherNotice,
-    Subscriber,
-)
+from publisher.storage import tables
+from publisher.storage.tables import FAILED, PENDING, ContactMessage, Delivery, PublisherNotice, Subscriber
 
 
 @dataclass(frozen=True)
@@ -45,7 +31,7 @@ class ClaimedDelivery:
 
     @property
     def stalled_too_often(self) -> bool:
-        return self.stalled_claims >= MAX_STALLED_CLAIMS
+        return self.stalled_claims >= tables.MAX_STALLED_CLAIMS
 
     @property
     def stalled_reason(self) -> str:
@@ -55,8 +41,15 @@ class ClaimedDelivery:
         )
 
 
-def claim_values(now: datetime, lease: timedelta, worker: str, *, one_job: bool) -> dict:
-    """What a claim writes: the lease and one more attempt. ``one_job``: also a stalled claim when the
+def sent_since(kind: str, since: datetime, db_url: str | None = None) -> int:
+    """How many emails of ``kind`` went out since ``since`` (the confirmation ceiling reads it)."""
+    sent = col(Delivery.kind) == kind, col(Delivery.status) == tables.SENT, col(Delivery.sent_at) >= since
+    with tables.engine(db_url).begin() as connection:
+        return connection.execute(sqlalchemy.select(sqlalchemy.func.count()).where(*sent)).scalar_one()
+
+
+def claiming(jobs, now: datetime, lease: timedelta, worker: str, *, one_job: bool):
+    """Give ``worker`` the ``jobs`` with one more attempt, read back. ``one_job``: a stalled claim too when the
     last lease ran out with no outcome (a batch marks its job in flight itself: ``begin_sending``)."""
     values: dict = {"lease_until": now + lease, "claimed_by": worker, "attempts": col(Delivery.attempts) + 1}
     if one_job:
@@ -64,17 +57,31 @@ def claim_values(now: datetime, lease: timedelta, worker: str, *, one_job: bool)
             (col(Delivery.lease_until).is_not(None), col(Delivery.stalled_claims) + 1),
             else_=col(Delivery.stalled_claims),
         )
-    return values
+    read_back = [getattr(Delivery, field.name) for field in fields(ClaimedDelivery) if field.name != "source"]
+    return sqlalchemy.update(Delivery).where(jobs).values(**values).returning(col(Delivery.source_id), *read_back)
 
 
-def sent_since(kind: str, since: datetime, db_url: str | None = None) -> int:
-    """How many emails of ``kind`` went out since ``since`` (the confirmation ceiling reads it)."""
-    with database.engine(db_url).begin() as connection:
-        return connection.execute(
-            sqlalchemy.select(sqlalchemy.func.count()).where(
-                col(Delivery.kind) == kind, col(Delivery.status) == SENT, col(Delivery.sent_at) >= since
-            )
-        ).scalar_one()
+def claimed(row, source: ContactMessage | Subscriber | PublisherNotice | None) -> ClaimedDelivery:
+    """A job as a claim read it back, with the row it mails."""
+    values = {name: value for name, value in row._mapping.items() if name != "source_id"}
+    return ClaimedDelivery(**values, source=source)
+
+
+def due_jobs(now: datetime, *conditions, limit: int = 1):
+    """The ids of the oldest due, unleased pending jobs that meet ``conditions``, locked (one another
+    worker holds the lock of is skipped, not waited for: FOR UPDATE SKIP LOCKED)."""
+    return (
+        sqlmodel.select(col(Delivery.id))
+        .where(
+            col(Delivery.status) == PENDING,
+            col(Delivery.next_attempt_at) <= now,
+            sqlalchemy.or_(col(Delivery.lease_until).is_(None), col(Delivery.lease_until) < now),
+            *conditions,
+        )
+        .order_by(col(Delivery.next_attempt_at), col(Delivery.id))
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
 
 
 def claim_due(
@@ -85,64 +92,26 @@ def claim_due(
     only_ids: list[int] | None = None,
     held_kinds: tuple[str, ...] = (),
 ) -> ClaimedDelivery | None:
-    """Take the oldest due, unleased pending job for ``worker``, or None; none of ``held_kinds``. One
-    statement (FOR UPDATE SKIP LOCKED): a job another worker is claiming is skipped, not waited for."""
-    due = _oldest_due(now, only_ids, held_kinds)
-    claim = (
-        sqlalchemy.update(Delivery)
-        .where(col(Delivery.id) == due.scalar_subquery())
-        .values(**claim_values(now, lease, worker, one_job=True))
-        .returning(
-            col(Delivery.id),
-            col(Delivery.kind),
-            col(Delivery.source_id),
-            col(Delivery.message_id),
-            col(Delivery.attempts),
-            col(Delivery.give_up_at),
-            col(Delivery.stalled_claims),
-            col(Delivery.created_at),
-        )
-    )
+    """Take for ``worker`` the oldest due, unleased pending job of no campaign (none of ``held_kinds``), or None."""
+    conditions = [col(Delivery.campaign_id).is_(None)]  # a release's jobs go in batches (claim_release_batch)
+    if only_ids is not None:
+        conditions.append(col(Delivery.id).in_(only_ids))
+    if held_kinds:
+        conditions.append(col(Delivery.kind).not_in(held_kinds))
+    claim = claiming(col(Delivery.id) == due_jobs(now, *conditions).scalar_subquery(), now, lease, worker, one_job=True)
     with tables.open_session(db_url) as session:
         row = session.execute(claim).first()
         session.commit()
-        if row is None:
-            return None
-        return ClaimedDelivery(
-            row.id,
-            row.kind,
-            row.message_id,
-            row.attempts,
-            row.give_up_at,
-            _source(session, row.kind, row.source_id),
-            stalled_claims=row.stalled_claims,
-            created_at=row.created_at,
-        )
-
-
-def _oldest_due(now: datetime, only_ids: list[int] | None, held_kinds: tuple[str, ...]):
-    """The id of the oldest due, unleased pending job that is no campaign's, locked (skipped when
-    another worker holds its lock)."""
-    due = sqlmodel.select(col(Delivery.id)).where(
-        col(Delivery.status) == PENDING,
-        col(Delivery.campaign_id).is_(None),  # a release's jobs go in batches (claim_release_batch)
-        col(Delivery.next_attempt_at) <= now,
-        sqlalchemy.or_(col(Delivery.lease_until).is_(None), col(Delivery.lease_until) < now),
-    )
-    if only_ids is not None:
-        due = due.where(col(Delivery.id).in_(only_ids))
-    if held_kinds:
-        due = due.where(col(Delivery.kind).not_in(held_kinds))
-    return due.order_by(col(Delivery.next_attempt_at), col(Delivery.id)).limit(1).with_for_update(skip_locked=True)
+        return None if row is None else claimed(row, _source(session, row.kind, row.source_id))
 
 
 def _source(
     session: sqlmodel.Session, kind: str, source_id: int
 ) -> ContactMessage | Subscriber | PublisherNotice | None:
     """The row a job mails (None: it is gone)."""
-    if kind == CONTACT:
+    if kind == tables.CONTACT:
         return session.get(ContactMessage, source_id)
-    if kind == NOTICE:
+    if kind == tables.NOTICE:
         return session.get(PublisherNotice, source_id)
     return session.get(Subscriber, source_id)
 
@@ -156,7 +125,7 @@ def _finishing(delivery_id: int, worker: str | None, **values):
 
 
 def _finish(db_url: str | None, delivery_id: int, worker: str | None, **values) -> bool:
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         return connection.execute(_finishing(delivery_id, worker, **values)).rowcount == 1
 
 
@@ -171,12 +140,12 @@ def mark_sent(
 ) -> str | None:
     """Record the send, whoever holds the lease by now (the server accepted it). ``then_read``/``then_sending``:
     the next reader's status read and job marked in flight in the same transaction (one round trip)."""
-    with database.engine(db_url).begin() as connection:
-        connection.execute(_finishing(delivery_id, None, status=SENT, sent_at=now, last_error=clipped(note)))
+    with tables.engine(db_url).begin() as connection:
+        connection.execute(_finishing(delivery_id, None, status=tables.SENT, sent_at=now, last_error=clipped(note)))
         if then_sending is not None:
             connection.execute(_in_flight(then_sending))
         if then_read is None:
-            return NOT_READ
+            return tables.NOT_READ
         return _status_of(connection, then_read)
 
 
@@ -192,7 +161,7 @@ def _in_flight(delivery_id: int):
 
 def begin_sending(delivery_id: int, subscriber_id: int, db_url: str | None = None) -> str | None:
     """Mark a campaign's job in flight and read its reader's status (None: forgotten), in one transaction."""
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         connection.execute(_in_flight(delivery_id))
         return _status_of(connection, subscriber_id)
 
@@ -202,7 +171,7 @@ def mark_retry(delivery_id: int, worker: str, when: datetime, error: str, db_url
 
 
 def mark_skipped(delivery_id: int, worker: str, reason: str, db_url: str | None = None) -> bool:
-    return _finish(db_url, delivery_id, worker, status=SKIPPED, last_error=clipped(reason))
+    return _finish(db_url, delivery_id, worker, status=tables.SKIPPED, last_error=clipped(reason))
 
 
 def mark_failed(delivery_id: int, worker: str, error: str, db_url: str | None = None) -> bool:
@@ -210,40 +179,32 @@ def mark_failed(delivery_id: int, worker: str, error: str, db_url: str | None = 
 
 
 def clipped(text: str | None) -> str | None:
-    """A note as its column holds it, at most ``ERROR_MAX`` characters."""
-    return None if text is None else text[:ERROR_MAX]
+    """A note as its column holds it, at most ``tables.ERROR_MAX`` characters."""
+    return None if text is None else text[: tables.ERROR_MAX]
 
 
 def list_deliveries(statuses: tuple[str, ...] = (PENDING, FAILED), db_url: str | None = None) -> list[Delivery]:
     """The outbox's own jobs (a release's are counted by ``campaign_counts``)."""
+    its_own = col(Delivery.status).in_(statuses), col(Delivery.campaign_id).is_(None)
     with tables.open_session(db_url) as session:
-        return list(
-            session.exec(
-                sqlmodel.select(Delivery)
-                .where(col(Delivery.status).in_(statuses), col(Delivery.campaign_id).is_(None))
-                .order_by(col(Delivery.id))
-            )
-        )
+        return list(session.exec(sqlmodel.select(Delivery).where(*its_own).order_by(col(Delivery.id))))
 
 
 def requeue_failed(now: datetime, retry_for: timedelta, db_url: str | None = None) -> list[int]:
     """Make every failed job due now, with a fresh retry window; their ids."""
-    with database.engine(db_url).begin() as connection:
-        ids = connection.execute(
-            sqlalchemy.update(Delivery)
-            .where(col(Delivery.status) == FAILED, col(Delivery.campaign_id).is_(None))
-            .values(
-                status=PENDING,
-                attempts=0,
-                next_attempt_at=now,
-                give_up_at=now + retry_for,
-                lease_until=None,
-                claimed_by=None,
-            )
-            .returning(col(Delivery.id))
-        ).scalars()
-        # The model types an id optional (None before the insert): a stored row's never is.
-        return cast(list[int], list(ids))
+    with tables.engine(db_url).begin() as connection:
+        failed = _due_again(now, retry_for, col(Delivery.status) == FAILED, col(Delivery.campaign_id).is_(None))
+        ids = connection.execute(failed.values(claimed_by=None).returning(col(Delivery.id))).scalars()
+        return cast(list[int], list(ids))  # a stored row's id is never None
+
+
+def _due_again(now: datetime, retry_for: timedelta, *conditions):
+    """The jobs of ``conditions`` pending and due now, with a fresh retry window."""
+    return (
+        sqlalchemy.update(Delivery)
+        .where(*conditions)
+        .values(status=PENDING, attempts=0, next_attempt_at=now, give_up_at=now + retry_for, lease_until=None)
+    )
 
 
 def _status_of(connection, subscriber_id: int) -> str | None:
@@ -256,14 +217,9 @@ def _update_held(delivery_ids: list[int], worker: str, db_url: str | None, **val
     """Change the jobs of ``delivery_ids`` that ``worker`` still holds (pending, claimed by it)."""
     if not delivery_ids:
         return 0
-    with database.engine(db_url).begin() as connection:
-        return connection.execute(
-            sqlalchemy.update(Delivery)
-            .where(
-                col(Delivery.id).in_(delivery_ids), col(Delivery.status) == PENDING, col(Delivery.claimed_by) == worker
-            )
-            .values(**values)
-        ).rowcount
+    held = col(Delivery.id).in_(delivery_ids), col(Delivery.status) == PENDING, col(Delivery.claimed_by) == worker
+    with tables.engine(db_url).begin() as connection:
+        return connection.execute(sqlalchemy.update(Delivery).where(*held).values(**values)).rowcount
 
 
 def release_leases(
@@ -272,12 +228,12 @@ def release_leases(
     """Give back jobs this worker claimed but did not send (it stops), so others take them at once;
     ``marked``: the one marked in flight but not sent, its mark taken back."""
     if marked is not None and marked in delivery_ids:
-        with database.engine(db_url).begin() as connection:
-            connection.execute(
-                sqlalchemy.update(Delivery)
-                .where(col(Delivery.id) == marked, col(Delivery.claimed_by) == worker, col(Delivery.stalled_claims) > 0)
-                .values(stalled_claims=col(Delivery.stalled_claims) - 1)
-            )
+        its_mark = col(Delivery.id) == marked, col(Delivery.claimed_by) == worker, col(Delivery.stalled_claims) > 0
+        taken_back = (
+            sqlalchemy.update(Delivery).where(*its_mark).values(stalled_claims=col(Delivery.stalled_claims) - 1)
+        )
+        with tables.engine(db_url).begin() as connection:
+            connection.execute(taken_back)
     return _update_held(delivery_ids, worker, db_url, lease_until=None, attempts=col(Delivery.attempts) - 1)
 
 
@@ -290,36 +246,27 @@ def requeue(delivery_ids: list[int], now: datetime, retry_for: timedelta, db_url
     """These jobs (failed or waiting) are due again when sending resumes, with a fresh retry window."""
     if not delivery_ids:
         return
-    with database.engine(db_url).begin() as connection:
-        connection.execute(
-            sqlalchemy.update(Delivery)
-            .where(col(Delivery.id).in_(delivery_ids), col(Delivery.status).in_((PENDING, FAILED)))
-            .values(status=PENDING, attempts=0, next_attempt_at=now, give_up_at=now + retry_for, lease_until=None)
-        )
+    with tables.engine(db_url).begin() as connection:
+        waiting = col(Delivery.status).in_((PENDING, FAILED))
+        connection.execute(_due_again(now, retry_for, col(Delivery.id).in_(delivery_ids), waiting))
 
 
 def release_leases_of(workers: list[str], db_url: str | None = None) -> int:
     """Free the leases of workers known to be dead, so nobody waits."""
     if not workers:
         return 0
-    with database.engine(db_url).begin() as connection:
-        return connection.execute(
-            sqlalchemy.update(Delivery)
-            .where(
-                col(Delivery.claimed_by).in_(workers),
-                col(Delivery.status) == PENDING,
-                col(Delivery.lease_until).is_not(None),
-            )
-            .values(lease_until=None)  # the job it was sending carries its own mark (begin_sending)
-        ).rowcount
+    leased = (
+        col(Delivery.claimed_by).in_(workers),
+        col(Delivery.status) == PENDING,
+        col(Delivery.lease_until).is_not(None),
+    )
+    with tables.engine(db_url).begin() as connection:
+        # The job it was sending carries its own mark (begin_sending).
+        return connection.execute(sqlalchemy.update(Delivery).where(*leased).values(lease_until=None)).rowcount
 
 
 def lease_holders(db_url: str | None = None) -> list[str]:
-    with database.engine(db_url).begin() as connection:
-        holders = connection.execute(
-            sqlalchemy.select(col(Delivery.claimed_by))
-            .where(col(Delivery.status) == PENDING, col(Delivery.lease_until).is_not(None))
-            .distinct()
-        ).scalars()
-        # A claim writes its lease and its worker together: a leased job has a claimed_by.
-        return cast(list[str], list(holders))
+    with tables.engine(db_url).begin() as connection:
+        leased = col(Delivery.status) == PENDING, col(Delivery.lease_until).is_not(None)
+        holders = connection.execute(sqlalchemy.select(col(Delivery.claimed_by)).where(*leased).distinct()).scalars()
+        return cast(list[str], list(holders))  # a claim writes its lease and its worker together

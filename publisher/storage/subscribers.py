@@ -12,17 +12,9 @@ import sqlalchemy
 import sqlmodel
 from sqlmodel import col
 
-from publisher.rules import validation
-from publisher.rules.list_links import new_link_key
-from publisher.rules.list_rules import (
-    ImportRow,
-    ListStatus,
-    Step,
-    import_step,
-    is_latest_confirmation,
-    on_subscribe,
-)
-from publisher.storage import database, tables
+from publisher.rules import form_fields, list_rules
+from publisher.rules.list_rules import ListStatus
+from publisher.storage import tables
 from publisher.storage.tables import Delivery, Subscriber, SubscriptionEvent, locked_subscriber, record_event
 
 
@@ -63,18 +55,18 @@ def subscribe(
     """The subscribe form's request; what it did: 'added', 'rejoined', 'pending' or 'confirmed'. ``job``:
     the confirmation to queue if the rule says so (None: no SMTP). Sign-ups to one mailbox wait in turn."""
     now = now or tables.utc_now()
-    mailbox = validation.mailbox_key(sign_up.email)
+    mailbox = form_fields.mailbox_key(sign_up.email)
     emails_on = job is not None
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         tables.lock_mailbox(connection, mailbox)
         last_to_mailbox = tables.last_confirmation_to(connection, mailbox)
-        step = on_subscribe(None, last_to_mailbox, now, emails_on)
-        subscriber_id = _add(connection, sign_up, mailbox, step, source, now)
+        step = list_rules.on_subscribe(None, last_to_mailbox, now, emails_on)
+        subscriber_id = _add(connection, sign_up, step, source, now)
         outcome = "added"
         if subscriber_id is None:  # the list has the address (an import, unlike a sign-up, takes no lock)
             row = locked_subscriber(connection, col(Subscriber.email_key), sign_up.email.lower())
             assert row is not None and row.id is not None  # the insert found it, and it stays locked now
-            step = on_subscribe(row.status, last_to_mailbox, now, emails_on)
+            step = list_rules.on_subscribe(row.status, last_to_mailbox, now, emails_on)
             _ask_again(connection, row, sign_up, step, source, now)
             subscriber_id, outcome = row.id, "rejoined" if step.joins else step.status
         if step.send_confirmation and job is not None:  # only ever true with a job (emails_on)
@@ -86,21 +78,13 @@ def _update(connection, subscriber_id: int, **values) -> None:
     connection.execute(sqlalchemy.update(Subscriber).where(col(Subscriber.id) == subscriber_id).values(**values))
 
 
-def _add(connection, sign_up: SignUp, mailbox: str, step: Step, source: str, now: datetime) -> int | None:
+def _add(connection, sign_up: SignUp, step: list_rules.Step, source: str, now: datetime) -> int | None:
     """A stranger to the list joins it, pending: its id; None when the list has the address."""
     new_id = tables.insert_once(
         connection,
         Subscriber,
         "email_key",
-        email=sign_up.email,
-        email_key=sign_up.email.lower(),
-        mailbox_key=mailbox,
-        name=sign_up.name,
-        book_updates="yes",
-        subscribed_at=now,
-        status=step.status,
-        source=source,
-        link_key=new_link_key(),
+        **_newcomer(sign_up.email, sign_up.name, step.status, source, now),
         confirmation_sent_at=now if step.send_confirmation else None,
         **sign_up.more,
     )
@@ -109,7 +93,22 @@ def _add(connection, sign_up: SignUp, mailbox: str, step: Step, source: str, now
     return new_id
 
 
-def _ask_again(connection, row: Subscriber, sign_up: SignUp, step: Step, source: str, now: datetime) -> None:
+def _newcomer(email: str, name: str, status: str, source: str, now: datetime) -> dict:
+    """The columns of an address new to the list."""
+    return {
+        "email": email,
+        "email_key": email.lower(),
+        "mailbox_key": form_fields.mailbox_key(email),
+        "name": name,
+        "book_updates": "yes",
+        "subscribed_at": now,
+        "status": status,
+        "source": source,
+        "link_key": list_rules.new_link_key(),
+    }
+
+
+def _ask_again(connection, row: Subscriber, sign_up: SignUp, step: list_rules.Step, source: str, now: datetime) -> None:
     """An address the list has asks again: one that left joins afresh (a new consent on record,
     under the name it gives now); a pending one may get a new confirmation."""
     assert row.id is not None  # a stored row has its id (the model's None is before the insert)
@@ -149,14 +148,16 @@ def confirm(
     """The confirmation page's button; None for an address the list no longer has. 'replaced': the link's
     ``issued_at`` is not the latest confirmation's; 'unsubscribed': the address left since, it must ask again."""
     now = now or tables.utc_now()
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         row = locked_subscriber(connection, col(Subscriber.link_key), link_key)
         if row is None:
             return None
         if row.status != ListStatus.PENDING:
             outcome = "already confirmed" if row.status == ListStatus.CONFIRMED else ListStatus.UNSUBSCRIBED
             return LinkResult(outcome, row.email)
-        if issued_at is not None and not is_latest_confirmation(issued_at, row.confirmation_sent_at, row.subscribed_at):
+        if issued_at is not None and not list_rules.is_latest_confirmation(
+            issued_at, row.confirmation_sent_at, row.subscribed_at
+        ):
             return LinkResult("replaced", row.email)
         assert row.id is not None  # a stored row has its id (the model's None is before the insert)
         _update(connection, row.id, status=ListStatus.CONFIRMED, confirmed_at=now)
@@ -172,7 +173,7 @@ def unsubscribe(
 ) -> LinkResult | None:
     """The unsubscribe page's button, or a mail provider's one-click POST; None for an unknown address."""
     now = now or tables.utc_now()
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         row = locked_subscriber(connection, col(Subscriber.link_key), link_key)
         if row is None:
             return None
@@ -192,9 +193,6 @@ def list_subscribers(status: str | None = None, db_url: str | None = None) -> li
         return list(session.exec(statement))
 
 
-# --- Import: a list gathered elsewhere. ---
-
-
 @dataclass
 class ImportReport:
     counts: Counter = field(default_factory=Counter)
@@ -208,39 +206,27 @@ class ImportReport:
 
 
 def import_rows(
-    rows: list[ImportRow], how: str, db_url: str | None = None, *, now: datetime | None = None
+    rows: list[list_rules.ImportRow], how: str, db_url: str | None = None, *, now: datetime | None = None
 ) -> ImportReport:
     """Bring ``rows`` into the list in one transaction; it sends no email. An address that left or bounced
     stays so whatever the file says; a confirmed one is not made pending again."""
     now = now or tables.utc_now()
     report = ImportReport()
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         for row in rows:
             report.counts[_import_one(connection, row, how, now)] += 1
     return report
 
 
-def _import_one(connection, row: ImportRow, how: str, now: datetime) -> str:
+def _import_one(connection, row: list_rules.ImportRow, how: str, now: datetime) -> str:
     existing = locked_subscriber(connection, col(Subscriber.email_key), row.email.lower())
     if existing is None:
-        new_id = connection.execute(
-            sqlalchemy.insert(Subscriber).values(
-                email=row.email,
-                email_key=row.email.lower(),
-                mailbox_key=validation.mailbox_key(row.email),
-                name=row.name,
-                book_updates="yes",
-                subscribed_at=now,
-                status=row.status,
-                source=how,
-                link_key=new_link_key(),
-                **_status_times(row.status, now),
-            )
-        ).inserted_primary_key[0]
+        newcomer = _newcomer(row.email, row.name, row.status, how, now) | _status_times(row.status, now)
+        new_id = connection.execute(sqlalchemy.insert(Subscriber).values(**newcomer)).inserted_primary_key[0]
         record_event(connection, new_id, IMPORTED, f"{how} ({row.status})", now)
         return "added"
     assert existing.id is not None  # a stored row has its id (the model's None is before the insert)
-    status = import_step(existing.status, row.status)
+    status = list_rules.import_step(existing.status, row.status)
     if status is None and existing.status in ListStatus.GONE:
         return f"kept {existing.status}"
     changes: dict = {"status": status, **_status_times(status, now)} if status is not None else {}
@@ -264,9 +250,6 @@ def _status_times(status: str, now: datetime) -> dict[str, datetime]:
     return {column: now} if column else {}
 
 
-# --- Erasure. ---
-
-
 @dataclass(frozen=True)
 class Erased:
     """What ``forget`` removed."""
@@ -280,13 +263,9 @@ class Erased:
     def __str__(self) -> str:
         if not (self.subscriber_status or self.messages or self.deliveries or self.returns):
             return "Nothing is stored about that address."
-        parts = []
-        if self.subscriber_status:
-            parts.append(
-                f"its place on the list ({self.subscriber_status}) with {_count(self.events, 'consent event')}"
-            )
-        parts.append(_count(self.messages, "contact message"))
-        parts.append(_count(self.deliveries, "outbox email"))
+        events = _count(self.events, "consent event")
+        parts = [f"its place on the list ({self.subscriber_status}) with {events}"] if self.subscriber_status else []
+        parts += [_count(self.messages, "contact message"), _count(self.deliveries, "outbox email")]
         if self.returns:
             parts.append(_count(self.returns, "record of mail that came back", plural="records of mail that came back"))
         return "Removed " + ", ".join(parts) + "."
@@ -297,50 +276,37 @@ def _count(number: int, noun: str, plural: str | None = None) -> str:
 
 
 def forget(email: str, db_url: str | None = None) -> Erased:
-    """Erase everything stored about ``email``, the emails it sent to the bounce address included; it
-    may later subscribe like a stranger."""
-    key = validation.address_key(email)
-    with database.engine(db_url).begin() as connection:
+    """Erase all stored about ``email`` (its emails to the bounce address too): it may then join like a stranger."""
+    key = form_fields.address_key(email)
+    sent_by_it = sqlalchemy.func.lower(col(tables.ContactMessage.sender_email)) == key
+    with tables.engine(db_url).begin() as connection:
         subscriber = locked_subscriber(connection, col(Subscriber.email_key), key)
         message_ids = list(
-            connection.execute(
-                sqlalchemy.select(col(tables.ContactMessage.id)).where(
-                    sqlalchemy.func.lower(col(tables.ContactMessage.sender_email)) == key
-                )
-            ).scalars()
+            connection.execute(sqlalchemy.select(col(tables.ContactMessage.id)).where(sent_by_it)).scalars()
         )
         jobs = sqlalchemy.and_(col(Delivery.kind) == tables.CONTACT, col(Delivery.source_id).in_(message_ids))
         events = 0
-        returns = connection.execute(
-            sqlalchemy.delete(tables.MailboxMessage).where(
-                sqlalchemy.func.lower(col(tables.MailboxMessage.sender)) == key
-            )
-        ).rowcount
-        if subscriber is not None:
-            returns += connection.execute(
-                sqlalchemy.delete(tables.Bounce).where(col(tables.Bounce.subscriber_id) == subscriber.id)
-            ).rowcount
-            jobs = sqlalchemy.or_(
-                jobs,
-                sqlalchemy.and_(
-                    col(Delivery.kind).in_(tables.ABOUT_SUBSCRIBER), col(Delivery.source_id) == subscriber.id
-                ),
-            )
-            events = connection.execute(
-                sqlalchemy.delete(SubscriptionEvent).where(col(SubscriptionEvent.subscriber_id) == subscriber.id)
-            ).rowcount
-            connection.execute(sqlalchemy.delete(Subscriber).where(col(Subscriber.id) == subscriber.id))
-        deliveries = connection.execute(sqlalchemy.delete(Delivery).where(jobs)).rowcount
-        connection.execute(
-            sqlalchemy.delete(tables.ContactMessage).where(col(tables.ContactMessage.id).in_(message_ids))
+        returns = _delete(
+            connection, tables.MailboxMessage, sqlalchemy.func.lower(col(tables.MailboxMessage.sender)) == key
         )
+        if subscriber is not None:
+            returns += _delete(connection, tables.Bounce, col(tables.Bounce.subscriber_id) == subscriber.id)
+            about_it = col(Delivery.kind).in_(tables.ABOUT_SUBSCRIBER), col(Delivery.source_id) == subscriber.id
+            jobs = sqlalchemy.or_(jobs, sqlalchemy.and_(*about_it))
+            events = _delete(connection, SubscriptionEvent, col(SubscriptionEvent.subscriber_id) == subscriber.id)
+            _delete(connection, Subscriber, col(Subscriber.id) == subscriber.id)
+        deliveries = _delete(connection, Delivery, jobs)
+        _delete(connection, tables.ContactMessage, col(tables.ContactMessage.id).in_(message_ids))
         return Erased(subscriber.status if subscriber else None, events, len(message_ids), deliveries, returns)
 
 
+def _delete(connection, model: type[sqlmodel.SQLModel], condition) -> int:
+    return connection.execute(sqlalchemy.delete(model).where(condition)).rowcount
+
+
 def status_counts(db_url: str | None = None) -> dict[str, int]:
-    """How many addresses have each status (every status named, 0 when none): one aggregate on the
-    indexed status column, however long the list."""
-    with database.engine(db_url).connect() as connection:
+    """How many addresses have each status (0 when none), in one aggregate on the indexed status column."""
+    with tables.engine(db_url).connect() as connection:
         rows = connection.execute(
             sqlalchemy.select(col(Subscriber.status), sqlalchemy.func.count()).group_by(col(Subscriber.status))
         ).all()

@@ -1,21 +1,79 @@
-"""The embedded gateway's tables (schema: the Alembic migrations in ``alembic/``) and their shared queries.
-Synchronous: callers run them in a thread, so the event loop never blocks."""
+"""The embedded gateway's engine, tables (schema: the Alembic migrations in ``alembic/``) and shared
+queries. Synchronous: callers run them in a thread. The engine is Reflex's (one pool per worker, pinged
+before use); a SQLite file is in write-ahead-log mode, so readers never wait for a writer."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
+import re
+import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 import sqlalchemy
 import sqlmodel
+from reflex import model as rx_model
+from reflex_base.environment import environment
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import declared_attr
 from sqlmodel import col
 
-from publisher.rules import validation
+from publisher.reflex_internals.stored_state import PRIVATE_FILE_MODE
+from publisher.rules import form_fields, visit_rules
 from publisher.rules.admin_access import ADMIN_NAME_MAX
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import database
+
+logger = logging.getLogger(__name__)
+
+# alembic.ini beside the package (a checkout, an editable install); the image sets ALEMBIC_CONFIG.
+PROJECT_ALEMBIC_INI = Path(__file__).resolve().parents[2] / "alembic.ini"
+
+
+def alembic_config() -> Path:
+    """The project's alembic.ini wherever the process runs from; an operator's ALEMBIC_CONFIG wins."""
+    if not environment.ALEMBIC_CONFIG.is_set() and PROJECT_ALEMBIC_INI.is_file():
+        environment.ALEMBIC_CONFIG.set(PROJECT_ALEMBIC_INI)
+    return environment.ALEMBIC_CONFIG.get()
+
+
+def engine(url: str | None = None) -> sqlalchemy.engine.Engine:
+    """Reflex's engine (and pool) for ``url``; for a SQLite file, in write-ahead-log mode."""
+    alembic_config()  # before Reflex looks for it (and warns "Database is not initialized")
+    found = rx_model.get_engine(url)
+    if found.dialect.name == "sqlite" and not sqlalchemy.event.contains(found, "connect", _write_ahead_log):
+        private_sqlite_file(found.url)  # once per engine: before its first connection
+        sqlalchemy.event.listen(found, "connect", _write_ahead_log)
+    return found
+
+
+def private_sqlite_file(url: sqlalchemy.engine.URL) -> None:
+    """The SQLite file of ``url`` and its logs readable by the site's user alone: made ``0600`` before
+    SQLite opens it, since SQLite gives a new -wal and -shm the database's mode."""
+    path = url.database
+    if url.get_backend_name() != "sqlite" or not path or path == ":memory:" or path.startswith("file:"):
+        return
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_CREAT, PRIVATE_FILE_MODE))
+    except OSError:
+        return
+    for name in (path, f"{path}-wal", f"{path}-shm"):
+        with contextlib.suppress(OSError):  # not there, or another user's: left as it is
+            os.chmod(name, PRIVATE_FILE_MODE)
+
+
+def _write_ahead_log(dbapi_connection, _record) -> None:
+    try:
+        dbapi_connection.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.OperationalError as exc:  # busy: another connection switches it, or already has
+        logger.debug("SQLite journal mode left as it is: %s", exc)
+
+
+def open_session(db_url: str | None) -> sqlmodel.Session:
+    return sqlmodel.Session(engine(db_url))
 
 
 def utc_now() -> datetime:
@@ -27,23 +85,32 @@ def as_utc(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+class Table(sqlmodel.SQLModel):
+    """A table named after its model in snake case (``JobLease``: ``job_lease``)."""
+
+    @declared_attr  # type: ignore[arg-type]  # as SQLModel declares its own
+    def __tablename__(cls) -> str:  # noqa: N805 (a class attribute, as SQLModel declares it)
+        return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+
+
+class Row(Table):
+    id: int | None = sqlmodel.Field(default=None, primary_key=True)
+
+
 SOURCE_MAX = 64
 LINK_KEY_MAX = 32
 
 
-class Subscriber(sqlmodel.SQLModel, table=True):
+class Subscriber(Row, table=True):
     """One address on the new-release list, where it stands, and when it got there. ``link_key`` is
     random and secret: the signed confirmation and unsubscribe links name the row by it."""
 
-    __tablename__ = "subscriber"
-
-    id: int | None = sqlmodel.Field(default=None, primary_key=True)
-    email: str = sqlmodel.Field(max_length=validation.EMAIL_MAX)
-    email_key: str = sqlmodel.Field(max_length=validation.EMAIL_MAX, unique=True, index=True)
+    email: str = sqlmodel.Field(max_length=form_fields.EMAIL_MAX)
+    email_key: str = sqlmodel.Field(max_length=form_fields.EMAIL_MAX, unique=True, index=True)
     # The 24-hour confirmation rule counts per mailbox (no +tag, lower case), so spellings cannot
     # multiply the emails.
-    mailbox_key: str = sqlmodel.Field(max_length=validation.EMAIL_MAX, index=True)
-    name: str = sqlmodel.Field(max_length=validation.NAME_MAX)
+    mailbox_key: str = sqlmodel.Field(max_length=form_fields.EMAIL_MAX, index=True)
+    name: str = sqlmodel.Field(max_length=form_fields.NAME_MAX)
     book_updates: str = sqlmodel.Field(max_length=8)
     subscribed_at: datetime = sqlmodel.Field(default_factory=utc_now)
     status: str = sqlmodel.Field(default=ListStatus.PENDING, max_length=16, index=True)
@@ -56,12 +123,9 @@ class Subscriber(sqlmodel.SQLModel, table=True):
     bounced_at: datetime | None = None
 
 
-class SubscriptionEvent(sqlmodel.SQLModel, table=True):
+class SubscriptionEvent(Row, table=True):
     """The record of consent: each time an address joined, confirmed, was imported or left, and how."""
 
-    __tablename__ = "subscription_event"
-
-    id: int | None = sqlmodel.Field(default=None, primary_key=True)
     subscriber_id: int = sqlmodel.Field(index=True)
     event: str = sqlmodel.Field(max_length=16)
     # Indexed: the dashboard reads the events of a range of days.
@@ -71,16 +135,13 @@ class SubscriptionEvent(sqlmodel.SQLModel, table=True):
     detail: str | None = sqlmodel.Field(default=None, max_length=500)
 
 
-class ContactMessage(sqlmodel.SQLModel, table=True):
+class ContactMessage(Row, table=True):
     """One message sent through the contact form, as the cloud gateway would email it."""
 
-    __tablename__ = "contact_message"
-
-    id: int | None = sqlmodel.Field(default=None, primary_key=True)
-    sender_name: str = sqlmodel.Field(max_length=2 * validation.NAME_MAX + 1)
-    sender_email: str = sqlmodel.Field(max_length=validation.EMAIL_MAX)
-    subject: str = sqlmodel.Field(max_length=validation.SUBJECT_MAX)
-    message: str = sqlmodel.Field(max_length=validation.MESSAGE_MAX)
+    sender_name: str = sqlmodel.Field(max_length=2 * form_fields.NAME_MAX + 1)
+    sender_email: str = sqlmodel.Field(max_length=form_fields.EMAIL_MAX)
+    subject: str = sqlmodel.Field(max_length=form_fields.SUBJECT_MAX)
+    message: str = sqlmodel.Field(max_length=form_fields.MESSAGE_MAX)
     # Indexed: the dashboard reads the messages of a range of days.
     received_at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
 
@@ -97,17 +158,16 @@ ABOUT_SUBSCRIBER = (SUBSCRIBER, CONFIRMATION, WELCOME, RELEASE)  # source_id nam
 ERROR_MAX = 500
 
 
-class Delivery(sqlmodel.SQLModel, table=True):
+class Delivery(Row, table=True):
     """One email the outbox owes. A claimed job is its worker's until ``lease_until``, so two never send it
     at once; ``message_id`` is fixed when stored, so a repeated send carries the same Message-ID."""
 
-    __tablename__ = "outbox_delivery"
+    __tablename__ = "outbox_delivery"  # type: ignore[assignment]  # a str where Table has its rule
     # A reader is queued at most once per campaign, whatever runs twice (NULLs, other jobs, never clash).
     __table_args__ = (
         sqlalchemy.UniqueConstraint("campaign_id", "source_id", name="uq_outbox_delivery_campaign_reader"),
     )
 
-    id: int | None = sqlmodel.Field(default=None, primary_key=True)
     campaign_id: int | None = sqlmodel.Field(default=None, index=True)
     kind: str = sqlmodel.Field(max_length=16)
     source_id: int
@@ -131,15 +191,12 @@ class Delivery(sqlmodel.SQLModel, table=True):
 SENDING, PAUSED, FINISHED = "sending", "paused", "finished"
 
 
-class Campaign(sqlmodel.SQLModel, table=True):
+class Campaign(Row, table=True):
     """One book announced to the list (once: ``book_slug`` is unique); ``recipients``: the readers
     queued in the same transaction as this row."""
 
-    __tablename__ = "campaign"
-
-    id: int | None = sqlmodel.Field(default=None, primary_key=True)
     book_slug: str = sqlmodel.Field(max_length=120, unique=True)
-    subject: str = sqlmodel.Field(max_length=validation.SUBJECT_MAX)
+    subject: str = sqlmodel.Field(max_length=form_fields.SUBJECT_MAX)
     status: str = sqlmodel.Field(default=SENDING, max_length=16)
     recipients: int = 0
     created_at: datetime = sqlmodel.Field(default_factory=utc_now)
@@ -155,19 +212,15 @@ class Campaign(sqlmodel.SQLModel, table=True):
 # Where a bounce or complaint came from.
 AT_SENDING, FROM_MAILBOX, FROM_WEBHOOK = "sending", "mailbox", "webhook"
 REASON_MAX = 500
-MAILBOX_FOLDER_MAX = 200
 
 
-class Bounce(sqlmodel.SQLModel, table=True):
+class Bounce(Row, table=True):
     """A bounce or complaint about one reader on the list (one about a stranger is not kept);
     ``delivery_id``: the email it is about, so soft bounces count per email and a campaign its own."""
 
-    __tablename__ = "bounce"
-
-    id: int | None = sqlmodel.Field(default=None, primary_key=True)
     at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
     subscriber_id: int = sqlmodel.Field(index=True)
-    email: str = sqlmodel.Field(max_length=validation.EMAIL_MAX)
+    email: str = sqlmodel.Field(max_length=form_fields.EMAIL_MAX)
     kind: str = sqlmodel.Field(max_length=16)
     reason: str = sqlmodel.Field(max_length=REASON_MAX)
     source: str = sqlmodel.Field(max_length=16)
@@ -175,47 +228,38 @@ class Bounce(sqlmodel.SQLModel, table=True):
     campaign_id: int | None = sqlmodel.Field(default=None, index=True)
 
 
-class MailboxMessage(sqlmodel.SQLModel, table=True):
+class MailboxMessage(Row, table=True):
     """A message seen in the bounce mailbox, by folder, UIDVALIDITY and UID, so each is fetched once;
     ``digest`` (SHA-256) keeps a copy under another UID from being processed twice."""
 
-    __tablename__ = "mailbox_message"
     __table_args__ = (sqlalchemy.UniqueConstraint("folder", "uidvalidity", "uid", name="uq_mailbox_message_place"),)
 
-    id: int | None = sqlmodel.Field(default=None, primary_key=True)
-    folder: str = sqlmodel.Field(max_length=MAILBOX_FOLDER_MAX)
+    folder: str = sqlmodel.Field(max_length=200)
     uidvalidity: int = sqlmodel.Field(sa_type=sqlalchemy.BigInteger)
     uid: int = sqlmodel.Field(sa_type=sqlalchemy.BigInteger)
     digest: str | None = sqlmodel.Field(default=None, max_length=64, index=True)
     size: int | None = None
     outcome: str = sqlmodel.Field(max_length=16, index=True)
     subject: str = sqlmodel.Field(max_length=200)
-    sender: str = sqlmodel.Field(max_length=validation.EMAIL_MAX)
+    sender: str = sqlmodel.Field(max_length=form_fields.EMAIL_MAX)
     # Why it was left, or what was not read of it ("names no email this site sent").
     note: str = sqlmodel.Field(default="", max_length=REASON_MAX)
     seen_at: datetime = sqlmodel.Field(default_factory=utc_now)
     last_seen_at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
 
 
-class JobLease(sqlmodel.SQLModel, table=True):
+class JobLease(Row, table=True):
     """A job only one worker of the site may do at a time (reading the bounce mailbox), across
     containers: whoever holds ``until`` in the future has it."""
 
-    __tablename__ = "job_lease"
-
-    id: int | None = sqlmodel.Field(default=None, primary_key=True)
     name: str = sqlmodel.Field(max_length=32, unique=True)
     holder: str = sqlmodel.Field(max_length=64)
     until: datetime
 
 
-class JobStatus(sqlmodel.SQLModel, table=True):
-    """How a recurring job last went (reading the bounce mailbox): when it last succeeded, and since
-    when and why it has been failing."""
+class JobStatus(Row, table=True):
+    """How a recurring job (reading the bounce mailbox) last went: its last success, and failures since."""
 
-    __tablename__ = "job_status"
-
-    id: int | None = sqlmodel.Field(default=None, primary_key=True)
     name: str = sqlmodel.Field(max_length=32, unique=True)
     last_success_at: datetime | None = None
     # Since when it has failed without a success in between (None: its last run succeeded).
@@ -226,56 +270,44 @@ class JobStatus(sqlmodel.SQLModel, table=True):
 NOTICE = "notice"  # an outbox job that emails the publisher a notice (source_id: publisher_notice)
 
 
-class PublisherNotice(sqlmodel.SQLModel, table=True):
+class PublisherNotice(Row, table=True):
     """An email the site wrote to the publisher because something needs them: at most one of each
     kind a day (``period``: the day, or the week's Monday for the summary)."""
 
-    __tablename__ = "publisher_notice"
     __table_args__ = (sqlalchemy.UniqueConstraint("kind", "period", name="uq_publisher_notice_kind_period"),)
 
-    id: int | None = sqlmodel.Field(default=None, primary_key=True)
     kind: str = sqlmodel.Field(max_length=16)
     period: str = sqlmodel.Field(max_length=10)  # YYYY-MM-DD
-    subject: str = sqlmodel.Field(max_length=validation.SUBJECT_MAX)
+    subject: str = sqlmodel.Field(max_length=form_fields.SUBJECT_MAX)
     body: str
     created_at: datetime = sqlmodel.Field(default_factory=utc_now)
 
 
-class SendThrottle(sqlmodel.SQLModel, table=True):
+class SendThrottle(Row, table=True):
     """The next free sending slot of the whole site (one row): every sender reserves its emails here."""
 
-    __tablename__ = "send_throttle"
-
-    id: int | None = sqlmodel.Field(default=None, primary_key=True)
     next_slot_at: datetime
 
 
 TOKEN_HASH_MAX = 64  # a SHA-256 in hex (rules/admin_access.token_hash)
-# A WebAuthn credential id is at most 1,023 bytes: 1,364 characters of base64url.
-CREDENTIAL_ID_MAX = 1400
 
 
-class Admin(sqlmodel.SQLModel, table=True):
+class Admin(Row, table=True):
     """Someone who may open the dashboard. ``user_handle``: the random WebAuthn user id their passkeys
     carry, never their name, so an authenticator learns nothing about them from it."""
 
-    __tablename__ = "admin"
-
-    id: int | None = sqlmodel.Field(default=None, primary_key=True)
     name: str = sqlmodel.Field(max_length=ADMIN_NAME_MAX, unique=True)
     user_handle: str = sqlmodel.Field(max_length=64, unique=True)
     created_at: datetime = sqlmodel.Field(default_factory=utc_now)
 
 
-class AdminPasskey(sqlmodel.SQLModel, table=True):
+class AdminPasskey(Row, table=True):
     """One passkey of an admin: the public key their authenticator made at enrolment, and its
     signature counter (a counter that goes backwards is a cloned key: refused)."""
 
-    __tablename__ = "admin_passkey"
-
-    id: int | None = sqlmodel.Field(default=None, primary_key=True)
     admin_id: int = sqlmodel.Field(index=True)
-    credential_id: str = sqlmodel.Field(max_length=CREDENTIAL_ID_MAX, unique=True)
+    # A WebAuthn credential id is at most 1,023 bytes: 1,364 characters of base64url.
+    credential_id: str = sqlmodel.Field(max_length=1400, unique=True)
     public_key: bytes = sqlmodel.Field(sa_type=sqlalchemy.LargeBinary)
     sign_count: int = sqlmodel.Field(default=0, sa_type=sqlalchemy.BigInteger)
     name: str = sqlmodel.Field(max_length=ADMIN_NAME_MAX)
@@ -283,10 +315,8 @@ class AdminPasskey(sqlmodel.SQLModel, table=True):
     last_used_at: datetime | None = None
 
 
-class AdminEnrolment(sqlmodel.SQLModel, table=True):
+class AdminEnrolment(Table, table=True):
     """An enrolment link not yet used: the SHA-256 of its token, whose it is, until when. Used once: deleted."""
-
-    __tablename__ = "admin_enrolment"
 
     token_hash: str = sqlmodel.Field(max_length=TOKEN_HASH_MAX, primary_key=True)
     admin_id: int = sqlmodel.Field(index=True)
@@ -294,11 +324,9 @@ class AdminEnrolment(sqlmodel.SQLModel, table=True):
     expires_at: datetime = sqlmodel.Field(index=True)
 
 
-class AdminSession(sqlmodel.SQLModel, table=True):
+class AdminSession(Table, table=True):
     """A signed-in browser, by the SHA-256 of its cookie's token: rows, so every worker and
     container sees a sign-out or a revoke at once."""
-
-    __tablename__ = "admin_session"
 
     token_hash: str = sqlmodel.Field(max_length=TOKEN_HASH_MAX, primary_key=True)
     admin_id: int = sqlmodel.Field(index=True)
@@ -306,28 +334,20 @@ class AdminSession(sqlmodel.SQLModel, table=True):
     last_active_at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
 
 
-NONCE_MAX = 32  # a contact form token's nonce (rules/form_tokens.py: 22 characters), with room
-
-
-class UsedFormToken(sqlmodel.SQLModel, table=True):
+class UsedFormToken(Row, table=True):
     """A contact form token's nonce that answered a submit, kept until the token expires, so it never
     answers a second one, after a restart or on another worker."""
 
-    __tablename__ = "used_form_token"
-
-    id: int | None = sqlmodel.Field(default=None, primary_key=True)
-    nonce: str = sqlmodel.Field(max_length=NONCE_MAX, unique=True)
+    nonce: str = sqlmodel.Field(max_length=32, unique=True)  # rules/form_tokens.py: 22 characters, with room
     expires_at: datetime = sqlmodel.Field(index=True)
 
 
 CEREMONY_ADDRESS_MAX = 64  # an IPv4 address, an IPv6 /64 ("2001:db8:1:2::/64"), with room
 
 
-class AdminCeremony(sqlmodel.SQLModel, table=True):
+class AdminCeremony(Table, table=True):
     """A WebAuthn ceremony under way: its challenge, kept until its answer comes back (to any worker)
     or five minutes pass; ``address`` bounds the ceremonies one address may have waiting."""
-
-    __tablename__ = "admin_ceremony"
 
     id_hash: str = sqlmodel.Field(max_length=TOKEN_HASH_MAX, primary_key=True)
     challenge: bytes = sqlmodel.Field(sa_type=sqlalchemy.LargeBinary)
@@ -339,13 +359,10 @@ class AdminCeremony(sqlmodel.SQLModel, table=True):
 AUDIT_TARGET_MAX = 500
 
 
-class AdminAudit(sqlmodel.SQLModel, table=True):
+class AdminAudit(Row, table=True):
     """What an admin did from the dashboard: who, when, which action, on what. Never deleted
     by the site (``forget`` names the address it erased: the publisher's own record that they did)."""
 
-    __tablename__ = "admin_audit"
-
-    id: int | None = sqlmodel.Field(default=None, primary_key=True)
     at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
     admin: str = sqlmodel.Field(max_length=ADMIN_NAME_MAX)
     action: str = sqlmodel.Field(max_length=32)
@@ -356,37 +373,30 @@ VISIT_KIND_MAX = 16  # "site", "page", "source", "campaign", "bot", "buy", "minu
 # A key: a declared route, a source's name or host, a campaign label (64 characters at most:
 # rules/visit_rules.LABEL_MAX), "HHMM", or "<slug> <store host>" (a host is at most 253).
 VISIT_KEY_MAX = 400
-VISITOR_ID_BYTES = 16  # rules/visit_rules.visitor_id
 
 
-class VisitSalt(sqlmodel.SQLModel, table=True):
+class VisitSalt(Table, table=True):
     """A day's random salt, shared by every worker: a visitor's id is a keyed hash under it, so one person
     cannot be followed across days. Deleted at ``destroyed_at`` (00:00 UTC + 48 h) with the seen rows."""
-
-    __tablename__ = "visit_salt"
 
     day: date = sqlmodel.Field(primary_key=True)
     salt: bytes = sqlmodel.Field(sa_type=sqlalchemy.LargeBinary)
     destroyed_at: datetime
 
 
-class VisitSeen(sqlmodel.SQLModel, table=True):
+class VisitSeen(Table, table=True):
     """Who was counted already today, per kind and key, by salted visitor id (never an address or a
     user agent); ``minute`` rows ("HHMM") give the visitors now."""
-
-    __tablename__ = "visit_seen"
 
     day: date = sqlmodel.Field(primary_key=True)
     kind: str = sqlmodel.Field(primary_key=True, max_length=VISIT_KIND_MAX)
     key: str = sqlmodel.Field(primary_key=True, max_length=VISIT_KEY_MAX)
-    visitor: bytes = sqlmodel.Field(primary_key=True, sa_type=sqlalchemy.LargeBinary(VISITOR_ID_BYTES))
+    visitor: bytes = sqlmodel.Field(primary_key=True, sa_type=sqlalchemy.LargeBinary(visit_rules.VISITOR_ID_BYTES))
 
 
-class VisitCount(sqlmodel.SQLModel, table=True):
+class VisitCount(Table, table=True):
     """What stays of the visits: per day, kind and key, the views and the distinct visitors. The key's
     order (kind, day, key) serves every read (one kind over days); ``day``'s index, the daily prune."""
-
-    __tablename__ = "visit_count"
 
     kind: str = sqlmodel.Field(primary_key=True, max_length=VISIT_KIND_MAX)
     day: date = sqlmodel.Field(primary_key=True, index=True)
@@ -395,38 +405,28 @@ class VisitCount(sqlmodel.SQLModel, table=True):
     visitors: int = sqlmodel.Field(default=0, sa_type=sqlalchemy.BigInteger)
 
 
-def open_session(db_url: str | None) -> sqlmodel.Session:
-    return sqlmodel.Session(database.engine(db_url))
+def upsert_insert(connection) -> Callable[..., postgresql.Insert | sqlite.Insert]:
+    """The dialect's INSERT, which has ON CONFLICT: the site's databases are SQLite and PostgreSQL."""
+    name = connection.dialect.name
+    if name not in ("postgresql", "sqlite"):
+        raise RuntimeError(f"the site needs SQLite or PostgreSQL, not {name}")
+    return postgresql.insert if name == "postgresql" else sqlite.insert
 
 
 def insert_once(
     connection, model: type[sqlmodel.SQLModel], unique_column: str | tuple[str, ...], **values
 ) -> int | None:
     """Insert a row unless one with the same ``unique_column`` (or columns) exists; the new id, or None.
-    ON CONFLICT DO NOTHING: for two at once, no aborted transaction; elsewhere a savepoint."""
-    dialect = connection.dialect.name
-    inserts: dict[str, Callable[..., postgresql.Insert | sqlite.Insert]] = {
-        "postgresql": postgresql.insert,
-        "sqlite": sqlite.insert,
-    }
-    insert = inserts.get(dialect)
-    if insert is not None:
-        statement = (
-            insert(model)
-            .values(**values)
-            .on_conflict_do_nothing(
-                index_elements=[unique_column] if isinstance(unique_column, str) else list(unique_column)
-            )
-            # A row only when inserted (rowcount is not reliable here). Every table passed has an
-            # id column; SQLModel's base class declares none.
-            .returning(model.id)  # type: ignore[attr-defined]
-        )
-        return connection.execute(statement).scalar_one_or_none()
-    try:
-        with connection.begin_nested():
-            return connection.execute(sqlalchemy.insert(model).values(**values)).inserted_primary_key[0]
-    except sqlalchemy.exc.IntegrityError:
-        return None
+    ON CONFLICT DO NOTHING: for two at once, no aborted transaction."""
+    columns = [unique_column] if isinstance(unique_column, str) else list(unique_column)
+    statement = (
+        upsert_insert(connection)(model)
+        .values(**values)
+        .on_conflict_do_nothing(index_elements=columns)
+        # A row only when inserted (rowcount is not reliable here). Every table passed has an id column.
+        .returning(model.id)  # type: ignore[attr-defined]
+    )
+    return connection.execute(statement).scalar_one_or_none()
 
 
 def locked_subscriber(connection, column, value) -> Subscriber | None:
@@ -439,11 +439,8 @@ def record_event(
     connection, subscriber_id: int, event: str, how: str, now: datetime, detail: str | None = None
 ) -> None:
     """One line of the record of consent (``subscription_event``), in the transaction that made the change."""
-    connection.execute(
-        sqlalchemy.insert(SubscriptionEvent).values(
-            subscriber_id=subscriber_id, event=event, at=now, how=how, detail=detail
-        )
-    )
+    values = {"subscriber_id": subscriber_id, "event": event, "at": now, "how": how, "detail": detail}
+    connection.execute(sqlalchemy.insert(SubscriptionEvent).values(**values))
 
 
 def lock_mailbox(connection, mailbox_key: str) -> None:
@@ -459,11 +456,8 @@ def lock_mailbox(connection, mailbox_key: str) -> None:
 
 def last_confirmation_to(connection, mailbox_key: str) -> datetime | None:
     """When a confirmation email last went to this mailbox, under any of its spellings."""
-    return connection.execute(
-        sqlalchemy.select(sqlalchemy.func.max(col(Subscriber.confirmation_sent_at))).where(
-            col(Subscriber.mailbox_key) == mailbox_key
-        )
-    ).scalar_one_or_none()
+    latest = sqlalchemy.select(sqlalchemy.func.max(col(Subscriber.confirmation_sent_at)))
+    return connection.execute(latest.where(col(Subscriber.mailbox_key) == mailbox_key)).scalar_one_or_none()
 
 
 @dataclass(frozen=True)
@@ -479,8 +473,6 @@ def delivery_values(kind: str, source_id: int, job: Job, now: datetime) -> dict:
         "kind": kind,
         "source_id": source_id,
         "message_id": job.message_id,
-        "status": PENDING,
-        "attempts": 0,
         "created_at": now,
         "next_attempt_at": now,
         "give_up_at": now + job.retry_for,
@@ -500,18 +492,9 @@ class ContactBody:
 def store_message(body: ContactBody, db_url: str | None = None, job: Job | None = None) -> int:
     """Store a contact message (and its delivery job, in the same transaction); its id."""
     now = utc_now()
-    with database.engine(db_url).begin() as connection:
-        # Not RETURNING: every dialect reports the new key. It is typed optional (None when no row
-        # was inserted); a single-row insert that succeeded always has it.
-        message_id = connection.execute(
-            sqlalchemy.insert(ContactMessage).values(
-                sender_name=body.sender_name,
-                sender_email=body.sender_email,
-                subject=body.subject,
-                message=body.message,
-                received_at=now,
-            )
-        ).inserted_primary_key[0]  # type: ignore[index]
+    with engine(db_url).begin() as connection:
+        stored = connection.execute(sqlalchemy.insert(ContactMessage).values(**asdict(body), received_at=now))
+        message_id = stored.inserted_primary_key[0]  # type: ignore[index]
         if job is not None:
             connection.execute(sqlalchemy.insert(Delivery).values(**delivery_values(CONTACT, message_id, job, now)))
     return message_id
@@ -520,3 +503,12 @@ def store_message(body: ContactBody, db_url: str | None = None, job: Job | None 
 def list_messages(db_url: str | None = None) -> list[ContactMessage]:
     with open_session(db_url) as session:
         return list(session.exec(sqlmodel.select(ContactMessage).order_by(col(ContactMessage.id))))
+
+
+def first_token_use(nonce: str, remember_for: timedelta, now: datetime, db_url: str | None = None) -> bool:
+    """Mark a contact form token's ``nonce`` used for ``remember_for``; True when nobody had used it.
+    Of two racing submits one inserts; each use clears the expired rows."""
+    with engine(db_url).begin() as connection:
+        connection.execute(sqlalchemy.delete(UsedFormToken).where(col(UsedFormToken.expires_at) <= now))
+        inserted = insert_once(connection, UsedFormToken, "nonce", nonce=nonce, expires_at=now + remember_for)
+    return inserted is not None

@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import secrets
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import TypeVar
 
 import sqlalchemy
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import col
 
 from publisher.rules import visit_rules
 from publisher.rules.visit_rules import VisitKind
-from publisher.storage import database
+from publisher.storage import tables
 from publisher.storage.tables import VISIT_KEY_MAX, VISIT_KIND_MAX, VisitCount, VisitSalt, VisitSeen, as_utc
 
 # Rows per INSERT: well under SQLite's 32,766 bound parameters (four a seen row, five a count).
@@ -54,6 +53,17 @@ class KeyCount:
 
 
 @dataclass(frozen=True)
+class BookFunnel:
+    """One book over a period: its page's visits, and its buy buttons' presses at every store."""
+
+    slug: str
+    page_visitors: int
+    page_views: int
+    presses: int
+    people_pressing: int
+
+
+@dataclass(frozen=True)
 class VisitWeek:
     visitors: int
     views: int
@@ -67,18 +77,6 @@ def _last_destroyed_day(now: datetime) -> date:
     return visit_rules.day_of(as_utc(now) - timedelta(hours=visit_rules.SALT_LIFETIME_HOURS))
 
 
-def _insert_for(connection) -> Callable[..., postgresql.Insert | sqlite.Insert]:
-    """The dialect's INSERT, which has ON CONFLICT: the site's databases are SQLite and PostgreSQL."""
-    inserts: dict[str, Callable[..., postgresql.Insert | sqlite.Insert]] = {
-        "postgresql": postgresql.insert,
-        "sqlite": sqlite.insert,
-    }
-    try:
-        return inserts[connection.dialect.name]
-    except KeyError:
-        raise RuntimeError(f"visit counts need SQLite or PostgreSQL, not {connection.dialect.name}") from None
-
-
 def _chunks(rows: list[_Row]) -> Iterator[list[_Row]]:
     for start in range(0, len(rows), CHUNK_ROWS):
         yield rows[start : start + CHUNK_ROWS]
@@ -90,8 +88,8 @@ def salt_for(day: date, now: datetime, db_url: str | None = None) -> bytes | Non
     destroyed_at = visit_rules.salt_destroyed_at(day)
     if as_utc(now) >= destroyed_at:
         return None
-    with database.engine(db_url).begin() as connection:
-        insert = _insert_for(connection)
+    with tables.engine(db_url).begin() as connection:
+        insert = tables.upsert_insert(connection)
         connection.execute(
             insert(VisitSalt)
             .values(day=day, salt=secrets.token_bytes(visit_rules.SALT_BYTES), destroyed_at=destroyed_at)
@@ -107,7 +105,7 @@ def drop_expired(now: datetime, db_url: str | None = None) -> date | None:
     """Delete the salts and seen rows of every day whose destroy time (00:00 UTC + 48 h) has
     passed: the days before yesterday. The first day of those left, or None: when to come back."""
     last = _last_destroyed_day(now)
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         connection.execute(sqlalchemy.delete(VisitSeen).where(col(VisitSeen.day) <= last))
         connection.execute(sqlalchemy.delete(VisitSalt).where(col(VisitSalt.day) <= last))
         firsts = [
@@ -135,7 +133,7 @@ def _summed(counts: Mapping[tuple[date, str, str], int]) -> Counter[tuple[str, d
 def _insert_seen(connection, seen: Iterable[tuple[date, str, str, bytes]]) -> Counter[tuple[str, date, str]]:
     """Insert the seen rows not there yet; the new visitors per (kind, day, key). In key order, so
     two workers flushing the same visitors at once wait on each other instead of deadlocking."""
-    insert = _insert_for(connection)
+    insert = tables.upsert_insert(connection)
     rows = sorted({(day, *_clipped(kind, key), bytes(visitor)) for day, kind, key, visitor in seen})
     new: Counter[tuple[str, date, str]] = Counter()
     for chunk in _chunks(rows):
@@ -156,7 +154,7 @@ def _add_counts(
     connection, views: Mapping[tuple[str, date, str], int], visitors: Mapping[tuple[str, date, str], int]
 ) -> None:
     """Add to each day's count (inserted at its first view): views + views, visitors + new visitors."""
-    insert = _insert_for(connection)
+    insert = tables.upsert_insert(connection)
     keys = sorted(set(views) | set(visitors))  # in the primary key's order: no deadlock between workers
     rows = [
         {
@@ -233,7 +231,7 @@ def flush(batch: Batch, seen_done: bool = False, db_url: str | None = None) -> N
     new_from_redis = _summed(batch.new_visitors) if seen_done else Counter()
     if not views and not new_from_redis and (seen_done or not batch.seen):
         return
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         _write(connection, _part(batch, labelled=False), seen_done)
         _write(connection, _within_room(connection, _part(batch, labelled=True)), seen_done)
 
@@ -243,7 +241,7 @@ def prune(today: date, keep_days: int, db_url: str | None = None) -> int:
     if keep_days < 1:
         raise ValueError(f"keep_days must be at least 1, not {keep_days}")
     oldest_kept = today - timedelta(days=keep_days - 1)
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         return connection.execute(sqlalchemy.delete(VisitCount).where(col(VisitCount.day) < oldest_kept)).rowcount
 
 
@@ -265,8 +263,22 @@ def _daily(connection, kind: str, since: date, until: date, key: str) -> list[Da
 def daily(kind: str, since: date, until: date, key: str = "", db_url: str | None = None) -> list[DayCount]:
     """Views and visitors of one kind and key on each day from ``since`` to ``until`` (both
     included), oldest first, a day without any as zeros: one row per day, every day there."""
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         return _daily(connection, kind, since, until, key)
+
+
+def book_funnels(
+    pages: Mapping[str, str], buys: list[KeyCount], since: date, until: date, db_url: str | None = None
+) -> list[BookFunnel]:
+    """``pages``: each book's slug and its page's route; ``buys``: the period's presses ("slug host")."""
+    funnels = []
+    for slug, route in pages.items():
+        days = daily(VisitKind.PAGE, since, until, key=route, db_url=db_url)
+        pressed = [buy for buy in buys if buy.key.partition(" ")[0] == slug]
+        visitors, views = sum(day.visitors for day in days), sum(day.views for day in days)
+        presses, people = sum(buy.views for buy in pressed), sum(buy.visitors for buy in pressed)
+        funnels.append(BookFunnel(slug, visitors, views, presses, people))
+    return funnels
 
 
 def _top(connection, kind: str, since: date, until: date, limit: int) -> list[KeyCount]:
@@ -285,7 +297,7 @@ def _top(connection, kind: str, since: date, until: date, limit: int) -> list[Ke
 def top(kind: str, since: date, until: date, limit: int = 10, db_url: str | None = None) -> list[KeyCount]:
     """The keys of one kind from ``since`` to ``until`` (both included), summed over the days,
     the most visitors first (then views, then the key): at most ``limit``."""
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         return _top(connection, kind, since, until, limit)
 
 
@@ -300,7 +312,7 @@ def visitors_now(now: datetime, minutes: int = 5, db_url: str | None = None) -> 
     in_window = sqlalchemy.or_(
         *(sqlalchemy.and_(col(VisitSeen.day) == day, col(VisitSeen.key).in_(keys)) for day, keys in keys_by_day.items())
     )
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         return connection.execute(
             sqlalchemy.select(sqlalchemy.func.count(sqlalchemy.distinct(col(VisitSeen.visitor)))).where(
                 col(VisitSeen.kind) == VisitKind.MINUTE, in_window
@@ -311,7 +323,7 @@ def visitors_now(now: datetime, minutes: int = 5, db_url: str | None = None) -> 
 def week(until: date, db_url: str | None = None) -> VisitWeek:
     """The seven days before ``until`` (not included), for the weekly summary."""
     since, last = until - timedelta(days=7), until - timedelta(days=1)
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         site = _daily(connection, VisitKind.SITE, since, last, "")
         bots = _daily(connection, VisitKind.BOT, since, last, "")
         sources = _top(connection, VisitKind.SOURCE, since, last, WEEK_SOURCES)

@@ -1,6 +1,5 @@
 """Visits, sources and buy presses, counted by the server that answers the pages (docs/privacy.md):
-on the request path in the worker's memory (never an await, never an error), flushed every few
-seconds in one transaction; with counting off, ``destroying`` deletes what an earlier one left."""
+the middleware's and the beacon's hooks, and the lifespan task that flushes and destroys."""
 
 from __future__ import annotations
 
@@ -16,17 +15,15 @@ from typing import Any
 from reflex_base import config as reflex_config
 
 from publisher.config import settings
-from publisher.per_process import PerProcess
+from publisher.config.settings import PerProcess
 from publisher.reflex_internals.state_managers import shared_redis, shared_redis_sync
 from publisher.rules import visit_rules
 from publisher.seldom_log import SeldomLog
 from publisher.storage import visit_counts
 from publisher.storage.tables import utc_now
-from publisher.visits import visitor_sets
-from publisher.visits.flush_loop import FlushLoop
+from publisher.visits import flush_loop
+from publisher.visits.flush_loop import DatabaseStore, FlushLoop, RedisStore
 from publisher.visits.recorder import Recorder
-from publisher.visits.salts import DatabaseSalts, DaySalts, RedisSalts
-from publisher.visits.tally import Tally
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +33,6 @@ FLUSH_INTERVAL_S = 5
 VISITORS_NOW_MINUTES = 5
 # The dashboard's chart of visitors and views per day covers this many days.
 CHART_DAYS = 90
-# Past this many distinct keys of one kind in one flush, new keys count as "(other)".
-MAX_KEYS_PER_FLUSH = 1000
 # At a worker's stop, its last flush may take this long; then it goes without it.
 LAST_FLUSH_WAIT_S = 3.0
 # Counting off, a database away when expired salts are due to go: tried again this often.
@@ -45,7 +40,7 @@ DESTROY_RETRY_S = 60.0
 
 
 def _configured_recorder() -> Recorder:
-    return Recorder(Tally(MAX_KEYS_PER_FLUSH), DaySalts(), reflex_config.get_config().trusted_proxy_hops)
+    return Recorder(reflex_config.get_config().trusted_proxy_hops)
 
 
 shared_recorder: PerProcess[Recorder] = PerProcess(_configured_recorder)
@@ -54,15 +49,8 @@ _failures = SeldomLog(logger)
 
 
 def count_views_on(routes: Iterable[str], route_of: Callable[[str], str]) -> None:
-    """The declared pages whose views count, and how a request's path names its route (given by
-    publisher/publisher.py: the web layer is above this one)."""
+    """The pages whose views count, and how a path names its route (from publisher.py: web is above)."""
     shared_recorder.get().count_views_on(routes, route_of)
-
-
-def _log_failure(what: str, exc: Exception) -> None:
-    _failures.log(
-        logging.ERROR, f"Visits: a {what} was not counted (%s; logged at most once a minute)", type(exc).__name__
-    )
 
 
 def record_page_view(scope: Any, status: int) -> None:
@@ -70,25 +58,23 @@ def record_page_view(scope: Any, status: int) -> None:
     try:
         shared_recorder.get().page_view(scope, status)
     except Exception as exc:  # noqa: BLE001 - counting is never worth a page
-        _log_failure("page view", exc)
+        _failures.log(
+            logging.ERROR, "Visits: a page view was not counted (%s; logged at most once a minute)", type(exc).__name__
+        )
 
 
 def record_buy(scope: Any, slug: str, store: str) -> None:
-    """A press of a book's buy button the beacon found genuine."""
-    try:
-        shared_recorder.get().buy(scope, slug, store)
-    except Exception as exc:  # noqa: BLE001 - counting is never worth the beacon's answer
-        _log_failure("buy press", exc)
+    """A press the beacon found genuine (the beacon logs a failure, at most once a minute)."""
+    shared_recorder.get().buy(scope, slug, store)
 
 
 def visitors_now(now: datetime) -> int:
-    """Distinct visitors in the last VISITORS_NOW_MINUTES minutes: from Redis when the site uses it
-    (its sets know them), else from the database's seen rows."""
+    """Distinct visitors in the last VISITORS_NOW_MINUTES minutes, where the seen sets are."""
     redis = shared_redis_sync()
     if redis is None:
         return visit_counts.visitors_now(now, minutes=VISITORS_NOW_MINUTES)
     try:
-        return visitor_sets.visitors_now(redis, now, VISITORS_NOW_MINUTES)
+        return flush_loop.visitors_now(redis, now, VISITORS_NOW_MINUTES)
     finally:
         redis.close()
 
@@ -99,16 +85,14 @@ def _daily_chores(now: datetime, db_url: str | None = None) -> None:
 
 
 def configured_loop(recorder: Recorder, db_url: str | None = None) -> FlushLoop:
-    """The flush loop on Redis when Reflex uses it (salts and seen sets), else on the database; the
-    counts always go to the database."""
+    """Salts and seen sets in Redis when the site uses it, else in the database; counts in the database."""
     redis = shared_redis()
     return FlushLoop(
         recorder,
-        DatabaseSalts(db_url) if redis is None else RedisSalts(redis),
+        DatabaseStore(db_url) if redis is None else RedisStore(redis),
         functools.partial(visit_counts.flush, db_url=db_url),
         functools.partial(_daily_chores, db_url=db_url),
         FLUSH_INTERVAL_S,
-        visitor_sets=None if redis is None else visitor_sets.RedisVisitorSets(redis),
     )
 
 

@@ -1,26 +1,108 @@
 """What one page view or buy press adds to the worker's tally: on the event loop, no await, no I/O.
-The address and user agent become the day's visitor id and are forgotten when the call returns;
-what one address adds in a day is capped (``AddressDays``)."""
+The address and user agent become the day's visitor id, forgotten when the call returns."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import secrets
 from array import array
+from collections import Counter
 from collections.abc import Callable, Iterable
-from datetime import date, datetime
+from datetime import date, datetime, time, timedelta
+from typing import Protocol
 
 from starlette.types import Scope
 
 from publisher.rules import visit_rules, visitor_limits
-from publisher.rules.visit_rules import VisitKind
+from publisher.rules.visit_rules import OTHER, VisitKind
 from publisher.storage.tables import utc_now
-from publisher.visits.salts import DaySalts
-from publisher.visits.tally import Tally
+from publisher.storage.visit_counts import Batch
 
 # The addresses a worker follows in a day (about 300 bytes each, 530 with all its user agents and
 # labels: 50 MB at the most); past them, a new address's views count as a bot's.
 ADDRESSES_PER_DAY = 100_000
+# Past this many distinct keys of one kind in one flush, new keys count as "(other)".
+MAX_KEYS_PER_FLUSH = 1000
+# From this time of a day (UTC) the worker fetches the next day's salt too.
+FETCH_TOMORROW_FROM = time(23, 55)
+# How long one fetch may take before the worker goes on without it (views without visitors).
+SALT_WAIT_S = 2.0
+
+
+class SaltStore(Protocol):
+    async def salt_for(self, day: date, now: datetime) -> bytes | None:
+        """``day``'s salt, made now by whichever worker asks first; None once it is destroyed."""
+
+
+class DaySalts:
+    """The salts this worker has fetched, read on the request path without a wait."""
+
+    def __init__(self) -> None:
+        self._salts: dict[date, bytes] = {}
+
+    def of(self, day: date) -> bytes | None:
+        """``day``'s salt if this worker has it; None: count views without visitors."""
+        return self._salts.get(day)
+
+    def days(self) -> list[date]:
+        return sorted(self._salts)
+
+    async def refresh(self, store: SaltStore, now: datetime, wait_s: float = SALT_WAIT_S) -> None:
+        """A fetch that fails or takes longer than ``wait_s`` raises (the caller logs it and tries again
+        next turn); what was fetched before it is kept."""
+        today = visit_rules.day_of(now)
+        self._salts = {day: salt for day, salt in self._salts.items() if day >= today - timedelta(days=1)}
+        wanted = [today]
+        if now.time() >= FETCH_TOMORROW_FROM:
+            wanted.append(today + timedelta(days=1))
+        for day in wanted:
+            if day not in self._salts:
+                salt = await asyncio.wait_for(store.salt_for(day, now), wait_s)
+                if salt is not None:
+                    self._salts[day] = salt
+
+
+class Tally:
+    """Views and seen visitors of one flush window, on the event loop only (no lock). Past MAX_KEYS_PER_FLUSH
+    keys of a kind, new keys fold into "(other)": forged tags cannot grow the worker's memory."""
+
+    def __init__(self) -> None:
+        self._batch = Batch()
+        self._keys_per_kind: Counter[str] = Counter()
+
+    def _capped(self, day: date, kind: str, key: str) -> tuple[date, str, str]:
+        counted = (day, kind, key)
+        if counted in self._batch.views:
+            return counted
+        if self._keys_per_kind[kind] >= MAX_KEYS_PER_FLUSH:
+            return (day, kind, OTHER)
+        self._keys_per_kind[kind] += 1
+        return counted
+
+    def view(self, day: date, kind: str, key: str, visitor: bytes | None) -> None:
+        """One view of ``key``, by ``visitor`` (None when today's salt is not known yet)."""
+        counted = self._capped(day, kind, key)
+        self._batch.views[counted] = self._batch.views.get(counted, 0) + 1
+        if visitor is not None:
+            self._batch.seen.add((*counted, visitor))
+
+    def seen_only(self, day: date, kind: str, key: str, visitor: bytes) -> None:
+        """A visitor seen under ``key`` without a view counted (the minute, for visitors now)."""
+        self._batch.seen.add((day, kind, key, visitor))
+
+    def bot(self, day: date) -> None:
+        """One view by a bot: counted apart, as one figure a day, with no visitor."""
+        self.view(day, VisitKind.BOT, "", None)
+
+    def take(self) -> Batch:
+        """Everything counted since the last take; the tally starts again empty."""
+        batch, self._batch = self._batch, Batch()
+        self._keys_per_kind = Counter()
+        return batch
+
+    def is_empty(self) -> bool:
+        return not self._batch.views and not self._batch.seen
 
 
 def _unrouted(path: str) -> str:
@@ -96,15 +178,9 @@ class AddressDays:
 class Recorder:
     """One worker's counting: its tally, the salts it has, its clock and the pages that count."""
 
-    def __init__(
-        self,
-        tally: Tally,
-        salts: DaySalts,
-        trusted_proxy_hops: int,
-        clock: Callable[[], datetime] = utc_now,
-    ):
-        self.tally = tally
-        self.salts = salts
+    def __init__(self, trusted_proxy_hops: int, clock: Callable[[], datetime] = utc_now):
+        self.tally = Tally()
+        self.salts = DaySalts()
         self.trusted_proxy_hops = trusted_proxy_hops
         self.clock = clock
         self.pages: frozenset[str] = frozenset()

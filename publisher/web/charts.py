@@ -142,9 +142,9 @@ def two_lines(visitors: Sequence[int], views: Sequence[int], first_day: date) ->
     frame = _Frame(scale_top(max([*people, *seen], default=0)), len(people))
     legend = (
         f'<line x1="{LEFT}" y1="14" x2="{LEFT + 24}" y2="14" stroke="{INK}" stroke-width="2"/>'
-        + _text(LEFT + 30, 19, admin_copy.CHART_VISITORS)
+        + _text(LEFT + 30, 19, admin_copy.COLUMN_VISITORS)
         + f'<line x1="{LEFT + 160}" y1="14" x2="{LEFT + 184}" y2="14" stroke="{VIEWS}" stroke-width="2" '
-        'stroke-dasharray="6 4"/>' + _text(LEFT + 190, 19, admin_copy.CHART_PAGE_VIEWS)
+        'stroke-dasharray="6 4"/>' + _text(LEFT + 190, 19, admin_copy.COLUMN_PAGE_VIEWS)
     )
     latest = _latest(frame, [(people[-1], INK), (seen[-1], VIEWS)]) if people else ""
     return _svg(

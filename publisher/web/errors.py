@@ -1,6 +1,5 @@
-"""What a visitor sees when an event handler fails unexpectedly: Reflex's default toast is a
-server-sent script the CSP (no eval) blocks, so the error is logged (never the event's data) and a
-plain message goes into the page's error region by a client-side event."""
+"""An event handler's unexpected failure: logged (never the event's data), and a plain message in the
+page's error region (Reflex's default toast is a script the CSP blocks)."""
 
 from __future__ import annotations
 

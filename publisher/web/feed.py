@@ -1,5 +1,4 @@
-"""The release feed (``/releases.atom``, made at build time by feedgen): the way to follow new releases
-without an email address; a reader shows each book once, by its page's address."""
+"""The release feed (``/releases.atom``, written at build time): new releases without an email address."""
 
 from __future__ import annotations
 
@@ -17,9 +16,7 @@ def _moment(day) -> datetime:
 
 
 def release_feed(site_url: str) -> str:
-    """One entry per book, newest first; its date the publication date, else ``CATALOGUE_UPDATED`` (when
-    the entry last changed)."""
-    # feedgen only here: the feed is written at build time; the server imports this module for FEED_PATH.
+    """One entry per book, newest first, dated by its publication date, else ``CATALOGUE_UPDATED``."""
     from feedgen.feed import FeedGenerator  # noqa: PLC0415 - build-only dependency, absent from the image
 
     feed = FeedGenerator()

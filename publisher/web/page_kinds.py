@@ -1,6 +1,5 @@
-"""Which pages start the app, decided at build time from the pages themselves: a page with no event,
-state, React hook or React library is served static (its few behaviours in ``assets/site.js``).
-No list of names to keep in step: a handler added to Home makes Home start the app, and the build says why."""
+"""Which pages start the app, decided at build time from the pages themselves: one with no event,
+state, React hook or React library is served static, and the build says why another is not."""
 
 from __future__ import annotations
 
@@ -9,21 +8,17 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from reflex_base import constants
 
 from publisher.reflex_internals import component_needs
 from publisher.reflex_internals.component_needs import BaseComponent, Component
 
-# Written at compile time, read by the build's last step and by the server.
 MANIFEST = Path(".web") / "backend" / "page_kinds.json"
-NOT_FOUND_ROUTE = constants.Page404.SLUG  # Reflex's route for the not-found page
+NOT_FOUND_ROUTE = constants.Page404.SLUG
 
-# React components that render complete HTML at prerender time and need no
-# JavaScript afterwards: (library, tag), None for every tag of the library.
-# rx.icon draws an inline SVG; React Router's Link (what rx.el.a creates) is an
-# <a href> that a browser follows without the app.
+# (library, tag; None: every tag) of components complete at prerender time: icons, fragments, links.
 RENDER_ONLY_COMPONENTS = frozenset({("lucide-react", None), ("react", "Fragment"), ("react-router", "Link")})
 _STATE_CONTEXT_HOOK = re.compile(r'^const \w+ = useStateContext\("[\w.]+"\);?$')
 
@@ -129,19 +124,8 @@ def page_route(path: str) -> str:
     return "/" + path.strip("/") if path.strip("/") not in ("", "index") else "/"
 
 
-class _Page(Protocol):
-    """What is read of a page Reflex hands a build plugin (``unevaluated_pages``)."""
-
-    @property
-    def component(self) -> Any: ...  # the component, or the function that makes it
-    @property
-    def route(self) -> str: ...
-    @property
-    def on_load(self) -> Any: ...
-
-
-def decide(pages: Iterable[_Page]) -> dict[str, PageKind]:
-    """The kind of every page, from the pages Reflex hands a build plugin (``unevaluated_pages``)."""
+def decide(pages: Iterable[Any]) -> dict[str, PageKind]:
+    """The kind of every page Reflex hands a build plugin (``unevaluated_pages``)."""
     kinds: dict[str, PageKind] = {}
     for page in pages:
         component = page.component() if callable(page.component) else page.component

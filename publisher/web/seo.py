@@ -1,5 +1,4 @@
-"""Page metadata: titles, descriptions, canonical URLs, social tags and JSON-LD, all in the
-prerendered HTML, so crawlers and link previews see it before any JavaScript runs."""
+"""Page metadata: titles, canonical URLs, social tags and JSON-LD, in the prerendered HTML."""
 
 from __future__ import annotations
 
@@ -29,20 +28,15 @@ class ShareImage:
     height: int
 
 
-SITE_SHARE_IMAGE = ShareImage(
-    content.SHARE_IMAGE, content.SHARE_IMAGE_ALT, content.SHARE_IMAGE_WIDTH, content.SHARE_IMAGE_HEIGHT
-)
+SITE_SHARE_IMAGE = ShareImage(content.SHARE_IMAGE, content.SHARE_IMAGE_ALT, images.SHARE_WIDTH, images.SHARE_HEIGHT)
 
 
 def full_title(title: str) -> str:
     """Suffix the brand unless the title already names it."""
-    if content.BRAND_NAME.lower() in title.lower():
-        return title
-    return f"{title} | {content.BRAND_NAME}"
+    return title if content.BRAND_NAME.lower() in title.lower() else f"{title} | {content.BRAND_NAME}"
 
 
 def absolute_url(path: str) -> str:
-    """An absolute URL on this site for a root-relative path."""
     if not path.startswith("/"):
         raise ValueError(f"expected a root-relative path, got {path!r}")
     return site_url() + path
@@ -112,8 +106,7 @@ def typical_age_range(age_range: str | None) -> str | None:
 
 
 def book(item: content.Book, author_cards: Mapping[str, str]) -> dict[str, Any]:
-    """A book, identified by its page; ``author_cards``: author name -> the path of their card on About.
-    An edition appears as ``workExample`` when any of it is known."""
+    """A book, identified by its page (``author_cards``: name -> card path); its edition as ``workExample``."""
     url = absolute_url(item.page_path)
     node: dict[str, Any] = {
         "@type": "Book",
@@ -187,10 +180,7 @@ def share_image(page: SitePage) -> ShareImage:
 
 def meta_tags(page: SitePage) -> list[dict[str, str] | rx.Component]:
     """Meta entries for ``app.add_page(meta=...)``; title, description and og:image go separately."""
-    title = full_title(page.copy.title)
-    description = page.copy.description
-    picture = share_image(page)
-    image = absolute_url(picture.path)
+    title, description, picture = full_title(page.copy.title), page.copy.description, share_image(page)
     tags: list[dict[str, str] | rx.Component] = [
         {"name": "keywords", "content": ", ".join(page.copy.keywords)},
         {"name": "robots", "content": "index, follow" if page.indexed else "noindex"},
@@ -206,7 +196,7 @@ def meta_tags(page: SitePage) -> list[dict[str, str] | rx.Component]:
         {"name": "twitter:card", "content": "summary_large_image"},
         {"name": "twitter:title", "content": title},
         {"name": "twitter:description", "content": description},
-        {"name": "twitter:image", "content": image},
+        {"name": "twitter:image", "content": absolute_url(picture.path)},
         {"name": "twitter:image:alt", "content": picture.alt},
     ]
     if page.has_url:
@@ -218,7 +208,6 @@ def meta_tags(page: SitePage) -> list[dict[str, str] | rx.Component]:
 
 
 def page_args(page: SitePage) -> dict[str, Any]:
-    """Keyword arguments for ``app.add_page`` carrying all of the page's metadata."""
     return {
         "title": full_title(page.copy.title),
         "description": page.copy.description,

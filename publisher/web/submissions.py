@@ -1,27 +1,109 @@
-"""One submit of either form, whichever way it came (the app's event or a plain HTML POST), so both
-have the same rules, anti-spam checks, gateway call and words (docs/product.md, Forms). Nothing
-here knows Reflex: a submit is the form's fields by their names (rules/form_fields.py)."""
+"""One submit of either form, whichever way it came (the app's event or a plain HTML POST): the same rules,
+anti-spam checks, gateway call and words (docs/product.md, Forms); the forms' Reflex states; and the clean
+stop that lets a worker's submits in flight finish on SIGTERM."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import signal
 import time
-from collections.abc import Mapping
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
+
+import reflex as rx
+from reflex_base import constants
+from reflex_base.environment import environment
+from reflex_base.event import EventSpec
 
 from publisher import gateway, mailing_list
 from publisher.config import settings
-from publisher.limits import used_tokens
-from publisher.rules import antispam, form_fields, form_tokens
-from publisher.web import graceful_stop
+from publisher.config.settings import PerProcess
+from publisher.content import form_copy
+from publisher.limits import submits, tabs, used_tokens
+from publisher.rules import antispam, form_tokens
+from publisher.rules.form_fields import ANSWER_FIELD, CONTACT, HONEYPOT_FIELD, SUBSCRIBE, Form, words_of
 
 logger = logging.getLogger(__name__)
 
-SUBSCRIBE = form_fields.SUBSCRIBE.name
-CONTACT = form_fields.CONTACT.name
-ANSWER_FIELD = "answer"
-HONEYPOT_FIELD = antispam.HONEYPOT_FIELD
 TOKEN_FIELD = form_tokens.TOKEN_FIELD
+QUESTION_ID = CONTACT.element_id("question")
+TOKEN_ID = CONTACT.element_id(TOKEN_FIELD)
+EDITING = "editing"
+SUBMITTING = "submitting"
+SUCCESS = "success"
+
+# Granian closes every websocket the moment a worker is told to stop, so a worker sends nothing new
+# and cancels a gateway call still running after STOP_LIMIT_S (inside Docker's 10 s wait before it kills).
+STOP_LIMIT_S = 8.0
+# After the limit, the time a cancelled submit gets to show its failure toast.
+_SETTLE_S = 1.0
+_POLL_S = 0.05
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+@dataclass
+class WorkerStop:
+    """This process's submits in flight and whether it is stopping."""
+
+    submits_in_flight: int = 0
+    stopping: bool = False
+    gateway_calls: set[asyncio.Task[Any]] = field(default_factory=set)
+
+
+# Tests start afresh with ``worker_stop.set(None)``.
+worker_stop: PerProcess[WorkerStop] = PerProcess(WorkerStop)
+
+
+@asynccontextmanager
+async def submit_in_flight() -> AsyncIterator[None]:
+    """Hold the worker's stop until this submit has ended and its result was sent."""
+    worker = worker_stop.get()
+    worker.submits_in_flight += 1
+    try:
+        yield
+    finally:
+        worker.submits_in_flight -= 1
+
+
+async def drain(stop: Callable[[], None], limit_s: float = STOP_LIMIT_S) -> None:
+    """Wait for the submits in flight (cancelling their gateway calls at ``limit_s``), then ``stop``."""
+    worker = worker_stop.get()
+    started = time.monotonic()
+    waiting = worker.submits_in_flight
+    if waiting:
+        logger.info("Stopping: waiting for %d submit(s) in flight (at most %g s)", waiting, limit_s)
+    cancelled = False
+    while worker.submits_in_flight:
+        elapsed = time.monotonic() - started
+        if not cancelled and elapsed >= limit_s:
+            cancelled = True
+            for task in list(worker.gateway_calls):
+                task.cancel()
+            logger.warning("Stopping: cancelled %d gateway call(s) after %g s", len(worker.gateway_calls), limit_s)
+        if elapsed >= limit_s + _SETTLE_S:
+            break
+        await asyncio.sleep(_POLL_S)
+    if waiting:
+        logger.info(
+            "Stopping after %.2f s; %d submit(s) still in flight", time.monotonic() - started, worker.submits_in_flight
+        )
+    stop()
+
+
+def handle_stop_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[], None]) -> None:
+    """Make SIGTERM/SIGINT drain this worker's submits before ``stop`` (Granian's own stop)."""
+
+    def on_signal() -> None:
+        if not worker_stop.get().stopping:  # a second signal: the drain already runs, and is bounded
+            worker_stop.get().stopping = True
+            loop.create_task(drain(stop))
+
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, on_signal)
 
 
 @dataclass(frozen=True)
@@ -30,24 +112,18 @@ class NewQuestion:
 
     text: str
     token: str
-    # The question the form shows already, with the next token of its chain: the answer typed stands.
-    same_question: bool = False
+    same_question: bool = False  # the question shown already, next token: the answer typed stands
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """What one submit leads to: a gateway request, or the messages the page shows."""
+    """What one submit leads to: a gateway ``request``, or the messages the page shows; the ``question``
+    the form must show now (the submitted token is spent), and the spent token a later one may follow."""
 
-    # Field name -> its message, in the order the fields are shown.
-    field_errors: dict[str, str] = field(default_factory=dict)
-    # A message about the whole submission (an anti-spam rejection).
+    field_errors: dict[str, str] = field(default_factory=dict)  # in the order the fields are shown
     form_error: str = ""
-    # What to send the gateway; None: nothing is sent.
     request: dict[str, str] | None = None
-    # The question and token the form must show now: the submitted token is spent.
     question: NewQuestion | None = None
-    # The token this submit spent, when a later one may follow it in its chain (rules/form_tokens.py):
-    # a question asked after a gateway failure keeps the chain's shown time and hour.
     chain: form_tokens.FormToken | None = None
 
 
@@ -56,22 +132,15 @@ def now_ms() -> float:
     return time.time() * 1000
 
 
-def new_question(after: form_tokens.FormToken | None = None) -> NewQuestion:
-    """A new question; its token follows ``after`` in its chain, or starts a chain now."""
-    question = antispam.new_question()
+def new_question(after: form_tokens.FormToken | None = None, same: bool = False) -> NewQuestion:
+    """A question whose token follows ``after`` in its chain, or starts a chain now; ``same``: ``after``'s
+    question again."""
     secret = settings.form_secrets()[0]
     if after is None:
+        question = antispam.new_question()
         return NewQuestion(question.text, form_tokens.issue(secret, question, now_ms=now_ms()))
-    return NewQuestion(question.text, form_tokens.follow(secret, question, after=after))
-
-
-def same_question(after: form_tokens.FormToken | None) -> NewQuestion:
-    """``after``'s question again, with the next token of its chain; a new question (a new chain) when
-    there is no chain to follow."""
-    if after is None:
-        return new_question()
-    token = form_tokens.follow(settings.form_secrets()[0], after.question, after=after)
-    return NewQuestion(after.question.text, token, same_question=True)
+    question = after.question if same else antispam.new_question()
+    return NewQuestion(question.text, form_tokens.follow(secret, question, after=after), same_question=same)
 
 
 async def spend_token(data: Mapping[str, object], now: float) -> form_tokens.FormToken | None:
@@ -82,28 +151,20 @@ async def spend_token(data: Mapping[str, object], now: float) -> form_tokens.For
     return form_tokens.continues(token, first_use=first_use, now_ms=now)
 
 
-async def question_after_refusal(data: Mapping[str, object]) -> NewQuestion:
-    """A contact submit refused before it was judged (over the limits) spends its token all the same;
-    the same question with the next token of its chain."""
-    return same_question(await spend_token(data, now_ms()))
-
-
 async def judge_subscribe(data: Mapping[str, object]) -> Verdict:
-    """The field rules, then the honeypot; a request only when both pass (async as ``judge_contact``: one
-    way to judge for both forms)."""
-    checked = form_fields.SUBSCRIBE.check(data)
+    """The field rules, then the honeypot ("Please try again.": nothing is stored or sent)."""
+    checked = SUBSCRIBE.check(data)
     if not checked.ok:
         return Verdict(field_errors=dict(checked.errors))
-    rejection = antispam.subscribe_rejection(honeypot=data.get(HONEYPOT_FIELD, ""))
-    if rejection is not None:
-        return Verdict(form_error=rejection)  # "Please try again.": nothing is stored or sent
+    if checked.bot:
+        return Verdict(form_error=form_copy.HONEYPOT_REJECTED)
     return Verdict(request=checked.values)
 
 
 async def judge_contact(data: Mapping[str, object]) -> Verdict:
     """The field rules, then the anti-spam checks in their documented order. Every refusal brings the
     next token: the same question when the visitor only has to correct or wait, a new one otherwise."""
-    checked = form_fields.CONTACT.check(data)
+    checked = CONTACT.check(data)
     errors = dict(checked.errors)
     answer = data.get(ANSWER_FIELD)
     if antispam.answer_field_error(answer, None) == antispam.MATH_REQUIRED:
@@ -111,8 +172,7 @@ async def judge_contact(data: Mapping[str, object]) -> Verdict:
     now = now_ms()
     chain = await spend_token(data, now)
     if errors:
-        return Verdict(field_errors=errors, question=same_question(chain), chain=chain)
-
+        return Verdict(field_errors=errors, question=new_question(chain, same=True), chain=chain)
     rejection = antispam.rejection_before_answer(
         honeypot=data.get(HONEYPOT_FIELD, ""),
         shown_at_ms=chain.shown_ms if chain else None,
@@ -120,7 +180,7 @@ async def judge_contact(data: Mapping[str, object]) -> Verdict:
         min_fill_ms=settings.current().min_fill_time_ms,
     )
     if rejection is not None:
-        return Verdict(form_error=rejection, question=same_question(chain), chain=chain)
+        return Verdict(form_error=rejection, question=new_question(chain, same=True), chain=chain)
     assert chain is not None  # a token to follow, as rejection_before_answer found
     if antispam.answer_rejection(answer, chain.question.answer) is not None:
         return Verdict(
@@ -133,18 +193,233 @@ async def judge_contact(data: Mapping[str, object]) -> Verdict:
 
 
 async def send(form: str, request: dict[str, str]) -> bool:
-    """Deliver an accepted submit to the gateway; True when it took it. Any failure, even an unexpected one
-    or a stopping server, ends the submit (logged), so a form never stays "submitting"."""
-    chosen = gateway.shared_gateway.get()
-    call = chosen.subscribe(request) if form == SUBSCRIBE else chosen.send_email(request)
-    try:
-        await graceful_stop.gateway_call(call)
-    except graceful_stop.StopLimitReached as stop:
-        logger.warning("Submit not delivered: %s", stop)
+    """Deliver an accepted submit to the gateway; True when it took it. Any failure, a stopping server or
+    its stop limit ends the submit (logged), so a form never stays "submitting"."""
+    worker = worker_stop.get()
+    if worker.stopping:
+        logger.warning("Submit not delivered: the server is stopping")
         return False
+    chosen = gateway.shared_gateway.get()
+    task = asyncio.ensure_future(chosen.subscribe(request) if form == SUBSCRIBE.name else chosen.send_email(request))
+    worker.gateway_calls.add(task)
+    try:
+        await asyncio.wait({task})
+    except asyncio.CancelledError:
+        task.cancel()  # the submit itself was cancelled: take its call with it
+        raise
+    finally:
+        worker.gateway_calls.discard(task)
+    if task.cancelled():
+        logger.warning("Submit not delivered: no answer within the %g s stop limit", STOP_LIMIT_S)
+        return False
+    try:
+        task.result()
     except (gateway.GatewayError, mailing_list.ListUnavailable):
         return False  # already logged with its cause by the gateway
     except Exception as exc:
         logger.error("Gateway call failed unexpectedly: %s", type(exc).__name__, exc_info=exc)
         return False
     return True
+
+
+def pages_carry_a_question() -> bool:
+    """Whether the server wrote a question into the page (publisher-serve), or the browser renders it (reflex run)."""
+    return environment.REFLEX_ENV_MODE.get() == constants.Env.PROD
+
+
+def error_var(name: str) -> str:
+    """The state var holding field ``name``'s message: ``firstName`` -> ``first_name_error``."""
+    return "_".join([*words_of(name), "error"])
+
+
+def field_messages(form: Form) -> type[rx.State]:
+    """A state mixin with a message var for each of ``form``'s fields, and ``_show_errors``, which puts a
+    verdict's messages into them."""
+    names = tuple(form.field_ids)
+    variables = [error_var(name) for name in names]
+
+    def _show_errors(self: rx.State, errors: dict[str, str]) -> None:
+        for name, variable in zip(names, variables, strict=True):
+            setattr(self, variable, errors.get(name, ""))
+
+    # The same class a ``class ...(rx.State, mixin=True)`` statement makes, its fields listed here.
+    namespace: dict[str, Any] = {
+        "__module__": __name__,
+        "__annotations__": dict.fromkeys(variables, rx.Field[str]),
+        "_show_errors": _show_errors,
+        **{variable: rx.field("") for variable in variables},
+    }
+    return type(f"{form.name.title()}FieldMessages", (rx.State,), namespace, mixin=True)
+
+
+# Each form's toasts: (success, failure).
+TOASTS = {
+    SUBSCRIBE.name: (form_copy.SUBSCRIBE_SUCCESS_TOAST, form_copy.SUBSCRIBE_FAILURE_TOAST),
+    CONTACT.name: (form_copy.CONTACT_SUCCESS_TOAST, form_copy.CONTACT_FAILURE_TOAST),
+}
+
+
+class FormLifecycle(rx.State, mixin=True):
+    """Editing -> submitting -> success or back to editing (docs/product.md, Forms). The toast is state, not
+    a server-sent script, so a strict CSP holds; ``notice_id`` shows each toast once, even on reconnect."""
+
+    status: rx.Field[str] = rx.field(EDITING)
+    # A message about the whole submission (too many attempts, an anti-spam rejection), above the button.
+    form_error: rx.Field[str] = rx.field("")
+    notice_id: rx.Field[str] = rx.field("")
+    notice_kind: rx.Field[str] = rx.field("")
+    notice_text: rx.Field[str] = rx.field("")
+    # When the submit in flight started (server clock), so a submit whose worker died
+    # mid-call (state shared in Redis) cannot leave the form "submitting" for good.
+    _submit_started_s: float = 0.0
+
+    def _begin_submit(self) -> None:
+        self.status = SUBMITTING
+        self._submit_started_s = time.time()
+
+    def _submit_in_flight(self) -> bool:
+        limit_s = settings.current().gateway_timeout_s + 5
+        return self.status == SUBMITTING and time.time() - self._submit_started_s < limit_s
+
+    def _give_back_an_interrupted_submit(self) -> None:
+        """A submit whose worker died mid-call (long past the gateway's timeout) gives the form back."""
+        if self.status == SUBMITTING and not self._submit_in_flight():
+            self.status = EDITING
+
+    @rx.event
+    def start_over(self):
+        """ "Subscribe another address", "Send another message": a fresh form after a success."""
+        if self.status != SUCCESS:
+            return None
+        self.status = EDITING
+        self._show_errors({})  # type: ignore[attr-defined]  # each form's field_messages
+        self.form_error = ""
+        return self._fresh_question()
+
+    def _fresh_question(self, after: form_tokens.FormToken | None = None) -> list[EventSpec]:
+        """The contact form's new question (following ``after`` in its chain), after a success or a failure."""
+        return []
+
+    async def _admit_submit(self, form: str, client: str, address: str) -> bool:
+        """Not a duplicate, not over the visitor's limits. ``client``, ``address``: the event's (the stored
+        state ``async with self`` loads has no address: reflex_internals/stored_state.py)."""
+        if self.status == SUCCESS or self._submit_in_flight():
+            return False  # a second submit while one is in flight, or after success, does nothing
+        if not await submits.shared_limiter.get().allow(form, client, address):
+            self.form_error = form_copy.TOO_MANY_ATTEMPTS
+            return False
+        self.form_error = ""
+        await tabs.engage(client)  # keep this tab's state (and its success) the usual time
+        return True
+
+    def _notify(self, kind: str, text: str) -> None:
+        self.notice_id = uuid.uuid4().hex
+        self.notice_kind = kind
+        self.notice_text = text
+
+    async def _run_submit(
+        self, form: Form, form_data: object, judge: Callable[[dict[str, Any]], Awaitable[Verdict]]
+    ) -> AsyncIterator[EventSpec]:
+        """One submit, from the press to the toast: ``judge`` (the plain POST's too) and its messages inside
+        the state lock (focus on the first invalid field), the gateway call outside it."""
+        session = self.router.session  # the event's, before ``async with self`` loads the state again
+        async with submit_in_flight():
+            async with self:
+                if not await self._admit_submit(form.name, session.client_token, session.client_ip):
+                    return
+                verdict = await judge(form_data if isinstance(form_data, dict) else {})
+                self._show_errors(verdict.field_errors)  # type: ignore[attr-defined]  # each form's field_messages
+                self.form_error = verdict.form_error
+                events = self._judged(verdict)
+                events += [rx.set_focus(form.field_ids[name]) for name in list(verdict.field_errors)[:1]]
+                if verdict.request is not None:
+                    self._begin_submit()
+            for event in events:
+                yield event
+            if verdict.request is None:
+                return
+            delivered = await send(form.name, verdict.request)
+            async with self:
+                self.status = SUCCESS if delivered else EDITING  # on a failure what was typed stays
+                self._notify("success" if delivered else "error", TOASTS[form.name][0 if delivered else 1])
+                events = (
+                    [rx.set_focus(form.element_id("success"))] if delivered else self._fresh_question(verdict.chain)
+                )
+            for event in events:
+                yield event
+
+    def _judged(self, verdict: Verdict) -> list[EventSpec]:
+        """What a form shows of a verdict besides its messages (the contact form: its next question)."""
+        return []
+
+    @rx.var
+    def submitting(self) -> bool:
+        return self.status == SUBMITTING
+
+    @rx.var
+    def succeeded(self) -> bool:
+        return self.status == SUCCESS
+
+
+# A class made from the declaration is a base mypy cannot see into (the fields' ``*_error`` vars).
+class SubscribeState(field_messages(SUBSCRIBE), FormLifecycle, rx.State):  # type: ignore[misc]
+    # The success alert then asks to confirm from the inbox: this site keeps the list itself.
+    asks_confirmation: rx.Field[bool] = rx.field(False)
+
+    @rx.event
+    def start(self):
+        """On the page's load and on every reconnect: only a submit interrupted long ago gives the form back."""
+        self.asks_confirmation = settings.current().list_emails_on
+        self._give_back_an_interrupted_submit()
+
+    # Reflex types a handler without **kwargs, which this one takes (an event may carry more).
+    @rx.event(background=True)  # type: ignore[arg-type]
+    async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
+        async for event in self._run_submit(SUBSCRIBE, form_data, judge_subscribe):
+            yield event
+
+
+class ContactState(field_messages(CONTACT), FormLifecycle, rx.State):  # type: ignore[misc]
+    """The production server writes a question and its token into every page, so ``question`` keeps the
+    page's text until the app answers a submit; the development server's pages carry none: the app asks."""
+
+    # Never empty, so React hydrates the question's text node and keeps the server's text in it
+    # (the span is marked suppressHydrationWarning; an empty text would be no node at all).
+    question: rx.Field[str] = rx.field(form_copy.QUESTION_PENDING)
+    _token: str = ""  # the token of ``question``, once the app asked one
+
+    def _ask(self, asked: NewQuestion) -> list[EventSpec]:
+        """Show the question, its token in the hidden field; a new question clears the answer, the same one
+        (the next token of its chain) leaves what was typed."""
+        self.question = asked.text
+        self._token = asked.token
+        events = [rx.set_value(TOKEN_ID, asked.token)]
+        return events if asked.same_question else [*events, rx.set_value(CONTACT.field_ids[ANSWER_FIELD], "")]
+
+    @rx.event
+    def start(self):
+        """As SubscribeState.start; where the pages carry no question, the app asks one."""
+        self._give_back_an_interrupted_submit()
+        if not pages_carry_a_question() and not self._token:
+            return self._ask(new_question())
+        return None
+
+    def _fresh_question(self, after: form_tokens.FormToken | None = None) -> list[EventSpec]:
+        return self._ask(new_question(after))
+
+    # Reflex types a handler without **kwargs, which this one takes (an event may carry more).
+    @rx.event(background=True)  # type: ignore[arg-type]
+    async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
+        async for event in self._run_submit(CONTACT, form_data, self._judge):
+            yield event
+
+    async def _judge(self, data: dict[str, Any]) -> Verdict:
+        """The form's token; without one, the app's: the development server may run ``on_load`` before the
+        form is mounted, so its ``rx.set_value`` finds no field."""
+        if not data.get(TOKEN_FIELD) and self._token:
+            data = {**data, TOKEN_FIELD: self._token}
+        return await judge_contact(data)
+
+    def _judged(self, verdict: Verdict) -> list[EventSpec]:
+        """The next token (the submit spent its own)."""
+        return self._ask(verdict.question) if verdict.question is not None else []

@@ -1,8 +1,5 @@
-"""The image built from the Dockerfile, once per session, and containers of it run as built.
-
-Without podman (or root) the session stops with the install command; it never skips:
-a missing engine must not look like a passing run, on CI or anywhere else.
-"""
+"""The image built once per session, and containers of it; without podman (or root) the session
+fails with the install command, never skips."""
 
 from __future__ import annotations
 
@@ -40,7 +37,7 @@ def containers() -> Iterator[Callable[..., Container]]:
 
     yield start
     for container in started:
-        print(f"--- logs of {container.name} ---\n{container.logs()}")  # shown when the test failed
+        print(f"--- logs of {container.name} ---\n{container.logs()}")
         container.remove()
 
 

@@ -1,37 +1,20 @@
-"""The container as docs/deploying.md tells a reader of this machine to run it, command by command.
-
-The block under "On this development machine" is read from the doc and each of its commands
-run through the shell from the project's root, exactly as written, in a reader's environment
-(none of the site's variables set): `make image`, the volume, the container with no secret
-given, its health check, its stop. It uses the doc's own names (the container `publisher`, the
-volume `publisher-data`, port 8000 on the host's loopback), so the test refuses to start when
-one is taken already (someone's own, by hand: a test never removes what it did not make), and
-removes both afterwards.
-"""
+"""The container as docs/deploying.md tells a reader of this machine to run it, each command run as
+written in a reader's environment with the doc's own names (refused when one is taken already)."""
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
 
 import httpx
 import pytest
 
 from tests.containers import engine_problem, podman
-from tests.doc_commands import PROJECT_ROOT, block_under
-from tests.support import wait_until
+from tests.doc_commands import block_under
+from tests.support import DOCS, PROJECT_ROOT, port_taken, readers_environment, wait_until
 
-DOCS = PROJECT_ROOT / "docs"
 NAME, VOLUME, PORT = "publisher", "publisher-data", 8000
 SITE_UID = "10001"
-# `make image` builds the whole image when its layers are not cached yet.
 COMMAND_TIMEOUT_S = 1800
-
-
-def readers_environment() -> dict[str, str]:
-    """A reader's shell: none of the site's own variables (no secret, no database, no URL)."""
-    return {key: value for key, value in os.environ.items() if not key.startswith(("PUBLISHER_", "REFLEX_"))}
 
 
 def run_as_written(command: str) -> subprocess.CompletedProcess[str]:
@@ -54,7 +37,6 @@ def answers(path: str) -> httpx.Response | None:
 
 
 def wait_serving(timeout: float = 120) -> None:
-    """What a reader does before the health check: wait for the server's start (its start period)."""
 
     def serving() -> bool:
         status = podman("inspect", "--format", "{{.State.Status}}", NAME).stdout.strip()
@@ -81,12 +63,8 @@ def the_docs_names():
     taken = [f"a container named {NAME}"] if podman("container", "exists", NAME, check=False).returncode == 0 else []
     if podman("volume", "exists", VOLUME, check=False).returncode == 0:
         taken.append(f"a volume named {VOLUME}")
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(("127.0.0.1", PORT))
-        except OSError:
-            taken.append(f"port {PORT} of 127.0.0.1 (something listens there)")
+    if port_taken(PORT):
+        taken.append(f"port {PORT} of 127.0.0.1 (something listens there)")
     if taken:
         pytest.fail(
             f"The documented commands use names that are taken here: {', '.join(taken)}. Remove them "
@@ -95,7 +73,7 @@ def the_docs_names():
         )
     yield
     logs = podman("logs", NAME, check=False)
-    print(logs.stdout + logs.stderr)  # shown when the test failed
+    print(logs.stdout + logs.stderr)
     podman("rm", "--force", "--time", "0", NAME, check=False)
     podman("volume", "rm", "--force", VOLUME, check=False)
 
@@ -124,7 +102,7 @@ def test_the_documented_container_commands_run_as_written_and_keep_the_secret_th
     assert "PUBLISHER_FORM_SECRET is not given: the site signs with the one it made in /data/form-secret" in said
     assert "PUBLISHER_FORM_SECRET is not set" not in said
 
-    # Every later start reads the same one: a new container on the same volume (the one it made is there).
+    # A new container on the same volume reads the same secret.
     podman("rm", "--force", "--time", "10", NAME)
     result = run_as_written(run)
     assert result.returncode == 0, result.stderr

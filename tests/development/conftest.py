@@ -1,12 +1,5 @@
-"""The development server as a maintainer starts it, on free ports of 127.0.0.1: `make run` (the
-README's command: migrates, then runs Reflex) for every journey (test_dev_server.py). A bare
-`reflex run` on a database nobody migrated differs only in the migration its backend runs at start
-(tests/unit/test_build_plugins.py, tests/services/test_embedded_gateway.py).
-
-No gateway URL, so the forms go to the embedded gateway, whose database is a temporary file. A
-separate pytest invocation: the dev server compiles into `.web` and reloads on file changes, so
-nothing else may build meanwhile.
-"""
+"""The development server as a maintainer starts it (`make run`), on free ports of 127.0.0.1, the forms on
+the embedded gateway; a pytest invocation of its own: it compiles into `.web` and reloads on changes."""
 
 from __future__ import annotations
 
@@ -32,13 +25,12 @@ from tests.support import (
     wait_until,
 )
 
-# A cold start compiles the app and starts Vite; the first page then compiles on demand.
 START_TIMEOUT_S = 180
 MAKE_RUN = ["make", "--no-print-directory", "run"]  # with the server's ports and DEV_HOST=127.0.0.1
 
 
 class DevServer:
-    """`make run` in its own process group, on two free ports chosen at start()."""
+    """`make run` in its own process group, on two free ports."""
 
     def __init__(self, workdir: Path, extra_env: dict[str, str] | None = None):
         self.extra_env = extra_env or {}
@@ -58,7 +50,6 @@ class DevServer:
         return f"http://127.0.0.1:{self.backend_port}"
 
     def start(self) -> None:
-        """Serve on two free ports (two others if one was taken before the server listened)."""
         start_on_free_ports(self._start_on, count=2)
 
     def _start_on(self, frontend_port: int, backend_port: int) -> None:
@@ -121,7 +112,6 @@ class DevServer:
 
 @pytest.fixture(scope="session")
 def smtp() -> Iterator[SmtpServer]:
-    """The publisher's mail server: the development server emails contact messages too."""
     server = SmtpServer().start()
     yield server
     server.stop()
@@ -134,7 +124,6 @@ BOUNCE_HOOK_SECRET = "bounce-hook-secret-for-the-dev-server-0123"
 def dev_server(
     tmp_path_factory: pytest.TempPathFactory, smtp: SmtpServer, dovecot: DovecotServer
 ) -> Iterator[DevServer]:
-    """`make run`, for the module's tests; stopped at its end, before another one compiles."""
     folder = "Bounces make run"
     dovecot.append(b"From: jo@example.org\r\nSubject: Hi\r\n\r\nHello\r\n", folder)  # makes the folder
     bounces = {

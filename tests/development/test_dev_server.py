@@ -1,8 +1,5 @@
-"""`make run` serves a working site: both forms end to end on the embedded gateway, hot reload.
-
-The development server keeps Reflex's own layout (Vite on one port, the backend on
-another), so the browser must reach the backend on its own port, not the page's.
-"""
+"""`make run` serves a working site: both forms end to end on the embedded gateway, hot reload; Vite and
+the backend on ports of their own, so the browser reaches the backend on its own port."""
 
 from __future__ import annotations
 
@@ -35,7 +32,6 @@ CONTENT_FILE = PROJECT_ROOT / "publisher" / "content" / "site.py"  # where the f
 
 
 def listening_addresses(port: int) -> set[str]:
-    """The local addresses something listens on for ``port`` (from /proc/net/tcp*)."""
     addresses = set()
     for table, family in (("/proc/net/tcp", socket.AF_INET), ("/proc/net/tcp6", socket.AF_INET6)):
         with open(table) as rows:
@@ -57,7 +53,6 @@ def test_both_servers_listen_on_loopback_only(dev_server: DevServer):
 
 
 def test_the_book_search_runs_once_the_app_has_rendered_home(page: Page, dev_server: DevServer):
-    """The development server renders every page in the app; site.js searches after it has rendered."""
     open_page(page, dev_server.base_url, "/?q=word%20search")
     expect(page.get_by_role("status").locator("p")).to_have_text("Showing 1 of 3 books matching “word search”.")
     expect(page.locator("article:visible")).to_have_count(1)
@@ -66,7 +61,6 @@ def test_the_book_search_runs_once_the_app_has_rendered_home(page: Page, dev_ser
 
 
 def emails_to(smtp, address: str, subject: str, count: int = 1, timeout: float = 30):
-    """The emails for ``address`` with ``subject``, once at least ``count`` have arrived."""
 
     def matching():
         return [r for r in smtp.received if address in r.rcpt_tos and r.message["Subject"] == subject]
@@ -79,7 +73,6 @@ def test_contact_message_is_stored_by_the_embedded_gateway_and_emailed(page: Pag
     subject = "Contact Form Submission from Jo Reader"
     before = len([r for r in smtp.received if r.message["Subject"] == subject])
     send_contact_message(page, dev_server.base_url, "Sent from the development server.")
-    # The backend's sender, started with `reflex run`:
     [email] = emails_to(smtp, "books@animals.example", subject, count=before + 1)[before:]
     assert email.message.get_content().endswith("Sent from the development server.\r\n")
     stored = [(m.sender_name, m.sender_email, m.subject, m.message) for m in tables.list_messages(dev_server.db_url)]
@@ -92,9 +85,8 @@ def test_contact_message_is_stored_by_the_embedded_gateway_and_emailed(page: Pag
 def test_a_subscribe_over_the_backends_own_port_is_stored_and_the_lists_links_work(
     page: Page, dev_server: DevServer, smtp
 ):
-    """The page's websocket goes to the backend's port, not the page's; the embedded gateway stores
-    the address; the confirmation page's button, and a mail provider's one-click POST to the page
-    server's port, work."""
+    """The page's websocket goes to the backend's port; the confirmation's button and a one-click POST to
+    the page server's port work."""
     sockets: list[str] = []
     page.on("websocket", lambda ws: sockets.append(ws.url))
     address = f"links.{dev_server.frontend_port}@example.com"
@@ -140,8 +132,7 @@ def test_the_development_server_reads_the_bounce_mailbox_and_serves_the_bounce_w
         [row] = [row for row in subscribers.list_subscribers(db_url=dev_server.db_url) if row.email == address]
         return row.status
 
-    # A bounce of an email the site sent (issue 34: only proof changes a reader): the confirmation's
-    # VERP Return-Path and Message-ID, as a real server's bounce carries them.
+    # A bounce of the confirmation, with its VERP Return-Path and Message-ID (only proof changes a reader).
     gone = f"gone.{dev_server.frontend_port}@example.com"
     subscribe(page, dev_server.base_url, "Gone Reader", gone)
     [confirmation] = emails_to(smtp, gone, "Please confirm your subscription to Animals We Confuse")
@@ -200,9 +191,8 @@ def visits_csv(dev_server: DevServer) -> list[list[str]]:
 def test_a_buy_press_counts_and_a_passkey_signs_in_to_the_dashboard_that_shows_it(
     browser: Browser, dev_server: DevServer
 ):
-    """Vite answers the pages, so they are not counted here (docs/privacy.md); the press's beacon
-    is a POST, which Vite passes to the backend: it counts. `make run`'s page on localhost is the
-    passkey's relying party's origin (an IP address never is)."""
+    """Vite answers the pages, uncounted; the beacon is a POST, passed to the backend: it counts. The
+    passkey's relying party is `make run`'s page on localhost (never an IP address)."""
     clear_of_midnight()  # the day it counts is the day it reads back
     book = content.BOOKS[0]
     store = urlsplit(str(book.book_link))

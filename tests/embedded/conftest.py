@@ -1,8 +1,5 @@
-"""The site as `make run` serves it: no PUBLISHER_GATEWAY_URL, so the embedded local gateway.
-
-A separate pytest invocation from tests/site, serving the same build (`make build` builds
-again only when an input changed: scripts/build.py).
-"""
+"""The site as `make run` serves it: no PUBLISHER_GATEWAY_URL, so the embedded local gateway; a pytest
+invocation apart from tests/site, serving the same build."""
 
 from __future__ import annotations
 

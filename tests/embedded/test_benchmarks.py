@@ -1,23 +1,13 @@
-"""The benchmarks that take seconds and need the build, on the suite's build: benchmarks/house.py
-quick (it serves the site in its own process, measuring it) and benchmarks/visits.py's serving
-part at a tiny size.
-
-docs/performance.md (The house) writes its command for this checkout's figures; `make bench`
-runs it as written, and tests/unit/test_benchmarks.py holds that command to the tree. Here the
-same script runs with --quick (no unmeasured subscribe first), and what it prints is held to
-what can be told without it: it measured both paths of a subscribe (its probe fails when a
-confirmation never arrives), the app's path ran the subscribe state's own module, a page request
-passed the site's wrappers, and its lines and recipe are this checkout's.
-"""
+"""benchmarks/house.py --quick on the suite's build: both paths of a subscribe measured, the state's
+module on the app's path, and this checkout's lines and recipe."""
 
 from __future__ import annotations
 
 import re
 
-from tests.doc_commands import PROJECT_ROOT, run_benchmark
+from tests.doc_commands import run_benchmark
+from tests.support import DOCS, PROJECT_ROOT
 
-DOCS = PROJECT_ROOT / "docs"
-# A guard against a hang, far above the seconds it takes: the site started once, four requests.
 RUN_S = 600
 
 
@@ -35,13 +25,8 @@ def physical_lines(folder: str) -> int:
     )
 
 
-def house_quick() -> str:
-    """What `benchmarks/house.py --quick` printed for this checkout."""
-    return run_benchmark("benchmarks/house.py", "--quick", timeout=RUN_S)
-
-
 def test_the_house_measures_both_paths_of_a_subscribe_and_this_checkouts_lines(built_site):
-    output = house_quick()
+    output = run_benchmark("benchmarks/house.py", "--quick", timeout=RUN_S)
     assert "(--quick: not warmed up" in output, output
 
     app = int(figure(output, "a. modules a subscribe crosses, app's event"))
@@ -61,14 +46,3 @@ def test_the_house_measures_both_paths_of_a_subscribe_and_this_checkouts_lines(b
     recipe = figure(output, "d. files the form-field recipe names (docs/content.md)")
     has_recipe = re.search(r"^#+ .*field", (DOCS / "content.md").read_text(encoding="utf-8"), re.M | re.I)
     assert (recipe == "no recipe") == (has_recipe is None), recipe
-
-
-def test_the_visits_serving_part_measures_on_and_off_and_counts_every_view_it_served(built_site):
-    """benchmarks/visits.py's serving part at a tiny size: both servers start, counting on and off
-    are each measured, and the counting server counts every view it served, the other none."""
-    output = run_benchmark(
-        "benchmarks/visits.py", "--part", "serve", "--requests", "40", "--concurrency", "8", timeout=RUN_S
-    )
-    for mode in ("off", "on"):
-        assert re.search(rf"^counting {mode}: +\d+ requests/s .* p95 +[\d.]+ ms, errors 0$", output, re.M), output
-    assert "counted with counting on: 80 views of 80 served, 8 visitors; with counting off: 0 views" in output

@@ -1,10 +1,6 @@
-"""`publisher-gateway announce`: a release told to the list, as the operator runs it, against aiosmtpd.
-
-On SQLite: the refusals, a test copy, the campaign reaching every confirmed reader once (the
-running site's workers sending beside the command), a one-click unsubscribe from a release
-email, a repeat that sends nothing; the command killed mid-campaign and run again, and two
-commands sending one campaign.
-"""
+"""`publisher-gateway announce` as the operator runs it, against aiosmtpd, on SQLite: refusals, a test
+copy, every confirmed reader once beside the site's workers, one-click unsubscribe, a repeat, the
+command killed and run again, and two commands sending one campaign."""
 
 from __future__ import annotations
 

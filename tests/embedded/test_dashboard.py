@@ -1,8 +1,5 @@
-"""The publisher's dashboard in Chromium with a virtual passkey (DevTools' WebAuthn domain),
-against publisher-serve on the embedded gateway: invited from the command line, enrolled,
-signed out and in, and shut out within seconds of a revoke. A state event sent by hand over
-the event channel gets nothing without the session's cookie.
-"""
+"""The publisher's dashboard in Chromium with a virtual passkey (DevTools' WebAuthn domain), against
+publisher-serve on the embedded gateway: invited, enrolled, signed out and in, shut out by a revoke."""
 
 from __future__ import annotations
 
@@ -15,9 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlparse
 
-import httpx
 import pytest
-from bs4 import BeautifulSoup
 from playwright.sync_api import Page, expect
 
 from publisher import content
@@ -26,12 +21,10 @@ from publisher.storage import bounce_records, campaigns, subscribers, tables, vi
 from publisher.storage.bounce_records import Fetched, MailboxPlace, Report
 from publisher.storage.subscribers import SignUp
 from tests.browser import DESKTOP, add_passkey_authenticator, axe_violations, new_page
-from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import ProductionServer, clear_of_midnight, publisher_gateway, running_server
 from tests.visitor import ADMIN_STATE, HYDRATE, Visitor, run_async
 
 MARKUP = "<img src=x onerror=window.__pwned=1>"
-READERS_DOMAIN = "dashboard-readers.example"
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +49,9 @@ def dashboard_site(built_site, tmp_path_factory) -> Iterator[tuple[ProductionSer
     )
     tables.store_message(hostile, db_url)
     # What came back, as a stranger wrote it: a bounce's reason, a left message's subject and sender.
-    bounce_records.record(Report("soft", f"452 mailbox full {MARKUP}", "webhook", email="reader0@example.com"), db_url)
+    bounce_records.record_all(
+        [Report("soft", f"452 mailbox full {MARKUP}", "webhook", email="reader0@example.com")], db_url
+    )
     left = Fetched(digest="0" * 64, size=100, subject=f"Re: {MARKUP}", sender=f"{MARKUP}@example.com")
     bounce_records.record_message(
         MailboxPlace("INBOX", 1), 1, bounce_records.UNCLASSIFIED, fetched=left, note="unclassified", db_url=db_url
@@ -145,28 +140,6 @@ def test_a_passkey_enrolled_from_an_invitation_opens_the_dashboard_until_sign_ou
     expect(page.get_by_text(admin_copy.PASSKEY_REFUSED)).to_be_visible(timeout=15_000)
     # Nothing went wrong in the page but the refused sign-in's answer (400), which the page showed.
     assert [e for e in page.console.errors if "status of 400" not in e] == []  # type: ignore[attr-defined]
-
-
-def test_the_admin_pages_are_never_indexed_nor_cached_and_a_used_invitation_says_so(dashboard_site, passkey_page: Page):
-    site, db_url = dashboard_site
-    link = invite(site, db_url, "Bea")
-    for path in ("/admin", "/admin/enrol"):
-        response = httpx.get(site.base_url + path, timeout=10)
-        assert response.status_code == 200
-        assert response.headers["cache-control"] == "no-store"
-        assert response.headers["x-robots-tag"] == "noindex, nofollow"
-        robots = BeautifulSoup(response.text, "html.parser").find("meta", attrs={"name": "robots"})
-        assert robots is not None and robots["content"].startswith("noindex")
-        assert "/admin" not in httpx.get(site.base_url + "/sitemap.xml", timeout=10).text
-    page = passkey_page
-    page.goto(link)
-    page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
-    expect_dashboard(page, "Bea")
-    page.goto(link)  # the same link again
-    page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
-    expect(page.get_by_text(admin_copy.ENROLMENT_LINK_INVALID)).to_be_visible(timeout=15_000)
-    listing = list(csv.DictReader(io.StringIO(publisher_gateway(db_url, "admin", "list").stdout)))
-    assert [(row["admin"], row["passkey"]) for row in listing if row["admin"] == "Bea"] == [("Bea", "passkey 1")]
 
 
 def test_a_state_event_sent_by_hand_gets_no_data_without_the_sessions_cookie(dashboard_site, passkey_page: Page):
@@ -312,15 +285,7 @@ def test_the_publisher_pauses_a_release_forgets_an_address_and_exports_the_list_
     with page.expect_download() as download:
         page.get_by_role("button", name=admin_copy.EXPORT_BUTTON).click()
     exported = list(csv.reader(io.StringIO(Path(download.value.path()).read_text())))
-    assert exported[0] == [
-        "email",
-        "name",
-        "book_updates",
-        "subscribed_at",
-        "status",
-        "confirmed_at",
-        "unsubscribed_at",
-    ]
+    assert ",".join(exported[0]) == "email,name,book_updates,subscribed_at,status,confirmed_at,unsubscribed_at"
     assert sorted(row[0] for row in exported[1:]) == ["reader0@example.com", "reader1@example.com"]
 
     audit = page.locator("#audit tbody tr")
@@ -334,64 +299,6 @@ def test_the_publisher_pauses_a_release_forgets_an_address_and_exports_the_list_
     lines = list(csv.reader(io.StringIO(Path(download.value.path()).read_text())))
     assert lines[0] == ["at", "admin", "action", "target"]
     assert [row[2] for row in lines[1:5]] == ["export", "forget", "resume", "pause"]
-
-
-def test_a_download_needs_the_sessions_cookie_and_the_sites_own_page(dashboard_site):
-    site, _ = dashboard_site
-    for path in ("/admin/api/export.csv", "/admin/api/audit.csv"):
-        assert httpx.post(site.base_url + path, headers={"Origin": site.base_url}, timeout=10).status_code == 403
-        assert (
-            httpx.post(site.base_url + path, headers={"Origin": "https://evil.example"}, timeout=10).status_code == 403
-        )
-        assert httpx.get(site.base_url + path, timeout=10).status_code == 405
-
-
-@pytest.fixture(scope="module")
-def sending_site(built_site, smtp: SmtpServer, tmp_path_factory) -> Iterator[tuple[ProductionServer, str]]:
-    """publisher-serve that sends the list's emails (SMTP, the postal address), at its own address."""
-    workdir = tmp_path_factory.mktemp("sending-dashboard")
-    db_url = f"sqlite:///{workdir / 'sending.db'}"
-    publisher_gateway(db_url, "migrate")
-    publisher_gateway(db_url, "import", str(readers_csv(workdir / "readers.csv")), "--status", "confirmed")
-    env = {
-        "PUBLISHER_GATEWAY_URL": "",
-        "REFLEX_DB_URL": db_url,
-        **smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS),
-    }
-    with running_server(workdir, env, own_address=True) as prod:
-        yield prod, db_url
-
-
-def readers_csv(path: Path) -> Path:
-    # A domain of this test's own: the session's SMTP server also takes the other tests' releases.
-    path.write_text(f"email,name\nann@{READERS_DOMAIN},Ann Reader\nbob@{READERS_DOMAIN},Bob Reader\n")
-    return path
-
-
-def test_the_publisher_announces_a_book_from_the_dashboard_and_it_reaches_every_confirmed_reader(
-    sending_site, smtp: SmtpServer, passkey_page: Page
-):
-    site, db_url = sending_site
-    book = content.BOOKS[1]
-    page = passkey_page
-    page.goto(invite(site, db_url, "Fay"))
-    page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
-    expect(page.get_by_text("Signed in as Fay")).to_be_visible(timeout=15_000)
-    page.get_by_role("button", name=f"Announce {book.title}", exact=True).click()
-    question = page.get_by_role("alertdialog")
-    expect(question).to_have_text(re.compile(re.escape(f"Send {book.title} to 2 readers?")))
-    question.get_by_role("button", name=admin_copy.CONFIRM_BUTTON).click()
-    row = page.locator("#releases tbody tr").nth(1)
-    # The site's own workers send it; the open page follows without a reload.
-    expect(row.locator("td").nth(2)).to_have_text("2 of 2", timeout=60_000)
-    expect(row.locator("td").nth(1)).to_have_text("finished")
-    to_ours = [r for r in smtp.received if r.rcpt_tos[0].endswith(f"@{READERS_DOMAIN}")]
-    assert sorted(r.rcpt_tos[0] for r in to_ours) == [f"ann@{READERS_DOMAIN}", f"bob@{READERS_DOMAIN}"]
-    assert all(book.title in str(r.message["Subject"]) for r in to_ours)
-    audit = page.locator("#audit tbody tr").first.locator("td")
-    expect(audit).to_have_text([re.compile(".+"), "Fay", "announce", book.slug])
-    campaigns = publisher_gateway(db_url, "campaigns").stdout
-    assert f"{book.slug}  FINISHED" in campaigns  # the command line sees the same campaign
 
 
 CELLS_OUTSIDE = """() => [...document.querySelectorAll('td')]

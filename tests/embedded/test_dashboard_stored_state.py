@@ -1,18 +1,6 @@
-"""What a dashboard tab leaves in the tabs' stored state (reflex_internals/stored_state.py), on
-the disk manager (files under REFLEX_STATES_WORKDIR) and on Redis: never the session's token,
-never a reader's address, never the browser's user agent, and the folder readable by the site's
-user alone.
-
-Signed in with Chromium's virtual passkey, the dashboard shows readers' addresses, finds one,
-forgets another; then the tab closes. Once the server has stored the tab's state as it was
-after the last action (the disk manager writes what it holds in memory: a file written since;
-Redis at the end of each event: the server has seen the tab close and given its keys the
-closed-tab expiry), every file of the folder and every Redis value is read. Before this was
-mended, the root state's file or key held the cookie from the first event on, and the
-dashboard's held the addresses it showed. Nothing of the figures is stored any more, so what is
-there then is what stays until the closed-tab expiry and after it: the disk manager only drops
-its memory then, and writes nothing more.
-"""
+"""What a dashboard tab leaves in the tabs' stored state (reflex_internals/stored_state.py), on the disk
+manager and on Redis, once the closed tab's last state is stored: never the session's token, a reader's
+address or the browser's user agent, and the folder readable by the site's user alone."""
 
 from __future__ import annotations
 
@@ -30,9 +18,9 @@ from reflex.istate.manager.token import BaseStateToken
 from reflex_base.utils.exceptions import StateSchemaMismatchError
 
 from publisher.content import admin_copy
+from publisher.limits import tabs
 from publisher.storage import subscribers
 from publisher.storage.subscribers import SignUp
-from publisher.web import tab_states
 from publisher.web.states.admin_state import AdminState
 from tests.browser import add_passkey_authenticator, new_page
 from tests.support import ProductionServer, RedisServer, publisher_gateway, running_server, wait_until
@@ -56,7 +44,6 @@ class Site:
         self.server, self.db_url, self.states, self.redis = server, db_url, states, redis
 
     def stored(self) -> dict[str, bytes]:
-        """Everything the site stored for tabs: each file of the states folder, each Redis value."""
         found = {str(path): path.read_bytes() for path in self.states.rglob("*") if path.is_file()}
         if self.redis is not None:
             found.update(redis_values(self.redis))
@@ -66,10 +53,9 @@ class Site:
         """The dashboard tab's state as it was at ``since`` (wall clock) or later is stored."""
         key = str(BaseStateToken(ident=token, cls=AdminState))
         if self.redis is not None:
-            # Written at the end of each event, so once the server has seen the tab close: it gave
-            # the keys the closed-tab expiry, or its refresh loop saw the close and stored its end.
+            # Once the server saw the tab close: the closed-tab expiry, or the refresh loop's last store.
             client = redis_client.Redis.from_url(self.redis.url)
-            if 0 < client.ttl(key) <= tab_states.CLOSED_TAB_KEEP_S:
+            if 0 < client.ttl(key) <= tabs.CLOSED_TAB_KEEP_S:
                 return True
             stored = client.get(key)
             return stored is not None and BaseStateToken.deserialize(data=stored)._watcher == ""
@@ -100,7 +86,6 @@ def redis_values(server: RedisServer) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def on_disk(built_site, tmp_path_factory) -> Iterator[Site]:
-    """publisher-serve with Reflex's default disk manager, its states folder made by Reflex."""
     workdir = tmp_path_factory.mktemp("stored-disk")
     db_url, states = seeded_database(workdir), workdir / "states"
     env = {"PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url, "REFLEX_STATES_WORKDIR": str(states)}
@@ -110,7 +95,6 @@ def on_disk(built_site, tmp_path_factory) -> Iterator[Site]:
 
 @pytest.fixture(scope="module")
 def on_redis(built_site, tmp_path_factory) -> Iterator[Site]:
-    """publisher-serve on Redis with two workers."""
     workdir = tmp_path_factory.mktemp("stored-redis")
     redis = RedisServer(workdir)
     db_url, states = seeded_database(workdir), workdir / "states"

@@ -1,9 +1,5 @@
 """End to end with the embedded local gateway: both forms stored and emailed (aiosmtpd), outsiders
-cannot post, and two workers on PostgreSQL send each message once.
-
-What the outbox does with SMTP down, a restart, a refusal, an odd address, is the services stage's
-(tests/services/test_outbox.py, with an injected clock); the visitor's flow never changes with SMTP.
-"""
+cannot post, and two workers on PostgreSQL send each message once."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The new-release list with consent, as a reader lives it: publisher-serve with SMTP (aiosmtpd).
-
-Sign up in the browser, the confirmation email arrives, a mail scanner's GET of its
-link changes nothing, the button confirms, the welcome email carries the one-click
-unsubscribe headers, and a mail provider's POST (no cookies) unsubscribes. On SQLite: the SQL
-that differs on PostgreSQL is tests/services/test_new_release_list.py's.
-"""
+"""The new-release list with consent, as a reader lives it: publisher-serve with SMTP (aiosmtpd), on
+SQLite (what differs on PostgreSQL: tests/services/test_new_release_list.py)."""
 
 from __future__ import annotations
 

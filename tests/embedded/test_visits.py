@@ -1,13 +1,6 @@
-"""Visits, sources and buy presses counted by publisher-serve on the embedded gateway (issue 42),
-from plain HTTP requests, read back from the database as the dashboard and the operator's command
-read them (storage/visit_counts.py).
-
-Each wait is on a condition, within two flush intervals and a margin: one worker (no Redis)
-flushes its whole tally at once, so when a request sent last shows, every request sent before it
-has been judged. Every request sets a desktop browser's user agent: httpx, curl and headless
-Chromium are bots (rules/visit_rules.is_bot), counted apart. Each visitor has a browser version
-of its own, since all of them come from 127.0.0.1.
-"""
+"""Visits, sources and buy presses counted by publisher-serve on the embedded gateway, from plain HTTP
+requests, read back from the database. One worker flushes its whole tally at once: when the request
+sent last shows, every one before it was judged. Each visitor has a Chrome version of its own."""
 
 from __future__ import annotations
 
@@ -21,7 +14,6 @@ import httpx
 import pytest
 
 from publisher import content, visits
-from publisher.rules import visit_rules
 from publisher.server import buy_beacon
 from publisher.storage import visit_counts
 from publisher.storage.tables import utc_now
@@ -58,38 +50,6 @@ def visits_site(built_site, tmp_path_factory) -> Iterator[tuple[ProductionServer
         yield server, db_url
 
 
-@pytest.fixture
-def site(visits_site) -> Iterator[Site]:
-    server, db_url = visits_site
-    with httpx.Client(base_url=server.base_url, timeout=10, follow_redirects=False) as client:
-        yield Site(server.base_url, db_url, client)
-
-
-class Site:
-    """The counting site: requests to it, and its counts as the database holds them."""
-
-    def __init__(self, base_url: str, db_url: str, client: httpx.Client):
-        self.base_url = base_url
-        self.db_url = db_url
-        self.client = client
-
-    def counts(self) -> Counts:
-        return counts(self.db_url)
-
-    def get(self, path: str, user_agent: str, method: str = "GET", **headers: str) -> httpx.Response:
-        return self.client.request(method, path, headers={"User-Agent": user_agent, **headers})
-
-    def press(self, body: bytes | str, user_agent: str, **headers: str) -> httpx.Response:
-        """The beacon as site.js sends it from one of the site's pages, unless ``headers`` say otherwise."""
-        sent = {"Origin": self.base_url, "Content-Type": "text/plain;charset=UTF-8", "User-Agent": user_agent}
-        answer = self.client.post(buy_beacon.PATH, content=body, headers={**sent, **headers})
-        assert answer.status_code == 204 and answer.content == b""
-        return answer
-
-    def added_since(self, before: Counts, until_shown: tuple[str, str]) -> Counts:
-        return added_since(self.db_url, before, until_shown)
-
-
 def counts(db_url: str) -> Counts:
     """Views and visitors per (kind, key), yesterday and today (a test running over midnight)."""
     today = utc_now().date()
@@ -124,81 +84,25 @@ def buy_buttons(html: str) -> list[tuple[str, str]]:
     return found
 
 
-def test_page_views_count_visitors_bots_sources_and_campaigns_and_nothing_else(site: Site):
-    """Every kind of request in one flush; the views counted are exactly those below."""
-    before = site.counts()
-    reader, book, landing = desktop_chrome(), content.BOOKS[0].page_path, content.BOOKS[1].page_path
-    for _ in range(10):
-        assert site.get("/", reader).status_code == 200
-    assert site.get("/", desktop_chrome()).status_code == 200  # the same address, another browser
-    assert site.get(book, GOOGLEBOT).status_code == 200  # a crawler: a bot only
-    # A tagged link typed in, a landing from Instagram, and a move between our own pages (no landing).
-    tagged = "/about?utm_source=newsletter&utm_medium=email&utm_campaign=launch"
-    assert site.get(tagged, desktop_chrome()).status_code == 200
-    assert site.get(landing, desktop_chrome(), Referer="https://l.instagram.com/").status_code == 200
-    assert site.get(landing, desktop_chrome(), Referer=site.base_url + "/").status_code == 200
-    # What is not a page view.
-    browser = desktop_chrome()
-    not_views = [
-        site.get("/subscribe/thanks", browser, method="HEAD"),
-        site.get("/subscribe/thanks", browser, **{"Sec-Purpose": "prefetch"}),
-        site.get("/subscribe/thanks", browser, **{"Sec-Purpose": "prefetch;prerender"}),
-        site.get("/subscribe/thanks", browser, Purpose="prefetch"),
-        site.get("/admin", browser),
-        site.get("/site.js", browser),
-        site.get("/releases.atom", browser),
-        site.get("/_health", browser),
-        site.get("/no-such-page", browser),
-        site.get(buy_beacon.PATH, browser),
-    ]
-    assert [answer.status_code for answer in not_views][-2:] == [404, 204]
-    assert all(answer.status_code < 400 for answer in not_views[:-2])
-    # Last, one view that counts: when it shows, every request before it was judged.
-    assert site.get("/contact-us/thanks", browser).status_code == 200
-    assert site.added_since(before, ("page", "/contact-us/thanks")) == {
-        ("site", ""): (15, 6),
-        ("page", "/"): (11, 2),  # ten views by one browser are one visitor
-        ("page", "/about"): (1, 1),
-        ("page", landing): (2, 2),
-        ("page", "/contact-us/thanks"): (1, 1),
-        ("source", "(direct)"): (13, 4),  # no Referer: each view a landing
-        ("source", "Instagram"): (1, 1),
-        ("campaign", "newsletter / email / launch"): (1, 1),
-        ("bot", ""): (1, 0),
-    }
-
-
-def test_buy_presses_count_per_book_and_store_and_forged_beacons_nowhere(site: Site):
-    reader = desktop_chrome()
-    before = site.counts()
-    home = buy_buttons(site.get("/", reader).text)
-    assert sorted(home) == sorted((book.slug, urlsplit(str(book.book_link)).hostname) for book in content.BOOKS)
-    book = content.BOOKS[1]
-    [on_book_page] = buy_buttons(site.get(book.page_path, reader).text)
-    assert on_book_page[0] == book.slug
-    pressed = next(f"{slug} {store}" for slug, store in home if slug == content.BOOKS[0].slug)
-    on_book = f"{on_book_page[0]} {on_book_page[1]}"
-    site.press(pressed, reader)  # on Home
-    site.press(on_book, reader)  # on the book's page
-    site.press(on_book, reader)  # again, on another visit of it
-
-    other = content.BOOKS[2]
-    genuine = f"{other.slug} {urlsplit(str(other.book_link)).hostname}"
-    site.press("no-such-book www.amazon.com", reader)
-    site.press(f"{other.slug} evil.example", reader)
-    site.press(genuine, reader, Origin="https://evil.example")
-    site.press(genuine, reader, Origin="null")
-    site.press(genuine, reader, Origin="null", **{"Sec-Fetch-Site": "cross-site"})
-    site.press(genuine + " " * visit_rules.BEACON_BODY_MAX, reader)
-    site.press(genuine, GOOGLEBOT)
-    site.press(genuine, reader, **{"Sec-Purpose": "prefetch"})
-    answer = site.client.get(
-        buy_beacon.PATH, params={"b": genuine}, headers={"Origin": site.base_url, "User-Agent": reader}
-    )
-    assert answer.status_code == 204
-    # Last, one genuine press: when it shows, every beacon before it was judged.
-    site.press(genuine, reader)
-    assert site.added_since(before, ("buy", genuine)) == {
+def test_buy_presses_count_per_book_and_store(visits_site):
+    server, db_url = visits_site
+    before = counts(db_url)
+    with httpx.Client(base_url=server.base_url, timeout=10, headers={"User-Agent": desktop_chrome()}) as http:
+        home = buy_buttons(http.get("/").text)
+        assert sorted(home) == sorted((book.slug, urlsplit(str(book.book_link)).hostname) for book in content.BOOKS)
+        book = content.BOOKS[1]
+        [on_book_page] = buy_buttons(http.get(book.page_path).text)
+        assert on_book_page[0] == book.slug
+        pressed = next(f"{slug} {store}" for slug, store in home if slug == content.BOOKS[0].slug)
+        on_book = f"{on_book_page[0]} {on_book_page[1]}"
+        other = content.BOOKS[2]
+        genuine = f"{other.slug} {urlsplit(str(other.book_link)).hostname}"
+        # On Home, on the book's page, again on another visit of it, and another book; as site.js sends it.
+        for body in (pressed, on_book, on_book, genuine):
+            sent = {"Origin": server.base_url, "Content-Type": "text/plain;charset=UTF-8"}
+            answer = http.post(buy_beacon.PATH, content=body, headers=sent)
+            assert answer.status_code == 204 and answer.content == b""
+    assert added_since(db_url, before, ("buy", genuine)) == {
         ("site", ""): (2, 1),  # the two pages read, and no beacon among the page views
         ("page", "/"): (1, 1),
         ("page", book.page_path): (1, 1),

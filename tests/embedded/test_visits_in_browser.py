@@ -1,15 +1,6 @@
-"""Counting as a visitor's browser sees it (issue 42), in Chromium with a desktop browser's user agent
-(headless Chromium's own is a bot's) against publisher-serve on the embedded gateway, counting on.
-
-Counting stores nothing in the browser and reads nothing from it, and no public page stores
-anything there or reads it (issue 48): no cookie, no localStorage or sessionStorage entry and no
-call to either on any page, the form pages and the list's link pages included (their app keeps its
-token in the page's memory), also after a form was sent and after the page was left (React
-Router's scroll positions); and no request but the page's own, except one
-beacon to /count/buy when a buy button is pressed (once per book per page). The press
-still opens the store's page in a new tab, with JavaScript and without. The store's host is
-answered by the test (route-fulfilled), so nothing leaves the machine.
-"""
+"""Counting as a visitor's browser sees it, in Chromium against publisher-serve counting on: no page
+stores anything in the browser or reads it, and no request leaves but the page's own and one beacon
+per book pressed; a press opens the store (answered by the test)."""
 
 from __future__ import annotations
 
@@ -43,8 +34,12 @@ def counting_site(built_site, tmp_path_factory) -> Iterator[tuple[ProductionServ
         yield server, db_url
 
 
-def store_answered_here(context: BrowserContext) -> list[str]:
-    """The stores' pages answered by the test; the URLs the browser asked them for."""
+@pytest.fixture
+def visitor(browser: Browser) -> Iterator[tuple[BrowserContext, list[str]]]:
+    """A desktop browser of its own; the stores' pages answered by the test, and the URLs asked of them."""
+    context = browser.new_context(viewport=DESKTOP, user_agent=desktop_chrome())
+    context.set_default_timeout(15_000)
+    context.add_init_script(STORAGE_WATCH)
     asked: list[str] = []
 
     def answer(route):
@@ -54,15 +49,6 @@ def store_answered_here(context: BrowserContext) -> list[str]:
     for host in STORE_HOSTS:
         context.route(f"https://{host}/**", answer)
         context.route(f"http://{host}/**", answer)
-    return asked
-
-
-@pytest.fixture
-def visitor(browser: Browser) -> Iterator[tuple[BrowserContext, list[str]]]:
-    context = browser.new_context(viewport=DESKTOP, user_agent=desktop_chrome())
-    context.set_default_timeout(15_000)
-    context.add_init_script(STORAGE_WATCH)
-    asked = store_answered_here(context)
     yield context, asked
     context.close()
 
@@ -207,21 +193,3 @@ def test_a_press_on_home_and_on_a_book_page_sends_one_beacon_each_counted_with_i
     assert added == {("buy", f"{home_book.slug} {home_store}"): (1, 1), last: (1, 1)}
     assert context.cookies() == []
     assert home_console.errors == [] and book_console.errors == []  # connect-src 'self' lets it go
-
-
-def test_without_javascript_the_buy_button_still_opens_the_store(browser: Browser, counting_site):
-    server, _ = counting_site
-    context = browser.new_context(viewport=DESKTOP, user_agent=desktop_chrome(), java_script_enabled=False)
-    try:
-        asked = store_answered_here(context)
-        page = context.new_page()
-        log = NetworkLog(page)
-        for path, book in (("/", content.BOOKS[2]), (content.BOOKS[2].page_path, content.BOOKS[2])):
-            page.goto(server.base_url + path)
-            store = press_buy(page, book.slug)
-            assert store.url == str(book.book_link)
-            expect(store.locator("body")).to_contain_text("The store's page for this book.")
-        assert asked == [str(content.BOOKS[2].book_link)] * 2
-        assert log.beacons() == []  # not counted without JavaScript, as docs/privacy.md says
-    finally:
-        context.close()

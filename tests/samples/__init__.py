@@ -1,9 +1,5 @@
-"""Emails as real servers write them, shared by the unit tests and the services tests.
-
-A sample is a file with placeholders rather than a finished email, so a test can address it
-to the VERP address, reader and Message-ID of the email it pretends came back: the mailbox
-reader matches a report to an email by exactly those.
-"""
+"""Emails as real servers write them, with placeholders so a test addresses each to the VERP address,
+reader and Message-ID of the email it pretends came back (shared by unit and services tests)."""
 
 from __future__ import annotations
 

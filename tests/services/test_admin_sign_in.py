@@ -1,9 +1,5 @@
-"""The dashboard's sign-in: ``admin invite|list|revoke``, and the WebAuthn ceremonies over HTTP
-(server/admin_sign_in.py) answered by a software passkey (tests/authenticator.py). Chromium's
-virtual authenticator drives the same pages in tests/embedded/test_dashboard.py.
-
-On SQLite; also on PostgreSQL where its SQL differs: a ceremony is begun under an advisory lock
-(storage/admins.begin_ceremony) and taken, like an enrolment, with SELECT ... FOR UPDATE."""
+"""The dashboard's sign-in: ``admin invite|list|revoke`` and the WebAuthn ceremonies over HTTP, answered
+by a software passkey (tests/authenticator.py); on PostgreSQL too where its SQL differs (locks)."""
 
 from __future__ import annotations
 
@@ -19,8 +15,8 @@ from publisher.limits import submits
 from publisher.limits.submits import Limiter
 from publisher.rules import admin_access
 from publisher.rules.admin_access import RelyingParty
-from publisher.server import admin_downloads, admin_sign_in, routes
-from publisher.storage import admins, database
+from publisher.server import admin_sign_in, middleware
+from publisher.storage import admins, tables
 from publisher.storage.tables import AdminCeremony, utc_now
 from tests.authenticator import SoftPasskey
 from tests.databases import ON_BOTH_DATABASES
@@ -44,7 +40,7 @@ def client(db_url, monkeypatch):
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     submits.shared_limiter.set(Limiter())
     yield lambda: httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=routes.route_table(not_found, db_url=db_url)), base_url=ORIGIN
+        transport=httpx.ASGITransport(app=middleware.route_table(not_found, db_url=db_url)), base_url=ORIGIN
     )
     submits.shared_limiter.set(None)
 
@@ -94,12 +90,10 @@ def signed_in_as(db_url: str, session: str) -> str | None:
 
 def stored_text(db_url: str) -> str:
     """Every value of every admin table, as text: where a token would show if it were stored."""
-    engine = sqlalchemy.create_engine(db_url.replace("postgresql+psycopg", "postgresql+psycopg"))
     rows = []
-    with engine.connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         for table in ("admin", "admin_passkey", "admin_enrolment", "admin_session", "admin_ceremony"):
             rows += [repr(tuple(row)) for row in connection.execute(sqlalchemy.text(f"SELECT * FROM {table}"))]
-    engine.dispose()
     return "\n".join(rows)
 
 
@@ -140,24 +134,19 @@ async def test_an_invitation_enrols_a_passkey_once_and_signs_in_with_an_httponly
 
 
 @pytest.mark.asyncio
-async def test_a_passkey_whose_counter_goes_backwards_is_refused_and_logged(client, db_url, caplog):
-    passkey = SoftPasskey(ORIGIN)
-    async with client() as http:
-        assert (await enrol(http, invite(db_url), passkey)).status_code == 200
-        assert (await sign_in(http, passkey, counter=5)).status_code == 200
-        with caplog.at_level(logging.ERROR, logger=admin_sign_in.__name__):
-            cloned = await sign_in(http, passkey, counter=3)
-    assert cloned.status_code == 400 and "set-cookie" not in cloned.headers
-    assert "signature counter went backwards" in caplog.text
-
-
-@pytest.mark.asyncio
-async def test_revoke_ends_every_session_at_once_and_the_passkey_no_longer_signs_in(client, db_url):
+async def test_a_cloned_passkey_is_refused_and_logged_and_revoke_ends_every_session_and_the_passkey(
+    client, db_url, caplog
+):
     passkey = SoftPasskey(ORIGIN)
     async with client() as http:
         session = session_of(await enrol(http, invite(db_url), passkey))
+        assert (await sign_in(http, passkey, counter=5)).status_code == 200
+        with caplog.at_level(logging.ERROR, logger=admin_sign_in.__name__):
+            cloned = await sign_in(http, passkey, counter=3)
+        assert cloned.status_code == 400 and "set-cookie" not in cloned.headers
+        assert "signature counter went backwards" in caplog.text
         revoked = publisher_gateway(db_url, "admin", "revoke", "Ada")
-        assert "1 passkey(s) removed, 1 session(s) ended" in revoked.stderr
+        assert "1 passkey(s) removed, 2 session(s) ended" in revoked.stderr
         assert signed_in_as(db_url, session) is None
         refused = await sign_in(http, passkey)
         assert refused.status_code == 400 and "set-cookie" not in refused.headers
@@ -207,51 +196,13 @@ async def test_failed_attempts_are_limited_per_address_and_then_refused_before_b
         assert right.status_code == 429
 
 
-@pytest.mark.asyncio
-async def test_only_the_cookie_name_of_the_connections_scheme_counts_and_two_session_cookies_open_nothing(
-    client, db_url, monkeypatch
-):
-    """A cookie planted from a sibling subdomain or over plain http (``publisher-admin``, which
-    anyone on the network or a sibling host can set) must not decide whose session a request is.
-    Bob's session planted beside Ada's own ``__Host-`` cookie downloads nothing as Bob."""
-    monkeypatch.setattr(admin_downloads, "relying_party", lambda: PARTY)
-    async with client() as http:
-        ada = session_of(await enrol(http, invite(db_url, "Ada"), SoftPasskey(ORIGIN)))
-        bob = session_of(await enrol(http, invite(db_url, "Bob"), SoftPasskey(ORIGIN)))
-    downloads = routes.route_table(not_found, db_url=db_url)
-
-    async def audit_download(base_url: str, cookie: str) -> httpx.Response:
-        transport = httpx.ASGITransport(app=downloads)
-        async with httpx.AsyncClient(transport=transport, base_url=base_url) as http:
-            return await http.post("/admin/api/audit.csv", headers={**FROM_PAGE, "Cookie": cookie})
-
-    def last_downloader() -> str:
-        return admins.audit_log(limit=1, db_url=db_url)[0].admin
-
-    https, http_only = ORIGIN, "http://books.example.com"
-    assert (await audit_download(https, f"__Host-publisher-admin={ada}")).status_code == 200
-    assert last_downloader() == "Ada"
-    for cookie in (
-        f"publisher-admin={bob}; __Host-publisher-admin={ada}",  # the planted one first, as a browser may send it
-        f"__Host-publisher-admin={ada}; publisher-admin={bob}",
-        f"publisher-admin={bob}",  # over https the plain name is nobody's
-    ):
-        assert (await audit_download(https, cookie)).status_code == 403, cookie
-    assert (await audit_download(http_only, f"__Host-publisher-admin={bob}")).status_code == 403
-    assert (await audit_download(http_only, f"publisher-admin={bob}")).status_code == 200  # development
-    assert last_downloader() == "Bob"
-    assert [line.admin for line in admins.audit_log(db_url=db_url)] == ["Bob", "Ada"]  # nothing else downloaded
-
-
 def from_address(db_url: str, address: str, clock=None) -> httpx.AsyncClient:
-    """The sign-in endpoints as a client at ``address`` sees them."""
-    app = routes.route_table(not_found, db_url=db_url, clock=clock)
+    app = middleware.route_table(not_found, db_url=db_url, clock=clock)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=(address, 40000)), base_url=ORIGIN)
 
 
 def open_ceremonies(db_url: str) -> int:
-    """How many ceremonies wait for their answer, run out or not (what the table holds)."""
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         return connection.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(AdminCeremony)).scalar_one()
 
 
@@ -262,9 +213,7 @@ async def ask_sign_in(http: httpx.AsyncClient) -> httpx.Response:
 @ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_a_flood_of_sign_in_ceremonies_from_one_address_is_refused_and_the_table_stops_at_five(client, db_url):
-    """Five ceremonies may wait for their answer per address, and 40 may be begun per address in
-    10 minutes (the forms' per-address limit, counted before anything is written): a flood gets
-    429 and the table holds five rows, while another address is served."""
+    """Five may wait per address and 40 be begun in 10 minutes; another address is served."""
     async with from_address(db_url, "203.0.113.5") as flood:
         started = [await ask_sign_in(flood) for _ in range(5)]
         assert [answer.status_code for answer in started] == [200] * 5
@@ -279,7 +228,6 @@ async def test_a_flood_of_sign_in_ceremonies_from_one_address_is_refused_and_the
         assert open_ceremonies(db_url) == 6
 
         async def answer_badly(ceremony: httpx.Response) -> None:
-            """An answer takes its ceremony, right or wrong: a place is free again."""
             answered = await flood.post(
                 "/admin/api/sign-in",
                 json={"ceremony": ceremony.json()["ceremony"], "credential": {}},
@@ -298,11 +246,8 @@ async def test_a_flood_of_sign_in_ceremonies_from_one_address_is_refused_and_the
 @ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_the_whole_site_keeps_at_most_1000_ceremonies_waiting_and_frees_them_as_they_expire(client, db_url):
-    """However many addresses a flood comes from, the table stops at 1,000 waiting ceremonies;
-    once they run out (5 minutes), sign-ins are served again and the stale rows are cleared."""
     now = utc_now()
-    engine = sqlalchemy.create_engine(db_url)
-    with engine.begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         connection.execute(
             sqlalchemy.insert(AdminCeremony),
             [
@@ -316,7 +261,6 @@ async def test_the_whole_site_keeps_at_most_1000_ceremonies_waiting_and_frees_th
                 for number in range(998)
             ],
         )
-    engine.dispose()
     for number, address in enumerate(("198.51.100.1", "198.51.100.2")):
         async with from_address(db_url, address, clock=lambda: now) as http:
             assert (await ask_sign_in(http)).status_code == 200, number
@@ -334,7 +278,7 @@ async def test_the_whole_site_keeps_at_most_1000_ceremonies_waiting_and_frees_th
 def test_an_enrolment_link_expires_after_24_hours_and_a_session_after_30_idle_minutes(db_url):
     now = utc_now()
     token = admin_access.new_token()
-    admins.invite("Ada", admin_access.token_hash(token), admin_access.new_user_handle(), now=now, db_url=db_url)
+    admins.invite("Ada", admin_access.token_hash(token), admin_access.new_token(), now=now, db_url=db_url)
     assert admins.enrolment_admin(admin_access.token_hash(token), now + timedelta(hours=23), db_url) is not None
     assert admins.enrolment_admin(admin_access.token_hash(token), now + timedelta(hours=24), db_url) is None
 
@@ -348,18 +292,17 @@ def test_an_enrolment_link_expires_after_24_hours_and_a_session_after_30_idle_mi
     assert admins.session_admin(session, IDLE, now + timedelta(minutes=1), db_url=db_url) is None  # its row is gone
 
 
-def test_with_the_cloud_gateway_there_is_no_dashboard_and_invite_says_why(db_url):
-    result = publisher_gateway(
-        db_url, "admin", "invite", "Ada", check=False, env={"PUBLISHER_GATEWAY_URL": "https://abc.example.com"}
-    )
+@pytest.mark.parametrize(
+    ("name", "env", "why"),
+    [
+        ("Ada", {"PUBLISHER_GATEWAY_URL": "https://abc.example.com"}, "PUBLISHER_GATEWAY_URL is set, so the cloud"),
+        ("Ada\x1b[31m", {}, "printable text on one line"),
+    ],
+)
+def test_invite_refuses_with_the_cloud_gateway_or_an_unprintable_name_and_says_why(db_url, name, env, why):
+    result = publisher_gateway(db_url, "admin", "invite", name, check=False, env=env)
     assert result.returncode == 2 and result.stdout == ""
-    assert "PUBLISHER_GATEWAY_URL is set, so the cloud gateway keeps the list" in result.stderr
-
-
-def test_an_unprintable_name_is_refused_at_the_door(db_url):
-    result = publisher_gateway(db_url, "admin", "invite", "Ada\x1b[31m", check=False)
-    assert result.returncode == 2 and result.stdout == ""
-    assert "printable text on one line" in result.stderr
+    assert why in result.stderr
 
 
 @pytest.mark.asyncio
@@ -378,8 +321,7 @@ class LoopStopped(Exception):
 @ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_a_ceremony_that_ran_out_goes_with_its_address_within_a_minute_though_no_other_begins(client, db_url):
-    """A stranger asks for a sign-in and never answers: the lifespan task deletes the ceremony, and
-    the address it keeps, at its first turn after the ceremony ran out (5 minutes), a minute at most."""
+    """A stranger never answers: the lifespan task deletes the ceremony and its address at its first turn after."""
     started = utc_now()
     now = [started]
     async with from_address(db_url, "198.51.100.40", clock=lambda: now[0]) as stranger:
@@ -396,7 +338,6 @@ async def test_a_ceremony_that_ran_out_goes_with_its_address_within_a_minute_tho
 
     with pytest.raises(LoopStopped):
         await admin_sign_in.clear_ceremonies(db_url, clock=lambda: now[0], sleep=time_passes)
-    assert admin_sign_in.CEREMONY_SWEEP_S == 60
     assert turns == [(0, 1), (60, 1), (120, 1), (180, 1), (240, 1), (300, 0), (360, 0)]
     assert "198.51.100.40" not in stored_text(db_url)
 

@@ -1,11 +1,4 @@
-"""The benchmarks that take seconds on a tiny input, each run as a reader starts it (its script by
-the venv's interpreter, from the project's folder, none of the site's variables) and held to what
-its output promises: that it measured, and that its own checks ran.
-
-`make bench` runs every benchmark at its real size (minutes each: never part of `make test`);
-tests/unit/test_benchmarks.py holds its commands to the tree, and runs the one that needs no
-process; tests/embedded/test_benchmarks.py runs the house on the suite's build.
-"""
+"""Smoke tests of the benchmarks that take seconds on a tiny input, run as a reader starts them."""
 
 from __future__ import annotations
 
@@ -14,7 +7,6 @@ import re
 from tests.doc_commands import run_benchmark
 from tests.postgres import PostgresServer
 
-# A guard against a hang, far above the seconds each takes.
 RUN_S = 300
 TIMED = r"p50 +[\d.]+ ms +p95 +[\d.]+ ms +max +[\d.]+ ms"
 
@@ -24,10 +16,6 @@ def benchmark(*arguments: str) -> str:
 
 
 def test_visits_flushes_a_tiny_day_to_sqlite_and_postgresql_and_marks_its_visitors_in_redis(postgres: PostgresServer):
-    """benchmarks/visits.py's flush part, into the suite's own PostgreSQL: one worker's batch written
-    in one flush each and read back whole (the benchmark fails when a view is missing), then its
-    visitors marked in Redis's day sets (a Redis of its own, started in a moment). Its serving part
-    needs the build and two servers: `make bench` runs it."""
     database = postgres.url(postgres.migrated_database())
     output = benchmark(
         "benchmarks/visits.py", "--part", "flush", "--views", "3000", "--visitors", "400", "--postgres-url", database
@@ -41,8 +29,6 @@ def test_visits_flushes_a_tiny_day_to_sqlite_and_postgresql_and_marks_its_visito
 
 
 def test_the_outbox_delivers_every_message_and_queues_them_while_smtp_is_down():
-    """benchmarks/outbox.py on SQLite: the visitor's wait and the time to the inbox measured, every
-    message received once (its own Message-ID), the rest queued while SMTP was down."""
     output = benchmark("benchmarks/outbox.py", "--messages", "3")
     assert "3 messages, SQLite, one worker" in output
     for measured in ("gateway answer, SMTP up", "stored -> accepted by the SMTP server", "gateway answer, SMTP down"):
@@ -51,13 +37,10 @@ def test_the_outbox_delivers_every_message_and_queues_them_while_smtp_is_down():
 
 
 def test_the_dashboard_times_its_refresh_and_shows_the_readers_and_visits_it_was_given():
-    """benchmarks/dashboard.py on SQLite with two days of visit counts: each read timed, and the
-    figures it read are those of the list and the visits it stored."""
     output = benchmark(
         "benchmarks/dashboard.py", "--readers", "200", "--messages", "10", "--rounds", "3", "--visits", "2"
     )
     assert "200 readers, 10 messages, SQLite" in output
-    # A quarter of the readers pending, a tenth unsubscribed, the rest confirmed.
     assert "the counts it shows: Confirmed 130, Pending 50, Unsubscribed 20, Bounced 0" in output
     for measured in (
         "session check",

@@ -1,10 +1,5 @@
-"""Bounces and complaints: at sending time against aiosmtpd, and what each kind does to a reader,
-a campaign and the import (the mailbox: test_bounce_mailbox.py). On SQLite; the pause past the
-bounce threshold (its campaign row read FOR UPDATE while a batch sends) on PostgreSQL too.
-
-The senders' clock is injected, so retries that give up and soft bounces days apart are
-tested by moving the clock, not by waiting.
-"""
+"""Bounces and complaints: at sending time against aiosmtpd, and what each does to a reader, a campaign
+and the import (the mailbox: test_bounce_mailbox.py); the pause past the threshold on PostgreSQL too."""
 
 from __future__ import annotations
 
@@ -16,15 +11,15 @@ import pytest
 import sqlalchemy
 import sqlmodel
 
-from publisher import content, returns
-from publisher.mail import announce, mailer, outbox
-from publisher.rules import bounces
+from publisher import content
+from publisher.mail import announce, outbox
+from publisher.rules import bounces, list_rules
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import bounce_records, campaigns, database, subscribers, tables
+from publisher.storage import bounce_records, campaigns, subscribers, tables
 from publisher.storage.bounce_records import Report
 from publisher.storage.subscribers import SignUp
 from tests.databases import ON_BOTH_DATABASES
-from tests.services.test_campaign import Clock, mail_for, readers, sender_for, start_campaign
+from tests.services.test_campaign import Clock, mail_for, readers, recipients, sender_for, start_campaign
 from tests.services.test_new_release_list import consent_record
 from tests.smtp import LIST_SECRET, POSTAL_ADDRESS
 from tests.support import publisher_gateway
@@ -33,9 +28,13 @@ BOUNCE_ADDRESS = "bounces@animals.example"
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
 
-def status_of(db_url: str, email: str) -> str:
+def row_of(db_url: str, email: str) -> tables.Subscriber:
     [row] = [row for row in subscribers.list_subscribers(db_url=db_url) if row.email == email]
-    return row.status
+    return row
+
+
+def status_of(db_url: str, email: str) -> str:
+    return row_of(db_url, email).status
 
 
 def events(db_url: str, email: str) -> list[tuple[str, str, str | None]]:
@@ -49,22 +48,34 @@ def jobs(db_url: str, status: str) -> list[tables.Delivery]:
         return list(session.exec(statement.order_by(tables.Delivery.id)))
 
 
+def record(report: Report, db_url: str, now: datetime | None = None) -> bounce_records.Recorded:
+    [recorded] = bounce_records.record_all([report], db_url, now=now)
+    return recorded
+
+
 def sign_up(email: str) -> SignUp:
     return SignUp(email=email, name="Jo Reader")
 
 
-# --- At sending time: a campaign. ---
-
-
 @pytest.mark.asyncio
-async def test_a_reader_refused_with_550_5_1_1_is_bounced_and_the_next_campaign_reaches_only_the_confirmed(
+async def test_550_5_1_1_bounces_its_reader_a_4xx_is_retried_and_the_next_campaign_reaches_only_the_confirmed(
     db_url, smtp_server
 ):
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0", PUBLISHER_BOUNCE_ADDRESS=BOUNCE_ADDRESS)
     readers(db_url, 5)
     smtp_server.refused_recipients.add("reader2@readers.example")
+    smtp_server.deferred_recipients.add("reader3@readers.example")
     first = start_campaign(db_url, mail)
-    await sender_for(mail, db_url, Clock()).send_due()
+    clock = Clock()
+    await sender_for(mail, db_url, clock).send_due()
+    assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in (0, 1, 4)]
+    assert campaigns.campaign_counts(first.id, db_url) == {"pending": 1, "sent": 3, "failed": 1, "skipped": 0}
+    assert campaigns.get_campaign(first.id, db_url).status == tables.SENDING
+    smtp_server.deferred_recipients.clear()
+    clock.now += timedelta(seconds=16)  # the outbox's first retry delay
+    await sender_for(mail, db_url, clock).send_due()
+    assert recipients(smtp_server)[-1] == "reader3@readers.example"
+    assert campaigns.get_campaign(first.id, db_url).status == tables.FINISHED
 
     assert status_of(db_url, "reader2@readers.example") == ListStatus.BOUNCED
     [(event, how, detail)] = [item for item in events(db_url, "reader2@readers.example") if item[0] == "bounced"]
@@ -128,21 +139,6 @@ async def test_a_campaign_pauses_itself_past_the_bounce_threshold_and_resuming_j
     assert campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
 
 
-def test_campaigns_shows_each_campaigns_bounces_complaints_and_rates(db_url):
-    readers(db_url, 4)
-    item = campaigns.create_campaign("a-book", "s", lambda _r: f"<{_r}@m.example>", T0, outbox.RETRY_FOR, db_url)
-    queued = jobs(db_url, tables.PENDING)
-    _mark_sent(db_url, [job.id for job in queued], T0)
-    bounce_records.record(Report(bounces.HARD, "550 5.1.1 unknown", tables.FROM_MAILBOX, queued[0].id), db_url)
-    bounce_records.record(Report(bounces.COMPLAINT, "abuse", tables.FROM_WEBHOOK, queued[1].id), db_url)
-    out = publisher_gateway(db_url, "campaigns").stdout
-    assert f"#{item.id}  a-book  SENDING" in out
-    assert "    1 hard bounces, 0 soft bounces, 1 complaints (bounce rate 25.00 %, complaint rate 25.00 %)" in out
-
-
-# --- At sending time: the outbox's confirmation and welcome emails. ---
-
-
 @pytest.mark.asyncio
 async def test_a_confirmation_refused_for_good_bounces_the_address_and_a_new_sign_up_starts_afresh(db_url, smtp_server):
     mail = mail_for(smtp_server, PUBLISHER_BOUNCE_ADDRESS=BOUNCE_ADDRESS)
@@ -185,28 +181,8 @@ async def test_a_4xx_is_retried_and_only_the_retries_giving_up_count_one_soft_bo
     assert status_of(db_url, "full@readers.example") == ListStatus.PENDING  # one soft bounce is not three
 
 
-@pytest.mark.asyncio
-async def test_the_publishers_own_emails_keep_their_envelope_sender(db_url, smtp_server):
-    mail = mail_for(smtp_server, PUBLISHER_BOUNCE_ADDRESS=BOUNCE_ADDRESS)
-    message = mailer.contact_email(
-        mail,
-        sender_name="Jo",
-        sender_email="jo@example.org",
-        subject="Hi",
-        text="Hello",
-        received_at=T0,
-        message_id="<c1@animals.example>",
-    )
-    await mailer.send(message, mail)
-    [received] = smtp_server.received
-    assert received.mail_from == "site@animals.example"
-
-
-# --- What each kind does to a reader. ---
-
-
 def _mark_sent(db_url: str, ids: list[int], at: datetime) -> None:
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         connection.execute(
             sqlalchemy.update(tables.Delivery)
             .where(tables.Delivery.id.in_(ids))
@@ -220,21 +196,14 @@ def _release_to(db_url: str, email: str, slug: str, at: datetime) -> int:
     [job] = [
         row
         for row in jobs(db_url, tables.PENDING)
-        if row.campaign_id == item.id and row.source_id == _id_of(db_url, email)
+        if row.campaign_id == item.id and row.source_id == row_of(db_url, email).id
     ]
     _mark_sent(db_url, [job.id], at)
     return job.id
 
 
-def _id_of(db_url: str, email: str) -> int:
-    [row] = [row for row in subscribers.list_subscribers(db_url=db_url) if row.email == email]
-    return row.id
-
-
 def _soft(db_url: str, delivery_id: int, at: datetime) -> bounce_records.Recorded:
-    return bounce_records.record(
-        Report(bounces.SOFT, "452 4.2.2 mailbox full", tables.FROM_MAILBOX, delivery_id), db_url, now=at
-    )
+    return record(Report(bounces.SOFT, "452 4.2.2 mailbox full", tables.FROM_MAILBOX, delivery_id), db_url, now=at)
 
 
 def test_three_soft_bounces_from_three_emails_bounce_a_reader_and_a_delivered_email_between_resets(db_url):
@@ -259,29 +228,14 @@ def test_three_soft_bounces_from_three_emails_bounce_a_reader_and_a_delivered_em
     assert how == "soft bounces" and detail.startswith("3 soft bounces in a row, the last: 452 4.2.2")
 
 
-def test_a_complaint_unsubscribes_at_once_and_the_record_says_complaint(db_url):
-    readers(db_url, 1)
-    T0 = tables.utc_now() + timedelta(minutes=1)  # noqa: N806 - after the import (its sign-up)
-    reader = "reader0@readers.example"
-    job = _release_to(db_url, reader, "book-1", T0)
-    recorded = bounce_records.record(Report(bounces.COMPLAINT, "abuse report", tables.FROM_MAILBOX, job), db_url)
-    assert recorded.outcome == bounce_records.MADE_UNSUBSCRIBED
-    assert status_of(db_url, reader) == ListStatus.UNSUBSCRIBED
-    assert events(db_url, reader)[-1] == ("unsubscribed", "complaint", "abuse report")
-
-
 def test_the_import_never_brings_back_a_bounced_or_complained_address_but_the_form_does(db_url, smtp_server):
     readers(db_url, 2)
-    bounce_records.record(
-        Report(bounces.HARD, "550 5.1.1", tables.FROM_WEBHOOK, email="reader0@readers.example"), db_url
-    )
-    bounce_records.record(
-        Report(bounces.COMPLAINT, "spam", tables.FROM_WEBHOOK, email="reader1@readers.example"), db_url
-    )
+    record(Report(bounces.HARD, "550 5.1.1", tables.FROM_WEBHOOK, email="reader0@readers.example"), db_url)
+    record(Report(bounces.COMPLAINT, "spam", tables.FROM_WEBHOOK, email="reader1@readers.example"), db_url)
     report = subscribers.import_rows(
         [
-            subscribers.ImportRow(2, "reader0@readers.example", "Reader 0", ListStatus.CONFIRMED),
-            subscribers.ImportRow(3, "reader1@readers.example", "Reader 1", ListStatus.CONFIRMED),
+            list_rules.ImportRow(2, "reader0@readers.example", "Reader 0", ListStatus.CONFIRMED),
+            list_rules.ImportRow(3, "reader1@readers.example", "Reader 1", ListStatus.CONFIRMED),
         ],
         "old list",
         db_url,
@@ -299,33 +253,32 @@ def test_a_late_bounce_of_an_email_from_before_a_new_sign_up_changes_nothing(db_
     T0 = tables.utc_now() + timedelta(minutes=1)  # noqa: N806 - after the import (its sign-up)
     reader = "reader0@readers.example"
     old = _release_to(db_url, reader, "book-1", T0)
-    bounce_records.record(Report(bounces.HARD, "550", tables.FROM_MAILBOX, old), db_url, now=T0 + timedelta(hours=1))
+    record(Report(bounces.HARD, "550", tables.FROM_MAILBOX, old), db_url, now=T0 + timedelta(hours=1))
     assert status_of(db_url, reader) == ListStatus.BOUNCED
     mail = mail_for(smtp_server)
     subscribers.subscribe(sign_up(reader), outbox.job_for(mail), db_url, now=T0 + timedelta(days=1))
-    again = bounce_records.record(
+    again = record(
         Report(bounces.COMPLAINT, "late report", tables.FROM_MAILBOX, old), db_url, now=T0 + timedelta(days=2)
     )
     assert again.outcome == bounce_records.COUNTED
     assert status_of(db_url, reader) == ListStatus.PENDING
 
 
-def test_a_report_about_a_stranger_is_not_kept(db_url):
-    recorded = returns.take([Report(bounces.HARD, "550", tables.FROM_WEBHOOK, email="stranger@example.net")], db_url)
-    assert [item.outcome for item in recorded] == [bounce_records.NOT_ON_THE_LIST]
-    assert bounce_records.list_bounces(db_url=db_url) == []
-
-
-def test_the_commands_list_bounced_readers_and_the_latest_bounces(db_url):
-    readers(db_url, 3)
-    bounce_records.record(
-        Report(bounces.HARD, "550 5.1.1 no such user", tables.FROM_WEBHOOK, email="reader1@readers.example"), db_url
-    )
+def test_the_commands_show_each_campaigns_rates_the_bounced_readers_and_the_latest_bounces(db_url):
+    readers(db_url, 4)
+    sent_at = tables.utc_now() + timedelta(minutes=1)  # after the import (its sign-up)
+    item = campaigns.create_campaign("a-book", "s", lambda _r: f"<{_r}@m.example>", sent_at, outbox.RETRY_FOR, db_url)
+    _mark_sent(db_url, [job.id for job in jobs(db_url, tables.PENDING)], sent_at)
+    record(Report(bounces.HARD, "550 5.1.1 no such user", tables.FROM_WEBHOOK, email="reader1@readers.example"), db_url)
+    record(Report(bounces.COMPLAINT, "abuse", tables.FROM_MAILBOX, email="reader2@readers.example"), db_url)
+    out = publisher_gateway(db_url, "campaigns").stdout
+    assert f"#{item.id}  a-book  SENDING" in out
+    assert "    1 hard bounces, 0 soft bounces, 1 complaints (bounce rate 25.00 %, complaint rate 25.00 %)" in out
     listed = publisher_gateway(db_url, "subscribers", "--status", "bounced").stdout.splitlines()
     assert len(listed) == 2 and listed[1].startswith("reader1@readers.example,") and ",bounced," in listed[1]
     shown = publisher_gateway(db_url, "bounces", "--since", "1d").stdout
     assert "reader1@readers.example  hard  (webhook)" in shown and "550 5.1.1 no such user" in shown
-    assert "1 bounces and complaints since " in shown and ": 1 hard, 0 soft, 0 complaints." in shown
+    assert "2 bounces and complaints since " in shown and ": 1 hard, 0 soft, 1 complaints." in shown
     future = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
     assert publisher_gateway(db_url, "bounces", "--since", future).stdout.startswith("0 bounces and complaints since")
     wrong = publisher_gateway(db_url, "bounces", "--since", "last week", check=False)
@@ -349,7 +302,7 @@ def test_announce_shows_why_a_campaign_paused_and_asks_before_resuming_it(db_url
     # Asked, the publisher says no: it stays paused.
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setattr(database, "engine", lambda _url=None, real=database.engine: real(db_url))
+    monkeypatch.setattr(tables, "engine", lambda _url=None, real=tables.engine: real(db_url))
     monkeypatch.setattr(tables, "open_session", lambda _url=None, real=tables.open_session: real(db_url))
     out = io.StringIO()
     questions: list[str] = []
@@ -368,9 +321,7 @@ def test_announce_shows_why_a_campaign_paused_and_asks_before_resuming_it(db_url
 def test_forget_erases_the_bounces_about_an_address_and_its_emails_to_the_bounce_address(db_url):
     readers(db_url, 2)
     for n in (0, 1):
-        bounce_records.record(
-            Report(bounces.HARD, "550 5.1.1", tables.FROM_WEBHOOK, email=f"reader{n}@readers.example"), db_url
-        )
+        record(Report(bounces.HARD, "550 5.1.1", tables.FROM_WEBHOOK, email=f"reader{n}@readers.example"), db_url)
     place = bounce_records.MailboxPlace("INBOX", 1)
     for uid, (subject, sender) in enumerate(
         [("Out of the list?", "Reader0@Readers.example"), ("Hello", "someone@example.net")], start=1

@@ -1,11 +1,5 @@
-"""A release campaign: its rules, its email, and its sending against aiosmtpd.
-
-Sending runs on SQLite; its batch claims (FOR UPDATE SKIP LOCKED), leases and throttle row (ON
-CONFLICT, FOR UPDATE) are PostgreSQL's own SQL there, so the tests of those run on both.
-
-The senders' clock and sleep are injected, so the throttle's pace and a lease that
-runs out are tested by moving the clock, not by waiting.
-"""
+"""A release campaign: its rules, its email, and its sending against aiosmtpd, the clock and sleep injected.
+On SQLite; batch claims, leases and the throttle row (PostgreSQL's own SQL) on both databases."""
 
 from __future__ import annotations
 
@@ -25,13 +19,14 @@ import sqlalchemy
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from publisher import content
-from publisher.config import settings
-from publisher.config.settings import ConfigurationError, mail_settings
+from publisher import content, returns
+from publisher.config import mail_config, settings
+from publisher.config.settings import ConfigurationError, from_environ
 from publisher.content import list_copy
 from publisher.content.site import BRAND_NAME
-from publisher.mail import campaign, headers, mailer, outbox, release_email
-from publisher.storage import campaigns, database, queue, subscribers, tables
+from publisher.mail import campaign, mailer, outbox, release_email
+from publisher.rules import list_rules
+from publisher.storage import campaigns, queue, subscribers, tables
 from tests.databases import ON_BOTH_DATABASES
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 
@@ -55,14 +50,17 @@ class Clock:
         self.slept.append(seconds)
         self.now += timedelta(seconds=seconds)
 
+    def advance(self, **delta) -> None:
+        self.now += timedelta(**delta)
+
 
 def mail_for(server: SmtpServer, **extra: str):
-    return mail_settings(server.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL, **extra))
+    return from_environ(server.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL, **extra)).mail
 
 
 def readers(db_url: str, count: int, status: str = "confirmed", start: int = 0) -> None:
     rows = [
-        subscribers.ImportRow(n, f"reader{n}@readers.example", f"Reader {n}", status)
+        list_rules.ImportRow(n, f"reader{n}@readers.example", f"Reader {n}", status)
         for n in range(start, start + count)
     ]
     subscribers.import_rows(rows, "test", db_url)
@@ -109,14 +107,6 @@ def test_a_batch_is_a_few_seconds_of_sending_and_a_dead_sender_holds_at_most_fif
     assert campaign.batch_size(0) == campaign.BATCH_MAX == 50
 
 
-def test_failures_in_a_row_pause_and_a_success_resets_the_count():
-    streak = campaign.FailureStreak(limit=3)
-    assert not streak.failure(1) and not streak.failure(2)
-    streak.success()
-    assert not streak.failure(3) and not streak.failure(4)
-    assert streak.failure(5) and streak.ids == [3, 4, 5]
-
-
 def test_only_leases_of_dead_processes_on_this_machine_are_freed():
     holders = ["here:100:aa", "here:200:bb", "there:100:cc", "odd"]
     assert campaign.dead_workers(holders, "here", alive=lambda pid: pid == 200) == ["here:100:aa"]
@@ -146,7 +136,7 @@ def body(message: EmailMessage, subtype: str) -> str:
     return message.get_body((subtype,)).get_content().replace("\r\n", "\n")
 
 
-def test_the_email_has_a_text_and_an_html_part_that_say_the_same_with_absolute_links(smtp_server):
+def test_the_email_has_our_headers_and_a_text_and_an_html_part_that_say_the_same_with_absolute_links(smtp_server):
     mail = mail_for(smtp_server)
     message = jo_email(mail, name="Jo Reader", message_id="<m1@animals.example>")
     assert message.get_content_type() == "multipart/alternative"
@@ -174,6 +164,15 @@ def test_the_email_has_a_text_and_an_html_part_that_say_the_same_with_absolute_l
     assert 'name="viewport" content="width=device-width' in html
     # A sane balance: the text part is a real letter, not a stub.
     assert len(text) > 0.25 * len(re.sub(r"<[^>]+>", "", html))
+    assert message["From"] == "Animals We Confuse <site@animals.example>"
+    assert message["To"] == "Jo Reader <jo@readers.example>"
+    assert message["Subject"] == f"New from {BRAND_NAME}: {BOOK.title}"
+    assert message["Subject"] != message["Subject"].upper()  # no shouting
+    assert message["Date"] == "Mon, 23 Nov 2026 12:00:00 +0000"
+    assert message["Message-ID"] == "<m1@animals.example>"  # as issued (its form: tests/unit/test_mailer.py)
+    assert message["List-Unsubscribe"] == f"<{SITE}/unsubscribe?t=abc&x=1>"
+    assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    assert message["List-Id"] == f"{BRAND_NAME} new releases <new-releases.animals.example>"
 
 
 def test_the_books_words_are_escaped_in_html_and_kept_in_text(smtp_server):
@@ -188,7 +187,7 @@ def test_the_books_words_are_escaped_in_html_and_kept_in_text(smtp_server):
     assert message["To"].addresses[0].display_name == 'Zoë <Jo> & "co"'
 
 
-def test_every_copy_is_what_the_wire_allows_and_a_name_cannot_add_a_header(smtp_server):
+def test_every_copy_is_what_the_wire_allows(smtp_server):
     mail = mail_for(smtp_server)
     for name in ("Jo Reader", "", "Zoë Ŝmith, Jr.", "Ann-Marie O'Neil", "Reader 12"):
         data = jo_bytes(mail, name=name)
@@ -197,30 +196,10 @@ def test_every_copy_is_what_the_wire_allows_and_a_name_cannot_add_a_header(smtp_
         message = email.message_from_bytes(data, policy=email.policy.default)
         assert message["To"].addresses[0].display_name == name
         assert body(message, "plain").startswith(f"Hello {name},\n" if name else "Hello,\n")
-    # A break in a name (validation refuses one; an old row may hold it) is a space in the header.
-    head = jo_bytes(mail, name="Jo\r\nBcc: everyone@example.com").split(b"\r\n\r\n", 1)[0]
-    assert not any(line.lower().startswith(b"bcc") for line in head.split(b"\r\n"))
-    message = email.message_from_bytes(
-        jo_bytes(mail, name="Jo\r\nBcc: everyone@example.com"), policy=email.policy.default
-    )
-    assert message["To"].addresses[0].display_name == "Jo  Bcc: everyone@example.com"
 
 
-def test_the_headers_name_the_sender_the_reader_and_the_one_click_unsubscribe(smtp_server):
-    mail = mail_for(smtp_server)
-    message = jo_email(mail, name="Jo Reader")
-    assert message["From"] == "Animals We Confuse <site@animals.example>"
-    assert message["To"] == "Jo Reader <jo@readers.example>"
-    assert message["Subject"] == f"New from {BRAND_NAME}: {BOOK.title}"
-    assert message["Subject"] != message["Subject"].upper()  # no shouting
-    assert message["Date"] == "Mon, 23 Nov 2026 12:00:00 +0000"
-    assert message["Message-ID"].endswith("@animals.example>")
-    assert message["List-Unsubscribe"] == f"<{SITE}/unsubscribe?t=abc&x=1>"
-    assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
-    assert message["List-Id"] == f"{BRAND_NAME} new releases <new-releases.animals.example>"
-
-
-def _dkim_key(tmp_path) -> tuple[str, str]:
+def dkim_pair(tmp_path) -> tuple[str, str]:
+    """A private key file, and the public key as its DNS record's p= holds it."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     path = tmp_path / "dkim.pem"
     path.write_bytes(
@@ -233,14 +212,14 @@ def _dkim_key(tmp_path) -> tuple[str, str]:
 
 
 def test_a_dkim_signature_covers_the_unsubscribe_headers_and_verifies_against_the_public_key(tmp_path, smtp_server):
-    key_file, public = _dkim_key(tmp_path)
+    key_file, public = dkim_pair(tmp_path)
     mail = mail_for(smtp_server, PUBLISHER_DKIM_SELECTOR="mail2026", PUBLISHER_DKIM_KEY_FILE=key_file)
     data = mailer.signed(jo_bytes(mail, name="Jo"), mail)
     signature = data.split(b"\r\n\r\n", 1)[0].decode()
     assert signature.startswith("DKIM-Signature:") and "d=animals.example" in signature and "s=mail2026" in signature
     signed = re.search(r"h=([^;]+);", signature.replace("\r\n", "").replace(" ", "")).group(1).lower().split(":")
-    for header in ("from", "to", "subject", "date", "message-id", "list-unsubscribe", "list-unsubscribe-post"):
-        assert header in signed
+    covered = {"from", "to", "subject", "date", "message-id", "list-unsubscribe", "list-unsubscribe-post", "list-id"}
+    assert covered <= set(signed)
 
     def dns(name, timeout=5):
         assert name == b"mail2026._domainkey.animals.example."
@@ -251,7 +230,7 @@ def test_a_dkim_signature_covers_the_unsubscribe_headers_and_verifies_against_th
 
 
 def test_dkim_settings_are_checked_at_start_up(tmp_path, smtp_server):
-    key_file, _ = _dkim_key(tmp_path)
+    key_file, _ = dkim_pair(tmp_path)
     settings.reload()
     with pytest.raises(ConfigurationError, match="PUBLISHER_DKIM_SELECTOR is set, so PUBLISHER_DKIM_KEY_FILE"):
         mail_for(smtp_server, PUBLISHER_DKIM_SELECTOR="mail2026")
@@ -264,7 +243,7 @@ def test_dkim_settings_are_checked_at_start_up(tmp_path, smtp_server):
         mail_for(smtp_server, PUBLISHER_DKIM_SELECTOR="s", PUBLISHER_DKIM_KEY_FILE=str(tmp_path / "bad.pem"))
     with pytest.raises(ConfigurationError, match="PUBLISHER_SEND_RATE must be emails per second"):
         mail_for(smtp_server, PUBLISHER_SEND_RATE="fast")
-    assert mail_for(smtp_server).send_rate == settings.DEFAULT_SEND_RATE
+    assert mail_for(smtp_server).send_rate == mail_config.DEFAULT_SEND_RATE
     assert mail_for(smtp_server, PUBLISHER_SEND_RATE="0").send_rate == 0
 
 
@@ -292,19 +271,6 @@ async def test_every_confirmed_reader_gets_one_email_over_one_connection_and_nob
 
 
 @pytest.mark.asyncio
-async def test_a_reader_who_leaves_after_queueing_gets_nothing(db_url, smtp_server):
-    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
-    readers(db_url, 3)
-    item = start_campaign(db_url, mail)
-    [leaving, forgotten, staying] = subscribers.list_subscribers(db_url=db_url)
-    subscribers.unsubscribe(leaving.link_key, "test", db_url)
-    subscribers.forget(forgotten.email, db_url)
-    await sender_for(mail, db_url, Clock()).send_due()
-    assert recipients(smtp_server) == [staying.email]
-    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 1, "failed": 0, "skipped": 1}
-
-
-@pytest.mark.asyncio
 async def test_every_email_is_recorded_before_the_next_goes_and_a_reader_leaving_meanwhile_gets_nothing(
     db_url, smtp_server
 ):
@@ -315,6 +281,7 @@ async def test_every_email_is_recorded_before_the_next_goes_and_a_reader_leaving
     readers(db_url, 40)
     item = start_campaign(db_url, mail)
     leaving = next(r for r in subscribers.list_subscribers(db_url=db_url) if r.email == "reader10@readers.example")
+    subscribers.forget("reader20@readers.example", db_url)  # forgotten after queueing: nothing either
     seen: list[tuple[int, int]] = []
 
     def taking(rcpt_tos: list[str]) -> None:
@@ -324,9 +291,10 @@ async def test_every_email_is_recorded_before_the_next_goes_and_a_reader_leaving
 
     smtp_server.on_data = taking
     await sender_for(mail, db_url, Clock()).send_due()
-    assert len(seen) == 39 and all(recorded == taken for taken, recorded in seen), seen
-    assert leaving.email not in recipients(smtp_server) and len(recipients(smtp_server)) == 39
-    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 39, "failed": 0, "skipped": 1}
+    assert len(seen) == 38 and all(recorded == taken for taken, recorded in seen), seen
+    assert {leaving.email, "reader20@readers.example"}.isdisjoint(recipients(smtp_server))
+    assert len(recipients(smtp_server)) == 38
+    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 38, "failed": 0, "skipped": 1}
 
 
 @pytest.mark.asyncio
@@ -335,7 +303,7 @@ async def test_an_envelope_whose_connection_was_lost_is_retried_not_failed_for_t
     session = mailer.SmtpSession(mail)
     await session.begin("jo@readers.example")
     session._client.close()  # the connection drops between the envelope and the data
-    with pytest.raises(mailer.DeliveryFailed) as failed:
+    with pytest.raises(returns.DeliveryFailed) as failed:
         await session.finish(jo_bytes(mail))
     assert not failed.value.permanent and smtp_server.received == []
     await session.close()
@@ -393,25 +361,6 @@ async def test_two_senders_at_once_send_each_reader_once(db_url, smtp_server):
 
 
 @pytest.mark.asyncio
-async def test_a_refused_reader_fails_alone_and_a_deferred_one_is_retried_later(db_url, smtp_server):
-    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
-    readers(db_url, 5)
-    item = start_campaign(db_url, mail)
-    smtp_server.refused_recipients.add("reader1@readers.example")
-    smtp_server.deferred_recipients.add("reader3@readers.example")
-    clock = Clock()
-    await sender_for(mail, db_url, clock).send_due()
-    assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in (0, 2, 4)]
-    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 1, "sent": 3, "failed": 1, "skipped": 0}
-    assert campaigns.get_campaign(item.id, db_url).status == tables.SENDING
-    smtp_server.deferred_recipients.clear()
-    clock.now += timedelta(seconds=16)  # the outbox's first retry delay
-    await sender_for(mail, db_url, clock).send_due()
-    assert recipients(smtp_server)[-1] == "reader3@readers.example"
-    assert campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
-
-
-@pytest.mark.asyncio
 async def test_many_failures_in_a_row_pause_the_campaign_and_announce_resumes_it(db_url, smtp_server, caplog):
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
     readers(db_url, 15)
@@ -431,43 +380,37 @@ async def test_many_failures_in_a_row_pause_the_campaign_and_announce_resumes_it
     assert len(smtp_server.received) == 15 and campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
 
 
-def test_a_long_unsubscribe_link_is_one_line_in_the_copy_never_encoded_words(smtp_server):
-    # Read as bytes: the email package would decode =?utf-8?q?...?= words and hide the fault.
-    mail = mail_for(smtp_server)
-    link = f"https://www.animalsweconfuse-books-for-curious-readers.example.com/unsubscribe?token={'A' * 22}.{'y' * 32}"
-    data = release_email.PreparedRelease(mail, BOOK, site=SITE).message(
-        name="Jo", email="jo@readers.example", unsubscribe_link=link, moment=T0, message_id="<m1@animals.example>"
-    )
-    head = data.split(b"\r\n\r\n", 1)[0].split(b"\r\n")
-    assert f"List-Unsubscribe: <{link}>".encode() in head
-    assert b"=?" not in b"\r\n".join(line for line in head if not line.startswith((b"To:", b"Subject:")))
-
-
 # --- One bad email never stops a campaign; a lease never outlives its batch. ---
 
 
 @pytest.mark.asyncio
-async def test_an_error_building_one_readers_email_fails_that_reader_alone(db_url, smtp_server, monkeypatch, caplog):
+async def test_an_error_building_or_inside_the_smtp_client_fails_that_reader_alone(db_url, smtp_server, monkeypatch):
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
-    readers(db_url, 4)
+    readers(db_url, 5)
     item = start_campaign(db_url, mail)
-    real = release_email.PreparedRelease.message
+    real, real_rcpt = release_email.PreparedRelease.message, aiosmtplib.SMTP.rcpt
 
     def message_that_breaks_for_reader_1(self, **kwargs):
         if kwargs["email"] == "reader1@readers.example":
             raise KeyError("greeting")
         return real(self, **kwargs)
 
+    async def rcpt_that_breaks_for_reader_3(self, recipient, *args, **kwargs):
+        if recipient == "reader3@readers.example":
+            "\u00fc".encode("ascii")  # UnicodeEncodeError, as aiosmtplib raised for a Unicode domain
+        return await real_rcpt(self, recipient, *args, **kwargs)
+
     monkeypatch.setattr(release_email.PreparedRelease, "message", message_that_breaks_for_reader_1)
+    monkeypatch.setattr(aiosmtplib.SMTP, "rcpt", rcpt_that_breaks_for_reader_3)
     await sender_for(mail, db_url, Clock()).send_due()
-    assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in (0, 2, 3)]
-    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 3, "failed": 1, "skipped": 0}
+    assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in (0, 2, 4)]
+    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 3, "failed": 2, "skipped": 0}
     assert campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         reasons = connection.execute(
             sqlalchemy.select(tables.Delivery.last_error).where(tables.Delivery.status == tables.FAILED)
         ).scalars()
-        assert list(reasons) == ["could not be built or sent: KeyError: 'greeting'"]
+        assert "could not be built or sent: KeyError: 'greeting'" in list(reasons)
 
 
 @pytest.mark.asyncio
@@ -477,7 +420,7 @@ async def test_copies_whose_headers_carry_a_stray_break_fail_alone_and_pause_not
     broken = range(1, campaign.PAUSE_AFTER + 2)
     readers(db_url, campaign.PAUSE_AFTER + 3)
     item = start_campaign(db_url, mail)
-    real = headers.verbatim_header
+    real = mailer.verbatim_header
 
     def to_header_written_broken(name, value):
         # What Python 3.11.7's email package made of an encoded word in a name: header lines.
@@ -486,7 +429,7 @@ async def test_copies_whose_headers_carry_a_stray_break_fail_alone_and_pause_not
             return written + b"Bcc: victim@example.com\r\n"
         return written
 
-    monkeypatch.setattr(headers, "verbatim_header", to_header_written_broken)
+    monkeypatch.setattr(mailer, "verbatim_header", to_header_written_broken)
     await sender_for(mail, db_url, Clock()).send_due()
     assert sorted(recipients(smtp_server)) == [
         "reader0@readers.example",
@@ -495,29 +438,11 @@ async def test_copies_whose_headers_carry_a_stray_break_fail_alone_and_pause_not
     assert all(b"Bcc" not in received.data for received in smtp_server.received)
     assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 2, "failed": len(broken), "skipped": 0}
     assert campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
-    with database.engine(db_url).begin() as connection:
+    with tables.engine(db_url).begin() as connection:
         reasons = connection.execute(
             sqlalchemy.select(tables.Delivery.last_error).where(tables.Delivery.status == tables.FAILED)
         ).scalars()
         assert set(reasons) == {"not sent, its headers are unsafe: it holds headers the site did not write: Bcc"}
-
-
-@pytest.mark.asyncio
-async def test_an_error_inside_the_smtp_client_fails_that_reader_alone(db_url, smtp_server, monkeypatch):
-    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
-    readers(db_url, 4)
-    item = start_campaign(db_url, mail)
-    real_rcpt = aiosmtplib.SMTP.rcpt
-
-    async def rcpt_that_breaks_for_reader_2(self, recipient, *args, **kwargs):
-        if recipient == "reader2@readers.example":
-            "\u00fc".encode("ascii")  # UnicodeEncodeError, as aiosmtplib raised for a Unicode domain
-        return await real_rcpt(self, recipient, *args, **kwargs)
-
-    monkeypatch.setattr(aiosmtplib.SMTP, "rcpt", rcpt_that_breaks_for_reader_2)
-    await sender_for(mail, db_url, Clock()).send_due()
-    assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in (0, 1, 3)]
-    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 3, "failed": 1, "skipped": 0}
 
 
 @ON_BOTH_DATABASES
@@ -559,7 +484,7 @@ async def test_a_batch_whose_lease_was_lost_stops_and_sends_nothing_more(db_url,
     async def sleep_then_lose_the_lease(seconds: float) -> None:
         await clock.sleep(seconds)
         if not stole:  # another sender holds the rest now (say this one was stalled past its lease)
-            with database.engine(db_url).begin() as connection:
+            with tables.engine(db_url).begin() as connection:
                 connection.execute(
                     sqlalchemy.update(tables.Delivery)
                     .where(tables.Delivery.claimed_by == "this:1:x", tables.Delivery.status == tables.PENDING)

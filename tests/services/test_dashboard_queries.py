@@ -1,19 +1,21 @@
-"""What the dashboard reads (storage/dashboard.py): bounded lists, a prefix search that takes
-wildcards as typed, and each message's email as the outbox has it. The search (LIKE ... ESCAPE)
-and the counts by day (date() of a timestamp) run on PostgreSQL too: their SQL is its own there."""
+"""What the dashboard reads (storage/dashboard.py): bounded lists, a prefix search taking wildcards as
+typed, each message's email as the outbox has it; the search and the counts by day on PostgreSQL too."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
 import sqlalchemy
+from reflex_base import config as reflex_config
 
 from publisher import content
+from publisher.content import admin_copy
 from publisher.storage import campaigns, dashboard, subscribers, tables
-from publisher.storage.database import engine
 from publisher.storage.subscribers import SignUp
-from publisher.storage.tables import Job
+from publisher.storage.tables import Job, engine
+from publisher.web.states import admin_state
 from tests.databases import ON_BOTH_DATABASES
+from tests.smtp import LIST_SECRET, POSTAL_ADDRESS
 from tests.support import publisher_gateway
 
 
@@ -71,22 +73,6 @@ def test_each_message_says_what_became_of_its_email_and_the_outbox_its_health(db
     assert waiting
 
 
-def test_pause_pauses_a_sending_campaign_from_the_command_line_as_from_the_dashboard(db_url):
-    join(db_url, "jo@example.com")
-    key = subscribers.list_subscribers(db_url=db_url)[0].link_key
-    subscribers.confirm(key, None, None, db_url)
-    slug = content.BOOKS[0].slug
-    message_id = lambda reader: f"<r{reader}@test>"  # noqa: E731
-    campaigns.create_campaign(slug, "New book", message_id, tables.utc_now(), timedelta(days=1), db_url)
-    paused = publisher_gateway(db_url, "pause", slug)
-    assert f"`publisher-gateway announce {slug}` resumes it" in paused.stderr
-    campaign = campaigns.find_campaign(slug, db_url)
-    assert campaign is not None
-    assert (campaign.status, campaign.paused_reason) == ("paused", "paused from the command line")
-    again = publisher_gateway(db_url, "pause", slug, check=False)
-    assert again.returncode == 1 and "has no campaign sending" in again.stderr
-
-
 def key_of(db_url: str, email: str) -> str:
     return next(row.link_key for row in subscribers.list_subscribers(db_url=db_url) if row.email == email)
 
@@ -98,12 +84,8 @@ def test_the_charts_count_confirmed_readers_per_day_and_sign_ups_against_leavers
         then = today - timedelta(days=days_ago)
         request = SignUp(email=f"reader{number}@example.com", name="Jo Reader")
         subscribers.subscribe(request, None, db_url, now=then)
-        key = next(
-            r.link_key for r in subscribers.list_subscribers(db_url=db_url) if r.email.startswith(f"reader{number}")
-        )
-        subscribers.confirm(key, None, None, db_url, now=then)
-    key = next(r.link_key for r in subscribers.list_subscribers(db_url=db_url) if r.email.startswith("reader1"))
-    subscribers.unsubscribe(key, "test", db_url, now=today - timedelta(days=5))
+        subscribers.confirm(key_of(db_url, f"reader{number}@example.com"), None, None, db_url, now=then)
+    subscribers.unsubscribe(key_of(db_url, "reader1@example.com"), "test", db_url, now=today - timedelta(days=5))
 
     series = dashboard.confirmed_per_day(today.date(), days=90, db_url=db_url)
     assert len(series) == 90 and series[0] == 0
@@ -143,3 +125,35 @@ def test_what_the_visits_led_to_is_sign_ups_confirmations_and_messages_on_each_d
         for index, day in enumerate(days)
         if day.signups or day.confirmations or day.messages
     } == {89: (1, 0, 0), 3: (1, 0, 2), 2: (0, 1, 0), 1: (0, 0, 1), 0: (1, 0, 0)}
+
+
+def test_the_dashboard_and_the_command_line_announce_pause_and_resume_a_release_alike(db_url, monkeypatch):
+    monkeypatch.setattr(reflex_config.get_config(), "db_url", db_url)  # the dashboard's actions use the site's
+    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
+    monkeypatch.setenv("PUBLISHER_SMTP_URL", "smtp://127.0.0.1:2525")  # nothing is sent here: the outbox's workers send
+    monkeypatch.setenv("PUBLISHER_NOTIFY_TO", "books@animals.example")
+    monkeypatch.setenv("PUBLISHER_MAIL_FROM", "Animals We Confuse <site@animals.example>")
+    monkeypatch.setenv("PUBLISHER_POSTAL_ADDRESS", POSTAL_ADDRESS)
+    monkeypatch.setenv("PUBLISHER_LIST_SECRET", LIST_SECRET)
+    for email in ("jo@example.com", "kim@example.com"):
+        join(db_url, email)
+        subscribers.confirm(key_of(db_url, email), None, None, db_url)
+    join(db_url, "pending@example.com")
+    book = content.BOOKS[0]
+
+    def act(action: str) -> tuple[str, str | None]:
+        said = admin_state._release_action(action, book.slug, "Ada")
+        return said, getattr(campaigns.find_campaign(book.slug, db_url), "status", None)
+
+    assert act(admin_state.ANNOUNCE) == (admin_copy.ANNOUNCED.format(title=book.title, readers="2"), "sending")
+    assert act(admin_state.PAUSE) == (admin_copy.PAUSED.format(title=book.title, slug=book.slug), "paused")
+    assert act(admin_state.RESUME) == (admin_copy.RESUMED.format(title=book.title), "sending")
+    assert act(admin_state.RESUME) == (admin_copy.NOT_RESUMED.format(title=book.title), "sending")
+    assert act(admin_state.ANNOUNCE) == (admin_copy.ALREADY_ANNOUNCED.format(title=book.title), "sending")
+    paused = publisher_gateway(db_url, "pause", book.slug)
+    assert f"`publisher-gateway announce {book.slug}` resumes it" in paused.stderr
+    campaign = campaigns.find_campaign(book.slug, db_url)
+    assert campaign is not None
+    assert (campaign.status, campaign.paused_reason) == ("paused", "paused from the command line")
+    again = publisher_gateway(db_url, "pause", book.slug, check=False)
+    assert again.returncode == 1 and "has no campaign sending" in again.stderr

@@ -14,20 +14,12 @@ from pathlib import Path
 import pytest
 
 from publisher.storage import database
-from tests.databases import ON_BOTH_DATABASES
+from tests.databases import ON_BOTH_DATABASES, migrate_to
 from tests.postgres import GATEWAY_TABLES, PostgresServer
 from tests.support import FORM_SECRET_ENV, PROJECT_ROOT, held_port, publisher_gateway, wait_until
 from tests.unit.test_production import fake_build
 
 BIN = Path(sys.executable).parent
-SERVE = str(BIN / "publisher-serve")
-
-
-def serve_start_up(tmp_path: Path, db_url: str) -> subprocess.CompletedProcess[str]:
-    """publisher-serve's start-up with the embedded gateway on ``db_url`` (a fake build: it stops before serving)."""
-    fake_build(tmp_path)
-    env = {"PATH": "/usr/bin:/bin", "REFLEX_DB_URL": db_url, **FORM_SECRET_ENV}
-    return subprocess.run([SERVE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
 
 
 # --- At start-up ---------------------------------------------------------------------------
@@ -38,6 +30,8 @@ def test_a_database_that_does_not_answer_is_explained_naming_the_variable_withou
         url = f"postgresql+psycopg://publisher:s3cret-pw@127.0.0.1:{closed.getsockname()[1]}/site"
         with pytest.raises(database.DatabaseUnavailable) as refused:
             database.check(url)
+        migrating = publisher_gateway(url, "migrate", check=False)  # the operator's command says the same
+    assert (migrating.returncode, migrating.stderr) == (1, f"publisher-gateway: {refused.value}\n")
     said = str(refused.value)
     assert said.startswith(
         f"cannot reach the database at REFLEX_DB_URL (postgresql+psycopg://publisher:***@{url.split('@')[1]}): "
@@ -47,8 +41,12 @@ def test_a_database_that_does_not_answer_is_explained_naming_the_variable_withou
 
 
 def test_a_wrong_password_stops_start_up_without_printing_it(tmp_path, postgres: PostgresServer):
-    url = postgres.url().replace(postgres.password, "wrong-s3cret")
-    result = serve_start_up(tmp_path, url)
+    fake_build(tmp_path)  # publisher-serve's start-up stops before serving
+    env = {"PATH": "/usr/bin:/bin", "REFLEX_DB_URL": postgres.url().replace(postgres.password, "wrong-s3cret")}
+    serve = [str(BIN / "publisher-serve")]
+    result = subprocess.run(
+        serve, cwd=tmp_path, env={**env, **FORM_SECRET_ENV}, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2
     assert result.stderr.startswith("publisher-serve: cannot reach the database at REFLEX_DB_URL (")
     assert "(postgresql+psycopg://publisher:***@" in result.stderr
@@ -82,20 +80,13 @@ def tables(postgres: PostgresServer, name: str) -> list[str]:
     return [row[0] for row in rows]
 
 
-def migrate_process(db_url: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [str(BIN / "publisher-gateway"), "migrate"],
-        cwd=PROJECT_ROOT,
-        env={**os.environ, "REFLEX_DB_URL": db_url},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def test_containers_starting_together_migrate_once_and_all_start(postgres: PostgresServer):
     name = postgres.create_database()
-    processes = [migrate_process(postgres.url(name)) for _ in range(2)]
+    env = {**os.environ, "REFLEX_DB_URL": postgres.url(name)}
+    command = [str(BIN / "publisher-gateway"), "migrate"]
+    processes = [
+        subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stderr=subprocess.PIPE, text=True) for _ in range(2)
+    ]
     outcomes = [(p.wait(timeout=120), p.stderr.read()) for p in processes]
     assert [code for code, _ in outcomes] == [0] * 2, outcomes
     assert tables(postgres, name) == GATEWAY_TABLES
@@ -137,18 +128,6 @@ def test_migrating_a_current_database_changes_nothing(postgres: PostgresServer):
     assert postgres.execute("SELECT version_num FROM alembic_version", name) == before
     # The lock went with the process: the next container to start does not wait.
     assert postgres.execute("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory'") == [(0,)]
-
-
-def test_the_migration_command_explains_a_database_that_does_not_answer():
-    with held_port() as closed:  # bound, not listening: refused, and no other process can take it
-        url = f"postgresql+psycopg://publisher:s3cret-pw@127.0.0.1:{closed.getsockname()[1]}/site"
-        result = publisher_gateway(url, "migrate", check=False)
-    assert result.returncode == 1
-    assert (
-        "publisher-gateway: cannot reach the database at REFLEX_DB_URL (postgresql+psycopg://publisher:***@"
-        in result.stderr
-    )
-    assert "s3cret-pw" not in result.stderr
 
 
 # --- While running -------------------------------------------------------------------------
@@ -202,9 +181,6 @@ BEFORE_VISITS = "c9f1e6b3d482"  # the revision before issue 42's visit counts
 @ON_BOTH_DATABASES
 def test_the_visit_counts_migrate_down_and_up_again(db_url):
     import sqlalchemy
-    from alembic.config import Config
-
-    from alembic import command
 
     def schema() -> tuple[set[str], set[str]]:
         engine = sqlalchemy.create_engine(db_url, poolclass=sqlalchemy.pool.NullPool)
@@ -220,17 +196,10 @@ def test_the_visit_counts_migrate_down_and_up_again(db_url):
         finally:
             engine.dispose()
 
-    def downgrade(revision: str) -> None:
-        """Alembic's own command, without the ini file's logging (alembic/env.py would set up this process's)."""
-        config = Config()
-        config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
-        config.set_main_option("sqlalchemy.url", db_url)
-        command.downgrade(config, revision)
-
     tables_now, indexes_now = schema()
     assert tables_now >= VISIT_TABLES
     assert {"ix_subscription_event_at", "ix_contact_message_received_at"} <= indexes_now
-    downgrade(BEFORE_VISITS)
+    migrate_to(db_url, BEFORE_VISITS, downgrade=True)
     tables_before, indexes_before = schema()
     assert tables_before == tables_now - VISIT_TABLES
     assert indexes_before == indexes_now - {"ix_subscription_event_at", "ix_contact_message_received_at"}
@@ -253,9 +222,10 @@ def usual_umask() -> Iterator[None]:
     os.umask(before)
 
 
-def test_a_new_sqlite_database_and_its_write_ahead_log_are_readable_by_the_sites_user_alone(tmp_path, usual_umask):
-    """Made by the operator's first command (``migrate``) or by the server's start-up check, then
-    written to: the database, its -wal and its -shm are 0600."""
+def test_a_sqlite_database_and_its_write_ahead_log_are_the_sites_user_s_alone_also_ones_left_readable(
+    tmp_path, usual_umask
+):
+    """Made by ``migrate`` or by the server's start-up check, written to, or left 0644 by an older version: 0600."""
     from publisher.storage import subscribers
     from publisher.storage.subscribers import SignUp
 
@@ -268,16 +238,9 @@ def test_a_new_sqlite_database_and_its_write_ahead_log_are_readable_by_the_sites
 
     url = f"sqlite:///{migrated / 'publisher.db'}"
     subscribers.subscribe(SignUp(email="private@example.com", name="Pat"), None, url)  # the pool stays open
-    assert private_files(migrated) == dict.fromkeys(["publisher.db", "publisher.db-shm", "publisher.db-wal"], 0o600)
-
-
-def test_a_database_an_older_version_left_readable_by_everyone_is_made_private(tmp_path, usual_umask):
     names = ["publisher.db", "publisher.db-shm", "publisher.db-wal"]
-    url = f"sqlite:///{tmp_path / 'publisher.db'}"
-    publisher_gateway(url, "migrate")
-    for name in names[1:]:
-        (tmp_path / name).touch()  # a log an older version left beside it (no connection opens it here)
+    assert private_files(migrated) == dict.fromkeys(names, 0o600)
     for name in names:
-        (tmp_path / name).chmod(0o644)
+        (migrated / name).chmod(0o644)  # as an older version left them
     database.check(url)
-    assert private_files(tmp_path) == dict.fromkeys(names, 0o600)
+    assert private_files(migrated) == dict.fromkeys(names, 0o600)

@@ -1,15 +1,5 @@
-"""The operator's commands of the docs as a reader types them, read from the docs themselves.
-
-Each ``sh`` block below is taken from its doc (tests/doc_commands.py) and its commands run one
-after the other, exactly as written, in one reader's session: a folder of their own with the
-project's venv as ``.venv``, the venv's commands on PATH, a SQLite database (``REFLEX_DB_URL``)
-and the mail settings of a real SMTP server on 127.0.0.1; none of the tests' own variables.
-The shell and the installed programs run a few of them (a block's first, a question answered
-at a terminal, a release left sending); the rest are the same words (shlex, the shell's own
-rules) given to the program's ``main`` in this process, which spares starting Python and
-Reflex again each time (tests/gateway_command.py, pytest.main). tests/unit/test_documented_commands.py
-holds every command of the docs to a test like this one, or to the doc's mark of an example.
-"""
+"""The operator's commands of the docs run as written in a reader's folder and environment (SQLite,
+a real SMTP server); most by the program's ``main`` in this process (tests/gateway_command.py)."""
 
 from __future__ import annotations
 
@@ -24,47 +14,32 @@ from pathlib import Path
 import pytest
 
 from tests import gateway_command
-from tests.doc_commands import PROJECT_ROOT, block_under, run_by_make_test
+from tests.doc_commands import block_under, run_by_make_test
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
-from tests.support import VENV_BIN, wait_until
+from tests.support import DOCS, PROJECT_ROOT, VENV_BIN, readers_environment, wait_until
 
-DOCS = PROJECT_ROOT / "docs"
 BOOK = "guinea-pig-or-hamster"
-# Readers on the list the operator imports (old-list.csv), and the release's pace: a few seconds
-# of sending, so the pause in the doc's block finds it sending.
+# The release's pace: a few seconds of sending, so the doc's pause finds it sending.
 READERS = 40
 SEND_RATE = "2"
-# The failure the `--lf` line of "Running one test fast" finds recorded: one quick unit test.
-LAST_FAILED = "tests/unit/test_documented_commands.py::test_the_makefile_is_read_as_make_reads_it"
+LAST_FAILED = "tests/unit/test_documented_commands.py::test_the_check_sees_what_it_checks"
 
 
 class Reader:
-    """One reader's shell: their folder, their environment; runs a documented command as written."""
-
     def __init__(self, folder: Path, environment: dict[str, str]):
         self.folder = folder
         self.environment = environment
 
     def run(self, command: str, answer: str | None = None) -> subprocess.CompletedProcess[str]:
         """``command`` through bash; with ``answer``, standard input is a terminal that types it."""
-        if answer is None:
-            return subprocess.run(
-                ["bash", "-c", command],
-                cwd=self.folder,
-                env=self.environment,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=180,
-            )
         terminal, typed_into = pty.openpty()
         try:
-            os.write(terminal, answer.encode() + b"\n")
+            os.write(terminal, (answer or "").encode() + b"\n")
             return subprocess.run(
                 ["bash", "-c", command],
                 cwd=self.folder,
                 env=self.environment,
-                stdin=typed_into,
+                stdin=typed_into if answer is not None else subprocess.DEVNULL,
                 capture_output=True,
                 text=True,
                 timeout=180,
@@ -74,8 +49,7 @@ class Reader:
             os.close(typed_into)
 
     def run_in_process(self, command: str) -> subprocess.CompletedProcess[str]:
-        """``command`` (``[.venv/bin/]publisher-gateway ARGS``, perhaps ``> FILE``) run by the command's
-        ``main`` in this process, from the reader's folder with their environment alone."""
+        """``[.venv/bin/]publisher-gateway ARGS [> FILE]`` run by its ``main`` in this process."""
         words = shlex.split(command, comments=True)
         target = None
         if words[-2:-1] == [">"]:
@@ -102,12 +76,6 @@ class Reader:
         )
 
 
-def readers_environment() -> dict[str, str]:
-    """A reader's shell with the venv's commands on PATH, none of the site's (or the tests') variables."""
-    theirs = {key: value for key, value in os.environ.items() if not key.startswith(("PUBLISHER_", "REFLEX_"))}
-    return {**theirs, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-
-
 @pytest.fixture
 def reader(tmp_path: Path, smtp_server: SmtpServer) -> Reader:
     folder = tmp_path / "operator"
@@ -115,6 +83,7 @@ def reader(tmp_path: Path, smtp_server: SmtpServer) -> Reader:
     (folder / ".venv").symlink_to(VENV_BIN.parent)
     environment = {
         **readers_environment(),
+        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
         "REFLEX_DB_URL": f"sqlite:///{tmp_path / 'publisher.db'}",
         **smtp_server.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS, PUBLISHER_SEND_RATE=SEND_RATE),
     }
@@ -122,7 +91,6 @@ def reader(tmp_path: Path, smtp_server: SmtpServer) -> Reader:
 
 
 def succeeds(reader: Reader, command: str, installed: bool = False) -> subprocess.CompletedProcess[str]:
-    """``command`` run as written (``installed``: by the shell and the installed program), exit status 0."""
     result = reader.run(command) if installed else reader.run_in_process(command)
     assert result.returncode == 0, f"`{command}` exited {result.returncode}:\n{result.stdout}\n{result.stderr}"
     return result
@@ -131,7 +99,6 @@ def succeeds(reader: Reader, command: str, installed: bool = False) -> subproces
 def test_the_operators_commands_in_deploying_mailing_list_and_dashboard_run_as_written(
     reader: Reader, smtp_server: SmtpServer
 ):
-    # docs/deploying.md: the embedded gateway's commands, from the project's folder (.venv/bin/...).
     first, *rest = block_under(DOCS / "deploying.md", "embedded local gateway").commands
     succeeds(reader, first, installed=True)
     for command in rest:
@@ -139,18 +106,16 @@ def test_the_operators_commands_in_deploying_mailing_list_and_dashboard_run_as_w
     assert (reader.folder / "subscribers.csv").read_text().startswith("email,name,book_updates,subscribed_at,status")
     assert (reader.folder / "visits.csv").read_text().startswith("section,day,key,views,visitors\nsite,")
 
-    # docs/mailing-list.md: the list's commands; old-list.csv is the reader's list from elsewhere.
     rows = "".join(f"reader{n}@readers.example,Reader {n}\n" for n in range(READERS))
     (reader.folder / "old-list.csv").write_text("email,name\nreader@example.com,Forgotten Reader\n" + rows)
     first, *rest = block_under(DOCS / "mailing-list.md", "operator's commands").commands
-    succeeds(reader, first, installed=True)  # the command on PATH, its output into a file by the shell
+    succeeds(reader, first, installed=True)
     assert (reader.folder / "list.csv").read_text().startswith("email,name,book_updates,subscribed_at,status")
     for command in rest:
         succeeds(reader, command)
     confirmed = succeeds(reader, "publisher-gateway subscribers --status confirmed").stdout
     assert confirmed.count("@readers.example") == READERS and "reader@example.com" not in confirmed
 
-    # docs/mailing-list.md: a release announced: a test copy, the question (answered no), then sent, paused.
     announcing = block_under(DOCS / "mailing-list.md", "Announcing a release").commands
     test_copy, asked, sent, campaigns, pause = announcing
     succeeds(reader, test_copy)
@@ -172,11 +137,9 @@ def test_the_operators_commands_in_deploying_mailing_list_and_dashboard_run_as_w
     assert sending.returncode == 1 and "paused" in said, said
     assert 1 < len(smtp_server.received) < READERS + 1  # paused while it sent
 
-    # docs/mailing-list.md: what came back.
     for command in block_under(DOCS / "mailing-list.md", "Campaigns that protect the sender").commands:
         succeeds(reader, command)
 
-    # docs/dashboard.md: an admin let in, listed, shut out.
     invited = succeeds(reader, block_under(DOCS / "dashboard.md", "Let someone in").commands[0])
     assert "/admin/enrol#" in invited.stdout
     listed, revoked = block_under(DOCS / "dashboard.md", "List and revoke").commands
@@ -185,9 +148,6 @@ def test_the_operators_commands_in_deploying_mailing_list_and_dashboard_run_as_w
 
 
 def test_the_ways_to_run_one_unit_test_fast_run_as_written(tmp_path: Path, monkeypatch):
-    """Each command of the block as written, but `make test-unit`, which `make test` runs as its
-    unit stage (scripts/test-stages.sh): each passes what it names, and the `--lf` line reruns the
-    one failure its cache records (a cache of its own: the project's holds whatever failed last)."""
     commands = block_under(DOCS / "testing.md", "Running one test fast").commands
     assert any(run_by_make_test(command) for command in commands), commands  # the one left to `make test`
     module, one_test, by_name, last_failed = (command for command in commands if not run_by_make_test(command))
@@ -208,8 +168,7 @@ def test_the_ways_to_run_one_unit_test_fast_run_as_written(tmp_path: Path, monke
 
 
 def pytest_words(command: str) -> list[str]:
-    """The arguments of a documented ``.venv/bin/python -m pytest ARGS``, as the shell splits them;
-    that interpreter is the one running this test (the suite runs as ``.venv/bin/python -m pytest``)."""
+    """The ARGS of a documented ``.venv/bin/python -m pytest ARGS``, whose interpreter is this one."""
     words = shlex.split(command, comments=True)
     assert words[:3] == [".venv/bin/python", "-m", "pytest"], command
     assert os.path.samefile(PROJECT_ROOT / words[0], sys.executable), command
@@ -217,8 +176,6 @@ def pytest_words(command: str) -> list[str]:
 
 
 class Passed:
-    """A pytest plugin: the node ids of the tests that passed."""
-
     def __init__(self) -> None:
         self.tests: list[str] = []
 
@@ -228,10 +185,8 @@ class Passed:
 
 
 def passed_in_process(command: str, cache: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The tests a documented pytest command passes, run as pytest.main(ARGS), which is what
-    ``python -m pytest ARGS`` runs, in this process (Python and the suite's imports already loaded,
-    seconds a run): from the project's folder, with the cache ``cache``, none of the site's
-    variables; it must end with every test passed."""
+    """The tests a documented pytest command passes, run as pytest.main(ARGS) in this process, with
+    the cache ``cache`` and none of the site's variables; every one must pass."""
     passed = Passed()
     with monkeypatch.context() as patch:
         patch.chdir(PROJECT_ROOT)

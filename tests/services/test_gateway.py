@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from publisher.gateway.client import GatewayClient, GatewayError
+from publisher.gateway import GatewayClient, GatewayError
 from tests.support import RecordingGateway, held_port, wait_until
 
 
@@ -19,46 +19,36 @@ def gateway():
         yield server
 
 
-def client_for(url: str, **kwargs) -> GatewayClient:
-    return GatewayClient(base_url=url, **kwargs)
-
-
 @pytest.mark.asyncio
-async def test_subscribe_posts_the_spec_body_as_json(gateway):
-    client = client_for(gateway.url)
-    await client.subscribe({"name": "Ada Reader", "email": "reader@example.com"})
-    await client.aclose()
-    [request] = gateway.requests
-    assert request["path"] == "/prod/subscribe"
-    assert request["headers"]["Content-Type"] == "application/json"
-    assert json.loads(request["body"]) == {"email": "reader@example.com", "name": "Ada Reader", "book_updates": "yes"}
-    assert "x-api-key" not in {k.lower() for k in request["headers"]}
-
-
-@pytest.mark.asyncio
-async def test_send_email_posts_sender_subject_and_message(gateway):
-    client = client_for(gateway.url, api_key="secret-key-123")
+async def test_both_calls_post_the_spec_bodies_as_json_with_the_api_key_when_set(gateway):
+    """The bodies' shapes over a mock transport: tests/unit/test_form_states.py; here, over HTTP."""
+    plain = GatewayClient(gateway.url)
+    await plain.subscribe({"name": "Ada Reader", "email": "reader@example.com"})
+    await plain.aclose()
+    client = GatewayClient(gateway.url, api_key="secret-key-123")
     await client.send_email(
         {"firstName": "Ada", "lastName": "Reader", "email": "ada@example.com", "message": "Hello there, books!"}
     )
     await client.aclose()
-    [request] = gateway.requests
-    assert request["path"] == "/prod/send-email"
-    assert request["headers"]["Content-Type"] == "application/json"
-    assert request["headers"]["x-api-key"] == "secret-key-123"
-    assert json.loads(request["body"]) == {
-        "sender": {"name": "Ada Reader", "email": "ada@example.com"},
-        "subject": "Contact Form Submission from Ada Reader",
-        "message": "Hello there, books!",
+    subscribed, sent = gateway.requests
+    assert [request["path"] for request in (subscribed, sent)] == ["/prod/subscribe", "/prod/send-email"]
+    assert subscribed["headers"]["Content-Type"] == sent["headers"]["Content-Type"] == "application/json"
+    assert "x-api-key" not in {k.lower() for k in subscribed["headers"]}
+    assert sent["headers"]["x-api-key"] == "secret-key-123"
+    assert json.loads(subscribed["body"]) == {
+        "email": "reader@example.com",
+        "name": "Ada Reader",
+        "book_updates": "yes",
     }
+    assert json.loads(sent["body"])["subject"] == "Contact Form Submission from Ada Reader"
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("status", [400, 404, 500, 502, 503])
 async def test_non_success_status_is_a_failure_logged_without_the_message(gateway, status, caplog):
     gateway.status = status
-    client = client_for(gateway.url, api_key="secret-key-123")
-    with caplog.at_level(logging.WARNING, logger="publisher.gateway.client"), pytest.raises(GatewayError) as failure:
+    client = GatewayClient(gateway.url, api_key="secret-key-123")
+    with caplog.at_level(logging.WARNING, logger="publisher.gateway"), pytest.raises(GatewayError) as failure:
         await client.send_email(
             {"firstName": "Ada", "lastName": "Reader", "email": "ada@example.com", "message": "PRIVATE TEXT"}
         )
@@ -72,7 +62,7 @@ async def test_non_success_status_is_a_failure_logged_without_the_message(gatewa
 @pytest.mark.asyncio
 async def test_slow_gateway_fails_within_the_timeout(gateway):
     gateway.delay_s = 120  # answers only when the test ends
-    client = client_for(gateway.url, timeout_s=2)
+    client = GatewayClient(gateway.url, timeout_s=2)
     started = time.monotonic()
     with pytest.raises(GatewayError) as failure:
         await client.subscribe({"name": "Ada", "email": "reader@example.com"})
@@ -89,7 +79,7 @@ async def test_slow_gateway_fails_within_the_timeout(gateway):
 @pytest.mark.asyncio
 async def test_connection_refused_is_a_failure():
     with held_port() as closed:  # bound, not listening: refused, and no other process can take it
-        client = client_for(f"http://127.0.0.1:{closed.getsockname()[1]}", connect_attempts=2)
+        client = GatewayClient(f"http://127.0.0.1:{closed.getsockname()[1]}", connect_attempts=2)
         with pytest.raises(GatewayError) as failure:
             await client.subscribe({"name": "Ada", "email": "reader@example.com"})
         await client.aclose()
@@ -99,7 +89,7 @@ async def test_connection_refused_is_a_failure():
 @pytest.mark.asyncio
 async def test_dropped_connection_is_a_failure_and_is_not_retried(gateway):
     gateway.drop_connection = True
-    client = client_for(gateway.url)
+    client = GatewayClient(gateway.url)
     with pytest.raises(GatewayError) as failure:
         await client.send_email(
             {"firstName": "Ada", "lastName": "Reader", "email": "ada@example.com", "message": "Hello there!"}
@@ -121,8 +111,8 @@ async def test_connect_retry_reaches_a_gateway_that_comes_up(monkeypatch):
             started.append(RecordingGateway(closed).__enter__())
         await real_sleep(0)
 
-    monkeypatch.setattr("publisher.gateway.client.asyncio.sleep", start_gateway_during_backoff)
-    client = client_for(f"http://127.0.0.1:{closed.getsockname()[1]}", connect_attempts=3)
+    monkeypatch.setattr("publisher.gateway.asyncio.sleep", start_gateway_during_backoff)
+    client = GatewayClient(f"http://127.0.0.1:{closed.getsockname()[1]}", connect_attempts=3)
     try:
         await client.subscribe({"name": "Ada", "email": "reader@example.com"})
     finally:

@@ -1,28 +1,20 @@
-"""A visitor's name never writes a header into the site's emails (issue 40, item 1).
-
-Validation refuses a raw CR or LF in a name, but an RFC 2047 encoded word can carry one:
-``=?utf-8?q?Ann=0D=0AX-Injected=3A_yes=0D=0ABcc=3A_victim=40example=2Ecom?=`` is a valid
-name. Python's email package before the fix for CVE-2024-6923 (3.11 before 3.11.10, 3.12
-before 3.12.5, this machine's 3.11.7) decodes such a word while it writes the message, so
-the name became header lines of its own (and with ``=0D=0A=0D=0A`` a body of the visitor's
-choosing). Here that name goes through the forms' gateway, the list's confirmation and a
-release, to a real SMTP server (aiosmtpd); every assertion is on the bytes it received: the
-headers the site wrote, each once, nothing else, and the site's own body.
-"""
+"""A visitor's name never writes a header into the site's emails (issue 40, CVE-2024-6923): an encoded
+word carrying CR/LF goes through the gateway, the confirmation and a release to aiosmtpd; every
+assertion is on the bytes received: our headers, each once, and our body."""
 
 from __future__ import annotations
 
 from email.header import decode_header, make_header
-from email.message import EmailMessage
 
 import pytest
 from reflex_base import config as reflex_config
 
 from publisher import content, mailing_list
-from publisher.config.settings import mail_settings
+from publisher.config.settings import from_environ
 from publisher.mail import campaign, mailer, outbox, release_email
 from publisher.storage import campaigns, subscribers, tables
 from tests.smtp import POSTAL_ADDRESS, Received
+from tests.unit.test_mailer import field_names
 
 SITE = "https://animals.example"
 BOOK = content.BOOKS[0]
@@ -34,40 +26,11 @@ HEADER_LINES = "=?utf-8?q?Ann=0D=0AX-Injected=3A_yes=0D=0ABcc=3A_victim=40exampl
 A_BODY = "=?utf-8?q?Ann=0D=0A=0D=0AYour_account_is_locked=2E_Sign_in_at_evil=2Eexample?="
 
 # The headers each email is written with, in the order the site writes them.
-TO_THE_PUBLISHER = [
-    "from",
-    "to",
-    "reply-to",
-    "subject",
-    "date",
-    "message-id",
-    "content-type",
-    "content-transfer-encoding",
-    "mime-version",
-]
-CONFIRMATION = [
-    "from",
-    "to",
-    "subject",
-    "date",
-    "message-id",
-    "content-type",
-    "content-transfer-encoding",
-    "mime-version",
-]
+MIME = ["content-type", "content-transfer-encoding", "mime-version"]
+CONFIRMATION = ["from", "to", "subject", "date", "message-id", *MIME]
+TO_THE_PUBLISHER = [*CONFIRMATION[:2], "reply-to", *CONFIRMATION[2:]]
 WELCOME = [*CONFIRMATION[:5], "list-unsubscribe", "list-unsubscribe-post", "list-id", *CONFIRMATION[5:]]
-RELEASE = [
-    "from",
-    "to",
-    "subject",
-    "date",
-    "message-id",
-    "list-unsubscribe",
-    "list-unsubscribe-post",
-    "list-id",
-    "mime-version",
-    "content-type",
-]
+RELEASE = [*WELCOME[:8], "mime-version", "content-type"]
 
 
 @pytest.fixture
@@ -75,21 +38,8 @@ def database_kind() -> str:
     return "sqlite"  # what is checked is the bytes on the wire, the same on both databases
 
 
-def header_names(raw: bytes) -> list[str]:
-    """The name of every header field the server received, in order (a line that does not start
-    with whitespace starts a field), up to the first empty line."""
-    head = raw.split(b"\r\n\r\n", 1)[0]
-    return [
-        line.partition(b":")[0].decode("ascii", "replace").lower()
-        for line in head.split(b"\r\n")
-        if line[:1] not in (b" ", b"\t")
-    ]
-
-
 def shown(received: Received, header: str) -> tuple[str, str]:
-    """The (name, address) of a one-address header as a mail client shows them: the raw field
-    unfolded, its encoded words decoded as RFC 2047 reads them (adjacent ones joined; the email
-    package's address parser would put a space between them)."""
+    """(name, address) as a mail client shows them: unfolded, RFC 2047 words decoded (adjacent ones joined)."""
     head = received.data.split(b"\r\n\r\n", 1)[0].decode("ascii")
     [value] = [
         field.partition(":")[2].strip()
@@ -102,22 +52,17 @@ def shown(received: Received, header: str) -> tuple[str, str]:
     return str(make_header(decode_header(phrase))), address.removesuffix(">")
 
 
-def as_read(received: Received) -> EmailMessage:
-    return received.message
-
-
 def text_of(received: Received) -> str:
-    message = as_read(received)
-    part = message.get_body(("plain",))
+    part = received.message.get_body(("plain",))
     assert part is not None
     return part.get_content().replace("\r\n", "\n")
 
 
 def assert_only_our_headers(received: Received, expected: list[str]) -> None:
-    names = header_names(received.data)
+    head = received.data.split(b"\r\n\r\n", 1)[0]
+    names = [name.lower() for name in field_names(head.decode("ascii", "replace"))]
     assert names == expected, names
     assert not any(name in ("bcc", "cc", "x-injected") for name in names)
-    head = received.data.split(b"\r\n\r\n", 1)[0]
     # No stray CR or LF: every line break in the header block is a CRLF, and every continuation
     # line (a fold) starts with whitespace.
     assert b"\r" not in head.replace(b"\r\n", b"") and b"\n" not in head.replace(b"\r\n", b"")
@@ -128,11 +73,11 @@ def assert_only_our_headers(received: Received, expected: list[str]) -> None:
 @pytest.mark.asyncio
 async def test_a_name_made_of_an_encoded_word_is_carried_as_text_in_every_email(db_url, smtp_server, monkeypatch, name):
     monkeypatch.setattr(reflex_config.get_config(), "deploy_url", SITE)
-    mail = mail_settings(
+    mail = from_environ(
         smtp_server.mail_env(
             PUBLISHER_NOTIFY_SUBSCRIBERS="1", PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS, PUBLISHER_SEND_RATE="0"
         )
-    )
+    ).mail
     # What the two forms post: the contact message and the subscription, through the gateway.
     local = mailing_list.EmbeddedList(mail=mail, db_url=db_url)
     await local.send_email({"firstName": name, "lastName": "Lee", "email": READER, "message": QUESTION})
@@ -166,7 +111,7 @@ async def test_a_name_made_of_an_encoded_word_is_carried_as_text_in_every_email(
     ]
 
     assert_only_our_headers(contact, TO_THE_PUBLISHER)
-    message = as_read(contact)
+    message = contact.message
     assert shown(contact, "Reply-To") == (f"{name} Lee", READER)
     assert message["Subject"] == f"Contact Form Submission from {name} Lee"
     body = text_of(contact)
@@ -181,13 +126,13 @@ async def test_a_name_made_of_an_encoded_word_is_carried_as_text_in_every_email(
     assert text_of(welcome).startswith(f"Hello {name},\n\nThank you for confirming")
 
     assert_only_our_headers(notice, TO_THE_PUBLISHER)
-    message = as_read(notice)
+    message = notice.message
     assert message["Subject"] == f"New subscriber: {name}"
     assert shown(notice, "Reply-To") == (name, READER)
     assert text_of(notice).startswith(f"{name} <{READER}> joined the new-release email list.\n")
 
     assert_only_our_headers(release, RELEASE)
-    message = as_read(release)
+    message = release.message
     assert shown(release, "To") == (name, READER)
     assert message["Subject"] == release_email.subject(BOOK)
     text = text_of(release)

@@ -1,7 +1,5 @@
-"""The site's emails to the publisher (mail/notices.py): what is due is queued once a day however
-often every worker checks, and the outbox sends it to PUBLISHER_NOTIFY_TO; the bounce mailbox's
-reads are recorded for it and for the dashboard. Both are written with ON CONFLICT DO NOTHING, so
-those tests run on PostgreSQL too."""
+"""The site's emails to the publisher (mail/notices.py): queued once a day however often workers check,
+sent by the outbox; the bounce mailbox's reads recorded. ON CONFLICT DO NOTHING: PostgreSQL too."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""publisher-serve's start-up checks (the container's start command), as the process that runs
-them: its exit status and what it writes, for each kind of check it runs before serving (the
-build, the settings, the form secret, a stop signal; the database's in test_database.py). What
-each check says, and the arguments it refuses, are in tests/unit/test_production.py,
-tests/unit/test_settings.py and tests/unit/test_mail_settings.py."""
+"""publisher-serve's start-up checks as the process that runs them: its exit status and what it writes
+(what each check says: tests/unit/test_production.py, tests/unit/test_settings.py, tests/unit/test_mail_settings.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from publisher.server.production import ServeError
+from publisher.server.production import ServeError, check_redis
 from tests.unit.test_production import fake_build
 
 SERVE = str(Path(sys.executable).parent / "publisher-serve")
@@ -27,7 +24,6 @@ def test_without_a_build_it_stops_and_says_how_to_build(tmp_path):
 
 
 def test_without_a_form_secret_the_production_server_stops_naming_it(tmp_path):
-    """Every worker and container must sign the contact form's question with one shared secret."""
     fake_build(tmp_path)
     result = subprocess.run(
         [SERVE], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60
@@ -37,8 +33,6 @@ def test_without_a_form_secret_the_production_server_stops_naming_it(tmp_path):
 
 
 def test_unreachable_redis_stops_start_up_naming_the_variable_without_the_password():
-    from publisher.server.production import check_redis
-
     with pytest.raises(ServeError) as error:
         check_redis("redis://:s3cret@127.0.0.1:1/0")
     message = str(error.value)
@@ -47,8 +41,7 @@ def test_unreachable_redis_stops_start_up_naming_the_variable_without_the_passwo
 
 
 def test_a_stop_signal_during_start_up_exits_at_once(tmp_path):
-    # As PID 1 in a container a signal without a handler is ignored, so a stop before
-    # Granian has started would wait for the runtime's kill timeout.
+    """As PID 1 in a container a signal without a handler is ignored: the runtime would wait its timeout."""
     fake_build(tmp_path)
     with socket.socket() as silent_redis:  # accepts the connection, never answers the ping
         silent_redis.bind(("127.0.0.1", 0))
@@ -67,8 +60,7 @@ def test_a_stop_signal_during_start_up_exits_at_once(tmp_path):
 
 
 def test_a_password_that_breaks_its_url_stops_start_up_without_a_piece_of_it(tmp_path):
-    """A malformed setting stops start-up with its one line and nothing else (every setting's
-    message, the bounce mailbox's included, is tests/unit's)."""
+    """A malformed setting stops start-up with its one line and nothing else."""
     fake_build(tmp_path)
     env = {
         "PATH": "/usr/bin:/bin",

@@ -1,6 +1,5 @@
-"""The event channel's limits (limits/tabs.py) in each store, in the process and in a real Redis
-(tests/support.RedisServer): the same behaviour from both. The limits' rules alone, with an
-injected clock, are in tests/unit/test_tabs.py."""
+"""The event channel's limits (limits/tabs.py) in each store, in the process and in a real Redis: the same
+behaviour from both."""
 
 from __future__ import annotations
 
@@ -50,36 +49,17 @@ async def test_new_tabs_from_an_address_are_limited_per_minute_and_refusals_do_n
 
 
 @pytest.mark.asyncio
-async def test_a_worker_takes_at_most_its_cap_of_tabs_from_everyone(store):
-    door = gate(store, Clock(), tabs.TabLimits(per_address=100, new_per_minute=100, per_worker=4))
-    admitted = [await door.admit(f"192.0.2.{n}") for n in range(4)]
-    assert all(tab is not None for tab, _ in admitted)
-    assert await door.admit("192.0.2.99") == (None, tabs.WORKER_FULL)
-    await door.release(admitted[0][0])
-    assert (await door.admit("192.0.2.99"))[0] is not None
-
-
-@pytest.mark.asyncio
-async def test_a_crashed_workers_tabs_free_their_places_when_their_entries_expire(store):
+async def test_a_live_workers_heartbeat_keeps_its_tabs_counted_and_a_crashed_ones_expire(store):
     clock = Clock()
-    crashed, other = gate(store, clock), gate(store, clock)
+    worker, other = gate(store, clock), gate(store, clock)
     for _ in range(3):
-        await crashed.admit("198.51.100.20")
-    assert await other.admit("198.51.100.20") == (None, tabs.ADDRESS_FULL)
-    clock.now += tabs.ENTRY_TTL_S + 1  # nobody renewed them: the worker is gone
-    assert (await other.admit("198.51.100.20"))[0] is not None
-
-
-@pytest.mark.asyncio
-async def test_a_live_workers_heartbeat_keeps_its_tabs_counted(store):
-    clock = Clock()
-    live, other = gate(store, clock), gate(store, clock)
-    for _ in range(3):
-        await live.admit("198.51.100.30")
+        await worker.admit("198.51.100.30")
     for _ in range(3):  # three heartbeats: longer than an entry lives without one
         clock.now += tabs.HEARTBEAT_S
-        await live.renew_now()
+        await worker.renew_now()
     assert await other.admit("198.51.100.30") == (None, tabs.ADDRESS_FULL)
+    clock.now += tabs.ENTRY_TTL_S + 1  # nobody renewed them: the worker is gone
+    assert (await other.admit("198.51.100.30"))[0] is not None
 
 
 @pytest.mark.asyncio

@@ -1,9 +1,5 @@
-"""The visit counts' SQL (storage/visit_counts.py): the day's salt made once, the seen rows that
-make a second view not a second visitor, flushes from two workers at once that add up, the 48 hours after
-which nothing of a day's visitors is left, the 730 days of counts, the 5 minutes of "visitors now",
-the 90 zero-filled days of the chart, and reads that stay on the count's primary key with two years
-of rows. The upserts (ON CONFLICT), a key cut to its column's length (which only PostgreSQL
-enforces) and the query plans run on SQLite and PostgreSQL; the plain reads and deletes on SQLite."""
+"""The visit counts' SQL (storage/visit_counts.py) with the figures the docs state; the upserts, a key
+cut to its column and the query plans on SQLite and PostgreSQL, the plain reads and deletes on SQLite."""
 
 from __future__ import annotations
 
@@ -20,12 +16,10 @@ from publisher.cli import visit_report
 from publisher.mail import notices
 from publisher.rules import notice_rules, visit_rules
 from publisher.storage import visit_counts
-from publisher.storage.database import engine
-from publisher.storage.tables import VISIT_KEY_MAX, VisitCount, VisitSalt, VisitSeen
+from publisher.storage.tables import VISIT_KEY_MAX, VisitCount, VisitSalt, VisitSeen, engine
 from publisher.storage.visit_counts import Batch, DayCount, KeyCount
+from publisher.visits.flush_loop import DatabaseStore
 from publisher.visits.recorder import Recorder
-from publisher.visits.salts import DatabaseSalts, DaySalts
-from publisher.visits.tally import Tally
 from publisher.web import exports
 from publisher.web.states import admin_state
 from tests.databases import ON_BOTH_DATABASES
@@ -37,7 +31,6 @@ DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko
 
 
 def view(batch: Batch, visitor: bytes, kind: str, key: str = "", day: date = DAY) -> Batch:
-    """One view of ``key`` by ``visitor``, as the tally records it."""
     batch.views[(day, kind, key)] = batch.views.get((day, kind, key), 0) + 1
     batch.seen.add((day, kind, key, visitor))
     return batch
@@ -49,7 +42,6 @@ def rows(db_url: str, table) -> int:
 
 
 def days_left(db_url: str | None, table) -> list[date]:
-    """The days that still have rows in ``table`` (VisitSalt, VisitSeen), oldest first."""
     with engine(db_url).connect() as connection:
         return list(connection.execute(sqlalchemy.select(table.day).distinct().order_by(table.day)).scalars())
 
@@ -57,9 +49,6 @@ def days_left(db_url: str | None, table) -> list[date]:
 def one_day(db_url: str, kind: str, key: str = "", day: date = DAY) -> DayCount:
     [count] = visit_counts.daily(kind, day, day, key, db_url)
     return count
-
-
-# --- The day's salt ------------------------------------------------------------------------
 
 
 @ON_BOTH_DATABASES
@@ -74,34 +63,6 @@ def test_a_days_salt_is_made_once_32_random_bytes_and_never_again_once_destroyed
     # A day already gone is not made again, even before drop_expired ran.
     assert visit_counts.salt_for(DAY - timedelta(days=5), NOON, db_url) is None
     assert days_left(db_url, VisitSalt) == [DAY, DAY + timedelta(days=1)]
-
-
-# --- Flushes -------------------------------------------------------------------------------
-
-
-@ON_BOTH_DATABASES
-def test_two_flushes_of_one_visitor_give_one_visitor_and_two_views(db_url):
-    for _ in range(2):
-        batch = view(Batch(), ANN, "site")
-        view(batch, ANN, "page", "/books/coloring-book")
-        visit_counts.flush(batch, db_url=db_url)
-    assert one_day(db_url, "site") == DayCount(DAY, views=2, visitors=1)
-    assert one_day(db_url, "page", "/books/coloring-book") == DayCount(DAY, views=2, visitors=1)
-    visit_counts.flush(view(Batch(), BO, "site"), db_url=db_url)
-    assert one_day(db_url, "site") == DayCount(DAY, views=3, visitors=2)
-    # The next day the same visitor (under the next day's salt: another id, here the same) is new.
-    visit_counts.flush(view(Batch(), ANN, "site", day=DAY + timedelta(days=1)), db_url=db_url)
-    assert one_day(db_url, "site", day=DAY + timedelta(days=1)) == DayCount(DAY + timedelta(days=1), 1, 1)
-
-
-def test_with_redis_keeping_the_seen_sets_a_flush_writes_no_seen_row_and_takes_its_new_visitors(db_url):
-    batch = Batch(views={(DAY, "site", ""): 5, (DAY, "bot", ""): 2}, new_visitors={(DAY, "site", ""): 2})
-    batch.seen.add((DAY, "site", "", ANN))  # not written: Redis has it
-    visit_counts.flush(batch, seen_done=True, db_url=db_url)
-    visit_counts.flush(batch, seen_done=True, db_url=db_url)
-    assert one_day(db_url, "site") == DayCount(DAY, views=10, visitors=4)
-    assert one_day(db_url, "bot") == DayCount(DAY, views=4, visitors=0)
-    assert rows(db_url, VisitSeen) == 0
 
 
 def test_a_flush_is_one_transaction_a_failure_writes_nothing_of_its_batch(db_url, monkeypatch):
@@ -161,11 +122,10 @@ def test_a_day_takes_200_new_sources_and_200_campaigns_the_rest_fold_into_other(
 
 
 def test_what_a_visitor_sent_reaches_the_csv_the_summary_and_the_dashboard_as_clean_text_only(db_url):
-    """docs/security.md's hostile Referers and tags, counted by the request path and flushed: the
-    CLI's CSV, the Monday summary's top sources and the dashboard's lists show no byte of them."""
-    counting = Recorder(Tally(1000), DaySalts(), trusted_proxy_hops=0, clock=lambda: NOON)
+    """docs/security.md's hostile Referers and tags: no byte of them in the CSV, summary or dashboard."""
+    counting = Recorder(trusted_proxy_hops=0, clock=lambda: NOON)
     counting.count_views_on({"/"}, lambda path: path)
-    asyncio.run(counting.salts.refresh(DatabaseSalts(db_url), NOON))
+    asyncio.run(counting.salts.refresh(DatabaseStore(db_url), NOON))
     hostile = [
         ("https://[::1%URGENT: your account is locked, call 555-0100 now]/", b""),
         ("https://[fe80::1%\x85\x9b]/", b"utm_campaign=%3Csvg%20onload%3Dalert(1)%3E"),
@@ -179,14 +139,8 @@ def test_what_a_visitor_sent_reaches_the_csv_the_summary_and_the_dashboard_as_cl
             (b"user-agent", DESKTOP.encode()),
             (b"referer", referer.encode("latin-1")),
         ]
-        scope = {
-            "method": "GET",
-            "path": "/",
-            "query_string": query,
-            "headers": headers,
-            "client": (f"203.0.113.{number}", 1),
-        }
-        counting.page_view(scope, 200)
+        scope = {"method": "GET", "path": "/", "query_string": query, "headers": headers}
+        counting.page_view({**scope, "client": (f"203.0.113.{number}", 1)}, 200)
     visit_counts.flush(counting.tally.take(), db_url=db_url)
     out = io.StringIO()
     exports.write_visits_csv(visit_report.csv_rows(visit_report.read(7, DAY, db_url)), out)
@@ -206,8 +160,7 @@ FLUSHES = 100  # each worker's: enough for two unordered writers to deadlock on 
 
 
 def flushes_of_a_worker(db_url: str, me: bytes, start: threading.Barrier) -> bytes:
-    """One worker of the site flushing on its own connection, started with the other: the day's
-    salt it finds, then FLUSHES flushes of ten pages and the site, by a visitor both see and by itself."""
+    """One worker on its own connection: the day's salt, then FLUSHES flushes by a shared visitor and its own."""
     shared = b"S" * 16
     start.wait()
     salt = visit_counts.salt_for(DAY, NOON, db_url)
@@ -237,9 +190,6 @@ def test_two_workers_flushing_at_once_add_up(db_url):
     assert sorted(pages, key=lambda count: count.key) == [KeyCount(f"/page-{n}", 2 * FLUSHES * 2, 3) for n in range(10)]
 
 
-# --- What is kept, and how long ------------------------------------------------------------
-
-
 def test_a_days_salt_and_seen_rows_are_gone_48_hours_after_the_day_began_and_not_a_minute_before(db_url):
     midnight = datetime(2026, 11, 27, tzinfo=UTC)
     for day in (DAY - timedelta(days=1), DAY, DAY + timedelta(days=1)):
@@ -250,9 +200,9 @@ def test_a_days_salt_and_seen_rows_are_gone_48_hours_after_the_day_began_and_not
     assert days_left(db_url, VisitSalt) == days_left(db_url, VisitSeen) == [DAY, DAY + timedelta(days=1)]
     assert visit_counts.drop_expired(midnight + timedelta(hours=48), db_url) == DAY + timedelta(days=1)
     assert days_left(db_url, VisitSalt) == days_left(db_url, VisitSeen) == [DAY + timedelta(days=1)]
-    assert midnight + timedelta(hours=48) == datetime(2026, 11, 29, tzinfo=UTC)  # 48 h: day + 2, 00:00
-    # The counts stay.
     assert one_day(db_url, "site") == DayCount(DAY, views=1, visitors=1)
+    tomorrow = DAY + timedelta(days=1)  # the same visitor id the next day: a new visitor of that day
+    assert one_day(db_url, "site", day=tomorrow) == DayCount(tomorrow, views=1, visitors=1)
 
 
 def test_counts_are_kept_730_days_and_the_731st_is_pruned(db_url):
@@ -266,9 +216,6 @@ def test_counts_are_kept_730_days_and_the_731st_is_pruned(db_url):
         today,
     ]
     assert visit_counts.prune(today, 730, db_url) == 0
-
-
-# --- Reads ---------------------------------------------------------------------------------
 
 
 def test_visitors_now_counts_the_last_5_minutes_and_not_the_6th_across_midnight(db_url):
@@ -288,11 +235,14 @@ def test_visitors_now_counts_the_last_5_minutes_and_not_the_6th_across_midnight(
 
 
 def test_daily_gives_exactly_90_days_oldest_first_with_the_missing_ones_as_zeros(db_url):
+    """The counts written as with Redis keeping the seen sets: its new visitors taken, no seen row."""
     today = DAY
     first = today - timedelta(days=89)
     batch = Batch(views={(first, "site", ""): 4, (today, "site", ""): 7, (today - timedelta(days=90), "site", ""): 9})
     batch.new_visitors = {(first, "site", ""): 2, (today, "site", ""): 3}
+    batch.seen.add((today, "site", "", ANN))  # not written: Redis has it
     visit_counts.flush(batch, seen_done=True, db_url=db_url)
+    assert rows(db_url, VisitSeen) == 0
     days = visit_counts.daily("site", first, today, db_url=db_url)
     assert len(days) == 90
     assert [count.day for count in days] == [first + timedelta(days=n) for n in range(90)]
@@ -346,13 +296,8 @@ def test_the_week_is_the_seven_days_before_the_summary(db_url):
     assert week.buys == (KeyCount("coloring-book www.amazon.com", 4, 3),)
 
 
-# --- Bounded with two years of rows --------------------------------------------------------
-
-
 def two_years(db_url: str, today: date) -> None:
-    """Two years of counts: 20 pages, 20 sources and the site, every day, inserted in the order one
-    flush of them all writes (the primary key's); the flush itself would weigh each day's labels
-    against the day's room, seconds for no read tested here."""
+    """Two years of counts (20 pages, 20 sources and the site a day), inserted as one flush orders them."""
     rows = []
     for back in range(730):
         day = today - timedelta(days=back)

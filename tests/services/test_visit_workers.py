@@ -1,16 +1,6 @@
-"""The visits engine (publisher/visits) across processes, on SQLite and Redis+PostgreSQL (the
-statements PostgreSQL runs its own way, salts and upserts from two workers at once, are
-tests/services/test_visit_counts.py's), and a database that stops under it on PostgreSQL.
-
-Two workers count at once, a process through the lifespan task the app registers
-(``visits.counting``) and one in the test process as that task runs: both find the same day's
-salt (the database's, or Redis's), so one person seen by both is one visitor, and their flushes
-add up. Redis's keys of a day expire with its
-salt, 48 hours after the day began; the database's salt goes with ``drop_expired``, and a start
-after a long stop destroys what is past its time in every mode (with counting off the task
-writes nothing else). A database that stops while the site runs costs the counts of that flush
-window, never a page, and counting resumes when it is back.
-"""
+"""The visits engine across processes, on SQLite and Redis+PostgreSQL: two workers find the same
+day's salt and their flushes add up; what a day leaves is destroyed 48 hours after it began; a
+database that stops costs that flush window, never a page."""
 
 from __future__ import annotations
 
@@ -24,27 +14,22 @@ from datetime import timedelta
 
 import pytest
 import redis
-import redis.asyncio
 import sqlalchemy
 
 from publisher import visits
 from publisher.rules import visit_rules
-from publisher.storage import database, visit_counts
+from publisher.storage import tables, visit_counts
 from publisher.storage.tables import VisitSalt, VisitSeen, utc_now
-from publisher.visits import flush_loop, visitor_sets
+from publisher.visits import flush_loop
 from publisher.visits.recorder import Recorder
-from publisher.visits.salts import DaySalts
-from publisher.visits.tally import Tally
 from tests.postgres import PostgresServer
 from tests.services.test_visit_counts import days_left
 from tests.support import PROJECT_ROOT, clear_of_midnight
+from tests.unit.test_visit_tally import DESKTOP, request
 
-DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
 SHARED_ADDRESS = "203.0.113.7"
 
-# One worker process: the site's own counting (visits.counting, as the app's lifespan runs it), a
-# page viewed 10 times by the visitor both workers see and once by one of its own; the counting
-# stops (the last flush) before the process ends. It prints which stores it used.
+# One worker process, counting as the app's lifespan does: the shared visitor 10 times, one of its own once.
 WORKER = """
 import asyncio, json, sys
 from publisher import visits
@@ -69,7 +54,6 @@ asyncio.run(main())
 
 
 def worker_env(db_url: str, redis_url: str | None = None) -> dict[str, str]:
-    """A site on the embedded gateway at ``db_url`` (and Redis at ``redis_url``), counting on."""
     env = {key: value for key, value in os.environ.items() if key not in ("REFLEX_REDIS_URL", "PUBLISHER_GATEWAY_URL")}
     env["REFLEX_DB_URL"] = db_url
     env["PUBLISHER_VISITS"] = "on"
@@ -78,48 +62,26 @@ def worker_env(db_url: str, redis_url: str | None = None) -> dict[str, str]:
     return env
 
 
-def page(address: str) -> dict:
-    headers = [(b"host", b"books.example"), (b"user-agent", DESKTOP.encode())]
-    return {
-        "type": "http",
-        "method": "GET",
-        "path": "/",
-        "query_string": b"",
-        "headers": headers,
-        "client": (address, 50000),
-    }
-
-
-async def worker_here(db_url: str) -> dict:
-    """The other worker, in this process: a recorder and the flush loop the site configures, run as
-    the lifespan task runs them, the visitor both see 10 times and one of its own once."""
-    recorder = Recorder(Tally(visits.MAX_KEYS_PER_FLUSH), DaySalts(), trusted_proxy_hops=0)
-    recorder.count_views_on({"/"}, lambda path: path)
-    loop = visits.configured_loop(recorder, db_url)
-    async with visits.running(loop):
-        for _ in range(10):
-            recorder.page_view(page(SHARED_ADDRESS), 200)
-        recorder.page_view(page("198.51.100.2"), 200)
-        salted = recorder.salts.days()
-    return {"salts": type(loop.store).__name__, "salted": len(salted)}
-
-
-def two_workers_count(env: dict[str, str], db_url: str) -> list[dict]:
-    """A worker process of the site (its lifespan task, configured from ``env``) and one in this
-    process, together; what each says of its stores."""
-    started = subprocess.Popen(
-        [sys.executable, "-c", WORKER, "198.51.100.1", DESKTOP],
-        cwd=PROJECT_ROOT,  # rxconfig.py
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    here = asyncio.run(worker_here(db_url))
-    out, err = started.communicate(timeout=120)
-    assert started.returncode == 0, err
-    assert "Visits:" not in err, err  # no salt missing, no flush lost: that would prove nothing
-    return [json.loads(out.splitlines()[-1]), here]
+def two_workers_count(env: dict[str, str]) -> list[dict]:
+    """Two WORKER processes at once, each with an address of its own."""
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, address, DESKTOP],
+            cwd=PROJECT_ROOT,  # rxconfig.py
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for address in ("198.51.100.1", "198.51.100.2")
+    ]
+    results = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err
+        assert "Visits:" not in err, err  # no salt missing, no flush lost: that would prove nothing
+        results.append(json.loads(out.splitlines()[-1]))
+    return results
 
 
 def site_today(db_url: str) -> visit_counts.DayCount:
@@ -129,27 +91,20 @@ def site_today(db_url: str) -> visit_counts.DayCount:
 
 
 def rows_of_day(db_url: str, table: str, day) -> int:
-    with database.engine(db_url).connect() as connection:
+    with tables.engine(db_url).connect() as connection:
         statement = sqlalchemy.text(f"SELECT count(*) FROM {table} WHERE day = :day")
         return connection.execute(statement, {"day": day}).scalar_one()
 
 
-def test_two_workers_on_one_database_add_up_to_one_count(db_url, monkeypatch):
+def test_two_workers_on_one_database_add_up_to_one_count(db_url):
     clear_of_midnight()  # the day it counts is the day it reads back
-    monkeypatch.setattr(visits, "shared_redis", lambda: None)
-    results = two_workers_count(worker_env(db_url), db_url)
-    assert results == [{"salts": "DatabaseSalts", "salted": 1}] * 2
+    results = two_workers_count(worker_env(db_url))
+    assert results == [{"salts": "DatabaseStore", "salted": 1}] * 2
     count = site_today(db_url)
     assert (count.views, count.visitors) == (22, 3)
     today = visit_rules.day_of(utc_now())
     assert visit_counts.visitors_now(utc_now(), minutes=visits.VISITORS_NOW_MINUTES, db_url=db_url) == 3
     assert rows_of_day(db_url, "visit_salt", today) == 1  # one salt for both workers
-    visit_counts.drop_expired(visit_rules.salt_destroyed_at(today) - timedelta(seconds=1), db_url)
-    assert rows_of_day(db_url, "visit_salt", today) == 1
-    visit_counts.drop_expired(visit_rules.salt_destroyed_at(today), db_url)  # day + 2, 00:00
-    assert rows_of_day(db_url, "visit_salt", today) == 0
-    assert rows_of_day(db_url, "visit_seen", today) == 0
-    assert site_today(db_url) == count  # the counts stay
 
 
 @pytest.fixture
@@ -160,9 +115,8 @@ def postgres_url(postgres: PostgresServer, postgres_template: str) -> str:
 def test_two_workers_on_redis_and_postgresql_add_up_and_nothing_outlives_48_hours(postgres_url, redis_url, monkeypatch):
     clear_of_midnight()  # the day it counts is the day it reads back
     monkeypatch.setattr(visits, "shared_redis_sync", lambda: redis.Redis.from_url(redis_url))
-    monkeypatch.setattr(visits, "shared_redis", lambda: redis.asyncio.Redis.from_url(redis_url))
-    results = two_workers_count(worker_env(postgres_url, redis_url), postgres_url)
-    assert results == [{"salts": "RedisSalts", "salted": 1}] * 2
+    results = two_workers_count(worker_env(postgres_url, redis_url))
+    assert results == [{"salts": "RedisStore", "salted": 1}] * 2
     count = site_today(postgres_url)
     assert (count.views, count.visitors) == (22, 3)
     today = visit_rules.day_of(utc_now())
@@ -171,7 +125,7 @@ def test_two_workers_on_redis_and_postgresql_add_up_and_nothing_outlives_48_hour
     client = redis.Redis.from_url(redis_url)
     try:
         assert visits.visitors_now(utc_now()) == 3  # the dashboard's figure, from Redis's minutes
-        assert visitor_sets.visitors_now(client, utc_now() + timedelta(minutes=7), 5) == 0
+        assert flush_loop.visitors_now(client, utc_now() + timedelta(minutes=7), 5) == 0
         keys = sorted(key.decode() for key in client.scan_iter(match=f"publisher:visits:*{today.isoformat()}*"))
         assert "publisher:visits:salt:" + today.isoformat() in keys
         assert "publisher:visits:seen:" + today.isoformat() + ":site:" in keys
@@ -179,7 +133,6 @@ def test_two_workers_on_redis_and_postgresql_add_up_and_nothing_outlives_48_hour
         day_after_next = int(visit_rules.salt_destroyed_at(today).timestamp())
         for key in keys:
             assert 0 < client.ttl(key) <= 48 * 3600, key
-            # Redis deletes each at day + 2, 00:00 UTC: from then no key of the day remains.
             assert client.expiretime(key) == day_after_next, key
         assert {key.decode() for key in client.scan_iter(match="publisher:visits:*")} == set(keys)
     finally:
@@ -194,13 +147,13 @@ async def test_the_database_stopped_mid_run_costs_that_window_and_counting_resum
     monkeypatch.setattr(visits, "shared_redis", lambda: None)
 
     def worker() -> tuple[Recorder, flush_loop.FlushLoop]:
-        counting = Recorder(Tally(visits.MAX_KEYS_PER_FLUSH), DaySalts(), trusted_proxy_hops=0)
+        counting = Recorder(trusted_proxy_hops=0)
         counting.count_views_on({"/"}, lambda path: path)
         return counting, visits.configured_loop(counting, postgres_url)
 
     def view(counting: Recorder, address: str, times: int = 1) -> None:
         for _ in range(times):
-            counting.page_view(page(address), 200)
+            counting.page_view(request(address=address), 200)
 
     running, loop = worker()
     await loop.load_salts()
@@ -231,24 +184,14 @@ async def test_the_database_stopped_mid_run_costs_that_window_and_counting_resum
     assert (count.views, count.visitors) == (8, 2)
 
 
-def python_run(env: dict[str, str], script: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """``script`` in a Python process of its own, as a worker of the site would run it."""
-    return subprocess.run(
-        [sys.executable, "-c", script, *args], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
-
-
-# --- Salts and seen rows go at their time in every mode ------------------------------------
-
-# A worker started with counting on or off: a page viewed once; it waits (up to a minute) until no
-# salt or seen row of a day before the one it is given is left, then prints the days left.
+# A worker started with counting on or off: a page viewed once; it prints the days left once none is before argv[1].
 STARTED = """
 import asyncio, json, sys
 from publisher import visits
-from publisher.storage import database
+from publisher.storage import tables
 
 def left():
-    with database.engine().connect() as connection:
+    with tables.engine().connect() as connection:
         days = connection.exec_driver_sql("SELECT day FROM visit_salt UNION SELECT day FROM visit_seen")
         return sorted(str(day) for (day,) in days)
 
@@ -286,7 +229,14 @@ def test_a_start_after_a_long_stop_destroys_the_salts_and_seen_rows_past_their_t
     env = worker_env(db_url)
     env["PUBLISHER_VISITS"] = counting
     yesterday = str(today - timedelta(days=1))
-    worker = python_run(env, STARTED, yesterday, DESKTOP)
+    worker = subprocess.run(
+        [sys.executable, "-c", STARTED, yesterday, DESKTOP],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert worker.returncode == 0, worker.stderr
     left = json.loads(worker.stdout.splitlines()[-1])
     assert left[:2] == [yesterday, str(today)]  # and tomorrow's salt, from 23:55 with counting on

@@ -1,8 +1,5 @@
-"""One production build and server for the whole site suite (build output, HTTP, browser).
-
-The server posts the forms to a recording test gateway on 127.0.0.1, whose answers
-each test chooses; its own database is a temporary file.
-"""
+"""One production build and server for the whole site suite, posting its forms to a recording test
+gateway, its database a temporary file."""
 
 from __future__ import annotations
 

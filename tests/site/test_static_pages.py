@@ -1,8 +1,5 @@
-"""Pages without a form never start the app: no app script, no websocket, a small first load.
-
-Checked in Chromium at a phone's width against the production server, from the
-requests the browser makes. The pages with a form are the control: they do start it.
-"""
+"""Pages without a form never start the app (no app script, no websocket, a small first load), seen
+from a phone's requests in Chromium; the form pages, the control, do."""
 
 from __future__ import annotations
 
@@ -28,8 +25,6 @@ APP_SCRIPT = re.compile(r"/assets/[^/]+\.m?js$")
 
 @dataclass
 class Traffic:
-    """What a page asked the network for."""
-
     requests: list[Request] = field(default_factory=list)
     websockets: list[WebSocket] = field(default_factory=list)
 

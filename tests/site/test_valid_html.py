@@ -1,11 +1,5 @@
-"""Every prerendered page is valid HTML: the W3C Nu checker (vnu-jar) finds no error.
-
-It runs over every HTML file of the production build (the pages, their
-``about/index.html``-style copies, the book pages, the list's pages, the
-not-found page). Errors fail the test, each named by file, line and message;
-warnings are listed. ``make test`` installs the checker (npm ``vnu-jar``, into a
-cache folder: ``VNU_JAR``) and Java (Debian's ``default-jre-headless``).
-"""
+"""Every HTML file of the production build is valid: the W3C Nu checker (vnu-jar, ``VNU_JAR``, installed
+by ``make test-setup`` with Java) finds no error; each error named by file, line and message."""
 
 from __future__ import annotations
 
@@ -33,7 +27,6 @@ class Finding:
 
 
 def nu_check(files: list[Path]) -> list[Finding]:
-    """The checker's errors and warnings for ``files``, each named by its full path."""
     if not VNU_JAR.exists():
         pytest.fail(f"The Nu checker is not installed at {VNU_JAR}: run `make test-setup` (or set VNU_JAR)")
     result = subprocess.run(
@@ -60,8 +53,8 @@ def named(finding: Finding, root: Path) -> str:
 
 @pytest.fixture(scope="module")
 def checked(built_site, tmp_path_factory) -> tuple[list[Finding], list[str], str]:
-    """One run of the checker (a Java start costs seconds) over every prerendered page and over a copy
-    of one made invalid: the build's findings, and the errors in the copy with what they must be."""
+    """One run of the checker over every prerendered page and a copy of one made invalid: the build's
+    findings, and the errors in the copy with what they must be."""
     page = (BUILD_DIR / "subscribe.html").read_text(encoding="utf-8")
     broken = page.replace("<main", '<main aria-describedby=""', 1).replace("<main", "\n<main", 1)
     regressed = tmp_path_factory.mktemp("regressed")
@@ -83,7 +76,6 @@ def prerendered_pages() -> list[Path]:
 def test_every_prerendered_page_has_no_nu_checker_error(checked, capsys):
     findings, _, _ = checked
     pages = prerendered_pages()
-    # The five navigation pages, the list's two, every book's, the not-found page, and their copies.
     assert len(pages) >= 17 and (BUILD_DIR / "books").is_dir() and (BUILD_DIR / "unsubscribe.html").exists()
     warnings = [named(f, BUILD_DIR) for f in findings if f.kind == "warning"]
     if warnings:

@@ -1,31 +1,25 @@
-"""tests/unit starts no process and opens no socket: it runs in seconds.
-
-While a unit test's fixtures are set up and while it runs, connecting or binding a
-network socket (IPv4, IPv6) and starting a process raise at once, naming the stage a
-test that needs a server belongs in. Unix-domain sockets stay allowed: the event loop
-wakes itself through a ``socket.socketpair``.
-
-Hooks (not a fixture): they wrap the setup of module- and session-scoped fixtures too,
-and only for the items under this folder, so the other stages in one run are untouched.
-A teardown is left unguarded: a session fixture of another stage may end after the last
-unit test.
-"""
+"""tests/unit starts no process and opens no socket (IPv4, IPv6; Unix sockets stay allowed): hooks,
+not a fixture, so module and session fixtures' setup is guarded too, and only for this folder's items."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
+
+from tests.support import PROJECT_ROOT
 
 MESSAGE = "tests/unit starts no process and opens no socket: move this test to tests/services"
 
 
 class UnitTestNeedsAServer(RuntimeError):
-    """A unit test tried to reach (or be) a server, or to start a process."""
+    pass
 
 
 def _refuse(what: str):
@@ -67,3 +61,18 @@ def pytest_runtest_setup(item: pytest.Item):
 def pytest_runtest_call(item: pytest.Item):
     with no_process_and_no_socket():
         return (yield)
+
+
+@pytest.fixture
+def benchmark(monkeypatch):
+    """A script of benchmarks/ loaded as a module (its dataclasses look their module up)."""
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(f"{name}_benchmark", PROJECT_ROOT / "benchmarks" / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, spec.name, module)
+        spec.loader.exec_module(module)
+        return module
+
+    return load

@@ -12,14 +12,14 @@ from reflex.istate.data import RouterData
 
 from publisher.rules import admin_access
 from publisher.rules.admin_access import SessionTimes
-from publisher.server import admin_sign_in, routes
+from publisher.server import admin_sign_in, middleware
 from publisher.web.states.admin_state import AdminState
 
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 IDLE = timedelta(minutes=30)
 
 
-def test_tokens_carry_256_random_bits_and_only_their_hash_is_kept():
+def test_tokens_and_user_handles_carry_256_random_bits_and_only_a_tokens_hash_is_kept():
     tokens = {admin_access.new_token() for _ in range(200)}
     assert len(tokens) == 200
     token = next(iter(tokens))
@@ -38,12 +38,6 @@ def test_anything_not_shaped_like_a_token_is_refused_before_a_database_is_asked(
     assert not admin_access.is_token_shaped(value)
 
 
-def test_a_user_handle_is_32_random_bytes_never_the_name():
-    handles = {admin_access.new_user_handle() for _ in range(50)}
-    assert len(handles) == 50
-    assert all(len(base64.urlsafe_b64decode(h + "=" * (-len(h) % 4))) == 32 for h in handles)
-
-
 def test_a_session_ends_after_the_idle_time_without_an_action_and_12_hours_after_sign_in_whatever_happens():
     fresh = SessionTimes(created_at=NOW, last_active_at=NOW)
     assert admin_access.session_open(fresh, NOW + IDLE - timedelta(seconds=1), IDLE)
@@ -54,20 +48,16 @@ def test_a_session_ends_after_the_idle_time_without_an_action_and_12_hours_after
 
 
 def test_an_enrolment_link_lasts_24_hours_and_carries_its_token_in_the_fragment():
-    assert admin_access.enrolment_expires(NOW) == NOW + timedelta(hours=24)
+    assert timedelta(hours=24) == admin_access.ENROLMENT_VALID_FOR
     url = admin_access.enrolment_url("https://books.example.com/", "tok-en_1")
     assert url == "https://books.example.com/admin/enrol#tok-en_1"
 
 
-def test_the_relying_party_is_the_sites_host_and_its_one_origin():
+def test_the_relying_party_is_the_sites_host_and_its_one_origin_written_as_a_browser_sends_it():
     party = admin_access.relying_party("https://www.Books.example.com")
     assert party.rp_id == "www.books.example.com"
     assert party.origins == ("https://www.books.example.com",)
-
-
-def test_the_relying_partys_origin_is_written_as_a_browser_sends_it():
-    """A browser's Origin leaves the scheme's default port out; so does the origin a ceremony must come from."""
-    party = admin_access.relying_party("https://Books.example.com:443/")
+    party = admin_access.relying_party("https://Books.example.com:443/")  # no default port, as a browser's Origin
     assert party.origins == ("https://books.example.com",)
     assert admin_access.relying_party("http://books.example.com:8080").origins == ("http://books.example.com:8080",)
 
@@ -88,7 +78,7 @@ def test_the_cookie_is_httponly_strict_and_host_only_secure_over_https():
     assert not any(part.lower().startswith("domain=") for part in parts)  # __Host-: this host only
     plain = admin_access.session_cookie("abc", https=False)
     assert plain.startswith("publisher-admin=abc; ") and "Secure" not in plain.split("; ")
-    assert "Max-Age=0" in admin_access.cleared_cookie(https=True).split("; ")
+    assert "Max-Age=0" in admin_access.session_cookie("", https=True).split("; ")
 
 
 def test_over_https_only_the_host_prefixed_cookie_counts_and_over_http_only_the_plain_one():
@@ -113,8 +103,7 @@ def test_over_https_only_the_host_prefixed_cookie_counts_and_over_http_only_the_
     ],
 )
 def test_two_session_cookies_in_one_request_are_nobodys_session(cookies, https):
-    """A cookie planted from a sibling subdomain or over plain http must not decide the session,
-    in either order: with two, which is planted cannot be told, so neither counts."""
+    """With two, which one a sibling subdomain or plain http planted cannot be told: neither counts."""
     header = cookies.format(planted=admin_access.new_token(), own=admin_access.new_token())
     assert admin_access.session_token(header, https=https) is None
 
@@ -168,7 +157,7 @@ async def test_a_refused_sign_in_is_logged_once_a_minute_as_a_short_escaped_exce
     party = admin_access.relying_party("https://books.example.com")
     monkeypatch.setattr(admin_sign_in, "relying_party", lambda: party)
     origin = "https://evil.example/\x1b[2J" + "a" * 200_000
-    transport = httpx.ASGITransport(app=routes.route_table(nothing_here))
+    transport = httpx.ASGITransport(app=middleware.route_table(nothing_here))
     async with httpx.AsyncClient(transport=transport, base_url="https://books.example.com") as http:
         with caplog.at_level(logging.WARNING, logger=admin_sign_in.__name__):
             for _ in range(3):

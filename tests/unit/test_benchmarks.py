@@ -1,23 +1,13 @@
-"""`make bench` and the benchmarks' smoke tests: every benchmark is run by `make bench`, as
-docs/performance.md writes its command, and never by `make test`.
-
-A benchmark at its real size takes minutes (the whole of `make bench`, an hour or more), so the
-suite holds what it can in seconds: here, the commands `make bench` runs name a script of
-benchmarks/ and options that script takes, and the one benchmark that needs no process runs on a
-tiny input; tests/services/test_benchmarks.py and tests/embedded/test_benchmarks.py run the others
-that take seconds on a tiny input (their scripts, as a reader starts them).
-"""
+"""`make bench` runs every benchmark as docs/performance.md writes it, `make test` none; the smoke
+tests of the benchmarks that need no process (the others: tests/services, tests/embedded)."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 
 import pytest
 
 from tests.doc_commands import (
-    PROJECT_ROOT,
     STAGES_SCRIPT,
     bench_commands,
     make_recipe,
@@ -25,6 +15,7 @@ from tests.doc_commands import (
     shell_blocks,
     stages_make_test_runs,
 )
+from tests.support import PROJECT_ROOT
 
 BENCHMARKS = PROJECT_ROOT / "benchmarks"
 PERFORMANCE = PROJECT_ROOT / "docs" / "performance.md"
@@ -32,16 +23,18 @@ OPTIONAL = re.compile(r"\s*\[[^\]]*\]")  # a usage line's optional part: `[--run
 
 
 def benchmark_of(command: str) -> str:
-    """The file name in benchmarks/ of the script a `make bench` command runs with the venv's interpreter."""
     words = command.split()
     assert words[0] == ".venv/bin/python" and words[1].startswith("benchmarks/"), command
     return words[1].removeprefix("benchmarks/")
 
 
-def test_make_bench_runs_every_benchmark_once_with_the_venvs_interpreter():
+def test_make_bench_runs_every_benchmark_once_as_performance_md_writes_it():
     assert make_variables()["VENV"] == ".venv" and make_variables()["BIN"] == "$(abspath $(VENV))/bin"
     run = [benchmark_of(command) for command in bench_commands()]
     assert sorted(run) == sorted(path.name for path in BENCHMARKS.glob("*.py")), run
+    documented = {OPTIONAL.sub("", command) for block in shell_blocks(PERFORMANCE) for command in block.bare_commands}
+    for command in bench_commands():
+        assert command in documented, f"`make bench` runs `{command}`, which docs/performance.md does not write"
 
 
 @pytest.mark.parametrize("command", bench_commands())
@@ -53,14 +46,6 @@ def test_each_command_of_make_bench_names_its_script_and_options_it_takes(comman
         assert f'"{option}"' in source, f"{script.name} takes no {option}: `{command}`"
 
 
-def test_make_bench_runs_each_benchmark_as_performance_md_writes_it():
-    """At its default sizes, the figures' own: the doc's command, its optional parts left out
-    (the house's, `.venv/bin/python benchmarks/house.py`, is as written: no part left out)."""
-    documented = {OPTIONAL.sub("", command) for block in shell_blocks(PERFORMANCE) for command in block.bare_commands}
-    for command in bench_commands():
-        assert command in documented, f"`make bench` runs `{command}`, which docs/performance.md does not write"
-
-
 def test_make_test_never_runs_a_benchmark():
     stages = stages_make_test_runs()
     assert "bench" not in stages and stages, stages
@@ -69,21 +54,9 @@ def test_make_test_never_runs_a_benchmark():
     assert "bench" not in (PROJECT_ROOT / STAGES_SCRIPT).read_text(encoding="utf-8")
 
 
-@pytest.fixture
-def hostile_bounces():
-    spec = importlib.util.spec_from_file_location("hostile_bounces_benchmark", BENCHMARKS / "hostile_bounces.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
-
-
-def test_hostile_bounces_classifies_each_hostile_report_on_a_tiny_input(hostile_bounces, capsys):
-    """Its smoke test (no process, no socket: here): each report measured, each classified as
-    the site's reader would, reading at most 100 recipients of one."""
-    hostile_bounces.main(["--sizes", "20,150", "--short-lines", "20000"])
+def test_hostile_bounces_classifies_each_hostile_report_on_a_tiny_input(benchmark, capsys):
+    """Each report classified as the site's reader would, reading at most 100 recipients of one."""
+    benchmark("hostile_bounces").main(["--sizes", "20,150", "--short-lines", "20000"])
     output = capsys.readouterr().out
     measured = r"[\d.]+ MB +[\d.]+ s CPU +peak +\d+ MB"
     for named, read in ((20, 20), (150, 100)):
@@ -92,15 +65,8 @@ def test_hostile_bounces_classifies_each_hostile_report_on_a_tiny_input(hostile_
     assert re.search(rf"^0.02 MB of short lines +{measured} +unclassified: 0 read of 0 named$", output, re.M), output
 
 
-def test_rate_limits_times_a_hit_in_each_store_on_a_tiny_input(capsys):
-    """Its smoke test (in process, no Redis: here): a hit timed in the site's store and in the
-    ``limits`` package's as shipped at each size, each refusing an address's 41st hit, and the
-    site's sweep a minute later."""
-    spec = importlib.util.spec_from_file_location("rate_limits_benchmark", BENCHMARKS / "rate_limits.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.main(["--keys", "10,200", "--hits", "20", "--no-redis"])
+def test_rate_limits_times_a_hit_in_each_store_on_a_tiny_input(benchmark, capsys):
+    benchmark("rate_limits").main(["--keys", "10,200", "--hits", "20", "--no-redis"])
     output = capsys.readouterr().out
     for store in ("site, in process", "limits as shipped"):
         for keys in (10, 200):

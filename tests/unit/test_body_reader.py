@@ -1,4 +1,4 @@
-"""The one body reader of every endpoint (publisher/server/requests.py): its limit, a declared
+"""The one body reader of every endpoint (publisher/server/routes.py): its limit, a declared
 Content-Length over it refused before anything is received, a chunked body counted as it comes,
 and a client that left."""
 
@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from publisher.server import requests
+from publisher.server import routes
 
 LIMIT = 10
 
@@ -28,8 +28,8 @@ def read(chunks: list[bytes], content_length: str | None = None, then_disconnect
         return messages[received - 1]
 
     try:
-        result: object = asyncio.run(requests.read_body({"type": "http", "headers": headers}, receive, LIMIT))
-    except (requests.BodyTooLarge, requests.ClientLeft) as exc:
+        result: object = asyncio.run(routes.read_body({"type": "http", "headers": headers}, receive, LIMIT))
+    except (routes.BodyTooLarge, routes.ClientLeft) as exc:
         result = exc
     return result, received
 
@@ -41,15 +41,15 @@ def test_a_body_up_to_the_limit_is_read_whole_from_its_chunks():
 
 def test_a_declared_length_over_the_limit_is_refused_before_anything_is_received():
     result, received = read([b"x"], content_length="11")
-    assert isinstance(result, requests.BodyTooLarge) and received == 0
+    assert isinstance(result, routes.BodyTooLarge) and received == 0
 
 
 @pytest.mark.parametrize("content_length", [None, "3", "not a number"])
 def test_a_body_that_goes_past_the_limit_is_refused_at_the_chunk_that_does_whatever_it_declared(content_length):
     result, received = read([b"123456", b"78901", b"never read"], content_length=content_length)
-    assert isinstance(result, requests.BodyTooLarge) and received == 2
+    assert isinstance(result, routes.BodyTooLarge) and received == 2
 
 
 def test_a_client_that_leaves_before_the_end_of_its_body_is_told_apart():
     result, _ = read([b"123"], then_disconnect=True)
-    assert isinstance(result, requests.ClientLeft)
+    assert isinstance(result, routes.ClientLeft)

@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from publisher import returns
-from publisher.mail import mailer
 from publisher.mail.campaign import FailureStreak
 from publisher.rules import bounces
 from publisher.rules.bounces import HARD, SOFT, SentEmail
@@ -18,9 +17,6 @@ SECRET = "a-list-secret-0123456789abcdef0123456789"
 OLD_SECRET = "an-older-list-secret-0123456789abcdef01234"
 BOUNCES = "bounces@animals.example"
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
-
-
-# --- VERP ---------------------------------------------------------------------------------
 
 
 def test_an_emails_return_path_names_its_job_and_reads_back():
@@ -52,9 +48,6 @@ def test_a_bounce_of_an_email_signed_under_the_previous_secret_still_reads():
     assert bounces.read_verp([SECRET], address, BOUNCES) is None
 
 
-# --- Kinds --------------------------------------------------------------------------------
-
-
 @pytest.mark.parametrize(
     ("status", "action", "kind"),
     [
@@ -75,92 +68,57 @@ def test_a_recipients_status_is_hard_soft_or_nothing(status, action, kind):
 
 def test_a_refusal_of_the_reader_while_sending_is_hard_when_permanent_and_soft_once_given_up():
     """The sender asks only about an email it gave up on: a 5xx at once, a 4xx after its retries."""
-    refused = returns.at_sending(7, mailer.DeliveryFailed("550 5.1.1 unknown", permanent=True, about_recipient=True))
+    refused = returns.at_sending(7, returns.DeliveryFailed("550 5.1.1 unknown", permanent=True, about_recipient=True))
     assert refused == Report(HARD, "550 5.1.1 unknown", "sending", delivery_id=7)
-    given_up = returns.at_sending(8, mailer.DeliveryFailed("452 mailbox full", permanent=False, about_recipient=True))
+    given_up = returns.at_sending(8, returns.DeliveryFailed("452 mailbox full", permanent=False, about_recipient=True))
     assert given_up == Report(SOFT, "452 mailbox full", "sending", delivery_id=8)
-    assert returns.at_sending(9, mailer.DeliveryFailed("535 login refused", permanent=True)) is None  # the session's
-
-
-# --- Soft bounces -------------------------------------------------------------------------
+    assert returns.at_sending(9, returns.DeliveryFailed("535 login refused", permanent=True)) is None  # the session's
 
 
 def sent(delivery_id: int, days_ago: float, bounce: str | None = None) -> SentEmail:
     return SentEmail(delivery_id, NOW - timedelta(days=days_ago), bounce)
 
 
-def test_a_hard_bounce_makes_the_reader_bounced_at_once():
-    assert bounces.becomes_bounced(HARD, [sent(1, 0, HARD)], NOW)
-
-
-def test_three_soft_bounces_from_three_emails_make_the_reader_bounced():
-    history = [sent(1, 60, SOFT), sent(2, 30, SOFT)]
-    assert not bounces.becomes_bounced(SOFT, history, NOW)
-    assert bounces.becomes_bounced(SOFT, [*history, sent(3, 0, SOFT)], NOW)
-
-
-def test_soft_bounces_of_one_email_count_once():
-    history = [sent(1, 2, SOFT), sent(1, 1, SOFT), sent(1, 0, SOFT)]  # "delayed" reports, one email
-    assert bounces.soft_bounces_in_a_row(history, NOW) == 1
-    assert not bounces.becomes_bounced(SOFT, history, NOW)
-
-
-def test_a_delivered_email_in_between_resets_the_count():
-    history = [sent(1, 90, SOFT), sent(2, 60, SOFT), sent(3, 30), sent(4, 0, SOFT)]
-    assert bounces.soft_bounces_in_a_row(history, NOW) == 1
-    assert not bounces.becomes_bounced(SOFT, history, NOW)
+@pytest.mark.parametrize(
+    ("history", "in_a_row"),
+    [
+        ([sent(1, 60, SOFT), sent(2, 30, SOFT)], 2),
+        ([sent(1, 60, SOFT), sent(2, 30, SOFT), sent(3, 0, SOFT)], 3),  # three emails
+        ([sent(1, 2, SOFT), sent(1, 1, SOFT), sent(1, 0, SOFT)], 1),  # "delayed" reports, one email
+        ([sent(1, 90, SOFT), sent(2, 60, SOFT), sent(3, 30), sent(4, 0, SOFT)], 1),  # 3 delivered
+        ([sent(1, 30, SOFT), sent(2, 0, HARD), sent(3, 0, bounces.COMPLAINT)], 1),  # no soft bounces
+    ],
+)
+def test_soft_bounces_count_once_per_email_since_the_last_one_delivered(history, in_a_row):
+    assert bounces.soft_bounces_in_a_row(history, NOW) == in_a_row
+    assert bounces.SOFT_BOUNCES_TO_BOUNCED == 3
 
 
 def test_an_email_too_recent_to_tell_neither_counts_nor_resets():
     history = [sent(1, 60, SOFT), sent(2, 30, SOFT), sent(3, 1), sent(4, 0, SOFT)]
     assert bounces.soft_bounces_in_a_row(history, NOW) == 3  # email 3 may still bounce
-    assert bounces.becomes_bounced(SOFT, history, NOW)
     later = NOW + bounces.DELIVERED_AFTER  # email 3 has not bounced since: it was delivered
     assert bounces.soft_bounces_in_a_row([*history, sent(5, -3, SOFT)], later) == 2
 
 
-def test_a_complaint_is_not_a_bounce():
-    assert not bounces.becomes_bounced(bounces.COMPLAINT, [sent(1, 0, bounces.COMPLAINT)], NOW)
-
-
-# --- Pausing a campaign -------------------------------------------------------------------
-
-
-def test_a_campaign_pauses_past_five_percent_hard_bounces_once_a_hundred_were_sent():
-    assert bounces.pause_reason(sent=99, hard_bounces=50, complaints=0) is None  # too few to judge
-    assert bounces.pause_reason(sent=100, hard_bounces=5, complaints=0) is None  # 5 %: not past it
-    assert bounces.pause_reason(sent=100, hard_bounces=6, complaints=0) == (
-        "hard bounces at 6.0 % of 100 emails sent, above 5 %"
-    )
-
-
-def test_a_campaign_pauses_past_three_tenths_of_a_percent_complaints():
-    assert bounces.pause_reason(sent=1000, hard_bounces=0, complaints=3) is None
-    assert bounces.pause_reason(sent=1000, hard_bounces=0, complaints=4) == (
-        "complaints at 0.40 % of 1000 emails sent, above 0.3 %"
-    )
-    assert bounces.pause_reason(sent=0, hard_bounces=0, complaints=0) is None
-
-
-def test_complaints_pause_a_campaign_only_once_three_of_its_emails_drew_one():
-    # A small publisher's release: one reader's report (or one forged one) is already 0.33 % of
-    # 300 emails, and stops nothing; the third reader's does.
-    assert bounces.PAUSE_MIN_COMPLAINTS == 3
-    assert bounces.pause_reason(sent=300, hard_bounces=0, complaints=1) is None
-    assert bounces.pause_reason(sent=300, hard_bounces=0, complaints=2) is None
-    assert bounces.pause_reason(sent=300, hard_bounces=0, complaints=3) == (
-        "complaints at 1.00 % of 300 emails sent, above 0.3 %"
-    )
-    assert bounces.pause_reason(sent=2, hard_bounces=0, complaints=2) is None  # 100 %, but two readers
-
-
-def test_the_thresholds_are_settings():
-    assert bounces.pause_reason(sent=200, hard_bounces=6, complaints=0, bounce_rate=2.0) is not None
-    assert bounces.pause_reason(sent=200, hard_bounces=0, complaints=3) is not None  # 1.5 %
-    assert bounces.pause_reason(sent=200, hard_bounces=0, complaints=3, complaint_rate=2.0) is None
-
-
-# --- The list's rules for bounced and complained addresses. ---
+@pytest.mark.parametrize(
+    ("sent", "hard", "complaints", "rates", "reason"),
+    [
+        (99, 50, 0, {}, None),  # too few to judge
+        (100, 5, 0, {}, None),  # 5 %: not past it
+        (100, 6, 0, {}, "hard bounces at 6.0 % of 100 emails sent, above 5 %"),
+        (1000, 0, 3, {}, None),
+        (1000, 0, 4, {}, "complaints at 0.40 % of 1000 emails sent, above 0.3 %"),
+        (0, 0, 0, {}, None),
+        (300, 0, 2, {}, None),  # 0.67 %: one reader's report, or one forged, stops no release; the third does
+        (300, 0, 3, {}, "complaints at 1.00 % of 300 emails sent, above 0.3 %"),
+        (2, 0, 2, {}, None),  # 100 %, but two readers
+        (200, 6, 0, {"bounce_rate": 2.0}, "hard bounces at 3.0 % of 200 emails sent, above 2 %"),
+        (200, 0, 3, {"complaint_rate": 2.0}, None),  # 1.5 %, under the setting
+    ],
+)
+def test_a_campaign_pauses_past_its_thresholds_once_enough_emails_went_out(sent, hard, complaints, rates, reason):
+    assert bounces.pause_reason(sent, hard, complaints, **rates) == reason
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
-"""Build-time additions: prerendered 404 page and robots.txt. The rewritten frontend files run
-in node, and the Reflex config's imports in a fresh interpreter, in tests/services/test_build_plugins.py."""
+"""Build-time additions: the prerendered 404 page, robots.txt, the rewrites of Reflex's frontend
+files (run in node in tests/services/test_build_plugins.py) and the pages without the app."""
 
 from __future__ import annotations
 
@@ -15,12 +15,10 @@ from publisher.build.plugins import prerender_not_found, robots_txt, use_prerend
 from publisher.reflex_internals import frontend_files
 from publisher.web import page_html, page_kinds
 from publisher.web.feed import release_feed
+from tests.support import ASSETS_DIR
 
 REFLEX_CONFIG_JSON = '{"basename": "/", "ssr": false, "prerender": true, "build": "build"}'
 REFLEX_CONFIG_JS = f"export default {REFLEX_CONFIG_JSON};"
-
-
-# --- prerender_not_found --------------------------------------------------------------
 
 
 def test_prerender_not_found_keeps_the_config_and_adds_the_private_path():
@@ -29,10 +27,7 @@ def test_prerender_not_found_keeps_the_config_and_adds_the_private_path():
     assert REFLEX_CONFIG_JSON in output
     assert "/__not-found" in output
     assert output.count("export default") == 1
-
-
-def test_prerender_not_found_tolerates_surrounding_whitespace():
-    assert prerender_not_found(f"\n  {REFLEX_CONFIG_JS}\n\n") == prerender_not_found(REFLEX_CONFIG_JS)
+    assert prerender_not_found(f"\n  {REFLEX_CONFIG_JS}\n\n") == output
 
 
 @pytest.mark.parametrize(
@@ -48,12 +43,8 @@ def test_prerender_not_found_rejects_an_unexpected_layout(config_js):
         prerender_not_found(config_js)
 
 
-# --- use_prerendered_not_found --------------------------------------------------------
-
-
 @pytest.fixture
 def static_dir(tmp_path: Path) -> Path:
-    """A build output with the prerendered not-found page and the SPA shell."""
     (tmp_path / "__not-found").mkdir()
     (tmp_path / "__not-found" / "index.html").write_text("<html>Oops! Page Not Found</html>")
     (tmp_path / "__not-found.html").write_text("<html>redirect</html>")
@@ -64,15 +55,12 @@ def static_dir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_use_prerendered_not_found_makes_the_not_found_page_the_fallback(static_dir):
+@pytest.mark.parametrize("html_alias", [True, False])
+def test_use_prerendered_not_found_makes_the_not_found_page_the_fallback_and_leaves_the_rest(static_dir, html_alias):
+    if not html_alias:
+        (static_dir / "__not-found.html").unlink()
     use_prerendered_not_found(static_dir)
     assert (static_dir / "__spa-fallback.html").read_text() == "<html>Oops! Page Not Found</html>"
-    assert not (static_dir / "__not-found").exists()
-    assert not (static_dir / "__not-found.html").exists()
-
-
-def test_use_prerendered_not_found_leaves_other_pages_alone(static_dir):
-    use_prerendered_not_found(static_dir)
     assert sorted(p.relative_to(static_dir).as_posix() for p in static_dir.rglob("*")) == [
         "__spa-fallback.html",
         "about",
@@ -83,33 +71,17 @@ def test_use_prerendered_not_found_leaves_other_pages_alone(static_dir):
     assert (static_dir / "about" / "index.html").read_text() == "<html>about</html>"
 
 
-def test_use_prerendered_not_found_without_the_html_alias(static_dir):
-    (static_dir / "__not-found.html").unlink()
-    use_prerendered_not_found(static_dir)
-    assert (static_dir / "__spa-fallback.html").read_text() == "<html>Oops! Page Not Found</html>"
-
-
 def test_use_prerendered_not_found_fails_when_the_page_was_not_prerendered(static_dir):
     shutil.rmtree(static_dir / "__not-found")
     with pytest.raises(RuntimeError, match="not prerendered"):
         use_prerendered_not_found(static_dir)
-    # Nothing was changed on the way to the error.
     assert (static_dir / "__spa-fallback.html").read_text() == "<html>empty shell</html>"
 
 
-# --- robots.txt -----------------------------------------------------------------------
-
-
-def test_robots_txt():
+def test_plugin_adds_robots_txt_and_the_feed_for_the_configured_site(monkeypatch):
     assert robots_txt("https://books.example.com") == (
         "User-agent: *\nAllow: /\n\nSitemap: https://books.example.com/sitemap.xml\n"
     )
-
-
-# --- The plugin hooks -----------------------------------------------------------------
-
-
-def test_plugin_adds_robots_txt_for_the_configured_site(monkeypatch):
     monkeypatch.setattr("publisher.config.settings.site_url", lambda: "https://books.example.com")
     assets = plugins.SiteFilesPlugin().get_static_assets()
     assert assets == [
@@ -125,48 +97,12 @@ def manifest(tmp_path, monkeypatch) -> Path:
     return path
 
 
-def test_plugin_registers_the_router_config_and_backend_url_rewrites(manifest):
-    tasks = []
-    plugins.SiteFilesPlugin().pre_compile(add_modify_task=lambda *args: tasks.append(args), unevaluated_pages=[])
-    assert tasks == [
-        ("react-router.config.js", prerender_not_found),
-        ("utils/state.js", frontend_files.state_js_rewrites),
-        ("utils/react-theme.js", frontend_files.no_saved_color_mode),
-        ("app/_document.js", frontend_files.document_without_storage),
-        ("vite.config.js", frontend_files.dev_server_plugins),
-    ]
-
-
-def test_plugin_post_build_installs_the_not_found_page(static_dir, manifest):
-    page_kinds.write_manifest({route: page_kinds.PageKind(route, ()) for route in ("/", "/about", "404")})
-    plugins.SiteFilesPlugin().post_build(static_dir=str(static_dir))
-    assert "Oops! Page Not Found" in (static_dir / "__spa-fallback.html").read_text()
-    assert not (static_dir / "__not-found").exists()
-
-
-# --- Backend URL: the page's origin in builds, Reflex's rule on the dev server ----------
-
 REFLEX_TEMPLATES = Path(reflex_base.__file__).parent / ".templates" / "web"
 REFLEX_STATE_JS = (REFLEX_TEMPLATES / "utils" / "state.js").read_text()
 REFLEX_THEME_JS = (REFLEX_TEMPLATES / "utils" / "react-theme.js").read_text()
 
 
-def test_backend_url_rewrite_is_idempotent_and_upgrades_an_older_rewrite():
-    patched = frontend_files.backend_at_page_origin(REFLEX_STATE_JS)
-    assert frontend_files.backend_at_page_origin(patched) == patched  # .web keeps the file between builds
-    older = REFLEX_STATE_JS.replace(frontend_files._HOSTNAME_ONLY, frontend_files._SAME_ORIGIN_ALWAYS)
-    assert frontend_files.backend_at_page_origin(older) == patched
-
-
-def test_backend_url_patch_refuses_an_unknown_layout():
-    with pytest.raises(RuntimeError, match="getBackendURL changed"):
-        frontend_files.backend_at_page_origin("export const getBackendURL = () => new URL(env.PING);")
-
-
-# --- A state per page load: a new client token for every load of a page ---------------------
-
-
-def test_every_page_load_takes_a_new_token_kept_in_the_pages_memory_only():
+def test_every_page_load_takes_a_new_token_kept_in_its_memory_and_the_backend_url_rewrite_is_idempotent():
     patched = frontend_files.state_js_rewrites(REFLEX_STATE_JS)
     get_token = re.search(r"export const getToken = .*?\n};\n", patched, re.S).group(0)
     peek_token = re.search(r"const peekToken = .*?;\n", patched, re.S).group(0)
@@ -174,32 +110,23 @@ def test_every_page_load_takes_a_new_token_kept_in_the_pages_memory_only():
     assert "token = unsavedToken ?? generateUUID();" in get_token  # the one peekToken showed, if any
     assert "if (token) {\n    return token;" in get_token  # a reconnect of the same page keeps its state
     assert frontend_files.state_js_rewrites(patched) == patched  # .web keeps the file between builds
-
-
-def test_a_state_js_rewritten_by_the_earlier_version_keeps_its_token_in_memory_now():
     earlier = REFLEX_STATE_JS.replace(frontend_files._TOKEN_FROM_THE_TAB, frontend_files._TOKEN_STORED_PER_LOAD)
     earlier = earlier.replace(frontend_files._PEEK_FROM_THE_TAB, frontend_files._PEEK_PER_PAGE_LOAD)
     assert frontend_files.state_js_rewrites(earlier) == frontend_files.state_js_rewrites(REFLEX_STATE_JS)
+    patched = frontend_files.backend_at_page_origin(REFLEX_STATE_JS)
+    assert frontend_files.backend_at_page_origin(patched) == patched  # .web keeps the file between builds
+    older = REFLEX_STATE_JS.replace(frontend_files._HOSTNAME_ONLY, frontend_files._SAME_ORIGIN_ALWAYS)
+    assert frontend_files.backend_at_page_origin(older) == patched
 
-
-def test_a_state_per_page_load_refuses_an_unknown_layout():
-    with pytest.raises(RuntimeError, match="Unexpected utils/state.js layout"):
-        frontend_files.a_state_per_page_load("export const getToken = () => token;")
-
-
-# --- Nothing stored in the browser: no page of the site writes to its storage -------------------
 
 WEB_STORAGE_WRITE = re.compile(r"(?:localStorage|sessionStorage)\.setItem\(")
 
 
 def client_storage_delta(state_js: str) -> str:
-    """Reflex's applyClientStorageDelta: where the values of rx.LocalStorage and rx.SessionStorage
-    vars are written, for a state that declares one."""
     return re.search(r"const applyClientStorageDelta = .*?\n};\n", state_js, re.S).group(0)
 
 
 def compiled_document() -> str:
-    """app/_document.js as Reflex compiles it (the same for every app)."""
     from reflex.compiler import compiler
 
     path, code = compiler.compile_document_root([])
@@ -208,9 +135,7 @@ def compiled_document() -> str:
 
 
 def test_the_apps_files_use_the_browsers_storage_only_for_the_states_storage_vars():
-    """No write to the local or session storage is left but applyClientStorageDelta's (for a
-    state's rx.LocalStorage or rx.SessionStorage vars: the site has none), and nothing reads the
-    color mode, the token or the time of a reload back."""
+    """No storage write is left but applyClientStorageDelta's (for storage vars: the site has none)."""
     assert WEB_STORAGE_WRITE.search(REFLEX_STATE_JS) and WEB_STORAGE_WRITE.search(REFLEX_THEME_JS)  # Reflex's do
     state_js = frontend_files.state_js_rewrites(REFLEX_STATE_JS)
     assert (
@@ -228,12 +153,11 @@ def test_the_apps_files_use_the_browsers_storage_only_for_the_states_storage_var
     assert "jsx(Scripts,{},)" in document
 
 
-def test_no_state_of_the_site_keeps_a_value_in_the_browser():
-    """The two writes left in state.js run only for a state var that is an rx.Cookie,
-    rx.LocalStorage or rx.SessionStorage: the site has none."""
+def test_no_state_nor_page_of_the_site_keeps_a_value_in_the_browser():
     from reflex.state import State
 
-    import publisher.web.pages  # noqa: F401 - every page, so every state of the site
+    from publisher.publisher import app  # every page, so every state of the site
+    from publisher.reflex_internals import component_needs
 
     stack, kept = [State], []
     while stack:
@@ -241,42 +165,41 @@ def test_no_state_of_the_site_keeps_a_value_in_the_browser():
         stack.extend(cls.get_substates())
         kept += [f"{cls.__name__}.{name}" for name in cls.get_fields() if cls._is_client_storage(name)]
     assert kept == []
+    writing = []
+    for route, page in app._unevaluated_pages.items():
+        component = page.component() if callable(page.component) else page.component
+        code = [*component_needs.hooks(component), *component._get_all_custom_code()]
+        if any("localStorage" in text or "sessionStorage" in text for text in code):
+            writing.append(route)
+    assert writing == []
 
 
-def test_the_app_reloads_nothing_by_itself_on_a_frontend_error():
-    """Reflex answers some frontend errors ("Cannot read properties of null") with a script that
-    stamps the time in the session storage and reloads; the app's entry point turns that off."""
+def test_the_app_reloads_nothing_by_itself_on_a_frontend_error_and_migrates_the_database_at_start():
     from reflex.state import FrontendEventExceptionState
 
-    from publisher import publisher  # noqa: F401 - the entry point
-
-    assert FrontendEventExceptionState.auto_reload_on_errors == []
-    assert frontend_files.what_moved() == []
-
-
-def test_a_bare_reflex_run_brings_the_database_up_to_date_at_start():
-    """The README's `reflex run` on a fresh clone: the entry point migrates in the backend's lifespan
-    (which `make run` runs: tests/development), doing so only there (tests/services/test_embedded_gateway.py)."""
     from publisher import mailing_list
     from publisher.publisher import app
 
+    assert FrontendEventExceptionState.auto_reload_on_errors == []
+    assert frontend_files.what_moved() == []
     assert mailing_list.migrate_on_development_start in app.get_lifespan_tasks()
 
 
 @pytest.mark.parametrize(
-    ("rewrite", "text", "file"),
+    ("rewrite", "text", "message"),
     [
-        (frontend_files.no_saved_color_mode, "export function ThemeProvider() {}", "utils/react-theme.js"),
-        (frontend_files.document_without_storage, 'jsx("body",{},children,jsx(Scripts,{},))', "app/_document.js"),
-        (frontend_files.nothing_in_the_browser, "const reloadForNewVersion = () => {};", "utils/state.js"),
+        (frontend_files.no_saved_color_mode, "export function ThemeProvider() {}", "Unexpected utils/react-theme.js"),
+        (frontend_files.document_without_storage, 'jsx("body",{},jsx(Scripts,{},))', "Unexpected app/_document.js"),
+        (frontend_files.nothing_in_the_browser, "const reloadForNewVersion = () => {};", "Unexpected utils/state.js"),
+        (frontend_files.a_state_per_page_load, "export const getToken = () => token;", "Unexpected utils/state.js"),
+        (frontend_files.backend_at_page_origin, "export const getBackendURL = () => 1;", "getBackendURL changed"),
+        (frontend_files.dev_host_from_environment, "export default {};", "vite.config.js layout"),
     ],
 )
-def test_a_storage_rewrite_refuses_an_unknown_layout(rewrite, text, file):
-    with pytest.raises(RuntimeError, match=f"Unexpected {re.escape(file)} layout"):
+def test_a_rewrite_refuses_an_unknown_layout(rewrite, text, message):
+    with pytest.raises(RuntimeError, match=re.escape(message)):
         rewrite(text)
 
-
-# --- The dev server's listening address ----------------------------------------------
 
 VITE_CONFIG_EXCERPT = """import { defineConfig } from "vite";
 
@@ -299,13 +222,6 @@ def test_dev_host_plugin_applies_to_the_config_reflex_generates():
     assert "publisherDevHost()," in patched and 'apply: "serve"' in patched
 
 
-def test_dev_host_plugin_refuses_an_unknown_layout():
-    with pytest.raises(RuntimeError, match="vite.config.js layout"):
-        frontend_files.dev_host_from_environment("export default {};")
-
-
-# --- Deferred app start -------------------------------------------------------------------
-
 BOOT_HTML = (
     '<head><link rel="modulepreload" href="/assets/entry.client-B1.js"/>'
     '<link rel="modulepreload" href="/assets/root-C2.js"/>'
@@ -315,7 +231,7 @@ BOOT_HTML = (
 )
 
 
-def test_app_boot_and_its_preloads_are_made_inert_without_changing_the_structure():
+def test_app_boot_and_its_preloads_are_made_inert_without_changing_the_structure_and_site_js_starts_them():
     deferred = plugins.defer_app_boot(BOOT_HTML)
     assert 'rel="modulepreload"' not in deferred
     assert deferred.count('<link rel="x-app-modulepreload" href="/assets/') == 2
@@ -324,16 +240,11 @@ def test_app_boot_and_its_preloads_are_made_inert_without_changing_the_structure
     assert "<script>window.__reactRouterContext = {};</script>" in deferred
     assert deferred.count("<") == BOOT_HTML.count("<")  # same elements, only attributes differ
     assert plugins.defer_app_boot(deferred) == deferred
-
-
-def test_site_js_starts_exactly_what_the_build_made_inert():
-    site_js = (Path(__file__).resolve().parents[2] / "assets" / "site.js").read_text()
+    site_js = (ASSETS_DIR / "site.js").read_text()
     assert f'hasAttribute("{page_html.STATIC_PAGE_ATTRIBUTE}")' in site_js
     assert f'link[rel="{plugins.DEFERRED_PRELOAD_REL}"]' in site_js
     assert "script[data-app-boot]" in site_js
 
-
-# --- Pages without a form lose the app ----------------------------------------------------
 
 PRERENDERED = (
     '<!DOCTYPE html><html lang="en"><head><meta charSet="utf-8"/>'
@@ -367,10 +278,7 @@ def test_a_static_page_keeps_its_content_styles_site_js_and_data_and_loses_the_a
     assert "<script>document.documentElement.style.colorScheme = 'light';</script>" in stripped
     assert stripped.count("<script") == 3
     assert '<html data-static-page="" lang="en">' in stripped
-
-
-def test_the_deferred_boot_of_an_earlier_build_step_is_stripped_too():
-    stripped = plugins.strip_app(plugins.defer_app_boot(PRERENDERED))
+    stripped = plugins.strip_app(plugins.defer_app_boot(PRERENDERED))  # an earlier step's deferred boot
     assert "x-app-modulepreload" not in stripped and "data-app-boot" not in stripped
 
 
@@ -436,8 +344,9 @@ def test_a_prerendered_file_without_a_decision_fails_the_build_naming_it(built_p
         plugins.finish_pages(built_pages, kinds())
 
 
-def test_a_maintainer_who_adds_an_event_handler_to_home_gets_a_home_that_starts_the_app(built_pages, manifest):
-    """Through the plugin's hooks, as `reflex export` calls them: compile, then finish the build."""
+def test_the_plugins_rewrites_and_a_maintainer_who_adds_an_event_handler_to_home_gets_a_home_that_starts_the_app(
+    built_pages, manifest
+):
     import reflex as rx
 
     from publisher.web.pages.about import about
@@ -456,29 +365,24 @@ def test_a_maintainer_who_adds_an_event_handler_to_home_gets_a_home_that_starts_
         Page("404", not_found),
     ]
     plugin = plugins.SiteFilesPlugin()
-    plugin.pre_compile(add_modify_task=lambda *args: None, unevaluated_pages=pages)
+    tasks = []
+    plugin.pre_compile(add_modify_task=lambda *args: tasks.append(args), unevaluated_pages=pages)
+    assert tasks == [
+        ("react-router.config.js", prerender_not_found),
+        ("utils/state.js", frontend_files.state_js_rewrites),
+        ("utils/react-theme.js", frontend_files.no_saved_color_mode),
+        ("app/_document.js", frontend_files.document_without_storage),
+        ("vite.config.js", frontend_files.dev_server_plugins),
+    ]
     assert page_kinds.read_manifest(manifest)["/"].app_reasons == ("<button> handles on_click",)
     assert not page_kinds.read_manifest(manifest)["/about"].starts_app
 
     (built_pages / "__not-found").mkdir()
-    (built_pages / "__not-found" / "index.html").write_text(PRERENDERED)
+    (built_pages / "__not-found" / "index.html").write_text(PRERENDERED.replace("Latest Releases", "Oops!"))
     plugin.post_build(static_dir=str(built_pages))
+    assert "Oops!" in (built_pages / "__spa-fallback.html").read_text()  # the not-found page, installed
+    assert not (built_pages / "__not-found").exists()
     assert "data-app-boot" in (built_pages / "index.html").read_text()
     assert "data-app-boot" in (built_pages / "subscribe" / "index.html").read_text()
     assert "/assets/manifest-E4.js" not in (built_pages / "about" / "index.html").read_text()
     assert "/assets/manifest-E4.js" not in (built_pages / "__spa-fallback.html").read_text()
-
-
-def test_no_page_of_the_site_writes_to_the_browsers_storage():
-    """What the site's own components run in the browser (their hooks and custom code) neither reads
-    nor writes the local or session storage."""
-    from publisher.publisher import app
-    from publisher.reflex_internals import component_needs
-
-    writing = []
-    for route, page in app._unevaluated_pages.items():
-        component = page.component() if callable(page.component) else page.component
-        code = [*component_needs.hooks(component), *component._get_all_custom_code()]
-        if any("localStorage" in text or "sessionStorage" in text for text in code):
-            writing.append(route)
-    assert writing == []

@@ -37,17 +37,8 @@ def test_a_line_has_one_point_per_day_scaled_from_zero_to_its_round_top():
 
 
 def test_the_y_axis_has_thousands_separators_and_a_round_even_top():
-    assert [charts.scale_top(n) for n in (0, 1, 3, 7, 10, 11, 95, 10_345, 99_999)] == [
-        2,
-        2,
-        4,
-        8,
-        10,
-        12,
-        100,
-        12_000,
-        100_000,
-    ]
+    tops = [2, 2, 4, 8, 10, 12, 100, 12_000, 100_000]
+    assert [charts.scale_top(n) for n in (0, 1, 3, 7, 10, 11, 95, 10_345, 99_999)] == tops
     labels = texts(charts.line([1_234, 10_345, 2_000], FIRST))
     assert labels[:3] == ["0", "6,000", "12,000"]
     assert labels[-1] == "2,000"  # the latest figure, beside the last point
@@ -66,25 +57,22 @@ def test_ninety_days_give_ninety_points_and_name_the_first_middle_and_last_day()
     assert abs(float(latest.get("y")) - drawn[-1][1]) < charts.FONT  # at its height
 
 
-def test_two_lines_share_one_scale_with_a_legend_and_both_latest_figures():
+def test_two_lines_share_one_scale_with_a_legend_and_both_latest_figures_a_line_apart_at_least():
     visitors = [0] * 88 + [40, 120]
     views = [0] * 88 + [90, 300]
     svg = charts.two_lines(visitors, views, FIRST)
     assert len(points(svg, 0)) == len(points(svg, 1)) == 90
     labels = texts(svg)
-    assert labels[:2] == [admin_copy.CHART_VISITORS, admin_copy.CHART_PAGE_VIEWS]  # the legend
+    assert labels[:2] == [admin_copy.COLUMN_VISITORS, admin_copy.COLUMN_PAGE_VIEWS]  # the legend
     assert labels[2:5] == ["0", "150", "300"]
     assert sorted(labels[-2:]) == ["120", "300"]
     views_line, visitors_line = points(svg, 0), points(svg, 1)
     assert visitors_line[-1][1] > views_line[-1][1] == charts.TOP  # fewer visitors: lower
     with pytest.raises(ValueError):
         charts.two_lines([1, 2], [1], FIRST)
-
-
-def test_close_latest_figures_are_kept_a_line_apart():
-    svg = charts.two_lines([99, 100], [100, 101], FIRST)
-    latest = [float(t.get("y")) for t in ET.fromstring(svg).findall(f"{SVG}text")[-2:]]
-    assert abs(latest[0] - latest[1]) >= charts.FONT
+    close = charts.two_lines([99, 100], [100, 101], FIRST)
+    latest = [float(t.get("y")) for t in ET.fromstring(close).findall(f"{SVG}text")[-2:]]
+    assert abs(latest[0] - latest[1]) >= charts.FONT  # close latest figures: a line apart
 
 
 def test_pairs_draw_two_bars_per_week_with_the_weeks_first_days_and_an_empty_chart_draws_nothing_tall():
@@ -116,10 +104,5 @@ def test_a_chart_is_an_image_uri_with_nothing_but_the_drawing():
     assert uri.startswith("data:image/svg+xml;charset=utf-8,%3Csvg")
     svg = unquote(uri[len("data:image/svg+xml;charset=utf-8,") :])
     assert not re.search(r"script|onload|href|foreignObject", svg, re.I)
-    assert {element.tag.removeprefix(SVG) for element in ET.fromstring(svg).iter()} <= {
-        "svg",
-        "rect",
-        "line",
-        "polyline",
-        "text",
-    }
+    drawn = {element.tag.removeprefix(SVG) for element in ET.fromstring(svg).iter()}
+    assert drawn <= {"svg", "rect", "line", "polyline", "text"}

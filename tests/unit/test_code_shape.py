@@ -1,20 +1,13 @@
-"""The shape of publisher/'s code, held by tests so it does not drift back:
-
-- every function fits on a screen (at most 60 lines, from its `def` to its last line,
-  docstring included), so a long one is split where a name explains each part;
-- each module's name is its own: no two modules or packages in publisher/ share a name
-  (a `limits` package beside a `limits` module of the rules left a reader guessing);
-- a module of the site is imported under its own name, never `import ... as ...` (`words`
-  stood for four different content modules): a reader of any line knows which one it is.
-"""
+"""The shape of publisher/'s code: every function at most 60 lines, every module's name its own,
+and a module of the site imported under its own name, never `import ... as ...`."""
 
 import ast
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-PUBLISHER = ROOT / "publisher"
-# Where the site's modules are imported: the package, its tests, benchmarks, scripts, the top level.
+from tests.support import DOCS, PROJECT_ROOT
+
+PUBLISHER = PROJECT_ROOT / "publisher"
 IMPORTING_FOLDERS = ("publisher", "tests", "benchmarks", "scripts", "alembic")
 FUNCTION_MAX_LINES = 60
 
@@ -38,19 +31,10 @@ def long_functions() -> dict[str, int]:
     return found
 
 
-def test_every_function_in_publisher_is_at_most_60_lines():
+def test_every_function_in_publisher_is_at_most_60_lines_as_the_testing_guide_says():
     assert long_functions() == {}, f"functions over {FUNCTION_MAX_LINES} lines: split each where a name explains a part"
-
-
-def test_the_testing_guide_states_the_same_limit():
-    text = " ".join((PUBLISHER.parent / "docs" / "testing.md").read_text(encoding="utf-8").split())
+    text = " ".join((DOCS / "testing.md").read_text(encoding="utf-8").split())
     assert f"every function in `publisher/` is at most {FUNCTION_MAX_LINES} lines" in text
-
-
-def test_the_length_check_counts_from_def_to_the_last_line():
-    source = 'def short():\n    """Doc."""\n    return 1\n\n\nclass A:\n    async def method(self):\n'
-    source += "        x = 1\n" * 60
-    assert function_lengths(source) == {"short": 3, "method": 61}
 
 
 def module_names(package: Path) -> dict[str, list[str]]:
@@ -90,16 +74,22 @@ def _ours(module: str) -> bool:
 
 
 def test_no_module_of_the_site_is_imported_under_another_name():
-    files = [*ROOT.glob("*.py"), *(path for folder in IMPORTING_FOLDERS for path in (ROOT / folder).rglob("*.py"))]
+    files = [
+        *PROJECT_ROOT.glob("*.py"),
+        *(path for folder in IMPORTING_FOLDERS for path in (PROJECT_ROOT / folder).rglob("*.py")),
+    ]
     aliased = [
-        f"{path.relative_to(ROOT)}: {line}"
+        f"{path.relative_to(PROJECT_ROOT)}: {line}"
         for path in sorted(files)
         for line in aliased_imports(path.read_text(encoding="utf-8"))
     ]
     assert aliased == [], "imported under another name: import it under its own (rename a module that clashes)"
 
 
-def test_the_name_checks_see_what_they_check(tmp_path):
+def test_the_checks_see_what_they_check(tmp_path):
+    source = 'def short():\n    """Doc."""\n    return 1\n\n\nclass A:\n    async def method(self):\n'
+    source += "        x = 1\n" * 60
+    assert function_lengths(source) == {"short": 3, "method": 61}
     for place in ("one/queue.py", "queue/__init__.py", "queue/jobs.py", "two/jobs.py", "two/__init__.py"):
         (tmp_path / place).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / place).write_text("")

@@ -1,19 +1,16 @@
-"""A complaint that a provider sends to its feedback address, not to our VERP address: the only
-proof it names an email of ours is the VERP address in the original's ``Return-Path``
-(returns/bounce_mailbox.reports_in). Every sample in the services stage is delivered to the VERP
-address itself, and the Message-ID fallback would find the email anyway; here the report is
-delivered elsewhere and its Message-ID is one the database does not know."""
+"""A complaint sent to a provider's feedback address, its Message-ID unknown: the only proof it names an
+email of ours is our VERP address in the original's Return-Path (bounce_mailbox.reports_in)."""
 
 from __future__ import annotations
 
 import pytest
 
-from publisher.config.settings import mail_settings
 from publisher.returns import bounce_mailbox
 from publisher.rules import bounces, reports
 from publisher.storage import bounce_records
 from tests.samples import bounce_sample
 from tests.smtp import LIST_SECRET
+from tests.unit.test_mailer import settings_for
 
 BOUNCE_ADDRESS = "bounces@animals.example"
 FEEDBACK_ADDRESS = "fbl-reports@animals.example"  # where a provider's feedback loop delivers
@@ -21,15 +18,7 @@ DELIVERY = 0x2B
 VERP = bounces.verp_address(BOUNCE_ADDRESS, LIST_SECRET, DELIVERY)
 READER = "reader@example.org"
 UNKNOWN_MESSAGE_ID = "<never-sent-by-us.1@example.com>"
-MAIL = mail_settings(
-    {
-        "PUBLISHER_SMTP_URL": "smtp://127.0.0.1:2525",
-        "PUBLISHER_NOTIFY_TO": "books@animals.example",
-        "PUBLISHER_MAIL_FROM": "site@animals.example",
-        "PUBLISHER_LIST_SECRET": LIST_SECRET,
-        "PUBLISHER_BOUNCE_ADDRESS": BOUNCE_ADDRESS,
-    }
-)
+MAIL = settings_for("smtp://127.0.0.1:2525", PUBLISHER_BOUNCE_ADDRESS=BOUNCE_ADDRESS)
 
 
 def to_the_feedback_address(name: str, return_path: str) -> bytes:

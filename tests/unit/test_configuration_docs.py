@@ -1,5 +1,4 @@
-"""The settings object and docs/configuration.md name the same variables: a variable the site
-starts reading without its row in the table (or a row for one it stopped reading) fails here."""
+"""The settings object and docs/configuration.md name the same variables with the same defaults."""
 
 from __future__ import annotations
 
@@ -9,8 +8,7 @@ from pathlib import Path
 
 from reflex_base import config as reflex_config
 
-from publisher.config import mail_config, settings
-from publisher.config.secret_files import FILE_SUFFIX
+from publisher.config import settings
 
 CONFIGURATION = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
@@ -50,7 +48,7 @@ def documented() -> set[str]:
 
 
 def test_the_table_lists_every_variable_the_settings_read_and_nothing_else():
-    read_by_the_site = set(settings.Settings.variables())
+    read_by_the_site = set(settings.VARIABLES)
     assert read_by_the_site, "the settings object reads no variable?"
     others = READ_BY_THE_FRAMEWORK | READ_BY_THE_MAKEFILE_COMPOSE_OR_TESTS
     assert not read_by_the_site & others, "a variable is listed both as the site's and as another's"
@@ -71,19 +69,21 @@ def test_every_field_is_read_from_its_variable_by_its_exact_name():
     assert settings.Settings.model_config["frozen"] is True
 
 
-def test_the_secrets_read_from_files_have_their_file_variable_too():
-    variables = set(settings.Settings.variables())
-    for secret in (settings.GATEWAY_API_KEY_VAR, *mail_config.SECRET_VARS):
-        assert {secret, secret + FILE_SUFFIX} <= variables
-
-
-def test_the_mail_fields_are_the_mail_variables():
-    fields = settings.Settings.model_fields
-    assert {fields[name].validation_alias for name in settings._MAIL_FIELDS} == set(mail_config.MAIL_VARS)
+def test_every_default_the_table_states_alone_is_the_settings_default():
+    defaults = {str(field.validation_alias): field.default for field in settings.Settings.model_fields.values()}
+    checked = 0
+    for line in CONFIGURATION.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.split("|")]
+        variable, default = (cells[1], cells[2]) if len(cells) > 3 else ("", "")
+        if re.fullmatch(r"`[A-Z_]+`", variable) and re.fullmatch(r"`[^`]+`", default) and variable[1:-1] in defaults:
+            stated = default[1:-1]
+            expected = float(stated) if re.fullmatch(r"[\d.]+", stated) else {"on": True}.get(stated, stated)
+            assert defaults[variable[1:-1]] == expected, variable
+            checked += 1
+    assert checked >= 18
 
 
 def test_the_framework_variables_the_site_reads_are_reflexs_config_fields():
-    """Reflex reads REFLEX_<FIELD> into its config's field; the site reads the field."""
     config_fields = {field.name for field in dataclasses.fields(reflex_config.get_config())}
     for variable, attribute in settings.Settings.REFLEX_VARIABLES.items():
         assert variable == "REFLEX_" + attribute.upper()

@@ -13,6 +13,7 @@ import pytest
 from publisher import content, visits
 from publisher.config import settings
 from publisher.content import admin_copy
+from publisher.reflex_internals import stored_state
 from publisher.storage import dashboard, tables, visit_counts
 from publisher.storage.visit_counts import DayCount, KeyCount
 from publisher.web.pages import admin
@@ -90,11 +91,9 @@ def test_the_figures_now_today_and_yesterday_come_from_the_daily_counts(reads: F
     }
     assert ("visitors_now", NOW) in reads.calls
     assert shown["visits_off"] == []
-
-
-def test_now_is_the_last_five_minutes():
-    assert visits.VISITORS_NOW_MINUTES == 5
-    assert admin_copy.VISITORS_NOW.format(minutes=visits.VISITORS_NOW_MINUTES) == "Visitors now (the last 5 minutes)"
+    # A fixed number of reads whatever the traffic: site, bot, one page per book, /subscribe, /contact-us;
+    # four top lists; the list's days; now.
+    assert len(reads.calls) == 2 + len(content.BOOKS) + 2 + 4 + 1 + 1
 
 
 def test_the_chart_shows_ninety_days_of_visitors_and_page_views_said_in_words(reads: FakeReads):
@@ -148,12 +147,6 @@ def test_the_subscribe_and_contact_visits_stand_beside_what_they_led_to_newest_d
     assert ("daily", "page", TODAY - timedelta(days=13), TODAY, "/contact-us") in reads.calls
 
 
-def test_the_reads_are_a_fixed_number_whatever_the_traffic(reads: FakeReads):
-    admin_state._visits()
-    # site, bot, one page per book, /subscribe, /contact-us; four top lists; the list's days; now.
-    assert len(reads.calls) == 2 + len(content.BOOKS) + 2 + 4 + 1 + 1
-
-
 def test_visitors_now_unknown_leaves_the_rest_shown(reads: FakeReads, monkeypatch):
     def away(now):
         raise ConnectionError("redis away")
@@ -163,7 +156,12 @@ def test_visitors_now_unknown_leaves_the_rest_shown(reads: FakeReads, monkeypatc
     assert figures[0]["value"] == admin_copy.NOT_KNOWN and figures[1]["value"] == "90"
 
 
-def test_with_counting_off_the_section_says_so_and_reads_nothing(reads: FakeReads, monkeypatch):
+def test_with_counting_off_the_section_says_so_and_reads_nothing_and_every_visits_field_is_tab_only(
+    reads: FakeReads, monkeypatch
+):
+    assert set(admin_state._visits()) == set(admin_state.VISITS_FIELDS)
+    assert set(admin_state.VISITS_FIELDS) <= stored_state._TAB_ONLY[admin_state.AdminState]
+    reads.calls.clear()
     monkeypatch.setenv("PUBLISHER_VISITS", "off")
     assert not settings.current().visits_on
     shown = admin_state._visits()
@@ -172,18 +170,8 @@ def test_with_counting_off_the_section_says_so_and_reads_nothing(reads: FakeRead
     assert reads.calls == []
 
 
-def test_every_visits_field_is_tab_only_and_cleared(reads: FakeReads):
-    state_fields = set(admin_state.AdminState.__fields__)
-    assert set(admin_state.VISITS_FIELDS) <= state_fields
-    assert set(admin_state._visits()) == set(admin_state.VISITS_FIELDS)
-    from publisher.reflex_internals import stored_state
-
-    assert set(admin_state.VISITS_FIELDS) <= stored_state._TAB_ONLY[admin_state.AdminState]
-
-
 def test_every_card_label_is_its_columns_heading():
-    """On a phone a row is a card: each cell's ``data-label`` (shown before its value) must be the
-    heading of its column, in the same order, in every table of the dashboard."""
+    """On a phone a row is a card: each cell's ``data-label`` is its column's heading, in order."""
     rendered = str(admin._dashboard())
     tables = rendered.split('jsx("table",')[1:]
     assert len(tables) >= 6 + 6  # the six Visits tables, and those of Readers, Messages, Releases, …

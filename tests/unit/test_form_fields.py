@@ -1,37 +1,25 @@
-"""A form field declared once (rules/form_fields.py), and the recipe of docs/content.md that adds one.
-
-The forms' pages, states, plain POST and gateway body are all made from the
-declarations; a form declared with one more field gets that field everywhere, with
-nothing else written for it. The product's own forms stay as they are.
-"""
+"""A form field declared once (rules/form_fields.py), and the recipe of docs/content.md that adds one: a
+form declared with one more field gets it in its page, state, plain POST and gateway body."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from pathlib import Path
 
-import httpx
 import pytest
 import reflex as rx
 from bs4 import BeautifulSoup
 
-from publisher import gateway
-from publisher.gateway.contract import contact_body
+from publisher.gateway import contact_body
 from publisher.limits import submits
-from publisher.rules import form_fields
-from publisher.rules.form_fields import CONTACT, SUBSCRIBE, Form, FormField
-from publisher.rules.validation import TextRule
+from publisher.rules.form_fields import CONTACT, SUBSCRIBE, Form, FormField, TextRule
 from publisher.server import plain_forms
 from publisher.web import submissions
 from publisher.web.components.forms import declared_fields
-from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE
-from publisher.web.states import contact_state, subscribe_state
-from publisher.web.states.contact_state import ContactState
-from publisher.web.states.lifecycle import field_messages
-from publisher.web.states.subscribe_state import SubscribeState
-from tests.unit.test_plain_forms import FORM_PARTS, SAME_SITE, client, field, page
+from publisher.web.submissions import ContactState, SubscribeState, field_messages
+from tests.unit.test_form_states import recording_gateway
+from tests.unit.test_plain_forms import FORM_PARTS, SAME_SITE, client, field, page, write_build
 
 # The recipe's field: its copy would go to content/form_copy.py, its declaration to rules/form_fields.py.
 COMPANY = FormField(
@@ -55,24 +43,20 @@ def rendered_inputs(form: Form, state) -> dict[str, str]:
     return {re.search(r'\bid:"([^"]+)"', control).group(1): control for control in controls}
 
 
-def test_the_forms_are_declared_once_with_the_product_s_names():
-    assert SUBSCRIBE.names == ("name", "email")
-    assert CONTACT.names == ("firstName", "lastName", "email", "message")
-
-
-def test_ids_and_state_vars_are_derived_from_the_names_as_the_pages_have_them():
+def test_ids_and_state_vars_are_derived_from_the_product_s_names_as_the_pages_have_them():
     """The ids the site's pages, tests and assets/site.js use, and the vars the app's events carry."""
-    assert subscribe_state.FIELD_IDS == {"name": "subscribe-name", "email": "subscribe-email"}
-    assert (subscribe_state.HONEYPOT_ID, subscribe_state.SUCCESS_ID) == ("subscribe-website", "subscribe-success")
-    assert contact_state.FIELD_IDS == {
+    assert (SUBSCRIBE.names, CONTACT.names) == (("name", "email"), ("firstName", "lastName", "email", "message"))
+    assert SUBSCRIBE.field_ids == {"name": "subscribe-name", "email": "subscribe-email"}
+    assert [SUBSCRIBE.element_id(name) for name in ("website", "success")] == ["subscribe-website", "subscribe-success"]
+    assert CONTACT.field_ids == {
         "firstName": "contact-first-name",
         "lastName": "contact-last-name",
         "email": "contact-email",
         "message": "contact-message",
         "answer": "contact-answer",
     }
-    assert (contact_state.QUESTION_ID, contact_state.TOKEN_ID) == ("contact-question", "contact-token")
-    assert (contact_state.HONEYPOT_ID, contact_state.SUCCESS_ID) == ("contact-website", "contact-success")
+    assert (submissions.QUESTION_ID, submissions.TOKEN_ID) == ("contact-question", "contact-token")
+    assert [CONTACT.element_id(name) for name in ("website", "success")] == ["contact-website", "contact-success"]
     assert {"name_error", "email_error"} <= set(SubscribeState.base_vars)
     assert {"first_name_error", "last_name_error", "email_error", "message_error", "answer_error"} <= set(
         ContactState.base_vars
@@ -117,43 +101,25 @@ def test_a_field_added_to_the_declaration_has_its_message_var_in_the_state():
 
 @pytest.fixture
 def extended_subscribe(monkeypatch, tmp_path: Path):
-    """The site's subscribe form declared with the recipe's field, and a build whose page has it; the
-    gateway's bodies, as sent."""
-    monkeypatch.setattr(form_fields, "SUBSCRIBE", EXTENDED_SUBSCRIBE)
-    plain = dataclasses.replace(
-        plain_forms.FORMS["/subscribe"], declared=EXTENDED_SUBSCRIBE, field_ids=EXTENDED_SUBSCRIBE.field_ids
-    )
+    """The site's subscribe form declared with the recipe's field, a build whose page has it, the gateway's recorder."""
+    monkeypatch.setattr(submissions, "SUBSCRIBE", EXTENDED_SUBSCRIBE)
+    plain = dataclasses.replace(plain_forms.FORMS["/subscribe"], declared=EXTENDED_SUBSCRIBE)
     monkeypatch.setitem(plain_forms.FORMS, "/subscribe", plain)
+    write_build(tmp_path)
     fields = "".join(field(field_id, name) for name, field_id in EXTENDED_SUBSCRIBE.field_ids.items())
-    for route in ("subscribe", "contact-us", "subscribe/thanks"):
-        (tmp_path / route).mkdir(parents=True)
     (tmp_path / "subscribe" / "index.html").write_text(
         page(FORM_PARTS.format(section="subscribe-form", route="/subscribe", fields=fields))
     )
-    (tmp_path / "contact-us" / "index.html").write_text(
-        page('<span id="contact-question">…</span><input id="contact-token" type="hidden" name="token"/>')
-    )
-    (tmp_path / "subscribe" / "thanks" / "index.html").write_text(page("<p>Thank you</p>"))
-    for link_page in ("subscribe/confirm", "unsubscribe"):  # the route table's link pages, read when it is made
-        (tmp_path / link_page).mkdir(parents=True)
-        (tmp_path / link_page / "index.html").write_text(page(f'<div {LINK_PANEL_ATTRIBUTE}=""></div>'))
-    bodies: list[dict] = []
-
-    def record(request: httpx.Request) -> httpx.Response:
-        bodies.append(json.loads(request.content))
-        return httpx.Response(200, json={})
-
-    gateway.shared_gateway.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(record)))
     submits.shared_limiter.set(submits.Limiter())
-    yield tmp_path, bodies
-    gateway.shared_gateway.set(None)
+    with recording_gateway() as recorder:
+        yield tmp_path, recorder
     submits.shared_limiter.set(None)
 
 
 @pytest.mark.asyncio
 async def test_a_plain_post_reads_an_added_field_shows_its_message_and_sends_it(extended_subscribe):
     """The server's answer to the form's plain POST (server/plain_forms.py), as the site runs it."""
-    build, bodies = extended_subscribe
+    build, recorder = extended_subscribe
     typed = {"name": "Jo Reader", "email": "jo@example.com", "companyName": "A"}
     async with client(build) as http:
         refused = await http.post("/subscribe", data=typed, headers=SAME_SITE)
@@ -164,29 +130,9 @@ async def test_a_plain_post_reads_an_added_field_shows_its_message_and_sends_it(
     assert answer.find(id="subscribe-company-name-error").text == "Company must be at least 2 characters"
     assert answer.find(id="subscribe-company-name")["aria-invalid"] == "true"
     assert accepted.status_code == 303
-    assert bodies == [{"name": "Jo Reader", "email": "jo@example.com", "companyName": "Acme", "book_updates": "yes"}]
-
-
-@pytest.mark.asyncio
-async def test_a_field_added_to_the_declaration_is_sent_in_the_gateway_s_body(monkeypatch):
-    """The submit's judge (the app's and the plain POST's alike) and the gateway client, as the site runs them."""
-    bodies: list[dict] = []
-
-    def record(request: httpx.Request) -> httpx.Response:
-        bodies.append(json.loads(request.content))
-        return httpx.Response(200, json={})
-
-    monkeypatch.setattr(form_fields, "SUBSCRIBE", EXTENDED_SUBSCRIBE)
-    gateway.shared_gateway.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(record)))
-    try:
-        verdict = await submissions.judge_subscribe(
-            {"name": " Jo ", "email": "jo@example.com", "companyName": " Acme "}
-        )
-        assert verdict.request is not None
-        assert await submissions.send(submissions.SUBSCRIBE, verdict.request)
-    finally:
-        gateway.shared_gateway.set(None)
-    assert bodies == [{"name": "Jo", "email": "jo@example.com", "companyName": "Acme", "book_updates": "yes"}]
+    assert recorder.bodies == [
+        {"name": "Jo Reader", "email": "jo@example.com", "companyName": "Acme", "book_updates": "yes"}
+    ]
 
 
 def test_a_contact_field_beyond_the_product_s_body_is_sent_by_its_name():

@@ -1,29 +1,25 @@
-"""The two forms' states, driven through their event handlers as the browser would drive them.
-
-The gateway is replaced by an httpx mock transport that records every request, so
-each test can say exactly what was sent, or that nothing was.
-"""
+"""The two forms' states, driven through their event handlers as the browser drives them, the gateway mocked."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
 import pytest
+from reflex.istate.data import RouterData
 from reflex_base.utils.format import format_event_handler
 
 from publisher import gateway
 from publisher.config import settings
 from publisher.content import form_copy
-from publisher.limits import used_tokens
+from publisher.limits import submits, used_tokens
 from publisher.rules import antispam, form_tokens
 from publisher.rules.antispam import MathQuestion
-from publisher.web import graceful_stop, submissions
-from publisher.web.states import contact_state
-from publisher.web.states.contact_state import ContactState
-from publisher.web.states.lifecycle import EDITING, SUBMITTING, SUCCESS
-from publisher.web.states.subscribe_state import SubscribeState
+from publisher.web import submissions
+from publisher.web.submissions import EDITING, SUBMITTING, SUCCESS, ContactState, SubscribeState
+from tests.unit.test_tabs import Clock
 
 
 class Gateway:
@@ -42,20 +38,20 @@ class Gateway:
         return [json.loads(r.content) for r in self.requests]
 
 
-@pytest.fixture
-def gw() -> Iterator[Gateway]:
+@contextmanager
+def recording_gateway() -> Iterator[Gateway]:
     recorder = Gateway()
     gateway.shared_gateway.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder.handle)))
-    yield recorder
-    gateway.shared_gateway.set(None)
+    try:
+        yield recorder
+    finally:
+        gateway.shared_gateway.set(None)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now_ms = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now_ms
+@pytest.fixture
+def gw() -> Iterator[Gateway]:
+    with recording_gateway() as recorder:
+        yield recorder
 
 
 @pytest.fixture
@@ -101,40 +97,17 @@ SUBSCRIBER = {"name": "Jo Reader", "email": "jo@example.com"}
 
 
 @pytest.mark.asyncio
-async def test_subscribe_empty_form_shows_both_required_messages_and_focuses_name(gw):
+async def test_subscribe_shows_each_field_s_message_and_focuses_the_first_invalid_field(gw):
     state = new_state(SubscribeState)
     events = await submit(state, {"name": "", "email": ""})
     assert state.name_error == "Please enter your name"
     assert state.email_error == "Please enter your email"
     assert described(events) == [("_set_focus", "ref_subscribe_name")]
     assert state.status == EDITING
-    assert gw.requests == []
-
-
-@pytest.mark.asyncio
-async def test_subscribe_focus_goes_to_the_first_invalid_field(gw):
-    state = new_state(SubscribeState)
-    events = await submit(state, {"name": "Jo", "email": "jo@example"})
+    events = await submit(state, {"name": "Jo", "email": "jo@example"})  # focus on the first invalid field
     assert state.name_error == ""
     assert state.email_error == "Please enter a valid email address"
     assert described(events) == [("_set_focus", "ref_subscribe_email")]
-    assert gw.requests == []
-
-
-@pytest.mark.asyncio
-async def test_subscribe_short_name(gw):
-    state = new_state(SubscribeState)
-    await submit(state, {"name": " J ", "email": "jo@example.com"})
-    assert state.name_error == "Name must be at least 2 characters"
-    assert gw.requests == []
-
-
-@pytest.mark.asyncio
-async def test_subscribe_refuses_header_injection_and_sends_nothing(gw):
-    state = new_state(SubscribeState)
-    await submit(state, {"name": "Jo\r\nBcc: victim@example.com", "email": "jo@example.com\nbcc:x@example.com"})
-    assert state.name_error == "Name must not contain line breaks or control characters"
-    assert state.email_error == "Please enter a valid email address"
     assert gw.requests == []
 
 
@@ -151,31 +124,22 @@ async def test_subscribe_a_filled_honeypot_says_please_try_again_and_sends_nothi
 
 
 @pytest.mark.asyncio
-async def test_subscribe_an_international_domain_is_sent_in_ascii_and_a_non_ascii_mailbox_refused(gw):
-    state = new_state(SubscribeState)
-    await submit(state, {"name": "Jo Reader", "email": "ünal@example.com"})
-    assert state.email_error == "Please enter a valid email address"
-    assert gw.requests == []
-    await submit(state, {"name": "Jo Reader", "email": "Leser@Bücher.example"})
-    assert gw.bodies == [{"email": "Leser@xn--bcher-kva.example", "name": "Jo Reader", "book_updates": "yes"}]
-
-
-@pytest.mark.asyncio
-async def test_subscribe_success_sends_the_spec_body_and_shows_the_alert(gw):
+async def test_subscribe_success_sends_the_spec_body_and_a_replay_does_nothing_until_start_over(gw):
     state = new_state(SubscribeState)
     await submit(state, {"name": "", "email": ""})
     events = await submit(state, {"name": "  Jo Reader ", "email": " Jo@Example.COM "})
-
-    assert len(gw.requests) == 1
-    request = gw.requests[0]
-    assert (request.method, request.url.path) == ("POST", "/prod/subscribe")
-    assert request.headers["content-type"] == "application/json"
     assert gw.bodies == [{"email": "Jo@example.com", "name": "Jo Reader", "book_updates": "yes"}]
-
     assert state.status == SUCCESS and state.succeeded
     assert (state.name_error, state.email_error) == ("", "")
     assert (state.notice_kind, state.notice_text) == ("success", "Successfully subscribed to our email list!")
     assert described(events) == [("_set_focus", "ref_subscribe_success")]
+
+    await submit(state, SUBSCRIBER)
+    assert len(gw.requests) == 1
+    SubscribeState.start_over.fn(state)
+    assert state.status == EDITING
+    await submit(state, {"name": "Ann Other", "email": "ann@example.com"})
+    assert len(gw.requests) == 2
 
 
 @pytest.mark.asyncio
@@ -194,7 +158,7 @@ async def test_subscribe_failure_keeps_the_form_and_says_so(gw):
 
 
 @pytest.mark.asyncio
-async def test_subscribe_submit_while_one_is_in_flight_does_nothing(gw):
+async def test_a_submit_in_flight_blocks_the_form_until_the_gateway_s_timeout_is_long_past(gw):
     state = new_state(SubscribeState)
     state._begin_submit()
     assert await submit(state, SUBSCRIBER) == []
@@ -202,13 +166,7 @@ async def test_subscribe_submit_while_one_is_in_flight_does_nothing(gw):
     assert state.status == SUBMITTING
     SubscribeState.start.fn(state)  # revisiting the page does not cancel it either
     assert state.status == SUBMITTING
-
-
-@pytest.mark.asyncio
-async def test_a_submit_interrupted_long_ago_does_not_block_the_form(gw):
-    # e.g. the worker handling it died; with state in Redis the status would stay behind.
-    state = new_state(SubscribeState)
-    state._begin_submit()
+    # One interrupted long ago (its worker died, the state in Redis) gives the form back.
     state._submit_started_s -= 16  # longer than the 10 s gateway timeout plus margin
     SubscribeState.start.fn(state)
     assert state.status == EDITING
@@ -236,29 +194,6 @@ async def test_an_unexpected_gateway_error_ends_the_submit_with_the_failure_toas
     assert "Gateway call failed unexpectedly: RuntimeError" in caplog.text
 
 
-@pytest.mark.asyncio
-async def test_subscribe_after_success_a_replayed_submit_does_nothing_until_start_over(gw):
-    state = new_state(SubscribeState)
-    await submit(state, SUBSCRIBER)
-    await submit(state, SUBSCRIBER)
-    assert len(gw.requests) == 1
-
-    SubscribeState.start_over.fn(state)
-    assert state.status == EDITING
-    await submit(state, {"name": "Ann Other", "email": "ann@example.com"})
-    assert len(gw.requests) == 2
-
-
-@pytest.mark.asyncio
-@pytest.mark.parametrize("form_data", [None, "name=Jo", ["Jo", "jo@example.com"], {"name": 5, "email": None}])
-async def test_subscribe_malformed_form_data_is_a_validation_error(gw, form_data):
-    state = new_state(SubscribeState)
-    await submit(state, form_data)
-    assert state.name_error == "Please enter your name"
-    assert state.email_error == "Please enter your email"
-    assert gw.requests == []
-
-
 # --- Contact ---
 
 
@@ -277,22 +212,14 @@ def contact_form(state: ContactState, answer: str = "7", **overrides: str) -> di
     return form
 
 
-def read_question(token: str) -> MathQuestion:
-    read = form_tokens.read(settings.form_secrets(), token)
-    assert read is not None
-    return read.question
-
-
 def token_question(token: str) -> str:
-    read = form_tokens.read(settings.form_secrets(), token)
-    assert read is not None
-    return read.question.text
+    return form_tokens.read(settings.form_secrets(), token).question.text
 
 
 @pytest.fixture
 def fresh_tokens():
     """A fresh single-use store, so one test's tokens never meet another's."""
-    used_tokens.shared_used_tokens.set(used_tokens.MemoryUsedTokens())
+    used_tokens.shared_used_tokens.set(used_tokens.WindowUsedTokens())
     yield
     used_tokens.shared_used_tokens.set(None)
 
@@ -310,33 +237,27 @@ def test_contact_start_asks_a_question_signed_into_the_forms_token(clock, questi
     events = ContactState.start.fn(state)
     assert state.question == "What is 3 + 4?"
     read = form_tokens.read(settings.form_secrets(), state._token)
-    assert read is not None and read.question.answer == 7 and read.shown_ms == clock.now_ms
+    assert read is not None and read.question.answer == 7 and read.shown_ms == clock.now
     assert described(events) == [
         ("_set_value", "ref_contact_token", state._token),
         ("_set_value", "ref_contact_answer", ""),
     ]
 
 
-def test_contact_start_keeps_the_question_the_production_server_wrote_into_the_page(clock, questions, monkeypatch):
-    monkeypatch.setattr(contact_state, "pages_carry_a_question", lambda: True)
-    state = new_state(ContactState)
-    assert ContactState.start.fn(state) is None  # nothing replaces the page's question and token
-    assert state.question == form_copy.QUESTION_PENDING and questions == []
-
-
 @pytest.mark.asyncio
 async def test_a_reconnect_carries_on_with_what_the_page_shows(clock, questions, gw, fresh_tokens, monkeypatch):
-    """The page's on_load runs again on every reconnect of the page (a new page load has a state of
-    its own): the question the app asked, the messages and the success alert all stay."""
-    monkeypatch.setattr(contact_state, "pages_carry_a_question", lambda: True)
+    """on_load runs on every reconnect: the page's (or the app's) question, the messages and the alert stay."""
+    monkeypatch.setattr(submissions, "pages_carry_a_question", lambda: True)
     state = new_state(ContactState)
-    state._ask(contact_state.submissions.new_question())
+    assert ContactState.start.fn(state) is None  # nothing replaces the question and token the server wrote
+    assert state.question == form_copy.QUESTION_PENDING and questions == []
+    state._ask(submissions.new_question())
     await submit(state, contact_form(state, answer="8", email="jo@"))
     shown = (state.question, state._token, state.email_error)
     assert ContactState.start.fn(state) is None
     assert (state.question, state._token, state.email_error) == shown
 
-    clock.now_ms += 5000
+    clock.now += 5000
     await submit(state, contact_form(state, answer="7"))
     assert state.status == SUCCESS
     assert ContactState.start.fn(state) is None
@@ -366,17 +287,6 @@ async def test_contact_empty_form_shows_every_required_message_and_focuses_first
 
 
 @pytest.mark.asyncio
-async def test_contact_minimum_lengths(shown, gw, clock):
-    clock.now_ms += 6000
-    await submit(shown, contact_form(shown, firstName="J", lastName="R", email="jo@", message="Too short"))
-    assert shown.first_name_error == "First name must be at least 2 characters"
-    assert shown.last_name_error == "Last name must be at least 2 characters"
-    assert shown.email_error == "Please enter a valid email address"
-    assert shown.message_error == "Message must be at least 10 characters"
-    assert gw.requests == []
-
-
-@pytest.mark.asyncio
 async def test_contact_honeypot_is_rejected_first(shown, gw, clock):
     # Also too fast and a wrong answer: the honeypot is checked first.
     events = await submit(shown, contact_form(shown, answer="8", website="https://spam.example"))
@@ -387,22 +297,8 @@ async def test_contact_honeypot_is_rejected_first(shown, gw, clock):
 
 
 @pytest.mark.asyncio
-async def test_contact_too_fast_is_rejected_before_the_math_check(shown, gw, clock):
-    clock.now_ms += 4999
-    await submit(shown, contact_form(shown, answer="8"))
-    assert shown.form_error == "Please take your time to fill out the form completely."
-    assert shown.question == "What is 3 + 4?"  # the same question and token: the visitor only has to wait
-    assert gw.requests == []
-
-    clock.now_ms += 1  # 5000 ms after the form was shown
-    await submit(shown, contact_form(shown, answer="7"))
-    assert shown.form_error == ""
-    assert len(gw.requests) == 1
-
-
-@pytest.mark.asyncio
 async def test_contact_wrong_answer_asks_a_new_question_and_clears_the_answer(shown, gw, clock):
-    clock.now_ms += 5000
+    clock.now += 5000
     first_token = shown._token
     events = await submit(shown, contact_form(shown, answer="8"))
     assert shown.form_error == "Incorrect answer to the math question. Please try again."
@@ -423,21 +319,10 @@ async def test_contact_wrong_answer_asks_a_new_question_and_clears_the_answer(sh
 
 
 @pytest.mark.asyncio
-async def test_contact_a_new_question_keeps_when_the_form_was_first_shown(shown, gw, clock):
-    """A correction after a wrong answer is not "too fast": the new token keeps the first time."""
-    clock.now_ms += 5000
-    await submit(shown, contact_form(shown, answer="8"))
-    clock.now_ms += 1000
-    await submit(shown, contact_form(shown, answer="8"))  # 9 - 1, one second after the new question
-    assert shown.form_error == "" and len(gw.requests) == 1
-
-
-@pytest.mark.asyncio
 async def test_every_answered_submit_spends_its_token_so_the_five_seconds_buy_one_message(shown, gw, clock):
-    """A field error, a too-fast press and the honeypot spend the token too; the next token keeps
-    the chain's shown time, so the visitor only corrects, but the spent one never works again."""
+    """A field error, a too-fast press, the honeypot: each spends its token; the next keeps the shown time."""
     first_token = shown._token
-    clock.now_ms += 5000
+    clock.now += 5000
     await submit(shown, contact_form(shown, email="jo@"))  # a field error
     after_field_error = shown._token
     assert after_field_error != first_token
@@ -453,39 +338,24 @@ async def test_every_answered_submit_spends_its_token_so_the_five_seconds_buy_on
         spent = shown._token
         await submit(shown, contact_form(shown, **refusal))
         assert shown._token != spent
-        await submit(shown, contact_form(shown, token=spent, answer=str(read_question(spent).answer)))
+        right = form_tokens.read(settings.form_secrets(), spent).question.answer
+        await submit(shown, contact_form(shown, token=spent, answer=str(right)))
         assert shown.form_error == "Please try again."
     assert len(gw.requests) == 1
 
 
 @pytest.mark.asyncio
 async def test_an_expired_token_gets_a_new_question_and_a_new_shown_time(shown, gw, clock):
-    clock.now_ms += form_tokens.VALID_FOR_MS
-    await submit(shown, contact_form(shown))
-    assert shown.form_error == "Please try again."
+    clock.now += 3_600_000  # an hour after it was issued
+    events = await submit(shown, contact_form(shown))
+    assert shown.form_error == "Please try again." and shown.status == EDITING
+    assert ("_set_value", "ref_contact_token", shown._token) in described(events)
     renewed = form_tokens.read(settings.form_secrets(), shown._token)
-    assert (renewed.shown_ms, renewed.issued_ms) == (clock.now_ms, clock.now_ms)
+    assert (renewed.shown_ms, renewed.issued_ms) == (clock.now, clock.now)
     assert shown.question == "What is 9 - 1?" == renewed.question.text
     await submit(shown, contact_form(shown, answer="8"))  # at once: the five seconds start again
     assert shown.form_error == "Please take your time to fill out the form completely."
-    assert gw.requests == []
-
-
-@pytest.mark.asyncio
-async def test_a_chain_of_tokens_ends_with_its_first_tokens_hour(shown, gw, clock):
-    clock.now_ms += form_tokens.VALID_FOR_MS - 60_000  # a minute before the page's token expires
-    await submit(shown, contact_form(shown, email="jo@"))  # a field error: the next token of the chain
-    clock.now_ms += 60_000
-    await submit(shown, contact_form(shown))
-    assert shown.form_error == "Please try again." and gw.requests == []
-
-
-@pytest.mark.asyncio
-@pytest.mark.parametrize("answer", ["seven", "7.0", "0x7", "7 7"])
-async def test_contact_non_numeric_answer_is_incorrect(shown, gw, clock, answer):
-    clock.now_ms += 5000
-    await submit(shown, contact_form(shown, answer=answer))
-    assert shown.answer_error == "Incorrect answer"
+    assert shown.question == "What is 9 - 1?"  # the same question: the visitor only has to wait
     assert gw.requests == []
 
 
@@ -504,13 +374,9 @@ async def test_contact_without_the_sites_token_asks_to_try_again_with_a_new_one(
 
 @pytest.mark.asyncio
 async def test_contact_success_sends_the_spec_body(shown, gw, clock):
-    clock.now_ms += 5000
+    clock.now += 5000
     events = await submit(shown, contact_form(shown, answer=" 7 ", firstName=" Jo ", message="Line one\nLine two."))
 
-    assert len(gw.requests) == 1
-    request = gw.requests[0]
-    assert (request.method, request.url.path) == ("POST", "/prod/send-email")
-    assert request.headers["content-type"] == "application/json"
     assert gw.bodies == [
         {
             "sender": {"name": "Jo Reader", "email": "jo@example.com"},
@@ -518,7 +384,7 @@ async def test_contact_success_sends_the_spec_body(shown, gw, clock):
             "message": "Line one\nLine two.",
         }
     ]
-    assert "website" not in request.content.decode() and "token" not in request.content.decode()
+    assert "website" not in gw.requests[0].content.decode() and "token" not in gw.requests[0].content.decode()
     assert shown.status == SUCCESS
     assert (shown.notice_kind, shown.notice_text) == ("success", "Your message has been sent successfully!")
     assert described(events) == [("_set_focus", "ref_contact_success")]
@@ -526,9 +392,9 @@ async def test_contact_success_sends_the_spec_body(shown, gw, clock):
 
 @pytest.mark.asyncio
 async def test_contact_send_another_message_shows_a_fresh_form_and_restarts_the_clock(shown, gw, clock):
-    clock.now_ms += 5000
+    clock.now += 5000
     await submit(shown, contact_form(shown))
-    clock.now_ms += 60_000
+    clock.now += 60_000
     events = ContactState.start_over.fn(shown)
     assert shown.status == EDITING
     assert shown.question == "What is 9 - 1?"
@@ -544,7 +410,7 @@ async def test_contact_send_another_message_shows_a_fresh_form_and_restarts_the_
 @pytest.mark.asyncio
 async def test_contact_gateway_failure_asks_a_new_question_and_clears_the_answer(shown, gw, clock):
     gw.status = 503
-    clock.now_ms += 5000
+    clock.now += 5000
     events = await submit(shown, contact_form(shown))
     assert len(gw.requests) == 1
     assert shown.status == EDITING
@@ -563,52 +429,22 @@ async def test_contact_gateway_failure_asks_a_new_question_and_clears_the_answer
     assert shown.status == SUCCESS
 
 
-@pytest.mark.asyncio
-async def test_contact_submit_while_one_is_in_flight_does_nothing(shown, gw, clock):
-    clock.now_ms += 5000
-    shown._begin_submit()
-    assert await submit(shown, contact_form(shown)) == []
-    assert gw.requests == []
+# --- A server that is stopping (publisher/web/submissions.py) ---
 
 
 @pytest.mark.asyncio
-async def test_contact_message_limits_are_enforced(shown, gw, clock):
-    clock.now_ms += 5000
-    await submit(shown, contact_form(shown, message="x" * 5001, firstName="J" * 101))
-    assert shown.message_error == "Message must be at most 5000 characters"
-    assert shown.first_name_error == "First name must be at most 100 characters"
-    assert gw.requests == []
-
-
-# --- A server that is stopping (publisher/web/graceful_stop.py) ---
-
-
-@pytest.fixture
-def stopping_worker() -> Iterator[None]:
-    graceful_stop.worker_stop.set(None)
-    graceful_stop.worker_stop.get().stopping = True
-    yield
-    graceful_stop.worker_stop.set(None)
-
-
-@pytest.mark.asyncio
-async def test_subscribe_while_the_server_stops_sends_nothing_and_shows_the_failure_toast(gw, stopping_worker):
-    state = new_state(SubscribeState)
-    await submit(state, SUBSCRIBER)
-    assert gw.requests == []
-    assert state.status == EDITING
-    assert (state.notice_kind, state.notice_text) == ("error", "Failed to subscribe. Please try again.")
-    assert graceful_stop.submits_in_flight() == 0
-
-
-@pytest.mark.asyncio
-async def test_contact_while_the_server_stops_sends_nothing_and_shows_the_failure_toast(
-    shown, gw, clock, stopping_worker
-):
-    clock.now_ms += 5000
-    events = await submit(shown, contact_form(shown))
+async def test_contact_while_the_server_stops_sends_nothing_and_shows_the_failure_toast(shown, gw, clock):
+    clock.now += 5000
+    submissions.worker_stop.set(None)
+    stop = submissions.worker_stop.get()
+    stop.stopping = True
+    try:
+        events = await submit(shown, contact_form(shown))
+    finally:
+        submissions.worker_stop.set(None)
     assert gw.requests == []
     assert (shown.status, shown.notice_text) == (EDITING, "Failed to send message. Please try again.")
+    assert stop.submits_in_flight == 0
     assert shown.question == "What is 9 - 1?"  # a new question, the answer cleared, as after any failure
     assert described(events) == [
         ("_set_value", "ref_contact_token", shown._token),
@@ -619,15 +455,15 @@ async def test_contact_while_the_server_stops_sends_nothing_and_shows_the_failur
 @pytest.mark.asyncio
 @pytest.mark.parametrize("form", ["subscribe", "contact"])
 async def test_a_submit_holds_the_stop_until_its_last_event_is_sent(form, shown, gw, clock):
-    clock.now_ms += 5000
+    clock.now += 5000
     state, data = (new_state(SubscribeState), SUBSCRIBER) if form == "subscribe" else (shown, contact_form(shown))
     in_flight_during = []
     handler = type(state).submit.fn(state, data)
     async for _event in handler:
-        in_flight_during.append(graceful_stop.submits_in_flight())
+        in_flight_during.append(submissions.worker_stop.get().submits_in_flight)
     assert state.status == SUCCESS
     assert in_flight_during == [1]  # still counted while the page gets the result
-    assert graceful_stop.submits_in_flight() == 0
+    assert submissions.worker_stop.get().submits_in_flight == 0
 
 
 def test_success_texts_match_the_spec():
@@ -640,53 +476,35 @@ def test_success_texts_match_the_spec():
 # --- Too many attempts ---
 
 
-@pytest.fixture
-def strict_limits():
-    """A fresh in-process limiter with the production limits."""
-    from publisher.limits import submits
-
-    limiter = submits.Limiter()
-    submits.shared_limiter.set(limiter)
-    yield limiter
-    submits.shared_limiter.set(None)
-
-
 def visiting(state, token: str = "tab-1", ip: str = "10.0.0.1"):
-    from reflex.istate.data import RouterData
-
     state.router = RouterData.from_router_data({"token": token, "ip": ip, "pathname": "/"})
     return state
 
 
 @pytest.mark.asyncio
-async def test_repeated_subscribe_attempts_are_limited_with_a_clear_message(gw, strict_limits):
-    from publisher.limits import submits
+@pytest.mark.parametrize("form", ["subscribe", "contact"])
+async def test_repeated_attempts_are_limited_before_any_check_and_another_visitor_is_served(form, shown, gw, clock):
+    submits.shared_limiter.set(submits.Limiter())
+    clock.now += 5000
+    state = visiting(new_state(SubscribeState) if form == "subscribe" else shown)
 
-    state = visiting(new_state(SubscribeState))
-    for _ in range(submits.PER_CLIENT.attempts):
-        await submit(state, {"name": "", "email": ""})
-    assert state.form_error == ""
-    await submit(state, SUBSCRIBER)
-    assert state.form_error == "Too many attempts. Please wait a few minutes and try again."
-    assert state.status == EDITING
-    assert gw.requests == []
+    def typed(good: bool) -> dict:
+        if form == "subscribe":
+            return SUBSCRIBER if good else {"name": "", "email": ""}
+        return contact_form(shown, answer="7" if good else "99")  # a bot guessing answers
 
-    other = visiting(new_state(SubscribeState), token="tab-2", ip="10.0.0.2")
-    await submit(other, SUBSCRIBER)  # another visitor is not slowed down
-    assert other.status == SUCCESS
-
-
-@pytest.mark.asyncio
-async def test_repeated_contact_attempts_are_limited_before_any_check(shown, gw, clock, strict_limits):
-    from publisher.limits import submits
-
-    visiting(shown)
-    clock.now_ms += 5000
-    for _ in range(submits.PER_CLIENT.attempts):
-        await submit(shown, contact_form(shown, answer="99"))  # a bot guessing answers
-    await submit(shown, contact_form(shown, answer="7"))
-    assert shown.form_error == "Too many attempts. Please wait a few minutes and try again."
-    assert gw.requests == []
+    try:
+        for _ in range(submits.PER_CLIENT.attempts):
+            await submit(state, typed(False))
+        assert not state.form_error.startswith("Too many")
+        await submit(state, typed(True))
+        assert state.form_error == "Too many attempts. Please wait a few minutes and try again."
+        assert state.status == EDITING and gw.requests == []
+        other = visiting(new_state(SubscribeState), token="tab-2", ip="10.0.0.2")
+        await submit(other, SUBSCRIBER)  # another visitor is not slowed down
+        assert other.status == SUCCESS
+    finally:
+        submits.shared_limiter.set(None)
 
 
 def test_the_simulated_visitors_name_the_forms_states_as_reflex_does():
@@ -700,27 +518,6 @@ def test_the_simulated_visitors_name_the_forms_states_as_reflex_does():
 @pytest.mark.asyncio
 async def test_contact_a_form_without_its_token_uses_the_one_the_app_asked(shown, gw, clock):
     """The development server may run on_load before the form is mounted: the hidden field stays empty."""
-    clock.now_ms += 5000
+    clock.now += 5000
     await submit(shown, contact_form(shown, token=""))
     assert shown.status == SUCCESS and len(gw.requests) == 1
-
-
-# --- The contact token's hour ---
-
-
-@pytest.mark.asyncio
-async def test_contact_a_token_answered_just_within_its_hour_is_accepted(shown, gw, clock):
-    clock.now_ms += 3_600_000 - 1  # an hour less a millisecond after the question was asked
-    await submit(shown, contact_form(shown))
-    assert shown.status == SUCCESS and len(gw.requests) == 1
-
-
-@pytest.mark.asyncio
-async def test_contact_a_token_answered_an_hour_after_it_was_issued_is_refused_with_a_new_question(shown, gw, clock):
-    old_token = shown._token
-    clock.now_ms += 3_600_000
-    events = await submit(shown, contact_form(shown))
-    assert gw.requests == []
-    assert shown.status == EDITING and shown.form_error == "Please try again."
-    assert shown._token != old_token and form_tokens.read(settings.form_secrets(), shown._token) is not None
-    assert ("_set_value", "ref_contact_token", shown._token) in described(events)

@@ -1,16 +1,10 @@
-"""Text from outside in a header, and the check every email passes before it goes (issue 40).
-
-``headers.header_words`` is the one way a name or a Subject reaches a header: printable ASCII,
-never a line break, an encoded word the visitor typed carried as the text it is. And
-``headers.check_header_block`` refuses an email whose serialized headers are not exactly the
-ones the site wrote. How a real SMTP server receives such a name in every email is in
-tests/services/test_header_injection.py.
-"""
+"""Text from outside in a header (``mailer.header_words``), and the check every email passes before it
+goes (``mailer.check_header_block``), issue 40. Every email with such a name, as a real SMTP server
+receives it: tests/services/test_header_injection.py."""
 
 from __future__ import annotations
 
 import unicodedata
-from email import message_from_bytes
 from email import policy as email_policy
 from email.headerregistry import Address
 from email.message import EmailMessage
@@ -19,16 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from publisher.mail import headers, mailer
-from tests.unit.test_mailer import (
-    CONTACT_HEADERS,
-    MESSAGE_ID,
-    RECEIVED_AT,
-    contact,
-    field_names,
-    head_and_body,
-    settings_for,
-)
+from publisher.mail import mailer
+from publisher.rules import list_rules
+from tests.smtp import LIST_SECRET
+from tests.unit.test_mailer import LONG_SITE, contact, head_and_body, settings_for
 
 # The issue's names: header lines of the visitor's choosing, and a body of their choosing.
 HEADER_LINES = "=?utf-8?q?Ann=0D=0AX-Injected=3A_yes=0D=0ABcc=3A_victim=40example=2Ecom?="
@@ -51,11 +39,11 @@ def as_typed(text: str) -> str:
 @pytest.mark.parametrize("phrase", [True, False], ids=["display-name", "subject"])
 @pytest.mark.parametrize("text", [HEADER_LINES, A_BODY])
 def test_an_encoded_word_a_visitor_typed_is_carried_as_the_text_they_typed(text, phrase):
-    words = headers.header_words(text, phrase=phrase)
+    words = mailer.header_words(text, phrase=phrase)
     assert words.isascii() and words.isprintable()  # no CR, no LF, nothing else either
     assert as_read(words) == text  # read back as typed, never as what it would decode to
     assert "\r" not in as_read(words) and "\n" not in as_read(words)
-    assert all(len(word) <= headers.ENCODED_WORD_MAX for word in words.split(" "))
+    assert all(len(word) <= mailer.ENCODED_WORD_MAX for word in words.split(" "))
 
 
 @pytest.mark.parametrize(
@@ -78,51 +66,51 @@ def test_an_encoded_word_a_visitor_typed_is_carried_as_the_text_they_typed(text,
     ],
 )
 def test_plain_words_are_written_as_typed_and_the_rest_as_encoded_words(text, phrase, written):
-    words = headers.header_words(text, phrase=phrase)
+    words = mailer.header_words(text, phrase=phrase)
     assert words == (text if written is None else written)
     assert as_read(words) == as_typed(text)
 
 
 def test_a_line_break_or_control_character_is_a_space_even_inside_an_encoded_word():
     for text in ("Jo\r\nBcc: x@example.com", "Jo\nBcc", "Jo\rBcc", "Jo\x85Bcc", "Jo\u2028Bcc", "Jo\x00\x1b[31m"):
-        words = headers.header_words(text)
+        words = mailer.header_words(text)
         assert words.isascii() and words.isprintable()
         assert "=0D" not in words and "=0A" not in words and "=00" not in words and "=1B" not in words
         assert as_read(words) == as_typed(text)
 
 
 def test_a_long_word_is_cut_into_encoded_words_that_keep_every_line_within_78():
-    text = "x" * (headers.PLAIN_WORD_MAX + 1)
-    words = headers.header_words(text)
+    text = "x" * (mailer.PLAIN_WORD_MAX + 1)
+    words = mailer.header_words(text)
     assert words.startswith("=?utf-8?q?") and as_read(words) == text
-    line = headers.verbatim_header("Reply-To", headers.mailbox("ä" * 100 + " " + text, "jo@example.com"))
+    line = mailer.verbatim_header("Reply-To", mailer.mailbox("ä" * 100 + " " + text, "jo@example.com"))
     assert max(len(part) for part in line.split(b"\r\n")) <= 78
 
 
 @settings(max_examples=400, deadline=None)
 @given(text=st.text(max_size=300), phrase=st.booleans())
 def test_any_text_becomes_printable_ascii_words_that_read_back_as_typed(text, phrase):
-    words = headers.header_words(text, phrase=phrase)
+    words = mailer.header_words(text, phrase=phrase)
     assert words.isascii() and words.isprintable()
-    assert all(0 < len(word) <= headers.ENCODED_WORD_MAX for word in words.split(" ") if words)
+    assert all(0 < len(word) <= mailer.ENCODED_WORD_MAX for word in words.split(" ") if words)
     assert as_read(words) == as_typed(text)
     # And the header it makes passes the check, on one field whatever the text.
-    line = headers.verbatim_header("Subject", headers.unstructured(text))
-    headers.check_header_block(line + b"\r\nbody", ["Subject"])
+    line = mailer.verbatim_header("Subject", mailer.header_words(text))
+    mailer.check_header_block(line + b"\r\nbody", ["Subject"])
 
 
 def test_a_mailbox_is_the_name_as_words_and_the_address_or_the_bare_address():
-    assert headers.mailbox("Jo Reader", "jo@example.com") == "Jo Reader <jo@example.com>"
-    assert headers.mailbox("", "jo@example.com") == "jo@example.com"
-    assert headers.mailbox("Zoë", "jo@example.com") == "=?utf-8?q?Zo=C3=AB?= <jo@example.com>"
+    assert mailer.mailbox("Jo Reader", "jo@example.com") == "Jo Reader <jo@example.com>"
+    assert mailer.mailbox("", "jo@example.com") == "jo@example.com"
+    assert mailer.mailbox("Zoë", "jo@example.com") == "=?utf-8?q?Zo=C3=AB?= <jo@example.com>"
     for address in ("jo@example.com>, x@evil.example", "jo@example.com\r\nBcc: x@evil.example", "jö@example.com", ""):
-        with pytest.raises(headers.UnsafeHeaders, match="not an address a header can carry"):
-            headers.mailbox("Jo", address)
+        with pytest.raises(mailer.UnsafeHeaders, match="not an address a header can carry"):
+            mailer.mailbox("Jo", address)
 
 
 def test_a_written_value_is_kept_and_written_as_given_never_parsed():
-    message = EmailMessage(policy=headers.WIRE)
-    message["To"] = headers.mailbox(HEADER_LINES, "jo@example.com")
+    message = EmailMessage(policy=mailer.WIRE)
+    message["To"] = mailer.mailbox(HEADER_LINES, "jo@example.com")
     message.set_content("Hello")
     head, _ = head_and_body(bytes(message))
     assert head.split("\r\n")[:3] == [
@@ -130,43 +118,6 @@ def test_a_written_value_is_kept_and_written_as_given_never_parsed():
         " =?utf-8?q?=3D0D=3D0ABcc=3D3A=5Fvictim=3D40example=3D2Ecom=3F=3D?=",
         " <jo@example.com>",
     ]
-
-
-# --- Every email the site builds goes through it. ---
-
-
-def test_every_header_of_a_contact_email_from_that_name_is_ours():
-    settings = settings_for("smtp://127.0.0.1:25")
-    for name in (HEADER_LINES, A_BODY):
-        raw = mailer.wire_bytes(contact(settings, name=name), settings)
-        head, body = head_and_body(raw)
-        assert field_names(head) == CONTACT_HEADERS
-        assert message_from_bytes(raw, policy=email_policy.default)["Subject"] == f"Contact Form Submission from {name}"
-        assert body.startswith("From: =3D?utf-8?q?Ann=3D0D=3D0A")  # the body says what was typed
-
-
-def test_the_subscriber_notice_and_the_welcome_carry_the_name_as_text():
-    settings = settings_for("smtp://127.0.0.1:25")
-    notice = mailer.subscriber_notice(
-        settings, name=HEADER_LINES, email="jo@example.com", subscribed_at=RECEIVED_AT, message_id=MESSAGE_ID
-    )
-    welcome = mailer.welcome_email(
-        settings,
-        name=HEADER_LINES,
-        email="jo@example.com",
-        site="https://books.example.com",
-        unsubscribe_link="https://books.example.com/unsubscribe?token=x",
-        confirmed_at=RECEIVED_AT,
-        message_id=MESSAGE_ID,
-    )
-    for email in (notice, welcome):
-        head, _ = head_and_body(mailer.wire_bytes(email, settings))
-        names = [line.partition(":")[0].lower() for line in head.split("\r\n") if not line.startswith(" ")]
-        assert "bcc" not in names and "x-injected" not in names
-        assert len(names) == len(set(names)) == len(email.keys())
-    assert (
-        message_from_bytes(bytes(notice), policy=email_policy.default)["Subject"] == f"New subscriber: {HEADER_LINES}"
-    )
 
 
 # --- The check. ---
@@ -182,83 +133,58 @@ WRITTEN = ["From", "To", "Subject"]
 
 
 def refusal(data: bytes, written=WRITTEN) -> str:
-    with pytest.raises(headers.UnsafeHeaders) as refused:
-        headers.check_header_block(data, written)
+    with pytest.raises(mailer.UnsafeHeaders) as refused:
+        mailer.check_header_block(data, written)
     assert str(refused.value).startswith("not sent, its headers are unsafe: ")
     return refused.value.problem
 
 
 def test_the_headers_written_each_a_line_or_folded_pass():
-    headers.check_header_block(GOOD, WRITTEN)
-    headers.check_header_block(GOOD, [name.upper() for name in WRITTEN])  # names are case-blind
+    mailer.check_header_block(GOOD, WRITTEN)
+    mailer.check_header_block(GOOD, [name.upper() for name in WRITTEN])  # names are case-blind
+
+
+BARE = "header line 2 holds a CR or LF that is not a line end"
+NOT_ASCII = "header line 4 holds a control character or a byte beyond ASCII"
 
 
 @pytest.mark.parametrize(
     ("data", "problem"),
     [
-        (
-            GOOD.replace(b"To: Jo Reader\r\n <", b"To: Jo Reader\n<"),
-            "header line 2 holds a CR or LF that is not a line end",
-        ),
-        (
-            GOOD.replace(b"To: Jo Reader\r\n <", b"To: Jo Reader\r<"),
-            "header line 2 holds a CR or LF that is not a line end",
-        ),
-        (
+        pytest.param(GOOD.replace(b"To: Jo Reader\r\n <", b"To: Jo Reader\n<"), BARE, id="bare-lf"),
+        pytest.param(GOOD.replace(b"To: Jo Reader\r\n <", b"To: Jo Reader\r<"), BARE, id="bare-cr"),
+        pytest.param(
             GOOD.replace(b"To: Jo Reader\r\n", b"To: Ann\r\nX-Injected: yes\r\nBcc: victim@example.com\r\n"),
             "it holds headers the site did not write: X-Injected, Bcc",
+            id="injected-headers",
         ),
-        (
+        pytest.param(
             GOOD.replace(b"To: Jo Reader\r\n", b"To: Ann\r\n\r\nYour account is locked\r\n"),
             "the header block ends before Subject (an empty line inside it starts the body early)",
+            id="injected-body",
         ),
-        (GOOD.replace(b"To: Jo Reader\r\n", b"To: Jo\r\n \t \r\n"), "header line 3 is only spaces"),
-        (
+        pytest.param(
+            GOOD.replace(b"To: Jo Reader\r\n", b"To: Jo\r\n \t \r\n"), "header line 3 is only spaces", id="spaces"
+        ),
+        pytest.param(
             GOOD.replace(b"To: Jo Reader\r\n", b"To: Jo\r\nReader\r\n"),
             "header line 3 is not a header (name: value): 'Reader'",
+            id="not-a-header",
         ),
-        (
+        pytest.param(
             GOOD.replace(b"Subject: Hello\r\n", b"Subject: Hello\r\nTo: x@example.com\r\n"),
             "its headers are From, To, Subject, To",
+            id="twice",
         ),
-        (b" From: x\r\n\r\nBody", "the header block starts with a continuation line"),
-        (GOOD.replace(b"\r\n\r\n", b"\r\n"), "no empty line ends the header block"),
-        (GOOD.replace(b"Hello", "Héllo".encode()), "header line 4 holds a control character or a byte beyond ASCII"),
-        (GOOD.replace(b"Hello", b"Hel\x00lo"), "header line 4 holds a control character or a byte beyond ASCII"),
-        (GOOD.replace(b"Hello", b"x" * 990), "header line 4 is longer than 998 characters"),
-    ],
-    ids=[
-        "bare-lf",
-        "bare-cr",
-        "injected-headers",
-        "injected-body",
-        "spaces-only",
-        "not-a-header",
-        "twice",
-        "starts-folded",
-        "no-end",
-        "8-bit",
-        "nul",
-        "too-long",
+        pytest.param(b" From: x\r\n\r\nBody", "the header block starts with a continuation line", id="starts-folded"),
+        pytest.param(GOOD.replace(b"\r\n\r\n", b"\r\n"), "no empty line ends the header block", id="no-end"),
+        pytest.param(GOOD.replace(b"Hello", "Héllo".encode()), NOT_ASCII, id="8-bit"),
+        pytest.param(GOOD.replace(b"Hello", b"Hel\x00lo"), NOT_ASCII, id="nul"),
+        pytest.param(GOOD.replace(b"Hello", b"x" * 990), "header line 4 is longer than 998 characters", id="too-long"),
     ],
 )
 def test_a_break_that_is_not_a_fold_is_refused_with_its_reason(data, problem):
     assert refusal(data).startswith(problem)
-
-
-class _StrayBreak(type(headers.WIRE)):  # type: ignore[misc]
-    """An email package that writes a decoded name back as it is (as Python 3.11.7 does)."""
-
-    def fold_binary(self, name, value):
-        folded = super().fold_binary(name, value)
-        return folded.replace(b"Ada Lovelace", b"Ada\r\nBcc: victim@example.com") if name == "Reply-To" else folded
-
-
-def test_wire_bytes_refuses_a_message_whose_serialized_headers_carry_a_stray_break(monkeypatch):
-    settings = settings_for("smtp://127.0.0.1:25")
-    monkeypatch.setattr(mailer, "WIRE", _StrayBreak(linesep="\r\n"))
-    with pytest.raises(headers.UnsafeHeaders, match="it holds headers the site did not write: Bcc"):
-        mailer.wire_bytes(contact(settings), settings)
 
 
 def test_a_name_the_email_package_itself_parses_never_leaves_as_header_lines():
@@ -270,8 +196,52 @@ def test_a_name_the_email_package_itself_parses_never_leaves_as_header_lines():
     message.replace_header("Reply-To", Address(display_name=HEADER_LINES, username="ann", domain="example.com"))
     try:
         raw = mailer.wire_bytes(message, settings)
-    except headers.UnsafeHeaders as refused:
+    except mailer.UnsafeHeaders as refused:
         assert "Bcc" in refused.problem or "refused to write it" in refused.problem
     else:
         head, _ = head_and_body(raw)
         assert not any(line.lower().startswith(("bcc", "x-injected")) for line in head.split("\r\n"))
+
+
+# --- The one writer of a header that carries a URL or a token: one line, folded outside <...>. ---
+
+# A real deployment's domain, long enough that "List-Unsubscribe: <...>" passes 78 characters.
+LONG_DOMAIN = "mail.animalsweconfuse-books-for-curious-readers.example.com"  # Message-ID and List-Id carry it
+
+
+def unsubscribe_link_for(site: str, link_key: str) -> str:
+    return list_rules.unsubscribe_url(site, LIST_SECRET, link_key)
+
+
+def test_a_header_line_may_be_998_characters_and_not_one_more():
+    start = "<https://books.example.com/"
+    value = start + "x" * (998 - len("List-Unsubscribe: ") - len(start) - 1) + ">"
+    assert len(mailer.verbatim_header("List-Unsubscribe", value)) == 998 + 2
+    with pytest.raises(ValueError, match="998"):
+        mailer.verbatim_header("List-Unsubscribe", value[:-1] + "x>")
+
+
+@pytest.mark.parametrize(
+    "value", ["<https://a.example/x>\r\nBcc: victim@example.com", "<https://a.example/\nx>", "<https://ä.example/>"]
+)
+def test_a_line_break_or_a_non_ascii_character_is_refused(value):
+    with pytest.raises(ValueError, match="must be printable ASCII on one line"):
+        mailer.verbatim_header("List-Unsubscribe", value)
+
+
+def test_a_long_value_is_folded_only_at_whitespace_outside_the_angle_brackets():
+    value = f"Animals We Confuse new releases and other news <new-releases.{LONG_DOMAIN}>"
+    line = mailer.verbatim_header("List-Id", value)
+    assert line == (
+        f"List-Id: Animals We Confuse new releases and other news\r\n <new-releases.{LONG_DOMAIN}>\r\n".encode()
+    )
+    # Unfolding (taking out each CRLF) gives back the value, byte for byte.
+    assert line.replace(b"\r\n ", b" ") == f"List-Id: {value}\r\n".encode()
+    both = mailer.verbatim_header("List-Unsubscribe", f"<mailto:out@{LONG_DOMAIN}>, <{LONG_SITE}/unsubscribe?x>")
+    assert both == f"List-Unsubscribe: <mailto:out@{LONG_DOMAIN}>,\r\n <{LONG_SITE}/unsubscribe?x>\r\n".encode()
+
+
+def test_an_unsubscribe_link_that_is_not_one_url_is_refused():
+    for link in ("https://a.example/x y", "https://a.example/x>, <https://evil.example/", "https://a.example/\r\n"):
+        with pytest.raises(ValueError, match="List-Unsubscribe: not one URL"):
+            mailer.list_unsubscribe(link)

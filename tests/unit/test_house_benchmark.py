@@ -1,46 +1,21 @@
-"""benchmarks/house.py, the house's figures (docs/performance.md, The house): how it counts.
-
-The probe itself starts the site and an SMTP server (a process and sockets, not here); what it
-counts with is tested here: lines, the form-field recipe, the tracer's attribution of frames
-to the tasks that ran them, and the chain of ASGI wrappers a request passes.
-"""
+"""benchmarks/house.py counts modules and wrappers right (its run on the build: tests/embedded/test_benchmarks.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from publisher.mail import outbox
-from publisher.rules import antispam, validation
-
-ROOT = Path(__file__).resolve().parents[2]
+from publisher import returns
+from publisher.rules import antispam, form_fields
 
 
-@pytest.fixture(scope="module")
-def house():
-    spec = importlib.util.spec_from_file_location("house_benchmark", ROOT / "benchmarks" / "house.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
-
-
-def test_lines_are_physical_lines_of_python_files_blanks_and_comments_included(house, tmp_path: Path):
-    (tmp_path / "a.py").write_text("# a comment\n\nx = 1\n")
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "b.py").write_text("y = 2")  # no newline at the end: still a line
-    (tmp_path / "pkg" / "notes.md").write_text("not\npython\n")
-    for skipped in ("__pycache__", ".hidden"):
-        (tmp_path / skipped).mkdir()
-        (tmp_path / skipped / "c.py").write_text("z = 3\n")
-    assert house.python_lines(tmp_path) == (2, 4)
+@pytest.fixture
+def house(benchmark):
+    return benchmark("house")
 
 
 RECIPE = """# Content
@@ -78,10 +53,6 @@ def test_the_recipe_names_the_files_of_its_section_once_each(house, tmp_path: Pa
         "publisher/storage/tables.py",
         "alembic/versions/",
     ]
-
-
-def test_no_section_about_a_field_is_no_recipe(house, tmp_path: Path):
-    document = tmp_path / "content.md"
     document.write_text("# Content\n\n## Adding a page\n\nEdit `publisher/web/pages/home.py`.\n")
     assert house.recipe_files(document) is None
     assert house.recipe_files(tmp_path / "missing.md") is None
@@ -97,15 +68,14 @@ def tracer(house):
 
 
 def test_frames_count_for_the_task_that_ran_them_or_handed_them_to_a_thread(house, tracer):
-    """A subscribe's task and the thread it hands work to count; a background loop's do not."""
 
     async def loop_in_background(started: asyncio.Event, go_on: asyncio.Event) -> None:
         started.set()
         await go_on.wait()
-        antispam.subscribe_rejection(honeypot="")
+        antispam.new_question()
 
     async def subscribe() -> None:
-        await asyncio.to_thread(validation.check_email, "jo@example.org")
+        await asyncio.to_thread(form_fields.check_email, "jo@example.org")
 
     async def main():
         started, go_on = asyncio.Event(), asyncio.Event()
@@ -119,16 +89,15 @@ def test_frames_count_for_the_task_that_ran_them_or_handed_them_to_a_thread(hous
         return background, subscribing
 
     background, subscribing = asyncio.run(main())
-    assert tracer.modules_by_origin[subscribing] == {"publisher.rules.validation"}
+    assert tracer.modules_by_origin[subscribing] == {"publisher.rules.form_fields"}
     assert tracer.modules_by_origin[background] == {"publisher.rules.antispam"}
-    assert tracer.counted({background}) == (["publisher.rules.validation"], ["publisher.rules.antispam"])
+    assert tracer.counted({background}) == (["publisher.rules.form_fields"], ["publisher.rules.antispam"])
     tracer.smtp_origins.add(background)  # the loop that sends the email counts
-    assert tracer.counted({background}) == (["publisher.rules.antispam", "publisher.rules.validation"], [])
+    assert tracer.counted({background}) == (["publisher.rules.antispam", "publisher.rules.form_fields"], [])
 
 
 def test_a_coroutine_suspended_before_and_resumed_is_not_a_module_crossed(house, tracer):
-    """A websocket's task resumes every wrapper it passed at its connection; they do no work for
-    the message. A module counts when one of its functions starts."""
+    """A module counts when one of its functions starts, not when a suspended coroutine resumes."""
     sent = []
 
     async def send_due() -> None:
@@ -136,21 +105,21 @@ def test_a_coroutine_suspended_before_and_resumed_is_not_a_module_crossed(house,
 
     async def main():
         wake = asyncio.Event()
-        sender = asyncio.create_task(outbox.keep_sending(send_due, "Test", wake))
+        sender = asyncio.create_task(returns.keep_running(send_due, "Test", 5.0, wake))
         await house.wait_until(lambda: sent == [0], "the first round")
         tracer.armed = True
-        wake.set()  # keep_sending resumes, and calls only send_due (this module's)
+        wake.set()  # keep_running resumes, and calls only send_due (this module's)
         await house.wait_until(lambda: sent == [0, 1], "the second round")
         tracer.armed = False
         sender.cancel()
         return sender
 
     sender = asyncio.run(main())
-    assert "publisher.mail.outbox" not in tracer.modules_by_origin.get(sender, set())
+    assert "publisher.returns" not in tracer.modules_by_origin.get(sender, set())
     tracer.armed = True
-    outbox.trouble_delay(1)  # a function of the same module starting: it counts
+    returns.trouble_delay(1)  # a function of the same module starting: it counts
     tracer.armed = False
-    assert any("publisher.mail.outbox" in modules for modules in tracer.modules_by_origin.values())
+    assert any("publisher.returns" in modules for modules in tracer.modules_by_origin.values())
 
 
 class Wrapper:
@@ -162,8 +131,6 @@ class Wrapper:
 
 
 class RouteTable:
-    """Like Starlette's Router: its steps (``route``) are methods with the ASGI signature."""
-
     def __init__(self, app):
         self.app = app
 

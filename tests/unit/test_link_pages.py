@@ -1,13 +1,12 @@
-"""The list link pages' panel as the server writes it (web/components/list_link.py): every stage of
-both pages from the same outcomes the app draws, written as text, and its button a plain POST to
-the link. What the server answers with it is in tests/services/test_list_links.py."""
+"""The list link pages' panel as the server writes it (web/components/list_link.py): every stage from the
+outcomes the app draws, as text, its button a plain POST to the link."""
 
 from __future__ import annotations
 
 import pytest
 from bs4 import BeautifulSoup
 
-from publisher.rules import list_links
+from publisher.rules import list_rules
 from publisher.web.components.list_link import Press, outcome_html
 from publisher.web.pages import confirm, unsubscribe
 from publisher.web.states import list_link_state
@@ -20,7 +19,7 @@ PAGES = {"/subscribe/confirm": confirm.OUTCOMES, "/unsubscribe": unsubscribe.OUT
     ("route", "stage"), [(route, stage) for route, outcomes in PAGES.items() for stage in outcomes]
 )
 def test_every_stage_of_both_pages_is_written_with_a_button_only_where_it_asks(route, stage):
-    html = outcome_html(PAGES[route], stage, "j*@e******.com", list_links.link_path(route, "key.mac"))
+    html = outcome_html(PAGES[route], stage, "j*@e******.com", list_rules.link_path(route, "key.mac"))
     panel = BeautifulSoup(html, "html.parser")
     assert panel.get_text().strip()
     forms = panel.select("form")
@@ -56,11 +55,6 @@ def test_what_the_panel_carries_is_written_as_text_never_as_markup():
     assert not panel.select("script")
     assert panel.strong.get_text() == hostile
     assert panel.form["action"] == f"/subscribe/confirm?token={hostile}"
-
-
-def test_the_link_and_the_page_after_a_press():
-    assert list_links.link_path("/unsubscribe", "k.m") == "/unsubscribe?token=k.m"
-    assert list_links.link_path("/subscribe/confirm", "k.1f.m", done=True) == "/subscribe/confirm?token=k.1f.m&done=1"
 
 
 def test_each_stage_has_its_http_status():

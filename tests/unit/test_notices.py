@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
-from publisher import content
+import pytest
+
+from publisher import content, returns
+from publisher.config import settings
 from publisher.mail import notices
+from publisher.returns import bounce_mailbox
 from publisher.rules import notice_rules
 from publisher.rules.notice_rules import PausedRelease, Snapshot, Week
 from publisher.storage import visit_counts
@@ -19,10 +25,6 @@ WEEK = Week(new_readers=12, leavers=2, bounces=3, complaints=1, messages=4, rele
 
 def kinds(snapshot: Snapshot) -> list[str]:
     return [notice.kind for notice in notice_rules.due(snapshot)]
-
-
-def test_nothing_wrong_on_a_tuesday_says_nothing():
-    assert notice_rules.due(Snapshot(now=TUESDAY, site_url=SITE, week=WEEK)) == []
 
 
 def test_a_paused_release_says_why_and_how_to_resume_it_with_the_dashboards_link():
@@ -119,3 +121,33 @@ def test_buy_presses_read_from_the_counts_carry_the_books_title_and_the_store():
     assert (week.visitors, week.views, week.new_readers) == (30, 90, 12)
     assert week.top_sources == (("Instagram", 9),)  # visitors, not landings
     assert week.buy_clicks == ((book.title, "www.amazon.com", 5), ("gone-book", "www.amazon.com", 1))
+
+
+@pytest.mark.parametrize("loop", ["notices", "bounce mailbox"])
+def test_a_background_loop_goes_on_after_a_round_that_fails(monkeypatch, loop):
+    rounds: list[int] = []
+
+    def one_round(*args, **kwargs):
+        rounds.append(1)
+        if len(rounds) == 1:
+            raise RuntimeError("a bug in one round")
+        return [] if loop == "notices" else None
+
+    mailbox = SimpleNamespace(describe=lambda: "imap://x", poll_s=0)
+    values = SimpleNamespace(list_emails_on=True, mail=object(), bounces=SimpleNamespace(mailbox=mailbox, poll_s=0))
+    monkeypatch.setattr(settings, "current", lambda: values)
+    monkeypatch.setattr(returns, "trouble_delay", lambda failures: 0)
+    monkeypatch.setattr(notices, "check_once", one_round)
+    monkeypatch.setattr(bounce_mailbox, "read_once", one_round)
+
+    async def main() -> None:
+        running = asyncio.create_task(
+            notices.run_in_backend(interval_s=0) if loop == "notices" else bounce_mailbox.run_in_backend()
+        )
+        async with asyncio.timeout(30):
+            while len(rounds) < 3:
+                await asyncio.sleep(0.01)
+        assert not running.done()
+        running.cancel()
+
+    asyncio.run(main())

@@ -1,11 +1,12 @@
-"""The server's answer to a form's plain POST (publisher/server/plain_forms.py), over ASGI with a
-small stand-in for the build's two form pages; the browser tests run it against the real build."""
+"""The server's answer to a form's plain POST (publisher/server/plain_forms.py), over ASGI with a stand-in
+for the build's pages."""
 
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 import pytest
@@ -15,7 +16,7 @@ from publisher import gateway
 from publisher.config import settings
 from publisher.limits import submits, used_tokens
 from publisher.rules import form_tokens
-from publisher.server import plain_forms, routes
+from publisher.server import middleware, plain_forms
 from publisher.web import submissions
 from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE
 
@@ -61,7 +62,6 @@ def build(tmp_path: Path) -> Path:
 
 
 def write_build(root: Path, link_panel: str = f'<div {LINK_PANEL_ATTRIBUTE}=""></div>') -> None:
-    """A stand-in for the build's pages the server writes into: the forms' and the list links'."""
     for route, body in (
         ("subscribe", SUBSCRIBE),
         ("contact-us", CONTACT),
@@ -88,7 +88,7 @@ def sent(monkeypatch):
     monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://gw.test")
     gateway.shared_gateway.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder)))
     submits.shared_limiter.set(submits.Limiter())
-    used_tokens.shared_used_tokens.set(used_tokens.MemoryUsedTokens())
+    used_tokens.shared_used_tokens.set(used_tokens.WindowUsedTokens())
     yield recorder
     gateway.shared_gateway.set(None)
     submits.shared_limiter.set(None)
@@ -101,7 +101,7 @@ async def passed_on(scope, receive, send):
 
 
 def client(build: Path) -> httpx.AsyncClient:
-    app = routes.route_table(passed_on, build_dir=build)
+    app = middleware.route_table(passed_on, build_dir=build)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8000")
 
 
@@ -168,7 +168,7 @@ async def test_what_the_visitor_typed_comes_back_as_text_never_as_markup(build, 
 async def test_the_sent_page_asks_to_confirm_only_where_the_site_keeps_the_list(build, sent, monkeypatch):
     async with client(build) as http:
         elsewhere = await http.get("/subscribe/thanks")
-        monkeypatch.setattr(settings, "list_emails_on", lambda environ=None: True)
+        monkeypatch.setattr(settings.Settings, "list_emails_on", property(lambda self: True))
         here = await http.get("/subscribe/thanks")
     assert elsewhere.status_code == 299  # the build's page as it is, the note hidden
     assert '<p class="n" data-confirm-note="">Confirm</p>' in here.text
@@ -190,24 +190,15 @@ async def test_the_contact_page_is_compressed_as_the_browser_takes_it(build, sen
     assert 'id="contact-question">What is' in response.text  # decoded by httpx
 
 
-# --- Every answered POST spends its token (issue 40, item 3) ---------------------------------
-
-
-class Clock:
-    """The forms' wall clock (web/submissions.py's ``now_ms``), moved by the test."""
-
-    def __init__(self) -> None:
-        self.now_ms = 1_790_000_000_000.0
-
-    def __call__(self) -> float:
-        return self.now_ms
+# --- Every answered POST spends its token ------------------------------------------------------
 
 
 @pytest.fixture
-def clock(monkeypatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(submissions, "now_ms", fake)
-    return fake
+def clock(monkeypatch) -> SimpleNamespace:
+    """The forms' wall clock (``submissions.now_ms``), moved by the test."""
+    now = SimpleNamespace(now_ms=1_790_000_000_000.0)
+    monkeypatch.setattr(submissions, "now_ms", lambda: now.now_ms)
+    return now
 
 
 def token_of(html: str) -> str:
@@ -221,7 +212,6 @@ def read_token(token: str) -> form_tokens.FormToken:
 
 
 def contact(token: str, **overrides: str) -> dict[str, str]:
-    """The contact form as a browser posts it, answering the token's question right."""
     form = {
         "firstName": "Jo",
         "lastName": "Reader",
@@ -236,8 +226,7 @@ def contact(token: str, **overrides: str) -> dict[str, str]:
 
 @pytest.mark.asyncio
 async def test_one_five_second_wait_buys_one_message_whatever_the_posts_before_it(build, sent, clock):
-    """A field error used to leave its token unspent and answer with another one that kept the
-    shown time: after one wait, both were good at once (three messages within 0.24 s)."""
+    """A field error spends its token: its answer's token keeps the shown time, and only it stays good."""
     async with client(build) as http:
         page_token = token_of((await http.get("/contact-us")).text)
         clock.now_ms += 5000
@@ -286,7 +275,6 @@ async def test_a_post_over_the_limits_spends_its_token_too(build, sent, clock):
         for _ in range(submits.PER_ADDRESS.attempts):
             spam = await http.post("/contact-us", data=contact(page_token, website="x"), headers=SAME_SITE)
             assert spam.status_code == 422
-        # The honeypot's answers spent the page's token; a fresh page's token meets the limit.
         fresh_token = token_of((await http.get("/contact-us")).text)
         clock.now_ms += 5000
         limited = await http.post("/contact-us", data=contact(fresh_token), headers=SAME_SITE)
@@ -311,7 +299,6 @@ async def test_a_post_over_the_limits_spends_its_token_too(build, sent, clock):
     ],
 )
 async def test_only_a_post_from_the_sites_own_page_is_taken(build, sent, headers, status):
-    """rules/same_site.py's FORM_POST, at both forms' doors: another site's post is refused unread."""
     async with client(build) as http:
         subscribed = await http.post(
             "/subscribe", data={"name": "Jo Reader", "email": "jo@example.com"}, headers=headers

@@ -1,5 +1,4 @@
-"""publisher-serve's start-up checks (the container's start command), without starting it:
-the ones that run publisher-serve as a process are in tests/services/test_production.py."""
+"""publisher-serve's start-up checks, without starting it (as a process: tests/services/test_production.py)."""
 
 from __future__ import annotations
 
@@ -7,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from publisher.config import settings
 from publisher.server import production
-from publisher.server.production import DEFAULT_HOST, DEFAULT_PORT, ServeError, listen_address
+from publisher.server.production import ServeError, check_redis
 
 
 def fake_build(root: Path, manifest: bool = True) -> None:
-    """What `make build` leaves for the server to check: a page, and which pages start the app."""
+    """A page, and which pages start the app."""
     build = root / ".web" / "build" / "client"
     build.mkdir(parents=True)
     (build / "index.html").write_text("<!doctype html>")
@@ -41,25 +41,22 @@ def test_a_build_without_the_page_kinds_is_refused_with_how_to_rebuild(tmp_path,
     assert "run `make build` again" in str(refused.value)
 
 
-def test_defaults_bind_locally_on_8000():
-    assert listen_address({}) == (DEFAULT_HOST, DEFAULT_PORT) == ("127.0.0.1", 8000)
-
-
-def test_host_and_port_come_from_the_environment():
-    assert listen_address({"HOST": "0.0.0.0", "PORT": "9000"}) == ("0.0.0.0", 9000)
+@pytest.mark.parametrize(
+    ("environ", "address"), [({}, ("127.0.0.1", 8000)), ({"HOST": "0.0.0.0", "PORT": "9000"}, ("0.0.0.0", 9000))]
+)
+def test_it_binds_locally_on_8000_unless_host_and_port_say_otherwise(environ, address):
+    values = settings.from_environ(environ)
+    assert (values.host, values.port) == address
 
 
 @pytest.mark.parametrize("port", ["http", "0", "70000", "-1", "80.5"])
 def test_a_bad_port_is_refused_with_a_clear_message(port):
-    with pytest.raises(ServeError, match="PORT must be a TCP port number"):
-        listen_address({"PORT": port})
+    with pytest.raises(settings.ConfigurationError, match="PORT must be a TCP port number"):
+        settings.from_environ({"PORT": port})
 
 
 def test_no_redis_configured_is_fine():
-    """Unset or empty: start-up goes on without looking for a Redis (tests/unit refuses any
-    connection, so a look would raise here, as it does for a configured one)."""
-    from publisher.server.production import check_redis
-
+    """Start-up goes on without looking for a Redis (tests/unit refuses any connection: a look would raise)."""
     assert check_redis(None) is None
     assert check_redis("") is None
     with pytest.raises(RuntimeError, match="tests/unit starts no process and opens no socket"):
@@ -67,9 +64,6 @@ def test_no_redis_configured_is_fine():
 
 
 def test_a_redis_password_that_breaks_the_url_is_never_quoted():
-    # redis-py's own error quoted what it took for the port: "Open", the password's first piece.
-    from publisher.server.production import check_redis
-
     with pytest.raises(ServeError) as refused:
         check_redis("redis://:Open/Sesame@127.0.0.1:6379/0")
     assert str(refused.value) == (
@@ -79,11 +73,7 @@ def test_a_redis_password_that_breaks_the_url_is_never_quoted():
 
 
 def test_granian_still_reads_the_allocator_setting_publisher_serve_gives_its_workers():
-    """publisher-serve sets jemalloc's background purge for Granian's workers (memory back after a
-    flood of tabs); if Granian stops building with this jemalloc, the setting would do nothing."""
     import granian
-
-    from publisher.server import production
 
     [binary] = Path(granian.__file__).parent.glob("_granian*.so")
     assert production.JEMALLOC_CONF_VAR.encode() in binary.read_bytes()

@@ -42,17 +42,14 @@ class RecordingApp:
         self.scopes.append(scope)
 
 
-def test_the_site_navigation_is_read_from_the_declarations_in_their_order():
+def test_the_navigation_is_read_from_the_declarations_in_their_order_and_lists_only_its_pages():
     assert [(item.label, item.route) for item in PAGES.navigation()] == [
         ("Home", "/"),
         ("About", "/about"),
         ("Subscribe", "/subscribe"),
         ("Contact Us", "/contact-us"),
     ]
-
-
-def test_a_page_outside_the_navigation_is_not_listed_there():
-    assert [item.route for item in faq_registry().navigation()] == ["/"]
+    assert [item.route for item in faq_registry().navigation()] == ["/"]  # /faq is outside it
 
 
 def test_a_page_outside_the_navigation_is_served_at_its_slashless_url_without_a_redirect():
@@ -70,18 +67,13 @@ def test_a_page_outside_the_navigation_is_served_at_its_slashless_url_without_a_
     assert [seen["path"] for seen in inner.scopes] == ["/faq/"]  # the prerendered faq/index.html, in place
 
 
-def test_the_app_registers_every_page_with_its_metadata_and_its_place_in_the_sitemap():
+def test_the_app_registers_every_page_with_its_metadata_its_place_in_the_sitemap_and_its_module():
     app = RecordingApp()
     faq_registry(in_sitemap=False).add_to(app)
     assert [page["route"] for page in app.pages] == ["/", "/faq"]
     assert [page["context"] for page in app.pages] == [{"sitemap": {}}, {"sitemap": None}]
     assert app.pages[1]["title"] == "Questions | Animals We Confuse"
     assert app.pages[1]["description"] == FAQ.description
-
-
-def test_a_registered_page_renders_inside_the_site_layout_and_keeps_its_module():
-    app = RecordingApp()
-    faq_registry().add_to(app)
     render = app.pages[1]["component"]
     assert render.__module__ == __name__  # Reflex places the page's compiled code by it
     assert "faq" in str(render().render())

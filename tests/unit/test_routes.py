@@ -1,6 +1,5 @@
-"""The route table (publisher/server/routes.py) against docs/architecture.md's "How a request is
-routed": every route the table has is a row of the doc, named by its path, methods and endpoint,
-and every row is a route."""
+"""The route table (publisher/server/middleware.py) is docs/architecture.md's "How a request is routed":
+every route a row, named by its path, methods and endpoint, and every row a route."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ from pathlib import Path
 
 from starlette.routing import Route
 
-from publisher.server import routes
+from publisher.server import middleware, routes
 from publisher.web.pages import PAGES
 from tests.unit.test_plain_forms import write_build
 
@@ -17,11 +16,10 @@ ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 
 
 async def app(scope, receive, send):
-    """Reflex's app, the table's default."""
+    pass
 
 
 def documented_rows() -> set[tuple[str, str, str]]:
-    """(path, methods, endpoint) of each row of the doc's route table, one per path it names."""
     text = ARCHITECTURE.read_text(encoding="utf-8")
     section = text.split("## How a request is routed", 1)[1].split("\n## ", 1)[0]
     rows = set()
@@ -46,7 +44,7 @@ def endpoint_name(endpoint) -> str:
 
 def table_rows(tmp_path: Path) -> set[tuple[str, str, str]]:
     write_build(tmp_path)
-    table = routes.route_table(app, build_dir=tmp_path)
+    table = middleware.route_table(app, build_dir=tmp_path)
     rows = set()
     declared = PAGES.slashless_routes()
     for route in table.routes:
@@ -69,7 +67,7 @@ def test_the_documented_route_table_is_the_route_table(tmp_path):
 
 def test_every_declared_page_has_its_route_after_the_endpoints(tmp_path):
     write_build(tmp_path)
-    table = routes.route_table(app, build_dir=tmp_path)
+    table = middleware.route_table(app, build_dir=tmp_path)
     paths = [getattr(route, "path", None) for route in table.routes]
     last = table.routes[paths.index("/admin/{page:path}") + 1 :]  # every endpoint claims first
     assert all(isinstance(route.endpoint, routes.PageInPlace) for route in last)  # type: ignore[attr-defined]

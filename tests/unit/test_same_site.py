@@ -1,6 +1,5 @@
-"""Whether a request comes from the site's own page (publisher/rules/same_site.py): one function,
-and each policy its callers give it: the forms' plain POST, the dashboard, the event channel, the
-buy press's beacon."""
+"""Whether a request comes from the site's own page (publisher/rules/same_site.py), as each policy its
+callers give it judges: the forms' plain POST, the dashboard, the event channel, the beacon."""
 
 from __future__ import annotations
 
@@ -10,76 +9,63 @@ from publisher.rules import admin_access, same_site
 from publisher.server import event_channel
 
 SITE = {"https://www.example.com", "http://127.0.0.1:8000"}
+DASHBOARD_SITE = admin_access.relying_party("https://books.example.com").origins
 
 
 @pytest.mark.parametrize(
-    ("origin", "fetch_site", "referer", "allowed"),
+    ("policy", "origin", "fetch_site", "referer", "allowed"),
     [
-        ("https://www.example.com", None, None, True),
-        ("HTTPS://WWW.EXAMPLE.COM:443", None, None, True),
-        ("http://127.0.0.1:8000", "cross-site", None, True),  # Origin decides first
-        ("https://evil.example", "same-origin", "https://www.example.com/contact-us", False),
-        ("null", "same-origin", None, False),
-        ("https://www.example.com.evil.example", None, None, False),
-        ("http://www.example.com", None, None, False),  # another scheme is another origin
-        (None, "same-origin", None, True),
-        (None, "same-site", None, False),
-        (None, "cross-site", "https://www.example.com/", False),
-        (None, "none", None, False),
-        (None, None, "https://www.example.com/contact-us?x=1", True),
-        (None, None, "https://evil.example/www.example.com", False),
-        (None, None, "not a url", False),
-        (None, None, None, False),
+        (same_site.FORM_POST, "https://www.example.com", None, None, True),
+        (same_site.FORM_POST, "HTTPS://WWW.EXAMPLE.COM:443", None, None, True),
+        (same_site.FORM_POST, "http://127.0.0.1:8000", "cross-site", None, True),  # Origin decides first
+        (same_site.FORM_POST, "https://evil.example", "same-origin", "https://www.example.com/contact-us", False),
+        (same_site.FORM_POST, "null", "same-origin", None, False),
+        (same_site.FORM_POST, "https://www.example.com.evil.example", None, None, False),
+        (same_site.FORM_POST, "http://www.example.com", None, None, False),  # another scheme is another origin
+        (same_site.FORM_POST, None, "same-origin", None, True),
+        (same_site.FORM_POST, None, "same-site", None, False),
+        (same_site.FORM_POST, None, "cross-site", "https://www.example.com/", False),
+        (same_site.FORM_POST, None, "none", None, False),
+        (same_site.FORM_POST, None, None, "https://www.example.com/contact-us?x=1", True),
+        (same_site.FORM_POST, None, None, "https://evil.example/www.example.com", False),
+        (same_site.FORM_POST, None, None, "not a url", False),
+        (same_site.FORM_POST, None, None, None, False),
+        (same_site.DASHBOARD, "https://books.example.com", None, None, True),
+        (
+            same_site.DASHBOARD,
+            "https://books.example.com",
+            "cross-site",
+            None,
+            True,
+        ),  # Origin decides when there is one
+        (same_site.DASHBOARD, "https://evil.example.com", "same-origin", None, False),
+        (same_site.DASHBOARD, "http://books.example.com", None, None, False),  # another scheme is another origin
+        (same_site.DASHBOARD, "null", "same-origin", None, True),  # no usable Origin: Sec-Fetch-Site decides
+        (same_site.DASHBOARD, None, "same-origin", None, True),
+        (same_site.DASHBOARD, None, "same-site", None, False),
+        (same_site.DASHBOARD, None, "cross-site", None, False),
+        (same_site.DASHBOARD, None, None, "https://books.example.com/admin", False),  # a Referer never decides here
+        (same_site.DASHBOARD, None, None, None, False),  # neither says same-origin: refused
+        (same_site.BEACON, "https://www.example.com", None, None, True),
+        (same_site.BEACON, "http://127.0.0.1:8000", "cross-site", None, True),  # Origin decides when there is one
+        (same_site.BEACON, "https://evil.example", "same-origin", "https://www.example.com/", False),
+        (same_site.BEACON, "https://www.example.com.evil.example", None, None, False),
+        (same_site.BEACON, "http://www.example.com", None, None, False),  # another scheme is another origin
+        (same_site.BEACON, "null", None, None, False),  # an opaque origin: a sandboxed frame, a file, a redirect chain
+        (same_site.BEACON, "null", "same-origin", "https://www.example.com/", False),  # and nothing stands in for it
+        (same_site.BEACON, None, "same-origin", None, True),  # no Origin: Sec-Fetch-Site decides
+        (same_site.BEACON, None, "same-site", None, False),
+        (same_site.BEACON, None, "cross-site", None, False),
+        (same_site.BEACON, None, "none", None, False),
+        (same_site.BEACON, None, None, "https://www.example.com/books/x", False),  # a Referer never decides here
+        (same_site.BEACON, None, None, None, False),  # neither: refused
     ],
 )
-def test_a_form_post_comes_from_this_site_when_the_first_header_present_says_so(origin, fetch_site, referer, allowed):
-    judged = same_site.same_origin(origin, SITE, same_site.FORM_POST, sec_fetch_site=fetch_site, referer=referer)
-    assert judged is allowed
-
-
-@pytest.mark.parametrize(
-    ("origin", "fetch_site", "referer", "allowed"),
-    [
-        ("https://books.example.com", None, None, True),
-        ("https://books.example.com", "cross-site", None, True),  # Origin decides when there is one
-        ("https://evil.example.com", "same-origin", None, False),
-        ("http://books.example.com", None, None, False),  # another scheme is another origin
-        ("null", "same-origin", None, True),  # no usable Origin: Sec-Fetch-Site decides
-        (None, "same-origin", None, True),
-        (None, "same-site", None, False),
-        (None, "cross-site", None, False),
-        (None, None, "https://books.example.com/admin", False),  # a Referer never decides here
-        (None, None, None, False),  # neither says same-origin: refused
-    ],
-)
-def test_a_dashboard_request_must_come_from_the_relying_partys_page(origin, fetch_site, referer, allowed):
-    party = admin_access.relying_party("https://books.example.com")
-    judged = same_site.same_origin(
-        origin, party.origins, same_site.DASHBOARD, sec_fetch_site=fetch_site, referer=referer
-    )
-    assert judged is allowed
-
-
-@pytest.mark.parametrize(
-    ("origin", "fetch_site", "referer", "allowed"),
-    [
-        ("https://www.example.com", None, None, True),
-        ("http://127.0.0.1:8000", "cross-site", None, True),  # Origin decides when there is one
-        ("https://evil.example", "same-origin", "https://www.example.com/", False),
-        ("https://www.example.com.evil.example", None, None, False),
-        ("http://www.example.com", None, None, False),  # another scheme is another origin
-        ("null", None, None, False),  # an opaque origin: a sandboxed frame, a file, a redirect chain
-        ("null", "same-origin", "https://www.example.com/", False),  # and nothing stands in for it
-        (None, "same-origin", None, True),  # no Origin: Sec-Fetch-Site decides
-        (None, "same-site", None, False),
-        (None, "cross-site", None, False),
-        (None, "none", None, False),
-        (None, None, "https://www.example.com/books/x", False),  # a Referer never decides here
-        (None, None, None, False),  # neither: refused
-    ],
-)
-def test_a_buy_beacon_counts_only_from_the_sites_own_page(origin, fetch_site, referer, allowed):
-    judged = same_site.same_origin(origin, SITE, same_site.BEACON, sec_fetch_site=fetch_site, referer=referer)
+def test_a_request_comes_from_the_sites_own_page_when_the_first_header_its_policy_reads_says_so(
+    policy, origin, fetch_site, referer, allowed
+):
+    ours = DASHBOARD_SITE if policy is same_site.DASHBOARD else SITE
+    judged = same_site.same_origin(origin, ours, policy, sec_fetch_site=fetch_site, referer=referer)
     assert judged is allowed
 
 

@@ -1,6 +1,5 @@
-"""What a tab's stored state holds (reflex_internals/stored_state.py): none of the connection's
-headers (no cookie, no user agent, no language) and not its address, no page's query (a list
-link's token), none of the dashboard's tab-only fields, in a folder of the site's user alone."""
+"""What a tab's stored state holds (reflex_internals/stored_state.py): nothing of the connection, no page's
+query (a list link's token), no tab-only field, in a folder of the site's user alone."""
 
 from __future__ import annotations
 
@@ -17,10 +16,10 @@ from reflex_base import constants
 
 from publisher.limits import submits
 from publisher.reflex_internals import stored_state
-from publisher.rules import admin_access, list_links
+from publisher.rules import admin_access, list_rules
 from publisher.web import submissions
 from publisher.web.states.admin_state import AdminState
-from publisher.web.states.subscribe_state import SubscribeState
+from publisher.web.submissions import SubscribeState
 
 SESSION = admin_access.new_token()
 COOKIE = f"theme=dark; __Host-publisher-admin={SESSION}"
@@ -28,7 +27,7 @@ READER = "ann.reader@example.com"
 ADDRESS = "198.51.100.23"
 AGENT = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
 LANGUAGE = "fr-CH, fr;q=0.9, de;q=0.7"
-LINK_TOKEN = list_links.unsubscribe_token("a-list-secret-of-enough-length-0123456789", "AbCdEfGhIjKlMnOpQrStUv")
+LINK_TOKEN = list_rules.unsubscribe_token("a-list-secret-of-enough-length-0123456789", "AbCdEfGhIjKlMnOpQrStUv")
 
 
 @pytest.fixture(autouse=True)
@@ -37,7 +36,6 @@ def installed() -> None:
 
 
 def connection_headers() -> dict[str, str]:
-    """The headers of a tab's event channel as Reflex keeps them (ASGI's lowercase names)."""
     return {
         "host": "books.example.com",
         "origin": "https://books.example.com",
@@ -51,8 +49,7 @@ def connection_headers() -> dict[str, str]:
 
 
 def event_router_data(pathname: str = "/admin", query: dict[str, str] | None = None, fragment: str = "") -> dict:
-    """The router data of an event from the tab's connection, as Reflex builds it (its page's
-    ``query`` only when the address has one, as the page's script sends it)."""
+    """The router data of an event from the tab's connection, as Reflex builds it."""
     data = {
         "headers": connection_headers(),
         "ip": ADDRESS,
@@ -65,7 +62,6 @@ def event_router_data(pathname: str = "/admin", query: dict[str, str] | None = N
 
 
 def connected_root(pathname: str = "/admin", query: dict[str, str] | None = None, fragment: str = "") -> BaseState:
-    """A tab's state tree after an event from its connection, as Reflex's event processor leaves it."""
     root = State(_reflex_internal_init=True)
     root.router_data = root._update_router_vars(event_router_data(pathname, query, fragment), {})
     return root
@@ -91,19 +87,18 @@ def test_the_stored_root_state_has_no_address_agent_language_nor_cookie_and_the_
     assert again.router.session.client_ip == "" and again.router.headers.user_agent == ""
     assert again.router.session.client_token == "tab-1"  # what the tab is known by stays
     assert again.router.url.path == "/admin" and again.router_data["pathname"] == "/admin"
-    # The live state, which the event being handled reads, is untouched.
+    # The live state is untouched, and the next event fills the stored one again from its connection.
     assert root.router.session.client_ip == ADDRESS and root.router.headers.user_agent == AGENT
     assert root.router.headers.cookie == COOKIE and root.router_data["headers"]["cookie"] == COOKIE
     assert admin_access.session_token(root.router.headers.cookie, https=True) == SESSION
-    # The next event of the tab fills them again from its connection, as Reflex's event processor does.
     again.router_data = again._update_router_vars(event_router_data(), again.router_data)
     assert again.router.session.client_ip == ADDRESS and again.router.headers.accept_language == LANGUAGE
     assert again.router.headers.cookie == COOKIE
 
 
 def test_a_link_pages_stored_state_has_no_token_and_its_next_event_reads_the_token_again():
-    link = {list_links.TOKEN_PARAM: LINK_TOKEN}
-    root = connected_root(list_links.UNSUBSCRIBE_PATH, link, fragment="#top")
+    link = {list_rules.TOKEN_PARAM: LINK_TOKEN}
+    root = connected_root(list_rules.UNSUBSCRIBE_PATH, link, fragment="#top")
     assert dict(root.router.url.query_parameters) == link == root.rx_router_page.params  # as the page reads it
     stored = BaseStateToken.serialize(root)
     assert LINK_TOKEN.encode() not in stored and LINK_TOKEN[:12].encode() not in stored
@@ -120,10 +115,9 @@ def test_a_link_pages_stored_state_has_no_token_and_its_next_event_reads_the_tok
     assert again.router_data["asPath"] == again.router_data["pathname"] == "/unsubscribe"
     assert "query" not in again.router_data
     assert dict(root.router.url.query_parameters) == link == root.router_data["query"]  # the live state's
-    # The next event of the page (a reconnect's on_load) carries the page's address: Reflex rebuilds
-    # the page and its URL from it, so the page reads the token again.
+    # The page's next event (a reconnect's on_load) carries its address: the page reads the token again.
     again.router_data = again._update_router_vars(
-        event_router_data(list_links.UNSUBSCRIBE_PATH, link, fragment="#top"), again.router_data
+        event_router_data(list_rules.UNSUBSCRIBE_PATH, link, fragment="#top"), again.router_data
     )
     assert dict(again.router.url.query_parameters) == link == again.rx_router_page.params
     assert again.router.url.fragment == "top"
@@ -131,8 +125,7 @@ def test_a_link_pages_stored_state_has_no_token_and_its_next_event_reads_the_tok
 
 @pytest.mark.asyncio
 async def test_a_submit_counts_under_the_address_of_its_event_when_its_state_comes_back_from_storage(monkeypatch):
-    """A form's submit is a background task: with Redis, ``async with self`` loads the tab's state as
-    stored, without the address; the submit counts under the address of the event that started it."""
+    """With Redis, a submit's ``async with self`` loads the state as stored, without the address."""
     counted: list[tuple[str, str, str]] = []
 
     async def allow(_limiter, form: str, client: str, address: str) -> bool:
@@ -150,7 +143,7 @@ async def test_a_submit_counts_under_the_address_of_its_event_when_its_state_com
     monkeypatch.setattr(SubscribeState, "__aenter__", as_stored)
     form = connected_root("/subscribe").get_substate(SubscribeState.get_full_name().split("."))
     assert [event async for event in SubscribeState.submit.fn(form, {"name": "Jo", "email": "jo@example.com"})] == []
-    assert counted == [(submissions.SUBSCRIBE, "tab-1", ADDRESS)]
+    assert counted == [(submissions.SUBSCRIBE.name, "tab-1", ADDRESS)]
 
 
 def test_the_dashboards_figures_and_questions_are_never_stored_and_the_live_page_keeps_them():

@@ -1,20 +1,27 @@
-"""The event channel's limits (limits/tabs.py): open tabs per address and per worker, new tabs a
-minute, entries that expire unless renewed; with an injected clock. The same rules in each store
-(in the process and in a real Redis) are in tests/services/test_tabs.py."""
+"""The event channel's limits (limits/tabs.py) with an injected clock (each store: tests/services/test_tabs.py),
+and what a closed tab leaves behind (reflex_internals/state_managers.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 import pytest
+from reflex.istate.manager.disk import StateManagerDisk
+from reflex.istate.manager.memory import StateManagerMemory
+from reflex.istate.manager.token import BaseStateToken
+from reflex.state import State
 from reflex_base import config as reflex_config
 
+from publisher import reflex_internals
 from publisher.config import settings
-from publisher.config.settings import ConfigurationError
+from publisher.config.settings import ConfigurationError, PerProcess
 from publisher.limits import tabs
+from publisher.reflex_internals import state_managers
 from publisher.rules import admin_access
 from publisher.server import event_channel
+from publisher.web.states import admin_state
 
 LIMITS = tabs.TabLimits(per_address=3, new_per_minute=5, per_worker=10)
 T0 = 1_800_000_000.0  # a minute's start (divisible by 60)
@@ -44,32 +51,27 @@ async def test_when_redis_fails_the_address_limits_let_tabs_in_and_the_worker_ca
     assert await door.admit("198.51.100.50") == (None, tabs.WORKER_FULL)
 
 
-def test_the_limits_come_from_the_environment_with_clear_errors():
-    assert settings.tab_limits({}) == tabs.TabLimits(
+def test_the_limits_and_the_tab_lifetime_come_from_the_environment_with_clear_errors():
+    assert settings.from_environ({}).tabs == tabs.TabLimits(
         settings.DEFAULT_MAX_TABS_PER_ADDRESS, settings.DEFAULT_NEW_TABS_PER_MINUTE, settings.DEFAULT_MAX_TABS
     )
     assert settings.DEFAULT_MAX_TABS_PER_ADDRESS >= 30  # a class of 30 behind one school router
-    assert settings.tab_limits(
+    assert settings.from_environ(
         {"PUBLISHER_MAX_TABS_PER_ADDRESS": "5", "PUBLISHER_NEW_TABS_PER_MINUTE": "7", "PUBLISHER_MAX_TABS": "9"}
-    ) == tabs.TabLimits(5, 7, 9)
+    ).tabs == tabs.TabLimits(5, 7, 9)
     for name in ("PUBLISHER_MAX_TABS_PER_ADDRESS", "PUBLISHER_NEW_TABS_PER_MINUTE", "PUBLISHER_MAX_TABS"):
         with pytest.raises(ConfigurationError, match=f"{name} must be a whole number of at least 1, got '0'"):
-            settings.tab_limits({name: "0"})
+            settings.from_environ({name: "0"})
         with pytest.raises(ConfigurationError, match=name):
-            settings.tab_limits({name: "many"})
+            settings.from_environ({name: "many"})
+    assert settings.from_environ({}).tabs.max_lifetime_s == settings.DEFAULT_MAX_TAB_LIFETIME_S == 7200
+    assert settings.from_environ({"PUBLISHER_MAX_TAB_LIFETIME_S": "600"}).tabs.max_lifetime_s == 600
+    for bad in ("0", "-5", "two hours", "1.5"):
+        with pytest.raises(ConfigurationError, match="PUBLISHER_MAX_TAB_LIFETIME_S"):
+            settings.from_environ({"PUBLISHER_MAX_TAB_LIFETIME_S": bad})
 
 
 # --- The door in front of the event channel, as an ASGI server drives it (crafted clients). ---
-
-
-class Gate:
-    """What ``EventChannelDoor`` takes: the worker's gate (``PerProcess`` in the app)."""
-
-    def __init__(self, gate: tabs.TabGate):
-        self.gate = gate
-
-    def get(self) -> tabs.TabGate:
-        return self.gate
 
 
 class Channel:
@@ -140,7 +142,7 @@ async def wait_for(condition, timeout_s: float = 5) -> None:
 
 def door_for(gate_: tabs.TabGate, app=None, **kwargs) -> event_channel.EventChannelDoor:
     origins = kwargs.pop("origins", event_channel.ChannelOrigins(site_origin="https://books.example.com"))
-    return event_channel.EventChannelDoor(app or Channel(), Gate(gate_), origins=origins, **kwargs)
+    return event_channel.EventChannelDoor(app or Channel(), PerProcess(lambda: gate_), origins=origins, **kwargs)
 
 
 def status_of(client: Client) -> int | None:
@@ -158,27 +160,6 @@ async def test_a_tab_is_closed_after_its_lifetime_and_the_channel_behind_the_doo
     assert closes == [{"type": "websocket.close", "code": 1001}]  # once: the channel's own close is not sent on
     assert channel.received[-1]["type"] == "websocket.disconnect" and channel.ended.is_set()
     assert the_gate.open_here == {}  # its place is free; the page reconnects as a new tab
-
-
-@pytest.mark.asyncio
-async def test_a_tab_within_its_lifetime_stays_open_until_it_leaves():
-    limits = tabs.TabLimits(per_address=3, new_per_minute=5, per_worker=10, max_lifetime_s=3600)
-    the_gate, channel, client = gate(tabs.MemoryTabs(), Clock(), limits), Channel(), Client()
-    running = asyncio.create_task(door_for(the_gate, channel)(ws_scope(), client.receive, client.send))
-    await asyncio.wait_for(channel.accepted.wait(), 5)
-    assert len(the_gate.open_here) == 1 and not running.done()
-    client.leave()
-    await asyncio.wait_for(running, 5)
-    assert [m["type"] for m in client.sent] == ["websocket.accept", "websocket.close"]
-    assert the_gate.open_here == {}
-
-
-def test_the_tab_lifetime_comes_from_the_environment_with_clear_errors():
-    assert settings.tab_limits({}).max_lifetime_s == settings.DEFAULT_MAX_TAB_LIFETIME_S == 7200
-    assert settings.tab_limits({"PUBLISHER_MAX_TAB_LIFETIME_S": "600"}).max_lifetime_s == 600
-    for bad in ("0", "-5", "two hours", "1.5"):
-        with pytest.raises(ConfigurationError, match="PUBLISHER_MAX_TAB_LIFETIME_S"):
-            settings.tab_limits({"PUBLISHER_MAX_TAB_LIFETIME_S": bad})
 
 
 @pytest.mark.asyncio
@@ -240,26 +221,19 @@ async def test_a_worker_near_its_cap_still_lets_newcomers_in_and_stops_the_addre
 
 @pytest.mark.asyncio
 async def test_ipv6_tabs_are_counted_by_their_64_block_and_ipv4_mapped_addresses_as_ipv4():
-    the_gate = gate(tabs.MemoryTabs(), Clock())  # 3 open tabs per address
-    door = door_for(the_gate)
-    clients = []
-    for address in ("2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:ffff::3"):
+    the_gate = gate(tabs.MemoryTabs(), Clock(), tabs.TabLimits(per_address=1, new_per_minute=5, per_worker=10))
+    door, clients = door_for(the_gate), []
+    for address, status in [
+        ("2001:db8:1:2::1", None),
+        ("2001:db8:1:2:ffff::3", 429),  # the same /64
+        ("2001:db8:1:3::1", None),  # another /64
+        ("203.0.113.9", None),
+        ("::ffff:203.0.113.9", 429),  # IPv4-mapped: the same IPv4 address
+    ]:
         client = Client()
         clients.append((client, asyncio.create_task(door(ws_scope(client=address), client.receive, client.send))))
-    await wait_for(lambda: len(the_gate.open_here) == 3)
-    refused = Client()
-    await door(ws_scope(client="2001:db8:1:2::4"), refused.receive, refused.send)
-    assert status_of(refused) == 429  # the same /64
-    other = Client()
-    clients.append((other, asyncio.create_task(door(ws_scope(client="2001:db8:1:3::1"), other.receive, other.send))))
-    await wait_for(lambda: len(the_gate.open_here) == 4)  # another /64 is served
-    for address in ("203.0.113.9", "::ffff:203.0.113.9", "203.0.113.9"):
-        client = Client()
-        clients.append((client, asyncio.create_task(door(ws_scope(client=address), client.receive, client.send))))
-    await wait_for(lambda: len(the_gate.open_here) == 7)
-    mapped = Client()
-    await door(ws_scope(client="::ffff:203.0.113.9"), mapped.receive, mapped.send)
-    assert status_of(mapped) == 429  # IPv4-mapped: the same IPv4 address
+        await wait_for(lambda c=client: c.sent)
+        assert status_of(client) == status
     for client, task in clients:
         client.leave()
         await asyncio.wait_for(task, 5)
@@ -298,21 +272,15 @@ async def test_a_websocket_from_another_sites_page_is_refused_403_and_not_counte
         headers = {"Origin": origin} if origin else {}
         running = asyncio.create_task(door(ws_scope(headers=headers), client.receive, client.send))
         await wait_for(lambda: the_gate.open_here)
+        assert not running.done()  # open, within its lifetime, until it leaves
         client.leave()
         await asyncio.wait_for(running, 5)
-        assert client.sent[0] == {"type": "websocket.accept"}
-
-
-class WallClock:
-    def __init__(self, now: float = T0):
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+        assert [m["type"] for m in client.sent] == ["websocket.accept", "websocket.close"]
+        assert the_gate.open_here == {}
 
 
 def test_one_private_address_for_every_recent_tab_without_trusted_proxies_is_reported_hourly():
-    clock = WallClock()
+    clock = Clock()
     watch = event_channel.OneAddressWatch(clock=clock)
     assert [watch.seen("10.0.0.2", hops=0) for _ in range(20)] == [False] * 19 + [True]
     assert not any(watch.seen("10.0.0.2", hops=0) for _ in range(100))  # at most hourly
@@ -324,12 +292,12 @@ def test_one_private_address_for_every_recent_tab_without_trusted_proxies_is_rep
     assert not any(watch.seen("127.0.0.1", hops=0) for _ in range(19))
     assert watch.seen("127.0.0.1", hops=0)
     for address, hops in (("93.184.215.14", 0), ("10.0.0.2", 1)):  # a public address; a proxy hop is set
-        quiet = event_channel.OneAddressWatch(clock=WallClock())
+        quiet = event_channel.OneAddressWatch(clock=Clock())
         assert not any(quiet.seen(address, hops=hops) for _ in range(60))
-    mixed = event_channel.OneAddressWatch(clock=WallClock())
+    mixed = event_channel.OneAddressWatch(clock=Clock())
     assert not any(mixed.seen(f"10.0.0.{n % 2}", hops=0) for n in range(60))
     # The last 50 decide: one visitor among 49 proxied ones no longer hides the proxy once it is out of them.
-    recent = event_channel.OneAddressWatch(clock=WallClock())
+    recent = event_channel.OneAddressWatch(clock=Clock())
     assert not recent.seen("198.51.100.1", hops=0)
     assert [recent.seen("10.0.0.2", hops=0) for _ in range(50)][-1]
 
@@ -341,7 +309,7 @@ async def test_the_door_warns_once_when_every_tab_comes_from_one_private_address
     caplog.set_level(logging.WARNING, logger="publisher.limits.tabs")
     monkeypatch.setattr(reflex_config.get_config(), "trusted_proxy_hops", 0)
     the_gate = gate(tabs.MemoryTabs(), Clock(), tabs.TabLimits(per_address=100, new_per_minute=100, per_worker=100))
-    door = door_for(the_gate, watch=event_channel.OneAddressWatch(clock=WallClock()))
+    door = door_for(the_gate, watch=event_channel.OneAddressWatch(clock=Clock()))
     for _ in range(25):
         client = Client()
         client.leave()
@@ -383,8 +351,7 @@ def test_the_origins_come_from_the_deploy_url_and_in_development_from_the_develo
 async def test_the_door_tells_the_tabs_state_whether_its_connection_is_https_and_nothing_the_client_claims(
     monkeypatch, scheme, hops, headers, seen
 ):
-    """The dashboard's state reads the session cookie by this header (rules/admin_access.session_token):
-    the same verdict as the HTTP endpoints that set the cookie, written by the door alone."""
+    """The dashboard's state reads the session cookie by this header (rules/admin_access.session_token)."""
     monkeypatch.setattr(reflex_config.get_config(), "trusted_proxy_hops", hops)
     the_gate, channel, client = gate(tabs.MemoryTabs(), Clock()), Channel(), Client()
     running = asyncio.create_task(
@@ -396,3 +363,50 @@ async def test_the_door_tells_the_tabs_state_whether_its_connection_is_https_and
     [scope] = channel.scopes
     written = [value for name, value in scope["headers"] if name == admin_access.CHANNEL_SCHEME_HEADER.encode()]
     assert written == [seen.encode()]
+
+
+def test_the_reflex_internals_it_relies_on_are_there():
+    reflex_internals.check()  # raises, naming what moved, when an upgrade moved one
+
+
+@pytest.mark.asyncio
+async def test_in_memory_a_closed_tab_is_dropped_after_the_short_time_not_the_hour():
+    manager = StateManagerMemory(token_expiration=3600)
+    await manager.get_state(BaseStateToken(ident="idle-tab", cls=State))
+    await manager.get_state(BaseStateToken(ident="other-tab", cls=State))
+    assert await state_managers.expire_soon(manager, "idle-tab", 0.2)
+    await state_managers.expire_soon(manager, "never-seen", 0.2)  # refused at the door: nothing to do
+    await wait_for(lambda: "idle-tab" not in manager.states, 30)  # dropped 0.2 s on
+    assert "other-tab" in manager.states
+    await manager.close()
+
+
+@pytest.mark.asyncio
+async def test_on_disk_a_closed_tab_is_due_after_the_short_time_and_never_later_than_reflexs(tmp_path, monkeypatch):
+    monkeypatch.setenv("REFLEX_STATES_WORKDIR", str(tmp_path))
+    manager = StateManagerDisk(token_expiration=3600)
+    await manager.get_state(BaseStateToken(ident="idle-tab", cls=State))
+    before = time.time()
+    assert await state_managers.expire_soon(manager, "idle-tab", 180)
+    after = time.time()
+    touched, _ = manager._token_last_touched["idle-tab"]
+    # Reflex drops it token_expiration after "touched": 180 s from the call, however long the call
+    # took (a millisecond either way for the rounding of a float of 1.7e9 seconds).
+    assert before + 180 - 1e-3 <= touched + manager.token_expiration <= after + 180 + 1e-3
+    await state_managers.expire_soon(manager, "idle-tab", 600)  # never later than already due
+    assert manager._token_last_touched["idle-tab"][0] == touched
+    await manager.close()
+
+
+@pytest.mark.asyncio
+async def test_what_a_page_kept_in_memory_for_a_tab_goes_when_its_channel_closes():
+    memory = tabs.tab_memory.get()
+    memory["closing-tab"] = {admin_state.ASKED: (admin_state.FORGET, "ann@example.com")}
+    memory["open-tab"] = {admin_state.ASKED: (admin_state.PAUSE, "a-book")}
+    try:
+        await tabs.closed("closing-tab")
+        assert "closing-tab" not in memory
+        assert memory["open-tab"] == {admin_state.ASKED: (admin_state.PAUSE, "a-book")}
+    finally:
+        memory.pop("closing-tab", None)
+        memory.pop("open-tab", None)

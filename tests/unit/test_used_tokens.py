@@ -1,41 +1,52 @@
-"""Where the contact form's used tokens are remembered (limits/used_tokens.configured_store): Redis
-when Reflex uses it, else the embedded gateway's database, and the worker's memory only where the
-cloud gateway keeps the list and there is no Redis. The stores themselves, on SQLite, PostgreSQL
-and Redis, across restarts and workers: tests/services/test_used_tokens.py."""
+"""Where the contact form's used tokens are remembered (limits/used_tokens.configured_store); on real
+stores: tests/services/test_used_tokens.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from publisher.limits import used_tokens
+from publisher.limits import submits, used_tokens
 
-
-class FakeRedis:
-    """Stands for Reflex's Redis client: only its presence is asked here."""
+GATEWAY = "https://gw.example.com"
 
 
 @pytest.mark.parametrize(
-    ("redis", "gateway_url", "store"),
-    [
-        (FakeRedis(), None, used_tokens.RedisUsedTokens),
-        (FakeRedis(), "https://gw.example.com", used_tokens.RedisUsedTokens),
-        (None, None, used_tokens.DatabaseUsedTokens),  # the embedded gateway: its database
-        (None, "https://gw.example.com", used_tokens.MemoryUsedTokens),  # no store outlives the worker
-    ],
+    ("redis", "gateway_url", "kept_by"),
+    [("redis", None, "limits"), ("redis", GATEWAY, "limits"), (None, None, "database"), (None, GATEWAY, "limits")],
 )
 def test_used_tokens_are_kept_in_redis_else_the_sites_database_else_the_workers_memory(
-    monkeypatch, redis, gateway_url, store
+    monkeypatch, redis, gateway_url, kept_by
 ):
     monkeypatch.setattr(used_tokens, "shared_redis", lambda: redis)
     if gateway_url is None:
         monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     else:
         monkeypatch.setenv("PUBLISHER_GATEWAY_URL", gateway_url)
-    assert type(used_tokens.configured_store()) is store
+    shared = submits.MemoryStorage()  # stands for whichever storage the submit limits use
+    submits.shared_storage.set(shared)
+    try:
+        store = used_tokens.configured_store()
+    finally:
+        submits.shared_storage.set(None)
+    if kept_by == "database":
+        assert type(store) is used_tokens.DatabaseUsedTokens
+    else:
+        assert type(store) is used_tokens.WindowUsedTokens and store.storage is shared
 
 
 @pytest.mark.asyncio
-async def test_a_store_that_fails_lets_the_token_through_and_says_so(monkeypatch, caplog):
+async def test_a_token_is_used_once_in_a_window_of_an_hour_and_a_minute():
+    assert used_tokens.ONCE.get_expiry() == 3660  # docs/security.md
+    store = used_tokens.WindowUsedTokens()
+    assert [await store.first_use("n-1"), await store.first_use("n-1"), await store.first_use("n-2")] == [
+        True,
+        False,
+        True,
+    ]
+
+
+@pytest.mark.asyncio
+async def test_a_store_that_fails_lets_the_token_through_and_says_so(caplog):
     """The limits per address still hold, and the form must not go down with the store."""
 
     class Broken:

@@ -1,6 +1,5 @@
-"""``publisher-gateway visits``' report from the daily counts (cli/visit_report.py), on fake reads:
-what each section says, the CSV's columns, and text from outside kept harmless in both.
-tests/services/test_cli.py runs the command itself on SQLite and PostgreSQL."""
+"""``publisher-gateway visits``' report (cli/visit_report.py) on fake reads: each section, the CSV's
+columns, text from outside kept harmless. tests/services/test_cli.py runs the command itself."""
 
 from __future__ import annotations
 
@@ -47,15 +46,6 @@ def reads(monkeypatch) -> list[tuple]:
     return asked
 
 
-def test_the_report_reads_the_last_n_days_today_included(reads):
-    report = visit_report.read(7, TODAY)
-
-    assert (report.since, report.until) == (TODAY - timedelta(days=6), TODAY)
-    assert len(report.days) == 7
-    assert ("daily", "site", TODAY - timedelta(days=6), TODAY, "") in reads
-    assert ("top", "page", TODAY - timedelta(days=6), TODAY, visit_report.TOP) in reads
-
-
 def test_the_text_shows_each_day_the_tops_bots_buy_presses_and_each_books_visits_to_presses(reads):
     out = io.StringIO()
     visit_report.write_text(visit_report.read(7, TODAY), out)
@@ -89,16 +79,12 @@ def test_the_csv_has_one_row_per_day_and_per_key_and_never_a_formula(reads):
 
 
 @pytest.mark.parametrize("days", ["0", "731", "-3", "seven", "1.5", ""])
-def test_days_outside_1_to_730_are_refused_naming_the_option(days, capsys):
+def test_days_outside_1_to_730_are_refused_naming_the_option_and_30_is_the_default(days, capsys):
     with pytest.raises(SystemExit) as exited:
         main.command_line().parse_args(["visits", "--days", days])
     assert exited.value.code == main.EXIT_USAGE
     assert f"argument --days: {days!r} is not a number of days from 1 to 730" in capsys.readouterr().err
-
-
-def test_days_defaults_to_30_and_takes_1_and_730():
-    assert main.command_line().parse_args(["visits"]).days == 30
-    assert main.command_line().parse_args(["visits", "--days", "1"]).days == 1
+    assert [main.command_line().parse_args(["visits", *given]).days for given in ([], ["--days", "1"])] == [30, 1]
     assert main.command_line().parse_args(["visits", "--days", "730"]).days == 730
 
 

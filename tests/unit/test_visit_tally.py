@@ -1,29 +1,23 @@
-"""The visits engine (publisher/visits) without a server: the request path's tally, the day's salts,
-the flush loop and the lifespan task, with a fake clock, a fake salt store and a fake flush.
-
-What a request adds is read back from the batch the flush would write: views per (day, kind, key),
-and the distinct visitor ids seen per key, which the database (or Redis) turns into visitors.
-"""
+"""The visits engine (publisher/visits) without a server, with a fake clock, salt store and flush:
+what a request adds is read back from the batch the flush would write."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import threading
-from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
 from publisher import visits
 from publisher.rules import visit_rules
+from publisher.rules.visit_rules import OTHER
 from publisher.seldom_log import SeldomLog
 from publisher.storage.visit_counts import Batch
-from publisher.visits import flush_loop, salts, visitor_sets
+from publisher.visits import flush_loop, recorder
 from publisher.visits.flush_loop import FlushLoop
-from publisher.visits.recorder import AddressDays, Recorder
-from publisher.visits.salts import DaySalts
-from publisher.visits.tally import OTHER, Tally
+from publisher.visits.recorder import AddressDays, DaySalts, Recorder
 from publisher.web import page_kinds
 
 DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
@@ -46,16 +40,18 @@ class FakeClock:
 
 
 class FakeSalts:
-    """A salt store that makes one salt per day; ``away`` makes it fail as a database that is down."""
+    """One salt per day, the seen rows in the database."""
+
+    seen_in_redis = False
 
     def __init__(self) -> None:
         self.asked: list[date] = []
-        self.away = False
+
+    async def mark(self, batch: Batch) -> None:
+        pass
 
     async def salt_for(self, day: date, now: datetime) -> bytes | None:
         self.asked.append(day)
-        if self.away:
-            raise ConnectionError("the store is away")
         return day.isoformat().encode().ljust(32, b"-")
 
 
@@ -70,25 +66,25 @@ def request(
     headers = [(b"host", b"books.example"), (b"user-agent", user_agent.encode())]
     if referer is not None:
         headers.append((b"referer", referer.encode()))
-    return {
-        "type": "http",
-        "method": method,
-        "path": path,
-        "query_string": query,
-        "headers": headers,
-        "client": (address, 50000),
-    }
+    scope = {"type": "http", "method": method, "path": path, "query_string": query}
+    return {**scope, "headers": headers, "client": (address, 50000)}
 
 
-def make_recorder(clock: FakeClock, max_keys: int = visits.MAX_KEYS_PER_FLUSH) -> Recorder:
-    counting = Recorder(Tally(max_keys), DaySalts(), trusted_proxy_hops=0, clock=clock)
+def make_recorder(clock: FakeClock) -> Recorder:
+    counting = Recorder(trusted_proxy_hops=0, clock=clock)
     counting.count_views_on(PAGES, page_kinds.page_route)
     return counting
 
 
-async def with_salts(counting: Recorder, store: FakeSalts | None = None) -> Recorder:
-    await counting.salts.refresh(store or FakeSalts(), counting.clock())
+def salted(counting: Recorder) -> Recorder:
+    asyncio.run(counting.salts.refresh(FakeSalts(), counting.clock()))
     return counting
+
+
+@pytest.fixture
+def counting() -> Recorder:
+    """A recorder at NOON with the day's salt."""
+    return salted(make_recorder(FakeClock(NOON)))
 
 
 def views(batch: Batch, kind: str, day: date = DAY) -> dict[str, int]:
@@ -99,45 +95,18 @@ def visitors(batch: Batch, kind: str, key: str, day: date = DAY) -> int:
     return len({visitor for on, of, seen_key, visitor in batch.seen if (on, of, seen_key) == (day, kind, key)})
 
 
-# --- The request path -------------------------------------------------------------------------
-
-
-@pytest.mark.asyncio
-async def test_ten_views_from_one_address_and_user_agent_are_one_visitor_and_ten_views():
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
-    for _ in range(10):
-        counting.page_view(request("/"), 200)
-    batch = counting.tally.take()
-    assert views(batch, "site") == {"": 10}
-    assert views(batch, "page") == {"/": 10}
-    assert visitors(batch, "site", "") == 1
-    assert visitors(batch, "page", "/") == 1
-
-
-@pytest.mark.asyncio
-async def test_another_user_agent_from_the_same_address_is_a_second_visitor():
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
+def test_ten_views_by_one_user_agent_are_one_visitor_and_another_user_agent_a_second(counting):
     for _ in range(10):
         counting.page_view(request("/"), 200)
     counting.page_view(request("/about", user_agent=PHONE), 200)
     batch = counting.tally.take()
     assert views(batch, "site") == {"": 11}
+    assert views(batch, "page") == {"/": 10, "/about": 1}
     assert visitors(batch, "site", "") == 2
-    assert visitors(batch, "page", "/about") == 1
+    assert visitors(batch, "page", "/") == visitors(batch, "page", "/about") == 1
 
 
-@pytest.mark.asyncio
-async def test_a_crawler_is_counted_as_a_bot_only():
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
-    counting.page_view(request("/", user_agent=GOOGLEBOT), 200)
-    batch = counting.tally.take()
-    assert batch.views == {(DAY, "bot", ""): 1}
-    assert batch.seen == set()
-
-
-@pytest.mark.asyncio
-async def test_what_is_not_a_view_adds_nothing():
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
+def test_what_is_not_a_view_adds_nothing_and_a_crawler_is_counted_as_a_bot_only(counting):
     counting.page_view(request("/", method="HEAD"), 200)
     counting.page_view(request("/", method="POST"), 200)
     counting.page_view(request("/no-such-page"), 404)
@@ -147,22 +116,22 @@ async def test_what_is_not_a_view_adds_nothing():
     prefetch["headers"].append((b"sec-purpose", b"prefetch"))
     counting.page_view(prefetch, 200)
     assert counting.tally.is_empty()
+    counting.page_view(request("/", user_agent=GOOGLEBOT), 200)
+    batch = counting.tally.take()
+    assert (batch.views, batch.seen) == ({(DAY, "bot", ""): 1}, set())
 
 
-@pytest.mark.asyncio
-async def test_a_page_is_counted_under_its_route_never_its_query_and_a_304_counts():
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
+def test_a_page_is_counted_under_its_route_never_its_query_address_or_user_agent_and_a_304_counts(counting):
     counting.page_view(request("/unsubscribe/", query=b"token=secret-token-of-a-reader"), 200)
-    counting.page_view(request("/about.html"), 304)
+    counting.page_view(request("/about.html", address="198.51.100.23", referer="https://example.org/a?q=hamster"), 304)
     batch = counting.tally.take()
     assert views(batch, "page") == {"/unsubscribe": 1, "/about": 1}
-    assert "secret-token-of-a-reader" not in repr(batch)
+    kept = repr(batch)
+    assert not any(text in kept for text in ("secret-token-of-a-reader", "198.51.100.23", "Chrome", "hamster"))
     assert views(batch, "campaign") == {}
 
 
-@pytest.mark.asyncio
-async def test_a_landing_records_its_source_and_campaign_and_a_move_between_our_pages_does_not():
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
+def test_a_landing_records_its_source_and_campaign_and_a_move_between_our_pages_does_not(counting):
     tagged = b"utm_source=newsletter&utm_medium=email&utm_campaign=launch"
     counting.page_view(request("/", query=tagged), 200)
     counting.page_view(request("/", referer="https://l.instagram.com/", user_agent=PHONE), 200)
@@ -173,22 +142,9 @@ async def test_a_landing_records_its_source_and_campaign_and_a_move_between_our_
     assert views(batch, "site") == {"": 3}
 
 
-@pytest.mark.asyncio
-async def test_the_minute_is_seen_for_visitors_now_without_a_view():
-    counting = await with_salts(make_recorder(FakeClock(NOON + timedelta(minutes=7))))
-    counting.page_view(request("/"), 200)
-    counting.page_view(request("/about"), 200)
-    batch = counting.tally.take()
-    assert visitors(batch, "minute", "1207") == 1
-    assert views(batch, "minute") == {}
-
-
-@pytest.mark.asyncio
-async def test_midnight_splits_the_day_and_the_next_days_salt_is_fetched_before_it():
+def test_midnight_splits_the_day_and_the_next_days_salt_is_fetched_before_it():
     clock = FakeClock(datetime(2026, 11, 27, 23, 55, tzinfo=UTC))
-    store = FakeSalts()
-    counting = await with_salts(make_recorder(clock), store)
-    assert store.asked == [DAY, DAY + timedelta(days=1)]  # from 23:55, tomorrow's too
+    counting = salted(make_recorder(clock))
     clock.now = datetime(2026, 11, 27, 23, 59, 59, tzinfo=UTC)
     counting.page_view(request("/"), 200)
     clock.now = datetime(2026, 11, 28, 0, 0, 1, tzinfo=UTC)
@@ -205,9 +161,18 @@ async def test_midnight_splits_the_day_and_the_next_days_salt_is_fetched_before_
 
 
 @pytest.mark.asyncio
-async def test_salts_are_fetched_from_2355_and_days_before_yesterday_are_forgotten():
+async def test_salts_are_fetched_from_2355_for_a_bounded_time_and_days_before_yesterday_are_forgotten():
+    class Hanging:
+        async def salt_for(self, day: date, now: datetime) -> bytes | None:
+            await asyncio.Event().wait()
+            return None
+
     store = FakeSalts()
     cache = DaySalts()
+    with pytest.raises(TimeoutError):
+        await cache.refresh(Hanging(), NOON, wait_s=0.01)
+    assert cache.of(DAY) is None
+    assert recorder.SALT_WAIT_S == 2.0
     await cache.refresh(store, datetime(2026, 11, 27, 23, 54, 59, tzinfo=UTC))
     assert store.asked == [DAY]
     await cache.refresh(store, datetime(2026, 11, 27, 23, 55, tzinfo=UTC))
@@ -215,20 +180,6 @@ async def test_salts_are_fetched_from_2355_and_days_before_yesterday_are_forgott
     await cache.refresh(store, datetime(2026, 11, 29, 0, 1, tzinfo=UTC))
     assert cache.days() == [DAY + timedelta(days=1), DAY + timedelta(days=2)]
     assert cache.of(DAY) is None
-
-
-@pytest.mark.asyncio
-async def test_a_salt_store_that_does_not_answer_is_waited_for_a_bounded_time():
-    class Hanging:
-        async def salt_for(self, day: date, now: datetime) -> bytes | None:
-            await asyncio.Event().wait()
-            return None
-
-    cache = DaySalts()
-    with pytest.raises(TimeoutError):
-        await cache.refresh(Hanging(), NOON, wait_s=0.01)
-    assert cache.of(DAY) is None
-    assert salts.SALT_WAIT_S == 2.0
 
 
 def test_without_a_salt_views_are_counted_without_visitors():
@@ -240,9 +191,7 @@ def test_without_a_salt_views_are_counted_without_visitors():
     assert batch.seen == set()
 
 
-@pytest.mark.asyncio
-async def test_a_buy_press_counts_presses_and_the_people_pressing():
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
+def test_a_buy_press_counts_presses_and_the_people_pressing(counting):
     for _ in range(3):
         counting.buy(request("/count/buy", method="POST"), "guinea-pig-or-hamster", "www.amazon.com")
     counting.buy(request("/count/buy", method="POST", user_agent=PHONE), "guinea-pig-or-hamster", "www.amazon.com")
@@ -255,9 +204,7 @@ def address_of(number: int) -> str:
     return f"198.51.{number // 250}.{number % 250}"
 
 
-@pytest.mark.asyncio
-async def test_past_1000_keys_of_a_kind_a_flush_folds_new_ones_into_other():
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
+def test_past_1000_keys_of_a_kind_a_flush_folds_new_ones_into_other(counting):
     for number in range(1005):
         counting.page_view(request("/", query=f"ref=forged-{number}".encode(), address=address_of(number)), 200)
     counting.page_view(request("/", query=b"ref=forged-3", address=address_of(3)), 200)  # counted: keeps counting
@@ -273,10 +220,9 @@ async def test_past_1000_keys_of_a_kind_a_flush_folds_new_ones_into_other():
     assert views(counting.tally.take(), "campaign") == {"ref: forged-1000": 1}  # each flush starts again
 
 
-@pytest.mark.asyncio
-async def test_one_address_adds_500_page_views_a_day_the_rest_count_as_a_bots():
+def test_one_address_adds_500_page_views_a_day_the_rest_count_as_a_bots():
     clock = FakeClock(NOON)
-    counting = await with_salts(make_recorder(clock))
+    counting = salted(make_recorder(clock))
     for number in range(501):
         counting.page_view(request("/", address=f"2001:db8:1:2::{number % 7 + 1}"), 200)  # one /64
     counting.page_view(request("/", address="2001:db8:1:3::1"), 200)  # another /64
@@ -284,14 +230,11 @@ async def test_one_address_adds_500_page_views_a_day_the_rest_count_as_a_bots():
     assert views(batch, "site") == {"": 501}
     assert views(batch, "bot") == {"": 1}
     clock.now += timedelta(days=1)
-    await counting.salts.refresh(FakeSalts(), clock.now)
-    counting.page_view(request("/", address="2001:db8:1:2::1"), 200)
+    salted(counting).page_view(request("/", address="2001:db8:1:2::1"), 200)
     assert views(counting.tally.take(), "site", DAY + timedelta(days=1)) == {"": 1}  # a new day
 
 
-@pytest.mark.asyncio
-async def test_one_address_brings_50_visitors_a_day_the_next_user_agent_counts_as_a_bots_unjudged(monkeypatch):
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
+def test_one_address_brings_50_visitors_a_day_the_next_user_agent_counts_as_a_bots_unjudged(counting, monkeypatch):
     judged: list[str] = []
     monkeypatch.setattr(visit_rules, "is_bot", lambda user_agent: judged.append(user_agent) or False)
     for number in range(51):  # each a user agent never seen before
@@ -304,16 +247,16 @@ async def test_one_address_brings_50_visitors_a_day_the_next_user_agent_counts_a
     assert len(judged) == 51  # the 51st user agent is not even judged
 
 
-@pytest.mark.asyncio
-async def test_a_view_adds_at_most_5_seen_rows():
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
+def test_a_view_adds_at_most_5_seen_rows_the_minute_for_visitors_now_without_a_view():
+    counting = salted(make_recorder(FakeClock(NOON + timedelta(minutes=7))))
     counting.page_view(request("/about", referer="https://news.example/", query=b"ref=school"), 200)
-    assert {kind for _, kind, _, _ in counting.tally.take().seen} == {"site", "page", "minute", "source", "campaign"}
+    batch = counting.tally.take()
+    assert {kind for _, kind, _, _ in batch.seen} == {"site", "page", "minute", "source", "campaign"}
+    assert visitors(batch, "minute", "1207") == 1
+    assert views(batch, "minute") == {}
 
 
-@pytest.mark.asyncio
-async def test_one_address_brings_5_new_labels_a_day_the_rest_fold_into_other():
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
+def test_one_address_brings_5_new_labels_a_day_the_rest_fold_into_other(counting):
     for number in range(6):
         counting.page_view(request("/", referer=f"https://site-{number}.example/", address="203.0.113.7"), 200)
     counting.page_view(request("/", referer="https://site-2.example/", address="203.0.113.7"), 200)  # brought: kept
@@ -339,37 +282,6 @@ def test_a_worker_follows_100000_addresses_a_day_and_counts_the_next_as_a_bot():
     assert addresses.admit(DAY + timedelta(days=1), "2001:db8::1", DESKTOP) is not None  # a new day
 
 
-@pytest.mark.asyncio
-async def test_what_a_visitor_sent_is_stored_as_clean_text_only():
-    """The Referers and tags docs/security.md names: text through an IPv6 scope id, markup, a
-    formula, backslashes and C1 controls never become a source or a campaign."""
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
-    for number, (referer, query) in enumerate(
-        [
-            ("https://[::1%URGENT: your account is locked, call 555-0100 now]/", b""),
-            ("https://[fe80::1%\x85\x9b]/", b""),
-            ("https://a\\b.example/", b"utm_campaign=%3Csvg%20onload%3Dalert(1)%3E"),
-            ("https://user:secret@Example.org/", b"utm_source=%3D1%2B1"),
-            ("https://ex\x85ample.org/", b"ref=a%5Cb"),
-            ("https://news.example/", b"ref=%C2%85x%C2%9B"),
-        ]
-    ):
-        scope = request("/", referer=referer, query=query, address=address_of(number))
-        scope["headers"][-1] = (b"referer", referer.encode("latin-1"))
-        counting.page_view(scope, 200)
-    batch = counting.tally.take()
-    assert views(batch, "source") == {"(direct)": 4, "example.org": 1, "news.example": 1}
-    assert views(batch, "campaign") == {OTHER: 4}
-
-
-@pytest.mark.asyncio
-async def test_a_view_keeps_no_address_or_user_agent():
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
-    counting.page_view(request("/", address="198.51.100.23", referer="https://example.org/a?q=hamster"), 200)
-    kept = repr(counting.tally.take())
-    assert "198.51.100.23" not in kept and "Chrome" not in kept and "hamster" not in kept
-
-
 def test_record_page_view_never_raises_and_logs_at_most_once_a_minute(monkeypatch, caplog):
     class Broken:
         def page_view(self, scope, status):
@@ -385,71 +297,54 @@ def test_record_page_view_never_raises_and_logs_at_most_once_a_minute(monkeypatc
     ]
 
 
-# --- The flush loop ---------------------------------------------------------------------------
+async def never(seconds: float) -> None:
+    await asyncio.Event().wait()
+
+
+def make_loop(counting, flush=lambda batch, seen_done: None, chores=lambda now: None, store=None, sleep=never):
+    return FlushLoop(counting, store or FakeSalts(), flush, chores, visits.FLUSH_INTERVAL_S, sleep=sleep)
 
 
 class Stop(Exception):
     """Ends a loop driven by the fake sleep (as the worker's stop cancels the real one)."""
 
 
-def driven_loop(counting: Recorder, flush: Callable[[Batch, bool], None], turns: int, slept: list[float]) -> FlushLoop:
-    """A loop whose sleep records its seconds, lets one page be viewed, and stops after ``turns``."""
-
-    async def sleep(seconds: float) -> None:
-        slept.append(seconds)
-        if len(slept) > turns:
-            raise Stop
-        counting.page_view(request("/"), 200)
-
-    return FlushLoop(counting, FakeSalts(), flush, lambda now: None, visits.FLUSH_INTERVAL_S, sleep=sleep)
-
-
 @pytest.mark.asyncio
-async def test_the_loop_flushes_every_5_seconds_what_was_counted_since_the_last_flush():
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
-    flushed: list[tuple[Batch, bool]] = []
+async def test_the_loop_flushes_every_5_seconds_and_a_flush_that_raises_loses_only_its_own_batch(counting, caplog):
     slept: list[float] = []
-    with pytest.raises(Stop):
-        await driven_loop(counting, lambda batch, seen_done: flushed.append((batch, seen_done)), 3, slept).run()
-    assert slept == [5, 5, 5, 5]
-    assert [views(batch, "site") for batch, _ in flushed] == [{"": 1}, {"": 1}, {"": 1}]
-    assert {seen_done for _, seen_done in flushed} == {False}  # without Redis the database sorts the visitors
-
-
-@pytest.mark.asyncio
-async def test_a_flush_that_raises_loses_only_its_own_batch(caplog):
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
-    calls: list[Batch] = []
+    seen_done: list[bool] = []
     written: list[int] = []
 
-    def flush(batch: Batch, seen_done: bool) -> None:
-        calls.append(batch)
-        if len(calls) == 2:
+    def flush(batch: Batch, seen_in_redis: bool) -> None:
+        seen_done.append(seen_in_redis)
+        if len(seen_done) == 2:
             raise ConnectionError("the database is away")
         written.append(sum(views(batch, "site").values()))
 
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        if len(slept) > 4:
+            raise Stop
+        counting.page_view(request("/"), 200)
+
     with caplog.at_level(logging.WARNING, logger=flush_loop.__name__), pytest.raises(Stop):
-        await driven_loop(counting, flush, 4, []).run()
+        await make_loop(counting, flush, sleep=sleep).run()
+    assert slept == [5] * 5
     assert written == [1, 1, 1]  # four turns, one view each: the second turn's is lost
+    assert set(seen_done) == {False}  # without Redis the database sorts the visitors
     assert "Visits: 1 page views lost, the database did not take them (ConnectionError)" in caplog.messages
 
 
 @pytest.mark.asyncio
-async def test_with_redis_away_a_flush_keeps_the_views_and_loses_only_that_windows_visitors(caplog):
-    class RedisAway:
+async def test_with_redis_away_a_flush_keeps_the_views_and_loses_only_that_windows_visitors(counting, caplog):
+    class RedisAway(FakeSalts):
+        seen_in_redis = True
+
         async def mark(self, batch: Batch) -> None:
             raise ConnectionError("Redis is away")
 
-    counting = await with_salts(make_recorder(FakeClock(NOON)))
     flushed: list[tuple[Batch, bool]] = []
-    loop = FlushLoop(
-        counting,
-        FakeSalts(),
-        lambda batch, seen_done: flushed.append((batch, seen_done)),
-        lambda now: None,
-        visits.FLUSH_INTERVAL_S,
-        visitor_sets=RedisAway(),  # type: ignore[arg-type]
-    )
+    loop = make_loop(counting, lambda batch, seen_done: flushed.append((batch, seen_done)), store=RedisAway())
     counting.page_view(request("/"), 200)
     with caplog.at_level(logging.WARNING, logger=flush_loop.__name__):
         await loop.flush_once()
@@ -463,7 +358,7 @@ async def test_with_redis_away_a_flush_keeps_the_views_and_loses_only_that_windo
 @pytest.mark.asyncio
 async def test_the_daily_chores_run_once_a_day_and_again_after_a_failure():
     clock = FakeClock(NOON)
-    counting = await with_salts(make_recorder(clock))
+    counting = make_recorder(clock)
     ran: list[datetime] = []
     failing = [True]
 
@@ -472,46 +367,13 @@ async def test_the_daily_chores_run_once_a_day_and_again_after_a_failure():
             raise ConnectionError("the database is away")
         ran.append(now)
 
-    loop = FlushLoop(counting, FakeSalts(), lambda batch, seen_done: None, chores, visits.FLUSH_INTERVAL_S)
+    loop = make_loop(counting, chores=chores)
     await loop.chores_once_a_day()  # failed: tried again at the next turn
     await loop.chores_once_a_day()
     await loop.chores_once_a_day()
     clock.now = NOON + timedelta(days=1)
     await loop.chores_once_a_day()
     assert ran == [NOON, NOON + timedelta(days=1)]
-
-
-@pytest.mark.asyncio
-async def test_the_salt_store_away_at_start_is_logged_and_counting_goes_on(caplog):
-    counting = make_recorder(FakeClock(NOON))
-    store = FakeSalts()
-    store.away = True
-    loop = FlushLoop(counting, store, lambda batch, seen_done: None, lambda now: None, visits.FLUSH_INTERVAL_S)
-    with caplog.at_level(logging.WARNING, logger=flush_loop.__name__):
-        await loop.load_salts()
-    assert "Visits: the day's salt is not available (ConnectionError); counting views only" in caplog.messages
-    store.away = False
-    await loop.load_salts()  # a later turn
-    assert counting.salts.of(DAY) is not None
-
-
-@pytest.mark.asyncio
-async def test_the_lifespan_loads_the_salt_first_and_flushes_once_more_at_the_stop():
-    counting = make_recorder(FakeClock(NOON))
-    flushed: list[Batch] = []
-
-    async def never(seconds: float) -> None:
-        await asyncio.Event().wait()
-
-    loop = FlushLoop(
-        counting, FakeSalts(), lambda batch, seen_done: flushed.append(batch), lambda now: None, 5, sleep=never
-    )
-    async with visits.running(loop):
-        assert counting.salts.of(DAY) is not None  # before the first request
-        counting.page_view(request("/"), 200)
-        counting.page_view(request("/about"), 200)
-    assert [views(batch, "site") for batch in flushed] == [{"": 2}]
-    assert visits.LAST_FLUSH_WAIT_S == 3.0
 
 
 @pytest.mark.asyncio
@@ -522,10 +384,7 @@ async def test_the_last_flush_is_waited_for_a_bounded_time(caplog):
     def hanging_flush(batch: Batch, seen_done: bool) -> None:
         database_answers.wait()
 
-    async def never(seconds: float) -> None:
-        await asyncio.Event().wait()
-
-    loop = FlushLoop(counting, FakeSalts(), hanging_flush, lambda now: None, 5, sleep=never)
+    loop = make_loop(counting, hanging_flush)
     try:
         with caplog.at_level(logging.WARNING, logger=visits.__name__):
             async with visits.running(loop, last_flush_s=0.05):
@@ -533,54 +392,13 @@ async def test_the_last_flush_is_waited_for_a_bounded_time(caplog):
     finally:
         database_answers.set()
     assert "Visits: the last flush took over 0.05 s; its counts are lost" in caplog.messages
-
-
-# --- On and off -------------------------------------------------------------------------------
-
-
-def visits_task_running() -> bool:
-    return any(task.get_name() == "publisher visits: flush loop" for task in asyncio.all_tasks())
-
-
-@pytest.mark.asyncio
-async def test_counting_off_counts_nothing_and_only_destroys_what_an_earlier_counting_left(monkeypatch):
-    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
-    monkeypatch.setenv("PUBLISHER_VISITS", "off")
-    destroying = asyncio.Event()
-
-    def no_loop(counting: Recorder) -> FlushLoop:
-        raise AssertionError("counting is off: no loop is made")
-
-    async def destroy() -> None:
-        destroying.set()
-
-    monkeypatch.setattr(visits, "configured_loop", no_loop)
-    monkeypatch.setattr(visits, "destroying", destroy)
-    async with visits.counting():
-        assert not visits_task_running()
-        await asyncio.wait_for(destroying.wait(), 5)
-
-
-@pytest.mark.asyncio
-async def test_counting_on_runs_the_loop_while_the_worker_serves(monkeypatch):
-    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
-    monkeypatch.setenv("PUBLISHER_VISITS", "on")
-    counting = make_recorder(FakeClock(NOON))
-    flushed: list[Batch] = []
-    loop = FlushLoop(counting, FakeSalts(), lambda batch, seen_done: flushed.append(batch), lambda now: None, 5)
-    monkeypatch.setattr(visits, "configured_loop", lambda recorder: loop)
-    async with visits.counting():
-        assert visits_task_running()
-        counting.page_view(request("/"), 200)
-    assert not visits_task_running()
-    assert len(flushed) == 1
+    assert visits.LAST_FLUSH_WAIT_S == 3.0
 
 
 def test_visitors_now_are_those_seen_in_the_last_5_minutes():
     now = datetime(2026, 11, 27, 12, 10, 30, tzinfo=UTC)
-    since = visitor_sets.first_minute_counted(now, visits.VISITORS_NOW_MINUTES)
-    assert visitor_sets.minute_start(DAY, "1205") >= since  # seen 5 minutes ago: counted
-    assert visitor_sets.minute_start(DAY, "1204") < since  # 6 minutes ago: not
+    since = flush_loop.first_minute_counted(now, visits.VISITORS_NOW_MINUTES)
+    assert datetime(2026, 11, 27, 12, 5, tzinfo=UTC) == since  # seen 5 minutes ago: counted, 6: not
 
 
 def test_the_app_counts_views_on_its_public_pages_and_runs_the_counting_in_its_lifespan():
@@ -588,17 +406,15 @@ def test_the_app_counts_views_on_its_public_pages_and_runs_the_counting_in_its_l
 
     assert visits.counting in app.get_lifespan_tasks()
     counted = visits.shared_recorder.get()
-    assert counted.pages == {
-        "/",
-        "/about",
+    forms = {
         "/subscribe",
         "/contact-us",
         "/subscribe/thanks",
         "/contact-us/thanks",
-        "/books/coloring-book",
-        "/books/guinea-pig-or-hamster",
-        "/books/word-search-book",
         "/subscribe/confirm",
         "/unsubscribe",
-    }  # never the dashboard (/admin, /admin/enrol) nor the not-found page, which has no URL
+    }
+    books = {"/books/coloring-book", "/books/guinea-pig-or-hamster", "/books/word-search-book"}
+    # Never the dashboard (/admin, /admin/enrol) nor the not-found page, which has no URL.
+    assert counted.pages == {"/", "/about", *forms, *books}
     assert counted.route_of("/about/") == counted.route_of("/about.html") == "/about"

@@ -1,10 +1,5 @@
-"""benchmarks/visits.py, what counting costs (docs/performance.md, Visits): what it sends and flushes.
-
-Its serving part starts two production servers (`make bench` runs it) and its flush part writes
-to databases (tests/services/test_benchmarks.py runs it at a tiny size); here, without either,
-what it measures with: a launch day's batch, its visitors' addresses and user agents; and its
-user agents' part, which runs in this process, at a tiny size.
-"""
+"""benchmarks/visits.py without servers or databases (tests/services/test_benchmarks.py runs its flush
+part): the sizes docs/performance.md states, its user agents, and its user agents' part at a tiny size."""
 
 from __future__ import annotations
 
@@ -61,30 +56,3 @@ def test_the_user_agents_part_prints_each_kinds_rate_side_by_side(bench, capsys)
         pattern = rf"^{re.escape(kind)}: +[\d,]+ views/s, p50 +[\d.]+ µs, p95 +[\d.]+ µs, slowest +[\d.]+ µs$"
         assert re.search(pattern, output, re.M), output
     assert re.search(r"^adversarial long against never-seen short: [\d.]+ x$", output, re.M), output
-
-
-def test_the_batch_holds_every_view_once_and_every_visitor_of_the_day(bench):
-    batch = bench.launch_day(2_000, 500, DAY)
-
-    assert bench.page_views(batch) == 2_000
-    assert sum(count for (_, kind, _), count in batch.views.items() if kind == "page") == 2_000
-    assert len({visitor for (_, kind, _, visitor) in batch.seen if kind == "site"}) == 500
-    assert sum(count for (_, kind, _), count in batch.views.items() if kind == "source") == 500  # landings
-    assert sum(count for (_, kind, _), count in batch.views.items() if kind == "buy") == 500 // 20  # one in 20
-    assert {day for day, *_ in batch.views} == {DAY}
-    assert all(len(visitor) == 16 for *_, visitor in batch.seen)  # the size of a visitor id
-    assert bench.launch_day(2_000, 500, DAY).seen == batch.seen  # the same batch every run
-
-
-def test_each_connection_is_another_address_and_a_browser_not_a_bot(bench):
-    addresses = {bench.loopback_address(n) for n in range(bench.CONCURRENCY * 4)}
-    assert len(addresses) == bench.CONCURRENCY * 4
-    assert all(address.startswith("127.") and not address.endswith((".0", ".1")) for address in addresses)
-    assert not any(visit_rules.is_bot(agent) for agent in bench.DESKTOP_AGENTS)
-
-
-def test_new_agents_are_browsers_never_seen_before_on_every_request(bench):
-    agents = {bench.agent_of(n, f"on0.{n}.{request}") for n in range(3) for request in range(4)}
-    assert len(agents) == 12
-    assert not any(visit_rules.is_bot(agent) for agent in agents)
-    assert bench.agent_of(1, None) == bench.DESKTOP_AGENTS[1]

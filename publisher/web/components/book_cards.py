@@ -1,6 +1,5 @@
-"""Book cards and the home page's book search (``/?q=term``): the page is prerendered with every book
-and runs no app; ``assets/site.js`` hides the cards that do not match, with the wording and each
-card's searchable text given here as data attributes."""
+"""Book cards and the home page's book search (``/?q=term``): assets/site.js hides the cards that do
+not match, with the wording and each card's text given here as data attributes."""
 
 from __future__ import annotations
 
@@ -16,13 +15,11 @@ SEARCH_PARAM = "q"
 
 
 def searchable_text(book: content.Book) -> str:
-    """The lower-cased text a search term is matched against."""
     return " ".join((book.title, book.subtitle, book.caption, book.description)).lower()
 
 
 def search_status() -> rx.Component:
-    """What the search shows, and the way back to every book. The live region is there from the start,
-    empty, so screen readers announce the line when the browser fills it in."""
+    """What the search shows, and the way back: a live region from the start, so screen readers announce it."""
     return rx.el.div(
         rx.el.div(
             rx.el.p(custom_attrs={"data-book-search-message": ""}, class_name="font-semibold text-stone-900"),
@@ -62,8 +59,7 @@ def book_card(book: content.Book, index: int) -> rx.Component:
         class_name="h-auto w-full rounded-md shadow-md",
     )
     return rx.el.article(
-        # The title's link is the card's link for keyboards; the cover's leads to the same
-        # page for a pointer, so it stays out of the tab order (its image keeps its text).
+        # The cover's link repeats the title's for a pointer: out of the tab order.
         site_link(cover, href=book.page_path, tab_index=-1, class_name="mx-auto block w-full max-w-[240px]"),
         rx.el.div(
             rx.el.p(book.caption, class_name="text-sm font-semibold uppercase tracking-wide text-amber-900"),
@@ -98,13 +94,10 @@ def latest_releases() -> rx.Component:
     )
 
 
-# --- A book's own page ----------------------------------------------------------------
-
 PAGE_COVER_SIZES = "(max-width: 352px) calc(100vw - 2rem), 320px"  # w-80, or the screen's width
 
 
 def breadcrumb(book: content.Book, home: str) -> rx.Component:
-    """Home > the book: where the page sits, as its structured data says too."""
     return rx.el.nav(
         rx.el.ol(
             rx.el.li(site_link(page_copy.HOME.short_name, href=home, class_name="hover:underline")),
@@ -118,7 +111,6 @@ def breadcrumb(book: content.Book, home: str) -> rx.Component:
 
 
 def credits(book: content.Book, author_cards: dict[str, str]) -> rx.Component:
-    """By the authors, each linked to their card on About when there is one."""
     names = list(book.author_names)
     parts: list[rx.Component | str] = [f"{books.BY} "]
     for name, separator in zip(names, [*books.joined(names), ""], strict=True):
@@ -159,7 +151,6 @@ def edition_details(book: content.Book) -> rx.Component:
 
 
 def book_page(book: content.Book, author_cards: dict[str, str], home: str) -> tuple[rx.Component, ...]:
-    """A book's page: the title as its one h1, its words in full, a large cover, its credits and details."""
     return (
         breadcrumb(book, home),
         rx.el.article(

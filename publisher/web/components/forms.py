@@ -16,13 +16,13 @@ from reflex.vars.base import VarData
 
 from publisher.content import form_copy
 from publisher.content.models import PageCopy
-from publisher.rules.form_fields import Form, FormField
+from publisher.rules.form_fields import HONEYPOT_FIELD, Form, FormField
 from publisher.web.components.layout import page_heading
 from publisher.web.page_html import ERROR_SUMMARY_ATTRIBUTE, FORM_ALERT_ATTRIBUTE, error_id
-from publisher.web.states.lifecycle import error_var
+from publisher.web.submissions import error_var
 
 if TYPE_CHECKING:
-    from publisher.web.states.lifecycle import FormLifecycle
+    from publisher.web.submissions import FormLifecycle
 
 
 @dataclass(frozen=True)
@@ -47,24 +47,6 @@ _LABEL = "block text-base font-semibold text-stone-900"
 _ERROR = "mt-1 min-h-6 text-sm font-medium text-red-800"
 
 
-def _invalid_props(field_id: str, error: rx.Var[str]) -> dict:
-    has_error = error != ""
-    return {
-        "aria_invalid": rx.cond(has_error, "true", "false"),
-        "aria_describedby": error_id(field_id),  # field_message's element, always there
-    }
-
-
-def field_message(field_id: str, error: rx.Var[str]) -> rx.Component:
-    return rx.el.p(error, id=error_id(field_id), class_name=_ERROR)
-
-
-def _field(field_id: str, label: str | rx.Component, error: rx.Var[str], control: rx.Component) -> rx.Component:
-    if isinstance(label, str):
-        label = rx.el.label(label, html_for=field_id, class_name=_LABEL)
-    return rx.el.div(label, control, field_message(field_id, error))
-
-
 def text_field(
     field_id: str,
     name: str,
@@ -76,39 +58,36 @@ def text_field(
     width_class: str = "w-full",
     **input_props,
 ) -> rx.Component:
-    """A labelled input; ``label`` may be a ready <label> when its text is not fixed."""
-    control = rx.el.input(
-        id=field_id,
-        name=name,
-        type=input_type,
-        auto_complete=autocomplete,
-        class_name=f"{_INPUT} {width_class}",
-        **_invalid_props(field_id, error),
-        **input_props,
+    """A labelled control and its message line; ``label`` may be a ready <label> when its text is not fixed."""
+    textarea = input_type == "textarea"
+    control = rx.el.textarea if textarea else rx.el.input
+    props: dict[str, Any] = {"rows": 6} if textarea else {"type": input_type, "auto_complete": autocomplete}
+    if isinstance(label, str):
+        label = rx.el.label(label, html_for=field_id, class_name=_LABEL)
+    return rx.el.div(
+        label,
+        control(
+            id=field_id,
+            name=name,
+            **props,
+            class_name=f"{_INPUT} {width_class}",
+            aria_invalid=rx.cond(error != "", "true", "false"),
+            aria_describedby=error_id(field_id),  # the message line below, always there
+            **input_props,
+        ),
+        rx.el.p(error, id=error_id(field_id), class_name=_ERROR),
     )
-    return _field(field_id, label, error, control)
-
-
-def textarea_field(field_id: str, name: str, label: str, error: rx.Var[str], rows: int = 6) -> rx.Component:
-    control = rx.el.textarea(
-        id=field_id, name=name, rows=rows, class_name=f"{_INPUT} w-full", **_invalid_props(field_id, error)
-    )
-    return _field(field_id, label, error, control)
 
 
 def declared_field(form: Form, declared: FormField, state: type[rx.State]) -> rx.Component:
     """One field as rules/form_fields.py declares it, its message from the state's ``<field>_error`` var;
     an email field brings the email keyboard on phones and no spell check."""
-    field_id = form.element_id(declared.name)
-    error = getattr(state, error_var(declared.name))
-    if declared.input_type == "textarea":
-        return textarea_field(field_id, declared.name, declared.label, error)
     email: dict[str, Any] = {"input_mode": "email", "spell_check": False} if declared.input_type == "email" else {}
     return text_field(
-        field_id,
+        form.element_id(declared.name),
         declared.name,
         declared.label,
-        error,
+        getattr(state, error_var(declared.name)),
         input_type=declared.input_type,
         autocomplete=declared.autocomplete,
         **email,
@@ -124,11 +103,12 @@ def declared_fields(form: Form, state: type[rx.State]) -> list[rx.Component]:
     return shown
 
 
-def honeypot_field(field_id: str, name: str) -> rx.Component:
+def honeypot_field(form: Form) -> rx.Component:
     """A field people never see or reach; bots that fill every input give themselves away."""
+    field_id = form.element_id(HONEYPOT_FIELD)
     return rx.el.div(
         rx.el.label(form_copy.HONEYPOT_LABEL, html_for=field_id),
-        rx.el.input(id=field_id, name=name, type="text", tab_index=-1, auto_complete="off"),
+        rx.el.input(id=field_id, name=HONEYPOT_FIELD, type="text", tab_index=-1, auto_complete="off"),
         aria_hidden="true",
         class_name="absolute -left-[10000px] top-auto h-px w-px overflow-hidden",
     )
@@ -142,15 +122,14 @@ BUTTON_CLASS = (
 )
 
 
-def submit_button(label: str, busy_label: str, busy: rx.Var[bool], *, button_type: str = "submit", **props):
+def submit_button(label: str, busy_label: str, busy: rx.Var[bool]) -> rx.Component:
     """Disabled only while a submit is in flight: before the app has started, the form posts itself."""
     return rx.el.button(
         rx.cond(busy, busy_label, label),
-        type=button_type,
+        type="submit",
         disabled=busy,
         aria_busy=rx.cond(busy, "true", "false"),
         class_name=BUTTON_CLASS,
-        **props,
     )
 
 
@@ -233,18 +212,6 @@ useEffect(() => {{
     return rx.el.span(hidden=True, custom_attrs={"data-announces": marker})
 
 
-def form_section(section: FormSection, *children: rx.Component) -> rx.Component:
-    """The region holding a form; ``data-hydrated`` turns "true" once the app has the visitor's state."""
-    return rx.el.section(
-        error_summary(section.section_id),
-        *children,
-        id=section.section_id,
-        aria_label=section.label,
-        custom_attrs={"data-hydrated": rx.cond(rx.State.is_hydrated, "true", "false")},
-        class_name="max-w-xl",
-    )
-
-
 # The app is connected: its state arrived and the event channel has no error since.
 app_connected = rx.State.is_hydrated & ~has_connection_errors
 
@@ -276,17 +243,18 @@ def app_form(
 def form_page(
     copy: PageCopy, state: type[FormLifecycle], section: FormSection, form: rx.Component, note=None
 ) -> tuple[rx.Component, ...]:
-    """A form page's content: its heading, then the form, replaced by the success alert once sent."""
+    """A form page's content: its heading, then the form, replaced by the success alert once sent;
+    ``data-hydrated`` turns "true" once the app has the visitor's state."""
     return (
         page_heading(copy),
-        form_section(
-            section,
-            rx.cond(
-                state.succeeded,
-                success_panel(section, state.start_over, note),  # type: ignore[attr-defined]  # each form's own
-                form,
-            ),
+        rx.el.section(
+            error_summary(section.section_id),
+            rx.cond(state.succeeded, success_panel(section, state.start_over, note), form),
             toast_announcer(state.notice_id, state.notice_kind, state.notice_text),
+            id=section.section_id,
+            aria_label=section.label,
+            custom_attrs={"data-hydrated": rx.cond(rx.State.is_hydrated, "true", "false")},
+            class_name="max-w-xl",
         ),
     )
 

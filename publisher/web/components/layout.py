@@ -135,8 +135,7 @@ def site_header(active_route: str, nav_items: tuple[NavItem, ...]) -> rx.Compone
 
 
 def current_year() -> rx.Component:
-    """The visitor's current year: the browser's clock replaces the build year on hydration (and site.js
-    sets it too), so a stale build never shows an old year."""
+    """The visitor's current year (the browser's clock), so a stale build never shows an old year."""
     return rx.el.span(
         rx.Var("new Date().getFullYear()"),
         custom_attrs={"data-current-year": "", "suppressHydrationWarning": True},
@@ -180,7 +179,6 @@ SITE_ERROR_ID = "site-error"
 
 
 def site_error_region() -> rx.Component:
-    """Where an unexpected server error is reported (publisher/web/errors.py); hidden while empty."""
     return rx.el.output(
         id=SITE_ERROR_ID,
         role="alert",
@@ -192,7 +190,6 @@ def site_error_region() -> rx.Component:
 
 
 def page_layout(active_route: str, nav_items: tuple[NavItem, ...], *children: rx.Component) -> rx.Component:
-    """Wrap a page's content in the shared header and footer; ``active_route``'s item is marked current."""
     return rx.el.div(
         site_header(active_route, nav_items),
         rx.el.main(
@@ -207,7 +204,7 @@ def page_layout(active_route: str, nav_items: tuple[NavItem, ...], *children: rx
 
 
 def page_heading(copy: content.PageCopy, intro: bool = True) -> rx.Component:
-    """The heading block a page opens with: its heading, and its introduction unless the page says it itself."""
+    """A page's heading, and its introduction unless the page says it itself."""
     return rx.el.div(
         rx.el.h1(copy.heading, class_name="font-serif text-3xl font-bold text-stone-900 sm:text-4xl"),
         rx.el.p(copy.intro, class_name="mt-3 max-w-3xl text-lg text-stone-700") if intro else rx.fragment(),

@@ -1,6 +1,5 @@
-"""Plain <a> links, so every page works as a document: ``rx.el.a`` is React Router's Link, which would
-move inside the app, keeping a websocket open on pages that need none. Links that leave the site
-open a new tab, and screen readers are told so."""
+"""Plain <a> links, so every page works as a document (``rx.el.a`` is React Router's Link, which
+keeps the app); links that leave the site open a new tab, and screen readers are told so."""
 
 from __future__ import annotations
 
@@ -31,11 +30,9 @@ def external_link(label: str, href: str, class_name: str, context: str = "", **p
 
 
 def external_button(label: str, href: str, context: str, buy: str = "") -> rx.Component:
-    """A new-tab button. ``buy``: the book's slug on its buy button, written as ``data-buy``, so
-    assets/site.js counts a press (one beacon to /count/buy) while the link stays a plain link."""
+    """A new-tab button; ``buy``: the book's slug, as ``data-buy`` (assets/site.js counts a press)."""
     return external_link(label, href, BUTTON_CLASS, context, **({"custom_attrs": {BUY_ATTRIBUTE: buy}} if buy else {}))
 
 
 def site_link(*children: rx.Component | str, href: str, **props) -> rx.Component:
-    """A link to a page of this site, followed as a document load."""
     return A.create(*children, href=href, **props)

@@ -1,5 +1,5 @@
 """An image as the build serves it: <picture> with AVIF and WebP variants and a JPEG/PNG fallback, its
-width and height from the file so the layout holds while it loads; an SVG stays one <img>."""
+size from the file (the layout holds while it loads); an SVG stays one <img>."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from publisher.content import images
 
 
 def _loading(priority: bool) -> dict:
-    """The first image a visitor sees loads at once and first; the others when they come near."""
     return {"loading": "eager" if priority else "lazy", "decoding": "async"}
 
 

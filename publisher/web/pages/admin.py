@@ -59,10 +59,8 @@ def _section(section_id: str, heading: str, *children: rx.Component) -> rx.Compo
     )
 
 
-# A table's cell: a row of cells on a wide screen; under 640 px (Tailwind's ``sm``) each row is a
-# card and each cell a line of it, its column's heading beside its value (``data-label`` through
-# a ``::before``), so nothing scrolls sideways on a phone. The roles keep a screen reader's table
-# when the display is no longer one; a long word breaks anywhere rather than widen the page.
+# A table's cell: under 640 px (``sm``) each row is a card, each cell a line with its heading beside it
+# (``data-label``), so nothing scrolls sideways on a phone; the roles keep a screen reader's table.
 _CELL = (
     "px-2 py-1 align-top [overflow-wrap:anywhere] max-sm:grid max-sm:grid-cols-[7.5rem_minmax(0,1fr)] "
     "max-sm:gap-x-3 max-sm:py-0.5 max-sm:before:font-semibold max-sm:before:text-stone-700 "
@@ -178,7 +176,7 @@ def _readers() -> rx.Component:
                 rx.el.p(admin_copy.NO_READER_FOUND, role="status", class_name="mt-3 text-stone-700"),
             ),
         ),
-        rx.el.h3(admin_copy.LATEST_SIGNUPS, class_name="mt-6 font-serif text-xl font-bold text-stone-900"),
+        _subheading(admin_copy.LATEST_SIGNUPS),
         _table(AdminState.signups, _READER_COLUMNS, admin_copy.LATEST_SIGNUPS),
         _one_field_form(
             "admin-forget", admin_copy.FORGET_LABEL, "address", "email", admin_copy.FORGET_BUTTON, AdminState.ask_forget
@@ -187,7 +185,7 @@ def _readers() -> rx.Component:
     )
 
 
-_READER_COLUMNS = (("email", "Address"), ("status", "Status"), ("date", "Joined"))
+_READER_COLUMNS = (("email", "Address"), ("status", "Status"), ("joined_at", "Joined"))
 
 
 def _subheading(text: str) -> rx.Component:
@@ -278,7 +276,7 @@ def _visits() -> rx.Component:
 
 def _messages() -> rx.Component:
     columns = (
-        ("date", "Date"),
+        ("received_at", "Date"),
         ("sender", "From"),
         ("email", "Address"),
         ("subject", "Subject"),
@@ -323,19 +321,19 @@ def _releases() -> rx.Component:
 
 
 def _bounces() -> rx.Component:
-    columns = (("date", "Date"), ("email", "Address"), ("kind", "Kind"), ("source", "Source"), ("reason", "Reason"))
+    columns = (("at", "Date"), ("email", "Address"), ("kind", "Kind"), ("source", "Source"), ("reason", "Reason"))
     left = (("date", "Date"), ("sender", "From"), ("subject", "Subject"), ("why", "Why it was left"))
     return _section(
         "bounces",
         admin_copy.BOUNCES,
         _table(AdminState.bounces, columns, admin_copy.BOUNCES),
-        rx.el.h3(admin_copy.LEFT_IN_MAILBOX, class_name="mt-6 font-serif text-xl font-bold text-stone-900"),
+        _subheading(admin_copy.LEFT_IN_MAILBOX),
         _table(AdminState.left, left, admin_copy.LEFT_IN_MAILBOX),
     )
 
 
 def _download(path: str, label: str) -> rx.Component:
-    """A POST from this page whose answer the browser saves (server/admin_downloads.py): sent by
+    """A POST from this page whose answer the browser saves (server/admin_sign_in.py): sent by
     ``assets/admin.js``, as the passkey buttons are (the app's forms never post natively)."""
     return rx.el.div(
         rx.el.button(label, type="button", class_name=_QUIET_BUTTON, data_admin_download=path),
@@ -344,7 +342,7 @@ def _download(path: str, label: str) -> rx.Component:
 
 
 def _audit() -> rx.Component:
-    columns = (("date", "Date"), ("admin", "Admin"), ("action", "Action"), ("target", "On"))
+    columns = (("at", "Date"), ("admin", "Admin"), ("action", "Action"), ("target", "On"))
     return _section(
         "audit",
         admin_copy.AUDIT,

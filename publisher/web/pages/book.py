@@ -14,7 +14,6 @@ def _structured_data(book: content.Book):
 
 
 def _open_graph(book: content.Book):
-    """og:type book's own properties: its authors' pages, and the ISBN and release date when given."""
     cards = author_cards()
     tags = [("book:author", seo.absolute_url(cards[name])) for name in book.author_names if name in cards]
     if book.isbn13_digits:
@@ -25,14 +24,12 @@ def _open_graph(book: content.Book):
 
 
 def _share_image(book: content.Book) -> seo.ShareImage:
-    """The 1200x630 picture the build makes of the cover (content/images.py)."""
     cover = images.describe(book.cover_image)
     alt = f"{COVER_ALT_PREFIX}{book.title}"
     return seo.ShareImage(cover.share_url, alt, images.SHARE_WIDTH, images.SHARE_HEIGHT)
 
 
 def declare(book: content.Book, registry: PageRegistry = PAGES) -> SitePage:
-    """The page of ``book``, in ``registry`` (the site's, unless a test gives its own)."""
 
     @site_page(
         route=book.page_path,

@@ -1,13 +1,13 @@
 """The confirmation page, where the link in a confirmation email leads (docs/product.md, The new-release list)."""
 
 from publisher.content import form_copy, list_copy, page_copy
-from publisher.rules.list_links import CONFIRM_PATH
+from publisher.rules.list_rules import CONFIRM_PATH
 from publisher.web.components.layout import page_heading
 from publisher.web.components.list_link import Outcomes, Press, SubscribeLink, Text, Title, WithAddress, outcome_panel
 from publisher.web.pages.registry import site_page
 from publisher.web.pages.subscribe import subscribe
 from publisher.web.states import list_link_state
-from publisher.web.states.confirm_state import ConfirmState
+from publisher.web.states.list_link_state import ConfirmState
 
 _AGAIN = SubscribeLink(list_copy.SUBSCRIBE_AGAIN, subscribe.route)
 

@@ -3,7 +3,7 @@
 import reflex as rx
 
 from publisher.content import form_copy, page_copy
-from publisher.rules.form_fields import CONTACT
+from publisher.rules.form_fields import ANSWER_FIELD, CONTACT
 from publisher.web.components.forms import (
     FormSection,
     app_form,
@@ -15,15 +15,14 @@ from publisher.web.components.forms import (
     text_field,
 )
 from publisher.web.pages.registry import site_page
-from publisher.web.states.contact_state import FIELD_IDS, HONEYPOT_ID, QUESTION_ID, SUCCESS_ID, TOKEN_ID, ContactState
-from publisher.web.submissions import ANSWER_FIELD, HONEYPOT_FIELD, TOKEN_FIELD
+from publisher.web.submissions import QUESTION_ID, TOKEN_FIELD, TOKEN_ID, ContactState
 
-ROUTE = "/contact-us"
+ROUTE = CONTACT.route
 SENT_ROUTE = "/contact-us/thanks"
 SECTION = FormSection(
     "contact-form",
     form_copy.CONTACT_SECTION_LABEL,
-    SUCCESS_ID,
+    CONTACT.element_id("success"),
     form_copy.CONTACT_SUCCESS_TITLE,
     form_copy.CONTACT_SUCCESS_TEXT,
     form_copy.CONTACT_AGAIN,
@@ -33,7 +32,7 @@ SECTION = FormSection(
 def security_question() -> rx.Component:
     """The math question and its signed token, which the server writes into the page and the app keeps
     until it asks a new one (``suppressHydrationWarning`` lets hydration keep the server's text)."""
-    field_id = FIELD_IDS[ANSWER_FIELD]
+    field_id = CONTACT.field_ids[ANSWER_FIELD]
     label = rx.el.label(
         form_copy.SECURITY_QUESTION_LABEL,
         rx.el.span(
@@ -56,7 +55,7 @@ def contact_form() -> rx.Component:
         ContactState,
         *declared_fields(CONTACT, ContactState),
         security_question(),
-        honeypot_field(HONEYPOT_ID, HONEYPOT_FIELD),
+        honeypot_field(CONTACT),
         action=ROUTE,
         label=form_copy.CONTACT_FORM_LABEL,
         submit=rx.el.div(submit_button(form_copy.CONTACT_BUTTON, form_copy.CONTACT_BUSY, ContactState.submitting)),

@@ -4,7 +4,8 @@ import reflex as rx
 
 from publisher.content import page_copy
 from publisher.web.components.links import site_link
-from publisher.web.pages.registry import NOT_FOUND_ROUTE, ROOT, site_page
+from publisher.web.page_kinds import NOT_FOUND_ROUTE
+from publisher.web.pages.registry import ROOT, site_page
 
 _BUTTON = "inline-flex items-center rounded-lg border-2 px-5 py-3 text-base leading-6 font-bold"
 

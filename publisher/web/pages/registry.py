@@ -1,6 +1,5 @@
-"""Every page of the site, each declared once with ``@site_page(...)``: its route, its copy, its
-structured data, its place in the navigation and the sitemap; whatever needs to know the pages
-reads the declarations."""
+"""Every page of the site, each declared once with ``@site_page(...)``; whatever needs to know the
+pages (navigation, sitemap, metadata) reads the declarations."""
 
 from __future__ import annotations
 
@@ -18,10 +17,8 @@ from publisher.web.page_kinds import NOT_FOUND_ROUTE
 
 ROOT = "/"  # Home
 
-__all__ = ["NOT_FOUND_ROUTE", "PAGES", "ROOT", "PageRegistry", "SitePage", "site_page"]
 
-
-def _no_structured_data() -> tuple[()]:  # nothing: no JSON-LD nodes, no Open Graph properties
+def _nothing() -> tuple[()]:
     return ()
 
 
@@ -33,18 +30,13 @@ class SitePage:
     copy: PageCopy
     content: Callable[[], Iterable[rx.Component]]
     on_load: Any = None
-    # Its place in the header and the menu drawer (1 is first); None: not listed there.
-    nav_position: int | None = None
-    # The navigation item marked as the current one; None: this page's own.
-    active_nav: str | None = None
+    nav_position: int | None = None  # in the header and the drawer (1 is first); None: not listed
+    active_nav: str | None = None  # the navigation item marked current; None: this page's own
     in_sitemap: bool = True
     indexed: bool = True  # robots "index, follow"; False: "noindex"
-    # JSON-LD nodes beyond the breadcrumbs every page but Home gets (seo.structured_data).
-    structured_data: Callable[[], Iterable[dict[str, Any]]] = field(default=_no_structured_data)
-    # Link previews: Open Graph's type, its properties beyond the common ones, and the image
-    # (None: the site's share image).
+    structured_data: Callable[[], Iterable[dict[str, Any]]] = field(default=_nothing)  # beyond breadcrumbs
     og_type: str = "website"
-    open_graph: Callable[[], Iterable[tuple[str, str]]] = field(default=_no_structured_data)
+    open_graph: Callable[[], Iterable[tuple[str, str]]] = field(default=_nothing)  # beyond the common ones
     share_image: Callable[[], seo.ShareImage] | None = None
 
     @property
@@ -57,7 +49,6 @@ class SitePage:
         return self.route == ROOT
 
     def __call__(self) -> rx.Component:
-        """The whole page: its content inside the shared header and footer."""
         active = self.route if self.active_nav is None else self.active_nav
         return page_layout(active, PAGES.navigation(), *self.content())
 
@@ -93,7 +84,6 @@ class PageRegistry:
         return frozenset(page.route for page in self._pages.values() if page.has_url and not page.is_root)
 
     def add_to(self, app: rx.App) -> None:
-        """Register every page with the app, with its metadata and its place in the sitemap."""
         for page in self.pages():
             app.add_page(
                 page.render_function(),
@@ -110,8 +100,7 @@ PAGES = PageRegistry()
 def site_page(
     *, registry: PageRegistry = PAGES, **declaration: Any
 ) -> Callable[[Callable[[], Iterable[rx.Component]]], SitePage]:
-    """Declare a page: decorates the function that returns the page's content; ``declaration``
-    is every other field of ``SitePage`` (its route and copy at least), by name."""
+    """Declare a page: decorates its content function; ``declaration``: SitePage's other fields, by name."""
 
     def declare(content: Callable[[], Iterable[rx.Component]]) -> SitePage:
         return registry.add(SitePage(content=content, **declaration))

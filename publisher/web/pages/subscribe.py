@@ -14,10 +14,9 @@ from publisher.web.components.forms import (
     submit_button,
 )
 from publisher.web.pages.registry import site_page
-from publisher.web.states.subscribe_state import HONEYPOT_ID, SUCCESS_ID, SubscribeState
-from publisher.web.submissions import HONEYPOT_FIELD
+from publisher.web.submissions import SubscribeState
 
-ROUTE = "/subscribe"
+ROUTE = SUBSCRIBE.route
 SENT_ROUTE = "/subscribe/thanks"
 # The confirmation note: shown where the site keeps the list itself (server/plain_forms.py
 # shows it on the sent page; the app from its state).
@@ -25,7 +24,7 @@ CONFIRM_NOTE_ATTRIBUTE = "data-confirm-note"
 SECTION = FormSection(
     "subscribe-form",
     form_copy.SUBSCRIBE_SECTION_LABEL,
-    SUCCESS_ID,
+    SUBSCRIBE.element_id("success"),
     form_copy.SUBSCRIBE_SUCCESS_TITLE,
     form_copy.SUBSCRIBE_SUCCESS_TEXT,
     form_copy.SUBSCRIBE_AGAIN,
@@ -36,7 +35,7 @@ def signup_form() -> rx.Component:
     return app_form(
         SubscribeState,
         *declared_fields(SUBSCRIBE, SubscribeState),
-        honeypot_field(HONEYPOT_ID, HONEYPOT_FIELD),
+        honeypot_field(SUBSCRIBE),
         action=ROUTE,
         label=form_copy.SUBSCRIBE_FORM_LABEL,
         submit=submit_button(form_copy.SUBSCRIBE_BUTTON, form_copy.SUBSCRIBE_BUSY, SubscribeState.submitting),

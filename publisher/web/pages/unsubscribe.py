@@ -2,13 +2,13 @@
 POST to the same address (server/link_pages.py)."""
 
 from publisher.content import form_copy, list_copy, page_copy
-from publisher.rules.list_links import UNSUBSCRIBE_PATH
+from publisher.rules.list_rules import UNSUBSCRIBE_PATH
 from publisher.web.components.layout import page_heading
 from publisher.web.components.list_link import Outcomes, Press, SubscribeLink, Text, Title, WithAddress, outcome_panel
 from publisher.web.pages.registry import site_page
 from publisher.web.pages.subscribe import subscribe
 from publisher.web.states import list_link_state
-from publisher.web.states.unsubscribe_state import UnsubscribeState
+from publisher.web.states.list_link_state import UnsubscribeState
 
 # What each stage shows, for the app and for the server's own answer (server/link_pages.py).
 OUTCOMES: Outcomes = {

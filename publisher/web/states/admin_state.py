@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Iterable
+from dataclasses import asdict
 from datetime import date, datetime, timedelta
+from typing import Any
 
 import reflex as rx
 import sqlalchemy
@@ -19,7 +22,7 @@ from publisher.content.books import book_by_slug
 from publisher.limits import tabs
 from publisher.mail import announce
 from publisher.reflex_internals import stored_state
-from publisher.rules import admin_access, validation
+from publisher.rules import admin_access, form_fields
 from publisher.rules.list_rules import ListStatus
 from publisher.rules.visit_rules import VisitKind
 from publisher.storage import (
@@ -32,12 +35,12 @@ from publisher.storage import (
     tables,
     visit_counts,
 )
-from publisher.web import charts, tab_states
+from publisher.web import charts
 
 logger = logging.getLogger(__name__)
 
 REFRESH_MS = 2000  # how often an open dashboard refreshes, and notices its session ended
-ASKED = "dashboard: asked"  # its entry in web/tab_states.py's tab_memory
+ASKED = "dashboard: asked"  # its entry in limits/tabs.py's tab_memory
 # The actions, as the audit log names them.
 FORGET, ANNOUNCE, PAUSE, RESUME = "forget", "announce", "pause", "resume"
 STATUS_LABELS = {
@@ -56,8 +59,15 @@ def when(moment: datetime | None) -> str:
     return "" if moment is None else f"{moment:%Y-%m-%d %H:%M} UTC"
 
 
-def _reader(line: dashboard.ReaderLine) -> dict[str, str]:
-    return {"email": line.email, "status": line.status, "date": when(line.joined_at)}
+def _rows(lines: Iterable[Any]) -> list[dict[str, str]]:
+    """Each line's fields by name, as the page shows them: a moment as ``when`` writes it, the rest as text."""
+    return [
+        {
+            name: when(value) if isinstance(value, datetime | None) else str(value)
+            for name, value in asdict(line).items()
+        }
+        for line in lines
+    ]
 
 
 # What the dashboard offers for a release in each state (the button's label, the action).
@@ -120,7 +130,6 @@ def _charts() -> list[dict[str, str]]:
 
 TOP_DAYS = 30  # the top pages, sources, campaigns and buy presses: over the last 30 days
 LED_TO_DAYS = 14  # what the visits led to: one row a day, the last 14 days
-SUBSCRIBE_ROUTE, CONTACT_ROUTE = "/subscribe", "/contact-us"  # web/pages/subscribe.py, web/pages/contact.py
 
 
 def _rate(part: int, whole: int) -> str:
@@ -144,41 +153,30 @@ def _presses(since: date, today: date) -> tuple[list[dict[str, str]], list[dict[
     """Buy presses per book and store, and per book: its page's visits, its presses and the rate."""
     buys = visit_counts.top(VisitKind.BUY, since, today, limit=dashboard.LISTED)
     buy_rows = []
-    pressed: dict[str, tuple[int, int]] = {}  # per book: presses, people pressing (summed over stores)
     for row in buys:
         slug, _, store = row.key.partition(" ")
         book = book_by_slug(slug)
-        buy_rows.append(
-            {
-                "book": book.title if book is not None else slug,
-                "store": store,
-                "presses": number(row.views),
-                "people": number(row.visitors),
-            }
-        )
-        presses, people_pressing = pressed.get(slug, (0, 0))
-        pressed[slug] = (presses + row.views, people_pressing + row.visitors)
-    books = []
-    for book in content.BOOKS:
-        page_visits = sum(day.visitors for day in visit_counts.daily(VisitKind.PAGE, since, today, key=book.page_path))
-        presses, people_pressing = pressed.get(book.slug, (0, 0))
-        books.append(
-            {
-                "book": book.title,
-                "visits": number(page_visits),
-                "presses": number(presses),
-                "people": number(people_pressing),
-                "rate": _rate(people_pressing, page_visits),
-            }
-        )
+        title = book.title if book is not None else slug
+        buy_rows.append({"book": title, "store": store, "presses": number(row.views), "people": number(row.visitors)})
+    pages = {book.slug: book.page_path for book in content.BOOKS}
+    books = [
+        {
+            "book": book.title,
+            "visits": number(funnel.page_visitors),
+            "presses": number(funnel.presses),
+            "people": number(funnel.people_pressing),
+            "rate": _rate(funnel.people_pressing, funnel.page_visitors),
+        }
+        for book, funnel in zip(content.BOOKS, visit_counts.book_funnels(pages, buys, since, today), strict=True)
+    ]
     return buy_rows, books
 
 
 def _led_to(today: date) -> list[dict[str, str]]:
     """Per day, the newest first: the visits of /subscribe and /contact-us beside what they led to."""
     led_first = today - timedelta(days=LED_TO_DAYS - 1)
-    subscribe = visit_counts.daily(VisitKind.PAGE, led_first, today, key=SUBSCRIBE_ROUTE)
-    contact = visit_counts.daily(VisitKind.PAGE, led_first, today, key=CONTACT_ROUTE)
+    subscribe = visit_counts.daily(VisitKind.PAGE, led_first, today, key=form_fields.SUBSCRIBE.route)
+    contact = visit_counts.daily(VisitKind.PAGE, led_first, today, key=form_fields.CONTACT.route)
     led_to = [
         {
             "day": day.day.isoformat(),
@@ -278,29 +276,10 @@ def _figures() -> dict[str, list[dict[str, str]]]:
         "readers": [
             {"label": label, "count": number(counts.get(status, 0))} for status, label in STATUS_LABELS.items()
         ],
-        "signups": [_reader(line) for line in dashboard.latest_signups()],
-        "messages": [
-            {
-                "sender": line.sender,
-                "email": line.email,
-                "subject": line.subject,
-                "date": when(line.received_at),
-                "delivery": line.delivery,
-                "text": line.text,
-            }
-            for line in dashboard.latest_messages()
-        ],
+        "signups": _rows(dashboard.latest_signups()),
+        "messages": _rows(dashboard.latest_messages()),
         "releases": _releases(),
-        "bounces": [
-            {
-                "date": when(line.at),
-                "email": line.email,
-                "kind": line.kind,
-                "source": line.source,
-                "reason": line.reason,
-            }
-            for line in bounce_records.list_bounces(limit=dashboard.LISTED)
-        ],
+        "bounces": _rows(bounce_records.list_bounces(limit=dashboard.LISTED)),
         "left": [
             {"date": when(m.seen_at), "sender": m.sender, "subject": m.subject, "why": m.note or m.outcome}
             for m in left
@@ -308,10 +287,7 @@ def _figures() -> dict[str, list[dict[str, str]]]:
         "charts": _charts(),
         **_visits(),
         "health": _health(dashboard.outbox_health(), notice_records.run_status(notice_records.BOUNCE_MAILBOX)),
-        "audit": [
-            {"date": when(line.at), "admin": line.admin, "action": line.action, "target": line.target}
-            for line in admins.audit_log(limit=dashboard.LISTED)
-        ],
+        "audit": _rows(admins.audit_log(limit=dashboard.LISTED)),
     }
 
 
@@ -327,13 +303,17 @@ def _release_action(action: str, slug: str, admin_name: str) -> str:
             return admin_copy.ALREADY_ANNOUNCED.format(title=title)
         return admin_copy.ANNOUNCED.format(title=title, readers=number(created.recipients))
     if action == RESUME:
-        resumed = announce.resume_campaign(slug)
+        item = campaigns.find_campaign(slug)
+        resumed = False
+        if item is not None and item.id is not None and item.status == tables.PAUSED:
+            resumed = campaigns.set_campaign_status(item.id, tables.SENDING)  # its thresholds judge what follows
         return (admin_copy.RESUMED if resumed else admin_copy.NOT_RESUMED).format(title=title)
     paused = announce.pause(slug, admin_copy.PAUSED_REASON.format(name=admin_name))
     return (admin_copy.PAUSED if paused else admin_copy.NOT_PAUSED).format(title=title, slug=slug)
 
 
-@stored_state.tab_only(
+# What the page shows: never stored, and emptied when the session ends.
+SHOWN = (
     "admin_name",
     "readers",
     "signups",
@@ -350,13 +330,13 @@ def _release_action(action: str, slug: str, admin_name: str) -> str:
     "question",
     "notice",
 )
+
+
+@stored_state.tab_only(*SHOWN)
 class AdminState(rx.State):
     signed_in: rx.Field[bool] = rx.field(False)
-    # Whether the page has asked the server yet: until then it shows neither the dashboard nor
-    # the sign-in button's absence of one (the prerendered page has the button).
-    checked: rx.Field[bool] = rx.field(False)
+    checked: rx.Field[bool] = rx.field(False)  # asked the server yet: until then, neither part is shown
     admin_name: rx.Field[str] = rx.field("")
-    # {"label": "Confirmed", "count": "1,234"} per status
     readers: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     signups: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # the latest 50: email, status, date
     found: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
@@ -364,13 +344,9 @@ class AdminState(rx.State):
     messages: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     releases: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     bounces: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
-    # The bounce mailbox messages left unclassified.
     left: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     health: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # label, value
-    # The two charts (web/charts.py): an SVG image each, and what it shows in words.
     charts: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # src, alt
-    # Visits (_visits): the note when counting is off ({"text"}), the figures (label, value), the
-    # chart (src, alt), and the tables' rows; aggregates only, never a visitor.
     visits_off: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     visits_figures: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     visits_chart: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
@@ -407,28 +383,15 @@ class AdminState(rx.State):
 
     def _take_asked(self) -> tuple[str, str]:
         """The action waiting for its "Yes" in this tab (action, target), forgotten here; ("", "") if none."""
-        kept = tab_states.tab_memory.get().get(self._tab(), {})
+        kept = tabs.tab_memory.get().get(self._tab(), {})
         return kept.pop(ASKED, ("", ""))
 
     def _clear(self) -> None:
         """Nothing of the dashboard stays in the page: signed out, expired or revoked."""
         self.signed_in = False
-        self.admin_name = ""
-        self.readers = []
-        self.signups = []
-        self.found = []
-        self.searched = False
-        self.messages = []
-        self.releases = []
-        self.bounces = []
-        self.left = []
-        self.health = []
-        self.charts = []
-        for name in VISITS_FIELDS:
-            setattr(self, name, [])
-        self.audit = []
-        self.question = ""
-        self.notice = ""
+        for name in SHOWN:  # each back to its empty value: "", [] or False
+            shown = getattr(self, name)
+            setattr(self, name, [] if isinstance(shown, list) else type(shown)())
         self._take_asked()
         self.problem = ""
 
@@ -455,19 +418,19 @@ class AdminState(rx.State):
     @rx.event
     async def search(self, form_data: dict):
         """A search by address (its beginning): the admin did something."""
-        text = str(form_data.get("query", ""))[: validation.EMAIL_MAX]
+        text = str(form_data.get("query", ""))[: form_fields.EMAIL_MAX]
         await self._show(touch=True)
         if not self.signed_in:
             return
         try:
-            self.found = [_reader(line) for line in await asyncio.to_thread(dashboard.find_readers, text)]
+            self.found = _rows(await asyncio.to_thread(dashboard.find_readers, text))
         except sqlalchemy.exc.SQLAlchemyError:
             self.problem = admin_copy.TRY_AGAIN_LATER
             return
         self.searched = bool(text.strip())
 
     async def _ask(self, action: str, target: str, question: str) -> None:
-        tab_states.tab_memory.get().setdefault(self._tab(), {})[ASKED] = (action, target)
+        tabs.tab_memory.get().setdefault(self._tab(), {})[ASKED] = (action, target)
         self.question = question
         self.notice = ""
 
@@ -475,7 +438,7 @@ class AdminState(rx.State):
     async def ask_forget(self, form_data: dict):
         """Forget…: asks first, naming the address."""
         await self._show(touch=True)
-        address = validation.one_line(str(form_data.get("address", "")), validation.EMAIL_MAX).strip()
+        address = form_fields.one_line(str(form_data.get("address", "")), form_fields.EMAIL_MAX).strip()
         if self.signed_in and address:
             await self._ask(FORGET, address, admin_copy.ASK_FORGET.format(address=address))
 

@@ -1,6 +1,6 @@
-"""What the confirmation and unsubscribe pages share: opening a link changes nothing (mail scanners
-open every link); what a link leads to and what its button does are one function each per page,
-for the app and the plain POST alike. The link key stays in backend-only state."""
+"""The confirmation and unsubscribe pages: opening a link changes nothing (mail scanners open every link);
+what a link leads to (``*_view``) and what its button does (``*_press``) are one function each per page,
+for the app and the plain POST alike (server/link_pages.py). The link key stays in backend-only state."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ from datetime import datetime
 
 import reflex as rx
 
+from publisher import mailing_list
 from publisher.config import settings
-from publisher.limits import submits
-from publisher.rules.list_links import DONE_PARAM, TOKEN_PARAM, mask_address
-from publisher.web import tab_states
+from publisher.limits import submits, tabs
+from publisher.rules import list_rules
+from publisher.rules.list_rules import DONE_PARAM, TOKEN_PARAM, ListStatus, is_latest_confirmation, mask_address
+from publisher.storage import tables
 
 CHECKING = "checking"  # the prerendered page, until the app has read the link
 ASK = "ask"
@@ -52,7 +54,7 @@ class LinkView:
 
 def list_secrets() -> tuple[str, ...]:
     """The secrets that sign the links; none where this site does not keep the list (cloud gateway, no SMTP)."""
-    mail = settings.mail_settings() if settings.list_emails_on() else None
+    mail = settings.current().mail if settings.current().list_emails_on else None
     return mail.list_secrets if mail is not None else ()
 
 
@@ -64,30 +66,24 @@ class ListLinkState(rx.State, mixin=True):
     _link_key: str = ""
     _issued_at: datetime | None = None  # a confirmation link's date: only the latest one confirms
 
-    def _token(self) -> str:
-        return self.router.url.query_parameters.get(TOKEN_PARAM, "")
-
-    def _done(self) -> bool:
-        """The page was reached by the button's plain POST (``?done=1``): it says what the press did."""
-        return self.router.url.query_parameters.get(DONE_PARAM, "") == "1"
-
     async def _admitted(self, action: str, press: bool = False) -> bool:
-        """Within the visitor's limits (per tab and per address), else the page says to wait; ``press`` keeps
-        the tab's state as long as Reflex keeps any (web/tab_states.py)."""
+        """Within the visitor's limits, else the page says to wait; a ``press`` keeps the tab's state Reflex's time."""
         session = self.router.session
         if await submits.shared_limiter.get().allow(action, session.client_token, session.client_ip):
             if press:
-                await tab_states.engage(session.client_token)
+                await tabs.engage(session.client_token)
             return True
         self.stage = LIMITED
         return False
 
     async def _open(self, action: str, view: Callable[[str, bool], Awaitable[LinkView]]) -> None:
-        """On every visit: read the link (``view``, the page's); nothing changes yet."""
+        """On every visit: read the link (``view``, the page's); nothing changes yet. ``?done=1``: the page
+        was reached by the button's plain POST, and says what the press did."""
         self.working = False
         self._link_key = ""
         if await self._admitted(action):
-            self._show(await view(self._token(), self._done()))
+            query = self.router.url.query_parameters
+            self._show(await view(query.get(TOKEN_PARAM, ""), query.get(DONE_PARAM, "") == "1"))
 
     async def _press(self, action: str, press: Callable[[LinkView], Awaitable[LinkView]]) -> AsyncIterator[None]:
         """The button, pressed while the app is connected: ``press`` (the page's), shown working meanwhile."""
@@ -106,3 +102,96 @@ class ListLinkState(rx.State, mixin=True):
         self._link_key = view.link_key
         self._issued_at = view.issued_at
         self.address = view.address
+
+
+CONFIRM_ACTION = "confirm"  # the limiter's name for opening and pressing, for the app and the plain POST alike
+_AFTER = {"confirmed": DONE, "already confirmed": ALREADY, ListStatus.UNSUBSCRIBED: LEFT, "replaced": REPLACED}
+
+
+async def confirm_view(token: str, done: bool = False) -> LinkView:
+    """What a confirmation link leads to; nothing changes (``done``: after the button's plain POST)."""
+    claim = list_rules.read_confirm_token(list_secrets(), token, tables.utc_now())
+    if claim is None:
+        return LinkView(INVALID)
+    try:
+        row = await mailing_list.lookup(claim.link_key)
+    except mailing_list.ListUnavailable:
+        return LinkView(UNAVAILABLE)
+    if row is None:
+        return LinkView(INVALID)
+    if row.status == ListStatus.CONFIRMED:
+        return LinkView(DONE if done else ALREADY, row.email)
+    if row.status in ListStatus.GONE:  # left, complained or bounced: only a new sign-up brings it back
+        return LinkView(LEFT, row.email)
+    if claim.expired:
+        return LinkView(EXPIRED, row.email)
+    if not is_latest_confirmation(claim.issued_at, row.confirmation_sent_at, row.subscribed_at):
+        return LinkView(REPLACED, row.email)  # a newer confirmation was sent since: only its link confirms
+    return LinkView(ASK, row.email, claim.link_key, claim.issued_at)
+
+
+async def confirm_press(view: LinkView) -> LinkView:
+    """ "Confirm my subscription": the address joins with its welcome email, once; only an ASK view acts."""
+    mail = settings.current().mail
+    if view.stage != ASK or mail is None:
+        return view
+    try:
+        result = await mailing_list.confirm(view.link_key, view.issued_at, mail)
+    except mailing_list.ListUnavailable:
+        return LinkView(UNAVAILABLE)
+    if result is None:
+        return LinkView(INVALID)
+    return LinkView(_AFTER[result.outcome], result.email)
+
+
+class ConfirmState(ListLinkState, rx.State):
+    @rx.event
+    async def open(self):
+        await self._open(CONFIRM_ACTION, confirm_view)
+
+    @rx.event
+    async def confirm(self):
+        if settings.current().mail is not None:  # a site that sends no email confirms nobody
+            async for _ in self._press(CONFIRM_ACTION, confirm_press):
+                yield
+
+
+UNSUBSCRIBE_ACTION = "unsubscribe"  # the limiter's name for opening and pressing, for the app and the plain POST alike
+
+
+async def unsubscribe_view(token: str, done: bool = False) -> LinkView:
+    """What an unsubscribe link leads to; nothing changes (``done`` reads the same here)."""
+    link_key = list_rules.read_unsubscribe_token(list_secrets(), token)
+    if link_key is None:
+        return LinkView(INVALID)
+    try:
+        row = await mailing_list.lookup(link_key)
+    except mailing_list.ListUnavailable:
+        return LinkView(UNAVAILABLE)
+    if row is None:
+        return LinkView(INVALID)
+    if row.status == ListStatus.UNSUBSCRIBED:
+        return LinkView(DONE, row.email)
+    return LinkView(ASK, row.email, link_key)
+
+
+async def unsubscribe_press(view: LinkView) -> LinkView:
+    """ "Unsubscribe": the address leaves the list at once; only an ASK view acts."""
+    if view.stage != ASK:
+        return view
+    try:
+        result = await mailing_list.unsubscribe(view.link_key, one_click=False)
+    except mailing_list.ListUnavailable:
+        return LinkView(UNAVAILABLE)
+    return LinkView(INVALID) if result is None else LinkView(DONE, result.email)
+
+
+class UnsubscribeState(ListLinkState, rx.State):
+    @rx.event
+    async def open(self):
+        await self._open(UNSUBSCRIBE_ACTION, unsubscribe_view)
+
+    @rx.event
+    async def unsubscribe(self):
+        async for _ in self._press(UNSUBSCRIBE_ACTION, unsubscribe_press):
+            yield

@@ -1,6 +1,6 @@
-"""The cloud gateway (docs/product.md, The gateway): the publisher's API over HTTP. A timeout bounds the
-whole call, not each read; a request is retried only when the connection could not be opened at all,
-so the gateway cannot have seen it: a message is never sent twice."""
+"""The site's gateway (docs/product.md, The gateway): where the forms' accepted submits go, the cloud one over
+HTTP or the embedded one (mailing_list.EmbeddedList). A cloud call's timeout bounds the whole call; it is
+retried only when the connection could not be opened at all, so a message is never sent twice."""
 
 from __future__ import annotations
 
@@ -12,14 +12,40 @@ from typing import Any
 
 import httpx
 
-from publisher.config.settings import DEFAULT_GATEWAY_TIMEOUT_S
-from publisher.gateway.contract import SEND_EMAIL_PATH, SUBSCRIBE_PATH, GatewayError, contact_body, subscribe_body
+from publisher import mailing_list
+from publisher.config import settings
+from publisher.config.settings import DEFAULT_GATEWAY_TIMEOUT_S, PerProcess
+from publisher.content.form_copy import contact_subject, full_name
+from publisher.rules.form_fields import EMAIL, FIRST_NAME, LAST_NAME, MESSAGE
 
 logger = logging.getLogger(__name__)
 
+SUBSCRIBE_PATH = "/prod/subscribe"
+SEND_EMAIL_PATH = "/prod/send-email"
 API_KEY_HEADER = "x-api-key"
 CONNECT_ATTEMPTS = 3
 CONNECT_RETRY_DELAY_S = 0.2
+# The contact form's fields the product's body puts in its own shape (sender, subject, message).
+_CONTACT_SHAPED = frozenset({FIRST_NAME.name, LAST_NAME.name, EMAIL.name, MESSAGE.name})
+
+
+class GatewayError(Exception):
+    """The gateway did not take the request; ``cause`` says why, for the server log (already logged)."""
+
+    def __init__(self, call: str, cause: str):
+        super().__init__(f"{call} failed: {cause}")
+        self.cause = cause
+
+
+def contact_body(values: Mapping[str, str]) -> dict[str, Any]:
+    """The contact form's checked values in the product's shape; a field beyond it, by its name."""
+    sender = full_name(values[FIRST_NAME.name], values[LAST_NAME.name])
+    return {
+        "sender": {"name": sender, "email": values[EMAIL.name]},
+        "subject": contact_subject(sender),
+        "message": values[MESSAGE.name],
+        **{name: value for name, value in values.items() if name not in _CONTACT_SHAPED},
+    }
 
 
 @dataclass
@@ -82,9 +108,25 @@ class GatewayClient:
         return GatewayError(f"POST {path}", cause)
 
     async def subscribe(self, values: Mapping[str, str]) -> None:
-        """``values``: the subscribe form's fields by name, as checked (rules/form_fields.py)."""
-        await self.post(SUBSCRIBE_PATH, subscribe_body(values))
+        """``values``: the subscribe form's checked fields by name (rules/form_fields.py), and ``book_updates``."""
+        await self.post(SUBSCRIBE_PATH, {**values, "book_updates": "yes"})
 
     async def send_email(self, values: Mapping[str, str]) -> None:
-        """``values``: the contact form's fields by name, as checked (rules/form_fields.py)."""
         await self.post(SEND_EMAIL_PATH, contact_body(values))
+
+
+# Each returns once the gateway has taken the request, or raises GatewayError (the embedded list:
+# ListUnavailable): the form's failure message.
+Gateway = GatewayClient | mailing_list.EmbeddedList
+
+
+def configured_gateway() -> Gateway:
+    """The cloud gateway when ``PUBLISHER_GATEWAY_URL`` is set, else the embedded one."""
+    values = settings.current()
+    if values.gateway_url:
+        return GatewayClient(values.gateway_url, values.gateway_api_key, values.gateway_timeout_s)
+    return mailing_list.EmbeddedList(mail=values.mail, timeout_s=values.gateway_timeout_s)
+
+
+# One gateway per process, so connections to the cloud gateway are reused.
+shared_gateway: PerProcess[Gateway] = PerProcess(configured_gateway)
