@@ -396,7 +396,7 @@ def agents(args: argparse.Namespace) -> int:
 
     now = datetime.now(UTC)
     counting = Recorder(trusted_proxy_hops=0, clock=lambda: now)
-    counting.count_views_on({"/about"}, lambda path: path)
+    counting.count_views_on({"/about"})
     asyncio.run(counting.salts.refresh(OneSalt(), now))
     print(
         f"\nVisits, a page view counted on the request path, {date.today()}, {platform.node()} "
@@ -415,7 +415,7 @@ def agents(args: argparse.Namespace) -> int:
                 "client": (loopback_address(n), 1),
             }
             started = time.perf_counter()
-            counting.page_view(scope, 200)
+            counting.page_view(scope, 200, "/about")
             times.append(time.perf_counter() - started)
         counting.tally.take()
         rates[kind] = len(times) / sum(times)

@@ -12,7 +12,7 @@ from publisher.reflex_internals import frontend_files, stored_state
 from publisher.returns import bounce_mailbox
 from publisher.server import admin_sign_in, middleware
 from publisher.storage import tables  # noqa: F401 (its tables join the schema Reflex knows)
-from publisher.web import errors, feed, page_kinds
+from publisher.web import errors, feed
 from publisher.web.components import app_rendered
 from publisher.web.pages import PAGES
 
@@ -50,10 +50,7 @@ app.register_lifespan_task(bounce_mailbox.run_in_backend)
 app.register_lifespan_task(notices.run_in_backend)
 app.register_lifespan_task(admin_sign_in.clear_ceremonies)
 # A view counts on the declared pages with a URL, the dashboard's aside (PUBLISHER_VISITS).
-visits.count_views_on(
-    (page.route for page in PAGES.pages() if page.has_url and not middleware.is_admin_path(page.route)),
-    page_kinds.page_route,
-)
+visits.count_views_on(page.route for page in PAGES.pages() if page.has_url and not middleware.is_admin_path(page.route))
 app.register_lifespan_task(visits.counting)
 
 PAGES.add_to(app)

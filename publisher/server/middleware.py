@@ -125,7 +125,7 @@ def is_page_path(path: str) -> bool:
     return "." not in last or last.endswith(".html")
 
 
-PageHook = Callable[[Scope, int], None]
+PageHook = Callable[[Scope, int, str], None]
 
 
 class ResponseHeaders:
@@ -137,7 +137,7 @@ class ResponseHeaders:
         on_page: PageHook | None = None,
     ):
         """``starts_app``: route -> whether its page starts the app; None (no build yet): every page may.
-        ``on_page``: told the status of each GET of a page before its first byte; it must not block or raise."""
+        ``on_page``: told each GET of a page's status and route before its first byte; must not block or raise."""
         self.app = app
         self.script_hashes = tuple(script_hashes)
         self.starts_app = None if starts_app is None else dict(starts_app)
@@ -162,7 +162,7 @@ class ResponseHeaders:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 if on_page is not None:
-                    on_page(scope, message["status"])
+                    on_page(scope, message["status"], route)
                 headers = MutableHeaders(scope=message)
                 headers["Content-Security-Policy"] = policy if document else RESOURCE_POLICY
                 headers["X-Content-Type-Options"] = "nosniff"

@@ -48,15 +48,15 @@ shared_recorder: PerProcess[Recorder] = PerProcess(_configured_recorder)
 _failures = SeldomLog(logger)
 
 
-def count_views_on(routes: Iterable[str], route_of: Callable[[str], str]) -> None:
-    """The pages whose views count, and how a path names its route (from publisher.py: web is above)."""
-    shared_recorder.get().count_views_on(routes, route_of)
+def count_views_on(routes: Iterable[str]) -> None:
+    """The page routes whose views count (declared above this layer: publisher.py tells them)."""
+    shared_recorder.get().count_views_on(routes)
 
 
-def record_page_view(scope: Any, status: int) -> None:
+def record_page_view(scope: Any, status: int, route: str) -> None:
     """The middleware's hook at a page's response start: never raises, never awaits."""
     try:
-        shared_recorder.get().page_view(scope, status)
+        shared_recorder.get().page_view(scope, status, route)
     except Exception as exc:  # noqa: BLE001 - counting is never worth a page
         _failures.log(
             logging.ERROR, "Visits: a page view was not counted (%s; logged at most once a minute)", type(exc).__name__

@@ -105,10 +105,6 @@ class Tally:
         return not self._batch.views and not self._batch.seen
 
 
-def _unrouted(path: str) -> str:
-    return path
-
-
 def _headers(scope: Scope) -> dict[str, str]:
     """The request's headers by lower-case name, read once: a dict looks one up in a step, where
     Starlette's Headers scans the list at each look-up."""
@@ -184,14 +180,11 @@ class Recorder:
         self.trusted_proxy_hops = trusted_proxy_hops
         self.clock = clock
         self.pages: frozenset[str] = frozenset()
-        self.route_of: Callable[[str], str] = _unrouted
         self.addresses = AddressDays()
 
-    def count_views_on(self, routes: Iterable[str], route_of: Callable[[str], str]) -> None:
-        """The page routes whose views count, and how a request's path names its route ('/about/' and
-        '/about.html' are '/about')."""
+    def count_views_on(self, routes: Iterable[str]) -> None:
+        """The page routes whose views count."""
         self.pages = frozenset(routes)
-        self.route_of = route_of
 
     def _visitor(self, address: str, user_agent: str, moment: datetime) -> bytes | None:
         salt = self.salts.of(visit_rules.day_of(moment))
@@ -199,11 +192,10 @@ class Recorder:
             return None  # no salt yet (the store away at start or at midnight): a view, no visitor
         return visit_rules.visitor_id(salt, address, user_agent)
 
-    def page_view(self, scope: Scope, status: int) -> None:
+    def page_view(self, scope: Scope, status: int, route: str) -> None:
         """Count a page's response when it is a view: the site, the page, the minute, and on a landing (no
         Referer, or another site's) the source and the campaign tag."""
         headers = _headers(scope)
-        route = self.route_of(scope["path"])
         if not visit_rules.counts_as_view(scope["method"], status, route, self.pages, headers):
             return
         now = self.clock()

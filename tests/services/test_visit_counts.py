@@ -124,7 +124,7 @@ def test_a_day_takes_200_new_sources_and_200_campaigns_the_rest_fold_into_other(
 def test_what_a_visitor_sent_reaches_the_csv_the_summary_and_the_dashboard_as_clean_text_only(db_url):
     """docs/security.md's hostile Referers and tags: no byte of them in the CSV, summary or dashboard."""
     counting = Recorder(trusted_proxy_hops=0, clock=lambda: NOON)
-    counting.count_views_on({"/"}, lambda path: path)
+    counting.count_views_on({"/"})
     asyncio.run(counting.salts.refresh(DatabaseStore(db_url), NOON))
     hostile = [
         ("https://[::1%URGENT: your account is locked, call 555-0100 now]/", b""),
@@ -140,7 +140,7 @@ def test_what_a_visitor_sent_reaches_the_csv_the_summary_and_the_dashboard_as_cl
             (b"referer", referer.encode("latin-1")),
         ]
         scope = {"method": "GET", "path": "/", "query_string": query, "headers": headers}
-        counting.page_view({**scope, "client": (f"203.0.113.{number}", 1)}, 200)
+        counting.page_view({**scope, "client": (f"203.0.113.{number}", 1)}, 200, "/")
     visit_counts.flush(counting.tally.take(), db_url=db_url)
     out = io.StringIO()
     exports.write_visits_csv(visit_report.csv_rows(visit_report.read(7, DAY, db_url)), out)

@@ -40,12 +40,12 @@ def page(address):
             "client": (address, 50000)}
 
 async def main():
-    visits.count_views_on({"/"}, lambda path: path)
+    visits.count_views_on({"/"})
     async with visits.counting():
         loop = visits.configured_loop(visits.shared_recorder.get())
         for _ in range(10):
-            visits.record_page_view(page("203.0.113.7"), 200)
-        visits.record_page_view(page(sys.argv[1]), 200)
+            visits.record_page_view(page("203.0.113.7"), 200, "/")
+        visits.record_page_view(page(sys.argv[1]), 200, "/")
         salted = visits.shared_recorder.get().salts.days()
     print(json.dumps({"salts": type(loop.store).__name__, "salted": len(salted)}))
 
@@ -148,12 +148,12 @@ async def test_the_database_stopped_mid_run_costs_that_window_and_counting_resum
 
     def worker() -> tuple[Recorder, flush_loop.FlushLoop]:
         counting = Recorder(trusted_proxy_hops=0)
-        counting.count_views_on({"/"}, lambda path: path)
+        counting.count_views_on({"/"})
         return counting, visits.configured_loop(counting, postgres_url)
 
     def view(counting: Recorder, address: str, times: int = 1) -> None:
         for _ in range(times):
-            counting.page_view(request(address=address), 200)
+            counting.page_view(request(address=address), 200, "/")
 
     running, loop = worker()
     await loop.load_salts()
@@ -196,11 +196,11 @@ def left():
         return sorted(str(day) for (day,) in days)
 
 async def main():
-    visits.count_views_on({"/"}, lambda path: path)
+    visits.count_views_on({"/"})
     async with visits.counting():
         headers = [(b"host", b"books.example"), (b"user-agent", sys.argv[2].encode())]
         visits.record_page_view({"type": "http", "method": "GET", "path": "/", "query_string": b"",
-                                 "headers": headers, "client": ("198.51.100.1", 50000)}, 200)
+                                 "headers": headers, "client": ("198.51.100.1", 50000)}, 200, "/")
         for _ in range(600):
             if min(left()) >= sys.argv[1]:
                 break

@@ -52,7 +52,7 @@ def presses(monkeypatch) -> Iterator[list[tuple[str, str]]]:
     monkeypatch.setenv("PUBLISHER_VISITS", "on")
     recorded: list[tuple[str, str]] = []
     monkeypatch.setattr(visits, "record_buy", lambda scope, slug, store: recorded.append((slug, store)))
-    monkeypatch.setattr(visits, "record_page_view", lambda scope, status: None)
+    monkeypatch.setattr(visits, "record_page_view", lambda scope, status, route: None)
     buy_beacon.shared_buy_limiter.set(Limiter(per_address=visit_rules.BUY_PER_ADDRESS))
     yield recorded
     buy_beacon.shared_buy_limiter.set(None)

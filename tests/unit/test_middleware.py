@@ -420,10 +420,10 @@ def test_the_channel_is_reached_at_its_path_from_the_sites_pages_counted_and_oth
 # --- The page hook (the visits count, publisher/visits) ----------------------------
 
 
-def told(path: str, status: int = 200, method: str = "GET") -> list[tuple[str, int]]:
+def told(path: str, status: int = 200, method: str = "GET") -> list[tuple[str, int, str]]:
     """What a page hook is told of one response (the response is sent as ever)."""
-    calls: list[tuple[str, int]] = []
-    hook = lambda scope, status: calls.append((scope["path"], status))  # noqa: E731
+    calls: list[tuple[str, int, str]] = []
+    hook = lambda scope, status, route: calls.append((scope["path"], status, route))  # noqa: E731
     _, sent = call(
         middleware.ResponseHeaders(RespondingApp(status), (), APP_ROUTES, on_page=hook), http_scope(path, method=method)
     )
@@ -432,9 +432,18 @@ def told(path: str, status: int = 200, method: str = "GET") -> list[tuple[str, i
 
 
 @pytest.mark.parametrize("status", [200, 304, 404, 500])
-@pytest.mark.parametrize("path", ["/", "/about", "/books/first-book", "/no-such-page"])
-def test_the_page_hook_is_told_each_page_gets_status_and_nothing_else(path, status):
-    assert told(path, status) == [(path, status)]
+@pytest.mark.parametrize(
+    ("path", "route"),
+    [
+        ("/", "/"),
+        ("/about", "/about"),
+        ("/about/", "/about"),
+        ("/books/first-book", "/books/first-book"),
+        ("/no-such-page", "/no-such-page"),
+    ],
+)
+def test_the_page_hook_is_told_each_page_gets_status_and_route_and_nothing_else(path, route, status):
+    assert told(path, status) == [(path, status, route)]
     assert told(path, status, "HEAD") == told(path, status, "POST") == []  # never a view: no visits module crossed
 
 

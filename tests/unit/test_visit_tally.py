@@ -70,9 +70,14 @@ def request(
     return {**scope, "headers": headers, "client": (address, 50000)}
 
 
+def view(counting: Recorder, scope: dict, status: int) -> None:
+    """A response as the middleware tells it: with the route its path names."""
+    counting.page_view(scope, status, page_kinds.page_route(scope["path"]))
+
+
 def make_recorder(clock: FakeClock) -> Recorder:
     counting = Recorder(trusted_proxy_hops=0, clock=clock)
-    counting.count_views_on(PAGES, page_kinds.page_route)
+    counting.count_views_on(PAGES)
     return counting
 
 
@@ -97,8 +102,8 @@ def visitors(batch: Batch, kind: str, key: str, day: date = DAY) -> int:
 
 def test_ten_views_by_one_user_agent_are_one_visitor_and_another_user_agent_a_second(counting):
     for _ in range(10):
-        counting.page_view(request("/"), 200)
-    counting.page_view(request("/about", user_agent=PHONE), 200)
+        view(counting, request("/"), 200)
+    view(counting, request("/about", user_agent=PHONE), 200)
     batch = counting.tally.take()
     assert views(batch, "site") == {"": 11}
     assert views(batch, "page") == {"/": 10, "/about": 1}
@@ -107,23 +112,23 @@ def test_ten_views_by_one_user_agent_are_one_visitor_and_another_user_agent_a_se
 
 
 def test_what_is_not_a_view_adds_nothing_and_a_crawler_is_counted_as_a_bot_only(counting):
-    counting.page_view(request("/", method="HEAD"), 200)
-    counting.page_view(request("/", method="POST"), 200)
-    counting.page_view(request("/no-such-page"), 404)
-    counting.page_view(request("/admin"), 200)
-    counting.page_view(request("/_health"), 200)
+    view(counting, request("/", method="HEAD"), 200)
+    view(counting, request("/", method="POST"), 200)
+    view(counting, request("/no-such-page"), 404)
+    view(counting, request("/admin"), 200)
+    view(counting, request("/_health"), 200)
     prefetch = request("/")
     prefetch["headers"].append((b"sec-purpose", b"prefetch"))
-    counting.page_view(prefetch, 200)
+    view(counting, prefetch, 200)
     assert counting.tally.is_empty()
-    counting.page_view(request("/", user_agent=GOOGLEBOT), 200)
+    view(counting, request("/", user_agent=GOOGLEBOT), 200)
     batch = counting.tally.take()
     assert (batch.views, batch.seen) == ({(DAY, "bot", ""): 1}, set())
 
 
 def test_a_page_is_counted_under_its_route_never_its_query_address_or_user_agent_and_a_304_counts(counting):
-    counting.page_view(request("/unsubscribe/", query=b"token=secret-token-of-a-reader"), 200)
-    counting.page_view(request("/about.html", address="198.51.100.23", referer="https://example.org/a?q=hamster"), 304)
+    view(counting, request("/unsubscribe/", query=b"token=secret-token-of-a-reader"), 200)
+    view(counting, request("/about.html", address="198.51.100.23", referer="https://example.org/a?q=hamster"), 304)
     batch = counting.tally.take()
     assert views(batch, "page") == {"/unsubscribe": 1, "/about": 1}
     kept = repr(batch)
@@ -133,9 +138,9 @@ def test_a_page_is_counted_under_its_route_never_its_query_address_or_user_agent
 
 def test_a_landing_records_its_source_and_campaign_and_a_move_between_our_pages_does_not(counting):
     tagged = b"utm_source=newsletter&utm_medium=email&utm_campaign=launch"
-    counting.page_view(request("/", query=tagged), 200)
-    counting.page_view(request("/", referer="https://l.instagram.com/", user_agent=PHONE), 200)
-    counting.page_view(request("/about", referer="https://books.example/"), 200)
+    view(counting, request("/", query=tagged), 200)
+    view(counting, request("/", referer="https://l.instagram.com/", user_agent=PHONE), 200)
+    view(counting, request("/about", referer="https://books.example/"), 200)
     batch = counting.tally.take()
     assert views(batch, "source") == {"(direct)": 1, "Instagram": 1}
     assert views(batch, "campaign") == {"newsletter / email / launch": 1}
@@ -146,9 +151,9 @@ def test_midnight_splits_the_day_and_the_next_days_salt_is_fetched_before_it():
     clock = FakeClock(datetime(2026, 11, 27, 23, 55, tzinfo=UTC))
     counting = salted(make_recorder(clock))
     clock.now = datetime(2026, 11, 27, 23, 59, 59, tzinfo=UTC)
-    counting.page_view(request("/"), 200)
+    view(counting, request("/"), 200)
     clock.now = datetime(2026, 11, 28, 0, 0, 1, tzinfo=UTC)
-    counting.page_view(request("/"), 200)
+    view(counting, request("/"), 200)
     batch = counting.tally.take()
     tomorrow = DAY + timedelta(days=1)
     assert views(batch, "site") == {"": 1}
@@ -184,8 +189,8 @@ async def test_salts_are_fetched_from_2355_for_a_bounded_time_and_days_before_ye
 
 def test_without_a_salt_views_are_counted_without_visitors():
     counting = make_recorder(FakeClock(NOON))
-    counting.page_view(request("/"), 200)
-    counting.page_view(request("/", user_agent=PHONE), 200)
+    view(counting, request("/"), 200)
+    view(counting, request("/", user_agent=PHONE), 200)
     batch = counting.tally.take()
     assert views(batch, "site") == {"": 2}
     assert batch.seen == set()
@@ -206,9 +211,9 @@ def address_of(number: int) -> str:
 
 def test_past_1000_keys_of_a_kind_a_flush_folds_new_ones_into_other(counting):
     for number in range(1005):
-        counting.page_view(request("/", query=f"ref=forged-{number}".encode(), address=address_of(number)), 200)
-    counting.page_view(request("/", query=b"ref=forged-3", address=address_of(3)), 200)  # counted: keeps counting
-    counting.page_view(request("/about", query=b"ref=forged-2000", address=address_of(2000)), 200)
+        view(counting, request("/", query=f"ref=forged-{number}".encode(), address=address_of(number)), 200)
+    view(counting, request("/", query=b"ref=forged-3", address=address_of(3)), 200)  # counted: keeps counting
+    view(counting, request("/about", query=b"ref=forged-2000", address=address_of(2000)), 200)
     batch = counting.tally.take()
     campaigns = views(batch, "campaign")
     assert len(campaigns) == 1001
@@ -216,7 +221,7 @@ def test_past_1000_keys_of_a_kind_a_flush_folds_new_ones_into_other(counting):
     assert campaigns["ref: forged-999"] == 1 and "ref: forged-1000" not in campaigns
     assert campaigns["ref: forged-3"] == 2
     assert views(batch, "page") == {"/": 1006, "/about": 1}  # another kind is not folded
-    counting.page_view(request("/", query=b"ref=forged-1000", address=address_of(1000)), 200)
+    view(counting, request("/", query=b"ref=forged-1000", address=address_of(1000)), 200)
     assert views(counting.tally.take(), "campaign") == {"ref: forged-1000": 1}  # each flush starts again
 
 
@@ -224,13 +229,13 @@ def test_one_address_adds_500_page_views_a_day_the_rest_count_as_a_bots():
     clock = FakeClock(NOON)
     counting = salted(make_recorder(clock))
     for number in range(501):
-        counting.page_view(request("/", address=f"2001:db8:1:2::{number % 7 + 1}"), 200)  # one /64
-    counting.page_view(request("/", address="2001:db8:1:3::1"), 200)  # another /64
+        view(counting, request("/", address=f"2001:db8:1:2::{number % 7 + 1}"), 200)  # one /64
+    view(counting, request("/", address="2001:db8:1:3::1"), 200)  # another /64
     batch = counting.tally.take()
     assert views(batch, "site") == {"": 501}
     assert views(batch, "bot") == {"": 1}
     clock.now += timedelta(days=1)
-    salted(counting).page_view(request("/", address="2001:db8:1:2::1"), 200)
+    view(salted(counting), request("/", address="2001:db8:1:2::1"), 200)
     assert views(counting.tally.take(), "site", DAY + timedelta(days=1)) == {"": 1}  # a new day
 
 
@@ -238,8 +243,8 @@ def test_one_address_brings_50_visitors_a_day_the_next_user_agent_counts_as_a_bo
     judged: list[str] = []
     monkeypatch.setattr(visit_rules, "is_bot", lambda user_agent: judged.append(user_agent) or False)
     for number in range(51):  # each a user agent never seen before
-        counting.page_view(request("/", user_agent=f"{DESKTOP} {number}"), 200)
-    counting.page_view(request("/", user_agent=f"{DESKTOP} 7"), 200)  # one of its 50: counted
+        view(counting, request("/", user_agent=f"{DESKTOP} {number}"), 200)
+    view(counting, request("/", user_agent=f"{DESKTOP} 7"), 200)  # one of its 50: counted
     batch = counting.tally.take()
     assert visitors(batch, "site", "") == 50
     assert views(batch, "site") == {"": 51}
@@ -249,7 +254,7 @@ def test_one_address_brings_50_visitors_a_day_the_next_user_agent_counts_as_a_bo
 
 def test_a_view_adds_at_most_5_seen_rows_the_minute_for_visitors_now_without_a_view():
     counting = salted(make_recorder(FakeClock(NOON + timedelta(minutes=7))))
-    counting.page_view(request("/about", referer="https://news.example/", query=b"ref=school"), 200)
+    view(counting, request("/about", referer="https://news.example/", query=b"ref=school"), 200)
     batch = counting.tally.take()
     assert {kind for _, kind, _, _ in batch.seen} == {"site", "page", "minute", "source", "campaign"}
     assert visitors(batch, "minute", "1207") == 1
@@ -258,11 +263,11 @@ def test_a_view_adds_at_most_5_seen_rows_the_minute_for_visitors_now_without_a_v
 
 def test_one_address_brings_5_new_labels_a_day_the_rest_fold_into_other(counting):
     for number in range(6):
-        counting.page_view(request("/", referer=f"https://site-{number}.example/", address="203.0.113.7"), 200)
-    counting.page_view(request("/", referer="https://site-2.example/", address="203.0.113.7"), 200)  # brought: kept
-    counting.page_view(request("/", referer="https://www.google.de/", address="203.0.113.7"), 200)  # a known name
-    counting.page_view(request("/", query=b"ref=school", address="203.0.113.7"), 200)
-    counting.page_view(request("/", query=b"ref=school", address="203.0.113.8"), 200)  # another address's own
+        view(counting, request("/", referer=f"https://site-{number}.example/", address="203.0.113.7"), 200)
+    view(counting, request("/", referer="https://site-2.example/", address="203.0.113.7"), 200)  # brought: kept
+    view(counting, request("/", referer="https://www.google.de/", address="203.0.113.7"), 200)  # a known name
+    view(counting, request("/", query=b"ref=school", address="203.0.113.7"), 200)
+    view(counting, request("/", query=b"ref=school", address="203.0.113.8"), 200)  # another address's own
     batch = counting.tally.take()
     assert views(batch, "source") == {
         **{f"site-{number}.example": 1 for number in range(5)},
@@ -284,14 +289,14 @@ def test_a_worker_follows_100000_addresses_a_day_and_counts_the_next_as_a_bot():
 
 def test_record_page_view_never_raises_and_logs_at_most_once_a_minute(monkeypatch, caplog):
     class Broken:
-        def page_view(self, scope, status):
+        def page_view(self, scope, status, route):
             raise RuntimeError("a fault on every request")
 
     monkeypatch.setattr(visits.shared_recorder, "_value", Broken())
     monkeypatch.setattr(visits, "_failures", SeldomLog(logging.getLogger("publisher.visits")))
     with caplog.at_level(logging.ERROR, logger="publisher.visits"):
         for _ in range(100):
-            visits.record_page_view(request("/"), 200)
+            visits.record_page_view(request("/"), 200, "/")
     assert [record.getMessage() for record in caplog.records] == [
         "Visits: a page view was not counted (RuntimeError; logged at most once a minute)"
     ]
@@ -325,7 +330,7 @@ async def test_the_loop_flushes_every_5_seconds_and_a_flush_that_raises_loses_on
         slept.append(seconds)
         if len(slept) > 4:
             raise Stop
-        counting.page_view(request("/"), 200)
+        view(counting, request("/"), 200)
 
     with caplog.at_level(logging.WARNING, logger=flush_loop.__name__), pytest.raises(Stop):
         await make_loop(counting, flush, sleep=sleep).run()
@@ -345,7 +350,7 @@ async def test_with_redis_away_a_flush_keeps_the_views_and_loses_only_that_windo
 
     flushed: list[tuple[Batch, bool]] = []
     loop = make_loop(counting, lambda batch, seen_done: flushed.append((batch, seen_done)), store=RedisAway())
-    counting.page_view(request("/"), 200)
+    view(counting, request("/"), 200)
     with caplog.at_level(logging.WARNING, logger=flush_loop.__name__):
         await loop.flush_once()
     [(batch, seen_done)] = flushed
@@ -388,7 +393,7 @@ async def test_the_last_flush_is_waited_for_a_bounded_time(caplog):
     try:
         with caplog.at_level(logging.WARNING, logger=visits.__name__):
             async with visits.running(loop, last_flush_s=0.05):
-                counting.page_view(request("/"), 200)
+                view(counting, request("/"), 200)
     finally:
         database_answers.set()
     assert "Visits: the last flush took over 0.05 s; its counts are lost" in caplog.messages
@@ -417,4 +422,3 @@ def test_the_app_counts_views_on_its_public_pages_and_runs_the_counting_in_its_l
     books = {"/books/coloring-book", "/books/guinea-pig-or-hamster", "/books/word-search-book"}
     # Never the dashboard (/admin, /admin/enrol) nor the not-found page, which has no URL.
     assert counted.pages == {"/", "/about", *forms, *books}
-    assert counted.route_of("/about/") == counted.route_of("/about.html") == "/about"
