@@ -108,6 +108,13 @@ def server_url(
     return parts, parts.hostname, port, shown
 
 
+def tls_of(scheme: str, host: str) -> tuple[bool, bool]:
+    """Implicit TLS, and STARTTLS required: the secure scheme (smtps, imaps) is TLS from the first
+    byte; the plain one must upgrade unless the host is loopback."""
+    implicit_tls = scheme in ("smtps", "imaps")
+    return implicit_tls, not implicit_tls and not is_loopback(host)
+
+
 def smtp_server(value: str) -> SmtpServer:
     """``PUBLISHER_SMTP_URL``: ``smtps://user:password@host:465`` or ``smtp://...:587``."""
     name = "PUBLISHER_SMTP_URL"
@@ -117,12 +124,12 @@ def smtp_server(value: str) -> SmtpServer:
         raise ConfigurationError(f"{name} must be only scheme, user, password, host and port; got {shown!r}")
     if parts.username is not None and parts.password is None:
         raise ConfigurationError(f"{name} names a user but no password (user:password@host); got {shown!r}")
-    implicit_tls = parts.scheme == "smtps"
+    implicit_tls, require_starttls = tls_of(parts.scheme, host)
     return SmtpServer(
         host=host,
         port=port,
         implicit_tls=implicit_tls,
-        require_starttls=not implicit_tls and not is_loopback(host),
+        require_starttls=require_starttls,
         username=unquote(parts.username) if parts.username else None,
         password=unquote(parts.password) if parts.password is not None else None,
     )
@@ -249,12 +256,12 @@ def imap_server(value: str) -> ImapServer:
     folder = unquote(parts.path.lstrip("/")) or "INBOX"
     if form_fields.has_control_characters(folder):
         raise ConfigurationError(f"{name}: the folder name holds a control character; got {shown!r}")
-    implicit_tls = parts.scheme == "imaps"
+    implicit_tls, require_starttls = tls_of(parts.scheme, host)
     return ImapServer(
         host=host,
         port=port,
         implicit_tls=implicit_tls,
-        require_starttls=not implicit_tls and not is_loopback(host),
+        require_starttls=require_starttls,
         username=unquote(parts.username),
         password=unquote(parts.password),
         folder=folder,
