@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -50,6 +51,15 @@ def port_taken(port: int) -> bool:
     except OSError:
         return True
     return False
+
+
+@contextmanager
+def documented_port(port: int) -> Iterator[None]:
+    """Holds this machine's lock on a documented fixed port: two stages in parallel lanes (and two
+    clones) run their documented command on it one after the other, never into each other."""
+    with open(f"/tmp/publisher-tests-port-{port}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def start_on_free_ports(start: Callable[..., T], count: int = 1, tries: int = 5) -> T:

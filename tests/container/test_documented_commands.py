@@ -10,7 +10,7 @@ import pytest
 
 from tests.containers import engine_problem, podman
 from tests.doc_commands import block_under
-from tests.support import DOCS, PROJECT_ROOT, port_taken, readers_environment, wait_until
+from tests.support import DOCS, PROJECT_ROOT, documented_port, port_taken, readers_environment, wait_until
 
 NAME, VOLUME, PORT = "publisher", "publisher-data", 8000
 SITE_UID = "10001"
@@ -57,25 +57,28 @@ def the_form_secret() -> tuple[str, str]:
 
 @pytest.fixture
 def the_docs_names():
-    problem = engine_problem()
-    if problem:
-        pytest.fail(problem, pytrace=False)
-    taken = [f"a container named {NAME}"] if podman("container", "exists", NAME, check=False).returncode == 0 else []
-    if podman("volume", "exists", VOLUME, check=False).returncode == 0:
-        taken.append(f"a volume named {VOLUME}")
-    if port_taken(PORT):
-        taken.append(f"port {PORT} of 127.0.0.1 (something listens there)")
-    if taken:
-        pytest.fail(
-            f"The documented commands use names that are taken here: {', '.join(taken)}. Remove them "
-            f"(scripts/podman rm -f {NAME}; scripts/podman volume rm {VOLUME}) or stop what listens, then run again.",
-            pytrace=False,
+    with documented_port(PORT):
+        problem = engine_problem()
+        if problem:
+            pytest.fail(problem, pytrace=False)
+        taken = (
+            [f"a container named {NAME}"] if podman("container", "exists", NAME, check=False).returncode == 0 else []
         )
-    yield
-    logs = podman("logs", NAME, check=False)
-    print(logs.stdout + logs.stderr)
-    podman("rm", "--force", "--time", "0", NAME, check=False)
-    podman("volume", "rm", "--force", VOLUME, check=False)
+        if podman("volume", "exists", VOLUME, check=False).returncode == 0:
+            taken.append(f"a volume named {VOLUME}")
+        if port_taken(PORT):
+            taken.append(f"port {PORT} of 127.0.0.1 (something listens there)")
+        if taken:
+            pytest.fail(
+                f"The documented commands use names that are taken here: {', '.join(taken)}. Remove them "
+                f"(scripts/podman rm -f {NAME}; scripts/podman volume rm {VOLUME}) or stop what listens, then run again.",
+                pytrace=False,
+            )
+        yield
+        logs = podman("logs", NAME, check=False)
+        print(logs.stdout + logs.stderr)
+        podman("rm", "--force", "--time", "0", NAME, check=False)
+        podman("volume", "rm", "--force", VOLUME, check=False)
 
 
 def test_the_documented_container_commands_run_as_written_and_keep_the_secret_they_made(the_docs_names):

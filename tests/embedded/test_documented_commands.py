@@ -12,13 +12,28 @@ import httpx
 import pytest
 
 from tests.doc_commands import block_under
-from tests.support import DOCS, PROJECT_ROOT, TEST_SITE_URL, log_excerpt, port_taken, readers_environment, wait_until
+from tests.support import (
+    DOCS,
+    PROJECT_ROOT,
+    TEST_SITE_URL,
+    documented_port,
+    log_excerpt,
+    port_taken,
+    readers_environment,
+    wait_until,
+)
 
 PORT = 8000
 BUILD_AND_START_S = 900
 
 
-def test_make_serve_runs_as_written_and_serves_both_form_pages_on_port_8000(tmp_path: Path):
+@pytest.fixture
+def the_documented_port():
+    with documented_port(PORT):
+        yield
+
+
+def test_make_serve_runs_as_written_and_serves_both_form_pages_on_port_8000(tmp_path: Path, the_documented_port):
     (command,) = block_under(DOCS / "deploying.md", "One process, one port").commands
     if port_taken(PORT):
         pytest.fail(f"`{command}` serves on 127.0.0.1:{PORT}, where something listens already: stop it", pytrace=False)
