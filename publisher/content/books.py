@@ -32,6 +32,11 @@ CATALOGUE_UPDATED = date(2026, 11, 23)
 SEARCH_NO_MATCH = "No books match “{query}”."
 SEARCH_MATCH = "Showing {count} of {total} books matching “{query}”."
 SEARCH_SHOW_ALL = "Show all books"
+# A forthcoming book (docs/content.md): its release moment in its own zone, until it is out.
+MOMENT = "{date} at {time} {abbr} ({zone})"  # 12 March 2027 at 09:00 GMT (Europe/London)
+COMING = "Coming {moment}"
+MOMENT_AND_UTC = "{local}, {utc} UTC"  # for the publisher (dashboard, publisher-gateway schedule)
+PREORDER = "Pre-order"
 
 BOOKS: tuple[Book, ...] = (
     Book(

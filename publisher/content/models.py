@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Annotated, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 
 NonEmpty = Field(min_length=1)
 
@@ -35,6 +36,35 @@ BOOK_PAGES = "/books"  # each book's page is /books/<slug>
 LANGUAGES = {"en": "English"}
 
 
+class Release(_Content):
+    """A forthcoming book's release moment: a wall-clock time in a named (IANA) zone, daylight saving
+    included; a time the zone skips or repeats that day is refused, never guessed."""
+
+    at: datetime  # the local time, without an offset: 2027-03-12T09:00
+    zone: str = NonEmpty  # "Europe/London"
+
+    @model_validator(mode="after")
+    def _one_real_moment(self) -> Release:
+        if self.at.tzinfo is not None:
+            raise ValueError(f"give {self.at} as the local time in {self.zone}, without an offset")
+        try:
+            zone = ZoneInfo(self.zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"{self.zone!r} is not a time zone name (IANA, such as Europe/London)") from None
+        local = self.at.replace(tzinfo=zone)
+        if local.astimezone(UTC).astimezone(zone).replace(tzinfo=None) != self.at:
+            raise ValueError(f"{self.at:%Y-%m-%d %H:%M} does not exist in {self.zone} (the clocks skip it)")
+        if local.utcoffset() != self.at.replace(tzinfo=zone, fold=1).utcoffset():
+            raise ValueError(
+                f"{self.at:%Y-%m-%d %H:%M} happens twice in {self.zone} (the clocks go back): pick another"
+            )
+        return self
+
+    @property
+    def utc(self) -> datetime:
+        return self.at.replace(tzinfo=ZoneInfo(self.zone)).astimezone(UTC)
+
+
 class Book(_Content):
     """A book: its card on Home and its own page; an edition detail not given is left out, never made up."""
 
@@ -54,6 +84,17 @@ class Book(_Content):
     age_range: str | None = Field(default=None, min_length=1)  # "5 and up"
     publication_date: date | None = None
     language: str = "en"
+    # A forthcoming book: when it comes out; until then its pages say so and take names.
+    release: Release | None = None
+    preorder_link: HttpUrl | None = None  # the retailer's pre-order page, if there is one
+
+    @model_validator(mode="after")
+    def _release_fits(self) -> Book:
+        if self.preorder_link is not None and self.release is None:
+            raise ValueError(f"{self.slug}: a pre-order link needs a release moment")
+        if self.release and self.publication_date and self.publication_date != self.release.at.date():
+            raise ValueError(f"{self.slug}: the publication date is not the release moment's date")
+        return self
 
     @field_validator("isbn13")
     @classmethod

@@ -101,6 +101,9 @@ SOURCE_MAX = 64
 LINK_KEY_MAX = 32
 
 
+ON_LIST, WAITLIST_ONLY, ASKED_TO_JOIN = "yes", "no", "asked"  # book_updates
+
+
 class Subscriber(Row, table=True):
     """One address on the new-release list, where it stands, and when it got there. ``link_key`` is
     random and secret: the signed confirmation and unsubscribe links name the row by it."""
@@ -111,6 +114,8 @@ class Subscriber(Row, table=True):
     # multiply the emails.
     mailbox_key: str = sqlmodel.Field(max_length=form_fields.EMAIL_MAX, index=True)
     name: str = sqlmodel.Field(max_length=form_fields.NAME_MAX)
+    # On the new-release list: "yes"; only waiting for a book: "no"; waiting, confirmed, and asked to
+    # join the list too: "asked" (the confirmation press makes it "yes").
     book_updates: str = sqlmodel.Field(max_length=8)
     subscribed_at: datetime = sqlmodel.Field(default_factory=utc_now)
     status: str = sqlmodel.Field(default=ListStatus.PENDING, max_length=16, index=True)
@@ -187,8 +192,11 @@ class Delivery(Row, table=True):
 
 
 # A campaign: sending (its jobs are sent), paused (after repeated failures: announce resumes it),
-# finished (nothing left to send).
+# finished (nothing left to send). A forthcoming book's campaign waits first: scheduled (at the
+# content's release moment), moved (at the publisher's time) or held (until the publisher resumes it).
 SENDING, PAUSED, FINISHED = "sending", "paused", "finished"
+SCHEDULED, MOVED, HELD = "scheduled", "moved", "held"
+NOT_STARTED = (SCHEDULED, MOVED, HELD)
 
 
 class Campaign(Row, table=True):
@@ -207,6 +215,18 @@ class Campaign(Row, table=True):
     baseline_sent: int = sqlmodel.Field(default=0, sa_column_kwargs={"server_default": "0"})
     baseline_hard: int = sqlmodel.Field(default=0, sa_column_kwargs={"server_default": "0"})
     baseline_complaints: int = sqlmodel.Field(default=0, sa_column_kwargs={"server_default": "0"})
+    # When a scheduled campaign starts by itself (None: started by hand, announce).
+    due_at: datetime | None = None
+
+
+class Waiting(Row, table=True):
+    """A reader who asked to hear when one forthcoming book is out ("Tell me when it's out")."""
+
+    __table_args__ = (sqlalchemy.UniqueConstraint("subscriber_id", "book_slug", name="uq_waiting_reader_book"),)
+
+    subscriber_id: int = sqlmodel.Field(index=True)
+    book_slug: str = sqlmodel.Field(max_length=120, index=True)
+    asked_at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
 
 
 # Where a bounce or complaint came from.

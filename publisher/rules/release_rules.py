@@ -1,0 +1,41 @@
+"""A forthcoming book's release: whether it is out at a moment, and its moment in words (the book's zone,
+and UTC for the publisher). The clock is passed in: the server, the sender and the tests give theirs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+from publisher.content import books
+from publisher.content.models import Book
+
+
+def is_out(book: Book, now: datetime) -> bool:
+    """Whether ``book`` is out at ``now`` (aware): a book without a release moment always is."""
+    return book.release is None or now >= book.release.utc
+
+
+def forthcoming(catalogue: Iterable[Book], now: datetime) -> list[Book]:
+    """The books not out yet at ``now``, soonest first."""
+    coming = [book for book in catalogue if book.release is not None and not is_out(book, now)]
+    return sorted(coming, key=lambda book: book.release.utc if book.release else now)
+
+
+def local_words(moment: datetime, zone: str) -> str:
+    """``moment`` as the book's readers read it: "12 March 2027 at 09:00 GMT (Europe/London)"."""
+    local = moment.astimezone(ZoneInfo(zone))
+    return books.MOMENT.format(
+        date=local.strftime(books.DATE_FORMAT), time=f"{local:%H:%M}", abbr=local.tzname(), zone=zone
+    )
+
+
+def coming_words(book: Book) -> str:
+    """The line a forthcoming book's card and page carry until its moment."""
+    assert book.release is not None, book.slug
+    return books.COMING.format(moment=local_words(book.release.utc, book.release.zone))
+
+
+def publisher_words(moment: datetime, zone: str) -> str:
+    """A send's time for the publisher: in the book's zone and in UTC."""
+    return books.MOMENT_AND_UTC.format(local=local_words(moment, zone), utc=f"{moment.astimezone(UTC):%Y-%m-%d %H:%M}")
