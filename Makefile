@@ -161,8 +161,9 @@ test-container:
 # default sizes: most of an hour or more, and never part of `make test` (whose stages run each
 # benchmark that takes seconds on a tiny input: tests/*/test_benchmarks.py). They need the test
 # extra and the Debian packages (PostgreSQL, Redis, Dovecot, Chromium, podman); house, visits,
-# load, flood and phone serve the existing build (`build`); lighthouse builds its own, container
-# builds the image, and lighthouse fetches its npm package on its first run.
+# release_flip, load, flood and phone serve the existing build (`build`; release_flip also a copy it
+# builds); lighthouse builds its own, container builds the image, and lighthouse fetches its npm
+# package on its first run.
 .PHONY: bench
 bench: $(TEST_STAMP) system-packages build
 	$(BIN)/python benchmarks/hostile_bounces.py
@@ -172,6 +173,7 @@ bench: $(TEST_STAMP) system-packages build
 	$(BIN)/python benchmarks/campaign.py
 	$(BIN)/python benchmarks/house.py
 	$(BIN)/python benchmarks/visits.py
+	$(BIN)/python benchmarks/release_flip.py
 	$(BIN)/python benchmarks/load.py
 	$(BIN)/python benchmarks/flood.py
 	$(BIN)/python benchmarks/phone.py --no-build --runs 5

@@ -142,7 +142,7 @@ def read_bounces(label: str, db_url: str, smtp: SmtpServer, dovecot, env: dict[s
         "PUBLISHER_BOUNCE_CA_FILE": str(dovecot.ca_file),
     }
     started = time.perf_counter()
-    reading = bounce_mailbox.read_once(from_environ(read_env).bounces, from_environ(read_env).mail, db_url)
+    reading = bounce_mailbox.read_once(from_environ(read_env), db_url)
     elapsed = time.perf_counter() - started
     bounced = publisher_gateway(db_url, "subscribers", "--status", "bounced").stdout.count("\n") - 1
     print(

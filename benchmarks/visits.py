@@ -15,8 +15,7 @@
    campaigns, a few buy presses), written by ``visit_counts.flush`` in its one transaction
    to a fresh SQLite and a fresh PostgreSQL database (Debian's package, as in the tests, started
    for the run; --postgres-url: a fresh migrated database of a running one, as a smoke test's).
-   Prints the seconds of the flush and the rows it wrote. Then the same batch's visitors
-   marked in Redis's day sets, as workers on Redis do: the seconds, and the memory a day takes.
+   Prints the seconds of the flush and the rows it wrote.
 3. **User agents.** What counting a page view costs on the request path (``Recorder.page_view``,
    the bot check in it, in this process), --checks views of each kind side by side: browsers'
    user agents it remembers, never-seen short ones, adversarial long ones (docs/security.md's:
@@ -27,7 +26,7 @@
 
     .venv/bin/python benchmarks/visits.py [--requests 6000] [--concurrency 300] [--rounds 2]
         [--new-agents] [--views 100000] [--visitors 30000] [--checks 3000]
-        [--part serve|flush|agents|all] [--no-postgres] [--no-redis] [--postgres-url URL]
+        [--part serve|flush|agents|all] [--no-postgres] [--postgres-url URL]
 """
 
 from __future__ import annotations
@@ -54,7 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.postgres import PostgresServer  # noqa: E402
-from tests.support import RedisServer, running_server, wait_until  # noqa: E402
+from tests.support import running_server, wait_until  # noqa: E402
 
 # Browsers' user agents as they send them: none is a crawler (tests/unit/test_visits_benchmark.py).
 DESKTOP_AGENTS = (
@@ -309,37 +308,7 @@ def flush(args: argparse.Namespace, tmp: Path) -> int:
             timed_flush("PostgreSQL", postgres.url(postgres.migrated_database()), batch)
         finally:
             postgres.close()
-    if args.redis:
-        redis = RedisServer(tmp)
-        try:
-            asyncio.run(marked_in_redis(redis.url, batch))
-        finally:
-            redis.stop()
     return 0
-
-
-async def marked_in_redis(url: str, batch) -> None:
-    """The same batch's visitors marked in Redis's day sets, as workers on Redis do before the
-    flush: how long, and the memory the day's sets take (they live 48 hours: two days at most)."""
-    import redis.asyncio
-
-    from publisher.visits.flush_loop import RedisStore
-
-    client = redis.asyncio.Redis.from_url(url)
-    try:
-        before = (await client.info("memory"))["used_memory"]
-        started = time.perf_counter()
-        await RedisStore(client).mark(batch)
-        seconds = time.perf_counter() - started
-        after = (await client.info("memory"))["used_memory"]
-        keys = await client.dbsize()
-    finally:
-        await client.aclose()
-    new = sum(batch.new_visitors.values())
-    print(
-        f"{'Redis':<11} {seconds:6.2f} s: {len(batch.seen):,} members in {keys:,} keys, "
-        f"{(after - before) / 2**20:.1f} MB for the day; {new:,} new visitor marks"
-    )
 
 
 # --- 3. User agents -------------------------------------------------------------------------------
@@ -390,14 +359,10 @@ def agents(args: argparse.Namespace) -> int:
     """Part 3: one page view counted on the request path, per kind of user agent."""
     from publisher.visits.recorder import Recorder
 
-    class OneSalt:
-        async def salt_for(self, day: date, now: datetime) -> bytes:
-            return b"s" * 32
-
     now = datetime.now(UTC)
     counting = Recorder(trusted_proxy_hops=0, clock=lambda: now)
     counting.count_views_on({"/about"})
-    asyncio.run(counting.salts.refresh(OneSalt(), now))
+    asyncio.run(counting.salts.refresh(lambda day, now: b"s" * 32, now))
     print(
         f"\nVisits, a page view counted on the request path, {date.today()}, {platform.node()} "
         f"({os.cpu_count()} cores): {args.checks:,} views of each kind, each from an address of its own"
@@ -446,7 +411,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--postgres-url", help="a fresh, migrated PostgreSQL database to flush into, not a server started for the run"
     )
-    parser.add_argument("--no-redis", dest="redis", action="store_false", help="no Redis day sets")
     parser.add_argument("--checks", type=int, default=CHECKS, help="page views of each kind of user agent")
     args = parser.parse_args(argv)
     if args.visitors > args.views or min(args.requests, args.concurrency, args.rounds, args.visitors, args.checks) < 1:

@@ -114,6 +114,10 @@ class GatewayClient:
     async def send_email(self, values: Mapping[str, str]) -> None:
         await self.post(SEND_EMAIL_PATH, contact_body(values))
 
+    async def wait(self, values: Mapping[str, str], book_slug: str) -> None:
+        """The cloud API keeps no waitlist (docs/mailing-list.md: it needs the embedded gateway)."""
+        raise self._failure(f"waitlist {book_slug}", "the cloud gateway keeps no waitlist: unset PUBLISHER_GATEWAY_URL")
+
 
 # Each returns once the gateway has taken the request, or raises GatewayError (the embedded list:
 # ListUnavailable): the form's failure message.

@@ -97,10 +97,18 @@ class EmbeddedList:
             "subscribe", functools.partial(subscribers.subscribe, sign_up, _job(self.mail), self.db_url)
         )
 
+    async def wait(self, values: Mapping[str, str], book_slug: str) -> None:
+        """Waits for one book (and joins the list, pending, if its box is ticked); as ``subscribe``, the
+        visitor's answer is the same whatever happened."""
+        sign_up = SignUp(email=values[form_fields.EMAIL.name], name="")
+        join = values.get(form_fields.JOIN_LIST.name) == form_fields.TICKED
+        change = functools.partial(subscribers.wait, sign_up, book_slug, join, _job(self.mail), self.db_url)
+        await self._within_timeout("wait", change)
+
     async def send_email(self, values: Mapping[str, str]) -> None:
         """The message is stored with its email to the publisher."""
         sender = full_name(values[form_fields.FIRST_NAME.name], values[form_fields.LAST_NAME.name])
-        body = tables.ContactBody(
+        body = tables.ContactMessage(
             sender_name=sender,
             sender_email=values[form_fields.EMAIL.name],
             subject=contact_subject(sender),

@@ -2,9 +2,10 @@
 # The tests need Debian's Chromium (browser tests), redis-server and PostgreSQL (scale-out
 # and storage tests; Debian keeps PostgreSQL's server programs in /usr/lib/postgresql), and
 # podman with runc and debootstrap (container tests: build and run the image; bootstrap
-# its base image where no registry is reachable), Java for the W3C Nu HTML checker, and
-# Dovecot (the IMAP server of the bounce mailbox tests; /usr/sbin, outside PATH):
-# install whichever is missing as root.
+# its base image where no registry is reachable), Java for the W3C Nu HTML checker,
+# Dovecot (the IMAP server of the bounce mailbox tests; /usr/sbin, outside PATH) and
+# libfaketime (the release-day test moves a running server's clock): install whichever is
+# missing as root.
 set -euo pipefail
 CHROMIUM="${CHROMIUM_PATH:-/usr/bin/chromium}"
 export PATH="$PATH:/usr/sbin:/sbin"  # runc and debootstrap live there
@@ -14,6 +15,7 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 [[ -x /usr/sbin/dovecot ]] || missing+=(dovecot-imapd)
+compgen -G "/usr/lib/*/faketime/libfaketime.so.1" >/dev/null || missing+=(libfaketime)
 for tool in podman runc debootstrap; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done

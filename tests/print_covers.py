@@ -4,18 +4,14 @@ publisher has them: it builds and serves like the real one, for what a phone dow
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 from PIL import Image, ImageChops, ImageDraw, ImageFilter
 
 from publisher import content
-from tests.support import PROJECT_ROOT
+from tests.support import copy_project
 
 COVER_SIZE = (2400, 3600)
-_COPIED = ("publisher", "assets", "alembic", "reflex.lock", "rxconfig.py", "alembic.ini")
-# What the copy's build writes anew: left out of its .web.
-_NOT_COPIED = {PROJECT_ROOT / ".web": {"build", "backend"}, PROJECT_ROOT / ".web" / "public" / "images": {"variants"}}
 
 
 def print_cover(path: Path, seed: int) -> None:
@@ -34,18 +30,7 @@ def print_cover(path: Path, seed: int) -> None:
 
 def make_project(root: Path) -> Path:
     """The project copied to ``root`` with a print-size JPEG cover for every book; ``root``."""
-    for name in _COPIED:
-        source = PROJECT_ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, root / name)
-    shutil.copytree(
-        PROJECT_ROOT / ".web",
-        root / ".web",
-        symlinks=True,
-        ignore=lambda directory, names: [n for n in names if n in _NOT_COPIED.get(Path(directory), ())],
-    )
+    copy_project(root)
     books = root / "publisher" / "content" / "books.py"
     text = books.read_text()
     for seed, book in enumerate(content.BOOKS):

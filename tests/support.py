@@ -6,6 +6,7 @@ import fcntl
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -185,6 +186,30 @@ def project_path(root: Path) -> dict[str, str]:
     return {} if root == PROJECT_ROOT else {"PYTHONPATH": str(root)}
 
 
+COPIED = ("publisher", "assets", "alembic", "reflex.lock", "rxconfig.py", "alembic.ini")
+# What a copy's build writes anew: left out of its .web.
+_NOT_COPIED = {PROJECT_ROOT / ".web": {"build", "backend"}, PROJECT_ROOT / ".web" / "public" / "images": {"variants"}}
+
+
+def copy_project(root: Path) -> None:
+    """This checkout's code, assets and migrations copied to ``root`` (replacing an older copy's), to
+    change its content and build it apart; its ``.web`` (Node's packages) is copied once and kept."""
+    for name in COPIED:
+        source, target = PROJECT_ROOT / name, root / name
+        if source.is_dir():
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, target)
+    if not (root / ".web").exists():
+        shutil.copytree(
+            PROJECT_ROOT / ".web",
+            root / ".web",
+            symlinks=True,
+            ignore=lambda directory, names: [n for n in names if n in _NOT_COPIED.get(Path(directory), ())],
+        )
+
+
 def build_site(log_path: Path, site_url: str | None = TEST_SITE_URL, root: Path = PROJECT_ROOT) -> None:
     """`make build` for ``site_url`` (None: the configured one) of the project at ``root``."""
     deploy_url = {"REFLEX_DEPLOY_URL": site_url} if site_url else {}
@@ -225,8 +250,6 @@ class ProductionServer:
     port: int | None = None
     own_address: bool = False
     process: subprocess.Popen[bytes] | None = None
-    started_in_s: float | None = None
-    launched_at: float | None = None  # wall clock, to compare with file times
 
     @property
     def base_url(self) -> str:
@@ -250,8 +273,6 @@ class ProductionServer:
             **{**MANY_TABS_ENV, **QUICK_FILL_ENV, **FORM_SECRET_ENV, **self.extra_env, **own},
         )
         log = self.log_path.open("wb")
-        started = time.monotonic()
-        self.launched_at = time.time()
         self.process = subprocess.Popen(
             command, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -271,7 +292,6 @@ class ProductionServer:
         except BaseException:
             self.stop()
             raise
-        self.started_in_s = time.monotonic() - started
 
     def stop(self) -> None:
         """SIGTERM to the main process, as container runtimes send it; it stops its workers."""

@@ -94,6 +94,9 @@ def finish_pages(static_dir: Path, kinds: dict[str, page_kinds.PageKind]) -> Non
                 f"{page.relative_to(static_dir)} serves {route!r}, which no page registered: "
                 f"no decision whether it starts the app (known: {', '.join(sorted(kinds))})"
             )
+        if kinds[route].starts_app and route.startswith(page_kinds.VARIANT_PREFIX):
+            # React Router would hydrate the route in the address bar, the canonical one, over it.
+            raise RuntimeError(f"{route} is a release variant, so it must not start the app: {kinds[route].describe()}")
         html = page.read_text(encoding="utf-8")
         page.write_text(finish_page(html, kinds[route].starts_app), encoding="utf-8")
 
@@ -110,6 +113,7 @@ class SiteFilesPlugin(Plugin):
     supervisor, whose workers would keep old content after a hot reload."""
 
     def get_static_assets(self, **context: Any):
+        from publisher import content  # noqa: PLC0415 - hot reload
         from publisher.config import settings  # noqa: PLC0415 - hot reload
         from publisher.web import feed  # noqa: PLC0415 - hot reload
 
@@ -117,6 +121,14 @@ class SiteFilesPlugin(Plugin):
         return [
             (Path("public") / "robots.txt", robots_txt(site)),
             (Path("public") / feed.FEED_PATH.lstrip("/"), feed.release_feed(site)),
+            *(
+                (
+                    Path("public") / page_kinds.variant_route(book.slug, feed.FEED_PATH).lstrip("/"),
+                    feed.release_feed(site, page_kinds.just_before(book.release.utc)),
+                )
+                for book in content.BOOKS
+                if book.release
+            ),
         ]
 
     def pre_compile(self, **context: Any) -> None:

@@ -19,12 +19,14 @@ import sqlalchemy
 
 from publisher.cli import visit_report
 from publisher.config import secret_files, settings
+from publisher.content import admin_copy
+from publisher.content.books import book_by_slug
 from publisher.mail import announce, outbox
 from publisher.returns import bounce_mailbox
-from publisher.rules import admin_access, list_rules
+from publisher.rules import admin_access, list_rules, release_rules
 from publisher.rules.form_fields import for_terminal
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import admins, bounce_records, database, queue, subscribers, tables
+from publisher.storage import admins, bounce_records, campaigns, dashboard, database, queue, subscribers, tables
 from publisher.web import exports
 
 EXIT_OK = 0
@@ -35,8 +37,8 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer whose reade
 
 EPILOG = f"""\
 Data (the CSV of `subscribers`, the listings of `messages`, `outbox`, `campaigns`,
-`bounces` and `visits`, the outcome of each delivery of `outbox --retry`) goes to standard output;
-messages (what `migrate`, `import`, `forget`, `announce` and `bounces --check` did,
+`bounces`, `visits` and `schedule`, the outcome of each delivery of `outbox --retry`) goes to standard
+output; messages (what `migrate`, `import`, `forget`, `announce`, `schedule` and `bounces --check` did,
 progress, questions, warnings, errors) go to standard error. It runs from any directory:
 it finds the project's alembic.ini beside the installed package (the image sets
 ALEMBIC_CONFIG=/app/alembic.ini).
@@ -46,9 +48,11 @@ exit status:
   {EXIT_FAILED:<4} it ran and failed: the database is unreachable or not migrated, a file cannot be
        read or is refused (`import`), an email was not sent, a campaign paused or was not
        started (nobody confirmed, or the answer was no), `outbox --retry` without SMTP,
-       the bounce mailbox cannot be read (`bounces --check`)
+       the bounce mailbox cannot be read (`bounces --check`), a send that started already
+       (`schedule`)
   {EXIT_USAGE:<4} it cannot run as asked: a usage error, a setting missing or invalid, `announce`
-       refused (unknown book, mail settings missing, no --yes where nobody can answer)
+       refused (unknown book, mail settings missing, no --yes where nobody can answer),
+       `schedule` refused (not a forthcoming book; a time the zone skips or repeats, or past)
   {EXIT_INTERRUPTED:<4} interrupted (Ctrl-C); a transaction under way is rolled back
   {EXIT_BROKEN_PIPE:<4} its reader stopped early (`| head`): the rest was not written
 """
@@ -215,20 +219,20 @@ def write_bounces(args: argparse.Namespace) -> int | None:
 def check_bounce_mailbox() -> int:
     """``bounces --check``: read the bounce mailbox once, now (a MailboxTrouble is 1, in ``run``)."""
     values = settings.current()
-    if values.mail is None or values.bounces.mailbox is None:
+    if values.mail is None or values.bounce_mailbox is None:
         raise Refused(
             "PUBLISHER_BOUNCE_MAILBOX is not set (and PUBLISHER_SMTP_URL with it), so there is no bounce mailbox "
             "to read.",
             EXIT_USAGE,
         )
-    reading = bounce_mailbox.read_once(values.bounces, values.mail)
+    reading = bounce_mailbox.read_once(values)
     if reading is None:
         print(
             "Bounce mailbox: a running site's worker is reading it right now; its findings are in `bounces`.",
             file=sys.stderr,
         )
         return EXIT_OK
-    print(f"Bounce mailbox {values.bounces.mailbox.describe()}: {reading}.", file=sys.stderr)
+    print(f"Bounce mailbox {values.bounce_mailbox.describe()}: {reading}.", file=sys.stderr)
     return EXIT_FAILED if reading.troubles else EXIT_OK
 
 
@@ -236,6 +240,32 @@ def pause(args: argparse.Namespace) -> None:
     if not announce.pause(args.slug, "paused from the command line"):
         raise Refused(f"{for_terminal(args.slug)!r} has no campaign sending")
     _say(f"paused. `publisher-gateway announce {args.slug}` resumes it.")
+
+
+def schedule(args: argparse.Namespace) -> None:
+    """Each forthcoming book's send, in its zone and UTC, its state and who waits; or one of them steered."""
+    steer = [option for option in ("at", "hold", "resume") if getattr(args, option)]
+    if len(steer) > 1 or (steer and args.slug is None):
+        raise Refused("give one book's SLUG and one of --at, --hold or --resume", EXIT_USAGE)
+    now, book = tables.utc_now(), book_by_slug(args.slug or "")
+    if not steer:
+        sends = [send for send in dashboard.scheduled_sends(now) if args.slug in (None, send.book.slug)]
+        for send in sends:
+            print(f"{send.book.slug}: {send.words}")
+        if not sends:
+            print("No forthcoming book (docs/content.md says how to give one a release moment).")
+    elif book is None or book.release is None:
+        raise Refused(f"{for_terminal(args.slug)!r} is not a forthcoming book (see `schedule`)", EXIT_USAGE)
+    else:
+        try:
+            moment = release_rules.send_moment(args.at, book.release.zone, now) if args.at else None
+        except ValueError as refused:
+            raise Refused(str(refused), EXIT_USAGE) from None
+        if not (campaigns.move(book.slug, moment) if moment else campaigns.hold(book.slug, args.hold)):
+            raise Refused(admin_copy.NOT_CHANGED.format(title=book.title))
+        when = release_rules.publisher_words(moment, book.release.zone) if moment else ""
+        said = admin_copy.MOVED_SEND if moment else admin_copy.HELD_SEND if args.hold else admin_copy.UNHELD_SEND
+        _say(said.format(title=book.title, when=when))
 
 
 def _dashboard_kept_here() -> None:
@@ -386,6 +416,15 @@ COMMANDS = (
         lambda args: announce.write_campaigns(sys.stdout),
     ),
     Command("pause", "pause a book's campaign while it sends (`announce SLUG` shows why and resumes it)", pause, SLUG),
+    Command(
+        "schedule",
+        "list each forthcoming book's send (in its zone and UTC), its state and who waits; move, hold or resume one",
+        schedule,
+        _arg("slug", nargs="?", help="a forthcoming book's slug: only its send, or the one to change"),
+        _arg("--at", metavar="WHEN", help='send at WHEN, "YYYY-MM-DD HH:MM" in the book\'s time zone (or now)'),
+        _arg("--hold", action="store_true", help="hold the send: it does not start until --resume"),
+        _arg("--resume", action="store_true", help="stop holding the send: it starts at its time (at once if past)"),
+    ),
     Command(
         "bounces",
         "list the latest bounces and complaints, and the bounce mailbox's messages left unclassified",

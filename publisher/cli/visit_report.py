@@ -74,12 +74,10 @@ def write_text(report: VisitReport, out: TextIO) -> None:
     bots = sum(day.views for day in report.daily[VisitKind.BOT])
     out.write(f"\nBots (counted apart, never as visitors): {bots} requests.\n")
     _counts("Buy button presses per book and store (presses, people pressing)", report.tops[VisitKind.BUY], out, _book)
-    out.write("\nVisits of each book's page -> buy presses (on Home and on its page):\n")
+    out.write("\nVisits of each book's page; its buy presses (on Home and on its page):\n")
     for book in report.books:
-        rate = f"{100 * book.presses / book.page_visitors:.1f} %" if book.page_visitors else "-"
         out.write(
-            f"  {_book(book.slug)}: {book.page_visitors} visitors ({book.page_views} views) -> "
-            f"{book.presses} presses ({rate})\n"
+            f"  {_book(book.slug)}: {book.page_visitors} visitors ({book.page_views} views); {book.presses} presses\n"
         )
 
 

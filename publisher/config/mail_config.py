@@ -35,9 +35,9 @@ class SmtpServer:
     def describe(self) -> str:
         """The server as it may be printed: its URL with the password hidden."""
         scheme = "smtps" if self.implicit_tls else "smtp"
-        user = f"{quote(self.username, safe='')}:{quote(self.password or '', safe='')}@" if self.username else ""
+        user = f"{quote(self.username, safe='')}:***@" if self.username else ""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return redact_url(f"{scheme}://{user}{host}:{self.port}")
+        return f"{scheme}://{user}{host}:{self.port}"
 
 
 @dataclass(frozen=True)
@@ -124,15 +124,9 @@ def smtp_server(value: str) -> SmtpServer:
         raise ConfigurationError(f"{name} must be only scheme, user, password, host and port; got {shown!r}")
     if parts.username is not None and parts.password is None:
         raise ConfigurationError(f"{name} names a user but no password (user:password@host); got {shown!r}")
-    implicit_tls, require_starttls = tls_of(parts.scheme, host)
-    return SmtpServer(
-        host=host,
-        port=port,
-        implicit_tls=implicit_tls,
-        require_starttls=require_starttls,
-        username=unquote(parts.username) if parts.username else None,
-        password=unquote(parts.password) if parts.password is not None else None,
-    )
+    username = unquote(parts.username) if parts.username else None
+    password = unquote(parts.password) if parts.password is not None else None
+    return SmtpServer(host, port, *tls_of(parts.scheme, host), username=username, password=password)
 
 
 def address(name: str, value: str) -> str:
@@ -224,22 +218,7 @@ class ImapServer:
         """The mailbox as it may be printed: its URL with the password hidden."""
         scheme = "imaps" if self.implicit_tls else "imap"
         host = f"[{self.host}]" if ":" in self.host else self.host
-        user = f"{quote(self.username, safe='')}:{quote(self.password, safe='')}@"
-        return redact_url(f"{scheme}://{user}{host}:{self.port}/{quote(self.folder, safe='')}")
-
-
-@dataclass(frozen=True)
-class BounceSettings:
-    # The envelope sender (Return-Path) of every list email, as bounces+TOKEN@domain; None: the From address.
-    address: str | None
-    mailbox: ImapServer | None
-    ca_file: str | None
-    poll_s: int
-    done_folder: str
-    max_bytes: int
-    webhook_secret: str | None = field(repr=False)
-    pause_bounce_rate: float
-    pause_complaint_rate: float
+        return f"{scheme}://{quote(self.username, safe='')}:***@{host}:{self.port}/{quote(self.folder, safe='')}"
 
 
 def imap_server(value: str) -> ImapServer:
@@ -256,16 +235,7 @@ def imap_server(value: str) -> ImapServer:
     folder = unquote(parts.path.lstrip("/")) or "INBOX"
     if form_fields.has_control_characters(folder):
         raise ConfigurationError(f"{name}: the folder name holds a control character; got {shown!r}")
-    implicit_tls, require_starttls = tls_of(parts.scheme, host)
-    return ImapServer(
-        host=host,
-        port=port,
-        implicit_tls=implicit_tls,
-        require_starttls=require_starttls,
-        username=unquote(parts.username),
-        password=unquote(parts.password),
-        folder=folder,
-    )
+    return ImapServer(host, port, *tls_of(parts.scheme, host), unquote(parts.username), unquote(parts.password), folder)
 
 
 def bounce_address(value: str) -> str:

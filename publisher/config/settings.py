@@ -32,7 +32,7 @@ from reflex_base import config as reflex_config
 from reflex_base import constants
 
 from publisher.config import mail_config
-from publisher.config.mail_config import BounceSettings, ImapServer, MailSettings, SmtpServer
+from publisher.config.mail_config import ImapServer, MailSettings, SmtpServer
 from publisher.config.secret_files import FILE_SUFFIX, ConfigurationError, from_env_or_file, secret_made_once
 from publisher.rules import admin_access, antispam, form_fields
 from publisher.rules.bounces import DEFAULT_PAUSE_BOUNCE_RATE, DEFAULT_PAUSE_COMPLAINT_RATE
@@ -103,6 +103,12 @@ def _on_or_off(value: str) -> bool:
     return value.lower() == "on"
 
 
+def _digits(value: Any) -> Any:
+    if isinstance(value, str) and not value.strip().isdigit():
+        raise ValueError  # not 80.0, +80 or 8_000, which int() would take
+    return value
+
+
 def _attempts_per_window(value: str) -> tuple[int, int]:
     attempts, _, window = value.partition("/")
     if not (attempts.strip().isdigit() and window.strip().isdigit() and int(attempts) > 0 and int(window) > 0):
@@ -125,6 +131,7 @@ def _pem_file(value: str) -> str:
 
 
 OnOff = Annotated[bool, BeforeValidator(_on_or_off)]
+Whole = Annotated[int, BeforeValidator(_digits)]
 AttemptsPerWindow = Annotated[tuple[int, int] | None, BeforeValidator(_attempts_per_window)]
 Folder = Annotated[str, AfterValidator(_folder)]
 PemFile = Annotated[str | None, BeforeValidator(_pem_file)]
@@ -150,7 +157,7 @@ class Settings(BaseSettings):
 
     # publisher-serve.
     host: str = _var("HOST", "127.0.0.1")
-    port: int = _var("PORT", 8000, "be a TCP port number (1-65535)", gt=0, lt=65536)
+    port: Whole = _var("PORT", 8000, "be a TCP port number (1-65535)", gt=0, lt=65536)
     loglevel: constants.LogLevel = _var(
         "LOGLEVEL", constants.LogLevel.INFO, "be one of " + ", ".join(level.value for level in constants.LogLevel)
     )
@@ -165,15 +172,15 @@ class Settings(BaseSettings):
     rate_limit_client: AttemptsPerWindow = _var("PUBLISHER_RATE_LIMIT_CLIENT", None, PER_WINDOW)
     rate_limit_address: AttemptsPerWindow = _var("PUBLISHER_RATE_LIMIT_ADDRESS", None, PER_WINDOW)
     # The event channel's limits (the ``tabs`` property).
-    max_tabs_per_address: int = _var("PUBLISHER_MAX_TABS_PER_ADDRESS", DEFAULT_MAX_TABS_PER_ADDRESS, COUNT, ge=1)
-    new_tabs_per_minute: int = _var("PUBLISHER_NEW_TABS_PER_MINUTE", DEFAULT_NEW_TABS_PER_MINUTE, COUNT, ge=1)
-    max_tabs: int = _var("PUBLISHER_MAX_TABS", DEFAULT_MAX_TABS, COUNT, ge=1)
-    max_tab_lifetime_s: int = _var("PUBLISHER_MAX_TAB_LIFETIME_S", DEFAULT_MAX_TAB_LIFETIME_S, COUNT, ge=1)
-    admin_idle_min: int = _var("PUBLISHER_ADMIN_IDLE_MIN", admin_access.DEFAULT_IDLE_MINUTES, COUNT, ge=1)
-    min_fill_time_ms: int = _var("PUBLISHER_MIN_FILL_TIME_MS", antispam.MIN_FILL_TIME_MS, COUNT, ge=1)
+    max_tabs_per_address: Whole = _var("PUBLISHER_MAX_TABS_PER_ADDRESS", DEFAULT_MAX_TABS_PER_ADDRESS, COUNT, ge=1)
+    new_tabs_per_minute: Whole = _var("PUBLISHER_NEW_TABS_PER_MINUTE", DEFAULT_NEW_TABS_PER_MINUTE, COUNT, ge=1)
+    max_tabs: Whole = _var("PUBLISHER_MAX_TABS", DEFAULT_MAX_TABS, COUNT, ge=1)
+    max_tab_lifetime_s: Whole = _var("PUBLISHER_MAX_TAB_LIFETIME_S", DEFAULT_MAX_TAB_LIFETIME_S, COUNT, ge=1)
+    admin_idle_min: Whole = _var("PUBLISHER_ADMIN_IDLE_MIN", admin_access.DEFAULT_IDLE_MINUTES, COUNT, ge=1)
+    min_fill_time_ms: Whole = _var("PUBLISHER_MIN_FILL_TIME_MS", antispam.MIN_FILL_TIME_MS, COUNT, ge=1)
     summary_on: OnOff = _var("PUBLISHER_SUMMARY", True, "be on or off")
     visits: OnOff = _var("PUBLISHER_VISITS", True, "be on or off")
-    visits_keep_days: int = _var("PUBLISHER_VISITS_KEEP_DAYS", DEFAULT_VISITS_KEEP_DAYS, COUNT, ge=1)
+    visits_keep_days: Whole = _var("PUBLISHER_VISITS_KEEP_DAYS", DEFAULT_VISITS_KEEP_DAYS, COUNT, ge=1)
     # Space-separated: the first signs, every one is accepted (a secret can be replaced).
     form_secrets: tuple[str, ...] = _var("PUBLISHER_FORM_SECRET", (), repr=False)
     form_secret_file: str = _var("PUBLISHER_FORM_SECRET_FILE", "")
@@ -200,8 +207,9 @@ class Settings(BaseSettings):
     dkim_key_file: str = _var("PUBLISHER_DKIM_KEY_FILE", "")
     # Confirmation emails in any hour: far above a small publisher's busiest hour of real sign-ups, and
     # a bound on what a bot typing strangers' addresses makes the domain send (docs/mailing-list.md).
-    confirmations_per_hour: int = _var("PUBLISHER_CONFIRMATIONS_PER_HOUR", 120, COUNT, ge=1)
-    # What comes back from the list's emails, checked together into ``bounces``.
+    confirmations_per_hour: Whole = _var("PUBLISHER_CONFIRMATIONS_PER_HOUR", 120, COUNT, ge=1)
+    # What comes back from the list's emails. The envelope sender (Return-Path) of every list email, as
+    # bounces+TOKEN@domain; unset: the From address.
     bounce_address: Annotated[str | None, BeforeValidator(mail_config.bounce_address)] = _var(
         "PUBLISHER_BOUNCE_ADDRESS", None
     )
@@ -212,11 +220,11 @@ class Settings(BaseSettings):
     bounce_ca_file: PemFile = _var("PUBLISHER_BOUNCE_CA_FILE", None, PEM_FILE)
     # Five minutes: a bounce mostly arrives within seconds of the email, and a release at the
     # default pace sends 3,000 emails in that time, so a dead address is stopped before the next one.
-    bounce_poll_s: int = _var("PUBLISHER_BOUNCE_POLL_S", 300, COUNT, ge=1)
+    bounce_poll_s: Whole = _var("PUBLISHER_BOUNCE_POLL_S", 300, COUNT, ge=1)
     bounce_done_folder: Folder = _var("PUBLISHER_BOUNCE_DONE_FOLDER", "Processed", FOLDER, max_length=200)
     # A real bounce or complaint is a few kilobytes, a few hundred with the original; a message above
     # this is left unread, never downloaded (a 40 MB one took 24 s of CPU and 355 MB to parse).
-    bounce_max_bytes: int = _var("PUBLISHER_BOUNCE_MAX_BYTES", 1_000_000, COUNT, ge=1)
+    bounce_max_bytes: Whole = _var("PUBLISHER_BOUNCE_MAX_BYTES", 1_000_000, COUNT, ge=1)
     bounce_webhook_secret: Annotated[str | None, BeforeValidator(mail_config.webhook_secret)] = _var(
         "PUBLISHER_BOUNCE_WEBHOOK_SECRET", None, repr=False
     )
@@ -229,7 +237,6 @@ class Settings(BaseSettings):
     db_password_file: str = _var("PUBLISHER_DB_PASSWORD_FILE", "")
 
     _mail: MailSettings | None = PrivateAttr(None)
-    _bounces: BounceSettings = PrivateAttr()
 
     @model_validator(mode="before")
     @classmethod
@@ -275,17 +282,6 @@ class Settings(BaseSettings):
             )
         else:
             self._mail = self._mail_settings()
-        self._bounces = BounceSettings(
-            address=self.bounce_address,
-            mailbox=self.bounce_mailbox,
-            ca_file=self.bounce_ca_file,
-            poll_s=self.bounce_poll_s,
-            done_folder=self.bounce_done_folder,
-            max_bytes=self.bounce_max_bytes,
-            webhook_secret=self.bounce_webhook_secret,
-            pause_bounce_rate=self.pause_bounce_rate,
-            pause_complaint_rate=self.pause_complaint_rate,
-        )
         return self
 
     def _mail_settings(self) -> MailSettings:
@@ -318,10 +314,6 @@ class Settings(BaseSettings):
     def mail(self) -> MailSettings | None:
         """How the embedded gateway sends email, or None (store only) without an SMTP URL."""
         return self._mail
-
-    @property
-    def bounces(self) -> BounceSettings:
-        return self._bounces
 
     @property
     def tabs(self) -> TabLimits:

@@ -1,4 +1,4 @@
-"""Everything the two forms say. The messages the product description quotes are kept word for word
+"""Everything the forms say. The messages the product description quotes are kept word for word
 (docs/product.md, Forms); tests compare them letter by letter."""
 
 from __future__ import annotations
@@ -65,6 +65,23 @@ SUBSCRIBE_FORM_LABEL = "Join the email list"
 SUBSCRIBE_SECTION_LABEL = "Email signup"
 NAME_LABEL = "Name"
 EMAIL_LABEL = "Email"
+
+# --- Tell me when it's out (a forthcoming book's page) ---------------------------------
+
+WAITLIST_TITLE = "Tell me when it's out"
+WAITLIST_PROMISE = (
+    "Leave your address and we will send you one email when {title} is out. We keep it for this book "
+    "alone and erase it {days} days after that email, unless you also join the new-release list."
+)
+JOIN_LIST_LABEL = "Also join the new-release list: one email whenever a new book is out"
+WAITLIST_BUTTON = "Tell me"
+WAITLIST_THANKS_TITLE = "Thank you!"
+# The same words whether the address was new, waiting or on the list: the form never says who is.
+WAITLIST_THANKS_TEXT = (
+    "If this address is new to us, please confirm it with the link we have just emailed you: "
+    "until then we will not write to you again."
+)
+WAITLIST_AGAIN = "Sign up another address"
 
 # --- Contact --------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ CONFIRMATION_SUBJECT = f"Please confirm your subscription to {BRAND_NAME}"
 # types someone else's address cannot make the publisher's signed email carry their words.
 CONFIRMATION_TEXT = """Hello,
 
-Someone, hopefully you, asked to join {list_name}
+Someone, hopefully you, asked {asked}
 with this address at {site}.
 
 To confirm, open this link and press "Confirm my subscription":
@@ -30,6 +30,12 @@ email: you will not hear from us again.
 {brand}
 {site}
 """
+
+# What the confirmation says was asked: the list, the books the address waits for ("Tell me when it's out"), or both.
+ASKED_TO_JOIN = f"to join {LIST_NAME}"
+ASKED_FOR_BOOK = "to hear when {titles} is out"
+ASKED_FOR_BOOKS = "to hear when {titles} are out"
+ASKED_BOTH = "{join}\nand {wait}"
 
 # --- The welcome email ---------------------------------------------------------------
 
@@ -56,6 +62,14 @@ RELEASE_PAGE_LINK = "Read more about the book on our site"
 RELEASE_SIGN_OFF = "Happy reading,"
 RELEASE_TEST_NOTE = "This is a test copy of a release email: nobody on the list has received it."
 
+# Instead, to a reader who only asked to hear when this one book was out (its waitlist):
+WAITLIST_SUBJECT = "It's out: {title}"
+WAITLIST_INTRO = "The book you asked us about is out:"
+WAITLIST_WHY = (
+    "You receive this email because you asked at {site} to hear when {title} was out, and confirmed your "
+    "address. We erase your address {days} days after the last book you asked about is out."
+)
+
 # The foot of every list email: why the reader gets it, how to leave, who sends it.
 LIST_EMAIL_WHY = "You receive this email because you joined {list_name} at {site} and confirmed your address."
 LIST_EMAIL_UNSUBSCRIBE = "Unsubscribe with one click: {link}"
@@ -71,6 +85,10 @@ CONFIRM_BUTTON = "Confirm my subscription"
 CONFIRM_BUSY = "Confirming..."
 CONFIRM_DONE_TITLE = "You are on the list"
 CONFIRM_DONE = "Thank you! {address} is confirmed, and a welcome email is on its way."
+# An address that only waits for a book ("Tell me when it's out"): no list, no welcome.
+CONFIRM_WAIT_ASK = "Press the button to confirm {address}: we will email it once, when the book is out."
+CONFIRM_WAIT_DONE_TITLE = "Your address is confirmed"
+CONFIRM_WAIT_DONE = "Thank you! We will email {address} once, when the book is out."
 CONFIRM_ALREADY = "{address} is already confirmed: there is nothing more to do."
 CONFIRM_EXPIRED_TITLE = "This confirmation link has expired"
 CONFIRM_EXPIRED = "Confirmation links work for 7 days. Subscribe again and we will send you a new one."

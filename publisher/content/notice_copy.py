@@ -44,6 +44,7 @@ SUMMARY_VISITS = (
     "  Buy button presses:      {presses}\n"
     "{buy_lines}"
 )
+SUMMARY_NEXT_RELEASE = "\n\nNext release: {release}"
 SUMMARY_SOURCE = "{source} {visitors}"
 SUMMARY_BUY_LINE = "    {title} at {store}: {presses}\n"
 SUMMARY_NONE = "none"

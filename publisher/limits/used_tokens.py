@@ -8,7 +8,6 @@ import asyncio
 import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Protocol
 
 from limits import RateLimitItemPerSecond
 from limits.aio.storage import Storage
@@ -28,11 +27,6 @@ _REMEMBER_S = VALID_FOR_MS // 1000 + 60
 ONCE = RateLimitItemPerSecond(1, _REMEMBER_S)
 
 
-class UsedTokens(Protocol):
-    async def first_use(self, nonce: str) -> bool:
-        """Mark ``nonce`` used; True when nobody had used it before."""
-
-
 class WindowUsedTokens:
     """A nonce is a window of one hit: the first hit is its first use (Redis counts atomically)."""
 
@@ -41,6 +35,7 @@ class WindowUsedTokens:
         self._windows = FixedWindowRateLimiter(self.storage)
 
     async def first_use(self, nonce: str) -> bool:
+        """Mark ``nonce`` used; True when nobody had used it before."""
         return await self._windows.hit(ONCE, "form-token", nonce)
 
 
@@ -67,11 +62,11 @@ async def first_use(nonce: str) -> bool:
         return True
 
 
-def configured_store() -> UsedTokens:
+def configured_store() -> WindowUsedTokens | DatabaseUsedTokens:
     """Redis when Reflex uses it, else the embedded gateway's database, else this process."""
     if shared_redis() is None and settings.current().gateway_url is None:
         return DatabaseUsedTokens()
     return WindowUsedTokens(submits.shared_storage.get())
 
 
-shared_used_tokens: PerProcess[UsedTokens] = PerProcess(configured_store)
+shared_used_tokens: PerProcess[WindowUsedTokens | DatabaseUsedTokens] = PerProcess(configured_store)

@@ -18,7 +18,7 @@ from publisher.config import mail_config, settings
 from publisher.config.settings import MailSettings
 from publisher.content import books
 from publisher.mail import campaign, mailer, outbox, release_email
-from publisher.rules import list_rules
+from publisher.rules import list_rules, release_rules
 from publisher.rules.form_fields import for_terminal
 from publisher.storage import bounce_records, campaigns, tables
 
@@ -96,23 +96,16 @@ def describe_counts(counts: dict[str, int]) -> str:
 
 
 def _progress():
-    from rich.console import Console  # noqa: PLC0415 - with rich.progress, only for `announce`
-    from rich.progress import (  # noqa: PLC0415 - only `announce` shows progress; the site never loads rich's UI
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
+    from rich import console, progress  # noqa: PLC0415 - only `announce` shows progress; the site never loads rich's UI
 
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("sent {task.fields[sent]}, failed {task.fields[failed]}, left {task.fields[pending]}"),
-        TextColumn("{task.fields[rate]:.1f}/s"),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),  # progress is a message: never on standard output
+    return progress.Progress(
+        progress.TextColumn("[bold]{task.description}"),
+        progress.BarColumn(),
+        progress.MofNCompleteColumn(),
+        progress.TextColumn("sent {task.fields[sent]}, failed {task.fields[failed]}, left {task.fields[pending]}"),
+        progress.TextColumn("{task.fields[rate]:.1f}/s"),
+        progress.TimeRemainingColumn(),
+        console=console.Console(stderr=True),  # progress is a message: never on standard output
         transient=False,
     )
 
@@ -265,6 +258,13 @@ def _campaign_to_follow(
 ) -> tables.Campaign:
     """The book's campaign, new or resumed (asked first) or going on; Stopped: nothing to follow."""
     item = campaigns.find_campaign(slug)
+    if (item is not None and item.status in tables.NOT_STARTED) or not release_rules.is_out(book, tables.utc_now()):
+        print(
+            f"publisher-gateway: {book.title}'s email is scheduled and goes by itself: `publisher-gateway "
+            f"schedule` shows when, and `publisher-gateway schedule {slug} --at now` sends it now.",
+            file=sys.stderr,
+        )
+        raise Stopped(2)
     if item is None:
         return _new_campaign(slug, mail, book, out, asking)
     if item.status == tables.FINISHED:

@@ -9,7 +9,7 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -17,10 +17,11 @@ from publisher import returns
 from publisher.config import settings
 from publisher.config.settings import MailSettings, worker_name
 from publisher.content import books
+from publisher.content.models import Book
 from publisher.mail import mailer, outbox, release_email
-from publisher.rules import list_rules
+from publisher.rules import list_rules, release_rules
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import bounce_records, campaigns, queue, tables
+from publisher.storage import bounce_records, campaigns, queue, subscribers, tables
 
 logger = logging.getLogger(__name__)
 
@@ -303,6 +304,7 @@ class ReleaseSender:
         if prepared is None or not isinstance(reader, tables.Subscriber):  # a release's source: its reader, or None
             return None
         return prepared.message(
+            waited_only=reader.book_updates != tables.ON_LIST,
             name=reader.name,
             email=reader.email,
             unsubscribe_link=list_rules.unsubscribe_url(self.site, self.mail.list_secret, reader.link_key),
@@ -420,10 +422,54 @@ class ReleaseSender:
             )
 
 
+# How often the addresses that only waited for books are checked for erasure (wall-clock time).
+ERASE_EVERY = timedelta(hours=1)
+
+
+@dataclass
+class ReleaseDay:
+    """Forthcoming books' sends: each scheduled (from the content, which each worker holds), started at
+    its minute, before each round of sending; and the addresses that only waited erased after their days."""
+
+    mail: MailSettings
+    db_url: str | None = None
+    clock: Callable[[], datetime] = tables.utc_now
+    catalogue: Sequence[Book] = books.BOOKS
+    scheduled: set[str] = field(default_factory=set)
+    erased_at: datetime | None = None
+
+    def step(self) -> None:
+        now = self.clock()
+        for book in release_rules.forthcoming(self.catalogue, now):
+            if book.release is not None and book.slug not in self.scheduled:
+                try:
+                    campaigns.ensure_scheduled(book.slug, release_email.subject(book), book.release.utc, self.db_url)
+                    self.scheduled.add(book.slug)
+                except Exception as exc:  # noqa: BLE001 - the other books go on; this one is tried again
+                    logger.error("Release day: could not schedule %s (%s)", book.slug, type(exc).__name__)
+        for started in campaigns.start_due(
+            now, lambda _reader: mailer.new_message_id(self.mail), outbox.RETRY_FOR, self.db_url
+        ):
+            logger.info("Release day: %s sent to %s readers from now", started.book_slug, started.recipients)
+        if self.erased_at is None or now - self.erased_at >= ERASE_EVERY:
+            self.erased_at = now
+            if erased := subscribers.erase_waitlist_only(now, self.db_url):
+                logger.info("Release day: %s addresses that only waited for books erased", erased)
+
+
 async def run_in_backend(db_url: str | None = None) -> None:
-    """The backend's lifespan task: each worker sends release jobs too (embedded gateway with SMTP)."""
+    """The backend's lifespan task: each worker starts release days and sends release jobs too (embedded
+    gateway with SMTP)."""
     mail = settings.current().mail
     # Without the postal address, only the command (which refuses) could start a release.
     if not settings.current().list_emails_on or mail is None or mail.postal_address is None:
         return
-    await returns.keep_running(ReleaseSender(mail, db_url).send_due, "Campaign", outbox.POLL_INTERVAL_S)
+    day, sender = ReleaseDay(mail, db_url), ReleaseSender(mail, db_url)
+
+    async def start_then_send() -> None:
+        try:
+            await asyncio.to_thread(day.step)
+        finally:  # a release day that fails (logged by keep_running) keeps no campaign from sending
+            await sender.send_due()
+
+    await returns.keep_running(start_then_send, "Campaign", outbox.POLL_INTERVAL_S)

@@ -283,8 +283,10 @@ def _email(
     subject: str,
     moment: datetime,
     message_id: str,
+    body: str,
     to: Written | None = None,
     reply_to: Written | None = None,
+    list_headers: dict[str, Written] | None = None,
 ) -> EmailMessage:
     """An email from the site (``to`` None: to the publisher's inbox), its headers in the site's order."""
     message = EmailMessage(policy=WIRE)
@@ -295,57 +297,60 @@ def _email(
     message["Subject"] = Written(header_words(subject))
     message["Date"] = email_utils.format_datetime(moment)
     message["Message-ID"] = Written(message_id)
+    for name, value in (list_headers or {}).items():
+        message[name] = value
+    message.set_content(body, charset="utf-8", cte="quoted-printable")
     return message
 
 
 def contact_email(settings: MailSettings, source: tables.ContactMessage, message_id: str) -> EmailMessage:
     """A contact message as the publisher receives it: Reply answers the visitor."""
     name, email, received_at = source.sender_name, source.sender_email, source.received_at
+    body = f"From: {name} <{email}>\nSent: {_sent_at(received_at)}\n\n{source.message}\n"
     visitor = recipient_address(name, email)
-    message = _email(settings, subject=source.subject, reply_to=visitor, moment=received_at, message_id=message_id)
-    message.set_content(
-        f"From: {name} <{email}>\nSent: {_sent_at(received_at)}\n\n{source.message}\n",
-        charset="utf-8",
-        cte="quoted-printable",
+    return _email(
+        settings, subject=source.subject, reply_to=visitor, moment=received_at, message_id=message_id, body=body
     )
-    return message
 
 
 def subscriber_notice(settings: MailSettings, source: tables.Subscriber, message_id: str) -> EmailMessage:
     """The optional notice of a new address on the new-release list (sent once it is confirmed)."""
     name, email, subscribed_at, confirmed_at = source.name, source.email, source.subscribed_at, source.confirmed_at
     subscriber = recipient_address(name, email)
-    moment = confirmed_at or subscribed_at
-    message = _email(
-        settings, subject=f"New subscriber: {name}", reply_to=subscriber, moment=moment, message_id=message_id
-    )
     confirmed = f"Confirmed: {_sent_at(confirmed_at)}\n" if confirmed_at else ""
-    message.set_content(
-        f"{name} <{email}> joined the new-release email list.\nSubscribed: {_sent_at(subscribed_at)}\n{confirmed}",
-        charset="utf-8",
-        cte="quoted-printable",
-    )
-    return message
+    body = f"{name} <{email}> joined the new-release email list.\nSubscribed: {_sent_at(subscribed_at)}\n{confirmed}"
+    subject, moment = f"New subscriber: {name}", confirmed_at or subscribed_at
+    return _email(settings, subject=subject, reply_to=subscriber, moment=moment, message_id=message_id, body=body)
 
 
 def publisher_notice(settings: MailSettings, source: tables.PublisherNotice, message_id: str) -> EmailMessage:
     """An email the site writes to the publisher when something needs them: nothing a visitor typed in it."""
-    message = _email(settings, subject=source.subject, moment=source.created_at, message_id=message_id)
-    message.set_content(source.body, charset="utf-8", cte="quoted-printable")
-    return message
+    return _email(settings, subject=source.subject, moment=source.created_at, message_id=message_id, body=source.body)
 
 
-def confirmation_email(settings: MailSettings, source: tables.Subscriber, site: str, message_id: str) -> EmailMessage:
-    """Double opt-in: who writes and why, and the link that confirms. To the bare address, no name: until
-    the reader confirms, what was typed into the form is a stranger's words."""
+def asked_for(joins: bool, titles: Sequence[str]) -> str:
+    """What a confirmation says the reader asked for: to join the list, to hear when books are out, or both."""
+    books = f"{', '.join(titles[:-1])} and {titles[-1]}" if len(titles) > 1 else "".join(titles)
+    wait = (list_copy.ASKED_FOR_BOOKS if len(titles) > 1 else list_copy.ASKED_FOR_BOOK).format(titles=books)
+    if not titles:
+        return list_copy.ASKED_TO_JOIN
+    return list_copy.ASKED_BOTH.format(join=list_copy.ASKED_TO_JOIN, wait=wait) if joins else wait
+
+
+def confirmation_email(
+    settings: MailSettings, source: tables.Subscriber, site: str, message_id: str, books: Sequence[str] = ()
+) -> EmailMessage:
+    """Double opt-in: who writes and why (``books``: the titles the address waits for), and the link that
+    confirms. To the bare address, no name: until the reader confirms, what was typed into the form is a
+    stranger's words (a book's title is the publisher's)."""
     sent_at = source.confirmation_sent_at
     assert sent_at is not None  # a row waiting for its confirmation has the time it was asked
     link = list_rules.confirm_url(site, settings.list_secret, source.link_key, sent_at)
     to = recipient_address("", source.email)
-    message = _email(settings, to=to, subject=list_copy.CONFIRMATION_SUBJECT, moment=sent_at, message_id=message_id)
-    body = list_copy.CONFIRMATION_TEXT.format(list_name=list_copy.LIST_NAME, site=site, link=link, brand=BRAND_NAME)
-    message.set_content(body, charset="utf-8", cte="quoted-printable")
-    return message
+    asked = asked_for(source.book_updates != tables.WAITLIST_ONLY, books)
+    body = list_copy.CONFIRMATION_TEXT.format(asked=asked, site=site, link=link, brand=BRAND_NAME)
+    subject = list_copy.CONFIRMATION_SUBJECT
+    return _email(settings, to=to, subject=subject, moment=sent_at, message_id=message_id, body=body)
 
 
 def list_id(settings: MailSettings) -> str:
@@ -359,17 +364,24 @@ def welcome_email(settings: MailSettings, source: tables.Subscriber, site: str, 
     name, confirmed_at = source.name, source.confirmed_at
     unsubscribe_link = list_rules.unsubscribe_url(site, settings.list_secret, source.link_key)
     reader = recipient_address(name, source.email)
-    message = _email(settings, to=reader, subject=list_copy.WELCOME_SUBJECT, moment=confirmed_at, message_id=message_id)
-    # Under the WIRE policy a header that cannot be written right raises ValueError here, before the email is built.
-    message["List-Unsubscribe"] = Written(list_unsubscribe(unsubscribe_link))
-    message["List-Unsubscribe-Post"] = Written(ONE_CLICK)
-    message["List-Id"] = Written(list_id(settings))
     body = list_copy.WELCOME_TEXT.format(name=name, list_name=list_copy.LIST_NAME, brand=BRAND_NAME, site=site)
     why = list_copy.LIST_EMAIL_WHY.format(list_name=list_copy.LIST_NAME, site=site)
     footer = [why, list_copy.LIST_EMAIL_UNSUBSCRIBE.format(link=unsubscribe_link), settings.postal_address]
     text = "\n".join(line for line in footer if line)
-    message.set_content(f"{body}\n--\n{text}\n", charset="utf-8", cte="quoted-printable")
-    return message
+    # Under the WIRE policy a header that cannot be written right raises ValueError: no email is built.
+    return _email(
+        settings,
+        to=reader,
+        subject=list_copy.WELCOME_SUBJECT,
+        moment=confirmed_at,
+        message_id=message_id,
+        body=f"{body}\n--\n{text}\n",
+        list_headers={
+            "List-Unsubscribe": Written(list_unsubscribe(unsubscribe_link)),
+            "List-Unsubscribe-Post": Written(ONE_CLICK),
+            "List-Id": Written(list_id(settings)),
+        },
+    )
 
 
 def tls_context(settings: MailSettings) -> ssl.SSLContext:

@@ -15,7 +15,7 @@ from publisher.config.settings import MailSettings
 from publisher.content.books import book_by_slug
 from publisher.mail import outbox
 from publisher.rules import notice_rules
-from publisher.storage import notice_records, tables, visit_counts
+from publisher.storage import dashboard, notice_records, tables, visit_counts
 
 logger = logging.getLogger(__name__)
 
@@ -32,14 +32,16 @@ def snapshot(now: datetime, db_url: str | None = None) -> notice_rules.Snapshot:
     failing, since = notice_records.failing_emails(db_url)
     mailbox = (
         notice_records.run_status(notice_records.BOUNCE_MAILBOX, db_url)
-        if values.bounces.mailbox is not None
+        if values.bounce_mailbox is not None
         else notice_records.RunStatus(None, None, None)
     )
-    week = None
+    week, next_release = None, ""
     if values.summary_on and notice_rules.is_summary_day(now):
         week = notice_records.week(now, db_url)
         if values.visits_on:
             week = with_visits(week, visit_counts.week(now.date(), db_url))
+        for send in dashboard.scheduled_sends(now, db_url)[:1]:
+            next_release = f"{send.book.title}. {send.words}"
     return notice_rules.Snapshot(
         now=now,
         site_url=settings.site_url(),
@@ -50,6 +52,7 @@ def snapshot(now: datetime, db_url: str | None = None) -> notice_rules.Snapshot:
         mailbox_error=mailbox.last_error or "",
         summary_on=values.summary_on,
         week=week,
+        next_release=next_release,
     )
 
 

@@ -13,13 +13,13 @@ from email.message import EmailMessage
 
 import sqlalchemy
 
-from publisher import returns
+from publisher import content, returns
 from publisher.config import settings
 from publisher.config.settings import MailSettings, PerProcess, site_url, worker_name
 from publisher.mail import mailer
 from publisher.rules import list_rules
 from publisher.rules.list_rules import ListStatus, is_latest_confirmation, link_second
-from publisher.storage import queue, tables
+from publisher.storage import queue, subscribers, tables
 
 logger = logging.getLogger(__name__)
 
@@ -33,16 +33,12 @@ MARK_SENT_FOR_S = 120.0
 CONFIRMATION_WINDOW = timedelta(hours=1)  # the span of the site's ceiling on confirmations
 
 
-def retry_delay(failed_attempts: int) -> timedelta:
-    """The wait after the n-th failed attempt (1-based): short at first, then every two hours."""
-    return RETRY_DELAYS[min(failed_attempts, len(RETRY_DELAYS)) - 1]
-
-
 def next_attempt(failed_attempts: int, now: datetime, give_up_at: datetime) -> datetime | None:
-    """When to try again, or None once the retry window is over; the last try falls on ``give_up_at``."""
+    """When to try again after the n-th failed attempt (short waits, then every two hours), or None once the
+    retry window is over; the last try falls on ``give_up_at``."""
     if now >= give_up_at:
         return None
-    return min(now + retry_delay(failed_attempts), give_up_at)
+    return min(now + RETRY_DELAYS[min(failed_attempts, len(RETRY_DELAYS)) - 1], give_up_at)
 
 
 def after_failure(
@@ -53,12 +49,6 @@ def after_failure(
     if when is None and not failure.permanent:
         return None, f"gave up after {attempts} attempts over {RETRY_FOR.days} days: {failure.reason}"
     return when, failure.reason
-
-
-def confirmations_held(sent_in_the_last_hour: int, per_hour: int) -> bool:
-    """The site-wide ceiling on confirmation emails, so a bot typing strangers' addresses cannot make the
-    domain mail thousands; past it they wait in the outbox, due as soon as the hour's count drops."""
-    return sent_in_the_last_hour >= per_hour
 
 
 def unexpected(exc: BaseException) -> str:
@@ -79,12 +69,13 @@ class NoLongerWanted(Exception):
     """The address's place on the list changed since the email was queued: it is not sent."""
 
 
-# The status a subscriber must still have when a list job's turn comes.
+# The status a subscriber must still have when a list job's turn comes (a confirmation: or confirmed and
+# asked to join the list too, from a book's waitlist).
 _WANTED_WHILE = {tables.CONFIRMATION: ListStatus.PENDING, tables.WELCOME: ListStatus.CONFIRMED}
 
 
 def email_for(
-    delivery: queue.ClaimedDelivery, settings: MailSettings, now: datetime | None = None
+    delivery: queue.ClaimedDelivery, settings: MailSettings, now: datetime | None = None, db_url: str | None = None
 ) -> tuple[EmailMessage, tuple[str, ...]]:
     """The email a job sends, and to whom (empty: the publisher's inbox); a list email (confirmation,
     welcome) only while the address still has the status it was queued for."""
@@ -100,12 +91,23 @@ def email_for(
     wanted = _WANTED_WHILE.get(delivery.kind)
     if wanted is None:
         raise NothingToSend(f"no email is known for a {delivery.kind!r} job")
-    if source.status != wanted:
+    asked = delivery.kind == tables.CONFIRMATION and source.book_updates == tables.ASKED_TO_JOIN
+    if source.status != wanted and not (asked and source.status == ListStatus.CONFIRMED):
         raise NoLongerWanted(f"the address is {source.status} now, no longer {wanted}")
     if delivery.kind == tables.WELCOME:
         return mailer.welcome_email(settings, source, site_url(), message_id), (source.email,)
     confirmation_still_due(delivery, source, now or tables.utc_now())
-    return mailer.confirmation_email(settings, source, site_url(), message_id), (source.email,)
+    titles = waited_titles(source, db_url)
+    return mailer.confirmation_email(settings, source, site_url(), message_id, titles), (source.email,)
+
+
+def waited_titles(row: tables.Subscriber, db_url: str | None) -> list[str]:
+    """The books a pending address waits for, which its confirmation names (a confirmed one asked only to
+    join the list); a book no longer in the content by its slug."""
+    if row.status != ListStatus.PENDING or row.id is None:
+        return []
+    titles = {book.slug: book.title for book in content.BOOKS}
+    return [titles.get(slug, slug) for slug in subscribers.waited_books(row.id, db_url)]
 
 
 def confirmation_still_due(delivery: queue.ClaimedDelivery, row: tables.Subscriber, now: datetime) -> None:
@@ -188,7 +190,7 @@ class Sender:
             logger.error("Outbox: delivery #%s %s", delivery.id, delivery.stalled_reason)
             return Outcome(delivery.id, tables.FAILED, delivery.stalled_reason)
         try:
-            message, recipients = email_for(delivery, self.settings, now)
+            message, recipients = await asyncio.to_thread(email_for, delivery, self.settings, now, self.db_url)
             # A list email's Return-Path names it (VERP), so a bounce arriving later finds its reader.
             envelope_from = mailer.return_path(self.settings, delivery.id) if recipients else None
             note = await mailer.send(message, self.settings, recipients, envelope_from)
@@ -216,9 +218,10 @@ class Sender:
         return Outcome(delivery.id, tables.SENT, note)
 
     def _held_kinds(self, now: datetime) -> tuple[str, ...]:
-        """Confirmations wait while the site's hourly ceiling is reached (stored, never lost)."""
+        """The site-wide ceiling on confirmation emails, so a bot typing strangers' addresses cannot make the
+        domain mail thousands: past it they wait (stored, never lost) until the hour's count drops."""
         sent = queue.sent_since(tables.CONFIRMATION, now - CONFIRMATION_WINDOW, self.db_url)
-        return (tables.CONFIRMATION,) if confirmations_held(sent, self.settings.confirmations_per_hour) else ()
+        return (tables.CONFIRMATION,) if sent >= self.settings.confirmations_per_hour else ()
 
     async def _failed(self, delivery: queue.ClaimedDelivery, failure: returns.DeliveryFailed) -> Outcome:
         when, reason = after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)

@@ -17,6 +17,7 @@ from publisher.content import books, images, list_copy
 from publisher.content.models import Book
 from publisher.content.site import BRAND_NAME
 from publisher.mail import mailer
+from publisher.rules import list_rules
 
 
 def subject(book: Book) -> str:
@@ -37,16 +38,16 @@ def _templates():
 
 
 class PreparedRelease:
-    """One book's email, rendered once (about 3 ms, more than the rest of a send); each reader's copy fills
-    in random placeholders (no book's words can hold one) and is checked before it is handed over."""
+    """One book's email, rendered once (about 3 ms, more than the rest of a send), in the list's version and
+    for a reader who only waited for the book; each reader's copy fills in random placeholders (no book's
+    words can hold one) and is checked before it is handed over."""
 
     def __init__(self, settings: MailSettings, book: Book, *, site: str, test: bool = False):
-        import css_inline  # noqa: PLC0415
-
         self.settings = settings
+        self._book, self._site = book, site
         self._greeting = f"greeting{secrets.token_hex(8)}"
         self._link = f"link{secrets.token_hex(8)}"
-        values = {
+        self._values = {
             "book": book,
             "subject": subject(book),
             "preheader": list_copy.RELEASE_PREHEADER.format(subtitle=book.subtitle),
@@ -69,14 +70,10 @@ class PreparedRelease:
             "language": book.language,
             "test_note": list_copy.RELEASE_TEST_NOTE if test else "",
         }
-        html_template, text_template = _templates()
-        self._text, self._html = text_template.render(values), css_inline.inline(html_template.render(values))
-        for part in (self._text, self._html):
-            if self._greeting not in part or self._link not in part:
-                raise RuntimeError("the release templates lost the greeting or the unsubscribe link")
+        self._versions: dict[bool, tuple[bytes, str, str]] = {}
+        self._version(waited_only=False)
         self._boundary = f"==============={secrets.randbelow(10**19):019d}=="
         self._from = mailer.verbatim_header("From", mailer.mailbox(settings.mail_from_name, settings.mail_from))
-        self._subject = mailer.verbatim_header("Subject", mailer.header_words(subject(book)))
         self._rest = b"".join(
             (
                 mailer.verbatim_header("List-Unsubscribe-Post", mailer.ONE_CLICK),
@@ -86,17 +83,51 @@ class PreparedRelease:
             )
         )
 
-    def message(self, *, name: str, email: str, unsubscribe_link: str, moment: datetime, message_id: str) -> bytes:
-        """The reader's copy as it goes on the wire (before any DKIM signature), its headers checked."""
+    def _version(self, *, waited_only: bool) -> tuple[bytes, str, str]:
+        """The Subject header, text and HTML of the list's version or the waitlist's (rendered when first needed)."""
+        if waited_only not in self._versions:
+            import css_inline  # noqa: PLC0415
+
+            values = self._values
+            if waited_only:
+                title, site = self._book.title, self._site
+                days = list_rules.WAITLIST_KEEP_DAYS
+                values = values | {
+                    "subject": list_copy.WAITLIST_SUBJECT.format(title=title),
+                    "intro": list_copy.WAITLIST_INTRO,
+                    "why": list_copy.WAITLIST_WHY.format(site=site, title=title, days=days),
+                }
+            html_template, text_template = _templates()
+            text, html = text_template.render(values), css_inline.inline(html_template.render(values))
+            for part in (text, html):
+                if self._greeting not in part or self._link not in part:
+                    raise RuntimeError("the release templates lost the greeting or the unsubscribe link")
+            subject_header = mailer.verbatim_header("Subject", mailer.header_words(str(values["subject"])))
+            self._versions[waited_only] = subject_header, text, html
+        return self._versions[waited_only]
+
+    def message(
+        self,
+        *,
+        name: str,
+        email: str,
+        unsubscribe_link: str,
+        moment: datetime,
+        message_id: str,
+        waited_only: bool = False,
+    ) -> bytes:
+        """The reader's copy as it goes on the wire (before any DKIM signature), its headers checked;
+        ``waited_only``: the reader only waited for this book (not on the list)."""
+        subject_header, text, html = self._version(waited_only=waited_only)
         hello = list_copy.RELEASE_GREETING.format(name=name) if name else list_copy.RELEASE_GREETING_NO_NAME
-        text = self._text.replace(self._greeting, hello).replace(self._link, unsubscribe_link)
-        html = self._html.replace(self._greeting, str(escape(hello))).replace(self._link, str(escape(unsubscribe_link)))
+        text = text.replace(self._greeting, hello).replace(self._link, unsubscribe_link)
+        html = html.replace(self._greeting, str(escape(hello))).replace(self._link, str(escape(unsubscribe_link)))
         boundary = self._boundary.encode()
         data = b"".join(
             (
                 self._from,
                 mailer.verbatim_header("To", mailer.recipient_address(name, email)),
-                self._subject,
+                subject_header,
                 mailer.verbatim_header("Date", email_utils.format_datetime(moment)),
                 mailer.verbatim_header("Message-ID", message_id),
                 mailer.verbatim_header("List-Unsubscribe", mailer.list_unsubscribe(unsubscribe_link)),

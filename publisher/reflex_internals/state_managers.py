@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import time
 
-import redis
 import redis.asyncio
 from reflex.istate.manager.disk import StateManagerDisk
 from reflex.istate.manager.memory import StateManagerMemory
@@ -15,16 +14,12 @@ from reflex.istate.manager.token import BaseStateToken
 from reflex.state import BaseState, State
 from reflex.utils import prerequisites
 
-__all__ = ["StateManagerRedis", "expire_keys", "expire_soon", "shared_redis", "shared_redis_sync", "what_moved"]
+__all__ = ["StateManagerRedis", "expire_keys", "expire_soon", "shared_redis", "what_moved"]
 
 
 def shared_redis() -> redis.asyncio.Redis | None:
     """The one answer to "Redis or not" for every store: Reflex's client (REFLEX_REDIS_URL), or None."""
     return prerequisites.get_redis()
-
-
-def shared_redis_sync() -> redis.Redis | None:
-    return prerequisites.get_redis_sync()
 
 
 def what_moved() -> list[str]:

@@ -13,7 +13,7 @@ from datetime import datetime
 import sqlalchemy
 
 from publisher.config import settings
-from publisher.config.settings import BounceSettings
+from publisher.config.settings import Settings
 from publisher.rules import bounces
 from publisher.storage import bounce_records, tables
 from publisher.storage.bounce_records import Recorded, Report
@@ -59,7 +59,7 @@ def take(
     db_url: str | None = None,
     *,
     record: Callable[..., list[Recorded]] = bounce_records.record_all,
-    limits: BounceSettings | None = None,
+    limits: Settings | None = None,
     now: datetime | None = None,
 ) -> list[Recorded]:
     """Record ``reports`` and pause the campaigns they push past a threshold. ``record``: one transaction
@@ -75,8 +75,8 @@ def take(
     return recorded
 
 
-def _pause_campaigns(campaign_ids: Iterable[int], db_url: str | None, limits: BounceSettings | None) -> None:
-    limits = limits or settings.current().bounces
+def _pause_campaigns(campaign_ids: Iterable[int], db_url: str | None, limits: Settings | None) -> None:
+    limits = limits or settings.current()
     for campaign_id in sorted(campaign_ids):
         paused = bounce_records.pause_on_returns(
             campaign_id, limits.pause_bounce_rate, limits.pause_complaint_rate, db_url

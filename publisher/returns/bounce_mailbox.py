@@ -22,7 +22,7 @@ import sqlalchemy
 
 from publisher import returns
 from publisher.config import settings
-from publisher.config.settings import BounceSettings, MailSettings, worker_name
+from publisher.config.settings import MailSettings, Settings, worker_name
 from publisher.returns.imap_client import MailboxClient, MailboxTrouble
 from publisher.rules import bounces, form_fields, reports
 from publisher.storage import bounce_records, notice_records, tables
@@ -106,8 +106,7 @@ def _verp_delivery(message: reports.ClassifiedMessage, mail: MailSettings) -> in
 
 
 def read_once(
-    bounce: BounceSettings,
-    mail: MailSettings,
+    values: Settings,
     db_url: str | None = None,
     *,
     worker: str | None = None,
@@ -116,16 +115,17 @@ def read_once(
 ) -> Reading | None:
     """Read the mailbox once; None when another worker is reading it. Raises MailboxTrouble or the
     database's error when either is away; ``stop`` ends the read after the message in hand."""
-    assert bounce.mailbox is not None  # callers read only a configured mailbox
+    mailbox, mail = values.bounce_mailbox, values.mail
+    assert mailbox is not None and mail is not None  # callers read only a configured mailbox
     holder = worker or worker_name()
     if not bounce_records.take_lease(LEASE_NAME, holder, clock(), clock() + LEASE, db_url):
         return None
     reading = Reading()
     try:
         with _LeaseKeeper(holder, db_url, clock) as lease, _RunRecorded(db_url, clock):
-            with MailboxClient(bounce.mailbox, ca_file=bounce.ca_file) as box:
-                place = MailboxPlace(bounce.mailbox.folder, box.uidvalidity)
-                read = _Read(box, place, bounce, mail, db_url, reading, clock)
+            with MailboxClient(mailbox, ca_file=values.bounce_ca_file) as box:
+                place = MailboxPlace(mailbox.folder, box.uidvalidity)
+                read = _Read(box, place, values, mail, db_url, reading, clock)
                 uids = box.uids()
                 known = bounce_records.known_messages(place, uids, db_url, now=clock())
                 reading.already_met = sum(outcome != bounce_records.PROCESSED for outcome in known.values())
@@ -184,7 +184,7 @@ class _Read:
 
     box: MailboxClient
     place: MailboxPlace
-    bounce: BounceSettings
+    values: Settings
     mail: MailSettings
     db_url: str | None
     reading: Reading
@@ -225,12 +225,12 @@ def _failed(read: _Read, uid: int, size: int | None, exc: Exception) -> None:
 def _handle(read: _Read, uid: int, size: int | None) -> None:
     reading, box = read.reading, read.box
     if size is None:  # recorded as processed by an earlier read that stopped before moving it
-        box.move(uid, read.bounce.done_folder)
+        box.move(uid, read.values.bounce_done_folder)
         reading.moved += 1
         return
     reading.messages += 1
-    if size > read.bounce.max_bytes:
-        note = f"too large to read: {size:,} bytes, above PUBLISHER_BOUNCE_MAX_BYTES ({read.bounce.max_bytes:,})"
+    if size > read.values.bounce_max_bytes:
+        note = f"too large to read: {size:,} bytes, above PUBLISHER_BOUNCE_MAX_BYTES ({read.values.bounce_max_bytes:,})"
         read.record(uid, bounce_records.TOO_LARGE, size=size, note=note)
         reading.too_large += 1
         return
@@ -254,12 +254,12 @@ def _handle(read: _Read, uid: int, size: int | None) -> None:
         record = functools.partial(
             bounce_records.record_message, read.place, uid, bounce_records.PROCESSED, fetched=fetched, note=left_out
         )
-        if returns.take(items, read.db_url, record=record, limits=read.bounce, now=read.clock()):
+        if returns.take(items, read.db_url, record=record, limits=read.values, now=read.clock()):
             if message.kind == reports.BOUNCE:
                 reading.bounces += 1
             else:
                 reading.complaints += 1
-        box.move(uid, read.bounce.done_folder)
+        box.move(uid, read.values.bounce_done_folder)
         reading.moved += 1
         return
     if message.kind == reports.AUTO_REPLY:
@@ -330,22 +330,21 @@ async def run_in_backend(db_url: str | None = None) -> None:
     """The backend's lifespan task: read the bounce mailbox every ``PUBLISHER_BOUNCE_POLL_S``
     (one worker of the site at a time), when one is configured and the site sends the list's emails."""
     values = settings.current()
-    bounce, mail = values.bounces, values.mail
-    if not values.list_emails_on or mail is None or bounce.mailbox is None:
+    if not values.list_emails_on or values.mail is None or values.bounce_mailbox is None:
         return
-    logger.info("Bounce mailbox: reading %s every %s s", bounce.mailbox.describe(), bounce.poll_s)
+    logger.info("Bounce mailbox: reading %s every %s s", values.bounce_mailbox.describe(), values.bounce_poll_s)
     stop = threading.Event()
 
     async def read() -> None:
         try:
-            reading = await _in_own_thread(read_once, bounce, mail, db_url, stop=stop)
+            reading = await _in_own_thread(read_once, values, db_url, stop=stop)
         except MailboxTrouble as trouble:
-            logger.warning("Bounce mailbox: %s; trying again in %s s", trouble, bounce.poll_s)
+            logger.warning("Bounce mailbox: %s; trying again in %s s", trouble, values.bounce_poll_s)
             return
         if reading is not None and (reading.messages or reading.moved):
             logger.info("Bounce mailbox: %s", reading)
 
     try:
-        await returns.keep_running(read, "Bounce mailbox", bounce.poll_s)
+        await returns.keep_running(read, "Bounce mailbox", values.bounce_poll_s)
     finally:
         stop.set()  # cancelled: the site is stopping, so the read in progress ends after its message

@@ -103,6 +103,7 @@ class MailboxClient(contextlib.AbstractContextManager["MailboxClient"]):
         if not server.implicit_tls and imap.has_capability("STARTTLS"):
             with self._guard("STARTTLS failed with"):
                 imap.starttls(context)
+            self._read_capabilities()
         elif not server.implicit_tls and (server.require_starttls or not is_loopback(server.host)):
             raise MailboxTrouble(
                 f"{server.describe()} does not offer STARTTLS, so the password would go out unencrypted; "
@@ -117,12 +118,19 @@ class MailboxClient(contextlib.AbstractContextManager["MailboxClient"]):
             if imap.has_capability("AUTH=PLAIN"):
                 imap.plain_login(server.username, server.password)  # SASL PLAIN (RFC 4616): any text, in UTF-8
             else:
-                imap.login(server.username, server.password)
+                imap.login(_quoted(server.username), server.password)  # imaplib quotes the password, not the user
+        self._read_capabilities()
         with self._guard(f"cannot open the folder {server.folder!r} of"):
             uidvalidity = imap.select_folder(server.folder).get(b"UIDVALIDITY")
         if not isinstance(uidvalidity, int):
             raise MailboxTrouble(f"{server.describe()} did not say the UIDVALIDITY of {server.folder!r}")
         return uidvalidity
+
+    def _read_capabilities(self) -> None:
+        """Read once under a guard (imapclient asks the server when it has none cached), so a connection lost
+        there is mailbox trouble like any other; the checks after it read the cache."""
+        with self._guard("cannot read the capabilities of"):
+            self._connection.capabilities()
 
     def close(self) -> None:
         """LOGOUT, never CLOSE (it expunges every message marked \\Deleted); once the connection failed under
@@ -162,9 +170,23 @@ class MailboxClient(contextlib.AbstractContextManager["MailboxClient"]):
         return re.sub("|".join(re.escape(spelling) for spelling in spellings if spelling), "***", text)
 
 
+def _quoted(text: str) -> str:
+    """An IMAP quoted string: imaplib sends the user name as it is, so a space would split it."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _bytes_text(found: re.Match[str]) -> str:
+    """imapclient's ``b'...'`` as the text it holds (so the scrub finds a password in it); as written when the
+    server's words inside are no literal."""
+    try:
+        return ast.literal_eval(found[1]).decode(errors="replace")
+    except (ValueError, SyntaxError):
+        return found[1]
+
+
 def _cause(exc: BaseException) -> str:
     """What went wrong, as a person reads it: "Connection refused", not "[Errno 111] Connection refused"."""
     if isinstance(exc, OSError) and not isinstance(exc, ssl.SSLError) and exc.strerror:
         return exc.strerror
-    text = _BYTES_LITERAL.sub(lambda found: ast.literal_eval(found[1]).decode(errors="replace"), str(exc))
+    text = _BYTES_LITERAL.sub(_bytes_text, str(exc))
     return re.sub(r"^\w+ failed: ", "", text) or type(exc).__name__

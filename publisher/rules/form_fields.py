@@ -1,4 +1,4 @@
-"""The two forms' fields, each declared once (docs/content.md, Adding a form field), and the rules of text
+"""The forms' fields, each declared once (docs/content.md, Adding a form field), and the rules of text
 from outside (docs/product.md, Forms) as pure functions: control characters are refused in names and
 email, so nothing can inject mail headers."""
 
@@ -25,7 +25,7 @@ LOCAL_PART_MAX_OCTETS = 64
 
 EMAIL_TOO_LONG = form_copy.too_long(form_copy.EMAIL_LABEL, EMAIL_MAX)
 EMAIL_CONTROL_CHARS = EMAIL_INVALID
-# Both forms' hidden field: people never see or reach it, bots that fill every input do.
+# Every form's hidden field: people never see or reach it, bots that fill every input do.
 HONEYPOT_FIELD = "website"
 # The contact form's security question (rules/antispam.py checks it).
 ANSWER_FIELD = "answer"
@@ -157,6 +157,15 @@ def parse_answer(value: object) -> int | None:
     return int(text) if _INTEGER.fullmatch(text) else None
 
 
+# A ticked box's value, as its input sends it and its rule passes it on ("": not ticked).
+TICKED = "yes"
+
+
+def check_box(value: object) -> tuple[str, str | None]:
+    """A box is ticked or not, never wrong: anything sent ticks it."""
+    return (TICKED if isinstance(value, str) and value else ""), None
+
+
 def honeypot_filled(honeypot: object) -> bool:
     """True when the hidden field holds anything (or is not text): a bot filled the form."""
     return not isinstance(honeypot, str) or honeypot != ""
@@ -176,7 +185,7 @@ class FormField:
     name: str  # as the product spells it: the input's name, the key in a submit and the gateway's body
     label: str
     rule: Rule
-    input_type: str = "text"  # an <input>'s type, or "textarea" (a box of several lines)
+    input_type: str = "text"  # an <input>'s type ("checkbox" too), or "textarea" (a box of several lines)
     autocomplete: str = "off"
     # Consecutive half-width fields share a row on a wide screen (the contact form's names).
     half_width: bool = False
@@ -204,7 +213,7 @@ class Form:
     name: str  # its elements' ids start with it ("subscribe-email"); the limits count per form
     fields: tuple[FormField, ...]  # in the order they are shown
     more: tuple[str, ...] = ()  # elements checked elsewhere with a message beside them (the answer)
-    route: str = ""  # its page's, which the dashboard reads its visits by
+    route: str = ""  # its page's, which the dashboard reads its visits by ("": on every forthcoming book's)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -275,3 +284,6 @@ MESSAGE = FormField(
 
 SUBSCRIBE = Form("subscribe", (NAME, EMAIL), route="/subscribe")
 CONTACT = Form("contact", (FIRST_NAME, LAST_NAME, EMAIL, MESSAGE), more=(ANSWER_FIELD,), route="/contact-us")
+# "Tell me when it's out", on a forthcoming book's page; no name: its confirmation greets "Hello,".
+JOIN_LIST = FormField("joinList", form_copy.JOIN_LIST_LABEL, check_box, input_type="checkbox")
+WAITLIST = Form("waitlist", (EMAIL, JOIN_LIST))

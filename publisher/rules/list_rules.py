@@ -32,6 +32,9 @@ class ListStatus:
 
 
 CONFIRMATION_EVERY = timedelta(hours=24)
+# An address that only waited for books is erased this many days after the last one's email went out
+# (time for its bounces and complaints to come back); docs/privacy.md states it.
+WAITLIST_KEEP_DAYS = 30
 
 
 def link_second(moment: datetime) -> int:

@@ -48,6 +48,7 @@ class Snapshot:
     mailbox_error: str = ""
     summary_on: bool = True
     week: Week | None = None  # read only on Mondays
+    next_release: str = ""  # the soonest forthcoming book, its send and waitlist in words (read with the week)
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,8 @@ def due(snapshot: Snapshot) -> list[Notice]:
     if snapshot.summary_on and snapshot.week is not None and is_summary_day(now):
         week = snapshot.week
         body = notice_copy.SUMMARY_BODY.format(**dataclasses.asdict(week), visits=_visits_lines(week))
+        if snapshot.next_release:
+            body += notice_copy.SUMMARY_NEXT_RELEASE.format(release=snapshot.next_release)
         notices.append(Notice(SUMMARY, today, notice_copy.SUMMARY_SUBJECT, body + dashboard + notice_copy.SUMMARY_OFF))
     return notices
 

@@ -7,8 +7,10 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from publisher.content import books
-from publisher.content.models import Book
+from pydantic import ValidationError
+
+from publisher.content import admin_copy, books
+from publisher.content.models import Book, Release
 
 
 def is_out(book: Book, now: datetime) -> bool:
@@ -39,3 +41,19 @@ def coming_words(book: Book) -> str:
 def publisher_words(moment: datetime, zone: str) -> str:
     """A send's time for the publisher: in the book's zone and in UTC."""
     return books.MOMENT_AND_UTC.format(local=local_words(moment, zone), utc=f"{moment.astimezone(UTC):%Y-%m-%d %H:%M}")
+
+
+def send_moment(text: str, zone: str, now: datetime) -> datetime:
+    """The publisher's time for a send ("2027-03-12 10:00" in the book's zone, or "now"), checked as the
+    content's release moment is (a time the zone skips or repeats is refused) and refused once past."""
+    try:
+        moment = (
+            now if text.strip().lower() == "now" else Release(at=datetime.fromisoformat(text.strip()), zone=zone).utc
+        )
+    except ValidationError as invalid:  # the content's own refusal: a skipped or repeated time
+        raise ValueError(str(invalid.errors()[0]["ctx"]["error"])) from None
+    except ValueError:
+        raise ValueError(admin_copy.NOT_A_TIME.format(text=text, zone=zone)) from None
+    if moment < now:
+        raise ValueError(admin_copy.PAST_TIME.format(text=text.strip(), zone=zone))
+    return moment

@@ -446,8 +446,7 @@ def _text(part: Message) -> str:
                 return content
         except Exception:  # noqa: BLE001 - fall back to the bytes, decoded leniently
             pass
-    payload = part.get_payload(decode=True)
-    return payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
+    return _utf8_payload(part)
 
 
 def _plain_texts(parts: Iterable[Message]) -> Iterator[str]:

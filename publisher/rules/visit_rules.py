@@ -358,8 +358,8 @@ def salt_destroyed_at(day: date) -> datetime:
 
 
 def buy_target(body: bytes, books: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
-    """(slug, store host) when the beacon's body (``"<slug> <host>"``) names a known book and exactly its
-    link's host; else None, so a forged beacon counts nothing."""
+    """(slug, store host) when the beacon's body (``"<slug> <host>"``) names a known book and exactly one
+    of its links' hosts (its store's, its pre-order's); else None, so a forged beacon counts nothing."""
     if len(body) > BEACON_BODY_MAX:
         return None
     try:
@@ -378,5 +378,6 @@ def buy_target(body: bytes, books: Iterable[tuple[str, str]]) -> tuple[str, str]
         except ValueError:
             return None
         store = _ascii_host(link_host) if link_host else None
-        return (slug, store) if store is not None and pressed == store else None
+        if store is not None and pressed == store:
+            return slug, store
     return None

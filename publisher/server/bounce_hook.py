@@ -102,23 +102,21 @@ def _item(value: Any, number: int | None) -> Item:
         raise BodyRefused(where + _problem(exc.errors(include_input=False)[0])) from None
 
 
+_PROBLEMS = {
+    "missing": "{} is required",
+    "string_type": "{} must be a string",
+    "string_too_short": "{} must not be empty",
+    "string_too_long": f"{{}} must be at most {form_fields.EMAIL_MAX} characters",
+    "value_error": "{} must not hold control characters",  # the email's own check
+}
+
+
 def _problem(error: ErrorDetails) -> str:
     """Pydantic's error in words that name the key and never echo the value (it may be an address)."""
     field = str(error["loc"][0]) if error["loc"] else "the item"
-    kind = error["type"]
-    if kind == "missing":
-        return f"{field} is required"
-    if field == "type":
+    if field == "type" and error["type"] != "missing":
         return f"type must be one of {', '.join(bounces.KINDS)}"
-    if kind in ("string_type", "str_type"):
-        return f"{field} must be a string"
-    if kind == "string_too_short":
-        return f"{field} must not be empty"
-    if kind == "string_too_long":
-        return f"{field} must be at most {form_fields.EMAIL_MAX} characters"
-    if field == "email" and kind == "value_error":
-        return "email must not hold control characters"
-    return f"{field} is not valid"
+    return _PROBLEMS.get(error["type"], "{} is not valid").format(field)
 
 
 def bearer_matches(authorization: str | None, secret: str) -> bool:
@@ -157,7 +155,7 @@ class BounceHook:
     async def _answer(self, scope: Scope, receive: Receive) -> tuple[Response, str]:
         """The answer, and what the log says about it."""
         values = settings.current()
-        secret = values.bounces.webhook_secret
+        secret = values.bounce_webhook_secret
         if secret is None or values.gateway_url is not None:  # the cloud keeps the list: nothing here to suppress
             why = "no webhook secret is configured" if secret is None else "PUBLISHER_GATEWAY_URL is set"
             return PlainTextResponse(NOT_FOUND, status_code=404), f"({why})"

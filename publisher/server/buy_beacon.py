@@ -5,7 +5,6 @@ check refused it). What counts: docs/privacy.md; what is refused: docs/security.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from starlette.datastructures import Headers
 from starlette.responses import Response
@@ -36,23 +35,14 @@ shared_buy_limiter: PerProcess[Limiter] = PerProcess(configured_buy_limiter)
 
 
 def _books() -> tuple[tuple[str, str], ...]:
-    """Each book's slug and its store link (content/books.py)."""
-    return tuple((book.slug, str(book.book_link)) for book in content.BOOKS)
+    """Each book's slug and its store link, and its pre-order link if it has one (content/books.py)."""
+    links = ((book.slug, link) for book in content.BOOKS for link in (book.book_link, book.preorder_link) if link)
+    return tuple((slug, str(link)) for slug, link in links)
 
 
 class BuyBeacon:
-    """``record``, ``origins`` and ``limiter``: for tests (None: ``visits.record_buy``, the configured
-    origins, the shared per-address limiter)."""
-
-    def __init__(
-        self,
-        record: Callable[[Scope, str, str], None] | None = None,
-        origins: ChannelOrigins | None = None,
-        limiter: PerProcess[Limiter] | None = None,
-    ):
-        self._record = record
-        self._origins = origins
-        self._limiter = limiter or shared_buy_limiter
+    def __init__(self) -> None:
+        self._origins: ChannelOrigins | None = None  # read from the settings at the first press
         self._log = SeldomLog(logger)  # a flood of beacons must not flood the log
 
     def origins(self) -> ChannelOrigins:
@@ -94,8 +84,8 @@ class BuyBeacon:
         target = visit_rules.buy_target(body, _books())
         if target is None:
             return None
-        if not await self._limiter.get().allow(_PRESSES, "", routes.client_address(scope)):
+        if not await shared_buy_limiter.get().allow(_PRESSES, "", routes.client_address(scope)):
             return None
         slug, store = target
-        (self._record or visits.record_buy)(scope, slug, store)
+        visits.record_buy(scope, slug, store)
         return f"{slug} {store}"

@@ -8,7 +8,9 @@ import base64
 import hashlib
 import mimetypes
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.routing import BaseRoute, Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from publisher import visits
+from publisher import content, visits
 from publisher.config import settings
 from publisher.content import images
 from publisher.limits import tabs
@@ -28,8 +30,9 @@ from publisher.server.bounce_hook import BounceHook
 from publisher.server.buy_beacon import BuyBeacon
 from publisher.server.link_pages import LINK_PAGES, ListLinks
 from publisher.server.plain_forms import FORMS, PlainForms
-from publisher.server.routes import Endpoint, PageInPlace, PathRoute, any_slashes
+from publisher.server.routes import Endpoint, PageInPlace, PathRoute, ReleaseFlip, any_slashes
 from publisher.web import feed, page_kinds
+from publisher.web.page_kinds import VARIANT_PREFIX
 from publisher.web.pages import PAGES, contact, subscribe
 from publisher.web.pages.registry import PageRegistry
 
@@ -41,6 +44,7 @@ IMAGE_CACHE = "public, max-age=86400"
 # Static pages: a CDN may keep them five minutes, browsers revalidate; pages that start the app stay
 # "no-cache": their scripts must match the backend that answers them.
 STATIC_PAGE_CACHE = "public, max-age=0, s-maxage=300"
+CDN_KEEPS_S = 300  # STATIC_PAGE_CACHE's s-maxage; before a release flips a page, no longer than until then
 # Scripts, styles, images and JSON opened directly: nothing in them may run or load.
 RESOURCE_POLICY = "default-src 'none'; frame-ancestors 'none'"
 # The release feed: the static files take the Content-Type from Python's table, which lacks .atom.
@@ -157,6 +161,8 @@ class ResponseHeaders:
         admin = is_admin_path(scope["path"])
         if document and not admin and self.starts_app is not None and self.starts_app.get(route) is False:
             cache = STATIC_PAGE_CACHE
+        if scope["method"] == "POST":  # a form's answer (a book's waitlist's too, at its page's URL)
+            cache = NO_STORE
         on_page = self.on_page if document and scope["method"] == "GET" else None  # only a GET is a view
 
         async def send_with_headers(message: Message) -> None:
@@ -170,6 +176,9 @@ class ResponseHeaders:
                 headers["Permissions-Policy"] = "camera=(), microphone=(), geolocation=()"
                 headers["X-Frame-Options"] = "DENY"
                 headers["Cache-Control"] = cache if message["status"] < 400 or cache == NO_STORE else REVALIDATE
+                if cache == STATIC_PAGE_CACHE and routes.SECONDS_TO_FLIP in scope:
+                    kept = min(CDN_KEEPS_S, int(scope[routes.SECONDS_TO_FLIP]))
+                    headers["Cache-Control"] = cache.replace(f"s-maxage={CDN_KEEPS_S}", f"s-maxage={kept}")
                 if admin:
                     headers["X-Robots-Tag"] = "noindex, nofollow"
                 if https:
@@ -186,17 +195,24 @@ def route_table(
     *,
     db_url: str | None = None,
     clock: Callable[[], Any] | None = None,
+    books: Sequence[content.Book] = content.BOOKS,
 ) -> Router:
     """Every HTTP endpoint that is not Reflex's own (docs/architecture.md, How a request is routed), Reflex's
     app the default. ``build_dir``: the production build the server writes into; None (``reflex run``):
-    no plain POST, the link pages are the app's. ``db_url`` and ``clock``: for tests."""
+    no plain POST, the link pages are the app's. ``db_url``, ``clock`` (aware) and ``books``: for tests."""
     page = PageInPlace(app, pages.slashless_routes())
+    flips = release_flips(books)
+    now = clock or (lambda: datetime.now(UTC))
+    forms = PlainForms(build_dir, page, books, now)  # a waitlist's POST even without a build (`reflex run`)
     links = ListLinks(page, build_dir)
     dashboard = AdminSignIn(page, db_url, clock)
     door = event_channel.EventChannelDoor(app, on_open=tabs.opened, on_close=tabs.closed)
     table: list[BaseRoute] = [
         PathRoute("an odd spelling", routes.is_odd_spelling, Endpoint(routes.not_a_url)),
-        *([] if build_dir is None else _form_routes(PlainForms(build_dir, page), page)),
+        # A page as it was before a release (``page_kinds.variant_route``): served only at its page's URL.
+        PathRoute("/_before/...", lambda path: path.lower().startswith(VARIANT_PREFIX), Endpoint(routes.not_a_url)),
+        *([] if build_dir is None else _form_routes(forms, page)),
+        *(Route(any_slashes(path), Endpoint(forms.post), methods=["POST"]) for path in forms.waitlists),
         *channel_routes(door),
         Route(any_slashes(list_rules.CONFIRM_PATH), links),
         Route(any_slashes(list_rules.UNSUBSCRIBE_PATH), links),
@@ -204,9 +220,22 @@ def route_table(
         Route(any_slashes(buy_beacon.PATH), BuyBeacon()),
         Route(admin_access.DASHBOARD_PATH, dashboard),
         Route(f"{admin_access.DASHBOARD_PATH}/{{page:path}}", dashboard),
-        *(Route(route, page) for route in sorted(page.routes)),
+        *(Route(any_slashes(route), ReleaseFlip(page, flips[route], now)) for route in sorted(flips)),
+        *(Route(route, page) for route in sorted(page.routes - flips.keys())),
     ]
     return Router(table, default=app, redirect_slashes=False)
+
+
+def release_flips(books: Iterable[content.Book]) -> dict[str, list[tuple[datetime, str]]]:
+    """Each route a forthcoming book changes (Home, its page, the feed) -> (the book's moment, the file
+    built for the route until then) for each such book."""
+    flips: dict[str, list[tuple[datetime, str]]] = defaultdict(list)
+    for book in books:
+        for route in ("/", book.page_path, feed.FEED_PATH):
+            built = page_kinds.variant_route(book.slug, route) + ("" if route == feed.FEED_PATH else "/")
+            if book.release:
+                flips[route].append((book.release.utc, built))
+    return flips
 
 
 def channel_routes(door: event_channel.EventChannelDoor) -> list[BaseRoute]:

@@ -1,14 +1,17 @@
-"""The two forms without the app (before it starts, without JavaScript, channel down): the server
-answers their plain POST with the app's own functions, and writes the contact form's question
-into its page so it is there at first paint (docs/product.md, Forms; docs/security.md)."""
+"""The forms without the app (before it starts, without JavaScript, channel down; a forthcoming book's
+"Tell me when it's out" always): the server answers their plain POST with the app's own functions, and
+writes the contact form's question into its page so it is there at first paint (docs/product.md, Forms;
+docs/security.md)."""
 
 from __future__ import annotations
 
+import functools
 import gzip
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from html import escape
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -18,13 +21,16 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from publisher import content
 from publisher.config import settings
 from publisher.content import form_copy
 from publisher.limits import submits
-from publisher.rules import form_fields, same_site
+from publisher.rules import form_fields, release_rules, same_site
 from publisher.seldom_log import SeldomLog
 from publisher.server import routes
-from publisher.web import page_html, submissions
+from publisher.storage import tables
+from publisher.web import page_html, page_kinds, submissions
+from publisher.web.components.forms import WAITLIST_THANKS_ID
 from publisher.web.pages import contact, subscribe
 
 logger = logging.getLogger(__name__)
@@ -41,6 +47,8 @@ class PlainForm:
     sent_route: str
     judge: Callable[[Mapping[str, object]], Awaitable[submissions.Verdict]]
     asks_question: bool
+    book: content.Book | None = None  # the forthcoming book a waitlist form is for
+    page_route: str = ""  # the built page a refusal is written into, when not the route's own
 
 
 FORMS = {
@@ -62,6 +70,24 @@ FORMS = {
         ),
     )
 }
+
+
+def waitlist_forms(books: Iterable[content.Book]) -> dict[str, PlainForm]:
+    """ "Tell me when it's out" of each book with a release moment, posted to its page; a refusal is written
+    into the page as it is until the moment (the thanks is a part of it: no page of its own to keep)."""
+    return {
+        book.page_path: PlainForm(
+            form_fields.WAITLIST,
+            book.page_path,
+            f"{book.page_path}#{WAITLIST_THANKS_ID}",
+            functools.partial(submissions.judge_subscribe, form=form_fields.WAITLIST),
+            asks_question=False,
+            book=book,
+            page_route=page_kinds.variant_route(book.slug, book.page_path),
+        )
+        for book in books
+        if book.release is not None
+    }
 
 
 def built_page(build_dir: Path, route: str) -> str:
@@ -91,15 +117,32 @@ class QuestionSlots:
 
 
 class PlainForms:
-    def __init__(self, build_dir: Path, page: ASGIApp):
+    """``build_dir`` None (`reflex run`): only the waitlists, a refusal answered in plain text."""
+
+    def __init__(
+        self,
+        build_dir: Path | None,
+        page: ASGIApp,
+        books: Iterable[content.Book] = content.BOOKS,
+        clock: Callable[[], datetime] | None = None,
+    ):
         self.page = page
-        self.pages = {route: built_page(build_dir, route) for route in FORMS}
-        self.question_slots = QuestionSlots(self.pages[contact.ROUTE])
-        self.subscribe_sent = built_page(build_dir, subscribe.SENT_ROUTE)
+        self.clock = clock or tables.utc_now
+        self.waitlists = waitlist_forms(books)
+        self.pages: dict[str, str] = {}
+        if build_dir is not None:
+            self.pages = {route: built_page(build_dir, route) for route in FORMS}
+            self.question_slots = QuestionSlots(self.pages[contact.ROUTE])
+            self.subscribe_sent = built_page(build_dir, subscribe.SENT_ROUTE)
+            # A book already out when the site was built has no page as it was before.
+            for form in self.waitlists.values():
+                if (build_dir / form.page_route.strip("/") / "index.html").is_file():
+                    self.pages[form.page_route] = built_page(build_dir, form.page_route)
         self._log = SeldomLog(logger)
 
     async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = await self._answer(FORMS[scope["path"].rstrip("/")], scope, receive)
+        path = scope["path"].rstrip("/")
+        response = await self._answer(FORMS.get(path) or self.waitlists[path], scope, receive)
         await response(scope, receive, send)
 
     async def contact_page(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -112,6 +155,8 @@ class PlainForms:
         await page_response(scope, _show_confirm_note(self.subscribe_sent))(scope, receive, send)
 
     async def _answer(self, form: PlainForm, scope: Scope, receive: Receive) -> Response:
+        if form.book is not None and release_rules.is_out(form.book, self.clock()):
+            return RedirectResponse(form.route, status_code=303)  # posted from the page before its moment
         headers = Headers(scope=scope)
         if not posted_from_this_site(scope):
             self._log.info("Form %s: a POST from another site refused", form.declared.name)
@@ -141,7 +186,7 @@ class PlainForms:
             verdict = await form.judge(data)
             if verdict.request is None:
                 return self._refused(form, scope, shown, verdict, 422)
-            if await submissions.send(form.declared.name, verdict.request):
+            if await submissions.send(form.declared.name, verdict.request, form.book.slug if form.book else ""):
                 return RedirectResponse(form.sent_route, status_code=303)
         failed = submissions.Verdict(form_error=submissions.TOASTS[form.declared.name][1], chain=verdict.chain)
         return self._refused(form, scope, shown, failed, 503)
@@ -149,6 +194,10 @@ class PlainForms:
     def _refused(
         self, form: PlainForm, scope: Scope, shown: dict[str, str], verdict: submissions.Verdict, status: int
     ) -> Response:
+        built = self.pages.get(form.page_route or form.route)
+        if built is None:  # no page to write into (`reflex run`): the messages alone
+            said = [verdict.form_error, *verdict.field_errors.values()]
+            return PlainTextResponse("\n".join(message for message in said if message), status_code=status)
         question = None
         if form.asks_question:
             asked = verdict.question or submissions.new_question(verdict.chain)
@@ -161,7 +210,7 @@ class PlainForms:
             question=question,
             title_prefix=form_copy.ERROR_TITLE_PREFIX,
         )
-        return page_response(scope, page_html.answer_page(self.pages[form.route], answer), status)
+        return page_response(scope, page_html.answer_page(built, answer), status)
 
 
 def page_response(scope: Scope, html: str, status: int = 200) -> Response:

@@ -4,6 +4,7 @@ alike: a bounded body, the visitor's address, https or not (directly or through 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
+from datetime import datetime
 from typing import Any
 
 from reflex_base import config as reflex_config
@@ -53,6 +54,29 @@ class PageInPlace:
         if scope["type"] == "http" and scope["path"] in self.routes:
             path = scope["path"] + "/"
             scope = {**scope, "path": path, "raw_path": path.encode()}
+        await self.app(scope, receive, send)
+
+
+# Set in the request's scope by ReleaseFlip: the seconds until the page changes (middleware caps s-maxage).
+SECONDS_TO_FLIP = "publisher.seconds_to_flip"
+
+
+class ReleaseFlip:
+    """A route a forthcoming book changes: until each moment (``variants``: (moment, file path)), the file
+    built for it; after the last, the route as built. A comparison per book ahead, on the given clock."""
+
+    def __init__(self, app: ASGIApp, variants: Iterable[tuple[datetime, str]], clock: Callable[[], datetime]):
+        self.app = app
+        self.variants = tuple(sorted(variants))
+        self.clock = clock
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        now = self.clock()
+        for at, path in self.variants:
+            if now < at:
+                scope[SECONDS_TO_FLIP] = (at - now).total_seconds()
+                scope = {**scope, "path": path, "raw_path": path.encode()}
+                break
         await self.app(scope, receive, send)
 
 

@@ -13,7 +13,7 @@ from sqlmodel import col
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records, tables
 from publisher.storage.queue import ClaimedDelivery, claimed, claiming, clipped, due_jobs
-from publisher.storage.tables import Campaign, Delivery, SendThrottle, Subscriber
+from publisher.storage.tables import Campaign, Delivery, SendThrottle, Subscriber, Waiting
 
 
 def get_campaign(campaign_id: int, db_url: str | None = None) -> Campaign | None:
@@ -27,33 +27,94 @@ def find_campaign(book_slug: str, db_url: str | None = None) -> Campaign | None:
 
 
 def confirmed_count(db_url: str | None = None) -> int:
+    """The confirmed readers on the list (not those only waiting for a book)."""
+    on_list = col(Subscriber.status) == ListStatus.CONFIRMED, col(Subscriber.book_updates) == tables.ON_LIST
     with tables.engine(db_url).begin() as connection:
-        return connection.execute(
-            sqlalchemy.select(sqlalchemy.func.count()).where(col(Subscriber.status) == ListStatus.CONFIRMED)
-        ).scalar_one()
+        return connection.execute(sqlalchemy.select(sqlalchemy.func.count()).where(*on_list)).scalar_one()
 
 
 def create_campaign(
     book_slug: str, subject: str, message_id: Callable[[int], str], now: datetime, retry_for: timedelta, db_url=None
 ) -> Campaign | None:
-    """The campaign and one release job per confirmed reader, in one transaction; None if the book has one.
+    """The campaign and one release job per reader, in one transaction; None if the book has one.
     The unique slug and (campaign, reader) pair keep even a simultaneous second run from queueing twice."""
     with tables.engine(db_url).begin() as connection:
         columns = {"book_slug": book_slug, "subject": subject, "status": tables.SENDING, "created_at": now}
         campaign_id = tables.insert_once(connection, Campaign, "book_slug", **columns)
         if campaign_id is None:
             return None
-        confirmed = sqlalchemy.select(col(Subscriber.id)).where(col(Subscriber.status) == ListStatus.CONFIRMED)
-        ids = connection.execute(confirmed.order_by(col(Subscriber.id))).scalars()
-        readers = cast(list[int], list(ids))
-        if readers:
-            jobs = {reader: tables.Job(message_id(reader), retry_for) for reader in readers}
-            values = [tables.delivery_values(tables.RELEASE, reader, job, now) for reader, job in jobs.items()]
-            connection.execute(sqlalchemy.insert(Delivery), [row | {"campaign_id": campaign_id} for row in values])
-        connection.execute(
-            sqlalchemy.update(Campaign).where(col(Campaign.id) == campaign_id).values(recipients=len(readers))
-        )
+        _queue_readers(connection, campaign_id, book_slug, message_id, now, retry_for)
     return find_campaign(book_slug, db_url)
+
+
+def _queue_readers(
+    connection, campaign_id: int, book_slug: str, message_id: Callable[[int], str], now: datetime, retry_for: timedelta
+) -> None:
+    """One release job per confirmed reader on the list or waiting for the book: one set, so a reader in
+    both gets one email. A campaign with nobody to send to is finished at once."""
+    waits = sqlalchemy.select(col(Waiting.id)).where(
+        col(Waiting.subscriber_id) == col(Subscriber.id), col(Waiting.book_slug) == book_slug
+    )
+    wanted = sqlalchemy.or_(col(Subscriber.book_updates) == tables.ON_LIST, waits.exists())
+    confirmed = sqlalchemy.select(col(Subscriber.id)).where(col(Subscriber.status) == ListStatus.CONFIRMED, wanted)
+    readers = cast(list[int], list(connection.execute(confirmed.order_by(col(Subscriber.id))).scalars()))
+    if readers:
+        jobs = {reader: tables.Job(message_id(reader), retry_for) for reader in readers}
+        values = [tables.delivery_values(tables.RELEASE, reader, job, now) for reader, job in jobs.items()]
+        connection.execute(sqlalchemy.insert(Delivery), [row | {"campaign_id": campaign_id} for row in values])
+    done = {} if readers else {"status": tables.FINISHED, "finished_at": now}
+    connection.execute(
+        sqlalchemy.update(Campaign).where(col(Campaign.id) == campaign_id).values(recipients=len(readers), **done)
+    )
+
+
+def ensure_scheduled(book_slug: str, subject: str, due_at: datetime, db_url: str | None = None) -> None:
+    """A forthcoming book's send, due at its release moment: created once, and while only scheduled (not
+    moved, held or started) it follows the content's moment and subject."""
+    with tables.engine(db_url).begin() as connection:
+        columns = {"subject": subject, "status": tables.SCHEDULED, "due_at": due_at}
+        if tables.insert_once(connection, Campaign, "book_slug", book_slug=book_slug, **columns) is None:
+            connection.execute(
+                sqlalchemy.update(Campaign)
+                .where(col(Campaign.book_slug) == book_slug, col(Campaign.status) == tables.SCHEDULED)
+                .values(subject=subject, due_at=due_at)
+            )
+
+
+def start_due(
+    now: datetime, message_id: Callable[[int], str], retry_for: timedelta, db_url: str | None = None
+) -> list[Campaign]:
+    """Start each scheduled or moved send due by ``now``, its readers queued in the same transaction; the
+    ones this call started. The claim is one UPDATE on the row: of two replicas at once, one wins."""
+    waiting_to_start = col(Campaign.status).in_((tables.SCHEDULED, tables.MOVED)), col(Campaign.due_at) <= now
+    started = []
+    with tables.engine(db_url).begin() as connection:
+        due = connection.execute(sqlalchemy.select(col(Campaign.id), col(Campaign.book_slug)).where(*waiting_to_start))
+        for campaign_id, book_slug in cast(list[tuple[int, str]], due.all()):
+            claim = sqlalchemy.update(Campaign).where(col(Campaign.id) == campaign_id, *waiting_to_start)
+            if connection.execute(claim.values(status=tables.SENDING, created_at=now)).rowcount == 1:
+                _queue_readers(connection, campaign_id, book_slug, message_id, now, retry_for)
+                started.append(book_slug)
+    return [campaign for slug in started if (campaign := find_campaign(slug, db_url)) is not None]
+
+
+def move(book_slug: str, due_at: datetime, db_url: str | None = None) -> bool:
+    """The publisher's time for a send not started yet (a held one stays held); False once it started."""
+    held = sqlalchemy.case((col(Campaign.status) == tables.HELD, tables.HELD), else_=tables.MOVED)
+    return _before_start(book_slug, {"due_at": due_at, "status": held}, db_url)
+
+
+def hold(book_slug: str, held: bool, db_url: str | None = None) -> bool:
+    """Hold a send not started yet, or resume a held one (at its time as it stands: it no longer follows
+    the content); False once it started, or when there is nothing to do."""
+    before = (tables.SCHEDULED, tables.MOVED) if held else (tables.HELD,)
+    return _before_start(book_slug, {"status": tables.HELD if held else tables.MOVED}, db_url, before)
+
+
+def _before_start(book_slug: str, values: dict, db_url: str | None, before=tables.NOT_STARTED) -> bool:
+    changing = sqlalchemy.update(Campaign).where(col(Campaign.book_slug) == book_slug, col(Campaign.status).in_(before))
+    with tables.engine(db_url).begin() as connection:
+        return connection.execute(changing.values(**values)).rowcount == 1
 
 
 def list_campaigns(db_url: str | None = None) -> list[Campaign]:

@@ -10,9 +10,12 @@ from datetime import UTC, date, datetime, timedelta
 import sqlalchemy
 from sqlmodel import col
 
-from publisher.rules import form_fields
+from publisher import content
+from publisher.content import admin_copy
+from publisher.content.models import Book
+from publisher.rules import form_fields, release_rules
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import subscribers, tables
+from publisher.storage import campaigns, subscribers, tables
 from publisher.storage.tables import (
     CONTACT,
     FAILED,
@@ -22,10 +25,13 @@ from publisher.storage.tables import (
     Delivery,
     Subscriber,
     SubscriptionEvent,
+    Waiting,
     as_utc,
 )
 
 LISTED = 50  # rows in each of the dashboard's lists
+# The list's figures count its readers, not addresses only waiting for a book.
+ON_LIST = col(Subscriber.book_updates) == tables.ON_LIST
 # The record of consent's words for a leaving (an unsubscribe or a complaint, a bounce).
 LEFT_EVENTS = (subscribers.UNSUBSCRIBED, subscribers.BOUNCED)
 
@@ -46,6 +52,7 @@ def latest_signups(limit: int = LISTED, db_url: str | None = None) -> list[Reade
     """The latest sign-ups (and imports), newest first."""
     statement = (
         sqlalchemy.select(col(Subscriber.email), col(Subscriber.status), col(Subscriber.subscribed_at))
+        .where(ON_LIST)
         .order_by(col(Subscriber.id).desc())
         .limit(limit)
     )
@@ -150,8 +157,8 @@ def confirmed_per_day(today: date, days: int = 90, db_url: str | None = None) ->
         else_=col(Subscriber.bounced_at),
     )
     with tables.engine(db_url).connect() as connection:
-        joined = _day_counts(connection, col(Subscriber.confirmed_at), ever_confirmed)
-        left = _day_counts(connection, left_at, ever_confirmed, left_status)
+        joined = _day_counts(connection, col(Subscriber.confirmed_at), ever_confirmed, ON_LIST)
+        left = _day_counts(connection, left_at, ever_confirmed, left_status, ON_LIST)
     first = today - timedelta(days=days - 1)
     running = sum(n for d, n in joined.items() if d < first) - sum(n for d, n in left.items() if d < first)
     series = []
@@ -163,12 +170,13 @@ def confirmed_per_day(today: date, days: int = 90, db_url: str | None = None) ->
 
 
 def _events_per_day(connection, since: datetime, events: Collection[str]) -> dict[date, int]:
-    """How many of ``events`` the record of consent holds on each day since ``since``."""
+    """How many of ``events`` the record of consent holds on each day since ``since``, of the list's readers."""
     return _day_counts(
         connection,
         col(SubscriptionEvent.at),
         col(SubscriptionEvent.at) >= since,
         col(SubscriptionEvent.event).in_(events),
+        col(SubscriptionEvent.subscriber_id).in_(sqlalchemy.select(col(Subscriber.id)).where(ON_LIST)),
     )
 
 
@@ -212,3 +220,55 @@ def list_days(today: date, days: int, db_url: str | None = None) -> list[ListDay
         ListDay(day, signups.get(day, 0), confirmations.get(day, 0), messages.get(day, 0))
         for day in (first + timedelta(days=offset) for offset in range(days))
     ]
+
+
+WAITLIST_DAYS = 30  # a forthcoming book's sign-ups: one figure a day, the last 30 days
+
+
+@dataclass(frozen=True)
+class ScheduledSend:
+    """A forthcoming book's send as the publisher steers it (the dashboard, ``publisher-gateway schedule``,
+    the Monday summary), and who waits for the book."""
+
+    book: Book
+    zone: str  # the book's
+    status: str  # scheduled, moved, held; "" until a running site schedules it
+    due_at: datetime
+    confirmed: int
+    pending: int
+    per_day: list[int]  # the sign-ups to its waitlist on each of the last WAITLIST_DAYS days, today last
+
+    @property
+    def words(self) -> str:
+        return admin_copy.FORTHCOMING_LINE.format(
+            when=release_rules.publisher_words(self.due_at, self.zone),
+            state=self.status or admin_copy.NOT_SCHEDULED,
+            confirmed=f"{self.confirmed:,}",
+            pending=f"{self.pending:,}",
+        )
+
+
+def scheduled_sends(now: datetime, db_url: str | None = None) -> list[ScheduledSend]:
+    """Each book of the content not out yet, or whose send has not started, soonest first."""
+    first = now.date() - timedelta(days=WAITLIST_DAYS - 1)
+    since = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
+    by_book = {item.book_slug: item for item in campaigns.list_campaigns(db_url)}
+    sends = []
+    with tables.engine(db_url).connect() as connection:
+        for book in content.BOOKS:
+            item = by_book.get(book.slug)
+            started = release_rules.is_out(book, now) if item is None else item.status not in tables.NOT_STARTED
+            if book.release is None or started:
+                continue
+            of_book = col(Waiting.book_slug) == book.slug
+            statuses = sqlalchemy.select(col(Subscriber.status), sqlalchemy.func.count()).join(
+                Waiting, col(Waiting.subscriber_id) == col(Subscriber.id)
+            )
+            counts = dict(connection.execute(statuses.where(of_book).group_by(col(Subscriber.status))).all())
+            asked = _day_counts(connection, col(Waiting.asked_at), of_book, col(Waiting.asked_at) >= since)
+            due = as_utc(item.due_at or book.release.utc) if item else book.release.utc
+            per_day = [asked.get(first + timedelta(days=offset), 0) for offset in range(WAITLIST_DAYS)]
+            confirmed, pending = counts.get(ListStatus.CONFIRMED, 0), counts.get(ListStatus.PENDING, 0)
+            status = item.status if item else ""
+            sends.append(ScheduledSend(book, book.release.zone, status, due, confirmed, pending, per_day))
+    return sorted(sends, key=lambda send: send.due_at)

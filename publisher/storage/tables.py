@@ -10,7 +10,7 @@ import os
 import re
 import sqlite3
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -499,21 +499,12 @@ def delivery_values(kind: str, source_id: int, job: Job, now: datetime) -> dict:
     }
 
 
-@dataclass(frozen=True)
-class ContactBody:
-    """A contact message as the contact form's judge checked it."""
-
-    sender_name: str
-    sender_email: str
-    subject: str
-    message: str
-
-
-def store_message(body: ContactBody, db_url: str | None = None, job: Job | None = None) -> int:
-    """Store a contact message (and its delivery job, in the same transaction); its id."""
+def store_message(body: ContactMessage, db_url: str | None = None, job: Job | None = None) -> int:
+    """Store a contact message received now (and its delivery job, in the same transaction); its id."""
     now = utc_now()
+    fields = body.model_dump(exclude={"id", "received_at"})
     with engine(db_url).begin() as connection:
-        stored = connection.execute(sqlalchemy.insert(ContactMessage).values(**asdict(body), received_at=now))
+        stored = connection.execute(sqlalchemy.insert(ContactMessage).values(**fields, received_at=now))
         message_id = stored.inserted_primary_key[0]  # type: ignore[index]
         if job is not None:
             connection.execute(sqlalchemy.insert(Delivery).values(**delivery_values(CONTACT, message_id, job, now)))

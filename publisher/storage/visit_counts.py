@@ -30,12 +30,10 @@ _Row = TypeVar("_Row")
 
 @dataclass
 class Batch:
-    """One flush of one worker: views per (day, kind, key), the visitor ids seen per key, and,
-    on Redis (which already knows who is new), the new visitors per key."""
+    """One flush of one worker: views per (day, kind, key), and the visitor ids seen per key."""
 
     views: dict[tuple[date, str, str], int] = field(default_factory=dict)
     seen: set[tuple[date, str, str, bytes]] = field(default_factory=set)
-    new_visitors: dict[tuple[date, str, str], int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -187,7 +185,6 @@ def _part(batch: Batch, labelled: bool) -> Batch:
     return Batch(
         {counted: n for counted, n in batch.views.items() if wanted(counted[1])},
         {seen for seen in batch.seen if wanted(seen[1])},
-        {counted: n for counted, n in batch.new_visitors.items() if wanted(counted[1])},
     )
 
 
@@ -216,24 +213,21 @@ def _within_room(connection, batch: Batch) -> Batch:
         return dict(summed)
 
     seen = {(*folded.get((day, kind, key), (day, kind, key)), visitor) for day, kind, key, visitor in batch.seen}
-    return Batch(into(batch.views), seen, into(batch.new_visitors))
+    return Batch(into(batch.views), seen)
 
 
-def _write(connection, batch: Batch, seen_done: bool) -> None:
-    new = _summed(batch.new_visitors) if seen_done else _insert_seen(connection, batch.seen)
-    _add_counts(connection, _summed(batch.views), new)
+def _write(connection, batch: Batch) -> None:
+    _add_counts(connection, _summed(batch.views), _insert_seen(connection, batch.seen))
 
 
-def flush(batch: Batch, seen_done: bool = False, db_url: str | None = None) -> None:
-    """Write one worker's batch in one transaction (``seen_done``: Redis keeps the seen sets). Keys without
-    labels go first: their "site" upsert makes another flush wait, so each reads the labels' room after."""
-    views = _summed(batch.views)
-    new_from_redis = _summed(batch.new_visitors) if seen_done else Counter()
-    if not views and not new_from_redis and (seen_done or not batch.seen):
+def flush(batch: Batch, db_url: str | None = None) -> None:
+    """Write one worker's batch in one transaction. Keys without labels go first: their "site" upsert
+    makes another flush wait, so each reads the labels' room after."""
+    if not batch.views and not batch.seen:
         return
     with tables.engine(db_url).begin() as connection:
-        _write(connection, _part(batch, labelled=False), seen_done)
-        _write(connection, _within_room(connection, _part(batch, labelled=True)), seen_done)
+        _write(connection, _part(batch, labelled=False))
+        _write(connection, _within_room(connection, _part(batch, labelled=True)))
 
 
 def prune(today: date, keep_days: int, db_url: str | None = None) -> int:

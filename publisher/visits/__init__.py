@@ -1,5 +1,5 @@
 """Visits, sources and buy presses, counted by the server that answers the pages (docs/privacy.md):
-the middleware's and the beacon's hooks, and the lifespan task that flushes and destroys."""
+the middleware's and the beacon's hooks, each worker's flush loop and the lifespan task."""
 
 from __future__ import annotations
 
@@ -9,21 +9,19 @@ import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from reflex_base import config as reflex_config
 
 from publisher.config import settings
 from publisher.config.settings import PerProcess
-from publisher.reflex_internals.state_managers import shared_redis, shared_redis_sync
 from publisher.rules import visit_rules
 from publisher.seldom_log import SeldomLog
 from publisher.storage import visit_counts
 from publisher.storage.tables import utc_now
-from publisher.visits import flush_loop
-from publisher.visits.flush_loop import DatabaseStore, FlushLoop, RedisStore
-from publisher.visits.recorder import Recorder
+from publisher.storage.visit_counts import Batch
+from publisher.visits.recorder import Recorder, SaltFor
 
 logger = logging.getLogger(__name__)
 
@@ -69,14 +67,72 @@ def record_buy(scope: Any, slug: str, store: str) -> None:
 
 
 def visitors_now(now: datetime) -> int:
-    """Distinct visitors in the last VISITORS_NOW_MINUTES minutes, where the seen sets are."""
-    redis = shared_redis_sync()
-    if redis is None:
-        return visit_counts.visitors_now(now, minutes=VISITORS_NOW_MINUTES)
-    try:
-        return flush_loop.visitors_now(redis, now, VISITORS_NOW_MINUTES)
-    finally:
-        redis.close()
+    return visit_counts.visitors_now(now, minutes=VISITORS_NOW_MINUTES)
+
+
+class FlushLoop:
+    """A worker's turn every ``interval_s``: its tally to the database, the day's salt, the daily
+    clean-up. ``salt_for``, ``flush`` and ``daily_chores`` block on the database: each runs in a
+    thread, and a failure costs that turn's part only: the loop never dies of a database away."""
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        salt_for: SaltFor,
+        flush: Callable[[Batch], None],
+        daily_chores: Callable[[datetime], None],
+        interval_s: float,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ):
+        self.recorder = recorder
+        self.salt_for = salt_for
+        self.flush = flush
+        self.daily_chores = daily_chores
+        self.interval_s = interval_s
+        self.sleep = sleep
+        self._chores_done_on: date | None = None
+
+    async def load_salts(self) -> None:
+        """A failure is logged and counting goes on with views only until a later turn fetches the salt."""
+        try:
+            await self.recorder.salts.refresh(self.salt_for, self.recorder.clock())
+        except Exception as exc:  # noqa: BLE001 - any database failure: count views without visitors
+            logger.warning("Visits: the day's salt is not available (%s); counting views only", type(exc).__name__)
+
+    async def flush_once(self) -> None:
+        """Write what was counted since the last turn; on an error only this batch is lost."""
+        if self.recorder.tally.is_empty():
+            return
+        batch = self.recorder.tally.take()
+        try:
+            await asyncio.to_thread(self.flush, batch)
+        except Exception as exc:  # noqa: BLE001 - a database away loses this window only
+            views = sum(count for (_, kind, _), count in batch.views.items() if kind == visit_rules.VisitKind.SITE)
+            # The error's type only: its text may quote the batch's visitor ids.
+            logger.warning("Visits: %d page views lost, the database did not take them (%s)", views, type(exc).__name__)
+
+    async def chores_once_a_day(self) -> None:
+        """The expired salts and seen rows dropped, old counts pruned: on the first turn of each day."""
+        now = self.recorder.clock()
+        today = visit_rules.day_of(now)
+        if self._chores_done_on == today:
+            return
+        try:
+            await asyncio.to_thread(self.daily_chores, now)
+        except Exception as exc:  # noqa: BLE001 - tried again at the next turn
+            logger.warning("Visits: the daily clean-up failed (%s); trying again", type(exc).__name__)
+            return
+        self._chores_done_on = today
+
+    async def run(self) -> None:
+        while True:
+            await self.sleep(self.interval_s)
+            try:
+                await self.flush_once()
+                await self.load_salts()
+                await self.chores_once_a_day()
+            except Exception as exc:  # noqa: BLE001 - the loop outlives any one turn
+                logger.error("Visits: a turn of the flush loop failed (%s); the next one goes on", type(exc).__name__)
 
 
 def _daily_chores(now: datetime, db_url: str | None = None) -> None:
@@ -85,11 +141,10 @@ def _daily_chores(now: datetime, db_url: str | None = None) -> None:
 
 
 def configured_loop(recorder: Recorder, db_url: str | None = None) -> FlushLoop:
-    """Salts and seen sets in Redis when the site uses it, else in the database; counts in the database."""
-    redis = shared_redis()
+    """Salts, seen rows and counts in the embedded gateway's database (``db_url``: a test's, else Reflex's)."""
     return FlushLoop(
         recorder,
-        DatabaseStore(db_url) if redis is None else RedisStore(redis),
+        functools.partial(visit_counts.salt_for, db_url=db_url),
         functools.partial(visit_counts.flush, db_url=db_url),
         functools.partial(_daily_chores, db_url=db_url),
         FLUSH_INTERVAL_S,

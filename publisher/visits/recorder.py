@@ -10,7 +10,6 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, time, timedelta
-from typing import Protocol
 
 from starlette.types import Scope
 
@@ -30,9 +29,8 @@ FETCH_TOMORROW_FROM = time(23, 55)
 SALT_WAIT_S = 2.0
 
 
-class SaltStore(Protocol):
-    async def salt_for(self, day: date, now: datetime) -> bytes | None:
-        """``day``'s salt, made now by whichever worker asks first; None once it is destroyed."""
+# A day's salt, made by whichever worker asks first; None once it is destroyed (visit_counts.salt_for).
+SaltFor = Callable[[date, datetime], bytes | None]
 
 
 class DaySalts:
@@ -45,12 +43,9 @@ class DaySalts:
         """``day``'s salt if this worker has it; None: count views without visitors."""
         return self._salts.get(day)
 
-    def days(self) -> list[date]:
-        return sorted(self._salts)
-
-    async def refresh(self, store: SaltStore, now: datetime, wait_s: float = SALT_WAIT_S) -> None:
-        """A fetch that fails or takes longer than ``wait_s`` raises (the caller logs it and tries again
-        next turn); what was fetched before it is kept."""
+    async def refresh(self, salt_for: SaltFor, now: datetime, wait_s: float = SALT_WAIT_S) -> None:
+        """A fetch (in a thread) that fails or takes longer than ``wait_s`` raises (the caller logs it
+        and tries again next turn); what was fetched before it is kept."""
         today = visit_rules.day_of(now)
         self._salts = {day: salt for day, salt in self._salts.items() if day >= today - timedelta(days=1)}
         wanted = [today]
@@ -58,7 +53,7 @@ class DaySalts:
             wanted.append(today + timedelta(days=1))
         for day in wanted:
             if day not in self._salts:
-                salt = await asyncio.wait_for(store.salt_for(day, now), wait_s)
+                salt = await asyncio.wait_for(asyncio.to_thread(salt_for, day, now), wait_s)
                 if salt is not None:
                     self._salts[day] = salt
 
@@ -189,7 +184,7 @@ class Recorder:
     def _visitor(self, address: str, user_agent: str, moment: datetime) -> bytes | None:
         salt = self.salts.of(visit_rules.day_of(moment))
         if salt is None:
-            return None  # no salt yet (the store away at start or at midnight): a view, no visitor
+            return None  # no salt yet (the database away at start or at midnight): a view, no visitor
         return visit_rules.visitor_id(salt, address, user_agent)
 
     def page_view(self, scope: Scope, status: int, route: str) -> None:

@@ -131,24 +131,30 @@ def line(values: Sequence[int], first_day: date) -> str:
     return _svg(_day_axis(frame, start, len(counts)) + _polyline(frame, counts, INK) + latest)
 
 
-def two_lines(visitors: Sequence[int], views: Sequence[int], first_day: date) -> str:
-    """Visitors (a solid line) and page views (dashed), one value of each per day from
-    ``first_day``, on one scale, with their legend above the plot."""
+def two_lines(
+    visitors: Sequence[int],
+    views: Sequence[int],
+    first_day: date,
+    legend: tuple[str, str] = (admin_copy.COLUMN_VISITORS, admin_copy.COLUMN_PAGE_VIEWS),
+) -> str:
+    """Two lines, one value of each per day from ``first_day``, on one scale: the first solid (visitors),
+    the second dashed (page views), named by ``legend`` above the plot."""
     people = [_count(v) for v in visitors]
     seen = [_count(v) for v in views]
     if len(people) != len(seen):
         raise ValueError("one figure of each per day")
     start = _first_day(first_day)
     frame = _Frame(scale_top(max([*people, *seen], default=0)), len(people))
-    legend = (
+    second = LEFT + max(160, 50 + round(len(legend[0]) * FONT * 0.6))  # past the first's words
+    key = (
         f'<line x1="{LEFT}" y1="14" x2="{LEFT + 24}" y2="14" stroke="{INK}" stroke-width="2"/>'
-        + _text(LEFT + 30, 19, admin_copy.COLUMN_VISITORS)
-        + f'<line x1="{LEFT + 160}" y1="14" x2="{LEFT + 184}" y2="14" stroke="{VIEWS}" stroke-width="2" '
-        'stroke-dasharray="6 4"/>' + _text(LEFT + 190, 19, admin_copy.COLUMN_PAGE_VIEWS)
+        + _text(LEFT + 30, 19, legend[0])
+        + f'<line x1="{second}" y1="14" x2="{second + 24}" y2="14" stroke="{VIEWS}" stroke-width="2" '
+        f'stroke-dasharray="6 4"/>' + _text(second + 30, 19, legend[1])
     )
     latest = _latest(frame, [(people[-1], INK), (seen[-1], VIEWS)]) if people else ""
     return _svg(
-        legend
+        key
         + _day_axis(frame, start, len(people))
         + _polyline(frame, seen, VIEWS, dashed=True)
         + _polyline(frame, people, INK)

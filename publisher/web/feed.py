@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time
+from datetime import UTC, date, datetime, time
 
 from publisher import content
 from publisher.content import books, images
+from publisher.rules import release_rules
+from publisher.web.page_kinds import ALL_OUT
 
 FEED_PATH = "/releases.atom"
 CONTENT_TYPE = "application/atom+xml"
 
 
-def _moment(day) -> datetime:
+def _midnight(day: date) -> datetime:
     return datetime.combine(day, time(0, 0), tzinfo=UTC)
 
 
-def release_feed(site_url: str) -> str:
-    """One entry per book, newest first, dated by its publication date, else ``CATALOGUE_UPDATED``."""
+def _moment(book: content.Book) -> datetime:
+    return book.release.utc if book.release else _midnight(book.publication_date or books.CATALOGUE_UPDATED)
+
+
+def release_feed(site_url: str, now: datetime = ALL_OUT) -> str:
+    """One entry per book out at ``now``, newest first, dated by its release moment, else its publication
+    date, else ``CATALOGUE_UPDATED``."""
     from feedgen.feed import FeedGenerator  # noqa: PLC0415 - build-only dependency, absent from the image
 
     feed = FeedGenerator()
@@ -28,9 +35,9 @@ def release_feed(site_url: str) -> str:
     feed.author({"name": content.BRAND_NAME, "uri": f"{site_url}/"})
     feed.logo(f"{site_url}{content.LOGO_IMAGE}")
     feed.language("en")
-    latest = books.latest_first(content.BOOKS)
-    dates = {book.slug: _moment(book.publication_date or books.CATALOGUE_UPDATED) for book in latest}
-    feed.updated(max(dates.values()))
+    latest = [book for book in books.latest_first(content.BOOKS) if release_rules.is_out(book, now)]
+    dates = {book.slug: _moment(book) for book in latest}
+    feed.updated(max(dates.values(), default=_midnight(books.CATALOGUE_UPDATED)))
     for book in reversed(latest):  # feedgen puts the last added first
         entry = feed.add_entry()
         url = f"{site_url}{book.page_path}"
@@ -44,6 +51,6 @@ def release_feed(site_url: str) -> str:
         for name in book.author_names:
             entry.author({"name": name})
         entry.updated(dates[book.slug])
-        if book.publication_date:
+        if book.publication_date or book.release:
             entry.published(dates[book.slug])
     return feed.atom_str(pretty=True).decode("utf-8")

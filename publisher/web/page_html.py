@@ -77,6 +77,8 @@ def answer_page(html: str, answer: FormAnswer) -> str:
         control = _by_id(soup, answer.field_ids[name])
         if control.name == "textarea":
             control.string = value
+        elif control.get("type") == "checkbox":  # as it was: ticked, or as built (never ticked)
+            control.attrs.update({"checked": ""} if value else {})
         else:
             control["value"] = value
     for name, message in answer.field_errors.items():

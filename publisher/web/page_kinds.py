@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,21 @@ from publisher.reflex_internals.component_needs import BaseComponent, Component
 
 MANIFEST = Path(".web") / "backend" / "page_kinds.json"
 NOT_FOUND_ROUTE = constants.Page404.SLUG
+# A forthcoming book's variants: Home, its page and the feed as they are until its moment, built at
+# /_before/<slug><route> beside the canonical files (every book out); the server picks one per request.
+VARIANT_PREFIX = "/_before"
+ALL_OUT = datetime.max.replace(tzinfo=UTC)  # the canonical pages' moment: every book out
 
-# (library, tag; None: every tag) of components complete at prerender time: icons, fragments, links.
-RENDER_ONLY_COMPONENTS = frozenset({("lucide-react", None), ("react", "Fragment"), ("react-router", "Link")})
+# (library, tag; None: every tag) of components complete at prerender time: icons, fragments, links, and
+# a forthcoming book's switch (web/components/book_cards.py: prerendered out; production serves variants).
+RENDER_ONLY_COMPONENTS = frozenset(
+    {
+        ("lucide-react", None),
+        ("react", "Fragment"),
+        ("react-router", "Link"),
+        ("$/public/release_switch.js", "ReleaseSwitch"),
+    }
+)
 _STATE_CONTEXT_HOOK = re.compile(r'^const \w+ = useStateContext\("[\w.]+"\);?$')
 
 
@@ -63,11 +76,6 @@ def _is_render_only(library: str, tag: object) -> bool:
     return (name, None) in RENDER_ONLY_COMPONENTS or (name, tag) in RENDER_ONLY_COMPONENTS
 
 
-def _state_field(state: str, field: str) -> str:
-    """'reflex___state____state__publisher___forms___x_state____x_state', 'f' -> 'x_state.f'."""
-    return f"{state.rsplit('____', 1)[-1]}.{field}"
-
-
 def _reasons_in(component: BaseComponent) -> Iterator[str]:
     name = _element_name(component)
     if not isinstance(component, Component):
@@ -75,7 +83,7 @@ def _reasons_in(component: BaseComponent) -> Iterator[str]:
     for trigger in component.event_triggers:
         yield f"{name} handles {trigger}"
     for state, field in component_needs.state_fields_read(component):
-        yield f"{name} reads {_state_field(state, field)}"
+        yield f"{name} reads {state.rsplit('____', 1)[-1]}.{field}"  # '...____x_state', 'f' -> 'x_state.f'
     library = component.library
     if library and not _is_render_only(library, component.tag):
         yield f"{name} is the React component {component.tag} from {_library_name(library)}"
@@ -113,15 +121,30 @@ def _first_line(code: str, limit: int = 80) -> str:
 
 def site_route(reflex_route: str) -> str:
     """Reflex's route key ('index', 'about', '404') as the URL path the site serves."""
-    if reflex_route == NOT_FOUND_ROUTE:
-        return NOT_FOUND_ROUTE
-    return "/" if reflex_route in ("index", "/") else "/" + reflex_route.strip("/")
+    return NOT_FOUND_ROUTE if reflex_route == NOT_FOUND_ROUTE else page_route(reflex_route)
 
 
 def page_route(path: str) -> str:
     """The route a URL path or a prerendered file names: '/about/', '/about.html', '/about/index.html' -> '/about'."""
     path = path.removesuffix(".html").removesuffix("/index")
     return "/" + path.strip("/") if path.strip("/") not in ("", "index") else "/"
+
+
+def variant_route(slug: str, route: str) -> str:
+    """Where ``route`` as it is until the book ``slug`` is out is built: '/' -> '/_before/<slug>'."""
+    return f"{VARIANT_PREFIX}/{slug}{route}".rstrip("/")
+
+
+def canonical_route(route: str) -> str:
+    """The URL a variant is served at: '/_before/<slug>/books/x' -> '/books/x'; any other route as it is."""
+    if not route.startswith(VARIANT_PREFIX + "/"):
+        return route
+    return "/" + route.removeprefix(VARIANT_PREFIX + "/").partition("/")[2]
+
+
+def just_before(moment: datetime) -> datetime:
+    """A variant's moment: the site as it is the instant before ``moment``."""
+    return moment - timedelta.resolution
 
 
 def decide(pages: Iterable[Any]) -> dict[str, PageKind]:

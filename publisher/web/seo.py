@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import reflex as rx
@@ -13,6 +14,8 @@ import reflex as rx
 from publisher import content
 from publisher.config.settings import site_url
 from publisher.content import images
+from publisher.rules import release_rules
+from publisher.web.page_kinds import ALL_OUT, canonical_route
 
 if TYPE_CHECKING:
     from publisher.web.pages.registry import SitePage
@@ -105,8 +108,21 @@ def typical_age_range(age_range: str | None) -> str | None:
     return f"{match[1]}-" if match[1] else f"{match[2]}-{match[3]}"
 
 
-def book(item: content.Book, author_cards: Mapping[str, str]) -> dict[str, Any]:
-    """A book, identified by its page (``author_cards``: name -> card path); its edition as ``workExample``."""
+def offer(item: content.Book, now: datetime) -> dict[str, Any]:
+    """Where to buy the book; before its moment (at ``now``), a pre-order from then (UTC)."""
+    if item.release is None or release_rules.is_out(item, now):
+        return {"@type": "Offer", "url": str(item.book_link)}
+    return {
+        "@type": "Offer",
+        "availability": "https://schema.org/PreOrder",
+        "availabilityStarts": f"{item.release.utc:%Y-%m-%dT%H:%M:%SZ}",
+        "url": str(item.preorder_link) if item.preorder_link else absolute_url(item.page_path),
+    }
+
+
+def book(item: content.Book, author_cards: Mapping[str, str], now: datetime = ALL_OUT) -> dict[str, Any]:
+    """A book, identified by its page (``author_cards``: name -> card path); its edition as ``workExample``;
+    its offer as at ``now``."""
     url = absolute_url(item.page_path)
     node: dict[str, Any] = {
         "@type": "Book",
@@ -126,7 +142,7 @@ def book(item: content.Book, author_cards: Mapping[str, str]) -> dict[str, Any]:
             for name in item.author_names
         ],
         "publisher": {"@id": organization_id()},
-        "offers": {"@type": "Offer", "url": str(item.book_link)},
+        "offers": offer(item, now),
     }
     if age := typical_age_range(item.age_range):
         node["typicalAgeRange"] = age
@@ -158,8 +174,8 @@ def breadcrumbs(name: str, route: str) -> dict[str, Any]:
 def structured_data(page: SitePage) -> dict[str, Any]:
     """The page's JSON-LD graph: every page with a URL below Home has its breadcrumbs, then its own nodes."""
     graph: list[dict[str, Any]] = []
-    if page.has_url and not page.is_root:
-        graph.append(breadcrumbs(page.copy.short_name, page.route))
+    if page.has_url and canonical_route(page.route) != "/":
+        graph.append(breadcrumbs(page.copy.short_name, canonical_route(page.route)))
     graph += list(page.structured_data())
     return {"@context": "https://schema.org", "@graph": graph}
 
@@ -200,7 +216,7 @@ def meta_tags(page: SitePage) -> list[dict[str, str] | rx.Component]:
         {"name": "twitter:image:alt", "content": picture.alt},
     ]
     if page.has_url:
-        url = absolute_url(page.route)
+        url = absolute_url(canonical_route(page.route))  # a variant's is the page it is served as
         tags.append({"property": "og:url", "content": url})
         tags.append(rx.el.link(rel="canonical", href=url))
     tags.append(rx.el.script(json_ld_text(structured_data(page)), type="application/ld+json"))

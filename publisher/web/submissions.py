@@ -1,4 +1,4 @@
-"""One submit of either form, whichever way it came (the app's event or a plain HTML POST): the same rules,
+"""One submit of a form, whichever way it came (the app's event or a plain HTML POST): the same rules,
 anti-spam checks, gateway call and words (docs/product.md, Forms); the forms' Reflex states; and the clean
 stop that lets a worker's submits in flight finish on SIGTERM."""
 
@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import reflex as rx
-from reflex_base import constants
-from reflex_base.environment import environment
+from reflex.utils import exec as reflex_exec
 from reflex_base.event import EventSpec
 
 from publisher import gateway, mailing_list
@@ -25,7 +24,7 @@ from publisher.config.settings import PerProcess
 from publisher.content import form_copy
 from publisher.limits import submits, tabs, used_tokens
 from publisher.rules import antispam, form_tokens
-from publisher.rules.form_fields import ANSWER_FIELD, CONTACT, HONEYPOT_FIELD, SUBSCRIBE, Form, words_of
+from publisher.rules.form_fields import ANSWER_FIELD, CONTACT, HONEYPOT_FIELD, SUBSCRIBE, WAITLIST, Form, words_of
 
 logger = logging.getLogger(__name__)
 
@@ -151,9 +150,10 @@ async def spend_token(data: Mapping[str, object], now: float) -> form_tokens.For
     return form_tokens.continues(token, first_use=first_use, now_ms=now)
 
 
-async def judge_subscribe(data: Mapping[str, object]) -> Verdict:
-    """The field rules, then the honeypot ("Please try again.": nothing is stored or sent)."""
-    checked = SUBSCRIBE.check(data)
+async def judge_subscribe(data: Mapping[str, object], form: Form | None = None) -> Verdict:
+    """The field rules, then the honeypot ("Please try again.": nothing is stored or sent); ``form``: the
+    waitlist's, which has the same rules."""
+    checked = (form or SUBSCRIBE).check(data)
     if not checked.ok:
         return Verdict(field_errors=dict(checked.errors))
     if checked.bot:
@@ -192,15 +192,20 @@ async def judge_contact(data: Mapping[str, object]) -> Verdict:
     return Verdict(request=checked.values, chain=chain)
 
 
-async def send(form: str, request: dict[str, str]) -> bool:
-    """Deliver an accepted submit to the gateway; True when it took it. Any failure, a stopping server or
-    its stop limit ends the submit (logged), so a form never stays "submitting"."""
+async def send(form: str, request: dict[str, str], book_slug: str = "") -> bool:
+    """Deliver an accepted submit to the gateway (``book_slug``: the book a waitlist's is for); True when it
+    took it. Any failure, a stopping server or its stop limit ends the submit (logged), so a form never
+    stays "submitting"."""
     worker = worker_stop.get()
     if worker.stopping:
         logger.warning("Submit not delivered: the server is stopping")
         return False
     chosen = gateway.shared_gateway.get()
-    task = asyncio.ensure_future(chosen.subscribe(request) if form == SUBSCRIBE.name else chosen.send_email(request))
+    if form == WAITLIST.name:
+        call = chosen.wait(request, book_slug)
+    else:
+        call = chosen.subscribe(request) if form == SUBSCRIBE.name else chosen.send_email(request)
+    task = asyncio.ensure_future(call)
     worker.gateway_calls.add(task)
     try:
         await asyncio.wait({task})
@@ -220,11 +225,6 @@ async def send(form: str, request: dict[str, str]) -> bool:
         logger.error("Gateway call failed unexpectedly: %s", type(exc).__name__, exc_info=exc)
         return False
     return True
-
-
-def pages_carry_a_question() -> bool:
-    """Whether the server wrote a question into the page (publisher-serve), or the browser renders it (reflex run)."""
-    return environment.REFLEX_ENV_MODE.get() == constants.Env.PROD
 
 
 def error_var(name: str) -> str:
@@ -252,10 +252,11 @@ def field_messages(form: Form) -> type[rx.State]:
     return type(f"{form.name.title()}FieldMessages", (rx.State,), namespace, mixin=True)
 
 
-# Each form's toasts: (success, failure).
+# Each form's toasts: (success, failure); the waitlist's failure is the alert of its plain POST's answer.
 TOASTS = {
     SUBSCRIBE.name: (form_copy.SUBSCRIBE_SUCCESS_TOAST, form_copy.SUBSCRIBE_FAILURE_TOAST),
     CONTACT.name: (form_copy.CONTACT_SUCCESS_TOAST, form_copy.CONTACT_FAILURE_TOAST),
+    WAITLIST.name: (form_copy.WAITLIST_THANKS_TITLE, form_copy.SUBSCRIBE_FAILURE_TOAST),
 }
 
 
@@ -400,7 +401,7 @@ class ContactState(field_messages(CONTACT), FormLifecycle, rx.State):  # type: i
     def start(self):
         """As SubscribeState.start; where the pages carry no question, the app asks one."""
         self._give_back_an_interrupted_submit()
-        if not pages_carry_a_question() and not self._token:
+        if not reflex_exec.is_prod_mode() and not self._token:  # production: the server wrote one into the page
             return self._ask(new_question())
         return None
 

@@ -70,8 +70,8 @@ def the_docs_names():
             taken.append(f"port {PORT} of 127.0.0.1 (something listens there)")
         if taken:
             pytest.fail(
-                f"The documented commands use names that are taken here: {', '.join(taken)}. Remove them "
-                f"(scripts/podman rm -f {NAME}; scripts/podman volume rm {VOLUME}) or stop what listens, then run again.",
+                f"The documented commands use names that are taken here: {', '.join(taken)}. Remove them (scripts/"
+                f"podman rm -f {NAME}; scripts/podman volume rm {VOLUME}) or stop what listens, then run again.",
                 pytrace=False,
             )
         yield

@@ -7,14 +7,17 @@ import csv
 import io
 import re
 import socket
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 import httpx
 from playwright.sync_api import Browser, Page, expect
 
 from publisher import content
-from publisher.content import admin_copy
+from publisher.content import admin_copy, books
+from publisher.rules import release_rules
 from publisher.storage import subscribers, tables
+from tests import release_book
 from tests.browser import (
     DESKTOP,
     add_passkey_authenticator,
@@ -177,6 +180,37 @@ def test_editing_content_shows_after_a_reload(page: Page, dev_server: DevServer)
     finally:
         CONTENT_FILE.write_text(original)
     assert CONTENT_FILE.read_text() == original
+
+
+def test_a_forthcoming_book_turns_out_at_its_moment_without_a_reload(page: Page, dev_server: DevServer):
+    """`reflex run` renders pages in the browser: the book's part switches on the browser's clock (set
+    twenty seconds before the test book's moment)."""
+    books_file = PROJECT_ROOT / "publisher" / "content" / "books.py"
+    original = books_file.read_text()
+    book = release_book.test_book()
+    assert book.release is not None
+    buy = page.get_by_role("link", name=re.compile(books.GET_YOUR_COPY))
+    try:
+        books_file.write_text(original + release_book.book_source())
+
+        def reloaded_with_the_book() -> bool:
+            page.goto(dev_server.base_url + book.page_path, wait_until="domcontentloaded")
+            try:  # the browser renders it (a page not compiled yet is a 404's)
+                expect(page.get_by_role("heading", name=book.title, level=1)).to_be_visible(timeout=10_000)
+            except AssertionError:
+                return False
+            return True
+
+        wait_until(reloaded_with_the_book, 120, "the test book's page", interval=2)
+        page.clock.set_system_time(book.release.utc - timedelta(seconds=20))
+        page.reload()
+        expect(page.get_by_text(release_rules.coming_words(book))).to_be_visible()
+        expect(page.get_by_role("link", name=re.compile(books.PREORDER))).to_be_visible()
+        expect(buy).to_have_count(0)
+        expect(buy).to_have_attribute("href", str(book.book_link), timeout=60_000)
+        expect(page.get_by_text(release_rules.coming_words(book))).to_have_count(0)
+    finally:
+        books_file.write_text(original)
 
 
 # A reader's browser (Chromium's headless user agent is a bot, counted apart).

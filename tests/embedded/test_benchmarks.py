@@ -1,11 +1,13 @@
 """benchmarks/house.py --quick on the suite's build: both paths of a subscribe measured, the state's
-module on the app's path, and this checkout's lines and recipe."""
+module on the app's path, and this checkout's lines and recipe; benchmarks/release_flip.py at a tiny size."""
 
 from __future__ import annotations
 
 import re
 
+from publisher.rules import release_rules
 from tests.doc_commands import run_benchmark
+from tests.release_book import test_book
 from tests.support import DOCS, PROJECT_ROOT
 
 RUN_S = 600
@@ -46,3 +48,25 @@ def test_the_house_measures_both_paths_of_a_subscribe_and_this_checkouts_lines(b
     recipe = figure(output, "d. files the form-field recipe names (docs/content.md)")
     has_recipe = re.search(r"^#+ .*field", (DOCS / "content.md").read_text(encoding="utf-8"), re.M | re.I)
     assert (recipe == "no recipe") == (has_recipe is None), recipe
+
+
+def test_release_flip_serves_both_builds_the_forthcoming_book_coming_and_measures_each_page(built_site):
+    book = test_book()
+    # Twice the time: it may build the release copy first (tests/release_book.py).
+    output = run_benchmark(
+        "benchmarks/release_flip.py", "--requests", "60", "--concurrency", "6", "--rounds", "2", timeout=2 * RUN_S
+    )
+
+    coming = release_rules.coming_words(book)
+    for shown in ("(a) /: 200", "(a) /books/coloring-book: 200", "(b) /books/coloring-book: 200"):
+        assert re.search(rf"^{re.escape(shown)}, [\d,]+ bytes, no 'Coming' line$", output, re.M), output
+    for shown in ("(b) /: 200", f"(b) {book.page_path}: 200"):
+        assert re.search(rf"^{re.escape(shown)}, [\d,]+ bytes, says '{re.escape(coming)}'$", output, re.M), output
+    performance = (DOCS / "performance.md").read_text(encoding="utf-8")
+    documented = re.search(r"benchmarks/release_flip\.py (.+)$", performance, re.M)
+    helped = " ".join(run_benchmark("benchmarks/release_flip.py", "--help", timeout=RUN_S).split())
+    sizes = re.findall(r"\[(--[\w-]+) (\d+)\]", documented.group(1) if documented else "")
+    assert len(sizes) == 3 and all(re.search(rf"{o} [A-Z]+ [^(]*\({n}\)", helped) for o, n in sizes), helped
+    measured = r" +\d+ requests/s \(median of rounds\), p50 +[\d.]+ ms, p95 +[\d.]+ ms, errors 0$"
+    for label in ("(a) /", "(b) /", "(a) /books/coloring-book", f"(b) {book.page_path}", "(b) /books/coloring-book"):
+        assert re.search(rf"^{re.escape(label)}{measured}", output, re.M), output

@@ -21,6 +21,7 @@ from tests.imap import DovecotServer
 from tests.samples import bounce_sample
 from tests.smtp import SmtpServer
 from tests.support import ProductionServer, running_server, wait_until
+from tests.unit.test_reports import qmail_bounce_naming
 
 FOLDER = "Bounces hostile"
 BOUNCE_ADDRESS = "bounces@animals.example"
@@ -32,21 +33,6 @@ HANDLED_WITHIN_S = 5 + 1
 PAGES_DURING_THE_READ = 3
 # Only a guard against a reader or a page that hangs: never what the test claims.
 READ_HANG_GUARD_S = 120
-
-
-def report_naming(count: int) -> bytes:
-    """A stranger's qmail-style bounce to the plain bounce address, naming ``count`` readers."""
-    paragraphs = b"".join(
-        b"<reader%05d.on.the.new-release.list@readers.example>:\r\n"
-        b"Sorry, no mailbox here by that name. (#5.1.1)\r\n\r\n" % n
-        for n in range(count)
-    )
-    return (
-        b"From: MAILER-DAEMON@stranger.example\r\nTo: " + BOUNCE_ADDRESS.encode() + b"\r\n"
-        b"Subject: failure notice\r\n\r\nHi. This is the qmail-send program at stranger.example.\r\n"
-        b"I'm afraid I wasn't able to deliver your message to the following addresses.\r\n"
-        b"This is a permanent error; I've given up. Sorry it didn't work out.\r\n\r\n" + paragraphs
-    )
 
 
 @pytest.fixture
@@ -107,7 +93,7 @@ def test_a_5_mb_report_naming_50000_is_read_in_seconds_while_pages_answer_and_a_
     reader = "hostile.reader@example.com"
     join(page, server, reader)
     confirmation = wait_for_email(smtp, reader, "Please confirm your subscription to Animals We Confuse")
-    huge = report_naming(ADDRESSES)
+    huge = qmail_bounce_naming(ADDRESSES, to=BOUNCE_ADDRESS)  # a stranger's, to the plain bounce address
     assert len(huge) > 5_000_000
 
     spent_before = cpu_seconds(server.process.pid)

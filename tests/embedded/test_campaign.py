@@ -13,6 +13,8 @@ import httpx
 import pytest
 
 from publisher import content
+from publisher.mail import outbox
+from publisher.storage import campaigns, tables
 from tests.smtp import POSTAL_ADDRESS, Received, SmtpServer
 from tests.support import ProductionServer, announce_process, publisher_gateway, running_server, wait_until
 
@@ -128,10 +130,17 @@ def relay():
     server.stop()
 
 
-def test_killed_mid_campaign_then_run_again_nobody_is_missed(fresh_db, relay, tmp_path):
+@pytest.mark.parametrize("started_by", ["announce", "its release moment"])
+def test_killed_mid_campaign_then_run_again_nobody_is_missed(fresh_db, relay, tmp_path, started_by):
+    """Started by the command, or at a forthcoming book's moment (as a site's worker starts it): one way of
+    sending, which the command follows, killed, then again."""
     readers = 300
     publisher_gateway(fresh_db, "import", str(list_csv(tmp_path / "list.csv", "kill.example", readers)))
     env = relay.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL, PUBLISHER_SEND_RATE="60")
+    if started_by == "its release moment":
+        campaigns.ensure_scheduled(SLUGS[1], "It's out", tables.utc_now(), fresh_db)
+        [started] = campaigns.start_due(tables.utc_now(), "<{}@kill.example>".format, outbox.RETRY_FOR, fresh_db)
+        assert started.recipients == readers
     command = announce_process(fresh_db, env, SLUGS[1], tmp_path / "first.log")
     try:
         relay.wait_for(60, timeout=60)

@@ -1,12 +1,9 @@
-"""What a dashboard tab leaves in the tabs' stored state (reflex_internals/stored_state.py), on the disk
-manager and on Redis, once the closed tab's last state is stored: never the session's token, a reader's
-address or the browser's user agent, and the folder readable by the site's user alone."""
+"""What a dashboard tab leaves in the tabs' stored state (reflex_internals/stored_state.py) on Redis, two
+workers, once the closed tab's last state is stored: never the session's token, a reader's address or the
+browser's user agent (the disk manager writes the same serialized state: tests/unit/test_stored_state.py)."""
 
 from __future__ import annotations
 
-import hashlib
-import stat
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -15,7 +12,6 @@ import pytest
 import redis as redis_client
 from playwright.sync_api import Page, expect
 from reflex.istate.manager.token import BaseStateToken
-from reflex_base.utils.exceptions import StateSchemaMismatchError
 
 from publisher.content import admin_copy
 from publisher.limits import tabs
@@ -40,30 +36,22 @@ def seeded_database(workdir: Path) -> str:
 
 
 class Site:
-    def __init__(self, server: ProductionServer, db_url: str, states: Path, redis: RedisServer | None):
+    def __init__(self, server: ProductionServer, db_url: str, states: Path, redis: RedisServer):
         self.server, self.db_url, self.states, self.redis = server, db_url, states, redis
 
     def stored(self) -> dict[str, bytes]:
         found = {str(path): path.read_bytes() for path in self.states.rglob("*") if path.is_file()}
-        if self.redis is not None:
-            found.update(redis_values(self.redis))
-        return found
+        return found | redis_values(self.redis)
 
-    def admin_state_stored_since(self, token: str, since: float) -> bool:
-        """The dashboard tab's state as it was at ``since`` (wall clock) or later is stored."""
+    def admin_state_stored(self, token: str) -> bool:
+        """The closed dashboard tab's last state is stored."""
         key = str(BaseStateToken(ident=token, cls=AdminState))
-        if self.redis is not None:
-            # Once the server saw the tab close: the closed-tab expiry, or the refresh loop's last store.
-            client = redis_client.Redis.from_url(self.redis.url)
-            if 0 < client.ttl(key) <= tabs.CLOSED_TAB_KEEP_S:
-                return True
-            stored = client.get(key)
-            return stored is not None and BaseStateToken.deserialize(data=stored)._watcher == ""
-        path = self.states / f"{hashlib.md5(key.encode()).hexdigest()}.pkl"  # the disk manager's name
-        try:
-            return path.stat().st_mtime > since and BaseStateToken.deserialize(data=path.read_bytes()).checked
-        except (OSError, StateSchemaMismatchError):  # not there yet, or being written
-            return False
+        # Once the server saw the tab close: the closed-tab expiry, or the refresh loop's last store.
+        client = redis_client.Redis.from_url(self.redis.url)
+        if 0 < client.ttl(key) <= tabs.CLOSED_TAB_KEEP_S:
+            return True
+        stored = client.get(key)
+        return stored is not None and BaseStateToken.deserialize(data=stored)._watcher == ""
 
 
 def redis_values(server: RedisServer) -> dict[str, bytes]:
@@ -85,16 +73,7 @@ def redis_values(server: RedisServer) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def on_disk(built_site, tmp_path_factory) -> Iterator[Site]:
-    workdir = tmp_path_factory.mktemp("stored-disk")
-    db_url, states = seeded_database(workdir), workdir / "states"
-    env = {"PUBLISHER_GATEWAY_URL": "", "REFLEX_DB_URL": db_url, "REFLEX_STATES_WORKDIR": str(states)}
-    with running_server(workdir, env, own_address=True) as server:
-        yield Site(server, db_url, states, None)
-
-
-@pytest.fixture(scope="module")
-def on_redis(built_site, tmp_path_factory) -> Iterator[Site]:
+def site(built_site, tmp_path_factory) -> Iterator[Site]:
     workdir = tmp_path_factory.mktemp("stored-redis")
     redis = RedisServer(workdir)
     db_url, states = seeded_database(workdir), workdir / "states"
@@ -112,20 +91,11 @@ def on_redis(built_site, tmp_path_factory) -> Iterator[Site]:
         redis.stop()
 
 
-@pytest.fixture(params=["disk", "redis"])
-def site(request) -> Site:
-    return request.getfixturevalue("on_disk" if request.param == "disk" else "on_redis")
-
-
 @pytest.fixture
 def passkey_page(browser) -> Iterator[Page]:
     for page in new_page(browser, {"width": 1280, "height": 900}):
         add_passkey_authenticator(page)
         yield page
-
-
-def mode(path: Path) -> int:
-    return stat.S_IMODE(path.stat().st_mode)
 
 
 def test_a_closed_dashboard_tab_leaves_no_session_token_and_no_readers_address_in_the_stored_state(
@@ -154,7 +124,7 @@ def test_a_closed_dashboard_tab_leaves_no_session_token_and_no_readers_address_i
     page.get_by_label(admin_copy.FORGET_LABEL).fill(FORGOTTEN)
     page.get_by_role("button", name=admin_copy.FORGET_BUTTON).click()
     expect(page.get_by_role("alertdialog")).to_contain_text(FORGOTTEN)
-    # The open page keeps itself fresh from the database, signed in, on either manager.
+    # The open page keeps itself fresh from the database, signed in, through either worker.
     request = SignUp(email=NEWCOMER, name="Dee")
     subscribers.subscribe(request, None, site.db_url)
     expect(signups).to_have_count(len(READERS) + 1, timeout=15_000)
@@ -163,11 +133,11 @@ def test_a_closed_dashboard_tab_leaves_no_session_token_and_no_readers_address_i
     page.get_by_role("alertdialog").get_by_role("button", name=admin_copy.CONFIRM_BUTTON).click()
     expect(page.get_by_role("status").filter(has_text=FORGOTTEN)).to_be_visible(timeout=15_000)
     expect(signups).to_have_count(len(READERS))
-    shown = time.time()  # the page shows the search, the forget's notice and the latest readers
+    # The page shows the search, the forget's notice and the latest readers.
     user_agent = page.evaluate("navigator.userAgent")
 
     page.close()
-    wait_until(lambda: site.admin_state_stored_since(tab_token, shown), 30, "the closed tab's state to be stored")
+    wait_until(lambda: site.admin_state_stored(tab_token), 30, "the closed tab's state to be stored")
 
     stored = site.stored()
     assert stored, "the site stored nothing: the test looks in the wrong place"
@@ -180,8 +150,3 @@ def test_a_closed_dashboard_tab_leaves_no_session_token_and_no_readers_address_i
         if (holders := sorted(name for name, value in stored.items() if text.encode() in value))
     }
     assert leaks == {}, f"stored where they should not be: {leaks}"
-
-    if site.redis is None:  # the disk manager's folder: the site's user's alone
-        assert mode(site.states) == 0o700
-        files = [path for path in site.states.rglob("*") if path.is_file()]
-        assert files and {path.name: mode(path) for path in files} == {path.name: 0o600 for path in files}

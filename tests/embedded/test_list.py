@@ -6,18 +6,15 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from tests.browser import assert_no_console_errors, axe_violations, open_page, submit_button
-from tests.embedded.conftest import BOUNCE_FOLDER, BOUNCE_HOOK_SECRET, DELIVERY_TIMEOUT_S, delivered
-from tests.imap import DovecotServer
-from tests.samples import bounce_sample
+from tests.embedded.conftest import DELIVERY_TIMEOUT_S
 from tests.smtp import Received, SmtpServer
 from tests.support import ProductionServer, publisher_gateway, wait_until
 
@@ -179,76 +176,6 @@ def test_a_changed_link_gets_a_clear_page_and_the_unsubscribe_button_removes_the
     assert_no_console_errors(page, allow_document_404=True)
 
 
-@pytest.fixture
-def no_js(browser: Browser) -> Iterator[Page]:
-    """A reader whose browser runs no JavaScript at all."""
-    context = browser.new_context(java_script_enabled=False)
-    context.set_default_timeout(15_000)
-    yield context.new_page()
-    context.close()
-
-
-def test_without_javascript_from_sign_up_to_unsubscribe(no_js: Page, site: ListSite, smtp: SmtpServer):
-    """The confirmation and unsubscribe pages as the server alone answers them (server/link_pages.py):
-    the emailed links, their buttons posted by the browser, and the list saying so."""
-    server, db_url, email = site.server, site.db_url, site.email
-    no_js.goto(server.base_url + "/subscribe")
-    no_js.fill("#subscribe-name", "Jo Reader")
-    no_js.fill("#subscribe-email", email)
-    submit_button(no_js).click()
-    expect(no_js.locator("#subscribe-success")).to_contain_text(CONFIRM_FROM_INBOX)
-    confirmation = wait_for_email(smtp, email, "Please confirm your subscription to Animals We Confuse")
-    confirm_url = on_this_server(server, link_in(confirmation, "/subscribe/confirm"))
-
-    with httpx.Client(timeout=10) as outsider:
-        scanned = outsider.get(confirm_url)  # a mail scanner: the page and its button, nothing more
-        assert scanned.status_code == 200 and "Confirm my subscription" in scanned.text
-        assert status_of(db_url, email) == "pending"
-        forged = outsider.post(confirm_url, headers={"Origin": "https://elsewhere.example", **FORM})
-        assert forged.status_code == 403  # another site's page posting the button
-        assert status_of(db_url, email) == "pending"
-
-    opened = no_js.goto(confirm_url)
-    assert opened is not None and opened.status == 200
-    masked = f"{email[0]}{'*' * (len(email.split('@')[0]) - 2)}{email.split('@')[0][-1]}@e******.com"
-    expect(no_js.locator("main section strong")).to_have_text(masked)
-    expect(no_js.locator("main section")).not_to_contain_text("Checking your link")
-    assert status_of(db_url, email) == "pending"
-    no_js.get_by_role("button", name="Confirm my subscription").click()
-    expect(no_js).to_have_url(confirm_url + "&done=1")
-    expect(no_js.locator("main section h2")).to_have_text("You are on the list")
-    expect(no_js.locator("main section")).to_contain_text(f"Thank you! {masked} is confirmed")
-    assert status_of(db_url, email) == "confirmed"
-
-    no_js.reload()  # the 303 left nothing to post again
-    expect(no_js.locator("main section h2")).to_have_text("You are on the list")
-    no_js.goto(confirm_url)  # the used link says so, with no button
-    expect(no_js.locator("main section")).to_contain_text(f"{masked} is already confirmed")
-    expect(no_js.get_by_role("button")).to_have_count(0)
-
-    welcome = wait_for_email(smtp, email, "Welcome to the Animals We Confuse new-release list")
-    [foot_link] = [w for w in welcome.message.get_content().split() if "/unsubscribe?token=" in w]
-    unsubscribe_url = on_this_server(server, foot_link)
-    no_js.goto(unsubscribe_url)
-    expect(no_js.locator("main section strong")).to_have_text(masked)
-    assert status_of(db_url, email) == "confirmed"  # opening it changed nothing
-    no_js.get_by_role("button", name="Unsubscribe").click()
-    expect(no_js.locator("main section h2")).to_have_text("You have been unsubscribed")
-    expect(no_js.get_by_role("link", name="Changed your mind? Subscribe again")).to_have_attribute("href", "/subscribe")
-    assert status_of(db_url, email) == "unsubscribed"
-    wait_until(lambda: delivered(db_url), DELIVERY_TIMEOUT_S, "the outbox to be empty")
-    assert [r.message["Subject"] for r in emails_to(smtp, email)] == [
-        "Please confirm your subscription to Animals We Confuse",
-        "Welcome to the Animals We Confuse new-release list",
-    ]
-
-    tampered = unsubscribe_url[:-1] + ("A" if unsubscribe_url[-1] != "A" else "B")
-    refused = no_js.goto(tampered)
-    assert refused is not None and refused.status == 404
-    expect(no_js.locator("main section h2")).to_have_text("This link is not valid")
-    expect(no_js.get_by_role("button")).to_have_count(0)
-
-
 def test_with_the_event_channel_blocked_the_link_pages_buttons_post_themselves(
     page: Page, site: ListSite, smtp: SmtpServer
 ):
@@ -268,33 +195,3 @@ def test_with_the_event_channel_blocked_the_link_pages_buttons_post_themselves(
     expect(page.locator("main section h2")).to_have_text("You are on the list")
     assert status_of(db_url, email) == "confirmed"
     assert axe_violations(page) == []
-
-
-def test_a_confirmation_that_bounces_later_bounces_the_address_and_a_providers_complaint_is_taken(
-    page: Page, site: ListSite, smtp: SmtpServer, dovecot: DovecotServer
-):
-    """What comes back, through publisher-serve's workers: the bounce mailbox read in the
-    background, and POST /hooks/bounce."""
-    join(page, site.server, site.email)
-    confirmation = wait_for_email(smtp, site.email, "Please confirm your subscription to Animals We Confuse")
-    assert confirmation.mail_from.startswith("bounces+") and confirmation.mail_from.endswith("@animals.example")
-    report = bounce_sample(
-        "dsn-postfix-hard",
-        verp=confirmation.mail_from,
-        reader=site.email,
-        message_id=confirmation.message["Message-ID"],
-    )
-    dovecot.append(report, BOUNCE_FOLDER)
-    wait_until(lambda: status_of(site.db_url, site.email) == "bounced", 30, "the site to read its bounce mailbox")
-    # The reader's own email in the folder is left where it is; the report went to Processed.
-    assert [raw for _flags, raw in dovecot.messages(BOUNCE_FOLDER) if b"next book" in raw]
-    assert not [raw for _flags, raw in dovecot.messages(BOUNCE_FOLDER) if site.email.encode() in raw]
-
-    hook = f"{site.server.base_url}/hooks/bounce"
-    complaint = {"email": site.email, "type": "complaint", "reason": "feedback loop report"}
-    assert httpx.post(hook, json=complaint, headers={"Authorization": "Bearer wrong"}, timeout=10).status_code == 401
-    taken = httpx.post(hook, json=complaint, headers={"Authorization": f"Bearer {BOUNCE_HOOK_SECRET}"}, timeout=10)
-    assert (taken.status_code, taken.json()) == (200, {"accepted": 1})
-    assert status_of(site.db_url, site.email) == "unsubscribed"
-    shown = publisher_gateway(site.db_url, "bounces").stdout
-    assert f"{site.email}  hard  (mailbox)" in shown and f"{site.email}  complaint  (webhook)" in shown

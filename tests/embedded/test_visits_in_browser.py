@@ -4,17 +4,20 @@ per book pressed; a press opens the store (answered by the test)."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Request, expect
 
-from publisher import content
+from publisher import content, visits
 from publisher.server import buy_beacon
+from publisher.storage import visit_counts
+from publisher.storage.tables import utc_now
 from tests.browser import DESKTOP, ConsoleRecorder, subscribe
-from tests.embedded.test_visits import added_since, counts, desktop_chrome
 from tests.support import ProductionServer, running_server, wait_until
 
 BOOK_PAGES = [book.page_path for book in content.BOOKS]
@@ -23,6 +26,43 @@ PAGES_WITHOUT_A_FORM = ["/", "/about", *BOOK_PAGES, "/subscribe/thanks", "/conta
 PAGES_WITH_A_FORM = ["/subscribe", "/contact-us", "/subscribe/confirm", "/unsubscribe"]
 STORE_HOSTS = sorted({urlsplit(str(book.book_link)).hostname or "" for book in content.BOOKS})
 STORE_PAGE = "<!doctype html><title>The store</title><p>The store's page for this book."
+
+
+# One flush of the only worker, and another in case the first had just begun, then a margin.
+COUNTED_WITHIN_S = 2 * visits.FLUSH_INTERVAL_S + 10
+_versions = itertools.count(100)
+
+
+def desktop_chrome() -> str:
+    """A desktop Chrome's user agent, of a version no other test used: a new visitor from this address."""
+    return (
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+        f"Chrome/131.0.{next(_versions)}.0 Safari/537.36"
+    )
+
+
+Counts = dict[tuple[str, str], tuple[int, int]]
+
+
+def counts(db_url: str) -> Counts:
+    """Buy presses and their people per key, yesterday and today (a test running over midnight)."""
+    today = utc_now().date()
+    rows = visit_counts.top("buy", today - timedelta(days=1), today, limit=1000, db_url=db_url)
+    return {("buy", row.key): (row.views, row.visitors) for row in rows}
+
+
+def added_since(db_url: str, before: Counts, until_shown: tuple[str, str]) -> Counts:
+    """What was counted since ``before``, once ``until_shown`` (a key counted last) shows."""
+    wait_until(
+        lambda: counts(db_url).get(until_shown, (0, 0))[0] > before.get(until_shown, (0, 0))[0],
+        COUNTED_WITHIN_S,
+        f"{until_shown} counted",
+    )
+    return {
+        key: (views - before.get(key, (0, 0))[0], visitors - before.get(key, (0, 0))[1])
+        for key, (views, visitors) in counts(db_url).items()
+        if (views, visitors) != before.get(key, (0, 0))
+    }
 
 
 @pytest.fixture(scope="module")

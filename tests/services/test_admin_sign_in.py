@@ -35,13 +35,17 @@ async def not_found(scope, receive, send):
 
 @pytest.fixture
 def client(db_url, monkeypatch):
-    """The sign-in endpoints on ``db_url`` for books.example.com, with a fresh failure limiter."""
+    """The sign-in endpoints on ``db_url`` for books.example.com, with a fresh failure limiter; a client from
+    an address, on a clock."""
     monkeypatch.setattr(admin_sign_in, "relying_party", lambda: PARTY)
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     submits.shared_limiter.set(Limiter())
-    yield lambda: httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=middleware.route_table(not_found, db_url=db_url)), base_url=ORIGIN
-    )
+
+    def from_address(address: str = "127.0.0.1", clock=None) -> httpx.AsyncClient:
+        app = middleware.route_table(not_found, db_url=db_url, clock=clock)
+        return httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=(address, 40000)), base_url=ORIGIN)
+
+    yield from_address
     submits.shared_limiter.set(None)
 
 
@@ -196,11 +200,6 @@ async def test_failed_attempts_are_limited_per_address_and_then_refused_before_b
         assert right.status_code == 429
 
 
-def from_address(db_url: str, address: str, clock=None) -> httpx.AsyncClient:
-    app = middleware.route_table(not_found, db_url=db_url, clock=clock)
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=(address, 40000)), base_url=ORIGIN)
-
-
 def open_ceremonies(db_url: str) -> int:
     with tables.engine(db_url).connect() as connection:
         return connection.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(AdminCeremony)).scalar_one()
@@ -214,7 +213,7 @@ async def ask_sign_in(http: httpx.AsyncClient) -> httpx.Response:
 @pytest.mark.asyncio
 async def test_a_flood_of_sign_in_ceremonies_from_one_address_is_refused_and_the_table_stops_at_five(client, db_url):
     """Five may wait per address and 40 be begun in 10 minutes; another address is served."""
-    async with from_address(db_url, "203.0.113.5") as flood:
+    async with client("203.0.113.5") as flood:
         started = [await ask_sign_in(flood) for _ in range(5)]
         assert [answer.status_code for answer in started] == [200] * 5
         refused = [await ask_sign_in(flood) for _ in range(34)]  # 39 begun in all
@@ -223,7 +222,7 @@ async def test_a_flood_of_sign_in_ceremonies_from_one_address_is_refused_and_the
         assert refused[0].headers["retry-after"] == "300"  # the oldest waiting one is gone by then
         assert open_ceremonies(db_url) == 5
 
-        async with from_address(db_url, "198.51.100.8") as other:
+        async with client("198.51.100.8") as other:
             assert (await ask_sign_in(other)).status_code == 200
         assert open_ceremonies(db_url) == 6
 
@@ -262,15 +261,15 @@ async def test_the_whole_site_keeps_at_most_1000_ceremonies_waiting_and_frees_th
             ],
         )
     for number, address in enumerate(("198.51.100.1", "198.51.100.2")):
-        async with from_address(db_url, address, clock=lambda: now) as http:
+        async with client(address, clock=lambda: now) as http:
             assert (await ask_sign_in(http)).status_code == 200, number
     assert open_ceremonies(db_url) == 1000
-    async with from_address(db_url, "198.51.100.3", clock=lambda: now) as http:
+    async with client("198.51.100.3", clock=lambda: now) as http:
         busy = await ask_sign_in(http)
     assert busy.status_code == 429 and busy.json()["error"] == admin_copy.SIGN_IN_BUSY
     assert open_ceremonies(db_url) == 1000
     later = now + admin_access.CEREMONY_VALID_FOR
-    async with from_address(db_url, "198.51.100.3", clock=lambda: later) as http:
+    async with client("198.51.100.3", clock=lambda: later) as http:
         assert (await ask_sign_in(http)).status_code == 200
     assert open_ceremonies(db_url) == 1  # the 1,000 that ran out were cleared
 
@@ -324,7 +323,7 @@ async def test_a_ceremony_that_ran_out_goes_with_its_address_within_a_minute_tho
     """A stranger never answers: the lifespan task deletes the ceremony and its address at its first turn after."""
     started = utc_now()
     now = [started]
-    async with from_address(db_url, "198.51.100.40", clock=lambda: now[0]) as stranger:
+    async with client("198.51.100.40", clock=lambda: now[0]) as stranger:
         assert (await ask_sign_in(stranger)).status_code == 200
     assert "198.51.100.40" in stored_text(db_url)
     ran_out = started + admin_access.CEREMONY_VALID_FOR

@@ -15,13 +15,12 @@ def benchmark(*arguments: str) -> str:
     return run_benchmark(*arguments, timeout=RUN_S)
 
 
-def test_visits_flushes_a_tiny_day_to_sqlite_and_postgresql_and_marks_its_visitors_in_redis(postgres: PostgresServer):
+def test_visits_flushes_a_tiny_day_to_sqlite_and_postgresql(postgres: PostgresServer):
     database = postgres.url(postgres.migrated_database())
     output = benchmark(
         "benchmarks/visits.py", "--part", "flush", "--views", "3000", "--visitors", "400", "--postgres-url", database
     )
     assert "3,000 page views by 400 visitors" in output
-    assert re.search(r"^Redis +[\d.]+ s: [\d,]+ members in [\d,]+ keys, [\d.]+ MB for the day; ", output, re.M), output
     for kind in ("SQLite", "PostgreSQL"):
         assert re.search(
             rf"^{kind} +[\d.]+ s: [\d,]+ seen rows, [\d,]+ counts; read back 3,000 views, 400 visitors$", output, re.M

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 import sqlalchemy
@@ -17,7 +17,7 @@ from publisher.returns import bounce_mailbox
 from publisher.returns.imap_client import MailboxClient
 from publisher.rules import reports
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import bounce_records, notice_records
+from publisher.storage import bounce_records, notice_records, tables
 from publisher.storage.tables import JobLease, utc_now
 from tests.databases import ON_BOTH_DATABASES
 from tests.imap import DovecotServer
@@ -26,6 +26,7 @@ from tests.services.test_bounces import status_of
 from tests.services.test_campaign import Clock, readers, sender_for, start_campaign
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import publisher_gateway, wait_until
+from tests.unit.test_reports import dsn_naming
 
 BOUNCE_ADDRESS = "bounces@animals.example"
 FROM = "site@animals.example"
@@ -60,7 +61,7 @@ def put(mailbox: DovecotServer, sample: str, sent: tuple[str, str], reader: str)
 
 
 def read(env: dict[str, str], db_url: str, **kwargs) -> bounce_mailbox.Reading | None:
-    return bounce_mailbox.read_once(from_environ(env).bounces, from_environ(env).mail, db_url, **kwargs)
+    return bounce_mailbox.read_once(from_environ(env), db_url, **kwargs)
 
 
 @ON_BOTH_DATABASES
@@ -129,7 +130,8 @@ async def test_a_report_without_proof_changes_nobody_and_is_left_for_the_publish
     for n, address in enumerate(everyone):
         sample = ("dsn-postfix-hard", "arf-complaint", "qmail-hard")[n % 3]
         put(mailbox, sample, (BOUNCE_ADDRESS, f"<made-up-{n}@animals.example>"), address)
-    mailbox.append(forged_dsn(everyone))  # one DSN naming every reader at once, as a stranger would write it
+    # One DSN naming every reader at once, as a stranger would write it to the plain bounce address.
+    mailbox.append(dsn_naming(len(everyone), to=BOUNCE_ADDRESS, newline="\r\n"))
 
     reading = read(env, db_url)
     assert (reading.messages, reading.unproven, reading.bounces, reading.complaints, reading.moved) == (9, 9, 0, 0, 0)
@@ -140,24 +142,6 @@ async def test_a_report_without_proof_changes_nobody_and_is_left_for_the_publish
     shown = publisher_gateway(db_url, "bounces").stdout
     assert "9 messages in the bounce mailbox were left where they are (9 a report that names no email" in shown
     assert shown.count("(names no email this site sent)") == 9
-
-
-def forged_dsn(addresses: list[str], extra_header: bytes = b"") -> bytes:
-    """An RFC 3464 report naming ``addresses``, sent by a stranger to the plain bounce address."""
-    blocks = b"".join(
-        b"Final-Recipient: rfc822; %s\r\nAction: failed\r\nStatus: 5.1.1\r\n"
-        b"Diagnostic-Code: smtp; 550 5.1.1 no such user\r\n\r\n" % address.encode()
-        for address in addresses
-    )
-    return (
-        b"From: MAILER-DAEMON@stranger.example\r\nTo: " + BOUNCE_ADDRESS.encode() + b"\r\n"
-        b"Subject: Undelivered Mail Returned to Sender\r\n" + extra_header + b"MIME-Version: 1.0\r\n"
-        b'Content-Type: multipart/report; report-type=delivery-status; boundary="b"\r\n\r\n'
-        b"--b\r\nContent-Type: text/plain\r\n\r\nYour message could not be delivered.\r\n"
-        b"--b\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; stranger.example\r\n\r\n"
-        + blocks
-        + b"--b--\r\n"
-    )
 
 
 @ON_BOTH_DATABASES
@@ -336,7 +320,7 @@ async def test_a_message_above_the_size_limit_is_never_downloaded_and_the_bounce
 ):
     env = env_for(smtp_server, mailbox, PUBLISHER_BOUNCE_MAX_BYTES="50000")
     sent = await send_release(db_url, env, smtp_server, 1)
-    huge = forged_dsn([f"reader{n}@readers.example" for n in range(1000)])
+    huge = dsn_naming(1000, to=BOUNCE_ADDRESS, newline="\r\n")
     assert len(huge) > 50_000
     mailbox.append(huge)
     put(mailbox, "dsn-postfix-hard", sent["reader0@readers.example"], "reader0@readers.example")
@@ -400,15 +384,9 @@ def test_what_the_reader_remembers_of_a_message_gone_from_the_mailbox_is_pruned_
 
 def lease_until(db_url: str) -> datetime:
     """Until when the bounce mailbox's lease is held, as the database has it."""
-    engine = sqlalchemy.create_engine(db_url)
-    try:
-        with engine.connect() as connection:
-            until = connection.execute(
-                sqlalchemy.select(JobLease.until).where(JobLease.name == bounce_mailbox.LEASE_NAME)
-            ).scalar_one()
-    finally:
-        engine.dispose()
-    return until if until.tzinfo else until.replace(tzinfo=UTC)
+    with tables.engine(db_url).connect() as connection:
+        statement = sqlalchemy.select(JobLease.until).where(JobLease.name == bounce_mailbox.LEASE_NAME)
+        return tables.as_utc(connection.execute(statement).scalar_one())
 
 
 @ON_BOTH_DATABASES

@@ -1,5 +1,5 @@
-"""Bounces and complaints: at sending time against aiosmtpd, and what each does to a reader, a campaign
-and the import (the mailbox: test_bounce_mailbox.py); the pause past the threshold on PostgreSQL too."""
+"""Bounces and complaints: at sending time against aiosmtpd, from the webhook, and what each does to a reader,
+a campaign and the import (the mailbox: test_bounce_mailbox.py); the pause past the threshold on PostgreSQL too."""
 
 from __future__ import annotations
 
@@ -7,14 +7,18 @@ import io
 import logging
 from datetime import UTC, datetime, timedelta
 
+import httpx
 import pytest
 import sqlalchemy
 import sqlmodel
 
 from publisher import content
+from publisher.limits import submits
+from publisher.limits.submits import Limiter
 from publisher.mail import announce, outbox
 from publisher.rules import bounces, list_rules
 from publisher.rules.list_rules import ListStatus
+from publisher.server import middleware
 from publisher.storage import bounce_records, campaigns, subscribers, tables
 from publisher.storage.bounce_records import Report
 from publisher.storage.subscribers import SignUp
@@ -23,6 +27,7 @@ from tests.services.test_campaign import Clock, mail_for, readers, recipients, s
 from tests.services.test_new_release_list import consent_record
 from tests.smtp import LIST_SECRET, POSTAL_ADDRESS
 from tests.support import publisher_gateway
+from tests.unit.test_bounce_hook import SECRET, SECRET_VAR
 
 BOUNCE_ADDRESS = "bounces@animals.example"
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -228,7 +233,7 @@ def test_three_soft_bounces_from_three_emails_bounce_a_reader_and_a_delivered_em
     assert how == "soft bounces" and detail.startswith("3 soft bounces in a row, the last: 452 4.2.2")
 
 
-def test_the_import_never_brings_back_a_bounced_or_complained_address_but_the_form_does(db_url, smtp_server):
+def test_the_import_never_brings_back_a_bounced_or_complained_address(db_url):
     readers(db_url, 2)
     record(Report(bounces.HARD, "550 5.1.1", tables.FROM_WEBHOOK, email="reader0@readers.example"), db_url)
     record(Report(bounces.COMPLAINT, "spam", tables.FROM_WEBHOOK, email="reader1@readers.example"), db_url)
@@ -243,9 +248,6 @@ def test_the_import_never_brings_back_a_bounced_or_complained_address_but_the_fo
     assert str(report) == "0 added, 0 updated, 0 unchanged, 1 kept unsubscribed, 1 kept bounced."
     assert status_of(db_url, "reader0@readers.example") == ListStatus.BOUNCED
     assert status_of(db_url, "reader1@readers.example") == ListStatus.UNSUBSCRIBED
-    mail = mail_for(smtp_server)
-    assert subscribers.subscribe(sign_up("reader0@readers.example"), outbox.job_for(mail), db_url) == "rejoined"
-    assert status_of(db_url, "reader0@readers.example") == ListStatus.PENDING
 
 
 def test_a_late_bounce_of_an_email_from_before_a_new_sign_up_changes_nothing(db_url, smtp_server):
@@ -335,3 +337,42 @@ def test_forget_erases_the_bounces_about_an_address_and_its_emails_to_the_bounce
     )
     assert [line.email for line in bounce_records.list_bounces(db_url=db_url)] == ["reader1@readers.example"]
     assert [message.sender for message in bounce_records.left_messages(db_url=db_url)[0]] == ["someone@example.net"]
+
+
+@pytest.mark.asyncio
+async def test_the_webhooks_hard_bounce_bounces_a_complaint_unsubscribes_and_a_soft_or_a_strangers_changes_nobody(
+    db_url, monkeypatch
+):
+    """``POST /hooks/bounce`` on a database (the answers to every malformed request: tests/unit/test_bounce_hook.py)."""
+    monkeypatch.setenv(SECRET_VAR, SECRET)
+    submits.shared_limiter.set(Limiter())
+    readers(db_url, 3)
+    jo, bo, al = (f"reader{n}@readers.example" for n in range(3))
+    before = events(db_url, al)
+    items = [
+        {"email": jo.upper(), "type": "hard", "reason": "550 5.1.1 mailbox unavailable"},
+        {"email": bo, "type": "complaint", "feedback_id": "abc"},
+        {"email": al, "type": "soft", "reason": "line one\r\nline two\x00" + "x" * 1000},
+        {"email": "nobody@example.com", "type": "hard"},
+    ]
+    transport = httpx.ASGITransport(app=middleware.route_table(lambda *_: None, db_url=db_url))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="https://books.example.com") as client:
+            answer = await client.post("/hooks/bounce/", json=items, headers={"Authorization": f"Bearer {SECRET}"})
+    finally:
+        submits.shared_limiter.set(None)
+    assert (answer.status_code, answer.json()) == (200, {"accepted": 4})
+    statuses = [status_of(db_url, email) for email in (jo, bo, al)]
+    assert statuses == [ListStatus.BOUNCED, ListStatus.UNSUBSCRIBED, ListStatus.CONFIRMED]  # one soft is not enough
+    assert events(db_url, jo)[-1] == ("bounced", "hard bounce", "550 5.1.1 mailbox unavailable")
+    assert events(db_url, bo)[-1] == ("unsubscribed", "complaint", "complaint")
+    assert events(db_url, al) == before
+    lines = bounce_records.list_bounces(db_url=db_url)
+    assert {(line.email, line.kind, line.source) for line in lines} == {
+        (jo, "hard", "webhook"),
+        (bo, "complaint", "webhook"),
+        (al, "soft", "webhook"),
+    }  # no stranger's
+    [long] = [line.reason for line in lines if line.kind == "soft"]  # a whole transcript: one clipped line
+    assert long.startswith("line one line two x") and len(long) == 500
+    assert consent_record("nobody@example.com", db_url) == []

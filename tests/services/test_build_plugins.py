@@ -45,13 +45,7 @@ def evaluate_config(tmp_path: Path, config_js: str) -> dict:
     return json.loads(node(tmp_path / "run.mjs"))
 
 
-@pytest.mark.parametrize("prerender", [{}, {"prerender": False}])
-def test_rewritten_config_without_prerender_stays_without_prerender(tmp_path, prerender):
-    config = {"basename": "/", "ssr": False, **prerender}
-    assert evaluate_config(tmp_path, prerender_not_found(f"export default {json.dumps(config)};")) == config
-
-
-def test_rewrites_the_config_reflex_actually_generates(tmp_path):
+def test_rewrites_the_config_reflex_actually_generates_and_one_without_prerender_stays_without(tmp_path):
     from types import SimpleNamespace
 
     from reflex.utils.frontend_skeleton import _update_react_router_config
@@ -66,6 +60,9 @@ def test_rewrites_the_config_reflex_actually_generates(tmp_path):
         "prerender": ["/", "/about", "/__not-found"],
         "build": "build",
     }
+    for prerender in ({}, {"prerender": False}):
+        config = {"basename": "/", "ssr": False, **prerender}
+        assert evaluate_config(tmp_path, prerender_not_found(f"export default {json.dumps(config)};")) == config
 
 
 def backend_url(tmp_path: Path, state_js: str, *, dev: bool, page: str, configured: str) -> str:

@@ -13,7 +13,6 @@ from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 
 import aiosmtplib
-import dkim
 import pytest
 import sqlalchemy
 from cryptography.hazmat.primitives import serialization
@@ -89,7 +88,7 @@ def recipients(server: SmtpServer) -> list[str]:
 # --- The rules. ---
 
 
-def test_slots_follow_each_other_at_the_rate_and_never_lie_in_the_past():
+def test_slots_follow_each_other_at_the_rate_never_in_the_past_in_batches_of_a_few_seconds():
     assert campaign.reserve_slots(None, T0, 10, 5.0) == (T0, T0 + timedelta(seconds=2))
     # An idle site saves up no burst: a slot from long ago starts now.
     assert campaign.reserve_slots(T0 - timedelta(hours=1), T0, 5, 5.0) == (T0, T0 + timedelta(seconds=1))
@@ -98,13 +97,14 @@ def test_slots_follow_each_other_at_the_rate_and_never_lie_in_the_past():
     assert campaign.reserve_slots(later, T0, 5, 5.0) == (later, later + timedelta(seconds=1))
     assert campaign.slot_time(later, 3, 5.0) == later + timedelta(seconds=0.6)
     assert campaign.reserve_slots(later, T0, 50, 0) == (T0, T0)  # 0: no limit
-
-
-def test_a_batch_is_a_few_seconds_of_sending_and_a_dead_sender_holds_at_most_fifty():
-    assert campaign.batch_size(10) == 50
-    assert campaign.batch_size(2) == 10
-    assert campaign.batch_size(0.1) == 1
-    assert campaign.batch_size(0) == campaign.BATCH_MAX == 50
+    # A batch is a few seconds of sending; a dead sender holds at most fifty.
+    assert [campaign.batch_size(rate) for rate in (10, 4, 2, 0.1, 0)] == [
+        50,
+        20,
+        10,
+        1,
+        50,
+    ] and campaign.BATCH_MAX == 50
 
 
 def test_only_leases_of_dead_processes_on_this_machine_are_freed():
@@ -170,12 +170,12 @@ def test_the_email_has_our_headers_and_a_text_and_an_html_part_that_say_the_same
     assert message["Subject"] != message["Subject"].upper()  # no shouting
     assert message["Date"] == "Mon, 23 Nov 2026 12:00:00 +0000"
     assert message["Message-ID"] == "<m1@animals.example>"  # as issued (its form: tests/unit/test_mailer.py)
-    assert message["List-Unsubscribe"] == f"<{SITE}/unsubscribe?t=abc&x=1>"
-    assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
-    assert message["List-Id"] == f"{BRAND_NAME} new releases <new-releases.animals.example>"
+    assert message["List-Unsubscribe"] == f"<{SITE}/unsubscribe?t=abc&x=1>"  # the rest: test_list_headers.py
 
 
-def test_the_books_words_are_escaped_in_html_and_kept_in_text(smtp_server):
+def test_the_books_and_readers_words_are_escaped_in_html_kept_in_text_and_every_copy_is_what_the_wire_allows(
+    smtp_server,
+):
     book = BOOK.model_copy(update={"title": 'Toad <b>or</b> "Frog" & co', "description": "<script>x</script>"})
     message = jo_email(mail_for(smtp_server), name='Zoë <Jo> & "co"', book=book)
     text = body(message, "plain")
@@ -184,13 +184,8 @@ def test_the_books_words_are_escaped_in_html_and_kept_in_text(smtp_server):
     assert "Hello Zoë &lt;Jo&gt; &amp; &#34;co&#34;," in html
     assert 'Toad <b>or</b> "Frog" & co' in text and 'Hello Zoë <Jo> & "co",' in text
     assert f'href="{SITE}/unsubscribe?t=abc&amp;x=1"' in html and f"{SITE}/unsubscribe?t=abc&x=1" in text
-    assert message["To"].addresses[0].display_name == 'Zoë <Jo> & "co"'
-
-
-def test_every_copy_is_what_the_wire_allows(smtp_server):
-    mail = mail_for(smtp_server)
-    for name in ("Jo Reader", "", "Zoë Ŝmith, Jr.", "Ann-Marie O'Neil", "Reader 12"):
-        data = jo_bytes(mail, name=name)
+    for name in ('Zoë <Jo> & "co"', "Jo Reader", "", "Zoë Ŝmith, Jr.", "Ann-Marie O'Neil", "Reader 12"):
+        data = jo_bytes(mail_for(smtp_server), name=name)
         assert b"\n" not in data.replace(b"\r\n", b"") and data.isascii()
         assert all(len(line) <= 78 for line in data.split(b"\r\n")), name
         message = email.message_from_bytes(data, policy=email.policy.default)
@@ -209,24 +204,6 @@ def dkim_pair(tmp_path) -> tuple[str, str]:
     )
     public = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
     return str(path), base64.b64encode(public).decode()
-
-
-def test_a_dkim_signature_covers_the_unsubscribe_headers_and_verifies_against_the_public_key(tmp_path, smtp_server):
-    key_file, public = dkim_pair(tmp_path)
-    mail = mail_for(smtp_server, PUBLISHER_DKIM_SELECTOR="mail2026", PUBLISHER_DKIM_KEY_FILE=key_file)
-    data = mailer.signed(jo_bytes(mail, name="Jo"), mail)
-    signature = data.split(b"\r\n\r\n", 1)[0].decode()
-    assert signature.startswith("DKIM-Signature:") and "d=animals.example" in signature and "s=mail2026" in signature
-    signed = re.search(r"h=([^;]+);", signature.replace("\r\n", "").replace(" ", "")).group(1).lower().split(":")
-    covered = {"from", "to", "subject", "date", "message-id", "list-unsubscribe", "list-unsubscribe-post", "list-id"}
-    assert covered <= set(signed)
-
-    def dns(name, timeout=5):
-        assert name == b"mail2026._domainkey.animals.example."
-        return f"v=DKIM1; k=rsa; p={public}".encode()
-
-    assert dkim.verify(data, dnsfunc=dns)
-    assert not dkim.verify(data.replace(b"List-Unsubscribe-Post: List", b"List-Unsubscribe-Post:  Lost"), dnsfunc=dns)
 
 
 def test_dkim_settings_are_checked_at_start_up(tmp_path, smtp_server):
@@ -317,7 +294,6 @@ async def test_the_throttle_paces_every_sender_together(db_url, smtp_server):
     start_campaign(db_url, mail)
     clock = Clock()
     one, two = sender_for(mail, db_url, clock), sender_for(mail, db_url, clock)
-    assert campaign.batch_size(4) == 20
     # Each sender reserves its slots in the one throttle row: the second's start where the first's end.
     first = campaigns.reserve_send_slots(3, lambda n, at: campaign.reserve_slots(n, at, 3, 4), clock(), db_url)
     second = campaigns.reserve_send_slots(3, lambda n, at: campaign.reserve_slots(n, at, 3, 4), clock(), db_url)
@@ -384,11 +360,15 @@ async def test_many_failures_in_a_row_pause_the_campaign_and_announce_resumes_it
 
 
 @pytest.mark.asyncio
-async def test_an_error_building_or_inside_the_smtp_client_fails_that_reader_alone(db_url, smtp_server, monkeypatch):
+async def test_an_error_building_inside_the_smtp_client_or_in_the_headers_fails_that_reader_alone_and_pauses_nothing(
+    db_url, smtp_server, monkeypatch
+):
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
-    readers(db_url, 5)
+    # More stray breaks in a row than the pause threshold: an email refused before it goes is no server fault.
+    broken = range(4, campaign.PAUSE_AFTER + 5)
+    readers(db_url, campaign.PAUSE_AFTER + 6)
     item = start_campaign(db_url, mail)
-    real, real_rcpt = release_email.PreparedRelease.message, aiosmtplib.SMTP.rcpt
+    real, real_rcpt, real_header = release_email.PreparedRelease.message, aiosmtplib.SMTP.rcpt, mailer.verbatim_header
 
     def message_that_breaks_for_reader_1(self, **kwargs):
         if kwargs["email"] == "reader1@readers.example":
@@ -400,49 +380,31 @@ async def test_an_error_building_or_inside_the_smtp_client_fails_that_reader_alo
             "\u00fc".encode("ascii")  # UnicodeEncodeError, as aiosmtplib raised for a Unicode domain
         return await real_rcpt(self, recipient, *args, **kwargs)
 
-    monkeypatch.setattr(release_email.PreparedRelease, "message", message_that_breaks_for_reader_1)
-    monkeypatch.setattr(aiosmtplib.SMTP, "rcpt", rcpt_that_breaks_for_reader_3)
-    await sender_for(mail, db_url, Clock()).send_due()
-    assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in (0, 2, 4)]
-    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 3, "failed": 2, "skipped": 0}
-    assert campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
-    with tables.engine(db_url).begin() as connection:
-        reasons = connection.execute(
-            sqlalchemy.select(tables.Delivery.last_error).where(tables.Delivery.status == tables.FAILED)
-        ).scalars()
-        assert "could not be built or sent: KeyError: 'greeting'" in list(reasons)
-
-
-@pytest.mark.asyncio
-async def test_copies_whose_headers_carry_a_stray_break_fail_alone_and_pause_nothing(db_url, smtp_server, monkeypatch):
-    # More in a row than the pause threshold: an email refused before it goes is no server fault.
-    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
-    broken = range(1, campaign.PAUSE_AFTER + 2)
-    readers(db_url, campaign.PAUSE_AFTER + 3)
-    item = start_campaign(db_url, mail)
-    real = mailer.verbatim_header
-
     def to_header_written_broken(name, value):
         # What Python 3.11.7's email package made of an encoded word in a name: header lines.
-        written = real(name, value)
+        written = real_header(name, value)
         if name == "To" and any(f"reader{n}@" in value for n in broken):
             return written + b"Bcc: victim@example.com\r\n"
         return written
 
+    monkeypatch.setattr(release_email.PreparedRelease, "message", message_that_breaks_for_reader_1)
+    monkeypatch.setattr(aiosmtplib.SMTP, "rcpt", rcpt_that_breaks_for_reader_3)
     monkeypatch.setattr(mailer, "verbatim_header", to_header_written_broken)
     await sender_for(mail, db_url, Clock()).send_due()
-    assert sorted(recipients(smtp_server)) == [
-        "reader0@readers.example",
-        f"reader{campaign.PAUSE_AFTER + 2}@readers.example",
-    ]
+    last = campaign.PAUSE_AFTER + 5
+    assert sorted(recipients(smtp_server)) == sorted(f"reader{n}@readers.example" for n in (0, 2, last))
     assert all(b"Bcc" not in received.data for received in smtp_server.received)
-    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 2, "failed": len(broken), "skipped": 0}
+    failed = 2 + len(broken)
+    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 3, "failed": failed, "skipped": 0}
     assert campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
     with tables.engine(db_url).begin() as connection:
         reasons = connection.execute(
             sqlalchemy.select(tables.Delivery.last_error).where(tables.Delivery.status == tables.FAILED)
         ).scalars()
-        assert set(reasons) == {"not sent, its headers are unsafe: it holds headers the site did not write: Bcc"}
+        assert {
+            "could not be built or sent: KeyError: 'greeting'",
+            "not sent, its headers are unsafe: it holds headers the site did not write: Bcc",
+        } < set(reasons)
 
 
 @ON_BOTH_DATABASES

@@ -3,20 +3,24 @@ typed, each message's email as the outbox has it; the search and the counts by d
 
 from __future__ import annotations
 
-from datetime import timedelta
+import shlex
+from datetime import UTC, datetime, timedelta
 
 import sqlalchemy
 from reflex_base import config as reflex_config
 
 from publisher import content
-from publisher.content import admin_copy
+from publisher.content import admin_copy, books
+from publisher.mail import notices
 from publisher.storage import campaigns, dashboard, subscribers, tables
 from publisher.storage.subscribers import SignUp
 from publisher.storage.tables import Job, engine
 from publisher.web.states import admin_state
+from tests import release_book
 from tests.databases import ON_BOTH_DATABASES
+from tests.doc_commands import block_under
 from tests.smtp import LIST_SECRET, POSTAL_ADDRESS
-from tests.support import publisher_gateway
+from tests.support import DOCS, publisher_gateway
 
 
 def join(db_url: str, email: str) -> None:
@@ -25,7 +29,9 @@ def join(db_url: str, email: str) -> None:
 
 
 def message(db_url: str, subject: str, job: Job | None) -> int:
-    body = tables.ContactBody("Jo Reader", "jo@example.com", subject, "Hello there, books!")
+    body = tables.ContactMessage(
+        sender_name="Jo Reader", sender_email="jo@example.com", subject=subject, message="Hello there, books!"
+    )
     return tables.store_message(body, db_url, job)
 
 
@@ -100,33 +106,6 @@ def test_the_charts_count_confirmed_readers_per_day_and_sign_ups_against_leavers
     }
 
 
-@ON_BOTH_DATABASES
-def test_what_the_visits_led_to_is_sign_ups_confirmations_and_messages_on_each_day_zeros_included(db_url):
-    today = tables.utc_now().replace(hour=0, minute=0, second=0, microsecond=0)
-    before = today - timedelta(days=90) + timedelta(hours=23, minutes=59)  # the day before the 90: not read
-    subscribers.subscribe(SignUp(email="early@example.com", name="Jo Reader"), None, db_url, now=before)
-    for number, moment in enumerate(
-        (today - timedelta(days=89), today - timedelta(days=3), today + timedelta(hours=23))
-    ):
-        subscribers.subscribe(SignUp(email=f"reader{number}@example.com", name="Jo Reader"), None, db_url, now=moment)
-    subscribers.confirm(key_of(db_url, "reader1@example.com"), None, None, db_url, now=today - timedelta(days=2))
-    for moment in (today - timedelta(days=3), today - timedelta(days=3, hours=-1), today - timedelta(seconds=1)):
-        sent = message(db_url, "hello", None)
-        with engine(db_url).begin() as connection:
-            connection.execute(
-                sqlalchemy.update(tables.ContactMessage)
-                .where(tables.ContactMessage.id == sent)
-                .values(received_at=moment)
-            )
-    days = dashboard.list_days(today.date(), 90, db_url)
-    assert [day.day for day in days] == [today.date() - timedelta(days=89 - n) for n in range(90)]
-    assert {
-        89 - index: (day.signups, day.confirmations, day.messages)
-        for index, day in enumerate(days)
-        if day.signups or day.confirmations or day.messages
-    } == {89: (1, 0, 0), 3: (1, 0, 2), 2: (0, 1, 0), 1: (0, 0, 1), 0: (1, 0, 0)}
-
-
 def test_the_dashboard_and_the_command_line_announce_pause_and_resume_a_release_alike(db_url, monkeypatch):
     monkeypatch.setattr(reflex_config.get_config(), "db_url", db_url)  # the dashboard's actions use the site's
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
@@ -157,3 +136,68 @@ def test_the_dashboard_and_the_command_line_announce_pause_and_resume_a_release_
     assert (campaign.status, campaign.paused_reason) == ("paused", "paused from the command line")
     again = publisher_gateway(db_url, "pause", book.slug, check=False)
     assert again.returncode == 1 and "has no campaign sending" in again.stderr
+
+
+@ON_BOTH_DATABASES
+def test_the_dashboard_and_the_command_line_show_move_hold_and_resume_a_forthcoming_books_send_alike(
+    db_url, monkeypatch
+):
+    monkeypatch.setattr(reflex_config.get_config(), "db_url", db_url)  # the dashboard's reads use the site's
+    book = release_book.test_book()  # 2 June 2031 at 09:00 in London: 08:00 UTC
+    catalogue = (*(known for known in content.BOOKS if known.slug != book.slug), book)
+    for module in (content, books):
+        monkeypatch.setattr(module, "BOOKS", catalogue)
+    for email in ("jo@example.com", "kim@example.com"):
+        subscribers.wait(SignUp(email=email, name="Jo Reader"), book.slug, False, None, db_url)
+    subscribers.confirm(key_of(db_url, "jo@example.com"), None, None, db_url)
+    line = (
+        "Its email: 2 June 2031 at {} BST (Europe/London), 2031-06-02 {} UTC "
+        "({}). Waiting for it: 1 confirmed, 1 pending."
+    )
+    [listing] = block_under(DOCS / "mailing-list.md", "A forthcoming book's send").commands
+    listed = publisher_gateway(db_url, *shlex.split(listing)[1:]).stdout
+    assert listed == f"{book.slug}: {line.format('09:00', '08:00', 'not scheduled yet')}\n"
+    campaigns.ensure_scheduled(book.slug, book.title, book.release.utc, db_url)  # as a running site does
+    [row] = admin_state._forthcoming()
+    assert (row["line"], row["action"]) == (line.format("09:00", "08:00", "scheduled"), admin_state.HOLD)
+    assert row["alt"] == f"Sign-ups to {book.title}'s waitlist per day, the last 30 days: 2 in all, 2 today."
+    monday = notices.snapshot(datetime(2031, 6, 2, 6, 0, tzinfo=UTC), db_url)  # the summary's next release
+    assert monday.next_release == f"{book.title}. {row['line']}"
+
+    def steer(*args: str) -> tuple[int, str]:
+        result = publisher_gateway(db_url, "schedule", book.slug, *args, check=False)
+        campaign = campaigns.find_campaign(book.slug, db_url)
+        assert campaign is not None and campaign.due_at is not None
+        return result.returncode, f"{result.stderr} {campaign.status} {tables.as_utc(campaign.due_at):%H:%M}"
+
+    move, hold, resume = (  # as the docs write them, with this book's slug
+        shlex.split(command.replace("SLUG", book.slug))[3:]
+        for command in block_under(DOCS / "mailing-list.md", "Moving or holding a send").commands
+    )
+    moved = f"The send of {book.title} is moved to 2 June 2031 at 10:30 BST (Europe/London), 2031-06-02 09:30 UTC."
+    assert steer(*move) == (0, f"publisher-gateway: {moved}\n moved 09:30")
+    for refused, why in (
+        ("2031-03-30 01:30", "2031-03-30 01:30 does not exist in Europe/London (the clocks skip it)"),
+        ("2031-10-26 01:30", "2031-10-26 01:30 happens twice in Europe/London (the clocks go back)"),
+        ("2020-01-01 10:00", "2020-01-01 10:00 in Europe/London has passed"),
+        ("soon", "'soon' is not a time as YYYY-MM-DD HH:MM (in Europe/London)"),
+    ):
+        status, said = steer("--at", refused)
+        assert status == 2 and why in said and said.endswith("moved 09:30"), said
+    assert steer(*hold) == (0, f"publisher-gateway: The send of {book.title} is held.\n held 09:30")
+    assert publisher_gateway(db_url, "schedule").stdout == f"{book.slug}: {line.format('10:30', '09:30', 'held')}\n"
+    # The dashboard's actions, as the audit log names them (a move with its time).
+    said = admin_state._release_action(admin_state.MOVE, f"{book.slug} 2031-06-02 07:00 UTC", "Ada")
+    assert said.endswith("2 June 2031 at 08:00 BST (Europe/London), 2031-06-02 07:00 UTC.")
+    assert steer()[1].endswith("held 07:00")  # a held send stays held when moved
+    assert admin_state._release_action(admin_state.UNHOLD, book.slug, "Ada").endswith("is no longer held.")
+    assert steer(*hold)[0] == steer(*resume)[0] == 0 and steer()[1].endswith("moved 07:00")
+
+    campaigns.start_due(
+        datetime(2031, 6, 2, 7, tzinfo=UTC), lambda reader: f"<r{reader}@test>", timedelta(days=1), db_url
+    )
+    assert steer(*hold)[0] == 1  # started: nothing moves or holds it any more
+    assert admin_state._release_action(admin_state.HOLD, book.slug, "Ada").endswith("nothing changed.")
+    assert publisher_gateway(db_url, "schedule").stdout.startswith("No forthcoming book")
+    assert publisher_gateway(db_url, "schedule", content.BOOKS[0].slug, "--hold", check=False).returncode == 2
+    assert {"--at", "--hold", "--resume"} <= set(publisher_gateway(db_url, "schedule", "--help").stdout.split())

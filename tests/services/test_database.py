@@ -62,12 +62,9 @@ def test_a_wrong_password_stops_start_up_without_printing_it(tmp_path, postgres:
         ("mysql+nodriver://u:pw@127.0.0.1/x", "REFLEX_DB_URL is not a database URL"),
     ],
 )
-def test_a_malformed_url_is_explained(url, expected):
+def test_a_malformed_url_is_explained_and_a_working_database_passes_the_check(url, expected, postgres, tmp_path):
     with pytest.raises(database.DatabaseUnavailable, match=expected):
         database.check(url)
-
-
-def test_a_working_database_passes_the_check(postgres: PostgresServer, tmp_path):
     database.check(postgres.url())
     database.check(f"sqlite:///{tmp_path / 'site.db'}")
 
@@ -80,7 +77,7 @@ def tables(postgres: PostgresServer, name: str) -> list[str]:
     return [row[0] for row in rows]
 
 
-def test_containers_starting_together_migrate_once_and_all_start(postgres: PostgresServer):
+def test_containers_starting_together_migrate_once_and_all_start_and_a_current_database_stays(postgres: PostgresServer):
     name = postgres.create_database()
     env = {**os.environ, "REFLEX_DB_URL": postgres.url(name)}
     command = [str(BIN / "publisher-gateway"), "migrate"]
@@ -90,7 +87,14 @@ def test_containers_starting_together_migrate_once_and_all_start(postgres: Postg
     outcomes = [(p.wait(timeout=120), p.stderr.read()) for p in processes]
     assert [code for code, _ in outcomes] == [0] * 2, outcomes
     assert tables(postgres, name) == GATEWAY_TABLES
-    assert postgres.execute("SELECT COUNT(*) FROM alembic_version", name) == [(1,)]
+    before = postgres.execute("SELECT version_num FROM alembic_version", name)
+    assert len(before) == 1
+    result = publisher_gateway(postgres.url(name), "migrate")  # a third container: nothing to do
+    assert "is up to date" in result.stderr
+    assert "publisher:***@" in result.stderr and postgres.password not in result.stderr
+    assert postgres.execute("SELECT version_num FROM alembic_version", name) == before
+    # The lock went with the process: the next container to start does not wait.
+    assert postgres.execute("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory'") == [(0,)]
 
 
 def test_a_migration_waits_while_another_process_holds_the_lock(postgres: PostgresServer):
@@ -117,17 +121,6 @@ def test_a_migration_waits_while_another_process_holds_the_lock(postgres: Postgr
         migrated = waiting.result(timeout=60)
     assert "Another process is migrating the database; waiting for it to finish" in migrated.stderr
     assert tables(postgres, name) == GATEWAY_TABLES
-
-
-def test_migrating_a_current_database_changes_nothing(postgres: PostgresServer):
-    name = postgres.migrated_database()
-    before = postgres.execute("SELECT version_num FROM alembic_version", name)
-    result = publisher_gateway(postgres.url(name), "migrate")
-    assert "is up to date" in result.stderr
-    assert "publisher:***@" in result.stderr and postgres.password not in result.stderr
-    assert postgres.execute("SELECT version_num FROM alembic_version", name) == before
-    # The lock went with the process: the next container to start does not wait.
-    assert postgres.execute("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory'") == [(0,)]
 
 
 # --- While running -------------------------------------------------------------------------

@@ -11,8 +11,9 @@ from reflex_base import config as reflex_config
 
 from publisher import content, mailing_list
 from publisher.config.settings import from_environ
-from publisher.mail import campaign, mailer, outbox, release_email
-from publisher.storage import campaigns, subscribers, tables
+from publisher.mail import campaign, outbox, release_email
+from publisher.storage import subscribers
+from tests.services.test_campaign import start_campaign
 from tests.smtp import POSTAL_ADDRESS, Received
 from tests.unit.test_mailer import field_names
 
@@ -31,11 +32,6 @@ CONFIRMATION = ["from", "to", "subject", "date", "message-id", *MIME]
 TO_THE_PUBLISHER = [*CONFIRMATION[:2], "reply-to", *CONFIRMATION[2:]]
 WELCOME = [*CONFIRMATION[:5], "list-unsubscribe", "list-unsubscribe-post", "list-id", *CONFIRMATION[5:]]
 RELEASE = [*WELCOME[:8], "mime-version", "content-type"]
-
-
-@pytest.fixture
-def database_kind() -> str:
-    return "sqlite"  # what is checked is the bytes on the wire, the same on both databases
 
 
 def shown(received: Received, header: str) -> tuple[str, str]:
@@ -90,14 +86,7 @@ async def test_a_name_made_of_an_encoded_word_is_carried_as_text_in_every_email(
     subscribers.confirm(row.link_key, outbox.job_for(mail), outbox.job_for(mail), db_url)
     assert [o.status for o in await sender.send_due()] == ["sent", "sent"]
     # A release to the list, this reader on it.
-    campaigns.create_campaign(
-        BOOK.slug,
-        release_email.subject(BOOK),
-        lambda _reader: mailer.new_message_id(mail),
-        tables.utc_now(),
-        outbox.RETRY_FOR,
-        db_url,
-    )
+    start_campaign(db_url, mail)
     await campaign.ReleaseSender(mail, db_url, site=SITE).send_due()
 
     contact, confirmation, welcome, notice, release = smtp_server.wait_for(5, timeout=10)

@@ -12,6 +12,7 @@ from bs4 import BeautifulSoup
 from reflex.istate.data import RouterData
 from reflex_base import constants
 
+from publisher import content, gateway, mailing_list
 from publisher.config.settings import current
 from publisher.content import list_copy
 from publisher.limits import submits
@@ -30,7 +31,7 @@ from publisher.web.states.list_link_state import ConfirmState, UnsubscribeState
 from publisher.web.submissions import SubscribeState
 from tests.services.test_new_release_list import consent_record
 from tests.unit.test_list_links import MAIL_ENV, OTHER_SECRET, SECRET, flip
-from tests.unit.test_plain_forms import write_build
+from tests.unit.test_plain_forms import BOOK, book_client, write_build
 
 # --- The pages' states (the app's side) -------------------------------------------
 
@@ -80,6 +81,9 @@ async def run(handler, state) -> None:
 async def test_opening_a_confirmation_link_shows_the_masked_address_and_confirms_nothing(list_site):
     subscriber = joined(list_site)
     token = list_rules.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
+    before = on_page(ConfirmState, "/subscribe/confirm", token, done=True)  # typed by hand: nothing was pressed
+    await run(ConfirmState.open, before)
+    assert before.stage == list_link_state.ASK
     state = on_page(ConfirmState, "/subscribe/confirm", token)
     await run(ConfirmState.open, state)
     assert (state.stage, state.address) == (list_link_state.ASK, "j*@e******.com")
@@ -95,35 +99,24 @@ async def test_opening_a_confirmation_link_shows_the_masked_address_and_confirms
     again = on_page(ConfirmState, "/subscribe/confirm", token, tab="tab-2")
     await run(ConfirmState.open, again)
     assert again.stage == list_link_state.ALREADY
-
-
-@pytest.mark.asyncio
-async def test_the_app_on_the_page_a_plain_press_led_to_says_what_the_press_did_and_only_that(list_site):
-    subscriber = joined(list_site)
-    token = list_rules.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
-    before = on_page(ConfirmState, "/subscribe/confirm", token, done=True)  # typed by hand: nothing was pressed
-    await run(ConfirmState.open, before)
-    assert before.stage == list_link_state.ASK
-    subscribers.confirm(subscriber.link_key, outbox.job_for(list_site), None, issued_at=subscriber.confirmation_sent_at)
-    after = on_page(ConfirmState, "/subscribe/confirm", token, tab="tab-2", done=True)
+    # The app on the page a plain press led to says what the press did, and only that.
+    after = on_page(ConfirmState, "/subscribe/confirm", token, tab="tab-3", done=True)
     await run(ConfirmState.open, after)
     assert (after.stage, after.address) == (list_link_state.DONE, "j*@e******.com")
 
 
 @pytest.mark.asyncio
-async def test_the_confirmation_link_of_an_address_that_bounced_asks_for_a_new_sign_up(list_site):
-    subscriber = joined(list_site, "gone@example.com")
+async def test_an_expired_a_tampered_another_sites_and_a_bounced_addresss_confirmation_link(list_site, monkeypatch):
+    gone = joined(list_site, "gone@example.com")
     bounce_records.record_all([Report(bounces.HARD, "550 5.1.1", tables.FROM_WEBHOOK, email="gone@example.com")])
-    token = list_rules.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
-    state = on_page(ConfirmState, "/subscribe/confirm", token)
+    state = on_page(
+        ConfirmState, "/subscribe/confirm", list_rules.confirm_token(SECRET, gone.link_key, gone.confirmation_sent_at)
+    )
     await run(ConfirmState.open, state)
-    assert (state.stage, state.address) == (list_link_state.LEFT, "g**e@e******.com")
+    assert (state.stage, state.address) == (list_link_state.LEFT, "g**e@e******.com")  # asks for a new sign-up
     await run(ConfirmState.confirm, state)  # no button; a crafted press changes nothing
-    assert subscribers.lookup(subscriber.link_key).status == ListStatus.BOUNCED
+    assert subscribers.lookup(gone.link_key).status == ListStatus.BOUNCED
 
-
-@pytest.mark.asyncio
-async def test_an_expired_a_tampered_and_another_sites_confirmation_link(list_site, monkeypatch):
     subscriber = joined(list_site)
     old = list_rules.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at - timedelta(days=8))
     state = on_page(ConfirmState, "/subscribe/confirm", old)
@@ -268,24 +261,6 @@ async def test_a_one_click_post_unsubscribes_at_once_without_a_cookie(list_site,
 
 
 @pytest.mark.asyncio
-async def test_a_post_that_is_not_one_click_or_whose_token_is_not_ours_changes_nothing(list_site, build):
-    subscriber = joined(list_site)
-    token = list_rules.unsubscribe_token(SECRET, subscriber.link_key)
-    async with site_client(build) as http:
-        # Not one-click: a press of the page's button, which a request from no page of ours is not.
-        assert (await one_click(http, token, b"")).status_code == 403
-        assert (await one_click(http, token, b"x" * 5000)).status_code == 400
-        wrong = await one_click(http, flip(token, -1))
-        assert (wrong.status_code, wrong.text) == (404, "This link is not valid")
-        confirm = await http.post(
-            "/subscribe/confirm", params={"token": token}, content=ONE_CLICK, headers={"Content-Type": FORM}
-        )
-        assert confirm.status_code == 403  # one-click only unsubscribes
-        assert (await one_click(http, token, method="PUT")).status_code == 405
-    assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
-
-
-@pytest.mark.asyncio
 async def test_only_wrong_links_count_against_an_address(list_site, build):
     submits.shared_limiter.set(Limiter(per_address=Limit(3, 600)))
     good = list_rules.unsubscribe_token(SECRET, joined(list_site).link_key)
@@ -337,7 +312,10 @@ async def test_without_the_app_opening_changes_nothing_and_the_button_confirms_o
 
 
 @pytest.mark.asyncio
-async def test_without_the_app_the_unsubscribe_button_removes_the_address(list_site, build):
+async def test_without_the_app_the_unsubscribe_button_removes_the_address_and_presses_count_as_the_apps_do(
+    list_site, build
+):
+    submits.shared_limiter.set(Limiter(per_address=Limit(2, 600)))
     subscriber = joined(list_site)
     token = list_rules.unsubscribe_token(SECRET, subscriber.link_key)
     async with site_client(build) as http:
@@ -349,6 +327,10 @@ async def test_without_the_app_the_unsubscribe_button_removes_the_address(list_s
         assert pressed.status_code == 303
         assert subscribers.lookup(subscriber.link_key).status == ListStatus.UNSUBSCRIBED
         result = await http.get(pressed.headers["location"])
+        assert (await http.post(button_of(page)[0], headers=SAME_SITE)).status_code == 303
+        limited = await http.post(button_of(page)[0], headers=SAME_SITE)  # the third press from this address
+    assert limited.status_code == 429
+    assert panel(limited).get_text() == "Too many attempts. Please wait a few minutes and try again."
     assert panel(result).select_one("h2").get_text() == "You have been unsubscribed"
     assert "j*@e******.com will get no more emails from us." in panel(result).text
     assert panel(result).select_one("a")["href"] == "/subscribe"
@@ -357,17 +339,26 @@ async def test_without_the_app_the_unsubscribe_button_removes_the_address(list_s
 
 
 @pytest.mark.asyncio
-async def test_a_press_from_another_site_or_from_no_page_is_refused_and_changes_nothing(list_site, build):
+async def test_a_press_from_another_site_or_no_page_or_a_post_not_one_click_is_refused_and_changes_nothing(
+    list_site, build
+):
     subscriber = joined(list_site)
     confirm_token = list_rules.confirm_token(SECRET, subscriber.link_key, subscriber.confirmation_sent_at)
     confirm = list_rules.link_path("/subscribe/confirm", confirm_token)
-    unsubscribe = list_rules.link_path("/unsubscribe", list_rules.unsubscribe_token(SECRET, subscriber.link_key))
+    token = list_rules.unsubscribe_token(SECRET, subscriber.link_key)
+    unsubscribe = list_rules.link_path("/unsubscribe", token)
     elsewhere = ({"Origin": "https://evil.example"}, {})  # every header's rule: tests/unit/test_same_site.py
     async with site_client(build) as http:
         for headers in elsewhere:
             for action in (confirm, unsubscribe):
                 refused = await http.post(action, headers={**headers, "Content-Type": FORM}, content=b"")
                 assert refused.status_code == 403, (action, headers)
+        assert (await one_click(http, token, b"x" * 5000)).status_code == 400
+        wrong = await one_click(http, flip(token, -1))
+        assert (wrong.status_code, wrong.text) == (404, "This link is not valid")
+        one_click_confirm = await http.post(confirm, content=ONE_CLICK, headers={"Content-Type": FORM})
+        assert one_click_confirm.status_code == 403  # one-click only unsubscribes
+        assert (await one_click(http, token, method="PUT")).status_code == 405
     assert subscribers.lookup(subscriber.link_key).status == ListStatus.PENDING
     assert [d.kind for d in queue.list_deliveries()] == ["confirmation"]
 
@@ -407,22 +398,85 @@ async def test_without_the_app_each_link_gets_its_status_and_its_page(list_site,
     assert not panel(gone).select("form") and not panel(replaced).select("form")
 
 
-@pytest.mark.asyncio
-async def test_without_the_app_presses_count_against_the_address_as_the_apps_do(list_site, build):
-    submits.shared_limiter.set(Limiter(per_address=Limit(2, 600)))
-    subscriber = joined(list_site)
-    action = f"/unsubscribe?token={list_rules.unsubscribe_token(SECRET, subscriber.link_key)}"
-    async with site_client(build) as http:
-        statuses = [(await http.post(action, headers=SAME_SITE)).status_code for _ in range(2)]
-        limited = await http.post(action, headers=SAME_SITE)
-    assert statuses == [303, 303]
-    assert limited.status_code == 429
-    assert panel(limited).get_text() == "Too many attempts. Please wait a few minutes and try again."
-
-
 def test_a_build_without_the_panels_slot_is_named_at_start(tmp_path):
     for route in ("subscribe/confirm", "unsubscribe"):
         (tmp_path / route).mkdir(parents=True)
         (tmp_path / route / "index.html").write_text("<html><body><p>Checking your link…</p></body></html>")
     with pytest.raises(LookupError, match=r"no \[data-link-panel\] element.*make build"):
         ListLinks(prerendered_page, tmp_path)
+
+
+# --- "Tell me when it's out": the form's plain POST, its confirmation, the confirmation's page ---
+
+
+@pytest.fixture
+def waitlist_site(list_site, smtp_server, monkeypatch):
+    """The list site mailing through aiosmtpd, a forthcoming test book in its content, its embedded gateway."""
+    for name, value in smtp_server.mail_env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(content, "BOOKS", (*content.BOOKS, BOOK))
+    gateway.shared_gateway.set(mailing_list.EmbeddedList(mail=current().mail))
+    yield current().mail
+    gateway.shared_gateway.set(None)
+
+
+async def confirmations(mail, smtp_server, count: int) -> list[str]:
+    """The outbox sends what is due; the text of each confirmation aiosmtpd received (its raw bytes, parsed)."""
+    await outbox.Sender(mail).send_due()
+    received = smtp_server.wait_for(count, timeout=10)
+    assert len(received) == count and all(b"\r\nList-Unsubscribe:" not in r.data for r in received)
+    return [r.message.get_content().replace("\r\n", "\n") for r in received]
+
+
+async def press_confirmation(build, text: str) -> tuple[str, str]:
+    """The confirmation link of an email's ``text`` opened, then its button pressed: each panel's text."""
+    path = text[text.index("/subscribe/confirm?") :].split()[0]
+    async with site_client(build) as http:
+        asked = panel(await http.get(path)).get_text(" ", strip=True)
+        pressed = await http.post(path, headers=SAME_SITE)
+        done = panel(await http.get(pressed.headers["location"])).get_text(" ", strip=True)
+    return asked, done
+
+
+@pytest.mark.asyncio
+async def test_a_waitlist_address_gets_one_confirmation_naming_the_book_whoever_asks_again(
+    waitlist_site, build, smtp_server
+):
+    async with book_client(build) as http:
+        answers = [
+            await http.post(BOOK.page_path, data={"email": email}, headers=SAME_SITE)
+            for email in ("jo@example.com", "jo@example.com", "Jo+books@example.com")
+        ]
+    assert {(a.status_code, a.headers["location"]) for a in answers} == {(303, f"{BOOK.page_path}#waitlist-success")}
+    [text] = await confirmations(waitlist_site, smtp_server, 1)  # one per mailbox a day
+    assert f"asked to hear when {BOOK.title} is out\nwith this address" in text
+    asked, done = await press_confirmation(build, text)
+    assert asked == "Press the button to confirm j*@e******.com : we will email it once, when the book is out. " + (
+        "Confirm my subscription"
+    )
+    assert done == "Your address is confirmed Thank you! We will email j*@e******.com once, when the book is out."
+    reader = next(row for row in subscribers.list_subscribers() if row.email == "jo@example.com")
+    assert (reader.status, reader.book_updates) == (ListStatus.CONFIRMED, tables.WAITLIST_ONLY)
+    assert [d.kind for d in queue.list_deliveries((tables.PENDING, tables.SENT))] == ["confirmation"]  # no welcome
+
+
+@pytest.mark.asyncio
+async def test_a_confirmed_waiting_reader_who_ticks_the_box_is_asked_to_join_and_joins_with_a_press(
+    waitlist_site, build, smtp_server
+):
+    yesterday = tables.utc_now() - timedelta(days=2)
+    subscribers.wait(
+        SignUp(email="jo@example.com", name=""), BOOK.slug, False, outbox.job_for(waitlist_site), now=yesterday
+    )
+    [reader] = subscribers.list_subscribers()
+    subscribers.confirm(reader.link_key, None, None, now=yesterday, issued_at=reader.confirmation_sent_at)
+    async with book_client(build) as http:
+        ticked = await http.post(BOOK.page_path, data={"email": "jo@example.com", "joinList": "yes"}, headers=SAME_SITE)
+    assert ticked.status_code == 303
+    [text] = await confirmations(waitlist_site, smtp_server, 1)  # yesterday's, replaced, is not sent
+    assert f"asked to join {list_copy.LIST_NAME}\nwith this address" in text  # confirmed for the book already
+    asked, done = await press_confirmation(build, text)
+    assert asked.startswith("Press the button to add j*@e******.com to")
+    assert done.startswith("You are on the list")
+    [reader] = subscribers.list_subscribers()
+    assert reader.book_updates == tables.ON_LIST

@@ -54,13 +54,16 @@ async def test_auth_with_the_urls_user_and_password(smtp_server):
     assert len(smtp_server.received) == 1
 
 
-@pytest.mark.parametrize("smtp_server", [(("pub", "secret"), "starttls")], indirect=True)
+@pytest.mark.parametrize(
+    "smtp_server", [(("pub", "secret"), "starttls"), (("pub", "secret"), "implicit")], indirect=True, ids=str
+)
 @pytest.mark.asyncio
-async def test_starttls_with_a_certificate_the_operator_trusts(smtp_server, certificates):
+async def test_starttls_or_implicit_tls_with_a_certificate_the_operator_trusts(smtp_server, certificates):
     settings = settings_for(smtp_server.url(), PUBLISHER_SMTP_CA_FILE=str(certificates.ca_file))
+    assert settings.server.implicit_tls == (smtp_server.tls == "implicit")
     await mailer.send(contact(settings), settings)
     [received] = smtp_server.wait_for(1, timeout=10)
-    assert received.tls and received.authenticated_as == "pub"
+    assert received.authenticated_as == "pub" and (received.tls or settings.server.implicit_tls)
 
 
 @pytest.mark.parametrize("smtp_server", [(("pub", "secret"), "starttls")], indirect=True)
@@ -71,15 +74,6 @@ async def test_a_certificate_nobody_trusts_is_refused_before_the_password_is_sen
         await mailer.send(contact(settings), settings)
     assert not failed.value.permanent and "CERTIFICATE_VERIFY_FAILED" in failed.value.reason
     assert smtp_server.received == []
-
-
-@pytest.mark.parametrize("smtp_server", [(("pub", "secret"), "implicit")], indirect=True)
-@pytest.mark.asyncio
-async def test_implicit_tls_with_smtps(smtp_server, certificates):
-    settings = settings_for(smtp_server.url(), PUBLISHER_SMTP_CA_FILE=str(certificates.ca_file))
-    assert settings.server.implicit_tls
-    await mailer.send(contact(settings), settings)
-    assert smtp_server.wait_for(1, timeout=10)[0].authenticated_as == "pub"
 
 
 @pytest.mark.asyncio

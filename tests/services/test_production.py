@@ -1,5 +1,5 @@
 """publisher-serve's start-up checks as the process that runs them: its exit status and what it writes
-(what each check says: tests/unit/test_production.py, tests/unit/test_settings.py, tests/unit/test_mail_settings.py)."""
+(what each check says: tests/unit/test_production.py, tests/unit/test_settings.py)."""
 
 from __future__ import annotations
 

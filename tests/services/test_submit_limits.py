@@ -25,16 +25,12 @@ async def storage(request, redis_url, monkeypatch):
 
 
 @pytest.mark.asyncio
-async def test_an_address_gets_exactly_its_attempts_in_either_store(storage):
+async def test_an_address_gets_exactly_its_attempts_and_a_limit_used_up_is_exhausted_in_either_store(storage):
     limits = Limiter(storage, per_client=Limit(2, 600), per_address=Limit(3, 600))
     assert [await limits.allow("contact", "tab-1", "203.0.113.9") for _ in range(3)] == [True, True, False]
     assert [await limits.allow("contact", "tab-2", "203.0.113.9") for _ in range(2)] == [True, False]
     assert await limits.allow("contact", "tab-3", "203.0.113.10")  # another address
     assert await limits.allow("subscribe", "tab-1", "203.0.113.9")  # another form
-
-
-@pytest.mark.asyncio
-async def test_a_limit_used_up_is_exhausted_in_either_store(storage):
     limits = Limiter(storage, per_address=Limit(2, 600))
     assert await limits.allow("bounce-hook", "", "203.0.113.9")
     assert not await limits.exhausted("bounce-hook", "", "203.0.113.9")

@@ -4,6 +4,7 @@ cut to its column and the query plans on SQLite and PostgreSQL, the plain reads 
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -18,22 +19,25 @@ from publisher.rules import notice_rules, visit_rules
 from publisher.storage import visit_counts
 from publisher.storage.tables import VISIT_KEY_MAX, VisitCount, VisitSalt, VisitSeen, engine
 from publisher.storage.visit_counts import Batch, DayCount, KeyCount
-from publisher.visits.flush_loop import DatabaseStore
 from publisher.visits.recorder import Recorder
 from publisher.web import exports
 from publisher.web.states import admin_state
 from tests.databases import ON_BOTH_DATABASES
+from tests.unit.test_visit_tally import DAY, DESKTOP, NOON
 
-DAY = date(2026, 11, 27)
-NOON = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
 ANN, BO, CY = b"A" * 16, b"B" * 16, b"C" * 16  # visitor ids as rules/visit_rules.visitor_id makes them
-DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
 
 
 def view(batch: Batch, visitor: bytes, kind: str, key: str = "", day: date = DAY) -> Batch:
     batch.views[(day, kind, key)] = batch.views.get((day, kind, key), 0) + 1
     batch.seen.add((day, kind, key, visitor))
     return batch
+
+
+def counted(counts: dict[tuple[date, str, str], tuple[int, int]]) -> Batch:
+    """A batch of these (views, visitors) per (day, kind, key), each visitor an id of its own."""
+    seen = {(*key, n.to_bytes(16, "big")) for key, (_, visitors) in counts.items() for n in range(visitors)}
+    return Batch({key: views for key, (views, _) in counts.items()}, seen)
 
 
 def rows(db_url: str, table) -> int:
@@ -125,7 +129,7 @@ def test_what_a_visitor_sent_reaches_the_csv_the_summary_and_the_dashboard_as_cl
     """docs/security.md's hostile Referers and tags: no byte of them in the CSV, summary or dashboard."""
     counting = Recorder(trusted_proxy_hops=0, clock=lambda: NOON)
     counting.count_views_on({"/"})
-    asyncio.run(counting.salts.refresh(DatabaseStore(db_url), NOON))
+    asyncio.run(counting.salts.refresh(functools.partial(visit_counts.salt_for, db_url=db_url), NOON))
     hostile = [
         ("https://[::1%URGENT: your account is locked, call 555-0100 now]/", b""),
         ("https://[fe80::1%\x85\x9b]/", b"utm_campaign=%3Csvg%20onload%3Dalert(1)%3E"),
@@ -235,14 +239,12 @@ def test_visitors_now_counts_the_last_5_minutes_and_not_the_6th_across_midnight(
 
 
 def test_daily_gives_exactly_90_days_oldest_first_with_the_missing_ones_as_zeros(db_url):
-    """The counts written as with Redis keeping the seen sets: its new visitors taken, no seen row."""
     today = DAY
     first = today - timedelta(days=89)
-    batch = Batch(views={(first, "site", ""): 4, (today, "site", ""): 7, (today - timedelta(days=90), "site", ""): 9})
-    batch.new_visitors = {(first, "site", ""): 2, (today, "site", ""): 3}
-    batch.seen.add((today, "site", "", ANN))  # not written: Redis has it
-    visit_counts.flush(batch, seen_done=True, db_url=db_url)
-    assert rows(db_url, VisitSeen) == 0
+    batch = counted(
+        {(first, "site", ""): (4, 2), (today, "site", ""): (7, 3), (today - timedelta(days=90), "site", ""): (9, 0)}
+    )
+    visit_counts.flush(batch, db_url=db_url)
     days = visit_counts.daily("site", first, today, db_url=db_url)
     assert len(days) == 90
     assert [count.day for count in days] == [first + timedelta(days=n) for n in range(90)]
@@ -252,23 +254,16 @@ def test_daily_gives_exactly_90_days_oldest_first_with_the_missing_ones_as_zeros
 
 
 def test_top_sums_each_key_over_the_days_most_visitors_first_then_views(db_url):
-    batch = Batch(
-        views={
-            (DAY, "source", "Instagram"): 10,
-            (DAY - timedelta(days=1), "source", "Instagram"): 10,
-            (DAY, "source", "(direct)"): 50,
-            (DAY, "source", "Google"): 3,
-            (DAY - timedelta(days=40), "source", "Old"): 99,
-        },
-        new_visitors={
-            (DAY, "source", "Instagram"): 3,
-            (DAY - timedelta(days=1), "source", "Instagram"): 2,
-            (DAY, "source", "(direct)"): 5,
-            (DAY, "source", "Google"): 3,
-            (DAY - timedelta(days=40), "source", "Old"): 99,
-        },
+    batch = counted(
+        {
+            (DAY, "source", "Instagram"): (10, 3),
+            (DAY - timedelta(days=1), "source", "Instagram"): (10, 2),
+            (DAY, "source", "(direct)"): (50, 5),
+            (DAY, "source", "Google"): (3, 3),
+            (DAY - timedelta(days=40), "source", "Old"): (99, 99),
+        }
     )
-    visit_counts.flush(batch, seen_done=True, db_url=db_url)
+    visit_counts.flush(batch, db_url=db_url)
     since = DAY - timedelta(days=29)
     assert visit_counts.top("source", since, DAY, db_url=db_url) == [
         KeyCount("(direct)", 50, 5),
@@ -281,15 +276,11 @@ def test_top_sums_each_key_over_the_days_most_visitors_first_then_views(db_url):
 def test_the_week_is_the_seven_days_before_the_summary(db_url):
     monday = date(2026, 11, 30)
     week_days = [monday - timedelta(days=n) for n in range(1, 8)]
-    views = {(day, "site", ""): 10 for day in week_days} | {(monday, "site", ""): 1000}
-    views |= {(day, "bot", ""): 3 for day in week_days} | {(monday - timedelta(days=8), "bot", ""): 1000}
-    views |= {(week_days[0], "source", f"site-{n}.example"): n for n in range(1, 8)}
-    views |= {(week_days[0], "buy", "coloring-book www.amazon.com"): 4}
-    new = {(day, "site", ""): 2 for day in week_days} | {
-        (key[0], "source", key[2]): 1 for key in views if key[1] == "source"
-    }
-    new |= {(week_days[0], "buy", "coloring-book www.amazon.com"): 3}
-    visit_counts.flush(Batch(views=views, new_visitors=new), seen_done=True, db_url=db_url)
+    counts = {(day, "site", ""): (10, 2) for day in week_days} | {(monday, "site", ""): (1000, 0)}
+    counts |= {(day, "bot", ""): (3, 0) for day in week_days} | {(monday - timedelta(days=8), "bot", ""): (1000, 0)}
+    counts |= {(week_days[0], "source", f"site-{n}.example"): (n, 1) for n in range(1, 8)}
+    counts |= {(week_days[0], "buy", "coloring-book www.amazon.com"): (4, 3)}
+    visit_counts.flush(counted(counts), db_url=db_url)
     week = visit_counts.week(monday, db_url)
     assert (week.visitors, week.views, week.bots) == (14, 70, 21)
     assert [source.key for source in week.top_sources] == [f"site-{n}.example" for n in (7, 6, 5, 4, 3)]

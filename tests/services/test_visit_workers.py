@@ -1,6 +1,6 @@
-"""The visits engine across processes, on SQLite and Redis+PostgreSQL: two workers find the same
-day's salt and their flushes add up; what a day leaves is destroyed 48 hours after it began; a
-database that stops costs that flush window, never a page."""
+"""The visits engine across processes, on SQLite and on PostgreSQL beside Redis: two workers find the
+same day's salt in the database and their flushes add up; what a day leaves is destroyed 48 hours
+after it began; a database that stops costs that flush window, never a page."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from publisher import visits
 from publisher.rules import visit_rules
 from publisher.storage import tables, visit_counts
 from publisher.storage.tables import VisitSalt, VisitSeen, utc_now
-from publisher.visits import flush_loop
 from publisher.visits.recorder import Recorder
+from tests.databases import ON_BOTH_DATABASES
 from tests.postgres import PostgresServer
 from tests.services.test_visit_counts import days_left
 from tests.support import PROJECT_ROOT, clear_of_midnight
@@ -33,6 +33,8 @@ SHARED_ADDRESS = "203.0.113.7"
 WORKER = """
 import asyncio, json, sys
 from publisher import visits
+from publisher.rules.visit_rules import day_of
+from publisher.storage.tables import utc_now
 
 def page(address):
     headers = [(b"host", b"books.example"), (b"user-agent", sys.argv[2].encode())]
@@ -42,12 +44,10 @@ def page(address):
 async def main():
     visits.count_views_on({"/"})
     async with visits.counting():
-        loop = visits.configured_loop(visits.shared_recorder.get())
         for _ in range(10):
             visits.record_page_view(page("203.0.113.7"), 200, "/")
         visits.record_page_view(page(sys.argv[1]), 200, "/")
-        salted = visits.shared_recorder.get().salts.days()
-    print(json.dumps({"salts": type(loop.store).__name__, "salted": len(salted)}))
+    print(json.dumps(visits.shared_recorder.get().salts.of(day_of(utc_now())) is not None))
 
 asyncio.run(main())
 """
@@ -62,8 +62,8 @@ def worker_env(db_url: str, redis_url: str | None = None) -> dict[str, str]:
     return env
 
 
-def two_workers_count(env: dict[str, str]) -> list[dict]:
-    """Two WORKER processes at once, each with an address of its own."""
+def two_workers_count(env: dict[str, str]) -> list[bool]:
+    """Two WORKER processes at once, each with an address of its own: whether each had the day's salt."""
     workers = [
         subprocess.Popen(
             [sys.executable, "-c", WORKER, address, DESKTOP],
@@ -96,57 +96,34 @@ def rows_of_day(db_url: str, table: str, day) -> int:
         return connection.execute(statement, {"day": day}).scalar_one()
 
 
-def test_two_workers_on_one_database_add_up_to_one_count(db_url):
-    clear_of_midnight()  # the day it counts is the day it reads back
-    results = two_workers_count(worker_env(db_url))
-    assert results == [{"salts": "DatabaseStore", "salted": 1}] * 2
-    count = site_today(db_url)
-    assert (count.views, count.visitors) == (22, 3)
-    today = visit_rules.day_of(utc_now())
-    assert visit_counts.visitors_now(utc_now(), minutes=visits.VISITORS_NOW_MINUTES, db_url=db_url) == 3
-    assert rows_of_day(db_url, "visit_salt", today) == 1  # one salt for both workers
-
-
 @pytest.fixture
 def postgres_url(postgres: PostgresServer, postgres_template: str) -> str:
     return postgres.url(postgres.create_database(template=postgres_template))
 
 
-def test_two_workers_on_redis_and_postgresql_add_up_and_nothing_outlives_48_hours(postgres_url, redis_url, monkeypatch):
+@ON_BOTH_DATABASES
+def test_two_workers_on_one_database_add_up_to_one_count_and_beside_redis_nothing_goes_there(db_url, request):
+    """On PostgreSQL beside Redis, as in the container: the salt and seen rows are still the database's."""
     clear_of_midnight()  # the day it counts is the day it reads back
-    monkeypatch.setattr(visits, "shared_redis_sync", lambda: redis.Redis.from_url(redis_url))
-    results = two_workers_count(worker_env(postgres_url, redis_url))
-    assert results == [{"salts": "RedisStore", "salted": 1}] * 2
-    count = site_today(postgres_url)
+    redis_url = request.getfixturevalue("redis_server").url if db_url.startswith("postgresql") else None
+    assert two_workers_count(worker_env(db_url, redis_url)) == [True, True]
+    count = site_today(db_url)
     assert (count.views, count.visitors) == (22, 3)
-    today = visit_rules.day_of(utc_now())
-    assert rows_of_day(postgres_url, "visit_salt", today) == 0  # Redis held the salt and the seen sets
-    assert rows_of_day(postgres_url, "visit_seen", today) == 0
-    client = redis.Redis.from_url(redis_url)
-    try:
-        assert visits.visitors_now(utc_now()) == 3  # the dashboard's figure, from Redis's minutes
-        assert flush_loop.visitors_now(client, utc_now() + timedelta(minutes=7), 5) == 0
-        keys = sorted(key.decode() for key in client.scan_iter(match=f"publisher:visits:*{today.isoformat()}*"))
-        assert "publisher:visits:salt:" + today.isoformat() in keys
-        assert "publisher:visits:seen:" + today.isoformat() + ":site:" in keys
-        assert "publisher:visits:now:" + today.isoformat() in keys
-        day_after_next = int(visit_rules.salt_destroyed_at(today).timestamp())
-        for key in keys:
-            assert 0 < client.ttl(key) <= 48 * 3600, key
-            assert client.expiretime(key) == day_after_next, key
-        assert {key.decode() for key in client.scan_iter(match="publisher:visits:*")} == set(keys)
-    finally:
+    assert visit_counts.visitors_now(utc_now(), minutes=visits.VISITORS_NOW_MINUTES, db_url=db_url) == 3
+    assert rows_of_day(db_url, "visit_salt", visit_rules.day_of(utc_now())) == 1  # one salt for both workers
+    if redis_url is not None:
+        client = redis.Redis.from_url(redis_url)
+        assert list(client.scan_iter(match="publisher:visits:*")) == []
         client.close()
 
 
 @pytest.mark.asyncio
 async def test_the_database_stopped_mid_run_costs_that_window_and_counting_resumes(
-    postgres: PostgresServer, postgres_url, monkeypatch, caplog
+    postgres: PostgresServer, postgres_url, caplog
 ):
     clear_of_midnight()  # the day it counts is the day it reads back
-    monkeypatch.setattr(visits, "shared_redis", lambda: None)
 
-    def worker() -> tuple[Recorder, flush_loop.FlushLoop]:
+    def worker() -> tuple[Recorder, visits.FlushLoop]:
         counting = Recorder(trusted_proxy_hops=0)
         counting.count_views_on({"/"})
         return counting, visits.configured_loop(counting, postgres_url)
@@ -163,7 +140,7 @@ async def test_the_database_stopped_mid_run_costs_that_window_and_counting_resum
     postgres.stop()
     try:
         view(running, "198.51.100.1", 2)  # pages go on: counting never touches the database here
-        with caplog.at_level(logging.WARNING, logger=flush_loop.__name__):
+        with caplog.at_level(logging.WARNING, logger=visits.__name__):
             await loop.flush_once()
             started, started_loop = worker()  # a worker that starts while the database is away
             await started_loop.load_salts()

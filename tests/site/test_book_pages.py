@@ -1,15 +1,13 @@
-"""Every book's page in the browser, the release feed, and their metadata in the build."""
+"""Every book's page in the browser, and the release feed (a book page's metadata: tests/unit/test_book_pages.py)."""
 
 from __future__ import annotations
 
-import json
 import re
 import xml.etree.ElementTree as ET
 
 import httpx
 import pytest
 from bs4 import BeautifulSoup
-from PIL import Image
 from playwright.sync_api import Browser, Page, expect
 
 from publisher import content
@@ -87,33 +85,3 @@ def test_every_page_announces_the_feed(built_site):
         soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
         [link] = soup.head.find_all("link", rel="alternate")
         assert (link["type"], link["href"]) == ("application/atom+xml", "/releases.atom"), page
-
-
-@pytest.mark.parametrize("book", BOOKS, ids=lambda b: b.slug)
-def test_a_books_page_tells_search_engines_and_link_previews_what_it_is(built_site, book):
-    soup = BeautifulSoup((BUILD_DIR / "books" / book.slug / "index.html").read_text(encoding="utf-8"), "html.parser")
-    url = f"{TEST_SITE_URL}/books/{book.slug}"
-
-    def meta(**attrs) -> list[str]:
-        return [tag["content"] for tag in soup.head.find_all("meta", attrs=attrs)]
-
-    assert soup.title.text == f"{book.title} | Animals We Confuse"
-    assert [link["href"] for link in soup.head.find_all("link", rel="canonical")] == [url]
-    assert meta(property="og:type") == ["book"]
-    assert meta(property="og:url") == [url]
-    assert meta(property="book:author") == [f"{TEST_SITE_URL}/about#{slug}" for slug in author_slugs(book)]
-    assert meta(property="book:isbn") == meta(property="book:release_date") == []  # the content gives neither
-    [image] = meta(property="og:image")
-    assert image.startswith(f"{TEST_SITE_URL}/images/variants/{book.slug}-") and image.endswith("-share.jpg")
-    with Image.open(BUILD_DIR / image.removeprefix(TEST_SITE_URL + "/")) as share:
-        assert (share.format, share.size) == ("JPEG", (1200, 630))
-    assert meta(property="og:image:alt") == [f"Cover of {book.title}"]
-    [script] = soup.find_all("script", attrs={"type": "application/ld+json"})
-    graph = json.loads(script.string)["@graph"]
-    assert [(node["@type"], node.get("url")) for node in graph] == [("BreadcrumbList", None), ("Book", url)]
-    assert "workExample" not in graph[1]  # no edition detail is made up
-
-
-def author_slugs(book) -> list[str]:
-    slugs = {author.name: author.slug for author in content.AUTHORS}
-    return [slugs[name] for name in book.author_names]

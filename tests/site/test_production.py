@@ -1,4 +1,4 @@
-"""The production server as the container starts it: start-up, headers, compression, health. (Every
+"""The production server as the container starts it: headers, compression, health. (Every
 page with no console error or CSP violation in the browser: tests/site/test_browser.py.)"""
 
 from __future__ import annotations
@@ -7,8 +7,6 @@ import re
 
 import httpx
 import pytest
-
-from tests.support import BUILD_DIR, ProductionServer, container_command
 
 STATIC_PAGES = ["/", "/about"]
 FORM_PAGES = ["/subscribe", "/contact-us"]
@@ -44,21 +42,6 @@ def assert_security_headers(response: httpx.Response) -> None:
         assert policy == "default-src 'none'; frame-ancestors 'none'"
     assert "unsafe-eval" not in policy
     assert "strict-transport-security" not in response.headers  # plain HTTP here
-
-
-def test_the_container_command_serves_the_prebuilt_site_without_rebuilding(server: ProductionServer):
-    assert container_command() == ["publisher-serve"]
-    assert server.started_in_s is not None and server.started_in_s < 30, server.started_in_s
-    assert (BUILD_DIR / "index.html").stat().st_mtime < server.launched_at
-    assert "Compiling" not in server.log_path.read_text()
-
-
-def test_the_server_writes_nothing_next_to_the_build(server: ProductionServer):
-    web = BUILD_DIR.parent.parent
-    marker = web / "backend" / "stateful_pages.json"
-    files = [path for part in ("backend", "build") for path in (web / part).rglob("*") if path.is_file()]
-    assert marker in files
-    assert [path for path in files if path.stat().st_mtime >= server.launched_at] == []
 
 
 @pytest.mark.parametrize(

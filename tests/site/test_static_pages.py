@@ -4,14 +4,13 @@ from a phone's requests in Chromium; the form pages, the control, do."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
-from playwright.sync_api import Browser, Page, Request, WebSocket, expect
+from playwright.sync_api import Page, Request, WebSocket, expect
 
 from publisher import content
-from tests.browser import MOBILE, assert_no_console_errors, new_page, open_page
+from tests.browser import assert_no_console_errors, open_page
 from tests.support import BUILD_DIR
 
 BOOK_PAGES = [f"/books/{book.slug}" for book in content.BOOKS]
@@ -39,11 +38,6 @@ class Traffic:
         return total
 
 
-@pytest.fixture
-def phone(browser: Browser) -> Iterator[Page]:
-    yield from new_page(browser, MOBILE)
-
-
 def watch(page: Page) -> Traffic:
     traffic = Traffic()
     page.on("requestfinished", lambda request: traffic.requests.append(request))
@@ -60,47 +54,49 @@ def first_load(page: Page, base_url: str, path: str) -> Traffic:
 
 
 @pytest.mark.parametrize("path", STATIC_PAGES)
-def test_a_static_page_requests_no_app_script_opens_no_websocket_and_fits_the_budget(phone: Page, base_url, path):
-    traffic = first_load(phone, base_url, path)
+def test_a_static_page_requests_no_app_script_opens_no_websocket_and_fits_the_budget(mobile_page: Page, base_url, path):
+    traffic = first_load(mobile_page, base_url, path)
     assert traffic.app_scripts() == []
     assert traffic.websockets == []
-    assert phone.locator("script[type=module], script[data-app-boot], link[rel*=modulepreload]").count() == 0
+    assert mobile_page.locator("script[type=module], script[data-app-boot], link[rel*=modulepreload]").count() == 0
     total = traffic.transferred_bytes()
     assert total <= BYTE_BUDGET[path], f"{path}: {total} bytes on a first load, over {BYTE_BUDGET[path]}"
-    assert_no_console_errors(phone, allow_document_404=path == "/no-such-page")
+    assert_no_console_errors(mobile_page, allow_document_404=path == "/no-such-page")
 
 
 @pytest.mark.parametrize("path", FORM_PAGES)
-def test_a_form_page_starts_the_app_and_connects(phone: Page, base_url, path):
-    traffic = watch(phone)
-    open_page(phone, base_url, path)  # waits until the form has the visitor's state
+def test_a_form_page_starts_the_app_and_connects(mobile_page: Page, base_url, path):
+    traffic = watch(mobile_page)
+    open_page(mobile_page, base_url, path)  # waits until the form has the visitor's state
     assert traffic.app_scripts() != []
     assert [socket.url.split("?")[0] for socket in traffic.websockets] == [f"{base_url.replace('http', 'ws')}/_event/"]
-    expect(phone.locator("form button[type=submit]")).to_be_enabled()
+    expect(mobile_page.locator("form button[type=submit]")).to_be_enabled()
 
 
-def test_a_reader_searches_browses_and_goes_back_without_the_app(phone: Page, base_url):
+def test_a_reader_searches_browses_and_goes_back_without_the_app(mobile_page: Page, base_url):
     """The book search, the drawer, links, the not-found page's Go Back and the year, all static."""
-    traffic = watch(phone)
-    phone.goto(base_url + "/?q=guinea%20PIG%20coloring", wait_until="networkidle")
-    status = phone.get_by_role("status")
+    traffic = watch(mobile_page)
+    mobile_page.goto(base_url + "/?q=guinea%20PIG%20coloring", wait_until="networkidle")
+    status = mobile_page.get_by_role("status")
     expect(status).to_have_text(
         "Showing 1 of 3 books matching “guinea PIG coloring”.Show all books", use_inner_text=False
     )
-    expect(phone.locator("article:visible")).to_have_count(1)
-    assert phone.evaluate("document.activeElement === document.body")  # nothing focused was hidden
+    expect(mobile_page.locator("article:visible")).to_have_count(1)
+    assert mobile_page.evaluate("document.activeElement === document.body")  # nothing focused was hidden
 
-    phone.get_by_role("button", name="Menu").click()
-    menu = phone.get_by_role("dialog", name="Menu")
+    mobile_page.get_by_role("button", name="Menu").click()
+    menu = mobile_page.get_by_role("dialog", name="Menu")
     expect(menu).to_be_visible()
     menu.get_by_role("link", name="About").click()
-    expect(phone).to_have_url(base_url + "/about")
-    expect(phone.locator("[aria-current=page]").first).to_have_text("About")
+    expect(mobile_page).to_have_url(base_url + "/about")
+    expect(mobile_page.locator("[aria-current=page]").first).to_have_text("About")
 
-    phone.goto(base_url + "/no-such-page", wait_until="networkidle")
-    expect(phone.locator("footer [data-current-year]")).to_have_text(str(phone.evaluate("new Date().getFullYear()")))
-    phone.get_by_role("button", name="Go Back").click()
-    expect(phone).to_have_url(base_url + "/about")
+    mobile_page.goto(base_url + "/no-such-page", wait_until="networkidle")
+    expect(mobile_page.locator("footer [data-current-year]")).to_have_text(
+        str(mobile_page.evaluate("new Date().getFullYear()"))
+    )
+    mobile_page.get_by_role("button", name="Go Back").click()
+    expect(mobile_page).to_have_url(base_url + "/about")
 
     assert traffic.app_scripts() == []
     assert traffic.websockets == []

@@ -1,4 +1,5 @@
-"""The dashboard's sign-in rules without a server (rules/admin_access.py), and what a refused sign-in logs."""
+"""The dashboard's sign-in rules without a server (rules/admin_access.py); over HTTP with the database faked:
+what a refused sign-in logs, and the CSV downloads, which need the session's cookie and the site's own page."""
 
 from __future__ import annotations
 
@@ -8,15 +9,23 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+import sqlalchemy
 from reflex.istate.data import RouterData
 
+from publisher.content import admin_copy
 from publisher.rules import admin_access
-from publisher.rules.admin_access import SessionTimes
+from publisher.rules.admin_access import RelyingParty, SessionTimes
 from publisher.server import admin_sign_in, middleware
+from publisher.storage import admins, subscribers
 from publisher.web.states.admin_state import AdminState
 
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 IDLE = timedelta(minutes=30)
+ORIGIN = "https://books.example.com"
+PARTY = RelyingParty("books.example.com", (ORIGIN,))
+TOKEN = admin_access.new_token()
+COOKIE = {"Cookie": f"{admin_access.SECURE_COOKIE_NAME}={TOKEN}"}
+ADA = admins.AdminIdentity(admin_id=1, name="Ada", user_handle="handle")
 
 
 def test_tokens_and_user_handles_carry_256_random_bits_and_only_a_tokens_hash_is_kept():
@@ -81,31 +90,32 @@ def test_the_cookie_is_httponly_strict_and_host_only_secure_over_https():
     assert "Max-Age=0" in admin_access.session_cookie("", https=True).split("; ")
 
 
-def test_over_https_only_the_host_prefixed_cookie_counts_and_over_http_only_the_plain_one():
-    token = admin_access.new_token()
-    assert admin_access.session_token(f"a=1; __Host-publisher-admin={token}; b=2", https=True) == token
-    assert admin_access.session_token(f"publisher-admin={token}", https=True) is None  # plantable over https
-    assert admin_access.session_token(f"publisher-admin={token}", https=False) == token  # development
-    assert admin_access.session_token(f"__Host-publisher-admin={token}", https=False) is None
-    assert admin_access.session_token("__Host-publisher-admin=not a token!", https=True) is None
-    assert admin_access.session_token("other=1", https=True) is None
-    assert admin_access.session_token("", https=False) is None
+TWO_COOKIES = [
+    "publisher-admin={planted}; __Host-publisher-admin={own}",
+    "__Host-publisher-admin={own}; publisher-admin={planted}",
+    "__Host-publisher-admin={planted}; __Host-publisher-admin={own}",
+    "publisher-admin={own}; publisher-admin={planted}",
+]
 
 
-@pytest.mark.parametrize("https", [True, False])
 @pytest.mark.parametrize(
-    "cookies",
+    ("cookies", "https", "counted"),
     [
-        "publisher-admin={planted}; __Host-publisher-admin={own}",
-        "__Host-publisher-admin={own}; publisher-admin={planted}",
-        "__Host-publisher-admin={planted}; __Host-publisher-admin={own}",
-        "publisher-admin={own}; publisher-admin={planted}",
+        ("a=1; __Host-publisher-admin={own}; b=2", True, True),
+        ("publisher-admin={own}", True, False),  # plantable over https
+        ("publisher-admin={own}", False, True),  # development
+        ("__Host-publisher-admin={own}", False, False),
+        ("__Host-publisher-admin=not a token!", True, False),
+        ("other=1", True, False),
+        ("", False, False),
+        # Two: which one a sibling subdomain or plain http planted cannot be told, so neither counts.
+        *((two, https, False) for two in TWO_COOKIES for https in (True, False)),
     ],
 )
-def test_two_session_cookies_in_one_request_are_nobodys_session(cookies, https):
-    """With two, which one a sibling subdomain or plain http planted cannot be told: neither counts."""
-    header = cookies.format(planted=admin_access.new_token(), own=admin_access.new_token())
-    assert admin_access.session_token(header, https=https) is None
+def test_a_session_cookie_counts_alone_and_under_its_schemes_name_only(cookies, https, counted):
+    own = admin_access.new_token()
+    header = cookies.format(own=own, planted=admin_access.new_token())
+    assert admin_access.session_token(header, https=https) == (own if counted else None)
 
 
 @pytest.mark.parametrize(
@@ -129,9 +139,7 @@ def test_an_admins_name_is_printable_text_on_one_line(name, problem):
     [
         ("https", "__Host-publisher-admin={own}", True),
         ("https", "publisher-admin={own}", False),
-        ("https", "publisher-admin={planted}; __Host-publisher-admin={own}", False),
         ("http", "publisher-admin={own}", True),
-        ("http", "__Host-publisher-admin={own}", False),
         (None, "__Host-publisher-admin={own}", False),  # no door in front: not https
     ],
 )
@@ -150,15 +158,32 @@ async def nothing_here(scope, receive, send):
     await send({"type": "http.response.body", "body": b""})
 
 
-@pytest.mark.asyncio
-async def test_a_refused_sign_in_is_logged_once_a_minute_as_a_short_escaped_excerpt(monkeypatch, caplog):
-    """A 200 KB Origin on every attempt wrote a 200 KB warning line each time (issue 48)."""
+def client() -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=middleware.route_table(nothing_here)), base_url=ORIGIN)
+
+
+@pytest.fixture
+def audited(monkeypatch) -> list[tuple]:
+    """The endpoints for books.example.com, with a database that has Ada's session (TOKEN) open and an empty list."""
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
-    party = admin_access.relying_party("https://books.example.com")
-    monkeypatch.setattr(admin_sign_in, "relying_party", lambda: party)
+    monkeypatch.setattr(admin_sign_in, "relying_party", lambda: PARTY)
+
+    def session_admin(session_hash, idle, now=None, touch=False, db_url=None):
+        return ADA if session_hash == admin_access.token_hash(TOKEN) else None
+
+    lines: list[tuple] = []
+    monkeypatch.setattr(admins, "session_admin", session_admin)
+    monkeypatch.setattr(admins, "audit_log", lambda *args, **kwargs: [])
+    monkeypatch.setattr(admins, "audit", lambda *args, **kwargs: lines.append(args))
+    monkeypatch.setattr(subscribers, "list_subscribers", lambda *args, **kwargs: [])
+    return lines
+
+
+@pytest.mark.asyncio
+async def test_a_refused_sign_in_is_logged_once_a_minute_as_a_short_escaped_excerpt(audited, caplog):
+    """A 200 KB Origin on every attempt wrote a 200 KB warning line each time (issue 48)."""
     origin = "https://evil.example/\x1b[2J" + "a" * 200_000
-    transport = httpx.ASGITransport(app=middleware.route_table(nothing_here))
-    async with httpx.AsyncClient(transport=transport, base_url="https://books.example.com") as http:
+    async with client() as http:
         with caplog.at_level(logging.WARNING, logger=admin_sign_in.__name__):
             for _ in range(3):
                 refused = await http.post(admin_sign_in.SIGN_IN_OPTIONS, headers={"Origin": origin})
@@ -167,3 +192,36 @@ async def test_a_refused_sign_in_is_logged_once_a_minute_as_a_short_escaped_exce
     assert line.startswith("Dashboard sign-in/options: refused, not from the site's own page (Origin https://evil")
     assert "\x1b" not in line and "\\x1b[2J" in line  # escaped: no terminal sequence reaches the log
     assert len(line) < 200
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("path", [admin_access.EXPORT_PATH, admin_access.AUDIT_PATH])
+async def test_a_download_needs_a_session_and_the_sites_own_page_even_with_a_valid_cookie(audited, path):
+    async with client() as http:
+        assert (await http.post(path, headers={"Origin": ORIGIN})).status_code == 403  # no cookie
+        assert (await http.get(path, headers=COOKIE)).status_code == 405
+        own_page = await http.post(path, headers={**COOKIE, "Origin": ORIGIN})
+        assert own_page.status_code == 200, own_page.text  # the cookie is a signed-in admin's
+        assert own_page.headers["content-type"].startswith("text/csv")
+        assert len(audited) == 1
+        for foreign in ("https://evil.example", "https://books.example.com.evil.example", "http://books.example.com"):
+            refused = await http.post(path, headers={**COOKIE, "Origin": foreign})
+            assert refused.status_code == 403, foreign
+            assert "text/csv" not in refused.headers["content-type"]
+        cross_site = await http.post(path, headers={**COOKIE, "Sec-Fetch-Site": "cross-site"})
+        assert cross_site.status_code == 403
+    assert len(audited) == 1  # nothing refused was downloaded, so nothing more was written down
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("path", [admin_access.EXPORT_PATH, admin_sign_in.SIGN_IN_OPTIONS])
+async def test_a_database_away_is_a_503_to_retry_in_30_seconds(audited, monkeypatch, path):
+    def away(*args, **kwargs):
+        raise sqlalchemy.exc.OperationalError("SELECT", {}, ConnectionRefusedError())
+
+    monkeypatch.setattr(admins, "session_admin", away)
+    monkeypatch.setattr(admins, "begin_ceremony", away)
+    async with client() as http:
+        answer = await http.post(path, headers={**COOKIE, "Origin": ORIGIN}, json={})
+    assert (answer.status_code, answer.headers["retry-after"]) == (503, "30")
+    assert answer.json()["error"] == admin_copy.TRY_AGAIN_LATER

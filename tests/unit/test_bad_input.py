@@ -1,5 +1,4 @@
-"""Bad input, generated: odd emails, huge values and arbitrary JSON through the form handlers are answered
-with a known message or accepted, never an exception (the rules' own properties: test_validation.py)."""
+"""Generated bad input through the form handlers: a known message or accepted, never an exception."""
 
 from __future__ import annotations
 

@@ -17,7 +17,6 @@ from publisher import content
 from publisher.build import image_variants, plugins
 from publisher.content import images
 from publisher.content.books import book_page_copy, latest_first
-from publisher.server import middleware
 from publisher.web import feed, seo
 from publisher.web.components import book_cards, links
 from publisher.web.components.pictures import picture
@@ -69,9 +68,11 @@ def test_a_valid_isbn13_is_kept_as_written(isbn):
         ("isbn13", "123-0-306-40615-7", "an ISBN-13 starts with 978 or 979"),
         *((field, value, None) for field, value in [("format", "Scroll"), ("page_count", 0), ("language", "tlh")]),
         *((field, value, None) for field, value in [("age_range", ""), ("slug", "Not A Slug")]),
+        *((field, value, None) for field, value in [("title", ""), ("title", "   "), ("author_names", ())]),
+        *((field, value, None) for field, value in [("book_link", "not a url"), ("price", "9.99")]),
     ],
 )
-def test_a_bad_edition_field_stops_the_content_from_loading_and_a_bad_isbn13_is_named(field, value, why):
+def test_a_bad_field_stops_the_content_from_loading_and_a_bad_isbn13_is_named(field, value, why):
     with pytest.raises(ValidationError) as refused:
         full_book(**{field: value})
     assert why is None or f"{value!r} is not a valid ISBN-13: {why}" in str(refused.value)
@@ -208,11 +209,14 @@ def photo(path: Path, size=(1200, 1800), mode="RGB", **save) -> None:
     Image.new(mode, size, (180, 90, 40) if mode == "RGB" else (180, 90, 40, 128)).save(path, **save)
 
 
-def test_a_raster_cover_is_a_picture_with_srcset_at_the_widths_it_can_give_and_an_svg_one_img(assets):
+def test_a_raster_cover_is_a_picture_with_srcset_its_feed_enclosure_a_jpeg_and_an_svg_one_img(assets, monkeypatch):
     photo(assets / "covers" / "big.jpg")
     info = images.describe("/covers/big.jpg")
     assert (info.width, info.height, info.alpha, info.fallback) == (1200, 1800, False, "jpg")
     assert info.widths(images.COVER_WIDTHS) == (240, 320, 480, 640)
+    monkeypatch.setattr(content, "BOOKS", (full_book(cover_image="/covers/big.jpg"),))  # the largest JPEG
+    enclosure = ET.fromstring(feed.release_feed(SITE)).find(f"{ATOM}entry/{ATOM}link[@rel='enclosure']")
+    assert (enclosure.get("href"), enclosure.get("type")) == (f"{SITE}{info.variant_url(640, 'jpg')}", "image/jpeg")
     photo(assets / "covers" / "small.jpg", size=(300, 450))
     assert images.describe("/covers/small.jpg").widths(images.COVER_WIDTHS) == (240,)  # never enlarged
     photo(assets / "covers" / "tiny.jpg", size=(100, 150))
@@ -312,13 +316,6 @@ def test_an_image_the_build_cannot_use_is_named_with_why(assets, name, data, why
         images.describe(f"/covers/{name}")
 
 
-def test_variants_are_served_as_immutable_files():
-    info = images.describe(COVER_SVG)
-    assert middleware.cache_control(info.share_url) == middleware.IMMUTABLE
-    assert middleware.cache_control(f"/images/variants/x-{'a' * 12}-480w.avif") == middleware.IMMUTABLE
-    assert middleware.cache_control("/images/variants/unhashed.avif") == middleware.IMAGE_CACHE
-
-
 def test_the_feed_has_one_entry_per_book_with_its_page_summary_cover_and_date(monkeypatch):
     dated = full_book(slug="newest", cover_image=COVER_SVG)
     monkeypatch.setattr(content, "BOOKS", (*content.BOOKS, dated))
@@ -340,13 +337,17 @@ def test_the_feed_has_one_entry_per_book_with_its_page_summary_cover_and_date(mo
     assert root.find(f"{ATOM}updated").text == "2026-11-23T00:00:00+00:00"
 
 
-def test_a_raster_covers_enclosure_is_its_largest_jpeg(assets, monkeypatch):
-    photo(assets / "covers" / "big.jpg")
-    monkeypatch.setattr(content, "BOOKS", (full_book(cover_image="/covers/big.jpg"),))
-    entry = ET.fromstring(feed.release_feed(SITE)).find(f"{ATOM}entry")
-    enclosure = entry.find(f"{ATOM}link[@rel='enclosure']")
-    info = images.describe("/covers/big.jpg")
-    assert (enclosure.get("href"), enclosure.get("type")) == (f"{SITE}{info.variant_url(640, 'jpg')}", "image/jpeg")
+def test_each_card_carries_its_search_text_every_shown_field_lower_cased_and_the_status_line_its_wording():
+    for index, book_item in enumerate(content.BOOKS):  # the filter itself is tested in the browser
+        text = book_cards.searchable_text(book_item)
+        assert text == text.lower() and f"{book_item.title} {book_item.subtitle}".lower() in text
+        assert f"{book_item.caption} {book_item.description}".lower() in text
+        card = book_cards.book_card(book_item, index).render()
+        assert f'"data-book-search-text":{json.dumps(text)}' in "".join(card["props"])
+    props = "".join(book_cards.search_status().render()["props"])
+    assert f'"data-book-search-status":{json.dumps(book_cards.SEARCH_PARAM)}' in props
+    assert f'"data-no-match":{json.dumps(content.books.SEARCH_NO_MATCH)}' in props
+    assert f'"data-match":{json.dumps(content.books.SEARCH_MATCH)}' in props
 
 
 def test_both_buy_buttons_name_their_book_for_the_press_count_and_stay_plain_store_links():

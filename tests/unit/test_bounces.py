@@ -19,7 +19,7 @@ BOUNCES = "bounces@animals.example"
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 
 
-def test_an_emails_return_path_names_its_job_and_reads_back():
+def test_an_emails_return_path_names_its_job_and_reads_back_under_the_secret_or_a_previous_one():
     address = bounces.verp_address(BOUNCES, SECRET, 48213)
     local, _, domain = address.rpartition("@")
     assert domain == "animals.example" and local.startswith("bounces+")
@@ -27,6 +27,9 @@ def test_an_emails_return_path_names_its_job_and_reads_back():
     assert local == local.lower()  # some servers fold the case of a local part
     assert bounces.read_verp([SECRET], address, BOUNCES) == 48213
     assert bounces.read_verp([SECRET], f"<{address.upper()}>", BOUNCES) == 48213
+    signed_before = bounces.verp_address(BOUNCES, OLD_SECRET, 99)
+    assert bounces.read_verp([SECRET, OLD_SECRET], signed_before, BOUNCES) == 99
+    assert bounces.read_verp([SECRET], signed_before, BOUNCES) is None
 
 
 def test_a_forged_or_changed_token_names_nobody():
@@ -40,12 +43,6 @@ def test_a_forged_or_changed_token_names_nobody():
     assert bounces.read_verp(["another-secret-entirely-0123456789abcd"], address, BOUNCES) is None
     assert bounces.read_verp([SECRET], address.replace("animals.example", "other.example"), BOUNCES) is None
     assert bounces.read_verp([SECRET], address.replace("bounces+", "post+"), BOUNCES) is None
-
-
-def test_a_bounce_of_an_email_signed_under_the_previous_secret_still_reads():
-    address = bounces.verp_address(BOUNCES, OLD_SECRET, 99)
-    assert bounces.read_verp([SECRET, OLD_SECRET], address, BOUNCES) == 99
-    assert bounces.read_verp([SECRET], address, BOUNCES) is None
 
 
 @pytest.mark.parametrize(

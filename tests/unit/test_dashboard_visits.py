@@ -1,5 +1,5 @@
 """The dashboard's Visits section from fake reads (web/states/admin_state.py ``_visits``), and the
-dashboard's tables as cards on a phone (web/pages/admin.py ``_table``)."""
+dashboard's lists on a phone (web/pages/admin.py ``_table``)."""
 
 from __future__ import annotations
 
@@ -96,17 +96,22 @@ def test_the_figures_now_today_and_yesterday_come_from_the_daily_counts(reads: F
     assert len(reads.calls) == 2 + len(content.BOOKS) + 2 + 4 + 1 + 1
 
 
-def test_the_chart_shows_ninety_days_of_visitors_and_page_views_said_in_words(reads: FakeReads):
-    [chart] = admin_state._visits()["visits_chart"]
-    first = TODAY - timedelta(days=89)
-    assert ("daily", "site", first, TODAY, "") in reads.calls
-    svg = ET.fromstring(unquote(chart["src"].split(",", 1)[1]))
-    lines = svg.findall("{http://www.w3.org/2000/svg}polyline")
-    assert [len(line.get("points").split()) for line in lines] == [90, 90]
-    assert visits.CHART_DAYS == 90
-    assert chart["alt"] == (
+def test_the_charts_show_ninety_days_of_visits_and_what_fourteen_days_of_them_led_to_said_in_words(reads):
+    visitors_and_views, led_to = admin_state._visits()["visits_chart"]
+    for chart, days in ((visitors_and_views, visits.CHART_DAYS), (led_to, admin_state.LED_TO_DAYS)):
+        lines = ET.fromstring(unquote(chart["src"].split(",", 1)[1])).findall("{http://www.w3.org/2000/svg}polyline")
+        assert [len(line.get("points").split()) for line in lines] == [days, days]
+    assert (visits.CHART_DAYS, admin_state.LED_TO_DAYS) == (90, 14)
+    assert ("daily", "site", TODAY - timedelta(days=89), TODAY, "") in reads.calls
+    for page in ("/subscribe", "/contact-us"):
+        assert ("daily", "page", TODAY - timedelta(days=13), TODAY, page) in reads.calls
+    assert visitors_and_views["alt"] == (
         "Visitors (solid line) and page views (dashed) per day, the 90 days to 2026-11-27: 90 visitors and "
         "270 page views on the last day, at most 90 visitors on one day; 12,285 page views in all."
+    )
+    assert led_to["alt"] == (
+        "Visitors of /subscribe (solid line) and sign-ups (dashed) per day, the 14 days to 2026-11-27: "
+        "4 visitors of /subscribe, 91 sign-ups, 42 confirmations; 4 visitors of /contact-us, 14 messages."
     )
 
 
@@ -124,27 +129,10 @@ def test_the_top_lists_cover_thirty_days_and_buy_presses_are_titled_per_book_and
     ]
     books = {row["book"]: row for row in shown["visits_books"]}
     assert set(books) == {book.title for book in content.BOOKS}
-    # 30 visits of its page (one a day), 7 presses by 5 people over both stores: 5 of 30.
-    assert books[BOOK.title] == {"book": BOOK.title, "visits": "30", "presses": "7", "people": "5", "rate": "16.7 %"}
+    # 30 visitors of its page (one a day), 7 presses by 5 people over both stores, from Home too: no rate.
+    assert books[BOOK.title] == {"book": BOOK.title, "visits": "30", "presses": "7", "people": "5"}
     other = content.BOOKS[1]
-    assert (books[other.title]["visits"], books[other.title]["rate"]) == ("4", "0.0 %")  # visited, not pressed
-    assert admin_state._rate(0, 0) == "-"  # no visits: no rate
-
-
-def test_the_subscribe_and_contact_visits_stand_beside_what_they_led_to_newest_day_first(reads: FakeReads):
-    rows = admin_state._visits()["visits_led_to"]
-    assert len(rows) == admin_state.LED_TO_DAYS == 14
-    assert rows[0] == {
-        "day": "2026-11-27",
-        "subscribe": "4",
-        "signups": "13",
-        "confirmations": "6",
-        "contact": "4",
-        "messages": "1",
-    }
-    assert rows[-1]["day"] == "2026-11-14" and rows[-1]["subscribe"] == "0"
-    assert ("daily", "page", TODAY - timedelta(days=13), TODAY, "/subscribe") in reads.calls
-    assert ("daily", "page", TODAY - timedelta(days=13), TODAY, "/contact-us") in reads.calls
+    assert (books[other.title]["visits"], books[other.title]["presses"]) == ("4", "0")  # visited, not pressed
 
 
 def test_visitors_now_unknown_leaves_the_rest_shown(reads: FakeReads, monkeypatch):
@@ -170,11 +158,13 @@ def test_with_counting_off_the_section_says_so_and_reads_nothing_and_every_visit
     assert reads.calls == []
 
 
-def test_every_card_label_is_its_columns_heading():
-    """On a phone a row is a card: each cell's ``data-label`` is its column's heading, in order."""
+def test_every_cell_label_is_its_columns_heading_and_a_list_shows_its_first_rows_then_the_rest_on_demand():
+    """On a phone a row is a paragraph: each cell's ``data-label`` is its column's heading, in order."""
     rendered = str(admin._dashboard())
     tables = rendered.split('jsx("table",')[1:]
-    assert len(tables) >= 6 + 6  # the six Visits tables, and those of Readers, Messages, Releases, …
+    lists = 5 + 2 + 1 + 1 + 2 + 1  # Visits', Readers' (found, sign-ups), Messages, Releases, Bounces', Audit
+    assert len(tables) == 2 * lists  # each list's first rows, and the rest behind "Show all N"
+    assert rendered.count(".slice(undefined, 3)") == rendered.count('jsx("details",{},jsx("summary"') == lists
     for table in tables:
         headings = re.findall(r'jsx\("th",\{[^}]*\},"([^"]*)"\)', table)
         labels = re.findall(r'"data-label":"([^"]*)"', table.split('jsx("tbody"', 1)[1].split('jsx("table",')[0])

@@ -1,5 +1,4 @@
-"""A form field declared once (rules/form_fields.py), and the recipe of docs/content.md that adds one: a
-form declared with one more field gets it in its page, state, plain POST and gateway body."""
+"""A form field declared once (rules/form_fields.py), and docs/content.md's recipe that adds one."""
 
 from __future__ import annotations
 
@@ -13,11 +12,12 @@ from bs4 import BeautifulSoup
 
 from publisher.gateway import contact_body
 from publisher.limits import submits
-from publisher.rules.form_fields import CONTACT, SUBSCRIBE, Form, FormField, TextRule
+from publisher.rules.form_fields import CONTACT, SUBSCRIBE, WAITLIST, Form, FormField, TextRule
 from publisher.server import plain_forms
-from publisher.web import submissions
-from publisher.web.components.forms import declared_fields
+from publisher.web import page_kinds, submissions
+from publisher.web.components.forms import declared_fields, waitlist_form
 from publisher.web.submissions import ContactState, SubscribeState, field_messages
+from tests.release_book import test_book
 from tests.unit.test_form_states import recording_gateway
 from tests.unit.test_plain_forms import FORM_PARTS, SAME_SITE, client, field, page, write_build
 
@@ -77,7 +77,7 @@ def test_the_page_shows_each_declared_field_with_its_label_type_autocomplete_and
     )
 
 
-def test_a_field_added_to_the_declaration_is_on_the_page_with_its_message_line():
+def test_a_field_added_to_the_declaration_is_on_the_page_with_its_message_line_and_var_in_the_state():
     inputs = rendered_inputs(EXTENDED_SUBSCRIBE, ExtendedSubscribeState)
     assert list(inputs) == ["subscribe-name", "subscribe-email", "subscribe-company-name"]
     company = inputs["subscribe-company-name"]
@@ -87,10 +87,7 @@ def test_a_field_added_to_the_declaration_is_on_the_page_with_its_message_line()
     assert "company_name_error" in company  # aria-invalid follows the field's message var
     page = str(rx.fragment(*declared_fields(EXTENDED_SUBSCRIBE, ExtendedSubscribeState)))
     assert 'htmlFor:"subscribe-company-name"' in page and '"Company"' in page
-
-
-def test_a_field_added_to_the_declaration_has_its_message_var_in_the_state():
-    state = ExtendedSubscribeState(_reflex_internal_init=True)
+    state = ExtendedSubscribeState(_reflex_internal_init=True)  # and its message var is in the state
     checked = EXTENDED_SUBSCRIBE.check({"name": "Jo Reader", "email": "jo@example.com", "companyName": "A"})
     state._show_errors(checked.errors)
     assert (state.name_error, state.email_error) == ("", "")
@@ -151,3 +148,19 @@ def test_a_contact_field_beyond_the_product_s_body_is_sent_by_its_name():
         "message": "Hello there, books!",
         "companyName": "Acme",
     }
+
+
+def test_the_waitlist_is_its_declaration_in_a_plain_form_that_keeps_the_book_s_page_static():
+    book = test_book()
+    section = waitlist_form(book)
+    rendered = str(section)
+    assert WAITLIST.field_ids == {"email": "waitlist-email", "joinList": "waitlist-join-list"}
+    assert page_kinds.app_reasons(section) == ()  # no state, no submit handler: the page needs no app
+    assert f'jsx("form",{{action:"{book.page_path}"' in rendered and 'method:"post"' in rendered
+    assert 'name:"joinList"' in rendered and 'type:"checkbox"' in rendered and 'name:"website"' in rendered
+    assert f"one email when {book.title} is out" in rendered and "erase it 30 days after that email" in rendered
+    assert WAITLIST.check({"email": "jo@example.com", "joinList": "yes"}).values == {
+        "email": "jo@example.com",
+        "joinList": "yes",
+    }
+    assert WAITLIST.check({"email": "jo@example.com"}).values["joinList"] == ""  # a box is never wrong

@@ -143,7 +143,7 @@ async def test_subscribe_success_sends_the_spec_body_and_a_replay_does_nothing_u
 
 
 @pytest.mark.asyncio
-async def test_subscribe_failure_keeps_the_form_and_says_so(gw):
+async def test_subscribe_failure_keeps_the_form_and_says_so(gw, monkeypatch, caplog):
     gw.status = 500
     state = new_state(SubscribeState)
     await submit(state, SUBSCRIBER)
@@ -155,6 +155,14 @@ async def test_subscribe_failure_keeps_the_form_and_says_so(gw):
     await submit(state, SUBSCRIBER)  # the visitor retries; a second toast is a new notice
     assert len(gw.requests) == 2
     assert state.notice_id != first_notice
+
+    async def broken(self, values):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(gateway.GatewayClient, "subscribe", broken)  # an unexpected error: the same toast
+    await submit(state, SUBSCRIBER)
+    assert (state.status, state.notice_text) == (EDITING, "Failed to subscribe. Please try again.")
+    assert "Gateway call failed unexpectedly: RuntimeError" in caplog.text
 
 
 @pytest.mark.asyncio
@@ -177,23 +185,6 @@ async def test_a_submit_in_flight_blocks_the_form_until_the_gateway_s_timeout_is
     assert len(gw.requests) == 1
 
 
-@pytest.mark.asyncio
-async def test_an_unexpected_gateway_error_ends_the_submit_with_the_failure_toast(monkeypatch, caplog):
-    async def broken(self, values):
-        raise RuntimeError("bug")
-
-    monkeypatch.setattr(gateway.GatewayClient, "subscribe", broken)
-    gateway.shared_gateway.set(gateway.GatewayClient("https://gw.test"))
-    try:
-        state = new_state(SubscribeState)
-        await submit(state, SUBSCRIBER)
-    finally:
-        gateway.shared_gateway.set(None)
-    assert state.status == EDITING
-    assert state.notice_text == "Failed to subscribe. Please try again."
-    assert "Gateway call failed unexpectedly: RuntimeError" in caplog.text
-
-
 # --- Contact ---
 
 
@@ -210,6 +201,11 @@ def contact_form(state: ContactState, answer: str = "7", **overrides: str) -> di
     }
     form.update(overrides)
     return form
+
+
+def a_new_question(state: ContactState) -> list[tuple[str, ...]]:
+    """The events that show a new question: its token in the hidden field, the answer cleared."""
+    return [("_set_value", "ref_contact_token", state._token), ("_set_value", "ref_contact_answer", "")]
 
 
 def token_question(token: str) -> str:
@@ -238,16 +234,13 @@ def test_contact_start_asks_a_question_signed_into_the_forms_token(clock, questi
     assert state.question == "What is 3 + 4?"
     read = form_tokens.read(settings.form_secrets(), state._token)
     assert read is not None and read.question.answer == 7 and read.shown_ms == clock.now
-    assert described(events) == [
-        ("_set_value", "ref_contact_token", state._token),
-        ("_set_value", "ref_contact_answer", ""),
-    ]
+    assert described(events) == a_new_question(state)
 
 
 @pytest.mark.asyncio
 async def test_a_reconnect_carries_on_with_what_the_page_shows(clock, questions, gw, fresh_tokens, monkeypatch):
     """on_load runs on every reconnect: the page's (or the app's) question, the messages and the alert stay."""
-    monkeypatch.setattr(submissions, "pages_carry_a_question", lambda: True)
+    monkeypatch.setattr(submissions.reflex_exec, "is_prod_mode", lambda: True)  # the pages carry a question
     state = new_state(ContactState)
     assert ContactState.start.fn(state) is None  # nothing replaces the question and token the server wrote
     assert state.question == form_copy.QUESTION_PENDING and questions == []
@@ -304,11 +297,7 @@ async def test_contact_wrong_answer_asks_a_new_question_and_clears_the_answer(sh
     assert shown.form_error == "Incorrect answer to the math question. Please try again."
     assert shown.answer_error == "Incorrect answer"
     assert shown.question == "What is 9 - 1?" == token_question(shown._token)
-    assert described(events) == [
-        ("_set_value", "ref_contact_token", shown._token),
-        ("_set_value", "ref_contact_answer", ""),
-        ("_set_focus", "ref_contact_answer"),
-    ]
+    assert described(events) == [*a_new_question(shown), ("_set_focus", "ref_contact_answer")]
     assert gw.requests == []
 
     await submit(shown, contact_form(shown, answer="7"))  # right for the old question, wrong for the new one
@@ -373,9 +362,11 @@ async def test_contact_without_the_sites_token_asks_to_try_again_with_a_new_one(
 
 
 @pytest.mark.asyncio
-async def test_contact_success_sends_the_spec_body(shown, gw, clock):
+async def test_contact_success_sends_the_spec_body_even_without_its_token_then_another_message_waits(shown, gw, clock):
+    """The development server may run on_load before the form is mounted: the app's token stands in."""
     clock.now += 5000
-    events = await submit(shown, contact_form(shown, answer=" 7 ", firstName=" Jo ", message="Line one\nLine two."))
+    typed = {"answer": " 7 ", "firstName": " Jo ", "message": "Line one\nLine two.", "token": ""}
+    events = await submit(shown, contact_form(shown, **typed))
 
     assert gw.bodies == [
         {
@@ -389,67 +380,39 @@ async def test_contact_success_sends_the_spec_body(shown, gw, clock):
     assert (shown.notice_kind, shown.notice_text) == ("success", "Your message has been sent successfully!")
     assert described(events) == [("_set_focus", "ref_contact_success")]
 
-
-@pytest.mark.asyncio
-async def test_contact_send_another_message_shows_a_fresh_form_and_restarts_the_clock(shown, gw, clock):
-    clock.now += 5000
-    await submit(shown, contact_form(shown))
-    clock.now += 60_000
+    clock.now += 60_000  # "Send another message": a fresh form, and the clock starts again
     events = ContactState.start_over.fn(shown)
     assert shown.status == EDITING
     assert shown.question == "What is 9 - 1?"
-    assert described(events) == [
-        ("_set_value", "ref_contact_token", shown._token),
-        ("_set_value", "ref_contact_answer", ""),
-    ]
+    assert described(events) == a_new_question(shown)
     await submit(shown, contact_form(shown, answer="8"))
     assert shown.form_error == "Please take your time to fill out the form completely."
     assert len(gw.requests) == 1
 
 
 @pytest.mark.asyncio
-async def test_contact_gateway_failure_asks_a_new_question_and_clears_the_answer(shown, gw, clock):
+@pytest.mark.parametrize("stopping", [False, True], ids=["the gateway's 503", "a server that is stopping"])
+async def test_contact_gateway_failure_asks_a_new_question_and_clears_the_answer(
+    stopping, shown, gw, clock, monkeypatch
+):
     gw.status = 503
     clock.now += 5000
+    stop = submissions.worker_stop.get()
+    monkeypatch.setattr(stop, "stopping", stopping)  # a server that is stopping sends nothing
     events = await submit(shown, contact_form(shown))
-    assert len(gw.requests) == 1
+    stop.stopping = False
+    assert (len(gw.requests), stop.submits_in_flight) == (0 if stopping else 1, 0)
     assert shown.status == EDITING
     assert (shown.notice_kind, shown.notice_text) == ("error", "Failed to send message. Please try again.")
     assert shown.question == "What is 9 - 1?"
-    assert described(events) == [
-        ("_set_value", "ref_contact_token", shown._token),
-        ("_set_value", "ref_contact_answer", ""),
-    ]
+    assert described(events) == a_new_question(shown)
 
     gw.status = 200
     await submit(shown, contact_form(shown, answer="7"))  # the same answer no longer fits
-    assert len(gw.requests) == 1
+    assert len(gw.requests) == (0 if stopping else 1)
     await submit(shown, contact_form(shown, answer="10"))  # 5 + 5 after the wrong answer's new question
-    assert len(gw.requests) == 2
+    assert len(gw.requests) == (1 if stopping else 2)
     assert shown.status == SUCCESS
-
-
-# --- A server that is stopping (publisher/web/submissions.py) ---
-
-
-@pytest.mark.asyncio
-async def test_contact_while_the_server_stops_sends_nothing_and_shows_the_failure_toast(shown, gw, clock):
-    clock.now += 5000
-    submissions.worker_stop.set(None)
-    stop = submissions.worker_stop.get()
-    stop.stopping = True
-    try:
-        events = await submit(shown, contact_form(shown))
-    finally:
-        submissions.worker_stop.set(None)
-    assert gw.requests == []
-    assert (shown.status, shown.notice_text) == (EDITING, "Failed to send message. Please try again.")
-    assert stop.submits_in_flight == 0
-    assert shown.question == "What is 9 - 1?"  # a new question, the answer cleared, as after any failure
-    assert described(events) == [
-        ("_set_value", "ref_contact_token", shown._token),
-        ("_set_value", "ref_contact_answer", ""),
-    ]
 
 
 @pytest.mark.asyncio
@@ -513,11 +476,3 @@ def test_the_simulated_visitors_name_the_forms_states_as_reflex_does():
 
     assert SubscribeState.get_full_name() == visitor.SUBSCRIBE_STATE
     assert ContactState.get_full_name() == visitor.CONTACT_STATE
-
-
-@pytest.mark.asyncio
-async def test_contact_a_form_without_its_token_uses_the_one_the_app_asked(shown, gw, clock):
-    """The development server may run on_load before the form is mounted: the hidden field stays empty."""
-    clock.now += 5000
-    await submit(shown, contact_form(shown, token=""))
-    assert shown.status == SUCCESS and len(gw.requests) == 1

@@ -3,7 +3,6 @@ tests/services/test_mailer.py."""
 
 from __future__ import annotations
 
-import random
 import re
 import secrets
 from datetime import UTC, datetime
@@ -177,6 +176,8 @@ def test_the_welcome_email_is_a_list_email_with_one_click_unsubscribe_and_a_visi
     assert parsed["List-Unsubscribe"] == f"<{UNSUBSCRIBE_LINK}>"
     assert parsed["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
     assert parsed["List-Id"] == "Animals We Confuse new releases <new-releases.animals.example>"
+    without_postal_address = text_of(welcome(settings_for("smtp://127.0.0.1:25")))
+    assert without_postal_address.endswith(f"Unsubscribe with one click: {UNSUBSCRIBE_LINK}\n")
     assert text_of(email) == (
         "Hello Jo Reader,\n"
         "\n"
@@ -197,30 +198,11 @@ def test_the_welcome_email_is_a_list_email_with_one_click_unsubscribe_and_a_visi
     )
 
 
-def test_without_a_postal_address_the_foot_says_why_and_how_to_leave():
-    text = text_of(welcome(settings_for("smtp://127.0.0.1:25")))
-    assert text.endswith(f"Unsubscribe with one click: {UNSUBSCRIBE_LINK}\n")
-
-
 # RFC 5322 msg-id as the site writes it: "<" dot-atom-text "@" domain ">".
 MSG_ID = re.compile(r"<[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@animals\.example>")
 
 
-def test_a_message_id_owes_nothing_to_random(monkeypatch):
-    def refuse(name):
-        def refused(*args, **kwargs):
-            raise AssertionError(f"random.{name} used for a Message-ID")
-
-        return refused
-
-    for name in dir(random):
-        owner = getattr(getattr(random, name), "__self__", None)
-        if isinstance(owner, random.Random) and not isinstance(owner, random.SystemRandom):
-            monkeypatch.setattr(random, name, refuse(name))
-    assert MSG_ID.fullmatch(mailer.new_message_id(settings_for("smtp://127.0.0.1:25")))
-
-
-def test_every_one_of_128_bits_from_secrets_shows_in_the_message_id(monkeypatch):
+def test_a_message_id_is_128_bits_from_secrets_and_owes_nothing_to_random_or_a_clock(monkeypatch):
     # secrets.token_bytes hands out the OS's randomness (token_hex and token_urlsafe go
     # through it): flipping any one of the first 128 bits it gives must change the ID.
     settings = settings_for("smtp://127.0.0.1:25")
@@ -242,7 +224,7 @@ def test_every_one_of_128_bits_from_secrets_shows_in_the_message_id(monkeypatch)
 
     monkeypatch.setattr(secrets, "token_bytes", token_bytes)
     ids = ids_per_flipped_bit()
-    assert len(set(ids)) == 129
+    assert len(set(ids)) == 129 and all(MSG_ID.fullmatch(one) for one in ids)
     assert ids_per_flipped_bit() == ids  # and nothing but those bits: no clock, no counter, no `random`
 
 
@@ -262,3 +244,11 @@ def test_a_long_unsubscribe_link_is_written_as_one_line_never_as_encoded_words()
         assert "List-Unsubscribe-Post: List-Unsubscribe=One-Click" in head.split("\r\n")
         assert "=?" not in head
     assert email["List-Unsubscribe"] == f"<{LONG_UNSUBSCRIBE_LINK}>"
+
+
+def test_a_confirmation_says_what_was_asked_the_list_the_books_awaited_or_both():
+    assert mailer.asked_for(True, []) == "to join the Animals We Confuse new-release list"
+    assert mailer.asked_for(False, ["Seal or Sea Lion?"]) == "to hear when Seal or Sea Lion? is out"
+    assert mailer.asked_for(True, ["A", "B", "C"]) == (
+        "to join the Animals We Confuse new-release list\nand to hear when A, B and C are out"
+    )

@@ -1,10 +1,12 @@
-"""The route table and the response headers around it: pages served in place, security and cache headers."""
+"""The route table (docs/architecture.md), the one body reader, and the response headers around them."""
 
 from __future__ import annotations
 
 import asyncio
 import copy
 import logging
+import re
+from pathlib import Path
 
 import httpx
 import pytest
@@ -15,6 +17,7 @@ from starlette.applications import Starlette
 from starlette.routing import Match, Mount, Route, Router
 
 from publisher import content, visits
+from publisher.content import images
 from publisher.limits import tabs
 from publisher.rules import admin_access
 from publisher.seldom_log import SeldomLog
@@ -23,6 +26,7 @@ from publisher.server.event_channel import EventChannelDoor
 from publisher.server.routes import PageInPlace
 from publisher.web import page_kinds
 from publisher.web.pages import PAGES
+from tests.unit.test_plain_forms import write_build
 
 ROUTES = ("/", "/about", "/subscribe", "/contact-us")
 
@@ -127,6 +131,112 @@ def test_a_page_request_passes_two_wrappers_the_headers_and_the_route_table_arou
     assert outer.starts_app == page_kinds.starts_app_by_route()
 
 
+# --- The documented route table and the one body reader ----------------------------
+
+
+ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
+
+
+def documented_rows() -> set[tuple[str, str, str]]:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split("## How a request is routed", 1)[1].split("\n## ", 1)[0]
+    rows = set()
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")] if line.startswith("| ") else []
+        if len(cells) != 3 or cells[0] == "Path":
+            continue
+        endpoint = re.match(r"`(\w+)\.py`: `([\w.]+)(?:\(\))?`", cells[2])  # the module, then a class or a function()
+        assert endpoint, line
+        methods = cells[1].split(",")[0]
+        for path in re.findall(r"`([^`]+)`", cells[0]) or [cells[0]]:
+            rows.add((path, methods, f"{endpoint.group(1)}.{endpoint.group(2)}"))
+    return rows
+
+
+def endpoint_name(endpoint) -> str:
+    function = getattr(endpoint, "function", None)  # an ASGI function or method the table wraps
+    if function is None:
+        return f"{type(endpoint).__module__.rsplit('.', 1)[1]}.{type(endpoint).__name__}"
+    return f"{function.__module__.rsplit('.', 1)[1]}.{function.__qualname__}"
+
+
+def table_rows(tmp_path: Path) -> set[tuple[str, str, str]]:
+    write_build(tmp_path)
+    table = middleware.route_table(RecordingApp(), build_dir=tmp_path)
+    rows = set()
+    declared = PAGES.slashless_routes()
+    for route in table.routes:
+        name = endpoint_name(route.endpoint)  # type: ignore[attr-defined]
+        if isinstance(route, routes.PathRoute):
+            rows.add((route.row, "any", name))
+            continue
+        assert isinstance(route, Route)
+        path = re.sub(r"\{\w+:path\}$", "...", route.path.removesuffix("{trailing:slashes}"))
+        if isinstance(route.endpoint, routes.PageInPlace) and (path in declared or path.endswith("/...")):
+            path = "every declared page"
+        methods = "any" if route.methods is None else "/".join(sorted(route.methods - {"HEAD"}))
+        rows.add((path, methods, name))
+    return rows
+
+
+def test_the_documented_route_table_is_the_route_table(tmp_path):
+    assert documented_rows() == table_rows(tmp_path)
+
+
+def test_every_declared_page_has_its_route_after_the_endpoints(tmp_path):
+    write_build(tmp_path)
+    table = middleware.route_table(RecordingApp(), build_dir=tmp_path)
+    paths = [getattr(route, "path", None) for route in table.routes]
+    last = table.routes[paths.index("/admin/{page:path}") + 1 :]  # every endpoint claims first
+    assert all(isinstance(route.endpoint, routes.PageInPlace) for route in last)  # type: ignore[attr-defined]
+    assert {route.path for route in last} == set(PAGES.slashless_routes()) - {"/"}  # type: ignore[attr-defined]
+
+
+LIMIT = 10
+
+
+def read(chunks: list[bytes], content_length: str | None = None, then_disconnect: bool = False):
+    """``read_body`` over ``chunks`` (each one message); returns (result or exception, messages received)."""
+    headers = [] if content_length is None else [(b"content-length", content_length.encode())]
+    messages = [{"type": "http.request", "body": c, "more_body": n < len(chunks) - 1} for n, c in enumerate(chunks)]
+    if then_disconnect:
+        messages[-1]["more_body"] = True
+        messages.append({"type": "http.disconnect"})
+    received = 0
+
+    async def receive():
+        nonlocal received
+        received += 1
+        return messages[received - 1]
+
+    try:
+        result: object = asyncio.run(routes.read_body({"type": "http", "headers": headers}, receive, LIMIT))
+    except (routes.BodyTooLarge, routes.ClientLeft) as exc:
+        result = exc
+    return result, received
+
+
+def test_a_body_up_to_the_limit_is_read_whole_from_its_chunks():
+    assert read([b"12345", b"", b"67890"], content_length="10") == (b"1234567890", 3)
+    assert read([b""]) == (b"", 1)
+
+
+def test_a_declared_length_over_the_limit_is_refused_before_anything_is_received():
+    result, received = read([b"x"], content_length="11")
+    assert isinstance(result, routes.BodyTooLarge) and received == 0
+
+
+@pytest.mark.parametrize("content_length", [None, "3", "not a number"])
+def test_a_body_that_goes_past_the_limit_is_refused_at_the_chunk_that_does_whatever_it_declared(content_length):
+    result, received = read([b"123456", b"78901", b"never read"], content_length=content_length)
+    assert isinstance(result, routes.BodyTooLarge) and received == 2
+
+
+def test_a_client_that_leaves_before_the_end_of_its_body_is_told_apart():
+    result, _ = read([b"123"], then_disconnect=True)
+    assert isinstance(result, routes.ClientLeft)
+
+
 # --- Response headers -------------------------------------------------------------
 
 
@@ -146,10 +256,8 @@ class RespondingApp:
 APP_ROUTES = {"/": False, "/about": False, "/subscribe": True, "/contact-us": True, "404": False}
 
 
-def response_headers(
-    scope: dict, status: int = 200, hashes=("'sha256-abc='",), app_routes=APP_ROUTES
-) -> dict[str, str]:
-    headers_middleware = middleware.ResponseHeaders(RespondingApp(status), hashes, app_routes)
+def response_headers(scope: dict, status: int = 200, app_routes=APP_ROUTES, answer=None) -> dict[str, str]:
+    headers_middleware = middleware.ResponseHeaders(RespondingApp(status, answer), ("'sha256-abc='",), app_routes)
     _, sent = call(headers_middleware, scope)
     return {k.decode().lower(): v.decode() for k, v in sent[0]["headers"]}
 
@@ -158,6 +266,7 @@ def csp(headers: dict[str, str]) -> dict[str, str]:
     return dict(d.split(" ", 1) for d in headers["content-security-policy"].split("; ") if " " in d)
 
 
+IMAGE_VARIANTS = [images.describe(content.BOOKS[0].cover_image).share_url, f"/images/variants/x-{'a' * 12}-480w.avif"]
 NEVER_STORED = ["/count/buy", "/subscribe/confirm", "/unsubscribe", "/unsubscribe/"]
 NEVER_STORED += ["/subscribe", "/subscribe/", "/contact-us", "/contact-us/"]  # a question and token, or an answer
 
@@ -173,24 +282,22 @@ NEVER_STORED += ["/subscribe", "/subscribe/", "/contact-us", "/contact-us/"]  # 
         ("/assets/unhashed.js", "no-cache"),
         ("/logo.svg", "public, max-age=86400"),
         ("/images/covers/coloring-book.svg", "public, max-age=86400"),
+        ("/images/variants/unhashed.avif", "public, max-age=86400"),
+        *((path, "public, max-age=31536000, immutable") for path in IMAGE_VARIANTS),
         *((path, "no-store") for path in NEVER_STORED),
     ],
 )
 def test_cache_policy_per_kind_of_response(path, expected):
     assert middleware.cache_control(path) == expected
     assert response_headers(http_scope(path))["cache-control"] == expected
-    if expected == "no-store":  # its error answers too
-        assert response_headers(http_scope(path), status=422)["cache-control"] == "no-store"
+    error = response_headers(http_scope(path), status=422 if expected == "no-store" else 404)
+    assert error["cache-control"] == ("no-store" if expected == "no-store" else "no-cache")  # never cached long
 
 
 @pytest.mark.parametrize("path", ["/", "/index.html", "/about", "/about/", "/about.html", "/about/index.html"])
 def test_static_pages_may_be_kept_by_a_cdn_for_five_minutes_and_are_revalidated_by_browsers(path):
     assert response_headers(http_scope(path))["cache-control"] == "public, max-age=0, s-maxage=300"
-
-
-def test_error_responses_are_never_cached_long():
-    assert response_headers(http_scope("/assets/gone-CSsy5Cqn.js"), status=404)["cache-control"] == "no-cache"
-    assert response_headers(http_scope("/no-such-page"), status=404)["cache-control"] == "no-cache"
+    assert response_headers(http_scope(path + "-gone"), status=404)["cache-control"] == "no-cache"
 
 
 HTML = "text/html; charset=utf-8"
@@ -216,9 +323,7 @@ EVERY_KIND_OF_RESPONSE = {
 )
 def test_security_headers_on_every_response(method, path, status, content_type):
     answer = [(b"content-type", content_type.encode())] if content_type else [(b"etag", b'"v1"')]
-    headers_middleware = middleware.ResponseHeaders(RespondingApp(status, answer), ("'sha256-abc='",), APP_ROUTES)
-    _, sent = call(headers_middleware, http_scope(path, method=method))
-    headers = {k.decode().lower(): v.decode() for k, v in sent[0]["headers"]}
+    headers = response_headers(http_scope(path, method=method), status, answer=answer)
     assert headers["x-content-type-options"] == "nosniff"
     assert headers["referrer-policy"] == "strict-origin-when-cross-origin"
     assert headers["permissions-policy"] == "camera=(), microphone=(), geolocation=()"
@@ -253,19 +358,17 @@ def test_only_pages_that_start_the_app_may_open_a_websocket_and_only_they_are_no
 
 
 @pytest.mark.parametrize(
-    "scope",
-    [
-        http_scope("/subscribe", scheme="https"),
-        http_scope("/subscribe", headers=[(b"host", b"books.example.com"), (b"x-forwarded-proto", b"https")]),
-    ],
-    ids=["direct", "behind a proxy"],
+    ("direct", "hops", "https"),
+    [(True, 0, True), (False, 1, True), (False, 0, False)],
+    ids=["direct", "behind a trusted proxy", "no proxy trusted (REFLEX_TRUSTED_PROXY_HOPS=0)"],
 )
-def test_https_adds_hsts_and_only_secure_websockets(scope, monkeypatch):
-    monkeypatch.setattr(reflex_config.get_config(), "trusted_proxy_hops", 1)  # one proxy in front, trusted
+def test_https_adds_hsts_and_only_secure_websockets(direct, hops, https, monkeypatch):
+    scope = http_scope("/subscribe", scheme="https") if direct else proto_scope("https")
+    monkeypatch.setattr(reflex_config.get_config(), "trusted_proxy_hops", hops)
     headers = response_headers(scope)
-    assert headers["strict-transport-security"] == "max-age=31536000; includeSubDomains"
-    assert "connect-src 'self' wss://books.example.com;" in headers["content-security-policy"]
-    assert "upgrade-insecure-requests" in headers["content-security-policy"]
+    assert headers.get("strict-transport-security") == ("max-age=31536000; includeSubDomains" if https else None)
+    assert ("connect-src 'self' wss://books.example.com;" in headers["content-security-policy"]) is https
+    assert ("upgrade-insecure-requests" in headers["content-security-policy"]) is https
 
 
 def test_websocket_scopes_pass_untouched():
@@ -305,7 +408,7 @@ def proto_scope(forwarded: str, scheme: str = "http") -> dict:
     return http_scope("/subscribe", scheme=scheme, headers=headers)
 
 
-def test_x_forwarded_proto_counts_only_through_the_trusted_proxy_hops(monkeypatch):
+def test_x_forwarded_proto_counts_only_through_the_trusted_proxy_hops():
     assert not routes.is_https(proto_scope("https"), trusted_proxy_hops=0)
     assert routes.is_https(proto_scope("http", scheme="https"), trusted_proxy_hops=0)  # TLS to us directly
     assert routes.is_https(proto_scope("https"), trusted_proxy_hops=1)
@@ -313,10 +416,6 @@ def test_x_forwarded_proto_counts_only_through_the_trusted_proxy_hops(monkeypatc
     assert routes.is_https(proto_scope("http, https"), trusted_proxy_hops=1)
     assert routes.is_https(proto_scope("https, http"), trusted_proxy_hops=2)
     assert not routes.is_https(proto_scope("https"), trusted_proxy_hops=2)  # fewer values than hops: not ours
-    monkeypatch.setattr(reflex_config.get_config(), "trusted_proxy_hops", 0)  # REFLEX_TRUSTED_PROXY_HOPS
-    headers = response_headers(proto_scope("https"))
-    assert "strict-transport-security" not in headers
-    assert "upgrade-insecure-requests" not in headers["content-security-policy"]
 
 
 # --- The event channel's door, driven by crafted clients ----------------------------
@@ -440,18 +539,13 @@ def told(path: str, status: int = 200, method: str = "GET") -> list[tuple[str, i
         ("/about/", "/about"),
         ("/books/first-book", "/books/first-book"),
         ("/no-such-page", "/no-such-page"),
+        *((path, None) for path in ("/site.js", "/releases.atom", "/sitemap.xml", "/logo.svg", "/robots.txt")),
+        ("/assets/root-CSsy5Cqn.js", None),  # a file: never heard of
     ],
 )
 def test_the_page_hook_is_told_each_page_gets_status_and_route_and_nothing_else(path, route, status):
-    assert told(path, status) == [(path, status, route)]
+    assert told(path, status) == ([] if route is None else [(path, status, route)])
     assert told(path, status, "HEAD") == told(path, status, "POST") == []  # never a view: no visits module crossed
-
-
-@pytest.mark.parametrize(
-    "path", ["/site.js", "/releases.atom", "/sitemap.xml", "/logo.svg", "/assets/root-CSsy5Cqn.js", "/robots.txt"]
-)
-def test_the_page_hook_never_hears_of_a_file(path):
-    assert told(path) == []
 
 
 @pytest.mark.parametrize(
@@ -541,6 +635,7 @@ async def get_from_built_site(tmp_path, path: str) -> httpx.Response:
 ODD_SPELLINGS = ["//admin", "/%2e/admin", "/admin/%2e", "/admin/%2e/", "/admin.html", "/admin.html/", "/admin//enrol"]
 ODD_SPELLINGS += ["/admin/enrol.html", "/admin/%2e%2e/admin", "//about", "/about/%2e", "/about.html", "/404.html"]
 ODD_SPELLINGS += ["/index.html", "/x/%2e%2e/admin"]
+SITE_PATHS = ["/about", "/about/", "/about//", "/", "/assets", "/books"]
 
 
 @pytest.mark.asyncio
@@ -559,19 +654,16 @@ async def test_another_spelling_of_a_page_is_not_found_and_never_redirected_by_t
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("path", ["/admin", "/admin/", "/admin//", "/admin/enrol", "/admin/enrol/"])
-async def test_the_dashboards_own_spellings_get_its_page_with_its_headers(tmp_path, monkeypatch, path):
+@pytest.mark.parametrize("path", ["/admin", "/admin/", "/admin//", "/admin/enrol", "/admin/enrol/", *SITE_PATHS])
+async def test_no_path_of_the_site_is_redirected_and_the_dashboards_own_spellings_get_its_page(
+    tmp_path, monkeypatch, path
+):
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     answer = await get_from_built_site(tmp_path, path)
-    assert answer.status_code == 200 and answer.text.startswith("<title>admin")
-    assert answer.headers["x-robots-tag"] == "noindex, nofollow" and answer.headers["cache-control"] == "no-store"
-
-
-@pytest.mark.asyncio
-@pytest.mark.parametrize("path", ["/about", "/about/", "/about//", "/", "/assets", "/books"])
-async def test_no_path_of_the_site_is_redirected(tmp_path, path):
-    answer = await get_from_built_site(tmp_path, path)
     assert answer.status_code in (200, 404) and "location" not in answer.headers
+    if path.startswith("/admin"):  # with its headers
+        assert answer.status_code == 200 and answer.text.startswith("<title>admin")
+        assert answer.headers["x-robots-tag"] == "noindex, nofollow" and answer.headers["cache-control"] == "no-store"
 
 
 def test_a_line_any_request_can_cause_is_written_once_a_minute_per_kind_each_text_cut_to_100_characters(caplog):

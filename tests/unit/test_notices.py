@@ -64,7 +64,9 @@ def test_the_summary_comes_on_mondays_with_the_weeks_figures_unless_it_is_off():
     assert summary.period == "2026-11-30"
     for line in ("New readers (confirmed): 12", "Readers who left:        2", "Release emails sent:     1234"):
         assert line in summary.body
-    assert "PUBLISHER_SUMMARY=off" in summary.body
+    assert "PUBLISHER_SUMMARY=off" in summary.body and "Next release" not in summary.body  # none forthcoming
+    [summary] = notice_rules.due(Snapshot(now=MONDAY, site_url=SITE, week=WEEK, next_release="Seal? Its email: …"))
+    assert "Next release: Seal? Its email: …" in summary.body.splitlines()
 
 
 def test_the_summary_tells_last_weeks_visitors_top_sources_and_buy_presses_per_book():
@@ -134,7 +136,7 @@ def test_a_background_loop_goes_on_after_a_round_that_fails(monkeypatch, loop):
         return [] if loop == "notices" else None
 
     mailbox = SimpleNamespace(describe=lambda: "imap://x", poll_s=0)
-    values = SimpleNamespace(list_emails_on=True, mail=object(), bounces=SimpleNamespace(mailbox=mailbox, poll_s=0))
+    values = SimpleNamespace(list_emails_on=True, mail=object(), bounce_mailbox=mailbox, bounce_poll_s=0)
     monkeypatch.setattr(settings, "current", lambda: values)
     monkeypatch.setattr(returns, "trouble_delay", lambda failures: 0)
     monkeypatch.setattr(notices, "check_once", one_round)

@@ -67,38 +67,19 @@ TEMPORARY = PageCopy(
 )
 
 
-def test_a_temporary_page_that_shows_state_starts_the_app_and_names_the_field():
-    def temporary():
-        return page_layout(
-            "/temporary",
-            PAGES.navigation(),
-            page_heading(TEMPORARY),
-            rx.el.p(MaintainerState.greeting, id="greeting"),
-        )
-
-    [kind] = page_kinds.decide([Page("temporary", temporary)]).values()
-    assert kind.route == "/temporary"
-    assert kind.app_reasons[0] == "<Bare> reads maintainer_state.greeting"
+def temporary_page():  # a maintainer's page that shows state
+    greeting = rx.el.p(MaintainerState.greeting, id="greeting")
+    return page_layout("/temporary", PAGES.navigation(), page_heading(TEMPORARY), greeting)
 
 
-def test_an_on_load_event_alone_starts_the_app():
-    [kind] = page_kinds.decide(
-        [Page("about", lambda: page_layout("/about", PAGES.navigation()), on_load=MaintainerState.wave)]
-    ).values()
-    assert kind.app_reasons == ("its route has on_load events",)
-
-
-def test_react_code_on_a_page_starts_the_app():
-    search_hook = rx.Var(
-        "bookQuery",
-        _var_type=str,
-        _var_data=VarData(
-            imports={"react": [ImportVar(tag="useState")]},
-            hooks={'const [bookQuery, setBookQuery] = useState("");': None},
-        ),
-    )
-    [kind] = page_kinds.decide([Page("index", lambda: rx.el.p(search_hook))]).values()
-    assert kind.app_reasons == ('it runs the React hook `const [bookQuery, setBookQuery] = useState("");`',)
+SEARCH_HOOK = rx.Var(
+    "bookQuery",
+    _var_type=str,
+    _var_data=VarData(
+        imports={"react": [ImportVar(tag="useState")]},
+        hooks={'const [bookQuery, setBookQuery] = useState("");': None},
+    ),
+)
 
 
 class Carousel(rx.Component):
@@ -106,9 +87,38 @@ class Carousel(rx.Component):
     tag = "Carousel"
 
 
-def test_a_react_component_from_a_library_starts_the_app():
-    [kind] = page_kinds.decide([Page("index", lambda: rx.el.div(Carousel.create()))]).values()
-    assert kind.app_reasons == ("<Carousel> is the React component Carousel from some-carousel",)
+@pytest.mark.parametrize(
+    ("page", "reasons"),
+    [
+        (Page("temporary", temporary_page), ("<Bare> reads maintainer_state.greeting",)),
+        (
+            Page("about", lambda: page_layout("/about", PAGES.navigation()), on_load=MaintainerState.wave),
+            ("its route has on_load events",),
+        ),
+        (
+            Page("index", lambda: rx.el.p(SEARCH_HOOK)),
+            ('it runs the React hook `const [bookQuery, setBookQuery] = useState("");`',),
+        ),
+        (
+            Page("index", lambda: rx.el.div(Carousel.create())),
+            ("<Carousel> is the React component Carousel from some-carousel",),
+        ),
+        (  # a head component is part of the page
+            Page("index", lambda: rx.el.p("x"), meta=[{"name": "robots"}, rx.el.title(MaintainerState.greeting)]),
+            ("<Bare> reads maintainer_state.greeting",),
+        ),
+    ],
+    ids=[
+        "a temporary page that shows state",
+        "an on_load event alone",
+        "React code",
+        "a library's React component",
+        "a head component",
+    ],
+)
+def test_each_thing_that_needs_the_app_starts_it_and_is_named(page, reasons):
+    [kind] = page_kinds.decide([page]).values()
+    assert (kind.route, kind.app_reasons) == (page_kinds.site_route(page.route), reasons)
 
 
 def test_what_renders_completely_at_build_time_stays_static():
@@ -128,12 +138,6 @@ def test_what_renders_completely_at_build_time_stays_static():
     [kind] = page_kinds.decide([Page("index", page)]).values()
     assert kind.app_reasons == ()
     assert kind.describe() == "/: static (no app, no websocket)"
-
-
-def test_head_components_are_part_of_the_page():
-    meta = [{"name": "robots", "content": "index"}, rx.el.title(MaintainerState.greeting)]
-    [kind] = page_kinds.decide([Page("index", lambda: rx.el.p("x"), meta=meta)]).values()
-    assert kind.app_reasons == ("<Bare> reads maintainer_state.greeting",)
 
 
 def test_a_long_list_of_reasons_is_shortened_when_described():

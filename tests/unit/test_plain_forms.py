@@ -1,10 +1,9 @@
-"""The server's answer to a form's plain POST (publisher/server/plain_forms.py), over ASGI with a stand-in
-for the build's pages."""
+"""The server's answer to a form's plain POST (publisher/server/plain_forms.py), over ASGI."""
 
 from __future__ import annotations
 
-import json
 import re
+from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,8 +16,10 @@ from publisher.config import settings
 from publisher.limits import submits, used_tokens
 from publisher.rules import form_tokens
 from publisher.server import middleware, plain_forms
-from publisher.web import submissions
+from publisher.web import page_kinds, submissions
 from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE
+from tests.release_book import test_book
+from tests.unit.test_form_states import recording_gateway
 
 
 def field(field_id: str, name: str) -> str:
@@ -73,24 +74,13 @@ def write_build(root: Path, link_panel: str = f'<div {LINK_PANEL_ATTRIBUTE}=""><
         (root / route / "index.html").write_text(page(body))
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.bodies: list[dict] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.bodies.append(json.loads(request.content))
-        return httpx.Response(200, json={})
-
-
 @pytest.fixture
 def sent(monkeypatch):
-    recorder = Recorder()
     monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://gw.test")
-    gateway.shared_gateway.set(gateway.GatewayClient("https://gw.test", transport=httpx.MockTransport(recorder)))
     submits.shared_limiter.set(submits.Limiter())
     used_tokens.shared_used_tokens.set(used_tokens.WindowUsedTokens())
-    yield recorder
-    gateway.shared_gateway.set(None)
+    with recording_gateway() as recorder:
+        yield recorder
     submits.shared_limiter.set(None)
     used_tokens.shared_used_tokens.set(None)
 
@@ -125,18 +115,6 @@ async def test_other_requests_pass_on_to_the_site(build, sent):
         assert (await http.get("/subscribe")).status_code == 299
         assert (await http.get("/about")).status_code == 299
         assert (await http.put("/contact-us")).status_code == 299
-
-
-@pytest.mark.asyncio
-async def test_over_the_per_address_limit_a_post_says_so_and_sends_nothing(build, sent):
-    form = {"name": "Jo Reader", "email": "jo@example.com", "website": "x"}  # refused: nothing sent anyway
-    async with client(build) as http:
-        for _ in range(submits.PER_ADDRESS.attempts):
-            assert (await http.post("/subscribe", data=form, headers=SAME_SITE)).status_code == 422
-        limited = await http.post("/subscribe", data={**form, "website": ""}, headers=SAME_SITE)
-    assert limited.status_code == 429
-    assert "Too many attempts. Please wait a few minutes and try again." in limited.text
-    assert sent.bodies == []
 
 
 @pytest.mark.asyncio
@@ -242,28 +220,21 @@ async def test_one_five_second_wait_buys_one_message_whatever_the_posts_before_i
 
 
 @pytest.mark.asyncio
-async def test_an_expired_token_is_answered_with_a_new_question_shown_now(build, sent, clock):
-    async with client(build) as http:
-        page_token = token_of((await http.get("/contact-us")).text)
-        clock.now_ms += form_tokens.VALID_FOR_MS
-        corrected = await http.post("/contact-us", data=contact(page_token, email="jo@"), headers=SAME_SITE)
-        renewed = read_token(token_of(corrected.text))
-        at_once = await http.post("/contact-us", data=contact(token_of(corrected.text)), headers=SAME_SITE)
-    assert (renewed.shown_ms, renewed.issued_ms) == (clock.now_ms, clock.now_ms)
-    assert at_once.status_code == 422
-    assert "Please take your time to fill out the form completely." in at_once.text
-    assert sent.bodies == []
-
-
-@pytest.mark.asyncio
-async def test_no_token_of_a_chain_outlives_the_first_tokens_hour(build, sent, clock):
+async def test_no_token_of_a_chain_outlives_the_first_tokens_hour_and_then_a_new_question_is_shown_now(
+    build, sent, clock
+):
     async with client(build) as http:
         page_token = token_of((await http.get("/contact-us")).text)
         clock.now_ms += form_tokens.VALID_FOR_MS - 60_000
         corrected = await http.post("/contact-us", data=contact(page_token, email="jo@"), headers=SAME_SITE)
         clock.now_ms += 60_000
         late = await http.post("/contact-us", data=contact(token_of(corrected.text)), headers=SAME_SITE)
+        renewed = read_token(token_of(late.text))
+        at_once = await http.post("/contact-us", data=contact(token_of(late.text)), headers=SAME_SITE)
     assert late.status_code == 422 and "Please try again." in late.text
+    assert (renewed.shown_ms, renewed.issued_ms) == (clock.now_ms, clock.now_ms)
+    assert at_once.status_code == 422
+    assert "Please take your time to fill out the form completely." in at_once.text
     assert sent.bodies == []
 
 
@@ -282,6 +253,7 @@ async def test_a_post_over_the_limits_spends_its_token_too(build, sent, clock):
         again = await http.post("/contact-us", data=contact(fresh_token), headers=SAME_SITE)
         following = await http.post("/contact-us", data=contact(token_of(limited.text)), headers=SAME_SITE)
     assert (limited.status_code, again.status_code, following.status_code) == (429, 422, 303)
+    assert "Too many attempts. Please wait a few minutes and try again." in limited.text
     assert len(sent.bodies) == 1
 
 
@@ -330,3 +302,101 @@ async def test_a_token_sends_one_message_and_a_changed_or_foreign_one_none(build
     for answer in (replayed, *refused):
         assert answer.status_code == 422 and "Please try again." in answer.text
     assert len(sent.bodies) == 1
+
+
+# --- "Tell me when it's out": one plain POST per forthcoming book -------------------------------------
+
+BOOK = test_book()
+WAITLIST_PAGE = FORM_PARTS.format(
+    section="waitlist-form",
+    route=BOOK.page_path,
+    fields=field("waitlist-email", "email")
+    + '<input id="waitlist-join-list" type="checkbox" name="joinList" value="yes"/>',
+)
+BEFORE = BOOK.release.utc - timedelta(seconds=1)
+
+
+class Waits:
+    """The embedded gateway's ``wait``, recorded: (the values, the book)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[dict, str]] = []
+
+    async def wait(self, values, book_slug: str) -> None:
+        self.calls.append((dict(values), book_slug))
+
+
+@pytest.fixture
+def waits():
+    submits.shared_limiter.set(submits.Limiter())
+    gateway.shared_gateway.set(recorder := Waits())
+    yield recorder
+    gateway.shared_gateway.set(None)
+    submits.shared_limiter.set(None)
+
+
+def book_client(build: Path | None, now=BEFORE) -> httpx.AsyncClient:
+    if build is not None:
+        before = build / page_kinds.variant_route(BOOK.slug, BOOK.page_path).strip("/")
+        before.mkdir(parents=True)
+        (before / "index.html").write_text(page(WAITLIST_PAGE))
+    table = middleware.route_table(passed_on, build_dir=build, books=[BOOK], clock=lambda: now)
+    app = middleware.ResponseHeaders(table, (), {BOOK.page_path: False})  # the book's page is static
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8000")
+
+
+@pytest.mark.asyncio
+async def test_the_waitlist_answers_in_the_book_s_page_and_takes_an_address_twice_from_one_tab(build, waits):
+    good = {"email": "jo@example.com", "joinList": "yes", "website": ""}
+    async with book_client(build) as http:
+        wrong = await http.post(BOOK.page_path, data={**good, "email": "jo@"}, headers=SAME_SITE)
+        bot = await http.post(BOOK.page_path, data={**good, "website": "x"}, headers=SAME_SITE)
+        taken = [await http.post(BOOK.page_path, data=good, headers=SAME_SITE) for _ in range(2)]
+        unticked = await http.post(BOOK.page_path, data={"email": "ann@example.com"}, headers=SAME_SITE)
+        page = await http.get(BOOK.page_path)  # the site's page
+    assert wrong.status_code == 422
+    shown = BeautifulSoup(wrong.text, "html.parser")
+    assert shown.find(id="waitlist-email-error").text == "Please enter a valid email address"
+    assert shown.find(id="waitlist-email")["value"] == "jo@"
+    assert shown.find(id="waitlist-join-list").has_attr("checked")  # the box as it was
+    assert bot.status_code == 422 and "Please try again." in bot.text
+    for answer in (*taken, unticked):
+        assert (answer.status_code, answer.headers["location"]) == (303, f"{BOOK.page_path}#waitlist-success")
+    assert waits.calls == [
+        ({"email": "jo@example.com", "joinList": "yes"}, BOOK.slug),
+        ({"email": "jo@example.com", "joinList": "yes"}, BOOK.slug),
+        ({"email": "ann@example.com", "joinList": ""}, BOOK.slug),
+    ]
+    assert page.status_code == 299 and page.headers["cache-control"].startswith("public, max-age=0")
+    assert {answer.headers["cache-control"] for answer in (wrong, bot, *taken)} == {"no-store"}
+
+
+@pytest.mark.asyncio
+async def test_over_the_limits_the_waitlist_says_so_and_after_the_moment_it_leads_to_the_page(build, waits):
+    refused = {"email": "jo@example.com", "website": "x"}
+    async with book_client(build) as http:
+        for _ in range(submits.PER_ADDRESS.attempts):
+            assert (await http.post(BOOK.page_path, data=refused, headers=SAME_SITE)).status_code == 422
+        limited = await http.post(BOOK.page_path, data={"email": "jo@example.com"}, headers=SAME_SITE)
+    async with book_client(None, now=BOOK.release.utc) as http:
+        late = await http.post(BOOK.page_path, data={"email": "jo@example.com"}, headers=SAME_SITE)
+    assert limited.status_code == 429
+    assert "Too many attempts. Please wait a few minutes and try again." in limited.text
+    assert (late.status_code, late.headers["location"]) == (303, BOOK.page_path)
+    assert waits.calls == []
+
+
+@pytest.mark.asyncio
+async def test_without_a_build_the_waitlist_answers_its_message_alone(waits):
+    async with book_client(None) as http:
+        wrong = await http.post(BOOK.page_path, data={"email": ""}, headers=SAME_SITE)
+    assert (wrong.status_code, wrong.text) == (422, "Please enter your email")
+
+
+@pytest.mark.asyncio
+async def test_on_the_cloud_gateway_the_waitlist_fails_with_the_subscribe_form_s_message(build, sent):
+    async with book_client(build) as http:
+        answer = await http.post(BOOK.page_path, data={"email": "jo@example.com"}, headers=SAME_SITE)
+    assert answer.status_code == 503
+    assert "Failed to subscribe. Please try again." in answer.text
+    assert sent.bodies == []

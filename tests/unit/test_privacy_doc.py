@@ -13,7 +13,7 @@ from publisher import visits
 from publisher.config import settings
 from publisher.limits import tabs
 from publisher.reflex_internals import stored_state
-from publisher.rules import admin_access, visit_rules, visitor_limits
+from publisher.rules import admin_access, list_rules, visit_rules, visitor_limits
 from publisher.rules.visit_rules import counts_as_view
 from publisher.server import admin_sign_in, middleware
 from publisher.storage import tables
@@ -30,8 +30,8 @@ def mode(bits: int) -> str:
     return f"`{bits:04o}`"
 
 
-def kept_sentences() -> list[str]:
-    """What docs/privacy.md says is kept of a visitor outside counting."""
+def kept_figures() -> list[str]:
+    """The figures and paths docs/privacy.md gives for what is kept of a visitor outside counting."""
     closed_minutes, rest = divmod(tabs.CLOSED_TAB_KEEP_S, 60)
     ceremony_minutes, left = divmod(int(admin_access.CEREMONY_VALID_FOR.total_seconds()), 60)
     assert (rest, left) == (0, 0)
@@ -43,31 +43,13 @@ def kept_sentences() -> list[str]:
     file_mode, folder_mode = mode(tables.PRIVATE_FILE_MODE), mode(stored_state.PRIVATE_FOLDER_MODE)
     assert mode(stored_state.PRIVATE_FILE_MODE) == file_mode
     return [
-        "A page that starts the app (subscribe, contact, a list link's page) has a state on the server while it "
-        "is open: where its form is, its messages, the contact question and its token, on a link page the "
-        "reader's address partly masked and the link's key, and the page's own address.",
-        "What is written to a file or to Redis never holds the visitor's network address, user agent, languages or "
-        "cookies, nor the query of the page's address (where a link's page has the reader's token): the server "
-        "reads them from the page and its connection at each event, keeps them in the worker's memory with the "
-        "open page's state, and leaves them out of what it writes.",
-        "| Without Redis (one worker) | the worker's memory, and a file in `REFLEX_STATES_WORKDIR` (`/data/states` "
-        f"in the container) | in memory until {closed_minutes} minutes after the page closed, or an hour after "
-        "its last event once it sent its form; the file until an hour after its last write (deleted by the "
-        "running site, or at its next start) |",
-        f"| With Redis (`REFLEX_REDIS_URL`) | Redis | until {closed_minutes} minutes after the page closed, or an "
-        "hour after its last event once it sent its form |",
-        "No public page stores anything in the browser or reads anything from it, the pages with a form "
-        "included: the app keeps its page's token in the page's memory, and each page load starts a new one.",
-        "A sign-in to the dashboard (only where the site keeps the list itself) keeps the address it was asked "
-        f"from (for IPv6 its /{visitor_limits.IPV6_BLOCK_PREFIX}) in the database (table `admin_ceremony`) until "
-        f"its answer comes, or at most a minute after it ran out, {ceremony_minutes} minutes after it was asked, "
-        "whether or not anyone signs in again.",
-        "The site's own files are readable by its user alone: the SQLite database with its `-wal` and `-shm` "
+        "a file in `REFLEX_STATES_WORKDIR` (`/data/states` in the container)",
+        f"until {closed_minutes} minutes after the page closed, or an hour after its last event once it sent its form",
+        "the file until an hour after its last write",
+        f"(for IPv6 its /{visitor_limits.IPV6_BLOCK_PREFIX}) in the database (table `admin_ceremony`)",
+        f"or at most a minute after it ran out, {ceremony_minutes} minutes after it was asked",
         f"(mode {file_mode} from the moment it is made, whatever the umask), the states folder ({folder_mode}, its "
-        f"files {file_mode}) and the secrets the site makes ({file_mode}).",
-        "Nothing is stored in the visitor's browser or read from it: no cookie, no `localStorage` or "
-        "`sessionStorage` entry, on any public page, no fingerprinting",
-        "and a dashboard sign-in's address, gone within minutes",
+        f"files {file_mode}) and the secrets the site makes ({file_mode})",
     ]
 
 
@@ -79,7 +61,7 @@ def documented_figures() -> list[str]:
     limit = visit_rules.BUY_PER_ADDRESS
     hours = visit_rules.SALT_LIFETIME_HOURS
     return [
-        *kept_sentences(),  # first: they hold phrases of this list too ("/64")
+        *kept_figures(),  # first: they hold phrases of this list too ("/64")
         f"answered {counted[0]} or {counted[1]}",
         f"A label is cut to {visit_rules.LABEL_MAX} characters",
         f"at most {visit_rules.LABELS_PER_DAY} new sources and {visit_rules.LABELS_PER_DAY} new campaigns a day",
@@ -98,6 +80,8 @@ def documented_figures() -> list[str]:
         f"until {hours} hours after its day began",
         f"destroyed {hours} hours after its day began",
         f"What stays after {hours} hours",
+        f"until {list_rules.WAITLIST_KEEP_DAYS} days after that book's email went out",
+        f"or {list_rules.WAITLIST_KEEP_DAYS} days after it was given if never confirmed",
         f"within those {hours} hours",
         f"every {visits.FLUSH_INTERVAL_S} seconds, in one transaction",
         f"until its next flush, {visits.FLUSH_INTERVAL_S} seconds at most",
@@ -119,3 +103,10 @@ def test_every_figure_docs_privacy_gives_is_the_codes():
         text = text.replace(phrase, "")
     left = re.findall(r"\S*\d\S*", re.sub(r"IPv6|HMAC-SHA256", "", text))
     assert left == [], "docs/privacy.md gives figures no test reads from the code"
+
+
+def test_the_waitlists_days_are_the_ones_docs_mailing_list_gives():
+    text = " ".join((ROOT / "docs" / "mailing-list.md").read_text(encoding="utf-8").split())
+    days = list_rules.WAITLIST_KEEP_DAYS
+    assert f"{days} days after the last book it waits for was sent" in text
+    assert f"never confirmed, {days} days after it asked" in text

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 import reflex as rx
 
@@ -11,6 +9,8 @@ from publisher.content.models import PageCopy
 from publisher.server import middleware
 from publisher.web.pages import PAGES
 from publisher.web.pages.registry import PageRegistry, site_page
+from tests.unit import test_middleware
+from tests.unit.test_middleware import http_scope
 
 FAQ = PageCopy(
     title="Questions",
@@ -33,13 +33,9 @@ def faq_registry(**declaration) -> PageRegistry:
 class RecordingApp:
     def __init__(self):
         self.pages: list[dict] = []
-        self.scopes: list[dict] = []
 
     def add_page(self, component, **page):
         self.pages.append({"component": component, **page})
-
-    async def __call__(self, scope, receive, send):
-        self.scopes.append(scope)
 
 
 def test_the_navigation_is_read_from_the_declarations_in_their_order_and_lists_only_its_pages():
@@ -53,18 +49,9 @@ def test_the_navigation_is_read_from_the_declarations_in_their_order_and_lists_o
 
 
 def test_a_page_outside_the_navigation_is_served_at_its_slashless_url_without_a_redirect():
-    inner = RecordingApp()
-    app = middleware.transform(inner, pages=faq_registry())
-
-    async def receive():
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message):
-        pass
-
-    scope = {"type": "http", "method": "GET", "path": "/faq", "raw_path": b"/faq", "query_string": b"", "headers": []}
-    asyncio.run(app(scope, receive, send))
-    assert [seen["path"] for seen in inner.scopes] == ["/faq/"]  # the prerendered faq/index.html, in place
+    inner = test_middleware.RecordingApp()
+    seen, _ = test_middleware.call(middleware.transform(inner, pages=faq_registry()), http_scope("/faq"), inner)
+    assert seen["path"] == "/faq/"  # the prerendered faq/index.html, in place
 
 
 def test_the_app_registers_every_page_with_its_metadata_its_place_in_the_sitemap_and_its_module():

@@ -1,4 +1,5 @@
-"""The bounce mailbox's classifier (rules/reports.py), on emails as real servers write them."""
+"""The bounce mailbox's classifier (rules/reports.py), on emails as real servers write them, and what
+proves a report names an email of ours (bounce_mailbox.reports_in)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import time
 import pytest
 from flufl.bounce import all_failures
 
+from publisher.returns import bounce_mailbox
 from publisher.rules import bounces
 from publisher.rules.bounces import COMPLAINT, HARD, SOFT
 from publisher.rules.reports import (
@@ -20,7 +22,9 @@ from publisher.rules.reports import (
     ClassifiedMessage,
     classify,
 )
+from publisher.storage import bounce_records
 from tests.samples import BOUNCES, bounce_sample
+from tests.unit.test_mailer import settings_for
 
 SECRET = "a-list-secret-0123456789abcdef0123456789"
 BOUNCE_ADDRESS = "bounces@example.com"
@@ -384,29 +388,34 @@ def test_a_persons_email_is_unclassified():
     assert report.subject == "Re: New release: The Pangolin Who Thought It Was an Artichoke"
 
 
-def qmail_bounce_naming(count: int) -> bytes:
-    """A qmail-style bounce with a paragraph per failed address, ``count`` of them (issue 34:
+def qmail_bounce_naming(count: int, to: str = VERP) -> bytes:
+    """A qmail-style bounce to ``to`` with a paragraph per failed address, ``count`` of them (issue 34:
     16,000 took 94 s of CPU, 50,000 held the site's worker for 11 minutes)."""
     paragraphs = b"".join(
         b"<reader%05d.on.the.new-release.list@readers.example>:\nSorry, no mailbox here by that name. (#5.1.1)\n\n" % n
         for n in range(count)
     )
-    head, _, tail = sample("qmail-hard").partition(f"<{READER}>:\n".encode())
+    head, _, tail = sample("qmail-hard", verp=to).partition(f"<{READER}>:\n".encode())
     return head + paragraphs + tail.partition(b"\n\n")[2]
 
 
-def dsn_naming(count: int) -> bytes:
+def dsn_naming(count: int, to: str = VERP, newline: str = "\n") -> bytes:
+    """A delivery report naming reader0@readers.example to reader{count - 1}, each failed for good."""
     blocks = "".join(
-        f"Final-Recipient: rfc822; reader{n:05d}@readers.example\nAction: failed\nStatus: 5.1.1\n"
-        f"Diagnostic-Code: smtp; 550 5.1.1 reader{n:05d}: no such user\n\n"
+        f"Final-Recipient: rfc822; reader{n}@readers.example\nAction: failed\nStatus: 5.1.1\n"
+        "Diagnostic-Code: smtp; 550 5.1.1 no such user\n\n"
         for n in range(count)
     )
     return (
-        f"From: MAILER-DAEMON@example.org\nTo: {VERP}\nSubject: Undelivered Mail\nMIME-Version: 1.0\n"
-        'Content-Type: multipart/report; report-type=delivery-status; boundary="b"\n\n'
-        "--b\nContent-Type: text/plain\n\nNot delivered.\n"
-        f"--b\nContent-Type: message/delivery-status\n\nReporting-MTA: dns; example.org\n\n{blocks}--b--\n"
-    ).encode()
+        (
+            f"From: MAILER-DAEMON@stranger.example\nTo: {to}\nSubject: Undelivered Mail\nMIME-Version: 1.0\n"
+            'Content-Type: multipart/report; report-type=delivery-status; boundary="b"\n\n'
+            "--b\nContent-Type: text/plain\n\nNot delivered.\n"
+            f"--b\nContent-Type: message/delivery-status\n\nReporting-MTA: dns; stranger.example\n\n{blocks}--b--\n"
+        )
+        .replace("\n", newline)
+        .encode()
+    )
 
 
 # Ten times the recipients may cost at most this many times the CPU time: linear, with room for
@@ -450,3 +459,50 @@ def test_the_reason_of_each_of_many_addresses_is_the_one_written_under_it():
 def test_the_reason_is_found_beside_an_address_with_quotes_dots_and_plus(reader):
     failure = only_failure(classify(sample("qmail-hard", reader=reader)))
     assert (failure.address, failure.reason) == (reader, "Sorry, no mailbox here by that name. (#5.1.1)")
+
+
+FEEDBACK_ADDRESS = "fbl-reports@animals.example"  # where a provider's feedback loop delivers
+UNKNOWN_MESSAGE_ID = "<never-sent-by-us.1@example.com>"
+MAIL = settings_for("smtp://127.0.0.1:2525", PUBLISHER_BOUNCE_ADDRESS=BOUNCE_ADDRESS, PUBLISHER_LIST_SECRET=SECRET)
+
+
+def to_the_feedback_address(name: str, return_path: str) -> bytes:
+    """A feedback report delivered to FEEDBACK_ADDRESS about an original whose Return-Path was ``return_path``
+    and whose Message-ID we never sent: only our VERP address there can prove it names an email of ours."""
+    raw = sample(name, verp=FEEDBACK_ADDRESS, message_id=UNKNOWN_MESSAGE_ID)
+    original = f"Return-Path: <{FEEDBACK_ADDRESS}>".encode()
+    assert raw.count(original) == 1
+    return raw.replace(original, f"Return-Path: <{return_path}>".encode())
+
+
+@pytest.fixture
+def message_ids_asked(monkeypatch) -> list[str]:
+    """The Message-ID fallback finds nothing: the database knows no such email."""
+    asked: list[str] = []
+    monkeypatch.setattr(bounce_records, "delivery_by_message_id", lambda message_id, *_: asked.append(message_id))
+    return asked
+
+
+FORGED = bounces.verp_address(BOUNCE_ADDRESS, "a-secret-that-is-not-ours-0123456789abcdef", JOB)
+
+
+@pytest.mark.parametrize(
+    ("name", "return_path", "proven"),
+    [
+        ("arf-complaint", VERP, True),
+        ("arf-redacted", VERP, True),
+        ("arf-complaint", BOUNCE_ADDRESS, False),
+        ("arf-complaint", FORGED, False),
+    ],
+)
+def test_a_complaint_is_proven_by_our_verp_address_in_the_originals_return_path_alone(
+    name, return_path, proven, message_ids_asked
+):
+    assert MAIL is not None
+    report = classify(to_the_feedback_address(name, return_path))
+    assert report.kind == COMPLAINT_REPORT
+    assert VERP not in report.envelope_to and FEEDBACK_ADDRESS in report.envelope_to
+    assert report.original_message_id == UNKNOWN_MESSAGE_ID
+    found = bounce_mailbox.reports_in(report, MAIL)
+    assert [(item.kind, item.delivery_id) for item in found] == ([(COMPLAINT, JOB)] if proven else [])
+    assert message_ids_asked == ([] if proven else [UNKNOWN_MESSAGE_ID])  # with ours, the VERP address decides

@@ -31,13 +31,7 @@ DASHBOARD_SITE = admin_access.relying_party("https://books.example.com").origins
         (same_site.FORM_POST, None, None, "not a url", False),
         (same_site.FORM_POST, None, None, None, False),
         (same_site.DASHBOARD, "https://books.example.com", None, None, True),
-        (
-            same_site.DASHBOARD,
-            "https://books.example.com",
-            "cross-site",
-            None,
-            True,
-        ),  # Origin decides when there is one
+        (same_site.DASHBOARD, "https://books.example.com", "cross-site", None, True),  # Origin decides first
         (same_site.DASHBOARD, "https://evil.example.com", "same-origin", None, False),
         (same_site.DASHBOARD, "http://books.example.com", None, None, False),  # another scheme is another origin
         (same_site.DASHBOARD, "null", "same-origin", None, True),  # no usable Origin: Sec-Fetch-Site decides

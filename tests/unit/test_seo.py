@@ -1,8 +1,9 @@
-"""Page metadata: titles, absolute URLs, meta tags and JSON-LD (docs/product.md, Page metadata)."""
+"""Page metadata (docs/product.md, Page metadata), and the spec's words on the pages as compiled."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -85,16 +86,15 @@ def test_every_page_title_names_the_brand_exactly_once(page):
         ("/about", f"{SITE}/about"),
         ("/images/og-default.png", f"{SITE}/images/og-default.png"),
         ("/#organization", f"{SITE}/#organization"),
+        *((path, None) for path in ("about", "", "images/x.png", "https://evil.example.com/x")),  # refused
     ],
 )
-def test_absolute_url_uses_the_configured_site(path, expected):
-    assert seo.absolute_url(path) == expected
-
-
-@pytest.mark.parametrize("path", ["about", "", "images/x.png", "https://evil.example.com/x"])
-def test_absolute_url_rejects_relative_paths(path):
-    with pytest.raises(ValueError):
-        seo.absolute_url(path)
+def test_absolute_url_uses_the_configured_site_and_refuses_a_relative_path(path, expected):
+    if expected is None:
+        with pytest.raises(ValueError, match="expected a root-relative path"):
+            seo.absolute_url(path)
+    else:
+        assert seo.absolute_url(path) == expected
 
 
 def test_json_ld_text_round_trips_readable_and_cannot_close_the_script_element():
@@ -159,15 +159,12 @@ def test_about_has_one_person_per_author():
         assert entry["jobTitle"] == author.role
 
 
-@pytest.mark.parametrize("page", [*INDEXED_PAGES, NOT_FOUND], ids=page_id)
-def test_indexed_pages_are_index_follow_and_the_not_found_page_noindex(page):
-    assert tag_content(page, "robots") == ("index, follow" if page.indexed else "noindex")
-    assert page.indexed == (page is not NOT_FOUND)
-
-
-def test_the_indexed_pages_are_the_four_nav_routes_and_the_books_pages():
+def test_the_indexed_pages_are_the_four_nav_routes_and_the_books_pages_index_follow_and_the_not_found_page_noindex():
     books = [f"/books/{book.slug}" for book in content.BOOKS]
     assert [page.route for page in INDEXED_PAGES] == [item.route for item in PAGES.navigation()] + books
+    for page in (*INDEXED_PAGES, NOT_FOUND):
+        assert tag_content(page, "robots") == ("index, follow" if page.indexed else "noindex"), page.route
+    assert not NOT_FOUND.indexed
 
 
 @pytest.mark.parametrize("page", ALL_PAGES, ids=page_id)
@@ -217,3 +214,22 @@ def test_og_url_and_canonical_are_the_absolute_slashless_url_and_the_not_found_p
     assert [(json.loads(props["rel"]), json.loads(props["href"])) for props in links] == (
         [("canonical", url)] if url else []
     )
+
+
+def busy_label_of(page_jsx: str, state_module: str) -> tuple[str, str]:
+    """The (busy, idle) text of the button whose words follow the form state's ``submitting``."""
+    shown = re.findall(
+        rf"\(reflex___state____state__publisher___web___\w+____{state_module}_state\.submitting_rx_state_ "
+        r'\? "([^"]*)" : "([^"]*)"\)',
+        page_jsx,
+    )
+    labels = [pair for pair in shown if pair != ("true", "false")]
+    assert len(labels) == 1, f"one button's words follow {state_module}'s submitting: {shown}"
+    return labels[0]
+
+
+def test_each_forms_button_reads_its_busy_label_while_it_submits_and_the_not_found_page_is_headed_oops():
+    assert busy_label_of(str(subscribe.subscribe()), "subscribe") == ("Subscribing...", "Subscribe")
+    assert busy_label_of(str(contact.contact()), "contact") == ("Sending...", "Send Message")
+    headings = re.findall(r'jsx\("h1",\{[^}]*\},"([^"]*)"\)', str(not_found.not_found()))
+    assert headings == ["Oops! Page Not Found"]

@@ -1,4 +1,5 @@
-"""Runtime settings (config/settings.py): each variable read, and a malformed one refused naming it."""
+"""Runtime settings (config/settings.py, config/mail_config.py): each variable read once, checked at start-up, a
+malformed one refused naming it, a password never shown."""
 
 from __future__ import annotations
 
@@ -10,13 +11,22 @@ from types import SimpleNamespace
 import pytest
 
 from publisher.config import secret_files, settings
-from publisher.config.settings import ConfigurationError
+from publisher.config.mail_config import SmtpServer
+from publisher.config.settings import ConfigurationError, from_environ
+from tests.smtp import LIST_SECRET
 
 MAIL = {
     "PUBLISHER_SMTP_URL": "smtps://site:pass@smtp.example.com:465",
     "PUBLISHER_NOTIFY_TO": "books@animals.example",
     "PUBLISHER_MAIL_FROM": "site@animals.example",
 }
+BASE = {
+    "PUBLISHER_NOTIFY_TO": "books@example.com",
+    "PUBLISHER_MAIL_FROM": "site@animals.example",
+    "PUBLISHER_LIST_SECRET": LIST_SECRET,
+}
+SMTP = {"PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com", **BASE}
+NO_SMTP = {"PUBLISHER_SMTP_URL": "", "PUBLISHER_NOTIFY_TO": "", "PUBLISHER_MAIL_FROM": ""}
 GATEWAY = "https://abc123.execute-api.us-east-1.amazonaws.com"
 
 
@@ -74,8 +84,11 @@ MALFORMED = {
     "PUBLISHER_RATE_LIMIT_CLIENT must look like ATTEMPTS/SECONDS": ["8", "8/", "/600", "0/600", "eight/600", "8/-1"],
     "PUBLISHER_GATEWAY_TIMEOUT_S must be a number of seconds": ["0", "-1", "61", "soon"],
     "PUBLISHER_VISITS must be on or off": ["no", "0", "false", "yes please", "of"],
-    "PUBLISHER_VISITS_KEEP_DAYS must be a whole number of at least 1": ["0", "-1", "two years", "730.5", "1e3"],
-    "PORT must be a TCP port number (1-65535)": ["0", "65536", "http"],
+    "PUBLISHER_VISITS_KEEP_DAYS must be a whole number of at least 1": ["0", "-1", "two years", "730.5", "1e3", "7_30"],
+    "PUBLISHER_MAX_TABS must be a whole number of at least 1": ["5.0", "+5"],
+    # Checked without PUBLISHER_SMTP_URL too (docs/configuration.md).
+    "PUBLISHER_CONFIRMATIONS_PER_HOUR must be a whole number of at least 1": ["0"],
+    "PORT must be a TCP port number (1-65535)": ["0", "65536", "http", "80.0", "+80", "8_000"],
     "LOGLEVEL must be one of": ["loud"],
 }
 
@@ -105,8 +118,8 @@ def test_every_secret_can_come_from_a_file_and_its_trailing_newline_does_not_cou
         "p@ss",
         "key-from-a-file",
     )
-    assert (read.bounces.mailbox.password, read.bounces.webhook_secret) == ("hunter2", "w" * 40)
-    assert "w" * 40 not in repr(read.bounces) and "hunter2" not in repr(read.bounces)
+    assert (read.bounce_mailbox.password, read.bounce_webhook_secret) == ("hunter2", "w" * 40)
+    assert "w" * 40 not in repr(read) and "hunter2" not in repr(read)
 
 
 @pytest.mark.parametrize(
@@ -136,14 +149,11 @@ def test_the_database_password_from_a_file_goes_into_the_url_and_nowhere_else(tm
         "REFLEX_DB_URL": "postgresql+psycopg://publisher@postgres:5432/publisher?connect_timeout=5",
         "PUBLISHER_DB_PASSWORD_FILE": str(password),
     }
+    filled = "postgresql+psycopg://publisher:p%40ss%3Aword%2F1@postgres:5432/publisher?connect_timeout=5"
     secret_files.put_database_password(environ)
-    assert environ["REFLEX_DB_URL"] == (
-        "postgresql+psycopg://publisher:p%40ss%3Aword%2F1@postgres:5432/publisher?connect_timeout=5"
-    )
+    assert environ["REFLEX_DB_URL"] == filled
     secret_files.put_database_password(environ)  # read again (a reload, a child process): unchanged
-    assert environ["REFLEX_DB_URL"] == (
-        "postgresql+psycopg://publisher:p%40ss%3Aword%2F1@postgres:5432/publisher?connect_timeout=5"
-    )
+    assert environ["REFLEX_DB_URL"] == filled
     environ["REFLEX_DB_URL"] = "postgresql+psycopg://publisher:other@postgres/db"
     with pytest.raises(ConfigurationError, match=r"^PUBLISHER_DB_PASSWORD_FILE is set, so REFLEX_DB_URL") as e:
         secret_files.put_database_password(environ)
@@ -226,3 +236,164 @@ def test_the_server_says_at_start_which_secret_it_made_and_where(tmp_path, monke
         f"PUBLISHER_FORM_SECRET is not given: the site signs with the one it made in {tmp_path / 'form-secret'} "
         "(keep it with the data; another container of this site needs the same one, as PUBLISHER_FORM_SECRET_FILE)"
     ]
+
+
+def settings_for(url: str, **extra: str):
+    return from_environ({"PUBLISHER_SMTP_URL": url, **BASE, **extra}).mail
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("smtps://me%40example.com:p%40ss:word@smtp.x", ("smtp.x", 465, True, False, "me@example.com", "p@ss:word")),
+        ("smtp://user:secret@smtp.example.com:587", ("smtp.example.com", 587, False, True, "user", "secret")),
+        ("smtp://smtp.example.com", ("smtp.example.com", 587, False, True)),
+        # Plain SMTP (STARTTLS only when offered) is for a relay on this machine.
+        ("smtp://127.0.0.1:25", ("127.0.0.1", 25, False, False)),
+        ("smtp://localhost:2525", ("localhost", 2525, False, False)),
+        ("smtp://[::1]:25", ("::1", 25, False, False)),
+        ("smtp://10.0.0.5:25", ("10.0.0.5", 25, False, True)),
+    ],
+)
+def test_the_url_says_how_to_reach_and_protect_the_server(url, expected):
+    assert settings_for(url).server == SmtpServer(*expected)
+
+
+def test_addresses_flags_list_secrets_and_postal_address_are_read():
+    mail = settings_for(
+        "smtps://u:p@smtp.example.com",
+        PUBLISHER_NOTIFY_TO=" books@example.com , Editor@Example.org ",
+        PUBLISHER_MAIL_FROM="Animals We Confuse <site@animals.example>",
+        PUBLISHER_NOTIFY_SUBSCRIBERS="1",
+        PUBLISHER_LIST_SECRET=f" {LIST_SECRET}  {'o' * 40} ",
+        PUBLISHER_POSTAL_ADDRESS="12 Harbour Lane\\nPortsmouth PO1 2AB",
+    )
+    assert mail.notify_to == ("books@example.com", "Editor@example.org")
+    assert (mail.mail_from, mail.mail_from_name, mail.domain) == (
+        "site@animals.example",
+        "Animals We Confuse",
+        "animals.example",
+    )
+    assert (mail.notify_subscribers, mail.postal_address) == (True, "12 Harbour Lane\nPortsmouth PO1 2AB")
+    assert (mail.list_secrets, mail.list_secret) == ((LIST_SECRET, "o" * 40), LIST_SECRET)  # the first signs
+    assert LIST_SECRET not in repr(mail)
+    default = settings_for("smtps://u:p@smtp.example.com")
+    assert (default.notify_subscribers, default.postal_address) == (False, None)
+
+
+def test_the_list_emails_get_the_bounce_address_if_one_is_given():
+    values = from_environ(SMTP)
+    assert values.bounce_address is values.bounce_mailbox is values.mail.bounce_address is None
+    given = from_environ({**SMTP, "PUBLISHER_BOUNCE_ADDRESS": "bounces@animals.example"})
+    assert given.mail.bounce_address == given.bounce_address == "bounces@animals.example"
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("imaps://bounces:s%40cret@imap.example.com/INBOX", ("imap.example.com", 993, True, False, "INBOX")),
+        ("imaps://bounces:s%40cret@imap.example.com", ("imap.example.com", 993, True, False, "INBOX")),
+        ("imap://bounces:s%40cret@imap.x:143/Bounces%20In", ("imap.x", 143, False, True, "Bounces In")),
+        ("imap://bounces:s%40cret@127.0.0.1:1143/INBOX", ("127.0.0.1", 1143, False, False, "INBOX")),
+    ],
+)
+def test_the_mailbox_url_says_how_to_reach_and_protect_the_mailbox(url, expected):
+    mailbox = from_environ({**SMTP, "PUBLISHER_BOUNCE_MAILBOX": url}).bounce_mailbox
+    assert (mailbox.host, mailbox.port, mailbox.implicit_tls, mailbox.require_starttls, mailbox.folder) == expected
+    assert (mailbox.username, mailbox.password) == ("bounces", "s@cret")
+    assert "s@cret" not in repr(mailbox) and "cret" not in mailbox.describe()
+    assert mailbox.describe().endswith(f"@{expected[0]}:{expected[1]}/{expected[4].replace(' ', '%20')}")
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"PUBLISHER_SMTP_URL": "https://u:hunter2@smtp.x"}, "PUBLISHER_SMTP_URL must start with smtps://"),
+        ({"PUBLISHER_SMTP_URL": "smtp://u:hunter2@:587"}, "PUBLISHER_SMTP_URL has no host"),
+        ({"PUBLISHER_SMTP_URL": "smtp://u:hunter2@smtp.x:99999"}, "PUBLISHER_SMTP_URL has an invalid port"),
+        ({"PUBLISHER_SMTP_URL": "smtp://u:hunter2@smtp.x/inbox"}, "PUBLISHER_SMTP_URL must be only"),
+        ({"PUBLISHER_SMTP_URL": "smtp://user@smtp.example.com"}, "PUBLISHER_SMTP_URL names a user but no password"),
+        ({"PUBLISHER_NOTIFY_TO": ""}, "PUBLISHER_SMTP_URL is set, so PUBLISHER_NOTIFY_TO is required"),
+        ({"PUBLISHER_MAIL_FROM": ""}, "PUBLISHER_SMTP_URL is set, so PUBLISHER_MAIL_FROM is required"),
+        ({"PUBLISHER_NOTIFY_TO": "books@example.com, nobody"}, "PUBLISHER_NOTIFY_TO: 'nobody' is not an email address"),
+        ({"PUBLISHER_NOTIFY_TO": " , "}, "PUBLISHER_NOTIFY_TO must list at least one address"),
+        ({"PUBLISHER_MAIL_FROM": "Site <site@>"}, "PUBLISHER_MAIL_FROM: 'site@' is not an email address"),
+        ({"PUBLISHER_MAIL_FROM": "Site <site@animals.example"}, "PUBLISHER_MAIL_FROM must be an address or Name"),
+        ({"PUBLISHER_NOTIFY_SUBSCRIBERS": "maybe"}, "PUBLISHER_NOTIFY_SUBSCRIBERS must be 1 (on) or 0 (off)"),
+        ({"PUBLISHER_SMTP_CA_FILE": "/nonexistent/ca.pem"}, "PUBLISHER_SMTP_CA_FILE must be a readable PEM file"),
+        ({"PUBLISHER_SMTP_URL": "", "PUBLISHER_MAIL_FROM": ""}, "PUBLISHER_NOTIFY_TO is set but PUBLISHER_SMTP_URL"),
+        ({"PUBLISHER_LIST_SECRET": ""}, "PUBLISHER_SMTP_URL is set, so PUBLISHER_LIST_SECRET is required: a random"),
+        ({"PUBLISHER_LIST_SECRET": "hunter2"}, "PUBLISHER_LIST_SECRET must be at least 32 characters"),
+        ({"PUBLISHER_LIST_SECRET": f"{LIST_SECRET} hunter2"}, "PUBLISHER_LIST_SECRET must be at least 32 characters"),
+        ({"PUBLISHER_FORM_SECRET": "hunter2"}, "PUBLISHER_FORM_SECRET must be at least 32 characters"),
+        ({"PUBLISHER_LIST_SECRET_FILE": "/x"}, "PUBLISHER_LIST_SECRET and PUBLISHER_LIST_SECRET_FILE are both set"),
+        ({"PUBLISHER_LIST_SECRET": "", "PUBLISHER_LIST_SECRET_FILE": "/no"}, "PUBLISHER_LIST_SECRET_FILE: cannot read"),
+        ({"PUBLISHER_POSTAL_ADDRESS": "x" * 301}, "PUBLISHER_POSTAL_ADDRESS must be a postal address"),
+        ({"PUBLISHER_POSTAL_ADDRESS": "12 Harbour Lane\x00"}, "PUBLISHER_POSTAL_ADDRESS must be a postal address"),
+        ({"PUBLISHER_BOUNCE_MAILBOX": "pop3://u:hunter2@mail.x"}, "PUBLISHER_BOUNCE_MAILBOX must start with"),
+        ({"PUBLISHER_BOUNCE_MAILBOX": "imaps://mail.example.com/INBOX"}, "PUBLISHER_BOUNCE_MAILBOX must name the"),
+        ({"PUBLISHER_BOUNCE_MAILBOX": "imaps://u:hunter2@/INBOX"}, "PUBLISHER_BOUNCE_MAILBOX has no host"),
+        ({"PUBLISHER_BOUNCE_MAILBOX": "imaps://u:hunter2@x.example:99999"}, "PUBLISHER_BOUNCE_MAILBOX has an invalid"),
+        ({"PUBLISHER_BOUNCE_MAILBOX": "imaps://u:hunter2@x.x/INBOX?x=1"}, "PUBLISHER_BOUNCE_MAILBOX must be only"),
+        ({"PUBLISHER_BOUNCE_ADDRESS": "bounces+x@animals.example"}, "PUBLISHER_BOUNCE_ADDRESS must be a plain address"),
+        ({"PUBLISHER_BOUNCE_ADDRESS": "not an address"}, "PUBLISHER_BOUNCE_ADDRESS: "),
+        ({"PUBLISHER_BOUNCE_ADDRESS": f"{'b' * 40}@animals.example"}, "PUBLISHER_BOUNCE_ADDRESS: the part before @"),
+        ({"PUBLISHER_BOUNCE_WEBHOOK_SECRET": "hunter2"}, "PUBLISHER_BOUNCE_WEBHOOK_SECRET must be at least 32"),
+        ({"PUBLISHER_BOUNCE_POLL_S": "often"}, "PUBLISHER_BOUNCE_POLL_S must be a whole number of at least 1"),
+        ({"PUBLISHER_PAUSE_BOUNCE_RATE": "0"}, "PUBLISHER_PAUSE_BOUNCE_RATE must be a percentage"),
+        ({"PUBLISHER_PAUSE_COMPLAINT_RATE": "lots"}, "PUBLISHER_PAUSE_COMPLAINT_RATE must be a percentage"),
+        ({"PUBLISHER_BOUNCE_CA_FILE": "/nonexistent/ca.pem"}, "PUBLISHER_BOUNCE_CA_FILE must be a readable PEM file"),
+        ({**NO_SMTP, "PUBLISHER_BOUNCE_MAILBOX": "imaps://u:hunter2@x.x"}, "PUBLISHER_BOUNCE_MAILBOX is set but"),
+        ({**NO_SMTP, "PUBLISHER_BOUNCE_ADDRESS": "bounces@animals.example"}, "PUBLISHER_BOUNCE_ADDRESS is set but"),
+    ],
+)
+def test_a_bad_mail_or_bounce_setting_is_refused_naming_the_variable_without_the_password(env, message):
+    with pytest.raises(ConfigurationError) as refused:
+        from_environ({**SMTP, **env})
+    assert str(refused.value).startswith(message)
+    assert "hunter2" not in str(refused.value) and LIST_SECRET not in str(refused.value)
+
+
+# Passwords a provider may hand out, unencoded: a URL parser would end the user information early.
+BREAKING_PASSWORDS = ["Open/Sesame", "Open?Sesame", "Open#Sesame", "Ali@Baba/Open?Sesame#Now", "Open[Sesame", "1/Se"]
+
+
+@pytest.mark.parametrize("password", BREAKING_PASSWORDS)
+@pytest.mark.parametrize(
+    ("variable", "url", "shown"),
+    [
+        (
+            "PUBLISHER_SMTP_URL",
+            "smtps://site:{}@smtp.example.com:465",
+            "PUBLISHER_SMTP_URL: percent-encode / ? # [ ] and @ in the user and password "
+            "(%2F %3F %23 %5B %5D %40); got 'smtps://site:***@smtp.example.com:465'",
+        ),
+        (
+            "PUBLISHER_BOUNCE_MAILBOX",
+            "imaps://bounces:{}@imap.example.com:993/INBOX",
+            "PUBLISHER_BOUNCE_MAILBOX: percent-encode / ? # [ ] and @ in the user and password, and @ in the "
+            "folder (%2F %3F %23 %5B %5D %40); got 'imaps://bounces:***@imap.example.com:993/INBOX'",
+        ),
+    ],
+)
+def test_an_unencoded_password_is_refused_saying_how_without_showing_any_of_it(password, variable, url, shown):
+    with pytest.raises(ConfigurationError) as refused:
+        from_environ({**SMTP, variable: url.format(password)})
+    assert str(refused.value) == shown
+    assert not [piece for piece in re.split(r"[/?#@\[\]]", password) if piece and piece in str(refused.value)]
+
+
+def test_describe_hides_a_password_whatever_it_holds():
+    password = "Op%40en%2FSes%3Fam%23e%5B"  # Op@en/Ses?am#e[, encoded as it must be
+    values = from_environ(
+        {
+            **SMTP,
+            "PUBLISHER_SMTP_URL": f"smtps://me%40example.com:{password}@smtp.example.com",
+            "PUBLISHER_BOUNCE_MAILBOX": f"imaps://bounces:{password}@imap.example.com",
+        }
+    )
+    server, mailbox = values.mail.server, values.bounce_mailbox
+    assert (server.password, mailbox.password) == ("Op@en/Ses?am#e[", "Op@en/Ses?am#e[")
+    assert server.describe() == "smtps://me%40example.com:***@smtp.example.com:465"
+    assert mailbox.describe() == "imaps://bounces:***@imap.example.com:993/INBOX"
+    assert "Op@en" not in repr(values.mail) + repr(values)

@@ -72,7 +72,9 @@ def test_each_text_field_s_length_bounds_are_counted_after_trimming(field, short
 
 @pytest.mark.parametrize("field", ["name", "firstName", "lastName"])
 @pytest.mark.parametrize(
-    ("typed", "ok"), [("é", False), ("\tZ\n", False), ("李明", True), ("O'", True), (" Jo ", True)]
+    ("typed", "ok"),
+    [("é", False), ("\tZ\n", False), ("李明", True), ("O'", True), (" Jo ", True)]
+    + [("\u0645\u06cc\u200c\u0631\u0627", True), ("Nik\u200dita", True)],  # ZWNJ/ZWJ in Persian, Indic names
 )
 def test_names_are_counted_in_characters_after_trimming(field, typed, ok):
     checked = check_field(field, typed)
@@ -158,13 +160,7 @@ def test_a_message_may_hold_line_breaks_and_tabs(message):
         "reader@no-such-domain-for-tests-5f3a9c.com",  # only the syntax is checked: no DNS
     ],
 )
-def test_valid_emails_are_accepted_without_dns(form, email):
-    checked = form(email=email)
-    assert checked.ok, checked.errors
-    assert checked.values["email"] == email
-
-
-def test_validation_never_resolves_dns(monkeypatch):
+def test_valid_emails_are_accepted_without_dns(form, email, monkeypatch):
     import socket
 
     import dns.resolver
@@ -172,11 +168,11 @@ def test_validation_never_resolves_dns(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("validation tried a network lookup")
 
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    monkeypatch.setattr(socket, "gethostbyname", refuse)
-    monkeypatch.setattr(dns.resolver.Resolver, "resolve", refuse)
-    assert subscribe(email="reader@example.com").ok
-    assert contact(email="someone@example.org").ok
+    for owner, name in ((socket, "getaddrinfo"), (socket, "gethostbyname"), (dns.resolver.Resolver, "resolve")):
+        monkeypatch.setattr(owner, name, refuse)
+    checked = form(email=email)
+    assert checked.ok, checked.errors
+    assert checked.values["email"] == email
 
 
 @BOTH_FORMS
@@ -217,15 +213,11 @@ def test_validation_never_resolves_dns(monkeypatch):
         "jo@localhost",  # no public domain
         "jo@[127.0.0.1]",  # an address literal
         "j" * 65 + "@example.com",  # a local part over 64 characters
+        *("a" * 300 + bad + "Bcc: victim@example.com" for bad in ("\n", "\r\n", "\x00", "\u2028")),  # before length
     ],
 )
 def test_invalid_emails_and_emails_with_control_characters_get_the_spec_message(form, email):
     assert form(email=email).errors == {"email": INVALID_EMAIL}
-
-
-@pytest.mark.parametrize("bad", ["\n", "\r\n", "\x00", "\u2028"])
-def test_email_control_characters_are_refused_before_the_length_rule(bad):
-    assert subscribe(email="a" * 300 + bad + "Bcc: victim@example.com").errors == {"email": INVALID_EMAIL}
 
 
 @BOTH_FORMS
@@ -327,8 +319,11 @@ def _assert_field(checked, field: str, raw: str) -> None:
     if field in checked.errors:
         assert checked.errors[field] in MESSAGES[field]
     elif field != "email":
-        assert checked.values[field] == raw.strip()  # an accepted text field is exactly the trimmed input
-        assert len(checked.values[field]) >= 2
+        value = checked.values[field]
+        assert value == raw.strip() and len(value) >= 2  # an accepted text field is exactly the trimmed input
+        if field != "message":  # an accepted name: one line without a control character, at most 100
+            assert all(ord(ch) >= 0x20 and not 0x7F <= ord(ch) <= 0x9F for ch in value) and len(value) <= 100
+            assert "\u2028" not in value and "\u2029" not in value
     else:
         assert "@" in checked.values[field]
         assert len(checked.values[field]) <= 254
@@ -342,17 +337,6 @@ def test_check_contact_never_raises_and_only_shows_known_messages(first_name, la
     assert list(checked.errors) == [field for field in CONTACT.names if field in checked.errors]
     for field, raw in zip(CONTACT.names, (first_name, last_name, email, message), strict=True):
         _assert_field(checked, field, raw)
-
-
-@settings(max_examples=300, deadline=None)
-@given(name=st.text(max_size=200))
-def test_accepted_names_have_no_line_breaks_or_control_characters(name):
-    checked = subscribe(name, GOOD_EMAIL)
-    if checked.ok:
-        value = checked.values["name"]
-        assert not any(ch in value for ch in "\r\n\x00\t\x0b\x0c\x85\u2028\u2029")
-        assert all(ord(ch) >= 0x20 and not 0x7F <= ord(ch) <= 0x9F for ch in value)
-        assert 2 <= len(value) <= 100
 
 
 def test_accepted_emails_have_no_line_breaks_or_control_characters():
@@ -389,12 +373,6 @@ def test_parse_answer_round_trips_integers(number, pad):
     assert parse_answer(f"{pad}{number}{pad}") == number
 
 
-def test_zero_width_joiners_in_real_names_are_accepted():
-    """Persian and Indic spellings use ZWNJ/ZWJ; they carry no header-injection risk."""
-    persian = "\u0645\u06cc\u200c\u0631\u0627"  # "Mi-ra" written with a zero-width non-joiner
-    assert contact(persian, "Nik\u200dita", "reader@example.com", "Hello, a question about books.").errors == {}
-
-
 @pytest.mark.parametrize(
     ("typed", "stored"),
     [
@@ -403,15 +381,11 @@ def test_zero_width_joiners_in_real_names_are_accepted():
         ("A@Bücher.DE", "A@xn--bcher-kva.de"),
         ("jo@example.com", "jo@example.com"),
         ("Jo.Reader+books@Example.COM", "Jo.Reader+books@example.com"),
+        *((typed, None) for typed in ("ünal@example.com", "jörg@example.com", "用户@例子.广告")),  # needs SMTPUTF8
     ],
 )
-def test_an_address_is_stored_as_every_smtp_server_takes_it_its_domain_in_ascii(typed, stored):
-    assert form_fields.check_email(typed) == (stored, None)
-
-
-@pytest.mark.parametrize("typed", ["ünal@example.com", "jörg@example.com", "用户@例子.广告"])
-def test_a_local_part_that_needs_smtputf8_is_refused_with_the_specs_message(typed):
-    assert form_fields.check_email(typed) == (typed, INVALID_EMAIL)
+def test_an_address_is_stored_as_every_smtp_server_takes_it_its_domain_in_ascii_or_refused(typed, stored):
+    assert form_fields.check_email(typed) == ((stored, None) if stored else (typed, INVALID_EMAIL))
 
 
 @pytest.mark.parametrize(

@@ -3,13 +3,18 @@ not match, with the wording and each card's text given here as data attributes."
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import reflex as rx
 
 from publisher import content
 from publisher.content import books, images, page_copy
 from publisher.content.models import LANGUAGES
+from publisher.rules import release_rules
+from publisher.web.components import forms
 from publisher.web.components.links import external_button, site_link
 from publisher.web.components.pictures import picture
+from publisher.web.page_kinds import ALL_OUT
 
 SEARCH_PARAM = "q"
 
@@ -47,8 +52,33 @@ _TITLE_LINK = "rounded-sm hover:text-amber-900 hover:underline underline-offset-
 _TEXT_LINK = "font-semibold text-amber-900 underline underline-offset-4 hover:text-amber-700"
 
 
-def book_card(book: content.Book, index: int) -> rx.Component:
-    """A book on Home: its title and cover lead to its page, the button to the shop."""
+class ReleaseSwitch(rx.Component):
+    """Its first child until ``at`` (ms since 1970), then its second, without a reload: for `reflex run`,
+    which renders pages in the browser; a prerender (the production build's) shows the second."""
+
+    library = "$/public/release_switch.js"
+    tag = "ReleaseSwitch"
+    at: rx.Var[int]
+
+
+def buy_part(book: content.Book, now: datetime = ALL_OUT, waitlist: bool = False) -> rx.Component:
+    """The buy button once ``book`` is out at ``now``; before, when it comes, a pre-order button if the
+    publisher gives a link and, on its page (``waitlist``), the waitlist form."""
+    out = external_button(books.GET_YOUR_COPY, str(book.book_link), book.title, buy=book.slug)
+    if book.release is None or (now != ALL_OUT and release_rules.is_out(book, now)):
+        return out
+    link = book.preorder_link
+    coming = rx.el.div(
+        rx.el.p(release_rules.coming_words(book), class_name="mt-4 font-semibold text-amber-900"),
+        *([external_button(books.PREORDER, str(link), book.title, buy=book.slug)] if link else []),
+        *([forms.waitlist_form(book)] if waitlist else []),
+    )
+    at_ms = int(book.release.utc.timestamp() * 1000)
+    return ReleaseSwitch.create(coming, out, at=at_ms) if now == ALL_OUT else coming
+
+
+def book_card(book: content.Book, index: int, now: datetime = ALL_OUT) -> rx.Component:
+    """A book on Home: its title and cover lead to its page, the button to the shop (or when it comes)."""
     heading_id = f"book-{book.slug}-title"
     cover = picture(
         book.cover_image,
@@ -70,7 +100,7 @@ def book_card(book: content.Book, index: int) -> rx.Component:
             ),
             rx.el.p(book.subtitle, class_name="mt-1 text-lg font-medium text-stone-700"),
             rx.el.p(book.description, class_name="mt-3 text-base leading-relaxed text-stone-700"),
-            external_button(books.GET_YOUR_COPY, str(book.book_link), book.title, buy=book.slug),
+            buy_part(book, now),
             class_name="flex flex-1 flex-col",
         ),
         id=book.slug,
@@ -80,14 +110,14 @@ def book_card(book: content.Book, index: int) -> rx.Component:
     )
 
 
-def latest_releases() -> rx.Component:
+def latest_releases(now: datetime = ALL_OUT) -> rx.Component:
     return rx.el.section(
         rx.el.h2(
             books.LATEST_RELEASES, id="latest-releases", class_name="mb-4 font-serif text-3xl font-bold text-stone-900"
         ),
         search_status(),
         rx.el.div(
-            *[book_card(book, index) for index, book in enumerate(books.latest_first(content.BOOKS))],
+            *[book_card(book, index, now) for index, book in enumerate(books.latest_first(content.BOOKS))],
             class_name="grid gap-6 md:grid-cols-2 lg:grid-cols-3",
         ),
         aria_labelledby="latest-releases",
@@ -150,7 +180,9 @@ def edition_details(book: content.Book) -> rx.Component:
     )
 
 
-def book_page(book: content.Book, author_cards: dict[str, str], home: str) -> tuple[rx.Component, ...]:
+def book_page(
+    book: content.Book, author_cards: dict[str, str], home: str, now: datetime = ALL_OUT
+) -> tuple[rx.Component, ...]:
     return (
         breadcrumb(book, home),
         rx.el.article(
@@ -168,7 +200,7 @@ def book_page(book: content.Book, author_cards: dict[str, str], home: str) -> tu
                 rx.el.p(book.subtitle, class_name="mt-2 text-xl font-medium text-stone-700"),
                 credits(book, author_cards),
                 rx.el.p(book.description, class_name="mt-4 max-w-prose text-lg leading-relaxed text-stone-700"),
-                external_button(books.GET_YOUR_COPY, str(book.book_link), book.title, buy=book.slug),
+                buy_part(book, now, waitlist=True),
                 edition_details(book),
             ),
             class_name="grid items-start gap-8 md:grid-cols-[20rem_1fr]",

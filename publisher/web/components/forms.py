@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 import reflex as rx
 from reflex.components.core.banner import has_connection_errors
+from reflex.components.el.elements.base import BaseHTML
 from reflex.utils.imports import ImportVar
 from reflex.vars.base import VarData
 
 from publisher.content import form_copy
-from publisher.content.models import PageCopy
-from publisher.rules.form_fields import HONEYPOT_FIELD, Form, FormField
+from publisher.content.models import Book, PageCopy
+from publisher.rules import list_rules
+from publisher.rules.form_fields import HONEYPOT_FIELD, TICKED, WAITLIST, Form, FormField
 from publisher.web.components.layout import page_heading
 from publisher.web.page_html import ERROR_SUMMARY_ATTRIBUTE, FORM_ALERT_ATTRIBUTE, error_id
 from publisher.web.submissions import error_var
@@ -79,22 +81,30 @@ def text_field(
     )
 
 
-def declared_field(form: Form, declared: FormField, state: type[rx.State]) -> rx.Component:
-    """One field as rules/form_fields.py declares it, its message from the state's ``<field>_error`` var;
-    an email field brings the email keyboard on phones and no spell check."""
+def declared_field(form: Form, declared: FormField, state: type[rx.State] | None) -> rx.Component:
+    """One field as rules/form_fields.py declares it, its message from the state's ``<field>_error`` var
+    (``state`` None: a form without the app, whose messages only the server writes); an email field brings
+    the email keyboard on phones and no spell check. A box is never wrong: no message line."""
+    field_id = form.element_id(declared.name)
+    if declared.input_type == "checkbox":
+        return rx.el.div(
+            rx.el.input(id=field_id, name=declared.name, type="checkbox", value=TICKED, class_name="mt-1 size-5"),
+            rx.el.label(declared.label, html_for=field_id, class_name="text-base text-stone-900"),
+            class_name="my-2 flex items-start gap-3 accent-amber-800",
+        )
     email: dict[str, Any] = {"input_mode": "email", "spell_check": False} if declared.input_type == "email" else {}
     return text_field(
-        form.element_id(declared.name),
+        field_id,
         declared.name,
         declared.label,
-        getattr(state, error_var(declared.name)),
+        rx.Var.create("") if state is None else getattr(state, error_var(declared.name)),
         input_type=declared.input_type,
         autocomplete=declared.autocomplete,
         **email,
     )
 
 
-def declared_fields(form: Form, state: type[rx.State]) -> list[rx.Component]:
+def declared_fields(form: Form, state: type[rx.State] | None) -> list[rx.Component]:
     """The form's declared fields in their order; consecutive half-width ones share a row on a wide screen."""
     shown: list[rx.Component] = []
     for half_width, group in groupby(form.fields, key=lambda declared: declared.half_width):
@@ -133,7 +143,7 @@ def submit_button(label: str, busy_label: str, busy: rx.Var[bool]) -> rx.Compone
     )
 
 
-def form_alert(message: rx.Var[str]) -> rx.Component:
+def form_alert(message: rx.Var[str] | str) -> rx.Component:
     """A message about the whole submission, announced when it appears; always there, hidden while empty,
     so the server's answer to a plain POST fills the same element the app does."""
     return rx.el.div(
@@ -270,4 +280,55 @@ def sent_page(copy: PageCopy, section: FormSection, form_route: str, note=None) 
             aria_label=section.label,
             class_name="max-w-xl",
         ),
+    )
+
+
+# The part of a forthcoming book's page its form's plain POST leads to (server/plain_forms.py): shown by
+# CSS alone (:target) in place of the form, so the page stays static.
+WAITLIST_THANKS_ID = WAITLIST.element_id("success")
+WAITLIST_SECTION_ID = "waitlist-form"
+
+
+class PostedForm(BaseHTML):
+    """A <form> only the browser posts: Reflex's own always brings the app's submit handler."""
+
+    tag = "form"
+    action: rx.Var[str]
+    method: rx.Var[str]
+    no_validate: rx.Var[bool]
+
+
+def waitlist_form(book: Book) -> rx.Component:
+    """ "Tell me when it's out" on a forthcoming book's page: a plain form, no app (docs/mailing-list.md)."""
+    thanks = rx.el.div(
+        rx.el.h3(form_copy.WAITLIST_THANKS_TITLE, class_name="font-serif text-xl font-bold text-emerald-900"),
+        rx.el.p(form_copy.WAITLIST_THANKS_TEXT, class_name="mt-2 text-base text-emerald-950"),
+        rx.el.a(form_copy.WAITLIST_AGAIN, href=f"#{WAITLIST_SECTION_ID}", class_name=_AGAIN),
+        id=WAITLIST_THANKS_ID,
+        role="status",
+        tab_index=-1,
+        class_name="peer hidden rounded-xl border border-emerald-300 bg-emerald-50 p-6 target:block",
+    )
+    form = PostedForm.create(
+        *declared_fields(WAITLIST, None),
+        honeypot_field(WAITLIST),
+        form_alert(""),
+        rx.el.button(form_copy.WAITLIST_BUTTON, type="submit", class_name=BUTTON_CLASS),
+        method="post",
+        action=book.page_path,
+        no_validate=True,
+        aria_labelledby=f"{WAITLIST_SECTION_ID}-title",
+        class_name="relative flex flex-col gap-2 peer-target:hidden",
+    )
+    promise = form_copy.WAITLIST_PROMISE.format(title=book.title, days=list_rules.WAITLIST_KEEP_DAYS)
+    return rx.el.section(
+        rx.el.h2(
+            form_copy.WAITLIST_TITLE, id=f"{WAITLIST_SECTION_ID}-title", class_name="font-serif text-2xl font-bold"
+        ),
+        rx.el.p(promise, class_name="mt-2 mb-4 text-base text-stone-800"),
+        error_summary(WAITLIST_SECTION_ID),
+        thanks,
+        form,
+        id=WAITLIST_SECTION_ID,
+        class_name="mt-10 max-w-xl",
     )

@@ -9,7 +9,7 @@ from publisher.rules.admin_access import AUDIT_PATH, DASHBOARD_PATH, ENROL_PATH,
 from publisher.web import charts
 from publisher.web.components.layout import page_heading
 from publisher.web.pages.registry import site_page
-from publisher.web.states.admin_state import LED_TO_DAYS, TOP_DAYS, AdminState
+from publisher.web.states.admin_state import TOP_DAYS, AdminState
 
 _BUTTON = (
     "inline-flex min-h-11 items-center justify-center rounded-md bg-amber-800 px-5 py-2 text-base "
@@ -21,7 +21,7 @@ _QUIET_BUTTON = (
     "text-base font-semibold text-stone-900 hover:bg-stone-100 focus-visible:outline-2 "
     "focus-visible:outline-offset-2 focus-visible:outline-amber-700"
 )
-_SECTION_HEADING = "font-serif text-2xl font-bold text-stone-900"
+_SECTION_HEADING = "font-serif text-xl font-bold text-stone-900 sm:text-2xl"
 
 
 def _message() -> rx.Component:
@@ -49,59 +49,86 @@ def _sign_in() -> rx.Component:
     )
 
 
-def _section(section_id: str, heading: str, *children: rx.Component) -> rx.Component:
-    return rx.el.section(
-        rx.el.h2(heading, id=f"{section_id}-heading", class_name=_SECTION_HEADING),
-        *children,
-        aria_labelledby=f"{section_id}-heading",
-        id=section_id,
-        class_name="mt-10",
-    )
-
-
-# A table's cell: under 640 px (``sm``) each row is a card, each cell a line with its heading beside it
-# (``data-label``), so nothing scrolls sideways on a phone; the roles keep a screen reader's table.
-_CELL = (
-    "px-2 py-1 align-top [overflow-wrap:anywhere] max-sm:grid max-sm:grid-cols-[7.5rem_minmax(0,1fr)] "
-    "max-sm:gap-x-3 max-sm:py-0.5 max-sm:before:font-semibold max-sm:before:text-stone-700 "
-    "max-sm:before:content-[attr(data-label)]"
+# Open where the page is at least 640 px wide when drawn; on a phone a part made ``closed_on_a_phone`` starts closed.
+_WIDE: rx.Var[bool] = rx.Var(
+    "typeof window === 'undefined' || window.matchMedia('(min-width: 640px)').matches", _var_type=bool
 )
 
 
+def _section(section_id: str, heading: str, *children: rx.Component, closed_on_a_phone: bool = False) -> rx.Component:
+    """A part of the dashboard under its heading; on a phone, the parts read less often are only their heading
+    (a disclosure) until opened, so the page reads in four screens (docs/dashboard.md)."""
+    inline = " inline" if closed_on_a_phone else ""  # beside the disclosure's triangle
+    part = rx.el.h2(heading, id=f"{section_id}-heading", class_name=_SECTION_HEADING + inline)
+    if closed_on_a_phone:
+        part, children = rx.el.details(rx.el.summary(part, class_name="cursor-pointer"), *children, open=_WIDE), ()
+    return rx.el.section(
+        part,
+        *children,
+        aria_labelledby=f"{section_id}-heading",
+        id=section_id,
+        class_name="mt-8 sm:mt-10",
+    )
+
+
+# A table's cell: under 640 px (``sm``) a row is a paragraph, each cell its heading (``data-label``) and
+# its value, an empty cell nothing, so nothing scrolls sideways on a phone; the roles keep a screen reader's table.
+_CELL = (
+    "px-2 py-1 align-top [overflow-wrap:anywhere] max-sm:inline max-sm:p-0 max-sm:pr-3 max-sm:empty:hidden "
+    "max-sm:before:pr-1 max-sm:before:font-semibold max-sm:before:text-stone-700 "
+    "max-sm:before:content-[attr(data-label)]"
+)
+SHOWN_ROWS = 3  # a list's first rows; the rest behind "Show all N"
+
+
+def _rows_table(rows, columns: tuple[tuple[str, str], ...], caption: str) -> rx.Component:
+    return rx.el.table(
+        rx.el.caption(caption, class_name="sr-only"),
+        rx.el.thead(
+            rx.el.tr(
+                *(
+                    rx.el.th(label, scope="col", role="columnheader", class_name="px-2 py-1 text-left")
+                    for _, label in columns
+                ),
+                role="row",
+            ),
+            role="rowgroup",
+            class_name="max-sm:sr-only",
+        ),
+        rx.el.tbody(
+            rx.foreach(
+                rows,
+                lambda row: rx.el.tr(
+                    *(rx.el.td(row[key], role="cell", data_label=label, class_name=_CELL) for key, label in columns),
+                    role="row",
+                    class_name="border-t border-stone-200 max-sm:block max-sm:px-2 max-sm:py-1.5",
+                ),
+            ),
+            role="rowgroup",
+            class_name="max-sm:block",
+        ),
+        role="table",
+        class_name="mt-3 w-full rounded-md border border-stone-300 bg-white text-sm text-stone-900 max-sm:block",
+    )
+
+
 def _table(rows, columns: tuple[tuple[str, str], ...], caption: str) -> rx.Component:
-    """Rows as a table, as cards on a phone (``_CELL``); every cell is text (React escapes it)."""
+    """A list's first rows as a table (a paragraph each on a phone: ``_CELL``), the rest behind a disclosure;
+    every cell is text (React escapes it)."""
     return rx.cond(
         rows.length() > 0,
-        rx.el.table(
-            rx.el.caption(caption, class_name="sr-only"),
-            rx.el.thead(
-                rx.el.tr(
-                    *(
-                        rx.el.th(label, scope="col", role="columnheader", class_name="px-2 py-1 text-left")
-                        for _, label in columns
+        rx.fragment(
+            _rows_table(rows[:SHOWN_ROWS], columns, caption),
+            rx.cond(
+                rows.length() > SHOWN_ROWS,
+                rx.el.details(
+                    rx.el.summary(
+                        admin_copy.SHOW_ALL.format(count=rows.length()),
+                        class_name="cursor-pointer py-2 font-semibold text-amber-900",
                     ),
-                    role="row",
+                    _rows_table(rows[SHOWN_ROWS:], columns, caption),
                 ),
-                role="rowgroup",
-                class_name="max-sm:sr-only",
             ),
-            rx.el.tbody(
-                rx.foreach(
-                    rows,
-                    lambda row: rx.el.tr(
-                        *(
-                            rx.el.td(row[key], role="cell", data_label=label, class_name=_CELL)
-                            for key, label in columns
-                        ),
-                        role="row",
-                        class_name="border-t border-stone-200 max-sm:block max-sm:py-2",
-                    ),
-                ),
-                role="rowgroup",
-                class_name="max-sm:block",
-            ),
-            role="table",
-            class_name=("mt-3 w-full rounded-md border border-stone-300 bg-white text-sm text-stone-900 max-sm:block"),
         ),
         rx.el.p(admin_copy.NOTHING_YET, class_name="mt-3 text-stone-700"),
     )
@@ -137,9 +164,11 @@ def _chart(chart) -> rx.Component:
     )
 
 
-def _one_field_form(field_id: str, label: str, name: str, kind: str, button: str, on_submit) -> rx.Component:
-    """A label, one field and its button: the search, and Forget…; the app answers the submit."""
+def _one_field_form(field_id, label, name: str, kind: str, button: str, on_submit, *hidden) -> rx.Component:
+    """A label, one field and its button (the search, Forget…, a send's Move…), and ``hidden`` inputs; the
+    app answers the submit."""
     return rx.el.form(
+        *hidden,
         rx.el.label(label, html_for=field_id, class_name="block font-semibold"),
         rx.el.div(
             rx.el.input(
@@ -147,7 +176,7 @@ def _one_field_form(field_id: str, label: str, name: str, kind: str, button: str
                 name=name,
                 type=kind,
                 auto_complete="off",
-                required=kind == "email",
+                required=kind != "search",
                 class_name="min-h-11 flex-1 rounded-md border border-stone-400 px-3 py-2",
             ),
             rx.el.button(button, type="submit", class_name=_QUIET_BUTTON),
@@ -192,61 +221,23 @@ def _subheading(text: str) -> rx.Component:
     return rx.el.h3(text, class_name="mt-6 font-serif text-xl font-bold text-stone-900")
 
 
+def _top(key: str, views: str) -> tuple[tuple[str, str], ...]:
+    return ("key", key), ("visitors", admin_copy.COLUMN_VISITORS), ("views", views)
+
+
+_BOOK, _PEOPLE = ("book", admin_copy.COLUMN_BOOK), ("people", admin_copy.COLUMN_PRESSERS)
 VISITS_TABLES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     # state field: (heading, columns as (key, heading))
-    "visits_pages": (
-        admin_copy.TOP_PAGES.format(days=TOP_DAYS),
-        (
-            ("key", admin_copy.COLUMN_PAGE),
-            ("visitors", admin_copy.COLUMN_VISITORS),
-            ("views", admin_copy.COLUMN_PAGE_VIEWS),
-        ),
-    ),
-    "visits_sources": (
-        admin_copy.TOP_SOURCES.format(days=TOP_DAYS),
-        (
-            ("key", admin_copy.COLUMN_SOURCE),
-            ("visitors", admin_copy.COLUMN_VISITORS),
-            ("views", admin_copy.COLUMN_ARRIVALS),
-        ),
-    ),
-    "visits_campaigns": (
-        admin_copy.TOP_CAMPAIGNS.format(days=TOP_DAYS),
-        (
-            ("key", admin_copy.COLUMN_CAMPAIGN),
-            ("visitors", admin_copy.COLUMN_VISITORS),
-            ("views", admin_copy.COLUMN_ARRIVALS),
-        ),
-    ),
+    "visits_pages": (admin_copy.TOP_PAGES, _top(admin_copy.COLUMN_PAGE, admin_copy.COLUMN_PAGE_VIEWS)),
+    "visits_sources": (admin_copy.TOP_SOURCES, _top(admin_copy.COLUMN_SOURCE, admin_copy.COLUMN_ARRIVALS)),
+    "visits_campaigns": (admin_copy.TOP_CAMPAIGNS, _top(admin_copy.COLUMN_CAMPAIGN, admin_copy.COLUMN_ARRIVALS)),
     "visits_buys": (
-        admin_copy.BUY_PRESSES.format(days=TOP_DAYS),
-        (
-            ("book", admin_copy.COLUMN_BOOK),
-            ("store", admin_copy.COLUMN_STORE),
-            ("presses", admin_copy.COLUMN_PRESSES),
-            ("people", admin_copy.COLUMN_PRESSERS),
-        ),
+        admin_copy.BUY_PRESSES,
+        (_BOOK, ("store", admin_copy.COLUMN_STORE), ("presses", admin_copy.COLUMN_PRESSES), _PEOPLE),
     ),
     "visits_books": (
-        admin_copy.BOOK_PAGES_TO_PRESSES.format(days=TOP_DAYS),
-        (
-            ("book", admin_copy.COLUMN_BOOK),
-            ("visits", admin_copy.COLUMN_PAGE_VISITS),
-            ("presses", admin_copy.COLUMN_PRESSES),
-            ("people", admin_copy.COLUMN_PRESSERS),
-            ("rate", admin_copy.COLUMN_RATE),
-        ),
-    ),
-    "visits_led_to": (
-        admin_copy.LED_TO.format(days=LED_TO_DAYS),
-        (
-            ("day", admin_copy.COLUMN_DAY),
-            ("subscribe", admin_copy.COLUMN_SUBSCRIBE_VISITS),
-            ("signups", admin_copy.COLUMN_SIGNUPS),
-            ("confirmations", admin_copy.COLUMN_CONFIRMATIONS),
-            ("contact", admin_copy.COLUMN_CONTACT_VISITS),
-            ("messages", admin_copy.COLUMN_MESSAGES),
-        ),
+        admin_copy.BOOK_PAGES_TO_PRESSES,
+        (_BOOK, ("visits", admin_copy.COLUMN_PAGE_VISITS), ("presses", admin_copy.COLUMN_BOOK_PRESSES), _PEOPLE),
     ),
 }
 
@@ -258,7 +249,8 @@ def _visits() -> rx.Component:
         rx.foreach(AdminState.visits_chart, _chart),
         *(
             part
-            for field, (heading, columns) in VISITS_TABLES.items()
+            for field, (words, columns) in VISITS_TABLES.items()
+            for heading in (words.format(days=TOP_DAYS),)
             for part in (_subheading(heading), _table(getattr(AdminState, field), columns, heading))
         ),
         rx.el.p(admin_copy.NO_SCRIPT_NOTE, class_name="mt-6 text-sm text-stone-700"),
@@ -271,6 +263,7 @@ def _visits() -> rx.Component:
             rx.foreach(AdminState.visits_off, lambda note: rx.el.p(note["text"], class_name="mt-3 text-stone-700")),
             counted,
         ),
+        closed_on_a_phone=True,
     )
 
 
@@ -283,7 +276,8 @@ def _messages() -> rx.Component:
         ("delivery", "Email"),
         ("text", "Message"),
     )
-    return _section("messages", admin_copy.MESSAGES, _table(AdminState.messages, columns, admin_copy.MESSAGES))
+    table = _table(AdminState.messages, columns, admin_copy.MESSAGES)
+    return _section("messages", admin_copy.MESSAGES, table, closed_on_a_phone=True)
 
 
 def _releases() -> rx.Component:
@@ -302,21 +296,52 @@ def _releases() -> rx.Component:
         "releases",
         admin_copy.RELEASES,
         _table(AdminState.releases, columns, admin_copy.RELEASES),
-        rx.el.div(
-            rx.foreach(
-                AdminState.releases,
-                lambda row: rx.cond(
-                    row["action"] != "",
-                    rx.el.button(
-                        row["action_label"],
-                        type="button",
-                        on_click=AdminState.ask_release(row["slug"]),  # type: ignore[operator]  # rx.event is typed loosely
-                        class_name=_QUIET_BUTTON,
-                    ),
-                ),
-            ),
-            class_name="mt-3 flex flex-wrap gap-2",
+        rx.el.div(rx.foreach(AdminState.releases, _action), class_name="mt-3 flex flex-wrap gap-2"),
+    )
+
+
+def _action(row) -> rx.Component:
+    """A release's or a forthcoming book's send's button, if it has one (its question comes first)."""
+    return rx.cond(
+        row["action"] != "",
+        rx.el.button(
+            row["action_label"],
+            type="button",
+            on_click=AdminState.ask_release(row["slug"]),  # type: ignore[operator]  # rx.event is typed loosely
+            class_name=_QUIET_BUTTON,
         ),
+    )
+
+
+def _steering(row) -> rx.Component:
+    """A forthcoming book: its send and waitlist, its sign-ups chart, and until the send starts, Move… (a time
+    in the book's zone) and Hold or Stop holding."""
+    hidden_slug = rx.el.input(type="hidden", name="slug", value=row["slug"])
+    return rx.el.li(
+        _subheading(row["title"]),
+        rx.el.p(row["line"], class_name="mt-1 text-stone-900"),
+        _chart(row),
+        rx.cond(
+            row["action"] != "",
+            _one_field_form(
+                row["move_id"],
+                row["move_label"],
+                "at",
+                "datetime-local",
+                admin_copy.MOVE_BUTTON,
+                AdminState.ask_move,
+                hidden_slug,
+            ),
+        ),
+        rx.el.div(_action(row), class_name="mt-3"),
+    )
+
+
+def _forthcoming() -> rx.Component:
+    """Shown while a book is forthcoming or its send has not started (web/states/admin_state.py ``_forthcoming``)."""
+    return rx.cond(
+        AdminState.forthcoming.length() > 0,
+        _section("forthcoming", admin_copy.FORTHCOMING, rx.el.ul(rx.foreach(AdminState.forthcoming, _steering))),
     )
 
 
@@ -329,6 +354,7 @@ def _bounces() -> rx.Component:
         _table(AdminState.bounces, columns, admin_copy.BOUNCES),
         _subheading(admin_copy.LEFT_IN_MAILBOX),
         _table(AdminState.left, left, admin_copy.LEFT_IN_MAILBOX),
+        closed_on_a_phone=True,
     )
 
 
@@ -348,6 +374,7 @@ def _audit() -> rx.Component:
         admin_copy.AUDIT,
         _table(AdminState.audit, columns, admin_copy.AUDIT),
         _download(AUDIT_PATH, admin_copy.AUDIT_DOWNLOAD_BUTTON),
+        closed_on_a_phone=True,
     )
 
 
@@ -384,7 +411,7 @@ def _health() -> rx.Component:
     return _section(
         "health",
         admin_copy.HEALTH,
-        _figures(AdminState.health, "value", "text-base font-semibold", "grid-cols-1 sm:grid-cols-3"),
+        _figures(AdminState.health, "value", "text-sm font-semibold sm:text-base", "grid-cols-2 sm:grid-cols-3"),
     )
 
 
@@ -397,6 +424,7 @@ def _dashboard() -> rx.Component:
         ),
         _message(),
         _asking(),
+        _forthcoming(),
         _readers(),
         _visits(),
         _messages(),

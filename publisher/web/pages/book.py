@@ -1,16 +1,20 @@
-"""A page for every book in the content: /books/<slug>, static like Home (docs/product.md, Pages)."""
+"""A page for every book in the content: /books/<slug>, static like Home (docs/product.md, Pages); a
+forthcoming book's also as it is until its moment (``/_before/<slug>/books/<slug>``)."""
+
+from datetime import datetime
 
 from publisher import content
 from publisher.content import images
 from publisher.content.books import COVER_ALT_PREFIX, book_page_copy
 from publisher.web import seo
 from publisher.web.components.book_cards import book_page
+from publisher.web.page_kinds import ALL_OUT, just_before, variant_route
 from publisher.web.pages.about import author_cards
 from publisher.web.pages.registry import PAGES, ROOT, PageRegistry, SitePage, site_page
 
 
-def _structured_data(book: content.Book):
-    return [seo.book(book, author_cards())]
+def _structured_data(book: content.Book, now: datetime):
+    return [seo.book(book, author_cards(), now)]
 
 
 def _open_graph(book: content.Book):
@@ -29,22 +33,28 @@ def _share_image(book: content.Book) -> seo.ShareImage:
     return seo.ShareImage(cover.share_url, alt, images.SHARE_WIDTH, images.SHARE_HEIGHT)
 
 
-def declare(book: content.Book, registry: PageRegistry = PAGES) -> SitePage:
+def declare(book: content.Book, registry: PageRegistry = PAGES, now: datetime = ALL_OUT) -> SitePage:
+    """The book's page as it is at ``now``: before its moment, its variant (out of the sitemap)."""
+    before = now != ALL_OUT
 
     @site_page(
-        route=book.page_path,
+        route=variant_route(book.slug, book.page_path) if before else book.page_path,
         copy=book_page_copy(book),
         active_nav=ROOT,  # a book belongs to Home's list
-        structured_data=lambda: _structured_data(book),
+        in_sitemap=not before,
+        structured_data=lambda: _structured_data(book, now),
         og_type="book",
         open_graph=lambda: _open_graph(book),
         share_image=lambda: _share_image(book),
         registry=registry,
     )
     def book_content():
-        return book_page(book, author_cards(), ROOT)
+        return book_page(book, author_cards(), ROOT, now)
 
     return book_content
 
 
-BOOK_PAGES = tuple(declare(book) for book in content.BOOKS)
+BOOK_PAGES = (
+    *(declare(book) for book in content.BOOKS),
+    *(declare(book, now=just_before(book.release.utc)) for book in content.BOOKS if book.release),
+)

@@ -10,11 +10,14 @@ from publisher.web.states import list_link_state
 from publisher.web.states.list_link_state import ConfirmState
 
 _AGAIN = SubscribeLink(list_copy.SUBSCRIBE_AGAIN, subscribe.route)
+_PRESS = Press(list_copy.CONFIRM_BUTTON, list_copy.CONFIRM_BUSY)
 
 # What each stage shows, for the app and for the server's own answer (server/link_pages.py).
 OUTCOMES: Outcomes = {
-    list_link_state.ASK: (WithAddress(list_copy.CONFIRM_ASK), Press(list_copy.CONFIRM_BUTTON, list_copy.CONFIRM_BUSY)),
+    list_link_state.ASK: (WithAddress(list_copy.CONFIRM_ASK), _PRESS),
     list_link_state.DONE: (Title(list_copy.CONFIRM_DONE_TITLE), WithAddress(list_copy.CONFIRM_DONE)),
+    list_link_state.ASK_WAIT: (WithAddress(list_copy.CONFIRM_WAIT_ASK), _PRESS),
+    list_link_state.DONE_WAIT: (Title(list_copy.CONFIRM_WAIT_DONE_TITLE), WithAddress(list_copy.CONFIRM_WAIT_DONE)),
     list_link_state.ALREADY: (WithAddress(list_copy.CONFIRM_ALREADY),),
     list_link_state.EXPIRED: (Title(list_copy.CONFIRM_EXPIRED_TITLE), Text(list_copy.CONFIRM_EXPIRED), _AGAIN),
     list_link_state.REPLACED: (Title(list_copy.CONFIRM_REPLACED_TITLE), Text(list_copy.CONFIRM_REPLACED), _AGAIN),

@@ -13,7 +13,7 @@ import reflex as rx
 from publisher.content.models import PageCopy
 from publisher.web import seo
 from publisher.web.components.layout import NavItem, page_layout
-from publisher.web.page_kinds import NOT_FOUND_ROUTE
+from publisher.web.page_kinds import NOT_FOUND_ROUTE, VARIANT_PREFIX
 
 ROOT = "/"  # Home
 
@@ -43,10 +43,6 @@ class SitePage:
     def has_url(self) -> bool:
         """False for the not-found page, which answers at every unknown path and has no URL of its own."""
         return self.route != NOT_FOUND_ROUTE
-
-    @property
-    def is_root(self) -> bool:
-        return self.route == ROOT
 
     def __call__(self) -> rx.Component:
         active = self.route if self.active_nav is None else self.active_nav
@@ -81,7 +77,8 @@ class PageRegistry:
 
     def slashless_routes(self) -> frozenset[str]:
         """The routes served at their URL as declared, although Reflex writes them as ``route/index.html``."""
-        return frozenset(page.route for page in self._pages.values() if page.has_url and not page.is_root)
+        served = (page.route for page in self._pages.values() if page.has_url and page.route != ROOT)
+        return frozenset(route for route in served if not route.startswith(VARIANT_PREFIX))  # variants: 404
 
     def add_to(self, app: rx.App) -> None:
         for page in self.pages():

@@ -9,7 +9,7 @@ import logging
 import uuid
 from collections.abc import Iterable
 from dataclasses import asdict
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import reflex as rx
@@ -22,7 +22,7 @@ from publisher.content.books import book_by_slug
 from publisher.limits import tabs
 from publisher.mail import announce
 from publisher.reflex_internals import stored_state
-from publisher.rules import admin_access, form_fields
+from publisher.rules import admin_access, form_fields, release_rules
 from publisher.rules.list_rules import ListStatus
 from publisher.rules.visit_rules import VisitKind
 from publisher.storage import (
@@ -43,6 +43,8 @@ REFRESH_MS = 2000  # how often an open dashboard refreshes, and notices its sess
 ASKED = "dashboard: asked"  # its entry in limits/tabs.py's tab_memory
 # The actions, as the audit log names them.
 FORGET, ANNOUNCE, PAUSE, RESUME = "forget", "announce", "pause", "resume"
+HOLD, UNHOLD, MOVE = "hold", "unhold", "move"  # a forthcoming book's send, until it starts
+MOVED_TO = "%Y-%m-%d %H:%M UTC"  # the time a move names in the audit log, after the slug
 STATUS_LABELS = {
     ListStatus.CONFIRMED: "Confirmed",
     ListStatus.PENDING: "Pending",
@@ -79,7 +81,9 @@ _ACTIONS = {
 
 
 def _releases() -> list[dict[str, str]]:
-    """Every book, with its campaign if it has one (a book no longer in the content, by its slug)."""
+    """Every book, with its campaign if it has one (a book no longer in the content, by its slug); a
+    forthcoming book's send starts by itself (``_forthcoming``), so it has no Announce."""
+    now = tables.utc_now()
     by_book = {item.book_slug: item for item in campaigns.list_campaigns()}
     slugs = [book.slug for book in content.BOOKS] + [slug for slug in by_book if book_by_slug(slug) is None]
     rows = []
@@ -88,16 +92,17 @@ def _releases() -> list[dict[str, str]]:
         title = book.title if book is not None else slug
         item = by_book.get(slug)
         label, action = _ACTIONS.get(None if item is None else item.status, ("", ""))
+        if book is not None and not release_rules.is_out(book, now):
+            label, action = "", ""
         row = {"slug": slug, "title": title, "action": action, "action_label": label.format(title=title)}
         row.update(dict.fromkeys(("progress", "hard", "soft", "complaints", "bounce_rate", "complaint_rate"), ""))
-        row.update(state=admin_copy.NOT_ANNOUNCED, paused="")
-        if item is not None:
+        row.update(state=admin_copy.NOT_ANNOUNCED if item is None else item.status, paused="")
+        if item is not None and item.status not in tables.NOT_STARTED:  # a send under way, or done
             assert item.id is not None  # a stored row
             counts = campaigns.campaign_counts(item.id)
             returns = bounce_records.campaign_returns(item.id)
             done = counts[tables.SENT] + counts[tables.FAILED] + counts[tables.SKIPPED]
             row.update(
-                state=item.status,
                 progress=admin_copy.PROGRESS.format(done=number(done), total=number(item.recipients)),
                 hard=number(returns.hard),
                 soft=number(returns.soft),
@@ -107,6 +112,32 @@ def _releases() -> list[dict[str, str]]:
                 paused=(item.paused_reason or "") if item.status == tables.PAUSED else "",
             )
         rows.append(row)
+    return rows
+
+
+def _forthcoming() -> list[dict[str, str]]:
+    """Each forthcoming book: its send and waitlist, its sign-ups of the last 30 days, and what can change it."""
+    today = tables.utc_now().date()
+    rows = []
+    for send in dashboard.scheduled_sends(tables.utc_now()):
+        title, days = send.book.title, len(send.per_day)
+        held = send.status == tables.HELD  # until it starts: Hold, or Stop holding ("": not scheduled yet)
+        label, action = (admin_copy.UNHOLD_BUTTON, UNHOLD) if held else (admin_copy.HOLD_BUTTON, HOLD)
+        rows.append(
+            {
+                "slug": send.book.slug,
+                "title": title,
+                "line": send.words,
+                "src": charts.data_uri(charts.line(send.per_day, today - timedelta(days=days - 1))),
+                "alt": admin_copy.WAITLIST_CHART.format(
+                    title=title, days=days, total=number(sum(send.per_day)), today=number(send.per_day[-1])
+                ),
+                "action": action if send.status else "",
+                "action_label": label.format(title=title),
+                "move_id": f"move-{send.book.slug}",
+                "move_label": admin_copy.MOVE_LABEL.format(title=title, zone=send.zone),
+            }
+        )
     return rows
 
 
@@ -129,11 +160,7 @@ def _charts() -> list[dict[str, str]]:
 
 
 TOP_DAYS = 30  # the top pages, sources, campaigns and buy presses: over the last 30 days
-LED_TO_DAYS = 14  # what the visits led to: one row a day, the last 14 days
-
-
-def _rate(part: int, whole: int) -> str:
-    return f"{100 * part / whole:.1f} %" if whole else admin_copy.NOT_KNOWN
+LED_TO_DAYS = 14  # what the visits led to: a chart of the last 14 days
 
 
 def _keys(rows: list[visit_counts.KeyCount]) -> list[dict[str, str]]:
@@ -150,7 +177,8 @@ def _visitors_now() -> str:
 
 
 def _presses(since: date, today: date) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    """Buy presses per book and store, and per book: its page's visits, its presses and the rate."""
+    """Buy presses per book and store, and per book: its page's visits and its presses (from Home and its
+    page alike: the beacon knows no page, so no rate of the one by the other)."""
     buys = visit_counts.top(VisitKind.BUY, since, today, limit=dashboard.LISTED)
     buy_rows = []
     for row in buys:
@@ -165,32 +193,33 @@ def _presses(since: date, today: date) -> tuple[list[dict[str, str]], list[dict[
             "visits": number(funnel.page_visitors),
             "presses": number(funnel.presses),
             "people": number(funnel.people_pressing),
-            "rate": _rate(funnel.people_pressing, funnel.page_visitors),
         }
         for book, funnel in zip(content.BOOKS, visit_counts.book_funnels(pages, buys, since, today), strict=True)
     ]
     return buy_rows, books
 
 
-def _led_to(today: date) -> list[dict[str, str]]:
-    """Per day, the newest first: the visits of /subscribe and /contact-us beside what they led to."""
-    led_first = today - timedelta(days=LED_TO_DAYS - 1)
-    subscribe = visit_counts.daily(VisitKind.PAGE, led_first, today, key=form_fields.SUBSCRIBE.route)
-    contact = visit_counts.daily(VisitKind.PAGE, led_first, today, key=form_fields.CONTACT.route)
-    led_to = [
-        {
-            "day": day.day.isoformat(),
-            "subscribe": number(subscribe_day.visitors),
-            "signups": number(day.signups),
-            "confirmations": number(day.confirmations),
-            "contact": number(contact_day.visitors),
-            "messages": number(day.messages),
-        }
-        for day, subscribe_day, contact_day in zip(
-            dashboard.list_days(today, LED_TO_DAYS), subscribe, contact, strict=True
-        )
+def _led_to(today: date) -> dict[str, str]:
+    """The visits of /subscribe beside its sign-ups per day, and in words what they and /contact-us led to."""
+    first = today - timedelta(days=LED_TO_DAYS - 1)
+    subscribe = [
+        day.visitors for day in visit_counts.daily(VisitKind.PAGE, first, today, key=form_fields.SUBSCRIBE.route)
     ]
-    return led_to[::-1]  # the newest day first, like every list of the dashboard
+    contact = visit_counts.daily(VisitKind.PAGE, first, today, key=form_fields.CONTACT.route)
+    days = dashboard.list_days(today, LED_TO_DAYS)
+    signups = [day.signups for day in days]
+    return {
+        "src": charts.data_uri(charts.two_lines(subscribe, signups, first, admin_copy.LED_TO_LEGEND)),
+        "alt": admin_copy.LED_TO_CHART.format(
+            days=LED_TO_DAYS,
+            last=today.isoformat(),
+            subscribe=number(sum(subscribe)),
+            signups=number(sum(signups)),
+            confirmations=number(sum(day.confirmations for day in days)),
+            contact=number(sum(day.visitors for day in contact)),
+            messages=number(sum(day.messages for day in days)),
+        ),
+    }
 
 
 def _visits() -> dict[str, list[dict[str, str]]]:
@@ -224,17 +253,15 @@ def _visits() -> dict[str, list[dict[str, str]]]:
         ),
     }
     buy_rows, books = _presses(since, today)
-    led_to = _led_to(today)
     return {
         **empty,
         "visits_figures": [{"label": label, "value": value} for label, value in figures],
-        "visits_chart": [chart],
+        "visits_chart": [chart, _led_to(today)],
         "visits_pages": _keys(visit_counts.top(VisitKind.PAGE, since, today)),
         "visits_sources": _keys(visit_counts.top(VisitKind.SOURCE, since, today)),
         "visits_campaigns": _keys(visit_counts.top(VisitKind.CAMPAIGN, since, today)),
         "visits_buys": buy_rows,
         "visits_books": books,
-        "visits_led_to": led_to,
     }
 
 
@@ -248,23 +275,23 @@ VISITS_FIELDS = (
     "visits_campaigns",
     "visits_buys",
     "visits_books",
-    "visits_led_to",
 )
 
 
 def _health(outbox: dashboard.OutboxHealth, mailbox: notice_records.RunStatus) -> list[dict[str, str]]:
     values = settings.current()
+    configured = {True: "configured", False: "not configured"}
     return [
-        {"label": "Emails waiting", "value": number(outbox.waiting)},
-        {"label": "Emails failed", "value": number(outbox.failing)},
-        {"label": "Oldest waiting since", "value": when(outbox.oldest_waiting_since) or "-"},
-        {"label": "SMTP", "value": "configured" if values.mail is not None else "not configured"},
-        {
-            "label": "Bounce mailbox",
-            "value": "configured" if values.bounces.mailbox is not None else "not configured",
-        },
-        {"label": "Bounce mailbox last read", "value": when(mailbox.last_success_at) or "-"},
-        {"label": "Bounce mailbox last error", "value": mailbox.last_error or "-"},
+        {"label": label, "value": value}
+        for label, value in (
+            ("Emails waiting", number(outbox.waiting)),
+            ("Emails failed", number(outbox.failing)),
+            ("Oldest waiting since", when(outbox.oldest_waiting_since) or "-"),
+            ("SMTP", configured[values.mail is not None]),
+            ("Bounce mailbox", configured[values.bounce_mailbox is not None]),
+            ("Bounce mailbox last read", when(mailbox.last_success_at) or "-"),
+            ("Bounce mailbox last error", mailbox.last_error or "-"),
+        )
     ]
 
 
@@ -279,6 +306,7 @@ def _figures() -> dict[str, list[dict[str, str]]]:
         "signups": _rows(dashboard.latest_signups()),
         "messages": _rows(dashboard.latest_messages()),
         "releases": _releases(),
+        "forthcoming": _forthcoming(),
         "bounces": _rows(bounce_records.list_bounces(limit=dashboard.LISTED)),
         "left": [
             {"date": when(m.seen_at), "sender": m.sender, "subject": m.subject, "why": m.note or m.outcome}
@@ -291,11 +319,22 @@ def _figures() -> dict[str, list[dict[str, str]]]:
     }
 
 
-def _release_action(action: str, slug: str, admin_name: str) -> str:
-    """Announce, pause or resume a book's release with the command line's own functions; what it did,
-    in the dashboard's words."""
+def _release_action(action: str, target: str, admin_name: str) -> str:
+    """Announce, pause or resume a book's release, or hold, stop holding or move its send, with the command
+    line's own functions; what it did, in the dashboard's words. A move's target: "SLUG 2027-03-12 09:00 UTC"."""
+    slug, _, moved_to = target.partition(" ")
     book = book_by_slug(slug)
     title = book.title if book is not None else slug
+    if action in (HOLD, UNHOLD):
+        if not campaigns.hold(slug, action == HOLD):
+            return admin_copy.NOT_CHANGED.format(title=title)
+        return (admin_copy.HELD_SEND if action == HOLD else admin_copy.UNHELD_SEND).format(title=title)
+    if action == MOVE:
+        moment = datetime.strptime(moved_to, MOVED_TO).replace(tzinfo=UTC)
+        if not campaigns.move(slug, moment):
+            return admin_copy.NOT_CHANGED.format(title=title)
+        zone = book.release.zone if book is not None and book.release is not None else "UTC"
+        return admin_copy.MOVED_SEND.format(title=title, when=release_rules.publisher_words(moment, zone))
     if action == ANNOUNCE:
         mail = announce.required_settings()
         created = announce.start_campaign(slug, mail, announce.find_book(slug))
@@ -321,6 +360,7 @@ SHOWN = (
     "searched",
     "messages",
     "releases",
+    "forthcoming",
     "bounces",
     "left",
     "health",
@@ -343,6 +383,7 @@ class AdminState(rx.State):
     searched: rx.Field[bool] = rx.field(False)
     messages: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     releases: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
+    forthcoming: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # each book's waitlist and send
     bounces: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     left: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     health: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # label, value
@@ -355,7 +396,6 @@ class AdminState(rx.State):
     visits_campaigns: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     visits_buys: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # book, store, presses, people
     visits_books: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # book, visits, presses, …
-    visits_led_to: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # one row a day
     audit: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # the latest 50 lines
     question: rx.Field[str] = rx.field("")  # an action asked for, waiting for its "Yes"
     notice: rx.Field[str] = rx.field("")  # what the last action did
@@ -444,13 +484,17 @@ class AdminState(rx.State):
 
     @rx.event
     async def ask_release(self, slug: str):
-        """Announce, Pause or Resume a book's release: asks first, with its numbers."""
+        """Announce, Pause or Resume a book's release, Hold or Stop holding a forthcoming book's send: asks
+        first, with its numbers."""
         await self._show(touch=True)
-        row = next((row for row in self.releases if row["slug"] == slug), None)
-        if not self.signed_in or row is None or not row["action"]:
+        row = next((row for row in (*self.forthcoming, *self.releases) if row["slug"] == slug and row["action"]), None)
+        if not self.signed_in or row is None:
             return
         title = row["title"]
-        if row["action"] == PAUSE:
+        if row["action"] in (HOLD, UNHOLD):
+            question = admin_copy.ASK_HOLD if row["action"] == HOLD else admin_copy.ASK_UNHOLD
+            await self._ask(row["action"], slug, question.format(title=title))
+        elif row["action"] == PAUSE:
             await self._ask(PAUSE, slug, admin_copy.ASK_PAUSE.format(title=title, progress=row["progress"]))
         elif row["action"] == RESUME:
             question = admin_copy.ASK_RESUME.format(title=title, reason=row["paused"], progress=row["progress"])
@@ -466,6 +510,22 @@ class AdminState(rx.State):
                 self.notice = admin_copy.NOBODY_CONFIRMED.format(title=title)
                 return
             await self._ask(ANNOUNCE, slug, admin_copy.ASK_ANNOUNCE.format(title=title, readers=number(readers)))
+
+    @rx.event
+    async def ask_move(self, form_data: dict):
+        """Move a forthcoming book's send to a time in its zone (skipped, repeated or past: refused); asks first."""
+        await self._show(touch=True)
+        slug = str(form_data.get("slug", ""))
+        book = book_by_slug(slug)
+        if not self.signed_in or book is None or book.release is None:
+            return
+        try:
+            moment = release_rules.send_moment(str(form_data.get("at", ""))[:40], book.release.zone, tables.utc_now())
+        except ValueError as refused:
+            self.notice = str(refused)
+            return
+        when = release_rules.publisher_words(moment, book.release.zone)
+        await self._ask(MOVE, f"{slug} {moment:{MOVED_TO}}", admin_copy.ASK_MOVE.format(title=book.title, when=when))
 
     @rx.event
     def cancel(self):

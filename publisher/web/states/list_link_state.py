@@ -20,6 +20,10 @@ from publisher.storage import tables
 CHECKING = "checking"  # the prerendered page, until the app has read the link
 ASK = "ask"
 DONE = "done"
+# A confirmation link of an address that only waits for a book: confirming it joins no list, sends no welcome.
+ASK_WAIT = "ask-wait"
+DONE_WAIT = "done-wait"
+PRESSABLE = (ASK, ASK_WAIT)
 ALREADY = "already"
 EXPIRED = "expired"
 REPLACED = "replaced"  # a confirmation link older than the latest one sent to the address
@@ -40,7 +44,7 @@ class LinkView:
 
     stage: str
     email: str | None = None  # shown partly masked
-    link_key: str = ""  # set when the button may act (stage ASK)
+    link_key: str = ""  # set when the button may act (PRESSABLE stages)
     issued_at: datetime | None = None  # a confirmation link's date: only the latest one confirms
 
     @property
@@ -87,12 +91,12 @@ class ListLinkState(rx.State, mixin=True):
 
     async def _press(self, action: str, press: Callable[[LinkView], Awaitable[LinkView]]) -> AsyncIterator[None]:
         """The button, pressed while the app is connected: ``press`` (the page's), shown working meanwhile."""
-        if self.stage != ASK or self.working or not await self._admitted(action, press=True):
+        if self.stage not in PRESSABLE or self.working or not await self._admitted(action, press=True):
             return
         self.working = True
         yield
         try:
-            view = await press(LinkView(ASK, link_key=self._link_key, issued_at=self._issued_at))
+            view = await press(LinkView(self.stage, link_key=self._link_key, issued_at=self._issued_at))
         finally:
             self.working = False
         self._show(view)
@@ -119,21 +123,23 @@ async def confirm_view(token: str, done: bool = False) -> LinkView:
         return LinkView(UNAVAILABLE)
     if row is None:
         return LinkView(INVALID)
-    if row.status == ListStatus.CONFIRMED:
-        return LinkView(DONE if done else ALREADY, row.email)
+    waits_only = row.book_updates == tables.WAITLIST_ONLY
+    if row.status == ListStatus.CONFIRMED and row.book_updates != tables.ASKED_TO_JOIN:  # asked: to join the list
+        return LinkView((DONE_WAIT if waits_only else DONE) if done else ALREADY, row.email)
     if row.status in ListStatus.GONE:  # left, complained or bounced: only a new sign-up brings it back
         return LinkView(LEFT, row.email)
     if claim.expired:
         return LinkView(EXPIRED, row.email)
     if not is_latest_confirmation(claim.issued_at, row.confirmation_sent_at, row.subscribed_at):
         return LinkView(REPLACED, row.email)  # a newer confirmation was sent since: only its link confirms
-    return LinkView(ASK, row.email, claim.link_key, claim.issued_at)
+    return LinkView(ASK_WAIT if waits_only else ASK, row.email, claim.link_key, claim.issued_at)
 
 
 async def confirm_press(view: LinkView) -> LinkView:
-    """ "Confirm my subscription": the address joins with its welcome email, once; only an ASK view acts."""
+    """ "Confirm my subscription": the address joins with its welcome email (waiting only: none), once; only
+    a PRESSABLE view acts."""
     mail = settings.current().mail
-    if view.stage != ASK or mail is None:
+    if view.stage not in PRESSABLE or mail is None:
         return view
     try:
         result = await mailing_list.confirm(view.link_key, view.issued_at, mail)
@@ -141,7 +147,8 @@ async def confirm_press(view: LinkView) -> LinkView:
         return LinkView(UNAVAILABLE)
     if result is None:
         return LinkView(INVALID)
-    return LinkView(_AFTER[result.outcome], result.email)
+    after = _AFTER[result.outcome]
+    return LinkView(DONE_WAIT if (after, view.stage) == (DONE, ASK_WAIT) else after, result.email)
 
 
 class ConfirmState(ListLinkState, rx.State):
