@@ -102,6 +102,7 @@ class Container:
     security_opt: list[str] = field(default_factory=list)
     port: int | None = None
     secrets_dir: Path | None = None
+    mounts: dict[str, str] = field(default_factory=dict)  # host path: its path inside, read-only
 
     def __post_init__(self) -> None:
         self.name = f"publisher-test-{uuid.uuid4().hex[:8]}"
@@ -139,6 +140,8 @@ class Container:
         if self.secrets_dir is not None:
             for secret in sorted(self.secrets_dir.iterdir()):
                 options += ["--volume", f"{secret}:/run/secrets/{secret.name}:ro"]
+        for host_path, inside in self.mounts.items():
+            options += ["--volume", f"{host_path}:{inside}:ro"]
         for capability in self.cap_drop:
             options += ["--cap-drop", capability]
         for option in self.security_opt:
