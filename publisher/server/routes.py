@@ -102,9 +102,13 @@ class PathRoute(BaseRoute):
 
 def is_odd_spelling(path: str) -> bool:
     """A path no URL of the site is spelt as, which Reflex's static files would still answer: an empty or
-    dot segment (a redirect built from the Host header) or a prerendered file's name (``/admin.html``)."""
+    dot segment (a redirect built from the Host header), a prerendered file's name (``/admin.html``) or a
+    compressed twin's (``/releases.atom.br``: a browser gets it by Accept-Encoding; by name it would pass
+    a release's flip)."""
     trimmed = path.rstrip("/")
-    return trimmed.endswith(".html") or any(segment in ("", ".", "..") for segment in trimmed.split("/")[1:])
+    return trimmed.endswith((".html", ".br", ".gz")) or any(
+        segment in ("", ".", "..") for segment in trimmed.split("/")[1:]
+    )
 
 
 async def answer(scope: Scope, send: Send, status: int, body: bytes, headers: list | None = None) -> None:

@@ -140,6 +140,8 @@ def built(tmp_path, item: content.Book) -> PrecompressedStaticFiles:
         ("index.html", "home: out"),
         (f"books/{item.slug}/index.html", "page: out"),
         ("releases.atom", "feed: out"),
+        (f"books/{item.slug}/index.html.br", "page: out, its Brotli twin"),
+        ("releases.atom.gz", "feed: out, its gzip twin"),
         (f"_before/{item.slug}/index.html", "home: coming"),
         (f"_before/{item.slug}/books/{item.slug}/index.html", "page: coming"),
         (f"_before/{item.slug}/releases.atom", "feed: coming"),
@@ -159,16 +161,18 @@ async def served(tmp_path, item: content.Book, now: datetime, paths: list[str], 
 
 
 PATHS = ["/", "/books/coming", "/books/coming/", "/releases.atom"]
+# A variant's own paths, and a canonical file's compressed twin asked for by name: never served.
 VARIANT_PATHS = ["/_before/coming/books/coming", "/_before/coming/", "/_before/coming/releases.atom", "/_BEFORE/coming"]
+TWIN_PATHS = ["/books/coming/index.html.br", "/releases.atom.gz"]
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("release", [LONDON, KIRITIMATI], ids=["across-dst", "utc+14"])
 async def test_the_server_serves_the_coming_files_until_the_moment_and_the_built_ones_from_it(tmp_path, release):
     item = coming(release)
-    before = await served(tmp_path, item, release.utc - timedelta(seconds=1), PATHS + VARIANT_PATHS)
+    before = await served(tmp_path, item, release.utc - timedelta(seconds=1), PATHS + VARIANT_PATHS + TWIN_PATHS)
     assert [r.text for r in before[:4]] == ["home: coming", "page: coming", "page: coming", "feed: coming"]
-    assert [r.status_code for r in before[4:]] == [404] * 4  # a variant's own path is not found
+    assert [r.status_code for r in before[4:]] == [404] * 6  # a variant's own path, a twin by name: not found
     at = await served(tmp_path, item, release.utc, PATHS)
     assert [r.text for r in at] == ["home: out", "page: out", "page: out", "feed: out"]
     heads = await served(tmp_path, item, release.utc - timedelta(seconds=1), PATHS[:2], "HEAD")
