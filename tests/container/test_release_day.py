@@ -1,54 +1,101 @@
-"""Release day in the image (issue 50): the suite's image serving the release copy's content and build
-(tests/release_book.py) mounted read-only over its own, its clock moved by the host's libfaketime. Before
-the moment the book's page takes names without JavaScript and the confirmation names the book; past it the
-page, Home and the feed show the book out, with no rebuild or restart."""
+"""Release day as compose.yaml runs it (issue 50): two site replicas of the image on one PostgreSQL and one
+Redis, serving the release copy's content and build (tests/release_book.py) mounted read-only over their
+own, their clock moved by the host's libfaketime. Before the moment the page takes names without
+JavaScript; at it both replicas flip with no rebuild or restart, and the waiting reader gets one email."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
+from publisher.storage import tables
+from tests import compose
+from tests.container.test_scale_out import container_of
 from tests.containers import Container
 from tests.embedded.conftest import DELIVERY_TIMEOUT_S
-from tests.embedded.test_release_day import BOOK, MOMENT, arrived, is_coming, wait_plainly
+from tests.embedded.test_release_day import (
+    MOMENT,
+    WAITED_SUBJECT,
+    arrived,
+    is_coming,
+    press_confirmation,
+    wait_plainly,
+)
+from tests.postgres import PostgresServer
 from tests.release_book import ServerClock, release_project
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
-from tests.support import wait_until
+from tests.support import FORM_SECRET, RedisServer, wait_until
 
-# Where the image keeps what publisher-serve reads (Containerfile): the installed app's content, the build.
+# Where the image keeps what publisher-serve reads (Dockerfile): the installed app's content, the build.
 IMAGE_BOOKS = "/venv/lib/python3.11/site-packages/publisher/content/books.py"
 IMAGE_WEB = "/app/.web"
 READER = "plain@release.example"
 
 
-def test_in_the_image_a_forthcoming_book_takes_names_and_flips_at_its_moment(
-    image: str, containers: Callable[..., Container], tmp_path: Path
+@pytest.fixture
+def smtp() -> Iterator[SmtpServer]:
+    server = SmtpServer().start()
+    yield server
+    server.stop()
+
+
+def test_two_replicas_take_names_flip_at_the_moment_and_the_waiting_reader_gets_one_email(
+    image: str, postgres: PostgresServer, smtp: SmtpServer, tmp_path: Path
 ):
     copy = release_project(tmp_path / "build.log")
     shared = tmp_path / "clock"
     shared.mkdir()
     shared.chmod(0o755)  # read by the image's user
     clock = ServerClock(shared / "clock", MOMENT - timedelta(minutes=30))
-    mounts = {
-        str(copy / "publisher" / "content" / "books.py"): IMAGE_BOOKS,
-        str(copy / ".web" / "build" / "client"): f"{IMAGE_WEB}/build/client",
-        str(copy / ".web" / "backend"): f"{IMAGE_WEB}/backend",
-        clock.library: clock.library,
-        str(shared): str(shared),
+    database = compose.load()["services"]["postgres"]["environment"]["POSTGRES_DB"]
+    postgres.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    postgres.execute(f'CREATE DATABASE "{database}"')
+    (tmp_path / "redis").mkdir()
+    redis = RedisServer(tmp_path / "redis")
+    variables = {
+        **smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS),
+        "PUBLISHER_IMAGE": image,
+        "POSTGRES_PASSWORD": postgres.password,
+        "PUBLISHER_FORM_SECRET": FORM_SECRET,
     }
-    smtp = SmtpServer().start()
+    services = {"postgres": f"127.0.0.1:{postgres.port}", "redis": f"127.0.0.1:{redis.port}"}
+    started: list[Container] = []
     try:
-        env = {**smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS), **clock.env}
-        site = containers(image, env=env, mounts=mounts)
-        assert is_coming(site)  # the coming words, the form, the pre-order button alone, not in the feed
+        migrate = container_of("migrate", variables, services)
+        started.append(migrate)
+        assert migrate.run_to_completion().returncode == 0
+        sites = [container_of("site", variables, services) for _ in range(compose.service("site", variables).replicas)]
+        for site in sites:
+            site.env = {**site.env, **clock.env}
+            site.mounts = {
+                str(copy / "publisher" / "content" / "books.py"): IMAGE_BOOKS,
+                str(copy / ".web" / "build" / "client"): f"{IMAGE_WEB}/build/client",
+                str(copy / ".web" / "backend"): f"{IMAGE_WEB}/backend",
+                clock.library: clock.library,
+                str(shared): str(shared),
+            }
+        started += sites
+        with ThreadPoolExecutor(len(sites)) as together:
+            list(together.map(Container.start, sites))
+        first, second = sites
+        assert is_coming(first) and is_coming(second)  # the coming words, the form, the pre-order button alone
 
-        wait_plainly(site, READER)  # the form's POST without JavaScript: 303
-        wait_until(lambda: arrived(smtp, READER), DELIVERY_TIMEOUT_S, "the confirmation")
-        [confirmation] = arrived(smtp, READER)
-        assert BOOK.title in confirmation.message.get_body(("plain",)).get_content()
+        wait_plainly(first, READER)  # the form's POST without JavaScript on one replica: 303
+        press_confirmation(smtp, second, READER)  # the confirmation names the book; pressed on the other
 
         clock.set(MOMENT + timedelta(seconds=1))
-        wait_until(lambda: not is_coming(site), 30, "the page, Home and the feed to show the book out")
+        for site in sites:
+            wait_until(lambda site=site: not is_coming(site), 30, f"{site.name} to show the book out")
+        finished = f"SELECT count(*) FROM campaign WHERE status = '{tables.FINISHED}'"
+        wait_until(lambda: postgres.execute(finished, database)[0][0] == 1, DELIVERY_TIMEOUT_S, "the send")
+        subjects = [r.message["Subject"] for r in arrived(smtp, READER)[1:]]
+        assert subjects == [WAITED_SUBJECT]  # one email from two replicas
     finally:
-        smtp.stop()
+        for container in started:
+            print(f"--- logs of {container.name} ---\n{container.logs()}")
+            container.remove()
+        redis.stop()
