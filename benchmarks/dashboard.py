@@ -201,7 +201,7 @@ def main() -> None:
             from publisher.web.states import admin_state
 
             readers = admin_state._figures()["readers"]
-            print("  the counts it shows:", ", ".join(f"{row['label']} {row['count']}" for row in readers))
+            print("  the counts it shows:", ", ".join(f"{row['label']} {row['value']}" for row in readers))
             show("session check", timed(lambda: admins.session_admin(session, timedelta(minutes=30)), args.rounds))
             show("one refresh: every part (_figures)", timed(admin_state._figures, args.rounds))
             show("search by address", timed(lambda: dashboard.find_readers("reader9999"), args.rounds))
@@ -215,14 +215,11 @@ def main() -> None:
 def compare_visits(db_url: str, args: argparse.Namespace) -> None:
     """One refresh without the Visits section (counting off); then with it over today's counts
     only, and over --visits days of them: the same reads, so about the same time."""
-    from publisher.config import settings
     from publisher.web.states import admin_state
 
     os.environ["PUBLISHER_VISITS"] = "off"
-    settings.reload()
     show("one refresh, counting off", timed(admin_state._figures, args.rounds))
     os.environ["PUBLISHER_VISITS"] = "on"
-    settings.reload()
     for days in (range(1), range(1, args.visits)):
         started = time.perf_counter()
         rows = fill_visits(db_url, days, args.visitors)

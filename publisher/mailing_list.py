@@ -51,9 +51,9 @@ def _job(mail: MailSettings | None) -> tables.Job | None:
     return outbox.job_for(mail) if mail is not None else None
 
 
-async def lookup(link_key: str, db_url: str | None = None) -> tables.Subscriber | None:
+async def lookup(link_key: str) -> tables.Subscriber | None:
     """The reader a list link names (None: the list no longer has it); nothing changes."""
-    return await _in_thread(functools.partial(subscribers.lookup, link_key, db_url))
+    return await _in_thread(functools.partial(subscribers.lookup, link_key))
 
 
 async def confirm(
@@ -68,11 +68,11 @@ async def confirm(
     return result
 
 
-async def unsubscribe(link_key: str, *, one_click: bool, db_url: str | None = None) -> LinkResult | None:
+async def unsubscribe(link_key: str, *, one_click: bool) -> LinkResult | None:
     """The unsubscribe page's button, or a provider's one-click POST: the reader leaves at once. None for
     an address the list does not have."""
     how = subscribers.BY_ONE_CLICK if one_click else subscribers.BY_UNSUBSCRIBE_PAGE
-    return await _in_thread(functools.partial(subscribers.unsubscribe, link_key, how, db_url))
+    return await _in_thread(functools.partial(subscribers.unsubscribe, link_key, how))
 
 
 @dataclass(frozen=True)

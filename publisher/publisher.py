@@ -50,7 +50,9 @@ app.register_lifespan_task(bounce_mailbox.run_in_backend)
 app.register_lifespan_task(notices.run_in_backend)
 app.register_lifespan_task(admin_sign_in.clear_ceremonies)
 # A view counts on the declared pages with a URL, the dashboard's aside (PUBLISHER_VISITS).
-visits.count_views_on(page.route for page in PAGES.pages() if page.has_url and not middleware.is_admin_path(page.route))
+visits.shared_recorder.get().count_views_on(
+    page.route for page in PAGES.pages() if page.has_url and not middleware.is_admin_path(page.route)
+)
 app.register_lifespan_task(visits.counting)
 
 PAGES.add_to(app)

@@ -162,9 +162,9 @@ class Container:
             podman("rm", "--force", "--time", "0", self.name, check=False)  # its name is free for the next try
             raise
 
-    def run_to_completion(self, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def run_to_completion(self) -> subprocess.CompletedProcess[str]:
         """A one-shot container (a release step): runs its command, exits; its output and exit code."""
-        return podman("run", *self._options(), self.image, *self.command, timeout=timeout, check=False)
+        return podman("run", *self._options(), self.image, *self.command, timeout=120, check=False)
 
     def wait_ready(self, timeout: float = 90) -> None:
         def ready() -> bool:

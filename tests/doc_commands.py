@@ -3,6 +3,7 @@ starting with ``# Example`` needs the reader's own values), and what the Makefil
 
 from __future__ import annotations
 
+import itertools
 import re
 import subprocess
 import sys
@@ -112,18 +113,8 @@ def make_recipe(target: str, makefile: Path = MAKEFILE) -> tuple[str, ...]:
     rule = re.compile(rf"^{re.escape(target)}\s*:(?![:=])")
     start = next((number for number, line in enumerate(lines) if rule.match(line)), None)
     assert start is not None, f"{makefile.name} has no target {target!r}"
-    recipe: list[str] = []
-    pending = ""
-    for line in lines[start + 1 :]:
-        if not line.startswith("\t"):
-            break
-        text = line.strip()
-        if text.endswith("\\"):
-            pending += text[:-1].strip() + " "
-            continue
-        recipe.append((pending + text).lstrip("@-"))
-        pending = ""
-    return tuple(recipe)
+    recipe = itertools.takewhile(lambda line: line.startswith("\t"), lines[start + 1 :])
+    return tuple(command.lstrip("@-") for command in joined([line.strip() for line in recipe]))
 
 
 def make_variables(makefile: Path = MAKEFILE) -> dict[str, str]:

@@ -43,12 +43,6 @@ def dovecot_program() -> str:
     )
 
 
-def _client_context(ca_file: str) -> ssl.SSLContext:
-    context = ssl.create_default_context()
-    context.load_verify_locations(ca_file)
-    return context
-
-
 class DovecotServer:
     """One Dovecot; ``url()`` for the site's settings, the rest to fill and inspect its mailbox."""
 
@@ -195,7 +189,7 @@ service imap-login {{
             with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
                 if not tls:
                     return sock.recv(64).startswith(b"* OK")
-                context = _client_context(self.ca_file)
+                context = ssl.create_default_context(cafile=self.ca_file)
                 with context.wrap_socket(sock, server_hostname="127.0.0.1") as secure:
                     return secure.recv(64).startswith(b"* OK")
         except OSError:

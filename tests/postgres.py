@@ -77,10 +77,10 @@ class PostgresServer:
         password_file.unlink()
         start_on_free_ports(self._start_on)
 
-    def _run(self, program: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def _run(self, program: str, *args: str) -> subprocess.CompletedProcess[str]:
         owner = {"user": self.owner.pw_uid, "group": self.owner.pw_gid, "extra_groups": []} if self.owner else {}
         result = subprocess.run(
-            [str(self.bindir / program), *args], capture_output=True, text=True, timeout=timeout, cwd=self.root, **owner
+            [str(self.bindir / program), *args], capture_output=True, text=True, timeout=120, cwd=self.root, **owner
         )
         if result.returncode != 0:
             raise RuntimeError(f"{program} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")

@@ -33,20 +33,20 @@ MOMENT = datetime(2031, 6, 2, 9, 0)
 ZONE = "Europe/London"
 
 
-def test_book(at: datetime = MOMENT, zone: str = ZONE) -> Book:
-    return Book(**FIELDS, release=Release(at=at, zone=zone))
+def test_book() -> Book:
+    return Book(**FIELDS, release=Release(at=MOMENT, zone=ZONE))
 
 
 test_book.__test__ = False  # type: ignore[attr-defined]  # not a test, whatever its name
 
 
-def book_source(at: datetime = MOMENT, zone: str = ZONE) -> str:
+def book_source() -> str:
     """What appending the test book to publisher/content/books.py takes."""
     return (
         "\nfrom datetime import datetime as _datetime\n"
         "from publisher.content.models import Release as _Release\n"
-        f"BOOKS = (*BOOKS, Book(**{FIELDS!r}, release=_Release(at=_datetime.fromisoformat({at.isoformat()!r}),"
-        f" zone={zone!r})))\n"
+        f"BOOKS = (*BOOKS, Book(**{FIELDS!r}, release=_Release(at=_datetime.fromisoformat({MOMENT.isoformat()!r}),"
+        f" zone={ZONE!r})))\n"
     )
 
 

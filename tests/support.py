@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import json
 import os
@@ -79,10 +80,10 @@ def start_on_free_ports(start: Callable[..., T], count: int = 1, tries: int = 5)
     raise AssertionError("unreachable")
 
 
-def log_excerpt(log: str, tail: int = 4000) -> str:
+def log_excerpt(log: str) -> str:
     """The end of a log, after any line saying its port was taken (start_on_free_ports reads it)."""
     taken = [line for line in log.splitlines() if PORT_TAKEN.search(line)]
-    return "\n".join([*taken, "...", log[-tail:]]) if taken else log[-tail:]
+    return "\n".join([*taken, "...", log[-4000:]]) if taken else log[-4000:]
 
 
 def wait_until(condition: Callable[[], bool], timeout: float, what: str, interval: float = 0.25) -> None:
@@ -95,11 +96,27 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str, interva
     raise TimeoutError(f"Timed out after {timeout:.0f}s waiting for {what}")
 
 
-def clear_of_midnight(margin_s: float = 180) -> None:
-    """Wait out the last ``margin_s`` seconds of a UTC day: a test of today's visit counts reads back its own day."""
+def asgi_exchange(app, scope: dict, incoming: list[dict], then: dict | None = None) -> tuple[list[dict], int]:
+    """``app`` on one connection, in-process: it receives ``incoming``, then ``then`` (default an HTTP
+    disconnect) for ever; the messages it sent, and how many of ``incoming`` it read."""
+    sent: list[dict] = []
+    waiting = list(incoming)
+
+    async def receive() -> dict:
+        return waiting.pop(0) if waiting else then or {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    return sent, len(incoming) - len(waiting)
+
+
+def clear_of_midnight() -> None:
+    """Wait out the last 3 minutes of a UTC day: a test of today's visit counts reads back its own day."""
     now = time.time()
     left = 86400 - now % 86400
-    if left < margin_s:
+    if left < 180:
         time.sleep(left + 1)
 
 
@@ -118,8 +135,6 @@ FORM_SECRET_ENV = {"PUBLISHER_FORM_SECRET": FORM_SECRET}
 def event_channel_upgrade(
     port: int,
     source: str = "127.0.0.1",
-    token: str = "raw-upgrade",
-    path: str = "/_event/",
     headers: Mapping[str, str] | None = None,
 ) -> tuple[int, socket.socket]:
     """A websocket upgrade of the event channel from ``source``, as a tab starts: its status (101 or
@@ -128,7 +143,7 @@ def event_channel_upgrade(
     extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
     conn.sendall(
         (
-            f"GET {path}?EIO=4&transport=websocket&token={token} HTTP/1.1\r\n"
+            f"GET /_event/?EIO=4&transport=websocket&token=raw-upgrade HTTP/1.1\r\n"
             f"Host: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n{extra}\r\n"
         ).encode()
@@ -229,6 +244,14 @@ def build_site(log_path: Path, site_url: str | None = TEST_SITE_URL, root: Path 
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> None:
     """`make build` once per test session; servers only serve it (import into a conftest)."""
     build_site(tmp_path_factory.mktemp("build") / "build.log")
+
+
+@pytest.fixture
+def usual_umask() -> Iterator[None]:
+    """A host's usual umask (022: new files readable by everyone), as an operator's shell has it; restored after."""
+    before = os.umask(0o022)
+    yield
+    os.umask(before)
 
 
 def container_command() -> list[str]:

@@ -132,11 +132,11 @@ def question_answer(text: str) -> int:
 TOKEN_QUESTION, TOKEN_ANSWER = MathQuestion(3, "+", 4), 7
 
 
-def form_token_shown_ago(age_ms: float = 10_000) -> str:
+def form_token_shown_ago() -> str:
     """A contact token as a test server writes it into a page (its secret: tests/support.py), for a form
-    shown ``age_ms`` ago, past the fill time by default: what a visitor who waited sends, without waiting."""
-    now = time.time() * 1000
-    return form_tokens.issue(FORM_SECRET, TOKEN_QUESTION, now_ms=now - age_ms, shown_ms=now - age_ms)
+    shown 10 s ago, past the fill time: what a visitor who waited sends, without waiting."""
+    shown = time.time() * 1000 - 10_000
+    return form_tokens.issue(FORM_SECRET, TOKEN_QUESTION, now_ms=shown, shown_ms=shown)
 
 
 _SERVED_QUESTION = re.compile(r'id="contact-question"[^>]*>([^<]*)<')
@@ -162,7 +162,7 @@ def notice_changed(substate: str, before: str) -> Callable[[Visitor], bool]:
 
 
 async def subscribe_over_websocket(
-    base_url: str, email: str, name: str = "Jo Reader", visitor: Visitor | None = None, timeout_s: float = 20
+    base_url: str, email: str, visitor: Visitor | None = None, timeout_s: float = 20
 ) -> tuple[Visitor, float]:
     """Submit the signup form as its page does; the visitor (still connected) and the seconds until its toast."""
     if visitor is None:
@@ -170,7 +170,7 @@ async def subscribe_over_websocket(
         await visitor.open_page(hydrated)
     before = visitor.var(SUBSCRIBE_STATE, "notice_id", "")
     started = time.perf_counter()
-    await visitor.send(f"{SUBSCRIBE_STATE}.submit", {"form_data": {"name": name, "email": email}})
+    await visitor.send(f"{SUBSCRIBE_STATE}.submit", {"form_data": {"name": "Jo Reader", "email": email}})
     await visitor.wait_for(notice_changed(SUBSCRIBE_STATE, before), timeout_s=timeout_s)
     return visitor, time.perf_counter() - started
 

@@ -1,5 +1,5 @@
 """``publisher-gateway``: the operator's command for the embedded gateway's database, reading the
-site's configuration; its commands are declared once in ``COMMANDS``, where its output goes and
+site's configuration; its commands are declared once in ``command_line``, where its output goes and
 what its exit status says in ``EPILOG``."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
+import functools
 import os
 import sys
 from collections import Counter
@@ -342,133 +343,29 @@ def write_visits(args: argparse.Namespace) -> None:
 
 
 Handler = Callable[[argparse.Namespace], "int | None"]
-Argument = tuple[tuple[str, ...], dict[str, Any]]
-
-
-def _arg(*names: str, **options: Any) -> Argument:
-    return names, options
-
-
-class Command:
-    """A subcommand: its name and help, its arguments (``add_argument``'s), and what runs it, or its actions."""
-
-    def __init__(
-        self, name: str, summary: str, run: Handler | None, *arguments: Argument, actions: tuple[Command, ...] = ()
-    ):
-        self.name = name
-        self.summary = summary
-        self.run = run
-        self.arguments = arguments
-        self.actions = actions
-
-
-SLUG = _arg("slug", help="the book's slug, as in its page's address /books/SLUG")
-COMMANDS = (
-    Command(
-        "migrate", "create or update the tables (the release step; safe while other containers start or run)", migrate
-    ),
-    Command(
-        "subscribers",
-        "export the email list as CSV to standard output (the columns `import` reads)",
-        lambda args: exports.write_subscribers_csv(subscribers.list_subscribers(args.status), sys.stdout),
-        _arg("--status", choices=ListStatus.ALL, help="only the addresses with this status"),
-    ),
-    Command(
-        "import",
-        "add a CSV list (the columns `subscribers` writes) in one transaction; sends no email",
-        import_file,
-        _arg("file", help="a CSV file with email and name columns, and status unless --status is given"),
-        _arg(
-            "--status",
-            choices=ListStatus.ALL,
-            help="the status of every address in a file without a status column: with confirmed you vouch "
-            "for consent given elsewhere",
-        ),
-    ),
-    Command(
-        "forget",
-        "erase everything stored about an address (its place on the list, messages, emails)",
-        lambda args: print(f"{args.email}: {subscribers.forget(args.email)}", file=sys.stderr),
-        _arg("email"),
-    ),
-    Command("messages", "list the contact messages, oldest first", write_messages),
-    Command(
-        "outbox",
-        "list the emails not yet sent (pending and failed)",
-        write_outbox,
-        _arg("--retry", action="store_true", help="send the failed ones again, now"),
-    ),
-    Command(
-        "announce",
-        "email a book to every confirmed reader, once (again: continues an unfinished campaign)",
-        lambda args: announce.announce(args.slug, yes=args.yes, test_to=args.test_to, out=sys.stderr),
-        SLUG,
-        _arg("--yes", action="store_true", help="send without asking (for scripts)"),
-        _arg(
-            "--test-to",
-            metavar="ADDRESS",
-            help="send one test copy to ADDRESS only (need not be on the list; not recorded)",
-        ),
-    ),
-    Command(
-        "campaigns",
-        "list the announced books, with sent, failed and left, bounces and complaints",
-        lambda args: announce.write_campaigns(sys.stdout),
-    ),
-    Command("pause", "pause a book's campaign while it sends (`announce SLUG` shows why and resumes it)", pause, SLUG),
-    Command(
-        "schedule",
-        "list each forthcoming book's send (in its zone and UTC), its state and who waits; move, hold or resume one",
-        schedule,
-        _arg("slug", nargs="?", help="a forthcoming book's slug: only its send, or the one to change"),
-        _arg("--at", metavar="WHEN", help='send at WHEN, "YYYY-MM-DD HH:MM" in the book\'s time zone (or now)'),
-        _arg("--hold", action="store_true", help="hold the send: it does not start until --resume"),
-        _arg("--resume", action="store_true", help="stop holding the send: it starts at its time (at once if past)"),
-    ),
-    Command(
-        "bounces",
-        "list the latest bounces and complaints, and the bounce mailbox's messages left unclassified",
-        write_bounces,
-        _arg(
-            "--since",
-            type=_since,
-            metavar="WHEN",
-            help="only those since WHEN: a date (2026-11-01), a date and time, or a period back from now "
-            "(7d, 24h, 30m)",
-        ),
-        _arg("--check", action="store_true", help="read the bounce mailbox (PUBLISHER_BOUNCE_MAILBOX) once, now"),
-    ),
-    Command(
-        "admin",
-        "the dashboard's admins (/admin): invite one, list them, revoke one's passkeys",
-        None,
-        actions=(
-            Command(
-                "invite",
-                "print a link, valid 24 hours and once, with which NAME creates a passkey "
-                "(also the way back for an admin who lost every passkey)",
-                invite_admin,
-                _arg("name", help="the admin's name, as the dashboard and the audit log show it"),
-            ),
-            Command("list", "list the admins and their passkeys (name, created, last used)", write_admins),
-            Command("revoke", "remove NAME's passkeys and end their sessions at once", revoke_admin, _arg("name")),
-        ),
-    ),
-    Command(
-        "visits",
-        "the site's visitors and page views per day, top pages, sources and campaigns, bots, "
-        "buy presses per book and store (docs/privacy.md says what is counted)",
-        write_visits,
-        _arg(
-            "--days",
-            type=_days,
-            default=visit_report.DEFAULT_DAYS,
-            metavar="N",
-            help=f"the last N days, today included (1 to {visit_report.MAX_DAYS}; default {visit_report.DEFAULT_DAYS})",
-        ),
-        _arg("--csv", action="store_true", help="write CSV (section,day,key,views,visitors) instead of text"),
-    ),
-)
+# Each subcommand's line in ``--help`` (the admin's actions too).
+SUMMARIES = {
+    "migrate": "create or update the tables (the release step; safe while other containers start or run)",
+    "subscribers": "export the email list as CSV to standard output (the columns `import` reads)",
+    "import": "add a CSV list (the columns `subscribers` writes) in one transaction; sends no email",
+    "forget": "erase everything stored about an address (its place on the list, messages, emails)",
+    "messages": "list the contact messages, oldest first",
+    "outbox": "list the emails not yet sent (pending and failed)",
+    "announce": "email a book to every confirmed reader, once (again: continues an unfinished campaign)",
+    "campaigns": "list the announced books, with sent, failed and left, bounces and complaints",
+    "pause": "pause a book's campaign while it sends (`announce SLUG` shows why and resumes it)",
+    "schedule": "list each forthcoming book's send (in its zone and UTC), its state and who waits; move, hold or "
+    "resume one",
+    "bounces": "list the latest bounces and complaints, and the bounce mailbox's messages left unclassified",
+    "admin": "the dashboard's admins (/admin): invite one, list them, revoke one's passkeys",
+    "invite": "print a link, valid 24 hours and once, with which NAME creates a passkey (also the way back for an "
+    "admin who lost every passkey)",
+    "list": "list the admins and their passkeys (name, created, last used)",
+    "revoke": "remove NAME's passkeys and end their sessions at once",
+    "visits": "the site's visitors and page views per day, top pages, sources and campaigns, bots, buy presses per "
+    "book and store (docs/privacy.md says what is counted)",
+}
+SLUG = "the book's slug, as in its page's address /books/SLUG"
 
 
 def command_line() -> argparse.ArgumentParser:
@@ -479,19 +376,87 @@ def command_line() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _add(parser.add_subparsers(dest="command", required=True), COMMANDS)
+    commands = parser.add_subparsers(dest="command", required=True)
+    _list_commands(functools.partial(_subcommand, commands))
+    _release_commands(functools.partial(_subcommand, commands))
     return parser
 
 
-def _add(parent: Any, commands: tuple[Command, ...]) -> None:
-    for command in commands:
-        parser = parent.add_parser(command.name, help=command.summary)
-        for names, options in command.arguments:
-            parser.add_argument(*names, **options)
-        if command.actions:
-            _add(parser.add_subparsers(dest=f"{command.name}_action", required=True), command.actions)
-        else:
-            parser.set_defaults(run=command.run)
+def _subcommand(parent: Any, name: str, run: Handler | None) -> argparse.ArgumentParser:
+    """``name`` under ``parent`` (what ``add_subparsers`` made), its help from SUMMARIES, carried out by ``run``."""
+    made = parent.add_parser(name, help=SUMMARIES[name])
+    made.set_defaults(run=run)
+    return made
+
+
+def _list_commands(command: Callable[[str, Handler], argparse.ArgumentParser]) -> None:
+    command("migrate", migrate)
+    listed = command(
+        "subscribers", lambda args: exports.write_subscribers_csv(subscribers.list_subscribers(args.status), sys.stdout)
+    )
+    listed.add_argument("--status", choices=ListStatus.ALL, help="only the addresses with this status")
+    imported = command("import", import_file)
+    imported.add_argument("file", help="a CSV file with email and name columns, and status unless --status is given")
+    imported.add_argument(
+        "--status",
+        choices=ListStatus.ALL,
+        help="the status of every address in a file without a status column: with confirmed you vouch "
+        "for consent given elsewhere",
+    )
+    command(
+        "forget", lambda args: print(f"{args.email}: {subscribers.forget(args.email)}", file=sys.stderr)
+    ).add_argument("email")
+    command("messages", write_messages)
+    command("outbox", write_outbox).add_argument("--retry", action="store_true", help="send the failed ones again, now")
+
+
+def _release_commands(command: Callable[[str, Handler | None], argparse.ArgumentParser]) -> None:
+    announcing = command(
+        "announce", lambda args: announce.announce(args.slug, yes=args.yes, test_to=args.test_to, out=sys.stderr)
+    )
+    announcing.add_argument("slug", help=SLUG)
+    announcing.add_argument("--yes", action="store_true", help="send without asking (for scripts)")
+    announcing.add_argument(
+        "--test-to",
+        metavar="ADDRESS",
+        help="send one test copy to ADDRESS only (need not be on the list; not recorded)",
+    )
+    command("campaigns", lambda args: announce.write_campaigns(sys.stdout))
+    command("pause", pause).add_argument("slug", help=SLUG)
+    sends = command("schedule", schedule)
+    sends.add_argument("slug", nargs="?", help="a forthcoming book's slug: only its send, or the one to change")
+    sends.add_argument(
+        "--at", metavar="WHEN", help='send at WHEN, "YYYY-MM-DD HH:MM" in the book\'s time zone (or now)'
+    )
+    sends.add_argument("--hold", action="store_true", help="hold the send: it does not start until --resume")
+    sends.add_argument(
+        "--resume", action="store_true", help="stop holding the send: it starts at its time (at once if past)"
+    )
+    bounces = command("bounces", write_bounces)
+    bounces.add_argument(
+        "--since",
+        type=_since,
+        metavar="WHEN",
+        help="only those since WHEN: a date (2026-11-01), a date and time, or a period back from now (7d, 24h, 30m)",
+    )
+    bounces.add_argument(
+        "--check", action="store_true", help="read the bounce mailbox (PUBLISHER_BOUNCE_MAILBOX) once, now"
+    )
+    admin = command("admin", None).add_subparsers(dest="admin_action", required=True)
+    _subcommand(admin, "invite", invite_admin).add_argument(
+        "name", help="the admin's name, as the dashboard and the audit log show it"
+    )
+    _subcommand(admin, "list", write_admins)
+    _subcommand(admin, "revoke", revoke_admin).add_argument("name")
+    visits = command("visits", write_visits)
+    visits.add_argument(
+        "--days",
+        type=_days,
+        default=visit_report.DEFAULT_DAYS,
+        metavar="N",
+        help=f"the last N days, today included (1 to {visit_report.MAX_DAYS}; default {visit_report.DEFAULT_DAYS})",
+    )
+    visits.add_argument("--csv", action="store_true", help="write CSV (section,day,key,views,visitors) instead of text")
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import SplitResult, quote, unquote, urlsplit
 
@@ -21,23 +21,29 @@ _DEFAULT_SMTP_PORTS = {"smtps": 465, "smtp": 587}
 
 
 @dataclass(frozen=True)
-class SmtpServer:
-    """Where mail goes: ``smtps`` is TLS from the first byte; ``smtp`` must upgrade with STARTTLS unless
-    the host is loopback (then only when offered). Certificates are always verified."""
+class MailServer:
+    """Where mail goes (SMTP) or comes back (the bounce mailbox, IMAP): ``smtps`` and ``imaps`` are TLS from
+    the first byte; ``smtp`` and ``imap`` must upgrade with STARTTLS unless the host is loopback (then only
+    when offered). Certificates are always verified."""
 
+    scheme: str
     host: str
     port: int
-    implicit_tls: bool
     require_starttls: bool
-    username: str | None = None
-    password: str | None = field(default=None, repr=False)
+    username: str = ""
+    password: str = field(default="", repr=False)
+    folder: str = ""  # the bounce mailbox's
+
+    @property
+    def implicit_tls(self) -> bool:
+        return self.scheme in ("smtps", "imaps")
 
     def describe(self) -> str:
         """The server as it may be printed: its URL with the password hidden."""
-        scheme = "smtps" if self.implicit_tls else "smtp"
         user = f"{quote(self.username, safe='')}:***@" if self.username else ""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{scheme}://{user}{host}:{self.port}"
+        folder = f"/{quote(self.folder, safe='')}" if self.folder else ""
+        return f"{self.scheme}://{user}{host}:{self.port}{folder}"
 
 
 @dataclass(frozen=True)
@@ -49,7 +55,7 @@ class DkimKey:
 
 @dataclass(frozen=True)
 class MailSettings:
-    server: SmtpServer
+    server: MailServer
     notify_to: tuple[str, ...]
     mail_from: str
     list_secrets: tuple[str, ...] = field(repr=False)
@@ -83,9 +89,10 @@ def is_loopback(host: str) -> bool:
 
 def server_url(
     var: str, value: str, default_ports: Mapping[str, int], example: str, encode_also: str = ""
-) -> tuple[SplitResult, str, int, str]:
-    """A mail server's URL (SMTP, IMAP) split and checked as far as both agree, its host, its port, and
-    the URL as it may be shown; ``encode_also``: where else delimiters must be percent-encoded."""
+) -> tuple[SplitResult, MailServer, str]:
+    """A mail server's URL (SMTP, IMAP) split and checked as far as both agree, the server it names (its user,
+    password and folder yet to check), and the URL as it may be shown; ``encode_also``: where else delimiters
+    must be percent-encoded."""
     shown = redact_url(value)
     if has_unencoded_delimiter(value):
         raise ConfigurationError(
@@ -99,34 +106,27 @@ def server_url(
     if parts.scheme not in default_ports:
         schemes = " or ".join(f"{scheme}://" for scheme in default_ports)
         raise ConfigurationError(f"{var} must start with {schemes}, such as {example}; got {shown!r}")
-    if not parts.hostname:
+    if not (host := parts.hostname):
         raise ConfigurationError(f"{var} has no host, e.g. {example}; got {shown!r}")
     try:
         port = parts.port or default_ports[parts.scheme]
     except ValueError:
         raise ConfigurationError(f"{var} has an invalid port; got {shown!r}") from None
-    return parts, parts.hostname, port, shown
+    plain = parts.scheme in ("smtp", "imap")
+    user, password = unquote(parts.username or ""), unquote(parts.password or "")
+    return parts, MailServer(parts.scheme, host, port, plain and not is_loopback(host), user, password), shown
 
 
-def tls_of(scheme: str, host: str) -> tuple[bool, bool]:
-    """Implicit TLS, and STARTTLS required: the secure scheme (smtps, imaps) is TLS from the first
-    byte; the plain one must upgrade unless the host is loopback."""
-    implicit_tls = scheme in ("smtps", "imaps")
-    return implicit_tls, not implicit_tls and not is_loopback(host)
-
-
-def smtp_server(value: str) -> SmtpServer:
+def smtp_server(value: str) -> MailServer:
     """``PUBLISHER_SMTP_URL``: ``smtps://user:password@host:465`` or ``smtp://...:587``."""
     name = "PUBLISHER_SMTP_URL"
     example = "smtps://user:password@smtp.example.com:465 or smtp://user:password@smtp.example.com:587"
-    parts, host, port, shown = server_url(name, value, _DEFAULT_SMTP_PORTS, example)
+    parts, server, shown = server_url(name, value, _DEFAULT_SMTP_PORTS, example)
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise ConfigurationError(f"{name} must be only scheme, user, password, host and port; got {shown!r}")
     if parts.username is not None and parts.password is None:
         raise ConfigurationError(f"{name} names a user but no password (user:password@host); got {shown!r}")
-    username = unquote(parts.username) if parts.username else None
-    password = unquote(parts.password) if parts.password is not None else None
-    return SmtpServer(host, port, *tls_of(parts.scheme, host), username=username, password=password)
+    return server
 
 
 def address(name: str, value: str) -> str:
@@ -201,31 +201,11 @@ _DEFAULT_IMAP_PORTS = {"imaps": 993, "imap": 143}
 _LOCAL_PART_MAX = 64 - 1 - len(bounces.verp_token("x", 0xFFFFFFFFFFFF))
 
 
-@dataclass(frozen=True)
-class ImapServer:
-    """The bounce mailbox: ``imaps`` is TLS from the first byte; ``imap`` must upgrade with STARTTLS
-    unless the host is loopback. Certificates are always verified."""
-
-    host: str
-    port: int
-    implicit_tls: bool
-    require_starttls: bool
-    username: str
-    password: str = field(repr=False)
-    folder: str = "INBOX"
-
-    def describe(self) -> str:
-        """The mailbox as it may be printed: its URL with the password hidden."""
-        scheme = "imaps" if self.implicit_tls else "imap"
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{scheme}://{quote(self.username, safe='')}:***@{host}:{self.port}/{quote(self.folder, safe='')}"
-
-
-def imap_server(value: str) -> ImapServer:
+def imap_server(value: str) -> MailServer:
     """``PUBLISHER_BOUNCE_MAILBOX``: ``imaps://user:password@host:993/INBOX`` or ``imap://...:143/INBOX``."""
     name = "PUBLISHER_BOUNCE_MAILBOX"
     example = "imaps://user:password@imap.example.com:993/INBOX or imap://user:password@imap.example.com:143/INBOX"
-    parts, host, port, shown = server_url(name, value, _DEFAULT_IMAP_PORTS, example, ", and @ in the folder")
+    parts, server, shown = server_url(name, value, _DEFAULT_IMAP_PORTS, example, ", and @ in the folder")
     if parts.query or parts.fragment:
         raise ConfigurationError(f"{name} must be only scheme, user, password, host, port and folder; got {shown!r}")
     if not parts.username or parts.password is None:
@@ -235,7 +215,7 @@ def imap_server(value: str) -> ImapServer:
     folder = unquote(parts.path.lstrip("/")) or "INBOX"
     if form_fields.has_control_characters(folder):
         raise ConfigurationError(f"{name}: the folder name holds a control character; got {shown!r}")
-    return ImapServer(host, port, *tls_of(parts.scheme, host), unquote(parts.username), unquote(parts.password), folder)
+    return replace(server, folder=folder)
 
 
 def bounce_address(value: str) -> str:

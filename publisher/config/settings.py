@@ -1,6 +1,6 @@
 """Runtime configuration: one object, read from the environment once and checked at start-up (an error
-names the variable, never shows a password). Reflex's own variables are read from Reflex's config
-(``Settings.REFLEX_VARIABLES``), so the two never disagree."""
+names the variable, never shows a password). Reflex's own variables (REFLEX_*) are read from Reflex's
+config, so the two never disagree."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -32,7 +32,7 @@ from reflex_base import config as reflex_config
 from reflex_base import constants
 
 from publisher.config import mail_config
-from publisher.config.mail_config import ImapServer, MailSettings, SmtpServer
+from publisher.config.mail_config import MailServer, MailSettings
 from publisher.config.secret_files import FILE_SUFFIX, ConfigurationError, from_env_or_file, secret_made_once
 from publisher.rules import admin_access, antispam, form_fields
 from publisher.rules.bounces import DEFAULT_PAUSE_BOUNCE_RATE, DEFAULT_PAUSE_COMPLAINT_RATE
@@ -145,16 +145,6 @@ class Settings(BaseSettings):
         frozen=True, extra="ignore", case_sensitive=True, enable_decoding=False, validate_default=False
     )
 
-    # Read by Reflex into its config (over rxconfig.py's values); the site reads them there:
-    # variable -> the attribute of ``reflex_base.config.get_config()``.
-    REFLEX_VARIABLES: ClassVar[Mapping[str, str]] = {
-        "REFLEX_DEPLOY_URL": "deploy_url",
-        "REFLEX_DB_URL": "db_url",  # rxconfig.py fills in PUBLISHER_DB_PASSWORD_FILE
-        "REFLEX_REDIS_URL": "redis_url",
-        "REFLEX_TRUSTED_PROXY_HOPS": "trusted_proxy_hops",
-        "REFLEX_REDIS_TOKEN_EXPIRATION": "redis_token_expiration",
-    }
-
     # publisher-serve.
     host: str = _var("HOST", "127.0.0.1")
     port: Whole = _var("PORT", 8000, "be a TCP port number (1-65535)", gt=0, lt=65536)
@@ -187,7 +177,7 @@ class Settings(BaseSettings):
     # Unset, publisher-serve refuses to start without a form secret; several containers share theirs as files.
     secrets_dir: str = _var("PUBLISHER_SECRETS_DIR", "")
     # Mail from the embedded gateway, checked together into the ``mail`` property.
-    smtp_url: Annotated[SmtpServer | None, BeforeValidator(mail_config.smtp_server)] = _var(
+    smtp_url: Annotated[MailServer | None, BeforeValidator(mail_config.smtp_server)] = _var(
         "PUBLISHER_SMTP_URL", None, repr=False
     )
     smtp_url_file: str = _var("PUBLISHER_SMTP_URL_FILE", "")
@@ -213,7 +203,7 @@ class Settings(BaseSettings):
     bounce_address: Annotated[str | None, BeforeValidator(mail_config.bounce_address)] = _var(
         "PUBLISHER_BOUNCE_ADDRESS", None
     )
-    bounce_mailbox: Annotated[ImapServer | None, BeforeValidator(mail_config.imap_server)] = _var(
+    bounce_mailbox: Annotated[MailServer | None, BeforeValidator(mail_config.imap_server)] = _var(
         "PUBLISHER_BOUNCE_MAILBOX", None, repr=False
     )
     bounce_mailbox_file: str = _var("PUBLISHER_BOUNCE_MAILBOX_FILE", "")
@@ -417,10 +407,6 @@ def current() -> Settings:
 @functools.lru_cache(maxsize=8)
 def _read(values: tuple[str | None, ...]) -> Settings:
     return from_environ()
-
-
-def reload() -> None:
-    _read.cache_clear()
 
 
 # Development only (publisher-serve requires a configured secret): kept in a file of the checkout,

@@ -1,7 +1,7 @@
 """Everything the site says, in one place; the models check it when it loads (an empty field or a
 malformed URL stops the build)."""
 
-from publisher.content.authors import AUTHORS, author_by_name
+from publisher.content.authors import AUTHORS
 from publisher.content.books import BOOKS
 from publisher.content.models import Author, Book, PageCopy
 from publisher.content.site import (
@@ -27,5 +27,4 @@ __all__ = [
     "Author",
     "Book",
     "PageCopy",
-    "author_by_name",
 ]

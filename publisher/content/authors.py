@@ -50,8 +50,3 @@ OLIVER = Author(
 )
 
 AUTHORS: tuple[Author, ...] = (MAYA, OLIVER)
-
-
-def author_by_name(name: str) -> Author | None:
-    """The author card for a name credited on a book, if we have one."""
-    return next((author for author in AUTHORS if author.name == name), None)

@@ -70,10 +70,10 @@ class ImageInfo:
         return f"{VARIANTS_URL}/{self.stem}-{self.digest}-share.jpg"
 
 
-def largest_url(src: str, widths: Iterable[int]) -> str:
-    """The biggest file the site serves of an image: its largest fallback."""
+def largest_url(src: str) -> str:
+    """The biggest file the site serves of a cover: its largest fallback."""
     info = describe(src)
-    return src if info.is_svg else info.variant_url(info.widths(widths)[-1], info.fallback)
+    return src if info.is_svg else info.variant_url(info.widths(COVER_WIDTHS)[-1], info.fallback)
 
 
 def source_path(src: str) -> Path:
@@ -140,10 +140,9 @@ def _manifest(path: Path, _mtime_ns: int) -> dict[str, dict]:
     return json.loads(path.read_text())
 
 
-def write_manifest(infos: Iterable[ImageInfo], path: Path | None = None) -> None:
-    path = path or MANIFEST
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({info.src: asdict(info) for info in infos}, indent=2) + "\n")
+def write_manifest(infos: Iterable[ImageInfo]) -> None:
+    MANIFEST.parent.mkdir(parents=True, exist_ok=True)
+    MANIFEST.write_text(json.dumps({info.src: asdict(info) for info in infos}, indent=2) + "\n")
 
 
 @dataclass(frozen=True)

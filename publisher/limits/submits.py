@@ -76,11 +76,11 @@ class Limiter:
             logger.warning("Rate limit store unavailable (%s); allowing the attempt", type(exc).__name__)
         return True
 
-    async def exhausted(self, form: str, client: str, address: str) -> bool:
-        """Whether this client or address has used all its attempts, counting nothing: asked before judging,
+    async def exhausted(self, form: str, address: str) -> bool:
+        """Whether this address has used all its attempts, counting nothing: asked before judging,
         so a guesser over the limit cannot tell right from wrong. A failing store says no (logged)."""
         try:
-            for item, whom, shown in self._checks(form, client, address):
+            for item, whom, shown in self._checks(form, "", address):
                 if not await self.windows.test(item, *whom):
                     logger.info("Rate limit: %s has used its %d attempts on %s", shown, item.amount, form)
                     return True

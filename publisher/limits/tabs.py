@@ -11,13 +11,16 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from limits import RateLimitItemPerMinute
+from limits.aio.storage import Storage
+from limits.aio.strategies import FixedWindowRateLimiter
 from reflex_base import config as reflex_config
 
 from publisher.config import settings
 from publisher.config.settings import PerProcess, TabLimits
+from publisher.limits import submits
 from publisher.reflex_internals import state_managers
 from publisher.reflex_internals.state_managers import shared_redis
 
@@ -27,10 +30,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 EVENT_PATH = "/_event"
-# An open tab's entry lives this long unless its worker renews it.
+# An open tab's entry in Redis lives this long unless its worker renews it.
 ENTRY_TTL_S = 60
 HEARTBEAT_S = 20
-RATE_WINDOW_S = 60
 
 # Why a tab was refused (logged; the page shows one notice for all).
 WORKER_FULL = "this worker has its most open tabs"
@@ -47,10 +49,6 @@ FAIR_FLOOR = 4
 ONE_ADDRESS_WARNING = "the site sees every visitor as one address: set REFLEX_TRUSTED_PROXY_HOPS"
 
 
-def _window(now: float) -> int:
-    return int(now // RATE_WINDOW_S)
-
-
 def fair_refusal(held: int, open_here: int, addresses_here: int, per_worker: int) -> str | None:
     """Whether a worker refuses one more tab of an address holding ``held`` of its ``open_here``: near
     the cap an address holding its share waits first, so 34 addresses cannot lock everyone else out."""
@@ -63,113 +61,62 @@ def fair_refusal(held: int, open_here: int, addresses_here: int, per_worker: int
     return None
 
 
-@dataclass
-class MemoryTabs:
-    """The counts of this process: open tabs by address (each entry expiring), new tabs by minute."""
-
-    open_tabs: dict[str, dict[str, float]] = field(default_factory=dict)
-    new_tabs: dict[str, tuple[int, int]] = field(default_factory=dict)  # address -> (window, count)
-    engaged_until: dict[str, float] = field(default_factory=dict)
-
-    async def open(self, address: str, tab: str, now: float, limits: TabLimits) -> str | None:
-        entries = {other: until for other, until in self.open_tabs.get(address, {}).items() if until > now}
-        if len(entries) >= limits.per_address:
-            self.open_tabs[address] = entries
-            return ADDRESS_FULL
-        window, count = self.new_tabs.get(address, (_window(now), 0))
-        if window != _window(now):
-            window, count = _window(now), 0
-        if count >= limits.new_per_minute:
-            return TOO_FAST
-        self.new_tabs[address] = (window, count + 1)
-        entries[tab] = now + ENTRY_TTL_S
-        self.open_tabs[address] = entries
-        return None
-
-    async def close(self, address: str, tab: str) -> None:
-        entries = self.open_tabs.get(address)
-        if entries is not None:
-            entries.pop(tab, None)
-            if not entries:
-                del self.open_tabs[address]
-
-    async def renew(self, tabs: Mapping[str, str], now: float) -> None:
-        for tab, address in tabs.items():
-            self.open_tabs.setdefault(address, {})[tab] = now + ENTRY_TTL_S
-        current = _window(now)
-        self.new_tabs = {address: value for address, value in self.new_tabs.items() if value[0] == current}
-        self.engaged_until = {token: until for token, until in self.engaged_until.items() if until > now}
-
-    async def engage(self, token: str, now: float, keep_s: float) -> None:
-        self.engaged_until[token] = now + keep_s
-
-    async def engaged(self, token: str, now: float) -> bool:
-        return self.engaged_until.get(token, 0) > now
-
-
-# One round trip, atomic: drop expired entries, check both limits, then count the tab.
+# One round trip, atomic: drop expired entries, then count the tab unless the address has its most.
 _OPEN_SCRIPT = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 1 end
-if tonumber(redis.call('GET', KEYS[2]) or '0') >= tonumber(ARGV[5]) then return 2 end
-redis.call('INCR', KEYS[2])
-redis.call('EXPIRE', KEYS[2], ARGV[6])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
-redis.call('EXPIRE', KEYS[1], ARGV[7])
-return 0
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+return 1
 """
 
 
-class RedisTabs:
-    """The counts in Redis: ``publisher:tabs:open:ADDRESS``, a sorted set of tab -> expiry time, and
-    ``publisher:tabs:new:ADDRESS:MINUTE``; every key expires by itself when nobody renews it."""
+class SharedTabs:
+    """Every worker's open tabs in Redis: ``publisher:tabs:open:ADDRESS``, a sorted set of tab -> expiry
+    time; a crashed worker's entries expire, as the key does when nobody renews it."""
 
     def __init__(self, redis):
         self._redis = redis
         self._open = redis.register_script(_OPEN_SCRIPT)
 
     @staticmethod
-    def _open_key(address: str) -> str:
+    def _key(address: str) -> str:
         return f"publisher:tabs:open:{address}"
 
-    async def open(self, address: str, tab: str, now: float, limits: TabLimits) -> str | None:
-        answer = await self._open(
-            keys=[self._open_key(address), f"publisher:tabs:new:{address}:{_window(now)}"],
-            args=[now, now + ENTRY_TTL_S, tab, limits.per_address, limits.new_per_minute, RATE_WINDOW_S, ENTRY_TTL_S],
-        )
-        return {0: None, 1: ADDRESS_FULL, 2: TOO_FAST}[int(answer)]
+    async def open(self, address: str, tab: str, now: float, per_address: int) -> bool:
+        args = [now, now + ENTRY_TTL_S, tab, per_address, ENTRY_TTL_S]
+        return bool(await self._open(keys=[self._key(address)], args=args))
 
     async def close(self, address: str, tab: str) -> None:
-        await self._redis.zrem(self._open_key(address), tab)
+        await self._redis.zrem(self._key(address), tab)
 
     async def renew(self, tabs: Mapping[str, str], now: float) -> None:
+        """Keep open tabs (tab -> address) counted another ENTRY_TTL_S."""
         by_address: dict[str, dict[str, float]] = {}
         for tab, address in tabs.items():
             by_address.setdefault(address, {})[tab] = now + ENTRY_TTL_S
         async with self._redis.pipeline(transaction=False) as pipe:
             for address, entries in by_address.items():
-                pipe.zadd(self._open_key(address), entries)
-                pipe.expire(self._open_key(address), ENTRY_TTL_S)
+                pipe.zadd(self._key(address), entries)
+                pipe.expire(self._key(address), ENTRY_TTL_S)
             await pipe.execute()
-
-    async def engage(self, token: str, now: float, keep_s: float) -> None:
-        await self._redis.set(f"publisher:tabs:engaged:{token}", 1, ex=int(keep_s))
-
-    async def engaged(self, token: str, now: float) -> bool:
-        return bool(await self._redis.exists(f"publisher:tabs:engaged:{token}"))
-
-
-# The per-address counts, in the process or in Redis: ``open`` counts a tab unless a limit refuses it
-# (the refusal, or None); ``renew`` keeps open tabs (tab -> address) counted another ENTRY_TTL_S.
-OpenTabs = MemoryTabs | RedisTabs
 
 
 class TabGate:
-    """One worker's door: its open tabs, the shared counts, the heartbeat that renews them."""
+    """One worker's door: its own open tabs per address (all there are without Redis), every worker's in
+    ``shared`` (Redis), and the new tabs a minute counted by the ``limits`` package with the forms' attempts."""
 
-    def __init__(self, store: OpenTabs, limits: TabLimits, clock: Callable[[], float] = time.time):
-        self.store = store
+    def __init__(
+        self,
+        limits: TabLimits,
+        shared: SharedTabs | None = None,
+        counts: Storage | None = None,
+        clock: Callable[[], float] = time.time,
+    ):
         self.limits = limits
+        self.shared = shared
+        self.counts = counts if counts is not None else submits.MemoryStorage()
+        self._new_tabs = FixedWindowRateLimiter(self.counts)
         self.clock = clock
         self.open_here: dict[str, str] = {}  # tab -> address, this worker's open tabs
         self.tokens: dict[str, str] = {}  # tab -> the token of the tab's page (states are by token)
@@ -183,20 +130,17 @@ class TabGate:
     async def admit(self, address: str, token: str = "") -> tuple[str | None, str | None]:
         """(the tab's id, None) when it may open, else (None, why not). The place is reserved before
         the await on the shared counts, so admits waiting together cannot overshoot the cap."""
-        refusal = fair_refusal(
-            self._held.get(address, 0), len(self.open_here) + self._reserved, len(self._held), self.limits.per_worker
-        )
+        held = self._held.get(address, 0)
+        refusal = fair_refusal(held, len(self.open_here) + self._reserved, len(self._held), self.limits.per_worker)
+        if refusal is None and held >= self.limits.per_address:
+            refusal = ADDRESS_FULL
         if refusal is not None:
             return None, refusal
         tab = secrets.token_hex(8)
         self._reserved += 1
-        self._held[address] = self._held.get(address, 0) + 1
+        self._held[address] = held + 1
         try:
-            try:
-                refusal = await self.store.open(address, tab, self.clock(), self.limits)
-            except Exception as exc:  # noqa: BLE001 - the shared counts are down: the worker's cap still holds
-                logger.warning("Open-tab counts unavailable (%s); letting the tab in", type(exc).__name__)
-                refusal = None
+            refusal = await self._counted(address, tab)
         except BaseException:  # cancelled while waiting: the place goes back
             self._reserved -= 1
             self._give_back(address)
@@ -209,6 +153,21 @@ class TabGate:
         self.tokens[tab] = token
         self._keep_renewing()
         return tab, None
+
+    async def _counted(self, address: str, tab: str) -> str | None:
+        """Count the tab unless a shared count refuses it (the refusal). A failing store lets it in (logged):
+        the worker's own limits still hold."""
+        try:
+            now, per_address = self.clock(), self.limits.per_address
+            if self.shared is not None and not await self.shared.open(address, tab, now, per_address):
+                return ADDRESS_FULL
+            if not await self._new_tabs.hit(RateLimitItemPerMinute(self.limits.new_per_minute), "tabs", address):
+                if self.shared is not None:
+                    await self.shared.close(address, tab)
+                return TOO_FAST
+        except Exception as exc:  # noqa: BLE001 - the shared counts are down: the worker's cap still holds
+            logger.warning("Open-tab counts unavailable (%s); letting the tab in", type(exc).__name__)
+        return None
 
     def _give_back(self, address: str) -> None:
         left = self._held.get(address, 0) - 1
@@ -223,17 +182,27 @@ class TabGate:
         if address is None:
             return
         self._give_back(address)
+        if self.shared is None:
+            return
         try:
-            await self.store.close(address, tab)
+            await self.shared.close(address, tab)
         except Exception as exc:  # noqa: BLE001 - its entry expires by itself
             logger.warning("Open-tab counts unavailable (%s) closing a tab", type(exc).__name__)
 
     async def renew_now(self) -> None:
-        if self.open_here:
-            await self.store.renew(dict(self.open_here), self.clock())
+        if self.shared is not None and self.open_here:
+            await self.shared.renew(dict(self.open_here), self.clock())
+
+    async def engage(self, token: str, keep_s: int) -> None:
+        """Remember for ``keep_s`` that the tab submitted (from now: a second submit starts again)."""
+        await self.counts.clear(f"tabs-engaged/{token}")
+        await self.counts.incr(f"tabs-engaged/{token}", keep_s)
+
+    async def engaged(self, token: str) -> bool:
+        return await self.counts.get(f"tabs-engaged/{token}") > 0
 
     def _keep_renewing(self) -> None:
-        if self._heartbeat is None or self._heartbeat.done():
+        if self.shared is not None and (self._heartbeat is None or self._heartbeat.done()):
             self._heartbeat = asyncio.create_task(self._renew_forever(), name="publisher-open-tabs-heartbeat")
 
     async def _renew_forever(self) -> None:
@@ -247,7 +216,8 @@ class TabGate:
 
 def configured_gate() -> TabGate:
     redis = shared_redis()
-    return TabGate(RedisTabs(redis) if redis is not None else MemoryTabs(), settings.current().tabs)
+    shared = SharedTabs(redis) if redis is not None else None
+    return TabGate(settings.current().tabs, shared, submits.shared_storage.get())
 
 
 shared_gate: PerProcess[TabGate] = PerProcess(configured_gate)
@@ -276,7 +246,7 @@ async def engage(token: str) -> None:
     if not token:
         return
     try:
-        await shared_gate.get().store.engage(token, time.time(), keep_s())
+        await shared_gate.get().engage(token, keep_s())
     except Exception as exc:  # noqa: BLE001 - at worst the state goes early; the submit itself goes on
         logger.warning("Could not mark a tab as engaged (%s)", type(exc).__name__)
 
@@ -299,7 +269,7 @@ async def closed(token: str) -> None:
     if not token or gate.token_open(token):
         return  # the same tab is connected again here
     try:
-        if await gate.store.engaged(token, time.time()):
+        if await gate.engaged(token):
             return
         if await state_managers.expire_soon(installed_app.get().state_manager, token, CLOSED_TAB_KEEP_S):
             memory_back.after(CLOSED_TAB_KEEP_S + HAND_BACK_AFTER_S)

@@ -80,12 +80,7 @@ async def send_test(mail: MailSettings, book: content.Book, address: str) -> Non
         moment=tables.utc_now(),
         message_id=mailer.new_message_id(mail),
     )
-    session = mailer.SmtpSession(mail)
-    try:
-        await session.begin(address)
-        await session.finish(message)
-    finally:
-        await session.close()
+    await mailer.send(message, mail, (address,))
 
 
 def describe_counts(counts: dict[str, int]) -> str:

@@ -156,7 +156,7 @@ class ReleaseSender:
         if not batch:
             return 0
         claimed = len(batch)
-        batch = await self._give_up_stalled(batch)
+        batch = [job for job in batch if not await outbox.gave_up_stalled(job, self.worker, self.db_url, "Campaign")]
         if not batch:
             return claimed
         self._held = [delivery.id for delivery in batch]
@@ -204,18 +204,6 @@ class ReleaseSender:
         for campaign_id in {delivery.campaign_id for delivery in batch if delivery.campaign_id is not None}:
             await asyncio.to_thread(campaigns.finish_if_done, campaign_id, self.clock(), self.db_url)
         return claimed
-
-    async def _give_up_stalled(self, batch: list[queue.ClaimedDelivery]) -> list[queue.ClaimedDelivery]:
-        """The batch without the jobs whose senders stopped too often while sending them (failed, with why)."""
-        for delivery in batch:
-            if delivery.stalled_too_often:
-                await asyncio.to_thread(
-                    queue.mark_failed, delivery.id, self.worker, delivery.stalled_reason, self.db_url
-                )
-                logger.error(
-                    "Campaign #%s: delivery #%s %s", delivery.campaign_id, delivery.id, delivery.stalled_reason
-                )
-        return [delivery for delivery in batch if not delivery.stalled_too_often]
 
     async def send_due(self) -> int:
         """Every batch due now; how many jobs were handled."""
@@ -297,12 +285,14 @@ class ReleaseSender:
         return self._emails[campaign_id]
 
     def _build(self, delivery: queue.ClaimedDelivery) -> bytes | None:
-        """The reader's email (None: its book is no longer in the content)."""
+        """The reader's email (None: the reader is forgotten); NothingToSend: its book is no longer in the content."""
         assert delivery.campaign_id is not None  # a release job always names its campaign
         prepared = self._prepared(delivery.campaign_id)
         reader = delivery.source
-        if prepared is None or not isinstance(reader, tables.Subscriber):  # a release's source: its reader, or None
+        if not isinstance(reader, tables.Subscriber):  # a release's source: its reader, or None
             return None
+        if prepared is None:
+            raise outbox.NothingToSend("the book is no longer in the content")
         return prepared.message(
             waited_only=reader.book_updates != tables.ON_LIST,
             name=reader.name,
@@ -327,27 +317,19 @@ class ReleaseSender:
             reason = "the reader was forgotten" if status is None else f"the reader is {status} now"
             await asyncio.to_thread(queue.mark_skipped, delivery.id, self.worker, reason, self.db_url)
             return self._read_status(following)
-        if isinstance(trouble, mailer.UnsafeHeaders):
+        if isinstance(trouble, mailer.UnsafeHeaders | outbox.NothingToSend):
             # This reader's copy alone fails, with the reason; not the server's fault, so it
             # counts toward no pause, and the campaign goes on.
             await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, str(trouble), self.db_url)
             logger.error("Campaign: delivery #%s failed: %s", delivery.id, trouble)
-            return self._read_status(following)
-        if message is None and trouble is None:
-            await asyncio.to_thread(
-                queue.mark_failed, delivery.id, self.worker, "the book is no longer in the content", self.db_url
-            )
             return self._read_status(following)
         try:
             if trouble is not None:
                 raise trouble
             assert message is not None  # no message and no error returned above
             await self.session.finish(message)
-        except returns.DeliveryFailed as failure:
-            await self._failed(delivery, failure)
-            return self._read_status(following)
         except Exception as exc:  # noqa: BLE001 - as above
-            await self._failed(delivery, self._unexpected(exc))
+            await self._failed(delivery, exc if isinstance(exc, returns.DeliveryFailed) else self._unexpected(exc))
             return self._read_status(following)
         recording = self._record_sent(delivery, following)
         # A success: the refusals before it were the readers' own (FailureStreak), so they are bounces.
@@ -355,15 +337,15 @@ class ReleaseSender:
         return recording
 
     async def _open_envelope(self, delivery: queue.ClaimedDelivery) -> tuple[bytes | None, Exception | None]:
-        """This reader's email built and its envelope opened, or what stopped it (UnsafeHeaders or a
-        DeliveryFailed), with the message if it was built."""
+        """This reader's email built and its envelope opened, or what stopped it (UnsafeHeaders, NothingToSend
+        or a DeliveryFailed), with the message if it was built."""
         message: bytes | None = None
         try:
             message = self._build(delivery)
             if message is not None:
                 assert isinstance(delivery.source, tables.Subscriber)  # _build found the reader
                 await self.session.begin(delivery.source.email, mailer.return_path(self.mail, delivery.id))
-        except (mailer.UnsafeHeaders, returns.DeliveryFailed) as trouble:
+        except (mailer.UnsafeHeaders, outbox.NothingToSend, returns.DeliveryFailed) as trouble:
             return message, trouble
         except Exception as exc:  # noqa: BLE001 - this reader's email fails, the campaign goes on
             return message, self._unexpected(exc)
@@ -390,14 +372,11 @@ class ReleaseSender:
         assert delivery.campaign_id is not None  # a release job always names its campaign
         campaign = self._campaign(delivery.campaign_id)
         assert campaign is not None  # a campaign is never deleted
-        when, reason = outbox.after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)
+        when, reason = await outbox.settle(delivery, failure, self.worker, self.clock(), self.db_url)
         bounce = None
         if when is None:
-            await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, reason, self.db_url)
             logger.warning("Campaign #%s: delivery #%s failed: %s", campaign.id, delivery.id, reason)
             bounce = returns.at_sending(delivery.id, failure)
-        else:
-            await asyncio.to_thread(queue.mark_retry, delivery.id, self.worker, when, failure.reason, self.db_url)
         if self.streak.failure(delivery.id, bounce):
             await asyncio.to_thread(self._pause, campaign, failure.reason)
             raise Paused

@@ -1,9 +1,10 @@
-"""The site's emails: built with the standard library, written here (visitor text never becomes a header
-line but through ``header_words``: CVE-2024-6923), sent with aiosmtplib (cancelled cleanly at shutdown,
-no thread held by a slow server), DKIM-signed when configured."""
+"""The site's emails, written here byte for byte (visitor text never becomes a header line but through
+``header_words``: CVE-2024-6923), sent with aiosmtplib (cancelled cleanly at shutdown, no thread held by
+a slow server), DKIM-signed when configured."""
 
 from __future__ import annotations
 
+import binascii
 import contextlib
 import re
 import secrets
@@ -11,10 +12,7 @@ import ssl
 import unicodedata
 from collections.abc import Sequence
 from datetime import datetime
-from email import errors as email_errors
 from email import utils as email_utils
-from email.message import EmailMessage
-from email.policy import EmailPolicy
 
 import aiosmtplib
 
@@ -168,18 +166,12 @@ def _encoded_words(text: str) -> list[str]:
     return [f"{_ENCODED_WORD_START}{piece}{_ENCODED_WORD_END}" for piece in pieces]
 
 
-class Written(str):
-    """A header value this module wrote, which the ``WIRE`` policy writes with ``verbatim_header``."""
-
-    __slots__ = ()
-
-
-def mailbox(display_name: str, address: str) -> Written:
+def mailbox(display_name: str, address: str) -> str:
     """``words <address>``, or the bare address; UnsafeHeaders for an address a header cannot carry."""
     if not _ADDRESS.fullmatch(address):
         raise UnsafeHeaders(f"not an address a header can carry: {address!r}")
     words = header_words(display_name, phrase=True)
-    return Written(f"{words} <{address}>" if words else address)
+    return f"{words} <{address}>" if words else address
 
 
 def check_header_block(data: bytes, written: Sequence[str]) -> None:
@@ -220,31 +212,6 @@ def check_header_block(data: bytes, written: Sequence[str]) -> None:
     raise UnsafeHeaders(f"its headers are {', '.join(found)}, not the {', '.join(written)} written")
 
 
-class _WirePolicy(EmailPolicy):
-    """The SMTP policy, except that a ``Written`` value (a URL, a token, visitor text as words) is checked
-    as set and written by verbatim_header, never parsed (which would decode encoded-words)."""
-
-    def header_store_parse(self, name, value):
-        if not isinstance(value, Written):
-            return super().header_store_parse(name, value)
-        verbatim_header(name, value)  # raises ValueError when it cannot be written right
-        return (name, value)
-
-    def fold(self, name, value):
-        if not isinstance(value, Written):
-            return super().fold(name, value)
-        return verbatim_header(name, value).decode("ascii").replace("\r\n", self.linesep)
-
-    def fold_binary(self, name, value):
-        if not isinstance(value, Written):
-            return super().fold_binary(name, value)
-        return self.fold(name, value).encode("ascii")
-
-
-# How the site's emails are written: the SMTP policy (CRLF), URL and token headers verbatim.
-WIRE = _WirePolicy(linesep="\r\n")
-
-
 def return_path(settings: MailSettings, delivery_id: int) -> str | None:
     """A list email's envelope sender (VERP, so what comes back names its email); None: the From address."""
     if settings.bounce_address is None:
@@ -258,7 +225,7 @@ def new_message_id(settings: MailSettings) -> str:
     return f"<{secrets.token_hex(MESSAGE_ID_RANDOM_BYTES)}@{settings.domain}>"
 
 
-def recipient_address(name: str, email: str) -> Written:
+def recipient_address(name: str, email: str) -> str:
     return mailbox(name, envelope_address(email))
 
 
@@ -277,6 +244,16 @@ def _sent_at(moment: datetime) -> str:
     return moment.strftime("%A %-d %B %Y, %H:%M:%S UTC")
 
 
+def text_part(subtype: str, content: str) -> bytes:
+    """A text part's headers and its quoted-printable body (CRLF lines)."""
+    body = binascii.b2a_qp(content.encode("utf-8"), istext=True).replace(b"\n", b"\r\n")
+    if not body.endswith(b"\r\n"):
+        body += b"\r\n"
+    return (
+        f'Content-Type: text/{subtype}; charset="utf-8"\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n'
+    ).encode() + body
+
+
 def _email(
     settings: MailSettings,
     *,
@@ -284,26 +261,28 @@ def _email(
     moment: datetime,
     message_id: str,
     body: str,
-    to: Written | None = None,
-    reply_to: Written | None = None,
-    list_headers: dict[str, Written] | None = None,
-) -> EmailMessage:
-    """An email from the site (``to`` None: to the publisher's inbox), its headers in the site's order."""
-    message = EmailMessage(policy=WIRE)
-    message["From"] = mailbox(settings.mail_from_name, settings.mail_from)
-    message["To"] = to or Written(", ".join(mailbox("", envelope_address(address)) for address in settings.notify_to))
-    if reply_to is not None:
-        message["Reply-To"] = reply_to
-    message["Subject"] = Written(header_words(subject))
-    message["Date"] = email_utils.format_datetime(moment)
-    message["Message-ID"] = Written(message_id)
-    for name, value in (list_headers or {}).items():
-        message[name] = value
-    message.set_content(body, charset="utf-8", cte="quoted-printable")
-    return message
+    to: str | None = None,
+    reply_to: str | None = None,
+    list_headers: Sequence[tuple[str, str]] = (),
+) -> bytes:
+    """An email from the site (``to`` None: to the publisher's inbox) as it goes on the wire, its headers in
+    the site's order and checked; a header that cannot be written right raises ValueError: no email."""
+    headers = [
+        ("From", mailbox(settings.mail_from_name, settings.mail_from)),
+        ("To", to or ", ".join(mailbox("", envelope_address(address)) for address in settings.notify_to)),
+        *([("Reply-To", reply_to)] if reply_to is not None else []),
+        ("Subject", header_words(subject)),
+        ("Date", email_utils.format_datetime(moment)),
+        ("Message-ID", message_id),
+        *list_headers,
+        ("MIME-Version", "1.0"),
+    ]
+    data = b"".join(verbatim_header(name, value) for name, value in headers) + text_part("plain", body)
+    check_header_block(data, [name for name, _ in headers] + ["Content-Type", "Content-Transfer-Encoding"])
+    return data
 
 
-def contact_email(settings: MailSettings, source: tables.ContactMessage, message_id: str) -> EmailMessage:
+def contact_email(settings: MailSettings, source: tables.ContactMessage, message_id: str) -> bytes:
     """A contact message as the publisher receives it: Reply answers the visitor."""
     name, email, received_at = source.sender_name, source.sender_email, source.received_at
     body = f"From: {name} <{email}>\nSent: {_sent_at(received_at)}\n\n{source.message}\n"
@@ -313,7 +292,7 @@ def contact_email(settings: MailSettings, source: tables.ContactMessage, message
     )
 
 
-def subscriber_notice(settings: MailSettings, source: tables.Subscriber, message_id: str) -> EmailMessage:
+def subscriber_notice(settings: MailSettings, source: tables.Subscriber, message_id: str) -> bytes:
     """The optional notice of a new address on the new-release list (sent once it is confirmed)."""
     name, email, subscribed_at, confirmed_at = source.name, source.email, source.subscribed_at, source.confirmed_at
     subscriber = recipient_address(name, email)
@@ -323,7 +302,7 @@ def subscriber_notice(settings: MailSettings, source: tables.Subscriber, message
     return _email(settings, subject=subject, reply_to=subscriber, moment=moment, message_id=message_id, body=body)
 
 
-def publisher_notice(settings: MailSettings, source: tables.PublisherNotice, message_id: str) -> EmailMessage:
+def publisher_notice(settings: MailSettings, source: tables.PublisherNotice, message_id: str) -> bytes:
     """An email the site writes to the publisher when something needs them: nothing a visitor typed in it."""
     return _email(settings, subject=source.subject, moment=source.created_at, message_id=message_id, body=source.body)
 
@@ -339,7 +318,7 @@ def asked_for(joins: bool, titles: Sequence[str]) -> str:
 
 def confirmation_email(
     settings: MailSettings, source: tables.Subscriber, site: str, message_id: str, books: Sequence[str] = ()
-) -> EmailMessage:
+) -> bytes:
     """Double opt-in: who writes and why (``books``: the titles the address waits for), and the link that
     confirms. To the bare address, no name: until the reader confirms, what was typed into the form is a
     stranger's words (a book's title is the publisher's)."""
@@ -358,7 +337,7 @@ def list_id(settings: MailSettings) -> str:
     return f"{BRAND_NAME} new releases <new-releases.{settings.domain}>"
 
 
-def welcome_email(settings: MailSettings, source: tables.Subscriber, site: str, message_id: str) -> EmailMessage:
+def welcome_email(settings: MailSettings, source: tables.Subscriber, site: str, message_id: str) -> bytes:
     """The first list email: what the reader will get, how often, and the way out (footer and headers)."""
     assert source.confirmed_at is not None  # a confirmed row has its time
     name, confirmed_at = source.name, source.confirmed_at
@@ -368,7 +347,6 @@ def welcome_email(settings: MailSettings, source: tables.Subscriber, site: str, 
     why = list_copy.LIST_EMAIL_WHY.format(list_name=list_copy.LIST_NAME, site=site)
     footer = [why, list_copy.LIST_EMAIL_UNSUBSCRIBE.format(link=unsubscribe_link), settings.postal_address]
     text = "\n".join(line for line in footer if line)
-    # Under the WIRE policy a header that cannot be written right raises ValueError: no email is built.
     return _email(
         settings,
         to=reader,
@@ -376,11 +354,11 @@ def welcome_email(settings: MailSettings, source: tables.Subscriber, site: str, 
         moment=confirmed_at,
         message_id=message_id,
         body=f"{body}\n--\n{text}\n",
-        list_headers={
-            "List-Unsubscribe": Written(list_unsubscribe(unsubscribe_link)),
-            "List-Unsubscribe-Post": Written(ONE_CLICK),
-            "List-Id": Written(list_id(settings)),
-        },
+        list_headers=(
+            ("List-Unsubscribe", list_unsubscribe(unsubscribe_link)),
+            ("List-Unsubscribe-Post", ONE_CLICK),
+            ("List-Id", list_id(settings)),
+        ),
     )
 
 
@@ -431,17 +409,6 @@ DKIM_HEADERS = (
 )
 
 
-def wire_bytes(message: EmailMessage, settings: MailSettings) -> bytes:
-    """The message as it goes on the wire, DKIM-signed when a key is set; its header block must hold exactly
-    the headers set (else UnsafeHeaders, never sent; CVE-2024-6923)."""
-    try:
-        data = message.as_bytes(policy=WIRE)
-    except email_errors.MessageError as exc:  # HeaderWriteError, on interpreters with the fix
-        raise UnsafeHeaders(f"the email package refused to write it: {exc}") from None
-    check_header_block(data, message.keys())
-    return signed(data, settings)
-
-
 def signed(data: bytes, settings: MailSettings) -> bytes:
     """``data`` (a whole message, CRLF lines) with a DKIM-Signature first when a key is set."""
     if settings.dkim is None:
@@ -467,8 +434,8 @@ def _client(settings: MailSettings) -> aiosmtplib.SMTP:
     return aiosmtplib.SMTP(
         hostname=server.host,
         port=server.port,
-        username=server.username,
-        password=server.password,
+        username=server.username or None,
+        password=server.password if server.username else None,
         use_tls=server.implicit_tls,
         start_tls=True if server.require_starttls else None,  # None: STARTTLS when offered
         tls_context=tls_context(settings),
@@ -552,15 +519,12 @@ class SmtpSession:
 
 
 async def send(
-    message: EmailMessage,
-    settings: MailSettings,
-    recipients: tuple[str, ...] = (),
-    envelope_from: str | None = None,
+    message: bytes, settings: MailSettings, recipients: tuple[str, ...] = (), envelope_from: str | None = None
 ) -> str | None:
-    """Hand ``message`` to the server for ``recipients`` (none: the publisher's inbox); a note when some were
-    refused. Raises DeliveryFailed."""
+    """Hand ``message`` (built here) to the server for ``recipients`` (none: the publisher's inbox), DKIM-signed
+    when a key is set; a note when some were refused. Raises DeliveryFailed."""
     envelope = [envelope_address(recipient) for recipient in recipients or settings.notify_to]
-    data = wire_bytes(message, settings)
+    data = signed(message, settings)
     client = _client(settings)
     try:
         async with client:

@@ -9,7 +9,6 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from email.message import EmailMessage
 
 import sqlalchemy
 
@@ -41,14 +40,28 @@ def next_attempt(failed_attempts: int, now: datetime, give_up_at: datetime) -> d
     return min(now + RETRY_DELAYS[min(failed_attempts, len(RETRY_DELAYS)) - 1], give_up_at)
 
 
-def after_failure(
-    failure: returns.DeliveryFailed, attempts: int, now: datetime, give_up_at: datetime
+async def settle(
+    delivery: queue.ClaimedDelivery, failure: returns.DeliveryFailed, worker: str, now: datetime, db_url: str | None
 ) -> tuple[datetime | None, str]:
-    """When to try a job again (None: never) and the reason to record for it."""
-    when = None if failure.permanent else next_attempt(attempts, now, give_up_at)
-    if when is None and not failure.permanent:
-        return None, f"gave up after {attempts} attempts over {RETRY_FOR.days} days: {failure.reason}"
-    return when, failure.reason
+    """A failed attempt recorded: tried again at the time returned, or (None) failed for good; the reason."""
+    when = None if failure.permanent else next_attempt(delivery.attempts, now, delivery.give_up_at)
+    if when is not None:
+        await asyncio.to_thread(queue.mark_retry, delivery.id, worker, when, failure.reason, db_url)
+        return when, failure.reason
+    reason = failure.reason
+    if not failure.permanent:
+        reason = f"gave up after {delivery.attempts} attempts over {RETRY_FOR.days} days: {failure.reason}"
+    await asyncio.to_thread(queue.mark_failed, delivery.id, worker, reason, db_url)
+    return None, reason
+
+
+async def gave_up_stalled(delivery: queue.ClaimedDelivery, worker: str, db_url: str | None, who: str) -> bool:
+    """Fail a job whose senders stopped too often while sending it (True), with why."""
+    if not delivery.stalled_too_often:
+        return False
+    await asyncio.to_thread(queue.mark_failed, delivery.id, worker, delivery.stalled_reason, db_url)
+    logger.error("%s: delivery #%s %s", who, delivery.id, delivery.stalled_reason)
+    return True
 
 
 def unexpected(exc: BaseException) -> str:
@@ -76,7 +89,7 @@ _WANTED_WHILE = {tables.CONFIRMATION: ListStatus.PENDING, tables.WELCOME: ListSt
 
 def email_for(
     delivery: queue.ClaimedDelivery, settings: MailSettings, now: datetime | None = None, db_url: str | None = None
-) -> tuple[EmailMessage, tuple[str, ...]]:
+) -> tuple[bytes, tuple[str, ...]]:
     """The email a job sends, and to whom (empty: the publisher's inbox); a list email (confirmation,
     welcome) only while the address still has the status it was queued for."""
     source, message_id = delivery.source, delivery.message_id
@@ -185,9 +198,7 @@ class Sender:
         delivery = await asyncio.to_thread(queue.claim_due, self.worker, now, LEASE, self.db_url, only_ids, held)
         if delivery is None:
             return None
-        if delivery.stalled_too_often:
-            await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, delivery.stalled_reason, self.db_url)
-            logger.error("Outbox: delivery #%s %s", delivery.id, delivery.stalled_reason)
+        if await gave_up_stalled(delivery, self.worker, self.db_url, "Outbox"):
             return Outcome(delivery.id, tables.FAILED, delivery.stalled_reason)
         try:
             message, recipients = await asyncio.to_thread(email_for, delivery, self.settings, now, self.db_url)
@@ -224,9 +235,8 @@ class Sender:
         return (tables.CONFIRMATION,) if sent >= self.settings.confirmations_per_hour else ()
 
     async def _failed(self, delivery: queue.ClaimedDelivery, failure: returns.DeliveryFailed) -> Outcome:
-        when, reason = after_failure(failure, delivery.attempts, self.clock(), delivery.give_up_at)
+        when, reason = await settle(delivery, failure, self.worker, self.clock(), self.db_url)
         if when is None:
-            await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, reason, self.db_url)
             if delivery.kind in tables.TO_SUBSCRIBER and (report := returns.at_sending(delivery.id, failure)):
                 await returns.take_at_sending([report], self.db_url, "Outbox")
             logger.error(
@@ -236,11 +246,8 @@ class Sender:
                 reason,
             )
             return Outcome(delivery.id, tables.FAILED, reason)
-        await asyncio.to_thread(queue.mark_retry, delivery.id, self.worker, when, failure.reason, self.db_url)
-        logger.warning(
-            "Outbox: delivery #%s not sent (%s); next attempt at %s", delivery.id, failure.reason, when.isoformat()
-        )
-        return Outcome(delivery.id, tables.PENDING, failure.reason)
+        logger.warning("Outbox: delivery #%s not sent (%s); next attempt at %s", delivery.id, reason, when.isoformat())
+        return Outcome(delivery.id, tables.PENDING, reason)
 
     async def send_due(self, only_ids: list[int] | None = None) -> list[Outcome]:
         """Send every job due now (what one wake-up does), or only those of ``only_ids``."""

@@ -3,7 +3,6 @@ text part says the same, so a filter weighing one against the other finds a real
 
 from __future__ import annotations
 
-import binascii
 import secrets
 from datetime import datetime
 from email import utils as email_utils
@@ -135,11 +134,11 @@ class PreparedRelease:
                 b"\r\n--",
                 boundary,
                 b"\r\n",
-                _part("plain", text),
+                mailer.text_part("plain", text),
                 b"\r\n--",  # the CRLF before a boundary belongs to the boundary
                 boundary,
                 b"\r\n",
-                _part("html", html),
+                mailer.text_part("html", html),
                 b"\r\n--",
                 boundary,
                 b"--\r\n",
@@ -147,12 +146,3 @@ class PreparedRelease:
         )
         mailer.check_header_block(data, mailer.DKIM_HEADERS)
         return data
-
-
-def _part(subtype: str, content: str) -> bytes:
-    body = binascii.b2a_qp(content.encode("utf-8"), istext=True).replace(b"\n", b"\r\n")
-    if not body.endswith(b"\r\n"):
-        body += b"\r\n"
-    return (
-        f'Content-Type: text/{subtype}; charset="utf-8"\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n'
-    ).encode() + body

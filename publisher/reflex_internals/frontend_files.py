@@ -16,10 +16,6 @@ DOCUMENT_JS = f"{constants.Dirs.PAGES}/{constants.PageNames.DOCUMENT_ROOT}"
 _HOSTNAME_ONLY = """    const frontend_hostname = window.location.hostname;
     endpoint.hostname = frontend_hostname;
 """
-# Written by earlier versions of this plugin; .web keeps the file between builds.
-_SAME_ORIGIN_ALWAYS = """    // Same origin as the page (host and port): the site and backend share one port.
-    endpoint.host = window.location.host;
-"""
 _SAME_ORIGIN_IN_BUILDS = """    // publisher: a production build is served with its backend on one origin, so it
     // follows the page's host *and port* (one build serves on any host and port).
     // The development server keeps Reflex's rule: the page's host, the backend's own
@@ -32,38 +28,23 @@ _SAME_ORIGIN_IN_BUILDS = """    // publisher: a production build is served with 
 """
 
 
-def backend_at_page_origin(state_js: str) -> str:
-    """A production build reaches its backend at the page's host *and port* (Reflex swaps only the hostname)."""
-    if _SAME_ORIGIN_IN_BUILDS in state_js:
-        return state_js
-    for original in (_HOSTNAME_ONLY, _SAME_ORIGIN_ALWAYS):
-        if original in state_js:
-            return state_js.replace(original, _SAME_ORIGIN_IN_BUILDS)
-    raise RuntimeError(f"Unexpected {STATE_JS} layout: getBackendURL changed in this Reflex version")
-
-
-def _rewritten(file: str, text: str, edits: tuple[tuple[tuple[str, ...], str], ...]) -> str:
+def _rewritten(file: str, text: str, *edits: tuple[str, str]) -> str:
     """``text`` with each edit made; one already there is kept (.web keeps a file between builds)."""
-    for originals, replacement in edits:
+    for original, replacement in edits:
         if replacement in text:
             continue
-        original = next((candidate for candidate in originals if candidate in text), None)
-        if original is None:
-            first_line = originals[0].strip().splitlines()[0]
+        if original not in text:
+            first_line = original.strip().splitlines()[0]
             raise RuntimeError(f"Unexpected {file} layout: {first_line!r} changed in this Reflex version")
         text = text.replace(original, replacement)
     return text
 
 
+# Every page load gets its own token, in the page's memory: with Reflex's per-tab token, the last page's
+# finished form won over what the server wrote into the next.
 _TOKEN_FROM_THE_TAB = """    if (!window.sessionStorage.getItem(TOKEN_KEY)) {
       window.sessionStorage.setItem(TOKEN_KEY, unsavedToken ?? generateUUID());
     }
-    token = window.sessionStorage.getItem(TOKEN_KEY);
-"""
-# Written by an earlier version of this module: a token per page load, in the session storage.
-_TOKEN_STORED_PER_LOAD = """    // publisher: each page load is a state of its own (reflex_internals/frontend_files.py):
-    // a new token, never the one an earlier page of this tab left in the session storage.
-    window.sessionStorage.setItem(TOKEN_KEY, unsavedToken ?? generateUUID());
     token = window.sessionStorage.getItem(TOKEN_KEY);
 """
 _TOKEN_PER_PAGE_LOAD = """    // publisher: each page load is a state of its own, its token in the page's memory only
@@ -74,20 +55,8 @@ _PEEK_FROM_THE_TAB = """  window.sessionStorage.getItem(TOKEN_KEY) ||
   (unsavedToken ??= generateUUID());"""
 _PEEK_PER_PAGE_LOAD = """  (unsavedToken ??= generateUUID()); // publisher: a token of this page load only"""
 
-
-def a_state_per_page_load(state_js: str) -> str:
-    """Every page load gets its own token, in the page's memory: with Reflex's per-tab token, the last
-    page's finished form won over what the server wrote into the next."""
-    return _rewritten(
-        STATE_JS,
-        state_js,
-        (
-            ((_TOKEN_FROM_THE_TAB, _TOKEN_STORED_PER_LOAD), _TOKEN_PER_PAGE_LOAD),
-            ((_PEEK_FROM_THE_TAB,), _PEEK_PER_PAGE_LOAD),
-        ),
-    )
-
-
+# No writes to the session storage: a new token stays in memory, and a page of another app version offers
+# its reload (Reflex's banner) instead of stamping one and reloading.
 _NEW_TOKEN_STORED = """    token = new_token;
     window.sessionStorage.setItem(TOKEN_KEY, new_token);
 """
@@ -110,22 +79,19 @@ _RELOAD_OFFERED = """  // publisher: never a reload by itself, whose cooldown Re
 """
 
 
-def nothing_in_the_browser(state_js: str) -> str:
-    """No writes to the session storage: a new token stays in memory, and a page of another app version
-    offers its reload (Reflex's banner) instead of stamping one and reloading."""
+def state_js_rewrites(state_js: str) -> str:
+    """A build's backend at the page's host *and port* (Reflex swaps only the hostname), a token per page
+    load, nothing in the session storage (each edit's comment above says why)."""
     return _rewritten(
         STATE_JS,
         state_js,
-        (
-            ((_NEW_TOKEN_STORED,), _NEW_TOKEN_IN_MEMORY),
-            ((_RELOAD_STAMPED,), _RELOAD),
-            ((_RELOAD_BY_ITSELF,), _RELOAD_OFFERED),
-        ),
+        (_HOSTNAME_ONLY, _SAME_ORIGIN_IN_BUILDS),
+        (_TOKEN_FROM_THE_TAB, _TOKEN_PER_PAGE_LOAD),
+        (_PEEK_FROM_THE_TAB, _PEEK_PER_PAGE_LOAD),
+        (_NEW_TOKEN_STORED, _NEW_TOKEN_IN_MEMORY),
+        (_RELOAD_STAMPED, _RELOAD),
+        (_RELOAD_BY_ITSELF, _RELOAD_OFFERED),
     )
-
-
-def state_js_rewrites(state_js: str) -> str:
-    return nothing_in_the_browser(a_state_per_page_load(backend_at_page_origin(state_js)))
 
 
 _COLOR_MODE_FROM_THE_BROWSER = """    if (app.isDevMode) {
@@ -169,10 +135,8 @@ def no_saved_color_mode(react_theme_js: str) -> str:
     return _rewritten(
         REACT_THEME_JS,
         react_theme_js,
-        (
-            ((_COLOR_MODE_FROM_THE_BROWSER,), _COLOR_MODE_OF_THE_SITE),
-            ((_COLOR_MODE_SAVED,), _COLOR_MODE_NOT_SAVED),
-        ),
+        (_COLOR_MODE_FROM_THE_BROWSER, _COLOR_MODE_OF_THE_SITE),
+        (_COLOR_MODE_SAVED, _COLOR_MODE_NOT_SAVED),
     )
 
 
@@ -182,7 +146,8 @@ def document_without_storage(document_js: str) -> str:
     return _rewritten(
         DOCUMENT_JS,
         document_js,
-        (((_COLOR_MODE_READ,), _COLOR_MODE_NOT_READ), ((_SCROLL_RESTORATION,), _NO_SCROLL_RESTORATION)),
+        (_COLOR_MODE_READ, _COLOR_MODE_NOT_READ),
+        (_SCROLL_RESTORATION, _NO_SCROLL_RESTORATION),
     )
 
 
@@ -246,17 +211,11 @@ def _with_vite_plugin(vite_config: str, call: str, source: str) -> str:
     return vite_config.replace(_VITE_PLUGINS, f"{_VITE_PLUGINS}    {call},\n", 1)
 
 
-def dev_host_from_environment(vite_config: str) -> str:
-    """``PUBLISHER_DEV_HOST`` chooses the dev server's address: Reflex has no setting for it."""
-    return _with_vite_plugin(vite_config, "publisherDevHost()", _DEV_HOST_PLUGIN)
-
-
-def dev_posts_to_backend(vite_config: str) -> str:
-    return _with_vite_plugin(vite_config, "publisherDevPosts()", _DEV_POSTS_PLUGIN)
-
-
 def dev_server_plugins(vite_config: str) -> str:
-    return dev_posts_to_backend(dev_host_from_environment(vite_config))
+    """The dev server's plugins: its address from ``PUBLISHER_DEV_HOST`` (Reflex has no setting for it),
+    and every POST to the backend."""
+    with_host = _with_vite_plugin(vite_config, "publisherDevHost()", _DEV_HOST_PLUGIN)
+    return _with_vite_plugin(with_host, "publisherDevPosts()", _DEV_POSTS_PLUGIN)
 
 
 def prerender_not_found(config_js: str) -> str:

@@ -5,6 +5,7 @@ moves it; a message that fails is recorded and left. Runs in a daemon thread: it
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import email.parser
 import email.policy
@@ -304,26 +305,18 @@ _Result = TypeVar("_Result")
 async def _in_own_thread(function: Callable[..., _Result], *args: Any, **kwargs: Any) -> _Result:
     """``function`` in a daemon thread of its own, awaited. Not asyncio.to_thread: its executor is
     joined at exit, holding a stopping site past its 10-second window."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[_Result] = loop.create_future()
-
-    def settle(outcome: Callable[[], None]) -> None:
-        if not future.done():
-            outcome()
+    future: concurrent.futures.Future[_Result] = concurrent.futures.Future()
 
     def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return  # cancelled before it started: the site is stopping
         try:
-            result = function(*args, **kwargs)
+            future.set_result(function(*args, **kwargs))
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task, whatever it is
-            failure = exc
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(settle, lambda: future.set_exception(failure))
-        else:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(settle, lambda: future.set_result(result))
+            future.set_exception(exc)
 
     threading.Thread(target=run, name="bounce-mailbox", daemon=True).start()
-    return await future
+    return await asyncio.wrap_future(future)
 
 
 async def run_in_backend(db_url: str | None = None) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from imapclient import IMAPClient
 from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
 
-from publisher.config.mail_config import ImapServer, is_loopback
+from publisher.config.mail_config import MailServer, is_loopback
 
 # Connect, TLS handshake and each command: a server slower than this is tried at the next poll.
 IMAP_TIMEOUT_S = 30.0
@@ -35,7 +35,7 @@ class MailboxTrouble(Exception):
 class MailboxClient(contextlib.AbstractContextManager["MailboxClient"]):
     """One session with the bounce mailbox, its folder selected read-write: ``with MailboxClient(...) as mailbox``."""
 
-    def __init__(self, server: ImapServer, *, ca_file: str | None = None, timeout: float = IMAP_TIMEOUT_S) -> None:
+    def __init__(self, server: MailServer, *, ca_file: str | None = None, timeout: float = IMAP_TIMEOUT_S) -> None:
         self.server = server
         self._created: set[str] = set()
         self._broken = False

@@ -62,9 +62,11 @@ def read_verp(list_secrets: Sequence[str], address: str, bounce_address: str) ->
 
 def kind_of_status(status: str, action: str = "") -> str | None:
     """RFC 3464's Status (and Action) of one recipient: hard, soft, or None (delivered, relayed,
-    expanded, or not a status at all)."""
+    expanded, or not a status at all). "failed" without a Status (cut off) is final: hard."""
     match = _STATUS.match(status or "")
     action = (action or "").strip().lower()
+    if match is None and action == "failed" and not (status or "").strip():
+        return HARD
     if match is None:
         return SOFT if action == "delayed" else None
     if match["class"] == "5":

@@ -24,7 +24,6 @@ SUBJECT_MAX = 300
 LOCAL_PART_MAX_OCTETS = 64
 
 EMAIL_TOO_LONG = form_copy.too_long(form_copy.EMAIL_LABEL, EMAIL_MAX)
-EMAIL_CONTROL_CHARS = EMAIL_INVALID
 # Every form's hidden field: people never see or reach it, bots that fill every input do.
 HONEYPOT_FIELD = "website"
 # The contact form's security question (rules/antispam.py checks it).
@@ -137,7 +136,7 @@ def check_email(value: object) -> tuple[str, str | None]:
     if not text:
         return text, EMAIL_REQUIRED
     if has_control_characters(text):
-        return text, EMAIL_CONTROL_CHARS
+        return text, EMAIL_INVALID
     if len(text) > EMAIL_MAX:
         return text, EMAIL_TOO_LONG
     try:
@@ -218,6 +217,11 @@ class Form:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(declared.name for declared in self.fields)
+
+    @property
+    def asks_question(self) -> bool:
+        """The contact form's security question beside its fields (rules/antispam.py checks it)."""
+        return ANSWER_FIELD in self.more
 
     def element_id(self, name: str) -> str:
         """The id of the form's element ``name`` (a field, ``answer``, ``success``): ``contact-first-name``."""

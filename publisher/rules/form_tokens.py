@@ -20,7 +20,6 @@ VALID_FOR_MS = 60 * 60 * 1000
 MAX_TOKEN_CHARS = 200
 _VERSION = "v1"
 _PURPOSE = "contact-form"
-_SIGNATURE_CHARS = 43  # all 256 bits, base64url without padding
 _OPERATORS = {"+": "p", "-": "m"}
 _TOKEN = re.compile(
     r"^v1\.(?P<shown>[0-9a-f]{1,12})\.(?P<issued>[0-9a-f]{1,12})\."

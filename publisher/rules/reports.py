@@ -189,10 +189,6 @@ def _recipient_failure(block: Message) -> Failure | None:
     action = _header(block, "action").strip().lower()
     status = _header(block, "status").strip()
     kind = kind_of_status(status, action)
-    if kind is None and not status and action == "failed":
-        # A status part cut off before its mandatory Status: "failed" alone is RFC 3464's
-        # "could not be delivered", and no retry will follow.
-        kind = HARD
     if kind is None:
         return None
     diagnostic = _header(block, "diagnostic-code")

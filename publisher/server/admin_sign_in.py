@@ -136,7 +136,7 @@ class AdminSignIn:
             return refusal
         address = client_address(scope)
         limiter = submits.shared_limiter.get()
-        if path in (ENROL_OPTIONS, ENROL, SIGN_IN_OPTIONS, SIGN_IN) and await limiter.exhausted(_FAILURES, "", address):
+        if path in (ENROL_OPTIONS, ENROL, SIGN_IN_OPTIONS, SIGN_IN) and await limiter.exhausted(_FAILURES, address):
             self._log.warning("Dashboard %s: refused, too many failures from %s", name, address)
             return JSONResponse({"error": admin_copy.TOO_MANY_ATTEMPTS}, 429, headers=_WAIT)
         if path in (ENROL_OPTIONS, SIGN_IN_OPTIONS) and not await limiter.allow(_CEREMONIES, "", address):
@@ -222,19 +222,10 @@ class AdminSignIn:
             )
         except (InvalidRegistrationResponse, InvalidJSONStructure, ValueError, TypeError, KeyError) as exc:
             raise _Refused(400, admin_copy.PASSKEY_REFUSED, f"registration not verified ({exc})", True) from None
-        session = admin_access.new_token()
-        admin = await self._db(
-            admins.enrol,
-            ceremony.enrolment_hash or "",
-            bytes_to_base64url(verified.credential_id),
-            verified.credential_public_key,
-            verified.sign_count,
-            admin_access.token_hash(session),
-        )
-        if admin is None:
-            raise _Refused(404, admin_copy.ENROLMENT_LINK_INVALID, "the enrolment link was used meanwhile", True)
-        logger.info("Dashboard: %s created a passkey and signed in", admin.name)
-        return _signed_in(scope, session)
+        link = ceremony.enrolment_hash or ""
+        passkey = (bytes_to_base64url(verified.credential_id), verified.credential_public_key, verified.sign_count)
+        used = _Refused(404, admin_copy.ENROLMENT_LINK_INVALID, "the enrolment link was used meanwhile", True)
+        return await self._open_session(scope, "created a passkey and signed in", used, admins.enrol, link, *passkey)
 
     async def _sign_in_options(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
         options = webauthn.generate_authentication_options(
@@ -273,13 +264,18 @@ class AdminSignIn:
                     exc,
                 )
             raise _Refused(400, admin_copy.PASSKEY_REFUSED, f"sign-in not verified ({exc})", True) from None
+        moved = _Refused(400, admin_copy.PASSKEY_REFUSED, "the passkey was revoked or used at the same moment", True)
+        counts = (stored.sign_count, verified.new_sign_count)
+        return await self._open_session(scope, "signed in", moved, admins.sign_in, credential.id, *counts)
+
+    async def _open_session(self, scope: Scope, done: str, refused: _Refused, store, *args) -> Response:
+        """The session ``store`` opens for a verified answer, as the answer's cookie; ``refused`` when it
+        opened none (the link or the passkey changed meanwhile)."""
         session = admin_access.new_token()
-        admin = await self._db(
-            admins.sign_in, credential.id, stored.sign_count, verified.new_sign_count, admin_access.token_hash(session)
-        )
+        admin = await self._db(store, *args, admin_access.token_hash(session))
         if admin is None:
-            raise _Refused(400, admin_copy.PASSKEY_REFUSED, "the passkey was revoked or used at the same moment", True)
-        logger.info("Dashboard: %s signed in", admin.name)
+            raise refused
+        logger.info("Dashboard: %s %s", admin.name, done)
         return _signed_in(scope, session)
 
     async def _sign_out(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:

@@ -163,7 +163,7 @@ class BounceHook:
             return _error(405, ONLY_POST, {"Allow": "POST"}), f"({scope['method']})"
         address = routes.client_address(scope)
         limiter = submits.shared_limiter.get()
-        if await limiter.exhausted(_FAILURES, "", address):  # before the secret: a right guess looks the same
+        if await limiter.exhausted(_FAILURES, address):  # before the secret: a right guess looks the same
             return _error(429, TOO_MANY), "(too many wrong tokens from this address; the token was not looked at)"
         headers = Headers(scope=scope)
         if not bearer_matches(headers.get("authorization"), secret):

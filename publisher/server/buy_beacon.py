@@ -4,6 +4,7 @@ check refused it). What counts: docs/privacy.md; what is refused: docs/security.
 
 from __future__ import annotations
 
+import functools
 import logging
 
 from starlette.datastructures import Headers
@@ -42,13 +43,12 @@ def _books() -> tuple[tuple[str, str], ...]:
 
 class BuyBeacon:
     def __init__(self) -> None:
-        self._origins: ChannelOrigins | None = None  # read from the settings at the first press
         self._log = SeldomLog(logger)  # a flood of beacons must not flood the log
 
+    @functools.cached_property
     def origins(self) -> ChannelOrigins:
-        if self._origins is None:
-            self._origins = ChannelOrigins.configured()
-        return self._origins
+        """Read from the settings at the first press."""
+        return ChannelOrigins.configured()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -73,7 +73,7 @@ class BuyBeacon:
         origins = headers.getlist("origin")
         if len(origins) > 1 or not same_site.same_origin(
             origins[0] if origins else None,
-            self.origins().of(headers.get("host", "")),
+            self.origins.of(headers.get("host", "")),
             same_site.BEACON,
             sec_fetch_site=headers.get("sec-fetch-site"),
             referer=headers.get("referer"),
@@ -87,5 +87,5 @@ class BuyBeacon:
         if not await shared_buy_limiter.get().allow(_PRESSES, "", routes.client_address(scope)):
             return None
         slug, store = target
-        visits.record_buy(scope, slug, store)
+        visits.shared_recorder.get().buy(scope, slug, store)
         return f"{slug} {store}"

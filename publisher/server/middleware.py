@@ -41,10 +41,10 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
 NO_STORE = "no-store"
 IMAGE_CACHE = "public, max-age=86400"
-# Static pages: a CDN may keep them five minutes, browsers revalidate; pages that start the app stay
-# "no-cache": their scripts must match the backend that answers them.
-STATIC_PAGE_CACHE = "public, max-age=0, s-maxage=300"
-CDN_KEEPS_S = 300  # STATIC_PAGE_CACHE's s-maxage; before a release flips a page, no longer than until then
+# Static pages: a CDN may keep them five minutes (before a release flips a page, no longer than until
+# then), browsers revalidate; pages that start the app stay "no-cache": their scripts must match the backend.
+CDN_KEEPS_S = 300
+STATIC_PAGE_CACHE = f"public, max-age=0, s-maxage={CDN_KEEPS_S}"
 # Scripts, styles, images and JSON opened directly: nothing in them may run or load.
 RESOURCE_POLICY = "default-src 'none'; frame-ancestors 'none'"
 # The release feed: the static files take the Content-Type from Python's table, which lacks .atom.
@@ -55,13 +55,6 @@ _INLINE_SCRIPT = re.compile(r"<script(?P<attrs>[^>]*)>(?P<body>.*?)</script>", r
 _SCRIPT_TYPE = re.compile(r"""\btype\s*=\s*["']?([^"'\s>]*)""", re.I)
 # text/x-app-boot: the inert boot module that assets/site.js re-inserts as a module.
 _JAVASCRIPT_TYPES = frozenset({"", "module", "text/javascript", "application/javascript", "text/x-app-boot"})
-
-
-def _is_executable(attrs: str) -> bool:
-    declared = _SCRIPT_TYPE.search(attrs)
-    return (declared.group(1).lower() if declared else "") in _JAVASCRIPT_TYPES
-
-
 _IMAGE_VARIANT = re.compile(rf"^{re.escape(images.VARIANTS_URL)}/[^/]+-[0-9a-f]{{12}}-(?:\d+w|share)\.[a-z]+$")
 
 
@@ -89,7 +82,9 @@ def inline_script_hashes(build_dir: Path = BUILD_DIR) -> list[str]:
     for html_file in sorted(build_dir.rglob("*.html")):
         for match in _INLINE_SCRIPT.finditer(html_file.read_text(encoding="utf-8")):
             attrs, body = match.group("attrs"), match.group("body")
-            if "src=" in attrs or not _is_executable(attrs) or not body:
+            declared = _SCRIPT_TYPE.search(attrs)
+            executable = (declared.group(1).lower() if declared else "") in _JAVASCRIPT_TYPES
+            if "src=" in attrs or not executable or not body:
                 continue  # external, or data such as application/ld+json (never executed)
             digest = hashlib.sha256(body.encode("utf-8")).digest()
             hashes.add(f"'sha256-{base64.b64encode(digest).decode()}'")

@@ -5,11 +5,10 @@ docs/security.md)."""
 
 from __future__ import annotations
 
-import functools
 import gzip
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from html import escape
@@ -45,30 +44,13 @@ class PlainForm:
     declared: form_fields.Form  # its name (the limits count per form) and fields, shown again after a refusal
     route: str
     sent_route: str
-    judge: Callable[[Mapping[str, object]], Awaitable[submissions.Verdict]]
-    asks_question: bool
     book: content.Book | None = None  # the forthcoming book a waitlist form is for
     page_route: str = ""  # the built page a refusal is written into, when not the route's own
 
 
 FORMS = {
-    form.route: form
-    for form in (
-        PlainForm(
-            form_fields.SUBSCRIBE,
-            subscribe.ROUTE,
-            subscribe.SENT_ROUTE,
-            submissions.judge_subscribe,
-            asks_question=False,
-        ),
-        PlainForm(
-            form_fields.CONTACT,
-            contact.ROUTE,
-            contact.SENT_ROUTE,
-            submissions.judge_contact,
-            asks_question=True,
-        ),
-    )
+    page.ROUTE: PlainForm(declared, page.ROUTE, page.SENT_ROUTE)
+    for declared, page in ((form_fields.SUBSCRIBE, subscribe), (form_fields.CONTACT, contact))
 }
 
 
@@ -80,8 +62,6 @@ def waitlist_forms(books: Iterable[content.Book]) -> dict[str, PlainForm]:
             form_fields.WAITLIST,
             book.page_path,
             f"{book.page_path}#{WAITLIST_THANKS_ID}",
-            functools.partial(submissions.judge_subscribe, form=form_fields.WAITLIST),
-            asks_question=False,
             book=book,
             page_route=page_kinds.variant_route(book.slug, book.page_path),
         )
@@ -179,11 +159,12 @@ class PlainForms:
         async with submissions.submit_in_flight():
             if not await submits.shared_limiter.get().allow(form.declared.name, "", address):
                 # A refused contact submit spends its token all the same: the same question, next token.
-                chain = await submissions.spend_token(data, submissions.now_ms()) if form.asks_question else None
-                asked = submissions.new_question(chain, same=True) if form.asks_question else None
+                asks = form.declared.asks_question
+                chain = await submissions.spend_token(data, submissions.now_ms()) if asks else None
+                asked = submissions.new_question(chain, same=True) if asks else None
                 limited = submissions.Verdict(form_error=form_copy.TOO_MANY_ATTEMPTS, question=asked)
                 return self._refused(form, scope, shown, limited, 429)
-            verdict = await form.judge(data)
+            verdict = await submissions.judge(form.declared, data)
             if verdict.request is None:
                 return self._refused(form, scope, shown, verdict, 422)
             if await submissions.send(form.declared.name, verdict.request, form.book.slug if form.book else ""):
@@ -199,7 +180,7 @@ class PlainForms:
             said = [verdict.form_error, *verdict.field_errors.values()]
             return PlainTextResponse("\n".join(message for message in said if message), status_code=status)
         question = None
-        if form.asks_question:
+        if form.declared.asks_question:
             asked = verdict.question or submissions.new_question(verdict.chain)
             question = ((submissions.QUESTION_ID, asked.text), (submissions.TOKEN_ID, asked.token))
         answer = page_html.FormAnswer(

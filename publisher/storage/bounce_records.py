@@ -12,11 +12,13 @@ import sqlalchemy
 from sqlmodel import col
 
 from publisher.rules import bounces, form_fields
+from publisher.rules.form_fields import one_line
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import tables
 from publisher.storage.subscribers import BOUNCED, BY_COMPLAINT, BY_HARD_BOUNCE, BY_SOFT_BOUNCES, UNSUBSCRIBED
 from publisher.storage.tables import (
     FAILED,
+    REASON_MAX,
     SENT,
     TO_SUBSCRIBER,
     Bounce,
@@ -66,10 +68,6 @@ class Recorded:
     outcome: str
     email: str | None = None
     campaign_id: int | None = None
-
-
-def _clip(text: str, most: int = tables.REASON_MAX) -> str:
-    return form_fields.one_line(text, most)
 
 
 def record_all(reports: Iterable[Report], db_url: str | None = None, *, now: datetime | None = None) -> list[Recorded]:
@@ -124,7 +122,7 @@ def _record(connection, report: Report, now: datetime) -> Recorded:
         ).first()
     ):
         return Recorded(ALREADY_KNOWN, reader.email, campaign_id)
-    reason = _clip(report.reason or report.kind)
+    reason = one_line(report.reason or report.kind, REASON_MAX)
     connection.execute(
         sqlalchemy.insert(Bounce).values(
             at=now,
@@ -161,7 +159,7 @@ def _apply(connection, reader: Subscriber, kind: str, reason: str, now: datetime
         if bounces.soft_bounces_in_a_row(history, now) < bounces.SOFT_BOUNCES_TO_BOUNCED:
             return COUNTED
         how = BY_SOFT_BOUNCES
-        reason = _clip(f"{bounces.SOFT_BOUNCES_TO_BOUNCED} soft bounces in a row, the last: {reason}")
+        reason = one_line(f"{bounces.SOFT_BOUNCES_TO_BOUNCED} soft bounces in a row, the last: {reason}", REASON_MAX)
     elif kind == bounces.HARD:
         how = BY_HARD_BOUNCE
     else:
@@ -283,7 +281,7 @@ def pause_on_returns(
         connection.execute(
             sqlalchemy.update(Campaign)
             .where(col(Campaign.id) == campaign_id)
-            .values(status=tables.PAUSED, paused_reason=_clip(reason))
+            .values(status=tables.PAUSED, paused_reason=one_line(reason, REASON_MAX))
         )
         return reason, campaign.book_slug
 
@@ -387,9 +385,9 @@ def record_message(
             digest=digest,
             size=fetched.size if fetched else size,
             outcome=outcome,
-            subject=_clip(fetched.subject if fetched else "", 200),
-            sender=_clip(fetched.sender if fetched else "", form_fields.EMAIL_MAX),
-            note=_clip(note),
+            subject=one_line(fetched.subject if fetched else "", 200),
+            sender=one_line(fetched.sender if fetched else "", form_fields.EMAIL_MAX),
+            note=one_line(note, REASON_MAX),
             seen_at=moment,
             last_seen_at=moment,
         )

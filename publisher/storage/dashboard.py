@@ -3,6 +3,7 @@ so the page costs the same with a hundred readers or a hundred thousand (docs/pe
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -43,6 +44,9 @@ class ReaderLine:
     joined_at: datetime
 
 
+_READERS = sqlalchemy.select(col(Subscriber.email), col(Subscriber.status), col(Subscriber.subscribed_at))
+
+
 def _readers(statement, db_url: str | None) -> list[ReaderLine]:
     with tables.engine(db_url).connect() as connection:
         return [ReaderLine(email, status, as_utc(at)) for email, status, at in connection.execute(statement)]
@@ -50,13 +54,7 @@ def _readers(statement, db_url: str | None) -> list[ReaderLine]:
 
 def latest_signups(limit: int = LISTED, db_url: str | None = None) -> list[ReaderLine]:
     """The latest sign-ups (and imports), newest first."""
-    statement = (
-        sqlalchemy.select(col(Subscriber.email), col(Subscriber.status), col(Subscriber.subscribed_at))
-        .where(ON_LIST)
-        .order_by(col(Subscriber.id).desc())
-        .limit(limit)
-    )
-    return _readers(statement, db_url)
+    return _readers(_READERS.where(ON_LIST).order_by(col(Subscriber.id).desc()).limit(limit), db_url)
 
 
 def find_readers(text: str, limit: int = LISTED, db_url: str | None = None) -> list[ReaderLine]:
@@ -65,14 +63,8 @@ def find_readers(text: str, limit: int = LISTED, db_url: str | None = None) -> l
     prefix = form_fields.one_line(text, form_fields.EMAIL_MAX).strip().lower()
     if not prefix:
         return []
-    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    statement = (
-        sqlalchemy.select(col(Subscriber.email), col(Subscriber.status), col(Subscriber.subscribed_at))
-        .where(col(Subscriber.email_key).like(escaped + "%", escape="\\"))
-        .order_by(col(Subscriber.email_key))
-        .limit(limit)
-    )
-    return _readers(statement, db_url)
+    found = _READERS.where(col(Subscriber.email_key).startswith(prefix, autoescape=True))
+    return _readers(found.order_by(col(Subscriber.email_key)).limit(limit), db_url)
 
 
 # A contact message's email to the publisher, as the dashboard says it.
@@ -90,7 +82,7 @@ class MessageLine:
     text: str
 
 
-def latest_messages(limit: int = LISTED, db_url: str | None = None) -> list[MessageLine]:
+def latest_messages(db_url: str | None = None) -> list[MessageLine]:
     """The contact messages, newest first, with what became of their email to the publisher."""
     statement = (
         sqlalchemy.select(
@@ -106,7 +98,7 @@ def latest_messages(limit: int = LISTED, db_url: str | None = None) -> list[Mess
             Delivery, sqlalchemy.and_(col(Delivery.kind) == CONTACT, col(Delivery.source_id) == col(ContactMessage.id))
         )
         .order_by(col(ContactMessage.id).desc())
-        .limit(limit)
+        .limit(LISTED)
     )
     with tables.engine(db_url).connect() as connection:
         return [
@@ -145,6 +137,13 @@ def _day_counts(connection, day_column, *where) -> dict[date, int]:
     return {date.fromisoformat(str(value)[:10]): count for value, count in rows if value is not None}
 
 
+def _days(connection, first: date, days: int, day_column, *where) -> list[int]:
+    """``_day_counts`` on each of ``days`` days from ``first``, oldest first, zero-filled."""
+    since = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
+    counts = _day_counts(connection, day_column, day_column >= since, *where)
+    return [counts.get(first + timedelta(days=offset), 0) for offset in range(days)]
+
+
 def confirmed_per_day(today: date, days: int = 90, db_url: str | None = None) -> list[int]:
     """Confirmed readers at the end of each of the last ``days`` days, oldest first: confirmed and not
     left by then. Two aggregates by day over the whole list, summed here."""
@@ -160,21 +159,19 @@ def confirmed_per_day(today: date, days: int = 90, db_url: str | None = None) ->
         joined = _day_counts(connection, col(Subscriber.confirmed_at), ever_confirmed, ON_LIST)
         left = _day_counts(connection, left_at, ever_confirmed, left_status, ON_LIST)
     first = today - timedelta(days=days - 1)
-    running = sum(n for d, n in joined.items() if d < first) - sum(n for d, n in left.items() if d < first)
-    series = []
-    for offset in range(days):
-        day = first + timedelta(days=offset)
-        running += joined.get(day, 0) - left.get(day, 0)
-        series.append(running)
-    return series
+    before = sum(n for d, n in joined.items() if d < first) - sum(n for d, n in left.items() if d < first)
+    changes = (joined.get(day, 0) - left.get(day, 0) for day in (first + timedelta(days=n) for n in range(days)))
+    return list(itertools.accumulate(changes, initial=before))[1:]
 
 
-def _events_per_day(connection, since: datetime, events: Collection[str]) -> dict[date, int]:
-    """How many of ``events`` the record of consent holds on each day since ``since``, of the list's readers."""
-    return _day_counts(
+def _events_per_day(connection, first: date, days: int, events: Collection[str]) -> list[int]:
+    """How many of ``events`` the record of consent holds on each of ``days`` days from ``first``, of the
+    list's readers."""
+    return _days(
         connection,
+        first,
+        days,
         col(SubscriptionEvent.at),
-        col(SubscriptionEvent.at) >= since,
         col(SubscriptionEvent.event).in_(events),
         col(SubscriptionEvent.subscriber_id).in_(sqlalchemy.select(col(Subscriber.id)).where(ON_LIST)),
     )
@@ -184,17 +181,10 @@ def joined_and_left_per_week(today: date, weeks: int = 13, db_url: str | None = 
     """Sign-ups and leavers (unsubscribed or bounced) in each of the last ``weeks`` weeks (7 days
     each, the last ending today), oldest first, from the record of consent."""
     first = today - timedelta(days=7 * weeks - 1)
-    since = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
     with tables.engine(db_url).connect() as connection:
-        joined = _events_per_day(connection, since, (subscribers.SUBSCRIBED,))
-        left = _events_per_day(connection, since, LEFT_EVENTS)
-    buckets = [[0, 0] for _ in range(weeks)]
-    for counts, index in ((joined, 0), (left, 1)):
-        for day, count in counts.items():
-            week = (day - first).days // 7
-            if 0 <= week < weeks:
-                buckets[week][index] += count
-    return [(joining, leaving) for joining, leaving in buckets]
+        joined = _events_per_day(connection, first, 7 * weeks, (subscribers.SUBSCRIBED,))
+        left = _events_per_day(connection, first, 7 * weeks, LEFT_EVENTS)
+    return [(sum(joined[start : start + 7]), sum(left[start : start + 7])) for start in range(0, 7 * weeks, 7)]
 
 
 @dataclass(frozen=True)
@@ -211,14 +201,13 @@ def list_days(today: date, days: int, db_url: str | None = None) -> list[ListDay
     """Sign-ups, confirmations and contact messages on each of the last ``days`` days (the last is today),
     oldest first, zero-filled."""
     first = today - timedelta(days=days - 1)
-    since = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
     with tables.engine(db_url).connect() as connection:
-        signups = _events_per_day(connection, since, (subscribers.SUBSCRIBED,))
-        confirmations = _events_per_day(connection, since, (subscribers.CONFIRMED,))
-        messages = _day_counts(connection, col(ContactMessage.received_at), col(ContactMessage.received_at) >= since)
+        signups = _events_per_day(connection, first, days, (subscribers.SUBSCRIBED,))
+        confirmations = _events_per_day(connection, first, days, (subscribers.CONFIRMED,))
+        messages = _days(connection, first, days, col(ContactMessage.received_at))
     return [
-        ListDay(day, signups.get(day, 0), confirmations.get(day, 0), messages.get(day, 0))
-        for day in (first + timedelta(days=offset) for offset in range(days))
+        ListDay(first + timedelta(days=offset), *figures)
+        for offset, figures in enumerate(zip(signups, confirmations, messages, strict=True))
     ]
 
 
@@ -251,7 +240,6 @@ class ScheduledSend:
 def scheduled_sends(now: datetime, db_url: str | None = None) -> list[ScheduledSend]:
     """Each book of the content not out yet, or whose send has not started, soonest first."""
     first = now.date() - timedelta(days=WAITLIST_DAYS - 1)
-    since = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
     by_book = {item.book_slug: item for item in campaigns.list_campaigns(db_url)}
     sends = []
     with tables.engine(db_url).connect() as connection:
@@ -265,9 +253,8 @@ def scheduled_sends(now: datetime, db_url: str | None = None) -> list[ScheduledS
                 Waiting, col(Waiting.subscriber_id) == col(Subscriber.id)
             )
             counts = dict(connection.execute(statuses.where(of_book).group_by(col(Subscriber.status))).all())
-            asked = _day_counts(connection, col(Waiting.asked_at), of_book, col(Waiting.asked_at) >= since)
             due = as_utc(item.due_at or book.release.utc) if item else book.release.utc
-            per_day = [asked.get(first + timedelta(days=offset), 0) for offset in range(WAITLIST_DAYS)]
+            per_day = _days(connection, first, WAITLIST_DAYS, col(Waiting.asked_at), of_book)
             confirmed, pending = counts.get(ListStatus.CONFIRMED, 0), counts.get(ListStatus.PENDING, 0)
             status = item.status if item else ""
             sends.append(ScheduledSend(book, book.release.zone, status, due, confirmed, pending, per_day))

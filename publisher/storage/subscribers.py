@@ -55,17 +55,12 @@ def _queue(connection, kind: str, subscriber_id: int, job: tables.Job, now: date
 
 
 def subscribe(
-    sign_up: SignUp,
-    job: tables.Job | None,
-    db_url: str | None = None,
-    *,
-    now: datetime | None = None,
-    source: str = FROM_THE_FORM,
+    sign_up: SignUp, job: tables.Job | None, db_url: str | None = None, *, now: datetime | None = None
 ) -> str:
     """The subscribe form's request; what it did: 'added', 'rejoined', 'pending' or 'confirmed'. ``job``:
     the confirmation to queue if the rule says so (None: no SMTP). Sign-ups to one mailbox wait in turn."""
     with tables.engine(db_url).begin() as connection:
-        return _sign_up(connection, sign_up, tables.ON_LIST, source, job, now or tables.utc_now())[1]
+        return _sign_up(connection, sign_up, tables.ON_LIST, FROM_THE_FORM, job, now or tables.utc_now())[1]
 
 
 def wait(

@@ -24,6 +24,8 @@ CHUNK_ROWS = 500
 # The weekly summary's figures: the top sources, and every book-and-store pair pressed (a few books).
 WEEK_SOURCES = 5
 WEEK_BUYS = 50
+# "Visitors now" on the dashboard: the distinct visitors of the last this many minutes.
+VISITORS_NOW_MINUTES = 5
 
 _Row = TypeVar("_Row")
 
@@ -243,22 +245,18 @@ def _between(kind: str, since: date, until: date) -> sqlalchemy.ColumnElement[bo
     return sqlalchemy.and_(col(VisitCount.kind) == kind, col(VisitCount.day) >= since, col(VisitCount.day) <= until)
 
 
-def _daily(connection, kind: str, since: date, until: date, key: str) -> list[DayCount]:
-    rows = connection.execute(
-        sqlalchemy.select(col(VisitCount.day), col(VisitCount.views), col(VisitCount.visitors)).where(
-            _between(kind, since, until), col(VisitCount.key) == key
-        )
-    )
-    found = {day: (views, visitors) for day, views, visitors in rows}
-    days = [since + timedelta(days=offset) for offset in range((until - since).days + 1)]
-    return [DayCount(day, *found.get(day, (0, 0))) for day in days]
-
-
 def daily(kind: str, since: date, until: date, key: str = "", db_url: str | None = None) -> list[DayCount]:
     """Views and visitors of one kind and key on each day from ``since`` to ``until`` (both
     included), oldest first, a day without any as zeros: one row per day, every day there."""
     with tables.engine(db_url).connect() as connection:
-        return _daily(connection, kind, since, until, key)
+        rows = connection.execute(
+            sqlalchemy.select(col(VisitCount.day), col(VisitCount.views), col(VisitCount.visitors)).where(
+                _between(kind, since, until), col(VisitCount.key) == key
+            )
+        )
+        found = {day: (views, visitors) for day, views, visitors in rows}
+    days = [since + timedelta(days=offset) for offset in range((until - since).days + 1)]
+    return [DayCount(day, *found.get(day, (0, 0))) for day in days]
 
 
 def book_funnels(
@@ -275,27 +273,23 @@ def book_funnels(
     return funnels
 
 
-def _top(connection, kind: str, since: date, until: date, limit: int) -> list[KeyCount]:
-    views = sqlalchemy.func.sum(col(VisitCount.views))
-    visitors = sqlalchemy.func.sum(col(VisitCount.visitors))
-    rows = connection.execute(
-        sqlalchemy.select(col(VisitCount.key), views, visitors)
-        .where(_between(kind, since, until))
-        .group_by(col(VisitCount.key))
-        .order_by(visitors.desc(), views.desc(), col(VisitCount.key))
-        .limit(limit)
-    )
-    return [KeyCount(key, int(views), int(visitors)) for key, views, visitors in rows]
-
-
 def top(kind: str, since: date, until: date, limit: int = 10, db_url: str | None = None) -> list[KeyCount]:
     """The keys of one kind from ``since`` to ``until`` (both included), summed over the days,
     the most visitors first (then views, then the key): at most ``limit``."""
+    views = sqlalchemy.func.sum(col(VisitCount.views))
+    visitors = sqlalchemy.func.sum(col(VisitCount.visitors))
     with tables.engine(db_url).connect() as connection:
-        return _top(connection, kind, since, until, limit)
+        rows = connection.execute(
+            sqlalchemy.select(col(VisitCount.key), views, visitors)
+            .where(_between(kind, since, until))
+            .group_by(col(VisitCount.key))
+            .order_by(visitors.desc(), views.desc(), col(VisitCount.key))
+            .limit(limit)
+        ).all()
+    return [KeyCount(key, int(views), int(visitors)) for key, views, visitors in rows]
 
 
-def visitors_now(now: datetime, minutes: int = 5, db_url: str | None = None) -> int:
+def visitors_now(now: datetime, minutes: int = VISITORS_NOW_MINUTES, db_url: str | None = None) -> int:
     """The distinct visitors seen in the current minute and the ``minutes`` before it (the
     "minute" seen rows, "HHMM" in UTC; before midnight they are yesterday's)."""
     moment = as_utc(now).astimezone(UTC)
@@ -317,11 +311,10 @@ def visitors_now(now: datetime, minutes: int = 5, db_url: str | None = None) -> 
 def week(until: date, db_url: str | None = None) -> VisitWeek:
     """The seven days before ``until`` (not included), for the weekly summary."""
     since, last = until - timedelta(days=7), until - timedelta(days=1)
-    with tables.engine(db_url).connect() as connection:
-        site = _daily(connection, VisitKind.SITE, since, last, "")
-        bots = _daily(connection, VisitKind.BOT, since, last, "")
-        sources = _top(connection, VisitKind.SOURCE, since, last, WEEK_SOURCES)
-        buys = _top(connection, VisitKind.BUY, since, last, WEEK_BUYS)
+    site = daily(VisitKind.SITE, since, last, db_url=db_url)
+    bots = daily(VisitKind.BOT, since, last, db_url=db_url)
+    sources = top(VisitKind.SOURCE, since, last, WEEK_SOURCES, db_url)
+    buys = top(VisitKind.BUY, since, last, WEEK_BUYS, db_url)
     return VisitWeek(
         visitors=sum(day.visitors for day in site),
         views=sum(day.views for day in site),

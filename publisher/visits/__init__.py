@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import date, datetime
 from typing import Any
@@ -27,8 +27,6 @@ logger = logging.getLogger(__name__)
 
 # Each worker writes its tally this often: a database that is away loses at most this window.
 FLUSH_INTERVAL_S = 5
-# "Visitors now" on the dashboard: the distinct visitors of the last this many minutes.
-VISITORS_NOW_MINUTES = 5
 # The dashboard's chart of visitors and views per day covers this many days.
 CHART_DAYS = 90
 # At a worker's stop, its last flush may take this long; then it goes without it.
@@ -37,18 +35,9 @@ LAST_FLUSH_WAIT_S = 3.0
 DESTROY_RETRY_S = 60.0
 
 
-def _configured_recorder() -> Recorder:
-    return Recorder(reflex_config.get_config().trusted_proxy_hops)
-
-
-shared_recorder: PerProcess[Recorder] = PerProcess(_configured_recorder)
+shared_recorder: PerProcess[Recorder] = PerProcess(lambda: Recorder(reflex_config.get_config().trusted_proxy_hops))
 # A fault on every request must not flood the log: each kind of failure once a minute.
 _failures = SeldomLog(logger)
-
-
-def count_views_on(routes: Iterable[str]) -> None:
-    """The page routes whose views count (declared above this layer: publisher.py tells them)."""
-    shared_recorder.get().count_views_on(routes)
 
 
 def record_page_view(scope: Any, status: int, route: str) -> None:
@@ -59,15 +48,6 @@ def record_page_view(scope: Any, status: int, route: str) -> None:
         _failures.log(
             logging.ERROR, "Visits: a page view was not counted (%s; logged at most once a minute)", type(exc).__name__
         )
-
-
-def record_buy(scope: Any, slug: str, store: str) -> None:
-    """A press the beacon found genuine (the beacon logs a failure, at most once a minute)."""
-    shared_recorder.get().buy(scope, slug, store)
-
-
-def visitors_now(now: datetime) -> int:
-    return visit_counts.visitors_now(now, minutes=VISITORS_NOW_MINUTES)
 
 
 class FlushLoop:

@@ -86,10 +86,6 @@ class Tally:
         """A visitor seen under ``key`` without a view counted (the minute, for visitors now)."""
         self._batch.seen.add((day, kind, key, visitor))
 
-    def bot(self, day: date) -> None:
-        """One view by a bot: counted apart, as one figure a day, with no visitor."""
-        self.view(day, VisitKind.BOT, "", None)
-
     def take(self) -> Batch:
         """Everything counted since the last take; the tally starts again empty."""
         batch, self._batch = self._batch, Batch()
@@ -201,7 +197,7 @@ class Recorder:
         user_agent = headers.get("user-agent", "")
         sender = self.addresses.admit(day, address, user_agent)
         if sender is None or visit_rules.is_bot(user_agent):
-            self.tally.bot(day)
+            self.tally.view(day, VisitKind.BOT, "", None)  # counted apart, one figure a day, no visitor
             return
         visitor = self._visitor(address, user_agent, now)
         self.tally.view(day, VisitKind.SITE, "", visitor)

@@ -5,12 +5,10 @@ a chart shows is said in words beside it (content/admin_copy.py), for a screen r
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, timedelta
 from urllib.parse import quote
 from xml.sax.saxutils import escape
-
-from publisher.content import admin_copy
 
 WIDTH, HEIGHT = 600, 240
 LEFT, RIGHT, TOP, BOTTOM = 72, 88, 40, 32  # the margins: y labels, latest figures, legend, x labels
@@ -65,8 +63,9 @@ class _Frame:
     def y(self, value: int) -> float:
         return self.bottom_y - (self.bottom_y - TOP) * (value / self.top)
 
-    def axes(self, first: tuple[float, date], middle: tuple[float, date], last: tuple[float, date]) -> str:
-        """The y scale's three lines and labels; the first, middle and last dates under their x."""
+    def axes(self, x: Callable[[int], float], first_day: date, step: timedelta) -> str:
+        """The y scale's three lines and labels; the first, middle and last slots' dates (``step`` apart) under
+        their ``x``."""
         parts = []
         for value in (0, self.top // 2, self.top):
             y = self.y(value)
@@ -74,11 +73,12 @@ class _Frame:
             parts.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{self.right_x}" y2="{y:.1f}" stroke="{colour}"/>')
             parts.append(_text(LEFT - 6, y + FONT / 3, f"{value:,}", anchor="end"))
         label_y = HEIGHT - 8
-        for (x, day), anchor in zip((first, middle, last), ("start", "middle", "end"), strict=True):
+        for index, anchor in ((0, "start"), ((self.slots - 1) // 2, "middle"), (self.slots - 1, "end")):
+            at = x(index)
             parts.append(
-                f'<line x1="{x:.1f}" y1="{self.bottom_y}" x2="{x:.1f}" y2="{self.bottom_y + 4}" stroke="{AXIS}"/>'
+                f'<line x1="{at:.1f}" y1="{self.bottom_y}" x2="{at:.1f}" y2="{self.bottom_y + 4}" stroke="{AXIS}"/>'
             )
-            parts.append(_text(x, label_y, day.isoformat(), anchor=anchor))
+            parts.append(_text(at, label_y, (first_day + index * step).isoformat(), anchor=anchor))
         return "".join(parts)
 
 
@@ -112,54 +112,28 @@ def _polyline(frame: _Frame, values: list[int], colour: str, dashed: bool = Fals
     return f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>'
 
 
-def _day_axis(frame: _Frame, first_day: date, count: int) -> str:
-    """The axes of a chart with one point per day."""
-    last = max(count - 1, 0)
-
-    def at(index: int) -> tuple[float, date]:
-        return _point_x(frame, index), first_day + timedelta(days=index)
-
-    return frame.axes(at(0), at(last // 2), at(last))
-
-
-def line(values: Sequence[int], first_day: date) -> str:
-    """A line of ``values``, one per day from ``first_day``, on a scale from 0 to a round top."""
-    counts = [_count(v) for v in values]
-    start = _first_day(first_day)
-    frame = _Frame(scale_top(max(counts, default=0)), len(counts))
-    latest = _latest(frame, [(counts[-1], INK)]) if counts else ""
-    return _svg(_day_axis(frame, start, len(counts)) + _polyline(frame, counts, INK) + latest)
-
-
-def two_lines(
-    visitors: Sequence[int],
-    views: Sequence[int],
-    first_day: date,
-    legend: tuple[str, str] = (admin_copy.COLUMN_VISITORS, admin_copy.COLUMN_PAGE_VIEWS),
-) -> str:
-    """Two lines, one value of each per day from ``first_day``, on one scale: the first solid (visitors),
-    the second dashed (page views), named by ``legend`` above the plot."""
-    people = [_count(v) for v in visitors]
-    seen = [_count(v) for v in views]
-    if len(people) != len(seen):
+def lines(first_day: date, *series: Sequence[int], legend: tuple[str, str] | None = None) -> str:
+    """A line per series (one or two), one value a day from ``first_day``, on one scale from 0 to a round top:
+    the first solid, the second dashed; ``legend`` names both above the plot."""
+    counts = [[_count(v) for v in values] for values in series]
+    if len({len(values) for values in counts}) != 1:
         raise ValueError("one figure of each per day")
-    start = _first_day(first_day)
-    frame = _Frame(scale_top(max([*people, *seen], default=0)), len(people))
-    second = LEFT + max(160, 50 + round(len(legend[0]) * FONT * 0.6))  # past the first's words
-    key = (
-        f'<line x1="{LEFT}" y1="14" x2="{LEFT + 24}" y2="14" stroke="{INK}" stroke-width="2"/>'
-        + _text(LEFT + 30, 19, legend[0])
-        + f'<line x1="{second}" y1="14" x2="{second + 24}" y2="14" stroke="{VIEWS}" stroke-width="2" '
-        f'stroke-dasharray="6 4"/>' + _text(second + 30, 19, legend[1])
-    )
-    latest = _latest(frame, [(people[-1], INK), (seen[-1], VIEWS)]) if people else ""
-    return _svg(
-        key
-        + _day_axis(frame, start, len(people))
-        + _polyline(frame, seen, VIEWS, dashed=True)
-        + _polyline(frame, people, INK)
-        + latest
-    )
+    start, days = _first_day(first_day), len(counts[0])
+    frame = _Frame(scale_top(max((v for values in counts for v in values), default=0)), days)
+    drawn = list(zip(counts, (INK, VIEWS), strict=False))
+    key = ""
+    if legend is not None:
+        second = LEFT + max(160, 50 + round(len(legend[0]) * FONT * 0.6))  # past the first's words
+        key = (
+            f'<line x1="{LEFT}" y1="14" x2="{LEFT + 24}" y2="14" stroke="{INK}" stroke-width="2"/>'
+            + _text(LEFT + 30, 19, legend[0])
+            + f'<line x1="{second}" y1="14" x2="{second + 24}" y2="14" stroke="{VIEWS}" stroke-width="2" '
+            f'stroke-dasharray="6 4"/>' + _text(second + 30, 19, legend[1])
+        )
+    plotted = "".join(_polyline(frame, values, colour, dashed=colour == VIEWS) for values, colour in drawn[::-1])
+    latest = _latest(frame, [(values[-1], colour) for values, colour in drawn]) if days else ""
+    axes = frame.axes(lambda index: _point_x(frame, index), start, timedelta(days=1))
+    return _svg(key + axes + plotted + latest)
 
 
 def pairs(values: Sequence[tuple[int, int]], first_day: date) -> str:
@@ -177,12 +151,7 @@ def pairs(values: Sequence[tuple[int, int]], first_day: date) -> str:
             y = frame.y(value)
             size = f'width="{bar:.1f}" height="{frame.bottom_y - y:.1f}"'
             bars.append(f'<rect x="{x + offset:.1f}" y="{y:.1f}" {size} fill="{colour}"/>')
-    last = max(len(weeks) - 1, 0)
-
-    def at(index: int) -> tuple[float, date]:
-        return LEFT + index * slot + slot * 0.1, start + timedelta(weeks=index)
-
-    axes = frame.axes(at(0), at(last // 2), at(last))
+    axes = frame.axes(lambda index: LEFT + index * slot + slot * 0.1, start, timedelta(weeks=1))
     latest = _latest(frame, [(weeks[-1][0], JOINED), (weeks[-1][1], LEFT_LIST)]) if weeks else ""
     return _svg(axes + "".join(bars) + latest)
 

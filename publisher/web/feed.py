@@ -45,7 +45,7 @@ def release_feed(site_url: str, now: datetime = ALL_OUT) -> str:
         entry.title(book.title)
         entry.link(href=url, rel="alternate", type="text/html")
         entry.summary(f"{book.subtitle}. {book.description}")
-        cover = images.largest_url(book.cover_image, images.COVER_WIDTHS)
+        cover = images.largest_url(book.cover_image)
         mime = images.MIME.get(cover.rsplit(".", 1)[-1], "image/svg+xml")
         entry.link(href=f"{site_url}{cover}", rel="enclosure", type=mime, title=book.image_alt)
         for name in book.author_names:

@@ -114,9 +114,9 @@ def app_reasons(component: BaseComponent, on_load: object = None, head: Sequence
     return tuple(reasons)
 
 
-def _first_line(code: str, limit: int = 80) -> str:
+def _first_line(code: str) -> str:
     line = code.splitlines()[0] if code else ""
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    return line if len(line) <= 80 else line[:77] + "..."
 
 
 def site_route(reflex_route: str) -> str:
@@ -157,20 +157,17 @@ def decide(pages: Iterable[Any]) -> dict[str, PageKind]:
     return kinds
 
 
-def write_manifest(kinds: dict[str, PageKind], path: Path | None = None) -> None:
-    path = path or MANIFEST
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({route: list(kind.app_reasons) for route, kind in kinds.items()}, indent=2) + "\n")
+def write_manifest(kinds: dict[str, PageKind]) -> None:
+    MANIFEST.parent.mkdir(parents=True, exist_ok=True)
+    MANIFEST.write_text(json.dumps({route: list(kind.app_reasons) for route, kind in kinds.items()}, indent=2) + "\n")
 
 
-def read_manifest(path: Path | None = None) -> dict[str, PageKind]:
-    path = path or MANIFEST
-    return {route: PageKind(route, tuple(reasons)) for route, reasons in json.loads(path.read_text()).items()}
+def read_manifest() -> dict[str, PageKind]:
+    return {route: PageKind(route, tuple(reasons)) for route, reasons in json.loads(MANIFEST.read_text()).items()}
 
 
-def starts_app_by_route(path: Path | None = None) -> dict[str, bool] | None:
+def starts_app_by_route() -> dict[str, bool] | None:
     """Whether each page starts the app, as the last build decided; None before any build."""
-    path = path or MANIFEST
-    if not path.exists():
+    if not MANIFEST.exists():
         return None
-    return {route: kind.starts_app for route, kind in read_manifest(path).items()}
+    return {route: kind.starts_app for route, kind in read_manifest().items()}

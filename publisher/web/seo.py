@@ -131,7 +131,7 @@ def book(item: content.Book, author_cards: Mapping[str, str], now: datetime = AL
         "alternativeHeadline": item.subtitle,
         "description": item.description,
         "url": url,
-        "image": absolute_url(images.largest_url(item.cover_image, images.COVER_WIDTHS)),
+        "image": absolute_url(images.largest_url(item.cover_image)),
         "inLanguage": item.language,
         "author": [
             {

@@ -9,7 +9,7 @@ import logging
 import signal
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,9 +28,8 @@ from publisher.rules.form_fields import ANSWER_FIELD, CONTACT, HONEYPOT_FIELD, S
 
 logger = logging.getLogger(__name__)
 
-TOKEN_FIELD = form_tokens.TOKEN_FIELD
 QUESTION_ID = CONTACT.element_id("question")
-TOKEN_ID = CONTACT.element_id(TOKEN_FIELD)
+TOKEN_ID = CONTACT.element_id(form_tokens.TOKEN_FIELD)
 EDITING = "editing"
 SUBMITTING = "submitting"
 SUCCESS = "success"
@@ -145,15 +144,17 @@ def new_question(after: form_tokens.FormToken | None = None, same: bool = False)
 async def spend_token(data: Mapping[str, object], now: float) -> form_tokens.FormToken | None:
     """Every answered submit spends its token, whatever its verdict; the token the next one may follow
     in its chain (this one on its first use within its chain's hour), else None."""
-    token = form_tokens.read(settings.form_secrets(), data.get(TOKEN_FIELD))
+    token = form_tokens.read(settings.form_secrets(), data.get(form_tokens.TOKEN_FIELD))
     first_use = token is not None and not token.expired(now) and await used_tokens.first_use(token.nonce)
     return form_tokens.continues(token, first_use=first_use, now_ms=now)
 
 
-async def judge_subscribe(data: Mapping[str, object], form: Form | None = None) -> Verdict:
-    """The field rules, then the honeypot ("Please try again.": nothing is stored or sent); ``form``: the
-    waitlist's, which has the same rules."""
-    checked = (form or SUBSCRIBE).check(data)
+async def judge(form: Form, data: Mapping[str, object]) -> Verdict:
+    """The field rules, then the honeypot ("Please try again.": nothing is stored or sent); a form that asks
+    a question: the anti-spam checks in their documented order, by both ways a submit comes."""
+    if form.asks_question:
+        return await _judge_with_question(form, data)
+    checked = form.check(data)
     if not checked.ok:
         return Verdict(field_errors=dict(checked.errors))
     if checked.bot:
@@ -161,10 +162,10 @@ async def judge_subscribe(data: Mapping[str, object], form: Form | None = None) 
     return Verdict(request=checked.values)
 
 
-async def judge_contact(data: Mapping[str, object]) -> Verdict:
-    """The field rules, then the anti-spam checks in their documented order. Every refusal brings the
-    next token: the same question when the visitor only has to correct or wait, a new one otherwise."""
-    checked = CONTACT.check(data)
+async def _judge_with_question(form: Form, data: Mapping[str, object]) -> Verdict:
+    """Every refusal brings the next token: the same question when the visitor only has to correct or wait,
+    a new one otherwise."""
+    checked = form.check(data)
     errors = dict(checked.errors)
     answer = data.get(ANSWER_FIELD)
     if antispam.answer_field_error(answer, None) == antispam.MATH_REQUIRED:
@@ -318,17 +319,15 @@ class FormLifecycle(rx.State, mixin=True):
         self.notice_kind = kind
         self.notice_text = text
 
-    async def _run_submit(
-        self, form: Form, form_data: object, judge: Callable[[dict[str, Any]], Awaitable[Verdict]]
-    ) -> AsyncIterator[EventSpec]:
-        """One submit, from the press to the toast: ``judge`` (the plain POST's too) and its messages inside
+    async def _run_submit(self, form: Form, form_data: object) -> AsyncIterator[EventSpec]:
+        """One submit, from the press to the toast: its verdict (the plain POST's too) and its messages inside
         the state lock (focus on the first invalid field), the gateway call outside it."""
         session = self.router.session  # the event's, before ``async with self`` loads the state again
         async with submit_in_flight():
             async with self:
                 if not await self._admit_submit(form.name, session.client_token, session.client_ip):
                     return
-                verdict = await judge(form_data if isinstance(form_data, dict) else {})
+                verdict = await self._judge(form, form_data if isinstance(form_data, dict) else {})
                 self._show_errors(verdict.field_errors)  # type: ignore[attr-defined]  # each form's field_messages
                 self.form_error = verdict.form_error
                 events = self._judged(verdict)
@@ -348,6 +347,9 @@ class FormLifecycle(rx.State, mixin=True):
                 )
             for event in events:
                 yield event
+
+    async def _judge(self, form: Form, data: dict[str, Any]) -> Verdict:
+        return await judge(form, data)
 
     def _judged(self, verdict: Verdict) -> list[EventSpec]:
         """What a form shows of a verdict besides its messages (the contact form: its next question)."""
@@ -376,7 +378,7 @@ class SubscribeState(field_messages(SUBSCRIBE), FormLifecycle, rx.State):  # typ
     # Reflex types a handler without **kwargs, which this one takes (an event may carry more).
     @rx.event(background=True)  # type: ignore[arg-type]
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
-        async for event in self._run_submit(SUBSCRIBE, form_data, judge_subscribe):
+        async for event in self._run_submit(SUBSCRIBE, form_data):
             yield event
 
 
@@ -411,15 +413,15 @@ class ContactState(field_messages(CONTACT), FormLifecycle, rx.State):  # type: i
     # Reflex types a handler without **kwargs, which this one takes (an event may carry more).
     @rx.event(background=True)  # type: ignore[arg-type]
     async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
-        async for event in self._run_submit(CONTACT, form_data, self._judge):
+        async for event in self._run_submit(CONTACT, form_data):
             yield event
 
-    async def _judge(self, data: dict[str, Any]) -> Verdict:
+    async def _judge(self, form: Form, data: dict[str, Any]) -> Verdict:
         """The form's token; without one, the app's: the development server may run ``on_load`` before the
         form is mounted, so its ``rx.set_value`` finds no field."""
-        if not data.get(TOKEN_FIELD) and self._token:
-            data = {**data, TOKEN_FIELD: self._token}
-        return await judge_contact(data)
+        if not data.get(form_tokens.TOKEN_FIELD) and self._token:
+            data = {**data, form_tokens.TOKEN_FIELD: self._token}
+        return await judge(form, data)
 
     def _judged(self, verdict: Verdict) -> list[EventSpec]:
         """The next token (the submit spent its own)."""

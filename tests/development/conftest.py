@@ -36,7 +36,6 @@ class DevServer:
         self.extra_env = extra_env or {}
         self.frontend_port: int | None = None
         self.backend_port: int | None = None
-        self.bounce_folder = "INBOX"  # the folder of the tests' Dovecot it reads (dev_server sets it)
         self.db_url = f"sqlite:///{workdir / 'dev.db'}"
         self.log_path = workdir / "dev-server.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -118,23 +117,22 @@ def smtp() -> Iterator[SmtpServer]:
 
 
 BOUNCE_HOOK_SECRET = "bounce-hook-secret-for-the-dev-server-0123"
+BOUNCE_FOLDER = "Bounces make run"  # the folder of the tests' Dovecot it reads
 
 
 @pytest.fixture(scope="module")
 def dev_server(
     tmp_path_factory: pytest.TempPathFactory, smtp: SmtpServer, dovecot: DovecotServer
 ) -> Iterator[DevServer]:
-    folder = "Bounces make run"
-    dovecot.append(b"From: jo@example.org\r\nSubject: Hi\r\n\r\nHello\r\n", folder)  # makes the folder
+    dovecot.append(b"From: jo@example.org\r\nSubject: Hi\r\n\r\nHello\r\n", BOUNCE_FOLDER)  # makes the folder
     bounces = {
         "PUBLISHER_BOUNCE_ADDRESS": "bounces@animals.example",
-        "PUBLISHER_BOUNCE_MAILBOX": dovecot.url(folder),
+        "PUBLISHER_BOUNCE_MAILBOX": dovecot.url(BOUNCE_FOLDER),
         "PUBLISHER_BOUNCE_CA_FILE": str(dovecot.ca_file),
         "PUBLISHER_BOUNCE_POLL_S": "1",
         "PUBLISHER_BOUNCE_WEBHOOK_SECRET": BOUNCE_HOOK_SECRET,
     }
     server = DevServer(tmp_path_factory.mktemp("dev"), extra_env={**smtp.mail_env(), **bounces})
-    server.bounce_folder = folder
     server.start()
     try:
         yield server

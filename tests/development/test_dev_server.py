@@ -6,11 +6,11 @@ from __future__ import annotations
 import csv
 import io
 import re
-import socket
 from datetime import timedelta
 from urllib.parse import urlsplit
 
 import httpx
+import psutil
 from playwright.sync_api import Browser, Page, expect
 
 from publisher import content
@@ -26,41 +26,21 @@ from tests.browser import (
     send_contact_message,
     subscribe,
 )
-from tests.development.conftest import BOUNCE_HOOK_SECRET, DevServer
+from tests.development.conftest import BOUNCE_FOLDER, BOUNCE_HOOK_SECRET, DevServer
 from tests.imap import DovecotServer
 from tests.samples import bounce_sample
 from tests.support import PROJECT_ROOT, clear_of_midnight, publisher_gateway, wait_until
-
-CONTENT_FILE = PROJECT_ROOT / "publisher" / "content" / "site.py"  # where the footer note is written
+from tests.unit.test_visit_rules import DESKTOP_CHROME
 
 
 def listening_addresses(port: int) -> set[str]:
-    addresses = set()
-    for table, family in (("/proc/net/tcp", socket.AF_INET), ("/proc/net/tcp6", socket.AF_INET6)):
-        with open(table) as rows:
-            next(rows)
-            for row in rows:
-                local, _, state = row.split()[1:4]
-                address, hex_port = local.split(":")
-                if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
-                    raw = bytes.fromhex(address)
-                    # /proc prints each 32-bit word in host (little-endian) order.
-                    raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
-                    addresses.add(socket.inet_ntop(family, raw))
-    return addresses
+    listening = psutil.net_connections("tcp")  # IPv4 and IPv6, every process's
+    return {c.laddr.ip for c in listening if c.status == psutil.CONN_LISTEN and c.laddr.port == port}
 
 
 def test_both_servers_listen_on_loopback_only(dev_server: DevServer):
     assert listening_addresses(dev_server.frontend_port) == {"127.0.0.1"}
     assert listening_addresses(dev_server.backend_port) == {"127.0.0.1"}
-
-
-def test_the_book_search_runs_once_the_app_has_rendered_home(page: Page, dev_server: DevServer):
-    open_page(page, dev_server.base_url, "/?q=word%20search")
-    expect(page.get_by_role("status").locator("p")).to_have_text("Showing 1 of 3 books matching “word search”.")
-    expect(page.locator("article:visible")).to_have_count(1)
-    expect(page.locator("article:visible")).to_have_id("word-search-book")
-    assert_no_console_errors(page)
 
 
 def emails_to(smtp, address: str, subject: str, count: int = 1, timeout: float = 30):
@@ -72,26 +52,25 @@ def emails_to(smtp, address: str, subject: str, count: int = 1, timeout: float =
     return matching()
 
 
-def test_contact_message_is_stored_by_the_embedded_gateway_and_emailed(page: Page, dev_server: DevServer, smtp):
-    subject = "Contact Form Submission from Jo Reader"
-    before = len([r for r in smtp.received if r.message["Subject"] == subject])
-    send_contact_message(page, dev_server.base_url, "Sent from the development server.")
-    [email] = emails_to(smtp, "books@animals.example", subject, count=before + 1)[before:]
-    assert email.message.get_content().endswith("Sent from the development server.\r\n")
-    stored = [(m.sender_name, m.sender_email, m.subject, m.message) for m in tables.list_messages(dev_server.db_url)]
-    assert stored == [
-        ("Jo Reader", "jo@example.com", "Contact Form Submission from Jo Reader", "Sent from the development server.")
-    ]
-    assert_no_console_errors(page)
-
-
-def test_a_subscribe_over_the_backends_own_port_is_stored_and_the_lists_links_work(
+def test_the_search_both_forms_and_the_lists_links_work_with_the_app_on_the_backends_own_port(
     page: Page, dev_server: DevServer, smtp
 ):
-    """The page's websocket goes to the backend's port; the confirmation's button and a one-click POST to
-    the page server's port work."""
+    """The search runs once the app has rendered Home; the websocket goes to the backend's port; the
+    contact message is stored and emailed; a link's button and a one-click POST to the page's port work."""
     sockets: list[str] = []
     page.on("websocket", lambda ws: sockets.append(ws.url))
+    open_page(page, dev_server.base_url, "/?q=word%20search")
+    expect(page.get_by_role("status").locator("p")).to_have_text("Showing 1 of 3 books matching “word search”.")
+    expect(page.locator("article:visible")).to_have_count(1)
+    expect(page.locator("article:visible")).to_have_id("word-search-book")
+
+    subject = "Contact Form Submission from Jo Reader"
+    send_contact_message(page, dev_server.base_url, "Sent from the development server.")
+    [email] = emails_to(smtp, "books@animals.example", subject)
+    assert email.message.get_content().endswith("Sent from the development server.\r\n")
+    messages = [(m.sender_name, m.sender_email, m.subject, m.message) for m in tables.list_messages(dev_server.db_url)]
+    assert messages == [("Jo Reader", "jo@example.com", subject, "Sent from the development server.")]
+
     address = f"links.{dev_server.frontend_port}@example.com"
     subscribe(page, dev_server.base_url, "Link Reader", address)
     app_sockets = [url for url in sockets if "/_event" in url]
@@ -144,7 +123,7 @@ def test_the_development_server_reads_the_bounce_mailbox_and_serves_the_bounce_w
         bounce_sample(
             "qmail-hard", verp=confirmation.mail_from, reader=gone, message_id=confirmation.message["Message-ID"]
         ),
-        dev_server.bounce_folder,
+        BOUNCE_FOLDER,
     )
     wait_until(lambda: status(gone) == "bounced", 30, "the development backend to read the bounce mailbox")
     # The provider's POST reaches the backend through the page server's port, as on one origin.
@@ -158,33 +137,9 @@ def test_the_development_server_reads_the_bounce_mailbox_and_serves_the_bounce_w
     assert status(annoyed) == "unsubscribed"
 
 
-def test_editing_content_shows_after_a_reload(page: Page, dev_server: DevServer):
-    original = CONTENT_FILE.read_text()
-    edited_note = content.AFFILIATE_NOTE.replace("at no extra cost to you.", "at no extra cost to you (edited).")
-    assert edited_note != content.AFFILIATE_NOTE
-    old_source = '"earn a small commission at no extra cost to you."'
-    assert original.count(old_source) == 1
-    open_page(page, dev_server.base_url, "/about")
-    footer = page.locator("footer")
-    expect(footer).to_contain_text(content.AFFILIATE_NOTE)
-    try:
-        CONTENT_FILE.write_text(
-            original.replace(old_source, '"earn a small commission at no extra cost to you (edited)."')
-        )
-
-        def reloaded_with_the_edit() -> bool:
-            page.reload(wait_until="domcontentloaded")
-            return edited_note in re.sub(r"\s+", " ", footer.inner_text(timeout=30_000))
-
-        wait_until(reloaded_with_the_edit, 120, "the edited footer note after a reload", interval=2)
-    finally:
-        CONTENT_FILE.write_text(original)
-    assert CONTENT_FILE.read_text() == original
-
-
 def test_a_forthcoming_book_turns_out_at_its_moment_without_a_reload(page: Page, dev_server: DevServer):
-    """`reflex run` renders pages in the browser: the book's part switches on the browser's clock (set
-    twenty seconds before the test book's moment)."""
+    """An edit of publisher/content/ shows after a reload; `reflex run` renders pages in the browser, so
+    the book's part switches on the browser's clock (set twenty seconds before the test book's moment)."""
     books_file = PROJECT_ROOT / "publisher" / "content" / "books.py"
     original = books_file.read_text()
     book = release_book.test_book()
@@ -213,10 +168,6 @@ def test_a_forthcoming_book_turns_out_at_its_moment_without_a_reload(page: Page,
         books_file.write_text(original)
 
 
-# A reader's browser (Chromium's headless user agent is a bot, counted apart).
-DESKTOP_CHROME = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
-
-
 def visits_csv(dev_server: DevServer) -> list[list[str]]:
     shown = publisher_gateway(dev_server.db_url, "visits", "--days", "1", "--csv", env={"PUBLISHER_GATEWAY_URL": ""})
     return list(csv.reader(io.StringIO(shown.stdout)))
@@ -230,6 +181,7 @@ def test_a_buy_press_counts_and_a_passkey_signs_in_to_the_dashboard_that_shows_i
     clear_of_midnight()  # the day it counts is the day it reads back
     book = content.BOOKS[0]
     store = urlsplit(str(book.book_link))
+    # A reader's browser (Chromium's headless user agent is a bot, counted apart).
     context = browser.new_context(viewport=DESKTOP, user_agent=DESKTOP_CHROME)
     context.set_default_timeout(15_000)
     # The store's page is answered here: nothing leaves the machine.

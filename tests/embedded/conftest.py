@@ -28,7 +28,7 @@ def smtp() -> Iterator[SmtpServer]:
 def mail_site(built_site, smtp: SmtpServer, tmp_path_factory) -> Iterator[tuple[ProductionServer, str]]:
     """publisher-serve emailing through ``smtp``, on SQLite, with the new-subscriber notice on. The one
     server of the suite with the spec's real five-second fill time (tests/support.py lowers it
-    elsewhere): its contact test takes them."""
+    elsewhere): its journey's contact message takes them."""
     workdir = tmp_path_factory.mktemp("mail-site")
     db_url = f"sqlite:///{workdir / 'mail.db'}"
     env = {

@@ -163,7 +163,7 @@ def test_a_state_event_sent_by_hand_gets_no_data_without_the_sessions_cookie(das
         return seen
 
     stranger = run_async(ask(None, session_cookie))  # the cookie claimed in the event, not sent
-    assert stranger["signed_in"] is False and stranger.get("readers", []) == []
+    assert stranger["signed_in"] is False and stranger.get("parts", {}) == {}
     assert not stranger.get("admin_name")
     holder = run_async(ask(session_cookie, None))  # the same cookie, as the browser sends it
     assert holder["signed_in"] is True and holder["admin_name"] == "Signed in as Cy"

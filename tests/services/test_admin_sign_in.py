@@ -9,6 +9,7 @@ from datetime import timedelta
 import httpx
 import pytest
 import sqlalchemy
+from starlette.responses import PlainTextResponse
 
 from publisher.content import admin_copy
 from publisher.limits import submits
@@ -26,11 +27,7 @@ ORIGIN = "https://books.example.com"
 PARTY = RelyingParty("books.example.com", (ORIGIN,))
 FROM_PAGE = {"Origin": ORIGIN}
 IDLE = timedelta(minutes=30)
-
-
-async def not_found(scope, receive, send):
-    await send({"type": "http.response.start", "status": 404, "headers": []})
-    await send({"type": "http.response.body", "body": b"page"})
+NO_PAGE = PlainTextResponse("no page here", status_code=404)
 
 
 @pytest.fixture
@@ -42,7 +39,7 @@ def client(db_url, monkeypatch):
     submits.shared_limiter.set(Limiter())
 
     def from_address(address: str = "127.0.0.1", clock=None) -> httpx.AsyncClient:
-        app = middleware.route_table(not_found, db_url=db_url, clock=clock)
+        app = middleware.route_table(NO_PAGE, db_url=db_url, clock=clock)
         return httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=(address, 40000)), base_url=ORIGIN)
 
     yield from_address
@@ -106,6 +103,7 @@ def stored_text(db_url: str) -> str:
 async def test_an_invitation_enrols_a_passkey_once_and_signs_in_with_an_httponly_strict_cookie(client, db_url):
     token = invite(db_url)
     assert token not in stored_text(db_url)  # only its hash is kept
+    assert admins.list_admins(db_url)[0].passkey is None  # invited, not enrolled yet: listed without one
     passkey = SoftPasskey(ORIGIN)
     async with client() as http:
         enrolled = await enrol(http, token, passkey)
@@ -157,30 +155,6 @@ async def test_a_cloned_passkey_is_refused_and_logged_and_revoke_ends_every_sess
         # The way back: a new invitation, a new passkey.
         assert (await enrol(http, invite(db_url), SoftPasskey(ORIGIN))).status_code == 200
     assert publisher_gateway(db_url, "admin", "revoke", "Nobody", check=False).returncode == 1
-
-
-@pytest.mark.asyncio
-async def test_another_sites_page_and_an_oversized_body_are_refused_and_nothing_is_stored(client, db_url):
-    token = invite(db_url)
-    async with client() as http:
-        cross = await http.post(
-            "/admin/api/enrol/options", json={"token": token}, headers={"Origin": "https://evil.example"}
-        )
-        assert cross.status_code == 403
-        no_origin = await http.post("/admin/api/sign-in/options", json={})
-        assert no_origin.status_code == 403
-        same_origin = await http.post("/admin/api/sign-in/options", json={}, headers={"Sec-Fetch-Site": "same-origin"})
-        assert same_origin.status_code == 200
-        huge = await http.post(
-            "/admin/api/enrol",
-            content=b'{"x":"' + b"a" * 20_000 + b'"}',
-            headers={**FROM_PAGE, "Content-Type": "application/json"},
-        )
-        assert huge.status_code == 413
-        wrong_method = await http.get("/admin/api/sign-in")
-        assert wrong_method.status_code == 405
-    assert "admin_session" not in stored_text(db_url)
-    assert admins.list_admins(db_url)[0].passkey is None  # invited, never enrolled
 
 
 @pytest.mark.asyncio

@@ -9,7 +9,6 @@ import socket
 import socketserver
 import ssl
 import threading
-import time
 
 import pytest
 
@@ -81,11 +80,9 @@ def test_a_wrong_password_is_a_refused_login_that_never_shows_the_password(mailb
 def test_a_closed_port_fails_at_once():
     with held_port() as closed:  # bound, not listening: refused, and no other process can take it
         server = imap_server(f"imap://bounces:secret@127.0.0.1:{closed.getsockname()[1]}/INBOX")
-        started = time.monotonic()
         with pytest.raises(MailboxTrouble) as caught, MailboxClient(server, timeout=60):
             pass
-    # Refused, not given up on: far sooner than the timeout, whatever else the machine is doing.
-    assert time.monotonic() - started < 30
+    # Refused at once, not given up on after the timeout (that would say "timed out").
     where = f"imap://bounces:***@127.0.0.1:{server.port}/INBOX"
     assert caught.value.reason == f"cannot connect to {where}: Connection refused"
 
@@ -231,33 +228,30 @@ def test_starttls_required_but_not_offered_is_refused_before_the_password_is_sen
     assert not any(" LOGIN " in command for command in fake.commands)
 
 
-def test_plain_imap_without_starttls_on_loopback_logs_in_and_a_message_expunged_meanwhile_is_none(fake_server):
+@pytest.mark.parametrize(("user", "sent"), [("bounces", '"bounces"'), ("bounce%20box", '"bounce box"')])
+def test_plain_imap_on_loopback_logs_in_with_the_user_quoted_and_a_message_expunged_meanwhile_is_none(
+    fake_server, user, sent
+):
     fake = fake_server()
-    with MailboxClient(imap_server(fake.url()), timeout=5) as session:
+    with MailboxClient(imap_server(fake.url().replace("bounces:", f"{user}:")), timeout=5) as session:
         assert session.uids() == []
         assert session.fetch(7) is None
-    assert ' LOGIN "bounces" "secret"' in "\n".join(fake.commands)
+    assert f' LOGIN {sent} "secret"' in "\n".join(fake.commands)  # a space would split an unquoted name
 
 
-def test_a_user_name_with_a_space_is_sent_as_one_quoted_string(fake_server):
-    fake = fake_server()
-    with MailboxClient(imap_server(fake.url().replace("bounces:", "bounce%20box:")), timeout=5) as session:
-        assert session.uids() == []
-    assert ' LOGIN "bounce box" "secret"' in "\n".join(fake.commands)
-
-
-def test_a_connection_lost_while_reading_the_capabilities_is_mailbox_trouble(fake_server):
-    fake = fake_server(hang_up_on="CAPABILITY")
+@pytest.mark.parametrize(
+    ("options", "reason"),
+    [
+        ({"hang_up_on": "CAPABILITY"}, "cannot read the capabilities of {where}: "),
+        ({"select_reply": "NO [NONEXISTENT] b'\\x' is not here"}, "{where}: [NONEXISTENT] b'\\x' is not here"),
+    ],
+    ids=["connection-lost-at-capability", "refusal-no-python-literal"],
+)
+def test_a_connection_lost_or_a_refusal_in_any_words_is_mailbox_trouble(fake_server, options, reason):
+    fake = fake_server(**options)
     with pytest.raises(MailboxTrouble) as caught, MailboxClient(imap_server(fake.url()), timeout=5):
         pass
-    assert caught.value.reason.startswith("cannot read the capabilities of imap://bounces:***@")
-
-
-def test_a_refusal_whose_text_is_no_python_literal_is_still_mailbox_trouble(fake_server):
-    fake = fake_server(select_reply="NO [NONEXISTENT] b'\\x' is not here")
-    with pytest.raises(MailboxTrouble) as caught, MailboxClient(imap_server(fake.url()), timeout=5):
-        pass
-    assert caught.value.reason.endswith("INBOX: [NONEXISTENT] b'\\x' is not here")
+    assert reason.format(where=f"imap://bounces:***@127.0.0.1:{fake.port}/INBOX") in caught.value.reason
 
 
 def test_a_password_the_server_echoes_is_hidden(fake_server):

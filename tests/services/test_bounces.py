@@ -24,7 +24,7 @@ from publisher.storage.bounce_records import Report
 from publisher.storage.subscribers import SignUp
 from tests.databases import ON_BOTH_DATABASES
 from tests.services.test_campaign import Clock, mail_for, readers, recipients, sender_for, start_campaign
-from tests.services.test_new_release_list import consent_record
+from tests.services.test_new_release_list import consent_record, row
 from tests.smtp import LIST_SECRET, POSTAL_ADDRESS
 from tests.support import publisher_gateway
 from tests.unit.test_bounce_hook import SECRET, SECRET_VAR
@@ -33,13 +33,8 @@ BOUNCE_ADDRESS = "bounces@animals.example"
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
 
-def row_of(db_url: str, email: str) -> tables.Subscriber:
-    [row] = [row for row in subscribers.list_subscribers(db_url=db_url) if row.email == email]
-    return row
-
-
 def status_of(db_url: str, email: str) -> str:
-    return row_of(db_url, email).status
+    return row(db_url, email).status
 
 
 def events(db_url: str, email: str) -> list[tuple[str, str, str | None]]:
@@ -198,11 +193,8 @@ def _mark_sent(db_url: str, ids: list[int], at: datetime) -> None:
 def _release_to(db_url: str, email: str, slug: str, at: datetime) -> int:
     """One sent release email to ``email`` (a campaign of its own), as the sender records it."""
     item = campaigns.create_campaign(slug, "s", lambda _r: f"<{slug}.{_r}@m.example>", at, outbox.RETRY_FOR, db_url)
-    [job] = [
-        row
-        for row in jobs(db_url, tables.PENDING)
-        if row.campaign_id == item.id and row.source_id == row_of(db_url, email).id
-    ]
+    reader_id = row(db_url, email).id
+    [job] = [job for job in jobs(db_url, tables.PENDING) if job.campaign_id == item.id and job.source_id == reader_id]
     _mark_sent(db_url, [job.id], at)
     return job.id
 

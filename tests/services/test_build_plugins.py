@@ -95,36 +95,30 @@ BUILT = "ws://localhost:8000/_event"  # the address a build is given
 def test_a_build_reaches_the_backend_at_the_page_origin_and_the_dev_server_on_its_own_port(
     tmp_path, dev, page, configured, expected
 ):
-    patched = frontend_files.backend_at_page_origin(REFLEX_STATE_JS)
+    patched = frontend_files.state_js_rewrites(REFLEX_STATE_JS)
     assert backend_url(tmp_path, patched, dev=dev, page=page, configured=configured) == expected
 
 
-@pytest.mark.parametrize(("host", "expected"), [(None, "undefined"), ("127.0.0.1", '{"server":{"host":"127.0.0.1"}}')])
-def test_dev_host_plugin_sets_the_listening_address_only_when_asked(tmp_path, host, expected):
-    patched = frontend_files.dev_host_from_environment(VITE_CONFIG_EXCERPT)
-    assert "  plugins: [\n    publisherDevHost(),\n    alwaysUseReactDomServerNode()," in patched
-    assert frontend_files.dev_host_from_environment(patched) == patched
-    plugin = re.search(r"function publisherDevHost\(\) \{.*?\n\}\n", patched, re.S).group(0)
-    (tmp_path / "host.mjs").write_text(
-        f"{plugin}\nconst result = publisherDevHost().config();\n"
-        "console.log(result === undefined ? 'undefined' : JSON.stringify(result));\n"
-    )
-    env = {"PATH": "/usr/bin:/bin"} | ({frontend_files.DEV_HOST_VAR: host} if host else {})
-    assert node(tmp_path / "host.mjs", env) == expected
-
-
-def test_the_dev_server_hands_posts_to_the_backend_and_serves_everything_else_itself(tmp_path):
+@pytest.mark.parametrize("host", [None, "127.0.0.1"])
+def test_the_dev_server_listens_only_where_asked_and_hands_posts_to_the_backend_serving_the_rest_itself(tmp_path, host):
     patched = frontend_files.dev_server_plugins(VITE_CONFIG_EXCERPT)
     assert "    publisherDevPosts(),\n    publisherDevHost(),\n    alwaysUseReactDomServerNode()," in patched
     assert frontend_files.dev_server_plugins(patched) == patched
-    plugin = re.search(r"function publisherDevPosts\(\) \{.*?\n\}\n", patched, re.S).group(0)
+    plugins = [
+        re.search(rf"function {name}\(\) \{{.*?\n\}}\n", patched, re.S).group(0)
+        for name in ("publisherDevHost", "publisherDevPosts")
+    ]
     (tmp_path / "env.json").write_text(json.dumps({"PING": "http://localhost:8123/ping"}))
-    (tmp_path / "posts.mjs").write_text(
-        f"{plugin}\nconst rule = (await publisherDevPosts().config()).server.proxy['/'];\n"
+    (tmp_path / "dev.mjs").write_text(
+        "".join(plugins) + "const rule = (await publisherDevPosts().config()).server.proxy['/'];\n"
         "const ask = (method) => rule.bypass({ method, url: '/unsubscribe?token=x' });\n"
-        "console.log(JSON.stringify({ target: rule.target, post: ask('POST'), get: ask('GET') }));\n"
+        "const host = publisherDevHost().config();\n"
+        "console.log(JSON.stringify({ host: host === undefined ? 'unset' : host, target: rule.target,"
+        " post: ask('POST'), get: ask('GET') }));\n"
     )
-    assert json.loads(node(tmp_path / "posts.mjs")) == {
+    env = {"PATH": "/usr/bin:/bin"} | ({frontend_files.DEV_HOST_VAR: host} if host else {})
+    assert json.loads(node(tmp_path / "dev.mjs", env)) == {
+        "host": {"server": {"host": host}} if host else "unset",  # unset: Reflex's (every interface)
         "target": "http://127.0.0.1:8123",  # loopback by number (Node may try ::1 first)
         "post": None,  # proxied
         "get": "/unsubscribe?token=x",  # the page, from the dev server

@@ -19,8 +19,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from publisher import content, returns
-from publisher.config import mail_config, settings
-from publisher.config.settings import ConfigurationError, from_environ
+from publisher.config.settings import from_environ
 from publisher.content import list_copy
 from publisher.content.site import BRAND_NAME
 from publisher.mail import campaign, mailer, outbox, release_email
@@ -28,6 +27,7 @@ from publisher.rules import list_rules
 from publisher.storage import campaigns, queue, subscribers, tables
 from tests.databases import ON_BOTH_DATABASES
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
+from tests.support import publisher_gateway
 
 SITE = "https://animals.example"
 POSTAL = POSTAL_ADDRESS
@@ -206,22 +206,28 @@ def dkim_pair(tmp_path) -> tuple[str, str]:
     return str(path), base64.b64encode(public).decode()
 
 
-def test_dkim_settings_are_checked_at_start_up(tmp_path, smtp_server):
-    key_file, _ = dkim_pair(tmp_path)
-    settings.reload()
-    with pytest.raises(ConfigurationError, match="PUBLISHER_DKIM_SELECTOR is set, so PUBLISHER_DKIM_KEY_FILE"):
-        mail_for(smtp_server, PUBLISHER_DKIM_SELECTOR="mail2026")
-    with pytest.raises(ConfigurationError, match="PUBLISHER_DKIM_KEY_FILE is set, so PUBLISHER_DKIM_SELECTOR"):
-        mail_for(smtp_server, PUBLISHER_DKIM_KEY_FILE=key_file)
-    with pytest.raises(ConfigurationError, match="PUBLISHER_DKIM_KEY_FILE: cannot read"):
-        mail_for(smtp_server, PUBLISHER_DKIM_SELECTOR="s", PUBLISHER_DKIM_KEY_FILE=str(tmp_path / "missing.pem"))
-    (tmp_path / "bad.pem").write_text("not a key")
-    with pytest.raises(ConfigurationError, match="is not a PEM private key"):
-        mail_for(smtp_server, PUBLISHER_DKIM_SELECTOR="s", PUBLISHER_DKIM_KEY_FILE=str(tmp_path / "bad.pem"))
-    with pytest.raises(ConfigurationError, match="PUBLISHER_SEND_RATE must be emails per second"):
-        mail_for(smtp_server, PUBLISHER_SEND_RATE="fast")
-    assert mail_for(smtp_server).send_rate == mail_config.DEFAULT_SEND_RATE
-    assert mail_for(smtp_server, PUBLISHER_SEND_RATE="0").send_rate == 0
+def test_announce_refuses_with_why_and_a_test_copy_goes_to_one_address_recorded_nowhere(db_url, smtp_server):
+    env = smtp_server.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL, PUBLISHER_GATEWAY_URL="")
+    readers(db_url, 3)
+    no_postal = publisher_gateway(
+        db_url, "announce", BOOK.slug, "--yes", check=False, env=smtp_server.mail_env(PUBLISHER_GATEWAY_URL="")
+    )
+    assert no_postal.returncode == 2
+    assert "PUBLISHER_POSTAL_ADDRESS is not set" in no_postal.stderr and "Nothing was sent." in no_postal.stderr
+    unknown = publisher_gateway(db_url, "announce", "no-such-book", "--yes", check=False, env=env)
+    known = ", ".join(sorted(book.slug for book in content.BOOKS))
+    assert unknown.returncode == 2 and f"no book 'no-such-book' in the content. Known books: {known}." in unknown.stderr
+    unasked = publisher_gateway(db_url, "announce", BOOK.slug, check=False, env=env)  # no terminal, no --yes
+    assert unasked.returncode == 2 and "add --yes to send" in unasked.stderr and "Recipients: 3" in unasked.stderr
+    assert smtp_server.received == []
+
+    test_copy = publisher_gateway(db_url, "announce", BOOK.slug, "--test-to", "editor@readers.example", env=env)
+    subject = f"New from {BRAND_NAME}: {BOOK.title}"
+    assert f"Sent a test copy of {subject!r} to editor@readers.example. Nothing was recorded." in test_copy.stderr
+    [copy] = smtp_server.wait_for(1, timeout=10)
+    assert copy.rcpt_tos == ["editor@readers.example"]
+    assert "This is a test copy of a release email" in copy.message.get_body(("plain",)).get_content()
+    assert "No campaigns yet." in publisher_gateway(db_url, "campaigns", env=env).stdout
 
 
 # --- Sending, to aiosmtpd. ---
@@ -405,6 +411,20 @@ async def test_an_error_building_inside_the_smtp_client_or_in_the_headers_fails_
             "could not be built or sent: KeyError: 'greeting'",
             "not sent, its headers are unsafe: it holds headers the site did not write: Bcc",
         } < set(reasons)
+
+
+@pytest.mark.asyncio
+async def test_a_campaign_whose_book_left_the_content_fails_each_email_with_why(db_url, smtp_server, monkeypatch):
+    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+    readers(db_url, 2)
+    item = start_campaign(db_url, mail)
+    monkeypatch.setattr(content.books, "book_by_slug", lambda slug: None)
+    await sender_for(mail, db_url, Clock()).send_due()
+    assert smtp_server.received == []
+    assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 0, "failed": 2, "skipped": 0}
+    with tables.engine(db_url).begin() as connection:
+        reasons = connection.execute(sqlalchemy.select(tables.Delivery.last_error)).scalars().all()
+    assert reasons == ["the book is no longer in the content"] * 2
 
 
 @ON_BOTH_DATABASES

@@ -35,18 +35,15 @@ def message(db_url: str, subject: str, job: Job | None) -> int:
     return tables.store_message(body, db_url, job)
 
 
-def test_the_latest_sign_ups_are_newest_first_and_at_most_the_limit(db_url):
-    for number in range(5):
-        join(db_url, f"reader{number}@example.com")
-    latest = dashboard.latest_signups(limit=3, db_url=db_url)
-    assert [line.email for line in latest] == ["reader4@example.com", "reader3@example.com", "reader2@example.com"]
-    assert {line.status for line in latest} == {"pending"}
-
-
 @ON_BOTH_DATABASES
-def test_a_search_finds_addresses_by_their_beginning_whatever_the_case_and_wildcards_match_only_themselves(db_url):
+def test_the_latest_sign_ups_come_newest_first_and_a_search_by_beginning_takes_wildcards_as_typed(db_url):
     for email in ("ann@example.com", "Anna@example.com", "bob@example.com", "a_b@example.com", "a%c@example.com"):
         join(db_url, email)
+    latest = dashboard.latest_signups(limit=2, db_url=db_url)
+    assert [(line.email, line.status) for line in latest] == [
+        ("a%c@example.com", "pending"),
+        ("a_b@example.com", "pending"),
+    ]
     assert [line.email for line in dashboard.find_readers("AN", db_url=db_url)] == [
         "ann@example.com",
         "Anna@example.com",

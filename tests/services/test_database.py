@@ -7,7 +7,6 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -205,14 +204,6 @@ def test_the_visit_counts_and_the_waitlist_migrate_down_and_up_again(db_url):
 
 def private_files(folder: Path) -> dict[str, int]:
     return {path.name: stat.S_IMODE(path.stat().st_mode) for path in sorted(folder.iterdir())}
-
-
-@pytest.fixture
-def usual_umask() -> Iterator[None]:
-    """A host's usual umask (022: new files readable by everyone), as an operator's shell has it."""
-    before = os.umask(0o022)
-    yield
-    os.umask(before)
 
 
 def test_a_sqlite_database_and_its_write_ahead_log_are_the_sites_user_s_alone_also_ones_left_readable(

@@ -13,15 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from tests import gateway_command
 from tests.doc_commands import block_under, run_by_make_test
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
-from tests.support import DOCS, PROJECT_ROOT, VENV_BIN, readers_environment, wait_until
+from tests.support import DOCS, PROJECT_ROOT, VENV_BIN, publisher_gateway, readers_environment, wait_until
 
 BOOK = "guinea-pig-or-hamster"
 # The release's pace: a few seconds of sending, so the doc's pause finds it sending.
 READERS = 40
 SEND_RATE = "2"
+# Commands whose output is only a message of what they did: on standard error, none on standard output.
+SAY_WHAT_THEY_DID = ("migrate", "import", "forget", "pause")
 LAST_FAILED = "tests/unit/test_documented_commands.py::test_the_check_sees_what_it_checks"
 
 
@@ -56,13 +57,14 @@ class Reader:
             words, target = words[:-2], words[-1]
         assert Path(words[0]).name == "publisher-gateway" and not {">", "<", "|", ";", "&&"} & set(words), command
         unset = {name: None for name in os.environ if name not in self.environment}
-        status, out, err = gateway_command.run(
-            words, words[1:], {**unset, **self.environment}, PROJECT_ROOT, self.folder
+        environment = {**unset, **self.environment}
+        done = publisher_gateway(
+            environment["REFLEX_DB_URL"], *words[1:], check=False, env=environment, cwd=self.folder
         )
         if target is not None:
-            (self.folder / target).write_text(out)
-            out = ""
-        return subprocess.CompletedProcess(words, status, out, err)
+            (self.folder / target).write_text(done.stdout)
+            done.stdout = ""
+        return done
 
     def start(self, command: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
@@ -93,6 +95,8 @@ def reader(tmp_path: Path, smtp_server: SmtpServer) -> Reader:
 def succeeds(reader: Reader, command: str, installed: bool = False) -> subprocess.CompletedProcess[str]:
     result = reader.run(command) if installed else reader.run_in_process(command)
     assert result.returncode == 0, f"`{command}` exited {result.returncode}:\n{result.stdout}\n{result.stderr}"
+    if shlex.split(command, comments=True)[1] in SAY_WHAT_THEY_DID:
+        assert (result.stdout, result.stderr.endswith("\n")) == ("", True), command
     return result
 
 
@@ -101,8 +105,9 @@ def test_the_operators_commands_in_deploying_mailing_list_and_dashboard_run_as_w
 ):
     first, *rest = block_under(DOCS / "deploying.md", "embedded local gateway").commands
     succeeds(reader, first, installed=True)
-    for command in rest:
-        succeeds(reader, command)
+    said = [succeeds(reader, command) for command in rest]
+    assert said[1].stderr.startswith("Imported subscribers.csv: 0 added, 0 updated, 0 unchanged,"), said[1].stderr
+    assert said[3].stdout == "No messages.\n"  # data on standard output
     assert (reader.folder / "subscribers.csv").read_text().startswith("email,name,book_updates,subscribed_at,status")
     assert (reader.folder / "visits.csv").read_text().startswith("section,day,key,views,visitors\nsite,")
 

@@ -13,12 +13,6 @@ from publisher.gateway import GatewayClient, GatewayError
 from tests.support import RecordingGateway, held_port, wait_until
 
 
-@pytest.fixture
-def gateway():
-    with RecordingGateway() as server:
-        yield server
-
-
 @pytest.mark.asyncio
 async def test_both_calls_post_the_spec_bodies_as_json_with_the_api_key_when_set(gateway):
     """The bodies' shapes over a mock transport: tests/unit/test_form_states.py; here, over HTTP."""

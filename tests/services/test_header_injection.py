@@ -27,7 +27,7 @@ HEADER_LINES = "=?utf-8?q?Ann=0D=0AX-Injected=3A_yes=0D=0ABcc=3A_victim=40exampl
 A_BODY = "=?utf-8?q?Ann=0D=0A=0D=0AYour_account_is_locked=2E_Sign_in_at_evil=2Eexample?="
 
 # The headers each email is written with, in the order the site writes them.
-MIME = ["content-type", "content-transfer-encoding", "mime-version"]
+MIME = ["mime-version", "content-type", "content-transfer-encoding"]
 CONFIRMATION = ["from", "to", "subject", "date", "message-id", *MIME]
 TO_THE_PUBLISHER = [*CONFIRMATION[:2], "reply-to", *CONFIRMATION[2:]]
 WELCOME = [*CONFIRMATION[:5], "list-unsubscribe", "list-unsubscribe-post", "list-id", *CONFIRMATION[5:]]

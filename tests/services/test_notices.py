@@ -24,9 +24,7 @@ def mail(smtp_server, monkeypatch):
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     from publisher.config import settings
 
-    settings.reload()
-    yield settings.current().mail
-    settings.reload()
+    return settings.current().mail
 
 
 def paused_release(db_url: str) -> str:

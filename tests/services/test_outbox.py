@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
-from email.message import EmailMessage
 
 import aiosmtplib
 import pytest
@@ -299,15 +298,6 @@ async def test_a_list_email_for_an_address_that_left_before_its_turn_is_skipped(
 # --- One bad email never stops the sender. ---
 
 
-class _WrittenWithAStrayBreak(EmailMessage):
-    """An email whose serializer writes a decoded name back as header lines, as Python 3.11.7's
-    email package did with an encoded word in a visitor's name (issue 40)."""
-
-    def as_bytes(self, unixfrom=False, policy=None):
-        written = super().as_bytes(unixfrom, policy)
-        return written.replace(b"\r\nSubject: ", b"\r\nBcc: victim@example.com\r\nSubject: ", 1)
-
-
 @pytest.mark.asyncio
 async def test_an_error_building_inside_the_smtp_client_or_a_stray_break_fails_that_job_alone_and_the_next_is_sent(
     db_url, smtp_server, monkeypatch, caplog
@@ -315,16 +305,19 @@ async def test_an_error_building_inside_the_smtp_client_or_a_stray_break_fails_t
     mail = from_environ(smtp_server.mail_env()).mail
     enqueue(db_url, mail, 4)
     real_sendmail, real_contact_email = aiosmtplib.SMTP.sendmail, mailer.contact_email
+    real_header = mailer.verbatim_header
     built, calls = [], []
 
     def contact_email_that_breaks(*args, **kwargs):
         built.append(1)
         if len(built) == 1:
             raise KeyError("a template placeholder")
-        message = real_contact_email(*args, **kwargs)
-        if len(built) == 3:
-            message.__class__ = _WrittenWithAStrayBreak
-        return message
+        return real_contact_email(*args, **kwargs)
+
+    def subject_written_broken(name, value):
+        # What Python 3.11.7's email package made of an encoded word in a name (issue 40): header lines.
+        written = real_header(name, value)
+        return b"Bcc: victim@example.com\r\n" + written if name == "Subject" and len(built) == 3 else written
 
     async def sendmail_that_breaks_once(self, *args, **kwargs):
         calls.append(args)
@@ -334,6 +327,7 @@ async def test_an_error_building_inside_the_smtp_client_or_a_stray_break_fails_t
 
     monkeypatch.setattr(mailer, "contact_email", contact_email_that_breaks)
     monkeypatch.setattr(aiosmtplib.SMTP, "sendmail", sendmail_that_breaks_once)
+    monkeypatch.setattr(mailer, "verbatim_header", subject_written_broken)
     outcomes = await outbox.Sender(mail, db_url).send_due()
     assert [o.status for o in outcomes] == ["failed", "failed", "failed", "sent"]
     [received] = smtp_server.wait_for(1, timeout=10)

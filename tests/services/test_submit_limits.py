@@ -33,10 +33,10 @@ async def test_an_address_gets_exactly_its_attempts_and_a_limit_used_up_is_exhau
     assert await limits.allow("subscribe", "tab-1", "203.0.113.9")  # another form
     limits = Limiter(storage, per_address=Limit(2, 600))
     assert await limits.allow("bounce-hook", "", "203.0.113.9")
-    assert not await limits.exhausted("bounce-hook", "", "203.0.113.9")
-    assert not await limits.exhausted("bounce-hook", "", "203.0.113.9")  # asking counts nothing
+    assert not await limits.exhausted("bounce-hook", "203.0.113.9")
+    assert not await limits.exhausted("bounce-hook", "203.0.113.9")  # asking counts nothing
     assert await limits.allow("bounce-hook", "", "203.0.113.9")
-    assert await limits.exhausted("bounce-hook", "", "203.0.113.9")
+    assert await limits.exhausted("bounce-hook", "203.0.113.9")
 
 
 @pytest.mark.asyncio
@@ -59,6 +59,6 @@ async def test_a_redis_that_is_away_lets_every_attempt_in(monkeypatch, caplog):
     monkeypatch.setattr(submits, "shared_redis", lambda: client)
     limits = Limiter(submits.configured_storage(), per_address=Limit(1, 600))
     assert [await limits.allow("contact", "", "203.0.113.9") for _ in range(3)] == [True] * 3
-    assert not await limits.exhausted("contact", "", "203.0.113.9")
+    assert not await limits.exhausted("contact", "203.0.113.9")
     assert "Rate limit store unavailable (ConnectionError)" in caplog.text
     await client.aclose()

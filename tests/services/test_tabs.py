@@ -1,5 +1,5 @@
-"""The event channel's limits (limits/tabs.py) in each store, in the process and in a real Redis: the same
-behaviour from both."""
+"""The event channel's limits (limits/tabs.py) as the site counts them in a real Redis shared by several
+workers (in the process, with the ``limits`` package's clock moved: tests/unit/test_tabs.py)."""
 
 from __future__ import annotations
 
@@ -9,49 +9,52 @@ import pytest
 import pytest_asyncio
 import redis.asyncio
 
-from publisher.limits import tabs
-from tests.unit.test_tabs import Clock, gate
+from publisher.limits import submits, tabs
+from tests.unit.test_tabs import LIMITS, Clock
 
 
-@pytest_asyncio.fixture(params=["memory", "redis"])
-async def store(request, redis_server):
-    if request.param == "memory":
-        yield tabs.MemoryTabs()
-        return
-    client = redis.asyncio.Redis.from_url(redis_server.url)
-    await client.flushdb()
-    yield tabs.RedisTabs(client)
+@pytest_asyncio.fixture
+async def client(redis_url, monkeypatch):
+    """Reflex's Redis client, which the limits' storage uses too."""
+    client = redis.asyncio.Redis.from_url(redis_url)
+    monkeypatch.setattr(submits, "shared_redis", lambda: client)
+    yield client
     await client.aclose()
 
 
+def workers(client, count: int, limits: tabs.TabLimits = LIMITS, clock=time.time) -> list[tabs.TabGate]:
+    """``count`` workers' gates on one Redis."""
+    counts = submits.configured_storage()
+    return [tabs.TabGate(limits, tabs.SharedTabs(client), counts, clock) for _ in range(count)]
+
+
 @pytest.mark.asyncio
-async def test_an_address_gets_its_open_tabs_and_no_more_and_closing_one_frees_its_place(store):
-    door = gate(store, Clock())
-    opened = [await door.admit("198.51.100.7") for _ in range(3)]
+async def test_an_address_gets_its_open_tabs_across_workers_and_no_more_and_closing_one_frees_its_place(client):
+    first, second = workers(client, 2)
+    opened = [await first.admit("198.51.100.7") for _ in range(2)] + [await second.admit("198.51.100.7")]
     assert all(tab is not None and why is None for tab, why in opened)
-    assert await door.admit("198.51.100.7") == (None, tabs.ADDRESS_FULL)
-    assert (await door.admit("198.51.100.8"))[0] is not None  # another address is served throughout
-    await door.release(opened[0][0])
-    assert (await door.admit("198.51.100.7"))[0] is not None
+    assert await first.admit("198.51.100.7") == (None, tabs.ADDRESS_FULL)  # counted once, whichever worker has it
+    assert await second.admit("198.51.100.7") == (None, tabs.ADDRESS_FULL)
+    assert (await second.admit("198.51.100.8"))[0] is not None  # another address is served throughout
+    await first.release(opened[0][0])
+    assert (await second.admit("198.51.100.7"))[0] is not None
 
 
 @pytest.mark.asyncio
-async def test_new_tabs_from_an_address_are_limited_per_minute_and_refusals_do_not_count(store):
-    clock = Clock()
-    door = gate(store, clock, tabs.TabLimits(per_address=100, new_per_minute=5, per_worker=100))
+async def test_new_tabs_from_an_address_are_limited_per_minute_and_a_refused_one_holds_no_place(client):
+    [door] = workers(client, 1, tabs.TabLimits(per_address=1, new_per_minute=5, per_worker=100))
     for _ in range(5):
         tab, _ = await door.admit("203.0.113.9")
         await door.release(tab)  # closed at once: only the rate limits it
     assert await door.admit("203.0.113.9") == (None, tabs.TOO_FAST)
-    assert await door.admit("203.0.113.9") == (None, tabs.TOO_FAST)
-    clock.now += 60  # the next minute
-    assert (await door.admit("203.0.113.9"))[0] is not None
+    assert await door.admit("203.0.113.9") == (None, tabs.TOO_FAST)  # not ADDRESS_FULL: the refused one went
+    assert (await door.admit("203.0.113.10"))[0] is not None
 
 
 @pytest.mark.asyncio
-async def test_a_live_workers_heartbeat_keeps_its_tabs_counted_and_a_crashed_ones_expire(store):
+async def test_a_live_workers_heartbeat_keeps_its_tabs_counted_and_a_crashed_ones_expire(client):
     clock = Clock()
-    worker, other = gate(store, clock), gate(store, clock)
+    worker, other = workers(client, 2, clock=clock)
     for _ in range(3):
         await worker.admit("198.51.100.30")
     for _ in range(3):  # three heartbeats: longer than an entry lives without one
@@ -60,28 +63,18 @@ async def test_a_live_workers_heartbeat_keeps_its_tabs_counted_and_a_crashed_one
     assert await other.admit("198.51.100.30") == (None, tabs.ADDRESS_FULL)
     clock.now += tabs.ENTRY_TTL_S + 1  # nobody renewed them: the worker is gone
     assert (await other.admit("198.51.100.30"))[0] is not None
+    assert (tabs.ENTRY_TTL_S, tabs.HEARTBEAT_S) == (60, 20)  # docs/security.md
 
 
 @pytest.mark.asyncio
-async def test_a_tab_that_submitted_is_remembered_for_the_time_given(store):
-    clock = Clock()
-    assert not await store.engaged("token-1", clock.now)
-    await store.engage("token-1", clock.now, 3600)
-    assert await store.engaged("token-1", clock.now + 10)
-    if isinstance(store, tabs.MemoryTabs):  # Redis expires by its own clock: checked with a short time below
-        assert not await store.engaged("token-1", clock.now + 3601)
-
-
-@pytest.mark.asyncio
-async def test_redis_entries_expire_by_themselves(redis_server):
-    client = redis.asyncio.Redis.from_url(redis_server.url)
-    await client.flushdb()
-    store = tabs.RedisTabs(client)
-    door = gate(store, Clock(time.time()))
+async def test_a_tab_that_submitted_is_remembered_and_every_redis_key_expires_by_itself(client):
+    [door] = workers(client, 1)
+    assert not await door.engaged("token-1")
+    await door.engage("token-1", 3600)
+    assert await door.engaged("token-1") and not await door.engaged("token-2")
     await door.admit("198.51.100.40")
-    await store.engage("token-2", 0, 1)
-    keys = sorted(key.decode() for key in await client.keys("publisher:tabs:*"))
-    assert keys[0] == "publisher:tabs:engaged:token-2" and "publisher:tabs:open:198.51.100.40" in keys
-    for key in keys:
-        assert 0 < await client.ttl(key) <= max(tabs.ENTRY_TTL_S, tabs.RATE_WINDOW_S)
-    await client.aclose()
+    keys = {key.decode(): await client.ttl(key) for key in await client.keys("publisher:*")}
+    assert 0 < keys.pop("publisher:tabs:open:198.51.100.40") <= tabs.ENTRY_TTL_S
+    assert 3500 < keys.pop("publisher:ratelimit:tabs-engaged/token-1") <= 3600
+    [(window, ttl)] = keys.items()
+    assert "198.51.100.40" in window and 0 < ttl <= 60  # the minute's new tabs

@@ -23,7 +23,7 @@ from publisher.visits.recorder import Recorder
 from publisher.web import exports
 from publisher.web.states import admin_state
 from tests.databases import ON_BOTH_DATABASES
-from tests.unit.test_visit_tally import DAY, DESKTOP, NOON
+from tests.unit.test_visit_tally import DAY, NOON, request
 
 ANN, BO, CY = b"A" * 16, b"B" * 16, b"C" * 16  # visitor ids as rules/visit_rules.visitor_id makes them
 
@@ -138,13 +138,7 @@ def test_what_a_visitor_sent_reaches_the_csv_the_summary_and_the_dashboard_as_cl
         ("https://news.example/", b"ref=a%5Cb"),
     ]
     for number, (referer, query) in enumerate(hostile):
-        headers = [
-            (b"host", b"books.example"),
-            (b"user-agent", DESKTOP.encode()),
-            (b"referer", referer.encode("latin-1")),
-        ]
-        scope = {"method": "GET", "path": "/", "query_string": query, "headers": headers}
-        counting.page_view({**scope, "client": (f"203.0.113.{number}", 1)}, 200, "/")
+        counting.page_view(request(referer=referer, query=query, address=f"203.0.113.{number}"), 200, "/")
     visit_counts.flush(counting.tally.take(), db_url=db_url)
     out = io.StringIO()
     exports.write_visits_csv(visit_report.csv_rows(visit_report.read(7, DAY, db_url)), out)
@@ -209,19 +203,6 @@ def test_a_days_salt_and_seen_rows_are_gone_48_hours_after_the_day_began_and_not
     assert one_day(db_url, "site", day=tomorrow) == DayCount(tomorrow, views=1, visitors=1)
 
 
-def test_counts_are_kept_730_days_and_the_731st_is_pruned(db_url):
-    today = DAY
-    oldest_kept, first_pruned = today - timedelta(days=729), today - timedelta(days=730)
-    batch = Batch(views={(day, "site", ""): 1 for day in (today, oldest_kept, first_pruned)})
-    visit_counts.flush(batch, db_url=db_url)
-    assert visit_counts.prune(today, 730, db_url) == 1
-    assert [count.day for count in visit_counts.daily("site", first_pruned, today, db_url=db_url) if count.views] == [
-        oldest_kept,
-        today,
-    ]
-    assert visit_counts.prune(today, 730, db_url) == 0
-
-
 def test_visitors_now_counts_the_last_5_minutes_and_not_the_6th_across_midnight(db_url):
     now = datetime(2026, 11, 28, 0, 3, 30, tzinfo=UTC)  # 3 minutes after midnight
     batch = Batch()
@@ -238,13 +219,18 @@ def test_visitors_now_counts_the_last_5_minutes_and_not_the_6th_across_midnight(
     assert visit_counts.visitors_now(now + timedelta(days=3), db_url=db_url) == 0
 
 
-def test_daily_gives_exactly_90_days_oldest_first_with_the_missing_ones_as_zeros(db_url):
+def test_daily_gives_exactly_90_days_oldest_first_with_the_missing_ones_as_zeros_and_730_days_are_kept(db_url):
     today = DAY
     first = today - timedelta(days=89)
+    oldest_kept, first_pruned = today - timedelta(days=729), today - timedelta(days=730)
     batch = counted(
         {(first, "site", ""): (4, 2), (today, "site", ""): (7, 3), (today - timedelta(days=90), "site", ""): (9, 0)}
+        | {(oldest_kept, "site", ""): (1, 0), (first_pruned, "site", ""): (1, 0)}
     )
     visit_counts.flush(batch, db_url=db_url)
+    assert visit_counts.prune(today, 730, db_url) == 1  # the 731st day
+    assert visit_counts.prune(today, 730, db_url) == 0
+    assert [count.views for count in visit_counts.daily("site", first_pruned, oldest_kept, db_url=db_url)] == [0, 1]
     days = visit_counts.daily("site", first, today, db_url=db_url)
     assert len(days) == 90
     assert [count.day for count in days] == [first + timedelta(days=n) for n in range(90)]

@@ -14,11 +14,10 @@ from datetime import timedelta
 
 import pytest
 import redis
-import sqlalchemy
 
 from publisher import visits
 from publisher.rules import visit_rules
-from publisher.storage import tables, visit_counts
+from publisher.storage import visit_counts
 from publisher.storage.tables import VisitSalt, VisitSeen, utc_now
 from publisher.visits.recorder import Recorder
 from tests.databases import ON_BOTH_DATABASES
@@ -29,51 +28,62 @@ from tests.unit.test_visit_tally import DESKTOP, request
 
 SHARED_ADDRESS = "203.0.113.7"
 
-# One worker process, counting as the app's lifespan does: the shared visitor 10 times, one of its own once.
+# One worker process, counting as the app's lifespan does: the shared visitor 10 times, one of its own (argv[1])
+# once; it stops once no salt or seen row is left before the day argv[3]. It prints whether it had the day's
+# salt and the days left.
 WORKER = """
 import asyncio, json, sys
 from publisher import visits
 from publisher.rules.visit_rules import day_of
-from publisher.storage.tables import utc_now
+from publisher.storage import tables
 
 def page(address):
     headers = [(b"host", b"books.example"), (b"user-agent", sys.argv[2].encode())]
     return {"type": "http", "method": "GET", "path": "/", "query_string": b"", "headers": headers,
             "client": (address, 50000)}
 
+def left():
+    with tables.engine().connect() as connection:
+        days = connection.exec_driver_sql("SELECT day FROM visit_salt UNION SELECT day FROM visit_seen")
+        return sorted(str(day) for (day,) in days)
+
 async def main():
-    visits.count_views_on({"/"})
+    visits.shared_recorder.get().count_views_on({"/"})
     async with visits.counting():
         for _ in range(10):
             visits.record_page_view(page("203.0.113.7"), 200, "/")
         visits.record_page_view(page(sys.argv[1]), 200, "/")
-    print(json.dumps(visits.shared_recorder.get().salts.of(day_of(utc_now())) is not None))
+        for _ in range(600):
+            if min(left() or [""]) >= sys.argv[3]:
+                break
+            await asyncio.sleep(0.1)
+    print(json.dumps([visits.shared_recorder.get().salts.of(day_of(tables.utc_now())) is not None, left()]))
 
 asyncio.run(main())
 """
 
 
-def worker_env(db_url: str, redis_url: str | None = None) -> dict[str, str]:
+def worker_env(db_url: str, redis_url: str | None = None, counting: str = "on") -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if key not in ("REFLEX_REDIS_URL", "PUBLISHER_GATEWAY_URL")}
     env["REFLEX_DB_URL"] = db_url
-    env["PUBLISHER_VISITS"] = "on"
+    env["PUBLISHER_VISITS"] = counting
     if redis_url is not None:
         env["REFLEX_REDIS_URL"] = redis_url
     return env
 
 
-def two_workers_count(env: dict[str, str]) -> list[bool]:
-    """Two WORKER processes at once, each with an address of its own: whether each had the day's salt."""
+def workers_count(env: dict[str, str], addresses: tuple[str, ...], first_day_left: str = "") -> list[list]:
+    """WORKER processes at once, one per address: whether each had the day's salt, and the days left."""
     workers = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, address, DESKTOP],
+            [sys.executable, "-c", WORKER, address, DESKTOP, first_day_left],
             cwd=PROJECT_ROOT,  # rxconfig.py
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for address in ("198.51.100.1", "198.51.100.2")
+        for address in addresses
     ]
     results = []
     for worker in workers:
@@ -90,12 +100,6 @@ def site_today(db_url: str) -> visit_counts.DayCount:
     return count
 
 
-def rows_of_day(db_url: str, table: str, day) -> int:
-    with tables.engine(db_url).connect() as connection:
-        statement = sqlalchemy.text(f"SELECT count(*) FROM {table} WHERE day = :day")
-        return connection.execute(statement, {"day": day}).scalar_one()
-
-
 @pytest.fixture
 def postgres_url(postgres: PostgresServer, postgres_template: str) -> str:
     return postgres.url(postgres.create_database(template=postgres_template))
@@ -106,11 +110,11 @@ def test_two_workers_on_one_database_add_up_to_one_count_and_beside_redis_nothin
     """On PostgreSQL beside Redis, as in the container: the salt and seen rows are still the database's."""
     clear_of_midnight()  # the day it counts is the day it reads back
     redis_url = request.getfixturevalue("redis_server").url if db_url.startswith("postgresql") else None
-    assert two_workers_count(worker_env(db_url, redis_url)) == [True, True]
+    workers = workers_count(worker_env(db_url, redis_url), ("198.51.100.1", "198.51.100.2"))
+    assert [salted for salted, _ in workers] == [True, True]
     count = site_today(db_url)
-    assert (count.views, count.visitors) == (22, 3)
-    assert visit_counts.visitors_now(utc_now(), minutes=visits.VISITORS_NOW_MINUTES, db_url=db_url) == 3
-    assert rows_of_day(db_url, "visit_salt", visit_rules.day_of(utc_now())) == 1  # one salt for both workers
+    assert (count.views, count.visitors) == (22, 3)  # the shared visitor is one: one salt for both workers
+    assert visit_counts.visitors_now(utc_now(), db_url=db_url) == 3
     if redis_url is not None:
         client = redis.Redis.from_url(redis_url)
         assert list(client.scan_iter(match="publisher:visits:*")) == []
@@ -161,33 +165,6 @@ async def test_the_database_stopped_mid_run_costs_that_window_and_counting_resum
     assert (count.views, count.visitors) == (8, 2)
 
 
-# A worker started with counting on or off: a page viewed once; it prints the days left once none is before argv[1].
-STARTED = """
-import asyncio, json, sys
-from publisher import visits
-from publisher.storage import tables
-
-def left():
-    with tables.engine().connect() as connection:
-        days = connection.exec_driver_sql("SELECT day FROM visit_salt UNION SELECT day FROM visit_seen")
-        return sorted(str(day) for (day,) in days)
-
-async def main():
-    visits.count_views_on({"/"})
-    async with visits.counting():
-        headers = [(b"host", b"books.example"), (b"user-agent", sys.argv[2].encode())]
-        visits.record_page_view({"type": "http", "method": "GET", "path": "/", "query_string": b"",
-                                 "headers": headers, "client": ("198.51.100.1", 50000)}, 200, "/")
-        for _ in range(600):
-            if min(left()) >= sys.argv[1]:
-                break
-            await asyncio.sleep(0.1)
-    print(json.dumps(left()))
-
-asyncio.run(main())
-"""
-
-
 def counted_once(db_url: str, day, now) -> None:
     """What a day's counting leaves: its salt and a visitor's seen rows."""
     assert visit_counts.salt_for(day, now, db_url) is not None
@@ -203,21 +180,10 @@ def test_a_start_after_a_long_stop_destroys_the_salts_and_seen_rows_past_their_t
     for days_ago in (9, 5, 2, 1):
         counted_once(db_url, today - timedelta(days=days_ago), now - timedelta(days=days_ago))
     counted_once(db_url, today, now)
-    env = worker_env(db_url)
-    env["PUBLISHER_VISITS"] = counting
     yesterday = str(today - timedelta(days=1))
-    worker = subprocess.run(
-        [sys.executable, "-c", STARTED, yesterday, DESKTOP],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert worker.returncode == 0, worker.stderr
-    left = json.loads(worker.stdout.splitlines()[-1])
+    [[_, left]] = workers_count(worker_env(db_url, counting=counting), ("198.51.100.1",), yesterday)
     assert left[:2] == [yesterday, str(today)]  # and tomorrow's salt, from 23:55 with counting on
-    assert site_today(db_url).views == {"off": 1, "on": 2}[counting]  # counted_once's, and the worker's if on
+    assert site_today(db_url).views == {"off": 1, "on": 12}[counting]  # counted_once's, and the worker's 11 if on
 
 
 def test_with_counting_off_what_is_left_is_destroyed_48_hours_after_its_day_then_nothing_runs(db_url):

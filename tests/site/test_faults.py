@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 import socketio
 from playwright.sync_api import Page, expect
 
 from tests.browser import MIN_FILL_TIME_S, fill_contact, open_page, submit_button, wait_for_question
-from tests.support import ProductionServer, RecordingGateway, RedisServer, running_server
+from tests.support import ProductionServer, RecordingGateway, RedisServer, running_server, wait_until
 from tests.visitor import (
     CONTACT_STATE,
     SUBSCRIBE_STATE,
@@ -23,11 +23,7 @@ from tests.visitor import (
     subscribe_over_websocket,
 )
 
-GATEWAY_TIMEOUT_S = 2.0
-# Only a guard against a hang: a submit that never ends fails here, however busy the machine.
-# That the failure is the timeout's answer is shown by a condition (the gateway still holding
-# the request), never by how long it took.
-HANG_GUARD_S = 60
+HANG_GUARD_S = 60  # only a guard against a hang, however busy the machine: a toast is waited on, never timed
 SUBSCRIBE_FAILED = "Failed to subscribe. Please try again."
 
 
@@ -43,64 +39,37 @@ def faulty(fault_gateway: RecordingGateway) -> Iterator[RecordingGateway]:
         yield fresh
 
 
-def gateway_env(url: str, workdir) -> dict[str, str]:
-    return {
-        "PUBLISHER_GATEWAY_URL": url,
-        "PUBLISHER_GATEWAY_TIMEOUT_S": str(GATEWAY_TIMEOUT_S),
-        "REFLEX_DB_URL": f"sqlite:///{workdir / 'faults.db'}",
-    }
-
-
 @pytest.fixture(scope="module")
 def server(built_site, fault_gateway, tmp_path_factory) -> Iterator[ProductionServer]:
-    workdir = tmp_path_factory.mktemp("faults")
-    with running_server(workdir, gateway_env(fault_gateway.url, workdir)) as prod:
-        yield prod
-
-
-async def subscribe(base_url: str, email: str, visitor: Visitor | None = None) -> tuple[Visitor, float]:
-    """Submit the signup form; returns the visitor and the seconds until its toast."""
-    return await subscribe_over_websocket(base_url, email, visitor=visitor, timeout_s=HANG_GUARD_S)
-
-
-async def until(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-    """Let the event loop run until ``condition`` holds; fail naming ``what`` after ``timeout_s``."""
-    try:
-        async with asyncio.timeout(timeout_s):
-            while not condition():
-                await asyncio.sleep(0.05)
-    except TimeoutError:
-        raise TimeoutError(f"no {what} within {timeout_s:g} s") from None
-
-
-@pytest.fixture(scope="module")
-def patient_server(built_site, fault_gateway, tmp_path_factory) -> Iterator[ProductionServer]:
     """Waits on the gateway for a minute: a hang lasts until the test ends it."""
-    workdir = tmp_path_factory.mktemp("patient")
-    with running_server(
-        workdir, {**gateway_env(fault_gateway.url, workdir), "PUBLISHER_GATEWAY_TIMEOUT_S": "60"}
-    ) as prod:
+    workdir = tmp_path_factory.mktemp("faults")
+    env = {
+        "PUBLISHER_GATEWAY_URL": fault_gateway.url,
+        "PUBLISHER_GATEWAY_TIMEOUT_S": "60",
+        "REFLEX_DB_URL": f"sqlite:///{workdir / 'faults.db'}",
+    }
+    with running_server(workdir, env) as prod:
         yield prod
 
 
-def test_a_hanging_gateway_does_not_slow_anyone_else(patient_server, faulty):
+def test_a_hanging_gateway_does_not_slow_anyone_else(server, faulty):
     """Thirty other visitors load their pages while twenty submits hang on the gateway, and the
     submits end only when the gateway answers: nobody waited for the hang to end."""
     faulty.delay_s = 60.0  # each submit waits until the gateway is let go (faulty.release)
 
     async def load():
-        stuck = [Visitor(patient_server.base_url, "/subscribe") for _ in range(20)]
+        stuck = [Visitor(server.base_url, "/subscribe") for _ in range(20)]
         await asyncio.gather(*(v.open_page(hydrated) for v in stuck))
         submits = asyncio.gather(
             *(
-                subscribe_over_websocket(patient_server.base_url, f"stuck{i}@example.com", visitor=v, timeout_s=120)
+                subscribe_over_websocket(server.base_url, f"stuck{i}@example.com", visitor=v, timeout_s=120)
                 for i, v in enumerate(stuck)
             )
         )
-        await until(lambda: len(faulty.requests) == 20, 30, "20 submits waiting on the gateway")
+        await asyncio.to_thread(wait_until, lambda: len(faulty.requests) == 20, 30, "20 submits on the gateway")
 
         async def other_visitor(path: str) -> None:
-            visitor = Visitor(patient_server.base_url, path)
+            visitor = Visitor(server.base_url, path)
             ready = (lambda v: bool(v.var(CONTACT_STATE, "question"))) if path == "/contact-us" else hydrated
             await visitor.open_page(ready, timeout_s=30)
             await visitor.close()
@@ -123,8 +92,8 @@ HYDRATED_FRAME = '"is_hydrated_rx_state_":true'
 
 
 def test_the_form_survives_a_backend_restart(page: Page, server: ProductionServer, faulty):
-    """The module's server is stopped under an open form and started again on its port, as a
-    deployment restarts it; the page reconnects by itself and the message is sent."""
+    """The module's server (the one the hang above waited on) is stopped under an open form and started
+    again on its port, as a deployment restarts it; the page reconnects by itself and the message is sent."""
     # When the app has the visitor's state again: the frame that sets is_hydrated back to true
     # comes after the page's on_load delta (a fresh question), on every (re)connection.
     hydrated_at: list[float] = []
@@ -171,7 +140,7 @@ def test_redis_lost_during_operation_fails_clearly_and_recovers(built_site, test
         with running_server(workdir, env) as prod:
 
             async def before_during_after():
-                visitor, _ = await subscribe(prod.base_url, "before@example.com")
+                visitor, _ = await subscribe_over_websocket(prod.base_url, "before@example.com", timeout_s=HANG_GUARD_S)
                 before = visitor.var(SUBSCRIBE_STATE, "status")
                 await visitor.close()
 
@@ -195,7 +164,7 @@ def test_redis_lost_during_operation_fails_clearly_and_recovers(built_site, test
                     await refused.close()
 
                 redis.start()
-                after, _ = await subscribe(prod.base_url, "after@example.com")
+                after, _ = await subscribe_over_websocket(prod.base_url, "after@example.com", timeout_s=HANG_GUARD_S)
                 recovered = after.var(SUBSCRIBE_STATE, "status")
                 await after.close()
                 return before, seen, connect_error, recovered

@@ -1,6 +1,6 @@
 """Both forms without the app (docs/product.md, Forms: two ways to send a form): JavaScript off, the event
-channel blocked, a press before the app has started; the server's answer pages, read as markup (edge cases
-over ASGI: tests/unit/test_plain_forms.py). A visitor to be accepted waits the test servers' fill time."""
+channel blocked, a press before the app has started (the answer pages' markup: tests/unit/test_plain_forms.py).
+A visitor to be accepted waits the test servers' fill time."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ import re
 import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
-from bs4 import BeautifulSoup
 from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.browser import (
@@ -21,7 +19,7 @@ from tests.browser import (
     fill_contact,
     submit_button,
 )
-from tests.visitor import TOKEN_ANSWER, form_token_shown_ago, question_answer
+from tests.visitor import question_answer
 
 SUBSCRIBE_BODY = {"email": "jo@example.com", "name": "Jo Reader", "book_updates": "yes"}
 CONTACT_BODY = {
@@ -64,83 +62,6 @@ def test_without_javascript_subscribing_fails_then_works_and_a_reload_sends_noth
     no_js.reload()
     expect(no_js.locator("#subscribe-success h2")).to_be_visible()
     assert gateway.bodies == [SUBSCRIBE_BODY]  # a 303 leaves nothing to send again
-
-
-# --- The server's answer pages, as markup ----------------------------------------------------
-
-
-def answered(base_url: str, path: str, **fields: str) -> BeautifulSoup:
-    """The page the server answers a refused post from its own page with (422)."""
-    response = httpx.post(base_url + path, data=fields, headers={"Origin": base_url}, timeout=10)
-    assert response.status_code == 422, response.status_code
-    return BeautifulSoup(response.text, "html.parser")
-
-
-def text_of(page: BeautifulSoup, selector: str) -> str:
-    return page.select_one(selector).get_text(" ", strip=True)
-
-
-def expect_messages(page: BeautifulSoup, form: str, messages: dict[str, str]) -> None:
-    """Each message beside its field, the field marked invalid, all of them in the error summary."""
-    assert page.title.string.startswith("Error: ")
-    for field_id, message in messages.items():
-        assert page.find(id=field_id)["aria-invalid"] == "true", field_id
-        assert text_of(page, f"#{field_id}-error") == message
-    assert [li.get_text(" ", strip=True) for li in page.select(f"#{form}-form-summary li")] == list(messages.values())
-
-
-def contact(**fields: str) -> dict[str, str]:
-    """The contact form as a browser posts it with a form_token_shown_ago's answer; ``fields`` changed."""
-    form = {"firstName": "Jo", "lastName": "Reader", "email": "jo@example.com", "website": ""}
-    return {**form, "message": "When is the next book coming out?", "answer": str(TOKEN_ANSWER), **fields}
-
-
-def test_every_subscribe_message_is_shown_beside_its_field_with_the_values_kept(base_url, gateway):
-    short = answered(base_url, "/subscribe", name=" J ", email="jo@example", website="")
-    expect_messages(
-        short,
-        "subscribe",
-        {
-            "subscribe-name": "Name must be at least 2 characters",
-            "subscribe-email": "Please enter a valid email address",
-        },
-    )
-    assert (short.find(id="subscribe-name")["value"], short.find(id="subscribe-email")["value"]) == (
-        " J ",
-        "jo@example",
-    )
-    assert short.select_one('#subscribe-form-summary a[href="#subscribe-email"]') is not None
-
-    bot = answered(base_url, "/subscribe", name="Jo Reader", email="jo@example.com", website="https://spam.example")
-    assert text_of(bot, "[data-form-alert]") == "Please try again."
-    assert gateway.requests == []
-
-
-def test_every_contact_message_is_shown_and_the_answer_asked_again(base_url, gateway):
-    empty = answered(base_url, "/contact-us", **dict.fromkeys(contact(), ""), token=form_token_shown_ago())
-    expect_messages(
-        empty,
-        "contact",
-        {
-            "contact-first-name": "Please enter your first name",
-            "contact-last-name": "Please enter your last name",
-            "contact-email": "Please enter your email",
-            "contact-message": "Please enter your message",
-            "contact-answer": "Please answer the math question",
-        },
-    )
-    short = answered(
-        base_url,
-        "/contact-us",
-        **contact(firstName="J", lastName="R", email="jo@", message="Too short", answer="3"),
-        token=form_token_shown_ago(),
-    )
-    assert text_of(short, "#contact-first-name-error") == "First name must be at least 2 characters"
-    assert short.find(id="contact-first-name")["value"] == "J"
-    assert text_of(short, "#contact-message") == "Too short"
-    assert short.find(id="contact-answer").get("value", "") == ""  # never kept
-    assert QUESTION.fullmatch(text_of(short, "#contact-question"))
-    assert gateway.requests == []
 
 
 # --- JavaScript on, the app not connected --------------------------------------------------

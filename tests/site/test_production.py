@@ -12,11 +12,6 @@ STATIC_PAGES = ["/", "/about"]
 FORM_PAGES = ["/subscribe", "/contact-us"]
 PAGES = [*STATIC_PAGES, *FORM_PAGES]
 STATIC_PAGE_CACHE = "public, max-age=0, s-maxage=300"
-SECURITY_HEADERS = {
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "strict-origin-when-cross-origin",
-    "permissions-policy": "camera=(), microphone=(), geolocation=()",
-}
 
 
 @pytest.fixture(scope="module")
@@ -31,17 +26,13 @@ def hashed_asset(client: httpx.Client, suffix: str) -> str:
 
 
 def assert_security_headers(response: httpx.Response) -> None:
-    for name, value in SECURITY_HEADERS.items():
-        assert response.headers[name] == value, name
+    """The middleware's headers reached the served response (every value: tests/unit/test_middleware.py)."""
+    assert response.headers["x-content-type-options"] == "nosniff"
     policy = response.headers["content-security-policy"]
-    assert "frame-ancestors 'none'" in policy
     if response.headers["content-type"].startswith("text/html"):
-        assert "default-src 'self'" in policy
-        assert "script-src 'self' 'sha256-" in policy
+        assert "script-src 'self' 'sha256-" in policy  # the build's own inline scripts, by their hashes
     else:
         assert policy == "default-src 'none'; frame-ancestors 'none'"
-    assert "unsafe-eval" not in policy
-    assert "strict-transport-security" not in response.headers  # plain HTTP here
 
 
 @pytest.mark.parametrize(
@@ -55,11 +46,8 @@ def test_pages_are_cached_by_kind_compressed_and_secured(client, path, cache):
     assert "accept-encoding" in response.headers["vary"].lower()  # a shared cache keeps one copy per encoding
     assert "<h1" in response.text  # httpx decoded the gzip body
     assert_security_headers(response)
-
-
-def test_the_contact_page_is_new_for_every_response(client):
-    first, second = client.get("/contact-us"), client.get("/contact-us")
-    assert "etag" not in first.headers and first.text != second.text  # nothing to revalidate
+    plain = client.get(path, headers={"Accept-Encoding": "identity"})  # a client that takes no gzip
+    assert "content-encoding" not in plain.headers and "<h1" in plain.text
 
 
 @pytest.mark.parametrize("path", [path for path in PAGES if path != "/contact-us"])
@@ -68,12 +56,6 @@ def test_a_revalidated_page_keeps_its_policy(client, path):
     again = client.get(path, headers={"If-None-Match": first.headers["etag"]})
     assert again.status_code == 304
     assert again.headers["content-security-policy"] == first.headers["content-security-policy"]
-
-
-def test_pages_are_sent_uncompressed_to_clients_that_do_not_accept_gzip(client):
-    response = client.get("/", headers={"Accept-Encoding": "identity"})
-    assert "content-encoding" not in response.headers
-    assert "<h1" in response.text
 
 
 def test_hashed_assets_are_immutable_and_compressed(client):

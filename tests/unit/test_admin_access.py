@@ -11,6 +11,7 @@ import httpx
 import pytest
 import sqlalchemy
 from reflex.istate.data import RouterData
+from starlette.responses import PlainTextResponse
 
 from publisher.content import admin_copy
 from publisher.rules import admin_access
@@ -62,21 +63,21 @@ def test_an_enrolment_link_lasts_24_hours_and_carries_its_token_in_the_fragment(
     assert url == "https://books.example.com/admin/enrol#tok-en_1"
 
 
-def test_the_relying_party_is_the_sites_host_and_its_one_origin_written_as_a_browser_sends_it():
-    party = admin_access.relying_party("https://www.Books.example.com")
-    assert party.rp_id == "www.books.example.com"
-    assert party.origins == ("https://www.books.example.com",)
-    party = admin_access.relying_party("https://Books.example.com:443/")  # no default port, as a browser's Origin
-    assert party.origins == ("https://books.example.com",)
-    assert admin_access.relying_party("http://books.example.com:8080").origins == ("http://books.example.com:8080",)
-
-
-def test_on_the_development_server_the_page_on_localhost_is_the_origin():
-    party = admin_access.relying_party("http://localhost:3000", development_ports=[3100])
-    assert party.rp_id == "localhost"
-    assert party.origins == ("http://localhost:3100", "http://localhost:3000")
-    elsewhere = admin_access.relying_party("https://books.example.com", development_ports=[3000])
-    assert (elsewhere.rp_id, elsewhere.origins) == ("localhost", ("http://localhost:3000",))
+@pytest.mark.parametrize(
+    ("site_url", "ports", "rp_id", "origins"),
+    [
+        ("https://www.Books.example.com", [], "www.books.example.com", ("https://www.books.example.com",)),
+        ("https://Books.example.com:443/", [], "books.example.com", (ORIGIN,)),  # no default port, as an Origin
+        ("http://books.example.com:8080", [], "books.example.com", ("http://books.example.com:8080",)),
+        # On the development server, the page on localhost is the origin.
+        ("http://localhost:3000", [3100], "localhost", ("http://localhost:3100", "http://localhost:3000")),
+        (ORIGIN, [3000], "localhost", ("http://localhost:3000",)),
+    ],
+)
+def test_the_relying_party_is_the_sites_host_and_its_origin_written_as_a_browser_sends_it(
+    site_url, ports, rp_id, origins
+):
+    assert admin_access.relying_party(site_url, development_ports=ports) == RelyingParty(rp_id, origins)
 
 
 def test_the_cookie_is_httponly_strict_and_host_only_secure_over_https():
@@ -153,13 +154,9 @@ def test_the_dashboards_state_reads_the_cookie_of_the_scheme_the_event_channels_
     assert state._session_hash() == (admin_access.token_hash(own) if counted else None)
 
 
-async def nothing_here(scope, receive, send):
-    await send({"type": "http.response.start", "status": 404, "headers": []})
-    await send({"type": "http.response.body", "body": b""})
-
-
 def client() -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=middleware.route_table(nothing_here)), base_url=ORIGIN)
+    app = middleware.route_table(PlainTextResponse("no page here", status_code=404))
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=ORIGIN)
 
 
 @pytest.fixture
@@ -225,3 +222,26 @@ async def test_a_database_away_is_a_503_to_retry_in_30_seconds(audited, monkeypa
         answer = await http.post(path, headers={**COOKIE, "Origin": ORIGIN}, json={})
     assert (answer.status_code, answer.headers["retry-after"]) == (503, "30")
     assert answer.json()["error"] == admin_copy.TRY_AGAIN_LATER
+
+
+@pytest.mark.asyncio
+async def test_a_ceremony_is_begun_only_from_the_sites_own_page_and_an_oversized_body_is_refused_unread(
+    audited, monkeypatch
+):
+    begun: list[tuple] = []
+    monkeypatch.setattr(admins, "begin_ceremony", lambda *args, **kwargs: begun.append(args))
+    async with client() as http:
+        assert (await http.post(admin_sign_in.SIGN_IN_OPTIONS, json={})).status_code == 403  # no Origin
+        foreign = await http.post(
+            admin_sign_in.ENROL_OPTIONS, json={"token": TOKEN}, headers={"Origin": "https://evil.example"}
+        )
+        assert foreign.status_code == 403
+        same_origin = {"Sec-Fetch-Site": "same-origin"}
+        assert (await http.post(admin_sign_in.SIGN_IN_OPTIONS, json={}, headers=same_origin)).status_code == 200
+        huge = b'{"x":"' + b"a" * 20_000 + b'"}'
+        too_large = await http.post(
+            admin_sign_in.ENROL, content=huge, headers={"Origin": ORIGIN, "Content-Type": "application/json"}
+        )
+        assert too_large.status_code == 413
+        assert (await http.get(admin_sign_in.SIGN_IN)).status_code == 405
+    assert len(begun) == 1  # the same-origin one: nothing refused reached the database

@@ -3,7 +3,6 @@ reports do to readers on each database is in tests/services/test_bounces.py."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 
@@ -17,6 +16,7 @@ from publisher.server import bounce_hook, middleware
 from publisher.server.bounce_hook import MAX_BODY_BYTES
 from publisher.storage import bounce_records
 from publisher.storage.bounce_records import Recorded, Report
+from tests.support import asgi_exchange
 
 SECRET = "0123456789abcdef0123456789abcdef-hook"
 SECRET_VAR = "PUBLISHER_BOUNCE_WEBHOOK_SECRET"
@@ -25,7 +25,7 @@ SECRET_VAR = "PUBLISHER_BOUNCE_WEBHOOK_SECRET"
 class Answer:
     """``passed``: the request reached the app behind the hook."""
 
-    def __init__(self, sent: list[dict], passed: bool, chunks_read: int) -> None:
+    def __init__(self, sent: list[dict], passed: bool = False, chunks_read: int = 0) -> None:
         start = sent[0] if sent else {"status": None, "headers": []}
         self.status = start["status"]
         self.headers = {name.decode().lower(): value.decode() for name, value in start["headers"]}
@@ -70,25 +70,12 @@ def call(
         {"type": "http.request", "body": chunk, "more_body": number < len(chunks) - 1}
         for number, chunk in enumerate(chunks)
     ]
-    read = 0
-
-    async def receive():
-        nonlocal read
-        if read < len(messages):
-            read += 1
-            return messages[read - 1]
-        return {"type": "http.disconnect"}
-
-    sent: list[dict] = []
-
-    async def send(message):
-        sent.append(message)
 
     async def app_behind(scope, receive, send):
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"app"})
 
-    asyncio.run(middleware.route_table(app_behind)(scope, receive, send))
+    sent, read = asgi_exchange(middleware.route_table(app_behind), scope, messages)
     return Answer(sent, any(message.get("body") == b"app" for message in sent), read)
 
 

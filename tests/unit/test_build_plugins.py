@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -45,6 +44,11 @@ def static_dir(tmp_path: Path) -> Path:
 def test_use_prerendered_not_found_makes_the_not_found_page_the_fallback_and_leaves_the_rest(static_dir, html_alias):
     if not html_alias:
         (static_dir / "__not-found.html").unlink()
+    (static_dir / "__not-found" / "index.html").rename(static_dir / "kept.html")
+    with pytest.raises(RuntimeError, match="not prerendered"):
+        use_prerendered_not_found(static_dir)  # the page was not prerendered: nothing replaced
+    assert (static_dir / "__spa-fallback.html").read_text() == "<html>empty shell</html>"
+    (static_dir / "kept.html").rename(static_dir / "__not-found" / "index.html")
     use_prerendered_not_found(static_dir)
     assert (static_dir / "__spa-fallback.html").read_text() == "<html>Oops! Page Not Found</html>"
     assert sorted(p.relative_to(static_dir).as_posix() for p in static_dir.rglob("*")) == [
@@ -55,13 +59,6 @@ def test_use_prerendered_not_found_makes_the_not_found_page_the_fallback_and_lea
     ]
     assert (static_dir / "index.html").read_text() == "<html>home</html>"
     assert (static_dir / "about" / "index.html").read_text() == "<html>about</html>"
-
-
-def test_use_prerendered_not_found_fails_when_the_page_was_not_prerendered(static_dir):
-    shutil.rmtree(static_dir / "__not-found")
-    with pytest.raises(RuntimeError, match="not prerendered"):
-        use_prerendered_not_found(static_dir)
-    assert (static_dir / "__spa-fallback.html").read_text() == "<html>empty shell</html>"
 
 
 def test_plugin_adds_robots_txt_and_the_feed_for_the_configured_site(monkeypatch):
@@ -88,23 +85,6 @@ REFLEX_STATE_JS = (REFLEX_TEMPLATES / "utils" / "state.js").read_text()
 REFLEX_THEME_JS = (REFLEX_TEMPLATES / "utils" / "react-theme.js").read_text()
 
 
-def test_every_page_load_takes_a_new_token_kept_in_its_memory_and_the_backend_url_rewrite_is_idempotent():
-    patched = frontend_files.state_js_rewrites(REFLEX_STATE_JS)
-    get_token = re.search(r"export const getToken = .*?\n};\n", patched, re.S).group(0)
-    peek_token = re.search(r"const peekToken = .*?;\n", patched, re.S).group(0)
-    assert "Storage" not in get_token and "Storage" not in peek_token  # neither read nor written
-    assert "token = unsavedToken ?? generateUUID();" in get_token  # the one peekToken showed, if any
-    assert "if (token) {\n    return token;" in get_token  # a reconnect of the same page keeps its state
-    assert frontend_files.state_js_rewrites(patched) == patched  # .web keeps the file between builds
-    earlier = REFLEX_STATE_JS.replace(frontend_files._TOKEN_FROM_THE_TAB, frontend_files._TOKEN_STORED_PER_LOAD)
-    earlier = earlier.replace(frontend_files._PEEK_FROM_THE_TAB, frontend_files._PEEK_PER_PAGE_LOAD)
-    assert frontend_files.state_js_rewrites(earlier) == frontend_files.state_js_rewrites(REFLEX_STATE_JS)
-    patched = frontend_files.backend_at_page_origin(REFLEX_STATE_JS)
-    assert frontend_files.backend_at_page_origin(patched) == patched  # .web keeps the file between builds
-    older = REFLEX_STATE_JS.replace(frontend_files._HOSTNAME_ONLY, frontend_files._SAME_ORIGIN_ALWAYS)
-    assert frontend_files.backend_at_page_origin(older) == patched
-
-
 WEB_STORAGE_WRITE = re.compile(r"(?:localStorage|sessionStorage)\.setItem\(")
 
 
@@ -128,6 +108,7 @@ def test_the_apps_files_use_the_browsers_storage_only_for_the_states_storage_var
         len(WEB_STORAGE_WRITE.findall(state_js)) == len(WEB_STORAGE_WRITE.findall(client_storage_delta(state_js))) == 2
     )
     assert "sessionStorage.getItem(TOKEN_KEY)" not in state_js and "LAST_RELOADED_KEY)" not in state_js
+    assert frontend_files.state_js_rewrites(state_js) == state_js  # .web keeps the file between builds
     theme_js = frontend_files.no_saved_color_mode(REFLEX_THEME_JS)
     assert "localStorage" not in theme_js and "sessionStorage" not in theme_js
     assert frontend_files.no_saved_color_mode(theme_js) == theme_js  # .web keeps the file between builds
@@ -176,10 +157,8 @@ def test_the_app_reloads_nothing_by_itself_on_a_frontend_error_and_migrates_the_
     [
         (frontend_files.no_saved_color_mode, "export function ThemeProvider() {}", "Unexpected utils/react-theme.js"),
         (frontend_files.document_without_storage, 'jsx("body",{},jsx(Scripts,{},))', "Unexpected app/_document.js"),
-        (frontend_files.nothing_in_the_browser, "const reloadForNewVersion = () => {};", "Unexpected utils/state.js"),
-        (frontend_files.a_state_per_page_load, "export const getToken = () => token;", "Unexpected utils/state.js"),
-        (frontend_files.backend_at_page_origin, "export const getBackendURL = () => 1;", "getBackendURL changed"),
-        (frontend_files.dev_host_from_environment, "export default {};", "vite.config.js layout"),
+        (frontend_files.state_js_rewrites, "export const getBackendURL = () => 1;", "Unexpected utils/state.js"),
+        (frontend_files.dev_server_plugins, "export default {};", "vite.config.js layout"),
         (prerender_not_found, "module.exports = {prerender: true};", "react-router.config.js"),
         (prerender_not_found, "const config = {}; export default config;", "react-router.config.js"),
         (prerender_not_found, "", "react-router.config.js"),
@@ -207,7 +186,7 @@ def test_dev_host_plugin_applies_to_the_config_reflex_generates():
     from reflex.utils import frontend_skeleton
     from reflex_base.config import get_config
 
-    patched = frontend_files.dev_host_from_environment(frontend_skeleton._compile_vite_config(get_config()))
+    patched = frontend_files.dev_server_plugins(frontend_skeleton._compile_vite_config(get_config()))
     assert "publisherDevHost()," in patched and 'apply: "serve"' in patched
 
 
@@ -271,16 +250,8 @@ def test_a_static_page_keeps_its_content_styles_site_js_and_data_and_loses_the_a
     assert "x-app-modulepreload" not in stripped and "data-app-boot" not in stripped
 
 
-@pytest.mark.parametrize(
-    ("file", "route"),
-    [
-        ("index.html", "/"),
-        ("about.html", "/about"),
-        ("about/index.html", "/about"),
-        ("contact-us/index.html", "/contact-us"),
-        ("__spa-fallback.html", "404"),
-        ("books/new/index.html", "/books/new"),
-    ],
+@pytest.mark.parametrize(  # the rest as a request's path (test_page_kinds.py)
+    ("file", "route"), [("index.html", "/"), ("books/new/index.html", "/books/new"), ("__spa-fallback.html", "404")]
 )
 def test_each_prerendered_file_is_matched_to_its_route(tmp_path, file, route):
     assert plugins.html_route(tmp_path, tmp_path / file) == route
@@ -349,8 +320,8 @@ def test_the_plugins_rewrites_and_a_maintainer_who_adds_an_event_handler_to_home
         ("app/_document.js", frontend_files.document_without_storage),
         ("vite.config.js", frontend_files.dev_server_plugins),
     ]
-    assert page_kinds.read_manifest(manifest)["/"].app_reasons == ("<button> handles on_click",)
-    assert not page_kinds.read_manifest(manifest)["/about"].starts_app
+    assert page_kinds.read_manifest()["/"].app_reasons == ("<button> handles on_click",)
+    assert not page_kinds.read_manifest()["/about"].starts_app
 
     (built_pages / "__not-found").mkdir()
     (built_pages / "__not-found" / "index.html").write_text(PRERENDERED.replace("Latest Releases", "Oops!"))

@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
+from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 import pytest
+from limits.aio.storage import memory as limits_memory
 
 from publisher import content, visits
 from publisher.limits import submits
-from publisher.limits.submits import Limit, Limiter
+from publisher.limits.submits import Limiter
 from publisher.rules import visit_rules
 from publisher.server import buy_beacon, middleware
+from tests.support import asgi_exchange
+from tests.unit.test_bounce_hook import Answer
+from tests.unit.test_visit_rules import DESKTOP_CHROME
+from tests.unit.test_visit_tally import GOOGLEBOT
 
 BOOK = content.BOOKS[0]
 STORE = urlsplit(str(BOOK.book_link)).hostname or ""
 PRESS = f"{BOOK.slug} {STORE}".encode()
 SITE = "https://books.example.com"
-DESKTOP_CHROME = (
-    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
-)
-GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 
 
 class Inner:
@@ -36,22 +37,23 @@ class Inner:
         await send({"type": "http.response.body", "body": b"app"})
 
 
-class Answer:
-    def __init__(self, sent: list[dict]) -> None:
-        start = sent[0]
-        self.status = start["status"]
-        self.headers = {name.decode().lower(): value.decode() for name, value in start["headers"]}
-        self.body = b"".join(message.get("body", b"") for message in sent if message["type"] == "http.response.body")
+class Presses(list):
+    """The worker's recorder, keeping the presses it was given (and no page view)."""
+
+    def buy(self, scope, slug: str, store: str) -> None:
+        self.append((slug, store))
+
+    def page_view(self, scope, status: int, route: str) -> None:
+        pass
 
 
 @pytest.fixture
-def presses(monkeypatch) -> Iterator[list[tuple[str, str]]]:
-    """Counting on; the presses ``visits.record_buy`` was given; a fresh limiter in this process."""
+def presses(monkeypatch) -> Iterator[Presses]:
+    """Counting on; the presses the recorder was given; a fresh limiter in this process."""
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
     monkeypatch.setenv("PUBLISHER_VISITS", "on")
-    recorded: list[tuple[str, str]] = []
-    monkeypatch.setattr(visits, "record_buy", lambda scope, slug, store: recorded.append((slug, store)))
-    monkeypatch.setattr(visits, "record_page_view", lambda scope, status, route: None)
+    recorded = Presses()
+    monkeypatch.setattr(visits.shared_recorder, "_value", recorded)
     buy_beacon.shared_buy_limiter.set(Limiter(per_address=visit_rules.BUY_PER_ADDRESS))
     yield recorded
     buy_beacon.shared_buy_limiter.set(None)
@@ -85,16 +87,8 @@ def beacon_scope(
 def press(body: bytes = PRESS, **request) -> Answer:
     """One request through the site's HTTP stack."""
     inner = Inner()
-    sent: list[dict] = []
-    messages = [{"type": "http.request", "body": body, "more_body": False}]
-
-    async def receive():
-        return messages.pop(0) if messages else {"type": "http.disconnect"}
-
-    async def send(message):
-        sent.append(message)
-
-    asyncio.run(middleware.transform(inner)(beacon_scope(body, **request), receive, send))
+    message = {"type": "http.request", "body": body, "more_body": False}
+    sent, _ = asgi_exchange(middleware.transform(inner), beacon_scope(body, **request), [message])
     assert inner.paths == []  # the beacon answers alone
     return Answer(sent)
 
@@ -180,28 +174,29 @@ def test_with_counting_off_or_a_failing_count_nothing_counts_and_the_answer_is_t
         raise RuntimeError("the tally is broken")
 
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL")
-    monkeypatch.setattr(visits, "record_buy", broken)
+    monkeypatch.setattr(presses, "buy", broken)
     assert_the_same_empty_answer(press())
 
 
 def test_a_client_gone_before_its_body_gets_no_answer(presses):
-    sent: list[dict] = []
-
-    async def receive():
-        return {"type": "http.disconnect"}
-
-    async def send(message):
-        sent.append(message)
-
-    asyncio.run(buy_beacon.BuyBeacon()(beacon_scope(), receive, send))
+    sent, _ = asgi_exchange(buy_beacon.BuyBeacon(), beacon_scope(), [])
     assert sent == [] and presses == []
 
 
-def test_the_configured_limiter_allows_20_presses_per_address_in_10_minutes(monkeypatch):
-    """Without Redis, in this process with the forms' attempts (with it: tests/services/test_submit_limits.py)."""
+@pytest.mark.asyncio
+async def test_the_configured_limiter_allows_20_presses_per_address_in_600_seconds(monkeypatch):
+    """Without Redis, in this process with the forms' attempts (with it: tests/services/test_submit_limits.py),
+    on the clock the ``limits`` package times its windows by."""
+    now = [1_200_600.0]
+    monkeypatch.setattr(limits_memory, "time", SimpleNamespace(time=lambda: now[0]))
     monkeypatch.setattr(submits, "shared_redis", lambda: None)
     submits.shared_storage.set(None)
     limiter = buy_beacon.configured_buy_limiter()
-    assert isinstance(limiter.storage, submits.MemoryStorage) and limiter.storage is submits.shared_storage.get()
+    assert limiter.storage is submits.shared_storage.get()
     submits.shared_storage.set(None)
-    assert limiter.per_address == Limit(attempts=20, window_s=600)
+    pressed = [await limiter.allow("buy", "", "2001:db8:1:2::7") for _ in range(21)]
+    assert pressed == [True] * 20 + [False]  # the same /64 or another address: through the stack above
+    now[0] += 599
+    assert not await limiter.allow("buy", "", "2001:db8:1:2::7")
+    now[0] += 1
+    assert await limiter.allow("buy", "", "2001:db8:1:2::7")  # the next window

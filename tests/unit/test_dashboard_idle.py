@@ -87,7 +87,7 @@ async def test_an_open_page_refreshing_every_2_seconds_idles_out_after_30_minute
     state = AdminState(_reflex_internal_init=True)
     state.router = RouterData.from_router_data({"token": "tab-1", "ip": "10.0.0.1", "pathname": "/admin"})
     assert await AdminState.open.fn(state) is AdminState.watch  # opening the page: the admin did something
-    assert state.signed_in and state.readers and session.touches == [SIGNED_IN]
+    assert state.signed_in and state.parts["readers"] and session.touches == [SIGNED_IN]
 
     real_sleep = asyncio.sleep
     refreshes = []

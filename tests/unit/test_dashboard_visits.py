@@ -74,7 +74,7 @@ def reads(monkeypatch) -> FakeReads:
         fake.calls.append(("visitors_now", now))
         return 17
 
-    monkeypatch.setattr(visits, "visitors_now", visitors_now)
+    monkeypatch.setattr(visit_counts, "visitors_now", visitors_now)
     return fake
 
 
@@ -90,7 +90,6 @@ def test_the_figures_now_today_and_yesterday_come_from_the_daily_counts(reads: F
         "Bot requests today (counted apart)": "42",
     }
     assert ("visitors_now", NOW) in reads.calls
-    assert shown["visits_off"] == []
     # A fixed number of reads whatever the traffic: site, bot, one page per book, /subscribe, /contact-us;
     # four top lists; the list's days; now.
     assert len(reads.calls) == 2 + len(content.BOOKS) + 2 + 4 + 1 + 1
@@ -139,22 +138,18 @@ def test_visitors_now_unknown_leaves_the_rest_shown(reads: FakeReads, monkeypatc
     def away(now):
         raise ConnectionError("redis away")
 
-    monkeypatch.setattr(visits, "visitors_now", away)
+    monkeypatch.setattr(visit_counts, "visitors_now", away)
     figures = admin_state._visits()["visits_figures"]
     assert figures[0]["value"] == admin_copy.NOT_KNOWN and figures[1]["value"] == "90"
 
 
-def test_with_counting_off_the_section_says_so_and_reads_nothing_and_every_visits_field_is_tab_only(
+def test_with_counting_off_the_section_says_so_and_reads_nothing_and_what_it_shows_is_tab_only(
     reads: FakeReads, monkeypatch
 ):
-    assert set(admin_state._visits()) == set(admin_state.VISITS_FIELDS)
-    assert set(admin_state.VISITS_FIELDS) <= stored_state._TAB_ONLY[admin_state.AdminState]
-    reads.calls.clear()
+    assert "parts" in stored_state._TAB_ONLY[admin_state.AdminState]  # every part: _visits' too
     monkeypatch.setenv("PUBLISHER_VISITS", "off")
     assert not settings.current().visits_on
-    shown = admin_state._visits()
-    assert shown["visits_off"] == [{"text": admin_copy.VISITS_OFF}]
-    assert all(shown[name] == [] for name in admin_state.VISITS_FIELDS if name != "visits_off")
+    assert admin_state._visits() == {"visits_off": [{"text": admin_copy.VISITS_OFF}]}
     assert reads.calls == []
 
 

@@ -1,4 +1,4 @@
-"""The docs stay true to the tree: every path the layout, a doc, a comment or a docstring names
+"""The docs stay true to the tree: every path a doc (its layout too), a comment or a docstring names
 exists, every relative link leads to a file, and the README stays a front door."""
 
 import ast
@@ -10,19 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.doc_commands import HEADING, documents
+from tests.doc_commands import documents
 from tests.support import DOCS, PROJECT_ROOT
 
-README = PROJECT_ROOT / "README.md"
-README_MAX_LINES = 200
-
-# A backticked path under one of these folders names a part of the layout.
-LAYOUT_FOLDERS = ("publisher/", "tests/", "benchmarks/", "scripts/", "docs/", "assets/", "alembic/")
 # Folders searched for a bare file name (a module named by its file alone) not at the top level.
 SEARCHED_FOLDERS = ("publisher", "tests", "benchmarks", "scripts", "docs", "assets", "alembic")
-BARE_FILE = re.compile(r"^(Makefile|Dockerfile|Containerfile|[\w.-]+\.[A-Za-z0-9]+|[\w.-]+/)$")
 PLACEHOLDER = re.compile(r"[*<>{}\[\]$]|\.\.\.")
-CODE_SPAN = re.compile(r"`([^`\n]+)`")
 MARKDOWN_LINK = re.compile(r"!?\[[^\]\n]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
@@ -37,75 +30,10 @@ def without_fenced_code(text: str) -> str:
     return "\n".join(lines)
 
 
-def section(text: str, title_word: str) -> str:
-    """The first section whose heading contains the word, up to the next heading of its level or above."""
-    lines = text.splitlines()
-    fenced = False
-    start = level = None
-    for number, line in enumerate(lines):
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        match = None if fenced else HEADING.match(line)
-        if not match:
-            continue
-        if start is None and title_word.lower() in match.group(2).lower():
-            start, level = number, len(match.group(1))
-        elif start is not None and len(match.group(1)) <= level:
-            return "\n".join(lines[start:number])
-    assert start is not None, f"no heading with {title_word!r}"
-    return "\n".join(lines[start:])
-
-
-def named_paths(text: str) -> set[str]:
-    """Every path the text names alone in backticks, or first on a line of fenced code (a tree)."""
-    candidates = set(CODE_SPAN.findall(without_fenced_code(text)))
-    fenced = False
-    for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        elif fenced and line.split():
-            word = line.split()[0]
-            if word.startswith(LAYOUT_FOLDERS):
-                candidates.add(word)
-    paths = set()
-    for candidate in candidates:
-        candidate = candidate.strip()
-        if not candidate or any(c.isspace() for c in candidate) or PLACEHOLDER.search(candidate):
-            continue
-        candidate = candidate.split("::")[0]  # a test's node id names its file
-        if candidate.startswith(LAYOUT_FOLDERS) or BARE_FILE.match(candidate):
-            paths.add(candidate)
-    return paths
-
-
-def exists(path: str) -> bool:
-    target = PROJECT_ROOT / path
-    if path.endswith("/"):
-        return target.is_dir()
-    if target.exists():
-        return True
-    if "/" in path:
-        return False
-    return any(next((PROJECT_ROOT / folder).rglob(path), None) for folder in SEARCHED_FOLDERS)
-
-
-def layout_texts() -> dict[str, str]:
-    return {
-        "README.md (layout)": section(README.read_text(encoding="utf-8"), "layout"),
-        "docs/architecture.md": (DOCS / "architecture.md").read_text(encoding="utf-8"),
-    }
-
-
-@pytest.mark.parametrize("name", sorted(layout_texts()))
-def test_every_path_the_layout_names_exists(name):
-    missing = sorted(path for path in named_paths(layout_texts()[name]) if not exists(path))
-    assert missing == [], f"{name} names paths that do not exist"
-
-
 def test_the_readme_is_a_front_door_of_at_most_200_lines_with_a_layout():
-    lines = README.read_text(encoding="utf-8").splitlines()
-    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; the manual goes in docs/"
-    assert len(named_paths(layout_texts()["README.md (layout)"])) >= 10  # and its layout names the parts
+    text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200, "README.md is too long: the manual goes in docs/"
+    assert len(set(paths_named_in(text))) >= 10  # and its layout names the parts
 
 
 @pytest.mark.parametrize("document", documents(), ids=lambda path: str(path.relative_to(PROJECT_ROOT)))
@@ -126,8 +54,8 @@ PATH_SUFFIXES = ("py", "md", "sh", "toml", "ini", "yaml", "txt", "eml")
 NAMED_PATH = re.compile(
     r"(?<![\w./~:@*$\"'-])"
     r"([\w.-]+(?:/[\w.-]+)*\.(?:" + "|".join(PATH_SUFFIXES) + r")"
-    r"|(?:" + "|".join(SEARCHED_FOLDERS) + r")/(?:[\w.-]+/)*)"
-    r"(?![\w/*-])"
+    r"|(?:" + "|".join(SEARCHED_FOLDERS) + r")/(?:[\w-]+(?:/[\w-]+)*/?)?|Dockerfile)"
+    r"(?![\w/*-]|\.\w)"
 )
 # Written by the build, not files of the repository.
 BUILT_FILES = frozenset({"robots.txt"})
@@ -173,9 +101,10 @@ def paths_named_in(text: str) -> list[str]:
 def named_path_exists(path: str, named_in: Path) -> bool:
     for base in (PROJECT_ROOT, PROJECT_ROOT / "publisher", named_in.parent):
         target = base / path
-        if target.is_dir() if path.endswith("/") else target.is_file():
+        if target.is_dir() if path.endswith("/") else target.exists():
             return True
-    return named_in.suffix == ".md" and "/" not in path and exists(path)
+    bare = named_in.suffix == ".md" and "/" not in path
+    return bare and any(next((PROJECT_ROOT / folder).rglob(path), None) for folder in SEARCHED_FOLDERS)
 
 
 def naming_files() -> list[Path]:
@@ -204,27 +133,32 @@ def missing_named_paths(path: Path) -> list[str]:
 
 
 def test_every_path_a_comment_or_a_doc_names_exists():
-    """A path (a word ending in PATH_SUFFIXES, or a top-level folder with its slash; not quoted, not
-    after `/ ~ . $`, not a glob) exists from the root, from publisher/ or beside the file naming it."""
+    """A path (a word ending in PATH_SUFFIXES, a path under a top-level folder, Dockerfile; not quoted,
+    not after `/ ~ . $`, not a glob) exists from the root, from publisher/ or beside the file naming it."""
     missing = [entry for path in naming_files() for entry in missing_named_paths(path)]
     assert not missing, "paths named that are not in the tree:\n" + "\n".join(missing)
 
 
 def test_the_checks_see_what_they_check():
     line = (
-        "see server/middleware.py and `publisher/web/pages/` and tests/unit/test_docs.py::test_x, "
-        "then alembic.ini; not /proc/self/status, ~/.cache/x.py, .web/build/client, site.js, "
-        'https://example.com/a/b.py, "qmail-hard.eml", *_copy.py, robots.txt, benchmarks/results/x/'
+        "see server/middleware.py and `publisher/web/pages/` and tests/unit/test_docs.py::test_x, then "
+        "alembic.ini, publisher/cli  │  Dockerfile; not tests/support.RedisServer, /proc/self/status, ~/.cache/x.py, "
+        '.web/build/client, site.js, https://example.com/a/b.py, "qmail-hard.eml", *_copy.py, robots.txt, '
+        "benchmarks/results/x/"
     )
     assert paths_named_in(line) == [
         "server/middleware.py",
         "publisher/web/pages/",
         "tests/unit/test_docs.py",
         "alembic.ini",
+        "publisher/cli",
+        "Dockerfile",
     ]
     module = PROJECT_ROOT / "publisher" / "mail" / "__init__.py"
     assert named_path_exists("server/middleware.py", module)
     assert named_path_exists("publisher/web/", module)
+    assert named_path_exists("publisher/web", module)
+    assert not named_path_exists("publisher/hosting", module)
     assert named_path_exists("outbox.py", module)  # beside the module
     assert not named_path_exists("tables.py", module)  # it is in publisher/storage/
     assert not named_path_exists("hosting/tabs.py", module)
@@ -243,19 +177,5 @@ def test_the_checks_see_what_they_check():
         (3, " c/three.py"),
         (4, "   d/four.py "),
     ]
-    text = "\n".join(
-        [
-            "## Layout",
-            "- `publisher/web/`: pages; `publisher/no_such.py` and `Makefile` and `make run` and `tests/*.py`",
-            "```",
-            "tests/unit/      no servers",
-            "```",
-            "## Next",
-            "- `publisher/not_in_layout.py`",
-        ]
-    )
-    layout = section(text, "layout")
-    assert named_paths(layout) == {"publisher/web/", "publisher/no_such.py", "Makefile", "tests/unit/"}
-    assert [path for path in sorted(named_paths(layout)) if not exists(path)] == ["publisher/no_such.py"]
     links = MARKDOWN_LINK.findall("[a](docs/x.md#y) ![b](docs/home.png) [c](https://reflex.dev)")
     assert links == ["docs/x.md#y", "docs/home.png", "https://reflex.dev"]

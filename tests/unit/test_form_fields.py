@@ -99,7 +99,6 @@ def test_a_field_added_to_the_declaration_is_on_the_page_with_its_message_line_a
 @pytest.fixture
 def extended_subscribe(monkeypatch, tmp_path: Path):
     """The site's subscribe form declared with the recipe's field, a build whose page has it, the gateway's recorder."""
-    monkeypatch.setattr(submissions, "SUBSCRIBE", EXTENDED_SUBSCRIBE)
     plain = dataclasses.replace(plain_forms.FORMS["/subscribe"], declared=EXTENDED_SUBSCRIBE)
     monkeypatch.setitem(plain_forms.FORMS, "/subscribe", plain)
     write_build(tmp_path)

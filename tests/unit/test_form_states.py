@@ -17,6 +17,7 @@ from publisher.content import form_copy
 from publisher.limits import submits, used_tokens
 from publisher.rules import antispam, form_tokens
 from publisher.rules.antispam import MathQuestion
+from publisher.rules.form_fields import CONTACT, SUBSCRIBE
 from publisher.web import submissions
 from publisher.web.submissions import EDITING, SUBMITTING, SUCCESS, ContactState, SubscribeState
 from tests.unit.test_tabs import Clock
@@ -97,33 +98,6 @@ SUBSCRIBER = {"name": "Jo Reader", "email": "jo@example.com"}
 
 
 @pytest.mark.asyncio
-async def test_subscribe_shows_each_field_s_message_and_focuses_the_first_invalid_field(gw):
-    state = new_state(SubscribeState)
-    events = await submit(state, {"name": "", "email": ""})
-    assert state.name_error == "Please enter your name"
-    assert state.email_error == "Please enter your email"
-    assert described(events) == [("_set_focus", "ref_subscribe_name")]
-    assert state.status == EDITING
-    events = await submit(state, {"name": "Jo", "email": "jo@example"})  # focus on the first invalid field
-    assert state.name_error == ""
-    assert state.email_error == "Please enter a valid email address"
-    assert described(events) == [("_set_focus", "ref_subscribe_email")]
-    assert gw.requests == []
-
-
-@pytest.mark.asyncio
-async def test_subscribe_a_filled_honeypot_says_please_try_again_and_sends_nothing(gw):
-    state = new_state(SubscribeState)
-    events = await submit(state, {"name": "Jo Reader", "email": "jo@example.com", "website": "http://spam.example"})
-    assert state.form_error == "Please try again."
-    assert (state.status, state.notice_text) == (EDITING, "")
-    assert events == [] and gw.requests == []
-    # A person (the hidden field empty, as the page sends it) is not affected.
-    await submit(state, {"name": "Jo Reader", "email": "jo@example.com", "website": ""})
-    assert state.status == SUCCESS and len(gw.requests) == 1
-
-
-@pytest.mark.asyncio
 async def test_subscribe_success_sends_the_spec_body_and_a_replay_does_nothing_until_start_over(gw):
     state = new_state(SubscribeState)
     await submit(state, {"name": "", "email": ""})
@@ -188,19 +162,19 @@ async def test_a_submit_in_flight_blocks_the_form_until_the_gateway_s_timeout_is
 # --- Contact ---
 
 
+# A visitor's contact form, by the spec's field names, without its question's answer and token.
+CONTACT_FIELDS = {
+    "firstName": "Jo",
+    "lastName": "Reader",
+    "email": "jo@example.com",
+    "message": "When is the next book coming out?",
+    "website": "",
+}
+
+
 def contact_form(state: ContactState, answer: str = "7", **overrides: str) -> dict[str, str]:
     """The form as the page sends it: the fields by their spec names and the token the page holds."""
-    form = {
-        "firstName": "Jo",
-        "lastName": "Reader",
-        "email": "jo@example.com",
-        "message": "When is the next book coming out?",
-        "answer": answer,
-        "website": "",
-        "token": state._token,
-    }
-    form.update(overrides)
-    return form
+    return {**CONTACT_FIELDS, "answer": answer, "token": state._token, **overrides}
 
 
 def a_new_question(state: ContactState) -> list[tuple[str, ...]]:
@@ -262,31 +236,50 @@ async def test_a_reconnect_carries_on_with_what_the_page_shows(clock, questions,
     assert subscribed.status == SUCCESS
 
 
+EMPTY_FORM_MESSAGES = {
+    "subscribe": {"name_error": "Please enter your name", "email_error": "Please enter your email"},
+    "contact": {
+        "first_name_error": "Please enter your first name",
+        "last_name_error": "Please enter your last name",
+        "email_error": "Please enter your email",
+        "message_error": "Please enter your message",
+        "answer_error": "Please answer the math question",
+    },
+}
+
+
 @pytest.mark.asyncio
-async def test_contact_empty_form_shows_every_required_message_and_focuses_first_name(shown, gw):
-    events = await submit(shown, contact_form(shown, answer="", firstName="", lastName="", email="", message=""))
-    assert shown.first_name_error == "Please enter your first name"
-    assert shown.last_name_error == "Please enter your last name"
-    assert shown.email_error == "Please enter your email"
-    assert shown.message_error == "Please enter your message"
-    assert shown.answer_error == "Please answer the math question"
-    # The submit spent its token: the same question comes back with the next one, the answer stays.
-    assert described(events) == [
-        ("_set_value", "ref_contact_token", shown._token),
-        ("_set_focus", "ref_contact_first_name"),
-    ]
+@pytest.mark.parametrize("form", [SUBSCRIBE, CONTACT], ids=["subscribe", "contact"])
+async def test_each_field_shows_its_message_and_focus_goes_to_the_first_invalid_one(form, shown, gw):
+    """A contact submit spends its token: the same question comes back with the next one, the answer stays."""
+    state = new_state(SubscribeState) if form is SUBSCRIBE else shown
+    messages = EMPTY_FORM_MESSAGES[form.name]
+    first, second = list(form.field_ids.values())[:2]
+    for typed, focus in (({}, first), ({form.names[0]: "Jo Reader"}, second)):
+        token = getattr(state, "_token", "")
+        events = await submit(state, {**dict.fromkeys(form.field_ids, ""), "token": token, **typed})
+        next_token = [("_set_value", "ref_contact_token", state._token)] if form is CONTACT else []
+        assert described(events) == [*next_token, ("_set_focus", "ref_" + focus.replace("-", "_"))]
+        shown_now = {variable: getattr(state, variable) for variable in messages}
+        assert shown_now == (messages if not typed else {**messages, next(iter(messages)): ""})
+    assert state.status == EDITING and gw.requests == []
     assert shown.question == token_question(shown._token) == "What is 3 + 4?"
-    assert gw.requests == []
 
 
 @pytest.mark.asyncio
-async def test_contact_honeypot_is_rejected_first(shown, gw, clock):
-    # Also too fast and a wrong answer: the honeypot is checked first.
-    events = await submit(shown, contact_form(shown, answer="8", website="https://spam.example"))
-    assert shown.form_error == "Please try again."
-    assert described(events) == [("_set_value", "ref_contact_token", shown._token)]  # the next token only
+@pytest.mark.parametrize("form", ["subscribe", "contact"])
+async def test_a_filled_honeypot_says_please_try_again_and_sends_nothing_checked_first(form, shown, gw):
+    """Also too fast and a wrong answer here: the contact form checks the honeypot first, its next token only."""
+    state = new_state(SubscribeState) if form == "subscribe" else shown
+    typed = SUBSCRIBER if form == "subscribe" else contact_form(shown, answer="8")
+    events = await submit(state, {**typed, "website": "https://spam.example"})
+    assert (state.form_error, state.status, state.notice_text) == ("Please try again.", EDITING, "")
+    token = [] if form == "subscribe" else [("_set_value", "ref_contact_token", shown._token)]
+    assert described(events) == token and gw.requests == []
     assert shown.question == "What is 3 + 4?" == token_question(shown._token)
-    assert gw.requests == []
+    if form == "subscribe":  # a person (the hidden field empty, as the page sends it) is not affected
+        await submit(state, {**SUBSCRIBER, "website": ""})
+        assert state.status == SUCCESS and len(gw.requests) == 1
 
 
 @pytest.mark.asyncio

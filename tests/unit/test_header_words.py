@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import unicodedata
 from email import policy as email_policy
-from email.headerregistry import Address
-from email.message import EmailMessage
 
 import pytest
 from hypothesis import given, settings
@@ -16,7 +14,7 @@ from hypothesis import strategies as st
 from publisher.mail import mailer
 from publisher.rules import list_rules
 from tests.smtp import LIST_SECRET
-from tests.unit.test_mailer import LONG_SITE, contact, head_and_body, settings_for
+from tests.unit.test_mailer import LONG_SITE, head_and_body, settings_for, welcome
 
 # The issue's names: header lines of the visitor's choosing, and a body of their choosing.
 HEADER_LINES = "=?utf-8?q?Ann=0D=0AX-Injected=3A_yes=0D=0ABcc=3A_victim=40example=2Ecom?="
@@ -108,12 +106,9 @@ def test_a_mailbox_is_the_name_as_words_and_the_address_or_the_bare_address():
             mailer.mailbox("Jo", address)
 
 
-def test_a_written_value_is_kept_and_written_as_given_never_parsed():
-    message = EmailMessage(policy=mailer.WIRE)
-    message["To"] = mailer.mailbox(HEADER_LINES, "jo@example.com")
-    message.set_content("Hello")
-    head, _ = head_and_body(bytes(message))
-    assert head.split("\r\n")[:3] == [
+def test_a_name_is_written_as_words_of_our_own_never_parsed():
+    head, _ = head_and_body(welcome(settings_for("smtp://127.0.0.1:25"), HEADER_LINES))
+    assert head.split("\r\n")[1:4] == [
         "To: =?utf-8?q?=3D=3Futf-8=3Fq=3FAnn=3D0D=3D0AX-Injected=3D3A=5Fyes?=",
         " =?utf-8?q?=3D0D=3D0ABcc=3D3A=5Fvictim=3D40example=3D2Ecom=3F=3D?=",
         " <jo@example.com>",
@@ -185,22 +180,6 @@ NOT_ASCII = "header line 4 holds a control character or a byte beyond ASCII"
 )
 def test_a_break_that_is_not_a_fold_is_refused_with_its_reason(data, problem):
     assert refusal(data).startswith(problem)
-
-
-def test_a_name_the_email_package_itself_parses_never_leaves_as_header_lines():
-    # The way the site wrote a name before issue 40: an Address the email package parses. On
-    # this machine's 3.11.7 (no CVE-2024-6923 fix) it writes the decoded CR/LF as they are and
-    # wire_bytes refuses the email; on an interpreter with the fix it may write it safely.
-    settings = settings_for("smtp://127.0.0.1:25")
-    message = contact(settings)
-    message.replace_header("Reply-To", Address(display_name=HEADER_LINES, username="ann", domain="example.com"))
-    try:
-        raw = mailer.wire_bytes(message, settings)
-    except mailer.UnsafeHeaders as refused:
-        assert "Bcc" in refused.problem or "refused to write it" in refused.problem
-    else:
-        head, _ = head_and_body(raw)
-        assert not any(line.lower().startswith(("bcc", "x-injected")) for line in head.split("\r\n"))
 
 
 # --- The one writer of a header that carries a URL or a token: one line, folded outside <...>. ---

@@ -58,6 +58,15 @@ def test_the_recipe_names_the_files_of_its_section_once_each(house, tmp_path: Pa
     assert house.recipe_files(tmp_path / "missing.md") is None
 
 
+def test_lines_of_python_count_blanks_and_comments_and_skip_hidden_folders_and_caches(house, tmp_path: Path):
+    (tmp_path / "a.py").write_text("x = 1\n\n# a comment\n")
+    for folder in ("sub", ".venv", "__pycache__"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "b.py").write_text("y = 2\nz = 3\n")
+    (tmp_path / "notes.txt").write_text("not Python\n")
+    assert house.python_lines(tmp_path) == (2, 5)
+
+
 @pytest.fixture
 def tracer(house):
     tracer = house.Tracer()

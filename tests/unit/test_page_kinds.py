@@ -87,35 +87,31 @@ class Carousel(rx.Component):
     tag = "Carousel"
 
 
-@pytest.mark.parametrize(
-    ("page", "reasons"),
-    [
-        (Page("temporary", temporary_page), ("<Bare> reads maintainer_state.greeting",)),
-        (
-            Page("about", lambda: page_layout("/about", PAGES.navigation()), on_load=MaintainerState.wave),
-            ("its route has on_load events",),
-        ),
-        (
-            Page("index", lambda: rx.el.p(SEARCH_HOOK)),
-            ('it runs the React hook `const [bookQuery, setBookQuery] = useState("");`',),
-        ),
-        (
-            Page("index", lambda: rx.el.div(Carousel.create())),
-            ("<Carousel> is the React component Carousel from some-carousel",),
-        ),
-        (  # a head component is part of the page
-            Page("index", lambda: rx.el.p("x"), meta=[{"name": "robots"}, rx.el.title(MaintainerState.greeting)]),
-            ("<Bare> reads maintainer_state.greeting",),
-        ),
-    ],
-    ids=[
-        "a temporary page that shows state",
-        "an on_load event alone",
-        "React code",
-        "a library's React component",
-        "a head component",
-    ],
-)
+NEEDS_THE_APP = {
+    "a temporary page that shows state": (
+        Page("temporary", temporary_page),
+        ("<Bare> reads maintainer_state.greeting",),
+    ),
+    "an on_load event alone": (
+        Page("about", lambda: page_layout("/about", PAGES.navigation()), on_load=MaintainerState.wave),
+        ("its route has on_load events",),
+    ),
+    "React code": (
+        Page("index", lambda: rx.el.p(SEARCH_HOOK)),
+        ('it runs the React hook `const [bookQuery, setBookQuery] = useState("");`',),
+    ),
+    "a library's React component": (
+        Page("index", lambda: rx.el.div(Carousel.create())),
+        ("<Carousel> is the React component Carousel from some-carousel",),
+    ),
+    "a head component": (  # part of the page
+        Page("index", lambda: rx.el.p("x"), meta=[{"name": "robots"}, rx.el.title(MaintainerState.greeting)]),
+        ("<Bare> reads maintainer_state.greeting",),
+    ),
+}
+
+
+@pytest.mark.parametrize(("page", "reasons"), NEEDS_THE_APP.values(), ids=NEEDS_THE_APP.keys())
 def test_each_thing_that_needs_the_app_starts_it_and_is_named(page, reasons):
     [kind] = page_kinds.decide([page]).values()
     assert (kind.route, kind.app_reasons) == (page_kinds.site_route(page.route), reasons)
@@ -146,34 +142,20 @@ def test_a_long_list_of_reasons_is_shortened_when_described():
 
 
 @pytest.mark.parametrize(
-    ("reflex_route", "route"),
-    [("index", "/"), ("about", "/about"), ("contact-us", "/contact-us"), ("404", "404"), ("books/new", "/books/new")],
+    ("name", "route"),
+    [("/", "/"), ("/index.html", "/"), ("/about", "/about"), ("/about/", "/about"), ("/about.html", "/about")]
+    + [("/about/index.html", "/about"), ("/contact-us/", "/contact-us"), ("/no/such/page", "/no/such/page")]
+    + [("index", "/"), ("about", "/about"), ("contact-us", "/contact-us"), ("books/new", "/books/new")],
 )
-def test_reflex_route_keys_become_the_paths_the_site_serves(reflex_route, route):
-    assert page_kinds.site_route(reflex_route) == route
+def test_a_request_path_or_a_reflex_route_key_names_the_page_the_site_serves(name, route):
+    assert page_kinds.page_route(name) == page_kinds.site_route(name) == route
+    assert page_kinds.site_route("404") == "404"  # Reflex's not-found page keeps its key
 
 
-@pytest.mark.parametrize(
-    ("path", "route"),
-    [
-        ("/", "/"),
-        ("/index.html", "/"),
-        ("/about", "/about"),
-        ("/about/", "/about"),
-        ("/about.html", "/about"),
-        ("/about/index.html", "/about"),
-        ("/contact-us/", "/contact-us"),
-        ("/no/such/page", "/no/such/page"),
-    ],
-)
-def test_page_route_names_the_page_a_request_asks_for(path, route):
-    assert page_kinds.page_route(path) == route
-
-
-def test_the_manifest_round_trips_and_names_the_routes_that_start_the_app(tmp_path):
+def test_the_manifest_round_trips_and_names_the_routes_that_start_the_app(tmp_path, monkeypatch):
     kinds = {"/": page_kinds.PageKind("/", ()), "/subscribe": page_kinds.PageKind("/subscribe", ("a", "b"))}
-    manifest = tmp_path / "backend" / "page_kinds.json"
-    page_kinds.write_manifest(kinds, manifest)
-    assert page_kinds.read_manifest(manifest) == kinds
-    assert page_kinds.starts_app_by_route(manifest) == {"/": False, "/subscribe": True}
-    assert page_kinds.starts_app_by_route(tmp_path / "missing.json") is None
+    monkeypatch.setattr(page_kinds, "MANIFEST", tmp_path / "backend" / "page_kinds.json")
+    assert page_kinds.starts_app_by_route() is None  # before any build
+    page_kinds.write_manifest(kinds)
+    assert page_kinds.read_manifest() == kinds
+    assert page_kinds.starts_app_by_route() == {"/": False, "/subscribe": True}

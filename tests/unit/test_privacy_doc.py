@@ -16,7 +16,7 @@ from publisher.reflex_internals import stored_state
 from publisher.rules import admin_access, list_rules, visit_rules, visitor_limits
 from publisher.rules.visit_rules import counts_as_view
 from publisher.server import admin_sign_in, middleware
-from publisher.storage import tables
+from publisher.storage import tables, visit_counts
 from publisher.visits import recorder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,7 +75,7 @@ def documented_figures() -> list[str]:
         f"at most {limit.attempts} presses per address in {limit.window_s // 60} minutes",
         f"for IPv6 its /{visitor_limits.IPV6_BLOCK_PREFIX}",
         f"HMAC-SHA256 under the day's salt, cut to {visit_rules.VISITOR_ID_BYTES} bytes",
-        f"(the last {visits.VISITORS_NOW_MINUTES} minutes)",
+        f"(the last {visit_counts.VISITORS_NOW_MINUTES} minutes)",
         f"Both are destroyed {hours} hours after their day began** (the day's 00:00 UTC)",
         f"until {hours} hours after its day began",
         f"destroyed {hours} hours after its day began",

@@ -33,17 +33,57 @@ VERP = bounces.verp_address(BOUNCE_ADDRESS, SECRET, JOB)
 READER = "reader@example.org"
 MESSAGE_ID = "<177314404512.3141.5926535@example.com>"
 
-KINDS = {
-    "dsn-postfix-hard": BOUNCE,
-    "dsn-gmail-soft": BOUNCE,
-    "qmail-hard": BOUNCE,
-    "exim-hard": BOUNCE,
-    "arf-complaint": COMPLAINT_REPORT,
-    "arf-redacted": COMPLAINT_REPORT,
-    "auto-reply": AUTO_REPLY,
-    "auto-reply-outlook": AUTO_REPLY,
-    "stranger": None,
-    "not-spam-arf": None,
+PANGOLIN = "New release: The Pangolin Who Thought It Was an Artichoke"
+ORIGINAL = (MESSAGE_ID, VERP, (READER,))
+QMAIL_REASON = "Sorry, no mailbox here by that name. (#5.1.1)"
+EXIM_REASON = (
+    "host mx.example.org [192.0.2.25] SMTP error from remote mail server after RCPT TO:<reader@example.org>: "
+    "550 5.1.1 User unknown"
+)
+ARF_REASON = "complaint (Feedback-Type: abuse) from Feedback-Loop/2.0"
+# Each sample: its kind, its one failure (address, kind, reason) or None, what names the original
+# (Message-ID, Return-Path, To), and its subject.
+SAMPLES = {
+    "dsn-postfix-hard": (
+        BOUNCE,
+        (
+            READER,
+            HARD,
+            "5.1.1 smtp; 550 5.1.1 <reader@example.org>: Recipient address rejected: User unknown in "
+            "virtual mailbox table",
+        ),
+        ORIGINAL,
+        "Undelivered Mail Returned to Sender",
+    ),
+    "dsn-gmail-soft": (
+        BOUNCE,
+        (
+            READER,
+            SOFT,
+            "4.2.2 smtp; 452 4.2.2 The recipient's inbox is out of storage space. Please direct the "
+            "recipient to https://support.example.net/mail/?p=OverQuotaTemp",
+        ),
+        ORIGINAL,
+        "Delivery Status Notification (Delay)",
+    ),
+    "qmail-hard": (BOUNCE, (READER, HARD, QMAIL_REASON), ORIGINAL, "failure notice"),
+    "exim-hard": (
+        BOUNCE,
+        (READER, HARD, EXIM_REASON),
+        ORIGINAL,
+        "Mail delivery failed: returning message to sender",
+    ),
+    "arf-complaint": (
+        COMPLAINT_REPORT,
+        (READER, COMPLAINT, ARF_REASON),
+        ORIGINAL,
+        f"FW: {PANGOLIN}",
+    ),
+    "arf-redacted": (COMPLAINT_REPORT, None, (MESSAGE_ID, VERP, ()), "complaint about message from 192.0.2.10"),
+    "auto-reply": (AUTO_REPLY, None, (MESSAGE_ID, None, ()), f"Out of office: {PANGOLIN}"),
+    "auto-reply-outlook": (AUTO_REPLY, None, (MESSAGE_ID, None, ()), f"Automatic reply: {PANGOLIN}"),
+    "stranger": (None, None, (None, None, ()), f"Re: {PANGOLIN}"),
+    "not-spam-arf": (None, None, ORIGINAL, f"Not spam: {PANGOLIN}"),
 }
 
 
@@ -59,49 +99,18 @@ def only_failure(report: ClassifiedMessage):
 
 
 def test_every_sample_file_has_an_expected_kind():
-    assert sorted(path.stem for path in BOUNCES.glob("*.eml")) == sorted(KINDS)
+    assert sorted(path.stem for path in BOUNCES.glob("*.eml")) == sorted(SAMPLES)
 
 
-@pytest.mark.parametrize("name", sorted(KINDS))
-def test_each_sample_is_classified_and_names_the_verp_address_it_came_back_to(name):
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_each_sample_is_classified_with_its_failure_its_original_and_the_verp_address_it_came_back_to(name):
+    kind, failure, original, subject = SAMPLES[name]
     report = classify(sample(name))
-    assert report.kind == KINDS[name]
-    assert VERP in report.envelope_to
-    assert [bounces.read_verp([SECRET], address, BOUNCE_ADDRESS) for address in report.envelope_to].count(JOB) == 1
-    assert report.subject and "\n" not in report.subject
-
-
-POSTFIX_REASON = (
-    "5.1.1 smtp; 550 5.1.1 <reader@example.org>: Recipient address rejected: User unknown in virtual mailbox table"
-)
-QMAIL_REASON = "Sorry, no mailbox here by that name. (#5.1.1)"
-
-
-@pytest.mark.parametrize(
-    ("name", "kind", "starts", "ends"),
-    [
-        ("dsn-postfix-hard", HARD, POSTFIX_REASON, POSTFIX_REASON),
-        ("dsn-gmail-soft", SOFT, "4.2.2 smtp; 452 4.2.2 The recipient's inbox is out of storage space", ""),
-        ("qmail-hard", HARD, QMAIL_REASON, QMAIL_REASON),
-        ("exim-hard", HARD, "", "RCPT TO:<reader@example.org>: 550 5.1.1 User unknown"),
-    ],
-)
-def test_a_bounce_names_the_reader_the_kind_the_servers_words_and_the_original(name, kind, starts, ends):
-    report = classify(sample(name))
-    assert report.kind == BOUNCE
-    failure = only_failure(report)
-    assert (failure.address, failure.kind) == (READER, kind)
-    assert failure.reason.startswith(starts) and failure.reason.endswith(ends)
-    assert (report.original_message_id, report.original_return_path) == (MESSAGE_ID, VERP)
-    if name != "exim-hard":
-        assert report.original_to == (READER,)
-
-
-def test_bounces_marked_auto_submitted_keep_their_subject_and_envelope():
-    for name in ("dsn-postfix-hard", "exim-hard"):  # both mark their bounces (still bounces: each sample's kind)
+    assert (report.kind, report.envelope_to, report.subject) == (kind, (VERP,), subject)
+    assert [(item.address, item.kind, item.reason) for item in report.failures] == ([failure] if failure else [])
+    assert (report.original_message_id, report.original_return_path, report.original_to) == original
+    if name in ("dsn-postfix-hard", "exim-hard"):  # still bounces, though marked as auto-replies
         assert re.search(rb"^Auto-Submitted: auto-replied", sample(name), re.MULTILINE | re.IGNORECASE)
-    assert classify(sample("dsn-postfix-hard")).subject == "Undelivered Mail Returned to Sender"
-    assert classify(sample("exim-hard")).envelope_to == (VERP,)  # Exim's Envelope-to, and the To
 
 
 def test_the_reader_and_message_id_are_read_whatever_their_case_and_brackets():
@@ -110,20 +119,16 @@ def test_the_reader_and_message_id_are_read_whatever_their_case_and_brackets():
     assert report.original_message_id == "<AbC.123@example.com>"
 
 
-def dsn(recipients: str, *, headers: str = "", original: bool = True) -> bytes:
+def dsn(recipients: str) -> bytes:
     """A delivery report with these recipient blocks (blank-line separated)."""
-    returned = (
-        "--B\nContent-Type: text/rfc822-headers\n\n"
-        f"Return-Path: <{VERP}>\nTo: {READER}, friend@example.net\nMessage-ID: {MESSAGE_ID}\n\n"
-    )
     return (
         f"From: MAILER-DAEMON@mx.example.org (Mail Delivery System)\nTo: {VERP}\n"
-        "Subject: Delivery Status Notification\nAuto-Submitted: auto-replied\n"
-        f"{headers}MIME-Version: 1.0\n"
+        "Subject: Delivery Status Notification\nAuto-Submitted: auto-replied\nMIME-Version: 1.0\n"
         'Content-Type: multipart/report; report-type=delivery-status; boundary="B"\n\n'
         "--B\nContent-Type: text/plain\n\nThe mail system\n\n"
         "--B\nContent-Type: message/delivery-status\n\nReporting-MTA: dns; mx.example.org\n\n"
-        f"{recipients}\n\n" + (returned if original else "") + "--B--\n"
+        f"{recipients}\n\n--B\nContent-Type: text/rfc822-headers\n\n"
+        f"Return-Path: <{VERP}>\nTo: {READER}, friend@example.net\nMessage-ID: {MESSAGE_ID}\n\n--B--\n"
     ).encode()
 
 
@@ -146,40 +151,75 @@ def test_only_the_recipients_that_failed_are_failures():
     assert (all_delivered.kind, all_delivered.failures, all_delivered.original_message_id) == (BOUNCE, (), MESSAGE_ID)
 
 
-@pytest.mark.parametrize(
-    ("blocks", "change", "address", "kind", "reason"),
-    [
-        (  # gave up after temporary failures: soft, its folded diagnostic on one line
+POSTFIX_PLAIN = (
+    f"From: MAILER-DAEMON@mx.example.org (Mail Delivery System)\nTo: {VERP}\n"
+    f"Subject: Undelivered Mail Returned to Sender\nX-Failed-Recipients: {READER}\n\n"
+    "This is the mail system at host mx.example.org.\n\n"
+    f"<{READER}>: host mailbox.example.org[192.0.2.30] said: 550 5.1.1\n"
+    f"    <{READER}>: Recipient address rejected: User unknown (in reply to RCPT TO\n"
+    "    command)\n\n"
+)
+
+
+ONE_FAILURE = {
+    "dsn-gave-up": (  # gave up after temporary failures: soft, its folded diagnostic on one line
+        dsn(
             f"Final-Recipient: rfc822; {READER}\nAction: failed\nStatus: 4.4.7\n"
             "Diagnostic-Code: X-Postfix; delivery temporarily suspended: connect to\n"
-            "    mx.example.org[192.0.2.25]:25: Connection timed out",
-            (b"", b""),
+            "    mx.example.org[192.0.2.25]:25: Connection timed out"
+        ),
+        (
             READER,
             SOFT,
             "4.4.7 X-Postfix; delivery temporarily suspended: connect to mx.example.org[192.0.2.25]:25: "
             "Connection timed out",
         ),
-        (  # internationalized (RFC 6533)
+    ),
+    "dsn-international": (  # internationalized (RFC 6533)
+        dsn(
             "Final-Recipient: utf-8; léa@example.org\nAction: failed\nStatus: 5.1.1\n"
-            "Diagnostic-Code: smtp; 550 5.1.1 No such user",
-            (b"message/delivery-status", b"message/global-delivery-status"),
-            "léa@example.org",
-            HARD,
-            "5.1.1 smtp; 550 5.1.1 No such user",
+            "Diagnostic-Code: smtp; 550 5.1.1 No such user"
+        ).replace(b"message/delivery-status", b"message/global-delivery-status"),
+        ("léa@example.org", HARD, "5.1.1 smtp; 550 5.1.1 No such user"),
+    ),
+    "dsn-no-message-block": (  # without its per-message block
+        dsn(f"Final-Recipient: rfc822; {READER}\nAction: failed\nStatus: 5.1.1").replace(
+            b"Reporting-MTA: dns; mx.example.org\n\n", b""
         ),
-        (  # without its per-message block
-            f"Final-Recipient: rfc822; {READER}\nAction: failed\nStatus: 5.1.1",
-            (b"Reporting-MTA: dns; mx.example.org\n\n", b""),
+        (READER, HARD, "5.1.1 failed"),
+    ),
+    "exim-without-x-failed-recipients": (
+        sample("exim-hard").replace(f"X-Failed-Recipients: {READER}\n".encode(), b""),
+        (READER, HARD, EXIM_REASON),
+    ),
+    "postfix-plain": (  # the line after the address and its indented continuation
+        POSTFIX_PLAIN.encode(),
+        (
             READER,
             HARD,
-            "5.1.1 failed",
+            "host mailbox.example.org[192.0.2.30] said: 550 5.1.1 <reader@example.org>: "
+            "Recipient address rejected: User unknown (in reply to RCPT TO command)",
         ),
-    ],
-    ids=["gave-up", "international", "no-message-block"],
-)
-def test_a_dsns_failed_recipient_is_read_with_its_kind_and_reason(blocks, change, address, kind, reason):
-    failure = only_failure(classify(dsn(blocks).replace(*change)))
-    assert (failure.address, failure.kind, failure.reason) == (address, kind, reason)
+    ),
+    "reason-not-found": (
+        f"From: Mailer-Daemon@mx.example.net\nTo: {VERP}\nX-Failed-Recipients: {READER}\n\nNo.\n".encode(),
+        (READER, HARD, "permanent failure reported by the receiving server"),
+    ),
+    "qmail-quote": (sample("qmail-hard", reader="o'brien@example.org"), ("o'brien@example.org", HARD, QMAIL_REASON)),
+    "qmail-dots-and-plus": (
+        sample("qmail-hard", reader="first.last+list@example.org"),
+        ("first.last+list@example.org", HARD, QMAIL_REASON),
+    ),
+    "arf-without-original-rcpt-to": (  # the original's To names the reader
+        sample("arf-complaint").replace(f"Original-Rcpt-To: {READER}\n".encode(), b""),
+        (READER, COMPLAINT, ARF_REASON),
+    ),
+}
+
+
+@pytest.mark.parametrize(("raw", "failure"), ONE_FAILURE.values(), ids=ONE_FAILURE)
+def test_a_reports_one_failure_is_the_reader_the_kind_and_the_servers_words(raw, failure):
+    assert [(item.address, item.kind, item.reason) for item in classify(raw).failures] == [failure]
 
 
 def test_a_truncated_report_gives_what_it_still_holds():
@@ -201,12 +241,12 @@ def test_a_truncated_report_gives_what_it_still_holds():
     assert VERP in report.envelope_to
 
 
-@pytest.mark.parametrize("name", sorted(KINDS))
+@pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_every_truncation_of_a_sample_is_classified_without_raising(name):
     raw = sample(name)
     for cut in range(0, len(raw), 23):
         report = classify(raw[:cut])
-        assert report.kind in (KINDS[name], None), (cut, report)
+        assert report.kind in (SAMPLES[name][0], None), (cut, report)
         for failure in report.failures:
             assert failure.kind in (HARD, SOFT, COMPLAINT)
             assert "@" in failure.address and len(failure.reason) <= REASON_MAX
@@ -247,8 +287,7 @@ def test_a_deeply_nested_email_does_not_exhaust_the_stack():
 def test_a_reason_and_a_subject_are_one_short_line():
     long_diagnostic = "smtp; 550 5.7.1 " + "blocked by policy " * 40
     raw = dsn(
-        f"Final-Recipient: rfc822; {READER}\nAction: failed\nStatus: 5.7.1\nDiagnostic-Code: {long_diagnostic}",
-        headers="",
+        f"Final-Recipient: rfc822; {READER}\nAction: failed\nStatus: 5.7.1\nDiagnostic-Code: {long_diagnostic}"
     ).replace(b"Subject: Delivery Status Notification", b"Subject: " + b"Undelivered\n " * 60 + b"end")
     report = classify(raw)
     reason = only_failure(report).reason
@@ -256,64 +295,9 @@ def test_a_reason_and_a_subject_are_one_short_line():
     assert len(report.subject) <= SUBJECT_MAX and "\n" not in report.subject
 
 
-def test_an_exim_bounce_without_its_failed_recipients_header_is_still_read():
-    raw = sample("exim-hard").replace(f"X-Failed-Recipients: {READER}\n".encode(), b"")
-    failure = only_failure(classify(raw))
-    assert (failure.address, failure.kind) == (READER, HARD)
-    assert "550 5.1.1 User unknown" in failure.reason
-
-
-def test_a_postfix_plain_bounce_reason_is_the_line_after_the_address_and_its_continuation():
-    raw = (
-        f"From: MAILER-DAEMON@mx.example.org (Mail Delivery System)\nTo: {VERP}\n"
-        f"Subject: Undelivered Mail Returned to Sender\nX-Failed-Recipients: {READER}\n\n"
-        "This is the mail system at host mx.example.org.\n\n"
-        f"<{READER}>: host mailbox.example.org[192.0.2.30] said: 550 5.1.1\n"
-        f"    <{READER}>: Recipient address rejected: User unknown (in reply to RCPT TO\n"
-        "    command)\n\n"
-    ).encode()
-    failure = only_failure(classify(raw))
-    assert failure.reason == (
-        "host mailbox.example.org[192.0.2.30] said: 550 5.1.1 <reader@example.org>: "
-        "Recipient address rejected: User unknown (in reply to RCPT TO command)"
-    )
-
-
-def test_a_bounce_whose_reason_cannot_be_found_says_so_plainly():
-    raw = (f"From: Mailer-Daemon@mx.example.net\nTo: {VERP}\nX-Failed-Recipients: {READER}\n\nNo.\n").encode()
-    assert only_failure(classify(raw)).reason == "permanent failure reported by the receiving server"
-
-
-def test_a_mail_servers_email_that_no_detector_reads_is_unclassified_not_an_auto_reply():
-    raw = (
-        f"From: Mail Delivery System <MAILER-DAEMON@mx.example.net>\nTo: {VERP}\n"
-        "Subject: Warning: could not send message for past 4 hours\nAuto-Submitted: auto-replied\n\n"
-        "Something happened to your message, in words no detector knows.\n"
-    ).encode()
-    assert classify(raw).kind is None
-
-
-def test_a_feedback_report_is_a_complaint_naming_the_reader_and_the_email():
-    report = classify(sample("arf-complaint"))
-    assert report.kind == COMPLAINT_REPORT
-    failure = only_failure(report)
-    assert (failure.address, failure.kind) == (READER, COMPLAINT)
-    assert "abuse" in failure.reason and "Feedback-Loop/2.0" in failure.reason
-    assert (report.original_message_id, report.original_return_path, report.original_to) == (
-        MESSAGE_ID,
-        VERP,
-        (READER,),
-    )
-    without_its_recipient_field = sample("arf-complaint").replace(f"Original-Rcpt-To: {READER}\n".encode(), b"")
-    assert only_failure(classify(without_its_recipient_field)).address == READER  # the original's To
-
-
-def test_a_redacted_feedback_report_is_a_complaint_known_by_its_original_or_its_fields():
+def test_a_redacted_feedback_report_without_its_original_is_known_by_its_fields():
     raw = sample("arf-redacted")
-    report = classify(raw)
-    assert (report.kind, report.failures) == (COMPLAINT_REPORT, ())
-    assert (report.original_message_id, report.original_return_path, report.original_to) == (MESSAGE_ID, VERP, ())
-    report = classify(raw[: raw.index(b"Content-Type: message/rfc822")])  # without the original
+    report = classify(raw[: raw.index(b"Content-Type: message/rfc822")])
     assert (report.kind, report.original_return_path, report.original_message_id) == (COMPLAINT_REPORT, VERP, None)
 
 
@@ -336,14 +320,6 @@ def test_which_feedback_types_are_complaints(feedback_type, kind):
     report = classify(raw)
     assert report.kind == kind
     assert bool(report.failures) == (kind == COMPLAINT_REPORT)
-
-
-@pytest.mark.parametrize("name", ["auto-reply", "auto-reply-outlook"])
-def test_a_vacation_or_exchange_reply_is_an_auto_reply_naming_the_email_it_answered(name):
-    report = classify(sample(name))
-    assert (report.kind, report.failures, report.original_message_id) == (AUTO_REPLY, (), MESSAGE_ID)
-    if name == "auto-reply-outlook":
-        assert report.subject == "Automatic reply: New release: The Pangolin Who Thought It Was an Artichoke"
 
 
 def test_an_auto_reply_is_never_a_bounce_even_when_it_quotes_a_failure():
@@ -374,18 +350,13 @@ def test_an_auto_reply_is_never_a_bounce_even_when_it_quotes_a_failure():
         ("X-Auto-Response-Suppress: All", None),  # on many an ordinary Outlook email
         ("Precedence: bulk", None),
         ("Subject: Re: I got an automatic reply from you", None),
+        # A mail server's email that no detector reads: no auto-reply, left for a person.
+        ("From: Mail Delivery System <MAILER-DAEMON@mx.example.net>\nAuto-Submitted: auto-replied", None),
     ],
 )
 def test_what_marks_an_auto_reply_and_what_does_not(header, kind):
-    raw = f"From: Robin <{READER}>\nTo: {VERP}\n{header}\n\nHi, I am away. When is the next book?\n".encode()
+    raw = f"{header}\nFrom: Robin <{READER}>\nTo: {VERP}\n\nHi, I am away. When is the next book?\n".encode()
     assert classify(raw).kind == kind
-
-
-def test_a_persons_email_is_unclassified():
-    report = classify(sample("stranger"))
-    assert (report.kind, report.failures) == (None, ())
-    assert report.original_message_id is None
-    assert report.subject == "Re: New release: The Pangolin Who Thought It Was an Artichoke"
 
 
 def qmail_bounce_naming(count: int, to: str = VERP) -> bytes:
@@ -453,12 +424,6 @@ def test_the_reason_of_each_of_many_addresses_is_the_one_written_under_it():
         "Sorry, no mailbox here by that name. (#5.1.1)"
     )
     assert reasons["reader00002.on.the.new-release.list@readers.example"] == "Mailbox full (#4.2.2)"
-
-
-@pytest.mark.parametrize("reader", ["o'brien@example.org", "first.last+list@example.org"])
-def test_the_reason_is_found_beside_an_address_with_quotes_dots_and_plus(reader):
-    failure = only_failure(classify(sample("qmail-hard", reader=reader)))
-    assert (failure.address, failure.reason) == (reader, "Sorry, no mailbox here by that name. (#5.1.1)")
 
 
 FEEDBACK_ADDRESS = "fbl-reports@animals.example"  # where a provider's feedback loop delivers

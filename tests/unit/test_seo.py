@@ -72,13 +72,6 @@ def test_full_title_adds_the_brand_suffix_unless_the_title_names_it():
         assert seo.full_title(title) == title
 
 
-@pytest.mark.parametrize("page", ALL_PAGES, ids=page_id)
-def test_every_page_title_names_the_brand_exactly_once(page):
-    title = seo.full_title(page.copy.title)
-    assert title.lower().count("animals we confuse") == 1
-    assert title == (page.copy.title if page is HOME else page.copy.title + SUFFIX)
-
-
 @pytest.mark.parametrize(
     ("path", "expected"),
     [
@@ -162,13 +155,21 @@ def test_about_has_one_person_per_author():
 def test_the_indexed_pages_are_the_four_nav_routes_and_the_books_pages_index_follow_and_the_not_found_page_noindex():
     books = [f"/books/{book.slug}" for book in content.BOOKS]
     assert [page.route for page in INDEXED_PAGES] == [item.route for item in PAGES.navigation()] + books
+    assert [page.route for page in PAGES.pages() if page.in_sitemap] == [page.route for page in INDEXED_PAGES]
     for page in (*INDEXED_PAGES, NOT_FOUND):
         assert tag_content(page, "robots") == ("index, follow" if page.indexed else "noindex"), page.route
     assert not NOT_FOUND.indexed
 
 
 @pytest.mark.parametrize("page", ALL_PAGES, ids=page_id)
-def test_meta_tags_social_and_search_entries_the_structured_data_and_the_page_args(page):
+def test_meta_tags_title_social_and_search_entries_canonical_url_the_structured_data_and_the_page_args(page):
+    title = seo.full_title(page.copy.title)
+    assert title.lower().count("animals we confuse") == 1  # the brand named exactly once
+    assert title == (page.copy.title if page is HOME else page.copy.title + SUFFIX)
+    url = [f"{SITE}{page.route}"] if page is not NOT_FOUND else []  # absolute, slash-less; none for not-found
+    assert [tag["content"] for tag in dict_tags(page) if tag.get("property") == "og:url"] == url
+    links = [rendered_props(link) for link in components(page, "Link")]
+    assert [(json.loads(props["rel"]), json.loads(props["href"])) for props in links] == [("canonical", u) for u in url]
     keys = [tag.get("name") or tag.get("property") for tag in dict_tags(page)]
     assert len(keys) == len(set(keys))
     assert tag_content(page, "keywords") == ", ".join(page.copy.keywords)
@@ -195,25 +196,6 @@ def test_meta_tags_social_and_search_entries_the_structured_data_and_the_page_ar
     assert args["image"] == f"{SITE}/images/og-default.png"
     assert [tag for tag in args["meta"] if isinstance(tag, dict)] == dict_tags(page)
     assert len(args["meta"]) == len(seo.meta_tags(page))
-
-
-@pytest.mark.parametrize(
-    ("page", "url"),
-    [
-        (HOME, f"{SITE}/"),
-        (ABOUT, f"{SITE}/about"),
-        (SUBSCRIBE, f"{SITE}/subscribe"),
-        (CONTACT, f"{SITE}/contact-us"),
-        (NOT_FOUND, None),
-    ],
-    ids=["home", "about", "subscribe", "contact", "not-found"],
-)
-def test_og_url_and_canonical_are_the_absolute_slashless_url_and_the_not_found_page_has_none(page, url):
-    assert [tag["content"] for tag in dict_tags(page) if tag.get("property") == "og:url"] == ([url] if url else [])
-    links = [rendered_props(link) for link in components(page, "Link")]
-    assert [(json.loads(props["rel"]), json.loads(props["href"])) for props in links] == (
-        [("canonical", url)] if url else []
-    )
 
 
 def busy_label_of(page_jsx: str, state_module: str) -> tuple[str, str]:

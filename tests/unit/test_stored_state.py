@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -150,13 +149,15 @@ def test_the_dashboards_figures_and_questions_are_never_stored_and_the_live_page
     root = connected_root()
     admin = admin_of(root)
     admin.signed_in = True
-    admin.readers = [{"label": "Confirmed", "count": "1"}]
-    admin.signups = [{"email": READER, "status": "confirmed", "date": ""}]
+    admin.parts = {
+        "readers": [{"label": "Confirmed", "count": "1"}],
+        "signups": [{"email": READER, "status": "confirmed", "date": ""}],
+        "messages": [{"sender": "Ann", "email": READER, "subject": "Hi", "date": "", "delivery": "", "text": "x"}],
+        "bounces": [{"date": "", "email": READER, "kind": "soft", "source": "", "reason": ""}],
+        "audit": [{"date": "", "admin": "Ada", "action": "forget", "target": READER}],
+    }
     admin.found = [{"email": READER, "status": "confirmed", "date": ""}]
     admin.searched = True
-    admin.messages = [{"sender": "Ann", "email": READER, "subject": "Hi", "date": "", "delivery": "", "text": "x"}]
-    admin.bounces = [{"date": "", "email": READER, "kind": "soft", "source": "", "reason": ""}]
-    admin.audit = [{"date": "", "admin": "Ada", "action": "forget", "target": READER}]
     admin.question = f"Erase everything stored about {READER}?"
     admin.notice = f"{READER}: forgotten"
     admin.admin_name = "Signed in as Ada"
@@ -164,10 +165,10 @@ def test_the_dashboards_figures_and_questions_are_never_stored_and_the_live_page
     assert READER.encode() not in stored and b"Ada" not in stored
     again = BaseStateToken.deserialize(data=stored)
     assert isinstance(again, AdminState)
-    assert again.signups == [] and again.found == [] and again.messages == [] and again.question == ""
+    assert again.parts == {} and again.found == [] and again.question == ""
     assert again.notice == "" and again.admin_name == "" and again.searched is False
     assert again.signed_in is True  # not a figure: kept
-    assert admin.signups[0]["email"] == READER and admin.question.endswith(f"{READER}?")  # the live page's
+    assert admin.parts["signups"][0]["email"] == READER and admin.question.endswith(f"{READER}?")  # the live page's
 
 
 def test_a_tab_only_field_must_be_a_field_of_the_state():
@@ -175,20 +176,12 @@ def test_a_tab_only_field_must_be_a_field_of_the_state():
         stored_state.tab_only("nonexistent")(AdminState)
 
 
-@pytest.fixture
-def umask_restored() -> Iterator[None]:
-    before = os.umask(0o022)
-    os.umask(before)
-    yield
-    os.umask(before)
-
-
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
 def test_the_states_folder_and_its_files_are_the_site_users_alone_also_those_written_before(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, umask_restored: None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, usual_umask: None
 ):
     folder = tmp_path / "states"
     folder.mkdir(mode=0o755)
@@ -208,7 +201,7 @@ def test_the_states_folder_and_its_files_are_the_site_users_alone_also_those_wri
     assert mode(made) == 0o700
 
 
-def test_keeping_private_never_loosens_a_stricter_umask(tmp_path: Path, monkeypatch, umask_restored: None):
+def test_keeping_private_never_loosens_a_stricter_umask(tmp_path: Path, monkeypatch, usual_umask: None):
     monkeypatch.setenv("REFLEX_STATES_WORKDIR", str(tmp_path / "absent"))  # Redis: no folder
     os.umask(0o277)
     stored_state.keep_private()

@@ -41,7 +41,7 @@ async def test_expired_windows_are_forgotten_within_a_minute_not_swept_after_eve
     assert await limits.allow("subscribe", "", "10.0.2.1")
     await asyncio.sleep(0)  # the library's sweep, had it begun, runs now
     assert len(storage.storage) == 101
-    assert not await limits.exhausted("subscribe", "", "10.0.1.7")  # an ended window counts nothing
+    assert not await limits.exhausted("subscribe", "10.0.1.7")  # an ended window counts nothing
     sweep_clock.now += 1
     assert await limits.allow("subscribe", "", "10.0.2.2")
     await asyncio.sleep(0)
@@ -85,13 +85,13 @@ async def test_exhausted_says_whether_the_limit_is_used_up_and_counts_nothing(cl
     for _ in range(PER_ADDRESS.attempts - 1):
         await limits.allow("bounce-hook", "", "203.0.113.9")
     for _ in range(3):  # asking never counts
-        assert not await limits.exhausted("bounce-hook", "", "203.0.113.9")
+        assert not await limits.exhausted("bounce-hook", "203.0.113.9")
     assert await limits.allow("bounce-hook", "", "203.0.113.9")  # the last attempt is still allowed
-    assert await limits.exhausted("bounce-hook", "", "203.0.113.9")
-    assert not await limits.exhausted("bounce-hook", "", "203.0.113.10")  # another address
-    assert not await limits.exhausted("contact", "", "203.0.113.9")  # another form
+    assert await limits.exhausted("bounce-hook", "203.0.113.9")
+    assert not await limits.exhausted("bounce-hook", "203.0.113.10")  # another address
+    assert not await limits.exhausted("contact", "203.0.113.9")  # another form
     clock.now += PER_ADDRESS.window_s
-    assert not await limits.exhausted("bounce-hook", "", "203.0.113.9")  # the next window
+    assert not await limits.exhausted("bounce-hook", "203.0.113.9")  # the next window
 
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

@@ -18,24 +18,14 @@ from publisher.storage.visit_counts import Batch
 from publisher.visits import recorder
 from publisher.visits.recorder import AddressDays, DaySalts, Recorder
 from publisher.web import page_kinds
+from tests.unit.test_tabs import Clock
+from tests.unit.test_visit_rules import IPHONE_SAFARI
 
 DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
-PHONE = (
-    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
-    "Version/17.5 Mobile/15E148 Safari/604.1"
-)
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 PAGES = ("/", "/about", "/books/guinea-pig-or-hamster", "/unsubscribe")
 DAY = date(2026, 11, 27)
 NOON = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
-
-
-class FakeClock:
-    def __init__(self, now: datetime):
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 class FakeSalts:
@@ -59,7 +49,7 @@ def request(
 ) -> dict:
     headers = [(b"host", b"books.example"), (b"user-agent", user_agent.encode())]
     if referer is not None:
-        headers.append((b"referer", referer.encode()))
+        headers.append((b"referer", referer.encode("latin-1")))  # as a server decodes it
     scope = {"type": "http", "method": method, "path": path, "query_string": query}
     return {**scope, "headers": headers, "client": (address, 50000)}
 
@@ -75,7 +65,7 @@ def salted(counting: Recorder) -> Recorder:
 
 
 def make_recorder(now: datetime = NOON, salt: bool = True) -> Recorder:
-    counting = Recorder(trusted_proxy_hops=0, clock=FakeClock(now))
+    counting = Recorder(trusted_proxy_hops=0, clock=Clock(now))
     counting.count_views_on(PAGES)
     return salted(counting) if salt else counting
 
@@ -90,14 +80,14 @@ def views(batch: Batch, kind: str, day: date = DAY) -> dict[str, int]:
     return {key: count for (on, of, key), count in batch.views.items() if on == day and of == kind}
 
 
-def visitors(batch: Batch, kind: str, key: str = "", day: date = DAY) -> int:
-    return len({visitor for on, of, seen, visitor in batch.seen if (on, of, seen) == (day, kind, key)})
+def visitors(batch: Batch, kind: str, key: str = "") -> int:
+    return len({visitor for on, of, seen, visitor in batch.seen if (on, of, seen) == (DAY, kind, key)})
 
 
 def test_a_browser_is_one_visitor_a_page_its_route_never_its_query_address_or_user_agent_and_a_304_counts(counting):
     for _ in range(10):
         view(counting, request("/unsubscribe/", query=b"token=secret-token-of-a-reader"))
-    view(counting, request("/about.html", referer="https://example.org/a?q=hamster", user_agent=PHONE), 304)
+    view(counting, request("/about.html", referer="https://example.org/a?q=hamster", user_agent=IPHONE_SAFARI), 304)
     batch = counting.tally.take()
     assert views(batch, "site") == {"": 11}
     assert views(batch, "page") == {"/unsubscribe": 10, "/about": 1}
@@ -133,7 +123,7 @@ def test_a_landing_records_its_source_and_campaign_in_5_seen_rows_and_a_move_bet
     assert len(landing.seen) == 5 and visitors(landing, "minute", "1207") == 1 and views(landing, "minute") == {}
     assert views(landing, "source") == {"(direct)": 1}
     assert views(landing, "campaign") == {"newsletter / email / launch": 1}
-    view(counting, request("/", referer="https://l.instagram.com/", user_agent=PHONE))
+    view(counting, request("/", referer="https://l.instagram.com/", user_agent=IPHONE_SAFARI))
     view(counting, request("/about", referer="https://books.example/"))
     batch = counting.tally.take()
     assert (views(batch, "source"), views(batch, "campaign"), views(batch, "site")) == ({"Instagram": 1}, {}, {"": 2})
@@ -155,7 +145,7 @@ def test_midnight_splits_the_day_under_the_next_days_salt_fetched_before_it_and_
     assert ids[DAY] != ids[tomorrow]  # under the next day's salt, another id: no one is followed across days
     unsalted = make_recorder(salt=False)
     view(unsalted, request("/"))
-    view(unsalted, request("/", user_agent=PHONE))
+    view(unsalted, request("/", user_agent=IPHONE_SAFARI))
     batch = unsalted.tally.take()
     assert (views(batch, "site"), batch.seen) == ({"": 2}, set())
 
@@ -189,7 +179,7 @@ async def test_salts_are_fetched_from_2355_for_a_bounded_time_and_days_before_ye
 
 
 def test_a_buy_press_counts_presses_and_the_people_pressing(counting):
-    for user_agent in (DESKTOP, DESKTOP, DESKTOP, PHONE):
+    for user_agent in (DESKTOP, DESKTOP, DESKTOP, IPHONE_SAFARI):
         counting.buy(request("/count/buy", method="POST", user_agent=user_agent), "guinea-pig-or-hamster", "x.com")
     batch = counting.tally.take()
     assert views(batch, "buy") == {"guinea-pig-or-hamster x.com": 4}

@@ -134,14 +134,20 @@ def _table(rows, columns: tuple[tuple[str, str], ...], caption: str) -> rx.Compo
     )
 
 
-def _figures(rows, value_key: str, value_class: str, columns: str) -> rx.Component:
+def _part(name: str) -> rx.vars.ArrayVar:
+    """A list of rows in ``AdminState.parts`` (web/states/admin_state.py ``_figures``); empty until it is read,
+    as after a reload, when the tab's stored state has no parts yet."""
+    return AdminState.parts.get(name, [])  # type: ignore[attr-defined]  # a dict field's var, typed as a list's
+
+
+def _figures(rows, value_class: str, columns: str) -> rx.Component:
     """Labelled figures as a description list (``<dt>Confirmed</dt><dd>1,234</dd>``), in a grid."""
     return rx.el.dl(
         rx.foreach(
             rows,
             lambda row: rx.el.div(
                 rx.el.dt(row["label"], class_name="text-sm font-medium text-stone-700"),
-                rx.el.dd(row[value_key], class_name=f"{value_class} text-stone-900"),
+                rx.el.dd(row["value"], class_name=f"{value_class} text-stone-900"),
                 class_name="rounded-md border border-stone-300 bg-white p-3",
             ),
         ),
@@ -192,8 +198,8 @@ def _readers() -> rx.Component:
     return _section(
         "readers",
         admin_copy.READERS,
-        _figures(AdminState.readers, "count", "text-2xl font-bold", "grid-cols-2 sm:grid-cols-4"),
-        rx.foreach(AdminState.charts, _chart),
+        _figures(_part("readers"), "text-2xl font-bold", "grid-cols-2 sm:grid-cols-4"),
+        rx.foreach(_part("charts"), _chart),
         _one_field_form(
             "admin-search", admin_copy.SEARCH_LABEL, "query", "search", admin_copy.SEARCH_BUTTON, AdminState.search
         ),
@@ -205,8 +211,7 @@ def _readers() -> rx.Component:
                 rx.el.p(admin_copy.NO_READER_FOUND, role="status", class_name="mt-3 text-stone-700"),
             ),
         ),
-        _subheading(admin_copy.LATEST_SIGNUPS),
-        _table(AdminState.signups, _READER_COLUMNS, admin_copy.LATEST_SIGNUPS),
+        *_titled("signups"),
         _one_field_form(
             "admin-forget", admin_copy.FORGET_LABEL, "address", "email", admin_copy.FORGET_BUTTON, AdminState.ask_forget
         ),
@@ -226,8 +231,10 @@ def _top(key: str, views: str) -> tuple[tuple[str, str], ...]:
 
 
 _BOOK, _PEOPLE = ("book", admin_copy.COLUMN_BOOK), ("people", admin_copy.COLUMN_PRESSERS)
-VISITS_TABLES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
-    # state field: (heading, columns as (key, heading))
+_DATE = ("at", "Date")
+TABLES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    # a list of ``AdminState.parts``: (heading, columns as (key, heading))
+    "signups": (admin_copy.LATEST_SIGNUPS, _READER_COLUMNS),
     "visits_pages": (admin_copy.TOP_PAGES, _top(admin_copy.COLUMN_PAGE, admin_copy.COLUMN_PAGE_VIEWS)),
     "visits_sources": (admin_copy.TOP_SOURCES, _top(admin_copy.COLUMN_SOURCE, admin_copy.COLUMN_ARRIVALS)),
     "visits_campaigns": (admin_copy.TOP_CAMPAIGNS, _top(admin_copy.COLUMN_CAMPAIGN, admin_copy.COLUMN_ARRIVALS)),
@@ -239,64 +246,70 @@ VISITS_TABLES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
         admin_copy.BOOK_PAGES_TO_PRESSES,
         (_BOOK, ("visits", admin_copy.COLUMN_PAGE_VISITS), ("presses", admin_copy.COLUMN_BOOK_PRESSES), _PEOPLE),
     ),
+    "messages": (
+        admin_copy.MESSAGES,
+        (
+            ("received_at", "Date"),
+            ("sender", "From"),
+            ("email", "Address"),
+            ("subject", "Subject"),
+            ("delivery", "Email"),
+            ("text", "Message"),
+        ),
+    ),
+    "releases": (
+        admin_copy.RELEASES,
+        (
+            ("title", "Book"),
+            ("state", "State"),
+            ("progress", "Sent"),
+            ("hard", "Hard bounces"),
+            ("soft", "Soft bounces"),
+            ("complaints", "Complaints"),
+            ("bounce_rate", "Bounce rate"),
+            ("complaint_rate", "Complaint rate"),
+            ("paused", "Why it paused"),
+        ),
+    ),
+    "bounces": (
+        admin_copy.BOUNCES,
+        (_DATE, ("email", "Address"), ("kind", "Kind"), ("source", "Source"), ("reason", "Reason")),
+    ),
+    "left": (
+        admin_copy.LEFT_IN_MAILBOX,
+        (("date", "Date"), ("sender", "From"), ("subject", "Subject"), ("why", "Why it was left")),
+    ),
+    "audit": (admin_copy.AUDIT, (_DATE, ("admin", "Admin"), ("action", "Action"), ("target", "On"))),
 }
+
+
+def _listed(name: str) -> rx.Component:
+    heading, columns = TABLES[name]
+    return _table(_part(name), columns, heading.format(days=TOP_DAYS))
+
+
+def _titled(name: str) -> tuple[rx.Component, rx.Component]:
+    """A list under its own heading, within a part."""
+    return _subheading(TABLES[name][0].format(days=TOP_DAYS)), _listed(name)
 
 
 def _visits() -> rx.Component:
     """Visits, sources and buy presses (web/states/admin_state.py ``_visits``), or why there are none."""
     counted = rx.el.div(
-        _figures(AdminState.visits_figures, "value", "text-2xl font-bold", "grid-cols-2 sm:grid-cols-3"),
-        rx.foreach(AdminState.visits_chart, _chart),
-        *(
-            part
-            for field, (words, columns) in VISITS_TABLES.items()
-            for heading in (words.format(days=TOP_DAYS),)
-            for part in (_subheading(heading), _table(getattr(AdminState, field), columns, heading))
-        ),
+        _figures(_part("visits_figures"), "text-2xl font-bold", "grid-cols-2 sm:grid-cols-3"),
+        rx.foreach(_part("visits_chart"), _chart),
+        *(part for name in TABLES if name.startswith("visits_") for part in _titled(name)),
         rx.el.p(admin_copy.NO_SCRIPT_NOTE, class_name="mt-6 text-sm text-stone-700"),
     )
     return _section(
         "visits",
         admin_copy.VISITS,
         rx.cond(
-            AdminState.visits_off.length() > 0,
-            rx.foreach(AdminState.visits_off, lambda note: rx.el.p(note["text"], class_name="mt-3 text-stone-700")),
+            _part("visits_off").length() > 0,
+            rx.foreach(_part("visits_off"), lambda note: rx.el.p(note["text"], class_name="mt-3 text-stone-700")),
             counted,
         ),
         closed_on_a_phone=True,
-    )
-
-
-def _messages() -> rx.Component:
-    columns = (
-        ("received_at", "Date"),
-        ("sender", "From"),
-        ("email", "Address"),
-        ("subject", "Subject"),
-        ("delivery", "Email"),
-        ("text", "Message"),
-    )
-    table = _table(AdminState.messages, columns, admin_copy.MESSAGES)
-    return _section("messages", admin_copy.MESSAGES, table, closed_on_a_phone=True)
-
-
-def _releases() -> rx.Component:
-    columns = (
-        ("title", "Book"),
-        ("state", "State"),
-        ("progress", "Sent"),
-        ("hard", "Hard bounces"),
-        ("soft", "Soft bounces"),
-        ("complaints", "Complaints"),
-        ("bounce_rate", "Bounce rate"),
-        ("complaint_rate", "Complaint rate"),
-        ("paused", "Why it paused"),
-    )
-    return _section(
-        "releases",
-        admin_copy.RELEASES,
-        _table(AdminState.releases, columns, admin_copy.RELEASES),
-        rx.el.div(rx.foreach(AdminState.releases, _action), class_name="mt-3 flex flex-wrap gap-2"),
     )
 
 
@@ -340,21 +353,8 @@ def _steering(row) -> rx.Component:
 def _forthcoming() -> rx.Component:
     """Shown while a book is forthcoming or its send has not started (web/states/admin_state.py ``_forthcoming``)."""
     return rx.cond(
-        AdminState.forthcoming.length() > 0,
-        _section("forthcoming", admin_copy.FORTHCOMING, rx.el.ul(rx.foreach(AdminState.forthcoming, _steering))),
-    )
-
-
-def _bounces() -> rx.Component:
-    columns = (("at", "Date"), ("email", "Address"), ("kind", "Kind"), ("source", "Source"), ("reason", "Reason"))
-    left = (("date", "Date"), ("sender", "From"), ("subject", "Subject"), ("why", "Why it was left"))
-    return _section(
-        "bounces",
-        admin_copy.BOUNCES,
-        _table(AdminState.bounces, columns, admin_copy.BOUNCES),
-        _subheading(admin_copy.LEFT_IN_MAILBOX),
-        _table(AdminState.left, left, admin_copy.LEFT_IN_MAILBOX),
-        closed_on_a_phone=True,
+        _part("forthcoming").length() > 0,
+        _section("forthcoming", admin_copy.FORTHCOMING, rx.el.ul(rx.foreach(_part("forthcoming"), _steering))),
     )
 
 
@@ -364,17 +364,6 @@ def _download(path: str, label: str) -> rx.Component:
     return rx.el.div(
         rx.el.button(label, type="button", class_name=_QUIET_BUTTON, data_admin_download=path),
         class_name="mt-4",
-    )
-
-
-def _audit() -> rx.Component:
-    columns = (("at", "Date"), ("admin", "Admin"), ("action", "Action"), ("target", "On"))
-    return _section(
-        "audit",
-        admin_copy.AUDIT,
-        _table(AdminState.audit, columns, admin_copy.AUDIT),
-        _download(AUDIT_PATH, admin_copy.AUDIT_DOWNLOAD_BUTTON),
-        closed_on_a_phone=True,
     )
 
 
@@ -407,14 +396,6 @@ def _asking() -> rx.Component:
     )
 
 
-def _health() -> rx.Component:
-    return _section(
-        "health",
-        admin_copy.HEALTH,
-        _figures(AdminState.health, "value", "text-sm font-semibold sm:text-base", "grid-cols-2 sm:grid-cols-3"),
-    )
-
-
 def _dashboard() -> rx.Component:
     return rx.el.div(
         rx.el.div(
@@ -427,11 +408,26 @@ def _dashboard() -> rx.Component:
         _forthcoming(),
         _readers(),
         _visits(),
-        _messages(),
-        _releases(),
-        _bounces(),
-        _health(),
-        _audit(),
+        _section("messages", admin_copy.MESSAGES, _listed("messages"), closed_on_a_phone=True),
+        _section(
+            "releases",
+            admin_copy.RELEASES,
+            _listed("releases"),
+            rx.el.div(rx.foreach(_part("releases"), _action), class_name="mt-3 flex flex-wrap gap-2"),
+        ),
+        _section("bounces", admin_copy.BOUNCES, _listed("bounces"), *_titled("left"), closed_on_a_phone=True),
+        _section(
+            "health",
+            admin_copy.HEALTH,
+            _figures(_part("health"), "text-sm font-semibold sm:text-base", "grid-cols-2 sm:grid-cols-3"),
+        ),
+        _section(
+            "audit",
+            admin_copy.AUDIT,
+            _listed("audit"),
+            _download(AUDIT_PATH, admin_copy.AUDIT_DOWNLOAD_BUTTON),
+            closed_on_a_phone=True,
+        ),
     )
 
 

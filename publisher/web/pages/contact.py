@@ -3,6 +3,7 @@
 import reflex as rx
 
 from publisher.content import form_copy, page_copy
+from publisher.rules import form_tokens
 from publisher.rules.form_fields import ANSWER_FIELD, CONTACT
 from publisher.web.components.forms import (
     FormSection,
@@ -15,7 +16,7 @@ from publisher.web.components.forms import (
     text_field,
 )
 from publisher.web.pages.registry import site_page
-from publisher.web.submissions import QUESTION_ID, TOKEN_FIELD, TOKEN_ID, ContactState
+from publisher.web.submissions import QUESTION_ID, TOKEN_ID, ContactState
 
 ROUTE = CONTACT.route
 SENT_ROUTE = "/contact-us/thanks"
@@ -46,7 +47,7 @@ def security_question() -> rx.Component:
     )
     return rx.fragment(
         text_field(field_id, ANSWER_FIELD, label, ContactState.answer_error, input_mode="numeric", width_class="w-32"),
-        rx.el.input(type="hidden", name=TOKEN_FIELD, id=TOKEN_ID),
+        rx.el.input(type="hidden", name=form_tokens.TOKEN_FIELD, id=TOKEN_ID),
     )
 
 

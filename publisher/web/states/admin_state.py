@@ -44,13 +44,16 @@ ASKED = "dashboard: asked"  # its entry in limits/tabs.py's tab_memory
 # The actions, as the audit log names them.
 FORGET, ANNOUNCE, PAUSE, RESUME = "forget", "announce", "pause", "resume"
 HOLD, UNHOLD, MOVE = "hold", "unhold", "move"  # a forthcoming book's send, until it starts
-MOVED_TO = "%Y-%m-%d %H:%M UTC"  # the time a move names in the audit log, after the slug
-STATUS_LABELS = {
-    ListStatus.CONFIRMED: "Confirmed",
-    ListStatus.PENDING: "Pending",
-    ListStatus.UNSUBSCRIBED: "Unsubscribed",
-    ListStatus.BOUNCED: "Bounced",
+# The question each asks first, with a row's title, reason and progress.
+_QUESTIONS = {
+    HOLD: admin_copy.ASK_HOLD,
+    UNHOLD: admin_copy.ASK_UNHOLD,
+    PAUSE: admin_copy.ASK_PAUSE,
+    RESUME: admin_copy.ASK_RESUME,
 }
+MOVED_TO = "%Y-%m-%d %H:%M UTC"  # the time a move names in the audit log, after the slug
+# The list's figures in the Readers part, in this order, each under its status ("Confirmed").
+READER_STATUSES = (ListStatus.CONFIRMED, ListStatus.PENDING, ListStatus.UNSUBSCRIBED, ListStatus.BOUNCED)
 
 
 def number(count: int) -> str:
@@ -59,6 +62,10 @@ def number(count: int) -> str:
 
 def when(moment: datetime | None) -> str:
     return "" if moment is None else f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+def _labelled(*figures: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"label": label, "value": value} for label, value in figures]
 
 
 def _rows(lines: Iterable[Any]) -> list[dict[str, str]]:
@@ -128,7 +135,7 @@ def _forthcoming() -> list[dict[str, str]]:
                 "slug": send.book.slug,
                 "title": title,
                 "line": send.words,
-                "src": charts.data_uri(charts.line(send.per_day, today - timedelta(days=days - 1))),
+                "src": charts.data_uri(charts.lines(today - timedelta(days=days - 1), send.per_day)),
                 "alt": admin_copy.WAITLIST_CHART.format(
                     title=title, days=days, total=number(sum(send.per_day)), today=number(send.per_day[-1])
                 ),
@@ -147,7 +154,7 @@ def _charts() -> list[dict[str, str]]:
     weeks = dashboard.joined_and_left_per_week(today)
     return [
         {
-            "src": charts.data_uri(charts.line(confirmed, today - timedelta(days=len(confirmed) - 1))),
+            "src": charts.data_uri(charts.lines(today - timedelta(days=len(confirmed) - 1), confirmed)),
             "alt": admin_copy.CONFIRMED_CHART.format(first=number(confirmed[0]), last=number(confirmed[-1])),
         },
         {
@@ -161,6 +168,7 @@ def _charts() -> list[dict[str, str]]:
 
 TOP_DAYS = 30  # the top pages, sources, campaigns and buy presses: over the last 30 days
 LED_TO_DAYS = 14  # what the visits led to: a chart of the last 14 days
+VISITS_LEGEND = (admin_copy.COLUMN_VISITORS, admin_copy.COLUMN_PAGE_VIEWS)
 
 
 def _keys(rows: list[visit_counts.KeyCount]) -> list[dict[str, str]]:
@@ -170,7 +178,7 @@ def _keys(rows: list[visit_counts.KeyCount]) -> list[dict[str, str]]:
 def _visitors_now() -> str:
     """Visitors in the last 5 minutes; a store that is away leaves the rest of the dashboard shown."""
     try:
-        return number(visits.visitors_now(tables.utc_now()))
+        return number(visit_counts.visitors_now(tables.utc_now()))
     except Exception as exc:  # noqa: BLE001 - Redis or the database away: one figure unknown, not the page
         logger.warning("Dashboard: visitors now is unknown (%s)", type(exc).__name__)
         return admin_copy.NOT_KNOWN
@@ -209,7 +217,7 @@ def _led_to(today: date) -> dict[str, str]:
     days = dashboard.list_days(today, LED_TO_DAYS)
     signups = [day.signups for day in days]
     return {
-        "src": charts.data_uri(charts.two_lines(subscribe, signups, first, admin_copy.LED_TO_LEGEND)),
+        "src": charts.data_uri(charts.lines(first, subscribe, signups, legend=admin_copy.LED_TO_LEGEND)),
         "alt": admin_copy.LED_TO_CHART.format(
             days=LED_TO_DAYS,
             last=today.isoformat(),
@@ -224,9 +232,8 @@ def _led_to(today: date) -> dict[str, str]:
 
 def _visits() -> dict[str, list[dict[str, str]]]:
     """The Visits section: aggregates of the daily counts, a fixed number of reads whatever the traffic."""
-    empty: dict[str, list[dict[str, str]]] = {name: [] for name in VISITS_FIELDS}
-    if not settings.current().visits_on:
-        return {**empty, "visits_off": [{"text": admin_copy.VISITS_OFF}]}
+    if not settings.current().visits_on:  # the page shows the note alone, and reads no other visits_ part
+        return {"visits_off": [{"text": admin_copy.VISITS_OFF}]}
     today = tables.utc_now().date()
     chart_first = today - timedelta(days=visits.CHART_DAYS - 1)
     since = today - timedelta(days=TOP_DAYS - 1)
@@ -234,7 +241,7 @@ def _visits() -> dict[str, list[dict[str, str]]]:
     people, views = [day.visitors for day in site], [day.views for day in site]
     bots = visit_counts.daily(VisitKind.BOT, today, today)
     figures = [
-        (admin_copy.VISITORS_NOW.format(minutes=visits.VISITORS_NOW_MINUTES), _visitors_now()),
+        (admin_copy.VISITORS_NOW.format(minutes=visit_counts.VISITORS_NOW_MINUTES), _visitors_now()),
         (admin_copy.VISITORS_TODAY, number(people[-1])),
         (admin_copy.PAGE_VIEWS_TODAY, number(views[-1])),
         (admin_copy.VISITORS_YESTERDAY, number(people[-2])),
@@ -242,7 +249,7 @@ def _visits() -> dict[str, list[dict[str, str]]]:
         (admin_copy.BOTS_TODAY, number(sum(day.views for day in bots))),
     ]
     chart = {
-        "src": charts.data_uri(charts.two_lines(people, views, chart_first)),
+        "src": charts.data_uri(charts.lines(chart_first, people, views, legend=VISITS_LEGEND)),
         "alt": admin_copy.VISITS_CHART.format(
             days=visits.CHART_DAYS,
             last=today.isoformat(),
@@ -254,8 +261,7 @@ def _visits() -> dict[str, list[dict[str, str]]]:
     }
     buy_rows, books = _presses(since, today)
     return {
-        **empty,
-        "visits_figures": [{"label": label, "value": value} for label, value in figures],
+        "visits_figures": _labelled(*figures),
         "visits_chart": [chart, _led_to(today)],
         "visits_pages": _keys(visit_counts.top(VisitKind.PAGE, since, today)),
         "visits_sources": _keys(visit_counts.top(VisitKind.SOURCE, since, today)),
@@ -265,34 +271,18 @@ def _visits() -> dict[str, list[dict[str, str]]]:
     }
 
 
-# The Visits section's fields of the state (each a list of rows; "visits_off" holds the note).
-VISITS_FIELDS = (
-    "visits_off",
-    "visits_figures",
-    "visits_chart",
-    "visits_pages",
-    "visits_sources",
-    "visits_campaigns",
-    "visits_buys",
-    "visits_books",
-)
-
-
 def _health(outbox: dashboard.OutboxHealth, mailbox: notice_records.RunStatus) -> list[dict[str, str]]:
     values = settings.current()
     configured = {True: "configured", False: "not configured"}
-    return [
-        {"label": label, "value": value}
-        for label, value in (
-            ("Emails waiting", number(outbox.waiting)),
-            ("Emails failed", number(outbox.failing)),
-            ("Oldest waiting since", when(outbox.oldest_waiting_since) or "-"),
-            ("SMTP", configured[values.mail is not None]),
-            ("Bounce mailbox", configured[values.bounce_mailbox is not None]),
-            ("Bounce mailbox last read", when(mailbox.last_success_at) or "-"),
-            ("Bounce mailbox last error", mailbox.last_error or "-"),
-        )
-    ]
+    return _labelled(
+        ("Emails waiting", number(outbox.waiting)),
+        ("Emails failed", number(outbox.failing)),
+        ("Oldest waiting since", when(outbox.oldest_waiting_since) or "-"),
+        ("SMTP", configured[values.mail is not None]),
+        ("Bounce mailbox", configured[values.bounce_mailbox is not None]),
+        ("Bounce mailbox last read", when(mailbox.last_success_at) or "-"),
+        ("Bounce mailbox last error", mailbox.last_error or "-"),
+    )
 
 
 def _figures() -> dict[str, list[dict[str, str]]]:
@@ -300,9 +290,7 @@ def _figures() -> dict[str, list[dict[str, str]]]:
     counts = subscribers.status_counts()
     left, _ = bounce_records.left_messages(limit=dashboard.LISTED)
     return {
-        "readers": [
-            {"label": label, "count": number(counts.get(status, 0))} for status, label in STATUS_LABELS.items()
-        ],
+        "readers": _labelled(*((status.capitalize(), number(counts.get(status, 0))) for status in READER_STATUSES)),
         "signups": _rows(dashboard.latest_signups()),
         "messages": _rows(dashboard.latest_messages()),
         "releases": _releases(),
@@ -351,25 +339,8 @@ def _release_action(action: str, target: str, admin_name: str) -> str:
     return (admin_copy.PAUSED if paused else admin_copy.NOT_PAUSED).format(title=title, slug=slug)
 
 
-# What the page shows: never stored, and emptied when the session ends.
-SHOWN = (
-    "admin_name",
-    "readers",
-    "signups",
-    "found",
-    "searched",
-    "messages",
-    "releases",
-    "forthcoming",
-    "bounces",
-    "left",
-    "health",
-    "charts",
-    *VISITS_FIELDS,
-    "audit",
-    "question",
-    "notice",
-)
+# What the page shows: never stored, and emptied when the session ends. ``parts``: ``_figures()``.
+SHOWN = ("admin_name", "parts", "found", "searched", "question", "notice")
 
 
 @stored_state.tab_only(*SHOWN)
@@ -377,26 +348,9 @@ class AdminState(rx.State):
     signed_in: rx.Field[bool] = rx.field(False)
     checked: rx.Field[bool] = rx.field(False)  # asked the server yet: until then, neither part is shown
     admin_name: rx.Field[str] = rx.field("")
-    readers: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
-    signups: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # the latest 50: email, status, date
+    parts: rx.Field[dict[str, list[dict[str, str]]]] = rx.field(default_factory=dict)
     found: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     searched: rx.Field[bool] = rx.field(False)
-    messages: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
-    releases: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
-    forthcoming: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # each book's waitlist and send
-    bounces: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
-    left: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
-    health: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # label, value
-    charts: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # src, alt
-    visits_off: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
-    visits_figures: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
-    visits_chart: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
-    visits_pages: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # key, views, visitors
-    visits_sources: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
-    visits_campaigns: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
-    visits_buys: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # book, store, presses, people
-    visits_books: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # book, visits, presses, …
-    audit: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)  # the latest 50 lines
     question: rx.Field[str] = rx.field("")  # an action asked for, waiting for its "Yes"
     notice: rx.Field[str] = rx.field("")  # what the last action did
     problem: rx.Field[str] = rx.field("")
@@ -429,9 +383,8 @@ class AdminState(rx.State):
     def _clear(self) -> None:
         """Nothing of the dashboard stays in the page: signed out, expired or revoked."""
         self.signed_in = False
-        for name in SHOWN:  # each back to its empty value: "", [] or False
-            shown = getattr(self, name)
-            setattr(self, name, [] if isinstance(shown, list) else type(shown)())
+        for name in SHOWN:  # each back to its empty value: "", {}, [] or False
+            setattr(self, name, getattr(self, name).__class__())  # the class of the value a proxy wraps
         self._take_asked()
         self.problem = ""
 
@@ -452,8 +405,7 @@ class AdminState(rx.State):
         self.signed_in = True
         self.problem = ""
         self.admin_name = admin_copy.SIGNED_IN_AS.format(name=admin.name)
-        for name, value in figures.items():
-            setattr(self, name, value)
+        self.parts = figures
 
     @rx.event
     async def search(self, form_data: dict):
@@ -487,29 +439,25 @@ class AdminState(rx.State):
         """Announce, Pause or Resume a book's release, Hold or Stop holding a forthcoming book's send: asks
         first, with its numbers."""
         await self._show(touch=True)
-        row = next((row for row in (*self.forthcoming, *self.releases) if row["slug"] == slug and row["action"]), None)
+        rows = (*self.parts.get("forthcoming", []), *self.parts.get("releases", []))
+        row = next((row for row in rows if row["slug"] == slug and row["action"]), None)
         if not self.signed_in or row is None:
             return
-        title = row["title"]
-        if row["action"] in (HOLD, UNHOLD):
-            question = admin_copy.ASK_HOLD if row["action"] == HOLD else admin_copy.ASK_UNHOLD
-            await self._ask(row["action"], slug, question.format(title=title))
-        elif row["action"] == PAUSE:
-            await self._ask(PAUSE, slug, admin_copy.ASK_PAUSE.format(title=title, progress=row["progress"]))
-        elif row["action"] == RESUME:
-            question = admin_copy.ASK_RESUME.format(title=title, reason=row["paused"], progress=row["progress"])
-            await self._ask(RESUME, slug, question)
-        else:
-            try:
-                announce.required_settings()
-                readers = await asyncio.to_thread(campaigns.confirmed_count)
-            except announce.Refused as refused:
-                self.notice = str(refused)
-                return
-            if readers == 0:
-                self.notice = admin_copy.NOBODY_CONFIRMED.format(title=title)
-                return
-            await self._ask(ANNOUNCE, slug, admin_copy.ASK_ANNOUNCE.format(title=title, readers=number(readers)))
+        title, action = row["title"], row["action"]
+        if action != ANNOUNCE:
+            words = {"title": title, "reason": row.get("paused", ""), "progress": row.get("progress", "")}
+            await self._ask(action, slug, _QUESTIONS[action].format(**words))
+            return
+        try:
+            announce.required_settings()
+            readers = await asyncio.to_thread(campaigns.confirmed_count)
+        except announce.Refused as refused:
+            self.notice = str(refused)
+            return
+        if readers == 0:
+            self.notice = admin_copy.NOBODY_CONFIRMED.format(title=title)
+            return
+        await self._ask(ANNOUNCE, slug, admin_copy.ASK_ANNOUNCE.format(title=title, readers=number(readers)))
 
     @rx.event
     async def ask_move(self, form_data: dict):
