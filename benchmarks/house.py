@@ -34,10 +34,7 @@ a and b run in a subprocess with the checkout's own interpreter (``.venv/bin/pyt
 own code first on the path, in the checkout's folder: each column measures its own code. The
 checkout must be built (``make build``). Seconds a checkout.
 
-With --quick no subscribe runs unmeasured first: a smoke test's run (tests/embedded/test_benchmarks.py),
-whose counts include what a process does once; not figures to compare.
-
-    .venv/bin/python benchmarks/house.py [--checkout PATH ...] [--quick]
+    .venv/bin/python benchmarks/house.py [--checkout PATH ...]
 """
 
 from __future__ import annotations
@@ -398,9 +395,8 @@ def wrapper_chain(calls: list[tuple[str, str, Any, Any]], outer: Any, inner: Any
     return chain, False
 
 
-async def drive(site: Site, warm: bool = True) -> dict[str, Any]:
-    """In the client's thread: warm up both paths (unless not ``warm``), then measure each, then a
-    page request."""
+async def drive(site: Site) -> dict[str, Any]:
+    """In the client's thread: warm up both paths, then measure each, then a page request."""
     import httpx
 
     async def answers() -> bool:
@@ -416,11 +412,11 @@ async def drive(site: Site, warm: bool = True) -> dict[str, Any]:
             raise TimeoutError("the server did not answer /ping")
         await asyncio.sleep(0.1)
     subscriber = Subscriber(site)
-    if warm:  # Once each path, unmeasured: what a process does once is not what a subscribe crosses.
-        warm_tab = await subscriber.open_tab()
-        await subscriber.by_app(warm_tab, "warm-app@house.example")
-        await warm_tab.close()
-        await subscriber.by_post("warm-plain@house.example")
+    # Once each path, unmeasured: what a process does once is not what a subscribe crosses.
+    warm_tab = await subscriber.open_tab()
+    await subscriber.by_app(warm_tab, "warm-app@house.example")
+    await warm_tab.close()
+    await subscriber.by_post("warm-plain@house.example")
 
     background = site.startup_tasks
     visitor = await subscriber.open_tab()
@@ -503,9 +499,8 @@ def production_app() -> tuple[Any, Any, Any, list[int]]:
     return asgi, outer, inner, events_received
 
 
-def probe(output: Path, warm: bool = True) -> None:
-    """Runs in the checkout (its folder, its interpreter, its code): measures a and b into ``output``
-    (``warm``: after one unmeasured subscribe of each path)."""
+def probe(output: Path) -> None:
+    """Runs in the checkout (its folder, its interpreter, its code): measures a and b into ``output``."""
     import uvicorn
 
     mailbox = Mailbox()
@@ -542,7 +537,7 @@ def probe(output: Path, warm: bool = True) -> None:
         def client() -> None:
             tracer.ignored_threads.add(threading.get_ident())
             try:
-                result.update(asyncio.run(drive(site, warm)))
+                result.update(asyncio.run(drive(site)))
             except BaseException as exc:  # noqa: BLE001 - handed to the server's side, which raises it
                 failure.append(exc)
 
@@ -582,7 +577,7 @@ def commit_of(checkout: Path) -> str:
     return commit + (" + changes" if dirty.stdout.strip() else "")
 
 
-def measure(checkout: Path, quick: bool = False) -> dict[str, Any]:
+def measure(checkout: Path) -> dict[str, Any]:
     python = checkout / ".venv" / "bin" / "python"
     if not python.exists():
         raise SystemExit(f"{checkout}: no .venv/bin/python: run `make setup-test` there first")
@@ -601,7 +596,7 @@ def measure(checkout: Path, quick: bool = False) -> dict[str, Any]:
         log = Path(tmp) / "probe.log"
         with log.open("wb") as log_file:
             done = subprocess.run(
-                [str(python), str(Path(__file__).resolve()), "--probe", str(output), *(["--quick"] if quick else [])],
+                [str(python), str(Path(__file__).resolve()), "--probe", str(output)],
                 cwd=checkout,
                 env=env,
                 stdout=log_file,
@@ -617,7 +612,6 @@ def measure(checkout: Path, quick: bool = False) -> dict[str, Any]:
         "commit": commit_of(checkout),
         "lines": lines,
         "recipe": recipe_files(checkout / RECIPE_DOC),
-        "warmed_up": not quick,
         **probed,
     }
 
@@ -675,20 +669,16 @@ def main() -> int:
     )
     parser.add_argument("--probe", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument(
-        "--quick", action="store_true", help="no unmeasured subscribe first: a smoke test, not figures to compare"
-    )
     args = parser.parse_args()
     if args.probe:
-        probe(args.probe, warm=not args.quick)
+        probe(args.probe)
         return 0
     checkouts = [path.resolve() for path in (args.checkout or [ROOT])]
-    results = [measure(checkout, args.quick) for checkout in checkouts]
+    results = [measure(checkout) for checkout in checkouts]
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    quick = " (--quick: not warmed up, what a process does once is counted: not figures to compare)"
-    print(f"\nThe house, {date.today()}, {platform.node()} ({os.cpu_count()} cores){quick if args.quick else ''}")
+    print(f"\nThe house, {date.today()}, {platform.node()} ({os.cpu_count()} cores)")
     print(table(results))
     for result in results:
         print()

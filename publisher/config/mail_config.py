@@ -33,10 +33,10 @@ class MailServer:
     username: str = ""
     password: str = field(default="", repr=False)
     folder: str = ""  # the bounce mailbox's
+    implicit_tls: bool = field(init=False)  # a field, not a property: read on every send
 
-    @property
-    def implicit_tls(self) -> bool:
-        return self.scheme in ("smtps", "imaps")
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "implicit_tls", self.scheme in ("smtps", "imaps"))
 
     def describe(self) -> str:
         """The server as it may be printed: its URL with the password hidden."""
