@@ -213,7 +213,7 @@ def main() -> None:
     parser.add_argument("--only", choices=("sqlite", "postgresql"))
     args = parser.parse_args()
     logging.disable(logging.WARNING)
-    from publisher.content import BOOKS
+    from publisher.content.books import BOOKS
 
     env = {
         "PUBLISHER_NOTIFY_TO": "books@example.com",

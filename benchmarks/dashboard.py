@@ -104,13 +104,13 @@ PAGE_ROUTES = ("/", "/about", "/subscribe", "/contact-us", "/subscribe/thanks", 
 def fill_visits(db_url: str, days: range, visitors: int) -> int:
     """The counts of the ``days`` before today (0: today), ``visitors`` visitors a day, as aggregate
     rows (what the flush leaves: no seen row outlives its day's salt); how many rows."""
-    from publisher import content
+    from publisher.content import books
     from publisher.storage import visit_counts
     from publisher.storage.tables import VisitCount, utc_now
 
     today = utc_now().date()
-    pages = [*PAGE_ROUTES, *(book.page_path for book in content.BOOKS)]
-    stores = [f"{book.slug} {store}" for book in content.BOOKS for store in ("www.amazon.com", "bookshop.org")]
+    pages = [*PAGE_ROUTES, *(book.page_path for book in books.BOOKS)]
+    stores = [f"{book.slug} {store}" for book in books.BOOKS for store in ("www.amazon.com", "bookshop.org")]
     rows = []
     for offset in days:
         day = today - timedelta(days=offset)

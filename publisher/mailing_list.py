@@ -18,7 +18,7 @@ from reflex_base import constants
 from reflex_base.environment import environment
 
 from publisher.config import settings
-from publisher.config.settings import DEFAULT_GATEWAY_TIMEOUT_S, MailSettings
+from publisher.config.settings import DEFAULT_GATEWAY_TIMEOUT_S, Settings
 from publisher.content.form_copy import contact_subject, full_name
 from publisher.mail import outbox
 from publisher.rules import form_fields
@@ -46,7 +46,7 @@ async def _in_thread(change: Callable[[], T]) -> T:
         raise ListUnavailable(type(exc).__name__) from None
 
 
-def _job(mail: MailSettings | None) -> tables.Job | None:
+def _job(mail: Settings | None) -> tables.Job | None:
     """The outbox job an email the site owes is stored with; None where the site sends none (no SMTP)."""
     return outbox.job_for(mail) if mail is not None else None
 
@@ -57,7 +57,7 @@ async def lookup(link_key: str) -> tables.Subscriber | None:
 
 
 async def confirm(
-    link_key: str, issued_at: datetime | None, mail: MailSettings, db_url: str | None = None
+    link_key: str, issued_at: datetime | None, mail: Settings, db_url: str | None = None
 ) -> LinkResult | None:
     """The confirmation page's button: the reader joins, with the welcome email (and the publisher's
     notice, when asked for). None: an address the list no longer has. Only the latest link confirms."""
@@ -81,7 +81,7 @@ class EmbeddedList:
     checks, so no request skips the anti-spam. ``mail`` None: store only. A call past ``timeout_s`` or a
     database that does not answer raises ListUnavailable."""
 
-    mail: MailSettings | None
+    mail: Settings | None
     db_url: str | None = None
     timeout_s: float = DEFAULT_GATEWAY_TIMEOUT_S
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PIL import Image, ImageChops, ImageDraw, ImageFilter
 
-from publisher import content
+from publisher.content.books import BOOKS
 from tests.support import copy_project
 
 COVER_SIZE = (2400, 3600)
@@ -33,7 +33,7 @@ def make_project(root: Path) -> Path:
     copy_project(root)
     books = root / "publisher" / "content" / "books.py"
     text = books.read_text()
-    for seed, book in enumerate(content.BOOKS):
+    for seed, book in enumerate(BOOKS):
         jpeg = f"/images/covers/{book.slug}-print.jpg"
         print_cover(root / "assets" / jpeg.lstrip("/"), seed)
         text, count = re.subn(rf'cover_image="{re.escape(book.cover_image)}"', f'cover_image="{jpeg}"', text)

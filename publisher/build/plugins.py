@@ -113,8 +113,8 @@ class SiteFilesPlugin(Plugin):
     supervisor, whose workers would keep old content after a hot reload."""
 
     def get_static_assets(self, **context: Any):
-        from publisher import content  # noqa: PLC0415 - hot reload
         from publisher.config import settings  # noqa: PLC0415 - hot reload
+        from publisher.content import books  # noqa: PLC0415 - hot reload
         from publisher.web import feed  # noqa: PLC0415 - hot reload
 
         site = settings.site_url()
@@ -126,7 +126,7 @@ class SiteFilesPlugin(Plugin):
                     Path("public") / page_kinds.variant_route(book.slug, feed.FEED_PATH).lstrip("/"),
                     feed.release_feed(site, page_kinds.just_before(book.release.utc)),
                 )
-                for book in content.BOOKS
+                for book in books.BOOKS
                 if book.release
             ),
         ]

@@ -20,7 +20,6 @@ import sqlalchemy
 
 from publisher.cli import visit_report
 from publisher.config import secret_files, settings
-from publisher.content import admin_copy
 from publisher.content.books import book_by_slug
 from publisher.mail import announce, outbox
 from publisher.returns import bounce_mailbox
@@ -262,11 +261,10 @@ def schedule(args: argparse.Namespace) -> None:
             moment = release_rules.send_moment(args.at, book.release.zone, now) if args.at else None
         except ValueError as refused:
             raise Refused(str(refused), EXIT_USAGE) from None
-        if not (campaigns.move(book.slug, moment) if moment else campaigns.hold(book.slug, args.hold)):
-            raise Refused(admin_copy.NOT_CHANGED.format(title=book.title))
-        when = release_rules.publisher_words(moment, book.release.zone) if moment else ""
-        said = admin_copy.MOVED_SEND if moment else admin_copy.HELD_SEND if args.hold else admin_copy.UNHELD_SEND
-        _say(said.format(title=book.title, when=when))
+        changed, said = campaigns.steer(book.slug, moment, args.hold)
+        if not changed:
+            raise Refused(said)
+        _say(said)
 
 
 def _dashboard_kept_here() -> None:

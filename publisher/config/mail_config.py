@@ -7,6 +7,7 @@ import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import SplitResult, quote, unquote, urlsplit
 
 from publisher.config.secret_files import ConfigurationError, has_unencoded_delimiter, redact_url
@@ -53,29 +54,9 @@ class DkimKey:
     private_key: bytes = field(repr=False)
 
 
-@dataclass(frozen=True)
-class MailSettings:
-    server: MailServer
-    notify_to: tuple[str, ...]
-    mail_from: str
-    list_secrets: tuple[str, ...] = field(repr=False)
-    mail_from_name: str
-    notify_subscribers: bool
-    ca_file: str | None
-    postal_address: str | None
-    send_rate: float
-    dkim: DkimKey | None = field(repr=False)
-    confirmations_per_hour: int
-    # The list emails' envelope sender (made bounces+TOKEN@domain); None: the From address.
-    bounce_address: str | None
-
-    # Computed once here, not on every email: the secret that signs, the sender's domain (Message-IDs).
-    list_secret: str = field(init=False, repr=False)
-    domain: str = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "list_secret", self.list_secrets[0])
-        object.__setattr__(self, "domain", self.mail_from.rpartition("@")[2])
+class Sender(NamedTuple):
+    address: str
+    name: str  # shown beside the address; "" for none
 
 
 def is_loopback(host: str) -> bool:
@@ -144,17 +125,17 @@ def recipients(value: str) -> tuple[str, ...]:
     return found
 
 
-def sender(value: str) -> tuple[str, str]:
-    """``PUBLISHER_MAIL_FROM``: ``address`` or ``Display Name <address>``, as (address, name)."""
+def sender(value: str) -> Sender:
+    """``PUBLISHER_MAIL_FROM``: ``address`` or ``Display Name <address>``."""
     name, bracket, rest = value.rpartition("<")
     if not bracket:
-        return address("PUBLISHER_MAIL_FROM", value), ""
+        return Sender(address("PUBLISHER_MAIL_FROM", value), "")
     if not rest.endswith(">"):
         raise ConfigurationError(f"PUBLISHER_MAIL_FROM must be an address or Name <address>, got {value!r}")
     display = name.strip().strip('"').strip()
     if form_fields.has_control_characters(display) or '"' in display:
         raise ConfigurationError("PUBLISHER_MAIL_FROM: the name must not contain quotes or control characters")
-    return address("PUBLISHER_MAIL_FROM", rest[:-1].strip()), display
+    return Sender(address("PUBLISHER_MAIL_FROM", rest[:-1].strip()), display)
 
 
 def postal_address(value: str) -> str | None:

@@ -32,7 +32,7 @@ from reflex_base import config as reflex_config
 from reflex_base import constants
 
 from publisher.config import mail_config
-from publisher.config.mail_config import MailServer, MailSettings
+from publisher.config.mail_config import DkimKey, MailServer
 from publisher.config.secret_files import FILE_SUFFIX, ConfigurationError, from_env_or_file, secret_made_once
 from publisher.rules import admin_access, antispam, form_fields
 from publisher.rules.bounces import DEFAULT_PAUSE_BOUNCE_RATE, DEFAULT_PAUSE_COMPLAINT_RATE
@@ -182,8 +182,8 @@ class Settings(BaseSettings):
     )
     smtp_url_file: str = _var("PUBLISHER_SMTP_URL_FILE", "")
     notify_to: Annotated[tuple[str, ...], BeforeValidator(mail_config.recipients)] = _var("PUBLISHER_NOTIFY_TO", ())
-    mail_from: Annotated[tuple[str, str] | None, BeforeValidator(mail_config.sender)] = _var(
-        "PUBLISHER_MAIL_FROM", None
+    mail_from: Annotated[mail_config.Sender, BeforeValidator(mail_config.sender)] = _var(
+        "PUBLISHER_MAIL_FROM", mail_config.Sender("", "")
     )
     notify_subscribers: bool = _var("PUBLISHER_NOTIFY_SUBSCRIBERS", False, "be 1 (on) or 0 (off)")
     smtp_ca_file: PemFile = _var("PUBLISHER_SMTP_CA_FILE", None, PEM_FILE)
@@ -226,7 +226,7 @@ class Settings(BaseSettings):
     # Read by rxconfig.py before anything else, into REFLEX_DB_URL; listed here with the rest.
     db_password_file: str = _var("PUBLISHER_DB_PASSWORD_FILE", "")
 
-    _mail: MailSettings | None = PrivateAttr(None)
+    _dkim: DkimKey | None = PrivateAttr(None)
 
     @model_validator(mode="before")
     @classmethod
@@ -264,46 +264,40 @@ class Settings(BaseSettings):
     def _mail_checked(self) -> Settings:
         """The mail variables depend on each other (an SMTP URL requires a sender...): checked together."""
         if self.smtp_url is None:
-            _refuse_without_smtp(PUBLISHER_NOTIFY_TO=self.notify_to, PUBLISHER_MAIL_FROM=self.mail_from)
+            _refuse_without_smtp(PUBLISHER_NOTIFY_TO=self.notify_to, PUBLISHER_MAIL_FROM=self.mail_from.address)
             _refuse_without_smtp(
                 "bounces come back only from emails the site sends",
                 PUBLISHER_BOUNCE_ADDRESS=self.bounce_address,
                 PUBLISHER_BOUNCE_MAILBOX=self.bounce_mailbox,
             )
         else:
-            self._mail = self._mail_settings()
+            self._dkim = self._mail_required()
         return self
 
-    def _mail_settings(self) -> MailSettings:
-        assert self.smtp_url is not None
+    def _mail_required(self) -> DkimKey | None:
+        """What an SMTP URL requires, and the DKIM key that signs, if any."""
         for name, value, shape in (
             ("PUBLISHER_NOTIFY_TO", self.notify_to, "one or more addresses, comma-separated"),
-            ("PUBLISHER_MAIL_FROM", self.mail_from, "the sender address"),
+            ("PUBLISHER_MAIL_FROM", self.mail_from.address, "the sender address"),
             ("PUBLISHER_LIST_SECRET", self.list_secrets, _LIST_SECRET_SHAPE),
         ):
             if not value:
                 raise ConfigurationError(f"PUBLISHER_SMTP_URL is set, so {name} is required: {shape}")
-        assert self.mail_from is not None
-        mail_from, mail_from_name = self.mail_from
-        return MailSettings(
-            server=self.smtp_url,
-            notify_to=self.notify_to,
-            mail_from=mail_from,
-            list_secrets=self.list_secrets,
-            mail_from_name=mail_from_name,
-            notify_subscribers=self.notify_subscribers,
-            ca_file=self.smtp_ca_file,
-            postal_address=self.postal_address,
-            send_rate=self.send_rate,
-            dkim=mail_config.dkim_key(self.dkim_selector, self.dkim_key_file, mail_from.rpartition("@")[2]),
-            confirmations_per_hour=self.confirmations_per_hour,
-            bounce_address=self.bounce_address,
-        )
+        return mail_config.dkim_key(self.dkim_selector, self.dkim_key_file, self.domain)
 
     @property
-    def mail(self) -> MailSettings | None:
-        """How the embedded gateway sends email, or None (store only) without an SMTP URL."""
-        return self._mail
+    def mail(self) -> Settings | None:
+        """These settings where the embedded gateway sends email (an SMTP URL), or None (store only)."""
+        return self if self.smtp_url is not None else None
+
+    @property
+    def dkim(self) -> DkimKey | None:
+        return self._dkim
+
+    @property
+    def domain(self) -> str:
+        """The sender's domain (Message-IDs, the List-Id)."""
+        return self.mail_from.address.rpartition("@")[2]
 
     @property
     def tabs(self) -> TabLimits:

@@ -12,7 +12,8 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from publisher import content
+from publisher.content import books
+from publisher.content.authors import AUTHORS
 
 ASSETS_DIR = Path("assets")
 MANIFEST = Path(".web") / "backend" / "images.json"
@@ -153,8 +154,8 @@ class Wanted:
 
 
 def site_images() -> list[Wanted]:
-    covers = [Wanted(describe(book.cover_image), COVER_WIDTHS, share=True) for book in content.BOOKS]
-    return covers + [Wanted(describe(author.author_image), PORTRAIT_WIDTHS) for author in content.AUTHORS]
+    covers = [Wanted(describe(book.cover_image), COVER_WIDTHS, share=True) for book in books.BOOKS]
+    return covers + [Wanted(describe(author.author_image), PORTRAIT_WIDTHS) for author in AUTHORS]
 
 
 def planned_files(wanted: Iterable[Wanted]) -> dict[str, tuple[Wanted, str, int | None]]:

@@ -13,10 +13,11 @@ from urllib.parse import urlsplit
 
 import email_validator
 
-from publisher import content, returns
+from publisher import returns
 from publisher.config import mail_config, settings
-from publisher.config.settings import MailSettings
+from publisher.config.settings import Settings
 from publisher.content import books
+from publisher.content.models import Book
 from publisher.mail import campaign, mailer, outbox, release_email
 from publisher.rules import list_rules, release_rules
 from publisher.rules.form_fields import for_terminal
@@ -35,7 +36,7 @@ def _when(moment) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def required_settings() -> MailSettings:
+def required_settings() -> Settings:
     """Every setting a release email needs, or Refused naming what is missing."""
     mail = settings.current().mail
     if settings.current().gateway_url is not None:
@@ -55,15 +56,15 @@ def required_settings() -> MailSettings:
     return mail
 
 
-def find_book(slug: str) -> content.Book:
+def find_book(slug: str) -> Book:
     book = books.book_by_slug(slug)
     if book is None:
-        known = ", ".join(sorted(item.slug for item in content.BOOKS))
+        known = ", ".join(sorted(item.slug for item in books.BOOKS))
         raise Refused(f"no book {slug!r} in the content. Known books: {known}.")
     return book
 
 
-def start_campaign(slug: str, mail: MailSettings, book: content.Book) -> tables.Campaign | None:
+def start_campaign(slug: str, mail: Settings, book: Book) -> tables.Campaign | None:
     """Queue a book's release email to every confirmed reader, once (None: the book has its campaign)."""
     subject = release_email.subject(book)
     return campaigns.create_campaign(
@@ -71,12 +72,12 @@ def start_campaign(slug: str, mail: MailSettings, book: content.Book) -> tables.
     )
 
 
-async def send_test(mail: MailSettings, book: content.Book, address: str) -> None:
+async def send_test(mail: Settings, book: Book, address: str) -> None:
     site = settings.site_url()
     message = release_email.PreparedRelease(mail, book, site=site, test=True).message(
         name="",
         email=address,
-        unsubscribe_link=list_rules.unsubscribe_url(site, mail.list_secret, TEST_LINK_KEY),
+        unsubscribe_link=list_rules.unsubscribe_url(site, mail.list_secrets[0], TEST_LINK_KEY),
         moment=tables.utc_now(),
         message_id=mailer.new_message_id(mail),
     )
@@ -105,7 +106,7 @@ def _progress():
     )
 
 
-async def follow(item: tables.Campaign, mail: MailSettings, out: TextIO) -> int:
+async def follow(item: tables.Campaign, mail: Settings, out: TextIO) -> int:
     """Send and watch until the campaign is finished or paused; 0 when finished, 1 when paused."""
     assert item.id is not None  # a stored row has its id (the model's None is before the insert)
     sender = campaign.ReleaseSender(mail)
@@ -229,7 +230,7 @@ def announce(
         return 130
 
 
-def send_test_copy(mail: MailSettings, book: content.Book, test_to: str, out: TextIO) -> int:
+def send_test_copy(mail: Settings, book: Book, test_to: str, out: TextIO) -> int:
     """``--test-to``: one copy to that address, nothing recorded; the command's exit status."""
     try:
         address = email_validator.validate_email(test_to, check_deliverability=False).normalized
@@ -248,9 +249,7 @@ def send_test_copy(mail: MailSettings, book: content.Book, test_to: str, out: Te
     return 0
 
 
-def _campaign_to_follow(
-    slug: str, mail: MailSettings, book: content.Book, out: TextIO, asking: Asking
-) -> tables.Campaign:
+def _campaign_to_follow(slug: str, mail: Settings, book: Book, out: TextIO, asking: Asking) -> tables.Campaign:
     """The book's campaign, new or resumed (asked first) or going on; Stopped: nothing to follow."""
     item = campaigns.find_campaign(slug)
     if (item is not None and item.status in tables.NOT_STARTED) or not release_rules.is_out(book, tables.utc_now()):
@@ -281,7 +280,7 @@ def _campaign_to_follow(
     return item
 
 
-def _new_campaign(slug: str, mail: MailSettings, book: content.Book, out: TextIO, asking: Asking) -> tables.Campaign:
+def _new_campaign(slug: str, mail: Settings, book: Book, out: TextIO, asking: Asking) -> tables.Campaign:
     """The summary, the question, then the campaign (or the one another run has just created)."""
     readers = campaigns.confirmed_count()
     out.write(

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from publisher import returns
 from publisher.config import settings
-from publisher.config.settings import MailSettings, worker_name
+from publisher.config.settings import Settings, worker_name
 from publisher.content import books
 from publisher.content.models import Book
 from publisher.mail import mailer, outbox, release_email
@@ -123,7 +123,7 @@ class ReleaseSender:
 
     def __init__(
         self,
-        mail: MailSettings,
+        mail: Settings,
         db_url: str | None = None,
         *,
         clock: Callable[[], datetime] = tables.utc_now,
@@ -297,7 +297,7 @@ class ReleaseSender:
             waited_only=reader.book_updates != tables.ON_LIST,
             name=reader.name,
             email=reader.email,
-            unsubscribe_link=list_rules.unsubscribe_url(self.site, self.mail.list_secret, reader.link_key),
+            unsubscribe_link=list_rules.unsubscribe_url(self.site, self.mail.list_secrets[0], reader.link_key),
             moment=self.clock(),
             message_id=delivery.message_id,
         )
@@ -410,7 +410,7 @@ class ReleaseDay:
     """Forthcoming books' sends: each scheduled (from the content, which each worker holds), started at
     its minute, before each round of sending; and the addresses that only waited erased after their days."""
 
-    mail: MailSettings
+    mail: Settings
     db_url: str | None = None
     clock: Callable[[], datetime] = tables.utc_now
     catalogue: Sequence[Book] = books.BOOKS

@@ -16,7 +16,7 @@ from email import utils as email_utils
 
 import aiosmtplib
 
-from publisher.config.settings import MailSettings
+from publisher.config.settings import Settings
 from publisher.content import list_copy
 from publisher.content.site import BRAND_NAME
 from publisher.returns import DeliveryFailed
@@ -212,14 +212,14 @@ def check_header_block(data: bytes, written: Sequence[str]) -> None:
     raise UnsafeHeaders(f"its headers are {', '.join(found)}, not the {', '.join(written)} written")
 
 
-def return_path(settings: MailSettings, delivery_id: int) -> str | None:
+def return_path(settings: Settings, delivery_id: int) -> str | None:
     """A list email's envelope sender (VERP, so what comes back names its email); None: the From address."""
     if settings.bounce_address is None:
         return None
-    return bounces.verp_address(settings.bounce_address, settings.list_secret, delivery_id)
+    return bounces.verp_address(settings.bounce_address, settings.list_secrets[0], delivery_id)
 
 
-def new_message_id(settings: MailSettings) -> str:
+def new_message_id(settings: Settings) -> str:
     """An RFC 5322 msg-id, fixed when the job is stored. A bounce is matched to its email by it, so it must
     be unguessable: ``email.utils.make_msgid`` draws from ``random`` (predictable), ``secrets`` from the OS."""
     return f"<{secrets.token_hex(MESSAGE_ID_RANDOM_BYTES)}@{settings.domain}>"
@@ -255,7 +255,7 @@ def text_part(subtype: str, content: str) -> bytes:
 
 
 def _email(
-    settings: MailSettings,
+    settings: Settings,
     *,
     subject: str,
     moment: datetime,
@@ -268,7 +268,7 @@ def _email(
     """An email from the site (``to`` None: to the publisher's inbox) as it goes on the wire, its headers in
     the site's order and checked; a header that cannot be written right raises ValueError: no email."""
     headers = [
-        ("From", mailbox(settings.mail_from_name, settings.mail_from)),
+        ("From", mailbox(settings.mail_from.name, settings.mail_from.address)),
         ("To", to or ", ".join(mailbox("", envelope_address(address)) for address in settings.notify_to)),
         *([("Reply-To", reply_to)] if reply_to is not None else []),
         ("Subject", header_words(subject)),
@@ -282,7 +282,7 @@ def _email(
     return data
 
 
-def contact_email(settings: MailSettings, source: tables.ContactMessage, message_id: str) -> bytes:
+def contact_email(settings: Settings, source: tables.ContactMessage, message_id: str) -> bytes:
     """A contact message as the publisher receives it: Reply answers the visitor."""
     name, email, received_at = source.sender_name, source.sender_email, source.received_at
     body = f"From: {name} <{email}>\nSent: {_sent_at(received_at)}\n\n{source.message}\n"
@@ -292,7 +292,7 @@ def contact_email(settings: MailSettings, source: tables.ContactMessage, message
     )
 
 
-def subscriber_notice(settings: MailSettings, source: tables.Subscriber, message_id: str) -> bytes:
+def subscriber_notice(settings: Settings, source: tables.Subscriber, message_id: str) -> bytes:
     """The optional notice of a new address on the new-release list (sent once it is confirmed)."""
     name, email, subscribed_at, confirmed_at = source.name, source.email, source.subscribed_at, source.confirmed_at
     subscriber = recipient_address(name, email)
@@ -302,7 +302,7 @@ def subscriber_notice(settings: MailSettings, source: tables.Subscriber, message
     return _email(settings, subject=subject, reply_to=subscriber, moment=moment, message_id=message_id, body=body)
 
 
-def publisher_notice(settings: MailSettings, source: tables.PublisherNotice, message_id: str) -> bytes:
+def publisher_notice(settings: Settings, source: tables.PublisherNotice, message_id: str) -> bytes:
     """An email the site writes to the publisher when something needs them: nothing a visitor typed in it."""
     return _email(settings, subject=source.subject, moment=source.created_at, message_id=message_id, body=source.body)
 
@@ -317,14 +317,14 @@ def asked_for(joins: bool, titles: Sequence[str]) -> str:
 
 
 def confirmation_email(
-    settings: MailSettings, source: tables.Subscriber, site: str, message_id: str, books: Sequence[str] = ()
+    settings: Settings, source: tables.Subscriber, site: str, message_id: str, books: Sequence[str] = ()
 ) -> bytes:
     """Double opt-in: who writes and why (``books``: the titles the address waits for), and the link that
     confirms. To the bare address, no name: until the reader confirms, what was typed into the form is a
     stranger's words (a book's title is the publisher's)."""
     sent_at = source.confirmation_sent_at
     assert sent_at is not None  # a row waiting for its confirmation has the time it was asked
-    link = list_rules.confirm_url(site, settings.list_secret, source.link_key, sent_at)
+    link = list_rules.confirm_url(site, settings.list_secrets[0], source.link_key, sent_at)
     to = recipient_address("", source.email)
     asked = asked_for(source.book_updates != tables.WAITLIST_ONLY, books)
     body = list_copy.CONFIRMATION_TEXT.format(asked=asked, site=site, link=link, brand=BRAND_NAME)
@@ -332,16 +332,16 @@ def confirmation_email(
     return _email(settings, to=to, subject=subject, moment=sent_at, message_id=message_id, body=body)
 
 
-def list_id(settings: MailSettings) -> str:
+def list_id(settings: Settings) -> str:
     """RFC 2919's List-Id: lets a reader's client file and filter the list's emails."""
     return f"{BRAND_NAME} new releases <new-releases.{settings.domain}>"
 
 
-def welcome_email(settings: MailSettings, source: tables.Subscriber, site: str, message_id: str) -> bytes:
+def welcome_email(settings: Settings, source: tables.Subscriber, site: str, message_id: str) -> bytes:
     """The first list email: what the reader will get, how often, and the way out (footer and headers)."""
     assert source.confirmed_at is not None  # a confirmed row has its time
     name, confirmed_at = source.name, source.confirmed_at
-    unsubscribe_link = list_rules.unsubscribe_url(site, settings.list_secret, source.link_key)
+    unsubscribe_link = list_rules.unsubscribe_url(site, settings.list_secrets[0], source.link_key)
     reader = recipient_address(name, source.email)
     body = list_copy.WELCOME_TEXT.format(name=name, list_name=list_copy.LIST_NAME, brand=BRAND_NAME, site=site)
     why = list_copy.LIST_EMAIL_WHY.format(list_name=list_copy.LIST_NAME, site=site)
@@ -362,11 +362,11 @@ def welcome_email(settings: MailSettings, source: tables.Subscriber, site: str, 
     )
 
 
-def tls_context(settings: MailSettings) -> ssl.SSLContext:
+def tls_context(settings: Settings) -> ssl.SSLContext:
     """The system's trusted certificates, plus ``PUBLISHER_SMTP_CA_FILE`` (a relay's own)."""
     context = ssl.create_default_context()
-    if settings.ca_file:
-        context.load_verify_locations(cafile=settings.ca_file)
+    if settings.smtp_ca_file:
+        context.load_verify_locations(cafile=settings.smtp_ca_file)
     return context
 
 
@@ -409,7 +409,7 @@ DKIM_HEADERS = (
 )
 
 
-def signed(data: bytes, settings: MailSettings) -> bytes:
+def signed(data: bytes, settings: Settings) -> bytes:
     """``data`` (a whole message, CRLF lines) with a DKIM-Signature first when a key is set."""
     if settings.dkim is None:
         return data
@@ -429,8 +429,9 @@ def signed(data: bytes, settings: MailSettings) -> bytes:
     return signature + data
 
 
-def _client(settings: MailSettings) -> aiosmtplib.SMTP:
-    server = settings.server
+def _client(settings: Settings) -> aiosmtplib.SMTP:
+    server = settings.smtp_url
+    assert server is not None  # the mail code is given settings with an SMTP URL
     return aiosmtplib.SMTP(
         hostname=server.host,
         port=server.port,
@@ -446,7 +447,7 @@ def _client(settings: MailSettings) -> aiosmtplib.SMTP:
 class SmtpSession:
     """One SMTP connection for many messages (a release), opened again after the server drops it."""
 
-    def __init__(self, settings: MailSettings):
+    def __init__(self, settings: Settings):
         self.settings = settings
         self._client: aiosmtplib.SMTP | None = None
 
@@ -467,7 +468,7 @@ class SmtpSession:
         connection's trouble is never permanent). Nothing goes before ``finish``; ``abandon`` drops it."""
         client = await self._open()
         recipient = envelope_address(recipient)
-        await self._command(client.mail(envelope_from or self.settings.mail_from))
+        await self._command(client.mail(envelope_from or self.settings.mail_from.address))
         try:
             await self._command(client.rcpt(recipient))
         except aiosmtplib.SMTPRecipientRefused as refused:
@@ -519,7 +520,7 @@ class SmtpSession:
 
 
 async def send(
-    message: bytes, settings: MailSettings, recipients: tuple[str, ...] = (), envelope_from: str | None = None
+    message: bytes, settings: Settings, recipients: tuple[str, ...] = (), envelope_from: str | None = None
 ) -> str | None:
     """Hand ``message`` (built here) to the server for ``recipients`` (none: the publisher's inbox), DKIM-signed
     when a key is set; a note when some were refused. Raises DeliveryFailed."""
@@ -528,7 +529,7 @@ async def send(
     client = _client(settings)
     try:
         async with client:
-            refused, _reply_text = await client.sendmail(envelope_from or settings.mail_from, envelope, data)
+            refused, _reply_text = await client.sendmail(envelope_from or settings.mail_from.address, envelope, data)
     except (aiosmtplib.SMTPException, OSError, ssl.SSLError, TimeoutError) as exc:
         raise _failure(exc) from None
     if not refused:

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from publisher import returns
 from publisher.config import settings
-from publisher.config.settings import MailSettings
+from publisher.config.settings import Settings
 from publisher.content.books import book_by_slug
 from publisher.mail import outbox
 from publisher.rules import notice_rules
@@ -72,7 +72,7 @@ def with_visits(week: notice_rules.Week, visits: visit_counts.VisitWeek) -> noti
     )
 
 
-def check_once(mail: MailSettings, db_url: str | None = None, now: datetime | None = None) -> list[str]:
+def check_once(mail: Settings, db_url: str | None = None, now: datetime | None = None) -> list[str]:
     """Queue every notice that is due and not yet sent for its period; the kinds queued now."""
     now = now or tables.utc_now()
     queued = []

@@ -12,9 +12,10 @@ from datetime import datetime, timedelta
 
 import sqlalchemy
 
-from publisher import content, returns
+from publisher import returns
 from publisher.config import settings
-from publisher.config.settings import MailSettings, PerProcess, site_url, worker_name
+from publisher.config.settings import PerProcess, Settings, site_url, worker_name
+from publisher.content import books
 from publisher.mail import mailer
 from publisher.rules import list_rules
 from publisher.rules.list_rules import ListStatus, is_latest_confirmation, link_second
@@ -69,7 +70,7 @@ def unexpected(exc: BaseException) -> str:
     return f"could not be built or sent: {type(exc).__name__}: {str(exc).strip() or 'no details'}"
 
 
-def job_for(settings: MailSettings) -> tables.Job:
+def job_for(settings: Settings) -> tables.Job:
     return tables.Job(message_id=mailer.new_message_id(settings), retry_for=RETRY_FOR)
 
 
@@ -88,7 +89,7 @@ _WANTED_WHILE = {tables.CONFIRMATION: ListStatus.PENDING, tables.WELCOME: ListSt
 
 
 def email_for(
-    delivery: queue.ClaimedDelivery, settings: MailSettings, now: datetime | None = None, db_url: str | None = None
+    delivery: queue.ClaimedDelivery, settings: Settings, now: datetime | None = None, db_url: str | None = None
 ) -> tuple[bytes, tuple[str, ...]]:
     """The email a job sends, and to whom (empty: the publisher's inbox); a list email (confirmation,
     welcome) only while the address still has the status it was queued for."""
@@ -119,7 +120,7 @@ def waited_titles(row: tables.Subscriber, db_url: str | None) -> list[str]:
     join the list); a book no longer in the content by its slug."""
     if row.status != ListStatus.PENDING or row.id is None:
         return []
-    titles = {book.slug: book.title for book in content.BOOKS}
+    titles = {book.slug: book.title for book in books.BOOKS}
     return [titles.get(slug, slug) for slug in subscribers.waited_books(row.id, db_url)]
 
 
@@ -177,7 +178,7 @@ class Sender:
 
     def __init__(
         self,
-        settings: MailSettings,
+        settings: Settings,
         db_url: str | None = None,
         clock: Callable[[], datetime] = tables.utc_now,
         worker: str | None = None,
@@ -258,7 +259,8 @@ class Sender:
 
     async def run(self) -> None:
         """Until cancelled: send what is due, then sleep until woken or the next poll."""
-        logger.info("Outbox: emailing the publisher through %s", self.settings.server.describe())
+        assert self.settings.smtp_url is not None
+        logger.info("Outbox: emailing the publisher through %s", self.settings.smtp_url.describe())
         await returns.keep_running(self.send_due, "Outbox", POLL_INTERVAL_S, self._wake)
 
 

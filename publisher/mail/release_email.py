@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from markupsafe import escape
 
-from publisher.config.settings import MailSettings
+from publisher.config.settings import Settings
 from publisher.content import books, images, list_copy
 from publisher.content.models import Book
 from publisher.content.site import BRAND_NAME
@@ -41,7 +41,7 @@ class PreparedRelease:
     for a reader who only waited for the book; each reader's copy fills in random placeholders (no book's
     words can hold one) and is checked before it is handed over."""
 
-    def __init__(self, settings: MailSettings, book: Book, *, site: str, test: bool = False):
+    def __init__(self, settings: Settings, book: Book, *, site: str, test: bool = False):
         self.settings = settings
         self._book, self._site = book, site
         self._greeting = f"greeting{secrets.token_hex(8)}"
@@ -72,7 +72,7 @@ class PreparedRelease:
         self._versions: dict[bool, tuple[bytes, str, str]] = {}
         self._version(waited_only=False)
         self._boundary = f"==============={secrets.randbelow(10**19):019d}=="
-        self._from = mailer.verbatim_header("From", mailer.mailbox(settings.mail_from_name, settings.mail_from))
+        self._from = mailer.verbatim_header("From", mailer.mailbox(settings.mail_from.name, settings.mail_from.address))
         self._rest = b"".join(
             (
                 mailer.verbatim_header("List-Unsubscribe-Post", mailer.ONE_CLICK),

@@ -23,7 +23,7 @@ import sqlalchemy
 
 from publisher import returns
 from publisher.config import settings
-from publisher.config.settings import MailSettings, Settings, worker_name
+from publisher.config.settings import Settings, worker_name
 from publisher.returns.imap_client import MailboxClient, MailboxTrouble
 from publisher.rules import bounces, form_fields, reports
 from publisher.storage import bounce_records, notice_records, tables
@@ -76,7 +76,7 @@ def _sender(raw: bytes) -> str:
     return email.utils.parseaddr(written)[1] or written[: form_fields.EMAIL_MAX]
 
 
-def reports_in(message: reports.ClassifiedMessage, mail: MailSettings, db_url: str | None = None) -> list[Report]:
+def reports_in(message: reports.ClassifiedMessage, mail: Settings, db_url: str | None = None) -> list[Report]:
     """The bounce or complaint a message proves by its signed VERP token or its quoted original's
     Message-ID; an address a report merely names proves nothing (anyone can write it)."""
     delivery_id = _verp_delivery(message, mail)
@@ -94,7 +94,7 @@ def reports_in(message: reports.ClassifiedMessage, mail: MailSettings, db_url: s
     return [Report(bounces.COMPLAINT, reason, tables.FROM_MAILBOX, delivery_id=delivery_id)]
 
 
-def _verp_delivery(message: reports.ClassifiedMessage, mail: MailSettings) -> int | None:
+def _verp_delivery(message: reports.ClassifiedMessage, mail: Settings) -> int | None:
     """The email a report's VERP address names, when we signed its token."""
     if mail.bounce_address is None:
         return None
@@ -186,7 +186,7 @@ class _Read:
     box: MailboxClient
     place: MailboxPlace
     values: Settings
-    mail: MailSettings
+    mail: Settings
     db_url: str | None
     reading: Reading
     clock: Callable[[], datetime]

@@ -11,9 +11,10 @@ from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from publisher import content, visits
+from publisher import visits
 from publisher.config import settings
 from publisher.config.settings import PerProcess
+from publisher.content import books
 from publisher.limits.submits import Limiter, shared_storage
 from publisher.rules import same_site, visit_rules
 from publisher.seldom_log import SeldomLog
@@ -37,7 +38,7 @@ shared_buy_limiter: PerProcess[Limiter] = PerProcess(configured_buy_limiter)
 
 def _books() -> tuple[tuple[str, str], ...]:
     """Each book's slug and its store link, and its pre-order link if it has one (content/books.py)."""
-    links = ((book.slug, link) for book in content.BOOKS for link in (book.book_link, book.preorder_link) if link)
+    links = ((book.slug, link) for book in books.BOOKS for link in (book.book_link, book.preorder_link) if link)
     return tuple((slug, str(link)) for slug, link in links)
 
 

@@ -19,9 +19,11 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.routing import BaseRoute, Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from publisher import content, visits
+from publisher import visits
 from publisher.config import settings
 from publisher.content import images
+from publisher.content.books import BOOKS
+from publisher.content.models import Book
 from publisher.limits import tabs
 from publisher.rules import admin_access, list_rules
 from publisher.server import bounce_hook, buy_beacon, event_channel, routes
@@ -190,7 +192,7 @@ def route_table(
     *,
     db_url: str | None = None,
     clock: Callable[[], Any] | None = None,
-    books: Sequence[content.Book] = content.BOOKS,
+    books: Sequence[Book] = BOOKS,
 ) -> Router:
     """Every HTTP endpoint that is not Reflex's own (docs/architecture.md, How a request is routed), Reflex's
     app the default. ``build_dir``: the production build the server writes into; None (``reflex run``):
@@ -221,7 +223,7 @@ def route_table(
     return Router(table, default=app, redirect_slashes=False)
 
 
-def release_flips(books: Iterable[content.Book]) -> dict[str, list[tuple[datetime, str]]]:
+def release_flips(books: Iterable[Book]) -> dict[str, list[tuple[datetime, str]]]:
     """Each route a forthcoming book changes (Home, its page, the feed) -> (the book's moment, the file
     built for the route until then) for each such book."""
     flips: dict[str, list[tuple[datetime, str]]] = defaultdict(list)

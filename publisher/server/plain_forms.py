@@ -20,9 +20,10 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from publisher import content
 from publisher.config import settings
 from publisher.content import form_copy
+from publisher.content.books import BOOKS
+from publisher.content.models import Book
 from publisher.limits import submits
 from publisher.rules import form_fields, release_rules, same_site
 from publisher.seldom_log import SeldomLog
@@ -44,7 +45,7 @@ class PlainForm:
     declared: form_fields.Form  # its name (the limits count per form) and fields, shown again after a refusal
     route: str
     sent_route: str
-    book: content.Book | None = None  # the forthcoming book a waitlist form is for
+    book: Book | None = None  # the forthcoming book a waitlist form is for
     page_route: str = ""  # the built page a refusal is written into, when not the route's own
 
 
@@ -54,7 +55,7 @@ FORMS = {
 }
 
 
-def waitlist_forms(books: Iterable[content.Book]) -> dict[str, PlainForm]:
+def waitlist_forms(books: Iterable[Book]) -> dict[str, PlainForm]:
     """ "Tell me when it's out" of each book with a release moment, posted to its page; a refusal is written
     into the page as it is until the moment (the thanks is a part of it: no page of its own to keep)."""
     return {
@@ -103,7 +104,7 @@ class PlainForms:
         self,
         build_dir: Path | None,
         page: ASGIApp,
-        books: Iterable[content.Book] = content.BOOKS,
+        books: Iterable[Book] = BOOKS,
         clock: Callable[[], datetime] | None = None,
     ):
         self.page = page

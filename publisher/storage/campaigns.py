@@ -10,6 +10,9 @@ import sqlalchemy
 import sqlmodel
 from sqlmodel import col
 
+from publisher.content import admin_copy
+from publisher.content.books import book_by_slug
+from publisher.rules import release_rules
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records, tables
 from publisher.storage.queue import ClaimedDelivery, claimed, claiming, clipped, due_jobs
@@ -98,23 +101,24 @@ def start_due(
     return [campaign for slug in started if (campaign := find_campaign(slug, db_url)) is not None]
 
 
-def move(book_slug: str, due_at: datetime, db_url: str | None = None) -> bool:
-    """The publisher's time for a send not started yet (a held one stays held); False once it started."""
-    held = sqlalchemy.case((col(Campaign.status) == tables.HELD, tables.HELD), else_=tables.MOVED)
-    return _before_start(book_slug, {"due_at": due_at, "status": held}, db_url)
-
-
-def hold(book_slug: str, held: bool, db_url: str | None = None) -> bool:
-    """Hold a send not started yet, or resume a held one (at its time as it stands: it no longer follows
-    the content); False once it started, or when there is nothing to do."""
-    before = (tables.SCHEDULED, tables.MOVED) if held else (tables.HELD,)
-    return _before_start(book_slug, {"status": tables.HELD if held else tables.MOVED}, db_url, before)
-
-
-def _before_start(book_slug: str, values: dict, db_url: str | None, before=tables.NOT_STARTED) -> bool:
+def steer(book_slug: str, moved_to: datetime | None, held: bool = False, db_url: str | None = None) -> tuple[bool, str]:
+    """Move a send not started yet to the publisher's time (a held one stays held), else hold it or stop holding
+    it (at its time as it stands: no longer the content's); whether it changed, in the dashboard's and CLI's words."""
+    book = book_by_slug(book_slug)
+    title = book.title if book is not None else book_slug
+    before: tuple[str, ...] = (tables.SCHEDULED, tables.MOVED) if held else (tables.HELD,)
+    values: dict = {"status": tables.HELD if held else tables.MOVED}
+    if moved_to is not None:
+        held_stays = sqlalchemy.case((col(Campaign.status) == tables.HELD, tables.HELD), else_=tables.MOVED)
+        before, values = tables.NOT_STARTED, {"due_at": moved_to, "status": held_stays}
     changing = sqlalchemy.update(Campaign).where(col(Campaign.book_slug) == book_slug, col(Campaign.status).in_(before))
     with tables.engine(db_url).begin() as connection:
-        return connection.execute(changing.values(**values)).rowcount == 1
+        if connection.execute(changing.values(**values)).rowcount != 1:
+            return False, admin_copy.NOT_CHANGED.format(title=title)
+    if moved_to is None:
+        return True, (admin_copy.HELD_SEND if held else admin_copy.UNHELD_SEND).format(title=title)
+    zone = book.release.zone if book is not None and book.release is not None else "UTC"
+    return True, admin_copy.MOVED_SEND.format(title=title, when=release_rules.publisher_words(moved_to, zone))
 
 
 def list_campaigns(db_url: str | None = None) -> list[Campaign]:

@@ -11,8 +11,7 @@ from datetime import UTC, date, datetime, timedelta
 import sqlalchemy
 from sqlmodel import col
 
-from publisher import content
-from publisher.content import admin_copy
+from publisher.content import admin_copy, books
 from publisher.content.models import Book
 from publisher.rules import form_fields, release_rules
 from publisher.rules.list_rules import ListStatus
@@ -243,7 +242,7 @@ def scheduled_sends(now: datetime, db_url: str | None = None) -> list[ScheduledS
     by_book = {item.book_slug: item for item in campaigns.list_campaigns(db_url)}
     sends = []
     with tables.engine(db_url).connect() as connection:
-        for book in content.BOOKS:
+        for book in books.BOOKS:
             item = by_book.get(book.slug)
             started = release_rules.is_out(book, now) if item is None else item.status not in tables.NOT_STARTED
             if book.release is None or started:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time
 
-from publisher import content
 from publisher.content import books, images
+from publisher.content.models import Book
+from publisher.content.site import BRAND_NAME, LOGO_IMAGE
 from publisher.rules import release_rules
 from publisher.web.page_kinds import ALL_OUT
 
@@ -17,7 +18,7 @@ def _midnight(day: date) -> datetime:
     return datetime.combine(day, time(0, 0), tzinfo=UTC)
 
 
-def _moment(book: content.Book) -> datetime:
+def _moment(book: Book) -> datetime:
     return book.release.utc if book.release else _midnight(book.publication_date or books.CATALOGUE_UPDATED)
 
 
@@ -32,10 +33,10 @@ def release_feed(site_url: str, now: datetime = ALL_OUT) -> str:
     feed.subtitle(books.FEED_SUBTITLE)
     feed.link(href=f"{site_url}{FEED_PATH}", rel="self", type=CONTENT_TYPE)
     feed.link(href=f"{site_url}/", rel="alternate", type="text/html")
-    feed.author({"name": content.BRAND_NAME, "uri": f"{site_url}/"})
-    feed.logo(f"{site_url}{content.LOGO_IMAGE}")
+    feed.author({"name": BRAND_NAME, "uri": f"{site_url}/"})
+    feed.logo(f"{site_url}{LOGO_IMAGE}")
     feed.language("en")
-    latest = [book for book in books.latest_first(content.BOOKS) if release_rules.is_out(book, now)]
+    latest = [book for book in books.latest_first(books.BOOKS) if release_rules.is_out(book, now)]
     dates = {book.slug: _moment(book) for book in latest}
     feed.updated(max(dates.values(), default=_midnight(books.CATALOGUE_UPDATED)))
     for book in reversed(latest):  # feedgen puts the last added first

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import reflex as rx
 
-from publisher import content
 from publisher.config.settings import site_url
 from publisher.content import images
+from publisher.content.models import Author, Book
+from publisher.content.site import BRAND_NAME, LOGO_IMAGE, SHARE_IMAGE, SHARE_IMAGE_ALT, SOCIAL_LINKS
 from publisher.rules import release_rules
 from publisher.web.page_kinds import ALL_OUT, canonical_route
 
@@ -31,12 +32,12 @@ class ShareImage:
     height: int
 
 
-SITE_SHARE_IMAGE = ShareImage(content.SHARE_IMAGE, content.SHARE_IMAGE_ALT, images.SHARE_WIDTH, images.SHARE_HEIGHT)
+SITE_SHARE_IMAGE = ShareImage(SHARE_IMAGE, SHARE_IMAGE_ALT, images.SHARE_WIDTH, images.SHARE_HEIGHT)
 
 
 def full_title(title: str) -> str:
     """Suffix the brand unless the title already names it."""
-    return title if content.BRAND_NAME.lower() in title.lower() else f"{title} | {content.BRAND_NAME}"
+    return title if BRAND_NAME.lower() in title.lower() else f"{title} | {BRAND_NAME}"
 
 
 def absolute_url(path: str) -> str:
@@ -53,10 +54,10 @@ def organization() -> dict[str, Any]:
     return {
         "@type": "Organization",
         "@id": organization_id(),
-        "name": content.BRAND_NAME,
+        "name": BRAND_NAME,
         "url": absolute_url("/"),
-        "logo": absolute_url(content.LOGO_IMAGE),
-        "sameAs": [str(link.url) for link in content.SOCIAL_LINKS],
+        "logo": absolute_url(LOGO_IMAGE),
+        "sameAs": [str(link.url) for link in SOCIAL_LINKS],
     }
 
 
@@ -64,7 +65,7 @@ def website() -> dict[str, Any]:
     return {
         "@type": "WebSite",
         "@id": absolute_url("/#website"),
-        "name": content.BRAND_NAME,
+        "name": BRAND_NAME,
         "url": absolute_url("/"),
         "publisher": {"@id": organization_id()},
         "potentialAction": {
@@ -78,7 +79,7 @@ def website() -> dict[str, Any]:
     }
 
 
-def person(author: content.Author, card_path: str) -> dict[str, Any]:
+def person(author: Author, card_path: str) -> dict[str, Any]:
     """An author, identified by their card on About (``card_path``, e.g. '/about#maya-lindqvist')."""
     return {
         "@type": "Person",
@@ -108,7 +109,7 @@ def typical_age_range(age_range: str | None) -> str | None:
     return f"{match[1]}-" if match[1] else f"{match[2]}-{match[3]}"
 
 
-def offer(item: content.Book, now: datetime) -> dict[str, Any]:
+def offer(item: Book, now: datetime) -> dict[str, Any]:
     """Where to buy the book; before its moment (at ``now``), a pre-order from then (UTC)."""
     if item.release is None or release_rules.is_out(item, now):
         return {"@type": "Offer", "url": str(item.book_link)}
@@ -120,7 +121,7 @@ def offer(item: content.Book, now: datetime) -> dict[str, Any]:
     }
 
 
-def book(item: content.Book, author_cards: Mapping[str, str], now: datetime = ALL_OUT) -> dict[str, Any]:
+def book(item: Book, author_cards: Mapping[str, str], now: datetime = ALL_OUT) -> dict[str, Any]:
     """A book, identified by its page (``author_cards``: name -> card path); its edition as ``workExample``;
     its offer as at ``now``."""
     url = absolute_url(item.page_path)
@@ -201,7 +202,7 @@ def meta_tags(page: SitePage) -> list[dict[str, str] | rx.Component]:
         {"name": "keywords", "content": ", ".join(page.copy.keywords)},
         {"name": "robots", "content": "index, follow" if page.indexed else "noindex"},
         {"property": "og:type", "content": page.og_type},
-        {"property": "og:site_name", "content": content.BRAND_NAME},
+        {"property": "og:site_name", "content": BRAND_NAME},
         {"property": "og:locale", "content": "en_US"},
         {"property": "og:title", "content": title},
         {"property": "og:description", "content": description},

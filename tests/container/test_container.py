@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import httpx
 from playwright.sync_api import Page, expect
 
-from publisher import content
+from publisher.content import books
 from tests.browser import (
     SUBSCRIBE_SUCCESS_TOAST,
     expect_toast,
@@ -101,7 +101,7 @@ def test_read_only_on_a_volume_the_forms_list_and_dashboard_work_and_the_data_ou
         expect(page.locator("main section h2")).to_have_text("You are on the list")
         welcome = smtp.wait_for(3, timeout=30)[2]
 
-        book = content.BOOKS[0]
+        book = books.BOOKS[0]
         announced = site.exec("publisher-gateway", "announce", book.slug, "--yes")
         assert "Recipients: 1 confirmed readers" in announced.stderr
         assert "finished: 1 sent, 0 failed" in announced.stderr

@@ -13,7 +13,6 @@ import httpx
 import psutil
 from playwright.sync_api import Browser, Page, expect
 
-from publisher import content
 from publisher.content import admin_copy, books
 from publisher.rules import release_rules
 from publisher.storage import subscribers, tables
@@ -179,7 +178,7 @@ def test_a_buy_press_counts_and_a_passkey_signs_in_to_the_dashboard_that_shows_i
     """Vite answers the pages, uncounted; the beacon is a POST, passed to the backend: it counts. The
     passkey's relying party is `make run`'s page on localhost (never an IP address)."""
     clear_of_midnight()  # the day it counts is the day it reads back
-    book = content.BOOKS[0]
+    book = books.BOOKS[0]
     store = urlsplit(str(book.book_link))
     # A reader's browser (Chromium's headless user agent is a bot, counted apart).
     context = browser.new_context(viewport=DESKTOP, user_agent=DESKTOP_CHROME)

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from publisher import content
+from publisher.content import books
 from publisher.mail import outbox
 from publisher.storage import campaigns, tables
 from tests.smtp import POSTAL_ADDRESS, Received, SmtpServer
@@ -20,7 +20,7 @@ from tests.support import ProductionServer, announce_process, publisher_gateway,
 
 POSTAL = POSTAL_ADDRESS
 FORM = {"content-type": "application/x-www-form-urlencoded"}
-SLUGS = [book.slug for book in content.BOOKS]
+SLUGS = [book.slug for book in books.BOOKS]
 
 
 def list_csv(path: Path, domain: str, confirmed: int, pending: int = 0, unsubscribed: int = 0) -> Path:
@@ -53,7 +53,7 @@ def list_site(built_site, smtp, tmp_path_factory) -> Iterator[tuple[ProductionSe
 def test_announce_reaches_every_confirmed_reader_once_who_can_unsubscribe_with_one_click(list_site, smtp, tmp_path):
     server, db_url, domain = list_site
     env = smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL)
-    book = content.BOOKS[0]
+    book = books.BOOKS[0]
     imported = publisher_gateway(db_url, "import", str(list_csv(tmp_path / "list.csv", domain, 25, 3, 2)), env=env)
     assert "No email was sent." in imported.stderr
 

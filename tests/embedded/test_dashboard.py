@@ -15,8 +15,7 @@ from urllib.parse import urlparse
 import pytest
 from playwright.sync_api import Page, expect
 
-from publisher import content
-from publisher.content import admin_copy
+from publisher.content import admin_copy, books
 from publisher.storage import bounce_records, campaigns, subscribers, tables, visit_counts
 from publisher.storage.bounce_records import Fetched, MailboxPlace, Report
 from publisher.storage.subscribers import SignUp
@@ -61,14 +60,14 @@ def dashboard_site(built_site, tmp_path_factory) -> Iterator[tuple[ProductionSer
         yield prod, db_url
 
 
-STORE = urlparse(str(content.BOOKS[0].book_link)).hostname
+STORE = urlparse(str(books.BOOKS[0].book_link)).hostname
 
 
 def visits_counted() -> visit_counts.Batch:
     """Today's and yesterday's counts as the flush writes them (views, and a seen row per visitor),
     with a campaign label whose text is markup, as a forged link's utm_ can be."""
     today = tables.utc_now().date()
-    book = content.BOOKS[0]
+    book = books.BOOKS[0]
     counts = {
         (today, "site", ""): (1_234, 120),
         (today - timedelta(days=1), "site", ""): (900, 80),
@@ -200,10 +199,10 @@ def test_every_part_of_the_dashboard_is_shown_as_text_and_a_reader_is_found_by_a
     assert page.locator("#bounces img, #bounces script").count() == 0
     assert page.evaluate("window.__pwned") is None  # nothing of it ran
     releases = page.locator("#releases tbody tr")
-    expect(releases).to_have_count(len(content.BOOKS))  # every book, announced or not
+    expect(releases).to_have_count(len(books.BOOKS))  # every book, announced or not
     expect(releases.first.locator("td").nth(1)).to_have_text(admin_copy.NOT_ANNOUNCED)
     # No SMTP here: Announce says why it cannot send, and asks nothing.
-    page.get_by_role("button", name=f"Announce {content.BOOKS[0].title}", exact=True).click()
+    page.get_by_role("button", name=f"Announce {books.BOOKS[0].title}", exact=True).click()
     expect(page.get_by_role("status").filter(has_text="PUBLISHER_SMTP_URL is not set")).to_be_visible()
     expect(page.get_by_role("alertdialog")).to_have_count(0)
     health = page.locator("#health dl")
@@ -235,7 +234,7 @@ def test_the_publisher_pauses_a_release_forgets_an_address_and_exports_the_list_
     dashboard_site, passkey_page: Page
 ):
     site, db_url = dashboard_site
-    book = content.BOOKS[0]
+    book = books.BOOKS[0]
     campaigns.create_campaign(
         book.slug,
         book.title,
@@ -314,7 +313,7 @@ def test_visits_are_shown_as_text_and_every_table_reads_on_a_phone_with_nothing_
 ):
     clear_of_midnight()  # the day it counts is the day it reads back
     site, db_url = dashboard_site
-    book = content.BOOKS[0]
+    book = books.BOOKS[0]
     page = passkey_page  # 375 px wide
     page.goto(invite(site, db_url, "Gus"))
     page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()

@@ -13,18 +13,19 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Request, expect
 
-from publisher import content, visits
+from publisher import visits
+from publisher.content import books
 from publisher.server import buy_beacon
 from publisher.storage import visit_counts
 from publisher.storage.tables import utc_now
 from tests.browser import DESKTOP, ConsoleRecorder, subscribe
 from tests.support import ProductionServer, running_server, wait_until
 
-BOOK_PAGES = [book.page_path for book in content.BOOKS]
+BOOK_PAGES = [book.page_path for book in books.BOOKS]
 # Every public page that has no form; then the ones that start the app (the forms' and the list links').
 PAGES_WITHOUT_A_FORM = ["/", "/about", *BOOK_PAGES, "/subscribe/thanks", "/contact-us/thanks", "/no-such-page"]
 PAGES_WITH_A_FORM = ["/subscribe", "/contact-us", "/subscribe/confirm", "/unsubscribe"]
-STORE_HOSTS = sorted({urlsplit(str(book.book_link)).hostname or "" for book in content.BOOKS})
+STORE_HOSTS = sorted({urlsplit(str(book.book_link)).hostname or "" for book in books.BOOKS})
 STORE_PAGE = "<!doctype html><title>The store</title><p>The store's page for this book."
 
 
@@ -198,7 +199,7 @@ def test_a_press_on_home_and_on_a_book_page_sends_one_beacon_each_counted_with_i
     context, asked = visitor
     server, db_url = counting_site
     before = counts(db_url)
-    home_book, page_book = content.BOOKS[0], content.BOOKS[1]
+    home_book, page_book = books.BOOKS[0], books.BOOKS[1]
 
     home = context.new_page()
     home_log = NetworkLog(home)

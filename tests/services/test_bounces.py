@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy
 import sqlmodel
 
-from publisher import content
+from publisher.content import books
 from publisher.limits import submits
 from publisher.limits.submits import Limiter
 from publisher.mail import announce, outbox
@@ -88,7 +88,7 @@ async def test_550_5_1_1_bounces_its_reader_a_4xx_is_retried_and_the_next_campai
         assert received.message["From"].addresses[0].addr_spec == "site@animals.example"  # From is unchanged
     assert bounce_records.campaign_returns(first.id, db_url) == bounce_records.CampaignReturns(5, 1, 0, 0)
 
-    second = start_campaign(db_url, mail, slug=content.BOOKS[1].slug)
+    second = start_campaign(db_url, mail, slug=books.BOOKS[1].slug)
     assert second.recipients == 4
     smtp_server.received.clear()
     await sender_for(mail, db_url, Clock()).send_due()

@@ -18,9 +18,9 @@ import sqlalchemy
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from publisher import content, returns
+from publisher import returns
 from publisher.config.settings import from_environ
-from publisher.content import list_copy
+from publisher.content import books, list_copy
 from publisher.content.site import BRAND_NAME
 from publisher.mail import campaign, mailer, outbox, release_email
 from publisher.rules import list_rules
@@ -31,7 +31,7 @@ from tests.support import publisher_gateway
 
 SITE = "https://animals.example"
 POSTAL = POSTAL_ADDRESS
-BOOK = content.BOOKS[0]
+BOOK = books.BOOKS[0]
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 
 
@@ -66,7 +66,7 @@ def readers(db_url: str, count: int, status: str = "confirmed", start: int = 0) 
 
 
 def start_campaign(db_url: str, mail, slug: str = BOOK.slug) -> tables.Campaign:
-    book = content.books.book_by_slug(slug)
+    book = books.book_by_slug(slug)
     return campaigns.create_campaign(
         slug,
         release_email.subject(book),
@@ -215,7 +215,7 @@ def test_announce_refuses_with_why_and_a_test_copy_goes_to_one_address_recorded_
     assert no_postal.returncode == 2
     assert "PUBLISHER_POSTAL_ADDRESS is not set" in no_postal.stderr and "Nothing was sent." in no_postal.stderr
     unknown = publisher_gateway(db_url, "announce", "no-such-book", "--yes", check=False, env=env)
-    known = ", ".join(sorted(book.slug for book in content.BOOKS))
+    known = ", ".join(sorted(book.slug for book in books.BOOKS))
     assert unknown.returncode == 2 and f"no book 'no-such-book' in the content. Known books: {known}." in unknown.stderr
     unasked = publisher_gateway(db_url, "announce", BOOK.slug, check=False, env=env)  # no terminal, no --yes
     assert unasked.returncode == 2 and "add --yes to send" in unasked.stderr and "Recipients: 3" in unasked.stderr
@@ -418,7 +418,7 @@ async def test_a_campaign_whose_book_left_the_content_fails_each_email_with_why(
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
     readers(db_url, 2)
     item = start_campaign(db_url, mail)
-    monkeypatch.setattr(content.books, "book_by_slug", lambda slug: None)
+    monkeypatch.setattr(books, "book_by_slug", lambda slug: None)
     await sender_for(mail, db_url, Clock()).send_due()
     assert smtp_server.received == []
     assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 0, "failed": 2, "skipped": 0}

@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy
 import sqlmodel
 
-from publisher import content
+from publisher.content import books
 from publisher.storage import tables
 from publisher.storage.tables import VisitCount
 from tests.support import VENV_BIN, publisher_gateway
@@ -175,7 +175,7 @@ def test_exit_status_1_when_the_command_fails_and_2_when_it_cannot_run_as_asked(
         tmp_path, migrated, "announce", "no-such-book", "--yes", env={"PUBLISHER_GATEWAY_URL": ""}
     )
     assert (unknown.returncode, unknown.stdout) == (2, "")
-    nobody = in_process_elsewhere(tmp_path, migrated, "announce", content.BOOKS[0].slug, "--yes", env=MAIL)
+    nobody = in_process_elsewhere(tmp_path, migrated, "announce", books.BOOKS[0].slug, "--yes", env=MAIL)
     assert (nobody.returncode, nobody.stdout) == (1, "") and "Recipients: 0 confirmed readers" in nobody.stderr
     assert "Nobody has confirmed a subscription yet: nothing to send, and nothing was recorded." in nobody.stderr
     for result in (usage, refused, unreadable, unreachable, unknown, nobody):

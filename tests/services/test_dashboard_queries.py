@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy
 from reflex_base import config as reflex_config
 
-from publisher import content
 from publisher.content import admin_copy, books
 from publisher.mail import notices
 from publisher.storage import campaigns, dashboard, subscribers, tables
@@ -115,7 +114,7 @@ def test_the_dashboard_and_the_command_line_announce_pause_and_resume_a_release_
         join(db_url, email)
         subscribers.confirm(key_of(db_url, email), None, None, db_url)
     join(db_url, "pending@example.com")
-    book = content.BOOKS[0]
+    book = books.BOOKS[0]
 
     def act(action: str) -> tuple[str, str | None]:
         said = admin_state._release_action(action, book.slug, "Ada")
@@ -141,9 +140,8 @@ def test_the_dashboard_and_the_command_line_show_move_hold_and_resume_a_forthcom
 ):
     monkeypatch.setattr(reflex_config.get_config(), "db_url", db_url)  # the dashboard's reads use the site's
     book = release_book.test_book()  # 2 June 2031 at 09:00 in London: 08:00 UTC
-    catalogue = (*(known for known in content.BOOKS if known.slug != book.slug), book)
-    for module in (content, books):
-        monkeypatch.setattr(module, "BOOKS", catalogue)
+    catalogue = (*(known for known in books.BOOKS if known.slug != book.slug), book)
+    monkeypatch.setattr(books, "BOOKS", catalogue)
     for email in ("jo@example.com", "kim@example.com"):
         subscribers.wait(SignUp(email=email, name="Jo Reader"), book.slug, False, None, db_url)
     subscribers.confirm(key_of(db_url, "jo@example.com"), None, None, db_url)
@@ -187,14 +185,14 @@ def test_the_dashboard_and_the_command_line_show_move_hold_and_resume_a_forthcom
     said = admin_state._release_action(admin_state.MOVE, f"{book.slug} 2031-06-02 07:00 UTC", "Ada")
     assert said.endswith("2 June 2031 at 08:00 BST (Europe/London), 2031-06-02 07:00 UTC.")
     assert steer()[1].endswith("held 07:00")  # a held send stays held when moved
-    assert admin_state._release_action(admin_state.UNHOLD, book.slug, "Ada").endswith("is no longer held.")
-    assert steer(*hold)[0] == steer(*resume)[0] == 0 and steer()[1].endswith("moved 07:00")
+    unheld = admin_state._release_action(admin_state.UNHOLD, book.slug, "Ada")
+    assert steer(*hold)[0] == 0 and steer(*resume) == (0, f"publisher-gateway: {unheld}\n moved 07:00")
 
     campaigns.start_due(
         datetime(2031, 6, 2, 7, tzinfo=UTC), lambda reader: f"<r{reader}@test>", timedelta(days=1), db_url
     )
-    assert steer(*hold)[0] == 1  # started: nothing moves or holds it any more
-    assert admin_state._release_action(admin_state.HOLD, book.slug, "Ada").endswith("nothing changed.")
+    refused = admin_state._release_action(admin_state.HOLD, book.slug, "Ada")  # started: nothing moves or holds it
+    assert refused.endswith("nothing changed.") and steer(*hold) == (1, f"publisher-gateway: {refused}\n sending 07:00")
     assert publisher_gateway(db_url, "schedule").stdout.startswith("No forthcoming book")
-    assert publisher_gateway(db_url, "schedule", content.BOOKS[0].slug, "--hold", check=False).returncode == 2
+    assert publisher_gateway(db_url, "schedule", books.BOOKS[0].slug, "--hold", check=False).returncode == 2
     assert {"--at", "--hold", "--resume"} <= set(publisher_gateway(db_url, "schedule", "--help").stdout.split())

@@ -9,8 +9,9 @@ from email.header import decode_header, make_header
 import pytest
 from reflex_base import config as reflex_config
 
-from publisher import content, mailing_list
+from publisher import mailing_list
 from publisher.config.settings import from_environ
+from publisher.content import books
 from publisher.mail import campaign, outbox, release_email
 from publisher.storage import subscribers
 from tests.services.test_campaign import start_campaign
@@ -18,7 +19,7 @@ from tests.smtp import POSTAL_ADDRESS, Received
 from tests.unit.test_mailer import field_names
 
 SITE = "https://animals.example"
-BOOK = content.BOOKS[0]
+BOOK = books.BOOKS[0]
 READER = "ann@readers.example"
 INBOX = "books@animals.example"
 QUESTION = "When is the next book out?"

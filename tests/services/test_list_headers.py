@@ -9,8 +9,8 @@ import dkim
 import pytest
 from reflex_base import config as reflex_config
 
-from publisher import content
 from publisher.config.settings import from_environ
+from publisher.content import books
 from publisher.mail import announce, campaign, mailer, outbox, release_email
 from publisher.rules import list_rules
 from publisher.storage import subscribers, tables
@@ -23,7 +23,7 @@ from tests.unit.test_header_words import LONG_DOMAIN, LONG_SITE, unsubscribe_lin
 # A site served under a long path: its List-Unsubscribe line is between 200 and 998 characters.
 LONGER_SITE = LONG_SITE + "".join(f"/shelf-{n:02d}" for n in range(80))
 SELECTOR = "mail2026"
-BOOK = content.BOOKS[0]
+BOOK = books.BOOKS[0]
 # The headers that carry a URL or a token: never RFC 2047 words.
 VERBATIM = (b"List-Unsubscribe", b"List-Unsubscribe-Post", b"List-Id", b"Message-ID")
 SIGNED = {b"from", b"to", b"subject", b"date", b"message-id", b"list-unsubscribe", b"list-unsubscribe-post", b"list-id"}

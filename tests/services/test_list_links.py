@@ -12,9 +12,9 @@ from bs4 import BeautifulSoup
 from reflex.istate.data import RouterData
 from reflex_base import constants
 
-from publisher import content, gateway, mailing_list
+from publisher import gateway, mailing_list
 from publisher.config.settings import current
-from publisher.content import list_copy
+from publisher.content import books, list_copy
 from publisher.limits import submits
 from publisher.limits.submits import Limit, Limiter
 from publisher.mail import outbox
@@ -393,7 +393,7 @@ def waitlist_site(list_site, smtp_server, monkeypatch):
     """The list site mailing through aiosmtpd, a forthcoming test book in its content, its embedded gateway."""
     for name, value in smtp_server.mail_env().items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setattr(content, "BOOKS", (*content.BOOKS, BOOK))
+    monkeypatch.setattr(books, "BOOKS", (*books.BOOKS, BOOK))
     gateway.shared_gateway.set(mailing_list.EmbeddedList(mail=current().mail))
     yield current().mail
     gateway.shared_gateway.set(None)

@@ -46,7 +46,7 @@ async def test_auth_with_the_urls_user_and_password(smtp_server):
     await mailer.send(contact(settings), settings)
     assert smtp_server.wait_for(1, timeout=10)[0].authenticated_as == "pub@animals.example"
 
-    wrong = dataclasses.replace(settings, server=dataclasses.replace(settings.server, password="wrong"))
+    wrong = settings.model_copy(update={"smtp_url": dataclasses.replace(settings.smtp_url, password="wrong")})
     with pytest.raises(returns.DeliveryFailed) as refused:
         await mailer.send(contact(wrong), wrong)
     assert refused.value.permanent and refused.value.reason.startswith("535")
@@ -60,10 +60,10 @@ async def test_auth_with_the_urls_user_and_password(smtp_server):
 @pytest.mark.asyncio
 async def test_starttls_or_implicit_tls_with_a_certificate_the_operator_trusts(smtp_server, certificates):
     settings = settings_for(smtp_server.url(), PUBLISHER_SMTP_CA_FILE=str(certificates.ca_file))
-    assert settings.server.implicit_tls == (smtp_server.tls == "implicit")
+    assert settings.smtp_url.implicit_tls == (smtp_server.tls == "implicit")
     await mailer.send(contact(settings), settings)
     [received] = smtp_server.wait_for(1, timeout=10)
-    assert received.authenticated_as == "pub" and (received.tls or settings.server.implicit_tls)
+    assert received.authenticated_as == "pub" and (received.tls or settings.smtp_url.implicit_tls)
 
 
 @pytest.mark.parametrize("smtp_server", [(("pub", "secret"), "starttls")], indirect=True)
@@ -80,7 +80,7 @@ async def test_a_certificate_nobody_trusts_is_refused_before_the_password_is_sen
 async def test_a_server_that_does_not_offer_starttls_gets_nothing_when_it_is_required(smtp_server):
     # What happens with smtp:// to any host that is not loopback (settings test: require_starttls).
     settings = settings_for(smtp_server.url())
-    required = dataclasses.replace(settings, server=dataclasses.replace(settings.server, require_starttls=True))
+    required = settings.model_copy(update={"smtp_url": dataclasses.replace(settings.smtp_url, require_starttls=True)})
     with pytest.raises(returns.DeliveryFailed) as failed:
         await mailer.send(contact(required), required)
     assert not failed.value.permanent and "STARTTLS" in failed.value.reason

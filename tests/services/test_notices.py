@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from publisher import content
+from publisher.content import books
 from publisher.mail import notices, outbox
 from publisher.storage import campaigns, notice_records, subscribers, tables, visit_counts
 from publisher.storage.subscribers import SignUp
@@ -31,7 +31,7 @@ def paused_release(db_url: str) -> str:
     request = SignUp(email="jo@example.com", name="Jo Reader")
     subscribers.subscribe(request, None, db_url)
     subscribers.confirm(subscribers.list_subscribers(db_url=db_url)[0].link_key, None, None, db_url)
-    slug = content.BOOKS[0].slug
+    slug = books.BOOKS[0].slug
     message_id = lambda reader: f"<r{reader}@test>"  # noqa: E731
     campaign = campaigns.create_campaign(slug, "New", message_id, tables.utc_now(), timedelta(days=1), db_url)
     assert campaign is not None and campaign.id is not None
@@ -84,7 +84,7 @@ def _count(day: date, kind: str, key: str, views: int, visitors: range) -> visit
 def test_the_monday_summary_tells_the_seven_days_visitors_sources_and_buy_presses(
     db_url, mail, smtp_server, monkeypatch
 ):
-    book = content.BOOKS[1]
+    book = books.BOOKS[1]
     monday = datetime(2026, 11, 30, 9, tzinfo=UTC)
     for day, kind, key, views, visitors in (
         (date(2026, 11, 22), "site", "", 50, range(40)),  # the Sunday before: not this week

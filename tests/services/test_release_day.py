@@ -10,8 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import sqlalchemy
 
-from publisher import content
-from publisher.content import list_copy
+from publisher.content import books, list_copy
 from publisher.content.models import Release
 from publisher.mail import campaign, mailer, outbox, release_email
 from publisher.rules import list_rules
@@ -23,7 +22,7 @@ from tests.services.test_new_release_list import events, job, kinds, row
 from tests.support import publisher_gateway
 from tests.unit.test_list_links import MAIL_ENV
 
-BOOK = content.BOOKS[0]
+BOOK = books.BOOKS[0]
 T0 = datetime(2027, 3, 1, 9, 0, tzinfo=UTC)
 DUE = T0 + timedelta(days=10)
 YES, NO, ASKED = tables.ON_LIST, tables.WAITLIST_ONLY, tables.ASKED_TO_JOIN
@@ -159,17 +158,17 @@ def test_a_scheduled_send_follows_the_content_until_moved_or_held_and_nothing_ch
         DUE + timedelta(hours=1),
         "Newer",
     )
-    assert campaigns.move(BOOK.slug, DUE + timedelta(hours=2), db_url)
+    assert campaigns.steer(BOOK.slug, DUE + timedelta(hours=2), db_url=db_url)[0]
     campaigns.ensure_scheduled(BOOK.slug, "Newer", DUE, db_url)  # moved: the publisher's time stays
-    assert campaigns.hold(BOOK.slug, True, db_url) and campaigns.move(BOOK.slug, DUE, db_url)
+    assert campaigns.steer(BOOK.slug, None, True, db_url)[0] and campaigns.steer(BOOK.slug, DUE, db_url=db_url)[0]
     item = campaigns.find_campaign(BOOK.slug, db_url)
     assert (item.status, tables.as_utc(item.due_at)) == (tables.HELD, DUE)
     assert campaigns.start_due(DUE + timedelta(days=1), str, outbox.RETRY_FOR, db_url) == []  # held
-    assert campaigns.hold(BOOK.slug, False, db_url)
+    assert campaigns.steer(BOOK.slug, None, False, db_url)[0]
     assert campaigns.start_due(DUE - timedelta(seconds=1), str, outbox.RETRY_FOR, db_url) == []
     assert [c.book_slug for c in campaigns.start_due(DUE, str, outbox.RETRY_FOR, db_url)] == [BOOK.slug]
-    assert not campaigns.move(BOOK.slug, DUE + timedelta(days=1), db_url)
-    assert not campaigns.hold(BOOK.slug, True, db_url)
+    assert not campaigns.steer(BOOK.slug, DUE + timedelta(days=1), db_url=db_url)[0]
+    assert not campaigns.steer(BOOK.slug, None, True, db_url)[0]
     assert campaigns.find_campaign(BOOK.slug, db_url).status == tables.FINISHED  # nobody to send to
 
 

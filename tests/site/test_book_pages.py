@@ -9,11 +9,10 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from publisher import content
+from publisher.content.books import BOOKS
 from tests.browser import DESKTOP, MOBILE, assert_no_console_errors, axe_violations, new_page
 from tests.support import TEST_SITE_URL
 
-BOOKS = content.BOOKS
 ATOM = "{http://www.w3.org/2005/Atom}"
 
 

@@ -8,8 +8,10 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from publisher import content
+from publisher.content import books
+from publisher.content.authors import AUTHORS
 from publisher.content.page_copy import TIPS
+from publisher.content.site import AFFILIATE_NOTE, SOCIAL_LINKS
 from tests.browser import assert_no_console_errors, axe_violations, expect_loaded_image, expect_new_tab_link, open_page
 
 HEADINGS = {
@@ -62,7 +64,7 @@ def expect_book_cards(page: Page) -> None:
     expect(page.get_by_role("heading", name="Latest Releases", level=2)).to_be_visible()
     cards = page.locator("article")
     expect(cards).to_have_count(3)
-    for card, book in zip(cards.all(), content.BOOKS, strict=True):
+    for card, book in zip(cards.all(), books.BOOKS, strict=True):
         expect(card.get_by_role("heading", level=3)).to_have_text(book.title)
         for text in (book.subtitle, book.caption, book.description):
             expect(card).to_contain_text(text)
@@ -75,7 +77,7 @@ def expect_author_cards_and_the_footer(page: Page) -> None:
     """About: two author cards; and the footer's social links, affiliate note and year."""
     cards = page.locator("article")
     expect(cards).to_have_count(2)
-    for card, author in zip(cards.all(), content.AUTHORS, strict=True):
+    for card, author in zip(cards.all(), AUTHORS, strict=True):
         expect(card.get_by_role("heading", level=2)).to_have_text(author.name)
         for paragraph in author.author_bio:
             expect(card).to_contain_text(paragraph)
@@ -84,11 +86,11 @@ def expect_author_cards_and_the_footer(page: Page) -> None:
     footer = page.get_by_role("contentinfo")
     expect(footer.get_by_role("heading", name="Follow us on")).to_be_visible()
     links = footer.get_by_role("link")
-    expect(links).to_have_count(len(content.SOCIAL_LINKS))
-    for link, social in zip(links.all(), content.SOCIAL_LINKS, strict=True):
+    expect(links).to_have_count(len(SOCIAL_LINKS))
+    for link, social in zip(links.all(), SOCIAL_LINKS, strict=True):
         expect(link).to_have_accessible_name(f"{social.name} (opens in a new tab)")
         expect_new_tab_link(link, str(social.url))
-    expect(footer).to_contain_text(content.AFFILIATE_NOTE)
+    expect(footer).to_contain_text(AFFILIATE_NOTE)
     expect(footer).to_contain_text(f"© {datetime.date.today().year} Animals We Confuse.")
 
 

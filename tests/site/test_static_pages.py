@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 import pytest
 from playwright.sync_api import Page, Request, WebSocket, expect
 
-from publisher import content
+from publisher.content import books
 from tests.browser import assert_no_console_errors, open_page
 from tests.support import BUILD_DIR
 
-BOOK_PAGES = [f"/books/{book.slug}" for book in content.BOOKS]
+BOOK_PAGES = [f"/books/{book.slug}" for book in books.BOOKS]
 STATIC_PAGES = ["/", "/about", "/no-such-page", *BOOK_PAGES]
 FORM_PAGES = ["/subscribe", "/contact-us"]
 # Document, CSS, scripts and images of a first load, compressed, headers included: a book's

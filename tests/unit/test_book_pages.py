@@ -13,10 +13,10 @@ import reflex as rx
 from PIL import Image
 from pydantic import ValidationError
 
-from publisher import content
 from publisher.build import image_variants, plugins
-from publisher.content import images
+from publisher.content import books, images
 from publisher.content.books import book_page_copy, latest_first
+from publisher.content.models import Book
 from publisher.web import feed, seo
 from publisher.web.components import book_cards, links
 from publisher.web.components.pictures import picture
@@ -35,10 +35,10 @@ def site(monkeypatch):
     monkeypatch.setattr("publisher.web.seo.site_url", lambda: SITE)
 
 
-COVER_SVG = content.BOOKS[0].cover_image
+COVER_SVG = books.BOOKS[0].cover_image
 
 
-def full_book(**overrides) -> content.Book:
+def full_book(**overrides) -> Book:
     """A book with every optional field given."""
     given = {
         "slug": "full-book",
@@ -50,7 +50,7 @@ def full_book(**overrides) -> content.Book:
         "age_range": "5 and up",
         "publication_date": date(2026, 3, 12),
     }
-    return content.Book(**valid_book_kwargs(**{**given, **overrides}))
+    return Book(**valid_book_kwargs(**{**given, **overrides}))
 
 
 @pytest.mark.parametrize("isbn", ["978-0-306-40615-7", "9780306406157", "979-10-90636-07-1", "978 0 306 40615 7"])
@@ -82,15 +82,15 @@ def test_latest_releases_are_newest_first_where_dates_are_given():
     undated_a, undated_b = full_book(slug="a", publication_date=None), full_book(slug="b", publication_date=None)
     old, new = full_book(slug="old", publication_date=date(2025, 1, 1)), full_book(slug="new")
     assert [b.slug for b in latest_first((undated_a, old, undated_b, new))] == ["new", "old", "a", "b"]
-    assert latest_first(content.BOOKS) == content.BOOKS  # no dates yet: the content's order
+    assert latest_first(books.BOOKS) == books.BOOKS  # no dates yet: the content's order
 
 
 def test_a_books_page_describes_it_in_its_own_words():
-    copy = book_page_copy(content.BOOKS[2])
+    copy = book_page_copy(books.BOOKS[2])
     assert copy.title == copy.heading == copy.short_name == "Guinea Pig or Hamster? Word Search"
-    assert copy.description == content.BOOKS[2].description.split(". ")[0] + "."
-    long = book_page_copy(content.BOOKS[0]).description
-    assert len(long) <= 160 and long.endswith("…") and content.BOOKS[0].description.startswith(long[:-1])
+    assert copy.description == books.BOOKS[2].description.split(". ")[0] + "."
+    long = book_page_copy(books.BOOKS[0]).description
+    assert len(long) <= 160 and long.endswith("…") and books.BOOKS[0].description.startswith(long[:-1])
 
 
 @pytest.mark.parametrize(
@@ -100,7 +100,7 @@ def test_age_ranges_in_schema_orgs_form(text, expected):
     assert seo.typical_age_range(text) == expected
 
 
-def declared(item: content.Book):
+def declared(item: Book):
     registry = PageRegistry()
     return book.declare(item, registry)
 
@@ -147,7 +147,7 @@ def test_the_json_ld_and_open_graph_of_a_book_give_what_is_known_and_invent_noth
     assert seo.page_args(page)["image"] == f"{SITE}{share}"
     assert (meta(page, "og:image:width"), meta(page, "og:image:height")) == (["1200"], ["630"])
     assert meta(page, "og:image:alt") == ["Cover of A Title"]
-    page = declared(content.Book(**valid_book_kwargs(cover_image=COVER_SVG, author_names=CARDS.keys())))
+    page = declared(Book(**valid_book_kwargs(cover_image=COVER_SVG, author_names=CARDS.keys())))
     assert "workExample" not in book_node(page) and "typicalAgeRange" not in book_node(page)
     assert not {"isbn", "datePublished", "numberOfPages", "bookFormat"} & set(json.dumps(book_node(page)).split('"'))
     assert meta(page, "og:type") == ["book"]
@@ -157,7 +157,7 @@ def test_the_json_ld_and_open_graph_of_a_book_give_what_is_known_and_invent_noth
 
 def test_every_book_has_its_page_in_the_sitemap_outside_the_navigation_with_home_active():
     pages = {page.route: page for page in PAGES.pages()}
-    for item in content.BOOKS:
+    for item in books.BOOKS:
         page = pages[f"/books/{item.slug}"]
         assert page.in_sitemap and page.indexed and page.nav_position is None
         assert page.active_nav == "/"
@@ -181,7 +181,7 @@ def test_the_page_shows_edition_details_only_when_given_and_links_each_author_to
         ("Language", "English"),
     ]:
         assert f'\\"{label}\\"' in full and f'\\"{value}\\"' in full, label
-    bare = rendered(book_cards.edition_details(content.Book(**valid_book_kwargs())))
+    bare = rendered(book_cards.edition_details(Book(**valid_book_kwargs())))
     assert all(f'\\"{label}\\"' not in bare for label in ("Format", "ISBN-13", "Pages", "Ages", "Published"))
     assert '\\"Language\\"' in bare
     credits = rendered(book_cards.credits(full_book(author_names=("Maya Lindqvist", "A Guest")), CARDS))
@@ -207,7 +207,7 @@ def test_a_raster_cover_is_a_picture_with_srcset_its_feed_enclosure_a_jpeg_and_a
     info = images.describe("/covers/big.jpg")
     assert (info.width, info.height, info.alpha, info.fallback) == (1200, 1800, False, "jpg")
     assert info.widths(images.COVER_WIDTHS) == (240, 320, 480, 640)
-    monkeypatch.setattr(content, "BOOKS", (full_book(cover_image="/covers/big.jpg"),))  # the largest JPEG
+    monkeypatch.setattr(books, "BOOKS", (full_book(cover_image="/covers/big.jpg"),))  # the largest JPEG
     enclosure = ET.fromstring(feed.release_feed(SITE)).find(f"{ATOM}entry/{ATOM}link[@rel='enclosure']")
     assert (enclosure.get("href"), enclosure.get("type")) == (f"{SITE}{info.variant_url(640, 'jpg')}", "image/jpeg")
     photo(assets / "covers" / "small.jpg", size=(300, 450))
@@ -289,7 +289,7 @@ def test_without_the_file_the_size_and_hash_come_from_the_builds_manifest(assets
 
 def test_a_command_run_from_another_folder_finds_the_projects_own_images(tmp_path, monkeypatch):
     """`publisher-gateway announce` from $HOME: the release email's cover is the project's."""
-    covers = [book.cover_image for book in content.BOOKS]
+    covers = [book.cover_image for book in books.BOOKS]
     in_the_project = [images.describe(cover) for cover in covers]
     monkeypatch.chdir(tmp_path)
     images._read.cache_clear()
@@ -311,12 +311,12 @@ def test_an_image_the_build_cannot_use_is_named_with_why(assets, name, data, why
 
 def test_the_feed_has_one_entry_per_book_with_its_page_summary_cover_and_date(monkeypatch):
     dated = full_book(slug="newest", cover_image=COVER_SVG)
-    monkeypatch.setattr(content, "BOOKS", (*content.BOOKS, dated))
+    monkeypatch.setattr(books, "BOOKS", (*books.BOOKS, dated))
     root = ET.fromstring(feed.release_feed(SITE))
     assert root.tag == f"{ATOM}feed"
     assert root.find(f"{ATOM}link[@rel='self']").get("href") == f"{SITE}/releases.atom"
     entries = root.findall(f"{ATOM}entry")
-    assert [e.find(f"{ATOM}title").text for e in entries] == ["A Title", *(b.title for b in content.BOOKS[:3])]
+    assert [e.find(f"{ATOM}title").text for e in entries] == ["A Title", *(b.title for b in books.BOOKS[:3])]
     newest = entries[0]
     assert newest.find(f"{ATOM}id").text == f"{SITE}/books/newest"
     assert newest.find(f"{ATOM}link[@rel='alternate']").get("href") == f"{SITE}/books/newest"
@@ -331,7 +331,7 @@ def test_the_feed_has_one_entry_per_book_with_its_page_summary_cover_and_date(mo
 
 
 def test_each_card_carries_its_search_text_every_shown_field_lower_cased_and_the_status_line_its_wording():
-    for index, book_item in enumerate(content.BOOKS):  # the filter itself is tested in the browser
+    for index, book_item in enumerate(books.BOOKS):  # the filter itself is tested in the browser
         text = book_cards.searchable_text(book_item)
         assert text == text.lower() and f"{book_item.title} {book_item.subtitle}".lower() in text
         assert f"{book_item.caption} {book_item.description}".lower() in text
@@ -339,12 +339,12 @@ def test_each_card_carries_its_search_text_every_shown_field_lower_cased_and_the
         assert f'"data-book-search-text":{json.dumps(text)}' in "".join(card["props"])
     props = "".join(book_cards.search_status().render()["props"])
     assert f'"data-book-search-status":{json.dumps(book_cards.SEARCH_PARAM)}' in props
-    assert f'"data-no-match":{json.dumps(content.books.SEARCH_NO_MATCH)}' in props
-    assert f'"data-match":{json.dumps(content.books.SEARCH_MATCH)}' in props
+    assert f'"data-no-match":{json.dumps(books.SEARCH_NO_MATCH)}' in props
+    assert f'"data-match":{json.dumps(books.SEARCH_MATCH)}' in props
 
 
 def test_both_buy_buttons_name_their_book_for_the_press_count_and_stay_plain_store_links():
-    book_item = content.BOOKS[0]
+    book_item = books.BOOKS[0]
     card = rendered(book_cards.book_card(book_item, 0))
     whole_page = rendered(rx.fragment(*book_cards.book_page(book_item, CARDS, "/")))
     for shown in (card, whole_page):

@@ -9,7 +9,8 @@ from urllib.parse import urlsplit
 import pytest
 from limits.aio.storage import memory as limits_memory
 
-from publisher import content, visits
+from publisher import visits
+from publisher.content import books
 from publisher.limits import submits
 from publisher.limits.submits import Limiter
 from publisher.rules import visit_rules
@@ -19,7 +20,7 @@ from tests.unit.test_bounce_hook import Answer
 from tests.unit.test_visit_rules import DESKTOP_CHROME
 from tests.unit.test_visit_tally import GOOGLEBOT
 
-BOOK = content.BOOKS[0]
+BOOK = books.BOOKS[0]
 STORE = urlsplit(str(BOOK.book_link)).hostname or ""
 PRESS = f"{BOOK.slug} {STORE}".encode()
 SITE = "https://books.example.com"
@@ -101,7 +102,7 @@ def assert_the_same_empty_answer(answer: Answer) -> None:
 
 
 GENUINE = {
-    **{book.slug: {"body": f"{book.slug} {urlsplit(str(book.book_link)).hostname}".encode()} for book in content.BOOKS},
+    **{book.slug: {"body": f"{book.slug} {urlsplit(str(book.book_link)).hostname}".encode()} for book in books.BOOKS},
     "a trailing slash": {"path": buy_beacon.PATH + "/"},
     "two trailing slashes": {"path": buy_beacon.PATH + "//"},
     "no Origin, a same-origin fetch": {"origin": None, "sec_fetch_site": "same-origin"},

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from publisher import content
-from publisher.content import images
+from publisher.content import books, images
+from publisher.content.authors import AUTHORS
+from publisher.content.models import Author
+from publisher.content.site import LOGO_IMAGE, SHARE_IMAGE, SOCIAL_LINKS, TAGLINE
 from tests.support import ASSETS_DIR
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -54,8 +56,8 @@ def valid_book_kwargs(**overrides):
 
 
 def test_three_books_in_the_specs_order_and_two_authors():
-    assert len(content.AUTHORS) == 2
-    coloring, main, word_search = content.BOOKS
+    assert len(AUTHORS) == 2
+    coloring, main, word_search = books.BOOKS
     for text in (coloring.caption.lower(), coloring.subtitle.lower()):
         assert "coloring" in text and "adults" in text and "kids" in text
     assert "illustrated" in f"{main.caption} {main.subtitle}".lower()
@@ -67,7 +69,7 @@ def test_three_books_in_the_specs_order_and_two_authors():
     assert main.title in word_search.description
 
 
-@pytest.mark.parametrize("book", content.BOOKS, ids=lambda b: b.slug)
+@pytest.mark.parametrize("book", books.BOOKS, ids=lambda b: b.slug)
 def test_every_book_field_is_filled_and_its_link_https(book):
     for name in BOOK_TEXT_FIELDS:
         value = getattr(book, name)
@@ -75,10 +77,10 @@ def test_every_book_field_is_filled_and_its_link_https(book):
     assert str(book.book_link).startswith("https://")
     assert book.author_names and all(name.strip() for name in book.author_names)
     for name in book.author_names:
-        assert name in {author.name for author in content.AUTHORS}, f"{name!r} on {book.slug} is not in AUTHORS"
+        assert name in {author.name for author in AUTHORS}, f"{name!r} on {book.slug} is not in AUTHORS"
 
 
-@pytest.mark.parametrize("author", content.AUTHORS, ids=lambda a: a.slug)
+@pytest.mark.parametrize("author", AUTHORS, ids=lambda a: a.slug)
 def test_every_author_field_is_filled_and_their_link_https(author):
     for name in AUTHOR_TEXT_FIELDS:
         value = getattr(author, name)
@@ -89,26 +91,26 @@ def test_every_author_field_is_filled_and_their_link_https(author):
 
 def test_slugs_and_titles_are_unique():
     for values in (
-        [book.slug for book in content.BOOKS],
-        [author.slug for author in content.AUTHORS],
-        [book.title for book in content.BOOKS],
+        [book.slug for book in books.BOOKS],
+        [author.slug for author in AUTHORS],
+        [book.title for book in books.BOOKS],
     ):
         assert len(set(values)) == len(values)
 
 
 def test_social_links_are_the_five_sites_in_order_over_https():
-    assert [link.name for link in content.SOCIAL_LINKS] == ["Facebook", "Instagram", "YouTube", "TikTok", "X"]
-    assert all(str(link.url).startswith("https://") for link in content.SOCIAL_LINKS)
+    assert [link.name for link in SOCIAL_LINKS] == ["Facebook", "Instagram", "YouTube", "TikTok", "X"]
+    assert all(str(link.url).startswith("https://") for link in SOCIAL_LINKS)
 
 
 def test_the_tagline_matches_spec():
-    assert content.TAGLINE == "Animals We Confuse!"
+    assert TAGLINE == "Animals We Confuse!"
 
 
 IMAGE_PATHS = sorted(
-    {book.cover_image for book in content.BOOKS}
-    | {author.author_image for author in content.AUTHORS}
-    | {content.LOGO_IMAGE, content.SHARE_IMAGE, "/favicon.ico", "/favicon.svg", "/apple-touch-icon.png"}
+    {book.cover_image for book in books.BOOKS}
+    | {author.author_image for author in AUTHORS}
+    | {LOGO_IMAGE, SHARE_IMAGE, "/favicon.ico", "/favicon.svg", "/apple-touch-icon.png"}
 )
 
 
@@ -121,7 +123,7 @@ def test_image_exists_under_assets_and_an_svg_parses(url_path):
         svg_root(path)
 
 
-@pytest.mark.parametrize("src", [b.cover_image for b in content.BOOKS] + [a.author_image for a in content.AUTHORS])
+@pytest.mark.parametrize("src", [b.cover_image for b in books.BOOKS] + [a.author_image for a in AUTHORS])
 def test_the_size_the_pages_declare_is_the_images_own(src):
     info = images.describe(src)
     root = svg_root(asset_path(src))
@@ -129,8 +131,8 @@ def test_the_size_the_pages_declare_is_the_images_own(src):
 
 
 def test_the_share_image_is_a_1200x630_png_and_the_icons_a_square_png_and_an_ico():
-    assert content.SHARE_IMAGE.endswith(".png")
-    assert png_size(asset_path(content.SHARE_IMAGE)) == (1200, 630)
+    assert SHARE_IMAGE.endswith(".png")
+    assert png_size(asset_path(SHARE_IMAGE)) == (1200, 630)
     assert (images.SHARE_WIDTH, images.SHARE_HEIGHT) == (1200, 630)
     width, height = png_size(asset_path("/apple-touch-icon.png"))
     assert width == height and width >= 180
@@ -142,7 +144,7 @@ def test_the_share_image_is_a_1200x630_png_and_the_icons_a_square_png_and_an_ico
 
 def test_an_author_without_a_bio_is_refused_and_the_content_is_immutable():
     with pytest.raises(ValidationError):
-        content.Author(
+        Author(
             slug="a",
             name="A",
             role="Author",
@@ -152,4 +154,4 @@ def test_an_author_without_a_bio_is_refused_and_the_content_is_immutable():
             amazon_url="https://www.amazon.com/author/a",
         )
     with pytest.raises(ValidationError):
-        content.BOOKS[0].title = "Changed"
+        books.BOOKS[0].title = "Changed"

@@ -10,9 +10,10 @@ from urllib.parse import unquote
 
 import pytest
 
-from publisher import content, visits
+from publisher import visits
 from publisher.config import settings
 from publisher.content import admin_copy
+from publisher.content.books import BOOKS
 from publisher.reflex_internals import stored_state
 from publisher.storage import dashboard, tables, visit_counts
 from publisher.storage.visit_counts import DayCount, KeyCount
@@ -21,7 +22,7 @@ from publisher.web.states import admin_state
 
 NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
 TODAY = NOW.date()
-BOOK = content.BOOKS[0]
+BOOK = BOOKS[0]
 
 
 class FakeReads:
@@ -92,7 +93,7 @@ def test_the_figures_now_today_and_yesterday_come_from_the_daily_counts(reads: F
     assert ("visitors_now", NOW) in reads.calls
     # A fixed number of reads whatever the traffic: site, bot, one page per book, /subscribe, /contact-us;
     # four top lists; the list's days; now.
-    assert len(reads.calls) == 2 + len(content.BOOKS) + 2 + 4 + 1 + 1
+    assert len(reads.calls) == 2 + len(BOOKS) + 2 + 4 + 1 + 1
 
 
 def test_the_charts_show_ninety_days_of_visits_and_what_fourteen_days_of_them_led_to_said_in_words(reads):
@@ -127,10 +128,10 @@ def test_the_top_lists_cover_thirty_days_and_buy_presses_are_titled_per_book_and
         {"book": "gone-book", "store": "www.amazon.com", "presses": "1", "people": "1"},  # no longer in the content
     ]
     books = {row["book"]: row for row in shown["visits_books"]}
-    assert set(books) == {book.title for book in content.BOOKS}
+    assert set(books) == {book.title for book in BOOKS}
     # 30 visitors of its page (one a day), 7 presses by 5 people over both stores, from Home too: no rate.
     assert books[BOOK.title] == {"book": BOOK.title, "visits": "30", "presses": "7", "people": "5"}
-    other = content.BOOKS[1]
+    other = BOOKS[1]
     assert (books[other.title]["visits"], books[other.title]["presses"]) == ("4", "0")  # visited, not pressed
 
 

@@ -16,9 +16,10 @@ from reflex_base import config as reflex_config
 from starlette.applications import Starlette
 from starlette.routing import Match, Mount, Route, Router
 
-from publisher import content, visits
+from publisher import visits
 from publisher.config.settings import PerProcess
 from publisher.content import images
+from publisher.content.books import BOOKS
 from publisher.limits import tabs
 from publisher.rules import admin_access
 from publisher.seldom_log import SeldomLog
@@ -133,7 +134,7 @@ def test_a_page_request_passes_two_wrappers_the_headers_carrying_the_visits_hook
     assert isinstance(wrapped, PageInPlace) and wrapped.app is inner
     navigation = {item.route for item in PAGES.navigation() if item.route != "/"}
     assert navigation == {"/about", "/subscribe", "/contact-us"}
-    books = {f"/books/{book.slug}" for book in content.BOOKS}
+    books = {f"/books/{book.slug}" for book in BOOKS}
     outside = {"/subscribe/confirm", "/unsubscribe", "/admin", "/admin/enrol"}
     outside |= {"/subscribe/thanks", "/contact-us/thanks"}  # where a form's plain POST leads
     assert wrapped.routes == navigation | books | outside
@@ -272,7 +273,7 @@ def csp(headers: dict[str, str]) -> dict[str, str]:
     return dict(d.split(" ", 1) for d in headers["content-security-policy"].split("; ") if " " in d)
 
 
-IMAGE_VARIANTS = [images.describe(content.BOOKS[0].cover_image).share_url, f"/images/variants/x-{'a' * 12}-480w.avif"]
+IMAGE_VARIANTS = [images.describe(BOOKS[0].cover_image).share_url, f"/images/variants/x-{'a' * 12}-480w.avif"]
 STATIC_PAGE = "public, max-age=0, s-maxage=300"  # browsers revalidate
 NEVER_STORED = ["/count/buy", "/subscribe/confirm", "/unsubscribe", "/unsubscribe/"]
 NEVER_STORED += ["/subscribe", "/subscribe/", "/contact-us", "/contact-us/"]  # a question and token, or an answer

@@ -9,8 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from publisher import content, returns
+from publisher import returns
 from publisher.config import settings
+from publisher.content import books
 from publisher.mail import notices
 from publisher.returns import bounce_mailbox
 from publisher.rules import notice_rules
@@ -107,7 +108,7 @@ def test_a_quiet_week_says_none_and_counting_off_says_visits_are_not_counted():
 
 
 def test_buy_presses_read_from_the_counts_carry_the_books_title_and_the_store():
-    book = content.BOOKS[0]
+    book = books.BOOKS[0]
     visits = visit_counts.VisitWeek(
         visitors=30,
         views=90,

@@ -11,10 +11,9 @@ import reflex as rx
 from pydantic import ValidationError
 from reflex.utils.precompressed_staticfiles import PrecompressedStaticFiles
 
-from publisher import content
 from publisher.build import plugins
 from publisher.content import books
-from publisher.content.models import Release
+from publisher.content.models import Book, Release
 from publisher.rules import release_rules, visit_rules
 from publisher.server import buy_beacon, middleware
 from publisher.web import feed, page_kinds, seo
@@ -33,7 +32,7 @@ def site(monkeypatch):
     monkeypatch.setattr("publisher.web.seo.site_url", lambda: SITE)
 
 
-def coming(release: Release = LONDON, **extra) -> content.Book:
+def coming(release: Release = LONDON, **extra) -> Book:
     given = {"slug": "coming", "cover_image": COVER_SVG, "publication_date": release.at.date()}
     return full_book(release=release, **{**given, **extra})
 
@@ -89,7 +88,7 @@ def test_a_preorder_link_is_its_button_counted_as_a_buy_press(monkeypatch):
     shown = rendered(book_cards.book_card(item, 0, page_kinds.just_before(LONDON.utc)))
     assert f'\\"{books.PREORDER}\\"' in shown and f'href:\\"{PREORDER}\\"' in shown
     assert shown.count('\\"data-buy\\":\\"coming\\"') == 1
-    monkeypatch.setattr(content, "BOOKS", (*content.BOOKS, item))
+    monkeypatch.setattr(books, "BOOKS", (*books.BOOKS, item))
     for host in ("preorder.example.org", "www.example.com"):  # either link's press counts
         assert visit_rules.buy_target(f"coming {host}".encode(), buy_beacon._books()) == ("coming", host)
 
@@ -124,7 +123,7 @@ def test_the_variant_is_the_canonical_pages_state_before_out_of_the_sitemap_and_
 
 
 def test_the_feed_lists_a_book_from_its_moment_dated_by_it(monkeypatch):
-    monkeypatch.setattr(content, "BOOKS", (*content.BOOKS, coming()))
+    monkeypatch.setattr(books, "BOOKS", (*books.BOOKS, coming()))
 
     def entries(now: datetime = page_kinds.ALL_OUT) -> dict[str, str]:
         root = ET.fromstring(feed.release_feed(SITE, now))
@@ -134,7 +133,7 @@ def test_the_feed_lists_a_book_from_its_moment_dated_by_it(monkeypatch):
     assert entries()[f"{SITE}/books/coming"] == "2027-03-28T08:00:00+00:00"
 
 
-def built(tmp_path, item: content.Book) -> PrecompressedStaticFiles:
+def built(tmp_path, item: Book) -> PrecompressedStaticFiles:
     """The build's files: the canonical ones (every book out) and the variants before ``item``'s moment."""
     for path, text in (
         ("index.html", "home: out"),
@@ -151,7 +150,7 @@ def built(tmp_path, item: content.Book) -> PrecompressedStaticFiles:
     return PrecompressedStaticFiles(directory=tmp_path, html=True)
 
 
-async def served(tmp_path, item: content.Book, now: datetime, paths: list[str], method: str = "GET"):
+async def served(tmp_path, item: Book, now: datetime, paths: list[str], method: str = "GET"):
     registry = PageRegistry()
     book.declare(item, registry)
     table = middleware.route_table(built(tmp_path, item), registry, clock=lambda: now, books=(item,))

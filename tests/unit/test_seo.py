@@ -7,7 +7,9 @@ import re
 
 import pytest
 
-from publisher import content
+from publisher.content.authors import AUTHORS
+from publisher.content.books import BOOKS
+from publisher.content.site import LOGO_IMAGE, SHARE_IMAGE, SHARE_IMAGE_ALT, SOCIAL_LINKS
 from publisher.web import seo
 from publisher.web.pages import PAGES, about, contact, home, not_found, subscribe
 from publisher.web.pages.registry import SitePage
@@ -106,8 +108,8 @@ def test_home_has_the_organization_website_and_books():
     [org] = by_type(graph, "Organization")
     assert org["name"] == "Animals We Confuse"
     assert org["url"] == f"{SITE}/"
-    assert org["logo"] == f"{SITE}{content.LOGO_IMAGE}"
-    assert org["sameAs"] == [str(link.url) for link in content.SOCIAL_LINKS]
+    assert org["logo"] == f"{SITE}{LOGO_IMAGE}"
+    assert org["sameAs"] == [str(link.url) for link in SOCIAL_LINKS]
     assert len(org["sameAs"]) == 5
     [site] = by_type(graph, "WebSite")
     assert (site["url"], site["name"], site["publisher"]) == (f"{SITE}/", "Animals We Confuse", {"@id": org["@id"]})
@@ -116,8 +118,8 @@ def test_home_has_the_organization_website_and_books():
     assert action["target"]["urlTemplate"] == f"{SITE}/?q={{search_term_string}}"
     assert action["query-input"] == "required name=search_term_string"
     books = by_type(graph, "Book")
-    assert [entry["name"] for entry in books] == [book.title for book in content.BOOKS]
-    for entry, book in zip(books, content.BOOKS, strict=True):
+    assert [entry["name"] for entry in books] == [book.title for book in BOOKS]
+    for entry, book in zip(books, BOOKS, strict=True):
         assert entry["offers"]["url"] == str(book.book_link)
         assert [author["name"] for author in entry["author"]] == list(book.author_names)
         assert entry["description"] == book.description
@@ -146,14 +148,14 @@ def test_inner_pages_have_breadcrumbs_home_then_page(page, name, route, types):
 
 def test_about_has_one_person_per_author():
     people = by_type(seo.structured_data(ABOUT)["@graph"], "Person")
-    assert [p["name"] for p in people] == [author.name for author in content.AUTHORS]
-    for entry, author in zip(people, content.AUTHORS, strict=True):
+    assert [p["name"] for p in people] == [author.name for author in AUTHORS]
+    for entry, author in zip(people, AUTHORS, strict=True):
         assert entry["url"] == str(author.amazon_url)
         assert entry["jobTitle"] == author.role
 
 
 def test_the_indexed_pages_are_the_four_nav_routes_and_the_books_pages_index_follow_and_the_not_found_page_noindex():
-    books = [f"/books/{book.slug}" for book in content.BOOKS]
+    books = [f"/books/{book.slug}" for book in BOOKS]
     assert [page.route for page in INDEXED_PAGES] == [item.route for item in PAGES.navigation()] + books
     assert [page.route for page in PAGES.pages() if page.in_sitemap] == [page.route for page in INDEXED_PAGES]
     for page in (*INDEXED_PAGES, NOT_FOUND):
@@ -178,13 +180,13 @@ def test_meta_tags_title_social_and_search_entries_canonical_url_the_structured_
     assert tag_content(page, "og:description") == page.copy.description
     assert tag_content(page, "og:type") == "website"
     assert tag_content(page, "og:site_name") == "Animals We Confuse"
-    assert tag_content(page, "og:image:alt") == content.SHARE_IMAGE_ALT
+    assert tag_content(page, "og:image:alt") == SHARE_IMAGE_ALT
     assert tag_content(page, "og:image:width") == "1200"
     assert tag_content(page, "og:image:height") == "630"
     assert tag_content(page, "twitter:card") == "summary_large_image"
     assert tag_content(page, "twitter:title") == seo.full_title(page.copy.title)
     assert tag_content(page, "twitter:description") == page.copy.description
-    assert tag_content(page, "twitter:image") == f"{SITE}{content.SHARE_IMAGE}"
+    assert tag_content(page, "twitter:image") == f"{SITE}{SHARE_IMAGE}"
     [script] = components(page, "Script")
     assert json.loads(rendered_props(script)["type"]) == "application/ld+json"
     [child] = script.render()["children"]

@@ -9,14 +9,14 @@ from datetime import date, timedelta
 
 import pytest
 
-from publisher import content
 from publisher.cli import main, visit_report
+from publisher.content import books
 from publisher.storage import visit_counts
 from publisher.storage.visit_counts import DayCount, KeyCount
 from publisher.web import exports
 
 TODAY = date(2026, 11, 27)
-BOOK = content.BOOKS[0]
+BOOK = books.BOOKS[0]
 ESCAPE = "\x1b]0;owned\x07"
 
 
@@ -60,7 +60,7 @@ def test_the_text_shows_each_day_the_tops_bots_buy_presses_and_each_books_visits
     assert "Bots (counted apart, never as visitors): 7 requests." in text
     assert f"         2         2  {BOOK.title} at www.amazon.com" in text.splitlines()
     assert f"  {BOOK.title}: 4 visitors (6 views); 2 presses" in text.splitlines()  # no rate: Home's count too
-    assert f"  {content.BOOKS[1].title}: 4 visitors (0 views); 0 presses" in text.splitlines()
+    assert f"  {books.BOOKS[1].title}: 4 visitors (0 views); 0 presses" in text.splitlines()
     assert "\x1b" not in text and "\\x1b]0;owned\\x07" in text  # a Referer's escape is shown, never run
 
 

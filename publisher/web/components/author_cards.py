@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import reflex as rx
 
-from publisher import content
 from publisher.content import images
-from publisher.content.authors import VIEW_ON_AMAZON
+from publisher.content.authors import AUTHORS, VIEW_ON_AMAZON
+from publisher.content.models import Author
 from publisher.web.components.links import external_button
 from publisher.web.components.pictures import picture
 
 
-def author_card(author: content.Author, index: int = 0) -> rx.Component:
+def author_card(author: Author, index: int = 0) -> rx.Component:
     heading_id = f"author-{author.slug}-name"
     return rx.el.article(
         picture(
@@ -43,6 +43,6 @@ def author_card(author: content.Author, index: int = 0) -> rx.Component:
 
 def author_list() -> rx.Component:
     return rx.el.div(
-        *[author_card(author, index) for index, author in enumerate(content.AUTHORS)],
+        *[author_card(author, index) for index, author in enumerate(AUTHORS)],
         class_name="flex flex-col gap-8",
     )

@@ -7,9 +7,8 @@ from datetime import datetime
 
 import reflex as rx
 
-from publisher import content
 from publisher.content import books, images, page_copy
-from publisher.content.models import LANGUAGES
+from publisher.content.models import LANGUAGES, Book
 from publisher.rules import release_rules
 from publisher.web.components import forms
 from publisher.web.components.links import external_button, site_link
@@ -19,7 +18,7 @@ from publisher.web.page_kinds import ALL_OUT
 SEARCH_PARAM = "q"
 
 
-def searchable_text(book: content.Book) -> str:
+def searchable_text(book: Book) -> str:
     return " ".join((book.title, book.subtitle, book.caption, book.description)).lower()
 
 
@@ -61,7 +60,7 @@ class ReleaseSwitch(rx.Component):
     at: rx.Var[int]
 
 
-def buy_part(book: content.Book, now: datetime = ALL_OUT, waitlist: bool = False) -> rx.Component:
+def buy_part(book: Book, now: datetime = ALL_OUT, waitlist: bool = False) -> rx.Component:
     """The buy button once ``book`` is out at ``now``; before, when it comes, a pre-order button if the
     publisher gives a link and, on its page (``waitlist``), the waitlist form."""
     out = external_button(books.GET_YOUR_COPY, str(book.book_link), book.title, buy=book.slug)
@@ -77,7 +76,7 @@ def buy_part(book: content.Book, now: datetime = ALL_OUT, waitlist: bool = False
     return ReleaseSwitch.create(coming, out, at=at_ms) if now == ALL_OUT else coming
 
 
-def book_card(book: content.Book, index: int, now: datetime = ALL_OUT) -> rx.Component:
+def book_card(book: Book, index: int, now: datetime = ALL_OUT) -> rx.Component:
     """A book on Home: its title and cover lead to its page, the button to the shop (or when it comes)."""
     heading_id = f"book-{book.slug}-title"
     cover = picture(
@@ -117,7 +116,7 @@ def latest_releases(now: datetime = ALL_OUT) -> rx.Component:
         ),
         search_status(),
         rx.el.div(
-            *[book_card(book, index, now) for index, book in enumerate(books.latest_first(content.BOOKS))],
+            *[book_card(book, index, now) for index, book in enumerate(books.latest_first(books.BOOKS))],
             class_name="grid gap-6 md:grid-cols-2 lg:grid-cols-3",
         ),
         aria_labelledby="latest-releases",
@@ -127,7 +126,7 @@ def latest_releases(now: datetime = ALL_OUT) -> rx.Component:
 PAGE_COVER_SIZES = "(max-width: 352px) calc(100vw - 2rem), 320px"  # w-80, or the screen's width
 
 
-def breadcrumb(book: content.Book, home: str) -> rx.Component:
+def breadcrumb(book: Book, home: str) -> rx.Component:
     return rx.el.nav(
         rx.el.ol(
             rx.el.li(site_link(page_copy.HOME.short_name, href=home, class_name="hover:underline")),
@@ -140,7 +139,7 @@ def breadcrumb(book: content.Book, home: str) -> rx.Component:
     )
 
 
-def credits(book: content.Book, author_cards: dict[str, str]) -> rx.Component:
+def credits(book: Book, author_cards: dict[str, str]) -> rx.Component:
     names = list(book.author_names)
     parts: list[rx.Component | str] = [f"{books.BY} "]
     for name, separator in zip(names, [*books.joined(names), ""], strict=True):
@@ -151,7 +150,7 @@ def credits(book: content.Book, author_cards: dict[str, str]) -> rx.Component:
     return rx.el.p(*parts, class_name="mt-4 text-base text-stone-800")
 
 
-def edition_details(book: content.Book) -> rx.Component:
+def edition_details(book: Book) -> rx.Component:
     """The edition as far as the content gives it: nothing made up, nothing left blank."""
     given = [
         (books.FORMAT, book.format),
@@ -180,9 +179,7 @@ def edition_details(book: content.Book) -> rx.Component:
     )
 
 
-def book_page(
-    book: content.Book, author_cards: dict[str, str], home: str, now: datetime = ALL_OUT
-) -> tuple[rx.Component, ...]:
+def book_page(book: Book, author_cards: dict[str, str], home: str, now: datetime = ALL_OUT) -> tuple[rx.Component, ...]:
     return (
         breadcrumb(book, home),
         rx.el.article(

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import reflex as rx
 
-from publisher import content
 from publisher.content import site
+from publisher.content.models import PageCopy
 from publisher.web.components.links import external_link, site_link
 
 MOBILE_MENU_ID = "mobile-menu"
@@ -98,13 +98,13 @@ def site_header(active_route: str, nav_items: tuple[NavItem, ...]) -> rx.Compone
         rx.el.div(
             site_link(
                 rx.el.img(
-                    src=content.LOGO_IMAGE,
+                    src=site.LOGO_IMAGE,
                     alt="",
                     custom_attrs={"width": "48", "height": "48"},
                     class_name="h-12 w-12",
                 ),
                 rx.el.span(
-                    content.TAGLINE,
+                    site.TAGLINE,
                     class_name="font-serif text-xl font-bold tracking-tight text-amber-900 sm:text-2xl",
                 ),
                 href="/",
@@ -157,7 +157,7 @@ def site_footer() -> rx.Component:
                                 "text-sm font-semibold text-amber-50 hover:bg-amber-50 hover:text-stone-900",
                             )
                         )
-                        for link in content.SOCIAL_LINKS
+                        for link in site.SOCIAL_LINKS
                     ],
                     class_name="mt-3 flex flex-wrap gap-2",
                 ),
@@ -168,7 +168,7 @@ def site_footer() -> rx.Component:
                 site.COPYRIGHT_HOLDER,
                 class_name="text-sm text-stone-200",
             ),
-            rx.el.p(content.AFFILIATE_NOTE, class_name="text-sm text-stone-300"),
+            rx.el.p(site.AFFILIATE_NOTE, class_name="text-sm text-stone-300"),
             class_name="mx-auto flex max-w-6xl flex-col gap-5 px-4 py-8",
         ),
         class_name="mt-16 bg-stone-900",
@@ -203,7 +203,7 @@ def page_layout(active_route: str, nav_items: tuple[NavItem, ...], *children: rx
     )
 
 
-def page_heading(copy: content.PageCopy, intro: bool = True) -> rx.Component:
+def page_heading(copy: PageCopy, intro: bool = True) -> rx.Component:
     """A page's heading, and its introduction unless the page says it itself."""
     return rx.el.div(
         rx.el.h1(copy.heading, class_name="font-serif text-3xl font-bold text-stone-900 sm:text-4xl"),

@@ -3,9 +3,9 @@ forthcoming book's also as it is until its moment (``/_before/<slug>/books/<slug
 
 from datetime import datetime
 
-from publisher import content
-from publisher.content import images
+from publisher.content import books, images
 from publisher.content.books import COVER_ALT_PREFIX, book_page_copy
+from publisher.content.models import Book
 from publisher.web import seo
 from publisher.web.components.book_cards import book_page
 from publisher.web.page_kinds import ALL_OUT, just_before, variant_route
@@ -13,11 +13,11 @@ from publisher.web.pages.about import author_cards
 from publisher.web.pages.registry import PAGES, ROOT, PageRegistry, SitePage, site_page
 
 
-def _structured_data(book: content.Book, now: datetime):
+def _structured_data(book: Book, now: datetime):
     return [seo.book(book, author_cards(), now)]
 
 
-def _open_graph(book: content.Book):
+def _open_graph(book: Book):
     cards = author_cards()
     tags = [("book:author", seo.absolute_url(cards[name])) for name in book.author_names if name in cards]
     if book.isbn13_digits:
@@ -27,13 +27,13 @@ def _open_graph(book: content.Book):
     return tags
 
 
-def _share_image(book: content.Book) -> seo.ShareImage:
+def _share_image(book: Book) -> seo.ShareImage:
     cover = images.describe(book.cover_image)
     alt = f"{COVER_ALT_PREFIX}{book.title}"
     return seo.ShareImage(cover.share_url, alt, images.SHARE_WIDTH, images.SHARE_HEIGHT)
 
 
-def declare(book: content.Book, registry: PageRegistry = PAGES, now: datetime = ALL_OUT) -> SitePage:
+def declare(book: Book, registry: PageRegistry = PAGES, now: datetime = ALL_OUT) -> SitePage:
     """The book's page as it is at ``now``: before its moment, its variant (out of the sitemap)."""
     before = now != ALL_OUT
 
@@ -55,6 +55,6 @@ def declare(book: content.Book, registry: PageRegistry = PAGES, now: datetime = 
 
 
 BOOK_PAGES = (
-    *(declare(book) for book in content.BOOKS),
-    *(declare(book, now=just_before(book.release.utc)) for book in content.BOOKS if book.release),
+    *(declare(book) for book in books.BOOKS),
+    *(declare(book, now=just_before(book.release.utc)) for book in books.BOOKS if book.release),
 )

@@ -2,9 +2,8 @@
 
 from datetime import datetime
 
-from publisher import content
 from publisher.content import page_copy
-from publisher.content.books import latest_first
+from publisher.content.books import BOOKS, latest_first
 from publisher.web import seo
 from publisher.web.components.book_cards import latest_releases
 from publisher.web.components.layout import page_heading
@@ -16,7 +15,7 @@ from publisher.web.pages.registry import PAGES, ROOT, PageRegistry, SitePage, si
 def _structured_data(now: datetime):
     """The publisher, the site with its book search, and every book."""
     cards = author_cards()
-    books = latest_first(content.BOOKS)
+    books = latest_first(BOOKS)
     return [seo.organization(), seo.website(), *(seo.book(item, cards, now) for item in books)]
 
 
@@ -40,5 +39,5 @@ def declare(now: datetime = ALL_OUT, route: str = ROOT, registry: PageRegistry =
 
 home = declare()
 HOME_VARIANTS = tuple(
-    declare(just_before(book.release.utc), variant_route(book.slug, ROOT)) for book in content.BOOKS if book.release
+    declare(just_before(book.release.utc), variant_route(book.slug, ROOT)) for book in BOOKS if book.release
 )

@@ -15,9 +15,9 @@ from typing import Any
 import reflex as rx
 import sqlalchemy
 
-from publisher import content, visits
+from publisher import visits
 from publisher.config import settings
-from publisher.content import admin_copy
+from publisher.content import admin_copy, books
 from publisher.content.books import book_by_slug
 from publisher.limits import tabs
 from publisher.mail import announce
@@ -92,7 +92,7 @@ def _releases() -> list[dict[str, str]]:
     forthcoming book's send starts by itself (``_forthcoming``), so it has no Announce."""
     now = tables.utc_now()
     by_book = {item.book_slug: item for item in campaigns.list_campaigns()}
-    slugs = [book.slug for book in content.BOOKS] + [slug for slug in by_book if book_by_slug(slug) is None]
+    slugs = [book.slug for book in books.BOOKS] + [slug for slug in by_book if book_by_slug(slug) is None]
     rows = []
     for slug in slugs:
         book = book_by_slug(slug)
@@ -194,17 +194,17 @@ def _presses(since: date, today: date) -> tuple[list[dict[str, str]], list[dict[
         book = book_by_slug(slug)
         title = book.title if book is not None else slug
         buy_rows.append({"book": title, "store": store, "presses": number(row.views), "people": number(row.visitors)})
-    pages = {book.slug: book.page_path for book in content.BOOKS}
-    books = [
+    pages = {book.slug: book.page_path for book in books.BOOKS}
+    book_rows = [
         {
             "book": book.title,
             "visits": number(funnel.page_visitors),
             "presses": number(funnel.presses),
             "people": number(funnel.people_pressing),
         }
-        for book, funnel in zip(content.BOOKS, visit_counts.book_funnels(pages, buys, since, today), strict=True)
+        for book, funnel in zip(books.BOOKS, visit_counts.book_funnels(pages, buys, since, today), strict=True)
     ]
-    return buy_rows, books
+    return buy_rows, book_rows
 
 
 def _led_to(today: date) -> dict[str, str]:
@@ -313,16 +313,9 @@ def _release_action(action: str, target: str, admin_name: str) -> str:
     slug, _, moved_to = target.partition(" ")
     book = book_by_slug(slug)
     title = book.title if book is not None else slug
-    if action in (HOLD, UNHOLD):
-        if not campaigns.hold(slug, action == HOLD):
-            return admin_copy.NOT_CHANGED.format(title=title)
-        return (admin_copy.HELD_SEND if action == HOLD else admin_copy.UNHELD_SEND).format(title=title)
-    if action == MOVE:
-        moment = datetime.strptime(moved_to, MOVED_TO).replace(tzinfo=UTC)
-        if not campaigns.move(slug, moment):
-            return admin_copy.NOT_CHANGED.format(title=title)
-        zone = book.release.zone if book is not None and book.release is not None else "UTC"
-        return admin_copy.MOVED_SEND.format(title=title, when=release_rules.publisher_words(moment, zone))
+    if action in (HOLD, UNHOLD, MOVE):
+        moment = datetime.strptime(moved_to, MOVED_TO).replace(tzinfo=UTC) if action == MOVE else None
+        return campaigns.steer(slug, moment, held=action == HOLD)[1]
     if action == ANNOUNCE:
         mail = announce.required_settings()
         created = announce.start_campaign(slug, mail, announce.find_book(slug))
