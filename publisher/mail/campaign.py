@@ -321,7 +321,8 @@ class ReleaseSender:
             # This reader's copy alone fails, with the reason; not the server's fault, so it
             # counts toward no pause, and the campaign goes on.
             await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, str(trouble), self.db_url)
-            logger.error("Campaign: delivery #%s failed: %s", delivery.id, trouble)
+            if isinstance(trouble, mailer.UnsafeHeaders):  # a book gone from the content: its reason is enough
+                logger.error("Campaign: delivery #%s failed: %s", delivery.id, trouble)
             return self._read_status(following)
         try:
             if trouble is not None:

@@ -245,8 +245,10 @@ def _sent_at(moment: datetime) -> str:
 
 
 def text_part(subtype: str, content: str) -> bytes:
-    """A text part's headers and its quoted-printable body (CRLF lines)."""
-    body = binascii.b2a_qp(content.encode("utf-8"), istext=True).replace(b"\n", b"\r\n")
+    """A text part's headers and its quoted-printable body, every line ending CRLF (a bare CR, as a visitor
+    may type one, is a line break: a server rewriting it would break the DKIM signature)."""
+    lines = content.replace("\r\n", "\n").replace("\r", "\n")
+    body = binascii.b2a_qp(lines.encode("utf-8"), istext=True).replace(b"\n", b"\r\n")
     if not body.endswith(b"\r\n"):
         body += b"\r\n"
     return (

@@ -7,6 +7,7 @@ import asyncio
 import base64
 import email
 import email.policy
+import logging
 import re
 import socket
 from datetime import UTC, datetime, timedelta
@@ -414,7 +415,9 @@ async def test_an_error_building_inside_the_smtp_client_or_in_the_headers_fails_
 
 
 @pytest.mark.asyncio
-async def test_a_campaign_whose_book_left_the_content_fails_each_email_with_why(db_url, smtp_server, monkeypatch):
+async def test_a_campaign_whose_book_left_the_content_fails_each_email_with_why(
+    db_url, smtp_server, monkeypatch, caplog
+):
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
     readers(db_url, 2)
     item = start_campaign(db_url, mail)
@@ -425,6 +428,7 @@ async def test_a_campaign_whose_book_left_the_content_fails_each_email_with_why(
     with tables.engine(db_url).begin() as connection:
         reasons = connection.execute(sqlalchemy.select(tables.Delivery.last_error)).scalars().all()
     assert reasons == ["the book is no longer in the content"] * 2
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []  # a reason per email, no error each
 
 
 @ON_BOTH_DATABASES

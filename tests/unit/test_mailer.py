@@ -88,6 +88,13 @@ def test_utf8_names_and_text_are_encoded_and_read_back_intact():
     assert max(len(line) for line in email.split(b"\r\n")) <= 78
 
 
+@pytest.mark.parametrize("text", ["Hello there,\rcould you ship?", "Hello there,\r\ncould you ship?"])
+def test_a_bare_carriage_return_in_a_message_is_a_line_break_so_every_line_ends_crlf(text):
+    email = contact(settings_for("smtp://127.0.0.1:25"), text=text)
+    assert not re.search(rb"\r(?!\n)|(?<!\r)\n", email)  # what a server's CRLF rewrite would change breaks DKIM
+    assert head_and_body(email)[1].endswith("\r\nHello there,\r\ncould you ship?\r\n")
+
+
 @pytest.mark.parametrize("name", ["Jo\r\nBcc: victim@example.com", "Jo\nBcc: victim@example.com", "Jo\rX: 1"])
 @pytest.mark.parametrize("kind", ["contact", "welcome"])
 def test_a_name_carrying_cr_or_lf_cannot_add_a_header(name, kind):
