@@ -6,16 +6,13 @@ JavaScript; at it both replicas flip with no rebuild or restart, and the waiting
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from publisher.storage import tables
-from tests import compose
-from tests.container.test_scale_out import container_of
-from tests.containers import Container
+from tests.container.test_scale_out import compose_stack
 from tests.embedded.conftest import DELIVERY_TIMEOUT_S
 from tests.embedded.test_release_day import (
     MOMENT,
@@ -28,7 +25,7 @@ from tests.embedded.test_release_day import (
 from tests.postgres import PostgresServer
 from tests.release_book import ServerClock, release_project
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
-from tests.support import FORM_SECRET, RedisServer, wait_until
+from tests.support import FORM_SECRET, wait_until
 
 # Where the image keeps what publisher-serve reads (Dockerfile): the installed app's content, the build.
 IMAGE_BOOKS = "/venv/lib/python3.11/site-packages/publisher/content/books.py"
@@ -51,36 +48,17 @@ def test_two_replicas_take_names_flip_at_the_moment_and_the_waiting_reader_gets_
     shared.mkdir()
     shared.chmod(0o755)  # read by the image's user
     clock = ServerClock(shared / "clock", MOMENT - timedelta(minutes=30))
-    database = compose.load()["services"]["postgres"]["environment"]["POSTGRES_DB"]
-    postgres.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-    postgres.execute(f'CREATE DATABASE "{database}"')
     (tmp_path / "redis").mkdir()
-    redis = RedisServer(tmp_path / "redis")
-    variables = {
-        **smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS),
-        "PUBLISHER_IMAGE": image,
-        "POSTGRES_PASSWORD": postgres.password,
-        "PUBLISHER_FORM_SECRET": FORM_SECRET,
+    variables = {**smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS), "PUBLISHER_FORM_SECRET": FORM_SECRET}
+    mounts = {
+        str(copy / "publisher" / "content" / "books.py"): IMAGE_BOOKS,
+        str(copy / ".web" / "build" / "client"): f"{IMAGE_WEB}/build/client",
+        str(copy / ".web" / "backend"): f"{IMAGE_WEB}/backend",
+        clock.library: clock.library,
+        str(shared): str(shared),
     }
-    services = {"postgres": f"127.0.0.1:{postgres.port}", "redis": f"127.0.0.1:{redis.port}"}
-    started: list[Container] = []
-    try:
-        migrate = container_of("migrate", variables, services)
-        started.append(migrate)
-        assert migrate.run_to_completion().returncode == 0
-        sites = [container_of("site", variables, services) for _ in range(compose.service("site", variables).replicas)]
-        for site in sites:
-            site.env = {**site.env, **clock.env}
-            site.mounts = {
-                str(copy / "publisher" / "content" / "books.py"): IMAGE_BOOKS,
-                str(copy / ".web" / "build" / "client"): f"{IMAGE_WEB}/build/client",
-                str(copy / ".web" / "backend"): f"{IMAGE_WEB}/backend",
-                clock.library: clock.library,
-                str(shared): str(shared),
-            }
-        started += sites
-        with ThreadPoolExecutor(len(sites)) as together:
-            list(together.map(Container.start, sites))
+    with compose_stack(image, postgres, tmp_path / "redis", variables, env=clock.env, mounts=mounts) as stack:
+        sites = stack.sites
         first, second = sites
         assert is_coming(first) and is_coming(second)  # the coming words, the form, the pre-order button alone
 
@@ -91,11 +69,6 @@ def test_two_replicas_take_names_flip_at_the_moment_and_the_waiting_reader_gets_
         for site in sites:
             wait_until(lambda site=site: not is_coming(site), 30, f"{site.name} to show the book out")
         finished = f"SELECT count(*) FROM campaign WHERE status = '{tables.FINISHED}'"
-        wait_until(lambda: postgres.execute(finished, database)[0][0] == 1, DELIVERY_TIMEOUT_S, "the send")
+        wait_until(lambda: postgres.execute(finished, stack.database)[0][0] == 1, DELIVERY_TIMEOUT_S, "the send")
         subjects = [r.message["Subject"] for r in arrived(smtp, READER)[1:]]
         assert subjects == [WAITED_SUBJECT]  # one email from two replicas
-    finally:
-        for container in started:
-            print(f"--- logs of {container.name} ---\n{container.logs()}")
-            container.remove()
-        redis.stop()

@@ -4,6 +4,7 @@ image on one Redis and one PostgreSQL (Debian's, on free ports), after the migra
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import io
 import random
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 import pytest
@@ -46,20 +48,24 @@ def container_of(name: str, variables: dict[str, str], services: dict[str, str])
     return Container.of_service(spec)
 
 
-@pytest.fixture(scope="module")
-def stack(image: str, postgres: PostgresServer, tmp_path_factory) -> Iterator[Stack]:
+@contextlib.contextmanager
+def compose_stack(
+    image: str,
+    postgres: PostgresServer,
+    redis_dir: Path,
+    variables: dict[str, str],
+    env: dict[str, str] | None = None,
+    mounts: dict[str, str] | None = None,
+) -> Iterator[Stack]:
+    """compose.yaml's order on a fresh database: the migrate step, then the site's replicas started together
+    (``env`` added to their environment, ``mounts`` read-only into each); logs printed, all removed after."""
     postgres_service = compose.load()["services"]["postgres"]["environment"]
     assert postgres_service["POSTGRES_USER"] == POSTGRES_USER
     database = postgres_service["POSTGRES_DB"]
     postgres.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
     postgres.execute(f'CREATE DATABASE "{database}"')
-    redis = RedisServer(tmp_path_factory.mktemp("redis"))
-    variables = {
-        "PUBLISHER_IMAGE": image,
-        "POSTGRES_PASSWORD": postgres.password,
-        "PUBLISHER_RATE_LIMIT_ADDRESS": ADDRESS_LIMIT,
-        "PUBLISHER_FORM_SECRET": FORM_SECRET,
-    }
+    redis = RedisServer(redis_dir)
+    variables = {"PUBLISHER_IMAGE": image, "POSTGRES_PASSWORD": postgres.password, **variables}
     services = {"postgres": f"127.0.0.1:{postgres.port}", "redis": f"127.0.0.1:{redis.port}"}
     started: list[Container] = []
     try:
@@ -68,6 +74,9 @@ def stack(image: str, postgres: PostgresServer, tmp_path_factory) -> Iterator[St
         migration = release.run_to_completion()
         assert migration.returncode == 0, migration.stdout + migration.stderr
         sites = [container_of("site", variables, services) for _ in range(compose.service("site", variables).replicas)]
+        for site in sites:
+            site.env = {**site.env, **(env or {})}
+            site.mounts = dict(mounts or {})
         started += sites
         with ThreadPoolExecutor(len(sites)) as together:
             list(together.map(Container.start, sites))
@@ -77,6 +86,13 @@ def stack(image: str, postgres: PostgresServer, tmp_path_factory) -> Iterator[St
             print(f"--- logs of {container.name} ---\n{container.logs()}")
             container.remove()
         redis.stop()
+
+
+@pytest.fixture(scope="module")
+def stack(image: str, postgres: PostgresServer, tmp_path_factory) -> Iterator[Stack]:
+    variables = {"PUBLISHER_RATE_LIMIT_ADDRESS": ADDRESS_LIMIT, "PUBLISHER_FORM_SECRET": FORM_SECRET}
+    with compose_stack(image, postgres, tmp_path_factory.mktemp("redis"), variables) as running:
+        yield running
 
 
 def stored_addresses(site: Container) -> Counter[str]:
