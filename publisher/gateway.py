@@ -38,7 +38,7 @@ class GatewayError(Exception):
 
 
 def contact_body(values: Mapping[str, str]) -> dict[str, Any]:
-    """The contact form's checked values in the product's shape; a field beyond it, by its name."""
+    """A field beyond the product's shape goes by its name."""
     sender = full_name(values[FIRST_NAME.name], values[LAST_NAME.name])
     return {
         "sender": {"name": sender, "email": values[EMAIL.name]},
@@ -50,7 +50,7 @@ def contact_body(values: Mapping[str, str]) -> dict[str, Any]:
 
 @dataclass
 class GatewayClient:
-    """Posts to the cloud gateway. ``transport``: httpx's own unless a test records the requests."""
+    """``transport``: httpx's own unless a test records the requests."""
 
     base_url: str
     api_key: str | None = None
@@ -79,7 +79,6 @@ class GatewayClient:
             self._client = None
 
     async def post(self, path: str, body: dict[str, Any]) -> None:
-        """POST ``body`` as JSON; raise GatewayError unless the gateway answers 2xx."""
         try:
             async with asyncio.timeout(self.timeout_s):
                 response = await self._post_once_connected(path, body)
@@ -125,7 +124,6 @@ Gateway = GatewayClient | mailing_list.EmbeddedList
 
 
 def configured_gateway() -> Gateway:
-    """The cloud gateway when ``PUBLISHER_GATEWAY_URL`` is set, else the embedded one."""
     values = settings.current()
     if values.gateway_url:
         return GatewayClient(values.gateway_url, values.gateway_api_key, values.gateway_timeout_s)

@@ -1,7 +1,5 @@
-"""The new-release list kept by this site: the one way a visitor or a link changes a reader's place on
-it (the operator's forget and import, owing no email, call storage/subscribers.py), and the one way a
-contact message is taken in. Each change takes values already checked, is one transaction with the
-email it owes, then wakes the sender, so the visitor's answer never waits for SMTP."""
+"""The list kept by this site, as a visitor or a link changes it, and the contact message taken in: each change
+is one transaction with the email it owes, then wakes the sender, so no answer waits for SMTP."""
 
 from __future__ import annotations
 
@@ -35,7 +33,6 @@ class ListUnavailable(Exception):
 
 
 async def _in_thread(change: Callable[[], T]) -> T:
-    """One transaction off the event loop; ListUnavailable, logged with what to check, when it failed."""
     try:
         return await asyncio.to_thread(change)
     except sqlalchemy.exc.SQLAlchemyError as exc:
@@ -47,20 +44,18 @@ async def _in_thread(change: Callable[[], T]) -> T:
 
 
 def _job(mail: Settings | None) -> tables.Job | None:
-    """The outbox job an email the site owes is stored with; None where the site sends none (no SMTP)."""
+    """None where the site sends no email (no SMTP)."""
     return outbox.job_for(mail) if mail is not None else None
 
 
 async def lookup(link_key: str) -> tables.Subscriber | None:
-    """The reader a list link names (None: the list no longer has it); nothing changes."""
     return await _in_thread(functools.partial(subscribers.lookup, link_key))
 
 
 async def confirm(
     link_key: str, issued_at: datetime | None, mail: Settings, db_url: str | None = None
 ) -> LinkResult | None:
-    """The confirmation page's button: the reader joins, with the welcome email (and the publisher's
-    notice, when asked for). None: an address the list no longer has. Only the latest link confirms."""
+    """The welcome email, and the publisher's notice when asked for; None: an address the list no longer has."""
     notice = _job(mail) if mail.notify_subscribers else None
     change = functools.partial(subscribers.confirm, link_key, _job(mail), notice, db_url, issued_at=issued_at)
     result = await _in_thread(change)
@@ -69,25 +64,20 @@ async def confirm(
 
 
 async def unsubscribe(link_key: str, *, one_click: bool) -> LinkResult | None:
-    """The unsubscribe page's button, or a provider's one-click POST: the reader leaves at once. None for
-    an address the list does not have."""
     how = subscribers.BY_ONE_CLICK if one_click else subscribers.BY_UNSUBSCRIBE_PAGE
     return await _in_thread(functools.partial(subscribers.unsubscribe, link_key, how))
 
 
 @dataclass(frozen=True)
 class EmbeddedList:
-    """The gateway kept by this site (no PUBLISHER_GATEWAY_URL): the forms call it in-process after their
-    checks, so no request skips the anti-spam. ``mail`` None: store only. A call past ``timeout_s`` or a
-    database that does not answer raises ListUnavailable."""
+    """Called in-process after the forms' checks, so no request skips the anti-spam; ``mail`` None: store only."""
 
     mail: Settings | None
     db_url: str | None = None
     timeout_s: float = DEFAULT_GATEWAY_TIMEOUT_S
 
     async def subscribe(self, values: Mapping[str, str]) -> None:
-        """Joins the list (pending). What it did goes no further: the visitor sees the same answer either
-        way, so the form never tells who is on the list."""
+        """What it did goes no further: the form never tells who is on the list."""
         sign_up = SignUp(
             email=values[form_fields.EMAIL.name],
             name=values[form_fields.NAME.name],
@@ -98,15 +88,12 @@ class EmbeddedList:
         )
 
     async def wait(self, values: Mapping[str, str], book_slug: str) -> None:
-        """Waits for one book (and joins the list, pending, if its box is ticked); as ``subscribe``, the
-        visitor's answer is the same whatever happened."""
         sign_up = SignUp(email=values[form_fields.EMAIL.name], name="")
         join = values.get(form_fields.JOIN_LIST.name) == form_fields.TICKED
         change = functools.partial(subscribers.wait, sign_up, book_slug, join, _job(self.mail), self.db_url)
         await self._within_timeout("wait", change)
 
     async def send_email(self, values: Mapping[str, str]) -> None:
-        """The message is stored with its email to the publisher."""
         sender = full_name(values[form_fields.FIRST_NAME.name], values[form_fields.LAST_NAME.name])
         body = tables.ContactMessage(
             sender_name=sender,
@@ -129,8 +116,7 @@ class EmbeddedList:
 
 
 def migrate_on_development_start() -> None:
-    """`reflex run` on a fresh clone: the tables exist before the first submit (development server
-    only; ``publisher-serve`` migrates once before its workers start)."""
+    """`reflex run` on a fresh clone (``publisher-serve`` migrates before its workers start)."""
     if environment.REFLEX_ENV_MODE.get() != constants.Env.DEV or settings.current().gateway_url is not None:
         return
     try:

@@ -12,8 +12,8 @@ from publisher.reflex_internals import frontend_files, stored_state
 from publisher.returns import bounce_mailbox
 from publisher.server import admin_sign_in, middleware
 from publisher.storage import tables  # noqa: F401 (its tables join the schema Reflex knows)
-from publisher.web import errors, feed
-from publisher.web.components import app_rendered
+from publisher.web import feed
+from publisher.web.components import layout
 from publisher.web.pages import PAGES
 
 # A malformed setting stops start-up here, with an error naming the variable; so does a
@@ -27,10 +27,10 @@ reflex_internals.install_no_cors()
 app = rx.App(
     html_lang="en",
     api_transformer=middleware.transform,
-    backend_exception_handler=errors.backend_exception_handler,
+    backend_exception_handler=layout.backend_exception_handler,
     stylesheets=["/styles.css"],
     # The innermost wrap (lowest priority): its effect runs once the page has rendered.
-    extra_app_wraps={(1, "AppRendered"): app_rendered.app_wrap},
+    extra_app_wraps={(1, "AppRendered"): layout.app_wrap},
     head_components=[
         rx.el.link(rel="icon", href="/favicon.ico", sizes="32x32"),
         rx.el.link(rel="icon", href="/favicon.svg", type="image/svg+xml"),

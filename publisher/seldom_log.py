@@ -42,7 +42,3 @@ class SeldomLog:
 
     def warning(self, message: str, *args: object) -> None:
         self.log(logging.WARNING, message, *args)
-
-    def exception(self, message: str, *args: object) -> None:
-        """An error with the exception being handled, as ``logging.exception``."""
-        self.log(logging.ERROR, message, *args, exc_info=True)

@@ -26,14 +26,13 @@ class SoftPasskey:
     credential_id: bytes = field(default_factory=lambda: secrets.token_bytes(32))
     sign_count: int = 0
     user_handle: bytes | None = None
-    rp_id: str = ""
 
     def _cose_public_key(self) -> bytes:
         numbers = self.key.public_key().public_numbers()
         return cbor2.dumps({1: 2, 3: -7, -1: 1, -2: numbers.x.to_bytes(32, "big"), -3: numbers.y.to_bytes(32, "big")})
 
-    def _client_data(self, kind: str, challenge: str, origin: str | None) -> bytes:
-        data = {"type": kind, "challenge": challenge, "origin": origin or self.origin, "crossOrigin": False}
+    def _client_data(self, kind: str, challenge: str) -> bytes:
+        data = {"type": kind, "challenge": challenge, "origin": self.origin, "crossOrigin": False}
         return json.dumps(data, separators=(",", ":")).encode()
 
     def _credential(self, client_data: bytes, **response: Any) -> dict[str, Any]:
@@ -42,21 +41,20 @@ class SoftPasskey:
         kind = {"type": "public-key", "authenticatorAttachment": "platform", "clientExtensionResults": {}}
         return {"id": credential_id, "rawId": credential_id, **kind, "response": response}
 
-    def create(self, options: dict[str, Any], origin: str | None = None) -> dict[str, Any]:
+    def create(self, options: dict[str, Any]) -> dict[str, Any]:
         """The answer to ``navigator.credentials.create()`` with these (JSON) options."""
-        self.rp_id = options["rp"]["id"]
         self.user_handle = base64url_to_bytes(options["user"]["id"])
-        client_data = self._client_data("webauthn.create", options["challenge"], origin)
+        client_data = self._client_data("webauthn.create", options["challenge"])
         attested = bytes(16) + struct.pack(">H", len(self.credential_id)) + self.credential_id + self._cose_public_key()
-        auth_data = hashlib.sha256(self.rp_id.encode()).digest() + bytes([UP | UV | AT]) + struct.pack(">I", 0)
+        auth_data = hashlib.sha256(options["rp"]["id"].encode()).digest() + bytes([UP | UV | AT]) + struct.pack(">I", 0)
         attestation = cbor2.dumps({"fmt": "none", "attStmt": {}, "authData": auth_data + attested})
         return self._credential(client_data, attestationObject=bytes_to_base64url(attestation), transports=["internal"])
 
-    def get(self, options: dict[str, Any], origin: str | None = None, counter: int | None = None) -> dict[str, Any]:
+    def get(self, options: dict[str, Any], counter: int | None = None) -> dict[str, Any]:
         """The answer to ``navigator.credentials.get()``; ``counter``: the signature counter to
         claim (a cloned key's), else the next one."""
         self.sign_count = self.sign_count + 1 if counter is None else counter
-        client_data = self._client_data("webauthn.get", options["challenge"], origin)
+        client_data = self._client_data("webauthn.get", options["challenge"])
         auth_data = (
             hashlib.sha256(options["rpId"].encode()).digest() + bytes([UP | UV]) + struct.pack(">I", self.sign_count)
         )

@@ -30,6 +30,13 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
+# What the test gateway receives from Jo Reader's sign-up and message.
+SUBSCRIBE_BODY = {"email": "jo@example.com", "name": "Jo Reader", "book_updates": "yes"}
+CONTACT_BODY = {
+    "sender": {"name": "Jo Reader", "email": "jo@example.com"},
+    "subject": "Contact Form Submission from Jo Reader",
+    "message": "When is the next book coming out?",
+}
 DESKTOP = {"width": 1280, "height": 900}
 MOBILE = {"width": 375, "height": 740}
 
@@ -43,8 +50,6 @@ def browser() -> Iterator[Browser]:
 
 
 class ConsoleRecorder:
-    """Collects console errors and page errors so a test can assert there were none."""
-
     def __init__(self, page: Page):
         self.errors: list[str] = []
         page.on("console", lambda msg: self.errors.append(msg.text) if msg.type == "error" else None)

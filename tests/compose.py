@@ -20,8 +20,6 @@ def load() -> dict:
 
 
 def interpolate(value: str, variables: dict[str, str]) -> str:
-    """``value`` with its variable references filled in from ``variables`` (Compose's rules)."""
-
     def fill(match: re.Match[str]) -> str:
         name, op, arg = match["name"], match["op"], match["arg"]
         current = variables.get(name, "")

@@ -27,7 +27,6 @@ DATA_VOLUME_PATH = "/data"
 
 
 def engine_problem() -> str | None:
-    """Why the container tests cannot run here, with the command that fixes it; None when they can."""
     missing = [tool for tool in ("podman", "runc", "debootstrap") if shutil.which(tool) is None]
     if missing:
         return f"The container tests need {', '.join(missing)}. Install them as root:\n  {INSTALL_COMMAND}"
@@ -69,7 +68,6 @@ def image_config(tag: str) -> dict:
 
 
 def stored_subscribers(container: Container) -> list[tuple[str, str, str]]:
-    """(email, name, status) rows of the operator's export, run in the container."""
     exported = container.exec("publisher-gateway", "subscribers").stdout
     return [(row["email"], row["name"], row["status"]) for row in csv.DictReader(io.StringIO(exported))]
 
@@ -114,7 +112,6 @@ class Container:
 
     @classmethod
     def of_service(cls, spec: ServiceSpec) -> Container:
-        """A container of a compose.yaml service: its image, command, environment, read-only root and tmpfs."""
         shared = ("read_only", "command", "tmpfs", "secrets", "cap_drop", "security_opt")
         return cls(spec.image, env=spec.environment, **{name: getattr(spec, name) for name in shared})
 
@@ -198,7 +195,6 @@ class Container:
         return sent_at
 
     def wait_exit(self, timeout: float = 30) -> int:
-        """Wait until the container has exited; returns its exit code."""
         result = podman("wait", self.name, timeout=timeout)
         return int(result.stdout.strip().splitlines()[-1])
 

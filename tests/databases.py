@@ -17,7 +17,6 @@ from tests.support import PROJECT_ROOT, publisher_gateway
 
 
 def migrated_database(path: Path) -> str:
-    """A fresh SQLite database with the schema from the committed Alembic migrations."""
     url = f"sqlite:///{path}"
     publisher_gateway(url, "migrate")
     return url
@@ -75,7 +74,6 @@ def db_url(database_kind, request, tmp_path) -> Iterator[str]:
 
 @pytest.fixture
 def empty_db_url(database_kind, request, tmp_path) -> Iterator[str]:
-    """A database of the test's kind that was never migrated."""
     if database_kind == "sqlite":
         url = f"sqlite:///{tmp_path / 'empty.db'}"
     else:

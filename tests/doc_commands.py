@@ -57,7 +57,6 @@ def documents() -> list[Path]:
 
 
 def shell_blocks(document: Path, root: Path = PROJECT_ROOT) -> list[ShellBlock]:
-    """The document's ``sh`` blocks, in order (``document`` named relative to ``root``)."""
     blocks: list[ShellBlock] = []
     heading = ""
     fence_line, language, body = 0, None, []
@@ -118,7 +117,6 @@ def make_recipe(target: str, makefile: Path = MAKEFILE) -> tuple[str, ...]:
 
 
 def make_variables(makefile: Path = MAKEFILE) -> dict[str, str]:
-    """The Makefile's simple assignments (``NAME := value``, ``?=``, ``=``), as written."""
     found = (MAKE_VARIABLE.match(line) for line in makefile.read_text(encoding="utf-8").splitlines())
     return {match.group(1): match.group(2) for match in found if match}
 

@@ -15,6 +15,7 @@ import threading
 import traceback
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from unittest import mock
 
 from reflex import model as rx_model
 from reflex_base import config as reflex_config
@@ -49,21 +50,12 @@ def run(
 
 @contextlib.contextmanager
 def _environment(changes: Mapping[str, str | None]) -> Iterator[None]:
-    """The environment restored exactly afterwards: rxconfig.py and Reflex write to it too."""
-    saved = dict(os.environ)
-    for name, value in changes.items():
-        if value is None:
+    """The environment restored exactly afterwards (patch.dict): rxconfig.py and Reflex write to it too."""
+    with mock.patch.dict(os.environ):
+        os.environ.update({name: value for name, value in changes.items() if value is not None})
+        for name in [name for name, value in changes.items() if value is None]:
             os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-    try:
         yield
-    finally:
-        for name in set(os.environ) - set(saved):
-            del os.environ[name]
-        for name, value in saved.items():
-            if os.environ.get(name) != value:
-                os.environ[name] = value
 
 
 @contextlib.contextmanager

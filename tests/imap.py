@@ -1,6 +1,5 @@
-"""Debian's Dovecot for a test session on free 127.0.0.1 ports (plain with STARTTLS, and IMAPS with a
-trustme CA), its configuration, sockets and maildirs in a temporary directory. Real, not fake: the
-client must get capabilities, UID MOVE/UIDPLUS and modified UTF-7 right as real servers do them."""
+"""Debian's Dovecot on free 127.0.0.1 ports (STARTTLS, and IMAPS with a trustme CA), in a temporary directory.
+Real, not fake: the client must get capabilities, UID MOVE/UIDPLUS and modified UTF-7 right."""
 
 from __future__ import annotations
 
@@ -32,20 +31,14 @@ START_TIMEOUT_S = 20.0
 
 
 def dovecot_program() -> str:
-    """Dovecot's master program (Debian keeps it in /usr/sbin, often outside PATH)."""
-    if os.access(DOVECOT, os.X_OK):
-        return DOVECOT
-    on_path = shutil.which("dovecot")
-    if on_path:
-        return on_path
-    raise RuntimeError(
-        f"Dovecot is missing (the IMAP server of the bounce mailbox tests). Install it as root:\n  {INSTALL_COMMAND}"
-    )
+    """Debian keeps it in /usr/sbin, often outside PATH."""
+    found = DOVECOT if os.access(DOVECOT, os.X_OK) else shutil.which("dovecot")
+    if found is None:
+        raise RuntimeError(f"Dovecot is missing (the bounce mailbox tests' IMAP server). As root:\n  {INSTALL_COMMAND}")
+    return found
 
 
 class DovecotServer:
-    """One Dovecot; ``url()`` for the site's settings, the rest to fill and inspect its mailbox."""
-
     def __init__(self, port: int, tls_port: int) -> None:
         self.program = dovecot_program()
         self.port = port
@@ -66,11 +59,6 @@ class DovecotServer:
         except BaseException:
             self.close()
             raise
-
-    @classmethod
-    def on_free_ports(cls) -> DovecotServer:
-        """On two free ports of 127.0.0.1, or two others if one was taken before Dovecot listened."""
-        return start_on_free_ports(cls, count=2)
 
     def _write_files(self) -> None:
         ca = trustme.CA()
@@ -107,8 +95,7 @@ class DovecotServer:
         os.chown(self.mail, owner.pw_uid, owner.pw_gid)
 
         self.config.write_text(
-            f"""# Written by tests/imap.py for one test session; no system configuration is read.
-base_dir = {self.root}/run
+            f"""base_dir = {self.root}/run
 state_dir = {self.root}/state
 instance_name = publisher-tests-{self.port}
 log_path = {self.log}
@@ -122,9 +109,7 @@ ssl_key = <{key}
 # LOGIN without TLS, as the site may on loopback (Dovecot counts 127.0.0.1 as secure anyway).
 disable_plaintext_auth = no
 auth_mechanisms = plain login
-# The pause after a refused login would only slow the tests, and so would anvil's penalty
-# (the next login from the same address waits 4 s, up to 15 s): no one may use its socket,
-# so the auth process, failing to reach it, keeps no penalties.
+# No pause after a refused login, and no anvil penalty (4 s, up to 15 s): nobody may use its socket.
 auth_failure_delay = 0
 service anvil {{
 {no_chroot}  unix_listener anvil-auth-penalty {{
@@ -136,8 +121,7 @@ first_valid_uid = {owner.pw_uid}
 last_valid_uid = {owner.pw_uid}
 first_valid_gid = {owner.pw_gid}
 last_valid_gid = {owner.pw_gid}
-# LAYOUT=fs: "/" between levels, so a "." in a folder name is only a dot; INBOX in a
-# directory of its own, so no folder's name can clash with its cur, new and tmp.
+# LAYOUT=fs: a "." in a folder name is only a dot; INBOX apart, so no folder clashes with cur, new, tmp.
 mail_location = maildir:~/Maildir:LAYOUT=fs:INBOX=~/Maildir/INBOX
 namespace inbox {{
   inbox = yes
@@ -184,7 +168,6 @@ service imap-login {{
             time.sleep(0.05)
 
     def _greets(self, port: int, tls: bool = False) -> bool:
-        """Whether the listener answers with an IMAP greeting (on IMAPS, after the handshake)."""
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
                 if not tls:
@@ -203,7 +186,6 @@ service imap-login {{
         return "\n".join(parts)
 
     def url(self, folder: str = "INBOX", tls: bool = False) -> str:
-        """The site's ``PUBLISHER_BOUNCE_MAILBOX`` for this server."""
         scheme, port = ("imaps", self.tls_port) if tls else ("imap", self.port)
         return f"{scheme}://{self.user}:{quote(self.password, safe='')}@127.0.0.1:{port}/{quote(folder, safe='')}"
 
@@ -215,11 +197,10 @@ service imap-login {{
             yield imap
 
     def append(self, raw: bytes, folder: str = "INBOX", flags: Iterable[str] = ()) -> None:
-        """Deliver ``raw`` into ``folder`` (created when missing), as a mail server would."""
         self.append_many([raw], folder, flags)
 
     def append_many(self, raws: Iterable[bytes], folder: str = "INBOX", flags: Iterable[str] = ()) -> None:
-        """Deliver each of ``raws`` into ``folder``, in one session (hundreds in a second)."""
+        """As a mail server would, ``folder`` created when missing; in one session (hundreds in a second)."""
         with self._session() as imap:
             if folder.upper() != "INBOX" and not imap.folder_exists(folder):
                 imap.create_folder(folder)
@@ -242,13 +223,11 @@ service imap-login {{
             return sorted(name for _flags, _separator, name in imap.list_folders())
 
     def delete_folder(self, folder: str) -> None:
-        """``folder`` and every message in it gone (no error when there is none)."""
         with self._session() as imap:
             if imap.folder_exists(folder):
                 imap.delete_folder(folder)
 
     def empty(self) -> None:
-        """No message anywhere and no folder but INBOX, as at the start."""
         with self._session() as imap:
             # The deepest first: Dovecot keeps a parent with children as a \Noselect folder.
             names = [name for _flags, _separator, name in imap.list_folders()]
@@ -274,14 +253,13 @@ service imap-login {{
 
 @pytest.fixture(scope="session")
 def dovecot() -> Iterator[DovecotServer]:
-    """A Dovecot IMAP server for the whole test session."""
-    server = DovecotServer.on_free_ports()
+    server = start_on_free_ports(DovecotServer, count=2)  # others if one was taken before Dovecot listened
     yield server
     server.close()
 
 
 @pytest.fixture
 def mailbox(dovecot: DovecotServer) -> DovecotServer:
-    """The session's Dovecot with every message and folder of earlier tests gone."""
+    """Every message and folder of earlier tests gone."""
     dovecot.empty()
     return dovecot

@@ -23,6 +23,7 @@ from tests.support import log_excerpt, publisher_gateway, start_on_free_ports
 
 INSTALL_COMMAND = "apt-get update && apt-get install -y postgresql"
 USER = "publisher"
+INITDB_OPTIONS = ("--username", USER, "--auth", "scram-sha-256", "--encoding", "UTF8", "--locale", "C.UTF-8")
 
 
 def server_bindir() -> Path:
@@ -59,21 +60,7 @@ class PostgresServer:
         password_file.write_text(self.password)
         if self.owner:
             os.chown(password_file, self.owner.pw_uid, self.owner.pw_gid)
-        self._run(
-            "initdb",
-            "--pgdata",
-            str(self.data),
-            "--username",
-            USER,
-            "--pwfile",
-            str(password_file),
-            "--auth",
-            "scram-sha-256",
-            "--encoding",
-            "UTF8",
-            "--locale",
-            "C.UTF-8",
-        )
+        self._run("initdb", "--pgdata", str(self.data), "--pwfile", str(password_file), *INITDB_OPTIONS)
         password_file.unlink()
         start_on_free_ports(self._start_on)
 
@@ -131,13 +118,11 @@ class PostgresServer:
             return cursor.fetchall() if cursor.description else []
 
     def create_database(self, template: str | None = None) -> str:
-        """A new, empty (or copied from ``template``) database; its name."""
         name = f"test_{uuid.uuid4().hex[:12]}"
         self.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
         return name
 
     def migrated_database(self) -> str:
-        """A new database brought to the schema by the operator's command; its name."""
         name = self.create_database()
         publisher_gateway(self.url(name), "migrate")
         return name

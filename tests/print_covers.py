@@ -29,7 +29,6 @@ def print_cover(path: Path, seed: int) -> None:
 
 
 def make_project(root: Path) -> Path:
-    """The project copied to ``root`` with a print-size JPEG cover for every book; ``root``."""
     copy_project(root)
     books = root / "publisher" / "content" / "books.py"
     text = books.read_text()

@@ -122,7 +122,6 @@ class SmtpServer:
         return f"{scheme}://{user}127.0.0.1:{self.port}"
 
     def mail_env(self, **extra: str) -> dict[str, str]:
-        """The site's mail settings for this server: the publisher's inbox, the sender, the list's secret."""
         return {
             "PUBLISHER_SMTP_URL": self.url(),
             "PUBLISHER_NOTIFY_TO": "books@animals.example",
@@ -183,7 +182,6 @@ class SmtpServer:
             self._held = held_port(self.port)
 
     def wait_for(self, count: int, timeout: float) -> list[Received]:
-        """Wait until ``count`` messages arrived (no sleeping beyond the moment they do)."""
         deadline = time.monotonic() + timeout
         with self._changed:
             while len(self.received) < count:

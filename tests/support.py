@@ -47,7 +47,6 @@ PORT_TAKEN = re.compile(r"already in use", re.IGNORECASE)
 
 
 def port_taken(port: int) -> bool:
-    """Whether something holds ``port`` of 127.0.0.1 (a documented fixed port, before a test uses it)."""
     try:
         held_port(port).close()
     except OSError:
@@ -87,7 +86,6 @@ def log_excerpt(log: str) -> str:
 
 
 def wait_until(condition: Callable[[], bool], timeout: float, what: str, interval: float = 0.25) -> None:
-    """Poll ``condition`` until it holds; fail with ``what`` after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
@@ -226,7 +224,6 @@ def copy_project(root: Path) -> None:
 
 
 def build_site(log_path: Path, site_url: str | None = TEST_SITE_URL, root: Path = PROJECT_ROOT) -> None:
-    """`make build` for ``site_url`` (None: the configured one) of the project at ``root``."""
     deploy_url = {"REFLEX_DEPLOY_URL": site_url} if site_url else {}
     with log_path.open("wb") as log:
         subprocess.run(
@@ -328,8 +325,6 @@ class ProductionServer:
 
 
 class RedisServer:
-    """Debian's redis-server on a free 127.0.0.1 port, without persistence."""
-
     def __init__(self, workdir: Path):
         self.workdir = workdir
         self.log_path = workdir / "redis.log"
@@ -382,7 +377,6 @@ class RedisServer:
 def running_server(
     workdir: Path, extra_env: dict[str, str], root: Path = PROJECT_ROOT, own_address: bool = False
 ) -> Iterator[ProductionServer]:
-    """A production server on a free port, with its log and any database under ``workdir``."""
     prod = ProductionServer(workdir / "reflex.log", extra_env=extra_env, root=root, own_address=own_address)
     prod.start()
     try:
@@ -474,7 +468,6 @@ class RecordingGateway:
 
 @pytest.fixture(scope="session")
 def test_gateway() -> Iterator[RecordingGateway]:
-    """One recording gateway on 127.0.0.1 for a test session (import into a conftest)."""
     with RecordingGateway() as recording:
         yield recording
 

@@ -56,8 +56,7 @@ _EMOTION_STYLE = re.compile(r'<style data-emotion="[^"<>]*">[^<]*</style>')
 
 
 def defer_app_boot(html: str) -> str:
-    """The app's preloads and boot module made inert until assets/site.js re-creates them after load
-    (only attributes change: hydration sees the same document)."""
+    """Inert until assets/site.js re-creates them after load (only attributes change: hydration sees the same)."""
     html = _MODULEPRELOAD.sub(f'<link rel="{DEFERRED_PRELOAD_REL}"', html)
     return _BOOT_SCRIPT.sub(f'<script type="{BOOT_TYPE}" data-app-boot=""', html)
 
@@ -109,8 +108,7 @@ def remove_originals(static_dir: Path, sources: list[str]) -> None:
 
 
 class SiteFilesPlugin(Plugin):
-    """Its hooks import the site's modules: rxconfig.py loads this into Reflex's long-lived development
-    supervisor, whose workers would keep old content after a hot reload."""
+    """Its hooks import the site's modules: Reflex's development supervisor would keep them over a hot reload."""
 
     def get_static_assets(self, **context: Any):
         from publisher.config import settings  # noqa: PLC0415 - hot reload

@@ -1,6 +1,5 @@
-"""``publisher-gateway``: the operator's command for the embedded gateway's database, reading the
-site's configuration; its commands are declared once in ``command_line``, where its output goes and
-what its exit status says in ``EPILOG``."""
+"""``publisher-gateway``: the operator's command for the embedded gateway's database; where its output
+goes and what its exit status says: ``EPILOG``."""
 
 from __future__ import annotations
 
@@ -59,8 +58,6 @@ exit status:
 
 
 class Refused(Exception):
-    """What the operator reads on standard error (after ``publisher-gateway: ``), and the exit status."""
-
     def __init__(self, message: str, status: int = EXIT_FAILED) -> None:
         super().__init__(message)
         self.status = status
@@ -77,7 +74,7 @@ def migrate(args: argparse.Namespace) -> None:
 
 
 def import_file(args: argparse.Namespace) -> None:
-    """``publisher-gateway import FILE``: the whole file or nothing, with every bad line named."""
+    """The whole file or nothing, with every bad line named."""
     try:
         text = Path(args.file).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
@@ -160,7 +157,7 @@ _PERIODS = {"d": "days", "h": "hours", "m": "minutes"}
 
 
 def _since(text: str) -> datetime:
-    """``--since``: a date, a date and time (UTC unless it says), or a period back from now."""
+    """UTC unless it says."""
     value = text.strip()
     unit = _PERIODS.get(value[-1:].lower())
     if unit and value[:-1].isdigit():
@@ -183,8 +180,7 @@ _LEFT_WHY = {
 
 
 def write_bounces(args: argparse.Namespace) -> int | None:
-    """Newest first, then what the reader left in the mailbox, and why; everything stored came from
-    outside, so control characters are escaped."""
+    """Everything stored came from outside, so control characters are escaped."""
     if args.check:
         return check_bounce_mailbox()
     lines = bounce_records.list_bounces(args.since)
@@ -217,7 +213,6 @@ def write_bounces(args: argparse.Namespace) -> int | None:
 
 
 def check_bounce_mailbox() -> int:
-    """``bounces --check``: read the bounce mailbox once, now (a MailboxTrouble is 1, in ``run``)."""
     values = settings.current()
     if values.mail is None or values.bounce_mailbox is None:
         raise Refused(
@@ -243,7 +238,6 @@ def pause(args: argparse.Namespace) -> None:
 
 
 def schedule(args: argparse.Namespace) -> None:
-    """Each forthcoming book's send, in its zone and UTC, its state and who waits; or one of them steered."""
     steer = [option for option in ("at", "hold", "resume") if getattr(args, option)]
     if len(steer) > 1 or (steer and args.slug is None):
         raise Refused("give one book's SLUG and one of --at, --hold or --resume", EXIT_USAGE)
@@ -315,7 +309,6 @@ def revoke_admin(args: argparse.Namespace) -> None:
 
 
 def _days(text: str) -> int:
-    """``--days``: a whole number of days back from today, today included."""
     if not text.strip().isdigit() or not 1 <= int(text) <= visit_report.MAX_DAYS:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a number of days from 1 to {visit_report.MAX_DAYS} (today counts as one)"
@@ -341,7 +334,6 @@ def write_visits(args: argparse.Namespace) -> None:
 
 
 Handler = Callable[[argparse.Namespace], "int | None"]
-# Each subcommand's line in ``--help`` (the admin's actions too).
 SUMMARIES = {
     "migrate": "create or update the tables (the release step; safe while other containers start or run)",
     "subscribers": "export the email list as CSV to standard output (the columns `import` reads)",
@@ -381,7 +373,6 @@ def command_line() -> argparse.ArgumentParser:
 
 
 def _subcommand(parent: Any, name: str, run: Handler | None) -> argparse.ArgumentParser:
-    """``name`` under ``parent`` (what ``add_subparsers`` made), its help from SUMMARIES, carried out by ``run``."""
     made = parent.add_parser(name, help=SUMMARIES[name])
     made.set_defaults(run=run)
     return made

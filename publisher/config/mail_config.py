@@ -23,9 +23,7 @@ _DEFAULT_SMTP_PORTS = {"smtps": 465, "smtp": 587}
 
 @dataclass(frozen=True)
 class MailServer:
-    """Where mail goes (SMTP) or comes back (the bounce mailbox, IMAP): ``smtps`` and ``imaps`` are TLS from
-    the first byte; ``smtp`` and ``imap`` must upgrade with STARTTLS unless the host is loopback (then only
-    when offered). Certificates are always verified."""
+    """``smtp`` and ``imap`` must upgrade with STARTTLS unless the host is loopback (then only when offered)."""
 
     scheme: str
     host: str
@@ -40,7 +38,6 @@ class MailServer:
         object.__setattr__(self, "implicit_tls", self.scheme in ("smtps", "imaps"))
 
     def describe(self) -> str:
-        """The server as it may be printed: its URL with the password hidden."""
         user = f"{quote(self.username, safe='')}:***@" if self.username else ""
         host = f"[{self.host}]" if ":" in self.host else self.host
         folder = f"/{quote(self.folder, safe='')}" if self.folder else ""
@@ -71,9 +68,7 @@ def is_loopback(host: str) -> bool:
 def server_url(
     var: str, value: str, default_ports: Mapping[str, int], example: str, encode_also: str = ""
 ) -> tuple[SplitResult, MailServer, str]:
-    """A mail server's URL (SMTP, IMAP) split and checked as far as both agree, the server it names (its user,
-    password and folder yet to check), and the URL as it may be shown; ``encode_also``: where else delimiters
-    must be percent-encoded."""
+    """Checked as far as SMTP and IMAP agree: the parts, the server, and the URL as it may be shown."""
     shown = redact_url(value)
     if has_unencoded_delimiter(value):
         raise ConfigurationError(
@@ -99,7 +94,6 @@ def server_url(
 
 
 def smtp_server(value: str) -> MailServer:
-    """``PUBLISHER_SMTP_URL``: ``smtps://user:password@host:465`` or ``smtp://...:587``."""
     name = "PUBLISHER_SMTP_URL"
     example = "smtps://user:password@smtp.example.com:465 or smtp://user:password@smtp.example.com:587"
     parts, server, shown = server_url(name, value, _DEFAULT_SMTP_PORTS, example)
@@ -118,7 +112,6 @@ def address(name: str, value: str) -> str:
 
 
 def recipients(value: str) -> tuple[str, ...]:
-    """``PUBLISHER_NOTIFY_TO``: one or more addresses, comma-separated."""
     found = tuple(address("PUBLISHER_NOTIFY_TO", part.strip()) for part in value.split(",") if part.strip())
     if not found:
         raise ConfigurationError("PUBLISHER_NOTIFY_TO must list at least one address")
@@ -126,7 +119,6 @@ def recipients(value: str) -> tuple[str, ...]:
 
 
 def sender(value: str) -> Sender:
-    """``PUBLISHER_MAIL_FROM``: ``address`` or ``Display Name <address>``."""
     name, bracket, rest = value.rpartition("<")
     if not bracket:
         return Sender(address("PUBLISHER_MAIL_FROM", value), "")
@@ -149,7 +141,6 @@ def postal_address(value: str) -> str | None:
 
 
 def dkim_key(selector: str, key_file: str, domain: str) -> DkimKey | None:
-    """``PUBLISHER_DKIM_SELECTOR`` and ``PUBLISHER_DKIM_KEY_FILE``: both or neither."""
     if not selector and not key_file:
         return None
     if not key_file:
@@ -183,7 +174,6 @@ _LOCAL_PART_MAX = 64 - 1 - len(bounces.verp_token("x", 0xFFFFFFFFFFFF))
 
 
 def imap_server(value: str) -> MailServer:
-    """``PUBLISHER_BOUNCE_MAILBOX``: ``imaps://user:password@host:993/INBOX`` or ``imap://...:143/INBOX``."""
     name = "PUBLISHER_BOUNCE_MAILBOX"
     example = "imaps://user:password@imap.example.com:993/INBOX or imap://user:password@imap.example.com:143/INBOX"
     parts, server, shown = server_url(name, value, _DEFAULT_IMAP_PORTS, example, ", and @ in the folder")
@@ -200,8 +190,7 @@ def imap_server(value: str) -> MailServer:
 
 
 def bounce_address(value: str) -> str:
-    """``PUBLISHER_BOUNCE_ADDRESS``: any domain the publisher receives mail at; docs/mailing-list.md
-    says why it should be the From address's own (SPF alignment)."""
+    """Any domain the publisher receives mail at; docs/mailing-list.md says why the From's own is best."""
     checked = address("PUBLISHER_BOUNCE_ADDRESS", value)
     local = checked.rpartition("@")[0]
     if "+" in local:

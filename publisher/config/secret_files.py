@@ -16,8 +16,7 @@ class ConfigurationError(RuntimeError):
 
 
 def redact_url(url: str) -> str:
-    """The URL as it may be printed, its password replaced by ***: by position, not by parsing, since
-    an unencoded ``/?#@`` in a password misleads a parser (a later ``@`` hides more, never less)."""
+    """By position: an unencoded ``/?#@`` in a password misleads a parser (a later ``@`` hides more, never less)."""
     start = url.find("//")
     at = url.rfind("@")
     if start < 0:
@@ -32,8 +31,7 @@ def redact_url(url: str) -> str:
 
 
 def has_unencoded_delimiter(url: str) -> bool:
-    """Whether the user and password (between ``//`` and the last ``@``) hold one of ``/ ? # [ ]``,
-    which a URL parser would take for the host, port, path or query."""
+    """Whether the user and password hold one of ``/ ? # [ ]``, which a parser would take for the host or path."""
     start = url.find("//")
     at = url.rfind("@")
     return 0 <= start < at and any(delimiter in url[start + 2 : at] for delimiter in "/?#[]")
@@ -45,8 +43,7 @@ FILE_SUFFIX = "_FILE"
 
 
 def from_env_or_file(env: Mapping[str, str], name: str) -> str:
-    """``name``'s value, from the environment or the file ``NAME_FILE`` names (stripped); both set, or an
-    unreadable file, is a ConfigurationError."""
+    """``name``'s value, from the environment or the file ``NAME_FILE`` names; both set is refused."""
     value = env.get(name, "").strip()
     path = env.get(name + FILE_SUFFIX, "").strip()
     if not path:
@@ -57,7 +54,6 @@ def from_env_or_file(env: Mapping[str, str], name: str) -> str:
 
 
 def _read_secret(variable: str, path: str) -> str:
-    """The secret in the file ``variable`` names, stripped; an error names the variable, never the content."""
     try:
         return Path(path).read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
@@ -84,8 +80,7 @@ DB_URL_VAR = "REFLEX_DB_URL"
 
 
 def put_database_password(environ: dict[str, str] | os._Environ) -> None:
-    """Fill ``REFLEX_DB_URL``'s password from ``PUBLISHER_DB_PASSWORD_FILE`` (the database server's own
-    secret file), so the password is in no container's environment."""
+    """``REFLEX_DB_URL``'s password from ``PUBLISHER_DB_PASSWORD_FILE``: in no container's environment."""
     path = environ.get("PUBLISHER_DB_PASSWORD_FILE", "").strip()
     if not path:
         return

@@ -1,6 +1,5 @@
-"""Runtime configuration: one object, read from the environment once and checked at start-up (an error
-names the variable, never shows a password). Reflex's own variables (REFLEX_*) are read from Reflex's
-config, so the two never disagree."""
+"""Runtime configuration: one object, read once and checked at start-up (an error names the variable, never
+shows a password); REFLEX_* variables are read from Reflex's config, so the two never disagree."""
 
 from __future__ import annotations
 
@@ -39,7 +38,6 @@ from publisher.rules.bounces import DEFAULT_PAUSE_BOUNCE_RATE, DEFAULT_PAUSE_COM
 
 
 def absolute_http_url(name: str, value: str) -> str:
-    """An absolute http(s) URL without a query, fragment or trailing slash."""
     parts = urlsplit(value.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigurationError(
@@ -51,16 +49,14 @@ def absolute_http_url(name: str, value: str) -> str:
 
 
 def site_url() -> str:
-    """The site's public address without a trailing slash: Reflex's ``deploy_url``, so the sitemap
-    Reflex writes and our canonical links never disagree."""
+    """Reflex's ``deploy_url``, so the sitemap Reflex writes and our canonical links never disagree."""
     return absolute_http_url("REFLEX_DEPLOY_URL (deploy_url)", reflex_config.get_config().deploy_url or "")
 
 
 DEFAULT_GATEWAY_TIMEOUT_S = 10.0
 # Daily visit counts kept two years: a launch compared with the last.
 DEFAULT_VISITS_KEEP_DAYS = 730
-# Where the site makes, once, the signing secrets it is not given (the image sets /data, its volume):
-# the form's always, the list's where the site sends email.
+# The signing secrets the site makes once in PUBLISHER_SECRETS_DIR when not given (the list's if it sends email).
 MADE_SECRET_FILES = {"PUBLISHER_FORM_SECRET": "form-secret", "PUBLISHER_LIST_SECRET": "list-secret"}
 # A class of 30 pupils behind one school router, each with the form open in two tabs.
 DEFAULT_MAX_TABS_PER_ADDRESS = 60
@@ -69,8 +65,7 @@ DEFAULT_NEW_TABS_PER_MINUTE = 60
 # A worker's open tabs: 2,000 at the measured ~190 KB each (benchmarks/flood.py) is about 380 MB
 # above a worker's ~240 MB, so a one-worker container stays under 700 MB.
 DEFAULT_MAX_TABS = 2000
-# How long one websocket may stay open (the page then reconnects by itself): a tab left open
-# for days is counted again at its reconnect, and a connection's state is let go regularly.
+# A websocket's longest life (the page reconnects): a tab left open for days is counted again, its state let go.
 DEFAULT_MAX_TAB_LIFETIME_S = 7200
 
 
@@ -84,7 +79,7 @@ class TabLimits:
 
 
 def _var(name: str, default: Any, must: str = "", **constraints: Any) -> Any:
-    """A field read from the variable ``name``; a value it refuses stops start-up: "NAME must MUST, got VALUE"."""
+    """A value it refuses stops start-up: "NAME must MUST, got VALUE"."""
     return Field(default, validation_alias=name, description=must, **constraints)
 
 
@@ -139,13 +134,11 @@ Percent = Annotated[float, BeforeValidator(lambda value: value.removesuffix("%")
 
 
 class Settings(BaseSettings):
-    # Each variable by its exact name, as the text it is (``8/600`` is a rate limit, not JSON); a default
-    # is the value itself, not a string to parse.
+    # Each variable by its exact name, as the text it is (``8/600`` is a rate limit, not JSON).
     model_config = SettingsConfigDict(
         frozen=True, extra="ignore", case_sensitive=True, enable_decoding=False, validate_default=False
     )
 
-    # publisher-serve.
     host: str = _var("HOST", "127.0.0.1")
     port: Whole = _var("PORT", 8000, "be a TCP port number (1-65535)", gt=0, lt=65536)
     loglevel: constants.LogLevel = _var(
@@ -153,7 +146,6 @@ class Settings(BaseSettings):
     )
     # The development server's address besides loopback (`make run DEV_HOST=`); Vite's config reads it too.
     dev_host: str = _var("PUBLISHER_DEV_HOST", "")
-    # The gateway the forms post to; unset: the embedded one.
     gateway_url: str | None = _var("PUBLISHER_GATEWAY_URL", None)
     gateway_api_key: str | None = _var("PUBLISHER_GATEWAY_API_KEY", None, repr=False)
     gateway_api_key_file: str = _var("PUBLISHER_GATEWAY_API_KEY_FILE", "")
@@ -161,7 +153,6 @@ class Settings(BaseSettings):
     # Overrides of the submit limits, (attempts, seconds); None: the form's own.
     rate_limit_client: AttemptsPerWindow = _var("PUBLISHER_RATE_LIMIT_CLIENT", None, PER_WINDOW)
     rate_limit_address: AttemptsPerWindow = _var("PUBLISHER_RATE_LIMIT_ADDRESS", None, PER_WINDOW)
-    # The event channel's limits (the ``tabs`` property).
     max_tabs_per_address: Whole = _var("PUBLISHER_MAX_TABS_PER_ADDRESS", DEFAULT_MAX_TABS_PER_ADDRESS, COUNT, ge=1)
     new_tabs_per_minute: Whole = _var("PUBLISHER_NEW_TABS_PER_MINUTE", DEFAULT_NEW_TABS_PER_MINUTE, COUNT, ge=1)
     max_tabs: Whole = _var("PUBLISHER_MAX_TABS", DEFAULT_MAX_TABS, COUNT, ge=1)
@@ -176,7 +167,6 @@ class Settings(BaseSettings):
     form_secret_file: str = _var("PUBLISHER_FORM_SECRET_FILE", "")
     # Unset, publisher-serve refuses to start without a form secret; several containers share theirs as files.
     secrets_dir: str = _var("PUBLISHER_SECRETS_DIR", "")
-    # Mail from the embedded gateway, checked together into the ``mail`` property.
     smtp_url: Annotated[MailServer | None, BeforeValidator(mail_config.smtp_server)] = _var(
         "PUBLISHER_SMTP_URL", None, repr=False
     )
@@ -198,8 +188,6 @@ class Settings(BaseSettings):
     # Confirmation emails in any hour: far above a small publisher's busiest hour of real sign-ups, and
     # a bound on what a bot typing strangers' addresses makes the domain send (docs/mailing-list.md).
     confirmations_per_hour: Whole = _var("PUBLISHER_CONFIRMATIONS_PER_HOUR", 120, COUNT, ge=1)
-    # What comes back from the list's emails. The envelope sender (Return-Path) of every list email, as
-    # bounces+TOKEN@domain; unset: the From address.
     bounce_address: Annotated[str | None, BeforeValidator(mail_config.bounce_address)] = _var(
         "PUBLISHER_BOUNCE_ADDRESS", None
     )
@@ -223,7 +211,6 @@ class Settings(BaseSettings):
     pause_complaint_rate: Percent = _var(
         "PUBLISHER_PAUSE_COMPLAINT_RATE", DEFAULT_PAUSE_COMPLAINT_RATE, PERCENT, gt=0, le=100
     )
-    # Read by rxconfig.py before anything else, into REFLEX_DB_URL; listed here with the rest.
     db_password_file: str = _var("PUBLISHER_DB_PASSWORD_FILE", "")
 
     _dkim: DkimKey | None = PrivateAttr(None)
@@ -231,8 +218,7 @@ class Settings(BaseSettings):
     @model_validator(mode="before")
     @classmethod
     def _secrets_from_files(cls, data: Any) -> Any:
-        """Each value stripped, an empty one unset; ``NAME_FILE`` instead of ``NAME`` for a secret: a mounted
-        file, in no container's environment."""
+        """``NAME_FILE`` instead of ``NAME`` for a secret: a mounted file, in no container's environment."""
         values = {name: str(value).strip() for name, value in data.items() if name in VARIABLES}
         _point_at_made_secrets(values)
         for name in SECRET_VARIABLES:
@@ -270,12 +256,7 @@ class Settings(BaseSettings):
                 PUBLISHER_BOUNCE_ADDRESS=self.bounce_address,
                 PUBLISHER_BOUNCE_MAILBOX=self.bounce_mailbox,
             )
-        else:
-            self._dkim = self._mail_required()
-        return self
-
-    def _mail_required(self) -> DkimKey | None:
-        """What an SMTP URL requires, and the DKIM key that signs, if any."""
+            return self
         for name, value, shape in (
             ("PUBLISHER_NOTIFY_TO", self.notify_to, "one or more addresses, comma-separated"),
             ("PUBLISHER_MAIL_FROM", self.mail_from.address, "the sender address"),
@@ -283,7 +264,8 @@ class Settings(BaseSettings):
         ):
             if not value:
                 raise ConfigurationError(f"PUBLISHER_SMTP_URL is set, so {name} is required: {shape}")
-        return mail_config.dkim_key(self.dkim_selector, self.dkim_key_file, self.domain)
+        self._dkim = mail_config.dkim_key(self.dkim_selector, self.dkim_key_file, self.domain)
+        return self
 
     @property
     def mail(self) -> Settings | None:
@@ -296,7 +278,6 @@ class Settings(BaseSettings):
 
     @property
     def domain(self) -> str:
-        """The sender's domain (Message-IDs, the List-Id)."""
         return self.mail_from.address.rpartition("@")[2]
 
     @property
@@ -318,16 +299,6 @@ class Settings(BaseSettings):
         return self.visits and self.dashboard_on
 
     @property
-    def made_secret_files(self) -> dict[str, str]:
-        """The signing secrets read from the files the site made in ``PUBLISHER_SECRETS_DIR``: name -> path."""
-        given = {"PUBLISHER_FORM_SECRET": self.form_secret_file, "PUBLISHER_LIST_SECRET": self.list_secret_file}
-        return {
-            name: path
-            for name, path in given.items()
-            if self.secrets_dir and path == str(Path(self.secrets_dir) / MADE_SECRET_FILES[name])
-        }
-
-    @property
     def list_emails_on(self) -> bool:
         """The site runs the list itself: the embedded gateway, with SMTP to confirm addresses."""
         return self.gateway_url is None and self.mail is not None
@@ -346,7 +317,6 @@ def _refuse_without_smtp(why: str = "", **given: object) -> None:
 
 
 def _point_at_made_secrets(values: dict[str, Any]) -> None:
-    """Point each signing secret not given at the file made for it in ``PUBLISHER_SECRETS_DIR``."""
     folder = values.get("PUBLISHER_SECRETS_DIR", "")
     if not folder:
         return
@@ -380,8 +350,7 @@ _MUST = {str(field.validation_alias): field.description for field in Settings.mo
 
 
 def from_environ(environ: Mapping[str, str] | None = None) -> Settings:
-    """The settings ``environ`` gives (a test's mapping, the process's environment not looked at),
-    else the process's environment, read by pydantic-settings."""
+    """From ``environ`` alone (a test's mapping), else the process's environment."""
     try:
         return Settings() if environ is None else Settings.model_validate(environ)
     except ValidationError as exc:
@@ -403,13 +372,12 @@ def _read(values: tuple[str | None, ...]) -> Settings:
     return from_environ()
 
 
-# Development only (publisher-serve requires a configured secret): kept in a file of the checkout,
-# so a hot reload's new backend still accepts the questions of the pages served before.
+# Development only: a file of the checkout, so a hot reload's backend accepts the pages served before.
 DEVELOPMENT_FORM_SECRET_FILE = Path(".states") / "form-secret"
 
 
 def form_secrets() -> tuple[str, ...]:
-    """The secrets that sign the contact form's tokens (the first signs); unset: the checkout's development one."""
+    """Unset: the checkout's development one."""
     return current().form_secrets or (_development_form_secret(),)
 
 
@@ -441,7 +409,10 @@ def notes_at_start() -> list[str]:
             "PUBLISHER_POSTAL_ADDRESS is not set: list emails (the welcome email) go out without the sender's "
             "postal address, which the US CAN-SPAM Act asks of commercial email"
         )
-    for name, path in values.made_secret_files.items():
+    given = {"PUBLISHER_FORM_SECRET": values.form_secret_file, "PUBLISHER_LIST_SECRET": values.list_secret_file}
+    for name, path in given.items():
+        if not values.secrets_dir or path != str(Path(values.secrets_dir) / MADE_SECRET_FILES[name]):
+            continue
         notes.append(
             f"{name} is not given: the site signs with the one it made in {path} (keep it with the data; "
             f"another container of this site needs the same one, as {name}{FILE_SUFFIX})"
@@ -453,8 +424,7 @@ T = TypeVar("T")
 
 
 class PerProcess(Generic[T]):
-    """One object per process (a rate limiter, an outbox sender): made on first use by its factory,
-    or set by the code that runs it; replaced by tests."""
+    """One object per process (a rate limiter, an outbox sender): made on first use, or set; tests replace it."""
 
     def __init__(self, make: Callable[[], T] | None = None):
         self._make = make
@@ -468,7 +438,6 @@ class PerProcess(Generic[T]):
         return self._value
 
     def peek(self) -> T | None:
-        """The object if there is one, without making it."""
         return self._value
 
     def set(self, value: T | None) -> None:

@@ -42,7 +42,6 @@ MATH_REJECTED = "Incorrect answer to the math question. Please try again."
 
 
 def math_question(left: int, operator: str, right: int) -> str:
-    """Shown as "What is X + Y" or "What is X - Y", as a question."""
     return f"What is {left} {operator} {right}?"
 
 
@@ -51,8 +50,6 @@ TOO_MANY_ATTEMPTS = "Too many attempts. Please wait a few minutes and try again.
 ERROR_SUMMARY_TITLE = "There is a problem"
 # Before the page's title, on that answer (as screen readers announce the title first).
 ERROR_TITLE_PREFIX = "Error: "
-
-# --- Subscribe ------------------------------------------------------------------------
 
 SUBSCRIBE_SUCCESS_TOAST = "Successfully subscribed to our email list!"
 SUBSCRIBE_FAILURE_TOAST = "Failed to subscribe. Please try again."
@@ -82,8 +79,6 @@ WAITLIST_THANKS_TEXT = (
     "until then we will not write to you again."
 )
 WAITLIST_AGAIN = "Sign up another address"
-
-# --- Contact --------------------------------------------------------------------------
 
 CONTACT_SUCCESS_TOAST = "Your message has been sent successfully!"
 CONTACT_FAILURE_TOAST = "Failed to send message. Please try again."

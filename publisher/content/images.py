@@ -31,7 +31,7 @@ MIME = {"avif": "image/avif", "webp": "image/webp", "jpg": "image/jpeg", "png": 
 
 
 class ImageProblem(RuntimeError):
-    """An image the content names cannot be used: the message says which and why."""
+    """The message says which image and why."""
 
 
 @dataclass(frozen=True)
@@ -48,15 +48,10 @@ class ImageInfo:
 
     @property
     def fallback(self) -> str:
-        """The format every browser shows: JPEG, or PNG to keep transparency."""
         return "png" if self.alpha else "jpg"
 
-    @property
-    def stem(self) -> str:
-        return Path(self.src).stem
-
     def widths(self, wanted: Iterable[int]) -> tuple[int, ...]:
-        """The variant widths of ``wanted`` that the source can give (never enlarged)."""
+        """Never enlarged."""
         fitting = sorted({width for width in wanted if width <= self.width})
         return tuple(fitting) or (self.width,)
 
@@ -64,15 +59,14 @@ class ImageInfo:
         return round(self.height * width / self.width)
 
     def variant_url(self, width: int, fmt: str) -> str:
-        return f"{VARIANTS_URL}/{self.stem}-{self.digest}-{width}w.{fmt}"
+        return f"{VARIANTS_URL}/{Path(self.src).stem}-{self.digest}-{width}w.{fmt}"
 
     @property
     def share_url(self) -> str:
-        return f"{VARIANTS_URL}/{self.stem}-{self.digest}-share.jpg"
+        return f"{VARIANTS_URL}/{Path(self.src).stem}-{self.digest}-share.jpg"
 
 
 def largest_url(src: str) -> str:
-    """The biggest file the site serves of a cover: its largest fallback."""
     info = describe(src)
     return src if info.is_svg else info.variant_url(info.widths(COVER_WIDTHS)[-1], info.fallback)
 
@@ -84,10 +78,9 @@ def source_path(src: str) -> Path:
 
 
 def describe(src: str) -> ImageInfo:
-    """The image's size and content hash, from its file or the build's manifest, in the working
-    directory, else in the project beside the package (for a command run from elsewhere)."""
+    """From its file or the build's manifest, here, else beside the package (a command run from elsewhere)."""
     relative = source_path(src)
-    for root in _roots():
+    for root in dict.fromkeys((Path.cwd(), PROJECT_DIR)):  # each once
         path = root / relative
         if path.exists():
             stat = path.stat()
@@ -97,11 +90,6 @@ def describe(src: str) -> ImageInfo:
         if src in manifest:
             return ImageInfo(**manifest[src])
     raise ImageProblem(f"{src!r}: no such file under {ASSETS_DIR}/ (and the build's {MANIFEST} does not list it)")
-
-
-def _roots() -> tuple[Path, ...]:
-    here = Path()
-    return (here,) if here.resolve() == PROJECT_DIR else (here, PROJECT_DIR)
 
 
 @lru_cache(maxsize=64)

@@ -6,8 +6,6 @@ from publisher.content.site import BRAND_NAME
 
 LIST_NAME = f"the {BRAND_NAME} new-release list"
 
-# --- The subscribe form, when the list confirms addresses ---------------------------
-
 # Added to the success alert: the form never says whether the address was new.
 CONFIRM_FROM_INBOX = "If this address is new to our list, please confirm it with the link we have just emailed you."
 
@@ -36,8 +34,6 @@ ASKED_TO_JOIN = f"to join {LIST_NAME}"
 ASKED_FOR_BOOK = "to hear when {titles} is out"
 ASKED_FOR_BOOKS = "to hear when {titles} are out"
 ASKED_BOTH = "{join}\nand {wait}"
-
-# --- The welcome email ---------------------------------------------------------------
 
 WELCOME_SUBJECT = f"Welcome to {LIST_NAME}"
 WELCOME_TEXT = """Hello {name},
@@ -75,8 +71,6 @@ LIST_EMAIL_WHY = "You receive this email because you joined {list_name} at {site
 LIST_EMAIL_UNSUBSCRIBE = "Unsubscribe with one click: {link}"
 LIST_EMAIL_UNSUBSCRIBE_LINK = "Unsubscribe with one click"  # the HTML part's link text
 
-# --- The confirmation page -------------------------------------------------------------
-
 # Only where nothing has read the link yet: the page as built, and the development server's until the app
 # connects (the production server writes the link's own panel into every page it serves).
 CONFIRM_CHECKING = "Checking your link…"
@@ -99,8 +93,6 @@ CONFIRM_REPLACED = (
 )
 CONFIRM_LEFT = "{address} has left the list since this link was sent. Subscribe again to rejoin."
 
-# --- The unsubscribe page --------------------------------------------------------------
-
 UNSUBSCRIBE_ASK = "Press the button to remove {address} from {list_name}."
 UNSUBSCRIBE_BUTTON = "Unsubscribe"
 UNSUBSCRIBE_BUSY = "Unsubscribing..."
@@ -108,8 +100,6 @@ UNSUBSCRIBE_DONE_TITLE = "You have been unsubscribed"
 UNSUBSCRIBE_DONE = "{address} will get no more emails from us."
 UNSUBSCRIBE_ONE_CLICK_DONE = "Unsubscribed."  # the answer to a mail provider's one-click request
 RESUBSCRIBE = "Changed your mind? Subscribe again"
-
-# --- Both pages ----------------------------------------------------------------------
 
 LINK_INVALID_TITLE = "This link is not valid"
 LINK_INVALID = (

@@ -17,7 +17,6 @@ class _Content(BaseModel):
 
 
 def isbn13_problem(value: str) -> str | None:
-    """Why ``value`` is not an ISBN-13 (13 digits, hyphens or spaces allowed, check digit right); None if it is."""
     digits = value.replace("-", "").replace(" ", "")
     if len(digits) != 13 or not digits.isdigit():
         return "an ISBN-13 has 13 digits (hyphens allowed)"
@@ -37,8 +36,7 @@ LANGUAGES = {"en": "English"}
 
 
 class Release(_Content):
-    """A forthcoming book's release moment: a wall-clock time in a named (IANA) zone, daylight saving
-    included; a time the zone skips or repeats that day is refused, never guessed."""
+    """A wall-clock time in a named (IANA) zone: one the zone skips or repeats is refused, never guessed."""
 
     at: datetime  # the local time, without an offset: 2027-03-12T09:00
     zone: str = NonEmpty  # "Europe/London"

@@ -1,5 +1,4 @@
-"""The words of the emails the site writes to the publisher when something needs them
-(rules/notice_rules.py decides when; mail/notices.py sends them through the outbox)."""
+"""The words of the emails the site writes to the publisher."""
 
 from __future__ import annotations
 

@@ -1,12 +1,14 @@
-"""Per-visitor limits on attempts (forms, link pages, sign-in, buy beacon), per tab and per address.
-Every attempt counts, accepted or not, so a bot guessing answers is stopped too. A log line never
-names a tab's client token: it is the key to the tab's state."""
+"""Per-visitor limits on attempts (forms, link pages, sign-in, buy beacon), per tab and per address, and
+the contact form's tokens used once. Every attempt counts, accepted or not, so a bot guessing answers
+is stopped too. A log line never names a tab's client token: it is the key to the tab's state."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 
 import limits.aio.storage
 from limits import RateLimitItem, RateLimitItemPerSecond
@@ -16,13 +18,18 @@ from limits.aio.strategies import FixedWindowRateLimiter
 from publisher.config import settings
 from publisher.config.settings import PerProcess
 from publisher.reflex_internals.state_managers import shared_redis
+from publisher.rules.form_tokens import VALID_FOR_MS
 from publisher.rules.visitor_limits import PER_ADDRESS, PER_CLIENT, Limit, address_key
+from publisher.storage import tables
 
 logger = logging.getLogger(__name__)
 
 # Expired windows are swept out of this process's counts at most this often (see MemoryStorage).
 SWEEP_EVERY_S = 60.0
 REDIS_KEY_PREFIX = "publisher:ratelimit"
+# A used form token's nonce is remembered a little longer than a token lives, so it never comes back to life.
+_REMEMBER_S = VALID_FOR_MS // 1000 + 60
+ONCE = RateLimitItemPerSecond(1, _REMEMBER_S)
 
 
 class MemoryStorage(limits.aio.storage.MemoryStorage):
@@ -88,6 +95,23 @@ class Limiter:
             logger.warning("Rate limit store unavailable (%s); not counted as over the limit", type(exc).__name__)
         return False
 
+    async def first_use(self, nonce: str) -> bool:
+        """A nonce is a window of one hit: the first hit is its first use (Redis counts atomically)."""
+        return await self.windows.hit(ONCE, "form-token", nonce)
+
+
+class DatabaseUsedTokens:
+    """In the embedded gateway's database (``db_url``: Reflex's, REFLEX_DB_URL, unless a test's)."""
+
+    def __init__(self, db_url: str | None = None, clock: Callable[[], datetime] = tables.utc_now):
+        self._db_url = db_url
+        self._clock = clock
+
+    async def first_use(self, nonce: str) -> bool:
+        return await asyncio.to_thread(
+            tables.first_token_use, nonce, timedelta(seconds=_REMEMBER_S), self._clock(), self._db_url
+        )
+
 
 def configured_storage() -> Storage:
     """Redis when Reflex uses it (its client's own settings: REFLEX_REDIS_URL), else this process."""
@@ -107,7 +131,6 @@ shared_storage: PerProcess[Storage] = PerProcess(configured_storage)
 
 
 def configured_limiter() -> Limiter:
-    """The forms' limits from the settings, counted in the shared storage."""
     values = settings.current()
     return Limiter(
         shared_storage.get(),
@@ -117,3 +140,24 @@ def configured_limiter() -> Limiter:
 
 
 shared_limiter: PerProcess[Limiter] = PerProcess(configured_limiter)
+
+
+async def first_use(nonce: str) -> bool:
+    """Whether this is the form token's first use. A failing store says yes (logged): the limits per
+    address still hold, and the forms must not go down with the store."""
+    try:
+        return await shared_used_tokens.get().first_use(nonce)
+    except Exception as exc:  # noqa: BLE001 - any store failure: fail open
+        logger.warning("Form token store unavailable (%s); taking the token as unused", type(exc).__name__)
+        return True
+
+
+def configured_used_tokens() -> Limiter | DatabaseUsedTokens:
+    """Redis when Reflex uses it, else the embedded gateway's database, else this process (forgotten at a
+    restart: such a site runs one worker)."""
+    if shared_redis() is None and settings.current().gateway_url is None:
+        return DatabaseUsedTokens()
+    return shared_limiter.get()
+
+
+shared_used_tokens: PerProcess[Limiter | DatabaseUsedTokens] = PerProcess(configured_used_tokens)

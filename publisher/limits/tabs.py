@@ -91,7 +91,6 @@ class SharedTabs:
         await self._redis.zrem(self._key(address), tab)
 
     async def renew(self, tabs: Mapping[str, str], now: float) -> None:
-        """Keep open tabs (tab -> address) counted another ENTRY_TTL_S."""
         by_address: dict[str, dict[str, float]] = {}
         for tab, address in tabs.items():
             by_address.setdefault(address, {})[tab] = now + ENTRY_TTL_S
@@ -237,7 +236,6 @@ tab_memory: PerProcess[dict[str, dict[str, Any]]] = PerProcess(dict)
 
 
 def keep_s() -> int:
-    """Reflex's expiry of a tab's state (a submitted tab keeps it)."""
     return reflex_config.get_config().redis_token_expiration
 
 

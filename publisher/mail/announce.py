@@ -37,7 +37,6 @@ def _when(moment) -> str:
 
 
 def required_settings() -> Settings:
-    """Every setting a release email needs, or Refused naming what is missing."""
     mail = settings.current().mail
     if settings.current().gateway_url is not None:
         raise Refused(
@@ -64,27 +63,16 @@ def find_book(slug: str) -> Book:
     return book
 
 
-def start_campaign(slug: str, mail: Settings, book: Book) -> tables.Campaign | None:
-    """Queue a book's release email to every confirmed reader, once (None: the book has its campaign)."""
+def start_campaign(mail: Settings, book: Book, db_url: str | None = None) -> tables.Campaign | None:
+    """None: the book has its campaign."""
     subject = release_email.subject(book)
     return campaigns.create_campaign(
-        slug, subject, lambda _reader: mailer.new_message_id(mail), tables.utc_now(), outbox.RETRY_FOR
+        book.slug, subject, lambda _reader: mailer.new_message_id(mail), tables.utc_now(), outbox.RETRY_FOR, db_url
     )
 
 
-async def send_test(mail: Settings, book: Book, address: str) -> None:
-    site = settings.site_url()
-    message = release_email.PreparedRelease(mail, book, site=site, test=True).message(
-        name="",
-        email=address,
-        unsubscribe_link=list_rules.unsubscribe_url(site, mail.list_secrets[0], TEST_LINK_KEY),
-        moment=tables.utc_now(),
-        message_id=mailer.new_message_id(mail),
-    )
-    await mailer.send(message, mail, (address,))
-
-
-def describe_counts(counts: dict[str, int]) -> str:
+def describe_counts(campaign_id: int) -> str:
+    counts = campaigns.campaign_counts(campaign_id)
     return (
         f"{counts[tables.SENT]} sent, {counts[tables.FAILED]} failed, "
         f"{counts[tables.SKIPPED]} skipped (left the list), {counts[tables.PENDING]} left"
@@ -107,7 +95,7 @@ def _progress():
 
 
 async def follow(item: tables.Campaign, mail: Settings, out: TextIO) -> int:
-    """Send and watch until the campaign is finished or paused; 0 when finished, 1 when paused."""
+    """0 when the campaign finished, 1 when it paused."""
     assert item.id is not None  # a stored row has its id (the model's None is before the insert)
     sender = campaign.ReleaseSender(mail)
     sending = asyncio.create_task(_keep_sending(sender, item.id))
@@ -131,22 +119,21 @@ async def follow(item: tables.Campaign, mail: Settings, out: TextIO) -> int:
     finally:
         sending.cancel()
         await asyncio.gather(sending, return_exceptions=True)
-    counts = campaigns.campaign_counts(item.id)
     if state.status == tables.PAUSED:
         out.write(
             f"Campaign #{item.id} ({item.book_slug}) is PAUSED: {for_terminal(state.paused_reason or '')}\n"
-            f"{describe_counts(counts)}. Fix the cause, then run `publisher-gateway announce {item.book_slug}` "
+            f"{describe_counts(item.id)}. Fix the cause, then run `publisher-gateway announce {item.book_slug}` "
             "to resume it.\n"
         )
         return 1
     if sending.done() and not sending.cancelled() and (error := sending.exception()) is not None:
         raise error
-    out.write(f"Campaign #{item.id} ({item.book_slug}) finished: {describe_counts(counts)}.\n")
+    out.write(f"Campaign #{item.id} ({item.book_slug}) finished: {describe_counts(item.id)}.\n")
     return 0
 
 
 async def _keep_sending(sender: campaign.ReleaseSender, campaign_id: int) -> None:
-    """This process sends too, until the campaign ends (jobs waiting for a retry included)."""
+    """Until the campaign ends, jobs waiting for a retry included."""
     while True:
         await sender.send_due()
         state = await asyncio.to_thread(campaigns.get_campaign, campaign_id)
@@ -159,23 +146,19 @@ async def _keep_sending(sender: campaign.ReleaseSender, campaign_id: int) -> Non
 
 
 def ask_on_stderr(question: str) -> str:
-    """``input``, with the question on standard error (``input`` writes it to standard output)."""
+    """``input`` writes the question to standard output."""
     sys.stderr.write(question)
     sys.stderr.flush()
     return input()
 
 
 class Stopped(Exception):
-    """``announce`` ends here, its words said: ``status`` is the command's exit status."""
-
-    def __init__(self, status: int) -> None:
-        super().__init__(status)
-        self.status = status
+    """``announce`` ends here, its words said: the argument is the command's exit status."""
 
 
 @dataclass(frozen=True)
 class Asking:
-    """How the operator says yes: ``--yes``, or an answer to ``ask`` on a terminal (``interactive``)."""
+    """``--yes``, or an answer to ``ask`` on a terminal (``interactive``)."""
 
     yes: bool
     ask: Callable[[str], str]
@@ -218,7 +201,7 @@ def announce(
     try:
         item = _campaign_to_follow(slug, mail, book, out, Asking(yes, ask, interactive))
     except Stopped as stopped:
-        return stopped.status
+        return stopped.args[0]
     campaign.free_dead_leases()
     try:
         return asyncio.run(follow(item, mail, out))
@@ -231,14 +214,22 @@ def announce(
 
 
 def send_test_copy(mail: Settings, book: Book, test_to: str, out: TextIO) -> int:
-    """``--test-to``: one copy to that address, nothing recorded; the command's exit status."""
+    """``--test-to``: nothing recorded."""
     try:
         address = email_validator.validate_email(test_to, check_deliverability=False).normalized
     except email_validator.EmailNotValidError as exc:
         print(f"publisher-gateway: --test-to {test_to!r} is not an email address ({exc})", file=sys.stderr)
         return 2
+    site = settings.site_url()
     try:
-        asyncio.run(send_test(mail, book, address))
+        message = release_email.PreparedRelease(mail, book, site=site, test=True).message(
+            name="",
+            email=address,
+            unsubscribe_link=list_rules.unsubscribe_url(site, mail.list_secrets[0], TEST_LINK_KEY),
+            moment=tables.utc_now(),
+            message_id=mailer.new_message_id(mail),
+        )
+        asyncio.run(mailer.send(message, mail, (address,)))
     except returns.DeliveryFailed as failure:
         print(f"publisher-gateway: the test copy was not sent: {failure.reason}", file=sys.stderr)
         return 1
@@ -262,26 +253,25 @@ def _campaign_to_follow(slug: str, mail: Settings, book: Book, out: TextIO, aski
     if item is None:
         return _new_campaign(slug, mail, book, out, asking)
     if item.status == tables.FINISHED:
-        counts = _counts(item)
+        sent = campaigns.campaign_counts(_id(item))[tables.SENT]
         out.write(
             f"{book.title} was already announced on {_when(item.created_at)} "
-            f"(finished {_when(item.finished_at)}): {counts[tables.SENT]} emails went out. Nothing was sent.\n"
+            f"(finished {_when(item.finished_at)}): {sent} emails went out. Nothing was sent.\n"
         )
         raise Stopped(0)
     if item.status == tables.PAUSED:
         out.write(
             f"Campaign #{item.id} is PAUSED: {for_terminal(item.paused_reason or '')}\n"
-            f"    {describe_counts(_counts(item))}; {describe_returns(_id(item))}\n"
+            f"    {describe_counts(_id(item))}; {describe_returns(_id(item))}\n"
         )
         asking.agree("Resume it? [y/N] ", "resume it", "It stays paused. Nothing was sent.\n", out)
-        campaigns.set_campaign_status(_id(item), tables.SENDING)  # the thresholds then judge what comes after
+        resume(slug)
         out.write(f"Campaign #{item.id} resumed (it was paused: {for_terminal(item.paused_reason or '')}).\n")
-    out.write(f"Continuing campaign #{item.id} of {_when(item.created_at)}: {describe_counts(_counts(item))}.\n")
+    out.write(f"Continuing campaign #{item.id} of {_when(item.created_at)}: {describe_counts(_id(item))}.\n")
     return item
 
 
 def _new_campaign(slug: str, mail: Settings, book: Book, out: TextIO, asking: Asking) -> tables.Campaign:
-    """The summary, the question, then the campaign (or the one another run has just created)."""
     readers = campaigns.confirmed_count()
     out.write(
         f"Book:       {book.title}: {book.subtitle}\n"
@@ -292,7 +282,7 @@ def _new_campaign(slug: str, mail: Settings, book: Book, out: TextIO, asking: As
         out.write("Nobody has confirmed a subscription yet: nothing to send, and nothing was recorded.\n")
         raise Stopped(1)
     asking.agree(f"Send it to {readers} readers? [y/N] ", "send", "Nothing was sent.\n", out)
-    created = start_campaign(slug, mail, book)
+    created = start_campaign(mail, book)
     if created is None:  # another run created it a moment ago: follow that one
         item = campaigns.find_campaign(slug)
         assert item is not None  # its insert, which ours found, is committed
@@ -307,17 +297,12 @@ def _id(item: tables.Campaign) -> int:
     return item.id
 
 
-def _counts(item: tables.Campaign) -> dict[str, int]:
-    return campaigns.campaign_counts(_id(item))
-
-
 def rate(count: int, sent: int) -> str:
-    """A campaign's bounce or complaint rate, in % of the emails sent ("-" before any was sent)."""
+    """In % of the emails sent ("-" before any was sent)."""
     return f"{100 * count / sent:.2f} %" if sent else "-"
 
 
 def describe_returns(campaign_id: int) -> str:
-    """What came back from a campaign's emails, and its rates (in % of the emails sent)."""
     came_back = bounce_records.campaign_returns(campaign_id)
     hard, complaints, sent = came_back.hard, came_back.complaints, came_back.sent
     return (
@@ -332,11 +317,10 @@ def write_campaigns(out: TextIO) -> None:
         out.write("No campaigns yet. `publisher-gateway announce SLUG` announces a book.\n")
         return
     for item in items:
-        counts = _counts(item)
         finished = f", finished {_when(item.finished_at)}" if item.finished_at else ""
         out.write(
             f"#{item.id}  {item.book_slug}  {item.status.upper()}  started {_when(item.created_at)}{finished}\n"
-            f"    {item.recipients} recipients: {describe_counts(counts)}\n"
+            f"    {item.recipients} recipients: {describe_counts(_id(item))}\n"
             f"    {describe_returns(_id(item))}\n"
         )
         if item.status == tables.PAUSED:
@@ -344,8 +328,10 @@ def write_campaigns(out: TextIO) -> None:
 
 
 def pause(slug: str, reason: str) -> bool:
-    """Pause a book's campaign while it sends; False when the book has no campaign sending."""
     item = campaigns.find_campaign(slug)
-    if item is None or item.status != tables.SENDING:
-        return False
-    return campaigns.set_campaign_status(_id(item), tables.PAUSED, reason)
+    return item is not None and campaigns.set_campaign_status(_id(item), tables.PAUSED, reason)
+
+
+def resume(slug: str) -> bool:
+    item = campaigns.find_campaign(slug)
+    return item is not None and campaigns.set_campaign_status(_id(item), tables.SENDING)

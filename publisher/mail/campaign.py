@@ -34,7 +34,7 @@ BATCH_SECONDS = 5.0  # a batch is about this long at the throttle's pace
 
 
 def reserve_slots(next_free: datetime | None, now: datetime, count: int, rate: float) -> tuple[datetime, datetime]:
-    """``count`` slots from the site's next free one, never in the past (an idle site saves up no burst)."""
+    """From the site's next free slot, never in the past: an idle site saves up no burst."""
     if rate <= 0:
         return now, now
     first = max(next_free or now, now)
@@ -46,7 +46,7 @@ def slot_time(first: datetime, index: int, rate: float) -> datetime:
 
 
 def batch_size(rate: float) -> int:
-    """About ``BATCH_SECONDS`` of sending, at most ``BATCH_MAX`` (the most a dead sender holds)."""
+    """At most ``BATCH_MAX``: the most a dead sender holds."""
     if rate <= 0:
         return BATCH_MAX
     return max(1, min(BATCH_MAX, int(rate * BATCH_SECONDS)))
@@ -62,12 +62,11 @@ class FailureStreak:
     bounces: list[bounce_records.Report] = field(default_factory=list)
 
     def success(self) -> list[bounce_records.Report]:
-        """The streak ends; its bounces, now believed, to record."""
         self.ids.clear()
         return self.believe()
 
     def believe(self) -> list[bounce_records.Report]:
-        """The bounces so far, to record now (the sender stops: they must not be lost)."""
+        """Its bounces so far, to record (after a success, or as the sender stops: they must not be lost)."""
         believed, self.bounces = self.bounces, []
         return believed
 
@@ -84,7 +83,7 @@ class FailureStreak:
 
 
 def dead_workers(holders: list[str], host: str, alive: Callable[[int], bool]) -> list[str]:
-    """The lease holders that ran on this machine and whose process is gone (``host:pid:tag``)."""
+    """Holders are ``host:pid:tag``."""
     dead = []
     for holder in holders:
         holder_host, _, rest = holder.partition(":")
@@ -105,13 +104,12 @@ def process_alive(pid: int) -> bool:
 
 
 def free_dead_leases(db_url: str | None = None) -> int:
-    """Jobs held by a sender killed on this machine go back now, not when their lease ends."""
     dead = dead_workers(queue.lease_holders(db_url), socket.gethostname(), process_alive)
     return queue.release_leases_of(dead, db_url)
 
 
 class Paused(Exception):
-    """The campaign was paused: too many failures in a row."""
+    """The campaign was paused: too many failures in a row, or its bounces."""
 
 
 class LeaseLost(Exception):
@@ -119,8 +117,6 @@ class LeaseLost(Exception):
 
 
 class ReleaseSender:
-    """Sends due release jobs in batches over one SMTP connection, at the site's pace."""
-
     def __init__(
         self,
         mail: Settings,
@@ -148,7 +144,6 @@ class ReleaseSender:
         self._marked: int | None = None  # the job marked in flight (queue.begin_sending), not yet finished
 
     async def send_batch(self) -> int:
-        """Claim and send one batch; how many jobs it held."""
         now = self.clock()
         batch = await asyncio.to_thread(
             campaigns.claim_release_batch, self.worker, now, LEASE, batch_size(self.mail.send_rate), self.db_url
@@ -206,7 +201,6 @@ class ReleaseSender:
         return claimed
 
     async def send_due(self) -> int:
-        """Every batch due now; how many jobs were handled."""
         handled = 0
         try:
             while count := await self.send_batch():
@@ -218,7 +212,6 @@ class ReleaseSender:
         return handled
 
     async def _take_bounces(self, reports: list[bounce_records.Report], *, stop_if_paused: bool = False) -> None:
-        """Record the readers' bounces (which may pause the campaign: then this batch stops too, if asked)."""
         recorded = await returns.take_at_sending(reports, self.db_url, "Campaign")
         if stop_if_paused:
             for campaign_id in {item.campaign_id for item in recorded if item.campaign_id is not None}:
@@ -227,14 +220,13 @@ class ReleaseSender:
                     self._paused = True  # send_batch stops once this email's record is under way
 
     async def _wait_until(self, moment: datetime) -> None:
-        """Sleep until the slot, never longer than half a lease at a time: the lease is renewed
-        between, so a long wait for the throttle cannot hand the batch to another sender."""
+        """Never longer than half a lease at a time: a long wait for the throttle cannot hand the batch on."""
         while (delay := (moment - self.clock()).total_seconds()) > 0:
             await self.sleep(min(delay, LEASE.total_seconds() / 2))
             await self._renew_lease()
 
     async def _keep_lease(self) -> None:
-        """Renew the lease every quarter lease, whatever one email takes; a lost one stops the batch."""
+        """Every quarter lease, whatever one email takes; a lost one stops the batch."""
         while True:
             await asyncio.sleep(LEASE.total_seconds() / 4)
             try:
@@ -246,7 +238,7 @@ class ReleaseSender:
                 logger.warning("Campaign: could not renew a batch's lease (%s)", type(exc).__name__)
 
     async def _renew_lease(self, *, now: bool = False) -> None:
-        """Keep the batch's jobs (under half the lease left, or ``now``); LeaseLost: another sender has some."""
+        """When under half the lease is left (or ``now``); LeaseLost: another sender has some."""
         moment = self.clock()
         if not now and self._lease_until is not None and self._lease_until - moment > LEASE / 2:
             return
@@ -265,7 +257,7 @@ class ReleaseSender:
         return self._campaigns[campaign_id]
 
     def _read_status(self, delivery: queue.ClaimedDelivery | None) -> asyncio.Future:
-        """The reader's status, read now (None: forgotten; ``tables.NOT_READ``: no reader)."""
+        """None: forgotten; ``tables.NOT_READ``: no reader."""
         if delivery is None or delivery.source is None:
             known = asyncio.get_running_loop().create_future()
             known.set_result(tables.NOT_READ if delivery is None else None)
@@ -285,7 +277,7 @@ class ReleaseSender:
         return self._emails[campaign_id]
 
     def _build(self, delivery: queue.ClaimedDelivery) -> bytes | None:
-        """The reader's email (None: the reader is forgotten); NothingToSend: its book is no longer in the content."""
+        """None: the reader is forgotten; NothingToSend: its book is no longer in the content."""
         assert delivery.campaign_id is not None  # a release job always names its campaign
         prepared = self._prepared(delivery.campaign_id)
         reader = delivery.source
@@ -305,8 +297,7 @@ class ReleaseSender:
     async def _send_one(
         self, delivery: queue.ClaimedDelivery, reading: asyncio.Future, following: queue.ClaimedDelivery | None
     ) -> asyncio.Future:
-        """Send one email if its reader still wants it; what reads the following reader's status. ``reading``
-        (the previous record) reads this status, so it is the one at sending time."""
+        """``reading`` (the previous record) reads this reader's status, so it is the one at sending time."""
         message, trouble = await self._open_envelope(delivery)
         status = await reading
         if status == tables.NOT_READ:  # the record could not read it
@@ -338,8 +329,6 @@ class ReleaseSender:
         return recording
 
     async def _open_envelope(self, delivery: queue.ClaimedDelivery) -> tuple[bytes | None, Exception | None]:
-        """This reader's email built and its envelope opened, or what stopped it (UnsafeHeaders, NothingToSend
-        or a DeliveryFailed), with the message if it was built."""
         message: bytes | None = None
         try:
             message = self._build(delivery)
@@ -353,7 +342,7 @@ class ReleaseSender:
         return message, None
 
     def _record_sent(self, delivery: queue.ClaimedDelivery, following: queue.ClaimedDelivery | None) -> asyncio.Future:
-        """Record the email sent, read the next reader's status, mark their job in flight: one transaction."""
+        """One transaction: this email sent, the next reader's status read, their job marked in flight."""
         following_reader = following.source.id if following is not None and following.source is not None else None
         following_job = following.id if following is not None and following_reader is not None else None
         self._marked = following_job
@@ -364,7 +353,7 @@ class ReleaseSender:
         )
 
     def _unexpected(self, exc: Exception) -> returns.DeliveryFailed:
-        """An error no rule foresaw: that email fails for good and the connection (state unknown) is dropped."""
+        """That email fails for good and the connection (state unknown) is dropped."""
         logger.error("Campaign: unexpected error building or sending an email", exc_info=exc)
         self.session.discard()
         return returns.DeliveryFailed(outbox.unexpected(exc), permanent=True)
@@ -408,8 +397,8 @@ ERASE_EVERY = timedelta(hours=1)
 
 @dataclass
 class ReleaseDay:
-    """Forthcoming books' sends: each scheduled (from the content, which each worker holds), started at
-    its minute, before each round of sending; and the addresses that only waited erased after their days."""
+    """Each worker schedules forthcoming books' sends from the content it holds, starts them at their
+    minute and erases the addresses that only waited after their days."""
 
     mail: Settings
     db_url: str | None = None
@@ -438,8 +427,7 @@ class ReleaseDay:
 
 
 async def run_in_backend(db_url: str | None = None) -> None:
-    """The backend's lifespan task: each worker starts release days and sends release jobs too (embedded
-    gateway with SMTP)."""
+    """Each worker starts release days and sends release jobs too (embedded gateway with SMTP)."""
     mail = settings.current().mail
     # Without the postal address, only the command (which refuses) could start a release.
     if not settings.current().list_emails_on or mail is None or mail.postal_address is None:

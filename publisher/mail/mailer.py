@@ -38,8 +38,7 @@ MESSAGE_ID_RANDOM_BYTES = 16
 
 
 def verbatim_header(name: str, value: str) -> bytes:
-    """``name: value`` and CRLF, the value exactly as given, folded only at a space outside ``<...>``. A
-    control character, anything non-ASCII or a line over 998 raises ValueError: nothing broken is written."""
+    """``name: value`` and CRLF, folded only at a space outside ``<...>``; ValueError rather than a broken line."""
     if not _FIELD_NAME.fullmatch(name):
         raise ValueError(f"not a header name: {name!r}")
     if not (value.isascii() and value.isprintable()):
@@ -57,7 +56,6 @@ def verbatim_header(name: str, value: str) -> bytes:
 
 
 def _fold_outside_brackets(line: str, first_fold: int) -> list[str]:
-    """``line`` cut before single spaces outside ``<...>`` from ``first_fold`` on, at most FOLD_AT where it can."""
     depth = 0
     spaces = []
     for index, char in enumerate(line):
@@ -88,14 +86,13 @@ def _fold_outside_brackets(line: str, first_fold: int) -> list[str]:
 
 
 def list_unsubscribe(link: str) -> str:
-    """RFC 2369's List-Unsubscribe value for one link: ``<link>``; ValueError when it is not one URL."""
     if not (link.isascii() and link.isprintable()) or any(char in link for char in ' <>"'):
         raise ValueError(f"List-Unsubscribe: not one URL: {link!r}")
     return f"<{link}>"
 
 
 class UnsafeHeaders(ValueError):
-    """An email whose headers cannot be written safely: that one email is refused, never sent; nothing else stops."""
+    """That one email is refused, never sent; nothing else stops."""
 
     def __init__(self, problem: str):
         super().__init__(f"not sent, its headers are unsafe: {problem}")
@@ -148,7 +145,7 @@ def header_words(text: str, *, phrase: bool = False) -> str:
 
 
 def _encoded_words(text: str) -> list[str]:
-    """``text`` (not empty) as adjacent "Q" encoded words: a reader joins them without the spaces between."""
+    # Adjacent encoded words: a reader joins them without the spaces between.
     pieces = []
     current = ""
     for char in text:
@@ -167,7 +164,6 @@ def _encoded_words(text: str) -> list[str]:
 
 
 def mailbox(display_name: str, address: str) -> str:
-    """``words <address>``, or the bare address; UnsafeHeaders for an address a header cannot carry."""
     if not _ADDRESS.fullmatch(address):
         raise UnsafeHeaders(f"not an address a header can carry: {address!r}")
     words = header_words(display_name, phrase=True)
@@ -213,15 +209,15 @@ def check_header_block(data: bytes, written: Sequence[str]) -> None:
 
 
 def return_path(settings: Settings, delivery_id: int) -> str | None:
-    """A list email's envelope sender (VERP, so what comes back names its email); None: the From address."""
+    """VERP: what comes back names its email; None: the From address."""
     if settings.bounce_address is None:
         return None
     return bounces.verp_address(settings.bounce_address, settings.list_secrets[0], delivery_id)
 
 
 def new_message_id(settings: Settings) -> str:
-    """An RFC 5322 msg-id, fixed when the job is stored. A bounce is matched to its email by it, so it must
-    be unguessable: ``email.utils.make_msgid`` draws from ``random`` (predictable), ``secrets`` from the OS."""
+    """A bounce is matched to its email by it, so it must be unguessable: ``email.utils.make_msgid`` draws
+    from ``random`` (predictable), ``secrets`` from the OS."""
     return f"<{secrets.token_hex(MESSAGE_ID_RANDOM_BYTES)}@{settings.domain}>"
 
 
@@ -230,8 +226,7 @@ def recipient_address(name: str, email: str) -> str:
 
 
 def envelope_address(email: str) -> str:
-    """The address as the SMTP envelope carries it: its domain in ASCII. One that needs SMTPUTF8 fails its
-    own email, permanently, never the sender."""
+    """Its domain in ASCII; one that needs SMTPUTF8 fails its own email, permanently, never the sender."""
     if email.isascii():
         return email
     try:
@@ -245,8 +240,8 @@ def _sent_at(moment: datetime) -> str:
 
 
 def text_part(subtype: str, content: str) -> bytes:
-    """A text part's headers and its quoted-printable body, every line ending CRLF (a bare CR, as a visitor
-    may type one, is a line break: a server rewriting it would break the DKIM signature)."""
+    """Quoted-printable, every line ending CRLF: a bare CR a visitor typed is a line break (a server
+    rewriting it would break the DKIM signature)."""
     lines = content.replace("\r\n", "\n").replace("\r", "\n")
     body = binascii.b2a_qp(lines.encode("utf-8"), istext=True).replace(b"\n", b"\r\n")
     if not body.endswith(b"\r\n"):
@@ -256,19 +251,20 @@ def text_part(subtype: str, content: str) -> bytes:
     ).encode() + body
 
 
-def _email(
+def compose(
     settings: Settings,
     *,
     subject: str,
     moment: datetime,
     message_id: str,
-    body: str,
+    body: str = "",
     to: str | None = None,
     reply_to: str | None = None,
-    list_headers: Sequence[tuple[str, str]] = (),
+    unsubscribe_link: str | None = None,
+    multipart: tuple[str, bytes] | None = None,
 ) -> bytes:
-    """An email from the site (``to`` None: to the publisher's inbox) as it goes on the wire, its headers in
-    the site's order and checked; a header that cannot be written right raises ValueError: no email."""
+    """``to`` None: the publisher's inbox; ``unsubscribe_link``: a list email; ``multipart``: (Content-Type,
+    parts). Its headers in the site's order, checked: ValueError when one cannot be written right, no email."""
     headers = [
         ("From", mailbox(settings.mail_from.name, settings.mail_from.address)),
         ("To", to or ", ".join(mailbox("", envelope_address(address)) for address in settings.notify_to)),
@@ -276,41 +272,49 @@ def _email(
         ("Subject", header_words(subject)),
         ("Date", email_utils.format_datetime(moment)),
         ("Message-ID", message_id),
-        *list_headers,
+        *([] if unsubscribe_link is None else _list_headers(settings, unsubscribe_link)),
         ("MIME-Version", "1.0"),
+        *([] if multipart is None else [("Content-Type", multipart[0])]),
     ]
-    data = b"".join(verbatim_header(name, value) for name, value in headers) + text_part("plain", body)
-    check_header_block(data, [name for name, _ in headers] + ["Content-Type", "Content-Transfer-Encoding"])
+    content = text_part("plain", body) if multipart is None else b"\r\n" + multipart[1]
+    data = b"".join(verbatim_header(name, value) for name, value in headers) + content
+    part_headers = ["Content-Type", "Content-Transfer-Encoding"] if multipart is None else []
+    check_header_block(data, [name for name, _ in headers] + part_headers)
     return data
 
 
+def _list_headers(settings: Settings, unsubscribe_link: str) -> list[tuple[str, str]]:
+    return [
+        ("List-Unsubscribe", list_unsubscribe(unsubscribe_link)),
+        ("List-Unsubscribe-Post", ONE_CLICK),
+        # RFC 2919: lets a reader's client file and filter the list's emails.
+        ("List-Id", f"{BRAND_NAME} new releases <new-releases.{settings.domain}>"),
+    ]
+
+
 def contact_email(settings: Settings, source: tables.ContactMessage, message_id: str) -> bytes:
-    """A contact message as the publisher receives it: Reply answers the visitor."""
     name, email, received_at = source.sender_name, source.sender_email, source.received_at
     body = f"From: {name} <{email}>\nSent: {_sent_at(received_at)}\n\n{source.message}\n"
     visitor = recipient_address(name, email)
-    return _email(
+    return compose(
         settings, subject=source.subject, reply_to=visitor, moment=received_at, message_id=message_id, body=body
     )
 
 
 def subscriber_notice(settings: Settings, source: tables.Subscriber, message_id: str) -> bytes:
-    """The optional notice of a new address on the new-release list (sent once it is confirmed)."""
     name, email, subscribed_at, confirmed_at = source.name, source.email, source.subscribed_at, source.confirmed_at
     subscriber = recipient_address(name, email)
     confirmed = f"Confirmed: {_sent_at(confirmed_at)}\n" if confirmed_at else ""
     body = f"{name} <{email}> joined the new-release email list.\nSubscribed: {_sent_at(subscribed_at)}\n{confirmed}"
     subject, moment = f"New subscriber: {name}", confirmed_at or subscribed_at
-    return _email(settings, subject=subject, reply_to=subscriber, moment=moment, message_id=message_id, body=body)
+    return compose(settings, subject=subject, reply_to=subscriber, moment=moment, message_id=message_id, body=body)
 
 
 def publisher_notice(settings: Settings, source: tables.PublisherNotice, message_id: str) -> bytes:
-    """An email the site writes to the publisher when something needs them: nothing a visitor typed in it."""
-    return _email(settings, subject=source.subject, moment=source.created_at, message_id=message_id, body=source.body)
+    return compose(settings, subject=source.subject, moment=source.created_at, message_id=message_id, body=source.body)
 
 
 def asked_for(joins: bool, titles: Sequence[str]) -> str:
-    """What a confirmation says the reader asked for: to join the list, to hear when books are out, or both."""
     books = f"{', '.join(titles[:-1])} and {titles[-1]}" if len(titles) > 1 else "".join(titles)
     wait = (list_copy.ASKED_FOR_BOOKS if len(titles) > 1 else list_copy.ASKED_FOR_BOOK).format(titles=books)
     if not titles:
@@ -321,8 +325,7 @@ def asked_for(joins: bool, titles: Sequence[str]) -> str:
 def confirmation_email(
     settings: Settings, source: tables.Subscriber, site: str, message_id: str, books: Sequence[str] = ()
 ) -> bytes:
-    """Double opt-in: who writes and why (``books``: the titles the address waits for), and the link that
-    confirms. To the bare address, no name: until the reader confirms, what was typed into the form is a
+    """To the bare address, no name: until the reader confirms, what was typed into the form is a
     stranger's words (a book's title is the publisher's)."""
     sent_at = source.confirmation_sent_at
     assert sent_at is not None  # a row waiting for its confirmation has the time it was asked
@@ -331,16 +334,10 @@ def confirmation_email(
     asked = asked_for(source.book_updates != tables.WAITLIST_ONLY, books)
     body = list_copy.CONFIRMATION_TEXT.format(asked=asked, site=site, link=link, brand=BRAND_NAME)
     subject = list_copy.CONFIRMATION_SUBJECT
-    return _email(settings, to=to, subject=subject, moment=sent_at, message_id=message_id, body=body)
-
-
-def list_id(settings: Settings) -> str:
-    """RFC 2919's List-Id: lets a reader's client file and filter the list's emails."""
-    return f"{BRAND_NAME} new releases <new-releases.{settings.domain}>"
+    return compose(settings, to=to, subject=subject, moment=sent_at, message_id=message_id, body=body)
 
 
 def welcome_email(settings: Settings, source: tables.Subscriber, site: str, message_id: str) -> bytes:
-    """The first list email: what the reader will get, how often, and the way out (footer and headers)."""
     assert source.confirmed_at is not None  # a confirmed row has its time
     name, confirmed_at = source.name, source.confirmed_at
     unsubscribe_link = list_rules.unsubscribe_url(site, settings.list_secrets[0], source.link_key)
@@ -349,27 +346,15 @@ def welcome_email(settings: Settings, source: tables.Subscriber, site: str, mess
     why = list_copy.LIST_EMAIL_WHY.format(list_name=list_copy.LIST_NAME, site=site)
     footer = [why, list_copy.LIST_EMAIL_UNSUBSCRIBE.format(link=unsubscribe_link), settings.postal_address]
     text = "\n".join(line for line in footer if line)
-    return _email(
+    return compose(
         settings,
         to=reader,
         subject=list_copy.WELCOME_SUBJECT,
         moment=confirmed_at,
         message_id=message_id,
         body=f"{body}\n--\n{text}\n",
-        list_headers=(
-            ("List-Unsubscribe", list_unsubscribe(unsubscribe_link)),
-            ("List-Unsubscribe-Post", ONE_CLICK),
-            ("List-Id", list_id(settings)),
-        ),
+        unsubscribe_link=unsubscribe_link,
     )
-
-
-def tls_context(settings: Settings) -> ssl.SSLContext:
-    """The system's trusted certificates, plus ``PUBLISHER_SMTP_CA_FILE`` (a relay's own)."""
-    context = ssl.create_default_context()
-    if settings.smtp_ca_file:
-        context.load_verify_locations(cafile=settings.smtp_ca_file)
-    return context
 
 
 def _reply(code: int, text: str) -> str:
@@ -377,7 +362,7 @@ def _reply(code: int, text: str) -> str:
 
 
 def _failure(exc: BaseException) -> DeliveryFailed:
-    """Classify what went wrong: a 5xx reply is permanent, anything else is worth retrying."""
+    """A 5xx reply is permanent, anything else is worth retrying."""
     if isinstance(exc, aiosmtplib.SMTPRecipientsRefused):
         reason = "; ".join(f"{r.recipient}: {_reply(r.code, r.message)}" for r in exc.recipients)
         permanent = all(r.code >= 500 for r in exc.recipients)
@@ -412,7 +397,6 @@ DKIM_HEADERS = (
 
 
 def signed(data: bytes, settings: Settings) -> bytes:
-    """``data`` (a whole message, CRLF lines) with a DKIM-Signature first when a key is set."""
     if settings.dkim is None:
         return data
     import dkim  # noqa: PLC0415 (only a site that signs needs it)
@@ -434,6 +418,9 @@ def signed(data: bytes, settings: Settings) -> bytes:
 def _client(settings: Settings) -> aiosmtplib.SMTP:
     server = settings.smtp_url
     assert server is not None  # the mail code is given settings with an SMTP URL
+    tls_context = ssl.create_default_context()  # the system's trusted certificates, and a relay's own
+    if settings.smtp_ca_file:
+        tls_context.load_verify_locations(cafile=settings.smtp_ca_file)
     return aiosmtplib.SMTP(
         hostname=server.host,
         port=server.port,
@@ -441,13 +428,13 @@ def _client(settings: Settings) -> aiosmtplib.SMTP:
         password=server.password if server.username else None,
         use_tls=server.implicit_tls,
         start_tls=True if server.require_starttls else None,  # None: STARTTLS when offered
-        tls_context=tls_context(settings),
+        tls_context=tls_context,
         timeout=SMTP_TIMEOUT_S,
     )
 
 
 class SmtpSession:
-    """One SMTP connection for many messages (a release), opened again after the server drops it."""
+    """One SMTP connection for a release's many emails, opened again after the server drops it."""
 
     def __init__(self, settings: Settings):
         self.settings = settings
@@ -466,8 +453,7 @@ class SmtpSession:
         return client
 
     async def begin(self, recipient: str, envelope_from: str | None = None) -> None:
-        """The envelope (MAIL FROM, RCPT TO), opened while the previous email is recorded; DeliveryFailed (a
-        connection's trouble is never permanent). Nothing goes before ``finish``; ``abandon`` drops it."""
+        """MAIL FROM and RCPT TO, sent while the previous email is recorded; nothing goes before ``finish``."""
         client = await self._open()
         recipient = envelope_address(recipient)
         await self._command(client.mail(envelope_from or self.settings.mail_from.address))
@@ -500,7 +486,6 @@ class SmtpSession:
             raise DeliveryFailed(_failure(exc).reason, permanent=False) from None
 
     async def abandon(self) -> None:
-        """Drop the open envelope (RSET): the session goes on from a clean state after a refusal."""
         if self._client is None or not self._client.is_connected:
             return
         try:
@@ -509,7 +494,7 @@ class SmtpSession:
             self.discard()
 
     def discard(self) -> None:
-        """Forget the connection without a word to the server (its state is unknown, or it is gone)."""
+        """Without a word to the server: its state is unknown, or it is gone."""
         if self._client is not None:
             self._client.close()
         self._client = None
@@ -524,8 +509,7 @@ class SmtpSession:
 async def send(
     message: bytes, settings: Settings, recipients: tuple[str, ...] = (), envelope_from: str | None = None
 ) -> str | None:
-    """Hand ``message`` (built here) to the server for ``recipients`` (none: the publisher's inbox), DKIM-signed
-    when a key is set; a note when some were refused. Raises DeliveryFailed."""
+    """To ``recipients`` (none: the publisher's inbox); a note when some were refused, DeliveryFailed when all."""
     envelope = [envelope_address(recipient) for recipient in recipients or settings.notify_to]
     data = signed(message, settings)
     client = _client(settings)

@@ -1,5 +1,4 @@
-"""The site's emails to the publisher when something needs them (rules/notice_rules.py says when and
-what), through the outbox: durable, retried, one of each kind a day however many workers check."""
+"""The site's emails to the publisher, through the outbox: durable, retried, one of each kind a day."""
 
 from __future__ import annotations
 
@@ -23,7 +22,6 @@ CHECK_INTERVAL_S = 300
 
 
 def snapshot(now: datetime, db_url: str | None = None) -> notice_rules.Snapshot:
-    """What the rules look at, read now."""
     values = settings.current()
     paused = []
     for slug, reason in notice_records.paused_campaigns(db_url):
@@ -57,7 +55,6 @@ def snapshot(now: datetime, db_url: str | None = None) -> notice_rules.Snapshot:
 
 
 def with_visits(week: notice_rules.Week, visits: visit_counts.VisitWeek) -> notice_rules.Week:
-    """The list's week with the site's visits of the same days, each buy press under its book's title."""
     buys = []
     for count in visits.buys:
         slug, _, store = count.key.partition(" ")
@@ -73,7 +70,7 @@ def with_visits(week: notice_rules.Week, visits: visit_counts.VisitWeek) -> noti
 
 
 def check_once(mail: Settings, db_url: str | None = None, now: datetime | None = None) -> list[str]:
-    """Queue every notice that is due and not yet sent for its period; the kinds queued now."""
+    """The kinds queued now."""
     now = now or tables.utc_now()
     queued = []
     for notice in notice_rules.due(snapshot(now, db_url)):
@@ -89,7 +86,6 @@ def check_once(mail: Settings, db_url: str | None = None, now: datetime | None =
 async def run_in_backend(
     db_url: str | None = None, clock: Callable[[], datetime] = tables.utc_now, interval_s: float = CHECK_INTERVAL_S
 ) -> None:
-    """The backend's lifespan task, on every worker where the site sends email."""
     mail = settings.current().mail
     if not settings.current().list_emails_on or mail is None:
         return

@@ -34,8 +34,7 @@ CONFIRMATION_WINDOW = timedelta(hours=1)  # the span of the site's ceiling on co
 
 
 def next_attempt(failed_attempts: int, now: datetime, give_up_at: datetime) -> datetime | None:
-    """When to try again after the n-th failed attempt (short waits, then every two hours), or None once the
-    retry window is over; the last try falls on ``give_up_at``."""
+    """Short waits, then every two hours; None once the retry window is over (the last try falls on ``give_up_at``)."""
     if now >= give_up_at:
         return None
     return min(now + RETRY_DELAYS[min(failed_attempts, len(RETRY_DELAYS)) - 1], give_up_at)
@@ -44,7 +43,7 @@ def next_attempt(failed_attempts: int, now: datetime, give_up_at: datetime) -> d
 async def settle(
     delivery: queue.ClaimedDelivery, failure: returns.DeliveryFailed, worker: str, now: datetime, db_url: str | None
 ) -> tuple[datetime | None, str]:
-    """A failed attempt recorded: tried again at the time returned, or (None) failed for good; the reason."""
+    """When it is tried again (None: failed for good), and the reason recorded."""
     when = None if failure.permanent else next_attempt(delivery.attempts, now, delivery.give_up_at)
     if when is not None:
         await asyncio.to_thread(queue.mark_retry, delivery.id, worker, when, failure.reason, db_url)
@@ -57,8 +56,7 @@ async def settle(
 
 
 async def gave_up_stalled(delivery: queue.ClaimedDelivery, worker: str, db_url: str | None, who: str) -> bool:
-    """Fail a job whose senders stopped too often while sending it (True), with why."""
-    if not delivery.stalled_too_often:
+    if delivery.stalled_claims < tables.MAX_STALLED_CLAIMS:
         return False
     await asyncio.to_thread(queue.mark_failed, delivery.id, worker, delivery.stalled_reason, db_url)
     logger.error("%s: delivery #%s %s", who, delivery.id, delivery.stalled_reason)
@@ -66,7 +64,6 @@ async def gave_up_stalled(delivery: queue.ClaimedDelivery, worker: str, db_url: 
 
 
 def unexpected(exc: BaseException) -> str:
-    """The reason recorded for a job that failed in a way no rule foresaw (a bug, a bad row)."""
     return f"could not be built or sent: {type(exc).__name__}: {str(exc).strip() or 'no details'}"
 
 
@@ -91,8 +88,7 @@ _WANTED_WHILE = {tables.CONFIRMATION: ListStatus.PENDING, tables.WELCOME: ListSt
 def email_for(
     delivery: queue.ClaimedDelivery, settings: Settings, now: datetime | None = None, db_url: str | None = None
 ) -> tuple[bytes, tuple[str, ...]]:
-    """The email a job sends, and to whom (empty: the publisher's inbox); a list email (confirmation,
-    welcome) only while the address still has the status it was queued for."""
+    """To whom (none: the publisher's inbox); a list email only while the address has the status it was queued for."""
     source, message_id = delivery.source, delivery.message_id
     if isinstance(source, tables.ContactMessage):
         return mailer.contact_email(settings, source, message_id), ()
@@ -116,8 +112,7 @@ def email_for(
 
 
 def waited_titles(row: tables.Subscriber, db_url: str | None) -> list[str]:
-    """The books a pending address waits for, which its confirmation names (a confirmed one asked only to
-    join the list); a book no longer in the content by its slug."""
+    """A confirmed address asked only to join the list; a book no longer in the content, by its slug."""
     if row.status != ListStatus.PENDING or row.id is None:
         return []
     titles = {book.slug: book.title for book in books.BOOKS}
@@ -174,8 +169,6 @@ async def record_sent(
 
 
 class Sender:
-    """Claims due jobs and sends them, one at a time. ``clock`` is injectable for tests."""
-
     def __init__(
         self,
         settings: Settings,
@@ -193,7 +186,6 @@ class Sender:
         self._wake.set()
 
     async def send_next(self, only_ids: list[int] | None = None) -> Outcome | None:
-        """Claim and send one due job; None when nothing is due."""
         now = self.clock()
         held = await asyncio.to_thread(self._held_kinds, now)
         delivery = await asyncio.to_thread(queue.claim_due, self.worker, now, LEASE, self.db_url, only_ids, held)
@@ -210,17 +202,19 @@ class Sender:
             await asyncio.to_thread(queue.mark_skipped, delivery.id, self.worker, str(reason), self.db_url)
             logger.info("Outbox: delivery #%s (%s) not sent: %s", delivery.id, delivery.kind, reason)
             return Outcome(delivery.id, tables.SKIPPED, str(reason))
-        except (NothingToSend, mailer.UnsafeHeaders) as exc:
-            # Never sent, and never tried again: the email as built is refused, not the server's fault.
-            await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, str(exc), self.db_url)
-            logger.error("Outbox: delivery #%s (%s) failed: %s", delivery.id, delivery.kind, exc)
-            return Outcome(delivery.id, tables.FAILED, str(exc))
         except returns.DeliveryFailed as failure:
             return await self._failed(delivery, failure)
-        except Exception as exc:
-            why = unexpected(exc)  # not `reason`: the except above binds (and then deletes) that name
+        except Exception as exc:  # never tried again: the email as built is refused, or a bug
+            foreseen = isinstance(exc, NothingToSend | mailer.UnsafeHeaders)
+            why = str(exc) if foreseen else unexpected(exc)
             await asyncio.to_thread(queue.mark_failed, delivery.id, self.worker, why, self.db_url)
-            logger.error("Outbox: delivery #%s failed: %s", delivery.id, why, exc_info=exc)
+            logger.error(
+                "Outbox: delivery #%s (%s) failed: %s",
+                delivery.id,
+                delivery.kind,
+                why,
+                exc_info=None if foreseen else exc,
+            )
             return Outcome(delivery.id, tables.FAILED, why)
         await record_sent(delivery.id, note, self.clock, self.db_url)
         if note:
@@ -251,14 +245,12 @@ class Sender:
         return Outcome(delivery.id, tables.PENDING, reason)
 
     async def send_due(self, only_ids: list[int] | None = None) -> list[Outcome]:
-        """Send every job due now (what one wake-up does), or only those of ``only_ids``."""
         outcomes = []
         while (outcome := await self.send_next(only_ids)) is not None:
             outcomes.append(outcome)
         return outcomes
 
     async def run(self) -> None:
-        """Until cancelled: send what is due, then sleep until woken or the next poll."""
         assert self.settings.smtp_url is not None
         logger.info("Outbox: emailing the publisher through %s", self.settings.smtp_url.describe())
         await returns.keep_running(self.send_due, "Outbox", POLL_INTERVAL_S, self._wake)
@@ -274,7 +266,6 @@ def wake() -> None:
 
 
 async def run_in_backend(db_url: str | None = None) -> None:
-    """The backend's lifespan task: the sender, when the embedded gateway emails the publisher."""
     mail = settings.current().mail
     if settings.current().gateway_url is not None or mail is None:
         return

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime
-from email import utils as email_utils
 from functools import cache
 from urllib.parse import urlsplit
 
@@ -69,21 +68,12 @@ class PreparedRelease:
             "language": book.language,
             "test_note": list_copy.RELEASE_TEST_NOTE if test else "",
         }
-        self._versions: dict[bool, tuple[bytes, str, str]] = {}
+        self._versions: dict[bool, tuple[str, str, str]] = {}
         self._version(waited_only=False)
         self._boundary = f"==============={secrets.randbelow(10**19):019d}=="
-        self._from = mailer.verbatim_header("From", mailer.mailbox(settings.mail_from.name, settings.mail_from.address))
-        self._rest = b"".join(
-            (
-                mailer.verbatim_header("List-Unsubscribe-Post", mailer.ONE_CLICK),
-                mailer.verbatim_header("List-Id", mailer.list_id(settings)),
-                b"MIME-Version: 1.0\r\n",
-                f'Content-Type: multipart/alternative;\r\n boundary="{self._boundary}"\r\n'.encode(),
-            )
-        )
 
-    def _version(self, *, waited_only: bool) -> tuple[bytes, str, str]:
-        """The Subject header, text and HTML of the list's version or the waitlist's (rendered when first needed)."""
+    def _version(self, *, waited_only: bool) -> tuple[str, str, str]:
+        """The subject, text and HTML of the list's version or the waitlist's (rendered when first needed)."""
         if waited_only not in self._versions:
             import css_inline  # noqa: PLC0415
 
@@ -101,8 +91,7 @@ class PreparedRelease:
             for part in (text, html):
                 if self._greeting not in part or self._link not in part:
                     raise RuntimeError("the release templates lost the greeting or the unsubscribe link")
-            subject_header = mailer.verbatim_header("Subject", mailer.header_words(str(values["subject"])))
-            self._versions[waited_only] = subject_header, text, html
+            self._versions[waited_only] = str(values["subject"]), text, html
         return self._versions[waited_only]
 
     def message(
@@ -117,32 +106,20 @@ class PreparedRelease:
     ) -> bytes:
         """The reader's copy as it goes on the wire (before any DKIM signature), its headers checked;
         ``waited_only``: the reader only waited for this book (not on the list)."""
-        subject_header, text, html = self._version(waited_only=waited_only)
+        subject, text, html = self._version(waited_only=waited_only)
         hello = list_copy.RELEASE_GREETING.format(name=name) if name else list_copy.RELEASE_GREETING_NO_NAME
         text = text.replace(self._greeting, hello).replace(self._link, unsubscribe_link)
         html = html.replace(self._greeting, str(escape(hello))).replace(self._link, str(escape(unsubscribe_link)))
         boundary = self._boundary.encode()
-        data = b"".join(
-            (
-                self._from,
-                mailer.verbatim_header("To", mailer.recipient_address(name, email)),
-                subject_header,
-                mailer.verbatim_header("Date", email_utils.format_datetime(moment)),
-                mailer.verbatim_header("Message-ID", message_id),
-                mailer.verbatim_header("List-Unsubscribe", mailer.list_unsubscribe(unsubscribe_link)),
-                self._rest,
-                b"\r\n--",
-                boundary,
-                b"\r\n",
-                mailer.text_part("plain", text),
-                b"\r\n--",  # the CRLF before a boundary belongs to the boundary
-                boundary,
-                b"\r\n",
-                mailer.text_part("html", html),
-                b"\r\n--",
-                boundary,
-                b"--\r\n",
-            )
+        plain, rich = mailer.text_part("plain", text), mailer.text_part("html", html)
+        # The CRLF before a boundary belongs to the boundary.
+        parts = b"--%b\r\n%b\r\n--%b\r\n%b\r\n--%b--\r\n" % (boundary, plain, boundary, rich, boundary)
+        return mailer.compose(
+            self.settings,
+            to=mailer.recipient_address(name, email),
+            subject=subject,
+            moment=moment,
+            message_id=message_id,
+            unsubscribe_link=unsubscribe_link,
+            multipart=(f'multipart/alternative; boundary="{self._boundary}"', parts),
         )
-        mailer.check_header_block(data, mailer.DKIM_HEADERS)
-        return data

@@ -1,7 +1,4 @@
-"""What comes back from the list's emails: refused at sending, in the bounce mailbox or from a webhook,
-all end in ``take``, which records them and pauses a campaign past a threshold, whichever way the news
-came. Synchronous: callers on the event loop run it in a thread. Also ``keep_running``, the one
-background loop of the senders, the notices and the mailbox reader (here, so mail and returns both see it)."""
+"""What comes back from the list's emails (at sending, in the mailbox, by webhook) all ends in ``take``."""
 
 from __future__ import annotations
 
@@ -22,8 +19,7 @@ logger = logging.getLogger(__name__)
 
 
 class DeliveryFailed(Exception):
-    """The SMTP server did not take the message. ``permanent``: a 5xx refusal, never retried.
-    ``about_recipient``: refused at RCPT or DATA, not the session: for a list email, a bounce."""
+    """``permanent``: a 5xx, never retried. ``about_recipient``: refused at RCPT or DATA: a bounce."""
 
     def __init__(self, reason: str, *, permanent: bool, about_recipient: bool = False):
         super().__init__(reason)
@@ -33,8 +29,7 @@ class DeliveryFailed(Exception):
 
 
 def at_sending(delivery_id: int, failure: DeliveryFailed) -> Report | None:
-    """The bounce a list email the sender gave up on is: hard when permanent, else one soft bounce; a
-    failure of the session (connection, TLS, login, our sender refused) is no bounce of the reader's."""
+    """A failure of the session (connection, TLS, login, our sender refused) is no bounce of the reader's."""
     if not failure.about_recipient:
         return None
     kind = bounces.HARD if failure.permanent else bounces.SOFT
@@ -42,8 +37,7 @@ def at_sending(delivery_id: int, failure: DeliveryFailed) -> Report | None:
 
 
 async def take_at_sending(reports: list[Report], db_url: str | None, label: str) -> list[Recorded]:
-    """``take`` for a sender, off its event loop; never fails it: the emails' outcomes are
-    recorded already, so bounces that could not be are logged (and none is returned)."""
+    """Never fails the sender: the emails' outcomes are recorded already, so lost bounces are only logged."""
     if not reports:
         return []
     try:
@@ -54,6 +48,11 @@ async def take_at_sending(reports: list[Report], db_url: str | None, label: str)
         return []
 
 
+_PAUSED = (
+    "Campaign #%s (%s) paused: %s. Look at `publisher-gateway bounces`; `publisher-gateway announce %s` resumes it."
+)
+
+
 def take(
     reports: Iterable[Report],
     db_url: str | None = None,
@@ -62,43 +61,29 @@ def take(
     limits: Settings | None = None,
     now: datetime | None = None,
 ) -> list[Recorded]:
-    """Record ``reports`` and pause the campaigns they push past a threshold. ``record``: one transaction
-    (the mailbox reader's keeps the message that carried them in it too, so that it counts once)."""
+    """Synchronous. ``record``: one transaction (the mailbox reader's keeps the message in it too)."""
     recorded = record(reports=list(reports), db_url=db_url, now=now)
     for item in recorded:  # the address, as the operator must act on it
         if item.outcome in (bounce_records.MADE_BOUNCED, bounce_records.MADE_UNSUBSCRIBED):
             logger.warning("List: %s is %s now", item.email, item.outcome)
     try:
-        _pause_campaigns({item.campaign_id for item in recorded if item.campaign_id is not None}, db_url, limits)
+        rates = limits or settings.current()
+        for campaign_id in sorted({item.campaign_id for item in recorded if item.campaign_id is not None}):
+            paused = bounce_records.pause_on_returns(
+                campaign_id, rates.pause_bounce_rate, rates.pause_complaint_rate, db_url
+            )
+            if paused is not None:
+                reason, slug = paused
+                logger.error(_PAUSED, campaign_id, slug, reason, slug)
     except Exception as exc:  # noqa: BLE001 - recorded is recorded: a caller retrying would count it twice
         logger.error("Campaigns: the pause thresholds could not be checked (%s); the next report checks them", exc)
     return recorded
 
 
-def _pause_campaigns(campaign_ids: Iterable[int], db_url: str | None, limits: Settings | None) -> None:
-    limits = limits or settings.current()
-    for campaign_id in sorted(campaign_ids):
-        paused = bounce_records.pause_on_returns(
-            campaign_id, limits.pause_bounce_rate, limits.pause_complaint_rate, db_url
-        )
-        if paused is not None:
-            reason, slug = paused
-            logger.error(
-                "Campaign #%s (%s) paused: %s. Look at `publisher-gateway bounces`; "
-                "`publisher-gateway announce %s` resumes it.",
-                campaign_id,
-                slug,
-                reason,
-                slug,
-            )
-
-
-# After an unexpected error a background loop waits this long, doubling up to the most.
-TROUBLE_BACKOFF_S = (5.0, 300.0)
+TROUBLE_BACKOFF_S = (5.0, 300.0)  # after an unexpected error: 5 s, doubling up to 5 min
 
 
 def trouble_delay(failures_in_a_row: int) -> float:
-    """The wait after the n-th round in a row that ended in an unexpected error: 5 s doubling to 5 min."""
     first, most = TROUBLE_BACKOFF_S
     return min(first * 2 ** max(failures_in_a_row - 1, 0), most)
 
@@ -110,8 +95,7 @@ async def keep_running(
     wake: asyncio.Event | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> None:
-    """Until cancelled: ``step``, then sleep until woken or ``interval_s`` has passed. Nothing but a cancel
-    ends it: an error is logged and the loop goes on, after a growing pause so a fault does not spin."""
+    """Only a cancel ends it: an error is logged and the loop goes on, after a growing pause."""
     task = asyncio.current_task()
     wake = wake or asyncio.Event()
     troubles = 0
@@ -130,8 +114,7 @@ async def keep_running(
             )
             await sleep(delay)
         if task is not None and task.cancelling():
-            # A cancel that arrived just as an SMTP reply did can be swallowed inside
-            # aiosmtplib (asyncio.wait_for on Python 3.11): stop here all the same.
+            # aiosmtplib (wait_for on Python 3.11) can swallow a cancel that came with an SMTP reply.
             raise asyncio.CancelledError
         try:
             async with asyncio.timeout(interval_s):  # not wait_for: on 3.11 it can swallow a cancel

@@ -1,15 +1,11 @@
-"""The bounce mailbox, read (docs/mailing-list.md, "A bounce mailbox (IMAP)"): one worker at a time,
-under a lease; a report is taken before its message is moved, so a reader dying between the two only
-moves it; a message that fails is recorded and left. Runs in a daemon thread: it never holds the exit."""
+"""The bounce mailbox, read by one worker at a time under a lease; a report is taken before its message
+is moved, so a reader dying between the two only moves it; a message that fails is recorded and left."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
 import contextlib
-import email.parser
-import email.policy
-import email.utils
 import functools
 import hashlib
 import logging
@@ -25,26 +21,21 @@ from publisher import returns
 from publisher.config import settings
 from publisher.config.settings import Settings, worker_name
 from publisher.returns.imap_client import MailboxClient, MailboxTrouble
-from publisher.rules import bounces, form_fields, reports
+from publisher.rules import bounces, reports
 from publisher.storage import bounce_records, notice_records, tables
 from publisher.storage.bounce_records import MailboxPlace, Report
 
 logger = logging.getLogger(__name__)
-# flufl.bounce logs each detector that cannot read a message at ERROR, with a traceback; for
-# a bounce mailbox that only means "not this format", and the message is then left unclassified.
+# flufl.bounce logs each detector that cannot read a message at ERROR: here that only means "not this format".
 logging.getLogger("flufl.bounce").setLevel(logging.CRITICAL)
 
 LEASE_NAME = "bounce-mailbox"
-# Longer than one message takes, many times over; renewed every quarter of it while a read goes on.
-LEASE = timedelta(minutes=10)
-# Why a message was left: shown by `publisher-gateway bounces`.
+LEASE = timedelta(minutes=10)  # renewed every quarter of it while a read goes on
 NAMES_NO_EMAIL_OF_OURS = "names no email this site sent"
 
 
 @dataclass
 class Reading:
-    """What one read of the mailbox did."""
-
     messages: int = 0
     bounces: int = 0
     complaints: int = 0
@@ -69,16 +60,8 @@ class Reading:
         )
 
 
-def _sender(raw: bytes) -> str:
-    """The ``From:`` address of a message, as text to store (cleaned by the storage layer)."""
-    head = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(raw)
-    written = str(head.get("From", ""))
-    return email.utils.parseaddr(written)[1] or written[: form_fields.EMAIL_MAX]
-
-
 def reports_in(message: reports.ClassifiedMessage, mail: Settings, db_url: str | None = None) -> list[Report]:
-    """The bounce or complaint a message proves by its signed VERP token or its quoted original's
-    Message-ID; an address a report merely names proves nothing (anyone can write it)."""
+    """Proven by a signed VERP token or the original's Message-ID; a named address proves nothing."""
     delivery_id = _verp_delivery(message, mail)
     if delivery_id is None and message.original_message_id:
         named = [failure.address for failure in message.failures] or list(message.original_to)
@@ -95,15 +78,11 @@ def reports_in(message: reports.ClassifiedMessage, mail: Settings, db_url: str |
 
 
 def _verp_delivery(message: reports.ClassifiedMessage, mail: Settings) -> int | None:
-    """The email a report's VERP address names, when we signed its token."""
     if mail.bounce_address is None:
         return None
-    returned = [*message.envelope_to, *([message.original_return_path] if message.original_return_path else [])]
-    for address in returned:
-        delivery_id = bounces.read_verp(mail.list_secrets, address, mail.bounce_address)
-        if delivery_id is not None:
-            return delivery_id
-    return None
+    returned = [*message.envelope_to, message.original_return_path or ""]
+    jobs = (bounces.read_verp(mail.list_secrets, address, mail.bounce_address) for address in returned)
+    return next((job for job in jobs if job is not None), None)
 
 
 def read_once(
@@ -114,8 +93,7 @@ def read_once(
     clock: Callable[[], datetime] = tables.utc_now,
     stop: threading.Event | None = None,
 ) -> Reading | None:
-    """Read the mailbox once; None when another worker is reading it. Raises MailboxTrouble or the
-    database's error when either is away; ``stop`` ends the read after the message in hand."""
+    """None when another worker is reading it; ``stop`` ends the read after the message in hand."""
     mailbox, mail = values.bounce_mailbox, values.mail
     assert mailbox is not None and mail is not None  # callers read only a configured mailbox
     holder = worker or worker_name()
@@ -123,7 +101,7 @@ def read_once(
         return None
     reading = Reading()
     try:
-        with _LeaseKeeper(holder, db_url, clock) as lease, _RunRecorded(db_url, clock):
+        with _LeaseKeeper(holder, db_url, clock) as lease:
             with MailboxClient(mailbox, ca_file=values.bounce_ca_file) as box:
                 place = MailboxPlace(mailbox.folder, box.uidvalidity)
                 read = _Read(box, place, values, mail, db_url, reading, clock)
@@ -143,46 +121,33 @@ def read_once(
                         break
                     _handle_one(read, uid, sizes.get(uid))
             bounce_records.prune_messages(clock(), db_url)
+    except MailboxTrouble as trouble:
+        _record_run(trouble.reason, db_url, clock)
+        raise
+    else:
+        _record_run(None, db_url, clock)
     finally:
         with contextlib.suppress(Exception):
             bounce_records.give_back_lease(LEASE_NAME, holder, db_url)
     return reading
 
 
-class _RunRecorded:
-    """Records how a read went (a success, or the mailbox's trouble) for the dashboard's Health and the
-    publisher's notice; a database error is not recorded: it is away."""
-
-    def __init__(self, db_url: str | None, clock: Callable[[], datetime]) -> None:
-        self.db_url, self.clock = db_url, clock
-
-    def __enter__(self) -> _RunRecorded:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
-        if kind is None or isinstance(exc, MailboxTrouble):
-            error = exc.reason if isinstance(exc, MailboxTrouble) else None
-            try:
-                notice_records.record_run(notice_records.BOUNCE_MAILBOX, error, self.clock(), self.db_url)
-            except sqlalchemy.exc.SQLAlchemyError as failure:
-                logger.warning("Bounce mailbox: how the read went was not recorded (%s)", type(failure).__name__)
+def _record_run(error: str | None, db_url: str | None, clock: Callable[[], datetime]) -> None:
+    """For the dashboard and the notices; a database error is not recorded: it is away."""
+    try:
+        notice_records.record_run(notice_records.BOUNCE_MAILBOX, error, clock(), db_url)
+    except sqlalchemy.exc.SQLAlchemyError as failure:
+        logger.warning("Bounce mailbox: how the read went was not recorded (%s)", type(failure).__name__)
 
 
 def _connection_lost(exc: sqlalchemy.exc.SQLAlchemyError) -> bool:
-    """Whether a database error means the database is away (every message would fail alike),
-    rather than that it refused what this one message brought (DataError, IntegrityError...)."""
-    if isinstance(exc, sqlalchemy.exc.DBAPIError) and exc.connection_invalidated:
-        return True
-    return isinstance(
-        exc, (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError, sqlalchemy.exc.TimeoutError)
-    )
+    """Away (every message would fail alike), rather than refusing this one message's data."""
+    away = (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError, sqlalchemy.exc.TimeoutError)
+    return isinstance(exc, away) or (isinstance(exc, sqlalchemy.exc.DBAPIError) and exc.connection_invalidated)
 
 
 @dataclass(frozen=True)
 class _Read:
-    """What every message of one read shares: the open mailbox and folder, the settings, the
-    database, the tally and the clock."""
-
     box: MailboxClient
     place: MailboxPlace
     values: Settings
@@ -192,22 +157,18 @@ class _Read:
     clock: Callable[[], datetime]
 
     def record(self, uid: int, outcome: str, **details: Any) -> None:
-        """A message that carries no report to take: only its outcome is kept."""
         bounce_records.record_message(self.place, uid, outcome, db_url=self.db_url, now=self.clock(), **details)
 
 
 def _handle_one(read: _Read, uid: int, size: int | None) -> None:
-    """One message, whatever it holds: what fails here fails this message alone, recorded with
-    its reason and left in the mailbox, unless the mailbox or the database is away."""
+    """What fails here fails this message alone, unless the mailbox or the database is away."""
     try:
         _handle(read, uid, size)
     except MailboxTrouble:
         raise  # the mailbox is away: no other message would fare better
-    except sqlalchemy.exc.SQLAlchemyError as exc:
-        if _connection_lost(exc):
+    except Exception as exc:  # one message never stops the others
+        if isinstance(exc, sqlalchemy.exc.SQLAlchemyError) and _connection_lost(exc):
             raise
-        _failed(read, uid, size, exc)
-    except Exception as exc:  # noqa: BLE001 - one message never stops the others
         _failed(read, uid, size, exc)
 
 
@@ -239,12 +200,12 @@ def _handle(read: _Read, uid: int, size: int | None) -> None:
     if raw is None:  # gone meanwhile (someone else moved it)
         return
     message = reports.classify(raw)
-    fetched = bounce_records.Fetched(hashlib.sha256(raw).hexdigest(), len(raw), message.subject, _sender(raw))
+    fetched = bounce_records.Fetched(hashlib.sha256(raw).hexdigest(), len(raw), message.subject, message.sender)
     if message.kind in (reports.BOUNCE, reports.COMPLAINT_REPORT):
         items = reports_in(message, read.mail, read.db_url)
         left_out = (
             f"named {message.recipients_named:,} recipients; the first {len(message.failures)} were read"
-            if message.recipients_left_out
+            if message.recipients_named > len(message.failures)
             else ""
         )
         if not items:
@@ -271,19 +232,14 @@ def _handle(read: _Read, uid: int, size: int | None) -> None:
         reading.unclassified += 1
 
 
-class _LeaseKeeper:
-    """Renews the lease every quarter of LEASE from its own thread, so a long read keeps it and no
-    other worker starts on the same messages; ``lost`` once another worker holds it."""
+class _LeaseKeeper(contextlib.AbstractContextManager["_LeaseKeeper"]):
+    """From its own thread, so one long message keeps the lease; ``lost`` once another worker holds it."""
 
     def __init__(self, holder: str, db_url: str | None, clock: Callable[[], datetime]) -> None:
         self._holder, self._db_url, self._clock = holder, db_url, clock
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._renew, name="bounce-mailbox-lease", daemon=True)
         self.lost = False
-
-    def __enter__(self) -> _LeaseKeeper:
-        self._thread.start()
-        return self
+        threading.Thread(target=self._renew, name="bounce-mailbox-lease", daemon=True).start()
 
     def __exit__(self, *exc_info: object) -> None:
         self._done.set()
@@ -303,8 +259,7 @@ _Result = TypeVar("_Result")
 
 
 async def _in_own_thread(function: Callable[..., _Result], *args: Any, **kwargs: Any) -> _Result:
-    """``function`` in a daemon thread of its own, awaited. Not asyncio.to_thread: its executor is
-    joined at exit, holding a stopping site past its 10-second window."""
+    """Not asyncio.to_thread: its executor is joined at exit, holding a stopping site past its 10 s window."""
     future: concurrent.futures.Future[_Result] = concurrent.futures.Future()
 
     def run() -> None:
@@ -320,8 +275,7 @@ async def _in_own_thread(function: Callable[..., _Result], *args: Any, **kwargs:
 
 
 async def run_in_backend(db_url: str | None = None) -> None:
-    """The backend's lifespan task: read the bounce mailbox every ``PUBLISHER_BOUNCE_POLL_S``
-    (one worker of the site at a time), when one is configured and the site sends the list's emails."""
+    """The backend's lifespan task, when a mailbox is configured and the site sends the list's emails."""
     values = settings.current()
     if not values.list_emails_on or values.mail is None or values.bounce_mailbox is None:
         return

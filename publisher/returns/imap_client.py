@@ -1,6 +1,4 @@
-"""The bounce mailbox over IMAP (imapclient: a poll is a few commands, run in a thread). On purpose nothing
-is marked \\Seen, the folder is never expunged (that would delete what others marked \\Deleted), and
-no MailboxTrouble carries the password."""
+"""The bounce mailbox over IMAP: nothing marked \\Seen, no folder expunged whole, no password in a MailboxTrouble."""
 
 from __future__ import annotations
 
@@ -16,16 +14,14 @@ from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
 
 from publisher.config.mail_config import MailServer, is_loopback
 
-# Connect, TLS handshake and each command: a server slower than this is tried at the next poll.
-IMAP_TIMEOUT_S = 30.0
-# UIDs named in one FETCH of sizes: a command line of a few kilobytes, which every server takes.
-_UIDS_PER_COMMAND = 500
+IMAP_TIMEOUT_S = 30.0  # connect, TLS handshake and each command
+_UIDS_PER_COMMAND = 500  # in one FETCH of sizes: a command line every server takes
 # imaplib writes a server's answer as a Python literal, b'...' or [b'...']; imapclient adds "select failed: ".
 _BYTES_LITERAL = re.compile(r"\[?(b'(?:[^'\\]|\\.)*')\]?")
 
 
 class MailboxTrouble(Exception):
-    """The mailbox could not be reached or read: ``reason`` is safe to print (never the password)."""
+    """``reason`` is safe to print: never the password."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -33,7 +29,7 @@ class MailboxTrouble(Exception):
 
 
 class MailboxClient(contextlib.AbstractContextManager["MailboxClient"]):
-    """One session with the bounce mailbox, its folder selected read-write: ``with MailboxClient(...) as mailbox``."""
+    """One session, its folder selected read-write."""
 
     def __init__(self, server: MailServer, *, ca_file: str | None = None, timeout: float = IMAP_TIMEOUT_S) -> None:
         self.server = server
@@ -57,13 +53,12 @@ class MailboxClient(contextlib.AbstractContextManager["MailboxClient"]):
         self.close()
 
     def uids(self) -> list[int]:
-        """Every message in the folder, oldest first: UIDs only grow, so their order is arrival order."""
+        """Oldest first: UIDs only grow."""
         with self._guard("cannot list the messages of"):
             return sorted(self._connection.search("ALL"))
 
     def sizes(self, uids: list[int]) -> dict[int, int]:
-        """Each message's size in bytes (RFC822.SIZE), read first so a message above the site's limit
-        is never downloaded; a message gone meanwhile is not in the answer."""
+        """Read first, so a message above the site's limit is never downloaded."""
         sizes: dict[int, int] = {}
         for first in range(0, len(uids), _UIDS_PER_COMMAND):
             with self._guard("cannot read the sizes of the messages of"):
@@ -72,14 +67,14 @@ class MailboxClient(contextlib.AbstractContextManager["MailboxClient"]):
         return sizes
 
     def fetch(self, uid: int) -> bytes | None:
-        """The raw message, unmarked (BODY.PEEK); None when it is gone (someone else handled or deleted it)."""
+        """Unmarked (BODY.PEEK); None when someone else handled or deleted it."""
         body = None
         with self._guard(f"cannot read message {uid} of", gone_is_no_error=True):
             body = self._connection.fetch([uid], ["BODY.PEEK[]"]).get(uid, {}).get(b"BODY[]")
         return None if body is None else bytes(body)
 
     def move(self, uid: int, folder: str) -> None:
-        """Put a handled message in ``folder``, created when missing; a message already gone is no error."""
+        """``folder`` created when missing; a message already gone is no error."""
         imap = self._connection
         if not (imap.has_capability("MOVE") or imap.has_capability("UIDPLUS")):
             raise MailboxTrouble(
@@ -98,7 +93,7 @@ class MailboxClient(contextlib.AbstractContextManager["MailboxClient"]):
                 imap.uid_expunge([uid])  # UIDPLUS: only this message, not others someone marked \Deleted
 
     def _start(self, context: ssl.SSLContext) -> int:
-        """STARTTLS, LOGIN and SELECT; the folder's UIDVALIDITY (its UIDs name the same messages while it stays)."""
+        """STARTTLS, LOGIN and SELECT; the folder's UIDVALIDITY."""
         imap, server = self._connection, self.server
         if not server.implicit_tls and imap.has_capability("STARTTLS"):
             with self._guard("STARTTLS failed with"):
@@ -127,14 +122,12 @@ class MailboxClient(contextlib.AbstractContextManager["MailboxClient"]):
         return uidvalidity
 
     def _read_capabilities(self) -> None:
-        """Read once under a guard (imapclient asks the server when it has none cached), so a connection lost
-        there is mailbox trouble like any other; the checks after it read the cache."""
+        """Under a guard (imapclient asks the server when it has none cached); the checks after read the cache."""
         with self._guard("cannot read the capabilities of"):
             self._connection.capabilities()
 
     def close(self) -> None:
-        """LOGOUT, never CLOSE (it expunges every message marked \\Deleted); once the connection failed under
-        a command, only a shutdown: LOGOUT would wait out the timeout again."""
+        """Never CLOSE (it expunges every message marked \\Deleted); a broken connection is only shut down."""
         with contextlib.suppress(IMAPClientError, OSError, EOFError):
             if self._broken:
                 self._connection.shutdown()
@@ -143,8 +136,7 @@ class MailboxClient(contextlib.AbstractContextManager["MailboxClient"]):
 
     @contextlib.contextmanager
     def _guard(self, failed: str, *, gone_is_no_error: bool = False) -> Iterator[None]:
-        """Any failure under it as MailboxTrouble: ``failed`` (e.g. "cannot connect to"), the mailbox, the cause;
-        RFC 5530's EXPUNGEISSUED (Dovecot's answer for a message gone meanwhile) ends the block quietly if asked."""
+        """Any failure as MailboxTrouble; RFC 5530's EXPUNGEISSUED (a message gone meanwhile) is none if asked."""
         where = self.server.describe()
         try:
             yield
@@ -163,7 +155,7 @@ class MailboxClient(contextlib.AbstractContextManager["MailboxClient"]):
                 raise MailboxTrouble(self._scrub(f"{failed} {where}: {_cause(exc)}")) from None
 
     def _scrub(self, text: str) -> str:
-        """``text`` without the password, as typed, as an IMAP quoted string or in a SASL PLAIN answer."""
+        """The password as typed, as an IMAP quoted string or in a SASL PLAIN answer."""
         password = self.server.password
         plain = base64.b64encode(f"\0{self.server.username}\0{password}".encode()).decode("ascii")
         spellings = [plain, password.replace("\\", "\\\\").replace('"', '\\"'), password]
@@ -176,8 +168,7 @@ def _quoted(text: str) -> str:
 
 
 def _bytes_text(found: re.Match[str]) -> str:
-    """imapclient's ``b'...'`` as the text it holds (so the scrub finds a password in it); as written when the
-    server's words inside are no literal."""
+    """imapclient's ``b'...'`` as its text, so the scrub finds a password in it."""
     try:
         return ast.literal_eval(found[1]).decode(errors="replace")
     except (ValueError, SyntaxError):

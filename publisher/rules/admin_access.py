@@ -37,25 +37,21 @@ SECURE_COOKIE_NAME = "__Host-publisher-admin"
 
 
 def new_token() -> str:
-    """A fresh secret (enrolment, session, ceremony), also a new admin's WebAuthn user id (never their
-    name): 256 bits from ``secrets``, base64url without padding."""
+    """Also a new admin's WebAuthn user id, never their name."""
     return secrets.token_urlsafe(TOKEN_BYTES)
 
 
 def token_hash(token: str) -> str:
-    """What the database keeps of a token: its SHA-256 in hex, never the token itself."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def is_token_shaped(value: object) -> bool:
-    """Whether ``value`` could be one of our tokens: base64url text of a bounded length. Anything
-    else is refused before a database is asked."""
+    """Anything else is refused before a database is asked."""
     return isinstance(value, str) and _TOKEN_SHAPE.fullmatch(value) is not None
 
 
 def check_admin_name(name: str) -> str | None:
-    """Why ``name`` cannot name an admin (a sentence), or None. A name is shown on the dashboard,
-    in the audit log and in ``admin list``: printable, on one line, not too long."""
+    """Why ``name`` cannot name an admin, or None: it is shown on the dashboard, the audit log and ``admin list``."""
     stripped = name.strip()
     if not stripped:
         return "an admin's name must not be empty"
@@ -67,36 +63,28 @@ def check_admin_name(name: str) -> str | None:
 
 
 def enrolment_url(site_url: str, token: str) -> str:
-    """The link ``admin invite`` prints. The token is in the fragment: a browser never sends it to a
-    server (no access log, no Referer, no proxy sees it); the page's script hands it over by POST."""
+    """The token is in the fragment, which a browser never sends (no log, Referer or proxy sees it)."""
     return f"{site_url.rstrip('/')}{ENROL_PATH}#{token}"
 
 
 @dataclass(frozen=True)
 class SessionTimes:
-    """When a session began and when its admin last did something."""
-
     created_at: datetime
     last_active_at: datetime
 
 
 def session_open(times: SessionTimes, now: datetime, idle: timedelta) -> bool:
-    """Whether a session still opens the dashboard at ``now``: within ``idle`` of the admin's last
-    action and within 12 hours of signing in, whatever they did since."""
     return now - times.last_active_at < idle and now - times.created_at < SESSION_ABSOLUTE
 
 
 @dataclass(frozen=True)
 class RelyingParty:
-    """Whom a passkey is for (``rp_id``: a host) and the page origins a ceremony may come from."""
-
-    rp_id: str
+    rp_id: str  # the host a passkey is for
     origins: tuple[str, ...]
 
 
 def relying_party(site_url: str, development_ports: Iterable[int] = ()) -> RelyingParty:
-    """The relying party of a site at ``site_url``; on the development server, its origins on localhost
-    (browsers allow WebAuthn on http://localhost; an IP address can never be an RP ID)."""
+    """On the development server, localhost (browsers allow WebAuthn there; an IP address is never an RP ID)."""
     origin = same_site.origin_of(site_url)
     if origin is None:  # settings.site_url() is an absolute http(s) URL
         raise ValueError(f"the site's address is no http(s) URL: {site_url!r}")
@@ -112,16 +100,14 @@ def cookie_name(https: bool) -> str:
 
 
 def session_cookie(token: str, https: bool) -> str:
-    """The ``Set-Cookie`` value that holds a session (an empty ``token``: removes it, sign-out): no script
-    reads it, no other site's request carries it, for this host only; the database decides before Max-Age."""
+    """An empty ``token`` removes it (sign-out); the database decides before Max-Age."""
     max_age = int(SESSION_ABSOLUTE.total_seconds()) if token else 0
     attributes = [f"{cookie_name(https)}={token}", "Path=/", "HttpOnly", "SameSite=Strict", f"Max-Age={max_age}"]
     return "; ".join(attributes + ["Secure"] * https)
 
 
 def session_token(cookie_header: str, https: bool) -> str | None:
-    """The session token in a ``Cookie`` header, or None: over https only the ``__Host-`` name (no sibling
-    subdomain can set it); two session cookies are nobody's, since one was planted."""
+    """Over https only the ``__Host-`` name (no sibling subdomain sets it); two session cookies are nobody's."""
     found = [
         (name, value)
         for name, _, value in (part.strip().partition("=") for part in cookie_header.split(";"))

@@ -48,12 +48,10 @@ def new_question(rng: random.Random | None = None) -> MathQuestion:
 
 
 def is_correct_answer(answer: object, expected: int | None) -> bool:
-    """True only when a question was asked and the visitor's answer equals its result."""
     return expected is not None and parse_answer(answer) == expected
 
 
 def answer_field_error(answer: object, expected: int | None) -> str | None:
-    """The message beside the math field: required, then must equal the result."""
     if not isinstance(answer, str) or not answer.strip():
         return MATH_REQUIRED
     if not is_correct_answer(answer, expected):
@@ -61,24 +59,18 @@ def answer_field_error(answer: object, expected: int | None) -> str | None:
     return None
 
 
-# A token that is not the site's, has expired or was used: the page gets a new one.
-TOKEN_REJECTED = HONEYPOT_REJECTED
-
-
 def rejection_before_answer(
     *, honeypot: object, shown_at_ms: float | None, now_ms: float, min_fill_ms: int = MIN_FILL_TIME_MS
 ) -> str | None:
-    """Why a contact submission is refused before its answer is looked at, in the documented order; None
-    when it may go on. ``shown_at_ms`` None: the token was not the site's or has expired."""
+    """Why a contact submission is refused before its answer is looked at, in the documented order."""
     if honeypot_filled(honeypot):
         return HONEYPOT_REJECTED
-    if shown_at_ms is None:
-        return TOKEN_REJECTED
+    if shown_at_ms is None:  # a token not the site's, expired or used: the page gets a new one
+        return HONEYPOT_REJECTED
     if now_ms - shown_at_ms < min_fill_ms:
         return TOO_FAST_REJECTED
     return None
 
 
 def answer_rejection(answer: object, expected: int) -> str | None:
-    """The last check: the answer must be the question's result."""
     return None if is_correct_answer(answer, expected) else MATH_REJECTED

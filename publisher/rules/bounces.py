@@ -1,6 +1,5 @@
-"""What comes back from the list's emails, as rules with the clock passed in. A list email's envelope sender
-names its outbox job by a VERP token signed with the list secret (a forged bounce cannot name someone else's
-email), in lower-case hex since some servers fold a local part's case."""
+"""The bounce rules. A list email's envelope sender names its outbox job by a VERP token signed with the list
+secret (a forged bounce names no one else's email), in lower-case hex: some servers fold a local part's case."""
 
 from __future__ import annotations
 
@@ -14,12 +13,9 @@ from datetime import datetime, timedelta
 HARD, SOFT, COMPLAINT = "hard", "soft", "complaint"
 KINDS = (HARD, SOFT, COMPLAINT)
 
-# Soft bounces in a row (from different emails) that make a reader bounced.
-SOFT_BOUNCES_TO_BOUNCED = 3
-# An email that has not bounced this long after it was sent counts as delivered.
-DELIVERED_AFTER = timedelta(days=3)
-# A campaign pauses on its bounce rate only once this many of its emails were sent.
-PAUSE_MIN_SENT = 100
+SOFT_BOUNCES_TO_BOUNCED = 3  # in a row, from different emails
+DELIVERED_AFTER = timedelta(days=3)  # without a bounce
+PAUSE_MIN_SENT = 100  # emails sent before the bounce rate can pause a campaign
 # A campaign pauses on its complaint rate only once this many emails drew one: one reader, or one forged
 # report, stops no release, however small the list (1 in 300 is already past 0.3 %).
 PAUSE_MIN_COMPLAINTS = 3
@@ -36,7 +32,6 @@ def _mac(secret: str, job: str) -> str:
 
 
 def verp_token(secret: str, delivery_id: int) -> str:
-    """The token that names one email (its outbox job) in its envelope sender."""
     job = format(delivery_id, "x")
     return f"{job}-{_mac(secret, job)}"
 
@@ -48,8 +43,7 @@ def verp_address(bounce_address: str, secret: str, delivery_id: int) -> str:
 
 
 def read_verp(list_secrets: Sequence[str], address: str, bounce_address: str) -> int | None:
-    """The job a bounce is addressed to, when we signed its token; else None. Any list secret is accepted,
-    so replacing the secret does not orphan the bounces of emails already sent."""
+    """Any list secret is accepted, so replacing the secret orphans no bounce of an email already sent."""
     local, _, domain = address.strip().strip("<>").lower().rpartition("@")
     base, _, token = local.partition("+")
     match = _VERP_TOKEN.match(token)
@@ -61,8 +55,7 @@ def read_verp(list_secrets: Sequence[str], address: str, bounce_address: str) ->
 
 
 def kind_of_status(status: str, action: str = "") -> str | None:
-    """RFC 3464's Status (and Action) of one recipient: hard, soft, or None (delivered, relayed,
-    expanded, or not a status at all). "failed" without a Status (cut off) is final: hard."""
+    """None when delivered, relayed or expanded; "failed" without a Status (cut off) is final: hard."""
     match = _STATUS.match(status or "")
     action = (action or "").strip().lower()
     if match is None and action == "failed" and not (status or "").strip():
@@ -78,8 +71,6 @@ def kind_of_status(status: str, action: str = "") -> str | None:
 
 @dataclass(frozen=True)
 class SentEmail:
-    """One list email to a reader, as the soft-bounce rule sees it."""
-
     delivery_id: int
     sent_at: datetime
     bounce: str | None = None  # HARD, SOFT, COMPLAINT, or None while none came back
@@ -88,16 +79,13 @@ class SentEmail:
 def soft_bounces_in_a_row(emails: Iterable[SentEmail], now: datetime) -> int:
     """Soft bounces from different emails since the last one delivered (``DELIVERED_AFTER`` without a
     bounce: one can arrive days later); an email too recent to tell neither counts nor ends the run."""
-    count = 0
-    seen: set[int] = set()
+    soft: set[int] = set()
     for email in sorted(emails, key=lambda item: item.sent_at, reverse=True):
         if email.bounce == SOFT:
-            if email.delivery_id not in seen:
-                count += 1
-                seen.add(email.delivery_id)
+            soft.add(email.delivery_id)
         elif email.bounce is None and now - email.sent_at >= DELIVERED_AFTER:
             break
-    return count
+    return len(soft)
 
 
 def pause_reason(
@@ -107,7 +95,6 @@ def pause_reason(
     bounce_rate: float = DEFAULT_PAUSE_BOUNCE_RATE,
     complaint_rate: float = DEFAULT_PAUSE_COMPLAINT_RATE,
 ) -> str | None:
-    """Why a running campaign must pause now (its rates, in % of emails sent), or None."""
     if sent <= 0:
         return None
     hard_pct = 100 * hard_bounces / sent

@@ -1,6 +1,5 @@
-"""The forms' fields, each declared once (docs/content.md, Adding a form field), and the rules of text
-from outside (docs/product.md, Forms) as pure functions: control characters are refused in names and
-email, so nothing can inject mail headers."""
+"""The forms' fields, each declared once (docs/content.md), and the rules of text from outside (docs/product.md,
+Forms): control characters are refused in names and email, so nothing can inject mail headers."""
 
 from __future__ import annotations
 
@@ -26,7 +25,6 @@ LOCAL_PART_MAX_OCTETS = 64
 EMAIL_TOO_LONG = form_copy.too_long(form_copy.EMAIL_LABEL, EMAIL_MAX)
 # Every form's hidden field: people never see or reach it, bots that fill every input do.
 HONEYPOT_FIELD = "website"
-# The contact form's security question (rules/antispam.py checks it).
 ANSWER_FIELD = "answer"
 
 # Zero-width (non-)joiners are part of correct spelling in Persian and Indic names.
@@ -36,7 +34,6 @@ LINE_BREAKS = frozenset({"\n", "\r", "\t"})
 
 
 def has_control_characters(text: str, allowed: set[str] | frozenset[str] = frozenset()) -> bool:
-    """True when ``text`` holds a control or format character (CR, LF, NUL, bidi overrides...)."""
     return any(
         unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") and ch not in allowed and ch not in _JOINERS for ch in text
     )
@@ -57,8 +54,7 @@ def one_line(text: str, limit: int) -> str:
 
 
 def for_terminal(text: str, *, keep_lines: bool = False) -> str:
-    """Stored text as the operator's terminal may print it: every control or format character written as
-    an escape, so it is shown, never run. ``keep_lines``: line feeds and tabs stay."""
+    """Every control or format character written as an escape, so a terminal shows it, never runs it."""
     kept = {"\n", "\t"} if keep_lines else set()
     return "".join(
         ch
@@ -70,8 +66,7 @@ def for_terminal(text: str, *, keep_lines: bool = False) -> str:
 
 @dataclass(frozen=True)
 class TextRule:
-    """A required text field: its messages, its length, the control characters it may hold; called, the
-    text trimmed and its message when not valid (those the product does not word, from ``label``)."""
+    """A required text field; called: the text trimmed, and its message when not valid."""
 
     label: str
     required: str
@@ -115,8 +110,7 @@ def sendable_address(text: str) -> str:
 
 
 def address_key(text: str) -> str:
-    """How an address typed by an operator (or stored before the ASCII rule) finds its row:
-    its sendable form in lower case, or the text itself in lower case if it has none."""
+    """How an address typed by an operator (or stored before the ASCII rule) finds its row."""
     try:
         return sendable_address(text.strip()).lower()
     except NotSendable:
@@ -124,14 +118,13 @@ def address_key(text: str) -> str:
 
 
 def mailbox_key(address: str) -> str:
-    """The mailbox an address reaches, whatever its spelling (lower case, no ``+tag``): the rules against
-    mail bombing count per mailbox, not per spelling."""
+    """Lower case, no ``+tag``: the rules against mail bombing count per mailbox, not per spelling."""
     local, _, domain = address.strip().lower().rpartition("@")
     return f"{local.partition('+')[0] or local}@{domain}"
 
 
 def check_email(value: object) -> tuple[str, str | None]:
-    """Syntax only (no DNS): returns the address as it is stored and sent, or the product's message."""
+    """Syntax only (no DNS)."""
     text = value.strip() if isinstance(value, str) else ""
     if not text:
         return text, EMAIL_REQUIRED
@@ -149,7 +142,6 @@ _INTEGER = re.compile(r"[+-]?[0-9]{1,6}")
 
 
 def parse_answer(value: object) -> int | None:
-    """The visitor's math answer as an integer, or None when it is not a plain whole number."""
     if not isinstance(value, str):
         return None
     text = value.strip()
@@ -161,12 +153,10 @@ TICKED = "yes"
 
 
 def check_box(value: object) -> tuple[str, str | None]:
-    """A box is ticked or not, never wrong: anything sent ticks it."""
     return (TICKED if isinstance(value, str) and value else ""), None
 
 
 def honeypot_filled(honeypot: object) -> bool:
-    """True when the hidden field holds anything (or is not text): a bot filled the form."""
     return not isinstance(honeypot, str) or honeypot != ""
 
 
@@ -175,7 +165,7 @@ Rule = Callable[[object], tuple[str, str | None]]
 
 
 def words_of(name: str) -> list[str]:
-    """``firstName`` -> ``["first", "name"]``: the name's words, for its element id and its state var."""
+    """``firstName`` -> ``["first", "name"]``."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower().split("_")
 
 
@@ -195,9 +185,6 @@ class FormField:
 
 @dataclass(frozen=True)
 class Checked:
-    """Cleaned values (trimmed, email normalized), the message for each invalid field, and whether the
-    hidden field was filled (a bot: "Please try again.", nothing stored or sent)."""
-
     values: dict[str, str]
     errors: dict[str, str] = field(default_factory=dict)
     bot: bool = False
@@ -220,28 +207,23 @@ class Form:
 
     @property
     def asks_question(self) -> bool:
-        """The contact form's security question beside its fields (rules/antispam.py checks it)."""
         return ANSWER_FIELD in self.more
 
     def element_id(self, name: str) -> str:
-        """The id of the form's element ``name`` (a field, ``answer``, ``success``): ``contact-first-name``."""
+        """``contact-first-name``."""
         return "-".join([self.name, *words_of(name)])
 
     @property
     def field_ids(self) -> dict[str, str]:
-        """Element ids by field name, so the server can move focus to the first invalid field."""
         return {name: self.element_id(name) for name in (*self.names, *self.more)}
 
     def typed(self, data: Mapping[str, object]) -> dict[str, str]:
-        """What the visitor typed in each field, to show again on a refused plain POST."""
         return {name: str(data.get(name, "")) for name in self.names}
 
     def stored(self, values: Mapping[str, str]) -> dict[str, str]:
-        """The checked values of the fields declared ``stored``, by their column."""
         return {"_".join(words_of(declared.name)): values[declared.name] for declared in self.fields if declared.stored}
 
     def check(self, data: Mapping[str, object]) -> Checked:
-        """Each field's rule on a submit (the fields by name): the cleaned values, or a message per invalid field."""
         checks = {declared.name: declared.rule(data.get(declared.name)) for declared in self.fields}
         return Checked(
             values={name: value for name, (value, _) in checks.items()},

@@ -1,6 +1,5 @@
-"""The contact form's signed token: the question and when the form was shown, facts the visitor must not
-choose, carried by the page itself so no state is kept between page and submit. A refused submit gets the
-chain's next token, which keeps its times: no token lives past its chain's first hour (docs/security.md)."""
+"""The contact form's signed token: the question and when the form was shown, carried by the page so no state
+is kept between page and submit; a refusal's next token keeps its chain's times (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -29,8 +28,6 @@ _TOKEN = re.compile(
 
 @dataclass(frozen=True)
 class FormToken:
-    """What a token says, once its signature matched."""
-
     shown_ms: int  # when the visitor was first shown the form of this chain
     issued_ms: int  # when the chain's first token was issued: the chain lives an hour from it
     question: MathQuestion
@@ -47,23 +44,17 @@ def _signature(secret: str, body: str) -> str:
 
 
 def issue(secret: str, question: MathQuestion, *, now_ms: float, shown_ms: float | None = None) -> str:
-    """The first token of a chain, for ``question``, issued now; ``shown_ms`` (default: now) is
-    when the form was shown."""
     return _signed(secret, question, shown_ms=now_ms if shown_ms is None else shown_ms, issued_ms=now_ms)
 
 
 def follow(secret: str, question: MathQuestion, *, after: FormToken) -> str:
-    """The next token of ``after``'s chain, for ``question``: it keeps the chain's times, so it expires
-    with the chain's first token however often it is followed."""
+    """It keeps the chain's times, so it expires with the chain's first token however often it is followed."""
     return _signed(secret, question, shown_ms=after.shown_ms, issued_ms=after.issued_ms)
 
 
 def continues(token: FormToken | None, *, first_use: bool, now_ms: float) -> FormToken | None:
-    """The token a refused submit's next token may ``follow``: the submitted one, when valid and this was its
-    first use; None: the next starts a new chain."""
-    if token is None or not first_use or token.expired(now_ms):
-        return None
-    return token
+    """The token a refused submit's next token may ``follow``; None: the next starts a new chain."""
+    return token if token is not None and first_use and not token.expired(now_ms) else None
 
 
 def _signed(secret: str, question: MathQuestion, *, shown_ms: float, issued_ms: float) -> str:
@@ -76,7 +67,6 @@ def _signed(secret: str, question: MathQuestion, *, shown_ms: float, issued_ms: 
 
 
 def read(secrets_: Sequence[str], token: object) -> FormToken | None:
-    """The token's facts when one of ``secrets_`` signed it (expired or not); None for anything else."""
     if not isinstance(token, str) or len(token) > MAX_TOKEN_CHARS:
         return None
     match = _TOKEN.match(token)

@@ -19,8 +19,7 @@ from publisher.rules import form_fields
 
 
 class ListStatus:
-    """Where an address stands on the list: pending, then confirmed, then possibly unsubscribed
-    (the reader left, or complained) or bounced (the address stopped taking mail)."""
+    """Pending, then confirmed, then possibly unsubscribed (left, or complained) or bounced."""
 
     PENDING = "pending"
     CONFIRMED = "confirmed"
@@ -32,26 +31,22 @@ class ListStatus:
 
 
 CONFIRMATION_EVERY = timedelta(hours=24)
-# An address that only waited for books is erased this many days after the last one's email went out
-# (time for its bounces and complaints to come back); docs/privacy.md states it.
+# An address that only waited for books is erased this many days after the last one's email (docs/privacy.md).
 WAITLIST_KEEP_DAYS = 30
 
 
 def link_second(moment: datetime) -> int:
-    """``moment`` to the second, as a confirmation link carries its date (a stored time without
-    a zone is UTC): a link and the row it confirms are compared on this."""
+    """To the second, as a confirmation link carries its date (a stored time without a zone is UTC)."""
     return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
 
 
 def confirmation_due(last_confirmation_at: datetime | None, now: datetime) -> bool:
-    """One confirmation per mailbox a day: whether one may go now, the last having gone at
-    ``last_confirmation_at`` to any spelling of the mailbox (None: never)."""
+    """One confirmation per mailbox a day (``last_confirmation_at``: to any spelling of it; None: never)."""
     return last_confirmation_at is None or now - last_confirmation_at >= CONFIRMATION_EVERY
 
 
 def is_latest_confirmation(issued_at: datetime, sent_at: datetime | None, subscribed_at: datetime) -> bool:
-    """Whether a confirmation issued at ``issued_at`` is the latest sent to its row, for its latest sign-up
-    (an older sign-up's consent is not this one's); compared to the second, as the link carries it."""
+    """The latest sent to its row, for its latest sign-up (an older sign-up's consent is not this one's)."""
     if sent_at is None:
         return False
     issued = link_second(issued_at)
@@ -60,25 +55,19 @@ def is_latest_confirmation(issued_at: datetime, sent_at: datetime | None, subscr
 
 @dataclass(frozen=True)
 class Step:
-    """What a subscribe request does to an address."""
-
     status: str
     send_confirmation: bool
     joins: bool  # new to the list, or back after leaving: a new subscription on record
 
 
 def on_subscribe(current: str | None, last_confirmation_at: datetime | None, now: datetime, emails_on: bool) -> Step:
-    """The rule for the subscribe form (``current`` None: never seen). One that left or bounced joins afresh,
-    pending, so its consent is given again and the address proves it takes mail."""
+    """One that left or bounced joins afresh, pending, so its consent is given again and it proves it takes mail."""
     if current == ListStatus.CONFIRMED:
         return Step(ListStatus.CONFIRMED, send_confirmation=False, joins=False)
     joins = current is None or current in ListStatus.GONE
     return Step(
         ListStatus.PENDING, send_confirmation=emails_on and confirmation_due(last_confirmation_at, now), joins=joins
     )
-
-
-# --- Import: a list gathered elsewhere. ---
 
 
 class ImportRefused(Exception):
@@ -103,8 +92,7 @@ _STRENGTH = {ListStatus.PENDING: 0, ListStatus.CONFIRMED: 1, ListStatus.UNSUBSCR
 
 
 def import_step(current: str | None, imported: str) -> str | None:
-    """The status an imported row gives an address the list has as ``current`` (None: new), or None to
-    leave it: a file never brings back one that left or bounced (only the reader can, by the form)."""
+    """None leaves it: a file never brings back one that left or bounced (only the reader can, by the form)."""
     if current is None:
         return imported
     if current in ListStatus.GONE or imported == current:
@@ -115,8 +103,7 @@ def import_step(current: str | None, imported: str) -> str | None:
 
 
 def read_import(text: str, status: str | None = None) -> list[ImportRow]:
-    """The rows of a CSV file with the columns ``subscribers`` writes (``status``: for a file without that
-    column); an address repeated in the file is one row. Raises ImportRefused."""
+    """The columns ``subscribers`` writes (``status``: for a file without one); a repeated address is one row."""
     reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff")))
     columns = [name.strip().lower() for name in reader.fieldnames or ()]
     missing = [name for name in ("email", "name") if name not in columns]
@@ -177,8 +164,7 @@ def _import_row(line: int, fields: dict[str, str], status: str | None) -> tuple[
 CONFIRM_PATH = "/subscribe/confirm"
 UNSUBSCRIBE_PATH = "/unsubscribe"
 TOKEN_PARAM = "token"
-# On a link's page after its button was pressed without the app (a 303 to the link and this): the
-# page says what the press did, not "already".
+# After a press without the app (a 303 to the link and this), the page says what it did, not "already".
 DONE_PARAM = "done"
 CONFIRM_LINK_VALID_FOR = timedelta(days=7)
 
@@ -190,7 +176,6 @@ _UNSUBSCRIBE_TOKEN = re.compile(rf"^(?P<key>{_KEY})\.(?P<mac>[A-Za-z0-9_-]{{32}}
 
 
 def new_link_key() -> str:
-    """A subscriber's random key: 128 bits, URL-safe."""
     return secrets.token_urlsafe(16)
 
 
@@ -214,15 +199,12 @@ def unsubscribe_token(secret: str, link_key: str) -> str:
 
 @dataclass(frozen=True)
 class ConfirmClaim:
-    """What a genuine confirmation token says: whose it is, and whether it is still in time."""
-
     link_key: str
     issued_at: datetime
     expired: bool
 
 
 def read_confirm_token(list_secrets: Sequence[str], token: object, now: datetime) -> ConfirmClaim | None:
-    """The claim of a token we signed; None for anything else (changed, forged, malformed)."""
     match = _CONFIRM_TOKEN.match(token) if isinstance(token, str) else None
     if match is None or not _signed_by_one_of(list_secrets, match["mac"], _CONFIRM, match["key"], match["issued"]):
         return None
@@ -231,7 +213,6 @@ def read_confirm_token(list_secrets: Sequence[str], token: object, now: datetime
 
 
 def read_unsubscribe_token(list_secrets: Sequence[str], token: object) -> str | None:
-    """The link key of an unsubscribe token we signed; None for anything else."""
     match = _UNSUBSCRIBE_TOKEN.match(token) if isinstance(token, str) else None
     if match is None or not _signed_by_one_of(list_secrets, match["mac"], _UNSUBSCRIBE, match["key"]):
         return None
@@ -247,14 +228,12 @@ def unsubscribe_url(site_url: str, secret: str, link_key: str) -> str:
 
 
 def link_path(path: str, token: str, done: bool = False) -> str:
-    """A link's page on this site (path and query): where its button posts, and where the press leads."""
     query = {TOKEN_PARAM: token, DONE_PARAM: "1"} if done else {TOKEN_PARAM: token}
     return f"{path}?{urlencode(query)}"
 
 
 def mask_address(email: str) -> str:
-    """The address as a page shows it to whoever holds the link: enough to recognise, not to read
-    ('reader@example.com' -> 'r****r@e******.com')."""
+    """Enough to recognise, not to read: 'reader@example.com' -> 'r****r@e******.com'."""
     local, _, domain = email.rpartition("@")
     name, dot, rest = domain.partition(".")
     return f"{_mask(local)}@{_mask(name, keep_last=False)}{dot}{rest}"

@@ -1,6 +1,5 @@
-"""When the site writes to the publisher, and what it says: pure, its clock in the snapshot. Nobody watches
-the dashboard all day, so a trouble is emailed at most once a day per kind while it lasts, and a summary
-on Mondays."""
+"""When the site writes to the publisher, and what it says. Nobody watches the dashboard all day: a trouble
+is emailed at most once a day per kind while it lasts, and a summary on Mondays."""
 
 from __future__ import annotations
 
@@ -23,8 +22,6 @@ class PausedRelease:
 
 @dataclass(frozen=True)
 class Week:
-    """What the list and the site saw in the seven days before the summary."""
-
     new_readers: int
     leavers: int
     bounces: int
@@ -63,13 +60,9 @@ def is_summary_day(moment: datetime) -> bool:
     return moment.weekday() == 0  # Monday
 
 
-def _day(moment: datetime) -> str:
-    return date.isoformat(moment.date())
-
-
 def due(snapshot: Snapshot) -> list[Notice]:
-    """The notices the publisher should have now (the caller sends each once per its period)."""
-    now, today = snapshot.now, _day(snapshot.now)
+    """The caller sends each once per its period."""
+    now, today = snapshot.now, date.isoformat(snapshot.now.date())
     dashboard = notice_copy.DASHBOARD_LINE.format(dashboard=f"{snapshot.site_url.rstrip('/')}/admin")
     notices = []
     if snapshot.paused:
@@ -77,26 +70,12 @@ def due(snapshot: Snapshot) -> list[Notice]:
             notice_copy.PAUSED_RELEASE.format(title=release.title, reason=release.reason, slug=release.slug)
             for release in snapshot.paused
         )
-        titles = ", ".join(release.title for release in snapshot.paused)
-        notices.append(
-            Notice(
-                PAUSED,
-                today,
-                notice_copy.PAUSED_SUBJECT.format(titles=titles),
-                notice_copy.PAUSED_INTRO + releases + dashboard,
-            )
-        )
-    failing = snapshot.failing_since
-    if snapshot.failing_emails and failing is not None and now - failing >= TROUBLE_FOR:
-        count, since = snapshot.failing_emails, f"{failing:%Y-%m-%d %H:%M}"
-        notices.append(
-            Notice(
-                OUTBOX,
-                today,
-                notice_copy.OUTBOX_SUBJECT.format(count=count),
-                notice_copy.OUTBOX_BODY.format(count=count, since=since) + dashboard,
-            )
-        )
+        subject = notice_copy.PAUSED_SUBJECT.format(titles=", ".join(release.title for release in snapshot.paused))
+        notices.append(Notice(PAUSED, today, subject, notice_copy.PAUSED_INTRO + releases + dashboard))
+    failing, count = snapshot.failing_since, snapshot.failing_emails
+    if count and failing is not None and now - failing >= TROUBLE_FOR:
+        body = notice_copy.OUTBOX_BODY.format(count=count, since=f"{failing:%Y-%m-%d %H:%M}")
+        notices.append(Notice(OUTBOX, today, notice_copy.OUTBOX_SUBJECT.format(count=count), body + dashboard))
     unread = snapshot.mailbox_failing_since
     if unread is not None and now - unread >= TROUBLE_FOR:
         body = notice_copy.MAILBOX_BODY.format(
@@ -113,8 +92,6 @@ def due(snapshot: Snapshot) -> list[Notice]:
 
 
 def _visits_lines(week: Week) -> str:
-    """The summary's lines about the site's visits: who came, from where, and which buy buttons
-    they pressed; or the one line that says they are not counted."""
     if week.visitors is None:
         return notice_copy.SUMMARY_VISITS_OFF
     sources = ", ".join(

@@ -14,12 +14,12 @@ from publisher.content.models import Book, Release
 
 
 def is_out(book: Book, now: datetime) -> bool:
-    """Whether ``book`` is out at ``now`` (aware): a book without a release moment always is."""
+    """A book without a release moment always is."""
     return book.release is None or now >= book.release.utc
 
 
 def forthcoming(catalogue: Iterable[Book], now: datetime) -> list[Book]:
-    """The books not out yet at ``now``, soonest first."""
+    """Soonest first."""
     coming = [book for book in catalogue if book.release is not None and not is_out(book, now)]
     return sorted(coming, key=lambda book: book.release.utc if book.release else now)
 
@@ -39,7 +39,6 @@ def coming_words(book: Book) -> str:
 
 
 def publisher_words(moment: datetime, zone: str) -> str:
-    """A send's time for the publisher: in the book's zone and in UTC."""
     return books.MOMENT_AND_UTC.format(local=local_words(moment, zone), utc=f"{moment.astimezone(UTC):%Y-%m-%d %H:%M}")
 
 

@@ -1,6 +1,5 @@
-"""What arrives in the bounce mailbox, classified: RFC 3464 and 5965 reports by their structure first, then
-flufl.bounce for prose bounces, auto-replies last (servers mark bounces Auto-Submitted too). Never guess
-(a wrong hard bounce unsubscribes a reader) and never raise: what fits nothing is unclassified."""
+"""The bounce mailbox's emails classified: RFC 3464/5965 structure, then flufl.bounce, auto-replies last. Never
+guess (a wrong hard bounce unsubscribes a reader), never raise: what fits nothing is unclassified."""
 
 from __future__ import annotations
 
@@ -21,28 +20,22 @@ from publisher.rules.form_fields import one_line
 BOUNCE, COMPLAINT_REPORT, AUTO_REPLY = "bounce", "complaint", "auto-reply"
 
 REASON_MAX = 300
-# The recipients read from one report: an email of ours goes to one reader, so a genuine report
-# names one or a few; a report naming thousands is read no further than this.
+# An email of ours goes to one reader: a report naming thousands is read no further than this.
 RECIPIENTS_MAX = 100
 SUBJECT_MAX = 200
 PERMANENT_REASON = "permanent failure reported by the receiving server"
 TEMPORARY_REASON = "temporary failure reported by the receiving server"
 
-# Feedback types (RFC 5965) of a complaint; "" is a report that names none. The others are no
-# complaint: "not-spam" (RFC 6430, a reader took a list email back out of the spam folder),
-# "auth-failure" (RFC 6591, a DMARC failure report), or a type cut off or unknown.
+# RFC 5965 feedback types of a complaint ("" names none); not "not-spam" (RFC 6430), "auth-failure" (RFC 6591).
 _COMPLAINT_TYPES = frozenset({"abuse", "fraud", "virus", "other", ""})
-# Subjects of auto-responders: RFC 3834 suggests "Auto:"; the rest are what Outlook, Exchange,
-# Gmail and the common vacation programs write (Outlook's in the languages of most readers).
+# RFC 3834's "Auto:", and what Outlook (in most readers' languages), Gmail and vacation programs write.
 _AUTO_SUBJECT = re.compile(
     r"^\s*(out of (the )?office|automatic reply|auto:|auto[- ]?reply|autoresponse|vacation"
     r"|automatische antwort|abwesenheitsnotiz|r[ée]ponse automatique|respuesta autom[áa]tica"
     r"|risposta automatica|resposta autom[áa]tica)",
     re.IGNORECASE,
 )
-# Where the envelope recipient of the report is written, most trustworthy first.
-_ENVELOPE_HEADERS = ("delivered-to", "x-original-to", "envelope-to", "to")
-# A line that starts a header, as in a quoted original's header block.
+_ENVELOPE_HEADERS = ("delivered-to", "x-original-to", "envelope-to", "to")  # most trustworthy first
 _HEADER_LINE = re.compile(r"^[!-9;-~]+:")
 _QUOTED_MESSAGE_ID = re.compile(r"^\s*message-id:\s*(?P<id><[^<>\s]+>|\S+)", re.IGNORECASE | re.MULTILINE)
 # Header lines in a bounce's prose that name the address but are no diagnostic.
@@ -65,8 +58,6 @@ _HEADERS = HeaderParser(policy=email.policy.default)
 
 @dataclass(frozen=True)
 class Failure:
-    """One recipient a report is about: who, how bad, and why in the server's words."""
-
     address: str  # lower-cased, without <> or an "rfc822;" address type
     kind: str  # bounces.HARD or bounces.SOFT; bounces.COMPLAINT for a complaint
     reason: str  # one line, at most REASON_MAX characters
@@ -74,8 +65,7 @@ class Failure:
 
 @dataclass(frozen=True)
 class ClassifiedMessage:
-    """One email of the bounce mailbox, classified, with what names the email it is about (the VERP
-    address in ``envelope_to`` or ``original_return_path``, or ``original_message_id``)."""
+    """One email of the bounce mailbox, and what names the email of ours it is about."""
 
     kind: str | None  # BOUNCE, COMPLAINT_REPORT, AUTO_REPLY, or None: unclassified
     failures: tuple[Failure, ...] = ()
@@ -84,31 +74,27 @@ class ClassifiedMessage:
     original_return_path: str | None = None
     original_to: tuple[str, ...] = ()
     subject: str = ""
-    # How many recipients the report named in all; ``failures`` holds the first RECIPIENTS_MAX.
-    recipients_named: int = 0
-
-    @property
-    def recipients_left_out(self) -> int:
-        return max(0, self.recipients_named - len(self.failures))
+    sender: str = ""  # the From address, or the header as written when it holds none
+    recipients_named: int = 0  # in all; ``failures`` holds the first RECIPIENTS_MAX
 
 
 def classify(raw: bytes) -> ClassifiedMessage:
-    """The kind of one email of the bounce mailbox, its failed recipients and its original; never raises."""
+    """Never raises."""
     try:
         msg = email.message_from_bytes(raw, policy=email.policy.default)
         envelope_to = tuple(_addresses([value for name in _ENVELOPE_HEADERS for value in _all_headers(msg, name)]))
         subject = one_line(_header(msg, "subject"), SUBJECT_MAX)
+        sender = _header(msg, "from")
     except Exception:  # noqa: BLE001 - any email, its headers however hostile, is a report, never an error
         return ClassifiedMessage(kind=None)
     try:
         classified = _classify(msg)
     except Exception:  # noqa: BLE001 - one broken email must not stop the mailbox loop
         classified = ClassifiedMessage(kind=None)
-    return replace(classified, envelope_to=envelope_to, subject=subject)
+    return replace(classified, envelope_to=envelope_to, subject=subject, sender=parseaddr(sender)[1] or sender)
 
 
 def _classify(msg: Message) -> ClassifiedMessage:
-    """Standards first, then flufl.bounce's heuristics, then auto-replies."""
     parts = list(_parts(msg))
     if _is_report_of(msg, "feedback-report") or _first_of(parts, {"message/feedback-report"}) is not None:
         return _feedback_report(msg, parts)
@@ -127,13 +113,11 @@ def _classify(msg: Message) -> ClassifiedMessage:
 
 
 def _about(original: ClassifiedMessage, kind: str, failures: tuple[Failure, ...], named: int) -> ClassifiedMessage:
-    """The report, its first RECIPIENTS_MAX failures, and how many recipients it named in all."""
     return replace(original, kind=kind, failures=failures[:RECIPIENTS_MAX], recipients_named=max(named, len(failures)))
 
 
 def _delivery_status(parts: list[Message]) -> tuple[tuple[Failure, ...], int] | None:
-    """The first RECIPIENTS_MAX failed recipients of a DSN's status part(s), and how many it named in all;
-    None when it has none (delivered or relayed recipients are no failures)."""
+    """None without a status part; delivered or relayed recipients are no failures."""
     status_parts = [part for part in parts if part.get_content_type() in _STATUS_TYPES]
     if not status_parts:
         return None
@@ -143,8 +127,7 @@ def _delivery_status(parts: list[Message]) -> tuple[tuple[Failure, ...], int] | 
         # The first block is about the message, and names no recipient; some servers leave it out.
         for block in _status_blocks(part):
             if len(failures) >= RECIPIENTS_MAX:
-                # Only counted, by the names of its fields: reading a block's values costs
-                # a hundred times more, and a report may hold tens of thousands.
+                # Counted by field names: reading values costs a hundred times more, for tens of thousands.
                 not_read += any(key.lower() in _RECIPIENT_FIELDS for key in block)
                 continue
             failure = _recipient_failure(block)
@@ -154,8 +137,7 @@ def _delivery_status(parts: list[Message]) -> tuple[tuple[Failure, ...], int] | 
 
 
 def _status_blocks(part: Message) -> list[Message]:
-    """The header blocks of a status part, however the parser left them (RFC 6533's global status is
-    read as one message whose body holds the others, a broken part as a string)."""
+    """RFC 6533's global status parses as one message whose body holds the others; a broken part as text."""
     payload = part.get_payload()
     texts: list[str] = []
     blocks: list[Message] = []
@@ -176,8 +158,7 @@ def _status_blocks(part: Message) -> list[Message]:
 
 
 def _utf8_payload(part: Message) -> str:
-    """A status part's text as its bytes, in UTF-8 (RFC 6533): ``get_payload()`` would decode
-    an address like ``léa@example.org`` as ASCII, replacing its ``é``."""
+    """RFC 6533: ``get_payload()`` would decode ``léa@example.org`` as ASCII, replacing its ``é``."""
     payload = part.get_payload(decode=True)
     return payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
 
@@ -197,8 +178,7 @@ def _recipient_failure(block: Message) -> Failure | None:
 
 
 def _feedback_report(msg: Message, parts: list[Message]) -> ClassifiedMessage:
-    """A complaint, naming the reader when the provider left the address in (a redacted one still
-    returns the original's Message-ID and Return-Path, which name the email)."""
+    """A redacted complaint names no reader, but its original's Message-ID and Return-Path name the email."""
     fields = _attached_headers(_first_of(parts, {"message/feedback-report"}))
     original = _original(msg, parts)
     if fields is None or not any(_header(fields, name) for name in ("feedback-type", "user-agent", "version")):
@@ -224,8 +204,7 @@ def _feedback_report(msg: Message, parts: list[Message]) -> ClassifiedMessage:
 
 
 def _flufl_failures(msg: Message, parts: list[Message]) -> tuple[tuple[Failure, ...], int]:
-    """flufl.bounce's failures (at most RECIPIENTS_MAX), each with the reason written next to it, and how
-    many it named. Given the policy.default parse: on compat32's 8-bit headers its Sina detector raises."""
+    """Given the policy.default parse: on compat32's 8-bit headers flufl's Sina detector raises."""
     try:
         temporary, permanent = all_failures(msg)
     except Exception:  # noqa: BLE001 - a detector failing on a broken email finds no bounce
@@ -237,26 +216,24 @@ def _flufl_failures(msg: Message, parts: list[Message]) -> tuple[tuple[Failure, 
             if address is not None:
                 found.append((address, kind, fallback))
     named = len({address for address, _kind, _fallback in found})
-    found = found[: RECIPIENTS_MAX * 2]  # a hard and a soft entry per address at most, before _unique
+    found = found[: RECIPIENTS_MAX * 2]  # a hard and a soft entry per address at most
     reasons = _Reasons(_prose_lines(parts), {address for address, _kind, _fallback in found})
-    failures = [
-        Failure(address=address, kind=kind, reason=one_line(reasons.near(address) or fallback, REASON_MAX))
-        for address, kind, fallback in found
-    ]
-    return _unique(failures)[:RECIPIENTS_MAX], named
+    failures: dict[str, Failure] = {}
+    for address, kind, fallback in found:  # the first per address: hard before soft, as they are gathered
+        reason = one_line(reasons.near(address) or fallback, REASON_MAX)
+        failures.setdefault(address, Failure(address=address, kind=kind, reason=reason))
+    return tuple(failures.values())[:RECIPIENTS_MAX], named
 
 
 def _prose_lines(parts: list[Message]) -> list[str]:
-    """The lines of a bounce's text, up to where it quotes the original (whose headers and
-    footer name the reader too, but say nothing about why the email failed)."""
+    """Up to the quoted original, which names the reader too but says nothing of why the email failed."""
     lines = [line for text in _plain_texts(parts) for line in text.splitlines()]
     start = _quoted_headers_start(lines)
     return lines if start is None else lines[:start]
 
 
-# The characters around an "@" that may belong to an address as a bounce writes it: a local
-# part's (RFC 5322 atext and dots) and a domain's. An address is found where it stands whole:
-# not preceded by [\w.+-], not followed by [\w-] (so "b@x.org" is not found in "ab@x.org").
+# A local part's (RFC 5322 atext and dots) and a domain's characters around an "@"; an address is found
+# where it stands whole, not preceded by [\w.+-] nor followed by [\w-] ("b@x.org" is not in "ab@x.org").
 _LOCAL_RUN = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+$")
 _DOMAIN_RUN = re.compile(r"[\w.-]+")
 _BEFORE_ADDRESS = re.compile(r"[\w.+-]")
@@ -266,8 +243,7 @@ _LOCAL_MAX, _DOMAIN_MAX = 64, 255
 
 
 class _Reasons:
-    """Where each address stands in a bounce's prose, found in one pass over its lines: one search per
-    address took 94 s of CPU for a bounce naming 16,000."""
+    """Addresses found in one pass: one search per address took 94 s of CPU for a bounce naming 16,000."""
 
     def __init__(self, lines: list[str], wanted: Iterable[str]) -> None:
         self._lines = lines
@@ -281,8 +257,7 @@ class _Reasons:
                     places.append(index)
 
     def near(self, address: str) -> str:
-        """The diagnostic a bounce writes with an address: on the lines after it alone (qmail, Exim), or
-        after it on the same line with indented continuations (Postfix)."""
+        """On the lines after an address alone (qmail, Exim), or after it with indented continuations (Postfix)."""
         lines = self._lines
         for index in self._where.get(address, ()):
             line = lines[index]
@@ -305,8 +280,7 @@ class _Reasons:
 
 
 def _addresses_in(line: str) -> Iterator[tuple[str, int]]:
-    """Each address written whole in ``line`` (lower-cased), and where it ends: a bounded number of
-    candidates per "@" (local part at most 64, RFC 5321; domain at most 255) keeps the pass linear."""
+    """A bounded number of candidates per "@" (local part <= 64, RFC 5321; domain <= 255) keeps it linear."""
     lowered = line.lower()
     position = lowered.find("@")
     while position != -1:
@@ -341,15 +315,13 @@ def _is_auto_submitted(msg: Message) -> bool:
 
 
 def _from_mail_system(msg: Message) -> bool:
-    """A mail server's own email: marked Auto-Submitted, but a bounce flufl.bounce could not
-    read is no auto-reply, and is left unclassified for a person to read."""
+    """A bounce flufl.bounce could not read is no auto-reply: left unclassified for a person."""
     sender = _addresses(_all_headers(msg, "from"))
     return bool(sender) and sender[0].partition("@")[0] in _MAIL_SYSTEMS
 
 
 def _original(msg: Message, parts: list[Message], *, replied_to: bool = False) -> ClassifiedMessage:
-    """What names the email a report is about: attached whole or as headers, or quoted in the text;
-    an auto-reply's In-Reply-To (RFC 3834)."""
+    """Attached whole or as headers, or quoted in the text; an auto-reply's In-Reply-To (RFC 3834)."""
     headers = _attached_headers(_first_of(parts, _ORIGINAL_TYPES | _ORIGINAL_HEADER_TYPES)) or _quoted_headers(parts)
     if headers is not None:
         return ClassifiedMessage(
@@ -364,7 +336,6 @@ def _original(msg: Message, parts: list[Message], *, replied_to: bool = False) -
 
 
 def _attached_headers(part: Message | None) -> Message | None:
-    """The header block a part carries: parsed as an email already, or still its text."""
     payload = None if part is None else part.get_payload()
     if isinstance(payload, list) and payload and isinstance(payload[0], Message):
         return payload[0]
@@ -374,7 +345,7 @@ def _attached_headers(part: Message | None) -> Message | None:
 
 
 def _quoted_headers(parts: list[Message]) -> Message | None:
-    """The header block of an original quoted in a bounce's text (qmail, Exim)."""
+    """As qmail and Exim quote it."""
     for text in _plain_texts(parts):
         lines = text.splitlines()
         start = _quoted_headers_start(lines)
@@ -388,8 +359,7 @@ def _quoted_headers(parts: list[Message]) -> Message | None:
 
 
 def _quoted_headers_start(lines: list[str]) -> int | None:
-    """Where the header block holding a quoted ``Message-ID:`` starts: the block runs up
-    from that line to the blank line before it."""
+    """The block runs up from a quoted ``Message-ID:`` to the blank line before it."""
     for index, line in enumerate(lines):
         if line.lower().startswith("message-id:"):
             start = index
@@ -412,8 +382,7 @@ def _quoted_message_id(parts: list[Message]) -> str | None:
 
 
 def _parts(msg: Message, depth: int = 0) -> Iterator[Message]:
-    """The report's own parts, not those of an email it carries (a returned original may be a
-    report itself), and not deeper than _MAX_DEPTH."""
+    """Not an attached email's parts: a returned original may be a report itself."""
     yield msg
     if depth >= _MAX_DEPTH or msg.get_content_maintype() != "multipart":
         return
@@ -434,7 +403,7 @@ def _is_report_of(msg: Message, report_type: str) -> bool:
 
 
 def _text(part: Message) -> str:
-    """A text part's content; an unknown charset or a broken encoding reads as UTF-8, replaced."""
+    """An unknown charset or a broken encoding reads as UTF-8, replaced."""
     if isinstance(part, EmailMessage):
         try:
             content = part.get_content()
@@ -450,7 +419,7 @@ def _plain_texts(parts: Iterable[Message]) -> Iterator[str]:
 
 
 def _all_headers(msg: Message, name: str) -> list[str]:
-    """A header's values; a value the policy cannot parse is read raw rather than raising."""
+    """A value the policy cannot parse is read raw rather than raising."""
     try:
         return [str(value) for value in msg.get_all(name) or []]
     except Exception:  # noqa: BLE001 - the default policy's parsers raise on some hostile values
@@ -480,9 +449,7 @@ def _address(value: str) -> str | None:
     address = parseaddr(value)[1] or value
     address = address.strip().strip("<>").strip().lower()
     local, at, domain = address.rpartition("@")
-    if not at or not local or not domain or " " in address:
-        return None
-    return address
+    return address if at and local and domain and " " not in address else None
 
 
 def _message_id(value: str) -> str | None:
@@ -493,11 +460,3 @@ def _message_id(value: str) -> str | None:
     # Some servers drop the brackets; a bare id still has its "@" (RFC 5322's id-left@id-right).
     token = value.split(" ")[0] if value else ""
     return f"<{token}>" if "@" in token else None
-
-
-def _unique(failures: Iterable[Failure]) -> tuple[Failure, ...]:
-    """One failure per address, the first (hard before soft, as they are gathered)."""
-    first: dict[str, Failure] = {}
-    for failure in failures:
-        first.setdefault(failure.address, failure)
-    return tuple(first.values())

@@ -1,6 +1,5 @@
-"""The dashboard's passkey enrolment, sign-in, sign-out (py_webauthn) and downloads over HTTP, not the
-event channel: the session is an HttpOnly cookie, which only an HTTP answer can set or clear. The limits
-and refusals are in docs/security.md; log lines never name a token, a challenge or a credential."""
+"""The dashboard's passkey ceremonies, sign-out and downloads over HTTP: only an HTTP answer sets an HttpOnly cookie.
+Limits and refusals: docs/security.md; log lines never name a token, a challenge or a credential."""
 
 from __future__ import annotations
 
@@ -54,15 +53,13 @@ _AFTER_A_CEREMONY = {"Retry-After": str(int(admin_access.CEREMONY_VALID_FOR.tota
 
 
 def relying_party() -> RelyingParty:
-    """The host of ``REFLEX_DEPLOY_URL``; on the development server also its page on localhost."""
     development = environment.REFLEX_ENV_MODE.get() == constants.Env.DEV
     port = reflex_config.get_config().frontend_port if development else None
     return admin_access.relying_party(settings.site_url(), [port] if port else [])
 
 
 def _not_a_post_from_the_page(scope: Scope, name: str, party: RelyingParty, log: SeldomLog) -> Response | None:
-    """Before anything is read: 405 to anything but a POST, 403 to a request not from the dashboard's
-    own page; None when it may go on."""
+    """Before anything is read; None when it may go on."""
     if scope["method"] != "POST":
         return JSONResponse({"error": "Only POST is allowed here"}, 405, headers={"Allow": "POST", **NO_STORE})
     headers = Headers(scope=scope)
@@ -74,7 +71,7 @@ def _not_a_post_from_the_page(scope: Scope, name: str, party: RelyingParty, log:
 
 
 class _Refused(Exception):
-    """An answer other than success: its status, the page's sentence, what the log says."""
+    """``counts``: a failure the per-address limit counts."""
 
     def __init__(self, status: int, text: str, detail: str, counts: bool = False):
         super().__init__(detail)
@@ -96,8 +93,7 @@ def _token(data: dict[str, Any], key: str, refusal: str) -> str:
 
 
 class AdminSignIn:
-    """Every path under ``/admin``: 404 where the site keeps no dashboard, else the paths under
-    ``/admin/api/`` answered here and the dashboard's pages as ``page`` serves them."""
+    """Every path under ``/admin``: 404 where the site keeps no dashboard, else the pages as ``page`` serves them."""
 
     def __init__(self, page: ASGIApp, db_url: str | None = None, clock: Callable[[], Any] | None = None):
         self.page = page
@@ -269,8 +265,7 @@ class AdminSignIn:
         return await self._open_session(scope, "signed in", moved, admins.sign_in, credential.id, *counts)
 
     async def _open_session(self, scope: Scope, done: str, refused: _Refused, store, *args) -> Response:
-        """The session ``store`` opens for a verified answer, as the answer's cookie; ``refused`` when it
-        opened none (the link or the passkey changed meanwhile)."""
+        """``refused`` when ``store`` opened none (the link or the passkey changed meanwhile)."""
         session = admin_access.new_token()
         admin = await self._db(store, *args, admin_access.token_hash(session))
         if admin is None:
@@ -283,8 +278,7 @@ class AdminSignIn:
         return _signed_in(scope, "")
 
     async def _download(self, scope: Scope, data: dict[str, Any], party: RelyingParty) -> Response:
-        """A file the browser saves is an HTTP answer, not a state event: the list or the audit log as
-        CSV, to the holder of an open session's cookie, written down in the audit log."""
+        """A file the browser saves is an HTTP answer, not a state event."""
         admin = await self._db(admins.session_admin, _session_hash(scope), settings.current().admin_idle, touch=True)
         if admin is None:
             raise _Refused(403, admin_copy.SIGN_IN_FIRST, "no open session")
@@ -298,7 +292,7 @@ class AdminSignIn:
 
 
 def _csv_file(path: str, db_url: str | None) -> tuple[str, str, str, str]:
-    """The file of ``path``, its name, and its line in the audit log (action, target)."""
+    """The file, its name, and its line in the audit log (action, target)."""
     out = io.StringIO()
     if path.rstrip("/") == admin_access.EXPORT_PATH:
         rows = subscribers.list_subscribers(db_url=db_url)
@@ -310,13 +304,12 @@ def _csv_file(path: str, db_url: str | None) -> tuple[str, str, str, str]:
 
 
 def _session_hash(scope: Scope) -> str:
-    """The hash of the session cookie's token; "" when there is none, which no session has."""
+    """Empty when there is none, which no session has."""
     token = admin_access.session_token(Headers(scope=scope).get("cookie", ""), is_https(scope))
     return "" if token is None else admin_access.token_hash(token)
 
 
 def _signed_in(scope: Scope, session: str) -> Response:
-    """Success, with the cookie that holds ``session`` (an empty one: the cookie removed)."""
     response = JSONResponse({"ok": True}, headers=NO_STORE)
     response.headers["Set-Cookie"] = admin_access.session_cookie(session, is_https(scope))
     return response
@@ -327,8 +320,7 @@ async def clear_ceremonies(
     clock: Callable[[], Any] | None = None,
     sleep: Callable[[float], Any] = asyncio.sleep,
 ) -> None:
-    """Every ``CEREMONY_SWEEP_S`` from the start, whether or not another ceremony begins: a stranger's
-    address is not kept until the next sign-in."""
+    """Whether or not another ceremony begins: a stranger's address is not kept until the next sign-in."""
     if not settings.current().dashboard_on:
         return
     while True:

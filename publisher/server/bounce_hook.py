@@ -1,5 +1,4 @@
-"""``POST /hooks/bounce``: a provider's reports (one JSON object or a list, all taken or none), with
-``PUBLISHER_BOUNCE_WEBHOOK_SECRET`` as a bearer token, else a 404. Only wrong tokens count against an
+"""``POST /hooks/bounce``: a provider's reports, all taken or none. Only wrong tokens count against an
 address's limit; a refusal names the key, never the value (an address never comes back in a log)."""
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ MAX_BODY_BYTES = 256 * 1024
 MAX_ITEMS = 10_000
 _FAILURES = "bounce-hook"  # the limiter's name for wrong secrets from one address
 
-# What the hook answers: for the provider's logs and its operator, not for readers.
 NOT_FOUND = "Not found"
 ONLY_POST = "Only POST is allowed here"
 NEEDS_TOKEN = "A valid bearer token is required"
@@ -48,14 +46,13 @@ TOO_MANY_ITEMS = f"At most {MAX_ITEMS} items at once"
 
 
 class Item(BaseModel):
-    """One report as a provider writes it. Keys this hook does not know are ignored: relays
-    add their own (timestamps, ids) and a batch must not fail on them."""
+    """Unknown keys are ignored: relays add their own (timestamps, ids) and a batch must not fail on them."""
 
     model_config = ConfigDict(extra="ignore", strict=True)
 
     email: str = Field(min_length=1, max_length=form_fields.EMAIL_MAX)
     kind: str = Field(alias="type", pattern=f"^({'|'.join(bounces.KINDS)})$")
-    reason: str | None = None
+    reason: str | None = None  # however long (a whole SMTP transcript): clipped to one line when recorded
 
     @field_validator("email")
     @classmethod
@@ -65,41 +62,37 @@ class Item(BaseModel):
             raise ValueError("control characters")
         return value
 
-    def report(self) -> Report:
-        """The reason, however long (a whole SMTP transcript), is clipped to one line when recorded."""
-        return Report(self.kind, self.reason or "", FROM_WEBHOOK, email=self.email)
-
 
 class BodyRefused(ValueError):
-    """A body that gives no report; its message names the first problem."""
+    """Its message names the first problem."""
 
 
 def read_reports(body: bytes) -> list[Report]:
-    """The reports in a body, all of them or, if one is bad, none (BodyRefused)."""
     try:
         data = json.loads(body)
     except (ValueError, RecursionError):  # bad JSON, bad UTF-8, or nesting deeper than the parser goes
         raise BodyRefused(NOT_JSON) from None
     if isinstance(data, dict):
-        return [_item(data, None).report()]
+        return [_report(data, None)]
     if not isinstance(data, list):
         raise BodyRefused(WRONG_SHAPE)
     if not data:
         raise BodyRefused(EMPTY_LIST)
     if len(data) > MAX_ITEMS:
         raise BodyRefused(TOO_MANY_ITEMS)
-    return [_item(value, number).report() for number, value in enumerate(data, start=1)]
+    return [_report(value, number) for number, value in enumerate(data, start=1)]
 
 
-def _item(value: Any, number: int | None) -> Item:
-    """``number``: the item's place in the list, counted from 1 (None: the body is one object)."""
+def _report(value: Any, number: int | None) -> Report:
+    """``number``: counted from 1; None when the body is one object."""
     where = "" if number is None else f"item {number}: "
     if not isinstance(value, dict):
         raise BodyRefused(f"{where}must be an object")
     try:
-        return Item.model_validate(value)
+        item = Item.model_validate(value)
     except ValidationError as exc:
         raise BodyRefused(where + _problem(exc.errors(include_input=False)[0])) from None
+    return Report(item.kind, item.reason or "", FROM_WEBHOOK, email=item.email)
 
 
 _PROBLEMS = {
@@ -112,7 +105,7 @@ _PROBLEMS = {
 
 
 def _problem(error: ErrorDetails) -> str:
-    """Pydantic's error in words that name the key and never echo the value (it may be an address)."""
+    """Never echoes the value: it may be an address."""
     field = str(error["loc"][0]) if error["loc"] else "the item"
     if field == "type" and error["type"] != "missing":
         return f"type must be one of {', '.join(bounces.KINDS)}"
@@ -120,8 +113,7 @@ def _problem(error: ErrorDetails) -> str:
 
 
 def bearer_matches(authorization: str | None, secret: str) -> bool:
-    """Whether ``Authorization`` carries the secret as a bearer token (the scheme in any case, RFC 6750),
-    compared in constant time."""
+    """The scheme in any case (RFC 6750), the token compared in constant time."""
     scheme, _, token = (authorization or "").strip().partition(" ")
     return scheme.lower() == "bearer" and hmac.compare_digest(
         token.strip().encode("latin-1", "replace"), secret.encode("utf-8")
@@ -143,8 +135,7 @@ class BounceHook:
         except routes.ClientLeft:
             self._log.info("Bounce hook: the client left before its body was read")
             return
-        # A line per answer, a refusal's at most once a minute for its status: the counts and the
-        # problem, never the secret nor an address.
+        # A refusal's line at most once a minute per status; never the secret nor an address.
         status = response.status_code
         if status < 400:
             logger.info("Bounce hook: %s %s", status, detail)
@@ -153,7 +144,6 @@ class BounceHook:
         await response(scope, receive, send)
 
     async def _answer(self, scope: Scope, receive: Receive) -> tuple[Response, str]:
-        """The answer, and what the log says about it."""
         values = settings.current()
         secret = values.bounce_webhook_secret
         if secret is None or values.gateway_url is not None:  # the cloud keeps the list: nothing here to suppress
@@ -165,8 +155,7 @@ class BounceHook:
         limiter = submits.shared_limiter.get()
         if await limiter.exhausted(_FAILURES, address):  # before the secret: a right guess looks the same
             return _error(429, TOO_MANY), "(too many wrong tokens from this address; the token was not looked at)"
-        headers = Headers(scope=scope)
-        if not bearer_matches(headers.get("authorization"), secret):
+        if not bearer_matches(Headers(scope=scope).get("authorization"), secret):
             if not await limiter.allow(_FAILURES, "", address):
                 return _error(429, TOO_MANY), "(too many wrong tokens from this address)"
             return _error(401, NEEDS_TOKEN, {"WWW-Authenticate": "Bearer"}), "(no valid bearer token)"

@@ -24,12 +24,9 @@ from publisher.server.event_channel import ChannelOrigins
 logger = logging.getLogger(__name__)
 
 PATH = "/count/buy"
-# The limiter's name for presses (its keys are apart from the forms').
-_PRESSES = "buy"
 
 
 def configured_buy_limiter() -> Limiter:
-    """Presses per address, counted where the forms' attempts are (limits/submits.py)."""
     return Limiter(shared_storage.get(), per_address=visit_rules.BUY_PER_ADDRESS)
 
 
@@ -37,7 +34,6 @@ shared_buy_limiter: PerProcess[Limiter] = PerProcess(configured_buy_limiter)
 
 
 def _books() -> tuple[tuple[str, str], ...]:
-    """Each book's slug and its store link, and its pre-order link if it has one (content/books.py)."""
     links = ((book.slug, link) for book in books.BOOKS for link in (book.book_link, book.preorder_link) if link)
     return tuple((slug, str(link)) for slug, link in links)
 
@@ -58,7 +54,9 @@ class BuyBeacon:
             return  # nobody to answer
         except Exception:  # noqa: BLE001 - a press is never worth an error page: the answer is the same
             counted = None
-            self._log.exception("Buy beacon: the press could not be judged (logged at most once a minute)")
+            self._log.log(
+                logging.ERROR, "Buy beacon: the press could not be judged (logged at most once a minute)", exc_info=True
+            )
         logger.debug("Buy beacon: %s", counted or "not counted")
         await Response(status_code=204, headers={"Cache-Control": "no-store"})(scope, receive, send)
 
@@ -85,7 +83,7 @@ class BuyBeacon:
         target = visit_rules.buy_target(body, _books())
         if target is None:
             return None
-        if not await shared_buy_limiter.get().allow(_PRESSES, "", routes.client_address(scope)):
+        if not await shared_buy_limiter.get().allow(visit_rules.VisitKind.BUY, "", routes.client_address(scope)):
             return None
         slug, store = target
         visits.shared_recorder.get().buy(scope, slug, store)

@@ -1,6 +1,5 @@
-"""The list's links over HTTP (docs/mailing-list.md; docs/security.md): a GET changes nothing (mail
-scanners open every link) and every failure is the same 404; the button's POST works without the
-app; a one-click POST (RFC 8058) comes from a provider's server, so the signed token is the authority."""
+"""The list's links over HTTP (docs/mailing-list.md): a GET changes nothing and every failure is the same 404;
+a one-click POST (RFC 8058) comes from a provider's server, so the signed token is the authority."""
 
 from __future__ import annotations
 
@@ -19,14 +18,24 @@ from publisher import mailing_list
 from publisher.content import form_copy, list_copy
 from publisher.limits import submits
 from publisher.rules import list_rules
+from publisher.rules.list_rules import CONFIRM_PATH, UNSUBSCRIBE_PATH
 from publisher.seldom_log import SeldomLog
 from publisher.server import routes
 from publisher.server.plain_forms import built_page, page_response, posted_from_this_site
 from publisher.web import submissions
 from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE, Outcomes, outcome_html
 from publisher.web.pages import confirm, unsubscribe
-from publisher.web.states import list_link_state
-from publisher.web.states.list_link_state import LIMITED, LinkView, list_secrets
+from publisher.web.states.list_link_state import (
+    CONFIRM_ACTION,
+    LIMITED,
+    UNSUBSCRIBE_ACTION,
+    LinkView,
+    confirm_press,
+    confirm_view,
+    list_secrets,
+    unsubscribe_press,
+    unsubscribe_view,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -46,53 +55,35 @@ class LinkPage:
 LINK_PAGES = {
     page.route: page
     for page in (
-        LinkPage(
-            list_rules.CONFIRM_PATH,
-            list_link_state.CONFIRM_ACTION,
-            list_link_state.confirm_view,
-            list_link_state.confirm_press,
-            confirm.OUTCOMES,
-        ),
-        LinkPage(
-            list_rules.UNSUBSCRIBE_PATH,
-            list_link_state.UNSUBSCRIBE_ACTION,
-            list_link_state.unsubscribe_view,
-            list_link_state.unsubscribe_press,
-            unsubscribe.OUTCOMES,
-        ),
+        LinkPage(CONFIRM_PATH, CONFIRM_ACTION, confirm_view, confirm_press, confirm.OUTCOMES),
+        LinkPage(UNSUBSCRIBE_PATH, UNSUBSCRIBE_ACTION, unsubscribe_view, unsubscribe_press, unsubscribe.OUTCOMES),
     )
 }
 
 
 def one_click_requested(body: bytes, content_type: str) -> bool:
-    """Whether a POST body asks for RFC 8058's one-click unsubscribe (form-encoded or multipart)."""
     text = body.decode("utf-8", "replace")
     if content_type.startswith("multipart/form-data"):
         return 'name="List-Unsubscribe"' in text and "One-Click" in text
     return parse_qs(text).get("List-Unsubscribe") == ["One-Click"]
 
 
-class PanelSlot:
+def panel_slot(html: str) -> tuple[str, str]:
     """A link's page of the build split where its panel goes, so each response is a join, not a parse."""
-
-    def __init__(self, html: str):
-        slot = re.search(rf'(<div\b[^>]*\b{LINK_PANEL_ATTRIBUTE}=""[^>]*>)(.*?)(</div>)', html, re.S)
-        if slot is None:
-            raise LookupError(
-                f"A list link's page of the build has no [{LINK_PANEL_ATTRIBUTE}] element: "
-                "is the build older than this code? Run `make build`."
-            )
-        self._before, self._after = html[: slot.end(1)], html[slot.start(3) :]
-
-    def render(self, panel: str) -> str:
-        return f"{self._before}{panel}{self._after}"
+    slot = re.search(rf'(<div\b[^>]*\b{LINK_PANEL_ATTRIBUTE}=""[^>]*>)(.*?)(</div>)', html, re.S)
+    if slot is None:
+        raise LookupError(
+            f"A list link's page of the build has no [{LINK_PANEL_ATTRIBUTE}] element: "
+            "is the build older than this code? Run `make build`."
+        )
+    return html[: slot.end(1)], html[slot.start(3) :]
 
 
 class ListLinks:
     def __init__(self, page: ASGIApp, build_dir: Path | None = None):
         self.page_app = page
         self.slots = (
-            None if build_dir is None else {route: PanelSlot(built_page(build_dir, route)) for route in LINK_PAGES}
+            None if build_dir is None else {route: panel_slot(built_page(build_dir, route)) for route in LINK_PAGES}
         )
         self._log = SeldomLog(logger)
 
@@ -119,10 +110,11 @@ class ListLinks:
     def _page(self, scope: Scope, page: LinkPage, view: LinkView, token: str, status: int) -> Response:
         assert self.slots is not None
         panel = outcome_html(page.outcomes, view.stage, view.address, list_rules.link_path(page.route, token))
-        return page_response(scope, self.slots[page.route].render(panel), status)
+        before, after = self.slots[page.route]
+        return page_response(scope, before + panel + after, status)
 
     async def _post(self, page: LinkPage, scope: Scope, receive: Receive, token: str) -> Response:
-        if page.route == list_rules.UNSUBSCRIBE_PATH:
+        if page.route == UNSUBSCRIBE_PATH:
             try:
                 body = await routes.read_body(scope, receive, MAX_BODY_BYTES)
             except routes.BodyTooLarge:
@@ -135,7 +127,6 @@ class ListLinks:
         return await self._press(page, scope, token)
 
     async def _press(self, page: LinkPage, scope: Scope, token: str) -> Response:
-        """The page's button, posted by the browser: the app's press, answered by the server alone."""
         if not posted_from_this_site(scope):
             self._log.info("List link %s: a POST from another site refused", page.action)
             return PlainTextResponse("This page accepts posts from its own page only.", status_code=403)

@@ -1,7 +1,5 @@
-"""The forms without the app (before it starts, without JavaScript, channel down; a forthcoming book's
-"Tell me when it's out" always): the server answers their plain POST with the app's own functions, and
-writes the contact form's question into its page so it is there at first paint (docs/product.md, Forms;
-docs/security.md)."""
+"""The forms without the app (before it starts, no JavaScript, channel down; a waitlist always): the server
+answers their plain POST with the app's own functions, and writes the contact question into its page."""
 
 from __future__ import annotations
 
@@ -56,8 +54,7 @@ FORMS = {
 
 
 def waitlist_forms(books: Iterable[Book]) -> dict[str, PlainForm]:
-    """ "Tell me when it's out" of each book with a release moment, posted to its page; a refusal is written
-    into the page as it is until the moment (the thanks is a part of it: no page of its own to keep)."""
+    """Posted to the book's page; a refusal is written into the page as it is until the moment."""
     return {
         book.page_path: PlainForm(
             form_fields.WAITLIST,
@@ -75,26 +72,16 @@ def built_page(build_dir: Path, route: str) -> str:
     return (build_dir / route.strip("/") / "index.html").read_text(encoding="utf-8")
 
 
-class QuestionSlots:
+def question_slots(html: str) -> tuple[str, str, str]:
     """The contact page split where its question and token go, so each response is a join, not a parse."""
-
-    def __init__(self, html: str):
-        question = re.search(rf'(<span[^>]*\bid="{submissions.QUESTION_ID}"[^>]*>)[^<]*(</span>)', html)
-        token = re.search(rf'<input(?=[^>]*\bid="{submissions.TOKEN_ID}")[^>]*?(/?>)', html)
-        if question is None or token is None or question.end() > token.start():
-            raise LookupError(
-                f"The contact page of the build has no #{submissions.QUESTION_ID} span followed by "
-                f"the #{submissions.TOKEN_ID} field: is the build older than this code? Run `make build`."
-            )
-        self._parts = (
-            html[: question.end(1)],
-            html[question.start(2) : token.start(1)],
-            html[token.start(1) :],
+    question = re.search(rf'(<span[^>]*\bid="{submissions.QUESTION_ID}"[^>]*>)[^<]*(</span>)', html)
+    token = re.search(rf'<input(?=[^>]*\bid="{submissions.TOKEN_ID}")[^>]*?(/?>)', html)
+    if question is None or token is None or question.end() > token.start():
+        raise LookupError(
+            f"The contact page of the build has no #{submissions.QUESTION_ID} span followed by "
+            f"the #{submissions.TOKEN_ID} field: is the build older than this code? Run `make build`."
         )
-
-    def render(self, asked: submissions.NewQuestion) -> str:
-        before, between, after = self._parts
-        return f'{before}{escape(asked.text)}{between} value="{escape(asked.token)}"{after}'
+    return html[: question.end(1)], html[question.start(2) : token.start(1)], html[token.start(1) :]
 
 
 class PlainForms:
@@ -113,7 +100,7 @@ class PlainForms:
         self.pages: dict[str, str] = {}
         if build_dir is not None:
             self.pages = {route: built_page(build_dir, route) for route in FORMS}
-            self.question_slots = QuestionSlots(self.pages[contact.ROUTE])
+            self.question_slots = question_slots(self.pages[contact.ROUTE])
             self.subscribe_sent = built_page(build_dir, subscribe.SENT_ROUTE)
             # A book already out when the site was built has no page as it was before.
             for form in self.waitlists.values():
@@ -127,7 +114,10 @@ class PlainForms:
         await response(scope, receive, send)
 
     async def contact_page(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await page_response(scope, self.question_slots.render(submissions.new_question()))(scope, receive, send)
+        before, between, after = self.question_slots
+        asked = submissions.new_question()
+        html = f'{before}{escape(asked.text)}{between} value="{escape(asked.token)}"{after}'
+        await page_response(scope, html)(scope, receive, send)
 
     async def subscribe_sent_page(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not settings.current().list_emails_on:
@@ -196,8 +186,8 @@ class PlainForms:
 
 
 def page_response(scope: Scope, html: str, status: int = 200) -> Response:
-    """A page the server wrote, compressed as the browser takes it, Brotli first as the build's pages are
-    (quality 5: about a millisecond for a form page, within 3 % of the build's size)."""
+    """Brotli first as the build's pages are (quality 5: about a millisecond for a form page, within 3 % of
+    the build's size)."""
     body = html.encode("utf-8")
     headers = {"Vary": "Accept-Encoding"}
     accepted = Headers(scope=scope).get("accept-encoding", "")
@@ -211,7 +201,7 @@ def page_response(scope: Scope, html: str, status: int = 200) -> Response:
 
 
 def posted_from_this_site(scope: Scope) -> bool:
-    """Whether a POST comes from a page at the site's public origin or the one it was sent to (FORM_POST)."""
+    """From a page at the site's public origin or the one it was sent to (FORM_POST)."""
     headers = Headers(scope=scope)
     scheme = "https" if routes.is_https(scope) else "http"
     site = same_site.origin_of(settings.site_url())
@@ -226,7 +216,6 @@ def posted_from_this_site(scope: Scope) -> bool:
 
 
 def _show_confirm_note(html: str) -> str:
-    """The subscribe form's sent page says to confirm from the inbox where the site keeps the list."""
     tag = re.search(rf'<p\b[^>]*\b{subscribe.CONFIRM_NOTE_ATTRIBUTE}=""[^>]*>', html)
     if tag is None:
         return html

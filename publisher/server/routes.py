@@ -125,7 +125,6 @@ async def answer(scope: Scope, send: Send, status: int, body: bytes, headers: li
 
 
 async def not_a_url(scope: Scope, receive: Receive, send: Send) -> None:
-    """404 to an odd spelling (``is_odd_spelling``) or a path below the event channel's other than its own."""
     await answer(scope, send, 404, b"Not found.\n")
 
 
@@ -158,7 +157,6 @@ async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
 
 
 def client_address(scope: Scope) -> str:
-    """The visitor's address, through the proxies ``REFLEX_TRUSTED_PROXY_HOPS`` trusts."""
     return visitor_limits.client_address(scope, reflex_config.get_config().trusted_proxy_hops)
 
 

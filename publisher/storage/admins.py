@@ -41,8 +41,7 @@ class Invitation:
 def invite(
     name: str, token_hash: str, user_handle: str, now: datetime | None = None, db_url: str | None = None
 ) -> Invitation:
-    """An enrolment link for ``name``, made an admin if they are not one: the way in for a new
-    admin, and the way back for one who lost every passkey. Their earlier links stop working."""
+    """The way in for a new admin, and back for one who lost every passkey; their earlier links stop working."""
     now = now or utc_now()
     with tables.engine(db_url).begin() as connection:
         admin_id = _admin_id(connection, name)
@@ -67,8 +66,6 @@ def _admin_id(connection, name: str) -> int | None:
 
 @dataclass(frozen=True)
 class AdminIdentity:
-    """Who an enrolment, a passkey or a session belongs to."""
-
     admin_id: int
     name: str
     user_handle: str
@@ -82,7 +79,6 @@ def _identity(connection, admin_id: int) -> AdminIdentity | None:
 
 
 def enrolment_admin(token_hash: str, now: datetime | None = None, db_url: str | None = None) -> AdminIdentity | None:
-    """Whose unused, unexpired enrolment link this is; None for any other."""
     with tables.engine(db_url).connect() as connection:
         admin_id = connection.execute(
             sqlalchemy.select(col(AdminEnrolment.admin_id)).where(
@@ -93,7 +89,6 @@ def enrolment_admin(token_hash: str, now: datetime | None = None, db_url: str | 
 
 
 def passkey_ids(admin_id: int, db_url: str | None = None) -> list[str]:
-    """The credential ids an admin already has (so an authenticator does not make a second one)."""
     statement = sqlalchemy.select(col(AdminPasskey.credential_id)).where(col(AdminPasskey.admin_id) == admin_id)
     with tables.engine(db_url).connect() as connection:
         return list(connection.execute(statement).scalars())
@@ -111,8 +106,7 @@ def begin_ceremony(
     now: datetime | None = None,
     db_url: str | None = None,
 ) -> Literal["address", "site"] | None:
-    """Keep a ceremony's challenge until its answer comes back, unless the address or the site is full (which:
-    nothing written). Count and insert are one step (SQLite's write lock, PostgreSQL's lock) against racers."""
+    """Unless the address or the site is full (which); count and insert are one step against racers."""
     now = now or utc_now()
     address = address[:CEREMONY_ADDRESS_MAX]
     with tables.engine(db_url).begin() as connection:
@@ -146,14 +140,12 @@ def _delete_expired_ceremonies(connection, now: datetime) -> int:
 
 
 def delete_expired_ceremonies(now: datetime | None = None, db_url: str | None = None) -> int:
-    """Delete the ceremonies that ran out, and with each the address it was begun from; how many."""
     with tables.engine(db_url).begin() as connection:
         return _delete_expired_ceremonies(connection, now or utc_now())
 
 
 def take_ceremony(id_hash: str, now: datetime | None = None, db_url: str | None = None) -> sqlalchemy.Row | None:
-    """The ceremony's ``challenge`` and ``enrolment_hash``, once: it is deleted as it is read, so an answer
-    replayed to another worker finds nothing. None when unknown or run out."""
+    """Deleted as it is read, so an answer replayed to another worker finds nothing."""
     with tables.engine(db_url).begin() as connection:
         row = connection.execute(
             sqlalchemy.delete(AdminCeremony)
@@ -172,8 +164,7 @@ def enrol(
     now: datetime | None = None,
     db_url: str | None = None,
 ) -> AdminIdentity | None:
-    """Store a new passkey for the enrolment's admin, use the link up and open a session, in one
-    transaction; None when the link was used or ran out meanwhile (nothing is stored)."""
+    """One transaction; None when the link was used or ran out meanwhile (nothing is stored)."""
     now = now or utc_now()
     with tables.engine(db_url).begin() as connection:
         admin_id = connection.execute(
@@ -200,7 +191,6 @@ def enrol(
 
 
 def passkey(credential_id: str, db_url: str | None = None) -> sqlalchemy.Row | None:
-    """The passkey's ``admin_id``, ``public_key`` and ``sign_count``; None when unknown."""
     with tables.engine(db_url).connect() as connection:
         return connection.execute(
             sqlalchemy.select(
@@ -217,8 +207,7 @@ def sign_in(
     now: datetime | None = None,
     db_url: str | None = None,
 ) -> AdminIdentity | None:
-    """Record a verified sign-in and open a session; None when the passkey is gone or its counter moved
-    meanwhile: moved only from the value verified, so a cloned key racing its original cannot both pass."""
+    """The counter moves only from the value verified, so a cloned key racing its original cannot both pass."""
     now = now or utc_now()
     with tables.engine(db_url).begin() as connection:
         admin_id = connection.execute(
@@ -242,8 +231,7 @@ def _open_session(connection, admin_id: int, session_hash: str, now: datetime) -
 def session_admin(
     session_hash: str, idle: timedelta, now: datetime | None = None, touch: bool = False, db_url: str | None = None
 ) -> AdminIdentity | None:
-    """The admin a session belongs to while it is open (an ended one's row is deleted). ``touch``: the
-    admin did something (not the page's own refresh, or an open page would never idle out)."""
+    """``touch``: the admin did something (not the page's refresh, or an open page would never idle out)."""
     now = now or utc_now()
     this_session = col(AdminSession.token_hash) == session_hash
     with tables.engine(db_url).begin() as connection:
@@ -264,7 +252,6 @@ def session_admin(
 
 
 def end_session(session_hash: str, db_url: str | None = None) -> None:
-    """Sign out: the session's row is deleted."""
     with tables.engine(db_url).begin() as connection:
         connection.execute(sqlalchemy.delete(AdminSession).where(col(AdminSession.token_hash) == session_hash))
 
@@ -276,8 +263,7 @@ class Revoked:
 
 
 def revoke(name: str, db_url: str | None = None) -> Revoked:
-    """Remove an admin's passkeys, unused enrolment links and sessions, at once (UnknownAdmin when
-    no admin has that name). The admin stays, so ``admin invite NAME`` lets them in again."""
+    """The admin stays, so ``admin invite NAME`` lets them in again."""
     with tables.engine(db_url).begin() as connection:
         admin_id = _admin_id(connection, name)
         if admin_id is None:
@@ -297,7 +283,6 @@ class PasskeyListing:
 
 
 def list_admins(db_url: str | None = None) -> list[PasskeyListing]:
-    """Every admin with each of their passkeys (one line per passkey; an admin without one, one line)."""
     with tables.engine(db_url).connect() as connection:
         rows = connection.execute(
             sqlalchemy.select(
@@ -322,7 +307,6 @@ class AuditLine:
 
 
 def audit(admin: str, action: str, target: str, now: datetime | None = None, db_url: str | None = None) -> None:
-    """Write one line of the audit log: ``admin`` did ``action`` to ``target`` (on one line, clipped)."""
     with tables.engine(db_url).begin() as connection:
         connection.execute(
             sqlalchemy.insert(AdminAudit).values(
@@ -332,7 +316,6 @@ def audit(admin: str, action: str, target: str, now: datetime | None = None, db_
 
 
 def audit_log(limit: int | None = None, db_url: str | None = None) -> list[AuditLine]:
-    """The audit log, newest first: at most ``limit`` lines (None: all, for the download)."""
     statement = (
         sqlalchemy.select(col(AdminAudit.at), col(AdminAudit.admin), col(AdminAudit.action), col(AdminAudit.target))
         .order_by(col(AdminAudit.id).desc())

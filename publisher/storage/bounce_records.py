@@ -1,6 +1,5 @@
-"""What came back from the list's emails, kept: each bounce and complaint and what it did to its reader,
-the mailbox's messages handled, the lease on reading it. A report is recorded with its reader's row
-locked, so two at once never count on a stale history; a stranger's address is never stored."""
+"""Bounces and complaints, the bounce mailbox's messages and its lease. A report is recorded with its reader's
+row locked, so two at once never count on a stale history; a stranger's address is never stored."""
 
 from __future__ import annotations
 
@@ -41,8 +40,7 @@ COUNTED = "counted"
 ALREADY_KNOWN = "already known"
 NOT_ON_THE_LIST = "not on the list"
 
-# A bounce mailbox message's outcome: a report recorded and moved to the done folder, or why it was
-# left in the mailbox.
+# A mailbox message's outcome: processed (recorded and moved), or why it was left.
 PROCESSED = "processed"
 AUTO_REPLY = "auto-reply"
 UNCLASSIFIED = "unclassified"
@@ -53,8 +51,7 @@ UNHANDLED = "unhandled"
 
 @dataclass(frozen=True)
 class Report:
-    """One bounce or complaint to record: about an email (``delivery_id``, from a VERP token or
-    a Message-ID) or, when the report does not say which, about an address."""
+    """About an email (``delivery_id``) or, when the report does not say which, about an address."""
 
     kind: str
     reason: str
@@ -71,14 +68,13 @@ class Recorded:
 
 
 def record_all(reports: Iterable[Report], db_url: str | None = None, *, now: datetime | None = None) -> list[Recorded]:
-    """Several reports (a webhook's list) in one transaction: all kept, or none."""
+    """One transaction: a webhook's list is all kept, or none."""
     moment = now or utc_now()
     with tables.engine(db_url).begin() as connection:
         return [_record(connection, report, moment) for report in reports]
 
 
 def _list_emails(*where: sqlalchemy.ColumnElement[bool]) -> sqlalchemy.Select:
-    """The list's emails to its readers (releases, confirmations, welcomes) that match ``where``."""
     return sqlalchemy.select(Delivery).where(col(Delivery.kind).in_(TO_SUBSCRIBER), *where)
 
 
@@ -96,7 +92,7 @@ def delivery_by_message_id(message_id: str, addresses: Iterable[str], db_url: st
 
 
 def _record(connection, report: Report, now: datetime) -> Recorded:
-    delivery = None
+    delivery = reader = None
     if report.delivery_id is not None:
         delivery = connection.execute(_list_emails(col(Delivery.id) == report.delivery_id)).first()
         reader = None if delivery is None else locked_subscriber(connection, col(Subscriber.id), delivery.source_id)
@@ -108,19 +104,14 @@ def _record(connection, report: Report, now: datetime) -> Recorded:
                 .order_by(col(Delivery.sent_at).desc(), col(Delivery.id).desc())
                 .limit(1)
             ).first()
-    else:
-        reader = None
     if reader is None or reader.id is None:
         return Recorded(NOT_ON_THE_LIST)
     campaign_id = None if delivery is None else delivery.campaign_id
-    if (
-        delivery is not None
-        and connection.execute(
-            sqlalchemy.select(col(Bounce.id)).where(
-                col(Bounce.delivery_id) == delivery.id, col(Bounce.kind) == report.kind
-            )
-        ).first()
-    ):
+    delivery_id = None if delivery is None else delivery.id
+    same = sqlalchemy.select(col(Bounce.id)).where(
+        col(Bounce.delivery_id) == delivery_id, col(Bounce.kind) == report.kind
+    )
+    if delivery_id is not None and connection.execute(same).first():
         return Recorded(ALREADY_KNOWN, reader.email, campaign_id)
     reason = one_line(report.reason or report.kind, REASON_MAX)
     connection.execute(
@@ -131,7 +122,7 @@ def _record(connection, report: Report, now: datetime) -> Recorded:
             kind=report.kind,
             reason=reason,
             source=report.source,
-            delivery_id=None if delivery is None else delivery.id,
+            delivery_id=delivery_id,
             campaign_id=campaign_id,
         )
     )
@@ -154,16 +145,13 @@ def _apply(connection, reader: Subscriber, kind: str, reason: str, now: datetime
         return MADE_UNSUBSCRIBED
     if reader.status not in (ListStatus.PENDING, ListStatus.CONFIRMED):
         return COUNTED
+    how = BY_HARD_BOUNCE  # a report is hard, soft or a complaint
     if kind == bounces.SOFT:
         history = _sent_emails(connection, reader.id, as_utc(reader.subscribed_at))
         if bounces.soft_bounces_in_a_row(history, now) < bounces.SOFT_BOUNCES_TO_BOUNCED:
             return COUNTED
         how = BY_SOFT_BOUNCES
         reason = one_line(f"{bounces.SOFT_BOUNCES_TO_BOUNCED} soft bounces in a row, the last: {reason}", REASON_MAX)
-    elif kind == bounces.HARD:
-        how = BY_HARD_BOUNCE
-    else:
-        return COUNTED
     connection.execute(update.values(status=ListStatus.BOUNCED, bounced_at=now))
     record_event(connection, reader.id, BOUNCED, how, now, reason)
     return MADE_BOUNCED
@@ -209,7 +197,7 @@ class BounceLine:
 
 
 def list_bounces(since: datetime | None = None, db_url: str | None = None, limit: int = 1000) -> list[BounceLine]:
-    """The latest bounces and complaints, newest first (``publisher-gateway bounces``)."""
+    """Newest first."""
     statement = (
         sqlalchemy.select(Bounce, col(Campaign.book_slug))
         .outerjoin(Campaign, col(Campaign.id) == col(Bounce.campaign_id))
@@ -227,7 +215,7 @@ def list_bounces(since: datetime | None = None, db_url: str | None = None, limit
 
 @dataclass(frozen=True)
 class CampaignReturns:
-    """A campaign's emails sent and what came back (each email counted once per kind)."""
+    """Each email counted once per kind."""
 
     sent: int
     hard: int
@@ -260,8 +248,7 @@ def campaign_returns(campaign_id: int, db_url: str | None = None, connection=Non
 def pause_on_returns(
     campaign_id: int, bounce_rate: float, complaint_rate: float, db_url: str | None = None
 ) -> tuple[str, str] | None:
-    """Pause a sending campaign whose bounces or complaints since it was last resumed pass the
-    thresholds (rules/bounces.pause_reason); the reason and its book's slug when it was paused now."""
+    """Counted since the campaign was last resumed; the reason and the book's slug when it paused now."""
     with tables.engine(db_url).begin() as connection:
         campaign = connection.execute(
             sqlalchemy.select(Campaign).where(col(Campaign.id) == campaign_id).with_for_update()
@@ -298,16 +285,13 @@ def reset_baseline(connection, campaign_id: int) -> None:
 
 @dataclass(frozen=True)
 class MailboxPlace:
-    """A folder of the bounce mailbox: its UIDs are unique and never reused while its UIDVALIDITY
-    stays the same (RFC 3501 §2.3.1.1)."""
+    """Its UIDs are never reused while its UIDVALIDITY stays the same (RFC 3501 §2.3.1.1)."""
 
     folder: str
     uidvalidity: int
 
 
-# The mailbox reader's memory of a message no longer in the mailbox is kept this long.
-MAILBOX_MEMORY = timedelta(days=90)
-# What one listing of the mailbox's left messages shows at most.
+MAILBOX_MEMORY = timedelta(days=90)  # of a message no longer in the mailbox
 LEFT_LISTED_MAX = 200
 _UIDS_PER_QUERY = 500
 
@@ -315,8 +299,7 @@ _UIDS_PER_QUERY = 500
 def known_messages(
     place: MailboxPlace, uids: Iterable[int], db_url: str | None = None, *, now: datetime | None = None
 ) -> dict[int, str]:
-    """The outcome of each of ``uids`` already met in ``place``; those are marked seen ``now``
-    (so the memory of a message still in the mailbox is never pruned)."""
+    """Those met are marked seen ``now``, so the memory of a message still in the mailbox is never pruned."""
     moment = now or utc_now()
     wanted = sorted(set(uids))
     known: dict[int, str] = {}
@@ -339,8 +322,7 @@ def known_messages(
 
 @dataclass(frozen=True)
 class Fetched:
-    """What is kept of a mailbox message that was downloaded: its digest, size, subject and
-    sender as the message wrote them (cleaned when stored)."""
+    """As the message wrote them: cleaned when stored."""
 
     digest: str
     size: int
@@ -360,8 +342,8 @@ def record_message(
     db_url: str | None = None,
     now: datetime | None = None,
 ) -> list[Recorded]:
-    """A mailbox message and its reports in one transaction; none when it was recorded before or a copy
-    (same ``digest``) was processed. Cleaned first: a NUL in ``From:`` would make PostgreSQL refuse it."""
+    """One transaction; no reports when recorded before or a copy (same digest) was processed. Cleaned
+    first: a NUL in ``From:`` would make PostgreSQL refuse it."""
     moment = now or utc_now()
     digest = fetched.digest if fetched else None
     with tables.engine(db_url).begin() as connection:
@@ -397,8 +379,7 @@ def record_message(
 
 
 def prune_messages(now: datetime | None = None, db_url: str | None = None) -> int:
-    """Forget the mailbox messages no read has seen for MAILBOX_MEMORY (moved out, or deleted
-    by a person); how many were forgotten."""
+    """Those no read has seen for MAILBOX_MEMORY (moved out, or deleted by a person); how many."""
     moment = now or utc_now()
     with tables.engine(db_url).begin() as connection:
         return connection.execute(
@@ -418,8 +399,7 @@ class LeftMessage:
 def left_messages(
     since: datetime | None = None, db_url: str | None = None, limit: int = LEFT_LISTED_MAX
 ) -> tuple[list[LeftMessage], dict[str, int]]:
-    """The mailbox messages the reader left where they were (all but auto-replies and the
-    processed reports), newest first, at most ``limit``; and how many there are of each outcome."""
+    """All but auto-replies and processed reports, newest first; and how many of each outcome."""
     listed = (
         col(MailboxMessage.outcome).notin_((PROCESSED, AUTO_REPLY)),
         *((col(MailboxMessage.seen_at) >= since,) if since is not None else ()),
@@ -442,24 +422,15 @@ def left_messages(
 
 
 def take_lease(name: str, holder: str, now: datetime, until: datetime, db_url: str | None = None) -> bool:
-    """Hold job ``name`` until ``until`` unless another holder's lease is still running; whether we hold it."""
+    """Unless another holder's lease is still running; whether we hold it."""
+    free = sqlalchemy.or_(col(JobLease.holder) == holder, col(JobLease.until) < now)
     with tables.engine(db_url).begin() as connection:
         insert_once(connection, JobLease, "name", name=name, holder=holder, until=until)
-        return (
-            connection.execute(
-                sqlalchemy.update(JobLease)
-                .where(
-                    col(JobLease.name) == name,
-                    sqlalchemy.or_(col(JobLease.holder) == holder, col(JobLease.until) < now),
-                )
-                .values(holder=holder, until=until)
-            ).rowcount
-            == 1
-        )
+        taken = sqlalchemy.update(JobLease).where(col(JobLease.name) == name, free).values(holder=holder, until=until)
+        return connection.execute(taken).rowcount == 1
 
 
 def give_back_lease(name: str, holder: str, db_url: str | None = None) -> None:
-    """Let the next worker take the job at once (the holder finished, or stops)."""
     with tables.engine(db_url).begin() as connection:
         connection.execute(
             sqlalchemy.update(JobLease)

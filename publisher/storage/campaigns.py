@@ -30,7 +30,7 @@ def find_campaign(book_slug: str, db_url: str | None = None) -> Campaign | None:
 
 
 def confirmed_count(db_url: str | None = None) -> int:
-    """The confirmed readers on the list (not those only waiting for a book)."""
+    """Not those only waiting for a book."""
     on_list = col(Subscriber.status) == ListStatus.CONFIRMED, col(Subscriber.book_updates) == tables.ON_LIST
     with tables.engine(db_url).begin() as connection:
         return connection.execute(sqlalchemy.select(sqlalchemy.func.count()).where(*on_list)).scalar_one()
@@ -39,8 +39,8 @@ def confirmed_count(db_url: str | None = None) -> int:
 def create_campaign(
     book_slug: str, subject: str, message_id: Callable[[int], str], now: datetime, retry_for: timedelta, db_url=None
 ) -> Campaign | None:
-    """The campaign and one release job per reader, in one transaction; None if the book has one.
-    The unique slug and (campaign, reader) pair keep even a simultaneous second run from queueing twice."""
+    """None if the book has one: the unique slug and (campaign, reader) pair keep even a simultaneous
+    second run from queueing twice."""
     with tables.engine(db_url).begin() as connection:
         columns = {"book_slug": book_slug, "subject": subject, "status": tables.SENDING, "created_at": now}
         campaign_id = tables.insert_once(connection, Campaign, "book_slug", **columns)
@@ -53,8 +53,7 @@ def create_campaign(
 def _queue_readers(
     connection, campaign_id: int, book_slug: str, message_id: Callable[[int], str], now: datetime, retry_for: timedelta
 ) -> None:
-    """One release job per confirmed reader on the list or waiting for the book: one set, so a reader in
-    both gets one email. A campaign with nobody to send to is finished at once."""
+    """Confirmed readers on the list or waiting for the book, one set: a reader in both gets one email."""
     waits = sqlalchemy.select(col(Waiting.id)).where(
         col(Waiting.subscriber_id) == col(Subscriber.id), col(Waiting.book_slug) == book_slug
     )
@@ -87,8 +86,7 @@ def ensure_scheduled(book_slug: str, subject: str, due_at: datetime, db_url: str
 def start_due(
     now: datetime, message_id: Callable[[int], str], retry_for: timedelta, db_url: str | None = None
 ) -> list[Campaign]:
-    """Start each scheduled or moved send due by ``now``, its readers queued in the same transaction; the
-    ones this call started. The claim is one UPDATE on the row: of two replicas at once, one wins."""
+    """The sends this call started: the claim is one UPDATE on the row, so of two replicas at once, one wins."""
     waiting_to_start = col(Campaign.status).in_((tables.SCHEDULED, tables.MOVED)), col(Campaign.due_at) <= now
     started = []
     with tables.engine(db_url).begin() as connection:
@@ -127,7 +125,6 @@ def list_campaigns(db_url: str | None = None) -> list[Campaign]:
 
 
 def campaign_counts(campaign_id: int, db_url: str | None = None) -> dict[str, int]:
-    """The campaign's jobs by status (pending, sent, failed, skipped)."""
     with tables.engine(db_url).begin() as connection:
         rows = connection.execute(
             sqlalchemy.select(col(Delivery.status), sqlalchemy.func.count())
@@ -140,34 +137,24 @@ def campaign_counts(campaign_id: int, db_url: str | None = None) -> dict[str, in
 def set_campaign_status(
     campaign_id: int, status: str, reason: str | None = None, now: datetime | None = None, db_url=None
 ) -> bool:
-    """Move a campaign to ``status``; only from sending or paused (a finished one stays finished)."""
-    values: dict[str, str | datetime | None] = {"status": status, "paused_reason": clipped(reason)}
-    if status == tables.FINISHED:
-        values["finished_at"] = now or tables.utc_now()
+    """Pause a sending campaign (``reason``: why) or resume a paused one; whether it changed."""
+    before = tables.PAUSED if status == tables.SENDING else tables.SENDING
+    changing = sqlalchemy.update(Campaign).where(col(Campaign.id) == campaign_id, col(Campaign.status) == before)
     with tables.engine(db_url).begin() as connection:
-        before = connection.execute(
-            sqlalchemy.select(col(Campaign.status)).where(col(Campaign.id) == campaign_id).with_for_update()
-        ).scalar()
-        updated = connection.execute(
-            sqlalchemy.update(Campaign)
-            .where(col(Campaign.id) == campaign_id, col(Campaign.status).in_((tables.SENDING, tables.PAUSED)))
-            .values(**values)
-        ).rowcount
-        if status == tables.SENDING and before == tables.PAUSED and updated:
-            # Resumed: the pause thresholds judge only what comes after.
+        if connection.execute(changing.values(status=status, paused_reason=clipped(reason))).rowcount != 1:
+            return False
+        if status == tables.SENDING:
+            # Resumed: the pause thresholds judge only what comes after, and what waited for a retry goes now.
             bounce_records.reset_baseline(connection, campaign_id)
-        if status == tables.SENDING and updated:
-            # What was waiting to be retried goes now.
             connection.execute(
                 sqlalchemy.update(Delivery)
                 .where(col(Delivery.campaign_id) == campaign_id, col(Delivery.status) == tables.PENDING)
                 .values(next_attempt_at=now or tables.utc_now())
             )
-    return updated == 1
+    return True
 
 
 def finish_if_done(campaign_id: int, now: datetime, db_url: str | None = None) -> bool:
-    """Mark a sending campaign finished once none of its jobs is pending; whether it was now."""
     pending = (
         sqlalchemy.select(col(Delivery.id))
         .where(col(Delivery.campaign_id) == campaign_id, col(Delivery.status) == tables.PENDING)
@@ -185,7 +172,6 @@ def finish_if_done(campaign_id: int, now: datetime, db_url: str | None = None) -
 def claim_release_batch(
     worker: str, now: datetime, lease: timedelta, limit: int, db_url: str | None = None
 ) -> list[ClaimedDelivery]:
-    """Take up to ``limit`` due, unleased jobs of campaigns that are sending, oldest first, with their readers."""
     sending = sqlalchemy.select(col(Campaign.id)).where(col(Campaign.status) == tables.SENDING)
     due = due_jobs(now, col(Delivery.campaign_id).in_(sending), limit=limit)
     claim = claiming(col(Delivery.id).in_(due.scalar_subquery()), now, lease, worker, one_job=False)
@@ -200,8 +186,7 @@ def claim_release_batch(
 def reserve_send_slots(
     count: int, reserve: Callable[[datetime | None, datetime], tuple[datetime, datetime]], now: datetime, db_url=None
 ) -> datetime:
-    """Take ``count`` sending slots from the site's one throttle row (``reserve``: the rule); when the
-    first is. The row is locked while read and moved, so two senders never take the same slots."""
+    """The first slot's time; the row is locked while read and moved, so two senders never take the same slots."""
     with tables.engine(db_url).begin() as connection:
         tables.insert_once(connection, SendThrottle, "id", id=1, next_slot_at=now)
         next_free = connection.execute(

@@ -36,61 +36,42 @@ ON_LIST = col(Subscriber.book_updates) == tables.ON_LIST
 LEFT_EVENTS = (subscribers.UNSUBSCRIBED, subscribers.BOUNCED)
 
 
-@dataclass(frozen=True)
-class ReaderLine:
-    email: str
-    status: str
-    joined_at: datetime
+_READERS: sqlalchemy.Select = sqlalchemy.select(
+    col(Subscriber.email), col(Subscriber.status), col(Subscriber.subscribed_at).label("joined_at")
+)
 
 
-_READERS = sqlalchemy.select(col(Subscriber.email), col(Subscriber.status), col(Subscriber.subscribed_at))
-
-
-def _readers(statement, db_url: str | None) -> list[ReaderLine]:
+def _lines(statement, db_url: str | None) -> list[sqlalchemy.Row]:
     with tables.engine(db_url).connect() as connection:
-        return [ReaderLine(email, status, as_utc(at)) for email, status, at in connection.execute(statement)]
+        return list(connection.execute(statement))
 
 
-def latest_signups(limit: int = LISTED, db_url: str | None = None) -> list[ReaderLine]:
-    """The latest sign-ups (and imports), newest first."""
-    return _readers(_READERS.where(ON_LIST).order_by(col(Subscriber.id).desc()).limit(limit), db_url)
+def latest_signups(limit: int = LISTED, db_url: str | None = None) -> list[sqlalchemy.Row]:
+    return _lines(_READERS.where(ON_LIST).order_by(col(Subscriber.id).desc()).limit(limit), db_url)
 
 
-def find_readers(text: str, limit: int = LISTED, db_url: str | None = None) -> list[ReaderLine]:
-    """The readers whose address starts with ``text`` (letter case aside): a prefix search on the
-    indexed ``email_key``, so it stays fast on any list. Wildcards in ``text`` are taken as typed."""
+def find_readers(text: str, limit: int = LISTED, db_url: str | None = None) -> list[sqlalchemy.Row]:
+    """A prefix search on the indexed ``email_key``, fast on any list; wildcards in ``text`` are taken as typed."""
     prefix = form_fields.one_line(text, form_fields.EMAIL_MAX).strip().lower()
     if not prefix:
         return []
     found = _READERS.where(col(Subscriber.email_key).startswith(prefix, autoescape=True))
-    return _readers(found.order_by(col(Subscriber.email_key)).limit(limit), db_url)
+    return _lines(found.order_by(col(Subscriber.email_key)).limit(limit), db_url)
 
 
-# A contact message's email to the publisher, as the dashboard says it.
-DELIVERED, WAITING, NOT_SENT, STORED = "delivered", "waiting", "failed", "stored"
-_DELIVERY_WORDS = {SENT: DELIVERED, PENDING: WAITING, FAILED: NOT_SENT}
+# A contact message's email to the publisher, as the dashboard says it ("stored": kept without email, no SMTP).
+_DELIVERY = {SENT: "delivered", PENDING: "waiting", FAILED: "failed"}
 
 
-@dataclass(frozen=True)
-class MessageLine:
-    sender: str
-    email: str
-    subject: str
-    received_at: datetime
-    delivery: str  # delivered, waiting, failed; stored: kept without email (no SMTP)
-    text: str
-
-
-def latest_messages(db_url: str | None = None) -> list[MessageLine]:
-    """The contact messages, newest first, with what became of their email to the publisher."""
+def latest_messages(db_url: str | None = None) -> list[sqlalchemy.Row]:
     statement = (
         sqlalchemy.select(
-            col(ContactMessage.sender_name),
-            col(ContactMessage.sender_email),
+            col(ContactMessage.sender_name).label("sender"),
+            col(ContactMessage.sender_email).label("email"),
             col(ContactMessage.subject),
             col(ContactMessage.received_at),
-            col(Delivery.status),
-            col(ContactMessage.message),
+            sqlalchemy.case(_DELIVERY, value=col(Delivery.status), else_="stored").label("delivery"),
+            col(ContactMessage.message).label("text"),
         )
         .select_from(ContactMessage)
         .outerjoin(
@@ -99,53 +80,35 @@ def latest_messages(db_url: str | None = None) -> list[MessageLine]:
         .order_by(col(ContactMessage.id).desc())
         .limit(LISTED)
     )
+    return _lines(statement, db_url)
+
+
+def outbox_health(db_url: str | None = None) -> sqlalchemy.Row:
+    """The outbox's emails ``waiting`` and ``failing``, and since when the oldest waits."""
+    waiting = col(Delivery.status) == PENDING
+    statement = sqlalchemy.select(
+        sqlalchemy.func.count().filter(waiting).label("waiting"),
+        sqlalchemy.func.count().filter(col(Delivery.status) == FAILED).label("failing"),
+        sqlalchemy.func.min(col(Delivery.created_at)).filter(waiting).label("oldest_waiting_since"),
+    ).where(col(Delivery.status).in_((PENDING, FAILED)))  # by the index on status: sent ones never read
     with tables.engine(db_url).connect() as connection:
-        return [
-            MessageLine(name, email, subject, as_utc(at), _DELIVERY_WORDS.get(status or "", STORED), text)
-            for name, email, subject, at, status, text in connection.execute(statement)
-        ]
-
-
-@dataclass(frozen=True)
-class OutboxHealth:
-    waiting: int
-    failing: int
-    oldest_waiting_since: datetime | None
-
-
-def outbox_health(db_url: str | None = None) -> OutboxHealth:
-    """The outbox's emails not yet sent: how many wait, how many failed, since when the oldest waits."""
-    with tables.engine(db_url).connect() as connection:
-        counts = dict(
-            connection.execute(
-                sqlalchemy.select(col(Delivery.status), sqlalchemy.func.count())
-                .where(col(Delivery.status).in_((PENDING, FAILED)))
-                .group_by(col(Delivery.status))
-            ).all()
-        )
-        oldest = connection.execute(
-            sqlalchemy.select(sqlalchemy.func.min(col(Delivery.created_at))).where(col(Delivery.status) == PENDING)
-        ).scalar_one_or_none()
-    return OutboxHealth(counts.get(PENDING, 0), counts.get(FAILED, 0), None if oldest is None else as_utc(oldest))
+        return connection.execute(statement).one()
 
 
 def _day_counts(connection, day_column, *where) -> dict[date, int]:
-    """How many rows per day of ``day_column`` (a date in UTC), for the rows ``where`` selects."""
     day = sqlalchemy.func.date(day_column)
     rows = connection.execute(sqlalchemy.select(day, sqlalchemy.func.count()).where(*where).group_by(day)).all()
     return {date.fromisoformat(str(value)[:10]): count for value, count in rows if value is not None}
 
 
 def _days(connection, first: date, days: int, day_column, *where) -> list[int]:
-    """``_day_counts`` on each of ``days`` days from ``first``, oldest first, zero-filled."""
     since = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
     counts = _day_counts(connection, day_column, day_column >= since, *where)
     return [counts.get(first + timedelta(days=offset), 0) for offset in range(days)]
 
 
 def confirmed_per_day(today: date, days: int = 90, db_url: str | None = None) -> list[int]:
-    """Confirmed readers at the end of each of the last ``days`` days, oldest first: confirmed and not
-    left by then. Two aggregates by day over the whole list, summed here."""
+    """Confirmed and not left by each day's end: two aggregates by day over the whole list, summed here."""
     left_status = col(Subscriber.status).in_((ListStatus.UNSUBSCRIBED, ListStatus.BOUNCED))
     ever_confirmed = sqlalchemy.and_(
         col(Subscriber.confirmed_at).is_not(None), col(Subscriber.status) != ListStatus.PENDING
@@ -164,8 +127,6 @@ def confirmed_per_day(today: date, days: int = 90, db_url: str | None = None) ->
 
 
 def _events_per_day(connection, first: date, days: int, events: Collection[str]) -> list[int]:
-    """How many of ``events`` the record of consent holds on each of ``days`` days from ``first``, of the
-    list's readers."""
     return _days(
         connection,
         first,
@@ -177,8 +138,7 @@ def _events_per_day(connection, first: date, days: int, events: Collection[str])
 
 
 def joined_and_left_per_week(today: date, weeks: int = 13, db_url: str | None = None) -> list[tuple[int, int]]:
-    """Sign-ups and leavers (unsubscribed or bounced) in each of the last ``weeks`` weeks (7 days
-    each, the last ending today), oldest first, from the record of consent."""
+    """From the record of consent, the last week ending today, oldest first."""
     first = today - timedelta(days=7 * weeks - 1)
     with tables.engine(db_url).connect() as connection:
         joined = _events_per_day(connection, first, 7 * weeks, (subscribers.SUBSCRIBED,))
@@ -188,8 +148,6 @@ def joined_and_left_per_week(today: date, weeks: int = 13, db_url: str | None = 
 
 @dataclass(frozen=True)
 class ListDay:
-    """What one day brought the list: sign-ups, confirmations (record of consent), contact messages."""
-
     day: date
     signups: int
     confirmations: int
@@ -197,8 +155,6 @@ class ListDay:
 
 
 def list_days(today: date, days: int, db_url: str | None = None) -> list[ListDay]:
-    """Sign-ups, confirmations and contact messages on each of the last ``days`` days (the last is today),
-    oldest first, zero-filled."""
     first = today - timedelta(days=days - 1)
     with tables.engine(db_url).connect() as connection:
         signups = _events_per_day(connection, first, days, (subscribers.SUBSCRIBED,))
@@ -215,8 +171,7 @@ WAITLIST_DAYS = 30  # a forthcoming book's sign-ups: one figure a day, the last 
 
 @dataclass(frozen=True)
 class ScheduledSend:
-    """A forthcoming book's send as the publisher steers it (the dashboard, ``publisher-gateway schedule``,
-    the Monday summary), and who waits for the book."""
+    """As the dashboard, ``publisher-gateway schedule`` and the Monday summary show it."""
 
     book: Book
     zone: str  # the book's
@@ -237,7 +192,6 @@ class ScheduledSend:
 
 
 def scheduled_sends(now: datetime, db_url: str | None = None) -> list[ScheduledSend]:
-    """Each book of the content not out yet, or whose send has not started, soonest first."""
     first = now.date() - timedelta(days=WAITLIST_DAYS - 1)
     by_book = {item.book_slug: item for item in campaigns.list_campaigns(db_url)}
     sends = []

@@ -19,7 +19,7 @@ CONNECT_TIMEOUT_S = 5
 
 
 class DatabaseUnavailable(RuntimeError):
-    """The database cannot be used; the message names REFLEX_DB_URL (password hidden) and the fix."""
+    """The message names REFLEX_DB_URL (password hidden) and the fix."""
 
 
 def configured_url() -> str:
@@ -69,8 +69,7 @@ def check(url: str | None = None) -> None:
 
 
 def migrate() -> None:
-    """Bring the schema to the committed head. On PostgreSQL one process at a time (an advisory lock):
-    a second container starting together waits, then finds nothing to do."""
+    """On PostgreSQL one process at a time (an advisory lock): a second container waits, then has nothing to do."""
     config = tables.alembic_config()
     if not config.is_file():
         raise DatabaseUnavailable(

@@ -1,5 +1,4 @@
-"""What the site's emails to the publisher read and write: how the bounce mailbox's reads went, the
-troubles and the week's figures, and the notices queued, one of each kind per period across workers."""
+"""What the emails to the publisher read, and the notices queued: one of each kind per period across workers."""
 
 from __future__ import annotations
 
@@ -45,8 +44,7 @@ class RunStatus:
 
 
 def record_run(name: str, error: str | None, now: datetime | None = None, db_url: str | None = None) -> None:
-    """How a run of job ``name`` went: ``error`` None for a success. A failure keeps the time
-    the failing began, so "failing for an hour" counts from the first failure in a row."""
+    """``error`` None for a success; "failing for an hour" counts from the first failure in a row."""
     now = now or utc_now()
     with tables.engine(db_url).begin() as connection:
         insert_once(connection, JobStatus, "name", name=name)
@@ -67,14 +65,11 @@ def run_status(name: str, db_url: str | None = None) -> RunStatus:
                 col(JobStatus.last_success_at), col(JobStatus.failing_since), col(JobStatus.last_error)
             ).where(col(JobStatus.name) == name)
         ).first()
-    if row is None:
-        return RunStatus(None, None, None)
-    success, failing, error = row
+    success, failing, error = row or (None, None, None)
     return RunStatus(None if success is None else as_utc(success), None if failing is None else as_utc(failing), error)
 
 
 def paused_campaigns(db_url: str | None = None) -> list[tuple[str, str]]:
-    """Each paused campaign's book slug and why it paused."""
     with tables.engine(db_url).connect() as connection:
         return [
             (slug, reason or "")
@@ -87,8 +82,7 @@ def paused_campaigns(db_url: str | None = None) -> list[tuple[str, str]]:
 
 
 def failing_emails(db_url: str | None = None) -> tuple[int, datetime | None]:
-    """The outbox's emails that failed and are not sent: given up on, or waiting for a retry
-    after a failure; and since when the oldest of them has waited."""
+    """Given up on, or waiting for a retry after a failure; and since when the oldest has waited."""
     failing = sqlalchemy.or_(
         col(Delivery.status) == FAILED, sqlalchemy.and_(col(Delivery.status) == PENDING, col(Delivery.attempts) > 0)
     )
@@ -100,7 +94,6 @@ def failing_emails(db_url: str | None = None) -> tuple[int, datetime | None]:
 
 
 def week(until: datetime, db_url: str | None = None) -> Week:
-    """The list's seven days before ``until``."""
     since = until - timedelta(days=7)
 
     def between(column) -> sqlalchemy.ColumnElement[bool]:
@@ -125,8 +118,7 @@ def week(until: datetime, db_url: str | None = None) -> Week:
 def queue_notice(
     kind: str, period: str, subject: str, body: str, job: Job, now: datetime | None = None, db_url: str | None = None
 ) -> bool:
-    """The notice and its outbox email, in one transaction, unless one of ``kind`` was queued
-    for ``period`` already (by this worker or another): whether this call queued it."""
+    """With its outbox email, unless one of ``kind`` was queued for ``period`` already; whether it queued."""
     now = now or utc_now()
     with tables.engine(db_url).begin() as connection:
         notice_id = insert_once(

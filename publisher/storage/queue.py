@@ -17,8 +17,6 @@ from publisher.storage.tables import FAILED, PENDING, ContactMessage, Delivery, 
 
 @dataclass(frozen=True)
 class ClaimedDelivery:
-    """A job this worker holds until ``lease_until``, with the row it mails."""
-
     id: int
     kind: str
     message_id: str
@@ -30,10 +28,6 @@ class ClaimedDelivery:
     created_at: datetime | None = None  # when the job was queued (a confirmation's: its sign-up)
 
     @property
-    def stalled_too_often(self) -> bool:
-        return self.stalled_claims >= tables.MAX_STALLED_CLAIMS
-
-    @property
     def stalled_reason(self) -> str:
         return (
             f"given up: claimed {self.stalled_claims} times without an outcome "
@@ -42,7 +36,6 @@ class ClaimedDelivery:
 
 
 def sent_since(kind: str, since: datetime, db_url: str | None = None) -> int:
-    """How many emails of ``kind`` went out since ``since`` (the confirmation ceiling reads it)."""
     sent = col(Delivery.kind) == kind, col(Delivery.status) == tables.SENT, col(Delivery.sent_at) >= since
     with tables.engine(db_url).begin() as connection:
         return connection.execute(sqlalchemy.select(sqlalchemy.func.count()).where(*sent)).scalar_one()
@@ -62,14 +55,12 @@ def claiming(jobs, now: datetime, lease: timedelta, worker: str, *, one_job: boo
 
 
 def claimed(row, source: ContactMessage | Subscriber | PublisherNotice | None) -> ClaimedDelivery:
-    """A job as a claim read it back, with the row it mails."""
     values = {name: value for name, value in row._mapping.items() if name != "source_id"}
     return ClaimedDelivery(**values, source=source)
 
 
 def due_jobs(now: datetime, *conditions, limit: int = 1):
-    """The ids of the oldest due, unleased pending jobs that meet ``conditions``, locked (one another
-    worker holds the lock of is skipped, not waited for: FOR UPDATE SKIP LOCKED)."""
+    """Oldest first; a job another worker holds the lock of is skipped, not waited for (SKIP LOCKED)."""
     return (
         sqlmodel.select(col(Delivery.id))
         .where(
@@ -92,7 +83,6 @@ def claim_due(
     only_ids: list[int] | None = None,
     held_kinds: tuple[str, ...] = (),
 ) -> ClaimedDelivery | None:
-    """Take for ``worker`` the oldest due, unleased pending job of no campaign (none of ``held_kinds``), or None."""
     conditions = [col(Delivery.campaign_id).is_(None)]  # a release's jobs go in batches (claim_release_batch)
     if only_ids is not None:
         conditions.append(col(Delivery.id).in_(only_ids))
@@ -108,16 +98,15 @@ def claim_due(
 def _source(
     session: sqlmodel.Session, kind: str, source_id: int
 ) -> ContactMessage | Subscriber | PublisherNotice | None:
-    """The row a job mails (None: it is gone)."""
     if kind == tables.CONTACT:
         return session.get(ContactMessage, source_id)
     if kind == tables.NOTICE:
         return session.get(PublisherNotice, source_id)
-    return session.get(Subscriber, source_id)
+    return session.get(Subscriber, source_id)  # None: the row it mails is gone
 
 
 def _finishing(delivery_id: int, worker: str | None, **values):
-    """The update that ends a pending job's attempt (``worker``: only while it still holds it)."""
+    """``worker``: only while it still holds the job."""
     statement = sqlalchemy.update(Delivery).where(col(Delivery.id) == delivery_id, col(Delivery.status) == PENDING)
     if worker is not None:
         statement = statement.where(col(Delivery.claimed_by) == worker)
@@ -150,8 +139,7 @@ def mark_sent(
 
 
 def _in_flight(delivery_id: int):
-    """One more stalled claim for a job about to be sent: its outcome clears it (``_finishing``),
-    and a sender that dies while sending it leaves it counted."""
+    """One more stalled claim, which its outcome clears: a sender that dies while sending it leaves it counted."""
     return (
         sqlalchemy.update(Delivery)
         .where(col(Delivery.id) == delivery_id, col(Delivery.status) == PENDING)
@@ -160,7 +148,7 @@ def _in_flight(delivery_id: int):
 
 
 def begin_sending(delivery_id: int, subscriber_id: int, db_url: str | None = None) -> str | None:
-    """Mark a campaign's job in flight and read its reader's status (None: forgotten), in one transaction."""
+    """Its reader's status (None: forgotten), read in the transaction that marks the job in flight."""
     with tables.engine(db_url).begin() as connection:
         connection.execute(_in_flight(delivery_id))
         return _status_of(connection, subscriber_id)
@@ -179,19 +167,17 @@ def mark_failed(delivery_id: int, worker: str, error: str, db_url: str | None = 
 
 
 def clipped(text: str | None) -> str | None:
-    """A note as its column holds it, at most ``tables.ERROR_MAX`` characters."""
     return None if text is None else text[: tables.ERROR_MAX]
 
 
 def list_deliveries(statuses: tuple[str, ...] = (PENDING, FAILED), db_url: str | None = None) -> list[Delivery]:
-    """The outbox's own jobs (a release's are counted by ``campaign_counts``)."""
+    """A release's jobs are counted by ``campaign_counts``."""
     its_own = col(Delivery.status).in_(statuses), col(Delivery.campaign_id).is_(None)
     with tables.open_session(db_url) as session:
         return list(session.exec(sqlmodel.select(Delivery).where(*its_own).order_by(col(Delivery.id))))
 
 
 def requeue_failed(now: datetime, retry_for: timedelta, db_url: str | None = None) -> list[int]:
-    """Make every failed job due now, with a fresh retry window; their ids."""
     with tables.engine(db_url).begin() as connection:
         failed = _due_again(now, retry_for, col(Delivery.status) == FAILED, col(Delivery.campaign_id).is_(None))
         ids = connection.execute(failed.values(claimed_by=None).returning(col(Delivery.id))).scalars()
@@ -199,7 +185,6 @@ def requeue_failed(now: datetime, retry_for: timedelta, db_url: str | None = Non
 
 
 def _due_again(now: datetime, retry_for: timedelta, *conditions):
-    """The jobs of ``conditions`` pending and due now, with a fresh retry window."""
     return (
         sqlalchemy.update(Delivery)
         .where(*conditions)
@@ -214,7 +199,6 @@ def _status_of(connection, subscriber_id: int) -> str | None:
 
 
 def _update_held(delivery_ids: list[int], worker: str, db_url: str | None, **values) -> int:
-    """Change the jobs of ``delivery_ids`` that ``worker`` still holds (pending, claimed by it)."""
     if not delivery_ids:
         return 0
     held = col(Delivery.id).in_(delivery_ids), col(Delivery.status) == PENDING, col(Delivery.claimed_by) == worker
@@ -225,8 +209,7 @@ def _update_held(delivery_ids: list[int], worker: str, db_url: str | None, **val
 def release_leases(
     delivery_ids: list[int], worker: str, db_url: str | None = None, *, marked: int | None = None
 ) -> int:
-    """Give back jobs this worker claimed but did not send (it stops), so others take them at once;
-    ``marked``: the one marked in flight but not sent, its mark taken back."""
+    """Jobs claimed but not sent go back at once; ``marked``: the one marked in flight, its mark taken back."""
     if marked is not None and marked in delivery_ids:
         its_mark = col(Delivery.id) == marked, col(Delivery.claimed_by) == worker, col(Delivery.stalled_claims) > 0
         taken_back = (
@@ -238,12 +221,12 @@ def release_leases(
 
 
 def renew_leases(delivery_ids: list[int], worker: str, until: datetime, db_url: str | None = None) -> int:
-    """Keep the jobs of a batch still being sent in this worker's hands; how many still were."""
+    """How many this worker still held."""
     return _update_held(delivery_ids, worker, db_url, lease_until=until)
 
 
 def requeue(delivery_ids: list[int], now: datetime, retry_for: timedelta, db_url: str | None = None) -> None:
-    """These jobs (failed or waiting) are due again when sending resumes, with a fresh retry window."""
+    """Failed or waiting: due again when sending resumes, with a fresh retry window."""
     if not delivery_ids:
         return
     with tables.engine(db_url).begin() as connection:
@@ -252,7 +235,6 @@ def requeue(delivery_ids: list[int], now: datetime, retry_for: timedelta, db_url
 
 
 def release_leases_of(workers: list[str], db_url: str | None = None) -> int:
-    """Free the leases of workers known to be dead, so nobody waits."""
     if not workers:
         return 0
     leased = (

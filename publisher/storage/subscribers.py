@@ -1,5 +1,5 @@
-"""The new-release list's transactions: who is on it, with their consent (every change also written
-to ``subscription_event``), and the emails that come with it. Each function is one transaction."""
+"""The new-release list's transactions, each one: who is on it, with their consent (every change also in
+``subscription_event``), and the emails that come with it."""
 
 from __future__ import annotations
 
@@ -28,11 +28,10 @@ from publisher.storage.tables import (
 
 @dataclass(frozen=True)
 class SignUp:
-    """A sign-up as the subscribe form's judge checked it; the list stores it as it is."""
+    """As the form's judge checked it; the list stores it as it is. ``more``: the form's other fields, by column."""
 
     email: str
     name: str
-    # The form's other fields it keeps, by column.
     more: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -57,8 +56,7 @@ def _queue(connection, kind: str, subscriber_id: int, job: tables.Job, now: date
 def subscribe(
     sign_up: SignUp, job: tables.Job | None, db_url: str | None = None, *, now: datetime | None = None
 ) -> str:
-    """The subscribe form's request; what it did: 'added', 'rejoined', 'pending' or 'confirmed'. ``job``:
-    the confirmation to queue if the rule says so (None: no SMTP). Sign-ups to one mailbox wait in turn."""
+    """'added', 'rejoined', 'pending' or 'confirmed'; ``job``: the confirmation to queue (None: no SMTP)."""
     with tables.engine(db_url).begin() as connection:
         return _sign_up(connection, sign_up, tables.ON_LIST, FROM_THE_FORM, job, now or tables.utc_now())[1]
 
@@ -72,8 +70,7 @@ def wait(
     *,
     now: datetime | None = None,
 ) -> str:
-    """The "Tell me when it's out" form's request (``join``: its box to join the list too), as ``subscribe``;
-    what it did, which the visitor's answer never says. A confirmed address is not asked again for a book."""
+    """As ``subscribe`` (``join``: its box); a confirmed address is not asked again for a book."""
     now = now or tables.utc_now()
     with tables.engine(db_url).begin() as connection:
         wanted = tables.ON_LIST if join else tables.WAITLIST_ONLY
@@ -93,8 +90,7 @@ def wait(
 def _sign_up(
     connection, sign_up: SignUp, wanted: str, source: str, job: tables.Job | None, now: datetime
 ) -> tuple[int, str]:
-    """A form's request under its mailbox's lock, with the confirmation it earns: the address's id, and
-    what it did. ``wanted``: on the list, or only waiting for a book."""
+    """Under its mailbox's lock, so sign-ups to one mailbox wait in turn: the address's id, and what it did."""
     mailbox = form_fields.mailbox_key(sign_up.email)
     emails_on = job is not None
     tables.lock_mailbox(connection, mailbox)
@@ -123,9 +119,7 @@ def _place_on_list(
     now: datetime,
     emails_on: bool,
 ) -> list_rules.Step:
-    """Whether an address the list has is on the list, when it asks again (``wanted``: on it, or waiting
-    only): one joining afresh takes ``wanted``, a pending one can only join; a confirmed one off the list
-    that asks to join is "asked", with a confirmation (one per mailbox a day) whose press puts it on."""
+    """A confirmed address off the list that asks to join is "asked", with a confirmation whose press joins it."""
     assert row.id is not None  # a stored row has its id
     if step.joins or (row.status == ListStatus.PENDING and wanted == tables.ON_LIST):
         if row.book_updates != wanted:
@@ -139,7 +133,6 @@ def _place_on_list(
 
 
 def waited_books(subscriber_id: int, db_url: str | None = None) -> list[str]:
-    """The slugs of the books the reader waits for, in the order asked."""
     statement = (
         sqlalchemy.select(col(Waiting.book_slug))
         .where(col(Waiting.subscriber_id) == subscriber_id)
@@ -156,7 +149,6 @@ def _update(connection, subscriber_id: int, **values) -> None:
 def _add(
     connection, sign_up: SignUp, step: list_rules.Step, source: str, now: datetime, book_updates: str
 ) -> int | None:
-    """A stranger to the list joins it, pending: its id; None when the list has the address."""
     new_id = tables.insert_once(
         connection,
         Subscriber,
@@ -171,7 +163,6 @@ def _add(
 
 
 def _newcomer(email: str, name: str, status: str, source: str, now: datetime) -> dict:
-    """The columns of an address new to the list."""
     return {
         "email": email,
         "email_key": email.lower(),
@@ -186,8 +177,7 @@ def _newcomer(email: str, name: str, status: str, source: str, now: datetime) ->
 
 
 def _ask_again(connection, row: Subscriber, sign_up: SignUp, step: list_rules.Step, source: str, now: datetime) -> None:
-    """An address the list has asks again: one that left joins afresh (a new consent on record,
-    under the name it gives now); a pending one may get a new confirmation."""
+    """One that left joins afresh (a new consent on record, under the name it gives now)."""
     assert row.id is not None  # a stored row has its id (the model's None is before the insert)
     changes: dict = {"status": step.status} if step.status != row.status else {}
     if step.joins:
@@ -207,8 +197,6 @@ def lookup(link_key: str, db_url: str | None = None) -> Subscriber | None:
 
 @dataclass(frozen=True)
 class LinkResult:
-    """What a link's button did, and to which address (for the page)."""
-
     outcome: str
     email: str
 
@@ -222,9 +210,8 @@ def confirm(
     now: datetime | None = None,
     issued_at: datetime | None = None,
 ) -> LinkResult | None:
-    """The confirmation page's button: a pending address is confirmed, a confirmed one asked to join joins the
-    list; the welcome only for the list. None for an address the list no longer has. 'replaced': the link's
-    ``issued_at`` is not the latest confirmation's; 'unsubscribed': the address left since, it must ask again."""
+    """A pending address is confirmed, a confirmed one asked to join joins; the welcome only for the list.
+    'replaced': ``issued_at`` is not the latest confirmation's; 'unsubscribed': it must ask again."""
     now = now or tables.utc_now()
     with tables.engine(db_url).begin() as connection:
         row = locked_subscriber(connection, col(Subscriber.link_key), link_key)
@@ -254,7 +241,6 @@ def confirm(
 def unsubscribe(
     link_key: str, how: str, db_url: str | None = None, *, now: datetime | None = None
 ) -> LinkResult | None:
-    """The unsubscribe page's button, or a mail provider's one-click POST; None for an unknown address."""
     now = now or tables.utc_now()
     with tables.engine(db_url).begin() as connection:
         row = locked_subscriber(connection, col(Subscriber.link_key), link_key)
@@ -276,29 +262,19 @@ def list_subscribers(status: str | None = None, db_url: str | None = None) -> li
         return list(session.exec(statement))
 
 
-@dataclass
-class ImportReport:
-    counts: Counter = field(default_factory=Counter)
-
-    def __str__(self) -> str:
-        c = self.counts
-        return (
-            f"{c['added']} added, {c['updated']} updated, {c['unchanged']} unchanged, "
-            f"{c['kept unsubscribed']} kept unsubscribed, {c['kept bounced']} kept bounced."
-        )
-
-
 def import_rows(
     rows: list[list_rules.ImportRow], how: str, db_url: str | None = None, *, now: datetime | None = None
-) -> ImportReport:
-    """Bring ``rows`` into the list in one transaction; it sends no email. An address that left or bounced
-    stays so whatever the file says; a confirmed one is not made pending again."""
+) -> str:
+    """One transaction, no email; a confirmed address is not made pending again. What it did, for the operator."""
     now = now or tables.utc_now()
-    report = ImportReport()
+    counts: Counter[str] = Counter()
     with tables.engine(db_url).begin() as connection:
         for row in rows:
-            report.counts[_import_one(connection, row, how, now)] += 1
-    return report
+            counts[_import_one(connection, row, how, now)] += 1
+    return (
+        f"{counts['added']} added, {counts['updated']} updated, {counts['unchanged']} unchanged, "
+        f"{counts['kept unsubscribed']} kept unsubscribed, {counts['kept bounced']} kept bounced."
+    )
 
 
 def _import_one(connection, row: list_rules.ImportRow, how: str, now: datetime) -> str:
@@ -324,7 +300,6 @@ def _import_one(connection, row: list_rules.ImportRow, how: str, now: datetime) 
 
 
 def _status_times(status: str, now: datetime) -> dict[str, datetime]:
-    """The time column a status sets: when the address was confirmed, left or bounced."""
     column = {
         ListStatus.CONFIRMED: "confirmed_at",
         ListStatus.UNSUBSCRIBED: "unsubscribed_at",
@@ -335,8 +310,6 @@ def _status_times(status: str, now: datetime) -> dict[str, datetime]:
 
 @dataclass(frozen=True)
 class Erased:
-    """What ``forget`` removed."""
-
     subscriber_status: str | None
     events: int
     messages: int
@@ -362,7 +335,7 @@ def _count(number: int, noun: str, plural: str | None = None) -> str:
 
 
 def forget(email: str, db_url: str | None = None) -> Erased:
-    """Erase all stored about ``email`` (its emails to the bounce address too): it may then join like a stranger."""
+    """Its emails to the bounce address too: it may then join like a stranger."""
     with tables.engine(db_url).begin() as connection:
         return _erase(connection, form_fields.address_key(email))
 
@@ -389,9 +362,7 @@ def _erase(connection, key: str) -> Erased:
 
 
 def erase_waitlist_only(now: datetime, db_url: str | None = None) -> int:
-    """Erase, as ``forget`` does, each address that only waited for books (never one on the list) once every
-    book it waits for was sent more than ``WAITLIST_KEEP_DAYS`` ago (time for bounces and complaints), and
-    one that never confirmed that long after asking; how many."""
+    """Addresses only waiting for books, ``WAITLIST_KEEP_DAYS`` after the last was sent or unconfirmed that long."""
     since = now - timedelta(days=list_rules.WAITLIST_KEEP_DAYS)
     still_owed = (
         sqlalchemy.select(col(Waiting.id))
@@ -417,7 +388,6 @@ def _delete(connection, model: type[sqlmodel.SQLModel], condition) -> int:
 
 
 def status_counts(db_url: str | None = None) -> dict[str, int]:
-    """How many addresses on the list have each status (0 when none), in one aggregate."""
     with tables.engine(db_url).connect() as connection:
         rows = connection.execute(
             sqlalchemy.select(col(Subscriber.status), sqlalchemy.func.count())

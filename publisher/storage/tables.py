@@ -1,6 +1,5 @@
-"""The embedded gateway's engine, tables (schema: the Alembic migrations in ``alembic/``) and shared
-queries. Synchronous: callers run them in a thread. The engine is Reflex's (one pool per worker, pinged
-before use); a SQLite file is in write-ahead-log mode, so readers never wait for a writer."""
+"""The embedded gateway's engine, tables (schema: the migrations in ``alembic/``) and shared queries;
+synchronous (callers run them in a thread). SQLite in write-ahead-log mode: readers never wait for a writer."""
 
 from __future__ import annotations
 
@@ -51,8 +50,7 @@ def engine(url: str | None = None) -> sqlalchemy.engine.Engine:
 
 
 def private_sqlite_file(url: sqlalchemy.engine.URL) -> None:
-    """The SQLite file of ``url`` and its logs readable by the site's user alone: made ``0600`` before
-    SQLite opens it, since SQLite gives a new -wal and -shm the database's mode."""
+    """Made ``0600`` before SQLite opens it: SQLite gives a new -wal and -shm the database's mode."""
     path = url.database
     if url.get_backend_name() != "sqlite" or not path or path == ":memory:" or path.startswith("file:"):
         return
@@ -86,8 +84,6 @@ def as_utc(moment: datetime) -> datetime:
 
 
 class Table(sqlmodel.SQLModel):
-    """A table named after its model in snake case (``JobLease``: ``job_lease``)."""
-
     @declared_attr  # type: ignore[arg-type]  # as SQLModel declares its own
     def __tablename__(cls) -> str:  # noqa: N805 (a class attribute, as SQLModel declares it)
         return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
@@ -105,17 +101,14 @@ ON_LIST, WAITLIST_ONLY, ASKED_TO_JOIN = "yes", "no", "asked"  # book_updates
 
 
 class Subscriber(Row, table=True):
-    """One address on the new-release list, where it stands, and when it got there. ``link_key`` is
-    random and secret: the signed confirmation and unsubscribe links name the row by it."""
+    """``link_key`` is random and secret: the signed confirmation and unsubscribe links name the row by it."""
 
     email: str = sqlmodel.Field(max_length=form_fields.EMAIL_MAX)
     email_key: str = sqlmodel.Field(max_length=form_fields.EMAIL_MAX, unique=True, index=True)
-    # The 24-hour confirmation rule counts per mailbox (no +tag, lower case), so spellings cannot
-    # multiply the emails.
+    # The 24-hour confirmation rule counts per mailbox (no +tag, lower case): spellings cannot multiply emails.
     mailbox_key: str = sqlmodel.Field(max_length=form_fields.EMAIL_MAX, index=True)
     name: str = sqlmodel.Field(max_length=form_fields.NAME_MAX)
-    # On the new-release list: "yes"; only waiting for a book: "no"; waiting, confirmed, and asked to
-    # join the list too: "asked" (the confirmation press makes it "yes").
+    # ON_LIST, WAITLIST_ONLY, or ASKED_TO_JOIN (waiting, confirmed, and asked to join: its confirmation makes it yes).
     book_updates: str = sqlmodel.Field(max_length=8)
     subscribed_at: datetime = sqlmodel.Field(default_factory=utc_now)
     status: str = sqlmodel.Field(default=ListStatus.PENDING, max_length=16, index=True)
@@ -129,8 +122,6 @@ class Subscriber(Row, table=True):
 
 
 class SubscriptionEvent(Row, table=True):
-    """The record of consent: each time an address joined, confirmed, was imported or left, and how."""
-
     subscriber_id: int = sqlmodel.Field(index=True)
     event: str = sqlmodel.Field(max_length=16)
     # Indexed: the dashboard reads the events of a range of days.
@@ -141,8 +132,6 @@ class SubscriptionEvent(Row, table=True):
 
 
 class ContactMessage(Row, table=True):
-    """One message sent through the contact form, as the cloud gateway would email it."""
-
     sender_name: str = sqlmodel.Field(max_length=2 * form_fields.NAME_MAX + 1)
     sender_email: str = sqlmodel.Field(max_length=form_fields.EMAIL_MAX)
     subject: str = sqlmodel.Field(max_length=form_fields.SUBJECT_MAX)
@@ -164,8 +153,7 @@ ERROR_MAX = 500
 
 
 class Delivery(Row, table=True):
-    """One email the outbox owes. A claimed job is its worker's until ``lease_until``, so two never send it
-    at once; ``message_id`` is fixed when stored, so a repeated send carries the same Message-ID."""
+    """``message_id`` is fixed when stored, so a repeated send carries the same Message-ID."""
 
     __tablename__ = "outbox_delivery"  # type: ignore[assignment]  # a str where Table has its rule
     # A reader is queued at most once per campaign, whatever runs twice (NULLs, other jobs, never clash).
@@ -186,22 +174,18 @@ class Delivery(Row, table=True):
     claimed_by: str | None = sqlmodel.Field(default=None, max_length=64)
     last_error: str | None = sqlmodel.Field(default=None, max_length=ERROR_MAX)
     sent_at: datetime | None = None
-    # Claims that ended with no outcome (the sender died, or its lease ran out, mid-send):
-    # past MAX_STALLED_CLAIMS the job is given up instead of taking down sender after sender.
+    # Claims that ended with no outcome (the sender died mid-send): past MAX_STALLED_CLAIMS, given up.
     stalled_claims: int = sqlmodel.Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 
-# A campaign: sending (its jobs are sent), paused (after repeated failures: announce resumes it),
-# finished (nothing left to send). A forthcoming book's campaign waits first: scheduled (at the
-# content's release moment), moved (at the publisher's time) or held (until the publisher resumes it).
+# A forthcoming book's campaign waits first: scheduled (at its release moment), moved or held (docs/mailing-list.md).
 SENDING, PAUSED, FINISHED = "sending", "paused", "finished"
 SCHEDULED, MOVED, HELD = "scheduled", "moved", "held"
 NOT_STARTED = (SCHEDULED, MOVED, HELD)
 
 
 class Campaign(Row, table=True):
-    """One book announced to the list (once: ``book_slug`` is unique); ``recipients``: the readers
-    queued in the same transaction as this row."""
+    """``recipients``: the readers queued in the same transaction as this row."""
 
     book_slug: str = sqlmodel.Field(max_length=120, unique=True)
     subject: str = sqlmodel.Field(max_length=form_fields.SUBJECT_MAX)
@@ -210,8 +194,7 @@ class Campaign(Row, table=True):
     created_at: datetime = sqlmodel.Field(default_factory=utc_now)
     finished_at: datetime | None = None
     paused_reason: str | None = sqlmodel.Field(default=None, max_length=ERROR_MAX)
-    # The counts when the publisher last resumed it (announce): the pause thresholds judge what
-    # came after, so a campaign resumed on purpose is not paused again by the bounces already seen.
+    # The counts at the last resume: the pause thresholds judge only what came after.
     baseline_sent: int = sqlmodel.Field(default=0, sa_column_kwargs={"server_default": "0"})
     baseline_hard: int = sqlmodel.Field(default=0, sa_column_kwargs={"server_default": "0"})
     baseline_complaints: int = sqlmodel.Field(default=0, sa_column_kwargs={"server_default": "0"})
@@ -220,8 +203,6 @@ class Campaign(Row, table=True):
 
 
 class Waiting(Row, table=True):
-    """A reader who asked to hear when one forthcoming book is out ("Tell me when it's out")."""
-
     __table_args__ = (sqlalchemy.UniqueConstraint("subscriber_id", "book_slug", name="uq_waiting_reader_book"),)
 
     subscriber_id: int = sqlmodel.Field(index=True)
@@ -235,8 +216,7 @@ REASON_MAX = 500
 
 
 class Bounce(Row, table=True):
-    """A bounce or complaint about one reader on the list (one about a stranger is not kept);
-    ``delivery_id``: the email it is about, so soft bounces count per email and a campaign its own."""
+    """``delivery_id``: the email it is about, so soft bounces count per email and a campaign its own."""
 
     at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
     subscriber_id: int = sqlmodel.Field(index=True)
@@ -249,8 +229,7 @@ class Bounce(Row, table=True):
 
 
 class MailboxMessage(Row, table=True):
-    """A message seen in the bounce mailbox, by folder, UIDVALIDITY and UID, so each is fetched once;
-    ``digest`` (SHA-256) keeps a copy under another UID from being processed twice."""
+    """``digest`` (SHA-256) keeps a copy under another UID from being processed twice."""
 
     __table_args__ = (sqlalchemy.UniqueConstraint("folder", "uidvalidity", "uid", name="uq_mailbox_message_place"),)
 
@@ -269,8 +248,7 @@ class MailboxMessage(Row, table=True):
 
 
 class JobLease(Row, table=True):
-    """A job only one worker of the site may do at a time (reading the bounce mailbox), across
-    containers: whoever holds ``until`` in the future has it."""
+    """A job one worker at a time does across containers (the bounce mailbox): ``until`` in the future holds it."""
 
     name: str = sqlmodel.Field(max_length=32, unique=True)
     holder: str = sqlmodel.Field(max_length=64)
@@ -278,8 +256,6 @@ class JobLease(Row, table=True):
 
 
 class JobStatus(Row, table=True):
-    """How a recurring job (reading the bounce mailbox) last went: its last success, and failures since."""
-
     name: str = sqlmodel.Field(max_length=32, unique=True)
     last_success_at: datetime | None = None
     # Since when it has failed without a success in between (None: its last run succeeded).
@@ -291,8 +267,7 @@ NOTICE = "notice"  # an outbox job that emails the publisher a notice (source_id
 
 
 class PublisherNotice(Row, table=True):
-    """An email the site wrote to the publisher because something needs them: at most one of each
-    kind a day (``period``: the day, or the week's Monday for the summary)."""
+    """At most one of each kind a period (``period``: the day, or the week's Monday for the summary)."""
 
     __table_args__ = (sqlalchemy.UniqueConstraint("kind", "period", name="uq_publisher_notice_kind_period"),)
 
@@ -304,8 +279,6 @@ class PublisherNotice(Row, table=True):
 
 
 class SendThrottle(Row, table=True):
-    """The next free sending slot of the whole site (one row): every sender reserves its emails here."""
-
     next_slot_at: datetime
 
 
@@ -313,8 +286,7 @@ TOKEN_HASH_MAX = 64  # a SHA-256 in hex (rules/admin_access.token_hash)
 
 
 class Admin(Row, table=True):
-    """Someone who may open the dashboard. ``user_handle``: the random WebAuthn user id their passkeys
-    carry, never their name, so an authenticator learns nothing about them from it."""
+    """``user_handle``: the random WebAuthn user id, never their name: an authenticator learns nothing from it."""
 
     name: str = sqlmodel.Field(max_length=ADMIN_NAME_MAX, unique=True)
     user_handle: str = sqlmodel.Field(max_length=64, unique=True)
@@ -322,8 +294,7 @@ class Admin(Row, table=True):
 
 
 class AdminPasskey(Row, table=True):
-    """One passkey of an admin: the public key their authenticator made at enrolment, and its
-    signature counter (a counter that goes backwards is a cloned key: refused)."""
+    """A signature counter that goes backwards is a cloned key: refused."""
 
     admin_id: int = sqlmodel.Field(index=True)
     # A WebAuthn credential id is at most 1,023 bytes: 1,364 characters of base64url.
@@ -336,8 +307,6 @@ class AdminPasskey(Row, table=True):
 
 
 class AdminEnrolment(Table, table=True):
-    """An enrolment link not yet used: the SHA-256 of its token, whose it is, until when. Used once: deleted."""
-
     token_hash: str = sqlmodel.Field(max_length=TOKEN_HASH_MAX, primary_key=True)
     admin_id: int = sqlmodel.Field(index=True)
     created_at: datetime = sqlmodel.Field(default_factory=utc_now)
@@ -345,8 +314,7 @@ class AdminEnrolment(Table, table=True):
 
 
 class AdminSession(Table, table=True):
-    """A signed-in browser, by the SHA-256 of its cookie's token: rows, so every worker and
-    container sees a sign-out or a revoke at once."""
+    """Rows, so every worker and container sees a sign-out or a revoke at once."""
 
     token_hash: str = sqlmodel.Field(max_length=TOKEN_HASH_MAX, primary_key=True)
     admin_id: int = sqlmodel.Field(index=True)
@@ -355,8 +323,7 @@ class AdminSession(Table, table=True):
 
 
 class UsedFormToken(Row, table=True):
-    """A contact form token's nonce that answered a submit, kept until the token expires, so it never
-    answers a second one, after a restart or on another worker."""
+    """Kept until the token expires, so it never answers a second submit, after a restart or on another worker."""
 
     nonce: str = sqlmodel.Field(max_length=32, unique=True)  # rules/form_tokens.py: 22 characters, with room
     expires_at: datetime = sqlmodel.Field(index=True)
@@ -366,8 +333,7 @@ CEREMONY_ADDRESS_MAX = 64  # an IPv4 address, an IPv6 /64 ("2001:db8:1:2::/64"),
 
 
 class AdminCeremony(Table, table=True):
-    """A WebAuthn ceremony under way: its challenge, kept until its answer comes back (to any worker)
-    or five minutes pass; ``address`` bounds the ceremonies one address may have waiting."""
+    """``address`` bounds the ceremonies one address may have waiting."""
 
     id_hash: str = sqlmodel.Field(max_length=TOKEN_HASH_MAX, primary_key=True)
     challenge: bytes = sqlmodel.Field(sa_type=sqlalchemy.LargeBinary)
@@ -380,8 +346,7 @@ AUDIT_TARGET_MAX = 500
 
 
 class AdminAudit(Row, table=True):
-    """What an admin did from the dashboard: who, when, which action, on what. Never deleted
-    by the site (``forget`` names the address it erased: the publisher's own record that they did)."""
+    """Never deleted by the site (``forget`` names the address it erased: the publisher's record that they did)."""
 
     at: datetime = sqlmodel.Field(default_factory=utc_now, index=True)
     admin: str = sqlmodel.Field(max_length=ADMIN_NAME_MAX)
@@ -390,14 +355,12 @@ class AdminAudit(Row, table=True):
 
 
 VISIT_KIND_MAX = 16  # "site", "page", "source", "campaign", "bot", "buy", "minute"
-# A key: a declared route, a source's name or host, a campaign label (64 characters at most:
-# rules/visit_rules.LABEL_MAX), "HHMM", or "<slug> <store host>" (a host is at most 253).
+# A key: a route, a source, a label (rules/visit_rules.LABEL_MAX), "HHMM", or "<slug> <store host>" (host <= 253).
 VISIT_KEY_MAX = 400
 
 
 class VisitSalt(Table, table=True):
-    """A day's random salt, shared by every worker: a visitor's id is a keyed hash under it, so one person
-    cannot be followed across days. Deleted at ``destroyed_at`` (00:00 UTC + 48 h) with the seen rows."""
+    """A visitor's id is a keyed hash under the day's salt, so one person cannot be followed across days."""
 
     day: date = sqlmodel.Field(primary_key=True)
     salt: bytes = sqlmodel.Field(sa_type=sqlalchemy.LargeBinary)
@@ -405,8 +368,7 @@ class VisitSalt(Table, table=True):
 
 
 class VisitSeen(Table, table=True):
-    """Who was counted already today, per kind and key, by salted visitor id (never an address or a
-    user agent); ``minute`` rows ("HHMM") give the visitors now."""
+    """By salted visitor id (never an address or a user agent); ``minute`` rows ("HHMM") give the visitors now."""
 
     day: date = sqlmodel.Field(primary_key=True)
     kind: str = sqlmodel.Field(primary_key=True, max_length=VISIT_KIND_MAX)
@@ -415,8 +377,7 @@ class VisitSeen(Table, table=True):
 
 
 class VisitCount(Table, table=True):
-    """What stays of the visits: per day, kind and key, the views and the distinct visitors. The key's
-    order (kind, day, key) serves every read (one kind over days); ``day``'s index, the daily prune."""
+    """The key's order (kind, day, key) serves every read (one kind over days); ``day``'s index, the daily prune."""
 
     kind: str = sqlmodel.Field(primary_key=True, max_length=VISIT_KIND_MAX)
     day: date = sqlmodel.Field(primary_key=True, index=True)
@@ -436,8 +397,7 @@ def upsert_insert(connection) -> Callable[..., postgresql.Insert | sqlite.Insert
 def insert_once(
     connection, model: type[sqlmodel.SQLModel], unique_column: str | tuple[str, ...], **values
 ) -> int | None:
-    """Insert a row unless one with the same ``unique_column`` (or columns) exists; the new id, or None.
-    ON CONFLICT DO NOTHING: for two at once, no aborted transaction."""
+    """The new id, or None; ON CONFLICT DO NOTHING: for two at once, no aborted transaction."""
     columns = [unique_column] if isinstance(unique_column, str) else list(unique_column)
     statement = (
         upsert_insert(connection)(model)
@@ -450,7 +410,6 @@ def insert_once(
 
 
 def locked_subscriber(connection, column, value) -> Subscriber | None:
-    """The subscriber whose ``column`` is ``value``, its row locked until the transaction ends."""
     row = connection.execute(sqlmodel.select(Subscriber).where(column == value).with_for_update()).first()
     return None if row is None else Subscriber.model_validate(dict(row._mapping))
 
@@ -458,7 +417,6 @@ def locked_subscriber(connection, column, value) -> Subscriber | None:
 def record_event(
     connection, subscriber_id: int, event: str, how: str, now: datetime, detail: str | None = None
 ) -> None:
-    """One line of the record of consent (``subscription_event``), in the transaction that made the change."""
     values = {"subscriber_id": subscriber_id, "event": event, "at": now, "how": how, "detail": detail}
     connection.execute(sqlalchemy.insert(SubscriptionEvent).values(**values))
 
@@ -475,15 +433,12 @@ def lock_mailbox(connection, mailbox_key: str) -> None:
 
 
 def last_confirmation_to(connection, mailbox_key: str) -> datetime | None:
-    """When a confirmation email last went to this mailbox, under any of its spellings."""
     latest = sqlalchemy.select(sqlalchemy.func.max(col(Subscriber.confirmation_sent_at)))
     return connection.execute(latest.where(col(Subscriber.mailbox_key) == mailbox_key)).scalar_one_or_none()
 
 
 @dataclass(frozen=True)
 class Job:
-    """A delivery to create with the row it mails: the Message-ID and how long to keep trying."""
-
     message_id: str
     retry_for: timedelta
 
@@ -500,7 +455,6 @@ def delivery_values(kind: str, source_id: int, job: Job, now: datetime) -> dict:
 
 
 def store_message(body: ContactMessage, db_url: str | None = None, job: Job | None = None) -> int:
-    """Store a contact message received now (and its delivery job, in the same transaction); its id."""
     now = utc_now()
     fields = body.model_dump(exclude={"id", "received_at"})
     with engine(db_url).begin() as connection:
@@ -517,8 +471,7 @@ def list_messages(db_url: str | None = None) -> list[ContactMessage]:
 
 
 def first_token_use(nonce: str, remember_for: timedelta, now: datetime, db_url: str | None = None) -> bool:
-    """Mark a contact form token's ``nonce`` used for ``remember_for``; True when nobody had used it.
-    Of two racing submits one inserts; each use clears the expired rows."""
+    """True when nobody had used ``nonce``: of two racing submits one inserts."""
     with engine(db_url).begin() as connection:
         connection.execute(sqlalchemy.delete(UsedFormToken).where(col(UsedFormToken.expires_at) <= now))
         inserted = insert_once(connection, UsedFormToken, "nonce", nonce=nonce, expires_at=now + remember_for)

@@ -179,8 +179,6 @@ def _add_counts(
 
 
 def _part(batch: Batch, labelled: bool) -> Batch:
-    """The batch's keys of the label kinds (source, campaign), or of the others."""
-
     def wanted(kind: str) -> bool:
         return (kind in visit_rules.LABEL_KINDS) is labelled
 

@@ -20,8 +20,7 @@ from publisher.rules import visit_rules
 from publisher.seldom_log import SeldomLog
 from publisher.storage import visit_counts
 from publisher.storage.tables import utc_now
-from publisher.storage.visit_counts import Batch
-from publisher.visits.recorder import Recorder, SaltFor
+from publisher.visits.recorder import Recorder
 
 logger = logging.getLogger(__name__)
 
@@ -51,31 +50,23 @@ def record_page_view(scope: Any, status: int, route: str) -> None:
 
 
 class FlushLoop:
-    """A worker's turn every ``interval_s``: its tally to the database, the day's salt, the daily
-    clean-up. ``salt_for``, ``flush`` and ``daily_chores`` block on the database: each runs in a
-    thread, and a failure costs that turn's part only: the loop never dies of a database away."""
+    """A worker's turn every FLUSH_INTERVAL_S: its tally to the database (``db_url``: a test's, else Reflex's),
+    the day's salt, the daily clean-up. Each database call runs in a thread, and a failure costs that
+    turn's part only: the loop never dies of a database away."""
 
     def __init__(
-        self,
-        recorder: Recorder,
-        salt_for: SaltFor,
-        flush: Callable[[Batch], None],
-        daily_chores: Callable[[datetime], None],
-        interval_s: float,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        self, recorder: Recorder, db_url: str | None = None, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     ):
         self.recorder = recorder
-        self.salt_for = salt_for
-        self.flush = flush
-        self.daily_chores = daily_chores
-        self.interval_s = interval_s
+        self.db_url = db_url
         self.sleep = sleep
         self._chores_done_on: date | None = None
 
     async def load_salts(self) -> None:
         """A failure is logged and counting goes on with views only until a later turn fetches the salt."""
         try:
-            await self.recorder.salts.refresh(self.salt_for, self.recorder.clock())
+            salt_for = functools.partial(visit_counts.salt_for, db_url=self.db_url)
+            await self.recorder.salts.refresh(salt_for, self.recorder.clock())
         except Exception as exc:  # noqa: BLE001 - any database failure: count views without visitors
             logger.warning("Visits: the day's salt is not available (%s); counting views only", type(exc).__name__)
 
@@ -85,7 +76,7 @@ class FlushLoop:
             return
         batch = self.recorder.tally.take()
         try:
-            await asyncio.to_thread(self.flush, batch)
+            await asyncio.to_thread(visit_counts.flush, batch, self.db_url)
         except Exception as exc:  # noqa: BLE001 - a database away loses this window only
             views = sum(count for (_, kind, _), count in batch.views.items() if kind == visit_rules.VisitKind.SITE)
             # The error's type only: its text may quote the batch's visitor ids.
@@ -98,7 +89,7 @@ class FlushLoop:
         if self._chores_done_on == today:
             return
         try:
-            await asyncio.to_thread(self.daily_chores, now)
+            await asyncio.to_thread(_daily_chores, now, self.db_url)
         except Exception as exc:  # noqa: BLE001 - tried again at the next turn
             logger.warning("Visits: the daily clean-up failed (%s); trying again", type(exc).__name__)
             return
@@ -106,7 +97,7 @@ class FlushLoop:
 
     async def run(self) -> None:
         while True:
-            await self.sleep(self.interval_s)
+            await self.sleep(FLUSH_INTERVAL_S)
             try:
                 await self.flush_once()
                 await self.load_salts()
@@ -118,17 +109,6 @@ class FlushLoop:
 def _daily_chores(now: datetime, db_url: str | None = None) -> None:
     visit_counts.drop_expired(now, db_url)
     visit_counts.prune(visit_rules.day_of(now), settings.current().visits_keep_days, db_url)
-
-
-def configured_loop(recorder: Recorder, db_url: str | None = None) -> FlushLoop:
-    """Salts, seen rows and counts in the embedded gateway's database (``db_url``: a test's, else Reflex's)."""
-    return FlushLoop(
-        recorder,
-        functools.partial(visit_counts.salt_for, db_url=db_url),
-        functools.partial(visit_counts.flush, db_url=db_url),
-        functools.partial(_daily_chores, db_url=db_url),
-        FLUSH_INTERVAL_S,
-    )
 
 
 @asynccontextmanager
@@ -173,7 +153,7 @@ async def counting(*_: Any) -> AsyncIterator[None]:
     counting left; with no embedded gateway (no database) it starts nothing."""
     values = settings.current()
     if values.visits_on:
-        async with running(configured_loop(shared_recorder.get())):
+        async with running(FlushLoop(shared_recorder.get())):
             yield
         return
     task = asyncio.create_task(destroying(), name="publisher visits: destroying") if values.dashboard_on else None

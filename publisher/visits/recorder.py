@@ -29,10 +29,6 @@ FETCH_TOMORROW_FROM = time(23, 55)
 SALT_WAIT_S = 2.0
 
 
-# A day's salt, made by whichever worker asks first; None once it is destroyed (visit_counts.salt_for).
-SaltFor = Callable[[date, datetime], bytes | None]
-
-
 class DaySalts:
     """The salts this worker has fetched, read on the request path without a wait."""
 
@@ -40,12 +36,13 @@ class DaySalts:
         self._salts: dict[date, bytes] = {}
 
     def of(self, day: date) -> bytes | None:
-        """``day``'s salt if this worker has it; None: count views without visitors."""
         return self._salts.get(day)
 
-    async def refresh(self, salt_for: SaltFor, now: datetime, wait_s: float = SALT_WAIT_S) -> None:
-        """A fetch (in a thread) that fails or takes longer than ``wait_s`` raises (the caller logs it
-        and tries again next turn); what was fetched before it is kept."""
+    async def refresh(
+        self, salt_for: Callable[[date, datetime], bytes | None], now: datetime, wait_s: float = SALT_WAIT_S
+    ) -> None:
+        """A fetch (``visit_counts.salt_for``, in a thread) that fails or takes longer than ``wait_s`` raises
+        (the caller logs it and tries again next turn); what was fetched before it is kept."""
         today = visit_rules.day_of(now)
         self._salts = {day: salt for day, salt in self._salts.items() if day >= today - timedelta(days=1)}
         wanted = [today]
@@ -87,7 +84,6 @@ class Tally:
         self._batch.seen.add((day, kind, key, visitor))
 
     def take(self) -> Batch:
-        """Everything counted since the last take; the tally starts again empty."""
         batch, self._batch = self._batch, Batch()
         self._keys_per_kind = Counter()
         return batch
@@ -103,8 +99,6 @@ def _headers(scope: Scope) -> dict[str, str]:
 
 
 class _FromAddress:
-    """One address's day: its views, and the hashes of the user agents and labels it brought."""
-
     __slots__ = ("agents", "labels", "views")
 
     def __init__(self) -> None:
@@ -114,7 +108,6 @@ class _FromAddress:
 
 
 def _among_first(hashes: array, value: int, cap: int) -> bool:
-    """Whether ``value`` is one of ``hashes``, added while there are fewer than ``cap``."""
     if value in hashes:
         return True
     if len(hashes) >= cap:
@@ -163,8 +156,6 @@ class AddressDays:
 
 
 class Recorder:
-    """One worker's counting: its tally, the salts it has, its clock and the pages that count."""
-
     def __init__(self, trusted_proxy_hops: int, clock: Callable[[], datetime] = utc_now):
         self.tally = Tally()
         self.salts = DaySalts()
@@ -174,7 +165,6 @@ class Recorder:
         self.addresses = AddressDays()
 
     def count_views_on(self, routes: Iterable[str]) -> None:
-        """The page routes whose views count."""
         self.pages = frozenset(routes)
 
     def _visitor(self, address: str, user_agent: str, moment: datetime) -> bytes | None:

@@ -1,6 +1,5 @@
-"""The dashboard's charts, drawn on the server as SVG ``data:`` images: no chart library or script in
-the page. Every value written is a number (``operator.index`` refuses a string) or a date, and what
-a chart shows is said in words beside it (content/admin_copy.py), for a screen reader and a phone."""
+"""The dashboard's charts as SVG ``data:`` images drawn on the server: no chart library or script in the page.
+Every value written is a number or a date; what a chart shows is said in words beside it (content/admin_copy.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +11,7 @@ from xml.sax.saxutils import escape
 
 WIDTH, HEIGHT = 600, 240
 LEFT, RIGHT, TOP, BOTTOM = 72, 88, 40, 32  # the margins: y labels, latest figures, legend, x labels
+BOTTOM_Y, RIGHT_X = HEIGHT - BOTTOM, WIDTH - RIGHT  # the plot's corner
 FONT = 16
 INK, JOINED, LEFT_LIST, VIEWS = "#78350f", "#047857", "#b91c1c", "#57534e"  # amber-900, emerald-700, red-700, stone-600
 TEXT, GRID, AXIS = "#44403c", "#e7e5e4", "#a8a29e"  # stone-700, stone-200, stone-400
@@ -32,16 +32,9 @@ def scale_top(largest: int) -> int:
 
 
 def _count(value: object) -> int:
-    """A value to draw: an int (or a bool-free integer type); anything else is refused."""
     if isinstance(value, bool):
         raise TypeError("a chart draws counts, not booleans")
     return operator.index(value)  # type: ignore[arg-type]  # raises TypeError for anything but an integer
-
-
-def _first_day(value: object) -> date:
-    if not isinstance(value, date):
-        raise TypeError("a chart's first day is a date")
-    return value
 
 
 def _text(x: float, y: float, words: str, anchor: str = "start", colour: str = TEXT, weight: str = "normal") -> str:
@@ -52,32 +45,25 @@ def _text(x: float, y: float, words: str, anchor: str = "start", colour: str = T
 
 
 class _Frame:
-    """The plot's area and its scale: where a value and a slot go."""
-
     def __init__(self, top: int, slots: int):
         self.top = top
         self.slots = max(slots, 1)
-        self.bottom_y = HEIGHT - BOTTOM
-        self.right_x = WIDTH - RIGHT
 
     def y(self, value: int) -> float:
-        return self.bottom_y - (self.bottom_y - TOP) * (value / self.top)
+        return BOTTOM_Y - (BOTTOM_Y - TOP) * (value / self.top)
 
     def axes(self, x: Callable[[int], float], first_day: date, step: timedelta) -> str:
-        """The y scale's three lines and labels; the first, middle and last slots' dates (``step`` apart) under
-        their ``x``."""
+        """The y scale's three lines and labels; the first, middle and last slots' dates under their ``x``."""
         parts = []
         for value in (0, self.top // 2, self.top):
             y = self.y(value)
             colour = AXIS if value == 0 else GRID
-            parts.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{self.right_x}" y2="{y:.1f}" stroke="{colour}"/>')
+            parts.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{RIGHT_X}" y2="{y:.1f}" stroke="{colour}"/>')
             parts.append(_text(LEFT - 6, y + FONT / 3, f"{value:,}", anchor="end"))
         label_y = HEIGHT - 8
         for index, anchor in ((0, "start"), ((self.slots - 1) // 2, "middle"), (self.slots - 1, "end")):
             at = x(index)
-            parts.append(
-                f'<line x1="{at:.1f}" y1="{self.bottom_y}" x2="{at:.1f}" y2="{self.bottom_y + 4}" stroke="{AXIS}"/>'
-            )
+            parts.append(f'<line x1="{at:.1f}" y1="{BOTTOM_Y}" x2="{at:.1f}" y2="{BOTTOM_Y + 4}" stroke="{AXIS}"/>')
             parts.append(_text(at, label_y, (first_day + index * step).isoformat(), anchor=anchor))
         return "".join(parts)
 
@@ -90,7 +76,7 @@ def _svg(body: str) -> str:
 
 
 def _latest(frame: _Frame, labels: Sequence[tuple[int, str]]) -> str:
-    """The latest figures in the right margin, beside their points, kept a line apart."""
+    """In the right margin, beside their points, kept a line apart."""
     placed: list[float] = []
     parts = []
     for value, colour in sorted(labels, key=lambda label: frame.y(label[0])):
@@ -98,12 +84,12 @@ def _latest(frame: _Frame, labels: Sequence[tuple[int, str]]) -> str:
         if placed and y - placed[-1] < FONT + 2:
             y = placed[-1] + FONT + 2
         placed.append(y)
-        parts.append(_text(frame.right_x + 6, y, f"{value:,}", colour=colour, weight="bold"))
+        parts.append(_text(RIGHT_X + 6, y, f"{value:,}", colour=colour, weight="bold"))
     return "".join(parts)
 
 
 def _point_x(frame: _Frame, index: int) -> float:
-    return LEFT + index * (frame.right_x - LEFT) / max(frame.slots - 1, 1)
+    return LEFT + index * (RIGHT_X - LEFT) / max(frame.slots - 1, 1)
 
 
 def _polyline(frame: _Frame, values: list[int], colour: str, dashed: bool = False) -> str:
@@ -113,12 +99,11 @@ def _polyline(frame: _Frame, values: list[int], colour: str, dashed: bool = Fals
 
 
 def lines(first_day: date, *series: Sequence[int], legend: tuple[str, str] | None = None) -> str:
-    """A line per series (one or two), one value a day from ``first_day``, on one scale from 0 to a round top:
-    the first solid, the second dashed; ``legend`` names both above the plot."""
+    """One or two series of a value a day on one scale, the first solid, the second dashed."""
     counts = [[_count(v) for v in values] for values in series]
     if len({len(values) for values in counts}) != 1:
         raise ValueError("one figure of each per day")
-    start, days = _first_day(first_day), len(counts[0])
+    days = len(counts[0])
     frame = _Frame(scale_top(max((v for values in counts for v in values), default=0)), days)
     drawn = list(zip(counts, (INK, VIEWS), strict=False))
     key = ""
@@ -132,26 +117,24 @@ def lines(first_day: date, *series: Sequence[int], legend: tuple[str, str] | Non
         )
     plotted = "".join(_polyline(frame, values, colour, dashed=colour == VIEWS) for values, colour in drawn[::-1])
     latest = _latest(frame, [(values[-1], colour) for values, colour in drawn]) if days else ""
-    axes = frame.axes(lambda index: _point_x(frame, index), start, timedelta(days=1))
+    axes = frame.axes(lambda index: _point_x(frame, index), first_day, timedelta(days=1))  # a str day: TypeError
     return _svg(key + axes + plotted + latest)
 
 
 def pairs(values: Sequence[tuple[int, int]], first_day: date) -> str:
-    """Two bars per week (joined, left), side by side, on one scale; the weeks start at
-    ``first_day``, 7 days apart, and the x axis names the day each shown week begins."""
+    """Two bars per week (joined, left), side by side, on one scale."""
     weeks = [(_count(joined), _count(left)) for joined, left in values]
-    start = _first_day(first_day)
     frame = _Frame(scale_top(max((max(pair) for pair in weeks), default=0)), len(weeks))
-    slot = (frame.right_x - LEFT) / frame.slots
+    slot = (RIGHT_X - LEFT) / frame.slots
     bar = slot * 0.35
     bars = []
     for i, (joined, left) in enumerate(weeks):
         x = LEFT + i * slot + slot * 0.1
         for offset, value, colour in ((0.0, joined, JOINED), (bar, left, LEFT_LIST)):
             y = frame.y(value)
-            size = f'width="{bar:.1f}" height="{frame.bottom_y - y:.1f}"'
+            size = f'width="{bar:.1f}" height="{BOTTOM_Y - y:.1f}"'
             bars.append(f'<rect x="{x + offset:.1f}" y="{y:.1f}" {size} fill="{colour}"/>')
-    axes = frame.axes(lambda index: LEFT + index * slot + slot * 0.1, start, timedelta(weeks=1))
+    axes = frame.axes(lambda index: LEFT + index * slot + slot * 0.1, first_day, timedelta(weeks=1))
     latest = _latest(frame, [(weeks[-1][0], JOINED), (weeks[-1][1], LEFT_LIST)]) if weeks else ""
     return _svg(axes + "".join(bars) + latest)
 

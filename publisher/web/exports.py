@@ -13,8 +13,6 @@ from publisher.storage.admins import AuditLine
 
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 SUBSCRIBER_COLUMNS = ("email", "name", "book_updates", "subscribed_at", "status", "confirmed_at", "unsubscribed_at")
-AUDIT_COLUMNS = ("at", "admin", "action", "target")
-VISIT_COLUMNS = ("section", "day", "key", "views", "visitors")
 
 
 class VisitRow(NamedTuple):
@@ -55,7 +53,7 @@ def write_subscribers_csv(rows: list[tables.Subscriber], out: TextIO) -> None:
 
 def write_audit_csv(lines: list[AuditLine], out: TextIO) -> None:
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(AUDIT_COLUMNS)
+    writer.writerow(("at", "admin", "action", "target"))
     for line in lines:
         writer.writerow([line.at.isoformat(), csv_safe(line.admin), line.action, csv_safe(line.target)])
 
@@ -63,7 +61,7 @@ def write_audit_csv(lines: list[AuditLine], out: TextIO) -> None:
 def write_visits_csv(rows: Iterable[VisitRow], out: TextIO) -> None:
     """The visit counts; a source or a campaign is whatever a Referer or a landing URL said."""
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(VISIT_COLUMNS)
+    writer.writerow(("section", "day", "key", "views", "visitors"))
     for row in rows:
         day = row.day.isoformat() if row.day else ""
         writer.writerow([row.section, day, csv_safe(row.key), row.views, row.visitors])

@@ -23,7 +23,6 @@ ERROR_SUMMARY_ATTRIBUTE = "data-error-summary"
 
 
 def error_id(field_id: str) -> str:
-    """The id of the line below a field that holds its message."""
     return f"{field_id}-error"
 
 
@@ -34,7 +33,6 @@ def strip_app(html: str) -> str:
 
 
 def remove_app(soup: BeautifulSoup) -> BeautifulSoup:
-    """``strip_app`` on a parsed page, changed in place and returned."""
     if soup.html is not None:
         soup.html[STATIC_PAGE_ATTRIBUTE] = ""  # assets/site.js: nothing here waits for the app
     for link in soup.find_all("link"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -110,18 +111,9 @@ def app_reasons(component: BaseComponent, on_load: object = None, head: Sequence
         for code in component_needs.hooks(root):
             if code in ref_hooks or (uses_state and _STATE_CONTEXT_HOOK.match(code)):
                 continue
-            reasons[f"it runs the React hook `{_first_line(code)}`"] = None
+            first_line = textwrap.shorten(code.partition("\n")[0], 80, placeholder="...")
+            reasons[f"it runs the React hook `{first_line}`"] = None
     return tuple(reasons)
-
-
-def _first_line(code: str) -> str:
-    line = code.splitlines()[0] if code else ""
-    return line if len(line) <= 80 else line[:77] + "..."
-
-
-def site_route(reflex_route: str) -> str:
-    """Reflex's route key ('index', 'about', '404') as the URL path the site serves."""
-    return NOT_FOUND_ROUTE if reflex_route == NOT_FOUND_ROUTE else page_route(reflex_route)
 
 
 def page_route(path: str) -> str:
@@ -148,11 +140,10 @@ def just_before(moment: datetime) -> datetime:
 
 
 def decide(pages: Iterable[Any]) -> dict[str, PageKind]:
-    """The kind of every page Reflex hands a build plugin (``unevaluated_pages``)."""
     kinds: dict[str, PageKind] = {}
     for page in pages:
         component = page.component() if callable(page.component) else page.component
-        route = site_route(page.route)
+        route = page.route if page.route == NOT_FOUND_ROUTE else page_route(page.route)  # Reflex's keys: '404'
         kinds[route] = PageKind(route, app_reasons(component, page.on_load, getattr(page, "meta", ())))
     return kinds
 

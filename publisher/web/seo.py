@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -22,21 +21,7 @@ if TYPE_CHECKING:
     from publisher.web.pages.registry import SitePage
 
 
-@dataclass(frozen=True)
-class ShareImage:
-    """The picture a link preview shows: a root-relative path, its text and its size."""
-
-    path: str
-    alt: str
-    width: int
-    height: int
-
-
-SITE_SHARE_IMAGE = ShareImage(SHARE_IMAGE, SHARE_IMAGE_ALT, images.SHARE_WIDTH, images.SHARE_HEIGHT)
-
-
 def full_title(title: str) -> str:
-    """Suffix the brand unless the title already names it."""
     return title if BRAND_NAME.lower() in title.lower() else f"{title} | {BRAND_NAME}"
 
 
@@ -46,14 +31,10 @@ def absolute_url(path: str) -> str:
     return site_url() + path
 
 
-def organization_id() -> str:
-    return absolute_url("/#organization")
-
-
 def organization() -> dict[str, Any]:
     return {
         "@type": "Organization",
-        "@id": organization_id(),
+        "@id": absolute_url("/#organization"),
         "name": BRAND_NAME,
         "url": absolute_url("/"),
         "logo": absolute_url(LOGO_IMAGE),
@@ -67,7 +48,7 @@ def website() -> dict[str, Any]:
         "@id": absolute_url("/#website"),
         "name": BRAND_NAME,
         "url": absolute_url("/"),
-        "publisher": {"@id": organization_id()},
+        "publisher": {"@id": absolute_url("/#organization")},
         "potentialAction": {
             "@type": "SearchAction",
             "target": {
@@ -80,7 +61,7 @@ def website() -> dict[str, Any]:
 
 
 def person(author: Author, card_path: str) -> dict[str, Any]:
-    """An author, identified by their card on About (``card_path``, e.g. '/about#maya-lindqvist')."""
+    """An author, identified by their card on About ('/about#maya-lindqvist')."""
     return {
         "@type": "Person",
         "@id": absolute_url(card_path),
@@ -122,8 +103,7 @@ def offer(item: Book, now: datetime) -> dict[str, Any]:
 
 
 def book(item: Book, author_cards: Mapping[str, str], now: datetime = ALL_OUT) -> dict[str, Any]:
-    """A book, identified by its page (``author_cards``: name -> card path); its edition as ``workExample``;
-    its offer as at ``now``."""
+    """A book, identified by its page; its edition as ``workExample``."""
     url = absolute_url(item.page_path)
     node: dict[str, Any] = {
         "@type": "Book",
@@ -142,7 +122,7 @@ def book(item: Book, author_cards: Mapping[str, str], now: datetime = ALL_OUT) -
             }
             for name in item.author_names
         ],
-        "publisher": {"@id": organization_id()},
+        "publisher": {"@id": absolute_url("/#organization")},
         "offers": offer(item, now),
     }
     if age := typical_age_range(item.age_range):
@@ -162,21 +142,13 @@ def book(item: Book, author_cards: Mapping[str, str], now: datetime = ALL_OUT) -
     return node
 
 
-def breadcrumbs(name: str, route: str) -> dict[str, Any]:
-    return {
-        "@type": "BreadcrumbList",
-        "itemListElement": [
-            {"@type": "ListItem", "position": 1, "name": "Home", "item": absolute_url("/")},
-            {"@type": "ListItem", "position": 2, "name": name, "item": absolute_url(route)},
-        ],
-    }
-
-
 def structured_data(page: SitePage) -> dict[str, Any]:
     """The page's JSON-LD graph: every page with a URL below Home has its breadcrumbs, then its own nodes."""
     graph: list[dict[str, Any]] = []
-    if page.has_url and canonical_route(page.route) != "/":
-        graph.append(breadcrumbs(page.copy.short_name, canonical_route(page.route)))
+    if page.has_url and (route := canonical_route(page.route)) != "/":
+        home = {"@type": "ListItem", "position": 1, "name": "Home", "item": absolute_url("/")}
+        here = {"@type": "ListItem", "position": 2, "name": page.copy.short_name, "item": absolute_url(route)}
+        graph.append({"@type": "BreadcrumbList", "itemListElement": [home, here]})
     graph += list(page.structured_data())
     return {"@context": "https://schema.org", "@graph": graph}
 
@@ -191,13 +163,15 @@ def json_ld_text(data: dict[str, Any]) -> str:
     )
 
 
-def share_image(page: SitePage) -> ShareImage:
-    return page.share_image() if page.share_image else SITE_SHARE_IMAGE
+def share_image(page: SitePage) -> tuple[str, str]:
+    """The picture a link preview shows, (root-relative path, text); each is SHARE_WIDTH x SHARE_HEIGHT."""
+    return page.share_image() if page.share_image else (SHARE_IMAGE, SHARE_IMAGE_ALT)
 
 
 def meta_tags(page: SitePage) -> list[dict[str, str] | rx.Component]:
     """Meta entries for ``app.add_page(meta=...)``; title, description and og:image go separately."""
-    title, description, picture = full_title(page.copy.title), page.copy.description, share_image(page)
+    title, description = full_title(page.copy.title), page.copy.description
+    picture, picture_alt = share_image(page)
     tags: list[dict[str, str] | rx.Component] = [
         {"name": "keywords", "content": ", ".join(page.copy.keywords)},
         {"name": "robots", "content": "index, follow" if page.indexed else "noindex"},
@@ -206,15 +180,15 @@ def meta_tags(page: SitePage) -> list[dict[str, str] | rx.Component]:
         {"property": "og:locale", "content": "en_US"},
         {"property": "og:title", "content": title},
         {"property": "og:description", "content": description},
-        {"property": "og:image:alt", "content": picture.alt},
-        {"property": "og:image:width", "content": str(picture.width)},
-        {"property": "og:image:height", "content": str(picture.height)},
+        {"property": "og:image:alt", "content": picture_alt},
+        {"property": "og:image:width", "content": str(images.SHARE_WIDTH)},
+        {"property": "og:image:height", "content": str(images.SHARE_HEIGHT)},
         *({"property": name, "content": value} for name, value in page.open_graph()),
         {"name": "twitter:card", "content": "summary_large_image"},
         {"name": "twitter:title", "content": title},
         {"name": "twitter:description", "content": description},
-        {"name": "twitter:image", "content": absolute_url(picture.path)},
-        {"name": "twitter:image:alt", "content": picture.alt},
+        {"name": "twitter:image", "content": absolute_url(picture)},
+        {"name": "twitter:image:alt", "content": picture_alt},
     ]
     if page.has_url:
         url = absolute_url(canonical_route(page.route))  # a variant's is the page it is served as
@@ -228,6 +202,6 @@ def page_args(page: SitePage) -> dict[str, Any]:
     return {
         "title": full_title(page.copy.title),
         "description": page.copy.description,
-        "image": absolute_url(share_image(page).path),
+        "image": absolute_url(share_image(page)[0]),
         "meta": meta_tags(page),
     }

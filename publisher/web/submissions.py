@@ -1,6 +1,5 @@
-"""One submit of a form, whichever way it came (the app's event or a plain HTML POST): the same rules,
-anti-spam checks, gateway call and words (docs/product.md, Forms); the forms' Reflex states; and the clean
-stop that lets a worker's submits in flight finish on SIGTERM."""
+"""One submit of a form, by the app's event or a plain POST: the same rules, checks, gateway call and words
+(docs/product.md, Forms); the forms' states; the stop that lets submits in flight finish on SIGTERM."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import reflex as rx
 from reflex.utils import exec as reflex_exec
@@ -22,7 +21,7 @@ from publisher import gateway, mailing_list
 from publisher.config import settings
 from publisher.config.settings import PerProcess
 from publisher.content import form_copy
-from publisher.limits import submits, tabs, used_tokens
+from publisher.limits import submits, tabs
 from publisher.rules import antispam, form_tokens
 from publisher.rules.form_fields import ANSWER_FIELD, CONTACT, HONEYPOT_FIELD, SUBSCRIBE, WAITLIST, Form, words_of
 
@@ -45,14 +44,11 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 @dataclass
 class WorkerStop:
-    """This process's submits in flight and whether it is stopping."""
-
     submits_in_flight: int = 0
     stopping: bool = False
     gateway_calls: set[asyncio.Task[Any]] = field(default_factory=set)
 
 
-# Tests start afresh with ``worker_stop.set(None)``.
 worker_stop: PerProcess[WorkerStop] = PerProcess(WorkerStop)
 
 
@@ -68,7 +64,6 @@ async def submit_in_flight() -> AsyncIterator[None]:
 
 
 async def drain(stop: Callable[[], None], limit_s: float = STOP_LIMIT_S) -> None:
-    """Wait for the submits in flight (cancelling their gateway calls at ``limit_s``), then ``stop``."""
     worker = worker_stop.get()
     started = time.monotonic()
     waiting = worker.submits_in_flight
@@ -93,8 +88,6 @@ async def drain(stop: Callable[[], None], limit_s: float = STOP_LIMIT_S) -> None
 
 
 def handle_stop_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[], None]) -> None:
-    """Make SIGTERM/SIGINT drain this worker's submits before ``stop`` (Granian's own stop)."""
-
     def on_signal() -> None:
         if not worker_stop.get().stopping:  # a second signal: the drain already runs, and is bounded
             worker_stop.get().stopping = True
@@ -106,8 +99,6 @@ def handle_stop_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[], None
 
 @dataclass(frozen=True)
 class NewQuestion:
-    """A math question for the contact form, and the signed token that carries it."""
-
     text: str
     token: str
     same_question: bool = False  # the question shown already, next token: the answer typed stands
@@ -115,8 +106,7 @@ class NewQuestion:
 
 @dataclass(frozen=True)
 class Verdict:
-    """What one submit leads to: a gateway ``request``, or the messages the page shows; the ``question``
-    the form must show now (the submitted token is spent), and the spent token a later one may follow."""
+    """A gateway ``request``, or the messages to show with the next ``question`` (the submitted token is spent)."""
 
     field_errors: dict[str, str] = field(default_factory=dict)  # in the order the fields are shown
     form_error: str = ""
@@ -131,8 +121,7 @@ def now_ms() -> float:
 
 
 def new_question(after: form_tokens.FormToken | None = None, same: bool = False) -> NewQuestion:
-    """A question whose token follows ``after`` in its chain, or starts a chain now; ``same``: ``after``'s
-    question again."""
+    """Its token follows ``after`` in its chain (None: starts one); ``same``: ``after``'s question again."""
     secret = settings.form_secrets()[0]
     if after is None:
         question = antispam.new_question()
@@ -142,16 +131,14 @@ def new_question(after: form_tokens.FormToken | None = None, same: bool = False)
 
 
 async def spend_token(data: Mapping[str, object], now: float) -> form_tokens.FormToken | None:
-    """Every answered submit spends its token, whatever its verdict; the token the next one may follow
-    in its chain (this one on its first use within its chain's hour), else None."""
+    """Every answered submit spends its token, whatever its verdict; the token its next may follow, else None."""
     token = form_tokens.read(settings.form_secrets(), data.get(form_tokens.TOKEN_FIELD))
-    first_use = token is not None and not token.expired(now) and await used_tokens.first_use(token.nonce)
+    first_use = token is not None and not token.expired(now) and await submits.first_use(token.nonce)
     return form_tokens.continues(token, first_use=first_use, now_ms=now)
 
 
 async def judge(form: Form, data: Mapping[str, object]) -> Verdict:
-    """The field rules, then the honeypot ("Please try again.": nothing is stored or sent); a form that asks
-    a question: the anti-spam checks in their documented order, by both ways a submit comes."""
+    """The field rules, then the honeypot; a form that asks a question: the anti-spam checks in their order."""
     if form.asks_question:
         return await _judge_with_question(form, data)
     checked = form.check(data)
@@ -163,8 +150,7 @@ async def judge(form: Form, data: Mapping[str, object]) -> Verdict:
 
 
 async def _judge_with_question(form: Form, data: Mapping[str, object]) -> Verdict:
-    """Every refusal brings the next token: the same question when the visitor only has to correct or wait,
-    a new one otherwise."""
+    """Every refusal brings the next token: the same question when the visitor only has to correct or wait."""
     checked = form.check(data)
     errors = dict(checked.errors)
     answer = data.get(ANSWER_FIELD)
@@ -194,9 +180,7 @@ async def _judge_with_question(form: Form, data: Mapping[str, object]) -> Verdic
 
 
 async def send(form: str, request: dict[str, str], book_slug: str = "") -> bool:
-    """Deliver an accepted submit to the gateway (``book_slug``: the book a waitlist's is for); True when it
-    took it. Any failure, a stopping server or its stop limit ends the submit (logged), so a form never
-    stays "submitting"."""
+    """Any failure, a stopping server or its stop limit ends the submit (logged): no form stays "submitting"."""
     worker = worker_stop.get()
     if worker.stopping:
         logger.warning("Submit not delivered: the server is stopping")
@@ -229,13 +213,12 @@ async def send(form: str, request: dict[str, str], book_slug: str = "") -> bool:
 
 
 def error_var(name: str) -> str:
-    """The state var holding field ``name``'s message: ``firstName`` -> ``first_name_error``."""
+    """``firstName`` -> ``first_name_error``."""
     return "_".join([*words_of(name), "error"])
 
 
 def field_messages(form: Form) -> type[rx.State]:
-    """A state mixin with a message var for each of ``form``'s fields, and ``_show_errors``, which puts a
-    verdict's messages into them."""
+    """A state mixin with a message var per field of ``form``, and ``_show_errors``, which fills them."""
     names = tuple(form.field_ids)
     variables = [error_var(name) for name in names]
 
@@ -265,14 +248,13 @@ class FormLifecycle(rx.State, mixin=True):
     """Editing -> submitting -> success or back to editing (docs/product.md, Forms). The toast is state, not
     a server-sent script, so a strict CSP holds; ``notice_id`` shows each toast once, even on reconnect."""
 
+    _form: ClassVar[Form]  # the declaration each form's state submits
     status: rx.Field[str] = rx.field(EDITING)
-    # A message about the whole submission (too many attempts, an anti-spam rejection), above the button.
     form_error: rx.Field[str] = rx.field("")
     notice_id: rx.Field[str] = rx.field("")
     notice_kind: rx.Field[str] = rx.field("")
     notice_text: rx.Field[str] = rx.field("")
-    # When the submit in flight started (server clock), so a submit whose worker died
-    # mid-call (state shared in Redis) cannot leave the form "submitting" for good.
+    # When the submit in flight started, so one whose worker died mid-call cannot leave the form "submitting".
     _submit_started_s: float = 0.0
 
     def _begin_submit(self) -> None:
@@ -284,7 +266,6 @@ class FormLifecycle(rx.State, mixin=True):
         return self.status == SUBMITTING and time.time() - self._submit_started_s < limit_s
 
     def _give_back_an_interrupted_submit(self) -> None:
-        """A submit whose worker died mid-call (long past the gateway's timeout) gives the form back."""
         if self.status == SUBMITTING and not self._submit_in_flight():
             self.status = EDITING
 
@@ -299,12 +280,10 @@ class FormLifecycle(rx.State, mixin=True):
         return self._fresh_question()
 
     def _fresh_question(self, after: form_tokens.FormToken | None = None) -> list[EventSpec]:
-        """The contact form's new question (following ``after`` in its chain), after a success or a failure."""
-        return []
+        return []  # the contact form's new question, after a success or a failure
 
     async def _admit_submit(self, form: str, client: str, address: str) -> bool:
-        """Not a duplicate, not over the visitor's limits. ``client``, ``address``: the event's (the stored
-        state ``async with self`` loads has no address: reflex_internals/stored_state.py)."""
+        """``client``, ``address``: the event's (the stored state ``async with self`` loads has no address)."""
         if self.status == SUCCESS or self._submit_in_flight():
             return False  # a second submit while one is in flight, or after success, does nothing
         if not await submits.shared_limiter.get().allow(form, client, address):
@@ -319,9 +298,11 @@ class FormLifecycle(rx.State, mixin=True):
         self.notice_kind = kind
         self.notice_text = text
 
-    async def _run_submit(self, form: Form, form_data: object) -> AsyncIterator[EventSpec]:
-        """One submit, from the press to the toast: its verdict (the plain POST's too) and its messages inside
-        the state lock (focus on the first invalid field), the gateway call outside it."""
+    # Reflex types a handler without **kwargs, which this one takes (an event may carry more).
+    @rx.event(background=True)  # type: ignore[arg-type]
+    async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
+        """From the press to the toast: its verdict and messages inside the state lock, the gateway call outside."""
+        form = self._form
         session = self.router.session  # the event's, before ``async with self`` loads the state again
         async with submit_in_flight():
             async with self:
@@ -352,8 +333,7 @@ class FormLifecycle(rx.State, mixin=True):
         return await judge(form, data)
 
     def _judged(self, verdict: Verdict) -> list[EventSpec]:
-        """What a form shows of a verdict besides its messages (the contact form: its next question)."""
-        return []
+        return []  # what a form shows of a verdict besides its messages (the contact form: its next question)
 
     @rx.var
     def submitting(self) -> bool:
@@ -366,6 +346,7 @@ class FormLifecycle(rx.State, mixin=True):
 
 # A class made from the declaration is a base mypy cannot see into (the fields' ``*_error`` vars).
 class SubscribeState(field_messages(SUBSCRIBE), FormLifecycle, rx.State):  # type: ignore[misc]
+    _form: ClassVar[Form] = SUBSCRIBE
     # The success alert then asks to confirm from the inbox: this site keeps the list itself.
     asks_confirmation: rx.Field[bool] = rx.field(False)
 
@@ -375,16 +356,12 @@ class SubscribeState(field_messages(SUBSCRIBE), FormLifecycle, rx.State):  # typ
         self.asks_confirmation = settings.current().list_emails_on
         self._give_back_an_interrupted_submit()
 
-    # Reflex types a handler without **kwargs, which this one takes (an event may carry more).
-    @rx.event(background=True)  # type: ignore[arg-type]
-    async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
-        async for event in self._run_submit(SUBSCRIBE, form_data):
-            yield event
-
 
 class ContactState(field_messages(CONTACT), FormLifecycle, rx.State):  # type: ignore[misc]
     """The production server writes a question and its token into every page, so ``question`` keeps the
     page's text until the app answers a submit; the development server's pages carry none: the app asks."""
+
+    _form: ClassVar[Form] = CONTACT
 
     # Never empty, so React hydrates the question's text node and keeps the server's text in it
     # (the span is marked suppressHydrationWarning; an empty text would be no node at all).
@@ -392,8 +369,7 @@ class ContactState(field_messages(CONTACT), FormLifecycle, rx.State):  # type: i
     _token: str = ""  # the token of ``question``, once the app asked one
 
     def _ask(self, asked: NewQuestion) -> list[EventSpec]:
-        """Show the question, its token in the hidden field; a new question clears the answer, the same one
-        (the next token of its chain) leaves what was typed."""
+        """A new question clears the answer; the same one (its chain's next token) leaves what was typed."""
         self.question = asked.text
         self._token = asked.token
         events = [rx.set_value(TOKEN_ID, asked.token)]
@@ -401,7 +377,6 @@ class ContactState(field_messages(CONTACT), FormLifecycle, rx.State):  # type: i
 
     @rx.event
     def start(self):
-        """As SubscribeState.start; where the pages carry no question, the app asks one."""
         self._give_back_an_interrupted_submit()
         if not reflex_exec.is_prod_mode() and not self._token:  # production: the server wrote one into the page
             return self._ask(new_question())
@@ -410,19 +385,11 @@ class ContactState(field_messages(CONTACT), FormLifecycle, rx.State):  # type: i
     def _fresh_question(self, after: form_tokens.FormToken | None = None) -> list[EventSpec]:
         return self._ask(new_question(after))
 
-    # Reflex types a handler without **kwargs, which this one takes (an event may carry more).
-    @rx.event(background=True)  # type: ignore[arg-type]
-    async def submit(self, form_data: dict[str, Any] | None = None, **_unexpected: Any):
-        async for event in self._run_submit(CONTACT, form_data):
-            yield event
-
     async def _judge(self, form: Form, data: dict[str, Any]) -> Verdict:
-        """The form's token; without one, the app's: the development server may run ``on_load`` before the
-        form is mounted, so its ``rx.set_value`` finds no field."""
+        """Without the form's token, the app's: the development server may run ``on_load`` before the form mounts."""
         if not data.get(form_tokens.TOKEN_FIELD) and self._token:
             data = {**data, form_tokens.TOKEN_FIELD: self._token}
         return await judge(form, data)
 
     def _judged(self, verdict: Verdict) -> list[EventSpec]:
-        """The next token (the submit spent its own)."""
         return self._ask(verdict.question) if verdict.question is not None else []

@@ -185,7 +185,6 @@ def visit_keys(redis: RedisServer) -> list[str]:
 
 
 def test_views_through_both_replicas_add_up_to_one_count_under_one_salt_in_postgresql(stack: Stack):
-    """One reader through either replica is one visitor, every view counted once, under one salt."""
     clear_of_midnight()
     campaign = f"scale-out-{random.randrange(10**9)}"
     landing = f"/about?utm_source=newsletter&utm_medium=email&utm_campaign={campaign}"

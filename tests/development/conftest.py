@@ -30,8 +30,6 @@ MAKE_RUN = ["make", "--no-print-directory", "run"]  # with the server's ports an
 
 
 class DevServer:
-    """`make run` in its own process group, on two free ports."""
-
     def __init__(self, workdir: Path, extra_env: dict[str, str] | None = None):
         self.extra_env = extra_env or {}
         self.frontend_port: int | None = None

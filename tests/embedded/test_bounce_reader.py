@@ -63,8 +63,7 @@ def unproven(db_url: str) -> list[bounce_records.LeftMessage]:
 
 
 def cpu_seconds(root_pid: int) -> float:
-    """The CPU time (user and system) of the site and its workers: what it spent, which a busy machine
-    does not inflate as it does the time on the clock."""
+    """Of the site and its workers: a busy machine does not inflate it as it does the clock's time."""
     root = psutil.Process(root_pid)
     spent = 0.0
     for process in [root, *root.children(recursive=True)]:
@@ -122,8 +121,6 @@ def test_a_5_mb_report_naming_50000_is_read_in_seconds_while_pages_answer_and_a_
         server.process.wait(timeout=READ_HANG_GUARD_S)
     except subprocess.TimeoutExpired:
         pytest.fail(f"the site was still running {READ_HANG_GUARD_S} s after SIGTERM")
-    # It stopped between two reports, not after the last (asyncio.to_thread's executor held
-    # the worker until the whole read was done: 7.8 s here for six, 30 s before issue 34), so
-    # the read never holds a stop: the stop takes what the site's own shutdown takes, however
-    # busy the machine, not the seconds of reading left. (No stopwatch: what was read decides.)
+    # Stopped between two reports, not after the last (asyncio.to_thread's executor held the worker until
+    # the whole read was done, 30 s before issue 34). No stopwatch: what was read decides.
     assert len(unproven(db_url)) < 2 + more

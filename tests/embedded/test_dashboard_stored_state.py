@@ -26,15 +26,6 @@ SEARCHED, FORGOTTEN = READERS[1], READERS[2]
 NEWCOMER = "dee.stored@example.com"  # joins while the page is open
 
 
-def seeded_database(workdir: Path) -> str:
-    db_url = f"sqlite:///{workdir / 'dashboard.db'}"
-    publisher_gateway(db_url, "migrate")
-    for email in READERS:
-        request = SignUp(email=email, name="A Reader")
-        subscribers.subscribe(request, None, db_url)
-    return db_url
-
-
 class Site:
     def __init__(self, server: ProductionServer, db_url: str, states: Path, redis: RedisServer):
         self.server, self.db_url, self.states, self.redis = server, db_url, states, redis
@@ -76,7 +67,10 @@ def redis_values(server: RedisServer) -> dict[str, bytes]:
 def site(built_site, tmp_path_factory) -> Iterator[Site]:
     workdir = tmp_path_factory.mktemp("stored-redis")
     redis = RedisServer(workdir)
-    db_url, states = seeded_database(workdir), workdir / "states"
+    db_url, states = f"sqlite:///{workdir / 'dashboard.db'}", workdir / "states"
+    publisher_gateway(db_url, "migrate")
+    for email in READERS:
+        subscribers.subscribe(SignUp(email=email, name="A Reader"), None, db_url)
     env = {
         "PUBLISHER_GATEWAY_URL": "",
         "REFLEX_DB_URL": db_url,
@@ -127,8 +121,7 @@ def test_a_closed_dashboard_tab_leaves_no_session_token_and_no_readers_address_i
     page.get_by_role("button", name=admin_copy.FORGET_BUTTON).click()
     expect(page.get_by_role("alertdialog")).to_contain_text(FORGOTTEN)
     # The open page keeps itself fresh from the database, signed in, through either worker.
-    request = SignUp(email=NEWCOMER, name="Dee")
-    subscribers.subscribe(request, None, site.db_url)
+    subscribers.subscribe(SignUp(email=NEWCOMER, name="Dee"), None, site.db_url)
     expect(signups).to_have_count(len(READERS) + 1, timeout=15_000)
     expect(page.get_by_text("Signed in as Ada")).to_be_visible()
     # The action asked before the refreshes is still the one "Yes" does.

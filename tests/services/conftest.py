@@ -22,7 +22,6 @@ def redis_server(tmp_path_factory) -> Iterator[RedisServer]:
 
 @pytest_asyncio.fixture
 async def redis_url(redis_server) -> AsyncIterator[str]:
-    """The module's Redis, emptied for this test."""
     client = redis.asyncio.Redis.from_url(redis_server.url)
     await client.flushdb()
     await client.aclose()

@@ -1,6 +1,5 @@
-"""The bounce mailbox's IMAP client against a real Dovecot (tests/imap.py): TLS, logins,
-reading without marking, moving one message out, folder names; and against a tiny fake
-server for what Dovecot never does (no STARTTLS nor AUTH=PLAIN, echoing a password, never greeting)."""
+"""The bounce mailbox's IMAP client against a real Dovecot, and against a tiny fake server for what Dovecot
+never does (no STARTTLS nor AUTH=PLAIN, echoing a password, never greeting)."""
 
 from __future__ import annotations
 
@@ -9,6 +8,7 @@ import socket
 import socketserver
 import ssl
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -32,8 +32,10 @@ def client(mailbox: DovecotServer, folder: str = "INBOX", tls: bool = False, **o
     return MailboxClient(imap_server(mailbox.url(folder, tls=tls)), timeout=10, **options)
 
 
-def uses_tls(session: MailboxClient) -> bool:
-    return isinstance(session._connection.socket(), ssl.SSLSocket)
+def trouble(open_session: Callable[..., MailboxClient], *args, **options) -> MailboxTrouble:
+    with pytest.raises(MailboxTrouble) as caught, open_session(*args, **options):
+        pass
+    return caught.value
 
 
 @pytest.mark.parametrize(
@@ -52,45 +54,42 @@ def test_reads_every_message_oldest_first_over_tls_leaving_each_unread(mailbox, 
         uids = session.uids()
         assert [session.fetch(uid) for uid in uids] == [bounce(1), bounce(2), bounce(3)]
         assert uids == sorted(uids)
-        assert uses_tls(session)
+        assert isinstance(session._connection.socket(), ssl.SSLSocket)
     flags = [frozenset(), frozenset({"\\Flagged"}), frozenset()]
     assert mailbox.messages() == list(zip(flags, [bounce(1), bounce(2), bounce(3)], strict=True))
 
 
 def test_a_certificate_from_an_unknown_ca_is_refused_with_a_hint(mailbox):
     for tls in (True, False):  # imaps, and STARTTLS on loopback
-        with pytest.raises(MailboxTrouble) as caught, client(mailbox, tls=tls, ca_file=None):
-            pass
-        assert "not trusted" in caught.value.reason
-        assert "PUBLISHER_BOUNCE_CA_FILE" in caught.value.reason
+        reason = trouble(client, mailbox, tls=tls, ca_file=None).reason
+        assert "not trusted" in reason and "PUBLISHER_BOUNCE_CA_FILE" in reason
 
 
 @pytest.mark.parametrize("password", ["wrong-password", "wrong-pässword"])
 def test_a_wrong_password_is_a_refused_login_that_never_shows_the_password(mailbox, password):
     server = dataclasses.replace(imap_server(mailbox.url()), password=password)
-    with pytest.raises(MailboxTrouble) as caught, MailboxClient(server, ca_file=mailbox.ca_file, timeout=10):
-        pass
-    reason = caught.value.reason
-    assert reason.startswith(f"login refused for imap://bounces:***@127.0.0.1:{mailbox.port}/INBOX: ")
-    assert "AUTHENTICATIONFAILED" in reason
-    assert password not in reason and password not in str(caught.value)
-    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    refused = trouble(MailboxClient, server, ca_file=mailbox.ca_file, timeout=10)
+    assert refused.reason.startswith(f"login refused for imap://bounces:***@127.0.0.1:{mailbox.port}/INBOX: ")
+    assert "AUTHENTICATIONFAILED" in refused.reason
+    assert password not in refused.reason and password not in str(refused)
+    assert refused.__cause__ is None and refused.__suppress_context__
 
 
-def test_a_closed_port_fails_at_once():
-    with held_port() as closed:  # bound, not listening: refused, and no other process can take it
-        server = imap_server(f"imap://bounces:secret@127.0.0.1:{closed.getsockname()[1]}/INBOX")
-        with pytest.raises(MailboxTrouble) as caught, MailboxClient(server, timeout=60):
-            pass
-    # Refused at once, not given up on after the timeout (that would say "timed out").
-    where = f"imap://bounces:***@127.0.0.1:{server.port}/INBOX"
-    assert caught.value.reason == f"cannot connect to {where}: Connection refused"
+@pytest.mark.parametrize(
+    ("port", "timeout", "cause"),
+    [(held_port, 60, "Connection refused"), (lambda: socket.create_server(("127.0.0.1", 0)), 0.5, "timed out")],
+    ids=["closed-fails-at-once", "never-greets"],
+)
+def test_a_closed_port_fails_at_once_and_a_server_that_never_greets_times_out(port, timeout, cause):
+    with port() as held:  # closed: bound, not listening, so no other process can take it
+        server = imap_server(f"imap://bounces:secret@127.0.0.1:{held.getsockname()[1]}/INBOX")
+        reason = trouble(MailboxClient, server, timeout=timeout).reason
+    assert reason == f"cannot connect to imap://bounces:***@127.0.0.1:{server.port}/INBOX: {cause}"
 
 
 def test_a_missing_folder_is_trouble(mailbox):
-    with pytest.raises(MailboxTrouble) as caught, client(mailbox, folder="Nowhere"):
-        pass
-    assert caught.value.reason.startswith("cannot open the folder 'Nowhere' of imap://bounces:***@")
+    reason = trouble(client, mailbox, folder="Nowhere").reason
+    assert reason.startswith("cannot open the folder 'Nowhere' of imap://bounces:***@")
 
 
 def test_a_message_gone_meanwhile_fetches_as_none_and_moves_as_no_error(mailbox):
@@ -104,39 +103,27 @@ def test_a_message_gone_meanwhile_fetches_as_none_and_moves_as_no_error(mailbox)
     assert mailbox.messages("Processed") == []
 
 
-def test_move_creates_the_folder_and_moves_only_that_message(mailbox):
+@pytest.mark.parametrize("without", [set(), {b"MOVE"}], ids=["move", "copy-and-uid-expunge"])
+def test_move_creates_the_folder_moves_only_that_message_and_without_move_nor_uidplus_does_nothing(mailbox, without):
     mailbox.append(bounce(1))
     mailbox.append(bounce(2))
     mailbox.append(bounce(3), flags=["\\Deleted"])  # someone else's, not yet expunged
     with client(mailbox) as session:
         assert session._connection.has_capability("MOVE")  # asked after LOGIN, as Dovecot names it then
+        offered = session._connection.capabilities()
+        # As a server without RFC 6851's MOVE (Dovecot has it).
+        session._connection.capabilities = lambda: tuple(set(offered) - without)
         first, second, third = session.uids()
         session.move(second, "Processed")
         assert session.uids() == [first, third]
         session.move(first, "Processed")  # the folder exists now
         assert session.uids() == [third]
-    assert mailbox.folders() == ["INBOX", "Processed"]
-    assert mailbox.messages() == [(frozenset({"\\Deleted"}), bounce(3))]
-    assert mailbox.messages("Processed") == [(frozenset(), bounce(2)), (frozenset(), bounce(1))]
-
-
-def test_without_move_a_copy_then_an_expunge_of_that_message_only_and_without_uidplus_either_nothing(mailbox):
-    mailbox.append(bounce(1))
-    mailbox.append(bounce(2), flags=["\\Deleted"])
-    mailbox.append(bounce(3))
-    with client(mailbox) as session:
-        offered = session._connection.capabilities()
-        # As a server without RFC 6851's MOVE (Dovecot has it).
-        session._connection.capabilities = lambda: tuple(set(offered) - {b"MOVE"})
-        first, second, third = session.uids()
-        session.move(first, "Processed")
-        assert session.uids() == [second, third]
         session._connection.capabilities = lambda: tuple(set(offered) - {b"MOVE", b"UIDPLUS"})
         with pytest.raises(MailboxTrouble, match="neither MOVE nor UIDPLUS"):
             session.move(third, "Elsewhere")
     assert mailbox.folders() == ["INBOX", "Processed"]  # no folder made for a move refused
-    assert mailbox.messages() == [(frozenset({"\\Deleted"}), bounce(2)), (frozenset(), bounce(3))]
-    assert mailbox.messages("Processed") == [(frozenset(), bounce(1))]
+    assert mailbox.messages() == [(frozenset({"\\Deleted"}), bounce(3))]
+    assert mailbox.messages("Processed") == [(frozenset(), bounce(2)), (frozenset(), bounce(1))]
 
 
 def test_folder_names_with_spaces_quotes_and_any_letters_and_a_folder_another_client_made(mailbox):
@@ -154,8 +141,7 @@ def test_folder_names_with_spaces_quotes_and_any_letters_and_a_folder_another_cl
 
 
 class FakeImapServer(socketserver.ThreadingTCPServer):
-    """A scripted IMAP server on 127.0.0.1 that records what it is sent: no STARTTLS, and a LOGIN
-    answer of the test's choosing (``{args}`` is what the client sent)."""
+    """No STARTTLS, and a LOGIN answer of the test's choosing (``{args}`` is what the client sent)."""
 
     daemon_threads = True
 
@@ -220,9 +206,7 @@ def test_starttls_required_but_not_offered_is_refused_before_the_password_is_sen
     server = dataclasses.replace(imap_server(fake.url()), require_starttls=why == "required")
     if why == "not-loopback":  # the settings always ask for it off loopback; a server made by hand cannot skip it
         monkeypatch.setattr(imap_client, "is_loopback", lambda host: False)
-    with pytest.raises(MailboxTrouble) as caught, MailboxClient(server, timeout=5):
-        pass
-    assert caught.value.reason.startswith(
+    assert trouble(MailboxClient, server, timeout=5).reason.startswith(
         f"imap://bounces:***@127.0.0.1:{fake.port}/INBOX does not offer STARTTLS, so the password would go out"
     )
     assert not any(" LOGIN " in command for command in fake.commands)
@@ -249,9 +233,8 @@ def test_plain_imap_on_loopback_logs_in_with_the_user_quoted_and_a_message_expun
 )
 def test_a_connection_lost_or_a_refusal_in_any_words_is_mailbox_trouble(fake_server, options, reason):
     fake = fake_server(**options)
-    with pytest.raises(MailboxTrouble) as caught, MailboxClient(imap_server(fake.url()), timeout=5):
-        pass
-    assert reason.format(where=f"imap://bounces:***@127.0.0.1:{fake.port}/INBOX") in caught.value.reason
+    where = f"imap://bounces:***@127.0.0.1:{fake.port}/INBOX"
+    assert reason.format(where=where) in trouble(MailboxClient, imap_server(fake.url()), timeout=5).reason
 
 
 def test_a_password_the_server_echoes_is_hidden(fake_server):
@@ -259,18 +242,8 @@ def test_a_password_the_server_echoes_is_hidden(fake_server):
     fake = fake_server(login_reply="NO [AUTHENTICATIONFAILED] no user with {args}")
     server = imap_server(fake.url(password="se%22cr%5Cet"))
     assert server.password == password
-    with pytest.raises(MailboxTrouble) as caught, MailboxClient(server, timeout=5):
-        pass
-    reason = caught.value.reason
+    reason = trouble(MailboxClient, server, timeout=5).reason
     assert reason.startswith("login refused for imap://bounces:***@")
     assert "no user with" in reason and "***" in reason.partition("no user with")[2]
     for spelling in (password, 'se\\"cr\\\\et', "cr"):
         assert spelling not in reason
-
-
-def test_a_server_that_never_greets_times_out():
-    with socket.create_server(("127.0.0.1", 0)) as silent:  # listens, never answers
-        server = imap_server(f"imap://bounces:secret@127.0.0.1:{silent.getsockname()[1]}/INBOX")
-        with pytest.raises(MailboxTrouble) as caught, MailboxClient(server, timeout=0.5):
-            pass
-    assert caught.value.reason.endswith(": timed out")

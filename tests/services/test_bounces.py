@@ -1,5 +1,5 @@
-"""Bounces and complaints: at sending time against aiosmtpd, from the webhook, and what each does to a reader,
-a campaign and the import (the mailbox: test_bounce_mailbox.py); the pause past the threshold on PostgreSQL too."""
+"""Bounces and complaints at sending time and from the webhook, and what each does to a reader, a campaign and
+the import; the pause past the threshold on PostgreSQL too."""
 
 from __future__ import annotations
 
@@ -335,7 +335,6 @@ def test_forget_erases_the_bounces_about_an_address_and_its_emails_to_the_bounce
 async def test_the_webhooks_hard_bounce_bounces_a_complaint_unsubscribes_and_a_soft_or_a_strangers_changes_nobody(
     db_url, monkeypatch
 ):
-    """``POST /hooks/bounce`` on a database (the answers to every malformed request: tests/unit/test_bounce_hook.py)."""
     monkeypatch.setenv(SECRET_VAR, SECRET)
     submits.shared_limiter.set(Limiter())
     readers(db_url, 3)

@@ -23,7 +23,7 @@ from publisher import returns
 from publisher.config.settings import from_environ
 from publisher.content import books, list_copy
 from publisher.content.site import BRAND_NAME
-from publisher.mail import campaign, mailer, outbox, release_email
+from publisher.mail import announce, campaign, mailer, release_email
 from publisher.rules import list_rules
 from publisher.storage import campaigns, queue, subscribers, tables
 from tests.databases import ON_BOTH_DATABASES
@@ -67,15 +67,7 @@ def readers(db_url: str, count: int, status: str = "confirmed", start: int = 0) 
 
 
 def start_campaign(db_url: str, mail, slug: str = BOOK.slug) -> tables.Campaign:
-    book = books.book_by_slug(slug)
-    return campaigns.create_campaign(
-        slug,
-        release_email.subject(book),
-        lambda _reader: mailer.new_message_id(mail),
-        tables.utc_now(),
-        outbox.RETRY_FOR,
-        db_url,
-    )
+    return announce.start_campaign(mail, books.book_by_slug(slug), db_url)
 
 
 def sender_for(mail, db_url: str, clock: Clock, worker: str | None = None) -> campaign.ReleaseSender:
@@ -99,13 +91,8 @@ def test_slots_follow_each_other_at_the_rate_never_in_the_past_in_batches_of_a_f
     assert campaign.slot_time(later, 3, 5.0) == later + timedelta(seconds=0.6)
     assert campaign.reserve_slots(later, T0, 50, 0) == (T0, T0)  # 0: no limit
     # A batch is a few seconds of sending; a dead sender holds at most fifty.
-    assert [campaign.batch_size(rate) for rate in (10, 4, 2, 0.1, 0)] == [
-        50,
-        20,
-        10,
-        1,
-        50,
-    ] and campaign.BATCH_MAX == 50
+    assert [campaign.batch_size(rate) for rate in (10, 4, 2, 0.1, 0)] == [50, 20, 10, 1, 50]
+    assert campaign.BATCH_MAX == 50
 
 
 def test_only_leases_of_dead_processes_on_this_machine_are_freed():
@@ -117,7 +104,6 @@ def test_only_leases_of_dead_processes_on_this_machine_are_freed():
 
 
 def jo_bytes(mail, name: str = "Jo Reader", message_id: str | None = None, book=BOOK) -> bytes:
-    """Jo's copy as it goes on the wire (before any DKIM signature)."""
     return release_email.PreparedRelease(mail, book, site=SITE).message(
         name=name,
         email="jo@readers.example",
@@ -128,7 +114,6 @@ def jo_bytes(mail, name: str = "Jo Reader", message_id: str | None = None, book=
 
 
 def jo_email(mail, name: str = "Jo Reader", message_id: str | None = None, book=BOOK) -> EmailMessage:
-    """Jo's copy as a mail client reads it."""
     return email.message_from_bytes(jo_bytes(mail, name, message_id, book), policy=email.policy.default)
 
 
@@ -258,9 +243,8 @@ async def test_every_confirmed_reader_gets_one_email_over_one_connection_and_nob
 async def test_every_email_is_recorded_before_the_next_goes_and_a_reader_leaving_meanwhile_gets_nothing(
     db_url, smtp_server
 ):
-    """The one-duplicate window, seen by the server: when it takes an email, every earlier one is
-    recorded as sent. And the status is read at sending time: a reader who leaves while the
-    email before theirs is being taken gets nothing."""
+    """The one-duplicate window, seen by the server; and the status is read at sending time, so a reader
+    who leaves while the email before theirs is being taken gets nothing."""
     mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
     readers(db_url, 40)
     item = start_campaign(db_url, mail)

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-import sqlalchemy
 import sqlmodel
 
 from publisher.content import books
@@ -23,13 +22,11 @@ NOT_INITIALIZED = "Database is not initialized"
 
 
 def in_process_elsewhere(tmp_path: Path, db_path_url: str, *args: str, env: dict[str, str] | None = None):
-    """``publisher-gateway ARGS`` run in this process (tests/gateway_command.py) in ``tmp_path``, without
-    ALEMBIC_CONFIG."""
+    """``publisher-gateway ARGS`` in this process (tests/gateway_command.py) in ``tmp_path``, no ALEMBIC_CONFIG."""
     return publisher_gateway(db_path_url, *args, check=False, cwd=tmp_path, env={"ALEMBIC_CONFIG": None, **(env or {})})
 
 
 def started_elsewhere(tmp_path: Path, db_path_url: str, *args: str, **pipes) -> subprocess.Popen:
-    """The installed ``publisher-gateway ARGS`` started in ``tmp_path``, without ALEMBIC_CONFIG."""
     environment = {key: value for key, value in os.environ.items() if key != "ALEMBIC_CONFIG"}
     return subprocess.Popen(
         [str(VENV_BIN / "publisher-gateway"), *args],
@@ -40,12 +37,6 @@ def started_elsewhere(tmp_path: Path, db_path_url: str, *args: str, **pipes) -> 
     )
 
 
-def subscriber_csv(path: Path, readers: int) -> Path:
-    rows = "".join(f"reader{n}@readers.example,Reader {n},confirmed\n" for n in range(readers))
-    path.write_text("email,name,status\n" + rows)
-    return path
-
-
 MAIL = {
     "PUBLISHER_GATEWAY_URL": "",
     "PUBLISHER_SMTP_URL": "smtp://127.0.0.1:9",  # never reached: nobody is on the list yet
@@ -54,6 +45,7 @@ MAIL = {
     "PUBLISHER_POSTAL_ADDRESS": "1 Printing Lane, Booktown",
     "PUBLISHER_LIST_SECRET": "s" * 32,
 }
+EMBEDDED = {"PUBLISHER_GATEWAY_URL": "", "PUBLISHER_VISITS": "on"}
 
 
 @pytest.fixture
@@ -84,7 +76,9 @@ def test_migrate_from_another_directory_creates_the_tables_and_says_so_on_stderr
 
 def test_subscribers_into_a_reader_that_stops_after_one_line_ends_quietly(tmp_path, migrated):
     # About 120 KB, more than a pipe holds (64 KiB), so the command is still writing when its reader goes.
-    publisher_gateway(migrated, "import", str(subscriber_csv(tmp_path / "list.csv", 1000)))
+    rows = "".join(f"reader{n}@readers.example,Reader {n},confirmed\n" for n in range(1000))
+    (tmp_path / "list.csv").write_text("email,name,status\n" + rows)
+    publisher_gateway(migrated, "import", str(tmp_path / "list.csv"))
     command = started_elsewhere(tmp_path, migrated, "subscribers", stdout=subprocess.PIPE)
 
     header = command.stdout.readline()  # `publisher-gateway subscribers | head -1`
@@ -171,9 +165,7 @@ def test_exit_status_1_when_the_command_fails_and_2_when_it_cannot_run_as_asked(
     assert (unreadable.returncode, unreadable.stdout) == (1, "") and "cannot read missing.csv" in unreadable.stderr
     unreachable = in_process_elsewhere(tmp_path, "postgresql+psycopg://reader:secret@127.0.0.1:9/none", "subscribers")
     assert (unreachable.returncode, unreachable.stdout) == (1, "") and "secret" not in unreachable.stderr
-    unknown = in_process_elsewhere(
-        tmp_path, migrated, "announce", "no-such-book", "--yes", env={"PUBLISHER_GATEWAY_URL": ""}
-    )
+    unknown = in_process_elsewhere(tmp_path, migrated, "announce", "no-such-book", "--yes", env=EMBEDDED)
     assert (unknown.returncode, unknown.stdout) == (2, "")
     nobody = in_process_elsewhere(tmp_path, migrated, "announce", books.BOOKS[0].slug, "--yes", env=MAIL)
     assert (nobody.returncode, nobody.stdout) == (1, "") and "Recipients: 0 confirmed readers" in nobody.stderr
@@ -183,7 +175,6 @@ def test_exit_status_1_when_the_command_fails_and_2_when_it_cannot_run_as_asked(
 
 
 ESCAPE = "\x1b]0;owned\x07\x1b[2J\u202e"
-EMBEDDED = {"PUBLISHER_GATEWAY_URL": "", "PUBLISHER_VISITS": "on"}
 
 
 def test_stored_text_with_terminal_escapes_is_printed_escaped_by_every_listing(migrated):
@@ -214,11 +205,9 @@ def test_stored_text_with_terminal_escapes_is_printed_escaped_by_every_listing(m
         # a source or a campaign is what a Referer or a landing URL said
         VisitCount(kind="source", day=tables.utc_now().date(), key=f"evil.example{ESCAPE}", views=1, visitors=1),
     ]
-    engine = sqlalchemy.create_engine(migrated)
-    with sqlmodel.Session(engine) as session:
+    with sqlmodel.Session(tables.engine(migrated)) as session:
         session.add_all(rows)
         session.commit()
-    engine.dispose()
     for command in ("messages", "bounces", "outbox", "visits"):
         shown = publisher_gateway(migrated, command, env=EMBEDDED, check=False)
         assert shown.returncode == 0, shown.stderr

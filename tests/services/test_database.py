@@ -6,22 +6,23 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import sqlalchemy
+import sqlmodel
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
 
-from publisher.storage import database
+from publisher import mailing_list
+from publisher.storage import database, subscribers, tables
+from publisher.storage.subscribers import SignUp
 from tests.databases import ON_BOTH_DATABASES, migrate_to
 from tests.postgres import GATEWAY_TABLES, PostgresServer
-from tests.support import FORM_SECRET_ENV, PROJECT_ROOT, held_port, publisher_gateway, wait_until
+from tests.services.test_embedded_gateway import CONTACT, SUBSCRIPTION, embedded_for
+from tests.support import FORM_SECRET_ENV, PROJECT_ROOT, VENV_BIN, held_port, publisher_gateway, wait_until
 from tests.unit.test_production import fake_build
-
-BIN = Path(sys.executable).parent
-
-
-# --- At start-up ---------------------------------------------------------------------------
 
 
 def test_a_database_that_does_not_answer_is_explained_naming_the_variable_without_the_password():
@@ -42,7 +43,7 @@ def test_a_database_that_does_not_answer_is_explained_naming_the_variable_withou
 def test_a_wrong_password_stops_start_up_without_printing_it(tmp_path, postgres: PostgresServer):
     fake_build(tmp_path)  # publisher-serve's start-up stops before serving
     env = {"PATH": "/usr/bin:/bin", "REFLEX_DB_URL": postgres.url().replace(postgres.password, "wrong-s3cret")}
-    serve = [str(BIN / "publisher-serve")]
+    serve = [str(VENV_BIN / "publisher-serve")]
     result = subprocess.run(
         serve, cwd=tmp_path, env={**env, **FORM_SECRET_ENV}, capture_output=True, text=True, timeout=60
     )
@@ -68,10 +69,7 @@ def test_a_malformed_url_is_explained_and_a_working_database_passes_the_check(ur
     database.check(f"sqlite:///{tmp_path / 'site.db'}")
 
 
-# --- Migrations ----------------------------------------------------------------------------
-
-
-def tables(postgres: PostgresServer, name: str) -> list[str]:
+def table_names(postgres: PostgresServer, name: str) -> list[str]:
     rows = postgres.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1", name)
     return [row[0] for row in rows]
 
@@ -79,13 +77,13 @@ def tables(postgres: PostgresServer, name: str) -> list[str]:
 def test_containers_starting_together_migrate_once_and_all_start_and_a_current_database_stays(postgres: PostgresServer):
     name = postgres.create_database()
     env = {**os.environ, "REFLEX_DB_URL": postgres.url(name)}
-    command = [str(BIN / "publisher-gateway"), "migrate"]
+    command = [str(VENV_BIN / "publisher-gateway"), "migrate"]
     processes = [
         subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stderr=subprocess.PIPE, text=True) for _ in range(2)
     ]
     outcomes = [(p.wait(timeout=120), p.stderr.read()) for p in processes]
     assert [code for code, _ in outcomes] == [0] * 2, outcomes
-    assert tables(postgres, name) == GATEWAY_TABLES
+    assert table_names(postgres, name) == GATEWAY_TABLES
     before = postgres.execute("SELECT version_num FROM alembic_version", name)
     assert len(before) == 1
     result = publisher_gateway(postgres.url(name), "migrate")  # a third container: nothing to do
@@ -115,24 +113,17 @@ def test_a_migration_waits_while_another_process_holds_the_lock(postgres: Postgr
 
         wait_until(blocked_on_the_lock, 60, "the second migration to wait on the advisory lock", interval=0.05)
         assert not waiting.done()
-        assert tables(postgres, name) == []  # it did not start migrating
+        assert table_names(postgres, name) == []  # it did not start migrating
         holder.execute("SELECT pg_advisory_unlock(%s)", (database.MIGRATION_LOCK_KEY,))
         migrated = waiting.result(timeout=60)
     assert "Another process is migrating the database; waiting for it to finish" in migrated.stderr
-    assert tables(postgres, name) == GATEWAY_TABLES
-
-
-# --- While running -------------------------------------------------------------------------
+    assert table_names(postgres, name) == GATEWAY_TABLES
 
 
 @pytest.mark.asyncio
 async def test_postgres_lost_while_running_fails_the_call_stores_nothing_and_recovers_when_it_returns(
     postgres: PostgresServer,
 ):
-    from publisher import mailing_list
-    from publisher.storage import subscribers, tables
-    from tests.services.test_embedded_gateway import CONTACT, SUBSCRIPTION, embedded_for
-
     url = postgres.url(postgres.migrated_database())
     local = embedded_for(url)
     await local.subscribe(SUBSCRIPTION)  # the pool now holds a connection
@@ -154,52 +145,34 @@ async def test_postgres_lost_while_running_fails_the_call_stores_nothing_and_rec
 def test_the_migrations_build_exactly_the_tables_the_code_declares(db_url):
     # The migrations are written by hand: a column, index or constraint the models declare and
     # no migration creates (or the other way round) shows here, on both databases.
-    import sqlalchemy
-    import sqlmodel
-    from alembic.autogenerate import compare_metadata
-    from alembic.migration import MigrationContext
-
-    from publisher.storage import tables  # noqa: F401 - its tables join the metadata
-
     with sqlalchemy.create_engine(db_url).connect() as connection:
         differences = compare_metadata(MigrationContext.configure(connection), sqlmodel.SQLModel.metadata)
     assert differences == []
 
 
 LATER_TABLES = {"visit_salt", "visit_seen", "visit_count", "waiting"}  # issue 42's visit counts, issue 50's waitlist
+LATER_INDEXES = {"ix_subscription_event_at", "ix_contact_message_received_at"}
 BEFORE_VISITS = "c9f1e6b3d482"  # the revision before issue 42's visit counts
 
 
 @ON_BOTH_DATABASES
 def test_the_visit_counts_and_the_waitlist_migrate_down_and_up_again(db_url):
-    import sqlalchemy
-
     def schema() -> tuple[set[str], set[str]]:
-        engine = sqlalchemy.create_engine(db_url, poolclass=sqlalchemy.pool.NullPool)
-        try:
-            inspector = sqlalchemy.inspect(engine)
-            indexes = {
-                index["name"]
-                for table in ("subscription_event", "contact_message")
-                for index in inspector.get_indexes(table)
-                if index["name"]
-            }
-            return set(inspector.get_table_names()), indexes
-        finally:
-            engine.dispose()
+        inspector = sqlalchemy.inspect(sqlalchemy.create_engine(db_url, poolclass=sqlalchemy.pool.NullPool))
+        indexes = {
+            index["name"]
+            for table in ("subscription_event", "contact_message")
+            for index in inspector.get_indexes(table)
+            if index["name"]
+        }
+        return set(inspector.get_table_names()), indexes
 
     tables_now, indexes_now = schema()
-    assert tables_now >= LATER_TABLES
-    assert {"ix_subscription_event_at", "ix_contact_message_received_at"} <= indexes_now
+    assert tables_now >= LATER_TABLES and indexes_now >= LATER_INDEXES
     migrate_to(db_url, BEFORE_VISITS, downgrade=True)
-    tables_before, indexes_before = schema()
-    assert tables_before == tables_now - LATER_TABLES
-    assert indexes_before == indexes_now - {"ix_subscription_event_at", "ix_contact_message_received_at"}
+    assert schema() == (tables_now - LATER_TABLES, indexes_now - LATER_INDEXES)
     publisher_gateway(db_url, "migrate")  # the operator's command, up to the head again
     assert schema() == (tables_now, indexes_now)
-
-
-# --- The site's files are its user's alone ---------------------------------------------------
 
 
 def private_files(folder: Path) -> dict[str, int]:
@@ -210,9 +183,6 @@ def test_a_sqlite_database_and_its_write_ahead_log_are_the_sites_user_s_alone_al
     tmp_path, usual_umask
 ):
     """Made by ``migrate`` or by the server's start-up check, written to, or left 0644 by an older version: 0600."""
-    from publisher.storage import subscribers
-    from publisher.storage.subscribers import SignUp
-
     migrated, checked = tmp_path / "migrated", tmp_path / "checked"
     migrated.mkdir(), checked.mkdir()
     publisher_gateway(f"sqlite:///{migrated / 'publisher.db'}", "migrate")

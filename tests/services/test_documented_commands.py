@@ -180,13 +180,10 @@ def pytest_words(command: str) -> list[str]:
     return words[3:]
 
 
-class Passed:
-    def __init__(self) -> None:
-        self.tests: list[str] = []
-
+class Passed(list[str]):
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" and report.passed:
-            self.tests.append(report.nodeid)
+            self.append(report.nodeid)
 
 
 def passed_in_process(command: str, cache: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -200,4 +197,4 @@ def passed_in_process(command: str, cache: Path, monkeypatch: pytest.MonkeyPatch
         patch.setenv("PYTEST_ADDOPTS", f"-o cache_dir={cache}")
         status = pytest.main(pytest_words(command), plugins=[passed])
     assert status == pytest.ExitCode.OK, f"`{command}` exited {status}"
-    return passed.tests
+    return passed

@@ -18,12 +18,8 @@ from tests.support import publisher_gateway
 
 
 def count_rows(db_url: str, table: str) -> int:
-    engine = sqlalchemy.create_engine(db_url)
-    try:
-        with engine.connect() as connection:
-            return connection.execute(sqlalchemy.text(f"SELECT COUNT(*) FROM {table}")).scalar_one()
-    finally:
-        engine.dispose()
+    with tables.engine(db_url).connect() as connection:
+        return connection.execute(sqlalchemy.text(f"SELECT COUNT(*) FROM {table}")).scalar_one()
 
 
 # What the forms' judges hand the gateway (web/submissions.py), and what the contact form's call stores.
@@ -94,18 +90,12 @@ async def test_both_forms_delivery_succeeds_or_fails_as_the_visitor_is_told(db_u
 
 def test_the_embedded_gateway_is_chosen_only_when_no_url_is_set(monkeypatch):
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
-    local = gateway.configured_gateway()
-    assert isinstance(local, mailing_list.EmbeddedList)
-
+    assert isinstance(gateway.configured_gateway(), mailing_list.EmbeddedList)
     monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://abc123.execute-api.us-east-1.amazonaws.com")
     monkeypatch.setenv("PUBLISHER_GATEWAY_API_KEY", "secret-key")
     cloud = gateway.configured_gateway()
     assert isinstance(cloud, gateway.GatewayClient)
-    assert cloud.base_url == "https://abc123.execute-api.us-east-1.amazonaws.com"
-    assert cloud.api_key == "secret-key"
-
-
-# --- The development server's schema ---
+    assert (cloud.base_url, cloud.api_key) == ("https://abc123.execute-api.us-east-1.amazonaws.com", "secret-key")
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from publisher.gateway import GatewayClient, GatewayError
+from tests.services.test_embedded_gateway import CONTACT, SUBSCRIPTION
 from tests.support import RecordingGateway, held_port, wait_until
 
 
@@ -17,24 +18,18 @@ from tests.support import RecordingGateway, held_port, wait_until
 async def test_both_calls_post_the_spec_bodies_as_json_with_the_api_key_when_set(gateway):
     """The bodies' shapes over a mock transport: tests/unit/test_form_states.py; here, over HTTP."""
     plain = GatewayClient(gateway.url)
-    await plain.subscribe({"name": "Ada Reader", "email": "reader@example.com"})
+    await plain.subscribe(SUBSCRIPTION)
     await plain.aclose()
     client = GatewayClient(gateway.url, api_key="secret-key-123")
-    await client.send_email(
-        {"firstName": "Ada", "lastName": "Reader", "email": "ada@example.com", "message": "Hello there, books!"}
-    )
+    await client.send_email(CONTACT)
     await client.aclose()
     subscribed, sent = gateway.requests
     assert [request["path"] for request in (subscribed, sent)] == ["/prod/subscribe", "/prod/send-email"]
     assert subscribed["headers"]["Content-Type"] == sent["headers"]["Content-Type"] == "application/json"
     assert "x-api-key" not in {k.lower() for k in subscribed["headers"]}
     assert sent["headers"]["x-api-key"] == "secret-key-123"
-    assert json.loads(subscribed["body"]) == {
-        "email": "reader@example.com",
-        "name": "Ada Reader",
-        "book_updates": "yes",
-    }
-    assert json.loads(sent["body"])["subject"] == "Contact Form Submission from Ada Reader"
+    assert json.loads(subscribed["body"]) == {**SUBSCRIPTION, "book_updates": "yes"}
+    assert json.loads(sent["body"])["subject"] == "Contact Form Submission from Jo Reader"
 
 
 @pytest.mark.asyncio
@@ -48,9 +43,7 @@ async def test_a_non_success_status_or_a_dropped_connection_fails_once_logged_wi
         gateway.status = status
     client = GatewayClient(gateway.url, api_key="secret-key-123")
     with caplog.at_level(logging.WARNING, logger="publisher.gateway"), pytest.raises(GatewayError) as failure:
-        await client.send_email(
-            {"firstName": "Ada", "lastName": "Reader", "email": "ada@example.com", "message": "PRIVATE TEXT"}
-        )
+        await client.send_email({**CONTACT, "message": "PRIVATE TEXT"})
     await client.aclose()
     expected = "network error" if status == "dropped" else f"status {status}"
     assert failure.value.cause.startswith(expected) and expected in caplog.text

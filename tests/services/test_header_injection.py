@@ -16,6 +16,7 @@ from publisher.mail import campaign, outbox, release_email
 from publisher.storage import subscribers
 from tests.services.test_campaign import start_campaign
 from tests.smtp import POSTAL_ADDRESS, Received
+from tests.unit.test_header_words import A_BODY, HEADER_LINES
 from tests.unit.test_mailer import field_names
 
 SITE = "https://animals.example"
@@ -23,9 +24,6 @@ BOOK = books.BOOKS[0]
 READER = "ann@readers.example"
 INBOX = "books@animals.example"
 QUESTION = "When is the next book out?"
-# The two names: header lines of the visitor's choosing, and a body of their choosing.
-HEADER_LINES = "=?utf-8?q?Ann=0D=0AX-Injected=3A_yes=0D=0ABcc=3A_victim=40example=2Ecom?="
-A_BODY = "=?utf-8?q?Ann=0D=0A=0D=0AYour_account_is_locked=2E_Sign_in_at_evil=2Eexample?="
 
 # The headers each email is written with, in the order the site writes them.
 MIME = ["mime-version", "content-type", "content-transfer-encoding"]

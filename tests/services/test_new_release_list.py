@@ -78,9 +78,6 @@ def migrated_from(db_url: str, revision: str, *inserts: tuple[str, dict]) -> Non
     publisher_gateway(db_url, "migrate")
 
 
-# --- The rule, without a database -----------------------------------------------------
-
-
 @pytest.mark.parametrize(
     ("current", "last_email", "emails_on", "expected"),
     [
@@ -100,9 +97,6 @@ def migrated_from(db_url: str, revision: str, *inserts: tuple[str, dict]) -> Non
 def test_what_a_subscribe_request_does(current, last_email, emails_on, expected):
     step = on_subscribe(current, last_email, T0, emails_on=emails_on)
     assert (step.status, step.send_confirmation, step.joins) == expected
-
-
-# --- Subscribing -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -147,9 +141,6 @@ def test_requests_at_once_store_one_row_per_address_and_send_one_email(db_url, s
         assert count_rows(db_url, "subscriber") == 1
 
 
-# --- Confirming and leaving -------------------------------------------------------------
-
-
 @ON_BOTH_DATABASES
 def test_a_new_address_is_pending_confirms_once_and_leaving_then_asking_again_keeps_the_history(db_url):
     assert subscribers.subscribe(body(), job(), db_url, now=T0) == "added"
@@ -182,9 +173,6 @@ def test_a_new_address_is_pending_confirms_once_and_leaving_then_asking_again_ke
     ]
 
 
-# --- The operator's list -----------------------------------------------------------------
-
-
 def exported(db_url: str, *args: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(publisher_gateway(db_url, "subscribers", *args).stdout)))
 
@@ -207,10 +195,8 @@ def test_the_export_keeps_its_columns_and_another_site_imports_the_whole_file_or
     assert done.stderr == (
         f"Imported {export}: 2 added, 0 updated, 0 unchanged, 0 kept unsubscribed, 0 kept bounced. No email was sent.\n"
     )
-    assert {s.email: s.status for s in subscribers.list_subscribers(db_url=other_url)} == {
-        "jo@example.com": PENDING,
-        "bo@example.com": CONFIRMED,
-    }
+    imported = {s.email: s.status for s in subscribers.list_subscribers(db_url=other_url)}
+    assert imported == {"jo@example.com": PENDING, "bo@example.com": CONFIRMED}
     again = publisher_gateway(other_url, "import", str(export))
     assert "0 added, 0 updated, 2 unchanged, 0 kept unsubscribed, 0 kept bounced." in again.stderr
     bad = tmp_path / "bad.csv"
@@ -220,9 +206,6 @@ def test_the_export_keeps_its_columns_and_another_site_imports_the_whole_file_or
     assert refused.stderr.splitlines()[0].startswith(f"{bad}: line 3: 'not-an-address' is not an email address")
     assert refused.stderr.splitlines()[-1] == f"publisher-gateway: nothing imported from {bad}."
     assert len(subscribers.list_subscribers(db_url=other_url)) == 2
-
-
-# --- Import -----------------------------------------------------------------------------
 
 
 def test_an_import_reads_what_the_export_writes_with_a_bom_quotes_and_a_repeated_address():
@@ -305,9 +288,6 @@ def test_an_import_never_brings_back_someone_who_left_nor_unconfirms_anyone(db_u
     assert kinds(db_url) == deliveries_before  # an import sends no email
 
 
-# --- Erasure -------------------------------------------------------------------------------
-
-
 def test_forget_erases_the_address_its_messages_and_their_emails_and_nothing_else(db_url):
     subscribers.subscribe(body(), job(), db_url, now=T0)
     key = row(db_url).link_key
@@ -337,13 +317,8 @@ def test_forget_erases_the_address_its_messages_and_their_emails_and_nothing_els
     assert row(db_url).status == PENDING
 
 
-# --- The schema --------------------------------------------------------------------------
-
-
 @ON_BOTH_DATABASES
-def test_subscribers_stored_before_the_list_kept_consent_become_pending_with_their_subscription_on_record(
-    empty_db_url,
-):
+def test_subscribers_stored_before_the_list_kept_consent_become_pending_with_their_subscription_on_record(empty_db_url):
     """The upgrade of a site that already has subscribers: nothing is sent until they confirm."""
     insert = (
         "INSERT INTO subscriber (email, email_key, name, book_updates, subscribed_at) "
@@ -351,12 +326,8 @@ def test_subscribers_stored_before_the_list_kept_consent_become_pending_with_the
     )
     migrated_from(empty_db_url, "b6ae782661cd", (insert, {"at": T0}))
     old = row(empty_db_url, "old@example.com")
-    assert (old.status, old.source, old.confirmed_at, old.confirmation_sent_at) == (
-        PENDING,
-        "subscribe form",
-        None,
-        None,
-    )
+    assert (old.status, old.source) == (PENDING, "subscribe form")
+    assert old.confirmed_at is None and old.confirmation_sent_at is None
     assert 16 <= len(old.link_key) <= tables.LINK_KEY_MAX
     assert [(e.event, e.how, e.at) for e in consent_record("old@example.com", empty_db_url)] == [
         ("subscribed", "subscribe form", T0)
@@ -367,11 +338,8 @@ def test_subscribers_stored_before_the_list_kept_consent_become_pending_with_the
 def test_an_international_domain_is_stored_in_ascii_and_found_by_either_spelling(db_url):
     subscribers.subscribe(body("Leser@Bücher.example"), job(), db_url, now=T0)
     [stored] = subscribers.list_subscribers(db_url=db_url)
-    assert (stored.email, stored.email_key, stored.mailbox_key) == (
-        "Leser@xn--bcher-kva.example",
-        "leser@xn--bcher-kva.example",
-        "leser@xn--bcher-kva.example",
-    )
+    assert stored.email == "Leser@xn--bcher-kva.example"
+    assert stored.email_key == stored.mailbox_key == "leser@xn--bcher-kva.example"
     assert events(db_url, "leser@bücher.example") == [("subscribed", "subscribe form")]
     assert subscribers.subscribe(body("leser@xn--bcher-kva.example"), job(), db_url, now=T0) == "pending"
 

@@ -19,8 +19,8 @@ from publisher.storage.subscribers import SignUp
 from tests.databases import ON_BOTH_DATABASES
 from tests.services.test_campaign import Clock
 from tests.services.test_embedded_gateway import CONTACT, MESSAGE, SUBSCRIPTION, count_rows, embedded_for
-from tests.smtp import LIST_SECRET
 from tests.support import publisher_gateway
+from tests.unit.test_list_links import MAIL_ENV
 
 
 def contact_request(n: int = 0) -> tables.ContactMessage:
@@ -271,11 +271,8 @@ async def test_the_backends_sender_sends_a_new_message_at_once_not_at_the_next_p
 async def test_no_sender_runs_without_smtp_or_with_the_cloud_gateway(monkeypatch):
     monkeypatch.delenv("PUBLISHER_SMTP_URL", raising=False)
     await asyncio.wait_for(outbox.run_in_backend(), 1)  # returns at once
-    monkeypatch.setenv("PUBLISHER_SMTP_URL", "smtp://127.0.0.1:25")
-    monkeypatch.setenv("PUBLISHER_NOTIFY_TO", "books@example.com")
-    monkeypatch.setenv("PUBLISHER_MAIL_FROM", "site@animals.example")
-    monkeypatch.setenv("PUBLISHER_LIST_SECRET", LIST_SECRET)
-    monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://gateway.example.com")
+    for name, value in {**MAIL_ENV, "PUBLISHER_GATEWAY_URL": "https://gateway.example.com"}.items():
+        monkeypatch.setenv(name, value)
     await asyncio.wait_for(outbox.run_in_backend(), 1)
 
 
@@ -346,7 +343,6 @@ async def test_an_error_building_inside_the_smtp_client_or_a_stray_break_fails_t
 
 @pytest.mark.asyncio
 async def test_a_unicode_domain_stored_is_sent_in_ascii_and_an_smtputf8_address_fails_alone(db_url, smtp_server):
-    """Rows stored before the ASCII rule (or by hand) are mended at sending time, or fail with the reason."""
     mail = from_environ(smtp_server.mail_env()).mail
     for n, stored in enumerate(("jo@bücher.example", "jö@example.com")):
         typed = f"reader{n}@example.com"
@@ -453,8 +449,6 @@ async def test_a_burst_of_sign_ups_past_the_ceiling_waits_and_all_go_out_later(d
 
 @pytest.mark.asyncio
 async def test_a_waiting_confirmation_replaced_by_a_newer_one_or_past_its_links_life_is_not_sent(db_url, smtp_server):
-    """Behind the hourly ceiling a confirmation may wait: it is not sent (skipped, with why) once a newer one
-    replaced it, nor once its link (7 days) has expired: the reader would find a dead link."""
     mail = from_environ(smtp_server.mail_env(PUBLISHER_CONFIRMATIONS_PER_HOUR="1")).mail
     clock = Clock()
     asking = [SignUp(**{**SUBSCRIPTION, "email": f"reader{n}@example.com"}) for n in range(3)]
@@ -481,8 +475,7 @@ async def test_a_waiting_confirmation_replaced_by_a_newer_one_or_past_its_links_
 
 @pytest.mark.asyncio
 async def test_a_waiting_confirmation_from_before_the_reader_left_and_came_back_is_not_sent(db_url, smtp_server):
-    """Only the latest confirmation counts, for the latest sign-up (rules/list_rules.py): its link
-    could no longer confirm, so the email is not sent (the same rule as the confirmation page's)."""
+    """Its link could no longer confirm: only the latest confirmation counts (rules/list_rules.py)."""
     mail = from_environ(smtp_server.mail_env()).mail
     clock = Clock()
     subscribers.subscribe(SignUp(**SUBSCRIPTION), outbox.job_for(mail), db_url, now=clock())

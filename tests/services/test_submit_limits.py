@@ -40,15 +40,14 @@ async def test_an_address_gets_exactly_its_attempts_and_a_limit_used_up_is_exhau
 
 
 @pytest.mark.asyncio
-async def test_in_redis_the_counts_are_the_sites_and_end_with_their_window(redis_url, monkeypatch):
-    client = redis.asyncio.Redis.from_url(redis_url)
-    monkeypatch.setattr(submits, "shared_redis", lambda: client)
-    limits = Limiter(submits.configured_storage(), per_address=Limit(20, 600))
+@pytest.mark.parametrize("storage", ["redis"], indirect=True)
+async def test_in_redis_the_counts_are_the_sites_and_end_with_their_window(storage):
+    client = submits.shared_redis()
+    limits = Limiter(storage, per_address=Limit(20, 600))
     assert await limits.allow("buy", "", "2001:db8:1:2::7")
     keys = await client.keys("*")
     assert keys == [b"publisher:ratelimit:LIMITER/buy/address/2001:db8:1:2::/64/20/600/second"]
     assert 590 < await client.ttl(keys[0]) <= 600
-    await client.aclose()
 
 
 @pytest.mark.asyncio

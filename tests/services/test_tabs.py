@@ -23,7 +23,6 @@ async def client(redis_url, monkeypatch):
 
 
 def workers(client, count: int, limits: tabs.TabLimits = LIMITS, clock=time.time) -> list[tabs.TabGate]:
-    """``count`` workers' gates on one Redis."""
     counts = submits.configured_storage()
     return [tabs.TabGate(limits, tabs.SharedTabs(client), counts, clock) for _ in range(count)]
 

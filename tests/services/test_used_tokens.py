@@ -1,4 +1,4 @@
-"""The contact form's used tokens (limits/used_tokens.py) in the database (SQLite, PostgreSQL) and a real
+"""The contact form's used tokens (limits/submits.py) in the database (SQLite, PostgreSQL) and a real
 Redis: a nonce's second use is refused by a restarted store, by racing workers, and by a process
 started afterwards with the store it configures from its environment."""
 
@@ -13,24 +13,23 @@ from datetime import timedelta
 
 import pytest
 import redis.asyncio
-import sqlalchemy
 from limits.aio.storage import RedisStorage
 
-from publisher.limits import submits, used_tokens
-from publisher.limits.used_tokens import DatabaseUsedTokens, WindowUsedTokens
+from publisher.limits import submits
+from publisher.limits.submits import DatabaseUsedTokens, Limiter
 from publisher.rules import form_tokens
-from publisher.storage import tables
 from publisher.storage.tables import UsedFormToken, utc_now
+from tests.services.test_visit_counts import rows
 from tests.support import PROJECT_ROOT
 
 # A worker started afterwards: the store it configures from its environment, each nonce's first_use.
 WORKER = """
 import asyncio, json, sys
-from publisher.limits import used_tokens
+from publisher.limits import submits
 
 async def main():
-    store = used_tokens.shared_used_tokens.get()
-    used = {nonce: await used_tokens.first_use(nonce) for nonce in sys.argv[1:]}
+    store = submits.shared_used_tokens.get()
+    used = {nonce: await submits.first_use(nonce) for nonce in sys.argv[1:]}
     print(json.dumps({"store": type(getattr(store, "storage", store)).__name__, "used": used}))
 
 asyncio.run(main())
@@ -39,11 +38,6 @@ asyncio.run(main())
 
 def nonce(number: int) -> str:
     return f"nonce-{number:016d}"  # 22 characters, as rules/form_tokens.py makes them
-
-
-def remembered(db_url: str) -> int:
-    with tables.engine(db_url).connect() as connection:
-        return connection.execute(sqlalchemy.select(sqlalchemy.func.count()).select_from(UsedFormToken)).scalar_one()
 
 
 @pytest.mark.parametrize(("database_kind", "with_redis"), [("sqlite", False), ("postgresql", False), ("sqlite", True)])
@@ -58,7 +52,7 @@ async def test_a_used_token_is_refused_after_a_restart_by_racing_workers_and_by_
         uri = redis_url.replace("redis://", "async+redis://", 1)
 
         def make():  # a worker of its own: its own connections
-            return WindowUsedTokens(RedisStorage(uri, implementation="redispy", key_prefix=submits.REDIS_KEY_PREFIX))
+            return Limiter(RedisStorage(uri, implementation="redispy", key_prefix=submits.REDIS_KEY_PREFIX))
     else:
 
         def make():
@@ -87,9 +81,9 @@ async def test_a_used_token_is_refused_after_a_restart_by_racing_workers_and_by_
     store = "RedisStorage" if with_redis else "DatabaseUsedTokens"
     assert json.loads(later.stdout.splitlines()[-1]) == {"store": store, "used": used}
     if with_redis:
-        assert remembered(db_url) == 0  # Redis alone held them, for an hour and a minute
+        assert rows(db_url, UsedFormToken) == 0  # Redis alone held them, for an hour and a minute
         client = redis.asyncio.Redis.from_url(redis_url)
-        ttl = await client.ttl(f"{submits.REDIS_KEY_PREFIX}:{used_tokens.ONCE.key_for('form-token', nonce(1))}")
+        ttl = await client.ttl(f"{submits.REDIS_KEY_PREFIX}:{submits.ONCE.key_for('form-token', nonce(1))}")
         await client.aclose()
         assert form_tokens.VALID_FOR_MS // 1000 < ttl <= form_tokens.VALID_FOR_MS // 1000 + 60
 
@@ -103,7 +97,7 @@ async def test_used_tokens_are_kept_a_minute_past_a_tokens_hour_then_cleared(db_
     clock[0] = now + timedelta(hours=1, seconds=59)
     assert not await store.first_use(nonce(1))
     assert await store.first_use(nonce(2))
-    assert remembered(db_url) == 2
+    assert rows(db_url, UsedFormToken) == 2
     clock[0] = now + timedelta(hours=1, seconds=60)
     assert await store.first_use(nonce(3))
-    assert remembered(db_url) == 2  # the first is cleared; the table holds an hour's at most
+    assert rows(db_url, UsedFormToken) == 2  # the first is cleared; the table holds an hour's at most

@@ -130,7 +130,7 @@ async def test_the_database_stopped_mid_run_costs_that_window_and_counting_resum
     def worker() -> tuple[Recorder, visits.FlushLoop]:
         counting = Recorder(trusted_proxy_hops=0)
         counting.count_views_on({"/"})
-        return counting, visits.configured_loop(counting, postgres_url)
+        return counting, visits.FlushLoop(counting, postgres_url)
 
     def view(counting: Recorder, address: str, times: int = 1) -> None:
         for _ in range(times):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime
 import re
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from publisher.content import books
@@ -30,7 +29,6 @@ document.addEventListener('securitypolicyviolation', (e) => {
 
 
 def expect_a_clean_page(page: Page, not_found: bool = False) -> None:
-    """No console error, no CSP violation, and axe's WCAG 2.2 AA rules pass."""
     expect(page.locator("footer")).to_be_visible()
     assert page.evaluate("window.__cspViolations") == []
     assert_no_console_errors(page, allow_document_404=not_found)
@@ -60,7 +58,6 @@ def test_each_page_shows_its_content_and_marks_its_nav_item(page: Page, base_url
 
 
 def expect_book_cards(page: Page) -> None:
-    """Home: three book cards with new-tab buy links, and no search status."""
     expect(page.get_by_role("heading", name="Latest Releases", level=2)).to_be_visible()
     cards = page.locator("article")
     expect(cards).to_have_count(3)
@@ -74,7 +71,6 @@ def expect_book_cards(page: Page) -> None:
 
 
 def expect_author_cards_and_the_footer(page: Page) -> None:
-    """About: two author cards; and the footer's social links, affiliate note and year."""
     cards = page.locator("article")
     expect(cards).to_have_count(2)
     for card, author in zip(cards.all(), AUTHORS, strict=True):
@@ -180,10 +176,3 @@ def expect_empty_status(page: Page) -> None:
     status = page.get_by_role("status")
     expect(status).to_have_text("", use_inner_text=True)
     expect(status.get_by_role("link")).to_have_count(0)
-
-
-@pytest.mark.parametrize("path", [*HEADINGS, "/not-a-page", "/?q=hamster"])
-def test_axe_finds_no_wcag_violations_at_a_phones_width(mobile_page: Page, base_url: str, path: str):
-    mobile_page.goto(base_url + path, wait_until="networkidle")
-    expect(mobile_page.locator("h1")).to_have_count(1)
-    assert axe_violations(mobile_page) == []

@@ -24,7 +24,6 @@ VALID_CONTACT = {
 
 
 async def send_and_wait(visitor: Visitor, name: str, payload: dict, done) -> list[dict]:
-    """Send one event and wait until ``done`` holds for what came back; return those updates."""
     count = len(visitor.updates)
     await visitor.send(name, payload)
     await visitor.wait_for(lambda v: done(v.updates[count:], v), timeout_s=10)

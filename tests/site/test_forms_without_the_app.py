@@ -12,8 +12,10 @@ import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.browser import (
+    CONTACT_BODY,
     MIN_FILL_TIME_S,
     QUESTION,
+    SUBSCRIBE_BODY,
     assert_no_console_errors,
     axe_violations,
     fill_contact,
@@ -21,24 +23,13 @@ from tests.browser import (
 )
 from tests.visitor import question_answer
 
-SUBSCRIBE_BODY = {"email": "jo@example.com", "name": "Jo Reader", "book_updates": "yes"}
-CONTACT_BODY = {
-    "sender": {"name": "Jo Reader", "email": "jo@example.com"},
-    "subject": "Contact Form Submission from Jo Reader",
-    "message": "When is the next book coming out?",
-}
-
 
 @pytest.fixture
 def no_js(browser: Browser) -> Iterator[Page]:
-    """A visitor whose browser runs no JavaScript at all."""
     context = browser.new_context(java_script_enabled=False)
     context.set_default_timeout(15_000)
     yield context.new_page()
     context.close()
-
-
-# --- JavaScript off -----------------------------------------------------------------------
 
 
 def test_without_javascript_subscribing_fails_then_works_and_a_reload_sends_nothing(no_js: Page, base_url, gateway):
@@ -62,9 +53,6 @@ def test_without_javascript_subscribing_fails_then_works_and_a_reload_sends_noth
     no_js.reload()
     expect(no_js.locator("#subscribe-success h2")).to_be_visible()
     assert gateway.bodies == [SUBSCRIBE_BODY]  # a 303 leaves nothing to send again
-
-
-# --- JavaScript on, the app not connected --------------------------------------------------
 
 
 def expect_an_accessible_answer(page: Page, form: str) -> None:

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, Request, WebSocket, expect
 
 from publisher.content import books
-from tests.browser import assert_no_console_errors, open_page
+from tests.browser import assert_no_console_errors, axe_violations, open_page
 from tests.support import BUILD_DIR
 
 BOOK_PAGES = [f"/books/{book.slug}" for book in books.BOOKS]
@@ -31,11 +31,7 @@ class Traffic:
         return [r.url for r in self.requests if APP_SCRIPT.search(r.url.split("?")[0])]
 
     def transferred_bytes(self) -> int:
-        total = 0
-        for request in self.requests:
-            sizes = request.sizes()
-            total += sizes["responseBodySize"] + sizes["responseHeadersSize"]
-        return total
+        return sum(size["responseBodySize"] + size["responseHeadersSize"] for size in map(Request.sizes, self.requests))
 
 
 def watch(page: Page) -> Traffic:
@@ -46,7 +42,9 @@ def watch(page: Page) -> Traffic:
 
 
 @pytest.mark.parametrize("path", [*STATIC_PAGES, *FORM_PAGES])
-def test_only_a_form_page_starts_the_app_and_a_static_page_fits_its_byte_budget(mobile_page: Page, base_url, path):
+def test_only_a_form_page_starts_the_app_a_static_page_fits_its_byte_budget_and_axe_passes_at_a_phones_width(
+    mobile_page: Page, base_url, path
+):
     """A first visit with an empty cache; a form page, the control, until it has the visitor's state."""
     traffic = watch(mobile_page)
     open_page(mobile_page, base_url, path)
@@ -59,6 +57,7 @@ def test_only_a_form_page_starts_the_app_and_a_static_page_fits_its_byte_budget(
         total = traffic.transferred_bytes()
         assert total <= BYTE_BUDGET[path], f"{path}: {total} bytes on a first load, over {BYTE_BUDGET[path]}"
     assert_no_console_errors(mobile_page, allow_document_404=path == "/no-such-page")
+    assert axe_violations(mobile_page) == []
 
 
 def test_a_reader_searches_browses_and_goes_back_without_the_app(mobile_page: Page, base_url):
@@ -68,6 +67,7 @@ def test_a_reader_searches_browses_and_goes_back_without_the_app(mobile_page: Pa
     mobile_page.goto(base_url + "/?q=guinea%20PIG%20coloring", wait_until="networkidle")
     expect(mobile_page.locator("article:visible")).to_have_count(1)
     assert mobile_page.evaluate("document.activeElement === document.body")  # nothing focused was hidden
+    assert axe_violations(mobile_page) == []  # with the search's status shown
 
     mobile_page.get_by_role("button", name="Menu").click()
     mobile_page.get_by_role("dialog", name="Menu").get_by_role("link", name="About").click()

@@ -9,18 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import socketio
 from playwright.sync_api import Page, expect
 from redis import Redis
 
-from tests.support import (
-    ProductionServer,
-    RecordingGateway,
-    RedisServer,
-    event_channel_upgrade,
-    running_server,
-    wait_until,
-)
+from tests.support import ProductionServer, RecordingGateway, RedisServer, running_server, wait_until
 from tests.visitor import CONTACT_STATE, TOKEN_ANSWER, Visitor, form_token_shown_ago, hydrated
 
 PER_ADDRESS = 4
@@ -98,17 +90,6 @@ async def open_tabs(server: ProductionServer, source: str, count: int, path: str
     return tabs
 
 
-async def refused(server: ProductionServer, source: str, token: str | None = None) -> bool:
-    tab = Visitor(url(server), "/contact-us", token=token, source=source)
-    try:
-        await tab.connect()
-    except socketio.exceptions.ConnectionError:
-        return True
-    finally:
-        await tab.close()
-    return False
-
-
 async def close_all(tabs: list[Visitor]) -> None:
     for tab in tabs:
         await tab.close()
@@ -140,26 +121,6 @@ def test_a_form_page_refused_by_the_workers_cap_posts_itself_and_connects_once_a
     expect(page.locator("section[data-hydrated]")).to_have_attribute("data-hydrated", "true", timeout=20_000)
     expect(page.locator("form[data-app-form]")).to_have_attribute("data-connected", "true")
     loop.run(close_all(full[1:]))
-
-
-def test_two_workers_on_redis_share_the_count_and_a_refused_tab_leaves_no_state(
-    two_workers_on_redis: ProductionServer, redis: RedisServer, loop: Loop
-):
-    """The count shared and a closed tab's place back, by the stores: tests/services/test_tabs.py."""
-    server = two_workers_on_redis
-    opened = loop.run(open_tabs(server, "127.0.0.4", PER_ADDRESS))  # spread over both workers
-    try:
-        status, conn = event_channel_upgrade(server.port, "127.0.0.4")
-        conn.close()
-        assert status == 429
-        assert loop.run(refused(server, "127.0.0.4", token="refused-tab-token"))
-        with redis_client(redis) as client:  # refused at the upgrade: no state, no record
-            assert list(client.scan_iter(match="*refused-tab-token*")) == []
-        [neighbour] = loop.run(open_tabs(server, "127.0.0.5", 1))  # another address is served meanwhile
-        opened.append(neighbour)
-        assert neighbour.connected and neighbour.var(CONTACT_STATE, "question")
-    finally:
-        loop.run(close_all(opened))
 
 
 def test_a_closed_tab_that_never_submitted_keeps_its_state_briefly_and_one_that_submitted_an_hour(

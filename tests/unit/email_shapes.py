@@ -29,7 +29,6 @@ DOMAINS = st.builds(
 
 
 def spoiled(valid: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
-    """A valid part with one hostile character put in somewhere."""
     return st.builds(
         lambda text, bad, at: text[: at % (len(text) + 1)] + bad + text[at % (len(text) + 1) :],
         valid,
@@ -47,7 +46,6 @@ def mostly(usual: st.SearchStrategy[str], other: st.SearchStrategy[str], times: 
 
 
 def mostly_valid(valid: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
-    """Four times in five the valid part, else a spoiled one."""
     return mostly(valid, spoiled(valid), 4)
 
 

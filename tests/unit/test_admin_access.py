@@ -41,8 +41,7 @@ def test_tokens_and_user_handles_carry_256_random_bits_and_only_a_tokens_hash_is
 
 
 @pytest.mark.parametrize(
-    "value",
-    ["", "a" * 65, "with space", "semi;colon", 'quote"', "ünïcode", None, 12, ["list"], "x\x00y"],
+    "value", ["", "a" * 65, "with space", "semi;colon", 'quote"', "ünïcode", None, 12, ["list"], "x\x00y"]
 )
 def test_anything_not_shaped_like_a_token_is_refused_before_a_database_is_asked(value):
     assert not admin_access.is_token_shaped(value)
@@ -174,6 +173,15 @@ def audited(monkeypatch) -> list[tuple]:
     monkeypatch.setattr(admins, "audit", lambda *args, **kwargs: lines.append(args))
     monkeypatch.setattr(subscribers, "list_subscribers", lambda *args, **kwargs: [])
     return lines
+
+
+@pytest.mark.asyncio
+async def test_with_the_cloud_gateway_every_admin_path_is_not_found(monkeypatch):
+    monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://abc.example.com")
+    async with client() as http:
+        for path in ("/admin", "/admin/enrol", admin_sign_in.SIGN_IN_OPTIONS, "/admin/api/anything"):
+            assert (await http.post(path, json={}, headers={"Origin": ORIGIN})).status_code == 404, path
+            assert (await http.get(path)).status_code == 404, path
 
 
 @pytest.mark.asyncio

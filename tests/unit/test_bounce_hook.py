@@ -1,5 +1,4 @@
-"""``POST /hooks/bounce`` by crafted ASGI calls, the database replaced by a recorder. What the
-reports do to readers on each database is in tests/services/test_bounces.py."""
+"""``POST /hooks/bounce`` by crafted ASGI calls, the database replaced by a recorder."""
 
 from __future__ import annotations
 
@@ -17,20 +16,19 @@ from publisher.server.bounce_hook import MAX_BODY_BYTES
 from publisher.storage import bounce_records
 from publisher.storage.bounce_records import Recorded, Report
 from tests.support import asgi_exchange
+from tests.unit.test_middleware import RespondingApp, http_scope
 
 SECRET = "0123456789abcdef0123456789abcdef-hook"
 SECRET_VAR = "PUBLISHER_BOUNCE_WEBHOOK_SECRET"
 
 
 class Answer:
-    """``passed``: the request reached the app behind the hook."""
-
-    def __init__(self, sent: list[dict], passed: bool = False, chunks_read: int = 0) -> None:
+    def __init__(self, sent: list[dict], chunks_read: int = 0) -> None:
         start = sent[0] if sent else {"status": None, "headers": []}
         self.status = start["status"]
         self.headers = {name.decode().lower(): value.decode() for name, value in start["headers"]}
         self.body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-        self.passed = passed
+        self.passed = self.body == b"ok"  # the request reached the app behind the hook
         self.chunks_read = chunks_read
 
     def json(self):
@@ -47,36 +45,22 @@ def call(
     client: str = "203.0.113.9",
     kind: str = "http",
 ) -> Answer:
-    """One request through the route table (server/middleware.py); ``body`` as one chunk or as several (streamed).
-    ``content_length``: True, the body's length; None, no header; a number, that number."""
+    """``body``: one chunk or several (streamed). ``content_length``: True, the body's length; None, no header."""
     chunks = [body] if isinstance(body, bytes) else list(body)
+    if content_length is True:
+        content_length = sum(map(len, chunks))
     headers = [(b"host", b"books.example.com"), (b"content-type", b"application/json")]
     if authorization is not None:
         headers.append((b"authorization", authorization.encode("latin-1")))
-    if content_length is True:
-        headers.append((b"content-length", str(sum(map(len, chunks))).encode()))
-    elif content_length is not None:
+    if content_length is not None:
         headers.append((b"content-length", str(content_length).encode("latin-1")))
-    scope = {
-        "type": kind,
-        "method": method,
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "headers": headers,
-        "client": (client, 5000),
-    }
+    scope = http_scope(path, type=kind, method=method, headers=headers, client=(client, 5000))
     messages = [
         {"type": "http.request", "body": chunk, "more_body": number < len(chunks) - 1}
         for number, chunk in enumerate(chunks)
     ]
-
-    async def app_behind(scope, receive, send):
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": b"app"})
-
-    sent, read = asgi_exchange(middleware.route_table(app_behind), scope, messages)
-    return Answer(sent, any(message.get("body") == b"app" for message in sent), read)
+    sent, read = asgi_exchange(middleware.route_table(RespondingApp()), scope, messages)
+    return Answer(sent, read)
 
 
 def body_of(value) -> bytes:
@@ -85,7 +69,6 @@ def body_of(value) -> bytes:
 
 @pytest.fixture
 def taken(monkeypatch) -> list[list[Report]]:
-    """The hook with a secret, a fresh limiter, and ``returns.take`` recording what it was given."""
     monkeypatch.setenv(SECRET_VAR, SECRET)
     calls: list[list[Report]] = []
 
@@ -190,13 +173,8 @@ def test_the_hooks_body_is_read_up_to_256_kb_and_no_further(taken):
 @pytest.mark.parametrize(
     ("body", "problem"),
     [
-        (b"", bounce_hook.NOT_JSON),
-        (b"{not json", bounce_hook.NOT_JSON),
-        (b"\xff\xfe\xfa", bounce_hook.NOT_JSON),
-        (b"[" * 100_000, bounce_hook.NOT_JSON),
-        (b'"jo@example.com"', bounce_hook.WRONG_SHAPE),
-        (b"null", bounce_hook.WRONG_SHAPE),
-        (b"42", bounce_hook.WRONG_SHAPE),
+        *[(body, bounce_hook.NOT_JSON) for body in (b"", b"{not json", b"\xff\xfe\xfa", b"[" * 100_000)],
+        *[(body, bounce_hook.WRONG_SHAPE) for body in (b'"jo@example.com"', b"null", b"42")],
         (b"[]", bounce_hook.EMPTY_LIST),
         (body_of([{}] * 10_001), bounce_hook.TOO_MANY_ITEMS),
         (body_of({"type": "hard"}), "email is required"),

@@ -28,11 +28,8 @@ def points(svg: str, index: int = 0) -> list[tuple[float, float]]:
 
 def test_a_line_has_one_point_per_day_scaled_from_zero_to_its_round_top_and_names_the_first_middle_and_last_day():
     svg = charts.lines(FIRST, [0, 5, 10])
-    assert [y for _, y in points(svg)] == [
-        charts.HEIGHT - charts.BOTTOM,
-        (charts.HEIGHT - charts.BOTTOM + charts.TOP) / 2,
-        charts.TOP,
-    ]
+    bottom = charts.HEIGHT - charts.BOTTOM
+    assert [y for _, y in points(svg)] == [bottom, (bottom + charts.TOP) / 2, charts.TOP]
     # y: 0, the middle and the top; x: the first, middle and last days; then the latest figure.
     assert texts(svg) == ["0", "5", "10", "2026-08-30", "2026-08-31", "2026-09-01", "10"]
     svg = charts.lines(FIRST, list(range(90)))

@@ -61,14 +61,6 @@ def test_the_table_lists_every_variable_the_settings_read_and_nothing_else():
     )
 
 
-def test_every_field_is_read_from_its_variable_by_its_exact_name():
-    for name, field in settings.Settings.model_fields.items():
-        assert isinstance(field.validation_alias, str), f"Settings.{name} names no variable"
-        assert re.fullmatch(r"[A-Z][A-Z0-9_]*", field.validation_alias), field.validation_alias
-    assert settings.Settings.model_config["case_sensitive"] is True
-    assert settings.Settings.model_config["frozen"] is True
-
-
 def test_every_default_the_table_states_alone_is_the_settings_default():
     defaults = {str(field.validation_alias): field.default for field in settings.Settings.model_fields.values()}
     checked = 0

@@ -26,7 +26,7 @@ BOOK = BOOKS[0]
 
 
 class FakeReads:
-    """The storage helper's and the engine's reads, answering from fixed figures; every call noted."""
+    """Storage's reads, from fixed figures; every call noted."""
 
     def __init__(self) -> None:
         self.calls: list[tuple] = []
@@ -79,7 +79,9 @@ def reads(monkeypatch) -> FakeReads:
     return fake
 
 
-def test_the_figures_now_today_and_yesterday_come_from_the_daily_counts(reads: FakeReads):
+def test_the_figures_now_today_and_yesterday_come_from_the_daily_counts_and_now_unknown_leaves_the_rest(
+    reads: FakeReads, monkeypatch
+):
     shown = admin_state._visits()
     figures = {row["label"]: row["value"] for row in shown["visits_figures"]}
     assert figures == {
@@ -94,6 +96,13 @@ def test_the_figures_now_today_and_yesterday_come_from_the_daily_counts(reads: F
     # A fixed number of reads whatever the traffic: site, bot, one page per book, /subscribe, /contact-us;
     # four top lists; the list's days; now.
     assert len(reads.calls) == 2 + len(BOOKS) + 2 + 4 + 1 + 1
+
+    def away(now):
+        raise ConnectionError("redis away")
+
+    monkeypatch.setattr(visit_counts, "visitors_now", away)
+    figures = admin_state._visits()["visits_figures"]
+    assert figures[0]["value"] == admin_copy.NOT_KNOWN and figures[1]["value"] == "90"
 
 
 def test_the_charts_show_ninety_days_of_visits_and_what_fourteen_days_of_them_led_to_said_in_words(reads):
@@ -135,15 +144,6 @@ def test_the_top_lists_cover_thirty_days_and_buy_presses_are_titled_per_book_and
     assert (books[other.title]["visits"], books[other.title]["presses"]) == ("4", "0")  # visited, not pressed
 
 
-def test_visitors_now_unknown_leaves_the_rest_shown(reads: FakeReads, monkeypatch):
-    def away(now):
-        raise ConnectionError("redis away")
-
-    monkeypatch.setattr(visit_counts, "visitors_now", away)
-    figures = admin_state._visits()["visits_figures"]
-    assert figures[0]["value"] == admin_copy.NOT_KNOWN and figures[1]["value"] == "90"
-
-
 def test_with_counting_off_the_section_says_so_and_reads_nothing_and_what_it_shows_is_tab_only(
     reads: FakeReads, monkeypatch
 ):
@@ -155,7 +155,6 @@ def test_with_counting_off_the_section_says_so_and_reads_nothing_and_what_it_sho
 
 
 def test_every_cell_label_is_its_columns_heading_and_a_list_shows_its_first_rows_then_the_rest_on_demand():
-    """On a phone a row is a paragraph: each cell's ``data-label`` is its column's heading, in order."""
     rendered = str(admin._dashboard())
     tables = rendered.split('jsx("table",')[1:]
     lists = 5 + 2 + 1 + 1 + 2 + 1  # Visits', Readers' (found, sign-ups), Messages, Releases, Bounces', Audit

@@ -107,15 +107,6 @@ def named_path_exists(path: str, named_in: Path) -> bool:
     return bare and any(next((PROJECT_ROOT / folder).rglob(path), None) for folder in SEARCHED_FOLDERS)
 
 
-def naming_files() -> list[Path]:
-    code = [
-        *PROJECT_ROOT.glob("*.py"),
-        *(path for folder in CHECKED_CODE for path in (PROJECT_ROOT / folder).rglob("*.py")),
-    ]
-    assets = (path for suffix in CHECKED_ASSETS for path in (PROJECT_ROOT / "assets").rglob(f"*.{suffix}"))
-    return documents() + sorted(code) + sorted(assets)
-
-
 def missing_named_paths(path: Path) -> list[str]:
     source = path.read_text(encoding="utf-8")
     if path.suffix == ".md":
@@ -135,7 +126,12 @@ def missing_named_paths(path: Path) -> list[str]:
 def test_every_path_a_comment_or_a_doc_names_exists():
     """A path (a word ending in PATH_SUFFIXES, a path under a top-level folder, Dockerfile; not quoted,
     not after `/ ~ . $`, not a glob) exists from the root, from publisher/ or beside the file naming it."""
-    missing = [entry for path in naming_files() for entry in missing_named_paths(path)]
+    code = [
+        *PROJECT_ROOT.glob("*.py"),
+        *(path for folder in CHECKED_CODE for path in (PROJECT_ROOT / folder).rglob("*.py")),
+    ]
+    assets = [path for suffix in CHECKED_ASSETS for path in (PROJECT_ROOT / "assets").rglob(f"*.{suffix}")]
+    missing = [entry for path in documents() + sorted(code) + sorted(assets) for entry in missing_named_paths(path)]
     assert not missing, "paths named that are not in the tree:\n" + "\n".join(missing)
 
 
@@ -155,13 +151,9 @@ def test_the_checks_see_what_they_check():
         "Dockerfile",
     ]
     module = PROJECT_ROOT / "publisher" / "mail" / "__init__.py"
-    assert named_path_exists("server/middleware.py", module)
-    assert named_path_exists("publisher/web/", module)
-    assert named_path_exists("publisher/web", module)
-    assert not named_path_exists("publisher/hosting", module)
-    assert named_path_exists("outbox.py", module)  # beside the module
-    assert not named_path_exists("tables.py", module)  # it is in publisher/storage/
-    assert not named_path_exists("hosting/tabs.py", module)
+    found = ("server/middleware.py", "publisher/web/", "publisher/web", "outbox.py")  # the last: beside the module
+    missing = ("publisher/hosting", "tables.py", "hosting/tabs.py")  # the second: only in publisher/storage/
+    assert [path for path in (*found, *missing) if named_path_exists(path, module)] == list(found)
     assert named_path_exists("production.py", DOCS / "architecture.md")
     source = '"""Names a/one.py\n\nand b/two.py."""\n\nX = "c/three.py"  # d/four.py\n'
     assert list(comment_and_docstring_lines(source)) == [

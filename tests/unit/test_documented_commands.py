@@ -58,10 +58,6 @@ def run_by_a_test(block: ShellBlock, read: dict[tuple[str, str], list[str]]) -> 
     ]
 
 
-def run_by_the_makefile(command: str, benched: tuple[str, ...]) -> bool:
-    return command in RUN_ELSEWHERE or run_by_make_test(command) or command in benched
-
-
 def unaccounted() -> list[str]:
     read = blocks_read_by_tests()
     benched = bench_commands()
@@ -72,7 +68,7 @@ def unaccounted() -> list[str]:
         missing += [
             f"{block.document}:{block.line}: {command}"
             for command in block.bare_commands
-            if not run_by_the_makefile(command, benched)
+            if not (command in RUN_ELSEWHERE or run_by_make_test(command) or command in benched)
         ]
     return missing
 

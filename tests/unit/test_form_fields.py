@@ -18,7 +18,7 @@ from publisher.web import page_kinds, submissions
 from publisher.web.components.forms import declared_fields, waitlist_form
 from publisher.web.submissions import ContactState, SubscribeState, field_messages
 from tests.release_book import test_book
-from tests.unit.test_form_states import recording_gateway
+from tests.unit.test_form_states import CONTACT_FIELDS, recording_gateway
 from tests.unit.test_plain_forms import FORM_PARTS, SAME_SITE, client, field, page, write_build
 
 # The recipe's field: its copy would go to content/form_copy.py, its declaration to rules/form_fields.py.
@@ -58,9 +58,8 @@ def test_ids_and_state_vars_are_derived_from_the_product_s_names_as_the_pages_ha
     assert (submissions.QUESTION_ID, submissions.TOKEN_ID) == ("contact-question", "contact-token")
     assert [CONTACT.element_id(name) for name in ("website", "success")] == ["contact-website", "contact-success"]
     assert {"name_error", "email_error"} <= set(SubscribeState.base_vars)
-    assert {"first_name_error", "last_name_error", "email_error", "message_error", "answer_error"} <= set(
-        ContactState.base_vars
-    )
+    contact_vars = {"first_name_error", "last_name_error", "email_error", "message_error", "answer_error"}
+    assert contact_vars <= set(ContactState.base_vars)
 
 
 def test_the_page_shows_each_declared_field_with_its_label_type_autocomplete_and_message():
@@ -81,9 +80,8 @@ def test_a_field_added_to_the_declaration_is_on_the_page_with_its_message_line_a
     inputs = rendered_inputs(EXTENDED_SUBSCRIBE, ExtendedSubscribeState)
     assert list(inputs) == ["subscribe-name", "subscribe-email", "subscribe-company-name"]
     company = inputs["subscribe-company-name"]
-    assert 'name:"companyName"' in company
-    assert 'autoComplete:"organization"' in company
-    assert '"aria-describedby":"subscribe-company-name-error"' in company
+    described_by = '"aria-describedby":"subscribe-company-name-error"'
+    assert all(part in company for part in ('name:"companyName"', 'autoComplete:"organization"', described_by))
     assert "company_name_error" in company  # aria-invalid follows the field's message var
     page = str(rx.fragment(*declared_fields(EXTENDED_SUBSCRIBE, ExtendedSubscribeState)))
     assert 'htmlFor:"subscribe-company-name"' in page and '"Company"' in page
@@ -114,7 +112,6 @@ def extended_subscribe(monkeypatch, tmp_path: Path):
 
 @pytest.mark.asyncio
 async def test_a_plain_post_reads_an_added_field_shows_its_message_and_sends_it(extended_subscribe):
-    """The server's answer to the form's plain POST (server/plain_forms.py), as the site runs it."""
     build, recorder = extended_subscribe
     typed = {"name": "Jo Reader", "email": "jo@example.com", "companyName": "A"}
     async with client(build) as http:
@@ -132,19 +129,11 @@ async def test_a_plain_post_reads_an_added_field_shows_its_message_and_sends_it(
 
 
 def test_a_contact_field_beyond_the_product_s_body_is_sent_by_its_name():
-    values = EXTENDED_CONTACT.check(
-        {
-            "firstName": "Ada",
-            "lastName": "Reader",
-            "email": "ada@example.com",
-            "message": "Hello there, books!",
-            "companyName": "Acme",
-        }
-    ).values
+    values = EXTENDED_CONTACT.check({**CONTACT_FIELDS, "companyName": "Acme"}).values
     assert contact_body(values) == {
-        "sender": {"name": "Ada Reader", "email": "ada@example.com"},
-        "subject": "Contact Form Submission from Ada Reader",
-        "message": "Hello there, books!",
+        "sender": {"name": "Jo Reader", "email": "jo@example.com"},
+        "subject": "Contact Form Submission from Jo Reader",
+        "message": "When is the next book coming out?",
         "companyName": "Acme",
     }
 
@@ -158,8 +147,6 @@ def test_the_waitlist_is_its_declaration_in_a_plain_form_that_keeps_the_book_s_p
     assert f'jsx("form",{{action:"{book.page_path}"' in rendered and 'method:"post"' in rendered
     assert 'name:"joinList"' in rendered and 'type:"checkbox"' in rendered and 'name:"website"' in rendered
     assert f"one email when {book.title} is out" in rendered and "erase it 30 days after that email" in rendered
-    assert WAITLIST.check({"email": "jo@example.com", "joinList": "yes"}).values == {
-        "email": "jo@example.com",
-        "joinList": "yes",
-    }
+    ticked = {"email": "jo@example.com", "joinList": "yes"}
+    assert WAITLIST.check(ticked).values == ticked
     assert WAITLIST.check({"email": "jo@example.com"}).values["joinList"] == ""  # a box is never wrong

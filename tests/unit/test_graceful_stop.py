@@ -166,9 +166,7 @@ def test_granian_workers_get_the_draining_handlers(monkeypatch):
 
         async def signalled():
             os.kill(os.getpid(), signal.SIGTERM)
-            deadline = time.monotonic() + 10
-            while not drained_with and time.monotonic() < deadline:
-                await asyncio.sleep(0.02)
+            await wait_for(lambda: drained_with)
 
         loop.run_until_complete(signalled())
         # The drain ends with Granian's own worker stop, not the immediate one.

@@ -31,9 +31,6 @@ MAIL_ENV = {
 }
 
 
-# --- Tokens ---------------------------------------------------------------------------
-
-
 def test_a_confirmation_token_reads_back_its_key_and_issue_date_and_works_for_seven_days_and_no_longer():
     token = list_rules.confirm_token(SECRET, KEY, ISSUED)
     claim = list_rules.read_confirm_token([SECRET], token, ISSUED + timedelta(days=7))
@@ -42,7 +39,6 @@ def test_a_confirmation_token_reads_back_its_key_and_issue_date_and_works_for_se
 
 
 def flip(token: str, position: int) -> str:
-    """The token with the character at ``position`` changed."""
     position %= len(token)
     return token[:position] + ("A" if token[position] != "A" else "B") + token[position + 1 :]
 
@@ -62,7 +58,6 @@ def signed(secret: str, *parts: str) -> str:
 
 
 def test_a_token_of_the_right_shape_signed_for_the_other_purpose_is_refused():
-    """Each token has the right shape and a genuine MAC, made for the other purpose."""
     confirm, unsubscribe = list_rules.confirm_token(SECRET, KEY, ISSUED), list_rules.unsubscribe_token(SECRET, KEY)
     assert list_rules.read_unsubscribe_token([SECRET], confirm) is None  # refused by its shape alone
     assert list_rules.read_confirm_token([SECRET], unsubscribe, ISSUED) is None
@@ -126,8 +121,6 @@ def test_the_visitors_address_behind_trusted_proxies():
     assert visitor_limits.client_address(scope, trusted_proxy_hops=3) == "10.0.0.2"  # fewer hops than trusted
 
 
-# --- The pages' panel, as the server writes it ---------------------------------------
-
 PAGES = {"/subscribe/confirm": confirm.OUTCOMES, "/unsubscribe": unsubscribe.OUTCOMES}
 
 
@@ -146,25 +139,24 @@ def test_every_stage_of_both_pages_is_written_with_a_button_only_where_it_asks(r
     assert not panel.select("script, input")
 
 
+def ask_panel(outcomes, address: str = "j*@e******.com", action: str = "/x") -> BeautifulSoup:
+    return BeautifulSoup(outcome_html(outcomes, list_link_state.ASK, address, action), "html.parser")
+
+
 def test_the_ask_panels_say_the_spec_words_with_the_masked_address_written_as_text_never_as_markup():
-    asking = BeautifulSoup(outcome_html(confirm.OUTCOMES, list_link_state.ASK, "j*@e******.com", "/x"), "html.parser")
+    asking = ask_panel(confirm.OUTCOMES)
     assert asking.p.get_text() == "Press the button to add j*@e******.com to the Animals We Confuse new-release list."
     assert asking.p.strong.get_text() == "j*@e******.com"
     assert asking.button.get_text() == "Confirm my subscription"
-    leave = BeautifulSoup(
-        outcome_html(unsubscribe.OUTCOMES, list_link_state.ASK, "j*@e******.com", "/x"), "html.parser"
-    )
-    assert (
-        leave.p.get_text() == "Press the button to remove j*@e******.com from the Animals We Confuse new-release list."
-    )
+    leave = ask_panel(unsubscribe.OUTCOMES)
+    assert leave.p.text == "Press the button to remove j*@e******.com from the Animals We Confuse new-release list."
     assert leave.button.get_text() == "Unsubscribe"
     # The app's busy label is the same part's: only the app shows it.
     assert [p for p in confirm.OUTCOMES[list_link_state.ASK] if isinstance(p, Press)] == [
         Press("Confirm my subscription", "Confirming...")
     ]
     hostile = '"><script>alert(1)</script>'
-    html = outcome_html(confirm.OUTCOMES, list_link_state.ASK, hostile, f"/subscribe/confirm?token={hostile}")
-    panel = BeautifulSoup(html, "html.parser")
+    panel = ask_panel(confirm.OUTCOMES, hostile, f"/subscribe/confirm?token={hostile}")
     assert not panel.select("script")
     assert panel.strong.get_text() == hostile
     assert panel.form["action"] == f"/subscribe/confirm?token={hostile}"
@@ -172,18 +164,12 @@ def test_the_ask_panels_say_the_spec_words_with_the_masked_address_written_as_te
 
 def test_each_stage_has_its_http_status():
     statuses = {stage: LinkView(stage).http_status for stage in (*PAGES["/subscribe/confirm"], list_link_state.LIMITED)}
-    assert statuses == {
-        list_link_state.ASK: 200,
-        list_link_state.DONE: 200,
-        list_link_state.ASK_WAIT: 200,
-        list_link_state.DONE_WAIT: 200,
-        list_link_state.ALREADY: 200,
+    assert {stage: status for stage, status in statuses.items() if status != 200} == {
         list_link_state.EXPIRED: 410,
-        list_link_state.REPLACED: 200,
-        list_link_state.LEFT: 200,
         list_link_state.INVALID: 404,
         list_link_state.LIMITED: 429,
         list_link_state.UNAVAILABLE: 503,
     }
+    assert len(statuses) == 11  # every other stage is a page that exists
     assert LinkView(list_link_state.ASK, "reader@example.com").address == "r****r@e******.com"
     assert LinkView(list_link_state.INVALID).address == ""

@@ -52,7 +52,6 @@ CONTACT_HEAD = [
     'Content-Type: text/plain; charset="utf-8"',
     "Content-Transfer-Encoding: quoted-printable",
 ]
-CONTACT_HEADERS = [line.partition(":")[0] for line in CONTACT_HEAD]
 
 
 def field_names(head: str) -> list[str]:
@@ -93,26 +92,6 @@ def test_a_bare_carriage_return_in_a_message_is_a_line_break_so_every_line_ends_
     email = contact(settings_for("smtp://127.0.0.1:25"), text=text)
     assert not re.search(rb"\r(?!\n)|(?<!\r)\n", email)  # what a server's CRLF rewrite would change breaks DKIM
     assert head_and_body(email)[1].endswith("\r\nHello there,\r\ncould you ship?\r\n")
-
-
-@pytest.mark.parametrize("name", ["Jo\r\nBcc: victim@example.com", "Jo\nBcc: victim@example.com", "Jo\rX: 1"])
-@pytest.mark.parametrize("kind", ["contact", "welcome"])
-def test_a_name_carrying_cr_or_lf_cannot_add_a_header(name, kind):
-    # Validation refuses such a name; one that reaches an email anyway has each break as a space.
-    settings = settings_for("smtp://127.0.0.1:25")
-    raw = contact(settings, name=name) if kind == "contact" else welcome(settings, name)
-    head, _ = head_and_body(raw)
-    spaced = name.replace("\r", " ").replace("\n", " ")
-    parsed = message_from_bytes(raw, policy=email_policy.default)
-    if kind == "contact":
-        assert field_names(head) == CONTACT_HEADERS
-        assert parsed["Subject"] == f"Contact Form Submission from {spaced}"
-        assert parsed["Reply-To"].addresses[0].display_name == spaced
-    else:
-        assert not any(line.lower().startswith("bcc") for line in head.split("\r\n"))
-        [to] = [line for line in head.split("\r\n") if line.startswith("To:")]
-        assert to.startswith("To: Jo =?utf-8?q?") and to.endswith(" <jo@example.com>")
-        assert parsed["To"].addresses[0].display_name == spaced
 
 
 def test_the_subscriber_notice():
@@ -164,7 +143,6 @@ def test_the_confirmation_email_says_who_writes_why_and_where_to_confirm_and_not
 
 
 def text_of(email: bytes) -> str:
-    """The text part as a mail client shows it, read back from the bytes on the wire."""
     return message_from_bytes(email, policy=email_policy.default).get_content().replace("\r\n", "\n")
 
 

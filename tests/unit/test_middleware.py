@@ -17,30 +17,33 @@ from starlette.applications import Starlette
 from starlette.routing import Match, Mount, Route, Router
 
 from publisher import visits
-from publisher.config.settings import PerProcess
 from publisher.content import images
 from publisher.content.books import BOOKS
 from publisher.limits import tabs
 from publisher.rules import admin_access
 from publisher.seldom_log import SeldomLog
-from publisher.server import event_channel, middleware, routes
+from publisher.server import middleware, routes
 from publisher.server.event_channel import EventChannelDoor
 from publisher.server.routes import PageInPlace
 from publisher.web import page_kinds
 from publisher.web.pages import PAGES
 from tests.support import asgi_exchange
 from tests.unit.test_plain_forms import write_build
+from tests.unit.test_tabs import door_for
 
 ROUTES = ("/", "/about", "/subscribe", "/contact-us")
 
 
-class RecordingApp:
-    def __init__(self):
+class RespondingApp:
+    def __init__(self, status: int = 200, headers: list | None = None):
+        self.status = status
+        self.headers = headers or [(b"content-type", b"text/html; charset=utf-8")]
         self.scopes: list[dict] = []
 
     async def __call__(self, scope, receive, send):
         self.scopes.append(scope)
-        await send({"type": "test.called"})
+        await send({"type": "http.response.start", "status": self.status, "headers": list(self.headers)})
+        await send({"type": "http.response.body", "body": b"ok"})
 
 
 def http_scope(path: str, **extra) -> dict:
@@ -56,7 +59,7 @@ def http_scope(path: str, **extra) -> dict:
     }
 
 
-def call(asgi_app, scope: dict, inner: RecordingApp | None = None) -> tuple[dict, list[dict]]:
+def call(asgi_app, scope: dict, inner: RespondingApp | None = None) -> tuple[dict, list[dict]]:
     """What the inner app (``inner``, else ``asgi_app.app``) saw of one request, and what was sent."""
     sent, _ = asgi_exchange(asgi_app, scope, [{"type": "http.request", "body": b"", "more_body": False}])
     [seen] = (inner or asgi_app.app).scopes
@@ -67,12 +70,9 @@ def call(asgi_app, scope: dict, inner: RecordingApp | None = None) -> tuple[dict
 def test_a_slashless_page_is_served_in_place_the_rest_of_the_request_kept(route):
     scope = http_scope(route, query_string=b"ref=newsletter", method="HEAD")
     original = copy.deepcopy(scope)
-    seen, sent = call(PageInPlace(RecordingApp(), ROUTES), scope)
-    assert seen["path"] == route + "/" and seen["raw_path"] == (route + "/").encode()
-    assert {k: v for k, v in seen.items() if k not in ("path", "raw_path")} == {
-        k: v for k, v in scope.items() if k not in ("path", "raw_path")
-    }
-    assert sent == [{"type": "test.called"}]  # passed through, no redirect
+    seen, sent = call(PageInPlace(RespondingApp(), ROUTES), scope)
+    assert seen == {**scope, "path": route + "/", "raw_path": (route + "/").encode()}
+    assert sent[0]["status"] == 200  # passed through, no redirect
     assert scope == original  # the caller's scope untouched
 
 
@@ -86,15 +86,15 @@ def test_a_slashless_page_is_served_in_place_the_rest_of_the_request_kept(route)
 )
 def test_other_paths_and_scopes_pass_unchanged(scope):
     original = copy.deepcopy(scope)
-    seen, _ = call(PageInPlace(RecordingApp(), ROUTES), scope)
+    seen, _ = call(PageInPlace(RespondingApp(), ROUTES), scope)
     assert seen is scope and seen == original
 
 
 def wrappers_passed(asgi_app, scope: dict) -> list[str]:
-    """The ASGI callables a request passes before it reaches a ``RecordingApp``, outermost first."""
+    """The ASGI callables a request passes before it reaches a ``RespondingApp``, outermost first."""
     passed: list[str] = []
     current = asgi_app
-    while not isinstance(current, RecordingApp):
+    while not isinstance(current, RespondingApp):
         passed.append(type(current).__name__)
         if isinstance(current, Router):
             claims = [route for route in current.routes if route.matches(copy.deepcopy(scope))[0] is Match.FULL]
@@ -116,10 +116,9 @@ def wrappers_passed(asgi_app, scope: dict) -> list[str]:
 def test_a_page_request_passes_two_wrappers_the_headers_carrying_the_visits_hook_and_the_route_table(
     monkeypatch, environ, hook
 ):
-    monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
-    for name, value in environ.items():
+    for name, value in {"PUBLISHER_GATEWAY_URL": "", **environ}.items():
         monkeypatch.setenv(name, value)
-    inner = RecordingApp()
+    inner = RespondingApp()
     outer = middleware.transform(inner)
     assert outer.on_page is hook  # counting adds no wrapper
     assert wrappers_passed(outer, http_scope("/")) == ["ResponseHeaders", "Router"]
@@ -172,7 +171,7 @@ def endpoint_name(endpoint) -> str:
 
 def table_rows(tmp_path: Path) -> set[tuple[str, str, str]]:
     write_build(tmp_path)
-    table = middleware.route_table(RecordingApp(), build_dir=tmp_path)
+    table = middleware.route_table(RespondingApp(), build_dir=tmp_path)
     rows = set()
     declared = PAGES.slashless_routes()
     for route in table.routes:
@@ -191,7 +190,7 @@ def table_rows(tmp_path: Path) -> set[tuple[str, str, str]]:
 
 def test_the_documented_route_table_is_the_route_table_every_declared_page_after_the_endpoints(tmp_path):
     assert documented_rows() == table_rows(tmp_path)
-    table = middleware.route_table(RecordingApp(), build_dir=tmp_path)
+    table = middleware.route_table(RespondingApp(), build_dir=tmp_path)
     paths = [getattr(route, "path", None) for route in table.routes]
     last = table.routes[paths.index("/admin/{page:path}") + 1 :]  # every endpoint claims first
     assert all(isinstance(route.endpoint, routes.PageInPlace) for route in last)  # type: ignore[attr-defined]
@@ -245,18 +244,6 @@ def test_a_body_is_read_up_to_the_limit_and_refused_past_it(
 
 
 # --- Response headers -------------------------------------------------------------
-
-
-class RespondingApp:
-    def __init__(self, status: int = 200, headers: list | None = None):
-        self.status = status
-        self.headers = headers or [(b"content-type", b"text/html; charset=utf-8")]
-        self.scopes: list[dict] = []
-
-    async def __call__(self, scope, receive, send):
-        self.scopes.append(scope)
-        await send({"type": "http.response.start", "status": self.status, "headers": list(self.headers)})
-        await send({"type": "http.response.body", "body": b"ok"})
 
 
 # What the build decides today (.web/backend/page_kinds.json).
@@ -362,23 +349,38 @@ def test_only_pages_that_start_the_app_may_open_a_websocket_and_only_they_are_no
         assert headers["cache-control"] == ("no-cache" if websocket else "public, max-age=0, s-maxage=300")
 
 
+def proto_scope(forwarded: str, scheme: str = "http") -> dict:
+    headers = [(b"host", b"books.example.com"), (b"x-forwarded-proto", forwarded.encode())]
+    return http_scope("/subscribe", scheme=scheme, headers=headers)
+
+
 @pytest.mark.parametrize(
-    ("direct", "hops", "https"),
-    [(True, 0, True), (False, 1, True), (False, 0, False)],
-    ids=["direct", "behind a trusted proxy", "no proxy trusted (REFLEX_TRUSTED_PROXY_HOPS=0)"],
+    ("forwarded", "scheme", "hops", "https"),
+    [
+        ("http", "https", 0, True),  # TLS to us directly
+        ("https", "http", 1, True),  # behind a trusted proxy
+        ("https", "http", 0, False),  # no proxy trusted (REFLEX_TRUSTED_PROXY_HOPS=0): anyone could send it
+        ("https, http", "http", 1, False),
+        ("http, https", "http", 1, True),
+        ("https, http", "http", 2, True),
+        ("https", "http", 2, False),  # fewer values than hops: not ours
+    ],
 )
-def test_https_adds_hsts_and_only_secure_websockets(direct, hops, https, monkeypatch):
-    scope = http_scope("/subscribe", scheme="https") if direct else proto_scope("https")
+def test_https_adds_hsts_and_only_secure_websockets_x_forwarded_proto_counting_through_the_trusted_proxy_hops(
+    forwarded, scheme, hops, https, monkeypatch
+):
     monkeypatch.setattr(reflex_config.get_config(), "trusted_proxy_hops", hops)
-    headers = response_headers(scope)
+    headers = response_headers(proto_scope(forwarded, scheme))
     assert headers.get("strict-transport-security") == ("max-age=31536000; includeSubDomains" if https else None)
     assert ("connect-src 'self' wss://books.example.com;" in headers["content-security-policy"]) is https
     assert ("upgrade-insecure-requests" in headers["content-security-policy"]) is https
 
 
 def test_websocket_scopes_pass_untouched():
-    _, sent = call(middleware.ResponseHeaders(RecordingApp(), (), APP_ROUTES), {"type": "websocket", "path": "/_event"})
-    assert sent == [{"type": "test.called"}]
+    _, sent = call(
+        middleware.ResponseHeaders(RespondingApp(), (), APP_ROUTES), {"type": "websocket", "path": "/_event"}
+    )
+    assert sent[0]["headers"] == RespondingApp().headers  # nothing added
 
 
 def test_inline_script_hashes_cover_executable_inline_scripts_only(tmp_path):
@@ -408,21 +410,6 @@ def test_a_malformed_host_header_cannot_write_into_the_policy(host):
     assert "*" not in policy and "evil" not in policy
 
 
-def proto_scope(forwarded: str, scheme: str = "http") -> dict:
-    headers = [(b"host", b"books.example.com"), (b"x-forwarded-proto", forwarded.encode())]
-    return http_scope("/subscribe", scheme=scheme, headers=headers)
-
-
-def test_x_forwarded_proto_counts_only_through_the_trusted_proxy_hops():
-    assert not routes.is_https(proto_scope("https"), trusted_proxy_hops=0)
-    assert routes.is_https(proto_scope("http", scheme="https"), trusted_proxy_hops=0)  # TLS to us directly
-    assert routes.is_https(proto_scope("https"), trusted_proxy_hops=1)
-    assert not routes.is_https(proto_scope("https, http"), trusted_proxy_hops=1)
-    assert routes.is_https(proto_scope("http, https"), trusted_proxy_hops=1)
-    assert routes.is_https(proto_scope("https, http"), trusted_proxy_hops=2)
-    assert not routes.is_https(proto_scope("https"), trusted_proxy_hops=2)  # fewer values than hops: not ours
-
-
 # --- The event channel's door, driven by crafted clients ----------------------------
 
 
@@ -444,25 +431,15 @@ class ChannelApp:
 
 def crafted(path: str, kind: str = "websocket", denial: bool = True) -> dict:
     transport = "websocket" if kind == "websocket" else "polling"
-    return {
-        "type": kind,
-        "method": "GET",
-        "path": path,
-        "raw_path": path.encode(),
-        "root_path": "",
-        "query_string": f"EIO=4&transport={transport}&token=crafted".encode(),
-        "headers": [(b"host", b"books.example.com")],
-        "client": ("198.51.100.70", 40000),
-        "extensions": {"websocket.http.response": {}} if denial else {},
-    }
+    query = f"EIO=4&transport={transport}&token=crafted".encode()
+    extensions = {"websocket.http.response": {}} if denial else {}
+    return http_scope(path, type=kind, query_string=query, client=("198.51.100.70", 40000), extensions=extensions)
 
 
 def through_the_door(scope: dict) -> tuple[ChannelApp, list[dict]]:
     gate = tabs.TabGate(tabs.TabLimits(per_address=5, new_per_minute=50, per_worker=50))
     channel = ChannelApp(gate)
-    site = event_channel.ChannelOrigins(site_origin="https://books.example.com")
-    door = EventChannelDoor(channel, PerProcess(lambda: gate), origins=site)
-    table = Router(middleware.channel_routes(door), default=channel)  # the route table's channel routes
+    table = Router(middleware.channel_routes(door_for(gate, channel)), default=channel)  # as in the route table
     incoming = [{"type": "websocket.connect"} if scope["type"] == "websocket" else {"type": "http.request"}]
     sent, _ = asgi_exchange(table, scope, incoming, then={"type": "websocket.disconnect", "code": 1000})
     assert gate.open_here == {}  # whatever was counted was given back
@@ -530,11 +507,6 @@ def test_the_page_hook_is_told_each_page_gets_status_and_route_and_nothing_else(
 # --- Cross-origin reads and the spellings Reflex's static files would answer ---------
 
 
-async def own_page(scope, receive, send):
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/html")]})
-    await send({"type": "http.response.body", "body": b"page"})
-
-
 def as_reflex_wraps_it(app) -> Starlette:
     """``app`` as Reflex's App serves it, each Starlette app given ``App._add_cors`` as publisher.py leaves it."""
     import publisher.publisher  # noqa: F401 (loading the app sets up what Reflex wraps it with)
@@ -560,7 +532,7 @@ def cors_headers(response: httpx.Response) -> dict[str, str]:
 async def test_no_origin_is_allowed_to_read_the_sites_answers(monkeypatch, origin):
     """Reflex allows every origin, with cookies; the site's pages call only their own origin."""
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
-    served = as_reflex_wraps_it(middleware.ResponseHeaders(middleware.route_table(own_page), (), None))
+    served = as_reflex_wraps_it(middleware.ResponseHeaders(middleware.route_table(RespondingApp()), (), None))
     preflight_headers = {
         "Origin": origin,
         "Access-Control-Request-Method": "POST",
@@ -605,10 +577,7 @@ SITE_PATHS = ["/about", "/about/", "/about//", "/", "/assets", "/books"]
 async def test_another_spelling_of_a_page_is_not_found_and_never_redirected_by_the_host(
     tmp_path, monkeypatch, dashboard, path
 ):
-    if dashboard:
-        monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
-    else:
-        monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "https://api.example.com")
+    monkeypatch.setenv("PUBLISHER_GATEWAY_URL", "" if dashboard else "https://api.example.com")
     answer = await get_from_built_site(tmp_path, path)
     assert answer.status_code == 404 and "location" not in answer.headers
     assert "<title>admin" not in answer.text

@@ -14,20 +14,14 @@ import pytest
 MESSAGE = "tests/unit starts no process and opens no socket: move this test to tests/services"
 
 
-def test_connecting_to_a_server_fails_at_once_naming_the_stage_to_move_to():
+def test_connecting_listening_or_starting_a_process_fails_at_once_naming_the_stage_to_move_to():
     with pytest.raises(RuntimeError, match="move this test to tests/services"):
         socket.create_connection(("127.0.0.1", 9), timeout=1)
     with socket.socket(socket.AF_INET6) as sock, pytest.raises(RuntimeError, match=MESSAGE):
         sock.connect_ex(("::1", 9))
-
-
-def test_listening_fails_at_once():
     with socket.socket() as sock, pytest.raises(RuntimeError, match=MESSAGE) as refused:
         sock.bind(("127.0.0.1", 0))
     assert str(refused.value).startswith(MESSAGE)
-
-
-def test_starting_a_process_fails_at_once():
     with pytest.raises(RuntimeError, match="tests/unit starts no process"):
         subprocess.run([sys.executable, "-c", "pass"], check=True)
 

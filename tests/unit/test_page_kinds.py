@@ -9,7 +9,7 @@ import reflex as rx
 from reflex.utils.imports import ImportVar
 from reflex.vars.base import VarData
 
-from publisher.content.models import PageCopy
+from publisher.content import page_copy
 from publisher.web import page_kinds
 from publisher.web.components.layout import page_heading, page_layout
 from publisher.web.pages import PAGES
@@ -57,19 +57,9 @@ def test_the_site_today_pages_without_a_form_are_static_and_the_form_pages_start
         assert any(" reads state.is_hydrated" in reason for reason in reasons)
 
 
-TEMPORARY = PageCopy(
-    title="Temporary",
-    description="A page for this test.",
-    keywords=(),
-    heading="Temporary",
-    intro="A page for this test.",
-    short_name="Temporary",
-)
-
-
 def temporary_page():  # a maintainer's page that shows state
     greeting = rx.el.p(MaintainerState.greeting, id="greeting")
-    return page_layout("/temporary", PAGES.navigation(), page_heading(TEMPORARY), greeting)
+    return page_layout("/temporary", PAGES.navigation(), page_heading(page_copy.ABOUT), greeting)
 
 
 SEARCH_HOOK = rx.Var(
@@ -114,7 +104,7 @@ NEEDS_THE_APP = {
 @pytest.mark.parametrize(("page", "reasons"), NEEDS_THE_APP.values(), ids=NEEDS_THE_APP.keys())
 def test_each_thing_that_needs_the_app_starts_it_and_is_named(page, reasons):
     [kind] = page_kinds.decide([page]).values()
-    assert (kind.route, kind.app_reasons) == (page_kinds.site_route(page.route), reasons)
+    assert (kind.route, kind.app_reasons) == (page_kinds.page_route(page.route), reasons)
 
 
 def test_what_renders_completely_at_build_time_stays_static():
@@ -148,8 +138,8 @@ def test_a_long_list_of_reasons_is_shortened_when_described():
     + [("index", "/"), ("about", "/about"), ("contact-us", "/contact-us"), ("books/new", "/books/new")],
 )
 def test_a_request_path_or_a_reflex_route_key_names_the_page_the_site_serves(name, route):
-    assert page_kinds.page_route(name) == page_kinds.site_route(name) == route
-    assert page_kinds.site_route("404") == "404"  # Reflex's not-found page keeps its key
+    assert page_kinds.page_route(name) == route
+    assert list(page_kinds.decide([Page("404", lambda: rx.el.p("x"))])) == ["404"]  # the not-found page's key
 
 
 def test_the_manifest_round_trips_and_names_the_routes_that_start_the_app(tmp_path, monkeypatch):

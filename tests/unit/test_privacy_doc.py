@@ -22,10 +22,6 @@ from publisher.visits import recorder
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def privacy_doc() -> str:
-    return " ".join((ROOT / "docs" / "privacy.md").read_text(encoding="utf-8").split())
-
-
 def mode(bits: int) -> str:
     return f"`{bits:04o}`"
 
@@ -96,7 +92,7 @@ def documented_figures() -> list[str]:
 
 def test_every_figure_docs_privacy_gives_is_the_codes():
     """And no other figure is left in the doc: a new one there fails here too."""
-    text = privacy_doc()
+    text = " ".join((ROOT / "docs" / "privacy.md").read_text(encoding="utf-8").split())
     missing = [phrase for phrase in documented_figures() if phrase not in text]
     assert missing == [], "docs/privacy.md no longer says these, with the code's figures"
     for phrase in documented_figures():

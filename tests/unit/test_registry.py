@@ -5,21 +5,11 @@ from __future__ import annotations
 import pytest
 import reflex as rx
 
-from publisher.content.models import PageCopy
-from publisher.server import middleware
+from publisher.content import page_copy
 from publisher.web.pages import PAGES
 from publisher.web.pages.registry import PageRegistry, site_page
-from tests.unit import test_middleware
-from tests.unit.test_middleware import http_scope
 
-FAQ = PageCopy(
-    title="Questions",
-    description="Answers to the questions readers ask.",
-    keywords=("faq",),
-    heading="Questions",
-    intro="Answers to the questions readers ask.",
-    short_name="Questions",
-)
+FAQ = page_copy.CONTACT
 
 
 def faq_registry(**declaration) -> PageRegistry:
@@ -48,18 +38,12 @@ def test_the_navigation_is_read_from_the_declarations_in_their_order_and_lists_o
     assert [item.route for item in faq_registry().navigation()] == ["/"]  # /faq is outside it
 
 
-def test_a_page_outside_the_navigation_is_served_at_its_slashless_url_without_a_redirect():
-    inner = test_middleware.RecordingApp()
-    seen, _ = test_middleware.call(middleware.transform(inner, pages=faq_registry()), http_scope("/faq"), inner)
-    assert seen["path"] == "/faq/"  # the prerendered faq/index.html, in place
-
-
 def test_the_app_registers_every_page_with_its_metadata_its_place_in_the_sitemap_and_its_module():
     app = RecordingApp()
     faq_registry(in_sitemap=False).add_to(app)
     assert [page["route"] for page in app.pages] == ["/", "/faq"]
     assert [page["context"] for page in app.pages] == [{"sitemap": {}}, {"sitemap": None}]
-    assert app.pages[1]["title"] == "Questions | Animals We Confuse"
+    assert app.pages[1]["title"] == "Contact Us | Animals We Confuse"
     assert app.pages[1]["description"] == FAQ.description
     render = app.pages[1]["component"]
     assert render.__module__ == __name__  # Reflex places the page's compiled code by it

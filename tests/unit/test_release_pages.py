@@ -70,15 +70,13 @@ def test_the_moment_across_daylight_saving_and_far_from_utc_in_the_books_own_wor
 
 def test_before_its_moment_the_card_and_page_say_when_it_comes_without_a_buy_button():
     item, before = coming(), page_kinds.just_before(LONDON.utc)
-    for shown in (
-        rendered(book_cards.book_card(item, 0, before)),
-        rendered(rx.fragment(*book_cards.book_page(item, CARDS, "/", before))),
-    ):
+    card = rendered(book_cards.book_card(item, 0, before))
+    page = rendered(rx.fragment(*book_cards.book_page(item, CARDS, before)))
+    for shown in (card, page):
         assert "Coming 28 March 2027 at 09:00 BST (Europe/London)" in shown
         assert books.GET_YOUR_COPY not in shown and "data-buy" not in shown
-    page = rendered(rx.fragment(*book_cards.book_page(item, CARDS, "/", before)))
     assert 'id:\\"waitlist-form\\"' in page and 'action:\\"/books/coming\\"' in page  # the waitlist's form
-    assert "waitlist-form" not in rendered(book_cards.book_card(item, 0, before))  # on its page only
+    assert "waitlist-form" not in card  # on its page only
     out = rendered(book_cards.book_card(item, 0, LONDON.utc))
     assert books.GET_YOUR_COPY in out and "Coming" not in out
 
@@ -135,16 +133,14 @@ def test_the_feed_lists_a_book_from_its_moment_dated_by_it(monkeypatch):
 
 def built(tmp_path, item: Book) -> PrecompressedStaticFiles:
     """The build's files: the canonical ones (every book out) and the variants before ``item``'s moment."""
-    for path, text in (
-        ("index.html", "home: out"),
-        (f"books/{item.slug}/index.html", "page: out"),
-        ("releases.atom", "feed: out"),
-        (f"books/{item.slug}/index.html.br", "page: out, its Brotli twin"),
-        ("releases.atom.gz", "feed: out, its gzip twin"),
-        (f"_before/{item.slug}/index.html", "home: coming"),
-        (f"_before/{item.slug}/books/{item.slug}/index.html", "page: coming"),
-        (f"_before/{item.slug}/releases.atom", "feed: coming"),
-    ):
+    canonical = {"index.html": "home", f"books/{item.slug}/index.html": "page", "releases.atom": "feed"}
+    files = {path: f"{what}: out" for path, what in canonical.items()}
+    files |= {f"_before/{item.slug}/{path}": f"{what}: coming" for path, what in canonical.items()}
+    files |= {
+        f"books/{item.slug}/index.html.br": "page: out, its Brotli twin",
+        "releases.atom.gz": "feed: out, its gzip twin",
+    }
+    for path, text in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text)
     return PrecompressedStaticFiles(directory=tmp_path, html=True)
@@ -154,8 +150,8 @@ async def served(tmp_path, item: Book, now: datetime, paths: list[str], method: 
     registry = PageRegistry()
     book.declare(item, registry)
     table = middleware.route_table(built(tmp_path, item), registry, clock=lambda: now, books=(item,))
-    site = middleware.ResponseHeaders(table, (), {"/": False, item.page_path: False})
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=site), base_url=SITE) as http:
+    app = middleware.ResponseHeaders(table, (), {"/": False, item.page_path: False})
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=SITE) as http:
         return [await http.request(method, path) for path in paths]
 
 
@@ -175,9 +171,8 @@ async def test_the_server_serves_the_coming_files_until_the_moment_and_the_built
     at = await served(tmp_path, item, release.utc, PATHS)
     assert [r.text for r in at] == ["home: out", "page: out", "page: out", "feed: out"]
     heads = await served(tmp_path, item, release.utc - timedelta(seconds=1), PATHS[:2], "HEAD")
-    assert [r.status_code for r in heads] == [200, 200] and heads[1].headers["content-length"] == str(
-        len("page: coming")
-    )
+    assert [r.status_code for r in heads] == [200, 200]
+    assert heads[1].headers["content-length"] == str(len("page: coming"))
 
 
 @pytest.mark.asyncio

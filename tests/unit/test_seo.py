@@ -1,9 +1,8 @@
-"""Page metadata (docs/product.md, Page metadata), and the spec's words on the pages as compiled."""
+"""Page metadata (docs/product.md, Page metadata)."""
 
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
@@ -12,18 +11,18 @@ from publisher.content.books import BOOKS
 from publisher.content.site import LOGO_IMAGE, SHARE_IMAGE, SHARE_IMAGE_ALT, SOCIAL_LINKS
 from publisher.web import seo
 from publisher.web.pages import PAGES, about, contact, home, not_found, subscribe
+from publisher.web.pages.book import BOOK_PAGES
 from publisher.web.pages.registry import SitePage
+from tests.unit.test_book_pages import meta
 
-HOME, ABOUT, SUBSCRIBE, CONTACT, NOT_FOUND = (
+ALL_PAGES = HOME, ABOUT, SUBSCRIBE, CONTACT, NOT_FOUND = (
     home.home,
     about.about,
     subscribe.subscribe,
     contact.contact,
     not_found.not_found,
 )
-
 SITE = "https://books.example.com"
-ALL_PAGES = (HOME, ABOUT, SUBSCRIBE, CONTACT, NOT_FOUND)
 INDEXED_PAGES = tuple(page for page in PAGES.pages() if page.indexed)
 SUFFIX = " | Animals We Confuse"
 
@@ -31,7 +30,6 @@ SUFFIX = " | Animals We Confuse"
 @pytest.fixture(autouse=True)
 def site(monkeypatch):
     monkeypatch.setattr("publisher.web.seo.site_url", lambda: SITE)
-    return SITE
 
 
 def page_id(page: SitePage) -> str:
@@ -46,32 +44,18 @@ def dict_tags(page: SitePage) -> list[dict[str, str]]:
     return [tag for tag in seo.meta_tags(page) if isinstance(tag, dict)]
 
 
-def tag_content(page: SitePage, key: str) -> str:
-    matches = [tag["content"] for tag in dict_tags(page) if tag.get("name") == key or tag.get("property") == key]
-    assert len(matches) == 1, f"expected exactly one {key!r} tag, found {len(matches)}"
-    return matches[0]
-
-
 def components(page: SitePage, type_name: str) -> list:
     return [tag for tag in seo.meta_tags(page) if not isinstance(tag, dict) and type(tag).__name__ == type_name]
 
 
 def rendered_props(component) -> dict[str, str]:
-    props = {}
-    for prop in component.render()["props"]:
-        key, _, value = prop.partition(":")
-        props[key] = value
-    return props
+    return dict(prop.split(":", 1) for prop in component.render()["props"])
 
 
 def test_full_title_adds_the_brand_suffix_unless_the_title_names_it():
     assert seo.full_title("Contact Us") == "Contact Us | Animals We Confuse"
-    for title in (
-        "Animals We Confuse: Books About Look-Alike Animals",
-        "Welcome to animals we confuse",
-        "ANIMALS WE CONFUSE",
-    ):
-        assert seo.full_title(title) == title
+    named = ("Animals We Confuse: Books About Look-Alikes", "Welcome to animals we confuse", "ANIMALS WE CONFUSE")
+    assert [seo.full_title(title) for title in named] == list(named)
 
 
 @pytest.mark.parametrize(
@@ -106,9 +90,7 @@ def test_home_has_the_organization_website_and_books():
     graph = data["@graph"]
     assert [node["@type"] for node in graph] == ["Organization", "WebSite", "Book", "Book", "Book"]
     [org] = by_type(graph, "Organization")
-    assert org["name"] == "Animals We Confuse"
-    assert org["url"] == f"{SITE}/"
-    assert org["logo"] == f"{SITE}{LOGO_IMAGE}"
+    assert (org["name"], org["url"], org["logo"]) == ("Animals We Confuse", f"{SITE}/", f"{SITE}{LOGO_IMAGE}")
     assert org["sameAs"] == [str(link.url) for link in SOCIAL_LINKS]
     assert len(org["sameAs"]) == 5
     [site] = by_type(graph, "WebSite")
@@ -126,23 +108,24 @@ def test_home_has_the_organization_website_and_books():
 
 
 @pytest.mark.parametrize(
-    ("page", "name", "route", "types"),
+    ("page", "name", "types"),
     [
-        (ABOUT, "About", "/about", ["BreadcrumbList", "Person", "Person"]),
-        (SUBSCRIBE, "Subscribe", "/subscribe", ["BreadcrumbList"]),
-        (CONTACT, "Contact Us", "/contact-us", ["BreadcrumbList"]),
-        (NOT_FOUND, None, None, []),
+        (ABOUT, "About", ["BreadcrumbList", "Person", "Person"]),
+        (SUBSCRIBE, "Subscribe", ["BreadcrumbList"]),
+        (CONTACT, "Contact Us", ["BreadcrumbList"]),
+        (NOT_FOUND, None, []),
+        *((page, book.title, ["BreadcrumbList", "Book"]) for page, book in zip(BOOK_PAGES, BOOKS, strict=False)),
     ],
-    ids=["about", "subscribe", "contact", "not-found"],
+    ids=lambda value: page_id(value) if isinstance(value, SitePage) else None,
 )
-def test_inner_pages_have_breadcrumbs_home_then_page(page, name, route, types):
+def test_inner_pages_and_each_books_page_have_breadcrumbs_home_then_page(page, name, types):
     graph = seo.structured_data(page)["@graph"]
     assert [node["@type"] for node in graph] == types
     for crumbs in by_type(graph, "BreadcrumbList"):
         items = crumbs["itemListElement"]
         assert [(i["@type"], i["position"], i["name"], i["item"]) for i in items] == [
             ("ListItem", 1, "Home", f"{SITE}/"),
-            ("ListItem", 2, name, f"{SITE}{route}"),
+            ("ListItem", 2, name, f"{SITE}{page.route}"),
         ]
 
 
@@ -159,7 +142,8 @@ def test_the_indexed_pages_are_the_four_nav_routes_and_the_books_pages_index_fol
     assert [page.route for page in INDEXED_PAGES] == [item.route for item in PAGES.navigation()] + books
     assert [page.route for page in PAGES.pages() if page.in_sitemap] == [page.route for page in INDEXED_PAGES]
     for page in (*INDEXED_PAGES, NOT_FOUND):
-        assert tag_content(page, "robots") == ("index, follow" if page.indexed else "noindex"), page.route
+        assert meta(page, "robots") == ["index, follow" if page.indexed else "noindex"], page.route
+    assert {page.active_nav for page in BOOK_PAGES} == {"/"}  # a book belongs to Home's list
     assert not NOT_FOUND.indexed
 
 
@@ -174,19 +158,17 @@ def test_meta_tags_title_social_and_search_entries_canonical_url_the_structured_
     assert [(json.loads(props["rel"]), json.loads(props["href"])) for props in links] == [("canonical", u) for u in url]
     keys = [tag.get("name") or tag.get("property") for tag in dict_tags(page)]
     assert len(keys) == len(set(keys))
-    assert tag_content(page, "keywords") == ", ".join(page.copy.keywords)
+    assert meta(page, "keywords") == [", ".join(page.copy.keywords)]
     assert page.copy.keywords
-    assert tag_content(page, "og:title") == seo.full_title(page.copy.title)
-    assert tag_content(page, "og:description") == page.copy.description
-    assert tag_content(page, "og:type") == "website"
-    assert tag_content(page, "og:site_name") == "Animals We Confuse"
-    assert tag_content(page, "og:image:alt") == SHARE_IMAGE_ALT
-    assert tag_content(page, "og:image:width") == "1200"
-    assert tag_content(page, "og:image:height") == "630"
-    assert tag_content(page, "twitter:card") == "summary_large_image"
-    assert tag_content(page, "twitter:title") == seo.full_title(page.copy.title)
-    assert tag_content(page, "twitter:description") == page.copy.description
-    assert tag_content(page, "twitter:image") == f"{SITE}{SHARE_IMAGE}"
+    assert meta(page, "og:title") == meta(page, "twitter:title") == [title]
+    assert meta(page, "og:description") == meta(page, "twitter:description") == [page.copy.description]
+    assert meta(page, "og:type") == ["website"]
+    assert meta(page, "og:site_name") == ["Animals We Confuse"]
+    assert meta(page, "og:image:alt") == [SHARE_IMAGE_ALT]
+    assert meta(page, "og:image:width") == ["1200"]
+    assert meta(page, "og:image:height") == ["630"]
+    assert meta(page, "twitter:card") == ["summary_large_image"]
+    assert meta(page, "twitter:image") == [f"{SITE}{SHARE_IMAGE}"]
     [script] = components(page, "Script")
     assert json.loads(rendered_props(script)["type"]) == "application/ld+json"
     [child] = script.render()["children"]
@@ -194,26 +176,7 @@ def test_meta_tags_title_social_and_search_entries_canonical_url_the_structured_
     assert text == seo.json_ld_text(seo.structured_data(page))
     args = seo.page_args(page)
     assert set(args) == {"title", "description", "image", "meta"}
-    assert (args["title"], args["description"]) == (seo.full_title(page.copy.title), page.copy.description)
+    assert (args["title"], args["description"]) == (title, page.copy.description)
     assert args["image"] == f"{SITE}/images/og-default.png"
     assert [tag for tag in args["meta"] if isinstance(tag, dict)] == dict_tags(page)
     assert len(args["meta"]) == len(seo.meta_tags(page))
-
-
-def busy_label_of(page_jsx: str, state_module: str) -> tuple[str, str]:
-    """The (busy, idle) text of the button whose words follow the form state's ``submitting``."""
-    shown = re.findall(
-        rf"\(reflex___state____state__publisher___web___\w+____{state_module}_state\.submitting_rx_state_ "
-        r'\? "([^"]*)" : "([^"]*)"\)',
-        page_jsx,
-    )
-    labels = [pair for pair in shown if pair != ("true", "false")]
-    assert len(labels) == 1, f"one button's words follow {state_module}'s submitting: {shown}"
-    return labels[0]
-
-
-def test_each_forms_button_reads_its_busy_label_while_it_submits_and_the_not_found_page_is_headed_oops():
-    assert busy_label_of(str(subscribe.subscribe()), "subscribe") == ("Subscribing...", "Subscribe")
-    assert busy_label_of(str(contact.contact()), "contact") == ("Sending...", "Send Message")
-    headings = re.findall(r'jsx\("h1",\{[^}]*\},"([^"]*)"\)', str(not_found.not_found()))
-    assert headings == ["Oops! Page Not Found"]

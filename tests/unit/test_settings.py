@@ -8,8 +8,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from operator import attrgetter
 from types import SimpleNamespace
+from urllib.parse import quote
 
 import pytest
+from pydantic import ValidationError
 
 from publisher.config import secret_files, settings
 from publisher.config.settings import ConfigurationError, from_environ
@@ -29,6 +31,7 @@ SMTP = {"PUBLISHER_SMTP_URL": "smtps://u:hunter2@smtp.example.com", **BASE}
 NO_SMTP = {"PUBLISHER_SMTP_URL": "", "PUBLISHER_NOTIFY_TO": "", "PUBLISHER_MAIL_FROM": ""}
 BOUNCES = {**SMTP, "PUBLISHER_BOUNCE_ADDRESS": "bounces@animals.example"}
 GATEWAY = "https://abc123.execute-api.us-east-1.amazonaws.com"
+TABS = {"PUBLISHER_MAX_TABS_PER_ADDRESS": "5", "PUBLISHER_NEW_TABS_PER_MINUTE": "7", "PUBLISHER_MAX_TABS": "9"}
 
 
 @pytest.mark.parametrize(
@@ -58,13 +61,13 @@ def test_the_site_url_is_reflex_deploy_url_without_trailing_slash_or_a_refusal(m
     [
         ({}, "gateway_url", None),  # the embedded gateway
         ({}, "mail", None),  # it stores only
+        ({}, "gateway_api_key", None),
+        ({}, "rate_limit_client", None),
+        ({}, "rate_limit_address", None),
         ({"PUBLISHER_SMTP_URL": "  ", "PUBLISHER_NOTIFY_SUBSCRIBERS": "0"}, "mail", None),
         ({"PUBLISHER_GATEWAY_URL": "  "}, "gateway_url", None),
         ({"PUBLISHER_GATEWAY_URL": GATEWAY + "/"}, "gateway_url", GATEWAY),
-        ({}, "gateway_api_key", None),
         ({"PUBLISHER_GATEWAY_API_KEY": " k-1 "}, "gateway_api_key", "k-1"),
-        ({}, "rate_limit_client", None),
-        ({}, "rate_limit_address", None),
         ({"PUBLISHER_RATE_LIMIT_CLIENT": "3/60"}, "rate_limit_client", (3, 60)),
         ({"PUBLISHER_RATE_LIMIT_ADDRESS": " 1000/600 "}, "rate_limit_address", (1000, 600)),
         ({"PUBLISHER_GATEWAY_TIMEOUT_S": "2.5"}, "gateway_timeout_s", 2.5),
@@ -74,6 +77,9 @@ def test_the_site_url_is_reflex_deploy_url_without_trailing_slash_or_a_refusal(m
         ({"PUBLISHER_GATEWAY_URL": GATEWAY, "PUBLISHER_VISITS": "on"}, "visits_on", False),
         ({"PUBLISHER_VISITS_KEEP_DAYS": " "}, "visits_keep_days", 730),
         ({"PUBLISHER_VISITS_KEEP_DAYS": "1"}, "visits_keep_days", 1),
+        ({}, "tabs", settings.TabLimits(per_address=60, new_per_minute=60, per_worker=2000, max_lifetime_s=7200)),
+        (TABS, "tabs", settings.TabLimits(5, 7, 9)),
+        ({"PUBLISHER_MAX_TAB_LIFETIME_S": "600"}, "tabs.max_lifetime_s", 600),
         *((SMTP, field, None) for field in ("bounce_address", "bounce_mailbox")),
         (SMTP, "send_rate", 10.0),
         ({**SMTP, "PUBLISHER_SEND_RATE": "0"}, "send_rate", 0),
@@ -91,12 +97,24 @@ MALFORMED = {
     "PUBLISHER_GATEWAY_TIMEOUT_S must be a number of seconds": ["0", "-1", "61", "soon"],
     "PUBLISHER_VISITS must be on or off": ["no", "0", "false", "yes please", "of"],
     "PUBLISHER_VISITS_KEEP_DAYS must be a whole number of at least 1": ["0", "-1", "two years", "730.5", "1e3", "7_30"],
-    "PUBLISHER_MAX_TABS must be a whole number of at least 1": ["5.0", "+5"],
+    "PUBLISHER_MAX_TABS must be a whole number of at least 1": ["5.0", "+5", "0", "many"],
+    "PUBLISHER_MAX_TABS_PER_ADDRESS must be a whole number of at least 1": ["0", "many"],
+    "PUBLISHER_NEW_TABS_PER_MINUTE must be a whole number of at least 1": ["0", "many"],
+    "PUBLISHER_MAX_TAB_LIFETIME_S must be a whole number of at least 1": ["0", "-5", "two hours", "1.5"],
     # Checked without PUBLISHER_SMTP_URL too (docs/configuration.md).
     "PUBLISHER_CONFIRMATIONS_PER_HOUR must be a whole number of at least 1": ["0"],
     "PORT must be a TCP port number (1-65535)": ["0", "65536", "http", "80.0", "+80", "8_000"],
     "LOGLEVEL must be one of": ["loud"],
 }
+
+
+def test_each_variable_is_read_by_its_exact_name_once(monkeypatch):
+    monkeypatch.setenv("publisher_visits", "off")
+    monkeypatch.setenv("Port", "1")
+    read = settings.from_environ()
+    assert (read.visits_on, read.port) == (True, 8000)
+    with pytest.raises(ValidationError, match="frozen"):  # read once: nothing changes it afterwards
+        read.port = 1
 
 
 def test_every_secret_can_come_from_a_file_and_its_trailing_newline_does_not_count(tmp_path):
@@ -111,11 +129,7 @@ def test_every_secret_can_come_from_a_file_and_its_trailing_newline_does_not_cou
         (tmp_path / name).write_text(value + "\n")
     environ = {**MAIL, "PUBLISHER_SMTP_URL": ""} | {name + "_FILE": str(tmp_path / name) for name in given}
     read = settings.from_environ(environ)
-    assert (read.list_secrets[0], read.smtp_url.password, read.gateway_api_key) == (
-        "s" * 40,
-        "p@ss",
-        "key-from-a-file",
-    )
+    assert (read.list_secrets[0], read.smtp_url.password, read.gateway_api_key) == ("s" * 40, "p@ss", "key-from-a-file")
     assert (read.bounce_mailbox.password, read.bounce_webhook_secret) == ("hunter2", "w" * 40)
     assert "w" * 40 not in repr(read) and "hunter2" not in repr(read)
 
@@ -170,7 +184,6 @@ def test_a_secret_not_given_is_made_once_into_the_secrets_folder_readable_by_its
     settings.require_form_secret(settings.from_environ(environ))  # the production server starts
     assert settings.from_environ(environ).form_secrets == first.form_secrets  # every later start: the same one
     assert sorted(path.name for path in tmp_path.iterdir()) == ["form-secret"]  # no list secret without SMTP
-    assert first.made_secret_files == {"PUBLISHER_FORM_SECRET": str(made)}
     monkeypatch.setattr(settings, "current", lambda: first)  # and the server says so at start
     assert settings.notes_at_start() == [
         f"PUBLISHER_FORM_SECRET is not given: the site signs with the one it made in {made} (keep it with the data; "
@@ -185,7 +198,7 @@ def test_a_secret_not_given_is_made_once_into_the_secrets_folder_readable_by_its
 
 
 @pytest.mark.parametrize("suffix", ["", "_FILE"])
-def test_a_secret_given_is_used_and_nothing_is_made(tmp_path, suffix):
+def test_a_secret_given_is_used_and_nothing_is_made(tmp_path, suffix, monkeypatch):
     (tmp_path / "data").mkdir()
     environ = {"PUBLISHER_SECRETS_DIR": str(tmp_path / "data"), **MAIL}
     for name, value in {"PUBLISHER_FORM_SECRET": "f" * 40, "PUBLISHER_LIST_SECRET": "l" * 40}.items():
@@ -193,7 +206,9 @@ def test_a_secret_given_is_used_and_nothing_is_made(tmp_path, suffix):
         environ[name + suffix] = str(tmp_path / name) if suffix else value
     read = settings.from_environ(environ)
     assert (read.form_secrets, read.mail.list_secrets) == (("f" * 40,), ("l" * 40,))
-    assert (list((tmp_path / "data").iterdir()), read.made_secret_files) == ([], {})
+    assert list((tmp_path / "data").iterdir()) == []
+    monkeypatch.setattr(settings, "current", lambda: read)
+    assert not [note for note in settings.notes_at_start() if "is not given" in note]
 
 
 @pytest.mark.parametrize("empty_file", [False, True])
@@ -241,6 +256,8 @@ def settings_for(url: str, **extra: str):
     ("url", "expected"),
     [
         ("smtps://me%40example.com:p%40ss:word@smtp.x", ("smtp.x", 465, True, False, "me@example.com", "p@ss:word")),
+        # Op@en/Ses?am#e[, encoded as it must be
+        ("smtps://u:Op%40en%2FSes%3Fam%23e%5B@smtp.x", ("smtp.x", 465, True, False, "u", "Op@en/Ses?am#e[")),
         ("smtp://user:secret@smtp.example.com:587", ("smtp.example.com", 587, False, True, "user", "secret")),
         ("smtp://smtp.example.com", ("smtp.example.com", 587, False, True)),
         # Plain SMTP (STARTTLS only when offered) is for a relay on this machine.
@@ -254,6 +271,8 @@ def test_the_url_says_how_to_reach_and_protect_the_server(url, expected):
     found = settings_for(url).smtp_url
     assert (found.host, found.port, found.implicit_tls, found.require_starttls) == expected[:4]
     assert (found.username, found.password) == (expected[4:] or ("", ""))
+    if found.password:  # shown with the password hidden, the user as the URL gives it
+        assert found.describe().endswith(f"://{quote(found.username, safe='')}:***@{found.host}:{found.port}")
 
 
 def test_addresses_flags_list_secrets_and_postal_address_are_read():
@@ -266,11 +285,7 @@ def test_addresses_flags_list_secrets_and_postal_address_are_read():
         PUBLISHER_POSTAL_ADDRESS="12 Harbour Lane\\nPortsmouth PO1 2AB",
     )
     assert mail.notify_to == ("books@example.com", "Editor@example.org")
-    assert (*mail.mail_from, mail.domain) == (
-        "site@animals.example",
-        "Animals We Confuse",
-        "animals.example",
-    )
+    assert (*mail.mail_from, mail.domain) == ("site@animals.example", "Animals We Confuse", "animals.example")
     assert (mail.notify_subscribers, mail.postal_address) == (True, "12 Harbour Lane\nPortsmouth PO1 2AB")
     assert mail.list_secrets == (LIST_SECRET, "o" * 40)  # the first signs
     assert LIST_SECRET not in repr(mail)
@@ -366,19 +381,3 @@ def test_a_malformed_setting_is_refused_naming_the_variable_without_a_piece_of_a
         from_environ(environ)
     assert str(refused.value).startswith(refusal)
     assert not [piece for piece in hidden if piece and piece in str(refused.value)]
-
-
-def test_describe_hides_a_password_whatever_it_holds():
-    password = "Op%40en%2FSes%3Fam%23e%5B"  # Op@en/Ses?am#e[, encoded as it must be
-    values = from_environ(
-        {
-            **SMTP,
-            "PUBLISHER_SMTP_URL": f"smtps://me%40example.com:{password}@smtp.example.com",
-            "PUBLISHER_BOUNCE_MAILBOX": f"imaps://bounces:{password}@imap.example.com",
-        }
-    )
-    server, mailbox = values.smtp_url, values.bounce_mailbox
-    assert (server.password, mailbox.password) == ("Op@en/Ses?am#e[", "Op@en/Ses?am#e[")
-    assert server.describe() == "smtps://me%40example.com:***@smtp.example.com:465"
-    assert mailbox.describe() == "imaps://bounces:***@imap.example.com:993/INBOX"
-    assert "Op@en" not in repr(values)

@@ -34,23 +34,22 @@ def installed() -> None:
     stored_state.install()  # as the app's entry point does (publisher.py)
 
 
-def connection_headers() -> dict[str, str]:
-    return {
-        "host": "books.example.com",
-        "origin": "https://books.example.com",
-        "user-agent": AGENT,
-        "accept-language": LANGUAGE,
-        "x-forwarded-for": ADDRESS,
-        "asgi-scope-client": ADDRESS,  # Reflex writes the connection's address among the headers too
-        "cookie": COOKIE,
-        "authorization": f"Bearer {SESSION}",
-    }
+CONNECTION_HEADERS = {
+    "host": "books.example.com",
+    "origin": "https://books.example.com",
+    "user-agent": AGENT,
+    "accept-language": LANGUAGE,
+    "x-forwarded-for": ADDRESS,
+    "asgi-scope-client": ADDRESS,  # Reflex writes the connection's address among the headers too
+    "cookie": COOKIE,
+    "authorization": f"Bearer {SESSION}",
+}
 
 
 def event_router_data(pathname: str = "/admin", query: dict[str, str] | None = None, fragment: str = "") -> dict:
     """The router data of an event from the tab's connection, as Reflex builds it."""
     data = {
-        "headers": connection_headers(),
+        "headers": dict(CONNECTION_HEADERS),
         "ip": ADDRESS,
         "token": "tab-1",
         "sid": "sid-1",
@@ -66,21 +65,11 @@ def connected_root(pathname: str = "/admin", query: dict[str, str] | None = None
     return root
 
 
-def admin_of(root: BaseState) -> AdminState:
-    state = root.get_substate(AdminState.get_full_name().split("."))
-    assert isinstance(state, AdminState)
-    return state
-
-
 def test_the_stored_root_state_has_no_address_agent_language_nor_cookie_and_the_live_one_keeps_them():
     root = connected_root()
     stored = BaseStateToken.serialize(root)  # what the disk and Redis managers write
-    kept = [
-        name
-        for name, text in {"address": ADDRESS, "agent": AGENT, "language": LANGUAGE, "cookie": SESSION}.items()
-        if text.encode() in stored
-    ]
-    assert kept == []
+    private = {"address": ADDRESS, "agent": AGENT, "language": LANGUAGE, "cookie": SESSION}
+    assert [name for name, text in private.items() if text.encode() in stored] == []
     assert b"Mozilla" not in stored and b"fr-CH" not in stored  # not even a part of them
     again = BaseStateToken.deserialize(data=stored)
     assert again.router.session.client_ip == "" and again.router.headers.user_agent == ""
@@ -105,12 +94,8 @@ def test_a_link_pages_stored_state_has_no_token_and_its_next_event_reads_the_tok
     again = BaseStateToken.deserialize(data=stored)
     assert again.router.url == "https://books.example.com/unsubscribe" and not again.router.url.query_parameters
     page = again.rx_router_page
-    assert (page.path, page.raw_path, page.full_raw_path, page.params) == (
-        "/unsubscribe",
-        "/unsubscribe",
-        "https://books.example.com/unsubscribe",
-        {},
-    )
+    assert page.path == page.raw_path == "/unsubscribe" and page.params == {}
+    assert page.full_raw_path == "https://books.example.com/unsubscribe"
     assert again.router_data["asPath"] == again.router_data["pathname"] == "/unsubscribe"
     assert "query" not in again.router_data
     assert dict(root.router.url.query_parameters) == link == root.router_data["query"]  # the live state's
@@ -146,8 +131,8 @@ async def test_a_submit_counts_under_the_address_of_its_event_when_its_state_com
 
 
 def test_the_dashboards_figures_and_questions_are_never_stored_and_the_live_page_keeps_them():
-    root = connected_root()
-    admin = admin_of(root)
+    admin = connected_root().get_substate(AdminState.get_full_name().split("."))
+    assert isinstance(admin, AdminState)
     admin.signed_in = True
     admin.parts = {
         "readers": [{"label": "Confirmed", "count": "1"}],

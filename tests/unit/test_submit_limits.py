@@ -1,4 +1,5 @@
-"""Per-visitor submission limits: counting, windows, scopes (failing open: tests/services/test_submit_limits.py)."""
+"""Per-visitor submission limits: counting, windows, scopes (failing open: tests/services/test_submit_limits.py),
+and where the contact form's used tokens are remembered (on real stores: tests/services/test_used_tokens.py)."""
 
 from __future__ import annotations
 
@@ -130,3 +131,52 @@ async def test_a_tab_gets_exactly_its_documented_attempts_and_an_address_its_own
     assert not await limits.allow(form, "tab-new", "10.0.0.9")  # the window still holds
     clock.now += 1
     assert await limits.allow(form, "tab-new", "10.0.0.9")
+
+
+GATEWAY = "https://gw.example.com"
+
+
+@pytest.mark.parametrize(
+    ("redis", "gateway_url", "kept_by"),
+    [("redis", None, "limits"), ("redis", GATEWAY, "limits"), (None, None, "database"), (None, GATEWAY, "limits")],
+)
+def test_used_tokens_are_kept_in_redis_else_the_sites_database_else_the_workers_memory(
+    monkeypatch, redis, gateway_url, kept_by
+):
+    monkeypatch.setattr(submits, "shared_redis", lambda: redis)
+    monkeypatch.setenv("PUBLISHER_GATEWAY_URL", gateway_url or "")  # empty: the embedded gateway
+    shared = MemoryStorage()  # stands for whichever storage the submit limits use
+    submits.shared_storage.set(shared)
+    submits.shared_limiter.set(None)
+    try:
+        store = submits.configured_used_tokens()
+    finally:
+        submits.shared_storage.set(None)
+        submits.shared_limiter.set(None)
+    if kept_by == "database":
+        assert type(store) is submits.DatabaseUsedTokens
+    else:
+        assert type(store) is Limiter and store.storage is shared
+
+
+@pytest.mark.asyncio
+async def test_a_token_is_used_once_in_a_window_of_an_hour_and_a_minute():
+    assert submits.ONCE.get_expiry() == 3660  # docs/security.md
+    store = limiter()
+    assert [await store.first_use(nonce) for nonce in ("n-1", "n-1", "n-2")] == [True, False, True]
+
+
+@pytest.mark.asyncio
+async def test_a_store_that_fails_lets_the_token_through_and_says_so(caplog):
+    """The limits per address still hold, and the form must not go down with the store."""
+
+    class Broken:
+        async def first_use(self, nonce: str) -> bool:
+            raise ConnectionError("the store is down")
+
+    submits.shared_used_tokens.set(Broken())  # type: ignore[arg-type]
+    try:
+        assert await submits.first_use("nonce-0000000000000001") is True
+    finally:
+        submits.shared_used_tokens.set(None)
+    assert "Form token store unavailable (ConnectionError)" in caplog.text

@@ -15,7 +15,6 @@ from crawlerdetect import CrawlerDetect
 from crawlerdetect.providers.crawlers import data as crawler_patterns
 from crawlerdetect.providers.exclusions import data as excluded_patterns
 
-from publisher.content.books import BOOKS
 from publisher.rules import visit_rules
 from publisher.rules.visit_rules import (
     buy_target,
@@ -230,7 +229,6 @@ def test_a_pattern_re2_refuses_is_searched_by_pythons_re_only_when_that_is_linea
 def test_a_visitor_is_16_bytes_of_an_hmac_sha256_of_one_address_or_ipv6_64_and_user_agent_under_the_days_salt():
     first = visitor_id(SALT, "203.0.113.7", DESKTOP_CHROME)
     assert first == hmac.new(SALT, b"203.0.113.7\0" + DESKTOP_CHROME.encode(), hashlib.sha256).digest()[:16]
-    assert len(first) == 16
     assert visitor_id(SALT, "::ffff:203.0.113.7", DESKTOP_CHROME) == first  # a dual-stack socket's IPv4
     assert visitor_id(SALT, "203.0.113.8", DESKTOP_CHROME) != first
     assert visitor_id(SALT, "203.0.113.7", IPHONE_SAFARI) != first  # another browser: another visitor
@@ -383,9 +381,7 @@ def test_a_campaign_is_cut_to_64_characters_in_all():
     first, medium, last = three.split(" / ")
     assert medium == "email"  # a short part is kept whole; the long ones share what is left
     assert abs(len(first) - len(last)) <= 1
-    assert len(campaign_of(f"utm_source={long}") or "") == 64
-    assert len(campaign_of(f"ref={long}") or "") == 64
-    assert (campaign_of(f"ref={long}") or "").startswith("ref: x")
+    assert campaign_of(f"ref={long}") == "ref: " + "x" * 59
     assert campaign_of("utm_source=" + "y" * 64) == "y" * 64
     assert campaign_of("utm_source=" + "y" * 65) == "y" * 64
 
@@ -432,10 +428,3 @@ NO_PRESS += [
 )
 def test_a_press_names_a_known_book_and_exactly_its_stores_host_in_at_most_200_bytes(body, press):
     assert buy_target(body, SHOP) == press
-
-
-def test_every_book_on_the_site_can_be_pressed():
-    books = [(book.slug, str(book.book_link)) for book in BOOKS]
-    for slug, link in books:
-        host = link.split("/")[2]
-        assert buy_target(f"{slug} {host}".encode(), books) == (slug, host.lower())

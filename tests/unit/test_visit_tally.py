@@ -14,6 +14,7 @@ from publisher import visits
 from publisher.rules import visit_rules
 from publisher.rules.visit_rules import OTHER
 from publisher.seldom_log import SeldomLog
+from publisher.storage import visit_counts
 from publisher.storage.visit_counts import Batch
 from publisher.visits import recorder
 from publisher.visits.recorder import AddressDays, DaySalts, Recorder
@@ -72,7 +73,6 @@ def make_recorder(now: datetime = NOON, salt: bool = True) -> Recorder:
 
 @pytest.fixture
 def counting() -> Recorder:
-    """A recorder at NOON with the day's salt."""
     return make_recorder()
 
 
@@ -102,10 +102,8 @@ def test_what_is_not_a_view_adds_nothing_and_a_crawler_is_counted_as_a_bot_only(
     prefetch["headers"].append((b"sec-purpose", b"prefetch"))
     for scope, status in [
         (request("/", method="HEAD"), 200),
-        (request("/", method="POST"), 200),
         (request("/no-such-page"), 404),
         (request("/admin"), 200),
-        (request("/_health"), 200),
         (prefetch, 200),
     ]:
         view(counting, scope, status)
@@ -138,11 +136,9 @@ def test_midnight_splits_the_day_under_the_next_days_salt_fetched_before_it_and_
     batch = counting.tally.take()
     tomorrow = DAY + timedelta(days=1)
     assert views(batch, "site") == views(batch, "site", tomorrow) == {"": 1}
-    ids = {
-        day: {visitor for on, kind, _, visitor in batch.seen if on == day and kind == "site"} for day in (DAY, tomorrow)
-    }
-    assert len(ids[DAY]) == len(ids[tomorrow]) == 1
-    assert ids[DAY] != ids[tomorrow]  # under the next day's salt, another id: no one is followed across days
+    site_rows = sorted((on, visitor) for on, kind, _, visitor in batch.seen if kind == "site")
+    assert [on for on, _ in site_rows] == [DAY, tomorrow]
+    assert len({visitor for _, visitor in site_rows}) == 2  # under the next day's salt, another id: not followed
     unsalted = make_recorder(salt=False)
     view(unsalted, request("/"))
     view(unsalted, request("/", user_agent=IPHONE_SAFARI))
@@ -172,10 +168,7 @@ async def test_salts_are_fetched_from_2355_for_a_bounded_time_and_days_before_ye
     await cache.refresh(salts, datetime(2026, 11, 27, 23, 55, tzinfo=UTC))
     assert salts.asked == [DAY, DAY + timedelta(days=1)]
     await cache.refresh(salts, datetime(2026, 11, 29, 0, 1, tzinfo=UTC))
-    assert [day for day in (DAY, DAY + timedelta(days=1), DAY + timedelta(days=2)) if cache.of(day)] == [
-        DAY + timedelta(days=1),
-        DAY + timedelta(days=2),
-    ]
+    assert [cache.of(DAY + timedelta(days=n)) is not None for n in range(3)] == [False, True, True]
 
 
 def test_a_buy_press_counts_presses_and_the_people_pressing(counting):
@@ -272,8 +265,12 @@ async def never(seconds: float) -> None:
     await asyncio.Event().wait()
 
 
-def make_loop(counting, flush=lambda batch: None, chores=lambda now: None, sleep=never) -> visits.FlushLoop:
-    return visits.FlushLoop(counting, FakeSalts(), flush, chores, visits.FLUSH_INTERVAL_S, sleep=sleep)
+def make_loop(monkeypatch, counting, flush=lambda batch: None, chores=lambda now: None, sleep=never):
+    """The loop on the fakes instead of the database."""
+    monkeypatch.setattr(visit_counts, "salt_for", lambda day, now, db_url: FakeSalts()(day, now))
+    monkeypatch.setattr(visit_counts, "flush", lambda batch, db_url: flush(batch))
+    monkeypatch.setattr(visits, "_daily_chores", lambda now, db_url: chores(now))
+    return visits.FlushLoop(counting, sleep=sleep)
 
 
 class Stop(Exception):
@@ -281,7 +278,9 @@ class Stop(Exception):
 
 
 @pytest.mark.asyncio
-async def test_the_loop_flushes_every_5_seconds_and_a_flush_that_raises_loses_only_its_own_batch(counting, caplog):
+async def test_the_loop_flushes_every_5_seconds_and_a_flush_that_raises_loses_only_its_own_batch(
+    counting, caplog, monkeypatch
+):
     slept: list[float] = []
     flushed: list[int] = []
 
@@ -297,14 +296,14 @@ async def test_the_loop_flushes_every_5_seconds_and_a_flush_that_raises_loses_on
         view(counting, request("/"))
 
     with caplog.at_level(logging.WARNING, logger=visits.__name__), pytest.raises(Stop):
-        await make_loop(counting, flush, sleep=sleep).run()
+        await make_loop(monkeypatch, counting, flush, sleep=sleep).run()
     assert slept == [5] * 5
     assert flushed == [1, 1, 1, 1]  # four turns, one view each: the second turn's is lost, not carried
     assert "Visits: 1 page views lost, the database did not take them (ConnectionError)" in caplog.messages
 
 
 @pytest.mark.asyncio
-async def test_the_daily_chores_run_once_a_day_and_again_after_a_failure():
+async def test_the_daily_chores_run_once_a_day_and_again_after_a_failure(monkeypatch):
     counting = make_recorder(salt=False)
     ran: list[datetime] = []
     failing = [True]
@@ -314,7 +313,7 @@ async def test_the_daily_chores_run_once_a_day_and_again_after_a_failure():
             raise ConnectionError("the database is away")
         ran.append(now)
 
-    loop = make_loop(counting, chores=chores)
+    loop = make_loop(monkeypatch, counting, chores=chores)
     for _ in range(3):  # the first fails: tried again at the next turn
         await loop.chores_once_a_day()
     counting.clock.now = NOON + timedelta(days=1)
@@ -323,10 +322,10 @@ async def test_the_daily_chores_run_once_a_day_and_again_after_a_failure():
 
 
 @pytest.mark.asyncio
-async def test_the_last_flush_is_waited_for_a_bounded_time(caplog):
+async def test_the_last_flush_is_waited_for_a_bounded_time(caplog, monkeypatch):
     counting = make_recorder(salt=False)
     database_answers = threading.Event()
-    loop = make_loop(counting, lambda batch: database_answers.wait())
+    loop = make_loop(monkeypatch, counting, lambda batch: database_answers.wait())
     try:
         with caplog.at_level(logging.WARNING, logger=visits.__name__):
             async with visits.running(loop, last_flush_s=0.05):

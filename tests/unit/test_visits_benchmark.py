@@ -3,33 +3,19 @@ part): the sizes docs/performance.md states, its user agents, and its user agent
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from datetime import date
-from pathlib import Path
 
 import pytest
 
 from publisher.rules import visit_rules
 
-ROOT = Path(__file__).resolve().parents[2]
-DAY = date(2026, 11, 27)
 
-
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("visits_benchmark", ROOT / "benchmarks" / "visits.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
+@pytest.fixture
+def bench(benchmark):
+    return benchmark("visits")
 
 
 def test_the_sizes_the_docs_state_and_the_user_agents_browsers_never_seen_forged_giants_and_the_worst_still_read(bench):
-    """The sizes docs/performance.md (Visits) states its figures at: a launch day, the serving rounds."""
     assert (bench.LAUNCH_DAY_VIEWS, bench.LAUNCH_DAY_VISITORS) == (100_000, 30_000)
     assert (bench.ROUNDS, bench.REQUESTS, bench.CONCURRENCY, bench.CHECKS) == (2, 6000, 300, 3000)
     assert not any(visit_rules.is_bot(agent) for agent in bench.agents_of("ordinary", 3))

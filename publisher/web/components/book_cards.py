@@ -16,6 +16,7 @@ from publisher.web.components.pictures import picture
 from publisher.web.page_kinds import ALL_OUT
 
 SEARCH_PARAM = "q"
+_TEXT_LINK = "font-semibold text-amber-900 underline underline-offset-4 hover:text-amber-700"
 
 
 def searchable_text(book: Book) -> str:
@@ -27,11 +28,7 @@ def search_status() -> rx.Component:
     return rx.el.div(
         rx.el.div(
             rx.el.p(custom_attrs={"data-book-search-message": ""}, class_name="font-semibold text-stone-900"),
-            site_link(
-                books.SEARCH_SHOW_ALL,
-                href="/",
-                class_name="font-semibold text-amber-900 underline underline-offset-4 hover:text-amber-700",
-            ),
+            site_link(books.SEARCH_SHOW_ALL, href="/", class_name=_TEXT_LINK),
             hidden=True,
             custom_attrs={"data-book-search-result": ""},
             class_name="flex flex-wrap items-center gap-x-4 gap-y-2 rounded-lg bg-amber-50 px-4 py-3",
@@ -48,7 +45,6 @@ def search_status() -> rx.Component:
 
 CARD_COVER_SIZES = "240px"  # max-w-[240px] below
 _TITLE_LINK = "rounded-sm hover:text-amber-900 hover:underline underline-offset-4"
-_TEXT_LINK = "font-semibold text-amber-900 underline underline-offset-4 hover:text-amber-700"
 
 
 class ReleaseSwitch(rx.Component):
@@ -77,7 +73,6 @@ def buy_part(book: Book, now: datetime = ALL_OUT, waitlist: bool = False) -> rx.
 
 
 def book_card(book: Book, index: int, now: datetime = ALL_OUT) -> rx.Component:
-    """A book on Home: its title and cover lead to its page, the button to the shop (or when it comes)."""
     heading_id = f"book-{book.slug}-title"
     cover = picture(
         book.cover_image,
@@ -126,10 +121,10 @@ def latest_releases(now: datetime = ALL_OUT) -> rx.Component:
 PAGE_COVER_SIZES = "(max-width: 352px) calc(100vw - 2rem), 320px"  # w-80, or the screen's width
 
 
-def breadcrumb(book: Book, home: str) -> rx.Component:
+def breadcrumb(book: Book) -> rx.Component:
     return rx.el.nav(
         rx.el.ol(
-            rx.el.li(site_link(page_copy.HOME.short_name, href=home, class_name="hover:underline")),
+            rx.el.li(site_link(page_copy.HOME.short_name, href="/", class_name="hover:underline")),
             rx.el.li("›", aria_hidden="true"),
             rx.el.li(book.title, aria_current="page", class_name="font-semibold text-stone-800"),
             class_name="flex flex-wrap gap-2 text-sm text-stone-700",
@@ -179,9 +174,9 @@ def edition_details(book: Book) -> rx.Component:
     )
 
 
-def book_page(book: Book, author_cards: dict[str, str], home: str, now: datetime = ALL_OUT) -> tuple[rx.Component, ...]:
+def book_page(book: Book, author_cards: dict[str, str], now: datetime = ALL_OUT) -> tuple[rx.Component, ...]:
     return (
-        breadcrumb(book, home),
+        breadcrumb(book),
         rx.el.article(
             picture(
                 book.cover_image,

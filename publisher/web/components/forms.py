@@ -1,6 +1,5 @@
-"""Form building blocks on plain elements. Inputs are uncontrolled: nothing travels while a visitor
-types, and what was typed survives a failed submit. Each field's message has a reserved line below
-it (always there: an empty ``aria-describedby`` target is invalid HTML), so showing one moves nothing."""
+"""Form building blocks on plain elements. Inputs are uncontrolled: nothing travels while a visitor types,
+and what was typed survives a failed submit. Each message has a reserved line: showing one moves nothing."""
 
 from __future__ import annotations
 
@@ -29,8 +28,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class FormSection:
-    """A form's region on its page, and the alert that replaces the form once it was sent, with its
-    way back to a fresh form: the form page and the page its plain POST leads to show them alike."""
+    """A form's region and the alert that replaces it once sent, alike on the form page and its sent page."""
 
     section_id: str
     label: str  # the region's accessible name
@@ -82,9 +80,7 @@ def text_field(
 
 
 def declared_field(form: Form, declared: FormField, state: type[rx.State] | None) -> rx.Component:
-    """One field as rules/form_fields.py declares it, its message from the state's ``<field>_error`` var
-    (``state`` None: a form without the app, whose messages only the server writes); an email field brings
-    the email keyboard on phones and no spell check. A box is never wrong: no message line."""
+    """``state`` None: a form whose messages only the server writes. A box is never wrong: no message line."""
     field_id = form.element_id(declared.name)
     if declared.input_type == "checkbox":
         return rx.el.div(
@@ -105,7 +101,7 @@ def declared_field(form: Form, declared: FormField, state: type[rx.State] | None
 
 
 def declared_fields(form: Form, state: type[rx.State] | None) -> list[rx.Component]:
-    """The form's declared fields in their order; consecutive half-width ones share a row on a wide screen."""
+    """Consecutive half-width fields share a row on a wide screen."""
     shown: list[rx.Component] = []
     for half_width, group in groupby(form.fields, key=lambda declared: declared.half_width):
         fields = [declared_field(form, declared, state) for declared in group]
@@ -144,8 +140,7 @@ def submit_button(label: str, busy_label: str, busy: rx.Var[bool]) -> rx.Compone
 
 
 def form_alert(message: rx.Var[str] | str) -> rx.Component:
-    """A message about the whole submission, announced when it appears; always there, hidden while empty,
-    so the server's answer to a plain POST fills the same element the app does."""
+    """Always there, hidden while empty, so the server's answer to a plain POST fills the element the app does."""
     return rx.el.div(
         rx.el.p(
             message,
@@ -159,8 +154,7 @@ def form_alert(message: rx.Var[str] | str) -> rx.Component:
 
 
 def error_summary(section_id: str) -> rx.Component:
-    """The list of what to correct, at the top of a form the server answered (a plain POST), each
-    item a link to its field. The app never shows it: it moves focus to the first invalid field."""
+    """Filled by the server's answer to a plain POST; the app moves focus to the first invalid field instead."""
     return rx.el.div(
         rx.el.h2(form_copy.ERROR_SUMMARY_TITLE, class_name="font-serif text-xl font-bold text-red-900"),
         rx.el.ul(class_name="mt-2 list-disc pl-6 text-base text-red-900 [&_a]:font-semibold [&_a]:underline"),
@@ -179,8 +173,7 @@ _AGAIN = (
 
 
 def success_panel(section: FormSection, on_again, note: rx.Component | None = None) -> rx.Component:
-    """Replaces the form after a success; focus moves here so keyboard users are not lost. ``on_again``:
-    the app's event for a fresh form, or the form page's address, as a link."""
+    """Focus moves here so keyboard users are not lost. ``on_again``: the app's event, or the form page's address."""
     if isinstance(on_again, str):
         again = rx.el.a(section.again_label, href=on_again, class_name=_AGAIN)
     else:
@@ -198,8 +191,7 @@ def success_panel(section: FormSection, on_again, note: rx.Component | None = No
 
 
 def toast_announcer(notice_id: rx.Var[str], kind: rx.Var[str], text: rx.Var[str]) -> rx.Component:
-    """Shows a form's latest toast with sonner, once per notice; the id shown last is kept in the page's
-    memory, never in the browser's storage."""
+    """Once per notice; the id shown last is kept in the page's memory, never in the browser's storage."""
     effect = f"""
 useEffect(() => {{
   const noticeId = {notice_id!s};
@@ -226,35 +218,29 @@ useEffect(() => {{
 app_connected = rx.State.is_hydrated & ~has_connection_errors
 
 
-def app_form(
-    state: type[FormLifecycle],
-    *fields: rx.Component,
-    action: str,
-    label: str,
-    submit: rx.Component,
-    class_name: str,
-) -> rx.Component:
-    """A form that works two ways: a plain POST the server answers alone, and, once the app is connected,
-    ``state.submit``; assets/site.js lets a press post natively while ``data-connected`` is not "true"."""
+def app_form(state: type[FormLifecycle], *more: rx.Component, label: str, submit: rx.Component) -> rx.Component:
+    """A form that works two ways: a plain POST to its page the server answers alone, and, once the app is
+    connected, ``state.submit``; assets/site.js lets a press post natively while ``data-connected`` is not "true"."""
+    form = state._form
     return rx.el.form(
-        *fields,
+        *declared_fields(form, state),
+        *more,
+        honeypot_field(form),
         form_alert(state.form_error),
         submit,
-        on_submit=state.submit,  # type: ignore[attr-defined]  # each form's state has its own submit
+        on_submit=state.submit,
         method="post",
-        action=action,
+        action=form.route,
         no_validate=True,
         custom_attrs={"data-app-form": "", "data-connected": rx.cond(app_connected, "true", "false")},
         aria_label=label,
-        class_name=class_name,
+        class_name="relative flex flex-col gap-2",
     )
 
 
 def form_page(
     copy: PageCopy, state: type[FormLifecycle], section: FormSection, form: rx.Component, note=None
 ) -> tuple[rx.Component, ...]:
-    """A form page's content: its heading, then the form, replaced by the success alert once sent;
-    ``data-hydrated`` turns "true" once the app has the visitor's state."""
     return (
         page_heading(copy),
         rx.el.section(
@@ -270,8 +256,7 @@ def form_page(
 
 
 def sent_page(copy: PageCopy, section: FormSection, form_route: str, note=None) -> tuple[rx.Component, ...]:
-    """Where a form's plain POST leads after a success (303 See Other): the form page's heading
-    and the same success alert the app shows, its way back a link to a fresh form."""
+    """Where a form's plain POST leads after a success: the success alert the app shows."""
     return (
         page_heading(copy),
         rx.el.section(
@@ -290,7 +275,7 @@ WAITLIST_SECTION_ID = "waitlist-form"
 
 
 class PostedForm(BaseHTML):
-    """A <form> only the browser posts: Reflex's own always brings the app's submit handler."""
+    """Reflex's own <form> always brings the app's submit handler."""
 
     tag = "form"
     action: rx.Var[str]

@@ -3,9 +3,11 @@ prerendered HTML; the drawer is a native <dialog> opened by assets/site.js."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import reflex as rx
+from reflex.utils.imports import ImportVar
 
 from publisher.content import site
 from publisher.content.models import PageCopy
@@ -15,7 +17,7 @@ MOBILE_MENU_ID = "mobile-menu"
 MOBILE_MENU_TITLE_ID = "mobile-menu-title"
 MAIN_CONTENT_ID = "main-content"
 
-_NAV_LINK = "rounded-md px-3 py-2 text-base font-semibold transition-colors"
+_NAV_LINK = "rounded-md px-3 py-2 text-base font-semibold transition-colors "
 _NAV_LINK_ACTIVE = "bg-amber-800 text-white"
 _NAV_LINK_IDLE = "text-stone-800 hover:bg-amber-100 hover:text-amber-900"
 
@@ -26,18 +28,17 @@ class NavItem:
     route: str
 
 
-def nav_link(item: NavItem, active_route: str, extra_class: str = "") -> rx.Component:
-    is_active = item.route == active_route
-    return rx.el.li(
+def _nav(label: str, active_route: str, items: tuple[NavItem, ...], list_class: str, link_class: str = "", **props):
+    links = [
         site_link(
             item.label,
             href=item.route,
-            aria_current="page" if is_active else None,
-            class_name=" ".join(
-                filter(None, (_NAV_LINK, _NAV_LINK_ACTIVE if is_active else _NAV_LINK_IDLE, extra_class))
-            ),
+            aria_current="page" if item.route == active_route else None,
+            class_name=_NAV_LINK + (_NAV_LINK_ACTIVE if item.route == active_route else _NAV_LINK_IDLE) + link_class,
         )
-    )
+        for item in items
+    ]
+    return rx.el.nav(rx.el.ul(*[rx.el.li(link) for link in links], class_name=list_class), aria_label=label, **props)
 
 
 def _svg_icon(path_d: str) -> rx.Component:
@@ -59,17 +60,13 @@ def _svg_icon(path_d: str) -> rx.Component:
     )
 
 
-MENU_ICON = "M4 6h16M4 12h16M4 18h16"
-CLOSE_ICON = "M6 6l12 12M18 6L6 18"
-
-
 def mobile_drawer(active_route: str, nav_items: tuple[NavItem, ...]) -> rx.Component:
     return rx.el.dialog(
         rx.el.div(
             rx.el.div(
                 rx.el.h2(site.MENU_TITLE, id=MOBILE_MENU_TITLE_ID, class_name="text-xl font-bold text-stone-900"),
                 rx.el.button(
-                    _svg_icon(CLOSE_ICON),
+                    _svg_icon("M6 6l12 12M18 6L6 18"),  # a cross
                     type="button",
                     aria_label=site.CLOSE_MENU_LABEL,
                     custom_attrs={"data-drawer-close": ""},
@@ -77,13 +74,7 @@ def mobile_drawer(active_route: str, nav_items: tuple[NavItem, ...]) -> rx.Compo
                 ),
                 class_name="flex items-center justify-between border-b border-amber-200 px-4 py-3",
             ),
-            rx.el.nav(
-                rx.el.ul(
-                    *[nav_link(item, active_route, "block") for item in nav_items],
-                    class_name="flex flex-col gap-1 p-3",
-                ),
-                aria_label=site.DRAWER_NAV_LABEL,
-            ),
+            _nav(site.DRAWER_NAV_LABEL, active_route, nav_items, "flex flex-col gap-1 p-3", " block"),
             class_name="drawer-panel",
         ),
         id=MOBILE_MENU_ID,
@@ -110,16 +101,11 @@ def site_header(active_route: str, nav_items: tuple[NavItem, ...]) -> rx.Compone
                 href="/",
                 class_name="flex items-center gap-3 rounded-md",
             ),
-            rx.el.nav(
-                rx.el.ul(
-                    *[nav_link(item, active_route) for item in nav_items],
-                    class_name="flex items-center gap-1",
-                ),
-                aria_label=site.HEADER_NAV_LABEL,
-                class_name="hidden md:block",
+            _nav(
+                site.HEADER_NAV_LABEL, active_route, nav_items, "flex items-center gap-1", class_name="hidden md:block"
             ),
             rx.el.button(
-                _svg_icon(MENU_ICON),
+                _svg_icon("M4 6h16M4 12h16M4 18h16"),  # three bars
                 rx.el.span(site.MENU_TITLE, class_name="sr-only"),
                 type="button",
                 aria_haspopup="dialog",
@@ -131,14 +117,6 @@ def site_header(active_route: str, nav_items: tuple[NavItem, ...]) -> rx.Compone
         ),
         mobile_drawer(active_route, nav_items),
         class_name="border-b border-amber-200 bg-amber-50",
-    )
-
-
-def current_year() -> rx.Component:
-    """The visitor's current year (the browser's clock), so a stale build never shows an old year."""
-    return rx.el.span(
-        rx.Var("new Date().getFullYear()"),
-        custom_attrs={"data-current-year": "", "suppressHydrationWarning": True},
     )
 
 
@@ -164,7 +142,10 @@ def site_footer() -> rx.Component:
             ),
             rx.el.p(
                 site.COPYRIGHT_SIGN,
-                current_year(),
+                rx.el.span(  # the browser's clock: a stale build never shows an old year
+                    rx.Var("new Date().getFullYear()"),
+                    custom_attrs={"data-current-year": "", "suppressHydrationWarning": True},
+                ),
                 site.COPYRIGHT_HOLDER,
                 class_name="text-sm text-stone-200",
             ),
@@ -176,17 +157,38 @@ def site_footer() -> rx.Component:
 
 
 SITE_ERROR_ID = "site-error"
+logger = logging.getLogger(__name__)
 
 
-def site_error_region() -> rx.Component:
-    return rx.el.output(
-        id=SITE_ERROR_ID,
-        role="alert",
-        class_name=(
-            "fixed inset-x-4 bottom-4 z-50 mx-auto max-w-md rounded-md border border-red-300 bg-red-50 "
-            "px-4 py-3 font-medium text-red-900 shadow-lg empty:hidden"
-        ),
-    )
+def backend_exception_handler(exception: Exception):
+    """An event handler's unexpected failure: logged (never the event's data), and a plain message in the
+    page's error region (Reflex's default toast is a script the CSP blocks)."""
+    logger.error("Event handler failed: %s", type(exception).__name__, exc_info=exception)
+    return rx.set_value(SITE_ERROR_ID, site.UNEXPECTED_ERROR)
+
+
+RENDERED_EVENT = "publisher:app-rendered"
+RENDERED_ATTRIBUTE = "data-app-rendered"
+
+
+class AppRendered(rx.Fragment):
+    """Tells assets/site.js that the app has rendered the page: browser code that changes the document
+    (the book search) must not run before, or React would find HTML it did not render."""
+
+    def add_imports(self):
+        return {"react": [ImportVar(tag="useEffect")]}
+
+    def add_hooks(self) -> list[str]:
+        return [
+            "useEffect(() => {\n"
+            f'  document.documentElement.setAttribute("{RENDERED_ATTRIBUTE}", "");\n'
+            f'  document.dispatchEvent(new Event("{RENDERED_EVENT}"));\n'
+            "}, []);"
+        ]
+
+
+def app_wrap(stateful: bool) -> rx.Component:
+    return AppRendered.create()
 
 
 def page_layout(active_route: str, nav_items: tuple[NavItem, ...], *children: rx.Component) -> rx.Component:
@@ -198,13 +200,19 @@ def page_layout(active_route: str, nav_items: tuple[NavItem, ...], *children: rx
             class_name="mx-auto w-full max-w-6xl flex-1 px-4 pt-8",
         ),
         site_footer(),
-        site_error_region(),
+        rx.el.output(
+            id=SITE_ERROR_ID,
+            role="alert",
+            class_name=(
+                "fixed inset-x-4 bottom-4 z-50 mx-auto max-w-md rounded-md border border-red-300 bg-red-50 "
+                "px-4 py-3 font-medium text-red-900 shadow-lg empty:hidden"
+            ),
+        ),
         class_name="flex min-h-screen flex-col bg-white text-stone-800",
     )
 
 
 def page_heading(copy: PageCopy, intro: bool = True) -> rx.Component:
-    """A page's heading, and its introduction unless the page says it itself."""
     return rx.el.div(
         rx.el.h1(copy.heading, class_name="font-serif text-3xl font-bold text-stone-900 sm:text-4xl"),
         rx.el.p(copy.intro, class_name="mt-3 max-w-3xl text-lg text-stone-700") if intro else rx.fragment(),

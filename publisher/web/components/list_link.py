@@ -1,6 +1,5 @@
-"""The confirmation and unsubscribe pages' one panel, declared once as data (``Outcomes``) and drawn
-alike by the app and by the server into the page it serves. The server's panel sits in a slot
-React leaves as found (``dangerouslySetInnerHTML`` children are not compared on hydration)."""
+"""The link pages' one panel, declared as data (``Outcomes``), drawn alike by the app and by the server into a
+slot React leaves as found (``dangerouslySetInnerHTML`` children are not compared on hydration)."""
 
 from __future__ import annotations
 
@@ -47,8 +46,6 @@ class SubscribeLink:
 
 @dataclass(frozen=True)
 class Press:
-    """The button that acts (confirm, unsubscribe), in a form that posts to the link."""
-
     label: str
     busy_label: str
 
@@ -101,8 +98,6 @@ def _part_html(part: Part, address: str, action: str) -> str:
 
 
 def outcome_html(outcomes: Outcomes, stage: str, address: str, action: str) -> str:
-    """The panel of ``stage`` as HTML for the server to write into the page, every text escaped;
-    ``action``: where its button posts (the link's path and query)."""
     return "".join(_part_html(part, address, action) for part in outcomes[stage])
 
 
@@ -112,8 +107,7 @@ def checking_html() -> str:
 
 
 def outcome_panel(state: type[ListLinkState], on_press, outcomes: Outcomes) -> rx.Component:
-    """The app's panel: the children of the ``state``'s current stage; before the app has read the link,
-    the slot that holds what the server wrote."""
+    """Before the app has read the link, the slot that holds what the server wrote."""
     return rx.el.section(
         rx.match(
             state.stage,

@@ -10,43 +10,36 @@ import reflex as rx
 from publisher.content import images
 
 
-def _loading(priority: bool) -> dict:
-    return {"loading": "eager" if priority else "lazy", "decoding": "async"}
-
-
 def picture(
     src: str, alt: str, *, widths: Sequence[int], sizes: str, class_name: str, priority: bool = False
 ) -> rx.Component:
     info = images.describe(src)
-    priority_attr = {"fetchPriority": "high" if priority else "auto"}
-    if info.is_svg:
-        return rx.el.img(
-            src=src,
-            alt=alt,
-            custom_attrs={"width": str(info.width), "height": str(info.height), **priority_attr},
-            class_name=class_name,
-            **_loading(priority),
-        )
     shown = info.widths(widths)
+    largest = shown[-1]
 
     def srcset(fmt: str) -> str:
         return ", ".join(f"{info.variant_url(width, fmt)} {width}w" for width in shown)
 
-    largest = shown[-1]
+    size = {"width": str(info.width), "height": str(info.height)}
+    if not info.is_svg:
+        size = {
+            "srcSet": srcset(info.fallback),
+            "sizes": sizes,
+            "width": str(largest),
+            "height": str(info.height_at(largest)),
+        }
+    img = rx.el.img(
+        src=src if info.is_svg else info.variant_url(largest, info.fallback),
+        alt=alt,
+        custom_attrs={**size, "fetchPriority": "high" if priority else "auto"},
+        class_name=class_name,
+        loading="eager" if priority else "lazy",
+        decoding="async",
+    )
+    if info.is_svg:
+        return img
     return rx.el.picture(
         rx.el.source(type=images.MIME["avif"], custom_attrs={"srcSet": srcset("avif"), "sizes": sizes}),
         rx.el.source(type=images.MIME["webp"], custom_attrs={"srcSet": srcset("webp"), "sizes": sizes}),
-        rx.el.img(
-            src=info.variant_url(largest, info.fallback),
-            alt=alt,
-            custom_attrs={
-                "srcSet": srcset(info.fallback),
-                "sizes": sizes,
-                "width": str(largest),
-                "height": str(info.height_at(largest)),
-                **priority_attr,
-            },
-            class_name=class_name,
-            **_loading(priority),
-        ),
+        img,
     )

@@ -1,6 +1,5 @@
-"""The publisher's dashboard (/admin) and the page an invitation opens (/admin/enrol): never indexed,
-never cached. The passkey buttons are ``assets/admin.js``'s: a ceremony is HTTP, so the session's
-cookie is set by an answer no script can read."""
+"""The dashboard (/admin) and the invitation's page (/admin/enrol). The passkey buttons are ``assets/admin.js``'s:
+a ceremony is HTTP, so the session's cookie is set by an answer no script can read."""
 
 import reflex as rx
 
@@ -25,7 +24,6 @@ _SECTION_HEADING = "font-serif text-xl font-bold text-stone-900 sm:text-2xl"
 
 
 def _message() -> rx.Component:
-    """Where admin.js says what went wrong (or that it waits for the passkey)."""
     return rx.el.p(
         "", role="status", aria_live="polite", class_name="mt-4 min-h-6 font-medium text-red-900", data_admin_message=""
     )
@@ -56,8 +54,7 @@ _WIDE: rx.Var[bool] = rx.Var(
 
 
 def _section(section_id: str, heading: str, *children: rx.Component, closed_on_a_phone: bool = False) -> rx.Component:
-    """A part of the dashboard under its heading; on a phone, the parts read less often are only their heading
-    (a disclosure) until opened, so the page reads in four screens (docs/dashboard.md)."""
+    """On a phone, the parts read less often are a closed disclosure, so the page reads in four screens."""
     inline = " inline" if closed_on_a_phone else ""  # beside the disclosure's triangle
     part = rx.el.h2(heading, id=f"{section_id}-heading", class_name=_SECTION_HEADING + inline)
     if closed_on_a_phone:
@@ -79,9 +76,10 @@ _CELL = (
     "max-sm:before:content-[attr(data-label)]"
 )
 SHOWN_ROWS = 3  # a list's first rows; the rest behind "Show all N"
+Columns = tuple[tuple[str, str], ...]  # a table's columns: (key in a row, heading)
 
 
-def _rows_table(rows, columns: tuple[tuple[str, str], ...], caption: str) -> rx.Component:
+def _rows_table(rows, columns: Columns, caption: str) -> rx.Component:
     return rx.el.table(
         rx.el.caption(caption, class_name="sr-only"),
         rx.el.thead(
@@ -112,9 +110,8 @@ def _rows_table(rows, columns: tuple[tuple[str, str], ...], caption: str) -> rx.
     )
 
 
-def _table(rows, columns: tuple[tuple[str, str], ...], caption: str) -> rx.Component:
-    """A list's first rows as a table (a paragraph each on a phone: ``_CELL``), the rest behind a disclosure;
-    every cell is text (React escapes it)."""
+def _table(rows, columns: Columns, caption: str, empty: str = admin_copy.NOTHING_YET) -> rx.Component:
+    """The first rows, the rest behind a disclosure; every cell is text (React escapes it)."""
     return rx.cond(
         rows.length() > 0,
         rx.fragment(
@@ -130,18 +127,16 @@ def _table(rows, columns: tuple[tuple[str, str], ...], caption: str) -> rx.Compo
                 ),
             ),
         ),
-        rx.el.p(admin_copy.NOTHING_YET, class_name="mt-3 text-stone-700"),
+        rx.el.p(empty, role="status", class_name="mt-3 text-stone-700"),
     )
 
 
 def _part(name: str) -> rx.vars.ArrayVar:
-    """A list of rows in ``AdminState.parts`` (web/states/admin_state.py ``_figures``); empty until it is read,
-    as after a reload, when the tab's stored state has no parts yet."""
+    """Empty until it is read, as after a reload, when the tab's stored state has no parts yet."""
     return AdminState.parts.get(name, [])  # type: ignore[attr-defined]  # a dict field's var, typed as a list's
 
 
 def _figures(rows, value_class: str, columns: str) -> rx.Component:
-    """Labelled figures as a description list (``<dt>Confirmed</dt><dd>1,234</dd>``), in a grid."""
     return rx.el.dl(
         rx.foreach(
             rows,
@@ -156,7 +151,6 @@ def _figures(rows, value_class: str, columns: str) -> rx.Component:
 
 
 def _chart(chart) -> rx.Component:
-    """A chart drawn on the server (web/charts.py), and what it shows in words under it."""
     return rx.el.figure(
         rx.el.img(
             src=chart["src"],
@@ -171,8 +165,6 @@ def _chart(chart) -> rx.Component:
 
 
 def _one_field_form(field_id, label, name: str, kind: str, button: str, on_submit, *hidden) -> rx.Component:
-    """A label, one field and its button (the search, Forget…, a send's Move…), and ``hidden`` inputs; the
-    app answers the submit."""
     return rx.el.form(
         *hidden,
         rx.el.label(label, html_for=field_id, class_name="block font-semibold"),
@@ -205,11 +197,7 @@ def _readers() -> rx.Component:
         ),
         rx.cond(
             AdminState.searched,
-            rx.cond(
-                AdminState.found.length() > 0,
-                _table(AdminState.found, _READER_COLUMNS, admin_copy.SEARCH_BUTTON),
-                rx.el.p(admin_copy.NO_READER_FOUND, role="status", class_name="mt-3 text-stone-700"),
-            ),
+            _table(AdminState.found, _READER_COLUMNS, admin_copy.SEARCH_BUTTON, admin_copy.NO_READER_FOUND),
         ),
         *_titled("signups"),
         _one_field_form(
@@ -226,13 +214,13 @@ def _subheading(text: str) -> rx.Component:
     return rx.el.h3(text, class_name="mt-6 font-serif text-xl font-bold text-stone-900")
 
 
-def _top(key: str, views: str) -> tuple[tuple[str, str], ...]:
+def _top(key: str, views: str) -> Columns:
     return ("key", key), ("visitors", admin_copy.COLUMN_VISITORS), ("views", views)
 
 
 _BOOK, _PEOPLE = ("book", admin_copy.COLUMN_BOOK), ("people", admin_copy.COLUMN_PRESSERS)
 _DATE = ("at", "Date")
-TABLES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+TABLES: dict[str, tuple[str, Columns]] = {
     # a list of ``AdminState.parts``: (heading, columns as (key, heading))
     "signups": (admin_copy.LATEST_SIGNUPS, _READER_COLUMNS),
     "visits_pages": (admin_copy.TOP_PAGES, _top(admin_copy.COLUMN_PAGE, admin_copy.COLUMN_PAGE_VIEWS)),
@@ -289,12 +277,10 @@ def _listed(name: str) -> rx.Component:
 
 
 def _titled(name: str) -> tuple[rx.Component, rx.Component]:
-    """A list under its own heading, within a part."""
     return _subheading(TABLES[name][0].format(days=TOP_DAYS)), _listed(name)
 
 
 def _visits() -> rx.Component:
-    """Visits, sources and buy presses (web/states/admin_state.py ``_visits``), or why there are none."""
     counted = rx.el.div(
         _figures(_part("visits_figures"), "text-2xl font-bold", "grid-cols-2 sm:grid-cols-3"),
         rx.foreach(_part("visits_chart"), _chart),
@@ -314,7 +300,6 @@ def _visits() -> rx.Component:
 
 
 def _action(row) -> rx.Component:
-    """A release's or a forthcoming book's send's button, if it has one (its question comes first)."""
     return rx.cond(
         row["action"] != "",
         rx.el.button(
@@ -327,8 +312,6 @@ def _action(row) -> rx.Component:
 
 
 def _steering(row) -> rx.Component:
-    """A forthcoming book: its send and waitlist, its sign-ups chart, and until the send starts, Move… (a time
-    in the book's zone) and Hold or Stop holding."""
     hidden_slug = rx.el.input(type="hidden", name="slug", value=row["slug"])
     return rx.el.li(
         _subheading(row["title"]),
@@ -351,7 +334,6 @@ def _steering(row) -> rx.Component:
 
 
 def _forthcoming() -> rx.Component:
-    """Shown while a book is forthcoming or its send has not started (web/states/admin_state.py ``_forthcoming``)."""
     return rx.cond(
         _part("forthcoming").length() > 0,
         _section("forthcoming", admin_copy.FORTHCOMING, rx.el.ul(rx.foreach(_part("forthcoming"), _steering))),
@@ -359,8 +341,7 @@ def _forthcoming() -> rx.Component:
 
 
 def _download(path: str, label: str) -> rx.Component:
-    """A POST from this page whose answer the browser saves (server/admin_sign_in.py): sent by
-    ``assets/admin.js``, as the passkey buttons are (the app's forms never post natively)."""
+    """A POST whose answer the browser saves, sent by ``assets/admin.js`` (the app's forms never post natively)."""
     return rx.el.div(
         rx.el.button(label, type="button", class_name=_QUIET_BUTTON, data_admin_download=path),
         class_name="mt-4",
@@ -368,7 +349,6 @@ def _download(path: str, label: str) -> rx.Component:
 
 
 def _asking() -> rx.Component:
-    """The question an action asks before it is done, and what the last one did."""
     return rx.el.div(
         rx.cond(
             AdminState.question != "",

@@ -13,10 +13,6 @@ from publisher.web.pages.about import author_cards
 from publisher.web.pages.registry import PAGES, ROOT, PageRegistry, SitePage, site_page
 
 
-def _structured_data(book: Book, now: datetime):
-    return [seo.book(book, author_cards(), now)]
-
-
 def _open_graph(book: Book):
     cards = author_cards()
     tags = [("book:author", seo.absolute_url(cards[name])) for name in book.author_names if name in cards]
@@ -25,12 +21,6 @@ def _open_graph(book: Book):
     if book.publication_date:
         tags.append(("book:release_date", book.publication_date.isoformat()))
     return tags
-
-
-def _share_image(book: Book) -> seo.ShareImage:
-    cover = images.describe(book.cover_image)
-    alt = f"{COVER_ALT_PREFIX}{book.title}"
-    return seo.ShareImage(cover.share_url, alt, images.SHARE_WIDTH, images.SHARE_HEIGHT)
 
 
 def declare(book: Book, registry: PageRegistry = PAGES, now: datetime = ALL_OUT) -> SitePage:
@@ -42,14 +32,14 @@ def declare(book: Book, registry: PageRegistry = PAGES, now: datetime = ALL_OUT)
         copy=book_page_copy(book),
         active_nav=ROOT,  # a book belongs to Home's list
         in_sitemap=not before,
-        structured_data=lambda: _structured_data(book, now),
+        structured_data=lambda: [seo.book(book, author_cards(), now)],
         og_type="book",
         open_graph=lambda: _open_graph(book),
-        share_image=lambda: _share_image(book),
+        share_image=lambda: (images.describe(book.cover_image).share_url, f"{COVER_ALT_PREFIX}{book.title}"),
         registry=registry,
     )
     def book_content():
-        return book_page(book, author_cards(), ROOT, now)
+        return book_page(book, author_cards(), now)
 
     return book_content
 

@@ -12,6 +12,12 @@ from publisher.web.states.list_link_state import ConfirmState
 _AGAIN = SubscribeLink(list_copy.SUBSCRIBE_AGAIN, subscribe.route)
 _PRESS = Press(list_copy.CONFIRM_BUTTON, list_copy.CONFIRM_BUSY)
 
+# The last stages of both link pages, alike.
+FAILURES: Outcomes = {
+    list_link_state.INVALID: (Title(list_copy.LINK_INVALID_TITLE), Text(list_copy.LINK_INVALID), _AGAIN),
+    list_link_state.LIMITED: (Text(form_copy.TOO_MANY_ATTEMPTS),),
+    list_link_state.UNAVAILABLE: (Text(list_copy.LINK_TRY_LATER),),
+}
 # What each stage shows, for the app and for the server's own answer (server/link_pages.py).
 OUTCOMES: Outcomes = {
     list_link_state.ASK: (WithAddress(list_copy.CONFIRM_ASK), _PRESS),
@@ -22,9 +28,7 @@ OUTCOMES: Outcomes = {
     list_link_state.EXPIRED: (Title(list_copy.CONFIRM_EXPIRED_TITLE), Text(list_copy.CONFIRM_EXPIRED), _AGAIN),
     list_link_state.REPLACED: (Title(list_copy.CONFIRM_REPLACED_TITLE), Text(list_copy.CONFIRM_REPLACED), _AGAIN),
     list_link_state.LEFT: (WithAddress(list_copy.CONFIRM_LEFT), _AGAIN),
-    list_link_state.INVALID: (Title(list_copy.LINK_INVALID_TITLE), Text(list_copy.LINK_INVALID), _AGAIN),
-    list_link_state.LIMITED: (Text(form_copy.TOO_MANY_ATTEMPTS),),
-    list_link_state.UNAVAILABLE: (Text(list_copy.LINK_TRY_LATER),),
+    **FAILURES,
 }
 
 

@@ -5,16 +5,7 @@ import reflex as rx
 from publisher.content import form_copy, page_copy
 from publisher.rules import form_tokens
 from publisher.rules.form_fields import ANSWER_FIELD, CONTACT
-from publisher.web.components.forms import (
-    FormSection,
-    app_form,
-    declared_fields,
-    form_page,
-    honeypot_field,
-    sent_page,
-    submit_button,
-    text_field,
-)
+from publisher.web.components.forms import FormSection, app_form, form_page, sent_page, submit_button, text_field
 from publisher.web.pages.registry import site_page
 from publisher.web.submissions import QUESTION_ID, TOKEN_ID, ContactState
 
@@ -31,8 +22,7 @@ SECTION = FormSection(
 
 
 def security_question() -> rx.Component:
-    """The math question and its signed token, which the server writes into the page and the app keeps
-    until it asks a new one (``suppressHydrationWarning`` lets hydration keep the server's text)."""
+    """The server writes the question into the page (``suppressHydrationWarning``: hydration keeps its text)."""
     field_id = CONTACT.field_ids[ANSWER_FIELD]
     label = rx.el.label(
         form_copy.SECURITY_QUESTION_LABEL,
@@ -54,13 +44,9 @@ def security_question() -> rx.Component:
 def contact_form() -> rx.Component:
     return app_form(
         ContactState,
-        *declared_fields(CONTACT, ContactState),
         security_question(),
-        honeypot_field(CONTACT),
-        action=ROUTE,
         label=form_copy.CONTACT_FORM_LABEL,
         submit=rx.el.div(submit_button(form_copy.CONTACT_BUTTON, form_copy.CONTACT_BUSY, ContactState.submitting)),
-        class_name="relative flex flex-col gap-2",
     )
 
 

@@ -13,10 +13,8 @@ from publisher.web.pages.registry import PAGES, ROOT, PageRegistry, SitePage, si
 
 
 def _structured_data(now: datetime):
-    """The publisher, the site with its book search, and every book."""
     cards = author_cards()
-    books = latest_first(BOOKS)
-    return [seo.organization(), seo.website(), *(seo.book(item, cards, now) for item in books)]
+    return [seo.organization(), seo.website(), *(seo.book(item, cards, now) for item in latest_first(BOOKS))]
 
 
 def declare(now: datetime = ALL_OUT, route: str = ROOT, registry: PageRegistry = PAGES) -> SitePage:

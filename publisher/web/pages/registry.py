@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import reflex as rx
@@ -18,14 +18,8 @@ from publisher.web.page_kinds import NOT_FOUND_ROUTE, VARIANT_PREFIX
 ROOT = "/"  # Home
 
 
-def _nothing() -> tuple[()]:
-    return ()
-
-
 @dataclass(frozen=True)
 class SitePage:
-    """One page: where it lives, what it says and how it is listed. Calling it builds the page."""
-
     route: str
     copy: PageCopy
     content: Callable[[], Iterable[rx.Component]]
@@ -34,10 +28,10 @@ class SitePage:
     active_nav: str | None = None  # the navigation item marked current; None: this page's own
     in_sitemap: bool = True
     indexed: bool = True  # robots "index, follow"; False: "noindex"
-    structured_data: Callable[[], Iterable[dict[str, Any]]] = field(default=_nothing)  # beyond breadcrumbs
+    structured_data: Callable[[], Iterable[dict[str, Any]]] = tuple  # beyond breadcrumbs
     og_type: str = "website"
-    open_graph: Callable[[], Iterable[tuple[str, str]]] = field(default=_nothing)  # beyond the common ones
-    share_image: Callable[[], seo.ShareImage] | None = None
+    open_graph: Callable[[], Iterable[tuple[str, str]]] = tuple  # beyond the common ones
+    share_image: Callable[[], tuple[str, str]] | None = None  # (path, text); None: the site's
 
     @property
     def has_url(self) -> bool:
@@ -70,7 +64,6 @@ class PageRegistry:
         return tuple(sorted(self._pages.values(), key=lambda page: page.nav_position or unlisted))
 
     def navigation(self) -> tuple[NavItem, ...]:
-        """The header's and the drawer's items, in their declared order."""
         return tuple(
             NavItem(label=page.copy.short_name, route=page.route) for page in self.pages() if page.nav_position
         )
@@ -97,7 +90,6 @@ PAGES = PageRegistry()
 def site_page(
     *, registry: PageRegistry = PAGES, **declaration: Any
 ) -> Callable[[Callable[[], Iterable[rx.Component]]], SitePage]:
-    """Declare a page: decorates its content function; ``declaration``: SitePage's other fields, by name."""
 
     def declare(content: Callable[[], Iterable[rx.Component]]) -> SitePage:
         return registry.add(SitePage(content=content, **declaration))

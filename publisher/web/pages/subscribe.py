@@ -4,22 +4,13 @@ import reflex as rx
 
 from publisher.content import form_copy, list_copy, page_copy
 from publisher.rules.form_fields import SUBSCRIBE
-from publisher.web.components.forms import (
-    FormSection,
-    app_form,
-    declared_fields,
-    form_page,
-    honeypot_field,
-    sent_page,
-    submit_button,
-)
+from publisher.web.components.forms import FormSection, app_form, form_page, sent_page, submit_button
 from publisher.web.pages.registry import site_page
 from publisher.web.submissions import SubscribeState
 
 ROUTE = SUBSCRIBE.route
 SENT_ROUTE = "/subscribe/thanks"
-# The confirmation note: shown where the site keeps the list itself (server/plain_forms.py
-# shows it on the sent page; the app from its state).
+# The confirmation note, shown where the site keeps the list (server/plain_forms.py, or the app's state).
 CONFIRM_NOTE_ATTRIBUTE = "data-confirm-note"
 SECTION = FormSection(
     "subscribe-form",
@@ -34,12 +25,8 @@ SECTION = FormSection(
 def signup_form() -> rx.Component:
     return app_form(
         SubscribeState,
-        *declared_fields(SUBSCRIBE, SubscribeState),
-        honeypot_field(SUBSCRIBE),
-        action=ROUTE,
         label=form_copy.SUBSCRIBE_FORM_LABEL,
         submit=submit_button(form_copy.SUBSCRIBE_BUTTON, form_copy.SUBSCRIBE_BUSY, SubscribeState.submitting),
-        class_name="relative flex flex-col gap-2",
     )
 
 

@@ -1,16 +1,16 @@
 """The unsubscribe page, where the foot of every list email leads; a provider's one-click request is a
 POST to the same address (server/link_pages.py)."""
 
-from publisher.content import form_copy, list_copy, page_copy
+from publisher.content import list_copy, page_copy
 from publisher.rules.list_rules import UNSUBSCRIBE_PATH
 from publisher.web.components.layout import page_heading
-from publisher.web.components.list_link import Outcomes, Press, SubscribeLink, Text, Title, WithAddress, outcome_panel
+from publisher.web.components.list_link import Outcomes, Press, SubscribeLink, Title, WithAddress, outcome_panel
+from publisher.web.pages.confirm import FAILURES
 from publisher.web.pages.registry import site_page
 from publisher.web.pages.subscribe import subscribe
 from publisher.web.states import list_link_state
 from publisher.web.states.list_link_state import UnsubscribeState
 
-# What each stage shows, for the app and for the server's own answer (server/link_pages.py).
 OUTCOMES: Outcomes = {
     list_link_state.ASK: (
         WithAddress(list_copy.UNSUBSCRIBE_ASK),
@@ -21,13 +21,7 @@ OUTCOMES: Outcomes = {
         WithAddress(list_copy.UNSUBSCRIBE_DONE),
         SubscribeLink(list_copy.RESUBSCRIBE, subscribe.route),
     ),
-    list_link_state.INVALID: (
-        Title(list_copy.LINK_INVALID_TITLE),
-        Text(list_copy.LINK_INVALID),
-        SubscribeLink(list_copy.SUBSCRIBE_AGAIN, subscribe.route),
-    ),
-    list_link_state.LIMITED: (Text(form_copy.TOO_MANY_ATTEMPTS),),
-    list_link_state.UNAVAILABLE: (Text(list_copy.LINK_TRY_LATER),),
+    **FAILURES,
 }
 
 

@@ -1,6 +1,5 @@
-"""The dashboard's state: **every** event checks the session cookie in the database before anything
-is read, so a state event sent by hand gets nothing. What the page shows is ``tab_only``, never
-stored, and the cookie is read from each event's connection (docs/security.md)."""
+"""**Every** event checks the session cookie of its own connection in the database before anything is read, so
+a state event sent by hand gets nothing; what the page shows is ``tab_only``, never stored (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -69,13 +68,11 @@ def _labelled(*figures: tuple[str, str]) -> list[dict[str, str]]:
 
 
 def _rows(lines: Iterable[Any]) -> list[dict[str, str]]:
-    """Each line's fields by name, as the page shows them: a moment as ``when`` writes it, the rest as text."""
+    """Storage's lines (rows or dataclasses) by field name, as the page shows them."""
+    fields = (line._asdict() if isinstance(line, sqlalchemy.Row) else asdict(line) for line in lines)
     return [
-        {
-            name: when(value) if isinstance(value, datetime | None) else str(value)
-            for name, value in asdict(line).items()
-        }
-        for line in lines
+        {name: when(value) if isinstance(value, datetime | None) else str(value) for name, value in line.items()}
+        for line in fields
     ]
 
 
@@ -88,8 +85,7 @@ _ACTIONS = {
 
 
 def _releases() -> list[dict[str, str]]:
-    """Every book, with its campaign if it has one (a book no longer in the content, by its slug); a
-    forthcoming book's send starts by itself (``_forthcoming``), so it has no Announce."""
+    """A book gone from the content shows its slug; a forthcoming book's send starts by itself, so no Announce."""
     now = tables.utc_now()
     by_book = {item.book_slug: item for item in campaigns.list_campaigns()}
     slugs = [book.slug for book in books.BOOKS] + [slug for slug in by_book if book_by_slug(slug) is None]
@@ -123,7 +119,6 @@ def _releases() -> list[dict[str, str]]:
 
 
 def _forthcoming() -> list[dict[str, str]]:
-    """Each forthcoming book: its send and waitlist, its sign-ups of the last 30 days, and what can change it."""
     today = tables.utc_now().date()
     rows = []
     for send in dashboard.scheduled_sends(tables.utc_now()):
@@ -176,7 +171,7 @@ def _keys(rows: list[visit_counts.KeyCount]) -> list[dict[str, str]]:
 
 
 def _visitors_now() -> str:
-    """Visitors in the last 5 minutes; a store that is away leaves the rest of the dashboard shown."""
+    """A store that is away leaves the rest of the dashboard shown."""
     try:
         return number(visit_counts.visitors_now(tables.utc_now()))
     except Exception as exc:  # noqa: BLE001 - Redis or the database away: one figure unknown, not the page
@@ -185,8 +180,7 @@ def _visitors_now() -> str:
 
 
 def _presses(since: date, today: date) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    """Buy presses per book and store, and per book: its page's visits and its presses (from Home and its
-    page alike: the beacon knows no page, so no rate of the one by the other)."""
+    """Per book, presses from Home and its page alike: the beacon knows no page, so no rate of one by the other."""
     buys = visit_counts.top(VisitKind.BUY, since, today, limit=dashboard.LISTED)
     buy_rows = []
     for row in buys:
@@ -208,7 +202,6 @@ def _presses(since: date, today: date) -> tuple[list[dict[str, str]], list[dict[
 
 
 def _led_to(today: date) -> dict[str, str]:
-    """The visits of /subscribe beside its sign-ups per day, and in words what they and /contact-us led to."""
     first = today - timedelta(days=LED_TO_DAYS - 1)
     subscribe = [
         day.visitors for day in visit_counts.daily(VisitKind.PAGE, first, today, key=form_fields.SUBSCRIBE.route)
@@ -231,7 +224,7 @@ def _led_to(today: date) -> dict[str, str]:
 
 
 def _visits() -> dict[str, list[dict[str, str]]]:
-    """The Visits section: aggregates of the daily counts, a fixed number of reads whatever the traffic."""
+    """Aggregates of the daily counts: a fixed number of reads whatever the traffic."""
     if not settings.current().visits_on:  # the page shows the note alone, and reads no other visits_ part
         return {"visits_off": [{"text": admin_copy.VISITS_OFF}]}
     today = tables.utc_now().date()
@@ -271,7 +264,7 @@ def _visits() -> dict[str, list[dict[str, str]]]:
     }
 
 
-def _health(outbox: dashboard.OutboxHealth, mailbox: notice_records.RunStatus) -> list[dict[str, str]]:
+def _health(outbox: sqlalchemy.Row, mailbox: notice_records.RunStatus) -> list[dict[str, str]]:
     values = settings.current()
     configured = {True: "configured", False: "not configured"}
     return _labelled(
@@ -286,7 +279,7 @@ def _health(outbox: dashboard.OutboxHealth, mailbox: notice_records.RunStatus) -
 
 
 def _figures() -> dict[str, list[dict[str, str]]]:
-    """Everything the dashboard shows, read in one go (off the event loop), each part bounded."""
+    """Read in one go (off the event loop), each part bounded."""
     counts = subscribers.status_counts()
     left, _ = bounce_records.left_messages(limit=dashboard.LISTED)
     return {
@@ -308,8 +301,7 @@ def _figures() -> dict[str, list[dict[str, str]]]:
 
 
 def _release_action(action: str, target: str, admin_name: str) -> str:
-    """Announce, pause or resume a book's release, or hold, stop holding or move its send, with the command
-    line's own functions; what it did, in the dashboard's words. A move's target: "SLUG 2027-03-12 09:00 UTC"."""
+    """With the command line's own functions. A move's target: "SLUG 2027-03-12 09:00 UTC"."""
     slug, _, moved_to = target.partition(" ")
     book = book_by_slug(slug)
     title = book.title if book is not None else slug
@@ -318,16 +310,12 @@ def _release_action(action: str, target: str, admin_name: str) -> str:
         return campaigns.steer(slug, moment, held=action == HOLD)[1]
     if action == ANNOUNCE:
         mail = announce.required_settings()
-        created = announce.start_campaign(slug, mail, announce.find_book(slug))
+        created = announce.start_campaign(mail, announce.find_book(slug))
         if created is None:
             return admin_copy.ALREADY_ANNOUNCED.format(title=title)
         return admin_copy.ANNOUNCED.format(title=title, readers=number(created.recipients))
     if action == RESUME:
-        item = campaigns.find_campaign(slug)
-        resumed = False
-        if item is not None and item.id is not None and item.status == tables.PAUSED:
-            resumed = campaigns.set_campaign_status(item.id, tables.SENDING)  # its thresholds judge what follows
-        return (admin_copy.RESUMED if resumed else admin_copy.NOT_RESUMED).format(title=title)
+        return (admin_copy.RESUMED if announce.resume(slug) else admin_copy.NOT_RESUMED).format(title=title)
     paused = announce.pause(slug, admin_copy.PAUSED_REASON.format(name=admin_name))
     return (admin_copy.PAUSED if paused else admin_copy.NOT_PAUSED).format(title=title, slug=slug)
 
@@ -350,9 +338,7 @@ class AdminState(rx.State):
     _watcher: str = ""  # the ``watch`` loop that refreshes this tab (one at a time)
 
     def _session_hash(self) -> str | None:
-        """The cookie this event's channel opened with, which Reflex puts in the router data for each event
-        (never the stored copy)."""
-        # The door of the event channel wrote whether this tab's connection is https.
+        """The cookie this event's channel opened with (never the stored copy); its door wrote the scheme."""
         https = self.router.headers.raw_headers.get(admin_access.CHANNEL_SCHEME_HEADER) == "https"
         token = admin_access.session_token(self.router.headers.cookie, https)
         return None if token is None else admin_access.token_hash(token)
@@ -369,43 +355,41 @@ class AdminState(rx.State):
         return self.router.session.client_token
 
     def _take_asked(self) -> tuple[str, str]:
-        """The action waiting for its "Yes" in this tab (action, target), forgotten here; ("", "") if none."""
         kept = tabs.tab_memory.get().get(self._tab(), {})
         return kept.pop(ASKED, ("", ""))
 
     def _clear(self) -> None:
-        """Nothing of the dashboard stays in the page: signed out, expired or revoked."""
         self.signed_in = False
         for name in SHOWN:  # each back to its empty value: "", {}, [] or False
             setattr(self, name, getattr(self, name).__class__())  # the class of the value a proxy wraps
         self._take_asked()
         self.problem = ""
 
-    async def _show(self, touch: bool, session_hash: str | None = None) -> None:
+    async def _show(self, touch: bool, session_hash: str | None = None) -> bool:
+        """Every event's check of the session, and the page refreshed; whether it is signed in."""
         try:
             admin = await self._admin(touch, session_hash)
             if admin is None:
                 self._clear()
-                return
+                return False
             figures = await asyncio.to_thread(_figures)
         except sqlalchemy.exc.SQLAlchemyError as exc:
             logger.warning("Dashboard: the database is unavailable (%s)", type(exc).__name__)
             self._clear()
             self.problem = admin_copy.TRY_AGAIN_LATER
-            return
+            return False
         finally:
             self.checked = True
         self.signed_in = True
         self.problem = ""
         self.admin_name = admin_copy.SIGNED_IN_AS.format(name=admin.name)
         self.parts = figures
+        return True
 
     @rx.event
     async def search(self, form_data: dict):
-        """A search by address (its beginning): the admin did something."""
         text = str(form_data.get("query", ""))[: form_fields.EMAIL_MAX]
-        await self._show(touch=True)
-        if not self.signed_in:
+        if not await self._show(touch=True):
             return
         try:
             self.found = _rows(await asyncio.to_thread(dashboard.find_readers, text))
@@ -421,20 +405,16 @@ class AdminState(rx.State):
 
     @rx.event
     async def ask_forget(self, form_data: dict):
-        """Forget…: asks first, naming the address."""
-        await self._show(touch=True)
         address = form_fields.one_line(str(form_data.get("address", "")), form_fields.EMAIL_MAX).strip()
-        if self.signed_in and address:
+        if await self._show(touch=True) and address:
             await self._ask(FORGET, address, admin_copy.ASK_FORGET.format(address=address))
 
     @rx.event
     async def ask_release(self, slug: str):
-        """Announce, Pause or Resume a book's release, Hold or Stop holding a forthcoming book's send: asks
-        first, with its numbers."""
-        await self._show(touch=True)
+        signed_in = await self._show(touch=True)
         rows = (*self.parts.get("forthcoming", []), *self.parts.get("releases", []))
         row = next((row for row in rows if row["slug"] == slug and row["action"]), None)
-        if not self.signed_in or row is None:
+        if not signed_in or row is None:
             return
         title, action = row["title"], row["action"]
         if action != ANNOUNCE:
@@ -454,11 +434,8 @@ class AdminState(rx.State):
 
     @rx.event
     async def ask_move(self, form_data: dict):
-        """Move a forthcoming book's send to a time in its zone (skipped, repeated or past: refused); asks first."""
-        await self._show(touch=True)
-        slug = str(form_data.get("slug", ""))
-        book = book_by_slug(slug)
-        if not self.signed_in or book is None or book.release is None:
+        book = book_by_slug(str(form_data.get("slug", "")))
+        if not await self._show(touch=True) or book is None or book.release is None:
             return
         try:
             moment = release_rules.send_moment(str(form_data.get("at", ""))[:40], book.release.zone, tables.utc_now())
@@ -466,7 +443,8 @@ class AdminState(rx.State):
             self.notice = str(refused)
             return
         when = release_rules.publisher_words(moment, book.release.zone)
-        await self._ask(MOVE, f"{slug} {moment:{MOVED_TO}}", admin_copy.ASK_MOVE.format(title=book.title, when=when))
+        target = f"{book.slug} {moment:{MOVED_TO}}"
+        await self._ask(MOVE, target, admin_copy.ASK_MOVE.format(title=book.title, when=when))
 
     @rx.event
     def cancel(self):
@@ -475,7 +453,7 @@ class AdminState(rx.State):
 
     @rx.event
     async def confirm(self):
-        """Yes, do it: the action asked for, by the admin whose session is open now, written to the audit log."""
+        """By the admin whose session is open now, not the one who asked."""
         action, target = self._take_asked()
         self.question = ""
         try:
@@ -503,9 +481,7 @@ class AdminState(rx.State):
 
     @rx.event
     async def open(self):
-        """The page is opened (or reopened): the admin did something; while signed in, it keeps itself fresh."""
-        await self._show(touch=True)
-        if self.signed_in:
+        if await self._show(touch=True):
             return AdminState.watch
 
     @rx.event(background=True)
@@ -529,7 +505,6 @@ class AdminState(rx.State):
                     self._watcher = ""
                     self._clear()
                     return
-                await self._show(touch=False, session_hash=session_hash)
-                if not self.signed_in:
+                if not await self._show(touch=False, session_hash=session_hash):
                     self._watcher = ""
                     return

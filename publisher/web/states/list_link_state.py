@@ -1,6 +1,5 @@
-"""The confirmation and unsubscribe pages: opening a link changes nothing (mail scanners open every link);
-what a link leads to (``*_view``) and what its button does (``*_press``) are one function each per page,
-for the app and the plain POST alike (server/link_pages.py). The link key stays in backend-only state."""
+"""The link pages: opening a link changes nothing (mail scanners open every link); ``*_view`` and ``*_press``
+serve the app and the plain POST alike (server/link_pages.py). The link key stays in backend-only state."""
 
 from __future__ import annotations
 
@@ -33,15 +32,12 @@ LIMITED = "limited"
 UNAVAILABLE = "unavailable"
 
 
-# What a link's page answers over HTTP for each stage: a link that leads nowhere is 404, an expired
-# confirmation 410, so nothing treats them as pages that exist.
+# A link that leads nowhere is 404, an expired confirmation 410: nothing treats them as pages that exist.
 HTTP_STATUS = {INVALID: 404, EXPIRED: 410, LIMITED: 429, UNAVAILABLE: 503}
 
 
 @dataclass(frozen=True)
 class LinkView:
-    """What a link leads to: the stage its page shows, whose address, and what its button needs."""
-
     stage: str
     email: str | None = None  # shown partly masked
     link_key: str = ""  # set when the button may act (PRESSABLE stages)
@@ -57,7 +53,7 @@ class LinkView:
 
 
 def list_secrets() -> tuple[str, ...]:
-    """The secrets that sign the links; none where this site does not keep the list (cloud gateway, no SMTP)."""
+    """None where this site does not keep the list (cloud gateway, no SMTP)."""
     mail = settings.current().mail if settings.current().list_emails_on else None
     return mail.list_secrets if mail is not None else ()
 
@@ -71,7 +67,7 @@ class ListLinkState(rx.State, mixin=True):
     _issued_at: datetime | None = None  # a confirmation link's date: only the latest one confirms
 
     async def _admitted(self, action: str, press: bool = False) -> bool:
-        """Within the visitor's limits, else the page says to wait; a ``press`` keeps the tab's state Reflex's time."""
+        """A ``press`` keeps the tab's state Reflex's time."""
         session = self.router.session
         if await submits.shared_limiter.get().allow(action, session.client_token, session.client_ip):
             if press:
@@ -81,8 +77,7 @@ class ListLinkState(rx.State, mixin=True):
         return False
 
     async def _open(self, action: str, view: Callable[[str, bool], Awaitable[LinkView]]) -> None:
-        """On every visit: read the link (``view``, the page's); nothing changes yet. ``?done=1``: the page
-        was reached by the button's plain POST, and says what the press did."""
+        """Nothing changes yet. ``?done=1``: reached by the button's plain POST, the page says what it did."""
         self.working = False
         self._link_key = ""
         if await self._admitted(action):
@@ -90,7 +85,6 @@ class ListLinkState(rx.State, mixin=True):
             self._show(await view(query.get(TOKEN_PARAM, ""), query.get(DONE_PARAM, "") == "1"))
 
     async def _press(self, action: str, press: Callable[[LinkView], Awaitable[LinkView]]) -> AsyncIterator[None]:
-        """The button, pressed while the app is connected: ``press`` (the page's), shown working meanwhile."""
         if self.stage not in PRESSABLE or self.working or not await self._admitted(action, press=True):
             return
         self.working = True
@@ -113,7 +107,6 @@ _AFTER = {"confirmed": DONE, "already confirmed": ALREADY, ListStatus.UNSUBSCRIB
 
 
 async def confirm_view(token: str, done: bool = False) -> LinkView:
-    """What a confirmation link leads to; nothing changes (``done``: after the button's plain POST)."""
     claim = list_rules.read_confirm_token(list_secrets(), token, tables.utc_now())
     if claim is None:
         return LinkView(INVALID)
@@ -136,8 +129,6 @@ async def confirm_view(token: str, done: bool = False) -> LinkView:
 
 
 async def confirm_press(view: LinkView) -> LinkView:
-    """ "Confirm my subscription": the address joins with its welcome email (waiting only: none), once; only
-    a PRESSABLE view acts."""
     mail = settings.current().mail
     if view.stage not in PRESSABLE or mail is None:
         return view
@@ -167,7 +158,6 @@ UNSUBSCRIBE_ACTION = "unsubscribe"  # the limiter's name for opening and pressin
 
 
 async def unsubscribe_view(token: str, done: bool = False) -> LinkView:
-    """What an unsubscribe link leads to; nothing changes (``done`` reads the same here)."""
     link_key = list_rules.read_unsubscribe_token(list_secrets(), token)
     if link_key is None:
         return LinkView(INVALID)
@@ -183,7 +173,6 @@ async def unsubscribe_view(token: str, done: bool = False) -> LinkView:
 
 
 async def unsubscribe_press(view: LinkView) -> LinkView:
-    """ "Unsubscribe": the address leaves the list at once; only an ASK view acts."""
     if view.stage != ASK:
         return view
     try:
