@@ -1,6 +1,5 @@
 """A software passkey for tests without a browser: it answers a ceremony as a platform authenticator does
-(ES256, "none" attestation, user verified; WebAuthn L3 §6.1, §6.5.2), in ``credential.toJSON()``'s form.
-The browser tests use Chromium's virtual authenticator instead (tests/embedded/test_dashboard.py)."""
+(ES256, "none" attestation, user verified; WebAuthn L3 §6.1, §6.5.2), in ``credential.toJSON()``'s form."""
 
 from __future__ import annotations
 
@@ -51,8 +50,7 @@ class SoftPasskey:
         return self._credential(client_data, attestationObject=bytes_to_base64url(attestation), transports=["internal"])
 
     def get(self, options: dict[str, Any], counter: int | None = None) -> dict[str, Any]:
-        """The answer to ``navigator.credentials.get()``; ``counter``: the signature counter to
-        claim (a cloned key's), else the next one."""
+        """The answer to ``navigator.credentials.get()``; ``counter``: a cloned key's claim, else the next one."""
         self.sign_count = self.sign_count + 1 if counter is None else counter
         client_data = self._client_data("webauthn.get", options["challenge"])
         auth_data = (

@@ -15,8 +15,7 @@ from publisher.rules import antispam
 from tests.support import QUICK_FILL_TIME_MS
 from tests.visitor import question_answer
 
-# The contact form's minimum fill time on the tests' servers (tests/support.py), and the spec's own
-# (docs/product.md, Constants), which tests/embedded/conftest.py's `server` keeps.
+# The minimum fill time on the tests' servers (tests/support.py), and the spec's own (docs/product.md).
 MIN_FILL_TIME_S = QUICK_FILL_TIME_MS / 1000
 REAL_FILL_TIME_S = antispam.MIN_FILL_TIME_MS / 1000
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
@@ -56,9 +55,8 @@ class ConsoleRecorder:
         page.on("pageerror", lambda exc: self.errors.append(str(exc)))
 
 
-# How long an action or an `expect` waits for what it waits on: a hang guard, far above what a
-# page takes, as `make test` runs two lanes of stages side by side (a loaded machine); Playwright's
-# own 5 s for `expect` was once too short for a confirmation page in a container there.
+# What an action or `expect` waits: a hang guard far above a page's time on a machine running two lanes
+# of stages (Playwright's own 5 s was once too short for a confirmation page in a container).
 WAIT_MS = 15_000
 expect.set_options(timeout=WAIT_MS)
 
@@ -73,8 +71,7 @@ def new_page(browser: Browser, viewport: dict[str, int]) -> Iterator[Page]:
 
 
 def add_passkey_authenticator(page: Page) -> None:
-    """Give the tab's browser a platform passkey authenticator (DevTools' WebAuthn domain) that
-    holds discoverable credentials and verifies its user at once, as a phone's fingerprint does."""
+    """A platform passkey authenticator (DevTools' WebAuthn) verifying its user at once, as a fingerprint does."""
     devtools = page.context.new_cdp_session(page)
     devtools.send("WebAuthn.enable")
     devtools.send(
@@ -106,7 +103,7 @@ def open_page(page: Page, base_url: str, path: str) -> None:
     """Load a page and, on a form page, wait until the app has the visitor's state (``data-hydrated``)."""
     page.goto(base_url + path, wait_until="networkidle")
     expect(page.locator("h1")).to_have_count(1)
-    expect(page.locator('[data-hydrated="false"]')).to_have_count(0, timeout=15_000)
+    expect(page.locator('[data-hydrated="false"]')).to_have_count(0)
 
 
 def expect_loaded_image(img, alt: str) -> None:
@@ -177,8 +174,7 @@ def subscribe(page: Page, base_url: str, name: str, email: str) -> None:
 
 
 def send_contact_message(page: Page, base_url: str, message: str, fill_time_s: float = MIN_FILL_TIME_S) -> None:
-    """A visitor sends a message as a person would: answers the question, takes their time
-    (``fill_time_s``: the server's minimum fill time)."""
+    """A visitor sends a message as a person would: answers the question, waits out ``fill_time_s``."""
     open_page(page, base_url, "/contact-us")
     answer_and_send(page, message, fill_time_s)
 

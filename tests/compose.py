@@ -47,14 +47,10 @@ class ServiceSpec:
     security_opt: list[str] = field(default_factory=list)
 
 
-def secret_values(names: list[str], variables: dict[str, str]) -> dict[str, str]:
-    declared = load()["secrets"]
-    return {name: variables.get(declared[name]["environment"], "") for name in names}
-
-
 def service(name: str, variables: dict[str, str]) -> ServiceSpec:
-    interpolate(str(load().get("x-required", "")), variables)  # Compose checks the whole file
-    spec = load()["services"][name]
+    compose = load()
+    interpolate(str(compose.get("x-required", "")), variables)  # Compose checks the whole file
+    spec = compose["services"][name]
     environment = {key: interpolate(str(value), variables) for key, value in (spec.get("environment") or {}).items()}
     return ServiceSpec(
         name=name,
@@ -68,7 +64,7 @@ def service(name: str, variables: dict[str, str]) -> ServiceSpec:
             dep: (cond or {}).get("condition", "service_started")
             for dep, cond in (spec.get("depends_on") or {}).items()
         },
-        secrets=secret_values(list(spec.get("secrets") or []), variables),
+        secrets={key: variables.get(compose["secrets"][key]["environment"], "") for key in spec.get("secrets") or []},
         cap_drop=list(spec.get("cap_drop") or []),
         security_opt=list(spec.get("security_opt") or []),
     )

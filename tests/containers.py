@@ -23,7 +23,6 @@ from tests.support import FORM_SECRET, PROJECT_ROOT, QUICK_FILL_ENV, log_excerpt
 PODMAN = str(PROJECT_ROOT / "scripts" / "podman")
 STAND_IN_BASE_IMAGE = PROJECT_ROOT / "scripts" / "stand-in-base-image.sh"
 INSTALL_COMMAND = "apt-get update && apt-get install -y podman runc debootstrap"
-DATA_VOLUME_PATH = "/data"
 
 
 def engine_problem() -> str | None:
@@ -46,8 +45,7 @@ def podman(*args: str, timeout: float = 120, check: bool = True) -> subprocess.C
 
 
 def build_image(tag: str, log_path: Path) -> float:
-    """The operator's `make image` with ``tag``; returns the seconds of its build, the base image's
-    bootstrap (when missing) not counted."""
+    """The operator's `make image` with ``tag``; the seconds of its build, not the base image's bootstrap."""
     with log_path.open("wb") as log:
         subprocess.run([str(STAND_IN_BASE_IMAGE)], stdout=log, stderr=subprocess.STDOUT, check=True, timeout=900)
         started = time.monotonic()
@@ -70,10 +68,6 @@ def image_config(tag: str) -> dict:
 def stored_subscribers(container: Container) -> list[tuple[str, str, str]]:
     exported = container.exec("publisher-gateway", "subscribers").stdout
     return [(row["email"], row["name"], row["status"]) for row in csv.DictReader(io.StringIO(exported))]
-
-
-def stored_messages(container: Container) -> str:
-    return container.exec("publisher-gateway", "messages").stdout
 
 
 class Volume:
@@ -129,7 +123,7 @@ class Container:
         for key, value in env.items():
             options += ["--env", f"{key}={value}"]
         if self.volume:
-            options += ["--volume", f"{self.volume.name}:{DATA_VOLUME_PATH}"]
+            options += ["--volume", f"{self.volume.name}:/data"]
         if self.read_only:
             options.append("--read-only")
         for path in self.tmpfs or []:
@@ -146,8 +140,7 @@ class Container:
         return options
 
     def start(self, timeout: float = 90) -> None:
-        """Run it on a free port of the host network (on another if that one was taken before its
-        server listened); returns once it answers."""
+        """Run it on a free port of the host network; returns once it answers."""
         start_on_free_ports(lambda port: self._start_on(port, timeout))
 
     def _start_on(self, port: int, timeout: float) -> None:

@@ -1,6 +1,5 @@
-"""A fresh database per test (fixtures ``db_url``, ``empty_db_url``, registered in tests/conftest.py), copied
-from a template migrated once a session: SQLite, and PostgreSQL too for a test marked ``ON_BOTH_DATABASES``
-(statements each runs its own way: SKIP LOCKED, advisory locks, ON CONFLICT, dates, the migrations)."""
+"""A fresh database per test (``db_url``, ``empty_db_url``), copied from a template migrated once a session:
+SQLite, and PostgreSQL too for a test marked ``ON_BOTH_DATABASES`` (statements each runs its own way)."""
 
 from __future__ import annotations
 
@@ -16,18 +15,18 @@ from tests.postgres import PostgresServer
 from tests.support import PROJECT_ROOT, publisher_gateway
 
 
-def migrated_database(path: Path) -> str:
-    url = f"sqlite:///{path}"
-    publisher_gateway(url, "migrate")
-    return url
-
-
 def migrate_to(db_url: str, revision: str, downgrade: bool = False) -> None:
     """Alembic's own command, without alembic.ini (its logging set-up would silence this session's loggers)."""
     config = Config()
     config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
     config.set_main_option("sqlalchemy.url", db_url)
     (command.downgrade if downgrade else command.upgrade)(config, revision)
+
+
+def migrated_database(path: Path) -> str:
+    url = f"sqlite:///{path}"
+    publisher_gateway(url, "migrate")
+    return url
 
 
 @pytest.fixture(scope="session")
@@ -60,7 +59,6 @@ def database_kind(request) -> str:
 
 @pytest.fixture
 def db_url(database_kind, request, tmp_path) -> Iterator[str]:
-    """A fresh, migrated database of the test's kind, copied from the session's template."""
     if database_kind == "sqlite":
         path = tmp_path / "gateway.db"
         path.write_bytes(request.getfixturevalue("template_db").read_bytes())

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from tests.support import PROJECT_ROOT, readers_environment
 
-EXAMPLE_MARK = "# Example"
 HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 
 
@@ -26,7 +25,7 @@ class ShellBlock:
     @property
     def is_example(self) -> bool:
         first = next((line.strip() for line in self.lines if line.strip()), "")
-        return first.startswith(EXAMPLE_MARK)
+        return first.startswith("# Example")
 
     @property
     def commands(self) -> tuple[str, ...]:
@@ -102,8 +101,6 @@ def block_under(document: Path, heading_words: str) -> ShellBlock:
 MAKEFILE = PROJECT_ROOT / "Makefile"
 STAGES_SCRIPT = "scripts/test-stages.sh"
 MAKE_VARIABLE = re.compile(r"^([A-Za-z_]\w*)\s*(?::=|\?=|=)\s*(.*?)\s*$")
-MAKE_REFERENCE = re.compile(r"\$\(([A-Za-z_]\w*)\)")
-STAGE = re.compile(r"[a-z][a-z-]*")
 
 
 def make_recipe(target: str, makefile: Path = MAKEFILE) -> tuple[str, ...]:
@@ -125,11 +122,11 @@ def stages_make_test_runs(makefile: Path = MAKEFILE) -> tuple[str, ...]:
     """The stages `make test` runs as `make test-<stage>` (scripts/test-stages.sh; a step ``a,b+c``: lanes)."""
     variables = make_variables(makefile)
     for command in make_recipe("test", makefile):
-        words = MAKE_REFERENCE.sub(lambda ref: variables.get(ref.group(1), ""), command).split()
+        words = re.sub(r"\$\(([A-Za-z_]\w*)\)", lambda ref: variables.get(ref.group(1), ""), command).split()
         script = next((index for index, word in enumerate(words) if word.endswith(STAGES_SCRIPT)), None)
         if script is not None:
             steps = [re.split(r"[+,]", word) for word in words[script + 1 :] if not word.startswith("-")]
-            return tuple(stage for step in steps for stage in step if STAGE.fullmatch(stage))
+            return tuple(stage for step in steps for stage in step if re.fullmatch(r"[a-z][a-z-]*", stage))
     return ()
 
 

@@ -1,6 +1,5 @@
-"""``publisher-gateway`` run in the test process as a process of its own would run (environment, empty
-stdin, captured output, cwd, rxconfig read afresh, exit status, no pooled connection left): the
-installed command costs seconds a call. What only a process shows: tests/services/test_cli.py."""
+"""``publisher-gateway`` run in the test process as its own process would run: the installed command costs
+seconds a call. What only a process shows: tests/services/test_cli.py."""
 
 from __future__ import annotations
 
@@ -25,8 +24,6 @@ from reflex_base.registry import RegistrationContext
 _ONE_AT_A_TIME = threading.Lock()
 # What the subprocess was given before it was killed; a call that takes longer has hung.
 HANG_S = 120
-# A process whose output is a pipe formats its help and usage for 80 columns (shutil.get_terminal_size).
-PIPE_COLUMNS = "80"
 
 
 def run(
@@ -38,8 +35,12 @@ def run(
     with (
         _ONE_AT_A_TIME,
         contextlib.chdir(cwd or project),
-        _environment({"COLUMNS": os.environ.get("COLUMNS", PIPE_COLUMNS), **environ}),
-        _standard_streams() as (out, err),
+        # A process whose output is a pipe formats its help for 80 columns (shutil.get_terminal_size).
+        _environment({"COLUMNS": os.environ.get("COLUMNS", "80"), **environ}),
+        # Output as a pipe reads it (universal newlines); stdin empty, as DEVNULL: nobody answers a question.
+        contextlib.redirect_stdout(io.StringIO(newline=None)) as out,
+        contextlib.redirect_stderr(io.StringIO(newline=None)) as err,
+        mock.patch.object(sys, "stdin", io.StringIO()),
         _warnings_to(err),
         _engines_closed_after(),
         _configuration(project),
@@ -51,24 +52,10 @@ def run(
 @contextlib.contextmanager
 def _environment(changes: Mapping[str, str | None]) -> Iterator[None]:
     """The environment restored exactly afterwards (patch.dict): rxconfig.py and Reflex write to it too."""
-    with mock.patch.dict(os.environ):
-        os.environ.update({name: value for name, value in changes.items() if value is not None})
+    with mock.patch.dict(os.environ, {name: value for name, value in changes.items() if value is not None}):
         for name in [name for name, value in changes.items() if value is None]:
             os.environ.pop(name, None)
         yield
-
-
-@contextlib.contextmanager
-def _standard_streams() -> Iterator[tuple[io.StringIO, io.StringIO]]:
-    """Output as a pipe reads it (universal newlines); stdin empty, as DEVNULL: nobody answers a question."""
-    out, err = io.StringIO(newline=None), io.StringIO(newline=None)
-    stdin = sys.stdin
-    sys.stdin = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            yield out, err
-    finally:
-        sys.stdin = stdin
 
 
 @contextlib.contextmanager

@@ -1,5 +1,5 @@
-"""Debian's Dovecot on free 127.0.0.1 ports (STARTTLS, and IMAPS with a trustme CA), in a temporary directory.
-Real, not fake: the client must get capabilities, UID MOVE/UIDPLUS and modified UTF-7 right."""
+"""Debian's Dovecot on free 127.0.0.1 ports (STARTTLS and IMAPS): real, not fake, so the client must get
+capabilities, UID MOVE/UIDPLUS and modified UTF-7 right."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import socket
 import ssl
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -22,28 +21,20 @@ import pytest
 import trustme
 from imapclient import IMAPClient
 
-from tests.support import start_on_free_ports
+from tests.support import start_on_free_ports, wait_until
 
 INSTALL_COMMAND = "apt-get update && apt-get install -y dovecot-imapd"
-DOVECOT = "/usr/sbin/dovecot"
-USER = "bounces"
-START_TIMEOUT_S = 20.0
-
-
-def dovecot_program() -> str:
-    """Debian keeps it in /usr/sbin, often outside PATH."""
-    found = DOVECOT if os.access(DOVECOT, os.X_OK) else shutil.which("dovecot")
-    if found is None:
-        raise RuntimeError(f"Dovecot is missing (the bounce mailbox tests' IMAP server). As root:\n  {INSTALL_COMMAND}")
-    return found
 
 
 class DovecotServer:
     def __init__(self, port: int, tls_port: int) -> None:
-        self.program = dovecot_program()
+        # Debian keeps it in /usr/sbin, often outside PATH.
+        self.program = shutil.which("dovecot", path=f"/usr/sbin{os.pathsep}{os.environ.get('PATH', '')}")
+        if self.program is None:
+            raise RuntimeError(f"Dovecot is missing (the tests' IMAP server). As root:\n  {INSTALL_COMMAND}")
         self.port = port
         self.tls_port = tls_port
-        self.user = USER
+        self.user = "bounces"
         self.password = f"pw-{secrets.token_hex(8)}"
         # Not under pytest's tmp_path: as root that is private to root, and the mail is not.
         self.root = Path(tempfile.mkdtemp(prefix="publisher-dovecot-"))
@@ -74,11 +65,7 @@ class DovecotServer:
         passwd.write_text(f"{self.user}:{{PLAIN}}{self.password}::::::\n")
 
         if os.geteuid() == 0:
-            # Dovecot refuses to run a mail process as root.
-            try:
-                owner = pwd.getpwnam("dovecot")
-            except KeyError:
-                owner = pwd.getpwnam("nobody")
+            owner = pwd.getpwnam("dovecot")  # Dovecot refuses to run a mail process as root
             no_chroot = ""
             users = ""
         else:
@@ -159,13 +146,13 @@ service imap-login {{
                 stderr=subprocess.STDOUT,
                 cwd=self.root,
             )
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not (self._greets(self.port) and self._greets(self.tls_port, tls=True)):
+
+        def ready() -> bool:
             if self.process.poll() is not None:
                 raise RuntimeError(f"Dovecot exited with {self.process.returncode}:\n{self._logs()}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"Dovecot did not accept connections within {START_TIMEOUT_S:.0f}s:\n{self._logs()}")
-            time.sleep(0.05)
+            return self._greets(self.port) and self._greets(self.tls_port, tls=True)
+
+        wait_until(ready, 20, f"Dovecot on ports {self.port} and {self.tls_port}", interval=0.05)
 
     def _greets(self, port: int, tls: bool = False) -> bool:
         try:
@@ -196,10 +183,7 @@ service imap-login {{
             imap.login(self.user, self.password)
             yield imap
 
-    def append(self, raw: bytes, folder: str = "INBOX", flags: Iterable[str] = ()) -> None:
-        self.append_many([raw], folder, flags)
-
-    def append_many(self, raws: Iterable[bytes], folder: str = "INBOX", flags: Iterable[str] = ()) -> None:
+    def append(self, *raws: bytes, folder: str = "INBOX", flags: Iterable[str] = ()) -> None:
         """As a mail server would, ``folder`` created when missing; in one session (hundreds in a second)."""
         with self._session() as imap:
             if folder.upper() != "INBOX" and not imap.folder_exists(folder):

@@ -1,6 +1,5 @@
 """Debian's PostgreSQL for a test session: a throwaway cluster on a free 127.0.0.1 port, taking passwords
-(scram-sha-256) as a deployment does. Under root it belongs to the ``postgres`` user (``initdb`` and
-``pg_ctl`` refuse to run as root), in a directory made for it."""
+(scram-sha-256) as a deployment does; under root, owned by ``postgres`` (initdb refuses root)."""
 
 from __future__ import annotations
 
@@ -26,19 +25,7 @@ USER = "publisher"
 INITDB_OPTIONS = ("--username", USER, "--auth", "scram-sha-256", "--encoding", "UTF8", "--locale", "C.UTF-8")
 
 
-def server_bindir() -> Path:
-    """The newest installed PostgreSQL's programs (Debian keeps them out of PATH)."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(Path(p).parts[4]))
-    if found:
-        return Path(found[-1]).parent
-    on_path = shutil.which("pg_ctl")
-    if on_path:
-        return Path(on_path).parent
-    raise RuntimeError(f"PostgreSQL's server programs are missing. Install them as root:\n  {INSTALL_COMMAND}")
-
-
-# The embedded gateway's tables after `publisher-gateway migrate`, as pg_tables lists them: the models'
-# (their migrations build exactly those: services/test_database.py) and Alembic's own.
+# The embedded gateway's tables after `publisher-gateway migrate`: the models' and Alembic's own.
 GATEWAY_TABLES = sorted([*sqlmodel.SQLModel.metadata.tables, "alembic_version"])
 
 
@@ -46,7 +33,10 @@ class PostgresServer:
     """One PostgreSQL cluster; ``url(name)`` for a database in it, ``stop()``/``start()`` for outages."""
 
     def __init__(self) -> None:
-        self.bindir = server_bindir()
+        found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(Path(p).parts[4]))
+        if not found:
+            raise RuntimeError(f"PostgreSQL's server programs are missing. Install them as root:\n  {INSTALL_COMMAND}")
+        self.bindir = Path(found[-1]).parent  # the newest installed (Debian keeps them out of PATH)
         self.port = 0  # chosen at the first start
         self.password = f"pw-{uuid.uuid4().hex[:12]}"
         self.owner = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
@@ -54,12 +44,11 @@ class PostgresServer:
         self.root = Path(tempfile.mkdtemp(prefix="publisher-pg-"))
         self.data = self.root / "data"
         self.log = self.root / "server.log"
-        if self.owner:
-            os.chown(self.root, self.owner.pw_uid, self.owner.pw_gid)
         password_file = self.root / "password"
         password_file.write_text(self.password)
         if self.owner:
-            os.chown(password_file, self.owner.pw_uid, self.owner.pw_gid)
+            for path in (self.root, password_file):
+                os.chown(path, self.owner.pw_uid, self.owner.pw_gid)
         self._run("initdb", "--pgdata", str(self.data), "--pwfile", str(password_file), *INITDB_OPTIONS)
         password_file.unlink()
         start_on_free_ports(self._start_on)
@@ -135,7 +124,6 @@ class PostgresServer:
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
-    """A PostgreSQL server for the whole test session (import into a conftest or test module)."""
     server = PostgresServer()
     yield server
     server.close()

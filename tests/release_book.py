@@ -1,6 +1,5 @@
-"""A forthcoming test book and the clock it waits on: a copy of the project whose content gains the book
-(kept under ~/.cache, so the build's stamp skips it until the project changes), and running servers' clock
-moved by Debian's libfaketime (docs/testing.md, Release day on a moved clock)."""
+"""A forthcoming test book in a copy of the project (under ~/.cache: built again only when it changes), and
+running servers' clock moved by Debian's libfaketime (docs/testing.md, Release day on a moved clock)."""
 
 from __future__ import annotations
 
@@ -55,24 +54,19 @@ RELEASE_SITE = (
 )
 
 
-def copy_digest() -> str:
-    """What the copy is made of: what copy_project copies, as it stands in this checkout, and the book."""
-    digest = hashlib.sha256(book_source().encode())
-    for name in COPIED:
-        top = PROJECT_ROOT / name
-        for path in sorted(top.rglob("*")) if top.is_dir() else [top]:
-            if path.is_file() and "__pycache__" not in path.parts:
-                digest.update(bytes(path.relative_to(PROJECT_ROOT)) + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
 def release_project(log_path: Path) -> Path:
-    """This checkout copied with the test book in its content, built for the tests' address; the
-    build runs only when the copy's inputs changed (scripts/build.py's stamp)."""
+    """This checkout copied with the test book in its content, built (when its inputs changed) for the tests."""
     RELEASE_SITE.mkdir(parents=True, exist_ok=True)
     with (RELEASE_SITE.parent / f"{RELEASE_SITE.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two runs of one checkout share the copy
-        copied_from, source = RELEASE_SITE / "copied-from", copy_digest()
+        # What the copy is made of: what copy_project copies, as it stands in this checkout, and the book.
+        digest = hashlib.sha256(book_source().encode())
+        for name in COPIED:
+            top = PROJECT_ROOT / name
+            for path in sorted(top.rglob("*")) if top.is_dir() else [top]:
+                if path.is_file() and "__pycache__" not in path.parts:
+                    digest.update(bytes(path.relative_to(PROJECT_ROOT)) + b"\0" + path.read_bytes())
+        copied_from, source = RELEASE_SITE / "copied-from", digest.hexdigest()
         if not copied_from.is_file() or copied_from.read_text() != source:  # else servers may run from it
             copy_project(RELEASE_SITE)
             books = RELEASE_SITE / "publisher" / "content" / "books.py"
@@ -83,9 +77,8 @@ def release_project(log_path: Path) -> Path:
 
 
 class ServerClock:
-    """The clock of every process started with ``env``: the real one plus an offset this object writes.
-    Only ever moved forward (monotonic clocks are moved too: FAKETIME_DONT_FAKE_MONOTONIC breaks
-    Python 3.11's time.sleep in libfaketime 0.9.10)."""
+    """The clock of every process started with ``env``, only ever moved forward (monotonic clocks move too:
+    FAKETIME_DONT_FAKE_MONOTONIC breaks Python 3.11's time.sleep in libfaketime 0.9.10)."""
 
     def __init__(self, path: Path, now: datetime):
         found = glob.glob("/usr/lib/*/faketime/libfaketime.so.1")

@@ -8,7 +8,6 @@ import email.policy
 import socket
 import ssl
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.message import EmailMessage
@@ -63,8 +62,7 @@ class _Handler:
 
 
 class _ControllerOnHeldSocket(Controller):
-    """aiosmtpd's threaded controller listening on a socket the test already holds, so the port
-    it reports is the one it has (tests/support.py, held_port)."""
+    """aiosmtpd's controller on a socket the test holds (held_port): the port it reports is the one it has."""
 
     def __init__(self, handler: _Handler, sock: socket.socket, **options):
         super().__init__(handler, hostname="127.0.0.1", port=sock.getsockname()[1], **options)
@@ -97,8 +95,7 @@ class SmtpServer:
     credentials: tuple[str, str] | None = None
     tls: str | None = None
     certificates: TestCertificates | None = None
-    # Bound from the start, listening while started: until start() and after stop() (the server
-    # down) a connection is refused, and no other process can take the port meanwhile.
+    # Bound from the start, listening while started: refused while down, and no other process takes the port.
     _held: socket.socket | None = field(default_factory=held_port, repr=False)
     port: int = field(init=False, default=0)
     received: list[Received] = field(default_factory=list)
@@ -167,8 +164,7 @@ class SmtpServer:
         elif self.tls == "implicit":
             options.update(ssl_context=self.certificates.server_context())
         sock, self._held = self._held or held_port(self.port), None
-        # Its connections inherit the option, and so do their TIME_WAIT remains once it stops:
-        # without it they would keep stop() from holding the port again (EADDRINUSE).
+        # Inherited by its connections' TIME_WAIT remains: else they keep stop() from holding the port (EADDRINUSE).
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._controller = _ControllerOnHeldSocket(_Handler(self), sock, **options)
         self._controller.start()  # the server now owns the socket, and closes it when it stops
@@ -182,13 +178,9 @@ class SmtpServer:
             self._held = held_port(self.port)
 
     def wait_for(self, count: int, timeout: float) -> list[Received]:
-        deadline = time.monotonic() + timeout
         with self._changed:
-            while len(self.received) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(f"{len(self.received)} of {count} messages arrived within {timeout:.0f}s")
-                self._changed.wait(left)
+            if not self._changed.wait_for(lambda: len(self.received) >= count, timeout):
+                raise TimeoutError(f"{len(self.received)} of {count} messages arrived within {timeout:.0f}s")
             return list(self.received)
 
     def message_ids(self) -> list[str]:

@@ -23,6 +23,7 @@ from typing import TypeVar
 
 import httpx
 import pytest
+import redis
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = PROJECT_ROOT / ".web" / "build" / "client"
@@ -34,8 +35,7 @@ T = TypeVar("T")
 
 
 def held_port(port: int = 0) -> socket.socket:
-    """A socket bound to a free port of 127.0.0.1 (or ``port``, again, past TIME_WAIT), not
-    listening: a refused port to aim a client at, or one a test's own server listens on."""
+    """A free port of 127.0.0.1 (or ``port`` again, past TIME_WAIT), bound but refused until a server listens."""
     sock = socket.socket()
     if port:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -56,16 +56,14 @@ def port_taken(port: int) -> bool:
 
 @contextmanager
 def documented_port(port: int) -> Iterator[None]:
-    """Holds this machine's lock on a documented fixed port: two stages in parallel lanes (and two
-    clones) run their documented command on it one after the other, never into each other."""
+    """This machine's lock on a documented fixed port: parallel lanes and clones use it one after the other."""
     with open(f"/tmp/publisher-tests-port-{port}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
 
 def start_on_free_ports(start: Callable[..., T], count: int = 1, tries: int = 5) -> T:
-    """``start(*ports)`` on ``count`` ports free a moment before; started again on others, up to
-    ``tries`` times, when its error says another process took one meanwhile."""
+    """``start(*ports)`` on ``count`` free ports; again on others when its error says one was taken meanwhile."""
     for attempt in range(1, tries + 1):
         held = [held_port() for _ in range(count)]  # all at once: ``count`` different ports
         ports = [sock.getsockname()[1] for sock in held]
@@ -95,8 +93,7 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str, interva
 
 
 def asgi_exchange(app, scope: dict, incoming: list[dict], then: dict | None = None) -> tuple[list[dict], int]:
-    """``app`` on one connection, in-process: it receives ``incoming``, then ``then`` (default an HTTP
-    disconnect) for ever; the messages it sent, and how many of ``incoming`` it read."""
+    """``app`` on one in-process connection: the messages it sent, and how many of ``incoming`` it read."""
     sent: list[dict] = []
     waiting = list(incoming)
 
@@ -130,14 +127,9 @@ FORM_SECRET = "form-secret-of-the-tests-0123456789abcdef"
 FORM_SECRET_ENV = {"PUBLISHER_FORM_SECRET": FORM_SECRET}
 
 
-def event_channel_upgrade(
-    port: int,
-    source: str = "127.0.0.1",
-    headers: Mapping[str, str] | None = None,
-) -> tuple[int, socket.socket]:
-    """A websocket upgrade of the event channel from ``source``, as a tab starts: its status (101 or
-    429) and the connection, which the caller closes (an open tab until then)."""
-    conn = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+def event_channel_upgrade(port: int, headers: Mapping[str, str] | None = None) -> tuple[int, socket.socket]:
+    """A tab's websocket upgrade of the event channel: its status (101 or 429) and the open connection."""
+    conn = socket.create_connection(("127.0.0.1", port), timeout=10)
     extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
     conn.sendall(
         (
@@ -169,8 +161,7 @@ def tool_env(**extra: str) -> dict[str, str]:
 def publisher_gateway(
     db_url: str, *args: str, check: bool = True, env: Mapping[str, str | None] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """`publisher-gateway ARGS` on ``db_url`` run in this process (tests/gateway_command.py), answering
-    as ``subprocess.run``; ``env`` is added (None unsets a variable)."""
+    """`publisher-gateway ARGS` on ``db_url``, in this process (tests/gateway_command.py), as ``subprocess.run``."""
     from tests import gateway_command
 
     command = [str(VENV_BIN / "publisher-gateway"), *args]
@@ -205,8 +196,7 @@ _NOT_COPIED = {PROJECT_ROOT / ".web": {"build", "backend"}, PROJECT_ROOT / ".web
 
 
 def copy_project(root: Path) -> None:
-    """This checkout's code, assets and migrations copied to ``root`` (replacing an older copy's), to
-    change its content and build it apart; its ``.web`` (Node's packages) is copied once and kept."""
+    """This checkout's code, assets and migrations copied to ``root``; its ``.web`` (Node's packages) kept."""
     for name in COPIED:
         source, target = PROJECT_ROOT / name, root / name
         if source.is_dir():
@@ -276,10 +266,7 @@ class ProductionServer:
         return f"http://localhost:{self.port}"
 
     def start(self, timeout: float = 120) -> None:
-        if self.port is None:
-            start_on_free_ports(lambda port: self._start_on(port, timeout))
-        else:
-            self._start_on(self.port, timeout)
+        start_on_free_ports(lambda port: self._start_on(port, timeout))
 
     def _start_on(self, port: int, timeout: float) -> None:
         self.port = port
@@ -360,12 +347,10 @@ class RedisServer:
     def answers(self) -> bool:
         """True when Redis answers a PING (whatever else took the port may never answer)."""
         try:
-            result = subprocess.run(
-                ["redis-cli", "-p", str(self.port), "ping"], capture_output=True, text=True, timeout=5
-            )
-        except subprocess.TimeoutExpired:
+            with redis.Redis.from_url(self.url, socket_timeout=5) as client:
+                return client.ping()
+        except redis.RedisError:
             return False
-        return result.stdout.strip() == "PONG"
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -395,8 +380,7 @@ class _BusyServer(ThreadingHTTPServer):
 
 
 class RecordingGateway:
-    """A tiny gateway whose answer a test chooses (a status, a delay, a dropped connection), on
-    its own port or on ``sock`` (a held_port())."""
+    """A tiny gateway answering as a test chooses (status, delay, dropped connection), on ``sock`` if given."""
 
     def __init__(self, sock: socket.socket | None = None):
         self.requests: list[dict] = []

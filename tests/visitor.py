@@ -1,11 +1,9 @@
-"""A simulated visitor speaking Reflex's websocket protocol (socket.io at /_event), what a browser does
-without one: a fresh client token, hydration (the page's on_load), events, the state deltas sent back.
-Used by the load benchmark and by tests that need many visitors or hand-crafted events."""
+"""A simulated visitor speaking Reflex's websocket protocol (socket.io at /_event) as a browser does, for
+the load benchmark and the tests that need many visitors or hand-crafted events."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
 import time
 import uuid
@@ -39,33 +37,26 @@ class Visitor:
         source: str | None = None,
         cookie: str | None = None,
     ):
-        """``source``: the loopback address the tab connects from (the server limits tabs per address);
-        ``cookie``: the Cookie header its event channel opens with (a signed-in dashboard's)."""
+        """``source``: the loopback address it connects from; ``cookie``: its event channel's Cookie header."""
         self.cookie = cookie
         self.base_url = base_url
         self.path = path
         self.token = token or str(uuid.uuid4())
-        self.source = source
-        self._http: aiohttp.ClientSession | None = None
         self.state: dict[str, dict[str, Any]] = {}
-        self.updates: list[dict[str, Any]] = []
         self._changed = asyncio.Event()
-        if source is not None:
-            self._http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=(source, 0)))
+        self._http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=(source, 0))) if source else None
         self.sio = socketio.AsyncClient(reconnection=False, http_session=self._http)
         self.sio.on("event", self._on_update, namespace=NAMESPACE)
         # A server that goes away wakes anyone waiting, so they can see ``connected`` is False.
         self.sio.on("disconnect", lambda *_reason: self._changed.set(), namespace=NAMESPACE)
 
     async def _on_update(self, update: dict[str, Any]) -> None:
-        self.updates.append(update)
         for substate, values in (update.get("delta") or {}).items():
             self.state.setdefault(substate, {}).update(
                 {name.removesuffix(VAR_SUFFIX): value for name, value in values.items()}
             )
         for event in update.get("events") or []:
-            # Events the page would send back to the server (on_load, chained handlers);
-            # client-side ones (focus, set value) start with an underscore.
+            # Events the page sends back (on_load, chained handlers); client-side ones start with an underscore.
             if not event.get("name", "").split(".")[-1].startswith("_"):
                 await self.send(event["name"], event.get("payload") or {})
         self._changed.set()
@@ -101,14 +92,10 @@ class Visitor:
     async def wait_for(self, condition: Callable[[Visitor], bool], timeout_s: float = 15) -> float:
         """Wait until ``condition`` holds on the received state; returns the seconds waited."""
         started = time.perf_counter()
-        deadline = started + timeout_s
-        while not condition(self):
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
-                raise TimeoutError(f"visitor {self.token[:8]} on {self.path}: condition not met in {timeout_s} s")
-            self._changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), remaining)
+        async with asyncio.timeout(timeout_s):
+            while not condition(self):
+                self._changed.clear()
+                await self._changed.wait()
         return time.perf_counter() - started
 
     async def close(self) -> None:
@@ -133,8 +120,7 @@ TOKEN_QUESTION, TOKEN_ANSWER = MathQuestion(3, "+", 4), 7
 
 
 def form_token_shown_ago() -> str:
-    """A contact token as a test server writes it into a page (its secret: tests/support.py), for a form
-    shown 10 s ago, past the fill time: what a visitor who waited sends, without waiting."""
+    """A contact token as a test server writes it, for a form shown 10 s ago: past the fill time, without waiting."""
     shown = time.time() * 1000 - 10_000
     return form_tokens.issue(FORM_SECRET, TOKEN_QUESTION, now_ms=shown, shown_ms=shown)
 
@@ -178,8 +164,7 @@ async def subscribe_over_websocket(
 async def ask_here_answer_there(
     ask_url: str, answer_url: str, sender: dict[str, str], message: str, fill_time_s: float
 ) -> tuple[str, str]:
-    """A contact question asked by one server, answered by the same tab (same client token) through another,
-    as after a load balancer's switch; the form's (status, form_error) once it ended."""
+    """A contact question asked by one server, answered by the same tab through another; (status, form_error)."""
     asked = Visitor(ask_url, "/contact-us")
     await asked.open_page(hydrated)
     question, token = await served_question(ask_url)

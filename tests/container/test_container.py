@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable
-from urllib.parse import urlsplit
 
 import httpx
 from playwright.sync_api import Page, expect
@@ -20,7 +19,8 @@ from tests.browser import (
     submit_button,
     subscribe,
 )
-from tests.containers import PODMAN, Container, Volume, image_config, podman, stored_messages, stored_subscribers
+from tests.containers import PODMAN, Container, Volume, image_config, podman, stored_subscribers
+from tests.embedded.test_list import link_in, on_this_server
 from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import RecordingGateway, wait_until
 
@@ -95,8 +95,7 @@ def test_read_only_on_a_volume_the_forms_list_and_dashboard_work_and_the_data_ou
         assert email.message.get_content().endswith("Sent to a read-only container.\r\n")
 
         [confirmation] = [r for r in received if r.rcpt_tos == ["cy@example.com"]]
-        [link] = [w for w in confirmation.message.get_content().split() if "/subscribe/confirm?token=" in w]
-        page.goto(f"{site.base_url}{urlsplit(link).path}?{urlsplit(link).query}")
+        page.goto(on_this_server(site, link_in(confirmation, "/subscribe/confirm")))
         page.get_by_role("button", name="Confirm my subscription").click()
         expect(page.locator("main section h2")).to_have_text("You are on the list")
         welcome = smtp.wait_for(3, timeout=30)[2]
@@ -107,9 +106,8 @@ def test_read_only_on_a_volume_the_forms_list_and_dashboard_work_and_the_data_ou
         assert "finished: 1 sent, 0 failed" in announced.stderr
         release = smtp.wait_for(4, timeout=30)[3]
         assert release.rcpt_tos == ["cy@example.com"] and book.title in release.message["Subject"]
-        unsubscribe = urlsplit(welcome.message["List-Unsubscribe"].strip("<>"))
         one_click = httpx.post(
-            f"{site.base_url}{unsubscribe.path}?{unsubscribe.query}",
+            on_this_server(site, welcome.message["List-Unsubscribe"].strip("<>")),
             content=b"List-Unsubscribe=One-Click",
             headers={"content-type": "application/x-www-form-urlencoded"},
             timeout=10,
@@ -130,7 +128,7 @@ def test_read_only_on_a_volume_the_forms_list_and_dashboard_work_and_the_data_ou
         site.remove()
         replacement = containers(image, volume=volume, read_only=True, env=env)
         assert stored_subscribers(replacement) == [("cy@example.com", "Cy Reader", "unsubscribed")]
-        assert "Sent to a read-only container." in stored_messages(replacement)
+        assert "Sent to a read-only container." in replacement.exec("publisher-gateway", "messages").stdout
 
         # SIGTERM right after the click: success and stored, or the failure toast and nothing stored.
         open_page(page, replacement.base_url, "/subscribe")
@@ -162,7 +160,6 @@ def test_as_built_it_is_healthy_as_its_user_writes_only_under_data_and_stops_by_
     health = podman("healthcheck", "run", site.name, check=False)
     assert health.returncode == 0, health.stdout + health.stderr
 
-    # The data folder and the tabs' states are the site user's alone.
     open_page(page, site.base_url, "/subscribe")
     assert site.exec("stat", "-c", "%a %U", "/data").stdout.split() == ["700", "site"]
     wait_until(lambda: site.exec("find", "/data/states", "-type", "f").stdout.strip() != "", 15, "a stored tab state")

@@ -36,8 +36,7 @@ def answers(path: str) -> httpx.Response | None:
         return None
 
 
-def wait_serving(timeout: float = 120) -> None:
-
+def wait_serving() -> None:
     def serving() -> bool:
         status = podman("inspect", "--format", "{{.State.Status}}", NAME).stdout.strip()
         if status not in ("running", "created", "configured"):
@@ -46,7 +45,7 @@ def wait_serving(timeout: float = 120) -> None:
         response = answers("/ping")
         return response is not None and response.status_code == 200
 
-    wait_until(serving, timeout, f"the container {NAME} on 127.0.0.1:{PORT}", interval=0.2)
+    wait_until(serving, 120, f"the container {NAME} on 127.0.0.1:{PORT}", interval=0.2)
 
 
 def the_form_secret() -> tuple[str, str]:
@@ -105,7 +104,6 @@ def test_the_documented_container_commands_run_as_written_and_keep_the_secret_th
     assert "PUBLISHER_FORM_SECRET is not given: the site signs with the one it made in /data/form-secret" in said
     assert "PUBLISHER_FORM_SECRET is not set" not in said
 
-    # A new container on the same volume reads the same secret.
     podman("rm", "--force", "--time", "10", NAME)
     result = run_as_written(run)
     assert result.returncode == 0, result.stderr

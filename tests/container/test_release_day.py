@@ -14,10 +14,10 @@ import pytest
 from publisher.storage import tables
 from tests.container.test_scale_out import compose_stack
 from tests.embedded.conftest import DELIVERY_TIMEOUT_S
+from tests.embedded.test_list import emails_to
 from tests.embedded.test_release_day import (
     MOMENT,
     WAITED_SUBJECT,
-    arrived,
     is_coming,
     press_confirmation,
     wait_plainly,
@@ -70,5 +70,5 @@ def test_two_replicas_take_names_flip_at_the_moment_and_the_waiting_reader_gets_
             wait_until(lambda site=site: not is_coming(site), 30, f"{site.name} to show the book out")
         finished = f"SELECT count(*) FROM campaign WHERE status = '{tables.FINISHED}'"
         wait_until(lambda: postgres.execute(finished, stack.database)[0][0] == 1, DELIVERY_TIMEOUT_S, "the send")
-        subjects = [r.message["Subject"] for r in arrived(smtp, READER)[1:]]
+        subjects = [r.message["Subject"] for r in emails_to(smtp, READER)[1:]]
         assert subjects == [WAITED_SUBJECT]  # one email from two replicas

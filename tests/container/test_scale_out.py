@@ -9,7 +9,6 @@ import csv
 import io
 import random
 import re
-import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -19,10 +18,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from redis import Redis
 
 from tests import compose
 from tests.browser import MIN_FILL_TIME_S
-from tests.containers import Container, stored_messages, stored_subscribers
+from tests.containers import Container, stored_subscribers
 from tests.postgres import GATEWAY_TABLES, PostgresServer
 from tests.postgres import USER as POSTGRES_USER
 from tests.support import DOCS, FORM_SECRET, RedisServer, clear_of_midnight, event_channel_upgrade, wait_until
@@ -93,10 +93,6 @@ def stack(image: str, postgres: PostgresServer, tmp_path_factory) -> Iterator[St
     variables = {"PUBLISHER_RATE_LIMIT_ADDRESS": ADDRESS_LIMIT, "PUBLISHER_FORM_SECRET": FORM_SECRET}
     with compose_stack(image, postgres, tmp_path_factory.mktemp("redis"), variables) as running:
         yield running
-
-
-def stored_addresses(site: Container) -> Counter[str]:
-    return Counter(email.lower() for email, _, _ in stored_subscribers(site))
 
 
 def test_the_compose_file_migrates_first_then_runs_two_documented_replicas_behind_one_proxy_on_redis_and_postgres():
@@ -173,15 +169,9 @@ def campaign_row(site: Container, campaign: str) -> tuple[int, int] | None:
     return None
 
 
-def visit_keys(redis: RedisServer) -> list[str]:
-    scanned = subprocess.run(
-        ["redis-cli", "-p", str(redis.port), "--scan", "--pattern", "publisher:visits:*"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=10,
-    )
-    return scanned.stdout.split()
+def visit_keys(redis: RedisServer) -> list[bytes]:
+    with Redis.from_url(redis.url) as client:
+        return list(client.scan_iter(match="publisher:visits:*"))
 
 
 def test_views_through_both_replicas_add_up_to_one_count_under_one_salt_in_postgresql(stack: Stack):
@@ -223,7 +213,8 @@ def test_a_question_asked_through_one_container_is_answered_through_the_other(st
             MIN_FILL_TIME_S,
         )
     ) == ("success", "")
-    assert stored_messages(first).count("Asked on one container, answered on the other.") == 1
+    stored = first.exec("publisher-gateway", "messages").stdout
+    assert stored.count("Asked on one container, answered on the other.") == 1
 
 
 async def subscribe_as_visitor(base_url: str, name: str, email: str, source: str | None = None) -> str:
@@ -281,7 +272,7 @@ def test_one_container_stopped_during_a_load_run_the_other_keeps_serving_and_not
     on_surviving = [status for _, attempts in results for name, status in attempts if name == surviving.name]
     assert set(on_surviving) == {"success"}  # the other container answered every visitor it got
     assert any(name == stopping.name and status == "success" for _, attempts in results for name, status in attempts)
-    stored = stored_addresses(surviving)
+    stored = Counter(email.lower() for email, _, _ in stored_subscribers(surviving))
     assert {email: stored[email] for email in accepted} == dict.fromkeys(accepted, 1)  # none lost, none twice
     assert httpx.get(f"{surviving.base_url}/", timeout=5).status_code == 200
 

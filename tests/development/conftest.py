@@ -42,10 +42,6 @@ class DevServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.frontend_port}"
 
-    @property
-    def backend_url(self) -> str:
-        return f"http://127.0.0.1:{self.backend_port}"
-
     def start(self) -> None:
         start_on_free_ports(self._start_on, count=2)
 
@@ -75,7 +71,7 @@ class DevServer:
             raise RuntimeError(f"`make run` did not start; log:\n{log_excerpt(self.log())}")
         try:
             return (
-                httpx.get(f"{self.backend_url}/ping", timeout=2).status_code == 200
+                httpx.get(f"http://127.0.0.1:{self.backend_port}/ping", timeout=2).status_code == 200
                 and httpx.get(f"{self.base_url}/", timeout=30).status_code == 200
             )
         except httpx.HTTPError:
@@ -122,7 +118,7 @@ BOUNCE_FOLDER = "Bounces make run"  # the folder of the tests' Dovecot it reads
 def dev_server(
     tmp_path_factory: pytest.TempPathFactory, smtp: SmtpServer, dovecot: DovecotServer
 ) -> Iterator[DevServer]:
-    dovecot.append(b"From: jo@example.org\r\nSubject: Hi\r\n\r\nHello\r\n", BOUNCE_FOLDER)  # makes the folder
+    dovecot.append(b"From: jo@example.org\r\nSubject: Hi\r\n\r\nHello\r\n", folder=BOUNCE_FOLDER)  # makes the folder
     bounces = {
         "PUBLISHER_BOUNCE_ADDRESS": "bounces@animals.example",
         "PUBLISHER_BOUNCE_MAILBOX": dovecot.url(BOUNCE_FOLDER),

@@ -16,7 +16,7 @@ from playwright.sync_api import Page
 
 from publisher.storage import bounce_records
 from tests.embedded.conftest import POSTAL_ADDRESS
-from tests.embedded.test_list import join, status_of, wait_for_email
+from tests.embedded.test_list import join, readers, wait_for_email
 from tests.imap import DovecotServer
 from tests.samples import bounce_sample
 from tests.smtp import SmtpServer
@@ -39,7 +39,7 @@ READ_HANG_GUARD_S = 120
 def hostile_site(
     built_site, smtp: SmtpServer, dovecot: DovecotServer, tmp_path
 ) -> Iterator[tuple[ProductionServer, str]]:
-    dovecot.append(b"From: Jo <jo@example.org>\r\nSubject: Hello\r\n\r\nWhen is the next book out?\r\n", FOLDER)
+    dovecot.append(b"From: Jo <jo@example.org>\r\nSubject: Hello\r\n\r\nWhen is the next book out?\r\n", folder=FOLDER)
     db_url = f"sqlite:///{tmp_path / 'hostile.db'}"
     env = {
         **smtp.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS),
@@ -85,7 +85,7 @@ def test_a_5_mb_report_naming_50000_is_read_in_seconds_while_pages_answer_and_a_
     assert len(huge) > 5_000_000
 
     spent_before = cpu_seconds(server.process.pid)
-    dovecot.append_many([huge, huge], FOLDER)
+    dovecot.append(huge, huge, folder=FOLDER)
     wait_until(lambda: len(unproven(db_url)) >= 1, READ_HANG_GUARD_S, "the reader to read the first report")
     # The reader is on the second report now: pages answer while it works, whatever the machine's
     # load (a read on the worker's event loop would hold every page until the read had ended).
@@ -102,19 +102,19 @@ def test_a_5_mb_report_naming_50000_is_read_in_seconds_while_pages_answer_and_a_
     assert spent < 2 * HANDLED_WITHIN_S, spent
     for left in unproven(db_url):
         assert left.note == (f"names no email this site sent; named {ADDRESSES:,} recipients; the first 100 were read")
-    assert status_of(db_url, reader) == "pending"
+    assert readers(db_url)[reader] == "pending"
 
     genuine = bounce_sample(
         "dsn-postfix-hard", verp=confirmation.mail_from, reader=reader, message_id=confirmation.message["Message-ID"]
     )
-    dovecot.append(genuine, FOLDER)
+    dovecot.append(genuine, folder=FOLDER)
     wait_until(
-        lambda: status_of(db_url, reader) == "bounced", READ_HANG_GUARD_S, "the next poll to read the genuine bounce"
+        lambda: readers(db_url)[reader] == "bounced", READ_HANG_GUARD_S, "the next poll to read the genuine bounce"
     )
 
     # A SIGTERM while the reader is busy: about 2 s a report, so the read still has seconds of work.
     more = 6
-    dovecot.append_many([huge] * more, FOLDER)
+    dovecot.append(*[huge] * more, folder=FOLDER)
     wait_until(lambda: len(unproven(db_url)) > 2, 60, "the reader to be busy with the reports")
     server.process.send_signal(signal.SIGTERM)
     try:

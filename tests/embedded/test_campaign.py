@@ -86,7 +86,6 @@ def test_announce_reaches_every_confirmed_reader_once_who_can_unsubscribe_with_o
     statuses = publisher_gateway(db_url, "subscribers", "--status", "unsubscribed").stdout
     assert reader in statuses
 
-    # Again: the book was announced; nothing more goes out.
     count = len(smtp.received)
     again = publisher_gateway(db_url, "announce", book.slug, "--yes", env=env)
     assert f"{book.title} was already announced on " in again.stderr

@@ -122,8 +122,8 @@ async def open_dashboard(site: ProductionServer, cookie_header: str | None, clai
     return seen
 
 
-def expect_signed_out(page: Page, timeout_ms: int = 10_000) -> None:
-    expect(page.get_by_role("button", name=admin_copy.SIGN_IN_BUTTON)).to_be_visible(timeout=timeout_ms)
+def expect_signed_out(page: Page) -> None:
+    expect(page.get_by_role("button", name=admin_copy.SIGN_IN_BUTTON)).to_be_visible(timeout=10_000)
     expect(page.locator("#readers")).to_have_count(0)
     expect(page.get_by_text("Signed in as")).to_have_count(0)
 
@@ -156,7 +156,7 @@ def test_a_passkey_enrolled_from_an_invitation_opens_the_dashboard_until_sign_ou
 
     # From the command line, while the page stays open: it empties itself within seconds.
     publisher_gateway(db_url, "admin", "revoke", "Ada")
-    expect_signed_out(page, timeout_ms=10_000)
+    expect_signed_out(page)
     page.get_by_role("button", name=admin_copy.SIGN_IN_BUTTON).click()
     expect(page.get_by_text(admin_copy.PASSKEY_REFUSED)).to_be_visible(timeout=15_000)
     # Nothing went wrong in the page but the refused sign-in's answer (400), which the page showed.
@@ -168,7 +168,6 @@ def test_every_part_of_the_dashboard_is_shown_as_text_and_a_reader_is_found_by_a
 ):
     page = passkey_page
     enrol(page, dashboard_site, "Dee")
-    expect_dashboard(page, "Dee")
     for heading in ("Readers", "Messages", "Releases", "Bounces", "Health"):
         expect(page.get_by_role("heading", name=heading, level=2)).to_be_visible()
     charts = page.locator("#readers figure img")
@@ -220,7 +219,6 @@ def test_every_part_of_the_dashboard_is_shown_as_text_and_a_reader_is_found_by_a
     page.get_by_label(admin_copy.SEARCH_LABEL).fill("%")  # a wildcard is a character like any other
     page.get_by_role("button", name=admin_copy.SEARCH_BUTTON, exact=True).click()
     expect(page.get_by_text(admin_copy.NO_READER_FOUND)).to_be_visible()
-    assert page.evaluate("document.documentElement.scrollWidth") <= 375  # nothing wider than the phone
 
 
 def test_the_publisher_pauses_a_release_forgets_an_address_and_exports_the_list_each_asked_first_and_logged(

@@ -19,6 +19,7 @@ from publisher.storage import subscribers
 from publisher.storage.subscribers import SignUp
 from publisher.web.states.admin_state import AdminState
 from tests.browser import add_passkey_authenticator, new_page
+from tests.embedded.test_dashboard import enrol
 from tests.support import ProductionServer, RedisServer, publisher_gateway, running_server, wait_until
 
 READERS = ("ann.stored@example.com", "bob.stored@example.com", "cy.stored@example.com")
@@ -98,12 +99,7 @@ def test_a_closed_dashboard_tab_leaves_no_session_token_and_no_readers_address_i
     page = passkey_page
     channels: list[str] = []  # the event channels' URLs, which carry the page's token (kept in its memory only)
     page.on("websocket", lambda socket: channels.append(socket.url))
-    [link] = publisher_gateway(
-        site.db_url, "admin", "invite", "Ada", env={"REFLEX_DEPLOY_URL": site.server.base_url}
-    ).stdout.splitlines()
-    page.goto(link)
-    page.get_by_role("button", name=admin_copy.CREATE_PASSKEY_BUTTON).click()
-    expect(page.get_by_text("Signed in as Ada")).to_be_visible(timeout=15_000)
+    enrol(page, (site.server, site.db_url), "Ada")
     # The latest sign-ups: the first rows' table and the one behind "Show all N".
     latest = page.locator("caption", has_text=admin_copy.LATEST_SIGNUPS)
     signups = page.locator("#readers table").filter(has=latest).locator("tbody tr")
@@ -128,7 +124,6 @@ def test_a_closed_dashboard_tab_leaves_no_session_token_and_no_readers_address_i
     page.get_by_role("alertdialog").get_by_role("button", name=admin_copy.CONFIRM_BUTTON).click()
     expect(page.get_by_role("status").filter(has_text=FORGOTTEN)).to_be_visible(timeout=15_000)
     expect(signups).to_have_count(len(READERS))
-    # The page shows the search, the forget's notice and the latest readers.
     user_agent = page.evaluate("navigator.userAgent")
 
     page.close()

@@ -6,8 +6,6 @@ confirmed reader gets one email, and the addresses that only waited are gone onc
 from __future__ import annotations
 
 import collections
-import csv
-import io
 import re
 import subprocess
 from collections.abc import Iterator
@@ -29,14 +27,13 @@ from publisher.web import feed
 from tests import release_book
 from tests.browser import MOBILE, add_passkey_authenticator, new_page
 from tests.embedded.conftest import DELIVERY_TIMEOUT_S
-from tests.embedded.test_list import link_in, on_this_server
+from tests.embedded.test_list import emails_to, link_in, on_this_server, readers
 from tests.release_book import ZONE, ServerClock, release_project, test_book
-from tests.smtp import POSTAL_ADDRESS, Received, SmtpServer
+from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import (
     VENV_BIN,
     ProductionServer,
     project_path,
-    publisher_gateway,
     running_server,
     tool_env,
     wait_until,
@@ -131,13 +128,9 @@ def wait_plainly(server: ProductionServer, email: str) -> None:
     assert sent.status_code == 303
 
 
-def arrived(smtp: SmtpServer, address: str) -> list[Received]:
-    return [r for r in smtp.received if address in r.rcpt_tos]
-
-
 def press_confirmation(smtp: SmtpServer, server: ProductionServer, address: str) -> None:
-    wait_until(lambda: arrived(smtp, address), DELIVERY_TIMEOUT_S, f"the confirmation to {address}")
-    [confirmation] = arrived(smtp, address)
+    wait_until(lambda: emails_to(smtp, address), DELIVERY_TIMEOUT_S, f"the confirmation to {address}")
+    [confirmation] = emails_to(smtp, address)
     assert BOOK.title in confirmation.message.get_body(("plain",)).get_content()  # it names the book
     url = on_this_server(server, link_in(confirmation, "/subscribe/confirm"))
     pressed = httpx.post(url, headers={"Origin": server.base_url, **FORM}, timeout=10)
@@ -176,12 +169,6 @@ def the_send(db_url: str) -> tables.Campaign:
     return campaign
 
 
-def readers(db_url: str) -> dict[str, str]:
-    """Each address the site keeps, and its status."""
-    rows = csv.DictReader(io.StringIO(publisher_gateway(db_url, "subscribers").stdout))
-    return {row["email"]: row["status"] for row in rows}
-
-
 def test_a_forthcoming_book_takes_names_flips_at_its_minute_and_each_reader_gets_one_email(
     release_day: ReleaseDay, browser: Browser, smtp: SmtpServer, tmp_path: Path
 ):
@@ -200,8 +187,8 @@ def test_a_forthcoming_book_takes_names_flips_at_its_minute_and_each_reader_gets
     wait_plainly(two, NEVER)
     for server, email in ((one, JS), (two, NO_JS)):
         press_confirmation(smtp, server, email)
-    wait_until(lambda: arrived(smtp, NEVER), DELIVERY_TIMEOUT_S, "the confirmation nobody presses")
-    assert arrived(smtp, ON_LIST) == []
+    wait_until(lambda: emails_to(smtp, NEVER), DELIVERY_TIMEOUT_S, "the confirmation nobody presses")
+    assert emails_to(smtp, ON_LIST) == []
     assert readers(db_url) == {JS: "confirmed", NO_JS: "confirmed", ON_LIST: "confirmed", NEVER: "pending"}
 
     wait_until(lambda: campaigns.find_campaign(BOOK.slug, db_url), 30, "the send to be scheduled")

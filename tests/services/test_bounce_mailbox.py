@@ -329,9 +329,11 @@ def count_fetches(monkeypatch) -> list[int]:
 def test_a_poll_over_200_messages_it_left_fetches_no_body(db_url, smtp_server, mailbox, monkeypatch):
     """Issue 34: every poll downloaded every message left in the mailbox again."""
     env = env_for(smtp_server, mailbox)
-    mailbox.append_many(
-        f"From: person{n}@example.net\r\nSubject: hello {n}\r\n\r\nA letter, not a report.\r\n".encode()
-        for n in range(200)
+    mailbox.append(
+        *(
+            f"From: person{n}@example.net\r\nSubject: hello {n}\r\n\r\nA letter, not a report.\r\n".encode()
+            for n in range(200)
+        )
     )
     assert read(env, db_url).unclassified == 200
     fetched = count_fetches(monkeypatch)

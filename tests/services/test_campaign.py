@@ -16,6 +16,7 @@ from email.message import EmailMessage
 import aiosmtplib
 import pytest
 import sqlalchemy
+import sqlmodel
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -31,7 +32,6 @@ from tests.smtp import POSTAL_ADDRESS, SmtpServer
 from tests.support import publisher_gateway
 
 SITE = "https://animals.example"
-POSTAL = POSTAL_ADDRESS
 BOOK = books.BOOKS[0]
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 
@@ -55,23 +55,36 @@ class Clock:
 
 
 def mail_for(server: SmtpServer, **extra: str):
-    return from_environ(server.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL, **extra)).mail
+    return from_environ(server.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS, **extra)).mail
 
 
-def readers(db_url: str, count: int, status: str = "confirmed", start: int = 0) -> None:
+@pytest.fixture
+def mail(smtp_server):
+    """Mail settings without the throttle."""
+    return mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+
+
+def readers(db_url: str, count: int, status: str = "confirmed", start: int = 0) -> str:
     rows = [
         list_rules.ImportRow(n, f"reader{n}@readers.example", f"Reader {n}", status)
         for n in range(start, start + count)
     ]
-    subscribers.import_rows(rows, "test", db_url)
+    return subscribers.import_rows(rows, "test", db_url)
+
+
+def jobs(db_url: str, status: str) -> list[tables.Delivery]:
+    """Every outbox job with ``status``, a release's too (``list_deliveries`` lists the outbox's own)."""
+    with tables.open_session(db_url) as session:
+        statement = sqlmodel.select(tables.Delivery).where(tables.Delivery.status == status)
+        return list(session.exec(statement.order_by(tables.Delivery.id)))
 
 
 def start_campaign(db_url: str, mail, slug: str = BOOK.slug) -> tables.Campaign:
     return announce.start_campaign(mail, books.book_by_slug(slug), db_url)
 
 
-def sender_for(mail, db_url: str, clock: Clock, worker: str | None = None) -> campaign.ReleaseSender:
-    return campaign.ReleaseSender(mail, db_url, clock=clock, sleep=clock.sleep, site=SITE, worker=worker)
+def sender_for(mail, db_url: str, clock: Clock, worker: str | None = None, sleep=None) -> campaign.ReleaseSender:
+    return campaign.ReleaseSender(mail, db_url, clock=clock, sleep=sleep or clock.sleep, site=SITE, worker=worker)
 
 
 def recipients(server: SmtpServer) -> list[str]:
@@ -122,8 +135,7 @@ def body(message: EmailMessage, subtype: str) -> str:
     return message.get_body((subtype,)).get_content().replace("\r\n", "\n")
 
 
-def test_the_email_has_our_headers_and_a_text_and_an_html_part_that_say_the_same_with_absolute_links(smtp_server):
-    mail = mail_for(smtp_server)
+def test_the_email_has_our_headers_and_a_text_and_an_html_part_that_say_the_same_with_absolute_links(mail):
     message = jo_email(mail, name="Jo Reader", message_id="<m1@animals.example>")
     assert message.get_content_type() == "multipart/alternative"
     text = body(message, "plain")
@@ -135,8 +147,8 @@ def test_the_email_has_our_headers_and_a_text_and_an_html_part_that_say_the_same
     assert f"{BOOK.title}\n{BOOK.subtitle}\n\n{BOOK.description}" in text
     assert f"Get Your Copy Today: {BOOK.book_link}" in text
     assert f"{list_copy.RELEASE_PAGE_LINK}: {SITE}/books/{BOOK.slug}" in text
-    assert f"Unsubscribe with one click: {SITE}/unsubscribe?t=abc&x=1" in text and POSTAL in text
-    assert POSTAL in html
+    assert f"Unsubscribe with one click: {SITE}/unsubscribe?t=abc&x=1" in text and POSTAL_ADDRESS in text
+    assert POSTAL_ADDRESS in html
     links = re.findall(r'(?:href|src)="([^"]+)"', html)
     assert links and all(link.startswith(("https://", "http://")) for link in links), links
     assert f'href="{SITE}/unsubscribe?t=abc&amp;x=1"' in html and f'href="{BOOK.book_link}"' in html
@@ -159,11 +171,9 @@ def test_the_email_has_our_headers_and_a_text_and_an_html_part_that_say_the_same
     assert message["List-Unsubscribe"] == f"<{SITE}/unsubscribe?t=abc&x=1>"  # the rest: test_list_headers.py
 
 
-def test_the_books_and_readers_words_are_escaped_in_html_kept_in_text_and_every_copy_is_what_the_wire_allows(
-    smtp_server,
-):
+def test_the_books_and_readers_words_are_escaped_in_html_kept_in_text_and_every_copy_is_what_the_wire_allows(mail):
     book = BOOK.model_copy(update={"title": 'Toad <b>or</b> "Frog" & co', "description": "<script>x</script>"})
-    message = jo_email(mail_for(smtp_server), name='Zoë <Jo> & "co"', book=book)
+    message = jo_email(mail, name='Zoë <Jo> & "co"', book=book)
     text = body(message, "plain")
     html = body(message, "html")
     assert "&lt;b&gt;or&lt;/b&gt;" in html and "&amp; co" in html and "<script>" not in html
@@ -171,7 +181,7 @@ def test_the_books_and_readers_words_are_escaped_in_html_kept_in_text_and_every_
     assert 'Toad <b>or</b> "Frog" & co' in text and 'Hello Zoë <Jo> & "co",' in text
     assert f'href="{SITE}/unsubscribe?t=abc&amp;x=1"' in html and f"{SITE}/unsubscribe?t=abc&x=1" in text
     for name in ('Zoë <Jo> & "co"', "Jo Reader", "", "Zoë Ŝmith, Jr.", "Ann-Marie O'Neil", "Reader 12"):
-        data = jo_bytes(mail_for(smtp_server), name=name)
+        data = jo_bytes(mail, name=name)
         assert b"\n" not in data.replace(b"\r\n", b"") and data.isascii()
         assert all(len(line) <= 78 for line in data.split(b"\r\n")), name
         message = email.message_from_bytes(data, policy=email.policy.default)
@@ -193,7 +203,7 @@ def dkim_pair(tmp_path) -> tuple[str, str]:
 
 
 def test_announce_refuses_with_why_and_a_test_copy_goes_to_one_address_recorded_nowhere(db_url, smtp_server):
-    env = smtp_server.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL, PUBLISHER_GATEWAY_URL="")
+    env = smtp_server.mail_env(PUBLISHER_POSTAL_ADDRESS=POSTAL_ADDRESS, PUBLISHER_GATEWAY_URL="")
     readers(db_url, 3)
     no_postal = publisher_gateway(
         db_url, "announce", BOOK.slug, "--yes", check=False, env=smtp_server.mail_env(PUBLISHER_GATEWAY_URL="")
@@ -221,8 +231,7 @@ def test_announce_refuses_with_why_and_a_test_copy_goes_to_one_address_recorded_
 
 @ON_BOTH_DATABASES
 @pytest.mark.asyncio
-async def test_every_confirmed_reader_gets_one_email_over_one_connection_and_nobody_else(db_url, smtp_server):
-    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+async def test_every_confirmed_reader_gets_one_email_over_one_connection_and_nobody_else(db_url, smtp_server, mail):
     readers(db_url, 60)
     readers(db_url, 3, "pending", start=100)
     readers(db_url, 2, "unsubscribed", start=200)
@@ -241,11 +250,10 @@ async def test_every_confirmed_reader_gets_one_email_over_one_connection_and_nob
 
 @pytest.mark.asyncio
 async def test_every_email_is_recorded_before_the_next_goes_and_a_reader_leaving_meanwhile_gets_nothing(
-    db_url, smtp_server
+    db_url, smtp_server, mail
 ):
     """The one-duplicate window, seen by the server; and the status is read at sending time, so a reader
     who leaves while the email before theirs is being taken gets nothing."""
-    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
     readers(db_url, 40)
     item = start_campaign(db_url, mail)
     leaving = next(r for r in subscribers.list_subscribers(db_url=db_url) if r.email == "reader10@readers.example")
@@ -266,8 +274,7 @@ async def test_every_email_is_recorded_before_the_next_goes_and_a_reader_leaving
 
 
 @pytest.mark.asyncio
-async def test_an_envelope_whose_connection_was_lost_is_retried_not_failed_for_the_reader(smtp_server):
-    mail = mail_for(smtp_server)
+async def test_an_envelope_whose_connection_was_lost_is_retried_not_failed_for_the_reader(smtp_server, mail):
     session = mailer.SmtpSession(mail)
     await session.begin("jo@readers.example")
     session._client.close()  # the connection drops between the envelope and the data
@@ -299,8 +306,7 @@ async def test_the_throttle_paces_every_sender_together(db_url, smtp_server):
 
 @ON_BOTH_DATABASES
 @pytest.mark.asyncio
-async def test_a_dead_senders_batch_goes_to_the_next_sender_and_nobody_is_doubled(db_url, smtp_server):
-    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+async def test_a_dead_senders_batch_goes_to_the_next_sender_and_nobody_is_doubled(db_url, smtp_server, mail):
     readers(db_url, 30)
     item = start_campaign(db_url, mail)
     clock = Clock()
@@ -318,8 +324,7 @@ async def test_a_dead_senders_batch_goes_to_the_next_sender_and_nobody_is_double
 
 @ON_BOTH_DATABASES
 @pytest.mark.asyncio
-async def test_two_senders_at_once_send_each_reader_once(db_url, smtp_server):
-    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+async def test_two_senders_at_once_send_each_reader_once(db_url, smtp_server, mail):
     readers(db_url, 120)
     start_campaign(db_url, mail)
     await asyncio.gather(*(sender_for(mail, db_url, Clock()).send_due() for _ in range(2)))
@@ -328,8 +333,7 @@ async def test_two_senders_at_once_send_each_reader_once(db_url, smtp_server):
 
 
 @pytest.mark.asyncio
-async def test_many_failures_in_a_row_pause_the_campaign_and_announce_resumes_it(db_url, smtp_server, caplog):
-    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+async def test_many_failures_in_a_row_pause_the_campaign_and_announce_resumes_it(db_url, smtp_server, caplog, mail):
     readers(db_url, 15)
     item = start_campaign(db_url, mail)
     smtp_server.replies.extend(["554 5.7.0 Daily sending quota exceeded"] * campaign.PAUSE_AFTER)
@@ -352,9 +356,8 @@ async def test_many_failures_in_a_row_pause_the_campaign_and_announce_resumes_it
 
 @pytest.mark.asyncio
 async def test_an_error_building_inside_the_smtp_client_or_in_the_headers_fails_that_reader_alone_and_pauses_nothing(
-    db_url, smtp_server, monkeypatch
+    db_url, smtp_server, monkeypatch, mail
 ):
-    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
     # More stray breaks in a row than the pause threshold: an email refused before it goes is no server fault.
     broken = range(4, campaign.PAUSE_AFTER + 5)
     readers(db_url, campaign.PAUSE_AFTER + 6)
@@ -388,30 +391,23 @@ async def test_an_error_building_inside_the_smtp_client_or_in_the_headers_fails_
     failed = 2 + len(broken)
     assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 3, "failed": failed, "skipped": 0}
     assert campaigns.get_campaign(item.id, db_url).status == tables.FINISHED
-    with tables.engine(db_url).begin() as connection:
-        reasons = connection.execute(
-            sqlalchemy.select(tables.Delivery.last_error).where(tables.Delivery.status == tables.FAILED)
-        ).scalars()
-        assert {
-            "could not be built or sent: KeyError: 'greeting'",
-            "not sent, its headers are unsafe: it holds headers the site did not write: Bcc",
-        } < set(reasons)
+    assert {
+        "could not be built or sent: KeyError: 'greeting'",
+        "not sent, its headers are unsafe: it holds headers the site did not write: Bcc",
+    } < {job.last_error for job in jobs(db_url, tables.FAILED)}
 
 
 @pytest.mark.asyncio
 async def test_a_campaign_whose_book_left_the_content_fails_each_email_with_why(
-    db_url, smtp_server, monkeypatch, caplog
+    db_url, smtp_server, monkeypatch, caplog, mail
 ):
-    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
     readers(db_url, 2)
     item = start_campaign(db_url, mail)
     monkeypatch.setattr(books, "book_by_slug", lambda slug: None)
     await sender_for(mail, db_url, Clock()).send_due()
     assert smtp_server.received == []
     assert campaigns.campaign_counts(item.id, db_url) == {"pending": 0, "sent": 0, "failed": 2, "skipped": 0}
-    with tables.engine(db_url).begin() as connection:
-        reasons = connection.execute(sqlalchemy.select(tables.Delivery.last_error)).scalars().all()
-    assert reasons == ["the book is no longer in the content"] * 2
+    assert [job.last_error for job in jobs(db_url, tables.FAILED)] == ["the book is no longer in the content"] * 2
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []  # a reason per email, no error each
 
 
@@ -433,9 +429,7 @@ async def test_a_long_wait_for_the_throttle_keeps_the_batch_and_nobody_is_sent_t
         stolen = campaigns.claim_release_batch("another:1:x", clock(), campaign.LEASE, 50, db_url)
         taken_by_another.extend(job.id for job in stolen)
 
-    sender = campaign.ReleaseSender(
-        mail, db_url, clock=clock, sleep=sleep_while_another_sender_looks, site=SITE, worker="this:1:x"
-    )
+    sender = sender_for(mail, db_url, clock, "this:1:x", sleep=sleep_while_another_sender_looks)
     await sender.send_due()
     assert taken_by_another == []
     assert sorted(recipients(smtp_server)) == [f"reader{n}@readers.example" for n in range(3)]
@@ -463,9 +457,7 @@ async def test_a_batch_whose_lease_was_lost_stops_and_sends_nothing_more(db_url,
             stole.append(True)
             clock.now += campaign.LEASE  # so this sender renews before its next email
 
-    sender = campaign.ReleaseSender(
-        mail, db_url, clock=clock, sleep=sleep_then_lose_the_lease, site=SITE, worker="this:1:x"
-    )
+    sender = sender_for(mail, db_url, clock, "this:1:x", sleep=sleep_then_lose_the_lease)
     await sender.send_batch()
     assert recipients(smtp_server) == ["reader0@readers.example"]  # sent before the lease was lost
     assert "batch stopped" in caplog.text
@@ -474,10 +466,9 @@ async def test_a_batch_whose_lease_was_lost_stops_and_sends_nothing_more(db_url,
 
 @ON_BOTH_DATABASES
 @pytest.mark.asyncio
-async def test_senders_that_die_mid_batch_count_only_the_email_they_were_sending(db_url, smtp_server):
+async def test_senders_that_die_mid_batch_count_only_the_email_they_were_sending(db_url, smtp_server, mail):
     """A batch holds 50 jobs, one of which is in flight: three crashes give up that one
     reader's email (claimed 3 times without an outcome), never the 49 it was not sending."""
-    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
     readers(db_url, 5)
     item = start_campaign(db_url, mail)
     clock = Clock()
@@ -492,8 +483,7 @@ async def test_senders_that_die_mid_batch_count_only_the_email_they_were_sending
 
 @ON_BOTH_DATABASES
 @pytest.mark.asyncio
-async def test_a_batch_stopped_before_its_next_email_takes_that_emails_mark_back(db_url, smtp_server):
-    mail = mail_for(smtp_server, PUBLISHER_SEND_RATE="0")
+async def test_a_batch_stopped_before_its_next_email_takes_that_emails_mark_back(db_url, mail):
     readers(db_url, 3)
     start_campaign(db_url, mail)
     clock = Clock()

@@ -14,7 +14,7 @@ from publisher.config.settings import from_environ
 from publisher.content import books
 from publisher.mail import campaign, outbox, release_email
 from publisher.storage import subscribers
-from tests.services.test_campaign import start_campaign
+from tests.services.test_campaign import body, start_campaign
 from tests.smtp import POSTAL_ADDRESS, Received
 from tests.unit.test_header_words import A_BODY, HEADER_LINES
 from tests.unit.test_mailer import field_names
@@ -45,12 +45,6 @@ def shown(received: Received, header: str) -> tuple[str, str]:
     if not phrase:
         return "", value
     return str(make_header(decode_header(phrase))), address.removesuffix(">")
-
-
-def text_of(received: Received) -> str:
-    part = received.message.get_body(("plain",))
-    assert part is not None
-    return part.get_content().replace("\r\n", "\n")
 
 
 def assert_only_our_headers(received: Received, expected: list[str]) -> None:
@@ -99,29 +93,26 @@ async def test_a_name_made_of_an_encoded_word_is_carried_as_text_in_every_email(
     ]
 
     assert_only_our_headers(contact, TO_THE_PUBLISHER)
-    message = contact.message
     assert shown(contact, "Reply-To") == (f"{name} Lee", READER)
-    assert message["Subject"] == f"Contact Form Submission from {name} Lee"
-    body = text_of(contact)
-    assert body.startswith(f"From: {name} Lee <{READER}>\nSent: ") and body.endswith(f"\n\n{QUESTION}\n")
+    assert contact.message["Subject"] == f"Contact Form Submission from {name} Lee"
+    text = body(contact.message, "plain")
+    assert text.startswith(f"From: {name} Lee <{READER}>\nSent: ") and text.endswith(f"\n\n{QUESTION}\n")
 
     assert_only_our_headers(confirmation, CONFIRMATION)
     assert shown(confirmation, "To") == ("", READER)
-    assert "Someone, hopefully you, asked to join" in text_of(confirmation)
+    assert "Someone, hopefully you, asked to join" in body(confirmation.message, "plain")
 
     assert_only_our_headers(welcome, WELCOME)
     assert shown(welcome, "To") == (name, READER)
-    assert text_of(welcome).startswith(f"Hello {name},\n\nThank you for confirming")
+    assert body(welcome.message, "plain").startswith(f"Hello {name},\n\nThank you for confirming")
 
     assert_only_our_headers(notice, TO_THE_PUBLISHER)
-    message = notice.message
-    assert message["Subject"] == f"New subscriber: {name}"
+    assert notice.message["Subject"] == f"New subscriber: {name}"
     assert shown(notice, "Reply-To") == (name, READER)
-    assert text_of(notice).startswith(f"{name} <{READER}> joined the new-release email list.\n")
+    assert body(notice.message, "plain").startswith(f"{name} <{READER}> joined the new-release email list.\n")
 
     assert_only_our_headers(release, RELEASE)
-    message = release.message
     assert shown(release, "To") == (name, READER)
-    assert message["Subject"] == release_email.subject(BOOK)
-    text = text_of(release)
+    assert release.message["Subject"] == release_email.subject(BOOK)
+    text = body(release.message, "plain")
     assert text.startswith(f"Hello {name},\n") and BOOK.subtitle in text

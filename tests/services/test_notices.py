@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
+from publisher.config import settings
 from publisher.content import books
 from publisher.mail import notices, outbox
 from publisher.storage import campaigns, notice_records, subscribers, tables, visit_counts
@@ -19,8 +20,6 @@ def mail(smtp_server, monkeypatch):
     for name, value in smtp_server.mail_env().items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("PUBLISHER_GATEWAY_URL", raising=False)
-    from publisher.config import settings
-
     return settings.current().mail
 
 
@@ -59,16 +58,14 @@ def test_a_paused_release_is_told_once_a_day_and_reaches_the_publishers_inbox(db
 
 @ON_BOTH_DATABASES
 def test_the_mailbox_failing_is_timed_from_its_first_failure_and_a_success_ends_it(db_url):
-    start = tables.utc_now()
-    notice_records.record_run(notice_records.BOUNCE_MAILBOX, "cannot connect: refused", start, db_url)
-    notice_records.record_run(
-        notice_records.BOUNCE_MAILBOX, "cannot connect: timed out", start + timedelta(minutes=30), db_url
-    )
-    status = notice_records.run_status(notice_records.BOUNCE_MAILBOX, db_url)
+    start, mailbox = tables.utc_now(), notice_records.BOUNCE_MAILBOX
+    notice_records.record_run(mailbox, "cannot connect: refused", start, db_url)
+    notice_records.record_run(mailbox, "cannot connect: timed out", start + timedelta(minutes=30), db_url)
+    status = notice_records.run_status(mailbox, db_url)
     assert status.failing_since is not None and abs(status.failing_since - start) < timedelta(seconds=1)
     assert (status.last_success_at, status.last_error) == (None, "cannot connect: timed out")
-    notice_records.record_run(notice_records.BOUNCE_MAILBOX, None, start + timedelta(hours=2), db_url)
-    status = notice_records.run_status(notice_records.BOUNCE_MAILBOX, db_url)
+    notice_records.record_run(mailbox, None, start + timedelta(hours=2), db_url)
+    status = notice_records.run_status(mailbox, db_url)
     assert (status.failing_since, status.last_error) == (None, None) and status.last_success_at is not None
 
 

@@ -23,6 +23,11 @@ from tests.support import publisher_gateway
 from tests.unit.test_list_links import MAIL_ENV
 
 
+@pytest.fixture
+def mail(smtp_server):
+    return from_environ(smtp_server.mail_env()).mail
+
+
 def contact_request(n: int = 0) -> tables.ContactMessage:
     return MESSAGE.model_copy(update={"message": f"Message number {n}"})
 
@@ -58,14 +63,14 @@ def test_retries_start_within_a_minute_and_end_after_three_days():
 
 
 @pytest.mark.asyncio
-async def test_the_gateway_queues_an_email_with_each_stored_message_only_when_smtp_is_set(db_url, smtp_server):
+async def test_the_gateway_queues_an_email_with_each_stored_message_only_when_smtp_is_set(db_url, smtp_server, mail):
     await embedded_for(db_url).send_email(CONTACT)  # no mail settings: stored only
     await embedded_for(db_url).subscribe(SUBSCRIPTION)  # pending, and no confirmation is owed
     assert count_rows(db_url, "contact_message") == 1 and count_rows(db_url, "outbox_delivery") == 0
     [pending] = subscribers.list_subscribers(db_url=db_url)
     assert (pending.status, pending.confirmation_sent_at) == ("pending", None)
 
-    local = embedded_for(db_url, from_environ(smtp_server.mail_env()).mail)
+    local = embedded_for(db_url, mail)
     await local.send_email(CONTACT)
     await local.subscribe(SUBSCRIPTION)  # a confirmation email; no notice before that
     delivery, confirmation = queue.list_deliveries(db_url=db_url)
@@ -79,8 +84,7 @@ async def test_the_gateway_queues_an_email_with_each_stored_message_only_when_sm
     assert smtp_server.received == []  # storing never waits for SMTP
 
 
-def test_a_message_is_never_stored_without_its_delivery(db_url, smtp_server):
-    mail = from_environ(smtp_server.mail_env()).mail
+def test_a_message_is_never_stored_without_its_delivery(db_url, mail):
     [first] = enqueue(db_url, mail)
     duplicate_id = tables.Job(message_id=only(db_url).message_id, retry_for=outbox.RETRY_FOR)
     with pytest.raises(sqlalchemy.exc.IntegrityError):
@@ -89,7 +93,6 @@ def test_a_message_is_never_stored_without_its_delivery(db_url, smtp_server):
 
 
 async def confirmed_subscriber(db_url: str, mail) -> tables.Subscriber:
-    """Jo Reader, subscribed, then confirmed by the confirmation page's button."""
     subscribers.subscribe(SignUp(**SUBSCRIPTION), outbox.job_for(mail), db_url)
     [subscriber] = subscribers.list_subscribers(db_url=db_url)
     assert [d.kind for d in queue.list_deliveries(db_url=db_url)] == ["confirmation"]  # no notice at sign-up
@@ -136,9 +139,8 @@ async def test_due_messages_are_sent_once_and_marked_sent(db_url, smtp_server):
 
 @pytest.mark.asyncio
 async def test_a_4xx_or_a_server_down_is_retried_after_15_seconds_and_delivered_once_even_by_a_new_process(
-    db_url, smtp_server
+    db_url, smtp_server, mail
 ):
-    mail = from_environ(smtp_server.mail_env()).mail
     enqueue(db_url, mail, 3)
     clock = Clock()
     smtp_server.replies.append("451 4.7.1 Greylisted, try again later")
@@ -165,8 +167,7 @@ async def test_a_4xx_or_a_server_down_is_retried_after_15_seconds_and_delivered_
 
 
 @pytest.mark.asyncio
-async def test_a_5xx_stops_retries_is_reported_and_the_operator_can_send_it_again(db_url, smtp_server, caplog):
-    mail = from_environ(smtp_server.mail_env()).mail
+async def test_a_5xx_stops_retries_is_reported_and_the_operator_can_send_it_again(db_url, smtp_server, caplog, mail):
     enqueue(db_url, mail)
     clock = Clock()
     sender = outbox.Sender(mail, db_url, clock=clock)
@@ -201,8 +202,7 @@ async def test_a_5xx_stops_retries_is_reported_and_the_operator_can_send_it_agai
 
 
 @pytest.mark.asyncio
-async def test_smtp_down_for_three_days_gives_up_and_reports(db_url, smtp_server, caplog):
-    mail = from_environ(smtp_server.mail_env()).mail
+async def test_smtp_down_for_three_days_gives_up_and_reports(db_url, smtp_server, caplog, mail):
     enqueue(db_url, mail)
     smtp_server.stop()
     clock = Clock()
@@ -223,8 +223,7 @@ async def test_smtp_down_for_three_days_gives_up_and_reports(db_url, smtp_server
 
 @ON_BOTH_DATABASES
 @pytest.mark.asyncio
-async def test_two_workers_sending_at_once_send_each_message_once(db_url, smtp_server):
-    mail = from_environ(smtp_server.mail_env()).mail
+async def test_two_workers_sending_at_once_send_each_message_once(db_url, smtp_server, mail):
     enqueue(db_url, mail, 20)
     workers = [outbox.Sender(mail, db_url, worker=name) for name in ("worker-a", "worker-b")]
     results = await asyncio.gather(*(worker.send_due() for worker in workers))
@@ -234,11 +233,10 @@ async def test_two_workers_sending_at_once_send_each_message_once(db_url, smtp_s
     assert queue.list_deliveries((tables.PENDING, tables.FAILED), db_url) == []
 
 
-def test_on_postgresql_a_claim_skips_a_job_another_worker_has_locked(postgres, postgres_template, smtp_server):
+def test_on_postgresql_a_claim_skips_a_job_another_worker_has_locked(postgres, postgres_template, mail):
     name = postgres.create_database(template=postgres_template)
     postgres.execute(f"ALTER DATABASE {name} SET lock_timeout = '5s'")  # waiting would fail, not hang
     url = postgres.url(name)
-    mail = from_environ(smtp_server.mail_env()).mail
     first, second = enqueue(url, mail, 2)
     engine = sqlalchemy.create_engine(url)
     with engine.connect() as other_worker:  # mid-claim: holds the first job's row lock
@@ -277,8 +275,7 @@ async def test_no_sender_runs_without_smtp_or_with_the_cloud_gateway(monkeypatch
 
 
 @pytest.mark.asyncio
-async def test_a_list_email_for_an_address_that_left_before_its_turn_is_skipped(db_url, smtp_server, caplog):
-    mail = from_environ(smtp_server.mail_env()).mail
+async def test_a_list_email_for_an_address_that_left_before_its_turn_is_skipped(db_url, smtp_server, caplog, mail):
     subscriber = await confirmed_subscriber(db_url, mail)
     subscribers.unsubscribe(subscriber.link_key, subscribers.BY_ONE_CLICK, db_url)
     with caplog.at_level(logging.INFO, logger="publisher.mail.outbox"):
@@ -297,9 +294,8 @@ async def test_a_list_email_for_an_address_that_left_before_its_turn_is_skipped(
 
 @pytest.mark.asyncio
 async def test_an_error_building_inside_the_smtp_client_or_a_stray_break_fails_that_job_alone_and_the_next_is_sent(
-    db_url, smtp_server, monkeypatch, caplog
+    db_url, smtp_server, monkeypatch, caplog, mail
 ):
-    mail = from_environ(smtp_server.mail_env()).mail
     enqueue(db_url, mail, 4)
     real_sendmail, real_contact_email = aiosmtplib.SMTP.sendmail, mailer.contact_email
     real_header = mailer.verbatim_header
@@ -342,8 +338,7 @@ async def test_an_error_building_inside_the_smtp_client_or_a_stray_break_fails_t
 
 
 @pytest.mark.asyncio
-async def test_a_unicode_domain_stored_is_sent_in_ascii_and_an_smtputf8_address_fails_alone(db_url, smtp_server):
-    mail = from_environ(smtp_server.mail_env()).mail
+async def test_a_unicode_domain_stored_is_sent_in_ascii_and_an_smtputf8_address_fails_alone(db_url, smtp_server, mail):
     for n, stored in enumerate(("jo@bücher.example", "jö@example.com")):
         typed = f"reader{n}@example.com"
         subscribers.subscribe(SignUp(**{**SUBSCRIPTION, "email": typed}), outbox.job_for(mail), db_url)
@@ -375,9 +370,6 @@ async def test_the_sender_loop_survives_any_error_and_backs_off():
 
     wake = asyncio.Event()
     loop = asyncio.create_task(returns.keep_running(send_due, "Test", outbox.POLL_INTERVAL_S, wake, sleep=sleep))
-    for _ in range(3):
-        await asyncio.sleep(0)
-        wake.set()
     async with asyncio.timeout(30):
         while not done.is_set():
             wake.set()
@@ -393,9 +385,8 @@ async def test_the_sender_loop_survives_any_error_and_backs_off():
 @ON_BOTH_DATABASES
 @pytest.mark.asyncio
 async def test_claims_with_an_outcome_never_count_a_dead_workers_job_is_taken_over_and_one_that_keeps_dying_is_given_up(
-    db_url, smtp_server
+    db_url, smtp_server, mail
 ):
-    mail = from_environ(smtp_server.mail_env()).mail
     enqueue(db_url, mail)
     clock = Clock()
     for _ in range(4):  # four retries, each with an outcome recorded
@@ -474,9 +465,8 @@ async def test_a_waiting_confirmation_replaced_by_a_newer_one_or_past_its_links_
 
 
 @pytest.mark.asyncio
-async def test_a_waiting_confirmation_from_before_the_reader_left_and_came_back_is_not_sent(db_url, smtp_server):
+async def test_a_waiting_confirmation_from_before_the_reader_left_and_came_back_is_not_sent(db_url, smtp_server, mail):
     """Its link could no longer confirm: only the latest confirmation counts (rules/list_rules.py)."""
-    mail = from_environ(smtp_server.mail_env()).mail
     clock = Clock()
     subscribers.subscribe(SignUp(**SUBSCRIPTION), outbox.job_for(mail), db_url, now=clock())
     [subscriber] = subscribers.list_subscribers(db_url=db_url)

@@ -10,7 +10,8 @@ import pytest_asyncio
 import redis.asyncio
 
 from publisher.limits import submits, tabs
-from tests.unit.test_tabs import LIMITS, Clock
+from tests.unit.conftest import Clock
+from tests.unit.test_tabs import LIMITS
 
 
 @pytest_asyncio.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
 from tests.support import ProductionServer, RecordingGateway, running_server
@@ -23,3 +24,9 @@ def server(
 @pytest.fixture(scope="session")
 def base_url(server: ProductionServer) -> str:
     return server.base_url
+
+
+@pytest.fixture(scope="module")
+def client(base_url: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=base_url, follow_redirects=False, timeout=10) as http:
+        yield http

@@ -13,7 +13,7 @@ import socketio
 from playwright.sync_api import Page, expect
 
 from tests.browser import MIN_FILL_TIME_S, fill_contact, open_page, submit_button, wait_for_question
-from tests.support import ProductionServer, RecordingGateway, RedisServer, running_server, wait_until
+from tests.support import ProductionServer, RedisServer, running_server, wait_until
 from tests.visitor import (
     CONTACT_STATE,
     SUBSCRIBE_STATE,
@@ -28,23 +28,11 @@ SUBSCRIBE_FAILED = "Failed to subscribe. Please try again."
 
 
 @pytest.fixture(scope="module")
-def fault_gateway() -> Iterator[RecordingGateway]:
-    with RecordingGateway() as recording:
-        yield recording
-
-
-@pytest.fixture
-def faulty(fault_gateway: RecordingGateway) -> Iterator[RecordingGateway]:
-    with fault_gateway.for_one_test() as fresh:
-        yield fresh
-
-
-@pytest.fixture(scope="module")
-def server(built_site, fault_gateway, tmp_path_factory) -> Iterator[ProductionServer]:
+def server(built_site, test_gateway, tmp_path_factory) -> Iterator[ProductionServer]:
     """Waits on the gateway for a minute: a hang lasts until the test ends it."""
     workdir = tmp_path_factory.mktemp("faults")
     env = {
-        "PUBLISHER_GATEWAY_URL": fault_gateway.url,
+        "PUBLISHER_GATEWAY_URL": test_gateway.url,
         "PUBLISHER_GATEWAY_TIMEOUT_S": "60",
         "REFLEX_DB_URL": f"sqlite:///{workdir / 'faults.db'}",
     }
@@ -52,10 +40,10 @@ def server(built_site, fault_gateway, tmp_path_factory) -> Iterator[ProductionSe
         yield prod
 
 
-def test_a_hanging_gateway_does_not_slow_anyone_else(server, faulty):
+def test_a_hanging_gateway_does_not_slow_anyone_else(server, gateway):
     """Thirty other visitors load their pages while twenty submits hang on the gateway, and the
     submits end only when the gateway answers: nobody waited for the hang to end."""
-    faulty.delay_s = 60.0  # each submit waits until the gateway is let go (faulty.release)
+    gateway.delay_s = 60.0  # each submit waits until the gateway is let go (gateway.release)
 
     async def load():
         stuck = [Visitor(server.base_url, "/subscribe") for _ in range(20)]
@@ -66,7 +54,7 @@ def test_a_hanging_gateway_does_not_slow_anyone_else(server, faulty):
                 for i, v in enumerate(stuck)
             )
         )
-        await asyncio.to_thread(wait_until, lambda: len(faulty.requests) == 20, 30, "20 submits on the gateway")
+        await asyncio.to_thread(wait_until, lambda: len(gateway.requests) == 20, 30, "20 submits on the gateway")
 
         async def other_visitor(path: str) -> None:
             visitor = Visitor(server.base_url, path)
@@ -76,8 +64,8 @@ def test_a_hanging_gateway_does_not_slow_anyone_else(server, faulty):
 
         await asyncio.gather(*(other_visitor(p) for p in ["/about", "/contact-us", "/"] * 10))
         hanging = [v.var(SUBSCRIBE_STATE, "status") for v in stuck]  # all served, and the hang goes on
-        faulty.status = 503
-        faulty.release.set()  # the gateway answers at last: with an error
+        gateway.status = 503
+        gateway.release.set()  # the gateway answers at last: with an error
         stuck_results = await submits
         for visitor in stuck:
             await visitor.close()
@@ -91,7 +79,7 @@ def test_a_hanging_gateway_does_not_slow_anyone_else(server, faulty):
 HYDRATED_FRAME = '"is_hydrated_rx_state_":true'
 
 
-def test_the_form_survives_a_backend_restart(page: Page, server: ProductionServer, faulty):
+def test_the_form_survives_a_backend_restart(page: Page, server: ProductionServer, gateway):
     """The module's server (the one the hang above waited on) is stopped under an open form and started
     again on its port, as a deployment restarts it; the page reconnects by itself and the message is sent."""
     # When the app has the visitor's state again: the frame that sets is_hydrated back to true
@@ -125,7 +113,7 @@ def test_the_form_survives_a_backend_restart(page: Page, server: ProductionServe
     expect(page.locator("#site-error")).to_be_empty()
     unexpected = [e for e in page.console.errors if "WebSocket" not in e and "ERR_CONNECTION" not in e]  # type: ignore[attr-defined]
     assert unexpected == []
-    assert len(faulty.requests) == 1
+    assert len(gateway.requests) == 1
 
 
 def test_redis_lost_during_operation_fails_clearly_and_recovers(built_site, test_gateway, tmp_path_factory):

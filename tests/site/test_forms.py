@@ -38,25 +38,17 @@ new MutationObserver(() => {
 """
 
 
-def error_of(page: Page, field_id: str):
-    return page.locator(f"#{field_id}-error")
-
-
 def expect_invalid(page: Page, field_id: str, message: str) -> None:
     """The message is shown beside the field, which is marked invalid and described by it."""
     field = page.locator(f"#{field_id}")
     expect(field).to_have_attribute("aria-invalid", "true")
     expect(field).to_have_attribute("aria-describedby", f"{field_id}-error")
-    expect(error_of(page, field_id)).to_have_text(message)
+    expect(page.locator(f"#{field_id}-error")).to_have_text(message)
 
 
 def expect_valid(page: Page, field_id: str) -> None:
     expect(page.locator(f"#{field_id}")).to_have_attribute("aria-invalid", "false")
-    expect(error_of(page, field_id)).to_have_text("")
-
-
-def form_alert(page: Page):
-    return page.locator("form [role=alert]")
+    expect(page.locator(f"#{field_id}-error")).to_have_text("")
 
 
 def open_from_the_menu(page: Page, label: str) -> None:
@@ -185,13 +177,12 @@ def test_contact_journey_messages_a_wrong_answer_a_failure_a_success_and_again_f
     fill_contact(page, answer + 1)
     time.sleep(max(0.0, MIN_FILL_TIME_S + 0.5 - (time.monotonic() - shown_at)))
     submit_button(page).click()
-    expect(form_alert(page)).to_have_text("Incorrect answer to the math question. Please try again.")
+    expect(page.locator("form [role=alert]")).to_have_text("Incorrect answer to the math question. Please try again.")
     expect_invalid(page, "contact-answer", "Incorrect answer")
     expect(page.locator("#contact-answer")).to_have_value("")
     expect(page.locator("#contact-answer")).to_be_focused()
     assert gateway.requests == []
 
-    # A new question was asked; the gateway now fails.
     _, answer = wait_for_question(page)
     gateway.status = 500
     page.fill("#contact-answer", str(answer))
@@ -199,10 +190,9 @@ def test_contact_journey_messages_a_wrong_answer_a_failure_a_success_and_again_f
     expect_toast(page, "Failed to send message. Please try again.")
     expect(page.locator("#contact-answer")).to_have_value("")
     expect(page.locator("#contact-message")).to_have_value("When is the next book coming out?")
-    expect(form_alert(page)).to_have_text("")
+    expect(page.locator("form [role=alert]")).to_have_text("")
     assert len(gateway.requests) == 1
 
-    # Another new question; this time it goes through.
     gateway.reset()
     gateway.delay_s = 30
     _, answer = wait_for_question(page)
@@ -230,7 +220,7 @@ def test_contact_journey_messages_a_wrong_answer_a_failure_a_success_and_again_f
     question, _ = wait_for_question(page)
     fill_contact(page, 1)
     submit_button(page).click()  # a fresh form restarts the fill-time clock
-    expect(form_alert(page)).to_have_text("Please take your time to fill out the form completely.")
+    expect(page.locator("form [role=alert]")).to_have_text("Please take your time to fill out the form completely.")
     assert wait_for_question(page)[0] == question  # the same question: the visitor only has to wait
 
     open_from_the_menu(page, "Contact Us")

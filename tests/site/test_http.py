@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
 from publisher.web.pages import PAGES
 from tests.support import BUILD_DIR
 
 ROUTES = [page.route for page in PAGES.pages() if page.in_sitemap]
-
-
-@pytest.fixture(scope="module")
-def client(base_url: str):
-    with httpx.Client(base_url=base_url, follow_redirects=False, timeout=10) as http:
-        yield http
 
 
 @pytest.mark.parametrize("path", [*ROUTES, *(route + "/" for route in ROUTES if route != "/")])

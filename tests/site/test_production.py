@@ -13,12 +13,6 @@ FORM_PAGES = ["/subscribe", "/contact-us"]
 STATIC_PAGE_CACHE = "public, max-age=0, s-maxage=300"
 
 
-@pytest.fixture(scope="module")
-def client(base_url: str):
-    with httpx.Client(base_url=base_url, follow_redirects=False, timeout=10) as http:
-        yield http
-
-
 def hashed_asset(client: httpx.Client, suffix: str) -> str:
     html = client.get("/subscribe").text  # a page that starts the app
     return re.search(rf'"(/assets/[^"]+-[A-Za-z0-9_-]{{8,}}\.{suffix})"', html).group(1)

@@ -4,7 +4,6 @@ from a phone's requests in Chromium; the form pages, the control, do."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 import pytest
 from playwright.sync_api import Page, Request, WebSocket, expect
@@ -22,10 +21,12 @@ BYTE_BUDGET = {path: 60 * 1024 if path in BOOK_PAGES else 30 * 1024 for path in 
 APP_SCRIPT = re.compile(r"/assets/[^/]+\.m?js$")
 
 
-@dataclass
 class Traffic:
-    requests: list[Request] = field(default_factory=list)
-    websockets: list[WebSocket] = field(default_factory=list)
+    def __init__(self, page: Page):
+        self.requests: list[Request] = []
+        self.websockets: list[WebSocket] = []
+        page.on("requestfinished", self.requests.append)
+        page.on("websocket", self.websockets.append)
 
     def app_scripts(self) -> list[str]:
         return [r.url for r in self.requests if APP_SCRIPT.search(r.url.split("?")[0])]
@@ -34,19 +35,12 @@ class Traffic:
         return sum(size["responseBodySize"] + size["responseHeadersSize"] for size in map(Request.sizes, self.requests))
 
 
-def watch(page: Page) -> Traffic:
-    traffic = Traffic()
-    page.on("requestfinished", lambda request: traffic.requests.append(request))
-    page.on("websocket", lambda socket: traffic.websockets.append(socket))
-    return traffic
-
-
 @pytest.mark.parametrize("path", [*STATIC_PAGES, *FORM_PAGES])
 def test_only_a_form_page_starts_the_app_a_static_page_fits_its_byte_budget_and_axe_passes_at_a_phones_width(
     mobile_page: Page, base_url, path
 ):
     """A first visit with an empty cache; a form page, the control, until it has the visitor's state."""
-    traffic = watch(mobile_page)
+    traffic = Traffic(mobile_page)
     open_page(mobile_page, base_url, path)
     starts_app = path in FORM_PAGES
     assert bool(traffic.app_scripts()) is starts_app
@@ -63,7 +57,7 @@ def test_only_a_form_page_starts_the_app_a_static_page_fits_its_byte_budget_and_
 def test_a_reader_searches_browses_and_goes_back_without_the_app(mobile_page: Page, base_url):
     """The book search, the drawer, links and the not-found page's Go Back, all static (their words and
     the visitor's year: tests/site/test_browser.py)."""
-    traffic = watch(mobile_page)
+    traffic = Traffic(mobile_page)
     mobile_page.goto(base_url + "/?q=guinea%20PIG%20coloring", wait_until="networkidle")
     expect(mobile_page.locator("article:visible")).to_have_count(1)
     assert mobile_page.evaluate("document.activeElement === document.body")  # nothing focused was hidden

@@ -5,50 +5,38 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
 from redis import Redis
 
+from tests.browser import SUBSCRIBE_BODY
 from tests.support import ProductionServer, RecordingGateway, RedisServer, running_server, wait_until
 from tests.visitor import CONTACT_STATE, TOKEN_ANSWER, Visitor, form_token_shown_ago, hydrated
 
 PER_ADDRESS = 4
 PER_WORKER = 8
-
-
-class Loop:
-    """An event loop in a thread, so tabs stay open while a (sync) browser test runs."""
-
-    def __init__(self):
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-
-    def run(self, coroutine, timeout_s: float = 60):
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout_s)
-
-    def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
+InLoop = Callable[[Coroutine], Any]
 
 
 @pytest.fixture
-def loop() -> Iterator[Loop]:
-    running = Loop()
-    yield running
-    running.stop()
-
-
-SITE_URL = "https://books.example.com"
+def in_loop() -> Iterator[InLoop]:
+    """Runs coroutines on an event loop in a thread, so tabs stay open while a (sync) browser test runs."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    yield lambda coroutine: asyncio.run_coroutine_threadsafe(coroutine, loop).result(60)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(10)
 
 
 def limits_env(workdir: Path, gateway: RecordingGateway, **extra: str) -> dict[str, str]:
     return {
         "PUBLISHER_GATEWAY_URL": gateway.url,
-        "REFLEX_DEPLOY_URL": SITE_URL,
+        "REFLEX_DEPLOY_URL": "https://books.example.com",
         "REFLEX_DB_URL": f"sqlite:///{workdir / 'tabs.db'}",
         "PUBLISHER_MAX_TABS_PER_ADDRESS": str(PER_ADDRESS),
         "PUBLISHER_NEW_TABS_PER_MINUTE": "1000",
@@ -95,16 +83,12 @@ async def close_all(tabs: list[Visitor]) -> None:
         await tab.close()
 
 
-def redis_client(redis: RedisServer) -> Redis:
-    return Redis.from_url(redis.url)
-
-
 def test_a_form_page_refused_by_the_workers_cap_posts_itself_and_connects_once_a_place_is_free(
-    one_worker: ProductionServer, loop: Loop, page: Page, gateway: RecordingGateway
+    one_worker: ProductionServer, in_loop: InLoop, page: Page, gateway: RecordingGateway
 ):
     full = []
     for n in range(PER_WORKER // 2):
-        full += loop.run(open_tabs(one_worker, f"127.0.0.{10 + n}", 2))
+        full += in_loop(open_tabs(one_worker, f"127.0.0.{10 + n}", 2))
     page.goto(f"{url(one_worker)}/subscribe")
     form = page.locator("form[data-app-form]")
     expect(form).to_have_attribute("data-connected", "false")
@@ -113,21 +97,21 @@ def test_a_form_page_refused_by_the_workers_cap_posts_itself_and_connects_once_a
     page.fill("#subscribe-email", "jo@example.com")
     page.get_by_role("button", name="Subscribe").click()  # the browser posts it; the server answers
     expect(page.locator("#subscribe-success h2")).to_have_text("Thank you for joining our email list!")
-    assert gateway.bodies == [{"email": "jo@example.com", "name": "Jo Reader", "book_updates": "yes"}]
+    assert gateway.bodies == [SUBSCRIBE_BODY]
 
     page.goto(f"{url(one_worker)}/contact-us")
     expect(page.locator("section[data-hydrated]")).to_have_attribute("data-hydrated", "false")
-    loop.run(close_all(full[:1]))  # a place frees: the page, still trying, connects
+    in_loop(close_all(full[:1]))  # a place frees: the page, still trying, connects
     expect(page.locator("section[data-hydrated]")).to_have_attribute("data-hydrated", "true", timeout=20_000)
     expect(page.locator("form[data-app-form]")).to_have_attribute("data-connected", "true")
-    loop.run(close_all(full[1:]))
+    in_loop(close_all(full[1:]))
 
 
 def test_a_closed_tab_that_never_submitted_keeps_its_state_briefly_and_one_that_submitted_an_hour(
-    two_workers_on_redis: ProductionServer, redis: RedisServer, gateway: RecordingGateway, loop: Loop
+    two_workers_on_redis: ProductionServer, redis: RedisServer, gateway: RecordingGateway, in_loop: InLoop
 ):
     server = two_workers_on_redis
-    idle, submitting = loop.run(open_tabs(server, "127.0.0.6", 2))
+    idle, submitting = in_loop(open_tabs(server, "127.0.0.6", 2))
 
     async def submit(tab: Visitor) -> None:
         await tab.send(
@@ -146,11 +130,11 @@ def test_a_closed_tab_that_never_submitted_keeps_its_state_briefly_and_one_that_
         )
         await tab.wait_for(lambda v: v.var(CONTACT_STATE, "status") == "success", 30)
 
-    loop.run(submit(submitting))
-    loop.run(close_all([idle, submitting]))
+    in_loop(submit(submitting))
+    in_loop(close_all([idle, submitting]))
 
     def ttls(tab: Visitor) -> list[int]:
-        with redis_client(redis) as client:
+        with Redis.from_url(redis.url) as client:
             return [client.ttl(key) for key in client.scan_iter(match=f"{tab.token}_*")]
 
     # The server shortens the idle tab's state once it sees the tab close.

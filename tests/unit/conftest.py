@@ -10,11 +10,14 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from tests.support import PROJECT_ROOT
 
+SITE = "https://books.example.com"
+T0 = 1_800_000_000.0  # a minute's start (divisible by 60)
 MESSAGE = "tests/unit starts no process and opens no socket: move this test to tests/services"
 
 
@@ -76,3 +79,44 @@ def benchmark(monkeypatch):
         return module
 
     return load
+
+
+class Clock:
+    """A clock the test moves: seconds (``T0`` on), or a datetime."""
+
+    def __init__(self, now: Any = T0):
+        self.now = now
+
+    def __call__(self) -> Any:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch) -> Clock:
+    """The forms' clock (milliseconds), moved by the test."""
+    fake = Clock()
+    monkeypatch.setattr("publisher.web.submissions.now_ms", fake)
+    return fake
+
+
+@pytest.fixture
+def site(monkeypatch) -> None:
+    monkeypatch.setattr("publisher.web.seo.site_url", lambda: SITE)
+
+
+def http_scope(
+    path: str = "/", more_headers: dict[str, str] | None = None, address: str = "203.0.113.7", **extra
+) -> dict:
+    """An ASGI request as a server hands it on; ``extra`` sets or replaces any key (``type="websocket"``)."""
+    return {
+        "type": "http",
+        "method": "GET",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"books.example.com")]
+        + [(name.lower().encode(), value.encode("latin-1")) for name, value in (more_headers or {}).items()],
+        "client": (address, 50000),
+        **extra,
+    }

@@ -14,8 +14,8 @@ from publisher.rules import antispam, form_fields
 from publisher.rules.antispam import MathQuestion
 from publisher.web import submissions
 from publisher.web.submissions import ContactState, SubscribeState
+from tests.unit.conftest import Clock
 from tests.unit.test_form_states import CONTACT_FIELDS, recording_gateway, submit
-from tests.unit.test_tabs import Clock
 from tests.unit.test_validation import MESSAGES
 
 JSON = st.recursive(

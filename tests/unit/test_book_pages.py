@@ -23,16 +23,12 @@ from publisher.web.components.pictures import picture
 from publisher.web.pages import book
 from publisher.web.pages.registry import PageRegistry
 from tests.print_covers import print_cover
+from tests.unit.conftest import SITE
 from tests.unit.test_content import valid_book_kwargs
 
-SITE = "https://books.example.com"
 CARDS = {"Maya Lindqvist": "/about#maya-lindqvist", "Oliver Brandt": "/about#oliver-brandt"}
 ATOM = "{http://www.w3.org/2005/Atom}"
-
-
-@pytest.fixture(autouse=True)
-def site(monkeypatch):
-    monkeypatch.setattr("publisher.web.seo.site_url", lambda: SITE)
+pytestmark = pytest.mark.usefixtures("site")
 
 
 COVER_SVG = books.BOOKS[0].cover_image

@@ -16,7 +16,8 @@ from publisher.server.bounce_hook import MAX_BODY_BYTES
 from publisher.storage import bounce_records
 from publisher.storage.bounce_records import Recorded, Report
 from tests.support import asgi_exchange
-from tests.unit.test_middleware import RespondingApp, http_scope
+from tests.unit.conftest import http_scope
+from tests.unit.test_middleware import RespondingApp
 
 SECRET = "0123456789abcdef0123456789abcdef-hook"
 SECRET_VAR = "PUBLISHER_BOUNCE_WEBHOOK_SECRET"

@@ -16,8 +16,9 @@ from publisher.limits.submits import Limiter
 from publisher.rules import visit_rules
 from publisher.server import buy_beacon, middleware
 from tests.support import asgi_exchange
+from tests.unit.conftest import http_scope
 from tests.unit.test_bounce_hook import Answer
-from tests.unit.test_middleware import RespondingApp, http_scope
+from tests.unit.test_middleware import RespondingApp
 from tests.unit.test_visit_rules import DESKTOP_CHROME
 from tests.unit.test_visit_tally import GOOGLEBOT
 

@@ -21,7 +21,6 @@ from publisher.rules.antispam import MathQuestion
 from publisher.rules.form_fields import CONTACT, SUBSCRIBE
 from publisher.web import submissions
 from publisher.web.submissions import EDITING, SUBMITTING, SUCCESS, ContactState, SubscribeState
-from tests.unit.test_tabs import Clock
 from tests.unit.test_validation import REQUIRED
 
 
@@ -49,13 +48,6 @@ def recording_gateway() -> Iterator[Gateway]:
 def gw() -> Iterator[Gateway]:
     with recording_gateway() as recorder:
         yield recorder
-
-
-@pytest.fixture
-def clock(monkeypatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(submissions, "now_ms", fake)
-    return fake
 
 
 @pytest.fixture

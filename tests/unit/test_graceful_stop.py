@@ -8,36 +8,29 @@ import os
 import re
 import signal
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
-from publisher import gateway, reflex_internals
+from publisher import reflex_internals
 from publisher.web import submissions
+from tests.unit.test_form_states import Gateway, recording_gateway
 from tests.unit.test_tabs import wait_for
 
 
-class Gateway:
-    """Stands in for the gateway: a subscribe awaits ``call()``, set by the test."""
-
-    call: Callable[[], Awaitable[object]]
-
-    async def subscribe(self, values):
-        await self.call()
-
-
 @pytest.fixture(autouse=True)
-def gw() -> Iterator[Gateway]:
-    submissions.worker_stop.set(None)
-    gateway.shared_gateway.set(Gateway())
-    yield gateway.shared_gateway.get()
-    gateway.shared_gateway.set(None)
-    submissions.worker_stop.set(None)
+def gw(monkeypatch) -> Iterator[Gateway]:
+    async def answer_after_call(recorder: Gateway, request: httpx.Request) -> httpx.Response:
+        await recorder.call()
+        return httpx.Response(200, json={})
 
-
-def send() -> Awaitable[bool]:
-    return submissions.send("subscribe", {})
+    monkeypatch.setattr(Gateway, "handle", answer_after_call)
+    submissions.worker_stop.set(None)
+    with recording_gateway() as recorder:
+        yield recorder
+    submissions.worker_stop.set(None)
 
 
 class Stop:
@@ -70,7 +63,7 @@ async def test_a_call_still_running_at_the_limit_is_cancelled_and_the_stop_follo
 
     async def submit():
         async with submissions.submit_in_flight():
-            if not await send():
+            if not await submissions.send("subscribe", {}):
                 outcome.append("failure toast")
 
     visitor = asyncio.create_task(submit())
@@ -98,7 +91,7 @@ async def test_cancelling_the_submit_cancels_its_gateway_call(gw):
             raise
 
     gw.call = slow_gateway
-    submit = asyncio.create_task(send())
+    submit = asyncio.create_task(submissions.send("subscribe", {}))
     await asyncio.wait_for(call_started.wait(), 10)
     submit.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -117,7 +110,7 @@ async def test_sigterm_waits_for_the_submits_in_flight_then_stops_and_a_second_s
 
     async def submit():
         async with submissions.submit_in_flight():
-            assert await send() is True
+            assert await submissions.send("subscribe", {}) is True
             events.append("result shown")
 
     caplog.set_level(logging.INFO, logger=submissions.__name__)

@@ -27,7 +27,6 @@ def as_read(words: str) -> str:
 
 
 def as_typed(text: str) -> str:
-    """``text`` with each control character and line or paragraph separator as a space."""
     return "".join(" " if unicodedata.category(char) in ("Cc", "Zl", "Zp") else char for char in text)
 
 

@@ -28,6 +28,7 @@ from publisher.server.routes import PageInPlace
 from publisher.web import page_kinds
 from publisher.web.pages import PAGES
 from tests.support import asgi_exchange
+from tests.unit.conftest import SITE, http_scope
 from tests.unit.test_plain_forms import write_build
 from tests.unit.test_tabs import door_for
 
@@ -44,19 +45,6 @@ class RespondingApp:
         self.scopes.append(scope)
         await send({"type": "http.response.start", "status": self.status, "headers": list(self.headers)})
         await send({"type": "http.response.body", "body": b"ok"})
-
-
-def http_scope(path: str, **extra) -> dict:
-    return {
-        "type": "http",
-        "method": "GET",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"books.example.com")],
-        **extra,
-    }
 
 
 def call(asgi_app, scope: dict, inner: RespondingApp | None = None) -> tuple[dict, list[dict]]:
@@ -350,8 +338,7 @@ def test_only_pages_that_start_the_app_may_open_a_websocket_and_only_they_are_no
 
 
 def proto_scope(forwarded: str, scheme: str = "http") -> dict:
-    headers = [(b"host", b"books.example.com"), (b"x-forwarded-proto", forwarded.encode())]
-    return http_scope("/subscribe", scheme=scheme, headers=headers)
+    return http_scope("/subscribe", {"x-forwarded-proto": forwarded}, scheme=scheme)
 
 
 @pytest.mark.parametrize(
@@ -433,7 +420,7 @@ def crafted(path: str, kind: str = "websocket", denial: bool = True) -> dict:
     transport = "websocket" if kind == "websocket" else "polling"
     query = f"EIO=4&transport={transport}&token=crafted".encode()
     extensions = {"websocket.http.response": {}} if denial else {}
-    return http_scope(path, type=kind, query_string=query, client=("198.51.100.70", 40000), extensions=extensions)
+    return http_scope(path, address="198.51.100.70", type=kind, query_string=query, extensions=extensions)
 
 
 def through_the_door(scope: dict) -> tuple[ChannelApp, list[dict]]:
@@ -516,9 +503,6 @@ def as_reflex_wraps_it(app) -> Starlette:
     top = Starlette(routes=[Mount("", inner)])
     App._add_cors(top)
     return top
-
-
-SITE = "https://books.example.com"
 
 
 def cors_headers(response: httpx.Response) -> dict[str, str]:

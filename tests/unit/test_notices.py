@@ -39,8 +39,7 @@ def test_a_paused_release_says_why_and_how_to_resume_it_with_the_dashboards_link
 
 
 def test_a_failing_email_or_an_unreadable_mailbox_is_told_only_after_an_hour():
-    minutes = [59, 60]
-    for after in minutes:
+    for after in (59, 60):
         since = TUESDAY - timedelta(minutes=after)
         snapshot = Snapshot(
             now=TUESDAY,

@@ -17,7 +17,7 @@ from publisher.config import settings
 from publisher.limits import submits
 from publisher.rules import form_fields, form_tokens
 from publisher.server import link_pages, middleware, plain_forms
-from publisher.web import page_kinds, submissions
+from publisher.web import page_kinds
 from publisher.web.components.list_link import LINK_PANEL_ATTRIBUTE
 from tests.release_book import test_book
 from tests.unit.test_form_states import CONTACT_FIELDS, EMPTY_FORM_MESSAGES, SUBSCRIBER, recording_gateway
@@ -170,13 +170,6 @@ async def test_the_contact_page_is_compressed_as_the_browser_takes_it(build, sen
     assert 'id="contact-question">What is' in response.text  # decoded by httpx
 
 
-@pytest.fixture
-def clock(monkeypatch) -> SimpleNamespace:
-    now = SimpleNamespace(now_ms=1_790_000_000_000.0)
-    monkeypatch.setattr(submissions, "now_ms", lambda: now.now_ms)
-    return now
-
-
 def token_of(html: str) -> str:
     return BeautifulSoup(html, "html.parser").find(id="contact-token")["value"]
 
@@ -190,12 +183,12 @@ def contact(token: str, **overrides: str) -> dict[str, str]:
 async def test_a_post_over_the_limits_spends_its_token_too(build, sent, clock):
     async with client(build) as http:
         page_token = token_of((await http.get("/contact-us")).text)
-        clock.now_ms += 5000
+        clock.now += 5000
         for _ in range(submits.PER_ADDRESS.attempts):
             spam = await http.post("/contact-us", data=contact(page_token, website="x"), headers=SAME_SITE)
             assert spam.status_code == 422
         fresh_token = token_of((await http.get("/contact-us")).text)
-        clock.now_ms += 5000
+        clock.now += 5000
         limited = await http.post("/contact-us", data=contact(fresh_token), headers=SAME_SITE)
         submits.shared_limiter.set(submits.Limiter())  # the window has passed
         again = await http.post("/contact-us", data=contact(fresh_token), headers=SAME_SITE)
@@ -251,7 +244,7 @@ async def test_every_message_of_both_forms_is_shown_beside_its_field_with_the_va
         )
         typed = contact(token_of(empty.text), firstName="J", lastName="R", email="jo@", message="Too short", answer="3")
         wrong = await http.post("/contact-us", data=typed, headers=SAME_SITE)
-        clock.now_ms += 5000  # corrected with the next token the answer page wrote
+        clock.now += 5000  # corrected with the next token the answer page wrote
         corrected = await http.post("/contact-us", data=contact(token_of(wrong.text)), headers=SAME_SITE)
     shown = expect_messages(short, "subscribe", {"subscribe-name": TOO_SHORT["name"], "subscribe-email": INVALID_EMAIL})
     assert (shown.find(id="subscribe-name")["value"], shown.find(id="subscribe-email")["value"]) == (" J ", HOSTILE)

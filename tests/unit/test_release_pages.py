@@ -25,11 +25,7 @@ from tests.unit.test_book_pages import ATOM, CARDS, COVER_SVG, SITE, full_book, 
 LONDON = Release(at=datetime(2027, 3, 28, 9, 0), zone="Europe/London")  # the day the clocks go forward
 KIRITIMATI = Release(at=datetime(2027, 1, 1, 0, 0), zone="Pacific/Kiritimati")  # UTC+14
 PREORDER = "https://preorder.example.org/coming"
-
-
-@pytest.fixture(autouse=True)
-def site(monkeypatch):
-    monkeypatch.setattr("publisher.web.seo.site_url", lambda: SITE)
+pytestmark = pytest.mark.usefixtures("site")
 
 
 def coming(release: Release = LONDON, **extra) -> Book:

@@ -13,6 +13,7 @@ from publisher.web import seo
 from publisher.web.pages import PAGES, about, contact, home, not_found, subscribe
 from publisher.web.pages.book import BOOK_PAGES
 from publisher.web.pages.registry import SitePage
+from tests.unit.conftest import SITE
 from tests.unit.test_book_pages import meta
 
 ALL_PAGES = HOME, ABOUT, SUBSCRIBE, CONTACT, NOT_FOUND = (
@@ -22,14 +23,9 @@ ALL_PAGES = HOME, ABOUT, SUBSCRIBE, CONTACT, NOT_FOUND = (
     contact.contact,
     not_found.not_found,
 )
-SITE = "https://books.example.com"
 INDEXED_PAGES = tuple(page for page in PAGES.pages() if page.indexed)
 SUFFIX = " | Animals We Confuse"
-
-
-@pytest.fixture(autouse=True)
-def site(monkeypatch):
-    monkeypatch.setattr("publisher.web.seo.site_url", lambda: SITE)
+pytestmark = pytest.mark.usefixtures("site")
 
 
 def page_id(page: SitePage) -> str:

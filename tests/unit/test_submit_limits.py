@@ -14,30 +14,26 @@ from limits.aio.storage import memory as limits_memory
 
 from publisher.limits import submits
 from publisher.limits.submits import PER_ADDRESS, PER_CLIENT, Limiter, MemoryStorage
-from tests.unit.test_tabs import Clock
+from tests.unit.conftest import Clock
 
 
 @pytest.fixture
-def clock(monkeypatch) -> Clock:
+def limits_clock(monkeypatch) -> Clock:
     """The clock the ``limits`` package times its in-process windows by (its ``time.time()``), moved by the test."""
-    clock = Clock()
-    monkeypatch.setattr(limits_memory, "time", SimpleNamespace(time=clock))
-    return clock
-
-
-def limiter() -> Limiter:
-    return Limiter(MemoryStorage())
+    fake = Clock()
+    monkeypatch.setattr(limits_memory, "time", SimpleNamespace(time=fake))
+    return fake
 
 
 @pytest.mark.asyncio
-async def test_expired_windows_are_forgotten_within_a_minute_not_swept_after_every_hit(clock):
+async def test_expired_windows_are_forgotten_within_a_minute_not_swept_after_every_hit(limits_clock):
     """``limits``' own storage sweeps every key after every hit (29 ms a hit at 100,000 keys)."""
     sweep_clock = Clock(0.0)
     storage = MemoryStorage(clock=sweep_clock)
     limits = Limiter(storage)
     for i in range(100):
         assert await limits.allow("subscribe", "", f"10.0.1.{i}")
-    clock.now += PER_ADDRESS.window_s  # every window has ended
+    limits_clock.now += PER_ADDRESS.window_s  # every window has ended
     sweep_clock.now += 59
     assert await limits.allow("subscribe", "", "10.0.2.1")
     await asyncio.sleep(0)  # the library's sweep, had it begun, runs now
@@ -71,7 +67,7 @@ def test_addresses_are_keyed_per_ipv4_address_and_per_ipv6_64_block(address, key
 async def test_a_refusal_is_logged_without_the_tabs_client_token(caplog):
     caplog.set_level(logging.DEBUG)
     secret = "4d7c1f0e-secret-client-token"
-    limits = limiter()
+    limits = Limiter(MemoryStorage())
     for _ in range(PER_CLIENT.attempts + 1):
         await limits.allow("contact", secret, "10.0.0.1")
     for i in range(PER_ADDRESS.attempts + 1):
@@ -81,8 +77,8 @@ async def test_a_refusal_is_logged_without_the_tabs_client_token(caplog):
 
 
 @pytest.mark.asyncio
-async def test_exhausted_says_whether_the_limit_is_used_up_and_counts_nothing(clock):
-    limits = limiter()
+async def test_exhausted_says_whether_the_limit_is_used_up_and_counts_nothing(limits_clock):
+    limits = Limiter(MemoryStorage())
     for _ in range(PER_ADDRESS.attempts - 1):
         await limits.allow("bounce-hook", "", "203.0.113.9")
     for _ in range(3):  # asking never counts
@@ -91,7 +87,7 @@ async def test_exhausted_says_whether_the_limit_is_used_up_and_counts_nothing(cl
     assert await limits.exhausted("bounce-hook", "203.0.113.9")
     assert not await limits.exhausted("bounce-hook", "203.0.113.10")  # another address
     assert not await limits.exhausted("contact", "203.0.113.9")  # another form
-    clock.now += PER_ADDRESS.window_s
+    limits_clock.now += PER_ADDRESS.window_s
     assert not await limits.exhausted("bounce-hook", "203.0.113.9")  # the next window
 
 
@@ -118,18 +114,18 @@ def test_the_limits_are_the_figures_the_docs_give():
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("form", ["subscribe", "contact"])
-async def test_a_tab_gets_exactly_its_documented_attempts_and_an_address_its_own(form, clock):
+async def test_a_tab_gets_exactly_its_documented_attempts_and_an_address_its_own(form, limits_clock):
     per_tab, per_address, minutes = documented_form_limits()
-    limits = limiter()
+    limits = Limiter(MemoryStorage())
     assert [await limits.allow(form, "tab-1", "10.0.0.1") for _ in range(per_tab + 1)] == [True] * per_tab + [False]
     assert await limits.allow(form, "tab-2", "10.0.0.1")  # a new tab, same address: still within 40
 
-    limits = limiter()  # a window starts with its first attempt (windows are fixed, not sliding)
+    limits = Limiter(MemoryStorage())  # a window starts with its first attempt (windows are fixed, not sliding)
     tabs = [f"tab-{n}" for n in range(per_address + 1)]  # one attempt each: only the address's count
     assert [await limits.allow(form, tab, "10.0.0.9") for tab in tabs] == [True] * per_address + [False]
-    clock.now += minutes * 60 - 1
+    limits_clock.now += minutes * 60 - 1
     assert not await limits.allow(form, "tab-new", "10.0.0.9")  # the window still holds
-    clock.now += 1
+    limits_clock.now += 1
     assert await limits.allow(form, "tab-new", "10.0.0.9")
 
 
@@ -162,7 +158,7 @@ def test_used_tokens_are_kept_in_redis_else_the_sites_database_else_the_workers_
 @pytest.mark.asyncio
 async def test_a_token_is_used_once_in_a_window_of_an_hour_and_a_minute():
     assert submits.ONCE.get_expiry() == 3660  # docs/security.md
-    store = limiter()
+    store = Limiter(MemoryStorage())
     assert [await store.first_use(nonce) for nonce in ("n-1", "n-1", "n-2")] == [True, False, True]
 
 

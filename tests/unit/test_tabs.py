@@ -7,7 +7,6 @@ import asyncio
 import logging
 import time
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
 from limits.aio.storage import memory as limits_memory
@@ -23,19 +22,9 @@ from publisher.reflex_internals import state_managers
 from publisher.rules import admin_access
 from publisher.server import event_channel
 from publisher.web.states import admin_state
+from tests.unit.conftest import T0, Clock, http_scope
 
 LIMITS = tabs.TabLimits(per_address=3, new_per_minute=5, per_worker=10)
-T0 = 1_800_000_000.0  # a minute's start (divisible by 60)
-
-
-class Clock:
-    """A clock the test moves: seconds (``T0`` on), or a datetime."""
-
-    def __init__(self, now: Any = T0):
-        self.now = now
-
-    def __call__(self) -> Any:
-        return self.now
 
 
 @pytest.mark.asyncio
@@ -133,17 +122,9 @@ def no_token_logged(caplog):
 
 
 def ws_scope(client: str = "198.51.100.7", headers: dict | None = None) -> dict:
-    return {
-        "type": "websocket",
-        "path": "/_event/",
-        "raw_path": b"/_event/",
-        "root_path": "",
-        "query_string": f"EIO=4&transport=websocket&token={TOKEN}".encode(),
-        "headers": [(b"host", b"books.example.com")]
-        + [(name.lower().encode(), value.encode()) for name, value in (headers or {}).items()],
-        "client": (client, 40000),
-        "extensions": {"websocket.http.response": {}},
-    }
+    query = f"EIO=4&transport=websocket&token={TOKEN}".encode()
+    extensions = {"websocket.http.response": {}}
+    return http_scope("/_event/", headers, client, type="websocket", query_string=query, extensions=extensions)
 
 
 async def wait_for(condition, timeout_s: float = 5) -> None:

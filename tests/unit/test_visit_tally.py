@@ -19,7 +19,7 @@ from publisher.storage.visit_counts import Batch
 from publisher.visits import recorder
 from publisher.visits.recorder import AddressDays, DaySalts, Recorder
 from publisher.web import page_kinds
-from tests.unit.test_tabs import Clock
+from tests.unit.conftest import Clock, http_scope
 from tests.unit.test_visit_rules import IPHONE_SAFARI
 
 DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
@@ -48,11 +48,8 @@ def request(
     referer: str | None = None,
     query: bytes = b"",
 ) -> dict:
-    headers = [(b"host", b"books.example"), (b"user-agent", user_agent.encode())]
-    if referer is not None:
-        headers.append((b"referer", referer.encode("latin-1")))  # as a server decodes it
-    scope = {"type": "http", "method": method, "path": path, "query_string": query}
-    return {**scope, "headers": headers, "client": (address, 50000)}
+    headers = {"user-agent": user_agent} | ({"referer": referer} if referer is not None else {})
+    return http_scope(path, headers, address, method=method, query_string=query)
 
 
 def view(counting: Recorder, scope: dict, status: int = 200) -> None:
@@ -98,13 +95,11 @@ def test_a_browser_is_one_visitor_a_page_its_route_never_its_query_address_or_us
 
 
 def test_what_is_not_a_view_adds_nothing_and_a_crawler_is_counted_as_a_bot_only(counting):
-    prefetch = request("/")
-    prefetch["headers"].append((b"sec-purpose", b"prefetch"))
     for scope, status in [
         (request("/", method="HEAD"), 200),
         (request("/no-such-page"), 404),
         (request("/admin"), 200),
-        (prefetch, 200),
+        (http_scope("/", {"user-agent": DESKTOP, "sec-purpose": "prefetch"}), 200),
     ]:
         view(counting, scope, status)
     assert counting.tally.is_empty()
@@ -122,7 +117,7 @@ def test_a_landing_records_its_source_and_campaign_in_5_seen_rows_and_a_move_bet
     assert views(landing, "source") == {"(direct)": 1}
     assert views(landing, "campaign") == {"newsletter / email / launch": 1}
     view(counting, request("/", referer="https://l.instagram.com/", user_agent=IPHONE_SAFARI))
-    view(counting, request("/about", referer="https://books.example/"))
+    view(counting, request("/about", referer="https://books.example.com/"))
     batch = counting.tally.take()
     assert (views(batch, "source"), views(batch, "campaign"), views(batch, "site")) == ({"Instagram": 1}, {}, {"": 2})
 
