@@ -266,7 +266,10 @@ class ProductionServer:
         return f"http://localhost:{self.port}"
 
     def start(self, timeout: float = 120) -> None:
-        start_on_free_ports(lambda port: self._start_on(port, timeout))
+        if self.port is None:
+            start_on_free_ports(lambda port: self._start_on(port, timeout))
+        else:  # started again, on the port its pages know
+            self._start_on(self.port, timeout)
 
     def _start_on(self, port: int, timeout: float) -> None:
         self.port = port

@@ -43,6 +43,7 @@ class Visitor:
         self.path = path
         self.token = token or str(uuid.uuid4())
         self.state: dict[str, dict[str, Any]] = {}
+        self.updates: list[dict[str, Any]] = []
         self._changed = asyncio.Event()
         self._http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=(source, 0))) if source else None
         self.sio = socketio.AsyncClient(reconnection=False, http_session=self._http)
@@ -51,6 +52,7 @@ class Visitor:
         self.sio.on("disconnect", lambda *_reason: self._changed.set(), namespace=NAMESPACE)
 
     async def _on_update(self, update: dict[str, Any]) -> None:
+        self.updates.append(update)
         for substate, values in (update.get("delta") or {}).items():
             self.state.setdefault(substate, {}).update(
                 {name.removesuffix(VAR_SUFFIX): value for name, value in values.items()}

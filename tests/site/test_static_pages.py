@@ -25,8 +25,8 @@ class Traffic:
     def __init__(self, page: Page):
         self.requests: list[Request] = []
         self.websockets: list[WebSocket] = []
-        page.on("requestfinished", self.requests.append)
-        page.on("websocket", self.websockets.append)
+        page.on("requestfinished", lambda request: self.requests.append(request))  # a bound builtin is refused
+        page.on("websocket", lambda socket: self.websockets.append(socket))
 
     def app_scripts(self) -> list[str]:
         return [r.url for r in self.requests if APP_SCRIPT.search(r.url.split("?")[0])]
