@@ -404,11 +404,13 @@ async def wave(args: argparse.Namespace, base_url: str, root: psutil.Process) ->
     memory["connect_s"] = time.perf_counter() - connect_started
     memory["connected"] = server_rss_mb(root)
     go.set()
+    cpu_before = server_cpu_s(root)
     peak = memory["connected"]
     while len(run.latencies) + len(run.errors) < args.visitors:
         await asyncio.sleep(0.05)
         peak = max(peak, server_rss_mb(root))
     memory["peak"] = peak
+    memory["cpu_ms_per_submit"] = (server_cpu_s(root) - cpu_before) * 1000 / args.visitors
     done.set()
     await asyncio.gather(*tasks)
     return run, memory
@@ -496,6 +498,7 @@ async def main_async(args: argparse.Namespace) -> int:
                 f"  throughput: {len(run.spans) / window:.0f} submissions/s on average ({len(run.spans)} in "
                 f"{window:.2f} s, paced by the spread and the 5 s fill time); busiest second: {busiest} answered"
             )
+            print(f"  server CPU: {memory['cpu_ms_per_submit']:.1f} ms per submit (every worker, the submits' span)")
         print(
             f"  backend memory: before {memory['before']:.0f} MB, all connected {memory['connected']:.0f} MB "
             f"({(memory['connected'] - memory['before']) * 1024 / args.visitors:.0f} KB per visitor), "
