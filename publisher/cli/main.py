@@ -25,7 +25,7 @@ from publisher.returns import bounce_mailbox
 from publisher.rules import admin_access, list_rules, release_rules
 from publisher.rules.form_fields import for_terminal
 from publisher.rules.list_rules import ListStatus
-from publisher.storage import admins, bounce_records, campaigns, dashboard, database, queue, subscribers, tables
+from publisher.storage import admins, bounce_records, dashboard, database, queue, subscribers, tables
 from publisher.web import exports
 
 EXIT_OK = 0
@@ -255,7 +255,7 @@ def schedule(args: argparse.Namespace) -> None:
             moment = release_rules.send_moment(args.at, book.release.zone, now) if args.at else None
         except ValueError as refused:
             raise Refused(str(refused), EXIT_USAGE) from None
-        changed, said = campaigns.steer(book.slug, moment, args.hold)
+        changed, said = announce.steer(book.slug, moment, args.hold)
         if not changed:
             raise Refused(said)
         _say(said)

@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TextIO
 from urllib.parse import urlsplit
 
@@ -16,7 +17,7 @@ import email_validator
 from publisher import returns
 from publisher.config import mail_config, settings
 from publisher.config.settings import Settings
-from publisher.content import books
+from publisher.content import admin_copy, books
 from publisher.content.models import Book
 from publisher.mail import campaign, mailer, outbox, release_email
 from publisher.rules import list_rules, release_rules
@@ -330,6 +331,18 @@ def write_campaigns(out: TextIO) -> None:
 def pause(slug: str, reason: str) -> bool:
     item = campaigns.find_campaign(slug)
     return item is not None and campaigns.set_campaign_status(_id(item), tables.PAUSED, reason)
+
+
+def steer(slug: str, moved_to: datetime | None, held: bool = False) -> tuple[bool, str]:
+    """``campaigns.steer``, and what happened in the dashboard's and the command line's words."""
+    book = books.book_by_slug(slug)
+    title = book.title if book is not None else slug
+    if not campaigns.steer(slug, moved_to, held):
+        return False, admin_copy.NOT_CHANGED.format(title=title)
+    if moved_to is None:
+        return True, (admin_copy.HELD_SEND if held else admin_copy.UNHELD_SEND).format(title=title)
+    zone = book.release.zone if book is not None and book.release is not None else "UTC"
+    return True, admin_copy.MOVED_SEND.format(title=title, when=release_rules.publisher_words(moved_to, zone))
 
 
 def resume(slug: str) -> bool:

@@ -10,9 +10,6 @@ import sqlalchemy
 import sqlmodel
 from sqlmodel import col
 
-from publisher.content import admin_copy
-from publisher.content.books import book_by_slug
-from publisher.rules import release_rules
 from publisher.rules.list_rules import ListStatus
 from publisher.storage import bounce_records, tables
 from publisher.storage.queue import ClaimedDelivery, claimed, claiming, clipped, due_jobs
@@ -99,11 +96,9 @@ def start_due(
     return [campaign for slug in started if (campaign := find_campaign(slug, db_url)) is not None]
 
 
-def steer(book_slug: str, moved_to: datetime | None, held: bool = False, db_url: str | None = None) -> tuple[bool, str]:
+def steer(book_slug: str, moved_to: datetime | None, held: bool = False, db_url: str | None = None) -> bool:
     """Move a send not started yet to the publisher's time (a held one stays held), else hold it or stop holding
-    it (at its time as it stands: no longer the content's); whether it changed, in the dashboard's and CLI's words."""
-    book = book_by_slug(book_slug)
-    title = book.title if book is not None else book_slug
+    it (at its time as it stands: no longer the content's); whether it changed."""
     before: tuple[str, ...] = (tables.SCHEDULED, tables.MOVED) if held else (tables.HELD,)
     values: dict = {"status": tables.HELD if held else tables.MOVED}
     if moved_to is not None:
@@ -111,12 +106,7 @@ def steer(book_slug: str, moved_to: datetime | None, held: bool = False, db_url:
         before, values = tables.NOT_STARTED, {"due_at": moved_to, "status": held_stays}
     changing = sqlalchemy.update(Campaign).where(col(Campaign.book_slug) == book_slug, col(Campaign.status).in_(before))
     with tables.engine(db_url).begin() as connection:
-        if connection.execute(changing.values(**values)).rowcount != 1:
-            return False, admin_copy.NOT_CHANGED.format(title=title)
-    if moved_to is None:
-        return True, (admin_copy.HELD_SEND if held else admin_copy.UNHELD_SEND).format(title=title)
-    zone = book.release.zone if book is not None and book.release is not None else "UTC"
-    return True, admin_copy.MOVED_SEND.format(title=title, when=release_rules.publisher_words(moved_to, zone))
+        return connection.execute(changing.values(**values)).rowcount == 1
 
 
 def list_campaigns(db_url: str | None = None) -> list[Campaign]:

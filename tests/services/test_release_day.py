@@ -158,17 +158,17 @@ def test_a_scheduled_send_follows_the_content_until_moved_or_held_and_nothing_ch
         DUE + timedelta(hours=1),
         "Newer",
     )
-    assert campaigns.steer(BOOK.slug, DUE + timedelta(hours=2), db_url=db_url)[0]
+    assert campaigns.steer(BOOK.slug, DUE + timedelta(hours=2), db_url=db_url)
     campaigns.ensure_scheduled(BOOK.slug, "Newer", DUE, db_url)  # moved: the publisher's time stays
-    assert campaigns.steer(BOOK.slug, None, True, db_url)[0] and campaigns.steer(BOOK.slug, DUE, db_url=db_url)[0]
+    assert campaigns.steer(BOOK.slug, None, True, db_url) and campaigns.steer(BOOK.slug, DUE, db_url=db_url)
     item = campaigns.find_campaign(BOOK.slug, db_url)
     assert (item.status, tables.as_utc(item.due_at)) == (tables.HELD, DUE)
     assert campaigns.start_due(DUE + timedelta(days=1), str, outbox.RETRY_FOR, db_url) == []  # held
-    assert campaigns.steer(BOOK.slug, None, False, db_url)[0]
+    assert campaigns.steer(BOOK.slug, None, False, db_url)
     assert campaigns.start_due(DUE - timedelta(seconds=1), str, outbox.RETRY_FOR, db_url) == []
     assert [c.book_slug for c in campaigns.start_due(DUE, str, outbox.RETRY_FOR, db_url)] == [BOOK.slug]
-    assert not campaigns.steer(BOOK.slug, DUE + timedelta(days=1), db_url=db_url)[0]
-    assert not campaigns.steer(BOOK.slug, None, True, db_url)[0]
+    assert not campaigns.steer(BOOK.slug, DUE + timedelta(days=1), db_url=db_url)
+    assert not campaigns.steer(BOOK.slug, None, True, db_url)
     assert campaigns.find_campaign(BOOK.slug, db_url).status == tables.FINISHED  # nobody to send to
 
 

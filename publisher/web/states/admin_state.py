@@ -307,7 +307,7 @@ def _release_action(action: str, target: str, admin_name: str) -> str:
     title = book.title if book is not None else slug
     if action in (HOLD, UNHOLD, MOVE):
         moment = datetime.strptime(moved_to, MOVED_TO).replace(tzinfo=UTC) if action == MOVE else None
-        return campaigns.steer(slug, moment, held=action == HOLD)[1]
+        return announce.steer(slug, moment, held=action == HOLD)[1]
     if action == ANNOUNCE:
         mail = announce.required_settings()
         created = announce.start_campaign(mail, announce.find_book(slug))
